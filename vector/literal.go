@@ -1,0 +1,165 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// Literal is a constant of a given type. Value is in the canonical Go form
+// of Type (see ValueAt); nil is NULL.
+type Literal struct {
+	Type  arrow.DataType
+	Value any
+}
+
+// Lit returns a literal whose type follows the Go value: bool → boolean,
+// int that fits 32 bits → int, other integers → bigint, float64 → double,
+// string → string, []byte → binary, arrow.Timestamp → timestamp,
+// arrow.Date32 → date, nil → NULL. Use TypedLit for anything else.
+func Lit(v any) *Literal {
+	switch x := v.(type) {
+	case nil:
+		return &Literal{Type: Null}
+	case bool:
+		return &Literal{Type: Boolean, Value: x}
+	case int:
+		if int64(x) == int64(int32(x)) {
+			return &Literal{Type: Int32, Value: int32(x)}
+		}
+		return &Literal{Type: Int64, Value: int64(x)}
+	case int32:
+		return &Literal{Type: Int32, Value: x}
+	case int64:
+		return &Literal{Type: Int64, Value: x}
+	case float64:
+		return &Literal{Type: Float64, Value: x}
+	case string:
+		return &Literal{Type: String, Value: x}
+	case []byte:
+		return &Literal{Type: Binary, Value: x}
+	case arrow.Timestamp:
+		return &Literal{Type: Timestamp, Value: x}
+	case arrow.Date32:
+		return &Literal{Type: Date, Value: x}
+	}
+	return &Literal{Type: nil, Value: v}
+}
+
+// TypedLit returns a literal of type dt. Bind checks that v fits dt.
+func TypedLit(dt arrow.DataType, v any) *Literal { return &Literal{Type: dt, Value: v} }
+
+func (l *Literal) String() string {
+	if l.Type == nil {
+		return fmt.Sprintf("%v", l.Value)
+	}
+	s := FormatValue(l.Value, l.Type)
+	if l.Value == nil && l.Type.ID() != arrow.NULL {
+		return "CAST(NULL AS " + TypeName(l.Type) + ")"
+	}
+	if l.Type.ID() == arrow.INT64 {
+		return s + "L"
+	}
+	return s
+}
+
+// Bind implements Expr.
+func (l *Literal) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error) {
+	if l.Type == nil {
+		return nil, newBindError(l, in, fmt.Errorf("literal of Go type %T has no SQL type: %w", l.Value, ErrType))
+	}
+	v, err := canonicalValue(l.Type, l.Value)
+	if err != nil {
+		return nil, newBindError(l, in, err)
+	}
+	return &constEval{dt: l.Type, v: v, mem: mem}, nil
+}
+
+// canonicalValue converts v to the canonical Go form of dt by a round trip
+// through a one-row array, which also checks that it fits.
+func canonicalValue(dt arrow.DataType, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if dt.ID() == arrow.NULL {
+		return nil, fmt.Errorf("a NULL literal cannot hold %v: %w", v, ErrType)
+	}
+	arr, err := MakeConstantArray(memory.DefaultAllocator, dt, v, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	return ValueAt(arr, 0), nil
+}
+
+// constEval is the evaluator of a constant.
+type constEval struct {
+	dt  arrow.DataType
+	v   any
+	mem memory.Allocator
+}
+
+func (c *constEval) DataType() arrow.DataType { return c.dt }
+func (c *constEval) Value() any               { return c.v }
+
+// Eval expands the constant; kernels avoid this by testing for
+// ConstantEvaluator at bind time.
+func (c *constEval) Eval(_ context.Context, rec arrow.Record) (arrow.Array, error) {
+	return MakeConstantArray(c.mem, c.dt, c.v, int(rec.NumRows()))
+}
+
+// MakeConstantArray returns an array of n copies of v (canonical or
+// convertible as AppendValue accepts) of type dt.
+func MakeConstantArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (arrow.Array, error) {
+	if v == nil {
+		return array.MakeArrayOfNull(mem, dt, n), nil
+	}
+	switch dt.ID() {
+	case arrow.INT64, arrow.TIMESTAMP:
+		x, ok := toInt64(v)
+		if ok {
+			buf := memory.NewResizableBuffer(mem)
+			buf.Resize(n * 8)
+			vals := arrow.Int64Traits.CastFromBytes(buf.Bytes())
+			for i := range vals {
+				vals[i] = x
+			}
+			data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+			buf.Release()
+			defer data.Release()
+			return array.MakeFromData(data), nil
+		}
+	case arrow.FLOAT64:
+		if x, ok := v.(float64); ok {
+			buf := memory.NewResizableBuffer(mem)
+			buf.Resize(n * 8)
+			vals := arrow.Float64Traits.CastFromBytes(buf.Bytes())
+			for i := range vals {
+				vals[i] = x
+			}
+			data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+			buf.Release()
+			defer data.Release()
+			return array.MakeFromData(data), nil
+		}
+	}
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	b.Reserve(n)
+	for i := 0; i < n; i++ {
+		if err := AppendValue(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewArray(), nil
+}
+
+// decimalValue is a helper for kernels that take a decimal constant.
+func decimalValue(v any) (decimal128.Num, bool) {
+	n, ok := v.(decimal128.Num)
+	return n, ok
+}

@@ -1,0 +1,276 @@
+package vector
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+)
+
+// Canonical Go values of the supported types, as Literal, ValueAt and
+// AppendValue use them:
+//
+//	boolean        bool
+//	int / bigint   int32 / int64
+//	double         float64
+//	string         string
+//	binary         []byte
+//	timestamp      arrow.Timestamp (microseconds since the Unix epoch, UTC)
+//	date           arrow.Date32 (days since the Unix epoch)
+//	decimal(p,s)   decimal128.Num (unscaled)
+//	struct         []any, one value per field
+//	array<T>       []any
+//	NULL           nil
+
+// ValueAt returns the value of arr at row i in its canonical Go form, nil for
+// a null. Dictionary arrays yield their decoded value. It is meant for error
+// messages, tests and constant folding, not for hot loops.
+func ValueAt(arr arrow.Array, i int) any {
+	if arr.IsNull(i) {
+		return nil
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return a.Value(i)
+	case *array.Int8:
+		return int32(a.Value(i))
+	case *array.Int16:
+		return int32(a.Value(i))
+	case *array.Int32:
+		return a.Value(i)
+	case *array.Int64:
+		return a.Value(i)
+	case *array.Float32:
+		return float64(a.Value(i))
+	case *array.Float64:
+		return a.Value(i)
+	case *array.String:
+		return a.Value(i)
+	case *array.LargeString:
+		return a.Value(i)
+	case *array.Binary:
+		return append([]byte(nil), a.Value(i)...)
+	case *array.Timestamp:
+		return a.Value(i)
+	case *array.Date32:
+		return a.Value(i)
+	case *array.Decimal128:
+		return a.Value(i)
+	case *array.Dictionary:
+		return ValueAt(a.Dictionary(), a.GetValueIndex(i))
+	case *array.Struct:
+		out := make([]any, a.NumField())
+		for f := range out {
+			out[f] = ValueAt(a.Field(f), i)
+		}
+		return out
+	case *array.List:
+		start, end := a.ValueOffsets(i)
+		vals := a.ListValues()
+		out := make([]any, 0, end-start)
+		for j := start; j < end; j++ {
+			out = append(out, ValueAt(vals, int(j)))
+		}
+		return out
+	case *array.Null:
+		return nil
+	default:
+		return fmt.Sprintf("<%s>", arr.DataType())
+	}
+}
+
+// FormatValue renders a canonical value for messages in SQL literal style.
+func FormatValue(v any, dt arrow.DataType) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return fmt.Sprintf("'%s'", x)
+	case []byte:
+		return fmt.Sprintf("X'%X'", x)
+	case arrow.Timestamp:
+		return "TIMESTAMP '" + time.UnixMicro(int64(x)).UTC().Format("2006-01-02 15:04:05.999999") + "'"
+	case arrow.Date32:
+		return "DATE '" + x.ToTime().Format("2006-01-02") + "'"
+	case decimal128.Num:
+		if d, ok := dt.(*arrow.Decimal128Type); ok {
+			return x.ToString(d.Scale)
+		}
+		return x.BigInt().String()
+	case []any:
+		s := "["
+		for i, e := range x {
+			if i > 0 {
+				s += ", "
+			}
+			s += FormatValue(e, nil)
+		}
+		return s + "]"
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// AppendValue appends a Go value to a builder of the matching type. Besides
+// the canonical representation it accepts the obvious conversions (any Go
+// integer for integer, timestamp and date columns, time.Time for timestamps
+// and dates, a decimal string for decimals, string for binary). It returns an
+// error naming the value and type when they do not fit.
+func AppendValue(b array.Builder, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	bad := func() error {
+		return fmt.Errorf("vector: cannot append %v (%T) to a %s column: %w", v, v, TypeName(b.Type()), ErrType)
+	}
+	switch bb := b.(type) {
+	case *array.BooleanBuilder:
+		x, ok := v.(bool)
+		if !ok {
+			return bad()
+		}
+		bb.Append(x)
+	case *array.Int32Builder:
+		x, ok := toInt64(v)
+		if !ok || x != int64(int32(x)) {
+			return bad()
+		}
+		bb.Append(int32(x))
+	case *array.Int64Builder:
+		x, ok := toInt64(v)
+		if !ok {
+			return bad()
+		}
+		bb.Append(x)
+	case *array.Float64Builder:
+		switch x := v.(type) {
+		case float64:
+			bb.Append(x)
+		case float32:
+			bb.Append(float64(x))
+		default:
+			i, ok := toInt64(v)
+			if !ok {
+				return bad()
+			}
+			bb.Append(float64(i))
+		}
+	case *array.StringBuilder:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		bb.Append(x)
+	case *array.BinaryBuilder:
+		switch x := v.(type) {
+		case []byte:
+			bb.Append(x)
+		case string:
+			bb.AppendString(x)
+		default:
+			return bad()
+		}
+	case *array.TimestampBuilder:
+		if t, ok := v.(time.Time); ok {
+			bb.Append(arrow.Timestamp(t.UnixMicro()))
+			return nil
+		}
+		x, ok := toInt64(v)
+		if !ok {
+			return bad()
+		}
+		bb.Append(arrow.Timestamp(x))
+	case *array.Date32Builder:
+		if t, ok := v.(time.Time); ok {
+			bb.Append(arrow.Date32FromTime(t))
+			return nil
+		}
+		x, ok := toInt64(v)
+		if !ok {
+			return bad()
+		}
+		bb.Append(arrow.Date32(x))
+	case *array.Decimal128Builder:
+		dt := bb.Type().(*arrow.Decimal128Type)
+		switch x := v.(type) {
+		case decimal128.Num:
+			bb.Append(x)
+		case string:
+			n, err := decimal128.FromString(x, dt.Precision, dt.Scale)
+			if err != nil {
+				return fmt.Errorf("vector: decimal %q: %w", x, err)
+			}
+			bb.Append(n)
+		default:
+			i, ok := toInt64(v)
+			if !ok {
+				return bad()
+			}
+			n, err := decimal128.FromI64(i).Rescale(0, dt.Scale)
+			if err != nil {
+				return fmt.Errorf("vector: decimal %d: %w", i, err)
+			}
+			bb.Append(n)
+		}
+	case *array.BinaryDictionaryBuilder:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		return bb.AppendString(x)
+	case *array.StructBuilder:
+		x, ok := v.([]any)
+		if !ok || len(x) != bb.NumField() {
+			return bad()
+		}
+		bb.Append(true)
+		for i, fv := range x {
+			if err := AppendValue(bb.FieldBuilder(i), fv); err != nil {
+				return err
+			}
+		}
+	case *array.ListBuilder:
+		x, ok := v.([]any)
+		if !ok {
+			return bad()
+		}
+		bb.Append(true)
+		for _, ev := range x {
+			if err := AppendValue(bb.ValueBuilder(), ev); err != nil {
+				return err
+			}
+		}
+	default:
+		return bad()
+	}
+	return nil
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case arrow.Timestamp:
+		return int64(x), true
+	case arrow.Date32:
+		return int64(x), true
+	}
+	return 0, false
+}

@@ -1,0 +1,220 @@
+package vectortest
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// RowsOf reads records back as rows of normalized values (see Normalize).
+func RowsOf(recs ...arrow.Record) []Row {
+	var out []Row
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			row := make(Row, rec.NumCols())
+			for c, col := range rec.Columns() {
+				row[c] = normalizeTyped(vector.ValueAt(col, r), col.DataType())
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// ValuesOf reads an array as normalized values.
+func ValuesOf(arr arrow.Array) []any {
+	out := make([]any, arr.Len())
+	for i := range out {
+		out[i] = normalizeTyped(vector.ValueAt(arr, i), arr.DataType())
+	}
+	return out
+}
+
+func normalizeTyped(v any, dt arrow.DataType) any {
+	if n, ok := v.(decimal128.Num); ok {
+		if d, ok := vector.Unwrap(dt).(*arrow.Decimal128Type); ok {
+			return n.ToString(d.Scale)
+		}
+	}
+	switch t := vector.Unwrap(dt).(type) {
+	case *arrow.StructType:
+		if vs, ok := v.([]any); ok {
+			out := make([]any, len(vs))
+			for i := range vs {
+				out[i] = normalizeTyped(vs[i], t.Field(i).Type)
+			}
+			return out
+		}
+	case *arrow.ListType:
+		if vs, ok := v.([]any); ok {
+			out := make([]any, len(vs))
+			for i := range vs {
+				out[i] = normalizeTyped(vs[i], t.Elem())
+			}
+			return out
+		}
+	}
+	return Normalize(v)
+}
+
+// Normalize maps a Go value to the form results are compared in: every
+// integer kind (and arrow.Timestamp, arrow.Date32) becomes int64, float32
+// becomes float64, []byte becomes string, slices are normalized element by
+// element. Decimals read from arrays are compared as their decimal string
+// ("12.30" for decimal(4,2)); write expected decimals that way.
+func Normalize(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case arrow.Timestamp:
+		return int64(x)
+	case arrow.Date32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case []byte:
+		return string(x)
+	case []any:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = Normalize(x[i])
+		}
+		return out
+	case Row:
+		return Normalize([]any(x))
+	}
+	return v
+}
+
+// ValueEqual compares two normalized values; floats compare with a relative
+// tolerance of 1e-9 (sums in another order differ in the last bits) and NaN
+// equals NaN.
+func ValueEqual(a, b any) bool {
+	a, b = Normalize(a), Normalize(b)
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		if !ok {
+			return false
+		}
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.IsNaN(x) && math.IsNaN(y)
+		}
+		if x == y {
+			return true
+		}
+		return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !ValueEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+// RowsEqual compares rows in order.
+func RowsEqual(want, got []Row) bool {
+	if len(want) != len(got) {
+		return false
+	}
+	for i := range want {
+		if !ValueEqual([]any(want[i]), []any(got[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// SortRows returns a copy of rows in a canonical order (by rendering), so
+// that two multisets can be compared with RowsEqual.
+func SortRows(rows []Row) []Row {
+	out := append([]Row(nil), rows...)
+	keys := make(map[int]string, len(out))
+	idx := make([]int, len(out))
+	for i := range out {
+		idx[i] = i
+		keys[i] = renderKey(Normalize(out[i]))
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	sorted := make([]Row, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+func renderKey(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return fmt.Sprintf("f%.9g", x)
+	case []any:
+		parts := make([]string, len(x))
+		for i := range x {
+			parts[i] = renderKey(x[i])
+		}
+		return "[" + strings.Join(parts, "|") + "]"
+	case nil:
+		return "\x00null"
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+// FormatRows renders rows one per line for failure messages.
+func FormatRows(rows []Row) string {
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString("  ")
+		for i, v := range r {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(formatValue(Normalize(v)))
+		}
+		b.WriteString("\n")
+	}
+	if len(rows) == 0 {
+		b.WriteString("  (no rows)\n")
+	}
+	return b.String()
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return fmt.Sprintf("%q", x)
+	case []any:
+		parts := make([]string, len(x))
+		for i := range x {
+			parts[i] = formatValue(x[i])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
