@@ -163,3 +163,5 @@ func decimalValue(v any) (decimal128.Num, bool) {
 	n, ok := v.(decimal128.Num)
 	return n, ok
 }
+
+func decimalFromParts(hi int64, lo uint64) decimal128.Num { return decimal128.New(hi, lo) }

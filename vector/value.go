@@ -274,3 +274,23 @@ func toInt64(v any) (int64, bool) {
 	}
 	return 0, false
 }
+
+// BinaryParts returns the offsets (already adjusted for the array's slice
+// offset, len+1 entries) and the whole data buffer of a string or binary
+// array, so that row i is data[offs[i]:offs[i+1]]. arrow-go's ValueBytes is
+// not usable with ValueOffsets on a sliced array: it starts at the first
+// row's bytes while the offsets stay absolute.
+func BinaryParts(arr arrow.Array) (offs []int32, data []byte) {
+	switch a := arr.(type) {
+	case *array.String:
+		offs = a.ValueOffsets()
+	case *array.Binary:
+		offs = a.ValueOffsets()
+	default:
+		return nil, nil
+	}
+	if b := arr.Data().Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	return offs, data
+}
