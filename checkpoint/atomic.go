@@ -1,0 +1,166 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrExists is returned when a file that must not be overwritten exists:
+// for a log entry it means the epoch was already written, possibly by
+// another query using the same checkpoint concurrently.
+var ErrExists = errors.New("file already exists")
+
+// WriteStep names a point of an atomic write, for fault injection.
+type WriteStep int
+
+// The steps of an atomic write, in order.
+const (
+	BeforeTempWrite WriteStep = iota
+	AfterTempWrite
+	AfterRename
+	BeforeDirSync
+)
+
+func (s WriteStep) String() string {
+	switch s {
+	case BeforeTempWrite:
+		return "before temp write"
+	case AfterTempWrite:
+		return "after temp write"
+	case AfterRename:
+		return "after rename"
+	case BeforeDirSync:
+		return "before directory fsync"
+	}
+	return fmt.Sprintf("step %d", int(s))
+}
+
+// FaultHook is called at each step of every atomic write with the target
+// path; a non-nil error aborts the write at that step (as a crash would,
+// except that the temp file is cleaned up). Crash tests use it to kill the
+// process at precise points. Nil means no hook.
+type FaultHook func(step WriteStep, path string) error
+
+// Writer performs atomic durable writes.
+type Writer struct {
+	// Hook, when set, is called at each step (fault injection).
+	Hook FaultHook
+	// NoSync skips fsync (tests of logic only; never in production).
+	NoSync bool
+}
+
+func (w *Writer) step(s WriteStep, path string) error {
+	if w == nil || w.Hook == nil {
+		return nil
+	}
+	if err := w.Hook(s, path); err != nil {
+		return fmt.Errorf("checkpoint: write %s aborted %s: %w", path, s, err)
+	}
+	return nil
+}
+
+func (w *Writer) sync() bool { return w == nil || !w.NoSync }
+
+// WriteFile writes data to path atomically: a temp file in the same
+// directory is written and fsynced, then moved into place and the directory
+// fsynced. With overwrite false an existing path is left untouched and
+// ErrExists is returned; the no-overwrite move uses a hard link, which the
+// file system makes atomic, so two writers racing for the same name cannot
+// both succeed. On any error the temp file is removed.
+func (w *Writer) WriteFile(path string, data []byte, overwrite bool) (err error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if err := w.step(BeforeTempWrite, path); err != nil {
+		return err
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return fmt.Errorf("checkpoint: temp name for %s: %w", path, err)
+	}
+	tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("checkpoint: create temp file for %s: %w", path, err)
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("checkpoint: write %s: %w", tmp, err)
+	}
+	if w.sync() {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("checkpoint: fsync %s: %w", tmp, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		f = nil
+		return fmt.Errorf("checkpoint: close %s: %w", tmp, err)
+	}
+	f = nil
+	if err := w.step(AfterTempWrite, path); err != nil {
+		return err
+	}
+	if overwrite {
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("checkpoint: rename %s to %s: %w", tmp, path, err)
+		}
+	} else {
+		if err := os.Link(tmp, path); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("checkpoint: %s: %w", path, ErrExists)
+			}
+			return fmt.Errorf("checkpoint: link %s to %s: %w", tmp, path, err)
+		}
+		os.Remove(tmp)
+	}
+	if err := w.step(AfterRename, path); err != nil {
+		return err
+	}
+	if err := w.step(BeforeDirSync, path); err != nil {
+		return err
+	}
+	if w.sync() {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that a rename in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint: open directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("checkpoint: fsync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// MkdirAll creates dir and its parents and fsyncs the parent so that the
+// new directory survives a crash.
+func (w *Writer) MkdirAll(dir string) error {
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint: create directory %s: %w", dir, err)
+	}
+	if w.sync() {
+		return syncDir(filepath.Dir(dir))
+	}
+	return nil
+}

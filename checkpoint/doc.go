@@ -1,0 +1,21 @@
+// Package checkpoint owns Arrowstream's durable query state: the metadata
+// file, the offset log (write-ahead: which data each epoch reads) and the
+// commit log (which epochs are done), the state store, and the atomic,
+// durable file writes that all of them rely on.
+//
+// Layout follows Spark Structured Streaming (see SEMANTICS.md §9):
+//
+//	<checkpoint>/metadata          {"id":"<query uuid>"}
+//	<checkpoint>/offsets/<N>       v1, epoch metadata JSON, one offset line per source
+//	<checkpoint>/commits/<N>       v1, {"nextBatchWatermarkMs":...}
+//	<checkpoint>/state/<op>/<partition>/<version>.delta|.snapshot
+//
+// Every file is written to a temporary file in the same directory, fsynced,
+// renamed into place without overwriting and the directory fsynced, so that
+// readers never see a partial file and a crash at any moment leaves either
+// the old state or the new one. Log files additionally end with a checksum
+// line, so that a damaged file is reported with its name instead of being
+// read as a wrong answer.
+//
+// Offsets are opaque bytes here: sources define their own encoding.
+package checkpoint
