@@ -1,0 +1,464 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// StateStore is one epoch's view of a state partition: it reads version N
+// and, on Commit, writes version N+1. Keys and values are opaque bytes
+// (operators encode them); slices passed to Put are copied, slices returned
+// by Get must not be modified. A StateStore is used by one goroutine.
+type StateStore interface {
+	// Version is the version this store reads (the epoch number).
+	Version() int64
+	Get(key []byte) ([]byte, bool)
+	Put(key, value []byte)
+	Delete(key []byte)
+	// Range calls fn for every live key in ascending key order until fn
+	// returns false. Updates made in this epoch are visible.
+	Range(fn func(key, value []byte) bool)
+	// Len is the number of live keys.
+	Len() int
+	// Commit durably writes version Version()+1 and returns it.
+	Commit(ctx context.Context) (int64, error)
+	// Abort discards this epoch's updates; nothing is written.
+	Abort()
+}
+
+// StoreOptions tune a state partition.
+type StoreOptions struct {
+	// MinDeltasForSnapshot: a snapshot is written when more deltas than
+	// this have accumulated since the last one (Spark's default 10).
+	MinDeltasForSnapshot int
+	// MinVersionsToRetain: files needed to rebuild the latest this many
+	// versions are kept; older ones are deleted (Spark's default 100).
+	MinVersionsToRetain int
+	// Allocator for the Arrow IPC encoding (nil: the Go allocator).
+	Allocator memory.Allocator
+}
+
+func (o StoreOptions) withDefaults() StoreOptions {
+	if o.MinDeltasForSnapshot <= 0 {
+		o.MinDeltasForSnapshot = 10
+	}
+	if o.MinVersionsToRetain <= 0 {
+		o.MinVersionsToRetain = 100
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.NewGoAllocator()
+	}
+	return o
+}
+
+// StorePartition is the durable state of one (operator, partition):
+// <dir>/<version>.delta and <version>.snapshot files, with the latest
+// version kept in memory. Version 0 is empty.
+type StorePartition struct {
+	dir  string
+	w    *Writer
+	opts StoreOptions
+
+	mu      sync.Mutex
+	version int64             // version held in data, -1 when none loaded
+	data    map[string][]byte // the loaded version
+	busy    bool              // a store is open on this partition
+}
+
+// OpenStorePartition opens the partition directory, creating it if needed.
+// Nothing is loaded until Begin.
+func OpenStorePartition(dir string, w *Writer, opts StoreOptions) (*StorePartition, error) {
+	if err := w.MkdirAll(dir); err != nil {
+		return nil, err
+	}
+	return &StorePartition{dir: dir, w: w, opts: opts.withDefaults(), version: -1}, nil
+}
+
+// Begin opens the store for an epoch reading version. Only one store may be
+// open per partition at a time.
+func (p *StorePartition) Begin(version int64) (StateStore, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.busy {
+		return nil, fmt.Errorf("checkpoint: state %s: a store is already open", p.dir)
+	}
+	if version < 0 {
+		return nil, fmt.Errorf("checkpoint: state %s: negative version %d", p.dir, version)
+	}
+	if p.version != version {
+		data, err := p.load(version)
+		if err != nil {
+			return nil, err
+		}
+		p.data, p.version = data, version
+	}
+	p.busy = true
+	return &store{p: p, version: version, pending: map[string][]byte{}, deleted: map[string]bool{}}, nil
+}
+
+func (p *StorePartition) file(version int64, kind string) string {
+	return filepath.Join(p.dir, strconv.FormatInt(version, 10)+"."+kind)
+}
+
+// load rebuilds a version from the newest snapshot at or below it plus the
+// deltas after that snapshot.
+func (p *StorePartition) load(version int64) (map[string][]byte, error) {
+	data := map[string][]byte{}
+	if version == 0 {
+		return data, nil
+	}
+	files, err := p.listFiles()
+	if err != nil {
+		return nil, err
+	}
+	base := int64(0)
+	for v := version; v > 0; v-- {
+		if files[fileKey{v, "snapshot"}] {
+			base = v
+			break
+		}
+	}
+	if base > 0 {
+		if err := p.readInto(p.file(base, "snapshot"), data); err != nil {
+			return nil, err
+		}
+	}
+	for v := base + 1; v <= version; v++ {
+		if !files[fileKey{v, "delta"}] {
+			return nil, fmt.Errorf("checkpoint: state %s: cannot load version %d: %s is missing: %w", p.dir, version, p.file(v, "delta"), ErrCorrupt)
+		}
+		if err := p.readInto(p.file(v, "delta"), data); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+type fileKey struct {
+	version int64
+	kind    string
+}
+
+func (p *StorePartition) listFiles() (map[fileKey]bool, error) {
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: list %s: %w", p.dir, err)
+	}
+	out := map[fileKey]bool{}
+	for _, e := range ents {
+		name, kind, ok := strings.Cut(e.Name(), ".")
+		if !ok || kind != "delta" && kind != "snapshot" {
+			continue
+		}
+		if v, ok := parseEpochName(name); ok {
+			out[fileKey{v, kind}] = true
+		}
+	}
+	return out, nil
+}
+
+var stateSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "key", Type: arrow.BinaryTypes.Binary},
+	{Name: "value", Type: arrow.BinaryTypes.Binary, Nullable: true}, // null: deleted
+}, nil)
+
+// stateTrailer ends every state file: CRC-32C of everything before it, then
+// a magic, so that truncation and damage are detected before decoding.
+var stateMagic = [4]byte{'A', 'S', 'S', 'T'}
+
+// encodeState writes entries (sorted by key; a nil value is a delete) as a
+// zstd-compressed Arrow IPC stream plus the trailer.
+func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(stateSchema), ipc.WithAllocator(mem), ipc.WithZstd())
+	kb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	vb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	defer kb.Release()
+	defer vb.Release()
+	flush := func() error {
+		if kb.Len() == 0 {
+			return nil
+		}
+		k, v := kb.NewArray(), vb.NewArray()
+		rec := array.NewRecord(stateSchema, []arrow.Array{k, v}, int64(k.Len()))
+		k.Release()
+		v.Release()
+		defer rec.Release()
+		return w.Write(rec)
+	}
+	for _, k := range keys {
+		kb.AppendString(k)
+		if deleted[k] {
+			vb.AppendNull()
+		} else {
+			vb.Append(values[k])
+		}
+		if kb.Len() == 64*1024 {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	sum := crc32.Checksum(buf.Bytes(), castagnoli)
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], sum)
+	copy(tr[4:], stateMagic[:])
+	buf.Write(tr[:])
+	return buf.Bytes(), nil
+}
+
+// readInto applies a delta or snapshot file to data.
+func (p *StorePartition) readInto(path string, data map[string][]byte) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("checkpoint: read %s: %w", path, err)
+	}
+	if err := decodeState(p.opts.Allocator, raw, data); err != nil {
+		return fmt.Errorf("checkpoint: %s: %w", path, err)
+	}
+	return nil
+}
+
+func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) (err error) {
+	if len(raw) < 8 || !bytes.Equal(raw[len(raw)-4:], stateMagic[:]) {
+		return fmt.Errorf("missing trailer (truncated?): %w", ErrCorrupt)
+	}
+	body := raw[:len(raw)-8]
+	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
+		return fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, ErrCorrupt)
+	}
+	defer func() {
+		// The IPC reader trusts its input once the checksum matched; a
+		// checksummed file from a buggy writer must still not crash us.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, ErrCorrupt)
+		}
+	}()
+	r, err := ipc.NewReader(bytes.NewReader(body), ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("arrow IPC: %v: %w", err, ErrCorrupt)
+	}
+	defer r.Release()
+	if !r.Schema().Equal(stateSchema) {
+		return fmt.Errorf("unexpected schema %s: %w", r.Schema(), ErrCorrupt)
+	}
+	for r.Next() {
+		rec := r.Record()
+		keys := rec.Column(0).(*array.Binary)
+		vals := rec.Column(1).(*array.Binary)
+		for i := 0; i < keys.Len(); i++ {
+			k := string(keys.Value(i))
+			if vals.IsNull(i) {
+				delete(data, k)
+			} else {
+				data[k] = bytes.Clone(vals.Value(i))
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("arrow IPC: %v: %w", err, ErrCorrupt)
+	}
+	return nil
+}
+
+// store is the StateStore of one epoch over a StorePartition.
+type store struct {
+	p       *StorePartition
+	version int64
+	pending map[string][]byte
+	deleted map[string]bool
+	done    bool
+}
+
+func (s *store) Version() int64 { return s.version }
+
+func (s *store) Get(key []byte) ([]byte, bool) {
+	k := string(key)
+	if s.deleted[k] {
+		return nil, false
+	}
+	if v, ok := s.pending[k]; ok {
+		return v, true
+	}
+	v, ok := s.p.data[k]
+	return v, ok
+}
+
+func (s *store) Put(key, value []byte) {
+	k := string(key)
+	delete(s.deleted, k)
+	s.pending[k] = bytes.Clone(value)
+	if s.pending[k] == nil {
+		s.pending[k] = []byte{}
+	}
+}
+
+func (s *store) Delete(key []byte) {
+	k := string(key)
+	delete(s.pending, k)
+	if _, ok := s.p.data[k]; ok {
+		s.deleted[k] = true
+	}
+}
+
+func (s *store) Len() int {
+	n := len(s.p.data) - len(s.deleted)
+	for k := range s.pending {
+		if _, ok := s.p.data[k]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *store) Range(fn func(key, value []byte) bool) {
+	keys := make([]string, 0, s.Len())
+	for k := range s.p.data {
+		if !s.deleted[k] {
+			if _, ok := s.pending[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	for k := range s.pending {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, _ := s.Get([]byte(k))
+		if !fn([]byte(k), v) {
+			return
+		}
+	}
+}
+
+// Commit writes <version+1>.delta, applies the updates to the in-memory
+// version and runs maintenance (snapshot, cleanup).
+func (s *store) Commit(ctx context.Context) (int64, error) {
+	if s.done {
+		return 0, errors.New("checkpoint: state store already committed or aborted")
+	}
+	if err := ctx.Err(); err != nil {
+		s.Abort()
+		return 0, err
+	}
+	p := s.p
+	keys := make([]string, 0, len(s.pending)+len(s.deleted))
+	for k := range s.pending {
+		keys = append(keys, k)
+	}
+	for k := range s.deleted {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	raw, err := encodeState(p.opts.Allocator, keys, s.pending, s.deleted)
+	if err != nil {
+		s.Abort()
+		return 0, fmt.Errorf("checkpoint: encode state delta for %s: %w", p.dir, err)
+	}
+	next := s.version + 1
+	// A re-run epoch rewrites the same version: overwrite is allowed.
+	if err := p.w.WriteFile(p.file(next, "delta"), raw, true); err != nil {
+		s.Abort()
+		return 0, err
+	}
+	p.mu.Lock()
+	for k, v := range s.pending {
+		p.data[k] = v
+	}
+	for k := range s.deleted {
+		delete(p.data, k)
+	}
+	p.version = next
+	p.busy = false
+	p.mu.Unlock()
+	s.done = true
+	if err := p.maintain(next); err != nil {
+		return next, err
+	}
+	return next, nil
+}
+
+func (s *store) Abort() {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.p.mu.Lock()
+	s.p.busy = false
+	s.p.mu.Unlock()
+}
+
+// maintain writes a snapshot of the latest version when enough deltas have
+// accumulated and deletes files no longer needed to rebuild the retained
+// versions.
+func (p *StorePartition) maintain(latest int64) error {
+	files, err := p.listFiles()
+	if err != nil {
+		return err
+	}
+	lastSnap := int64(0)
+	for k := range files {
+		if k.kind == "snapshot" && k.version <= latest && k.version > lastSnap {
+			lastSnap = k.version
+		}
+	}
+	if latest-lastSnap > int64(p.opts.MinDeltasForSnapshot) {
+		p.mu.Lock()
+		keys := make([]string, 0, len(p.data))
+		for k := range p.data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		raw, err := encodeState(p.opts.Allocator, keys, p.data, nil)
+		p.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
+		}
+		if err := p.w.WriteFile(p.file(latest, "snapshot"), raw, true); err != nil {
+			return err
+		}
+		files[fileKey{latest, "snapshot"}] = true
+	}
+	// Keep what rebuilding version (latest - retain) needs: its base
+	// snapshot and everything after.
+	oldest := latest - int64(p.opts.MinVersionsToRetain)
+	if oldest <= 0 {
+		return nil
+	}
+	keepFrom := int64(0)
+	for k := range files {
+		if k.kind == "snapshot" && k.version <= oldest && k.version > keepFrom {
+			keepFrom = k.version
+		}
+	}
+	for k := range files {
+		if k.version < keepFrom || k.version == keepFrom && k.kind == "delta" {
+			if err := os.Remove(p.file(k.version, k.kind)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("checkpoint: delete old state file: %w", err)
+			}
+		}
+	}
+	return nil
+}
