@@ -1,0 +1,106 @@
+package arrowstream
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Clock is the engine's notion of processing time: trigger scheduling and
+// batch timestamps (current_timestamp()) come from it, so tests can drive a
+// query with a ManualClock.
+type Clock interface {
+	Now() time.Time
+	// WaitUntil blocks until the clock reaches t or ctx ends.
+	WaitUntil(ctx context.Context, t time.Time) error
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now implements Clock.
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// WaitUntil implements Clock.
+func (SystemClock) WaitUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ManualClock only moves when told to (Spark's StreamManualClock). Safe for
+// concurrent use.
+type ManualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	changed chan struct{} // closed and replaced on every change
+	waiters int
+}
+
+// NewManualClock returns a clock standing at start.
+func NewManualClock(start time.Time) *ManualClock {
+	return &ManualClock{now: start, changed: make(chan struct{})}
+}
+
+// Now implements Clock.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *ManualClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// Set moves the clock to t (never backwards).
+func (c *ManualClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Waiting reports whether some goroutine is blocked in WaitUntil, so a test
+// can tell that the query is idle, waiting for its next trigger.
+func (c *ManualClock) Waiting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waiters > 0
+}
+
+// WaitUntil implements Clock.
+func (c *ManualClock) WaitUntil(ctx context.Context, t time.Time) error {
+	c.mu.Lock()
+	c.waiters++
+	defer func() {
+		c.mu.Lock()
+		c.waiters--
+		c.mu.Unlock()
+	}()
+	for {
+		if !c.now.Before(t) {
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		c.mu.Lock()
+	}
+}

@@ -1,0 +1,152 @@
+package arrowstream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// MemoryStream is an in-memory source for tests and demos (Spark's
+// MemoryStream): every AddData call appends one block and advances the
+// offset by one, even when the block is empty. Offsets are bare integers
+// starting at 0 for the first block. It replays only while the object
+// lives. Safe for concurrent use.
+type MemoryStream struct {
+	schema *arrow.Schema
+	mem    memory.Allocator
+
+	mu      sync.Mutex
+	blocks  []arrow.Record // blocks[i] has offset base+i
+	base    int64
+	current int64 // -1: no data yet
+}
+
+// NewMemoryStream returns an empty stream of schema.
+func NewMemoryStream(mem memory.Allocator, schema *arrow.Schema) *MemoryStream {
+	return &MemoryStream{schema: schema, mem: mem, current: -1}
+}
+
+// Schema implements Source.
+func (s *MemoryStream) Schema() *arrow.Schema { return s.schema }
+
+// AddRecord appends one block (rec is retained) and returns its offset.
+func (s *MemoryStream) AddRecord(rec arrow.Record) (Offset, error) {
+	if !rec.Schema().Equal(s.schema) {
+		return nil, fmt.Errorf("arrowstream: memory stream: record schema %s differs from the stream's %s", rec.Schema(), s.schema)
+	}
+	rec.Retain()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocks = append(s.blocks, rec)
+	s.current++
+	return Offset(strconv.FormatInt(s.current, 10)), nil
+}
+
+// AddData appends one block built from rows of Go values (as
+// vector.AppendValue accepts them) and returns its offset. No rows still
+// adds an (empty) block.
+func (s *MemoryStream) AddData(rows ...[]any) (Offset, error) {
+	builders := make([]array.Builder, s.schema.NumFields())
+	for i, f := range s.schema.Fields() {
+		builders[i] = array.NewBuilder(s.mem, f.Type)
+	}
+	defer func() {
+		for _, b := range builders {
+			b.Release()
+		}
+	}()
+	for r, row := range rows {
+		if len(row) != len(builders) {
+			return nil, fmt.Errorf("arrowstream: memory stream: row %d has %d values, the schema has %d columns", r, len(row), len(builders))
+		}
+		for c, v := range row {
+			if err := vector.AppendValue(builders[c], v); err != nil {
+				return nil, fmt.Errorf("arrowstream: memory stream: row %d column %s: %w", r, s.schema.Field(c).Name, err)
+			}
+		}
+	}
+	cols := make([]arrow.Array, len(builders))
+	for i, b := range builders {
+		cols[i] = b.NewArray()
+	}
+	rec := array.NewRecord(s.schema, cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	return s.AddRecord(rec)
+}
+
+// LatestOffset implements Source.
+func (s *MemoryStream) LatestOffset(context.Context) (Offset, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current < 0 {
+		return nil, nil
+	}
+	return Offset(strconv.FormatInt(s.current, 10)), nil
+}
+
+func parseLongOffset(o Offset) (int64, error) {
+	if o == nil {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(string(o), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("offset %q is not an integer: %w", o, err)
+	}
+	return n, nil
+}
+
+// Read implements Source: the blocks start+1 .. end, in order.
+func (s *MemoryStream) Read(_ context.Context, start, end Offset) (vector.Operator, error) {
+	from, err := parseLongOffset(start)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	to, err := parseLongOffset(end)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from+1 < s.base || to > s.current || from > to {
+		return nil, fmt.Errorf("arrowstream: memory stream: cannot read (%d, %d]: it holds offsets %d..%d (data before %d was committed, or the stream was recreated after a restart)", from, to, s.base, s.current, s.base)
+	}
+	recs := s.blocks[from+1-s.base : to+1-s.base]
+	return vector.NewScan(s.schema, recs...)
+}
+
+// Commit implements Source: blocks up to end are dropped.
+func (s *MemoryStream) Commit(_ context.Context, end Offset) error {
+	to, err := parseLongOffset(end)
+	if err != nil {
+		return fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.base <= to && len(s.blocks) > 0 {
+		s.blocks[0].Release()
+		s.blocks = s.blocks[1:]
+		s.base++
+	}
+	return nil
+}
+
+// Close implements Source and releases every block.
+func (s *MemoryStream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.blocks {
+		b.Release()
+	}
+	s.blocks = nil
+	return nil
+}

@@ -1,0 +1,97 @@
+package arrowstream
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// StreamingQueryProgress reports one trigger of a streaming query, with
+// Spark's JSON field names, order and meanings (SEMANTICS.md §11).
+type StreamingQueryProgress struct {
+	ID                     string                  `json:"id"`
+	RunID                  string                  `json:"runId"`
+	Name                   *string                 `json:"name"`
+	Timestamp              string                  `json:"timestamp"`
+	BatchID                int64                   `json:"batchId"`
+	BatchDuration          int64                   `json:"batchDuration"`
+	NumInputRows           int64                   `json:"numInputRows"`
+	InputRowsPerSecond     *float64                `json:"inputRowsPerSecond,omitempty"`
+	ProcessedRowsPerSecond *float64                `json:"processedRowsPerSecond,omitempty"`
+	DurationMs             map[string]int64        `json:"durationMs,omitempty"`
+	EventTime              map[string]string       `json:"eventTime,omitempty"`
+	StateOperators         []StateOperatorProgress `json:"stateOperators"`
+	Sources                []SourceProgress        `json:"sources"`
+	Sink                   SinkProgress            `json:"sink"`
+	ObservedMetrics        map[string]any          `json:"observedMetrics,omitempty"`
+}
+
+// StateOperatorProgress reports one stateful operator.
+type StateOperatorProgress struct {
+	OperatorName              string           `json:"operatorName"`
+	NumRowsTotal              int64            `json:"numRowsTotal"`
+	NumRowsUpdated            int64            `json:"numRowsUpdated"`
+	AllUpdatesTimeMs          int64            `json:"allUpdatesTimeMs"`
+	NumRowsRemoved            int64            `json:"numRowsRemoved"`
+	AllRemovalsTimeMs         int64            `json:"allRemovalsTimeMs"`
+	CommitTimeMs              int64            `json:"commitTimeMs"`
+	MemoryUsedBytes           int64            `json:"memoryUsedBytes"`
+	NumRowsDroppedByWatermark int64            `json:"numRowsDroppedByWatermark"`
+	NumShufflePartitions      int64            `json:"numShufflePartitions"`
+	NumStateStoreInstances    int64            `json:"numStateStoreInstances"`
+	CustomMetrics             map[string]int64 `json:"customMetrics,omitempty"`
+}
+
+// SourceProgress reports one source.
+type SourceProgress struct {
+	Description            string            `json:"description"`
+	StartOffset            json.RawMessage   `json:"startOffset"`
+	EndOffset              json.RawMessage   `json:"endOffset"`
+	LatestOffset           json.RawMessage   `json:"latestOffset"`
+	NumInputRows           int64             `json:"numInputRows"`
+	InputRowsPerSecond     *float64          `json:"inputRowsPerSecond,omitempty"`
+	ProcessedRowsPerSecond *float64          `json:"processedRowsPerSecond,omitempty"`
+	Metrics                map[string]string `json:"metrics,omitempty"`
+}
+
+// SinkProgress reports the sink.
+type SinkProgress struct {
+	Description   string            `json:"description"`
+	NumOutputRows int64             `json:"numOutputRows"`
+	Metrics       map[string]string `json:"metrics,omitempty"`
+}
+
+// JSON renders the progress as Spark does (NaN and infinite rates omitted).
+func (p *StreamingQueryProgress) JSON() string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// finite returns &v, or nil for NaN and infinities (which Spark omits).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// offsetJSON embeds an offset as JSON when it parses, else as a string,
+// and null when absent.
+func offsetJSON(o Offset) json.RawMessage {
+	if o == nil {
+		return json.RawMessage("null")
+	}
+	if json.Valid(o) {
+		return json.RawMessage(o)
+	}
+	b, _ := json.Marshal(string(o))
+	return b
+}
+
+// formatProgressTime renders a trigger start time as Spark does.
+func formatProgressTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
