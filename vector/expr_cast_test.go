@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -290,4 +291,75 @@ func TestCastStringSpecials(t *testing.T) {
 	long := strings.Repeat("9", 100)
 	vt.RunExpr(t, vt.ExprCase{Name: "long", Schema: schemaOf("s", vector.String), Rows: column(long),
 		Expr: vector.Cast(vector.Col("s"), vector.Int64), Want: []any{nil}})
+}
+
+func benchRecord(b *testing.B, dt arrow.DataType, rows int, value func(i int) any) arrow.Record {
+	mem := memory.NewGoAllocator()
+	schema := schemaOf("x", dt)
+	bld := array.NewBuilder(mem, dt)
+	for i := 0; i < rows; i++ {
+		if err := vector.AppendValue(bld, value(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	col := bld.NewArray()
+	bld.Release()
+	rec := array.NewRecord(schema, []arrow.Array{col}, int64(rows))
+	col.Release()
+	return rec
+}
+
+func benchCast(b *testing.B, from, to arrow.DataType, value func(i int) any) {
+	const rows = 64 * 1024
+	rec := benchRecord(b, from, rows, value)
+	defer rec.Release()
+	ev, err := vector.Cast(vector.Col("x"), to).Bind(rec.Schema(), memory.NewGoAllocator())
+	if err != nil {
+		b.Fatal(err)
+	}
+	runEvalBench(b, ev, rec, rows)
+}
+
+// BenchmarkCastNumeric covers the whole-column numeric casts: a widening
+// (no check), a narrowing (range flagged in the same pass) and double to
+// bigint (truncation with a range check).
+func BenchmarkCastNumeric(b *testing.B) {
+	b.Run("int-bigint", func(b *testing.B) {
+		benchCast(b, vector.Int32, vector.Int64, func(i int) any { return int32(i) })
+	})
+	b.Run("bigint-int", func(b *testing.B) {
+		benchCast(b, vector.Int64, vector.Int32, func(i int) any { return int64(i) })
+	})
+	b.Run("bigint-double", func(b *testing.B) {
+		benchCast(b, vector.Int64, vector.Float64, func(i int) any { return int64(i) })
+	})
+	b.Run("double-bigint", func(b *testing.B) {
+		benchCast(b, vector.Float64, vector.Int64, func(i int) any { return float64(i) * 1.5 })
+	})
+}
+
+// BenchmarkCastStringToInt is the string → int/bigint parser, with a
+// strconv.ParseInt loop over the same buffers as the baseline.
+func BenchmarkCastStringToInt(b *testing.B) {
+	value := func(i int) any { return strconv.Itoa(i * 7919) }
+	b.Run("int", func(b *testing.B) { benchCast(b, vector.String, vector.Int32, value) })
+	b.Run("bigint", func(b *testing.B) { benchCast(b, vector.String, vector.Int64, value) })
+	b.Run("baseline-strconv", func(b *testing.B) {
+		const rows = 64 * 1024
+		rec := benchRecord(b, vector.String, rows, value)
+		defer rec.Release()
+		col := rec.Column(0).(*array.String)
+		out := make([]int64, rows)
+		b.ResetTimer()
+		for n := 0; n < b.N; n++ {
+			for i := 0; i < rows; i++ {
+				v, _ := strconv.ParseInt(col.Value(i), 10, 64)
+				out[i] = v
+			}
+		}
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("timestamp", func(b *testing.B) {
+		benchCast(b, vector.String, vector.Timestamp, func(i int) any { return "2026-01-01 10:00:00." + strconv.Itoa(i%1000) })
+	})
 }

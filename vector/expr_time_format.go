@@ -22,8 +22,9 @@ import (
 //	S     fraction of a second: SSS accepts 1 to 3 digits (up to 9 S)
 //	a     AM or PM
 //	E     day of week, Mon or Monday (read and not checked)
-//	X, x  zone offset: Z (X only), +HH, +HHmm, +HH:mm, +HH:mm:ss
-//	Z     zone offset +HHmm; ZZZZ GMT+HH:mm; ZZZZZ +HH:mm or Z
+//	X, x  zone offset: Z (X only), +HH, +HHmm, +HH:mm, +HH:mm:ss (any
+//	      of the forms whatever the count: parsing is lenient here)
+//	Z     zone offset as X without Z; ZZZZ GMT+HH:mm; ZZZZZ also Z
 //	VV    zone id (Europe/Paris); z zone name (UTC, PST, CET)
 //	'..'  quoted literal ('' is a quote); other non-letters are literals
 //
