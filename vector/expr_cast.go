@@ -135,6 +135,9 @@ func errCastOverflow(to arrow.DataType) error {
 // supported. from is never a dictionary here.
 func castKernelFor(from, to arrow.DataType) castKernel {
 	f, t := from.ID(), to.ID()
+	if ts, ok := from.(*arrow.TimestampType); ok && ts.Unit != arrow.Microsecond {
+		return nil // kernels read microseconds
+	}
 	switch {
 	case t == arrow.STRING:
 		return toStringKernel(from)

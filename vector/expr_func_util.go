@@ -81,6 +81,12 @@ func newValidityOut(mem memory.Allocator, n int, inputs ...arrow.Array) *validit
 			continue
 		}
 		bm, off := in.NullBitmapBytes(), in.Data().Offset()
+		if bm == nil {
+			// A NULL-typed column has no bitmap: every row is null.
+			v.own()
+			bitutil.SetBitsTo(v.bits, 0, int64(n), false)
+			continue
+		}
 		switch {
 		case v.buf == nil && off == 0:
 			buf := in.Data().Buffers()[0]
@@ -280,6 +286,9 @@ func foldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator, 
 	defer rec.Release()
 	arr, err := ev.Eval(context.Background(), rec)
 	if err != nil {
+		if e == nil {
+			return nil, err
+		}
 		return nil, newBindError(e, in, err)
 	}
 	defer arr.Release()
@@ -341,7 +350,18 @@ func asStringArg(ev Evaluator, mem memory.Allocator, what string) (Evaluator, er
 	if k == nil || dt.ID() == arrow.BINARY {
 		return nil, fmt.Errorf("%s must be a string, not %s: %w", what, TypeName(dt), ErrType)
 	}
-	return &castEval{child: ev, from: dt, to: String, kern: k, mem: mem, expr: "CAST(" + what + " AS STRING)", operand: what}, nil
+	return foldQuietly(&castEval{child: ev, from: dt, to: String, kern: k, mem: mem, expr: "CAST(" + what + " AS STRING)", operand: what}, mem, ev), nil
+}
+
+// foldQuietly folds ev to a constant when its inputs are constants, for
+// implicit casts inserted at bind time; if the constant fails, ev is kept
+// so that the error surfaces where it is evaluated.
+func foldQuietly(ev Evaluator, mem memory.Allocator, args ...Evaluator) Evaluator {
+	folded, err := foldConstant(nil, nil, mem, ev, args...)
+	if err != nil {
+		return ev
+	}
+	return folded
 }
 
 // asIntArg checks that ev is an integer argument (int or bigint, or NULL).

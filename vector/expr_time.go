@@ -328,8 +328,8 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 		return nullResult(Timestamp, mem), nil
 	case arrow.TIMESTAMP:
 	case arrow.DATE32, arrow.STRING:
-		ts = &castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
-			expr: "CAST(" + f.Args[1].String() + " AS TIMESTAMP)", operand: f.Args[1].String()}
+		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
+			expr: "CAST(" + f.Args[1].String() + " AS TIMESTAMP)", operand: f.Args[1].String()}, mem, ts)
 	default:
 		return nil, errArgType(f.Args[1].String(), ts.DataType(), "a timestamp")
 	}

@@ -1,8 +1,11 @@
 package vector_test
 
 import (
+	"context"
 	"math"
 	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -109,4 +112,30 @@ func TestDateTrunc(t *testing.T) {
 		vt.ExprCase{Name: "bad-type", Schema: schemaOf("x", vector.Int64), Rows: column(1),
 			Expr: vector.DateTrunc(vector.Lit("DAY"), vector.Col("x")), WantErr: "x must be a timestamp, not bigint"},
 	)
+}
+
+// FuzzDatetimePattern compiles arbitrary patterns and parses arbitrary
+// strings with them: bind may refuse the pattern, evaluation may give
+// NULL, nothing may panic or fail at runtime.
+func FuzzDatetimePattern(f *testing.F) {
+	f.Add("yyyy-MM-dd HH:mm:ss.SSS", "2026-01-01 10:00:00.5")
+	f.Add("EEE, dd MMM yyyy hh:mm:ss a z", "Mon, 05 Jan 2026 03:04:05 PM Europe/Paris")
+	f.Add("yyyyMMddHHmmssX", "20260101100000+0130")
+	f.Add("D 'day' yy VV", "366 day 24 UTC+01:00")
+	f.Fuzz(func(t *testing.T, pattern, input string) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		schema := schemaOf("s", vector.String)
+		ev, err := vector.ToTimestamp(vector.Col("s"), vector.Lit(pattern)).Bind(schema, mem)
+		if err != nil {
+			return
+		}
+		rec := vt.BuildRecord(mem, schema, column(input))
+		defer rec.Release()
+		out, err := ev.Eval(context.Background(), rec)
+		if err != nil {
+			t.Fatalf("to_timestamp(%q, %q): %v", input, pattern, err)
+		}
+		out.Release()
+	})
 }

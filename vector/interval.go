@@ -204,8 +204,8 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 			return nil, newBindError(t, in, fmt.Errorf("cannot add an interval to %s: %w", TypeName(dt), ErrType))
 		}
 	case arrow.DATE32, arrow.STRING:
-		ts = &castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
-			expr: "CAST(" + t.TS.String() + " AS TIMESTAMP)", operand: t.TS.String()}
+		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
+			expr: "CAST(" + t.TS.String() + " AS TIMESTAMP)", operand: t.TS.String()}, mem, ts)
 	default:
 		return nil, newBindError(t, in, fmt.Errorf("cannot add an interval to %s: %w", TypeName(dt), ErrType))
 	}
