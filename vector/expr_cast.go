@@ -75,7 +75,7 @@ func (c *CastExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 		return nil, newBindError(c, in, fmt.Errorf("cannot cast %s to %s: %w", TypeName(from), TypeName(c.To), ErrType))
 	}
 	ev := &castEval{child: child, from: from, to: c.To, kern: k, mem: mem, expr: c.String(), operand: c.X.String()}
-	return foldConstant(c, in, mem, ev, child)
+	return fnFoldConstant(c, in, mem, ev, child)
 }
 
 // castTarget reports whether dt is a type Cast can produce.
@@ -150,11 +150,11 @@ func castKernelFor(from, to arrow.DataType) castKernel {
 		return decimalKernel(from, to)
 	case t == arrow.BINARY:
 		return nil // only string → binary, handled above
-	case isNumericID(f) && isNumericID(t):
+	case castIsNumericID(f) && castIsNumericID(t):
 		return numericKernel(f, t)
-	case f == arrow.BOOL && isNumericID(t):
+	case f == arrow.BOOL && castIsNumericID(t):
 		return boolToNumberKernel(t)
-	case isNumericID(f) && t == arrow.BOOL:
+	case castIsNumericID(f) && t == arrow.BOOL:
 		return numberToBoolKernel(f)
 	case f == arrow.TIMESTAMP && t == arrow.DATE32:
 		return timestampToDate
@@ -162,13 +162,13 @@ func castKernelFor(from, to arrow.DataType) castKernel {
 		return dateToTimestamp
 	case f == arrow.TIMESTAMP && (t == arrow.INT64 || t == arrow.INT32 || t == arrow.FLOAT64):
 		return timestampToNumberKernel(t)
-	case isNumericID(f) && t == arrow.TIMESTAMP:
+	case castIsNumericID(f) && t == arrow.TIMESTAMP:
 		return numberToTimestampKernel(f)
 	}
 	return nil
 }
 
-func isNumericID(id arrow.Type) bool {
+func castIsNumericID(id arrow.Type) bool {
 	switch id {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64:
 		return true
@@ -176,8 +176,8 @@ func isNumericID(id arrow.Type) bool {
 	return false
 }
 
-// rawValues is the offset-adjusted value slice of a fixed-width array.
-func rawValues[T any](arr arrow.Array) []T {
+// fnRawValues is the offset-adjusted value slice of a fixed-width array.
+func fnRawValues[T any](arr arrow.Array) []T {
 	d := arr.Data()
 	buf := d.Buffers()[1]
 	if buf == nil || d.Len() == 0 {
@@ -186,27 +186,27 @@ func rawValues[T any](arr arrow.Array) []T {
 	return castSlice[T](buf.Bytes())[d.Offset() : d.Offset()+d.Len()]
 }
 
-type number interface {
+type castNumber interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~float32 | ~float64
 }
 
-// fixedResult builds a fixed-width result that keeps the input's nulls.
-func fixedResult[D any](c *castEval, arr arrow.Array, fill func(dst []D) error) (arrow.Array, error) {
+// castFixedResult builds a fixed-width result that keeps the input's nulls.
+func castFixedResult[D any](c *castEval, arr arrow.Array, fill func(dst []D) error) (arrow.Array, error) {
 	n := arr.Len()
-	buf, dst := newFixedBuf[D](c.mem, n)
+	buf, dst := fnFixedBuf[D](c.mem, n)
 	if err := fill(dst); err != nil {
 		buf.Release()
 		return nil, err
 	}
 	v := newValidityOut(c.mem, n, arr)
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
-// firstBadRow finds the first valid row for which bad holds; the fast loops
+// castFirstBadRow finds the first valid row for which bad holds; the fast loops
 // flag overflow over all slots (garbage under nulls included) and only then
 // look for a real offender.
-func firstBadRow(arr arrow.Array, bad func(i int) bool) int {
+func castFirstBadRow(arr arrow.Array, bad func(i int) bool) int {
 	for i := 0; i < arr.Len(); i++ {
 		if arr.IsValid(i) && bad(i) {
 			return i
@@ -233,7 +233,7 @@ func numericKernel(f, t arrow.Type) castKernel {
 	return nil
 }
 
-func numericFrom[S number](t arrow.Type) castKernel {
+func numericFrom[S castNumber](t arrow.Type) castKernel {
 	switch t {
 	case arrow.INT32:
 		return castNumeric[S, int32]
@@ -248,9 +248,9 @@ func numericFrom[S number](t arrow.Type) castKernel {
 // castNumeric converts S to D over the whole column. Widening casts are a
 // plain conversion loop; narrowing casts convert and flag out-of-range
 // values in the same pass, then report the first valid offender.
-func castNumeric[S, D number](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[S](arr)
-	return fixedResult(c, arr, func(dst []D) error {
+func castNumeric[S, D castNumber](c *castEval, arr arrow.Array) (arrow.Array, error) {
+	src := fnRawValues[S](arr)
+	return castFixedResult(c, arr, func(dst []D) error {
 		lo, hi, checked := numberRange[S, D]()
 		if !checked {
 			convertNumbers(src, dst)
@@ -259,7 +259,7 @@ func castNumeric[S, D number](c *castEval, arr arrow.Array) (arrow.Array, error)
 		if convertChecked(src, dst, lo, hi) {
 			return nil
 		}
-		if i := firstBadRow(arr, func(i int) bool { return !inRange(float64(src[i]), lo, hi) }); i >= 0 {
+		if i := castFirstBadRow(arr, func(i int) bool { return !castInRange(float64(src[i]), lo, hi) }); i >= 0 {
 			return c.rowError(arr, i, errCastOverflow(c.to))
 		}
 		return nil
@@ -269,10 +269,10 @@ func castNumeric[S, D number](c *castEval, arr arrow.Array) (arrow.Array, error)
 // numberRange gives the open interval (lo, hi) of S values that convert to
 // D without overflow (after truncation toward zero), and whether any S
 // value can fall outside it.
-func numberRange[S, D number]() (lo, hi float64, checked bool) {
+func numberRange[S, D castNumber]() (lo, hi float64, checked bool) {
 	var s S
 	var d D
-	srcFloat := isFloat(s)
+	srcFloat := castIsFloat(s)
 	switch any(d).(type) {
 	case int32:
 		if srcFloat || sizeOf(s) > 4 {
@@ -286,7 +286,7 @@ func numberRange[S, D number]() (lo, hi float64, checked bool) {
 	return 0, 0, false
 }
 
-func isFloat[T number](v T) bool {
+func castIsFloat[T castNumber](v T) bool {
 	switch any(v).(type) {
 	case float32, float64:
 		return true
@@ -298,9 +298,9 @@ func isFloat[T number](v T) bool {
 // admits -2^63 itself.
 const minInt64Excl = -9223372036854777856.0
 
-func inRange(f, lo, hi float64) bool { return f > lo && f < hi }
+func castInRange(f, lo, hi float64) bool { return f > lo && f < hi }
 
-func convertNumbers[S, D number](src []S, dst []D) {
+func convertNumbers[S, D castNumber](src []S, dst []D) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = D(v)
@@ -309,7 +309,7 @@ func convertNumbers[S, D number](src []S, dst []D) {
 
 // convertChecked converts and reports whether every value was in range.
 // For int64 sources the float comparison is exact at the int32 bounds.
-func convertChecked[S, D number](src []S, dst []D, lo, hi float64) bool {
+func convertChecked[S, D castNumber](src []S, dst []D, lo, hi float64) bool {
 	dst = dst[:len(src)]
 	ok := true
 	for i, v := range src {
@@ -335,9 +335,9 @@ func boolToNumberKernel(t arrow.Type) castKernel {
 	return nil
 }
 
-func boolToNumber[D number](c *castEval, arr arrow.Array) (arrow.Array, error) {
+func boolToNumber[D castNumber](c *castEval, arr arrow.Array) (arrow.Array, error) {
 	bits, off := arr.Data().Buffers()[1].Bytes(), arr.Data().Offset()
-	return fixedResult(c, arr, func(dst []D) error {
+	return castFixedResult(c, arr, func(dst []D) error {
 		for i := range dst {
 			if bitutil.BitIsSet(bits, off+i) {
 				dst[i] = 1
@@ -368,8 +368,8 @@ func numberToBoolKernel(f arrow.Type) castKernel {
 }
 
 // numberToBool is v != 0 (NaN is true, as in Spark).
-func numberToBool[S number](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[S](arr)
+func numberToBool[S castNumber](c *castEval, arr arrow.Array) (arrow.Array, error) {
+	src := fnRawValues[S](arr)
 	n := len(src)
 	buf := memory.NewResizableBuffer(c.mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
@@ -382,15 +382,15 @@ func numberToBool[S number](c *castEval, arr arrow.Array) (arrow.Array, error) {
 	}
 	v := newValidityOut(c.mem, n, arr)
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 const (
-	microsPerSecond = 1_000_000
-	microsPerDay    = 86_400 * microsPerSecond
+	fnMicrosPerSecond = 1_000_000
+	fnMicrosPerDay    = 86_400 * fnMicrosPerSecond
 )
 
-func floorDiv(a, b int64) int64 {
+func fnFloorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
 		q--
@@ -399,25 +399,25 @@ func floorDiv(a, b int64) int64 {
 }
 
 func timestampToDate(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[int64](arr)
-	return fixedResult(c, arr, func(dst []int32) error {
+	src := fnRawValues[int64](arr)
+	return castFixedResult(c, arr, func(dst []int32) error {
 		for i, v := range src {
-			dst[i] = int32(floorDiv(v, microsPerDay))
+			dst[i] = int32(fnFloorDiv(v, fnMicrosPerDay))
 		}
 		return nil
 	})
 }
 
 func dateToTimestamp(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[int32](arr)
-	return fixedResult(c, arr, func(dst []int64) error {
+	src := fnRawValues[int32](arr)
+	return castFixedResult(c, arr, func(dst []int64) error {
 		// |days| < 2^31 times micros per day can exceed int64: check the
 		// rare extreme dates.
-		const limit = math.MaxInt64 / microsPerDay
+		const limit = math.MaxInt64 / fnMicrosPerDay
 		for i, v := range src {
-			dst[i] = int64(v) * microsPerDay
+			dst[i] = int64(v) * fnMicrosPerDay
 		}
-		if i := firstBadRow(arr, func(i int) bool { return int64(src[i]) > limit || int64(src[i]) < -limit }); i >= 0 {
+		if i := castFirstBadRow(arr, func(i int) bool { return int64(src[i]) > limit || int64(src[i]) < -limit }); i >= 0 {
 			return c.rowError(arr, i, errCastOverflow(c.to))
 		}
 		return nil
@@ -428,29 +428,29 @@ func timestampToNumberKernel(t arrow.Type) castKernel {
 	switch t {
 	case arrow.INT64:
 		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-			src := rawValues[int64](arr)
-			return fixedResult(c, arr, func(dst []int64) error {
+			src := fnRawValues[int64](arr)
+			return castFixedResult(c, arr, func(dst []int64) error {
 				for i, v := range src {
-					dst[i] = floorDiv(v, microsPerSecond)
+					dst[i] = fnFloorDiv(v, fnMicrosPerSecond)
 				}
 				return nil
 			})
 		}
 	case arrow.INT32:
 		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-			src := rawValues[int64](arr)
-			return fixedResult(c, arr, func(dst []int32) error {
+			src := fnRawValues[int64](arr)
+			return castFixedResult(c, arr, func(dst []int32) error {
 				ok := true
 				for i, v := range src {
-					s := floorDiv(v, microsPerSecond)
+					s := fnFloorDiv(v, fnMicrosPerSecond)
 					dst[i] = int32(s)
 					ok = ok && int64(int32(s)) == s
 				}
 				if ok {
 					return nil
 				}
-				bad := func(i int) bool { s := floorDiv(src[i], microsPerSecond); return int64(int32(s)) != s }
-				if i := firstBadRow(arr, bad); i >= 0 {
+				bad := func(i int) bool { s := fnFloorDiv(src[i], fnMicrosPerSecond); return int64(int32(s)) != s }
+				if i := castFirstBadRow(arr, bad); i >= 0 {
 					return c.rowError(arr, i, errCastOverflow(c.to))
 				}
 				return nil
@@ -458,10 +458,10 @@ func timestampToNumberKernel(t arrow.Type) castKernel {
 		}
 	case arrow.FLOAT64:
 		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-			src := rawValues[int64](arr)
-			return fixedResult(c, arr, func(dst []float64) error {
+			src := fnRawValues[int64](arr)
+			return castFixedResult(c, arr, func(dst []float64) error {
 				for i, v := range src {
-					dst[i] = float64(v) / microsPerSecond
+					dst[i] = float64(v) / fnMicrosPerSecond
 				}
 				return nil
 			})
@@ -490,19 +490,19 @@ func numberToTimestampKernel(f arrow.Type) castKernel {
 
 // intToTimestamp reads seconds; overflow of the microseconds is an error.
 func intToTimestamp[S int8 | int16 | int32 | int64](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[S](arr)
-	return fixedResult(c, arr, func(dst []int64) error {
-		const limit = math.MaxInt64 / microsPerSecond
+	src := fnRawValues[S](arr)
+	return castFixedResult(c, arr, func(dst []int64) error {
+		const limit = math.MaxInt64 / fnMicrosPerSecond
 		ok := true
 		for i, v := range src {
 			s := int64(v)
-			dst[i] = s * microsPerSecond
+			dst[i] = s * fnMicrosPerSecond
 			ok = ok && s <= limit && s >= -limit
 		}
 		if ok {
 			return nil
 		}
-		if i := firstBadRow(arr, func(i int) bool { s := int64(src[i]); return s > limit || s < -limit }); i >= 0 {
+		if i := castFirstBadRow(arr, func(i int) bool { s := int64(src[i]); return s > limit || s < -limit }); i >= 0 {
 			return c.rowError(arr, i, errCastOverflow(c.to))
 		}
 		return nil
@@ -512,12 +512,12 @@ func intToTimestamp[S int8 | int16 | int32 | int64](c *castEval, arr arrow.Array
 // floatToTimestamp reads seconds with a fraction, truncated to microseconds;
 // NaN, infinities and out-of-range values are errors (ANSI).
 func floatToTimestamp[S float32 | float64](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[S](arr)
-	return fixedResult(c, arr, func(dst []int64) error {
+	src := fnRawValues[S](arr)
+	return castFixedResult(c, arr, func(dst []int64) error {
 		const lo, hi = minInt64Excl, 9223372036854775808.0
 		ok := true
 		for i, v := range src {
-			m := float64(v) * microsPerSecond
+			m := float64(v) * fnMicrosPerSecond
 			if !(m > lo && m < hi) {
 				ok = false
 				continue
@@ -527,8 +527,8 @@ func floatToTimestamp[S float32 | float64](c *castEval, arr arrow.Array) (arrow.
 		if ok {
 			return nil
 		}
-		bad := func(i int) bool { return !inRange(float64(src[i])*microsPerSecond, lo, hi) }
-		if i := firstBadRow(arr, bad); i >= 0 {
+		bad := func(i int) bool { return !castInRange(float64(src[i])*fnMicrosPerSecond, lo, hi) }
+		if i := castFirstBadRow(arr, bad); i >= 0 {
 			return c.rowError(arr, i, errCastOverflow(c.to))
 		}
 		return nil

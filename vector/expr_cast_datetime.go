@@ -17,7 +17,7 @@ func daysFromCivil(y int64, m, d int) int64 {
 	if m <= 2 {
 		y--
 	}
-	era := floorDiv(y, 400)
+	era := fnFloorDiv(y, 400)
 	yoe := y - era*400
 	mp := int64((m + 9) % 12)
 	doy := (153*mp+2)/5 + int64(d) - 1
@@ -28,7 +28,7 @@ func daysFromCivil(y int64, m, d int) int64 {
 // civilFromDays is the inverse of daysFromCivil.
 func civilFromDays(z int64) (y int64, m, d int) {
 	z += 719468
-	era := floorDiv(z, 146097)
+	era := fnFloorDiv(z, 146097)
 	doe := z - era*146097
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
 	y = yoe + era*400
@@ -46,13 +46,13 @@ func civilFromDays(z int64) (y int64, m, d int) {
 	return y, m, d
 }
 
-func isLeap(y int64) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+func fnIsLeap(y int64) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
 
-// daysInMonth returns the length of month m of year y.
-func daysInMonth(y int64, m int) int {
+// fnDaysInMonth returns the length of month m of year y.
+func fnDaysInMonth(y int64, m int) int {
 	switch m {
 	case 2:
-		if isLeap(y) {
+		if fnIsLeap(y) {
 			return 29
 		}
 		return 28
@@ -62,9 +62,9 @@ func daysInMonth(y int64, m int) int {
 	return 31
 }
 
-// validDate reports whether y-m-d is a date Java's LocalDate accepts.
-func validDate(y int64, m, d int) bool {
-	return y >= -999_999_999 && y <= 999_999_999 && m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m)
+// fnValidDate reports whether y-m-d is a date Java's LocalDate accepts.
+func fnValidDate(y int64, m, d int) bool {
+	return y >= -999_999_999 && y <= 999_999_999 && m >= 1 && m <= 12 && d >= 1 && d <= fnDaysInMonth(y, m)
 }
 
 // parseDate parses like Spark's stringToDate: [+-]yyyy*, [+-]yyyy*-[m]m,
@@ -110,7 +110,7 @@ func parseDate(b []byte) (int32, bool) {
 	}
 	segs[i] = cur
 	y := sign * segs[0]
-	if !validDate(y, int(segs[1]), int(segs[2])) {
+	if !fnValidDate(y, int(segs[1]), int(segs[2])) {
 		return 0, false
 	}
 	days := daysFromCivil(y, int(segs[1]), int(segs[2]))
@@ -139,7 +139,7 @@ func parseTimestamp(b []byte) (int64, bool) {
 	}
 	y, mo, d := segs[0], int(segs[1]), int(segs[2])
 	h, mi, s, us := segs[3], segs[4], segs[5], segs[6]
-	if !validDate(y, mo, d) || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 {
+	if !fnValidDate(y, mo, d) || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 {
 		return 0, false
 	}
 	offset := int64(0)
@@ -159,10 +159,10 @@ func parseTimestamp(b []byte) (int64, bool) {
 	}
 	days := daysFromCivil(y, mo, d)
 	secs := days*86400 + h*3600 + mi*60 + s - offset
-	if secs > math.MaxInt64/microsPerSecond-1 || secs < math.MinInt64/microsPerSecond+1 {
+	if secs > math.MaxInt64/fnMicrosPerSecond-1 || secs < math.MinInt64/fnMicrosPerSecond+1 {
 		return 0, false
 	}
-	return secs*microsPerSecond + us, true
+	return secs*fnMicrosPerSecond + us, true
 }
 
 // timestampSegments is Spark's parseTimestampString state machine: it

@@ -190,7 +190,7 @@ func fitDecimal(v *big.Int, scale int32, dt *arrow.Decimal128Type) (decimal128.N
 // or fit is NULL (non-ANSI string semantics).
 func stringToDecimal(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	dt := c.to.(*arrow.Decimal128Type)
-	offs, data := binaryView(arr)
+	offs, data := fnBinaryView(arr)
 	return rowKernel(func(c *castEval, arr arrow.Array, i int) (any, bool, error) {
 		b := data[offs[i]:offs[i+1]]
 		k, j := 0, len(b)

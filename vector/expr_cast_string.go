@@ -177,8 +177,8 @@ func fromStringKernel(to arrow.DataType) castKernel {
 // offsets, no allocation per row, NULL for what does not parse.
 func stringToInteger[D int32 | int64](c *castEval, arr arrow.Array, min int64) (arrow.Array, error) {
 	n := arr.Len()
-	offs, data := binaryView(arr)
-	buf, dst := newFixedBuf[D](c.mem, n)
+	offs, data := fnBinaryView(arr)
+	buf, dst := fnFixedBuf[D](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
 	inputNulls := v.hasNulls()
 	for i := 0; i < n; i++ {
@@ -193,13 +193,13 @@ func stringToInteger[D int32 | int64](c *castEval, arr arrow.Array, min int64) (
 		dst[i] = D(x)
 	}
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 func stringToDouble(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
-	offs, data := binaryView(arr)
-	buf, dst := newFixedBuf[float64](c.mem, n)
+	offs, data := fnBinaryView(arr)
+	buf, dst := fnFixedBuf[float64](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
 	inputNulls := v.hasNulls()
 	for i := 0; i < n; i++ {
@@ -214,12 +214,12 @@ func stringToDouble(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		dst[i] = x
 	}
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 func stringToBool(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
-	offs, data := binaryView(arr)
+	offs, data := fnBinaryView(arr)
 	buf := memory.NewResizableBuffer(c.mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	out := buf.Bytes()
@@ -238,13 +238,13 @@ func stringToBool(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		}
 	}
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 func stringToTimestamp(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
-	offs, data := binaryView(arr)
-	buf, dst := newFixedBuf[int64](c.mem, n)
+	offs, data := fnBinaryView(arr)
+	buf, dst := fnFixedBuf[int64](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
 	inputNulls := v.hasNulls()
 	for i := 0; i < n; i++ {
@@ -259,13 +259,13 @@ func stringToTimestamp(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		dst[i] = x
 	}
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 func stringToDate(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
-	offs, data := binaryView(arr)
-	buf, dst := newFixedBuf[int32](c.mem, n)
+	offs, data := fnBinaryView(arr)
+	buf, dst := fnFixedBuf[int32](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
 	inputNulls := v.hasNulls()
 	for i := 0; i < n; i++ {
@@ -280,7 +280,7 @@ func stringToDate(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		dst[i] = x
 	}
 	bm, nulls := v.finish()
-	return newArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 // toStringKernel picks the formatter of from.
@@ -338,7 +338,7 @@ func boolToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
 }
 
 func intToString[T int8 | int16 | int32 | int64](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[T](arr)
+	src := fnRawValues[T](arr)
 	s := newStrOut(c.mem, len(src), len(src)*8)
 	mayNull := arr.NullN() != 0
 	for i, v := range src {
@@ -352,7 +352,7 @@ func intToString[T int8 | int16 | int32 | int64](c *castEval, arr arrow.Array) (
 }
 
 func floatToString[T float32 | float64](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[T](arr)
+	src := fnRawValues[T](arr)
 	bitSize := int(sizeOf(T(0))) * 8
 	s := newStrOut(c.mem, len(src), len(src)*12)
 	mayNull := arr.NullN() != 0
@@ -413,7 +413,7 @@ func appendJavaDouble(dst []byte, f float64, bitSize int) []byte {
 }
 
 func timestampToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[int64](arr)
+	src := fnRawValues[int64](arr)
 	s := newStrOut(c.mem, len(src), len(src)*19)
 	mayNull := arr.NullN() != 0
 	for i, v := range src {
@@ -427,7 +427,7 @@ func timestampToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
 }
 
 func dateToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[int32](arr)
+	src := fnRawValues[int32](arr)
 	s := newStrOut(c.mem, len(src), len(src)*10)
 	mayNull := arr.NullN() != 0
 	for i, v := range src {
@@ -474,11 +474,11 @@ func appendDate(dst []byte, days int64) []byte {
 // yyyy-MM-dd HH:mm:ss with the fraction of a second, if any, without
 // trailing zeros.
 func appendTimestamp(dst []byte, micros int64) []byte {
-	days := floorDiv(micros, microsPerDay)
-	rest := micros - days*microsPerDay
+	days := fnFloorDiv(micros, fnMicrosPerDay)
+	rest := micros - days*fnMicrosPerDay
 	dst = appendDate(dst, days)
-	secs := rest / microsPerSecond
-	frac := rest % microsPerSecond
+	secs := rest / fnMicrosPerSecond
+	frac := rest % fnMicrosPerSecond
 	dst = append(dst, ' ')
 	dst = appendPadded(dst, secs/3600, 2)
 	dst = append(dst, ':')

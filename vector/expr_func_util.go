@@ -39,18 +39,18 @@ func sqlTypeName(dt arrow.DataType) string {
 	return strings.ToUpper(TypeName(dt))
 }
 
-// newFixedBuf allocates a buffer of n values of T and returns it with its
+// fnFixedBuf allocates a buffer of n values of T and returns it with its
 // typed view.
-func newFixedBuf[T any](mem memory.Allocator, n int) (*memory.Buffer, []T) {
+func fnFixedBuf[T any](mem memory.Allocator, n int) (*memory.Buffer, []T) {
 	var zero T
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(n * int(sizeOf(zero)))
 	return buf, castSlice[T](buf.Bytes())[:n:n]
 }
 
-// newArray builds an array from buffers it takes over (they are released
+// fnNewArray builds an array from buffers it takes over (they are released
 // here; nil entries are allowed).
-func newArray(dt arrow.DataType, n int, bufs []*memory.Buffer, children []arrow.ArrayData, nulls int) arrow.Array {
+func fnNewArray(dt arrow.DataType, n int, bufs []*memory.Buffer, children []arrow.ArrayData, nulls int) arrow.Array {
 	data := array.NewData(dt, n, bufs, children, nulls, 0)
 	for _, b := range bufs {
 		if b != nil {
@@ -245,13 +245,13 @@ func (s *strOut) build(dt arrow.DataType, v *validityOut) (arrow.Array, error) {
 		return nil, err
 	}
 	bm, nulls := v.finish()
-	return newArray(dt, len(s.offs)-1, []*memory.Buffer{bm, offs, data}, nil, nulls), nil
+	return fnNewArray(dt, len(s.offs)-1, []*memory.Buffer{bm, offs, data}, nil, nulls), nil
 }
 
-// binaryView returns the offsets (offset-adjusted, n+1 of them) and the whole
+// fnBinaryView returns the offsets (offset-adjusted, n+1 of them) and the whole
 // data buffer of a string or binary array, so that value i is
 // data[offs[i]:offs[i+1]].
-func binaryView(arr arrow.Array) (offs []int32, data []byte) {
+func fnBinaryView(arr arrow.Array) (offs []int32, data []byte) {
 	d := arr.Data()
 	bufs := d.Buffers()
 	if d.Len() == 0 || bufs[1] == nil {
@@ -264,8 +264,8 @@ func binaryView(arr arrow.Array) (offs []int32, data []byte) {
 	return offs, data
 }
 
-// constantArgs reports whether every evaluator is a constant.
-func constantArgs(args ...Evaluator) bool {
+// fnConstantArgs reports whether every evaluator is a constant.
+func fnConstantArgs(args ...Evaluator) bool {
 	for _, a := range args {
 		if _, ok := a.(ConstantEvaluator); !ok {
 			return false
@@ -274,12 +274,12 @@ func constantArgs(args ...Evaluator) bool {
 	return true
 }
 
-// foldConstant evaluates ev once when all of args are constants and returns
+// fnFoldConstant evaluates ev once when all of args are constants and returns
 // it as a constant, so that kernels above see a literal (CAST('2026-01-01'
 // AS TIMESTAMP) in a comparison stays a constant operand). A runtime error
 // of the constant becomes a bind error of e.
-func foldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator, args ...Evaluator) (Evaluator, error) {
-	if !constantArgs(args...) {
+func fnFoldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator, args ...Evaluator) (Evaluator, error) {
+	if !fnConstantArgs(args...) {
 		return ev, nil
 	}
 	rec := array.NewRecord(arrow.NewSchema(nil, nil), nil, 1)
@@ -295,9 +295,9 @@ func foldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator, 
 	return &constEval{dt: ev.DataType(), v: ValueAt(arr, 0), mem: mem}, nil
 }
 
-// evalConstArg evaluates a constant evaluator's value, used at bind time for
+// fnConstValue returns the value of a constant evaluator, used at bind time for
 // arguments that must be literals (formats, units, patterns).
-func constValue(ev Evaluator) (any, bool) {
+func fnConstValue(ev Evaluator) (any, bool) {
 	c, ok := ev.(ConstantEvaluator)
 	if !ok {
 		return nil, false
@@ -357,7 +357,7 @@ func asStringArg(ev Evaluator, mem memory.Allocator, what string) (Evaluator, er
 // implicit casts inserted at bind time; if the constant fails, ev is kept
 // so that the error surfaces where it is evaluated.
 func foldQuietly(ev Evaluator, mem memory.Allocator, args ...Evaluator) Evaluator {
-	folded, err := foldConstant(nil, nil, mem, ev, args...)
+	folded, err := fnFoldConstant(nil, nil, mem, ev, args...)
 	if err != nil {
 		return ev
 	}
@@ -373,23 +373,23 @@ func asIntArg(ev Evaluator, what string) error {
 	return fmt.Errorf("%s must be an integer, not %s: %w", what, TypeName(dt), ErrType)
 }
 
-// int64sOf reads an integer column as int64 values (a copy for narrower
+// fnInt64sOf reads an integer column as int64 values (a copy for narrower
 // types); nil for a NULL-typed column.
-func int64sOf(arr arrow.Array) []int64 {
+func fnInt64sOf(arr arrow.Array) []int64 {
 	switch a := arr.(type) {
 	case *array.Int64:
 		return a.Int64Values()
 	case *array.Int32:
-		return widenInts(a.Int32Values())
+		return fnWidenInts(a.Int32Values())
 	case *array.Int16:
-		return widenInts(a.Int16Values())
+		return fnWidenInts(a.Int16Values())
 	case *array.Int8:
-		return widenInts(a.Int8Values())
+		return fnWidenInts(a.Int8Values())
 	}
 	return make([]int64, arr.Len())
 }
 
-func widenInts[T int8 | int16 | int32](src []T) []int64 {
+func fnWidenInts[T int8 | int16 | int32](src []T) []int64 {
 	out := make([]int64, len(src))
 	for i, v := range src {
 		out[i] = int64(v)
@@ -397,9 +397,9 @@ func widenInts[T int8 | int16 | int32](src []T) []int64 {
 	return out
 }
 
-// constInt64 returns the integer value of a constant evaluator, and false
+// fnConstInt64 returns the integer value of a constant evaluator, and false
 // for NULL.
-func constInt64(v any) (int64, bool) {
+func fnConstInt64(v any) (int64, bool) {
 	if v == nil {
 		return 0, false
 	}
@@ -407,9 +407,9 @@ func constInt64(v any) (int64, bool) {
 	return x, ok
 }
 
-// evalArgs evaluates the non-constant evaluators of args; constants yield a
+// fnEvalArgs evaluates the non-constant evaluators of args; constants yield a
 // nil array. On error everything computed is released.
-func evalArgs(ctx context.Context, rec arrow.Record, args []Evaluator) ([]arrow.Array, error) {
+func fnEvalArgs(ctx context.Context, rec arrow.Record, args []Evaluator) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(args))
 	for i, a := range args {
 		if a == nil {

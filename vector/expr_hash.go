@@ -32,10 +32,10 @@ func bindHash(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evalua
 	}
 	for k, a := range args {
 		if !hashable(Unwrap(a.DataType())) {
-			return nil, errArgType(f.Args[k].String(), a.DataType(), "of an atomic type")
+			return nil, fnErrArgType(f.Args[k].String(), a.DataType(), "of an atomic type")
 		}
 	}
-	return foldConstant(f, in, mem, &hashEval{args: args, mem: mem}, args...)
+	return fnFoldConstant(f, in, mem, &hashEval{args: args, mem: mem}, args...)
 }
 
 func hashable(dt arrow.DataType) bool {
@@ -56,7 +56,7 @@ func (h *hashEval) DataType() arrow.DataType { return Int32 }
 
 func (h *hashEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
 	n := int(rec.NumRows())
-	buf, out := newFixedBuf[int32](h.mem, n)
+	buf, out := fnFixedBuf[int32](h.mem, n)
 	for i := range out {
 		out[i] = hashSeed
 	}
@@ -92,7 +92,7 @@ func (h *hashEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, err
 		hashColumn(arr, out)
 		arr.Release()
 	}
-	return newArray(Int32, n, []*memory.Buffer{nil, buf}, nil, 0), nil
+	return fnNewArray(Int32, n, []*memory.Buffer{nil, buf}, nil, 0), nil
 }
 
 // hashConstant folds the single value of one into every running hash.
@@ -132,11 +132,11 @@ func hashColumn(arr arrow.Array, out []int32) {
 	case *array.Int32:
 		hashInts(a.Int32Values(), out, valid, off)
 	case *array.Date32:
-		hashInts(rawValues[int32](a), out, valid, off)
+		hashInts(fnRawValues[int32](a), out, valid, off)
 	case *array.Int64:
 		hashLongs(a.Int64Values(), out, valid, off)
 	case *array.Timestamp:
-		hashLongs(rawValues[int64](a), out, valid, off)
+		hashLongs(fnRawValues[int64](a), out, valid, off)
 	case *array.Float32:
 		for i, v := range a.Float32Values() {
 			if isValid(i) {
@@ -156,7 +156,7 @@ func hashColumn(arr arrow.Array, out []int32) {
 			}
 		}
 	case *array.String, *array.Binary:
-		offs, data := binaryView(arr)
+		offs, data := fnBinaryView(arr)
 		for i := range out {
 			if isValid(i) {
 				out[i] = murmurBytes(data[offs[i]:offs[i+1]], out[i])
@@ -164,7 +164,7 @@ func hashColumn(arr arrow.Array, out []int32) {
 		}
 	case *array.Dictionary:
 		idx, _ := DictionaryIndices(a)
-		offs, data := binaryView(a.Dictionary())
+		offs, data := fnBinaryView(a.Dictionary())
 		for i, k := range idx {
 			if k >= 0 {
 				out[i] = murmurBytes(data[offs[k]:offs[k+1]], out[i])

@@ -55,7 +55,7 @@ func (l *LikeExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 		return &constEval{dt: Boolean, mem: mem}, nil
 	}
 	ev := &likeEval{x: x, p: p, mem: mem, expr: l.String()}
-	if v, ok := constValue(p); ok {
+	if v, ok := fnConstValue(p); ok {
 		if v == nil {
 			return &constEval{dt: Boolean, mem: mem}, nil
 		}
@@ -65,7 +65,7 @@ func (l *LikeExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 		}
 		ev.matcher = m
 	}
-	return foldConstant(l, in, mem, ev, x, p)
+	return fnFoldConstant(l, in, mem, ev, x, p)
 }
 
 type likeKind uint8
@@ -266,7 +266,7 @@ func (l *likeEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, err
 // likeColumn matches every string of arr against m; nulls stay null.
 func likeColumn(mem memory.Allocator, arr arrow.Array, m *likeMatcher) arrow.Array {
 	n := arr.Len()
-	offs, data := binaryView(arr)
+	offs, data := fnBinaryView(arr)
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	out := buf.Bytes()
@@ -290,14 +290,14 @@ func likeColumn(mem memory.Allocator, arr arrow.Array, m *likeMatcher) arrow.Arr
 	}
 	v := newValidityOut(mem, n, arr)
 	bm, nulls := v.finish()
-	return newArray(Boolean, n, []*memory.Buffer{bm, buf}, nil, nulls)
+	return fnNewArray(Boolean, n, []*memory.Buffer{bm, buf}, nil, nulls)
 }
 
 // likePatternColumn matches row by row against a pattern column.
 func (l *likeEval) likePatternColumn(x, p arrow.Array) (arrow.Array, error) {
 	n := x.Len()
-	xo, xd := binaryView(x)
-	po, pd := binaryView(p)
+	xo, xd := fnBinaryView(x)
+	po, pd := fnBinaryView(p)
 	buf := memory.NewResizableBuffer(l.mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	out := buf.Bytes()
@@ -324,5 +324,5 @@ func (l *likeEval) likePatternColumn(x, p arrow.Array) (arrow.Array, error) {
 		}
 	}
 	bm, nulls := v.finish()
-	return newArray(Boolean, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(Boolean, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }

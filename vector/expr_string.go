@@ -64,8 +64,8 @@ func (u *unaryStringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Arr
 	return mapStrings(u.mem, arr, func(a arrow.Array) (arrow.Array, error) { return u.kern(u.mem, a) })
 }
 
-// nullResult is the constant NULL of dt, for calls with a NULL argument.
-func nullResult(dt arrow.DataType, mem memory.Allocator) Evaluator {
+// fnNullResult is the constant NULL of dt, for calls with a NULL argument.
+func fnNullResult(dt arrow.DataType, mem memory.Allocator) Evaluator {
 	return &constEval{dt: dt, mem: mem}
 }
 
@@ -76,17 +76,17 @@ func bindCaseMap(mapRune func(rune) rune, lo, hi byte, delta byte) func(*FuncExp
 			return nil, err
 		}
 		if x.DataType().ID() == arrow.NULL {
-			return nullResult(String, mem), nil
+			return fnNullResult(String, mem), nil
 		}
 		kern := func(mem memory.Allocator, arr arrow.Array) (arrow.Array, error) {
 			return caseMapColumn(mem, arr, mapRune, lo, hi, delta)
 		}
-		return foldConstant(f, in, mem, &unaryStringEval{x: x, dt: String, mem: mem, kern: kern}, x)
+		return fnFoldConstant(f, in, mem, &unaryStringEval{x: x, dt: String, mem: mem, kern: kern}, x)
 	}
 }
 
-// isASCII reports whether b has only 7-bit bytes, eight bytes at a time.
-func isASCII(b []byte) bool {
+// fnIsASCII reports whether b has only 7-bit bytes, eight bytes at a time.
+func fnIsASCII(b []byte) bool {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		w := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
@@ -107,9 +107,9 @@ func isASCII(b []byte) bool {
 // usual case) is mapped byte by byte into a buffer of the same size.
 func caseMapColumn(mem memory.Allocator, arr arrow.Array, mapRune func(rune) rune, lo, hi, delta byte) (arrow.Array, error) {
 	n := arr.Len()
-	offs, data := binaryView(arr)
+	offs, data := fnBinaryView(arr)
 	s := newStrOut(mem, n, int(offs[n]-offs[0]))
-	if src := data[offs[0]:offs[n]]; isASCII(src) {
+	if src := data[offs[0]:offs[n]]; fnIsASCII(src) {
 		s.reserve(len(src))
 		s.data = s.data[:len(src)]
 		for k, c := range src {
@@ -153,13 +153,13 @@ func bindLength(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eval
 		}
 	}
 	if x.DataType().ID() == arrow.NULL {
-		return nullResult(Int32, mem), nil
+		return fnNullResult(Int32, mem), nil
 	}
 	kern := func(mem memory.Allocator, arr arrow.Array) (arrow.Array, error) {
 		n := arr.Len()
-		offs, data := binaryView(arr)
-		buf, dst := newFixedBuf[int32](mem, n)
-		ascii := binary || isASCII(data[offs[0]:offs[n]])
+		offs, data := fnBinaryView(arr)
+		buf, dst := fnFixedBuf[int32](mem, n)
+		ascii := binary || fnIsASCII(data[offs[0]:offs[n]])
 		for i := 0; i < n; i++ {
 			if ascii {
 				dst[i] = offs[i+1] - offs[i]
@@ -168,9 +168,9 @@ func bindLength(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eval
 			}
 		}
 		bm, nulls := newValidityOut(mem, n, arr).finish()
-		return newArray(Int32, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+		return fnNewArray(Int32, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 	}
-	return foldConstant(f, in, mem, &unaryStringEval{x: x, dt: Int32, mem: mem, kern: kern}, x)
+	return fnFoldConstant(f, in, mem, &unaryStringEval{x: x, dt: Int32, mem: mem, kern: kern}, x)
 }
 
 func bindSubstring(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
@@ -191,17 +191,17 @@ func bindSubstring(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 	}
 	for _, a := range args {
 		if a.DataType().ID() == arrow.NULL {
-			return nullResult(dt, mem), nil
+			return fnNullResult(dt, mem), nil
 		}
-		if v, ok := constValue(a); ok && v == nil {
-			return nullResult(dt, mem), nil
+		if v, ok := fnConstValue(a); ok && v == nil {
+			return fnNullResult(dt, mem), nil
 		}
 	}
 	ev := &substringEval{str: str, pos: args[1], dt: dt, mem: mem}
 	if len(args) == 3 {
 		ev.length = args[2]
 	}
-	return foldConstant(f, in, mem, ev, args...)
+	return fnFoldConstant(f, in, mem, ev, args...)
 }
 
 type substringEval struct {
@@ -212,34 +212,34 @@ type substringEval struct {
 
 func (s *substringEval) DataType() arrow.DataType { return s.dt }
 
-// intArg is an integer argument: a constant or a column of int64 values.
-type intArg struct {
+// fnIntArg is an integer argument: a constant or a column of int64 values.
+type fnIntArg struct {
 	constant bool
 	c        int64
 	vals     []int64
 	arr      arrow.Array
 }
 
-func (a *intArg) at(i int) int64 {
+func (a *fnIntArg) at(i int) int64 {
 	if a.constant {
 		return a.c
 	}
 	return a.vals[i]
 }
 
-func newIntArg(ev Evaluator, arr arrow.Array, def int64) intArg {
+func fnNewIntArg(ev Evaluator, arr arrow.Array, def int64) fnIntArg {
 	if ev == nil {
-		return intArg{constant: true, c: def}
+		return fnIntArg{constant: true, c: def}
 	}
-	if v, ok := constValue(ev); ok {
-		x, _ := constInt64(v)
-		return intArg{constant: true, c: x}
+	if v, ok := fnConstValue(ev); ok {
+		x, _ := fnConstInt64(v)
+		return fnIntArg{constant: true, c: x}
 	}
-	return intArg{vals: int64sOf(arr), arr: arr}
+	return fnIntArg{vals: fnInt64sOf(arr), arr: arr}
 }
 
 func (s *substringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
-	arrs, err := evalArgs(ctx, rec, []Evaluator{s.str, s.pos, s.length})
+	arrs, err := fnEvalArgs(ctx, rec, []Evaluator{s.str, s.pos, s.length})
 	if err != nil {
 		return nil, err
 	}
@@ -249,13 +249,13 @@ func (s *substringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array
 		return nil, err
 	}
 	defer strArr.Release()
-	pos := newIntArg(s.pos, arrs[1], 0)
-	length := newIntArg(s.length, arrs[2], math.MaxInt32)
+	pos := fnNewIntArg(s.pos, arrs[1], 0)
+	length := fnNewIntArg(s.length, arrs[2], math.MaxInt32)
 	n := strArr.Len()
-	offs, data := binaryView(strArr)
+	offs, data := fnBinaryView(strArr)
 	out := newStrOut(s.mem, n, int(offs[n]-offs[0]))
 	v := newValidityOut(s.mem, n, strArr, arrs[1], arrs[2])
-	byBytes := s.dt.ID() == arrow.BINARY || isASCII(data[offs[0]:offs[n]])
+	byBytes := s.dt.ID() == arrow.BINARY || fnIsASCII(data[offs[0]:offs[n]])
 	for i := 0; i < n; i++ {
 		if v.valid(i) {
 			val := data[offs[i]:offs[i+1]]
@@ -282,8 +282,11 @@ func substringOf(v []byte, pos, length int64, byBytes bool) []byte {
 		start = count + pos
 	}
 	end := start + length
-	if length > 0 && end < start { // saturate
+	switch { // saturate instead of wrapping
+	case length > 0 && end < start:
 		end = math.MaxInt64
+	case length < 0 && end > start:
+		end = math.MinInt64
 	}
 	start = max(start, 0)
 	if start >= end {
@@ -331,14 +334,14 @@ func bindConcat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eval
 			}
 		}
 		if a.DataType().ID() == arrow.NULL {
-			return nullResult(dt, mem), nil
+			return fnNullResult(dt, mem), nil
 		}
-		if v, ok := constValue(a); ok && v == nil {
-			return nullResult(dt, mem), nil
+		if v, ok := fnConstValue(a); ok && v == nil {
+			return fnNullResult(dt, mem), nil
 		}
 		conv[k] = a
 	}
-	return foldConstant(f, in, mem, &concatEval{args: conv, dt: dt, mem: mem}, conv...)
+	return fnFoldConstant(f, in, mem, &concatEval{args: conv, dt: dt, mem: mem}, conv...)
 }
 
 type concatEval struct {
@@ -350,7 +353,7 @@ type concatEval struct {
 func (c *concatEval) DataType() arrow.DataType { return c.dt }
 
 func (c *concatEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
-	arrs, err := evalArgs(ctx, rec, c.args)
+	arrs, err := fnEvalArgs(ctx, rec, c.args)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +368,7 @@ func (c *concatEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	cols := make([]arrow.Array, 0, len(c.args))
 	size := 0
 	for k, a := range c.args {
-		if v, ok := constValue(a); ok {
+		if v, ok := fnConstValue(a); ok {
 			switch x := v.(type) {
 			case string:
 				pieces[k].constant = []byte(x)
@@ -382,7 +385,7 @@ func (c *concatEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 		arrs[k].Release()
 		arrs[k] = plain
 		cols = append(cols, plain)
-		pieces[k].offs, pieces[k].data = binaryView(plain)
+		pieces[k].offs, pieces[k].data = fnBinaryView(plain)
 		size += int(pieces[k].offs[n] - pieces[k].offs[0])
 	}
 	out := newStrOut(c.mem, n, size)
@@ -402,7 +405,7 @@ func (c *concatEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	return out.build(c.dt, v)
 }
 
-// errArgType formats an argument type error.
-func errArgType(what string, dt arrow.DataType, want string) error {
+// fnErrArgType formats an argument type error.
+func fnErrArgType(what string, dt arrow.DataType, want string) error {
 	return fmt.Errorf("%s must be %s, not %s: %w", what, want, TypeName(dt), ErrType)
 }

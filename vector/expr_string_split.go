@@ -126,18 +126,18 @@ func bindSplit(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evalu
 		if a == nil {
 			continue
 		}
-		if v, ok := constValue(a); a.DataType().ID() == arrow.NULL || ok && v == nil {
-			return nullResult(dt, mem), nil
+		if v, ok := fnConstValue(a); a.DataType().ID() == arrow.NULL || ok && v == nil {
+			return fnNullResult(dt, mem), nil
 		}
 	}
-	if v, ok := constValue(re); ok {
+	if v, ok := fnConstValue(re); ok {
 		sp, err := compileSplit(v.(string))
 		if err != nil {
 			return nil, err
 		}
 		ev.splitter = sp
 	}
-	return foldConstant(f, in, mem, ev, str, re, ev.limit)
+	return fnFoldConstant(f, in, mem, ev, str, re, ev.limit)
 }
 
 type splitEval struct {
@@ -160,10 +160,10 @@ func (s *splitEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		}
 		defer arr.Release()
 		return mapStrings(s.mem, arr, func(a arrow.Array) (arrow.Array, error) {
-			return s.splitColumn(a, nil, intArg{constant: true, c: -1})
+			return s.splitColumn(a, nil, fnIntArg{constant: true, c: -1})
 		})
 	}
-	arrs, err := evalArgs(ctx, rec, []Evaluator{s.str, s.re, s.limit})
+	arrs, err := fnEvalArgs(ctx, rec, []Evaluator{s.str, s.re, s.limit})
 	if err != nil {
 		return nil, err
 	}
@@ -179,21 +179,21 @@ func (s *splitEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		}
 	}
 	defer releaseArrays(plain)
-	return s.splitColumn(plain[0], plain[1], newIntArg(s.limit, arrs[2], -1))
+	return s.splitColumn(plain[0], plain[1], fnNewIntArg(s.limit, arrs[2], -1))
 }
 
 // splitColumn splits every string of str by the constant splitter or the
 // regex column re.
-func (s *splitEval) splitColumn(str, re arrow.Array, limit intArg) (arrow.Array, error) {
+func (s *splitEval) splitColumn(str, re arrow.Array, limit fnIntArg) (arrow.Array, error) {
 	n := str.Len()
-	offs, data := binaryView(str)
+	offs, data := fnBinaryView(str)
 	var reOffs []int32
 	var reData []byte
 	if re != nil {
-		reOffs, reData = binaryView(re)
+		reOffs, reData = fnBinaryView(re)
 	}
 	v := newValidityOut(s.mem, n, str, re, limit.arr)
-	listBuf, listOffs := newFixedBuf[int32](s.mem, n+1)
+	listBuf, listOffs := fnFixedBuf[int32](s.mem, n+1)
 	elems := make([]int32, 1, n+1) // element end offsets, after a leading 0
 	out := newStrOut(s.mem, 0, int(offs[n]-offs[0]))
 	count := int32(0)
@@ -232,10 +232,10 @@ func (s *splitEval) splitColumn(str, re arrow.Array, limit intArg) (arrow.Array,
 		return nil, err
 	}
 	offBuf.Release() // the element offsets were collected in elems
-	elemOffs, elemView := newFixedBuf[int32](s.mem, len(elems))
+	elemOffs, elemView := fnFixedBuf[int32](s.mem, len(elems))
 	copy(elemView, elems)
-	child := newArray(String, len(elems)-1, []*memory.Buffer{nil, elemOffs, dataBuf}, nil, 0)
+	child := fnNewArray(String, len(elems)-1, []*memory.Buffer{nil, elemOffs, dataBuf}, nil, 0)
 	defer child.Release()
 	bm, nulls := v.finish()
-	return newArray(s.dt, n, []*memory.Buffer{bm, listBuf}, []arrow.ArrayData{child.Data()}, nulls), nil
+	return fnNewArray(s.dt, n, []*memory.Buffer{bm, listBuf}, []arrow.ArrayData{child.Data()}, nulls), nil
 }

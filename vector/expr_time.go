@@ -17,7 +17,7 @@ import (
 // (int, bigint, double or decimal; a double's fraction is kept to the
 // microsecond, NaN and ±Inf give NULL as in Spark).
 func TimestampSeconds(x Expr) Expr {
-	return &FuncExpr{Name: "timestamp_seconds", Args: []Expr{x}, bind: bindEpoch(microsPerSecond)}
+	return &FuncExpr{Name: "timestamp_seconds", Args: []Expr{x}, bind: bindEpoch(fnMicrosPerSecond)}
 }
 
 // TimestampMillis is timestamp_millis(x): x milliseconds (an integer) since
@@ -81,7 +81,7 @@ func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Ev
 		var k castKernel
 		switch dt.ID() {
 		case arrow.NULL:
-			return nullResult(Timestamp, mem), nil
+			return fnNullResult(Timestamp, mem), nil
 		case arrow.INT8:
 			k = epochInts[int8](unit)
 		case arrow.INT16:
@@ -91,29 +91,29 @@ func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Ev
 		case arrow.INT64:
 			k = epochInts[int64](unit)
 		case arrow.FLOAT64:
-			if unit == microsPerSecond {
+			if unit == fnMicrosPerSecond {
 				k = epochDoubles
 			}
 		case arrow.DECIMAL128:
-			if unit == microsPerSecond {
+			if unit == fnMicrosPerSecond {
 				k = epochDecimals
 			}
 		}
 		if k == nil {
 			want := "an integer"
-			if unit == microsPerSecond {
+			if unit == fnMicrosPerSecond {
 				want = "numeric"
 			}
-			return nil, errArgType(f.Args[0].String(), dt, want)
+			return nil, fnErrArgType(f.Args[0].String(), dt, want)
 		}
-		return foldConstant(f, in, mem, unaryKernelEval(f, x, Timestamp, k, mem), x)
+		return fnFoldConstant(f, in, mem, unaryKernelEval(f, x, Timestamp, k, mem), x)
 	}
 }
 
 func epochInts[S int8 | int16 | int32 | int64](unit int64) castKernel {
 	return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-		src := rawValues[S](arr)
-		return fixedResult(c, arr, func(dst []int64) error {
+		src := fnRawValues[S](arr)
+		return castFixedResult(c, arr, func(dst []int64) error {
 			limit := int64(math.MaxInt64) / unit
 			ok := true
 			for i, v := range src {
@@ -124,7 +124,7 @@ func epochInts[S int8 | int16 | int32 | int64](unit int64) castKernel {
 			if ok {
 				return nil
 			}
-			if i := firstBadRow(arr, func(i int) bool { x := int64(src[i]); return x > limit || x < -limit }); i >= 0 {
+			if i := castFirstBadRow(arr, func(i int) bool { x := int64(src[i]); return x > limit || x < -limit }); i >= 0 {
 				return c.rowError(arr, i, errCastOverflow(Timestamp))
 			}
 			return nil
@@ -135,9 +135,9 @@ func epochInts[S int8 | int16 | int32 | int64](unit int64) castKernel {
 // epochDoubles is timestamp_seconds(double): NaN and ±Inf are NULL,
 // out-of-range values an error.
 func epochDoubles(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[float64](arr)
+	src := fnRawValues[float64](arr)
 	n := len(src)
-	buf, dst := newFixedBuf[int64](c.mem, n)
+	buf, dst := fnFixedBuf[int64](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
 	for i, x := range src {
 		if !v.valid(i) {
@@ -148,8 +148,8 @@ func epochDoubles(c *castEval, arr arrow.Array) (arrow.Array, error) {
 			v.setNull(i)
 			continue
 		}
-		m := x * microsPerSecond
-		if !inRange(m, minInt64Excl, 9223372036854775808.0) {
+		m := x * fnMicrosPerSecond
+		if !castInRange(m, minInt64Excl, 9223372036854775808.0) {
 			buf.Release()
 			v.release()
 			return nil, c.rowError(arr, i, errCastOverflow(Timestamp))
@@ -157,7 +157,7 @@ func epochDoubles(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		dst[i] = int64(m)
 	}
 	bm, nulls := v.finish()
-	return newArray(Timestamp, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+	return fnNewArray(Timestamp, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 }
 
 // epochDecimals needs an exact number of microseconds, as Spark's
@@ -184,12 +184,12 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 		var pattern *datetimePattern
 		switch {
 		case len(args) == 2:
-			v, ok := constValue(args[1])
+			v, ok := fnConstValue(args[1])
 			if !ok || args[1].DataType().ID() != arrow.STRING && args[1].DataType().ID() != arrow.NULL {
 				return nil, fmt.Errorf("the format %s must be a constant string: %w", f.Args[1], ErrType)
 			}
 			if v == nil {
-				return nullResult(to, mem), nil
+				return fnNullResult(to, mem), nil
 			}
 			p, err := compileDatetimePattern(v.(string))
 			if err != nil {
@@ -203,7 +203,7 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 		var k castKernel
 		switch {
 		case dt.ID() == arrow.NULL:
-			return nullResult(to, mem), nil
+			return fnNullResult(to, mem), nil
 		case dt.ID() == arrow.STRING && pattern != nil:
 			k = patternKernel(pattern, to, seconds)
 		case seconds && dt.ID() == arrow.TIMESTAMP:
@@ -217,15 +217,15 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 			k = castKernelFor(dt, to)
 		}
 		if k == nil {
-			return nil, errArgType(f.Args[0].String(), x.DataType(), "a string, date or timestamp")
+			return nil, fnErrArgType(f.Args[0].String(), x.DataType(), "a string, date or timestamp")
 		}
-		return foldConstant(f, in, mem, unaryKernelEval(f, x, to, k, mem), args...)
+		return fnFoldConstant(f, in, mem, unaryKernelEval(f, x, to, k, mem), args...)
 	}
 }
 
 func dateToSeconds(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := rawValues[int32](arr)
-	return fixedResult(c, arr, func(dst []int64) error {
+	src := fnRawValues[int32](arr)
+	return castFixedResult(c, arr, func(dst []int64) error {
 		for i, d := range src {
 			dst[i] = int64(d) * 86400
 		}
@@ -239,15 +239,15 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 	div := int64(1)
 	switch {
 	case seconds:
-		div = microsPerSecond
+		div = fnMicrosPerSecond
 	case to.ID() == arrow.DATE32:
-		div = microsPerDay
+		div = fnMicrosPerDay
 	}
 	return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		n := arr.Len()
-		offs, data := binaryView(arr)
+		offs, data := fnBinaryView(arr)
 		if to.ID() == arrow.DATE32 {
-			buf, dst := newFixedBuf[int32](c.mem, n)
+			buf, dst := fnFixedBuf[int32](c.mem, n)
 			v := newValidityOut(c.mem, n, arr)
 			for i := 0; i < n; i++ {
 				dst[i] = 0
@@ -255,16 +255,16 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 					continue
 				}
 				m, ok := p.parse(data[offs[i]:offs[i+1]])
-				if days := floorDiv(m, div); ok && days == int64(int32(days)) {
+				if days := fnFloorDiv(m, div); ok && days == int64(int32(days)) {
 					dst[i] = int32(days)
 				} else {
 					v.setNull(i)
 				}
 			}
 			bm, nulls := v.finish()
-			return newArray(to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+			return fnNewArray(to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 		}
-		buf, dst := newFixedBuf[int64](c.mem, n)
+		buf, dst := fnFixedBuf[int64](c.mem, n)
 		v := newValidityOut(c.mem, n, arr)
 		for i := 0; i < n; i++ {
 			dst[i] = 0
@@ -272,13 +272,13 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				continue
 			}
 			if m, ok := p.parse(data[offs[i]:offs[i+1]]); ok {
-				dst[i] = floorDiv(m, div)
+				dst[i] = fnFloorDiv(m, div)
 			} else {
 				v.setNull(i)
 			}
 		}
 		bm, nulls := v.finish()
-		return newArray(to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+		return fnNewArray(to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
 	}
 }
 
@@ -301,21 +301,21 @@ var truncUnits = map[string]struct {
 	"QUARTER": {truncQuarter, 0},
 	"MONTH":   {truncMonth, 0}, "MM": {truncMonth, 0}, "MON": {truncMonth, 0},
 	"WEEK": {truncWeek, 0},
-	"DAY":  {truncFixed, microsPerDay}, "DD": {truncFixed, microsPerDay},
-	"HOUR":        {truncFixed, 3600 * microsPerSecond},
-	"MINUTE":      {truncFixed, 60 * microsPerSecond},
-	"SECOND":      {truncFixed, microsPerSecond},
+	"DAY":  {truncFixed, fnMicrosPerDay}, "DD": {truncFixed, fnMicrosPerDay},
+	"HOUR":        {truncFixed, 3600 * fnMicrosPerSecond},
+	"MINUTE":      {truncFixed, 60 * fnMicrosPerSecond},
+	"SECOND":      {truncFixed, fnMicrosPerSecond},
 	"MILLISECOND": {truncFixed, 1000},
 	"MICROSECOND": {truncFixed, 1},
 }
 
 func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
-	v, ok := constValue(args[0])
+	v, ok := fnConstValue(args[0])
 	if !ok || args[0].DataType().ID() != arrow.STRING && args[0].DataType().ID() != arrow.NULL {
 		return nil, fmt.Errorf("the unit %s must be a constant string: %w", f.Args[0], ErrType)
 	}
 	if v == nil {
-		return nullResult(Timestamp, mem), nil
+		return fnNullResult(Timestamp, mem), nil
 	}
 	u, ok := truncUnits[strings.ToUpper(strings.TrimSpace(v.(string)))]
 	if !ok {
@@ -325,23 +325,23 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 	dt := Unwrap(ts.DataType())
 	switch dt.ID() {
 	case arrow.NULL:
-		return nullResult(Timestamp, mem), nil
+		return fnNullResult(Timestamp, mem), nil
 	case arrow.TIMESTAMP:
 	case arrow.DATE32, arrow.STRING:
 		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
 			expr: "CAST(" + f.Args[1].String() + " AS TIMESTAMP)", operand: f.Args[1].String()}, mem, ts)
 	default:
-		return nil, errArgType(f.Args[1].String(), ts.DataType(), "a timestamp")
+		return nil, fnErrArgType(f.Args[1].String(), ts.DataType(), "a timestamp")
 	}
 	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-		src := rawValues[int64](arr)
-		return fixedResult(c, arr, func(dst []int64) error {
+		src := fnRawValues[int64](arr)
+		return castFixedResult(c, arr, func(dst []int64) error {
 			truncTimestamps(src, dst, u.unit, u.micros)
 			return nil
 		})
 	}
 	ev := &castEval{child: ts, from: Timestamp, to: Timestamp, kern: k, mem: mem, expr: f.String(), operand: f.Args[1].String()}
-	return foldConstant(f, in, mem, ev, ts)
+	return fnFoldConstant(f, in, mem, ev, ts)
 }
 
 // truncTimestamps truncates every value (garbage under nulls included; the
@@ -350,26 +350,26 @@ func truncTimestamps(src, dst []int64, unit truncUnit, micros int64) {
 	switch unit {
 	case truncFixed:
 		for i, v := range src {
-			dst[i] = floorDiv(v, micros) * micros
+			dst[i] = fnFloorDiv(v, micros) * micros
 		}
 	case truncWeek:
 		// 1970-01-01 was a Thursday: Mondays are days ≡ 4 (mod 7).
 		for i, v := range src {
-			days := floorDiv(v, microsPerDay)
-			dst[i] = (days - floorMod(days-4, 7)) * microsPerDay
+			days := fnFloorDiv(v, fnMicrosPerDay)
+			dst[i] = (days - fnFloorMod(days-4, 7)) * fnMicrosPerDay
 		}
 	default:
 		for i, v := range src {
-			y, m, _ := civilFromDays(floorDiv(v, microsPerDay))
+			y, m, _ := civilFromDays(fnFloorDiv(v, fnMicrosPerDay))
 			switch unit {
 			case truncYear:
 				m = 1
 			case truncQuarter:
 				m = (m-1)/3*3 + 1
 			}
-			dst[i] = daysFromCivil(y, m, 1) * microsPerDay
+			dst[i] = daysFromCivil(y, m, 1) * fnMicrosPerDay
 		}
 	}
 }
 
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+func fnFloorMod(a, b int64) int64 { return a - fnFloorDiv(a, b)*b }

@@ -432,7 +432,7 @@ func parseOffsetField(s []byte, it dtItem) (int, int, bool) {
 func (f *dtFields) resolve() (int64, bool) {
 	if f.doy != 0 {
 		last := int64(365)
-		if isLeap(f.year) {
+		if fnIsLeap(f.year) {
 			last = 366
 		}
 		if f.doy < 1 || f.doy > last {
@@ -465,7 +465,7 @@ func (f *dtFields) resolve() (int64, bool) {
 			h += 12
 		}
 	}
-	if f.month < 1 || f.month > 12 || !validDate(f.year, int(f.month), int(f.day)) ||
+	if f.month < 1 || f.month > 12 || !fnValidDate(f.year, int(f.month), int(f.day)) ||
 		h > 23 || f.minute > 59 || f.second > 59 {
 		return 0, false
 	}
@@ -481,5 +481,5 @@ func (f *dtFields) resolve() (int64, bool) {
 	if secs > 9_223_372_036_854 || secs < -9_223_372_036_854 {
 		return 0, false
 	}
-	return secs*microsPerSecond + f.micros, true
+	return secs*fnMicrosPerSecond + f.micros, true
 }

@@ -25,11 +25,11 @@ var ErrInterval = errors.New("invalid interval")
 var intervalUnits = map[string]int64{
 	"microsecond": 1,
 	"millisecond": 1000,
-	"second":      microsPerSecond,
-	"minute":      60 * microsPerSecond,
-	"hour":        3600 * microsPerSecond,
-	"day":         microsPerDay,
-	"week":        7 * microsPerDay,
+	"second":      fnMicrosPerSecond,
+	"minute":      60 * fnMicrosPerSecond,
+	"hour":        3600 * fnMicrosPerSecond,
+	"day":         fnMicrosPerDay,
+	"week":        7 * fnMicrosPerDay,
 }
 
 // ParseInterval parses an interval such as '10 seconds', '1 minute',
@@ -121,14 +121,14 @@ func FormatInterval(micros int64) string {
 			parts = append(parts, fmt.Sprintf("%s%d %s", sign, v, unit))
 		}
 	}
-	add(u/uint64(microsPerDay), "days")
-	u %= uint64(microsPerDay)
-	add(u/uint64(3600*microsPerSecond), "hours")
-	u %= uint64(3600 * microsPerSecond)
-	add(u/uint64(60*microsPerSecond), "minutes")
-	u %= uint64(60 * microsPerSecond)
+	add(u/uint64(fnMicrosPerDay), "days")
+	u %= uint64(fnMicrosPerDay)
+	add(u/uint64(3600*fnMicrosPerSecond), "hours")
+	u %= uint64(3600 * fnMicrosPerSecond)
+	add(u/uint64(60*fnMicrosPerSecond), "minutes")
+	u %= uint64(60 * fnMicrosPerSecond)
 	if u != 0 {
-		secs := fmt.Sprintf("%d.%06d", u/microsPerSecond, u%microsPerSecond)
+		secs := fmt.Sprintf("%d.%06d", u/fnMicrosPerSecond, u%fnMicrosPerSecond)
 		secs = strings.TrimRight(strings.TrimRight(secs, "0"), ".")
 		parts = append(parts, sign+secs+" seconds")
 	}
@@ -162,11 +162,11 @@ func (c *intervalConst) Value() any               { return arrow.Duration(c.micr
 
 func (c *intervalConst) Eval(_ context.Context, rec arrow.Record) (arrow.Array, error) {
 	n := int(rec.NumRows())
-	buf, vals := newFixedBuf[int64](c.mem, n)
+	buf, vals := fnFixedBuf[int64](c.mem, n)
 	for i := range vals {
 		vals[i] = c.micros
 	}
-	return newArray(Interval, n, []*memory.Buffer{nil, buf}, nil, 0), nil
+	return fnNewArray(Interval, n, []*memory.Buffer{nil, buf}, nil, 0), nil
 }
 
 // TimestampAddInterval is ts + micros (ts - INTERVAL ... is a negative
@@ -198,7 +198,7 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 	dt := Unwrap(ts.DataType())
 	switch dt.ID() {
 	case arrow.NULL:
-		return nullResult(Timestamp, mem), nil
+		return fnNullResult(Timestamp, mem), nil
 	case arrow.TIMESTAMP:
 		if !arrow.TypeEqual(dt, Timestamp) {
 			return nil, newBindError(t, in, fmt.Errorf("cannot add an interval to %s: %w", TypeName(dt), ErrType))
@@ -211,8 +211,8 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 	}
 	d := t.Micros
 	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-		src := rawValues[int64](arr)
-		return fixedResult(c, arr, func(dst []int64) error {
+		src := fnRawValues[int64](arr)
+		return castFixedResult(c, arr, func(dst []int64) error {
 			ok := true
 			for i, v := range src {
 				s := v + d
@@ -224,12 +224,12 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 				return nil
 			}
 			bad := func(i int) bool { s := src[i] + d; return (src[i]^s)&(d^s) < 0 }
-			if i := firstBadRow(arr, bad); i >= 0 {
+			if i := castFirstBadRow(arr, bad); i >= 0 {
 				return c.rowError(arr, i, errCastOverflow(Timestamp))
 			}
 			return nil
 		})
 	}
 	ev := &castEval{child: ts, from: Timestamp, to: Timestamp, kern: k, mem: mem, expr: t.String(), operand: t.TS.String()}
-	return foldConstant(t, in, mem, ev, ts)
+	return fnFoldConstant(t, in, mem, ev, ts)
 }
