@@ -133,6 +133,9 @@ func parseDate(b []byte) (int32, bool) {
 // of day are NULL: Spark would take the current date, which is not
 // deterministic.
 func parseTimestamp(b []byte) (int64, bool) {
+	if v, ok := parseCanonicalTimestamp(b); ok {
+		return v, true
+	}
 	segs, zone, justTime, ok := timestampSegments(b)
 	if !ok || justTime {
 		return 0, false
@@ -163,6 +166,56 @@ func parseTimestamp(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return secs*fnMicrosPerSecond + us, true
+}
+
+// parseCanonicalTimestamp is the fast path for the common shape
+// yyyy-MM-dd HH:mm:ss[.fraction] (or with 'T'), without a zone or
+// surrounding space; anything else goes to the general parser, which
+// gives the same result for these strings.
+func parseCanonicalTimestamp(b []byte) (int64, bool) {
+	if len(b) < 19 || b[4] != '-' || b[7] != '-' || b[10] != ' ' && b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return 0, false
+	}
+	num := func(k, n int) (int64, bool) {
+		v := int64(0)
+		for _, c := range b[k : k+n] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int64(c-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	h, ok4 := num(11, 2)
+	mi, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || h > 23 || mi > 59 || sec > 59 || !fnValidDate(y, int(mo), int(d)) {
+		return 0, false
+	}
+	us := int64(0)
+	if len(b) > 19 {
+		if b[19] != '.' || len(b) == 20 || len(b) > 29 {
+			return 0, false
+		}
+		digits := 0
+		for _, c := range b[20:] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			if digits < 6 {
+				us = us*10 + int64(c-'0')
+				digits++
+			}
+		}
+		for ; digits < 6; digits++ {
+			us *= 10
+		}
+	}
+	days := daysFromCivil(y, int(mo), int(d))
+	return (days*86400+h*3600+mi*60+sec)*fnMicrosPerSecond + us, true
 }
 
 // timestampSegments is Spark's parseTimestampString state machine: it
