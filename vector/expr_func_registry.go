@@ -1,0 +1,139 @@
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// FuncExpr is a call of a built-in function by name, as Spark renders it:
+// name(arg1, arg2). The constructors (Lower, Substring, Hash, ...) build
+// it; LookupFunction builds it from a name.
+type FuncExpr struct {
+	Name string
+	Args []Expr
+	bind func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error)
+}
+
+func (f *FuncExpr) String() string { return funcString(f.Name, f.Args...) }
+
+// Bind implements Expr. Argument type errors are bind errors naming the
+// call.
+func (f *FuncExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error) {
+	args, err := bindAll(in, mem, f.Args)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := f.bind(f, in, mem, args)
+	if err != nil {
+		var be *BindError
+		if errors.As(err, &be) {
+			return nil, err
+		}
+		return nil, newBindError(f, in, err)
+	}
+	return ev, nil
+}
+
+// Sentinel errors of function lookup.
+var (
+	// ErrUnknownFunction is a function name LookupFunction does not know.
+	ErrUnknownFunction = errors.New("unknown function")
+	// ErrArgumentCount is a call with the wrong number of arguments.
+	ErrArgumentCount = errors.New("wrong number of arguments")
+)
+
+// funcSpec describes a registered function: its arity and constructor.
+type funcSpec struct {
+	min, max int // max < 0: variadic
+	build    func(args []Expr) Expr
+}
+
+func arg(args []Expr, i int) Expr {
+	if i < len(args) {
+		return args[i]
+	}
+	return nil
+}
+
+// castFunc is Spark's function-style cast, int(x), string(x), ...
+func castFunc(to arrow.DataType) funcSpec {
+	return funcSpec{1, 1, func(a []Expr) Expr { return Cast(a[0], to) }}
+}
+
+var functions = map[string]funcSpec{
+	"lower":             {1, 1, func(a []Expr) Expr { return Lower(a[0]) }},
+	"lcase":             {1, 1, func(a []Expr) Expr { return Lower(a[0]) }},
+	"upper":             {1, 1, func(a []Expr) Expr { return Upper(a[0]) }},
+	"ucase":             {1, 1, func(a []Expr) Expr { return Upper(a[0]) }},
+	"length":            {1, 1, func(a []Expr) Expr { return Length(a[0]) }},
+	"char_length":       {1, 1, func(a []Expr) Expr { return Length(a[0]) }},
+	"character_length":  {1, 1, func(a []Expr) Expr { return Length(a[0]) }},
+	"len":               {1, 1, func(a []Expr) Expr { return Length(a[0]) }},
+	"substring":         {2, 3, func(a []Expr) Expr { return Substring(a[0], a[1], arg(a, 2)) }},
+	"substr":            {2, 3, func(a []Expr) Expr { return Substring(a[0], a[1], arg(a, 2)) }},
+	"concat":            {0, -1, func(a []Expr) Expr { return Concat(a...) }},
+	"split":             {2, 3, func(a []Expr) Expr { return Split(a[0], a[1], arg(a, 2)) }},
+	"like":              {2, 2, func(a []Expr) Expr { return Like(a[0], a[1]) }},
+	"hash":              {1, -1, func(a []Expr) Expr { return Hash(a...) }},
+	"timestamp_seconds": {1, 1, func(a []Expr) Expr { return TimestampSeconds(a[0]) }},
+	"timestamp_millis":  {1, 1, func(a []Expr) Expr { return TimestampMillis(a[0]) }},
+	"timestamp_micros":  {1, 1, func(a []Expr) Expr { return TimestampMicros(a[0]) }},
+	"unix_timestamp":    {1, 2, func(a []Expr) Expr { return UnixTimestamp(a[0], arg(a, 1)) }},
+	"to_timestamp":      {1, 2, func(a []Expr) Expr { return ToTimestamp(a[0], arg(a, 1)) }},
+	"to_date":           {1, 2, func(a []Expr) Expr { return ToDate(a[0], arg(a, 1)) }},
+	"date_trunc":        {2, 2, func(a []Expr) Expr { return DateTrunc(a[0], a[1]) }},
+	"boolean":           castFunc(Boolean),
+	"int":               castFunc(Int32),
+	"bigint":            castFunc(Int64),
+	"double":            castFunc(Float64),
+	"string":            castFunc(String),
+	"binary":            castFunc(Binary),
+	"timestamp":         castFunc(Timestamp),
+	"date":              castFunc(Date),
+}
+
+// LookupFunction builds the call of the built-in function name (case
+// insensitive) with args, as the SQL planner resolves names. An unknown
+// name wraps ErrUnknownFunction and a wrong number of arguments wraps
+// ErrArgumentCount; argument types are checked later, by Bind.
+func LookupFunction(name string, args []Expr) (Expr, error) {
+	spec, ok := functions[strings.ToLower(name)]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownFunction, name)
+	}
+	if len(args) < spec.min || spec.max >= 0 && len(args) > spec.max {
+		want := fmt.Sprintf("%d", spec.min)
+		switch {
+		case spec.max < 0:
+			want = fmt.Sprintf("at least %d", spec.min)
+		case spec.max != spec.min:
+			want = fmt.Sprintf("%d to %d", spec.min, spec.max)
+		}
+		for _, a := range args {
+			if a == nil {
+				return nil, fmt.Errorf("%s: nil argument", strings.ToLower(name))
+			}
+		}
+		return nil, fmt.Errorf("%s requires %s arguments, got %d: %w", funcString(strings.ToLower(name), args...), want, len(args), ErrArgumentCount)
+	}
+	for _, a := range args {
+		if a == nil {
+			return nil, fmt.Errorf("%s: nil argument", strings.ToLower(name))
+		}
+	}
+	return spec.build(args), nil
+}
+
+// FunctionNames lists the names LookupFunction knows, for help and error
+// suggestions.
+func FunctionNames() []string {
+	out := make([]string, 0, len(functions))
+	for n := range functions {
+		out = append(out, n)
+	}
+	return out
+}

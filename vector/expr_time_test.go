@@ -1,0 +1,141 @@
+package vector_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
+)
+
+func TestEpochFunctions(t *testing.T) {
+	i64 := schemaOf("x", vector.Int64)
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "seconds", Schema: i64, Rows: column(1, -1, 1_767_225_600), Expr: vector.TimestampSeconds(vector.Col("x")),
+			Want: []any{1_000_000, -1_000_000, tsMicros("2026-01-01 00:00:00")}, WantType: vector.Timestamp, NullIntolerant: true},
+		vt.ExprCase{Name: "seconds-int", Schema: schemaOf("x", vector.Int32), Rows: column(2), Expr: vector.TimestampSeconds(vector.Col("x")),
+			Want: []any{2_000_000}, NullIntolerant: true},
+		vt.ExprCase{Name: "seconds-double", Schema: schemaOf("x", vector.Float64), Rows: column(1.5, -0.000001, math.NaN(), math.Inf(1)),
+			Expr: vector.TimestampSeconds(vector.Col("x")), Want: []any{1_500_000, -1, nil, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "seconds-decimal", Schema: schemaOf("x", vector.Decimal(10, 3)), Rows: column("1.5"),
+			Expr: vector.TimestampSeconds(vector.Col("x")), Want: []any{1_500_000}, NullIntolerant: true},
+		vt.ExprCase{Name: "seconds-overflow", Schema: i64, Rows: column(int64(math.MaxInt64 / 100)),
+			Expr: vector.TimestampSeconds(vector.Col("x")), WantErr: "in timestamp_seconds(x) at row 0 (x=92233720368547758)"},
+		vt.ExprCase{Name: "millis", Schema: i64, Rows: column(1500, -1), Expr: vector.TimestampMillis(vector.Col("x")),
+			Want: []any{1_500_000, -1000}, NullIntolerant: true},
+		vt.ExprCase{Name: "micros", Schema: i64, Rows: column(7), Expr: vector.TimestampMicros(vector.Col("x")), Want: []any{7}, NullIntolerant: true},
+		vt.ExprCase{Name: "millis-double", Schema: schemaOf("x", vector.Float64), Rows: column(1.0), Expr: vector.TimestampMillis(vector.Col("x")),
+			WantErr: "cannot bind timestamp_millis(x): x must be an integer, not double"},
+		vt.ExprCase{Name: "seconds-string", Schema: schemaOf("x", vector.String), Rows: column("1"), Expr: vector.TimestampSeconds(vector.Col("x")),
+			WantErr: "x must be numeric, not string"},
+	)
+}
+
+func TestUnixTimestampAndToTimestamp(t *testing.T) {
+	s := schemaOf("s", vector.String)
+	d := schemaOf("s", dictString)
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "unix-default", Schema: s, Rows: column("2026-01-01 00:00:00", "2026-01-01", "garbage", "2026-01-01 00:00:01"),
+			Expr: vector.UnixTimestamp(vector.Col("s"), nil), Want: []any{1_767_225_600, nil, nil, 1_767_225_601}, WantType: vector.Int64, NullIntolerant: true},
+		vt.ExprCase{Name: "unix-dictionary", Schema: d, Rows: column("2026-01-01 00:00:00", "x", "2026-01-01 00:00:00"),
+			Expr: vector.UnixTimestamp(vector.Col("s"), nil), Want: []any{1_767_225_600, nil, 1_767_225_600}, NullIntolerant: true},
+		vt.ExprCase{Name: "unix-fmt", Schema: s, Rows: column("01/02/2026 10:30", "1/2/2026 10:30"),
+			Expr: vector.UnixTimestamp(vector.Col("s"), vector.Lit("MM/dd/yyyy HH:mm")), Want: []any{1_767_349_800, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "unix-timestamp", Schema: schemaOf("t", vector.Timestamp), Rows: column(-1, 1_999_999),
+			Expr: vector.UnixTimestamp(vector.Col("t"), nil), Want: []any{-1, 1}, NullIntolerant: true},
+		vt.ExprCase{Name: "unix-date", Schema: schemaOf("t", vector.Date), Rows: column(int64(1)),
+			Expr: vector.UnixTimestamp(vector.Col("t"), nil), Want: []any{86400}, NullIntolerant: true},
+		vt.ExprCase{Name: "to-timestamp-cast", Schema: s, Rows: column("2026-01-01T10:00:00Z", "nope"),
+			Expr: vector.ToTimestamp(vector.Col("s"), nil), Want: []any{tsMicros("2026-01-01 10:00:00"), nil}, WantType: vector.Timestamp, NullIntolerant: true},
+		vt.ExprCase{Name: "to-timestamp-fraction", Schema: s,
+			Rows: column("2026-01-01 10:00:00.5", "2026-01-01 10:00:00.123", "2026-01-01 10:00:00.1234", "2026-01-01 10:00:00"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-MM-dd HH:mm:ss.SSS")),
+			Want: []any{tsMicros("2026-01-01 10:00:00.5"), tsMicros("2026-01-01 10:00:00.123"), nil, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "to-timestamp-patterns", Schema: s,
+			Rows: column("2026-01-01T10:00:00+0200", "2026-01-01T10:00:00Z", "2026-01-01T10:00:00-05:30"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-MM-dd'T'HH:mm:ssX")),
+			Want: []any{tsMicros("2026-01-01 08:00:00"), tsMicros("2026-01-01 10:00:00"), tsMicros("2026-01-01 15:30:00")}, NullIntolerant: true},
+		vt.ExprCase{Name: "to-timestamp-text", Schema: s,
+			Rows: column("Mon, 05 Jan 2026 03:04:05 PM UTC", "mon, 05 JAN 2026 12:00:00 AM PST", "Tue 05 Jan 2026 01:00:00 PM UTC"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("EEE, dd MMM yyyy hh:mm:ss a z")),
+			Want: []any{tsMicros("2026-01-05 15:04:05"), tsMicros("2026-01-05 08:00:00"), nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "to-timestamp-compact", Schema: s, Rows: column("20260102", "2026012"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyMMdd")), Want: []any{tsMicros("2026-01-02 00:00:00"), nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "to-timestamp-doy", Schema: s, Rows: column("2024 060", "2026 366"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy DDD")), Want: []any{tsMicros("2024-02-29 00:00:00"), nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "to-date-fmt", Schema: s, Rows: column("02.01.2026", "31.02.2026"),
+			Expr: vector.ToDate(vector.Col("s"), vector.Lit("dd.MM.yyyy")), Want: []any{dateDays("2026-01-02"), nil}, WantType: vector.Date, NullIntolerant: true},
+		vt.ExprCase{Name: "to-date-cast", Schema: s, Rows: column("2026-01-02 10:00"),
+			Expr: vector.ToDate(vector.Col("s"), nil), Want: []any{dateDays("2026-01-02")}, NullIntolerant: true},
+		vt.ExprCase{Name: "bad-pattern", Schema: s, Rows: column("x"), Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-ww")),
+			WantErr: "cannot bind to_timestamp(s, 'yyyy-ww'): invalid datetime pattern 'yyyy-ww': week-based pattern letter 'w' is not supported"},
+		vt.ExprCase{Name: "bad-pattern-quote", Schema: s, Rows: column("x"), Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy'")),
+			WantErr: "unterminated quote"},
+		vt.ExprCase{Name: "bad-pattern-letter", Schema: s, Rows: column("x"), Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-MM-dd T")),
+			WantErr: "unsupported pattern letter 'T'"},
+		vt.ExprCase{Name: "non-constant-format", Schema: schemaOf("s", vector.String, "f", vector.String), Rows: []vt.Row{{"x", "y"}},
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Col("f")), WantErr: "the format f must be a constant string"},
+		vt.ExprCase{Name: "bad-input-type", Schema: schemaOf("b", vector.Boolean), Rows: column(true),
+			Expr: vector.UnixTimestamp(vector.Col("b"), nil), WantErr: "b must be a string, date or timestamp, not boolean"},
+	)
+}
+
+func TestDateTrunc(t *testing.T) {
+	s := schemaOf("t", vector.Timestamp)
+	at := tsMicros("2026-05-14 13:45:56.789123") // a Thursday
+	before := tsMicros("1969-12-31 23:59:59.5")
+	trunc := func(unit string, want, wantBefore string) vt.ExprCase {
+		return vt.ExprCase{Name: unit, Schema: s, Rows: column(at, before), Expr: vector.DateTrunc(vector.Lit(unit), vector.Col("t")),
+			Want: []any{tsMicros(want), tsMicros(wantBefore)}, WantType: vector.Timestamp, NullIntolerant: true}
+	}
+	vt.RunExpr(t,
+		trunc("YEAR", "2026-01-01 00:00:00", "1969-01-01 00:00:00"),
+		trunc("yy", "2026-01-01 00:00:00", "1969-01-01 00:00:00"),
+		trunc("QUARTER", "2026-04-01 00:00:00", "1969-10-01 00:00:00"),
+		trunc("month", "2026-05-01 00:00:00", "1969-12-01 00:00:00"),
+		trunc("WEEK", "2026-05-11 00:00:00", "1969-12-29 00:00:00"),
+		trunc("DAY", "2026-05-14 00:00:00", "1969-12-31 00:00:00"),
+		trunc("HOUR", "2026-05-14 13:00:00", "1969-12-31 23:00:00"),
+		trunc("MINUTE", "2026-05-14 13:45:00", "1969-12-31 23:59:00"),
+		trunc("SECOND", "2026-05-14 13:45:56", "1969-12-31 23:59:59"),
+		trunc("MILLISECOND", "2026-05-14 13:45:56.789", "1969-12-31 23:59:59.5"),
+		trunc("MICROSECOND", "2026-05-14 13:45:56.789123", "1969-12-31 23:59:59.5"),
+		vt.ExprCase{Name: "string-input", Schema: schemaOf("s", vector.String), Rows: column("2026-05-14 13:45:56", "bad"),
+			Expr: vector.DateTrunc(vector.Lit("HOUR"), vector.Col("s")), Want: []any{tsMicros("2026-05-14 13:00:00"), nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "bad-unit", Schema: s, Rows: column(at), Expr: vector.DateTrunc(vector.Lit("FORTNIGHT"), vector.Col("t")),
+			WantErr: "cannot bind date_trunc('FORTNIGHT', t): unknown date_trunc unit 'FORTNIGHT'"},
+		vt.ExprCase{Name: "unit-column", Schema: schemaOf("t", vector.Timestamp, "u", vector.String), Rows: []vt.Row{{at, "DAY"}},
+			Expr: vector.DateTrunc(vector.Col("u"), vector.Col("t")), WantErr: "the unit u must be a constant string"},
+		vt.ExprCase{Name: "bad-type", Schema: schemaOf("x", vector.Int64), Rows: column(1),
+			Expr: vector.DateTrunc(vector.Lit("DAY"), vector.Col("x")), WantErr: "x must be a timestamp, not bigint"},
+	)
+}
+
+// FuzzDatetimePattern compiles arbitrary patterns and parses arbitrary
+// strings with them: bind may refuse the pattern, evaluation may give
+// NULL, nothing may panic or fail at runtime.
+func FuzzDatetimePattern(f *testing.F) {
+	f.Add("yyyy-MM-dd HH:mm:ss.SSS", "2026-01-01 10:00:00.5")
+	f.Add("EEE, dd MMM yyyy hh:mm:ss a z", "Mon, 05 Jan 2026 03:04:05 PM Europe/Paris")
+	f.Add("yyyyMMddHHmmssX", "20260101100000+0130")
+	f.Add("D 'day' yy VV", "366 day 24 UTC+01:00")
+	f.Fuzz(func(t *testing.T, pattern, input string) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		schema := schemaOf("s", vector.String)
+		ev, err := vector.ToTimestamp(vector.Col("s"), vector.Lit(pattern)).Bind(schema, mem)
+		if err != nil {
+			return
+		}
+		rec := vt.BuildRecord(mem, schema, column(input))
+		defer rec.Release()
+		out, err := ev.Eval(context.Background(), rec)
+		if err != nil {
+			t.Fatalf("to_timestamp(%q, %q): %v", input, pattern, err)
+		}
+		out.Release()
+	})
+}
