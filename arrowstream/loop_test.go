@@ -34,13 +34,13 @@ func (f *funcExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Op
 	}
 	return in[0], nil
 }
-func (f *funcExecutor) CommitState(context.Context, EpochInfo) error  { return nil }
-func (f *funcExecutor) AbortState(EpochInfo)                          {}
-func (f *funcExecutor) WatermarkNodes() []string                      { return nil }
-func (f *funcExecutor) EventTimeStats() []EventTimeStats              { return nil }
-func (f *funcExecutor) ShouldRunAnotherBatch(int64) bool              { return false }
-func (f *funcExecutor) StateProgress() []StateOperatorProgress        { return nil }
-func (f *funcExecutor) Close() error                                  { return nil }
+func (f *funcExecutor) CommitState(context.Context, EpochInfo) error { return nil }
+func (f *funcExecutor) AbortState(EpochInfo)                         {}
+func (f *funcExecutor) WatermarkNodes() []string                     { return nil }
+func (f *funcExecutor) EventTimeStats() []EventTimeStats             { return nil }
+func (f *funcExecutor) ShouldRunAnotherBatch(int64) bool             { return false }
+func (f *funcExecutor) StateProgress() []StateOperatorProgress       { return nil }
+func (f *funcExecutor) Close() error                                 { return nil }
 
 // collectSink keeps each epoch's rows and ignores replays of committed
 // epochs, as the memory sink does.
