@@ -16,7 +16,7 @@ import (
 
 var (
 	joinLeft = vt.Input{
-		Schema: schemaOf(field("lid", vector.Int64), field("lk", vector.Int64), field("ls", vector.String)),
+		Schema: joinSchema(field("lid", vector.Int64), field("lk", vector.Int64), field("ls", vector.String)),
 		Rows: []vt.Row{
 			{1, 1, "a"},
 			{2, 1, "b"},
@@ -28,7 +28,7 @@ var (
 		},
 	}
 	joinRight = vt.Input{
-		Schema: schemaOf(field("rid", vector.Int64), field("rk", vector.Int64), field("rs", vector.String)),
+		Schema: joinSchema(field("rid", vector.Int64), field("rk", vector.Int64), field("rs", vector.String)),
 		Rows: []vt.Row{
 			{10, 1, "x"},
 			{11, 1, "y"},
@@ -113,7 +113,7 @@ func TestHashJoinEmpty(t *testing.T) {
 
 func TestHashJoinCompositeKeys(t *testing.T) {
 	left := vt.Input{
-		Schema: schemaOf(field("a", vector.Int64), field("s", vector.String), field("d", vector.Date)),
+		Schema: joinSchema(field("a", vector.Int64), field("s", vector.String), field("d", vector.Date)),
 		Rows: []vt.Row{
 			{1, "x", arrow.Date32(1)}, {1, "y", arrow.Date32(1)}, {2, "x", arrow.Date32(2)},
 			{1, "x", arrow.Date32(1)}, {nil, "x", arrow.Date32(1)}, {1, nil, arrow.Date32(1)},
@@ -121,7 +121,7 @@ func TestHashJoinCompositeKeys(t *testing.T) {
 		},
 	}
 	right := vt.Input{
-		Schema: schemaOf(field("b", vector.Int64), field("t", vector.String), field("e", vector.Date), field("v", vector.Int64)),
+		Schema: joinSchema(field("b", vector.Int64), field("t", vector.String), field("e", vector.Date), field("v", vector.Int64)),
 		Rows: []vt.Row{
 			{1, "x", arrow.Date32(1), 100}, {1, "x", arrow.Date32(1), 101}, {2, "x", arrow.Date32(3), 102},
 			{nil, "x", arrow.Date32(1), 103}, {1, nil, arrow.Date32(1), 104}, {1, "", arrow.Date32(1), 105},
@@ -140,9 +140,9 @@ func TestHashJoinCompositeKeys(t *testing.T) {
 
 func TestHashJoinDecimalKeys(t *testing.T) {
 	dec := vector.Decimal(10, 2)
-	left := vt.Input{Schema: schemaOf(field("l", dec), field("ln", vector.Int64)),
+	left := vt.Input{Schema: joinSchema(field("l", dec), field("ln", vector.Int64)),
 		Rows: []vt.Row{{"1.50", 1}, {"-2.00", 2}, {nil, 3}, {"1.50", 4}, {"99999999.99", 5}}}
-	right := vt.Input{Schema: schemaOf(field("r", dec), field("rn", vector.Int64)),
+	right := vt.Input{Schema: joinSchema(field("r", dec), field("rn", vector.Int64)),
 		Rows: []vt.Row{{"1.50", 1}, {"99999999.99", 5}, {nil, 3}, {"0.00", 4}, {"1.50", 4}}}
 	runScenarios(t, joinScenario{
 		name: "decimal", left: left, right: right,
@@ -168,7 +168,7 @@ func TestHashJoinStringKeys(t *testing.T) {
 	lrows := rows("click", "view", nil, "purchase", "view", "", "a-rather-long-key-value-over-eight-bytes")
 	rrows := rows("view", "view", "click", nil, "", "zzz", "a-rather-long-key-value-over-eight-bytes")
 	in := func(dt arrow.DataType, name string, rs []vt.Row) vt.Input {
-		return vt.Input{Schema: schemaOf(field(name, dt), field(name+"_n", vector.Int64)), Rows: rs}
+		return vt.Input{Schema: joinSchema(field(name, dt), field(name+"_n", vector.Int64)), Rows: rs}
 	}
 	match := keysMatch([]int{0}, []int{0}, nil)
 	for _, c := range []struct {
@@ -190,13 +190,13 @@ func TestHashJoinStringKeys(t *testing.T) {
 
 func TestHashJoinStructKeys(t *testing.T) {
 	left := vt.Input{
-		Schema: schemaOf(field("window", vector.WindowType), field("n", vector.Int64)),
+		Schema: joinSchema(field("window", vector.WindowType), field("n", vector.Int64)),
 		Rows: []vt.Row{
 			{[]any{0, 10}, 1}, {[]any{10, 20}, 2}, {nil, 3}, {[]any{0, nil}, 4}, {[]any{0, 10}, 5},
 		},
 	}
 	right := vt.Input{
-		Schema: schemaOf(field("window", vector.WindowType), field("total", vector.Int64)),
+		Schema: joinSchema(field("window", vector.WindowType), field("total", vector.Int64)),
 		Rows: []vt.Row{
 			{[]any{0, 10}, 100}, {[]any{20, 30}, 200}, {nil, 300}, {[]any{0, nil}, 400},
 		},
@@ -214,11 +214,11 @@ func TestHashJoinStructKeys(t *testing.T) {
 
 func TestHashJoinWidening(t *testing.T) {
 	left := vt.Input{
-		Schema: schemaOf(field("a", vector.Int32), field("s", vector.String)),
+		Schema: joinSchema(field("a", vector.Int32), field("s", vector.String)),
 		Rows:   []vt.Row{{int32(1), "x"}, {int32(-1), "y"}, {nil, "z"}, {int32(2), "x"}, {int32(1), "q"}},
 	}
 	right := vt.Input{
-		Schema: schemaOf(field("b", vector.Int64), field("t", vector.String)),
+		Schema: joinSchema(field("b", vector.Int64), field("t", vector.String)),
 		Rows:   []vt.Row{{int64(1), "x"}, {int64(-1), "y"}, {int64(1) << 40, "x"}, {int64(2), "x"}, {nil, "z"}},
 	}
 	runScenarios(t, joinScenario{
@@ -307,11 +307,11 @@ func TestHashJoinResidual(t *testing.T) {
 // both sides of the split and rejects all matches of some rows.
 func TestHashJoinLargeFanout(t *testing.T) {
 	const nl, nr = 300, 260
-	left := vt.Input{Schema: schemaOf(field("lid", vector.Int64), field("lk", vector.Int64))}
+	left := vt.Input{Schema: joinSchema(field("lid", vector.Int64), field("lk", vector.Int64))}
 	for i := 0; i < nl; i++ {
 		left.Rows = append(left.Rows, vt.Row{int64(i), int64(i % 2)})
 	}
-	right := vt.Input{Schema: schemaOf(field("rid", vector.Int64), field("rk", vector.Int64))}
+	right := vt.Input{Schema: joinSchema(field("rid", vector.Int64), field("rk", vector.Int64))}
 	for i := 0; i < nr; i++ {
 		right.Rows = append(right.Rows, vt.Row{int64(i), int64(i % 3)})
 	}
@@ -335,7 +335,7 @@ func TestHashJoinLargeFanout(t *testing.T) {
 
 func TestHashJoinBatchLimit(t *testing.T) {
 	mem := vt.NewAllocator(t)
-	schema := schemaOf(field("k", vector.Int64))
+	schema := joinSchema(field("k", vector.Int64))
 	var rows []vt.Row
 	for i := 0; i < 400; i++ {
 		rows = append(rows, vt.Row{int64(1)})
@@ -372,7 +372,7 @@ func TestHashJoinBatchLimit(t *testing.T) {
 }
 
 func TestHashJoinErrors(t *testing.T) {
-	listSchema := schemaOf(field("l", vector.ListOf(vector.Int64)))
+	listSchema := joinSchema(field("l", vector.ListOf(vector.Int64)))
 	build := func(spec vector.JoinSpec) func(memory.Allocator, []vector.Operator) (vector.Operator, error) {
 		return func(mem memory.Allocator, in []vector.Operator) (vector.Operator, error) {
 			return vector.NewHashJoin(mem, in[0], in[1], spec)
@@ -438,13 +438,13 @@ func TestHashJoinManyKeys(t *testing.T) {
 	// dense ones the direct array; timestamps and doubles are fixed keys
 	// too.
 	sparse := func(k int64) int64 { return int64(uint64(k) * 0x9e3779b97f4a7c15) }
-	left := vt.Input{Schema: schemaOf(field("lk", vector.Int64), field("ls", vector.String), field("lsp", vector.Int64),
+	left := vt.Input{Schema: joinSchema(field("lk", vector.Int64), field("ls", vector.String), field("lsp", vector.Int64),
 		field("lt", vector.Timestamp), field("lf", vector.Float64))}
 	for i := 0; i < 300; i++ {
 		k := int64(i*7919%640) - 320
 		left.Rows = append(left.Rows, vt.Row{k, fmt.Sprint("key-", k), sparse(k), arrow.Timestamp(k), float64(k) / 4})
 	}
-	right := vt.Input{Schema: schemaOf(field("rk", vector.Int64), field("rs", vector.String), field("rsp", vector.Int64),
+	right := vt.Input{Schema: joinSchema(field("rk", vector.Int64), field("rs", vector.String), field("rsp", vector.Int64),
 		field("rt", vector.Timestamp), field("rf", vector.Float64))}
 	for i := 0; i < 400; i++ {
 		k := int64(i%300) * 3
@@ -482,8 +482,8 @@ func TestHashJoinManyKeys(t *testing.T) {
 // Spark normalizes join keys.
 func TestHashJoinDoubleKeys(t *testing.T) {
 	nan, negZero := math.NaN(), math.Copysign(0, -1)
-	left := vt.Input{Schema: schemaOf(field("l", vector.Float64)), Rows: []vt.Row{{0.0}, {negZero}, {nan}, {1.5}, {nil}}}
-	right := vt.Input{Schema: schemaOf(field("r", vector.Float64)), Rows: []vt.Row{{negZero}, {-nan}, {2.5}, {nil}}}
+	left := vt.Input{Schema: joinSchema(field("l", vector.Float64)), Rows: []vt.Row{{0.0}, {negZero}, {nan}, {1.5}, {nil}}}
+	right := vt.Input{Schema: joinSchema(field("r", vector.Float64)), Rows: []vt.Row{{negZero}, {-nan}, {2.5}, {nil}}}
 	runScenarios(t, joinScenario{
 		name: "double", left: left, right: right,
 		spec: vector.JoinSpec{LeftKeys: cols("l"), RightKeys: cols("r")},
@@ -501,11 +501,11 @@ func TestHashJoinDoubleKeys(t *testing.T) {
 // TestHashJoinLargeBuild builds a table beyond the small-table size, with
 // keys that are not dense.
 func TestHashJoinLargeBuild(t *testing.T) {
-	right := vt.Input{Schema: schemaOf(field("rk", vector.Int64), field("rv", vector.Int64))}
+	right := vt.Input{Schema: joinSchema(field("rk", vector.Int64), field("rv", vector.Int64))}
 	for i := 0; i < 5000; i++ {
 		right.Rows = append(right.Rows, vt.Row{int64(i) * 1_000_003, int64(i)})
 	}
-	left := vt.Input{Schema: schemaOf(field("lk", vector.Int64))}
+	left := vt.Input{Schema: joinSchema(field("lk", vector.Int64))}
 	for i := 0; i < 200; i++ {
 		left.Rows = append(left.Rows, vt.Row{int64(i*67) * 1_000_003})
 	}
@@ -577,7 +577,7 @@ func (f *failingOp) Close() error {
 // same rows unsliced.
 func TestHashJoinKeyEncoderSliced(t *testing.T) {
 	mem := vt.NewAllocator(t)
-	schema := schemaOf(field("a", vector.Int64), field("d", vector.Date), field("b", vector.Boolean))
+	schema := joinSchema(field("a", vector.Int64), field("d", vector.Date), field("b", vector.Boolean))
 	rows := []vt.Row{{1, arrow.Date32(10), true}, {2, arrow.Date32(20), false}, {3, arrow.Date32(30), true}}
 	plain := vt.BuildRecords(mem, schema, rows, vt.Shape{})[0]
 	defer plain.Release()

@@ -212,7 +212,7 @@ func wantJoinSchema(ls, rs *arrow.Schema, typ vector.JoinType) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-func schemaOf(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
+func joinSchema(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
 
 func field(name string, dt arrow.DataType) arrow.Field {
 	return arrow.Field{Name: name, Type: dt, Nullable: true}
