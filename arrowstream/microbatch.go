@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -86,6 +87,16 @@ func (m *microBatch) populateStartOffsets() error {
 	m.committed = make([]Offset, n)
 	m.available = make([]Offset, n)
 	m.latest = make([]Offset, n)
+	for i, src := range m.cfg.sources {
+		if cs, ok := src.(CheckpointedSource); ok {
+			if err := cs.SetCheckpointDir(filepath.Join(m.cfg.checkpointDir, "sources", strconv.Itoa(i))); err != nil {
+				return fmt.Errorf("arrowstream: source %s: %w", m.cfg.sourceDescriptions[i], err)
+			}
+		}
+		if is, ok := src.(InitialOffsetSource); ok {
+			m.committed[i] = is.InitialOffset()
+		}
+	}
 	last, seq, ok, err := m.offsets.Latest()
 	if err != nil {
 		return err
@@ -206,6 +217,11 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 				}
 				m.latest[i] = latest
 				end := latest
+				if ac, ok := src.(AdmissionControlSource); ok && m.cfg.trigger.kind != triggerOnce {
+					if end, err = ac.LatestOffsetFrom(ctx, m.committed[i]); err != nil {
+						return fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.sourceDescriptions[i], err)
+					}
+				}
 				if m.availableNowTargets != nil {
 					end = m.availableNowTargets[i]
 				}
