@@ -76,8 +76,13 @@ func (s *wordSource) word(w int) uint64 {
 	return loadWord(s.bm, s.off+w*64)
 }
 
-// constant reports whether every word is the same.
-func (s *wordSource) constant() bool { return s.bm == nil }
+// bit reports bit i (per-row merge loops and error paths).
+func (s *wordSource) bit(i int) bool {
+	if s.bm == nil {
+		return s.fill != 0
+	}
+	return bitutil.BitIsSet(s.bm, s.off+i)
+}
 
 // constWords is a wordSource of n equal bits.
 func constWords(set bool) wordSource {

@@ -169,11 +169,18 @@ func (e *logicEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		defer ra.Release()
 		rv, rx = validityWords(ra), boolValueWords(ra)
 	}
-	vbuf, vals := newBitmap(e.mem, n)
-	mbuf, valid := newBitmap(e.mem, n)
+	return logicCombine(e.mem, e.op, n, lv, lx, rv, rx), nil
+}
+
+// logicCombine applies three-valued AND / OR to operands given as
+// validity and value words.
+func logicCombine(mem memory.Allocator, op LogicOp, n int, lv, lx, rv, rx wordSource) arrow.Array {
+	vbuf, vals := newBitmap(mem, n)
+	mbuf, valid := newBitmap(mem, n)
 	for w := range vals {
 		a, x, b, y := lv.word(w), lx.word(w), rv.word(w), rx.word(w)
-		if e.op == LogicAnd {
+		if op == LogicAnd {
+			// Valid when both are, or when either is a valid false.
 			valid[w] = a&b | a&^x | b&^y
 			vals[w] = x & y
 		} else {
@@ -182,7 +189,7 @@ func (e *logicEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		}
 	}
 	validity, nulls := finishValidity(mbuf, valid, n)
-	return newBoolArray(n, vbuf, validity, nulls), nil
+	return newBoolArray(n, vbuf, validity, nulls)
 }
 
 // wordMask is the mask of the rows of word w that exist in an n-row batch.
