@@ -188,12 +188,26 @@ func mul64(x, y int64) (int64, int64) {
 	return int64(lo), h ^ (int64(lo) >> 63)
 }
 
+// mulVV64 multiplies in one unchecked pass that also ORs the operands'
+// magnitudes (x ^ x>>63 is |x| for x >= 0 and |x|-1 below): when their bit
+// lengths add up to at most 62, no product can overflow, since |x*y| <=
+// 2^(Lx+Ly). That is the common case and costs what an unchecked loop
+// costs; otherwise a second pass checks every product exactly.
 func mulVV64(a, b, out []int64) int64 {
 	b, out = b[:len(a)], out[:len(a)]
+	var ma, mb uint64
+	for i, x := range a {
+		y := b[i]
+		out[i] = x * y
+		ma |= uint64(x ^ x>>63)
+		mb |= uint64(y ^ y>>63)
+	}
+	if bits.Len64(ma)+bits.Len64(mb) <= 62 {
+		return 0
+	}
 	var acc int64
 	for i, x := range a {
-		p, o := mul64(x, b[i])
-		out[i] = p
+		_, o := mul64(x, b[i])
 		acc |= o
 	}
 	return acc
@@ -201,10 +215,17 @@ func mulVV64(a, b, out []int64) int64 {
 
 func mulVS64(a []int64, c int64, out []int64) int64 {
 	out = out[:len(a)]
-	var acc int64
+	var ma uint64
 	for i, x := range a {
-		p, o := mul64(x, c)
-		out[i] = p
+		out[i] = x * c
+		ma |= uint64(x ^ x>>63)
+	}
+	if bits.Len64(ma)+bits.Len64(uint64(c^c>>63)) <= 62 {
+		return 0
+	}
+	var acc int64
+	for _, x := range a {
+		_, o := mul64(x, c)
 		acc |= o
 	}
 	return acc

@@ -88,13 +88,28 @@ func dictLookup(indices arrow.Array, table []uint8, out []uint64) {
 	}
 }
 
-func lookup8[I int8 | uint8](idx []I, table *[256]uint8, out []uint64) {
-	for w := range out {
+// lookup8 maps 8-bit indices through a 256-entry table: any index byte,
+// garbage under a null included, is in bounds, so there is no check. The
+// blocks of eight lookups use constant shifts (see the comparison
+// kernels).
+func lookup8[I int8 | uint8](idx []I, t *[256]uint8, out []uint64) {
+	full := len(idx) / 64
+	for w := range full {
+		blk := idx[w*64 : w*64+64]
 		var word uint64
-		for j, ix := range idx[w*64 : min(len(idx), w*64+64)] {
-			word |= uint64(table[uint8(ix)]) << uint(j)
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]I)(blk[j:])
+			word |= (uint64(t[uint8(x[0])]) | uint64(t[uint8(x[1])])<<1 | uint64(t[uint8(x[2])])<<2 | uint64(t[uint8(x[3])])<<3 |
+				uint64(t[uint8(x[4])])<<4 | uint64(t[uint8(x[5])])<<5 | uint64(t[uint8(x[6])])<<6 | uint64(t[uint8(x[7])])<<7) << uint(j)
 		}
 		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, ix := range idx[full*64:] {
+			word |= uint64(t[uint8(ix)]) << uint(j)
+		}
+		out[full] = word
 	}
 }
 
@@ -102,11 +117,23 @@ func lookup8[I int8 | uint8](idx []I, table *[256]uint8, out []uint64) {
 // garbage indices under nulls cannot read out of bounds.
 func lookupWords[I int16 | uint16 | int32 | uint32 | int64 | uint64](idx []I, table []uint8, out []uint64) {
 	last := uint64(len(table) - 1)
-	for w := range out {
+	at := func(ix I) uint64 { return uint64(table[min(uint64(ix), last)]) }
+	full := len(idx) / 64
+	for w := range full {
+		blk := idx[w*64 : w*64+64]
 		var word uint64
-		for j, ix := range idx[w*64 : min(len(idx), w*64+64)] {
-			word |= uint64(table[min(uint64(ix), last)]) << uint(j)
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]I)(blk[j:])
+			word |= (at(x[0]) | at(x[1])<<1 | at(x[2])<<2 | at(x[3])<<3 |
+				at(x[4])<<4 | at(x[5])<<5 | at(x[6])<<6 | at(x[7])<<7) << uint(j)
 		}
 		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, ix := range idx[full*64:] {
+			word |= at(ix) << uint(j)
+		}
+		out[full] = word
 	}
 }

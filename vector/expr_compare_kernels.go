@@ -1,20 +1,25 @@
 package vector
 
 import (
-	"bytes"
-
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/decimal128"
 )
 
-// Comparison kernels. Each writes one result bit per row into words of 64
-// rows (offset 0): a block of 64 comparisons is folded into a register with
-// branch-free shifts and stored once. Kernels see only the operators =, <,
-// <=, > and >=; <> and <=> are derived from = by the evaluator, and a
-// constant is always the right operand (the binder swaps it there).
+// Comparison kernels over fixed-width numbers. Each writes one result bit
+// per row into words of 64 rows (offset 0). A word is built from eight
+// blocks of eight comparisons with constant shifts, which the compiler
+// turns into branch-free SETcc sequences: about four times faster here
+// than a loop with a variable shift (and than a loop with a branch per
+// row on unpredictable data). Go does not inline a helper for the eight
+// comparisons, so each operator spells its block out.
+//
+// Kernels see only the operators =, <, <=, > and >=; <> and <=> are
+// derived from = by the evaluator, and a constant is always the right
+// operand (the binder swaps it there).
 //
 // Doubles compare as Spark orders them: NaN equals NaN and is larger than
-// every other value, and -0.0 equals 0.0.
+// every other value, and -0.0 equals 0.0. The kernels compare with the
+// machine's operators first and patch the rows holding NaN afterwards,
+// only when a batch has any.
 
 // cmpKernel computes the comparison of la and ra (ra nil: the kernel's
 // constant) for n rows into out.
@@ -73,96 +78,185 @@ func cmpVV[T ordered](op CompareOp, a, b []T, out []uint64) {
 	}
 }
 
+// eqVS: a[i] == c.
 func eqVS[T ordered](a []T, c T, out []uint64) {
-	for w := range out {
+	full := len(a) / 64
+	for w := range full {
+		blk := a[w*64 : w*64+64]
 		var word uint64
-		for j, v := range a[w*64 : min(len(a), w*64+64)] {
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]T)(blk[j:])
+			word |= (b2u(x[0] == c) | b2u(x[1] == c)<<1 | b2u(x[2] == c)<<2 | b2u(x[3] == c)<<3 |
+				b2u(x[4] == c)<<4 | b2u(x[5] == c)<<5 | b2u(x[6] == c)<<6 | b2u(x[7] == c)<<7) << uint(j)
+		}
+		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, v := range a[full*64:] {
 			word |= b2u(v == c) << uint(j)
 		}
-		out[w] = word
+		out[full] = word
 	}
 }
 
+// ltVS: a[i] < c.
 func ltVS[T ordered](a []T, c T, out []uint64) {
-	for w := range out {
+	full := len(a) / 64
+	for w := range full {
+		blk := a[w*64 : w*64+64]
 		var word uint64
-		for j, v := range a[w*64 : min(len(a), w*64+64)] {
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]T)(blk[j:])
+			word |= (b2u(x[0] < c) | b2u(x[1] < c)<<1 | b2u(x[2] < c)<<2 | b2u(x[3] < c)<<3 |
+				b2u(x[4] < c)<<4 | b2u(x[5] < c)<<5 | b2u(x[6] < c)<<6 | b2u(x[7] < c)<<7) << uint(j)
+		}
+		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, v := range a[full*64:] {
 			word |= b2u(v < c) << uint(j)
 		}
-		out[w] = word
+		out[full] = word
 	}
 }
 
+// leVS: a[i] <= c.
 func leVS[T ordered](a []T, c T, out []uint64) {
-	for w := range out {
+	full := len(a) / 64
+	for w := range full {
+		blk := a[w*64 : w*64+64]
 		var word uint64
-		for j, v := range a[w*64 : min(len(a), w*64+64)] {
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]T)(blk[j:])
+			word |= (b2u(x[0] <= c) | b2u(x[1] <= c)<<1 | b2u(x[2] <= c)<<2 | b2u(x[3] <= c)<<3 |
+				b2u(x[4] <= c)<<4 | b2u(x[5] <= c)<<5 | b2u(x[6] <= c)<<6 | b2u(x[7] <= c)<<7) << uint(j)
+		}
+		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, v := range a[full*64:] {
 			word |= b2u(v <= c) << uint(j)
 		}
-		out[w] = word
+		out[full] = word
 	}
 }
 
-// ltSV is c < a[i], that is a[i] > c.
+// ltSV: c < a[i], that is a[i] > c.
 func ltSV[T ordered](c T, a []T, out []uint64) {
-	for w := range out {
+	full := len(a) / 64
+	for w := range full {
+		blk := a[w*64 : w*64+64]
 		var word uint64
-		for j, v := range a[w*64 : min(len(a), w*64+64)] {
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]T)(blk[j:])
+			word |= (b2u(c < x[0]) | b2u(c < x[1])<<1 | b2u(c < x[2])<<2 | b2u(c < x[3])<<3 |
+				b2u(c < x[4])<<4 | b2u(c < x[5])<<5 | b2u(c < x[6])<<6 | b2u(c < x[7])<<7) << uint(j)
+		}
+		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, v := range a[full*64:] {
 			word |= b2u(c < v) << uint(j)
 		}
-		out[w] = word
+		out[full] = word
 	}
 }
 
+// leSV: c <= a[i].
 func leSV[T ordered](c T, a []T, out []uint64) {
-	for w := range out {
+	full := len(a) / 64
+	for w := range full {
+		blk := a[w*64 : w*64+64]
 		var word uint64
-		for j, v := range a[w*64 : min(len(a), w*64+64)] {
+		for j := 0; j < 64; j += 8 {
+			x := (*[8]T)(blk[j:])
+			word |= (b2u(c <= x[0]) | b2u(c <= x[1])<<1 | b2u(c <= x[2])<<2 | b2u(c <= x[3])<<3 |
+				b2u(c <= x[4])<<4 | b2u(c <= x[5])<<5 | b2u(c <= x[6])<<6 | b2u(c <= x[7])<<7) << uint(j)
+		}
+		out[w] = word
+	}
+	if full < len(out) {
+		var word uint64
+		for j, v := range a[full*64:] {
 			word |= b2u(c <= v) << uint(j)
 		}
-		out[w] = word
+		out[full] = word
 	}
 }
 
+// eqVV: a[i] == b[i].
 func eqVV[T ordered](a, b []T, out []uint64) {
 	b = b[:len(a)]
-	for w := range out {
-		lo, hi := w*64, min(len(a), w*64+64)
-		x, y := a[lo:hi], b[lo:hi]
-		y = y[:len(x)]
+	full := len(a) / 64
+	for w := range full {
+		p, q := a[w*64:w*64+64], b[w*64:w*64+64]
 		var word uint64
-		for j, v := range x {
-			word |= b2u(v == y[j]) << uint(j)
+		for j := 0; j < 64; j += 8 {
+			x, y := (*[8]T)(p[j:]), (*[8]T)(q[j:])
+			word |= (b2u(x[0] == y[0]) | b2u(x[1] == y[1])<<1 | b2u(x[2] == y[2])<<2 | b2u(x[3] == y[3])<<3 |
+				b2u(x[4] == y[4])<<4 | b2u(x[5] == y[5])<<5 | b2u(x[6] == y[6])<<6 | b2u(x[7] == y[7])<<7) << uint(j)
 		}
 		out[w] = word
 	}
+	if full < len(out) {
+		q := b[full*64:]
+		var word uint64
+		for j, v := range a[full*64:] {
+			word |= b2u(v == q[j]) << uint(j)
+		}
+		out[full] = word
+	}
 }
 
+// ltVV: a[i] < b[i].
 func ltVV[T ordered](a, b []T, out []uint64) {
 	b = b[:len(a)]
-	for w := range out {
-		lo, hi := w*64, min(len(a), w*64+64)
-		x, y := a[lo:hi], b[lo:hi]
-		y = y[:len(x)]
+	full := len(a) / 64
+	for w := range full {
+		p, q := a[w*64:w*64+64], b[w*64:w*64+64]
 		var word uint64
-		for j, v := range x {
-			word |= b2u(v < y[j]) << uint(j)
+		for j := 0; j < 64; j += 8 {
+			x, y := (*[8]T)(p[j:]), (*[8]T)(q[j:])
+			word |= (b2u(x[0] < y[0]) | b2u(x[1] < y[1])<<1 | b2u(x[2] < y[2])<<2 | b2u(x[3] < y[3])<<3 |
+				b2u(x[4] < y[4])<<4 | b2u(x[5] < y[5])<<5 | b2u(x[6] < y[6])<<6 | b2u(x[7] < y[7])<<7) << uint(j)
 		}
 		out[w] = word
 	}
+	if full < len(out) {
+		q := b[full*64:]
+		var word uint64
+		for j, v := range a[full*64:] {
+			word |= b2u(v < q[j]) << uint(j)
+		}
+		out[full] = word
+	}
 }
 
+// leVV: a[i] <= b[i].
 func leVV[T ordered](a, b []T, out []uint64) {
 	b = b[:len(a)]
-	for w := range out {
-		lo, hi := w*64, min(len(a), w*64+64)
-		x, y := a[lo:hi], b[lo:hi]
-		y = y[:len(x)]
+	full := len(a) / 64
+	for w := range full {
+		p, q := a[w*64:w*64+64], b[w*64:w*64+64]
 		var word uint64
-		for j, v := range x {
-			word |= b2u(v <= y[j]) << uint(j)
+		for j := 0; j < 64; j += 8 {
+			x, y := (*[8]T)(p[j:]), (*[8]T)(q[j:])
+			word |= (b2u(x[0] <= y[0]) | b2u(x[1] <= y[1])<<1 | b2u(x[2] <= y[2])<<2 | b2u(x[3] <= y[3])<<3 |
+				b2u(x[4] <= y[4])<<4 | b2u(x[5] <= y[5])<<5 | b2u(x[6] <= y[6])<<6 | b2u(x[7] <= y[7])<<7) << uint(j)
 		}
 		out[w] = word
+	}
+	if full < len(out) {
+		q := b[full*64:]
+		var word uint64
+		for j, v := range a[full*64:] {
+			word |= b2u(v <= q[j]) << uint(j)
+		}
+		out[full] = word
 	}
 }
 
@@ -176,17 +270,9 @@ func (k *floatCmp) compare(la, ra arrow.Array, _ int, out []uint64) {
 	a := fixedValues[float64](la)
 	if ra != nil {
 		b := fixedValues[float64](ra)
-		switch k.op {
-		case CompareEq:
-			floatEqVV(a, b, out)
-		case CompareLt:
-			floatLtVV(a, b, out)
-		case CompareLe:
-			floatLeVV(a, b, out)
-		case CompareGt:
-			floatLtVV(b, a, out)
-		case CompareGe:
-			floatLeVV(b, a, out)
+		cmpVV(k.op, a, b, out)
+		if hasNaN(a) || hasNaN(b) {
+			patchNaNVV(k.op, a, b, out)
 		}
 		return
 	}
@@ -205,16 +291,24 @@ func (k *floatCmp) compare(la, ra arrow.Array, _ int, out []uint64) {
 		}
 		return
 	}
-	switch k.op {
-	case CompareEq, CompareLt, CompareLe:
-		cmpVS(k.op, a, c, out)
-	case CompareGt:
-		ltSV(c, a, out)
-		orNaN(a, out)
-	case CompareGe:
-		leSV(c, a, out)
-		orNaN(a, out)
+	cmpVS(k.op, a, c, out)
+	if (k.op == CompareGt || k.op == CompareGe) && hasNaN(a) {
+		// NaN is greater than any number.
+		nan := make([]uint64, len(out))
+		nanWords(a, nan, false)
+		for w := range out {
+			out[w] |= nan[w]
+		}
 	}
+}
+
+// hasNaN reports whether any value is NaN.
+func hasNaN(a []float64) bool {
+	var acc uint64
+	for _, v := range a {
+		acc |= b2u(v != v)
+	}
+	return acc != 0
 }
 
 // nanWords sets the bits of the rows that are NaN (or, with negate, not
@@ -233,14 +327,26 @@ func nanWords(a []float64, out []uint64, negate bool) {
 	}
 }
 
-// orNaN adds the NaN rows: NaN is greater than any number.
-func orNaN(a []float64, out []uint64) {
+// patchNaNVV corrects a column-column comparison computed with IEEE
+// semantics for Spark's: NaN = NaN, and NaN above every number.
+func patchNaNVV(op CompareOp, a, b []float64, out []uint64) {
+	na, nb := make([]uint64, len(out)), make([]uint64, len(out))
+	nanWords(a, na, false)
+	nanWords(b, nb, false)
 	for w := range out {
-		var word uint64
-		for j, v := range a[w*64 : min(len(a), w*64+64)] {
-			word |= b2u(v != v) << uint(j)
+		x, y := na[w], nb[w]
+		switch op {
+		case CompareEq:
+			out[w] |= x & y
+		case CompareLt: // a < NaN for every non-NaN a
+			out[w] |= ^x & y
+		case CompareLe:
+			out[w] |= y
+		case CompareGt:
+			out[w] |= x &^ y
+		case CompareGe:
+			out[w] |= x
 		}
-		out[w] |= word
 	}
 }
 
@@ -251,190 +357,5 @@ func fillWords(out []uint64, set bool) {
 	}
 	for w := range out {
 		out[w] = v
-	}
-}
-
-func floatEqVV(a, b []float64, out []uint64) {
-	b = b[:len(a)]
-	for w := range out {
-		lo, hi := w*64, min(len(a), w*64+64)
-		x, y := a[lo:hi], b[lo:hi]
-		y = y[:len(x)]
-		var word uint64
-		for j, v := range x {
-			u := y[j]
-			word |= b2u(v == u || v != v && u != u) << uint(j)
-		}
-		out[w] = word
-	}
-}
-
-func floatLtVV(a, b []float64, out []uint64) {
-	b = b[:len(a)]
-	for w := range out {
-		lo, hi := w*64, min(len(a), w*64+64)
-		x, y := a[lo:hi], b[lo:hi]
-		y = y[:len(x)]
-		var word uint64
-		for j, v := range x {
-			u := y[j]
-			word |= b2u(v < u || v == v && u != u) << uint(j)
-		}
-		out[w] = word
-	}
-}
-
-func floatLeVV(a, b []float64, out []uint64) {
-	b = b[:len(a)]
-	for w := range out {
-		lo, hi := w*64, min(len(a), w*64+64)
-		x, y := a[lo:hi], b[lo:hi]
-		y = y[:len(x)]
-		var word uint64
-		for j, v := range x {
-			u := y[j]
-			word |= b2u(v <= u || u != u) << uint(j)
-		}
-		out[w] = word
-	}
-}
-
-// cmpMask maps an operator to the set of three-way outcomes (bit 0: less,
-// bit 1: equal, bit 2: greater) for which it holds, so that kernels built
-// on a three-way comparison need no switch per row.
-func cmpMask(op CompareOp) uint64 {
-	switch op {
-	case CompareEq:
-		return 0b010
-	case CompareLt:
-		return 0b001
-	case CompareLe:
-		return 0b011
-	case CompareGt:
-		return 0b100
-	case CompareGe:
-		return 0b110
-	}
-	return 0
-}
-
-// decimalCmp compares decimals of the same scale.
-type decimalCmp struct {
-	op CompareOp
-	c  decimal128.Num
-}
-
-func (k *decimalCmp) compare(la, ra arrow.Array, n int, out []uint64) {
-	mask := cmpMask(k.op)
-	a := fixedValues[decimal128.Num](la)
-	var b []decimal128.Num
-	if ra != nil {
-		b = fixedValues[decimal128.Num](ra)
-	}
-	for w := range out {
-		var word uint64
-		for j := range min(64, n-w*64) {
-			i := w*64 + j
-			y := k.c
-			if b != nil {
-				y = b[i]
-			}
-			word |= (mask >> uint(a[i].Cmp(y)+1) & 1) << uint(j)
-		}
-		out[w] = word
-	}
-}
-
-// bytesCmp compares strings or binaries byte-wise (Spark's UTF8String
-// order).
-type bytesCmp struct {
-	op CompareOp
-	c  []byte
-}
-
-// binaryValues returns the offsets (offset applied, n+1 entries) and the
-// data of a string or binary array.
-func binaryValues(arr arrow.Array) ([]int32, []byte) {
-	d := arr.Data()
-	bufs := d.Buffers()
-	var offs []int32
-	if bufs[1] != nil {
-		offs = castSlice[int32](bufs[1].Bytes())
-	}
-	if len(offs) == 0 {
-		return []int32{0}, nil
-	}
-	offs = offs[d.Offset() : d.Offset()+d.Len()+1]
-	var data []byte
-	if bufs[2] != nil {
-		data = bufs[2].Bytes()
-	}
-	return offs, data
-}
-
-func (k *bytesCmp) compare(la, ra arrow.Array, n int, out []uint64) {
-	ao, ad := binaryValues(la)
-	if ra == nil && k.op == CompareEq {
-		// The hot path of string = 'constant': lengths first.
-		c := k.c
-		for w := range out {
-			var word uint64
-			for j := range min(64, n-w*64) {
-				i := w*64 + j
-				s, e := ao[i], ao[i+1]
-				word |= b2u(int(e-s) == len(c) && bytes.Equal(ad[s:e], c)) << uint(j)
-			}
-			out[w] = word
-		}
-		return
-	}
-	mask := cmpMask(k.op)
-	var bo []int32
-	var bd []byte
-	if ra != nil {
-		bo, bd = binaryValues(ra)
-	}
-	for w := range out {
-		var word uint64
-		for j := range min(64, n-w*64) {
-			i := w*64 + j
-			y := k.c
-			if ra != nil {
-				y = bd[bo[i]:bo[i+1]]
-			}
-			word |= (mask >> uint(bytes.Compare(ad[ao[i]:ao[i+1]], y)+1) & 1) << uint(j)
-		}
-		out[w] = word
-	}
-}
-
-// boolCmp compares booleans (false < true) a word at a time.
-type boolCmp struct {
-	op CompareOp
-	c  bool
-}
-
-func (k *boolCmp) compare(la, ra arrow.Array, _ int, out []uint64) {
-	a := boolValueWords(la)
-	b := constWords(k.c)
-	if ra != nil {
-		b = boolValueWords(ra)
-	}
-	for w := range out {
-		x, y := a.word(w), b.word(w)
-		var r uint64
-		switch k.op {
-		case CompareEq:
-			r = ^(x ^ y)
-		case CompareLt:
-			r = ^x & y
-		case CompareLe:
-			r = ^x | y
-		case CompareGt:
-			r = x &^ y
-		case CompareGe:
-			r = x | ^y
-		}
-		out[w] = r
 	}
 }
