@@ -110,7 +110,10 @@ func boolValueWords(arr arrow.Array) wordSource {
 		return wordSource{}
 	}
 	d := arr.Data()
-	return wordSource{bm: d.Buffers()[1].Bytes(), off: d.Offset()}
+	if b := d.Buffers()[1]; b != nil {
+		return wordSource{bm: b.Bytes(), off: d.Offset()}
+	}
+	return wordSource{}
 }
 
 // mayHaveNulls reports whether arr (nil for a constant operand) has nulls.
@@ -201,9 +204,9 @@ func copyValidity(mem memory.Allocator, arr arrow.Array) (*memory.Buffer, int) {
 	return buf, nulls
 }
 
-// newBoolArray wraps value and validity bitmaps (offset 0) as a Boolean
+// boolArrayOwning wraps value and validity bitmaps (offset 0) as a Boolean
 // array of n rows, taking over the caller's references to the buffers.
-func newBoolArray(n int, values, validity *memory.Buffer, nulls int) arrow.Array {
+func boolArrayOwning(n int, values, validity *memory.Buffer, nulls int) arrow.Array {
 	return newArrayOwning(Boolean, n, values, validity, nulls)
 }
 
@@ -245,9 +248,9 @@ func b2u(b bool) uint64 {
 	return x
 }
 
-// fixedValues returns the values of a fixed-width array as a []T, offset
+// fixedSlice returns the values of a fixed-width array as a []T, offset
 // applied.
-func fixedValues[T any](arr arrow.Array) []T {
+func fixedSlice[T any](arr arrow.Array) []T {
 	d := arr.Data()
 	bufs := d.Buffers()
 	if len(bufs) < 2 || bufs[1] == nil || d.Len() == 0 {

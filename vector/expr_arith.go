@@ -21,6 +21,7 @@ const (
 	ArithMod                // % (remainder, sign of the dividend)
 )
 
+// String is the operator's SQL symbol.
 func (op ArithOp) String() string {
 	switch op {
 	case ArithAdd:
@@ -77,6 +78,7 @@ func Div(l, r Expr) Expr { return &Arithmetic{Op: ArithDiv, Left: l, Right: r} }
 // Mod returns (l % r), the remainder with the sign of l.
 func Mod(l, r Expr) Expr { return &Arithmetic{Op: ArithMod, Left: l, Right: r} }
 
+// String renders (l op r).
 func (a *Arithmetic) String() string {
 	return "(" + a.Left.String() + " " + a.Op.String() + " " + a.Right.String() + ")"
 }
@@ -324,6 +326,7 @@ type Negation struct {
 // Negate returns (- e).
 func Negate(e Expr) Expr { return &Negation{Child: e} }
 
+// String renders (- x).
 func (n *Negation) String() string { return "(- " + n.Child.String() + ")" }
 
 // Bind implements Expr.

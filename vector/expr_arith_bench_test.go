@@ -18,21 +18,21 @@ import (
 // rows is the engine's batch size).
 const benchRows = 64 * 1024
 
-// poolAllocator is a minimal pooling allocator: freed buffers are kept by
+// exprPool is a minimal pooling allocator: freed buffers are kept by
 // size class and handed out again, so that steady-state benchmarks measure
 // kernels rather than the first touch of fresh pages (PERF_NOTES). It is
 // not safe for concurrent use.
-type poolAllocator struct {
+type exprPool struct {
 	free  map[int][][]byte
 	class map[*byte]int
 	under *memory.GoAllocator
 }
 
-func newPoolAllocator() *poolAllocator {
-	return &poolAllocator{free: map[int][][]byte{}, class: map[*byte]int{}, under: memory.NewGoAllocator()}
+func newExprPool() *exprPool {
+	return &exprPool{free: map[int][][]byte{}, class: map[*byte]int{}, under: memory.NewGoAllocator()}
 }
 
-func (p *poolAllocator) Allocate(size int) []byte {
+func (p *exprPool) Allocate(size int) []byte {
 	if size == 0 {
 		return p.under.Allocate(0)
 	}
@@ -47,7 +47,7 @@ func (p *poolAllocator) Allocate(size int) []byte {
 	return b[:size]
 }
 
-func (p *poolAllocator) Reallocate(size int, b []byte) []byte {
+func (p *exprPool) Reallocate(size int, b []byte) []byte {
 	if c, ok := p.class[unsafe.SliceData(b)]; ok && size <= c {
 		return b[:size]
 	}
@@ -57,7 +57,7 @@ func (p *poolAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-func (p *poolAllocator) Free(b []byte) {
+func (p *exprPool) Free(b []byte) {
 	if c, ok := p.class[unsafe.SliceData(b)]; ok {
 		p.free[c] = append(p.free[c], b[:c])
 	}
@@ -77,7 +77,7 @@ func int64Record() arrow.Record {
 		cols[c] = bld.NewArray()
 		bld.Release()
 	}
-	return array.NewRecord(schemaOf("a", vector.Int64, "b", vector.Int64), cols, benchRows)
+	return array.NewRecord(exprSchema("a", vector.Int64, "b", vector.Int64), cols, benchRows)
 }
 
 // benchVersusHand runs e over rec (with Go's allocator, and with a pooling
@@ -106,7 +106,7 @@ func benchVersusHand(b *testing.B, rec arrow.Record, e vector.Expr, hand func())
 		}
 	}
 	b.Run("expr", runExpr(memory.NewGoAllocator(), &exprNs))
-	b.Run("expr-pool", runExpr(newPoolAllocator(), &poolNs))
+	b.Run("expr-pool", runExpr(newExprPool(), &poolNs))
 	b.Run("hand", func(b *testing.B) {
 		for range b.N {
 			hand()

@@ -25,7 +25,7 @@ type operand[T any] struct {
 // operandOf views arr (nil for a constant operand whose value is v).
 func operandOf[T any](arr arrow.Array, v any) operand[T] {
 	if arr != nil {
-		return operand[T]{vals: fixedValues[T](arr)}
+		return operand[T]{vals: fixedSlice[T](arr)}
 	}
 	c, _ := v.(T)
 	return operand[T]{c: c, konst: true}
@@ -410,7 +410,7 @@ func floatArith(op ArithOp, x, y operand[float64], out []float64) {
 // smallest value (whose negation overflows), or -1. v & -v is negative
 // only for the smallest value.
 func negateInts[T int32 | int64](mem memory.Allocator, arr arrow.Array) (*memory.Buffer, int) {
-	vals := fixedValues[T](arr)
+	vals := fixedSlice[T](arr)
 	buf, out := newValues[T](mem, arr.Len())
 	var acc T
 	for i, v := range vals {
@@ -430,7 +430,7 @@ func negateInts[T int32 | int64](mem memory.Allocator, arr arrow.Array) (*memory
 
 func negateFloats(mem memory.Allocator, arr arrow.Array) *memory.Buffer {
 	buf, out := newValues[float64](mem, arr.Len())
-	for i, v := range fixedValues[float64](arr) {
+	for i, v := range fixedSlice[float64](arr) {
 		out[i] = -v
 	}
 	return buf
@@ -438,7 +438,7 @@ func negateFloats(mem memory.Allocator, arr arrow.Array) *memory.Buffer {
 
 func negateDecimals(mem memory.Allocator, arr arrow.Array) *memory.Buffer {
 	buf, out := newValues[decimal128.Num](mem, arr.Len())
-	for i, v := range fixedValues[decimal128.Num](arr) {
+	for i, v := range fixedSlice[decimal128.Num](arr) {
 		out[i] = v.Negate()
 	}
 	return buf

@@ -15,8 +15,8 @@ import (
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
-// schemaOf builds a schema of nullable fields from name, type pairs.
-func schemaOf(nameTypes ...any) *arrow.Schema {
+// exprSchema builds a schema of nullable fields from name, type pairs.
+func exprSchema(nameTypes ...any) *arrow.Schema {
 	var fs []arrow.Field
 	for i := 0; i < len(nameTypes); i += 2 {
 		fs = append(fs, arrow.Field{Name: nameTypes[i].(string), Type: nameTypes[i+1].(arrow.DataType), Nullable: true})
@@ -30,12 +30,12 @@ var (
 )
 
 func TestArithmeticIntegers(t *testing.T) {
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
 	abRows := []vt.Row{{1, 2}, {-5, 3}, {math.MaxInt64 - 1, 1}, {math.MinInt64 + 3, -3}, {0, 7}, {100, -100}}
-	ij := schemaOf("i", vector.Int32, "j", vector.Int32)
+	ij := exprSchema("i", vector.Int32, "j", vector.Int32)
 	ijRows := []vt.Row{{1, 2}, {-5, 3}, {math.MaxInt32 - 1, 1}, {7, -2}}
-	ia := schemaOf("i", vector.Int32, "a", vector.Int64)
-	a := schemaOf("a", vector.Int64)
+	ia := exprSchema("i", vector.Int32, "a", vector.Int64)
+	a := exprSchema("a", vector.Int64)
 	aRows := []vt.Row{{1}, {-5}, {40}, {math.MaxInt64}, {math.MinInt64 + 1}}
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "add", Schema: ab, Rows: abRows, Expr: vector.Add(col("a"), col("b")), NullIntolerant: true,
@@ -84,10 +84,10 @@ func TestArithmeticIntegers(t *testing.T) {
 }
 
 func TestArithmeticErrors(t *testing.T) {
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
-	ij := schemaOf("i", vector.Int32, "j", vector.Int32)
-	as := schemaOf("a", vector.Int64, "s", vector.String)
-	d := schemaOf("d", vector.Float64, "e", vector.Float64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
+	ij := exprSchema("i", vector.Int32, "j", vector.Int32)
+	as := exprSchema("a", vector.Int64, "s", vector.String)
+	d := exprSchema("d", vector.Float64, "e", vector.Float64)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "add-overflow", Schema: ab, Rows: []vt.Row{{math.MaxInt64, 1}, {1, 1}}, Expr: vector.Add(col("a"), col("b")),
 			WantErr: "arithmetic overflow in (a + b) at row 0 (a=9223372036854775807, b=1)"},
@@ -130,9 +130,9 @@ func TestArithmeticErrors(t *testing.T) {
 }
 
 func TestArithmeticDoubles(t *testing.T) {
-	d := schemaOf("d", vector.Float64, "e", vector.Float64)
+	d := exprSchema("d", vector.Float64, "e", vector.Float64)
 	rows := []vt.Row{{1.5, 2.0}, {-3.0, 0.5}, {7.5, -2.0}}
-	ad := schemaOf("a", vector.Int64, "d", vector.Float64)
+	ad := exprSchema("a", vector.Int64, "d", vector.Float64)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "add", Schema: d, Rows: rows, Expr: vector.Add(col("d"), col("e")), NullIntolerant: true, Want: []any{3.5, -2.5, 5.5}},
 		vt.ExprCase{Name: "sub", Schema: d, Rows: rows, Expr: vector.Sub(col("d"), col("e")), NullIntolerant: true, Want: []any{-0.5, -3.5, 9.5}},
@@ -149,12 +149,12 @@ func TestArithmeticDoubles(t *testing.T) {
 }
 
 func TestArithmeticDecimals(t *testing.T) {
-	xy := schemaOf("x", vector.Decimal(5, 2), "y", vector.Decimal(7, 3))
+	xy := exprSchema("x", vector.Decimal(5, 2), "y", vector.Decimal(7, 3))
 	rows := []vt.Row{{"1.50", "2.125"}, {"-3.25", "0.400"}, {"999.99", "-9999.999"}}
-	xi := schemaOf("x", vector.Decimal(5, 2), "i", vector.Int32)
-	big := schemaOf("p", vector.Decimal(38, 0), "q", vector.Decimal(38, 0))
-	frac := schemaOf("f", vector.Decimal(20, 10), "g", vector.Decimal(20, 10))
-	xd := schemaOf("x", vector.Decimal(5, 2), "d", vector.Float64)
+	xi := exprSchema("x", vector.Decimal(5, 2), "i", vector.Int32)
+	big := exprSchema("p", vector.Decimal(38, 0), "q", vector.Decimal(38, 0))
+	frac := exprSchema("f", vector.Decimal(20, 10), "g", vector.Decimal(20, 10))
+	xd := exprSchema("x", vector.Decimal(5, 2), "d", vector.Float64)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "add", Schema: xy, Rows: rows, Expr: vector.Add(col("x"), col("y")), NullIntolerant: true,
 			WantType: vector.Decimal(8, 3), Want: []any{"3.625", "-2.850", "-9000.009"}},
@@ -204,7 +204,7 @@ func TestArithmeticGarbageUnderNulls(t *testing.T) {
 	b := ints([]int64{1, 2, 0}, []bool{true, true, true})
 	defer a.Release()
 	defer b.Release()
-	schema := schemaOf("a", vector.Int64, "b", vector.Int64)
+	schema := exprSchema("a", vector.Int64, "b", vector.Int64)
 	rec := array.NewRecord(schema, []arrow.Array{a, b}, 3)
 	defer rec.Release()
 	for _, e := range []vector.Expr{
@@ -224,7 +224,7 @@ func TestArithmeticGarbageUnderNulls(t *testing.T) {
 // error deep in a batch.
 func TestArithmeticErrorRow(t *testing.T) {
 	mem := vt.NewAllocator(t)
-	schema := schemaOf("a", vector.Int64)
+	schema := exprSchema("a", vector.Int64)
 	rows := make([]vt.Row, 100)
 	for i := range rows {
 		rows[i] = vt.Row{int64(i)}

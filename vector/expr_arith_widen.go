@@ -174,7 +174,7 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 		if w.from.ID() == arrow.DECIMAL128 {
 			buf, out := newValues[float64](w.mem, n)
 			scale := w.from.(*arrow.Decimal128Type).Scale
-			for i, x := range fixedValues[decimal128.Num](arr) {
+			for i, x := range fixedSlice[decimal128.Num](arr) {
 				out[i] = decimalToFloat64(x, scale)
 			}
 			values = buf
@@ -185,7 +185,7 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 		values, bad = w.toDecimal(arr)
 	case arrow.TIMESTAMP:
 		buf, out := newValues[int64](w.mem, n)
-		for i, d := range fixedValues[int32](arr) {
+		for i, d := range fixedSlice[int32](arr) {
 			out[i] = int64(d) * microsPerDay
 		}
 		values = buf
@@ -196,7 +196,11 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 		}
 		if values != nil {
 			values.Release()
-			return nil, &EvalError{Expr: w.expr, Row: bad, Values: w.operand + "=" + FormatValue(ValueAt(arr, bad), w.from),
+			values := FormatValue(ValueAt(arr, bad), w.from)
+			if w.operand != "" {
+				values = w.operand + "=" + values
+			}
+			return nil, &EvalError{Expr: w.expr, Row: bad, Values: values,
 				Err: fmt.Errorf("value does not fit %s: %w", TypeName(w.to), ErrOverflow)}
 		}
 		return nil, fmt.Errorf("vector: cannot widen %s to %s: %w", TypeName(w.from), TypeName(w.to), ErrType)
@@ -212,7 +216,7 @@ func (w *widenEval) toDecimal(arr arrow.Array) (*memory.Buffer, int) {
 	buf, out := newValues[decimal128.Num](w.mem, n)
 	var convert func(i int) (decimal128.Num, bool)
 	if from, ok := w.from.(*arrow.Decimal128Type); ok {
-		src := fixedValues[decimal128.Num](arr)
+		src := fixedSlice[decimal128.Num](arr)
 		convert = func(i int) (decimal128.Num, bool) {
 			y, ok := decimalRescale(src[i], from.Scale, dt.Scale)
 			return y, ok && y.FitsInPrecision(dt.Precision)
@@ -260,15 +264,15 @@ func widenInts[D int32 | int64 | float64](mem memory.Allocator, arr arrow.Array)
 	buf, out := newValues[D](mem, n)
 	switch arr.DataType().ID() {
 	case arrow.INT8:
-		convertSlice(fixedValues[int8](arr), out)
+		convertSlice(fixedSlice[int8](arr), out)
 	case arrow.INT16:
-		convertSlice(fixedValues[int16](arr), out)
+		convertSlice(fixedSlice[int16](arr), out)
 	case arrow.INT32:
-		convertSlice(fixedValues[int32](arr), out)
+		convertSlice(fixedSlice[int32](arr), out)
 	case arrow.INT64:
-		convertSlice(fixedValues[int64](arr), out)
+		convertSlice(fixedSlice[int64](arr), out)
 	case arrow.FLOAT32:
-		convertSlice(fixedValues[float32](arr), out)
+		convertSlice(fixedSlice[float32](arr), out)
 	default:
 		buf.Release()
 		return nil

@@ -36,6 +36,7 @@ func Case(whens []When, elseExpr Expr) Expr { return &CaseExpr{Whens: whens, Els
 // If returns CASE WHEN cond THEN a ELSE b END (Spark's if(cond, a, b)).
 func If(cond, a, b Expr) Expr { return Case([]When{{Cond: cond, Then: a}}, b) }
 
+// String renders CASE WHEN ... THEN ... ELSE ... END.
 func (c *CaseExpr) String() string {
 	var b strings.Builder
 	b.WriteString("CASE")
@@ -230,6 +231,7 @@ type CoalesceExpr struct {
 // Coalesce returns coalesce(args...).
 func Coalesce(args ...Expr) Expr { return &CoalesceExpr{Args: args} }
 
+// String renders coalesce(a, b, ...).
 func (c *CoalesceExpr) String() string {
 	parts := make([]string, len(c.Args))
 	for i, a := range c.Args {

@@ -97,7 +97,7 @@ func rawConst[T any](mem memory.Allocator, dt arrow.DataType, v any) (T, error) 
 		return zero, err
 	}
 	defer arr.Release()
-	return fixedValues[T](arr)[0], nil
+	return fixedSlice[T](arr)[0], nil
 }
 
 func mergeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.Allocator, dt arrow.DataType, n int, srcs []caseSource, choice []int32) (arrow.Array, error) {
@@ -107,7 +107,7 @@ func mergeFixed[T uint8 | uint16 | uint32 | uint64 | decimal128.Num](mem memory.
 		valid[k] = sourceValidity(s)
 		switch {
 		case s.arr != nil:
-			views[k] = operand[T]{vals: fixedValues[T](s.arr)}
+			views[k] = operand[T]{vals: fixedSlice[T](s.arr)}
 		case s.konst && s.v != nil:
 			c, err := rawConst[T](mem, dt, s.v)
 			if err != nil {
@@ -159,7 +159,7 @@ func mergeBool(mem memory.Allocator, n int, srcs []caseSource, choice []int32) a
 		vw[i>>6] |= b2u(valid[k].bit(i)) << sh
 	}
 	validity, nulls := finishValidity(vbuf, vw, n)
-	return newBoolArray(n, xbuf, validity, nulls)
+	return boolArrayOwning(n, xbuf, validity, nulls)
 }
 
 // mergeBytes merges string or binary branches in two passes: sizes, then

@@ -9,20 +9,20 @@ import (
 
 func TestCase(t *testing.T) {
 	T, F := true, false
-	a := schemaOf("a", vector.Int64)
+	a := exprSchema("a", vector.Int64)
 	arows := []vt.Row{{5}, {-3}, {0}, {nil}}
 	sign := vector.Case([]vector.When{
 		{Cond: vector.Gt(col("a"), lit(0)), Then: lit("pos")},
 		{Cond: vector.Lt(col("a"), lit(0)), Then: lit("neg")},
 	}, lit("zero"))
-	pia := schemaOf("p", vector.Boolean, "i", vector.Int32, "a", vector.Int64)
+	pia := exprSchema("p", vector.Boolean, "i", vector.Int32, "a", vector.Int64)
 	piaRows := []vt.Row{{T, 1, 10}, {F, 2, 20}, {nil, 3, 30}, {T, nil, 40}, {F, 5, nil}}
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
 	abRows := []vt.Row{{10, 2}, {10, 0}, {nil, 0}, {7, nil}}
-	pw := schemaOf("p", vector.Boolean, "window", vector.WindowType)
-	pxy := schemaOf("p", vector.Boolean, "x", vector.Decimal(5, 2), "y", vector.Decimal(6, 1))
-	pst := schemaOf("p", vector.Boolean, "s", dictString, "t", vector.String)
-	as := schemaOf("a", vector.Int64, "s", vector.String)
+	pw := exprSchema("p", vector.Boolean, "window", vector.WindowType)
+	pxy := exprSchema("p", vector.Boolean, "x", vector.Decimal(5, 2), "y", vector.Decimal(6, 1))
+	pst := exprSchema("p", vector.Boolean, "s", dictStringType, "t", vector.String)
+	as := exprSchema("a", vector.Int64, "s", vector.String)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "strings", Schema: a, Rows: arows, Expr: sign, WantType: vector.String, Want: []any{"pos", "neg", "zero", "zero"}},
 		vt.ExprCase{Name: "no-else", Schema: a, Rows: arows, Expr: vector.Case([]vector.When{{Cond: vector.Gt(col("a"), lit(0)), Then: col("a")}}, nil),
@@ -69,11 +69,11 @@ func TestCase(t *testing.T) {
 }
 
 func TestCoalesce(t *testing.T) {
-	abc := schemaOf("a", vector.Int64, "b", vector.Int64, "i", vector.Int32)
+	abc := exprSchema("a", vector.Int64, "b", vector.Int64, "i", vector.Int32)
 	rows := []vt.Row{{1, 2, 3}, {nil, 2, 3}, {nil, nil, 3}, {nil, nil, nil}}
-	st := schemaOf("s", vector.String, "t", vector.String)
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
-	as := schemaOf("a", vector.Int64, "s", vector.String)
+	st := exprSchema("s", vector.String, "t", vector.String)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
+	as := exprSchema("a", vector.Int64, "s", vector.String)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "ints", Schema: abc, Rows: rows, Expr: vector.Coalesce(col("a"), col("b"), col("i")), WantType: vector.Int64,
 			Want: []any{1, 2, 3, nil}},

@@ -22,6 +22,7 @@ const (
 	CompareEqNullSafe                  // <=>, never null
 )
 
+// String is the operator's SQL symbol.
 func (op CompareOp) String() string {
 	switch op {
 	case CompareEq:
@@ -99,6 +100,7 @@ func Ge(l, r Expr) Expr { return &Comparison{Op: CompareGe, Left: l, Right: r} }
 // is, else l = r.
 func EqualNullSafe(l, r Expr) Expr { return &Comparison{Op: CompareEqNullSafe, Left: l, Right: r} }
 
+// String renders (l op r).
 func (c *Comparison) String() string {
 	return "(" + c.Left.String() + " " + c.Op.String() + " " + c.Right.String() + ")"
 }
@@ -181,7 +183,7 @@ func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName
 	}
 	var kernel cmpKernel
 	if cv, ok := constValue(r); ok && isDictString(l.DataType()) && common.ID() == arrow.STRING {
-		kernel = &dictCmp{op: kop, c: []byte(cv.(string))}
+		kernel = &cmpDict{op: kop, c: []byte(cv.(string))}
 	} else {
 		var err error
 		if l, err = numericWiden(l, common, mem, expr, lName); err != nil {
@@ -218,29 +220,29 @@ func newCmpKernel(op CompareOp, dt arrow.DataType, c any, mem memory.Allocator) 
 	switch dt.ID() {
 	case arrow.INT32, arrow.DATE32:
 		i, _ := toInt64(c)
-		return &fixedCmp[int32]{op: op, c: int32(i)}
+		return &cmpFixed[int32]{op: op, c: int32(i)}
 	case arrow.INT64, arrow.TIMESTAMP:
 		i, _ := toInt64(c)
-		return &fixedCmp[int64]{op: op, c: i}
+		return &cmpFixed[int64]{op: op, c: i}
 	case arrow.FLOAT64:
 		f, _ := c.(float64)
-		return &floatCmp{op: op, c: f}
+		return &cmpFloat{op: op, c: f}
 	case arrow.DECIMAL128:
 		d, _ := decimalValue(c)
-		return &decimalCmp{op: op, c: d}
+		return &cmpDecimal{op: op, c: d}
 	case arrow.STRING, arrow.BINARY:
 		switch x := c.(type) {
 		case string:
-			return &bytesCmp{op: op, c: []byte(x)}
+			return &cmpBytes{op: op, c: []byte(x)}
 		case []byte:
-			return &bytesCmp{op: op, c: x}
+			return &cmpBytes{op: op, c: x}
 		}
-		return &bytesCmp{op: op}
+		return &cmpBytes{op: op}
 	case arrow.BOOL:
 		b, _ := c.(bool)
-		return &boolCmp{op: op, c: b}
+		return &cmpBool{op: op, c: b}
 	case arrow.STRUCT:
-		return &structCmp{op: op, mem: mem}
+		return &cmpStruct{op: op, mem: mem}
 	}
 	return nil
 }
@@ -299,10 +301,10 @@ func compareArrays(mem memory.Allocator, kernel cmpKernel, la, ra arrow.Array, n
 				words[w] = x&y&words[w] | ^x&^y
 			}
 		}
-		return newBoolArray(n, vbuf, nil, 0)
+		return boolArrayOwning(n, vbuf, nil, 0)
 	}
 	validity, nulls := andValidity(mem, n, la, ra)
-	return newBoolArray(n, vbuf, validity, nulls)
+	return boolArrayOwning(n, vbuf, validity, nulls)
 }
 
 // cmpPreparer is a kernel that may need its left operand in another form

@@ -31,13 +31,13 @@ func eventRecords() (dict, plain arrow.Record) {
 	d := array.NewDictionaryArray(dt, idx, values)
 	idx.Release()
 	values.Release()
-	dict = array.NewRecord(schemaOf("event_type", dt), []arrow.Array{d}, benchRows)
+	dict = array.NewRecord(exprSchema("event_type", dt), []arrow.Array{d}, benchRows)
 	p, err := vector.DecodeDictionary(mem, d)
 	if err != nil {
 		panic(err)
 	}
 	d.Release()
-	plain = array.NewRecord(schemaOf("event_type", vector.String), []arrow.Array{p}, benchRows)
+	plain = array.NewRecord(exprSchema("event_type", vector.String), []arrow.Array{p}, benchRows)
 	p.Release()
 	return dict, plain
 }
@@ -57,7 +57,7 @@ func BenchmarkStringEqConst(b *testing.B) {
 	var dictNs, decodeNs, plainNs float64
 	run := func(rec arrow.Record, decode bool, ns *float64) func(b *testing.B) {
 		return func(b *testing.B) {
-			mem := newPoolAllocator()
+			mem := newExprPool()
 			ev, err := e.Bind(plain.Schema(), mem)
 			if !decode {
 				ev, err = e.Bind(rec.Schema(), mem)

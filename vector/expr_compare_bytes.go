@@ -31,18 +31,18 @@ func cmpMask(op CompareOp) uint64 {
 	return 0
 }
 
-// decimalCmp compares decimals of the same scale.
-type decimalCmp struct {
+// cmpDecimal compares decimals of the same scale.
+type cmpDecimal struct {
 	op CompareOp
 	c  decimal128.Num
 }
 
-func (k *decimalCmp) compare(la, ra arrow.Array, n int, out []uint64) {
+func (k *cmpDecimal) compare(la, ra arrow.Array, n int, out []uint64) {
 	mask := cmpMask(k.op)
-	a := fixedValues[decimal128.Num](la)
+	a := fixedSlice[decimal128.Num](la)
 	var b []decimal128.Num
 	if ra != nil {
-		b = fixedValues[decimal128.Num](ra)
+		b = fixedSlice[decimal128.Num](ra)
 	}
 	for w := range out {
 		var word uint64
@@ -58,9 +58,9 @@ func (k *decimalCmp) compare(la, ra arrow.Array, n int, out []uint64) {
 	}
 }
 
-// bytesCmp compares strings or binaries byte-wise (Spark's UTF8String
+// cmpBytes compares strings or binaries byte-wise (Spark's UTF8String
 // order).
-type bytesCmp struct {
+type cmpBytes struct {
 	op CompareOp
 	c  []byte
 }
@@ -85,7 +85,7 @@ func binaryValues(arr arrow.Array) ([]int32, []byte) {
 	return offs, data
 }
 
-func (k *bytesCmp) compare(la, ra arrow.Array, n int, out []uint64) {
+func (k *cmpBytes) compare(la, ra arrow.Array, n int, out []uint64) {
 	ao, ad := binaryValues(la)
 	if ra == nil && k.op == CompareEq {
 		if len(k.c) <= 8 {
@@ -124,13 +124,13 @@ func (k *bytesCmp) compare(la, ra arrow.Array, n int, out []uint64) {
 	}
 }
 
-// boolCmp compares booleans (false < true) a word at a time.
-type boolCmp struct {
+// cmpBool compares booleans (false < true) a word at a time.
+type cmpBool struct {
 	op CompareOp
 	c  bool
 }
 
-func (k *boolCmp) compare(la, ra arrow.Array, _ int, out []uint64) {
+func (k *cmpBool) compare(la, ra arrow.Array, _ int, out []uint64) {
 	a := boolValueWords(la)
 	b := constWords(k.c)
 	if ra != nil {

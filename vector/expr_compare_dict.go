@@ -13,16 +13,16 @@ import (
 // look their index up in that table. This is the hot path of filters such
 // as event_type = 'view' over a dictionary<int8, string> column.
 
-// dictCmp compares a dictionary<int*, string> column with a constant: each
+// cmpDict compares a dictionary<int*, string> column with a constant: each
 // dictionary entry is compared once, then the indices are mapped through
 // the resulting table, 64 rows per stored word.
-type dictCmp struct {
+type cmpDict struct {
 	op    CompareOp
 	c     []byte
 	table []uint8 // scratch, reused across batches
 }
 
-func (k *dictCmp) prepare(mem memory.Allocator, la arrow.Array) (arrow.Array, cmpKernel, error) {
+func (k *cmpDict) prepare(mem memory.Allocator, la arrow.Array) (arrow.Array, cmpKernel, error) {
 	d := la.(*array.Dictionary)
 	if d.Dictionary().NullN() == 0 {
 		la.Retain()
@@ -32,10 +32,10 @@ func (k *dictCmp) prepare(mem memory.Allocator, la arrow.Array) (arrow.Array, cm
 	if err != nil {
 		return nil, nil, err
 	}
-	return plain, &bytesCmp{op: k.op, c: k.c}, nil
+	return plain, &cmpBytes{op: k.op, c: k.c}, nil
 }
 
-func (k *dictCmp) compare(la, _ arrow.Array, _ int, out []uint64) {
+func (k *cmpDict) compare(la, _ arrow.Array, _ int, out []uint64) {
 	d := la.(*array.Dictionary)
 	offs, data := binaryValues(d.Dictionary())
 	m := d.Dictionary().Len()

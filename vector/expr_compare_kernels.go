@@ -31,19 +31,19 @@ type ordered interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
-// fixedCmp compares integers (also dates and timestamps).
-type fixedCmp[T int32 | int64] struct {
+// cmpFixed compares integers (also dates and timestamps).
+type cmpFixed[T int32 | int64] struct {
 	op CompareOp
 	c  T
 }
 
-func (k *fixedCmp[T]) compare(la, ra arrow.Array, _ int, out []uint64) {
-	a := fixedValues[T](la)
+func (k *cmpFixed[T]) compare(la, ra arrow.Array, _ int, out []uint64) {
+	a := fixedSlice[T](la)
 	if ra == nil {
 		cmpVS(k.op, a, k.c, out)
 		return
 	}
-	cmpVV(k.op, a, fixedValues[T](ra), out)
+	cmpVV(k.op, a, fixedSlice[T](ra), out)
 }
 
 // cmpVS compares a column with a constant.
@@ -260,16 +260,16 @@ func leVV[T ordered](a, b []T, out []uint64) {
 	}
 }
 
-// floatCmp compares doubles with Spark's NaN ordering.
-type floatCmp struct {
+// cmpFloat compares doubles with Spark's NaN ordering.
+type cmpFloat struct {
 	op CompareOp
 	c  float64
 }
 
-func (k *floatCmp) compare(la, ra arrow.Array, _ int, out []uint64) {
-	a := fixedValues[float64](la)
+func (k *cmpFloat) compare(la, ra arrow.Array, _ int, out []uint64) {
+	a := fixedSlice[float64](la)
 	if ra != nil {
-		b := fixedValues[float64](ra)
+		b := fixedSlice[float64](ra)
 		cmpVV(k.op, a, b, out)
 		if hasNaN(a) || hasNaN(b) {
 			patchNaNVV(k.op, a, b, out)

@@ -110,14 +110,14 @@ func TestCompareRandom(t *testing.T) {
 	cmpStr := func(x, y any) int { return bytes.Compare([]byte(x.(string)), []byte(y.(string))) }
 	dict16 := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}
 	var cases []vt.ExprCase
-	cases = append(cases, randomCases("int64", schemaOf("x", vector.Int64, "y", vector.Int64), ints, int64(1), cmpInt)...)
-	cases = append(cases, randomCases("int32", schemaOf("x", vector.Int32, "y", vector.Int32), ints, int32(-1), cmpInt)...)
-	cases = append(cases, randomCases("double", schemaOf("x", vector.Float64, "y", vector.Float64), floats, 0.0, cmpFloat)...)
-	cases = append(cases, randomCases("double-nan", schemaOf("x", vector.Float64, "y", vector.Float64), floats, math.NaN(), cmpFloat)...)
+	cases = append(cases, randomCases("int64", exprSchema("x", vector.Int64, "y", vector.Int64), ints, int64(1), cmpInt)...)
+	cases = append(cases, randomCases("int32", exprSchema("x", vector.Int32, "y", vector.Int32), ints, int32(-1), cmpInt)...)
+	cases = append(cases, randomCases("double", exprSchema("x", vector.Float64, "y", vector.Float64), floats, 0.0, cmpFloat)...)
+	cases = append(cases, randomCases("double-nan", exprSchema("x", vector.Float64, "y", vector.Float64), floats, math.NaN(), cmpFloat)...)
 	for _, c := range []string{"view", "purchase", "", "a much longer string value", "vie"} {
-		cases = append(cases, randomCases("string-"+c, schemaOf("x", vector.String, "y", vector.String), strs, c, cmpStr)...)
-		cases = append(cases, randomCases("dict8-"+c, schemaOf("x", dictString, "y", vector.String), strs, c, cmpStr)...)
-		cases = append(cases, randomCases("dict16-"+c, schemaOf("x", dict16, "y", dictString), strs, c, cmpStr)...)
+		cases = append(cases, randomCases("string-"+c, exprSchema("x", vector.String, "y", vector.String), strs, c, cmpStr)...)
+		cases = append(cases, randomCases("dict8-"+c, exprSchema("x", dictStringType, "y", vector.String), strs, c, cmpStr)...)
+		cases = append(cases, randomCases("dict16-"+c, exprSchema("x", dict16, "y", dictStringType), strs, c, cmpStr)...)
 	}
 	vt.RunExpr(t, cases...)
 }

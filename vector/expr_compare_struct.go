@@ -36,14 +36,14 @@ func checkOrderable(dt arrow.DataType) error {
 	return fmt.Errorf("values of type %s cannot be compared: %w", TypeName(dt), ErrType)
 }
 
-// structCmp compares two struct columns of the same type.
-type structCmp struct {
+// cmpStruct compares two struct columns of the same type.
+type cmpStruct struct {
 	op  CompareOp
 	mem memory.Allocator
 	cmp []int8 // scratch
 }
 
-func (k *structCmp) compare(la, ra arrow.Array, n int, out []uint64) {
+func (k *cmpStruct) compare(la, ra arrow.Array, n int, out []uint64) {
 	if cap(k.cmp) < n {
 		k.cmp = make([]int8, n)
 	}
@@ -84,29 +84,29 @@ func compare3(mem memory.Allocator, a, b arrow.Array, out []int8) {
 			}
 		}
 	case arrow.INT8:
-		compare3Ordered(fixedValues[int8](a), fixedValues[int8](b), a, b, out)
+		compare3Ordered(fixedSlice[int8](a), fixedSlice[int8](b), a, b, out)
 	case arrow.INT16:
-		compare3Ordered(fixedValues[int16](a), fixedValues[int16](b), a, b, out)
+		compare3Ordered(fixedSlice[int16](a), fixedSlice[int16](b), a, b, out)
 	case arrow.INT32, arrow.DATE32:
-		compare3Ordered(fixedValues[int32](a), fixedValues[int32](b), a, b, out)
+		compare3Ordered(fixedSlice[int32](a), fixedSlice[int32](b), a, b, out)
 	case arrow.INT64, arrow.TIMESTAMP:
-		compare3Ordered(fixedValues[int64](a), fixedValues[int64](b), a, b, out)
+		compare3Ordered(fixedSlice[int64](a), fixedSlice[int64](b), a, b, out)
 	case arrow.FLOAT32:
-		x, y := fixedValues[float32](a), fixedValues[float32](b)
+		x, y := fixedSlice[float32](a), fixedSlice[float32](b)
 		for i := range out {
 			if undecided(a, b, out, i) {
 				out[i] = compareFloat(float64(x[i]), float64(y[i]))
 			}
 		}
 	case arrow.FLOAT64:
-		x, y := fixedValues[float64](a), fixedValues[float64](b)
+		x, y := fixedSlice[float64](a), fixedSlice[float64](b)
 		for i := range out {
 			if undecided(a, b, out, i) {
 				out[i] = compareFloat(x[i], y[i])
 			}
 		}
 	case arrow.DECIMAL128:
-		x, y := fixedValues[decimal128.Num](a), fixedValues[decimal128.Num](b)
+		x, y := fixedSlice[decimal128.Num](a), fixedSlice[decimal128.Num](b)
 		for i := range out {
 			if undecided(a, b, out, i) {
 				out[i] = int8(x[i].Cmp(y[i]))

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
-var dictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+var dictStringType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
 
 // allOps runs every comparison operator over l and r and expects the
 // results in want, in the order = <> < <= > >= <=>.
@@ -28,13 +29,13 @@ func allOps(name string, schema *arrow.Schema, rows []vt.Row, l, r vector.Expr, 
 }
 
 func TestCompareNumbers(t *testing.T) {
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
 	rows := []vt.Row{{1, 2}, {2, 2}, {3, 2}, {math.MinInt64, math.MaxInt64}}
 	T, F := true, false
 	vt.RunExpr(t, allOps("bigint", ab, rows, col("a"), col("b"), [7][]any{
 		{F, T, F, F}, {T, F, T, T}, {T, F, F, T}, {T, T, F, T}, {F, F, T, F}, {F, T, T, F}, {F, T, F, F},
 	})...)
-	a := schemaOf("a", vector.Int64)
+	a := exprSchema("a", vector.Int64)
 	arows := []vt.Row{{1}, {2}, {3}}
 	vt.RunExpr(t, allOps("bigint-const", a, arows, col("a"), lit(2), [7][]any{
 		{F, T, F}, {T, F, T}, {T, F, F}, {T, T, F}, {F, F, T}, {F, T, T}, {F, T, F},
@@ -42,26 +43,26 @@ func TestCompareNumbers(t *testing.T) {
 	vt.RunExpr(t, allOps("const-bigint", a, arows, lit(2), col("a"), [7][]any{
 		{F, T, F}, {T, F, T}, {F, F, T}, {F, T, T}, {T, F, F}, {T, T, F}, {F, T, F},
 	})...)
-	ij := schemaOf("i", vector.Int32, "a", vector.Int64)
+	ij := exprSchema("i", vector.Int32, "a", vector.Int64)
 	vt.RunExpr(t, allOps("int-bigint", ij, []vt.Row{{1, 1 << 40}, {5, 5}, {-1, -2}}, col("i"), col("a"), [7][]any{
 		{F, T, F}, {T, F, T}, {T, F, F}, {T, T, F}, {F, F, T}, {F, T, T}, {F, T, F},
 	})...)
-	id := schemaOf("i", vector.Int32, "d", vector.Float64)
+	id := exprSchema("i", vector.Int32, "d", vector.Float64)
 	vt.RunExpr(t, allOps("int-double", id, []vt.Row{{1, 1.5}, {2, 2.0}, {3, math.NaN()}}, col("i"), col("d"), [7][]any{
 		{F, T, F}, {T, F, T}, {T, F, T}, {T, T, T}, {F, F, F}, {F, T, F}, {F, T, F},
 	})...)
-	xy := schemaOf("x", vector.Decimal(5, 2), "y", vector.Decimal(10, 4))
+	xy := exprSchema("x", vector.Decimal(5, 2), "y", vector.Decimal(10, 4))
 	vt.RunExpr(t, allOps("decimal", xy, []vt.Row{{"1.50", "1.5000"}, {"1.50", "1.5001"}, {"-2.00", "-3.0000"}}, col("x"), col("y"), [7][]any{
 		{T, F, F}, {F, T, T}, {F, T, F}, {T, T, F}, {F, F, T}, {T, F, T}, {T, F, F},
 	})...)
-	xi := schemaOf("x", vector.Decimal(5, 2))
+	xi := exprSchema("x", vector.Decimal(5, 2))
 	vt.RunExpr(t, allOps("decimal-int", xi, []vt.Row{{"1.00"}, {"1.01"}, {"0.99"}}, col("x"), lit(1), [7][]any{
 		{T, F, F}, {F, T, T}, {F, F, T}, {T, F, T}, {F, T, F}, {T, T, F}, {T, F, F},
 	})...)
 }
 
 func TestCompareDoubles(t *testing.T) {
-	de := schemaOf("d", vector.Float64, "e", vector.Float64)
+	de := exprSchema("d", vector.Float64, "e", vector.Float64)
 	nan := math.NaN()
 	rows := []vt.Row{{nan, nan}, {nan, 1.0}, {1.0, nan}, {math.Copysign(0, -1), 0.0}, {1.0, 2.0}, {math.Inf(1), nan}}
 	T, F := true, false
@@ -74,7 +75,7 @@ func TestCompareDoubles(t *testing.T) {
 		{T, T, F, T, F, F},
 		{T, F, F, T, F, F},
 	})...)
-	d := schemaOf("d", vector.Float64)
+	d := exprSchema("d", vector.Float64)
 	drows := []vt.Row{{nan}, {1.0}, {math.Inf(1)}}
 	vt.RunExpr(t, allOps("vs-nan", d, drows, col("d"), lit(nan), [7][]any{
 		{T, F, F}, {F, T, T}, {F, T, T}, {T, T, T}, {F, F, F}, {T, F, F}, {T, F, F},
@@ -85,25 +86,25 @@ func TestCompareDoubles(t *testing.T) {
 }
 
 func TestCompareStrings(t *testing.T) {
-	st := schemaOf("s", vector.String, "t", vector.String)
+	st := exprSchema("s", vector.String, "t", vector.String)
 	rows := []vt.Row{{"ab", "abc"}, {"b", "abc"}, {"", ""}, {"é", "z"}, {"same", "same"}}
 	T, F := true, false
 	vt.RunExpr(t, allOps("vv", st, rows, col("s"), col("t"), [7][]any{
 		{F, F, T, F, T}, {T, T, F, T, F}, {T, F, F, F, F}, {T, F, T, F, T}, {F, T, F, T, F}, {F, T, T, T, T}, {F, F, T, F, T},
 	})...)
-	s := schemaOf("s", vector.String)
+	s := exprSchema("s", vector.String)
 	srows := []vt.Row{{"view"}, {"click"}, {"viewer"}, {""}, {"zzz"}}
 	want := [7][]any{
 		{T, F, F, F, F}, {F, T, T, T, T}, {F, T, F, T, F}, {T, T, F, T, F}, {F, F, T, F, T}, {T, F, T, F, T}, {T, F, F, F, F},
 	}
 	vt.RunExpr(t, allOps("vs", s, srows, col("s"), lit("view"), want)...)
-	dict := schemaOf("s", dictString)
+	dict := exprSchema("s", dictStringType)
 	vt.RunExpr(t, allOps("dict-vs", dict, srows, col("s"), lit("view"), want)...)
-	ds := schemaOf("s", dictString, "t", vector.String)
+	ds := exprSchema("s", dictStringType, "t", vector.String)
 	vt.RunExpr(t, allOps("dict-vv", ds, rows, col("s"), col("t"), [7][]any{
 		{F, F, T, F, T}, {T, T, F, T, F}, {T, F, F, F, F}, {T, F, T, F, T}, {F, T, F, T, F}, {F, T, T, T, T}, {F, F, T, F, T},
 	})...)
-	bin := schemaOf("x", vector.Binary, "y", vector.Binary)
+	bin := exprSchema("x", vector.Binary, "y", vector.Binary)
 	vt.RunExpr(t, allOps("binary", bin, []vt.Row{{[]byte{0, 1}, []byte{0, 1}}, {[]byte{0xff}, []byte{0, 1}}}, col("x"), col("y"), [7][]any{
 		{T, F}, {F, T}, {F, F}, {T, F}, {F, T}, {T, T}, {T, F},
 	})...)
@@ -111,25 +112,25 @@ func TestCompareStrings(t *testing.T) {
 
 func TestCompareOthers(t *testing.T) {
 	T, F := true, false
-	pq := schemaOf("p", vector.Boolean, "q", vector.Boolean)
+	pq := exprSchema("p", vector.Boolean, "q", vector.Boolean)
 	vt.RunExpr(t, allOps("bool", pq, []vt.Row{{F, F}, {F, T}, {T, F}, {T, T}}, col("p"), col("q"), [7][]any{
 		{T, F, F, T}, {F, T, T, F}, {F, T, F, F}, {T, T, F, T}, {F, F, T, F}, {T, F, T, T}, {T, F, F, T},
 	})...)
-	p := schemaOf("p", vector.Boolean)
+	p := exprSchema("p", vector.Boolean)
 	vt.RunExpr(t, allOps("bool-const", p, []vt.Row{{F}, {T}}, col("p"), lit(true), [7][]any{
 		{F, T}, {T, F}, {T, F}, {T, T}, {F, F}, {F, T}, {F, T},
 	})...)
-	ts := schemaOf("ts", vector.Timestamp, "dt", vector.Date)
+	ts := exprSchema("ts", vector.Timestamp, "dt", vector.Date)
 	day := int64(86_400_000_000)
 	vt.RunExpr(t, allOps("date-timestamp", ts, []vt.Row{{arrow.Timestamp(day), arrow.Date32(1)}, {arrow.Timestamp(day + 1), arrow.Date32(1)}},
 		col("ts"), col("dt"), [7][]any{
 			{T, F}, {F, T}, {F, F}, {T, F}, {F, T}, {T, T}, {T, F},
 		})...)
-	d := schemaOf("dt", vector.Date)
+	d := exprSchema("dt", vector.Date)
 	vt.RunExpr(t, allOps("date-const", d, []vt.Row{{arrow.Date32(3)}, {arrow.Date32(5)}}, col("dt"), lit(arrow.Date32(4)), [7][]any{
 		{F, F}, {T, T}, {T, F}, {T, F}, {F, T}, {F, T}, {F, F},
 	})...)
-	lr := schemaOf("l", vector.WindowType, "r", vector.WindowType)
+	lr := exprSchema("l", vector.WindowType, "r", vector.WindowType)
 	rows := []vt.Row{
 		{[]any{10, 20}, []any{10, 20}},
 		{[]any{10, 20}, []any{10, 30}},
@@ -143,9 +144,9 @@ func TestCompareOthers(t *testing.T) {
 }
 
 func TestCompareNullsAndErrors(t *testing.T) {
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
-	as := schemaOf("a", vector.Int64, "s", vector.String)
-	lr := schemaOf("l", vector.WindowType, "a", vector.Int64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
+	as := exprSchema("a", vector.Int64, "s", vector.String)
+	lr := exprSchema("l", vector.WindowType, "a", vector.Int64)
 	rows := []vt.Row{{1, 1}, {nil, nil}, {1, nil}, {nil, 1}}
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "eqns", Schema: ab, Rows: rows, Expr: vector.EqualNullSafe(col("a"), col("b")), Want: []any{true, true, false, false}},
@@ -161,7 +162,44 @@ func TestCompareNullsAndErrors(t *testing.T) {
 			WantErr: "cannot bind (a < 'x'): cannot apply < to bigint and string"},
 		vt.ExprCase{Name: "typed-null-mismatch", Schema: as, Rows: []vt.Row{{1, "1"}}, Expr: vector.Eq(col("a"), vector.TypedLit(vector.String, nil)),
 			WantErr: "cannot apply = to bigint and string"},
+		vt.ExprCase{Name: "decimal-widen-overflow", Schema: exprSchema("p", vector.Decimal(38, 0), "q", vector.Decimal(38, 20)),
+			Rows: []vt.Row{{"100000000000000000000", "1"}}, Expr: vector.Eq(col("p"), col("q")),
+			WantErr: "value does not fit decimal(38,20): arithmetic overflow in (p = q) at row 0 (p=100000000000000000000)"},
 		vt.ExprCase{Name: "struct-int", Schema: lr, Rows: []vt.Row{{nil, 1}}, Expr: vector.Eq(col("l"), col("a")),
 			WantErr: "cannot apply = to struct<start:timestamp,end:timestamp> and bigint"},
 	)
+}
+
+// TestCompareDictionaryWithNullValues covers dictionaries whose values (not
+// only indices) hold nulls: the dictionary kernels decode those batches.
+func TestCompareDictionaryWithNullValues(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	sb := array.NewStringBuilder(mem)
+	sb.AppendValues([]string{"view", "", "click"}, []bool{true, false, true})
+	dict := sb.NewArray()
+	sb.Release()
+	ib := array.NewInt8Builder(mem)
+	ib.AppendValues([]int8{0, 1, 2, 1, 0}, []bool{true, true, true, true, false})
+	idx := ib.NewArray()
+	ib.Release()
+	d := array.NewDictionaryArray(dictStringType, idx, dict)
+	idx.Release()
+	dict.Release()
+	schema := exprSchema("s", dictStringType)
+	rec := array.NewRecord(schema, []arrow.Array{d}, 5)
+	d.Release()
+	defer rec.Release()
+	for e, want := range map[vector.Expr][]any{
+		vector.Eq(col("s"), lit("view")):               {true, nil, false, nil, nil},
+		vector.NotEq(col("s"), lit("view")):            {false, nil, true, nil, nil},
+		vector.In(col("s"), lit("view"), lit("click")): {true, nil, true, nil, nil},
+		vector.EqualNullSafe(col("s"), lit("click")):   {false, false, true, false, false},
+		vector.Between(col("s"), lit("a"), lit("d")):   {false, nil, true, nil, nil},
+	} {
+		got := evalOnce(t, mem, e, rec)
+		if vals := vt.ValuesOf(got); !vt.ValueEqual(want, vals) {
+			t.Errorf("%s: want %v, got %v", e, want, vals)
+		}
+		got.Release()
+	}
 }

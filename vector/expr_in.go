@@ -32,6 +32,7 @@ func In(x Expr, list ...Expr) Expr { return &InList{Value: x, List: list} }
 // (1, NULL) is never true.
 func NotIn(x Expr, list ...Expr) Expr { return Not(In(x, list...)) }
 
+// String renders (x IN (v1, v2, ...)).
 func (e *InList) String() string {
 	parts := make([]string, len(e.List))
 	for i, v := range e.List {
@@ -151,7 +152,7 @@ func newInEval(expr string, x Evaluator, items []Evaluator, common arrow.DataTyp
 	case arrow.FLOAT64:
 		s := &floatSet{set: map[uint64]struct{}{}}
 		for _, v := range vals {
-			s.set[floatKey(v.(float64))] = struct{}{}
+			s.set[inFloatKey(v.(float64))] = struct{}{}
 		}
 		e.set = s
 	case arrow.DECIMAL128:
@@ -200,7 +201,7 @@ func (e *inEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error
 	set.member(xa, n, words)
 	if !e.hasNull {
 		validity, nulls := copyValidity(e.mem, xa)
-		return newBoolArray(n, vbuf, validity, nulls), nil
+		return boolArrayOwning(n, vbuf, validity, nulls), nil
 	}
 	// Members are true; the others are null (an item was null).
 	mbuf, valid := newBitmap(e.mem, n)
@@ -209,7 +210,7 @@ func (e *inEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error
 		valid[w] = xv.word(w) & words[w]
 	}
 	validity, nulls := finishValidity(mbuf, valid, n)
-	return newBoolArray(n, vbuf, validity, nulls), nil
+	return boolArrayOwning(n, vbuf, validity, nulls), nil
 }
 
 // smallSet is the largest integer list scanned rather than hashed.
@@ -236,7 +237,7 @@ func newIntSet[T int32 | int64](vals []any) *intSet[T] {
 }
 
 func (s *intSet[T]) member(arr arrow.Array, _ int, out []uint64) {
-	vals := fixedValues[T](arr)
+	vals := fixedSlice[T](arr)
 	for w := range out {
 		var word uint64
 		for j, v := range vals[w*64 : min(len(vals), w*64+64)] {
@@ -255,9 +256,9 @@ func (s *intSet[T]) member(arr arrow.Array, _ int, out []uint64) {
 	}
 }
 
-// floatKey maps a double to a key under which Spark's equal values meet:
+// inFloatKey maps a double to a key under which Spark's equal values meet:
 // every NaN to one NaN, -0.0 to 0.0.
-func floatKey(v float64) uint64 {
+func inFloatKey(v float64) uint64 {
 	switch {
 	case v != v:
 		return math.Float64bits(math.NaN())
@@ -270,11 +271,11 @@ func floatKey(v float64) uint64 {
 type floatSet struct{ set map[uint64]struct{} }
 
 func (s *floatSet) member(arr arrow.Array, _ int, out []uint64) {
-	vals := fixedValues[float64](arr)
+	vals := fixedSlice[float64](arr)
 	for w := range out {
 		var word uint64
 		for j, v := range vals[w*64 : min(len(vals), w*64+64)] {
-			_, ok := s.set[floatKey(v)]
+			_, ok := s.set[inFloatKey(v)]
 			word |= b2u(ok) << uint(j)
 		}
 		out[w] = word
@@ -284,7 +285,7 @@ func (s *floatSet) member(arr arrow.Array, _ int, out []uint64) {
 type decimalSet struct{ set map[decimal128.Num]struct{} }
 
 func (s *decimalSet) member(arr arrow.Array, _ int, out []uint64) {
-	vals := fixedValues[decimal128.Num](arr)
+	vals := fixedSlice[decimal128.Num](arr)
 	for w := range out {
 		var word uint64
 		for j, v := range vals[w*64 : min(len(vals), w*64+64)] {
@@ -363,6 +364,7 @@ type BetweenExpr struct {
 // Between returns (x BETWEEN lo AND hi).
 func Between(x, lo, hi Expr) Expr { return &BetweenExpr{Value: x, Low: lo, High: hi} }
 
+// String renders (x BETWEEN lo AND hi).
 func (b *BetweenExpr) String() string {
 	return "(" + b.Value.String() + " BETWEEN " + b.Low.String() + " AND " + b.High.String() + ")"
 }

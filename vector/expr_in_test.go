@@ -10,21 +10,21 @@ import (
 
 func TestIn(t *testing.T) {
 	T, F := true, false
-	a := schemaOf("a", vector.Int64)
+	a := exprSchema("a", vector.Int64)
 	arows := []vt.Row{{1}, {2}, {3}, {nil}}
 	many := make([]vector.Expr, 20)
 	for i := range many {
 		many[i] = lit(i * 2)
 	}
-	i32 := schemaOf("i", vector.Int32)
-	d := schemaOf("d", vector.Float64)
-	s := schemaOf("s", vector.String)
+	i32 := exprSchema("i", vector.Int32)
+	d := exprSchema("d", vector.Float64)
+	s := exprSchema("s", vector.String)
 	srows := []vt.Row{{"view"}, {"click"}, {"buy"}, {nil}}
-	ds := schemaOf("s", dictString)
-	x := schemaOf("x", vector.Decimal(5, 2))
-	p := schemaOf("p", vector.Boolean)
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
-	as := schemaOf("a", vector.Int64, "s", vector.String)
+	ds := exprSchema("s", dictStringType)
+	x := exprSchema("x", vector.Decimal(5, 2))
+	p := exprSchema("p", vector.Boolean)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
+	as := exprSchema("a", vector.Int64, "s", vector.String)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "ints", Schema: a, Rows: arows, Expr: vector.In(col("a"), lit(1), lit(3)), Want: []any{T, F, T, nil}, WantType: vector.Boolean},
 		vt.ExprCase{Name: "hashed", Schema: a, Rows: arows, Expr: vector.In(col("a"), many...), Want: []any{F, T, F, nil}},
@@ -57,10 +57,10 @@ func TestIn(t *testing.T) {
 
 func TestBetween(t *testing.T) {
 	T, F := true, false
-	a := schemaOf("a", vector.Int64)
-	abc := schemaOf("a", vector.Int64, "lo", vector.Int64, "hi", vector.Int64)
-	s := schemaOf("s", dictString)
-	as := schemaOf("a", vector.Int64, "s", vector.String)
+	a := exprSchema("a", vector.Int64)
+	abc := exprSchema("a", vector.Int64, "lo", vector.Int64, "hi", vector.Int64)
+	s := exprSchema("s", dictStringType)
+	as := exprSchema("a", vector.Int64, "s", vector.String)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "consts", Schema: a, Rows: []vt.Row{{0}, {1}, {5}, {10}, {11}, {nil}}, Expr: vector.Between(col("a"), lit(1), lit(10)),
 			Want: []any{F, T, T, T, F, nil}, WantType: vector.Boolean},

@@ -20,6 +20,7 @@ const (
 	LogicOr
 )
 
+// String is AND or OR.
 func (op LogicOp) String() string {
 	if op == LogicAnd {
 		return "AND"
@@ -49,6 +50,7 @@ func And(l, r Expr) Expr { return &Logical{Op: LogicAnd, Left: l, Right: r} }
 // Or returns (l OR r).
 func Or(l, r Expr) Expr { return &Logical{Op: LogicOr, Left: l, Right: r} }
 
+// String renders (l AND r) or (l OR r).
 func (g *Logical) String() string {
 	return "(" + g.Left.String() + " " + g.Op.String() + " " + g.Right.String() + ")"
 }
@@ -189,7 +191,7 @@ func logicCombine(mem memory.Allocator, op LogicOp, n int, lv, lx, rv, rx wordSo
 		}
 	}
 	validity, nulls := finishValidity(mbuf, valid, n)
-	return newBoolArray(n, vbuf, validity, nulls)
+	return boolArrayOwning(n, vbuf, validity, nulls)
 }
 
 // wordMask is the mask of the rows of word w that exist in an n-row batch.
@@ -268,6 +270,7 @@ type NotExpr struct {
 // Not returns (NOT e).
 func Not(e Expr) Expr { return &NotExpr{Child: e} }
 
+// String renders (NOT x).
 func (n *NotExpr) String() string { return "(NOT " + n.Child.String() + ")" }
 
 // Bind implements Expr.
@@ -311,7 +314,7 @@ func (e *notEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, erro
 		vals[w] = ^x.word(w)
 	}
 	validity, nulls := copyValidity(e.mem, arr)
-	return newBoolArray(n, vbuf, validity, nulls), nil
+	return boolArrayOwning(n, vbuf, validity, nulls), nil
 }
 
 // NullTest is (x IS NULL), or (x IS NOT NULL) when Negated; it is never
@@ -327,6 +330,7 @@ func IsNull(e Expr) Expr { return &NullTest{Child: e} }
 // IsNotNull returns (e IS NOT NULL).
 func IsNotNull(e Expr) Expr { return &NullTest{Child: e, Negated: true} }
 
+// String renders (x IS NULL) or (x IS NOT NULL).
 func (n *NullTest) String() string {
 	if n.Negated {
 		return "(" + n.Child.String() + " IS NOT NULL)"
@@ -367,7 +371,7 @@ func (e *isNullEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	for w := range vals {
 		vals[w] = v.word(w) ^ flip
 	}
-	return newBoolArray(n, vbuf, nil, 0), nil
+	return boolArrayOwning(n, vbuf, nil, 0), nil
 }
 
 // nullAsEval is an all-null column of type dt (a Null-typed input used

@@ -8,7 +8,7 @@ import (
 )
 
 func TestLogic(t *testing.T) {
-	pq := schemaOf("p", vector.Boolean, "q", vector.Boolean)
+	pq := exprSchema("p", vector.Boolean, "q", vector.Boolean)
 	T, F := true, false
 	var rows []vt.Row
 	for _, p := range []any{T, F, nil} {
@@ -20,9 +20,9 @@ func TestLogic(t *testing.T) {
 	// q:      T F N T F N T F N
 	and := []any{T, F, nil, F, F, F, nil, F, nil}
 	or := []any{T, T, T, T, F, nil, T, nil, nil}
-	p := schemaOf("p", vector.Boolean)
+	p := exprSchema("p", vector.Boolean)
 	prows := []vt.Row{{T}, {F}, {nil}}
-	a := schemaOf("a", vector.Int64)
+	a := exprSchema("a", vector.Int64)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "and", Schema: pq, Rows: rows, Expr: vector.And(col("p"), col("q")), Want: and, WantType: vector.Boolean},
 		vt.ExprCase{Name: "or", Schema: pq, Rows: rows, Expr: vector.Or(col("p"), col("q")), Want: or, WantType: vector.Boolean},
@@ -53,7 +53,7 @@ func TestLogic(t *testing.T) {
 // (or its errors are not raised) for rows the left side decides, as Spark
 // short-circuits per row.
 func TestLogicLazy(t *testing.T) {
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
 	rows := []vt.Row{{10, 2}, {10, 0}, {1, 5}, {nil, 0}, {7, nil}}
 	guard := vector.And(vector.NotEq(col("b"), lit(0)), vector.Gt(vector.Mod(col("a"), col("b")), lit(0)))
 	orGuard := vector.Or(vector.Eq(col("b"), lit(0)), vector.Gt(vector.Mod(col("a"), col("b")), lit(0)))
@@ -70,7 +70,7 @@ func TestLogicLazy(t *testing.T) {
 // TestLogicLazyErrorRow checks that an error found on the rows that need
 // the right side names the row of the whole batch.
 func TestLogicLazyErrorRow(t *testing.T) {
-	ab := schemaOf("a", vector.Int64, "b", vector.Int64)
+	ab := exprSchema("a", vector.Int64, "b", vector.Int64)
 	rows := []vt.Row{{1, 0}, {1, 0}, {5, 0}, {9223372036854775807, 1}}
 	// Rows 0-2 are decided by the left side (b = 0 → false, so
 	// (a + b) would not be needed), row 3 overflows in a needed row.
