@@ -182,11 +182,7 @@ func eqShortConst(offs []int32, data []byte, c []byte, n int, out []uint64) {
 		o := offs[lo : hi+1]
 		var word uint64
 		if hi <= safe {
-			for j := range hi - lo {
-				s, e := o[j], o[j+1]
-				v := *(*uint64)(unsafe.Add(base, s))
-				word |= (b2u(e-s == size) & b2u(v&mask == cw)) << uint(j)
-			}
+			word = eqShortWord(o, base, size, mask, cw)
 		} else {
 			for j := range hi - lo {
 				s, e := o[j], o[j+1]
@@ -198,4 +194,18 @@ func eqShortConst(offs []int32, data []byte, c []byte, n int, out []uint64) {
 		}
 		out[w] = word
 	}
+}
+
+// eqShortWord is the unchecked inner loop of eqShortConst for up to 64
+// rows (o has one more offset than rows); a function of its own so that
+// its few variables stay in registers.
+func eqShortWord(o []int32, base unsafe.Pointer, size int32, mask, cw uint64) uint64 {
+	var word uint64
+	s := o[0]
+	for j, e := range o[1:] {
+		v := *(*uint64)(unsafe.Add(base, s))
+		word |= (b2u(e-s == size) & b2u(v&mask == cw)) << uint(j)
+		s = e
+	}
+	return word
 }
