@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -48,6 +50,11 @@ func TestIn(t *testing.T) {
 		vt.ExprCase{Name: "columns-hit", Schema: ab, Rows: []vt.Row{{5, nil}}, Expr: vector.In(col("a"), col("b"), lit(5)), Want: []any{T}},
 		vt.ExprCase{Name: "empty", Schema: a, Rows: arows, Expr: vector.In(col("a")), Want: []any{F, F, F, F}},
 		vt.ExprCase{Name: "folded", Schema: a, Rows: arows[:1], Expr: vector.In(lit(3), lit(1), lit(3)), Want: []any{T}},
+		vt.ExprCase{Name: "int32-hashed", Schema: i32, Rows: []vt.Row{{4}, {5}, {nil}}, Expr: vector.In(col("i"), many...), Want: []any{T, F, nil}},
+		vt.ExprCase{Name: "timestamps", Schema: exprSchema("ts", vector.Timestamp), Rows: []vt.Row{{arrow.Timestamp(5)}, {arrow.Timestamp(6)}},
+			Expr: vector.In(col("ts"), lit(arrow.Timestamp(6)), lit(arrow.Date32(0))), Want: []any{F, T}},
+		vt.ExprCase{Name: "binary", Schema: exprSchema("b", vector.Binary), Rows: []vt.Row{{[]byte("x")}, {[]byte("y")}},
+			Expr: vector.In(col("b"), lit([]byte("y"))), Want: []any{F, T}},
 		vt.ExprCase{Name: "bad-type", Schema: as, Rows: []vt.Row{{1, "x"}}, Expr: vector.In(col("a"), lit(1), lit("x")),
 			WantErr: "cannot bind (a IN (1, 'x')): cannot apply IN to bigint and string: type mismatch (available columns: a, s)"},
 		vt.ExprCase{Name: "bad-column", Schema: as, Rows: []vt.Row{{1, "x"}}, Expr: vector.In(col("a"), col("s")),
