@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -279,4 +280,61 @@ func evalOnce(t *testing.T, mem memory.Allocator, e vector.Expr, rec arrow.Recor
 		t.Fatalf("Eval(%s): %v", e, err)
 	}
 	return arr
+}
+
+// FuzzInt64Arith checks + - * on bigint columns and with a constant
+// operand against math/big: the value when it fits, else an overflow error
+// naming the first row that does not.
+func FuzzInt64Arith(f *testing.F) {
+	f.Add(int64(1), int64(2), int64(3), uint8(0))
+	f.Add(int64(math.MaxInt64), int64(1), int64(-1), uint8(0))
+	f.Add(int64(math.MinInt64), int64(-1), int64(2), uint8(2))
+	f.Add(int64(1<<32), int64(1<<31), int64(-(1 << 31)), uint8(2))
+	f.Fuzz(func(t *testing.T, x, y, c int64, op uint8) {
+		ctors := []func(l, r vector.Expr) vector.Expr{vector.Add, vector.Sub, vector.Mul}
+		bigOps := []func(z, a, b *big.Int) *big.Int{(*big.Int).Add, (*big.Int).Sub, (*big.Int).Mul}
+		k := int(op) % 3
+		mem := vt.NewAllocator(t)
+		schema := exprSchema("a", vector.Int64, "b", vector.Int64)
+		rec := vt.BuildRecord(mem, schema, []vt.Row{{x, y}, {y, x}, {c, y}})
+		defer rec.Release()
+		check := func(e vector.Expr, pairs [][2]int64) {
+			firstBad := -1
+			want := make([]int64, len(pairs))
+			for i, p := range pairs {
+				z := bigOps[k](new(big.Int), big.NewInt(p[0]), big.NewInt(p[1]))
+				if !z.IsInt64() {
+					if firstBad < 0 {
+						firstBad = i
+					}
+					continue
+				}
+				want[i] = z.Int64()
+			}
+			ev, err := e.Bind(schema, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ev.Eval(context.Background(), rec)
+			var ee *vector.EvalError
+			if firstBad >= 0 {
+				if !errors.As(err, &ee) || ee.Row != firstBad || !errors.Is(err, vector.ErrOverflow) {
+					t.Fatalf("%s over %v: want overflow at row %d, got %v", e, pairs, firstBad, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s over %v: %v", e, pairs, err)
+			}
+			defer got.Release()
+			for i, w := range want {
+				if g := got.(*array.Int64).Value(i); g != w {
+					t.Fatalf("%s row %d: want %d, got %d", e, i, w, g)
+				}
+			}
+		}
+		check(ctors[k](col("a"), col("b")), [][2]int64{{x, y}, {y, x}, {c, y}})
+		check(ctors[k](col("a"), lit(c)), [][2]int64{{x, c}, {y, c}, {c, c}})
+		check(ctors[k](lit(c), col("b")), [][2]int64{{c, y}, {c, x}, {c, y}})
+	})
 }
