@@ -53,7 +53,12 @@ func BuildRecord(mem memory.Allocator, schema *arrow.Schema, rows []Row) arrow.R
 	if len(recs) == 1 {
 		return recs[0]
 	}
-	return array.NewRecord(schema, emptyColumns(mem, schema), 0)
+	cols := emptyColumns(mem, schema)
+	rec := array.NewRecord(schema, cols, 0)
+	for _, c := range cols {
+		c.Release() // NewRecord retained them
+	}
+	return rec
 }
 
 // BuildRecords builds rows as records laid out as shape says. With no rows

@@ -1,0 +1,400 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// ArithOp is a binary arithmetic operator.
+type ArithOp uint8
+
+// The arithmetic operators.
+const (
+	ArithAdd ArithOp = iota // +
+	ArithSub                // -
+	ArithMul                // *
+	ArithDiv                // / (always fractional, as Spark's /)
+	ArithMod                // % (remainder, sign of the dividend)
+)
+
+// String is the operator's SQL symbol.
+func (op ArithOp) String() string {
+	switch op {
+	case ArithAdd:
+		return "+"
+	case ArithSub:
+		return "-"
+	case ArithMul:
+		return "*"
+	case ArithDiv:
+		return "/"
+	case ArithMod:
+		return "%"
+	}
+	return fmt.Sprintf("ArithOp(%d)", uint8(op))
+}
+
+// Arithmetic is a binary arithmetic expression with Spark 4 ANSI semantics:
+//
+//   - Operands widen to their common type (int < bigint < decimal < double).
+//     int and bigint operands keep their type for + - * %, and overflow is an
+//     error (ErrOverflow) naming the row's operand values.
+//   - / is always fractional: integer and double operands divide as double;
+//     decimal operands divide as decimal.
+//   - Decimal results follow Spark's precision and scale rules with
+//     spark.sql.decimalOperations.allowPrecisionLoss=true (the default): + -
+//     get max(s1,s2) fractional digits, * gets s1+s2, / gets max(6, s1+p2+1),
+//     each reduced (down to at least 6) when the precision would exceed 38;
+//     rounding is HALF_UP, and a result that does not fit is ErrOverflow.
+//     An integral operand takes the precision of its type (10 for int, 20
+//     for bigint), or only the digits of its value when it is a literal.
+//   - A zero divisor of / or % is ErrDivideByZero, for doubles too (Spark 4
+//     ANSI raises DIVIDE_BY_ZERO for 1.0/0); a null operand gives null first.
+//
+// Kernels work on whole columns; a constant operand binds to a
+// column-with-constant kernel and is never expanded. Build one with Add,
+// Sub, Mul, Div or Mod.
+type Arithmetic struct {
+	Op          ArithOp
+	Left, Right Expr
+}
+
+// Add returns (l + r).
+func Add(l, r Expr) Expr { return &Arithmetic{Op: ArithAdd, Left: l, Right: r} }
+
+// Sub returns (l - r).
+func Sub(l, r Expr) Expr { return &Arithmetic{Op: ArithSub, Left: l, Right: r} }
+
+// Mul returns (l * r).
+func Mul(l, r Expr) Expr { return &Arithmetic{Op: ArithMul, Left: l, Right: r} }
+
+// Div returns (l / r), always fractional (double or decimal).
+func Div(l, r Expr) Expr { return &Arithmetic{Op: ArithDiv, Left: l, Right: r} }
+
+// Mod returns (l % r), the remainder with the sign of l.
+func Mod(l, r Expr) Expr { return &Arithmetic{Op: ArithMod, Left: l, Right: r} }
+
+// String renders (l op r).
+func (a *Arithmetic) String() string {
+	return "(" + a.Left.String() + " " + a.Op.String() + " " + a.Right.String() + ")"
+}
+
+// Bind implements Expr.
+func (a *Arithmetic) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error) {
+	l, err := a.Left.Bind(in, mem)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.Right.Bind(in, mem)
+	if err != nil {
+		return nil, err
+	}
+	lt, rt := Unwrap(l.DataType()), Unwrap(r.DataType())
+	if !isArithType(lt) || !isArithType(rt) {
+		return nil, newBindError(a, in, fmt.Errorf("cannot apply %s to %s and %s: %w", a.Op, TypeName(lt), TypeName(rt), ErrType))
+	}
+	ev, err := bindArith(a, l, r, mem)
+	if err != nil {
+		return nil, newBindError(a, in, err)
+	}
+	return ev, nil
+}
+
+func isArithType(dt arrow.DataType) bool { return IsNumeric(dt) || dt.ID() == arrow.NULL }
+
+func isFloating(dt arrow.DataType) bool {
+	return dt.ID() == arrow.FLOAT64 || dt.ID() == arrow.FLOAT32
+}
+
+// bindArith picks the result type and the typed kernel.
+func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, error) {
+	lt, rt := Unwrap(l.DataType()), Unwrap(r.DataType())
+	if lt.ID() == arrow.NULL && rt.ID() == arrow.NULL {
+		// Spark types NULL + NULL as double.
+		return newConst(Float64, nil, mem), nil
+	}
+	// A NULL operand (a NULL literal or a column of the Null type) makes
+	// every row null; type the result as if it had the other operand's type.
+	allNull := isNullConst(l) || isNullConst(r) || lt.ID() == arrow.NULL || rt.ID() == arrow.NULL
+	if lt.ID() == arrow.NULL {
+		lt = rt
+	}
+	if rt.ID() == arrow.NULL {
+		rt = lt
+	}
+	expr := a.String()
+	lName, rName := operandName(a.Left, l), operandName(a.Right, r)
+	if (lt.ID() == arrow.DECIMAL128 || rt.ID() == arrow.DECIMAL128) && !isFloating(lt) && !isFloating(rt) {
+		ld, rd := decimalOperandType(l, lt), decimalOperandType(r, rt)
+		p, s := decimalArithType(a.Op, ld.Precision, ld.Scale, rd.Precision, rd.Scale)
+		dt := Decimal(p, s)
+		if allNull {
+			return newConst(dt, nil, mem), nil
+		}
+		lw, err := numericWiden(l, ld, mem, expr, lName)
+		if err != nil {
+			return nil, err
+		}
+		rw, err := numericWiden(r, rd, mem, expr, rName)
+		if err != nil {
+			return nil, err
+		}
+		ev := newDecimalArith(a.Op, newBinaryBase(expr, lw, rw, lName, rName, mem), ld, rd, dt.(*arrow.Decimal128Type))
+		return foldIfConstant(ev, mem, lw, rw), nil
+	}
+	common, _ := CommonType(lt, rt)
+	switch {
+	case a.Op == ArithDiv || isFloating(common):
+		common = Float64
+	case common.ID() == arrow.INT8 || common.ID() == arrow.INT16:
+		common = Int32
+	}
+	if allNull {
+		return newConst(common, nil, mem), nil
+	}
+	lw, err := numericWiden(l, common, mem, expr, lName)
+	if err != nil {
+		return nil, err
+	}
+	rw, err := numericWiden(r, common, mem, expr, rName)
+	if err != nil {
+		return nil, err
+	}
+	base := newBinaryBase(expr, lw, rw, lName, rName, mem)
+	var ev Evaluator
+	switch common.ID() {
+	case arrow.INT32:
+		ev = &intArithEval[int32]{binaryBase: base, op: a.Op, dt: common}
+	case arrow.INT64:
+		ev = &intArithEval[int64]{binaryBase: base, op: a.Op, dt: common}
+	default:
+		ev = &floatArithEval{binaryBase: base, op: a.Op}
+	}
+	return foldIfConstant(ev, mem, lw, rw), nil
+}
+
+// operandName is how runtime errors name an operand: its SQL text, or ""
+// for a constant (its value is already in the expression's text).
+func operandName(e Expr, ev Evaluator) string {
+	if _, ok := constValue(ev); ok {
+		return ""
+	}
+	return e.String()
+}
+
+// foldIfConstant folds ev when every operand is constant.
+func foldIfConstant(ev Evaluator, mem memory.Allocator, operands ...Evaluator) Evaluator {
+	for _, o := range operands {
+		if _, ok := constValue(o); !ok {
+			return ev
+		}
+	}
+	return foldConstant(ev, mem)
+}
+
+// binaryBase holds what every binary kernel evaluator shares: its
+// operands, which of them are constants, and how errors name them.
+type binaryBase struct {
+	expr           string // the expression, for errors
+	l, r           Evaluator
+	lConst, rConst bool // bound to constant-operand kernels
+	lv, rv         any  // the constants' values
+	lName, rName   string
+	mem            memory.Allocator
+}
+
+func newBinaryBase(expr string, l, r Evaluator, lName, rName string, mem memory.Allocator) binaryBase {
+	b := binaryBase{expr: expr, l: l, r: r, lName: lName, rName: rName, mem: mem}
+	b.lv, b.lConst = constValue(l)
+	b.rv, b.rConst = constValue(r)
+	if b.lConst && b.rConst {
+		// Both constant and not folded (the fold failed): the constant is
+		// then the whole result, so expanding the left one is fine.
+		b.lConst = false
+	}
+	return b
+}
+
+// operands evaluates the non-constant operands; a constant operand yields
+// a nil array. The caller releases what it gets.
+func (b *binaryBase) operands(ctx context.Context, rec arrow.Record) (la, ra arrow.Array, err error) {
+	if !b.lConst {
+		if la, err = b.l.Eval(ctx, rec); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !b.rConst {
+		if ra, err = b.r.Eval(ctx, rec); err != nil {
+			releaseAll(la)
+			return nil, nil, err
+		}
+	}
+	return la, ra, nil
+}
+
+// evalError builds the runtime error of row, naming the operand values.
+func (b *binaryBase) evalError(row int, err error, la, ra arrow.Array) *EvalError {
+	var parts []string
+	if la != nil && b.lName != "" {
+		parts = append(parts, b.lName+"="+FormatValue(ValueAt(la, row), la.DataType()))
+	}
+	if ra != nil && b.rName != "" {
+		parts = append(parts, b.rName+"="+FormatValue(ValueAt(ra, row), ra.DataType()))
+	}
+	return &EvalError{Expr: b.expr, Row: row, Values: strings.Join(parts, ", "), Err: err}
+}
+
+// releaseAll releases the non-nil arrays.
+func releaseAll(arrs ...arrow.Array) {
+	for _, a := range arrs {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// intArithEval runs + - * % over int or bigint operands of the same type.
+type intArithEval[T int32 | int64] struct {
+	binaryBase
+	op ArithOp
+	dt arrow.DataType
+}
+
+func (e *intArithEval[T]) DataType() arrow.DataType { return e.dt }
+
+func (e *intArithEval[T]) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
+	la, ra, err := e.operands(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(la, ra)
+	n := int(rec.NumRows())
+	x, y := operandOf[T](la, e.lv), operandOf[T](ra, e.rv)
+	if e.op == ArithMod {
+		if row := firstZeroDivisor(y, la, ra, n); row >= 0 {
+			return nil, e.evalError(row, ErrDivideByZero, la, ra)
+		}
+	}
+	buf, out := newValues[T](e.mem, n)
+	if !intArith(e.op, x, y, out) {
+		if row := firstIntOverflow(e.op, x, y, la, ra, n); row >= 0 {
+			buf.Release()
+			return nil, e.evalError(row, ErrOverflow, la, ra)
+		}
+	}
+	validity, nulls := andValidity(e.mem, n, la, ra)
+	return newArrayOwning(e.dt, n, buf, validity, nulls), nil
+}
+
+// floatArithEval runs + - * / % over doubles.
+type floatArithEval struct {
+	binaryBase
+	op ArithOp
+}
+
+func (e *floatArithEval) DataType() arrow.DataType { return Float64 }
+
+func (e *floatArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
+	la, ra, err := e.operands(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(la, ra)
+	n := int(rec.NumRows())
+	x, y := operandOf[float64](la, e.lv), operandOf[float64](ra, e.rv)
+	if e.op == ArithDiv || e.op == ArithMod {
+		if row := firstZeroDivisor(y, la, ra, n); row >= 0 {
+			return nil, e.evalError(row, ErrDivideByZero, la, ra)
+		}
+	}
+	buf, out := newValues[float64](e.mem, n)
+	floatArith(e.op, x, y, out)
+	validity, nulls := andValidity(e.mem, n, la, ra)
+	return newArrayOwning(Float64, n, buf, validity, nulls), nil
+}
+
+// Negation is unary minus, (- x). Negating the smallest int or bigint is
+// ErrOverflow (ANSI).
+type Negation struct {
+	Child Expr
+}
+
+// Negate returns (- e).
+func Negate(e Expr) Expr { return &Negation{Child: e} }
+
+// String renders (- x).
+func (n *Negation) String() string { return "(- " + n.Child.String() + ")" }
+
+// Bind implements Expr.
+func (n *Negation) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error) {
+	c, err := n.Child.Bind(in, mem)
+	if err != nil {
+		return nil, err
+	}
+	dt := Unwrap(c.DataType())
+	switch dt.ID() {
+	case arrow.NULL:
+		return newConst(Float64, nil, mem), nil
+	case arrow.INT8, arrow.INT16:
+		dt = Int32
+	case arrow.FLOAT32:
+		dt = Float64
+	}
+	if !IsNumeric(dt) {
+		return nil, newBindError(n, in, fmt.Errorf("cannot apply - to %s: %w", TypeName(dt), ErrType))
+	}
+	name := operandName(n.Child, c)
+	c, err = numericWiden(c, dt, mem, n.String(), name)
+	if err != nil {
+		return nil, newBindError(n, in, err)
+	}
+	if isNullConst(c) {
+		return newConst(dt, nil, mem), nil
+	}
+	ev := &negateEval{child: c, dt: dt, expr: n.String(), name: name, mem: mem}
+	return foldIfConstant(ev, mem, c), nil
+}
+
+type negateEval struct {
+	child      Evaluator
+	dt         arrow.DataType
+	expr, name string
+	mem        memory.Allocator
+}
+
+func (e *negateEval) DataType() arrow.DataType { return e.dt }
+
+func (e *negateEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
+	arr, err := e.child.Eval(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	n := arr.Len()
+	var buf *memory.Buffer
+	row := -1
+	switch e.dt.ID() {
+	case arrow.INT32:
+		buf, row = negateInts[int32](e.mem, arr)
+	case arrow.INT64:
+		buf, row = negateInts[int64](e.mem, arr)
+	case arrow.FLOAT64:
+		buf = negateFloats(e.mem, arr)
+	case arrow.DECIMAL128:
+		buf = negateDecimals(e.mem, arr)
+	}
+	if row >= 0 {
+		buf.Release()
+		values := ""
+		if e.name != "" {
+			values = e.name + "=" + FormatValue(ValueAt(arr, row), e.dt)
+		}
+		return nil, &EvalError{Expr: e.expr, Row: row, Values: values, Err: ErrOverflow}
+	}
+	validity, nulls := copyValidity(e.mem, arr)
+	return newArrayOwning(e.dt, n, buf, validity, nulls), nil
+}
