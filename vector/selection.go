@@ -1,0 +1,310 @@
+package vector
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// A selection vector lists, in increasing order, the rows of a batch that an
+// operator keeps. This file builds selection vectors from boolean masks and
+// gathers columns through them. Selections differ from Take's general
+// indices in two ways that the gathers below exploit: no index is negative
+// (no null is introduced) and indices increase (reads stream forward).
+
+// selSlack is the number of int32 slots the builders may write past the last
+// selected row: the branch-free expansion stores 8 candidates per mask byte
+// and only then advances by the number that were selected.
+const selSlack = 64
+
+// selByte is the expansion of one mask byte: the positions of its set bits
+// and how many there are.
+type selByte struct {
+	pos [8]uint8
+	n   uint8
+}
+
+var selBytes = func() (t [256]selByte) {
+	for b := range t {
+		for j := 0; j < 8; j++ {
+			if b>>j&1 == 1 {
+				t[b].pos[t[b].n] = uint8(j)
+				t[b].n++
+			}
+		}
+	}
+	return t
+}()
+
+// loadBits returns the 64 bits of bm starting at bit pos; bits past the end
+// of bm read as zero. Arrow bitmaps are little-endian bit order, so a
+// little-endian load of 8 bytes yields bits pos..pos+63 after shifting out
+// the sub-byte offset.
+func loadBits(bm []byte, pos int) uint64 {
+	i, shift := pos>>3, uint(pos&7)
+	if i+9 <= len(bm) {
+		w := binary.LittleEndian.Uint64(bm[i:])
+		if shift != 0 {
+			w = w>>shift | uint64(bm[i+8])<<(64-shift)
+		}
+		return w
+	}
+	var w uint64
+	for k := 0; k < 8 && i+k < len(bm); k++ {
+		w |= uint64(bm[i+k]) << (8 * k)
+	}
+	w >>= shift
+	if shift != 0 && i+8 < len(bm) {
+		w |= uint64(bm[i+8]) << (64 - shift)
+	}
+	return w
+}
+
+// selectBits appends to sel[:0] the positions i in [0, n) whose bit
+// off+i is set in vals and, when valid is not nil, also in valid. It reuses
+// sel's storage when it is large enough.
+//
+// It works on 64-bit words of the combined mask: all-zero words are
+// skipped, all-ones words write 64 consecutive positions, sparse words
+// (fewer than 16 bits) take one iteration per set bit, and denser words
+// expand byte by byte through a table with no data-dependent branch, which
+// keeps the cost flat at about one store per row whatever the selectivity.
+func selectBits(sel []int32, vals, valid []byte, off, n int) []int32 {
+	if cap(sel) < n+selSlack {
+		sel = make([]int32, n+selSlack)
+	}
+	sel = sel[:cap(sel)]
+	cnt := 0
+	for base := 0; base < n; base += 64 {
+		w := loadBits(vals, off+base)
+		if valid != nil {
+			w &= loadBits(valid, off+base)
+		}
+		if rem := n - base; rem < 64 {
+			w &= 1<<uint(rem) - 1
+		}
+		switch {
+		case w == 0:
+		case w == ^uint64(0):
+			s := sel[cnt : cnt+64]
+			for j := range s {
+				s[j] = int32(base + j)
+			}
+			cnt += 64
+		case bits.OnesCount64(w) < 16:
+			b := int32(base)
+			for w != 0 {
+				sel[cnt] = b + int32(bits.TrailingZeros64(w))
+				cnt++
+				w &= w - 1
+			}
+		default:
+			b := int32(base)
+			for k := 0; k < 8; k++ {
+				e := &selBytes[uint8(w>>(8*k))]
+				s := (*[8]int32)(sel[cnt : cnt+8])
+				s[0] = b + int32(e.pos[0])
+				s[1] = b + int32(e.pos[1])
+				s[2] = b + int32(e.pos[2])
+				s[3] = b + int32(e.pos[3])
+				s[4] = b + int32(e.pos[4])
+				s[5] = b + int32(e.pos[5])
+				s[6] = b + int32(e.pos[6])
+				s[7] = b + int32(e.pos[7])
+				cnt += int(e.n)
+				b += 8
+			}
+		}
+	}
+	return sel[:cnt]
+}
+
+// selectTrue returns the rows where mask is true (null and false rows are
+// dropped), reusing sel's storage.
+func selectTrue(sel []int32, mask *array.Boolean) []int32 {
+	d := mask.Data()
+	var valid []byte
+	if mask.NullN() > 0 {
+		valid = mask.NullBitmapBytes()
+	}
+	return selectBits(sel, d.Buffers()[1].Bytes(), valid, d.Offset(), mask.Len())
+}
+
+// selectValid returns the rows where arr is not null, reusing sel's
+// storage.
+func selectValid(sel []int32, arr arrow.Array) []int32 {
+	return selectBits(sel, arr.NullBitmapBytes(), nil, arr.Data().Offset(), arr.Len())
+}
+
+// isRange reports whether sel is a contiguous run of rows, in which case a
+// zero-copy slice replaces the gather.
+func isRange(sel []int32) bool {
+	return len(sel) > 0 && int(sel[len(sel)-1]-sel[0]) == len(sel)-1
+}
+
+// GatherRecord returns the rows sel of rec, which must be increasing row
+// indices of rec. It returns rec itself (retained) when sel selects every
+// row, and a zero-copy slice when sel is one contiguous run; otherwise every
+// column is gathered. The result is owned by the caller.
+func GatherRecord(mem memory.Allocator, rec arrow.Record, sel []int32) (arrow.Record, error) {
+	if int64(len(sel)) == rec.NumRows() {
+		rec.Retain()
+		return rec, nil
+	}
+	if isRange(sel) {
+		return rec.NewSlice(int64(sel[0]), int64(sel[len(sel)-1])+1), nil
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		a, err := Gather(mem, c, sel)
+		if err != nil {
+			releaseArrays(cols[:i])
+			return nil, err
+		}
+		cols[i] = a
+	}
+	out := array.NewRecord(rec.Schema(), cols, int64(len(sel)))
+	releaseArrays(cols)
+	return out, nil
+}
+
+// Gather returns arr[sel[0]], arr[sel[1]], ..., owned by the caller. Unlike
+// Take's indices, those of sel must all be valid rows (0 <= i < arr.Len());
+// they are usually increasing (a selection vector) but may repeat. Fixed
+// width and boolean columns use gathers specialised for this; other types go
+// through Take.
+func Gather(mem memory.Allocator, arr arrow.Array, sel []int32) (arrow.Array, error) {
+	d := arr.Data().(*array.Data)
+	var data *array.Data
+	switch d.DataType().ID() {
+	case arrow.INT8, arrow.UINT8:
+		data = gatherFixed[uint8](mem, arr, d, sel)
+	case arrow.INT16, arrow.UINT16:
+		data = gatherFixed[uint16](mem, arr, d, sel)
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32:
+		data = gatherFixed[uint32](mem, arr, d, sel)
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64, arrow.TIMESTAMP, arrow.DATE64, arrow.DURATION:
+		data = gatherFixed[uint64](mem, arr, d, sel)
+	case arrow.DECIMAL128:
+		data = gatherFixed[[16]byte](mem, arr, d, sel)
+	case arrow.BOOL:
+		data = gatherBool(mem, arr, d, sel)
+	default:
+		return Take(mem, arr, sel)
+	}
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// gatherValidity returns the validity bitmap of arr gathered through sel,
+// or nil when no selected row is null. It assembles each output byte in a
+// register from 8 input bits rather than setting bits one by one in memory.
+func gatherValidity(mem memory.Allocator, arr arrow.Array, sel []int32) (*memory.Buffer, int) {
+	if arr.NullN() == 0 {
+		return nil, 0
+	}
+	in := arr.NullBitmapBytes()
+	off := int32(arr.Data().Offset())
+	n := len(sel)
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	out := buf.Bytes()
+	full := n &^ 7
+	for o := 0; o < full; o += 8 {
+		s := (*[8]int32)(sel[o : o+8])
+		var b byte
+		for k, i := range s {
+			p := off + i
+			b |= (in[p>>3] >> (p & 7) & 1) << k
+		}
+		out[o>>3] = b
+	}
+	if full < n {
+		var b byte
+		for k, i := range sel[full:] {
+			p := off + i
+			b |= (in[p>>3] >> (p & 7) & 1) << k
+		}
+		out[full>>3] = b
+	}
+	valid := 0
+	for _, b := range out[:n>>3] {
+		valid += bits.OnesCount8(b)
+	}
+	if n&7 != 0 {
+		valid += bits.OnesCount8(out[n>>3] & (1<<uint(n&7) - 1))
+	}
+	if valid == n {
+		buf.Release()
+		return nil, 0
+	}
+	return buf, n - valid
+}
+
+func gatherFixed[T uint8 | uint16 | uint32 | uint64 | [16]byte](mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int32) *array.Data {
+	validity, nulls := gatherValidity(mem, arr, sel)
+	var zero T
+	vals := memory.NewResizableBuffer(mem)
+	vals.Resize(len(sel) * int(sizeOf(zero)))
+	out := castSlice[T](vals.Bytes())[:len(sel)]
+	in := castSlice[T](d.Buffers()[1].Bytes())[d.Offset():]
+	in = in[:d.Len()]
+	for o, i := range sel {
+		out[o] = in[i]
+	}
+	data := array.NewData(d.DataType(), len(sel), []*memory.Buffer{validity, vals}, nil, nulls, 0)
+	if validity != nil {
+		validity.Release()
+	}
+	vals.Release()
+	return data
+}
+
+func gatherBool(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int32) *array.Data {
+	validity, nulls := gatherValidity(mem, arr, sel)
+	n := len(sel)
+	vals := memory.NewResizableBuffer(mem)
+	vals.Resize(int(bitutil.BytesForBits(int64(n))))
+	out := vals.Bytes()
+	clear(out)
+	in := d.Buffers()[1].Bytes()
+	off := int32(d.Offset())
+	for o, i := range sel {
+		p := off + i
+		out[o>>3] |= (in[p>>3] >> (p & 7) & 1) << (o & 7)
+	}
+	data := array.NewData(d.DataType(), n, []*memory.Buffer{validity, vals}, nil, nulls, 0)
+	if validity != nil {
+		validity.Release()
+	}
+	vals.Release()
+	return data
+}
+
+// repeatRows fills idx with each row r of [0, len(counts)) repeated
+// counts[r] times, reusing idx's storage. Explode and sliding windows use it
+// to repeat the other columns once per produced row.
+func repeatRows(idx []int32, counts []int32, first int32) []int32 {
+	total := 0
+	for _, c := range counts {
+		total += int(c)
+	}
+	if cap(idx) < total {
+		idx = make([]int32, total)
+	}
+	idx = idx[:total]
+	o := 0
+	for r, c := range counts {
+		row := first + int32(r)
+		s := idx[o : o+int(c)]
+		for j := range s {
+			s[j] = row
+		}
+		o += int(c)
+	}
+	return idx
+}
