@@ -22,7 +22,7 @@ func TestProject(t *testing.T) {
 	cases := []vt.OperatorCase{
 		{Name: "columns", Inputs: in,
 			Build: projectOf(vector.As(vector.Col("s"), "name"), vector.As(vector.Col("a"), "a"), vector.As(vector.Col("a"), "a2")),
-			Want: []vt.Row{{"x", 1, 1}, {"y", 5, 5}, {nil, nil, nil}, {"z", 7, 7}, {"w", 3, 3}}, Ordered: true,
+			Want:  []vt.Row{{"x", 1, 1}, {"y", 5, 5}, {nil, nil, nil}, {"z", 7, 7}, {"w", 3, 3}}, Ordered: true,
 			WantSchema: arrow.NewSchema([]arrow.Field{
 				{Name: "name", Type: vector.String, Nullable: true},
 				{Name: "a", Type: vector.Int64, Nullable: true},
