@@ -199,7 +199,7 @@ func (e *Explode) build(rowIdx, elIdx []int32, nullEl bool) (arrow.Record, error
 			cols[i] = array.NewSlice(col, int64(rowIdx[0]), int64(rowIdx[len(rowIdx)-1])+1)
 			continue
 		}
-		a, err := Gather(e.mem, col, rowIdx)
+		a, err := gather(e.mem, col, rowIdx)
 		if err != nil {
 			releaseArrays(cols)
 			return nil, err

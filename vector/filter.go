@@ -110,7 +110,7 @@ func (f *Filter) apply(ctx context.Context, rec arrow.Record) (arrow.Record, err
 	if len(f.sel) == 0 {
 		return nil, nil
 	}
-	return GatherRecord(f.mem, rec, f.sel)
+	return gatherRecord(f.mem, rec, f.sel)
 }
 
 // Close implements Operator; it closes the input.

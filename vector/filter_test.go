@@ -56,19 +56,32 @@ func (g gtEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error)
 	n := len(vals)
 	buf := memory.NewResizableBuffer(g.mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
-	words := make([]uint64, (n+63)/64)
-	for i, v := range vals {
-		var bit uint64
-		if v > g.c {
-			bit = 1
-		}
-		words[i>>6] |= bit << (i & 63)
-	}
 	out := buf.Bytes()
-	for i := range out {
-		out[i] = byte(words[i>>3] >> (8 * (i & 7)))
+	full := n &^ 7
+	for i := 0; i < full; i += 8 {
+		v := (*[8]int64)(vals[i : i+8])
+		c := g.c
+		out[i>>3] = bit(v[0] > c) | bit(v[1] > c)<<1 | bit(v[2] > c)<<2 | bit(v[3] > c)<<3 |
+			bit(v[4] > c)<<4 | bit(v[5] > c)<<5 | bit(v[6] > c)<<6 | bit(v[7] > c)<<7
+	}
+	if full < n {
+		var b byte
+		for j, x := range vals[full:] {
+			b |= bit(x > g.c) << j
+		}
+		out[full>>3] = b
 	}
 	return boolResult(g.mem, a, buf), nil
+}
+
+// bit converts a comparison to 0 or 1; the compiler emits SETcc for it, so
+// the predicate has no data-dependent branch.
+func bit(b bool) byte {
+	var x byte
+	if b {
+		x = 1
+	}
+	return x
 }
 
 // mulConst is `col * c` over a double column.

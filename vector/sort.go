@@ -337,23 +337,6 @@ func splitNulls(arr arrow.Array) (valid, nulls []int32) {
 	return valid, nulls
 }
 
-// gatherRows returns the rows idx of rec (any valid row indices, in any
-// order).
-func gatherRows(mem memory.Allocator, rec arrow.Record, idx []int32) (arrow.Record, error) {
-	cols := make([]arrow.Array, rec.NumCols())
-	for i, c := range rec.Columns() {
-		a, err := Gather(mem, c, idx)
-		if err != nil {
-			releaseArrays(cols[:i])
-			return nil, err
-		}
-		cols[i] = a
-	}
-	out := array.NewRecord(rec.Schema(), cols, int64(len(idx)))
-	releaseArrays(cols)
-	return out, nil
-}
-
 func (s *Sort) release() {
 	if s.data != nil {
 		s.data.Release()

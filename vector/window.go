@@ -195,7 +195,7 @@ func (w *WindowAssign) tumble() (arrow.Record, error) {
 		in = w.rec
 	} else {
 		var err error
-		if in, err = GatherRecord(w.mem, w.rec, w.valid); err != nil {
+		if in, err = gatherRecord(w.mem, w.rec, w.valid); err != nil {
 			return nil, err
 		}
 	}
@@ -278,7 +278,7 @@ func (w *WindowAssign) slideNext() (arrow.Record, error) {
 	var err error
 	for _, c := range w.rec.Columns() {
 		var a arrow.Array
-		if a, err = Gather(w.mem, c, rep); err != nil {
+		if a, err = gather(w.mem, c, rep); err != nil {
 			break
 		}
 		cols = append(cols, a)
