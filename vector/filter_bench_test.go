@@ -92,10 +92,7 @@ func abBatch(mem memory.Allocator, limit int64) (arrow.Record, []int64, []float6
 // work into preallocated outputs. It reports rows/s of each (input rows) and
 // ratio = ours / loop.
 func BenchmarkFilterProject(b *testing.B) {
-	for _, a := range []struct {
-		name string
-		mem  memory.Allocator
-	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", newPoolAllocator()}} {
+	for _, a := range benchAllocators() {
 		b.Run(a.name, func(b *testing.B) { benchFilterProject(b, a.mem) })
 	}
 }
@@ -164,10 +161,7 @@ func tightFilterProject(a []int64, b []float64, outA []int64, outB []float64, k 
 // predicate's mask, then a gather of both columns) at 1%, 50% and 99%
 // selectivity over 64K-row batches of (a bigint, b double).
 func BenchmarkFilter(b *testing.B) {
-	for _, a := range []struct {
-		name string
-		mem  memory.Allocator
-	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", newPoolAllocator()}} {
+	for _, a := range benchAllocators() {
 		b.Run(a.name, func(b *testing.B) { benchFilter(b, a.mem) })
 	}
 }
@@ -191,6 +185,19 @@ func benchFilter(b *testing.B, mem memory.Allocator) {
 			b.ReportMetric(float64(benchBatch)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// benchAllocators are the allocators every operator benchmark runs on: Go's
+// (fresh, zeroed memory for every buffer, reclaimed by the GC) and a pooling
+// one (buffers reused across batches, as the engine is meant to run).
+func benchAllocators() []struct {
+	name string
+	mem  memory.Allocator
+} {
+	return []struct {
+		name string
+		mem  memory.Allocator
+	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", newPoolAllocator()}}
 }
 
 // poolAllocator is a minimal size-class pooling allocator, standing in for

@@ -258,6 +258,8 @@ func gather(mem memory.Allocator, arr arrow.Array, sel []int32) (arrow.Array, er
 		data = gatherFixed[[16]byte](mem, arr, d, sel)
 	case arrow.BOOL:
 		data = gatherBool(mem, arr, d, sel)
+	case arrow.STRING, arrow.BINARY:
+		data = gatherBinary(mem, arr, d, sel)
 	default:
 		return Take(mem, arr, sel)
 	}
@@ -372,26 +374,46 @@ func gatherBool(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int3
 	return data
 }
 
-// repeatRows fills idx with each row r of [0, len(counts)) repeated
-// counts[r] times, reusing idx's storage. Explode and sliding windows use it
-// to repeat the other columns once per produced row.
-func repeatRows(idx []int32, counts []int32, first int32) []int32 {
+// gatherBinary gathers a string or binary column. Most strings are short,
+// so a value of up to 16 bytes is copied as one 16-byte block (the data
+// buffer has 16 bytes of slack at its end for that) instead of through a
+// call to memmove.
+func gatherBinary(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int32) *array.Data {
+	validity, nulls := gatherValidity(mem, arr, sel)
+	inOff := castSlice[int32](d.Buffers()[1].Bytes())[d.Offset():]
+	inOff = inOff[:d.Len()+1]
+	var in []byte
+	if b := d.Buffers()[2]; b != nil {
+		in = b.Bytes()
+	}
 	total := 0
-	for _, c := range counts {
-		total += int(c)
+	for _, i := range sel {
+		total += int(inOff[i+1] - inOff[i])
 	}
-	if cap(idx) < total {
-		idx = make([]int32, total)
-	}
-	idx = idx[:total]
-	o := 0
-	for r, c := range counts {
-		row := first + int32(r)
-		s := idx[o : o+int(c)]
-		for j := range s {
-			s[j] = row
+	offBuf := memory.NewResizableBuffer(mem)
+	offBuf.Resize((len(sel) + 1) * 4)
+	offs := castSlice[int32](offBuf.Bytes())[:len(sel)+1]
+	dataBuf := memory.NewResizableBuffer(mem)
+	dataBuf.Reserve(total + 16)
+	dataBuf.Resize(total)
+	out := dataBuf.Buf()
+	pos := int32(0)
+	for o, i := range sel {
+		offs[o] = pos
+		lo, hi := inOff[i], inOff[i+1]
+		if hi-lo <= 16 && int(lo)+16 <= len(in) {
+			*(*[16]byte)(out[pos : pos+16]) = *(*[16]byte)(in[lo : lo+16])
+		} else {
+			copy(out[pos:], in[lo:hi])
 		}
-		o += int(c)
+		pos += hi - lo
 	}
-	return idx
+	offs[len(sel)] = pos
+	data := array.NewData(d.DataType(), len(sel), []*memory.Buffer{validity, offBuf, dataBuf}, nil, nulls, 0)
+	if validity != nil {
+		validity.Release()
+	}
+	offBuf.Release()
+	dataBuf.Release()
+	return data
 }

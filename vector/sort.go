@@ -287,11 +287,10 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 		valid, nulls := splitNulls(first)
 		rest := cmps[1:]
 		if s.kinds[0] == sortFixed {
-			keys, sorted := sortFixedKeys(first, valid, k0.Descending)
+			sorted := sortFixedKeys(first, valid, k0.Descending)
 			if len(rest) > 0 {
-				sortRunsByCmp(keys, sorted, rest)
+				sortRunsByCmp(sorted, valid, rest)
 			}
-			valid = sorted
 		} else {
 			sortBytesKeys(first, valid, k0.Descending, rest)
 		}

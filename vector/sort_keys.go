@@ -16,7 +16,7 @@ import (
 
 // This file holds the sort kernels: typed row comparators chosen once per
 // key type, order-preserving 64-bit keys with an LSD radix sort for
-// fixed-width keys, and 8-byte prefixes for string keys. Every sort is
+// fixed-width keys, and an MSD radix sort on 8-byte chunks for string keys. Every sort is
 // stable: rows with equal keys keep their input order (ties are broken by
 // row index, or the sort itself is stable).
 
@@ -230,18 +230,19 @@ func bytesOf(arr arrow.Array) ([]int32, []byte) {
 	return offs, data
 }
 
-// orderedKeys writes, for the rows idx of a fixed-width column, a uint64
-// whose unsigned order is the column's order (descending when desc):
+// orderedKeys fills dst with the rows idx of a fixed-width column, each
+// with a uint64 key whose unsigned order is the column's order (descending
+// when desc):
 // integers flip their sign bit, floats flip the sign bit of positives and
 // every bit of negatives, with -0.0 folded into 0.0 and every NaN into one
 // value above +Inf.
-func orderedKeys(dst []uint64, arr arrow.Array, idx []int32, desc bool) {
+func orderedKeys(dst []keyRow, arr arrow.Array, idx []int32, desc bool) {
 	dst = dst[:len(idx)]
 	switch a := arr.(type) {
 	case *array.Boolean:
 		v, off := a.Data().Buffers()[1].Bytes(), a.Data().Offset()
 		for o, i := range idx {
-			dst[o] = uint64(v[(off+int(i))>>3] >> ((off + int(i)) & 7) & 1)
+			dst[o] = keyRow{uint64(v[(off+int(i))>>3] >> ((off + int(i)) & 7) & 1), i}
 		}
 	case *array.Int8:
 		intKeys(dst, a.Int8Values(), idx)
@@ -262,18 +263,18 @@ func orderedKeys(dst []uint64, arr arrow.Array, idx []int32, desc bool) {
 	}
 	if desc {
 		for i := range dst {
-			dst[i] = ^dst[i]
+			dst[i].key = ^dst[i].key
 		}
 	}
 }
 
-func intKeys[T int8 | int16 | int32 | int64](dst []uint64, v []T, idx []int32) {
+func intKeys[T int8 | int16 | int32 | int64](dst []keyRow, v []T, idx []int32) {
 	for o, i := range idx {
-		dst[o] = uint64(int64(v[i])) ^ 1<<63
+		dst[o] = keyRow{uint64(int64(v[i])) ^ 1<<63, i}
 	}
 }
 
-func floatKeys[T float32 | float64](dst []uint64, v []T, idx []int32) {
+func floatKeys[T float32 | float64](dst []keyRow, v []T, idx []int32) {
 	for o, i := range idx {
 		f := float64(v[i])
 		if f == 0 {
@@ -285,128 +286,190 @@ func floatKeys[T float32 | float64](dst []uint64, v []T, idx []int32) {
 		}
 		// Negative: invert all bits; positive: set the sign bit.
 		mask := uint64(int64(b)>>63) | 1<<63
-		dst[o] = b ^ mask
+		dst[o] = keyRow{b ^ mask, i}
 	}
 }
 
-// radixSort sorts idx by keys, both permuted together, stably: least
-// significant byte first, one counting pass per byte, skipping bytes that
-// are the same in every key. tk and ti are scratch of the same length.
-func radixSort(keys []uint64, idx []int32, tk []uint64, ti []int32) ([]uint64, []int32) {
-	n := len(keys)
-	var hist [8][256]int
-	for _, k := range keys {
+// keyRow is a row with its ordered key. Radix passes move the two
+// together: one 16-byte element per row is faster to scatter than two
+// parallel arrays.
+type keyRow struct {
+	key uint64
+	row int32
+}
+
+// radixSort sorts a by key, stably: least significant byte first, one
+// counting pass per byte, skipping bytes that are the same in every key. t
+// is scratch of the same length; the result is in a or t.
+func radixSort(a, t []keyRow) []keyRow {
+	n := len(a)
+	var hist [8][256]int32
+	for _, e := range a {
+		k := e.key
 		for b := 0; b < 8; b++ {
 			hist[b][byte(k>>(8*b))]++
 		}
 	}
 	for b := 0; b < 8; b++ {
 		h := &hist[b]
-		if h[byte(keys[0]>>(8*b))] == n {
+		if int(h[byte(a[0].key>>(8*b))]) == n {
 			continue // every key has this byte: the pass would not move anything
 		}
-		sum := 0
+		sum := int32(0)
 		for d := range h {
 			c := h[d]
 			h[d] = sum
 			sum += c
 		}
 		shift := uint(8 * b)
-		tk, ti = tk[:n], ti[:n]
-		for j, k := range keys {
-			d := byte(k >> shift)
+		t = t[:n]
+		for _, e := range a {
+			d := byte(e.key >> shift)
 			p := h[d]
-			tk[p] = k
-			ti[p] = idx[j]
+			t[p] = e
 			h[d] = p + 1
 		}
-		keys, tk = tk, keys
-		idx, ti = ti, idx
+		a, t = t, a
 	}
-	return keys, idx
+	return a
 }
 
 // sortFixedKeys sorts rows (in input order) by a fixed-width non-null key
-// column, stably, and returns them sorted along with their ordered keys.
-func sortFixedKeys(arr arrow.Array, rows []int32, desc bool) ([]uint64, []int32) {
+// column, stably, writes them back to rows in order and returns them with
+// their ordered keys.
+func sortFixedKeys(arr arrow.Array, rows []int32, desc bool) []keyRow {
 	n := len(rows)
-	keys := make([]uint64, n)
-	orderedKeys(keys, arr, rows, desc)
-	if n < 256 {
+	pairs := make([]keyRow, n)
+	orderedKeys(pairs, arr, rows, desc)
+	pairs = sortKeyRows(pairs)
+	for i, p := range pairs {
+		rows[i] = p.row
+	}
+	return pairs
+}
+
+// sortKeyRows sorts pairs by key, stably (pairs come in input order or,
+// deeper in a string sort, in the order of an earlier stable pass).
+func sortKeyRows(pairs []keyRow) []keyRow {
+	if len(pairs) < 256 {
 		// Radix histograms cost more than they save on small inputs; the
 		// row index breaks ties, which keeps this sort stable.
-		pairs := make([]keyRow, n)
-		for i := range pairs {
-			pairs[i] = keyRow{keys[i], rows[i]}
-		}
 		slices.SortFunc(pairs, func(x, y keyRow) int {
 			if c := cmp.Compare(x.key, y.key); c != 0 {
 				return c
 			}
 			return cmp.Compare(x.row, y.row)
 		})
-		for i, p := range pairs {
-			keys[i], rows[i] = p.key, p.row
-		}
-		return keys, rows
+		return pairs
 	}
-	return radixSort(keys, rows, make([]uint64, n), make([]int32, n))
+	return radixSort(pairs, make([]keyRow, len(pairs)))
 }
 
-type keyRow struct {
-	key uint64
-	row int32
-}
-
-// prefixRow is a string key's first 8 bytes, big-endian so that integer
-// order is byte order, with its row.
-type prefixRow struct {
-	prefix uint64
-	row    int32
+// byteSorter sorts rows of a string or binary column: a most significant
+// digit first radix sort whose digits are 8-byte chunks read big-endian
+// (integer order is byte order). Rows that tie on a chunk are split into
+// those whose value ends within it, ordered by length (a shorter one is a
+// prefix of a longer one: the zero padding of its chunk matched), and those
+// that go on, sorted on their next chunk. Each pass is stable, so the sort
+// is. Rows with equal values are finally ordered by the further keys.
+type byteSorter struct {
+	offs []int32
+	data []byte
+	desc bool
+	rest []rowCmp
 }
 
 // sortBytesKeys sorts rows (in input order) by a non-null string or binary
-// column and then by the comparators in rest, stably. Most comparisons are
-// settled on the 8-byte prefixes without touching the strings.
+// column and then by the comparators in rest, stably.
 func sortBytesKeys(arr arrow.Array, rows []int32, desc bool, rest []rowCmp) {
 	offs, data := bytesOf(arr)
-	pairs := make([]prefixRow, len(rows))
-	var buf [8]byte
-	for i, r := range rows {
-		s := data[offs[r]:offs[r+1]]
-		var p uint64
-		if len(s) >= 8 {
-			p = binary.BigEndian.Uint64(s)
-		} else {
-			buf = [8]byte{}
-			copy(buf[:], s)
-			p = binary.BigEndian.Uint64(buf[:])
-		}
-		pairs[i] = prefixRow{p, r}
+	b := byteSorter{offs: offs, data: data, desc: desc, rest: rest}
+	b.sort(rows, 0)
+}
+
+// chunk returns bytes [8*level, 8*level+8) of row's value, zero padded.
+func (b *byteSorter) chunk(row int32, level int) uint64 {
+	lo := int(b.offs[row]) + 8*level
+	hi := int(b.offs[row+1])
+	if lo+8 <= hi {
+		return binary.BigEndian.Uint64(b.data[lo:])
 	}
-	slices.SortFunc(pairs, func(x, y prefixRow) int {
-		c := cmp.Compare(x.prefix, y.prefix)
-		if c == 0 {
-			// Equal prefixes: the strings decide (a short string padded with
-			// zero bytes has the prefix of a longer one).
-			c = bytes.Compare(data[offs[x.row]:offs[x.row+1]], data[offs[y.row]:offs[y.row+1]])
+	var buf [8]byte
+	if lo < hi {
+		copy(buf[:], b.data[lo:hi])
+	}
+	return binary.BigEndian.Uint64(buf[:])
+}
+
+func (b *byteSorter) length(row int32) int { return int(b.offs[row+1] - b.offs[row]) }
+
+func (b *byteSorter) sort(rows []int32, level int) {
+	pairs := make([]keyRow, len(rows))
+	for i, r := range rows {
+		k := b.chunk(r, level)
+		if b.desc {
+			k = ^k
 		}
-		if desc {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-		for _, k := range rest {
-			if c := k.cmp(x.row, y.row); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(x.row, y.row)
-	})
+		pairs[i] = keyRow{k, r}
+	}
+	pairs = sortKeyRows(pairs)
 	for i, p := range pairs {
 		rows[i] = p.row
 	}
+	for lo := 0; lo < len(pairs); {
+		hi := lo + 1
+		for hi < len(pairs) && pairs[hi].key == pairs[lo].key {
+			hi++
+		}
+		if hi-lo > 1 {
+			b.sortTies(rows[lo:hi], level)
+		}
+		lo = hi
+	}
+}
+
+// sortTies orders rows that share chunks 0..level.
+func (b *byteSorter) sortTies(rows []int32, level int) {
+	end := 8 * (level + 1)
+	ended := make([]int32, 0, len(rows))
+	goOn := make([]int32, 0, len(rows))
+	for _, r := range rows {
+		if b.length(r) <= end {
+			ended = append(ended, r)
+		} else {
+			goOn = append(goOn, r)
+		}
+	}
+	// Ended values sharing the chunk differ only in length; equal lengths
+	// are equal values.
+	slices.SortStableFunc(ended, func(x, y int32) int {
+		c := cmp.Compare(b.length(x), b.length(y))
+		if b.desc {
+			c = -c
+		}
+		return c
+	})
+	if len(b.rest) > 0 {
+		for lo := 0; lo < len(ended); {
+			hi := lo + 1
+			for hi < len(ended) && b.length(ended[hi]) == b.length(ended[lo]) {
+				hi++
+			}
+			if hi-lo > 1 {
+				sortByCmp(ended[lo:hi], b.rest)
+			}
+			lo = hi
+		}
+	}
+	if len(goOn) > 1 {
+		b.sort(goOn, level+1)
+	}
+	first, second := ended, goOn
+	if b.desc {
+		first, second = goOn, ended
+	}
+	copy(rows, first)
+	copy(rows[len(first):], second)
 }
 
 // sortByCmp sorts rows by the comparators, stably.
@@ -422,11 +485,12 @@ func sortByCmp(rows []int32, keys []rowCmp) {
 }
 
 // sortRunsByCmp sorts, by the comparators, every run of rows whose ordered
-// keys are equal (the rows of a run are already in input order).
-func sortRunsByCmp(keys []uint64, rows []int32, cmps []rowCmp) {
-	for lo := 0; lo < len(rows); {
+// keys are equal (the rows of a run are already in input order). rows holds
+// the rows of sorted, in the same order.
+func sortRunsByCmp(sorted []keyRow, rows []int32, cmps []rowCmp) {
+	for lo := 0; lo < len(sorted); {
 		hi := lo + 1
-		for hi < len(rows) && keys[hi] == keys[lo] {
+		for hi < len(sorted) && sorted[hi].key == sorted[lo].key {
 			hi++
 		}
 		if hi-lo > 1 {
