@@ -10,10 +10,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// maxOutputRows bounds the records that operators which multiply rows
+// outputBatchRows bounds the records that operators which multiply rows
 // (explode, sliding windows, sort) produce, so that one input batch cannot
 // become an unboundedly large output batch.
-const maxOutputRows = 1 << 16
+const outputBatchRows = 1 << 16
 
 // Explode produces one row per element of an array-valued expression, with
 // the element in a new last column and the kept input columns repeated
@@ -75,7 +75,7 @@ func newExplode(mem memory.Allocator, input Operator, listExpr Expr, outName str
 	fields := make([]arrow.Field, 0, len(keep)+1)
 	for _, c := range keep {
 		if c < 0 || c >= in.NumFields() {
-			return nil, fmt.Errorf("vector: explode: kept column %d out of %d columns of %s", c, in.NumFields(), schemaString(in))
+			return nil, fmt.Errorf("vector: explode: kept column %d out of %d columns of %s", c, in.NumFields(), sqlSchema(in))
 		}
 		fields = append(fields, in.Field(c))
 	}
@@ -159,7 +159,7 @@ func (e *Explode) expand() (arrow.Record, error) {
 		if cnt == 0 && !e.outer {
 			continue
 		}
-		if len(rowIdx) > 0 && len(rowIdx)+max(cnt, 1) > maxOutputRows {
+		if len(rowIdx) > 0 && len(rowIdx)+max(cnt, 1) > outputBatchRows {
 			break
 		}
 		if cnt == 0 {
@@ -192,7 +192,7 @@ func (e *Explode) build(rowIdx, elIdx []int32, nullEl bool) (arrow.Record, error
 	cols := make([]arrow.Array, len(e.keep)+1)
 	// One element per row over a contiguous run of rows is a slice of the
 	// input; otherwise the kept columns repeat through a gather.
-	sliced := isRange(rowIdx)
+	sliced := selIsRange(rowIdx)
 	for i, c := range e.keep {
 		col := e.rec.Column(c)
 		if sliced {
@@ -213,7 +213,7 @@ func (e *Explode) build(rowIdx, elIdx []int32, nullEl bool) (arrow.Record, error
 		// Only null elements (explode_outer of null or empty arrays). Take
 		// cannot gather from an empty array whose buffers may be absent.
 		cols[last] = array.MakeArrayOfNull(e.mem, values.DataType(), len(elIdx))
-	case !nullEl && isRange(elIdx):
+	case !nullEl && selIsRange(elIdx):
 		// Elements of consecutive arrays are adjacent in the values array.
 		cols[last] = array.NewSlice(values, int64(elIdx[0]), int64(elIdx[len(elIdx)-1])+1)
 	default:
@@ -237,7 +237,7 @@ func (e *Explode) Close() error {
 	}
 	e.closed = true
 	if e.err == nil {
-		e.err = errClosedOperator
+		e.err = errOpClosed
 	}
 	if e.rec != nil {
 		e.dropBatch()

@@ -84,7 +84,7 @@ func TestExplodeBatchBound(t *testing.T) {
 	}
 	rec := vt.BuildRecord(mem, s, rows)
 	defer rec.Release()
-	e, err := vector.NewExplode(mem, mustScan(t, rec), vector.Col("xs"), "x", []int{0})
+	e, err := vector.NewExplode(mem, opsScan(t, rec), vector.Col("xs"), "x", []int{0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// errClosedOperator is returned by Next after Close.
-var errClosedOperator = errors.New("vector: operator is closed")
+// errOpClosed is returned by Next after Close.
+var errOpClosed = errors.New("vector: operator is closed")
 
 // Filter passes the rows of its input for which a boolean predicate is
 // true; rows where it is false or null are dropped (SQL's WHERE). Batches
@@ -121,7 +121,7 @@ func (f *Filter) Close() error {
 	f.closed = true
 	f.sel = nil
 	if f.err == nil {
-		f.err = errClosedOperator
+		f.err = errOpClosed
 	}
 	return f.input.Close()
 }

@@ -17,17 +17,17 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-const benchBatch = 1 << 16
+const opsBatchRows = 1 << 16
 
-// repeatOp returns the same record n times, as a source that costs nothing.
-type repeatOp struct {
+// opsRepeat returns the same record n times, as a source that costs nothing.
+type opsRepeat struct {
 	rec  arrow.Record
 	left int
 }
 
-func (r *repeatOp) Schema() *arrow.Schema { return r.rec.Schema() }
+func (r *opsRepeat) Schema() *arrow.Schema { return r.rec.Schema() }
 
-func (r *repeatOp) Next(context.Context) (arrow.Record, error) {
+func (r *opsRepeat) Next(context.Context) (arrow.Record, error) {
 	if r.left == 0 {
 		return nil, io.EOF
 	}
@@ -36,10 +36,10 @@ func (r *repeatOp) Next(context.Context) (arrow.Record, error) {
 	return r.rec, nil
 }
 
-func (r *repeatOp) Close() error { return nil }
+func (r *opsRepeat) Close() error { return nil }
 
-// drainCount pulls op to the end, releasing records, and returns the rows.
-func drainCount(b *testing.B, op vector.Operator) int64 {
+// opsDrain pulls op to the end, releasing records, and returns the rows.
+func opsDrain(b *testing.B, op vector.Operator) int64 {
 	var rows int64
 	for {
 		rec, err := op.Next(context.Background())
@@ -63,8 +63,8 @@ var abBenchSchema = arrow.NewSchema([]arrow.Field{
 // [0, 1), without nulls.
 func abBatch(mem memory.Allocator, limit int64) (arrow.Record, []int64, []float64) {
 	r := rand.New(rand.NewSource(1))
-	a := make([]int64, benchBatch)
-	bv := make([]float64, benchBatch)
+	a := make([]int64, opsBatchRows)
+	bv := make([]float64, opsBatchRows)
 	for i := range a {
 		a[i] = r.Int63n(limit)
 		bv[i] = r.Float64()
@@ -76,7 +76,7 @@ func abBatch(mem memory.Allocator, limit int64) (arrow.Record, []int64, []float6
 	cols := []arrow.Array{ab.NewArray(), fb.NewArray()}
 	ab.Release()
 	fb.Release()
-	rec := array.NewRecord(abBenchSchema, cols, benchBatch)
+	rec := array.NewRecord(abBenchSchema, cols, opsBatchRows)
 	cols[0].Release()
 	cols[1].Release()
 	return rec, a, bv
@@ -92,7 +92,7 @@ func abBatch(mem memory.Allocator, limit int64) (arrow.Record, []int64, []float6
 // work into preallocated outputs. It reports rows/s of each (input rows) and
 // ratio = ours / loop.
 func BenchmarkFilterProject(b *testing.B) {
-	for _, a := range benchAllocators() {
+	for _, a := range opsAllocators() {
 		b.Run(a.name, func(b *testing.B) { benchFilterProject(b, a.mem) })
 	}
 }
@@ -100,7 +100,7 @@ func BenchmarkFilterProject(b *testing.B) {
 func benchFilterProject(b *testing.B, mem memory.Allocator) {
 	rec, av, bv := abBatch(mem, 200)
 	defer rec.Release()
-	f, err := vector.NewFilter(mem, &repeatOp{rec: rec, left: b.N}, gtConst{"a", 100})
+	f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, gtConst{"a", 100})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,8 +109,8 @@ func benchFilterProject(b *testing.B, mem memory.Allocator) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	outA := make([]int64, benchBatch)
-	outB := make([]float64, benchBatch)
+	outA := make([]int64, opsBatchRows)
+	outB := make([]float64, opsBatchRows)
 	ctx := context.Background()
 	// The two alternate batch by batch so that both see the same machine
 	// (the build machines are noisy from one second to the next).
@@ -133,7 +133,7 @@ func benchFilterProject(b *testing.B, mem memory.Allocator) {
 		loop += t2.Sub(t1)
 	}
 	b.StopTimer()
-	rows := float64(benchBatch) * float64(b.N)
+	rows := float64(opsBatchRows) * float64(b.N)
 	b.ReportMetric(rows/ours.Seconds(), "ours-rows/s")
 	b.ReportMetric(rows/loop.Seconds(), "loop-rows/s")
 	b.ReportMetric(loop.Seconds()/ours.Seconds(), "ratio")
@@ -161,7 +161,7 @@ func tightFilterProject(a []int64, b []float64, outA []int64, outB []float64, k 
 // predicate's mask, then a gather of both columns) at 1%, 50% and 99%
 // selectivity over 64K-row batches of (a bigint, b double).
 func BenchmarkFilter(b *testing.B) {
-	for _, a := range benchAllocators() {
+	for _, a := range opsAllocators() {
 		b.Run(a.name, func(b *testing.B) { benchFilter(b, a.mem) })
 	}
 }
@@ -174,44 +174,44 @@ func benchFilter(b *testing.B, mem memory.Allocator) {
 		k    int64
 	}{{"1%", 9899}, {"50%", 4999}, {"99%", 99}} {
 		b.Run(fmt.Sprintf("selectivity=%s", sel.name), func(b *testing.B) {
-			f, err := vector.NewFilter(mem, &repeatOp{rec: rec, left: b.N}, gtConst{"a", sel.k})
+			f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, gtConst{"a", sel.k})
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			drainCount(b, f)
+			opsDrain(b, f)
 			b.StopTimer()
 			f.Close()
-			b.ReportMetric(float64(benchBatch)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(opsBatchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
 }
 
-// benchAllocators are the allocators every operator benchmark runs on: Go's
+// opsAllocators are the allocators every operator benchmark runs on: Go's
 // (fresh, zeroed memory for every buffer, reclaimed by the GC) and a pooling
 // one (buffers reused across batches, as the engine is meant to run).
-func benchAllocators() []struct {
+func opsAllocators() []struct {
 	name string
 	mem  memory.Allocator
 } {
 	return []struct {
 		name string
 		mem  memory.Allocator
-	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", newPoolAllocator()}}
+	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", newOpsPoolAllocator()}}
 }
 
-// poolAllocator is a minimal size-class pooling allocator, standing in for
+// opsPoolAllocator is a minimal size-class pooling allocator, standing in for
 // the pooling allocator the engine runs operators on (PERF_NOTES: fresh
 // pages cost far more than the work done in them). Freed buffers are kept
 // per power-of-two class and handed out again.
-type poolAllocator struct {
+type opsPoolAllocator struct {
 	mu   sync.Mutex
 	free map[int][][]byte
 }
 
-func newPoolAllocator() *poolAllocator { return &poolAllocator{free: map[int][][]byte{}} }
+func newOpsPoolAllocator() *opsPoolAllocator { return &opsPoolAllocator{free: map[int][][]byte{}} }
 
-func sizeClass(n int) int {
+func opsSizeClass(n int) int {
 	c := 64
 	for c < n {
 		c <<= 1
@@ -219,8 +219,8 @@ func sizeClass(n int) int {
 	return c
 }
 
-func (p *poolAllocator) Allocate(size int) []byte {
-	c := sizeClass(size)
+func (p *opsPoolAllocator) Allocate(size int) []byte {
+	c := opsSizeClass(size)
 	p.mu.Lock()
 	if l := p.free[c]; len(l) > 0 {
 		b := l[len(l)-1]
@@ -232,7 +232,7 @@ func (p *poolAllocator) Allocate(size int) []byte {
 	return memory.DefaultAllocator.Allocate(c)[:size]
 }
 
-func (p *poolAllocator) Reallocate(size int, b []byte) []byte {
+func (p *opsPoolAllocator) Reallocate(size int, b []byte) []byte {
 	if cap(b) >= size {
 		return b[:size]
 	}
@@ -242,7 +242,7 @@ func (p *poolAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-func (p *poolAllocator) Free(b []byte) {
+func (p *opsPoolAllocator) Free(b []byte) {
 	c := cap(b)
 	p.mu.Lock()
 	p.free[c] = append(p.free[c], b[:c])

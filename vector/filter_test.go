@@ -61,22 +61,22 @@ func (g gtEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error)
 	for i := 0; i < full; i += 8 {
 		v := (*[8]int64)(vals[i : i+8])
 		c := g.c
-		out[i>>3] = bit(v[0] > c) | bit(v[1] > c)<<1 | bit(v[2] > c)<<2 | bit(v[3] > c)<<3 |
-			bit(v[4] > c)<<4 | bit(v[5] > c)<<5 | bit(v[6] > c)<<6 | bit(v[7] > c)<<7
+		out[i>>3] = opsBit(v[0] > c) | opsBit(v[1] > c)<<1 | opsBit(v[2] > c)<<2 | opsBit(v[3] > c)<<3 |
+			opsBit(v[4] > c)<<4 | opsBit(v[5] > c)<<5 | opsBit(v[6] > c)<<6 | opsBit(v[7] > c)<<7
 	}
 	if full < n {
 		var b byte
 		for j, x := range vals[full:] {
-			b |= bit(x > g.c) << j
+			b |= opsBit(x > g.c) << j
 		}
 		out[full>>3] = b
 	}
-	return boolResult(g.mem, a, buf), nil
+	return opsBoolResult(g.mem, a, buf), nil
 }
 
-// bit converts a comparison to 0 or 1; the compiler emits SETcc for it, so
+// opsBit converts a comparison to 0 or 1; the compiler emits SETcc for it, so
 // the predicate has no data-dependent branch.
-func bit(b bool) byte {
+func opsBit(b bool) byte {
 	var x byte
 	if b {
 		x = 1
@@ -124,7 +124,7 @@ func (m mulEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error
 	for i, v := range vals {
 		out[i] = v * m.c
 	}
-	validity, nulls := copyValidity(m.mem, a)
+	validity, nulls := opsCopyValidity(m.mem, a)
 	d := array.NewData(vector.Float64, len(vals), []*memory.Buffer{validity, buf}, nil, nulls, 0)
 	buf.Release()
 	if validity != nil {
@@ -134,8 +134,8 @@ func (m mulEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error
 	return array.MakeFromData(d), nil
 }
 
-func boolResult(mem memory.Allocator, in arrow.Array, vals *memory.Buffer) arrow.Array {
-	validity, nulls := copyValidity(mem, in)
+func opsBoolResult(mem memory.Allocator, in arrow.Array, vals *memory.Buffer) arrow.Array {
+	validity, nulls := opsCopyValidity(mem, in)
 	d := array.NewData(vector.Boolean, in.Len(), []*memory.Buffer{validity, vals}, nil, nulls, 0)
 	vals.Release()
 	if validity != nil {
@@ -145,8 +145,8 @@ func boolResult(mem memory.Allocator, in arrow.Array, vals *memory.Buffer) arrow
 	return array.MakeFromData(d)
 }
 
-// copyValidity copies in's validity bitmap to offset 0, or returns nil.
-func copyValidity(mem memory.Allocator, in arrow.Array) (*memory.Buffer, int) {
+// opsCopyValidity copies in's validity bitmap to offset 0, or returns nil.
+func opsCopyValidity(mem memory.Allocator, in arrow.Array) (*memory.Buffer, int) {
 	if in.NullN() == 0 {
 		return nil, 0
 	}
@@ -265,7 +265,7 @@ func TestFilterRandomMasks(t *testing.T) {
 			rec := vt.BuildRecord(mem, flagSchema, rows)
 			for off := 0; off < 70; off++ {
 				sl := rec.NewSlice(int64(off), int64(n))
-				f, err := vector.NewFilter(mem, mustScan(t, sl), vector.Col("flag"))
+				f, err := vector.NewFilter(mem, opsScan(t, sl), vector.Col("flag"))
 				sl.Release()
 				if err != nil {
 					t.Fatal(err)
@@ -293,7 +293,7 @@ func TestFilterRandomMasks(t *testing.T) {
 	}
 }
 
-func mustScan(t testing.TB, recs ...arrow.Record) *vector.Scan {
+func opsScan(t testing.TB, recs ...arrow.Record) *vector.Scan {
 	t.Helper()
 	s, err := vector.NewScan(recs[0].Schema(), recs...)
 	if err != nil {

@@ -94,7 +94,7 @@ func (l *Limit) Close() error {
 	}
 	l.closed = true
 	if l.err == nil {
-		l.err = errClosedOperator
+		l.err = errOpClosed
 	}
 	if !l.inputDone {
 		l.inputDone = true

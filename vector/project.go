@@ -21,9 +21,9 @@ type Project struct {
 	closed bool
 }
 
-// columnReader is implemented by evaluators that read one top-level input
+// bareColumn is implemented by evaluators that read one top-level input
 // column unchanged (ColumnRef, ColumnAt).
-type columnReader interface {
+type bareColumn interface {
 	Column() (int, bool)
 }
 
@@ -45,7 +45,7 @@ func NewProject(mem memory.Allocator, input Operator, exprs []NamedExpr) (*Proje
 		}
 		evs[i] = ev
 		fields[i] = arrow.Field{Name: ne.Name, Type: ev.DataType(), Nullable: true}
-		if cr, ok := ev.(columnReader); ok {
+		if cr, ok := ev.(bareColumn); ok {
 			if col, top := cr.Column(); top {
 				fields[i].Metadata = in.Field(col).Metadata
 			}
@@ -101,7 +101,7 @@ func (p *Project) Close() error {
 	}
 	p.closed = true
 	if p.err == nil {
-		p.err = errClosedOperator
+		p.err = errOpClosed
 	}
 	return p.input.Close()
 }

@@ -64,7 +64,7 @@ func TestProjectZeroCopy(t *testing.T) {
 	s := arrow.NewSchema([]arrow.Field{{Name: "t", Type: vector.Timestamp, Nullable: true, Metadata: md}}, nil)
 	rec := vt.BuildRecord(mem, s, []vt.Row{{1}, {2}})
 	defer rec.Release()
-	p, err := vector.NewProject(mem, mustScan(t, rec), []vector.NamedExpr{vector.As(vector.Col("t"), "t")})
+	p, err := vector.NewProject(mem, opsScan(t, rec), []vector.NamedExpr{vector.As(vector.Col("t"), "t")})
 	if err != nil {
 		t.Fatal(err)
 	}

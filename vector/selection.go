@@ -49,11 +49,11 @@ var selBytes = func() (t [256]selByte) {
 	return t
 }()
 
-// loadBits returns the 64 bits of bm starting at bit pos; bits past the end
+// selLoadBits returns the 64 bits of bm starting at bit pos; bits past the end
 // of bm read as zero. Arrow bitmaps are little-endian bit order, so a
 // little-endian load of 8 bytes yields bits pos..pos+63 after shifting out
 // the sub-byte offset.
-func loadBits(bm []byte, pos int) uint64 {
+func selLoadBits(bm []byte, pos int) uint64 {
 	i, shift := pos>>3, uint(pos&7)
 	if i+9 <= len(bm) {
 		w := binary.LittleEndian.Uint64(bm[i:])
@@ -89,9 +89,9 @@ func selectBits(sel []int32, vals, valid []byte, off, n int) []int32 {
 	sel = sel[:cap(sel)]
 	cnt := 0
 	for base := 0; base < n; base += 64 {
-		w := loadBits(vals, off+base)
+		w := selLoadBits(vals, off+base)
 		if valid != nil {
-			w &= loadBits(valid, off+base)
+			w &= selLoadBits(valid, off+base)
 		}
 		if rem := n - base; rem < 64 {
 			w &= 1<<uint(rem) - 1
@@ -170,9 +170,9 @@ func selectValid(sel []int32, arr arrow.Array) []int32 {
 	return selectBits(sel, arr.NullBitmapBytes(), nil, arr.Data().Offset(), arr.Len())
 }
 
-// isRange reports whether sel is a contiguous run of rows, in which case a
+// selIsRange reports whether sel is a contiguous run of rows, in which case a
 // zero-copy slice replaces the gather.
-func isRange(sel []int32) bool {
+func selIsRange(sel []int32) bool {
 	return len(sel) > 0 && int(sel[len(sel)-1]-sel[0]) == len(sel)-1
 }
 
@@ -181,7 +181,7 @@ func isRange(sel []int32) bool {
 // row, and a zero-copy slice when sel is one contiguous run; otherwise every
 // column is gathered. The result is owned by the caller.
 func GatherRecord(mem memory.Allocator, rec arrow.Record, sel []int32) (arrow.Record, error) {
-	if err := checkRows(sel, int(rec.NumRows())); err != nil {
+	if err := checkGatherRows(sel, int(rec.NumRows())); err != nil {
 		return nil, err
 	}
 	return gatherRecord(mem, rec, sel)
@@ -194,7 +194,7 @@ func gatherRecord(mem memory.Allocator, rec arrow.Record, sel []int32) (arrow.Re
 		rec.Retain()
 		return rec, nil
 	}
-	if isRange(sel) {
+	if selIsRange(sel) {
 		return rec.NewSlice(int64(sel[0]), int64(sel[len(sel)-1])+1), nil
 	}
 	return gatherRows(mem, rec, sel)
@@ -217,9 +217,9 @@ func gatherRows(mem memory.Allocator, rec arrow.Record, idx []int32) (arrow.Reco
 	return out, nil
 }
 
-// checkRows reports an error unless every index of idx is a row of an
+// checkGatherRows reports an error unless every index of idx is a row of an
 // array of n rows.
-func checkRows(idx []int32, n int) error {
+func checkGatherRows(idx []int32, n int) error {
 	for _, i := range idx {
 		if uint32(i) >= uint32(n) {
 			return fmt.Errorf("vector: gather of row %d out of %d rows", i, n)
@@ -234,7 +234,7 @@ func checkRows(idx []int32, n int) error {
 // may repeat or come in any order. Fixed-width and boolean columns use
 // gathers specialised for this; other types go through Take.
 func Gather(mem memory.Allocator, arr arrow.Array, sel []int32) (arrow.Array, error) {
-	if err := checkRows(sel, arr.Len()); err != nil {
+	if err := checkGatherRows(sel, arr.Len()); err != nil {
 		return nil, err
 	}
 	return gather(mem, arr, sel)

@@ -153,7 +153,7 @@ func (s *Sort) Next(ctx context.Context) (arrow.Record, error) {
 		s.err = io.EOF
 		return nil, io.EOF
 	}
-	end := min(s.pos+maxOutputRows, len(s.perm))
+	end := min(s.pos+outputBatchRows, len(s.perm))
 	out, err := gatherRows(s.mem, s.data, s.perm[s.pos:end])
 	if err != nil {
 		s.err = err
@@ -182,7 +182,7 @@ func (s *Sort) materialize(ctx context.Context) error {
 		}
 		s.buf = append(s.buf, rec)
 		s.bufRows += rec.NumRows()
-		if s.limit > 0 && s.bufRows >= s.limit+max(s.limit, maxOutputRows) {
+		if s.limit > 0 && s.bufRows >= s.limit+max(s.limit, outputBatchRows) {
 			if err := s.compact(ctx); err != nil {
 				return err
 			}
@@ -355,7 +355,7 @@ func (s *Sort) Close() error {
 	}
 	s.closed = true
 	if s.err == nil {
-		s.err = errClosedOperator
+		s.err = errOpClosed
 	}
 	s.release()
 	return s.input.Close()

@@ -30,7 +30,7 @@ func sortBenchInput(mem memory.Allocator, strings bool) []arrow.Record {
 		kb := array.NewInt64Builder(mem)
 		vb := array.NewFloat64Builder(mem)
 		sb := array.NewStringBuilder(mem)
-		for i := 0; i < benchBatch; i++ {
+		for i := 0; i < opsBatchRows; i++ {
 			kb.Append(r.Int63() - r.Int63())
 			if strings {
 				sb.Append(fmt.Sprintf("key-%0*d", 1+r.Intn(16), r.Intn(1e9)))
@@ -43,7 +43,7 @@ func sortBenchInput(mem memory.Allocator, strings bool) []arrow.Record {
 			cols[1].Release()
 			cols[1] = sb.NewArray()
 		}
-		recs = append(recs, array.NewRecord(schema, cols, benchBatch))
+		recs = append(recs, array.NewRecord(schema, cols, opsBatchRows))
 		for _, c := range cols {
 			c.Release()
 		}
@@ -59,7 +59,7 @@ func sortBenchInput(mem memory.Allocator, strings bool) []arrow.Record {
 // rows) and by two keys, and reports input rows/s, reading the input and
 // producing the sorted output included.
 func BenchmarkSort(b *testing.B) {
-	for _, a := range benchAllocators() {
+	for _, a := range opsAllocators() {
 		b.Run(a.name, func(b *testing.B) { benchSort(b, a.mem) })
 	}
 }
@@ -93,12 +93,12 @@ func benchSort(b *testing.B, mem memory.Allocator) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if n := drainCount(b, s); n != int64(len(recs))*benchBatch {
+				if n := opsDrain(b, s); n != int64(len(recs))*opsBatchRows {
 					b.Fatalf("%d rows", n)
 				}
 				s.Close()
 			}
-			b.ReportMetric(float64(len(recs))*benchBatch*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(len(recs))*opsBatchRows*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
 }

@@ -121,7 +121,7 @@ func (k *floatCmp[T]) cmp(a, b int32) int {
 	case x == y:
 		c = 0
 	default: // at least one NaN
-		c = cmp.Compare(b2i(x != x), b2i(y != y))
+		c = cmp.Compare(rankBool(x != x), rankBool(y != y))
 	}
 	return k.dir(c)
 }
@@ -138,7 +138,7 @@ func (k *boolCmp) cmp(a, b int32) int {
 	}
 	x := bitutil.BitIsSet(k.v, k.vof+int(a))
 	y := bitutil.BitIsSet(k.v, k.vof+int(b))
-	return k.dir(cmp.Compare(b2i(x), b2i(y)))
+	return k.dir(cmp.Compare(rankBool(x), rankBool(y)))
 }
 
 type bytesCmp struct {
@@ -170,7 +170,7 @@ type noneCmp struct{}
 
 func (noneCmp) cmp(a, b int32) int { return 0 }
 
-func b2i(b bool) int {
+func rankBool(b bool) int {
 	if b {
 		return 1
 	}
@@ -203,7 +203,7 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 	case *array.Float64:
 		return &floatCmp[float64]{o, a.Float64Values()}
 	case *array.String, *array.Binary:
-		offs, data := bytesOf(a)
+		offs, data := binaryParts(a)
 		return &bytesCmp{nullOrder: o, offs: offs, data: data}
 	case *array.Decimal128:
 		return &decimalCmp{o, a.Values()}
@@ -211,11 +211,11 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 	return noneCmp{}
 }
 
-// bytesOf returns the offsets of a string or binary array's rows (already
+// binaryParts returns the offsets of a string or binary array's rows (already
 // adjusted for its offset) and the whole data buffer they index.
 // (ValueBytes would not do: it is cut at the first row's offset while the
 // offsets stay absolute.)
-func bytesOf(arr arrow.Array) ([]int32, []byte) {
+func binaryParts(arr arrow.Array) ([]int32, []byte) {
 	var offs []int32
 	switch a := arr.(type) {
 	case *array.String:
@@ -298,10 +298,10 @@ type keyRow struct {
 	row int32
 }
 
-// radixSort sorts a by key, stably: least significant byte first, one
+// radixSortKeys sorts a by key, stably: least significant byte first, one
 // counting pass per byte, skipping bytes that are the same in every key. t
 // is scratch of the same length; the result is in a or t.
-func radixSort(a, t []keyRow) []keyRow {
+func radixSortKeys(a, t []keyRow) []keyRow {
 	n := len(a)
 	var hist [8][256]int32
 	for _, e := range a {
@@ -362,7 +362,7 @@ func sortKeyRows(pairs []keyRow) []keyRow {
 		})
 		return pairs
 	}
-	return radixSort(pairs, make([]keyRow, len(pairs)))
+	return radixSortKeys(pairs, make([]keyRow, len(pairs)))
 }
 
 // byteSorter sorts rows of a string or binary column: a most significant
@@ -382,7 +382,7 @@ type byteSorter struct {
 // sortBytesKeys sorts rows (in input order) by a non-null string or binary
 // column and then by the comparators in rest, stably.
 func sortBytesKeys(arr arrow.Array, rows []int32, desc bool, rest []rowCmp) {
-	offs, data := bytesOf(arr)
+	offs, data := binaryParts(arr)
 	b := byteSorter{offs: offs, data: data, desc: desc, rest: rest}
 	b.sort(rows, 0)
 }

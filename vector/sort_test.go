@@ -58,18 +58,18 @@ func refCompare(a, b any) int {
 		y := b.(float64)
 		xn, yn := math.IsNaN(x), math.IsNaN(y)
 		if xn || yn {
-			return cmp.Compare(b2i(xn), b2i(yn))
+			return cmp.Compare(opsB2i(xn), opsB2i(yn))
 		}
 		return cmp.Compare(x, y)
 	case string:
 		return strings.Compare(x, b.(string))
 	case bool:
-		return cmp.Compare(b2i(x), b2i(b.(bool)))
+		return cmp.Compare(opsB2i(x), opsB2i(b.(bool)))
 	}
 	panic(fmt.Sprintf("refCompare %T", a))
 }
 
-func b2i(b bool) int {
+func opsB2i(b bool) int {
 	if b {
 		return 1
 	}
@@ -241,9 +241,9 @@ func TestTopNCompaction(t *testing.T) {
 		return got
 	}
 	keys := []vector.SortKey{vector.Desc(vector.Col("k")), vector.Asc(vector.Col("f"))}
-	full := run(vector.NewSort(mem, mustScan(t, recs...), keys))
+	full := run(vector.NewSort(mem, opsScan(t, recs...), keys))
 	for _, n := range []int64{1, 1000, 70_000} {
-		top := run(vector.NewTopN(mem, mustScan(t, recs...), keys, n))
+		top := run(vector.NewTopN(mem, opsScan(t, recs...), keys, n))
 		if !vt.RowsEqual(full[:n], top) {
 			t.Errorf("top %d differs from the sort's first rows", n)
 		}

@@ -38,12 +38,12 @@ func NewUnion(_ memory.Allocator, inputs ...Operator) (*Union, error) {
 		s := in.Schema()
 		if s.NumFields() != first.NumFields() {
 			return nil, fmt.Errorf("vector: union input %d %s has %d columns but input 0 %s has %d",
-				i+1, schemaString(s), s.NumFields(), schemaString(first), first.NumFields())
+				i+1, sqlSchema(s), s.NumFields(), sqlSchema(first), first.NumFields())
 		}
 		for c, f := range s.Fields() {
 			if !arrow.TypeEqual(f.Type, fields[c].Type) {
 				return nil, fmt.Errorf("vector: union input %d %s does not match input 0 %s: column %d is %s, not %s: %w",
-					i+1, schemaString(s), schemaString(first), c+1, TypeName(f.Type), TypeName(fields[c].Type), ErrType)
+					i+1, sqlSchema(s), sqlSchema(first), c+1, TypeName(f.Type), TypeName(fields[c].Type), ErrType)
 			}
 			fields[c].Nullable = fields[c].Nullable || f.Nullable
 		}
@@ -52,8 +52,8 @@ func NewUnion(_ memory.Allocator, inputs ...Operator) (*Union, error) {
 	return &Union{inputs: inputs, schema: arrow.NewSchema(fields, &md)}, nil
 }
 
-// schemaString renders a schema in SQL words: (a: bigint, b: string).
-func schemaString(s *arrow.Schema) string {
+// sqlSchema renders a schema in SQL words: (a: bigint, b: string).
+func sqlSchema(s *arrow.Schema) string {
 	parts := make([]string, s.NumFields())
 	for i, f := range s.Fields() {
 		parts[i] = quoteIdent(f.Name) + ": " + TypeName(f.Type)
@@ -103,7 +103,7 @@ func (u *Union) Close() error {
 	}
 	u.closed = true
 	if u.err == nil {
-		u.err = errClosedOperator
+		u.err = errOpClosed
 	}
 	var first error
 	for i, in := range u.inputs {

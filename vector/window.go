@@ -78,7 +78,7 @@ func NewWindowAssign(mem memory.Allocator, input Operator, timeExpr Expr, width,
 		msg = fmt.Sprintf("The absolute value of start time (%d) must be less than the slideDuration (%d).", start, slide)
 	}
 	if msg != "" {
-		return nil, fmt.Errorf("vector: %s over %s: %s", name, schemaString(in), msg)
+		return nil, fmt.Errorf("vector: %s over %s: %s", name, sqlSchema(in), msg)
 	}
 	ev, err := timeExpr.Bind(in, mem)
 	if err != nil {
@@ -93,7 +93,7 @@ func NewWindowAssign(mem memory.Allocator, input Operator, timeExpr Expr, width,
 		k = width / slide
 	}
 	out := arrow.Field{Name: outName, Type: WindowType, Nullable: true}
-	if cr, ok := ev.(columnReader); ok {
+	if cr, ok := ev.(bareColumn); ok {
 		if col, top := cr.Column(); top {
 			out.Metadata = in.Field(col).Metadata
 		}
@@ -177,10 +177,10 @@ func (w *WindowAssign) dropBatch() {
 	w.rec, w.tsArr, w.ts = nil, nil, nil
 }
 
-// floorMod returns the modulus of x by a positive m rounded towards
+// floorModSlide returns the modulus of x by a positive m rounded towards
 // negative infinity. Go's % truncates towards zero (as Java's does), so a
 // negative remainder is moved up by m, branch-free.
-func floorMod(x, m int64) int64 {
+func floorModSlide(x, m int64) int64 {
 	r := x % m
 	return r + m&(r>>63)
 }
@@ -207,14 +207,14 @@ func (w *WindowAssign) tumble() (arrow.Record, error) {
 	if w.valid == nil {
 		ts := w.ts[:n]
 		for i, t := range ts {
-			ls := t - floorMod(t-start, slide)
+			ls := t - floorModSlide(t-start, slide)
 			sv[i] = ls
 			ev[i] = ls + width
 		}
 	} else {
 		for o, i := range w.valid {
 			t := w.ts[i]
-			ls := t - floorMod(t-start, slide)
+			ls := t - floorModSlide(t-start, slide)
 			sv[o] = ls
 			ev[o] = ls + width
 		}
@@ -227,7 +227,7 @@ func (w *WindowAssign) tumble() (arrow.Record, error) {
 
 // slideNext produces the next output record of the pending sliding-window
 // batch: every valid row repeated once per window containing it, at most
-// maxOutputRows rows unless one row alone has more windows.
+// outputBatchRows rows unless one row alone has more windows.
 func (w *WindowAssign) slideNext() (arrow.Record, error) {
 	s := w.spec
 	n := w.numValid()
@@ -239,39 +239,45 @@ func (w *WindowAssign) slideNext() (arrow.Record, error) {
 		w.starts = w.starts[:n]
 		for o := range w.starts {
 			t := w.ts[w.row(o)]
-			w.starts[o] = t - floorMod(t-s.start, s.slide)
+			w.starts[o] = t - floorModSlide(t-s.start, s.slide)
 		}
 	}
 	// A row gets k windows, or k-1 when it lies past the end of the earliest
-	// candidate (possible only when slide does not divide width).
-	rep := w.rep[:0]
-	total := int64(0)
+	// candidate (possible only when slide does not divide width). The first
+	// pass finds how many rows fit in this record, the second writes them.
+	total := 0
 	first := w.next
 	i := first
 	for ; i < n; i++ {
-		row := w.row(i)
-		cnt := s.k
-		if w.ts[row]-w.starts[i] >= s.full {
+		cnt := int(s.k)
+		if w.ts[w.row(i)]-w.starts[i] >= s.full {
 			cnt--
 		}
-		if total > 0 && total+cnt > maxOutputRows {
+		if total > 0 && total+cnt > outputBatchRows {
 			break
 		}
 		total += cnt
-		for j := int64(0); j < cnt; j++ {
-			rep = append(rep, row)
-		}
 	}
-	w.rep = rep
 	w.next = i
-	win, sv, ev := w.newWindowArray(len(rep))
+	if cap(w.rep) < total {
+		w.rep = make([]int32, total)
+	}
+	rep := w.rep[:total]
+	win, sv, ev := w.newWindowArray(total)
 	o := 0
 	for r := first; r < i; r++ {
-		ls := w.starts[r]
-		for ; o < len(rep) && rep[o] == w.row(r); o++ {
+		row := w.row(r)
+		t, ls := w.ts[row], w.starts[r]
+		cnt := int(s.k)
+		if t-ls >= s.full {
+			cnt--
+		}
+		for j := 0; j < cnt; j++ {
+			rep[o] = row
 			sv[o] = ls
 			ev[o] = ls + s.width
 			ls -= s.slide
+			o++
 		}
 	}
 	cols := make([]arrow.Array, 0, w.rec.NumCols()+1)
@@ -341,7 +347,7 @@ func (w *WindowAssign) Close() error {
 	}
 	w.closed = true
 	if w.err == nil {
-		w.err = errClosedOperator
+		w.err = errOpClosed
 	}
 	if w.rec != nil {
 		w.dropBatch()

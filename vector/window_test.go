@@ -12,7 +12,7 @@ import (
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
-const sec = int64(1_000_000)
+const opsSec = int64(1_000_000)
 
 var eventSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "t", Type: vector.Timestamp, Nullable: true},
@@ -61,39 +61,39 @@ func windowWant(rows []vt.Row, width, slide, start int64) []vt.Row {
 
 func TestWindowAssign(t *testing.T) {
 	rows := []vt.Row{
-		{25 * sec, "a"},
+		{25 * opsSec, "a"},
 		{nil, "null"},
 		{int64(-1), "b"},
-		{-10 * sec, "c"},
+		{-10 * opsSec, "c"},
 		{int64(0), "d"},
-		{12 * sec, "e"},
-		{13 * sec, nil},
-		{-13*sec - 7, "f"},
+		{12 * opsSec, "e"},
+		{13 * opsSec, nil},
+		{-13*opsSec - 7, "f"},
 	}
 	in := []vt.Input{{Schema: eventSchema, Rows: rows}}
 	cases := []vt.OperatorCase{
 		// Hand-checked: 10 s tumbling, 25 s → [20, 30); -1 µs → [-10, 0).
-		{Name: "tumbling-literal", Inputs: []vt.Input{{Schema: eventSchema, Rows: rows[:3]}}, Build: windowOf(10*sec, 10*sec, 0), Ordered: true,
+		{Name: "tumbling-literal", Inputs: []vt.Input{{Schema: eventSchema, Rows: rows[:3]}}, Build: windowOf(10*opsSec, 10*opsSec, 0), Ordered: true,
 			Want: []vt.Row{
-				{25 * sec, "a", []any{20 * sec, 30 * sec}},
-				{-1, "b", []any{-10 * sec, 0}},
+				{25 * opsSec, "a", []any{20 * opsSec, 30 * opsSec}},
+				{-1, "b", []any{-10 * opsSec, 0}},
 			},
 			WantSchema: arrow.NewSchema(append(append([]arrow.Field{}, eventSchema.Fields()...),
 				arrow.Field{Name: "window", Type: vector.WindowType, Nullable: true}), nil)},
 		// Hand-checked: 10 s windows sliding by 3 s (3 does not divide 10),
 		// 13 s: candidates [12,22) [9,19) [6,16) [3,13); the last excludes 13.
-		{Name: "sliding-literal", Inputs: []vt.Input{{Schema: eventSchema, Rows: rows[6:7]}}, Build: windowOf(10*sec, 3*sec, 0), Ordered: true,
+		{Name: "sliding-literal", Inputs: []vt.Input{{Schema: eventSchema, Rows: rows[6:7]}}, Build: windowOf(10*opsSec, 3*opsSec, 0), Ordered: true,
 			Want: []vt.Row{
-				{13 * sec, nil, []any{12 * sec, 22 * sec}},
-				{13 * sec, nil, []any{9 * sec, 19 * sec}},
-				{13 * sec, nil, []any{6 * sec, 16 * sec}},
+				{13 * opsSec, nil, []any{12 * opsSec, 22 * opsSec}},
+				{13 * opsSec, nil, []any{9 * opsSec, 19 * opsSec}},
+				{13 * opsSec, nil, []any{6 * opsSec, 16 * opsSec}},
 			}},
-		{Name: "tumbling", Inputs: in, Build: windowOf(10*sec, 10*sec, 0), Ordered: true, Want: windowWant(rows, 10*sec, 10*sec, 0)},
-		{Name: "tumbling-start", Inputs: in, Build: windowOf(10*sec, 10*sec, 3*sec), Ordered: true, Want: windowWant(rows, 10*sec, 10*sec, 3*sec)},
-		{Name: "tumbling-negative-start", Inputs: in, Build: windowOf(10*sec, 10*sec, -3*sec), Ordered: true, Want: windowWant(rows, 10*sec, 10*sec, -3*sec)},
-		{Name: "sliding-divides", Inputs: in, Build: windowOf(10*sec, 5*sec, 0), Ordered: true, Want: windowWant(rows, 10*sec, 5*sec, 0)},
-		{Name: "sliding-not-dividing", Inputs: in, Build: windowOf(10*sec, 3*sec, 0), Ordered: true, Want: windowWant(rows, 10*sec, 3*sec, 0)},
-		{Name: "sliding-start", Inputs: in, Build: windowOf(10*sec, 3*sec, -2*sec-1), Ordered: true, Want: windowWant(rows, 10*sec, 3*sec, -2*sec-1)},
+		{Name: "tumbling", Inputs: in, Build: windowOf(10*opsSec, 10*opsSec, 0), Ordered: true, Want: windowWant(rows, 10*opsSec, 10*opsSec, 0)},
+		{Name: "tumbling-start", Inputs: in, Build: windowOf(10*opsSec, 10*opsSec, 3*opsSec), Ordered: true, Want: windowWant(rows, 10*opsSec, 10*opsSec, 3*opsSec)},
+		{Name: "tumbling-negative-start", Inputs: in, Build: windowOf(10*opsSec, 10*opsSec, -3*opsSec), Ordered: true, Want: windowWant(rows, 10*opsSec, 10*opsSec, -3*opsSec)},
+		{Name: "sliding-divides", Inputs: in, Build: windowOf(10*opsSec, 5*opsSec, 0), Ordered: true, Want: windowWant(rows, 10*opsSec, 5*opsSec, 0)},
+		{Name: "sliding-not-dividing", Inputs: in, Build: windowOf(10*opsSec, 3*opsSec, 0), Ordered: true, Want: windowWant(rows, 10*opsSec, 3*opsSec, 0)},
+		{Name: "sliding-start", Inputs: in, Build: windowOf(10*opsSec, 3*opsSec, -2*opsSec-1), Ordered: true, Want: windowWant(rows, 10*opsSec, 3*opsSec, -2*opsSec-1)},
 		{Name: "sliding-odd", Inputs: in, Build: windowOf(7, 2, 1), Ordered: true, Want: windowWant(rows, 7, 2, 1)},
 		{Name: "all-null", Inputs: []vt.Input{{Schema: eventSchema, Rows: rows[1:2]}}, Build: windowOf(10, 3, 0)},
 		{Name: "empty-input", Inputs: []vt.Input{{Schema: eventSchema}}, Build: windowOf(10, 10, 0)},
@@ -139,7 +139,7 @@ func TestWindowAssignRandom(t *testing.T) {
 			}
 		}
 		rec := vt.BuildRecord(mem, eventSchema, rows)
-		w, err := vector.NewWindowAssign(mem, mustScan(t, rec), vector.Col("t"), width, slide, start, "window")
+		w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), width, slide, start, "window")
 		rec.Release()
 		if err != nil {
 			t.Fatal(err)
@@ -171,7 +171,7 @@ func TestWindowAssignMetadata(t *testing.T) {
 		rows[i] = vt.Row{int64(i)}
 	}
 	rec := vt.BuildRecord(mem, s, rows)
-	w, err := vector.NewWindowAssign(mem, mustScan(t, rec), vector.Col("t"), 10, 5, 0, "window")
+	w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), 10, 5, 0, "window")
 	rec.Release()
 	if err != nil {
 		t.Fatal(err)
