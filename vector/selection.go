@@ -14,9 +14,10 @@ import (
 
 // A selection vector lists, in increasing order, the rows of a batch that an
 // operator keeps. This file builds selection vectors from boolean masks and
-// gathers columns through them. Selections differ from Take's general
-// indices in two ways that the gathers below exploit: no index is negative
-// (no null is introduced) and indices increase (reads stream forward).
+// gathers columns through them (and through the row lists of explode,
+// sliding windows and sort). Unlike Take's indices these are always valid
+// rows, never -1 for null, which lets the gathers skip the per-row null and
+// bounds checks that Take makes.
 
 // selSlack is the number of int32 slots the builders may write past the last
 // selected row: the branch-free expansion stores 8 candidates per mask byte
@@ -25,9 +26,9 @@ const selSlack = 64
 
 // selByte is the expansion of one mask byte: the positions of its set bits
 // as int32 pairs packed in uint64s (low half first, so that a little-endian
-// store writes them in order). Adding a base row
-// to both halves at once cannot carry from the low half into the high one:
-// positions are below 8 and rows fit in 31 bits.
+// store writes them in order). Adding a base row to both halves at once
+// cannot carry from the low half into the high one: positions are below 8
+// and rows fit in 31 bits.
 type selByte struct {
 	pos [4]uint64
 }
@@ -176,19 +177,10 @@ func selIsRange(sel []int32) bool {
 	return len(sel) > 0 && int(sel[len(sel)-1]-sel[0]) == len(sel)-1
 }
 
-// GatherRecord returns the rows sel of rec, which must be increasing row
-// indices of rec. It returns rec itself (retained) when sel selects every
-// row, and a zero-copy slice when sel is one contiguous run; otherwise every
-// column is gathered. The result is owned by the caller.
-func GatherRecord(mem memory.Allocator, rec arrow.Record, sel []int32) (arrow.Record, error) {
-	if err := checkGatherRows(sel, int(rec.NumRows())); err != nil {
-		return nil, err
-	}
-	return gatherRecord(mem, rec, sel)
-}
-
-// gatherRecord is GatherRecord for a selection known to be valid and
-// increasing.
+// gatherRecord returns the rows sel of rec, which must be valid and
+// strictly increasing (a selection vector). It returns rec itself
+// (retained) when sel selects every row, and a zero-copy slice when sel is
+// one contiguous run; otherwise every column is gathered.
 func gatherRecord(mem memory.Allocator, rec arrow.Record, sel []int32) (arrow.Record, error) {
 	if int64(len(sel)) == rec.NumRows() {
 		rec.Retain()

@@ -31,14 +31,15 @@ type WindowAssign struct {
 	schema *arrow.Schema
 
 	// Sliding windows expand a batch over several output records.
-	rec    arrow.Record // pending input batch (owned), or nil
-	ts     []int64      // its time values
-	valid  []int32      // its rows with a non-null time
-	next   int          // next position in valid to expand
-	tsArr  arrow.Array  // the time array ts points into (owned)
-	sel    []int32      // scratch: the valid rows
-	rep    []int32      // scratch: input row of each output row
-	starts []int64      // scratch: latest window start per valid row
+	rec     arrow.Record // pending input batch (owned), or nil
+	ts      []int64      // its time values
+	valid   []int32      // its rows with a non-null time
+	next    int          // next position in valid to expand
+	nextWin int64        // windows of that row already produced
+	tsArr   arrow.Array  // the time array ts points into (owned)
+	sel     []int32      // scratch: the valid rows
+	rep     []int32      // scratch: input row of each output row
+	starts  []int64      // scratch: latest window start per valid row
 
 	err    error
 	closed bool
@@ -88,9 +89,9 @@ func NewWindowAssign(mem memory.Allocator, input Operator, timeExpr Expr, width,
 		return nil, newBindError(timeExpr, in,
 			fmt.Errorf("the time column of %s must be a timestamp, not %s: %w", name, TypeName(ev.DataType()), ErrType))
 	}
-	k := (width + slide - 1) / slide
-	if width > slide && width%slide == 0 {
-		k = width / slide
+	k := width / slide // ceil(width/slide), without overflow near MaxInt64
+	if width%slide != 0 {
+		k++
 	}
 	out := arrow.Field{Name: outName, Type: WindowType, Nullable: true}
 	if cr, ok := ev.(bareColumn); ok {
@@ -167,7 +168,19 @@ func (w *WindowAssign) pull(ctx context.Context) error {
 	} else {
 		w.valid = nil
 	}
-	w.rec, w.tsArr, w.next = rec, arr, 0
+	w.rec, w.tsArr, w.next, w.nextWin = rec, arr, 0, 0
+	if !w.spec.tumbling() {
+		// Latest window start of every valid row, once per batch.
+		n := w.numValid()
+		if cap(w.starts) < n {
+			w.starts = make([]int64, n)
+		}
+		w.starts = w.starts[:n]
+		for o := range w.starts {
+			t := w.ts[w.row(o)]
+			w.starts[o] = t - floorModSlide(t-w.spec.start, w.spec.slide)
+		}
+	}
 	return nil
 }
 
@@ -226,53 +239,33 @@ func (w *WindowAssign) tumble() (arrow.Record, error) {
 }
 
 // slideNext produces the next output record of the pending sliding-window
-// batch: every valid row repeated once per window containing it, at most
-// outputBatchRows rows unless one row alone has more windows.
+// batch: every valid row repeated once per window containing it, in records
+// of outputBatchRows rows (a row's windows may continue in the next record).
 func (w *WindowAssign) slideNext() (arrow.Record, error) {
 	s := w.spec
 	n := w.numValid()
-	if w.next == 0 {
-		// Latest window start of every valid row, once per batch.
-		if cap(w.starts) < n {
-			w.starts = make([]int64, n)
-		}
-		w.starts = w.starts[:n]
-		for o := range w.starts {
-			t := w.ts[w.row(o)]
-			w.starts[o] = t - floorModSlide(t-s.start, s.slide)
+	// The first pass finds where this record ends, the second writes it.
+	total := int64(0)
+	r, j := w.next, w.nextWin
+	for r < n && total < outputBatchRows {
+		cnt := w.windowsOf(r)
+		take := min(cnt-j, outputBatchRows-total)
+		total += take
+		j += take
+		if j == cnt {
+			r, j = r+1, 0
 		}
 	}
-	// A row gets k windows, or k-1 when it lies past the end of the earliest
-	// candidate (possible only when slide does not divide width). The first
-	// pass finds how many rows fit in this record, the second writes them.
-	total := 0
-	first := w.next
-	i := first
-	for ; i < n; i++ {
-		cnt := int(s.k)
-		if w.ts[w.row(i)]-w.starts[i] >= s.full {
-			cnt--
-		}
-		if total > 0 && total+cnt > outputBatchRows {
-			break
-		}
-		total += cnt
-	}
-	w.next = i
-	if cap(w.rep) < total {
+	if int64(cap(w.rep)) < total {
 		w.rep = make([]int32, total)
 	}
 	rep := w.rep[:total]
-	win, sv, ev := w.newWindowArray(total)
+	win, sv, ev := w.newWindowArray(int(total))
 	o := 0
-	for r := first; r < i; r++ {
-		row := w.row(r)
-		t, ls := w.ts[row], w.starts[r]
-		cnt := int(s.k)
-		if t-ls >= s.full {
-			cnt--
-		}
-		for j := 0; j < cnt; j++ {
+	for pr, pj := w.next, w.nextWin; o < len(rep); pr, pj = pr+1, 0 {
+		row, cnt := w.row(pr), w.windowsOf(pr)
+		ls := w.starts[pr] - pj*s.slide
+		for ; pj < cnt && o < len(rep); pj++ {
 			rep[o] = row
 			sv[o] = ls
 			ev[o] = ls + s.width
@@ -280,6 +273,7 @@ func (w *WindowAssign) slideNext() (arrow.Record, error) {
 			o++
 		}
 	}
+	w.next, w.nextWin = r, j
 	cols := make([]arrow.Array, 0, w.rec.NumCols()+1)
 	var err error
 	for _, c := range w.rec.Columns() {
@@ -301,6 +295,16 @@ func (w *WindowAssign) slideNext() (arrow.Record, error) {
 	out := array.NewRecord(w.schema, cols, int64(len(rep)))
 	releaseArrays(cols)
 	return out, nil
+}
+
+// windowsOf is the number of windows of valid row i: k, or k-1 when the row
+// lies past the end of the earliest candidate (possible only when slide
+// does not divide width).
+func (w *WindowAssign) windowsOf(i int) int64 {
+	if w.ts[w.row(i)]-w.starts[i] >= w.spec.full {
+		return w.spec.k - 1
+	}
+	return w.spec.k
 }
 
 // numValid is the number of rows of the pending batch with a time.

@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -194,5 +195,37 @@ func TestWindowAssignMetadata(t *testing.T) {
 	}
 	if total != 80000 || len(out) != 2 {
 		t.Errorf("%d rows in %d records, want 80000 in 2", total, len(out))
+	}
+}
+
+// TestWindowAssignManyWindows gives each row more windows than fit in one
+// record (100000 windows sliding by 1 µs) and checks that the windows run
+// on across records, in order, with nothing lost.
+func TestWindowAssignManyWindows(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	rows := []vt.Row{{int64(-5), "a"}, {nil, "b"}, {int64(7), "c"}}
+	rec := vt.BuildRecord(mem, eventSchema, rows)
+	w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), 100_000, 1, 0, "window")
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	out, err := vector.Drain(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int64
+	for _, o := range out {
+		sizes = append(sizes, o.NumRows())
+	}
+	if want := []int64{65536, 65536, 65536, 3392}; fmt.Sprint(sizes) != fmt.Sprint(want) {
+		t.Errorf("record sizes %v, want %v", sizes, want)
+	}
+	if got, want := vt.RowsOf(out...), windowWant(rows, 100_000, 1, 0); !vt.RowsEqual(want, got) {
+		t.Errorf("windows differ from the reference (%d rows, want %d)", len(got), len(want))
+	}
+	for _, o := range out {
+		o.Release()
 	}
 }
