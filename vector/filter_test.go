@@ -213,6 +213,14 @@ func patternRows(n int, seed int64) ([]vt.Row, []vt.Row) {
 	return rows, want
 }
 
+var dictSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "i", Type: vector.Int64, Nullable: true},
+	{Name: "d", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vector.String}, Nullable: true},
+	{Name: "m", Type: vector.Decimal(10, 2), Nullable: true},
+}, nil)
+
+var dictRows = []vt.Row{{0, "x", "1.00"}, {1, nil, "2.50"}, {2, "y", nil}, {3, "x", "-3.25"}}
+
 var flagSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "i", Type: vector.Int64, Nullable: true},
 	{Name: "flag", Type: vector.Boolean, Nullable: true},
@@ -236,6 +244,12 @@ func TestFilter(t *testing.T) {
 		{Name: "empty-input", Inputs: []vt.Input{{Schema: abSchema}}, Build: filterBy(gtConst{"a", 2})},
 		{Name: "patterns", Inputs: []vt.Input{{Schema: flagSchema, Rows: patRows}}, Build: filterBy(vector.Col("flag")),
 			Want: patWant, Ordered: true},
+		{Name: "struct-column", Inputs: []vt.Input{{Schema: windowSchema, Rows: windowRows}}, Build: filterBy(gtConst{"id", 2}),
+			Want: windowRows[2:], Ordered: true},
+		{Name: "list-column", Inputs: []vt.Input{{Schema: listSchema, Rows: listRows}}, Build: filterBy(gtConst{"id", 1}),
+			Want: []vt.Row{listRows[1], listRows[2], listRows[3]}, Ordered: true},
+		{Name: "dictionary-column", Inputs: []vt.Input{{Schema: dictSchema, Rows: dictRows}}, Build: filterBy(gtConst{"i", 0}),
+			Want: dictRows[1:], Ordered: true},
 		{Name: "not-boolean", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Col("a")),
 			WantErr: "cannot bind a: filter condition a is of type bigint, not boolean: type mismatch (available columns: a, b, s, flag)"},
 		{Name: "unknown-column", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Col("nope")),

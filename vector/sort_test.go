@@ -178,6 +178,10 @@ func TestSort(t *testing.T) {
 			WantErr: "cannot bind zz: unknown column zz (available columns: i, k, f, s, b, t)"},
 		{Name: "negative-top", Inputs: []vt.Input{{Schema: sortSchema, Rows: small}}, Build: topN(-1, vector.Asc(col("k"))),
 			WantErr: "top-N limit must not be negative"},
+		{Name: "struct-and-list-payload", Inputs: []vt.Input{{Schema: windowSchema, Rows: windowRows}}, Build: sortBy(vector.Desc(col("id"))),
+			Want: []vt.Row{windowRows[3], windowRows[2], windowRows[0], windowRows[1]}, Ordered: true},
+		{Name: "list-payload", Inputs: []vt.Input{{Schema: listSchema, Rows: listRows}}, Build: sortBy(vector.Asc(col("tag"))),
+			Want: []vt.Row{listRows[3], listRows[0], listRows[1], listRows[2], listRows[4]}, Ordered: true},
 		{Name: "struct-key", Inputs: []vt.Input{{Schema: windowSchema, Rows: windowRows}}, Build: sortBy(vector.Asc(col("window"))),
 			WantErr: "cannot bind window: cannot sort by a struct<start:timestamp,end:timestamp> value: type mismatch (available columns: id, window, name)"},
 	}
