@@ -1,0 +1,127 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// errOpClosed is returned by Next after Close.
+var errOpClosed = errors.New("vector: operator is closed")
+
+// Filter passes the rows of its input for which a boolean predicate is
+// true; rows where it is false or null are dropped (SQL's WHERE). Batches
+// that lose every row are skipped, batches that keep every row are passed
+// on as they are, and a contiguous run of kept rows becomes a zero-copy
+// slice; otherwise the kept rows are gathered through a selection vector.
+type Filter struct {
+	mem    memory.Allocator
+	input  Operator
+	expr   Expr
+	pred   Evaluator
+	always int // constant predicate: 1 keeps every row, 0 drops every row, -1 not constant
+	sel    []int32
+	err    error // sticky: io.EOF or the first error
+	closed bool
+}
+
+// NewFilter returns a Filter of input by predicate, which must be of type
+// boolean (or an untyped NULL, which keeps nothing). On success the Filter
+// owns input.
+func NewFilter(mem memory.Allocator, input Operator, predicate Expr) (*Filter, error) {
+	schema := input.Schema()
+	ev, err := predicate.Bind(schema, mem)
+	if err != nil {
+		return nil, err
+	}
+	dt := ev.DataType()
+	if dt.ID() != arrow.BOOL && dt.ID() != arrow.NULL {
+		return nil, newBindError(predicate, schema,
+			fmt.Errorf("filter condition %s is of type %s, not boolean: %w", predicate, TypeName(dt), ErrType))
+	}
+	f := &Filter{mem: mem, input: input, expr: predicate, pred: ev, always: -1}
+	if c, ok := ev.(ConstantEvaluator); ok {
+		// A constant condition needs no evaluation: WHERE true passes every
+		// batch through, WHERE false or NULL reads nothing at all.
+		if v, _ := c.Value().(bool); v {
+			f.always = 1
+		} else {
+			f.always = 0
+		}
+	}
+	return f, nil
+}
+
+// Schema implements Operator; it is the input's schema.
+func (f *Filter) Schema() *arrow.Schema { return f.input.Schema() }
+
+// Next implements Operator.
+func (f *Filter) Next(ctx context.Context) (arrow.Record, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.always == 0 {
+		f.err = io.EOF
+		return nil, f.err
+	}
+	for {
+		rec, err := f.input.Next(ctx)
+		if err != nil {
+			f.err = err
+			return nil, err
+		}
+		if f.always == 1 {
+			return rec, nil
+		}
+		out, err := f.apply(ctx, rec)
+		rec.Release()
+		if err != nil {
+			f.err = err
+			return nil, err
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+}
+
+// apply returns the rows of rec that pass, or nil when none does. rec is
+// borrowed.
+func (f *Filter) apply(ctx context.Context, rec arrow.Record) (arrow.Record, error) {
+	mask, err := f.pred.Eval(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer mask.Release()
+	if mask.Len() != int(rec.NumRows()) {
+		return nil, fmt.Errorf("vector: filter condition %s returned %d values for %d rows", f.expr, mask.Len(), rec.NumRows())
+	}
+	b, ok := mask.(*array.Boolean)
+	if !ok {
+		// NULL-typed condition: no row is true.
+		return nil, nil
+	}
+	f.sel = selectTrue(f.sel, b)
+	if len(f.sel) == 0 {
+		return nil, nil
+	}
+	return gatherRecord(f.mem, rec, f.sel)
+}
+
+// Close implements Operator; it closes the input.
+func (f *Filter) Close() error {
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	f.sel = nil
+	if f.err == nil {
+		f.err = errOpClosed
+	}
+	return f.input.Close()
+}
