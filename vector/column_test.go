@@ -88,3 +88,17 @@ func TestScan(t *testing.T) {
 		Ordered: true,
 	})
 }
+
+func TestTakeFromEmptyArrayAllNull(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	rec := vt.BuildRecord(mem, windowSchema, nil)
+	defer rec.Release()
+	out, err := vector.TakeRecord(mem, rec, []int32{-1, -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if got := vt.RowsOf(out); !vt.RowsEqual([]vt.Row{{nil, nil, nil}, {nil, nil, nil}}, got) {
+		t.Fatalf("got %v", got)
+	}
+}

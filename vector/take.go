@@ -99,7 +99,10 @@ func takeData(mem memory.Allocator, d *array.Data, idx []int32) (*array.Data, er
 		vals := memory.NewResizableBuffer(mem)
 		vals.Resize(int(bitutil.BytesForBits(int64(n))))
 		out := vals.Bytes()
-		in := d.Buffers()[1].Bytes()
+		var in []byte
+		if b := d.Buffers()[1]; b != nil {
+			in = b.Bytes()
+		}
 		off := d.Offset()
 		for o, i := range idx {
 			bitutil.SetBitTo(out, o, i >= 0 && bitutil.BitIsSet(in, off+int(i)))
@@ -166,7 +169,11 @@ func takeFixed[T uint8 | uint16 | uint32 | uint64 | [16]byte](mem memory.Allocat
 	vals := memory.NewResizableBuffer(mem)
 	vals.Resize(len(idx) * width)
 	out := castSlice[T](vals.Bytes())
-	in := castSlice[T](d.Buffers()[1].Bytes())[d.Offset():]
+	var in []T
+	if b := d.Buffers()[1]; b != nil {
+		// An empty array may have no value buffer; then every index is -1.
+		in = castSlice[T](b.Bytes())[d.Offset():]
+	}
 	for o, i := range idx {
 		if i >= 0 {
 			out[o] = in[i]
@@ -183,7 +190,10 @@ func takeFixed[T uint8 | uint16 | uint32 | uint64 | [16]byte](mem memory.Allocat
 }
 
 func takeBinary(mem memory.Allocator, d *array.Data, idx []int32, validity *memory.Buffer, nulls int) *array.Data {
-	inOff := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset():]
+	var inOff []int32
+	if b := d.Buffers()[1]; b != nil {
+		inOff = arrow.Int32Traits.CastFromBytes(b.Bytes())[d.Offset():]
+	}
 	var inData []byte
 	if b := d.Buffers()[2]; b != nil {
 		inData = b.Bytes()
@@ -218,7 +228,10 @@ func takeBinary(mem memory.Allocator, d *array.Data, idx []int32, validity *memo
 }
 
 func takeList(mem memory.Allocator, d *array.Data, idx []int32, validity *memory.Buffer, nulls int) (*array.Data, error) {
-	inOff := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset():]
+	var inOff []int32
+	if b := d.Buffers()[1]; b != nil {
+		inOff = arrow.Int32Traits.CastFromBytes(b.Bytes())[d.Offset():]
+	}
 	var childIdx []int32
 	offBuf := memory.NewResizableBuffer(mem)
 	offBuf.Resize((len(idx) + 1) * 4)

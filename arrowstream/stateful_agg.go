@@ -1,0 +1,429 @@
+package arrowstream
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// statefulAggregate is a streaming aggregation (Spark's StateStoreRestore →
+// StateStoreSave pair). Each epoch it partially aggregates the epoch's input,
+// merges the partial state with what the state store holds for the same
+// keys (state partitioned by key hash), saves the merged state (version
+// epoch+1) and emits per output mode:
+//
+//   - Complete: every group, every epoch; never evicts, never drops late rows.
+//   - Update: the groups changed in this epoch; with a watermarked time key,
+//     groups whose time is at or below the eviction watermark are then
+//     removed silently, and late input is dropped.
+//   - Append: only groups that can no longer change — those whose time key
+//     is at or below the eviction watermark — emitted once, then removed.
+//
+// Late rows are dropped after partial aggregation, so
+// numRowsDroppedByWatermark counts partial rows (about one per key), as
+// Spark's does.
+type statefulAggregate struct {
+	mem   memory.Allocator
+	opID  int
+	spec  vector.AggregateSpec // over the operator's input; Mode ignored
+	mode  OutputMode
+	nKeys int
+
+	// timeKey is the grouping key that carries the watermark (-1: none);
+	// for a window struct the time is its end.
+	timeKey      int
+	timeIsWindow bool
+
+	partialSchema *arrow.Schema
+	keyCodec      *rowCodec
+	valCodec      *rowCodec
+
+	parts  []*checkpoint.StorePartition
+	stores []checkpoint.StateStore
+
+	lastEvictWm int64
+	progress    StateOperatorProgress
+	writer      *checkpoint.Writer
+	storeOpts   checkpoint.StoreOptions
+}
+
+func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode OutputMode, timeKey int, writer *checkpoint.Writer) (*statefulAggregate, error) {
+	spec.Mode = vector.AggPartial
+	partial, err := vector.PartialSchema(input, spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &statefulAggregate{
+		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy),
+		timeKey: timeKey, partialSchema: partial, writer: writer, lastEvictWm: -1,
+		storeOpts: checkpoint.StoreOptions{Allocator: mem},
+	}
+	if timeKey >= 0 {
+		switch dt := partial.Field(timeKey).Type.(type) {
+		case *arrow.TimestampType:
+		case *arrow.StructType:
+			if !arrow.TypeEqual(dt, vector.WindowType) {
+				return nil, fmt.Errorf("arrowstream: aggregation key %s carries the watermark but is a %s, not a timestamp or window", partial.Field(timeKey).Name, vector.TypeName(dt))
+			}
+			s.timeIsWindow = true
+		default:
+			return nil, fmt.Errorf("arrowstream: aggregation key %s carries the watermark but is a %s, not a timestamp or window", partial.Field(timeKey).Name, vector.TypeName(dt))
+		}
+	}
+	keyCols := make([]int, s.nKeys)
+	for i := range keyCols {
+		keyCols[i] = i
+	}
+	valCols := make([]int, partial.NumFields()-s.nKeys)
+	for i := range valCols {
+		valCols[i] = s.nKeys + i
+	}
+	if s.keyCodec, err = newRowCodec(mem, partial, keyCols); err != nil {
+		return nil, err
+	}
+	if s.valCodec, err = newRowCodec(mem, partial, valCols); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// openStores opens every state partition at version ep.ID (Spark: every
+// partition commits every epoch).
+func (s *statefulAggregate) openStores(ep EpochInfo) error {
+	n := max(ep.NumPartitions, 1)
+	if len(s.parts) != n {
+		s.parts = make([]*checkpoint.StorePartition, n)
+		for p := range s.parts {
+			dir := filepath.Join(ep.CheckpointDir, "state", strconv.Itoa(s.opID), strconv.Itoa(p))
+			part, err := checkpoint.OpenStorePartition(dir, s.writer, s.storeOpts)
+			if err != nil {
+				return err
+			}
+			s.parts[p] = part
+		}
+	}
+	s.stores = make([]checkpoint.StateStore, n)
+	for p, part := range s.parts {
+		st, err := part.Begin(ep.ID)
+		if err != nil {
+			s.abortStores()
+			return err
+		}
+		s.stores[p] = st
+	}
+	return nil
+}
+
+func (s *statefulAggregate) abortStores() {
+	for _, st := range s.stores {
+		if st != nil {
+			st.Abort()
+		}
+	}
+	s.stores = nil
+}
+
+// keyTimes returns, for each row of rec (partial layout), the time of the
+// watermark key in microseconds and whether it is null.
+func (s *statefulAggregate) keyTimes(rec arrow.Record) ([]arrow.Timestamp, arrow.Array) {
+	col := rec.Column(s.timeKey)
+	if s.timeIsWindow {
+		col = col.(*array.Struct).Field(1)
+	}
+	return col.(*array.Timestamp).TimestampValues(), col
+}
+
+// selectByTime returns the rows of rec whose time key is (at or below,
+// when atOrBelow) / (above) the watermark, plus the count of the others.
+func (s *statefulAggregate) selectByTime(rec arrow.Record, wmMs int64, atOrBelow bool) ([]int32, int) {
+	times, col := s.keyTimes(rec)
+	limit := arrow.Timestamp(wmMs * 1000)
+	sel := make([]int32, 0, len(times))
+	for i, t := range times {
+		below := col.IsValid(i) && t <= limit
+		if below == atOrBelow {
+			sel = append(sel, int32(i))
+		}
+	}
+	return sel, len(times) - len(sel)
+}
+
+func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vector.Operator) (vector.Operator, error) {
+	start := time.Now()
+	s.progress = StateOperatorProgress{OperatorName: "stateStoreSave", NumShufflePartitions: int64(max(ep.NumPartitions, 1)), NumStateStoreInstances: int64(max(ep.NumPartitions, 1))}
+	if err := s.openStores(ep); err != nil {
+		input.Close()
+		return nil, err
+	}
+	partialOp, err := vector.NewHashAggregate(s.mem, input, s.spec)
+	if err != nil {
+		input.Close()
+		return nil, err
+	}
+	partials, err := vector.Drain(ctx, partialOp)
+	partialOp.Close()
+	if err != nil {
+		return nil, err
+	}
+	defer releaseRecords(partials)
+	dropLate := s.timeKey >= 0 && s.mode != Complete && ep.HasWatermark
+	if dropLate {
+		for i, rec := range partials {
+			keep, dropped := s.selectByTime(rec, ep.LateWatermarkMs, false)
+			if dropped == 0 {
+				continue
+			}
+			s.progress.NumRowsDroppedByWatermark += int64(dropped)
+			kept, err := vector.TakeRecord(s.mem, rec, keep)
+			if err != nil {
+				return nil, err
+			}
+			rec.Release()
+			partials[i] = kept
+		}
+	}
+	merged, err := s.mergeWithState(ctx, partials)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseRecords(merged)
+	if err := s.save(merged); err != nil {
+		return nil, err
+	}
+	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+
+	var out []arrow.Record
+	switch s.mode {
+	case Complete:
+		out, err = s.allState()
+	case Update:
+		out = retainAll(merged)
+		if s.timeKey >= 0 && ep.HasWatermark {
+			var evicted []arrow.Record
+			evicted, err = s.evict(ep.WatermarkMs)
+			releaseRecords(evicted)
+		}
+	case Append:
+		if s.timeKey >= 0 && ep.HasWatermark {
+			out, err = s.evict(ep.WatermarkMs)
+		}
+	}
+	if err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	s.lastEvictWm = ep.WatermarkMs
+	return s.finalize(out)
+}
+
+// mergeWithState merges this epoch's partial rows with the stored state of
+// the same keys (old state first, so first/last keep input order).
+func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow.Record) ([]arrow.Record, error) {
+	var oldKeys, oldVals [][]byte
+	for _, rec := range partials {
+		if err := s.keyCodec.encode(rec); err != nil {
+			return nil, err
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			key := s.keyCodec.at(i)
+			st := s.stores[s.keyCodec.hash(i)%uint64(len(s.stores))]
+			if v, ok := st.Get(key); ok {
+				oldKeys = append(oldKeys, append([]byte(nil), key...))
+				oldVals = append(oldVals, v)
+			}
+		}
+	}
+	inputs := make([]arrow.Record, 0, len(partials)+1)
+	if len(oldKeys) > 0 {
+		old, err := s.decodeState(oldKeys, oldVals)
+		if err != nil {
+			return nil, err
+		}
+		defer old.Release()
+		inputs = append(inputs, old)
+	}
+	inputs = append(inputs, partials...)
+	scan, err := vector.NewScan(s.partialSchema, inputs...)
+	if err != nil {
+		return nil, err
+	}
+	mergeSpec := s.stateSpec(vector.AggMerge)
+	op, err := vector.NewHashAggregate(s.mem, scan, mergeSpec)
+	if err != nil {
+		scan.Close()
+		return nil, err
+	}
+	defer op.Close()
+	return vector.Drain(ctx, op)
+}
+
+// stateSpec is the aggregation over partial-state input.
+func (s *statefulAggregate) stateSpec(mode vector.AggMode) vector.AggregateSpec {
+	keys := make([]vector.NamedExpr, s.nKeys)
+	for i := range keys {
+		name := s.partialSchema.Field(i).Name
+		keys[i] = vector.NamedExpr{Name: name, Expr: &vector.ColumnAt{Index: i, Name: name}}
+	}
+	return vector.AggregateSpec{GroupBy: keys, Aggregates: s.spec.Aggregates, Mode: mode}
+}
+
+func (s *statefulAggregate) decodeState(keys, vals [][]byte) (arrow.Record, error) {
+	k, err := s.keyCodec.decode(s.mem, keys)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: state of operator %d: decode keys: %w", s.opID, err)
+	}
+	v, err := s.valCodec.decode(s.mem, vals)
+	if err != nil {
+		for _, a := range k {
+			a.Release()
+		}
+		return nil, fmt.Errorf("arrowstream: state of operator %d: decode values: %w", s.opID, err)
+	}
+	return assemble(s.partialSchema, k, v, len(keys)), nil
+}
+
+func (s *statefulAggregate) save(merged []arrow.Record) error {
+	for _, rec := range merged {
+		if err := s.keyCodec.encode(rec); err != nil {
+			return err
+		}
+		if err := s.valCodec.encode(rec); err != nil {
+			return err
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			st := s.stores[s.keyCodec.hash(i)%uint64(len(s.stores))]
+			st.Put(s.keyCodec.at(i), s.valCodec.at(i))
+		}
+		s.progress.NumRowsUpdated += rec.NumRows()
+	}
+	return nil
+}
+
+// allState returns every stored group (partial layout).
+func (s *statefulAggregate) allState() ([]arrow.Record, error) {
+	var keys, vals [][]byte
+	for _, st := range s.stores {
+		st.Range(func(k, v []byte) bool {
+			keys = append(keys, k)
+			vals = append(vals, v)
+			return true
+		})
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rec, err := s.decodeState(keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Record{rec}, nil
+}
+
+// evict removes the groups whose time key is at or below the watermark and
+// returns them (partial layout).
+func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
+	start := time.Now()
+	all, err := s.allState()
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	defer releaseRecords(all)
+	sel, _ := s.selectByTime(all[0], wmMs, true)
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	gone, err := vector.TakeRecord(s.mem, all[0], sel)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.keyCodec.encode(gone); err != nil {
+		gone.Release()
+		return nil, err
+	}
+	for i := 0; i < int(gone.NumRows()); i++ {
+		s.stores[s.keyCodec.hash(i)%uint64(len(s.stores))].Delete(s.keyCodec.at(i))
+	}
+	s.progress.NumRowsRemoved += gone.NumRows()
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	return []arrow.Record{gone}, nil
+}
+
+// finalize turns partial-state records into final rows (owned records are
+// consumed).
+func (s *statefulAggregate) finalize(recs []arrow.Record) (vector.Operator, error) {
+	scan, err := vector.NewScan(s.partialSchema, recs...)
+	releaseRecords(recs)
+	if err != nil {
+		return nil, err
+	}
+	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggFinal))
+	if err != nil {
+		scan.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+// outputSchema is the schema of the final rows.
+func (s *statefulAggregate) outputSchema() (*arrow.Schema, error) {
+	scan, err := vector.NewScan(s.partialSchema)
+	if err != nil {
+		return nil, err
+	}
+	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggFinal))
+	if err != nil {
+		scan.Close()
+		return nil, err
+	}
+	defer op.Close()
+	return op.Schema(), nil
+}
+
+func (s *statefulAggregate) commit(ctx context.Context) error {
+	start := time.Now()
+	var total int64
+	for p, st := range s.stores {
+		total += int64(st.Len())
+		if _, err := st.Commit(ctx); err != nil {
+			for _, rest := range s.stores[p+1:] {
+				rest.Abort()
+			}
+			s.stores = nil
+			return fmt.Errorf("arrowstream: commit state of operator %d partition %d: %w", s.opID, p, err)
+		}
+	}
+	s.stores = nil
+	s.progress.NumRowsTotal = total
+	s.progress.CommitTimeMs = time.Since(start).Milliseconds()
+	return nil
+}
+
+func (s *statefulAggregate) shouldRunAnotherBatch(newWm int64) bool {
+	return s.mode != Complete && s.timeKey >= 0 && newWm > s.lastEvictWm
+}
+
+func releaseRecords(recs []arrow.Record) {
+	for _, r := range recs {
+		if r != nil {
+			r.Release()
+		}
+	}
+}
+
+func retainAll(recs []arrow.Record) []arrow.Record {
+	out := make([]arrow.Record, len(recs))
+	for i, r := range recs {
+		r.Retain()
+		out[i] = r
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package vector
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// PoolAllocator is a memory.Allocator that keeps freed buffers, by
+// power-of-two size class, and hands them out again. On these machines the
+// first touch of fresh pages costs far more than the work done in them
+// (PERF_NOTES: ≈ 60× a copy), so operators that allocate output buffers
+// every batch run several times faster on a pool. Reused buffers are zeroed,
+// as fresh ones are, because Arrow code may rely on zeroed memory.
+//
+// Retention is bounded: at most MaxRetained bytes are kept; beyond that,
+// freed buffers go back to the underlying allocator. Close returns every
+// retained buffer. Safe for concurrent use.
+type PoolAllocator struct {
+	under       memory.Allocator
+	maxRetained int
+
+	mu       sync.Mutex
+	free     map[int][][]byte // class → free buffers (full class length)
+	class    map[*byte]int    // buffers handed out → class
+	retained int              // bytes in free
+}
+
+// NewPoolAllocator returns a pool over under that retains at most
+// maxRetained bytes of free buffers (0: 256 MiB).
+func NewPoolAllocator(under memory.Allocator, maxRetained int) *PoolAllocator {
+	if maxRetained <= 0 {
+		maxRetained = 256 << 20
+	}
+	return &PoolAllocator{under: under, maxRetained: maxRetained, free: map[int][][]byte{}, class: map[*byte]int{}}
+}
+
+// sizeClass rounds n up to a power of two of at least 64 bytes.
+func sizeClass(n int) int {
+	if n <= 64 {
+		return 64
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
+// Allocate implements memory.Allocator.
+func (p *PoolAllocator) Allocate(size int) []byte {
+	if size == 0 {
+		return p.under.Allocate(0)
+	}
+	c := sizeClass(size)
+	p.mu.Lock()
+	if l := p.free[c]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[c] = l[:len(l)-1]
+		p.retained -= c
+		p.class[unsafe.SliceData(b)] = c
+		p.mu.Unlock()
+		clear(b[:size])
+		return b[:size]
+	}
+	p.mu.Unlock()
+	b := p.under.Allocate(c)
+	p.mu.Lock()
+	p.class[unsafe.SliceData(b)] = c
+	p.mu.Unlock()
+	return b[:size]
+}
+
+// Reallocate implements memory.Allocator.
+func (p *PoolAllocator) Reallocate(size int, b []byte) []byte {
+	p.mu.Lock()
+	c, ok := p.class[unsafe.SliceData(b)]
+	p.mu.Unlock()
+	if ok && size <= c {
+		old := len(b)
+		b = b[:size]
+		if size > old {
+			clear(b[old:])
+		}
+		return b
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+// Free implements memory.Allocator.
+func (p *PoolAllocator) Free(b []byte) {
+	ptr := unsafe.SliceData(b)
+	p.mu.Lock()
+	c, ok := p.class[ptr]
+	if !ok {
+		p.mu.Unlock()
+		p.under.Free(b)
+		return
+	}
+	delete(p.class, ptr)
+	full := unsafe.Slice(ptr, c)
+	if p.retained+c > p.maxRetained {
+		p.mu.Unlock()
+		p.under.Free(full)
+		return
+	}
+	p.free[c] = append(p.free[c], full)
+	p.retained += c
+	p.mu.Unlock()
+}
+
+// Retained returns the bytes of free buffers the pool holds.
+func (p *PoolAllocator) Retained() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.retained
+}
+
+// Close returns every retained free buffer to the underlying allocator.
+// Buffers still in use are unaffected and may be freed later.
+func (p *PoolAllocator) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c, l := range p.free {
+		for _, b := range l {
+			p.under.Free(b)
+		}
+		delete(p.free, c)
+	}
+	p.retained = 0
+}
