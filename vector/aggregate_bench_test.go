@@ -1,0 +1,180 @@
+package vector_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// The acceptance benchmark: SUM(float64), COUNT(*) GROUP BY int64
+// over 10M rows in 64K-row batches, keys shuffled, at 1e3, 1e5 and 1e6
+// distinct keys; beside it, in the same run, the same aggregation with a Go
+// map, so that the ratio shows. Run the figures with -cpu 1:
+//
+//	go test -run '^$' -bench 'BenchmarkHashAggregate' -cpu 1 -benchtime 5x ./vector/
+
+const (
+	benchAggRows  = 10_000_000
+	benchAggBatch = 64 << 10
+)
+
+var benchAggSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: vector.Int64},
+	{Name: "v", Type: vector.Float64},
+}, nil)
+
+// benchAggData returns rows key/value pairs with nKeys distinct keys, each
+// appearing rows/nKeys times (±1), in a shuffled order; keys are spread over
+// the int64 range so that nothing depends on them being small.
+func benchAggData(rows, nKeys int, seed uint64) ([]int64, []float64) {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	ids := make([]int64, nKeys)
+	for i := range ids {
+		ids[i] = int64(r.Uint64())
+	}
+	keys := make([]int64, rows)
+	vals := make([]float64, rows)
+	for i := range keys {
+		keys[i] = ids[i%nKeys]
+		vals[i] = float64(r.IntN(100_000)) / 100
+	}
+	r.Shuffle(rows, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	return keys, vals
+}
+
+func benchAggRecords(keys []int64, vals []float64) []arrow.Record {
+	var recs []arrow.Record
+	mem := memory.NewGoAllocator()
+	for lo := 0; lo < len(keys); lo += benchAggBatch {
+		hi := min(lo+benchAggBatch, len(keys))
+		kb := array.NewInt64Builder(mem)
+		kb.AppendValues(keys[lo:hi], nil)
+		vb := array.NewFloat64Builder(mem)
+		vb.AppendValues(vals[lo:hi], nil)
+		k, v := kb.NewArray(), vb.NewArray()
+		recs = append(recs, array.NewRecord(benchAggSchema, []arrow.Array{k, v}, int64(hi-lo)))
+		k.Release()
+		v.Release()
+		kb.Release()
+		vb.Release()
+	}
+	return recs
+}
+
+type benchGroup struct {
+	sum float64
+	cnt int64
+}
+
+// goMapAggregate is the baseline: the same aggregation over the same
+// batches with a Go map to per-group accumulators.
+func goMapAggregate(recs []arrow.Record) map[int64]*benchGroup {
+	m := make(map[int64]*benchGroup)
+	for _, rec := range recs {
+		ks := rec.Column(0).(*array.Int64).Int64Values()
+		vs := rec.Column(1).(*array.Float64).Float64Values()
+		for i, k := range ks {
+			g := m[k]
+			if g == nil {
+				g = &benchGroup{}
+				m[k] = g
+			}
+			g.sum += vs[i]
+			g.cnt++
+		}
+	}
+	return m
+}
+
+var benchAggSpec = vector.AggregateSpec{
+	GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k")},
+	Aggregates: []vector.AggregateCall{
+		{Func: vector.AggSum, Args: []vector.Expr{vector.Col("v")}, Name: "s"},
+		{Func: vector.AggCountStar, Name: "c"},
+	},
+}
+
+// runHashAggregate runs the operator over recs and returns the number of
+// groups, calling check for every output record when not nil.
+func runHashAggregate(tb testing.TB, mem memory.Allocator, recs []arrow.Record, check func(arrow.Record)) int {
+	scan, err := vector.NewScan(benchAggSchema, recs...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	op, err := vector.NewHashAggregate(mem, scan, benchAggSpec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer op.Close()
+	groups := 0
+	ctx := context.Background()
+	for {
+		rec, err := op.Next(ctx)
+		if err != nil {
+			break
+		}
+		groups += int(rec.NumRows())
+		if check != nil {
+			check(rec)
+		}
+		rec.Release()
+	}
+	return groups
+}
+
+// checkAgainstMap verifies the operator's answer against the Go map's.
+func checkAgainstMap(tb testing.TB, recs []arrow.Record) {
+	want := goMapAggregate(recs)
+	seen := 0
+	runHashAggregate(tb, memory.NewGoAllocator(), recs, func(rec arrow.Record) {
+		ks := rec.Column(0).(*array.Int64).Int64Values()
+		ss := rec.Column(1).(*array.Float64).Float64Values()
+		cs := rec.Column(2).(*array.Int64).Int64Values()
+		for i, k := range ks {
+			w := want[k]
+			if w == nil || w.cnt != cs[i] || math.Abs(w.sum-ss[i]) > 1e-9*math.Abs(w.sum) {
+				tb.Fatalf("key %d: got sum %v count %d, want %+v", k, ss[i], cs[i], w)
+			}
+			seen++
+		}
+	})
+	if seen != len(want) {
+		tb.Fatalf("got %d groups, want %d", seen, len(want))
+	}
+}
+
+func BenchmarkHashAggregate(b *testing.B) {
+	for _, nKeys := range []int{1_000, 100_000, 1_000_000} {
+		keys, vals := benchAggData(benchAggRows, nKeys, uint64(nKeys))
+		recs := benchAggRecords(keys, vals)
+		checkAgainstMap(b, recs)
+		b.Run(fmt.Sprintf("keys=%d/impl=hashagg", nKeys), func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			for i := 0; i < b.N; i++ {
+				if g := runHashAggregate(b, mem, recs, nil); g != nKeys {
+					b.Fatalf("%d groups, want %d", g, nKeys)
+				}
+			}
+			b.ReportMetric(float64(benchAggRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+		b.Run(fmt.Sprintf("keys=%d/impl=gomap", nKeys), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if m := goMapAggregate(recs); len(m) != nKeys {
+					b.Fatalf("%d groups, want %d", len(m), nKeys)
+				}
+			}
+			b.ReportMetric(float64(benchAggRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+}
