@@ -231,8 +231,10 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		b.acc = &countAcc{merge: true}
 		b.result = arrow.Field{Name: name, Type: Int64}
 	case AggSum, AggAvg:
-		res, kind, ok := sumResultType(types[0])
-		if !ok || !arrow.TypeEqual(res, types[0]) || types[1].ID() != arrow.INT64 || call.Func == AggAvg && kind != sumFloat {
+		// The state's sum has the result type already.
+		res := types[0]
+		kind, ok := sumKindOfState(res)
+		if !ok || types[1].ID() != arrow.INT64 || call.Func == AggAvg && kind != sumFloat {
 			return nil, stateErr("(bigint|double|decimal, bigint)")
 		}
 		acc := &sumAcc{aggInfo: info, kind: kind, resType: res, merge: true, avg: call.Func == AggAvg}
@@ -354,4 +356,18 @@ func (d *distinctAcc) final(mem memory.Allocator, lo, hi int, _ []int64) (arrow.
 
 func (d *distinctAcc) state(mem memory.Allocator, lo, hi int, _ []int64) ([]arrow.Array, error) {
 	return d.inner.state(mem, lo, hi, d.fed)
+}
+
+// sumKindOfState is how a partial state's sum column (already of the result
+// type) accumulates.
+func sumKindOfState(t arrow.DataType) (sumKind, bool) {
+	switch t.ID() {
+	case arrow.INT64:
+		return sumInt, true
+	case arrow.FLOAT64:
+		return sumFloat, true
+	case arrow.DECIMAL128:
+		return sumDecimal, true
+	}
+	return 0, false
 }
