@@ -288,3 +288,175 @@ func TestHashAggregateDistinct(t *testing.T) {
 		WantErr: "cannot bind sum(DISTINCT v): DISTINCT aggregates are supported only in complete aggregation",
 	})
 }
+
+var keySchema = arrow.NewSchema([]arrow.Field{
+	{Name: "i64", Type: vector.Int64, Nullable: true},
+	{Name: "s", Type: vector.String, Nullable: true},
+	{Name: "ds", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vector.String}, Nullable: true},
+	{Name: "w", Type: vector.WindowType, Nullable: true},
+	{Name: "f", Type: vector.Float64, Nullable: true},
+	{Name: "b", Type: vector.Boolean, Nullable: true},
+	{Name: "ts", Type: vector.Timestamp, Nullable: true},
+	{Name: "dt", Type: vector.Date, Nullable: true},
+	{Name: "dec", Type: vector.Decimal(12, 3), Nullable: true},
+	{Name: "v", Type: vector.Int64, Nullable: true},
+}, nil)
+
+// Rows 0, 2, 5 share every key; rows 1, 4 share every key; row 3 is all
+// nulls; row 6 differs from rows 1, 4 in every key.
+var keyRows = []vt.Row{
+	{int64(1) << 40, "x", "x", []any{0, 10}, 0.0, true, 100, 1, "1.500", 1},
+	{-7, "", "", []any{nil, 10}, 1.5, false, -100, -1, "-0.001", 2},
+	{int64(1) << 40, "x", "x", []any{0, 10}, 0.0, true, 100, 1, "1.500", 4},
+	{nil, nil, nil, nil, nil, nil, nil, nil, nil, 8},
+	{-7, "", "", []any{nil, 10}, 1.5, false, -100, -1, "-0.001", 16},
+	{int64(1) << 40, "x", "x", []any{0, 10}, -0.0, true, 100, 1, "1.500", 32},
+	{-8, "y", "y", []any{0, 11}, 2.5, true, 101, 2, "-0.002", 64},
+}
+
+func TestHashAggregateKeyTypes(t *testing.T) {
+	keyVals := map[string][3]any{ // group of rows 0, 1 and 6
+		"i64": {int64(1) << 40, -7, -8},
+		"s":   {"x", "", "y"},
+		"ds":  {"x", "", "y"},
+		"w":   {[]any{0, 10}, []any{nil, 10}, []any{0, 11}},
+		"f":   {0.0, 1.5, 2.5},
+		"ts":  {100, -100, 101},
+		"dt":  {1, -1, 2},
+		"dec": {"1.500", "-0.001", "-0.002"},
+	}
+	for col, kv := range keyVals {
+		runAggCase(t, aggCase{name: "key-" + col, schema: keySchema, rows: keyRows,
+			groupBy: []vector.NamedExpr{vector.As(vector.Col(col), "key")},
+			aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggSum, "s", "v")},
+			want:    []vt.Row{{kv[0], 3, 37}, {kv[1], 2, 18}, {nil, 1, 8}, {kv[2], 1, 64}}})
+	}
+	// Booleans have only two values: rows 1 and 4 are false, the rest true.
+	runAggCase(t, aggCase{name: "key-bool", schema: keySchema, rows: keyRows,
+		groupBy: []vector.NamedExpr{vector.As(vector.Col("b"), "b")},
+		aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggSum, "s", "v")},
+		want:    []vt.Row{{true, 4, 101}, {false, 2, 18}, {nil, 1, 8}}})
+	runAggCase(t, aggCase{name: "key-composite", schema: keySchema, rows: keyRows,
+		groupBy: []vector.NamedExpr{vector.As(vector.Col("s"), "s"), vector.As(vector.Col("i64"), "i"), vector.As(vector.Col("w"), "w")},
+		aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggMax, "m", "v")},
+		want: []vt.Row{{"x", int64(1) << 40, []any{0, 10}, 3, 32}, {"", -7, []any{nil, 10}, 2, 16},
+			{nil, nil, nil, 1, 8}, {"y", -8, []any{0, 11}, 1, 64}}})
+	runAggCase(t, aggCase{name: "key-expression", schema: keySchema, rows: keyRows,
+		groupBy: []vector.NamedExpr{vector.As(vector.Col("w", "start"), "start")},
+		aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n")},
+		want:    []vt.Row{{0, 4}, {nil, 3}}})
+}
+
+func TestHashAggregateSchema(t *testing.T) {
+	spec := vector.AggregateSpec{
+		GroupBy: byK(),
+		Aggregates: []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggSum, "s", "dec"), call(vector.AggAvg, "a", "v"),
+			call(vector.AggMin, "m", "str"), call(vector.AggFirst, "f", "ts"), call(vector.AggApproxCountDistinct, "c", "v"),
+			call(vector.AggSum, "", "v")},
+	}
+	got, err := vector.PartialSchema(aggSchema, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: vector.Int32, Nullable: true},
+		{Name: "n.count", Type: vector.Int64},
+		{Name: "s.sum", Type: vector.Decimal(20, 2)},
+		{Name: "s.count", Type: vector.Int64},
+		{Name: "a.sum", Type: vector.Float64},
+		{Name: "a.count", Type: vector.Int64},
+		{Name: "m.value", Type: vector.String, Nullable: true},
+		{Name: "f.value", Type: vector.Timestamp, Nullable: true},
+		{Name: "f.set", Type: vector.Boolean},
+		{Name: "c.hll", Type: vector.Binary},
+		{Name: "sum(v).sum", Type: vector.Int64},
+		{Name: "sum(v).count", Type: vector.Int64},
+	}, nil)
+	if !got.Equal(want) {
+		t.Errorf("partial schema:\n got %s\nwant %s", got, want)
+	}
+	mem := vt.NewAllocator(t)
+	scan, _ := vector.NewScan(aggSchema)
+	op, err := vector.NewHashAggregate(mem, scan, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	wantFinal := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: vector.Int32, Nullable: true},
+		{Name: "n", Type: vector.Int64},
+		{Name: "s", Type: vector.Decimal(20, 2), Nullable: true},
+		{Name: "a", Type: vector.Float64, Nullable: true},
+		{Name: "m", Type: vector.String, Nullable: true},
+		{Name: "f", Type: vector.Timestamp, Nullable: true},
+		{Name: "c", Type: vector.Int64},
+		{Name: "sum(v)", Type: vector.Int64, Nullable: true},
+	}, nil)
+	if !op.Schema().Equal(wantFinal) {
+		t.Errorf("final schema:\n got %s\nwant %s", op.Schema(), wantFinal)
+	}
+}
+
+func TestHashAggregateErrors(t *testing.T) {
+	bad := func(name string, spec vector.AggregateSpec, want string) {
+		vt.RunOperator(t, vt.OperatorCase{Name: name, Inputs: []vt.Input{{Schema: aggSchema, Rows: aggRows}},
+			Build: completeBuild(spec), WantErr: want, Shapes: vt.Shapes[:2]})
+	}
+	aggs := func(c ...vector.AggregateCall) vector.AggregateSpec {
+		return vector.AggregateSpec{GroupBy: byK(), Aggregates: c}
+	}
+	cols := "(available columns: k, v, d, str, dec, b, ts, dt)"
+	bad("sum-string", aggs(call(vector.AggSum, "x", "str")),
+		"cannot bind sum(str): function sum requires a numeric argument, not string: type mismatch "+cols)
+	bad("avg-bool", aggs(call(vector.AggAvg, "x", "b")), "cannot bind avg(b): function avg requires a numeric argument, not boolean")
+	bad("sum-two-args", aggs(call(vector.AggSum, "x", "v", "d")), "cannot bind sum(v, d): sum takes 1 argument, got 2 "+cols)
+	bad("count-star-args", aggs(call(vector.AggCountStar, "x", "v")), "count(*) takes no arguments, got 1")
+	bad("count-no-args", aggs(call(vector.AggCount, "x")), "count takes at least 1 argument, got 0")
+	bad("acd-three-args", aggs(call(vector.AggApproxCountDistinct, "x", "v", "d", "k")), "approx_count_distinct takes 1 or 2 arguments, got 3")
+	bad("acd-rsd-column", aggs(call(vector.AggApproxCountDistinct, "x", "v", "d")), "relative SD of approx_count_distinct must be a constant double")
+	bad("acd-rsd-range", aggs(vector.AggregateCall{Func: vector.AggApproxCountDistinct, Args: []vector.Expr{vector.Col("v"), vector.Lit(0.9)}}),
+		"needs HyperLogLog precision 1, outside [4, 18]")
+	bad("unknown-func", aggs(vector.AggregateCall{Func: vector.AggFunc(99), Args: []vector.Expr{vector.Col("v")}}), "unknown aggregate function 99")
+	bad("unknown-column", aggs(call(vector.AggMax, "x", "nope")), "cannot bind nope: unknown column nope")
+	bad("unknown-key", vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("nope"), "k")}}, "unknown column nope")
+	bad("final-missing-state", vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggSum, "s", "v")}, Mode: vector.AggFinal},
+		"cannot bind sum(v): partial state column `s.sum`: unknown column `s.sum`")
+
+	winSchema := arrow.NewSchema([]arrow.Field{{Name: "w", Type: vector.WindowType, Nullable: true}, {Name: "l", Type: vector.ListOf(vector.Int64), Nullable: true}}, nil)
+	winBad := func(name string, spec vector.AggregateSpec, want string) {
+		vt.RunOperator(t, vt.OperatorCase{Name: name, Inputs: []vt.Input{{Schema: winSchema, Rows: []vt.Row{{[]any{0, 1}, []any{1}}}}},
+			Build: completeBuild(spec), WantErr: want, Shapes: vt.Shapes[:1]})
+	}
+	winBad("min-struct", vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggMin, "m", "w")}},
+		"cannot bind min(w): function min requires a number, string, binary, boolean, date, timestamp or decimal, not struct<start:timestamp,end:timestamp>")
+	winBad("list-key", vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("l"), "l")}}, "array<bigint> cannot be a grouping or join key")
+}
+
+func TestHashAggregateOverflow(t *testing.T) {
+	s := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: vector.Int64, Nullable: true},
+		{Name: "v", Type: vector.Int64, Nullable: true},
+		{Name: "dec", Type: vector.Decimal(38, 0), Nullable: true},
+	}, nil)
+	rows := []vt.Row{{1, int64(9223372036854775000), "1"}, {2, 5, "1"}, {1, nil, nil}, {1, 1000, "1"}}
+	spec := vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k")},
+		Aggregates: []vector.AggregateCall{call(vector.AggSum, "s", "v")}}
+	vt.RunOperator(t, vt.OperatorCase{Name: "sum-bigint", Inputs: []vt.Input{{Schema: s, Rows: rows}}, Build: completeBuild(spec),
+		WantErr: "arithmetic overflow in sum(v) at row"})
+	vt.RunOperator(t, vt.OperatorCase{Name: "sum-bigint-values", Inputs: []vt.Input{{Schema: s, Rows: rows}}, Build: completeBuild(spec),
+		WantErr: "(v=1000, sum(v)=9223372036854775000)", Shapes: vt.Shapes[:1]})
+	// The partial sums of each batch fit; their merge does not.
+	vt.RunOperator(t, vt.OperatorCase{Name: "sum-bigint-merge", Inputs: []vt.Input{{Schema: s, Rows: rows}}, Build: mergeBuild(spec),
+		WantErr: "arithmetic overflow in sum(v)", Shapes: []vt.Shape{{BatchSize: 1}}})
+	big := "99999999999999999999999999999999999999"
+	decRows := []vt.Row{{1, 0, big}, {1, 0, "1"}}
+	decSpec := vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggSum, "s", "dec")}}
+	vt.RunOperator(t, vt.OperatorCase{Name: "sum-decimal", Inputs: []vt.Input{{Schema: s, Rows: decRows}}, Build: completeBuild(decSpec),
+		WantErr: "arithmetic overflow in sum(dec) at row"})
+	negRows := []vt.Row{{1, 0, "-" + big}, {1, 0, "-" + big}}
+	vt.RunOperator(t, vt.OperatorCase{Name: "sum-decimal-negative", Inputs: []vt.Input{{Schema: s, Rows: negRows}}, Build: completeBuild(decSpec),
+		WantErr: "arithmetic overflow in sum(dec)"})
+	// Large sums that fit.
+	vt.RunOperator(t, vt.OperatorCase{Name: "sum-decimal-fits", Inputs: []vt.Input{{Schema: s, Rows: []vt.Row{{1, 0, big}, {1, 0, "-1"}, {1, 0, nil}}}},
+		Build: completeBuild(decSpec), Want: []vt.Row{{"99999999999999999999999999999999999998"}}})
+}
