@@ -2,6 +2,9 @@ package vector_test
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -459,4 +462,106 @@ func TestHashAggregateOverflow(t *testing.T) {
 	// Large sums that fit.
 	vt.RunOperator(t, vt.OperatorCase{Name: "sum-decimal-fits", Inputs: []vt.Input{{Schema: s, Rows: []vt.Row{{1, 0, big}, {1, 0, "-1"}, {1, 0, nil}}}},
 		Build: completeBuild(decSpec), Want: []vt.Row{{"99999999999999999999999999999999999998"}}})
+}
+
+func TestHashAggregateNaN(t *testing.T) {
+	s := arrow.NewSchema([]arrow.Field{{Name: "k", Type: vector.Int64, Nullable: true}, {Name: "d", Type: vector.Float64, Nullable: true}}, nil)
+	nan := math.NaN()
+	rows := []vt.Row{{1, 1.0}, {1, nan}, {1, -5.0}, {2, nan}, {3, math.Inf(-1)}, {3, nil}, {4, math.Inf(1)}, {4, nan}}
+	runAggCase(t, aggCase{name: "nan", schema: s, rows: rows, groupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k")},
+		aggs: []vector.AggregateCall{call(vector.AggMin, "mn", "d"), call(vector.AggMax, "mx", "d"), call(vector.AggSum, "s", "d")},
+		want: []vt.Row{{1, -5.0, nan, nan}, {2, nan, nan, nan}, {3, math.Inf(-1), math.Inf(-1), math.Inf(-1)}, {4, math.Inf(1), nan, nan}}})
+}
+
+// TestHashAggregateManyGroups checks table growth, several output batches
+// and the partial-state pipelines against a reference computed with maps.
+func TestHashAggregateManyGroups(t *testing.T) {
+	const n, keys = 100_000, 70_000
+	s := arrow.NewSchema([]arrow.Field{{Name: "k", Type: vector.Int64, Nullable: true}, {Name: "v", Type: vector.Int64, Nullable: true},
+		{Name: "s", Type: vector.String, Nullable: true}}, nil)
+	r := rand.New(rand.NewPCG(7, 7))
+	type ref struct {
+		n, cnt, sum, min int64
+		last             any
+	}
+	want := map[any]*ref{}
+	rows := make([]vt.Row, n)
+	for i := range rows {
+		var k any = int64(r.IntN(keys)) * 7919
+		if r.IntN(1000) == 0 {
+			k = nil
+		}
+		var v any = int64(r.IntN(1000)) - 500
+		if r.IntN(10) == 0 {
+			v = nil
+		}
+		sv := fmt.Sprint(k)
+		rows[i] = vt.Row{k, v, sv}
+		g := want[k]
+		if g == nil {
+			g = &ref{min: math.MaxInt64}
+			want[k] = g
+		}
+		g.n++
+		g.last = v
+		if v != nil {
+			g.cnt++
+			g.sum += v.(int64)
+			g.min = min(g.min, v.(int64))
+		}
+	}
+	var wantRows, wantByString []vt.Row
+	for k, g := range want {
+		var sum, mn any
+		if g.cnt > 0 {
+			sum, mn = g.sum, g.min
+		}
+		wantRows = append(wantRows, vt.Row{k, g.n, g.cnt, sum, mn, g.last})
+		wantByString = append(wantByString, vt.Row{fmt.Sprint(k), g.n, sum})
+	}
+	spec := vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k")},
+		Aggregates: []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggCount, "c", "v"), call(vector.AggSum, "s", "v"),
+			call(vector.AggMin, "m", "v"), call(vector.AggLast, "l", "v")}}
+	shapes := []vt.Shape{{BatchSize: 64 << 10}, {BatchSize: 1000, Sliced: true, GarbageUnderNulls: true}}
+	for name, build := range map[string]func(vector.AggregateSpec) func(memory.Allocator, []vector.Operator) (vector.Operator, error){
+		"complete": completeBuild, "merge": mergeBuild} {
+		runLarge(t, name, s, rows, build(spec), wantRows, shapes)
+	}
+	strSpec := vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("s"), "s")},
+		Aggregates: []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggSum, "s", "v")}}
+	runLarge(t, "string-keys", s, rows, completeBuild(strSpec), wantByString, shapes[:1])
+}
+
+// runLarge is RunOperator without its batch-size-1 early-close run, which
+// takes minutes on large inputs.
+func runLarge(t *testing.T, name string, s *arrow.Schema, rows []vt.Row, build func(memory.Allocator, []vector.Operator) (vector.Operator, error), want []vt.Row, shapes []vt.Shape) {
+	for _, shape := range shapes {
+		t.Run(name+"/"+shape.String(), func(t *testing.T) {
+			mem := vt.NewAllocator(t)
+			recs := vt.BuildRecords(mem, s, rows, shape)
+			scan, err := vector.NewScan(s, recs...)
+			releaseRecords(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op, err := build(mem, []vector.Operator{scan})
+			if err != nil {
+				scan.Close()
+				t.Fatal(err)
+			}
+			defer op.Close()
+			out, err := vector.Drain(context.Background(), op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := vt.RowsOf(out...)
+			if len(out) < 2 && len(want) > 64<<10 {
+				t.Errorf("%d groups in %d batches; want batches of at most 64K rows", len(got), len(out))
+			}
+			releaseRecords(out)
+			if !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
+				t.Errorf("wrong result: %d rows, want %d", len(got), len(want))
+			}
+		})
+	}
 }
