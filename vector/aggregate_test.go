@@ -565,3 +565,16 @@ func runLarge(t *testing.T, name string, s *arrow.Schema, rows []vt.Row, build f
 		})
 	}
 }
+
+// TestHashAggregateRowCountFlush makes the group tables flush their 32-bit
+// row counters every few rows: counts must not change.
+func TestHashAggregateRowCountFlush(t *testing.T) {
+	defer vector.SetRowCountLimit(4)()
+	runAggCase(t, aggCase{name: "flush", groupBy: byK(),
+		aggs: []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggCount, "nv", "v"), call(vector.AggSum, "sv", "v")},
+		want: []vt.Row{{1, 3, 2, 7}, {2, 2, 1, 20}, {3, 1, 0, nil}, {nil, 2, 2, 8}}})
+	runAggCase(t, aggCase{name: "flush-bytes", schema: keySchema, rows: keyRows,
+		groupBy: []vector.NamedExpr{vector.As(vector.Col("s"), "s")},
+		aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n")},
+		want:    []vt.Row{{"x", 3}, {"", 2}, {nil, 1}, {"y", 1}}})
+}

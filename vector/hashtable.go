@@ -22,7 +22,7 @@ import (
 type groupSlot struct {
 	key  uint64 // the key (fixedTable) or the key's hash (bytesTable)
 	gid  uint32 // group id + 1; 0 marks an empty slot
-	rows uint32 // the group's row count modulo 2^32; wraps are kept in carry
+	rows uint32 // the group's rows since the last flushRows
 }
 
 // probeChunk is how many rows a probe handles between capacity checks:
@@ -37,9 +37,12 @@ type slotTable struct {
 	shift uint   // 64 - log2(len(slots)): a slot position is hash >> shift
 	mask  uint64 // len(slots) - 1
 	n     int    // groups
-	// carry holds 2^32 for every wrap of a slot's row counter, by group id;
-	// it stays empty unless a group sees 4 billion rows.
-	carry map[uint32]int64
+	// The slots count rows in 32 bits. Before 2^32 rows have gone through
+	// the table since the last flush (so before any counter could wrap),
+	// flushRows moves the counters into carry, by group id; carry stays nil
+	// unless the table sees 4 billion rows.
+	sinceFlush uint64
+	carry      []int64
 }
 
 const minTableSlots = 1 << 8
@@ -82,20 +85,40 @@ func (t *slotTable) grownLen(extra int) int {
 	return l
 }
 
-// wrapped records a wrap of the row counter of group gid.
-func (t *slotTable) wrapped(gid uint32) {
-	if t.carry == nil {
-		t.carry = make(map[uint32]int64)
+// rowCountLimit is when flushRows must run; a variable so that tests can
+// exercise the flush.
+var rowCountLimit uint64 = 1 << 32
+
+// countRows notes that n rows are about to be counted in the slots.
+func (t *slotTable) countRows(n int) {
+	if t.sinceFlush+uint64(n) >= rowCountLimit {
+		t.flushRows()
 	}
-	t.carry[gid] += 1 << 32
+	t.sinceFlush += uint64(n)
+}
+
+// flushRows moves the slots' row counters into carry.
+func (t *slotTable) flushRows() {
+	t.carry = growZero(t.carry, t.n)
+	for i := range t.slots {
+		s := &t.slots[i]
+		if s.gid != 0 {
+			t.carry[s.gid-1] += int64(s.rows)
+			s.rows = 0
+		}
+	}
+	t.sinceFlush = 0
 }
 
 // rowCounts writes the row count of every group into rows (len >= n).
 func (t *slotTable) rowCounts(rows []int64) {
 	for _, s := range t.slots {
 		if s.gid != 0 {
-			rows[s.gid-1] = int64(s.rows) + t.carry[s.gid-1]
+			rows[s.gid-1] = int64(s.rows)
 		}
+	}
+	for g, c := range t.carry {
+		rows[g] += c
 	}
 }
 
@@ -153,27 +176,51 @@ type fixedKey interface {
 
 // probeFixed assigns the group of keys[i] to gids[i], creating groups for
 // keys not seen before. Every key is valid (not null).
+//
+// It works in two passes per chunk of rows. The first looks at every key's
+// home slot only, without branches on the loaded data: the loads are
+// independent, so the CPU overlaps their cache misses, which decide the
+// speed once the table outgrows the caches. It settles the hits (most rows,
+// with the table at most half full) and lists the rest, which the second
+// pass probes fully and inserts, with their slots' lines now cached.
 func probeFixed[K fixedKey](t *fixedTable, keys []K, gids []int32) {
 	gids = gids[:len(keys)]
+	t.countRows(len(keys))
+	var miss [probeChunk]int32
 	for start := 0; start < len(keys); start += probeChunk {
 		end := min(start+probeChunk, len(keys))
 		t.reserve(end - start)
 		slots, shift, mask := t.slots, t.shift, t.mask
-		for i := start; i < end; i++ {
-			k := uint64(int64(keys[i]))
+		chunk, out := keys[start:end], gids[start:end]
+		out = out[:len(chunk)]
+		nm := 0
+		for j, key := range chunk {
+			k := uint64(int64(key))
+			s := &slots[(fixedHash(k)>>shift)&mask]
+			hit := uint32(0)
+			if s.key == k {
+				hit = 1
+			}
+			if s.gid == 0 {
+				hit = 0
+			}
+			s.rows += hit
+			out[j] = int32(s.gid) - 1
+			miss[nm&(probeChunk-1)] = int32(j)
+			nm += int(hit ^ 1)
+		}
+		for _, j := range miss[:nm] {
+			k := uint64(int64(chunk[j]))
 			p := fixedHash(k) >> shift
 			for {
 				s := &slots[p&mask]
 				if s.key == k && s.gid != 0 {
 					s.rows++
-					if s.rows == 0 {
-						t.wrapped(s.gid - 1)
-					}
-					gids[i] = int32(s.gid - 1)
+					out[j] = int32(s.gid - 1)
 					break
 				}
 				if s.gid == 0 {
-					gids[i] = t.insert(p&mask, k)
+					out[j] = t.insert(p&mask, k)
 					break
 				}
 				p++
@@ -186,6 +233,7 @@ func probeFixed[K fixedKey](t *fixedTable, keys []K, gids []int32) {
 // off+i set for a valid key); null keys go to the null group.
 func probeFixedNullable[K fixedKey](t *fixedTable, keys []K, valid []byte, off int, gids []int32) {
 	gids = gids[:len(keys)]
+	t.countRows(len(keys))
 	for start := 0; start < len(keys); start += probeChunk {
 		end := min(start+probeChunk, len(keys))
 		t.reserve(end - start)
@@ -201,9 +249,6 @@ func probeFixedNullable[K fixedKey](t *fixedTable, keys []K, valid []byte, off i
 				s := &slots[p&mask]
 				if s.key == k && s.gid != 0 {
 					s.rows++
-					if s.rows == 0 {
-						t.wrapped(s.gid - 1)
-					}
 					gids[i] = int32(s.gid - 1)
 					break
 				}
@@ -220,12 +265,16 @@ func probeFixedNullable[K fixedKey](t *fixedTable, keys []K, valid []byte, off i
 // probeFixedMasked is probeFixed with a per-row null flag (as KeyEncoder
 // gives it).
 func probeFixedMasked(t *fixedTable, keys []uint64, nulls []bool, gids []int32) {
+	if nulls == nil {
+		probeFixed(t, keys, gids)
+		return
+	}
 	gids = gids[:len(keys)]
 	for start := 0; start < len(keys); start += probeChunk {
 		end := min(start+probeChunk, len(keys))
 		t.reserve(end - start)
 		for i := start; i < end; i++ {
-			if nulls != nil && nulls[i] {
+			if nulls[i] {
 				gids[i] = t.nullGroup()
 				continue
 			}
@@ -275,6 +324,7 @@ func hashPos(key uint64, shift uint) uint64 { return key >> shift }
 func (t *bytesTable) probe(enc *KeyEncoder, gids []int32) {
 	hashes := enc.Hashes()
 	gids = gids[:len(hashes)]
+	t.countRows(len(hashes))
 	for start := 0; start < len(hashes); start += probeChunk {
 		end := min(start+probeChunk, len(hashes))
 		if t.needsGrow(end - start) {
@@ -298,9 +348,6 @@ func (t *bytesTable) probe(enc *KeyEncoder, gids []int32) {
 				}
 				if s.key == h && bytes.Equal(t.arena[t.offs[s.gid-1]:t.offs[s.gid]], key) {
 					s.rows++
-					if s.rows == 0 {
-						t.wrapped(s.gid - 1)
-					}
 					gids[i] = int32(s.gid - 1)
 					break
 				}
@@ -313,8 +360,8 @@ func (t *bytesTable) probe(enc *KeyEncoder, gids []int32) {
 // key returns the key bytes of group g.
 func (t *bytesTable) key(g int) []byte { return t.arena[t.offs[g]:t.offs[g+1]] }
 
-// contains probes for a key without counting rows; it returns the group or
-// -1. Used by sets (DISTINCT) before insert.
+// insertKey adds key (hash h) unless present and returns its group; it
+// counts no rows. DISTINCT uses the table as a set this way.
 func (t *bytesTable) insertKey(h uint64, key []byte) (gid int32, added bool) {
 	if t.needsGrow(1) {
 		t.rehash(t.grownLen(1), hashPos)
