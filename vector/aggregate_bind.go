@@ -143,6 +143,16 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 	case AggCountStar, AggCount:
 		b.acc = &countAcc{}
 		b.result = arrow.Field{Type: Int64}
+		// count(1): non-null constants count every row, like count(*),
+		// without expanding the constant into a column per batch.
+		allConst := true
+		for _, ev := range evs {
+			c, ok := ev.(ConstantEvaluator)
+			allConst = allConst && ok && c.Value() != nil
+		}
+		if allConst {
+			b.args = nil
+		}
 	case AggSum, AggAvg:
 		res, kind, ok := sumResultType(types[0])
 		if !ok {

@@ -199,8 +199,9 @@ func releaseRecords(recs []arrow.Record) {
 func TestHashAggregateFunctions(t *testing.T) {
 	cases := []aggCase{
 		{name: "count", groupBy: byK(),
-			aggs: []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggCount, "nv", "v"), call(vector.AggCount, "nvd", "v", "d")},
-			want: []vt.Row{{1, 3, 2, 2}, {2, 2, 1, 1}, {3, 1, 0, 0}, {nil, 2, 2, 1}}},
+			aggs: []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggCount, "nv", "v"), call(vector.AggCount, "nvd", "v", "d"),
+				{Func: vector.AggCount, Args: []vector.Expr{vector.Lit(1)}}, {Func: vector.AggCount, Args: []vector.Expr{vector.TypedLit(vector.Int64, nil)}}},
+			want: []vt.Row{{1, 3, 2, 2, 3, 0}, {2, 2, 1, 1, 2, 0}, {3, 1, 0, 0, 1, 0}, {nil, 2, 2, 1, 2, 0}}},
 		{name: "sum", groupBy: byK(),
 			aggs: []vector.AggregateCall{call(vector.AggSum, "sv", "v"), call(vector.AggSum, "sd", "d"), call(vector.AggSum, "sdec", "dec")},
 			want: []vt.Row{{1, 7, 5.5, "2.00"}, {2, 20, 2.5, "2.50"}, {3, nil, nil, nil}, {nil, 8, 0.5, "-1.00"}}},
