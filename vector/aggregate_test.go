@@ -345,6 +345,14 @@ func TestHashAggregateKeyTypes(t *testing.T) {
 		aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n"), call(vector.AggMax, "m", "v")},
 		want: []vt.Row{{"x", int64(1) << 40, []any{0, 10}, 3, 32}, {"", -7, []any{nil, 10}, 2, 16},
 			{nil, nil, nil, 1, 8}, {"y", -8, []any{0, 11}, 1, 64}}})
+	// Dictionary strings as aggregate arguments.
+	runAggCase(t, aggCase{name: "dictionary-args", schema: keySchema, rows: keyRows,
+		aggs: []vector.AggregateCall{call(vector.AggMin, "mn", "ds"), call(vector.AggMax, "mx", "ds"), call(vector.AggFirst, "f", "ds"),
+			call(vector.AggLast, "l", "ds"), call(vector.AggCount, "c", "ds"), call(vector.AggApproxCountDistinct, "a", "ds")},
+		want: []vt.Row{{"", "y", "x", "y", 6, 3}}})
+	runAggCase(t, aggCase{name: "dictionary-distinct", schema: keySchema, rows: keyRows, completeOnly: true,
+		aggs: []vector.AggregateCall{{Func: vector.AggCount, Args: []vector.Expr{vector.Col("ds")}, Distinct: true, Name: "c"}},
+		want: []vt.Row{{3}}})
 	runAggCase(t, aggCase{name: "key-expression", schema: keySchema, rows: keyRows,
 		groupBy: []vector.NamedExpr{vector.As(vector.Col("w", "start"), "start")},
 		aggs:    []vector.AggregateCall{call(vector.AggCountStar, "n")},
