@@ -434,6 +434,12 @@ func TestHashAggregateErrors(t *testing.T) {
 	bad("final-missing-state", vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggSum, "s", "v")}, Mode: vector.AggFinal},
 		"cannot bind sum(v): partial state column `s.sum`: unknown column `s.sum`")
 
+	stateSchema := arrow.NewSchema([]arrow.Field{{Name: "s.sum", Type: vector.String}, {Name: "s.count", Type: vector.Int64}}, nil)
+	vt.RunOperator(t, vt.OperatorCase{Name: "final-bad-state-type", Inputs: []vt.Input{{Schema: stateSchema, Rows: []vt.Row{{"x", 1}}}},
+		Build:   completeBuild(vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggSum, "s", "v")}, Mode: vector.AggMerge}),
+		WantErr: "cannot bind sum(v): partial state of sum must be (bigint|double|decimal, bigint), not (string, bigint): type mismatch (available columns: s.sum, s.count)",
+		Shapes:  vt.Shapes[:1]})
+
 	winSchema := arrow.NewSchema([]arrow.Field{{Name: "w", Type: vector.WindowType, Nullable: true}, {Name: "l", Type: vector.ListOf(vector.Int64), Nullable: true}}, nil)
 	winBad := func(name string, spec vector.AggregateSpec, want string) {
 		vt.RunOperator(t, vt.OperatorCase{Name: name, Inputs: []vt.Input{{Schema: winSchema, Rows: []vt.Row{{[]any{0, 1}, []any{1}}}}},
