@@ -185,28 +185,52 @@ func BenchmarkHashAggregate(b *testing.B) {
 func BenchmarkHashAggregateKeyPaths(b *testing.B) {
 	const rows, nKeys = 2_000_000, 10_000
 	keys, vals := benchAggData(rows, nKeys, 3)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vector.String}
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "i", Type: vector.Int64}, {Name: "i32", Type: vector.Int32}, {Name: "s", Type: vector.String}, {Name: "v", Type: vector.Float64},
+		{Name: "ds", Type: dt},
 	}, nil)
 	mem := memory.NewGoAllocator()
+	// One dictionary shared by every batch, as a streaming source keeps it.
+	entry := map[int64]int32{}
+	db := array.NewStringBuilder(mem)
+	for _, k := range keys {
+		if _, ok := entry[k]; !ok {
+			entry[k] = int32(len(entry))
+			db.Append(fmt.Sprintf("key-%d", k))
+		}
+	}
+	dict := db.NewArray()
+	db.Release()
+	defer dict.Release()
 	var recs []arrow.Record
 	for lo := 0; lo < rows; lo += benchAggBatch {
 		hi := min(lo+benchAggBatch, rows)
-		bld := array.NewRecordBuilder(mem, schema)
+		bld := array.NewRecordBuilder(mem, arrow.NewSchema(schema.Fields()[:4], nil))
+		ib := array.NewInt32Builder(mem)
 		for i := lo; i < hi; i++ {
 			bld.Field(0).(*array.Int64Builder).Append(keys[i])
 			bld.Field(1).(*array.Int32Builder).Append(int32(keys[i]))
 			bld.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("key-%d", keys[i]))
+			ib.Append(entry[keys[i]])
 		}
 		bld.Field(3).(*array.Float64Builder).AppendValues(vals[lo:hi], nil)
-		recs = append(recs, bld.NewRecord())
+		rec := bld.NewRecord()
+		ix := ib.NewArray()
+		ds := array.NewDictionaryArray(dt, ix, dict)
+		cols := append(rec.Columns()[:4:4], ds)
+		recs = append(recs, array.NewRecord(schema, cols, int64(hi-lo)))
+		rec.Release()
+		ix.Release()
+		ds.Release()
+		ib.Release()
 		bld.Release()
 	}
 	defer releaseRecords(recs)
 	for _, c := range []struct {
 		name string
 		keys []string
-	}{{"int32", []string{"i32"}}, {"string", []string{"s"}}, {"bigint+string", []string{"i", "s"}}} {
+	}{{"int32", []string{"i32"}}, {"string", []string{"s"}}, {"dictionary", []string{"ds"}}, {"bigint+string", []string{"i", "s"}}} {
 		spec := vector.AggregateSpec{Aggregates: benchAggSpec.Aggregates}
 		for _, k := range c.keys {
 			spec.GroupBy = append(spec.GroupBy, vector.As(vector.Col(k), k))
