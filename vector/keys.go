@@ -463,7 +463,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		offs, data := BinaryParts(a.Dictionary())
 		writeVarKeys(buf, pos, h, offs, data, idx, nil, 0)
 	case *array.Boolean:
-		raw := a.Data().Buffers()[1].Bytes()
+		raw, doff := a.Data().Buffers()[1].Bytes(), a.Data().Offset()
 		for i := range pos {
 			p := pos[i]
 			if bm != nil && !bitutil.BitIsSet(bm, off+i) {
@@ -471,7 +471,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 				continue
 			}
 			v := byte(0)
-			if bitutil.BitIsSet(raw, off+i) {
+			if bitutil.BitIsSet(raw, doff+i) {
 				v = 1
 			}
 			buf[p], buf[p+1], pos[i], h[i] = 1, v, p+2, mixIn(h[i], uint64(v)+1)
@@ -495,7 +495,8 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		}
 		var raw []byte
 		if w > 0 {
-			raw = c.Data().Buffers()[1].Bytes()[off*int(w):]
+			// The slice offset applies even when validBits reports none.
+			raw = c.Data().Buffers()[1].Bytes()[c.Data().Offset()*int(w):]
 		}
 		for i := range pos {
 			p := pos[i]
