@@ -1,8 +1,3 @@
-//go:build arrowstream_agg
-
-// The build tag keeps this file out until vector.NewHashAggregate lands in
-// the main module; the lead drops it after merging the hash aggregate.
-
 package duckdbpeer
 
 import (
@@ -105,7 +100,11 @@ func arrowstreamResult(out []arrow.Record, r *aggResult) error {
 func benchArrowstreamAgg(b *testing.B, d *aggData) int {
 	recs := d.records()
 	ctx := context.Background()
-	mem := memory.DefaultAllocator
+	// The engine runs operators on a pooling allocator (fresh pages are
+	// expensive here: PERF_NOTES); DuckDB keeps its own buffer pool too.
+	pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+	defer pool.Close()
+	var mem memory.Allocator = pool
 	r := &aggResult{
 		keys:   make([]int64, 0, d.nKeys),
 		sums:   make([]float64, 0, d.nKeys),
