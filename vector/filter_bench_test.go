@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"sync"
 	"testing"
 	"time"
 
@@ -100,11 +99,11 @@ func BenchmarkFilterProject(b *testing.B) {
 func benchFilterProject(b *testing.B, mem memory.Allocator) {
 	rec, av, bv := abBatch(mem, 200)
 	defer rec.Release()
-	f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, gtConst{"a", 100})
+	f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, vector.Gt(vector.Col("a"), vector.Lit(int64(100))))
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := vector.NewProject(mem, f, []vector.NamedExpr{vector.As(vector.Col("a"), "a"), vector.As(mulConst{"b", 2.0}, "b2")})
+	p, err := vector.NewProject(mem, f, []vector.NamedExpr{vector.As(vector.Col("a"), "a"), vector.As(vector.Mul(vector.Col("b"), vector.Lit(float64(2.0))), "b2")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,7 +173,7 @@ func benchFilter(b *testing.B, mem memory.Allocator) {
 		k    int64
 	}{{"1%", 9899}, {"50%", 4999}, {"99%", 99}} {
 		b.Run(fmt.Sprintf("selectivity=%s", sel.name), func(b *testing.B) {
-			f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, gtConst{"a", sel.k})
+			f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, vector.Gt(vector.Col("a"), vector.Lit(int64(sel.k))))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -197,54 +196,5 @@ func opsAllocators() []struct {
 	return []struct {
 		name string
 		mem  memory.Allocator
-	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", newOpsPoolAllocator()}}
-}
-
-// opsPoolAllocator is a minimal size-class pooling allocator, standing in for
-// the pooling allocator the engine runs operators on (PERF_NOTES: fresh
-// pages cost far more than the work done in them). Freed buffers are kept
-// per power-of-two class and handed out again.
-type opsPoolAllocator struct {
-	mu   sync.Mutex
-	free map[int][][]byte
-}
-
-func newOpsPoolAllocator() *opsPoolAllocator { return &opsPoolAllocator{free: map[int][][]byte{}} }
-
-func opsSizeClass(n int) int {
-	c := 64
-	for c < n {
-		c <<= 1
-	}
-	return c
-}
-
-func (p *opsPoolAllocator) Allocate(size int) []byte {
-	c := opsSizeClass(size)
-	p.mu.Lock()
-	if l := p.free[c]; len(l) > 0 {
-		b := l[len(l)-1]
-		p.free[c] = l[:len(l)-1]
-		p.mu.Unlock()
-		return b[:size]
-	}
-	p.mu.Unlock()
-	return memory.DefaultAllocator.Allocate(c)[:size]
-}
-
-func (p *opsPoolAllocator) Reallocate(size int, b []byte) []byte {
-	if cap(b) >= size {
-		return b[:size]
-	}
-	nb := p.Allocate(size)
-	copy(nb, b)
-	p.Free(b)
-	return nb
-}
-
-func (p *opsPoolAllocator) Free(b []byte) {
-	c := cap(b)
-	p.mu.Lock()
-	p.free[c] = append(p.free[c], b[:c])
-	p.mu.Unlock()
+	}{{"alloc=go", memory.NewGoAllocator()}, {"alloc=pool", vector.NewPoolAllocator(memory.NewGoAllocator(), 0)}}
 }

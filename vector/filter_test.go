@@ -2,159 +2,15 @@ package vector_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
-
-// The comparison and arithmetic kernels live in another part of the
-// package; these two test-only expressions stand in for them so that the
-// operator tests and benchmarks depend only on the operators.
-
-// gtConst is `col > c` over a bigint column.
-type gtConst struct {
-	col string
-	c   int64
-}
-
-func (g gtConst) String() string { return fmt.Sprintf("(%s > %d)", g.col, g.c) }
-
-func (g gtConst) Bind(in *arrow.Schema, mem memory.Allocator) (vector.Evaluator, error) {
-	ev, err := vector.Col(g.col).Bind(in, mem)
-	if err != nil {
-		return nil, err
-	}
-	if ev.DataType().ID() != arrow.INT64 {
-		return nil, fmt.Errorf("gtConst over %s", ev.DataType())
-	}
-	return gtEval{col: ev, c: g.c, mem: mem}, nil
-}
-
-type gtEval struct {
-	col vector.Evaluator
-	c   int64
-	mem memory.Allocator
-}
-
-func (gtEval) DataType() arrow.DataType { return vector.Boolean }
-
-func (g gtEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
-	a, err := g.col.Eval(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
-	vals := a.(*array.Int64).Int64Values()
-	n := len(vals)
-	buf := memory.NewResizableBuffer(g.mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(n))))
-	out := buf.Bytes()
-	full := n &^ 7
-	for i := 0; i < full; i += 8 {
-		v := (*[8]int64)(vals[i : i+8])
-		c := g.c
-		out[i>>3] = opsBit(v[0] > c) | opsBit(v[1] > c)<<1 | opsBit(v[2] > c)<<2 | opsBit(v[3] > c)<<3 |
-			opsBit(v[4] > c)<<4 | opsBit(v[5] > c)<<5 | opsBit(v[6] > c)<<6 | opsBit(v[7] > c)<<7
-	}
-	if full < n {
-		var b byte
-		for j, x := range vals[full:] {
-			b |= opsBit(x > g.c) << j
-		}
-		out[full>>3] = b
-	}
-	return opsBoolResult(g.mem, a, buf), nil
-}
-
-// opsBit converts a comparison to 0 or 1; the compiler emits SETcc for it, so
-// the predicate has no data-dependent branch.
-func opsBit(b bool) byte {
-	var x byte
-	if b {
-		x = 1
-	}
-	return x
-}
-
-// mulConst is `col * c` over a double column.
-type mulConst struct {
-	col string
-	c   float64
-}
-
-func (m mulConst) String() string { return fmt.Sprintf("(%s * %v)", m.col, m.c) }
-
-func (m mulConst) Bind(in *arrow.Schema, mem memory.Allocator) (vector.Evaluator, error) {
-	ev, err := vector.Col(m.col).Bind(in, mem)
-	if err != nil {
-		return nil, err
-	}
-	if ev.DataType().ID() != arrow.FLOAT64 {
-		return nil, fmt.Errorf("mulConst over %s", ev.DataType())
-	}
-	return mulEval{col: ev, c: m.c, mem: mem}, nil
-}
-
-type mulEval struct {
-	col vector.Evaluator
-	c   float64
-	mem memory.Allocator
-}
-
-func (mulEval) DataType() arrow.DataType { return vector.Float64 }
-
-func (m mulEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
-	a, err := m.col.Eval(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
-	vals := a.(*array.Float64).Float64Values()
-	buf := memory.NewResizableBuffer(m.mem)
-	buf.Resize(len(vals) * 8)
-	out := arrow.Float64Traits.CastFromBytes(buf.Bytes())[:len(vals)]
-	for i, v := range vals {
-		out[i] = v * m.c
-	}
-	validity, nulls := opsCopyValidity(m.mem, a)
-	d := array.NewData(vector.Float64, len(vals), []*memory.Buffer{validity, buf}, nil, nulls, 0)
-	buf.Release()
-	if validity != nil {
-		validity.Release()
-	}
-	defer d.Release()
-	return array.MakeFromData(d), nil
-}
-
-func opsBoolResult(mem memory.Allocator, in arrow.Array, vals *memory.Buffer) arrow.Array {
-	validity, nulls := opsCopyValidity(mem, in)
-	d := array.NewData(vector.Boolean, in.Len(), []*memory.Buffer{validity, vals}, nil, nulls, 0)
-	vals.Release()
-	if validity != nil {
-		validity.Release()
-	}
-	defer d.Release()
-	return array.MakeFromData(d)
-}
-
-// opsCopyValidity copies in's validity bitmap to offset 0, or returns nil.
-func opsCopyValidity(mem memory.Allocator, in arrow.Array) (*memory.Buffer, int) {
-	if in.NullN() == 0 {
-		return nil, 0
-	}
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(in.Len()))))
-	bitutil.CopyBitmap(in.NullBitmapBytes(), in.Data().Offset(), in.Len(), buf.Bytes(), 0)
-	return buf, in.NullN()
-}
 
 var abSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "a", Type: vector.Int64, Nullable: true},
@@ -229,26 +85,26 @@ var flagSchema = arrow.NewSchema([]arrow.Field{
 func TestFilter(t *testing.T) {
 	patRows, patWant := patternRows(700, 1)
 	cases := []vt.OperatorCase{
-		{Name: "gt", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(gtConst{"a", 2}),
+		{Name: "gt", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Gt(vector.Col("a"), vector.Lit(int64(2)))),
 			Want: []vt.Row{abRows[1], abRows[3], abRows[4]}, Ordered: true, WantSchema: abSchema},
 		{Name: "bool-column-with-nulls", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Col("flag")),
 			Want: []vt.Row{abRows[0], abRows[2], abRows[4]}, Ordered: true},
-		{Name: "all-filtered", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(gtConst{"a", 100})},
-		{Name: "all-pass", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows[:2]}}, Build: filterBy(gtConst{"a", -100}),
+		{Name: "all-filtered", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Gt(vector.Col("a"), vector.Lit(int64(100))))},
+		{Name: "all-pass", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows[:2]}}, Build: filterBy(vector.Gt(vector.Col("a"), vector.Lit(int64(-100)))),
 			Want: abRows[:2], Ordered: true},
 		{Name: "true", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Lit(true)),
 			Want: abRows, Ordered: true},
 		{Name: "false", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Lit(false))},
 		{Name: "null", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Lit(nil))},
 		{Name: "null-boolean", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.TypedLit(vector.Boolean, nil))},
-		{Name: "empty-input", Inputs: []vt.Input{{Schema: abSchema}}, Build: filterBy(gtConst{"a", 2})},
+		{Name: "empty-input", Inputs: []vt.Input{{Schema: abSchema}}, Build: filterBy(vector.Gt(vector.Col("a"), vector.Lit(int64(2))))},
 		{Name: "patterns", Inputs: []vt.Input{{Schema: flagSchema, Rows: patRows}}, Build: filterBy(vector.Col("flag")),
 			Want: patWant, Ordered: true},
-		{Name: "struct-column", Inputs: []vt.Input{{Schema: windowSchema, Rows: windowRows}}, Build: filterBy(gtConst{"id", 2}),
+		{Name: "struct-column", Inputs: []vt.Input{{Schema: windowSchema, Rows: windowRows}}, Build: filterBy(vector.Gt(vector.Col("id"), vector.Lit(int64(2)))),
 			Want: windowRows[2:], Ordered: true},
-		{Name: "list-column", Inputs: []vt.Input{{Schema: listSchema, Rows: listRows}}, Build: filterBy(gtConst{"id", 1}),
+		{Name: "list-column", Inputs: []vt.Input{{Schema: listSchema, Rows: listRows}}, Build: filterBy(vector.Gt(vector.Col("id"), vector.Lit(int64(1)))),
 			Want: []vt.Row{listRows[1], listRows[2], listRows[3]}, Ordered: true},
-		{Name: "dictionary-column", Inputs: []vt.Input{{Schema: dictSchema, Rows: dictRows}}, Build: filterBy(gtConst{"i", 0}),
+		{Name: "dictionary-column", Inputs: []vt.Input{{Schema: dictSchema, Rows: dictRows}}, Build: filterBy(vector.Gt(vector.Col("i"), vector.Lit(int64(0)))),
 			Want: dictRows[1:], Ordered: true},
 		{Name: "not-boolean", Inputs: []vt.Input{{Schema: abSchema, Rows: abRows}}, Build: filterBy(vector.Col("a")),
 			WantErr: "cannot bind a: filter condition a is of type bigint, not boolean: type mismatch (available columns: a, b, s, flag)"},

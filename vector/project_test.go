@@ -29,18 +29,18 @@ func TestProject(t *testing.T) {
 				{Name: "a2", Type: vector.Int64, Nullable: true},
 			}, nil)},
 		{Name: "computed", Inputs: in,
-			Build: projectOf(vector.As(mulConst{"b", 2}, "b2"), vector.As(vector.Lit(int64(9)), "k"), vector.As(gtConst{"a", 2}, "big")),
+			Build: projectOf(vector.As(vector.Mul(vector.Col("b"), vector.Lit(float64(2))), "b2"), vector.As(vector.Lit(int64(9)), "k"), vector.As(vector.Gt(vector.Col("a"), vector.Lit(int64(2))), "big")),
 			Want:  []vt.Row{{3.0, 9, false}, {nil, 9, true}, {5.0, 9, nil}, {7.0, 9, true}, {-2.0, 9, true}}, Ordered: true},
 		{Name: "by-index", Inputs: in, Build: projectOf(vector.As(&vector.ColumnAt{Index: 3}, "f")),
 			Want: []vt.Row{{true}, {false}, {true}, {nil}, {true}}, Ordered: true},
 		{Name: "empty-input", Inputs: []vt.Input{{Schema: abSchema}}, Build: projectOf(vector.As(vector.Col("a"), "a"))},
 		{Name: "after-filter", Inputs: in,
 			Build: func(mem memory.Allocator, ops []vector.Operator) (vector.Operator, error) {
-				f, err := vector.NewFilter(mem, ops[0], gtConst{"a", 2})
+				f, err := vector.NewFilter(mem, ops[0], vector.Gt(vector.Col("a"), vector.Lit(int64(2))))
 				if err != nil {
 					return nil, err
 				}
-				p, err := vector.NewProject(mem, f, []vector.NamedExpr{vector.As(vector.Col("a"), "a"), vector.As(mulConst{"b", 2}, "b2")})
+				p, err := vector.NewProject(mem, f, []vector.NamedExpr{vector.As(vector.Col("a"), "a"), vector.As(vector.Mul(vector.Col("b"), vector.Lit(float64(2))), "b2")})
 				if err != nil {
 					f.Close()
 				}
