@@ -26,7 +26,8 @@ type Filter struct {
 	pred   Evaluator
 	always int // constant predicate: 1 keeps every row, 0 drops every row, -1 not constant
 	sel    []int32
-	err    error // sticky: io.EOF or the first error
+	direct *directCompare // column-vs-constant predicate selected without a mask
+	err    error          // sticky: io.EOF or the first error
 	closed bool
 }
 
@@ -54,6 +55,7 @@ func NewFilter(mem memory.Allocator, input Operator, predicate Expr) (*Filter, e
 			f.always = 0
 		}
 	}
+	f.direct = newDirectCompare(predicate, schema, mem)
 	return f, nil
 }
 
@@ -69,30 +71,67 @@ func (f *Filter) Next(ctx context.Context) (arrow.Record, error) {
 		f.err = io.EOF
 		return nil, f.err
 	}
+	rec, sel, err := f.nextSelected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if sel == nil {
+		return rec, nil
+	}
+	defer rec.Release()
+	out, err := gatherRecord(f.mem, rec, sel)
+	if err != nil {
+		f.err = err
+		return nil, err
+	}
+	return out, nil
+}
+
+// nextSelected returns the next input batch with at least one passing row
+// and the passing rows' indices, or a nil selection when every row passes.
+// The batch is owned by the caller; the selection is valid until the next
+// call. Project uses it to gather only what it computes (and to fuse simple
+// arithmetic into the gather) instead of gathering every column first.
+func (f *Filter) nextSelected(ctx context.Context) (arrow.Record, []int32, error) {
+	if f.err != nil {
+		return nil, nil, f.err
+	}
+	if f.always == 0 {
+		f.err = io.EOF
+		return nil, nil, f.err
+	}
 	for {
 		rec, err := f.input.Next(ctx)
 		if err != nil {
 			f.err = err
-			return nil, err
+			return nil, nil, err
 		}
 		if f.always == 1 {
-			return rec, nil
+			return rec, nil, nil
 		}
-		out, err := f.apply(ctx, rec)
-		rec.Release()
+		sel, err := f.selection(ctx, rec)
 		if err != nil {
+			rec.Release()
 			f.err = err
-			return nil, err
+			return nil, nil, err
 		}
-		if out != nil {
-			return out, nil
+		switch {
+		case len(sel) == 0:
+			rec.Release()
+		case int64(len(sel)) == rec.NumRows():
+			return rec, nil, nil
+		default:
+			return rec, sel, nil
 		}
 	}
 }
 
-// apply returns the rows of rec that pass, or nil when none does. rec is
-// borrowed.
-func (f *Filter) apply(ctx context.Context, rec arrow.Record) (arrow.Record, error) {
+// selection returns the indices of the rows of rec (borrowed) that pass.
+func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, error) {
+	if f.direct != nil {
+		f.sel = f.direct.selectRows(rec, f.sel)
+		return f.sel, nil
+	}
 	mask, err := f.pred.Eval(ctx, rec)
 	if err != nil {
 		return nil, err
@@ -104,13 +143,10 @@ func (f *Filter) apply(ctx context.Context, rec arrow.Record) (arrow.Record, err
 	b, ok := mask.(*array.Boolean)
 	if !ok {
 		// NULL-typed condition: no row is true.
-		return nil, nil
+		return f.sel[:0], nil
 	}
 	f.sel = selectTrue(f.sel, b)
-	if len(f.sel) == 0 {
-		return nil, nil
-	}
-	return gatherRecord(f.mem, rec, f.sel)
+	return f.sel, nil
 }
 
 // Close implements Operator; it closes the input.

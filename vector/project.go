@@ -13,7 +13,10 @@ import (
 // list). A bare column reference costs nothing: its evaluator returns the
 // input column retained, so the output shares its buffers.
 type Project struct {
+	mem    memory.Allocator
 	input  Operator
+	sel    selectingInput // input as a Filter that can hand out selections
+	plans  []projPlan     // how each expression is computed from a selection
 	exprs  []NamedExpr
 	evs    []Evaluator
 	schema *arrow.Schema
@@ -51,7 +54,14 @@ func NewProject(mem memory.Allocator, input Operator, exprs []NamedExpr) (*Proje
 			}
 		}
 	}
-	return &Project{input: input, exprs: exprs, evs: evs, schema: arrow.NewSchema(fields, nil)}, nil
+	p := &Project{mem: mem, input: input, exprs: exprs, evs: evs, schema: arrow.NewSchema(fields, nil)}
+	if si, ok := input.(selectingInput); ok {
+		// Over a Filter, take its selection and gather only what the
+		// projection needs, fusing simple arithmetic into the gather.
+		p.sel = si
+		p.plans = planSelection(in, mem, exprs, evs)
+	}
+	return p, nil
 }
 
 // Schema implements Operator.
@@ -61,6 +71,25 @@ func (p *Project) Schema() *arrow.Schema { return p.schema }
 func (p *Project) Next(ctx context.Context) (arrow.Record, error) {
 	if p.err != nil {
 		return nil, p.err
+	}
+	if p.sel != nil {
+		rec, sel, err := p.sel.nextSelected(ctx)
+		if err != nil {
+			p.err = err
+			return nil, err
+		}
+		defer rec.Release()
+		var out arrow.Record
+		if sel == nil {
+			out, err = projectRecord(ctx, p.schema, p.exprs, p.evs, rec)
+		} else {
+			out, err = p.projectSelected(ctx, rec, sel)
+		}
+		if err != nil {
+			p.err = err
+			return nil, err
+		}
+		return out, nil
 	}
 	rec, err := p.input.Next(ctx)
 	if err != nil {

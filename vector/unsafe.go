@@ -14,3 +14,12 @@ func castSlice[T any](b []byte) []T {
 }
 
 func sizeOf[T any](v T) uintptr { return unsafe.Sizeof(v) }
+
+// reinterpret views a slice of one fixed-width type as another of the same
+// size (arrow.Timestamp as int64, arrow.Date32 as int32).
+func reinterpret[U, T any](s []T) []U {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*U)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
