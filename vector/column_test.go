@@ -102,3 +102,24 @@ func TestTakeFromEmptyArrayAllNull(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+func TestGatherOnlyEmptyStrings(t *testing.T) {
+	// All selected strings empty: the data buffer has zero length, which
+	// must not lose the slack the 16-byte copy relies on.
+	mem := vt.NewAllocator(t)
+	s := arrow.NewSchema([]arrow.Field{{Name: "s", Type: vector.String, Nullable: true}}, nil)
+	rec := vt.BuildRecord(mem, s, []vt.Row{{""}, {"abc"}, {""}})
+	defer rec.Release()
+	for _, idx := range [][]int32{{0}, {0, 2}, {2, 0, 0}} {
+		out, err := vector.Gather(mem, rec.Column(0), idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < out.Len(); i++ {
+			if v := vector.ValueAt(out, i); v != "" {
+				t.Errorf("row %d = %v", i, v)
+			}
+		}
+		out.Release()
+	}
+}

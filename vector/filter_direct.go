@@ -32,7 +32,7 @@ func newDirectCompare(pred Expr, in *arrow.Schema, mem memory.Allocator) *direct
 	colExpr, constExpr := cmp.Left, cmp.Right
 	if _, isConst := bindConst(cmp.Left, in, mem); isConst {
 		colExpr, constExpr = cmp.Right, cmp.Left
-		op = mirrorCompare(op)
+		op = op.flip()
 	}
 	switch op {
 	case CompareEq, CompareNotEq, CompareLt, CompareLe, CompareGt, CompareGe:
@@ -105,20 +105,6 @@ func bindConst(e Expr, in *arrow.Schema, mem memory.Allocator) (any, bool) {
 	return c.Value(), true
 }
 
-// mirrorCompare swaps the operands: c < x is x > c.
-func mirrorCompare(op CompareOp) CompareOp {
-	switch op {
-	case CompareLt:
-		return CompareGt
-	case CompareLe:
-		return CompareGe
-	case CompareGt:
-		return CompareLt
-	case CompareGe:
-		return CompareLe
-	}
-	return op
-}
 
 // selectRows returns the passing rows of rec in sel's storage.
 func (d *directCompare) selectRows(rec arrow.Record, sel []int32) []int32 {

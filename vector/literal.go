@@ -120,31 +120,12 @@ func MakeConstantArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (a
 	}
 	switch dt.ID() {
 	case arrow.INT64, arrow.TIMESTAMP:
-		x, ok := toInt64(v)
-		if ok {
-			buf := memory.NewResizableBuffer(mem)
-			buf.Resize(n * 8)
-			vals := arrow.Int64Traits.CastFromBytes(buf.Bytes())
-			for i := range vals {
-				vals[i] = x
-			}
-			data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
-			buf.Release()
-			defer data.Release()
-			return array.MakeFromData(data), nil
+		if x, ok := toInt64(v); ok {
+			return fillFixed(mem, dt, n, x), nil
 		}
 	case arrow.FLOAT64:
 		if x, ok := v.(float64); ok {
-			buf := memory.NewResizableBuffer(mem)
-			buf.Resize(n * 8)
-			vals := arrow.Float64Traits.CastFromBytes(buf.Bytes())
-			for i := range vals {
-				vals[i] = x
-			}
-			data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
-			buf.Release()
-			defer data.Release()
-			return array.MakeFromData(data), nil
+			return fillFixed(mem, dt, n, x), nil
 		}
 	}
 	b := array.NewBuilder(mem, dt)
@@ -156,6 +137,21 @@ func MakeConstantArray(mem memory.Allocator, dt arrow.DataType, v any, n int) (a
 		}
 	}
 	return b.NewArray(), nil
+}
+
+// fillFixed returns an array of type dt holding n copies of x, built
+// directly into one buffer (constant results such as SELECT 1 are common).
+func fillFixed[T int64 | float64](mem memory.Allocator, dt arrow.DataType, n int, x T) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(n * 8)
+	vals := castSlice[T](buf.Bytes())[:n]
+	for i := range vals {
+		vals[i] = x
+	}
+	data := array.NewData(dt, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 // decimalValue is a helper for kernels that take a decimal constant.

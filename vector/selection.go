@@ -195,18 +195,7 @@ func gatherRecord(mem memory.Allocator, rec arrow.Record, sel []int32) (arrow.Re
 // gatherRows returns the rows idx of rec, which must all be valid row
 // indices (in any order, repeats allowed).
 func gatherRows(mem memory.Allocator, rec arrow.Record, idx []int32) (arrow.Record, error) {
-	cols := make([]arrow.Array, rec.NumCols())
-	for i, c := range rec.Columns() {
-		a, err := gather(mem, c, idx)
-		if err != nil {
-			releaseArrays(cols[:i])
-			return nil, err
-		}
-		cols[i] = a
-	}
-	out := array.NewRecord(rec.Schema(), cols, int64(len(idx)))
-	releaseArrays(cols)
-	return out, nil
+	return mapColumns(rec, len(idx), func(c arrow.Array) (arrow.Array, error) { return gather(mem, c, idx) })
 }
 
 // checkGatherRows reports an error unless every index of idx is a row of an
@@ -253,7 +242,7 @@ func gather(mem memory.Allocator, arr arrow.Array, sel []int32) (arrow.Array, er
 	case arrow.STRING, arrow.BINARY:
 		data = gatherBinary(mem, arr, d, sel)
 	default:
-		return Take(mem, arr, sel)
+		return takeArray(mem, arr, sel)
 	}
 	defer data.Release()
 	return array.MakeFromData(data), nil
@@ -386,8 +375,10 @@ func gatherBinary(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []in
 	offBuf.Resize((len(sel) + 1) * 4)
 	offs := castSlice[int32](offBuf.Bytes())[:len(sel)+1]
 	dataBuf := memory.NewResizableBuffer(mem)
+	// 16 bytes of slack let short strings be copied as one 16-byte move.
+	// ResizeNoShrink: Resize(0) would free the reserved bytes again.
 	dataBuf.Reserve(total + 16)
-	dataBuf.Resize(total)
+	dataBuf.ResizeNoShrink(total)
 	out := dataBuf.Buf()
 	pos := int32(0)
 	for o, i := range sel {
