@@ -436,7 +436,10 @@ func mixIn(h, v uint64) uint64 { return bits.RotateLeft64(h, 27)*0x9e3779b97f4a7
 
 func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 	c := l.arr
-	bm, off := validBits(c)
+	// The values' offset applies even when there is no bitmap (validBits
+	// then reports 0).
+	bm, _ := validBits(c)
+	off := c.Data().Offset()
 	if l.structFlag {
 		for i := range pos {
 			if bm == nil || bitutil.BitIsSet(bm, off+i) {
