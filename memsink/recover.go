@@ -36,6 +36,11 @@ func releaseLoaded(files []*loaded) {
 // deleted afterwards.
 func (t *Table) recover(ctx context.Context) error {
 	p := t.persist
+	// Create the directory now: its presence tells CanRecover that this
+	// query persists its sink, even before the first epoch is written.
+	if err := p.w.MkdirAll(p.dir); err != nil {
+		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
+	}
 	names, err := p.list()
 	if err != nil || len(names) == 0 {
 		return err
