@@ -1,0 +1,56 @@
+// Package memsink is Arrowstream's memory sink: every committed epoch of a
+// streaming query becomes part of an in-memory Arrow table that readers
+// (Flight and Flight SQL clients, through the server package) query while
+// the stream runs.
+//
+// # Semantics
+//
+// A [Table] implements [arrowstream.Sink] with Spark's MemorySink rules
+// (SEMANTICS.md §1): an epoch id at or below the latest committed one is
+// ignored (idempotent replay), Complete mode replaces the whole contents
+// with each epoch's rows, Append and Update mode ("update as append") add
+// them, and empty epochs are recorded too. Rows reach the table only once
+// AddBatch has consumed the whole operator; an error leaves the table as it
+// was. With Options.UpdateAsView an Update-mode table is instead a
+// materialized view that keeps the latest row per key.
+//
+// # Concurrency and ownership
+//
+// Writers (AddBatch, Clear, Close) are serialized by a mutex that readers
+// never take. Each commit builds an immutable version of the table (the
+// retained epochs and their records) and publishes it with an atomic
+// pointer swap. A [Snapshot] holds one reference to a version, and through
+// it to every record it lists; taking one costs a pointer load and an
+// atomic increment, whatever the table's size, and a reader never sees
+// half an epoch. Records are kept as the operator returned them (retained,
+// never copied); records longer than [MaxRecordRows] are split by slicing
+// (zero-copy) so that readers stream bounded batches. Retention limits
+// evict the oldest epochs from new versions; an evicted record is released
+// when the last snapshot that lists it is released.
+//
+// Records obtained from a Snapshot are borrowed: they stay valid until the
+// Snapshot is released, and a reader that needs them longer (a Flight
+// stream) Retains them.
+//
+// # Time travel
+//
+// A table retains a window of epochs (Options.MaxEpochs, MaxRows,
+// MaxBytes): [Table.AsOf] reads the table as of any retained epoch,
+// [Table.Since] returns the rows committed after an epoch (incremental
+// polling), [Table.History] lists the retained epochs, and
+// [Snapshot.RecordsWithEpoch] appends `_epoch` and `_commit_timestamp`
+// columns.
+//
+// # Durability
+//
+// With Options.Persist every epoch's rows are written, before they become
+// visible, as zstd-compressed Arrow IPC with a CRC-32C trailer under
+// <checkpoint>/sinks/memory/<epoch>.arrow, and [New] rebuilds the table from
+// those files, so a restarted process serves the same table. Files form a
+// chain (each names its predecessor and the first file needed), so a
+// missing or damaged file is reported by name, never skipped. Without
+// persistence, [CanRecover] applies Spark's rule that only Complete-mode
+// queries may restart from an existing checkpoint.
+//
+// A [Catalog] maps case-insensitive query names to tables.
+package memsink

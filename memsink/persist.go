@@ -1,0 +1,475 @@
+package memsink
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// Persisted files live in <checkpoint>/sinks/memory:
+//
+//	<epoch>.arrow       an epoch's rows
+//	<epoch>.view.arrow  a view's live rows as of epoch, with _epoch and
+//	                    _commit_timestamp (written now and then so that
+//	                    recovery need not replay every epoch)
+//
+// Each is an Arrow IPC stream (zstd) followed by an 8-byte trailer: CRC-32C
+// of the IPC bytes, then "ASMS". The IPC schema's metadata records the
+// epoch, its predecessor in the table's chain of files, the first file of
+// the chain (the base: everything before it is superseded or evicted), the
+// commit time, whether the epoch replaced the table, and the row count.
+// Recovery walks the chain back from the newest file to its base, so a
+// missing or damaged file is an error naming it.
+
+// SinkDir is the directory, relative to the checkpoint, of persisted
+// memory-sink files.
+const SinkDir = "sinks/memory"
+
+const (
+	fileFormat = "1"
+	metaPrefix = "arrowstream.memsink."
+)
+
+var (
+	fileMagic  = [4]byte{'A', 'S', 'M', 'S'}
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// fileMeta is what a persisted file says about itself.
+type fileMeta struct {
+	View     bool
+	Epoch    int64
+	Prev     int64 // the previous epoch of the chain, -1 when none
+	Base     string
+	Commit   time.Time
+	Replaced bool
+	Rows     int64 // rows in the file
+	// EpochRows is the rows the epoch committed (for a view snapshot, not
+	// the rows in the file).
+	EpochRows int64
+}
+
+func epochFile(e int64) string { return strconv.FormatInt(e, 10) + ".arrow" }
+func viewFile(e int64) string  { return strconv.FormatInt(e, 10) + ".view.arrow" }
+
+// parseFileName accepts only the names epochFile and viewFile produce.
+func parseFileName(name string) (epoch int64, view, ok bool) {
+	stem, found := strings.CutSuffix(name, ".arrow")
+	if !found {
+		return 0, false, false
+	}
+	stem, view = strings.CutSuffix(stem, ".view")
+	if stem == "" || strings.TrimLeft(stem, "0123456789") != "" || len(stem) > 1 && stem[0] == '0' {
+		return 0, false, false
+	}
+	e, err := strconv.ParseInt(stem, 10, 64)
+	return e, view, err == nil
+}
+
+func (m fileMeta) metadata() arrow.Metadata {
+	kind := "epoch"
+	if m.View {
+		kind = "view"
+	}
+	return arrow.NewMetadata(
+		[]string{metaPrefix + "format", metaPrefix + "kind", metaPrefix + "epoch", metaPrefix + "prev",
+			metaPrefix + "base", metaPrefix + "commit_us", metaPrefix + "replaced", metaPrefix + "rows", metaPrefix + "epoch_rows"},
+		[]string{fileFormat, kind, strconv.FormatInt(m.Epoch, 10), strconv.FormatInt(m.Prev, 10),
+			m.Base, strconv.FormatInt(m.Commit.UnixMicro(), 10), strconv.FormatBool(m.Replaced), strconv.FormatInt(m.Rows, 10), strconv.FormatInt(m.EpochRows, 10)})
+}
+
+func parseMeta(md arrow.Metadata) (fileMeta, error) {
+	get := func(k string) (string, error) {
+		i := md.FindKey(metaPrefix + k)
+		if i < 0 {
+			return "", fmt.Errorf("no %s%s in the schema metadata", metaPrefix, k)
+		}
+		return md.Values()[i], nil
+	}
+	var m fileMeta
+	f, err := get("format")
+	if err != nil {
+		return m, err
+	}
+	if f != fileFormat {
+		return m, fmt.Errorf("written in format %q, this build reads %q", f, fileFormat)
+	}
+	vals := map[string]string{}
+	for _, k := range []string{"kind", "epoch", "prev", "base", "commit_us", "replaced", "rows", "epoch_rows"} {
+		if vals[k], err = get(k); err != nil {
+			return m, err
+		}
+	}
+	ints := map[string]int64{}
+	for _, k := range []string{"epoch", "prev", "commit_us", "rows", "epoch_rows"} {
+		if ints[k], err = strconv.ParseInt(vals[k], 10, 64); err != nil {
+			return m, fmt.Errorf("bad %s %q", k, vals[k])
+		}
+	}
+	if m.Replaced, err = strconv.ParseBool(vals["replaced"]); err != nil {
+		return m, fmt.Errorf("bad replaced %q", vals["replaced"])
+	}
+	switch vals["kind"] {
+	case "epoch":
+	case "view":
+		m.View = true
+	default:
+		return m, fmt.Errorf("unknown kind %q", vals["kind"])
+	}
+	m.Epoch, m.Prev, m.Rows, m.EpochRows = ints["epoch"], ints["prev"], ints["rows"], ints["epoch_rows"]
+	m.Commit = time.UnixMicro(ints["commit_us"]).UTC()
+	m.Base = vals["base"]
+	if _, _, ok := parseFileName(m.Base); !ok || m.Epoch < 0 || m.Rows < 0 || m.EpochRows < 0 || m.Prev < -1 {
+		return m, fmt.Errorf("inconsistent metadata (epoch %d, prev %d, base %q, rows %d)", m.Epoch, m.Prev, m.Base, m.Rows)
+	}
+	return m, nil
+}
+
+// encodeFile frames recs (of schema) with meta as a persisted file. The
+// IPC stream format is used rather than the file format: it allows each
+// record its own dictionaries (the file format allows one per column),
+// and arrow/go v17's file writer leaks the dictionaries it wrote.
+func encodeFile(mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record) ([]byte, error) {
+	md := m.metadata()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(arrow.NewSchema(schema.Fields(), &md)), ipc.WithAllocator(mem), ipc.WithZstd())
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(buf.Bytes(), castagnoli))
+	copy(tr[4:], fileMagic[:])
+	buf.Write(tr[:])
+	return buf.Bytes(), nil
+}
+
+// decodeFile checks and decodes a persisted file: its metadata, its
+// schema (without the metadata) and its records (owned by the caller).
+// Damage is reported as an error wrapping checkpoint.ErrCorrupt, never a
+// panic.
+func decodeFile(mem memory.Allocator, raw []byte) (m fileMeta, schema *arrow.Schema, recs []arrow.Record, err error) {
+	if len(raw) < 8 || !bytes.Equal(raw[len(raw)-4:], fileMagic[:]) {
+		return m, nil, nil, fmt.Errorf("missing trailer (truncated?): %w", checkpoint.ErrCorrupt)
+	}
+	body := raw[:len(raw)-8]
+	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
+		return m, nil, nil, fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, checkpoint.ErrCorrupt)
+	}
+	scope := &scopedAllocator{mem: mem, live: map[*byte][]byte{}}
+	defer func() {
+		// The IPC reader trusts input whose checksum matched; a file from a
+		// buggy writer must still not crash the process. A panic strands
+		// the buffers the reader had allocated: free them all, including
+		// those of the records already decoded, which are dropped.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, checkpoint.ErrCorrupt)
+			recs = nil
+			scope.freeAll()
+			return
+		}
+		if err != nil {
+			releaseAll(recs)
+			recs = nil
+			scope.freeAll() // anything the reader leaked on its error path
+		}
+	}()
+	r, err := ipc.NewReader(bytes.NewReader(body), ipc.WithAllocator(scope))
+	if err != nil {
+		return m, nil, nil, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
+	}
+	defer r.Release()
+	if m, err = parseMeta(r.Schema().Metadata()); err != nil {
+		return m, nil, nil, fmt.Errorf("%v: %w", err, checkpoint.ErrCorrupt)
+	}
+	schema = arrow.NewSchema(r.Schema().Fields(), nil)
+	var rows int64
+	for i := 0; r.Next(); i++ {
+		rec := r.Record()
+		rec.Retain()
+		recs = append(recs, rec)
+		if err := validateRecord(rec); err != nil {
+			return m, nil, recs, fmt.Errorf("record %d: %v: %w", i, err, checkpoint.ErrCorrupt)
+		}
+		rows += rec.NumRows()
+	}
+	if err := r.Err(); err != nil {
+		return m, nil, recs, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
+	}
+	if rows != m.Rows {
+		return m, nil, recs, fmt.Errorf("%d rows, metadata says %d: %w", rows, m.Rows, checkpoint.ErrCorrupt)
+	}
+	return m, schema, recs, nil
+}
+
+// scopedAllocator tracks the allocations of one decode so that those a
+// panicking reader strands can be freed.
+type scopedAllocator struct {
+	mem  memory.Allocator
+	mu   sync.Mutex
+	live map[*byte][]byte
+}
+
+// maxDecodeBuffer bounds one decoded buffer: a column of MaxRecordRows
+// rows never needs more (string data is limited by 32-bit offsets), while
+// damaged sizes would exhaust memory.
+const maxDecodeBuffer = 1 << 31
+
+func (a *scopedAllocator) Allocate(size int) []byte {
+	if size < 0 || size > maxDecodeBuffer {
+		panic(fmt.Sprintf("buffer of %d bytes", size))
+	}
+	b := a.mem.Allocate(size)
+	a.track(nil, b)
+	return b
+}
+
+func (a *scopedAllocator) Reallocate(size int, old []byte) []byte {
+	if size < 0 || size > maxDecodeBuffer {
+		panic(fmt.Sprintf("buffer of %d bytes", size))
+	}
+	b := a.mem.Reallocate(size, old)
+	a.track(old, b)
+	return b
+}
+
+func (a *scopedAllocator) Free(b []byte) {
+	a.track(b, nil)
+	a.mem.Free(b)
+}
+
+func (a *scopedAllocator) track(gone, added []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cap(gone) > 0 {
+		delete(a.live, unsafe.SliceData(gone[:1]))
+	}
+	if cap(added) > 0 {
+		a.live[unsafe.SliceData(added[:1])] = added
+	}
+}
+
+func (a *scopedAllocator) freeAll() {
+	a.mu.Lock()
+	live := a.live
+	a.live = map[*byte][]byte{}
+	a.mu.Unlock()
+	for _, b := range live {
+		a.mem.Free(b)
+	}
+}
+
+// persister writes a table's files; it is used under the table's writer
+// lock.
+type persister struct {
+	t     *Table
+	dir   string
+	w     *checkpoint.Writer
+	chain []string // names of the table's files, oldest (the base) first
+	// rowsSinceBase counts, for a view, the rows of the epoch files after
+	// the base; a view snapshot is written when they exceed the view's.
+	rowsSinceBase int64
+}
+
+func newPersister(t *Table) *persister {
+	return &persister{t: t, dir: filepath.Join(t.info.CheckpointDir, filepath.FromSlash(SinkDir)), w: t.opts.Writer}
+}
+
+func (p *persister) path(name string) string { return filepath.Join(p.dir, name) }
+
+// writeEpoch durably writes an epoch's records as the chain's next file.
+func (p *persister) writeEpoch(info EpochInfo, prev int64, base string, schema *arrow.Schema, recs []arrow.Record) error {
+	name := epochFile(info.Epoch)
+	m := fileMeta{Epoch: info.Epoch, Prev: prev, Base: base, Commit: info.CommitTime, Replaced: info.Replaced, Rows: info.Rows, EpochRows: info.Rows}
+	if err := p.write(name, m, schema, recs); err != nil {
+		return err
+	}
+	p.chain = append(p.chain, name)
+	return nil
+}
+
+func (p *persister) write(name string, m fileMeta, schema *arrow.Schema, recs []arrow.Record) error {
+	raw, err := encodeFile(p.t.mem, schema, m, recs)
+	if err != nil {
+		return fmt.Errorf("memsink: table %q: encode %s: %w", p.t.Name(), p.path(name), err)
+	}
+	if err := p.w.MkdirAll(p.dir); err != nil {
+		return fmt.Errorf("memsink: table %q: %w", p.t.Name(), err)
+	}
+	// A retried epoch rewrites its file: overwriting is allowed.
+	if err := p.w.WriteFile(p.path(name), raw, true); err != nil {
+		// Never leave a file that the chain does not list.
+		os.Remove(p.path(name))
+		return fmt.Errorf("memsink: table %q: persist epoch %d: %w", p.t.Name(), m.Epoch, err)
+	}
+	return nil
+}
+
+// trim deletes the chain's files before base (superseded or evicted, now
+// that a later file is durable). Failures are logged: recovery deletes
+// leftovers too.
+func (p *persister) trim(base string) {
+	i := 0
+	for i < len(p.chain) && p.chain[i] != base {
+		i++
+	}
+	if i == len(p.chain) {
+		return
+	}
+	for _, name := range p.chain[:i] {
+		if err := os.Remove(p.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			p.t.log.Warn("cannot delete superseded sink file", "file", p.path(name), "err", err)
+		}
+	}
+	p.chain = append(p.chain[:0], p.chain[i:]...)
+}
+
+// viewBase is the base a view's next epoch file names: the chain's first
+// file, or the new file itself when the chain is empty.
+func (p *persister) viewBase(epoch int64) string {
+	if len(p.chain) > 0 {
+		return p.chain[0]
+	}
+	return epochFile(epoch)
+}
+
+// afterView writes a view snapshot once the epoch files since the base
+// hold more rows than the view, so that recovery work and disk use stay
+// proportional to the view; the older files are then deleted.
+func (p *persister) afterView(st *viewState) {
+	p.rowsSinceBase += st.info.Rows
+	if p.rowsSinceBase <= max(st.rows, MaxRecordRows) {
+		return
+	}
+	recs := make([]arrow.Record, len(st.chunks))
+	for i, c := range st.chunks {
+		recs[i], _ = c.resolve()
+	}
+	name := viewFile(st.info.Epoch)
+	m := fileMeta{View: true, Epoch: st.info.Epoch, Prev: -1, Base: name, Commit: st.info.CommitTime, Rows: st.rows, EpochRows: st.info.Rows}
+	if err := p.write(name, m, p.t.view.full, recs); err != nil {
+		p.t.log.Warn("cannot write view snapshot; will retry", "err", err)
+		return
+	}
+	p.chain = append(p.chain, name)
+	p.trim(name)
+	p.rowsSinceBase = 0
+}
+
+// clear deletes every file of the table.
+func (p *persister) clear() error {
+	names, err := p.list()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := os.Remove(p.path(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("memsink: table %q: clear: %w", p.t.Name(), err)
+		}
+	}
+	p.chain, p.rowsSinceBase = nil, 0
+	return nil
+}
+
+// list returns the names of the table's files, oldest first (an epoch's
+// view snapshot after the epoch's file). Stale temp files of interrupted
+// writes are removed.
+func (p *persister) list() ([]string, error) {
+	ents, err := os.ReadDir(p.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memsink: table %q: list %s: %w", p.t.Name(), p.dir, err)
+	}
+	var names []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
+			os.Remove(p.path(e.Name()))
+			continue
+		}
+		if _, _, ok := parseFileName(e.Name()); ok && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sortFiles(names)
+	return names, nil
+}
+
+func sortFiles(names []string) {
+	key := func(n string) (int64, bool) {
+		e, v, _ := parseFileName(n)
+		return e, v
+	}
+	less := func(a, b string) bool {
+		ea, va := key(a)
+		eb, vb := key(b)
+		return ea < eb || ea == eb && !va && vb
+	}
+	for i := 1; i < len(names); i++ {
+		for j := i; j > 0 && less(names[j], names[j-1]); j-- {
+			names[j], names[j-1] = names[j-1], names[j]
+		}
+	}
+}
+
+// NotRecoverableError is Spark's refusal to restart an Append or Update
+// query with a memory sink from an existing checkpoint: without
+// persistence the sink's earlier rows are gone, and replaying only the
+// tail would silently lose them.
+type NotRecoverableError struct {
+	// OffsetsDir is <checkpoint>/offsets.
+	OffsetsDir string
+}
+
+func (e *NotRecoverableError) Error() string {
+	return "This query does not support recovering from checkpoint location. Delete " + e.OffsetsDir + " to start over."
+}
+
+// CanRecover applies SEMANTICS §1.5 before a memory-sink query starts from
+// checkpointDir: Complete mode may always resume (its next epoch rewrites
+// everything); Append and Update may resume only with persisted sink data.
+// It returns a *NotRecoverableError when <checkpointDir>/offsets exists
+// and the query may not resume (with persist, when the sink's directory
+// is missing, since the rows it held would be lost).
+func CanRecover(checkpointDir string, mode arrowstream.OutputMode, persist bool) error {
+	if mode == arrowstream.Complete {
+		return nil
+	}
+	offsets := filepath.Join(checkpointDir, "offsets")
+	if _, err := os.Stat(offsets); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("memsink: check %s: %w", offsets, err)
+	}
+	if persist {
+		sink := filepath.Join(checkpointDir, filepath.FromSlash(SinkDir))
+		if _, err := os.Stat(sink); err == nil {
+			return nil
+		}
+	}
+	return &NotRecoverableError{OffsetsDir: offsets}
+}

@@ -1,0 +1,469 @@
+package memsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// MaxRecordRows is the length of the longest record a table keeps. Longer
+// records are split by zero-copy slicing, so that readers stream bounded
+// batches (64K-row batches stay well under Flight's 16 MiB message limit
+// and were the fastest to stream, PERF_NOTES.md).
+const MaxRecordRows = 64 * 1024
+
+// ErrClosed is returned by AddBatch and Clear on a closed table.
+var ErrClosed = errors.New("memsink: table is closed")
+
+// Options configure a Table. The zero value reproduces Spark's memory sink
+// (SEMANTICS.md §1): Append and Update tables keep every epoch, a Complete
+// table keeps only the latest result, nothing is persisted.
+type Options struct {
+	// MaxEpochs bounds the epochs a table retains, oldest evicted first.
+	// Zero means no bound for Append and Update tables, and 1 (the current
+	// contents only, no time travel) for Complete tables and views, whose
+	// older epochs are superseded and kept only for AsOf.
+	MaxEpochs int
+	// MaxRows bounds the rows held (superseded ones included); zero means
+	// no bound. The latest epoch is never evicted, even when it alone is
+	// over the limit.
+	MaxRows int64
+	// MaxBytes bounds the bytes of the Arrow buffers held; zero means no
+	// bound. The latest epoch is never evicted.
+	MaxBytes int64
+	// UpdateAsView turns an Update-mode table into a materialized view that
+	// keeps only the latest row per key (SinkInfo.KeyColumns) instead of
+	// appending every epoch's rows.
+	UpdateAsView bool
+	// Persist writes each committed epoch under
+	// <SinkInfo.CheckpointDir>/sinks/memory before it becomes visible, and
+	// New rebuilds the table from those files.
+	Persist bool
+	// Writer performs the durable writes (nil: fsync everything). Tests set
+	// NoSync or a fault hook.
+	Writer *checkpoint.Writer
+	// Logger receives the table's logs (nil: slog.Default()).
+	Logger *slog.Logger
+	// Now returns commit times (nil: time.Now).
+	Now func() time.Time
+}
+
+// Table is the memory sink of one streaming query: the committed epochs as
+// an immutable, snapshot-readable Arrow table. It implements
+// arrowstream.Sink.
+//
+// AddBatch, Clear and Close are serialized among themselves; every read
+// method is safe for concurrent use with them and with each other, and is
+// never blocked by a writer.
+type Table struct {
+	mem    memory.Allocator
+	info   arrowstream.SinkInfo
+	schema *arrow.Schema
+	opts   Options
+	log    *slog.Logger
+	now    func() time.Time
+
+	cur atomic.Pointer[version]
+
+	mu      sync.Mutex // serializes writers; readers never take it
+	closed  atomic.Bool
+	broken  error       // set when an internal invariant failed mid-commit
+	view    *viewWriter // UpdateAsView only
+	persist *persister  // Persist only
+}
+
+var _ arrowstream.Sink = (*Table)(nil)
+
+// New returns a table for the query described by info. With opts.Persist
+// it first rebuilds the table from the files a previous process persisted
+// (see Open).
+func New(mem memory.Allocator, info arrowstream.SinkInfo, opts Options) (*Table, error) {
+	return Open(context.Background(), mem, info, opts)
+}
+
+// Open is New with a context for the recovery it performs when
+// opts.Persist is set: every persisted epoch file is read and checked, and
+// a missing or damaged file fails Open with an error naming it (wrapping
+// checkpoint.ErrCorrupt).
+func Open(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo, opts Options) (*Table, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	name := info.QueryName
+	switch {
+	case info.Schema == nil:
+		return nil, fmt.Errorf("memsink: table %q: no schema", name)
+	case opts.MaxEpochs < 0 || opts.MaxRows < 0 || opts.MaxBytes < 0:
+		return nil, fmt.Errorf("memsink: table %q: negative retention limit (MaxEpochs %d, MaxRows %d, MaxBytes %d)", name, opts.MaxEpochs, opts.MaxRows, opts.MaxBytes)
+	case opts.UpdateAsView && info.Mode != arrowstream.Update:
+		return nil, fmt.Errorf("memsink: table %q: UpdateAsView needs update output mode, query uses %s", name, info.Mode)
+	case opts.Persist && info.CheckpointDir == "":
+		return nil, fmt.Errorf("memsink: table %q: Persist needs a checkpoint directory", name)
+	}
+	t := &Table{
+		mem:    mem,
+		info:   info,
+		schema: info.Schema,
+		opts:   opts,
+		log:    opts.Logger,
+		now:    opts.Now,
+	}
+	if t.log == nil {
+		t.log = slog.Default()
+	}
+	t.log = t.log.With("table", name)
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if opts.UpdateAsView {
+		w, err := newViewWriter(mem, info.Schema, info.KeyColumns)
+		if err != nil {
+			return nil, fmt.Errorf("memsink: table %q: %w", name, err)
+		}
+		t.view = w
+	}
+	t.cur.Store(newVersion(-1, -1, nil, nil, nil))
+	if opts.Persist {
+		for _, f := range info.Schema.Fields() {
+			if err := checkPersistable(f); err != nil {
+				return nil, fmt.Errorf("memsink: table %q: %w", name, err)
+			}
+		}
+		t.persist = newPersister(t)
+		if err := t.recover(ctx); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Name is the query name the table was created for.
+func (t *Table) Name() string { return t.info.QueryName }
+
+// Schema is the schema of the table's rows.
+func (t *Table) Schema() *arrow.Schema { return t.schema }
+
+// Mode is the output mode of the query writing the table.
+func (t *Table) Mode() arrowstream.OutputMode { return t.info.Mode }
+
+// IsView reports whether the table is a materialized view (UpdateAsView).
+func (t *Table) IsView() bool { return t.view != nil }
+
+// AddBatch implements arrowstream.Sink: it consumes data (always closing
+// it) and commits its rows as epoch. An epoch at or below the latest
+// committed one is drained and ignored. The rows become visible atomically
+// once data is exhausted (and, with Persist, durable); an error from data,
+// a schema mismatch or a failed write leaves the table unchanged.
+func (t *Table) AddBatch(ctx context.Context, epoch int64, data vector.Operator) (err error) {
+	defer func() {
+		if cerr := data.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("memsink: table %q: epoch %d: close input: %w", t.Name(), epoch, cerr)
+		}
+	}()
+	if epoch < 0 {
+		return fmt.Errorf("memsink: table %q: negative epoch %d", t.Name(), epoch)
+	}
+	if t.closed.Load() {
+		return fmt.Errorf("memsink: table %q: epoch %d: %w", t.Name(), epoch, ErrClosed)
+	}
+	if latest := t.cur.Load().latest; epoch <= latest {
+		t.log.Debug("skipping already committed epoch", "epoch", epoch, "latest", latest)
+		return t.discard(ctx, epoch, data)
+	}
+	recs, rows, bytes, err := t.collect(ctx, epoch, data)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed.Load():
+		err = ErrClosed
+	case t.broken != nil:
+		err = t.broken
+	case epoch <= t.cur.Load().latest:
+		// A concurrent AddBatch committed this epoch while we drained.
+		releaseAll(recs)
+		return nil
+	}
+	if err != nil {
+		releaseAll(recs)
+		return fmt.Errorf("memsink: table %q: epoch %d: %w", t.Name(), epoch, err)
+	}
+	info := EpochInfo{Epoch: epoch, Rows: rows, Bytes: bytes, CommitTime: t.now().UTC(), Replaced: t.info.Mode == arrowstream.Complete}
+	if t.view != nil {
+		return t.commitView(info, recs)
+	}
+	return t.commitSegment(info, recs)
+}
+
+// discard drains an already committed epoch's input without keeping rows.
+func (t *Table) discard(ctx context.Context, epoch int64, data vector.Operator) error {
+	for {
+		rec, err := data.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("memsink: table %q: replayed epoch %d: %w", t.Name(), epoch, err)
+		}
+		rec.Release()
+	}
+}
+
+// collect drains data into records the table can keep: schema checked
+// (and re-labelled with the table's schema when only nullability or
+// metadata differ), empty records dropped, long records sliced. It returns
+// the rows and the bytes of the distinct buffers the records hold. On
+// error nothing is kept.
+func (t *Table) collect(ctx context.Context, epoch int64, data vector.Operator) ([]arrow.Record, int64, int64, error) {
+	if err := checkShape(data.Schema(), t.schema); err != nil {
+		return nil, 0, 0, fmt.Errorf("memsink: table %q: epoch %d: %w", t.Name(), epoch, err)
+	}
+	var recs []arrow.Record
+	var rows, bytes int64
+	seen := map[*memory.Buffer]struct{}{}
+	for {
+		rec, err := data.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return recs, rows, bytes, nil
+		}
+		if err == nil && rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		if err == nil {
+			rec, err = t.adopt(rec)
+		}
+		if err != nil {
+			releaseAll(recs)
+			return nil, 0, 0, fmt.Errorf("memsink: table %q: epoch %d: %w", t.Name(), epoch, err)
+		}
+		rows += rec.NumRows()
+		bytes += recordBytes(seen, rec)
+		recs = appendSplit(recs, rec)
+	}
+}
+
+// adopt takes ownership of rec and returns it with the table's schema.
+func (t *Table) adopt(rec arrow.Record) (arrow.Record, error) {
+	s := rec.Schema()
+	if s == t.schema || s.Equal(t.schema) {
+		return rec, nil
+	}
+	if err := checkShape(s, t.schema); err != nil {
+		rec.Release()
+		return nil, err
+	}
+	out := array.NewRecord(t.schema, rec.Columns(), rec.NumRows())
+	rec.Release()
+	return out, nil
+}
+
+// checkShape accepts a schema with the table's column names and types.
+func checkShape(got, want *arrow.Schema) error {
+	ok := got.NumFields() == want.NumFields()
+	for i := 0; ok && i < got.NumFields(); i++ {
+		g, w := got.Field(i), want.Field(i)
+		ok = g.Name == w.Name && arrow.TypeEqual(g.Type, w.Type)
+	}
+	if !ok {
+		return fmt.Errorf("input has columns (%s), table has (%s)", describe(got), describe(want))
+	}
+	return nil
+}
+
+func describe(s *arrow.Schema) string {
+	parts := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		parts[i] = f.Name + " " + vector.TypeName(f.Type)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// appendSplit appends rec (owned) to recs, sliced into MaxRecordRows-row
+// pieces when longer.
+func appendSplit(recs []arrow.Record, rec arrow.Record) []arrow.Record {
+	n := rec.NumRows()
+	if n <= MaxRecordRows {
+		return append(recs, rec)
+	}
+	for i := int64(0); i < n; i += MaxRecordRows {
+		recs = append(recs, rec.NewSlice(i, min(i+MaxRecordRows, n)))
+	}
+	rec.Release()
+	return recs
+}
+
+// recordBytes adds up the buffers of rec not yet in seen. Slices of one
+// record share buffers; counting each buffer once measures what is held.
+func recordBytes(seen map[*memory.Buffer]struct{}, rec arrow.Record) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(seen, c.Data())
+	}
+	return n
+}
+
+func dataBytes(seen map[*memory.Buffer]struct{}, d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b == nil {
+			continue
+		}
+		if _, ok := seen[b]; ok {
+			continue
+		}
+		seen[b] = struct{}{}
+		n += int64(b.Cap()) // what was allocated, padding included
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(seen, c)
+	}
+	// Dictionary returns a typed nil when there is none.
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		n += dataBytes(seen, dict)
+	}
+	return n
+}
+
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// commitSegment commits an Append, Update or Complete epoch: the new
+// version is the retained epochs plus this one, written durably first when
+// persisting. Called with t.mu held; takes ownership of recs.
+func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
+	old := t.cur.Load()
+	seg := newSegment(info, recs)
+	defer seg.release() // the creator's reference
+	segs := make([]*segment, 0, len(old.segs)+1)
+	segs = append(append(segs, old.segs...), seg)
+	k := t.limits().evictSegments(segs)
+	evicted := old.evicted
+	for _, s := range segs[:k] {
+		evicted = max(evicted, s.info.Epoch)
+	}
+	segs = segs[k:]
+	base := epochFile(segs[0].info.Epoch)
+	if t.persist != nil {
+		if err := t.persist.writeEpoch(info, old.latest, base, t.schema, recs); err != nil {
+			return err
+		}
+	}
+	t.publish(newVersion(info.Epoch, evicted, segs, nil, nil))
+	if k > 0 {
+		t.log.Debug("evicted epochs", "count", k, "through", evicted)
+	}
+	if t.persist != nil {
+		t.persist.trim(base)
+	}
+	return nil
+}
+
+// commitView commits an epoch of a view: written durably first when
+// persisting, then applied to the writer, compacted if due and published.
+// Called with t.mu held; takes ownership of recs.
+func (t *Table) commitView(info EpochInfo, recs []arrow.Record) error {
+	old := t.cur.Load()
+	var base string
+	if t.persist != nil {
+		base = t.persist.viewBase(info.Epoch)
+		if err := t.persist.writeEpoch(info, old.latest, base, t.schema, recs); err != nil {
+			releaseAll(recs)
+			return err
+		}
+	}
+	if err := t.view.apply(info, recs); err != nil {
+		t.broken = fmt.Errorf("view broken by epoch %d: %w", info.Epoch, err)
+		return fmt.Errorf("memsink: table %q: %w", t.Name(), t.broken)
+	}
+	if moved, err := t.view.compact(); err != nil {
+		t.broken = fmt.Errorf("view broken by compaction at epoch %d: %w", info.Epoch, err)
+		return fmt.Errorf("memsink: table %q: %w", t.Name(), t.broken)
+	} else if moved > 0 {
+		t.log.Debug("compacted view", "epoch", info.Epoch, "moved_rows", moved, "chunks", len(t.view.order))
+	}
+	st := t.view.state(info)
+	defer st.release() // the creator's reference
+	states := make([]*viewState, 0, len(old.states)+1)
+	states = append(append(states, old.states...), st)
+	k := t.limits().evictStates(states)
+	t.publish(newVersion(info.Epoch, -1, nil, states[k:], t.view))
+	if t.persist != nil {
+		t.persist.afterView(st)
+	}
+	return nil
+}
+
+// publish makes v the current version. Readers that loaded the previous
+// one keep it alive until they release it.
+func (t *Table) publish(v *version) {
+	t.cur.Swap(v).release()
+}
+
+// acquire returns the current version with a reference the caller
+// releases. A version whose last reference is gone has been replaced, so
+// a failed try-retain just reloads the pointer.
+func (t *Table) acquire() *version {
+	for {
+		v := t.cur.Load()
+		if v.tryRetain() {
+			return v
+		}
+	}
+}
+
+// Clear drops every epoch; afterwards any epoch id is accepted again (a
+// test helper, as Spark's MemorySink.clear). With Persist the persisted
+// files are deleted too. Snapshots taken before keep their data.
+func (t *Table) Clear() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed.Load() {
+		return fmt.Errorf("memsink: table %q: clear: %w", t.Name(), ErrClosed)
+	}
+	t.publish(newVersion(-1, -1, nil, nil, nil))
+	if t.view != nil {
+		t.view.reset()
+	}
+	t.broken = nil
+	if t.persist != nil {
+		return t.persist.clear()
+	}
+	return nil
+}
+
+// Close releases the table's data; snapshots that readers hold stay valid
+// until released. Further AddBatch calls fail with ErrClosed and reads see
+// an empty table. Close is idempotent.
+func (t *Table) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed.Swap(true) {
+		return nil
+	}
+	t.publish(newVersion(-1, -1, nil, nil, nil))
+	if t.view != nil {
+		t.view.reset()
+	}
+	return nil
+}

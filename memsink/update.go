@@ -1,0 +1,575 @@
+package memsink
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// A materialized view (Options.UpdateAsView) keeps the latest row per key.
+//
+// The writer keeps every epoch's records as chunks (with _epoch and
+// _commit_timestamp columns appended, built once per epoch and shared by
+// slicing) and an index key → (chunk, row) of each key's live row. An
+// epoch's row for a key marks the previous row dead. Each commit publishes,
+// per chunk, an immutable viewChunk: the record and its live rows. Readers
+// gather the live rows of a chunk with dead rows once (vector.Take, cached
+// in the viewChunk and shared by every snapshot that lists it), so commits
+// never copy rows on behalf of readers. When too much is dead, or too many
+// chunks are small, compaction rewrites the affected chunks into full ones
+// and moves their index entries, without touching published chunks.
+
+const (
+	// smallChunkRows: chunks with fewer live rows are merged by compaction.
+	smallChunkRows = MaxRecordRows / 8
+	// maxSmallChunks small chunks trigger a compaction.
+	maxSmallChunks = 16
+)
+
+// viewChunk is one published, immutable chunk of a view.
+type viewChunk struct {
+	refs   atomic.Int64
+	mem    memory.Allocator
+	schema *arrow.Schema // the table's
+	rec    arrow.Record  // the table's columns plus _epoch and _commit_timestamp
+	sel    []int32       // live rows of rec; nil when all are live
+	rows   int64         // live rows
+	held   int64         // rows of rec
+	bytes  int64
+	minEp  int64
+	maxEp  int64
+	commit time.Time // when minEp == maxEp
+
+	once sync.Once
+	full arrow.Record // live rows of rec
+	pub  arrow.Record // the table's columns of full
+}
+
+func (c *viewChunk) release() {
+	if c.refs.Add(-1) != 0 {
+		return
+	}
+	c.rec.Release()
+	if c.full != nil {
+		c.full.Release()
+		c.pub.Release()
+	}
+}
+
+// resolve returns the chunk's live rows, gathering them on first use.
+func (c *viewChunk) resolve() (full, pub arrow.Record) {
+	c.once.Do(func() {
+		full := c.rec
+		if c.sel == nil {
+			full.Retain()
+		} else {
+			var err error
+			if full, err = takeRecord(c.mem, c.rec, c.sel); err != nil {
+				// New checked that every column type supports Take.
+				panic(fmt.Sprintf("memsink: gather view rows: %v", err))
+			}
+		}
+		c.full = full
+		c.pub = array.NewRecord(c.schema, full.Columns()[:full.NumCols()-2], full.NumRows())
+	})
+	return c.full, c.pub
+}
+
+func (c *viewChunk) part() part {
+	p := part{vc: c, epoch: -1, rows: c.rows, bytes: c.bytes}
+	if c.minEp == c.maxEp {
+		p.epoch, p.commit = c.minEp, c.commit
+	}
+	return p
+}
+
+// viewPart describes a record with the internal columns (full) and its
+// table-column projection (pub).
+func viewPart(full, pub arrow.Record, bytes int64) part {
+	mn, mx := epochRange(full)
+	p := part{rec: pub, full: full, epoch: -1, rows: full.NumRows(), bytes: bytes}
+	if mn == mx {
+		p.epoch = mn
+		ts := full.Column(int(full.NumCols()) - 1).(*array.Timestamp).TimestampValues()
+		p.commit = time.UnixMicro(int64(ts[0])).UTC()
+	}
+	return p
+}
+
+// epochRange returns the smallest and largest _epoch of a non-empty record
+// with the internal columns.
+func epochRange(full arrow.Record) (mn, mx int64) {
+	ep := full.Column(int(full.NumCols()) - 2).(*array.Int64).Int64Values()
+	mn, mx = ep[0], ep[0]
+	for _, e := range ep[1:] {
+		mn, mx = min(mn, e), max(mx, e)
+	}
+	return mn, mx
+}
+
+// viewState is the view as of one epoch.
+type viewState struct {
+	refs   atomic.Int64
+	info   EpochInfo
+	chunks []*viewChunk
+	rows   int64
+}
+
+func (s *viewState) release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	for _, c := range s.chunks {
+		c.release()
+	}
+}
+
+func stateParts(st *viewState) []part {
+	out := make([]part, len(st.chunks))
+	for i, c := range st.chunks {
+		out[i] = c.part()
+	}
+	return out
+}
+
+// loc is where a key's live row is.
+type loc struct{ chunk, row uint32 }
+
+// wchunk is the writer's side of a chunk.
+type wchunk struct {
+	rec    arrow.Record // the writer's reference
+	dead   []uint64     // bitmap of dead rows; nil while none
+	ndead  int64
+	bytes  int64
+	minEp  int64
+	maxEp  int64
+	commit time.Time
+	pub    *viewChunk // published form; nil when rows died since
+}
+
+func (c *wchunk) live() int64 { return c.rec.NumRows() - c.ndead }
+
+func (c *wchunk) liveRows() []int32 {
+	out := make([]int32, 0, c.live())
+	for i := 0; i < int(c.rec.NumRows()); i++ {
+		if c.dead[i/64]&(1<<(i%64)) == 0 {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+// viewWriter maintains a view; it is used under the table's writer lock.
+type viewWriter struct {
+	mem     memory.Allocator
+	schema  *arrow.Schema // the table's
+	full    *arrow.Schema // plus _epoch and _commit_timestamp
+	keys    []int
+	keyCols []arrow.Array
+	enc     *vector.KeyEncoder
+
+	fixed    map[uint64]int32 // single fixed-width key → slot
+	byBytes  map[string]int32 // other keys → slot
+	nullSlot int32            // slot of the null key (fixed path), -1
+	slots    []loc
+
+	chunks []*wchunk // by id; nil once compacted away
+	order  []uint32  // ids of the current chunks, in publication order
+	total  int64     // rows of the current chunks
+	dead   int64     // dead rows of the current chunks
+}
+
+func newViewWriter(mem memory.Allocator, schema *arrow.Schema, keyNames []string) (*viewWriter, error) {
+	if len(keyNames) == 0 {
+		return nil, fmt.Errorf("UpdateAsView needs key columns (SinkInfo.KeyColumns)")
+	}
+	w := &viewWriter{mem: mem, schema: schema, full: WithEpochSchema(schema)}
+	types := make([]arrow.DataType, len(keyNames))
+	for i, name := range keyNames {
+		c, err := findColumn(schema, name)
+		if err != nil {
+			return nil, err
+		}
+		w.keys = append(w.keys, c)
+		types[i] = schema.Field(c).Type
+	}
+	enc, err := vector.NewKeyEncoder(mem, types)
+	if err != nil {
+		return nil, fmt.Errorf("view key (%s): %w", strings.Join(keyNames, ", "), err)
+	}
+	w.enc = enc
+	w.keyCols = make([]arrow.Array, len(w.keys))
+	for _, f := range schema.Fields() {
+		if err := checkGather(mem, f); err != nil {
+			return nil, err
+		}
+	}
+	w.reset()
+	return w, nil
+}
+
+// findColumn resolves a key column: exact name first, then a unique
+// case-insensitive match (Spark resolves names case-insensitively).
+func findColumn(schema *arrow.Schema, name string) (int, error) {
+	if idx := schema.FieldIndices(name); len(idx) == 1 {
+		return idx[0], nil
+	}
+	found := -1
+	for i, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			if found >= 0 {
+				return 0, fmt.Errorf("view key column %q is ambiguous (columns: %s)", name, describe(schema))
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("view key column %q not found (columns: %s)", name, describe(schema))
+	}
+	return found, nil
+}
+
+// checkGather makes sure a column type supports the gather and
+// concatenation that views and compaction use, so that they cannot fail
+// later.
+func checkGather(mem memory.Allocator, f arrow.Field) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("column %s of type %s cannot be kept in a view: %v", f.Name, vector.TypeName(f.Type), r)
+		}
+	}()
+	a := array.MakeArrayOfNull(mem, f.Type, 1)
+	defer a.Release()
+	t, err := vector.Take(mem, a, []int32{0})
+	if err != nil {
+		return fmt.Errorf("column %s of type %s cannot be kept in a view: %w", f.Name, vector.TypeName(f.Type), err)
+	}
+	defer t.Release()
+	c, err := array.Concatenate([]arrow.Array{a, t}, mem)
+	if err != nil {
+		return fmt.Errorf("column %s of type %s cannot be kept in a view: %w", f.Name, vector.TypeName(f.Type), err)
+	}
+	c.Release()
+	return nil
+}
+
+func takeRecord(mem memory.Allocator, rec arrow.Record, idx []int32) (arrow.Record, error) {
+	return vector.TakeRecord(mem, rec, idx)
+}
+
+// reset drops every chunk and key.
+func (w *viewWriter) reset() {
+	for _, c := range w.chunks {
+		if c != nil {
+			c.rec.Release()
+		}
+	}
+	w.chunks, w.order, w.slots = nil, nil, nil
+	w.fixed, w.byBytes, w.nullSlot = map[uint64]int32{}, map[string]int32{}, -1
+	w.total, w.dead = 0, 0
+}
+
+// apply adds an epoch's records (owned; the table's columns) to the view.
+func (w *viewWriter) apply(info EpochInfo, recs []arrow.Record) error {
+	defer releaseAll(recs)
+	longest := int64(0)
+	for _, r := range recs {
+		longest = max(longest, r.NumRows())
+	}
+	if longest == 0 {
+		return nil
+	}
+	ep, ts := constantEpochColumns(w.mem, info.Epoch, info.CommitTime, int(longest))
+	defer ep.Release()
+	defer ts.Release()
+	for _, rec := range recs {
+		n := rec.NumRows()
+		e, s := array.NewSlice(ep, 0, n), array.NewSlice(ts, 0, n)
+		cols := make([]arrow.Array, 0, rec.NumCols()+2)
+		cols = append(append(cols, rec.Columns()...), e, s)
+		full := array.NewRecord(w.full, cols, n)
+		e.Release()
+		s.Release()
+		c := &wchunk{rec: full, bytes: share(info.Bytes, n, info.Rows) + 16*n,
+			minEp: info.Epoch, maxEp: info.Epoch, commit: info.CommitTime}
+		if err := w.add(c, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// load adds records that already carry the internal columns (a persisted
+// view snapshot), taking ownership of them.
+func (w *viewWriter) load(recs []arrow.Record) error {
+	seen := map[*memory.Buffer]struct{}{}
+	for i, rec := range recs {
+		c := &wchunk{rec: rec, bytes: recordBytes(seen, rec)}
+		c.minEp, c.maxEp = epochRange(rec)
+		if c.minEp == c.maxEp {
+			c.commit = time.UnixMicro(int64(rec.Column(int(rec.NumCols()) - 1).(*array.Timestamp).Value(0))).UTC()
+		}
+		if err := w.add(c, false); err != nil {
+			releaseAll(recs[i+1:])
+			return err
+		}
+	}
+	return nil
+}
+
+// add appends a chunk and indexes its rows. With relocate the rows are
+// live rows moved by compaction: their slots are repointed, nothing dies.
+func (w *viewWriter) add(c *wchunk, relocate bool) error {
+	id := uint32(len(w.chunks))
+	w.chunks = append(w.chunks, c)
+	w.order = append(w.order, id)
+	w.total += c.rec.NumRows()
+	for k, col := range w.keys {
+		w.keyCols[k] = c.rec.Column(col)
+	}
+	err := w.enc.Encode(w.keyCols)
+	clear(w.keyCols)
+	if err != nil {
+		return fmt.Errorf("view key: %w", err)
+	}
+	n := int(c.rec.NumRows())
+	if w.enc.IsFixed() {
+		words := w.enc.Fixed()
+		for i := 0; i < n; i++ {
+			l := loc{id, uint32(i)}
+			if w.enc.HasNull(i) {
+				if w.nullSlot < 0 {
+					w.nullSlot = w.newSlot(l)
+				} else {
+					w.point(w.nullSlot, l, relocate)
+				}
+				continue
+			}
+			if s, ok := w.fixed[words[i]]; ok {
+				w.point(s, l, relocate)
+			} else {
+				w.fixed[words[i]] = w.newSlot(l)
+			}
+		}
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		l := loc{id, uint32(i)}
+		key := w.enc.Key(i)
+		if s, ok := w.byBytes[string(key)]; ok {
+			w.point(s, l, relocate)
+		} else {
+			w.byBytes[string(key)] = w.newSlot(l)
+		}
+	}
+	return nil
+}
+
+func (w *viewWriter) newSlot(l loc) int32 {
+	w.slots = append(w.slots, l)
+	return int32(len(w.slots) - 1)
+}
+
+// point makes slot s point at l; unless relocating, the row it pointed at
+// is superseded.
+func (w *viewWriter) point(s int32, l loc, relocate bool) {
+	if !relocate {
+		old := w.slots[s]
+		c := w.chunks[old.chunk]
+		if c.dead == nil {
+			c.dead = make([]uint64, (c.rec.NumRows()+63)/64)
+		}
+		c.dead[old.row/64] |= 1 << (old.row % 64)
+		c.ndead++
+		c.pub = nil
+		w.dead++
+	}
+	w.slots[s] = l
+}
+
+// state publishes the view as of info: one viewChunk per chunk with live
+// rows, reusing those of unchanged chunks. The caller holds the one
+// reference to the result.
+func (w *viewWriter) state(info EpochInfo) *viewState {
+	st := &viewState{info: info, chunks: make([]*viewChunk, 0, len(w.order))}
+	st.refs.Store(1)
+	for _, id := range w.order {
+		c := w.chunks[id]
+		if c.live() == 0 {
+			continue
+		}
+		if c.pub == nil {
+			c.pub = w.publish(c)
+		}
+		c.pub.refs.Add(1)
+		st.chunks = append(st.chunks, c.pub)
+		st.rows += c.live()
+	}
+	return st
+}
+
+func (w *viewWriter) publish(c *wchunk) *viewChunk {
+	c.rec.Retain()
+	vc := &viewChunk{mem: w.mem, schema: w.schema, rec: c.rec, rows: c.live(), held: c.rec.NumRows(),
+		bytes: c.bytes, minEp: c.minEp, maxEp: c.maxEp, commit: c.commit}
+	if c.ndead > 0 {
+		vc.sel = c.liveRows()
+	}
+	return vc
+}
+
+// compact rewrites chunks when more than half of the rows are dead (every
+// chunk with dead rows) or when maxSmallChunks chunks are small (those,
+// and chunks at least half dead): their live rows are gathered into
+// MaxRecordRows-row chunks and their index entries moved. Published
+// chunks are untouched; snapshots keep reading them. It returns the rows
+// moved.
+func (w *viewWriter) compact() (int64, error) {
+	small := 0
+	for _, id := range w.order {
+		if w.chunks[id].live() < smallChunkRows {
+			small++
+		}
+	}
+	global := w.dead*2 > w.total
+	if !global && small < maxSmallChunks {
+		return 0, nil
+	}
+	var victims, keep []uint32
+	for _, id := range w.order {
+		c := w.chunks[id]
+		if global && c.ndead > 0 || c.ndead*2 >= c.rec.NumRows() || c.live() < smallChunkRows {
+			victims = append(victims, id)
+		} else {
+			keep = append(keep, id)
+		}
+	}
+	if len(victims) == 0 || len(victims) == 1 && w.chunks[victims[0]].ndead == 0 {
+		return 0, nil
+	}
+	out, err := w.gather(victims)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range victims {
+		c := w.chunks[id]
+		w.total -= c.rec.NumRows()
+		w.dead -= c.ndead
+		c.rec.Release()
+		w.chunks[id] = nil
+	}
+	w.order = keep
+	seen := map[*memory.Buffer]struct{}{}
+	moved := int64(0)
+	for i, rec := range out {
+		c := &wchunk{rec: rec, bytes: recordBytes(seen, rec)}
+		c.minEp, c.maxEp = epochRange(rec)
+		if c.minEp == c.maxEp {
+			c.commit = time.UnixMicro(int64(rec.Column(int(rec.NumCols()) - 1).(*array.Timestamp).Value(0))).UTC()
+		}
+		moved += rec.NumRows()
+		if err := w.add(c, true); err != nil {
+			releaseAll(out[i+1:])
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+// gather returns the live rows of the given chunks packed into records of
+// up to MaxRecordRows rows (owned by the caller).
+func (w *viewWriter) gather(ids []uint32) (out []arrow.Record, err error) {
+	var group []arrow.Record
+	var groupRows int64
+	defer func() {
+		releaseAll(group)
+		if err != nil {
+			releaseAll(out)
+			out = nil
+		}
+	}()
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		rec := group[0]
+		if len(group) > 1 {
+			var err error
+			if rec, err = concatRecords(w.mem, w.full, group); err != nil {
+				return err
+			}
+			releaseAll(group)
+		}
+		out = append(out, rec)
+		group, groupRows = group[:0], 0
+		return nil
+	}
+	for _, id := range ids {
+		c := w.chunks[id]
+		var piece arrow.Record
+		switch {
+		case c.live() == 0:
+			continue
+		case c.ndead == 0:
+			piece = c.rec
+			piece.Retain()
+		default:
+			if piece, err = takeRecord(w.mem, c.rec, c.liveRows()); err != nil {
+				return nil, err
+			}
+		}
+		for off := int64(0); off < piece.NumRows(); {
+			n := min(piece.NumRows()-off, MaxRecordRows-groupRows)
+			group = append(group, piece.NewSlice(off, off+n))
+			groupRows += n
+			off += n
+			if groupRows == MaxRecordRows {
+				if err := flush(); err != nil {
+					piece.Release()
+					return nil, err
+				}
+			}
+		}
+		piece.Release()
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// concatRecords copies records of one schema into one record.
+func concatRecords(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) (arrow.Record, error) {
+	cols := make([]arrow.Array, schema.NumFields())
+	parts := make([]arrow.Array, len(recs))
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	for c := range cols {
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		col, err := array.Concatenate(parts, mem)
+		if err != nil {
+			for _, done := range cols[:c] {
+				done.Release()
+			}
+			return nil, fmt.Errorf("compact column %s: %w", schema.Field(c).Name, err)
+		}
+		cols[c] = col
+	}
+	rec := array.NewRecord(schema, cols, rows)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
+}
