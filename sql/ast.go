@@ -1,0 +1,291 @@
+package sql
+
+import "fmt"
+
+// Pos is a position in the source text: a 1-based line and a 1-based
+// column counted in characters. The zero Pos means "no position" (nodes
+// built by hand rather than parsed).
+type Pos struct {
+	Line, Col int
+}
+
+// Position returns p; embedding Pos gives every node its Position method.
+func (p Pos) Position() Pos { return p }
+
+// String renders p as "LINE:COL".
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Node is any node of the syntax tree. Position is where the node's text
+// starts in the source.
+type Node interface {
+	Position() Pos
+}
+
+// Ident is a name: a column, table, alias, function or struct field.
+// Name keeps the spelling of the source (without backquotes); names are
+// compared case-insensitively by later stages, as Spark does.
+type Ident struct {
+	Pos
+	Name string
+}
+
+// Statement is one SQL statement: *CreateTable, *CreateStreamingTable,
+// *Query (a SELECT), *Explain, *DropTable, *ShowTables, *Describe or
+// *DescribeHistory.
+type Statement interface {
+	Node
+	stmtNode()
+}
+
+// CreateTable is CREATE TABLE [IF NOT EXISTS] name [(col TYPE, ...)]
+// USING format [OPTIONS (key 'value', ...)]: a source or static table.
+type CreateTable struct {
+	Pos
+	IfNotExists bool
+	Name        []Ident      // possibly qualified
+	Columns     []*ColumnDef // nil when the column list is left out
+	Using       []Ident      // the data source format, such as rate or `rate-micro-batch`
+	Options     []*Property
+}
+
+// ColumnDef is one column of CREATE TABLE: name TYPE [NOT NULL].
+type ColumnDef struct {
+	Pos
+	Name    Ident
+	Type    *TypeName
+	NotNull bool
+}
+
+// Property is one key/value pair of OPTIONS or TBLPROPERTIES. Key is the
+// key as written (an identifier path such as kafka.bootstrap.servers, or a
+// string's contents); Value is a string's contents or the text of a number
+// or boolean.
+type Property struct {
+	Pos
+	Key   string
+	Value string
+}
+
+// CreateStreamingTable is CREATE [OR REFRESH] STREAMING TABLE name
+// [TBLPROPERTIES (...)] AS query: a streaming query whose sink is the
+// memory-sink table name.
+type CreateStreamingTable struct {
+	Pos
+	OrRefresh  bool
+	Name       []Ident
+	Properties []*Property
+	Query      *Query
+}
+
+// Explain is EXPLAIN [EXTENDED] statement.
+type Explain struct {
+	Pos
+	Extended bool
+	Stmt     Statement
+}
+
+// DropTable is DROP TABLE [IF EXISTS] name.
+type DropTable struct {
+	Pos
+	IfExists bool
+	Name     []Ident
+}
+
+// ShowTables is SHOW TABLES.
+type ShowTables struct {
+	Pos
+}
+
+// Describe is DESCRIBE [TABLE] name (DESC is a synonym of DESCRIBE).
+type Describe struct {
+	Pos
+	Name []Ident
+}
+
+// DescribeHistory is DESCRIBE HISTORY name: the committed epochs of a sink
+// table.
+type DescribeHistory struct {
+	Pos
+	Name []Ident
+}
+
+// Query is a complete query expression: optional common table
+// expressions, a body, and the ORDER BY and LIMIT that apply to the whole
+// body (to a whole UNION, as in Spark). A SELECT statement is a *Query.
+type Query struct {
+	Pos
+	With    []*CTE
+	Body    QueryBody
+	OrderBy []*OrderItem
+	Limit   Expr // nil when absent
+}
+
+// QueryBody is what a Query computes before ordering: a *Select, a *Union,
+// or a parenthesized *Query that has its own WITH, ORDER BY or LIMIT.
+// (Parentheses around a query that has none of those are not kept.)
+type QueryBody interface {
+	Node
+	queryBodyNode()
+}
+
+// CTE is one common table expression: name [(col, ...)] AS (query).
+type CTE struct {
+	Pos
+	Name    Ident
+	Columns []Ident // nil when absent
+	Query   *Query
+}
+
+// Select is one SELECT block.
+type Select struct {
+	Pos
+	Distinct bool
+	Items    []*SelectItem
+	From     []FromItem // comma-separated items; nil when there is no FROM
+	Where    Expr       // nil when absent
+	GroupBy  []Expr
+	Having   Expr // nil when absent
+}
+
+// SelectItem is expr [[AS] alias] in a select list. Expr is a *Star for *
+// and t.*.
+type SelectItem struct {
+	Pos
+	Expr  Expr
+	Alias *Ident // nil when absent
+}
+
+// Union is left UNION [ALL | DISTINCT] right. Unions associate to the left.
+type Union struct {
+	Pos
+	All         bool
+	Left, Right QueryBody
+}
+
+// NullsOrder is where ORDER BY puts nulls.
+type NullsOrder uint8
+
+const (
+	NullsDefault NullsOrder = iota // first when ascending, last when descending (Spark's rule)
+	NullsFirst
+	NullsLast
+)
+
+// OrderItem is expr [ASC | DESC] [NULLS FIRST | NULLS LAST].
+type OrderItem struct {
+	Pos
+	Expr  Expr
+	Desc  bool
+	Nulls NullsOrder
+}
+
+// FromItem is an item of a FROM clause: *TableRef, *SubqueryRef,
+// *TableFunc or *Join.
+type FromItem interface {
+	Node
+	fromItemNode()
+}
+
+// TableRef names a table: name [VERSION AS OF n], or STREAM name (also
+// written STREAM(name)), which reads the table as a stream, each followed by
+// an optional watermark clause and alias.
+type TableRef struct {
+	Pos
+	Stream    bool
+	Name      []Ident
+	Version   *Literal // VERSION AS OF: an integer or string literal; nil when absent
+	Watermark *Watermark
+	Alias     *Ident
+}
+
+// SubqueryRef is (query) [watermark clause] [[AS] alias].
+type SubqueryRef struct {
+	Pos
+	Query     *Query
+	Watermark *Watermark
+	Alias     *Ident
+}
+
+// TableFunc is a table-valued function call such as
+// table_changes('counts', 10), with an optional watermark clause and alias.
+type TableFunc struct {
+	Pos
+	Name      Ident
+	Args      []Expr
+	Watermark *Watermark
+	Alias     *Ident
+}
+
+// JoinKind is the kind of a join.
+type JoinKind uint8
+
+const (
+	JoinInner JoinKind = iota
+	JoinCross
+	JoinLeft  // LEFT [OUTER]
+	JoinRight // RIGHT [OUTER]
+	JoinFull  // FULL [OUTER]
+	JoinSemi  // [LEFT] SEMI
+	JoinAnti  // [LEFT] ANTI
+)
+
+// String returns the join's SQL spelling, such as "LEFT OUTER JOIN".
+func (k JoinKind) String() string {
+	switch k {
+	case JoinInner:
+		return "JOIN"
+	case JoinCross:
+		return "CROSS JOIN"
+	case JoinLeft:
+		return "LEFT OUTER JOIN"
+	case JoinRight:
+		return "RIGHT OUTER JOIN"
+	case JoinFull:
+		return "FULL OUTER JOIN"
+	case JoinSemi:
+		return "LEFT SEMI JOIN"
+	case JoinAnti:
+		return "LEFT ANTI JOIN"
+	}
+	return fmt.Sprintf("JoinKind(%d)", uint8(k))
+}
+
+// Join is left kind JOIN right [ON cond | USING (cols)]. Joins associate
+// to the left. At most one of On and Using is set; neither is set for a
+// join without a condition (a cross product, as in Spark).
+type Join struct {
+	Pos
+	Kind        JoinKind
+	Left, Right FromItem
+	On          Expr
+	Using       []Ident
+}
+
+// Watermark is the watermark clause of a FROM item:
+// WATERMARK expr [AS name] DELAY OF interval. With a name, the expression
+// becomes a column of the FROM item; without one, Expr names an existing
+// column.
+type Watermark struct {
+	Pos
+	Expr  Expr
+	Name  *Ident // nil when absent
+	Delay *IntervalLit
+}
+
+func (*CreateTable) stmtNode()          {}
+func (*CreateStreamingTable) stmtNode() {}
+func (*Query) stmtNode()                {}
+func (*Explain) stmtNode()              {}
+func (*DropTable) stmtNode()            {}
+func (*ShowTables) stmtNode()           {}
+func (*Describe) stmtNode()             {}
+func (*DescribeHistory) stmtNode()      {}
+
+func (*Select) queryBodyNode() {}
+func (*Union) queryBodyNode()  {}
+func (*Query) queryBodyNode()  {}
+
+func (*TableRef) fromItemNode()    {}
+func (*SubqueryRef) fromItemNode() {}
+func (*TableFunc) fromItemNode()   {}
+func (*Join) fromItemNode()        {}

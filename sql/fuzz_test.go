@@ -1,0 +1,62 @@
+package sql
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzParse checks that no input makes the parser panic or hang, that
+// every error is a *SyntaxError with a position inside the input, and that
+// whatever parses survives a trip through Format unchanged.
+func FuzzParse(f *testing.F) {
+	for _, tc := range statements {
+		f.Add(tc.in)
+	}
+	for _, tc := range queries {
+		f.Add(tc.in)
+	}
+	for _, tc := range exprShapes {
+		f.Add(tc.in)
+	}
+	for _, tc := range exprFormats {
+		f.Add(tc.in)
+	}
+	for _, tc := range syntaxErrors {
+		if len(tc.in) < 500 {
+			f.Add(tc.in)
+		}
+	}
+	for _, s := range conformanceSQL(f) {
+		f.Add(s)
+	}
+	f.Add(benchQuery)
+	f.Fuzz(func(t *testing.T, src string) {
+		stmts, err := ParseScript(src)
+		if err != nil {
+			checkSyntaxError(t, src, err)
+		}
+		for _, s := range stmts {
+			checkPositions(t, src, s)
+			checkRoundTrip(t, src, s, Parse)
+		}
+		e, err := ParseExpr(src)
+		if err != nil {
+			checkSyntaxError(t, src, err)
+			return
+		}
+		checkPositions(t, src, e)
+		checkRoundTrip(t, src, e, ParseExpr)
+	})
+}
+
+func checkSyntaxError(t *testing.T, src string, err error) {
+	t.Helper()
+	var se *SyntaxError
+	if !errors.As(err, &se) {
+		t.Fatalf("%q: error %v is %T, not *SyntaxError", src, err, err)
+	}
+	if se.Line < 1 || se.Col < 1 || se.Line > strings.Count(src, "\n")+1 || se.Msg == "" {
+		t.Fatalf("%q: error %v has a bad position or no message", src, err)
+	}
+}

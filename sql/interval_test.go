@@ -1,0 +1,96 @@
+package sql
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseInterval(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Interval
+	}{
+		{"10 seconds", Interval{Micros: 10_000_000}},
+		{"10 second", Interval{Micros: 10_000_000}},
+		{"1 minute", Interval{Micros: 60_000_000}},
+		{"1 HOUR 30 Minutes", Interval{Micros: 5400_000_000}},
+		{"interval 2 days", Interval{Days: 2}},
+		{"1 week", Interval{Days: 7}},
+		{"1 year 2 months", Interval{Months: 14}},
+		{"-5 seconds", Interval{Micros: -5_000_000}},
+		{"- 5 seconds", Interval{Micros: -5_000_000}},
+		{"1.5 seconds", Interval{Micros: 1_500_000}},
+		{"0.000001 second", Interval{Micros: 1}},
+		{"-1.5 seconds", Interval{Micros: -1_500_000}},
+		{"2.5 milliseconds", Interval{Micros: 2500}},
+		{"7 microseconds", Interval{Micros: 7}},
+		{"0 seconds", Interval{}},
+		{"  5   seconds  ", Interval{Micros: 5_000_000}},
+	}
+	for _, tc := range tests {
+		got, err := ParseInterval(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseInterval(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	bad := map[string]string{
+		"":                          "no value and unit",
+		"10":                        "has no unit",
+		"10 parsecs":                `unknown unit "parsecs"`,
+		"1.5 hours":                 "HOUR cannot have a fraction",
+		"1.5 days":                  "DAY cannot have a fraction",
+		"0.0000001 seconds":         "finer than a microsecond",
+		"x seconds":                 `"x" is not a number`,
+		"-":                         "sign without a number",
+		"99999999999999999999 days": "out of range",
+		"3000000000 days":           "out of range",
+		"9223372036854775807 hours": "out of range",
+	}
+	for in, want := range bad {
+		if _, err := ParseInterval(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseInterval(%q) error = %v, want it to mention %q", in, err, want)
+		}
+	}
+}
+
+func TestIntervalLitValue(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Interval
+	}{
+		{"INTERVAL 10 SECONDS", Interval{Micros: 10_000_000}},
+		{"INTERVAL '10' SECOND", Interval{Micros: 10_000_000}},
+		{"INTERVAL '-10' SECOND", Interval{Micros: -10_000_000}},
+		{"INTERVAL -'10' SECOND", Interval{Micros: -10_000_000}},
+		{"INTERVAL '1 minute'", Interval{Micros: 60_000_000}},
+		{"INTERVAL 1 HOUR 30 MINUTES", Interval{Micros: 5400_000_000}},
+		{"INTERVAL 1 DAY -1 HOUR", Interval{Days: 1, Micros: -3600_000_000}},
+		{"INTERVAL 1 MONTH", Interval{Months: 1}},
+	}
+	for _, tc := range tests {
+		e, err := ParseExpr(tc.in)
+		if err != nil {
+			t.Fatalf("ParseExpr(%q): %v", tc.in, err)
+		}
+		got, err := e.(*IntervalLit).Value()
+		if err != nil || got != tc.want {
+			t.Errorf("%s: Value() = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	e, _ := ParseExpr("INTERVAL 1.5 HOURS")
+	if _, err := e.(*IntervalLit).Value(); err == nil || !strings.Contains(err.Error(), "interval literal at 1:10") {
+		t.Errorf("Value() of a fractional hour: %v", err)
+	}
+}
+
+func TestIntervalFixed(t *testing.T) {
+	if d, err := (Interval{Days: 1, Micros: 5}).Fixed(); err != nil || d != MicrosPerDay+5 {
+		t.Errorf("Fixed() = %d, %v", d, err)
+	}
+	if _, err := (Interval{Months: 1}).Fixed(); err == nil {
+		t.Error("Fixed() of a month succeeded")
+	}
+	if _, err := (Interval{Days: 1 << 30, Micros: 1 << 62}).Fixed(); err == nil {
+		t.Error("Fixed() overflow not detected")
+	}
+}

@@ -1,0 +1,480 @@
+package sql
+
+import "strings"
+
+// Expression precedence follows Spark's grammar, from loosest to tightest:
+//
+//	OR
+//	AND
+//	NOT
+//	predicates: IS [NOT] NULL, [NOT] IN, [NOT] BETWEEN, [NOT] LIKE/ILIKE/RLIKE
+//	comparison: = == <> != < <= > >= <=>
+//	|
+//	^
+//	&
+//	+ - ||
+//	* / % DIV
+//	unary - + ~
+//	postfix: .field, [index], ::type
+//
+// As in Spark, a predicate applies to a whole comparison (a = b IS NULL is
+// (a = b) IS NULL), and the bounds of BETWEEN are comparisons, so that
+// x BETWEEN 1 AND 2 AND y is (x BETWEEN 1 AND 2) AND y.
+
+// parseExpr parses a full expression.
+func (p *parser) parseExpr() Expr {
+	p.enter()
+	defer p.leave()
+	return p.parseOr()
+}
+
+// parseExprWhat parses a full expression, failing with "expected WHAT" if
+// none starts at the current token.
+func (p *parser) parseExprWhat(what string) Expr {
+	if !startsExpr(p.peek(), p.peekAt(1)) {
+		p.unexpected(what)
+	}
+	return p.parseExpr()
+}
+
+// startsExpr reports whether t (followed by next) can begin an expression.
+func startsExpr(t, next *token) bool {
+	switch t.kind {
+	case tQuoted, tString, tNumber, tBinary, tLParen, tMinus, tPlus, tTilde:
+		return true
+	case tWord:
+		switch t.kw {
+		case "NOT", "NULL", "TRUE", "FALSE", "CASE", "CAST", "CURRENT_DATE", "CURRENT_TIMESTAMP":
+			return true
+		case "LEFT", "RIGHT":
+			return next.kind == tLParen
+		}
+		return !isReserved(t.kw)
+	}
+	return false
+}
+
+// operand parses the right operand of the operator token op with next,
+// failing with a message that names the operator if there is none.
+func (p *parser) operand(op *token, next func() Expr) Expr {
+	if !startsExpr(p.peek(), p.peekAt(1)) {
+		p.unexpected("an expression after '" + truncate(op.raw) + "'")
+	}
+	return next()
+}
+
+func (p *parser) parseOr() Expr {
+	x := p.parseAnd()
+	for p.isKw("OR") {
+		op := p.next()
+		y := p.operand(op, p.parseAnd)
+		x = &BinaryExpr{Pos: x.Position(), Op: OpOr, L: x, R: y}
+	}
+	return x
+}
+
+func (p *parser) parseAnd() Expr {
+	x := p.parseNot()
+	for p.isKw("AND") {
+		op := p.next()
+		y := p.operand(op, p.parseNot)
+		x = &BinaryExpr{Pos: x.Position(), Op: OpAnd, L: x, R: y}
+	}
+	return x
+}
+
+func (p *parser) parseNot() Expr {
+	if p.isKw("NOT") {
+		op := p.next()
+		p.enter()
+		defer p.leave()
+		return &UnaryExpr{Pos: op.pos, Op: OpNot, X: p.operand(op, p.parseNot)}
+	}
+	return p.parsePredicate()
+}
+
+// parsePredicate parses a comparison followed by any number of predicate
+// suffixes (Spark allows one; chaining them is harmless and unambiguous).
+func (p *parser) parsePredicate() Expr {
+	x := p.parseComparison()
+	for {
+		not := p.isKw("NOT")
+		k := 0
+		if not {
+			k = 1
+		}
+		t := p.peekAt(k)
+		if t.kind != tWord {
+			return x
+		}
+		switch t.kw {
+		case "IS":
+			if not {
+				return x
+			}
+			p.next()
+			n := p.acceptKw("NOT")
+			p.expectKw("NULL", "NULL or NOT NULL after IS")
+			x = &IsNull{Pos: x.Position(), X: x, Not: n}
+		case "IN":
+			p.skip(k + 1)
+			x = p.parseIn(x, not)
+		case "BETWEEN", "LIKE", "ILIKE", "RLIKE", "REGEXP":
+			// These words are not reserved: without NOT they are operators
+			// only when an operand follows (SELECT a like FROM t aliases a).
+			if !not && !canStartExpr(p.peekAt(1)) {
+				return x
+			}
+			p.skip(k + 1)
+			if t.kw == "BETWEEN" {
+				lo := p.operand(t, p.parseComparison)
+				and := p.expectKw("AND", "AND after the lower bound of BETWEEN")
+				hi := p.operand(and, p.parseComparison)
+				x = &Between{Pos: x.Position(), X: x, Low: lo, High: hi, Not: not}
+				continue
+			}
+			l := &Like{Pos: x.Position(), Op: likeOps[t.kw], X: x, Not: not, Pattern: p.operand(t, p.parseComparison)}
+			// ESCAPE is not reserved: it is the clause only before a string.
+			if p.isKw("ESCAPE") && p.peekAt(1).kind == tString {
+				s := p.skipTo(1)
+				l.Escape = &Literal{Pos: s.pos, Kind: LitString, Value: p.stringValue()}
+			}
+			x = l
+		default:
+			return x
+		}
+	}
+}
+
+var likeOps = map[string]LikeOp{"LIKE": OpLike, "ILIKE": OpILike, "RLIKE": OpRLike, "REGEXP": OpRLike}
+
+// skipTo consumes n tokens and returns the current token after them.
+func (p *parser) skipTo(n int) *token {
+	p.skip(n)
+	return p.peek()
+}
+
+// skip consumes n tokens.
+func (p *parser) skip(n int) {
+	for ; n > 0; n-- {
+		p.next()
+	}
+}
+
+// parseIn parses the (list) or (query) after IN.
+func (p *parser) parseIn(x Expr, not bool) Expr {
+	open := p.expect(tLParen, "'(' after IN")
+	e := &In{Pos: x.Position(), X: x, Not: not}
+	if startsQuery(p.peek()) && p.peek().kind != tLParen {
+		e.Query = p.parseQuery()
+		p.closeParen(open)
+		return e
+	}
+	for {
+		e.List = append(e.List, p.parseExprWhat("an expression in the IN list"))
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if p.peek().kind != tRParen {
+		p.unexpected("',' or ')' in the IN list")
+	}
+	p.closeParen(open)
+	return e
+}
+
+var comparisonOps = map[tokKind]BinaryOp{
+	tEq: OpEq, tEqEq: OpEq, tNe: OpNe, tBangEq: OpNe, tLt: OpLt, tLe: OpLe,
+	tGt: OpGt, tGe: OpGe, tNullSafeEq: OpNullSafeEq,
+}
+
+// binaryLevel parses one left-associative level of binary operators.
+func (p *parser) binaryLevel(ops func(*token) (BinaryOp, bool), next func() Expr) Expr {
+	x := next()
+	for {
+		op, ok := ops(p.peek())
+		if !ok {
+			return x
+		}
+		t := p.next()
+		y := p.operand(t, next)
+		x = &BinaryExpr{Pos: x.Position(), Op: op, L: x, R: y}
+	}
+}
+
+func (p *parser) parseComparison() Expr {
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) {
+		op, ok := comparisonOps[t.kind]
+		return op, ok
+	}, p.parseBitOr)
+}
+
+func (p *parser) parseBitOr() Expr {
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) { return OpBitOr, t.kind == tPipe }, p.parseBitXor)
+}
+
+func (p *parser) parseBitXor() Expr {
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) { return OpBitXor, t.kind == tCaret }, p.parseBitAnd)
+}
+
+func (p *parser) parseBitAnd() Expr {
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) { return OpBitAnd, t.kind == tAmp }, p.parseAdditive)
+}
+
+func (p *parser) parseAdditive() Expr {
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) {
+		switch t.kind {
+		case tPlus:
+			return OpAdd, true
+		case tMinus:
+			return OpSub, true
+		case tConcat:
+			return OpConcat, true
+		}
+		return 0, false
+	}, p.parseMultiplicative)
+}
+
+func (p *parser) parseMultiplicative() Expr {
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) {
+		switch t.kind {
+		case tStar:
+			return OpMul, true
+		case tSlash:
+			return OpDiv, true
+		case tPercent:
+			return OpMod, true
+		case tWord:
+			// DIV is not reserved: it is the operator only when an operand
+			// follows (SELECT a div FROM t aliases a).
+			return OpIntDiv, t.kw == "DIV" && canStartExpr(p.peekAt(1))
+		}
+		return 0, false
+	}, p.parseUnary)
+}
+
+// parseUnary parses prefix - + ~. A '-' directly before a number is part
+// of the literal, as in Spark's grammar (so -1::string casts -1).
+func (p *parser) parseUnary() Expr {
+	t := p.peek()
+	var op UnaryOp
+	switch t.kind {
+	case tMinus:
+		if n := p.peekAt(1); n.kind == tNumber {
+			p.next()
+			lit := p.numberLit(n, t.pos, true)
+			p.next()
+			return p.parsePostfix(lit)
+		}
+		op = OpNeg
+	case tPlus:
+		op = OpPlus
+	case tTilde:
+		op = OpBitNot
+	default:
+		return p.parsePostfix(p.parsePrimary())
+	}
+	p.next()
+	p.enter()
+	defer p.leave()
+	return &UnaryExpr{Pos: t.pos, Op: op, X: p.operand(t, p.parseUnary)}
+}
+
+// parsePostfix parses .field, [index] and ::type after a primary.
+func (p *parser) parsePostfix(x Expr) Expr {
+	for {
+		switch t := p.peek(); t.kind {
+		case tDot:
+			p.next()
+			x = &FieldAccess{Pos: x.Position(), X: x, Field: p.anyName("a field name after '.'")}
+		case tLBracket:
+			p.next()
+			idx := p.parseExprWhat("an index expression after '['")
+			if p.peek().kind != tRBracket {
+				p.unexpected("']' to close '[' at " + t.pos.String())
+			}
+			p.next()
+			x = &Subscript{Pos: x.Position(), X: x, Index: idx}
+		case tColonColon:
+			p.next()
+			x = &Cast{Pos: x.Position(), X: x, Type: p.parseType()}
+		default:
+			return x
+		}
+	}
+}
+
+// parsePrimary parses literals, names, function calls, CASE, CAST,
+// parenthesized expressions and scalar subqueries.
+func (p *parser) parsePrimary() Expr {
+	t := p.peek()
+	switch t.kind {
+	case tNumber:
+		lit := p.numberLit(t, t.pos, false)
+		p.next()
+		return lit
+	case tString:
+		return &Literal{Pos: t.pos, Kind: LitString, Value: p.stringValue()}
+	case tBinary:
+		p.next()
+		return &Literal{Pos: t.pos, Kind: LitBinary, Value: t.text}
+	case tLParen:
+		open := p.next()
+		if p.isKw("SELECT") || p.isKw("WITH") {
+			q := p.parseQuery()
+			p.closeParen(open)
+			return &Subquery{Pos: open.pos, Query: q}
+		}
+		x := p.parseExprWhat("an expression after '('")
+		if p.peek().kind == tComma {
+			p.failAt(p.peek().pos, "row values (a, b, ...) are not supported; use struct(a, b, ...)")
+		}
+		p.closeParen(open)
+		return x
+	case tQuoted:
+		return p.parseNameOrCall()
+	case tWord:
+		return p.parseWord(t)
+	}
+	p.unexpected("an expression")
+	return nil
+}
+
+// parseWord parses a primary that starts with a word: a keyword-led
+// construct or a name.
+func (p *parser) parseWord(t *token) Expr {
+	next := p.peekAt(1)
+	switch t.kw {
+	case "NULL":
+		p.next()
+		return &Literal{Pos: t.pos, Kind: LitNull}
+	case "TRUE", "FALSE":
+		p.next()
+		return &Literal{Pos: t.pos, Kind: LitBool, Value: strings.ToLower(t.kw)}
+	case "CASE":
+		return p.parseCase()
+	case "CAST":
+		return p.parseCast(false)
+	case "TRY_CAST":
+		if next.kind == tLParen {
+			return p.parseCast(true)
+		}
+	case "CURRENT_TIMESTAMP", "CURRENT_DATE":
+		if next.kind != tLParen {
+			p.next()
+			return &FuncCall{Pos: t.pos, Name: identOf(t)}
+		}
+		return p.parseCall(p.next())
+	case "LEFT", "RIGHT":
+		// Reserved for joins, but also the names of string functions.
+		if next.kind == tLParen {
+			return p.parseCall(p.next())
+		}
+	case "INTERVAL":
+		if k := next.kind; k == tNumber || k == tString || k == tMinus || k == tPlus {
+			return p.parseInterval()
+		}
+	case "DATE", "TIMESTAMP":
+		if next.kind == tString {
+			p.next()
+			kind := LitDate
+			if t.kw == "TIMESTAMP" {
+				kind = LitTimestamp
+			}
+			return &Literal{Pos: t.pos, Kind: kind, Value: p.stringValue()}
+		}
+	}
+	if isReserved(t.kw) {
+		p.unexpected("an expression")
+	}
+	return p.parseNameOrCall()
+}
+
+// parseNameOrCall parses a function call name(...) or a name path a.b.c.
+func (p *parser) parseNameOrCall() Expr {
+	first := p.next()
+	if p.peek().kind == tLParen {
+		return p.parseCall(first)
+	}
+	ref := &ColumnRef{Pos: first.pos, Parts: []Ident{identOf(first)}}
+	for p.peek().kind == tDot && isAnyName(p.peekAt(1)) {
+		p.next()
+		ref.Parts = append(ref.Parts, identOf(p.next()))
+	}
+	if p.peek().kind == tLParen {
+		p.failAt(ref.Pos, "function names cannot be qualified")
+	}
+	return ref
+}
+
+// parseCall parses the argument list of a call to the function name:
+// (), (*), ([DISTINCT | ALL] expr, ...).
+func (p *parser) parseCall(name *token) Expr {
+	open := p.next() // (
+	fc := &FuncCall{Pos: name.pos, Name: identOf(name)}
+	switch {
+	case p.peek().kind == tRParen:
+	case p.peek().kind == tStar && p.peekAt(1).kind == tRParen:
+		fc.Args = []Expr{&Star{Pos: p.next().pos}}
+	default:
+		if p.acceptKw("DISTINCT") {
+			fc.Distinct = true
+		} else if p.isKw("ALL") && startsExpr(p.peekAt(1), p.peekAt(2)) {
+			p.next()
+		}
+		for {
+			fc.Args = append(fc.Args, p.parseExprWhat("a function argument"))
+			if !p.accept(tComma) {
+				break
+			}
+		}
+		if p.peek().kind != tRParen {
+			p.unexpected("',' or ')' after the function argument")
+		}
+	}
+	p.closeParen(open)
+	if t := p.peek(); p.isKw("OVER") && (p.peekAt(1).kind == tLParen || isName(p.peekAt(1))) {
+		p.failAt(t.pos, "window functions (OVER) are not supported")
+	}
+	if t := p.peek(); p.isKw("FILTER") && p.peekAt(1).kind == tLParen {
+		p.failAt(t.pos, "FILTER clauses on aggregates are not supported")
+	}
+	return fc
+}
+
+// parseCase parses CASE [operand] WHEN ... THEN ... [ELSE ...] END.
+func (p *parser) parseCase() Expr {
+	c := &Case{Pos: p.next().pos}
+	if !p.isKw("WHEN") {
+		c.Operand = p.parseExprWhat("WHEN or an expression after CASE")
+		if !p.isKw("WHEN") {
+			p.unexpected("WHEN after the CASE operand")
+		}
+	}
+	for p.isKw("WHEN") {
+		w := &When{Pos: p.next().pos}
+		w.Cond = p.parseExprWhat("an expression after WHEN")
+		p.expectKw("THEN", "THEN after the WHEN expression")
+		w.Result = p.parseExprWhat("an expression after THEN")
+		c.Whens = append(c.Whens, w)
+	}
+	if p.acceptKw("ELSE") {
+		c.Else = p.parseExprWhat("an expression after ELSE")
+		p.expectKw("END", "END to close CASE at "+c.Pos.String())
+		return c
+	}
+	p.expectKw("END", "WHEN, ELSE or END to close CASE at "+c.Pos.String())
+	return c
+}
+
+// parseCast parses CAST(expr AS type) and TRY_CAST(expr AS type).
+func (p *parser) parseCast(try bool) Expr {
+	kw := p.next()
+	open := p.expect(tLParen, "'(' after "+kw.kw)
+	c := &Cast{Pos: kw.pos, Try: try}
+	c.X = p.parseExprWhat("an expression after " + kw.kw + "(")
+	p.expectKw("AS", "AS and a type in "+kw.kw)
+	c.Type = p.parseType()
+	p.closeParen(open)
+	return c
+}

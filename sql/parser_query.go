@@ -1,0 +1,253 @@
+package sql
+
+// startsQuery reports whether t can begin a query.
+func startsQuery(t *token) bool {
+	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH")
+}
+
+// parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n]. A query
+// that is only a parenthesized query is returned as that inner query, so
+// redundant parentheses leave no trace in the tree.
+func (p *parser) parseQuery() *Query {
+	p.enter()
+	defer p.leave()
+	q := &Query{Pos: p.peek().pos}
+	if p.isKw("WITH") {
+		q.With = p.parseWith()
+	}
+	q.Body = p.parseUnion("SELECT, WITH or '('")
+	if p.isKw("ORDER") {
+		p.next()
+		p.expectKw("BY", "BY after ORDER")
+		for {
+			q.OrderBy = append(q.OrderBy, p.parseOrderItem())
+			if !p.accept(tComma) {
+				break
+			}
+		}
+	}
+	if p.acceptKw("LIMIT") {
+		q.Limit = p.parseExprWhat("an expression after LIMIT")
+	}
+	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
+		p.failAt(t.pos, "expected end of query after ORDER BY or LIMIT, found %s (put the query before %s in parentheses)", describe(*t), t.kw)
+	}
+	if q.With == nil && q.OrderBy == nil && q.Limit == nil {
+		if inner, ok := q.Body.(*Query); ok {
+			return inner
+		}
+	}
+	return q
+}
+
+// parseWith parses WITH name [(cols)] [AS] (query), ....
+func (p *parser) parseWith() []*CTE {
+	p.next() // WITH
+	var ctes []*CTE
+	for {
+		name := p.ident("a name for the common table expression")
+		cte := &CTE{Pos: name.Pos, Name: name}
+		if p.peek().kind == tLParen && !startsQuery(p.peekAt(1)) {
+			cte.Columns = p.identList("for the column names")
+		}
+		p.acceptKw("AS")
+		open := p.expect(tLParen, "AS and '(' before the query of common table expression '"+truncate(name.Name)+"'")
+		if !startsQuery(p.peek()) {
+			p.unexpected("a query after '('")
+		}
+		cte.Query = p.parseQuery()
+		p.closeParen(open)
+		ctes = append(ctes, cte)
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if !startsQuery(p.peek()) || p.isKw("WITH") {
+		p.unexpected("',' or a query after the common table expressions")
+	}
+	return ctes
+}
+
+// parseUnion parses primary (UNION [ALL | DISTINCT] primary)*, associating
+// to the left.
+func (p *parser) parseUnion(what string) QueryBody {
+	left := p.parseQueryPrimary(what)
+	for {
+		t := p.peek()
+		if t.kind != tWord {
+			return left
+		}
+		switch t.kw {
+		case "UNION":
+			p.next()
+			all := p.acceptKw("ALL")
+			if !all {
+				p.acceptKw("DISTINCT")
+			}
+			right := p.parseQueryPrimary("SELECT or '(' after UNION")
+			left = &Union{Pos: left.Position(), All: all, Left: left, Right: right}
+		case "INTERSECT", "EXCEPT", "MINUS":
+			p.failAt(t.pos, "%s is not supported; only UNION combines queries", t.kw)
+		default:
+			return left
+		}
+	}
+}
+
+// parseQueryPrimary parses a SELECT block or a parenthesized query.
+func (p *parser) parseQueryPrimary(what string) QueryBody {
+	t := p.peek()
+	switch {
+	case t.kind == tWord && t.kw == "SELECT":
+		return p.parseSelect()
+	case t.kind == tLParen:
+		open := p.next()
+		if !startsQuery(p.peek()) {
+			p.unexpected("a query after '('")
+		}
+		q := p.parseQuery()
+		p.closeParen(open)
+		if q.With == nil && q.OrderBy == nil && q.Limit == nil {
+			return q.Body
+		}
+		return q
+	}
+	p.unexpected(what)
+	return nil
+}
+
+// selectFollows reports whether t may follow a select list.
+func selectFollows(t *token) bool {
+	switch t.kind {
+	case tEOF, tSemi, tRParen:
+		return true
+	case tWord:
+		switch t.kw {
+		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS":
+			return true
+		}
+	}
+	return false
+}
+
+// fromFollows reports whether t may follow a FROM clause.
+func fromFollows(t *token) bool {
+	return t.kind != tComma && (selectFollows(t) && !(t.kind == tWord && t.kw == "FROM"))
+}
+
+// parseSelect parses SELECT [DISTINCT | ALL] items [FROM ...] [WHERE ...]
+// [GROUP BY ...] [HAVING ...].
+func (p *parser) parseSelect() *Select {
+	sel := p.next()
+	s := &Select{Pos: sel.pos}
+	if p.acceptKw("DISTINCT") {
+		s.Distinct = true
+	} else {
+		p.acceptKw("ALL")
+	}
+	for {
+		s.Items = append(s.Items, p.parseSelectItem())
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if t := p.peek(); !selectFollows(t) {
+		// A word taken as an alias without AS, followed by something that
+		// cannot come next, is most likely a misspelt keyword (gg FORM t):
+		// point at it rather than at what follows.
+		if a := p.implicitAlias; a != nil && t.kind != tErr {
+			p.failAt(a.pos, "expected FROM or ',' after select item, found %s", describe(*a))
+		}
+		p.unexpected("FROM or ',' after select item")
+	}
+	if p.acceptKw("FROM") {
+		s.From = p.parseFrom()
+	}
+	if p.acceptKw("WHERE") {
+		s.Where = p.parseExprWhat("an expression after WHERE")
+	}
+	if p.isKw("GROUP") {
+		p.next()
+		p.expectKw("BY", "BY after GROUP")
+		for {
+			s.GroupBy = append(s.GroupBy, p.parseExprWhat("an expression in GROUP BY"))
+			if !p.accept(tComma) {
+				break
+			}
+		}
+	}
+	if p.acceptKw("HAVING") {
+		s.Having = p.parseExprWhat("an expression after HAVING")
+	}
+	return s
+}
+
+// parseSelectItem parses expr [[AS] alias], * or qualifier.*. It records
+// an alias written without AS in p.implicitAlias for error messages.
+func (p *parser) parseSelectItem() *SelectItem {
+	p.implicitAlias = nil
+	if star := p.tryStar(); star != nil {
+		return &SelectItem{Pos: star.Pos, Expr: star}
+	}
+	e := p.parseExprWhat("a select item")
+	it := &SelectItem{Pos: e.Position(), Expr: e}
+	p.implicitAlias = nil // a subquery inside e may have set it
+	if p.acceptKw("AS") {
+		id := p.aliasAfterAS("an alias after AS")
+		it.Alias = &id
+	} else if isAliasName(p.peek()) {
+		t := p.next()
+		id := identOf(t)
+		it.Alias = &id
+		p.implicitAlias = t
+	}
+	return it
+}
+
+// tryStar parses * or name(.name)*.* if that is what comes next.
+func (p *parser) tryStar() *Star {
+	t := p.peek()
+	if t.kind == tStar {
+		p.next()
+		return &Star{Pos: t.pos}
+	}
+	if !isName(t) {
+		return nil
+	}
+	i := 0
+	for isAnyName(p.peekAt(i)) && p.peekAt(i+1).kind == tDot {
+		i += 2
+	}
+	if i == 0 || p.peekAt(i).kind != tStar {
+		return nil
+	}
+	s := &Star{Pos: t.pos}
+	for j := 0; j < i; j += 2 {
+		s.Qualifier = append(s.Qualifier, identOf(p.next()))
+		p.next() // .
+	}
+	p.next() // *
+	return s
+}
+
+// parseOrderItem parses expr [ASC | DESC] [NULLS FIRST | NULLS LAST].
+func (p *parser) parseOrderItem() *OrderItem {
+	e := p.parseExprWhat("an expression in ORDER BY")
+	it := &OrderItem{Pos: e.Position(), Expr: e}
+	if p.acceptKw("DESC") {
+		it.Desc = true
+	} else {
+		p.acceptKw("ASC")
+	}
+	if p.acceptKw("NULLS") {
+		switch {
+		case p.acceptKw("FIRST"):
+			it.Nulls = NullsFirst
+		case p.acceptKw("LAST"):
+			it.Nulls = NullsLast
+		default:
+			p.unexpected("FIRST or LAST after NULLS")
+		}
+	}
+	return it
+}

@@ -1,0 +1,246 @@
+package sql
+
+import "strings"
+
+// parseStatement parses one statement, dispatching on its first word.
+func (p *parser) parseStatement() Statement {
+	t := p.peek()
+	if t.kind == tLParen {
+		return p.parseQuery()
+	}
+	if t.kind == tWord {
+		switch t.kw {
+		case "SELECT", "WITH":
+			return p.parseQuery()
+		case "CREATE":
+			return p.parseCreate()
+		case "EXPLAIN":
+			p.next()
+			e := &Explain{Pos: t.pos, Extended: p.acceptKw("EXTENDED")}
+			if !startsStatement(p.peek()) {
+				p.unexpected("a statement after EXPLAIN")
+			}
+			p.enter()
+			e.Stmt = p.parseStatement()
+			p.leave()
+			return e
+		case "DROP":
+			return p.parseDrop()
+		case "SHOW":
+			p.next()
+			p.expectKw("TABLES", "TABLES after SHOW")
+			return &ShowTables{Pos: t.pos}
+		case "DESCRIBE", "DESC":
+			return p.parseDescribe()
+		}
+	}
+	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW or DESCRIBE)")
+	return nil
+}
+
+func startsStatement(t *token) bool {
+	if t.kind == tLParen {
+		return true
+	}
+	switch t.kw {
+	case "SELECT", "WITH", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC":
+		return t.kind == tWord
+	}
+	return false
+}
+
+// parseCreate parses CREATE TABLE and CREATE [OR REFRESH] STREAMING TABLE.
+func (p *parser) parseCreate() Statement {
+	create := p.next()
+	switch {
+	case p.isKw("OR"):
+		p.next()
+		if !p.isKw("REFRESH") {
+			p.unexpected("REFRESH after CREATE OR")
+		}
+		p.next()
+		if !p.isKw("STREAMING") {
+			p.unexpected("STREAMING TABLE after CREATE OR REFRESH")
+		}
+		return p.parseCreateStreaming(create.pos, true)
+	case p.isKw("STREAMING"):
+		return p.parseCreateStreaming(create.pos, false)
+	case p.isKw("TABLE"):
+		return p.parseCreateTable(create.pos)
+	}
+	p.unexpected("TABLE, STREAMING TABLE or OR REFRESH after CREATE")
+	return nil
+}
+
+// parseCreateTable parses the rest of
+// CREATE TABLE [IF NOT EXISTS] name [(col TYPE, ...)] USING format [OPTIONS (...)].
+func (p *parser) parseCreateTable(pos Pos) *CreateTable {
+	p.next() // TABLE
+	ct := &CreateTable{Pos: pos}
+	if p.isKw("IF") && p.isKwAt(1, "NOT") {
+		p.next()
+		p.next()
+		p.expectKw("EXISTS", "EXISTS after IF NOT")
+		ct.IfNotExists = true
+	}
+	ct.Name = p.qualifiedName("a table name after CREATE TABLE")
+	if p.peek().kind == tLParen {
+		open := p.next()
+		for {
+			ct.Columns = append(ct.Columns, p.parseColumnDef())
+			if !p.accept(tComma) {
+				break
+			}
+		}
+		if p.peek().kind != tRParen {
+			p.unexpected("',' or ')' after the column definition")
+		}
+		p.closeParen(open)
+		if !p.isKw("USING") {
+			p.unexpected("USING and a data source format after the column list")
+		}
+	} else if !p.isKw("USING") {
+		p.unexpected("a column list or USING after the table name")
+	}
+	p.next() // USING
+	ct.Using = p.qualifiedName("a data source format after USING")
+	if p.acceptKw("OPTIONS") {
+		ct.Options = p.parseProperties("OPTIONS")
+	}
+	return ct
+}
+
+// parseColumnDef parses name TYPE [NOT NULL].
+func (p *parser) parseColumnDef() *ColumnDef {
+	name := p.anyName("a column name")
+	cd := &ColumnDef{Pos: name.Pos, Name: name, Type: p.parseType()}
+	if p.isKw("NOT") {
+		p.next()
+		p.expectKw("NULL", "NULL after NOT")
+		cd.NotNull = true
+	}
+	return cd
+}
+
+// parseCreateStreaming parses the rest of
+// CREATE [OR REFRESH] STREAMING TABLE name [TBLPROPERTIES (...)] AS query.
+func (p *parser) parseCreateStreaming(pos Pos, orRefresh bool) *CreateStreamingTable {
+	p.next() // STREAMING
+	p.expectKw("TABLE", "TABLE after STREAMING")
+	st := &CreateStreamingTable{Pos: pos, OrRefresh: orRefresh}
+	st.Name = p.qualifiedName("a table name after STREAMING TABLE")
+	if p.acceptKw("TBLPROPERTIES") {
+		st.Properties = p.parseProperties("TBLPROPERTIES")
+		p.expectKw("AS", "AS and a query after TBLPROPERTIES")
+	} else {
+		p.expectKw("AS", "TBLPROPERTIES or AS and a query after the table name")
+	}
+	if !startsQuery(p.peek()) {
+		p.unexpected("a query after AS")
+	}
+	st.Query = p.parseQuery()
+	return st
+}
+
+// parseProperties parses (key [=] value, ...) after OPTIONS or
+// TBLPROPERTIES. Keys are strings or dotted names; values are strings,
+// numbers or booleans.
+func (p *parser) parseProperties(clause string) []*Property {
+	open := p.expect(tLParen, "'(' after "+clause)
+	var props []*Property
+	for {
+		t := p.peek()
+		prop := &Property{Pos: t.pos}
+		switch {
+		case t.kind == tString:
+			prop.Key = p.next().text
+		case isAnyName(t):
+			parts := []string{p.next().text}
+			for p.peek().kind == tDot {
+				p.next()
+				parts = append(parts, p.anyName("a name after '.'").Name)
+			}
+			prop.Key = strings.Join(parts, ".")
+		default:
+			p.unexpected("a key in " + clause)
+		}
+		p.accept(tEq)
+		prop.Value = p.propertyValue(prop.Key)
+		props = append(props, prop)
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if p.peek().kind != tRParen {
+		p.unexpected("',' or ')' in " + clause)
+	}
+	p.closeParen(open)
+	return props
+}
+
+// propertyValue parses a string, a possibly signed number, or TRUE/FALSE.
+func (p *parser) propertyValue(key string) string {
+	t := p.peek()
+	switch {
+	case t.kind == tString:
+		// One literal only: adjacent strings would swallow the next key.
+		return p.next().text
+	case t.kind == tNumber:
+		p.next()
+		return t.text
+	case (t.kind == tMinus || t.kind == tPlus) && p.peekAt(1).kind == tNumber:
+		p.next()
+		n := p.next()
+		if t.kind == tMinus {
+			return "-" + n.text
+		}
+		return n.text
+	case t.kind == tWord && (t.kw == "TRUE" || t.kw == "FALSE"):
+		p.next()
+		return strings.ToLower(t.kw)
+	}
+	p.unexpected("a string, number or boolean value for '" + truncate(key) + "'")
+	return ""
+}
+
+// stringValue consumes one or more adjacent string literals and returns
+// their concatenation, as Spark does ('a' 'b' is 'ab').
+func (p *parser) stringValue() string {
+	s := p.next().text
+	if p.peek().kind != tString {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s)
+	for p.peek().kind == tString {
+		b.WriteString(p.next().text)
+	}
+	return b.String()
+}
+
+// parseDrop parses DROP TABLE [IF EXISTS] name.
+func (p *parser) parseDrop() *DropTable {
+	drop := p.next()
+	p.expectKw("TABLE", "TABLE after DROP")
+	d := &DropTable{Pos: drop.pos}
+	if p.isKw("IF") && p.isKwAt(1, "EXISTS") {
+		p.next()
+		p.next()
+		d.IfExists = true
+	}
+	d.Name = p.qualifiedName("a table name after DROP TABLE")
+	return d
+}
+
+// parseDescribe parses DESCRIBE [TABLE] name and DESCRIBE HISTORY name.
+// HISTORY is a keyword only when a name follows it, so a table called
+// history can still be described.
+func (p *parser) parseDescribe() Statement {
+	d := p.next()
+	if p.isKw("HISTORY") && isName(p.peekAt(1)) {
+		p.next()
+		return &DescribeHistory{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE HISTORY")}
+	}
+	p.acceptKw("TABLE")
+	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
+}
