@@ -56,7 +56,15 @@ func (m *microBatch) idleProgress(start, wallStart time.Time, durations map[stri
 	p := m.baseProgress(start, durations)
 	p.BatchID = m.batchID
 	p.BatchDuration = durations["triggerExecution"]
+	// As Spark: the last execution's state operators, with the per-trigger
+	// counters zeroed (none before the first epoch of this run).
 	p.StateOperators = []StateOperatorProgress{}
+	if m.ranBatch {
+		for _, so := range m.cfg.exec.StateProgress() {
+			so.NumRowsUpdated, so.NumRowsDroppedByWatermark = 0, 0
+			p.StateOperators = append(p.StateOperators, so)
+		}
+	}
 	for i := range m.cfg.sources {
 		p.Sources = append(p.Sources, SourceProgress{
 			Description:  m.cfg.sourceDescriptions[i],

@@ -265,7 +265,7 @@ func (q *StreamingQuery) record(seq int64, res triggerResult, now time.Time) {
 	// idle timer; an idle trigger reports only if none has for the interval.
 	publish := res.ran
 	if res.ran {
-		q.lastIdleLog = now
+		q.lastIdleLog, q.idleLogged = now, true
 	} else {
 		q.idleSeq = seq
 		if !q.idleLogged || now.Sub(q.lastIdleLog) >= noDataProgressInterval {

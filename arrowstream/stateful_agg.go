@@ -3,8 +3,6 @@ package arrowstream
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -47,13 +45,10 @@ type statefulAggregate struct {
 	keyCodec      *rowCodec
 	valCodec      *rowCodec
 
-	parts  []*checkpoint.StorePartition
-	stores []checkpoint.StateStore
+	state statePartitions
 
 	lastEvictWm int64
 	progress    StateOperatorProgress
-	writer      *checkpoint.Writer
-	storeOpts   checkpoint.StoreOptions
 }
 
 func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode OutputMode, timeKey int, writer *checkpoint.Writer) (*statefulAggregate, error) {
@@ -64,8 +59,8 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	}
 	s := &statefulAggregate{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy),
-		timeKey: timeKey, partialSchema: partial, writer: writer, lastEvictWm: -1,
-		storeOpts: checkpoint.StoreOptions{Allocator: mem},
+		timeKey: timeKey, partialSchema: partial, lastEvictWm: -1,
+		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
 	}
 	if timeKey >= 0 {
 		switch dt := partial.Field(timeKey).Type.(type) {
@@ -96,42 +91,6 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	return s, nil
 }
 
-// openStores opens every state partition at version ep.ID (Spark: every
-// partition commits every epoch).
-func (s *statefulAggregate) openStores(ep EpochInfo) error {
-	n := max(ep.NumPartitions, 1)
-	if len(s.parts) != n {
-		s.parts = make([]*checkpoint.StorePartition, n)
-		for p := range s.parts {
-			dir := filepath.Join(ep.CheckpointDir, "state", strconv.Itoa(s.opID), strconv.Itoa(p))
-			part, err := checkpoint.OpenStorePartition(dir, s.writer, s.storeOpts)
-			if err != nil {
-				return err
-			}
-			s.parts[p] = part
-		}
-	}
-	s.stores = make([]checkpoint.StateStore, n)
-	for p, part := range s.parts {
-		st, err := part.Begin(ep.ID)
-		if err != nil {
-			s.abortStores()
-			return err
-		}
-		s.stores[p] = st
-	}
-	return nil
-}
-
-func (s *statefulAggregate) abortStores() {
-	for _, st := range s.stores {
-		if st != nil {
-			st.Abort()
-		}
-	}
-	s.stores = nil
-}
-
 // keyTimes returns, for each row of rec (partial layout), the time of the
 // watermark key in microseconds and whether it is null.
 func (s *statefulAggregate) keyTimes(rec arrow.Record) ([]arrow.Timestamp, arrow.Array) {
@@ -159,8 +118,8 @@ func (s *statefulAggregate) selectByTime(rec arrow.Record, wmMs int64, atOrBelow
 
 func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
-	s.progress = StateOperatorProgress{OperatorName: "stateStoreSave", NumShufflePartitions: int64(max(ep.NumPartitions, 1)), NumStateStoreInstances: int64(max(ep.NumPartitions, 1))}
-	if err := s.openStores(ep); err != nil {
+	s.progress = StateOperatorProgress{OperatorName: "stateStoreSave"}
+	if err := s.state.open(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
@@ -235,8 +194,7 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			key := s.keyCodec.at(i)
-			st := s.stores[s.keyCodec.hash(i)%uint64(len(s.stores))]
-			if v, ok := st.Get(key); ok {
+			if v, ok := s.state.store(s.keyCodec.hash(i)).Get(key); ok {
 				oldKeys = append(oldKeys, append([]byte(nil), key...))
 				oldVals = append(oldVals, v)
 			}
@@ -300,8 +258,7 @@ func (s *statefulAggregate) save(merged []arrow.Record) error {
 			return err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			st := s.stores[s.keyCodec.hash(i)%uint64(len(s.stores))]
-			st.Put(s.keyCodec.at(i), s.valCodec.at(i))
+			s.state.store(s.keyCodec.hash(i)).Put(s.keyCodec.at(i), s.valCodec.at(i))
 		}
 		s.progress.NumRowsUpdated += rec.NumRows()
 	}
@@ -311,13 +268,11 @@ func (s *statefulAggregate) save(merged []arrow.Record) error {
 // allState returns every stored group (partial layout).
 func (s *statefulAggregate) allState() ([]arrow.Record, error) {
 	var keys, vals [][]byte
-	for _, st := range s.stores {
-		st.Range(func(k, v []byte) bool {
-			keys = append(keys, k)
-			vals = append(vals, v)
-			return true
-		})
-	}
+	s.state.rangeAll(func(k, v []byte) bool {
+		keys = append(keys, k)
+		vals = append(vals, v)
+		return true
+	})
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -350,7 +305,7 @@ func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
 		return nil, err
 	}
 	for i := 0; i < int(gone.NumRows()); i++ {
-		s.stores[s.keyCodec.hash(i)%uint64(len(s.stores))].Delete(s.keyCodec.at(i))
+		s.state.store(s.keyCodec.hash(i)).Delete(s.keyCodec.at(i))
 	}
 	s.progress.NumRowsRemoved += gone.NumRows()
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
@@ -389,23 +344,10 @@ func (s *statefulAggregate) outputSchema() (*arrow.Schema, error) {
 }
 
 func (s *statefulAggregate) commit(ctx context.Context) error {
-	start := time.Now()
-	var total int64
-	for p, st := range s.stores {
-		total += int64(st.Len())
-		if _, err := st.Commit(ctx); err != nil {
-			for _, rest := range s.stores[p+1:] {
-				rest.Abort()
-			}
-			s.stores = nil
-			return fmt.Errorf("arrowstream: commit state of operator %d partition %d: %w", s.opID, p, err)
-		}
-	}
-	s.stores = nil
-	s.progress.NumRowsTotal = total
-	s.progress.CommitTimeMs = time.Since(start).Milliseconds()
-	return nil
+	return s.state.commit(ctx, &s.progress)
 }
+
+func (s *statefulAggregate) abort() { s.state.abort() }
 
 func (s *statefulAggregate) shouldRunAnotherBatch(newWm int64) bool {
 	return s.mode != Complete && s.timeKey >= 0 && newWm > s.lastEvictWm

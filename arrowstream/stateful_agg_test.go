@@ -22,7 +22,7 @@ func (a *aggExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Ope
 	return a.agg.execute(ctx, ep, in[0])
 }
 func (a *aggExecutor) CommitState(ctx context.Context, _ EpochInfo) error { return a.agg.commit(ctx) }
-func (a *aggExecutor) AbortState(EpochInfo)                               { a.agg.abortStores() }
+func (a *aggExecutor) AbortState(EpochInfo)                               { a.agg.abort() }
 func (a *aggExecutor) StateProgress() []StateOperatorProgress {
 	return []StateOperatorProgress{a.agg.progress}
 }
