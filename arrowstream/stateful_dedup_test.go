@@ -57,11 +57,15 @@ func (e *dedupExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.O
 	wm := newEventTimeWatermark(p, 1, 10_000, "w0", &e.stats)
 	return e.dedup.execute(ctx, ep, wm)
 }
-func (e *dedupExecutor) CommitState(ctx context.Context, _ EpochInfo) error { return e.dedup.commit(ctx) }
-func (e *dedupExecutor) AbortState(EpochInfo)                              { e.dedup.abort() }
-func (e *dedupExecutor) WatermarkNodes() []string                          { return []string{"w0"} }
-func (e *dedupExecutor) EventTimeStats() []EventTimeStats                  { return []EventTimeStats{e.stats} }
-func (e *dedupExecutor) ShouldRunAnotherBatch(wm int64) bool               { return e.dedup.shouldRunAnotherBatch(wm) }
+func (e *dedupExecutor) CommitState(ctx context.Context, _ EpochInfo) error {
+	return e.dedup.commit(ctx)
+}
+func (e *dedupExecutor) AbortState(EpochInfo)             { e.dedup.abort() }
+func (e *dedupExecutor) WatermarkNodes() []string         { return []string{"w0"} }
+func (e *dedupExecutor) EventTimeStats() []EventTimeStats { return []EventTimeStats{e.stats} }
+func (e *dedupExecutor) ShouldRunAnotherBatch(wm int64) bool {
+	return e.dedup.shouldRunAnotherBatch(wm)
+}
 func (e *dedupExecutor) StateProgress() []StateOperatorProgress {
 	return []StateOperatorProgress{e.dedup.progress}
 }
