@@ -2,12 +2,18 @@ package arrowstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // statePartitions are the state stores of one stateful operator:
@@ -18,6 +24,12 @@ type statePartitions struct {
 	opID   int
 	writer *checkpoint.Writer
 	opts   checkpoint.StoreOptions
+	// schema describes the operator's state (kind, key and value layout);
+	// it is recorded in state/<op>/_metadata/schema and must match on
+	// restart, so that a changed query is refused instead of misreading
+	// old state.
+	schema  string
+	checked bool
 
 	parts  []*checkpoint.StorePartition
 	stores []checkpoint.StateStore // open for the current epoch
@@ -25,6 +37,12 @@ type statePartitions struct {
 
 // open opens every partition at version ep.ID.
 func (s *statePartitions) open(ep EpochInfo) error {
+	if !s.checked {
+		if err := s.checkSchema(ep.CheckpointDir); err != nil {
+			return err
+		}
+		s.checked = true
+	}
 	n := max(ep.NumPartitions, 1)
 	if len(s.parts) != n {
 		s.parts = make([]*checkpoint.StorePartition, n)
@@ -99,4 +117,50 @@ func (s *statePartitions) rangeAll(fn func(key, value []byte) bool) {
 			return
 		}
 	}
+}
+
+// checkSchema records the state schema on first use and compares it on
+// every later start.
+func (s *statePartitions) checkSchema(checkpointDir string) error {
+	dir := filepath.Join(checkpointDir, "state", strconv.Itoa(s.opID), "_metadata")
+	path := filepath.Join(dir, "schema")
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if string(data) != s.schema {
+			return fmt.Errorf("arrowstream: the state of stateful operator %d in %s was written by a different query: it holds %s, this query needs %s; start the changed query on a new checkpoint location", s.opID, path, data, s.schema)
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("arrowstream: read %s: %w", path, err)
+	}
+	if err := s.writer.MkdirAll(dir); err != nil {
+		return err
+	}
+	if err := s.writer.WriteFile(path, []byte(s.schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+		return err
+	}
+	return nil
+}
+
+// describeState renders an operator's state layout for the schema file.
+func describeState(kind string, key, value *arrow.Schema) string {
+	var b strings.Builder
+	b.WriteString(kind)
+	for _, part := range []struct {
+		name   string
+		schema *arrow.Schema
+	}{{"key", key}, {"value", value}} {
+		b.WriteString(" " + part.name + "<")
+		if part.schema != nil {
+			for i, f := range part.schema.Fields() {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				b.WriteString(f.Name + ":" + vector.TypeName(f.Type))
+			}
+		}
+		b.WriteString(">")
+	}
+	return b.String()
 }

@@ -88,6 +88,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	if s.valCodec, err = newRowCodec(mem, partial, valCols); err != nil {
 		return nil, err
 	}
+	s.state.schema = describeState("aggregate", s.keyCodec.schema, s.valCodec.schema)
 	return s, nil
 }
 

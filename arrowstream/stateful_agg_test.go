@@ -2,6 +2,7 @@ package arrowstream
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -93,5 +94,37 @@ func TestStatefulRunningCountAcrossRestart(t *testing.T) {
 			}
 			q.Stop()
 		})
+	}
+}
+
+func TestStateSchemaChangeRefused(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	src := NewMemoryStream(mem, valueSchema)
+	defer src.Close()
+	sink := &collectSink{}
+	m := NewQueryManager(nil)
+	q := startTestQuery(t, m, dir, src, sink, newCountExecutor(t, mem, Update), ProcessingTime(0))
+	src.AddData([]any{1})
+	if err := q.ProcessAllAvailable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q.Stop()
+	// The same checkpoint with a different aggregation: refused, naming the
+	// state file and both layouts.
+	agg, err := newStatefulAggregate(mem, 0, valueSchema, vector.AggregateSpec{
+		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("value"), "value")},
+		Aggregates: []vector.AggregateCall{{Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
+	}, Update, -1, &checkpoint.Writer{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.AddData([]any{2})
+	q = startTestQuery(t, m, dir, src, sink, &aggExecutor{agg: agg}, ProcessingTime(0))
+	err = q.AwaitTermination(ctx)
+	if err == nil || !strings.Contains(err.Error(), "written by a different query") || !strings.Contains(err.Error(), "_metadata/schema") {
+		t.Fatalf("want a refusal naming the state schema file, got %v", err)
 	}
 }

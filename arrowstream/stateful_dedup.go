@@ -57,6 +57,11 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 		delayMicros: delay.Microseconds(), keyCodec: codec, lastEvictWm: -1,
 		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
 	}
+	kind := "dedup"
+	if withinWatermark {
+		kind = "dedupWithinWatermark"
+	}
+	d.state.schema = describeState(kind, codec.schema, nil)
 	if timeCol >= 0 {
 		if input.Field(timeCol).Type.ID() != arrow.TIMESTAMP {
 			return nil, fmt.Errorf("arrowstream: dropDuplicates: event-time column %s is %s, not a timestamp", input.Field(timeCol).Name, vector.TypeName(input.Field(timeCol).Type))
