@@ -1,0 +1,299 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// exprPrinter renders expressions. pretty selects Spark's automatic
+// column names (toPrettySQL): string literals unquoted, count(*) as
+// count(1).
+type exprPrinter struct {
+	b      strings.Builder
+	pretty bool
+}
+
+func (c *ColumnRef) String() string        { return render(c, false) }
+func (l *Literal) String() string          { return render(l, false) }
+func (c *Call) String() string             { return render(c, false) }
+func (c *Cast) String() string             { return render(c, false) }
+func (g *GetField) String() string         { return render(g, false) }
+func (c *Case) String() string             { return render(c, false) }
+func (*CurrentTimestamp) String() string   { return "current_timestamp()" }
+func (n NamedExpr) String() string         { return renderNamed(n) }
+func (a *AggregateExpr) String() string    { return renderAgg(a, false) }
+func (k SortKey) String() string           { return renderSortKey(k) }
+func (j JoinType) String() string          { return joinTypeNames[j] }
+func (m OutputMode) String() string        { return outputModeNames[m] }
+func (t GroupStateTimeout) String() string { return timeoutNames[t] }
+
+func render(e Expr, pretty bool) string {
+	p := &exprPrinter{pretty: pretty}
+	p.expr(e)
+	return p.b.String()
+}
+
+// AutoName is the column name Spark gives an unaliased select item:
+// the bare column name for a column, the field name for a struct field,
+// otherwise the expression's pretty SQL text, such as count(1) or
+// CAST(window.start AS BIGINT).
+func AutoName(e Expr) string {
+	switch x := e.(type) {
+	case *ColumnRef:
+		return x.Name
+	case *GetField:
+		return x.Name
+	}
+	return render(e, true)
+}
+
+func renderNamed(n NamedExpr) string {
+	if n.Expr == nil {
+		return "<nil> AS " + quoteName(n.Name)
+	}
+	s := n.Expr.String()
+	if c, ok := n.Expr.(*ColumnRef); ok && c.Name == n.Name {
+		return s
+	}
+	return s + " AS " + quoteName(n.Name)
+}
+
+func renderAgg(a *AggregateExpr, pretty bool) string {
+	if a.Func == vector.AggCountStar {
+		if pretty {
+			return "count(1)"
+		}
+		return "count(*)"
+	}
+	p := &exprPrinter{pretty: pretty}
+	p.b.WriteString(a.Func.String())
+	p.b.WriteByte('(')
+	if a.Distinct {
+		p.b.WriteString("DISTINCT ")
+	}
+	for i, x := range a.Args {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.expr(x)
+	}
+	p.b.WriteByte(')')
+	if a.IgnoreNulls {
+		p.b.WriteString(" IGNORE NULLS")
+	}
+	return p.b.String()
+}
+
+func renderSortKey(k SortKey) string {
+	s := "<nil>"
+	if k.Expr != nil {
+		s = k.Expr.String()
+	}
+	if k.Desc {
+		s += " DESC"
+	} else {
+		s += " ASC"
+	}
+	first := !k.Desc
+	switch k.Nulls {
+	case vector.NullsFirst:
+		first = true
+	case vector.NullsLast:
+		first = false
+	}
+	if first {
+		return s + " NULLS FIRST"
+	}
+	return s + " NULLS LAST"
+}
+
+// quoteName backquotes a name unless it is a plain identifier.
+func quoteName(s string) string {
+	plain := s != ""
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+// sqlType renders a type as CAST shows it: BIGINT, DECIMAL(10,2).
+func sqlType(dt arrow.DataType) string {
+	if dt != nil && dt.ID() == arrow.DURATION {
+		return "INTERVAL"
+	}
+	return strings.ToUpper(vector.TypeName(dt))
+}
+
+var infixOps = map[string]string{
+	"+": "+", "-": "-", "*": "*", "/": "/", "%": "%",
+	"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "<=>": "<=>",
+	"and": "AND", "or": "OR",
+}
+
+func (p *exprPrinter) list(args []Expr) {
+	for i, a := range args {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.expr(a)
+	}
+}
+
+func (p *exprPrinter) expr(e Expr) {
+	switch x := e.(type) {
+	case nil:
+		p.b.WriteString("<nil>")
+	case *ColumnRef:
+		p.b.WriteString(quoteName(x.Name))
+	case *Literal:
+		p.literal(x)
+	case *Cast:
+		p.b.WriteString("CAST(")
+		p.expr(x.X)
+		p.b.WriteString(" AS ")
+		p.b.WriteString(sqlType(x.To))
+		p.b.WriteByte(')')
+	case *GetField:
+		p.expr(x.X)
+		p.b.WriteByte('.')
+		p.b.WriteString(quoteName(x.Name))
+	case *Case:
+		p.b.WriteString("CASE")
+		for _, w := range x.Whens {
+			p.b.WriteString(" WHEN ")
+			p.expr(w.Cond)
+			p.b.WriteString(" THEN ")
+			p.expr(w.Then)
+		}
+		if x.Else != nil {
+			p.b.WriteString(" ELSE ")
+			p.expr(x.Else)
+		}
+		p.b.WriteString(" END")
+	case *CurrentTimestamp:
+		p.b.WriteString("current_timestamp()")
+	case *aggPlaceholder:
+		p.b.WriteString(renderAgg(x.agg, p.pretty))
+	case *Call:
+		p.call(x)
+	default:
+		fmt.Fprintf(&p.b, "<%T>", e)
+	}
+}
+
+func (p *exprPrinter) call(x *Call) {
+	if op, ok := infixOps[x.Func]; ok && len(x.Args) == 2 {
+		p.b.WriteByte('(')
+		p.expr(x.Args[0])
+		p.b.WriteString(" " + op + " ")
+		p.expr(x.Args[1])
+		p.b.WriteByte(')')
+		return
+	}
+	switch x.Func {
+	case "negative":
+		if len(x.Args) == 1 {
+			p.b.WriteString("(- ")
+			p.expr(x.Args[0])
+			p.b.WriteByte(')')
+			return
+		}
+	case "not":
+		if len(x.Args) == 1 {
+			p.b.WriteString("(NOT ")
+			p.expr(x.Args[0])
+			p.b.WriteByte(')')
+			return
+		}
+	case "isnull", "isnotnull":
+		if len(x.Args) == 1 {
+			p.b.WriteByte('(')
+			p.expr(x.Args[0])
+			if x.Func == "isnull" {
+				p.b.WriteString(" IS NULL)")
+			} else {
+				p.b.WriteString(" IS NOT NULL)")
+			}
+			return
+		}
+	case "in":
+		if len(x.Args) >= 1 {
+			p.b.WriteByte('(')
+			p.expr(x.Args[0])
+			p.b.WriteString(" IN (")
+			p.list(x.Args[1:])
+			p.b.WriteString("))")
+			return
+		}
+	case "between":
+		if len(x.Args) == 3 {
+			p.b.WriteByte('(')
+			p.expr(x.Args[0])
+			p.b.WriteString(" BETWEEN ")
+			p.expr(x.Args[1])
+			p.b.WriteString(" AND ")
+			p.expr(x.Args[2])
+			p.b.WriteByte(')')
+			return
+		}
+	case "like":
+		if len(x.Args) == 2 {
+			p.expr(x.Args[0])
+			p.b.WriteString(" LIKE ")
+			p.expr(x.Args[1])
+			return
+		}
+	}
+	p.b.WriteString(x.Func)
+	p.b.WriteByte('(')
+	p.list(x.Args)
+	p.b.WriteByte(')')
+}
+
+func (p *exprPrinter) literal(l *Literal) {
+	if l.Value == nil {
+		if l.Type == nil || l.Type.ID() == arrow.NULL || p.pretty {
+			p.b.WriteString("NULL")
+			return
+		}
+		p.b.WriteString("CAST(NULL AS " + sqlType(l.Type) + ")")
+		return
+	}
+	switch v := l.Value.(type) {
+	case string:
+		if p.pretty {
+			p.b.WriteString(v)
+			return
+		}
+		p.b.WriteString("'" + strings.ReplaceAll(v, "'", "\\'") + "'")
+		return
+	case arrow.Duration:
+		p.b.WriteString("INTERVAL '" + vector.FormatInterval(int64(v)) + "'")
+		return
+	case int64:
+		if p.pretty {
+			fmt.Fprint(&p.b, v)
+			return
+		}
+		fmt.Fprintf(&p.b, "%dL", v)
+		return
+	case bool:
+		if v {
+			p.b.WriteString("true")
+		} else {
+			p.b.WriteString("false")
+		}
+		return
+	}
+	p.b.WriteString(vector.FormatValue(l.Value, l.Type))
+}
