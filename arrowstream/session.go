@@ -1,0 +1,300 @@
+package arrowstream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// SessionOptions configure a Session. The zero value is usable.
+type SessionOptions struct {
+	// Allocator for all query data (default: a PoolAllocator over Go's).
+	Allocator memory.Allocator
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// Clock drives triggers and batch timestamps (default the system clock).
+	Clock Clock
+	// CheckpointRoot is where queries without a checkpointLocation option
+	// keep their checkpoint: <root>/<queryName> (Spark's
+	// spark.sql.streaming.checkpointLocation). Empty: a temporary directory
+	// per query, deleted when the query stops cleanly.
+	CheckpointRoot string
+	// Conf holds session settings, by Spark's keys where one exists
+	// (spark.sql.shuffle.partitions, ...multipleWatermarkPolicy,
+	// ...noDataMicroBatches.enabled, ...minBatchesToRetain).
+	Conf map[string]string
+}
+
+// Session is the entry point of the Go API (Spark's SparkSession): it holds
+// the catalog of tables, the registered source and sink formats and the
+// query manager. Safe for concurrent use.
+type Session struct {
+	mem     memory.Allocator
+	logger  *slog.Logger
+	clock   Clock
+	ckRoot  string
+	manager *QueryManager
+	catalog *plan.MemoryCatalog
+
+	mu          sync.Mutex
+	conf        map[string]string
+	sourceFmts  map[string]SourceFormat
+	sinkFmts    map[string]SinkFormat
+	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
+}
+
+// SourceFormat creates a streaming source of a format from options (the
+// USING clause of CREATE TABLE, DataStreamReader.Format). schema is the
+// user's schema or nil.
+type SourceFormat func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (Source, error)
+
+// SinkFormat creates a sink for a query (DataStreamWriter.Format).
+type SinkFormat func(ctx context.Context, mem memory.Allocator, info SinkInfo) (Sink, error)
+
+// RecoverableSink is a sink that says whether a query may resume from an
+// existing checkpoint (the memory sink refuses Append and Update unless it
+// persists its data).
+type RecoverableSink interface {
+	CanRecover(checkpointDir string, mode OutputMode) error
+}
+
+// NewSession returns a session with the built-in source formats (memory,
+// rate, rate-micro-batch).
+func NewSession(opts SessionOptions) *Session {
+	s := &Session{
+		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot,
+		catalog: plan.NewMemoryCatalog(), conf: map[string]string{},
+		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
+	}
+	if s.mem == nil {
+		s.mem = vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if s.clock == nil {
+		s.clock = SystemClock{}
+	}
+	for k, v := range opts.Conf {
+		s.conf[k] = v
+	}
+	s.manager = NewQueryManager(s.logger)
+	s.sourceFmts["rate"] = func(mem memory.Allocator, _ *arrow.Schema, o map[string]string) (Source, error) {
+		ro, err := ParseRateOptions(o)
+		if err != nil {
+			return nil, err
+		}
+		ro.Clock = s.clock
+		return NewRateSource(mem, ro)
+	}
+	s.sourceFmts["rate-micro-batch"] = func(mem memory.Allocator, _ *arrow.Schema, o map[string]string) (Source, error) {
+		ro, err := ParseRateMicroBatchOptions(o)
+		if err != nil {
+			return nil, err
+		}
+		return NewRateMicroBatchSource(mem, ro)
+	}
+	return s
+}
+
+// Allocator returns the session's allocator.
+func (s *Session) Allocator() memory.Allocator { return s.mem }
+
+// Streams returns the session's query manager.
+func (s *Session) Streams() *QueryManager { return s.manager }
+
+// Catalog returns the session's table catalog (sources and static tables);
+// catalogs added with AddCatalog are consulted after it.
+func (s *Session) Catalog() plan.Catalog { return sessionCatalog{s} }
+
+// AddCatalog makes the tables of c (sink tables, for instance) visible to
+// queries.
+func (s *Session) AddCatalog(c plan.Catalog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.extraTables = append(s.extraTables, c)
+}
+
+// RegisterSourceFormat adds (or replaces) a source format.
+func (s *Session) RegisterSourceFormat(name string, f SourceFormat) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sourceFmts[strings.ToLower(name)] = f
+}
+
+// RegisterSinkFormat adds (or replaces) a sink format.
+func (s *Session) RegisterSinkFormat(name string, f SinkFormat) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sinkFmts[strings.ToLower(name)] = f
+}
+
+// SetConf sets a session setting.
+func (s *Session) SetConf(key, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conf[key] = value
+}
+
+// Conf returns a session setting and whether it is set.
+func (s *Session) Conf(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.conf[key]
+	return v, ok
+}
+
+func (s *Session) confCopy() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return copyConf(s.conf)
+}
+
+// RegisterStream makes src readable as the streaming table name. Every
+// query over name reads this one source (as Spark's MemoryStream: data
+// added to it reaches every query).
+func (s *Session) RegisterStream(name string, src Source) {
+	s.catalog.Register(name, &streamTable{schema: src.Schema(), shared: src})
+}
+
+// RegisterSource declares the streaming table name of a format: each query
+// that reads it creates its own source from the options (CREATE TABLE
+// name USING format OPTIONS (...)).
+func (s *Session) RegisterSource(name, format string, schema *arrow.Schema, opts map[string]string) error {
+	s.mu.Lock()
+	f, ok := s.sourceFmts[strings.ToLower(format)]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("arrowstream: unknown source format %q for table %s (known: %s)", format, name, strings.Join(s.formatNames(), ", "))
+	}
+	// Build one source now: it checks the options and gives the schema.
+	probe, err := f(s.mem, schema, opts)
+	if err != nil {
+		return fmt.Errorf("arrowstream: table %s: %w", name, err)
+	}
+	sch := probe.Schema()
+	probe.Close()
+	s.catalog.Register(name, &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, schema, opts) }})
+	return nil
+}
+
+// RegisterTable adds a static table over records (borrowed and retained).
+func (s *Session) RegisterTable(name string, schema *arrow.Schema, records ...arrow.Record) error {
+	t, err := plan.NewMemTable(schema, records...)
+	if err != nil {
+		return fmt.Errorf("arrowstream: table %s: %w", name, err)
+	}
+	s.catalog.Register(name, t)
+	return nil
+}
+
+// DropTable removes a source or static table.
+func (s *Session) DropTable(name string) bool {
+	if t, err := s.catalog.Table(name); err == nil {
+		if mt, ok := t.(*plan.MemTable); ok {
+			defer mt.Release()
+		}
+	}
+	return s.catalog.Drop(name)
+}
+
+func (s *Session) formatNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for n := range s.sourceFmts {
+		out = append(out, n)
+	}
+	return out
+}
+
+// streamTable is a catalog entry for a streaming source: either one shared
+// source instance or a factory that makes one per query.
+type streamTable struct {
+	schema  *arrow.Schema
+	shared  Source
+	factory func() (Source, error)
+}
+
+func (t *streamTable) Schema() *arrow.Schema { return t.schema }
+func (t *streamTable) Streaming() bool       { return true }
+
+// open returns the source for a query and whether the query owns it
+// (closes it when it stops).
+func (t *streamTable) open() (Source, bool, error) {
+	if t.shared != nil {
+		return t.shared, false, nil
+	}
+	src, err := t.factory()
+	return src, true, err
+}
+
+// sessionCatalog looks names up in the session's catalog, then in the
+// added catalogs.
+type sessionCatalog struct{ s *Session }
+
+func (c sessionCatalog) Table(name string) (plan.Table, error) {
+	t, err := c.s.catalog.Table(name)
+	if err == nil {
+		return t, nil
+	}
+	c.s.mu.Lock()
+	extra := append([]plan.Catalog(nil), c.s.extraTables...)
+	c.s.mu.Unlock()
+	for _, cat := range extra {
+		if t, err2 := cat.Table(name); err2 == nil {
+			return t, nil
+		}
+	}
+	return nil, err
+}
+
+func (c sessionCatalog) TableNames() []string {
+	names := c.s.catalog.TableNames()
+	c.s.mu.Lock()
+	extra := append([]plan.Catalog(nil), c.s.extraTables...)
+	c.s.mu.Unlock()
+	for _, cat := range extra {
+		if l, ok := cat.(plan.TableLister); ok {
+			names = append(names, l.TableNames()...)
+		}
+	}
+	return names
+}
+
+// defaultShufflePartitions is GOMAXPROCS, as the issue asks (Spark: 200).
+func defaultShufflePartitions() string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }
+
+// checkpointDirFor decides a query's checkpoint location (Spark's rules):
+// the checkpointLocation option, else <root>/<name>, else a temporary
+// directory removed on clean stop.
+func (s *Session) checkpointDirFor(name string, opts map[string]string) (dir string, temporary bool, err error) {
+	for k, v := range opts {
+		if strings.EqualFold(k, "checkpointLocation") && v != "" {
+			return v, false, nil
+		}
+	}
+	if s.ckRoot != "" && name != "" {
+		return filepath.Join(s.ckRoot, name), false, nil
+	}
+	d, err := os.MkdirTemp("", "arrowstream-checkpoint-")
+	if err != nil {
+		return "", false, fmt.Errorf("arrowstream: temporary checkpoint directory: %w", err)
+	}
+	return d, true, nil
+}
+
+var _ = checkpoint.ErrCorrupt
