@@ -21,6 +21,9 @@ type Env struct {
 	BatchTimestamp time.Time
 }
 
+// nowFunc is the clock of batch queries (a variable for tests).
+var nowFunc = time.Now
+
 // batchMicros returns current_timestamp() in microseconds.
 func (env *Env) batchMicros() (int64, error) {
 	if env == nil || env.BatchTimestamp.IsZero() {
