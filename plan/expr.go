@@ -338,6 +338,8 @@ type aggPlaceholder struct {
 
 func (*aggPlaceholder) exprNode()                  {}
 func (p *aggPlaceholder) DataType() arrow.DataType { return p.agg.Type }
-func (p *aggPlaceholder) Nullable() bool           { return p.agg.Func != vector.AggCount && p.agg.Func != vector.AggCountStar }
-func (p *aggPlaceholder) Children() []Expr         { return nil }
-func (p *aggPlaceholder) String() string           { return p.agg.String() }
+func (p *aggPlaceholder) Nullable() bool {
+	return p.agg.Func != vector.AggCount && p.agg.Func != vector.AggCountStar
+}
+func (p *aggPlaceholder) Children() []Expr { return nil }
+func (p *aggPlaceholder) String() string   { return p.agg.String() }

@@ -15,6 +15,9 @@ import (
 type exprPrinter struct {
 	b      strings.Builder
 	pretty bool
+	// ordinals renders columns by ordinal and literals with their type,
+	// for structural comparison (exprKey).
+	ordinals bool
 }
 
 func (c *ColumnRef) String() string        { return render(c, false) }
@@ -154,8 +157,15 @@ func (p *exprPrinter) expr(e Expr) {
 	case nil:
 		p.b.WriteString("<nil>")
 	case *ColumnRef:
+		if p.ordinals {
+			fmt.Fprintf(&p.b, "#%d", x.Index)
+			return
+		}
 		p.b.WriteString(quoteName(x.Name))
 	case *Literal:
+		if p.ordinals {
+			p.b.WriteString(vector.TypeName(x.Type) + ":")
+		}
 		p.literal(x)
 	case *Cast:
 		p.b.WriteString("CAST(")
@@ -183,6 +193,10 @@ func (p *exprPrinter) expr(e Expr) {
 	case *CurrentTimestamp:
 		p.b.WriteString("current_timestamp()")
 	case *aggPlaceholder:
+		if p.ordinals {
+			fmt.Fprintf(&p.b, "agg#%d", x.index)
+			return
+		}
 		p.b.WriteString(renderAgg(x.agg, p.pretty))
 	case *Call:
 		p.call(x)

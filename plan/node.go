@@ -27,12 +27,11 @@ const (
 	FullOuterJoin
 	LeftSemiJoin
 	LeftAntiJoin
-	CrossJoin
 )
 
 var joinTypeNames = map[JoinType]string{
 	InnerJoin: "Inner", LeftOuterJoin: "LeftOuter", RightOuterJoin: "RightOuter",
-	FullOuterJoin: "FullOuter", LeftSemiJoin: "LeftSemi", LeftAntiJoin: "LeftAnti", CrossJoin: "Cross",
+	FullOuterJoin: "FullOuter", LeftSemiJoin: "LeftSemi", LeftAntiJoin: "LeftAnti",
 }
 
 // OutputMode is a streaming query's output mode; the values match

@@ -216,7 +216,7 @@ func NewJoin(left, right Node, typ JoinType, cond Expr) (*Join, error) {
 	if left == nil || right == nil {
 		return nil, errNilInput
 	}
-	if typ < InnerJoin || typ > CrossJoin {
+	if typ < InnerJoin || typ > LeftAntiJoin {
 		return nil, fmt.Errorf("plan: unknown join type %d", int(typ))
 	}
 	if cond != nil && cond.DataType().ID() != arrow.BOOL && cond.DataType().ID() != arrow.NULL {

@@ -1,0 +1,186 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// assignWindows finds window(...) and session_window(...) calls in GROUP
+// BY and among the select items, adds the WindowAssign or SessionWindow
+// node that computes them below the rest of the block, and records each
+// call as a reference to the new column (named window or session_window,
+// as Spark names it, shadowing an input column of that name).
+func assignWindows(cur *scope, s selectSpec, special map[sql.Expr]Expr) (*scope, error) {
+	var calls []*sql.FuncCall
+	consider := func(e sql.Expr) {
+		if f, ok := e.(*sql.FuncCall); ok {
+			switch strings.ToLower(f.Name.Name) {
+			case "window", "session_window":
+				calls = append(calls, f)
+			}
+		}
+	}
+	for _, g := range s.groupBy {
+		consider(g)
+	}
+	for _, it := range s.items {
+		consider(it.Expr)
+	}
+	if len(calls) == 0 {
+		return cur, nil
+	}
+	first := sql.Format(calls[0])
+	for _, c := range calls[1:] {
+		if sql.Format(c) != first {
+			return nil, errorAt(c.Pos, ErrUnsupported, "Multiple time/session window expressions would result in a cartesian product of rows, therefore they are currently not supported.")
+		}
+	}
+	f := calls[0]
+	name := strings.ToLower(f.Name.Name)
+	r := &resolver{sc: cur, clause: name + "()"}
+	if len(f.Args) < 2 || name == "window" && len(f.Args) > 4 || name == "session_window" && len(f.Args) > 2 {
+		return nil, errorAt(f.Pos, ErrType, "%s() needs a time column and %s, got %d arguments.", name,
+			map[bool]string{true: "a gap duration", false: "1 to 3 durations"}[name == "session_window"], len(f.Args))
+	}
+	t, err := r.expr(f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if arrow.TypeEqual(t.DataType(), vector.WindowType) {
+		// Windowing a window column windows its window_time (end - 1µs).
+		if t, err = newCall(f.Pos, "window_time", t); err != nil {
+			return nil, err
+		}
+	}
+	if isString(t.DataType()) {
+		t = castTo(t, vector.Timestamp)
+	}
+	if !arrow.TypeEqual(t.DataType(), vector.Timestamp) {
+		return nil, errorAt(f.Args[0].Position(), ErrType, "The time column of %s() must be a timestamp, but %s is %s.", name, t, typeOrNil(t))
+	}
+	durs := make([]int64, len(f.Args)-1)
+	for i, a := range f.Args[1:] {
+		if durs[i], err = durationArg(a); err != nil {
+			return nil, err
+		}
+	}
+	var node Node
+	if name == "session_window" {
+		node, err = NewSessionWindow(cur.node, t, durs[0], "session_window")
+	} else {
+		width := durs[0]
+		slide, start := width, int64(0)
+		if len(durs) > 1 {
+			slide = durs[1]
+		}
+		if len(durs) > 2 {
+			start = durs[2]
+		}
+		node, err = NewWindowAssign(cur.node, t, width, slide, start, "window")
+	}
+	if err != nil {
+		return nil, errorAt(f.Pos, ErrType, "%v", trimSentinel(err))
+	}
+	cols := make([]scopeCol, len(cur.cols), len(cur.cols)+1)
+	copy(cols, cur.cols)
+	for i, fl := range cur.node.Schema().Fields() {
+		if strings.EqualFold(fl.Name, name) {
+			cols[i].shadowed = true
+		}
+	}
+	cols = append(cols, scopeCol{})
+	ref := ColumnOf(node.Schema(), len(cols)-1)
+	for _, c := range calls {
+		special[c] = ref
+	}
+	return &scope{node: node, cols: cols}, nil
+}
+
+// durationArg reads a window duration: a string such as '10 seconds' or
+// an interval literal, without months.
+func durationArg(a sql.Expr) (int64, error) {
+	var iv sql.Interval
+	var err error
+	switch x := a.(type) {
+	case *sql.Literal:
+		if x.Kind != sql.LitString {
+			return 0, errorAt(x.Pos, ErrType, "A window duration must be a string such as '10 seconds' or an interval, not %s.", sql.Format(x))
+		}
+		iv, err = sql.ParseInterval(x.Value)
+	case *sql.IntervalLit:
+		iv, err = x.Value()
+	default:
+		return 0, errorAt(a.Position(), ErrType, "A window duration must be a constant string or interval, not %s.", sql.Format(a))
+	}
+	if err != nil {
+		return 0, errorAt(a.Position(), ErrType, "The window duration %s is invalid: %v.", sql.Format(a), err)
+	}
+	if iv.Months != 0 {
+		return 0, errorAt(a.Position(), ErrType, "Intervals greater than a month is not supported (%s).", sql.Format(a))
+	}
+	us, err := iv.Fixed()
+	if err != nil {
+		return 0, errorAt(a.Position(), ErrType, "The window duration %s is invalid: %v.", sql.Format(a), err)
+	}
+	return us, nil
+}
+
+// assignGenerator adds the Explode node for an explode(...) select item.
+func assignGenerator(cur *scope, items []outItem, special map[sql.Expr]Expr, aggregating bool) (*scope, error) {
+	var gen *outItem
+	for i := range items {
+		f, ok := items[i].src.(*sql.FuncCall)
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(f.Name.Name) {
+		case "explode", "explode_outer":
+		default:
+			continue
+		}
+		if gen != nil {
+			return nil, errorAt(f.Pos, ErrUnsupported, "Only one generator allowed per select clause but found 2: %s and %s.", sql.Format(gen.src), sql.Format(f))
+		}
+		gen = &items[i]
+	}
+	if gen == nil {
+		return cur, nil
+	}
+	f := gen.src.(*sql.FuncCall)
+	if aggregating {
+		return nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported when it's nested in expressions or used together with aggregate functions: %s.", sql.Format(f))
+	}
+	if len(f.Args) != 1 {
+		return nil, errorAt(f.Pos, ErrType, "%s() needs one argument, got %d.", strings.ToLower(f.Name.Name), len(f.Args))
+	}
+	r := &resolver{sc: cur, clause: "explode()", special: special}
+	arg, err := r.expr(f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	name := "col"
+	if gen.alias {
+		name = gen.name
+	}
+	e, err := NewExplode(cur.node, arg, name, strings.EqualFold(f.Name.Name, "explode_outer"))
+	if err != nil {
+		return nil, errorAt(f.Pos, ErrType, "%v", trimSentinel(err))
+	}
+	cols := append(append([]scopeCol(nil), cur.cols...), scopeCol{})
+	special[f] = ColumnOf(e.Schema(), len(cols)-1)
+	return &scope{node: e, cols: cols}, nil
+}
+
+// trimSentinel drops the ": <sentinel>" suffix a constructor error ends
+// with, for messages that wrap it again.
+func trimSentinel(err error) string {
+	s := err.Error()
+	for _, sen := range []error{ErrType, ErrUnsupported} {
+		s = strings.TrimSuffix(s, ": "+sen.Error())
+	}
+	return s
+}

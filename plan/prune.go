@@ -1,0 +1,421 @@
+package plan
+
+import "fmt"
+
+// PruneColumns removes columns no ancestor needs: unused projection
+// items and aggregates, and unread columns of batch scans; joins and
+// unions get projections on their inputs. The root keeps its schema.
+func PruneColumns(n Node) (Node, error) {
+	need := make([]bool, n.Schema().NumFields())
+	for i := range need {
+		need[i] = true
+	}
+	out, m, err := prune(n, need)
+	if err != nil {
+		return nil, err
+	}
+	if isIdentityMap(m, len(need)) {
+		return out, nil
+	}
+	// The root gained columns: select the original ones back.
+	s := out.Schema()
+	exprs := make([]NamedExpr, len(m))
+	for i, j := range m {
+		exprs[i] = NamedExpr{Name: n.Schema().Field(i).Name, Expr: ColumnOf(s, j)}
+	}
+	return NewProject(out, exprs)
+}
+
+func isIdentityMap(m []int, n int) bool {
+	if len(m) != n {
+		return false
+	}
+	for i, j := range m {
+		if i != j {
+			return false
+		}
+	}
+	return true
+}
+
+// identity is the map of a node whose columns did not move.
+func identity(n int) []int {
+	m := make([]int, n)
+	for i := range m {
+		m[i] = i
+	}
+	return m
+}
+
+func all(n int) []bool {
+	b := make([]bool, n)
+	for i := range b {
+		b[i] = true
+	}
+	return b
+}
+
+func markColumns(need []bool, es ...Expr) {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		for _, c := range Columns(e) {
+			if c >= 0 && c < len(need) {
+				need[c] = true
+			}
+		}
+	}
+}
+
+// prune returns n rewritten to produce at least the needed columns, and
+// the map from n's column ordinals to the new node's (-1: dropped).
+func prune(n Node, need []bool) (Node, []int, error) {
+	switch x := n.(type) {
+	case *Scan:
+		return pruneScan(x, need)
+	case *Project:
+		return pruneProject(x, need)
+	case *Filter:
+		in := append(make([]bool, 0, len(need)), need...)
+		markColumns(in, x.Cond)
+		child, m, err := prune(x.Input, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := remapColumns(x.Cond, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &Filter{Input: child, Cond: c}, m, nil
+	case *Sort:
+		in := append(make([]bool, 0, len(need)), need...)
+		keys := make([]Expr, len(x.Keys))
+		for i, k := range x.Keys {
+			keys[i] = k.Expr
+		}
+		markColumns(in, keys...)
+		child, m, err := prune(x.Input, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		out := &Sort{Input: child, Keys: make([]SortKey, len(x.Keys))}
+		for i, k := range x.Keys {
+			e, err := remapColumns(k.Expr, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			out.Keys[i] = SortKey{Expr: e, Desc: k.Desc, Nulls: k.Nulls}
+		}
+		return out, m, nil
+	case *Limit:
+		child, m, err := prune(x.Input, need)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := *x
+		c.Input = child
+		return &c, m, nil
+	case *SubqueryAlias:
+		child, m, err := prune(x.Input, need)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &SubqueryAlias{Input: child, Alias: x.Alias}, m, nil
+	case *EventTimeWatermark:
+		in := append(make([]bool, 0, len(need)), need...)
+		in[x.Column] = true
+		child, m, err := prune(x.Input, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := NewEventTimeWatermark(child, m[x.Column], x.DelayMs)
+		if err != nil {
+			return nil, nil, err
+		}
+		return w, m, nil
+	case *Deduplicate:
+		in := append(make([]bool, 0, len(need)), need...)
+		if len(x.Keys) == 0 {
+			in = all(len(need))
+		}
+		for _, k := range x.Keys {
+			in[k] = true
+		}
+		child, m, err := prune(x.Input, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := *x
+		c.Input = child
+		if len(x.Keys) == 0 && child.Schema().NumFields() != len(need) {
+			// Dedup on every column must not gain columns.
+			return nil, nil, fmt.Errorf("plan: pruning changed the columns of %s", x)
+		}
+		c.Keys = make([]int, len(x.Keys))
+		for i, k := range x.Keys {
+			c.Keys[i] = m[k]
+		}
+		return &c, m, nil
+	case *WindowAssign, *SessionWindow, *Explode:
+		return pruneAppend(n, need)
+	case *Aggregate:
+		return pruneAggregate(x, need)
+	case *Join:
+		return pruneJoin(x, need)
+	case *Union:
+		return pruneUnion(x, need)
+	}
+	// Values, FlatMapGroupsWithState, and anything unknown: keep as is,
+	// with the whole input of a FlatMapGroupsWithState (its function sees
+	// entire rows).
+	return n, identity(len(need)), nil
+}
+
+func pruneScan(s *Scan, need []bool) (Node, []int, error) {
+	if s.Streaming {
+		return s, identity(len(need)), nil
+	}
+	// Scan columns are table ordinals; keep at least one so that row
+	// counts survive (count(*)).
+	cur := s.Columns
+	if cur == nil {
+		cur = identity(len(need))
+	}
+	var cols []int
+	m := make([]int, len(need))
+	for i := range need {
+		m[i] = -1
+		if need[i] {
+			m[i] = len(cols)
+			cols = append(cols, cur[i])
+		}
+	}
+	if len(cols) == 0 && len(need) > 0 {
+		cols = []int{cur[0]}
+		m[0] = 0
+	}
+	if len(cols) == len(cur) {
+		return s, identity(len(need)), nil
+	}
+	c := *s
+	c.Columns = cols
+	return c.withSchema(), m, nil
+}
+
+func pruneProject(p *Project, need []bool) (Node, []int, error) {
+	var kept []NamedExpr
+	m := make([]int, len(need))
+	for i, e := range p.Exprs {
+		m[i] = -1
+		if need[i] {
+			m[i] = len(kept)
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 && len(p.Exprs) > 0 {
+		kept = append(kept, p.Exprs[0])
+		m[0] = 0
+	}
+	in := make([]bool, p.Input.Schema().NumFields())
+	for _, e := range kept {
+		markColumns(in, e.Expr)
+	}
+	child, cm, err := prune(p.Input, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	exprs := make([]NamedExpr, len(kept))
+	for i, e := range kept {
+		x, err := remapColumns(e.Expr, cm)
+		if err != nil {
+			return nil, nil, err
+		}
+		exprs[i] = NamedExpr{Name: e.Name, Expr: x}
+	}
+	np, err := NewProject(child, exprs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return np, m, nil
+}
+
+// pruneAppend prunes the input of a node that appends one column to its
+// input's (windows, explode).
+func pruneAppend(n Node, need []bool) (Node, []int, error) {
+	nIn := len(need) - 1
+	in := append(make([]bool, 0, nIn), need[:nIn]...)
+	var e Expr
+	switch x := n.(type) {
+	case *WindowAssign:
+		e = x.Time
+	case *SessionWindow:
+		e = x.Time
+	case *Explode:
+		e = x.Expr
+	}
+	markColumns(in, e)
+	child, cm, err := prune(n.Children()[0], in)
+	if err != nil {
+		return nil, nil, err
+	}
+	ne, err := remapColumns(e, cm)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out Node
+	switch x := n.(type) {
+	case *WindowAssign:
+		out, err = NewWindowAssign(child, ne, x.Width, x.Slide, x.Start, x.Name)
+	case *SessionWindow:
+		out, err = NewSessionWindow(child, ne, x.Gap, x.Name)
+	case *Explode:
+		out, err = NewExplode(child, ne, x.Name, x.Outer)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m := append(append([]int(nil), cm...), out.Schema().NumFields()-1)
+	return out, m, nil
+}
+
+func pruneAggregate(a *Aggregate, need []bool) (Node, []int, error) {
+	nk := len(a.GroupBy)
+	m := make([]int, len(need))
+	for i := 0; i < nk; i++ {
+		m[i] = i
+	}
+	var aggs []AggregateExpr
+	for i, g := range a.Aggs {
+		m[nk+i] = -1
+		if need[nk+i] {
+			m[nk+i] = nk + len(aggs)
+			aggs = append(aggs, g)
+		}
+	}
+	if len(aggs) == 0 && nk == 0 && len(a.Aggs) > 0 {
+		aggs = append(aggs, a.Aggs[0])
+		m[0] = 0
+	}
+	in := make([]bool, a.Input.Schema().NumFields())
+	for _, k := range a.GroupBy {
+		markColumns(in, k.Expr)
+	}
+	for _, g := range aggs {
+		markColumns(in, g.Args...)
+	}
+	child, cm, err := prune(a.Input, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([]NamedExpr, nk)
+	for i, k := range a.GroupBy {
+		e, err := remapColumns(k.Expr, cm)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[i] = NamedExpr{Name: k.Name, Expr: e}
+	}
+	for i := range aggs {
+		g := aggs[i]
+		g.Args = make([]Expr, len(aggs[i].Args))
+		for j, x := range aggs[i].Args {
+			if g.Args[j], err = remapColumns(x, cm); err != nil {
+				return nil, nil, err
+			}
+		}
+		aggs[i] = g
+	}
+	out, err := NewAggregate(child, keys, aggs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, m, nil
+}
+
+func pruneJoin(j *Join, need []bool) (Node, []int, error) {
+	nl, nr := j.Left.Schema().NumFields(), j.Right.Schema().NumFields()
+	both := make([]bool, nl+nr)
+	copy(both, need)
+	markColumns(both, j.Cond)
+	left, lm, err := prune(j.Left, both[:nl])
+	if err != nil {
+		return nil, nil, err
+	}
+	right, rm, err := prune(j.Right, both[nl:])
+	if err != nil {
+		return nil, nil, err
+	}
+	nl2 := left.Schema().NumFields()
+	jm := make([]int, nl+nr)
+	for i, v := range lm {
+		jm[i] = v
+	}
+	for i, v := range rm {
+		jm[nl+i] = -1
+		if v >= 0 {
+			jm[nl+i] = nl2 + v
+		}
+	}
+	var cond Expr
+	if j.Cond != nil {
+		if cond, err = remapColumns(j.Cond, jm); err != nil {
+			return nil, nil, err
+		}
+	}
+	out, err := NewJoin(left, right, j.Type, cond)
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Using = j.Using
+	return out, jm[:len(need)], nil
+}
+
+func pruneUnion(u *Union, need []bool) (Node, []int, error) {
+	var cols []int
+	for i, b := range need {
+		if b {
+			cols = append(cols, i)
+		}
+	}
+	if len(cols) == 0 && len(need) > 0 {
+		cols = []int{0}
+	}
+	inputs := make([]Node, len(u.Inputs))
+	for k, in := range u.Inputs {
+		inNeed := make([]bool, len(need))
+		for _, c := range cols {
+			inNeed[c] = true
+		}
+		child, cm, err := prune(in, inNeed)
+		if err != nil {
+			return nil, nil, err
+		}
+		s := child.Schema()
+		exprs := make([]NamedExpr, len(cols))
+		for i, c := range cols {
+			exprs[i] = NamedExpr{Name: in.Schema().Field(c).Name, Expr: ColumnOf(s, cm[c])}
+		}
+		if isIdentity(child, exprs) {
+			inputs[k] = child
+			continue
+		}
+		p, err := NewProject(child, exprs)
+		if err != nil {
+			return nil, nil, err
+		}
+		inputs[k] = p
+	}
+	out, err := NewUnion(inputs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := make([]int, len(need))
+	for i := range m {
+		m[i] = -1
+	}
+	for i, c := range cols {
+		m[c] = i
+	}
+	return out, m, nil
+}

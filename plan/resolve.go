@@ -1,0 +1,435 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// resolver turns syntax-tree expressions into resolved expressions over a
+// scope.
+type resolver struct {
+	sc *scope
+	// aggs collects aggregate calls; nil where aggregates are not allowed.
+	aggs *aggCollector
+	// clause names where the expression is, for errors ("WHERE").
+	clause string
+	// special holds expressions resolved beforehand (window(...) in GROUP
+	// BY, explode(...) in a select list), by syntax node.
+	special map[sql.Expr]Expr
+	inAgg   bool
+}
+
+func (r *resolver) exprs(es []sql.Expr) ([]Expr, error) {
+	out := make([]Expr, len(es))
+	for i, e := range es {
+		x, err := r.expr(e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func (r *resolver) expr(e sql.Expr) (Expr, error) {
+	if x, ok := r.special[e]; ok {
+		return x, nil
+	}
+	switch x := e.(type) {
+	case nil:
+		return nil, errors.New("plan: nil expression")
+	case *sql.ColumnRef:
+		return r.sc.lookup(x.Parts, x.Pos)
+	case *sql.Star:
+		return nil, errorAt(x.Pos, ErrUnsupported, "Invalid usage of '*' in %s.", r.clauseName())
+	case *sql.Literal:
+		return literalOf(x)
+	case *sql.IntervalLit:
+		return intervalOf(x)
+	case *sql.UnaryExpr:
+		return r.unary(x)
+	case *sql.BinaryExpr:
+		return r.binary(x)
+	case *sql.IsNull:
+		v, err := r.expr(x.X)
+		if err != nil {
+			return nil, err
+		}
+		if x.Not {
+			return newCall(x.Pos, "isnotnull", v)
+		}
+		return newCall(x.Pos, "isnull", v)
+	case *sql.Between:
+		return r.between(x)
+	case *sql.In:
+		return r.in(x)
+	case *sql.Like:
+		return r.like(x)
+	case *sql.Case:
+		return r.caseExpr(x)
+	case *sql.Cast:
+		v, err := r.expr(x.X)
+		if err != nil {
+			return nil, err
+		}
+		to, err := convertType(x.Type)
+		if err != nil {
+			return nil, err
+		}
+		c := castTo(v, to)
+		if _, err := inferType(c); err != nil && c != v {
+			return nil, typeError(x.Pos, c, err)
+		}
+		return c, nil
+	case *sql.FuncCall:
+		return r.call(x)
+	case *sql.FieldAccess:
+		v, err := r.expr(x.X)
+		if err != nil {
+			return nil, err
+		}
+		return fieldAccess(v, x.Field)
+	case *sql.Subscript:
+		return nil, errorAt(x.Pos, ErrUnsupported, "Subscripts (x[i]) are not supported.")
+	case *sql.Subquery:
+		return nil, errorAt(x.Pos, ErrUnsupported, "Scalar subqueries are not supported.")
+	}
+	return nil, errorAt(e.Position(), ErrUnsupported, "Unsupported expression %s.", sql.Format(e))
+}
+
+func (r *resolver) clauseName() string {
+	if r.clause == "" {
+		return "this expression"
+	}
+	return r.clause
+}
+
+func (r *resolver) unary(x *sql.UnaryExpr) (Expr, error) {
+	v, err := r.expr(x.X)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Op {
+	case sql.OpNot:
+		b, err := requireBoolean(x.Pos, "NOT", v)
+		if err != nil {
+			return nil, err
+		}
+		return newCall(x.Pos, "not", b)
+	case sql.OpNeg:
+		if isString(v.DataType()) {
+			v = castTo(v, vector.Float64)
+		}
+		return newCall(x.Pos, "negative", v)
+	case sql.OpPlus:
+		return v, nil
+	}
+	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)
+}
+
+var comparisonOps = map[sql.BinaryOp]string{
+	sql.OpEq: "=", sql.OpNullSafeEq: "<=>", sql.OpNe: "<>", sql.OpLt: "<", sql.OpLe: "<=", sql.OpGt: ">", sql.OpGe: ">=",
+}
+
+var arithmeticOps = map[sql.BinaryOp]string{
+	sql.OpAdd: "+", sql.OpSub: "-", sql.OpMul: "*", sql.OpDiv: "/", sql.OpMod: "%",
+}
+
+func (r *resolver) binary(x *sql.BinaryExpr) (Expr, error) {
+	l, err := r.expr(x.L)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := r.expr(x.R)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Op {
+	case sql.OpAnd, sql.OpOr:
+		lb, err := requireBoolean(x.L.Position(), x.Op.String(), l)
+		if err != nil {
+			return nil, err
+		}
+		rb, err := requireBoolean(x.R.Position(), x.Op.String(), rr)
+		if err != nil {
+			return nil, err
+		}
+		return newCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
+	case sql.OpConcat:
+		return newCall(x.Pos, "concat", l, rr)
+	}
+	if op, ok := comparisonOps[x.Op]; ok {
+		l, rr = coerceComparison(l, rr)
+		return newCall(x.Pos, op, l, rr)
+	}
+	if op, ok := arithmeticOps[x.Op]; ok {
+		if (op == "+" || op == "-") && (isInterval(l) || isInterval(rr)) {
+			// timestamp ± interval: a string or date operand is a timestamp.
+			if isString(l.DataType()) || l.DataType().ID() == arrow.DATE32 {
+				l = castTo(l, vector.Timestamp)
+			}
+			if isString(rr.DataType()) || rr.DataType().ID() == arrow.DATE32 {
+				rr = castTo(rr, vector.Timestamp)
+			}
+			return newCall(x.Pos, op, l, rr)
+		}
+		l, rr = coerceArithmetic(l, rr)
+		return newCall(x.Pos, op, l, rr)
+	}
+	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)
+}
+
+func (r *resolver) between(x *sql.Between) (Expr, error) {
+	vals, err := r.exprs([]sql.Expr{x.X, x.Low, x.High})
+	if err != nil {
+		return nil, err
+	}
+	v, lo := coerceComparison(vals[0], vals[1])
+	v2, hi := coerceComparison(v, vals[2])
+	if v2 != v {
+		lo, _ = coerceComparison(lo, v2)
+		v = v2
+	}
+	b, err := newCall(x.Pos, "between", v, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	if x.Not {
+		return newCall(x.Pos, "not", b)
+	}
+	return b, nil
+}
+
+func (r *resolver) in(x *sql.In) (Expr, error) {
+	if x.Query != nil {
+		return nil, errorAt(x.Pos, ErrUnsupported, "IN (subquery) is not supported.")
+	}
+	v, err := r.expr(x.X)
+	if err != nil {
+		return nil, err
+	}
+	list, err := r.exprs(x.List)
+	if err != nil {
+		return nil, err
+	}
+	// A string value against numbers (or the reverse) compares in the
+	// comparison type; otherwise vector widens numbers itself.
+	for _, it := range list {
+		if t := comparisonType(v.DataType(), it.DataType()); t != nil {
+			v = castTo(v, t)
+			break
+		}
+	}
+	for i, it := range list {
+		if t := comparisonType(v.DataType(), it.DataType()); t != nil || isNullType(it.DataType()) {
+			list[i] = castTo(it, vector.Unwrap(v.DataType()))
+		}
+	}
+	c, err := newCall(x.Pos, "in", append([]Expr{v}, list...)...)
+	if err != nil {
+		return nil, err
+	}
+	if x.Not {
+		return newCall(x.Pos, "not", c)
+	}
+	return c, nil
+}
+
+func (r *resolver) like(x *sql.Like) (Expr, error) {
+	if x.Escape != nil && x.Escape.Value != "\\" {
+		return nil, errorAt(x.Escape.Pos, ErrUnsupported, "LIKE ... ESCAPE %q is not supported (only the default escape '\\').", x.Escape.Value)
+	}
+	v, err := r.expr(x.X)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.expr(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if !isString(v.DataType()) {
+		v = castTo(v, vector.String)
+	}
+	if !isString(p.DataType()) {
+		p = castTo(p, vector.String)
+	}
+	var c Expr
+	switch x.Op {
+	case sql.OpLike:
+		c, err = newCall(x.Pos, "like", v, p)
+	case sql.OpILike:
+		lv, err1 := newCall(x.Pos, "lower", v)
+		lp, err2 := newCall(x.Pos, "lower", p)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		c, err = newCall(x.Pos, "like", lv, lp)
+	default:
+		return nil, errorAt(x.Pos, ErrUnsupported, "%s is not supported.", x.Op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if x.Not {
+		return newCall(x.Pos, "not", c)
+	}
+	return c, nil
+}
+
+func (r *resolver) caseExpr(x *sql.Case) (Expr, error) {
+	var operand Expr
+	if x.Operand != nil {
+		var err error
+		if operand, err = r.expr(x.Operand); err != nil {
+			return nil, err
+		}
+	}
+	conds := make([]Expr, len(x.Whens))
+	results := make([]Expr, 0, len(x.Whens)+1)
+	for i, w := range x.Whens {
+		c, err := r.expr(w.Cond)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			l, rr := coerceComparison(operand, c)
+			if c, err = newCall(w.Pos, "=", l, rr); err != nil {
+				return nil, err
+			}
+		} else if c, err = requireBoolean(w.Cond.Position(), "WHEN", c); err != nil {
+			return nil, err
+		}
+		conds[i] = c
+		v, err := r.expr(w.Result)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, v)
+	}
+	if x.Else != nil {
+		v, err := r.expr(x.Else)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, v)
+	}
+	return newCase(x.Pos, conds, results, x.Else != nil)
+}
+
+// newCase builds a Case from conditions and results (the last result is
+// the ELSE when hasElse), casting the results to their common type.
+func newCase(pos sql.Pos, conds, results []Expr, hasElse bool) (Expr, error) {
+	results, err := coerceAll(pos, "CASE", results)
+	if err != nil {
+		return nil, err
+	}
+	c := &Case{Whens: make([]When, len(conds))}
+	for i := range conds {
+		c.Whens[i] = When{Cond: conds[i], Then: results[i]}
+	}
+	if hasElse {
+		c.Else = results[len(results)-1]
+	}
+	types := make([]arrow.DataType, len(results))
+	for i, r := range results {
+		types[i] = r.DataType()
+	}
+	t, _ := commonType(types)
+	c.Type = t
+	if isNullType(t) {
+		c.Type = arrow.Null
+	}
+	dt, err := inferType(c)
+	if err != nil {
+		return nil, typeError(pos, c, err)
+	}
+	c.Type = dt
+	return c, nil
+}
+
+// convertType maps a SQL type to its Arrow type.
+func convertType(t *sql.TypeName) (arrow.DataType, error) {
+	switch t.Name {
+	case "BOOLEAN":
+		return vector.Boolean, nil
+	case "TINYINT", "SMALLINT", "INT":
+		return vector.Int32, nil
+	case "BIGINT":
+		return vector.Int64, nil
+	case "FLOAT", "DOUBLE":
+		return vector.Float64, nil
+	case "DECIMAL":
+		p, s := int32(10), int32(0)
+		if len(t.Params) > 0 {
+			p = int32(t.Params[0])
+		}
+		if len(t.Params) > 1 {
+			s = int32(t.Params[1])
+		}
+		if p < 1 || p > 38 || s < 0 || s > p {
+			return nil, errorAt(t.Pos, ErrType, "Invalid DECIMAL(%d,%d): precision must be 1..38 and scale 0..precision.", p, s)
+		}
+		return vector.Decimal(p, s), nil
+	case "STRING", "VARCHAR", "CHAR":
+		return vector.String, nil
+	case "BINARY":
+		return vector.Binary, nil
+	case "DATE":
+		return vector.Date, nil
+	case "TIMESTAMP", "TIMESTAMP_NTZ":
+		return vector.Timestamp, nil
+	case "ARRAY":
+		if t.Elem == nil {
+			return nil, errorAt(t.Pos, ErrType, "ARRAY needs an element type.")
+		}
+		e, err := convertType(t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return vector.ListOf(e), nil
+	}
+	return nil, errorAt(t.Pos, ErrUnsupported, "The type %s is not supported.", t.Name)
+}
+
+// aggCollector gathers the distinct aggregate calls of a select block.
+type aggCollector struct {
+	aggs  []*AggregateExpr
+	index map[string]int
+}
+
+func (c *aggCollector) add(a *AggregateExpr) *aggPlaceholder {
+	key := aggKey(a)
+	if c.index == nil {
+		c.index = map[string]int{}
+	}
+	if i, ok := c.index[key]; ok {
+		return &aggPlaceholder{index: i, agg: c.aggs[i]}
+	}
+	c.index[key] = len(c.aggs)
+	c.aggs = append(c.aggs, a)
+	return &aggPlaceholder{index: len(c.aggs) - 1, agg: a}
+}
+
+func aggKey(a *AggregateExpr) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%v/%v(", a.Func, a.Distinct, a.IgnoreNulls)
+	for _, x := range a.Args {
+		b.WriteString(exprKey(x))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// exprKey is a canonical text of e with columns by ordinal, for matching
+// expressions structurally (GROUP BY keys against select items).
+func exprKey(e Expr) string {
+	p := &exprPrinter{ordinals: true}
+	p.expr(e)
+	return p.b.String()
+}

@@ -1,0 +1,277 @@
+package plan
+
+import (
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// aggFuncs maps aggregate function names to vector's functions.
+var aggFuncs = map[string]vector.AggFunc{
+	"count": vector.AggCount, "sum": vector.AggSum, "avg": vector.AggAvg, "mean": vector.AggAvg,
+	"min": vector.AggMin, "max": vector.AggMax, "first": vector.AggFirst, "first_value": vector.AggFirst,
+	"last": vector.AggLast, "last_value": vector.AggLast, "approx_count_distinct": vector.AggApproxCountDistinct,
+}
+
+// IsAggregateFunction reports whether name (any case) is an aggregate.
+func IsAggregateFunction(name string) bool {
+	_, ok := aggFuncs[strings.ToLower(name)]
+	return ok
+}
+
+// specialFuncs are the functions the analyzer resolves itself.
+var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now",
+	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil"}
+
+func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
+	name := strings.ToLower(f.Name.Name)
+	if _, ok := aggFuncs[name]; ok {
+		return r.aggregate(f, name)
+	}
+	if f.Distinct {
+		return nil, errorAt(f.Pos, ErrUnsupported, "DISTINCT is only allowed in aggregate functions, not in %s().", name)
+	}
+	switch name {
+	case "window", "session_window":
+		return nil, errorAt(f.Pos, ErrUnsupported, "%s(...) is only allowed in GROUP BY or as a select item.", name)
+	case "explode", "explode_outer":
+		return nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported outside the select list: %s(...) must be a whole select item.", name)
+	case "current_timestamp", "now":
+		if len(f.Args) != 0 {
+			return nil, errorAt(f.Pos, ErrType, "%s() takes no arguments, got %d.", name, len(f.Args))
+		}
+		return &CurrentTimestamp{}, nil
+	case "current_date":
+		if len(f.Args) != 0 {
+			return nil, errorAt(f.Pos, ErrType, "current_date() takes no arguments, got %d.", len(f.Args))
+		}
+		return castTo(&CurrentTimestamp{}, vector.Date), nil
+	}
+	for _, a := range f.Args {
+		if _, ok := a.(*sql.Star); ok {
+			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
+		}
+	}
+	args, err := r.exprs(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	switch name {
+	case "coalesce", "nvl", "ifnull":
+		if len(args) == 0 || name != "coalesce" && len(args) != 2 {
+			return nil, errorAt(f.Pos, ErrType, "%s() needs %s arguments, got %d.", name, map[bool]string{true: "at least 1", false: "2"}[name == "coalesce"], len(args))
+		}
+		args, err := coerceAll(f.Pos, name+"()", args)
+		if err != nil {
+			return nil, err
+		}
+		return newCall(f.Pos, "coalesce", args...)
+	case "if":
+		if len(args) != 3 {
+			return nil, errorAt(f.Pos, ErrType, "if() needs 3 arguments, got %d.", len(args))
+		}
+		c, err := requireBoolean(f.Args[0].Position(), "if()", args[0])
+		if err != nil {
+			return nil, err
+		}
+		return newCase(f.Pos, []Expr{c}, args[1:], true)
+	case "isnull", "isnotnull", "window_time":
+		if len(args) != 1 {
+			return nil, errorAt(f.Pos, ErrType, "%s() needs 1 argument, got %d.", name, len(args))
+		}
+		if name == "window_time" && !arrow.TypeEqual(args[0].DataType(), vector.WindowType) {
+			return nil, errorAt(f.Pos, ErrType, "window_time() needs a window struct, not %s.", typeOrNil(args[0]))
+		}
+		return newCall(f.Pos, name, args...)
+	}
+	e, err := newCall(f.Pos, name, args...)
+	if err != nil && errors.Is(err, vector.ErrUnknownFunction) {
+		names := append(vector.FunctionNames(), specialFuncs...)
+		for n := range aggFuncs {
+			names = append(names, n)
+		}
+		return nil, errorAt(f.Name.Pos, ErrUnresolved, "Undefined function: %s.%s", backquote(f.Name.Name), didYouMean(name, names))
+	}
+	return e, err
+}
+
+func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
+	if r.inAgg {
+		return nil, errorAt(f.Pos, ErrAggregate, "It is not allowed to use an aggregate function in the argument of another aggregate function. Please use the inner aggregate function in a sub-query.")
+	}
+	if r.aggs == nil {
+		return nil, errorAt(f.Pos, ErrAggregate, "Aggregate functions are not allowed in %s: %s.", r.clauseName(), sql.Format(f))
+	}
+	a := &AggregateExpr{Func: aggFuncs[name], Distinct: f.Distinct}
+	sub := *r
+	sub.inAgg = true
+	var argExprs []sql.Expr
+	for _, x := range f.Args {
+		if _, ok := x.(*sql.Star); ok {
+			if name != "count" || len(f.Args) != 1 || f.Distinct {
+				return nil, errorAt(x.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
+			}
+			a.Func = vector.AggCountStar
+			continue
+		}
+		argExprs = append(argExprs, x)
+	}
+	args, err := sub.exprs(argExprs)
+	if err != nil {
+		return nil, err
+	}
+	want := func(lo, hi int) error {
+		if len(args) < lo || len(args) > hi {
+			return errorAt(f.Pos, ErrType, "%s() needs %d to %d arguments, got %d.", name, lo, hi, len(args))
+		}
+		return nil
+	}
+	switch a.Func {
+	case vector.AggCountStar:
+	case vector.AggCount:
+		if len(args) == 0 {
+			return nil, errorAt(f.Pos, ErrType, "count() needs an argument.")
+		}
+		// count(1), count of a non-null constant, counts every row: Spark
+		// names it count(1) like count(*).
+		if l, ok := args[0].(*Literal); ok && len(args) == 1 && l.Value != nil && !f.Distinct {
+			a.Func, args = vector.AggCountStar, nil
+		}
+	case vector.AggFirst, vector.AggLast:
+		if err := want(1, 2); err != nil {
+			return nil, err
+		}
+		if len(args) == 2 {
+			l, ok := args[1].(*Literal)
+			b, isBool := any(nil), false
+			if ok {
+				b = l.Value
+				_, isBool = b.(bool)
+			}
+			if !isBool {
+				return nil, errorAt(f.Args[1].Position(), ErrType, "The second argument of %s() must be a boolean literal (ignoreNulls).", name)
+			}
+			a.IgnoreNulls = b.(bool)
+			args = args[:1]
+		}
+	case vector.AggApproxCountDistinct:
+		if err := want(1, 2); err != nil {
+			return nil, err
+		}
+	default:
+		if err := want(1, 1); err != nil {
+			return nil, err
+		}
+		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && isString(args[0].DataType()) {
+			args[0] = castTo(args[0], vector.Float64)
+		}
+	}
+	a.Args = args
+	dt, err := aggResultType(a)
+	if err != nil {
+		return nil, typeError(f.Pos, &aggPlaceholder{agg: a}, err)
+	}
+	a.Type = dt
+	a.Name = renderAgg(a, true)
+	return r.aggs.add(a), nil
+}
+
+// literalOf converts a literal of the syntax tree.
+func literalOf(x *sql.Literal) (Expr, error) {
+	bad := func(err error) error {
+		return errorAt(x.Pos, ErrType, "Invalid %s literal %q: %v.", x.Kind, x.Value, err)
+	}
+	switch x.Kind {
+	case sql.LitNull:
+		return &Literal{Type: arrow.Null}, nil
+	case sql.LitBool:
+		return &Literal{Value: strings.EqualFold(x.Value, "true"), Type: vector.Boolean}, nil
+	case sql.LitInt, sql.LitSmallInt, sql.LitTinyInt:
+		v, err := strconv.ParseInt(x.Value, 10, 32)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return &Literal{Value: int32(v), Type: vector.Int32}, nil
+	case sql.LitBigInt:
+		v, err := strconv.ParseInt(x.Value, 10, 64)
+		if err != nil {
+			return decimalLiteral(x)
+		}
+		return &Literal{Value: v, Type: vector.Int64}, nil
+	case sql.LitDecimal:
+		return decimalLiteral(x)
+	case sql.LitFloat, sql.LitDouble:
+		v, err := strconv.ParseFloat(x.Value, 64)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return &Literal{Value: v, Type: vector.Float64}, nil
+	case sql.LitString:
+		return &Literal{Value: x.Value, Type: vector.String}, nil
+	case sql.LitBinary:
+		b, err := hex.DecodeString(x.Value)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return &Literal{Value: b, Type: vector.Binary}, nil
+	case sql.LitDate, sql.LitTimestamp:
+		to := vector.Date
+		if x.Kind == sql.LitTimestamp {
+			to = vector.Timestamp
+		}
+		l, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to})
+		if err != nil {
+			return nil, bad(err)
+		}
+		if l.Value == nil {
+			return nil, errorAt(x.Pos, ErrType, "Cannot parse the %s value %q.", x.Kind, x.Value)
+		}
+		return l, nil
+	}
+	return nil, errorAt(x.Pos, ErrUnsupported, "Unsupported literal %s.", x.Kind)
+}
+
+// decimalLiteral types 1.50 as DECIMAL(3,2), as Spark does; a number too
+// wide for DECIMAL(38) becomes a double.
+func decimalLiteral(x *sql.Literal) (Expr, error) {
+	s := x.Value
+	digits := strings.TrimLeft(s, "+-")
+	intPart, frac, _ := strings.Cut(digits, ".")
+	intPart = strings.TrimLeft(intPart, "0")
+	scale := int32(len(frac))
+	prec := max(int32(len(intPart))+scale, 1)
+	if strings.ContainsAny(digits, "eE") || prec > 38 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errorAt(x.Pos, ErrType, "Invalid number %q.", s)
+		}
+		return &Literal{Value: v, Type: vector.Float64}, nil
+	}
+	n, err := decimal128.FromString(s, prec, scale)
+	if err != nil {
+		return nil, errorAt(x.Pos, ErrType, "Invalid decimal %q: %v.", s, err)
+	}
+	return &Literal{Value: n, Type: vector.Decimal(prec, scale)}, nil
+}
+
+// intervalOf converts an interval literal to a constant of vector's
+// interval type (microseconds); months have no fixed length and are
+// rejected.
+func intervalOf(x *sql.IntervalLit) (Expr, error) {
+	iv, err := x.Value()
+	if err != nil {
+		return nil, errorAt(x.Pos, ErrType, "%v.", err)
+	}
+	us, err := iv.Fixed()
+	if err != nil {
+		return nil, errorAt(x.Pos, ErrUnsupported, "Intervals with months or years are not supported here: %v.", err)
+	}
+	return &Literal{Value: arrow.Duration(us), Type: vector.Interval}, nil
+}

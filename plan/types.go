@@ -1,0 +1,318 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// The analyzer types an operator or function call by binding the vector
+// expression that will compute it against a schema of placeholder columns
+// of its argument types (constant arguments stay constants, as some
+// functions need them). Types, implicit numeric widening and argument
+// checks therefore come from one place, vector, and cost one bind of one
+// node, not of the whole tree.
+
+// newCall types fn(args...) and returns the Call; pos is for errors.
+func newCall(pos sql.Pos, fn string, args ...Expr) (Expr, error) {
+	c := &Call{Func: fn, Args: args}
+	dt, err := inferType(c)
+	if err != nil {
+		return nil, typeError(pos, c, err)
+	}
+	c.Type = dt
+	c.Null = callNullable(c)
+	return c, nil
+}
+
+// mustCall is newCall for calls whose types are known to fit (built by the
+// analyzer itself, such as the equalities of a USING join).
+func mustCall(fn string, args ...Expr) Expr {
+	e, err := newCall(sql.Pos{}, fn, args...)
+	if err != nil {
+		return &Call{Func: fn, Args: args, Type: vector.Boolean, Null: true}
+	}
+	return e
+}
+
+func typeError(pos sql.Pos, e Expr, err error) error {
+	var be *vector.BindError
+	if errors.As(err, &be) {
+		err = be.Err
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &Error{Pos: pos, Msg: fmt.Sprintf("Cannot resolve %s due to data type mismatch: %v.", e, err), Err: errors.Join(ErrType, err)}
+}
+
+// callNullable is whether a call can yield NULL.
+func callNullable(c *Call) bool {
+	switch c.Func {
+	case "isnull", "isnotnull", "<=>":
+		return false
+	case "coalesce":
+		for _, a := range c.Args {
+			if !a.Nullable() {
+				return false
+			}
+		}
+		return true
+	}
+	// Division by zero is an error (ANSI), so only null operands make
+	// arithmetic null; functions may return NULL for any input.
+	switch c.Func {
+	case "+", "-", "*", "/", "%", "negative", "=", "<>", "<", "<=", ">", ">=", "and", "or", "not", "between", "like", "in", "window_time":
+		for _, a := range c.Args {
+			if a.Nullable() {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// isConstant reports whether e has no column references (and so can be
+// folded or passed to vector as a constant).
+func isConstant(e Expr) bool {
+	ok := true
+	Walk(e, func(x Expr) bool {
+		switch x.(type) {
+		case *ColumnRef, *aggPlaceholder, *CurrentTimestamp:
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// inferType binds e's top node against placeholders for its arguments.
+func inferType(e Expr) (arrow.DataType, error) {
+	kids := e.Children()
+	fields := make([]arrow.Field, 0, len(kids))
+	placeholders := make([]Expr, len(kids))
+	for i, k := range kids {
+		if isConstant(k) {
+			placeholders[i] = k
+			continue
+		}
+		fields = append(fields, arrow.Field{Name: k.String(), Type: k.DataType(), Nullable: true})
+		placeholders[i] = &ColumnRef{Index: len(fields) - 1, Name: k.String(), Type: k.DataType(), Null: true}
+	}
+	ve, err := ToVectorExpr(WithChildren(e, placeholders), nil)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := ve.Bind(arrow.NewSchema(fields, nil), memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	return ev.DataType(), nil
+}
+
+// castTo returns e cast to dt, or e itself when it already has type dt. A
+// NULL literal becomes a typed NULL literal.
+func castTo(e Expr, dt arrow.DataType) Expr {
+	if arrow.TypeEqual(e.DataType(), dt) {
+		return e
+	}
+	if l, ok := e.(*Literal); ok && l.Value == nil {
+		return &Literal{Type: dt}
+	}
+	return &Cast{X: e, To: dt}
+}
+
+func isNullType(dt arrow.DataType) bool { return dt == nil || dt.ID() == arrow.NULL }
+
+func isString(dt arrow.DataType) bool { return vector.IsStringLike(dt) }
+
+// comparisonType is the type both sides of a comparison are cast to when
+// vector would not compare them as they are, following Spark's ANSI
+// coercion: a string against an integral number compares as bigint,
+// against a fractional one as double, against a date, timestamp or
+// boolean as that type; a date against a timestamp as timestamp. nil means
+// no cast is needed (vector widens numbers itself).
+func comparisonType(l, r arrow.DataType) arrow.DataType {
+	l, r = vector.Unwrap(l), vector.Unwrap(r)
+	switch {
+	case isNullType(l) || isNullType(r):
+		return nil
+	case isString(l) && isString(r):
+		return nil
+	case isString(l):
+		return stringPartner(r)
+	case isString(r):
+		return stringPartner(l)
+	case l.ID() == arrow.DATE32 && r.ID() == arrow.TIMESTAMP, l.ID() == arrow.TIMESTAMP && r.ID() == arrow.DATE32:
+		return vector.Timestamp
+	}
+	return nil
+}
+
+// stringPartner is the type a string converts to next to a value of type t.
+func stringPartner(t arrow.DataType) arrow.DataType {
+	switch {
+	case vector.IsIntegral(t):
+		return vector.Int64
+	case vector.IsNumeric(t):
+		return vector.Float64
+	case t.ID() == arrow.DATE32, t.ID() == arrow.TIMESTAMP, t.ID() == arrow.BOOL, t.ID() == arrow.BINARY:
+		return t
+	}
+	return nil
+}
+
+// coerceComparison inserts the casts two compared operands need.
+func coerceComparison(l, r Expr) (Expr, Expr) {
+	if isNullType(l.DataType()) && !isNullType(r.DataType()) {
+		return castTo(l, vector.Unwrap(r.DataType())), r
+	}
+	if isNullType(r.DataType()) && !isNullType(l.DataType()) {
+		return l, castTo(r, vector.Unwrap(l.DataType()))
+	}
+	if t := comparisonType(l.DataType(), r.DataType()); t != nil {
+		return castTo(l, t), castTo(r, t)
+	}
+	return l, r
+}
+
+// coerceArithmetic casts string operands of arithmetic to a number: bigint
+// next to an integral number, double otherwise (Spark's ANSI rule).
+func coerceArithmetic(l, r Expr) (Expr, Expr) {
+	lt, rt := vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())
+	num := func(other arrow.DataType) arrow.DataType {
+		if vector.IsIntegral(other) {
+			return vector.Int64
+		}
+		return vector.Float64
+	}
+	switch {
+	case isString(lt) && isString(rt):
+		return castTo(l, vector.Float64), castTo(r, vector.Float64)
+	case isString(lt) && vector.IsNumeric(rt):
+		return castTo(l, num(rt)), r
+	case isString(rt) && vector.IsNumeric(lt):
+		return l, castTo(r, num(lt))
+	case isNullType(lt) && vector.IsNumeric(rt):
+		return castTo(l, rt), r
+	case isNullType(rt) && vector.IsNumeric(lt):
+		return l, castTo(r, lt)
+	}
+	return l, r
+}
+
+// commonType is the type a list of values (CASE results, coalesce
+// arguments, IN lists, UNION columns) widens to: vector's numeric
+// widening, and string when strings meet other types. ok is false when
+// there is none.
+func commonType(types []arrow.DataType) (arrow.DataType, bool) {
+	var out arrow.DataType = arrow.Null
+	for _, t := range types {
+		t = vector.Unwrap(t)
+		if isNullType(t) {
+			continue
+		}
+		if isNullType(out) {
+			out = t
+			continue
+		}
+		if c, ok := vector.CommonType(out, t); ok {
+			out = c
+			continue
+		}
+		if isString(out) && isAtomic(t) || isString(t) && isAtomic(out) {
+			out = vector.String
+			continue
+		}
+		if st, ok := structCommon(out, t); ok {
+			out = st
+			continue
+		}
+		return nil, false
+	}
+	return out, true
+}
+
+// structCommon accepts structs of the same shape (window structs) as a
+// common type.
+func structCommon(a, b arrow.DataType) (arrow.DataType, bool) {
+	if a.ID() == arrow.STRUCT && b.ID() == arrow.STRUCT && arrow.TypeEqual(a, b, arrow.CheckMetadata()) {
+		return a, true
+	}
+	if a.ID() == arrow.STRUCT && b.ID() == arrow.STRUCT && arrow.TypeEqual(a, b) {
+		return a, true
+	}
+	return nil, false
+}
+
+func isAtomic(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.STRUCT, arrow.LIST, arrow.MAP, arrow.NULL:
+		return false
+	}
+	return true
+}
+
+// coerceAll casts every expression to their common type; what names the
+// construct for the error.
+func coerceAll(pos sql.Pos, what string, es []Expr) ([]Expr, error) {
+	types := make([]arrow.DataType, len(es))
+	for i, e := range es {
+		types[i] = e.DataType()
+	}
+	t, ok := commonType(types)
+	if !ok {
+		names := make([]string, len(types))
+		for i, t := range types {
+			names[i] = vector.TypeName(t)
+		}
+		return nil, errorAt(pos, ErrType, "Cannot resolve %s due to data type mismatch: the values have no common type (%s).", what, joinStrings(names))
+	}
+	if isNullType(t) {
+		return es, nil
+	}
+	out := make([]Expr, len(es))
+	for i, e := range es {
+		if arrow.TypeEqual(vector.Unwrap(e.DataType()), t) || vector.IsNumeric(t) && vector.IsNumeric(e.DataType()) && !isString(t) {
+			out[i] = e
+			if l, ok := e.(*Literal); ok && l.Value == nil {
+				out[i] = castTo(e, t)
+			}
+			continue
+		}
+		out[i] = castTo(e, t)
+	}
+	return out, nil
+}
+
+func joinStrings(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// requireBoolean checks that e is a boolean (or NULL) for a condition.
+func requireBoolean(pos sql.Pos, what string, e Expr) (Expr, error) {
+	switch e.DataType().ID() {
+	case arrow.BOOL:
+		return e, nil
+	case arrow.NULL:
+		return castTo(e, vector.Boolean), nil
+	}
+	if isString(e.DataType()) {
+		return castTo(e, vector.Boolean), nil
+	}
+	return nil, errorAt(pos, ErrType, "%s expression %s is of type %s, not boolean.", what, e, typeOrNil(e))
+}
