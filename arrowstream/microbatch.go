@@ -42,6 +42,8 @@ type loopConfig struct {
 	noDataBatches      bool
 	writer             *checkpoint.Writer
 	logger             *slog.Logger
+	// onStop, when set, runs after the query ends (nil error: clean stop).
+	onStop func(err error)
 }
 
 // microBatch is the state of one run of the micro-batch loop

@@ -185,6 +185,9 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 		q.status = QueryStatus{Message: "Stopped"}
 		q.notify()
 		q.mu.Unlock()
+		if m.cfg.onStop != nil {
+			m.cfg.onStop(err)
+		}
 		close(q.done)
 		if q.manager != nil {
 			q.manager.terminated(q, err)

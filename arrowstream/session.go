@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -296,5 +295,3 @@ func (s *Session) checkpointDirFor(name string, opts map[string]string) (dir str
 	}
 	return d, true, nil
 }
-
-var _ = checkpoint.ErrCorrupt

@@ -1,0 +1,193 @@
+package arrowstream
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/plan"
+)
+
+// DataStreamWriter starts a streaming query writing a DataFrame to a sink
+// (Spark's DataStreamWriter). Configure it, then call Start.
+type DataStreamWriter struct {
+	df      *DataFrame
+	format  string
+	sink    Sink
+	mode    OutputMode
+	trigger Trigger
+	name    string
+	opts    map[string]string
+	err     error
+}
+
+// WriteStream returns a writer for a streaming DataFrame.
+func (df *DataFrame) WriteStream() *DataStreamWriter {
+	return &DataStreamWriter{df: df, opts: map[string]string{}}
+}
+
+// Format selects a registered sink format ("memory", ...).
+func (w *DataStreamWriter) Format(name string) *DataStreamWriter { w.format = name; return w }
+
+// Sink writes to s directly instead of a format.
+func (w *DataStreamWriter) Sink(s Sink) *DataStreamWriter { w.sink = s; return w }
+
+// OutputMode sets the output mode (default Append).
+func (w *DataStreamWriter) OutputMode(m OutputMode) *DataStreamWriter { w.mode = m; return w }
+
+// OutputModeString sets the output mode by name ("append", "update",
+// "complete").
+func (w *DataStreamWriter) OutputModeString(m string) *DataStreamWriter {
+	mode, err := ParseOutputMode(m)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.mode = mode
+	return w
+}
+
+// Trigger sets the trigger (default ProcessingTime(0)).
+func (w *DataStreamWriter) Trigger(t Trigger) *DataStreamWriter { w.trigger = t; return w }
+
+// QueryName names the query (and the memory sink's table).
+func (w *DataStreamWriter) QueryName(name string) *DataStreamWriter { w.name = name; return w }
+
+// Option sets a writer option ("checkpointLocation", sink options).
+func (w *DataStreamWriter) Option(key, value string) *DataStreamWriter { w.opts[key] = value; return w }
+
+// Start plans the query, opens its checkpoint and sink, and starts it.
+// Analysis errors (unsupported operations for the output mode, unknown
+// formats, a checkpoint the sink cannot resume from) are returned here.
+func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
+	if w.df.err != nil {
+		return nil, w.df.err
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	if !w.df.IsStreaming() {
+		return nil, fmt.Errorf("arrowstream: writeStream over a batch DataFrame: read a stream with ReadStream, or use Collect")
+	}
+	s := w.df.s
+	if w.sink == nil && w.format == "" {
+		return nil, fmt.Errorf("arrowstream: writeStream needs a sink: set Format(...) or Sink(...)")
+	}
+	if strings.EqualFold(w.format, "memory") && w.name == "" {
+		return nil, fmt.Errorf("arrowstream: queryName must be specified for memory sink")
+	}
+	conf := s.confCopy()
+	if _, ok := conf[ConfShufflePartitions]; !ok {
+		conf[ConfShufflePartitions] = defaultShufflePartitions()
+	}
+	if _, ok := conf[ConfWatermarkPolicy]; !ok {
+		conf[ConfWatermarkPolicy] = "min"
+	}
+	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
+	if err != nil {
+		return nil, err
+	}
+	writer := &checkpoint.Writer{}
+	exec, err := newStreamExec(s.mem, w.df.node, w.mode, writer)
+	if err != nil {
+		return nil, err
+	}
+	sink := w.sink
+	if sink == nil {
+		s.mu.Lock()
+		f, ok := s.sinkFmts[strings.ToLower(w.format)]
+		s.mu.Unlock()
+		if !ok {
+			exec.Close()
+			return nil, fmt.Errorf("arrowstream: unknown sink format %q", w.format)
+		}
+		info := SinkInfo{QueryName: w.name, Schema: w.df.node.Schema(), Mode: w.mode, KeyColumns: keyColumns(w.df.node),
+			CheckpointDir: dir, Options: w.opts}
+		if sink, err = f(ctx, s.mem, info); err != nil {
+			exec.Close()
+			return nil, fmt.Errorf("arrowstream: %s sink for query %s: %w", w.format, w.name, err)
+		}
+	}
+	if rs, ok := sink.(RecoverableSink); ok {
+		if _, err := os.Stat(filepath.Join(dir, "offsets")); err == nil {
+			if err := rs.CanRecover(dir, w.mode); err != nil {
+				exec.Close()
+				return nil, err
+			}
+		}
+	}
+	cfg := loopConfig{
+		checkpointDir: dir, sources: exec.sources, sourceDescriptions: exec.descs,
+		sink: sink, sinkDescription: sinkDescription(w.format, sink), exec: exec, trigger: w.trigger,
+		clock: s.clock, conf: conf, writer: writer,
+		minBatchesToRetain: confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
+		noDataBatches:      confBool(conf, "spark.sql.streaming.noDataMicroBatches.enabled", true),
+		logger:             s.logger,
+	}
+	if temporary {
+		cfg.onStop = func(err error) {
+			if err == nil {
+				os.RemoveAll(dir)
+			}
+		}
+	}
+	q, err := s.manager.start(ctx, w.name, cfg)
+	if err != nil {
+		exec.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+func sinkDescription(format string, sink Sink) string {
+	if d, ok := sink.(interface{ Description() string }); ok {
+		return d.Description()
+	}
+	if format != "" {
+		return format
+	}
+	return fmt.Sprintf("%T", sink)
+}
+
+// keyColumns are the grouping keys of a plan whose result is an
+// aggregation (the key of Update-mode rows).
+func keyColumns(n plan.Node) []string {
+	for {
+		switch x := n.(type) {
+		case *plan.Aggregate:
+			out := make([]string, len(x.GroupBy))
+			for i, g := range x.GroupBy {
+				out[i] = g.Name
+			}
+			return out
+		case *plan.Sort:
+			n = x.Input
+		case *plan.SubqueryAlias:
+			n = x.Input
+		default:
+			return nil
+		}
+	}
+}
+
+func confInt(conf map[string]string, key string, def int) int {
+	if v, ok := conf[key]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func confBool(conf map[string]string, key string, def bool) bool {
+	if v, ok := conf[key]; ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
