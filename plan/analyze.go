@@ -217,7 +217,7 @@ func limitValue(e sql.Expr) (int64, error) {
 	r := &resolver{sc: &scope{node: &Values{schema: emptySchema}}, clause: "LIMIT"}
 	x, err := r.expr(e)
 	if err != nil {
-		return 0, err
+		return 0, errorAt(e.Position(), ErrType, "The limit expression must be an integer constant, but got %s.", sql.Format(e))
 	}
 	if !isConstant(x) || !vector.IsIntegral(x.DataType()) {
 		return 0, errorAt(e.Position(), ErrType, "The limit expression must be an integer constant, but got %s.", sql.Format(e))

@@ -40,7 +40,7 @@ func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, childre
 func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []vector.Operator, env *Env) (vector.Operator, error) {
 	switch n := node.(type) {
 	case *Scan:
-		return buildScan(ctx, mem, n)
+		return buildScan(ctx, mem, n, env)
 	case *Values:
 		return buildValues(mem, n)
 	case *SubqueryAlias, *EventTimeWatermark:
@@ -293,7 +293,7 @@ func BuildScanOn(mem memory.Allocator, s *Scan, raw vector.Operator, env *Env) (
 	return op, nil
 }
 
-func buildScan(ctx context.Context, mem memory.Allocator, s *Scan) (vector.Operator, error) {
+func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (vector.Operator, error) {
 	if s.Streaming {
 		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", quoteName(s.Name), ErrUnsupported)
 	}
@@ -322,7 +322,7 @@ func buildScan(ctx context.Context, mem memory.Allocator, s *Scan) (vector.Opera
 	if err != nil {
 		return nil, err
 	}
-	return BuildScanOn(mem, s, raw, nil)
+	return BuildScanOn(mem, s, raw, env)
 }
 
 func buildValues(mem memory.Allocator, v *Values) (vector.Operator, error) {

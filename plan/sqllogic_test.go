@@ -28,6 +28,7 @@ import (
 // worked out from Spark's documented semantics (not copied from this
 // engine's output). Directives:
 //
+//	stream NAME COL:TYPE ...    a streaming source (schema only)
 //	table NAME COL:TYPE ...     a table; rows follow, cells separated by |,
 //	                            NULL for null, '' for the empty string;
 //	                            a blank line ends it
@@ -48,8 +49,9 @@ type sltCase struct {
 }
 
 type sltFile struct {
-	tables map[string]*sltTable
-	cases  []sltCase
+	tables  map[string]*sltTable
+	streams map[string]*arrow.Schema
+	cases   []sltCase
 }
 
 type sltTable struct {
@@ -69,7 +71,7 @@ func parseSLT(t *testing.T, path string) *sltFile {
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	out := &sltFile{tables: map[string]*sltTable{}}
+	out := &sltFile{tables: map[string]*sltTable{}, streams: map[string]*arrow.Schema{}}
 	base := filepath.Base(path)
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
@@ -78,6 +80,17 @@ func parseSLT(t *testing.T, path string) *sltFile {
 		}
 		words := strings.Fields(l)
 		switch words[0] {
+		case "stream":
+			var fields []arrow.Field
+			for _, c := range words[2:] {
+				name, typ, _ := strings.Cut(c, ":")
+				tn, err := sql.ParseType(typ)
+				if err != nil {
+					t.Fatalf("%s:%d: %v", base, i+1, err)
+				}
+				fields = append(fields, arrow.Field{Name: name, Type: sltType(t, tn), Nullable: true})
+			}
+			out.streams[words[1]] = arrow.NewSchema(fields, nil)
 		case "table":
 			if len(words) < 3 {
 				t.Fatalf("%s:%d: table needs a name and columns", base, i+1)
@@ -356,6 +369,9 @@ func TestSQLLogic(t *testing.T) {
 				mt := tb.build(t, mem)
 				tables = append(tables, mt)
 				cat.Register(name, mt)
+			}
+			for name, s := range f.streams {
+				cat.Register(name, &plan.SourceTable{TableSchema: s})
 			}
 			defer func() {
 				for _, mt := range tables {

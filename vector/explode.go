@@ -192,7 +192,12 @@ func (e *Explode) build(rowIdx, elIdx []int32, nullEl bool) (arrow.Record, error
 	cols := make([]arrow.Array, len(e.keep)+1)
 	// One element per row over a contiguous run of rows is a slice of the
 	// input; otherwise the kept columns repeat through a gather.
+	// rowIdx repeats rows and may skip some, so the endpoints alone do not
+	// make it a run: check that every row appears exactly once.
 	sliced := selIsRange(rowIdx)
+	for i := 1; sliced && i < len(rowIdx); i++ {
+		sliced = rowIdx[i] == rowIdx[i-1]+1
+	}
 	for i, c := range e.keep {
 		col := e.rec.Column(c)
 		if sliced {
