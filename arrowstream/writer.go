@@ -190,4 +190,3 @@ func confBool(conf map[string]string, key string, def bool) bool {
 	}
 	return def
 }
-
