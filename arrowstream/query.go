@@ -188,10 +188,12 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 		if m.cfg.onStop != nil {
 			m.cfg.onStop(err)
 		}
-		close(q.done)
+		// The manager forgets the query before Stop returns, so that a
+		// query stopped by name is gone from Active when its caller goes on.
 		if q.manager != nil {
 			q.manager.terminated(q, err)
 		}
+		close(q.done)
 	}()
 	q.setStatus("Initializing sources", false, false)
 	if err = m.populateStartOffsets(); err != nil {

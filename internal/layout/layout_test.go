@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"sql":         {},
 	"plan":        {"vector", "sql"},
 	"arrowstream": {"vector", "plan", "checkpoint", "sql"},
-	"memsink":     {"arrowstream", "vector", "checkpoint"},
+	"memsink":     {"arrowstream", "vector", "checkpoint", "plan"},
 	"server":      {"memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
 }
 

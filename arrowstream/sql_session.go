@@ -1,0 +1,310 @@
+package arrowstream
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// Result is what a SQL statement produced: rows to read (Op, owned by the
+// caller, who must Close it), a started query (CREATE STREAMING TABLE), or
+// nothing.
+type Result struct {
+	Schema *arrow.Schema
+	Op     vector.Operator
+	Query  *StreamingQuery
+}
+
+// Close releases the result's rows, if any.
+func (r *Result) Close() error {
+	if r == nil || r.Op == nil {
+		return nil
+	}
+	return r.Op.Close()
+}
+
+// TableDropper is a catalog (added with AddCatalog) that can drop its
+// tables (the memory sink's).
+type TableDropper interface {
+	DropTable(name string) bool
+}
+
+// HistoryTable is a table that can describe its committed epochs (DESCRIBE
+// HISTORY): epoch, rows, bytes, commit time.
+type HistoryTable interface {
+	History(mem memory.Allocator) (arrow.Record, error)
+}
+
+// SQL runs one statement of the dialect in SQL.md:
+//
+//   - SELECT, EXPLAIN, SHOW TABLES, DESCRIBE [HISTORY]: Result.Op has the rows;
+//   - CREATE TABLE name [(cols)] USING format OPTIONS (...): declares a
+//     source (or, for format memory, a stream that clients push into);
+//   - CREATE [OR REFRESH] STREAMING TABLE name [TBLPROPERTIES (...)] AS
+//     query: starts the query into the memory-sink table name (properties
+//     outputMode, trigger, checkpointLocation, and the memory sink's
+//     options); Result.Query is the query;
+//   - DROP TABLE [IF EXISTS] name: stops the streaming table's query and
+//     drops the table, or drops a source.
+func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
+	stmt, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	st, err := plan.Analyze(stmt, s.Catalog())
+	if err != nil {
+		return nil, err
+	}
+	switch x := st.(type) {
+	case *plan.QueryStatement:
+		op, err := plan.Execute(ctx, s.mem, x.Plan, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Schema: op.Schema(), Op: op}, nil
+	case *plan.ExplainStatement:
+		return s.explain(x)
+	case *plan.StreamingTableStatement:
+		return s.createStreamingTable(ctx, x)
+	case *plan.CommandStatement:
+		return s.command(ctx, x.Stmt)
+	}
+	return nil, fmt.Errorf("arrowstream: unsupported statement %T", st)
+}
+
+func (s *Session) explain(x *plan.ExplainStatement) (*Result, error) {
+	var b strings.Builder
+	switch inner := x.Stmt.(type) {
+	case *plan.QueryStatement:
+		writeExplain(&b, inner.Plan, x.Extended, x.Source)
+	case *plan.StreamingTableStatement:
+		writeExplain(&b, inner.Query, x.Extended, x.Source)
+	default:
+		return nil, fmt.Errorf("arrowstream: EXPLAIN of %T is not supported", inner)
+	}
+	return s.textResult("plan", strings.Split(strings.TrimRight(b.String(), "\n"), "\n"))
+}
+
+func writeExplain(b *strings.Builder, n plan.Node, extended bool, source string) {
+	opt, err := plan.Optimize(n)
+	if extended {
+		fmt.Fprintf(b, "== Parsed Statement ==\n%s\n== Analyzed Logical Plan ==\n%s\n", source, plan.Explain(n))
+	}
+	if err != nil {
+		fmt.Fprintf(b, "== Optimized Logical Plan ==\n(error: %v)\n", err)
+		return
+	}
+	fmt.Fprintf(b, "== Optimized Logical Plan ==\n%s\n", plan.Explain(opt))
+}
+
+// textResult is a one-string-column result.
+func (s *Session) textResult(col string, lines []string) (*Result, error) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: col, Type: vector.String, Nullable: true}}, nil)
+	return s.rowsResult(schema, func(b *array.RecordBuilder) {
+		for _, l := range lines {
+			b.Field(0).(*array.StringBuilder).Append(l)
+		}
+	})
+}
+
+func (s *Session) createStreamingTable(ctx context.Context, x *plan.StreamingTableStatement) (*Result, error) {
+	df := s.frame(x.Query, nil)
+	w := df.WriteStream().Format("memory").QueryName(x.Name)
+	for k, v := range x.Properties {
+		switch k {
+		case "outputmode":
+			w.OutputModeString(v)
+		case "trigger":
+			t, err := ParseTrigger(v)
+			if err != nil {
+				return nil, err
+			}
+			w.Trigger(t)
+		default:
+			w.Option(k, v)
+		}
+	}
+	if x.OrRefresh {
+		for _, q := range s.manager.Active() {
+			if strings.EqualFold(q.Name(), x.Name) {
+				q.Stop()
+			}
+		}
+	}
+	q, err := w.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Query: q}, nil
+}
+
+func identName(parts []sql.Ident) string {
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ".")
+}
+
+func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, error) {
+	switch x := stmt.(type) {
+	case *sql.CreateTable:
+		if err := s.createTable(x); err != nil {
+			return nil, err
+		}
+		return &Result{}, nil
+	case *sql.DropTable:
+		if err := s.dropTable(identName(x.Name), x.IfExists); err != nil {
+			return nil, err
+		}
+		return &Result{}, nil
+	case *sql.ShowTables:
+		return s.showTables()
+	case *sql.Describe:
+		return s.describe(identName(x.Name))
+	case *sql.DescribeHistory:
+		name := identName(x.Name)
+		t, err := s.Catalog().Table(name)
+		if err != nil {
+			return nil, err
+		}
+		h, ok := t.(HistoryTable)
+		if !ok {
+			return nil, fmt.Errorf("arrowstream: DESCRIBE HISTORY %s: not a streaming table (only sink tables have epochs)", name)
+		}
+		rec, err := h.History(s.mem)
+		if err != nil {
+			return nil, err
+		}
+		defer rec.Release()
+		op, err := vector.NewScan(rec.Schema(), rec)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Schema: rec.Schema(), Op: op}, nil
+	}
+	return nil, fmt.Errorf("arrowstream: statement %T is not supported", stmt)
+}
+
+func (s *Session) createTable(x *sql.CreateTable) error {
+	name := identName(x.Name)
+	if _, err := s.Catalog().Table(name); err == nil {
+		if x.IfNotExists {
+			return nil
+		}
+		return fmt.Errorf("arrowstream: table %s already exists", name)
+	}
+	var schema *arrow.Schema
+	if x.Columns != nil {
+		fields := make([]arrow.Field, len(x.Columns))
+		for i, c := range x.Columns {
+			dt, err := plan.ConvertType(c.Type)
+			if err != nil {
+				return fmt.Errorf("arrowstream: table %s column %s: %w", name, c.Name.Name, err)
+			}
+			fields[i] = arrow.Field{Name: c.Name.Name, Type: dt, Nullable: !c.NotNull}
+		}
+		schema = arrow.NewSchema(fields, nil)
+	}
+	opts := map[string]string{}
+	for _, p := range x.Options {
+		opts[p.Key] = p.Value
+	}
+	format := identName(x.Using)
+	if strings.EqualFold(format, "memory") {
+		if schema == nil {
+			return fmt.Errorf("arrowstream: table %s USING memory needs a column list", name)
+		}
+		s.RegisterStream(name, NewMemoryStream(s.mem, schema))
+		return nil
+	}
+	return s.RegisterSource(name, format, schema, opts)
+}
+
+func (s *Session) dropTable(name string, ifExists bool) error {
+	found := false
+	for _, q := range s.manager.Active() {
+		if strings.EqualFold(q.Name(), name) {
+			q.Stop()
+			found = true
+		}
+	}
+	if t, err := s.catalog.Table(name); err == nil {
+		if st, ok := t.(*streamTable); ok && st.shared != nil {
+			defer st.shared.Close()
+		}
+		found = s.DropTable(name) || found
+	}
+	s.mu.Lock()
+	extra := append([]plan.Catalog(nil), s.extraTables...)
+	s.mu.Unlock()
+	for _, c := range extra {
+		if d, ok := c.(TableDropper); ok && d.DropTable(name) {
+			found = true
+		}
+	}
+	if !found && !ifExists {
+		return fmt.Errorf("arrowstream: DROP TABLE %s: %w", name, plan.ErrTableNotFound)
+	}
+	return nil
+}
+
+func (s *Session) showTables() (*Result, error) {
+	cat := s.Catalog()
+	names := cat.(plan.TableLister).TableNames()
+	sort.Strings(names)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "tableName", Type: vector.String},
+		{Name: "isStreaming", Type: vector.Boolean},
+	}, nil)
+	return s.rowsResult(schema, func(b *array.RecordBuilder) {
+		for _, n := range names {
+			t, err := cat.Table(n)
+			if err != nil {
+				continue
+			}
+			b.Field(0).(*array.StringBuilder).Append(n)
+			b.Field(1).(*array.BooleanBuilder).Append(t.Streaming())
+		}
+	})
+}
+
+func (s *Session) describe(name string) (*Result, error) {
+	t, err := s.Catalog().Table(name)
+	if err != nil {
+		return nil, err
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "col_name", Type: vector.String},
+		{Name: "data_type", Type: vector.String},
+	}, nil)
+	return s.rowsResult(schema, func(b *array.RecordBuilder) {
+		for _, f := range t.Schema().Fields() {
+			b.Field(0).(*array.StringBuilder).Append(f.Name)
+			b.Field(1).(*array.StringBuilder).Append(vector.TypeName(f.Type))
+		}
+	})
+}
+
+func (s *Session) rowsResult(schema *arrow.Schema, fill func(b *array.RecordBuilder)) (*Result, error) {
+	b := array.NewRecordBuilder(s.mem, schema)
+	defer b.Release()
+	fill(b)
+	rec := b.NewRecord()
+	defer rec.Release()
+	op, err := vector.NewScan(schema, rec)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Schema: schema, Op: op}, nil
+}
+
