@@ -307,4 +307,3 @@ func (s *Session) rowsResult(schema *arrow.Schema, fill func(b *array.RecordBuil
 	}
 	return &Result{Schema: schema, Op: op}, nil
 }
-
