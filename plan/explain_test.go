@@ -22,7 +22,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func testCatalog(t testing.TB) *plan.MemoryCatalog {
 	cat := plan.NewMemoryCatalog()
 	mk := func(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
-	f := func(name string, dt arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: dt, Nullable: true} }
+	f := func(name string, dt arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: dt, Nullable: true}
+	}
 	tt, err := plan.NewMemTable(mk(f("a", vector.Int32), f("b", vector.String), f("c", vector.Float64)))
 	if err != nil {
 		t.Fatal(err)
