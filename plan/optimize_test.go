@@ -134,9 +134,9 @@ Union
    +- Scan u [a, d] PushedFilters: [(a = 1)]`},
 		// Through an aggregate only the grouping-key conjuncts pass.
 		{"aggregate-keys-only", "SELECT b, count(*) AS n FROM t GROUP BY b HAVING b = 'x' AND n > 1", `
-Project [b, `+"`count(1)`"+` AS n]
-+- Filter (`+"`count(1)`"+` > 1)
-   +- Aggregate [b], [count(*) AS `+"`count(1)`"+`]
+Project [b, ` + "`count(1)`" + ` AS n]
++- Filter (` + "`count(1)`" + ` > 1)
+   +- Aggregate [b], [count(*) AS ` + "`count(1)`" + `]
       +- Scan t [a, b, c] PushedFilters: [(b = 'x')]`},
 		{"sort", "SELECT * FROM (SELECT a FROM t ORDER BY a) s WHERE a > 1", `
 Sort [a ASC NULLS FIRST]
@@ -160,9 +160,9 @@ Filter (user_id > 1)
    +- StreamingScan clicks [user_id, url, ts]`},
 		// Streaming: current_timestamp() stays above stateful operators.
 		{"streaming-current-timestamp", "SELECT value, count(*) AS n FROM STREAM input GROUP BY value HAVING value > CAST(current_timestamp() AS BIGINT) AND value > 1", `
-Project [value, `+"`count(1)`"+` AS n]
+Project [value, ` + "`count(1)`" + ` AS n]
 +- Filter (value > CAST(current_timestamp() AS BIGINT))
-   +- Aggregate [value], [count(*) AS `+"`count(1)`"+`]
+   +- Aggregate [value], [count(*) AS ` + "`count(1)`" + `]
       +- Filter (value > 1)
          +- StreamingScan input [value]`},
 		// Streaming scans take no filters: the engine supplies their data.
@@ -186,7 +186,7 @@ Project [x]
 +- Project [a AS x]
    +- Scan t [a]`},
 		{"count-star-keeps-a-column", "SELECT count(*) FROM t", `
-Aggregate [], [count(*) AS `+"`count(1)`"+`]
+Aggregate [], [count(*) AS ` + "`count(1)`" + `]
 +- Scan t [a]`},
 		{"unused-aggregates", "SELECT b FROM (SELECT b, count(*) AS n, sum(c) AS s FROM t GROUP BY b) x", `
 Project [b]
