@@ -1,0 +1,102 @@
+package plan_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/sql"
+)
+
+// FuzzAnalyze feeds parsed SQL to the analyzer, the optimizer, the
+// streaming checks, EXPLAIN and (for batch plans over the empty test
+// tables) execution: none may panic, whatever the input.
+func FuzzAnalyze(f *testing.F) {
+	files, _ := filepath.Glob("testdata/sqllogic/*.slt")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "SELECT") || strings.HasPrefix(line, "WITH") {
+				f.Add(line)
+			}
+		}
+	}
+	for _, q := range analysisErrors {
+		f.Add(q)
+	}
+	for _, c := range streamCases {
+		f.Add(c.sql)
+	}
+	f.Add(benchQuery)
+	cat := testCatalog(f)
+	f.Fuzz(func(t *testing.T, q string) {
+		stmt, err := sql.Parse(q)
+		if err != nil {
+			return
+		}
+		a, err := plan.Analyze(stmt, cat)
+		if err != nil {
+			return
+		}
+		var n plan.Node
+		switch s := a.(type) {
+		case *plan.QueryStatement:
+			n = s.Plan
+		case *plan.ExplainStatement:
+			_, _ = plan.ExplainText(s)
+			return
+		default:
+			return
+		}
+		_ = plan.Explain(n)
+		opt, err := plan.Optimize(n)
+		if err != nil {
+			t.Fatalf("%q: optimize: %v", q, err)
+		}
+		if !sameColumns(opt.Schema(), n.Schema()) {
+			t.Fatalf("%q: the optimizer changed the schema\n%s\n%s", q, n.Schema(), opt.Schema())
+		}
+		_ = plan.PhysicalPlan(opt)
+		for _, m := range []plan.OutputMode{plan.Append, plan.Update, plan.Complete} {
+			_ = plan.CheckStreaming(opt, m)
+		}
+		if n.IsStreaming() {
+			return
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		op, err := plan.Execute(context.Background(), mem, opt, nil)
+		if err != nil {
+			return
+		}
+		recs, err := plan.Drain(context.Background(), op)
+		for _, r := range recs {
+			r.Release()
+		}
+		_ = err
+		mem.AssertSize(t, 0)
+	})
+}
+
+// sameColumns compares names, types and metadata; folding may make a
+// column non-nullable.
+func sameColumns(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i, f := range a.Fields() {
+		g := b.Field(i)
+		if f.Name != g.Name || !arrow.TypeEqual(f.Type, g.Type) || !f.Metadata.Equal(g.Metadata) {
+			return false
+		}
+	}
+	return true
+}
