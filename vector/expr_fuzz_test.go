@@ -1,0 +1,166 @@
+package vector_test
+
+import (
+	"context"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
+)
+
+// fuzzSchema has a column of every supported type.
+var fuzzSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "b", Type: vector.Boolean, Nullable: true},
+	{Name: "i", Type: vector.Int32, Nullable: true},
+	{Name: "l", Type: vector.Int64, Nullable: true},
+	{Name: "d", Type: vector.Float64, Nullable: true},
+	{Name: "s", Type: vector.String, Nullable: true},
+	{Name: "bin", Type: vector.Binary, Nullable: true},
+	{Name: "ts", Type: vector.Timestamp, Nullable: true},
+	{Name: "dt", Type: vector.Date, Nullable: true},
+	{Name: "dec", Type: vector.Decimal(10, 2), Nullable: true},
+	{Name: "w", Type: vector.WindowType, Nullable: true},
+	{Name: "arr", Type: vector.ListOf(vector.String), Nullable: true},
+	{Name: "ds", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: vector.String}, Nullable: true},
+}, nil)
+
+var fuzzRows = []vt.Row{
+	{true, int32(1), int64(math.MaxInt64), 1.5, "abc", []byte("x"), 1_000_000, 19000, "12.34", []any{0, 10}, []any{"a", "b"}, "view"},
+	{false, int32(math.MinInt32), int64(math.MinInt64), math.NaN(), "", []byte{}, -1, -1, "-0.01", []any{nil, 5}, []any{}, "click"},
+	{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
+	{true, int32(0), int64(0), math.Inf(-1), "2026-01-01 10:00:00", []byte{0xff}, 0, 0, "0.00", []any{1, 2}, []any{nil}, nil},
+}
+
+// exprBuilder turns fuzz bytes into an expression tree.
+type exprBuilder struct {
+	data  []byte
+	depth int
+}
+
+func (b *exprBuilder) byte() byte {
+	if len(b.data) == 0 {
+		return 0
+	}
+	c := b.data[0]
+	b.data = b.data[1:]
+	return c
+}
+
+var fuzzLiterals = []vector.Expr{
+	vector.Lit(0), vector.Lit(-1), vector.Lit(int64(math.MaxInt64)), vector.Lit(2.5), vector.Lit(math.NaN()),
+	vector.Lit("abc"), vector.Lit("%a_"), vector.Lit("1.5"), vector.Lit(""), vector.Lit(true), vector.Lit(nil),
+	vector.Lit(arrow.Timestamp(5)), vector.Lit(arrow.Date32(3)), vector.TypedLit(vector.Decimal(5, 1), "1.5"),
+	vector.Lit("seconds"), vector.Lit("HOUR"), vector.Lit("yyyy-MM-dd"), vector.IntervalLit(10_000_000),
+}
+
+var fuzzCasts = []arrow.DataType{vector.Boolean, vector.Int32, vector.Int64, vector.Float64, vector.String, vector.Binary, vector.Timestamp, vector.Date, vector.Decimal(8, 3)}
+
+func (b *exprBuilder) expr() vector.Expr {
+	b.depth++
+	defer func() { b.depth-- }()
+	k := b.byte()
+	if b.depth > 6 {
+		k %= 2
+	}
+	switch k % 14 {
+	case 0:
+		return vector.Col(fuzzSchema.Field(int(b.byte()) % fuzzSchema.NumFields()).Name)
+	case 1:
+		return fuzzLiterals[int(b.byte())%len(fuzzLiterals)]
+	case 2:
+		ops := []func(l, r vector.Expr) vector.Expr{vector.Add, vector.Sub, vector.Mul, vector.Div, vector.Mod}
+		return ops[int(b.byte())%len(ops)](b.expr(), b.expr())
+	case 3:
+		ops := []func(l, r vector.Expr) vector.Expr{vector.Eq, vector.NotEq, vector.Lt, vector.Le, vector.Gt, vector.Ge, vector.EqualNullSafe}
+		return ops[int(b.byte())%len(ops)](b.expr(), b.expr())
+	case 4:
+		if b.byte()%2 == 0 {
+			return vector.And(b.expr(), b.expr())
+		}
+		return vector.Or(b.expr(), b.expr())
+	case 5:
+		switch b.byte() % 4 {
+		case 0:
+			return vector.Not(b.expr())
+		case 1:
+			return vector.IsNull(b.expr())
+		case 2:
+			return vector.Negate(b.expr())
+		}
+		return vector.IsNotNull(b.expr())
+	case 6:
+		return vector.In(b.expr(), b.expr(), b.expr())
+	case 7:
+		return vector.Between(b.expr(), b.expr(), b.expr())
+	case 8:
+		return vector.Case([]vector.When{{Cond: b.expr(), Then: b.expr()}}, b.expr())
+	case 9:
+		return vector.Coalesce(b.expr(), b.expr())
+	case 10:
+		return vector.Cast(b.expr(), fuzzCasts[int(b.byte())%len(fuzzCasts)])
+	case 11:
+		return vector.Like(b.expr(), b.expr())
+	case 12:
+		names := vector.FunctionNames()
+		sort.Strings(names) // map order: make inputs reproducible
+		name := names[int(b.byte())%len(names)]
+		args := make([]vector.Expr, int(b.byte())%4)
+		for i := range args {
+			args[i] = b.expr()
+		}
+		e, err := vector.LookupFunction(name, args)
+		if err != nil {
+			return vector.Lit(nil)
+		}
+		return e
+	}
+	return vector.Col("w", "start")
+}
+
+// FuzzExprEval builds random expression trees and evaluates them over rows
+// with extreme values and nulls: errors are fine, panics and leaks are not.
+func FuzzExprEval(f *testing.F) {
+	f.Add([]byte{2, 0, 2, 1, 1})
+	f.Add([]byte{10, 0, 4, 4})
+	f.Add([]byte{12, 3, 2, 0, 4, 1, 6})
+	f.Add([]byte{3, 1, 0, 9, 0, 11})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		checkExprFuzz(mem, data, t.Errorf)
+	})
+}
+
+// checkExprFuzz builds the expression of data, binds it to fuzzSchema and
+// evaluates it over fuzzRows in two layouts, reporting wrong lengths and
+// types through errorf. Panics propagate; the caller checks mem for leaks.
+func checkExprFuzz(mem memory.Allocator, data []byte, errorf func(format string, args ...any)) {
+	b := &exprBuilder{data: data}
+	e := b.expr()
+	_ = e.String()
+	ev, err := e.Bind(fuzzSchema, mem)
+	if err != nil {
+		return
+	}
+	for _, shape := range []vt.Shape{{BatchSize: 1024}, {BatchSize: 3, Sliced: true, GarbageUnderNulls: true}} {
+		for _, rec := range vt.BuildRecords(mem, fuzzSchema, fuzzRows, shape) {
+			arr, err := ev.Eval(context.Background(), rec)
+			if err == nil {
+				if arr.Len() != int(rec.NumRows()) {
+					errorf("%s: %d values for %d rows", e, arr.Len(), rec.NumRows())
+				}
+				if !arrow.TypeEqual(arr.DataType(), ev.DataType()) {
+					errorf("%s: returned %s, declared %s", e, arr.DataType(), ev.DataType())
+				}
+				_ = vt.ValuesOf(arr)
+				arr.Release()
+			}
+			rec.Release()
+		}
+	}
+}
