@@ -136,31 +136,99 @@ func FuzzExprEval(f *testing.F) {
 	})
 }
 
+// fuzzShapes are the layouts every fuzz expression is evaluated in; the
+// results must agree, which catches kernels that read values under nulls
+// or ignore array offsets.
+var fuzzShapes = []vt.Shape{
+	{BatchSize: 1024},
+	{BatchSize: 3, Sliced: true, GarbageUnderNulls: true},
+	{BatchSize: 2, GarbageUnderNulls: true, BitmapWithoutNulls: true},
+}
+
 // checkExprFuzz builds the expression of data, binds it to fuzzSchema and
-// evaluates it over fuzzRows in two layouts, reporting wrong lengths and
-// types through errorf. Panics propagate; the caller checks mem for leaks.
+// evaluates it over fuzzRows in every fuzz shape and over an empty batch.
+// It reports through errorf results of the wrong length or type, malformed
+// arrays, constants whose rows differ from their Value, and results or
+// errors that depend on the layout. Panics propagate; the caller checks mem
+// for leaks.
 func checkExprFuzz(mem memory.Allocator, data []byte, errorf func(format string, args ...any)) {
 	b := &exprBuilder{data: data}
-	e := b.expr()
+	checkExprFuzzOf(mem, b.expr(), errorf)
+}
+
+func checkExprFuzzOf(mem memory.Allocator, e vector.Expr, errorf func(format string, args ...any)) {
 	_ = e.String()
 	ev, err := e.Bind(fuzzSchema, mem)
 	if err != nil {
 		return
 	}
-	for _, shape := range []vt.Shape{{BatchSize: 1024}, {BatchSize: 3, Sliced: true, GarbageUnderNulls: true}} {
+	check := func(rec arrow.Record) ([]any, error) {
+		arr, err := ev.Eval(context.Background(), rec)
+		if err != nil {
+			return nil, err
+		}
+		defer arr.Release()
+		if arr.Len() != int(rec.NumRows()) {
+			errorf("%s: %d values for %d rows", e, arr.Len(), rec.NumRows())
+		}
+		if !arrow.TypeEqual(arr.DataType(), ev.DataType()) {
+			errorf("%s: returned %s, declared %s", e, arr.DataType(), ev.DataType())
+		}
+		if err := validateArray(arr); err != nil {
+			errorf("%s: malformed result: %v", e, err)
+			return nil, nil
+		}
+		return vt.ValuesOf(arr), nil
+	}
+	var first []any
+	var firstErr error
+	for k, shape := range fuzzShapes {
+		var got []any
+		var gotErr error
 		for _, rec := range vt.BuildRecords(mem, fuzzSchema, fuzzRows, shape) {
-			arr, err := ev.Eval(context.Background(), rec)
-			if err == nil {
-				if arr.Len() != int(rec.NumRows()) {
-					errorf("%s: %d values for %d rows", e, arr.Len(), rec.NumRows())
-				}
-				if !arrow.TypeEqual(arr.DataType(), ev.DataType()) {
-					errorf("%s: returned %s, declared %s", e, arr.DataType(), ev.DataType())
-				}
-				_ = vt.ValuesOf(arr)
-				arr.Release()
+			if gotErr == nil {
+				var vals []any
+				vals, gotErr = check(rec)
+				got = append(got, vals...)
 			}
 			rec.Release()
+		}
+		if k == 0 {
+			first, firstErr = got, gotErr
+			continue
+		}
+		switch {
+		case (gotErr == nil) != (firstErr == nil):
+			errorf("%s: error depends on the layout: %v in %s, %v in %s", e, firstErr, fuzzShapes[0], gotErr, shape)
+		case gotErr == nil && !vt.ValueEqual(first, got):
+			errorf("%s: result depends on the layout:\n%v in %s\n%v in %s", e, first, fuzzShapes[0], got, shape)
+		}
+	}
+	empty := vt.BuildRecord(mem, fuzzSchema, nil)
+	if vals, err := check(empty); err == nil && len(vals) != 0 {
+		errorf("%s: %d values for an empty batch", e, len(vals))
+	}
+	empty.Release()
+	if c, ok := ev.(vector.ConstantEvaluator); ok && firstErr == nil {
+		checkConstant(mem, e, c, first, errorf)
+	}
+}
+
+// checkConstant checks that a constant evaluator's Value is canonical for
+// its type and equals every row it evaluates to: kernels above read Value
+// instead of evaluating.
+func checkConstant(mem memory.Allocator, e vector.Expr, c vector.ConstantEvaluator, rows []any, errorf func(format string, args ...any)) {
+	arr, err := vector.MakeConstantArray(mem, c.DataType(), c.Value(), 1)
+	if err != nil {
+		errorf("%s: constant %#v does not fit its type %s: %v", e, c.Value(), c.DataType(), err)
+		return
+	}
+	want := vt.ValuesOf(arr)[0]
+	arr.Release()
+	for i, v := range rows {
+		if !vt.ValueEqual(want, v) {
+			errorf("%s: constant %v evaluates to %v at row %d", e, want, v, i)
+			return
 		}
 	}
 }
