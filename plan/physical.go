@@ -559,3 +559,16 @@ func Drain(ctx context.Context, op vector.Operator) ([]arrow.Record, error) {
 		out = append(out, rec)
 	}
 }
+
+// ExecuteSQL parses, analyzes, optimizes and executes one SELECT over cat
+// (the memory sink's ad-hoc queries, Flight SQL). env may be nil.
+func ExecuteSQL(ctx context.Context, mem memory.Allocator, cat Catalog, text string, env *Env) (vector.Operator, error) {
+	n, err := AnalyzeSQL(text, cat)
+	if err != nil {
+		return nil, err
+	}
+	if n, err = Optimize(n); err != nil {
+		return nil, err
+	}
+	return Execute(ctx, mem, n, env)
+}
