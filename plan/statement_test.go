@@ -192,3 +192,27 @@ func TestValuesAndNoFrom(t *testing.T) {
 		t.Error("a row of the wrong width was accepted")
 	}
 }
+
+// TestSystemTables: qualified names reach the catalog joined with dots.
+func TestSystemTables(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := fieldsOf("name", vector.String, "status", vector.String)
+	rec := vt.BuildRecord(mem, schema, []vt.Row{{"q1", "ACTIVE"}, {"q2", "TERMINATED"}})
+	mt, err := plan.NewMemTable(schema, rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mt.Release()
+	cat := plan.NewMemoryCatalog()
+	cat.Register("system.streaming_queries", mt)
+	got, err := runRows(t, cat, "SELECT q.name FROM system.streaming_queries q WHERE status = 'ACTIVE'")
+	if err != nil || strings.Join(got, ",") != "q1" {
+		t.Errorf("got %v, %v", got, err)
+	}
+	got, err = runRows(t, cat, "SELECT streaming_queries.status FROM SYSTEM.STREAMING_QUERIES WHERE name = 'q2'")
+	if err != nil || strings.Join(got, ",") != "TERMINATED" {
+		t.Errorf("got %v, %v", got, err)
+	}
+}
