@@ -12,6 +12,8 @@ import (
 
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // FuzzAnalyze feeds parsed SQL to the analyzer, the optimizer, the
@@ -37,7 +39,7 @@ func FuzzAnalyze(f *testing.F) {
 		f.Add(c.sql)
 	}
 	f.Add(benchQuery)
-	cat := testCatalog(f)
+	cat := fuzzCatalog(f)
 	f.Fuzz(func(t *testing.T, q string) {
 		stmt, err := sql.Parse(q)
 		if err != nil {
@@ -99,4 +101,25 @@ func sameColumns(a, b *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+// fuzzCatalog is testCatalog with a few rows in t and u, so that execution
+// runs the kernels.
+func fuzzCatalog(f *testing.F) *plan.MemoryCatalog {
+	cat := testCatalog(f)
+	mem := memory.NewGoAllocator()
+	add := func(name string, schema *arrow.Schema, rows []vt.Row) {
+		rec := vt.BuildRecord(mem, schema, rows)
+		defer rec.Release()
+		mt, err := plan.NewMemTable(schema, rec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		cat.Register(name, mt)
+	}
+	add("t", fieldsOf("a", vector.Int32, "b", vector.String, "c", vector.Float64),
+		[]vt.Row{{1, "x y", 1.5}, {nil, "", -2.0}, {2147483647, nil, nil}, {-3, "x", 0.0}})
+	add("u", fieldsOf("a", vector.Int32, "d", vector.String),
+		[]vt.Row{{1, "d"}, {-3, nil}, {nil, "e"}})
+	return cat
 }
