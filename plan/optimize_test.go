@@ -265,3 +265,48 @@ func TestOptimizeKeepsSchemaAndChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneKeepsEventTime: stateful streaming operators that drop late
+// rows by an event-time column keep it although nothing above reads it.
+func TestPruneKeepsEventTime(t *testing.T) {
+	cat := testCatalog(t)
+	n, err := plan.Read(cat, "clicks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err = plan.WithWatermark(n, "ts", "10 seconds"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err = plan.DropDuplicates(n, []string{"user_id"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if n, err = plan.Select(n, "url"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := plan.PruneColumns(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got.Children()[0].(*plan.Deduplicate)
+	if len(plan.EventTimeColumns(d.Input.Schema())) != 1 {
+		t.Errorf("the dedup lost its event-time column:\n%s", plan.Explain(got))
+	}
+	l, _ := plan.Read(cat, "clicks")
+	l, _ = plan.WithWatermark(l, "ts", "10 seconds")
+	r, _ := plan.Read(cat, "clicks")
+	r, _ = plan.WithWatermark(r, "ts", "10 seconds")
+	r, _ = plan.ToDF(r, "uid", "u2", "ts2")
+	j, err := plan.JoinOn(l, r, "user_id = uid", "inner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ = plan.Select(j, "url")
+	got, err = plan.PruneColumns(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	join := got.Children()[0].(*plan.Join)
+	if len(plan.EventTimeColumns(join.Left.Schema())) != 1 || len(plan.EventTimeColumns(join.Right.Schema())) != 1 {
+		t.Errorf("the join lost an event-time column:\n%s", plan.Explain(got))
+	}
+}
