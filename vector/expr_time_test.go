@@ -166,3 +166,19 @@ func TestDateTruncOverflow(t *testing.T) {
 	)
 	vt.RunExpr(t, cases...)
 }
+
+// TestToTimestampPastLargest: a pattern-parsed time just past the largest
+// timestamp wrapped to a negative one; it does not fit, so it is NULL.
+func TestToTimestampPastLargest(t *testing.T) {
+	s := schemaOf("s", vector.String)
+	f := vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS")
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "to_timestamp", Schema: s,
+			Rows: column("294247-01-10 04:00:54.775807", "294247-01-10 04:00:54.775808", "294247-01-10 04:00:54.999999", "294247-01-10 04:00:55.000000"),
+			Expr: vector.ToTimestamp(vector.Col("s"), f), Want: []any{int64(math.MaxInt64), nil, nil, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "offset", Schema: s, Rows: column("294247-01-10 04:00:54.999999 +00:00", "294247-01-10 05:00:54.999999 +01:00"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS XXX")), Want: []any{nil, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "unix_timestamp", Schema: s, Rows: column("294247-01-10 04:00:54.999999"),
+			Expr: vector.UnixTimestamp(vector.Col("s"), f), Want: []any{nil}, NullIntolerant: true},
+	)
+}
