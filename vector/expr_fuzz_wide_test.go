@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -64,7 +65,7 @@ var fuzzWideLiterals = func() []vector.Expr {
 	} {
 		lits = append(lits, vector.Lit(v))
 	}
-	return append(lits,
+	lits = append(lits,
 		vector.TypedLit(vector.Decimal(38, 0), "99999999999999999999999999999999999999"),
 		vector.TypedLit(vector.Decimal(38, 38), "0.1"),
 		vector.TypedLit(vector.Decimal(1, 0), "9"),
@@ -73,12 +74,17 @@ var fuzzWideLiterals = func() []vector.Expr {
 		vector.TypedLit(vector.String, nil), vector.TypedLit(vector.Int64, nil), vector.TypedLit(vector.Int32, nil),
 		vector.TypedLit(vector.Boolean, nil), vector.TypedLit(vector.Timestamp, nil), vector.TypedLit(vector.Date, nil),
 		vector.TypedLit(vector.Decimal(5, 1), nil), vector.TypedLit(vector.Binary, nil), vector.TypedLit(vector.Float64, nil),
-		fuzzNestedLiterals[0], fuzzNestedLiterals[1], fuzzNestedLiterals[2], fuzzNestedLiterals[3], fuzzNestedLiterals[4],
-		fuzzNestedLiterals[5], fuzzNestedLiterals[6],
+	)
+	fuzzNestedStart = len(lits)
+	lits = append(lits, fuzzNestedLiterals...)
+	return append(lits,
 		vector.IntervalLit(0), vector.IntervalLit(-1), vector.IntervalLit(math.MaxInt64), vector.IntervalLit(math.MinInt64),
 		vector.IntervalLit(86_400_000_000),
 	)
 }()
+
+// fuzzNestedStart is the index of fuzzNestedLiterals[0] in fuzzWideLiterals.
+var fuzzNestedStart int
 
 // fuzzNestedLiterals are struct and list literals (NULL ones too) for the
 // columns w, arr and li.
@@ -108,9 +114,22 @@ var fuzzFunctionNames = func() []string {
 }()
 
 // wideBuilder decodes fuzz bytes into an expression of the wide grammar.
+// With litCols set, every literal becomes a reference to a column that
+// holds its value in every row (see checkLiteralsAsColumns).
 type wideBuilder struct {
 	exprBuilder
 	problems []string // contract violations met while building
+	litCols  bool
+	used     []int // the indices into fuzzWideLiterals of the literals used
+}
+
+// lit returns literal i of fuzzWideLiterals, or its column.
+func (b *wideBuilder) lit(i int) vector.Expr {
+	b.used = append(b.used, i)
+	if b.litCols {
+		return vector.Col(fmt.Sprintf("lit%d", i))
+	}
+	return fuzzWideLiterals[i]
 }
 
 func (b *wideBuilder) n(k int) int { return int(b.byte()) % k }
@@ -134,7 +153,7 @@ func (b *wideBuilder) expr() vector.Expr {
 	case 0:
 		return vector.Col(fuzzWideSchema.Field(b.n(fuzzWideSchema.NumFields())).Name)
 	case 1:
-		return fuzzWideLiterals[b.n(len(fuzzWideLiterals))]
+		return b.lit(b.n(len(fuzzWideLiterals)))
 	case 2:
 		ops := []func(l, r vector.Expr) vector.Expr{vector.Add, vector.Sub, vector.Mul, vector.Div, vector.Mod}
 		return ops[b.n(len(ops))](b.expr(), b.expr())
@@ -191,8 +210,14 @@ func (b *wideBuilder) expr() vector.Expr {
 	case 16:
 		// Nested values: struct and list columns against literals of their
 		// type, in comparisons, IN, CASE and COALESCE.
-		nested := append([]vector.Expr{vector.Col("w"), vector.Col("arr"), vector.Col("li"), vector.Col("w", "end")}, fuzzNestedLiterals...)
-		pick := func() vector.Expr { return nested[b.n(len(nested))] }
+		nested := []vector.Expr{vector.Col("w"), vector.Col("arr"), vector.Col("li"), vector.Col("w", "end")}
+		pick := func() vector.Expr {
+			k := b.n(len(nested) + len(fuzzNestedLiterals))
+			if k < len(nested) {
+				return nested[k]
+			}
+			return b.lit(fuzzNestedStart + k - len(nested))
+		}
 		switch b.n(5) {
 		case 0:
 			return vector.Eq(pick(), pick())
@@ -286,4 +311,5 @@ func checkExprFuzzWide(mem memory.Allocator, data []byte, errorf func(format str
 		errorf("%s", p)
 	}
 	checkExprFuzzOf(mem, fuzzWideSchema, fuzzWideRows, e, errorf)
+	checkLiteralsAsColumns(mem, data, errorf)
 }
