@@ -153,12 +153,12 @@ var fuzzShapes = []vt.Shape{
 // for leaks.
 func checkExprFuzz(mem memory.Allocator, data []byte, errorf func(format string, args ...any)) {
 	b := &exprBuilder{data: data}
-	checkExprFuzzOf(mem, b.expr(), errorf)
+	checkExprFuzzOf(mem, fuzzSchema, fuzzRows, b.expr(), errorf)
 }
 
-func checkExprFuzzOf(mem memory.Allocator, e vector.Expr, errorf func(format string, args ...any)) {
+func checkExprFuzzOf(mem memory.Allocator, schema *arrow.Schema, rows []vt.Row, e vector.Expr, errorf func(format string, args ...any)) {
 	_ = e.String()
-	ev, err := e.Bind(fuzzSchema, mem)
+	ev, err := e.Bind(schema, mem)
 	if err != nil {
 		return
 	}
@@ -185,7 +185,7 @@ func checkExprFuzzOf(mem memory.Allocator, e vector.Expr, errorf func(format str
 	for k, shape := range fuzzShapes {
 		var got []any
 		var gotErr error
-		for _, rec := range vt.BuildRecords(mem, fuzzSchema, fuzzRows, shape) {
+		for _, rec := range vt.BuildRecords(mem, schema, rows, shape) {
 			if gotErr == nil {
 				var vals []any
 				vals, gotErr = check(rec)
@@ -204,7 +204,7 @@ func checkExprFuzzOf(mem memory.Allocator, e vector.Expr, errorf func(format str
 			errorf("%s: result depends on the layout:\n%v in %s\n%v in %s", e, first, fuzzShapes[0], got, shape)
 		}
 	}
-	empty := vt.BuildRecord(mem, fuzzSchema, nil)
+	empty := vt.BuildRecord(mem, schema, nil)
 	if vals, err := check(empty); err == nil && len(vals) != 0 {
 		errorf("%s: %d values for an empty batch", e, len(vals))
 	}
