@@ -168,6 +168,13 @@ func (s *splitEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		return nil, err
 	}
 	defer releaseArrays(arrs)
+	if arrs[0] == nil {
+		// A constant string with a limit (split('a,b', ',', 1)): the kernel
+		// reads the strings as a column.
+		if arrs[0], err = s.str.Eval(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	plain := make([]arrow.Array, 2)
 	for k := range plain {
 		if arrs[k] == nil {
