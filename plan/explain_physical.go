@@ -75,7 +75,7 @@ func physicalLine(n Node) (string, []Node) {
 		}
 		desc := fmt.Sprintf("%s, keys=[%s]", x.Type, strings.Join(keys, ", "))
 		if residual != nil {
-			desc += ", residual=" + residual.String()
+			desc += ", residual=" + renderDisambiguated(residual, joinedSchema(x.Left.Schema(), x.Right.Schema()))
 		}
 		if x.Left.IsStreaming() && x.Right.IsStreaming() {
 			return "StreamingSymmetricHashJoin " + desc + " [stateful]", x.Children()

@@ -31,8 +31,8 @@ func WatermarkDelay(f arrow.Field) (int64, bool) {
 // EventTimeColumns lists the columns of s that carry a watermark delay.
 func EventTimeColumns(s *arrow.Schema) []int {
 	var out []int
-	for i, f := range s.Fields() {
-		if _, ok := WatermarkDelay(f); ok {
+	for i := 0; i < s.NumFields(); i++ {
+		if _, ok := WatermarkDelay(s.Field(i)); ok {
 			out = append(out, i)
 		}
 	}

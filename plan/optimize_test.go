@@ -106,24 +106,24 @@ Project [x]
 +- Project [(a + 1) AS x, b]
    +- Scan t [a, b, c] PushedFilters: [((a + 1) > 2)]`},
 		{"inner-join-sides-and-condition", "SELECT * FROM t JOIN u ON t.a = u.a WHERE t.c > 0 AND u.d = 'x' AND t.b = u.d", `
-Join Inner, ((a = a) AND (b = d))
+Join Inner, ((a#0 = a#3) AND (b = d))
 :- Scan t [a, b, c] PushedFilters: [(c > 0)]
 +- Scan u [a, d] PushedFilters: [(d = 'x')]`},
 		// WHERE over a left join: only the left side's conjuncts move down.
 		{"left-join-where", "SELECT * FROM t LEFT JOIN u ON t.a = u.a WHERE t.c > 0 AND u.d IS NULL", `
 Filter (d IS NULL)
-+- Join LeftOuter, (a = a)
++- Join LeftOuter, (a#0 = a#3)
    :- Scan t [a, b, c] PushedFilters: [(c > 0)]
    +- Scan u [a, d]`},
 		// A left join's ON conjunct over the right side filters the right
 		// input; one over the left side must stay in the condition.
 		{"left-join-on", "SELECT * FROM t LEFT JOIN u ON t.a = u.a AND u.d = 'x' AND t.c > 0", `
-Join LeftOuter, ((a = a) AND (c > 0))
+Join LeftOuter, ((a#0 = a#3) AND (c > 0))
 :- Scan t [a, b, c]
 +- Scan u [a, d] PushedFilters: [(d = 'x')]`},
 		{"full-join-stays", "SELECT * FROM t FULL JOIN u ON t.a = u.a WHERE t.c > 0", `
 Filter (c > 0)
-+- Join FullOuter, (a = a)
++- Join FullOuter, (a#0 = a#3)
    :- Scan t [a, b, c]
    +- Scan u [a, d]`},
 		{"union", "SELECT * FROM (SELECT a FROM t UNION ALL SELECT a FROM u) x WHERE a = 1", `
@@ -194,7 +194,7 @@ Project [b]
    +- Scan t [b]`},
 		{"join-inputs", "SELECT t.b FROM t JOIN u ON t.a = u.a", `
 Project [b]
-+- Join Inner, (a = a)
++- Join Inner, (a#0 = a#2)
    :- Scan t [a, b]
    +- Scan u [a]`},
 		{"union-inputs", "SELECT a FROM (SELECT a, b FROM t UNION ALL SELECT a, d FROM u) x", `
