@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
 	pb "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
@@ -53,10 +54,7 @@ func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageR
 		if err := ctx.Err(); err != nil {
 			return rows, statusOf(err, codes.Canceled)
 		}
-		if !rec.Schema().Equal(target.Schema()) && !sameShape(rec.Schema(), target.Schema()) {
-			return rows, statusf(codes.InvalidArgument, "ingest into %q: %v", name, checkIngestSchema(rec.Schema(), target.Schema()))
-		}
-		if err := target.Append(ctx, rec); err != nil {
+		if err := appendOne(ctx, target, rec); err != nil {
 			return rows, statusOf(fmt.Errorf("ingest into %q: %w", name, err), codes.InvalidArgument)
 		}
 		rows += rec.NumRows()
@@ -70,6 +68,16 @@ func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageR
 		return rows, statusOf(fmt.Errorf("ingest into %q: %w", name, err), codes.InvalidArgument)
 	}
 	return rows, nil
+}
+
+// appendOne appends rec labelled with the target's schema: the stream's
+// schema was checked, but nullability and the case of names may differ.
+func appendOne(ctx context.Context, target IngestTarget, rec arrow.Record) error {
+	if want := target.Schema(); rec.Schema() != want {
+		rec = array.NewRecord(want, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+	}
+	return target.Append(ctx, rec)
 }
 
 // sendRows acknowledges rows with a DoPutUpdateResult.
@@ -98,7 +106,7 @@ func checkIngestSchema(got, want *arrow.Schema) error {
 			diffs = append(diffs, fmt.Sprintf("missing column %q (%s)", w.Name, vector.TypeName(w.Type)))
 		case !arrow.TypeEqual(g.Type, w.Type):
 			diffs = append(diffs, fmt.Sprintf("column %q is %s, the table has %s", w.Name, vector.TypeName(g.Type), vector.TypeName(w.Type)))
-		case i >= got.NumFields() || got.Field(i).Name != w.Name:
+		case i >= got.NumFields() || !strings.EqualFold(got.Field(i).Name, w.Name):
 			diffs = append(diffs, fmt.Sprintf("column %q is out of place (the table's column %d)", w.Name, i+1))
 		}
 	}
