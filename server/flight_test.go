@@ -280,3 +280,53 @@ func TestDoGetSlicesLargeRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestIPCCompression: with IPCCompression set, batches are compressed and
+// Arrow clients decompress them transparently.
+func TestIPCCompression(t *testing.T) {
+	for _, codec := range []string{"lz4", "zstd"} {
+		t.Run(codec, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			cat := memsink.NewCatalog()
+			tab := newTable(t, mem, cat, "t", epochSchema, memsink.Options{})
+			defer tab.Close()
+			commitEpochs(t, mem, tab, 0, 3, 70_000)
+			s := startServer(t, Config{Sinks: cat, Allocator: mem, IPCCompression: codec})
+			tk, _ := TableTicket("t")
+			_, recs, err := readAll(context.Background(), flightClient(t, s), tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer releaseAll(recs)
+			if err := checkWholeEpochs(recs, 70_000); err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for _, r := range recs {
+				for _, v := range r.Column(1).(*array.Int64).Int64Values() {
+					sum += v
+				}
+			}
+			if want := int64(3 * 70_000 * 69_999 / 2); sum != want {
+				t.Fatalf("sum %d, want %d", sum, want)
+			}
+			// The bodies on the wire are compressed.
+			stream, err := flightClient(t, s).DoGet(context.Background(), &flight.Ticket{Ticket: tk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire := 0
+			for {
+				fd, err := stream.Recv()
+				if err != nil {
+					break
+				}
+				wire += len(fd.DataBody)
+			}
+			if raw := 3 * 70_000 * 24; wire*2 > raw {
+				t.Fatalf("%d body bytes on the wire for %d bytes of data", wire, raw)
+			}
+		})
+	}
+}

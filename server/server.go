@@ -71,8 +71,6 @@ func New(cfg Config) (*Server, error) {
 		// (and the snapshots those hold) end.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.WriteBufferSize(256 << 10),
-		grpc.ReadBufferSize(256 << 10),
 	}
 	unary := []grpc.UnaryServerInterceptor{s.recoverUnary}
 	stream := []grpc.StreamServerInterceptor{s.recoverStream}
