@@ -26,8 +26,8 @@ func TestAbandonedStreamsLeaveNothing(t *testing.T) {
 	f := newSQLFixture(t, Config{})
 	bigMem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	big := newTable(t, bigMem, f.cat, "big", epochSchema, memsink.Options{})
-	for e := range 4 {
-		commit(t, big, int64(e), epochRecord(bigMem, int64(e), e*500_000, 500_000))
+	for e := range 4 { // 1M rows, 24 MB: far more than the transport buffers
+		commit(t, big, int64(e), epochRecord(bigMem, int64(e), e*250_000, 250_000))
 	}
 	ctx := context.Background()
 	c := flightClient(t, f.srv)

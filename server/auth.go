@@ -48,11 +48,11 @@ type authenticator struct {
 	users  map[string]credential
 	dummy  credential // compared for unknown users, to hide who exists
 	ttl    time.Duration
-	now    func() time.Time
 	log    *slog.Logger
 	logins chan struct{}
 
 	mu     sync.Mutex
+	now    func() time.Time // read under mu (tests replace it)
 	tokens map[[32]byte]session
 }
 
@@ -94,9 +94,9 @@ func (a *authenticator) login(ctx context.Context, user, password string) (strin
 		return "", status.Errorf(codes.Internal, "issue token: %v", err)
 	}
 	tok := base64.RawURLEncoding.EncodeToString(raw)
-	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.now()
 	if len(a.tokens) >= maxTokens {
 		a.evictLocked(now)
 	}

@@ -80,7 +80,7 @@ func (a anyRecv[T]) Recv() (any, error) {
 }
 
 func TestAuthRejectsEveryCallWithoutAToken(t *testing.T) {
-	hash, err := HashPassword("hunter2")
+	hash, err := hashPassword("hunter2", 1000) // cheap: the format is what matters here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +131,15 @@ func TestAuthRejectsEveryCallWithoutAToken(t *testing.T) {
 
 	// Tokens expire.
 	authed, _ := c.AuthenticateBasicToken(ctx, "alice", "s3cret")
-	f.srv.auth.now = func() time.Time { return time.Now().Add(DefaultTokenTTL + time.Minute) }
+	setNow := func(now func() time.Time) {
+		f.srv.auth.mu.Lock()
+		f.srv.auth.now = now
+		f.srv.auth.mu.Unlock()
+	}
+	setNow(func() time.Time { return time.Now().Add(DefaultTokenTTL + time.Minute) })
 	_, err = c.GetFlightInfo(authed, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"orders"}})
 	wantCode(t, err, codes.Unauthenticated)
-	f.srv.auth.now = time.Now
+	setNow(time.Now)
 }
 
 func TestAuthADBCAndPreparedStatementOwnership(t *testing.T) {
@@ -182,7 +187,10 @@ func TestAuthADBCAndPreparedStatementOwnership(t *testing.T) {
 }
 
 func TestUsersFile(t *testing.T) {
-	hash, _ := HashPassword("pw2")
+	hash, _ := HashPassword("pw2") // the real cost, once
+	if !strings.HasPrefix(hash, "pbkdf2-sha256$600000$") {
+		t.Fatalf("hash %q", hash)
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "users")
 	os.WriteFile(path, []byte("# users\n\nann:pw1\nben:"+hash+"\n"), 0o600)

@@ -67,8 +67,9 @@ type preparedStore struct {
 	idle time.Duration
 	now  func() time.Time
 
-	mu sync.Mutex
-	m  map[string]*prepared
+	mu        sync.Mutex
+	m         map[string]*prepared
+	lastSweep time.Time
 }
 
 func newPreparedStore(max int, idle time.Duration) *preparedStore {
@@ -85,8 +86,11 @@ func (s *preparedStore) add(p *prepared) error {
 	p.lastUsed = now
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.m) >= s.max {
+	// Sweep idle statements when full, and otherwise now and then, so that
+	// abandoned ones do not hold their parameters until the store fills.
+	if len(s.m) >= s.max || now.Sub(s.lastSweep) > s.idle/4 {
 		s.expireLocked(now)
+		s.lastSweep = now
 	}
 	if len(s.m) >= s.max {
 		return statusf(codes.ResourceExhausted, "too many open prepared statements (%d, the server's limit): close some", s.max)

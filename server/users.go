@@ -29,16 +29,20 @@ const (
 // HashPassword returns a salted PBKDF2-SHA256 hash of password for a users
 // file or AuthConfig.Users, so that the file holds no plain passwords.
 func HashPassword(password string) (string, error) {
+	return hashPassword(password, hashIterations)
+}
+
+func hashPassword(password string, iters int) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("server: hash password: %w", err)
 	}
-	key, err := pbkdf2.Key(sha256.New, password, salt, hashIterations, hashKeyBytes)
+	key, err := pbkdf2.Key(sha256.New, password, salt, iters, hashKeyBytes)
 	if err != nil {
 		return "", fmt.Errorf("server: hash password: %w", err)
 	}
 	enc := base64.RawStdEncoding
-	return fmt.Sprintf("%s%d$%s$%s", hashPrefix, hashIterations, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+	return fmt.Sprintf("%s%d$%s$%s", hashPrefix, iters, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
 // credential is one user's stored secret.
