@@ -1,0 +1,252 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/memsink"
+)
+
+// Defaults of Limits and Config.
+const (
+	// DefaultMaxMessageBytes is the largest gRPC message the server sends
+	// or accepts. It matches the ADBC client's default receive limit
+	// (16 MiB): a larger record batch would fail the client's read.
+	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxConcurrentStreams bounds the DoGet and DoPut streams served
+	// at once.
+	DefaultMaxConcurrentStreams = 256
+	// DefaultQueryTimeout bounds planning, running and streaming a query.
+	DefaultQueryTimeout = 5 * time.Minute
+	// DefaultMaxPreparedStatements bounds the open prepared statements.
+	DefaultMaxPreparedStatements = 10000
+	// DefaultPreparedStatementIdle closes prepared statements unused this
+	// long (clients that never close them).
+	DefaultPreparedStatementIdle = 30 * time.Minute
+	// DefaultTokenTTL is how long a bearer token issued by the handshake
+	// stays valid.
+	DefaultTokenTTL = 12 * time.Hour
+	// DefaultCatalog is the Flight SQL catalog name of every table.
+	DefaultCatalog = "arrowstream"
+)
+
+// Limits protect the server from heavy clients. A query that exceeds a
+// limit fails with a clear error; the server stays up.
+type Limits struct {
+	// MaxMessageBytes is the largest message sent or received (0:
+	// DefaultMaxMessageBytes). Outgoing record batches are sliced so that
+	// each message stays under half of it.
+	MaxMessageBytes int
+	// MaxConcurrentStreams bounds the DoGet and DoPut streams served at
+	// once, over all connections (0: DefaultMaxConcurrentStreams); more are
+	// refused with ResourceExhausted.
+	MaxConcurrentStreams int
+	// QueryTimeout bounds a SQL statement from planning to the end of its
+	// result stream (0: DefaultQueryTimeout; negative: none).
+	QueryTimeout time.Duration
+	// QueryMemoryBytes bounds the memory one SQL query allocates (its own
+	// buffers, not the snapshots it reads); 0 means no bound.
+	QueryMemoryBytes int64
+	// MaxPreparedStatements bounds open prepared statements (0: default).
+	MaxPreparedStatements int
+	// PreparedStatementIdle closes prepared statements idle this long (0:
+	// default).
+	PreparedStatementIdle time.Duration
+	// BatchBytes is the target size of outgoing record batches (0: a
+	// quarter of MaxMessageBytes, at most 3 MiB, which also stays under
+	// the 4 MiB default of plain gRPC clients). Memory-sink tables keep
+	// 64K-row records (≈ 2 MiB for a few numeric columns), the fastest size
+	// to stream; only larger records are sliced.
+	BatchBytes int64
+}
+
+// AuthConfig enables basic-auth login with bearer tokens.
+type AuthConfig struct {
+	// Users maps user names to passwords or password hashes (see
+	// HashPassword). Entries of UsersFile are added to these.
+	Users map[string]string
+	// UsersFile names a file of "user:password" or "user:<hash>" lines.
+	UsersFile string
+	// TokenTTL is the lifetime of issued tokens (0: DefaultTokenTTL).
+	TokenTTL time.Duration
+}
+
+func (a AuthConfig) enabled() bool { return len(a.Users) > 0 || a.UsersFile != "" }
+
+// TLSConfig enables TLS.
+type TLSConfig struct {
+	// CertFile and KeyFile are the server's PEM certificate chain and key.
+	CertFile, KeyFile string
+	// ClientCAFile, when set, requires clients to present a certificate
+	// signed by one of these CAs (mutual TLS).
+	ClientCAFile string
+}
+
+func (t TLSConfig) enabled() bool { return t.CertFile != "" || t.KeyFile != "" }
+
+// Config configures a Server.
+type Config struct {
+	// Addr is the listen address, host:port (port 0 picks one).
+	Addr string
+	// Auth enables authentication; the zero value disables it.
+	Auth AuthConfig
+	// TLS enables TLS; the zero value disables it.
+	TLS TLSConfig
+	// AllowInsecure lets the server listen on a non-loopback address
+	// without authentication or TLS. Without it such a server refuses to
+	// start.
+	AllowInsecure bool
+	// Limits; the zero value means the defaults.
+	Limits Limits
+	// IPCCompression compresses the bodies of outgoing record batches:
+	// "" (none, the default: fastest on a local network), "lz4" (cheap,
+	// recommended for remote clients) or "zstd" (smaller, slower). Clients
+	// must support the codec (Arrow C++, Go, Java and pyarrow do).
+	IPCCompression string
+	// Catalog is the Flight SQL catalog name (default DefaultCatalog).
+	Catalog string
+
+	// Sinks lists the memory-sink tables served (by plain Flight and in
+	// the catalog). Required.
+	Sinks *memsink.Catalog
+	// Engine runs SQL; nil answers Flight SQL statements with
+	// Unimplemented.
+	Engine QueryEngine
+	// Tables lists static and source tables for the catalog calls.
+	Tables TableLister
+	// SystemTables are listed in SystemSchema.
+	SystemTables []SystemTable
+	// Ingest receives DoPut batches; nil answers DoPut with Unimplemented.
+	Ingest IngestTargets
+
+	// Allocator is used for the server's own buffers (nil: the default).
+	Allocator memory.Allocator
+	// Logger receives the server's logs (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	l := &c.Limits
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if l.MaxConcurrentStreams <= 0 {
+		l.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	if l.QueryTimeout == 0 {
+		l.QueryTimeout = DefaultQueryTimeout
+	}
+	if l.MaxPreparedStatements <= 0 {
+		l.MaxPreparedStatements = DefaultMaxPreparedStatements
+	}
+	if l.PreparedStatementIdle <= 0 {
+		l.PreparedStatementIdle = DefaultPreparedStatementIdle
+	}
+	if l.BatchBytes <= 0 {
+		l.BatchBytes = min(int64(l.MaxMessageBytes)/4, 3<<20)
+	}
+	// Leave room for the IPC metadata and padding of a message.
+	l.BatchBytes = min(l.BatchBytes, int64(l.MaxMessageBytes)/2)
+	if c.Auth.TokenTTL <= 0 {
+		c.Auth.TokenTTL = DefaultTokenTTL
+	}
+	if c.Catalog == "" {
+		c.Catalog = DefaultCatalog
+	}
+	if c.Allocator == nil {
+		c.Allocator = memory.DefaultAllocator
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("no listen address (Addr)"))
+	}
+	if c.Sinks == nil {
+		errs = append(errs, errors.New("no sink catalog (Sinks)"))
+	}
+	switch c.IPCCompression {
+	case "", "lz4", "zstd":
+	default:
+		errs = append(errs, fmt.Errorf("unknown IPC compression %q (want lz4 or zstd)", c.IPCCompression))
+	}
+	if c.TLS.enabled() && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("TLS needs both a certificate and a key (got cert %q, key %q)", c.TLS.CertFile, c.TLS.KeyFile))
+	}
+	if c.TLS.ClientCAFile != "" && !c.TLS.enabled() {
+		errs = append(errs, errors.New("client certificates (ClientCAFile) need TLS (CertFile, KeyFile)"))
+	}
+	if c.Limits.QueryMemoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("negative QueryMemoryBytes %d", c.Limits.QueryMemoryBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// ErrInsecure is returned by Start for a non-loopback listen address
+// without both authentication and TLS, unless Config.AllowInsecure is set.
+var ErrInsecure = errors.New("refusing to serve a non-loopback address without authentication and TLS")
+
+// checkExposure refuses an address reachable from other hosts unless the
+// server authenticates and encrypts, or the operator allowed it.
+func (c Config) checkExposure(ctx context.Context) error {
+	if c.AllowInsecure || (c.Auth.enabled() && c.TLS.enabled()) {
+		return nil
+	}
+	loop, err := isLoopback(ctx, c.Addr)
+	if err != nil {
+		return fmt.Errorf("server: address %q: %w", c.Addr, err)
+	}
+	if loop {
+		return nil
+	}
+	var missing []string
+	if !c.Auth.enabled() {
+		missing = append(missing, "authentication (users)")
+	}
+	if !c.TLS.enabled() {
+		missing = append(missing, "TLS (certificate and key)")
+	}
+	return fmt.Errorf("server: address %q: %w: configure %s, listen on 127.0.0.1, or set AllowInsecure (--allow-insecure)",
+		c.Addr, ErrInsecure, strings.Join(missing, " and "))
+}
+
+// isLoopback reports whether every address host resolves to is loopback.
+// An empty or unspecified host (all interfaces) is not.
+func isLoopback(ctx context.Context, addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "" {
+		return false, nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback(), nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true, nil
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return false, err
+	}
+	for _, ip := range ips {
+		if !ip.IP.IsLoopback() {
+			return false, nil
+		}
+	}
+	return len(ips) > 0, nil
+}

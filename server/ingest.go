@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
+	pb "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// ingest appends every batch of a DoPut stream to the ingest target name,
+// one Append per batch, as the batches arrive (a client may push an
+// endless stream). The schema is checked before the first row is
+// accepted. It returns the rows appended; with ack set it sends a
+// PutResult after each batch (app metadata: the rows appended so far, as
+// a DoPutUpdateResult), so that a pushing client sees progress.
+func (s *Server) ingest(ctx context.Context, name string, stream flight.FlightService_DoPutServer, ack bool) (int64, error) {
+	if s.cfg.Ingest == nil {
+		return 0, statusf(codes.Unimplemented, "this server accepts no DoPut ingest")
+	}
+	target, ok := s.cfg.Ingest.LookupIngest(name)
+	if !ok {
+		return 0, statusf(codes.NotFound, "ingest into %q: no such ingest table (a memory or flight source table)", name)
+	}
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	if err != nil {
+		return 0, statusf(codes.InvalidArgument, "ingest into %q: read the stream's schema: %v", name, err)
+	}
+	defer rdr.Release()
+	if err := checkIngestSchema(rdr.Schema(), target.Schema()); err != nil {
+		return 0, statusf(codes.InvalidArgument, "ingest into %q: %v", name, err)
+	}
+	return s.appendAll(ctx, name, rdr, target, stream, ack)
+}
+
+func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageReader, target IngestTarget, stream flight.FlightService_DoPutServer, ack bool) (int64, error) {
+	var rows int64
+	for rdr.Next() {
+		rec := rdr.Record()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rows, statusOf(err, codes.Canceled)
+		}
+		if err := appendOne(ctx, target, rec); err != nil {
+			return rows, statusOf(fmt.Errorf("ingest into %q: %w", name, err), codes.InvalidArgument)
+		}
+		rows += rec.NumRows()
+		if ack {
+			if err := sendRows(stream, rows); err != nil {
+				return rows, err
+			}
+		}
+	}
+	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return rows, statusOf(fmt.Errorf("ingest into %q: %w", name, err), codes.InvalidArgument)
+	}
+	return rows, nil
+}
+
+// appendOne appends rec labelled with the target's schema: the stream's
+// schema was checked, but nullability and the case of names may differ.
+func appendOne(ctx context.Context, target IngestTarget, rec arrow.Record) error {
+	if want := target.Schema(); rec.Schema() != want {
+		rec = array.NewRecord(want, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+	}
+	return target.Append(ctx, rec)
+}
+
+// sendRows acknowledges rows with a DoPutUpdateResult.
+func sendRows(stream flight.FlightService_DoPutServer, rows int64) error {
+	meta, err := proto.Marshal(&pb.DoPutUpdateResult{RecordCount: rows})
+	if err != nil {
+		return statusOf(err, codes.Internal)
+	}
+	return stream.Send(&flight.PutResult{AppMetadata: meta})
+}
+
+// checkIngestSchema accepts batches with the target's column names and
+// types in order (nullability aside); the error names every difference.
+func checkIngestSchema(got, want *arrow.Schema) error {
+	var diffs []string
+	gf := map[string]arrow.Field{}
+	for _, f := range got.Fields() {
+		gf[strings.ToLower(f.Name)] = f
+	}
+	wf := map[string]bool{}
+	for i, w := range want.Fields() {
+		wf[strings.ToLower(w.Name)] = true
+		g, ok := gf[strings.ToLower(w.Name)]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("missing column %q (%s)", w.Name, vector.TypeName(w.Type)))
+		case !arrow.TypeEqual(g.Type, w.Type):
+			diffs = append(diffs, fmt.Sprintf("column %q is %s, the table has %s", w.Name, vector.TypeName(g.Type), vector.TypeName(w.Type)))
+		case i >= got.NumFields() || !strings.EqualFold(got.Field(i).Name, w.Name):
+			diffs = append(diffs, fmt.Sprintf("column %q is out of place (the table's column %d)", w.Name, i+1))
+		}
+	}
+	for _, g := range got.Fields() {
+		if !wf[strings.ToLower(g.Name)] {
+			diffs = append(diffs, fmt.Sprintf("unexpected column %q (%s)", g.Name, vector.TypeName(g.Type)))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("schema mismatch: %s; the table has columns (%s), the stream sent (%s)",
+		strings.Join(diffs, "; "), describeSchema(want), describeSchema(got))
+}
+
+// DoPutCommandStatementIngest implements Flight SQL bulk ingest into an
+// existing ingest table (append only).
+func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.StatementIngest, rdr flight.MessageReader) (int64, error) {
+	s := q.s
+	if s.cfg.Ingest == nil {
+		return 0, statusf(codes.Unimplemented, "this server accepts no bulk ingest")
+	}
+	name := cmd.GetTable()
+	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
+		return 0, statusf(codes.Unimplemented, "ingest into %q: transactions and temporary tables are not supported", name)
+	}
+	if opts := cmd.GetTableDefinitionOptions(); opts != nil {
+		if opts.IfExists == flightsql.TableDefinitionOptionsTableExistsOptionReplace ||
+			opts.IfExists == flightsql.TableDefinitionOptionsTableExistsOptionFail {
+			return 0, statusf(codes.Unimplemented, "ingest into %q: only appending to an existing table is supported", name)
+		}
+	}
+	target, ok := s.cfg.Ingest.LookupIngest(name)
+	if !ok {
+		return 0, statusf(codes.NotFound, "ingest into %q: no such ingest table (create it with CREATE TABLE ... USING memory)", name)
+	}
+	got := rdr.Schema() // read lazily: the router delays the schema
+	if got == nil {
+		return 0, statusf(codes.InvalidArgument, "ingest into %q: the stream has no schema: %v", name, rdr.Err())
+	}
+	if err := checkIngestSchema(got, target.Schema()); err != nil {
+		return 0, statusf(codes.InvalidArgument, "ingest into %q: %v", name, err)
+	}
+	return s.appendAll(ctx, name, rdr, target, nil, false)
+}

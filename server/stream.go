@@ -1,0 +1,271 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/flight"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"google.golang.org/grpc/codes"
+
+	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// sendStream writes schema and then every record of op to a DoGet stream,
+// on the calling goroutine. It is the server's only producer: there is no
+// goroutine or channel between the operator and gRPC, so when the client
+// goes away the blocked Send returns, the loop ends and op is closed,
+// releasing every record and snapshot (flight.StreamChunksFromReader, by
+// contrast, leaks its goroutine; arrow-go issue 435). Records larger than
+// the batch target are sent as zero-copy slices so that every message
+// stays under the clients' message limit. op is always closed.
+func (s *Server) sendStream(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, op vector.Operator) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError("stream", r)
+			s.log.Error("panic while streaming", "panic", r, "stack", stack())
+		}
+		if cerr := op.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	opts := append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(s.mem)}, s.ipcOpts...)
+	w := flight.NewRecordWriter(stream, opts...)
+	closed := false
+	defer func() {
+		if !closed {
+			w.Close() // releases the writer's state; the stream is failing anyway
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		err = s.writeRecord(w, schema, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	closed = true
+	return w.Close()
+}
+
+// writeRecord writes rec, sliced into pieces of about the batch target
+// size. A record whose schema differs from the stream's only in
+// nullability or metadata is relabelled (zero-copy).
+func (s *Server) writeRecord(w *flight.Writer, schema *arrow.Schema, rec arrow.Record) error {
+	if rec.Schema() != schema && !rec.Schema().Equal(schema) {
+		if !sameShape(rec.Schema(), schema) {
+			return statusf(codes.Internal, "result record has columns (%s), the stream declared (%s)", describeSchema(rec.Schema()), describeSchema(schema))
+		}
+		rec = array.NewRecord(schema, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+	}
+	n := rec.NumRows()
+	size := recordBytes(rec)
+	if size <= s.cfg.Limits.BatchBytes || n <= 1 {
+		return w.Write(rec)
+	}
+	target := s.cfg.Limits.BatchBytes
+	step := max(n/((size+target-1)/target), 1)
+	for off := int64(0); off < n; {
+		// Uneven rows (long strings) can still make a piece too big: halve
+		// it until it fits or is one row.
+		end := min(off+step, n)
+		for {
+			piece := rec.NewSlice(off, end)
+			if end-off == 1 || recordBytes(piece) <= target {
+				err := w.Write(piece)
+				piece.Release()
+				if err != nil {
+					return err
+				}
+				break
+			}
+			piece.Release()
+			end = off + (end-off)/2
+		}
+		off = end
+	}
+	return nil
+}
+
+// sameShape reports whether two schemas have the same column names and
+// types in order.
+func sameShape(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || !arrow.TypeEqual(fa.Type, fb.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// recordBytes estimates the bytes the IPC body of rec takes: exact for
+// fixed-width and string/binary columns (offsets included), proportional
+// to the sliced rows for other types.
+func recordBytes(rec arrow.Record) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	length, offset := int64(d.Len()), int64(d.Offset())
+	bufs := d.Buffers()
+	var n int64
+	if len(bufs) > 0 && bufs[0] != nil {
+		n += (length + 7) / 8
+	}
+	switch dt := d.DataType().(type) {
+	case arrow.FixedWidthDataType:
+		return n + length*int64(dt.BitWidth())/8 + 8
+	case *arrow.StringType, *arrow.BinaryType:
+		if len(bufs) < 3 || bufs[1] == nil || length == 0 {
+			return n
+		}
+		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
+		if int64(len(offs)) > offset+length {
+			n += int64(offs[offset+length] - offs[offset])
+		}
+		return n + 4*(length+1)
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		if len(bufs) < 3 || bufs[1] == nil || length == 0 {
+			return n
+		}
+		offs := arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())
+		if int64(len(offs)) > offset+length {
+			n += offs[offset+length] - offs[offset]
+		}
+		return n + 8*(length+1)
+	}
+	// Nested and other types: the buffers' share of the rows.
+	var total int64
+	for _, b := range bufs {
+		if b != nil {
+			total += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		total += dataBytes(c)
+	}
+	if all := offset + length; all > 0 && d.DataType().ID() != arrow.STRUCT {
+		total = total * length / all
+	}
+	return n + total
+}
+
+// snapshotOperator streams a snapshot's records (retained, never copied)
+// and releases the snapshot on Close.
+type snapshotOperator struct {
+	schema *arrow.Schema
+	snap   *memsink.Snapshot
+	recs   []arrow.Record
+	owned  bool // recs are owned (RecordsWithEpoch), not borrowed
+	pos    int
+	closed bool
+}
+
+func newSnapshotOperator(snap *memsink.Snapshot, withEpoch bool, mem memory.Allocator) (*snapshotOperator, error) {
+	op := &snapshotOperator{schema: snap.Schema(), snap: snap}
+	if !withEpoch {
+		op.recs = snap.Records()
+		return op, nil
+	}
+	recs, err := snap.RecordsWithEpoch(mem)
+	if err != nil {
+		snap.Release()
+		return nil, err
+	}
+	op.schema, op.recs, op.owned = memsink.WithEpochSchema(snap.Schema()), recs, true
+	return op, nil
+}
+
+func (o *snapshotOperator) Schema() *arrow.Schema { return o.schema }
+
+func (o *snapshotOperator) Next(ctx context.Context) (arrow.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for o.pos < len(o.recs) {
+		r := o.recs[o.pos]
+		o.pos++
+		if r.NumRows() == 0 {
+			continue
+		}
+		// The caller gets its own reference; the snapshot's (or, for owned
+		// records, the operator's) is dropped in Close.
+		r.Retain()
+		return r, nil
+	}
+	return nil, io.EOF
+}
+
+func (o *snapshotOperator) Close() error {
+	if o.closed {
+		return nil
+	}
+	o.closed = true
+	if o.owned {
+		for _, r := range o.recs {
+			r.Release()
+		}
+	}
+	o.recs = nil
+	o.snap.Release()
+	return nil
+}
+
+// recordsOperator streams owned records and releases the rest on Close.
+type recordsOperator struct {
+	schema *arrow.Schema
+	recs   []arrow.Record
+}
+
+func newRecordsOperator(schema *arrow.Schema, recs []arrow.Record) *recordsOperator {
+	return &recordsOperator{schema: schema, recs: recs}
+}
+
+func (o *recordsOperator) Schema() *arrow.Schema { return o.schema }
+
+func (o *recordsOperator) Next(ctx context.Context) (arrow.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for len(o.recs) > 0 {
+		r := o.recs[0]
+		o.recs = o.recs[1:]
+		if r.NumRows() > 0 {
+			return r, nil
+		}
+		r.Release()
+	}
+	return nil, io.EOF
+}
+
+func (o *recordsOperator) Close() error {
+	for _, r := range o.recs {
+		r.Release()
+	}
+	o.recs = nil
+	return nil
+}

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// QueryState is what the system tables show of one streaming query.
+type QueryState struct {
+	ID, RunID, Name string
+	// Status is "ACTIVE", "TERMINATED" or "FAILED".
+	Status string
+	// Message is the query's status message ("Waiting for data to arrive").
+	Message string
+	// Exception is the failure of a failed query.
+	Exception string
+	// Recent lists the recent progress reports, oldest first.
+	Recent []*arrowstream.StreamingQueryProgress
+}
+
+// QueryLister lists the streaming queries the system tables show. It must
+// be safe for concurrent use.
+type QueryLister interface {
+	Queries() []QueryState
+}
+
+// ManagerQueries lists the queries of a QueryManager.
+func ManagerQueries(m *arrowstream.QueryManager) QueryLister { return managerLister{m} }
+
+type managerLister struct{ m *arrowstream.QueryManager }
+
+func (l managerLister) Queries() []QueryState {
+	var out []QueryState
+	for _, q := range l.m.Active() {
+		st := QueryState{ID: q.ID(), RunID: q.RunID(), Name: q.Name(), Status: "ACTIVE",
+			Message: q.Status().Message, Recent: q.RecentProgress()}
+		if err := q.Exception(); err != nil {
+			st.Status, st.Exception = "FAILED", err.Error()
+		} else if !q.IsActive() {
+			st.Status = "TERMINATED"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// SystemTables returns system.streaming_queries (one row per query: id,
+// name, status, last epoch, watermark, input and processing rates) and
+// system.query_progress (the recent progress reports as rows) over l
+// (SQL.md).
+func SystemTables(l QueryLister) []SystemTable {
+	return []SystemTable{&queriesTable{l}, &progressTable{l}}
+}
+
+var nullable = func(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: true}
+}
+
+var streamingQueriesSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: vector.String},
+	{Name: "run_id", Type: vector.String},
+	nullable("name", vector.String),
+	{Name: "status", Type: vector.String},
+	nullable("message", vector.String),
+	nullable("last_epoch", vector.Int64),
+	nullable("watermark", vector.Timestamp),
+	nullable("input_rows_per_second", vector.Float64),
+	nullable("processed_rows_per_second", vector.Float64),
+	nullable("exception", vector.String),
+}, nil)
+
+var queryProgressSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: vector.String},
+	{Name: "run_id", Type: vector.String},
+	nullable("name", vector.String),
+	{Name: "batch_id", Type: vector.Int64},
+	nullable("timestamp", vector.Timestamp),
+	{Name: "batch_duration_ms", Type: vector.Int64},
+	{Name: "num_input_rows", Type: vector.Int64},
+	nullable("input_rows_per_second", vector.Float64),
+	nullable("processed_rows_per_second", vector.Float64),
+	nullable("watermark", vector.Timestamp),
+	{Name: "num_output_rows", Type: vector.Int64},
+	{Name: "progress_json", Type: vector.String},
+}, nil)
+
+type queriesTable struct{ l QueryLister }
+
+func (*queriesTable) Name() string          { return "streaming_queries" }
+func (*queriesTable) Schema() *arrow.Schema { return streamingQueriesSchema }
+
+func (t *queriesTable) Records(ctx context.Context, mem memory.Allocator) ([]arrow.Record, error) {
+	b := array.NewRecordBuilder(mem, streamingQueriesSchema)
+	defer b.Release()
+	for _, q := range t.l.Queries() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		str(b, 0, q.ID)
+		str(b, 1, q.RunID)
+		optStr(b, 2, q.Name)
+		str(b, 3, q.Status)
+		optStr(b, 4, q.Message)
+		var last *arrowstream.StreamingQueryProgress
+		if len(q.Recent) > 0 {
+			last = q.Recent[len(q.Recent)-1]
+		}
+		if last == nil {
+			for _, i := range []int{5, 6, 7, 8} {
+				b.Field(i).AppendNull()
+			}
+		} else {
+			b.Field(5).(*array.Int64Builder).Append(last.BatchID)
+			optTime(b, 6, last.EventTime["watermark"])
+			optFloat(b, 7, last.InputRowsPerSecond)
+			optFloat(b, 8, last.ProcessedRowsPerSecond)
+		}
+		optStr(b, 9, q.Exception)
+	}
+	return []arrow.Record{b.NewRecord()}, nil
+}
+
+type progressTable struct{ l QueryLister }
+
+func (*progressTable) Name() string          { return "query_progress" }
+func (*progressTable) Schema() *arrow.Schema { return queryProgressSchema }
+
+func (t *progressTable) Records(ctx context.Context, mem memory.Allocator) ([]arrow.Record, error) {
+	b := array.NewRecordBuilder(mem, queryProgressSchema)
+	defer b.Release()
+	for _, q := range t.l.Queries() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, p := range q.Recent {
+			if p == nil {
+				continue
+			}
+			str(b, 0, q.ID)
+			str(b, 1, q.RunID)
+			optStr(b, 2, q.Name)
+			b.Field(3).(*array.Int64Builder).Append(p.BatchID)
+			optTime(b, 4, p.Timestamp)
+			b.Field(5).(*array.Int64Builder).Append(p.BatchDuration)
+			b.Field(6).(*array.Int64Builder).Append(p.NumInputRows)
+			optFloat(b, 7, p.InputRowsPerSecond)
+			optFloat(b, 8, p.ProcessedRowsPerSecond)
+			optTime(b, 9, p.EventTime["watermark"])
+			b.Field(10).(*array.Int64Builder).Append(p.Sink.NumOutputRows)
+			str(b, 11, p.JSON())
+		}
+	}
+	return []arrow.Record{b.NewRecord()}, nil
+}
+
+func str(b *array.RecordBuilder, i int, v string) { b.Field(i).(*array.StringBuilder).Append(v) }
+
+func optStr(b *array.RecordBuilder, i int, v string) {
+	if v == "" {
+		b.Field(i).AppendNull()
+		return
+	}
+	str(b, i, v)
+}
+
+func optFloat(b *array.RecordBuilder, i int, v *float64) {
+	if v == nil {
+		b.Field(i).AppendNull()
+		return
+	}
+	b.Field(i).(*array.Float64Builder).Append(*v)
+}
+
+// optTime appends a progress time ("2026-01-01T00:00:00.000Z"), null when
+// absent or unparsable.
+func optTime(b *array.RecordBuilder, i int, v string) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if v == "" || err != nil {
+		b.Field(i).AppendNull()
+		return
+	}
+	b.Field(i).(*array.TimestampBuilder).Append(arrow.Timestamp(t.UnixMicro()))
+}
