@@ -299,3 +299,39 @@ func (s *Session) checkpointDirFor(name string, opts map[string]string) (dir str
 	}
 	return d, true, nil
 }
+
+// LookupStream returns the source registered with RegisterStream (or
+// CREATE TABLE ... USING memory) under name.
+func (s *Session) LookupStream(name string) (Source, bool) {
+	t, err := s.catalog.Table(name)
+	if err != nil {
+		return nil, false
+	}
+	st, ok := t.(*streamTable)
+	if !ok || st.shared == nil {
+		return nil, false
+	}
+	return st.shared, true
+}
+
+// LocalTable is a table declared in the session itself (a source or a
+// static table), as listed by LocalTables.
+type LocalTable struct {
+	Name      string
+	Schema    *arrow.Schema
+	Streaming bool
+}
+
+// LocalTables lists the sources and static tables declared in the session
+// (not the tables of catalogs added with AddCatalog).
+func (s *Session) LocalTables() []LocalTable {
+	var out []LocalTable
+	for _, n := range s.catalog.TableNames() {
+		t, err := s.catalog.Table(n)
+		if err != nil {
+			continue
+		}
+		out = append(out, LocalTable{Name: n, Schema: t.Schema(), Streaming: t.Streaming()})
+	}
+	return out
+}

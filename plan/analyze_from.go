@@ -108,7 +108,7 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 // scan looks a table up in the catalog.
 func (a *analyzer) scan(pos sql.Pos, name string, stream bool) (*Scan, error) {
 	if a.cat == nil {
-		return nil, errorAt(pos, ErrUnresolved, "The table or view %s cannot be found (no catalog).", backquote(name))
+		return nil, errorAt(pos, errTableUnresolved, "The table or view %s cannot be found (no catalog).", backquote(name))
 	}
 	t, err := a.cat.Table(name)
 	if err != nil {
@@ -122,7 +122,7 @@ func (a *analyzer) scan(pos sql.Pos, name string, stream bool) (*Scan, error) {
 					names = append(names, k)
 				}
 			}
-			return nil, errorAt(pos, ErrUnresolved, "The table or view %s cannot be found.%s", backquote(name), didYouMean(name, names))
+			return nil, errorAt(pos, errTableUnresolved, "The table or view %s cannot be found.%s", backquote(name), didYouMean(name, names))
 		}
 		return nil, &Error{Pos: pos, Msg: err.Error(), Err: err}
 	}

@@ -48,6 +48,10 @@ func (e *Error) Error() string {
 // Unwrap returns the sentinel or underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// errTableUnresolved is an unknown table: both ErrUnresolved and
+// ErrTableNotFound, so callers can map it to "not found".
+var errTableUnresolved = fmt.Errorf("%w: %w", ErrUnresolved, ErrTableNotFound)
+
 func errorAt(pos sql.Pos, sentinel error, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Err: sentinel}
 }
