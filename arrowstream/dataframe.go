@@ -32,6 +32,16 @@ func (s *Session) ReadStream(name string) *DataFrame {
 	return s.frame(n, wrapOp("readStream", err))
 }
 
+// DataFrame wraps an analyzed logical plan (from plan.AnalyzeSQL over the
+// session's Catalog, or the plan builder) as a DataFrame of the session:
+// Spark's spark.sql("SELECT ...") for a query analyzed by the caller.
+func (s *Session) DataFrame(n plan.Node) *DataFrame {
+	if n == nil {
+		return s.frame(nil, fmt.Errorf("dataFrame: nil plan"))
+	}
+	return s.frame(n, nil)
+}
+
 // Table reads the static (batch) table name: a registered table or a sink
 // table.
 func (s *Session) Table(name string) *DataFrame {

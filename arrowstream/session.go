@@ -35,6 +35,9 @@ type SessionOptions struct {
 	// (spark.sql.shuffle.partitions, ...multipleWatermarkPolicy,
 	// ...noDataMicroBatches.enabled, ...minBatchesToRetain).
 	Conf map[string]string
+	// Faults, when set, can fail epochs of the session's queries at a
+	// precise point (a test hook: see FaultInjector).
+	Faults FaultInjector
 }
 
 // Session is the entry point of the Go API (Spark's SparkSession): it holds
@@ -47,6 +50,7 @@ type Session struct {
 	ckRoot  string
 	manager *QueryManager
 	catalog *plan.MemoryCatalog
+	faults  FaultInjector
 
 	mu          sync.Mutex
 	conf        map[string]string
@@ -75,7 +79,7 @@ type RecoverableSink interface {
 func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot,
-		catalog: plan.NewMemoryCatalog(), conf: map[string]string{},
+		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
 	}
 	if s.mem == nil {
