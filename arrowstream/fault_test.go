@@ -112,3 +112,17 @@ func TestManualClockWaitingIgnoresPassedDeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSQLDataFrame(t *testing.T) {
+	s, mem := newTestSession(t)
+	src := NewMemoryStream(mem, valueSchema)
+	defer src.Close()
+	s.RegisterStream("input", src)
+	df := s.SQLDataFrame("SELECT value + 1 AS v FROM STREAM input")
+	if df.Err() != nil || !df.IsStreaming() || df.Schema().Field(0).Name != "v" {
+		t.Fatalf("df: %v %v", df.Err(), df.Schema())
+	}
+	if err := s.SQLDataFrame("SELECT nope FROM STREAM input").Err(); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("analysis error: %v", err)
+	}
+}
