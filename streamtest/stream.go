@@ -150,6 +150,13 @@ func (s *Stream) Query() *arrowstream.StreamingQuery { return s.query }
 // CheckpointDir is the query's checkpoint location.
 func (s *Stream) CheckpointDir() string { return s.ckpt }
 
+// Trigger is the trigger of the current (or last) run.
+func (s *Stream) Trigger() arrowstream.Trigger { return s.trigger }
+
+// UsesManualClock reports whether the current (or last) run was started
+// on the manual clock.
+func (s *Stream) UsesManualClock() bool { return s.manualRun }
+
 // ManualClock is the fixture's manual clock.
 func (s *Stream) ManualClock() *arrowstream.ManualClock { return s.manual }
 
