@@ -1,9 +1,3 @@
-// Command arrowstream is Arrowstream's command-line tool. Subcommands:
-//
-//	arrowstream conformance [-v] [-run REGEXP] [--conf key=value]... PATH...
-//
-// runs conformance scenario files (conformance/FORMAT.md). The run, serve,
-// query and bench subcommands come later.
 package main
 
 import (
