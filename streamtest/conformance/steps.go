@@ -203,6 +203,15 @@ func decodeStep(sc *Scenario, st Step) (*step, error) {
 				s.state[i] = l
 			}
 		}
+		if s.state[2] == nil {
+			// Spark's helper asserts no drops when the test says nothing.
+			switch {
+			case s.state[0] != nil:
+				s.state[2] = make([]int64, len(s.state[0]))
+			case s.state[1] != nil:
+				s.state[2] = make([]int64, len(s.state[1]))
+			}
+		}
 	case "assert_last_progress_state", "assert_last_data_progress_state":
 		s.metrics, err = progressMetrics(f, st.Action == "assert_last_data_progress_state")
 	case "assert_event_time_stats":
