@@ -82,7 +82,7 @@ func (df *DataFrame) Schema() *arrow.Schema {
 // IsStreaming reports whether df reads a stream.
 func (df *DataFrame) IsStreaming() bool { return df.node != nil && df.node.IsStreaming() }
 
-// Explain renders the logical and optimized plans.
+// Explain renders the analyzed, optimized and physical plans.
 func (df *DataFrame) Explain() (string, error) {
 	if df.err != nil {
 		return "", df.err
@@ -91,7 +91,8 @@ func (df *DataFrame) Explain() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "== Logical Plan ==\n" + plan.Explain(df.node) + "\n== Optimized Logical Plan ==\n" + plan.Explain(opt), nil
+	return "== Analyzed Logical Plan ==\n" + plan.Explain(df.node) + "\n== Optimized Logical Plan ==\n" + plan.Explain(opt) +
+		"\n== Physical Plan ==\n" + plan.PhysicalPlan(opt), nil
 }
 
 // Select computes the given items ("expr [AS name]", "*").

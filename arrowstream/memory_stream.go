@@ -26,6 +26,34 @@ type MemoryStream struct {
 	blocks  []arrow.Record // blocks[i] has offset base+i
 	base    int64
 	current int64 // -1: no data yet
+	// maxPerTrigger bounds the blocks one epoch reads (0: all available).
+	maxPerTrigger int64
+}
+
+// SetMaxOffsetsPerTrigger makes every epoch read at most n blocks (n <= 0:
+// all that are available), as Kafka's maxOffsetsPerTrigger.
+func (s *MemoryStream) SetMaxOffsetsPerTrigger(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxPerTrigger = n
+}
+
+// LatestOffsetFrom implements AdmissionControlSource.
+func (s *MemoryStream) LatestOffsetFrom(_ context.Context, start Offset) (Offset, error) {
+	from, err := parseLongOffset(start)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current < 0 {
+		return nil, nil
+	}
+	end := s.current
+	if s.maxPerTrigger > 0 && from+s.maxPerTrigger < end {
+		end = from + s.maxPerTrigger
+	}
+	return Offset(strconv.FormatInt(end, 10)), nil
 }
 
 // NewMemoryStream returns an empty stream of schema.

@@ -31,6 +31,9 @@ type SessionOptions struct {
 	// spark.sql.streaming.checkpointLocation). Empty: a temporary directory
 	// per query, deleted when the query stops cleanly.
 	CheckpointRoot string
+	// NoSync skips fsync of checkpoint files (tests and benchmarks only: a
+	// machine crash may then lose checkpoint files).
+	NoSync bool
 	// Conf holds session settings, by Spark's keys where one exists
 	// (spark.sql.shuffle.partitions, ...multipleWatermarkPolicy,
 	// ...noDataMicroBatches.enabled, ...minBatchesToRetain).
@@ -48,6 +51,7 @@ type Session struct {
 	logger  *slog.Logger
 	clock   Clock
 	ckRoot  string
+	noSync  bool
 	manager *QueryManager
 	catalog *plan.MemoryCatalog
 	faults  FaultInjector
@@ -78,7 +82,7 @@ type RecoverableSink interface {
 // rate, rate-micro-batch).
 func NewSession(opts SessionOptions) *Session {
 	s := &Session{
-		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot,
+		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
 	}

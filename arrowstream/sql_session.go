@@ -82,28 +82,11 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 }
 
 func (s *Session) explain(x *plan.ExplainStatement) (*Result, error) {
-	var b strings.Builder
-	switch inner := x.Stmt.(type) {
-	case *plan.QueryStatement:
-		writeExplain(&b, inner.Plan, x.Extended, x.Source)
-	case *plan.StreamingTableStatement:
-		writeExplain(&b, inner.Query, x.Extended, x.Source)
-	default:
-		return nil, fmt.Errorf("arrowstream: EXPLAIN of %T is not supported", inner)
-	}
-	return s.textResult("plan", strings.Split(strings.TrimRight(b.String(), "\n"), "\n"))
-}
-
-func writeExplain(b *strings.Builder, n plan.Node, extended bool, source string) {
-	opt, err := plan.Optimize(n)
-	if extended {
-		fmt.Fprintf(b, "== Parsed Statement ==\n%s\n== Analyzed Logical Plan ==\n%s\n", source, plan.Explain(n))
-	}
+	text, err := plan.ExplainText(x)
 	if err != nil {
-		fmt.Fprintf(b, "== Optimized Logical Plan ==\n(error: %v)\n", err)
-		return
+		return nil, err
 	}
-	fmt.Fprintf(b, "== Optimized Logical Plan ==\n%s\n", plan.Explain(opt))
+	return s.textResult("plan", strings.Split(strings.TrimRight(text, "\n"), "\n"))
 }
 
 // textResult is a one-string-column result.

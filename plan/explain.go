@@ -121,7 +121,7 @@ func (n *Join) String() string {
 		s += ", USING (" + strings.Join(q, ", ") + ")"
 	}
 	if n.Cond != nil {
-		s += ", " + n.Cond.String()
+		s += ", " + renderDisambiguated(n.Cond, joinedSchema(n.Left.Schema(), n.Right.Schema()))
 	}
 	return s
 }

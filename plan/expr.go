@@ -310,11 +310,6 @@ func Columns(e Expr) []int {
 	return out
 }
 
-// IsDeterministic reports whether e gives the same value for the same row
-// within an epoch. Every kind here is; current_timestamp() is fixed per
-// epoch. Kept as a hook for the optimizer's rules.
-func IsDeterministic(Expr) bool { return true }
-
 // ColumnOf builds a reference to column i of schema s.
 func ColumnOf(s *arrow.Schema, i int) *ColumnRef {
 	f := s.Field(i)

@@ -18,6 +18,9 @@ type exprPrinter struct {
 	// ordinals renders columns by ordinal and literals with their type,
 	// for structural comparison (exprKey).
 	ordinals bool
+	// ambiguous names columns to render with their ordinal (name#i),
+	// for join conditions over inputs with equal column names.
+	ambiguous map[string]bool
 }
 
 func (c *ColumnRef) String() string        { return render(c, false) }
@@ -162,6 +165,9 @@ func (p *exprPrinter) expr(e Expr) {
 			return
 		}
 		p.b.WriteString(quoteName(x.Name))
+		if p.ambiguous[x.Name] {
+			fmt.Fprintf(&p.b, "#%d", x.Index)
+		}
 	case *Literal:
 		if p.ordinals {
 			p.b.WriteString(vector.TypeName(x.Type) + ":")
@@ -310,4 +316,22 @@ func (p *exprPrinter) literal(l *Literal) {
 		return
 	}
 	p.b.WriteString(vector.FormatValue(l.Value, l.Type))
+}
+
+// renderDisambiguated renders e with name#ordinal for the columns whose
+// names occur more than once in s.
+func renderDisambiguated(e Expr, s *arrow.Schema) string {
+	seen := map[string]int{}
+	for _, f := range s.Fields() {
+		seen[f.Name]++
+	}
+	amb := map[string]bool{}
+	for n, c := range seen {
+		if c > 1 {
+			amb[n] = true
+		}
+	}
+	p := &exprPrinter{ambiguous: amb}
+	p.expr(e)
+	return p.b.String()
 }

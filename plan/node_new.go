@@ -31,8 +31,8 @@ func WatermarkDelay(f arrow.Field) (int64, bool) {
 // EventTimeColumns lists the columns of s that carry a watermark delay.
 func EventTimeColumns(s *arrow.Schema) []int {
 	var out []int
-	for i, f := range s.Fields() {
-		if _, ok := WatermarkDelay(f); ok {
+	for i := 0; i < s.NumFields(); i++ {
+		if _, ok := WatermarkDelay(s.Field(i)); ok {
 			out = append(out, i)
 		}
 	}
@@ -49,11 +49,11 @@ func NewScan(name string, t Table, streaming bool) (*Scan, error) {
 		return nil, fmt.Errorf("plan: table %s has no schema", quoteName(name))
 	}
 	if streaming && !t.Streaming() {
-		return nil, fmt.Errorf("table %s is not a streaming source and cannot be read with STREAM: %w", quoteName(name), ErrUnsupported)
+		return nil, fmt.Errorf("table %s is not a streaming source and cannot be read with STREAM: %w", backquote(name), ErrUnsupported)
 	}
 	if !streaming {
 		if _, ok := t.(BatchTable); !ok {
-			return nil, fmt.Errorf("table %s is a streaming source: read it with STREAM %s: %w", quoteName(name), quoteName(name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s is a streaming source: read it with STREAM %s: %w", backquote(name), backquote(name), ErrUnsupported)
 		}
 	}
 	return &Scan{Name: name, Table: t, Streaming: streaming, schema: t.Schema()}, nil
@@ -336,7 +336,7 @@ func NewEventTimeWatermark(input Node, col int, delayMs int64) (*EventTimeWaterm
 	}
 	f := in.Field(col)
 	if !isEventTimeType(f.Type) {
-		return nil, fmt.Errorf("Event time must be defined on a window or a timestamp, but %s is of type %s: %w", quoteName(f.Name), vector.TypeName(f.Type), ErrType)
+		return nil, fmt.Errorf("Event time must be defined on a window or a timestamp, but %s is of type %s: %w", backquote(f.Name), vector.TypeName(f.Type), ErrType)
 	}
 	if delayMs < 0 {
 		return nil, fmt.Errorf("delay threshold (%d ms) for watermark on %s should not be negative: %w", delayMs, quoteName(f.Name), ErrType)

@@ -30,7 +30,10 @@ import (
 //     are those of the filtered groups);
 //   - nothing passes a Limit or a FlatMapGroupsWithState;
 //   - streaming scans are never pruned or given filters (the engine
-//     supplies their data); the projections above them are.
+//     supplies their data); the projections above them are;
+//   - pruning keeps the event-time columns of a streaming Deduplicate's
+//     and a stream-stream Join's inputs (they drop late rows and evict
+//     state by them), and everything below a FlatMapGroupsWithState.
 //
 // Each rule is also exported on its own for tests and for the streaming
 // planner: FoldConstants, MergeFilters, PushDownPredicates,

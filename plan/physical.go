@@ -423,13 +423,36 @@ func Execute(ctx context.Context, mem memory.Allocator, node Node, env *Env) (ve
 		e.BatchTimestamp = nowFunc()
 		env = &e
 	}
-	return buildTree(ctx, mem, node, env)
+	return BuildTree(ctx, mem, node, env, nil)
 }
 
-func buildTree(ctx context.Context, mem memory.Allocator, node Node, env *Env) (vector.Operator, error) {
+// LeafFunc supplies the operator of a Scan (the epoch's data of a
+// streaming source, say); returning (nil, nil) builds the scan as a batch
+// read of its table.
+type LeafFunc func(s *Scan) (vector.Operator, error)
+
+// BuildTree builds the operator tree of node bottom-up with BuildOperator,
+// taking the operators of scans from leaf (when not nil) and fusing ORDER
+// BY + LIMIT into a top-N. Pushed scan filters and column selections are
+// applied to what leaf returns (BuildScanOn). On error everything built so
+// far is closed.
+func BuildTree(ctx context.Context, mem memory.Allocator, node Node, env *Env, leaf LeafFunc) (vector.Operator, error) {
+	if s, ok := node.(*Scan); ok && leaf != nil {
+		raw, err := leaf(s)
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			op, err := BuildScanOn(mem, s, raw, env)
+			if err != nil {
+				return nil, err
+			}
+			return relabel(op, s.Schema()), nil
+		}
+	}
 	if l, ok := node.(*Limit); ok && l.Offset == 0 {
 		if s, ok := l.Input.(*Sort); ok {
-			child, err := buildTree(ctx, mem, s.Input, env)
+			child, err := BuildTree(ctx, mem, s.Input, env, leaf)
 			if err != nil {
 				return nil, err
 			}
@@ -447,7 +470,7 @@ func buildTree(ctx context.Context, mem memory.Allocator, node Node, env *Env) (
 	kids := node.Children()
 	built := make([]vector.Operator, 0, len(kids))
 	for _, k := range kids {
-		op, err := buildTree(ctx, mem, k, env)
+		op, err := BuildTree(ctx, mem, k, env, leaf)
 		if err != nil {
 			closeAll(built)
 			return nil, err
@@ -535,4 +558,17 @@ func Drain(ctx context.Context, op vector.Operator) ([]arrow.Record, error) {
 		}
 		out = append(out, rec)
 	}
+}
+
+// ExecuteSQL parses, analyzes, optimizes and executes one SELECT over cat
+// (the memory sink's ad-hoc queries, Flight SQL). env may be nil.
+func ExecuteSQL(ctx context.Context, mem memory.Allocator, cat Catalog, text string, env *Env) (vector.Operator, error) {
+	n, err := AnalyzeSQL(text, cat)
+	if err != nil {
+		return nil, err
+	}
+	if n, err = Optimize(n); err != nil {
+		return nil, err
+	}
+	return Execute(ctx, mem, n, env)
 }

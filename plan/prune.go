@@ -1,6 +1,10 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
 
 // PruneColumns removes columns no ancestor needs: unused projection
 // items and aggregates, and unread columns of batch scans; joins and
@@ -141,6 +145,11 @@ func prune(n Node, need []bool) (Node, []int, error) {
 		}
 		for _, k := range x.Keys {
 			in[k] = true
+		}
+		if x.IsStreaming() {
+			// A streaming dedup drops late rows by the input's event-time
+			// column even when it is not a key: keep it.
+			keepEventTime(in, x.Input.Schema())
 		}
 		child, m, err := prune(x.Input, in)
 		if err != nil {
@@ -338,6 +347,12 @@ func pruneJoin(j *Join, need []bool) (Node, []int, error) {
 	both := make([]bool, nl+nr)
 	copy(both, need)
 	markColumns(both, j.Cond)
+	if j.Left.IsStreaming() && j.Right.IsStreaming() {
+		// A stream-stream join drops late rows and evicts state by each
+		// side's event-time column: keep them.
+		keepEventTime(both[:nl], j.Left.Schema())
+		keepEventTime(both[nl:], j.Right.Schema())
+	}
 	left, lm, err := prune(j.Left, both[:nl])
 	if err != nil {
 		return nil, nil, err
@@ -418,4 +433,13 @@ func pruneUnion(u *Union, need []bool) (Node, []int, error) {
 		m[c] = i
 	}
 	return out, m, nil
+}
+
+// keepEventTime marks the columns of s that carry a watermark.
+func keepEventTime(need []bool, s *arrow.Schema) {
+	for _, c := range EventTimeColumns(s) {
+		if c < len(need) {
+			need[c] = true
+		}
+	}
 }

@@ -165,6 +165,12 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		if err := want(1, 2); err != nil {
 			return nil, err
 		}
+		if len(args) == 2 && vector.IsNumeric(args[1].DataType()) && isConstant(args[1]) {
+			// The relative SD is a double (0.05 is a decimal literal).
+			if l, err := foldConstant(castTo(args[1], vector.Float64)); err == nil {
+				args[1] = l
+			}
+		}
 	default:
 		if err := want(1, 1); err != nil {
 			return nil, err

@@ -86,7 +86,8 @@ func (s *scope) lookup(parts []sql.Ident, pos sql.Pos) (Expr, error) {
 	schema := s.node.Schema()
 	match := func(qual string, name string, allowHidden bool) []int {
 		var hits []int
-		for i, f := range schema.Fields() {
+		for i := 0; i < schema.NumFields(); i++ {
+			f := schema.Field(i)
 			c := s.cols[i]
 			if qual == "" {
 				if c.hidden || c.shadowed {

@@ -266,3 +266,14 @@ func newValues[T any](mem memory.Allocator, n int) (*memory.Buffer, []T) {
 	buf.Resize(n * int(sizeOf(zero)))
 	return buf, castSlice[T](buf.Bytes())[:n:n]
 }
+
+// bufferBytes is the content of buffer i of d, or nil when d has no such
+// buffer: Arrow lets arrays of length 0 (an empty batch, an empty
+// dictionary) leave their buffers out.
+func bufferBytes(d arrow.ArrayData, i int) []byte {
+	bufs := d.Buffers()
+	if i >= len(bufs) || bufs[i] == nil {
+		return nil
+	}
+	return bufs[i].Bytes()
+}

@@ -3,6 +3,8 @@ package vector_test
 import (
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -104,4 +106,22 @@ func TestCaseString(t *testing.T) {
 			t.Errorf("String = %q, want %q", got, want)
 		}
 	}
+}
+
+// TestCaseInterval: CASE with interval branches expands its constant
+// branches with MakeConstantArray, which did not know the interval type
+// ("cannot append 5 (arrow.Duration) to a duration[us] column"; found by
+// FuzzExprEval through its constant check).
+func TestCaseInterval(t *testing.T) {
+	p := exprSchema("p", vector.Boolean)
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "branches", Schema: p, Rows: column(true, false, nil),
+			Expr:     vector.If(col("p"), vector.IntervalLit(5), vector.IntervalLit(-6)),
+			WantType: vector.Interval, Want: []any{arrow.Duration(5), arrow.Duration(-6), arrow.Duration(-6)}},
+		vt.ExprCase{Name: "no-else", Schema: p, Rows: column(true, false, nil),
+			Expr: vector.Case([]vector.When{{Cond: col("p"), Then: vector.IntervalLit(10_000_000)}}, nil),
+			Want: []any{arrow.Duration(10_000_000), nil, nil}},
+		vt.ExprCase{Name: "coalesce", Schema: p, Rows: column(true, nil),
+			Expr: vector.Coalesce(vector.Lit(nil), vector.IntervalLit(7)), Want: []any{arrow.Duration(7), arrow.Duration(7)}},
+	)
 }

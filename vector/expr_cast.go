@@ -336,7 +336,7 @@ func boolToNumberKernel(t arrow.Type) castKernel {
 }
 
 func boolToNumber[D castNumber](c *castEval, arr arrow.Array) (arrow.Array, error) {
-	bits, off := arr.Data().Buffers()[1].Bytes(), arr.Data().Offset()
+	bits, off := bufferBytes(arr.Data(), 1), arr.Data().Offset()
 	return castFixedResult(c, arr, func(dst []D) error {
 		for i := range dst {
 			if bitutil.BitIsSet(bits, off+i) {

@@ -322,7 +322,7 @@ func stringResult(c *castEval, arr arrow.Array, s *strOut) (arrow.Array, error) 
 
 func boolToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
-	bits, off := arr.Data().Buffers()[1].Bytes(), arr.Data().Offset()
+	bits, off := bufferBytes(arr.Data(), 1), arr.Data().Offset()
 	s := newStrOut(c.mem, n, n*5)
 	for i := 0; i < n; i++ {
 		if arr.IsValid(i) {

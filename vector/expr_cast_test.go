@@ -363,3 +363,15 @@ func BenchmarkCastStringToInt(b *testing.B) {
 		benchCast(b, vector.String, vector.Timestamp, func(i int) any { return "2026-01-01 10:00:00." + strconv.Itoa(i%1000) })
 	})
 }
+
+// TestCastEmptyBatch: casts from boolean read its value buffer, which an
+// empty array may lack, and casts of a dictionary gather the cast of an
+// empty dictionary (both panicked; found by FuzzExprEval).
+func TestCastEmptyBatch(t *testing.T) {
+	s := exprSchema("p", vector.Boolean, "e", dictStringType)
+	checkEmptyBatch(t, s,
+		vector.Cast(col("p"), vector.Int32), vector.Cast(col("p"), vector.Int64), vector.Cast(col("p"), vector.Float64),
+		vector.Cast(col("p"), vector.String), vector.Cast(col("p"), vector.Decimal(5, 1)),
+		vector.Cast(col("e"), vector.Decimal(8, 3)), vector.Cast(col("e"), vector.Int64), vector.Cast(col("e"), vector.Boolean),
+		vector.Cast(col("e"), vector.Timestamp), vector.Cast(col("e"), vector.Date), vector.Cast(col("e"), vector.Binary))
+}

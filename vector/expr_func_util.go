@@ -427,3 +427,67 @@ func fnEvalArgs(ctx context.Context, rec arrow.Record, args []Evaluator) ([]arro
 	}
 	return out, nil
 }
+
+// fnStrArg is a string or binary argument of a function with several
+// arguments: a constant, or a column decoded from any dictionary. Kernels
+// read row i with at(i), so that a constant operand is never expanded into
+// a column.
+type fnStrArg struct {
+	constant bool
+	c        []byte
+	offs     []int32
+	data     []byte
+	arr      arrow.Array // the plain column (owned), nil for a constant
+}
+
+// fnNewStrArg makes the argument of ev, whose value for the batch is arr (nil
+// when ev is a constant). The caller releases it.
+func fnNewStrArg(mem memory.Allocator, ev Evaluator, arr arrow.Array) (fnStrArg, error) {
+	if v, ok := fnConstValue(ev); ok {
+		a := fnStrArg{constant: true}
+		switch x := v.(type) {
+		case string:
+			a.c = []byte(x)
+		case []byte:
+			a.c = x
+		}
+		return a, nil
+	}
+	plain, err := DecodeDictionary(mem, arr)
+	if err != nil {
+		return fnStrArg{}, err
+	}
+	a := fnStrArg{arr: plain}
+	a.offs, a.data = fnBinaryView(plain)
+	return a, nil
+}
+
+func (a *fnStrArg) at(i int) []byte {
+	if a.constant {
+		return a.c
+	}
+	return a.data[a.offs[i]:a.offs[i+1]]
+}
+
+// size is the number of bytes of n rows.
+func (a *fnStrArg) size(n int) int {
+	if a.constant {
+		return n * len(a.c)
+	}
+	return int(a.offs[n] - a.offs[0])
+}
+
+// isASCII reports whether the n rows have only 7-bit bytes.
+func (a *fnStrArg) isASCII(n int) bool {
+	if a.constant {
+		return fnIsASCII(a.c)
+	}
+	return fnIsASCII(a.data[a.offs[0]:a.offs[n]])
+}
+
+func (a *fnStrArg) release() {
+	if a.arr != nil {
+		a.arr.Release()
+		a.arr = nil
+	}
+}

@@ -244,22 +244,21 @@ func (s *substringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array
 		return nil, err
 	}
 	defer releaseArrays(arrs)
-	strArr, err := DecodeDictionary(s.mem, arrs[0])
+	// The string may be a constant when a position is a column.
+	str, err := fnNewStrArg(s.mem, s.str, arrs[0])
 	if err != nil {
 		return nil, err
 	}
-	defer strArr.Release()
+	defer str.release()
 	pos := fnNewIntArg(s.pos, arrs[1], 0)
 	length := fnNewIntArg(s.length, arrs[2], math.MaxInt32)
-	n := strArr.Len()
-	offs, data := fnBinaryView(strArr)
-	out := newStrOut(s.mem, n, int(offs[n]-offs[0]))
-	v := newValidityOut(s.mem, n, strArr, arrs[1], arrs[2])
-	byBytes := s.dt.ID() == arrow.BINARY || fnIsASCII(data[offs[0]:offs[n]])
+	n := int(rec.NumRows())
+	out := newStrOut(s.mem, n, str.size(n))
+	v := newValidityOut(s.mem, n, str.arr, arrs[1], arrs[2])
+	byBytes := s.dt.ID() == arrow.BINARY || str.isASCII(n)
 	for i := 0; i < n; i++ {
 		if v.valid(i) {
-			val := data[offs[i]:offs[i+1]]
-			out.appendBytes(substringOf(val, pos.at(i), length.at(i), byBytes))
+			out.appendBytes(substringOf(str.at(i), pos.at(i), length.at(i), byBytes))
 		}
 		out.next()
 	}

@@ -160,7 +160,9 @@ func (s *splitEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		}
 		defer arr.Release()
 		return mapStrings(s.mem, arr, func(a arrow.Array) (arrow.Array, error) {
-			return s.splitColumn(a, nil, fnIntArg{constant: true, c: -1})
+			str := fnStrArg{arr: a}
+			str.offs, str.data = fnBinaryView(a)
+			return s.splitColumn(a.Len(), &str, nil, fnIntArg{constant: true, c: -1})
 		})
 	}
 	arrs, err := fnEvalArgs(ctx, rec, []Evaluator{s.str, s.re, s.limit})
@@ -168,34 +170,35 @@ func (s *splitEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 		return nil, err
 	}
 	defer releaseArrays(arrs)
-	plain := make([]arrow.Array, 2)
-	for k := range plain {
-		if arrs[k] == nil {
-			continue
-		}
-		if plain[k], err = DecodeDictionary(s.mem, arrs[k]); err != nil {
-			releaseArrays(plain)
+	// Any of the arguments may be a constant while another is a column.
+	str, err := fnNewStrArg(s.mem, s.str, arrs[0])
+	if err != nil {
+		return nil, err
+	}
+	defer str.release()
+	var re *fnStrArg
+	if s.splitter == nil {
+		r, err := fnNewStrArg(s.mem, s.re, arrs[1])
+		if err != nil {
 			return nil, err
 		}
+		defer r.release()
+		re = &r
 	}
-	defer releaseArrays(plain)
-	return s.splitColumn(plain[0], plain[1], fnNewIntArg(s.limit, arrs[2], -1))
+	return s.splitColumn(int(rec.NumRows()), &str, re, fnNewIntArg(s.limit, arrs[2], -1))
 }
 
-// splitColumn splits every string of str by the constant splitter or the
-// regex column re.
-func (s *splitEval) splitColumn(str, re arrow.Array, limit fnIntArg) (arrow.Array, error) {
-	n := str.Len()
-	offs, data := fnBinaryView(str)
-	var reOffs []int32
-	var reData []byte
+// splitColumn splits the n strings of str by the constant splitter or, when
+// re is not nil, by the regex of each row.
+func (s *splitEval) splitColumn(n int, str, re *fnStrArg, limit fnIntArg) (arrow.Array, error) {
+	var reArr arrow.Array
 	if re != nil {
-		reOffs, reData = fnBinaryView(re)
+		reArr = re.arr
 	}
-	v := newValidityOut(s.mem, n, str, re, limit.arr)
+	v := newValidityOut(s.mem, n, str.arr, reArr, limit.arr)
 	listBuf, listOffs := fnFixedBuf[int32](s.mem, n+1)
 	elems := make([]int32, 1, n+1) // element end offsets, after a leading 0
-	out := newStrOut(s.mem, 0, int(offs[n]-offs[0]))
+	out := newStrOut(s.mem, 0, str.size(n))
 	count := int32(0)
 	emit := func(piece []byte) {
 		out.appendBytes(piece)
@@ -210,7 +213,7 @@ func (s *splitEval) splitColumn(str, re arrow.Array, limit fnIntArg) (arrow.Arra
 			continue
 		}
 		if re != nil {
-			pat := reData[reOffs[i]:reOffs[i+1]]
+			pat := re.at(i)
 			if sp == nil || !bytes.Equal(pat, lastRe) {
 				var err error
 				if sp, err = compileSplit(string(pat)); err != nil {
@@ -222,7 +225,7 @@ func (s *splitEval) splitColumn(str, re arrow.Array, limit fnIntArg) (arrow.Arra
 				lastRe = pat
 			}
 		}
-		sp.split(data[offs[i]:offs[i+1]], limit.at(i), emit)
+		sp.split(str.at(i), limit.at(i), emit)
 	}
 	listOffs[n] = count
 	offBuf, dataBuf, err := out.finish()

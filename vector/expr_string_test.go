@@ -111,3 +111,28 @@ func TestSplit(t *testing.T) {
 			Expr: vector.Split(vector.Col("s"), vector.Col("r"), nil), WantErr: "invalid split regex"},
 	)
 }
+
+// TestStringFunctionsConstantOperand covers calls whose string operand is a
+// literal while another operand is a column (found by FuzzExprEval: the
+// kernels read the literal as a column and dereferenced nil).
+func TestStringFunctionsConstantOperand(t *testing.T) {
+	list := func(xs ...any) []any { return xs }
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "substring-literal-pos-column", Schema: schemaOf("p", vector.Int32), Rows: column(1, -1, 0, 3),
+			Expr: vector.Substring(vector.Lit("héllo"), vector.Col("p"), vector.Lit(2)), Want: []any{"hé", "o", "hé", "ll"},
+			WantType: vector.String, NullIntolerant: true},
+		vt.ExprCase{Name: "substring-literal-len-column", Schema: schemaOf("l", vector.Int64), Rows: column(int64(1), int64(0), int64(9)),
+			Expr: vector.Substring(vector.Lit("abc"), vector.Lit(2), vector.Col("l")), Want: []any{"b", "", "bc"}, NullIntolerant: true},
+		vt.ExprCase{Name: "substring-binary-literal", Schema: schemaOf("p", vector.Int32), Rows: column(2),
+			Expr: vector.Substring(vector.Lit([]byte("xyz")), vector.Col("p"), nil), Want: []any{"yz"}, WantType: vector.Binary, NullIntolerant: true},
+		vt.ExprCase{Name: "split-literal-regex-column", Schema: schemaOf("r", vector.String), Rows: column(",", "b", ""),
+			Expr: vector.Split(vector.Lit("a,b"), vector.Col("r"), nil), Want: []any{list("a", "b"), list("a,", ""), list("a", ",", "b")},
+			WantType: vector.ListOf(vector.String), NullIntolerant: true},
+		vt.ExprCase{Name: "split-literal-regex-boolean", Schema: schemaOf("b", vector.Boolean), Rows: column(true, false),
+			Expr: vector.Split(vector.Lit("atrueb"), vector.Col("b"), nil), Want: []any{list("a", "b"), list("atrueb")}, NullIntolerant: true},
+		vt.ExprCase{Name: "split-literal-limit-column", Schema: schemaOf("n", vector.Int32), Rows: column(1, 2, -1),
+			Expr: vector.Split(vector.Lit("a,b,c"), vector.Lit(","), vector.Col("n")), Want: []any{list("a,b,c"), list("a", "b,c"), list("a", "b", "c")}, NullIntolerant: true},
+		vt.ExprCase{Name: "split-literal-bad-regex-column", Schema: schemaOf("r", vector.String), Rows: column("("),
+			Expr: vector.Split(vector.Lit("a"), vector.Col("r"), nil), WantErr: "invalid split regex"},
+	)
+}

@@ -336,7 +336,13 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		src := fnRawValues[int64](arr)
 		return castFixedResult(c, arr, func(dst []int64) error {
-			truncTimestamps(src, dst, u.unit, u.micros)
+			if truncTimestamps(src, dst, u.unit, u.micros) {
+				return nil
+			}
+			bad := func(i int) bool { return !truncTimestamps(src[i:i+1], dst[i:i+1], u.unit, u.micros) }
+			if i := castFirstBadRow(arr, bad); i >= 0 {
+				return c.rowError(arr, i, errCastOverflow(Timestamp))
+			}
 			return nil
 		})
 	}
@@ -344,19 +350,29 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 	return fnFoldConstant(f, in, mem, ev, ts)
 }
 
-// truncTimestamps truncates every value (garbage under nulls included; the
-// arithmetic cannot fail).
-func truncTimestamps(src, dst []int64, unit truncUnit, micros int64) {
+// truncTimestamps truncates every value (garbage under nulls included) and
+// reports whether every result fits: truncating a timestamp within a unit
+// of the smallest one goes below it, which is an overflow, not a wrap to
+// the far future.
+func truncTimestamps(src, dst []int64, unit truncUnit, micros int64) bool {
+	// A result of q units of micros fits when q >= math.MinInt64/micros (Go
+	// truncates that quotient towards zero, so it rounds up here).
+	ok := true
 	switch unit {
 	case truncFixed:
+		minQ := int64(math.MinInt64) / micros
 		for i, v := range src {
-			dst[i] = fnFloorDiv(v, micros) * micros
+			q := fnFloorDiv(v, micros)
+			dst[i] = q * micros
+			ok = ok && q >= minQ
 		}
 	case truncWeek:
 		// 1970-01-01 was a Thursday: Mondays are days ≡ 4 (mod 7).
 		for i, v := range src {
 			days := fnFloorDiv(v, fnMicrosPerDay)
-			dst[i] = (days - fnFloorMod(days-4, 7)) * fnMicrosPerDay
+			monday := days - fnFloorMod(days-4, 7)
+			dst[i] = monday * fnMicrosPerDay
+			ok = ok && monday >= minTimestampDay
 		}
 	default:
 		for i, v := range src {
@@ -367,9 +383,15 @@ func truncTimestamps(src, dst []int64, unit truncUnit, micros int64) {
 			case truncQuarter:
 				m = (m-1)/3*3 + 1
 			}
-			dst[i] = daysFromCivil(y, m, 1) * fnMicrosPerDay
+			first := daysFromCivil(y, m, 1)
+			dst[i] = first * fnMicrosPerDay
+			ok = ok && first >= minTimestampDay
 		}
 	}
+	return ok
 }
+
+// minTimestampDay is the first day whose midnight is a timestamp.
+const minTimestampDay = math.MinInt64 / fnMicrosPerDay
 
 func fnFloorMod(a, b int64) int64 { return a - fnFloorDiv(a, b)*b }

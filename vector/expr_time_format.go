@@ -2,6 +2,7 @@ package vector
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -478,7 +479,9 @@ func (f *dtFields) resolve() (int64, bool) {
 	}
 	days := daysFromCivil(f.year, int(f.month), int(f.day))
 	secs := days*86400 + h*3600 + f.minute*60 + f.second - int64(f.offset)
-	if secs > 9_223_372_036_854 || secs < -9_223_372_036_854 {
+	// secs*10^6 fits for |secs| <= 9_223_372_036_854; adding the fraction
+	// can still pass the largest timestamp (294247-01-10 04:00:54.775807).
+	if secs > 9_223_372_036_854 || secs < -9_223_372_036_854 || f.micros > math.MaxInt64-secs*fnMicrosPerSecond {
 		return 0, false
 	}
 	return secs*fnMicrosPerSecond + f.micros, true

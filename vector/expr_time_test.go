@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -138,4 +139,46 @@ func FuzzDatetimePattern(f *testing.F) {
 		}
 		out.Release()
 	})
+}
+
+// TestDateTruncOverflow: truncating a timestamp within a unit of the
+// smallest one went below it and wrapped to the year +294247; it is an
+// overflow error now, and the largest timestamps still truncate.
+func TestDateTruncOverflow(t *testing.T) {
+	s := schemaOf("t", vector.Timestamp)
+	lowest := arrow.Timestamp(math.MinInt64)
+	trunc := func(unit string, rows []vt.Row, want ...any) vt.ExprCase {
+		return vt.ExprCase{Name: unit, Schema: s, Rows: rows, Expr: vector.DateTrunc(vector.Lit(unit), vector.Col("t")), Want: want, NullIntolerant: true}
+	}
+	var cases []vt.ExprCase
+	for _, unit := range []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND"} {
+		c := trunc(unit, column(lowest), nil)
+		c.Name, c.Want, c.NullIntolerant = unit+"-lowest", nil, false
+		c.WantErr = "arithmetic overflow: value out of range of timestamp in date_trunc('" + unit + "', t) at row 0 (t=TIMESTAMP '-290308-12-21 19:59:05.224192')"
+		cases = append(cases, c)
+	}
+	cases = append(cases,
+		trunc("MICROSECOND", column(lowest), int64(math.MinInt64)),
+		trunc("DAY", column(arrow.Timestamp(math.MaxInt64), arrow.Timestamp(-1)), int64(9223372022400000000), int64(-86_400_000_000)),
+		trunc("YEAR", column(arrow.Timestamp(math.MaxInt64)), int64(9223371244800000000)),
+		// Null rows stay null beside valid ones.
+		vt.ExprCase{Name: "null", Schema: s, Rows: column(nil, arrow.Timestamp(0)), Expr: vector.DateTrunc(vector.Lit("DAY"), vector.Col("t")), Want: []any{nil, int64(0)}},
+	)
+	vt.RunExpr(t, cases...)
+}
+
+// TestToTimestampPastLargest: a pattern-parsed time just past the largest
+// timestamp wrapped to a negative one; it does not fit, so it is NULL.
+func TestToTimestampPastLargest(t *testing.T) {
+	s := schemaOf("s", vector.String)
+	f := vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS")
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "to_timestamp", Schema: s,
+			Rows: column("294247-01-10 04:00:54.775807", "294247-01-10 04:00:54.775808", "294247-01-10 04:00:54.999999", "294247-01-10 04:00:55.000000"),
+			Expr: vector.ToTimestamp(vector.Col("s"), f), Want: []any{int64(math.MaxInt64), nil, nil, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "offset", Schema: s, Rows: column("294247-01-10 04:00:54.999999 +00:00", "294247-01-10 05:00:54.999999 +01:00"),
+			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS XXX")), Want: []any{nil, nil}, NullIntolerant: true},
+		vt.ExprCase{Name: "unix_timestamp", Schema: s, Rows: column("294247-01-10 04:00:54.999999"),
+			Expr: vector.UnixTimestamp(vector.Col("s"), f), Want: []any{nil}, NullIntolerant: true},
+	)
 }

@@ -166,6 +166,13 @@ func markNulls(nulls []bool, c arrow.Array) {
 		return
 	}
 	bm, off := c.NullBitmapBytes(), c.Data().Offset()
+	if len(bm) == 0 {
+		// A NULL-typed column has no bitmap: every row is null.
+		for i := range nulls {
+			nulls[i] = true
+		}
+		return
+	}
 	for i := range nulls {
 		if !bitutil.BitIsSet(bm, off+i) {
 			nulls[i] = true

@@ -162,7 +162,7 @@ func selectTrue(sel []int32, mask *array.Boolean) []int32 {
 	if mask.NullN() > 0 {
 		valid = mask.NullBitmapBytes()
 	}
-	return selectBits(sel, d.Buffers()[1].Bytes(), valid, d.Offset(), mask.Len())
+	return selectBits(sel, bufferBytes(d, 1), valid, d.Offset(), mask.Len())
 }
 
 // selectValid returns the rows where arr is not null, reusing sel's
@@ -225,6 +225,11 @@ func Gather(mem memory.Allocator, arr arrow.Array, sel []int32) (arrow.Array, er
 // build them from arr itself.
 func gather(mem memory.Allocator, arr arrow.Array, sel []int32) (arrow.Array, error) {
 	d := arr.Data().(*array.Data)
+	if d.Len() == 0 {
+		// An empty array may have no buffers to gather from (sel is empty
+		// too); the general take handles that.
+		return takeArray(mem, arr, sel)
+	}
 	var data *array.Data
 	switch d.DataType().ID() {
 	case arrow.INT8, arrow.UINT8:

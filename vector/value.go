@@ -20,6 +20,7 @@ import (
 //	timestamp      arrow.Timestamp (microseconds since the Unix epoch, UTC)
 //	date           arrow.Date32 (days since the Unix epoch)
 //	decimal(p,s)   decimal128.Num (unscaled)
+//	interval       arrow.Duration (microseconds)
 //	struct         []any, one value per field
 //	array<T>       []any
 //	NULL           nil
@@ -58,6 +59,8 @@ func ValueAt(arr arrow.Array, i int) any {
 		return a.Value(i)
 	case *array.Decimal128:
 		return a.Value(i)
+	case *array.Duration:
+		return a.Value(i)
 	case *array.Dictionary:
 		return ValueAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.Struct:
@@ -94,6 +97,8 @@ func FormatValue(v any, dt arrow.DataType) string {
 		return "TIMESTAMP '" + time.UnixMicro(int64(x)).UTC().Format("2006-01-02 15:04:05.999999") + "'"
 	case arrow.Date32:
 		return "DATE '" + x.ToTime().Format("2006-01-02") + "'"
+	case arrow.Duration:
+		return "INTERVAL '" + FormatInterval(int64(x)) + "'"
 	case decimal128.Num:
 		if d, ok := dt.(*arrow.Decimal128Type); ok {
 			return x.ToString(d.Scale)
@@ -193,6 +198,12 @@ func AppendValue(b array.Builder, v any) error {
 			return bad()
 		}
 		bb.Append(arrow.Date32(x))
+	case *array.DurationBuilder:
+		x, ok := v.(arrow.Duration)
+		if !ok {
+			return bad()
+		}
+		bb.Append(x)
 	case *array.Decimal128Builder:
 		dt := bb.Type().(*arrow.Decimal128Type)
 		switch x := v.(type) {

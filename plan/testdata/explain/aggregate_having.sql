@@ -1,0 +1,2 @@
+EXPLAIN EXTENDED
+SELECT b, count(*) AS n, sum(c) FROM t GROUP BY b HAVING n > 1 AND b LIKE 'x%' ORDER BY n DESC

@@ -1,0 +1,6 @@
+EXPLAIN EXTENDED
+SELECT a, b || '!' AS bang
+FROM t
+WHERE a > 1 + 1 AND c < 10
+ORDER BY a DESC
+LIMIT 3
