@@ -45,6 +45,9 @@ type Options struct {
 	// without a query (SinkWrite and SinkAssert actions).
 	SinkSchema *arrow.Schema
 	SinkMode   arrowstream.OutputMode
+	// Fsync makes the engine fsync checkpoint files (off by default: a
+	// test checkpoint need not survive a machine crash, and fsync is slow).
+	Fsync bool
 	// StepTimeout bounds each wait (default DefaultStepTimeout).
 	StepTimeout time.Duration
 	// Logger receives the engine's logs (default: discarded).
@@ -108,7 +111,7 @@ func New(opts Options) (*Stream, error) {
 	}
 	s.clock = &switchClock{c: arrowstream.SystemClock{}}
 	s.sess = arrowstream.NewSession(arrowstream.SessionOptions{
-		Allocator: s.mem, Logger: opts.Logger, Clock: s.clock, Conf: opts.Conf, Faults: s.faults,
+		Allocator: s.mem, Logger: opts.Logger, Clock: s.clock, Conf: opts.Conf, Faults: s.faults, NoSync: !opts.Fsync,
 	})
 	memsink.Install(s.sess, s.sinks, memsink.Options{})
 	if opts.Query == nil && opts.SinkSchema != nil {
