@@ -1,6 +1,7 @@
 package streamtest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +134,34 @@ func TestDirectSink(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestAssertOnQueryAndPurge(t *testing.T) {
+	s, in := newFixture(t, arrowstream.Complete, runningCount)
+	st.Run(t, s,
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{1}),
+		st.CheckAnswer(st.Row{1, 1}),
+		st.AddData(in, st.Row{1}),
+		st.CheckAnswer(st.Row{1, 2}),
+		st.AssertOnQuery("two epochs", func(s *st.Stream) error {
+			if p := s.Query().LastProgress(); p == nil || p.BatchID < 1 {
+				return fmt.Errorf("progress %v", p)
+			}
+			return nil
+		}),
+	)
+	if err := s.Do(st.PurgeCommitLogToLatest()); err == nil {
+		t.Fatal("purged the commit log of a running query")
+	}
+	// Without any commit entry epoch 1 re-runs on the state of epoch 0 and
+	// gives the same answer (the sink was cleared, so it takes it).
+	st.Run(t, s,
+		st.StopStream(),
+		st.PurgeCommitLog(2),
+		st.ClearSink(),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.CheckNewAnswer(st.Row{1, 2}),
+		st.AssertEventTimeStatsEmpty(),
+	)
 }
