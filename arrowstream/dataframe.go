@@ -32,6 +32,16 @@ func (s *Session) ReadStream(name string) *DataFrame {
 	return s.frame(n, wrapOp("readStream", err))
 }
 
+// SQLDataFrame analyzes one SELECT statement of the SQL dialect against
+// the session's catalog (plan.AnalyzeSQL) into a DataFrame, Spark's
+// spark.sql("SELECT ...") for queries: a streaming query (FROM STREAM t)
+// is started with WriteStream like any other DataFrame. An analysis error
+// is kept and reported as for every DataFrame.
+func (s *Session) SQLDataFrame(text string) *DataFrame {
+	n, err := plan.AnalyzeSQL(text, s.Catalog())
+	return s.frame(n, wrapOp("sql", err))
+}
+
 // Table reads the static (batch) table name: a registered table or a sink
 // table.
 func (s *Session) Table(name string) *DataFrame {

@@ -42,6 +42,7 @@ type loopConfig struct {
 	noDataBatches      bool
 	writer             *checkpoint.Writer
 	logger             *slog.Logger
+	faults             FaultInjector // test hook, nil in production
 	// onStop, when set, runs after the query ends (nil error: clean stop).
 	onStop func(err error)
 }
@@ -338,6 +339,12 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		// Execute owns its inputs even on error.
 		m.cfg.exec.AbortState(ep)
 		return triggerResult{}, err
+	}
+	if m.cfg.faults != nil {
+		if out, err = m.injectFault(ctx, out, inputRows); err != nil {
+			m.cfg.exec.AbortState(ep)
+			return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
+		}
 	}
 	var outputRows atomic.Int64
 	err = timed("addBatch", func() error {

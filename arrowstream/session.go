@@ -38,6 +38,9 @@ type SessionOptions struct {
 	// (spark.sql.shuffle.partitions, ...multipleWatermarkPolicy,
 	// ...noDataMicroBatches.enabled, ...minBatchesToRetain).
 	Conf map[string]string
+	// Faults, when set, can fail epochs of the session's queries at a
+	// precise point (a test hook: see FaultInjector).
+	Faults FaultInjector
 }
 
 // Session is the entry point of the Go API (Spark's SparkSession): it holds
@@ -51,6 +54,7 @@ type Session struct {
 	noSync  bool
 	manager *QueryManager
 	catalog *plan.MemoryCatalog
+	faults  FaultInjector
 
 	mu          sync.Mutex
 	conf        map[string]string
@@ -79,7 +83,7 @@ type RecoverableSink interface {
 func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
-		catalog: plan.NewMemoryCatalog(), conf: map[string]string{},
+		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
 	}
 	if s.mem == nil {

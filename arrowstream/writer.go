@@ -126,6 +126,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		minBatchesToRetain: confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
 		noDataBatches:      confBool(conf, "spark.sql.streaming.noDataMicroBatches.enabled", true),
 		logger:             s.logger,
+		faults:             s.faults,
 	}
 	if temporary {
 		cfg.onStop = func(err error) {

@@ -105,7 +105,6 @@ func bindConst(e Expr, in *arrow.Schema, mem memory.Allocator) (any, bool) {
 	return c.Value(), true
 }
 
-
 // selectRows returns the passing rows of rec in sel's storage.
 func (d *directCompare) selectRows(rec arrow.Record, sel []int32) []int32 {
 	arr := rec.Column(d.col)

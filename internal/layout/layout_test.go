@@ -20,6 +20,8 @@ var allowed = map[string][]string{
 	"arrowstream": {"vector", "plan", "checkpoint", "sql"},
 	"memsink":     {"arrowstream", "vector", "checkpoint", "plan"},
 	"server":      {"memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
+	"streamtest":  {"memsink", "arrowstream", "plan", "vector", "checkpoint"},
+	"cmd":         {"streamtest", "server", "memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
 }
 
 // thirdParty restricts, for some packages, which non-standard-library

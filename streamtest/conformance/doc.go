@@ -1,0 +1,28 @@
+// Package conformance runs the conformance scenarios of
+// conformance/FORMAT.md: JSON files of scenarios transcribed from Apache
+// Spark's streaming test suites, each a query (DataFrame operations and/or
+// SQL), in-memory sources, static tables and a list of steps with Spark's
+// expected answers.
+//
+// Decode and Load read and validate scenario files (a malformed file is an
+// error naming the scenario and step, never a panic). A Runner runs every
+// scenario on a streamtest.Stream fixture: once with its plan (through the
+// DataFrame API) and once with its SQL (Session.SQLDataFrame) when it has
+// both, once for scenarios that only call the memory sink. It prints one
+// line per scenario, PASS name, FAIL name: [variant] step N (kind): first
+// difference, or SKIP name: reason, and a summary line "N passed, M failed"
+// with ", K skipped" when some were skipped.
+//
+// Scenarios the engine cannot run yet are skipped with the reason (a skip
+// is not a pass): those using flatMapGroupsWithState functions (a
+// `function NAME:` line in the description, or a group-state plan op) and
+// those whose analyzed plan joins two streams. Anything else the engine
+// refuses fails the scenario.
+//
+// Settings: every scenario runs with spark.sql.shuffle.partitions =
+// DefaultShufflePartitions, then Runner.Conf, then the scenario's own
+// options (shuffle_partitions, watermark_policy, spark.* keys), later ones
+// winning. With RestartAfterChecks the query of a stateful scenario is
+// stopped and restarted after every epoch (before the first add that
+// follows a check), which must give the same answers.
+package conformance

@@ -1,0 +1,361 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/streamtest"
+)
+
+// DefaultShufflePartitions is the number of state partitions a scenario
+// runs with unless it (or Runner.Conf) says otherwise (Spark's test
+// sessions use 5).
+const DefaultShufflePartitions = "5"
+
+// Runner runs scenarios and reports one line per scenario.
+type Runner struct {
+	// Out receives the report (default os.Stdout).
+	Out io.Writer
+	// Verbose prints every step of every run, and the fixture's dump on a
+	// failure.
+	Verbose bool
+	// Run selects scenarios by name (nil: all).
+	Run *regexp.Regexp
+	// Conf sets a session setting for every scenario; a scenario's own
+	// options override it.
+	Conf map[string]string
+	// RestartAfterChecks stops and restarts the query after every epoch
+	// of a stateful scenario (before the first add that follows a check),
+	// which must not change any answer.
+	RestartAfterChecks bool
+	// StepTimeout bounds each wait (default streamtest.DefaultStepTimeout).
+	StepTimeout time.Duration
+	// TempDir is where checkpoints are made (default os.TempDir()).
+	TempDir string
+}
+
+// Status is the outcome of a scenario.
+type Status int
+
+const (
+	// Passed: every run of the scenario passed.
+	Passed Status = iota
+	// Failed: some run failed.
+	Failed
+	// Skipped: the scenario needs something the engine does not support.
+	Skipped
+)
+
+func (s Status) String() string {
+	switch s {
+	case Failed:
+		return "FAIL"
+	case Skipped:
+		return "SKIP"
+	}
+	return "PASS"
+}
+
+// Result is the outcome of one scenario.
+type Result struct {
+	Name   string
+	Status Status
+	// Detail is the reason of a skip or the first difference of a failure
+	// (one line, naming the run and the step index).
+	Detail string
+	// Variants are the runs made: "plan", "sql" or "sink".
+	Variants []string
+	// Stateful is set when the scenario's query keeps state.
+	Stateful bool
+}
+
+// Summary counts results.
+type Summary struct {
+	Passed, Failed, Skipped int
+	Results                 []Result
+}
+
+func (s Summary) String() string {
+	line := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
+	if s.Skipped > 0 {
+		line += fmt.Sprintf(", %d skipped", s.Skipped)
+	}
+	return line
+}
+
+// RunAll runs the selected scenarios in order, printing a line per
+// scenario and the summary line.
+func (r *Runner) RunAll(scenarios []*Scenario) Summary {
+	out := r.out()
+	var sum Summary
+	for _, sc := range scenarios {
+		if r.Run != nil && !r.Run.MatchString(sc.Name) {
+			continue
+		}
+		res := r.RunScenario(sc)
+		sum.Results = append(sum.Results, res)
+		switch res.Status {
+		case Passed:
+			sum.Passed++
+			fmt.Fprintf(out, "PASS %s\n", res.Name)
+		case Failed:
+			sum.Failed++
+			fmt.Fprintf(out, "FAIL %s: %s\n", res.Name, res.Detail)
+		case Skipped:
+			sum.Skipped++
+			fmt.Fprintf(out, "SKIP %s: %s\n", res.Name, res.Detail)
+		}
+	}
+	fmt.Fprintln(out, sum)
+	return sum
+}
+
+func (r *Runner) out() io.Writer {
+	if r.Out == nil {
+		return os.Stdout
+	}
+	return r.Out
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Verbose {
+		fmt.Fprintf(r.out(), format, args...)
+	}
+}
+
+// RunScenario runs a scenario: with its plan and with its SQL when it has
+// both, once when it has no query.
+func (r *Runner) RunScenario(sc *Scenario) Result {
+	res := Result{Name: sc.Name}
+	if why := sc.Unsupported(); why != "" {
+		res.Status, res.Detail = Skipped, why
+		return res
+	}
+	var variants []string
+	switch {
+	case sc.Query == nil:
+		variants = []string{"sink"}
+	default:
+		if len(sc.Query.Plan) > 0 {
+			variants = append(variants, "plan")
+		}
+		if sc.Query.SQL != "" {
+			variants = append(variants, "sql")
+		}
+	}
+	res.Variants = variants
+	for _, v := range variants {
+		if v == "plan" {
+			r.logf("=== %s [plan: %s]\n", sc.Name, describeOps(sc.Query.Plan))
+		} else {
+			r.logf("=== %s [%s]\n", sc.Name, v)
+		}
+		out := r.runVariant(sc, v)
+		res.Stateful = res.Stateful || out.stateful
+		switch {
+		case out.skip != "":
+			res.Status, res.Detail = Skipped, out.skip
+			return res
+		case out.err != nil:
+			res.Status = Failed
+			res.Detail = fmt.Sprintf("[%s] %s", v, firstLine(out.err.Error()))
+			r.logf("%v\n", out.err)
+			return res
+		}
+	}
+	return res
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// variantOutcome is the outcome of one run of a scenario.
+type variantOutcome struct {
+	err      error
+	skip     string
+	stateful bool
+}
+
+// runVariant runs the scenario once with the plan, the SQL or (no query)
+// the sink alone, on a fresh fixture.
+func (r *Runner) runVariant(sc *Scenario, variant string) (out variantOutcome) {
+	steps := make([]*step, len(sc.Steps))
+	for i, st := range sc.Steps {
+		s, err := decodeStep(sc, st)
+		if err != nil {
+			out.err = fmt.Errorf("step %d (%s): %w", i, st.Action, err)
+			return out
+		}
+		steps[i] = s
+	}
+	dir, err := os.MkdirTemp(r.TempDir, "conformance-")
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer os.RemoveAll(dir)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	fix, sources, err := r.fixture(sc, variant, dir, mem)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer func() {
+		if cerr := fix.Close(); cerr != nil && out.err == nil && out.skip == "" {
+			out.err = fmt.Errorf("close: %w", cerr)
+		}
+		if n := mem.CurrentAlloc(); n != 0 && out.err == nil && out.skip == "" {
+			out.err = fmt.Errorf("leak: %d bytes of Arrow memory still allocated after the scenario", n)
+		}
+	}()
+	if sc.Query != nil {
+		// The analyzed plan decides what the engine cannot run yet and
+		// whether the query keeps state.
+		df := r.query(sc, variant)(fix.Session())
+		if df.Err() == nil {
+			if why := unsupportedPlan(df.Plan()); why != "" {
+				out.skip = why
+				return out
+			}
+			out.stateful = statefulPlan(df.Plan())
+		}
+	}
+	restartPending := false
+	for i, s := range steps {
+		if r.RestartAfterChecks && out.stateful {
+			switch s.kind {
+			case "check":
+				restartPending = true
+			case "add", "multi_add", "fail_next_epoch":
+				if restartPending && canRestart(fix) {
+					r.logf("  (restart)\n")
+					if err := fix.Do(streamtest.Restart()); err != nil {
+						out.err = fmt.Errorf("step %d (restart before %s): %w\n%s", i, s.kind, err, fix.Dump())
+						return out
+					}
+				}
+				restartPending = false
+			case "start", "stop", "restart", "expect_failure", "await_termination":
+				restartPending = false
+			}
+		}
+		for _, a := range s.actions(sources) {
+			start := time.Now()
+			err := fix.Do(a)
+			r.logf("  step %d %s: %s (%s)\n", i, a, okOrFail(err), time.Since(start).Round(time.Millisecond))
+			if err != nil {
+				out.err = fmt.Errorf("step %d (%s): %w\n%s", i, s.kind, err, fix.Dump())
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func okOrFail(err error) string {
+	if err != nil {
+		return "FAIL"
+	}
+	return "ok"
+}
+
+// canRestart reports whether the restart-equivalence mode may restart the
+// query now: it runs with the default trigger on the system clock.
+func canRestart(fix *streamtest.Stream) bool {
+	q := fix.Query()
+	return q != nil && q.IsActive() && !fix.UsesManualClock() && fix.Trigger() == arrowstream.ProcessingTime(0)
+}
+
+// fixture makes the scenario's fixture: sources, static tables, sink and
+// query (by variant), with the session settings.
+func (r *Runner) fixture(sc *Scenario, variant, dir string, mem memory.Allocator) (*streamtest.Stream, map[string]*streamtest.Source, error) {
+	conf := map[string]string{arrowstream.ConfShufflePartitions: DefaultShufflePartitions}
+	for k, v := range r.Conf {
+		conf[k] = v
+	}
+	opts := streamtest.Options{Dir: dir, Allocator: mem, Conf: conf, QueryName: "conformance", StepTimeout: r.StepTimeout}
+	if sc.Query != nil {
+		qc, err := queryConf(sc.Query.Options)
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, v := range qc {
+			conf[k] = v
+		}
+		if opts.OutputMode, err = parseOutputMode(sc.Query.OutputMode); err != nil {
+			return nil, nil, err
+		}
+		opts.Query = r.query(sc, variant)
+	} else {
+		schema, err := schemaOf(sc.SinkColumns)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sink_columns: %w", err)
+		}
+		opts.SinkSchema = schema
+		opts.SinkMode = arrowstream.Append
+		for _, st := range sc.Steps {
+			var trunc bool
+			if st.Action == "sink_write" && decodeJSON(st.Fields["truncate"], &trunc) == nil && trunc {
+				opts.SinkMode = arrowstream.Complete
+			}
+		}
+	}
+	fix, err := streamtest.New(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	sources := map[string]*streamtest.Source{}
+	for _, name := range sortedKeys(sc.Sources) {
+		schema, err := schemaOf(sc.Sources[name])
+		if err == nil {
+			sources[name], err = fix.AddSource(name, schema)
+		}
+		if err != nil {
+			fix.Close()
+			return nil, nil, fmt.Errorf("source %s: %w", name, err)
+		}
+	}
+	for _, name := range sortedKeys(sc.Static) {
+		t := sc.Static[name]
+		schema, err := schemaOf(t.Columns)
+		var rows []streamtest.Row
+		if err == nil {
+			rows, err = convertRows(t.Columns, t.Rows)
+		}
+		if err == nil {
+			err = fix.AddTable(name, schema, rows...)
+		}
+		if err != nil {
+			fix.Close()
+			return nil, nil, fmt.Errorf("static table %s: %w", name, err)
+		}
+	}
+	return fix, sources, nil
+}
+
+// query returns the builder of the scenario's query for a variant.
+func (r *Runner) query(sc *Scenario, variant string) func(*arrowstream.Session) *arrowstream.DataFrame {
+	if variant == "sql" {
+		return func(sess *arrowstream.Session) *arrowstream.DataFrame { return sess.SQLDataFrame(sc.Query.SQL) }
+	}
+	return func(sess *arrowstream.Session) *arrowstream.DataFrame { return buildPlan(sess, sc.Query.Plan) }
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,291 @@
+package streamtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+
+	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// snapshotRows reads a sink snapshot as rows and releases it.
+func snapshotRows(snap *memsink.Snapshot) []Row {
+	defer snap.Release()
+	return recordRows(snap.Records()...)
+}
+
+// recordRows reads records as rows of canonical values: integers as
+// int64, floats as float64, timestamps as time.Time (UTC), dates as
+// time.Time, decimals as their decimal string, structs and lists as []any.
+func recordRows(recs ...arrow.Record) []Row {
+	var out []Row
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			row := make(Row, rec.NumCols())
+			for c, col := range rec.Columns() {
+				row[c] = canonical(vector.ValueAt(col, r), col.DataType())
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func canonical(v any, dt arrow.DataType) any {
+	if v == nil {
+		return nil
+	}
+	switch t := vector.Unwrap(dt).(type) {
+	case *arrow.TimestampType:
+		if ts, ok := v.(arrow.Timestamp); ok {
+			return ts.ToTime(t.Unit).UTC()
+		}
+	case *arrow.Date32Type:
+		if d, ok := v.(arrow.Date32); ok {
+			return d.ToTime().UTC()
+		}
+	case *arrow.Decimal128Type:
+		if n, ok := v.(decimal128.Num); ok {
+			return n.ToString(t.Scale)
+		}
+	case *arrow.StructType:
+		if vs, ok := v.([]any); ok {
+			out := make([]any, len(vs))
+			for i := range vs {
+				out[i] = canonical(vs[i], t.Field(i).Type)
+			}
+			return out
+		}
+	case *arrow.ListType:
+		if vs, ok := v.([]any); ok {
+			out := make([]any, len(vs))
+			for i := range vs {
+				out[i] = canonical(vs[i], t.Elem())
+			}
+			return out
+		}
+	}
+	if n, ok := asNumber(v); ok {
+		return n
+	}
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return v
+}
+
+// number is a value that compares numerically.
+type number struct {
+	i     int64
+	f     float64
+	float bool
+}
+
+// asNumber reads any integer or float kind (and json.Number) as a number,
+// returned as int64 or float64.
+func asNumber(v any) (any, bool) {
+	n, ok := toNumber(v)
+	if !ok {
+		return nil, false
+	}
+	if n.float {
+		return n.f, true
+	}
+	return n.i, true
+}
+
+func toNumber(v any) (number, bool) {
+	switch x := v.(type) {
+	case int:
+		return number{i: int64(x)}, true
+	case int8:
+		return number{i: int64(x)}, true
+	case int16:
+		return number{i: int64(x)}, true
+	case int32:
+		return number{i: int64(x)}, true
+	case int64:
+		return number{i: x}, true
+	case uint8:
+		return number{i: int64(x)}, true
+	case uint16:
+		return number{i: int64(x)}, true
+	case uint32:
+		return number{i: int64(x)}, true
+	case float32:
+		return number{f: float64(x), float: true}, true
+	case float64:
+		return number{f: x, float: true}, true
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return number{i: i}, true
+		}
+		if f, err := x.Float64(); err == nil {
+			return number{f: f, float: true}, true
+		}
+	}
+	return number{}, false
+}
+
+func (n number) float64() float64 {
+	if n.float {
+		return n.f
+	}
+	return float64(n.i)
+}
+
+// valueEqual compares an expected value with an actual (canonical) one.
+func valueEqual(want, got any) bool {
+	if want == nil || got == nil {
+		return want == nil && got == nil
+	}
+	if t, ok := got.(time.Time); ok {
+		switch w := want.(type) {
+		case time.Time:
+			return t.Equal(w)
+		default:
+			// A number is seconds since the Unix epoch.
+			n, ok := toNumber(want)
+			if !ok {
+				return false
+			}
+			if !n.float {
+				return t.UnixMicro() == n.i*1_000_000
+			}
+			return t.UnixMicro() == int64(math.Round(n.f*1e6))
+		}
+	}
+	if wn, ok := toNumber(want); ok {
+		gn, ok := toNumber(got)
+		if !ok {
+			return false
+		}
+		if !wn.float && !gn.float {
+			return wn.i == gn.i
+		}
+		a, b := wn.float64(), gn.float64()
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.IsNaN(a) && math.IsNaN(b)
+		}
+		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+	}
+	switch w := want.(type) {
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(w) != len(g) {
+			return false
+		}
+		for i := range w {
+			if !valueEqual(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	case []byte:
+		g, ok := got.(string)
+		return ok && g == string(w)
+	}
+	return want == got
+}
+
+func rowEqual(want, got Row) bool { return valueEqual([]any(want), []any(got)) }
+
+// compareRows compares expected and actual rows (in order, or as
+// multisets) and describes the first difference, "" when equal.
+func compareRows(want, got []Row, ordered bool) string {
+	if ordered {
+		for i := 0; i < len(want) && i < len(got); i++ {
+			if !rowEqual(want[i], got[i]) {
+				return fmt.Sprintf("row %d is %s, want %s", i, FormatRow(got[i]), FormatRow(want[i]))
+			}
+		}
+		switch {
+		case len(got) > len(want):
+			return fmt.Sprintf("unexpected row %d %s (got %d rows, want %d)", len(want), FormatRow(got[len(want)]), len(got), len(want))
+		case len(got) < len(want):
+			return fmt.Sprintf("missing row %d %s (got %d rows, want %d)", len(got), FormatRow(want[len(got)]), len(got), len(want))
+		}
+		return ""
+	}
+	used := make([]bool, len(got))
+	var missing []Row
+	for _, w := range want {
+		found := false
+		for j, g := range got {
+			if !used[j] && rowEqual(w, g) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, w)
+		}
+	}
+	var extra []Row
+	for j, g := range got {
+		if !used[j] {
+			extra = append(extra, g)
+		}
+	}
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, "missing "+formatRowList(missing))
+	}
+	if len(extra) > 0 {
+		parts = append(parts, "unexpected "+formatRowList(extra))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func formatRowList(rows []Row) string {
+	const max = 5
+	parts := make([]string, 0, min(len(rows), max))
+	for i, r := range rows {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("... (%d more)", len(rows)-max))
+			break
+		}
+		parts = append(parts, FormatRow(r))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// FormatRow renders a row as [v1, v2, ...] (timestamps in RFC 3339 UTC,
+// strings quoted, NULL for nil).
+func FormatRow(r Row) string { return formatValue([]any(r)) }
+
+// FormatRows renders rows one per line, indented.
+func FormatRows(rows []Row) string {
+	if len(rows) == 0 {
+		return "    (no rows)\n"
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "    %s\n", FormatRow(r))
+	}
+	return b.String()
+}
+
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return fmt.Sprintf("%q", x)
+	case time.Time:
+		return x.UTC().Format("2006-01-02T15:04:05.999999Z")
+	case []any:
+		parts := make([]string, len(x))
+		for i := range x {
+			parts[i] = formatValue(x[i])
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
