@@ -133,3 +133,53 @@ func TestSessionEngineThroughADBC(t *testing.T) {
 	_ = array.NewRecord
 	_ = arrow.PrimitiveTypes.Int64
 }
+
+// TestSessionEngineIngestFeedsStreamingTable pushes batches with DoPut into
+// a memory source declared in SQL; a streaming table over it fills.
+func TestSessionEngineIngestFeedsStreamingTable(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})
+	cat := memsink.NewCatalog()
+	memsink.Install(sess, cat, memsink.Options{})
+	t.Cleanup(func() {
+		sess.Streams().StopAll()
+		for _, n := range cat.List() {
+			if tb, ok := cat.Drop(n); ok {
+				tb.Close()
+			}
+		}
+		sess.SQL(context.Background(), "DROP TABLE IF EXISTS events")
+	})
+	srv := startServer(t, ForSession(sess, cat))
+	cn := adbcConn(t, srv, nil)
+	execSQL(t, cn, "CREATE TABLE events (user STRING, amount BIGINT) USING memory")
+	execSQL(t, cn, `CREATE STREAMING TABLE totals TBLPROPERTIES ('outputMode' = 'complete')
+		AS SELECT user, sum(amount) AS total FROM STREAM events GROUP BY user`)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "user", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "amount", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	client := flightClient(t, srv)
+	for _, batch := range [][]vt.Row{{{"ann", 5}, {"bob", 1}}, {{"ann", 2}}} {
+		rec := vt.BuildRecord(memory.DefaultAllocator, schema, batch)
+		_, err := push(context.Background(), client, "events", schema, rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "totals to reach ann=7", func() bool {
+		recs, err := query(context.Background(), cn, "SELECT total FROM totals WHERE user = 'ann'", nil)
+		if err != nil {
+			return false
+		}
+		defer releaseAll(recs)
+		rows := vt.RowsOf(recs...)
+		return len(rows) == 1 && rows[0][0] == int64(7)
+	})
+	// A batch of the wrong shape is rejected with the columns named.
+	bad := arrow.NewSchema([]arrow.Field{{Name: "user", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := vt.BuildRecord(memory.DefaultAllocator, bad, []vt.Row{{1}})
+	defer rec.Release()
+	if _, err := push(context.Background(), client, "events", bad, rec); err == nil || !strings.Contains(err.Error(), "user") {
+		t.Fatalf("mismatched schema accepted: %v", err)
+	}
+}
