@@ -44,6 +44,11 @@ type statefulAggregate struct {
 	partialSchema *arrow.Schema
 	keyCodec      *rowCodec
 	valCodec      *rowCodec
+	keyCols       []int
+	valCols       []int
+	// partCodecs are each partition's own codecs (encoders keep scratch
+	// buffers), for the partitions processed in parallel.
+	partCodecs []codecPair
 
 	state statePartitions
 
@@ -88,6 +93,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	if s.valCodec, err = newRowCodec(mem, partial, valCols); err != nil {
 		return nil, err
 	}
+	s.keyCols, s.valCols = keyCols, valCols
 	s.state.schema = describeState("aggregate", s.keyCodec.schema, s.valCodec.schema)
 	return s, nil
 }
@@ -151,14 +157,11 @@ func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vec
 			partials[i] = kept
 		}
 	}
-	merged, err := s.mergeWithState(ctx, partials)
+	merged, err := s.mergeAndSave(ctx, partials)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseRecords(merged)
-	if err := s.save(merged); err != nil {
-		return nil, err
-	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 
 	var out []arrow.Record
@@ -187,15 +190,15 @@ func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vec
 
 // mergeWithState merges this epoch's partial rows with the stored state of
 // the same keys (old state first, so first/last keep input order).
-func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow.Record) ([]arrow.Record, error) {
+func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow.Record, c codecPair) ([]arrow.Record, error) {
 	var oldKeys, oldVals [][]byte
 	for _, rec := range partials {
-		if err := s.keyCodec.encode(rec); err != nil {
+		if err := c.key.encode(rec); err != nil {
 			return nil, err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			key := s.keyCodec.at(i)
-			if v, ok := s.state.store(s.keyCodec.hash(i)).Get(key); ok {
+			key := c.key.at(i)
+			if v, ok := s.state.store(c.key.hash(i)).Get(key); ok {
 				oldKeys = append(oldKeys, append([]byte(nil), key...))
 				oldVals = append(oldVals, v)
 			}
@@ -203,7 +206,7 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 	}
 	inputs := make([]arrow.Record, 0, len(partials)+1)
 	if len(oldKeys) > 0 {
-		old, err := s.decodeState(oldKeys, oldVals)
+		old, err := s.decodeStateWith(c, oldKeys, oldVals)
 		if err != nil {
 			return nil, err
 		}
@@ -236,11 +239,15 @@ func (s *statefulAggregate) stateSpec(mode vector.AggMode) vector.AggregateSpec 
 }
 
 func (s *statefulAggregate) decodeState(keys, vals [][]byte) (arrow.Record, error) {
-	k, err := s.keyCodec.decode(s.mem, keys)
+	return s.decodeStateWith(codecPair{s.keyCodec, s.valCodec}, keys, vals)
+}
+
+func (s *statefulAggregate) decodeStateWith(c codecPair, keys, vals [][]byte) (arrow.Record, error) {
+	k, err := c.key.decode(s.mem, keys)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: decode keys: %w", s.opID, err)
 	}
-	v, err := s.valCodec.decode(s.mem, vals)
+	v, err := c.val.decode(s.mem, vals)
 	if err != nil {
 		for _, a := range k {
 			a.Release()
@@ -250,20 +257,23 @@ func (s *statefulAggregate) decodeState(keys, vals [][]byte) (arrow.Record, erro
 	return assemble(s.partialSchema, k, v, len(keys)), nil
 }
 
-func (s *statefulAggregate) save(merged []arrow.Record) error {
+// save writes merged rows to their partitions' stores and returns how many
+// it wrote.
+func (s *statefulAggregate) save(merged []arrow.Record, c codecPair) (int64, error) {
+	var n int64
 	for _, rec := range merged {
-		if err := s.keyCodec.encode(rec); err != nil {
-			return err
+		if err := c.key.encode(rec); err != nil {
+			return n, err
 		}
-		if err := s.valCodec.encode(rec); err != nil {
-			return err
+		if err := c.val.encode(rec); err != nil {
+			return n, err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			s.state.store(s.keyCodec.hash(i)).Put(s.keyCodec.at(i), s.valCodec.at(i))
+			s.state.store(c.key.hash(i)).Put(c.key.at(i), c.val.at(i))
 		}
-		s.progress.NumRowsUpdated += rec.NumRows()
+		n += rec.NumRows()
 	}
-	return nil
+	return n, nil
 }
 
 // allState returns every stored group (partial layout).
