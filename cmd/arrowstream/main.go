@@ -1,0 +1,66 @@
+// Command arrowstream is Arrowstream's command-line tool.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is a subcommand: it gets its arguments and returns the exit
+// status.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"conformance": {"run conformance scenario files", notInThisBuild("conformance")},
+	"run":         {"run the demo, or SQL files, and serve the results", runRun},
+	"serve":       {"serve Flight SQL and the web UI without a demo", runServe},
+	"query":       {"run SQL on a Flight SQL server and print the result", runQuery},
+	"bench":       {"run benchmarks", notInThisBuild("bench")},
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 0 {
+			usage(stderr)
+			return 2
+		}
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "arrowstream: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return cmd.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: arrowstream <command> [arguments]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'arrowstream <command> -h' for a command's flags and examples.")
+}
+
+func notInThisBuild(name string) func([]string, io.Writer, io.Writer) int {
+	return func(_ []string, _, stderr io.Writer) int {
+		fmt.Fprintf(stderr, "arrowstream %s: not in this build\n", name)
+		return 2
+	}
+}
