@@ -14,7 +14,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/sql"
-	)
+)
 
 // engineOptions configure the embedded engine of run and serve.
 type engineOptions struct {
