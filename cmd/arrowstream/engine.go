@@ -95,7 +95,6 @@ func (e *engine) remember(name, text string) {
 	if st, err := sql.Parse(text); err == nil {
 		if c, ok := st.(*sql.CreateStreamingTable); ok && c.Query != nil {
 			def.Query = sql.Format(c.Query)
-			def.SQL = sql.Format(c)
 		}
 	}
 	e.mu.Lock()
@@ -183,23 +182,6 @@ func (e *engine) stop(timeout time.Duration) []string {
 		}
 	}
 	return left
-}
-
-// tableRows reads up to limit rows of a sink table (limit <= 0: all)
-// through SQL, for the web UI; the caller calls the returned func.
-func (e *engine) tableRows(ctx context.Context, name string, limit int) (recordStream, func(), error) {
-	if _, ok := e.sinks.Lookup(name); !ok {
-		return nil, nil, fmt.Errorf("no streaming table %q", name)
-	}
-	text := "SELECT * FROM " + quoteIdent(name)
-	if limit > 0 {
-		text += fmt.Sprintf(" LIMIT %d", limit)
-	}
-	res, err := e.session.SQL(ctx, text)
-	if err != nil {
-		return nil, nil, err
-	}
-	return res.Op, func() { res.Close() }, nil
 }
 
 // quoteIdent backquotes a name.

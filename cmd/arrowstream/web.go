@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -215,8 +216,9 @@ type tableRows struct {
 	Rows    [][]any  `json:"rows"`
 }
 
-// GET /api/tables/{name}[?limit=N]: the table's rows (limit default 100,
-// 0 for all).
+// GET /api/tables/{name}[?limit=N][&tail=true]: the table's rows, from a
+// snapshot of whole epochs: the first N (default 100, 0 for all), or the
+// last N with tail.
 func (a *webAPI) table(w http.ResponseWriter, r *http.Request) {
 	limit := 100
 	if s := r.URL.Query().Get("limit"); s != "" {
@@ -227,27 +229,40 @@ func (a *webAPI) table(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	tail, _ := strconv.ParseBool(r.URL.Query().Get("tail"))
 	name := r.PathValue("name")
-	src, done, err := a.e.tableRows(r.Context(), name, limit)
-	if err != nil {
-		writeError(w, http.StatusNotFound, err)
+	t, ok := a.e.sinks.Lookup(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no streaming table %q", name))
 		return
 	}
-	defer done()
-	out := tableRows{Name: name, Columns: columnsOf(src.Schema()), Rows: [][]any{}}
-	err = each(r.Context(), src, func(rec arrow.Record) error {
-		for i := 0; i < int(rec.NumRows()); i++ {
+	snap := t.Snapshot()
+	defer snap.Release()
+	out := tableRows{Name: name, Columns: columnsOf(snap.Schema()), Rows: [][]any{}}
+	recs := snap.Records()
+	total := int(snap.NumRows())
+	from, to := 0, total
+	if limit > 0 && limit < total {
+		if tail {
+			from = total - limit
+		} else {
+			to = limit
+		}
+	}
+	base := 0
+	for _, rec := range recs {
+		n := int(rec.NumRows())
+		for i := max(from-base, 0); i < n && base+i < to; i++ {
 			row := make([]any, rec.NumCols())
 			for c := range row {
 				row[c] = jsonValue(rec.Column(c), i)
 			}
 			out.Rows = append(out.Rows, row)
 		}
-		return nil
-	})
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
+		base += n
+		if base >= to {
+			break
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
