@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,9 @@ func TestSplitScript(t *testing.T) {
 // the end of the test.
 func newTestEngine(t *testing.T) *engine {
 	t.Helper()
-	e := newEngine(engineOptions{checkpointRoot: t.TempDir()})
+	// Warnings and errors only: the tests' output stays readable.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e := newEngine(engineOptions{checkpointRoot: t.TempDir(), logger: logger})
 	t.Cleanup(func() {
 		if left := e.stop(10 * time.Second); len(left) > 0 {
 			t.Errorf("queries did not stop: %v", left)

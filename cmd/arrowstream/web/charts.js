@@ -109,7 +109,8 @@ class Chart {
     g.textBaseline = "top";
     const xs = niceStep(x1 - x0, 4);
     for (let x = Math.ceil(x0 / xs) * xs; x <= x1; x += xs) {
-      g.fillText(fmtClock(x), px(x), h - bottom + 4);
+      const label = fmtClock(x), half = g.measureText(label).width / 2;
+      if (px(x) + half <= w && px(x) - half >= 0) g.fillText(label, px(x), h - bottom + 4);
     }
     g.strokeStyle = "#afb8c1";
     g.beginPath(); g.moveTo(left, h - bottom + 0.5); g.lineTo(w - right, h - bottom + 0.5); g.stroke();
