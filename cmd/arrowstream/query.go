@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -43,12 +44,10 @@ type queryFlags struct {
 	maxRows             int
 }
 
-// queryCmd is `arrowstream query [flags] SQL`: a Flight SQL client that
-// runs each statement of SQL and prints the rows of those that return
-// rows.
-func queryCmd(ctx context.Context, args []string, env cliEnv) error {
+// newQueryFlags declares the flags of query.
+func newQueryFlags() (*flag.FlagSet, *queryFlags) {
 	fs := newFlagSet("query", "[flags] SQL|-", queryExamples)
-	f := queryFlags{format: newChoice(formatTable, formatTable, formatCSV, formatJSON, formatArrow)}
+	f := &queryFlags{format: newChoice(formatTable, formatTable, formatCSV, formatJSON, formatArrow)}
 	fs.StringVar(&f.uri, "uri", "grpc://127.0.0.1:31337", "Flight SQL server `URI`: grpc:// (or grpc+tcp://) in the clear, grpc+tls:// with TLS")
 	fs.StringVar(&f.user, "user", "", "user `name` (HTTP basic auth, exchanged for a bearer token)")
 	fs.StringVar(&f.password, "password", "", "`password` of --user (prefer the environment variable)")
@@ -57,6 +56,14 @@ func queryCmd(ctx context.Context, args []string, env cliEnv) error {
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM `file` of the CA that signed the server's certificate (grpc+tls)")
 	fs.BoolVar(&f.tlsSkipVerify, "tls-skip-verify", false, "do not verify the server's certificate (testing only)")
 	fs.IntVar(&f.maxRows, "max-rows", 0, "rows printed in table format (0: all)")
+	return fs, f
+}
+
+// queryCmd is `arrowstream query [flags] SQL`: a Flight SQL client that
+// runs each statement of SQL and prints the rows of those that return
+// rows.
+func queryCmd(ctx context.Context, args []string, env cliEnv) error {
+	fs, f := newQueryFlags()
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -110,7 +117,7 @@ func queryCmd(ctx context.Context, args []string, env cliEnv) error {
 		}
 	}
 	for _, st := range stmts {
-		if err := runRemote(ctx, client, st, env.stdout, f); err != nil {
+		if err := runRemote(ctx, client, st, env.stdout, *f); err != nil {
 			if len(stmts) > 1 {
 				return fmt.Errorf("%s: %w", firstLine(st), err)
 			}

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -33,13 +34,19 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	return exitCode(runCmd(ctx, args, osEnv(stdout, stderr)), "run", stderr)
 }
 
+// newRunFlags declares the flags of run.
+func newRunFlags() (*flag.FlagSet, *appFlags, *bool) {
+	fs := newFlagSet("run", "[flags] [FILE.sql ...]", runExamples)
+	f := addAppFlags(fs)
+	printDemo := fs.Bool("print-demo", false, "print the demo's SQL and exit")
+	return fs, f, printDemo
+}
+
 // runCmd is `arrowstream run [flags] [FILE.sql ...]`: the demo or the
 // files' statements, served until ctx ends (Ctrl-C). A file that starts no
 // streaming table runs its statements and returns.
 func runCmd(ctx context.Context, args []string, env cliEnv) error {
-	fs := newFlagSet("run", "[flags] [FILE.sql ...]", runExamples)
-	f := addAppFlags(fs)
-	printDemo := fs.Bool("print-demo", false, "print the demo's SQL and exit")
+	fs, f, printDemo := newRunFlags()
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 )
@@ -22,14 +23,20 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return exitCode(serveCmd(ctx, args, osEnv(stdout, stderr)), "serve", stderr)
 }
 
+// newServeFlags declares the flags of serve.
+func newServeFlags() (*flag.FlagSet, *appFlags, *stringList) {
+	fs := newFlagSet("serve", "[flags]", serveExamples)
+	f := addAppFlags(fs)
+	inits := &stringList{}
+	fs.Var(inits, "init", "run the statements of this SQL `file` at start (repeatable)")
+	return fs, f, inits
+}
+
 // serveCmd is `arrowstream serve`: the engine and its servers without the
 // demo, until ctx ends. Tables are created over Flight SQL (or by --init
 // files).
 func serveCmd(ctx context.Context, args []string, env cliEnv) error {
-	fs := newFlagSet("serve", "[flags]", serveExamples)
-	f := addAppFlags(fs)
-	var inits stringList
-	fs.Var(&inits, "init", "run the statements of this SQL `file` at start (repeatable)")
+	fs, f, inits := newServeFlags()
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -46,7 +53,7 @@ func serveCmd(ctx context.Context, args []string, env cliEnv) error {
 		return err
 	}
 	defer a.shutdown()
-	if err := runScripts(ctx, a.engine, inits, env.stdout, f.maxRows); err != nil {
+	if err := runScripts(ctx, a.engine, *inits, env.stdout, f.maxRows); err != nil {
 		return err
 	}
 	a.banner(env.stdout, "without the demo: create tables over Flight SQL", nil)
