@@ -32,6 +32,7 @@ type tracked struct {
 	ended    time.Time
 	err      error
 	progress []*arrowstream.StreamingQueryProgress // oldest first
+	dropped  int64                                 // late rows dropped since the monitor saw the query start
 }
 
 func newMonitor(sinkSize func(string) (memsink.Size, bool), m *metrics) *monitor {
@@ -72,6 +73,9 @@ func (m *monitor) OnQueryProgress(q *arrowstream.StreamingQuery, p *arrowstream.
 	m.mu.Lock()
 	if t, ok := m.queries[q.ID()]; ok {
 		t.progress = append(t.progress, p)
+		for _, so := range p.StateOperators {
+			t.dropped += so.NumRowsDroppedByWatermark
+		}
 		if len(t.progress) > progressHistory {
 			t.progress = append(t.progress[:0:0], t.progress[len(t.progress)-progressHistory:]...)
 		}
@@ -127,7 +131,7 @@ type queryInfo struct {
 	Watermark              string  `json:"watermark,omitempty"`
 	StateRows              int64   `json:"stateRows"`
 	StateBytes             int64   `json:"stateBytes"`
-	LateRowsDropped        int64   `json:"lateRowsDropped"`
+	LateRowsDropped        int64   `json:"lateRowsDropped"` // since this process started the query
 
 	SinkRows   int64 `json:"sinkRows"`
 	SinkBytes  int64 `json:"sinkBytes"`
@@ -203,13 +207,7 @@ func (m *monitor) infoLocked(id string, t *tracked) queryInfo {
 			info.StateRows += so.NumRowsTotal
 			info.StateBytes += so.MemoryUsedBytes
 		}
-		// Late rows over the kept history: the counter itself is in the
-		// metrics; here, the recent ones.
-		for _, q := range t.progress {
-			for _, so := range q.StateOperators {
-				info.LateRowsDropped += so.NumRowsDroppedByWatermark
-			}
-		}
+		info.LateRowsDropped = t.dropped
 	}
 	if m.sinkSize != nil && info.Name != "" {
 		if sz, ok := m.sinkSize(info.Name); ok {
