@@ -80,20 +80,6 @@ func TestFlagsValidate(t *testing.T) {
 	}
 }
 
-func TestDispatch(t *testing.T) {
-	var out, errb bytes.Buffer
-	if code := dispatch([]string{"nope"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown command") {
-		t.Fatalf("unknown command: exit %d, %s", code, errb.String())
-	}
-	out.Reset()
-	if code := dispatch([]string{"-h"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "query") {
-		t.Fatalf("-h: exit %d, %s", code, out.String())
-	}
-	if code := dispatch(nil, &out, &errb); code != 2 {
-		t.Fatalf("no command: exit %d", code)
-	}
-}
-
 func TestRunPrintDemo(t *testing.T) {
 	env, out, _ := testEnv(nil)
 	if err := runCmd(context.Background(), []string{"--print-demo"}, env); err != nil {

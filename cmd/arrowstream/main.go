@@ -1,4 +1,3 @@
-// Command arrowstream is Arrowstream's command-line tool.
 package main
 
 import (
@@ -16,11 +15,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"conformance": {"run conformance scenario files", notInThisBuild("conformance")},
+	"conformance": {"run conformance scenario files", notImplemented("conformance")},
 	"run":         {"run the demo, or SQL files, and serve the results", runRun},
-	"serve":       {"serve Flight SQL and the web UI without a demo", runServe},
+	"serve":       {"serve Flight SQL and the web UI, without the demo", runServe},
 	"query":       {"run SQL on a Flight SQL server and print the result", runQuery},
-	"bench":       {"run benchmarks", notInThisBuild("bench")},
+	"bench":       {"run benchmarks (not implemented yet)", notImplemented("bench")},
 }
 
 func main() {
@@ -29,11 +28,10 @@ func main() {
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
 		if len(args) == 0 {
-			usage(stderr)
 			return 2
 		}
-		usage(stdout)
 		return 0
 	}
 	cmd, ok := commands[args[0]]
@@ -55,12 +53,11 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'arrowstream <command> -h' for a command's flags and examples.")
 }
 
-func notInThisBuild(name string) func([]string, io.Writer, io.Writer) int {
+func notImplemented(name string) func([]string, io.Writer, io.Writer) int {
 	return func(_ []string, _, stderr io.Writer) int {
-		fmt.Fprintf(stderr, "arrowstream %s: not in this build\n", name)
+		fmt.Fprintf(stderr, "arrowstream %s: not implemented yet\n", name)
 		return 2
 	}
 }
