@@ -16,9 +16,9 @@ type command struct {
 
 var commands = map[string]command{
 	"conformance": {"run conformance scenario files", runConformance},
-	"run":         {"run a streaming query (not implemented yet)", notImplemented("run")},
-	"serve":       {"serve queries and sink tables (not implemented yet)", notImplemented("serve")},
-	"query":       {"query a server (not implemented yet)", notImplemented("query")},
+	"run":         {"run the demo, or SQL files, and serve the results", runRun},
+	"serve":       {"serve Flight SQL and the web UI, without the demo", runServe},
+	"query":       {"run SQL on a Flight SQL server and print the result", runQuery},
 	"bench":       {"run benchmarks (not implemented yet)", notImplemented("bench")},
 }
 

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/arrowstream/arrowstream/memsink"
+)
+
+// appFlags are the settings of the long-running subcommands (run, serve).
+type appFlags struct {
+	flight         *flightConfig
+	httpAddr       string
+	checkpoint     string
+	sinkMaxBytes   int64
+	sinkMaxEpochs  int
+	status         *choiceFlag
+	statusInterval time.Duration
+	stopTimeout    time.Duration
+	maxRows        int
+	log            *logFlags
+}
+
+func addAppFlags(fs *flag.FlagSet) *appFlags {
+	f := &appFlags{flight: addFlightFlags(fs)}
+	fs.StringVar(&f.httpAddr, "http", "127.0.0.1:4040", "web UI, JSON API and /metrics listen `address` (empty: no HTTP server)")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "checkpoint root `directory`, one subdirectory per streaming table, reused by the next run\n(default: a directory under the user's cache directory)")
+	fs.Int64Var(&f.sinkMaxBytes, "sink-max-bytes", 256<<20, "memory-sink retention: `bytes` each table keeps in memory, oldest epochs evicted first (0: no bound)")
+	fs.IntVar(&f.sinkMaxEpochs, "sink-max-epochs", 0, "memory-sink retention: `epochs` each table keeps (0: no bound)")
+	f.status = newChoice("auto", "auto", "terminal", "log", "off")
+	fs.Var(f.status, "status", "live query status: `auto|terminal|log|off` (auto: terminal when stdout is one, else log lines)")
+	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "`interval` of the status log lines")
+	fs.DurationVar(&f.stopTimeout, "stop-timeout", 5*time.Second, "how long Ctrl-C waits for the queries to stop before giving up on them")
+	fs.IntVar(&f.maxRows, "max-rows", 1000, "rows printed of each SELECT in a file (0: all)")
+	f.log = addLogFlags(fs)
+	return f
+}
+
+// validate checks the combinations a flag set cannot.
+func (f *appFlags) validate() error {
+	if (f.flight.user == "") != (f.flight.password == "") {
+		return errors.New("--user and --password go together")
+	}
+	if f.sinkMaxBytes < 0 || f.sinkMaxEpochs < 0 || f.maxRows < 0 {
+		return errors.New("--sink-max-bytes, --sink-max-epochs and --max-rows must not be negative")
+	}
+	return nil
+}
+
+// defaultCheckpointRoot is <user cache dir>/arrowstream/checkpoints/<name>.
+func defaultCheckpointRoot(name string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory (%v): set --checkpoint", err)
+	}
+	return filepath.Join(dir, "arrowstream", "checkpoints", name), nil
+}
+
+// signalContext is canceled at the first SIGINT or SIGTERM. A second one
+// ends the process at once.
+func signalContext(stderr io.Writer) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-ctx.Done():
+			signal.Stop(ch)
+			return
+		}
+		select {
+		case <-ch:
+			fmt.Fprintln(stderr, "arrowstream: second interrupt, exiting without waiting")
+			os.Exit(130)
+		case <-time.After(time.Minute):
+		}
+		signal.Stop(ch)
+	}()
+	return ctx, cancel
+}
+
+// app is a running engine with its servers and status display.
+type app struct {
+	flags  *appFlags
+	env    cliEnv
+	logger *slog.Logger
+	board  *statusBoard // nil unless the status goes to a terminal
+	engine *engine
+	http   *httpServer
+	flight flightServer
+	ckRoot string
+}
+
+// startApp builds the engine and starts the HTTP and Flight SQL servers.
+// The status display starts with watch.
+func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app, error) {
+	a := &app{flags: f, env: env}
+	mode := f.status.value
+	if mode == "auto" {
+		mode = "log"
+		if isTerminal(env.stdout) {
+			mode = "terminal"
+		}
+	}
+	logOut := env.stderr
+	if mode == "terminal" {
+		a.board = newStatusBoard(env.stdout)
+		if isTerminal(env.stderr) {
+			logOut = a.board // log lines above the board, not through it
+		}
+	}
+	a.logger = f.log.logger(logOut)
+	f.status.value = mode
+	a.ckRoot = f.checkpoint
+	if a.ckRoot == "" {
+		var err error
+		if a.ckRoot, err = defaultCheckpointRoot(ckName); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(a.ckRoot, 0o755); err != nil {
+		return nil, fmt.Errorf("checkpoint directory: %w", err)
+	}
+	a.engine = newEngine(engineOptions{
+		checkpointRoot: a.ckRoot,
+		sink:           memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs},
+		logger:         a.logger,
+	})
+	if f.httpAddr != "" {
+		h, err := startHTTP(ctx, f.httpAddr, a.engine)
+		if err != nil {
+			return nil, fmt.Errorf("HTTP server: %w", err)
+		}
+		a.http = h
+		a.logger.Info("serving the web UI and /metrics", "addr", "http://"+h.Addr()+"/")
+	}
+	if f.flight.addr != "" {
+		fsrv, err := startFlightServer(ctx, a.engine, f.flight)
+		switch {
+		case errors.Is(err, errFlightNotWired):
+			a.logger.Warn("Flight SQL is not served: " + err.Error())
+		case err != nil:
+			a.shutdown()
+			return nil, fmt.Errorf("Flight SQL server: %w", err)
+		default:
+			a.flight = fsrv
+		}
+	}
+	return a, nil
+}
+
+// watch shows the status until ctx ends.
+func (a *app) watch(ctx context.Context) {
+	switch {
+	case a.board != nil:
+		runStatusBoard(ctx, a.engine.monitor, a.board)
+	case a.flags.status.value == "log":
+		runStatusLog(ctx, a.engine.monitor, a.logger, a.flags.statusInterval)
+	default:
+		<-ctx.Done()
+	}
+}
+
+// shutdown stops the queries, then the servers.
+func (a *app) shutdown() {
+	start := time.Now()
+	if a.engine != nil {
+		if left := a.engine.stop(a.flags.stopTimeout); len(left) > 0 {
+			a.logger.Error("queries did not stop in time", "queries", strings.Join(left, ", "), "timeout", a.flags.stopTimeout)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if a.flight != nil {
+		if err := a.flight.Stop(ctx); err != nil {
+			a.logger.Warn("Flight SQL server stop", "err", err)
+		}
+	}
+	if a.http != nil {
+		if err := a.http.Stop(ctx); err != nil {
+			a.logger.Warn("HTTP server stop", "err", err)
+		}
+	}
+	a.logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond), "checkpoint", a.ckRoot)
+}
+
+// banner tells how to connect.
+func (a *app) banner(w io.Writer, what string, tables []string) {
+	fmt.Fprintf(w, "\nArrowstream is running %s.\n", what)
+	fmt.Fprintf(w, "  checkpoint  %s  (reused by the next run; delete it to start over)\n", a.ckRoot)
+	uri := ""
+	if a.flight != nil {
+		uri = "grpc://" + a.flight.Addr()
+		fmt.Fprintf(w, "  Flight SQL  %s  (ADBC URI)\n", uri)
+	} else if a.flags.flight.addr != "" {
+		fmt.Fprintf(w, "  Flight SQL  not served: %v\n", errFlightNotWired)
+	}
+	if a.http != nil {
+		fmt.Fprintf(w, "  web UI      http://%s/\n", a.http.Addr())
+		fmt.Fprintf(w, "  metrics     http://%s/metrics\n", a.http.Addr())
+	}
+	example := "SHOW TABLES"
+	if len(tables) > 0 {
+		example = "SELECT * FROM " + tables[0] + " LIMIT 10"
+	}
+	if uri != "" {
+		kwargs := ""
+		auth := ""
+		if u := a.flags.flight.user; u != "" {
+			kwargs = fmt.Sprintf(", db_kwargs={\"username\": %q, \"password\": \"...\"}", u)
+			auth = fmt.Sprintf(" --user %s --password ...", u)
+		}
+		fmt.Fprintf(w, "\nFrom Python (pip install adbc-driver-flightsql pyarrow):\n")
+		fmt.Fprintf(w, "  import adbc_driver_flightsql.dbapi as flightsql\n")
+		fmt.Fprintf(w, "  conn = flightsql.connect(%q%s)\n", uri, kwargs)
+		fmt.Fprintf(w, "  cur = conn.cursor(); cur.execute(%q)\n", example)
+		fmt.Fprintf(w, "  print(cur.fetch_arrow_table())\n")
+		fmt.Fprintf(w, "From a shell:\n  arrowstream query --uri %s%s %q\n", uri, auth, example)
+	}
+	fmt.Fprintf(w, "\nPress Ctrl-C to stop; run again to continue where it stopped.\n\n")
+}

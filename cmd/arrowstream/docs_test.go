@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// docsDir is the repository's docs/ directory, seen from this package.
+const docsDir = "../../docs"
+
+// sqlBlocks returns the ```sql blocks of a Markdown file, in order.
+func sqlBlocks(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?ms)^```sql\n(.*?)^```")
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestDocsSQLExamples runs every ```sql block of the docs (and the
+// README's), in order, one engine per file: the examples stay true to the
+// code.
+func TestDocsSQLExamples(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(docsDir, "*.md"))
+	if len(files) == 0 {
+		t.Fatal("no docs found")
+	}
+	ran := 0
+	for _, file := range files {
+		blocks := sqlBlocks(t, file)
+		if len(blocks) == 0 {
+			continue
+		}
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			e := newTestEngine(t)
+			for i, b := range blocks {
+				// Examples read what earlier ones started: wait until
+				// every streaming table has committed an epoch.
+				for _, q := range e.session.Streams().Active() {
+					deadline := time.Now().Add(30 * time.Second)
+					for {
+						if tb, ok := e.sinks.Lookup(q.Name()); ok && tb.LatestEpoch() >= 0 {
+							break
+						}
+						if time.Now().After(deadline) || !q.IsActive() {
+							t.Fatalf("streaming table %s has no epoch: %v", q.Name(), q.Exception())
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+				var out bytes.Buffer
+				if err := runScript(context.Background(), e, filepath.Base(file), b, &out, 0); err != nil {
+					t.Errorf("block %d:\n%s\n%v", i+1, b, err)
+				}
+				ran++
+			}
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no SQL example ran")
+	}
+}
+
+// TestDocsConfigurationListsEveryFlag checks that docs/configuration.md
+// names every flag of run, serve and query with its environment variable.
+func TestDocsConfigurationListsEveryFlag(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(docsDir, "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	runFlags, _, _ := newRunFlags()
+	serveFlags, _, _ := newServeFlags()
+	queryFlags, _ := newQueryFlags()
+	sets := map[string]*flag.FlagSet{"run": runFlags, "serve": serveFlags, "query": queryFlags}
+	for name, fs := range sets {
+		fs.VisitAll(func(f *flag.Flag) {
+			if !strings.Contains(doc, "`--"+f.Name+"`") || !strings.Contains(doc, envName(f.Name)) {
+				t.Errorf("configuration.md does not document %s --%s (%s)", name, f.Name, envName(f.Name))
+			}
+		})
+	}
+	// And every documented flag exists.
+	for _, m := range regexp.MustCompile("`--([a-z-]+)`").FindAllStringSubmatch(doc, -1) {
+		found := false
+		for _, fs := range sets {
+			found = found || fs.Lookup(m[1]) != nil
+		}
+		if !found && m[1] != "help" {
+			t.Errorf("configuration.md documents --%s, which no command has", m[1])
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStatusLines(t *testing.T) {
+	lines := statusLines([]queryInfo{
+		{Name: "page_views", Status: "active", Message: "Waiting for data to arrive", HasBatch: true, BatchID: 42,
+			InputRowsPerSecond: 200, ProcessedRowsPerSecond: 12345.6, BatchDurationMs: 17,
+			Watermark: "2026-11-30T05:20:07.482Z", StateRows: 24, SinkRows: 1234567},
+		{Name: "idle", ID: "0123456789", Status: "failed"},
+	})
+	want := []string{
+		"QUERY       EPOCH  INPUT/S  PROCESS/S  EPOCH TIME  WATERMARK  STATE ROWS  SINK ROWS  STATUS",
+		"page_views     42      200      12.3k        17ms   05:20:07          24       1.2M  waiting for data to arrive",
+		"idle            -        -          -           -          -           -          0  failed",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if got := statusLines(nil); len(got) != 1 {
+		t.Fatalf("no queries: %q", got)
+	}
+}
+
+func TestStatusBoardKeepsLogsAbove(t *testing.T) {
+	var out bytes.Buffer
+	b := newStatusBoard(&out)
+	b.width = func() int { return 20 }
+	b.Show([]string{"line one", "a line that is longer than the terminal"})
+	logger := slog.New(slog.NewTextHandler(b, nil))
+	logger.Info("hello")
+	b.Close()
+	b.Show([]string{"ignored after Close"})
+	s := out.String()
+	// The log line goes where the board was (cursor up two lines, clear),
+	// then the board is drawn again below it, cut to the width.
+	i := strings.Index(s, "\x1b[2A\r\x1b[J")
+	j := strings.Index(s, "msg=hello")
+	if i < 0 || j < i || !strings.HasSuffix(s, "line one\na line that is long\n") || strings.Contains(s, "ignored") {
+		t.Fatalf("board output: %q", s)
+	}
+}
+
+func TestStatusLog(t *testing.T) {
+	e := startDemo(t, 1)
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 350*time.Millisecond)
+	defer cancel()
+	runStatusLog(ctx, e.monitor, slog.New(slog.NewTextHandler(&out, nil)), 100*time.Millisecond)
+	if n := strings.Count(out.String(), `msg="query status" query=page_views`); n < 2 {
+		t.Fatalf("%d status lines:\n%s", n, out.String())
+	}
+}
