@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/memsink"
@@ -125,6 +127,11 @@ type Config struct {
 	SystemTables []SystemTable
 	// Ingest receives DoPut batches; nil answers DoPut with Unimplemented.
 	Ingest IngestTargets
+
+	// UnaryInterceptors and StreamInterceptors run first on every call
+	// (metrics, tracing).
+	UnaryInterceptors  []grpc.UnaryServerInterceptor
+	StreamInterceptors []grpc.StreamServerInterceptor
 
 	// Allocator is used for the server's own buffers (nil: the default).
 	Allocator memory.Allocator

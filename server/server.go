@@ -90,6 +90,10 @@ func New(cfg Config) (*Server, error) {
 		}
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
 	}
+	// The caller's interceptors (metrics, tracing) see every call, including
+	// the ones authentication rejects.
+	unary = append(append([]grpc.UnaryServerInterceptor(nil), cfg.UnaryInterceptors...), unary...)
+	stream = append(append([]grpc.StreamServerInterceptor(nil), cfg.StreamInterceptors...), stream...)
 	opts = append(opts, grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	sql, err := newSQLServer(s)
 	if err != nil {

@@ -26,12 +26,19 @@ import (
 type SessionEngine struct {
 	sess   *arrowstream.Session
 	system []SystemTable
+	run    func(ctx context.Context, text string) (*arrowstream.Result, error)
+}
+
+// RunStatementsWith makes the engine run DDL and commands through run
+// instead of Session.SQL (the command records table definitions this way).
+func (e *SessionEngine) RunStatementsWith(run func(ctx context.Context, text string) (*arrowstream.Result, error)) {
+	e.run = run
 }
 
 // NewSessionEngine returns the engine over sess and makes the system tables
 // queryable as system.<name>.
 func NewSessionEngine(sess *arrowstream.Session, system []SystemTable) *SessionEngine {
-	e := &SessionEngine{sess: sess, system: system}
+	e := &SessionEngine{sess: sess, system: system, run: sess.SQL}
 	sess.AddCatalog(systemCatalog{e})
 	return e
 }
@@ -192,7 +199,7 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 
 // Exec implements QueryEngine.
 func (e *SessionEngine) Exec(ctx context.Context, req Request) (int64, error) {
-	res, err := e.sess.SQL(ctx, req.SQL)
+	res, err := e.run(ctx, req.SQL)
 	if err != nil {
 		return 0, classify(err)
 	}

@@ -148,15 +148,11 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 	}
 	if f.flight.addr != "" {
 		fsrv, err := startFlightServer(ctx, a.engine, f.flight)
-		switch {
-		case errors.Is(err, errFlightNotWired):
-			a.logger.Warn("Flight SQL is not served: " + err.Error())
-		case err != nil:
+		if err != nil {
 			a.shutdown()
 			return nil, fmt.Errorf("Flight SQL server: %w", err)
-		default:
-			a.flight = fsrv
 		}
+		a.flight = fsrv
 	}
 	return a, nil
 }
@@ -204,8 +200,6 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 	if a.flight != nil {
 		uri = "grpc://" + a.flight.Addr()
 		fmt.Fprintf(w, "  Flight SQL  %s  (ADBC URI)\n", uri)
-	} else if a.flags.flight.addr != "" {
-		fmt.Fprintf(w, "  Flight SQL  not served: %v\n", errFlightNotWired)
 	}
 	if a.http != nil {
 		fmt.Fprintf(w, "  web UI      http://%s/\n", a.http.Addr())

@@ -2,45 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
+
+	"github.com/arrowstream/arrowstream/server"
+	"google.golang.org/grpc"
 )
 
-// This file is the seam where the Flight SQL server (package server) plugs
-// into run and serve. Until it is wired, startFlightServer answers
-// errFlightNotWired and the commands run without Flight SQL (the web UI,
-// its JSON API and /metrics still work).
-//
-// TODO(lead): after merging the server branch, replace the body of
-// startFlightServer with, in substance:
-//
-//	srv, err := server.New(server.Config{
-//		Addr:          cfg.addr,
-//		Auth:          server.AuthConfig{Users: cfg.users()},  // nil map: no auth
-//		AllowInsecure: cfg.allowInsecure,
-//		Sinks:         e.sinks,
-//		Engine:        <QueryEngine over e.SQL>,  // e.SQL, not e.session.SQL: it records definitions for EXPLAIN in the UI
-//		Tables:        <TableLister over e.session.Catalog()>,
-//		SystemTables:  server.SystemTables(server.ManagerQueries(e.session.Streams())),
-//		Allocator:     e.session.Allocator(),
-//		Logger:        e.logger,
-//		// and, with a Config field for extra gRPC interceptors, the
-//		// Flight request/error metrics:
-//		// UnaryInterceptors: e.metrics.UnaryInterceptor(), StreamInterceptors: e.metrics.StreamInterceptor(),
-//	})
-//	if err != nil { return nil, err }
-//	if err := srv.Start(ctx); err != nil { return nil, err }
-//	return flightAdapter{srv}, nil   // Addr() string { return srv.Addr().String() }; Stop = srv.Stop
-//
-// and set flightWired to true, then remove the build tag of
-// flight_acceptance_test.go (the Flight SQL part of the subprocess test).
+// This file plugs the Flight SQL server (package server) into run and
+// serve: the server's SQL engine is the session's planner, and DDL goes
+// through engine.SQL so that tables created over Flight SQL show their
+// definition in the web UI.
 
 // flightWired reports whether startFlightServer serves Flight SQL.
-const flightWired = false
-
-// errFlightNotWired is startFlightServer's answer until the server is
-// wired in.
-var errFlightNotWired = errors.New("the Flight SQL server is not part of this build")
+const flightWired = true
 
 // flightServer is a running Flight SQL server.
 type flightServer interface {
@@ -76,9 +50,30 @@ func (c *flightConfig) users() map[string]string {
 	return map[string]string{c.user: c.password}
 }
 
-// startFlightServer starts the Flight SQL server over e. See the TODO
-// above.
+// startFlightServer starts the Flight SQL server over e.
 func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig) (flightServer, error) {
-	_, _, _ = ctx, e, cfg
-	return nil, errFlightNotWired
+	sc := server.ForSession(e.session, e.sinks)
+	if se, ok := sc.Engine.(*server.SessionEngine); ok {
+		se.RunStatementsWith(e.SQL)
+	}
+	sc.Addr = cfg.addr
+	sc.Auth = server.AuthConfig{Users: cfg.users()}
+	sc.AllowInsecure = cfg.allowInsecure
+	sc.Logger = e.logger
+	sc.UnaryInterceptors = []grpc.UnaryServerInterceptor{e.metrics.UnaryInterceptor()}
+	sc.StreamInterceptors = []grpc.StreamServerInterceptor{e.metrics.StreamInterceptor()}
+	srv, err := server.New(sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, err
+	}
+	return flightAdapter{srv}, nil
 }
+
+// flightAdapter presents a *server.Server as a flightServer.
+type flightAdapter struct{ s *server.Server }
+
+func (f flightAdapter) Addr() string                   { return f.s.Addr().String() }
+func (f flightAdapter) Stop(ctx context.Context) error { return f.s.Stop(ctx) }
