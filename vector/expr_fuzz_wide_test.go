@@ -120,7 +120,8 @@ type wideBuilder struct {
 	exprBuilder
 	problems []string // contract violations met while building
 	litCols  bool
-	used     []int // the indices into fuzzWideLiterals of the literals used
+	used     []int       // the indices into fuzzWideLiterals of the literals used
+	faults   *faultState // when set, every node can be made to fail
 }
 
 // lit returns literal i of fuzzWideLiterals, or its column.
@@ -143,6 +144,14 @@ func (b *wideBuilder) exprs(k int) []vector.Expr {
 }
 
 func (b *wideBuilder) expr() vector.Expr {
+	e := b.node()
+	if b.faults != nil {
+		return &faultExpr{Expr: e, st: b.faults}
+	}
+	return e
+}
+
+func (b *wideBuilder) node() vector.Expr {
 	b.depth++
 	defer func() { b.depth-- }()
 	k := b.byte()
@@ -312,4 +321,5 @@ func checkExprFuzzWide(mem memory.Allocator, data []byte, errorf func(format str
 	}
 	checkExprFuzzOf(mem, fuzzWideSchema, fuzzWideRows, e, errorf)
 	checkLiteralsAsColumns(mem, data, errorf)
+	checkFaults(mem, data, errorf)
 }
