@@ -229,6 +229,7 @@ func checkExprFuzzOf(mem memory.Allocator, schema *arrow.Schema, rows []vt.Row, 
 			errorf("%s: result depends on the layout:\n%v in %s\n%v in %s (%d rows)", e, want, fuzzShapes[0], got, shape, len(in))
 		}
 	}
+	checkOperators(mem, schema, rows, e, ev.DataType(), first, firstErr, errorf)
 	empty := vt.BuildRecord(mem, schema, nil)
 	if vals, err := check(empty); err == nil && len(vals) != 0 {
 		errorf("%s: %d values for an empty batch", e, len(vals))
