@@ -122,6 +122,8 @@ type wideBuilder struct {
 	litCols  bool
 	used     []int       // the indices into fuzzWideLiterals of the literals used
 	faults   *faultState // when set, every node can be made to fail
+	// plainDicts decodes the dictionary columns (see checkPlainDictionaries).
+	plainDicts bool
 }
 
 // lit returns literal i of fuzzWideLiterals, or its column.
@@ -160,7 +162,11 @@ func (b *wideBuilder) node() vector.Expr {
 	}
 	switch k % 20 {
 	case 0:
-		return vector.Col(fuzzWideSchema.Field(b.n(fuzzWideSchema.NumFields())).Name)
+		f := fuzzWideSchema.Field(b.n(fuzzWideSchema.NumFields()))
+		if b.plainDicts && f.Type.ID() == arrow.DICTIONARY {
+			return vector.Cast(vector.Col(f.Name), vector.String)
+		}
+		return vector.Col(f.Name)
 	case 1:
 		return b.lit(b.n(len(fuzzWideLiterals)))
 	case 2:
@@ -321,5 +327,6 @@ func checkExprFuzzWide(mem memory.Allocator, data []byte, errorf func(format str
 	}
 	checkExprFuzzOf(mem, fuzzWideSchema, fuzzWideRows, e, errorf)
 	checkLiteralsAsColumns(mem, data, errorf)
+	checkPlainDictionaries(mem, data, errorf)
 	checkFaults(mem, data, errorf)
 }
