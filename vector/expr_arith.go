@@ -262,7 +262,7 @@ func evalWhereValid(ctx context.Context, ev Evaluator, rec arrow.Record, arr arr
 	for w := range need {
 		need[w] = valid.word(w)
 	}
-	return evalWhere(ctx, ev, rec, need, n, mem)
+	return evalNeeded(ctx, ev, rec, need, n, mem, err)
 }
 
 // evalError builds the runtime error of row, naming the operand values.
