@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -205,6 +206,9 @@ type binaryBase struct {
 	lv, rv         any  // the constants' values
 	lName, rName   string
 	mem            memory.Allocator
+	// allRight evaluates the right operand for every row, also where the
+	// left one is null (<=>, whose result depends on it there).
+	allRight bool
 }
 
 func newBinaryBase(expr string, l, r Evaluator, lName, rName string, mem memory.Allocator) binaryBase {
@@ -228,12 +232,37 @@ func (b *binaryBase) operands(ctx context.Context, rec arrow.Record) (la, ra arr
 		}
 	}
 	if !b.rConst {
-		if ra, err = b.r.Eval(ctx, rec); err != nil {
+		if la == nil || b.allRight {
+			ra, err = b.r.Eval(ctx, rec)
+		} else {
+			ra, err = evalWhereValid(ctx, b.r, rec, la, b.mem)
+		}
+		if err != nil {
 			releaseAll(la)
 			return nil, nil, err
 		}
 	}
 	return la, ra, nil
+}
+
+// evalWhereValid evaluates ev for the rows where arr is not null (see
+// evalWhere): Spark evaluates a binary operator row by row, left operand
+// first, and skips the right one where the left is null, so the right
+// operand's errors on those rows (an overflowing conversion, say) do not
+// count. The mask is only built when ev fails.
+func evalWhereValid(ctx context.Context, ev Evaluator, rec arrow.Record, arr arrow.Array, mem memory.Allocator) (arrow.Array, error) {
+	out, err := ev.Eval(ctx, rec)
+	var ee *EvalError
+	if err == nil || arr.NullN() == 0 || !errors.As(err, &ee) {
+		return out, err
+	}
+	n := int(rec.NumRows())
+	valid := validityWords(arr)
+	need := make([]uint64, words64(n))
+	for w := range need {
+		need[w] = valid.word(w)
+	}
+	return evalNeeded(ctx, ev, rec, need, n, mem, err)
 }
 
 // evalError builds the runtime error of row, naming the operand values.

@@ -338,3 +338,29 @@ func FuzzInt64Arith(f *testing.F) {
 		check(ctors[k](lit(c), col("b")), [][2]int64{{c, y}, {c, x}, {c, y}})
 	})
 }
+
+// TestRightOperandWhereLeftNull: Spark evaluates a binary operator row by
+// row, the left operand first, and skips the right one where the left is
+// null; so the right operand's errors on those rows do not count, while
+// the left operand's always do, and <=> (which needs both sides on every
+// row) keeps every error. The kernels evaluated the right operand for
+// every row (found by FuzzExprEvalWide: a NULL-valued column compared with
+// a date past the timestamp range failed where NULL < that date folded to
+// NULL).
+func TestRightOperandWhereLeftNull(t *testing.T) {
+	s := exprSchema("a", vector.Int64, "b", vector.Int64, "t", vector.Timestamp, "d", vector.Date)
+	far := arrow.Date32(math.MaxInt32)
+	rows := []vt.Row{{nil, math.MaxInt64, nil, far}, {1, 2, 0, arrow.Date32(1)}}
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "arith", Schema: s, Rows: rows, Expr: vector.Add(col("a"), vector.Mul(col("b"), lit(int64(2)))), Want: []any{nil, int64(5)}},
+		vt.ExprCase{Name: "compare", Schema: s, Rows: rows, Expr: vector.Lt(col("t"), col("d")), Want: []any{nil, true}},
+		vt.ExprCase{Name: "decimal", Schema: s, Rows: rows, Expr: vector.Add(vector.Cast(col("a"), vector.Decimal(5, 0)), vector.Cast(col("b"), vector.Decimal(3, 0))),
+			Want: []any{nil, "3"}},
+		vt.ExprCase{Name: "left-error-counts", Schema: s, Rows: rows, Expr: vector.Add(vector.Mul(col("b"), lit(int64(2))), col("a")),
+			WantErr: "arithmetic overflow in (b * 2L) at row 0 (b=9223372036854775807)"},
+		vt.ExprCase{Name: "right-error-where-left-valid", Schema: s, Rows: []vt.Row{{1, math.MaxInt64, 0, far}}, Expr: vector.Lt(col("t"), col("d")),
+			WantErr: "value does not fit timestamp: arithmetic overflow"},
+		vt.ExprCase{Name: "null-safe-needs-both", Schema: s, Rows: rows, Expr: vector.EqualNullSafe(col("t"), col("d")),
+			WantErr: "value does not fit timestamp: arithmetic overflow"},
+	)
+}

@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -132,10 +133,24 @@ func widenValue(v any, from, to arrow.DataType) (any, error) {
 		return out, nil
 	case arrow.TIMESTAMP:
 		if d, ok := v.(arrow.Date32); ok {
+			if !dateFitsTimestamp(d) {
+				return nil, fmt.Errorf("does not fit %s: %w", TypeName(to), ErrOverflow)
+			}
 			return arrow.Timestamp(int64(d) * microsPerDay), nil
 		}
 	}
 	return v, nil
+}
+
+// maxTimestampDay bounds the dates whose midnight is a timestamp: the
+// dates of a date32 reach about 5.8 million years, timestamps only 290
+// thousand.
+const maxTimestampDay = math.MaxInt64 / microsPerDay
+
+// dateFitsTimestamp reports whether the midnight of d is a timestamp, as
+// CAST(date AS TIMESTAMP) requires.
+func dateFitsTimestamp(d arrow.Date32) bool {
+	return int64(d) <= maxTimestampDay && int64(d) >= -maxTimestampDay
 }
 
 // widenEval converts the output of a column evaluator per batch.
@@ -185,10 +200,22 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 		values, bad = w.toDecimal(arr)
 	case arrow.TIMESTAMP:
 		buf, out := newValues[int64](w.mem, n)
-		for i, d := range fixedSlice[int32](arr) {
+		src := fixedSlice[arrow.Date32](arr)
+		fits := true
+		for i, d := range src {
 			out[i] = int64(d) * microsPerDay
+			fits = fits && dateFitsTimestamp(d)
 		}
 		values = buf
+		if !fits {
+			// Only valid rows count: the values under nulls may be anything.
+			for i, d := range src {
+				if !dateFitsTimestamp(d) && rowValid(arr, i) {
+					bad = i
+					break
+				}
+			}
+		}
 	}
 	if values == nil || bad >= 0 {
 		if validity != nil {

@@ -201,6 +201,7 @@ func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName
 		invert:     op == CompareNotEq,
 		nullSafe:   op == CompareEqNullSafe,
 	}
+	ev.allRight = ev.nullSafe
 	if common.ID() == arrow.STRUCT {
 		// The struct kernel has no constant variant; a struct constant is
 		// expanded (rare: window = struct(...)).

@@ -203,3 +203,29 @@ func TestCompareDictionaryWithNullValues(t *testing.T) {
 		got.Release()
 	}
 }
+
+// TestDateWidenedToTimestampOverflow: a date compared with (or merged with)
+// a timestamp is widened to one; dates past the timestamp range wrapped
+// around silently (a date of year 5.8 million compared as a timestamp of
+// 1970 + 34000 years). Now they are an overflow error, as CAST(date AS
+// TIMESTAMP) is.
+func TestDateWidenedToTimestampOverflow(t *testing.T) {
+	s := exprSchema("d", vector.Date, "t", vector.Timestamp)
+	big := []vt.Row{{arrow.Date32(math.MaxInt32), arrow.Timestamp(0)}}
+	small := []vt.Row{{arrow.Date32(math.MinInt32), arrow.Timestamp(0)}}
+	edge := []vt.Row{{arrow.Date32(106751991), arrow.Timestamp(math.MaxInt64)}, {arrow.Date32(-106751991), arrow.Timestamp(math.MinInt64)}}
+	overflow := "value does not fit timestamp: arithmetic overflow"
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "lt", Schema: s, Rows: big, Expr: vector.Lt(col("d"), col("t")), WantErr: overflow + " in (d < t) at row 0 (d=DATE '5881580-07-11')"},
+		vt.ExprCase{Name: "eq-constant", Schema: s, Rows: small, Expr: vector.Eq(col("d"), lit(arrow.Timestamp(0))), WantErr: overflow},
+		vt.ExprCase{Name: "case", Schema: s, Rows: big, Expr: vector.If(lit(true), col("d"), col("t")), WantErr: overflow},
+		vt.ExprCase{Name: "coalesce", Schema: s, Rows: small, Expr: vector.Coalesce(col("d"), col("t")), WantErr: overflow},
+		vt.ExprCase{Name: "in", Schema: s, Rows: big, Expr: vector.In(col("d"), lit(arrow.Timestamp(0))), WantErr: overflow},
+		vt.ExprCase{Name: "between", Schema: s, Rows: small, Expr: vector.Between(col("d"), col("t"), col("t")), WantErr: overflow},
+		vt.ExprCase{Name: "date-literal", Schema: s, Rows: small, Expr: vector.Eq(lit(arrow.Date32(math.MaxInt32)), col("t")),
+			WantErr: "cannot bind (DATE '5881580-07-11' = t): DATE '5881580-07-11': does not fit timestamp: arithmetic overflow"},
+		vt.ExprCase{Name: "edge", Schema: s, Rows: edge, Expr: vector.Lt(col("d"), col("t")), Want: []any{true, false}, NullIntolerant: true},
+		vt.ExprCase{Name: "edge-case", Schema: s, Rows: edge, Expr: vector.If(lit(true), col("d"), col("t")),
+			Want: []any{int64(106751991 * 86_400_000_000), int64(-106751991 * 86_400_000_000)}},
+	)
+}

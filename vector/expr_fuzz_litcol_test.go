@@ -47,17 +47,38 @@ func checkLiteralsAsColumns(mem memory.Allocator, data []byte, errorf func(forma
 			rows[i] = append(rows[i], v)
 		}
 	}
-	schema2 := arrow.NewSchema(fields, nil)
+	compareTwins(mem, e1, e2, arrow.NewSchema(fields, nil), rows, "with literal columns", errorf)
+}
+
+// checkPlainDictionaries compares an expression over the dictionary columns
+// with its twin over the same columns decoded (CAST(ds AS STRING)): the
+// dictionary kernels (comparisons, IN, LIKE and string functions run once
+// per dictionary entry) against the plain ones.
+func checkPlainDictionaries(mem memory.Allocator, data []byte, errorf func(format string, args ...any)) {
+	b1 := &wideBuilder{exprBuilder: exprBuilder{data: data}}
+	e1 := b1.expr()
+	b2 := &wideBuilder{exprBuilder: exprBuilder{data: data}, plainDicts: true}
+	e2 := b2.expr()
+	if e1.String() == e2.String() {
+		return // no dictionary column
+	}
+	compareTwins(mem, e1, e2, fuzzWideSchema, fuzzWideRows, "decoded", errorf)
+}
+
+// compareTwins evaluates e1 over the wide rows and its twin e2 over rows of
+// schema2, and reports results that differ, or an error of one only. A
+// bind error of either skips the comparison.
+func compareTwins(mem memory.Allocator, e1, e2 vector.Expr, schema2 *arrow.Schema, rows2 []vt.Row, twin string, errorf func(format string, args ...any)) {
 	got1, ok1, err1 := evalForCompare(mem, e1, fuzzWideSchema, fuzzWideRows)
-	got2, ok2, err2 := evalForCompare(mem, e2, schema2, rows)
+	got2, ok2, err2 := evalForCompare(mem, e2, schema2, rows2)
 	if !ok1 || !ok2 {
-		return // a bind error: literal-only arguments, or a constant that fails
+		return
 	}
 	switch {
 	case (err1 == nil) != (err2 == nil):
-		errorf("%s: with literals: %v; with literal columns %s: %v", e1, err1, e2, err2)
+		errorf("%s: %v; %s, %s: %v", e1, err1, twin, e2, err2)
 	case err1 == nil && !vt.ValueEqual(got1, got2):
-		errorf("%s with literals and %s with literal columns differ:\n%v\n%v", e1, e2, got1, got2)
+		errorf("%s and %s (%s) differ:\n%v\n%v", e1, e2, twin, got1, got2)
 	}
 }
 

@@ -145,6 +145,14 @@ var fuzzShapes = []vt.Shape{
 	{BatchSize: 2, GarbageUnderNulls: true, BitmapWithoutNulls: true},
 }
 
+// fuzzLongShapes are layouts of the rows repeated to at least fuzzLongRows.
+var fuzzLongShapes = []vt.Shape{
+	{BatchSize: 1024, Sliced: true, GarbageUnderNulls: true},
+	{BatchSize: 67, BitmapWithoutNulls: true},
+}
+
+const fuzzLongRows = 130
+
 // checkExprFuzz builds the expression of data, binds it to fuzzSchema and
 // evaluates it over fuzzRows in every fuzz shape and over an empty batch.
 // It reports through errorf results of the wrong length or type, malformed
@@ -180,12 +188,22 @@ func checkExprFuzzOf(mem memory.Allocator, schema *arrow.Schema, rows []vt.Row, 
 		}
 		return vt.ValuesOf(arr), nil
 	}
+	// The long layouts repeat the rows past 64, so that results cross a
+	// bitmap word (and, sliced, start in the middle of a byte).
+	long := make([]vt.Row, 0, fuzzLongRows+len(rows))
+	for len(long) < fuzzLongRows {
+		long = append(long, rows...)
+	}
 	var first []any
 	var firstErr error
-	for k, shape := range fuzzShapes {
+	for k, shape := range append(fuzzShapes, fuzzLongShapes...) {
+		in := rows
+		if k >= len(fuzzShapes) {
+			in = long
+		}
 		var got []any
 		var gotErr error
-		for _, rec := range vt.BuildRecords(mem, schema, rows, shape) {
+		for _, rec := range vt.BuildRecords(mem, schema, in, shape) {
 			if gotErr == nil {
 				var vals []any
 				vals, gotErr = check(rec)
@@ -197,13 +215,21 @@ func checkExprFuzzOf(mem memory.Allocator, schema *arrow.Schema, rows []vt.Row, 
 			first, firstErr = got, gotErr
 			continue
 		}
+		want := first
+		if k >= len(fuzzShapes) && firstErr == nil {
+			want = make([]any, 0, len(got))
+			for len(want) < len(long) {
+				want = append(want, first...)
+			}
+		}
 		switch {
 		case (gotErr == nil) != (firstErr == nil):
-			errorf("%s: error depends on the layout: %v in %s, %v in %s", e, firstErr, fuzzShapes[0], gotErr, shape)
-		case gotErr == nil && !vt.ValueEqual(first, got):
-			errorf("%s: result depends on the layout:\n%v in %s\n%v in %s", e, first, fuzzShapes[0], got, shape)
+			errorf("%s: error depends on the layout: %v in %s, %v in %s (%d rows)", e, firstErr, fuzzShapes[0], gotErr, shape, len(in))
+		case gotErr == nil && !vt.ValueEqual(want, got):
+			errorf("%s: result depends on the layout:\n%v in %s\n%v in %s (%d rows)", e, want, fuzzShapes[0], got, shape, len(in))
 		}
 	}
+	checkOperators(mem, schema, rows, e, ev.DataType(), first, firstErr, errorf)
 	empty := vt.BuildRecord(mem, schema, nil)
 	if vals, err := check(empty); err == nil && len(vals) != 0 {
 		errorf("%s: %d values for an empty batch", e, len(vals))

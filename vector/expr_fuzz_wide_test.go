@@ -120,7 +120,10 @@ type wideBuilder struct {
 	exprBuilder
 	problems []string // contract violations met while building
 	litCols  bool
-	used     []int // the indices into fuzzWideLiterals of the literals used
+	used     []int       // the indices into fuzzWideLiterals of the literals used
+	faults   *faultState // when set, every node can be made to fail
+	// plainDicts decodes the dictionary columns (see checkPlainDictionaries).
+	plainDicts bool
 }
 
 // lit returns literal i of fuzzWideLiterals, or its column.
@@ -143,6 +146,14 @@ func (b *wideBuilder) exprs(k int) []vector.Expr {
 }
 
 func (b *wideBuilder) expr() vector.Expr {
+	e := b.node()
+	if b.faults != nil {
+		return &faultExpr{Expr: e, st: b.faults}
+	}
+	return e
+}
+
+func (b *wideBuilder) node() vector.Expr {
 	b.depth++
 	defer func() { b.depth-- }()
 	k := b.byte()
@@ -151,7 +162,11 @@ func (b *wideBuilder) expr() vector.Expr {
 	}
 	switch k % 20 {
 	case 0:
-		return vector.Col(fuzzWideSchema.Field(b.n(fuzzWideSchema.NumFields())).Name)
+		f := fuzzWideSchema.Field(b.n(fuzzWideSchema.NumFields()))
+		if b.plainDicts && f.Type.ID() == arrow.DICTIONARY {
+			return vector.Cast(vector.Col(f.Name), vector.String)
+		}
+		return vector.Col(f.Name)
 	case 1:
 		return b.lit(b.n(len(fuzzWideLiterals)))
 	case 2:
@@ -312,4 +327,6 @@ func checkExprFuzzWide(mem memory.Allocator, data []byte, errorf func(format str
 	}
 	checkExprFuzzOf(mem, fuzzWideSchema, fuzzWideRows, e, errorf)
 	checkLiteralsAsColumns(mem, data, errorf)
+	checkPlainDictionaries(mem, data, errorf)
+	checkFaults(mem, data, errorf)
 }

@@ -397,21 +397,28 @@ func (b *BetweenExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, e
 	if err != nil {
 		return nil, newBindError(b, in, err)
 	}
-	if xs == x {
-		return bindLogical(LogicAnd, ge, le, mem), nil
+	// x >= lo AND x <= hi, lazily as Spark's AND: the upper bound is only
+	// compared for the rows the lower one does not decide, so that its
+	// errors (an overflowing conversion of x, say) only count there.
+	and := bindLogical(LogicAnd, ge, le, mem)
+	if _, ok := and.(*logicEval); !ok || xs == x {
+		return and, nil
 	}
-	return &betweenEval{x: x, shared: shared, ge: ge, le: le, mem: mem}, nil
+	return &betweenEval{x: x, shared: shared, and: and}, nil
 }
 
 // sharedEval hands out the array its owner evaluated for the current
-// batch, so that x of BETWEEN is evaluated once for both comparisons.
+// batch, so that x of BETWEEN is evaluated once for both comparisons. Asked
+// for another batch (the rows a lazy AND still needs), it evaluates x
+// again.
 type sharedEval struct {
 	Evaluator
 	cur arrow.Array
+	rec arrow.Record // the batch cur was evaluated for
 }
 
 func (s *sharedEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
-	if s.cur == nil {
+	if s.cur == nil || rec != s.rec {
 		return s.Evaluator.Eval(ctx, rec)
 	}
 	s.cur.Retain()
@@ -421,8 +428,7 @@ func (s *sharedEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 type betweenEval struct {
 	x      Evaluator
 	shared *sharedEval
-	ge, le Evaluator
-	mem    memory.Allocator
+	and    Evaluator // ge AND le, over shared
 }
 
 func (e *betweenEval) DataType() arrow.DataType { return Boolean }
@@ -432,20 +438,10 @@ func (e *betweenEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, 
 	if err != nil {
 		return nil, err
 	}
-	e.shared.cur = xa
+	e.shared.cur, e.shared.rec = xa, rec
 	defer func() {
-		e.shared.cur = nil
+		e.shared.cur, e.shared.rec = nil, nil
 		xa.Release()
 	}()
-	ga, err := e.ge.Eval(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	defer ga.Release()
-	la, err := e.le.Eval(ctx, rec)
-	if err != nil {
-		return nil, err
-	}
-	defer la.Release()
-	return logicCombine(e.mem, LogicAnd, int(rec.NumRows()), validityWords(ga), boolValueWords(ga), validityWords(la), boolValueWords(la)), nil
+	return e.and.Eval(ctx, rec)
 }

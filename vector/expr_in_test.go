@@ -95,3 +95,29 @@ func TestInString(t *testing.T) {
 		}
 	}
 }
+
+// TestBetweenLazy: x BETWEEN lo AND hi is x >= lo AND x <= hi with Spark's
+// lazy AND, so the upper comparison only counts for the rows the lower one
+// leaves undecided. It was evaluated for every row, so a decimal(38,38) x
+// compared with an int (both widened to decimal(38,38), where 1 does not
+// fit) failed even where x < lo had already decided the row (found by
+// FuzzExprEvalWide: ('0.1' BETWEEN NaN AND i) held with a literal x but
+// failed with the same value in a column).
+func TestBetweenLazy(t *testing.T) {
+	F := false
+	s := exprSchema("x", vector.Decimal(38, 38), "lo", vector.Float64, "i", vector.Int32)
+	between := vector.Between(col("x"), col("lo"), col("i"))
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "upper-not-needed", Schema: s, Rows: []vt.Row{
+			{"0.1", 1.0, 1},  // 0.1 >= 1.0 is false: the row is decided
+			{"0.1", 0.0, 0},  // both compared: 0.1 <= 0 is false
+			{"0.1", nil, 0},  // NULL AND false
+			{"0.0", nil, 0},  // NULL AND true
+			{"0.1", 1.0, -5}, // decided again, after rows that needed the upper bound
+		}, Expr: between, Want: []any{F, F, F, nil, F}, WantType: vector.Boolean},
+		vt.ExprCase{Name: "upper-needed", Schema: s, Rows: []vt.Row{{"0.1", 1.0, 1}, {"0.1", 0.0, 1}}, Expr: between,
+			WantErr: "value does not fit decimal(38,38): arithmetic overflow in (x BETWEEN lo AND i)"},
+		vt.ExprCase{Name: "literal-x", Schema: s, Rows: []vt.Row{{"0", 1.0, 1}},
+			Expr: vector.Between(vector.TypedLit(vector.Decimal(38, 38), "0.1"), lit(math.NaN()), col("i")), Want: []any{F}},
+	)
+}

@@ -216,6 +216,12 @@ func evalWhere(ctx context.Context, ev Evaluator, rec arrow.Record, need []uint6
 	if err == nil {
 		return arr, nil
 	}
+	return evalNeeded(ctx, ev, rec, need, n, mem, err)
+}
+
+// evalNeeded is evalWhere after the evaluation of the whole batch failed
+// with err.
+func evalNeeded(ctx context.Context, ev Evaluator, rec arrow.Record, need []uint64, n int, mem memory.Allocator, err error) (arrow.Array, error) {
 	var ee *EvalError
 	if !errors.As(err, &ee) || (ee.Row >= 0 && ee.Row < n && wordBit(need, ee.Row)) {
 		return nil, err
