@@ -394,18 +394,7 @@ func NewWindowAssign(input Node, timeExpr Expr, width, slide, start int64, name 
 	if timeExpr == nil || !arrow.TypeEqual(timeExpr.DataType(), vector.Timestamp) {
 		return nil, fmt.Errorf("the time column of window(%s) must be a timestamp, not %s: %w", exprOrNil(timeExpr), typeOrNil(timeExpr), ErrType)
 	}
-	var msg string
-	switch {
-	case width <= 0:
-		msg = fmt.Sprintf("The window duration (%d) must be greater than 0.", width)
-	case slide <= 0:
-		msg = fmt.Sprintf("The slide duration (%d) must be greater than 0.", slide)
-	case slide > width:
-		msg = fmt.Sprintf("The slide duration (%d) must be less than or equal to the windowDuration (%d).", slide, width)
-	case start >= slide || start <= -slide:
-		msg = fmt.Sprintf("The absolute value of start time (%d) must be less than the slideDuration (%d).", start, slide)
-	}
-	if msg != "" {
+	if msg := vector.WindowSpecError(width, slide, start); msg != "" {
 		return nil, fmt.Errorf("%s: %w", msg, ErrType)
 	}
 	w := &WindowAssign{Input: input, Time: timeExpr, Width: width, Slide: slide, Start: start, Name: name}

@@ -2,9 +2,7 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -544,20 +542,7 @@ func (r *relabeled) Close() error { return r.input.Close() }
 // Drain reads every record of op into memory and closes it.
 func Drain(ctx context.Context, op vector.Operator) ([]arrow.Record, error) {
 	defer op.Close()
-	var out []arrow.Record
-	for {
-		rec, err := op.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			for _, r := range out {
-				r.Release()
-			}
-			return nil, err
-		}
-		out = append(out, rec)
-	}
+	return vector.Drain(ctx, op)
 }
 
 // ExecuteSQL parses, analyzes, optimizes and executes one SELECT over cat

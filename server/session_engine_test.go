@@ -32,10 +32,11 @@ func execSQL(t testing.TB, cn adbc.Connection, text string) {
 	}
 }
 
-// TestSessionEngineThroughADBC runs the real planner and engine behind the
-// server: streaming tables created, queried with filters, aggregates and
-// joins, prepared three times, and dropped, all through the ADBC driver.
-func TestSessionEngineThroughADBC(t *testing.T) {
+// startSessionServer starts a server over a fresh session with the memory
+// sink installed, on a leak-checked allocator; cleanup stops the queries,
+// closes the sink tables and drops the session's sources.
+func startSessionServer(t *testing.T) (*arrowstream.Session, *Server) {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	// Registered first, so it runs after every other cleanup (LIFO).
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
@@ -49,9 +50,18 @@ func TestSessionEngineThroughADBC(t *testing.T) {
 				tb.Close()
 			}
 		}
+		for _, lt := range sess.LocalTables() {
+			sess.SQL(context.Background(), "DROP TABLE IF EXISTS "+lt.Name)
+		}
 	})
-	cfg := ForSession(sess, cat)
-	srv := startServer(t, cfg)
+	return sess, startServer(t, ForSession(sess, cat))
+}
+
+// TestSessionEngineThroughADBC runs the real planner and engine behind the
+// server: streaming tables created, queried with filters, aggregates and
+// joins, prepared three times, and dropped, all through the ADBC driver.
+func TestSessionEngineThroughADBC(t *testing.T) {
+	sess, srv := startSessionServer(t)
 	cn := adbcConn(t, srv, nil)
 
 	execSQL(t, cn, "CREATE TABLE clicks USING `rate-micro-batch` OPTIONS (rowsPerBatch 8)")
@@ -137,21 +147,7 @@ func TestSessionEngineThroughADBC(t *testing.T) {
 // TestSessionEngineIngestFeedsStreamingTable pushes batches with DoPut into
 // a memory source declared in SQL; a streaming table over it fills.
 func TestSessionEngineIngestFeedsStreamingTable(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})
-	cat := memsink.NewCatalog()
-	memsink.Install(sess, cat, memsink.Options{})
-	t.Cleanup(func() {
-		sess.Streams().StopAll()
-		for _, n := range cat.List() {
-			if tb, ok := cat.Drop(n); ok {
-				tb.Close()
-			}
-		}
-		sess.SQL(context.Background(), "DROP TABLE IF EXISTS events")
-	})
-	srv := startServer(t, ForSession(sess, cat))
+	_, srv := startSessionServer(t)
 	cn := adbcConn(t, srv, nil)
 	execSQL(t, cn, "CREATE TABLE events (user STRING, amount BIGINT) USING memory")
 	execSQL(t, cn, `CREATE STREAMING TABLE totals TBLPROPERTIES ('outputMode' = 'complete')

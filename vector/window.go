@@ -67,18 +67,7 @@ func (w windowSpec) tumbling() bool { return w.width == w.slide }
 func NewWindowAssign(mem memory.Allocator, input Operator, timeExpr Expr, width, slide, start int64, outName string) (*WindowAssign, error) {
 	in := input.Schema()
 	name := fmt.Sprintf("window(%s, %d, %d, %d)", timeExpr, width, slide, start)
-	var msg string
-	switch {
-	case width <= 0:
-		msg = fmt.Sprintf("The window duration (%d) must be greater than 0.", width)
-	case slide <= 0:
-		msg = fmt.Sprintf("The slide duration (%d) must be greater than 0.", slide)
-	case slide > width:
-		msg = fmt.Sprintf("The slide duration (%d) must be less than or equal to the windowDuration (%d).", slide, width)
-	case start >= slide || start <= -slide:
-		msg = fmt.Sprintf("The absolute value of start time (%d) must be less than the slideDuration (%d).", start, slide)
-	}
-	if msg != "" {
+	if msg := WindowSpecError(width, slide, start); msg != "" {
 		return nil, fmt.Errorf("vector: %s over %s: %s", name, sqlSchema(in), msg)
 	}
 	ev, err := timeExpr.Bind(in, mem)
@@ -357,4 +346,21 @@ func (w *WindowAssign) Close() error {
 		w.dropBatch()
 	}
 	return w.input.Close()
+}
+
+// WindowSpecError checks window(ts, width, slide, start) durations (in
+// microseconds) as Spark does and returns Spark's message for the first
+// violation, or "" when they are valid.
+func WindowSpecError(width, slide, start int64) string {
+	switch {
+	case width <= 0:
+		return fmt.Sprintf("The window duration (%d) must be greater than 0.", width)
+	case slide <= 0:
+		return fmt.Sprintf("The slide duration (%d) must be greater than 0.", slide)
+	case slide > width:
+		return fmt.Sprintf("The slide duration (%d) must be less than or equal to the windowDuration (%d).", slide, width)
+	case start >= slide || start <= -slide:
+		return fmt.Sprintf("The absolute value of start time (%d) must be less than the slideDuration (%d).", start, slide)
+	}
+	return ""
 }
