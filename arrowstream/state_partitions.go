@@ -98,7 +98,12 @@ func (s *statePartitions) commit(ctx context.Context, progress *StateOperatorPro
 		}
 	}
 	s.stores = nil
+	var bytes int64
+	for _, part := range s.parts {
+		bytes += part.MemoryBytes()
+	}
 	progress.NumRowsTotal = total
+	progress.MemoryUsedBytes = bytes
 	progress.CommitTimeMs = time.Since(start).Milliseconds()
 	progress.NumShufflePartitions = int64(len(s.parts))
 	progress.NumStateStoreInstances = int64(len(s.parts))

@@ -77,7 +77,16 @@ type StorePartition struct {
 	mu      sync.Mutex
 	version int64             // version held in data, -1 when none loaded
 	data    map[string][]byte // the loaded version
+	bytes   int64             // key and value bytes held in data
 	busy    bool              // a store is open on this partition
+}
+
+// MemoryBytes returns the bytes of keys and values the partition holds in
+// memory for its latest version (Go map overhead not included).
+func (p *StorePartition) MemoryBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes
 }
 
 // OpenStorePartition opens the partition directory, creating it if needed.
@@ -106,6 +115,10 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 			return nil, err
 		}
 		p.data, p.version = data, version
+		p.bytes = 0
+		for k, v := range data {
+			p.bytes += int64(len(k) + len(v))
+		}
 	}
 	p.busy = true
 	return &store{p: p, version: version, pending: map[string][]byte{}, deleted: map[string]bool{}}, nil
@@ -385,10 +398,17 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 	}
 	p.mu.Lock()
 	for k, v := range s.pending {
+		if old, ok := p.data[k]; ok {
+			p.bytes -= int64(len(k) + len(old))
+		}
 		p.data[k] = v
+		p.bytes += int64(len(k) + len(v))
 	}
 	for k := range s.deleted {
-		delete(p.data, k)
+		if old, ok := p.data[k]; ok {
+			p.bytes -= int64(len(k) + len(old))
+			delete(p.data, k)
+		}
 	}
 	p.version = next
 	p.busy = false

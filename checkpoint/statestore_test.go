@@ -183,3 +183,29 @@ func FuzzDecodeState(f *testing.F) {
 		_ = decodeState(mem, raw, map[string][]byte{})
 	})
 }
+
+func TestStateStoreMemoryBytes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, _ := openTestPartition(t, dir, StoreOptions{})
+	s, _ := p.Begin(0)
+	s.Put([]byte("ab"), []byte("123"))
+	s.Put([]byte("c"), []byte("4"))
+	s.Commit(ctx)
+	if got := p.MemoryBytes(); got != 7 {
+		t.Fatalf("after puts: %d bytes, want 7", got)
+	}
+	s, _ = p.Begin(1)
+	s.Put([]byte("ab"), []byte("1"))
+	s.Delete([]byte("c"))
+	s.Commit(ctx)
+	if got := p.MemoryBytes(); got != 3 {
+		t.Fatalf("after update and delete: %d bytes, want 3", got)
+	}
+	p2, _ := openTestPartition(t, dir, StoreOptions{})
+	s, _ = p2.Begin(2)
+	s.Abort()
+	if got := p2.MemoryBytes(); got != 3 {
+		t.Fatalf("after reload: %d bytes, want 3", got)
+	}
+}
