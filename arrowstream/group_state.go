@@ -3,6 +3,8 @@ package arrowstream
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -165,7 +167,7 @@ func (g *GroupedData) groupState(outputSchema *arrow.Schema, mode OutputMode, ti
 		if fn == nil {
 			return nil, errors.New("no function")
 		}
-		return plan.FlatMapGroups(n, plan.FlatMapSpec{Key: g.keys[0], Func: fn, FuncName: fmt.Sprintf("%T", fn),
+		return plan.FlatMapGroups(n, plan.FlatMapSpec{Key: g.keys[0], Func: fn, FuncName: funcName(fn),
 			OutputSchema: outputSchema, Mode: plan.OutputMode(mode), Timeout: timeout, MapGroups: mapGroups})
 	})
 }
@@ -173,3 +175,11 @@ func (g *GroupedData) groupState(outputSchema *arrow.Schema, mode OutputMode, ti
 // GroupByKey groups by one key expression for FlatMapGroupsWithState and
 // MapGroupsWithState ("expr [AS name]").
 func (df *DataFrame) GroupByKey(key string) *GroupedData { return df.GroupBy(key) }
+
+// funcName names a function for EXPLAIN (its Go symbol).
+func funcName(fn GroupFunc) string {
+	if f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()); f != nil {
+		return f.Name()
+	}
+	return "GroupFunc"
+}

@@ -183,7 +183,7 @@ func (g *statefulGroupState) execute(ctx context.Context, ep EpochInfo, input ve
 			rows.Release()
 			return fail(err)
 		}
-		rec, err := g.call(ep, gr.key, gr.hash, key, rows, false)
+		rec, err := g.call(ep, g.state.store(gr.hash), gr.key, key, rows, false)
 		key.Release()
 		rows.Release()
 		if err != nil {
@@ -203,41 +203,23 @@ func (g *statefulGroupState) execute(ctx context.Context, ep EpochInfo, input ve
 		threshold, timeouts = ep.WatermarkMs, ep.HasWatermark
 	}
 	if timeouts {
-		var expired [][]byte
-		g.state.rangeAll(func(k, v []byte) bool {
-			if _, t, _, err := decodeGroupState(v); err == nil && t != noTimeoutSet && t < threshold {
-				expired = append(expired, append([]byte(nil), k...))
+		for _, st := range g.state.stores {
+			var expired [][]byte
+			st.Range(func(k, v []byte) bool {
+				if _, t, _, err := decodeGroupState(v); err == nil && t != noTimeoutSet && t < threshold {
+					expired = append(expired, append([]byte(nil), k...))
+				}
+				return true
+			})
+			if len(expired) == 0 {
+				continue
 			}
-			return true
-		})
-		sort.Slice(expired, func(a, b int) bool { return bytes.Compare(expired[a], expired[b]) < 0 })
-		if len(expired) > 0 {
-			cols, err := g.keyCodec.decode(g.mem, expired)
+			sort.Slice(expired, func(a, b int) bool { return bytes.Compare(expired[a], expired[b]) < 0 })
+			recs, err := g.timedOut(ep, st, all, expired)
+			out = append(out, recs...)
 			if err != nil {
 				return fail(err)
 			}
-			keyCol := cols[0]
-			empty, err := vector.TakeRecord(g.mem, all, nil)
-			if err != nil {
-				keyCol.Release()
-				return fail(err)
-			}
-			for i, k := range expired {
-				key := array.NewSlice(keyCol, int64(i), int64(i+1))
-				rec, err := g.call(ep, k, stableKeyHash(g.mem, g.keySchema, key), key, empty, true)
-				key.Release()
-				if err != nil {
-					keyCol.Release()
-					empty.Release()
-					return fail(err)
-				}
-				g.progress.CustomMetrics["numTimedOutKeys"]++
-				if rec != nil {
-					out = append(out, rec)
-				}
-			}
-			keyCol.Release()
-			empty.Release()
 		}
 	}
 	g.lastEvictWm = ep.WatermarkMs
@@ -247,23 +229,38 @@ func (g *statefulGroupState) execute(ctx context.Context, ep EpochInfo, input ve
 	return scan, err
 }
 
-// stableKeyHash returns the state hash of a one-row key array.
-func stableKeyHash(mem memory.Allocator, schema *arrow.Schema, key arrow.Array) uint64 {
-	codec, err := newRowCodec(mem, schema, []int{0})
+// timedOut calls the function for the expired keys of store st, with no
+// rows and HasTimedOut.
+func (g *statefulGroupState) timedOut(ep EpochInfo, st checkpoint.StateStore, all arrow.Record, expired [][]byte) ([]arrow.Record, error) {
+	cols, err := g.keyCodec.decode(g.mem, expired)
 	if err != nil {
-		return 0
+		return nil, err
 	}
-	rec := array.NewRecord(schema, []arrow.Array{key}, 1)
-	defer rec.Release()
-	if codec.encode(rec) != nil {
-		return 0
+	keyCol := cols[0]
+	defer keyCol.Release()
+	empty, err := vector.TakeRecord(g.mem, all, []int32{})
+	if err != nil {
+		return nil, err
 	}
-	return codec.hash(0)
+	defer empty.Release()
+	var out []arrow.Record
+	for i, k := range expired {
+		key := array.NewSlice(keyCol, int64(i), int64(i+1))
+		rec, err := g.call(ep, st, k, key, empty, true)
+		key.Release()
+		if err != nil {
+			return out, err
+		}
+		g.progress.CustomMetrics["numTimedOutKeys"]++
+		if rec != nil {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
 }
 
 // call runs the function for one key and writes its state back.
-func (g *statefulGroupState) call(ep EpochInfo, k []byte, hash uint64, key arrow.Array, rows arrow.Record, timedOut bool) (arrow.Record, error) {
-	st := g.state.store(hash)
+func (g *statefulGroupState) call(ep EpochInfo, st checkpoint.StateStore, k []byte, key arrow.Array, rows arrow.Record, timedOut bool) (arrow.Record, error) {
 	gs := &GroupState{timeoutKind: g.node.Timeout, timeoutMs: noTimeoutSet, timedOut: timedOut,
 		batchTsMs: ep.BatchTimestampMs, watermarkMs: ep.WatermarkMs, hasWatermark: ep.HasWatermark}
 	oldTimeout := noTimeoutSet
