@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -56,13 +57,12 @@ type GroupState struct {
 	updated bool
 	removed bool
 
-	timeoutKind     GroupStateTimeout
-	timeoutMs       int64 // noTimeoutSet when none
-	timedOut        bool
-	batchTsMs       int64
-	watermarkMs     int64
-	hasWatermark    bool
-	timeoutModified bool
+	timeoutKind  GroupStateTimeout
+	timeoutMs    int64 // noTimeoutSet when none
+	timedOut     bool
+	batchTsMs    int64
+	watermarkMs  int64
+	hasWatermark bool
 }
 
 // Exists reports whether the key has a state.
@@ -105,7 +105,6 @@ func (s *GroupState) SetTimeoutDuration(d time.Duration) error {
 		return fmt.Errorf("%w: timeout duration %v must be positive", ErrGroupState, d)
 	}
 	s.timeoutMs = s.batchTsMs + d.Milliseconds()
-	s.timeoutModified = true
 	return nil
 }
 
@@ -126,7 +125,6 @@ func (s *GroupState) SetTimeoutTimestamp(tsMs int64, extra ...time.Duration) err
 		return fmt.Errorf("%w: timeout timestamp %d is below the current watermark %d", ErrGroupState, tsMs, s.watermarkMs)
 	}
 	s.timeoutMs = tsMs
-	s.timeoutModified = true
 	return nil
 }
 
@@ -179,7 +177,8 @@ func (df *DataFrame) GroupByKey(key string) *GroupedData { return df.GroupBy(key
 // funcName names a function for EXPLAIN (its Go symbol).
 func funcName(fn GroupFunc) string {
 	if f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()); f != nil {
-		return f.Name()
+		name := f.Name()
+		return name[strings.LastIndex(name, "/")+1:]
 	}
 	return "GroupFunc"
 }
