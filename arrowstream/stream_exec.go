@@ -166,7 +166,7 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 	case *plan.SessionWindow:
 		return nil, fmt.Errorf("arrowstream: session windows over streams are not supported yet")
 	case *plan.FlatMapGroupsWithState:
-		return nil, fmt.Errorf("arrowstream: flatMapGroupsWithState is not supported yet (%s)", x.FuncName)
+		return newStatefulGroupState(e.mem, opID, x, writer)
 	}
 	return nil, nil
 }

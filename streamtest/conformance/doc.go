@@ -14,9 +14,10 @@
 // with ", K skipped" when some were skipped.
 //
 // Scenarios the engine cannot run yet are skipped with the reason (a skip
-// is not a pass): those using flatMapGroupsWithState functions (a
-// `function NAME:` line in the description, or a group-state plan op) and
-// those whose analyzed plan joins two streams. Anything else the engine
+// is not a pass): those naming a flatMapGroupsWithState function (a
+// `function NAME:` line in the description, or a group-state plan op) that
+// the runner does not implement (groupfuncs.go maps names to Go functions)
+// and those whose analyzed plan joins two streams. Anything else the engine
 // refuses fails the scenario.
 //
 // Settings: every scenario runs with spark.sql.shuffle.partitions =

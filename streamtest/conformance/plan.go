@@ -206,6 +206,10 @@ func buildPlan(sess *arrowstream.Session, ops []Op) *arrowstream.DataFrame {
 			df = df.Limit(v)
 		case "order_by":
 			df = df.OrderBy(strs(raw)...)
+		case "flat_map_groups_with_state", "map_groups_with_state":
+			var g groupStateSpec
+			_ = decodeJSON(raw, &g)
+			df = groupState(df, g, name == "map_groups_with_state")
 		}
 	}
 	return df
@@ -219,9 +223,6 @@ func unsupportedPlan(n plan.Node) string {
 	}
 	if j, ok := n.(*plan.Join); ok && j.Left.IsStreaming() && j.Right.IsStreaming() {
 		return "stream-stream joins are not supported by the engine yet"
-	}
-	if _, ok := n.(*plan.FlatMapGroupsWithState); ok {
-		return "flatMapGroupsWithState / mapGroupsWithState functions are not supported by the engine yet"
 	}
 	for _, c := range n.Children() {
 		if r := unsupportedPlan(c); r != "" {

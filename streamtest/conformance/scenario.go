@@ -230,26 +230,38 @@ func validateColumns(cols []Column) error {
 
 // Unsupported returns why the engine cannot run the scenario, or "": the
 // runner reports such scenarios as skipped (flatMapGroupsWithState
-// functions; stream-stream joins are detected on the analyzed plan).
+// functions the runner does not implement; stream-stream joins are
+// detected on the analyzed plan).
 func (sc *Scenario) Unsupported() string {
-	if sc.Query != nil && planUsesGroupState(sc.Query.Plan) {
-		return "flatMapGroupsWithState / mapGroupsWithState functions are not supported by the engine yet"
+	var names []string
+	if sc.Query != nil {
+		names = planGroupStateFuncs(sc.Query.Plan)
 	}
 	for _, line := range strings.Split(sc.Description, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "function ") && strings.Contains(line, ":") {
-			return "flatMapGroupsWithState / mapGroupsWithState functions are not supported by the engine yet"
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "function ") && strings.Contains(line, ":") {
+			names = append(names, strings.TrimSpace(strings.TrimPrefix(line[:strings.Index(line, ":")], "function ")))
+		}
+	}
+	for _, name := range names {
+		if _, ok := groupFuncs[name]; !ok {
+			return fmt.Sprintf("flatMapGroupsWithState / mapGroupsWithState function %q is not implemented by the runner", name)
 		}
 	}
 	return ""
 }
 
-func planUsesGroupState(ops []Op) bool {
+// planGroupStateFuncs returns the functions a plan's group-state
+// operations name.
+func planGroupStateFuncs(ops []Op) []string {
+	var names []string
 	for _, op := range ops {
-		if _, ok := op["flat_map_groups_with_state"]; ok {
-			return true
-		}
-		if _, ok := op["map_groups_with_state"]; ok {
-			return true
+		for _, key := range []string{"flat_map_groups_with_state", "map_groups_with_state"} {
+			if raw, ok := op[key]; ok {
+				var g groupStateSpec
+				_ = json.Unmarshal(raw, &g)
+				names = append(names, g.Function)
+			}
 		}
 		for _, key := range []string{"union", "join"} {
 			raw, ok := op[key]
@@ -267,10 +279,8 @@ func planUsesGroupState(ops []Op) bool {
 			} else if json.Unmarshal(raw, &sub) != nil {
 				continue
 			}
-			if planUsesGroupState(sub) {
-				return true
-			}
+			names = append(names, planGroupStateFuncs(sub)...)
 		}
 	}
-	return false
+	return names
 }

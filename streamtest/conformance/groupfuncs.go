@@ -1,0 +1,165 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+)
+
+// groupFunc is a scenario's state function (a `function NAME:` line of a
+// description) with the schema of its rows.
+type groupFunc struct {
+	schema *arrow.Schema
+	fn     arrowstream.GroupFunc
+}
+
+var (
+	strStrSchema = arrow.NewSchema([]arrow.Field{{Name: "_1", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "_2", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	strIntSchema = arrow.NewSchema([]arrow.Field{{Name: "_1", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "_2", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	strI64Schema = arrow.NewSchema([]arrow.Field{{Name: "_1", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "_2", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+)
+
+// groupFuncs are the state functions the scenarios describe, by name.
+var groupFuncs = map[string]groupFunc{
+	"count_remove_at_3": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		count := stateInt(st) + rows.NumRows()
+		if count == 3 {
+			st.Remove()
+			return nil, nil
+		}
+		if err := setStateInt(st, count); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(count, 10)), nil
+	}},
+	"count_minus1_at_3": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		count := stateInt(st) + rows.NumRows()
+		if count == 3 {
+			st.Remove()
+			return row(strStrSchema, key.ValueStr(0), "-1"), nil
+		}
+		if err := setStateInt(st, count); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(count, 10)), nil
+	}},
+	"running_count_long": {strI64Schema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		count := stateInt(st) + rows.NumRows()
+		if err := setStateInt(st, count); err != nil {
+			return nil, err
+		}
+		return row(strI64Schema, key.ValueStr(0), count), nil
+	}},
+	"count_with_processing_timeout": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		if st.HasTimedOut() {
+			st.Remove()
+			return row(strStrSchema, key.ValueStr(0), "-1"), nil
+		}
+		count := stateInt(st) + rows.NumRows()
+		if err := setStateInt(st, count); err != nil {
+			return nil, err
+		}
+		if err := st.SetTimeoutDuration(10 * time.Second); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(count, 10)), nil
+	}},
+	"max_event_time_with_timeout": {strIntSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		if st.HasTimedOut() {
+			st.Remove()
+			return row(strIntSchema, key.ValueStr(0), int32(-1)), nil
+		}
+		m := stateInt(st)
+		col, err := eventTimeSeconds(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range col {
+			m = max(m, s)
+		}
+		if err := setStateInt(st, m); err != nil {
+			return nil, err
+		}
+		if err := st.SetTimeoutTimestamp((m + 5) * 1000); err != nil {
+			return nil, err
+		}
+		return row(strIntSchema, key.ValueStr(0), int32(m)), nil
+	}},
+}
+
+// groupState adds a group-state operation to df.
+func groupState(df *arrowstream.DataFrame, g groupStateSpec, mapGroups bool) *arrowstream.DataFrame {
+	f := groupFuncs[g.Function]
+	timeout := arrowstream.NoTimeout
+	switch strings.ToLower(g.Timeout) {
+	case "processing_time":
+		timeout = arrowstream.ProcessingTimeTimeout
+	case "event_time":
+		timeout = arrowstream.EventTimeTimeout
+	}
+	gd := df.GroupByKey(g.Key)
+	if mapGroups {
+		return gd.MapGroupsWithState(f.schema, timeout, f.fn)
+	}
+	mode, err := arrowstream.ParseOutputMode(g.OutputMode)
+	if err != nil {
+		mode = arrowstream.Complete // refused by the planner with its message
+	}
+	return gd.FlatMapGroupsWithState(f.schema, mode, timeout, f.fn)
+}
+
+func stateInt(st *arrowstream.GroupState) int64 {
+	if b := st.Get(); len(b) == 8 {
+		return int64(binary.LittleEndian.Uint64(b))
+	}
+	return 0
+}
+
+func setStateInt(st *arrowstream.GroupState, v int64) error {
+	return st.Update(binary.LittleEndian.AppendUint64(nil, uint64(v)))
+}
+
+// eventTimeSeconds reads the rows' timestamp column as whole seconds.
+func eventTimeSeconds(rows arrow.Record) ([]int64, error) {
+	for i, f := range rows.Schema().Fields() {
+		ts, ok := f.Type.(*arrow.TimestampType)
+		if !ok {
+			continue
+		}
+		div := map[arrow.TimeUnit]int64{arrow.Second: 1, arrow.Millisecond: 1e3, arrow.Microsecond: 1e6, arrow.Nanosecond: 1e9}[ts.Unit]
+		col := rows.Column(i).(*array.Timestamp)
+		out := make([]int64, 0, col.Len())
+		for j := 0; j < col.Len(); j++ {
+			if col.IsValid(j) {
+				out = append(out, int64(col.Value(j))/div)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no timestamp column in %s", rows.Schema())
+}
+
+// row builds a one-row record of schema from Go values.
+func row(schema *arrow.Schema, vals ...any) arrow.Record {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i, v := range vals {
+		switch x := v.(type) {
+		case string:
+			b.Field(i).(*array.StringBuilder).Append(x)
+		case int32:
+			b.Field(i).(*array.Int32Builder).Append(x)
+		case int64:
+			b.Field(i).(*array.Int64Builder).Append(x)
+		}
+	}
+	return b.NewRecord()
+}
