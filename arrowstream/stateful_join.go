@@ -77,6 +77,15 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *check
 		return nil, fmt.Errorf("arrowstream: stream-stream join without an equality condition is not supported (join of %s)", describeNode(j))
 	}
 	lk, rk, _, residual := plan.EquiJoinKeys(j)
+	for i := range lk {
+		// Keys are matched by their encoded bytes, so both sides need one
+		// type; JoinSpecFor leaves integers of different widths alone.
+		lt, rt := vector.Unwrap(lk[i].DataType()), vector.Unwrap(rk[i].DataType())
+		if !arrow.TypeEqual(lt, rt) && vector.IsIntegral(lt) && vector.IsIntegral(rt) {
+			spec.LeftKeys[i] = vector.Cast(spec.LeftKeys[i], vector.Int64)
+			spec.RightKeys[i] = vector.Cast(spec.RightKeys[i], vector.Int64)
+		}
+	}
 	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: j.Schema(), lastEvictWm: -1}
 	s.state = statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}
 	var fields []arrow.Field

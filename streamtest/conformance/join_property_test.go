@@ -101,3 +101,405 @@ func TestStreamStreamJoinProperty(t *testing.T) {
 func cols() []map[string]string {
 	return []map[string]string{{"name": "_1", "type": "bigint"}, {"name": "_2", "type": "bigint"}}
 }
+
+// joinScenarios complement stream_stream_join.json: a right outer join,
+// string and null keys with a residual, join keys of different integer
+// widths.
+const joinScenarios = `[
+ {
+  "name": "ss_join_right_outer_window",
+  "sources": {
+   "leftInput": [
+    {
+     "name": "value",
+     "type": "int"
+    }
+   ],
+   "rightInput": [
+    {
+     "name": "value",
+     "type": "int"
+    }
+   ]
+  },
+  "query": {
+   "sql": "SELECT key, CAST(window.end AS BIGINT), leftValue, rightValue FROM (SELECT value AS key, window(leftTime, '10 second') AS window, value * 2 AS leftValue FROM STREAM leftInput WATERMARK timestamp_seconds(value) AS leftTime DELAY OF INTERVAL 10 SECONDS) AS l RIGHT OUTER JOIN (SELECT value AS key, window(rightTime, '10 second') AS window, value * 3 AS rightValue FROM STREAM rightInput WATERMARK timestamp_seconds(value) AS rightTime DELAY OF INTERVAL 10 SECONDS) AS r USING (key, window)",
+   "output_mode": "append"
+  },
+  "steps": [
+   {
+    "action": "start"
+   },
+   {
+    "action": "multi_add",
+    "adds": [
+     {
+      "source": "leftInput",
+      "rows": [
+       [
+        1
+       ],
+       [
+        2
+       ],
+       [
+        3
+       ],
+       [
+        4
+       ],
+       [
+        5
+       ]
+      ]
+     },
+     {
+      "source": "rightInput",
+      "rows": [
+       [
+        3
+       ],
+       [
+        4
+       ],
+       [
+        5
+       ],
+       [
+        6
+       ],
+       [
+        7
+       ]
+      ]
+     }
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "new_answer",
+    "rows": [
+     [
+      3,
+      10,
+      6,
+      9
+     ],
+     [
+      4,
+      10,
+      8,
+      12
+     ],
+     [
+      5,
+      10,
+      10,
+      15
+     ]
+    ]
+   },
+   {
+    "action": "multi_add",
+    "adds": [
+     {
+      "source": "leftInput",
+      "rows": [
+       [
+        21
+       ]
+      ]
+     },
+     {
+      "source": "rightInput",
+      "rows": [
+       [
+        22
+       ]
+      ]
+     }
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "new_answer",
+    "rows": [
+     [
+      6,
+      10,
+      null,
+      18
+     ],
+     [
+      7,
+      10,
+      null,
+      21
+     ]
+    ]
+   },
+   {
+    "action": "assert_state_rows",
+    "total": [
+     2
+    ],
+    "updated": [
+     12
+    ],
+    "dropped_by_watermark": [
+     0
+    ]
+   },
+   {
+    "action": "add",
+    "source": "rightInput",
+    "rows": [
+     [
+      21
+     ],
+     [
+      5
+     ]
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "new_answer",
+    "rows": [
+     [
+      21,
+      30,
+      42,
+      63
+     ]
+    ]
+   },
+   {
+    "action": "assert_state_rows",
+    "total": [
+     3
+    ],
+    "updated": [
+     1
+    ],
+    "dropped_by_watermark": [
+     1
+    ]
+   }
+  ]
+ },
+ {
+  "name": "ss_join_string_and_null_keys",
+  "sources": {
+   "a": [
+    {
+     "name": "k",
+     "type": "string"
+    },
+    {
+     "name": "v",
+     "type": "int"
+    }
+   ],
+   "b": [
+    {
+     "name": "k",
+     "type": "string"
+    },
+    {
+     "name": "w",
+     "type": "int"
+    }
+   ]
+  },
+  "query": {
+   "sql": "SELECT x.k, v, w FROM STREAM a AS x JOIN STREAM b AS y ON x.k = y.k AND v < w",
+   "output_mode": "append"
+  },
+  "steps": [
+   {
+    "action": "start"
+   },
+   {
+    "action": "multi_add",
+    "adds": [
+     {
+      "source": "a",
+      "rows": [
+       [
+        "p",
+        1
+       ],
+       [
+        null,
+        2
+       ],
+       [
+        "q",
+        50
+       ]
+      ]
+     },
+     {
+      "source": "b",
+      "rows": [
+       [
+        "p",
+        10
+       ],
+       [
+        null,
+        20
+       ],
+       [
+        "q",
+        5
+       ]
+      ]
+     }
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "answer",
+    "rows": [
+     [
+      "p",
+      1,
+      10
+     ]
+    ]
+   },
+   {
+    "action": "add",
+    "source": "a",
+    "rows": [
+     [
+      "p",
+      3
+     ],
+     [
+      "q",
+      1
+     ],
+     [
+      null,
+      1
+     ]
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "answer",
+    "rows": [
+     [
+      "p",
+      1,
+      10
+     ],
+     [
+      "p",
+      3,
+      10
+     ],
+     [
+      "q",
+      1,
+      5
+     ]
+    ]
+   },
+   {
+    "action": "assert_state_rows",
+    "total": [
+     9
+    ],
+    "updated": [
+     9
+    ],
+    "dropped_by_watermark": [
+     0
+    ]
+   }
+  ]
+ },
+ {
+  "name": "ss_join_mixed_int_keys",
+  "sources": {
+   "a": [
+    {
+     "name": "k",
+     "type": "int"
+    }
+   ],
+   "b": [
+    {
+     "name": "k",
+     "type": "bigint"
+    }
+   ]
+  },
+  "query": {
+   "sql": "SELECT x.k, y.k AS k2 FROM STREAM a AS x JOIN STREAM b AS y ON x.k = y.k",
+   "output_mode": "append"
+  },
+  "steps": [
+   {
+    "action": "start"
+   },
+   {
+    "action": "add",
+    "source": "a",
+    "rows": [
+     [
+      1
+     ],
+     [
+      2
+     ]
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "answer",
+    "rows": []
+   },
+   {
+    "action": "add",
+    "source": "b",
+    "rows": [
+     [
+      2
+     ],
+     [
+      3
+     ]
+    ]
+   },
+   {
+    "action": "check",
+    "mode": "answer",
+    "rows": [
+     [
+      2,
+      2
+     ]
+    ]
+   }
+  ]
+ }
+]`
+
+func TestStreamStreamJoinScenarios(t *testing.T) {
+	scenarios, err := conformance.Decode([]byte(joinScenarios))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, restart := range []bool{false, true} {
+		var out bytes.Buffer
+		r := &conformance.Runner{Out: &out, RestartAfterChecks: restart, TempDir: t.TempDir(), StepTimeout: 30 * time.Second}
+		if sum := r.RunAll(scenarios); sum.Passed != len(scenarios) {
+			t.Errorf("restart=%v:\n%s", restart, out.String())
+		}
+	}
+}
