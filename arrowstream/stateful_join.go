@@ -39,6 +39,10 @@ type joinSide struct {
 	evictCol int           // column whose time drives eviction
 	offset   int64         // µs added to W×1000 for evictValue
 	outer    bool          // unmatched rows are emitted with nulls on eviction
+	// only is the part of the condition over this side alone (nil: none):
+	// a new row failing it is never joined nor stored; an outer side
+	// emits it with nulls at once.
+	only vector.Expr
 }
 
 // statefulJoin is the stream-stream symmetric hash join (SEMANTICS.md §7).
@@ -115,7 +119,69 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *check
 	s.joined = arrow.NewSchema(fields, nil)
 	s.state.schema = describeState("symmetricHashJoin", s.sides[0].codec.schema, s.sides[1].codec.schema)
 	s.findEviction(lk, rk, residual, j.Left.Schema().NumFields())
+	if err := s.sideOnlyConditions(residual, j.Left.Schema().NumFields()); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// sideOnlyConditions splits the conjuncts of the residual that read one
+// side only (Spark's leftSideOnly / rightSideOnly).
+func (s *statefulJoin) sideOnlyConditions(residual plan.Expr, nl int) error {
+	if residual == nil {
+		return nil
+	}
+	var only [2][]plan.Expr
+	var split func(e plan.Expr)
+	split = func(e plan.Expr) {
+		if c, ok := e.(*plan.Call); ok && c.Func == "and" {
+			split(c.Args[0])
+			split(c.Args[1])
+			return
+		}
+		cols := plan.Columns(e)
+		if len(cols) == 0 {
+			return
+		}
+		l, r := false, false
+		for _, c := range cols {
+			l, r = l || c < nl, r || c >= nl
+		}
+		switch {
+		case l && !r:
+			only[0] = append(only[0], e)
+		case r && !l:
+			shifted, _ := plan.Transform(e, func(x plan.Expr) (plan.Expr, error) {
+				if c, ok := x.(*plan.ColumnRef); ok {
+					cp := *c
+					cp.Index -= nl
+					return &cp, nil
+				}
+				return x, nil
+			})
+			only[1] = append(only[1], shifted)
+		}
+	}
+	split(residual)
+	for i, es := range only {
+		var conj plan.Expr
+		for _, e := range es {
+			if conj == nil {
+				conj = e
+			} else {
+				conj = &plan.Call{Func: "and", Args: []plan.Expr{conj, e}, Type: arrow.FixedWidthTypes.Boolean, Null: true}
+			}
+		}
+		if conj == nil {
+			continue
+		}
+		v, err := plan.ToVectorExpr(conj, &plan.Env{})
+		if err != nil {
+			return err
+		}
+		s.sides[i].only = v
+	}
+	return nil
 }
 
 // findEviction derives each side's state watermark: a key watermark when
@@ -258,6 +324,7 @@ type sideRows struct {
 	hashes    []uint64
 	enc       [][]byte // encoded rows
 	arrival   []bool   // new rows matched against the other side's state
+	excluded  []bool   // new rows failing the side's own condition
 }
 
 func (r *sideRows) release() {
@@ -293,13 +360,13 @@ func (s *statefulJoin) executeTwo(ctx context.Context, ep EpochInfo, left, right
 	// Candidate pairs: equal non-null keys, at least one row new.
 	byKey := map[string][]int32{}
 	for j := range R.keys {
-		if !R.keyNull[j] {
+		if !R.keyNull[j] && !R.excluded[j] {
 			byKey[R.keys[j]] = append(byKey[R.keys[j]], int32(j))
 		}
 	}
 	var li, ri []int32
 	for i := range L.keys {
-		if L.keyNull[i] {
+		if L.keyNull[i] || L.excluded[i] {
 			continue
 		}
 		lNew := i >= L.nState
@@ -424,11 +491,39 @@ func (s *statefulJoin) load(ctx context.Context, ep EpochInfo, tag byte, side *j
 		}
 	}
 	r.rec = assemble(side.codec.schema, nil, cols, len(enc))
+	r.excluded = make([]bool, len(enc))
+	if side.only != nil && len(enc) > r.nState {
+		if err := s.sideOnly(ctx, side, r); err != nil {
+			r.release()
+			return nil, err
+		}
+	}
 	if err := s.encodeKeys(ctx, side, r); err != nil {
 		r.release()
 		return nil, err
 	}
 	return r, nil
+}
+
+// sideOnly marks the new rows that fail the side's own condition.
+func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows) error {
+	ev, err := side.only.Bind(side.codec.schema, s.mem)
+	if err != nil {
+		return err
+	}
+	res, err := ev.Eval(ctx, r.rec)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	b, ok := res.(*array.Boolean)
+	if !ok {
+		return fmt.Errorf("arrowstream: join condition %s is %s, not boolean", side.only, vector.TypeName(res.DataType()))
+	}
+	for i := r.nState; i < b.Len(); i++ {
+		r.excluded[i] = !b.IsValid(i) || !b.Value(i)
+	}
+	return nil
 }
 
 // encodeKeys evaluates the side's join keys over its rows.
@@ -566,6 +661,12 @@ func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows
 	for i := 0; i < int(r.rec.NumRows()); i++ {
 		isState := i < r.nState
 		gone := semiLeft && !isState && r.arrival[i]
+		if r.excluded[i] {
+			gone = true
+			if side.outer {
+				nulls = append(nulls, int32(i))
+			}
+		}
 		if !gone && evict {
 			if t, ok := timeAt(tcol, i); ok && t <= thr {
 				gone = true
