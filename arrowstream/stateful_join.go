@@ -90,7 +90,14 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *check
 			spec.RightKeys[i] = vector.Cast(spec.RightKeys[i], vector.Int64)
 		}
 	}
-	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: j.Schema(), lastEvictWm: -1}
+	// State rows come back decoded (dictionaries as plain values), so the
+	// output has the join's schema with dictionaries unwrapped.
+	outFields := append([]arrow.Field(nil), j.Schema().Fields()...)
+	for i := range outFields {
+		outFields[i].Type = vector.Unwrap(outFields[i].Type)
+	}
+	md := j.Schema().Metadata()
+	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1}
 	s.state = statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
