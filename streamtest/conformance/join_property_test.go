@@ -49,14 +49,14 @@ func TestStreamStreamJoinProperty(t *testing.T) {
 					if tm < 1 {
 						tm = 1
 					}
-					k := int64(rng.Intn(3))
+					k := int64(rng.Intn(2))
 					rows = append(rows, []int64{k, tm})
 					if tm*1000 > wm {
 						kept[side] = append(kept[side], ev{k, tm})
 					}
 					maxT[side] = max(maxT[side], tm)
 				}
-				now += int64(rng.Intn(6))
+				now += int64(rng.Intn(4))
 				steps = append(steps, map[string]any{"action": "add", "source": name, "rows": rows},
 					map[string]any{"action": "process_all_available"})
 				if maxT[0] >= 0 && maxT[1] >= 0 {
