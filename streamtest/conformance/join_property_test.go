@@ -25,7 +25,7 @@ func TestStreamStreamJoinProperty(t *testing.T) {
 	  (SELECT _1 AS lk, lt FROM STREAM leftInput WATERMARK timestamp_seconds(_2) AS lt DELAY OF INTERVAL 10 SECONDS) AS l
 	  JOIN (SELECT _1 AS rk, rt FROM STREAM rightInput WATERMARK timestamp_seconds(_2) AS rt DELAY OF INTERVAL 10 SECONDS) AS r
 	  ON lk = rk AND lt BETWEEN rt - INTERVAL 8 SECONDS AND rt + INTERVAL 3 SECONDS`
-	seeds := 8
+	seeds := 6
 	if testing.Short() {
 		seeds = 2
 	}
