@@ -161,7 +161,7 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 		return newStatefulLimit(e.mem, opID, x.Input.Schema(), x.N, writer), nil
 	case *plan.Join:
 		if x.Left.IsStreaming() && x.Right.IsStreaming() {
-			return nil, fmt.Errorf("arrowstream: stream-stream joins are not supported yet (join of %s)", describeNode(x))
+			return newStatefulJoin(e.mem, opID, x, writer)
 		}
 	case *plan.SessionWindow:
 		return nil, fmt.Errorf("arrowstream: session windows over streams are not supported yet")
@@ -265,6 +265,9 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep EpochInfo, env *
 		return newEventTimeWatermark(children[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[i]), nil
 	}
 	if op, ok := e.stateful[n]; ok {
+		if two, ok := op.(twoInputOp); ok && len(children) == 2 {
+			return two.executeTwo(ctx, ep, children[0], children[1])
+		}
 		return op.execute(ctx, ep, children[0])
 	}
 	out, err := plan.BuildOperator(ctx, e.mem, n, children, env)

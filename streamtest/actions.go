@@ -92,7 +92,7 @@ func (s *Stream) start(trigger arrowstream.Trigger, manual bool) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	s.query, s.trigger, s.manualRun, s.started = q, trigger, manual, true
-	s.stateMark = nil
+	s.stateMark, s.carried = nil, nil
 	if s.idleOnManualClock() {
 		return s.waitFor("the query to run its first trigger and wait on the manual clock", func() bool {
 			return s.manual.Waiting() || !q.IsActive()
@@ -123,6 +123,37 @@ func Restart() Action {
 			return err
 		}
 		return s.start(s.trigger, s.manualRun)
+	})
+}
+
+// RestartKeepingMetrics is Restart for a test harness that restarts a
+// query behind the scenario's back (restart equivalence): the state
+// metrics reported since the last AssertStateRows carry over into the new
+// run, so that the assertions see the same sums as without the restart.
+func RestartKeepingMetrics() Action {
+	return newAction("Restart", func(s *Stream) error {
+		if !s.started {
+			return errors.New("no query was started")
+		}
+		var keep []*arrowstream.StreamingQueryProgress
+		if s.query != nil {
+			reports := s.query.RecentProgress()
+			start := 0
+			for i, p := range reports {
+				if p == s.stateMark {
+					start = i + 1
+				}
+			}
+			keep = append(append(keep, s.carried...), reports[start:]...)
+		}
+		if err := s.stopQuery(); err != nil {
+			return err
+		}
+		if err := s.start(s.trigger, s.manualRun); err != nil {
+			return err
+		}
+		s.carried = keep
+		return nil
 	})
 }
 

@@ -37,8 +37,10 @@ func AssertStateRows(total, updated, droppedByWatermark []int64) Action {
 			}
 		}
 		s.stateMark = last
+		counted := append(append([]*arrowstream.StreamingQueryProgress(nil), s.carried...), reports[start:]...)
+		s.carried = nil
 		sumUpdated, sumDropped := make([]int64, n), make([]int64, n)
-		for _, p := range reports[start:] {
+		for _, p := range counted {
 			if len(p.StateOperators) != n {
 				continue
 			}

@@ -77,6 +77,9 @@ type Stream struct {
 	started     bool  // some run was started
 	lastChecked int64 // sink epoch seen by the previous check
 	stateMark   *arrowstream.StreamingQueryProgress
+	// carried are the reports after stateMark of runs ended by
+	// RestartKeepingMetrics, which AssertStateRows counts as the current run's.
+	carried []*arrowstream.StreamingQueryProgress
 
 	history []string
 	closed  bool

@@ -19,6 +19,13 @@ var knownFailures = map[string]string{
 	"session_window_append": "the engine has no streaming session-window aggregation yet (streamExec.statefulFor refuses plan.SessionWindow)",
 }
 
+// knownRestartFailures are scenarios that are not restart-equivalent by
+// Spark's semantics, so they fail only with a restart after every epoch.
+var knownRestartFailures = map[string]string{
+	"stream_stream_inner_join_range_one_side":   "two watermarked inputs: per-node watermarks are not persisted (SEMANTICS.md §3.2), so after a restart the global watermark cannot advance until both inputs exceed it again; the state is evicted later than in the uninterrupted run",
+	"left_outer_join_watermark_range_condition": "two watermarked inputs: per-node watermarks are not persisted (SEMANTICS.md §3.2), so after a restart the watermark does not advance and the outer null row comes later",
+}
+
 // mustPass are the scenarios of the acceptance list (besides every
 // scenario of memory_sink.json and running_count.json).
 var mustPass = []string{
@@ -48,6 +55,9 @@ func checkResults(t *testing.T, sum conformance.Summary, restart bool) {
 	for _, res := range sum.Results {
 		byName[res.Name] = res
 		why, known := knownFailures[res.Name]
+		if w, ok := knownRestartFailures[res.Name]; ok && restart {
+			why, known = w, true
+		}
 		switch {
 		case res.Status == conformance.Failed && !known:
 			t.Errorf("FAIL %s: %s", res.Name, res.Detail)
@@ -146,7 +156,7 @@ func TestRunnerSkipsAndFails(t *testing.T) {
 	  "steps": [{"action": "start"}]
 	}, {
 	  "name": "self_join", "sources": {"a": [{"name": "k", "type": "int"}]},
-	  "query": {"sql": "SELECT * FROM STREAM a AS x JOIN STREAM a AS y ON x.k = y.k", "output_mode": "append"},
+	  "query": {"sql": "SELECT * FROM STREAM a AS x LEFT ANTI JOIN STREAM a AS y ON x.k = y.k", "output_mode": "append"},
 	  "steps": [{"action": "start"}]
 	}, {
 	  "name": "bad_column", "sources": {"a": [{"name": "k", "type": "int"}]},
@@ -162,7 +172,7 @@ func TestRunnerSkipsAndFails(t *testing.T) {
 	sum := r.RunAll(scenarios)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "SKIP needs_function: flatMapGroupsWithState") ||
-		!strings.HasPrefix(lines[1], "SKIP self_join: stream-stream joins") ||
+		!strings.HasPrefix(lines[1], "SKIP self_join: stream-stream anti joins") ||
 		!strings.HasPrefix(lines[2], "FAIL bad_column: [plan] step 0 (start)") || !strings.Contains(lines[2], "nope") ||
 		lines[3] != "0 passed, 1 failed, 2 skipped" {
 		t.Fatalf("report:\n%s", out.String())

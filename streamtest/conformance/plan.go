@@ -221,8 +221,8 @@ func unsupportedPlan(n plan.Node) string {
 	if n == nil {
 		return ""
 	}
-	if j, ok := n.(*plan.Join); ok && j.Left.IsStreaming() && j.Right.IsStreaming() {
-		return "stream-stream joins are not supported by the engine yet"
+	if j, ok := n.(*plan.Join); ok && j.Left.IsStreaming() && j.Right.IsStreaming() && j.Type == plan.LeftAntiJoin {
+		return "stream-stream anti joins are not supported by the engine yet"
 	}
 	for _, c := range n.Children() {
 		if r := unsupportedPlan(c); r != "" {

@@ -239,7 +239,7 @@ func (r *Runner) runVariant(sc *Scenario, variant string) (out variantOutcome) {
 			case "add", "multi_add", "fail_next_epoch":
 				if restartPending && canRestart(fix) {
 					r.logf("  (restart)\n")
-					if err := fix.Do(streamtest.Restart()); err != nil {
+					if err := fix.Do(streamtest.RestartKeepingMetrics()); err != nil {
 						out.err = fmt.Errorf("step %d (restart before %s): %w\n%s", i, s.kind, err, fix.Dump())
 						return out
 					}

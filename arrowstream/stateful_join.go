@@ -1,0 +1,545 @@
+package arrowstream
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// twoInputOp is a stateful operator over two inputs (the stream-stream
+// join): build() hands it both children instead of calling execute.
+type twoInputOp interface {
+	executeTwo(ctx context.Context, ep EpochInfo, left, right vector.Operator) (vector.Operator, error)
+}
+
+// Eviction kinds of a join side's state (SEMANTICS.md §7).
+const (
+	evictNever = iota
+	evictKey   // an event-time (or window) column is a join key: time ≤ W
+	evictValue // a range condition bounds this side's time: time ≤ W + offset
+)
+
+// joinSide is the static description of one input of the join.
+type joinSide struct {
+	name     string
+	schema   *arrow.Schema // the input's schema
+	keys     []vector.Expr // join keys over the input
+	codec    *rowCodec     // the whole row, for the state value
+	timeCol  int           // event-time column (late filter), -1 without
+	evict    int           // evictNever, evictKey, evictValue
+	evictCol int           // column whose time drives eviction
+	offset   int64         // µs added to W×1000 for evictValue
+	outer    bool          // unmatched rows are emitted with nulls on eviction
+	// only is the part of the condition over this side alone (nil: none):
+	// a new row failing it is never joined nor stored; an outer side
+	// emits it with nulls at once.
+	only vector.Expr
+}
+
+// statefulJoin is the stream-stream symmetric hash join (SEMANTICS.md §7).
+//
+// State: one store per partition holding both sides; key = side byte ++
+// encoded join key ++ epoch (8 bytes) ++ row index (4 bytes), value =
+// matched flag ++ the encoded row. Rows are routed by the join key hash.
+// Every epoch the join loads both sides' state, joins the new rows of each
+// side against everything of the other (new×new once), applies the
+// residual condition, stores the new rows and evicts by the state
+// watermarks, emitting unmatched outer rows with nulls.
+type statefulJoin struct {
+	mem         memory.Allocator
+	typ         plan.JoinType
+	nullSafe    []bool
+	residual    vector.Expr
+	out         *arrow.Schema
+	joined      *arrow.Schema // left codec fields ++ right codec fields
+	sides       [2]*joinSide
+	state       statePartitions
+	lastEvictWm int64
+	progress    StateOperatorProgress
+}
+
+func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *checkpoint.Writer) (*statefulJoin, error) {
+	switch j.Type {
+	case plan.InnerJoin, plan.LeftOuterJoin, plan.RightOuterJoin, plan.FullOuterJoin, plan.LeftSemiJoin:
+	default:
+		return nil, fmt.Errorf("arrowstream: %s stream-stream joins are not supported (join of %s)", j.Type, describeNode(j))
+	}
+	spec, err := plan.JoinSpecFor(j, &plan.Env{})
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.LeftKeys) == 0 {
+		return nil, fmt.Errorf("arrowstream: stream-stream join without an equality condition is not supported (join of %s)", describeNode(j))
+	}
+	lk, rk, _, residual := plan.EquiJoinKeys(j)
+	for i := range lk {
+		// Keys are matched by their encoded bytes, so both sides need one
+		// type; JoinSpecFor leaves integers of different widths alone.
+		lt, rt := vector.Unwrap(lk[i].DataType()), vector.Unwrap(rk[i].DataType())
+		if !arrow.TypeEqual(lt, rt) && vector.IsIntegral(lt) && vector.IsIntegral(rt) {
+			spec.LeftKeys[i] = vector.Cast(spec.LeftKeys[i], vector.Int64)
+			spec.RightKeys[i] = vector.Cast(spec.RightKeys[i], vector.Int64)
+		}
+	}
+	// State rows come back decoded (dictionaries as plain values), so the
+	// output has the join's schema with dictionaries unwrapped.
+	outFields := append([]arrow.Field(nil), j.Schema().Fields()...)
+	for i := range outFields {
+		outFields[i].Type = vector.Unwrap(outFields[i].Type)
+	}
+	md := j.Schema().Metadata()
+	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1}
+	s.state = statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}
+	var fields []arrow.Field
+	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
+		all := make([]int, in.NumFields())
+		for c := range all {
+			all[c] = c
+		}
+		codec, err := newRowCodec(mem, in, all)
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: stream-stream join: %w", err)
+		}
+		side := &joinSide{name: [2]string{"left", "right"}[i], schema: in, codec: codec, timeCol: -1, evictCol: -1}
+		if i == 0 {
+			side.keys = spec.LeftKeys
+		} else {
+			side.keys = spec.RightKeys
+		}
+		if cols := plan.EventTimeColumns(in); len(cols) > 0 {
+			side.timeCol = cols[0]
+		}
+		fields = append(fields, codec.schema.Fields()...)
+		s.sides[i] = side
+	}
+	s.sides[0].outer = j.Type == plan.LeftOuterJoin || j.Type == plan.FullOuterJoin
+	s.sides[1].outer = j.Type == plan.RightOuterJoin || j.Type == plan.FullOuterJoin
+	s.joined = arrow.NewSchema(fields, nil)
+	s.state.schema = describeState("symmetricHashJoin", s.sides[0].codec.schema, s.sides[1].codec.schema)
+	s.findEviction(lk, rk, residual, j.Left.Schema().NumFields())
+	if err := s.sideOnlyConditions(residual, j.Left.Schema().NumFields()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *statefulJoin) execute(context.Context, EpochInfo, vector.Operator) (vector.Operator, error) {
+	return nil, fmt.Errorf("arrowstream: the stream-stream join needs both inputs")
+}
+
+func (s *statefulJoin) report() StateOperatorProgress { return s.progress }
+
+func (s *statefulJoin) commit(ctx context.Context) error { return s.state.commit(ctx, &s.progress) }
+func (s *statefulJoin) abort()                           { s.state.abort() }
+
+func (s *statefulJoin) shouldRunAnotherBatch(newWm int64) bool {
+	return (s.sides[0].evict != evictNever || s.sides[1].evict != evictNever) && newWm > s.lastEvictWm
+}
+
+// sideRows are one side's rows of an epoch: the state rows, then the new
+// rows that survived the late filter.
+type sideRows struct {
+	rec       arrow.Record // codec schema
+	nState    int
+	storeKeys [][]byte // state rows' store keys
+	parts     []int    // state rows' partitions
+	matched   []bool
+	wasMatch  []bool
+	keys      []string // encoded join keys
+	keyNull   []bool
+	hashes    []uint64
+	enc       [][]byte // encoded rows
+	arrival   []bool   // new rows matched against the other side's state
+	excluded  []bool   // new rows failing the side's own condition
+}
+
+func (r *sideRows) release() {
+	if r.rec != nil {
+		r.rec.Release()
+	}
+}
+
+func (s *statefulJoin) executeTwo(ctx context.Context, ep EpochInfo, left, right vector.Operator) (vector.Operator, error) {
+	defer left.Close()
+	defer right.Close()
+	start := time.Now()
+	s.progress = StateOperatorProgress{OperatorName: "symmetricHashJoin", CustomMetrics: map[string]int64{}}
+	if err := s.state.open(ep); err != nil {
+		return nil, err
+	}
+	var rows [2]*sideRows
+	defer func() {
+		for _, r := range rows {
+			if r != nil {
+				r.release()
+			}
+		}
+	}()
+	for i, in := range []vector.Operator{left, right} {
+		r, err := s.load(ctx, ep, byte(i), s.sides[i], in)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = r
+	}
+	L, R := rows[0], rows[1]
+	// Candidate pairs: equal non-null keys, at least one row new.
+	byKey := map[string][]int32{}
+	for j := range R.keys {
+		if !R.keyNull[j] && !R.excluded[j] {
+			byKey[R.keys[j]] = append(byKey[R.keys[j]], int32(j))
+		}
+	}
+	var li, ri []int32
+	for i := range L.keys {
+		if L.keyNull[i] || L.excluded[i] {
+			continue
+		}
+		lNew := i >= L.nState
+		for _, j := range byKey[L.keys[i]] {
+			if lNew || int(j) >= R.nState {
+				li, ri = append(li, int32(i)), append(ri, j)
+			}
+		}
+	}
+	li, ri, err := s.applyResidual(ctx, L.rec, R.rec, li, ri)
+	if err != nil {
+		return nil, err
+	}
+	// A left row that matches the right state on arrival is, in a left
+	// semi join, emitted and never stored (Spark processes the left input
+	// before adding this batch's right rows to the right state).
+	L.arrival = make([]bool, len(L.matched))
+	for k := range li {
+		L.matched[li[k]] = true
+		R.matched[ri[k]] = true
+		if int(li[k]) >= L.nState && int(ri[k]) < R.nState {
+			L.arrival[li[k]] = true
+		}
+	}
+	var outL, outR []int32
+	if s.typ == plan.LeftSemiJoin {
+		for i := range L.matched {
+			if L.matched[i] && !L.wasMatch[i] {
+				outL = append(outL, int32(i))
+			}
+		}
+	} else {
+		outL, outR = li, ri
+	}
+	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+	removeStart := time.Now()
+	for i, side := range s.sides {
+		nulls := s.store(ep, byte(i), side, rows[i])
+		for _, n := range nulls {
+			if i == 0 {
+				outL, outR = append(outL, n), append(outR, -1)
+			} else {
+				outL, outR = append(outL, -1), append(outR, n)
+			}
+		}
+	}
+	s.progress.AllRemovalsTimeMs = time.Since(removeStart).Milliseconds()
+	s.lastEvictWm = ep.WatermarkMs
+	if len(outL) == 0 {
+		return vector.NewScan(s.out)
+	}
+	rec, err := s.output(L.rec, R.rec, outL, outR)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	return vector.NewScan(s.out, rec)
+}
+
+// load reads a side's state rows and its new input rows (late rows
+// dropped) into one record, with their join keys.
+func (s *statefulJoin) load(ctx context.Context, ep EpochInfo, tag byte, side *joinSide, in vector.Operator) (*sideRows, error) {
+	r := &sideRows{}
+	var enc [][]byte
+	for p, st := range s.state.stores {
+		st.Range(func(k, v []byte) bool {
+			if len(k) > 0 && k[0] == tag && len(v) > 0 {
+				r.storeKeys = append(r.storeKeys, append([]byte(nil), k...))
+				r.parts = append(r.parts, p)
+				r.wasMatch = append(r.wasMatch, v[0] == 1)
+				enc = append(enc, append([]byte(nil), v[1:]...))
+			}
+			return true
+		})
+	}
+	r.nState = len(enc)
+	defer func() { r.enc = enc }()
+	late := ep.LateWatermarkMs * 1000
+	for {
+		rec, err := in.Next(ctx)
+		if err != nil {
+			if isEOF(err) {
+				break
+			}
+			return nil, err
+		}
+		if err := side.codec.encode(rec); err != nil {
+			rec.Release()
+			return nil, err
+		}
+		var tcol arrow.Array
+		if side.timeCol >= 0 && ep.HasWatermark {
+			tcol = rec.Column(side.timeCol)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if tcol != nil {
+				if t, ok := timeAt(tcol, i); ok && t <= late {
+					s.progress.NumRowsDroppedByWatermark++
+					continue
+				}
+			}
+			enc = append(enc, append([]byte(nil), side.codec.at(i)...))
+		}
+		rec.Release()
+	}
+	r.matched = append(make([]bool, 0, len(enc)), r.wasMatch...)
+	r.matched = r.matched[:len(enc)]
+	for len(r.wasMatch) < len(enc) {
+		r.wasMatch = append(r.wasMatch, false)
+	}
+	cols, err := side.codec.decode(s.mem, enc)
+	if err != nil {
+		return nil, err
+	}
+	if len(enc) == 0 {
+		for _, c := range cols {
+			c.Release()
+		}
+		cols = make([]arrow.Array, side.codec.schema.NumFields())
+		for c, f := range side.codec.schema.Fields() {
+			cols[c] = array.MakeArrayOfNull(s.mem, f.Type, 0)
+		}
+	}
+	r.rec = assemble(side.codec.schema, nil, cols, len(enc))
+	r.excluded = make([]bool, len(enc))
+	if side.only != nil && len(enc) > r.nState {
+		if err := s.sideOnly(ctx, side, r); err != nil {
+			r.release()
+			return nil, err
+		}
+	}
+	if err := s.encodeKeys(ctx, side, r); err != nil {
+		r.release()
+		return nil, err
+	}
+	return r, nil
+}
+
+// sideOnly marks the new rows that fail the side's own condition.
+func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows) error {
+	ev, err := side.only.Bind(side.codec.schema, s.mem)
+	if err != nil {
+		return err
+	}
+	res, err := ev.Eval(ctx, r.rec)
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	b, ok := res.(*array.Boolean)
+	if !ok {
+		return fmt.Errorf("arrowstream: join condition %s is %s, not boolean", side.only, vector.TypeName(res.DataType()))
+	}
+	for i := r.nState; i < b.Len(); i++ {
+		r.excluded[i] = !b.IsValid(i) || !b.Value(i)
+	}
+	return nil
+}
+
+// encodeKeys evaluates the side's join keys over its rows.
+func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRows) error {
+	n := int(r.rec.NumRows())
+	keyCols := make([]arrow.Array, len(side.keys))
+	defer func() {
+		for _, c := range keyCols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	fields := make([]arrow.Field, len(side.keys))
+	idx := make([]int, len(side.keys))
+	for k, e := range side.keys {
+		ev, err := e.Bind(side.codec.schema, s.mem)
+		if err != nil {
+			return err
+		}
+		ev = vector.Plain(ev, s.mem)
+		a, err := ev.Eval(ctx, r.rec)
+		if err != nil {
+			return err
+		}
+		keyCols[k] = a
+		fields[k] = arrow.Field{Name: fmt.Sprintf("k%d", k), Type: a.DataType(), Nullable: true}
+		idx[k] = k
+	}
+	keyRec := array.NewRecord(arrow.NewSchema(fields, nil), keyCols, int64(n))
+	defer keyRec.Release()
+	codec, err := newRowCodec(s.mem, keyRec.Schema(), idx)
+	if err != nil {
+		return err
+	}
+	r.keys = make([]string, n)
+	r.keyNull = make([]bool, n)
+	r.hashes = make([]uint64, n)
+	if n == 0 {
+		return nil
+	}
+	if err := codec.encode(keyRec); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		r.keys[i] = string(codec.at(i))
+		r.hashes[i] = codec.hash(i)
+		for k, c := range keyCols {
+			if c.IsNull(i) && !s.nullSafe[k] {
+				r.keyNull[i] = true
+			}
+		}
+	}
+	return nil
+}
+
+// applyResidual keeps the candidate pairs that satisfy the residual
+// condition.
+func (s *statefulJoin) applyResidual(ctx context.Context, l, r arrow.Record, li, ri []int32) ([]int32, []int32, error) {
+	if s.residual == nil || len(li) == 0 {
+		return li, ri, nil
+	}
+	pairs, err := s.pairs(l, r, li, ri, s.joined)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pairs.Release()
+	ev, err := s.residual.Bind(s.joined, s.mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := ev.Eval(ctx, pairs)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Release()
+	b, ok := res.(*array.Boolean)
+	if !ok {
+		return nil, nil, fmt.Errorf("arrowstream: join condition %s is %s, not boolean", s.residual, vector.TypeName(res.DataType()))
+	}
+	var ol, or []int32
+	for k := range li {
+		if b.IsValid(k) && b.Value(k) {
+			ol, or = append(ol, li[k]), append(or, ri[k])
+		}
+	}
+	return ol, or, nil
+}
+
+// pairs gathers left rows li and right rows ri side by side (index −1:
+// nulls) into a record of schema.
+func (s *statefulJoin) pairs(l, r arrow.Record, li, ri []int32, schema *arrow.Schema) (arrow.Record, error) {
+	lt, err := vector.TakeRecord(s.mem, l, li)
+	if err != nil {
+		return nil, err
+	}
+	defer lt.Release()
+	cols := append([]arrow.Array(nil), lt.Columns()...)
+	if ri != nil {
+		rt, err := vector.TakeRecord(s.mem, r, ri)
+		if err != nil {
+			return nil, err
+		}
+		defer rt.Release()
+		cols = append(cols, rt.Columns()...)
+	}
+	return array.NewRecord(schema, cols, int64(len(li))), nil
+}
+
+// output builds the join's output rows.
+func (s *statefulJoin) output(l, r arrow.Record, li, ri []int32) (arrow.Record, error) {
+	if s.typ == plan.LeftSemiJoin {
+		ri = nil
+	}
+	return s.pairs(l, r, li, ri, s.out)
+}
+
+// store writes the side's new rows and updated matched flags to the
+// state and evicts the rows below the side's state watermark; it returns
+// the evicted unmatched rows of an outer side.
+func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows) []int32 {
+	var nulls []int32
+	thr, evict := int64(0), false
+	if ep.HasWatermark && side.evict != evictNever {
+		thr, evict = ep.WatermarkMs*1000, true
+		if side.evict == evictValue {
+			thr += side.offset
+		}
+	}
+	var tcol arrow.Array
+	if evict {
+		tcol = r.rec.Column(side.evictCol)
+	}
+	semiLeft := s.typ == plan.LeftSemiJoin && tag == 0
+	for i := 0; i < int(r.rec.NumRows()); i++ {
+		isState := i < r.nState
+		gone := semiLeft && !isState && r.arrival[i]
+		if r.excluded[i] {
+			gone = true
+			if side.outer {
+				nulls = append(nulls, int32(i))
+			}
+		}
+		if !gone && evict {
+			if t, ok := timeAt(tcol, i); ok && t <= thr {
+				gone = true
+				if side.outer && !r.matched[i] {
+					nulls = append(nulls, int32(i))
+				}
+			}
+		}
+		switch {
+		case gone && isState:
+			s.state.stores[r.parts[i]].Delete(r.storeKeys[i])
+			s.progress.NumRowsRemoved++
+		case gone:
+		case isState:
+			if r.matched[i] != r.wasMatch[i] {
+				st := s.state.stores[r.parts[i]]
+				v, _ := st.Get(r.storeKeys[i])
+				v = append([]byte(nil), v...)
+				v[0] = 1
+				st.Put(r.storeKeys[i], v)
+			}
+		default:
+			enc := r.enc[i]
+			key := make([]byte, 0, 1+len(r.keys[i])+12)
+			key = append(key, tag)
+			key = append(key, r.keys[i]...)
+			key = binary.BigEndian.AppendUint64(key, uint64(ep.ID))
+			key = binary.BigEndian.AppendUint32(key, uint32(i-r.nState))
+			val := make([]byte, 0, 1+len(enc))
+			if r.matched[i] {
+				val = append(val, 1)
+			} else {
+				val = append(val, 0)
+			}
+			val = append(val, enc...)
+			s.state.store(r.hashes[i]).Put(key, val)
+			s.progress.NumRowsUpdated++
+		}
+	}
+	return nulls
+}
