@@ -138,6 +138,9 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 		if err != nil {
 			return nil, err
 		}
+		if sk := plan.SessionKey(x); sk >= 0 {
+			return newStatefulSessionWindow(e.mem, opID, x.Input.Schema(), spec, sk, x.GroupBy[sk].Expr.(*plan.ColumnRef).Index, e.mode, writer)
+		}
 		timeKey := -1
 		for i := range x.GroupBy {
 			if _, ok := plan.WatermarkDelay(x.Schema().Field(i)); ok {
@@ -164,7 +167,7 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 			return nil, fmt.Errorf("arrowstream: stream-stream joins are not supported yet (join of %s)", describeNode(x))
 		}
 	case *plan.SessionWindow:
-		return nil, fmt.Errorf("arrowstream: session windows over streams are not supported yet")
+		return nil, nil // assigned per epoch (sessionAssign), merged by the Aggregate above
 	case *plan.FlatMapGroupsWithState:
 		return nil, fmt.Errorf("arrowstream: flatMapGroupsWithState is not supported yet (%s)", x.FuncName)
 	}
@@ -263,6 +266,9 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep EpochInfo, env *
 	if w, ok := n.(*plan.EventTimeWatermark); ok {
 		i := e.wmIndex(w)
 		return newEventTimeWatermark(children[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[i]), nil
+	}
+	if sw, ok := n.(*plan.SessionWindow); ok {
+		return newSessionAssign(e.mem, sw, children[0], env)
 	}
 	if op, ok := e.stateful[n]; ok {
 		return op.execute(ctx, ep, children[0])
