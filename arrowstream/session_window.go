@@ -3,8 +3,12 @@ package arrowstream
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -146,6 +150,9 @@ type statefulSessionWindow struct {
 	valCols       []int     // partial columns of a stored session: the session, then the aggregate states
 	keyCodec      *rowCodec // groupCols
 	valCodec      *rowCodec // valCols
+	// partCodecs are each partition's own codecs (encoders keep scratch
+	// buffers), for the partitions processed in parallel.
+	partCodecs []codecPair
 
 	state statePartitions
 
@@ -279,59 +286,187 @@ type sessionRef struct {
 	rec, row   int
 }
 
-// mergeAndSave merges the epoch's partial rows with the stored sessions
-// of the same grouping keys and stores every touched key's new session list.
+// sessionEntry is one stored session: its end (µs, kept beside the
+// encoded row so that eviction and counting need not decode) and the
+// encoded row of valCols (the session, then the aggregate states).
+type sessionEntry struct {
+	end int64
+	val []byte
+}
+
+// joinSessions frames a key's sessions into one state value: per session
+// uvarint(len(val)), the end as 8 bytes little-endian, val.
+func joinSessions(es []sessionEntry) []byte {
+	n := 0
+	for _, e := range es {
+		n += len(e.val) + binary.MaxVarintLen32 + 8
+	}
+	out := make([]byte, 0, n)
+	for _, e := range es {
+		out = binary.AppendUvarint(out, uint64(len(e.val)))
+		out = binary.LittleEndian.AppendUint64(out, uint64(e.end))
+		out = append(out, e.val...)
+	}
+	return out
+}
+
+// splitSessions parses a state value; the entries' bytes alias v.
+func splitSessions(v []byte) ([]sessionEntry, error) {
+	var out []sessionEntry
+	for len(v) > 0 {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n+8 {
+			return nil, fmt.Errorf("corrupt session list")
+		}
+		end := int64(binary.LittleEndian.Uint64(v[w:]))
+		out = append(out, sessionEntry{end: end, val: v[w+8 : w+8+int(n)]})
+		v = v[w+8+int(n):]
+	}
+	return out, nil
+}
+
+// codecsFor returns partition p's own codecs, creating them on first use.
+func (s *statefulSessionWindow) codecsFor(p int) (codecPair, error) {
+	for len(s.partCodecs) <= p {
+		k, err := newRowCodec(s.mem, s.partialSchema, s.groupCols)
+		if err != nil {
+			return codecPair{}, err
+		}
+		v, err := newRowCodec(s.mem, s.partialSchema, s.valCols)
+		if err != nil {
+			return codecPair{}, err
+		}
+		s.partCodecs = append(s.partCodecs, codecPair{k, v})
+	}
+	return s.partCodecs[p], nil
+}
+
+// mergeAndSave splits the epoch's partial rows by their key's partition
+// and merges each partition's rows with its stored sessions, partitions
+// in parallel (at most GOMAXPROCS at a time), each with its own codecs and
+// store.
 func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arrow.Record) error {
+	n := len(s.state.stores)
+	byPart := make([][]arrow.Record, n)
+	defer func() {
+		for _, recs := range byPart {
+			releaseRecords(recs)
+		}
+	}()
+	if n == 1 {
+		byPart[0] = retainAll(partials)
+	} else {
+		idx := make([][]int32, n)
+		for _, rec := range partials {
+			if err := s.keyCodec.encode(rec); err != nil {
+				return err
+			}
+			for p := range idx {
+				idx[p] = idx[p][:0]
+			}
+			for i := 0; i < int(rec.NumRows()); i++ {
+				p := s.keyCodec.hash(i) % uint64(n)
+				idx[p] = append(idx[p], int32(i))
+			}
+			for p, rows := range idx {
+				if len(rows) == 0 {
+					continue
+				}
+				part, err := vector.TakeRecord(s.mem, rec, rows)
+				if err != nil {
+					return err
+				}
+				byPart[p] = append(byPart[p], part)
+			}
+		}
+	}
+	codecs := make([]codecPair, n)
+	for p := range codecs {
+		var err error
+		if codecs[p], err = s.codecsFor(p); err != nil {
+			return err
+		}
+	}
+	rows := make([]int64, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for p := range byPart {
+		if len(byPart[p]) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, s.opID, r, debug.Stack())
+				}
+			}()
+			rows[p], errs[p] = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p])
+		}(p)
+	}
+	wg.Wait()
+	for p := range rows {
+		s.progress.NumRowsUpdated += rows[p]
+	}
+	return errors.Join(errs...)
+}
+
+// mergePartition merges one partition's partial rows with the stored
+// sessions of the same grouping keys and stores every touched key's new
+// session list; it returns the number of sessions written.
+func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoint.StateStore, partials []arrow.Record, c codecPair) (int64, error) {
 	// Stored sessions of the touched keys come first (input order for
 	// first/last).
 	touched := map[string]bool{}
 	var oldKeys, oldVals [][]byte
 	for _, rec := range partials {
-		if err := s.keyCodec.encode(rec); err != nil {
-			return err
+		if err := c.key.encode(rec); err != nil {
+			return 0, err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			k := s.keyCodec.at(i)
+			k := c.key.at(i)
 			if touched[string(k)] {
 				continue
 			}
 			touched[string(k)] = true
-			if v, ok := s.state.store(s.keyCodec.hash(i)).Get(k); ok {
+			if v, ok := st.Get(k); ok {
 				entries, err := splitSessions(v)
 				if err != nil {
-					return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+					return 0, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
 				}
+				kc := []byte(string(k))
 				for _, e := range entries {
-					oldKeys = append(oldKeys, []byte(string(k)))
-					oldVals = append(oldVals, e)
+					oldKeys = append(oldKeys, kc)
+					oldVals = append(oldVals, e.val)
 				}
 			}
 		}
 	}
 	inputs := make([]arrow.Record, 0, len(partials)+1)
 	if len(oldKeys) > 0 {
-		old, err := s.decodeState(oldKeys, oldVals)
+		old, err := s.decodeState(c, oldKeys, oldVals)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		defer old.Release()
 		inputs = append(inputs, old)
 	}
 	inputs = append(inputs, partials...)
-	if len(inputs) == 0 {
-		return nil
-	}
 
 	// Sessionize: sort every session by (key, start), sweep, and give each
 	// row its merged session [min start, max end).
 	var refs []sessionRef
 	for ri, rec := range inputs {
-		if err := s.keyCodec.encode(rec); err != nil {
-			return err
+		if err := c.key.encode(rec); err != nil {
+			return 0, err
 		}
 		starts, ends := sessionBounds(rec, s.sk)
 		for i := 0; i < int(rec.NumRows()); i++ {
-			refs = append(refs, sessionRef{key: string(s.keyCodec.at(i)), start: starts[i], end: ends[i], rec: ri, row: i})
+			refs = append(refs, sessionRef{key: string(c.key.at(i)), start: starts[i], end: ends[i], rec: ri, row: i})
 		}
 	}
 	sort.SliceStable(refs, func(a, b int) bool {
@@ -368,51 +503,50 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 	}
 	scan, err := vector.NewScan(s.partialSchema, resessioned...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggMerge))
 	if err != nil {
 		scan.Close()
-		return err
+		return 0, err
 	}
 	merged, err := vector.Drain(ctx, op)
 	op.Close()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer releaseRecords(merged)
 
 	// Save: each touched key's sessions, sorted by start.
 	type entry struct {
 		start arrow.Timestamp
-		val   []byte
+		sessionEntry
 	}
 	lists := map[string][]entry{}
-	hashes := map[string]uint64{}
+	var n int64
 	for _, rec := range merged {
-		if err := s.keyCodec.encode(rec); err != nil {
-			return err
+		if err := c.key.encode(rec); err != nil {
+			return n, err
 		}
-		if err := s.valCodec.encode(rec); err != nil {
-			return err
+		if err := c.val.encode(rec); err != nil {
+			return n, err
 		}
-		starts, _ := sessionBounds(rec, s.sk)
+		starts, ends := sessionBounds(rec, s.sk)
 		for i := 0; i < int(rec.NumRows()); i++ {
-			k := string(s.keyCodec.at(i))
-			hashes[k] = s.keyCodec.hash(i)
-			lists[k] = append(lists[k], entry{starts[i], append([]byte(nil), s.valCodec.at(i)...)})
+			k := string(c.key.at(i))
+			lists[k] = append(lists[k], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), c.val.at(i)...)}})
 		}
-		s.progress.NumRowsUpdated += rec.NumRows()
+		n += rec.NumRows()
 	}
 	for k, l := range lists {
 		sort.Slice(l, func(a, b int) bool { return l[a].start < l[b].start })
-		vals := make([][]byte, len(l))
+		es := make([]sessionEntry, len(l))
 		for i, e := range l {
-			vals[i] = e.val
+			es[i] = e.sessionEntry
 		}
-		s.state.store(hashes[k]).Put([]byte(k), joinSessions(vals))
+		st.Put([]byte(k), joinSessions(es))
 	}
-	return nil
+	return n, nil
 }
 
 func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Array {
@@ -429,34 +563,6 @@ func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Arr
 	return sb.NewArray()
 }
 
-// joinSessions frames a key's encoded sessions into one state value:
-// uvarint length + bytes, per session.
-func joinSessions(vals [][]byte) []byte {
-	n := 0
-	for _, v := range vals {
-		n += len(v) + binary.MaxVarintLen32
-	}
-	out := make([]byte, 0, n)
-	for _, v := range vals {
-		out = binary.AppendUvarint(out, uint64(len(v)))
-		out = append(out, v...)
-	}
-	return out
-}
-
-func splitSessions(v []byte) ([][]byte, error) {
-	var out [][]byte
-	for len(v) > 0 {
-		n, w := binary.Uvarint(v)
-		if w <= 0 || uint64(len(v)-w) < n {
-			return nil, fmt.Errorf("corrupt session list")
-		}
-		out = append(out, v[w:w+int(n)])
-		v = v[w+int(n):]
-	}
-	return out, nil
-}
-
 // stateSpec is the aggregation over partial-state input.
 func (s *statefulSessionWindow) stateSpec(mode vector.AggMode) vector.AggregateSpec {
 	keys := make([]vector.NamedExpr, s.nKeys)
@@ -467,14 +573,14 @@ func (s *statefulSessionWindow) stateSpec(mode vector.AggMode) vector.AggregateS
 	return vector.AggregateSpec{GroupBy: keys, Aggregates: s.spec.Aggregates, Mode: mode}
 }
 
-// decodeState turns stored sessions (state key and framed entry per
+// decodeState turns stored sessions (state key and encoded row per
 // session) into one record of the partial layout.
-func (s *statefulSessionWindow) decodeState(keys, vals [][]byte) (arrow.Record, error) {
-	k, err := s.keyCodec.decode(s.mem, keys)
+func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (arrow.Record, error) {
+	k, err := c.key.decode(s.mem, keys)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: decode keys: %w", s.opID, err)
 	}
-	v, err := s.valCodec.decode(s.mem, vals)
+	v, err := c.val.decode(s.mem, vals)
 	if err != nil {
 		for _, a := range k {
 			a.Release()
@@ -482,108 +588,106 @@ func (s *statefulSessionWindow) decodeState(keys, vals [][]byte) (arrow.Record, 
 		return nil, fmt.Errorf("arrowstream: state of operator %d: decode sessions: %w", s.opID, err)
 	}
 	cols := make([]arrow.Array, s.partialSchema.NumFields())
-	for i, c := range s.groupCols {
-		cols[c] = k[i]
+	for i, col := range s.groupCols {
+		cols[col] = k[i]
 	}
-	for i, c := range s.valCols {
-		cols[c] = v[i]
+	for i, col := range s.valCols {
+		cols[col] = v[i]
 	}
 	rec := array.NewRecord(s.partialSchema, cols, int64(len(keys)))
-	for _, c := range cols {
-		c.Release()
+	for _, a := range cols {
+		a.Release()
 	}
 	return rec, nil
 }
 
-// stored lists every stored session (its state key, its entry, the index
-// of its key in stateKeys) and the state keys.
-func (s *statefulSessionWindow) stored() (keys, vals [][]byte, owner []int, stateKeys [][]byte, err error) {
-	s.state.rangeAll(func(k, v []byte) bool {
-		entries, e := splitSessions(v)
-		if e != nil {
-			err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
-			return false
+// collect visits every stored session; sessions for which take returns
+// true are returned decoded (partial layout) and, when remove is set,
+// deleted from the state (a key without sessions left is deleted).
+func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove bool) ([]arrow.Record, error) {
+	var keys, vals [][]byte
+	var err error
+	for _, st := range s.state.stores {
+		type rewrite struct {
+			key  []byte
+			keep []sessionEntry
 		}
-		kc := append([]byte(nil), k...)
-		for _, en := range entries {
-			keys = append(keys, kc)
-			vals = append(vals, append([]byte(nil), en...))
-			owner = append(owner, len(stateKeys))
+		var rewrites []rewrite
+		st.Range(func(k, v []byte) bool {
+			entries, e := splitSessions(v)
+			if e != nil {
+				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
+				return false
+			}
+			var keep []sessionEntry
+			changed := false
+			for _, en := range entries {
+				if take(en) {
+					keys = append(keys, k)
+					vals = append(vals, en.val)
+					changed = true
+				} else if remove {
+					keep = append(keep, en)
+				}
+			}
+			if remove && changed {
+				rewrites = append(rewrites, rewrite{append([]byte(nil), k...), keep})
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
 		}
-		stateKeys = append(stateKeys, kc)
-		return true
-	})
-	return
-}
-
-// allState returns every stored session (partial layout).
-func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
-	keys, vals, _, _, err := s.stored()
-	if err != nil || len(keys) == 0 {
-		return nil, err
+		// Decode before the rewrites: keys and vals alias stored bytes.
+		if remove && len(rewrites) > 0 {
+			keys = cloneAll(keys)
+			vals = cloneAll(vals)
+			for _, r := range rewrites {
+				if len(r.keep) == 0 {
+					st.Delete(r.key)
+				} else {
+					st.Put(r.key, joinSessions(r.keep))
+				}
+			}
+		}
 	}
-	rec, err := s.decodeState(keys, vals)
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rec, err := s.decodeState(codecPair{s.keyCodec, s.valCodec}, keys, vals)
 	if err != nil {
 		return nil, err
 	}
 	return []arrow.Record{rec}, nil
 }
 
+func cloneAll(bs [][]byte) [][]byte {
+	out := make([][]byte, len(bs))
+	for i, b := range bs {
+		out[i] = append([]byte(nil), b...)
+	}
+	return out
+}
+
+// allState returns every stored session (partial layout).
+func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
+	return s.collect(func(sessionEntry) bool { return true }, false)
+}
+
 // evict removes the sessions whose end is at or below the watermark and
 // returns them (partial layout).
 func (s *statefulSessionWindow) evict(wmMs int64) ([]arrow.Record, error) {
 	start := time.Now()
-	keys, vals, owner, stateKeys, err := s.stored()
-	if err != nil || len(keys) == 0 {
-		return nil, err
-	}
-	all, err := s.decodeState(keys, vals)
+	limit := wmMs * 1000
+	out, err := s.collect(func(e sessionEntry) bool { return e.end <= limit }, true)
 	if err != nil {
 		return nil, err
 	}
-	defer all.Release()
-	_, ends := sessionBounds(all, s.sk)
-	limit := arrow.Timestamp(wmMs * 1000)
-	var sel []int32
-	keep := make([][][]byte, len(stateKeys))
-	changed := make([]bool, len(stateKeys))
-	for i, e := range ends {
-		if e <= limit {
-			sel = append(sel, int32(i))
-			changed[owner[i]] = true
-		} else {
-			keep[owner[i]] = append(keep[owner[i]], vals[i])
-		}
+	for _, r := range out {
+		s.progress.NumRowsRemoved += r.NumRows()
 	}
-	if len(sel) == 0 {
-		return nil, nil
-	}
-	gone, err := vector.TakeRecord(s.mem, all, sel)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.keyCodec.encode(gone); err != nil {
-		gone.Release()
-		return nil, err
-	}
-	hashOf := map[string]uint64{}
-	for i := 0; i < int(gone.NumRows()); i++ {
-		hashOf[string(s.keyCodec.at(i))] = s.keyCodec.hash(i)
-	}
-	for ki, k := range stateKeys {
-		if !changed[ki] {
-			continue
-		}
-		st := s.state.store(hashOf[string(k)])
-		if len(keep[ki]) == 0 {
-			st.Delete(k)
-		} else {
-			st.Put(k, joinSessions(keep[ki]))
-		}
-	}
-	s.progress.NumRowsRemoved += gone.NumRows()
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
-	return []arrow.Record{gone}, nil
+	return out, nil
 }
 
 // finalize turns partial-state records into final rows (owned records are
@@ -602,8 +706,22 @@ func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, 
 	return op, nil
 }
 
+// commit commits every partition; numRowsTotal counts stored sessions (as
+// Spark's, one state row per session), not grouping keys.
 func (s *statefulSessionWindow) commit(ctx context.Context) error {
-	return s.state.commit(ctx, &s.progress)
+	var sessions int64
+	for _, st := range s.state.stores {
+		st.Range(func(_, v []byte) bool {
+			entries, _ := splitSessions(v)
+			sessions += int64(len(entries))
+			return true
+		})
+	}
+	if err := s.state.commit(ctx, &s.progress); err != nil {
+		return err
+	}
+	s.progress.NumRowsTotal = sessions
+	return nil
 }
 
 func (s *statefulSessionWindow) abort() { s.state.abort() }

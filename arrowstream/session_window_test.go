@@ -74,6 +74,10 @@ func TestSessionWindowMergeAcrossEpochs(t *testing.T) {
 	}
 	step([][3]int64{{1, 0, 1}, {1, 5, 2}, {2, 0, 10}}, nil) // key 1 [0,15), key 2 [0,10); wm 0
 	step([][3]int64{{1, 20, 4}, {2, 10, 20}}, nil)          // key 1 [20,30) apart; key 2 touches → [0,20); wm 0
+	// numRowsTotal counts sessions, not keys.
+	if p := q.LastProgress(); p.StateOperators[0].NumRowsTotal != 3 {
+		t.Fatalf("want 3 stored sessions: %s", p.JSON())
+	}
 	q.Stop()
 	q = sessionQuery(t, s, sink, dir, Append, 20)
 	defer func() { q.Stop() }()
