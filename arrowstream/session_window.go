@@ -144,6 +144,9 @@ type statefulSessionWindow struct {
 	nKeys   int
 	sk      int // session key among the grouping keys (partial layout)
 	sessCol int // session column of the operator's input
+	// timed: the session's time column carries the watermark; only then
+	// are late rows dropped and sessions evicted (Append).
+	timed bool
 
 	partialSchema *arrow.Schema
 	groupCols     []int     // partial columns of the state key
@@ -161,7 +164,7 @@ type statefulSessionWindow struct {
 	progress    StateOperatorProgress
 }
 
-func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, mode OutputMode, writer *checkpoint.Writer) (*statefulSessionWindow, error) {
+func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode OutputMode, writer *checkpoint.Writer) (*statefulSessionWindow, error) {
 	spec.Mode = vector.AggPartial
 	partial, err := vector.PartialSchema(input, spec)
 	if err != nil {
@@ -171,7 +174,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 		return nil, fmt.Errorf("arrowstream: session key %s is a %s, not a session window", partial.Field(sk).Name, vector.TypeName(partial.Field(sk).Type))
 	}
 	s := &statefulSessionWindow{
-		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol,
+		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
 		partialSchema: partial, lastEvictWm: -1,
 		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
 	}
@@ -217,7 +220,7 @@ func (s *statefulSessionWindow) execute(ctx context.Context, ep EpochInfo, input
 	if err != nil {
 		return nil, err
 	}
-	if s.mode == Append && ep.HasWatermark {
+	if s.mode == Append && s.timed && ep.HasWatermark {
 		limit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
 		for i, rec := range recs {
 			_, ends := sessionBounds(rec, s.sessCol)
@@ -265,7 +268,7 @@ func (s *statefulSessionWindow) execute(ctx context.Context, ep EpochInfo, input
 	var out []arrow.Record
 	switch s.mode {
 	case Append:
-		if ep.HasWatermark {
+		if s.timed && ep.HasWatermark {
 			out, err = s.evict(ep.WatermarkMs)
 		}
 	default:
@@ -727,5 +730,5 @@ func (s *statefulSessionWindow) commit(ctx context.Context) error {
 func (s *statefulSessionWindow) abort() { s.state.abort() }
 
 func (s *statefulSessionWindow) shouldRunAnotherBatch(newWm int64) bool {
-	return s.mode == Append && s.hasWm && newWm > s.lastEvictWm
+	return s.mode == Append && s.timed && s.hasWm && newWm > s.lastEvictWm
 }

@@ -139,7 +139,8 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 			return nil, err
 		}
 		if sk := plan.SessionKey(x); sk >= 0 {
-			return newStatefulSessionWindow(e.mem, opID, x.Input.Schema(), spec, sk, x.GroupBy[sk].Expr.(*plan.ColumnRef).Index, e.mode, writer)
+			_, timed := plan.WatermarkDelay(x.Schema().Field(sk))
+			return newStatefulSessionWindow(e.mem, opID, x.Input.Schema(), spec, sk, x.GroupBy[sk].Expr.(*plan.ColumnRef).Index, timed, e.mode, writer)
 		}
 		timeKey := -1
 		for i := range x.GroupBy {
