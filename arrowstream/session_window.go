@@ -1,12 +1,14 @@
 package arrowstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -284,9 +286,9 @@ func (s *statefulSessionWindow) execute(ctx context.Context, ep EpochInfo, input
 
 // sessionRef is one session row (stored or new) of one grouping key.
 type sessionRef struct {
-	key        string
 	start, end arrow.Timestamp
-	rec, row   int
+	key        int32 // the key's number in this epoch
+	rec, row   int32
 }
 
 // sessionEntry is one stored session: its end (µs, kept beside the
@@ -460,8 +462,10 @@ func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoin
 	}
 	inputs = append(inputs, partials...)
 
-	// Sessionize: sort every session by (key, start), sweep, and give each
-	// row its merged session [min start, max end).
+	// Sessionize: number the keys, sort every session by (key, start),
+	// sweep, and give each row its merged session [min start, max end).
+	// (rec, row) breaks ties, so the order is total and deterministic.
+	ids := map[string]int32{}
 	var refs []sessionRef
 	for ri, rec := range inputs {
 		if err := c.key.encode(rec); err != nil {
@@ -469,14 +473,25 @@ func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoin
 		}
 		starts, ends := sessionBounds(rec, s.sk)
 		for i := 0; i < int(rec.NumRows()); i++ {
-			refs = append(refs, sessionRef{key: string(c.key.at(i)), start: starts[i], end: ends[i], rec: ri, row: i})
+			id, ok := ids[string(c.key.at(i))]
+			if !ok {
+				id = int32(len(ids))
+				ids[string(c.key.at(i))] = id
+			}
+			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
 	}
-	sort.SliceStable(refs, func(a, b int) bool {
-		if refs[a].key != refs[b].key {
-			return refs[a].key < refs[b].key
+	slices.SortFunc(refs, func(a, b sessionRef) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
 		}
-		return refs[a].start < refs[b].start
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.rec, b.rec); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
 	})
 	mStart := make([][]arrow.Timestamp, len(inputs))
 	mEnd := make([][]arrow.Timestamp, len(inputs))
