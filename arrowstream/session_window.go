@@ -163,7 +163,10 @@ type statefulSessionWindow struct {
 
 	lastEvictWm int64
 	hasWm       bool
-	progress    StateOperatorProgress
+	// sessions is the number of stored sessions after this epoch's
+	// updates, when collect has visited the whole state (-1: not counted).
+	sessions int64
+	progress StateOperatorProgress
 }
 
 func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode OutputMode, writer *checkpoint.Writer) (*statefulSessionWindow, error) {
@@ -212,6 +215,7 @@ func sessionBounds(rec arrow.Record, col int) (starts, ends []arrow.Timestamp) {
 func (s *statefulSessionWindow) execute(ctx context.Context, ep EpochInfo, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	s.progress = StateOperatorProgress{OperatorName: "sessionWindowStateStoreSaveExec"}
+	s.sessions = -1
 	if err := s.state.open(ep); err != nil {
 		input.Close()
 		return nil, err
@@ -625,6 +629,7 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove bool) ([]arrow.Record, error) {
 	var keys, vals [][]byte
 	var err error
+	var left int64
 	for _, st := range s.state.stores {
 		type rewrite struct {
 			key  []byte
@@ -640,12 +645,16 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 			var keep []sessionEntry
 			changed := false
 			for _, en := range entries {
+				if !remove {
+					left++
+				}
 				if take(en) {
 					keys = append(keys, k)
 					vals = append(vals, en.val)
 					changed = true
 				} else if remove {
 					keep = append(keep, en)
+					left++
 				}
 			}
 			if remove && changed {
@@ -656,7 +665,7 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 		if err != nil {
 			return nil, err
 		}
-		// Decode before the rewrites: keys and vals alias stored bytes.
+		// Clone before the rewrites: keys and vals alias stored bytes.
 		if remove && len(rewrites) > 0 {
 			keys = cloneAll(keys)
 			vals = cloneAll(vals)
@@ -669,6 +678,7 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 			}
 		}
 	}
+	s.sessions = left
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -727,13 +737,16 @@ func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, 
 // commit commits every partition; numRowsTotal counts stored sessions (as
 // Spark's, one state row per session), not grouping keys.
 func (s *statefulSessionWindow) commit(ctx context.Context) error {
-	var sessions int64
-	for _, st := range s.state.stores {
-		st.Range(func(_, v []byte) bool {
-			entries, _ := splitSessions(v)
-			sessions += int64(len(entries))
-			return true
-		})
+	sessions := s.sessions
+	if sessions < 0 {
+		sessions = 0
+		for _, st := range s.state.stores {
+			st.Range(func(_, v []byte) bool {
+				entries, _ := splitSessions(v)
+				sessions += int64(len(entries))
+				return true
+			})
+		}
 	}
 	if err := s.state.commit(ctx, &s.progress); err != nil {
 		return err
