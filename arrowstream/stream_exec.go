@@ -138,6 +138,10 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 		if err != nil {
 			return nil, err
 		}
+		if sk := plan.SessionKey(x); sk >= 0 {
+			_, timed := plan.WatermarkDelay(x.Schema().Field(sk))
+			return newStatefulSessionWindow(e.mem, opID, x.Input.Schema(), spec, sk, x.GroupBy[sk].Expr.(*plan.ColumnRef).Index, timed, e.mode, writer)
+		}
 		timeKey := -1
 		for i := range x.GroupBy {
 			if _, ok := plan.WatermarkDelay(x.Schema().Field(i)); ok {
@@ -164,7 +168,7 @@ func (e *streamExec) statefulFor(n plan.Node, opID int, writer *checkpoint.Write
 			return newStatefulJoin(e.mem, opID, x, writer)
 		}
 	case *plan.SessionWindow:
-		return nil, fmt.Errorf("arrowstream: session windows over streams are not supported yet")
+		return nil, nil // assigned per epoch (sessionAssign), merged by the Aggregate above
 	case *plan.FlatMapGroupsWithState:
 		return newStatefulGroupState(e.mem, opID, x, writer)
 	}
@@ -263,6 +267,9 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep EpochInfo, env *
 	if w, ok := n.(*plan.EventTimeWatermark); ok {
 		i := e.wmIndex(w)
 		return newEventTimeWatermark(children[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[i]), nil
+	}
+	if sw, ok := n.(*plan.SessionWindow); ok {
+		return newSessionAssign(e.mem, sw, children[0], env)
 	}
 	if op, ok := e.stateful[n]; ok {
 		if two, ok := op.(twoInputOp); ok && len(children) == 2 {

@@ -153,6 +153,10 @@ func modeWord(m OutputMode) string {
 	return "complete"
 }
 
+// SessionKey returns the grouping key of a that is a session window (a
+// column made by a SessionWindow below a), or -1.
+func SessionKey(a *Aggregate) int { return sessionKey(a) }
+
 // sessionKey returns the grouping key of a that is a session window, or -1.
 func sessionKey(a *Aggregate) int {
 	for i, k := range a.GroupBy {

@@ -15,9 +15,7 @@ const testdata = "../testdata/conformance"
 // knownFailures are scenarios the engine supports in principle but fails
 // today, with the root cause. The test fails when one starts passing, so
 // that the entry is removed.
-var knownFailures = map[string]string{
-	"session_window_append": "the engine has no streaming session-window aggregation yet (streamExec.statefulFor refuses plan.SessionWindow)",
-}
+var knownFailures = map[string]string{}
 
 // knownRestartFailures are scenarios that are not restart-equivalent by
 // Spark's semantics, so they fail only with a restart after every epoch.
