@@ -157,14 +157,24 @@ func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName
 		}
 	}
 	if op == CompareEqNullSafe && (lNull || rNull) {
-		switch {
-		case lNull && rNull:
+		if lNull && rNull {
 			return newConst(Boolean, true, mem), nil
-		case lNull:
-			return foldIfConstant(&isNullEval{child: r, mem: mem}, mem, r), nil
-		default:
-			return foldIfConstant(&isNullEval{child: l, mem: mem}, mem, l), nil
 		}
+		x, xName := r, rName
+		if rNull {
+			x, xName = l, lName
+		}
+		// A typed NULL still converts the other side to the common type, as
+		// a NULL column would, so that its conversion errors (a date past
+		// the timestamp range) do not depend on whether the NULL is a
+		// literal.
+		if common, err := compareType(op, l.DataType(), r.DataType()); err == nil && l.DataType().ID() != arrow.NULL && r.DataType().ID() != arrow.NULL {
+			var err error
+			if x, err = numericWiden(x, common, mem, expr, xName); err != nil {
+				return nil, err
+			}
+		}
+		return foldIfConstant(&isNullEval{child: x, mem: mem}, mem, x), nil
 	}
 	if lNull || rNull {
 		return newConst(Boolean, nil, mem), nil

@@ -229,3 +229,25 @@ func TestDateWidenedToTimestampOverflow(t *testing.T) {
 			Want: []any{int64(106751991 * 86_400_000_000), int64(-106751991 * 86_400_000_000)}},
 	)
 }
+
+// TestNullSafeTypedNull: a typed NULL <=> x is x IS NULL, but x still
+// converts to the common type as it does against a NULL column, so a date
+// past the timestamp range fails the same way whether the NULL is a
+// literal or not (found by FuzzExprEvalWide's literal-as-column twins).
+func TestNullSafeTypedNull(t *testing.T) {
+	s := exprSchema("d", vector.Date, "t", vector.Timestamp)
+	T, F := true, false
+	nullTS := vector.TypedLit(vector.Timestamp, nil)
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "values", Schema: s, Rows: []vt.Row{{arrow.Date32(1), nil}, {nil, nil}}, Expr: vector.EqualNullSafe(nullTS, col("d")),
+			Want: []any{F, T}, WantType: vector.Boolean},
+		vt.ExprCase{Name: "right-null", Schema: s, Rows: []vt.Row{{arrow.Date32(1), nil}, {nil, nil}}, Expr: vector.EqualNullSafe(col("d"), nullTS),
+			Want: []any{F, T}},
+		vt.ExprCase{Name: "untyped-null", Schema: s, Rows: []vt.Row{{arrow.Date32(math.MaxInt32), nil}}, Expr: vector.EqualNullSafe(lit(nil), col("d")),
+			Want: []any{F}},
+		vt.ExprCase{Name: "literal", Schema: s, Rows: []vt.Row{{arrow.Date32(math.MaxInt32), nil}}, Expr: vector.EqualNullSafe(nullTS, col("d")),
+			WantErr: "value does not fit timestamp: arithmetic overflow"},
+		vt.ExprCase{Name: "column", Schema: s, Rows: []vt.Row{{arrow.Date32(math.MaxInt32), nil}}, Expr: vector.EqualNullSafe(col("t"), col("d")),
+			WantErr: "value does not fit timestamp: arithmetic overflow"},
+	)
+}
