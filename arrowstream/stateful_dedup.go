@@ -169,7 +169,7 @@ func (d *statefulDedup) evict(wmMs int64) {
 	for _, st := range d.state.stores {
 		// Collect first: a store is not modified while it is ranged over.
 		var gone [][]byte
-		st.Range(func(k, v []byte) bool {
+		st.Scan(func(k, v []byte) bool {
 			if len(v) == 8 && int64(binary.LittleEndian.Uint64(v)) <= limit {
 				gone = append(gone, append([]byte(nil), k...))
 			}

@@ -33,6 +33,9 @@ type StateStore interface {
 	// Range calls fn for every live key in ascending key order until fn
 	// returns false. Updates made in this epoch are visible.
 	Range(fn func(key, value []byte) bool)
+	// Scan is Range in no particular order, without sorting the keys:
+	// for eviction and full reads that do not need key order.
+	Scan(fn func(key, value []byte) bool)
 	// Len is the number of live keys.
 	Len() int
 	// Commit durably writes version Version()+1 and returns it.
@@ -360,6 +363,25 @@ func (s *store) Range(fn func(key, value []byte) bool) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v, _ := s.Get([]byte(k))
+		if !fn([]byte(k), v) {
+			return
+		}
+	}
+}
+
+func (s *store) Scan(fn func(key, value []byte) bool) {
+	for k, v := range s.p.data {
+		if s.deleted[k] {
+			continue
+		}
+		if _, ok := s.pending[k]; ok {
+			continue
+		}
+		if !fn([]byte(k), v) {
+			return
+		}
+	}
+	for k, v := range s.pending {
 		if !fn([]byte(k), v) {
 			return
 		}

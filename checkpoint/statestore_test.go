@@ -209,3 +209,29 @@ func TestStateStoreMemoryBytes(t *testing.T) {
 		t.Fatalf("after reload: %d bytes, want 3", got)
 	}
 }
+
+func TestStateStoreScanSeesTheSameRowsAsRange(t *testing.T) {
+	ctx := context.Background()
+	p, _ := openTestPartition(t, t.TempDir(), StoreOptions{})
+	s, _ := p.Begin(0)
+	for _, k := range []string{"a", "b", "c", "d"} {
+		s.Put([]byte(k), []byte(k+k))
+	}
+	s.Commit(ctx)
+	s, _ = p.Begin(1)
+	defer s.Abort()
+	s.Delete([]byte("b"))
+	s.Put([]byte("c"), []byte("new"))
+	s.Put([]byte("e"), []byte("ee"))
+	ranged, scanned := map[string]string{}, map[string]string{}
+	s.Range(func(k, v []byte) bool { ranged[string(k)] = string(v); return true })
+	s.Scan(func(k, v []byte) bool { scanned[string(k)] = string(v); return true })
+	if fmt.Sprint(ranged) != fmt.Sprint(scanned) || len(scanned) != 4 || scanned["c"] != "new" {
+		t.Fatalf("Range %v, Scan %v", ranged, scanned)
+	}
+	n := 0
+	s.Scan(func([]byte, []byte) bool { n++; return false })
+	if n != 1 {
+		t.Fatalf("Scan did not stop: %d calls", n)
+	}
+}
