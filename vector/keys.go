@@ -146,6 +146,15 @@ func (e *KeyEncoder) Encode(cols []arrow.Array) error {
 			markNulls(e.nulls[:n], c)
 		}
 	}
+	if n == 0 {
+		// Zero-row columns may have no buffers at all (Arrow allows it, IPC
+		// produces it), so the encoders must not look at them.
+		e.words = e.words[:0]
+		e.offs = grow(e.offs, 1)
+		e.offs[0] = 0
+		e.buf = e.buf[:0]
+		return nil
+	}
 	if e.fixed {
 		return e.encodeFixed(cols[0])
 	}
