@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -105,5 +106,87 @@ func TestTakeEmptyBufferless(t *testing.T) {
 			out.Release()
 		}
 		arr.Release()
+	}
+}
+
+// TestOperatorsOnlyEmptyBatches feeds every operator inputs made of empty
+// bufferless batches only (every column type), which must all be no-ops.
+func TestOperatorsOnlyEmptyBatches(t *testing.T) {
+	fields := make([]arrow.Field, len(emptyTypes))
+	for i, dt := range emptyTypes {
+		fields[i] = arrow.Field{Name: "c" + string(rune('a'+i)), Type: dt, Nullable: true}
+	}
+	s := arrow.NewSchema(fields, nil)
+	// Column names by type, as fields above name them.
+	const b, i64, str, ts, dec, dict, win, list = "ca", "cc", "ce", "cg", "ci", "cj", "ck", "cl"
+	c := vector.Col
+	one := func(build func(mem memory.Allocator, in vector.Operator) (vector.Operator, error)) func(memory.Allocator, []vector.Operator) (vector.Operator, error) {
+		return func(mem memory.Allocator, in []vector.Operator) (vector.Operator, error) { return build(mem, in[0]) }
+	}
+	join := func(typ vector.JoinType, keys ...string) func(memory.Allocator, []vector.Operator) (vector.Operator, error) {
+		return func(mem memory.Allocator, in []vector.Operator) (vector.Operator, error) {
+			spec := vector.JoinSpec{Type: typ}
+			for _, k := range keys {
+				spec.LeftKeys = append(spec.LeftKeys, c(k))
+				spec.RightKeys = append(spec.RightKeys, c(k))
+			}
+			return vector.NewHashJoin(mem, in[0], in[1], spec)
+		}
+	}
+	agg := func(mode vector.AggMode, group ...string) func(memory.Allocator, []vector.Operator) (vector.Operator, error) {
+		return one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			spec := vector.AggregateSpec{Mode: mode, Aggregates: []vector.AggregateCall{
+				{Func: vector.AggCountStar, Name: "n"},
+				{Func: vector.AggSum, Args: []vector.Expr{c(dec)}, Name: "s"},
+				{Func: vector.AggMin, Args: []vector.Expr{c(str)}, Name: "m"},
+			}}
+			for _, g := range group {
+				spec.GroupBy = append(spec.GroupBy, vector.As(c(g), g))
+			}
+			return vector.NewHashAggregate(mem, in, spec)
+		})
+	}
+	in1 := []vt.Input{{Schema: s}}
+	in2 := []vt.Input{{Schema: s}, {Schema: s}}
+	cases := []vt.OperatorCase{
+		{Name: "filter", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewFilter(mem, in, vector.Gt(c(i64), vector.Lit(0)))
+		})},
+		{Name: "filter-column", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewFilter(mem, in, c(b))
+		})},
+		{Name: "project", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewProject(mem, in, []vector.NamedExpr{vector.As(vector.Add(c(i64), vector.Lit(1)), "x"), vector.As(c(dict), "d"), vector.As(c(win), "w"), vector.As(c(list), "l")})
+		})},
+		{Name: "sort", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewSort(mem, in, []vector.SortKey{vector.Asc(c(dict)), vector.Desc(c(dec)), vector.Asc(c(ts))})
+		})},
+		{Name: "top-n", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewTopN(mem, in, []vector.SortKey{vector.Asc(c(str))}, 2)
+		})},
+		{Name: "limit", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewLimitOffset(mem, in, 3, 1)
+		})},
+		{Name: "union", Inputs: in2, Build: func(mem memory.Allocator, in []vector.Operator) (vector.Operator, error) {
+			return vector.NewUnion(mem, in...)
+		}},
+		{Name: "explode-outer", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewExplodeOuter(mem, in, c(list), "x", []int{0, 4})
+		})},
+		{Name: "window", Inputs: in1, Build: one(func(mem memory.Allocator, in vector.Operator) (vector.Operator, error) {
+			return vector.NewWindowAssign(mem, in, c(ts), 10, 5, 0, "w")
+		})},
+		{Name: "agg-grouped", Inputs: in1, Build: agg(vector.AggComplete, str, dict, win)},
+		{Name: "agg-partial", Inputs: in1, Build: agg(vector.AggPartial, i64)},
+	}
+	for _, typ := range []vector.JoinType{vector.InnerJoin, vector.LeftOuterJoin, vector.RightOuterJoin, vector.FullOuterJoin, vector.LeftSemiJoin, vector.LeftAntiJoin} {
+		cases = append(cases,
+			vt.OperatorCase{Name: "join-fixed-" + typ.String(), Inputs: in2, Build: join(typ, i64)},
+			vt.OperatorCase{Name: "join-bytes-" + typ.String(), Inputs: in2, Build: join(typ, str, dict, win, dec)},
+			vt.OperatorCase{Name: "join-cross-" + typ.String(), Inputs: in2, Build: join(typ)})
+	}
+	for _, tc := range cases {
+		tc.Shapes = []vt.Shape{{BatchSize: 3, EmptyBatches: true}}
+		vt.RunOperator(t, tc)
 	}
 }
