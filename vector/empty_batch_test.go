@@ -178,6 +178,8 @@ func TestOperatorsOnlyEmptyBatches(t *testing.T) {
 		})},
 		{Name: "agg-grouped", Inputs: in1, Build: agg(vector.AggComplete, str, dict, win)},
 		{Name: "agg-partial", Inputs: in1, Build: agg(vector.AggPartial, i64)},
+		// A global aggregate still has its one row, as over no batches.
+		{Name: "agg-global", Inputs: in1, Build: agg(vector.AggComplete), Want: []vt.Row{{0, nil, nil}}},
 	}
 	for _, typ := range []vector.JoinType{vector.InnerJoin, vector.LeftOuterJoin, vector.RightOuterJoin, vector.FullOuterJoin, vector.LeftSemiJoin, vector.LeftAntiJoin} {
 		cases = append(cases,
@@ -186,7 +188,8 @@ func TestOperatorsOnlyEmptyBatches(t *testing.T) {
 			vt.OperatorCase{Name: "join-cross-" + typ.String(), Inputs: in2, Build: join(typ)})
 	}
 	for _, tc := range cases {
-		tc.Shapes = []vt.Shape{{BatchSize: 3, EmptyBatches: true}}
+		// Also the plain shape (no batches at all) as the reference.
+		tc.Shapes = []vt.Shape{{BatchSize: 3}, {BatchSize: 3, EmptyBatches: true}}
 		vt.RunOperator(t, tc)
 	}
 }
