@@ -479,7 +479,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		offs, data := BinaryParts(a.Dictionary())
 		writeVarKeys(buf, pos, h, offs, data, idx, nil, 0)
 	case *array.Boolean:
-		raw, doff := a.Data().Buffers()[1].Bytes(), a.Data().Offset()
+		raw, doff := bufferBytes(a.Data(), 1), a.Data().Offset()
 		for i := range pos {
 			p := pos[i]
 			if bm != nil && !bitutil.BitIsSet(bm, off+i) {
@@ -512,7 +512,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		var raw []byte
 		if w > 0 {
 			// The slice offset applies even when validBits reports none.
-			raw = c.Data().Buffers()[1].Bytes()[c.Data().Offset()*int(w):]
+			raw = bufferBytes(c.Data(), 1)[c.Data().Offset()*int(w):]
 		}
 		for i := range pos {
 			p := pos[i]
