@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -191,5 +192,92 @@ func TestOperatorsOnlyEmptyBatches(t *testing.T) {
 		// Also the plain shape (no batches at all) as the reference.
 		tc.Shapes = []vt.Shape{{BatchSize: 3}, {BatchSize: 3, EmptyBatches: true}}
 		vt.RunOperator(t, tc)
+	}
+}
+
+// TestKeyEncoderNullIndicesOverBufferlessDictionary encodes dictionary keys
+// whose indices are all null over an empty dictionary without buffers (as
+// an IPC stream may send), alone and with another key.
+func TestKeyEncoderNullIndicesOverBufferlessDictionary(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vector.String}
+	ib := array.NewInt32Builder(mem)
+	ib.AppendNulls(2)
+	idx := ib.NewInt32Array()
+	ib.Release()
+	dict := vt.EmptyArray(vector.String)
+	col := array.NewDictionaryArray(dt, idx, dict)
+	idx.Release()
+	dict.Release()
+	defer col.Release()
+	other := vt.BuildRecord(mem, arrow.NewSchema([]arrow.Field{{Name: "i", Type: vector.Int64}}, nil), []vt.Row{{1}, {1}})
+	defer other.Release()
+	for _, cols := range [][]arrow.Array{{col}, {col, other.Column(0)}} {
+		types := []arrow.DataType{vector.String, vector.Int64}[:len(cols)]
+		enc, err := vector.NewKeyEncoder(mem, types)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(cols); err != nil {
+			t.Fatal(err)
+		}
+		if enc.Len() != 2 || !enc.HasNull(0) || !enc.HasNull(1) || enc.Hashes()[0] != enc.Hashes()[1] {
+			t.Errorf("%d keys: len %d, nulls %v %v", len(cols), enc.Len(), enc.HasNull(0), enc.HasNull(1))
+		}
+	}
+}
+
+// TestSortNullIndicesOverBufferlessDictionary sorts and aggregates by a
+// dictionary column whose indices are all null over an empty dictionary
+// without buffers.
+func TestSortNullIndicesOverBufferlessDictionary(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: vector.String}
+	ib := array.NewInt32Builder(mem)
+	ib.AppendNulls(3)
+	idx := ib.NewInt32Array()
+	ib.Release()
+	dict := vt.EmptyArray(vector.String)
+	col := array.NewDictionaryArray(dt, idx, dict)
+	idx.Release()
+	dict.Release()
+	s := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt, Nullable: true}}, nil)
+	rec := array.NewRecord(s, []arrow.Array{col}, 3)
+	col.Release()
+	defer rec.Release()
+	build := map[string]func(in vector.Operator) (vector.Operator, error){
+		"sort": func(in vector.Operator) (vector.Operator, error) {
+			return vector.NewSort(mem, in, []vector.SortKey{vector.Asc(vector.Col("d"))})
+		},
+		"aggregate": func(in vector.Operator) (vector.Operator, error) {
+			return vector.NewHashAggregate(mem, in, vector.AggregateSpec{
+				GroupBy:    []vector.NamedExpr{vector.As(vector.Col("d"), "d")},
+				Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}},
+			})
+		},
+	}
+	want := map[string][]vt.Row{"sort": {{nil}, {nil}, {nil}}, "aggregate": {{nil, 3}}}
+	for name, b := range build {
+		scan, err := vector.NewScan(s, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := b(scan)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		recs, err := vector.Drain(t.Context(), op)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got []vt.Row
+		for _, r := range recs {
+			got = append(got, vt.RowsOf(r)...)
+			r.Release()
+		}
+		op.Close()
+		if !vt.RowsEqual(want[name], got) {
+			t.Errorf("%s: got %v", name, got)
+		}
 	}
 }

@@ -407,7 +407,9 @@ func addWidths(widths []int32, l keyLeaf) error {
 		if err != nil {
 			return err
 		}
-		offs := dict.ValueOffsets()
+		// BinaryParts: an empty dictionary (all indices null) may have no
+		// offsets buffer.
+		offs, _ := BinaryParts(dict)
 		for i, j := range idx {
 			if j >= 0 {
 				widths[i] += 5 + offs[j+1] - offs[j]

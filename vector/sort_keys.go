@@ -216,6 +216,9 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 // (ValueBytes would not do: it is cut at the first row's offset while the
 // offsets stay absolute.)
 func binaryParts(arr arrow.Array) ([]int32, []byte) {
+	if bufferBytes(arr.Data(), 1) == nil {
+		return []int32{0}, nil // zero-length without buffers
+	}
 	var offs []int32
 	switch a := arr.(type) {
 	case *array.String:
