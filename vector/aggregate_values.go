@@ -144,13 +144,13 @@ func valueKindOf(t arrow.DataType) (valueKind, bool) {
 // rawValues returns the values of a fixed-width array as []T, offset
 // applied.
 func rawValues[T any](arr arrow.Array) []T {
-	return castSlice[T](arr.Data().Buffers()[1].Bytes())[arr.Data().Offset():][:arr.Len()]
+	return castSlice[T](bufferBytes(arr.Data(), 1))[arr.Data().Offset():][:arr.Len()]
 }
 
 // boolsAsInt32 expands a boolean array into 0/1 values.
 func boolsAsInt32(arr arrow.Array, scratch []int32) []int32 {
 	scratch = grow(scratch, arr.Len())
-	raw, off := arr.Data().Buffers()[1].Bytes(), arr.Data().Offset()
+	raw, off := bufferBytes(arr.Data(), 1), arr.Data().Offset()
 	for i := range scratch[:arr.Len()] {
 		scratch[i] = int32(raw[(off+i)>>3]>>((off+i)&7)) & 1
 	}
@@ -420,7 +420,7 @@ func (f *firstLastAcc) update(gids []int32, args []arrow.Array) error {
 	setOff := 0
 	if f.merge {
 		set := args[1]
-		setBits = set.Data().Buffers()[1].Bytes()
+		setBits = bufferBytes(set.Data(), 1)
 		setBM, _ = validity(set)
 		setOff = set.Data().Offset()
 	}

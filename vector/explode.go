@@ -97,6 +97,9 @@ func (e *Explode) Next(ctx context.Context) (arrow.Record, error) {
 				e.err = err
 				break
 			}
+			if e.rec == nil {
+				continue // skipped an empty batch
+			}
 		}
 		out, err := e.expand()
 		if err != nil {
@@ -115,6 +118,12 @@ func (e *Explode) pull(ctx context.Context) error {
 	rec, err := e.input.Next(ctx)
 	if err != nil {
 		return err
+	}
+	if rec.NumRows() == 0 {
+		// An empty batch (possibly without buffers) explodes to nothing;
+		// Next pulls again.
+		rec.Release()
+		return nil
 	}
 	arr, err := e.list.Eval(ctx, rec)
 	if err != nil {

@@ -106,6 +106,11 @@ func (f *Filter) nextSelected(ctx context.Context) (arrow.Record, []int32, error
 			f.err = err
 			return nil, nil, err
 		}
+		if rec.NumRows() == 0 {
+			// An empty batch (possibly without buffers) selects nothing.
+			rec.Release()
+			continue
+		}
 		if f.always == 1 {
 			return rec, nil, nil
 		}

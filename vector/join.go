@@ -309,6 +309,10 @@ func (j *HashJoin) next(ctx context.Context) (arrow.Record, error) {
 			if err != nil {
 				return nil, err
 			}
+			if rec.NumRows() == 0 {
+				rec.Release() // an empty probe batch matches nothing
+				continue
+			}
 			if err := j.startProbe(ctx, rec); err != nil {
 				rec.Release()
 				return nil, err
@@ -332,6 +336,7 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	recs = dropEmpty(recs)
 	defer func() {
 		for _, r := range recs {
 			r.Release()
@@ -466,4 +471,18 @@ func (j *HashJoin) keyExclusion(keys []arrow.Array, enc *KeyEncoder, buf []bool)
 		}
 	}
 	return buf
+}
+
+// dropEmpty releases the zero-row records of recs, which may lack buffers
+// (Arrow allows that; concatenation does not), and returns the others.
+func dropEmpty(recs []arrow.Record) []arrow.Record {
+	out := recs[:0]
+	for _, r := range recs {
+		if r.NumRows() == 0 {
+			r.Release()
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

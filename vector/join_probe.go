@@ -234,7 +234,7 @@ func (j *HashJoin) filterResidual(ctx context.Context, cand arrow.Record) (int, 
 	if !ok || b.Len() != len(j.candL) {
 		return 0, fmt.Errorf("vector: join condition returned %d values of %s for %d pairs", res.Len(), TypeName(res.DataType()), len(j.candL))
 	}
-	vals, off := b.Data().Buffers()[1].Bytes(), b.Data().Offset()
+	vals, off := bufferBytes(b.Data(), 1), b.Data().Offset()
 	valid, _ := validBits(b)
 	cl, cr := j.candL, j.candR
 	w := 0

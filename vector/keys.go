@@ -146,6 +146,15 @@ func (e *KeyEncoder) Encode(cols []arrow.Array) error {
 			markNulls(e.nulls[:n], c)
 		}
 	}
+	if n == 0 {
+		// Zero-row columns may have no buffers at all (Arrow allows it, IPC
+		// produces it), so the encoders must not look at them.
+		e.words = e.words[:0]
+		e.offs = grow(e.offs, 1)
+		e.offs[0] = 0
+		e.buf = e.buf[:0]
+		return nil
+	}
 	if e.fixed {
 		return e.encodeFixed(cols[0])
 	}
@@ -398,7 +407,9 @@ func addWidths(widths []int32, l keyLeaf) error {
 		if err != nil {
 			return err
 		}
-		offs := dict.ValueOffsets()
+		// BinaryParts: an empty dictionary (all indices null) may have no
+		// offsets buffer.
+		offs, _ := BinaryParts(dict)
 		for i, j := range idx {
 			if j >= 0 {
 				widths[i] += 5 + offs[j+1] - offs[j]
@@ -470,7 +481,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		offs, data := BinaryParts(a.Dictionary())
 		writeVarKeys(buf, pos, h, offs, data, idx, nil, 0)
 	case *array.Boolean:
-		raw, doff := a.Data().Buffers()[1].Bytes(), a.Data().Offset()
+		raw, doff := bufferBytes(a.Data(), 1), a.Data().Offset()
 		for i := range pos {
 			p := pos[i]
 			if bm != nil && !bitutil.BitIsSet(bm, off+i) {
@@ -503,7 +514,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		var raw []byte
 		if w > 0 {
 			// The slice offset applies even when validBits reports none.
-			raw = c.Data().Buffers()[1].Bytes()[c.Data().Offset()*int(w):]
+			raw = bufferBytes(c.Data(), 1)[c.Data().Offset()*int(w):]
 		}
 		for i := range pos {
 			p := pos[i]

@@ -92,6 +92,11 @@ func (p *Project) Next(ctx context.Context) (arrow.Record, error) {
 		return out, nil
 	}
 	rec, err := p.input.Next(ctx)
+	for err == nil && rec.NumRows() == 0 {
+		// An empty batch (possibly without buffers) projects to nothing.
+		rec.Release()
+		rec, err = p.input.Next(ctx)
+	}
 	if err != nil {
 		p.err = err
 		return nil, err

@@ -304,7 +304,7 @@ func gatherFixed[T uint8 | uint16 | uint32 | uint64 | [16]byte](mem memory.Alloc
 	vals := memory.NewResizableBuffer(mem)
 	vals.Resize(len(sel) * int(sizeOf(zero)))
 	out := castSlice[T](vals.Bytes())[:len(sel)]
-	in := castSlice[T](d.Buffers()[1].Bytes())[d.Offset():]
+	in := castSlice[T](bufferBytes(d, 1))[d.Offset():]
 	gatherValues(out, in[:d.Len()], sel)
 	data := array.NewData(d.DataType(), len(sel), []*memory.Buffer{validity, vals}, nil, nulls, 0)
 	if validity != nil {
@@ -346,7 +346,7 @@ func gatherBool(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int3
 	vals.Resize(int(bitutil.BytesForBits(int64(n))))
 	out := vals.Bytes()
 	clear(out)
-	in := d.Buffers()[1].Bytes()
+	in := bufferBytes(d, 1)
 	off := int32(d.Offset())
 	for o, i := range sel {
 		p := off + i
@@ -366,7 +366,7 @@ func gatherBool(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int3
 // call to memmove.
 func gatherBinary(mem memory.Allocator, arr arrow.Array, d *array.Data, sel []int32) *array.Data {
 	validity, nulls := gatherValidity(mem, arr, sel)
-	inOff := castSlice[int32](d.Buffers()[1].Bytes())[d.Offset():]
+	inOff := castSlice[int32](bufferBytes(d, 1))[d.Offset():]
 	inOff = inOff[:d.Len()+1]
 	var in []byte
 	if b := d.Buffers()[2]; b != nil {

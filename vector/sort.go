@@ -180,6 +180,11 @@ func (s *Sort) materialize(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if rec.NumRows() == 0 {
+			// Empty batches may lack buffers, which concatenation rejects.
+			rec.Release()
+			continue
+		}
 		s.buf = append(s.buf, rec)
 		s.bufRows += rec.NumRows()
 		if s.limit > 0 && s.bufRows >= s.limit+max(s.limit, outputBatchRows) {

@@ -185,7 +185,7 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 	}
 	switch a := arr.(type) {
 	case *array.Boolean:
-		return &boolCmp{nullOrder: o, v: a.Data().Buffers()[1].Bytes(), vof: a.Data().Offset()}
+		return &boolCmp{nullOrder: o, v: bufferBytes(a.Data(), 1), vof: a.Data().Offset()}
 	case *array.Int8:
 		return &intCmp[int8]{o, a.Int8Values()}
 	case *array.Int16:
@@ -216,6 +216,9 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 // (ValueBytes would not do: it is cut at the first row's offset while the
 // offsets stay absolute.)
 func binaryParts(arr arrow.Array) ([]int32, []byte) {
+	if bufferBytes(arr.Data(), 1) == nil {
+		return []int32{0}, nil // zero-length without buffers
+	}
 	var offs []int32
 	switch a := arr.(type) {
 	case *array.String:
@@ -240,7 +243,7 @@ func orderedKeys(dst []keyRow, arr arrow.Array, idx []int32, desc bool) {
 	dst = dst[:len(idx)]
 	switch a := arr.(type) {
 	case *array.Boolean:
-		v, off := a.Data().Buffers()[1].Bytes(), a.Data().Offset()
+		v, off := bufferBytes(a.Data(), 1), a.Data().Offset()
 		for o, i := range idx {
 			dst[o] = keyRow{uint64(v[(off+int(i))>>3] >> ((off + int(i)) & 7) & 1), i}
 		}

@@ -85,6 +85,10 @@ func (u *Union) Next(ctx context.Context) (arrow.Record, error) {
 			u.err = err
 			break
 		}
+		if rec.NumRows() == 0 {
+			rec.Release() // empty batches are not passed on
+			continue
+		}
 		if rec.Schema().Equal(u.schema) {
 			return rec, nil
 		}

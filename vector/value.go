@@ -292,6 +292,15 @@ func toInt64(v any) (int64, bool) {
 // not usable with ValueOffsets on a sliced array: it starts at the first
 // row's bytes while the offsets stay absolute.
 func BinaryParts(arr arrow.Array) (offs []int32, data []byte) {
+	if bufferBytes(arr.Data(), 1) == nil {
+		// A zero-length array may have no offsets buffer, and ValueOffsets
+		// would panic on it.
+		switch arr.(type) {
+		case *array.String, *array.Binary:
+			return []int32{0}, nil
+		}
+		return nil, nil
+	}
 	switch a := arr.(type) {
 	case *array.String:
 		offs = a.ValueOffsets()

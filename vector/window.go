@@ -134,6 +134,10 @@ func (w *WindowAssign) pull(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if rec.NumRows() == 0 {
+		rec.Release() // an empty batch is dropped like one without times
+		return nil
+	}
 	arr, err := w.time.Eval(ctx, rec)
 	if err != nil {
 		rec.Release()

@@ -29,10 +29,18 @@ type Shape struct {
 	// no nulls, so that the "has a bitmap" path is exercised with all rows
 	// valid.
 	BitmapWithoutNulls bool
+	// EmptyBatches feeds operators through a Feed instead of a Scan, so that
+	// a zero-row record without buffers (EmptyRecord) comes before, between
+	// and after the data records. Operator harness only.
+	EmptyBatches bool
 }
 
 func (s Shape) String() string {
-	return fmt.Sprintf("batch=%d/sliced=%v/garbage=%v/bitmap=%v", s.BatchSize, s.Sliced, s.GarbageUnderNulls, s.BitmapWithoutNulls)
+	str := fmt.Sprintf("batch=%d/sliced=%v/garbage=%v/bitmap=%v", s.BatchSize, s.Sliced, s.GarbageUnderNulls, s.BitmapWithoutNulls)
+	if s.EmptyBatches {
+		str += "/empty-batches"
+	}
+	return str
 }
 
 // Shapes is the standard set of layouts every operator and expression test

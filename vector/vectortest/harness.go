@@ -45,15 +45,23 @@ type OperatorCase struct {
 	WantErr string
 	// Shapes overrides the layouts the case runs in (default Shapes).
 	Shapes []Shape
+	// NoEmptyBatches skips the run with empty bufferless batches
+	// interleaved (for cases that check the source itself, which may pass
+	// empty records on).
+	NoEmptyBatches bool
 }
 
-// RunOperator runs c in every shape, plus an early-Close run, each on its
-// own checked allocator.
+// RunOperator runs c in every shape, plus a run with empty bufferless
+// batches interleaved (see Shape.EmptyBatches) unless c.Shapes already has
+// one, plus an early-Close run, each on its own checked allocator.
 func RunOperator(t *testing.T, c OperatorCase) {
 	t.Helper()
 	shapes := c.Shapes
 	if shapes == nil {
 		shapes = Shapes
+	}
+	if !c.NoEmptyBatches {
+		shapes = withEmptyBatches(shapes)
 	}
 	for _, shape := range shapes {
 		t.Run(c.Name+"/"+shape.String(), func(t *testing.T) {
@@ -66,6 +74,22 @@ func RunOperator(t *testing.T, c OperatorCase) {
 		mem := NewAllocator(t)
 		_, _ = runOperatorOnce(t, mem, c, Shape{BatchSize: 1}, 1)
 	})
+}
+
+// withEmptyBatches appends an EmptyBatches variant of the first shape (the
+// case's main batch size) unless one is there.
+func withEmptyBatches(shapes []Shape) []Shape {
+	for _, s := range shapes {
+		if s.EmptyBatches {
+			return shapes
+		}
+	}
+	if len(shapes) == 0 {
+		return shapes
+	}
+	e := shapes[0]
+	e.EmptyBatches = true
+	return append(shapes[:len(shapes):len(shapes)], e)
 }
 
 func checkOperatorResult(t *testing.T, c OperatorCase, got []Row, err error) {
@@ -97,6 +121,13 @@ func runOperatorOnce(t *testing.T, mem memory.Allocator, c OperatorCase, shape S
 	inputs := make([]vector.Operator, len(c.Inputs))
 	for i, in := range c.Inputs {
 		recs := BuildRecords(mem, in.Schema, in.Rows, shape)
+		if shape.EmptyBatches {
+			inputs[i] = NewFeed(in.Schema, recs...)
+			for _, r := range recs {
+				r.Release()
+			}
+			continue
+		}
 		scan, err := vector.NewScan(in.Schema, recs...)
 		for _, r := range recs {
 			r.Release()
