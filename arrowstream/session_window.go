@@ -6,11 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -356,39 +353,20 @@ func (s *statefulSessionWindow) codecsFor(p int) (codecPair, error) {
 // store.
 func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arrow.Record) error {
 	n := len(s.state.stores)
-	byPart := make([][]arrow.Record, n)
+	var byPart [][]arrow.Record
+	if n == 1 {
+		byPart = [][]arrow.Record{retainAll(partials)}
+	} else {
+		var err error
+		if byPart, err = splitByPartition(s.mem, s.keyCodec, partials, n); err != nil {
+			return err
+		}
+	}
 	defer func() {
 		for _, recs := range byPart {
 			releaseRecords(recs)
 		}
 	}()
-	if n == 1 {
-		byPart[0] = retainAll(partials)
-	} else {
-		idx := make([][]int32, n)
-		for _, rec := range partials {
-			if err := s.keyCodec.encode(rec); err != nil {
-				return err
-			}
-			for p := range idx {
-				idx[p] = idx[p][:0]
-			}
-			for i := 0; i < int(rec.NumRows()); i++ {
-				p := s.keyCodec.hash(i) % uint64(n)
-				idx[p] = append(idx[p], int32(i))
-			}
-			for p, rows := range idx {
-				if len(rows) == 0 {
-					continue
-				}
-				part, err := vector.TakeRecord(s.mem, rec, rows)
-				if err != nil {
-					return err
-				}
-				byPart[p] = append(byPart[p], part)
-			}
-		}
-	}
 	codecs := make([]codecPair, n)
 	for p := range codecs {
 		var err error
@@ -397,27 +375,11 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 		}
 	}
 	rows := make([]int64, n)
-	errs := make([]error, n)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for p := range byPart {
-		if len(byPart[p]) == 0 {
-			continue
-		}
-		wg.Add(1)
-		go func(p int) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, s.opID, r, debug.Stack())
-				}
-			}()
-			rows[p], errs[p] = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p])
-		}(p)
-	}
-	wg.Wait()
+	errs := runPartitions(s.opID, byPart, func(p int) error {
+		var err error
+		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p])
+		return err
+	})
 	for p := range rows {
 		s.progress.NumRowsUpdated += rows[p]
 	}
@@ -587,12 +549,7 @@ func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Arr
 
 // stateSpec is the aggregation over partial-state input.
 func (s *statefulSessionWindow) stateSpec(mode vector.AggMode) vector.AggregateSpec {
-	keys := make([]vector.NamedExpr, s.nKeys)
-	for i := range keys {
-		name := s.partialSchema.Field(i).Name
-		keys[i] = vector.NamedExpr{Name: name, Expr: &vector.ColumnAt{Index: i, Name: name}}
-	}
-	return vector.AggregateSpec{GroupBy: keys, Aggregates: s.spec.Aggregates, Mode: mode}
+	return partialStateSpec(s.partialSchema, s.nKeys, s.spec.Aggregates, mode)
 }
 
 // decodeState turns stored sessions (state key and encoded row per
@@ -721,17 +678,7 @@ func (s *statefulSessionWindow) evict(wmMs int64) ([]arrow.Record, error) {
 // finalize turns partial-state records into final rows (owned records are
 // consumed).
 func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, error) {
-	scan, err := vector.NewScan(s.partialSchema, recs...)
-	releaseRecords(recs)
-	if err != nil {
-		return nil, err
-	}
-	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggFinal))
-	if err != nil {
-		scan.Close()
-		return nil, err
-	}
-	return op, nil
+	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
 }
 
 // commit commits every partition; numRowsTotal counts stored sessions (as

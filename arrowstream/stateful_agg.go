@@ -230,12 +230,7 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 
 // stateSpec is the aggregation over partial-state input.
 func (s *statefulAggregate) stateSpec(mode vector.AggMode) vector.AggregateSpec {
-	keys := make([]vector.NamedExpr, s.nKeys)
-	for i := range keys {
-		name := s.partialSchema.Field(i).Name
-		keys[i] = vector.NamedExpr{Name: name, Expr: &vector.ColumnAt{Index: i, Name: name}}
-	}
-	return vector.AggregateSpec{GroupBy: keys, Aggregates: s.spec.Aggregates, Mode: mode}
+	return partialStateSpec(s.partialSchema, s.nKeys, s.spec.Aggregates, mode)
 }
 
 func (s *statefulAggregate) decodeState(keys, vals [][]byte) (arrow.Record, error) {
@@ -326,17 +321,7 @@ func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
 // finalize turns partial-state records into final rows (owned records are
 // consumed).
 func (s *statefulAggregate) finalize(recs []arrow.Record) (vector.Operator, error) {
-	scan, err := vector.NewScan(s.partialSchema, recs...)
-	releaseRecords(recs)
-	if err != nil {
-		return nil, err
-	}
-	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggFinal))
-	if err != nil {
-		scan.Close()
-		return nil, err
-	}
-	return op, nil
+	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
 }
 
 // outputSchema is the schema of the final rows.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -55,7 +56,7 @@ func (s *statefulAggregate) mergeAndSave(ctx context.Context, partials []arrow.R
 		}
 		return merged, nil
 	}
-	byPart, err := s.splitByPartition(partials, n)
+	byPart, err := splitByPartition(s.mem, s.keyCodec, partials, n)
 	if err != nil {
 		return nil, err
 	}
@@ -72,31 +73,14 @@ func (s *statefulAggregate) mergeAndSave(ctx context.Context, partials []arrow.R
 	}
 	results := make([][]arrow.Record, n)
 	rows := make([]int64, n)
-	errs := make([]error, n)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for p := range byPart {
-		if len(byPart[p]) == 0 {
-			continue
+	errs := runPartitions(s.opID, byPart, func(p int) error {
+		merged, err := s.mergeWithState(ctx, byPart[p], codecs[p])
+		if err == nil {
+			rows[p], err = s.save(merged, codecs[p])
 		}
-		wg.Add(1)
-		go func(p int) {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, s.opID, r, debug.Stack())
-				}
-			}()
-			merged, err := s.mergeWithState(ctx, byPart[p], codecs[p])
-			if err == nil {
-				rows[p], err = s.save(merged, codecs[p])
-			}
-			results[p], errs[p] = merged, err
-		}(p)
-	}
-	wg.Wait()
+		results[p] = merged
+		return err
+	})
 	var out []arrow.Record
 	var firstErr error
 	for p := range results {
@@ -113,33 +97,34 @@ func (s *statefulAggregate) mergeAndSave(ctx context.Context, partials []arrow.R
 	return out, nil
 }
 
-// splitByPartition gathers the rows of each partition of the partial
-// records (owned by the caller).
-func (s *statefulAggregate) splitByPartition(partials []arrow.Record, n int) ([][]arrow.Record, error) {
+// splitByPartition gathers, for each of n partitions, the rows of recs
+// whose key (encoded by codec) hashes to it. The records are owned by the
+// caller.
+func splitByPartition(mem memory.Allocator, codec *rowCodec, recs []arrow.Record, n int) ([][]arrow.Record, error) {
 	byPart := make([][]arrow.Record, n)
 	idx := make([][]int32, n)
 	fail := func(err error) ([][]arrow.Record, error) {
-		for _, recs := range byPart {
-			releaseRecords(recs)
+		for _, part := range byPart {
+			releaseRecords(part)
 		}
 		return nil, err
 	}
-	for _, rec := range partials {
-		if err := s.keyCodec.encode(rec); err != nil {
+	for _, rec := range recs {
+		if err := codec.encode(rec); err != nil {
 			return fail(err)
 		}
 		for p := range idx {
 			idx[p] = idx[p][:0]
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			p := s.keyCodec.hash(i) % uint64(n)
+			p := codec.hash(i) % uint64(n)
 			idx[p] = append(idx[p], int32(i))
 		}
 		for p, rows := range idx {
 			if len(rows) == 0 {
 				continue
 			}
-			part, err := vector.TakeRecord(s.mem, rec, rows)
+			part, err := vector.TakeRecord(mem, rec, rows)
 			if err != nil {
 				return fail(err)
 			}
@@ -147,4 +132,60 @@ func (s *statefulAggregate) splitByPartition(partials []arrow.Record, n int) ([]
 		}
 	}
 	return byPart, nil
+}
+
+// runPartitions runs work for every partition that has rows, in parallel
+// (at most GOMAXPROCS at a time, as Spark runs one task per shuffle
+// partition), turning a panic into that partition's error. It returns one
+// error slot per partition.
+func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []error {
+	errs := make([]error, len(byPart))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for p := range byPart {
+		if len(byPart[p]) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, opID, r, debug.Stack())
+				}
+			}()
+			errs[p] = work(p)
+		}(p)
+	}
+	wg.Wait()
+	return errs
+}
+
+// partialStateSpec is the aggregation over partial-state input whose first
+// nKeys columns are the grouping keys.
+func partialStateSpec(partial *arrow.Schema, nKeys int, aggs []vector.AggregateCall, mode vector.AggMode) vector.AggregateSpec {
+	keys := make([]vector.NamedExpr, nKeys)
+	for i := range keys {
+		name := partial.Field(i).Name
+		keys[i] = vector.NamedExpr{Name: name, Expr: &vector.ColumnAt{Index: i, Name: name}}
+	}
+	return vector.AggregateSpec{GroupBy: keys, Aggregates: aggs, Mode: mode}
+}
+
+// finalizePartial turns partial-state records (owned; consumed) into final
+// rows with spec in AggFinal mode.
+func finalizePartial(mem memory.Allocator, partial *arrow.Schema, spec vector.AggregateSpec, recs []arrow.Record) (vector.Operator, error) {
+	scan, err := vector.NewScan(partial, recs...)
+	releaseRecords(recs)
+	if err != nil {
+		return nil, err
+	}
+	op, err := vector.NewHashAggregate(mem, scan, spec)
+	if err != nil {
+		scan.Close()
+		return nil, err
+	}
+	return op, nil
 }
