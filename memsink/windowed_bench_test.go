@@ -33,37 +33,8 @@ func BenchmarkWindowedAggregationWatermark(b *testing.B) {
 		b.Run(d.name, func(b *testing.B) {
 			ctx := context.Background()
 			s := benchSession(b, d.noSync)
-			schema := arrow.NewSchema([]arrow.Field{
-				{Name: "key", Type: vector.Int64, Nullable: true},
-				{Name: "ts", Type: vector.Int64, Nullable: true},
-				{Name: "v", Type: vector.Int64, Nullable: true},
-			}, nil)
-			src := arrowstream.NewMemoryStream(s.Allocator(), schema)
+			src := feedEvents(b, s, rows, epochMs, func(r *rand.Rand, _ int) int64 { return r.Int63n(keys) })
 			defer src.Close()
-			src.SetMaxOffsetsPerTrigger(1)
-			s.RegisterStream("events", src)
-			r := rand.New(rand.NewSource(1))
-			kv, tv, vv := make([]int64, rows), make([]int64, rows), make([]int64, rows)
-			for i := 0; i < b.N; i++ {
-				for j := range kv {
-					kv[j] = r.Int63n(keys)
-					tv[j] = int64(i)*epochMs + r.Int63n(epochMs)
-					vv[j] = r.Int63n(1000)
-				}
-				var cols []arrow.Array
-				for _, vals := range [][]int64{kv, tv, vv} {
-					bld := array.NewInt64Builder(s.Allocator())
-					bld.AppendValues(vals, nil)
-					cols = append(cols, bld.NewArray())
-					bld.Release()
-				}
-				rec := array.NewRecord(schema, cols, rows)
-				for _, c := range cols {
-					c.Release()
-				}
-				src.AddRecord(rec)
-				rec.Release()
-			}
 			dir := b.TempDir()
 			b.ResetTimer()
 			q, err := s.ReadStream("events").
@@ -72,16 +43,7 @@ func BenchmarkWindowedAggregationWatermark(b *testing.B) {
 				GroupBy("key", "window(eventTime, '10 seconds') AS w").Agg("count(*) AS n", "sum(v) AS s").
 				WriteStream().Format("memory").QueryName("windowed").OutputMode(arrowstream.Append).
 				Option("checkpointLocation", dir).Start(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := q.ProcessAllAvailable(ctx); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			last := q.LastProgress()
-			q.Stop()
+			last := runTimed(b, ctx, q, err, rows)
 			if last == nil {
 				b.Fatal("no progress")
 			}
@@ -92,6 +54,59 @@ func BenchmarkWindowedAggregationWatermark(b *testing.B) {
 			}
 		})
 	}
+}
+
+// feedEvents registers the stream "events" (key, ts in ms, v) and adds
+// b.N epochs of rows events: keys from keyOf, event times spread over the
+// epoch's epochMs, values random. The caller closes the stream.
+func feedEvents(b *testing.B, s *arrowstream.Session, rows int, epochMs int64, keyOf func(r *rand.Rand, epoch int) int64) *arrowstream.MemoryStream {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "key", Type: vector.Int64, Nullable: true},
+		{Name: "ts", Type: vector.Int64, Nullable: true},
+		{Name: "v", Type: vector.Int64, Nullable: true},
+	}, nil)
+	src := arrowstream.NewMemoryStream(s.Allocator(), schema)
+	src.SetMaxOffsetsPerTrigger(1)
+	s.RegisterStream("events", src)
+	r := rand.New(rand.NewSource(1))
+	kv, tv, vv := make([]int64, rows), make([]int64, rows), make([]int64, rows)
+	for i := 0; i < b.N; i++ {
+		for j := range kv {
+			kv[j] = keyOf(r, i)
+			tv[j] = int64(i)*epochMs + r.Int63n(epochMs)
+			vv[j] = r.Int63n(1000)
+		}
+		var cols []arrow.Array
+		for _, vals := range [][]int64{kv, tv, vv} {
+			bld := array.NewInt64Builder(s.Allocator())
+			bld.AppendValues(vals, nil)
+			cols = append(cols, bld.NewArray())
+			bld.Release()
+		}
+		rec := array.NewRecord(schema, cols, int64(rows))
+		for _, c := range cols {
+			c.Release()
+		}
+		src.AddRecord(rec)
+		rec.Release()
+	}
+	return src
+}
+
+// runTimed waits for the started query to process every epoch, stops the
+// timer, reports events/s, stops the query and returns its last progress.
+func runTimed(b *testing.B, ctx context.Context, q *arrowstream.StreamingQuery, startErr error, rows int) *arrowstream.StreamingQueryProgress {
+	if startErr != nil {
+		b.Fatal(startErr)
+	}
+	if err := q.ProcessAllAvailable(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	last := q.LastProgress()
+	q.Stop()
+	return last
 }
 
 // stateSize sums the encoded bytes and rows of every partition of an
@@ -141,37 +156,9 @@ func BenchmarkSessionWindowAppend(b *testing.B) {
 		b.Run(d.name, func(b *testing.B) {
 			ctx := context.Background()
 			s := benchSession(b, d.noSync)
-			schema := arrow.NewSchema([]arrow.Field{
-				{Name: "key", Type: vector.Int64, Nullable: true},
-				{Name: "ts", Type: vector.Int64, Nullable: true},
-				{Name: "v", Type: vector.Int64, Nullable: true},
-			}, nil)
-			src := arrowstream.NewMemoryStream(s.Allocator(), schema)
+			// Half of the keys per epoch, alternating.
+			src := feedEvents(b, s, rows, epochMs, func(r *rand.Rand, epoch int) int64 { return 2*r.Int63n(keys/2) + int64(epoch%2) })
 			defer src.Close()
-			src.SetMaxOffsetsPerTrigger(1)
-			s.RegisterStream("events", src)
-			r := rand.New(rand.NewSource(1))
-			kv, tv, vv := make([]int64, rows), make([]int64, rows), make([]int64, rows)
-			for i := 0; i < b.N; i++ {
-				for j := range kv {
-					kv[j] = 2*r.Int63n(keys/2) + int64(i%2)
-					tv[j] = int64(i)*epochMs + r.Int63n(epochMs)
-					vv[j] = r.Int63n(1000)
-				}
-				var cols []arrow.Array
-				for _, vals := range [][]int64{kv, tv, vv} {
-					bld := array.NewInt64Builder(s.Allocator())
-					bld.AppendValues(vals, nil)
-					cols = append(cols, bld.NewArray())
-					bld.Release()
-				}
-				rec := array.NewRecord(schema, cols, rows)
-				for _, c := range cols {
-					c.Release()
-				}
-				src.AddRecord(rec)
-				rec.Release()
-			}
 			dir := b.TempDir()
 			b.ResetTimer()
 			q, err := s.ReadStream("events").
@@ -180,16 +167,7 @@ func BenchmarkSessionWindowAppend(b *testing.B) {
 				GroupBy("key", "session_window(eventTime, '3 seconds') AS session").Agg("count(*) AS n", "sum(v) AS s").
 				WriteStream().Format("memory").QueryName("sessions").OutputMode(arrowstream.Append).
 				Option("checkpointLocation", dir).Start(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := q.ProcessAllAvailable(ctx); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			last := q.LastProgress()
-			q.Stop()
+			last := runTimed(b, ctx, q, err, rows)
 			if last == nil || len(last.StateOperators) != 1 {
 				b.Fatal("no state progress")
 			}
