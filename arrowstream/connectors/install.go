@@ -1,0 +1,15 @@
+package connectors
+
+import (
+	"github.com/arrowstream/arrowstream/arrowstream"
+)
+
+// InstallAll registers every built-in connector format with s.
+func InstallAll(s *arrowstream.Session) {
+	installers := []func(*arrowstream.Session){
+		// One line per connector package (keep sorted).
+	}
+	for _, install := range installers {
+		install(s)
+	}
+}
