@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -41,6 +42,10 @@ type SessionOptions struct {
 	// Faults, when set, can fail epochs of the session's queries at a
 	// precise point (a test hook: see FaultInjector).
 	Faults FaultInjector
+	// CheckpointHook, when set, is called at each step of every atomic
+	// checkpoint write of the session's queries (a test hook: crash
+	// harnesses kill the process at precise steps; see checkpoint.FaultHook).
+	CheckpointHook checkpoint.FaultHook
 }
 
 // Session is the entry point of the Go API (Spark's SparkSession): it holds
@@ -55,6 +60,7 @@ type Session struct {
 	manager *QueryManager
 	catalog *plan.MemoryCatalog
 	faults  FaultInjector
+	ckHook  checkpoint.FaultHook
 
 	mu          sync.Mutex
 	conf        map[string]string
@@ -83,7 +89,7 @@ type RecoverableSink interface {
 func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
-		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults,
+		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
 	}
 	if s.mem == nil {

@@ -90,7 +90,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	writer := &checkpoint.Writer{NoSync: s.noSync}
+	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook}
 	exec, err := newStreamExec(s.mem, w.df.node, w.mode, writer)
 	if err != nil {
 		return nil, err

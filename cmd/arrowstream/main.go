@@ -20,6 +20,7 @@ var commands = map[string]command{
 	"serve":       {"serve Flight SQL and the web UI, without the demo", runServe},
 	"query":       {"run SQL on a Flight SQL server and print the result", runQuery},
 	"bench":       {"run benchmarks (not implemented yet)", notImplemented("bench")},
+	"chaos":       {"kill a checkpointed query over and over; check nothing is lost or doubled", runChaos},
 }
 
 func main() {

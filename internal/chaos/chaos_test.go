@@ -1,0 +1,48 @@
+package chaos
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	MaybeRunWorker()
+	os.Exit(m.Run())
+}
+
+// testCommand re-executes this test binary as a worker.
+func testCommand(t *testing.T) func() *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() *exec.Cmd { return exec.Command(exe, "-test.run=^$") }
+}
+
+// TestCrashHarnessMemsink is CI's short run of the harness: 10 kills over
+// 20k records, each restart resuming from the checkpoints, nothing lost
+// or duplicated. `arrowstream chaos` runs the long one.
+func TestCrashHarnessMemsink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash harness: skipped in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{
+		Cycles: 10, Records: 20_000, Seed: 1, Workload: "memsink", Dir: t.TempDir(),
+		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", rep.Line(), rep.Details())
+	if !rep.OK() {
+		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
+	}
+	if sum(rep.HookKills) == 0 {
+		t.Errorf("no kill landed inside a checkpoint write: %s", rep.Details())
+	}
+}

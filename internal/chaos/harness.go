@@ -1,0 +1,350 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// Config configures a harness run.
+type Config struct {
+	// Cycles is the number of kill-and-restart cycles before the final
+	// run to completion.
+	Cycles int
+	// Records is the workload's input size.
+	Records int64
+	// Seed drives every choice of the harness (kill step, which write,
+	// timer delay): the same seed makes the same choices. Timer kills land
+	// wherever the child is at that moment, which scheduling varies.
+	Seed int64
+	// Workload names the workload (NewWorkload).
+	Workload string
+	// Dir holds the run's directories; it must be empty or missing.
+	Dir string
+	// Command returns the command that re-executes a binary calling
+	// MaybeRunWorker; the harness adds the worker's environment variable.
+	Command func() *exec.Cmd
+	// MinDelay and MaxDelay bound the timer kills (defaults 10ms, 400ms).
+	MinDelay, MaxDelay time.Duration
+	// MaxKillAfter bounds which write an armed hook kills in (default 150).
+	MaxKillAfter int
+	// FinishTimeout bounds each run to completion (default 5 minutes).
+	FinishTimeout time.Duration
+	// NoSync skips fsync in the workers.
+	NoSync bool
+	// Progress, when set, receives a line per cycle.
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	if c.MinDelay <= 0 {
+		c.MinDelay = 10 * time.Millisecond
+	}
+	if c.MaxDelay <= c.MinDelay {
+		c.MaxDelay = c.MinDelay + 390*time.Millisecond
+	}
+	if c.MaxKillAfter <= 0 {
+		c.MaxKillAfter = 150
+	}
+	if c.FinishTimeout <= 0 {
+		c.FinishTimeout = 5 * time.Minute
+	}
+}
+
+// Report is the outcome of a harness run.
+type Report struct {
+	Cycles  int
+	Records int64
+	// Lost and Duplicated are input records, summed over the outputs.
+	Lost, Duplicated int64
+	// Mismatched counts output groups whose weight is right but whose
+	// other values differ.
+	Mismatched int64
+	// Diffs has the comparison of each output.
+	Diffs map[string]Diff
+	// HookKills counts the kills inside checkpoint writes, by step;
+	// KindKills by the kind of file being written; TimerKills the others.
+	HookKills  map[string]int
+	KindKills  map[string]int
+	TimerKills int
+	// Elapsed is the whole run (reference run included); Reference is the
+	// uninterrupted run alone.
+	Elapsed, Reference time.Duration
+}
+
+// Line is the summary line: "cycles=N records=N lost=L duplicated=D".
+func (r *Report) Line() string {
+	return fmt.Sprintf("cycles=%d records=%d lost=%d duplicated=%d", r.Cycles, r.Records, r.Lost, r.Duplicated)
+}
+
+// OK reports whether nothing was lost, duplicated or changed.
+func (r *Report) OK() bool { return r.Lost == 0 && r.Duplicated == 0 && r.Mismatched == 0 }
+
+// Details describes the kills and the differences, one fact per line.
+func (r *Report) Details() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kills: %d in checkpoint writes, %d by timer\n", sum(r.HookKills), r.TimerKills)
+	for _, m := range []map[string]int{r.HookKills, r.KindKills} {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %-26s %d\n", k, m[k])
+		}
+	}
+	names := make([]string, 0, len(r.Diffs))
+	for n := range r.Diffs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		d := r.Diffs[n]
+		fmt.Fprintf(&b, "output %s: lost=%d duplicated=%d mismatched=%d\n", n, d.Lost, d.Duplicated, d.Mismatched)
+		for _, e := range d.Examples {
+			fmt.Fprintf(&b, "  %s\n", e)
+		}
+	}
+	fmt.Fprintf(&b, "time: %s (uninterrupted run %s)\n", r.Elapsed.Round(time.Millisecond), r.Reference.Round(time.Millisecond))
+	return b.String()
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Run runs the workload once uninterrupted, then again under cfg.Cycles
+// seeded kills with a restart after each, then to completion, and compares
+// the two results. An error means the harness could not do its job (a
+// worker failed to restart, for instance); lost or duplicated records are
+// reported in the Report, not as an error.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	if cfg.Command == nil {
+		return nil, errors.New("chaos: Config.Command is required")
+	}
+	if _, err := NewWorkload(cfg.Workload, cfg.Records); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep := &Report{Cycles: cfg.Cycles, Records: cfg.Records, HookKills: map[string]int{}, KindKills: map[string]int{}}
+	refDir, runDir := filepath.Join(cfg.Dir, "reference"), filepath.Join(cfg.Dir, "chaos")
+	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout}
+
+	ref := base
+	ref.Dir, ref.Finish = refDir, true
+	if err := runToEnd(ctx, cfg, ref); err != nil {
+		return nil, fmt.Errorf("chaos: uninterrupted run: %w", err)
+	}
+	rep.Reference = time.Since(start)
+	want, err := readResult(filepath.Join(refDir, resultFile))
+	if err != nil {
+		return nil, err
+	}
+
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed))
+	for i := 0; i < cfg.Cycles; i++ {
+		w := base
+		w.Dir = runDir
+		if s := rng.IntN(5); s < 4 {
+			w.KillStep, w.KillAfter = checkpoint.WriteStep(s), int64(rng.IntN(cfg.MaxKillAfter))
+		}
+		delay := cfg.MinDelay + time.Duration(rng.Int64N(int64(cfg.MaxDelay-cfg.MinDelay)))
+		how, path, err := killCycle(ctx, cfg, w, delay)
+		if err != nil {
+			return nil, fmt.Errorf("chaos: cycle %d: %w", i, err)
+		}
+		if how == "timer" {
+			rep.TimerKills++
+		} else {
+			rep.HookKills[how]++
+			rep.KindKills[fileKind(runDir, path)]++
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "cycle %d: killed %s %s\n", i, how, path)
+		}
+	}
+	last := base
+	last.Dir, last.Finish = runDir, true
+	if err := runToEnd(ctx, cfg, last); err != nil {
+		return nil, fmt.Errorf("chaos: final run after %d kills: %w", cfg.Cycles, err)
+	}
+	got, err := readResult(filepath.Join(runDir, resultFile))
+	if err != nil {
+		return nil, err
+	}
+	rep.Diffs = Compare(want, got)
+	for _, d := range rep.Diffs {
+		rep.Lost += d.Lost
+		rep.Duplicated += d.Duplicated
+		rep.Mismatched += d.Mismatched
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+func command(cfg Config, w WorkerConfig) (*exec.Cmd, *bytes.Buffer, error) {
+	text, err := json.Marshal(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := cfg.Command()
+	cmd.Env = append(os.Environ(), WorkerEnvVar+"="+string(text))
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitWriter{w: &stderr, n: 1 << 16}
+	return cmd, &stderr, nil
+}
+
+// runToEnd runs a finishing worker and waits for it.
+func runToEnd(ctx context.Context, cfg Config, w WorkerConfig) error {
+	cmd, stderr, err := command(cfg, w)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.FinishTimeout+30*time.Second)
+	defer cancel()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("worker: %w\n%s", err, stderr)
+		}
+		return nil
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("worker did not finish: %w\n%s", ctx.Err(), stderr)
+	}
+}
+
+// killCycle starts a worker and kills it after delay unless its write hook
+// killed it first. It returns how it died ("timer" or the write step) and,
+// for a hook kill, the file being written.
+func killCycle(ctx context.Context, cfg Config, w WorkerConfig, delay time.Duration) (how, path string, err error) {
+	cmd, stderr, err := command(cfg, w)
+	if err != nil {
+		return "", "", err
+	}
+	before := countLines(filepath.Join(w.Dir, killLog))
+	if err := cmd.Start(); err != nil {
+		return "", "", fmt.Errorf("start worker: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if !killedBySignal(err) {
+			return "", "", fmt.Errorf("worker exited on its own (%v) instead of being killed:\n%s", err, stderr)
+		}
+		lines := readLines(filepath.Join(w.Dir, killLog))
+		if len(lines) <= before {
+			return "", "", fmt.Errorf("worker killed without a kill-log line:\n%s", stderr)
+		}
+		var step int
+		var p string
+		if _, err := fmt.Sscanf(lines[len(lines)-1], "%d\t%s", &step, &p); err != nil {
+			return "", "", fmt.Errorf("kill log line %q: %w", lines[len(lines)-1], err)
+		}
+		return checkpoint.WriteStep(step).String(), p, nil
+	case <-timer.C:
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := <-done
+		if err != nil && !killedBySignal(err) {
+			return "", "", fmt.Errorf("worker failed before its kill: %v\n%s", err, stderr)
+		}
+		return "timer", fmt.Sprintf("after %s", delay.Round(time.Millisecond)), nil
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		return "", "", ctx.Err()
+	}
+}
+
+func killedBySignal(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+func readLines(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func countLines(path string) int { return len(readLines(path)) }
+
+// fileKind names the kind of checkpoint file at path (under dir).
+func fileKind(dir, path string) string {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		rel = path
+	}
+	rel = filepath.ToSlash(rel)
+	base := filepath.Base(rel)
+	switch {
+	case strings.Contains(rel, "/offsets/"):
+		return "offsets"
+	case strings.Contains(rel, "/commits/"):
+		return "commits"
+	case base == "metadata":
+		return "metadata"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".delta"):
+		return "state delta"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".snapshot"):
+		return "state snapshot"
+	case strings.Contains(rel, "/state/"):
+		return "state other (" + base + ")"
+	case strings.Contains(rel, "/sinks/memory/") && strings.HasSuffix(base, ".view.arrow"):
+		return "memsink view"
+	case strings.Contains(rel, "/sinks/memory/"):
+		return "memsink epoch"
+	case strings.Contains(rel, "/sources/"):
+		return "source"
+	}
+	return "other (" + base + ")"
+}
+
+// limitWriter keeps the first n bytes written to it.
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}

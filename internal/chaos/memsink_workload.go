@@ -1,0 +1,197 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// memsinkWorkload reads a rate-micro-batch stream (value = 0, 1, 2, ...,
+// a fixed number of rows per epoch, event time advancing one second per
+// epoch), keeps the first Records values, and runs three queries into the
+// memory sink with persistence on, each with its own checkpoint:
+//
+//	proj     stateless projection, Append: one row per record
+//	counts   running count and sum per key (value % 97), Update mode as a
+//	         materialized view: state store plus view snapshots
+//	windows  count per 5-second event-time window with a 2-second
+//	         watermark, Append: state, watermark and eviction
+//
+// The input is a pure function of the offsets logged in the checkpoint,
+// so every restart reads the same data for the same epoch.
+type memsinkWorkload struct {
+	records, perBatch int64
+}
+
+func newMemsinkWorkload(records int64) *memsinkWorkload {
+	// About 200 epochs, whatever the size.
+	return &memsinkWorkload{records: records, perBatch: min(max(records/200, 50), 2000)}
+}
+
+func (w *memsinkWorkload) Name() string   { return "memsink" }
+func (w *memsinkWorkload) Records() int64 { return w.records }
+
+// memsinkQueries are the workload's outputs, in start order.
+var memsinkQueries = []string{"proj", "counts", "windows"}
+
+func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
+	writer := &checkpoint.Writer{Hook: env.Hook, NoSync: env.NoSync}
+	sess := arrowstream.NewSession(arrowstream.SessionOptions{
+		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
+		Conf: map[string]string{arrowstream.ConfShufflePartitions: "4"},
+	})
+	cat := memsink.NewCatalog()
+	memsink.Install(sess, cat, memsink.Options{Persist: true, Writer: writer, Logger: env.Logger})
+	err := sess.RegisterSource("events", "rate-micro-batch", nil, map[string]string{
+		"rowsPerBatch": strconv.FormatInt(w.perBatch, 10), "advanceMillisPerBatch": "1000",
+	})
+	if err != nil {
+		return nil, err
+	}
+	keep := fmt.Sprintf("value < %d", w.records)
+	frames := map[string]*arrowstream.DataFrame{
+		"proj": sess.ReadStream("events").Filter(keep).Select("value", "value % 97 AS k", "value * 3 AS v3"),
+		"counts": sess.ReadStream("events").Filter(keep).WithColumn("k", "value % 97").
+			GroupBy("k").Agg("count(*) AS n", "sum(value) AS s"),
+		"windows": sess.ReadStream("events").WithWatermark("timestamp", "2 seconds").Filter(keep).
+			GroupBy("window(timestamp, '5 seconds') AS w").Agg("count(*) AS n", "max(value) AS hi"),
+	}
+	modes := map[string]arrowstream.OutputMode{"proj": arrowstream.Append, "counts": arrowstream.Update, "windows": arrowstream.Append}
+	r := &memsinkRun{w: w, cat: cat, sess: sess}
+	for _, name := range memsinkQueries {
+		ws := frames[name].WriteStream().Format("memory").QueryName(name).OutputMode(modes[name]).
+			Option("checkpointLocation", filepath.Join(env.Dir, "checkpoints", name))
+		if name == "counts" {
+			ws.Option("updateAsView", "true")
+		}
+		q, err := ws.Start(ctx)
+		if err != nil {
+			r.Stop()
+			return nil, fmt.Errorf("chaos: start query %s: %w", name, err)
+		}
+		r.queries = append(r.queries, q)
+	}
+	return r, nil
+}
+
+type memsinkRun struct {
+	w       *memsinkWorkload
+	sess    *arrowstream.Session
+	cat     *memsink.Catalog
+	queries []*arrowstream.StreamingQuery
+}
+
+func (r *memsinkRun) Done() (bool, error) {
+	for _, q := range r.queries {
+		if !q.IsActive() {
+			return false, fmt.Errorf("chaos: query %s stopped: %w", q.Name(), q.Exception())
+		}
+	}
+	if len(r.queries) < len(memsinkQueries) {
+		return false, nil
+	}
+	t, ok := r.cat.Lookup("proj")
+	if !ok || t.Size().Rows < r.w.records {
+		return false, nil
+	}
+	res, err := r.Result()
+	if err != nil {
+		return false, err
+	}
+	for _, name := range memsinkQueries {
+		if res[name].Weight() < r.w.records {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Result reads each table's snapshot. proj is keyed by value (weight 1 per
+// row); counts by k (weight n); windows by window (weight n).
+func (r *memsinkRun) Result() (Result, error) {
+	res := Result{}
+	for _, name := range memsinkQueries {
+		t, ok := r.cat.Lookup(name)
+		if !ok {
+			res[name] = Output{}
+			continue
+		}
+		out := Output{}
+		snap := t.Snapshot()
+		err := addRows(out, snap.Records(), map[string]string{"proj": "value", "counts": "k", "windows": "w"}[name],
+			map[string]string{"counts": "n", "windows": "n"}[name])
+		snap.Release()
+		if err != nil {
+			return nil, fmt.Errorf("chaos: read table %s: %w", name, err)
+		}
+		res[name] = out
+	}
+	return res, nil
+}
+
+// addRows adds every row to out keyed by the key column, weighted by the
+// weight column (1 when weight is empty), the other columns as the value.
+func addRows(out Output, recs []arrow.Record, key, weight string) error {
+	for _, rec := range recs {
+		ki, wi := colIndex(rec, key), colIndex(rec, weight)
+		if ki < 0 || weight != "" && wi < 0 {
+			return fmt.Errorf("columns %q/%q not in %s", key, weight, rec.Schema())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			w := int64(1)
+			if wi >= 0 {
+				v, ok := vector.ValueAt(rec.Column(wi), i).(int64)
+				if !ok {
+					return errors.New("weight column is not bigint")
+				}
+				w = v
+			}
+			var vals []string
+			for c := 0; c < int(rec.NumCols()); c++ {
+				if c != ki && c != wi {
+					col := rec.Column(c)
+					vals = append(vals, vector.FormatValue(vector.ValueAt(col, i), col.DataType()))
+				}
+			}
+			out.Add(vector.FormatValue(vector.ValueAt(rec.Column(ki), i), rec.Column(ki).DataType()), w, strings.Join(vals, ","))
+		}
+	}
+	return nil
+}
+
+func colIndex(rec arrow.Record, name string) int {
+	if name == "" {
+		return -1
+	}
+	for i, f := range rec.Schema().Fields() {
+		if f.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *memsinkRun) Stop() error {
+	var errs []error
+	for _, q := range r.queries {
+		if err := q.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range memsinkQueries {
+		if t, ok := r.cat.Drop(name); ok {
+			t.Close()
+		}
+	}
+	return errors.Join(errs...)
+}
