@@ -162,7 +162,8 @@ func (m *microBatch) populateStartOffsets() error {
 			m.tracker.global = commit.NextBatchWatermarkMs
 		}
 	case cok && lastCommit > last:
-		return fmt.Errorf("arrowstream: checkpoint %s is inconsistent: commits has batch %d but offsets ends at %d", m.cfg.checkpointDir, lastCommit, last)
+		return fmt.Errorf("arrowstream: checkpoint %s is inconsistent: commits has batch %d but offsets ends at %d (%s is missing): %w",
+			m.cfg.checkpointDir, lastCommit, last, filepath.Join(m.offsets.Log().Dir(), strconv.FormatInt(lastCommit, 10)), checkpoint.ErrCorrupt)
 	default:
 		// Re-run batch `last` with exactly its recorded offsets, timestamp
 		// and watermark.

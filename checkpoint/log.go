@@ -17,6 +17,18 @@ import (
 // damaged, or written in an unknown format. The error names the file.
 var ErrCorrupt = errors.New("corrupt checkpoint file")
 
+// ErrNewerFormat marks a checkpoint file written in a format newer than
+// this build reads (the error also wraps ErrCorrupt: the file cannot be
+// used). Nothing is rebuilt around such a file: the checkpoint belongs to
+// a later version.
+var ErrNewerFormat = errors.New("checkpoint file written by a newer version")
+
+// newerFormat is the error for path written in format version got, when
+// this build reads up to max.
+func newerFormat(path, what string, got, max int) error {
+	return fmt.Errorf("checkpoint: %s: written in %s format v%d, this build reads up to v%d; upgrade Arrowstream to read it: %w (%w)", path, what, got, max, ErrNewerFormat, ErrCorrupt)
+}
+
 // FormatVersion is the newest log format this build writes and reads.
 const FormatVersion = 1
 
@@ -59,7 +71,7 @@ func decodeEntry(path string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("checkpoint: %s: bad version line %q: %w", path, first, ErrCorrupt)
 	}
 	if v > FormatVersion {
-		return nil, fmt.Errorf("checkpoint: %s: written in log format v%d, this build reads up to v%d; upgrade Arrowstream to read it: %w", path, v, FormatVersion, ErrCorrupt)
+		return nil, newerFormat(path, "log", v, FormatVersion)
 	}
 	return body, nil
 }

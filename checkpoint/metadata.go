@@ -12,7 +12,13 @@ import (
 // QueryMetadata is the checkpoint's metadata file: the stable query id.
 type QueryMetadata struct {
 	ID string `json:"id"`
+	// Version is the file's format version; absent (0) means 1, the only
+	// one so far. A later format sets it, and this build refuses it.
+	Version int `json:"version,omitempty"`
 }
+
+// MetadataVersion is the newest metadata file format this build reads.
+const MetadataVersion = 1
 
 // LoadOrCreateMetadata reads <checkpoint>/metadata, creating it with a new
 // random id when the checkpoint is new. The file is written once and never
@@ -39,11 +45,44 @@ func readMetadata(path string) (QueryMetadata, error) {
 	if err != nil {
 		return QueryMetadata{}, err
 	}
+	return parseMetadata(path, data)
+}
+
+// parseMetadata decodes a metadata file. The file has no checksum (its
+// layout is Spark's), so the id must be a well-formed UUID: a damaged byte
+// is then caught rather than silently changing the query's identity.
+func parseMetadata(path string, data []byte) (QueryMetadata, error) {
 	var m QueryMetadata
 	if err := json.Unmarshal(data, &m); err != nil || m.ID == "" {
 		return QueryMetadata{}, fmt.Errorf("checkpoint: %s: not a query metadata file ({\"id\":...}): %w", path, ErrCorrupt)
 	}
+	if m.Version > MetadataVersion || m.Version < 0 {
+		return QueryMetadata{}, newerFormat(path, "metadata", m.Version, MetadataVersion)
+	}
+	if !isUUID(m.ID) {
+		return QueryMetadata{}, fmt.Errorf("checkpoint: %s: query id %q is not a UUID (damaged file?): %w", path, m.ID, ErrCorrupt)
+	}
 	return m, nil
+}
+
+// isUUID checks the 8-4-4-4-12 hex layout (any version, either case).
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // NewUUID returns a random (version 4) UUID string.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -142,17 +143,38 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The newest usable snapshot at or below version is the base. A
+	// damaged snapshot is only a shortcut lost: the version is rebuilt
+	// from an older snapshot (or from nothing) and the deltas after it,
+	// when they are all still there. A snapshot in a newer format is not
+	// worked around: the checkpoint belongs to a later version.
 	base := int64(0)
+	var snapErr error
 	for v := version; v > 0; v-- {
-		if files[fileKey{v, "snapshot"}] {
+		if !files[fileKey{v, "snapshot"}] {
+			continue
+		}
+		if snapErr != nil && !p.deltasFrom(files, v+1, version) {
+			break
+		}
+		err := p.readInto(p.file(v, "snapshot"), data)
+		if err == nil {
 			base = v
 			break
 		}
-	}
-	if base > 0 {
-		if err := p.readInto(p.file(base, "snapshot"), data); err != nil {
+		if errors.Is(err, ErrNewerFormat) || !errors.Is(err, ErrCorrupt) {
 			return nil, err
 		}
+		if snapErr == nil {
+			snapErr = err
+		}
+		clear(data)
+	}
+	if snapErr != nil {
+		if base == 0 && !p.deltasFrom(files, 1, version) {
+			return nil, snapErr
+		}
+		slog.Warn("state snapshot unreadable; rebuilt from deltas", "err", snapErr, "from_version", base)
 	}
 	for v := base + 1; v <= version; v++ {
 		if !files[fileKey{v, "delta"}] {
@@ -163,6 +185,16 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// deltasFrom reports whether the deltas of versions from..to all exist.
+func (p *StorePartition) deltasFrom(files map[fileKey]bool, from, to int64) bool {
+	for v := from; v <= to; v++ {
+		if !files[fileKey{v, "delta"}] {
+			return false
+		}
+	}
+	return true
 }
 
 type fileKey struct {
@@ -188,10 +220,25 @@ func (p *StorePartition) listFiles() (map[fileKey]bool, error) {
 	return out, nil
 }
 
-var stateSchema = arrow.NewSchema([]arrow.Field{
+var stateFields = []arrow.Field{
 	{Name: "key", Type: arrow.BinaryTypes.Binary},
 	{Name: "value", Type: arrow.BinaryTypes.Binary, Nullable: true}, // null: deleted
-}, nil)
+}
+
+// StateFormatVersion is the newest state file format this build writes
+// and reads. It is recorded in the IPC schema's metadata under
+// stateFormatKey; files without the key are version 1.
+const StateFormatVersion = 1
+
+const stateFormatKey = "arrowstream.state.format"
+
+var stateSchema = arrow.NewSchema(stateFields, nil)
+
+// stateWriteSchema is stateSchema with the format version.
+var stateWriteSchema = func() *arrow.Schema {
+	md := arrow.NewMetadata([]string{stateFormatKey}, []string{strconv.Itoa(StateFormatVersion)})
+	return arrow.NewSchema(stateFields, &md)
+}()
 
 // stateTrailer ends every state file: CRC-32C of everything before it, then
 // a magic, so that truncation and damage are detected before decoding.
@@ -201,7 +248,7 @@ var stateMagic = [4]byte{'A', 'S', 'S', 'T'}
 // zstd-compressed Arrow IPC stream plus the trailer.
 func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(stateSchema), ipc.WithAllocator(mem), ipc.WithZstd())
+	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem), ipc.WithZstd())
 	kb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	vb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	defer kb.Release()
@@ -278,6 +325,15 @@ func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) (err 
 	defer r.Release()
 	if !r.Schema().Equal(stateSchema) {
 		return fmt.Errorf("unexpected schema %s: %w", r.Schema(), ErrCorrupt)
+	}
+	if md := r.Schema().Metadata(); md.FindKey(stateFormatKey) >= 0 {
+		v, err := strconv.Atoi(md.Values()[md.FindKey(stateFormatKey)])
+		if err != nil || v < 1 {
+			return fmt.Errorf("bad state format %q: %w", md.Values()[md.FindKey(stateFormatKey)], ErrCorrupt)
+		}
+		if v > StateFormatVersion {
+			return fmt.Errorf("written in state format v%d, this build reads up to v%d; upgrade Arrowstream to read it: %w (%w)", v, StateFormatVersion, ErrNewerFormat, ErrCorrupt)
+		}
 	}
 	for r.Next() {
 		rec := r.Record()

@@ -109,6 +109,9 @@ func parseMeta(md arrow.Metadata) (fileMeta, error) {
 		return m, err
 	}
 	if f != fileFormat {
+		if v, err := strconv.Atoi(f); err == nil && v > 1 {
+			return m, fmt.Errorf("written in memory sink file format v%d, this build reads up to v%s; upgrade Arrowstream to read it", v, fileFormat)
+		}
 		return m, fmt.Errorf("written in format %q, this build reads %q", f, fileFormat)
 	}
 	vals := map[string]string{}

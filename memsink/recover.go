@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
@@ -247,5 +249,34 @@ func (t *Table) rebuildView(chain []*loaded) error {
 		t.persist.chain = append(t.persist.chain, f.name)
 	}
 	t.persist.rowsSinceBase = rowsSince
+	return nil
+}
+
+// checkCommitted compares the recovered table with the query's commit
+// log: every committed epoch went through AddBatch, which persisted it
+// before the commit, so a table whose newest epoch is older than the last
+// commit has lost files (the newest one deleted, the directory replaced),
+// and resuming would silently drop those rows. Complete mode is exempt:
+// its next epoch rewrites the whole table.
+func (t *Table) checkCommitted() error {
+	if t.info.Mode == arrowstream.Complete {
+		return nil
+	}
+	commits := filepath.Join(t.info.CheckpointDir, "commits")
+	if _, err := os.Stat(commits); err != nil {
+		return nil // a new query: nothing committed
+	}
+	log, err := checkpoint.OpenCommitLog(t.info.CheckpointDir, t.opts.Writer)
+	if err != nil {
+		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
+	}
+	last, _, ok, err := log.Latest()
+	if err != nil {
+		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
+	}
+	if latest := t.LatestEpoch(); ok && latest < last {
+		return fmt.Errorf("memsink: table %q: epoch %d is committed but the sink's files end at epoch %d: %s is missing: %w",
+			t.Name(), last, latest, t.persist.path(epochFile(last)), checkpoint.ErrCorrupt)
+	}
 	return nil
 }

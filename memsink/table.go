@@ -148,6 +148,10 @@ func Open(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo, 
 			t.Close()
 			return nil, err
 		}
+		if err := t.checkCommitted(); err != nil {
+			t.Close()
+			return nil, err
+		}
 	}
 	return t, nil
 }

@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"testing"
@@ -45,4 +47,8 @@ func TestCrashHarnessMemsink(t *testing.T) {
 	if sum(rep.HookKills) == 0 {
 		t.Errorf("no kill landed inside a checkpoint write: %s", rep.Details())
 	}
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

@@ -1,0 +1,324 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the damage table in docs/reliability.md")
+
+// damageQuery is the stateful query whose checkpoint the damage cases
+// break: count and sum per key, Update mode as a materialized view, two
+// state partitions, memory sink persisted in the checkpoint.
+var damageQuery = fixtureQuery{
+	name: "counts", mode: arrowstream.Update, view: true,
+	build: func(s *arrowstream.Session) *arrowstream.DataFrame {
+		return s.ReadStream("events").GroupBy("k").Agg("count(*) AS n", "sum(value) AS s")
+	},
+}
+
+// damageKind is a checkpoint file kind and the file of the fixture
+// checkpoint (12 epochs: 0..11, state version 12, snapshot at 11) that
+// the cases damage: always the newest, the one a restart needs.
+type damageKind struct {
+	kind, file string
+	// future rewrites the file as a later format version would.
+	future func(t *testing.T, path string)
+}
+
+var damageKinds = []damageKind{
+	{"metadata", "metadata", futureJSONVersion},
+	{"offsets", "offsets/11", futureLogVersion},
+	{"commits", "commits/11", futureLogVersion},
+	{"state delta", "state/0/0/12.delta", futureIPCFormat("arrowstream.state.format")},
+	{"state snapshot", "state/0/0/11.snapshot", futureIPCFormat("arrowstream.state.format")},
+	{"state schema", "state/0/_metadata/schema", func(t *testing.T, p string) { appendTo(t, p, " v2") }},
+	{"memsink data", "sinks/memory/11.arrow", futureIPCFormat("arrowstream.memsink.format")},
+}
+
+// damages in table order; each takes the kind (for its future version).
+var damages = []struct {
+	name  string
+	apply func(t *testing.T, k damageKind, path string)
+}{
+	{"truncated", func(t *testing.T, _ damageKind, p string) {
+		b := readFile(t, p)
+		writeFile(t, p, b[:len(b)/2])
+	}},
+	{"flipped byte", func(t *testing.T, _ damageKind, p string) {
+		b := readFile(t, p)
+		b[len(b)/2] ^= 0xff
+		writeFile(t, p, b)
+	}},
+	{"missing", func(t *testing.T, _ damageKind, p string) {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}},
+	{"extra temp file", func(t *testing.T, _ damageKind, p string) {
+		// What a write killed after its temp write leaves: a half-written
+		// dot-file beside the real one.
+		writeFile(t, filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".0123456789abcdef.tmp"), []byte("half a file"))
+	}},
+	{"future version", func(t *testing.T, k damageKind, p string) { k.future(t, p) }},
+}
+
+// The outcomes of a case.
+const (
+	detected  = "detected"  // restart fails with an error naming the file
+	recovered = "recovered" // restart succeeds with the undamaged run's answer
+)
+
+// wantOutcome is the behaviour of each case (kind/damage), as documented
+// in docs/reliability.md.
+var wantOutcome = map[string]string{
+	"metadata/truncated":       detected,
+	"metadata/flipped byte":    detected,
+	"metadata/missing":         recovered,
+	"metadata/extra temp file": recovered,
+	"metadata/future version":  detected,
+
+	"offsets/truncated":       detected,
+	"offsets/flipped byte":    detected,
+	"offsets/missing":         detected,
+	"offsets/extra temp file": recovered,
+	"offsets/future version":  detected,
+
+	"commits/truncated":       detected,
+	"commits/flipped byte":    detected,
+	"commits/missing":         recovered,
+	"commits/extra temp file": recovered,
+	"commits/future version":  detected,
+
+	"state delta/truncated":       detected,
+	"state delta/flipped byte":    detected,
+	"state delta/missing":         detected,
+	"state delta/extra temp file": recovered,
+	"state delta/future version":  detected,
+
+	"state snapshot/truncated":       recovered,
+	"state snapshot/flipped byte":    recovered,
+	"state snapshot/missing":         recovered,
+	"state snapshot/extra temp file": recovered,
+	"state snapshot/future version":  detected,
+
+	"state schema/truncated":       detected,
+	"state schema/flipped byte":    detected,
+	"state schema/missing":         recovered,
+	"state schema/extra temp file": recovered,
+	"state schema/future version":  detected,
+
+	"memsink data/truncated":       detected,
+	"memsink data/flipped byte":    detected,
+	"memsink data/missing":         detected,
+	"memsink data/extra temp file": recovered,
+	"memsink data/future version":  detected,
+}
+
+// damageResult is one row of the documented table.
+type damageResult struct {
+	kind, damage, outcome, message string
+}
+
+// TestCheckpointDamage applies every damage to every file kind of a real
+// checkpoint, restarts the query and checks the outcome: an error naming
+// the damaged file, or the same answer as the undamaged restart. A silent
+// wrong answer fails the test. The table in docs/reliability.md is this
+// test's output (-update-docs rewrites it).
+func TestCheckpointDamage(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	pristine := t.TempDir()
+	if _, err := runFixture(t, mem, pristine, damageQuery, &genSource{mem: mem}, steps(0, 50, 12)); err != nil {
+		t.Fatal(err)
+	}
+	restart := func(dir string) ([]string, error) {
+		return runFixture(t, mem, dir, damageQuery, &genSource{mem: mem}, steps(600, 50, 2))
+	}
+	refDir := t.TempDir()
+	copyDir(t, pristine, refDir)
+	want, err := restart(refDir)
+	if err != nil {
+		t.Fatalf("undamaged restart: %v", err)
+	}
+	var results []damageResult
+	for _, k := range damageKinds {
+		for _, d := range damages {
+			name := k.kind + "/" + d.name
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				copyDir(t, pristine, dir)
+				path := filepath.Join(dir, filepath.FromSlash(k.file))
+				d.apply(t, k, path)
+				got, err := restart(dir)
+				res := damageResult{kind: k.kind, damage: d.name}
+				switch {
+				case err != nil:
+					msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+					res.outcome, res.message = detected, strings.ReplaceAll(msg, dir, "<checkpoint>")
+					if !strings.Contains(err.Error(), path) {
+						t.Errorf("the error does not name %s: %v", path, err)
+					}
+				case slices.Equal(got, want):
+					res.outcome = recovered
+				default:
+					t.Fatalf("SILENT WRONG RESULT after %s:\ngot  %v\nwant %v", name, got, want)
+				}
+				if res.outcome != wantOutcome[name] {
+					t.Errorf("%s: %s (%s), want %s", name, res.outcome, res.message, wantOutcome[name])
+				}
+				results = append(results, res)
+			})
+		}
+	}
+	checkDamageDoc(t, results)
+}
+
+// damageTable renders the results as the Markdown table of the docs.
+func damageTable(results []damageResult) string {
+	var b strings.Builder
+	b.WriteString("| file kind | damage | behaviour | error (paths relative to the checkpoint) |\n|---|---|---|---|\n")
+	for _, r := range results {
+		// Damaged bytes may be quoted in the message: keep the table text.
+		msg := strings.Map(func(r rune) rune {
+			if r < ' ' || r == utf8.RuneError || r > '~' {
+				return '?'
+			}
+			return r
+		}, strings.ToValidUTF8(r.message, "?"))
+		// Checksums and ids differ from run to run.
+		msg = uuidRE.ReplaceAllString(msg, "<uuid>")
+		msg = crcRE.ReplaceAllString(msg, "<crc>")
+		if len(msg) > 160 {
+			msg = msg[:157] + "..."
+		}
+		msg = strings.ReplaceAll(msg, "|", `\|`)
+		if msg != "" {
+			msg = "`" + strings.ReplaceAll(msg, "`", "'") + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.kind, r.damage, r.outcome, msg)
+	}
+	return b.String()
+}
+
+var (
+	crcRE  = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
+	uuidRE = regexp.MustCompile(`"[0-9a-f?]{8}-[0-9a-f?-]{27}"`)
+)
+
+const (
+	tableBegin = "<!-- damage table: generated by TestCheckpointDamage -update-docs -->\n"
+	tableEnd   = "<!-- end of damage table -->\n"
+)
+
+// checkDamageDoc compares (or, with -update-docs, rewrites) the table in
+// docs/reliability.md.
+func checkDamageDoc(t *testing.T, results []damageResult) {
+	t.Helper()
+	if t.Failed() {
+		return
+	}
+	path := filepath.Join("..", "..", "docs", "reliability.md")
+	doc := string(readFile(t, path))
+	i, j := strings.Index(doc, tableBegin), strings.Index(doc, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the damage table markers", path)
+	}
+	table := damageTable(results)
+	if doc[i+len(tableBegin):j] == table {
+		return
+	}
+	if !*updateDocs {
+		t.Fatalf("the damage table in %s is out of date: run go test ./internal/chaos -run TestCheckpointDamage -update-docs\n%s", path, table)
+	}
+	writeFile(t, path, []byte(doc[:i+len(tableBegin)]+table+doc[j:]))
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendTo(t *testing.T, p, s string) {
+	t.Helper()
+	writeFile(t, p, append(readFile(t, p), s...))
+}
+
+// futureLogVersion rewrites a log entry as format v2, with a valid
+// checksum.
+func futureLogVersion(t *testing.T, p string) {
+	b := readFile(t, p)
+	cut := bytes.LastIndexByte(b, '\n')
+	content := bytes.Replace(b[:cut], []byte("v1\n"), []byte("v2\n"), 1)
+	sum := crc32.Checksum(content, crc32.MakeTable(crc32.Castagnoli))
+	writeFile(t, p, fmt.Appendf(content, "\ncrc32c:%08x", sum))
+}
+
+// futureJSONVersion adds "version":2 to a JSON object file.
+func futureJSONVersion(t *testing.T, p string) {
+	b := bytes.TrimSpace(readFile(t, p))
+	writeFile(t, p, append(append(b[:len(b)-1:len(b)-1], `,"version":2`...), '}'))
+}
+
+// futureIPCFormat rewrites a checksummed Arrow IPC file (state, memsink)
+// with the schema metadata key set to "2", keeping its trailer's magic.
+func futureIPCFormat(key string) func(t *testing.T, p string) {
+	return func(t *testing.T, p string) {
+		raw := readFile(t, p)
+		magic := raw[len(raw)-4:]
+		r, err := ipc.NewReader(bytes.NewReader(raw[:len(raw)-8]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		md := r.Schema().Metadata()
+		keys, vals := slices.Clone(md.Keys()), slices.Clone(md.Values())
+		if i := md.FindKey(key); i >= 0 {
+			vals[i] = "2"
+		} else {
+			keys, vals = append(keys, key), append(vals, "2")
+		}
+		nmd := arrow.NewMetadata(keys, vals)
+		var buf bytes.Buffer
+		w := ipc.NewWriter(&buf, ipc.WithSchema(arrow.NewSchema(r.Schema().Fields(), &nmd)), ipc.WithZstd())
+		for r.Next() {
+			if err := w.Write(r.Record()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var tr [8]byte
+		binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli)))
+		copy(tr[4:], magic)
+		writeFile(t, p, append(buf.Bytes(), tr[:]...))
+	}
+}
