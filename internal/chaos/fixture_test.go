@@ -21,7 +21,7 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// genSchema is the schema of genSource: value i, key i % 7, event time i
+// genSchema is the schema of genSource: value i, key i % 7, event time i+1
 // seconds.
 var genSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "value", Type: arrow.PrimitiveTypes.Int64},
@@ -92,7 +92,7 @@ func (g *genSource) Read(_ context.Context, start, end arrowstream.Offset) (vect
 		for ; n > 0; n-- {
 			b.Field(0).(*array.Int64Builder).Append(i)
 			b.Field(1).(*array.Int64Builder).Append(i % 7)
-			b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(i * 1_000_000))
+			b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp((i + 1) * 1_000_000))
 		}
 	}
 	rec := b.NewRecord()
