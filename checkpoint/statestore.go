@@ -303,13 +303,22 @@ func (p *StorePartition) readInto(path string, data map[string][]byte) error {
 	return nil
 }
 
-func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) (err error) {
+func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) error {
+	return decodeStateBounded(mem, raw, data, maxDecodeBuffer)
+}
+
+// decodeStateBounded is decodeState refusing buffers over maxBuffer bytes
+// (fuzzing uses a small bound to stay within its memory).
+func decodeStateBounded(mem memory.Allocator, raw []byte, data map[string][]byte, maxBuffer int) (err error) {
 	if len(raw) < 8 || !bytes.Equal(raw[len(raw)-4:], stateMagic[:]) {
 		return fmt.Errorf("missing trailer (truncated?): %w", ErrCorrupt)
 	}
 	body := raw[:len(raw)-8]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
 		return fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, ErrCorrupt)
+	}
+	if err := CheckIPCFraming(body); err != nil {
+		return fmt.Errorf("%v: %w", err, ErrCorrupt)
 	}
 	defer func() {
 		// The IPC reader trusts its input once the checksum matched; a
@@ -318,7 +327,7 @@ func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) (err 
 			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, ErrCorrupt)
 		}
 	}()
-	r, err := ipc.NewReader(bytes.NewReader(body), ipc.WithAllocator(mem))
+	r, err := ipc.NewReader(bytes.NewReader(body), ipc.WithAllocator(boundedAllocator{mem, maxBuffer}))
 	if err != nil {
 		return fmt.Errorf("arrow IPC: %v: %w", err, ErrCorrupt)
 	}

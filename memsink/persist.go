@@ -181,6 +181,11 @@ func decodeFile(mem memory.Allocator, raw []byte) (m fileMeta, schema *arrow.Sch
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
 		return m, nil, nil, fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, checkpoint.ErrCorrupt)
 	}
+	// Lengths that point past the end would make the IPC reader allocate
+	// them before noticing (up to 2 GiB per message).
+	if err := checkpoint.CheckIPCFraming(body); err != nil {
+		return m, nil, nil, fmt.Errorf("%v: %w", err, checkpoint.ErrCorrupt)
+	}
 	scope := &scopedAllocator{mem: mem, live: map[*byte][]byte{}}
 	defer func() {
 		// The IPC reader trusts input whose checksum matched; a file from a

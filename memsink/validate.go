@@ -15,6 +15,10 @@ import (
 // files are therefore checked structurally before their records join a
 // table: buffer sizes, offsets, dictionary indices, child lengths.
 
+// maxValidateLen bounds offsets and lengths so that byte counts (length
+// times at most 8, plus one) cannot overflow; no buffer is that large.
+const maxValidateLen = 1 << 40
+
 // checkPersistable reports whether a column type can be validated after
 // decoding (and so persisted).
 func checkPersistable(f arrow.Field) error {
@@ -71,6 +75,11 @@ func validateData(d arrow.ArrayData) error {
 	off, n := d.Offset(), d.Len()
 	if off < 0 || n < 0 {
 		return fmt.Errorf("negative offset %d or length %d", off, n)
+	}
+	// Damaged lengths near 2^62 would overflow the byte counts below (a
+	// fuzzer found a dictionary of 2^62 strings passing as valid).
+	if off > maxValidateLen || n > maxValidateLen {
+		return fmt.Errorf("offset %d or length %d out of range", off, n)
 	}
 	end := off + n
 	bufs := d.Buffers()
