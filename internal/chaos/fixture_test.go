@@ -101,7 +101,7 @@ func (g *genSource) Read(_ context.Context, start, end arrowstream.Offset) (vect
 }
 
 func (g *genSource) Commit(context.Context, arrowstream.Offset) error { return nil }
-func (g *genSource) Close() error                                    { return nil }
+func (g *genSource) Close() error                                     { return nil }
 
 // fixtureQuery builds a query's DataFrame over the stream "events".
 type fixtureQuery struct {

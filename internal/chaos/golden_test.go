@@ -2,9 +2,9 @@ package chaos
 
 import (
 	"encoding/json"
-	"fmt"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
