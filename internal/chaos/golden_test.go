@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,12 +149,9 @@ func generateGolden(t *testing.T) {
 func latestName(ents []os.DirEntry) string {
 	best, bestN := "", -1
 	for _, e := range ents {
-		var n int
-		if _, err := fmtSscan(e.Name(), &n); err == nil && n > bestN {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > bestN {
 			best, bestN = e.Name(), n
 		}
 	}
 	return best
 }
-
-func fmtSscan(s string, n *int) (int, error) { return fmt.Sscan(s, n) }
