@@ -39,7 +39,7 @@ type Config struct {
 	Command func() *exec.Cmd
 	// MinDelay and MaxDelay bound the timer kills (defaults 10ms, 400ms).
 	MinDelay, MaxDelay time.Duration
-	// MaxKillAfter bounds which write an armed hook kills in (default 150).
+	// MaxKillAfter bounds which write an armed hook kills in (default 60).
 	MaxKillAfter int
 	// FinishTimeout bounds each run to completion (default 5 minutes).
 	FinishTimeout time.Duration
@@ -57,7 +57,7 @@ func (c *Config) defaults() {
 		c.MaxDelay = c.MinDelay + 390*time.Millisecond
 	}
 	if c.MaxKillAfter <= 0 {
-		c.MaxKillAfter = 150
+		c.MaxKillAfter = 60
 	}
 	if c.FinishTimeout <= 0 {
 		c.FinishTimeout = 5 * time.Minute
