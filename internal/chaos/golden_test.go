@@ -97,6 +97,7 @@ func TestGoldenFutureRefused(t *testing.T) {
 		!strings.Contains(err.Error(), "upgrade Arrowstream") {
 		t.Fatalf("unclear refusal: %v", err)
 	}
+	t.Log(strings.ReplaceAll(err.Error(), dir, "<checkpoint>"))
 }
 
 // generateGolden rewrites testdata/golden: each query runs goldenBefore
