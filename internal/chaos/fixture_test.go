@@ -108,6 +108,9 @@ type fixtureQuery struct {
 	name  string
 	mode  arrowstream.OutputMode
 	view  bool // Update mode as a materialized view
+	// second also registers "events2": a second genSource (no duplicates)
+	// whose limit follows the first one's.
+	second bool
 	build func(s *arrowstream.Session) *arrowstream.DataFrame
 }
 
@@ -131,6 +134,11 @@ func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, 
 		}
 	}()
 	sess.RegisterStream("events", src)
+	var src2 *genSource
+	if q.second {
+		src2 = &genSource{mem: mem}
+		sess.RegisterStream("events2", src2)
+	}
 	ws := q.build(sess).WriteStream().Format("memory").QueryName(q.name).OutputMode(q.mode).Option("checkpointLocation", dir)
 	if q.view {
 		ws.Option("updateAsView", "true")
@@ -142,6 +150,9 @@ func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, 
 	defer query.Stop()
 	for _, l := range limits {
 		src.setLimit(l)
+		if src2 != nil {
+			src2.setLimit(l)
+		}
 		if err := query.ProcessAllAvailable(ctx); err != nil {
 			return nil, err
 		}

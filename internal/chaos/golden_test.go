@@ -32,7 +32,8 @@ const (
 // goldenQueries cover the stateful operators whose state a checkpoint
 // carries: a windowed aggregation with a watermark (state, watermark in the
 // offset log, eviction), a streaming deduplication with a watermark, and a
-// running aggregation in Update mode as a view (view files in the sink).
+// running aggregation in Update mode as a view (view files in the sink),
+// and a stream-stream join (two sources, join state on both sides).
 var goldenQueries = []fixtureQuery{
 	{name: "windowed", mode: arrowstream.Append, build: func(s *arrowstream.Session) *arrowstream.DataFrame {
 		return s.ReadStream("events").WithWatermark("ts", "10 seconds").
@@ -43,6 +44,12 @@ var goldenQueries = []fixtureQuery{
 	}},
 	{name: "counts", mode: arrowstream.Update, view: true, build: func(s *arrowstream.Session) *arrowstream.DataFrame {
 		return s.ReadStream("events").GroupBy("k").Agg("count(*) AS n", "sum(value) AS s")
+	}},
+	{name: "join", mode: arrowstream.Append, second: true, build: func(s *arrowstream.Session) *arrowstream.DataFrame {
+		right := s.ReadStream("events2").Select("value AS v2", "ts AS ts2").WithWatermark("ts2", "10 seconds")
+		return s.ReadStream("events").WithWatermark("ts", "10 seconds").
+			Join(right, "value = v2 AND ts2 BETWEEN ts - INTERVAL 5 SECONDS AND ts + INTERVAL 5 SECONDS", "inner").
+			Select("value", "k", "ts2")
 	}},
 }
 
