@@ -31,7 +31,7 @@ const (
 
 // goldenQueries cover the stateful operators whose state a checkpoint
 // carries: a windowed aggregation with a watermark (state, watermark in the
-// offset log, eviction), a streaming deduplication with a watermark, and a
+// offset log, eviction), a streaming deduplication with a watermark, a
 // running aggregation in Update mode as a view (view files in the sink),
 // and a stream-stream join (two sources, join state on both sides).
 var goldenQueries = []fixtureQuery{
