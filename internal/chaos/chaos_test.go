@@ -33,10 +33,17 @@ func TestCrashHarnessMemsink(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Config{
+	cfg := Config{
 		Cycles: 10, Records: 20_000, Seed: 1, Workload: "memsink", Dir: t.TempDir(),
 		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
-	})
+	}
+	if raceEnabled {
+		// Slower workers: less work, and timers long enough for the
+		// kills inside writes to come first.
+		cfg.Cycles, cfg.Records = 6, 5_000
+		cfg.MinDelay, cfg.MaxDelay = 300*time.Millisecond, 3*time.Second
+	}
+	rep, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
