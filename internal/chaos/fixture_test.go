@@ -105,13 +105,13 @@ func (g *genSource) Close() error                                     { return n
 
 // fixtureQuery builds a query's DataFrame over the stream "events".
 type fixtureQuery struct {
-	name  string
-	mode  arrowstream.OutputMode
-	view  bool // Update mode as a materialized view
+	name string
+	mode arrowstream.OutputMode
+	view bool // Update mode as a materialized view
 	// second also registers "events2": a second genSource (no duplicates)
 	// whose limit follows the first one's.
 	second bool
-	build func(s *arrowstream.Session) *arrowstream.DataFrame
+	build  func(s *arrowstream.Session) *arrowstream.DataFrame
 }
 
 // runFixture starts q on the checkpoint dir (memory sink persisted there),
