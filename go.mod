@@ -10,6 +10,8 @@ require (
 	google.golang.org/protobuf v1.34.2
 )
 
+require go.uber.org/goleak v1.3.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bluele/gcache v0.0.2 // indirect

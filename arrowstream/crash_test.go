@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"go.uber.org/goleak"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
@@ -41,7 +42,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashEnvDir); dir != "" {
 		os.Exit(crashChild(dir, os.Getenv(crashEnvWorkload), os.Getenv(crashEnvSeed)))
 	}
-	os.Exit(m.Run())
+	// Every test must leave no goroutine running (queries stopped,
+	// sources closed).
+	goleak.VerifyTestMain(m)
 }
 
 // fileSink is an idempotent durable sink for the crash test: epoch N is
