@@ -7,10 +7,9 @@ require (
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/klauspost/compress v1.20.4
 	google.golang.org/grpc v1.64.1
+	go.uber.org/goleak v1.3.0
 	google.golang.org/protobuf v1.34.2
 )
-
-require go.uber.org/goleak v1.3.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
