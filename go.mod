@@ -6,8 +6,8 @@ require (
 	github.com/apache/arrow-adbc/go/adbc v1.1.0
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/klauspost/compress v1.20.4
-	google.golang.org/grpc v1.64.1
 	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.64.1
 	google.golang.org/protobuf v1.34.2
 )
 
