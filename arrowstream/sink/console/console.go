@@ -28,8 +28,10 @@ const (
 
 // Options configure the sinks a Session creates for the console format.
 type Options struct {
-	// Out receives the output; nil means os.Stdout. Writes of one epoch
-	// are a single Write call, serialised per sink.
+	// Out receives the output; nil means os.Stdout. Each epoch is one
+	// Write call. The sinks one InstallWith creates share a lock, so
+	// queries writing to the same Out never write at the same time; a
+	// sink made with New locks only itself.
 	Out io.Writer
 }
 
@@ -38,14 +40,15 @@ func Install(s *arrowstream.Session) { InstallWith(s, Options{}) }
 
 // InstallWith registers the "console" sink format in s with o.
 func InstallWith(s *arrowstream.Session, o Options) {
+	mu := &sync.Mutex{}
 	s.RegisterSinkFormat(Format, func(_ context.Context, _ memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
-		return New(info, o)
+		return newSink(info, o, mu)
 	})
 }
 
 // Sink prints each epoch's output. It is safe for concurrent use.
 type Sink struct {
-	mu       sync.Mutex
+	mu       *sync.Mutex // guards writes to out
 	out      io.Writer
 	numRows  int
 	truncate int // 0: no truncation
@@ -54,7 +57,11 @@ type Sink struct {
 // New returns a console sink for a query, reading numRows and truncate from
 // info.Options. A bad option value is an error naming the option.
 func New(info arrowstream.SinkInfo, o Options) (*Sink, error) {
-	s := &Sink{out: o.Out, numRows: DefaultNumRows, truncate: DefaultTruncate}
+	return newSink(info, o, &sync.Mutex{})
+}
+
+func newSink(info arrowstream.SinkInfo, o Options, mu *sync.Mutex) (*Sink, error) {
+	s := &Sink{mu: mu, out: o.Out, numRows: DefaultNumRows, truncate: DefaultTruncate}
 	if s.out == nil {
 		s.out = os.Stdout
 	}

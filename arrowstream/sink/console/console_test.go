@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,6 +182,53 @@ func TestConsoleFloatText(t *testing.T) {
 	for _, want := range []string{"|  1.0E300|", "|-2.5E-5|", "|1.2345678E7|", "|    0.001|", "|      0.0|"} {
 		if !strings.Contains(out.String(), strings.Trim(want, "| ")+"|") {
 			t.Errorf("output lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestConsoleQueriesShareAWriter: two queries printing to one buffer
+// through one InstallWith never write at the same time (run with -race)
+// and each epoch's block stays whole.
+func TestConsoleQueriesShareAWriter(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: true})
+	var out bytes.Buffer
+	console.InstallWith(s, console.Options{Out: &out})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: vector.Int64}}, nil)
+	var queries []*arrowstream.StreamingQuery
+	var srcs []*arrowstream.MemoryStream
+	for i := range 2 {
+		src := arrowstream.NewMemoryStream(mem, schema)
+		defer src.Close()
+		name := fmt.Sprintf("in%d", i)
+		s.RegisterStream(name, src)
+		q, err := s.ReadStream(name).WriteStream().Format("console").Option("checkpointLocation", t.TempDir()).Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Stop()
+		queries = append(queries, q)
+		srcs = append(srcs, src)
+	}
+	for round := range 20 {
+		for _, src := range srcs {
+			if _, err := src.AddData([]any{int64(round)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, q := range queries {
+		if err := q.ProcessAllAvailable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		q.Stop()
+	}
+	blocks := strings.Split(out.String(), "-------------------------------------------\nBatch: ")
+	for _, b := range blocks[1:] {
+		if strings.Count(b, "+---+") != 3 || !strings.HasSuffix(b, "+\n\n") {
+			t.Fatalf("interleaved block %q", b)
 		}
 	}
 }
