@@ -50,24 +50,50 @@ type continuousConfig struct {
 
 // continuousRun is the long-running pipeline of a continuous query over
 // the micro-batch loop's checkpoint state: it processes data as it
-// arrives, and every trigger interval writes the epoch's end offsets,
-// commits the sink and writes the commit (SEMANTICS.md §10, DESIGN.md).
-// An epoch so recorded is replayed exactly after a crash (its offsets are
-// in the offset log before its sink commit), which makes the committed
-// output exactly once.
+// arrives, and every trigger interval hands the epoch to a committer
+// goroutine that writes the epoch's end offsets, commits the sink and
+// writes the commit (SEMANTICS.md §10, DESIGN.md) while the pipeline goes
+// on with the next epoch. An epoch so recorded is replayed exactly after a
+// crash (its offsets are in the offset log before its sink commit), which
+// makes the committed output exactly once. Sources are called only from
+// the pipeline goroutine.
 type continuousRun struct {
 	m *microBatch
 	q *StreamingQuery
 
-	processed  []Offset // how far the open epoch has read each source
-	inputRows  []atomic.Int64
-	outputRows atomic.Int64
-	pending    []arrow.Record // the open epoch's output, owned
-	pendingB   int64
-	outSchema  *arrow.Schema
-	epochStart time.Time       // wall time the open epoch started
-	latencies  []time.Duration // per processing cycle: data noticed → visible
-	noticed    []time.Time     // cycles of the open epoch waiting for commit visibility
+	// The open epoch.
+	startOffsets []Offset // where it started reading each source
+	processed    []Offset // how far it has read each source
+	inputRows    []atomic.Int64
+	outputRows   atomic.Int64
+	pending      []arrow.Record // its output, owned
+	pendingB     int64
+	outSchema    *arrow.Schema
+	epochStart   time.Time       // wall time it started
+	latencies    []time.Duration // per processing cycle: data noticed → visible
+	noticed      []time.Time     // cycles waiting for commit visibility
+
+	toCommit chan *epochCommit // to the committer; capacity 1 (back-pressure)
+	done     chan *epochCommit // from the committer
+	inflight int
+}
+
+// epochCommit is an epoch handed from the pipeline to the committer.
+type epochCommit struct {
+	id           int64
+	start, end   []Offset
+	pending      []arrow.Record
+	outSchema    *arrow.Schema
+	inputRows    []atomic.Int64
+	outputRows   int64
+	noticed      []time.Time
+	latencies    []time.Duration
+	epochStart   time.Time
+	clockStart   time.Time
+	timestampMs  int64
+	durations    map[string]int64
+	err          error
+	committedAtW time.Time
 }
 
 // runContinuous runs the query until ctx ends or an error.
@@ -82,9 +108,36 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 	if m.cfg.continuous.stateful {
 		return q.runContinuousStateful(ctx, m)
 	}
-	c := &continuousRun{m: m, q: q, inputRows: make([]atomic.Int64, len(m.cfg.sources))}
+	c := &continuousRun{m: m, q: q, inputRows: make([]atomic.Int64, len(m.cfg.sources)),
+		processed: slices.Clone(m.committed),
+		toCommit:  make(chan *epochCommit, 1), done: make(chan *epochCommit, 2)}
 	c.openEpoch()
-	defer c.releasePending()
+	committerDone := make(chan struct{})
+	go func() {
+		defer close(committerDone)
+		for ec := range c.toCommit {
+			ec.err = c.commit(ctx, ec)
+			c.done <- ec
+		}
+	}()
+	defer func() {
+		close(c.toCommit)
+		for waiting := true; waiting; {
+			select {
+			case <-c.done: // an epoch that ended with the query: replayed on restart if uncommitted
+			case <-committerDone:
+				waiting = false
+			}
+		}
+		for len(c.done) > 0 {
+			<-c.done
+		}
+		releaseRecords(c.pending)
+		c.pending = nil
+		if as, ok := m.cfg.sink.(ArrivalSink); ok && m.cfg.continuous.arrival {
+			as.DiscardUncommitted()
+		}
+	}()
 
 	wake := make(chan struct{}, 1)
 	poll := false
@@ -114,7 +167,7 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 			return err
 		}
 		if c.pendingB >= m.cfg.continuous.maxPendingBytes {
-			if err := c.commitEpoch(ctx); err != nil {
+			if err := c.endEpoch(ctx); err != nil {
 				return err
 			}
 		}
@@ -123,29 +176,51 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 			return ctx.Err()
 		case <-wake:
 		case <-pollC:
+		case ec := <-c.done:
+			if err := c.committed(ctx, ec); err != nil {
+				return err
+			}
 		case <-ticks:
-			if err := c.commitEpoch(ctx); err != nil {
+			if err := c.endEpoch(ctx); err != nil {
 				return err
 			}
 		case <-flush:
-			// ProcessAllAvailable: end the open epoch now, and keep going
-			// until the sources have nothing more, so that it returns once
-			// what was available is committed.
-			for {
-				if _, err := c.processAvailable(ctx); err != nil {
-					return err
-				}
-				if err := c.commitEpoch(ctx); err != nil {
-					return err
-				}
-				idle, err := c.sourcesIdle(ctx)
-				if err != nil {
-					return err
-				}
-				if idle {
-					break
-				}
+			if err := c.flush(ctx); err != nil {
+				return err
 			}
+		}
+	}
+}
+
+// flush serves ProcessAllAvailable: end the open epoch now, wait for the
+// committer, and keep going until the sources have nothing more, so that
+// the idle trigger it waits for comes once what was available is
+// committed.
+func (c *continuousRun) flush(ctx context.Context) error {
+	for {
+		if _, err := c.processAvailable(ctx); err != nil {
+			return err
+		}
+		if err := c.endEpoch(ctx); err != nil {
+			return err
+		}
+		for c.inflight > 0 {
+			select {
+			case ec := <-c.done:
+				if err := c.committed(ctx, ec); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		idle, err := c.sourcesIdle(ctx)
+		if err != nil {
+			return err
+		}
+		if idle {
+			c.q.record(c.q.nextTrigger(), triggerResult{}, c.m.cfg.clock.Now())
+			return nil
 		}
 	}
 }
@@ -188,15 +263,20 @@ func (q *StreamingQuery) runContinuousStateful(ctx context.Context, m *microBatc
 }
 
 // forwardNotifications turns a source's arrival notifications into
-// non-blocking sends on wake until ctx ends.
+// non-blocking sends on wake until ctx ends. It registers for the next
+// notification before it wakes the pipeline, and wakes it once at the
+// start, so that no arrival falls between a notification and the
+// pipeline's next read.
 func forwardNotifications(ctx context.Context, src NotifyingSource, wake chan<- struct{}) {
+	ch := src.DataAvailable()
 	for {
 		select {
-		case <-src.DataAvailable():
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
+		case wake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ch:
+			ch = src.DataAvailable()
 		case <-ctx.Done():
 			return
 		}
@@ -221,22 +301,11 @@ func epochTicker(ctx context.Context, clock Clock, interval time.Duration, ticks
 }
 
 func (c *continuousRun) openEpoch() {
-	c.processed = slices.Clone(c.m.committed)
+	c.startOffsets = slices.Clone(c.processed)
 	c.epochStart = time.Now()
-	for i := range c.inputRows {
-		c.inputRows[i].Store(0)
-	}
+	c.inputRows = make([]atomic.Int64, len(c.m.cfg.sources))
 	c.outputRows.Store(0)
-	c.latencies = c.latencies[:0]
-	c.noticed = c.noticed[:0]
-}
-
-func (c *continuousRun) releasePending() {
-	releaseRecords(c.pending)
-	c.pending, c.pendingB = nil, 0
-	if as, ok := c.m.cfg.sink.(ArrivalSink); ok && c.m.cfg.continuous.arrival {
-		as.DiscardUncommitted()
-	}
+	c.latencies, c.noticed = nil, nil
 }
 
 // processAvailable reads what every source has beyond the open epoch's
@@ -339,49 +408,72 @@ func recordBufferBytes(rec arrow.Record) int64 {
 	return n
 }
 
-// commitEpoch ends the open epoch: its end offsets go to the offset log,
-// its output to the sink, then the commit log; sources may then forget
-// what it read. An epoch that read nothing is not recorded.
-func (c *continuousRun) commitEpoch(ctx context.Context) error {
-	m, q := c.m, c.q
-	seqNo := q.nextTrigger()
-	start := m.cfg.clock.Now()
-	wallStart := c.epochStart
-	durations := map[string]int64{"processing": time.Since(c.epochStart).Milliseconds()}
-	timed := func(phase string, f func() error) error {
-		t := time.Now()
-		err := f()
-		durations[phase] += time.Since(t).Milliseconds()
-		return err
-	}
-	empty := true
-	for i := range c.processed {
-		if !c.processed[i].Equal(m.committed[i]) {
-			empty = false
-		}
-	}
-	if empty {
+// endEpoch hands the open epoch to the committer and opens the next. An
+// epoch that read nothing is not recorded; if nothing is being committed
+// and the sources are idle, the trigger is reported idle.
+func (c *continuousRun) endEpoch(ctx context.Context) error {
+	m := c.m
+	if slices.EqualFunc(c.processed, c.startOffsets, Offset.Equal) {
 		c.epochStart = time.Now()
+		if c.inflight > 0 {
+			return nil
+		}
 		idle, err := c.sourcesIdle(ctx)
 		if err != nil || !idle {
 			return err
 		}
-		q.record(seqNo, triggerResult{progress: m.idleProgress(start, time.Now(), durations)}, m.cfg.clock.Now())
+		now := m.cfg.clock.Now()
+		copy(m.available, m.committed)
+		c.q.record(c.q.nextTrigger(), triggerResult{progress: m.idleProgress(now, time.Now(), map[string]int64{})}, now)
 		return nil
 	}
-	m.batchTimestampMs = start.UnixMilli()
-	copy(m.available, c.processed)
+	now := m.cfg.clock.Now()
+	ec := &epochCommit{
+		id: m.batchID, start: c.startOffsets, end: slices.Clone(c.processed),
+		pending: c.pending, outSchema: c.outSchema, inputRows: c.inputRows, outputRows: c.outputRows.Load(),
+		noticed: c.noticed, latencies: c.latencies, epochStart: c.epochStart,
+		clockStart: now, timestampMs: now.UnixMilli(),
+	}
+	c.pending, c.pendingB = nil, 0
+	m.batchID++
+	c.openEpoch()
+	select {
+	case c.toCommit <- ec:
+		c.inflight++
+	case <-ctx.Done():
+		releaseRecords(ec.pending)
+		return ctx.Err()
+	}
+	return nil
+}
+
+// commit runs on the committer goroutine: the epoch's offsets, then its
+// sink commit, then its commit record. It touches only the logs, the sink
+// and the epoch, never the sources.
+func (c *continuousRun) commit(ctx context.Context, ec *epochCommit) error {
+	m := c.m
+	ec.durations = map[string]int64{"processing": ec.clockStart.Sub(ec.epochStart).Milliseconds()}
+	timed := func(phase string, f func() error) error {
+		t := time.Now()
+		err := f()
+		ec.durations[phase] += time.Since(t).Milliseconds()
+		return err
+	}
+	defer func() {
+		releaseRecords(ec.pending)
+		ec.pending = nil
+	}()
 	err := timed("walCommit", func() error {
-		seq := checkpoint.OffsetSeq{BatchTimestampMs: m.batchTimestampMs, Conf: m.conf}
-		for _, o := range m.available {
+		seq := checkpoint.OffsetSeq{BatchTimestampMs: ec.timestampMs, Conf: m.conf}
+		for _, o := range ec.end {
 			seq.Offsets = append(seq.Offsets, []byte(o))
 		}
-		ok, err := m.offsets.Add(m.batchID, seq)
+		ok, err := m.offsets.Add(ec.id, seq)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("arrowstream: offsets for epoch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Log().Dir())
+			return fmt.Errorf("arrowstream: offsets for epoch %d already exist in %s: is another query using this checkpoint concurrently?", ec.id, m.offsets.Log().Dir())
 		}
 		return nil
 	})
@@ -389,67 +481,70 @@ func (c *continuousRun) commitEpoch(ctx context.Context) error {
 		return err
 	}
 	err = timed("addBatch", func() error {
-		scan, err := vector.NewScan(c.outSchema, c.pending...)
+		schema := ec.outSchema
+		if schema == nil {
+			return fmt.Errorf("arrowstream: epoch %d has input but no output schema", ec.id)
+		}
+		scan, err := vector.NewScan(schema, ec.pending...)
 		if err != nil {
 			return err
 		}
-		releaseRecords(c.pending)
-		c.pending, c.pendingB = nil, 0
-		return m.cfg.sink.AddBatch(ctx, m.batchID, scan)
+		return m.cfg.sink.AddBatch(ctx, ec.id, scan)
 	})
 	if err != nil {
-		return fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
+		return fmt.Errorf("arrowstream: epoch %d: %w", ec.id, err)
 	}
-	visible := time.Now()
-	for _, t := range c.noticed {
-		c.latencies = append(c.latencies, visible.Sub(t))
-	}
-	ep := EpochInfo{ID: m.batchID, BatchTimestampMs: m.batchTimestampMs, CheckpointDir: m.cfg.checkpointDir, NumPartitions: m.numPartitions()}
-	err = timed("commitOffsets", func() error {
+	ec.committedAtW = time.Now()
+	return timed("commitOffsets", func() error {
+		ep := EpochInfo{ID: ec.id, BatchTimestampMs: ec.timestampMs, CheckpointDir: m.cfg.checkpointDir, NumPartitions: m.numPartitions()}
 		if err := m.cfg.exec.CommitState(ctx, ep); err != nil {
 			return err
 		}
-		ok, err := m.commits.Add(m.batchID, checkpoint.CommitMetadata{})
+		ok, err := m.commits.Add(ec.id, checkpoint.CommitMetadata{})
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("arrowstream: commit for epoch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Log().Dir())
+			return fmt.Errorf("arrowstream: commit for epoch %d already exists in %s: is another query using this checkpoint concurrently?", ec.id, m.commits.Log().Dir())
 		}
-		for i, src := range m.cfg.sources {
-			if m.available[i] != nil {
-				if err := src.Commit(ctx, m.available[i]); err != nil {
-					return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.sourceDescriptions[i], err)
-				}
-			}
-		}
-		if keep := int64(m.cfg.minBatchesToRetain); keep > 0 && m.batchID > keep {
-			if err := m.offsets.Log().Purge(m.batchID - keep); err != nil {
+		if keep := int64(m.cfg.minBatchesToRetain); keep > 0 && ec.id > keep {
+			if err := m.offsets.Log().Purge(ec.id - keep); err != nil {
 				return err
 			}
-			if err := m.commits.Log().Purge(m.batchID - keep); err != nil {
+			if err := m.commits.Log().Purge(ec.id - keep); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+}
+
+// committed runs on the pipeline goroutine when the committer finished an
+// epoch: sources may forget what it read, and its progress is published.
+func (c *continuousRun) committed(ctx context.Context, ec *epochCommit) error {
+	m := c.m
+	c.inflight--
+	if ec.err != nil {
+		return ec.err
 	}
-	prog := m.batchProgress(start, wallStart, durations, ep, c.inputRows, c.outputRows.Load())
-	prog.Latency = latencySummary(c.latencies)
-	copy(m.committed, m.available)
-	m.batchID++
+	for i, src := range m.cfg.sources {
+		if ec.end[i] != nil {
+			if err := src.Commit(ctx, ec.end[i]); err != nil {
+				return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.sourceDescriptions[i], err)
+			}
+		}
+	}
+	for _, t := range ec.noticed {
+		ec.latencies = append(ec.latencies, ec.committedAtW.Sub(t))
+	}
+	copy(m.committed, ec.start)
+	copy(m.available, ec.end)
+	ep := EpochInfo{ID: ec.id, BatchTimestampMs: ec.timestampMs}
+	prog := m.batchProgress(ec.clockStart, ec.epochStart, ec.durations, ep, ec.inputRows, ec.outputRows)
+	prog.Latency = latencySummary(ec.latencies)
+	copy(m.committed, ec.end)
 	m.ranBatch = true
-	q.record(seqNo, triggerResult{ran: true, progress: prog}, m.cfg.clock.Now())
-	c.openEpoch()
-	// As ProcessAllAvailable expects: a trigger that finds nothing new
-	// after everything read so far is committed.
-	if idle, err := c.sourcesIdle(ctx); err != nil {
-		return err
-	} else if idle {
-		q.record(q.nextTrigger(), triggerResult{}, m.cfg.clock.Now())
-	}
+	c.q.record(c.q.nextTrigger(), triggerResult{ran: true, progress: prog}, m.cfg.clock.Now())
 	return nil
 }
 

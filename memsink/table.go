@@ -372,7 +372,9 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 			return err
 		}
 	}
-	t.publish(newVersion(info.Epoch, evicted, segs, nil, nil))
+	v := newVersion(info.Epoch, evicted, segs, nil, nil)
+	v.keepPending(old.pend, info.Epoch)
+	t.publish(v)
 	if k > 0 {
 		t.log.Debug("evicted epochs", "count", k, "through", evicted)
 	}

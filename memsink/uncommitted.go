@@ -64,3 +64,14 @@ func (t *Table) DiscardUncommitted() {
 	}
 	t.publish(newVersion(old.latest, old.evicted, old.segs, nil, nil))
 }
+
+// keepPending carries the uncommitted rows of epochs after committed over
+// to v (a continuous query shows epoch N+1's rows while epoch N commits).
+func (v *version) keepPending(pend []*segment, committed int64) {
+	for _, p := range pend {
+		if p.info.Epoch > committed {
+			p.refs.Add(1)
+			v.pend = append(v.pend, p)
+		}
+	}
+}
