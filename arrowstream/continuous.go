@@ -1,6 +1,7 @@
 package arrowstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,9 @@ import (
 )
 
 // continuousPollInterval is how often a continuous query asks a source
-// that cannot notify (NotifyingSource) for new data.
+// that cannot notify (NotifyingSource) for new data, unless the writer
+// option "continuous.pollInterval" says otherwise (a source whose
+// LatestOffset costs a network round trip, such as Kafka, may want more).
 const continuousPollInterval = time.Millisecond
 
 // DefaultContinuousMaxPendingBytes bounds the output a continuous query
@@ -46,6 +49,7 @@ type continuousConfig struct {
 	// arrival: rows are shown as they are processed (ArrivalSink).
 	arrival         bool
 	maxPendingBytes int64
+	pollInterval    time.Duration
 }
 
 // continuousRun is the long-running pipeline of a continuous query over
@@ -153,7 +157,7 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 	go epochTicker(ctx, m.cfg.clock, m.cfg.trigger.interval, ticks)
 	var pollC <-chan time.Time
 	if poll {
-		t := time.NewTicker(continuousPollInterval)
+		t := time.NewTicker(cmp.Or(m.cfg.continuous.pollInterval, continuousPollInterval))
 		defer t.Stop()
 		pollC = t.C
 	}

@@ -115,9 +115,10 @@ func checkNoCurrentTime(n plan.Node) error {
 // continuousOptions checks a continuous query and reads its writer
 // options: "continuous.visibility" ("commit", the default: rows appear
 // when their epoch commits; "arrival": as they are processed, through an
-// ArrivalSink) and "continuous.maxPendingBytes".
+// ArrivalSink), "continuous.maxPendingBytes" and "continuous.pollInterval"
+// (how often sources that cannot notify are asked for data).
 func continuousOptions(root plan.Node, mode OutputMode, opts map[string]string) (continuousConfig, error) {
-	cfg := continuousConfig{maxPendingBytes: DefaultContinuousMaxPendingBytes}
+	cfg := continuousConfig{maxPendingBytes: DefaultContinuousMaxPendingBytes, pollInterval: continuousPollInterval}
 	stateful, err := checkContinuous(root, mode)
 	if err != nil {
 		return cfg, err
@@ -142,6 +143,12 @@ func continuousOptions(root plan.Node, mode OutputMode, opts map[string]string) 
 				return cfg, fmt.Errorf("arrowstream: option continuous.maxPendingBytes=%q: want a positive number of bytes", v)
 			}
 			cfg.maxPendingBytes = n
+		case "continuous.pollinterval":
+			d, err := ParseDuration(v)
+			if err != nil || d <= 0 {
+				return cfg, fmt.Errorf("arrowstream: option continuous.pollInterval=%q: want a positive duration such as '5 ms'", v)
+			}
+			cfg.pollInterval = d
 		}
 	}
 	return cfg, nil

@@ -98,3 +98,49 @@ func TestContinuousArrivalVisibility(t *testing.T) {
 	q.Stop()
 	waitRows(t, tbl, 3)
 }
+
+// A continuous streaming table from SQL over the rate source (which cannot
+// notify, so it is polled): committed epochs hold each even value once.
+func TestContinuousSQLStreamingTable(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir()})
+	cat := memsink.NewCatalog()
+	memsink.Install(s, cat, memsink.Options{})
+	sqlRows(t, s, "CREATE TABLE r USING rate OPTIONS (rowsPerSecond 2000)")
+	res, err := s.SQL(ctx, `CREATE STREAMING TABLE evens TBLPROPERTIES ('trigger' = 'continuous 20 ms', 'continuous.pollInterval' = '2 ms')
+		AS SELECT value FROM STREAM r WHERE value % 2 = 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := res.Query
+	defer func() {
+		q.Stop()
+		if tbl, ok := cat.Drop("evens"); ok {
+			tbl.Close()
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if p := q.LastProgress(); p != nil && p.BatchID >= 3 && p.NumInputRows > 0 {
+			break
+		}
+		if time.Now().After(deadline) || !q.IsActive() {
+			t.Fatalf("no epochs committed: %v", q.Exception())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rows := sqlRows(t, s, "SELECT value FROM evens")
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		v := r[0].(int64)
+		if v%2 != 0 || seen[v] {
+			t.Fatalf("value %d odd or repeated in %d rows", v, len(rows))
+		}
+		seen[v] = true
+	}
+	if len(rows) == 0 {
+		t.Fatal("no rows")
+	}
+}
