@@ -43,6 +43,9 @@ type StreamingQuery struct {
 	lastBatchID int64
 	lastIdleLog time.Time // trigger-clock time of the last batch or reported idle trigger
 	idleLogged  bool
+	// flush asks a continuous query to commit its open epoch now
+	// (ProcessAllAvailable); nil for micro-batch queries.
+	flush chan struct{}
 }
 
 // ID is the query's id, stable across restarts from the same checkpoint.
@@ -120,10 +123,18 @@ func (q *StreamingQuery) AwaitTermination(ctx context.Context) error {
 
 // ProcessAllAvailable blocks until every piece of data available when it was
 // called (and the no-data epochs it causes) has been processed and
-// committed, or the query ends (its error is returned), or ctx ends.
+// committed, or the query ends (its error is returned), or ctx ends. A
+// continuous query commits its open epoch at once instead of waiting for
+// the epoch interval.
 func (q *StreamingQuery) ProcessAllAvailable(ctx context.Context) error {
 	q.mu.Lock()
 	target := q.triggerSeq + 1
+	if q.flush != nil {
+		select {
+		case q.flush <- struct{}{}:
+		default:
+		}
+	}
 	for q.idleSeq < target {
 		ch := q.changed
 		q.mu.Unlock()
@@ -208,6 +219,10 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 			}
 		}
 		m.availableNowTargets = targets
+	}
+	if m.cfg.trigger.kind == triggerContinuous {
+		err = q.runContinuous(ctx, m)
+		return
 	}
 	for {
 		if ctx.Err() != nil {

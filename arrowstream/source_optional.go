@@ -30,3 +30,12 @@ type CheckpointedSource interface {
 type DescribedSource interface {
 	Description() string
 }
+
+// NotifyingSource tells a continuous query when new data arrives, so that
+// it processes it at once instead of polling. DataAvailable returns a
+// channel that is closed when data is added after the call; callers ask
+// again after it fires. Sources without it are polled (every
+// continuousPollInterval).
+type NotifyingSource interface {
+	DataAvailable() <-chan struct{}
+}
