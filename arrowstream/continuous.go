@@ -112,6 +112,10 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 	if m.cfg.continuous.stateful {
 		return q.runContinuousStateful(ctx, m)
 	}
+	// The notification forwarders and the epoch ticker end with the run,
+	// also when it fails.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	c := &continuousRun{m: m, q: q, inputRows: make([]atomic.Int64, len(m.cfg.sources)),
 		processed: slices.Clone(m.committed),
 		toCommit:  make(chan *epochCommit, 1), done: make(chan *epochCommit, 2)}
