@@ -175,7 +175,7 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 			return err
 		}
 		if c.pendingB >= m.cfg.continuous.maxPendingBytes {
-			if err := c.endEpoch(ctx); err != nil {
+			if err := c.endEpoch(ctx, true); err != nil {
 				return err
 			}
 		}
@@ -189,7 +189,7 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 				return err
 			}
 		case <-ticks:
-			if err := c.endEpoch(ctx); err != nil {
+			if err := c.endEpoch(ctx, false); err != nil {
 				return err
 			}
 		case <-flush:
@@ -209,7 +209,7 @@ func (c *continuousRun) flush(ctx context.Context) error {
 		if _, err := c.processAvailable(ctx); err != nil {
 			return err
 		}
-		if err := c.endEpoch(ctx); err != nil {
+		if err := c.endEpoch(ctx, true); err != nil {
 			return err
 		}
 		for c.inflight > 0 {
@@ -418,9 +418,16 @@ func recordBufferBytes(rec arrow.Record) int64 {
 
 // endEpoch hands the open epoch to the committer and opens the next. An
 // epoch that read nothing is not recorded; if nothing is being committed
-// and the sources are idle, the trigger is reported idle.
-func (c *continuousRun) endEpoch(ctx context.Context) error {
+// and the sources are idle, the trigger is reported idle. Unless forced
+// (the pending bound, ProcessAllAvailable), an epoch does not end while
+// the previous one is still committing: it grows instead, so that epochs
+// adapt to the commit latency (a slow fsync) rather than stalling the
+// pipeline.
+func (c *continuousRun) endEpoch(ctx context.Context, force bool) error {
 	m := c.m
+	if !force && c.inflight > 0 {
+		return nil
+	}
 	if slices.EqualFunc(c.processed, c.startOffsets, Offset.Equal) {
 		c.epochStart = time.Now()
 		if c.inflight > 0 {
