@@ -20,14 +20,18 @@ import (
 )
 
 // sessionAssign appends the initial session window [t, t+gap) of every row
-// (plan.SessionWindow); rows with a null time are dropped. The sessions
-// are merged by the statefulSessionWindow above it.
+// (plan.SessionWindow); rows with a null time are dropped, and with a
+// per-row gap (gapExpr) so are rows whose gap is null, not a valid
+// interval string or not positive (Spark's SessionWindowing keeps only
+// sessions with end > start). The sessions are merged by the
+// statefulSessionWindow above it.
 type sessionAssign struct {
-	mem    memory.Allocator
-	input  vector.Operator
-	time   vector.Evaluator
-	gap    int64 // µs
-	schema *arrow.Schema
+	mem     memory.Allocator
+	input   vector.Operator
+	time    vector.Evaluator
+	gap     int64            // µs, without gapExpr
+	gapExpr vector.Evaluator // the row's gap (interval or string), or nil
+	schema  *arrow.Schema
 }
 
 func newSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.Operator, env *plan.Env) (vector.Operator, error) {
@@ -51,7 +55,19 @@ func newSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.
 	out.Type = vector.WindowType
 	md := in.Metadata()
 	schema := arrow.NewSchema(append(append([]arrow.Field(nil), in.Fields()...), out), &md)
-	return &sessionAssign{mem: mem, input: input, time: ev, gap: n.Gap, schema: schema}, nil
+	sa := &sessionAssign{mem: mem, input: input, time: ev, gap: n.Gap, schema: schema}
+	if n.GapExpr != nil {
+		gx, err := plan.ToVectorExpr(n.GapExpr, env)
+		if err != nil {
+			input.Close()
+			return nil, err
+		}
+		if sa.gapExpr, err = gx.Bind(in, mem); err != nil {
+			input.Close()
+			return nil, fmt.Errorf("arrowstream: the gap of session_window(%s, %s): %w", x, gx, err)
+		}
+	}
+	return sa, nil
 }
 
 func (s *sessionAssign) Schema() *arrow.Schema { return s.schema }
@@ -84,15 +100,24 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 	if !ok || ts.Len() != int(rec.NumRows()) {
 		return nil, fmt.Errorf("arrowstream: session_window: the time expression returned %d values of %s for %d rows", arr.Len(), vector.TypeName(arr.DataType()), rec.NumRows())
 	}
+	var gaps []int64 // per row, with gapExpr (≤ 0: dropped)
+	if s.gapExpr != nil {
+		if gaps, err = s.rowGaps(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
 	var sel []int32
-	if ts.NullN() > 0 {
+	if ts.NullN() > 0 || gaps != nil {
 		for i := 0; i < ts.Len(); i++ {
-			if ts.IsValid(i) {
+			if ts.IsValid(i) && (gaps == nil || gaps[i] > 0) {
 				sel = append(sel, int32(i))
 			}
 		}
 		if len(sel) == 0 {
 			return nil, nil
+		}
+		if len(sel) == ts.Len() {
+			sel = nil
 		}
 	}
 	sb := array.NewStructBuilder(s.mem, vector.WindowType)
@@ -101,9 +126,13 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 	ends := sb.FieldBuilder(1).(*array.TimestampBuilder)
 	add := func(i int) {
 		t := ts.Value(i)
+		gap := s.gap
+		if gaps != nil {
+			gap = gaps[i]
+		}
 		sb.Append(true)
 		starts.Append(t)
-		ends.Append(t + arrow.Timestamp(s.gap))
+		ends.Append(t + arrow.Timestamp(gap))
 	}
 	base := rec
 	if sel != nil {
@@ -123,6 +152,52 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 	defer win.Release()
 	cols := append(append([]arrow.Array(nil), base.Columns()...), win)
 	return array.NewRecord(s.schema, cols, int64(win.Len())), nil
+}
+
+// rowGaps evaluates the per-row gap of rec's rows in µs; a null or
+// invalid gap is 0 (the row is dropped).
+func (s *sessionAssign) rowGaps(ctx context.Context, rec arrow.Record) ([]int64, error) {
+	arr, err := s.gapExpr.Eval(ctx, rec)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: session_window gap: %w", err)
+	}
+	defer arr.Release()
+	if arr.Len() != int(rec.NumRows()) {
+		return nil, fmt.Errorf("arrowstream: session_window: the gap expression returned %d values for %d rows", arr.Len(), rec.NumRows())
+	}
+	gaps := make([]int64, arr.Len())
+	parse := func(n int, valid func(int) bool, str func(int) string) {
+		last, lastGap := "", int64(0)
+		for i := 0; i < n; i++ {
+			if !valid(i) {
+				continue
+			}
+			v := str(i)
+			if v != last || i == 0 {
+				lastGap, err = vector.ParseInterval(v)
+				if err != nil {
+					lastGap = 0 // as Spark's cast of an invalid string: null
+				}
+				last = v
+			}
+			gaps[i] = lastGap
+		}
+	}
+	switch a := arr.(type) {
+	case *array.Duration:
+		for i := range gaps {
+			if a.IsValid(i) {
+				gaps[i] = int64(a.Value(i))
+			}
+		}
+	case *array.String:
+		parse(a.Len(), a.IsValid, a.Value)
+	case *array.LargeString:
+		parse(a.Len(), a.IsValid, a.Value)
+	default:
+		return nil, fmt.Errorf("arrowstream: session_window: the gap expression is %s, want an interval or a string", vector.TypeName(arr.DataType()))
+	}
+	return gaps, nil
 }
 
 // statefulSessionWindow is the streaming session-window aggregation
