@@ -186,7 +186,13 @@ func (r *Runner) RunScenario(sc *Scenario) Result {
 			return res
 		case out.err != nil && r.RestartAfterChecks && out.bySpec:
 			// Not a failure by itself: the rule allows later answers, as
-			// long as the eventual answers are the same.
+			// long as the uninterrupted run passes and the eventual
+			// answers are the same.
+			if plain := r.runVariant(sc, v, runMode{}); plain.err != nil {
+				res.Status = Failed
+				res.Detail = fmt.Sprintf("[%s] %s (also without restarts)", v, firstLine(plain.err.Error()))
+				return res
+			}
 			how, why := r.eventualAnswersMatch(sc, v)
 			if why != "" {
 				res.Status = Failed
