@@ -22,8 +22,9 @@ var gapEventSchema = arrow.NewSchema([]arrow.Field{
 // per row, in the DataFrame form (a string column) and the SQL form (a
 // CASE giving interval strings), with a restart after every epoch or
 // none: each row's session is [t, t+gap), sessions merge as with a fixed
-// gap (the merged end is the largest end), and rows whose gap is null,
-// zero, negative or not an interval are dropped.
+// gap (the merged end is the largest end), rows whose gap is null, zero,
+// negative or not an interval are dropped, and a row is late when its own
+// session end is at or before the late watermark.
 func TestSessionWindowDynamicGap(t *testing.T) {
 	const sqlQuery = `SELECT key, CAST(session_window.start AS BIGINT) AS st, CAST(session_window.end AS BIGINT) AS en, count(*) AS n
 		FROM STREAM events WATERMARK timestamp_seconds(t) AS eventTime DELAY OF INTERVAL 20 SECONDS
@@ -56,6 +57,9 @@ func TestSessionWindowDynamicGap(t *testing.T) {
 		{[]ev{{3, 20, "30 seconds"}}, nil},
 		// The watermark moves to 80: every session closes.
 		{[]ev{{9, 100, "1 second"}}, []vt.Row{{1, 0, 17, 3}, {2, 4, 5, 1}}},
+		// Late by the row's own session end (≤ 80): [70,75) is dropped,
+		// [70,90) is kept; the watermark moves to 180.
+		{[]ev{{4, 70, "20 seconds"}, {5, 70, "5 seconds"}, {9, 200, "1 second"}}, []vt.Row{{4, 70, 90, 1}, {9, 100, 101, 1}}},
 	}
 	for _, form := range forms {
 		for _, restart := range []bool{false, true} {
