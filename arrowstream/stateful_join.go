@@ -352,53 +352,6 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep EpochInfo, side *joinSide
 	return r, nil
 }
 
-// withState puts the cached stored rows entries before a side's new rows
-// (fresh, which stays owned by the caller).
-func (s *statefulJoin) withState(side *joinSide, fresh *sideRows, entries []*joinEntry) (*sideRows, error) {
-	n := len(entries)
-	r := &sideRows{nState: n, entries: entries}
-	enc := make([][]byte, 0, n+len(fresh.enc))
-	for _, e := range entries {
-		r.storeKeys = append(r.storeKeys, e.storeKey)
-		r.parts = append(r.parts, e.part)
-		r.wasMatch = append(r.wasMatch, e.matched)
-		r.keys = append(r.keys, e.key)
-		r.keyNull = append(r.keyNull, e.keyNull)
-		enc = append(enc, e.enc)
-	}
-	stored := &sideRows{}
-	if err := s.decodeSide(side, stored, enc); err != nil {
-		return nil, err
-	}
-	rec, err := concatRecords(s.mem, side.codec.schema, []arrow.Record{stored.rec, fresh.rec})
-	stored.release()
-	if err != nil {
-		return nil, err
-	}
-	r.rec = rec
-	r.enc = append(enc, fresh.enc...)
-	r.keys = append(r.keys, fresh.keys...)
-	r.keyNull = append(r.keyNull, fresh.keyNull...)
-	r.hashes = append(make([]uint64, n), fresh.hashes...)
-	r.excluded = append(make([]bool, n), fresh.excluded...)
-	r.wasMatch = append(r.wasMatch, make([]bool, len(fresh.enc))...)
-	r.matched = append([]bool(nil), r.wasMatch...)
-	return r, nil
-}
-
-// evictThreshold is the side's state-eviction threshold (µs) of the epoch,
-// and whether the side evicts at all.
-func (s *statefulJoin) evictThreshold(ep EpochInfo, side *joinSide) (int64, bool) {
-	if !ep.HasWatermark || side.evict == evictNever {
-		return 0, false
-	}
-	thr := ep.WatermarkMs * 1000
-	if side.evict == evictValue {
-		thr += side.offset
-	}
-	return thr, true
-}
-
 // sideOnly marks the new rows that fail the side's own condition.
 func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows) error {
 	ev, err := side.only.Bind(side.codec.schema, s.mem)
