@@ -156,6 +156,10 @@ func (s *statefulJoin) commit(ctx context.Context) error {
 		return err
 	}
 	s.cacheVersion = s.pendingVersion
+	// The decoded rows kept between epochs are state memory too.
+	for _, c := range s.caches {
+		s.progress.MemoryUsedBytes += c.bytes
+	}
 	return nil
 }
 

@@ -54,9 +54,19 @@ func (h *entryHeap) Pop() any {
 type sideCache struct {
 	byKey  map[string][]*joinEntry
 	byTime entryHeap
+	bytes  int64 // approximate memory of the entries
+}
+
+// entryOverhead approximates a cached entry's memory besides its bytes
+// (the struct, its map slot and heap slot).
+const entryOverhead = 128
+
+func (e *joinEntry) size() int64 {
+	return int64(len(e.storeKey)+len(e.key)+len(e.enc)) + entryOverhead
 }
 
 func (c *sideCache) add(e *joinEntry) {
+	c.bytes += e.size()
 	c.byKey[e.key] = append(c.byKey[e.key], e)
 	e.heapIdx = -1
 	if e.hasTime {
@@ -65,6 +75,7 @@ func (c *sideCache) add(e *joinEntry) {
 }
 
 func (c *sideCache) remove(e *joinEntry) {
+	c.bytes -= e.size()
 	list := c.byKey[e.key]
 	for i, x := range list {
 		if x == e {
