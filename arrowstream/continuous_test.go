@@ -7,10 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
 
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -281,5 +286,60 @@ func TestContinuousAggregationUpdateMode(t *testing.T) {
 		if latest[k] != n {
 			t.Fatalf("latest counts %v; want %v", latest, want)
 		}
+	}
+}
+
+// A stream-static join runs per arrival like any map-like operator, and
+// foreachBatch receives each committed epoch once.
+func TestContinuousStreamStaticJoinForeachBatch(t *testing.T) {
+	ctx := context.Background()
+	s, mem := newTestSession(t)
+	src := NewMemoryStream(mem, valueSchema)
+	defer src.Close()
+	s.RegisterStream("input", src)
+	names := arrow.NewSchema([]arrow.Field{{Name: "id", Type: vector.Int32}, {Name: "name", Type: vector.String}}, nil)
+	b := array.NewRecordBuilder(mem, names)
+	b.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2, 3}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"one", "two", "three"}, nil)
+	dim := b.NewRecord()
+	b.Release()
+	defer dim.Release()
+	if err := s.RegisterTable("names", names, dim); err != nil {
+		t.Fatal(err)
+	}
+	defer s.DropTable("names")
+	var mu sync.Mutex
+	var got []vt.Row
+	var epochs []int64
+	q, err := s.ReadStream("input").Join(s.Table("names"), "value = id", "left").Select("value", "name").
+		WriteStream().Trigger(Continuous(time.Hour)).Option("checkpointLocation", t.TempDir()).
+		ForeachBatch(func(_ context.Context, recs []arrow.Record, epoch int64) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, vt.RowsOf(recs...)...)
+			epochs = append(epochs, epoch)
+			return nil
+		}).Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop()
+	addInts(t, src, 1, 4)
+	addInts(t, src, 3)
+	if err := q.ProcessAllAvailable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addInts(t, src, 2)
+	if err := q.ProcessAllAvailable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []vt.Row{{int32(1), "one"}, {int32(4), nil}, {int32(3), "three"}, {int32(2), "two"}}
+	if !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
+		t.Fatalf("got\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
+	}
+	if len(epochs) != 2 || epochs[0] != 0 || epochs[1] != 1 {
+		t.Fatalf("epochs %v; want [0 1]", epochs)
 	}
 }
