@@ -123,7 +123,18 @@ func inferCSVTypes(o Options, n int, line []byte) (types []arrow.DataType, err e
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	r := csv.NewInferringReader(bytes.NewReader(line), csv.WithComma(o.Sep), csv.WithNullReader(true, o.NullValue))
+	// arrow's inferring reader types the columns its header names: give it
+	// a header of placeholder names.
+	var text bytes.Buffer
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			text.WriteRune(o.Sep)
+		}
+		text.WriteString("c" + strconv.Itoa(i))
+	}
+	text.WriteByte('\n')
+	text.Write(line)
+	r := csv.NewInferringReader(&text, csv.WithHeader(true), csv.WithComma(o.Sep), csv.WithNullReader(true, o.NullValue))
 	defer r.Release()
 	if !r.Next() {
 		return nil, fmt.Errorf("no row: %v", r.Err())
