@@ -1,0 +1,75 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// fuzzLines decodes data as a whole file in every mode and chunk size: it
+// must return rows or an error (FAILFAST: ErrMalformed), never panic, and
+// leave no allocated byte behind.
+func fuzzLines(t *testing.T, format Format, data []byte) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: vector.Int64, Nullable: true},
+		{Name: "x", Type: vector.Float64, Nullable: true},
+		{Name: "name", Type: vector.String, Nullable: true},
+		{Name: "_corrupt_record", Type: vector.String, Nullable: true},
+	}, nil)
+	for _, mode := range []Mode{Permissive, DropMalformed, FailFast} {
+		for _, chunk := range []int{1, 4, DefaultChunkRows} {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			o := Options{Format: format, Path: "fuzz", Mode: mode, CorruptColumn: "_corrupt_record", Sep: ',', ChunkRows: chunk, Header: chunk == 4}
+			s, err := NewSource(mem, schema, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := s.lineOperator("fuzz."+string(format), data)
+			var rows int64
+			for {
+				rec, err := op.Next(context.Background())
+				if err != nil {
+					if mode != FailFast && !isEOF(err) {
+						t.Fatalf("mode %s: %v", mode, err)
+					}
+					if mode == FailFast && !isEOF(err) && !errors.Is(err, ErrMalformed) {
+						t.Fatalf("FAILFAST error does not wrap ErrMalformed: %v", err)
+					}
+					break
+				}
+				if !rec.Schema().Equal(schema) {
+					t.Fatalf("record schema %s", rec.Schema())
+				}
+				rows += rec.NumRows()
+				rec.Release()
+			}
+			op.Close()
+			if got := s.stats.malformed.Load(); mode == DropMalformed && got < 0 {
+				t.Fatalf("malformed count %d", got)
+			}
+			mem.AssertSize(t, 0)
+		}
+	}
+}
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+func FuzzCSVFile(f *testing.F) {
+	for _, seed := range []string{badCSV, "1,2.5,a\n2,,b\n", "\"q\"\"x\",1,2\n", "1,2,3,4,5\n", "\xef\xbb\xbf1,1,a\r\n", ",,\n\n\n", "1,1e400,\"\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzLines(t, CSV, data) })
+}
+
+func FuzzJSONFile(f *testing.F) {
+	for _, seed := range []string{badJSON, `{"id":1,"x":2.5,"name":"a"}`, `{"id":null}` + "\n" + `{}`, `{"id":1}{"id":2}`, `{"x":"NaN"}`, `"str"`, `{"id":99999999999999999999}`, `{"name":{"a":1}}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzLines(t, JSON, data) })
+}
