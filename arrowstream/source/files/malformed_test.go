@@ -85,4 +85,3 @@ func TestMalformedModes(t *testing.T) {
 		}
 	}
 }
-
