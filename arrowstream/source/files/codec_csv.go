@@ -31,7 +31,7 @@ func newCSVCodec(schema *arrow.Schema, o Options) (c *csvCodec, err error) {
 }
 
 func (c *csvCodec) decode(mem memory.Allocator, data []byte) ([]arrow.Record, error) {
-	r := csv.NewReader(bytes.NewReader(data), c.schema, csv.WithAllocator(mem), csv.WithChunk(-1),
+	r := csv.NewReader(bytes.NewReader(data), c.schema, csv.WithAllocator(mem), csv.WithChunk(wholeChunk),
 		csv.WithComma(c.sep), csv.WithNullReader(true, c.nulls...))
 	defer r.Release()
 	var out []arrow.Record
@@ -83,3 +83,8 @@ func (c *csvCodec) explain(line []byte) string {
 	}
 	return ""
 }
+
+// wholeChunk makes arrow's readers put all of their input (one chunk of
+// lines) in one record while reading row by row: with chunk -1 the CSV
+// reader would first materialise every row's fields (encoding/csv ReadAll).
+const wholeChunk = 1 << 30

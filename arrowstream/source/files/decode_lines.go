@@ -66,7 +66,7 @@ type lineFile struct {
 	out     *arrow.Schema
 	corrupt int // index of the corrupt-record column in out, or -1
 	mode    Mode
-	chunk   int
+	chunk   int // bytes per arrow reader call (extended to a line end)
 	stats   *counters
 
 	pos     int // byte offset of the next chunk
@@ -113,43 +113,77 @@ func (f *lineFile) Close() error {
 	return nil
 }
 
-// readChunk decodes the next ChunkRows lines into f.pending.
+// readChunk decodes the next chunk of whole lines into f.pending. The
+// fast path is one arrow reader call; only a chunk that fails is cut into
+// lines (bisected), so line offsets cost nothing on good input.
 func (f *lineFile) readChunk() error {
-	starts := []int{f.pos}
-	p := f.pos
-	for len(starts) <= f.chunk && p < len(f.data) {
-		i := bytes.IndexByte(f.data[p:], '\n')
+	start := f.pos
+	end := min(start+f.chunk, len(f.data))
+	if end < len(f.data) && f.data[end-1] != '\n' {
+		if i := bytes.IndexByte(f.data[end:], '\n'); i >= 0 {
+			end += i + 1
+		} else {
+			end = len(f.data)
+		}
+	}
+	chunk := f.data[start:end]
+	firstLine := f.line
+	f.pos = end
+	f.line += bytes.Count(chunk, []byte{'\n'})
+	if chunk[len(chunk)-1] != '\n' {
+		f.line++
+	}
+	recs, err := safeDecode(f.mem, f.codec, chunk)
+	if err == nil {
+		return f.emit(recs)
+	}
+	starts := []int{start}
+	for p := start; p < end; {
+		i := bytes.IndexByte(f.data[p:end], '\n')
 		if i < 0 {
-			p = len(f.data)
+			p = end
 		} else {
 			p += i + 1
 		}
 		starts = append(starts, p)
 	}
-	firstLine := f.line
-	f.pos, f.line = p, f.line+len(starts)-1
-	return f.decodeLines(starts, 0, len(starts)-1, firstLine)
+	n := len(starts) - 1
+	if n == 1 {
+		return f.malformed(bytes.TrimRight(chunk, "\r\n"), firstLine, err)
+	}
+	if err := f.decodeLines(starts, 0, n/2, firstLine); err != nil {
+		return err
+	}
+	return f.decodeLines(starts, n/2, n, firstLine)
 }
 
-// decodeLines decodes lines [a, b) of the chunk whose line offsets are
-// starts; the fast path is one arrow reader call for the whole chunk.
+// emit queues decoded records as records of the output schema.
+func (f *lineFile) emit(recs []arrow.Record) error {
+	for i, r := range recs {
+		if r.NumRows() == 0 {
+			r.Release()
+			continue
+		}
+		out, err := f.withCorruptColumn(r)
+		r.Release()
+		if err != nil {
+			for _, rest := range recs[i+1:] {
+				rest.Release()
+			}
+			return err
+		}
+		f.pending = append(f.pending, out)
+	}
+	return nil
+}
+
+// decodeLines decodes lines [a, b) of a failed chunk whose line offsets
+// are starts, bisecting until the malformed lines are alone.
 func (f *lineFile) decodeLines(starts []int, a, b, firstLine int) error {
 	data := f.data[starts[a]:starts[b]]
 	recs, err := safeDecode(f.mem, f.codec, data)
 	if err == nil {
-		for _, r := range recs {
-			if r.NumRows() == 0 {
-				r.Release()
-				continue
-			}
-			out, err := f.withCorruptColumn(r)
-			r.Release()
-			if err != nil {
-				return err
-			}
-			f.pending = append(f.pending, out)
-		}
-		return nil
+		return f.emit(recs)
 	}
 	if b-a > 1 {
 		mid := a + (b-a)/2

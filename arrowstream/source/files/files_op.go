@@ -99,6 +99,6 @@ func (s *Source) lineOperator(name string, data []byte) *lineFile {
 	}
 	return &lineFile{
 		mem: s.mem, codec: s.codec, name: name, data: data, line: first,
-		out: s.out, corrupt: s.corrupt, mode: s.opts.Mode, chunk: s.opts.ChunkRows, stats: &s.stats,
+		out: s.out, corrupt: s.corrupt, mode: s.opts.Mode, chunk: s.opts.ChunkBytes, stats: &s.stats,
 	}
 }

@@ -23,9 +23,9 @@ func fuzzLines(t *testing.T, format Format, data []byte) {
 		{Name: "_corrupt_record", Type: vector.String, Nullable: true},
 	}, nil)
 	for _, mode := range []Mode{Permissive, DropMalformed, FailFast} {
-		for _, chunk := range []int{1, 4, DefaultChunkRows} {
+		for _, chunk := range []int{1, 40, DefaultChunkBytes} {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			o := Options{Format: format, Path: "fuzz", Mode: mode, CorruptColumn: "_corrupt_record", Sep: ',', ChunkRows: chunk, Header: chunk == 4}
+			o := Options{Format: format, Path: "fuzz", Mode: mode, CorruptColumn: "_corrupt_record", Sep: ',', ChunkBytes: chunk, Header: chunk == 40}
 			s, err := NewSource(mem, schema, o)
 			if err != nil {
 				t.Fatal(err)

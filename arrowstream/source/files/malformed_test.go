@@ -54,7 +54,7 @@ func TestMalformedModes(t *testing.T) {
 		{name: "json failfast", format: JSON, schema: testSchema, mode: FailFast, wantErr: "bad.json line 2 column id (value \"x\")"},
 	}
 	for _, tc := range tests {
-		for _, chunk := range []string{"1", "2", "3", "1024"} {
+		for _, chunk := range []string{"1", "12", "30", "1048576"} {
 			t.Run(tc.name+"/chunk"+chunk, func(t *testing.T) {
 				mem := vt.NewAllocator(t)
 				dir := t.TempDir()
@@ -63,7 +63,7 @@ func TestMalformedModes(t *testing.T) {
 					text = badJSON
 				}
 				writeFile(t, dir, "bad."+string(tc.format), text, 0)
-				s := newTestSource(t, mem, tc.format, tc.schema, map[string]string{"path": dir, "mode": string(tc.mode), "chunkRows": chunk})
+				s := newTestSource(t, mem, tc.format, tc.schema, map[string]string{"path": dir, "mode": string(tc.mode), "chunkBytes": chunk})
 				rows, err := readAll(t, s)
 				if tc.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrMalformed) {

@@ -60,19 +60,19 @@ type Options struct {
 	InferSchema        bool   // CSV: infer column types (else strings)
 	Sep                rune   // CSV separator (default ',')
 	NullValue          string // CSV: the text of a null (default empty)
-	ChunkRows          int    // lines decoded per arrow reader call (default 8192)
+	ChunkBytes         int    // CSV/JSON bytes decoded per arrow reader call (default 1 MiB; whole lines)
 }
 
-// DefaultChunkRows is the number of CSV/JSON lines one arrow reader call
-// decodes: big enough to amortise the reader's setup, small enough to keep
-// a batch's memory modest.
-const DefaultChunkRows = 8192
+// DefaultChunkBytes is how much CSV/JSON text one arrow reader call
+// decodes (extended to the end of a line): big enough to amortise the
+// reader's setup, small enough to keep a record's memory modest.
+const DefaultChunkBytes = 1 << 20
 
 // ParseOptions parses source options for format.
 func ParseOptions(format Format, opts map[string]string) (Options, error) {
 	o := Options{
 		Format: format, MaxFileAge: 7 * 24 * time.Hour, CleanSource: CleanOff, Mode: Permissive,
-		CorruptColumn: "_corrupt_record", Sep: ',', ChunkRows: DefaultChunkRows,
+		CorruptColumn: "_corrupt_record", Sep: ',', ChunkBytes: DefaultChunkBytes,
 	}
 	for k, v := range opts {
 		var err error
@@ -116,8 +116,8 @@ func ParseOptions(format Format, opts map[string]string) (Options, error) {
 			}
 		case "nullvalue":
 			o.NullValue = v
-		case "chunkrows":
-			o.ChunkRows, err = positiveInt(v)
+		case "chunkbytes":
+			o.ChunkBytes, err = positiveInt(v)
 		case "checkpointlocation", "queryname":
 			// Writer options that may reach a source through shared maps.
 		default:
