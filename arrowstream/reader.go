@@ -102,7 +102,11 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 	sch := probe.Schema()
 	_, batch := probe.(BatchSource)
 	probe.Close()
-	st := &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, schema, opts) }}
+	// Every query's source gets the schema the probe settled on (Spark
+	// resolves a source's schema once, when the DataFrame or table is
+	// declared): a source that infers its schema would otherwise infer
+	// again, maybe differently, from the data present when the query starts.
+	st := &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, sch, opts) }}
 	if batch {
 		return &batchStreamTable{st}, nil
 	}

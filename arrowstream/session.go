@@ -65,7 +65,9 @@ type Session struct {
 
 // SourceFormat creates a streaming source of a format from options (the
 // USING clause of CREATE TABLE, DataStreamReader.Format). schema is the
-// user's schema or nil.
+// user's schema or nil; the sources of a declared table's queries are
+// created with the schema its first source reported, which a format with a
+// fixed schema must accept.
 type SourceFormat func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (Source, error)
 
 // SinkFormat creates a sink for a query (DataStreamWriter.Format).

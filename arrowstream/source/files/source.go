@@ -54,6 +54,13 @@ var (
 // NewSource returns a file source. schema is the user's schema, or nil to
 // infer one from the files present now.
 func NewSource(mem memory.Allocator, schema *arrow.Schema, opts Options) (*Source, error) {
+	// Seen files are remembered by absolute path, so that a restart from
+	// another working directory still knows them.
+	abs, err := filepath.Abs(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("files: path %s: %w", opts.Path, err)
+	}
+	opts.Path = abs
 	s := &Source{mem: mem, opts: opts, corrupt: -1, entries: map[int64][]fileInfo{}, latest: -1, cleaned: -1, seen: map[string]bool{}}
 	if opts.CleanSource == CleanArchive {
 		if err := checkArchiveDir(opts); err != nil {
