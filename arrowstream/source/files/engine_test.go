@@ -83,22 +83,23 @@ func TestRestartExactlyOnce(t *testing.T) {
 	s, cat := newEngineSession(mem)
 	defer closeCatalog(cat)
 	addCSVFiles(t, in, 0, 4)
-	start := func() []*arrowstream.StreamingQuery {
+	start := func(trigger arrowstream.Trigger) []*arrowstream.StreamingQuery {
 		df := s.ReadStreamFormat("csv").Schema(testSchema).Option("maxFilesPerTrigger", "1").Load(in)
 		q1, err := df.WriteStream().Format("memory").QueryName("mem_out").Option("persist", "true").
-			Option("checkpointLocation", filepath.Join(ck, "mem")).Trigger(arrowstream.ProcessingTime(20 * time.Millisecond)).Start(ctx)
+			Option("checkpointLocation", filepath.Join(ck, "mem")).Trigger(trigger).Start(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		q2, err := df.WriteStream().Format("parquet").Option("path", out).
-			Option("checkpointLocation", filepath.Join(ck, "files")).Trigger(arrowstream.ProcessingTime(20 * time.Millisecond)).Start(ctx)
+			Option("checkpointLocation", filepath.Join(ck, "files")).Trigger(trigger).Start(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return []*arrowstream.StreamingQuery{q1, q2}
 	}
-	qs := start()
-	// Stop mid-stream: after the first epochs, while files remain.
+	// The first run stops mid-stream: its first trigger takes one file,
+	// the next would come an hour later.
+	qs := start(arrowstream.ProcessingTime(time.Hour))
 	deadline := time.Now().Add(10 * time.Second)
 	for qs[0].LastProgress() == nil || qs[1].LastProgress() == nil {
 		if time.Now().After(deadline) {
@@ -111,8 +112,11 @@ func TestRestartExactlyOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if got := sqlIDs(t, s, "SELECT id FROM mem_out"); len(got) != 10 {
+		t.Fatalf("the first run wrote %d rows, want one file's 10", len(got))
+	}
 	addCSVFiles(t, in, 4, 7)
-	qs = start()
+	qs = start(arrowstream.ProcessingTime(20 * time.Millisecond))
 	for _, q := range qs {
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			t.Fatal(err)
@@ -170,5 +174,24 @@ func closeCatalog(cat *memsink.Catalog) {
 		if t, ok := cat.Drop(n); ok {
 			t.Close()
 		}
+	}
+}
+
+// TestFailFastStopsQuery: a malformed line in FAILFAST mode fails the query
+// with the file and line in its exception.
+func TestFailFastStopsQuery(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	s, cat := newEngineSession(mem)
+	defer closeCatalog(cat)
+	in := t.TempDir()
+	writeFile(t, in, "bad.csv", badCSV, 0)
+	q, err := s.ReadStreamFormat("csv").Schema(testSchema).Option("mode", "FAILFAST").Load(in).
+		WriteStream().Format("memory").QueryName("ff").Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = q.AwaitTermination(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "bad.csv line 3 column id") {
+		t.Fatalf("query ended with %v", err)
 	}
 }
