@@ -36,7 +36,8 @@ func inferSchema(o Options, files []fileInfo) (*arrow.Schema, error) {
 			return nil, err
 		}
 		defer c.Close()
-		return c.Schema(), nil
+		// Reader annotations (PARQUET:field_id) are not part of the data.
+		return plainSchema(c.Schema()), nil
 	case CSV:
 		return inferCSV(o, files[0].Path)
 	case JSON:

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
@@ -95,7 +96,18 @@ func NewSink(mem memory.Allocator, schema *arrow.Schema, mode arrowstream.Output
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{mem: mem, opts: opts, schema: schema, log: log, writer: w}, nil
+	return &Sink{mem: mem, opts: opts, schema: plainSchema(schema), log: log, writer: w}, nil
+}
+
+// plainSchema drops field and schema metadata: the plan's annotations (an
+// event-time column's watermark delay) describe the query, not the data,
+// and would otherwise come back when the files are read as a stream.
+func plainSchema(s *arrow.Schema) *arrow.Schema {
+	fields := make([]arrow.Field, s.NumFields())
+	for i, f := range s.Fields() {
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 // Description names the sink in progress reports.
@@ -246,6 +258,8 @@ func (s *Sink) newPart(name string) (*partWriter, error) {
 }
 
 func (p *partWriter) write(rec arrow.Record) error {
+	rec = array.NewRecord(p.s.schema, rec.Columns(), rec.NumRows())
+	defer rec.Release()
 	var err error
 	if p.pq != nil {
 		err = p.pq.WriteBuffered(rec)

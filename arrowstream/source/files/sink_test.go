@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -102,5 +104,32 @@ func TestSinkErrors(t *testing.T) {
 	writeFile(t, bad, ManifestDir, "not a directory", 0)
 	if _, err := NewSink(mem, testSchema, arrowstream.Append, SinkOptions{Format: Parquet, Path: bad}); err == nil {
 		t.Fatal("a manifest path that is a file must fail")
+	}
+}
+
+// TestSinkDropsPlanMetadata: a watermark annotation on the query's schema
+// is not written into the files.
+func TestSinkDropsPlanMetadata(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	md := arrow.NewMetadata([]string{"spark.watermarkDelayMs"}, []string{"1000"})
+	annotated := arrow.NewSchema([]arrow.Field{{Name: "id", Type: vector.Int64, Nullable: true, Metadata: md}, testSchema.Field(1)}, nil)
+	out := t.TempDir()
+	sink, err := NewSink(mem, annotated, arrowstream.Append, SinkOptions{Format: Parquet, Path: out, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := vt.BuildRecord(mem, annotated, []vt.Row{{int64(1), "a"}})
+	feed := vt.NewFeed(annotated, rec)
+	rec.Release()
+	if err := sink.AddBatch(context.Background(), 0, feed); err != nil {
+		t.Fatal(err)
+	}
+	o, _ := ParseOptions(Parquet, map[string]string{"path": out})
+	s, err := NewSource(mem, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Schema().Field(0); f.HasMetadata() {
+		t.Fatalf("read back field %v keeps metadata", f)
 	}
 }
