@@ -149,11 +149,16 @@ func (s *Source) SetCheckpointDir(dir string) error {
 		if !ok {
 			continue
 		}
-		var files []fileInfo
-		if err := json.Unmarshal(body, &files); err != nil {
+		var groups [][]fileInfo
+		if err := json.Unmarshal(body, &groups); err != nil {
 			return fmt.Errorf("files: seen-files log %s/%d: %w", dir, e, err)
 		}
-		s.remember(e, files)
+		if e != s.latest+1 {
+			return fmt.Errorf("files: seen-files log %s: entry %d follows entry %d (the log must be contiguous)", dir, e, s.latest)
+		}
+		for i, g := range groups {
+			s.remember(e+int64(i), g)
+		}
 	}
 	return nil
 }
@@ -177,8 +182,8 @@ func sortFiles(files []fileInfo, newestFirst bool) {
 	})
 }
 
-// discover lists the path and logs the new files in entries of at most
-// one trigger's worth each.
+// discover lists the path and logs the new files in groups (offsets) of
+// at most one trigger's worth each.
 func (s *Source) discover() error {
 	all, err := listFiles(s.opts.Path)
 	if err != nil {
@@ -199,6 +204,7 @@ func (s *Source) discover() error {
 		fresh = append(fresh, f)
 	}
 	sortFiles(fresh, s.opts.LatestFirst)
+	var groups [][]fileInfo
 	for len(fresh) > 0 {
 		n, bytes := 0, int64(0)
 		for n < len(fresh) {
@@ -209,16 +215,24 @@ func (s *Source) discover() error {
 			bytes += fresh[n].Size
 			n++
 		}
-		group := fresh[:n:n]
+		groups = append(groups, fresh[:n:n])
 		fresh = fresh[n:]
-		id := s.latest + 1
-		if s.log != nil {
-			body, _ := json.Marshal(group)
-			if _, err := s.log.Add(id, body); err != nil {
-				return err
-			}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	// One atomic log write per listing, however many triggers' worth of
+	// files it found: log file n holds groups n, n+1, ... (a backlog of
+	// ten thousand files costs one fsync, not ten thousand).
+	first := s.latest + 1
+	if s.log != nil {
+		body, _ := json.Marshal(groups)
+		if _, err := s.log.Add(first, body); err != nil {
+			return err
 		}
-		s.remember(id, group)
+	}
+	for i, g := range groups {
+		s.remember(first+int64(i), g)
 	}
 	return nil
 }
