@@ -21,10 +21,11 @@ import (
 )
 
 // Source is the file stream source (Spark's FileStreamSource). Each
-// discovery of new files appends entries to the seen-files log (at most
-// maxFilesPerTrigger files and maxBytesPerTrigger bytes each, but at least
-// one file); offset {"logOffset":n} covers entries 0..n. The engine calls
-// it from one goroutine at a time.
+// listing that finds new files appends them to the seen-files log in
+// numbered groups (at most maxFilesPerTrigger files and maxBytesPerTrigger
+// bytes each, but at least one file); offset {"logOffset":n} covers groups
+// 0..n, and an admission-controlled epoch reads one group. The engine
+// calls it from one goroutine at a time.
 type Source struct {
 	mem     memory.Allocator
 	opts    Options
