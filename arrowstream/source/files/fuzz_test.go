@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -72,4 +73,33 @@ func FuzzJSONFile(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzLines(t, JSON, data) })
+}
+
+// FuzzManifest: a manifest entry is outside input for a reader of the
+// directory; any bytes give files or an error.
+func FuzzManifest(f *testing.F) {
+	f.Add([]byte(`{"path":"part-00000-0.parquet","size":10,"rows":2,"modificationTime":1}` + "\n"))
+	f.Add([]byte(`{"path":"../escape"}`))
+	f.Add([]byte("\n\n{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		files, err := decodeManifest("fuzz", data)
+		for _, mf := range files {
+			if err == nil && (mf.Path == "" || mf.Path == ".." || strings.ContainsRune(mf.Path, '/')) {
+				t.Fatalf("accepted file name %q", mf.Path)
+			}
+		}
+	})
+}
+
+// FuzzOffset: offsets come from the checkpoint's offset log.
+func FuzzOffset(f *testing.F) {
+	for _, seed := range []string{`{"logOffset":3}`, `{"logOffset":-1}`, `3`, `{}`, `{"logOffset":1e99}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id, err := parseOffset(data)
+		if err == nil && string(logOffset(id)) == "" {
+			t.Fatal("empty offset")
+		}
+	})
 }

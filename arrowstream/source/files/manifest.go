@@ -49,7 +49,7 @@ func decodeManifest(where string, body []byte) ([]manifestFile, error) {
 		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
 			return nil, fmt.Errorf("files: manifest %s: %w", where, err)
 		}
-		if f.Path == "" || filepath.IsAbs(f.Path) || filepath.Base(f.Path) != f.Path {
+		if f.Path == "" || f.Path == "." || f.Path == ".." || filepath.IsAbs(f.Path) || filepath.Base(f.Path) != f.Path {
 			return nil, fmt.Errorf("files: manifest %s: bad file name %q", where, f.Path)
 		}
 		out = append(out, f)
