@@ -81,6 +81,7 @@ type Sink struct {
 	schema *arrow.Schema
 	log    *checkpoint.Log
 	writer *checkpoint.Writer
+	last   int64 // latest committed epoch, -1 for none (this sink is the directory's only writer)
 }
 
 // NewSink opens (creating) the output directory and its manifest log.
@@ -96,7 +97,14 @@ func NewSink(mem memory.Allocator, schema *arrow.Schema, mode arrowstream.Output
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{mem: mem, opts: opts, schema: plainSchema(schema), log: log, writer: w}, nil
+	last, _, ok, err := log.Latest()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		last = -1
+	}
+	return &Sink{mem: mem, opts: opts, schema: plainSchema(schema), log: log, writer: w, last: last}, nil
 }
 
 // plainSchema drops field and schema metadata: the plan's annotations (an
@@ -120,9 +128,7 @@ func (s *Sink) Description() string { return "FileSink[" + s.opts.Path + "]" }
 // and the manifest entry commits them all at once.
 func (s *Sink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) error {
 	defer data.Close()
-	if last, _, ok, err := s.log.Latest(); err != nil {
-		return err
-	} else if ok && epoch <= last {
+	if epoch <= s.last {
 		return nil
 	}
 	prefix := fmt.Sprintf("part-%05d-", epoch)
@@ -196,6 +202,7 @@ func (s *Sink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) 
 	if _, err := s.log.Add(epoch, encodeManifest(files)); err != nil {
 		return fmt.Errorf("files: commit epoch %d to %s: %w", epoch, s.opts.Path, err)
 	}
+	s.last = epoch
 	return nil
 }
 
@@ -207,21 +214,25 @@ func (s *Sink) ext() string {
 }
 
 // removeAttempt deletes the files an uncommitted attempt of the epoch left
-// (the epoch is not in the manifest, so no reader sees them).
+// (the epoch is not in the manifest, so no reader sees them). An attempt
+// writes part-<epoch>-0, -1, ... one after the other, each under its temp
+// name until complete, so the names to remove are contiguous from 0.
 func (s *Sink) removeAttempt(prefix string) error {
-	ents, err := os.ReadDir(s.opts.Path)
-	if err != nil {
-		return fmt.Errorf("files: %w", err)
-	}
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasPrefix(n, prefix) || strings.HasPrefix(n, "."+prefix) {
-			if err := os.Remove(filepath.Join(s.opts.Path, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("files: remove the unfinished %s: %w", n, err)
+	for n := 0; ; n++ {
+		name := prefix + strconv.Itoa(n) + s.ext()
+		found := false
+		for _, p := range []string{name, "." + name + ".tmp"} {
+			err := os.Remove(filepath.Join(s.opts.Path, p))
+			if err == nil {
+				found = true
+			} else if !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("files: remove the unfinished %s: %w", p, err)
 			}
 		}
+		if !found {
+			return nil
+		}
 	}
-	return nil
 }
 
 // partWriter writes one output file under a hidden temp name.
