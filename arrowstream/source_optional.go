@@ -1,6 +1,10 @@
 package arrowstream
 
-import "context"
+import (
+	"context"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
 
 // Optional source capabilities, checked with a type assertion.
 
@@ -38,4 +42,20 @@ type DescribedSource interface {
 // continuousPollInterval).
 type NotifyingSource interface {
 	DataAvailable() <-chan struct{}
+}
+
+// MetricsSource reports source-specific metrics (Spark's
+// SourceProgress.metrics: the file source's malformed-row counts, for
+// instance). The engine calls Metrics after each batch, from the query's
+// goroutine; the map is the caller's.
+type MetricsSource interface {
+	Metrics() map[string]string
+}
+
+// BatchSource can also be read as a batch (a plain SELECT over a table
+// declared with CREATE TABLE ... USING): ReadBatch returns every row
+// currently available, as an operator the caller owns and closes. It has
+// no effect on streaming offsets.
+type BatchSource interface {
+	ReadBatch(ctx context.Context) (vector.Operator, error)
 }
