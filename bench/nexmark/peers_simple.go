@@ -95,3 +95,45 @@ func (p *q13Peer) epoch(b *Batch) {
 func (p *q13Peer) answer() []string { return p.q0Peer().answer() }
 
 func (p *q13Peer) q0Peer() *q0Peer { return &q0Peer{out: p.out} }
+
+// q17: auction statistics per day, a running aggregation whose latest
+// values per (auction, day) are the answer.
+type q17Peer struct{ groups map[[2]int64]*q17Stats }
+
+type q17Stats struct{ n, rank1, rank2, rank3, min, max, sum int64 }
+
+const day = 24 * 3600 * second
+
+func newQ17Peer() *q17Peer { return &q17Peer{groups: map[[2]int64]*q17Stats{}} }
+
+func (p *q17Peer) epoch(b *Batch) {
+	ids, prices, ts := ints(b.Bid, bAuction), ints(b.Bid, bPrice), times(b.Bid, bTime)
+	for i, id := range ids {
+		k := [2]int64{id, floorDiv(int64(ts[i]), day) * day}
+		g := p.groups[k]
+		pr := prices[i]
+		if g == nil {
+			g = &q17Stats{min: pr, max: pr}
+			p.groups[k] = g
+		}
+		g.n++
+		switch {
+		case pr < 10_000:
+			g.rank1++
+		case pr < 1_000_000:
+			g.rank2++
+		default:
+			g.rank3++
+		}
+		g.min, g.max, g.sum = min(g.min, pr), max(g.max, pr), g.sum+pr
+	}
+}
+
+func (p *q17Peer) answer() []string {
+	rows := make([]string, 0, len(p.groups))
+	for k, g := range p.groups {
+		rows = append(rows, row(fmtInt(k[0]), fmtInt(k[1]), fmtInt(g.n), fmtInt(g.rank1), fmtInt(g.rank2), fmtInt(g.rank3),
+			fmtInt(g.min), fmtInt(g.max), fmtFloat(float64(g.sum)/float64(g.n)), fmtInt(g.sum)))
+	}
+	return sorted(rows)
+}

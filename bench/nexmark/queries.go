@@ -12,6 +12,9 @@ type query struct {
 	newPeer func() peer
 	// sideInput says the query reads the static table side_input.
 	sideInput bool
+	// update runs the query in Update mode into a memory-sink view (the
+	// latest row per key) instead of Append mode.
+	update bool
 }
 
 // The watermark clause every event-time query puts on its streams: the
@@ -79,6 +82,16 @@ GROUP BY bidder, session_window(dateTime, '10 seconds')`,
 FROM STREAM bid B JOIN side_input S ON B.auction % 10000 = S.key`,
 		sideInput: true,
 		newPeer:   func() peer { return &q13Peer{} }},
+	{name: "q17", title: "auction statistics per day (running aggregation, Update mode)",
+		sql: `SELECT auction, date_trunc('DAY', dateTime) AS day, count(*) AS total_bids,
+       sum(CASE WHEN price < 10000 THEN 1 ELSE 0 END) AS rank1_bids,
+       sum(CASE WHEN price >= 10000 AND price < 1000000 THEN 1 ELSE 0 END) AS rank2_bids,
+       sum(CASE WHEN price >= 1000000 THEN 1 ELSE 0 END) AS rank3_bids,
+       min(price) AS min_price, max(price) AS max_price, avg(price) AS avg_price, sum(price) AS sum_price
+FROM STREAM bid
+GROUP BY auction, date_trunc('DAY', dateTime)`,
+		update:  true,
+		newPeer: func() peer { return newQ17Peer() }},
 	{name: "q20", title: "expand bid with auction (stream-stream join)",
 		sql: `SELECT auction, bidder, price, channel, url, B.dateTime, B.extra,
        itemName, description, initialBid, reserve, A.dateTime, expires, seller, category, A.extra

@@ -67,7 +67,11 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		}
 		defer s.DropTable("side_input")
 	}
-	res, err := s.SQL(ctx, fmt.Sprintf("CREATE STREAMING TABLE %s TBLPROPERTIES ('outputMode' = 'append') AS %s", q.name, q.sql))
+	props := "'outputMode' = 'append'"
+	if q.update {
+		props = "'outputMode' = 'update', 'updateAsView' = 'true'"
+	}
+	res, err := s.SQL(ctx, fmt.Sprintf("CREATE STREAMING TABLE %s TBLPROPERTIES (%s) AS %s", q.name, props, q.sql))
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}

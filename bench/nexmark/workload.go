@@ -26,8 +26,8 @@ type Size struct {
 // seconds on 2 cores; the full run covers 100 s of event time (the
 // generator's 10 000 events/s), ten tumbling windows.
 var (
-	QuickSize = Size{Events: 100_000, EpochEvents: 10_000}
-	FullSize  = Size{Events: 1_000_000, EpochEvents: 20_000}
+	QuickSize = Size{Events: 60_000, EpochEvents: 6_000, EventRate: 2_000}
+	FullSize  = Size{Events: 500_000, EpochEvents: 25_000}
 )
 
 // peerName names the Go peer in figures.
