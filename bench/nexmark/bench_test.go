@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"testing"
 
@@ -10,19 +11,26 @@ import (
 	"github.com/arrowstream/arrowstream/bench/harness"
 )
 
-// BenchmarkQuery runs each query once per iteration at QuickSize through
+var fullSize = flag.Bool("nexmark.full", false, "run BenchmarkQuery at FullSize instead of QuickSize")
+
+// BenchmarkQuery runs each query once per iteration at QuickSize (FullSize
+// with -args -nexmark.full) through
 // the engine and its Go peer (answers checked) and reports the engine's
 // events/s, its epoch latency p99, peak memory, and the peer's events/s
 // with the ratio, all measured in the same run.
 //
-//	go test -run XXX -bench Query -benchtime 1x ./bench/nexmark/
+//	go test -run XXX -bench Query -benchtime 1x ./bench/nexmark/ [-args -nexmark.full]
 func BenchmarkQuery(b *testing.B) {
+	size := QuickSize
+	if *fullSize {
+		size = FullSize
+	}
 	for _, name := range QueryNames() {
 		b.Run(name, func(b *testing.B) {
 			cfg := harness.Config{Quick: true, Seed: 1, Mem: memory.NewGoAllocator(), Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)}
 			sums := map[string]float64{}
 			for b.Loop() {
-				figs, err := RunQuery(context.Background(), cfg, name, QuickSize)
+				figs, err := RunQuery(context.Background(), cfg, name, size)
 				if err != nil {
 					b.Fatal(err)
 				}
