@@ -86,15 +86,16 @@ func (p *q13Peer) epoch(b *Batch) {
 	}
 	a, bd, pr, ts := ints(b.Bid, bAuction), ints(b.Bid, bBidder), ints(b.Bid, bPrice), times(b.Bid, bTime)
 	for i := range a {
+		// Auction ids are positive: the key is always in the table.
 		if k := a[i] % sideInputKeys; k >= 0 {
 			p.out = append(p.out, bidRow{a[i], bd[i], pr[i], int64(ts[i]), p.values[k]})
 		}
 	}
 }
 
-func (p *q13Peer) answer() []string { return p.q0Peer().answer() }
-
-func (p *q13Peer) q0Peer() *q0Peer { return &q0Peer{out: p.out} }
+// answer formats the rows as q0's: auction, bidder, price, dateTime and
+// (in the extra field) the side input's value.
+func (p *q13Peer) answer() []string { return (&q0Peer{out: p.out}).answer() }
 
 // q17: auction statistics per day, a running aggregation whose latest
 // values per (auction, day) are the answer.
