@@ -83,6 +83,15 @@ func TestWorkloadsCoverQueries(t *testing.T) {
 			t.Errorf("workload %+v", w)
 		}
 	}
+	// The workload itself, as the bench command runs it, in quick mode.
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cfg := harness.Config{Quick: true, Seed: 1, Mem: mem, Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}
+	figs, err := ws[2].Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigures(t, "nexmark-q2", figs)
 	if _, err := RunQuery(context.Background(), harness.Config{}, "q99", tinySize); err == nil {
 		t.Error("unknown query accepted")
 	}
