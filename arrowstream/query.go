@@ -234,6 +234,9 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 		q.mu.Unlock()
 		q.setStatus("Processing new data", true, true)
 		triggerStart := m.cfg.clock.Now()
+		// Taken before the trigger looks for data, so that data added
+		// after that look wakes an idle wait (NotifyingSource).
+		wake := wakeChannels(m.cfg.sources)
 		var res triggerResult
 		res, err = m.runTrigger(ctx)
 		if err != nil {
@@ -247,24 +250,29 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 			return
 		}
 		q.setStatus("Waiting for data to arrive", false, false)
-		if err = q.waitForNextTrigger(ctx, m, triggerStart, res.ran); err != nil {
+		if err = q.waitForNextTrigger(ctx, m, triggerStart, res.ran, wake); err != nil {
 			return
 		}
 	}
 }
 
 // waitForNextTrigger sleeps until the next trigger is due.
-func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, start time.Time, ran bool) error {
+func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, start time.Time, ran bool, wake []<-chan struct{}) error {
 	interval := m.cfg.trigger.interval
 	if m.cfg.trigger.kind != triggerProcessingTime || interval <= 0 {
 		if ran {
 			return nil
 		}
-		// Idle: poll again after a short real-time delay.
+		// Idle: poll again after a short real-time delay, or as soon as a
+		// NotifyingSource says data was added.
+		woken, stop := anyClosed(wake)
+		defer stop()
 		t := time.NewTimer(pollingDelay)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			return nil
+		case <-woken:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()

@@ -36,7 +36,9 @@ type DescribedSource interface {
 }
 
 // NotifyingSource tells a continuous query when new data arrives, so that
-// it processes it at once instead of polling. DataAvailable returns a
+// it processes it at once instead of polling (an idle micro-batch query
+// likewise starts its next epoch at once instead of after the polling
+// delay). DataAvailable returns a
 // channel that is closed when data is added after the call; callers ask
 // again after it fires. Sources without it are polled (every
 // continuousPollInterval).
