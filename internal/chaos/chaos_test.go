@@ -24,6 +24,28 @@ func testCommand(t *testing.T) func() *exec.Cmd {
 	return func() *exec.Cmd { return exec.Command(exe, "-test.run=^$") }
 }
 
+// TestCrashHarnessFiles: file source → file sink under 10 kills.
+func TestCrashHarnessFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash harness: skipped in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := Config{
+		Cycles: 10, Records: 20_000, Seed: 1, Workload: "files", Dir: t.TempDir(),
+		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
+		MaxDelay: 200 * time.Millisecond,
+	}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", rep.Line(), rep.Details())
+	if !rep.OK() {
+		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
+	}
+}
+
 // TestCrashHarnessMemsink is CI's short run of the harness: 10 kills over
 // 20k records, each restart resuming from the checkpoints, nothing lost
 // or duplicated. `arrowstream chaos` runs the long one.

@@ -47,7 +47,7 @@ func TestNewWorkload(t *testing.T) {
 	}{
 		{"memsink", 10, false, true},
 		{"MEMSINK", 10, false, true},
-		{"files", 10, true, false},
+		{"files", 10, false, true},
 		{"kafka", 10, true, false},
 		{"socket", 10, false, false},
 		{"memsink", 0, false, false},

@@ -68,7 +68,7 @@ func NewWorkload(name string, records int64) (Workload, error) {
 	case "memsink":
 		return newMemsinkWorkload(records), nil
 	case "files":
-		return nil, fmt.Errorf("chaos: workload files needs the files connector (file source and file sink): %w", ErrConnectorMissing)
+		return newFilesWorkload(records), nil
 	case "kafka":
 		return nil, fmt.Errorf("chaos: workload kafka needs the kafka connector (with kfake): %w", ErrConnectorMissing)
 	}
