@@ -38,18 +38,22 @@ var damageQuery = fixtureQuery{
 // the cases damage: always the newest, the one a restart needs.
 type damageKind struct {
 	kind, file string
+	// csv: the fixture reads its input with the file source; file is
+	// then a directory whose newest entry is damaged.
+	csv bool
 	// future rewrites the file as a later format version would.
 	future func(t *testing.T, path string)
 }
 
 var damageKinds = []damageKind{
-	{"metadata", "metadata", futureJSONVersion},
-	{"offsets", "offsets/11", futureLogVersion},
-	{"commits", "commits/11", futureLogVersion},
-	{"state delta", "state/0/0/12.delta", futureIPCFormat("arrowstream.state.format")},
-	{"state snapshot", "state/0/0/11.snapshot", futureIPCFormat("arrowstream.state.format")},
-	{"state schema", "state/0/_metadata/schema", func(t *testing.T, p string) { appendTo(t, p, " v2") }},
-	{"memsink data", "sinks/memory/11.arrow", futureIPCFormat("arrowstream.memsink.format")},
+	{kind: "metadata", file: "metadata", future: futureJSONVersion},
+	{kind: "offsets", file: "offsets/11", future: futureLogVersion},
+	{kind: "commits", file: "commits/11", future: futureLogVersion},
+	{kind: "state delta", file: "state/0/0/12.delta", future: futureIPCFormat("arrowstream.state.format")},
+	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureIPCFormat("arrowstream.state.format")},
+	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }},
+	{kind: "memsink data", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format")},
+	{kind: "file-source log", file: "sources/0", csv: true, future: futureLogVersion},
 }
 
 // damages in table order; each takes the kind (for its future version).
@@ -129,6 +133,12 @@ var wantOutcome = map[string]string{
 	"memsink data/missing":         detected,
 	"memsink data/extra temp file": recovered,
 	"memsink data/future version":  detected,
+
+	"file-source log/truncated":       detected,
+	"file-source log/flipped byte":    detected,
+	"file-source log/missing":         recovered,
+	"file-source log/extra temp file": recovered,
+	"file-source log/future version":  detected,
 }
 
 // damageResult is one row of the documented table.
@@ -144,33 +154,59 @@ type damageResult struct {
 func TestCheckpointDamage(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	pristine := t.TempDir()
-	if _, err := runFixture(t, mem, pristine, damageQuery, &genSource{mem: mem}, steps(0, 50, 12)); err != nil {
-		t.Fatal(err)
+	// Two fixtures: the query over the test source, and the same query over
+	// CSV files read by the file source (its seen-files log).
+	csvDir := t.TempDir()
+	source := func(csv bool) *genSource {
+		if csv {
+			return &genSource{mem: mem, csvDir: csvDir, csvStep: 50}
+		}
+		return &genSource{mem: mem}
 	}
-	restart := func(dir string) ([]string, error) {
-		return runFixture(t, mem, dir, damageQuery, &genSource{mem: mem}, steps(600, 50, 2))
+	type fixture struct {
+		pristine string
+		want     []string
 	}
-	refDir := t.TempDir()
-	copyDir(t, pristine, refDir)
-	want, err := restart(refDir)
-	if err != nil {
-		t.Fatalf("undamaged restart: %v", err)
+	fixtures := map[bool]*fixture{}
+	restart := func(csv bool, dir string) ([]string, error) {
+		return runFixture(t, mem, dir, damageQuery, source(csv), steps(600, 50, 2))
+	}
+	for _, csv := range []bool{false, true} {
+		f := &fixture{pristine: t.TempDir()}
+		if _, err := runFixture(t, mem, f.pristine, damageQuery, source(csv), steps(0, 50, 12)); err != nil {
+			t.Fatal(err)
+		}
+		refDir := t.TempDir()
+		copyDir(t, f.pristine, refDir)
+		var err error
+		if f.want, err = restart(csv, refDir); err != nil {
+			t.Fatalf("undamaged restart: %v", err)
+		}
+		fixtures[csv] = f
 	}
 	var results []damageResult
 	for _, k := range damageKinds {
+		pristine, want := fixtures[k.csv].pristine, fixtures[k.csv].want
 		for _, d := range damages {
 			name := k.kind + "/" + d.name
 			t.Run(name, func(t *testing.T) {
 				dir := t.TempDir()
 				copyDir(t, pristine, dir)
 				path := filepath.Join(dir, filepath.FromSlash(k.file))
+				if k.csv {
+					ents, err := os.ReadDir(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					path = filepath.Join(path, latestName(ents))
+				}
 				d.apply(t, k, path)
-				got, err := restart(dir)
+				got, err := restart(k.csv, dir)
 				res := damageResult{kind: k.kind, damage: d.name}
 				switch {
 				case err != nil:
-					msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+					msg := strings.ReplaceAll(err.Error(), csvDir, "<input>")
+					msg = strings.ReplaceAll(msg, dir+string(filepath.Separator), "")
 					res.outcome, res.message = detected, strings.ReplaceAll(msg, dir, "<checkpoint>")
 					if !strings.Contains(err.Error(), path) {
 						t.Errorf("the error does not name %s: %v", path, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/source/files"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -38,6 +39,33 @@ type genSource struct {
 	limit int64
 	// dupEvery repeats every value divisible by it (dedup input); 0: none.
 	dupEvery int64
+	// csvDir, when set, makes the fixture read "events" with the file
+	// source (csv: value,k) from this directory instead: each limit l
+	// writes a file of the rows [l-csvStep, l), if not there yet.
+	csvDir  string
+	csvStep int64
+}
+
+var csvSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "value", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+}, nil)
+
+// writeCSV writes the file of limit l atomically.
+func (g *genSource) writeCSV(l int64) error {
+	name := filepath.Join(g.csvDir, fmt.Sprintf("rows-%06d.csv", l))
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	var b strings.Builder
+	for v := l - g.csvStep; v < l; v++ {
+		fmt.Fprintf(&b, "%d,%d\n", v, v%7)
+	}
+	tmp := filepath.Join(g.csvDir, ".tmp-"+filepath.Base(name))
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
 }
 
 type genOffset struct {
@@ -133,7 +161,14 @@ func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, 
 			t.Close()
 		}
 	}()
-	sess.RegisterStream("events", src)
+	if src.csvDir != "" {
+		files.Install(sess)
+		if err := sess.RegisterSource("events", "csv", csvSchema, map[string]string{"path": src.csvDir, "maxFilesPerTrigger": "1"}); err != nil {
+			return nil, err
+		}
+	} else {
+		sess.RegisterStream("events", src)
+	}
 	var src2 *genSource
 	if q.second {
 		src2 = &genSource{mem: mem}
@@ -150,6 +185,11 @@ func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, 
 	defer query.Stop()
 	for _, l := range limits {
 		src.setLimit(l)
+		if src.csvDir != "" {
+			if err := src.writeCSV(l); err != nil {
+				return nil, err
+			}
+		}
 		if src2 != nil {
 			src2.setLimit(l)
 		}
