@@ -8,11 +8,15 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
+// TestMain runs the worker when the harness re-executes this binary, and
+// otherwise the tests, failing them if goroutines are left running.
 func TestMain(m *testing.M) {
 	MaybeRunWorker()
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // testCommand re-executes this test binary as a worker.
