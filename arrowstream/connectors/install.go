@@ -2,12 +2,14 @@ package connectors
 
 import (
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 )
 
 // InstallAll registers every built-in connector format with s.
 func InstallAll(s *arrowstream.Session) {
 	installers := []func(*arrowstream.Session){
 		// One line per connector package (keep sorted).
+		kafka.Install,
 	}
 	for _, install := range installers {
 		install(s)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -62,7 +63,10 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(opts.Brokers...))
+	// Offsets and topics are listed once per trigger and must be current
+	// (new topics for subscribePattern, deleted partitions): the cached
+	// metadata kadm uses may be at most a few milliseconds old.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
@@ -154,9 +158,8 @@ func (s *Source) LatestOffset(ctx context.Context) (arrowstream.Offset, error) {
 		return nil, err
 	}
 	s.latest = latest
-	if len(latest) == 0 {
-		return nil, nil
-	}
+	// An empty map is an offset too: partitions that vanish must reach
+	// Read, which reports them as lost.
 	return latest.Encode(), nil
 }
 
@@ -170,9 +173,6 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start arrowstream.Offset)
 			return nil, err
 		}
 		latest, s.latest = s.latest, nil
-	}
-	if len(latest) == 0 {
-		return start, nil
 	}
 	if s.opts.MaxOffsetsPerTrigger <= 0 {
 		return latest.Encode(), nil
