@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,6 +24,12 @@ type reader struct {
 	pending []*kgo.Record // fetched, in range, not yet built
 	pos     int
 	closed  bool
+
+	// A goroutine polls one fetch ahead, so that Kafka fetches the next
+	// records while Next builds Arrow columns from the last ones (kgo
+	// issues a broker's next fetch only once the previous one was taken).
+	fetched chan kgo.Fetches
+	cancel  context.CancelFunc
 }
 
 // maxPartitionFetchBytes lets one fetch return a large slice of a
@@ -45,7 +52,9 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		kgo.SeedBrokers(s.opts.Brokers...),
 		kgo.ConsumePartitions(consume),
 		// Out-of-range offsets are data loss, not a reason to jump.
-		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		// An offset that went out of range resets to the log start (the
+		// default); poll notices the jump and checks for lost data. (With
+		// NoResetOffset every read starts measurably slower.)
 		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
 	)
 	if err != nil {
@@ -94,19 +103,42 @@ func (r *reader) build() arrow.Record {
 	return r.b.record()
 }
 
-// poll fetches once and queues the records that are in range.
+// pollLoop runs in its own goroutine until the reader is released.
+func (r *reader) pollLoop(ctx context.Context) {
+	defer close(r.fetched)
+	for {
+		fs := r.client.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case r.fetched <- fs:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// poll takes one fetch and queues the records that are in range.
 func (r *reader) poll(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, r.src.opts.PollTimeout)
-	defer cancel()
-	fetches := r.client.PollFetches(pctx)
-	if err := ctx.Err(); err != nil {
-		return err
+	if r.fetched == nil {
+		pctx, cancel := context.WithCancel(context.Background())
+		r.fetched, r.cancel = make(chan kgo.Fetches, 1), cancel
+		go r.pollLoop(pctx)
+	}
+	timer := time.NewTimer(r.src.opts.PollTimeout)
+	defer timer.Stop()
+	var fetches kgo.Fetches
+	select {
+	case fetches = <-r.fetched:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return r.timedOut()
 	}
 	for _, fe := range fetches.Errors() {
 		switch {
-		case errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled):
-			return r.timedOut()
-		case errors.Is(fe.Err, kerr.OffsetOutOfRange):
+		case errors.Is(fe.Err, kerr.OffsetOutOfRange): // defensive: the reset policy normally hides it
 			rng := r.ranges[fe.Topic][fe.Partition]
 			if rng == nil {
 				continue
@@ -133,6 +165,12 @@ func (r *reader) poll(ctx context.Context) error {
 					if rec.Offset < rng.next {
 						continue
 					}
+					if !rng.started && rec.Offset > rng.next {
+						if err := r.checkJump(ctx, rng, rec.Offset); err != nil {
+							return err
+						}
+					}
+					rng.started = true
 					if rec.Offset >= rng.end {
 						// Offsets the log skips (compaction, transaction
 						// markers) may end the range without a record at end-1.
@@ -147,6 +185,20 @@ func (r *reader) poll(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// checkJump tells a gap before a range's first record (compaction, or
+// the partition's offsets going out of range while the query read it)
+// from data loss, by the partition's log start offset.
+func (r *reader) checkJump(ctx context.Context, rng *partitionRange, first int64) error {
+	earliest, err := r.src.listOffsets(ctx, true, []string{rng.topic})
+	if err != nil {
+		return err
+	}
+	if lo, ok := earliest.get(rng.topic, rng.partition); ok && lo > rng.next {
+		return r.src.reportDataLoss("offsets [%d, %d) of %s-%d were deleted from Kafka while they were read (its log now starts at %d)", rng.next, min(lo, first), rng.topic, rng.partition, lo)
 	}
 	return nil
 }
@@ -179,6 +231,11 @@ func (r *reader) release() {
 		return
 	}
 	r.closed = true
+	if r.cancel != nil {
+		r.cancel()
+		for range r.fetched { // wait for the poller to stop
+		}
+	}
 	r.client.Close()
 	r.b.release()
 	r.pending = nil

@@ -431,6 +431,7 @@ type partitionRange struct {
 	topic     string
 	partition int32
 	next, end int64
+	started   bool // a record of the range arrived
 }
 
 // planRanges checks from → until for lost data and returns the ranges to
