@@ -105,6 +105,7 @@ var functions = map[string]funcSpec{
 	"binary":            castFunc(Binary),
 	"timestamp":         castFunc(Timestamp),
 	"date":              castFunc(Date),
+	"from_json":         {2, 3, func(a []Expr) Expr { return FromJSON(a[0], a[1], arg(a, 2)) }},
 }
 
 // LookupFunction builds the call of the built-in function name (case

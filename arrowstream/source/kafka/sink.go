@@ -282,8 +282,8 @@ func (c bytesColumn) at(i int) []byte {
 	if c.arr.IsNull(i) {
 		return nil
 	}
-	j := c.arr.Data().Offset() + i
-	return c.data[c.offs[j]:c.offs[j+1]:c.offs[j+1]]
+	// BinaryParts' offsets already account for the array's slice offset.
+	return c.data[c.offs[i]:c.offs[i+1]:c.offs[i+1]]
 }
 
 func headersAt(l *array.List, i int) []kgo.RecordHeader {
