@@ -120,7 +120,7 @@ var jsonNull = []byte("null")
 func (e *fromJSONEval) decode(arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
 	offs, data := BinaryParts(arr) // offsets already account for slicing
-	rows := make([][]byte, n) // each row's JSON text, or "null"
+	rows := make([][]byte, n)      // each row's JSON text, or "null"
 	size := 2
 	for i := range rows {
 		rows[i] = jsonNull

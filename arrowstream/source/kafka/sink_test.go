@@ -58,7 +58,9 @@ func TestSinkRoundTrip(t *testing.T) {
 
 // TestSinkSchemaErrors: the sink names what is wrong with the columns.
 func TestSinkSchemaErrors(t *testing.T) {
-	f := func(name string, dt arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: dt, Nullable: true} }
+	f := func(name string, dt arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: dt, Nullable: true}
+	}
 	cases := []struct {
 		name   string
 		fields []arrow.Field
