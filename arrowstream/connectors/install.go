@@ -3,6 +3,7 @@ package connectors
 import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
 )
 
 // InstallAll registers every built-in connector format with s.
@@ -10,6 +11,7 @@ func InstallAll(s *arrowstream.Session) {
 	installers := []func(*arrowstream.Session){
 		// One line per connector package (keep sorted).
 		kafka.Install,
+		socket.Install,
 	}
 	for _, install := range installers {
 		install(s)
