@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/connectors"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/sql"
 )
@@ -57,6 +58,7 @@ func newEngine(opts engineOptions) *engine {
 	}
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot})
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
+	connectors.InstallAll(s)
 	sinks := memsink.NewCatalog()
 	sinkOpts := opts.sink
 	sinkOpts.Logger = logger
