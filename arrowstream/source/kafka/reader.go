@@ -60,7 +60,12 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: consumer: %w", err)
 	}
-	return &reader{src: s, client: cl, ranges: byTP, open: len(ranges), b: newRecordBuilder(s.mem, s.opts.IncludeHeaders)}, nil
+	total := int64(0)
+	for _, r := range ranges {
+		total += r.end - r.next
+	}
+	return &reader{src: s, client: cl, ranges: byTP, open: len(ranges), b: newRecordBuilder(s.mem, s.opts.IncludeHeaders),
+		pending: make([]*kgo.Record, 0, min(total, 1<<20))}, nil
 }
 
 // Schema implements vector.Operator.
@@ -90,17 +95,9 @@ func (r *reader) Next(ctx context.Context) (arrow.Record, error) {
 func (r *reader) build() arrow.Record {
 	chunk := r.pending[r.pos:min(len(r.pending), r.pos+r.src.opts.BatchRows)]
 	r.pos += len(chunk)
-	kb, vb := 0, 0
-	for _, rec := range chunk {
-		kb += len(rec.Key)
-		vb += len(rec.Value)
-	}
-	r.b.reserve(len(chunk), kb, vb)
-	for _, rec := range chunk {
-		r.b.add(rec)
-	}
+	rec := r.b.build(chunk)
 	clear(chunk) // let the fetched records go
-	return r.b.record()
+	return rec
 }
 
 // pollLoop runs in its own goroutine until the reader is released.

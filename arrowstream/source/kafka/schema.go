@@ -3,6 +3,7 @@ package kafka
 import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -34,37 +35,22 @@ func Schema(includeHeaders bool) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// recordBuilder turns fetched Kafka records into Arrow records. Its
-// builders are reused from batch to batch (NewRecord resets them and
-// keeps their capacity hint), so steady-state reading allocates only the
-// Arrow buffers themselves.
+// recordBuilder turns fetched Kafka records into Arrow records. It sizes
+// every buffer from the chunk first and then fills the raw buffers in one
+// pass per column (no builder calls per record); only the rare headers
+// column goes through an Arrow builder, which is reused from batch to
+// batch.
 type recordBuilder struct {
+	mem       memory.Allocator
 	schema    *arrow.Schema
-	key       *array.BinaryBuilder
-	value     *array.BinaryBuilder
-	topic     *array.StringBuilder
-	partition *array.Int32Builder
-	offset    *array.Int64Builder
-	ts        *array.TimestampBuilder
-	tsType    *array.Int32Builder
 	headers   *array.ListBuilder
 	hdrStruct *array.StructBuilder
 	hdrKey    *array.StringBuilder
 	hdrValue  *array.BinaryBuilder
-	n         int
 }
 
 func newRecordBuilder(mem memory.Allocator, includeHeaders bool) *recordBuilder {
-	b := &recordBuilder{
-		schema:    Schema(includeHeaders),
-		key:       array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
-		value:     array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
-		topic:     array.NewStringBuilder(mem),
-		partition: array.NewInt32Builder(mem),
-		offset:    array.NewInt64Builder(mem),
-		ts:        array.NewTimestampBuilder(mem, vector.Timestamp.(*arrow.TimestampType)),
-		tsType:    array.NewInt32Builder(mem),
-	}
+	b := &recordBuilder{mem: mem, schema: Schema(includeHeaders)}
 	if includeHeaders {
 		b.headers = array.NewListBuilder(mem, HeaderType)
 		b.hdrStruct = b.headers.ValueBuilder().(*array.StructBuilder)
@@ -74,38 +60,122 @@ func newRecordBuilder(mem memory.Allocator, includeHeaders bool) *recordBuilder 
 	return b
 }
 
-// reserve prepares room for n more records whose keys and values take
-// about keyBytes and valueBytes.
-func (b *recordBuilder) reserve(n, keyBytes, valueBytes int) {
-	b.key.Reserve(n)
-	b.key.ReserveData(keyBytes)
-	b.value.Reserve(n)
-	b.value.ReserveData(valueBytes)
-	b.topic.Reserve(n)
-	b.partition.Reserve(n)
-	b.offset.Reserve(n)
-	b.ts.Reserve(n)
-	b.tsType.Reserve(n)
+// build returns the chunk's records as one Arrow record (owned by the
+// caller).
+func (b *recordBuilder) build(chunk []*kgo.Record) arrow.Record {
+	n := len(chunk)
+	cols := []arrow.Array{
+		b.bytesColumn(chunk, false),
+		b.bytesColumn(chunk, true),
+		b.topicColumn(chunk),
+	}
+	part, off, ts, tsType := b.fixed(4*n), b.fixed(8*n), b.fixed(8*n), b.fixed(4*n)
+	pv, ov := arrow.Int32Traits.CastFromBytes(part.Bytes()), arrow.Int64Traits.CastFromBytes(off.Bytes())
+	tv, kv := arrow.Int64Traits.CastFromBytes(ts.Bytes()), arrow.Int32Traits.CastFromBytes(tsType.Bytes())
+	for i, r := range chunk {
+		pv[i] = r.Partition
+		ov[i] = r.Offset
+		tv[i] = r.Timestamp.UnixMicro()
+		kv[i] = int32(r.Attrs.TimestampType())
+	}
+	for _, c := range []struct {
+		buf *memory.Buffer
+		dt  arrow.DataType
+	}{{part, vector.Int32}, {off, vector.Int64}, {ts, vector.Timestamp}, {tsType, vector.Int32}} {
+		d := array.NewData(c.dt, n, []*memory.Buffer{nil, c.buf}, nil, 0, 0)
+		cols = append(cols, array.MakeFromData(d))
+		d.Release()
+		c.buf.Release()
+	}
+	if b.headers != nil {
+		cols = append(cols, b.headerColumn(chunk))
+	}
+	rec := array.NewRecord(b.schema, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
 }
 
-// add appends one Kafka record.
-func (b *recordBuilder) add(r *kgo.Record) {
-	if r.Key == nil {
-		b.key.AppendNull()
-	} else {
-		b.key.Append(r.Key)
+func (b *recordBuilder) fixed(size int) *memory.Buffer {
+	buf := memory.NewResizableBuffer(b.mem)
+	buf.Resize(size)
+	return buf
+}
+
+// bytesColumn copies the records' keys (or values) into a binary column;
+// a nil key or value is null.
+func (b *recordBuilder) bytesColumn(chunk []*kgo.Record, values bool) arrow.Array {
+	get := func(r *kgo.Record) []byte { // inlined
+		if values {
+			return r.Value
+		}
+		return r.Key
 	}
-	if r.Value == nil {
-		b.value.AppendNull()
-	} else {
-		b.value.Append(r.Value)
+	n := len(chunk)
+	size, nulls := 0, 0
+	for _, r := range chunk {
+		v := get(r)
+		size += len(v)
+		if v == nil {
+			nulls++
+		}
 	}
-	b.topic.Append(r.Topic)
-	b.partition.UnsafeAppend(r.Partition)
-	b.offset.UnsafeAppend(r.Offset)
-	b.ts.UnsafeAppend(arrow.Timestamp(r.Timestamp.UnixMicro()))
-	b.tsType.UnsafeAppend(int32(r.Attrs.TimestampType()))
-	if b.headers != nil {
+	offsBuf, data := b.fixed(4*(n+1)), b.fixed(size)
+	offs, bytes := arrow.Int32Traits.CastFromBytes(offsBuf.Bytes()), data.Bytes()
+	var valid *memory.Buffer
+	var bits []byte
+	if nulls > 0 {
+		valid = b.fixed(int(bitutil.BytesForBits(int64(n))))
+		bits = valid.Bytes()
+		clear(bits)
+	}
+	pos := 0
+	for i, r := range chunk {
+		offs[i] = int32(pos)
+		v := get(r)
+		pos += copy(bytes[pos:], v)
+		if v != nil && bits != nil {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	offs[n] = int32(pos)
+	d := array.NewData(vector.Binary, n, []*memory.Buffer{valid, offsBuf, data}, nil, nulls, 0)
+	arr := array.MakeFromData(d)
+	d.Release()
+	offsBuf.Release()
+	data.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	return arr
+}
+
+// topicColumn is bytesColumn for the topic names.
+func (b *recordBuilder) topicColumn(chunk []*kgo.Record) arrow.Array {
+	n := len(chunk)
+	size := 0
+	for _, r := range chunk {
+		size += len(r.Topic)
+	}
+	offsBuf, data := b.fixed(4*(n+1)), b.fixed(size)
+	offs, bytes := arrow.Int32Traits.CastFromBytes(offsBuf.Bytes()), data.Bytes()
+	pos := 0
+	for i, r := range chunk {
+		offs[i] = int32(pos)
+		pos += copy(bytes[pos:], r.Topic)
+	}
+	offs[n] = int32(pos)
+	d := array.NewData(vector.String, n, []*memory.Buffer{nil, offsBuf, data}, nil, 0, 0)
+	arr := array.MakeFromData(d)
+	d.Release()
+	offsBuf.Release()
+	data.Release()
+	return arr
+}
+
+func (b *recordBuilder) headerColumn(chunk []*kgo.Record) arrow.Array {
+	for _, r := range chunk {
 		b.headers.Append(true)
 		for _, h := range r.Headers {
 			b.hdrStruct.Append(true)
@@ -117,31 +187,10 @@ func (b *recordBuilder) add(r *kgo.Record) {
 			}
 		}
 	}
-	b.n++
-}
-
-// record returns the records added since the last call (owned by the
-// caller) and resets the builders.
-func (b *recordBuilder) record() arrow.Record {
-	cols := []arrow.Array{
-		b.key.NewArray(), b.value.NewArray(), b.topic.NewArray(), b.partition.NewArray(),
-		b.offset.NewArray(), b.ts.NewArray(), b.tsType.NewArray(),
-	}
-	if b.headers != nil {
-		cols = append(cols, b.headers.NewArray())
-	}
-	rec := array.NewRecord(b.schema, cols, int64(b.n))
-	for _, c := range cols {
-		c.Release()
-	}
-	b.n = 0
-	return rec
+	return b.headers.NewArray()
 }
 
 func (b *recordBuilder) release() {
-	for _, r := range []interface{ Release() }{b.key, b.value, b.topic, b.partition, b.offset, b.ts, b.tsType} {
-		r.Release()
-	}
 	if b.headers != nil {
 		b.headers.Release()
 	}
