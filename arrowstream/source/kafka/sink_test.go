@@ -3,16 +3,19 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/vector"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // TestSinkRoundTrip: Kafka → query → Kafka sink → Kafka source → memory:
@@ -85,5 +88,64 @@ func TestSinkSchemaErrors(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, c.err)
 			}
 		})
+	}
+}
+
+// TestSinkOptionTopicAndNulls: the topic option wins over the topic
+// column, a NULL key is no key, a NULL partition is the partitioner's
+// choice, and replaying an epoch writes it again (at-least-once).
+func TestSinkOptionTopicAndNulls(t *testing.T) {
+	c := newCluster(t, 3, "out", "ignored")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "value", Type: vector.String, Nullable: true}, {Name: "key", Type: vector.Binary, Nullable: true},
+		{Name: "topic", Type: vector.String, Nullable: true}, {Name: "partition", Type: vector.Int32, Nullable: true},
+	}, nil)
+	// A sliced record: the sink must honour the slice offset.
+	whole := vt.BuildRecord(mem, schema, []vt.Row{{"skipped", []byte("skipped"), "ignored", int32(1)},
+		{"v0", []byte("k0"), "ignored", int32(2)}, {"v1", nil, "ignored", nil}, {"", []byte("k2"), nil, int32(0)}})
+	rec := whole.NewSlice(1, 4)
+	whole.Release()
+	defer rec.Release()
+	sink, err := kafka.NewSink(mem, schema, kafka.SinkOptions{Brokers: c.ListenAddrs(), Topic: "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	for _, epoch := range []int64{0, 0} { // the replay writes again
+		scan, err := vector.NewScan(schema, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.AddBatch(context.Background(), epoch, scan); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("out", "ignored"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var got []string
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(got) < 6 {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			p := fmt.Sprint(r.Partition)
+			if string(r.Value) == "v1" {
+				p = "any"
+			}
+			got = append(got, fmt.Sprintf("%s/%s/%q/%v/%s", r.Topic, r.Value, r.Key, r.Key == nil, p))
+		})
+	}
+	want := []string{`out//"k2"/false/0`, `out//"k2"/false/0`, `out/v0/"k0"/false/2`, `out/v0/"k0"/false/2`, `out/v1/""/true/any`, `out/v1/""/true/any`}
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("got  %v\nwant %v", got, want)
 	}
 }
