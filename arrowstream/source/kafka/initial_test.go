@@ -2,12 +2,15 @@ package kafka_test
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // TestInitialOffsetsKeptInCheckpoint: startingOffsets=latest is resolved
@@ -66,5 +69,62 @@ func TestStartingOffsetsMustNameEveryPartition(t *testing.T) {
 	err = src.SetCheckpointDir(t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "partition t-1 is not specified") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestReadIsRepeatable: Read(start, end] gives the same records each time,
+// exactly the offsets of the range, in records of at most BatchRows rows.
+func TestReadIsRepeatable(t *testing.T) {
+	c := newCluster(t, 3, "t")
+	produce(t, c, "t", 3, "a", 0, 90)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o, err := kafka.ParseSourceOptions(map[string]string{"kafka.bootstrap.servers": brokers(c), "subscribe": "t", "startingOffsets": "earliest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.BatchRows = 7
+	src, err := kafka.NewSource(mem, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	start := kafka.PartitionOffsets{"t": {0: 3, 1: 0, 2: 29}}.Encode()
+	end := kafka.PartitionOffsets{"t": {0: 10, 1: 30, 2: 30}}.Encode()
+	read := func() []string {
+		op, err := src.Read(context.Background(), start, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer op.Close()
+		var out []string
+		for {
+			rec, err := op.Next(context.Background())
+			if err != nil {
+				break
+			}
+			if rec.NumRows() > 7 {
+				t.Errorf("a record of %d rows, BatchRows is 7", rec.NumRows())
+			}
+			for _, r := range vt.RowsOf(rec) {
+				out = append(out, fmt.Sprintf("%s@%d:%d", r[1], r[3], r[4]))
+			}
+			rec.Release()
+		}
+		sort.Strings(out)
+		return out
+	}
+	first, second := read(), read()
+	if len(first) != 7+30+1 || strings.Join(first, " ") != strings.Join(second, " ") {
+		t.Fatalf("reads differ or wrong size (%d):\n%v\n%v", len(first), first, second)
+	}
+	for _, want := range []string{"a9@0:3", "a27@0:9", "a1@1:0", "a88@1:29", "a89@2:29"} {
+		found := false
+		for _, g := range first {
+			found = found || g == want
+		}
+		if !found {
+			t.Errorf("%s missing from %v", want, first)
+		}
 	}
 }
