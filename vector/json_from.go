@@ -128,7 +128,7 @@ func (e *fromJSONEval) decode(arr arrow.Array) (arrow.Array, error) {
 			b := data[offs[i]:offs[i+1]]
 			switch {
 			case isBlankJSON(b):
-			case json.Valid(b):
+			case validJSON(b):
 				rows[i] = b
 			case e.failFast:
 				return nil, e.rowError(i, b, ErrMalformedJSON)
