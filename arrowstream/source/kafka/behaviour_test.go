@@ -195,3 +195,26 @@ func TestNewPartitionsFromEarliest(t *testing.T) {
 	processAll(t, q)
 	checkExactlyOnce(t, s.stringColumn(t, "out", "v"), append(values("a", 0, 5), values("b", 0, 6)...))
 }
+
+// TestAvailableNow: the query reads what was there when it started and
+// stops.
+func TestAvailableNow(t *testing.T) {
+	c := newCluster(t, 2, "events")
+	produce(t, c, "events", 2, "a", 0, 100)
+	s := newTestSession(t, t.TempDir())
+	defer s.close(t)
+	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": brokers(c), "subscribe": "events", "startingOffsets": "earliest"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.ReadStream("ks").Select("CAST(value AS STRING) AS v").
+		WriteStream().Format("memory").QueryName("out").Trigger(arrowstream.AvailableNow()).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := q.AwaitTermination(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, s.stringColumn(t, "out", "v"), values("a", 0, 100))
+}
