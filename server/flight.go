@@ -134,6 +134,7 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		return err
 	}
 	defer release()
+	stream = &checkedPut{FlightService_DoPutServer: stream, maxDecompressed: 4 * int64(v.s.cfg.Limits.MaxMessageBytes)}
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -168,6 +169,32 @@ func (p *peekedPut) Recv() (*flight.FlightData, error) {
 		return f, nil
 	}
 	return p.FlightService_DoPutServer.Recv()
+}
+
+// checkedPut checks the IPC metadata of every message a client pushes
+// (checkIPCMessage) before a reader decodes it; a bad message ends the
+// stream with InvalidArgument.
+type checkedPut struct {
+	flight.FlightService_DoPutServer
+	maxDecompressed int64
+	n               int
+}
+
+func (c *checkedPut) Recv() (*flight.FlightData, error) {
+	d, err := c.FlightService_DoPutServer.Recv()
+	if err != nil {
+		return d, err
+	}
+	c.n++
+	if c.n > 1 && len(d.GetDataHeader()) == 0 {
+		// Only the first message may be a bare descriptor; arrow-go's
+		// reader indexes a missing header and panics.
+		return nil, statusf(codes.InvalidArgument, "DoPut message %d has no IPC data header", c.n)
+	}
+	if err := checkIPCMessage(d.GetDataHeader(), d.GetDataBody(), c.maxDecompressed); err != nil {
+		return nil, statusf(codes.InvalidArgument, "DoPut message %d: %v", c.n, err)
+	}
+	return d, nil
 }
 
 // plainTicket returns the table ticket a descriptor names: a PATH of one
