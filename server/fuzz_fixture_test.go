@@ -70,7 +70,7 @@ func (noExecEngine) Exec(context.Context, Request) (int64, error) {
 	return 0, status.Error(codes.PermissionDenied, "fuzz fixture: commands are not run")
 }
 
-func newFuzzFixture(f *testing.F) *fuzzFixture {
+func newFuzzFixture(f testing.TB) *fuzzFixture {
 	f.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	ctx := context.Background()
@@ -147,16 +147,22 @@ func (fx *fuzzFixture) withHandle(b []byte) []byte {
 // Internal and Unknown mean a panic was recovered or a bug reported.
 func (fx *fuzzFixture) check(t *testing.T, what string, err error) {
 	t.Helper()
-	switch status.Code(err) {
-	case codes.Internal, codes.Unknown:
-		t.Fatalf("%s: %v", what, err)
-	}
+	checkCode(t, what, err)
 	if n := fx.mem.CurrentAlloc(); n != fx.base {
 		t.Fatalf("%s: %d Arrow bytes allocated after the call, %d before", what, n, fx.base)
 	}
 	if g := goroutinesSettle(fx.goroutines, 2*time.Second); g > fx.goroutines {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%s: %d goroutines after the call, %d before:\n%s", what, g, fx.goroutines, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// checkCode fails on a status a client must never see for bad input.
+func checkCode(t *testing.T, what string, err error) {
+	t.Helper()
+	switch status.Code(err) {
+	case codes.Internal, codes.Unknown:
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
