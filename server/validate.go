@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -58,21 +59,17 @@ func validateData(d arrow.ArrayData) error {
 	case *arrow.DictionaryType:
 		return validateDictionary(d, dt)
 	case *arrow.StringType:
-		return validateBinary(d, bufs, off, n, true)
+		return validateBinary[int32](d, bufs, off, n, true)
 	case *arrow.BinaryType:
-		return validateBinary(d, bufs, off, n, false)
+		return validateBinary[int32](d, bufs, off, n, false)
+	case *arrow.LargeStringType:
+		return validateBinary[int64](d, bufs, off, n, true)
+	case *arrow.LargeBinaryType:
+		return validateBinary[int64](d, bufs, off, n, false)
 	case *arrow.ListType:
-		if len(d.Children()) != 1 {
-			return fmt.Errorf("list array with %d children", len(d.Children()))
-		}
-		if err := needBytes(bufs, 1, int64(end+1)*4, "offsets"); err != nil || n == 0 {
-			return err
-		}
-		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())[off : end+1]
-		if err := checkOffsets(offs, int64(d.Children()[0].Len()), "child"); err != nil {
-			return err
-		}
-		return validateData(d.Children()[0])
+		return validateList[int32](d, bufs, off, n)
+	case *arrow.LargeListType:
+		return validateList[int64](d, bufs, off, n)
 	case *arrow.StructType:
 		if len(d.Children()) != dt.NumFields() {
 			return fmt.Errorf("struct array with %d children, its type has %d fields", len(d.Children()), dt.NumFields())
@@ -126,9 +123,18 @@ func needBytes(bufs []*memory.Buffer, i int, want int64, what string) error {
 	return nil
 }
 
+// offsetsOf returns the n+1 offsets of rows [off, off+n) from an offsets
+// buffer already checked to be long enough.
+func offsetsOf[T int32 | int64](buf *memory.Buffer, off, n int) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	b := buf.Bytes()[off*size : (off+n+1)*size]
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n+1)
+}
+
 // checkOffsets checks that offsets start at 0 or more, never decrease and
 // end within limit (the data bytes or the child's length).
-func checkOffsets(offs []int32, limit int64, what string) error {
+func checkOffsets[T int32 | int64](offs []T, limit int64, what string) error {
 	if offs[0] < 0 {
 		return fmt.Errorf("row 0: negative offset %d", offs[0])
 	}
@@ -143,20 +149,42 @@ func checkOffsets(offs []int32, limit int64, what string) error {
 	return nil
 }
 
+// validateList checks a list array's offsets against its child, and the
+// child.
+func validateList[T int32 | int64](d arrow.ArrayData, bufs []*memory.Buffer, off, n int) error {
+	if len(d.Children()) != 1 {
+		return fmt.Errorf("list array with %d children", len(d.Children()))
+	}
+	var zero T
+	if n > 0 {
+		if err := needBytes(bufs, 1, int64(off+n+1)*int64(unsafe.Sizeof(zero)), "offsets"); err != nil {
+			return err
+		}
+		if err := checkOffsets(offsetsOf[T](bufs[1], off, n), int64(d.Children()[0].Len()), "child"); err != nil {
+			return err
+		}
+	}
+	if err := validateData(d.Children()[0]); err != nil {
+		return fmt.Errorf("list element: %w", err)
+	}
+	return nil
+}
+
 // validateBinary checks the offsets of a string or binary array and, for
 // strings, that every non-null value is UTF-8.
-func validateBinary(d arrow.ArrayData, bufs []*memory.Buffer, off, n int, utf bool) error {
+func validateBinary[T int32 | int64](d arrow.ArrayData, bufs []*memory.Buffer, off, n int, utf bool) error {
 	if n == 0 {
 		return nil
 	}
-	if err := needBytes(bufs, 1, int64(off+n+1)*4, "offsets"); err != nil {
+	var zero T
+	if err := needBytes(bufs, 1, int64(off+n+1)*int64(unsafe.Sizeof(zero)), "offsets"); err != nil {
 		return err
 	}
 	var data []byte
 	if len(bufs) > 2 && bufs[2] != nil {
 		data = bufs[2].Bytes()
 	}
-	offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())[off : off+n+1]
+	offs := offsetsOf[T](bufs[1], off, n)
 	if err := checkOffsets(offs, int64(len(data)), "data buffer"); err != nil {
 		return err
 	}
@@ -164,8 +192,8 @@ func validateBinary(d arrow.ArrayData, bufs []*memory.Buffer, off, n int, utf bo
 		return nil
 	}
 	var bitmap []byte
-	if bufs[0] != nil && d.NullN() != 0 {
-		bitmap = bufs[0].Bytes()
+	if bufs[0] != nil && bufs[0].Len() > 0 && d.NullN() != 0 {
+		bitmap = bufs[0].Bytes() // validateNulls checked its size
 	}
 	for i := range n {
 		if bitmap != nil && !bitutil.BitIsSet(bitmap, off+i) {
