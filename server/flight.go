@@ -134,7 +134,7 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		return err
 	}
 	defer release()
-	stream = &checkedPut{FlightService_DoPutServer: stream, maxDecompressed: 4 * int64(v.s.cfg.Limits.MaxMessageBytes)}
+	stream = &checkedPut{FlightService_DoPutServer: stream, check: ipcStreamCheck{maxDecompressed: 4 * int64(v.s.cfg.Limits.MaxMessageBytes)}}
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -176,8 +176,8 @@ func (p *peekedPut) Recv() (*flight.FlightData, error) {
 // stream with InvalidArgument.
 type checkedPut struct {
 	flight.FlightService_DoPutServer
-	maxDecompressed int64
-	n               int
+	check ipcStreamCheck
+	n     int
 }
 
 func (c *checkedPut) Recv() (*flight.FlightData, error) {
@@ -191,7 +191,7 @@ func (c *checkedPut) Recv() (*flight.FlightData, error) {
 		// reader indexes a missing header and panics.
 		return nil, statusf(codes.InvalidArgument, "DoPut message %d has no IPC data header", c.n)
 	}
-	if err := checkIPCMessage(d.GetDataHeader(), d.GetDataBody(), c.maxDecompressed); err != nil {
+	if err := c.check.check(d.GetDataHeader(), d.GetDataBody()); err != nil {
 		return nil, statusf(codes.InvalidArgument, "DoPut message %d: %v", c.n, err)
 	}
 	return d, nil

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 )
 
 // checkIPCMessage checks the IPC metadata of one FlightData message a
@@ -16,44 +20,167 @@ import (
 // reader will follow must lie inside the header, and every buffer a
 // record batch names inside the body (or, compressed, claim at most
 // maxDecompressed bytes once decompressed).
-func checkIPCMessage(header, body []byte, maxDecompressed int64) error {
+func checkIPCMessage(header, body []byte, maxDecompressed int64) (ipcInfo, error) {
+	var info ipcInfo
 	if len(header) == 0 {
-		return nil // no IPC message (a descriptor or app metadata alone)
+		return info, nil // no IPC message (a descriptor or app metadata alone)
 	}
 	c := fbCheck{b: header}
 	msg, err := c.root()
 	if err != nil {
-		return fmt.Errorf("IPC message header: %w", err)
+		return info, fmt.Errorf("IPC message header: %w", err)
 	}
 	if err := c.keyValues(msg, 4); err != nil {
-		return fmt.Errorf("IPC message header: custom metadata: %w", err)
+		return info, fmt.Errorf("IPC message header: custom metadata: %w", err)
 	}
-	kind, err := c.u8Field(msg, 1)
-	if err != nil {
-		return fmt.Errorf("IPC message header: %w", err)
+	if info.kind, err = c.u8Field(msg, 1); err != nil {
+		return info, fmt.Errorf("IPC message header: %w", err)
 	}
 	hdr, err := c.tableField(msg, 2)
 	if err != nil || hdr < 0 {
-		return errors.Join(fmt.Errorf("IPC message header: no header table"), err)
+		return info, errors.Join(fmt.Errorf("IPC message header: no header table"), err)
 	}
-	switch kind {
-	case 1: // Schema
+	switch info.kind {
+	case ipcSchema:
 		fields := 0
 		err = c.schema(hdr, &fields)
-	case 2: // DictionaryBatch
+	case ipcDictionaryBatch:
 		var data int64
 		if data, err = c.tableField(hdr, 1); err == nil && data >= 0 {
-			err = c.recordBatch(data, body, maxDecompressed)
+			info.nodes, info.buffers, err = c.recordBatch(data, body, maxDecompressed)
 		}
-	case 3: // RecordBatch
-		err = c.recordBatch(hdr, body, maxDecompressed)
+	case ipcRecordBatch:
+		info.nodes, info.buffers, err = c.recordBatch(hdr, body, maxDecompressed)
 	default:
-		err = fmt.Errorf("message type %d is not part of a record batch stream", kind)
+		err = fmt.Errorf("message type %d is not part of a record batch stream", info.kind)
 	}
 	if err != nil {
-		return fmt.Errorf("IPC message header: %w", err)
+		return info, fmt.Errorf("IPC message header: %w", err)
+	}
+	return info, nil
+}
+
+// IPC message types (MessageHeader in Message.fbs).
+const (
+	ipcSchema          = 1
+	ipcDictionaryBatch = 2
+	ipcRecordBatch     = 3
+)
+
+// ipcInfo is what checkIPCMessage learnt of a message: its type and, for
+// a batch, the number of field nodes and buffers it describes.
+type ipcInfo struct {
+	kind           int
+	nodes, buffers int64
+}
+
+// ipcStreamCheck checks the messages of one DoPut stream in order. The
+// reader takes the i-th field node and buffer of a record batch for the
+// i-th array of the schema without checking that the batch lists that
+// many (it then reads whatever bytes follow the list as buffer offsets
+// and lengths), so each batch must describe at least the nodes and
+// buffers its schema's layout has.
+type ipcStreamCheck struct {
+	maxDecompressed int64
+	schema          bool
+	nodes, buffers  int64 // what a record batch of the schema describes
+}
+
+func (sc *ipcStreamCheck) check(header, body []byte) error {
+	info, err := checkIPCMessage(header, body, sc.maxDecompressed)
+	if err != nil || len(header) == 0 {
+		return err
+	}
+	switch info.kind {
+	case ipcSchema:
+		if sc.schema {
+			return errors.New("a second schema message")
+		}
+		schema, err := decodeIPCSchema(header)
+		if err != nil {
+			return err
+		}
+		for _, f := range schema.Fields() {
+			n, b, err := ipcLayout(f.Type)
+			if err != nil {
+				return fmt.Errorf("column %q: %w", f.Name, err)
+			}
+			sc.nodes += n
+			sc.buffers += b
+		}
+		sc.schema = true
+	case ipcDictionaryBatch:
+		return errors.New("dictionary batches are not accepted: send dictionary-encoded columns decoded")
+	case ipcRecordBatch:
+		if !sc.schema {
+			return errors.New("a record batch before the schema")
+		}
+		if info.nodes < sc.nodes || info.buffers < sc.buffers {
+			return fmt.Errorf("the record batch describes %d field nodes and %d buffers, its schema's columns have %d and %d",
+				info.nodes, info.buffers, sc.nodes, sc.buffers)
+		}
 	}
 	return nil
+}
+
+// decodeIPCSchema decodes a checked schema message with arrow-go, framed
+// as an IPC stream of that one message.
+func decodeIPCSchema(header []byte) (*arrow.Schema, error) {
+	padded := (len(header) + 7) &^ 7
+	framed := make([]byte, 8+padded+8)
+	binary.LittleEndian.PutUint32(framed, 0xFFFFFFFF)
+	binary.LittleEndian.PutUint32(framed[4:], uint32(padded))
+	copy(framed[8:], header)
+	binary.LittleEndian.PutUint32(framed[8+padded:], 0xFFFFFFFF) // end of stream
+	rdr, err := ipc.NewReader(bytes.NewReader(framed))
+	if err != nil {
+		return nil, fmt.Errorf("schema message: %w", err)
+	}
+	defer rdr.Release()
+	return rdr.Schema(), nil
+}
+
+// ipcLayout is the number of field nodes and buffers a record batch holds
+// for a column of type dt (the IPC format's buffer layout). Layouts with
+// variadic buffers or several variants (views, unions, run-end encoding)
+// are refused: no table or parameter of the dialect has them.
+func ipcLayout(dt arrow.DataType) (nodes, buffers int64, err error) {
+	switch dt := dt.(type) {
+	case *arrow.NullType:
+		return 1, 0, nil
+	case *arrow.BinaryType, *arrow.StringType, *arrow.LargeBinaryType, *arrow.LargeStringType:
+		return 1, 3, nil
+	case *arrow.DictionaryType:
+		return 1, 2, nil
+	case *arrow.ListType, *arrow.LargeListType, *arrow.MapType, *arrow.FixedSizeListType:
+		var elem arrow.DataType
+		own := int64(2)
+		switch x := dt.(type) {
+		case *arrow.ListType:
+			elem = x.Elem()
+		case *arrow.LargeListType:
+			elem = x.Elem()
+		case *arrow.MapType:
+			elem = x.Elem()
+		case *arrow.FixedSizeListType:
+			elem, own = x.Elem(), 1
+		}
+		n, b, err := ipcLayout(elem)
+		return 1 + n, own + b, err
+	case *arrow.StructType:
+		nodes, buffers = 1, 1
+		for _, f := range dt.Fields() {
+			n, b, err := ipcLayout(f.Type)
+			if err != nil {
+				return 0, 0, err
+			}
+			nodes, buffers = nodes+n, buffers+b
+		}
+		return nodes, buffers, nil
+	case arrow.FixedWidthDataType:
+		return 1, 2, nil
+	}
+	return 0, 0, fmt.Errorf("%s columns are not accepted from clients", dt)
 }
 
 // Limits on what a schema message may declare: ingest tables and
@@ -261,12 +388,17 @@ func (c *fbCheck) field1(f int64, fields *int, depth int) error {
 }
 
 // recordBatch checks a RecordBatch: node counts, and buffers inside the
-// body.
-func (c *fbCheck) recordBatch(rb int64, body []byte, maxDecompressed int64) error {
-	nodes, n, err := c.vectorField(rb, 1, 16)
+// body. It returns the numbers of nodes and buffers.
+func (c *fbCheck) recordBatch(rb int64, body []byte, maxDecompressed int64) (int64, int64, error) {
+	nodes, nn, err := c.vectorField(rb, 1, 16)
 	if err != nil {
-		return fmt.Errorf("record batch nodes: %w", err)
+		return 0, 0, fmt.Errorf("record batch nodes: %w", err)
 	}
+	nb, err := c.recordBatchBuffers(rb, body, maxDecompressed)
+	return nn, nb, errors.Join(err, c.nodes(nodes, nn))
+}
+
+func (c *fbCheck) nodes(nodes, n int64) error {
 	for k := range n {
 		length := int64(binary.LittleEndian.Uint64(c.b[nodes+16*k:]))
 		nulls := int64(binary.LittleEndian.Uint64(c.b[nodes+16*k+8:]))
@@ -274,32 +406,36 @@ func (c *fbCheck) recordBatch(rb int64, body []byte, maxDecompressed int64) erro
 			return fmt.Errorf("record batch node %d: length %d with %d nulls", k, length, nulls)
 		}
 	}
+	return nil
+}
+
+func (c *fbCheck) recordBatchBuffers(rb int64, body []byte, maxDecompressed int64) (int64, error) {
 	bufs, n, err := c.vectorField(rb, 2, 16)
 	if err != nil {
-		return fmt.Errorf("record batch buffers: %w", err)
+		return 0, fmt.Errorf("record batch buffers: %w", err)
 	}
 	compression, err := c.tableField(rb, 3)
 	if err != nil {
-		return fmt.Errorf("record batch compression: %w", err)
+		return 0, fmt.Errorf("record batch compression: %w", err)
 	}
 	if _, _, err := c.vectorField(rb, 4, 8); err != nil {
-		return fmt.Errorf("record batch variadic counts: %w", err)
+		return 0, fmt.Errorf("record batch variadic counts: %w", err)
 	}
 	for k := range n {
 		off := int64(binary.LittleEndian.Uint64(c.b[bufs+16*k:]))
 		length := int64(binary.LittleEndian.Uint64(c.b[bufs+16*k+8:]))
 		if off < 0 || length < 0 || off > int64(len(body)) || length > int64(len(body))-off {
-			return fmt.Errorf("record batch buffer %d (offset %d, %d bytes) is outside the %d-byte body", k, off, length, len(body))
+			return 0, fmt.Errorf("record batch buffer %d (offset %d, %d bytes) is outside the %d-byte body", k, off, length, len(body))
 		}
 		if compression < 0 || length == 0 {
 			continue
 		}
 		if length < 8 {
-			return fmt.Errorf("compressed buffer %d of %d bytes has no length prefix", k, length)
+			return 0, fmt.Errorf("compressed buffer %d of %d bytes has no length prefix", k, length)
 		}
 		if u := int64(binary.LittleEndian.Uint64(body[off:])); u != -1 && (u < 0 || u > maxDecompressed) {
-			return fmt.Errorf("compressed buffer %d claims %d bytes decompressed, more than the limit of %d", k, u, maxDecompressed)
+			return 0, fmt.Errorf("compressed buffer %d claims %d bytes decompressed, more than the limit of %d", k, u, maxDecompressed)
 		}
 	}
-	return nil
+	return n, nil
 }
