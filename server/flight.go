@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -137,7 +138,7 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 	stream = &checkedPut{FlightService_DoPutServer: stream, check: ipcStreamCheck{maxDecompressed: 4 * int64(v.s.cfg.Limits.MaxMessageBytes)}}
 	first, err := stream.Recv()
 	if err != nil {
-		return err
+		return statusOf(err, codes.InvalidArgument) // a transport error keeps its status
 	}
 	desc := first.GetFlightDescriptor()
 	if desc == nil {
@@ -172,8 +173,8 @@ func (p *peekedPut) Recv() (*flight.FlightData, error) {
 }
 
 // checkedPut checks the IPC metadata of every message a client pushes
-// (checkIPCMessage) before a reader decodes it; a bad message ends the
-// stream with InvalidArgument.
+// (ipcStreamCheck) before a reader decodes it; a bad message ends the
+// stream (the reader's error, which the calls report as InvalidArgument).
 type checkedPut struct {
 	flight.FlightService_DoPutServer
 	check ipcStreamCheck
@@ -189,10 +190,10 @@ func (c *checkedPut) Recv() (*flight.FlightData, error) {
 	if c.n > 1 && len(d.GetDataHeader()) == 0 {
 		// Only the first message may be a bare descriptor; arrow-go's
 		// reader indexes a missing header and panics.
-		return nil, statusf(codes.InvalidArgument, "DoPut message %d has no IPC data header", c.n)
+		return nil, fmt.Errorf("DoPut message %d has no IPC data header", c.n)
 	}
 	if err := c.check.check(d.GetDataHeader(), d.GetDataBody()); err != nil {
-		return nil, statusf(codes.InvalidArgument, "DoPut message %d: %v", c.n, err)
+		return nil, fmt.Errorf("DoPut message %d: %w", c.n, err)
 	}
 	return d, nil
 }

@@ -109,6 +109,36 @@ func TestDoPutSchemaWithHugeFieldCount(t *testing.T) {
 	}
 }
 
+// TestDoPutBatchListsTooFewBuffers is the finding of seed
+// testdata/fuzz/FuzzDoPutIngest/17fe38b0287ac671: arrow-go's IPC reader
+// takes a record batch's i-th buffer for the schema's i-th buffer without
+// checking that the batch lists that many, reads the bytes after the list
+// as a buffer's offset and length, and allocated the 206 GB they said
+// (fatal out of memory). A batch must list the nodes and buffers of its
+// schema's layout.
+func TestDoPutBatchListsTooFewBuffers(t *testing.T) {
+	fx := newFuzzFixture(t)
+	one := eventsRecord(fx.mem, []any{int64(1), "a", 1.0})
+	defer one.Release()
+	fx.begin()
+	msgs := flightMessages(t, fuzzEventsSchema, nil, one, one)
+	c := fbCheck{b: msgs[2].DataHeader}
+	msg, _ := c.root()
+	rb, _ := c.tableField(msg, 2)
+	start, n, _ := c.vectorField(rb, 2, 16)
+	if n != 7 {
+		t.Fatalf("a batch of (bigint, string, double) lists %d buffers, want 7", n)
+	}
+	binary.LittleEndian.PutUint32(msgs[2].DataHeader[start-4:], 2)
+	err, rows := putOne(t, fx, msgs)
+	wantCode(t, err, codes.InvalidArgument)
+	want := "DoPut message 3: the record batch describes 3 field nodes and 2 buffers, its schema's columns have 3 and 7"
+	if !strings.Contains(err.Error(), want) || rows != 1 {
+		t.Fatalf("got %v with %d rows, want %q and the first batch's row", err, rows, want)
+	}
+	fx.check(t, "put", nil)
+}
+
 // TestDoPutRejectsMalformedBatches: batches arrow-go's IPC reader accepts
 // but that are not well-formed (invalid UTF-8, decreasing offsets, a null
 // count that is not the bitmap's) are rejected with InvalidArgument
@@ -131,10 +161,11 @@ func TestDoPutRejectsMalformedBatches(t *testing.T) {
 	}
 }
 
-// TestBulkIngestBareDescriptor: a Flight SQL bulk ingest whose first
-// message is a bare descriptor (no IPC header) failed with a panic in
-// arrow-go's delayed schema read (recovered as Internal by the
-// interceptor); it is InvalidArgument.
+// TestBulkIngestBareDescriptor is the finding of seed
+// testdata/fuzz/FuzzDoPutIngest/c568430b32cd7d0f: a Flight SQL bulk
+// ingest whose first message is a bare descriptor (no IPC header) failed
+// with a panic in arrow-go's delayed schema read (recovered as Internal by
+// the interceptor); it is InvalidArgument.
 func TestBulkIngestBareDescriptor(t *testing.T) {
 	fx := newFuzzFixture(t)
 	stream := fx.ingest.reset()
