@@ -51,6 +51,9 @@ func checkIPCMessage(header, body []byte, maxDecompressed int64) (ipcInfo, error
 		}
 	case ipcRecordBatch:
 		info.nodes, info.buffers, err = c.recordBatch(hdr, body, maxDecompressed)
+		if err == nil {
+			err = c.batchInfo(hdr, &info)
+		}
 	default:
 		err = fmt.Errorf("message type %d is not part of a record batch stream", info.kind)
 	}
@@ -72,6 +75,11 @@ const (
 type ipcInfo struct {
 	kind           int
 	nodes, buffers int64
+	// Of a record batch: its length, where its node and buffer lists
+	// start in the header, and whether its buffers are compressed.
+	length             int64
+	nodesAt, buffersAt int64
+	compressed         bool
 }
 
 // ipcStreamCheck checks the messages of one DoPut stream in order. The
@@ -82,7 +90,7 @@ type ipcInfo struct {
 // buffers its schema's layout has.
 type ipcStreamCheck struct {
 	maxDecompressed int64
-	schema          bool
+	schema          *arrow.Schema
 	nodes, buffers  int64 // what a record batch of the schema describes
 }
 
@@ -93,7 +101,7 @@ func (sc *ipcStreamCheck) check(header, body []byte) error {
 	}
 	switch info.kind {
 	case ipcSchema:
-		if sc.schema {
+		if sc.schema != nil {
 			return errors.New("a second schema message")
 		}
 		schema, err := decodeIPCSchema(header)
@@ -108,16 +116,19 @@ func (sc *ipcStreamCheck) check(header, body []byte) error {
 			sc.nodes += n
 			sc.buffers += b
 		}
-		sc.schema = true
+		sc.schema = schema
 	case ipcDictionaryBatch:
 		return errors.New("dictionary batches are not accepted: send dictionary-encoded columns decoded")
 	case ipcRecordBatch:
-		if !sc.schema {
+		if sc.schema == nil {
 			return errors.New("a record batch before the schema")
 		}
 		if info.nodes < sc.nodes || info.buffers < sc.buffers {
 			return fmt.Errorf("the record batch describes %d field nodes and %d buffers, its schema's columns have %d and %d",
 				info.nodes, info.buffers, sc.nodes, sc.buffers)
+		}
+		if !info.compressed {
+			return checkBatchLayout(sc.schema, header, body, info)
 		}
 	}
 	return nil
@@ -396,6 +407,21 @@ func (c *fbCheck) recordBatch(rb int64, body []byte, maxDecompressed int64) (int
 	}
 	nb, err := c.recordBatchBuffers(rb, body, maxDecompressed)
 	return nn, nb, errors.Join(err, c.nodes(nodes, nn))
+}
+
+// batchInfo fills in a checked record batch's length and list positions.
+func (c *fbCheck) batchInfo(rb int64, info *ipcInfo) error {
+	if p := c.field(rb, 0); p >= 0 {
+		if p+8 > int64(len(c.b)) {
+			return errFBBounds
+		}
+		info.length = int64(binary.LittleEndian.Uint64(c.b[p:]))
+	}
+	info.nodesAt, _, _ = c.vectorField(rb, 1, 16)
+	info.buffersAt, _, _ = c.vectorField(rb, 2, 16)
+	compression, _ := c.tableField(rb, 3)
+	info.compressed = compression >= 0
+	return nil
 }
 
 func (c *fbCheck) nodes(nodes, n int64) error {

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
+
+// checkBatchLayout checks, before arrow-go builds arrays from an
+// uncompressed record batch, that each buffer is as long as its array's
+// length needs and that binary offsets end inside their data. arrow-go's
+// array constructors panic on such lies; its IPC reader recovers the
+// panic but leaks the buffers it had read, which a memory accounting
+// allocator then counts forever. (Compressed batches are checked only
+// after decoding, by validateRecord.) Deeper properties (offsets
+// increasing, UTF-8, null counts) are validateRecord's.
+func checkBatchLayout(schema *arrow.Schema, header, body []byte, info ipcInfo) error {
+	w := layoutWalk{hdr: header, body: body, nodesAt: info.nodesAt, buffersAt: info.buffersAt}
+	if info.length < 0 {
+		return fmt.Errorf("record batch of length %d", info.length)
+	}
+	for _, f := range schema.Fields() {
+		if n := w.peekLength(); n != info.length {
+			return fmt.Errorf("column %q has %d rows, the record batch %d", f.Name, n, info.length)
+		}
+		if err := w.array(f.Type); err != nil {
+			return fmt.Errorf("column %q: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// layoutWalk consumes a record batch's field nodes and buffers in the
+// order arrow-go's reader does (the counts were checked already).
+type layoutWalk struct {
+	hdr, body          []byte
+	nodesAt, buffersAt int64
+	ni, bi             int64
+}
+
+func (w *layoutWalk) peekLength() int64 {
+	return int64(binary.LittleEndian.Uint64(w.hdr[w.nodesAt+16*w.ni:]))
+}
+
+func (w *layoutWalk) node() (length, nulls int64) {
+	p := w.nodesAt + 16*w.ni
+	w.ni++
+	return int64(binary.LittleEndian.Uint64(w.hdr[p:])), int64(binary.LittleEndian.Uint64(w.hdr[p+8:]))
+}
+
+// buffer returns the next buffer's bytes (checkIPCMessage checked that it
+// lies in the body).
+func (w *layoutWalk) buffer() []byte {
+	p := w.buffersAt + 16*w.bi
+	w.bi++
+	off := int64(binary.LittleEndian.Uint64(w.hdr[p:]))
+	n := int64(binary.LittleEndian.Uint64(w.hdr[p+8:]))
+	return w.body[off : off+n]
+}
+
+// need checks that buf holds length values of bits bits each (written so
+// that a huge length cannot overflow).
+func need(buf []byte, length int64, bits int64, what string) error {
+	if bits > 0 && length > int64(len(buf))*8/bits {
+		return fmt.Errorf("%s buffer of %d bytes is too short for %d rows", what, len(buf), length)
+	}
+	return nil
+}
+
+// array checks one array of type dt and its children.
+func (w *layoutWalk) array(dt arrow.DataType) error {
+	length, nulls := w.node()
+	if _, ok := dt.(*arrow.NullType); ok {
+		return nil
+	}
+	if validity := w.buffer(); nulls > 0 {
+		if err := need(validity, length, 1, "validity"); err != nil {
+			return err
+		}
+	}
+	switch dt := dt.(type) {
+	case *arrow.BinaryType, *arrow.StringType:
+		return w.offsets(length, 4, true)
+	case *arrow.LargeBinaryType, *arrow.LargeStringType:
+		return w.offsets(length, 8, true)
+	case *arrow.ListType:
+		if err := w.offsets(length, 4, false); err != nil {
+			return err
+		}
+		return w.array(dt.Elem())
+	case *arrow.MapType:
+		if err := w.offsets(length, 4, false); err != nil {
+			return err
+		}
+		return w.array(dt.Elem())
+	case *arrow.LargeListType:
+		if err := w.offsets(length, 8, false); err != nil {
+			return err
+		}
+		return w.array(dt.Elem())
+	case *arrow.FixedSizeListType:
+		return w.array(dt.Elem())
+	case *arrow.StructType:
+		for _, f := range dt.Fields() {
+			if err := w.array(f.Type); err != nil {
+				return fmt.Errorf("field %q: %w", f.Name, err)
+			}
+		}
+		return nil
+	case *arrow.DictionaryType:
+		return w.fixed(length, dt.IndexType.(arrow.FixedWidthDataType).BitWidth())
+	case arrow.FixedWidthDataType:
+		return w.fixed(length, dt.BitWidth())
+	}
+	return fmt.Errorf("%s columns are not accepted from clients", dt)
+}
+
+// fixed checks a values buffer of bits-wide values.
+func (w *layoutWalk) fixed(length int64, bits int) error {
+	values := w.buffer()
+	if length == 0 {
+		return nil
+	}
+	return need(values, length, int64(bits), "values")
+}
+
+// offsets checks an offsets buffer of width-byte offsets and, with data,
+// that the last offset ends inside the data buffer that follows it.
+func (w *layoutWalk) offsets(length int64, width int64, data bool) error {
+	offs := w.buffer()
+	var values []byte
+	if data {
+		values = w.buffer()
+	}
+	if length == 0 {
+		return nil
+	}
+	if length >= int64(len(offs))/width { // length+1 offsets do not fit
+		return fmt.Errorf("offsets buffer of %d bytes is too short for %d rows", len(offs), length)
+	}
+	var last int64
+	if width == 4 {
+		last = int64(int32(binary.LittleEndian.Uint32(offs[length*4:])))
+	} else {
+		last = int64(binary.LittleEndian.Uint64(offs[length*8:]))
+	}
+	if data && (last < 0 || last > int64(len(values))) {
+		return fmt.Errorf("last offset %d is outside the %d-byte data buffer", last, len(values))
+	}
+	return nil
+}
