@@ -194,3 +194,33 @@ func TestFrameMessagesRoundTrip(t *testing.T) {
 		t.Fatalf("clipped: %v", out)
 	}
 }
+
+// TestDoPutStringOffsetPastDataLeaksNothing is the finding of seed
+// testdata/fuzz/FuzzDoPutIngest/7bf9e3df7deb0f7f: a string column whose
+// last offset points past its data buffer made arrow-go's array
+// constructor panic inside the IPC reader, which recovered but leaked the
+// buffers it had read (192 bytes per batch on the server's allocator).
+// The batch is refused before arrow-go builds arrays; nothing leaks.
+func TestDoPutStringOffsetPastDataLeaksNothing(t *testing.T) {
+	fx := newFuzzFixture(t)
+	one := eventsRecord(fx.mem, []any{int64(1), "a", 1.0})
+	defer one.Release()
+	fx.begin()
+	msgs := flightMessages(t, fuzzEventsSchema, nil, one, one)
+	// Buffers of (id, name, amount): validity, values; validity,
+	// offsets, data; validity, values. Point name's last offset past
+	// its one byte of data.
+	c := fbCheck{b: msgs[2].DataHeader}
+	msg, _ := c.root()
+	rb, _ := c.tableField(msg, 2)
+	start, _, _ := c.vectorField(rb, 2, 16)
+	offsAt := int64(binary.LittleEndian.Uint64(msgs[2].DataHeader[start+16*3:]))
+	binary.LittleEndian.PutUint32(msgs[2].DataBody[offsAt+4:], 1000)
+	err, rows := putOne(t, fx, msgs)
+	wantCode(t, err, codes.InvalidArgument)
+	want := `DoPut message 3: column "name": last offset 1000 is outside the 1-byte data buffer`
+	if !strings.Contains(err.Error(), want) || rows != 1 {
+		t.Fatalf("got %v with %d rows, want %q and the first batch's row", err, rows, want)
+	}
+	fx.check(t, "put", nil)
+}
