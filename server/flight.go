@@ -135,7 +135,7 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		return err
 	}
 	defer release()
-	stream = &checkedPut{FlightService_DoPutServer: stream, check: ipcStreamCheck{maxDecompressed: 4 * int64(v.s.cfg.Limits.MaxMessageBytes)}}
+	stream = &checkedPut{FlightService_DoPutServer: stream}
 	first, err := stream.Recv()
 	if err != nil {
 		return statusOf(err, codes.InvalidArgument) // a transport error keeps its status

@@ -18,9 +18,12 @@ import (
 // and the Go runtime ends the whole process ("fatal error: out of
 // memory") instead of failing the call. So every table and vector the
 // reader will follow must lie inside the header, and every buffer a
-// record batch names inside the body (or, compressed, claim at most
-// maxDecompressed bytes once decompressed).
-func checkIPCMessage(header, body []byte, maxDecompressed int64) (ipcInfo, error) {
+// record batch names inside the body. Compressed record batches are
+// refused: arrow-go allocates a compressed buffer's claimed size before
+// decompressing it, and a frame that decompresses to less makes it panic
+// and leak (a client-side compressed DoPut would need the server to
+// decompress every buffer twice to rule that out).
+func checkIPCMessage(header, body []byte) (ipcInfo, error) {
 	var info ipcInfo
 	if len(header) == 0 {
 		return info, nil // no IPC message (a descriptor or app metadata alone)
@@ -47,10 +50,10 @@ func checkIPCMessage(header, body []byte, maxDecompressed int64) (ipcInfo, error
 	case ipcDictionaryBatch:
 		var data int64
 		if data, err = c.tableField(hdr, 1); err == nil && data >= 0 {
-			info.nodes, info.buffers, err = c.recordBatch(data, body, maxDecompressed)
+			info.nodes, info.buffers, err = c.recordBatch(data, body)
 		}
 	case ipcRecordBatch:
-		info.nodes, info.buffers, err = c.recordBatch(hdr, body, maxDecompressed)
+		info.nodes, info.buffers, err = c.recordBatch(hdr, body)
 		if err == nil {
 			err = c.batchInfo(hdr, &info)
 		}
@@ -75,11 +78,10 @@ const (
 type ipcInfo struct {
 	kind           int
 	nodes, buffers int64
-	// Of a record batch: its length, where its node and buffer lists
-	// start in the header, and whether its buffers are compressed.
+	// Of a record batch: its length, and where its node and buffer lists
+	// start in the header.
 	length             int64
 	nodesAt, buffersAt int64
-	compressed         bool
 }
 
 // ipcStreamCheck checks the messages of one DoPut stream in order. The
@@ -89,13 +91,12 @@ type ipcInfo struct {
 // and lengths), so each batch must describe at least the nodes and
 // buffers its schema's layout has.
 type ipcStreamCheck struct {
-	maxDecompressed int64
-	schema          *arrow.Schema
-	nodes, buffers  int64 // what a record batch of the schema describes
+	schema         *arrow.Schema
+	nodes, buffers int64 // what a record batch of the schema describes
 }
 
 func (sc *ipcStreamCheck) check(header, body []byte) error {
-	info, err := checkIPCMessage(header, body, sc.maxDecompressed)
+	info, err := checkIPCMessage(header, body)
 	if err != nil || len(header) == 0 {
 		return err
 	}
@@ -127,9 +128,7 @@ func (sc *ipcStreamCheck) check(header, body []byte) error {
 			return fmt.Errorf("the record batch describes %d field nodes and %d buffers, its schema's columns have %d and %d",
 				info.nodes, info.buffers, sc.nodes, sc.buffers)
 		}
-		if !info.compressed {
-			return checkBatchLayout(sc.schema, header, body, info)
-		}
+		return checkBatchLayout(sc.schema, header, body, info)
 	}
 	return nil
 }
@@ -358,6 +357,13 @@ func (c *fbCheck) keyValues(tab int64, i int) error {
 }
 
 func (c *fbCheck) schema(s int64, fields *int) error {
+	// arrow-go byte-swaps the buffers of a big-endian stream after
+	// loading them; the layout checks read little-endian values.
+	if p := c.field(s, 0); p >= 0 {
+		if e, err := c.u16(p); err != nil || e != 0 {
+			return errors.Join(errors.New("big-endian IPC is not accepted"), err)
+		}
+	}
 	if err := c.keyValues(s, 2); err != nil {
 		return fmt.Errorf("schema metadata: %w", err)
 	}
@@ -400,12 +406,12 @@ func (c *fbCheck) field1(f int64, fields *int, depth int) error {
 
 // recordBatch checks a RecordBatch: node counts, and buffers inside the
 // body. It returns the numbers of nodes and buffers.
-func (c *fbCheck) recordBatch(rb int64, body []byte, maxDecompressed int64) (int64, int64, error) {
+func (c *fbCheck) recordBatch(rb int64, body []byte) (int64, int64, error) {
 	nodes, nn, err := c.vectorField(rb, 1, 16)
 	if err != nil {
 		return 0, 0, fmt.Errorf("record batch nodes: %w", err)
 	}
-	nb, err := c.recordBatchBuffers(rb, body, maxDecompressed)
+	nb, err := c.recordBatchBuffers(rb, body)
 	return nn, nb, errors.Join(err, c.nodes(nodes, nn))
 }
 
@@ -419,8 +425,6 @@ func (c *fbCheck) batchInfo(rb int64, info *ipcInfo) error {
 	}
 	info.nodesAt, _, _ = c.vectorField(rb, 1, 16)
 	info.buffersAt, _, _ = c.vectorField(rb, 2, 16)
-	compression, _ := c.tableField(rb, 3)
-	info.compressed = compression >= 0
 	return nil
 }
 
@@ -435,7 +439,7 @@ func (c *fbCheck) nodes(nodes, n int64) error {
 	return nil
 }
 
-func (c *fbCheck) recordBatchBuffers(rb int64, body []byte, maxDecompressed int64) (int64, error) {
+func (c *fbCheck) recordBatchBuffers(rb int64, body []byte) (int64, error) {
 	bufs, n, err := c.vectorField(rb, 2, 16)
 	if err != nil {
 		return 0, fmt.Errorf("record batch buffers: %w", err)
@@ -443,6 +447,9 @@ func (c *fbCheck) recordBatchBuffers(rb int64, body []byte, maxDecompressed int6
 	compression, err := c.tableField(rb, 3)
 	if err != nil {
 		return 0, fmt.Errorf("record batch compression: %w", err)
+	}
+	if compression >= 0 {
+		return 0, errors.New("compressed record batches are not accepted: send uncompressed IPC")
 	}
 	if _, _, err := c.vectorField(rb, 4, 8); err != nil {
 		return 0, fmt.Errorf("record batch variadic counts: %w", err)
@@ -452,15 +459,6 @@ func (c *fbCheck) recordBatchBuffers(rb int64, body []byte, maxDecompressed int6
 		length := int64(binary.LittleEndian.Uint64(c.b[bufs+16*k+8:]))
 		if off < 0 || length < 0 || off > int64(len(body)) || length > int64(len(body))-off {
 			return 0, fmt.Errorf("record batch buffer %d (offset %d, %d bytes) is outside the %d-byte body", k, off, length, len(body))
-		}
-		if compression < 0 || length == 0 {
-			continue
-		}
-		if length < 8 {
-			return 0, fmt.Errorf("compressed buffer %d of %d bytes has no length prefix", k, length)
-		}
-		if u := int64(binary.LittleEndian.Uint64(body[off:])); u != -1 && (u < 0 || u > maxDecompressed) {
-			return 0, fmt.Errorf("compressed buffer %d claims %d bytes decompressed, more than the limit of %d", k, u, maxDecompressed)
 		}
 	}
 	return n, nil

@@ -7,14 +7,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 )
 
-// checkBatchLayout checks, before arrow-go builds arrays from an
-// uncompressed record batch, that each buffer is as long as its array's
+// checkBatchLayout checks, before arrow-go builds arrays from a record
+// batch, that each buffer is as long as its array's
 // length needs and that binary offsets end inside their data. arrow-go's
 // array constructors panic on such lies; its IPC reader recovers the
 // panic but leaks the buffers it had read, which a memory accounting
-// allocator then counts forever. (Compressed batches are checked only
-// after decoding, by validateRecord.) Deeper properties (offsets
-// increasing, UTF-8, null counts) are validateRecord's.
+// allocator then counts forever. Deeper properties (offsets increasing,
+// UTF-8, null counts) are validateRecord's.
 func checkBatchLayout(schema *arrow.Schema, header, body []byte, info ipcInfo) error {
 	w := layoutWalk{hdr: header, body: body, nodesAt: info.nodesAt, buffersAt: info.buffersAt}
 	if info.length < 0 {
