@@ -1,13 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 )
 
 // checkIPCMessage checks the IPC metadata of one FlightData message a
@@ -82,115 +78,6 @@ type ipcInfo struct {
 	// start in the header.
 	length             int64
 	nodesAt, buffersAt int64
-}
-
-// ipcStreamCheck checks the messages of one DoPut stream in order. The
-// reader takes the i-th field node and buffer of a record batch for the
-// i-th array of the schema without checking that the batch lists that
-// many (it then reads whatever bytes follow the list as buffer offsets
-// and lengths), so each batch must describe at least the nodes and
-// buffers its schema's layout has.
-type ipcStreamCheck struct {
-	schema         *arrow.Schema
-	nodes, buffers int64 // what a record batch of the schema describes
-}
-
-func (sc *ipcStreamCheck) check(header, body []byte) error {
-	info, err := checkIPCMessage(header, body)
-	if err != nil || len(header) == 0 {
-		return err
-	}
-	switch info.kind {
-	case ipcSchema:
-		if sc.schema != nil {
-			return errors.New("a second schema message")
-		}
-		schema, err := decodeIPCSchema(header)
-		if err != nil {
-			return err
-		}
-		for _, f := range schema.Fields() {
-			n, b, err := ipcLayout(f.Type)
-			if err != nil {
-				return fmt.Errorf("column %q: %w", f.Name, err)
-			}
-			sc.nodes += n
-			sc.buffers += b
-		}
-		sc.schema = schema
-	case ipcDictionaryBatch:
-		return errors.New("dictionary batches are not accepted: send dictionary-encoded columns decoded")
-	case ipcRecordBatch:
-		if sc.schema == nil {
-			return errors.New("a record batch before the schema")
-		}
-		if info.nodes < sc.nodes || info.buffers < sc.buffers {
-			return fmt.Errorf("the record batch describes %d field nodes and %d buffers, its schema's columns have %d and %d",
-				info.nodes, info.buffers, sc.nodes, sc.buffers)
-		}
-		return checkBatchLayout(sc.schema, header, body, info)
-	}
-	return nil
-}
-
-// decodeIPCSchema decodes a checked schema message with arrow-go, framed
-// as an IPC stream of that one message.
-func decodeIPCSchema(header []byte) (*arrow.Schema, error) {
-	padded := (len(header) + 7) &^ 7
-	framed := make([]byte, 8+padded+8)
-	binary.LittleEndian.PutUint32(framed, 0xFFFFFFFF)
-	binary.LittleEndian.PutUint32(framed[4:], uint32(padded))
-	copy(framed[8:], header)
-	binary.LittleEndian.PutUint32(framed[8+padded:], 0xFFFFFFFF) // end of stream
-	rdr, err := ipc.NewReader(bytes.NewReader(framed))
-	if err != nil {
-		return nil, fmt.Errorf("schema message: %w", err)
-	}
-	defer rdr.Release()
-	return rdr.Schema(), nil
-}
-
-// ipcLayout is the number of field nodes and buffers a record batch holds
-// for a column of type dt (the IPC format's buffer layout). Layouts with
-// variadic buffers or several variants (views, unions, run-end encoding)
-// are refused: no table or parameter of the dialect has them.
-func ipcLayout(dt arrow.DataType) (nodes, buffers int64, err error) {
-	switch dt := dt.(type) {
-	case *arrow.NullType:
-		return 1, 0, nil
-	case *arrow.BinaryType, *arrow.StringType, *arrow.LargeBinaryType, *arrow.LargeStringType:
-		return 1, 3, nil
-	case *arrow.DictionaryType:
-		return 1, 2, nil
-	case *arrow.ListType, *arrow.LargeListType, *arrow.MapType, *arrow.FixedSizeListType:
-		var elem arrow.DataType
-		own := int64(2)
-		switch x := dt.(type) {
-		case *arrow.ListType:
-			elem = x.Elem()
-		case *arrow.LargeListType:
-			elem = x.Elem()
-		case *arrow.MapType:
-			elem = x.Elem()
-		case *arrow.FixedSizeListType:
-			elem, own = x.Elem(), 1
-		}
-		n, b, err := ipcLayout(elem)
-		return 1 + n, own + b, err
-	case *arrow.StructType:
-		nodes, buffers = 1, 1
-		for _, f := range dt.Fields() {
-			n, b, err := ipcLayout(f.Type)
-			if err != nil {
-				return 0, 0, err
-			}
-			nodes, buffers = nodes+n, buffers+b
-		}
-		return nodes, buffers, nil
-	case arrow.FixedWidthDataType:
-		return 1, 2, nil
-	}
-	return 0, 0, fmt.Errorf("%s columns are not accepted from clients", dt)
 }
 
 // Limits on what a schema message may declare: ingest tables and
