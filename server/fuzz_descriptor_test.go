@@ -115,6 +115,7 @@ func FuzzFlightDescriptor(f *testing.F) {
 	batch := eventsRecord(fx.mem, []any{int64(7), "x", 0.5})
 	f.Cleanup(batch.Release)
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
+		defer watchdog(20*time.Second, body)()
 		fx.begin()
 		desc := descriptorOf(kind, fx.withHandle(body))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -194,6 +195,7 @@ func FuzzFlightTicket(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ticket []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		defer watchdog(20*time.Second, ticket)()
 		fx.begin()
 		g := &fakeGet{fakeServerStream: fakeServerStream{ctx}}
 		err := fx.srv.svc.DoGet(&flight.Ticket{Ticket: fx.withHandle(ticket)}, g)

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
@@ -132,6 +133,17 @@ func newFuzzFixture(f testing.TB) *fuzzFixture {
 func (fx *fuzzFixture) begin() {
 	fx.base = fx.mem.CurrentAlloc()
 	fx.goroutines = runtime.NumGoroutine()
+}
+
+// watchdog crashes the fuzz worker when an input runs longer than d, so
+// that the fuzzer records a hang as a failing input (it has no per-input
+// timeout of its own). Call the returned function when the input ends.
+func watchdog(d time.Duration, input any) func() {
+	tm := time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		panic(fmt.Sprintf("input still running after %v: %q\n%s", d, input, buf[:runtime.Stack(buf, true)]))
+	})
+	return func() { tm.Stop() }
 }
 
 // withHandle replaces fuzzHandle in b by the fixture's handle.

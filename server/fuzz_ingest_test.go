@@ -114,6 +114,7 @@ func FuzzDoPutIngest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, mode uint8, data []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		defer watchdog(20*time.Second, data)()
 		fx.begin()
 		var desc *flight.FlightDescriptor
 		switch mode % 3 {

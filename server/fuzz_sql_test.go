@@ -81,6 +81,7 @@ func FuzzFlightSQLStatement(f *testing.F) {
 		// Flight SQL carries SQL in protobuf strings, which must be UTF-8
 		// (the server's protobuf decoding refuses other bytes).
 		text = strings.ToValidUTF8(text, "\uFFFD")
+		defer watchdog(20*time.Second, text)()
 		fx.begin()
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
