@@ -87,6 +87,16 @@ func ingestSeeds(t testing.TB, fx *fuzzFixture) [][]byte {
 	ob.Release()
 	defer orec.Release()
 	seeds = append(seeds, frameMessages(flightMessages(t, other, nil, orec)))
+	// Nested and other layouts (accepted as parameters, which have no
+	// fixed schema), with and without a dictionary column.
+	all := allLayoutsRecord(t, mem)
+	defer all.Release()
+	seeds = append(seeds, frameMessages(flightMessages(t, all.Schema(), nil, all)))
+	plain := array.NewRecord(arrow.NewSchema(all.Schema().Fields()[:5], nil), all.Columns()[:5], all.NumRows())
+	defer plain.Release()
+	slice := plain.NewSlice(2, 7)
+	defer slice.Release()
+	seeds = append(seeds, frameMessages(flightMessages(t, plain.Schema(), nil, plain, slice)))
 	for _, bad := range badIngestBatches(t, fx) {
 		seeds = append(seeds, frameMessages(flightMessages(t, fuzzEventsSchema, nil, one, bad.rec)))
 		bad.rec.Release()

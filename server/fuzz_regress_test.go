@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	pb "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
 	"google.golang.org/grpc/codes"
@@ -263,4 +265,39 @@ func TestDoPutBigEndianStreamRefused(t *testing.T) {
 		t.Fatalf("got %v with %d rows", err, rows)
 	}
 	fx.check(t, "put", nil)
+}
+
+// TestDoPutChecksAcceptEveryLayout: the DoPut checks pass well-formed
+// batches of every accepted layout (bound as parameters, which have no
+// fixed schema), whole and sliced, and refuse a dictionary batch with a
+// message saying so.
+func TestDoPutChecksAcceptEveryLayout(t *testing.T) {
+	fx := newFuzzFixture(t)
+	all := allLayoutsRecord(t, fx.mem)
+	defer all.Release()
+	plain := array.NewRecord(arrow.NewSchema(all.Schema().Fields()[:5], nil), all.Columns()[:5], all.NumRows())
+	defer plain.Release()
+	slice := plain.NewSlice(2, 7)
+	defer slice.Release()
+	desc := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: anyCmd(t, &pb.CommandPreparedStatementQuery{PreparedStatementHandle: []byte(fx.handle)})}
+	bind := func(schema *arrow.Schema, recs ...arrow.Record) error {
+		put := &fakePut{fakeServerStream: fakeServerStream{context.Background()}, in: flightMessages(t, schema, desc, recs...)}
+		return fx.srv.svc.DoPut(put)
+	}
+	if err := bind(plain.Schema(), plain, slice); err != nil {
+		t.Fatalf("well-formed parameters refused: %v", err)
+	}
+	fx.checkBoundParams(t)
+	p, _ := fx.srv.sql.prepared.get([]byte(fx.handle), "")
+	bound := p.paramsSnapshot()
+	releaseAll(bound)
+	if len(bound) != 2 {
+		t.Fatalf("%d parameter batches bound, want 2", len(bound))
+	}
+	p.setParams(nil)
+	err := bind(all.Schema(), all)
+	wantCode(t, err, codes.InvalidArgument)
+	if !strings.Contains(err.Error(), "dictionary batches are not accepted") {
+		t.Fatal(err)
+	}
 }

@@ -57,6 +57,22 @@ func TestValidateData(t *testing.T) {
 	}
 
 	// Well-formed data of every accepted layout passes, whole and sliced.
+	rec := allLayoutsRecord(t, mem)
+	defer rec.Release()
+	if err := validateRecord(rec); err != nil {
+		t.Fatalf("well-formed record rejected: %v", err)
+	}
+	sl := rec.NewSlice(3, 8)
+	defer sl.Release()
+	if err := validateRecord(sl); err != nil {
+		t.Fatalf("well-formed slice rejected: %v", err)
+	}
+}
+
+// allLayoutsRecord builds 10 rows (every third all null) with a column of
+// each layout the server accepts from clients: boolean, string, list,
+// struct of decimal, timestamp, dictionary.
+func allLayoutsRecord(t testing.TB, mem memory.Allocator) arrow.Record {
 	b := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{
 		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -86,14 +102,5 @@ func TestValidateData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := b.NewRecord()
-	defer rec.Release()
-	if err := validateRecord(rec); err != nil {
-		t.Fatalf("well-formed record rejected: %v", err)
-	}
-	sl := rec.NewSlice(3, 8)
-	defer sl.Release()
-	if err := validateRecord(sl); err != nil {
-		t.Fatalf("well-formed slice rejected: %v", err)
-	}
+	return b.NewRecord()
 }
