@@ -50,6 +50,28 @@ func TestCrashHarnessFiles(t *testing.T) {
 	}
 }
 
+// TestCrashHarnessKafka: Kafka (kfake in this process) → memory sink
+// under 10 kills.
+func TestCrashHarnessKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash harness: skipped in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{
+		Cycles: 10, Records: 10_000, Seed: 1, Workload: "kafka", Dir: t.TempDir(),
+		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
+		MaxDelay: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", rep.Line(), rep.Details())
+	if !rep.OK() {
+		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
+	}
+}
+
 // TestCrashHarnessMemsink is CI's short run of the harness: 10 kills over
 // 20k records, each restart resuming from the checkpoints, nothing lost
 // or duplicated. `arrowstream chaos` runs the long one.

@@ -147,13 +147,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Command == nil {
 		return nil, errors.New("chaos: Config.Command is required")
 	}
-	if _, err := NewWorkload(cfg.Workload, cfg.Records); err != nil {
+	wl, err := NewWorkload(cfg.Workload, cfg.Records)
+	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
+	var params map[string]string
+	if p, ok := wl.(Preparer); ok {
+		var cleanup func()
+		if params, cleanup, err = p.Prepare(ctx); err != nil {
+			return nil, err
+		}
+		defer cleanup()
+	}
 	rep := &Report{Cycles: cfg.Cycles, Records: cfg.Records, HookKills: map[string]int{}, KindKills: map[string]int{}}
 	refDir, runDir := filepath.Join(cfg.Dir, "reference"), filepath.Join(cfg.Dir, "chaos")
-	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout}
+	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout, Params: params}
 
 	ref := base
 	ref.Dir, ref.Finish = refDir, true

@@ -48,7 +48,7 @@ func TestNewWorkload(t *testing.T) {
 		{"memsink", 10, false, true},
 		{"MEMSINK", 10, false, true},
 		{"files", 10, false, true},
-		{"kafka", 10, true, false},
+		{"kafka", 10, false, true},
 		{"socket", 10, false, false},
 		{"memsink", 0, false, false},
 	}

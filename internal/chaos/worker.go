@@ -43,6 +43,8 @@ type WorkerConfig struct {
 	// when it passes, so that what is missing is counted.
 	FinishTimeout time.Duration `json:"finishTimeout"`
 	NoSync        bool          `json:"noSync"`
+	// Params are the workload's Prepare results.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // killLog is the file, under Dir, where a worker notes the write it is
@@ -108,7 +110,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	run, err := wl.Start(ctx, Env{
 		Dir: cfg.Dir, Hook: killHook(cfg), NoSync: cfg.NoSync,
-		Allocator: memory.NewGoAllocator(), Logger: logger,
+		Allocator: memory.NewGoAllocator(), Logger: logger, Params: cfg.Params,
 	})
 	if err != nil {
 		return err

@@ -30,6 +30,16 @@ type Env struct {
 	Allocator memory.Allocator
 	// Logger for the engine's logs.
 	Logger *slog.Logger
+	// Params are what the workload's Prepare returned (see Preparer).
+	Params map[string]string
+}
+
+// Preparer is a Workload that needs something to outlive the killed
+// workers (a Kafka cluster): Prepare runs once in the harness process
+// before any worker; its parameters reach every worker's Env.Params, and
+// cleanup runs when the harness is done.
+type Preparer interface {
+	Prepare(ctx context.Context) (params map[string]string, cleanup func(), err error)
 }
 
 // Workload is a checkpointed streaming job over a deterministic input of
@@ -70,7 +80,7 @@ func NewWorkload(name string, records int64) (Workload, error) {
 	case "files":
 		return newFilesWorkload(records), nil
 	case "kafka":
-		return nil, fmt.Errorf("chaos: workload kafka needs the kafka connector (with kfake): %w", ErrConnectorMissing)
+		return &kafkaWorkload{records: records}, nil
 	}
 	return nil, fmt.Errorf("chaos: unknown workload %q (known: %s)", name, strings.Join(WorkloadNames(), ", "))
 }
