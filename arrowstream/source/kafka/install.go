@@ -12,12 +12,14 @@ import (
 // Install registers the "kafka" source and sink formats with sess.
 func Install(sess *arrowstream.Session) {
 	sess.RegisterSourceFormat("kafka", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
-		if schema != nil {
-			return nil, errUserSchema
-		}
 		o, err := ParseSourceOptions(opts)
 		if err != nil {
 			return nil, err
+		}
+		// The engine passes every query the schema the source was declared
+		// with (the fixed one); only a different schema is the user's.
+		if schema != nil && !schema.Equal(Schema(o.IncludeHeaders)) {
+			return nil, errUserSchema
 		}
 		return NewSource(mem, o)
 	})
