@@ -165,9 +165,11 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 		defer t.Stop()
 		pollC = t.C
 	}
-	flush := make(chan struct{}, 1)
 	q.mu.Lock()
-	q.flush = flush
+	if q.flush == nil { // a query not started by the manager (tests)
+		q.flush = make(chan struct{}, 1)
+	}
+	flush := q.flush
 	q.mu.Unlock()
 	q.setStatus("Processing new data", true, true)
 	for {

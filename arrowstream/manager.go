@@ -146,6 +146,12 @@ func (m *QueryManager) start(ctx context.Context, name string, cfg loopConfig) (
 		manager: m, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{}),
 		status: QueryStatus{Message: "Initializing"},
 	}
+	if cfg.trigger.kind == triggerContinuous {
+		// Made before the query's goroutine starts, so that a
+		// ProcessAllAvailable right after Start is not lost while the
+		// query is still initializing (its flush waits in the buffer).
+		q.flush = make(chan struct{}, 1)
+	}
 	mb, err := newMicroBatch(cfg, q)
 	if err != nil {
 		cancel()
