@@ -42,25 +42,34 @@ func (d *Data) JSONLines(lo, hi int) []byte {
 // schema with at most batchRows rows each, owned by the caller. It is the
 // decoding step a JSON-fed pipeline pays before any processing (arrow's
 // own JSON reader, as a user of arrow/go would call it).
-func DecodeJSON(mem memory.Allocator, lines []byte, batchRows int) ([]arrow.Record, error) {
+func DecodeJSON(mem memory.Allocator, lines []byte, batchRows int) (recs []arrow.Record, err error) {
+	// arrow/go v17's record builder panics on some malformed objects (a
+	// non-string key token): turn that into an error, as for any bad input.
+	defer func() {
+		if r := recover(); r != nil {
+			for _, rec := range recs {
+				rec.Release()
+			}
+			recs, err = nil, fmt.Errorf("ysb: JSON lines: malformed input: %v", r)
+		}
+	}()
 	if batchRows <= 0 {
 		batchRows = 64 << 10
 	}
 	rd := array.NewJSONReader(bytes.NewReader(lines), Schema(Plain), array.WithAllocator(mem), array.WithChunk(batchRows))
 	defer rd.Release()
-	var out []arrow.Record
 	for rd.Next() {
 		rec := rd.Record()
 		rec.Retain()
-		out = append(out, rec)
+		recs = append(recs, rec)
 	}
 	if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
 		var n int64
-		for _, r := range out {
+		for _, r := range recs {
 			n += r.NumRows()
 			r.Release()
 		}
 		return nil, fmt.Errorf("ysb: JSON lines: after %s events: %w", strconv.FormatInt(n, 10), err)
 	}
-	return out, nil
+	return recs, nil
 }
