@@ -8,14 +8,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-func releaseEpochs(epochs [][]arrow.Record) {
-	for _, e := range epochs {
-		for _, r := range e {
-			r.Release()
-		}
-	}
-}
-
 func TestEngineAnswer(t *testing.T) {
 	for _, enc := range []Encoding{Plain, Dict} {
 		t.Run(enc.String(), func(t *testing.T) {

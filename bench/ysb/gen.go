@@ -288,3 +288,12 @@ func timestamps(mem memory.Allocator, ts []int64) arrow.Array {
 	defer data.Release()
 	return array.MakeFromData(data)
 }
+
+// releaseEpochs releases every record of epochs.
+func releaseEpochs(epochs [][]arrow.Record) {
+	for _, e := range epochs {
+		for _, r := range e {
+			r.Release()
+		}
+	}
+}
