@@ -30,14 +30,13 @@ type sizes struct {
 	reps                    int
 	pacedEpochs, pacedRows  int
 	jsonEvents              int
-	flightRows              int
 }
 
 func sizesFor(quick bool) sizes {
 	if quick {
-		return sizes{epochs: 8, perEpoch: 256 << 10, batch: 64 << 10, reps: 1, pacedEpochs: 50, pacedRows: 10_000, jsonEvents: 50_000, flightRows: 1 << 20}
+		return sizes{epochs: 8, perEpoch: 256 << 10, batch: 64 << 10, reps: 1, pacedEpochs: 50, pacedRows: 10_000, jsonEvents: 50_000}
 	}
-	return sizes{epochs: 32, perEpoch: 1 << 20, batch: 64 << 10, reps: 3, pacedEpochs: 300, pacedRows: 10_000, jsonEvents: 500_000, flightRows: 8 << 20}
+	return sizes{epochs: 32, perEpoch: 1 << 20, batch: 64 << 10, reps: 3, pacedEpochs: 300, pacedRows: 10_000, jsonEvents: 500_000}
 }
 
 // EventsPerSecond is the event-time rate of the generated stream; the
@@ -45,16 +44,15 @@ func sizesFor(quick bool) sizes {
 // "epoch latency at 1 M events/s").
 const EventsPerSecond = 1_000_000
 
-// Workloads returns the YSB workloads: "ysb" (engine on dictionary-encoded
-// and plain Arrow input and on JSON lines, the Go peer, DuckDB, published
-// figures) and "flight" (serving the events over Flight DoGet, beside a
-// bare Flight server).
+// Workloads returns the YSB workload "ysb": the engine on
+// dictionary-encoded and plain Arrow input and on JSON lines, the Go peer,
+// DuckDB and the published figures. (Serving the events over Flight is the
+// "flight" workload of package bench/serving.)
 func Workloads(o Options) []harness.Workload {
 	return []harness.Workload{
 		{Name: "ysb", Description: "Yahoo Streaming Benchmark: filter views, join ad→campaign, 10 s tumbling count per campaign, through the engine", Run: func(ctx context.Context, cfg harness.Config) ([]harness.Figure, error) {
 			return run(ctx, cfg, o)
 		}},
-		{Name: "flight", Description: "Flight DoGet of a memory-sink table of YSB events, beside a bare arrow Flight server", Run: runFlight},
 	}
 }
 

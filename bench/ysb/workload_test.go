@@ -39,8 +39,6 @@ func TestWorkloadsQuick(t *testing.T) {
 			case "ysb":
 				want = []string{"ysb-dict/throughput/", "ysb-dict/throughput/go-maps", "ysb-dict/latency_p99/", "ysb-dict/peak_memory/",
 					"ysb-plain/throughput/", "ysb-json/throughput/", "ysb-json/decode_throughput/", "ysb-dict/skipped/duckdb"}
-			case "flight":
-				want = []string{"flight-doget/throughput/", "flight-doget/throughput/flight-bare", "flight-doget-small/latency_p99/flight-bare"}
 			}
 			for _, k := range want {
 				if !seen[k] {

@@ -1,4 +1,4 @@
-package ysb
+package serving
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/bench/harness"
+	"github.com/arrowstream/arrowstream/bench/ysb"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/server"
 	"github.com/arrowstream/arrowstream/vector"
@@ -42,14 +43,24 @@ func (b *bareFlight) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetSe
 	return nil
 }
 
+// Workload is "flight": Flight DoGet of a memory-sink table of YSB events
+// through Arrowstream's server, beside a bare arrow Flight server serving
+// the same records.
+func Workload() harness.Workload {
+	return harness.Workload{Name: "flight", Description: "Flight DoGet of a memory-sink table of YSB events, beside a bare arrow Flight server", Run: runFlight}
+}
+
 // runFlight serves a memory-sink table of YSB events through Arrowstream's
 // Flight server and the same records through a bare Flight server, and
 // reads each back with a Flight client on loopback, alternating: bulk rows/s
 // of the whole table and p50/p99 of a DoGet of a small (YSB result-sized)
 // table.
 func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error) {
-	sz := sizesFor(cfg.Quick)
-	d := Generate(sz.flightRows, EventsPerSecond, cfg.Seed)
+	rows, reps := 8<<20, 3
+	if cfg.Quick {
+		rows, reps = 1<<20, 2
+	}
+	d := ysb.Generate(rows, ysb.EventsPerSecond, cfg.Seed)
 	mem := memory.NewGoAllocator()
 	cat := memsink.NewCatalog()
 	big, err := sinkTable(ctx, mem, cat, "events", d, 0, d.Len(), 8)
@@ -77,12 +88,12 @@ func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error
 	bigSnap, smallSnap := big.Snapshot(), small.Snapshot()
 	defer bigSnap.Release()
 	defer smallSnap.Release()
-	bareBig, stopBig, err := startBare(Schema(Plain), bigSnap.Records())
+	bareBig, stopBig, err := startBare(ysb.Schema(ysb.Plain), bigSnap.Records())
 	if err != nil {
 		return nil, err
 	}
 	defer stopBig()
-	bareSmall, stopSmall, err := startBare(Schema(Plain), smallSnap.Records())
+	bareSmall, stopSmall, err := startBare(ysb.Schema(ysb.Plain), smallSnap.Records())
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +130,7 @@ func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error
 		return time.Since(start), err
 	}
 	var oursBulk, bareBulk []float64
-	for i := range max(sz.reps, 2) {
+	for i := range reps {
 		var o, b time.Duration
 		var errO, errB error
 		if i%2 == 0 {
@@ -148,22 +159,22 @@ func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error
 	ms := func(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }
 	figs := []harness.Figure{
 		{Workload: "flight-doget", Figure: "throughput", Value: ob, Unit: "rows/s"},
-		{Workload: "flight-doget", Figure: "throughput", Value: bb, Unit: "rows/s", Peer: "flight-bare", Ratio: ratio(ob, bb)},
+		{Workload: "flight-doget", Figure: "throughput", Value: bb, Unit: "rows/s", Peer: "flight-bare", Ratio: ob / bb},
 	}
 	for _, p := range []float64{50, 99} {
 		o, b := ms(harness.Percentile(oursLat, p)), ms(harness.Percentile(bareLat, p))
 		name := fmt.Sprintf("latency_p%.0f", p)
 		figs = append(figs,
 			harness.Figure{Workload: "flight-doget-small", Figure: name, Value: o, Unit: "ms"},
-			harness.Figure{Workload: "flight-doget-small", Figure: name, Value: b, Unit: "ms", Peer: "flight-bare", Ratio: ratio(b, o)})
+			harness.Figure{Workload: "flight-doget-small", Figure: name, Value: b, Unit: "ms", Peer: "flight-bare", Ratio: b / o})
 	}
 	return figs, nil
 }
 
 // sinkTable commits events [lo, hi) into a new Append memory-sink table
 // registered in cat, in the given number of epochs.
-func sinkTable(ctx context.Context, mem memory.Allocator, cat *memsink.Catalog, name string, d *Data, lo, hi, epochs int) (*memsink.Table, error) {
-	t, err := memsink.New(mem, arrowstream.SinkInfo{QueryName: name, Schema: Schema(Plain), Mode: arrowstream.Append}, memsink.Options{})
+func sinkTable(ctx context.Context, mem memory.Allocator, cat *memsink.Catalog, name string, d *ysb.Data, lo, hi, epochs int) (*memsink.Table, error) {
+	t, err := memsink.New(mem, arrowstream.SinkInfo{QueryName: name, Schema: ysb.Schema(ysb.Plain), Mode: arrowstream.Append}, memsink.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -177,9 +188,11 @@ func sinkTable(ctx context.Context, mem memory.Allocator, cat *memsink.Catalog, 
 		if a >= b {
 			break
 		}
-		recs := d.Records(mem, Plain, a, b, 64<<10)
-		scan, err := vector.NewScan(Schema(Plain), recs...)
-		releaseEpochs([][]arrow.Record{recs})
+		recs := d.Records(mem, ysb.Plain, a, b, 64<<10)
+		scan, err := vector.NewScan(ysb.Schema(ysb.Plain), recs...)
+		for _, r := range recs {
+			r.Release()
+		}
 		if err != nil {
 			t.Close()
 			return nil, err
