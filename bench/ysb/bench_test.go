@@ -21,7 +21,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.Run(enc.String(), func(b *testing.B) {
 			pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
 			defer pool.Close()
-			camp := d.CampaignRecord(pool)
+			camp := d.CampaignRecord(pool, enc)
 			defer camp.Release()
 			var eps [][]arrow.Record
 			for e := range epochs {
@@ -52,7 +52,7 @@ func BenchmarkGoPeer(b *testing.B) {
 	for _, enc := range []Encoding{Plain, Dict} {
 		b.Run(enc.String(), func(b *testing.B) {
 			mem := memory.NewGoAllocator()
-			camp := d.CampaignRecord(mem)
+			camp := d.CampaignRecord(mem, enc)
 			defer camp.Release()
 			recs := d.Records(mem, enc, 0, n, batch)
 			defer releaseEpochs([][]arrow.Record{recs})

@@ -205,14 +205,14 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 func readAnswer(recs []arrow.Record) (Answer, error) {
 	out := Answer{}
 	for _, rec := range recs {
-		c, ok1 := rec.Column(0).(*array.String)
+		c, err := Strings(rec.Column(0))
 		w, ok2 := rec.Column(1).(*array.Timestamp)
 		n, ok3 := rec.Column(2).(*array.Int64)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, fmt.Errorf("ysb: sink table has schema %s", rec.Schema())
+		if err != nil || !ok2 || !ok3 {
+			return nil, fmt.Errorf("ysb: sink table has schema %s (%v)", rec.Schema(), err)
 		}
 		for i := range int(rec.NumRows()) {
-			out[WindowKey{c.Value(i), int64(w.Value(i))}] = n.Value(i)
+			out[WindowKey{c[i], int64(w.Value(i))}] = n.Value(i)
 		}
 	}
 	return out, nil

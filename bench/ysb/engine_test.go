@@ -14,7 +14,7 @@ func TestEngineAnswer(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			d := Generate(40_000, 1000, 7)
-			camp := d.CampaignRecord(mem)
+			camp := d.CampaignRecord(mem, enc)
 			defer camp.Release()
 			var epochs [][]arrow.Record
 			for lo := 0; lo < d.Len(); lo += 10_000 {

@@ -163,24 +163,32 @@ func Schema(e Encoding) *arrow.Schema {
 	}, nil)
 }
 
-// CampaignSchema is the static table's schema.
-var CampaignSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "ad_id", Type: arrow.BinaryTypes.String},
-	{Name: "campaign_id", Type: arrow.BinaryTypes.String},
-}, nil)
+// CampaignSchema is the static table's schema in encoding e: with Dict,
+// campaign_id is dictionary-encoded (the 100 campaign ids, one index per
+// ad), as a dimension table kept in Arrow would be.
+func CampaignSchema(e Encoding) *arrow.Schema {
+	var camp arrow.DataType = arrow.BinaryTypes.String
+	if e == Dict {
+		camp = dictType(arrow.PrimitiveTypes.Int16)
+	}
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "ad_id", Type: arrow.BinaryTypes.String},
+		{Name: "campaign_id", Type: camp},
+	}, nil)
+}
 
-// CampaignRecord is the static ad → campaign table (Ads rows), owned by the
-// caller.
-func (d *Data) CampaignRecord(mem memory.Allocator) arrow.Record {
+// CampaignRecord is the static ad → campaign table (Ads rows) in encoding
+// e, owned by the caller.
+func (d *Data) CampaignRecord(mem memory.Allocator, e Encoding) arrow.Record {
 	ad := stringArray(mem, d.AdIDs, nil)
 	defer ad.Release()
-	camp := make([]string, Ads)
-	for a := range camp {
-		camp[a] = d.CampaignIDs[a/AdsPerCampaign]
+	idx := make([]int, Ads)
+	for a := range idx {
+		idx[a] = a / AdsPerCampaign
 	}
-	c := stringArray(mem, camp, nil)
+	c := d.column(mem, e, d.CampaignIDs, idx, arrow.PrimitiveTypes.Int16)
 	defer c.Release()
-	return array.NewRecord(CampaignSchema, []arrow.Array{ad, c}, Ads)
+	return array.NewRecord(CampaignSchema(e), []arrow.Array{ad, c}, Ads)
 }
 
 // Records returns events [lo, hi) as records of at most batchRows rows in

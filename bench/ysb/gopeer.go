@@ -18,14 +18,17 @@ type GoPeer struct {
 
 // NewGoPeer builds the peer's ad → campaign map from the static table.
 func NewGoPeer(campaigns arrow.Record) (*GoPeer, error) {
-	ad, ok1 := campaigns.Column(0).(*array.String)
-	camp, ok2 := campaigns.Column(1).(*array.String)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("ysb: go peer: campaigns table has schema %s", campaigns.Schema())
+	ad, err := Strings(campaigns.Column(0))
+	if err != nil {
+		return nil, fmt.Errorf("ysb: go peer: campaigns.ad_id: %w", err)
 	}
-	p := &GoPeer{adCampaign: make(map[string]string, ad.Len()), counts: make(map[WindowKey]int64)}
-	for i := range ad.Len() {
-		p.adCampaign[ad.Value(i)] = camp.Value(i)
+	camp, err := Strings(campaigns.Column(1))
+	if err != nil {
+		return nil, fmt.Errorf("ysb: go peer: campaigns.campaign_id: %w", err)
+	}
+	p := &GoPeer{adCampaign: make(map[string]string, len(ad)), counts: make(map[WindowKey]int64)}
+	for i, a := range ad {
+		p.adCampaign[a] = camp[i]
 	}
 	return p, nil
 }
@@ -92,3 +95,29 @@ func (p *GoPeer) Process(rec arrow.Record) error {
 
 // Answer is the counts so far (owned by the peer).
 func (p *GoPeer) Answer() Answer { return p.counts }
+
+// Strings returns the values of a utf8 or dictionary<_, utf8> array
+// without nulls.
+func Strings(a arrow.Array) ([]string, error) {
+	if a.NullN() != 0 {
+		return nil, fmt.Errorf("%d nulls", a.NullN())
+	}
+	out := make([]string, a.Len())
+	switch x := a.(type) {
+	case *array.String:
+		for i := range out {
+			out[i] = x.Value(i)
+		}
+	case *array.Dictionary:
+		dict, ok := x.Dictionary().(*array.String)
+		if !ok {
+			return nil, fmt.Errorf("dictionary of %s", x.Dictionary().DataType())
+		}
+		for i := range out {
+			out[i] = dict.Value(x.GetValueIndex(i))
+		}
+	default:
+		return nil, fmt.Errorf("column of %s, want strings", a.DataType())
+	}
+	return out, nil
+}

@@ -10,7 +10,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	d := Generate(5000, 1000, 3)
-	camp := d.CampaignRecord(mem)
+	camp := d.CampaignRecord(mem, Plain)
 	defer camp.Release()
 	recs, err := DecodeJSON(mem, d.JSONLines(0, d.Len()), 1024)
 	if err != nil {

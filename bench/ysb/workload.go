@@ -62,12 +62,11 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 	d := Generate(n, EventsPerSecond, cfg.Seed)
 	want := d.Reference(0, n)
 	input := memory.NewGoAllocator() // input records: not the engine's memory
-	camp := d.CampaignRecord(input)
-	defer camp.Release()
 	var figs []harness.Figure
 	var dictRate float64
 	for _, enc := range []Encoding{Dict, Plain} {
 		wl := "ysb-" + enc.String()
+		camp := d.CampaignRecord(input, enc)
 		var eps [][]arrow.Record
 		for e := range sz.epochs {
 			eps = append(eps, d.Records(input, enc, e*sz.perEpoch, (e+1)*sz.perEpoch, sz.batch))
@@ -75,6 +74,7 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 		rate, peak, err := measureEngine(ctx, cfg, camp, eps, n, sz.reps, want)
 		if err != nil {
 			releaseEpochs(eps)
+			camp.Release()
 			return nil, fmt.Errorf("%s: %w", wl, err)
 		}
 		cfg.Logger.Info("measured", "workload", wl, "events/s/core", rate)
@@ -83,6 +83,7 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 			harness.Figure{Workload: wl, Figure: "peak_memory", Value: float64(peak), Unit: "bytes"})
 		peer, err := measureGoPeer(camp, eps, n, sz.reps, want)
 		releaseEpochs(eps)
+		camp.Release()
 		if err != nil {
 			return nil, fmt.Errorf("%s: go peer: %w", wl, err)
 		}
@@ -91,12 +92,15 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 			dictRate = rate
 		}
 	}
-	lat, err := measureLatency(ctx, cfg, d, camp, sz)
+	dictCamp, plainCamp := d.CampaignRecord(input, Dict), d.CampaignRecord(input, Plain)
+	defer dictCamp.Release()
+	defer plainCamp.Release()
+	lat, err := measureLatency(ctx, cfg, d, dictCamp, sz)
 	if err != nil {
 		return nil, fmt.Errorf("ysb-dict latency: %w", err)
 	}
 	figs = append(figs, lat...)
-	js, err := measureJSON(ctx, cfg, d, camp, sz)
+	js, err := measureJSON(ctx, cfg, d, plainCamp, sz)
 	if err != nil {
 		return nil, fmt.Errorf("ysb-json: %w", err)
 	}
