@@ -164,15 +164,16 @@ func Schema(e Encoding) *arrow.Schema {
 }
 
 // CampaignSchema is the static table's schema in encoding e: with Dict,
-// campaign_id is dictionary-encoded (the 100 campaign ids, one index per
-// ad), as a dimension table kept in Arrow would be.
+// both columns are dictionary-encoded (campaign_id's dictionary holds the
+// 100 campaign ids, one index per ad), as a dimension table kept in Arrow
+// would be.
 func CampaignSchema(e Encoding) *arrow.Schema {
-	var camp arrow.DataType = arrow.BinaryTypes.String
+	var ad, camp arrow.DataType = arrow.BinaryTypes.String, arrow.BinaryTypes.String
 	if e == Dict {
-		camp = dictType(arrow.PrimitiveTypes.Int16)
+		ad, camp = dictType(arrow.PrimitiveTypes.Int16), dictType(arrow.PrimitiveTypes.Int16)
 	}
 	return arrow.NewSchema([]arrow.Field{
-		{Name: "ad_id", Type: arrow.BinaryTypes.String},
+		{Name: "ad_id", Type: ad},
 		{Name: "campaign_id", Type: camp},
 	}, nil)
 }
@@ -180,12 +181,12 @@ func CampaignSchema(e Encoding) *arrow.Schema {
 // CampaignRecord is the static ad → campaign table (Ads rows) in encoding
 // e, owned by the caller.
 func (d *Data) CampaignRecord(mem memory.Allocator, e Encoding) arrow.Record {
-	ad := stringArray(mem, d.AdIDs, nil)
-	defer ad.Release()
-	idx := make([]int, Ads)
+	idx, ads := make([]int, Ads), make([]int, Ads)
 	for a := range idx {
-		idx[a] = a / AdsPerCampaign
+		idx[a], ads[a] = a/AdsPerCampaign, a
 	}
+	ad := d.column(mem, e, d.AdIDs, ads, arrow.PrimitiveTypes.Int16)
+	defer ad.Release()
 	c := d.column(mem, e, d.CampaignIDs, idx, arrow.PrimitiveTypes.Int16)
 	defer c.Release()
 	return array.NewRecord(CampaignSchema(e), []arrow.Array{ad, c}, Ads)

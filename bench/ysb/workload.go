@@ -36,7 +36,7 @@ func sizesFor(quick bool) sizes {
 	if quick {
 		return sizes{epochs: 8, perEpoch: 256 << 10, batch: 64 << 10, reps: 1, pacedEpochs: 50, pacedRows: 10_000, jsonEvents: 50_000}
 	}
-	return sizes{epochs: 32, perEpoch: 1 << 20, batch: 64 << 10, reps: 3, pacedEpochs: 300, pacedRows: 10_000, jsonEvents: 500_000}
+	return sizes{epochs: 16, perEpoch: 1 << 20, batch: 64 << 10, reps: 3, pacedEpochs: 300, pacedRows: 10_000, jsonEvents: 500_000}
 }
 
 // EventsPerSecond is the event-time rate of the generated stream; the
