@@ -32,13 +32,18 @@ func (s Span) Stop() (wall, cpu time.Duration) {
 	return wall, cpu
 }
 
-// PerCore is a rate per core: work units over CPU seconds, or over wall
-// seconds when the work ran on less than one core's worth of CPU (waiting
-// does not make an engine faster per core).
+// PerCore is a rate per core: work units over the CPU seconds the process
+// used for them (user + system, all threads). On the shared, loaded
+// machines the project runs on, a process often waits for a CPU: the CPU
+// time charges it only for the time it ran, so figures taken under
+// different loads stay comparable; a run that used several cores is
+// divided by all of them. Without a CPU figure (cpu <= 0) it falls back
+// to wall-clock time.
 func PerCore(units float64, wall, cpu time.Duration) float64 {
-	// A run that used several cores is normalised by the CPU it used; one
-	// that used less than a core by its wall-clock time.
-	d := max(cpu, wall)
+	d := cpu
+	if d <= 0 {
+		d = wall
+	}
 	if d <= 0 {
 		return 0
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -58,6 +59,9 @@ type EngineResult struct {
 	// visible in the memory sink.
 	Latencies []time.Duration
 	Epochs    int
+	// CPU is the process CPU time (all threads) over the same span as
+	// Elapsed.
+	CPU time.Duration
 }
 
 // progressWatch signals every epoch that read input.
@@ -122,7 +126,7 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 		}
 		return nil
 	}
-	var start time.Time
+	var span harness.Span
 	if opts.Pace <= 0 {
 		src.SetMaxOffsetsPerTrigger(int64(len(epochs[0])))
 		for _, e := range epochs {
@@ -130,7 +134,7 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 				return nil, err
 			}
 		}
-		start = time.Now()
+		span = harness.StartSpan()
 	} else {
 		// One record per epoch keeps a paced epoch whole: the loop cannot
 		// pick up half of it.
@@ -151,10 +155,10 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			return nil, fmt.Errorf("ysb: query: %w", err)
 		}
-		res.Elapsed = time.Since(start)
+		res.Elapsed, res.CPU = span.Stop()
 	} else {
 		next := time.Now()
-		start = next
+		span = harness.StartSpan()
 		for _, e := range epochs {
 			if d := time.Until(next); d > 0 {
 				select {
@@ -180,7 +184,7 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			return nil, fmt.Errorf("ysb: query: %w", err)
 		}
-		res.Elapsed = time.Since(start)
+		res.Elapsed, res.CPU = span.Stop()
 	}
 	if err := q.Stop(); err != nil {
 		return nil, fmt.Errorf("ysb: query: %w", err)

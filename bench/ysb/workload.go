@@ -134,9 +134,7 @@ func measureEngine(ctx context.Context, cfg harness.Config, camp arrow.Record, e
 		if err != nil {
 			return 0, 0, err
 		}
-		sp := harness.StartSpan()
 		res, err := RunEngine(ctx, EngineOptions{Mem: mem, CheckpointRoot: dir, Logger: cfg.Logger}, camp, eps)
-		wall, cpu := sp.Stop()
 		os.RemoveAll(dir)
 		if err != nil {
 			return 0, 0, err
@@ -144,12 +142,8 @@ func measureEngine(ctx context.Context, cfg harness.Config, camp arrow.Record, e
 		if diff := Diff(res.Answer, want); diff != "" {
 			return 0, 0, fmt.Errorf("run %d: wrong answer: %s", r, diff)
 		}
-		// The engine's own elapsed time excludes session setup; the CPU
-		// figure covers the whole call, so scale it to the query's share.
-		if wall > res.Elapsed && wall > 0 {
-			cpu = time.Duration(float64(cpu) * float64(res.Elapsed) / float64(wall))
-		}
-		rates = append(rates, harness.PerCore(float64(n), res.Elapsed, cpu))
+		// Elapsed and CPU cover the query's run, not the session's setup.
+		rates = append(rates, harness.PerCore(float64(n), res.Elapsed, res.CPU))
 	}
 	return harness.Median(rates), mem.Peak(), nil
 }
