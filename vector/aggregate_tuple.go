@@ -33,6 +33,7 @@ type tupleCache struct {
 
 	cols    [][]uint64 // scratch: per word, its value for every row
 	idOf    []int32    // scratch: per row, its tuple id
+	hashes  []uint64   // scratch: per row, its tuple's hash
 	newRows []int32    // scratch: first rows of new tuples
 	newIDs  []int32    // scratch: their tuple ids
 	newGids []int32
@@ -153,18 +154,24 @@ func (c *tupleCache) group(g *bytesGrouper, keys []arrow.Array, gids []int32) (b
 	if !c.sameDictionaries(keys, len(cols)) {
 		c.reset(keys, len(cols))
 	}
-	k := c.k
 	// Pass 1: every row's tuple id; new tuples (group -1) have their first
-	// row listed.
-	c.idOf = grow(c.idOf, n)
-	idOf := c.idOf[:n]
-	newRows, newIDs := c.newRows[:0], c.newIDs[:0]
-	var tup [maxTupleWords]uint64
-	for i := range n {
-		for w := range k {
-			tup[w] = cols[w][i]
+	// row listed. The hashes are computed a column at a time (the same
+	// function as tupleHash), then each row probes the table.
+	c.idOf, c.hashes = grow(c.idOf, n), grow(c.hashes, n)
+	idOf, hashes := c.idOf[:n], c.hashes[:n]
+	for i := range hashes {
+		hashes[i] = tupleSeed
+	}
+	for _, col := range cols {
+		col = col[:n]
+		for i, w := range col {
+			hi, lo := bits.Mul64(hashes[i]^w, tupleMul)
+			hashes[i] = hi ^ lo
 		}
-		id, added := c.find(tup[:k])
+	}
+	newRows, newIDs := c.newRows[:0], c.newIDs[:0]
+	for i, h := range hashes {
+		id, added := c.findRow(cols, i, h)
 		if added {
 			newRows, newIDs = append(newRows, int32(i)), append(newIDs, id)
 		}
@@ -249,32 +256,52 @@ func (c *tupleCache) reset(keys []arrow.Array, k int) {
 	}
 }
 
+const (
+	tupleSeed = 0x9e3779b97f4a7c15
+	tupleMul  = 0xbf58476d1ce4e5b9
+)
+
 func tupleHash(t []uint64) uint64 {
-	h := uint64(0x9e3779b97f4a7c15)
+	h := uint64(tupleSeed)
 	for _, w := range t {
-		hi, lo := bits.Mul64(h^w, 0xbf58476d1ce4e5b9)
+		hi, lo := bits.Mul64(h^w, tupleMul)
 		h = hi ^ lo
 	}
 	return h
 }
 
-// find returns t's tuple id, adding it (group -1) when absent.
-func (c *tupleCache) find(t []uint64) (id int32, added bool) {
+// findRow is find for row i of the word columns, whose hash is h.
+func (c *tupleCache) findRow(cols [][]uint64, i int, h uint64) (id int32, added bool) {
 	if 2*(len(c.tgid)+1) > len(c.slots) {
 		c.growTable()
 	}
 	k := c.k
-	p := int(tupleHash(t)) & c.mask
+	p := int(h) & c.mask
 	for {
 		sl := c.slots[p]
 		if sl == 0 {
 			id = int32(len(c.tgid))
-			c.tuples = append(c.tuples, t...)
+			for _, col := range cols[:k] {
+				c.tuples = append(c.tuples, col[i])
+			}
 			c.tgid = append(c.tgid, -1)
 			c.slots[p] = id + 1
 			return id, true
 		}
-		if equalWords(c.tuples[int(sl-1)*k:int(sl)*k], t) {
+		t := c.tuples[int(sl-1)*k : int(sl)*k]
+		eq := true
+		switch k {
+		case 3: // a dictionary and a window: the common streaming key
+			eq = t[0] == cols[0][i] && t[1] == cols[1][i] && t[2] == cols[2][i]
+		default:
+			for w, col := range cols[:k] {
+				if t[w] != col[i] {
+					eq = false
+					break
+				}
+			}
+		}
+		if eq {
 			return sl - 1, false
 		}
 		p = (p + 1) & c.mask
@@ -292,13 +319,4 @@ func (c *tupleCache) growTable() {
 		}
 		c.slots[p] = int32(id) + 1
 	}
-}
-
-func equalWords(a, b []uint64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -105,8 +105,8 @@ func plotFigures(figs []harness.Figure) *image.RGBA {
 		draw.Draw(img, image.Rect(x0-1, y-len(rows)*rowH, x0, y), &image.Uniform{colGrid}, image.Point{}, draw.Src)
 		y += rowH
 	}
-	panel("throughput per core (log scale) - blue: arrowstream, orange: peers measured in the same run, grey: published", thr, true)
-	panel("latency (ms): epoch input accepted to rows visible (ysb), small doget (flight)", lat, false)
+	panel("throughput per core, log scale (blue: arrowstream, orange: same-run peers, grey: published)", thr, true)
+	panel("latency in ms (ysb: input accepted to rows visible; flight: small doget)", lat, false)
 	return img
 }
 
