@@ -28,17 +28,6 @@ type MemoryStream struct {
 	current int64 // -1: no data yet
 	// maxPerTrigger bounds the blocks one epoch reads (0: all available).
 	maxPerTrigger int64
-	arrived       chan struct{} // closed by the next AddRecord; nil: none asked
-}
-
-// DataArrived implements NotifyingSource.
-func (s *MemoryStream) DataArrived() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.arrived == nil {
-		s.arrived = make(chan struct{})
-	}
-	return s.arrived
 }
 
 // SetMaxOffsetsPerTrigger makes every epoch read at most n blocks (n <= 0:
@@ -85,10 +74,6 @@ func (s *MemoryStream) AddRecord(rec arrow.Record) (Offset, error) {
 	defer s.mu.Unlock()
 	s.blocks = append(s.blocks, rec)
 	s.current++
-	if s.arrived != nil {
-		close(s.arrived)
-		s.arrived = nil
-	}
 	return Offset(strconv.FormatInt(s.current, 10)), nil
 }
 

@@ -245,16 +245,11 @@ func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, 
 		if ran {
 			return nil
 		}
-		// Idle: poll again after a short real-time delay, or as soon as
-		// a source says data arrived.
+		// Idle: poll again after a short real-time delay.
 		t := time.NewTimer(pollingDelay)
 		defer t.Stop()
-		arrived, stop := sourcesArrived(m.cfg.sources)
-		defer stop()
 		select {
 		case <-t.C:
-			return nil
-		case <-arrived:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -266,36 +261,6 @@ func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, 
 		return nil
 	}
 	return m.cfg.clock.WaitUntil(ctx, next)
-}
-
-// sourcesArrived returns a channel closed when any NotifyingSource among
-// sources has new data (nil, which never fires, when none notifies), and
-// a function that lets go of the waiting.
-func sourcesArrived(sources []Source) (<-chan struct{}, func()) {
-	var chans []<-chan struct{}
-	for _, src := range sources {
-		if n, ok := src.(NotifyingSource); ok {
-			chans = append(chans, n.DataArrived())
-		}
-	}
-	switch len(chans) {
-	case 0:
-		return nil, func() {}
-	case 1:
-		return chans[0], func() {}
-	}
-	woke, done := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	for _, c := range chans {
-		go func() {
-			select {
-			case <-c:
-				once.Do(func() { close(woke) })
-			case <-done:
-			}
-		}()
-	}
-	return woke, func() { close(done) }
 }
 
 // record publishes a trigger's progress and wakes waiters.

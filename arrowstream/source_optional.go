@@ -30,10 +30,3 @@ type CheckpointedSource interface {
 type DescribedSource interface {
 	Description() string
 }
-
-// NotifyingSource wakes an idle query as soon as data arrives, rather than
-// being asked again only after the polling delay (10 ms): DataArrived
-// returns a channel that is closed when data is added after the call.
-type NotifyingSource interface {
-	DataArrived() <-chan struct{}
-}
