@@ -6,11 +6,16 @@ require (
 	github.com/apache/arrow-adbc/go/adbc v1.1.0
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/klauspost/compress v1.20.4
+	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.64.1
 	google.golang.org/protobuf v1.34.2
 )
 
 require (
+	github.com/JohnCGriffin/overflow v0.0.0-20211019200055-46fa312c352c // indirect
+	github.com/andybalholm/brotli v1.1.0 // indirect
+	github.com/apache/thrift v0.20.0 // indirect
+	github.com/golang/snappy v0.0.4 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bluele/gcache v0.0.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -2,12 +2,16 @@ package connectors
 
 import (
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/sink/console"
+	"github.com/arrowstream/arrowstream/arrowstream/source/files"
 )
 
 // InstallAll registers every built-in connector format with s.
 func InstallAll(s *arrowstream.Session) {
 	installers := []func(*arrowstream.Session){
 		// One line per connector package (keep sorted).
+		console.Install,
+		files.Install,
 	}
 	for _, install := range installers {
 		install(s)
