@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/arrowstream/arrowstream/bench/harness"
+	"github.com/arrowstream/arrowstream/bench/nexmark"
 	"github.com/arrowstream/arrowstream/bench/serving"
 	"github.com/arrowstream/arrowstream/bench/ysb"
 )
@@ -58,7 +59,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 func benchWorkloads(o ysb.Options) []harness.Workload {
 	ws := ysb.Workloads(o)
 	ws = append(ws, serving.Workload())
-	// Nexmark plugs in here: ws = append(ws, nexmark.Workloads()...)
+	ws = append(ws, nexmark.Workloads()...)
 	return ws
 }
 
@@ -175,6 +176,23 @@ func runWorkloads(ctx context.Context, cfg harness.Config, ws []harness.Workload
 	return figs, nil
 }
 
+// figureKind classifies a figure for the table and the plot, whatever the
+// workload's own naming: "throughput" (per core), "p50", "p99", "peak" or
+// "" for any other figure.
+func figureKind(f harness.Figure) string {
+	switch f.Figure {
+	case "throughput", "events/s/core":
+		return "throughput"
+	case "latency_p50", "epoch_latency_p50":
+		return "p50"
+	case "latency_p99", "epoch_latency_p99":
+		return "p99"
+	case "peak_memory":
+		return "peak"
+	}
+	return ""
+}
+
 func writeFiguresJSON(w io.Writer, figs []harness.Figure) error {
 	enc := json.NewEncoder(w)
 	for _, f := range figs {
@@ -206,18 +224,21 @@ func printFigureTable(w io.Writer, figs []harness.Figure) {
 		var thr, p50, p99, peak string = "-", "-", "-", "-"
 		var peers []string
 		for _, f := range byWL[wl] {
+			kind := figureKind(f)
 			switch {
 			case f.Figure == "skipped":
 				peers = append(peers, fmt.Sprintf("%s skipped: %s", f.Peer, f.Source))
+			case f.Peer != "" && kind != "":
+				peers = append(peers, fmt.Sprintf("%s %s %s %s (%.2fx)", f.Peer, kind, humanRate(f.Value), f.Unit, f.Ratio))
 			case f.Peer != "":
-				peers = append(peers, fmt.Sprintf("%s %s %s %s (%.2fx)", f.Peer, strings.TrimPrefix(f.Figure, "latency_"), humanRate(f.Value), f.Unit, f.Ratio))
-			case f.Figure == "throughput":
+				// Other peer figures (raw events/s) stay in the JSON.
+			case kind == "throughput":
 				thr = humanRate(f.Value) + " " + f.Unit
-			case f.Figure == "latency_p50":
+			case kind == "p50":
 				p50 = fmt.Sprintf("%.2f %s", f.Value, f.Unit)
-			case f.Figure == "latency_p99":
+			case kind == "p99":
 				p99 = fmt.Sprintf("%.2f %s", f.Value, f.Unit)
-			case f.Figure == "peak_memory":
+			case kind == "peak":
 				peak = fmt.Sprintf("%.1f MiB", f.Value/(1<<20))
 			default:
 				peers = append(peers, fmt.Sprintf("%s %s %s", f.Figure, humanRate(f.Value), f.Unit))

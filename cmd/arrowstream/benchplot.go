@@ -43,13 +43,13 @@ func rowColor(f harness.Figure) color.Color {
 	return colOurs
 }
 
-func rowLabel(f harness.Figure, withFigure bool) string {
+func rowLabel(f harness.Figure, kind string) string {
 	who := f.Peer
 	if who == "" {
 		who = "arrowstream"
 	}
-	if withFigure {
-		return f.Workload + " " + strings.TrimPrefix(f.Figure, "latency_") + " " + who
+	if kind != "" {
+		return f.Workload + " " + kind + " " + who
 	}
 	return f.Workload + " " + who
 }
@@ -60,11 +60,14 @@ func rowLabel(f harness.Figure, withFigure bool) string {
 func plotFigures(figs []harness.Figure) *image.RGBA {
 	var thr, lat []plotRow
 	for _, f := range figs {
-		switch {
-		case f.Figure == "throughput" && f.Value > 0:
-			thr = append(thr, plotRow{rowLabel(f, false), f.Value, humanRate(f.Value) + " " + f.Unit, rowColor(f)})
-		case strings.HasPrefix(f.Figure, "latency_") && f.Value > 0:
-			lat = append(lat, plotRow{rowLabel(f, true), f.Value, fmt.Sprintf("%.2f ms", f.Value), rowColor(f)})
+		if f.Value <= 0 || math.IsNaN(f.Value) || math.IsInf(f.Value, 0) {
+			continue
+		}
+		switch figureKind(f) {
+		case "throughput":
+			thr = append(thr, plotRow{rowLabel(f, ""), f.Value, humanRate(f.Value) + " " + f.Unit, rowColor(f)})
+		case "p50", "p99":
+			lat = append(lat, plotRow{rowLabel(f, figureKind(f)), f.Value, fmt.Sprintf("%.2f %s", f.Value, f.Unit), rowColor(f)})
 		}
 	}
 	const (
