@@ -54,9 +54,9 @@ func rowLabel(f harness.Figure, kind string) string {
 	return f.Workload + " " + who
 }
 
-// plotFigures draws two panels of horizontal bars: throughput per core
-// (log scale; Arrowstream blue, peers measured in the same run orange,
-// published figures grey) and latencies in ms (linear).
+// plotFigures draws two panels of horizontal bars on log scales:
+// throughput per core (Arrowstream blue, peers measured in the same run
+// orange, published figures grey) and latencies in ms.
 func plotFigures(figs []harness.Figure) *image.RGBA {
 	var thr, lat []plotRow
 	for _, f := range figs {
@@ -109,7 +109,7 @@ func plotFigures(figs []harness.Figure) *image.RGBA {
 		y += rowH
 	}
 	panel("throughput per core, log scale (blue: arrowstream, orange: same-run peers, grey: published)", thr, true)
-	panel("latency in ms (ysb: input accepted to rows visible; flight: small doget)", lat, false)
+	panel("latency in ms, log scale (ysb, nexmark: input accepted to rows visible; flight: small doget)", lat, true)
 	return img
 }
 
