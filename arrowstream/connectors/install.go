@@ -4,6 +4,8 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/sink/console"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
+	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
 )
 
 // InstallAll registers every built-in connector format with s.
@@ -12,6 +14,8 @@ func InstallAll(s *arrowstream.Session) {
 		// One line per connector package (keep sorted).
 		console.Install,
 		files.Install,
+		kafka.Install,
+		socket.Install,
 	}
 	for _, install := range installers {
 		install(s)
