@@ -147,9 +147,7 @@ func (m *QueryManager) start(ctx context.Context, name string, cfg loopConfig) (
 		status: QueryStatus{Message: "Initializing"},
 	}
 	if cfg.trigger.kind == triggerContinuous {
-		// Made before the query's goroutine starts, so that a
-		// ProcessAllAvailable right after Start is not lost while the
-		// query is still initializing (its flush waits in the buffer).
+		// Before the query runs, so that no ProcessAllAvailable misses it.
 		q.flush = make(chan struct{}, 1)
 	}
 	mb, err := newMicroBatch(cfg, q)

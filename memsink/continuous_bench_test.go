@@ -71,7 +71,7 @@ func runLatency(b *testing.B, engine string, rate int, d time.Duration) []time.D
 	w := s.ReadStream("input").Select("sent", "sent % 7 AS k").WriteStream().Format("memory").QueryName("out").
 		Option("checkpointLocation", b.TempDir())
 	if engine == "continuous" {
-		w.Trigger(arrowstream.Continuous(100 * time.Millisecond)).Option("continuous.visibility", "arrival")
+		w.Trigger(arrowstream.Continuous(100*time.Millisecond)).Option("continuous.visibility", "arrival")
 	} else {
 		w.Trigger(arrowstream.ProcessingTime(0))
 	}

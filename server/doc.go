@@ -12,7 +12,10 @@
 // snapshot, the table as of an epoch, or the rows committed since an epoch
 // (incremental polling). Records are sent as the snapshot holds them,
 // retained and never copied. DoPut with a PATH descriptor appends batches
-// to an IngestTarget, checking the schema first.
+// to an IngestTarget, checking the schema first. Every DoPut message is
+// checked before arrow-go's IPC reader sees it (ipccheck.go, ipclayout.go:
+// the reader trusts the sizes a header claims), and every pushed batch
+// before it is kept (validate.go).
 //
 // # Flight SQL
 //

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -134,9 +135,10 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 		return err
 	}
 	defer release()
+	stream = &checkedPut{FlightService_DoPutServer: stream}
 	first, err := stream.Recv()
 	if err != nil {
-		return err
+		return statusOf(err, codes.InvalidArgument) // a transport error keeps its status
 	}
 	desc := first.GetFlightDescriptor()
 	if desc == nil {
@@ -168,6 +170,32 @@ func (p *peekedPut) Recv() (*flight.FlightData, error) {
 		return f, nil
 	}
 	return p.FlightService_DoPutServer.Recv()
+}
+
+// checkedPut checks the IPC metadata of every message a client pushes
+// (ipcStreamCheck) before a reader decodes it; a bad message ends the
+// stream (the reader's error, which the calls report as InvalidArgument).
+type checkedPut struct {
+	flight.FlightService_DoPutServer
+	check ipcStreamCheck
+	n     int
+}
+
+func (c *checkedPut) Recv() (*flight.FlightData, error) {
+	d, err := c.FlightService_DoPutServer.Recv()
+	if err != nil {
+		return d, err
+	}
+	c.n++
+	if c.n > 1 && len(d.GetDataHeader()) == 0 {
+		// Only the first message may be a bare descriptor; arrow-go's
+		// reader indexes a missing header and panics.
+		return nil, fmt.Errorf("DoPut message %d has no IPC data header", c.n)
+	}
+	if err := c.check.check(d.GetDataHeader(), d.GetDataBody()); err != nil {
+		return nil, fmt.Errorf("DoPut message %d: %w", c.n, err)
+	}
+	return d, nil
 }
 
 // plainTicket returns the table ticket a descriptor names: a PATH of one

@@ -49,13 +49,18 @@ func (s *Server) ingest(ctx context.Context, name string, stream flight.FlightSe
 
 func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageReader, target IngestTarget, stream flight.FlightService_DoPutServer, ack bool) (int64, error) {
 	var rows int64
-	for rdr.Next() {
+	for batch := 0; rdr.Next(); batch++ {
 		rec := rdr.Record()
 		if rec.NumRows() == 0 {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return rows, statusOf(err, codes.Canceled)
+		}
+		// Checked before the target sees it: a malformed batch is
+		// rejected whole, and the batches before it stay appended.
+		if err := validateRecord(rec); err != nil {
+			return rows, statusf(codes.InvalidArgument, "ingest into %q: batch %d (after %d rows) is malformed, nothing of it was appended: %v", name, batch, rows, err)
 		}
 		if err := appendOne(ctx, target, rec); err != nil {
 			return rows, statusOf(fmt.Errorf("ingest into %q: %w", name, err), codes.InvalidArgument)
@@ -149,7 +154,7 @@ func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flights
 	if !ok {
 		return 0, statusf(codes.NotFound, "ingest into %q: no such ingest table (create it with CREATE TABLE ... USING memory)", name)
 	}
-	got := rdr.Schema() // read lazily: the router delays the schema
+	got := ingestSchema(rdr) // read lazily: the router delays the schema
 	if got == nil {
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: the stream has no schema: %v", name, rdr.Err())
 	}
@@ -157,4 +162,17 @@ func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flights
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: %v", name, err)
 	}
 	return s.appendAll(ctx, name, rdr, target, nil, false)
+}
+
+// ingestSchema reads the schema of a DoPut stream whose reader delays it.
+// arrow-go reads it outside the recovery its Next has, and panics on a
+// first message without an IPC header (a bare descriptor): nil then, and
+// rdr.Err says why when it knows.
+func ingestSchema(rdr flight.MessageReader) (schema *arrow.Schema) {
+	defer func() {
+		if recover() != nil {
+			schema = nil
+		}
+	}()
+	return rdr.Schema()
 }

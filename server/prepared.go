@@ -216,6 +216,10 @@ func readParams(rdr flight.MessageReader, want *arrow.Schema) ([]arrow.Record, e
 			return nil, statusf(codes.InvalidArgument, "bound %d parameter columns (%s); the statement has %d parameters (%s)",
 				rec.NumCols(), describeSchema(rec.Schema()), want.NumFields(), describeSchema(want))
 		}
+		if err := validateRecord(rec); err != nil {
+			releaseAll(recs)
+			return nil, statusf(codes.InvalidArgument, "bound parameters: batch %d is malformed: %v", len(recs), err)
+		}
 		if rows += rec.NumRows(); rows > maxParamRows {
 			releaseAll(recs)
 			return nil, statusf(codes.InvalidArgument, "more than %d parameter rows bound", maxParamRows)

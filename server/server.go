@@ -35,6 +35,7 @@ type Server struct {
 	grants  readGrants     // nil: every user reads every table
 	grpc    *grpc.Server
 	sql     *sqlServer
+	svc     *service      // the Flight service the gRPC server calls (after the interceptors)
 	streams chan struct{} // semaphore of DoGet/DoPut streams
 
 	active atomic.Int64 // streams being served (tests wait for zero)
@@ -103,10 +104,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.sql = sql
 	s.grpc = grpc.NewServer(opts...)
-	flight.RegisterFlightServiceServer(s.grpc, &service{
+	s.svc = &service{
 		FlightServer: flightsql.NewFlightServerWithAllocator(sql, s.mem),
 		s:            s,
-	})
+	}
+	flight.RegisterFlightServiceServer(s.grpc, s.svc)
 	return s, nil
 }
 

@@ -69,7 +69,11 @@ func TestTicketRejects(t *testing.T) {
 // re-encodes to a ticket that decodes to the same value.
 func FuzzDecodeTicket(f *testing.F) {
 	for _, s := range []string{`{"v":1,"table":"t"}`, `{"v":1,"table":"t","since":3,"with_epoch":true}`,
-		`{"v":1,"query":"SELECT 1"}`, `{"v":1,"count":0}`, `{"v":1,"table":"t","epoch":9223372036854775807}`, `[]`, `{"v":1e400}`} {
+		`{"v":1,"query":"SELECT 1"}`, `{"v":1,"count":0}`, `{"v":1,"table":"t","epoch":9223372036854775807}`, `[]`, `{"v":1e400}`,
+		// Every kind: with_epoch alone, since -1 (every retained row),
+		// epoch with with_epoch, and the server-made statement tickets.
+		`{"v":1,"table":"t","with_epoch":true}`, `{"v":1,"table":"t","since":-1}`, `{"v":1,"table":"t","epoch":0,"with_epoch":true}`,
+		`{"v":1,"count":9223372036854775807}`, `{"v":1,"query":"SELECT \"ü\" FROM t"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

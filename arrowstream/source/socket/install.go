@@ -16,8 +16,8 @@ func Install(sess *arrowstream.Session) {
 		if err != nil {
 			return nil, err
 		}
-		// The engine passes every query the schema the source was declared
-		// with (the fixed one); only a different schema is the user's.
+		// A declared source comes back with the schema it reported first
+		// (arrowstream.SourceFormat): only that schema is accepted.
 		if schema != nil && !schema.Equal(Schema(o.IncludeTimestamp)) {
 			return nil, fmt.Errorf("socket: the source does not take a user-specified schema (its columns are value and, with includeTimestamp, timestamp)")
 		}
