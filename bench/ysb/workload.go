@@ -46,8 +46,9 @@ const EventsPerSecond = 1_000_000
 
 // Workloads returns the YSB workload "ysb": the engine on
 // dictionary-encoded and plain Arrow input and on JSON lines, the Go peer,
-// DuckDB and the published figures. (Serving the events over Flight is the
-// "flight" workload of package bench/serving.)
+// DuckDB. (Serving the events over Flight is the "flight" workload of
+// package bench/serving; the published figures of other engines are added
+// beside the run's figures from package bench/published.)
 func Workloads(o Options) []harness.Workload {
 	return []harness.Workload{
 		{Name: "ysb", Description: "Yahoo Streaming Benchmark: filter views, join ad→campaign, 10 s tumbling count per campaign, through the engine", Run: func(ctx context.Context, cfg harness.Config) ([]harness.Figure, error) {
@@ -110,7 +111,6 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 		return nil, err
 	}
 	figs = append(figs, duck...)
-	figs = append(figs, published(dictRate)...)
 	return figs, nil
 }
 

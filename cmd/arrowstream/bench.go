@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/bench/nexmark"
+	"github.com/arrowstream/arrowstream/bench/published"
 	"github.com/arrowstream/arrowstream/bench/serving"
 	"github.com/arrowstream/arrowstream/bench/ysb"
 )
@@ -115,6 +116,9 @@ func benchCmd(ctx context.Context, args []string, env cliEnv) error {
 	if err != nil {
 		return err
 	}
+	// Cited figures of other engines, for the workloads that ran: flagged
+	// Published and listed apart from the measured ones.
+	figs = append(figs, published.Figures(figs)...)
 	if f.json {
 		if err := writeFiguresJSON(env.stdout, figs); err != nil {
 			return err
@@ -260,6 +264,11 @@ func printFigureTable(w io.Writer, figs []harness.Figure) {
 		if f.Ratio > 0 {
 			ratio = fmt.Sprintf(" (ours/theirs %.1fx)", f.Ratio)
 		}
-		fmt.Fprintf(w, "  %s %s: %s %s%s - %s\n", f.Workload, f.Peer, humanRate(f.Value), f.Unit, ratio, f.Source)
+		fmt.Fprintf(w, "  %s %s: %s %s%s\n", f.Workload, f.Peer, humanRate(f.Value), f.Unit, ratio)
+		for _, l := range [][2]string{{"hardware", f.Hardware}, {"per core", f.Normalisation}, {"source", f.Source}} {
+			if l[1] != "" {
+				fmt.Fprintf(w, "      %s: %s\n", l[0], l[1])
+			}
+		}
 	}
 }

@@ -43,7 +43,7 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 			if len(figs) == 0 {
 				t.Fatal("no figures")
 			}
-			ours := 0
+			ours, cited := 0, 0
 			for _, f := range figs {
 				if f.Figure == "skipped" {
 					if f.Source == "" {
@@ -57,8 +57,11 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 				if f.Peer != "" && !f.Published && f.Ratio <= 0 && f.Figure != "skipped" {
 					t.Errorf("peer figure without a ratio: %+v", f)
 				}
-				if f.Published && (f.Source == "" || !strings.Contains(f.Peer, "published")) {
-					t.Errorf("published figure not labelled as such: %+v", f)
+				if f.Published && (f.Source == "" || f.Hardware == "" || f.Normalisation == "" || !strings.Contains(f.Peer, "published")) {
+					t.Errorf("published figure not labelled or sourced as such: %+v", f)
+				}
+				if f.Published {
+					cited++
 				}
 				if f.Peer == "" {
 					ours++
@@ -66,6 +69,11 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 			}
 			if ours == 0 {
 				t.Errorf("no figure of Arrowstream itself in %+v", figs)
+			}
+			// YSB and every Nexmark query run here have published figures
+			// beside them.
+			if (w.Name == "ysb" || strings.HasPrefix(w.Name, "nexmark-")) && cited == 0 {
+				t.Errorf("no published figure beside %s", w.Name)
 			}
 			saved, err := os.ReadFile(filepath.Join(dir, "figures.json"))
 			if err != nil {
@@ -102,11 +110,12 @@ func TestBenchTableAndPlot(t *testing.T) {
 		{Workload: "ysb-dict", Figure: "latency_p99", Value: 4.5, Unit: "ms"},
 		{Workload: "ysb-dict", Figure: "peak_memory", Value: 3 << 20, Unit: "bytes"},
 		{Workload: "ysb-dict", Figure: "skipped", Peer: "duckdb", Source: "no C compiler"},
-		{Workload: "ysb-dict", Figure: "throughput", Value: 1.6e6, Unit: "events/s/core", Peer: "spark (published)", Published: true, Source: "paper", Ratio: 18},
+		{Workload: "ysb-dict", Figure: "throughput", Value: 1.6e6, Unit: "events/s/core", Peer: "spark (published)", Published: true, Source: "paper", Ratio: 18,
+			Hardware: "10 × 4 cores", Normalisation: "65 M ÷ 40"},
 	}
 	var tbl bytes.Buffer
 	printFigureTable(&tbl, figs)
-	for _, want := range []string{"30.00M events/s/core", "4.50 ms", "3.0 MiB", "go-maps throughput 50.00M events/s/core (0.60x)", "duckdb skipped: no C compiler", "published figures (not measured here", "spark (published)"} {
+	for _, want := range []string{"30.00M events/s/core", "4.50 ms", "3.0 MiB", "go-maps throughput 50.00M events/s/core (0.60x)", "duckdb skipped: no C compiler", "published figures (not measured here", "spark (published)", "hardware: 10 × 4 cores", "per core: 65 M ÷ 40", "source: paper"} {
 		if !strings.Contains(tbl.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tbl.String())
 		}
