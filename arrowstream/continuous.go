@@ -105,7 +105,7 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 	if m.constructed {
 		// The previous run wrote this epoch's offsets but not its commit:
 		// replay it with exactly its recorded offsets.
-		if err := q.runOneTrigger(ctx, m); err != nil {
+		if _, err := q.runOneTrigger(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -165,10 +165,7 @@ func (q *StreamingQuery) runContinuous(ctx context.Context, m *microBatch) error
 		defer t.Stop()
 		pollC = t.C
 	}
-	flush := make(chan struct{}, 1)
-	q.mu.Lock()
-	q.flush = flush
-	q.mu.Unlock()
+	flush := q.flush
 	q.setStatus("Processing new data", true, true)
 	for {
 		if _, err := c.processAvailable(ctx); err != nil {
@@ -234,14 +231,14 @@ func (c *continuousRun) flush(ctx context.Context) error {
 }
 
 // runOneTrigger runs one micro-batch trigger and publishes its progress.
-func (q *StreamingQuery) runOneTrigger(ctx context.Context, m *microBatch) error {
+func (q *StreamingQuery) runOneTrigger(ctx context.Context, m *microBatch) (ran bool, err error) {
 	seq := q.nextTrigger()
 	res, err := m.runTrigger(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	q.record(seq, res, m.cfg.clock.Now())
-	return nil
+	return res.ran, nil
 }
 
 // nextTrigger starts a trigger for ProcessAllAvailable's bookkeeping.
@@ -256,17 +253,38 @@ func (q *StreamingQuery) nextTrigger() int64 {
 // aggregation: its epochs are the trigger intervals, each processed as one
 // batch with the state committed per epoch.
 func (q *StreamingQuery) runContinuousStateful(ctx context.Context, m *microBatch) error {
+	flushing := false
 	for {
 		start := m.cfg.clock.Now()
-		if err := q.runOneTrigger(ctx, m); err != nil {
+		ran, err := q.runOneTrigger(ctx, m)
+		if err != nil {
 			return err
 		}
+		if flushing && ran {
+			continue // ProcessAllAvailable: run until a trigger finds nothing
+		}
+		flushing = false
 		q.setStatus("Waiting for data to arrive", false, false)
 		interval := m.cfg.trigger.interval.Milliseconds()
 		next := time.UnixMilli((start.UnixMilli()/interval)*interval + interval)
-		if err := m.cfg.clock.WaitUntil(ctx, next); err != nil {
+		// ProcessAllAvailable cuts the wait short.
+		wait, stop := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-q.flush:
+				stop()
+			case <-wait.Done():
+			}
+		}()
+		err = m.cfg.clock.WaitUntil(wait, next)
+		stop()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
+		flushing = err != nil
 	}
 }
 

@@ -146,6 +146,10 @@ func (m *QueryManager) start(ctx context.Context, name string, cfg loopConfig) (
 		manager: m, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{}),
 		status: QueryStatus{Message: "Initializing"},
 	}
+	if cfg.trigger.kind == triggerContinuous {
+		// Before the query runs, so that no ProcessAllAvailable misses it.
+		q.flush = make(chan struct{}, 1)
+	}
 	mb, err := newMicroBatch(cfg, q)
 	if err != nil {
 		cancel()

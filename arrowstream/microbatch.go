@@ -46,6 +46,9 @@ type loopConfig struct {
 	continuous         continuousConfig
 	// onStop, when set, runs after the query ends (nil error: clean stop).
 	onStop func(err error)
+	// closeSink, when set, releases a format-created ClosingSink once the
+	// query ends (sink_lifecycle.go).
+	closeSink func()
 }
 
 // microBatch is the state of one run of the micro-batch loop

@@ -191,6 +191,9 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 		if closer, ok := m.cfg.exec.(interface{ Close() error }); ok {
 			closer.Close()
 		}
+		if m.cfg.closeSink != nil {
+			m.cfg.closeSink()
+		}
 		q.mu.Lock()
 		q.err = err
 		q.status = QueryStatus{Message: "Stopped"}

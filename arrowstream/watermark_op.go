@@ -41,6 +41,10 @@ func (w *eventTimeWatermark) Next(ctx context.Context) (arrow.Record, error) {
 	vals := col.TimestampValues()
 	s := w.stats
 	hasNulls := col.NullN() > 0
+	if !hasNulls {
+		addEventTimes(s, vals)
+		return rec, nil
+	}
 	for i, v := range vals {
 		if hasNulls && col.IsNull(i) {
 			continue
@@ -56,6 +60,30 @@ func (w *eventTimeWatermark) Next(ctx context.Context) (arrow.Record, error) {
 		}
 	}
 	return rec, nil
+}
+
+// addEventTimes adds event times without nulls (µs) to s. It keeps the
+// running figures in locals and sums whole milliseconds as integers (in
+// chunks that cannot overflow), which is several times faster than
+// updating s per row; the sum is exact where per-row float additions
+// rounded.
+func addEventTimes(s *EventTimeStats, vals []arrow.Timestamp) {
+	const chunk = 1 << 10 // any µs time is below 2^53 ms: 2^10 of them sum below 2^63
+	for len(vals) > 0 {
+		part := vals[:min(chunk, len(vals))]
+		vals = vals[len(part):]
+		lo, hi, sum := int64(math.MaxInt64), int64(math.MinInt64), int64(0)
+		for _, v := range part {
+			x := int64(v)
+			sum += floorDiv(x, 1000)
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		s.Count += int64(len(part))
+		s.SumMs += float64(sum)
+		// floorDiv is monotonic: the extremes of the ms values are those of
+		// the µs values.
+		s.MinMs, s.MaxMs = min(s.MinMs, floorDiv(lo, 1000)), max(s.MaxMs, floorDiv(hi, 1000))
+	}
 }
 
 // floorDiv divides rounding toward negative infinity (event times before

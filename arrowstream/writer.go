@@ -103,6 +103,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		return nil, err
 	}
 	sink := w.sink
+	var closeSink func()
 	if sink == nil {
 		s.mu.Lock()
 		f, ok := s.sinkFmts[strings.ToLower(w.format)]
@@ -117,11 +118,19 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			exec.Close()
 			return nil, fmt.Errorf("arrowstream: %s sink for query %s: %w", w.format, w.name, err)
 		}
+		closeSink = closeSinkFunc(sink, sinkDescription(w.format, sink), s.logger)
+	}
+	// failed releases what Start created when it cannot start the query.
+	failed := func() {
+		exec.Close()
+		if closeSink != nil {
+			closeSink()
+		}
 	}
 	if rs, ok := sink.(RecoverableSink); ok {
 		if _, err := os.Stat(filepath.Join(dir, "offsets")); err == nil {
 			if err := rs.CanRecover(dir, w.mode); err != nil {
-				exec.Close()
+				failed()
 				return nil, err
 			}
 		}
@@ -135,10 +144,11 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		logger:             s.logger,
 		faults:             s.faults,
 		continuous:         cont,
+		closeSink:          closeSink,
 	}
 	if cont.arrival {
 		if _, ok := sink.(ArrivalSink); !ok {
-			exec.Close()
+			failed()
 			return nil, fmt.Errorf("arrowstream: continuous.visibility=arrival: the %s sink cannot show uncommitted rows (use the memory sink, or visibility commit)", cfg.sinkDescription)
 		}
 	}
@@ -151,7 +161,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	}
 	q, err := s.manager.start(ctx, w.name, cfg)
 	if err != nil {
-		exec.Close()
+		failed()
 		return nil, err
 	}
 	return q, nil

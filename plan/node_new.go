@@ -192,6 +192,11 @@ func aggregateSchema(in *arrow.Schema, groupBy []NamedExpr, aggs []AggregateExpr
 		return nil, err
 	}
 	fields := keys.Fields()
+	for i := range fields {
+		// The hash aggregate outputs dictionary-encoded keys decoded (it
+		// groups by value), so the plan must not promise a dictionary.
+		fields[i].Type = vector.Unwrap(fields[i].Type)
+	}
 	for i, a := range aggs {
 		if a.Type == nil {
 			return nil, fmt.Errorf("plan: aggregate %d (%s) has no type", i, a.Name)

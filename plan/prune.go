@@ -183,7 +183,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 
 func pruneScan(s *Scan, need []bool) (Node, []int, error) {
 	if s.Streaming {
-		return s, identity(len(need)), nil
+		return pruneStreamingScan(s, need)
 	}
 	// Scan columns are table ordinals; keep at least one so that row
 	// counts survive (count(*)).
@@ -212,6 +212,35 @@ func pruneScan(s *Scan, need []bool) (Node, []int, error) {
 	return c.withSchema(), m, nil
 }
 
+// pruneStreamingScan selects the needed columns of a streaming source
+// with a projection of column references (a source delivers whole
+// records; selecting columns copies nothing), so that the operators above
+// it do not carry, filter and gather columns nobody reads.
+func pruneStreamingScan(s *Scan, need []bool) (Node, []int, error) {
+	schema := s.Schema()
+	var exprs []NamedExpr
+	m := make([]int, len(need))
+	for i := range need {
+		m[i] = -1
+		if need[i] {
+			m[i] = len(exprs)
+			exprs = append(exprs, NamedExpr{Name: schema.Field(i).Name, Expr: ColumnOf(schema, i)})
+		}
+	}
+	if len(exprs) == 0 && len(need) > 0 {
+		exprs = append(exprs, NamedExpr{Name: schema.Field(0).Name, Expr: ColumnOf(schema, 0)})
+		m[0] = 0
+	}
+	if len(exprs) == len(need) {
+		return s, identity(len(need)), nil
+	}
+	p, err := NewProject(s, exprs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, m, nil
+}
+
 func pruneProject(p *Project, need []bool) (Node, []int, error) {
 	var kept []NamedExpr
 	m := make([]int, len(need))
@@ -230,8 +259,13 @@ func pruneProject(p *Project, need []bool) (Node, []int, error) {
 	for _, e := range kept {
 		markColumns(in, e.Expr)
 	}
-	child, cm, err := prune(p.Input, in)
-	if err != nil {
+	var child Node
+	var cm []int
+	var err error
+	if sc, ok := p.Input.(*Scan); ok && sc.Streaming {
+		// This projection selects the source's columns already.
+		child, cm = sc, identity(len(in))
+	} else if child, cm, err = prune(p.Input, in); err != nil {
 		return nil, nil, err
 	}
 	exprs := make([]NamedExpr, len(kept))

@@ -147,11 +147,18 @@ type bytesGrouper struct {
 	extra    []int64     // rows counted outside the slots, by group
 	pending  []int32     // scratch: entries to add
 	newGids  []int32     // scratch: their groups
+
+	tuples tupleCache // composite keys of dictionary and fixed-width columns
 }
 
 func (g *bytesGrouper) group(keys []arrow.Array, gids []int32) error {
 	if d, ok := keys[0].(*array.Dictionary); ok && len(keys) == 1 && d.NullN() == 0 {
 		if done, err := g.groupDictionary(d, gids); done || err != nil {
+			return err
+		}
+	}
+	if len(keys) > 1 {
+		if done, err := g.tuples.group(g, keys, gids); done || err != nil {
 			return err
 		}
 	}
@@ -281,6 +288,7 @@ func (g *bytesGrouper) finish() []int64 {
 }
 
 func (g *bytesGrouper) release() {
+	g.tuples.release()
 	if g.dict != nil {
 		g.dict.Release()
 		g.dict = nil

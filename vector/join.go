@@ -91,6 +91,7 @@ type HashJoin struct {
 	residual              Evaluator // nil: none
 	neverMatch            bool      // Residual is constantly false or null
 	probeEnc              *KeyEncoder
+	probeDict             joinDictCache // dictionary-encoded probe keys
 
 	built        bool
 	buildCols    []arrow.Array

@@ -53,19 +53,16 @@ func (j *HashJoin) lookup(ctx context.Context, rec arrow.Record) error {
 			return nil
 		}
 	}
+	if d, ok := keys[0].(*array.Dictionary); ok && len(keys) == 1 {
+		if done, err := j.lookupDictionary(d); done || err != nil {
+			return err
+		}
+	}
 	enc := j.probeEnc
 	if err := enc.Encode(keys); err != nil {
 		return err
 	}
-	switch {
-	case t.dense != nil:
-		j.allOne = t.probeDense(enc.Fixed(), j.matchA, j.matchN)
-	case t.fixed:
-		j.pending = grow(j.pending, len(j.matchA))
-		j.allOne = t.probeFixed(enc.Fixed(), enc.Hashes(), j.matchA, j.matchN, j.pending)
-	default:
-		j.allOne = t.probeBytes(enc, j.matchA, j.matchN)
-	}
+	j.allOne = j.probeEncoded(enc, j.matchA, j.matchN)
 	j.exclude = j.keyExclusion(keys, enc, j.exclude)
 	if j.exclude != nil {
 		j.allOne = false
@@ -87,6 +84,20 @@ func (j *HashJoin) lookup(ctx context.Context, rec arrow.Record) error {
 		}
 	}
 	return nil
+}
+
+// probeEncoded looks up the keys enc holds into outA, outN and reports
+// whether every key had exactly one match.
+func (j *HashJoin) probeEncoded(enc *KeyEncoder, outA, outN []int32) bool {
+	t := &j.table
+	switch {
+	case t.dense != nil:
+		return t.probeDense(enc.Fixed(), outA, outN)
+	case t.fixed:
+		j.pending = grow(j.pending, enc.Len())
+		return t.probeFixed(enc.Fixed(), enc.Hashes(), outA, outN, j.pending)
+	}
+	return t.probeBytes(enc, outA, outN)
 }
 
 // chunk produces the output of the current batch's next rows: at most
@@ -393,6 +404,7 @@ func (j *HashJoin) Close() error {
 	j.releaseProbe()
 	releaseArrays(j.buildCols)
 	j.buildCols = nil
+	j.probeDict.release()
 	j.table = joinTable{}
 	j.buildMatched, j.probeMatched = nil, nil
 	errL := j.left.Close()

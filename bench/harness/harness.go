@@ -43,9 +43,14 @@ type Figure struct {
 	// means Arrowstream is better). Zero when not applicable.
 	Ratio float64 `json:"ratio,omitempty"`
 	// Published is true for figures cited from elsewhere, never measured
-	// here; Source names where they come from and the hardware.
+	// here; Source names where they come from (URL or title and the place
+	// within it).
 	Published bool   `json:"published,omitempty"`
 	Source    string `json:"source,omitempty"`
+	// Hardware (machines × cores) and Normalisation (the division that
+	// makes the figure per core) accompany every published figure.
+	Hardware      string `json:"hardware,omitempty"`
+	Normalisation string `json:"normalisation,omitempty"`
 }
 
 // Workload is one named benchmark.

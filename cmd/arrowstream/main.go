@@ -19,7 +19,7 @@ var commands = map[string]command{
 	"run":         {"run the demo, or SQL files, and serve the results", runRun},
 	"serve":       {"serve Flight SQL and the web UI, without the demo", runServe},
 	"query":       {"run SQL on a Flight SQL server and print the result", runQuery},
-	"bench":       {"run benchmarks (not implemented yet)", notImplemented("bench")},
+	"bench":       {"run the benchmarks with their peers and print the figures", runBench},
 	"chaos":       {"kill a checkpointed query over and over; check nothing is lost or doubled", runChaos},
 }
 
@@ -53,12 +53,5 @@ func usage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
-	}
-}
-
-func notImplemented(name string) func([]string, io.Writer, io.Writer) int {
-	return func(_ []string, _, stderr io.Writer) int {
-		fmt.Fprintf(stderr, "arrowstream %s: not implemented yet\n", name)
-		return 2
 	}
 }

@@ -21,10 +21,8 @@ func TestDispatch(t *testing.T) {
 	if code, _, stderr := run("frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
 		t.Fatalf("unknown command: %d %q", code, stderr)
 	}
-	for _, c := range []string{"bench"} {
-		if code, _, stderr := run(c); code != 2 || !strings.Contains(stderr, "not implemented yet") {
-			t.Fatalf("%s: %d %q", c, code, stderr)
-		}
+	if code, _, stderr := run("bench", "no-such-workload"); code != 2 || !strings.Contains(stderr, `unknown workload "no-such-workload"`) {
+		t.Fatalf("bench: %d %q", code, stderr)
 	}
 	if code, _, _ := run("help"); code != 0 {
 		t.Fatalf("help: %d", code)

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashEnvDir); dir != "" {
 		os.Exit(crashChild(dir, os.Getenv(crashEnvBrokers), os.Getenv(crashEnvTotal), os.Getenv(crashEnvSeed)))
 	}
+	if dir := os.Getenv(fileCrashEnvDir); dir != "" {
+		os.Exit(fileCrashChild(dir, os.Getenv(crashEnvBrokers), os.Getenv(crashEnvTotal), os.Getenv(crashEnvSeed)))
+	}
 	os.Exit(m.Run())
 }
 

@@ -12,12 +12,14 @@ import (
 // Install registers the "kafka" source and sink formats with sess.
 func Install(sess *arrowstream.Session) {
 	sess.RegisterSourceFormat("kafka", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
-		if schema != nil {
-			return nil, errUserSchema
-		}
 		o, err := ParseSourceOptions(opts)
 		if err != nil {
 			return nil, err
+		}
+		// A declared source comes back with the schema it reported first
+		// (arrowstream.SourceFormat): only that schema is accepted.
+		if schema != nil && !schema.Equal(Schema(o.IncludeHeaders)) {
+			return nil, errUserSchema
 		}
 		return NewSource(mem, o)
 	})

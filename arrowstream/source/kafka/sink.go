@@ -68,6 +68,8 @@ type Sink struct {
 	topic  string
 	cols   sinkColumns
 	recs   []kgo.Record // reused from epoch to epoch
+
+	closeOnce sync.Once
 }
 
 // sinkColumns are the positions of the sink's columns (-1: absent).
@@ -304,11 +306,17 @@ func headersAt(l *array.List, i int) []kgo.RecordHeader {
 	return out
 }
 
-// Close flushes and closes the producer.
+// Close closes the producer (AddBatch already waited for every record).
+// It is safe to call more than once; AddBatch fails afterwards.
 func (s *Sink) Close() error {
-	s.client.Close()
+	s.closeOnce.Do(s.client.Close)
 	return nil
 }
+
+// CloseSink implements arrowstream.ClosingSink: the engine closes the
+// producer when the query ends, so that its connections and goroutines do
+// not outlive it.
+func (s *Sink) CloseSink() error { return s.Close() }
 
 // columnPartitioner sends a row to its partition column's value and
 // leaves rows without one to Kafka's default (murmur2 of the key, sticky

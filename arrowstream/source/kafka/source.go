@@ -35,7 +35,7 @@ const initialOffsetsFile = "0"
 // goroutine at a time. It implements arrowstream.Source,
 // AdmissionControlSource (maxOffsetsPerTrigger), CheckpointedSource and
 // InitialOffsetSource (startingOffsets are resolved once per query and
-// kept in its checkpoint), and DescribedSource.
+// kept in its checkpoint), DescribedSource and MetricsSource (metrics.go).
 type Source struct {
 	mem    memory.Allocator
 	opts   SourceOptions
@@ -46,6 +46,10 @@ type Source struct {
 
 	initial PartitionOffsets // resolved startingOffsets, nil until known
 	latest  PartitionOffsets // from the last LatestOffset, reused by LatestOffsetFrom
+
+	// For Metrics (metrics.go): the end offsets the source last listed and
+	// the end of the last range it read.
+	available, consumed PartitionOffsets
 }
 
 // NewSource returns a source; it connects to Kafka only when first used.
@@ -158,6 +162,7 @@ func (s *Source) LatestOffset(ctx context.Context) (arrowstream.Offset, error) {
 		return nil, err
 	}
 	s.latest = latest
+	s.available = latest
 	// An empty map is an offset too: partitions that vanish must reach
 	// Read, which reports them as lost.
 	return latest.Encode(), nil
@@ -420,6 +425,7 @@ func (s *Source) Read(ctx context.Context, start, end arrowstream.Offset) (vecto
 	if err != nil {
 		return nil, err
 	}
+	s.consumed = until
 	if len(ranges) == 0 {
 		return vector.NewScan(s.schema)
 	}

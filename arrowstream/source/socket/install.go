@@ -12,12 +12,14 @@ import (
 // Install registers the "socket" source format with sess.
 func Install(sess *arrowstream.Session) {
 	sess.RegisterSourceFormat("socket", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
-		if schema != nil {
-			return nil, fmt.Errorf("socket: the source does not take a user-specified schema (its columns are value and, with includeTimestamp, timestamp)")
-		}
 		o, err := ParseOptions(opts)
 		if err != nil {
 			return nil, err
+		}
+		// A declared source comes back with the schema it reported first
+		// (arrowstream.SourceFormat): only that schema is accepted.
+		if schema != nil && !schema.Equal(Schema(o.IncludeTimestamp)) {
+			return nil, fmt.Errorf("socket: the source does not take a user-specified schema (its columns are value and, with includeTimestamp, timestamp)")
 		}
 		return New(mem, o)
 	})

@@ -51,6 +51,7 @@ type Source struct {
 	dropped int64
 	err     error // the connection's error, reported by LatestOffset
 	closed  bool
+	notify  chan struct{} // from DataAvailable, closed by wake (notify.go)
 }
 
 // New returns a source; it connects on the first LatestOffset, so that
@@ -132,10 +133,12 @@ func (s *Source) readLoop() {
 		if s.opts.IncludeTimestamp {
 			s.stamps = append(s.stamps, now)
 		}
+		s.wake()
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.wake()
 	if err := sc.Err(); err != nil && !s.closed {
 		s.err = fmt.Errorf("socket: reading %s: %w", s.conn.RemoteAddr(), err)
 	} else if !s.closed {
@@ -277,6 +280,7 @@ func (s *Source) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.room.Broadcast()
+	s.wake()
 	s.mu.Unlock()
 	if s.conn != nil {
 		s.conn.Close()

@@ -1,0 +1,19 @@
+//go:build unix
+
+package harness
+
+import (
+	"syscall"
+	"time"
+)
+
+// ProcessCPU is the CPU time (user + system) the process has used so far,
+// over all its threads: the difference across a run divided into its work
+// gives work per core-second, whatever the parallelism.
+func ProcessCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
