@@ -67,21 +67,13 @@ func (w *kafkaWorkload) Start(ctx context.Context, env Env) (Running, error) {
 	kafka.Install(sess)
 	cat := memsink.NewCatalog()
 	memsink.Install(sess, cat, memsink.Options{Persist: true, Writer: &checkpoint.Writer{Hook: env.Hook, NoSync: env.NoSync}, Logger: env.Logger})
-	opts, err := kafka.ParseSourceOptions(map[string]string{
+	err := sess.RegisterSource("events", "kafka", nil, map[string]string{
 		"kafka.bootstrap.servers": env.Params["brokers"], "subscribe": kafkaTopic, "startingOffsets": "earliest",
 		"maxOffsetsPerTrigger": strconv.FormatInt(max(w.records/200, 50), 10),
 	})
 	if err != nil {
 		return nil, err
 	}
-	// One source object for the one query. (RegisterSource would hand the
-	// source its probed schema, which the Kafka source refuses as a
-	// user-specified one.)
-	src, err := kafka.NewSource(env.Allocator, opts)
-	if err != nil {
-		return nil, err
-	}
-	sess.RegisterStream("events", src)
 	q, err := sess.ReadStream("events").Select("CAST(value AS STRING) AS v", "partition").
 		WriteStream().Format("memory").QueryName("kafka").OutputMode(arrowstream.Append).
 		Option("checkpointLocation", filepath.Join(env.Dir, "checkpoints", "kafka")).Start(ctx)
