@@ -21,7 +21,10 @@ var allowed = map[string][]string{
 	"memsink":     {"arrowstream", "vector", "checkpoint", "plan"},
 	"server":      {"memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
 	"streamtest":  {"memsink", "arrowstream", "plan", "vector", "checkpoint"},
-	"cmd":         {"streamtest", "server", "memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
+	"cmd":         {"bench", "internal", "streamtest", "server", "memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
+	// bench: workloads and peers may use every engine package (DESIGN.md:
+	// "everything"), but nothing imports bench except the command.
+	"bench": {"internal", "streamtest", "server", "memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
 }
 
 // thirdParty restricts, for some packages, which non-standard-library
