@@ -14,7 +14,7 @@ func TestChaosCommandErrors(t *testing.T) {
 		status int
 		stderr string
 	}{
-		{[]string{"chaos", "--workload", "socket"}, 2, "want one of memsink, files, kafka"},
+		{[]string{"chaos", "--workload", "socket"}, 2, "want one of memsink, continuous, files, kafka"},
 		{[]string{"chaos", "--records", "0"}, 1, "records must be positive"},
 		{[]string{"chaos", "--worker"}, 2, "ARROWSTREAM_CHAOS_WORKER is not set"},
 	}

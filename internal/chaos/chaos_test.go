@@ -50,6 +50,29 @@ func TestCrashHarnessFiles(t *testing.T) {
 	}
 }
 
+// TestCrashHarnessContinuous: the memsink workload's projection and
+// running count with continuous processing, under 10 kills.
+func TestCrashHarnessContinuous(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash harness: skipped in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := Config{
+		Cycles: 10, Records: 20_000, Seed: 3, Workload: "continuous", Dir: t.TempDir(),
+		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
+		MaxDelay: 200 * time.Millisecond,
+	}
+	rep, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\n%s", rep.Line(), rep.Details())
+	if !rep.OK() {
+		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
+	}
+}
+
 // TestCrashHarnessKafka: Kafka (kfake in this process) → memory sink
 // under 10 kills.
 func TestCrashHarnessKafka(t *testing.T) {

@@ -67,7 +67,7 @@ type Running interface {
 }
 
 // WorkloadNames lists the workloads --workload accepts.
-func WorkloadNames() []string { return []string{"memsink", "files", "kafka"} }
+func WorkloadNames() []string { return []string{"memsink", "continuous", "files", "kafka"} }
 
 // NewWorkload returns the named workload over records input records.
 func NewWorkload(name string, records int64) (Workload, error) {
@@ -77,6 +77,10 @@ func NewWorkload(name string, records int64) (Workload, error) {
 	switch strings.ToLower(name) {
 	case "memsink":
 		return newMemsinkWorkload(records), nil
+	case "continuous":
+		w := newMemsinkWorkload(records)
+		w.continuous = true
+		return w, nil
 	case "files":
 		return newFilesWorkload(records), nil
 	case "kafka":
