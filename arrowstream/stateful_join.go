@@ -259,6 +259,13 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep EpochInfo, side *joinSide
 		if side.timeCol >= 0 && ep.HasWatermark {
 			tcol = rec.Column(side.timeCol)
 		}
+		// The rows' bytes share one buffer per input record (one
+		// allocation instead of one per row); the cache keeps them.
+		size := 0
+		for i := 0; i < int(rec.NumRows()); i++ {
+			size += len(side.codec.at(i))
+		}
+		buf := make([]byte, 0, size)
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if tcol != nil {
 				if t, ok := timeAt(tcol, i); ok && t <= late {
@@ -266,7 +273,9 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep EpochInfo, side *joinSide
 					continue
 				}
 			}
-			enc = append(enc, append([]byte(nil), side.codec.at(i)...))
+			n := len(buf)
+			buf = append(buf, side.codec.at(i)...)
+			enc = append(enc, buf[n:len(buf):len(buf)])
 		}
 		rec.Release()
 	}
@@ -432,6 +441,12 @@ func (s *statefulJoin) store(ep EpochInfo, p int, tag byte, side *joinSide, r *s
 	thr, evict := s.evictThreshold(ep, side)
 	cache := s.parts[p].caches[tag]
 	st := s.state.stores[p]
+	var val []byte
+	size := 0
+	for i := r.nState; i < len(r.keys); i++ {
+		size += 1 + len(r.keys[i]) + 12
+	}
+	keyBuf := make([]byte, 0, size)
 	var tcol arrow.Array
 	if evict {
 		tcol = r.rec.Column(side.evictCol)
@@ -468,22 +483,23 @@ func (s *statefulJoin) store(ep EpochInfo, p int, tag byte, side *joinSide, r *s
 			if r.matched[i] != r.wasMatch[i] {
 				e.matched = true
 				v, _ := st.Get(r.storeKeys[i])
-				v = append([]byte(nil), v...)
-				v[0] = 1
-				st.Put(r.storeKeys[i], v)
+				val = append(val[:0], v...)
+				val[0] = 1
+				st.Put(r.storeKeys[i], val)
 			}
 		default:
 			enc := r.enc[i]
-			key := make([]byte, 0, 1+len(r.keys[i])+12)
-			key = append(key, tag)
-			key = append(key, r.keys[i]...)
-			key = binary.BigEndian.AppendUint64(key, uint64(ep.ID))
-			key = binary.BigEndian.AppendUint32(key, uint32(i-r.nState))
-			val := make([]byte, 0, 1+len(enc))
+			// Store keys share one buffer (the cache keeps them); the
+			// value is copied by Put, so one scratch buffer serves.
+			n := len(keyBuf)
+			keyBuf = append(keyBuf, tag)
+			keyBuf = append(keyBuf, r.keys[i]...)
+			keyBuf = binary.BigEndian.AppendUint64(keyBuf, uint64(ep.ID))
+			keyBuf = binary.BigEndian.AppendUint32(keyBuf, uint32(i-r.nState))
+			key := keyBuf[n:len(keyBuf):len(keyBuf)]
+			val = append(val[:0], 0)
 			if r.matched[i] {
-				val = append(val, 1)
-			} else {
-				val = append(val, 0)
+				val[0] = 1
 			}
 			val = append(val, enc...)
 			st.Put(key, val)
