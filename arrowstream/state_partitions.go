@@ -87,12 +87,15 @@ func (s *statePartitions) abort() {
 func (s *statePartitions) commit(ctx context.Context, progress *StateOperatorProgress) error {
 	start := time.Now()
 	var total int64
-	for _, st := range s.stores {
+	for p, st := range s.stores {
 		total += int64(st.Len())
-	}
-	if err := s.commitStores(ctx); err != nil {
-		s.stores = nil
-		return err
+		if _, err := st.Commit(ctx); err != nil {
+			for _, rest := range s.stores[p+1:] {
+				rest.Abort()
+			}
+			s.stores = nil
+			return fmt.Errorf("arrowstream: commit state of operator %d partition %d: %w", s.opID, p, err)
+		}
 	}
 	s.stores = nil
 	var bytes int64
@@ -104,38 +107,6 @@ func (s *statePartitions) commit(ctx context.Context, progress *StateOperatorPro
 	progress.CommitTimeMs = time.Since(start).Milliseconds()
 	progress.NumShufflePartitions = int64(len(s.parts))
 	progress.NumStateStoreInstances = int64(len(s.parts))
-	return nil
-}
-
-// commitStores commits the open stores. Each commit encodes and
-// compresses its partition's delta and writes a file, so the partitions
-// commit in parallel (at most GOMAXPROCS at a time); with a fault hook
-// they commit one after the other, in partition order, so that the
-// injected faults hit a reproducible write.
-func (s *statePartitions) commitStores(ctx context.Context) error {
-	fail := func(p int, err error) error {
-		return fmt.Errorf("arrowstream: commit state of operator %d partition %d: %w", s.opID, p, err)
-	}
-	if len(s.stores) == 1 || (s.writer != nil && s.writer.Hook != nil) {
-		for p, st := range s.stores {
-			if _, err := st.Commit(ctx); err != nil {
-				for _, rest := range s.stores[p+1:] {
-					rest.Abort()
-				}
-				return fail(p, err)
-			}
-		}
-		return nil
-	}
-	errs := runEachPartition(s.opID, len(s.stores), func(int) bool { return true }, func(p int) error {
-		_, err := s.stores[p].Commit(ctx)
-		return err
-	})
-	for p, err := range errs {
-		if err != nil {
-			return fail(p, err)
-		}
-	}
 	return nil
 }
 

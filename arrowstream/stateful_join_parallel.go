@@ -142,6 +142,11 @@ func (s *statefulJoin) joinPartition(ctx context.Context, ep EpochInfo, p int, f
 		}
 		rows[i] = r
 	}
+	// rows hold copies of the new rows: free these early (peak memory).
+	for _, f := range fresh {
+		f.release()
+		f.rec = nil
+	}
 	L, R := rows[0], rows[1]
 	// Candidate pairs: equal non-null keys, at least one row new.
 	byKey := make(map[string][]int32, len(R.keys))
@@ -231,6 +236,10 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep EpochInfo, fresh [
 			return nil, err
 		}
 		split[i] = parts
+		// The parts hold the rows now: free the whole before the
+		// partitions run, so the epoch's peak memory does not hold both.
+		fresh[i].release()
+		fresh[i].rec = nil
 	}
 	results := make([]joinPartResult, n)
 	errs := runEachPartition(s.state.opID, n, func(p int) bool { return s.partActive(ep, p, split) }, func(p int) error {
