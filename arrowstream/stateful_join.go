@@ -70,11 +70,11 @@ type statefulJoin struct {
 	lastEvictWm int64
 	progress    StateOperatorProgress
 
-	// caches hold each side's stored rows decoded, as of state version
-	// cacheVersion (-1: to be rebuilt from the stores, as after a start or
-	// an epoch that did not commit); pendingVersion is the version the
-	// running epoch commits.
-	caches         [2]*sideCache
+	// parts hold each partition's codecs and each side's stored rows
+	// decoded, as of state version cacheVersion (-1: to be rebuilt from
+	// the stores, as after a start or an epoch that did not commit);
+	// pendingVersion is the version the running epoch commits.
+	parts          []*joinPart
 	cacheVersion   int64
 	pendingVersion int64
 }
@@ -157,8 +157,10 @@ func (s *statefulJoin) commit(ctx context.Context) error {
 	}
 	s.cacheVersion = s.pendingVersion
 	// The decoded rows kept between epochs are state memory too.
-	for _, c := range s.caches {
-		s.progress.MemoryUsedBytes += c.bytes
+	for _, jp := range s.parts {
+		for _, c := range jp.caches {
+			s.progress.MemoryUsedBytes += c.bytes
+		}
 	}
 	return nil
 }
@@ -179,7 +181,6 @@ type sideRows struct {
 	nState    int
 	entries   []*joinEntry // state rows' cache entries
 	storeKeys [][]byte     // state rows' store keys
-	parts     []int        // state rows' partitions
 	matched   []bool
 	wasMatch  []bool
 	keys      []string // encoded join keys
@@ -211,9 +212,9 @@ func (s *statefulJoin) executeTwo(ctx context.Context, ep EpochInfo, left, right
 	}
 	// The caches change with the epoch: valid again only once it commits.
 	s.cacheVersion, s.pendingVersion = -1, ep.ID+1
-	var rows, fresh [2]*sideRows
+	var fresh [2]*sideRows
 	defer func() {
-		for _, r := range append(rows[:], fresh[:]...) {
+		for _, r := range fresh {
 			if r != nil {
 				r.release()
 			}
@@ -226,83 +227,14 @@ func (s *statefulJoin) executeTwo(ctx context.Context, ep EpochInfo, left, right
 		}
 		fresh[i] = r
 	}
-	// Each side's rows: the stored rows the epoch needs, then the new ones.
-	for i, side := range s.sides {
-		thr, evict := s.evictThreshold(ep, side)
-		r, err := s.withState(side, fresh[i], s.relevant(i, fresh[1-i], thr, evict))
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = r
-	}
-	L, R := rows[0], rows[1]
-	// Candidate pairs: equal non-null keys, at least one row new.
-	byKey := map[string][]int32{}
-	for j := range R.keys {
-		if !R.keyNull[j] && !R.excluded[j] {
-			byKey[R.keys[j]] = append(byKey[R.keys[j]], int32(j))
-		}
-	}
-	var li, ri []int32
-	for i := range L.keys {
-		if L.keyNull[i] || L.excluded[i] {
-			continue
-		}
-		lNew := i >= L.nState
-		for _, j := range byKey[L.keys[i]] {
-			if lNew || int(j) >= R.nState {
-				li, ri = append(li, int32(i)), append(ri, j)
-			}
-		}
-	}
-	li, ri, err := s.applyResidual(ctx, L.rec, R.rec, li, ri)
-	if err != nil {
-		return nil, err
-	}
-	// A left row that matches the right state on arrival is, in a left
-	// semi join, emitted and never stored (Spark processes the left input
-	// before adding this batch's right rows to the right state).
-	L.arrival = make([]bool, len(L.matched))
-	for k := range li {
-		L.matched[li[k]] = true
-		R.matched[ri[k]] = true
-		if int(li[k]) >= L.nState && int(ri[k]) < R.nState {
-			L.arrival[li[k]] = true
-		}
-	}
-	var outL, outR []int32
-	if s.typ == plan.LeftSemiJoin {
-		for i := range L.matched {
-			if L.matched[i] && !L.wasMatch[i] {
-				outL = append(outL, int32(i))
-			}
-		}
-	} else {
-		outL, outR = li, ri
-	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
-	removeStart := time.Now()
-	for i, side := range s.sides {
-		nulls := s.store(ep, byte(i), side, rows[i])
-		for _, n := range nulls {
-			if i == 0 {
-				outL, outR = append(outL, n), append(outR, -1)
-			} else {
-				outL, outR = append(outL, -1), append(outR, n)
-			}
-		}
-	}
-	s.progress.AllRemovalsTimeMs = time.Since(removeStart).Milliseconds()
-	s.lastEvictWm = ep.WatermarkMs
-	if len(outL) == 0 {
-		return vector.NewScan(s.out)
-	}
-	rec, err := s.output(L.rec, R.rec, outL, outR)
+	out, err := s.joinPartitions(ctx, ep, fresh)
 	if err != nil {
 		return nil, err
 	}
-	defer rec.Release()
-	return vector.NewScan(s.out, rec)
+	defer releaseRecords(out)
+	s.lastEvictWm = ep.WatermarkMs
+	return vector.NewScan(s.out, out...)
 }
 
 // loadNew reads a side's new input rows (late rows dropped) into one
@@ -327,6 +259,13 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep EpochInfo, side *joinSide
 		if side.timeCol >= 0 && ep.HasWatermark {
 			tcol = rec.Column(side.timeCol)
 		}
+		// The rows' bytes share one buffer per input record (one
+		// allocation instead of one per row); the cache keeps them.
+		size := 0
+		for i := 0; i < int(rec.NumRows()); i++ {
+			size += len(side.codec.at(i))
+		}
+		buf := make([]byte, 0, size)
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if tcol != nil {
 				if t, ok := timeAt(tcol, i); ok && t <= late {
@@ -334,12 +273,14 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep EpochInfo, side *joinSide
 					continue
 				}
 			}
-			enc = append(enc, append([]byte(nil), side.codec.at(i)...))
+			n := len(buf)
+			buf = append(buf, side.codec.at(i)...)
+			enc = append(enc, buf[n:len(buf):len(buf)])
 		}
 		rec.Release()
 	}
 	r.enc = enc
-	if err := s.decodeSide(side, r, enc); err != nil {
+	if err := s.decodeSide(side.codec, r, enc); err != nil {
 		return nil, err
 	}
 	r.excluded = make([]bool, len(enc))
@@ -492,13 +433,20 @@ func (s *statefulJoin) output(l, r arrow.Record, li, ri []int32) (arrow.Record, 
 	return s.pairs(l, r, li, ri, s.out)
 }
 
-// store writes the side's new rows and updated matched flags to the
-// state and evicts the rows below the side's state watermark; it returns
-// the evicted unmatched rows of an outer side.
-func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows) []int32 {
-	var nulls []int32
+// store writes the side's new rows and updated matched flags to
+// partition p's state and evicts the rows below the side's state
+// watermark; it returns the evicted unmatched rows of an outer side and
+// the numbers of rows updated and removed.
+func (s *statefulJoin) store(ep EpochInfo, p int, tag byte, side *joinSide, r *sideRows) (nulls []int32, updated, removed int64) {
 	thr, evict := s.evictThreshold(ep, side)
-	cache := s.caches[tag]
+	cache := s.parts[p].caches[tag]
+	st := s.state.stores[p]
+	var val []byte
+	size := 0
+	for i := r.nState; i < len(r.keys); i++ {
+		size += 1 + len(r.keys[i]) + 12
+	}
+	keyBuf := make([]byte, 0, size)
 	var tcol arrow.Array
 	if evict {
 		tcol = r.rec.Column(side.evictCol)
@@ -523,9 +471,9 @@ func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows
 		}
 		switch {
 		case gone && isState:
-			s.state.stores[r.parts[i]].Delete(r.storeKeys[i])
+			st.Delete(r.storeKeys[i])
 			cache.remove(r.entries[i])
-			s.progress.NumRowsRemoved++
+			removed++
 		case gone:
 		case isState:
 			e := r.entries[i]
@@ -534,33 +482,33 @@ func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows
 			}
 			if r.matched[i] != r.wasMatch[i] {
 				e.matched = true
-				st := s.state.stores[r.parts[i]]
 				v, _ := st.Get(r.storeKeys[i])
-				v = append([]byte(nil), v...)
-				v[0] = 1
-				st.Put(r.storeKeys[i], v)
+				val = append(val[:0], v...)
+				val[0] = 1
+				st.Put(r.storeKeys[i], val)
 			}
 		default:
 			enc := r.enc[i]
-			key := make([]byte, 0, 1+len(r.keys[i])+12)
-			key = append(key, tag)
-			key = append(key, r.keys[i]...)
-			key = binary.BigEndian.AppendUint64(key, uint64(ep.ID))
-			key = binary.BigEndian.AppendUint32(key, uint32(i-r.nState))
-			val := make([]byte, 0, 1+len(enc))
+			// Store keys share one buffer (the cache keeps them); the
+			// value is copied by Put, so one scratch buffer serves.
+			n := len(keyBuf)
+			keyBuf = append(keyBuf, tag)
+			keyBuf = append(keyBuf, r.keys[i]...)
+			keyBuf = binary.BigEndian.AppendUint64(keyBuf, uint64(ep.ID))
+			keyBuf = binary.BigEndian.AppendUint32(keyBuf, uint32(i-r.nState))
+			key := keyBuf[n:len(keyBuf):len(keyBuf)]
+			val = append(val[:0], 0)
 			if r.matched[i] {
-				val = append(val, 1)
-			} else {
-				val = append(val, 0)
+				val[0] = 1
 			}
 			val = append(val, enc...)
-			s.state.store(r.hashes[i]).Put(key, val)
-			s.progress.NumRowsUpdated++
-			e := &joinEntry{storeKey: key, part: int(r.hashes[i] % uint64(len(s.state.stores))), key: r.keys[i],
+			st.Put(key, val)
+			updated++
+			e := &joinEntry{storeKey: key, key: r.keys[i],
 				keyNull: r.keyNull[i], enc: enc, matched: r.matched[i]}
 			e.time, e.hasTime = side.evictTime(r.rec, i)
 			cache.add(e)
 		}
 	}
-	return nulls
+	return nulls, updated, removed
 }

@@ -12,7 +12,6 @@ import (
 // epochs of a running query.
 type joinEntry struct {
 	storeKey []byte
-	part     int
 	key      string // encoded join key
 	keyNull  bool   // a null (not null-safe) key: never matches
 	enc      []byte // the encoded row
@@ -103,71 +102,60 @@ func (side *joinSide) evictTime(rec arrow.Record, i int) (int64, bool) {
 	return timeAt(rec.Column(side.evictCol), i)
 }
 
-// rebuildCache reads both sides' state from the open stores into the
-// caches: on the first epoch of a run (start or restart) and after an
-// epoch that did not commit.
-func (s *statefulJoin) rebuildCache(ctx context.Context) error {
-	for i, side := range s.sides {
-		tag := byte(i)
-		r := &sideRows{}
-		var enc [][]byte
-		for p, st := range s.state.stores {
-			st.Range(func(k, v []byte) bool {
-				if len(k) > 0 && k[0] == tag && len(v) > 0 {
-					r.storeKeys = append(r.storeKeys, append([]byte(nil), k...))
-					r.parts = append(r.parts, p)
-					r.wasMatch = append(r.wasMatch, v[0] == 1)
-					enc = append(enc, append([]byte(nil), v[1:]...))
-				}
-				return true
-			})
+// loadCache reads side i's rows of partition p from its open store.
+func (s *statefulJoin) loadCache(ctx context.Context, p, i int) (*sideCache, error) {
+	side, tag, st := s.sides[i], byte(i), s.state.stores[p]
+	r := &sideRows{}
+	defer r.release()
+	var enc [][]byte
+	st.Range(func(k, v []byte) bool {
+		if len(k) > 0 && k[0] == tag && len(v) > 0 {
+			r.storeKeys = append(r.storeKeys, append([]byte(nil), k...))
+			r.wasMatch = append(r.wasMatch, v[0] == 1)
+			enc = append(enc, append([]byte(nil), v[1:]...))
 		}
-		if err := s.decodeSide(side, r, enc); err != nil {
-			return err
-		}
-		err := s.encodeKeys(ctx, side, r)
-		if err == nil {
-			c := &sideCache{byKey: map[string][]*joinEntry{}}
-			for j := range enc {
-				e := &joinEntry{storeKey: r.storeKeys[j], part: r.parts[j], key: r.keys[j], keyNull: r.keyNull[j], enc: enc[j], matched: r.wasMatch[j]}
-				e.time, e.hasTime = side.evictTime(r.rec, j)
-				c.add(e)
-			}
-			s.caches[i] = c
-		}
-		r.release()
-		if err != nil {
-			return err
-		}
+		return true
+	})
+	if err := s.decodeSide(s.parts[p].codecs[i], r, enc); err != nil {
+		return nil, err
 	}
-	return nil
+	if err := s.encodeKeys(ctx, side, r); err != nil {
+		return nil, err
+	}
+	c := &sideCache{byKey: map[string][]*joinEntry{}}
+	for j := range enc {
+		e := &joinEntry{storeKey: r.storeKeys[j], key: r.keys[j], keyNull: r.keyNull[j], enc: enc[j], matched: r.wasMatch[j]}
+		e.time, e.hasTime = side.evictTime(r.rec, j)
+		c.add(e)
+	}
+	return c, nil
 }
 
 // decodeSide decodes encoded rows of a side into r.rec (an empty record
 // for none).
-func (s *statefulJoin) decodeSide(side *joinSide, r *sideRows, enc [][]byte) error {
+func (s *statefulJoin) decodeSide(codec *rowCodec, r *sideRows, enc [][]byte) error {
 	if len(enc) == 0 {
-		cols := make([]arrow.Array, side.codec.schema.NumFields())
-		for c, f := range side.codec.schema.Fields() {
+		cols := make([]arrow.Array, codec.schema.NumFields())
+		for c, f := range codec.schema.Fields() {
 			cols[c] = array.MakeArrayOfNull(s.mem, f.Type, 0)
 		}
-		r.rec = assemble(side.codec.schema, nil, cols, 0)
+		r.rec = assemble(codec.schema, nil, cols, 0)
 		return nil
 	}
-	cols, err := side.codec.decode(s.mem, enc)
+	cols, err := codec.decode(s.mem, enc)
 	if err != nil {
 		return err
 	}
-	r.rec = assemble(side.codec.schema, nil, cols, len(enc))
+	r.rec = assemble(codec.schema, nil, cols, len(enc))
 	return nil
 }
 
-// relevant returns the cached rows of side i that the epoch needs: those
+// relevant returns the partition's cached rows of side i that the epoch needs: those
 // whose key equals a new row's key on the other side (they may join), and
 // those at or below the eviction threshold thr (popped from the time
 // index; they are removed or emitted this epoch).
-func (s *statefulJoin) relevant(i int, other *sideRows, thr int64, evict bool) []*joinEntry {
-	c := s.caches[i]
+func (jp *joinPart) relevant(i int, other *sideRows, thr int64, evict bool) []*joinEntry {
+	c := jp.caches[i]
 	seen := map[*joinEntry]bool{}
 	var out []*joinEntry
 	for j, k := range other.keys {
@@ -195,23 +183,22 @@ func (s *statefulJoin) relevant(i int, other *sideRows, thr int64, evict bool) [
 
 // withState puts the cached stored rows entries before a side's new rows
 // (fresh, which stays owned by the caller).
-func (s *statefulJoin) withState(side *joinSide, fresh *sideRows, entries []*joinEntry) (*sideRows, error) {
+func (s *statefulJoin) withState(codec *rowCodec, fresh *sideRows, entries []*joinEntry) (*sideRows, error) {
 	n := len(entries)
 	r := &sideRows{nState: n, entries: entries}
 	enc := make([][]byte, 0, n+len(fresh.enc))
 	for _, e := range entries {
 		r.storeKeys = append(r.storeKeys, e.storeKey)
-		r.parts = append(r.parts, e.part)
 		r.wasMatch = append(r.wasMatch, e.matched)
 		r.keys = append(r.keys, e.key)
 		r.keyNull = append(r.keyNull, e.keyNull)
 		enc = append(enc, e.enc)
 	}
 	stored := &sideRows{}
-	if err := s.decodeSide(side, stored, enc); err != nil {
+	if err := s.decodeSide(codec, stored, enc); err != nil {
 		return nil, err
 	}
-	rec, err := concatRecords(s.mem, side.codec.schema, []arrow.Record{stored.rec, fresh.rec})
+	rec, err := concatRecords(s.mem, codec.schema, []arrow.Record{stored.rec, fresh.rec})
 	stored.release()
 	if err != nil {
 		return nil, err

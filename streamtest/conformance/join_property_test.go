@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/streamtest/conformance"
 )
 
@@ -54,7 +55,7 @@ func TestStreamStreamJoinProperty(t *testing.T) {
 						if tm < 1 {
 							tm = 1
 						}
-						k := int64(rng.Intn(2))
+						k := int64(rng.Intn(3))
 						rows = append(rows, []int64{k, tm})
 						if tm*1000 > wm {
 							kept[side] = append(kept[side], ev{k, tm})
@@ -102,7 +103,10 @@ func TestStreamStreamJoinProperty(t *testing.T) {
 					t.Fatal(err)
 				}
 				var out bytes.Buffer
-				r := &conformance.Runner{Out: &out, TempDir: t.TempDir(), StepTimeout: 30 * time.Second}
+				// The join's partitions run in parallel: vary their number.
+				parts := fmt.Sprint([]int{1, 3, 5}[seed%3])
+				r := &conformance.Runner{Out: &out, TempDir: t.TempDir(), StepTimeout: 30 * time.Second,
+					Conf: map[string]string{arrowstream.ConfShufflePartitions: parts}}
 				if sum := r.RunAll(scenarios); sum.Passed != 1 {
 					t.Fatalf("%s\nscenario: %s", out.String(), data)
 				}
