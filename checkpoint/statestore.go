@@ -197,11 +197,16 @@ var stateSchema = arrow.NewSchema([]arrow.Field{
 // a magic, so that truncation and damage are detected before decoding.
 var stateMagic = [4]byte{'A', 'S', 'S', 'T'}
 
-// encodeState writes entries (sorted by key; a nil value is a delete) as a
-// zstd-compressed Arrow IPC stream plus the trailer.
+// encodeState writes entries (sorted by key; a nil value is a delete) as an
+// Arrow IPC stream plus the trailer. A stream of stateCompressMin bytes or
+// more is stored as one zstd frame made by a shared, reused encoder (see
+// stateCodec); a smaller one, such as the delta of an epoch that changed
+// little, is stored as it is, because compressing it saves a few bytes at
+// the cost of most of the commit. Files written before this change hold an
+// IPC stream with zstd-compressed buffers; decodeState reads all three.
 func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(stateSchema), ipc.WithAllocator(mem), ipc.WithZstd())
+	w := ipc.NewWriter(&buf, ipc.WithSchema(stateSchema), ipc.WithAllocator(mem))
 	kb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	vb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	defer kb.Release()
@@ -236,12 +241,19 @@ func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, 
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	sum := crc32.Checksum(buf.Bytes(), castagnoli)
+	body := buf.Bytes()
+	if len(body) >= stateCompressMin {
+		enc, _, err := stateCodec()
+		if err != nil {
+			return nil, err
+		}
+		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
+	}
+	sum := crc32.Checksum(body, castagnoli)
 	var tr [8]byte
 	binary.LittleEndian.PutUint32(tr[:4], sum)
 	copy(tr[4:], stateMagic[:])
-	buf.Write(tr[:])
-	return buf.Bytes(), nil
+	return append(body, tr[:]...), nil
 }
 
 // readInto applies a delta or snapshot file to data.
@@ -271,6 +283,15 @@ func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) (err 
 			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, ErrCorrupt)
 		}
 	}()
+	if bytes.HasPrefix(body, zstdFrameMagic) {
+		_, dec, err := stateCodec()
+		if err != nil {
+			return err
+		}
+		if body, err = dec.DecodeAll(body, nil); err != nil {
+			return fmt.Errorf("zstd: %v: %w", err, ErrCorrupt)
+		}
+	}
 	r, err := ipc.NewReader(bytes.NewReader(body), ipc.WithAllocator(mem))
 	if err != nil {
 		return fmt.Errorf("arrow IPC: %v: %w", err, ErrCorrupt)
