@@ -18,29 +18,41 @@ import (
 // AggQuery is the hash-aggregation query, the same text DuckDB runs.
 const AggQuery = "SELECT k, sum(v) AS sum_v, count(*) AS cnt FROM t GROUP BY k"
 
+// AggColumns are the result columns of AggQuery, one row per group.
+type AggColumns struct {
+	Keys   []int64
+	Sums   []float64
+	Counts []int64
+}
+
+// Groups turns the columns into the map form of gen.AggReference (an
+// error when a key appears twice).
+func (c AggColumns) Groups() (map[int64]gen.AggGroup, error) {
+	return gen.AggGroups(c.Keys, c.Sums, c.Counts)
+}
+
 // RunAgg runs AggQuery through a Session over recs (schema gen.AggSchema,
-// borrowed) with operators on mem, and returns the groups.
-func RunAgg(ctx context.Context, mem memory.Allocator, recs []arrow.Record) (map[int64]gen.AggGroup, error) {
+// borrowed) with operators on mem, and returns the result columns, copied
+// out of the result records as DuckDB's peer copies its result rows.
+func RunAgg(ctx context.Context, mem memory.Allocator, recs []arrow.Record) (AggColumns, error) {
+	var out AggColumns
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, Logger: slog.New(slog.DiscardHandler)})
 	if err := s.RegisterTable("t", gen.AggSchema, recs...); err != nil {
-		return nil, err
+		return out, err
 	}
 	defer s.DropTable("t")
 	res, err := s.SQL(ctx, AggQuery)
 	if err != nil {
-		return nil, fmt.Errorf("agg: %s: %w", AggQuery, err)
+		return out, fmt.Errorf("agg: %s: %w", AggQuery, err)
 	}
 	defer res.Close()
-	var keys []int64
-	var sums []float64
-	var counts []int64
 	for {
 		rec, err := res.Op.Next(ctx)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("agg: %s: %w", AggQuery, err)
+			return out, fmt.Errorf("agg: %s: %w", AggQuery, err)
 		}
 		k, ok1 := rec.Column(0).(*array.Int64)
 		sm, ok2 := rec.Column(1).(*array.Float64)
@@ -48,16 +60,16 @@ func RunAgg(ctx context.Context, mem memory.Allocator, recs []arrow.Record) (map
 		if !ok1 || !ok2 || !ok3 || k.NullN()+sm.NullN()+c.NullN() != 0 {
 			err = fmt.Errorf("agg: result schema %s (or nulls), want k int64, sum_v float64, cnt int64", rec.Schema())
 		} else {
-			keys = append(keys, k.Int64Values()...)
-			sums = append(sums, sm.Float64Values()...)
-			counts = append(counts, c.Int64Values()...)
+			out.Keys = append(out.Keys, k.Int64Values()...)
+			out.Sums = append(out.Sums, sm.Float64Values()...)
+			out.Counts = append(out.Counts, c.Int64Values()...)
 		}
 		rec.Release()
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 	}
-	return gen.AggGroups(keys, sums, counts)
+	return out, nil
 }
 
 // winSink collects the windowed query's Append output (key, ws, n).

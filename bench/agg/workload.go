@@ -74,7 +74,13 @@ func runAgg(ctx context.Context, cfg harness.Config, o ysb.Options, sz Sizes) ([
 		check := func(got map[int64]gen.AggGroup) error { return gen.CheckAgg(want, got, aggRelTol) }
 		rate, peak, err := measure(sz.Reps, sz.AggRows, func(mem memory.Allocator) (func() error, error) {
 			got, err := RunAgg(ctx, mem, recs)
-			return func() error { return check(got) }, err
+			return func() error {
+				groups, err := got.Groups()
+				if err != nil {
+					return err
+				}
+				return check(groups)
+			}, err
 		})
 		if err != nil {
 			release(recs)

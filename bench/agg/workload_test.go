@@ -22,7 +22,11 @@ func TestEngineAndGoPeersAgree(t *testing.T) {
 			want := gen.AggReference(keys, vals)
 			recs := gen.AggRecords(memory.NewGoAllocator(), keys, vals, 16<<10)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			got, err := RunAgg(ctx, mem, recs)
+			cols, err := RunAgg(ctx, mem, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cols.Groups()
 			if err != nil {
 				t.Fatal(err)
 			}
