@@ -306,7 +306,10 @@ func (s *statefulAggregate) allState() ([]arrow.Record, error) {
 // does not match it) and none of this epoch's merged groups is at or below
 // it. In a steady stream that is every data batch: the no-data batch
 // before it already evicted at the same watermark, and evict scans and
-// decodes the whole state.
+// decodes the whole state. (When the watermark has not moved, the late
+// watermark equals it and late rows are dropped before merging, so the
+// merged-groups check cannot fire today; it keeps the skip correct should
+// late rows ever be kept, and costs one pass over the merged groups.)
 func (s *statefulAggregate) evictDue(ep EpochInfo, merged []arrow.Record) bool {
 	if s.cleanEpoch == 0 || s.cleanEpoch != ep.ID || ep.WatermarkMs > s.cleanWm {
 		return true
