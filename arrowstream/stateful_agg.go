@@ -203,7 +203,8 @@ func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vec
 // the same keys (old state first, so first/last keep input order).
 func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow.Record, c codecPair) ([]arrow.Record, error) {
 	var oldKeys, oldVals [][]byte
-	for _, rec := range partials {
+	matched := make([][]int32, len(partials)) // rows with stored state, per record
+	for r, rec := range partials {
 		if err := c.key.encode(rec); err != nil {
 			return nil, err
 		}
@@ -212,8 +213,12 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 			if v, ok := s.state.store(c.key.hash(i)).Get(key); ok {
 				oldKeys = append(oldKeys, append([]byte(nil), key...))
 				oldVals = append(oldVals, v)
+				matched[r] = append(matched[r], int32(i))
 			}
 		}
+	}
+	if out, ok, err := s.mergeOnlyMatched(ctx, partials, matched, len(oldKeys), c, oldKeys, oldVals); ok || err != nil {
+		return out, err
 	}
 	inputs := make([]arrow.Record, 0, len(partials)+1)
 	if len(oldKeys) > 0 {
