@@ -53,7 +53,12 @@ type statefulAggregate struct {
 	state statePartitions
 
 	lastEvictWm int64
-	progress    StateOperatorProgress
+	// cleanEpoch and cleanWm say that the state epoch cleanEpoch reads
+	// holds no group at or below watermark cleanWm (0: not known), so
+	// that an epoch whose watermark has not moved need not scan the whole
+	// state for groups to evict (see evictDue).
+	cleanEpoch, cleanWm int64
+	progress            StateOperatorProgress
 }
 
 func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode OutputMode, timeKey int, writer *checkpoint.Writer) (*statefulAggregate, error) {
@@ -170,15 +175,21 @@ func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vec
 		out, err = s.allState()
 	case Update:
 		out = retainAll(merged)
-		if s.timeKey >= 0 && ep.HasWatermark {
+		if s.timeKey >= 0 && ep.HasWatermark && s.evictDue(ep, merged) {
 			var evicted []arrow.Record
 			evicted, err = s.evict(ep.WatermarkMs)
 			releaseRecords(evicted)
 		}
 	case Append:
-		if s.timeKey >= 0 && ep.HasWatermark {
+		if s.timeKey >= 0 && ep.HasWatermark && s.evictDue(ep, merged) {
 			out, err = s.evict(ep.WatermarkMs)
 		}
+	}
+	if err == nil && s.timeKey >= 0 && ep.HasWatermark && s.mode != Complete {
+		// Whether evicted now or proved clean: once this epoch commits,
+		// the state the next epoch reads holds nothing at or below the
+		// watermark.
+		s.cleanEpoch, s.cleanWm = ep.ID+1, ep.WatermarkMs
 	}
 	if err != nil {
 		releaseRecords(out)
@@ -192,7 +203,8 @@ func (s *statefulAggregate) execute(ctx context.Context, ep EpochInfo, input vec
 // the same keys (old state first, so first/last keep input order).
 func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow.Record, c codecPair) ([]arrow.Record, error) {
 	var oldKeys, oldVals [][]byte
-	for _, rec := range partials {
+	matched := make([][]int32, len(partials)) // rows with stored state, per record
+	for r, rec := range partials {
 		if err := c.key.encode(rec); err != nil {
 			return nil, err
 		}
@@ -201,8 +213,12 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 			if v, ok := s.state.store(c.key.hash(i)).Get(key); ok {
 				oldKeys = append(oldKeys, append([]byte(nil), key...))
 				oldVals = append(oldVals, v)
+				matched[r] = append(matched[r], int32(i))
 			}
 		}
+	}
+	if out, ok, err := s.mergeOnlyMatched(ctx, partials, matched, len(oldKeys), c, oldKeys, oldVals); ok || err != nil {
+		return out, err
 	}
 	inputs := make([]arrow.Record, 0, len(partials)+1)
 	if len(oldKeys) > 0 {
@@ -287,6 +303,28 @@ func (s *statefulAggregate) allState() ([]arrow.Record, error) {
 		return nil, err
 	}
 	return []arrow.Record{rec}, nil
+}
+
+// evictDue says whether evict(ep.WatermarkMs) could find anything: it
+// could not when the state this epoch read was left clean at or above this
+// watermark by the epoch before (cleanEpoch; a re-run or a restarted query
+// does not match it) and none of this epoch's merged groups is at or below
+// it. In a steady stream that is every data batch: the no-data batch
+// before it already evicted at the same watermark, and evict scans and
+// decodes the whole state. (When the watermark has not moved, the late
+// watermark equals it and late rows are dropped before merging, so the
+// merged-groups check cannot fire today; it keeps the skip correct should
+// late rows ever be kept, and costs one pass over the merged groups.)
+func (s *statefulAggregate) evictDue(ep EpochInfo, merged []arrow.Record) bool {
+	if s.cleanEpoch == 0 || s.cleanEpoch != ep.ID || ep.WatermarkMs > s.cleanWm {
+		return true
+	}
+	for _, rec := range merged {
+		if sel, _ := s.selectByTime(rec, ep.WatermarkMs, true); len(sel) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // evict removes the groups whose time key is at or below the watermark and

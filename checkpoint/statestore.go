@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/klauspost/compress/zstd"
 )
 
 // StateStore is one epoch's view of a state partition: it reads version N
@@ -244,11 +245,16 @@ var stateWriteSchema = func() *arrow.Schema {
 // a magic, so that truncation and damage are detected before decoding.
 var stateMagic = [4]byte{'A', 'S', 'S', 'T'}
 
-// encodeState writes entries (sorted by key; a nil value is a delete) as a
-// zstd-compressed Arrow IPC stream plus the trailer.
+// encodeState writes entries (sorted by key; a nil value is a delete) as an
+// Arrow IPC stream plus the trailer. A stream of stateCompressMin bytes or
+// more is stored as one zstd frame made by a shared, reused encoder (see
+// stateCodec); a smaller one, such as the delta of an epoch that changed
+// little, is stored as it is, because compressing it saves a few bytes at
+// the cost of most of the commit. Files written before this change hold an
+// IPC stream with zstd-compressed buffers; decodeState reads all three.
 func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem), ipc.WithZstd())
+	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem))
 	kb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	vb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
 	defer kb.Release()
@@ -283,12 +289,19 @@ func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, 
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	sum := crc32.Checksum(buf.Bytes(), castagnoli)
+	body := buf.Bytes()
+	if len(body) >= stateCompressMin {
+		enc, _, err := stateCodec()
+		if err != nil {
+			return nil, err
+		}
+		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
+	}
+	sum := crc32.Checksum(body, castagnoli)
 	var tr [8]byte
 	binary.LittleEndian.PutUint32(tr[:4], sum)
 	copy(tr[4:], stateMagic[:])
-	buf.Write(tr[:])
-	return buf.Bytes(), nil
+	return append(body, tr[:]...), nil
 }
 
 // readInto applies a delta or snapshot file to data.
@@ -316,6 +329,21 @@ func decodeStateBounded(mem memory.Allocator, raw []byte, data map[string][]byte
 	body := raw[:len(raw)-8]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
 		return fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, ErrCorrupt)
+	}
+	if bytes.HasPrefix(body, zstdFrameMagic) {
+		// The frame declares its decompressed size: refuse a damaged one
+		// that would make us reserve more than a state file can hold.
+		var h zstd.Header
+		if err := h.Decode(body); err != nil || !h.HasFCS || h.FrameContentSize > uint64(maxBuffer) {
+			return fmt.Errorf("zstd frame header unusable or over %d bytes: %w", maxBuffer, ErrCorrupt)
+		}
+		_, dec, err := stateCodec()
+		if err != nil {
+			return err
+		}
+		if body, err = dec.DecodeAll(body, make([]byte, 0, h.FrameContentSize)); err != nil {
+			return fmt.Errorf("zstd: %v: %w", err, ErrCorrupt)
+		}
 	}
 	if err := CheckIPCFraming(body); err != nil {
 		return fmt.Errorf("%v: %w", err, ErrCorrupt)

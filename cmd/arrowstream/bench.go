@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arrowstream/arrowstream/bench/agg"
 	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/bench/nexmark"
 	"github.com/arrowstream/arrowstream/bench/published"
@@ -59,6 +60,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 // benchWorkloads is the registry of workloads, in the order they run.
 func benchWorkloads(o ysb.Options) []harness.Workload {
 	ws := ysb.Workloads(o)
+	ws = append(ws, agg.Workloads(o)...)
 	ws = append(ws, serving.Workload())
 	ws = append(ws, nexmark.Workloads()...)
 	return ws

@@ -38,10 +38,13 @@
 // reference; it is not part of the one-core comparison. To pin the whole
 // process to one CPU as well, prefix the command with `taskset -c 1`.
 //
-// The Arrowstream side (arrowstream_test.go) is built only with the build tag
-// arrowstream_agg until the hash aggregate lands in vector/:
-//
-//	go test -tags arrowstream_agg -run '^$' -bench Agg -benchtime 3x -cpu 1
-//
 // The flags -agg.rows and -agg.keys shrink the data set for quick runs.
+//
+// # As workloads of `arrowstream bench`
+//
+// cmd/aggpeer runs the same two comparisons for the "agg" and "windowed"
+// workloads of `arrowstream bench` (package bench/agg), which starts it
+// with `go run ./cmd/aggpeer` in this directory and reads one JSON line per
+// measurement; cmd/ysbpeer does the same for "ysb". The DuckDB code they
+// share with the benchmarks is in duck.go, windowed.go and api.go.
 package duckdbpeer

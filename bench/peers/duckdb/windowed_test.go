@@ -2,7 +2,6 @@ package duckdbpeer
 
 import (
 	"context"
-	"database/sql/driver"
 	"flag"
 	"fmt"
 	"io"
@@ -10,14 +9,13 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/bench/gen"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -70,16 +68,16 @@ type winData struct {
 }
 
 // winRow is one emitted window count.
-type winRow struct{ key, start, n int64 }
+type winRow = gen.WinRow
 
 func winCmp(a, b winRow) int {
-	if a.start != b.start {
-		return cmpInt(a.start, b.start)
+	if a.Start != b.Start {
+		return cmpInt(a.Start, b.Start)
 	}
-	if a.key != b.key {
-		return cmpInt(a.key, b.key)
+	if a.Key != b.Key {
+		return cmpInt(a.Key, b.Key)
 	}
-	return cmpInt(a.n, b.n)
+	return cmpInt(a.N, b.N)
 }
 
 func cmpInt(a, b int64) int {
@@ -127,7 +125,7 @@ func newWinData(epochs, rows, nKeys int) *winData {
 	d.finalWm = wm
 	for k, n := range counts {
 		if k[1]+winWindowUs <= wm {
-			d.want = append(d.want, winRow{k[0], k[1], n})
+			d.want = append(d.want, winRow{Key: k[0], Start: k[1], N: n})
 		}
 	}
 	slices.SortFunc(d.want, winCmp)
@@ -178,7 +176,7 @@ func (d *winData) check(got []winRow) error {
 	for i := range got {
 		if got[i] != d.want[i] {
 			return fmt.Errorf("emitted window %d: (key %d, start %d µs, count %d), want (key %d, start %d µs, count %d)",
-				i, got[i].key, got[i].start, got[i].n, d.want[i].key, d.want[i].start, d.want[i].n)
+				i, got[i].Key, got[i].Start, got[i].N, d.want[i].Key, d.want[i].Start, d.want[i].N)
 		}
 	}
 	return nil
@@ -205,7 +203,7 @@ func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) e
 		} else {
 			kv, wv, nv := k.Int64Values(), w.TimestampValues(), n.Int64Values()
 			for i := range kv {
-				s.rows = append(s.rows, winRow{kv[i], int64(wv[i]), nv[i]})
+				s.rows = append(s.rows, winRow{Key: kv[i], Start: int64(wv[i]), N: nv[i]})
 			}
 		}
 		rec.Release()
@@ -233,7 +231,7 @@ func runArrowstreamWindowed(ctx context.Context, mem memory.Allocator, recs []ar
 	q, err := s.ReadStream("events").
 		WithWatermark("ts", "5 seconds").
 		GroupBy("window(ts, '10 seconds') AS w", "key").Agg("count(*) AS n").
-		Select("key", "w.start AS ws", "n").
+		Select("key", "w.Start AS ws", "n").
 		WriteStream().Sink(sink).OutputMode(arrowstream.Append).Option("checkpointLocation", dir).Start(ctx)
 	if err != nil {
 		return nil, winState{}, err
@@ -254,107 +252,6 @@ func runArrowstreamWindowed(ctx context.Context, mem memory.Allocator, recs []ar
 		}
 	}
 	return sink.rows, st, q.Stop()
-}
-
-// loadDuckWindowed loads each epoch into its own table e<i>(key, ts).
-func loadDuckWindowed(d *winData) (_ *duckTable, err error) {
-	ctx := context.Background()
-	t, err := loadDuck(nil, nil) // an empty table t and the connection
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			t.close()
-		}
-	}()
-	for e := range d.keys {
-		if _, err = t.conn.ExecContext(ctx, fmt.Sprintf("CREATE TABLE e%d (key BIGINT NOT NULL, ts TIMESTAMP NOT NULL)", e)); err != nil {
-			return nil, err
-		}
-		err = t.conn.Raw(func(dc any) error {
-			app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", fmt.Sprintf("e%d", e))
-			if err != nil {
-				return err
-			}
-			for i, k := range d.keys[e] {
-				if err := app.AppendRow(k, time.UnixMicro(d.ts[e][i]).UTC()); err != nil {
-					app.Close()
-					return err
-				}
-			}
-			return app.Close()
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return t, nil
-}
-
-// runDuckWindowed runs the incremental per-epoch statements (see the top of
-// the file) on a fresh agg table and returns the emitted windows.
-func runDuckWindowed(ctx context.Context, t *duckTable, epochs int) ([]winRow, error) {
-	if _, err := t.conn.ExecContext(ctx, "CREATE OR REPLACE TABLE agg (w BIGINT NOT NULL, key BIGINT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (w, key))"); err != nil {
-		return nil, err
-	}
-	var out []winRow
-	// wm is the watermark from the epochs so far: the next epoch's rows are
-	// late iff their window ends at or before it (Arrowstream's no-data batch
-	// makes it the late watermark of the next data batch).
-	wm := int64(0)
-	err := t.conn.Raw(func(dc any) error {
-		c := dc.(interface {
-			driver.ExecerContext
-			driver.QueryerContext
-		})
-		for e := 0; e < epochs; e++ {
-			ins := fmt.Sprintf(`INSERT INTO agg SELECT epoch_us(time_bucket(INTERVAL 10 SECONDS, ts)) AS w, key, count(*) AS n FROM e%d
-				WHERE epoch_us(time_bucket(INTERVAL 10 SECONDS, ts)) + %d > %d GROUP BY ALL
-				ON CONFLICT (w, key) DO UPDATE SET n = agg.n + excluded.n`, e, winWindowUs, wm)
-			if _, err := c.ExecContext(ctx, ins, nil); err != nil {
-				return err
-			}
-			rows, err := c.QueryContext(ctx, fmt.Sprintf("SELECT epoch_us(max(ts)) FROM e%d", e), nil)
-			if err != nil {
-				return err
-			}
-			row := make([]driver.Value, 3)
-			err = rows.Next(row[:1])
-			rows.Close()
-			if err != nil {
-				return err
-			}
-			m, ok := row[0].(int64)
-			if !ok {
-				return fmt.Errorf("max(ts) is %T", row[0])
-			}
-			wm = max(wm, m-winDelayUs)
-			rows, err = c.QueryContext(ctx, fmt.Sprintf("DELETE FROM agg WHERE w + %d <= %d RETURNING key, w, n", winWindowUs, wm), nil)
-			if err != nil {
-				return err
-			}
-			for {
-				if err := rows.Next(row); err == io.EOF {
-					break
-				} else if err != nil {
-					rows.Close()
-					return err
-				}
-				k, ok1 := row[0].(int64)
-				w, ok2 := row[1].(int64)
-				n, ok3 := row[2].(int64)
-				if !ok1 || !ok2 || !ok3 {
-					rows.Close()
-					return fmt.Errorf("DELETE RETURNING row (%T, %T, %T)", row[0], row[1], row[2])
-				}
-				out = append(out, winRow{k, w, n})
-			}
-			rows.Close()
-		}
-		return nil
-	})
-	return out, err
 }
 
 // BenchmarkWindowed measures the windowed count on both engines over the
@@ -393,7 +290,7 @@ func BenchmarkWindowed(b *testing.B) {
 	})
 	b.Run("duckdb-1thread", func(b *testing.B) {
 		if d.duck == nil {
-			t, err := loadDuckWindowed(d)
+			t, err := loadDuckWindowed(d.keys, d.ts)
 			if err != nil {
 				b.Fatalf("loading DuckDB: %v", err)
 			}
@@ -443,7 +340,7 @@ func TestWindowedPeers(t *testing.T) {
 		t.Fatalf("arrowstream: %v", err)
 	}
 	mem.AssertSize(t, 0)
-	tbl, err := loadDuckWindowed(d)
+	tbl, err := loadDuckWindowed(d.keys, d.ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +352,7 @@ func TestWindowedPeers(t *testing.T) {
 	if err := d.check(dout); err != nil {
 		t.Fatalf("duckdb: %v", err)
 	}
-	dout[len(dout)/2].n++
+	dout[len(dout)/2].N++
 	if err := d.check(dout); err == nil {
 		t.Fatal("a wrong count passed the check")
 	}

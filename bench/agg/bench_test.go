@@ -1,0 +1,76 @@
+package agg
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/bench/gen"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// BenchmarkWindowed runs the windowed workload's engine path and its Go
+// peer on the quick data set (8 epochs × 64K rows, 10K keys), for
+// profiling: go test -run '^$' -bench Windowed/engine -cpuprofile w.prof.
+func BenchmarkWindowed(b *testing.B) {
+	sz := SizesFor(true)
+	d := gen.Windowed(sz.WinEpochs, sz.WinEpochRows, sz.WinKeys, 1)
+	recs := d.Records(memory.NewGoAllocator())
+	defer release(recs)
+	ctx := context.Background()
+	b.Run("engine", func(b *testing.B) {
+		pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+		defer pool.Close()
+		for b.Loop() {
+			got, err := RunWindowed(ctx, pool, recs, b.TempDir(), false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if err := d.Check(got); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(d.Rows())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("go-maps", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := GoWindowed(recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(d.Rows())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// BenchmarkAgg runs the agg workload's engine path and its Go peer on 1 M
+// rows with 1e3 and 1e5 keys.
+func BenchmarkAgg(b *testing.B) {
+	ctx := context.Background()
+	for _, nk := range []int{1000, 100_000} {
+		keys, vals := gen.AggData(1<<20, nk, 1)
+		recs := gen.AggRecords(memory.NewGoAllocator(), keys, vals, gen.DefaultBatchRows)
+		b.Run(fmt.Sprintf("keys=%d/engine", nk), func(b *testing.B) {
+			pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+			defer pool.Close()
+			for b.Loop() {
+				if _, err := RunAgg(ctx, pool, recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+		b.Run(fmt.Sprintf("keys=%d/go-maps", nk), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := GoAgg(recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+		release(recs)
+	}
+}
