@@ -86,6 +86,11 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if _, ok := conf[ConfWatermarkPolicy]; !ok {
 		conf[ConfWatermarkPolicy] = "min"
 	}
+	for k, v := range w.opts {
+		if strings.HasPrefix(k, stateConfPrefix) {
+			conf[k] = v // state store settings as query options
+		}
+	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err

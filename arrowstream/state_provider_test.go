@@ -1,0 +1,121 @@
+package arrowstream
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
+)
+
+// TestStateStoreProviderRestart runs a running count with each provider,
+// restarts it on its checkpoint, and checks the answers, the provider's
+// files and progress metrics, and that switching providers is refused.
+func TestStateStoreProviderRestart(t *testing.T) {
+	tests := []struct {
+		provider string
+		viaConf  bool // session conf instead of query option
+		files    string
+		metric   string
+	}{
+		{"memory", false, "*.delta", ""},
+		{"pebble", false, "*.pebble", "pebbleSstFileCount"},
+		{"pebble", true, "*.pebble", "pebbleCommitFlushLatencyMs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.provider, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			conf := map[string]string{ConfShufflePartitions: "2"}
+			if tc.viaConf {
+				conf[ConfStateStoreProvider] = tc.provider
+			}
+			s := NewSession(SessionOptions{Allocator: mem, Conf: conf})
+			src := NewMemoryStream(mem, valueSchema)
+			defer src.Close()
+			s.RegisterStream("input", src)
+			dir := t.TempDir()
+			sink := &collectSink{}
+			start := func(provider string) (*StreamingQuery, error) {
+				w := s.ReadStream("input").GroupBy("value").Agg("count(*)").
+					WriteStream().Sink(sink).OutputMode(Update).Option("checkpointLocation", dir)
+				if !tc.viaConf || provider != tc.provider {
+					w = w.Option(ConfStateStoreProvider, provider)
+				}
+				return w.Start(ctx)
+			}
+			q, err := start(tc.provider)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addInts(t, src, 1, 1, 2)
+			if err := q.ProcessAllAvailable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			q.Stop()
+			other := map[string]string{"memory": "pebble", "pebble": "memory"}[tc.provider]
+			q, err = start(other)
+			if err == nil {
+				err = q.AwaitTermination(ctx)
+			}
+			if err == nil || !strings.Contains(err.Error(), "state store provider") {
+				t.Fatalf("restart with %s: %v, want a refusal", other, err)
+			}
+			q, err = start(tc.provider)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addInts(t, src, 1, 3)
+			if err := q.ProcessAllAvailable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			prog := q.LastProgress()
+			q.Stop()
+			got := vt.SortRows(lastEpoch(sink))
+			want := []vt.Row{{int64(1), int64(3)}, {int64(3), int64(1)}}
+			if !vt.RowsEqual(got, want) {
+				t.Fatalf("after restart:\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
+			}
+			matches, _ := filepath.Glob(filepath.Join(dir, "state", "0", "0", tc.files))
+			if len(matches) == 0 {
+				ents, _ := os.ReadDir(filepath.Join(dir, "state", "0", "0"))
+				t.Fatalf("no %s files in the state directory: %v", tc.files, ents)
+			}
+			if tc.metric != "" {
+				if prog == nil || len(prog.StateOperators) == 0 {
+					t.Fatalf("no state progress: %+v", prog)
+				}
+				if _, ok := prog.StateOperators[0].CustomMetrics[tc.metric]; !ok {
+					t.Errorf("customMetrics lack %s: %v", tc.metric, prog.StateOperators[0].CustomMetrics)
+				}
+			}
+		})
+	}
+}
+
+func TestStateStoreProviderOptionErrors(t *testing.T) {
+	tests := []struct {
+		conf map[string]string
+		want string
+	}{
+		{map[string]string{ConfStateStoreProvider: "rocksdb"}, "unknown state store provider"},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "lots"}, ConfPebbleBlockCacheBytes},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleMemtableBytes: "100"}, ConfPebbleMemtableBytes},
+	}
+	for _, tc := range tests {
+		p, err := newStateProvider(tc.conf, nil, memory.NewGoAllocator(), nil)
+		if err == nil {
+			p.Close()
+			t.Errorf("%v: no error", tc.conf)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want mention of %q", tc.conf, err, tc.want)
+		}
+	}
+}
