@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -97,7 +98,7 @@ func crashChild(dir, workload, seedText string) int {
 		return vector.NewProject(mem, in[0], []vector.NamedExpr{vector.As(vector.Col("value"), "value")})
 	}}
 	mode := Append
-	if workload == "count" {
+	if strings.HasPrefix(workload, "count") {
 		agg, err := newStatefulAggregate(mem, 0, RateSchema, vector.AggregateSpec{
 			GroupBy:    []vector.NamedExpr{vector.As(vector.Mod(vector.Col("value"), vector.Lit(int64(7))), "k")},
 			Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}, {Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
@@ -106,7 +107,7 @@ func crashChild(dir, workload, seedText string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		exec = &aggExecutor{agg: agg}
+		exec = crashStateExecutor(workload, &aggExecutor{agg: agg}, writer, r, dir)
 		mode = Complete
 	}
 	_ = mode
@@ -170,7 +171,8 @@ func readSink(t *testing.T, dir string) [][]vt.Row {
 	return epochs
 }
 
-func runCrashLoop(t *testing.T, workload string, kills int) {
+// runCrashLoop returns the directory of the run (checkpoint, sink).
+func runCrashLoop(t *testing.T, workload string, kills int) string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +201,7 @@ func runCrashLoop(t *testing.T, workload string, kills int) {
 				if !finished {
 					killed++ // killed itself inside a checkpoint write
 				}
-			case <-time.After(time.Duration(3+r.Intn(18)) * time.Millisecond):
+			case <-time.After(crashKillDelay(workload, r)):
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
 				killed++
@@ -225,6 +227,7 @@ func runCrashLoop(t *testing.T, workload string, kills int) {
 		}
 	}
 	t.Logf("%s: %d kills, %d epochs × %d rows: 0 lost, 0 duplicated", workload, killed, crashEpochs, crashRowsPerEp)
+	return dir
 }
 
 // checkChildExit reports whether the child finished; a child killed by
@@ -249,7 +252,7 @@ func expectedCrashOutput(workload string) [][]vt.Row {
 	out := make([][]vt.Row, crashEpochs)
 	for e := 0; e < crashEpochs; e++ {
 		lo, hi := int64(e*crashRowsPerEp), int64((e+1)*crashRowsPerEp)
-		if workload != "count" {
+		if !strings.HasPrefix(workload, "count") {
 			for v := lo; v < hi; v++ {
 				out[e] = append(out[e], vt.Row{v})
 			}

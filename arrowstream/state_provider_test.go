@@ -24,7 +24,7 @@ func TestStateStoreProviderRestart(t *testing.T) {
 	}{
 		{"memory", false, "*.delta", ""},
 		{"pebble", false, "*.pebble", "pebbleSstFileCount"},
-		{"pebble", true, "*.pebble", "pebbleCommitFlushLatencyMs"},
+		{"pebble", true, "*.pebble", "pebbleCommitFlushLatencyMicros"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {

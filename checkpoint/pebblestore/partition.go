@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
@@ -37,7 +38,7 @@ type Partition struct {
 	// written, by version, for cleanup.
 	referenced map[int64][]string
 	metrics    map[string]int64
-	loadMs     int64
+	loadMicros int64
 }
 
 func openPartition(p *Provider, dir string, seq int) (*Partition, error) {
@@ -71,7 +72,7 @@ func (p *Partition) Begin(version int64) (checkpoint.StateStore, error) {
 			p.version = -1
 			return nil, err
 		}
-		p.loadMs = time.Since(start).Milliseconds()
+		p.loadMicros = time.Since(start).Microseconds()
 	}
 	p.busy = true
 	return &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys}, nil
@@ -123,6 +124,7 @@ func (p *Partition) restore(version int64) error {
 
 func (p *Partition) pebbleOptions() *pebble.Options {
 	o := &pebble.Options{
+		FS:           noSyncFS{vfs.Default},
 		Cache:        p.prov.cache,
 		MemTableSize: uint64(p.prov.opts.MemtableBytes),
 		// Durability comes from the checkpoint: every commit flushes the
@@ -163,7 +165,7 @@ func (p *Partition) Metrics() map[string]int64 {
 	for k, v := range p.metrics {
 		out[k] = v
 	}
-	out["pebbleLoadLatencyMs"] = p.loadMs
+	out["pebbleLoadLatencyMicros"] = p.loadMicros
 	return out
 }
 

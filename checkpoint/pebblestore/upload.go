@@ -28,7 +28,7 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 	metrics := map[string]int64{}
 	phase := func(name string, start time.Time) time.Time {
 		now := time.Now()
-		metrics[name] = now.Sub(start).Milliseconds()
+		metrics[name] = now.Sub(start).Microseconds()
 		return now
 	}
 	t := time.Now()
@@ -38,7 +38,7 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 	if err != nil {
 		return 0, fmt.Errorf("pebblestore: write batch of version %d to %s: %w", next, p.local, err)
 	}
-	t = phase("pebbleCommitWriteBatchLatencyMs", t)
+	t = phase("pebbleCommitWriteBatchLatencyMicros", t)
 	m := &manifest{Format: manifestFormat, Version: next, NumKeys: numKeys}
 	if empty {
 		// Nothing changed: the files of the previous version describe
@@ -46,13 +46,13 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 		if last := p.lastManifest; last != nil {
 			m.Files, m.Meta = last.Files, last.Meta
 		}
-		metrics["pebbleCommitFlushLatencyMs"] = 0
-		metrics["pebbleCommitCheckpointLatencyMs"] = 0
+		metrics["pebbleCommitFlushLatencyMicros"] = 0
+		metrics["pebbleCommitCheckpointLatencyMicros"] = 0
 	} else {
 		if err := p.db.Flush(); err != nil {
 			return 0, fmt.Errorf("pebblestore: flush version %d of %s: %w", next, p.local, err)
 		}
-		t = phase("pebbleCommitFlushLatencyMs", t)
+		t = phase("pebbleCommitFlushLatencyMicros", t)
 		scratch := p.local + ".ckpt"
 		if err := os.RemoveAll(scratch); err != nil {
 			return 0, fmt.Errorf("pebblestore: clear %s: %w", scratch, err)
@@ -60,7 +60,7 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 		if err := p.db.Checkpoint(scratch); err != nil {
 			return 0, fmt.Errorf("pebblestore: checkpoint version %d of %s: %w", next, p.local, err)
 		}
-		t = phase("pebbleCommitCheckpointLatencyMs", t)
+		t = phase("pebbleCommitCheckpointLatencyMicros", t)
 		err := p.upload(scratch, m, metrics)
 		os.RemoveAll(scratch)
 		if err != nil {
@@ -76,7 +76,7 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 		return 0, err
 	}
 	metrics["pebbleCheckpointBytesWritten"] += int64(len(raw))
-	t = phase("pebbleCommitFileSyncLatencyMs", t)
+	t = phase("pebbleCommitFileSyncLatencyMicros", t)
 	p.version, p.numKeys, p.lastManifest = next, numKeys, m
 	p.referenced[next] = remoteNames(m)
 	if next%cleanupEvery == 0 {
@@ -85,7 +85,7 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 			p.prov.opts.Logger.Warn("pebblestore: cleanup of old state versions failed", "dir", p.dir, "err", err)
 		}
 	}
-	phase("pebbleCommitCleanupLatencyMs", t)
+	phase("pebbleCommitCleanupLatencyMicros", t)
 	var sstBytes int64
 	for _, f := range m.Files {
 		sstBytes += f.Size
@@ -170,6 +170,10 @@ func shared(name string) bool {
 // Linking is safe because Pebble never rewrites a file it has written.
 func linkOrCopy(src, dst string, sync bool) error {
 	if err := os.Link(src, dst); err == nil {
+		if sync {
+			// Pebble's working directory does not fsync (noSyncFS).
+			return syncFile(dst)
+		}
 		return nil
 	} else if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("link %s to %s: %w", src, dst, err)
@@ -201,6 +205,21 @@ func linkOrCopy(src, dst string, sync bool) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
 	}
 	return nil
 }
