@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
@@ -75,7 +76,7 @@ func (p *Partition) Begin(version int64) (checkpoint.StateStore, error) {
 		p.loadMicros = time.Since(start).Microseconds()
 	}
 	p.busy = true
-	return &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys}, nil
+	return &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys, exists: map[string]bool{}}, nil
 }
 
 // restore rebuilds the working directory at version from the checkpoint.
@@ -138,6 +139,11 @@ func (p *Partition) pebbleOptions() *pebble.Options {
 		// One background compaction per instance: the engine's own work
 		// runs on the same cores.
 		CompactionConcurrencyRange: func() (int, int) { return 1, 1 },
+	}
+	// Operators read a key before writing it, and most reads of new keys
+	// miss: Bloom filters answer those without reading data blocks.
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	return o
 }

@@ -16,6 +16,10 @@ type store struct {
 	version int64
 	batch   *pebble.Batch
 	numKeys int64
+	// exists remembers, for keys read or written in this epoch, whether
+	// they are live, so that Put after Get (the operators' pattern) does
+	// not look the key up again to keep Len exact.
+	exists map[string]bool
 	// err is the first read or write error: the StateStore contract has no
 	// error results, so it surfaces at Commit and fails the epoch.
 	err  error
@@ -49,22 +53,45 @@ func (s *store) get(key []byte) ([]byte, bool) {
 	return out, true
 }
 
-func (s *store) Get(key []byte) ([]byte, bool) { return s.get(key) }
+func (s *store) Get(key []byte) ([]byte, bool) {
+	v, ok := s.get(key)
+	s.exists[string(key)] = ok
+	return v, ok
+}
+
+// live reports whether key is live, from what this epoch saw or a lookup.
+func (s *store) live(key []byte) bool {
+	if ok, seen := s.exists[string(key)]; seen {
+		return ok
+	}
+	v, closer, err := s.batch.Get(key)
+	_ = v
+	if err != nil {
+		if !errors.Is(err, pebble.ErrNotFound) {
+			s.fail("get", key, err)
+		}
+		return false
+	}
+	closer.Close()
+	return true
+}
 
 func (s *store) Put(key, value []byte) {
-	if _, ok := s.get(key); !ok {
+	if !s.live(key) {
 		s.numKeys++
 	}
+	s.exists[string(key)] = true
 	if err := s.batch.Set(key, value, nil); err != nil {
 		s.fail("put", key, err)
 	}
 }
 
 func (s *store) Delete(key []byte) {
-	if _, ok := s.get(key); !ok {
+	if !s.live(key) {
 		return
 	}
 	s.numKeys--
+	s.exists[string(key)] = false
 	if err := s.batch.Delete(key, nil); err != nil {
 		s.fail("delete", key, err)
 	}
