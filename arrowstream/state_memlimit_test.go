@@ -250,4 +250,3 @@ func peakRSS() int64 {
 	}
 	return -1
 }
-
