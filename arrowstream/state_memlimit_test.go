@@ -33,6 +33,10 @@ const (
 	memLimitEnvProvider = "ARROWSTREAM_MEMLIMIT_PROVIDER"
 	memLimitEnvKeys     = "ARROWSTREAM_MEMLIMIT_KEYS"
 	memLimitEnvDir      = "ARROWSTREAM_MEMLIMIT_DIR"
+	// For runs by hand (the 50 M-key run of docs/operations.md): rows per
+	// epoch (default keys/6) and passes over the keys (default 3).
+	memLimitEnvPerEpoch = "ARROWSTREAM_MEMLIMIT_PER_EPOCH"
+	memLimitEnvPasses   = "ARROWSTREAM_MEMLIMIT_PASSES"
 )
 
 // memLimitResult is what the child prints (one JSON line).
@@ -167,7 +171,14 @@ func TestStateStoreMemoryLimitChild(t *testing.T) {
 func memLimitChild(provider, keysText, dir string) (res memLimitResult) {
 	keys, _ := strconv.ParseInt(keysText, 10, 64)
 	perEpoch := keys / 6
-	epochs := 18 // every key counted three times
+	if n, err := strconv.ParseInt(os.Getenv(memLimitEnvPerEpoch), 10, 64); err == nil && n > 0 && keys%n == 0 {
+		perEpoch = n
+	}
+	passes := int64(3) // every key counted three times
+	if n, err := strconv.ParseInt(os.Getenv(memLimitEnvPasses), 10, 64); err == nil && n > 0 {
+		passes = n
+	}
+	epochs := int(passes * keys / perEpoch)
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	go func() {

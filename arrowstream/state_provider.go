@@ -32,9 +32,17 @@ const (
 
 const defaultStateStoreProvider = "memory"
 
-// stateConfPrefix marks query options that are state store settings: the
-// writer copies them into the query's conf.
-const stateConfPrefix = "stateStore."
+// stateConfKey returns the canonical key of a query option that is a
+// state store setting (matched case-insensitively: SQL table properties
+// arrive in lower case); the writer copies those into the query's conf.
+func stateConfKey(option string) (string, bool) {
+	for _, k := range []string{ConfStateStoreProvider, ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir} {
+		if strings.EqualFold(option, k) {
+			return k, true
+		}
+	}
+	return "", false
+}
 
 // newStateProvider builds the provider the query's effective conf selects.
 // uploadHook is a fault-injection hook for the pebble provider (nil in

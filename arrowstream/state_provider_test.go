@@ -119,3 +119,40 @@ func TestStateStoreProviderOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestStateStoreProviderSQLProperty selects the provider with a streaming
+// table's property (SQL lower-cases property keys).
+func TestStateStoreProviderSQLProperty(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "1"}})
+	s.RegisterSinkFormat("memory", func(context.Context, memory.Allocator, SinkInfo) (Sink, error) { return &collectSink{}, nil })
+	src := NewMemoryStream(mem, valueSchema)
+	defer src.Close()
+	s.RegisterStream("input", src)
+	dir := t.TempDir()
+	res, err := s.SQL(ctx, "CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete', 'checkpointLocation' = '"+dir+
+		"', 'stateStore.provider' = 'pebble') AS SELECT value, count(*) AS n FROM STREAM input GROUP BY value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	var q *StreamingQuery
+	for _, a := range s.Streams().Active() {
+		if a.Name() == "counts" {
+			q = a
+		}
+	}
+	if q == nil {
+		t.Fatal("no query counts")
+	}
+	defer q.Stop()
+	addInts(t, src, 1, 1)
+	if err := q.ProcessAllAvailable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "state", "0", "0", "*.pebble")); len(m) == 0 {
+		t.Fatalf("the table property did not select the pebble provider")
+	}
+}

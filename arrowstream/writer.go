@@ -87,8 +87,8 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		conf[ConfWatermarkPolicy] = "min"
 	}
 	for k, v := range w.opts {
-		if strings.HasPrefix(k, stateConfPrefix) {
-			conf[k] = v // state store settings as query options
+		if key, ok := stateConfKey(k); ok {
+			conf[key] = v // state store settings as query options
 		}
 	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
