@@ -143,6 +143,7 @@ func (m *microBatch) populateStartOffsets() error {
 	for k, v := range seq.Conf {
 		m.conf[k] = v
 	}
+	keepStateTuning(m.conf, m.cfg.conf)
 	policy, err := ParseWatermarkPolicy(m.conf[ConfWatermarkPolicy])
 	if err != nil {
 		return err

@@ -86,6 +86,17 @@ func confBytes(conf map[string]string, key string) (int64, error) {
 	return n, nil
 }
 
+// keepStateTuning lets the current run's Pebble sizes and working
+// directory win over the recorded ones: unlike the provider, they do not
+// shape the state.
+func keepStateTuning(conf, current map[string]string) {
+	for _, k := range []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir} {
+		if v, ok := current[k]; ok {
+			conf[k] = v
+		}
+	}
+}
+
 // checkStateProvider compares the provider a restarted query asks for with
 // the one its checkpoint was written with: state written by one provider
 // cannot be read by the other, so a mismatch is refused instead of
