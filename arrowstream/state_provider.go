@@ -28,7 +28,17 @@ const (
 	// ConfPebbleLocalDir holds the working Pebble directories (pebble
 	// provider; default: inside each partition's checkpoint directory).
 	ConfPebbleLocalDir = "stateStore.pebble.localDir"
+	// ConfPebbleChangelog turns on changelog checkpointing (pebble
+	// provider): versions between snapshots write only their changes.
+	ConfPebbleChangelog = "stateStore.pebble.changelogCheckpointing"
+	// ConfPebbleMinDeltasForSnapshot: with changelog checkpointing, every
+	// this-many-th version is a snapshot (default 10).
+	ConfPebbleMinDeltasForSnapshot = "stateStore.pebble.minDeltasForSnapshot"
 )
+
+// stateTuningKeys are the pebble settings that do not shape the state: a
+// restart may change them.
+var stateTuningKeys = []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot}
 
 const defaultStateStoreProvider = "memory"
 
@@ -36,7 +46,10 @@ const defaultStateStoreProvider = "memory"
 // state store setting (matched case-insensitively: SQL table properties
 // arrive in lower case); the writer copies those into the query's conf.
 func stateConfKey(option string) (string, bool) {
-	for _, k := range []string{ConfStateStoreProvider, ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir} {
+	if strings.EqualFold(option, ConfStateStoreProvider) {
+		return ConfStateStoreProvider, true
+	}
+	for _, k := range stateTuningKeys {
 		if strings.EqualFold(option, k) {
 			return k, true
 		}
@@ -64,10 +77,21 @@ func newStateProvider(conf map[string]string, w *checkpoint.Writer, mem memory.A
 		if memtable != 0 && memtable < 64<<10 {
 			return nil, fmt.Errorf("arrowstream: option %s = %d: must be at least 65536", ConfPebbleMemtableBytes, memtable)
 		}
+		changelog := false
+		if v, ok := conf[ConfPebbleChangelog]; ok && v != "" {
+			if changelog, err = strconv.ParseBool(strings.TrimSpace(v)); err != nil {
+				return nil, fmt.Errorf("arrowstream: option %s = %q: want true or false", ConfPebbleChangelog, v)
+			}
+		}
+		deltas, err := confBytes(conf, ConfPebbleMinDeltasForSnapshot)
+		if err != nil {
+			return nil, err
+		}
 		return pebblestore.NewProvider(pebblestore.Options{
 			Writer: w, LocalDir: conf[ConfPebbleLocalDir], BlockCacheBytes: cache, MemtableBytes: memtable,
-			MinVersionsToRetain: confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
-			UploadHook:          uploadHook,
+			MinVersionsToRetain:    confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
+			ChangelogCheckpointing: changelog, MinDeltasForSnapshot: int(deltas),
+			UploadHook: uploadHook,
 		}), nil
 	}
 	return nil, fmt.Errorf("arrowstream: option %s = %q: unknown state store provider (memory or pebble)", ConfStateStoreProvider, conf[ConfStateStoreProvider])
@@ -90,7 +114,7 @@ func confBytes(conf map[string]string, key string) (int64, error) {
 // directory win over the recorded ones: unlike the provider, they do not
 // shape the state.
 func keepStateTuning(conf, current map[string]string) {
-	for _, k := range []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir} {
+	for _, k := range stateTuningKeys {
 		if v, ok := current[k]; ok {
 			conf[k] = v
 		}

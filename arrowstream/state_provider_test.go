@@ -106,6 +106,8 @@ func TestStateStoreProviderOptionErrors(t *testing.T) {
 		{map[string]string{ConfStateStoreProvider: "rocksdb"}, "unknown state store provider"},
 		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "lots"}, ConfPebbleBlockCacheBytes},
 		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleMemtableBytes: "100"}, ConfPebbleMemtableBytes},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleChangelog: "yes please"}, ConfPebbleChangelog},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleMinDeltasForSnapshot: "-1"}, ConfPebbleMinDeltasForSnapshot},
 	}
 	for _, tc := range tests {
 		p, err := newStateProvider(tc.conf, nil, memory.NewGoAllocator(), nil)

@@ -35,6 +35,10 @@ type Partition struct {
 	// lastManifest is the manifest of version, reused as is when an
 	// epoch changes nothing.
 	lastManifest *manifest
+	// snapshotCurrent: lastManifest describes version (no changelog was
+	// applied or written after it), so an epoch without updates can reuse
+	// its files.
+	snapshotCurrent bool
 	// referenced caches the checkpoint SST names of manifests read or
 	// written, by version, for cleanup.
 	referenced map[int64][]string
@@ -96,8 +100,12 @@ func (p *Partition) restore(version int64) error {
 	p.uploaded = map[string]remoteFile{}
 	p.lastManifest = nil
 	p.numKeys = 0
-	if version > 0 {
-		m, err := p.readManifest(version)
+	base, err := p.snapshotBase(version)
+	if err != nil {
+		return err
+	}
+	if base > 0 {
+		m, err := p.readManifest(base)
 		if err != nil {
 			return err
 		}
@@ -119,7 +127,13 @@ func (p *Partition) restore(version int64) error {
 	if err != nil {
 		return fmt.Errorf("pebblestore: open version %d of %s: %w", version, p.dir, err)
 	}
-	p.db, p.version = db, version
+	p.db = db
+	for v := base + 1; v <= version; v++ {
+		if p.numKeys, err = p.applyChangelog(v); err != nil {
+			return err
+		}
+	}
+	p.version, p.snapshotCurrent = version, base == version
 	return nil
 }
 

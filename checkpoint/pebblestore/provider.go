@@ -30,6 +30,11 @@ type Options struct {
 	MemtableBytes int64
 	// MinVersionsToRetain versions stay restorable (default 100).
 	MinVersionsToRetain int
+	// ChangelogCheckpointing writes only each epoch's changes (the Pebble
+	// batch) for versions that are not snapshot versions; every
+	// MinDeltasForSnapshot-th version copies the SST files (default 10).
+	ChangelogCheckpointing bool
+	MinDeltasForSnapshot   int
 	// UploadHook, when set, is called before each SST file is copied into
 	// the checkpoint with the target path; an error aborts the commit
 	// (fault injection: crash tests kill the process there).
@@ -50,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinVersionsToRetain <= 0 {
 		o.MinVersionsToRetain = 100
+	}
+	if o.MinDeltasForSnapshot <= 0 {
+		o.MinDeltasForSnapshot = 10
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -48,13 +48,18 @@ func contents(st checkpoint.StateStore) map[string]string {
 func TestPartitionVersions(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
-		name     string
-		localDir string
-	}{{"local dir in checkpoint", ""}, {"separate local dir", t.TempDir()}}
+		name      string
+		localDir  string
+		changelog bool
+	}{
+		{"local dir in checkpoint", "", false},
+		{"separate local dir", t.TempDir(), false},
+		{"changelog checkpointing", "", true},
+	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pdir := filepath.Join(dir, fmt.Sprint(i))
-			prov := newTestProvider(t, Options{LocalDir: tc.localDir, MinVersionsToRetain: 3})
+			prov := newTestProvider(t, Options{LocalDir: tc.localDir, MinVersionsToRetain: 3, ChangelogCheckpointing: tc.changelog, MinDeltasForSnapshot: 2})
 			part, err := prov.OpenPartition(pdir)
 			if err != nil {
 				t.Fatal(err)
@@ -84,6 +89,11 @@ func TestPartitionVersions(t *testing.T) {
 			st = begin(t, part, 2)
 			st.Put([]byte("x"), []byte("lost"))
 			st.Abort()
+			// With changelogs, version 1 is a changelog and 2 a snapshot.
+			_, err = os.Stat(filepath.Join(pdir, "1.changelog"))
+			if (err == nil) != tc.changelog {
+				t.Errorf("1.changelog: %v", err)
+			}
 
 			// A fresh provider restores each version from the checkpoint.
 			prov.Close()
@@ -105,8 +115,14 @@ func TestPartitionVersions(t *testing.T) {
 }
 
 func TestPartitionCleanupKeepsRetained(t *testing.T) {
+	for _, changelog := range []bool{false, true} {
+		t.Run(fmt.Sprint("changelog=", changelog), func(t *testing.T) { testCleanup(t, changelog) })
+	}
+}
+
+func testCleanup(t *testing.T, changelog bool) {
 	dir := t.TempDir()
-	prov := newTestProvider(t, Options{MinVersionsToRetain: 3})
+	prov := newTestProvider(t, Options{MinVersionsToRetain: 3, ChangelogCheckpointing: changelog, MinDeltasForSnapshot: 4})
 	part, err := prov.OpenPartition(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -117,10 +133,24 @@ func TestPartitionCleanupKeepsRetained(t *testing.T) {
 		commit(t, st)
 	}
 	latest := int64(2 * cleanupEvery)
-	for v := int64(1); v <= latest; v++ {
-		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%d.pebble", v)))
-		if retained := v > latest-3; retained != (err == nil) {
-			t.Errorf("manifest %d: retained %v, stat err %v", v, retained, err)
+	if !changelog {
+		for v := int64(1); v <= latest; v++ {
+			_, err := os.Stat(filepath.Join(dir, fmt.Sprintf("%d.pebble", v)))
+			if retained := v > latest-3; retained != (err == nil) {
+				t.Errorf("manifest %d: retained %v, stat err %v", v, retained, err)
+			}
+		}
+	} else {
+		// Oldest retained 18: snapshot 16 and changelogs 17.. rebuild it.
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			if e.Name() != sstDir && e.Name() != "_local" {
+				names = append(names, e.Name())
+			}
+		}
+		if got := fmt.Sprint(names); got != "[16.pebble 17.changelog 18.changelog 19.changelog 20.pebble]" {
+			t.Errorf("files after cleanup: %s", got)
 		}
 	}
 	prov.Close()
@@ -190,6 +220,21 @@ func FuzzDecodeManifest(f *testing.F) {
 			if !plainName(fe.Name) || !plainName(fe.Remote) {
 				t.Fatalf("accepted path %q %q", fe.Name, fe.Remote)
 			}
+		}
+	})
+}
+
+func FuzzDecodeChangelog(f *testing.F) {
+	f.Add(encodeChangelog(3, 2, []byte("0123456789abcdef")))
+	f.Add([]byte("ASCL"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		v, n, repr, err := decodeChangelog(raw)
+		if err != nil {
+			return
+		}
+		if v <= 0 || n < 0 || len(repr) > len(raw) {
+			t.Fatalf("accepted version %d keys %d", v, n)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -33,14 +34,31 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 	}
 	t := time.Now()
 	empty := batch.Empty()
+	changelog := p.prov.opts.ChangelogCheckpointing && next%int64(p.prov.opts.MinDeltasForSnapshot) != 0
+	var repr []byte
+	if changelog {
+		repr = bytes.Clone(batch.Repr())
+	}
 	err := batch.Commit(pebble.NoSync)
 	batch.Close()
 	if err != nil {
 		return 0, fmt.Errorf("pebblestore: write batch of version %d to %s: %w", next, p.local, err)
 	}
 	t = phase("pebbleCommitWriteBatchLatencyMicros", t)
+	if changelog {
+		if err := p.writeChangelog(next, numKeys, repr, metrics); err != nil {
+			return 0, err
+		}
+		t = phase("pebbleCommitFileSyncLatencyMicros", t)
+		p.version, p.numKeys = next, numKeys
+		p.snapshotCurrent = p.snapshotCurrent && empty
+		p.maybeCleanup(next)
+		phase("pebbleCommitCleanupLatencyMicros", t)
+		p.metrics = metrics
+		return next, nil
+	}
 	m := &manifest{Format: manifestFormat, Version: next, NumKeys: numKeys}
-	if empty {
+	if empty && p.snapshotCurrent {
 		// Nothing changed: the files of the previous version describe
 		// this one too.
 		if last := p.lastManifest; last != nil {
@@ -77,14 +95,9 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 	}
 	metrics["pebbleCheckpointBytesWritten"] += int64(len(raw))
 	t = phase("pebbleCommitFileSyncLatencyMicros", t)
-	p.version, p.numKeys, p.lastManifest = next, numKeys, m
+	p.version, p.numKeys, p.lastManifest, p.snapshotCurrent = next, numKeys, m, true
 	p.referenced[next] = remoteNames(m)
-	if next%cleanupEvery == 0 {
-		if err := p.cleanup(next); err != nil {
-			// Old files are only wasted space: the version is committed.
-			p.prov.opts.Logger.Warn("pebblestore: cleanup of old state versions failed", "dir", p.dir, "err", err)
-		}
-	}
+	p.maybeCleanup(next)
 	phase("pebbleCommitCleanupLatencyMicros", t)
 	var sstBytes int64
 	for _, f := range m.Files {
@@ -94,6 +107,17 @@ func (p *Partition) commit(batch *pebble.Batch, version, numKeys int64) (int64, 
 	metrics["pebbleSstFileBytes"] = sstBytes
 	p.metrics = metrics
 	return next, nil
+}
+
+// maybeCleanup deletes old versions every cleanupEvery commits.
+func (p *Partition) maybeCleanup(latest int64) {
+	if latest%cleanupEvery != 0 {
+		return
+	}
+	if err := p.cleanup(latest); err != nil {
+		// Old files are only wasted space: the version is committed.
+		p.prov.opts.Logger.Warn("pebblestore: cleanup of old state versions failed", "dir", p.dir, "err", err)
+	}
 }
 
 // upload copies the shared files of a Pebble checkpoint that the
@@ -236,23 +260,35 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// cleanup deletes the manifests of versions older than the retained ones,
-// then every SST file that no remaining manifest names. Manifests newer
-// than latest (left by an epoch that crashed before its commit was
-// recorded) are kept: the re-run overwrites them.
+// cleanup deletes what rebuilding the retained versions does not need:
+// manifests older than the newest snapshot at or below the oldest retained
+// version (with changelogs, that snapshot plus the changelogs after it
+// rebuild it), changelogs up to that snapshot, then every SST file that no
+// remaining manifest names. Files of versions newer than latest (left by an
+// epoch that crashed before its commit was recorded) are kept: the re-run
+// overwrites them.
 func (p *Partition) cleanup(latest int64) error {
 	ents, err := os.ReadDir(p.dir)
 	if err != nil {
 		return fmt.Errorf("pebblestore: list %s: %w", p.dir, err)
 	}
 	oldest := latest - int64(p.prov.opts.MinVersionsToRetain) + 1
+	keepFrom := int64(0)
+	for _, e := range ents {
+		if v, ok := parseManifestName(e.Name()); ok && v <= oldest && v > keepFrom {
+			keepFrom = v
+		}
+	}
+	if err := p.removeChangelogs(ents, keepFrom); err != nil {
+		return err
+	}
 	keep := map[string]bool{}
 	for _, e := range ents {
 		v, ok := parseManifestName(e.Name())
 		if !ok {
 			continue
 		}
-		if v < oldest {
+		if v < keepFrom {
 			if err := os.Remove(p.manifestPath(v)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("pebblestore: delete old manifest: %w", err)
 			}
