@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 )
 
 // The crash loop of crash_test.go with the running count's state in the
-// Pebble provider (workload "count-pebble"); besides the random SIGKILLs
+// Pebble provider (workload "count-pebble", and "count-pebble-changelog"
+// with changelog checkpointing, a snapshot every third version); besides the random SIGKILLs
 // and the kills inside checkpoint writes (which include the version
 // manifests), most children kill themselves while copying an SST file
 // into the checkpoint.
@@ -25,12 +27,16 @@ func TestCrashLoopPebble(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash loop: skipped in -short")
 	}
-	dir := runCrashLoop(t, "count-pebble", 50)
-	kills, _ := os.ReadDir(filepath.Join(dir, "upload-kills"))
-	if len(kills) == 0 {
-		t.Errorf("no child was killed during an SST upload")
+	for _, w := range []string{"count-pebble", "count-pebble-changelog"} {
+		t.Run(w, func(t *testing.T) {
+			dir := runCrashLoop(t, w, 50)
+			kills, _ := os.ReadDir(filepath.Join(dir, "upload-kills"))
+			if len(kills) == 0 {
+				t.Errorf("no child was killed during an SST upload")
+			}
+			t.Logf("%d kills during an SST upload", len(kills))
+		})
 	}
-	t.Logf("%d kills during an SST upload", len(kills))
 }
 
 // pebbleCrashExecutor runs the aggregation over a Pebble provider.
@@ -50,7 +56,7 @@ func (e *pebbleCrashExecutor) Close() error { return e.prov.Close() }
 // provider whose upload hook kills the process at one of the first SST
 // copies in two children of three (leaving a mark in dir/upload-kills first).
 func crashStateExecutor(workload string, agg *aggExecutor, writer *checkpoint.Writer, r *rand.Rand, dir string) executor {
-	if workload != "count-pebble" {
+	if !strings.HasPrefix(workload, "count-pebble") {
 		return agg
 	}
 	countdown := -1
@@ -73,13 +79,14 @@ func crashStateExecutor(workload string, agg *aggExecutor, writer *checkpoint.Wr
 	stateWriter := &checkpoint.Writer{Hook: writer.Hook, NoSync: true}
 	return &pebbleCrashExecutor{aggExecutor: agg, prov: pebblestore.NewProvider(pebblestore.Options{
 		Writer: stateWriter, UploadHook: hook, MinVersionsToRetain: 10, BlockCacheBytes: 8 << 20, MemtableBytes: 1 << 20,
+		ChangelogCheckpointing: strings.HasSuffix(workload, "-changelog"), MinDeltasForSnapshot: 3,
 	})}
 }
 
 // crashKillDelay is how long the parent lets a child run before its
 // SIGKILL: a Pebble child needs longer to reach its first uploads.
 func crashKillDelay(workload string, r *rand.Rand) time.Duration {
-	if workload == "count-pebble" {
+	if strings.HasPrefix(workload, "count-pebble") {
 		return time.Duration(3+r.Intn(250)) * time.Millisecond
 	}
 	return time.Duration(3+r.Intn(18)) * time.Millisecond

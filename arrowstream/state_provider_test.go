@@ -17,14 +17,16 @@ import (
 // files and progress metrics, and that switching providers is refused.
 func TestStateStoreProviderRestart(t *testing.T) {
 	tests := []struct {
-		provider string
-		viaConf  bool // session conf instead of query option
-		files    string
-		metric   string
+		provider  string
+		viaConf   bool // session conf instead of query option
+		changelog bool
+		files     string
+		metric    string
 	}{
-		{"memory", false, "*.delta", ""},
-		{"pebble", false, "*.pebble", "pebbleSstFileCount"},
-		{"pebble", true, "*.pebble", "pebbleCommitFlushLatencyMicros"},
+		{"memory", false, false, "*.delta", ""},
+		{"pebble", false, false, "*.pebble", "pebbleSstFileCount"},
+		{"pebble", true, false, "*.pebble", "pebbleCommitFlushLatencyMicros"},
+		{"pebble", false, true, "*.changelog", "pebbleChangelogBytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
@@ -46,6 +48,9 @@ func TestStateStoreProviderRestart(t *testing.T) {
 					WriteStream().Sink(sink).OutputMode(Update).Option("checkpointLocation", dir)
 				if !tc.viaConf || provider != tc.provider {
 					w = w.Option(ConfStateStoreProvider, provider)
+				}
+				if tc.changelog {
+					w = w.Option(ConfPebbleChangelog, "true")
 				}
 				return w.Start(ctx)
 			}

@@ -13,7 +13,8 @@ import (
 )
 
 // BenchmarkStateProviders compares the memory and Pebble providers in one
-// run: a running count whose state holds `keys` keys, each epoch updating
+// run (and Pebble with changelog checkpointing, a snapshot every 10th
+// version): a running count whose state holds `keys` keys, each epoch updating
 // 10 000 random keys (Get then Put) and committing. Reported per epoch:
 // epochs/s, commit latency, and the bytes written into the checkpoint.
 // 1e7 keys run only without -short.
@@ -26,7 +27,7 @@ func BenchmarkStateProviders(b *testing.B) {
 	}
 	const updates = 10_000
 	for _, keys := range sizes {
-		for _, provider := range []string{"memory", "pebble"} {
+		for _, provider := range []string{"memory", "pebble", "pebble-changelog"} {
 			b.Run(fmt.Sprintf("keys=%.0e/%s", float64(keys), provider), func(b *testing.B) {
 				var written int64 // checkpoint bytes through the Writer
 				w := &checkpoint.Writer{Hook: func(step checkpoint.WriteStep, path string) error {
@@ -41,7 +42,7 @@ func BenchmarkStateProviders(b *testing.B) {
 				if provider == "memory" {
 					prov = checkpoint.NewMemoryProvider(w, checkpoint.StoreOptions{})
 				} else {
-					prov = NewProvider(Options{Writer: w})
+					prov = NewProvider(Options{Writer: w, ChangelogCheckpointing: provider == "pebble-changelog"})
 				}
 				defer prov.Close()
 				part, err := prov.OpenPartition(b.TempDir())
