@@ -2,6 +2,7 @@ package arrowstream
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -77,10 +78,15 @@ func crashStateExecutor(workload string, agg *aggExecutor, writer *checkpoint.Wr
 	// loses no written page (the kernel keeps them), and a loaded test
 	// machine runs the 400 epochs in time.
 	stateWriter := &checkpoint.Writer{Hook: writer.Hook, NoSync: true}
-	return &pebbleCrashExecutor{aggExecutor: agg, prov: pebblestore.NewProvider(pebblestore.Options{
+	prov, err := pebblestore.NewProvider(pebblestore.Options{
 		Writer: stateWriter, UploadHook: hook, MinVersionsToRetain: 10, BlockCacheBytes: 8 << 20, MemtableBytes: 1 << 20,
 		ChangelogCheckpointing: strings.HasSuffix(workload, "-changelog"), MinDeltasForSnapshot: 3,
-	})}
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err) // the parent reports the child's exit
+		os.Exit(2)
+	}
+	return &pebbleCrashExecutor{aggExecutor: agg, prov: prov}
 }
 
 // crashKillDelay is how long the parent lets a child run before its

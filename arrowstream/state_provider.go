@@ -87,12 +87,16 @@ func newStateProvider(conf map[string]string, w *checkpoint.Writer, mem memory.A
 		if err != nil {
 			return nil, err
 		}
-		return pebblestore.NewProvider(pebblestore.Options{
+		prov, err := pebblestore.NewProvider(pebblestore.Options{
 			Writer: w, LocalDir: conf[ConfPebbleLocalDir], BlockCacheBytes: cache, MemtableBytes: memtable,
 			MinVersionsToRetain:    confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
 			ChangelogCheckpointing: changelog, MinDeltasForSnapshot: int(deltas),
 			UploadHook: uploadHook,
-		}), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return prov, nil
 	}
 	return nil, fmt.Errorf("arrowstream: option %s = %q: unknown state store provider (memory or pebble)", ConfStateStoreProvider, conf[ConfStateStoreProvider])
 }

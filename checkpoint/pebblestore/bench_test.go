@@ -42,7 +42,10 @@ func BenchmarkStateProviders(b *testing.B) {
 				if provider == "memory" {
 					prov = checkpoint.NewMemoryProvider(w, checkpoint.StoreOptions{})
 				} else {
-					prov = NewProvider(Options{Writer: w, ChangelogCheckpointing: provider == "pebble-changelog"})
+					var err error
+					if prov, err = NewProvider(Options{Writer: w, ChangelogCheckpointing: provider == "pebble-changelog"}); err != nil {
+						b.Fatal(err)
+					}
 				}
 				defer prov.Close()
 				part, err := prov.OpenPartition(b.TempDir())

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
@@ -33,18 +34,31 @@ func (p *Partition) changelogPath(version int64) string {
 }
 
 // encodeChangelog: magic, version and key count (little-endian int64),
-// the batch representation, then CRC-32C of everything before it.
-func encodeChangelog(version, numKeys int64, repr []byte) []byte {
-	out := make([]byte, 0, 24+len(repr)+4)
+// the batch representation compressed with zstd, then CRC-32C of
+// everything before it.
+func encodeChangelog(enc *zstd.Encoder, version, numKeys int64, repr []byte) []byte {
+	out := make([]byte, 0, 24+len(repr)/2)
 	out = append(out, changelogMagic[:]...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(version))
 	out = binary.LittleEndian.AppendUint64(out, uint64(numKeys))
-	out = append(out, repr...)
+	out = enc.EncodeAll(repr, out)
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
 }
 
-// decodeChangelog validates a changelog file; repr aliases raw.
-func decodeChangelog(raw []byte) (version, numKeys int64, repr []byte, err error) {
+// decodeChangelog validates a changelog file and decompresses its batch.
+func decodeChangelog(dec *zstd.Decoder, raw []byte) (version, numKeys int64, repr []byte, err error) {
+	version, numKeys, compressed, err := checkChangelog(raw)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if repr, err = dec.DecodeAll(compressed, nil); err != nil {
+		return 0, 0, nil, fmt.Errorf("zstd: %v: %w", err, checkpoint.ErrCorrupt)
+	}
+	return version, numKeys, repr, nil
+}
+
+// checkChangelog checks a changelog's framing; the payload aliases raw.
+func checkChangelog(raw []byte) (version, numKeys int64, payload []byte, err error) {
 	if len(raw) < 24 || !bytes.Equal(raw[:4], changelogMagic[:]) {
 		return 0, 0, nil, fmt.Errorf("not a changelog (truncated?): %w", checkpoint.ErrCorrupt)
 	}
@@ -62,7 +76,7 @@ func decodeChangelog(raw []byte) (version, numKeys int64, repr []byte, err error
 
 // writeChangelog makes version next durable as a changelog.
 func (p *Partition) writeChangelog(next, numKeys int64, repr []byte, metrics map[string]int64) error {
-	raw := encodeChangelog(next, numKeys, repr)
+	raw := encodeChangelog(p.prov.zenc, next, numKeys, repr)
 	// A re-run epoch rewrites its version: overwrite.
 	if err := p.prov.opts.Writer.WriteFile(p.changelogPath(next), raw, true); err != nil {
 		return err
@@ -80,7 +94,7 @@ func (p *Partition) applyChangelog(version int64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pebblestore: cannot load version %d: %w", version, err)
 	}
-	v, numKeys, repr, err := decodeChangelog(raw)
+	v, numKeys, repr, err := decodeChangelog(p.prov.zdec, raw)
 	if err != nil {
 		return 0, fmt.Errorf("pebblestore: %s: %w", path, err)
 	}

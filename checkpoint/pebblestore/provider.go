@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
@@ -69,6 +70,10 @@ func (o Options) withDefaults() Options {
 type Provider struct {
 	opts  Options
 	cache *pebble.Cache
+	// zenc and zdec (de)compress changelogs; both are safe for concurrent
+	// EncodeAll/DecodeAll.
+	zenc *zstd.Encoder
+	zdec *zstd.Decoder
 
 	mu     sync.Mutex
 	parts  []*Partition
@@ -76,9 +81,18 @@ type Provider struct {
 }
 
 // NewProvider returns a provider; Close releases its block cache.
-func NewProvider(opts Options) *Provider {
+func NewProvider(opts Options) (*Provider, error) {
 	opts = opts.withDefaults()
-	return &Provider{opts: opts, cache: pebble.NewCache(opts.BlockCacheBytes)}
+	zenc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("pebblestore: changelog compressor: %w", err)
+	}
+	zdec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<32))
+	if err != nil {
+		zenc.Close()
+		return nil, fmt.Errorf("pebblestore: changelog decompressor: %w", err)
+	}
+	return &Provider{opts: opts, cache: pebble.NewCache(opts.BlockCacheBytes), zenc: zenc, zdec: zdec}, nil
 }
 
 // Name implements checkpoint.StateStoreProvider.
@@ -135,6 +149,8 @@ func (p *Provider) Close() error {
 	}
 	p.parts = nil
 	p.cache.Unref()
+	p.zenc.Close()
+	p.zdec.Close()
 	return errors.Join(errs...)
 }
 
