@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"go.uber.org/goleak"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
@@ -42,7 +43,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashEnvDir); dir != "" {
 		os.Exit(crashChild(dir, os.Getenv(crashEnvWorkload), os.Getenv(crashEnvSeed)))
 	}
-	os.Exit(m.Run())
+	// Every test must leave no goroutine running (queries stopped,
+	// sources closed).
+	goleak.VerifyTestMain(m)
 }
 
 // fileSink is an idempotent durable sink for the crash test: epoch N is
@@ -73,6 +76,9 @@ func (s *fileSink) AddBatch(ctx context.Context, epoch int64, data vector.Operat
 
 // crashChild runs the query until crashEpochs epochs are in the sink.
 func crashChild(dir, workload, seedText string) int {
+	if workload == "continuous" {
+		return continuousCrashChild(dir, seedText)
+	}
 	seed, _ := strconv.ParseInt(seedText, 10, 64)
 	r := rand.New(rand.NewSource(seed))
 	// Kill ourselves, sometimes, in the middle of a checkpoint write.
@@ -171,8 +177,24 @@ func readSink(t *testing.T, dir string) [][]vt.Row {
 	return epochs
 }
 
-// runCrashLoop returns the directory of the run (checkpoint, sink).
+// runCrashLoop runs the crash loop and checks the sink; it returns the
+// directory of the run (checkpoint, sink).
 func runCrashLoop(t *testing.T, workload string, kills int) string {
+	dir, killed := crashLoop(t, workload, kills)
+	got := readSink(t, dir)
+	want := expectedCrashOutput(workload)
+	for e := range want {
+		if !vt.RowsEqual(vt.SortRows(want[e]), vt.SortRows(got[e])) {
+			t.Fatalf("%s: epoch %d after %d kills:\n%swant\n%s", workload, e, killed, vt.FormatRows(got[e]), vt.FormatRows(want[e]))
+		}
+	}
+	t.Logf("%s: %d kills, %d epochs × %d rows: 0 lost, 0 duplicated", workload, killed, crashEpochs, crashRowsPerEp)
+	return dir
+}
+
+// crashLoop runs the workload's child, killing it kills times, until it
+// finishes; it returns the directory holding its output and the kills.
+func crashLoop(t *testing.T, workload string, kills int) (string, int) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -219,15 +241,7 @@ func runCrashLoop(t *testing.T, workload string, kills int) string {
 	if killed < kills {
 		t.Fatalf("only %d kills before the query finished; the test needs %d", killed, kills)
 	}
-	got := readSink(t, dir)
-	want := expectedCrashOutput(workload)
-	for e := range want {
-		if !vt.RowsEqual(vt.SortRows(want[e]), vt.SortRows(got[e])) {
-			t.Fatalf("%s: epoch %d after %d kills:\n%swant\n%s", workload, e, killed, vt.FormatRows(got[e]), vt.FormatRows(want[e]))
-		}
-	}
-	t.Logf("%s: %d kills, %d epochs × %d rows: 0 lost, 0 duplicated", workload, killed, crashEpochs, crashRowsPerEp)
-	return dir
+	return dir, killed
 }
 
 // checkChildExit reports whether the child finished; a child killed by

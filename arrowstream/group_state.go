@@ -39,6 +39,11 @@ const (
 // rows of the declared output schema (owned by the engine from then on),
 // or nil for none; mapGroupsWithState functions return exactly one row.
 // A returned error fails the epoch, whose state changes are discarded.
+//
+// Concurrency: the state partitions of an epoch are processed in parallel,
+// so fn may be called concurrently for different keys (of different
+// partitions); it is never called concurrently for the same key. A
+// function that shares data across keys must synchronise it.
 type GroupFunc func(key arrow.Array, rows arrow.Record, state *GroupState) (arrow.Record, error)
 
 // noTimeoutSet marks a state entry or handle without timeout.
@@ -143,12 +148,17 @@ func (s *GroupState) GetCurrentProcessingTimeMs() int64 { return s.batchTsMs }
 // FlatMapGroupsWithState calls fn per key with its rows and state
 // (groupByKey(key).flatMapGroupsWithState). outputSchema is the schema of
 // fn's rows; mode is the function's output mode (Update or Append).
+// fn may run concurrently for different keys, never for the same key (see
+// GroupFunc). Within an epoch, the rows of one state partition come out in
+// key order (keys with rows, then timed-out keys), partitions one after
+// the other; Spark defines no order across keys either.
 func (g *GroupedData) FlatMapGroupsWithState(outputSchema *arrow.Schema, mode OutputMode, timeout GroupStateTimeout, fn GroupFunc) *DataFrame {
 	return g.groupState(outputSchema, mode, timeout, fn, false)
 }
 
 // MapGroupsWithState is FlatMapGroupsWithState with exactly one output row
-// per call, in Update mode (mapGroupsWithState).
+// per call, in Update mode (mapGroupsWithState). fn may run concurrently
+// for different keys, never for the same key (see GroupFunc).
 func (g *GroupedData) MapGroupsWithState(outputSchema *arrow.Schema, timeout GroupStateTimeout, fn GroupFunc) *DataFrame {
 	return g.groupState(outputSchema, Update, timeout, fn, true)
 }

@@ -28,6 +28,19 @@ type MemoryStream struct {
 	current int64 // -1: no data yet
 	// maxPerTrigger bounds the blocks one epoch reads (0: all available).
 	maxPerTrigger int64
+	// arrived is closed (and replaced) when a block is added; nil until
+	// someone asks (DataAvailable).
+	arrived chan struct{}
+}
+
+// DataAvailable implements NotifyingSource.
+func (s *MemoryStream) DataAvailable() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.arrived == nil {
+		s.arrived = make(chan struct{})
+	}
+	return s.arrived
 }
 
 // SetMaxOffsetsPerTrigger makes every epoch read at most n blocks (n <= 0:
@@ -74,6 +87,10 @@ func (s *MemoryStream) AddRecord(rec arrow.Record) (Offset, error) {
 	defer s.mu.Unlock()
 	s.blocks = append(s.blocks, rec)
 	s.current++
+	if s.arrived != nil {
+		close(s.arrived)
+		s.arrived = nil
+	}
 	return Offset(strconv.FormatInt(s.current, 10)), nil
 }
 

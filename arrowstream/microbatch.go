@@ -43,6 +43,7 @@ type loopConfig struct {
 	writer             *checkpoint.Writer
 	logger             *slog.Logger
 	faults             FaultInjector // test hook, nil in production
+	continuous         continuousConfig
 	// onStop, when set, runs after the query ends (nil error: clean stop).
 	onStop func(err error)
 }

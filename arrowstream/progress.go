@@ -24,6 +24,11 @@ type StreamingQueryProgress struct {
 	Sources                []SourceProgress        `json:"sources"`
 	Sink                   SinkProgress            `json:"sink"`
 	ObservedMetrics        map[string]any          `json:"observedMetrics,omitempty"`
+	// Latency is reported by continuous queries only (an Arrowstream
+	// addition): milliseconds from the engine noticing data to its rows
+	// being visible in the sink, per processing cycle of the epoch, as
+	// "p50", "p99" and "max".
+	Latency map[string]float64 `json:"latencyMs,omitempty"`
 }
 
 // StateOperatorProgress reports one stateful operator.

@@ -27,6 +27,9 @@ func (m *microBatch) batchProgress(start, wallStart time.Time, durations map[str
 			NumInputRows: rows,
 		}
 		sp.InputRowsPerSecond, sp.ProcessedRowsPerSecond = rates(rows, first, sinceLast, elapsed)
+		if ms, ok := m.cfg.sources[i].(MetricsSource); ok {
+			sp.Metrics = ms.Metrics()
+		}
 		p.Sources = append(p.Sources, sp)
 	}
 	p.NumInputRows = total

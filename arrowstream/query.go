@@ -43,6 +43,9 @@ type StreamingQuery struct {
 	lastBatchID int64
 	lastIdleLog time.Time // trigger-clock time of the last batch or reported idle trigger
 	idleLogged  bool
+	// flush asks a continuous query to commit its open epoch now
+	// (ProcessAllAvailable); nil for micro-batch queries.
+	flush chan struct{}
 }
 
 // ID is the query's id, stable across restarts from the same checkpoint.
@@ -120,10 +123,18 @@ func (q *StreamingQuery) AwaitTermination(ctx context.Context) error {
 
 // ProcessAllAvailable blocks until every piece of data available when it was
 // called (and the no-data epochs it causes) has been processed and
-// committed, or the query ends (its error is returned), or ctx ends.
+// committed, or the query ends (its error is returned), or ctx ends. A
+// continuous query commits its open epoch at once instead of waiting for
+// the epoch interval.
 func (q *StreamingQuery) ProcessAllAvailable(ctx context.Context) error {
 	q.mu.Lock()
 	target := q.triggerSeq + 1
+	if q.flush != nil {
+		select {
+		case q.flush <- struct{}{}:
+		default:
+		}
+	}
 	for q.idleSeq < target {
 		ch := q.changed
 		q.mu.Unlock()
@@ -209,6 +220,10 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 		}
 		m.availableNowTargets = targets
 	}
+	if m.cfg.trigger.kind == triggerContinuous {
+		err = q.runContinuous(ctx, m)
+		return
+	}
 	for {
 		if ctx.Err() != nil {
 			return
@@ -219,6 +234,9 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 		q.mu.Unlock()
 		q.setStatus("Processing new data", true, true)
 		triggerStart := m.cfg.clock.Now()
+		// Taken before the trigger looks for data, so that data added
+		// after that look wakes an idle wait (NotifyingSource).
+		wake := wakeChannels(m.cfg.sources)
 		var res triggerResult
 		res, err = m.runTrigger(ctx)
 		if err != nil {
@@ -232,24 +250,29 @@ func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Lo
 			return
 		}
 		q.setStatus("Waiting for data to arrive", false, false)
-		if err = q.waitForNextTrigger(ctx, m, triggerStart, res.ran); err != nil {
+		if err = q.waitForNextTrigger(ctx, m, triggerStart, res.ran, wake); err != nil {
 			return
 		}
 	}
 }
 
 // waitForNextTrigger sleeps until the next trigger is due.
-func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, start time.Time, ran bool) error {
+func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, start time.Time, ran bool, wake []<-chan struct{}) error {
 	interval := m.cfg.trigger.interval
 	if m.cfg.trigger.kind != triggerProcessingTime || interval <= 0 {
 		if ran {
 			return nil
 		}
-		// Idle: poll again after a short real-time delay.
+		// Idle: poll again after a short real-time delay, or as soon as a
+		// NotifyingSource says data was added.
+		woken, stop := anyClosed(wake)
+		defer stop()
 		t := time.NewTimer(pollingDelay)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			return nil
+		case <-woken:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()

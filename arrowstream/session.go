@@ -65,7 +65,9 @@ type Session struct {
 
 // SourceFormat creates a streaming source of a format from options (the
 // USING clause of CREATE TABLE, DataStreamReader.Format). schema is the
-// user's schema or nil.
+// user's schema or nil; the sources of a declared table's queries are
+// created with the schema its first source reported, which a format with a
+// fixed schema must accept.
 type SourceFormat func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (Source, error)
 
 // SinkFormat creates a sink for a query (DataStreamWriter.Format).
@@ -181,20 +183,11 @@ func (s *Session) RegisterStream(name string, src Source) {
 // that reads it creates its own source from the options (CREATE TABLE
 // name USING format OPTIONS (...)).
 func (s *Session) RegisterSource(name, format string, schema *arrow.Schema, opts map[string]string) error {
-	s.mu.Lock()
-	f, ok := s.sourceFmts[strings.ToLower(format)]
-	s.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("arrowstream: unknown source format %q for table %s (known: %s)", format, name, strings.Join(s.formatNames(), ", "))
-	}
-	// Build one source now: it checks the options and gives the schema.
-	probe, err := f(s.mem, schema, opts)
+	t, err := s.formatTable(format, schema, opts)
 	if err != nil {
 		return fmt.Errorf("arrowstream: table %s: %w", name, err)
 	}
-	sch := probe.Schema()
-	probe.Close()
-	s.catalog.Register(name, &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, schema, opts) }})
+	s.catalog.Register(name, t)
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package arrowstream
 
-import "context"
+import (
+	"context"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
 
 // Optional source capabilities, checked with a type assertion.
 
@@ -29,4 +33,31 @@ type CheckpointedSource interface {
 // DescribedSource names itself in progress reports.
 type DescribedSource interface {
 	Description() string
+}
+
+// NotifyingSource tells a continuous query when new data arrives, so that
+// it processes it at once instead of polling (an idle micro-batch query
+// likewise starts its next epoch at once instead of after the polling
+// delay). DataAvailable returns a
+// channel that is closed when data is added after the call; callers ask
+// again after it fires. Sources without it are polled (every
+// continuousPollInterval).
+type NotifyingSource interface {
+	DataAvailable() <-chan struct{}
+}
+
+// MetricsSource reports source-specific metrics (Spark's
+// SourceProgress.metrics: the file source's malformed-row counts, for
+// instance). The engine calls Metrics after each batch, from the query's
+// goroutine; the map is the caller's.
+type MetricsSource interface {
+	Metrics() map[string]string
+}
+
+// BatchSource can also be read as a batch (a plain SELECT over a table
+// declared with CREATE TABLE ... USING): ReadBatch returns every row
+// currently available, as an operator the caller owns and closes. It has
+// no effect on streaming offsets.
+type BatchSource interface {
+	ReadBatch(ctx context.Context) (vector.Operator, error)
 }

@@ -139,11 +139,17 @@ func splitByPartition(mem memory.Allocator, codec *rowCodec, recs []arrow.Record
 // partition), turning a panic into that partition's error. It returns one
 // error slot per partition.
 func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []error {
-	errs := make([]error, len(byPart))
+	return runEachPartition(opID, len(byPart), func(p int) bool { return len(byPart[p]) > 0 }, work)
+}
+
+// runEachPartition runs work for every partition p < n for which active(p)
+// holds, as runPartitions does.
+func runEachPartition(opID, n int, active func(p int) bool, work func(p int) error) []error {
+	errs := make([]error, n)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for p := range byPart {
-		if len(byPart[p]) == 0 {
+	for p := 0; p < n; p++ {
+		if !active(p) {
 			continue
 		}
 		wg.Add(1)

@@ -3,6 +3,7 @@ package arrowstream
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 // the watermark, nothing otherwise (state then grows forever, as Spark's).
 type statefulDedup struct {
 	mem     memory.Allocator
+	input   *arrow.Schema
 	keys    []int // key columns of the input
 	timeCol int   // the input's event-time column, -1 without a watermark
 	// evictable: entries carry an eviction time (the event-time column is
@@ -32,8 +34,9 @@ type statefulDedup struct {
 	withinWatermark bool
 	delayMicros     int64
 
-	keyCodec *rowCodec
-	state    statePartitions
+	keyCodec   *rowCodec   // splits the input by partition
+	partCodecs []*rowCodec // one per partition, see codecFor
+	state      statePartitions
 
 	lastEvictWm int64
 	progress    StateOperatorProgress
@@ -53,7 +56,7 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 		return nil, fmt.Errorf("arrowstream: dropDuplicates: %w", err)
 	}
 	d := &statefulDedup{
-		mem: mem, keys: keys, timeCol: timeCol, withinWatermark: withinWatermark,
+		mem: mem, input: input, keys: keys, timeCol: timeCol, withinWatermark: withinWatermark,
 		delayMicros: delay.Microseconds(), keyCodec: codec, lastEvictWm: -1,
 		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
 	}
@@ -83,6 +86,23 @@ func (d *statefulDedup) name() string {
 	return "dedupe"
 }
 
+// dedupCounts are one partition's counters of an epoch.
+type dedupCounts struct{ late, dups, updated, removed int64 }
+
+// codecFor returns partition p's own key codec, creating it on first use
+// (a codec holds encode buffers, so partitions running in parallel cannot
+// share one).
+func (d *statefulDedup) codecFor(p int) (*rowCodec, error) {
+	for len(d.partCodecs) <= p {
+		c, err := newRowCodec(d.mem, d.input, d.keys)
+		if err != nil {
+			return nil, err
+		}
+		d.partCodecs = append(d.partCodecs, c)
+	}
+	return d.partCodecs[p], nil
+}
+
 func (d *statefulDedup) execute(ctx context.Context, ep EpochInfo, input vector.Operator) (vector.Operator, error) {
 	defer input.Close()
 	start := time.Now()
@@ -90,24 +110,72 @@ func (d *statefulDedup) execute(ctx context.Context, ep EpochInfo, input vector.
 	if err := d.state.open(ep); err != nil {
 		return nil, err
 	}
+	recs, err := vector.Drain(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	// Rows are split by their key's partition (keeping their order, so the
+	// first row of a key in the epoch is the one kept) and the partitions
+	// deduplicated in parallel, as Spark runs one task per partition.
+	n := len(d.state.stores)
+	byPart := [][]arrow.Record{recs}
+	if n > 1 {
+		byPart, err = splitByPartition(d.mem, d.keyCodec, recs, n)
+		releaseRecords(recs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		for _, part := range byPart {
+			releaseRecords(part)
+		}
+	}()
+	codecs := make([]*rowCodec, n)
+	for p := range codecs {
+		if codecs[p], err = d.codecFor(p); err != nil {
+			return nil, err
+		}
+	}
+	results := make([][]arrow.Record, n)
+	counts := make([]dedupCounts, n)
+	errs := runPartitions(d.state.opID, byPart, func(p int) error {
+		var err error
+		results[p], err = d.dedupPartition(ep, d.state.stores[p], codecs[p], byPart[p], &counts[p])
+		return err
+	})
 	var out []arrow.Record
-	fail := func(err error) (vector.Operator, error) {
+	for p := range results {
+		out = append(out, results[p]...)
+		d.progress.NumRowsDroppedByWatermark += counts[p].late
+		d.progress.CustomMetrics["numDroppedDuplicateRows"] += counts[p].dups
+		d.progress.NumRowsUpdated += counts[p].updated
+	}
+	if err := errors.Join(errs...); err != nil {
 		releaseRecords(out)
 		return nil, err
 	}
+	d.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+	if d.evictable && ep.HasWatermark {
+		d.evict(ep.WatermarkMs)
+	}
+	d.lastEvictWm = ep.WatermarkMs
+	scan, err := vector.NewScan(input.Schema(), out...)
+	releaseRecords(out)
+	return scan, err
+}
+
+// dedupPartition keeps the rows of recs (one partition's, in input order)
+// whose key is not in st yet and records their keys; it returns the kept
+// rows (owned by the caller).
+func (d *statefulDedup) dedupPartition(ep EpochInfo, st checkpoint.StateStore, codec *rowCodec, recs []arrow.Record, c *dedupCounts) ([]arrow.Record, error) {
+	var out []arrow.Record
 	lateLimit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
 	var evictAt [8]byte
-	for {
-		rec, err := input.Next(ctx)
-		if err != nil {
-			if isEOF(err) {
-				break
-			}
-			return fail(err)
-		}
-		if err := d.keyCodec.encode(rec); err != nil {
-			rec.Release()
-			return fail(err)
+	for _, rec := range recs {
+		if err := codec.encode(rec); err != nil {
+			releaseRecords(out)
+			return nil, err
 		}
 		var times []arrow.Timestamp
 		var timeArr arrow.Array
@@ -118,13 +186,12 @@ func (d *statefulDedup) execute(ctx context.Context, ep EpochInfo, input vector.
 		sel := make([]int32, 0, rec.NumRows())
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if times != nil && ep.HasWatermark && timeArr.IsValid(i) && times[i] <= lateLimit {
-				d.progress.NumRowsDroppedByWatermark++
+				c.late++
 				continue
 			}
-			key := d.keyCodec.at(i)
-			st := d.state.store(d.keyCodec.hash(i))
+			key := codec.at(i)
 			if _, dup := st.Get(key); dup {
-				d.progress.CustomMetrics["numDroppedDuplicateRows"]++
+				c.dups++
 				continue
 			}
 			var value []byte
@@ -137,36 +204,29 @@ func (d *statefulDedup) execute(ctx context.Context, ep EpochInfo, input vector.
 				value = evictAt[:]
 			}
 			st.Put(key, value)
-			d.progress.NumRowsUpdated++
+			c.updated++
 			sel = append(sel, int32(i))
 		}
 		if len(sel) > 0 {
 			kept, err := vector.TakeRecord(d.mem, rec, sel)
 			if err != nil {
-				rec.Release()
-				return fail(err)
+				releaseRecords(out)
+				return nil, err
 			}
 			out = append(out, kept)
 		}
-		rec.Release()
 	}
-	d.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
-	if d.evictable && ep.HasWatermark {
-		d.evict(ep.WatermarkMs)
-	}
-	d.lastEvictWm = ep.WatermarkMs
-	scan, err := vector.NewScan(input.Schema(), out...)
-	releaseRecords(out)
-	return scan, err
+	return out, nil
 }
 
 // evict removes the entries whose eviction time is at or below the
-// watermark (inclusive, as Spark's predicate).
+// watermark (inclusive, as Spark's predicate), partitions in parallel.
 func (d *statefulDedup) evict(wmMs int64) {
 	start := time.Now()
 	limit := wmMs * 1000
-	removed := 0
-	for _, st := range d.state.stores {
+	removed := make([]int64, len(d.state.stores))
+	runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
+		st := d.state.stores[p]
 		// Collect first: a store is not modified while it is ranged over.
 		var gone [][]byte
 		st.Scan(func(k, v []byte) bool {
@@ -178,9 +238,12 @@ func (d *statefulDedup) evict(wmMs int64) {
 		for _, k := range gone {
 			st.Delete(k)
 		}
-		removed += len(gone)
+		removed[p] = int64(len(gone))
+		return nil
+	})
+	for _, r := range removed {
+		d.progress.NumRowsRemoved += r
 	}
-	d.progress.NumRowsRemoved += int64(removed)
 	d.progress.AllRemovalsTimeMs = time.Since(start).Milliseconds()
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -18,21 +19,23 @@ import (
 )
 
 // statefulGroupState is flatMapGroupsWithState / mapGroupsWithState
-// (SEMANTICS.md §8): per epoch the input is grouped by key (keys in
-// encoded order), the function is called once per key with rows, then once
-// per timed-out key.
+// (SEMANTICS.md §8): per epoch the input is grouped by key, and in each
+// state partition (partitions in parallel) the function is called once per
+// key with rows (keys in encoded order), then once per timed-out key.
 //
 // State: key (the encoded key) → value: 1 flag byte (1 = the user's state
 // exists), the timeout timestamp in ms (int64 LE, -1 for none), then the
 // user's state bytes.
 type statefulGroupState struct {
-	mem       memory.Allocator
-	node      *plan.FlatMapGroupsWithState
-	fn        GroupFunc
-	keyExpr   vector.Evaluator
-	keyCodec  *rowCodec // over a one-column record of the key
-	keySchema *arrow.Schema
-	timeCol   int // the input's event-time column (late filter with EventTimeTimeout), -1 if none
+	mem      memory.Allocator
+	node     *plan.FlatMapGroupsWithState
+	fn       GroupFunc
+	keyExpr  vector.Evaluator
+	keyCodec *rowCodec // over a one-column record of the key
+	// partCodecs are the partitions' own key codecs (see codecFor).
+	partCodecs []*rowCodec
+	keySchema  *arrow.Schema
+	timeCol    int // the input's event-time column (late filter with EventTimeTimeout), -1 if none
 
 	state       statePartitions
 	lastEvictWm int64
@@ -166,10 +169,83 @@ func (g *statefulGroupState) execute(ctx context.Context, ep EpochInfo, input ve
 			add(i)
 		}
 	}
-	sort.Slice(groups, func(a, b int) bool { return bytes.Compare(groups[a].key, groups[b].key) < 0 })
 
+	// Timed-out keys: a timeout T strictly below the threshold.
+	threshold, timeouts := int64(0), false
+	switch g.node.Timeout {
+	case ProcessingTimeTimeout:
+		threshold, timeouts = ep.BatchTimestampMs, true
+	case EventTimeTimeout:
+		threshold, timeouts = ep.WatermarkMs, ep.HasWatermark
+	}
+
+	// The groups are split by their key's partition and the partitions run
+	// in parallel, as Spark runs one task per partition: within a
+	// partition the keys with rows come first, in key order, then the
+	// timed-out keys in key order; partitions follow each other in order.
+	// A key belongs to one partition, so the function is never called
+	// concurrently for the same key.
+	n := len(g.state.stores)
+	parts := make([][]*group, n)
+	for _, gr := range groups {
+		p := gr.hash % uint64(n)
+		parts[p] = append(parts[p], gr)
+	}
+	codecs := make([]*rowCodec, n)
+	for p := range codecs {
+		if codecs[p], err = g.codecFor(p); err != nil {
+			return nil, err
+		}
+	}
+	results := make([][]arrow.Record, n)
+	counts := make([]groupCounts, n)
+	errs := runEachPartition(g.state.opID, n, func(p int) bool { return len(parts[p]) > 0 || timeouts }, func(p int) error {
+		var err error
+		results[p], err = g.runPartition(ep, p, codecs[p], all, keyRec, parts[p], threshold, timeouts, &counts[p])
+		return err
+	})
 	var out []arrow.Record
-	fail := func(err error) (vector.Operator, error) {
+	for p := range results {
+		out = append(out, results[p]...)
+		g.progress.NumRowsUpdated += counts[p].updated
+		g.progress.NumRowsRemoved += counts[p].removed
+		g.progress.CustomMetrics["numTimedOutKeys"] += counts[p].timedOut
+	}
+	if err := errors.Join(errs...); err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	g.lastEvictWm = ep.WatermarkMs
+	g.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+	scan, err := vector.NewScan(g.node.OutputSchema, out...)
+	releaseRecords(out)
+	return scan, err
+}
+
+// groupCounts are one partition's counters of an epoch.
+type groupCounts struct{ updated, removed, timedOut int64 }
+
+// codecFor returns partition p's own key codec (decoding uses the codec's
+// encoder, which partitions running in parallel cannot share).
+func (g *statefulGroupState) codecFor(p int) (*rowCodec, error) {
+	for len(g.partCodecs) <= p {
+		c, err := newRowCodec(g.mem, g.keySchema, []int{0})
+		if err != nil {
+			return nil, err
+		}
+		g.partCodecs = append(g.partCodecs, c)
+	}
+	return g.partCodecs[p], nil
+}
+
+// runPartition calls the function for partition p's keys with rows (in
+// key order), then for its timed-out keys; it returns the function's rows
+// (owned by the caller).
+func (g *statefulGroupState) runPartition(ep EpochInfo, p int, codec *rowCodec, all, keyRec arrow.Record, groups []*group, threshold int64, timeouts bool, c *groupCounts) ([]arrow.Record, error) {
+	st := g.state.stores[p]
+	sort.Slice(groups, func(a, b int) bool { return bytes.Compare(groups[a].key, groups[b].key) < 0 })
+	var out []arrow.Record
+	fail := func(err error) ([]arrow.Record, error) {
 		releaseRecords(out)
 		return nil, err
 	}
@@ -183,7 +259,7 @@ func (g *statefulGroupState) execute(ctx context.Context, ep EpochInfo, input ve
 			rows.Release()
 			return fail(err)
 		}
-		rec, err := g.call(ep, g.state.store(gr.hash), gr.key, key, rows, false)
+		rec, err := g.call(ep, st, gr.key, key, rows, false, c)
 		key.Release()
 		rows.Release()
 		if err != nil {
@@ -193,46 +269,32 @@ func (g *statefulGroupState) execute(ctx context.Context, ep EpochInfo, input ve
 			out = append(out, rec)
 		}
 	}
-
-	// Timed-out keys: a timeout T strictly below the threshold.
-	threshold, timeouts := int64(0), false
-	switch g.node.Timeout {
-	case ProcessingTimeTimeout:
-		threshold, timeouts = ep.BatchTimestampMs, true
-	case EventTimeTimeout:
-		threshold, timeouts = ep.WatermarkMs, ep.HasWatermark
+	if !timeouts {
+		return out, nil
 	}
-	if timeouts {
-		for _, st := range g.state.stores {
-			var expired [][]byte
-			st.Range(func(k, v []byte) bool {
-				if _, t, _, err := decodeGroupState(v); err == nil && t != noTimeoutSet && t < threshold {
-					expired = append(expired, append([]byte(nil), k...))
-				}
-				return true
-			})
-			if len(expired) == 0 {
-				continue
-			}
-			sort.Slice(expired, func(a, b int) bool { return bytes.Compare(expired[a], expired[b]) < 0 })
-			recs, err := g.timedOut(ep, st, all, expired)
-			out = append(out, recs...)
-			if err != nil {
-				return fail(err)
-			}
+	var expired [][]byte
+	st.Range(func(k, v []byte) bool {
+		if _, t, _, err := decodeGroupState(v); err == nil && t != noTimeoutSet && t < threshold {
+			expired = append(expired, append([]byte(nil), k...))
 		}
+		return true
+	})
+	if len(expired) == 0 {
+		return out, nil
 	}
-	g.lastEvictWm = ep.WatermarkMs
-	g.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
-	scan, err := vector.NewScan(g.node.OutputSchema, out...)
-	releaseRecords(out)
-	return scan, err
+	sort.Slice(expired, func(a, b int) bool { return bytes.Compare(expired[a], expired[b]) < 0 })
+	recs, err := g.timedOut(ep, st, codec, all, expired, c)
+	out = append(out, recs...)
+	if err != nil {
+		return fail(err)
+	}
+	return out, nil
 }
 
 // timedOut calls the function for the expired keys of store st, with no
 // rows and HasTimedOut.
-func (g *statefulGroupState) timedOut(ep EpochInfo, st checkpoint.StateStore, all arrow.Record, expired [][]byte) ([]arrow.Record, error) {
-	cols, err := g.keyCodec.decode(g.mem, expired)
+func (g *statefulGroupState) timedOut(ep EpochInfo, st checkpoint.StateStore, codec *rowCodec, all arrow.Record, expired [][]byte, c *groupCounts) ([]arrow.Record, error) {
+	cols, err := codec.decode(g.mem, expired)
 	if err != nil {
 		return nil, err
 	}
@@ -246,12 +308,12 @@ func (g *statefulGroupState) timedOut(ep EpochInfo, st checkpoint.StateStore, al
 	var out []arrow.Record
 	for i, k := range expired {
 		key := array.NewSlice(keyCol, int64(i), int64(i+1))
-		rec, err := g.call(ep, st, k, key, empty, true)
+		rec, err := g.call(ep, st, k, key, empty, true, c)
 		key.Release()
 		if err != nil {
 			return out, err
 		}
-		g.progress.CustomMetrics["numTimedOutKeys"]++
+		c.timedOut++
 		if rec != nil {
 			out = append(out, rec)
 		}
@@ -260,7 +322,7 @@ func (g *statefulGroupState) timedOut(ep EpochInfo, st checkpoint.StateStore, al
 }
 
 // call runs the function for one key and writes its state back.
-func (g *statefulGroupState) call(ep EpochInfo, st checkpoint.StateStore, k []byte, key arrow.Array, rows arrow.Record, timedOut bool) (arrow.Record, error) {
+func (g *statefulGroupState) call(ep EpochInfo, st checkpoint.StateStore, k []byte, key arrow.Array, rows arrow.Record, timedOut bool, c *groupCounts) (arrow.Record, error) {
 	gs := &GroupState{timeoutKind: g.node.Timeout, timeoutMs: noTimeoutSet, timedOut: timedOut,
 		batchTsMs: ep.BatchTimestampMs, watermarkMs: ep.WatermarkMs, hasWatermark: ep.HasWatermark}
 	oldTimeout := noTimeoutSet
@@ -301,11 +363,11 @@ func (g *statefulGroupState) call(ep EpochInfo, st checkpoint.StateStore, k []by
 	case !gs.exists && gs.timeoutMs == noTimeoutSet:
 		if _, had := st.Get(k); had {
 			st.Delete(k)
-			g.progress.NumRowsRemoved++
+			c.removed++
 		}
 	case gs.updated || gs.removed || gs.timeoutMs != oldTimeout:
 		st.Put(k, encodeGroupState(gs.exists, gs.timeoutMs, gs.value))
-		g.progress.NumRowsUpdated++
+		c.updated++
 	}
 	return rec, nil
 }

@@ -1,6 +1,7 @@
 package arrowstream
 
 import (
+	"container/heap"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -50,10 +51,13 @@ type joinSide struct {
 // State: one store per partition holding both sides; key = side byte ++
 // encoded join key ++ epoch (8 bytes) ++ row index (4 bytes), value =
 // matched flag ++ the encoded row. Rows are routed by the join key hash.
-// Every epoch the join loads both sides' state, joins the new rows of each
-// side against everything of the other (new×new once), applies the
-// residual condition, stores the new rows and evicts by the state
-// watermarks, emitting unmatched outer rows with nulls.
+// Every epoch the join joins the new rows of each side against the stored
+// rows of the other with the same key and the other side's new rows
+// (new×new once), applies the residual condition, stores the new rows and
+// evicts by the state watermarks, emitting unmatched outer rows with
+// nulls. The stored rows are kept decoded in memory between epochs
+// (sideCache), so an epoch costs in proportion to its input, its matches
+// and its evictions, not to the size of the state.
 type statefulJoin struct {
 	mem         memory.Allocator
 	typ         plan.JoinType
@@ -65,6 +69,14 @@ type statefulJoin struct {
 	state       statePartitions
 	lastEvictWm int64
 	progress    StateOperatorProgress
+
+	// caches hold each side's stored rows decoded, as of state version
+	// cacheVersion (-1: to be rebuilt from the stores, as after a start or
+	// an epoch that did not commit); pendingVersion is the version the
+	// running epoch commits.
+	caches         [2]*sideCache
+	cacheVersion   int64
+	pendingVersion int64
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *checkpoint.Writer) (*statefulJoin, error) {
@@ -97,7 +109,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *check
 		outFields[i].Type = vector.Unwrap(outFields[i].Type)
 	}
 	md := j.Schema().Metadata()
-	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1}
+	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, cacheVersion: -1}
 	s.state = statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
@@ -138,8 +150,23 @@ func (s *statefulJoin) execute(context.Context, EpochInfo, vector.Operator) (vec
 
 func (s *statefulJoin) report() StateOperatorProgress { return s.progress }
 
-func (s *statefulJoin) commit(ctx context.Context) error { return s.state.commit(ctx, &s.progress) }
-func (s *statefulJoin) abort()                           { s.state.abort() }
+func (s *statefulJoin) commit(ctx context.Context) error {
+	if err := s.state.commit(ctx, &s.progress); err != nil {
+		s.cacheVersion = -1
+		return err
+	}
+	s.cacheVersion = s.pendingVersion
+	// The decoded rows kept between epochs are state memory too.
+	for _, c := range s.caches {
+		s.progress.MemoryUsedBytes += c.bytes
+	}
+	return nil
+}
+
+func (s *statefulJoin) abort() {
+	s.cacheVersion = -1
+	s.state.abort()
+}
 
 func (s *statefulJoin) shouldRunAnotherBatch(newWm int64) bool {
 	return (s.sides[0].evict != evictNever || s.sides[1].evict != evictNever) && newWm > s.lastEvictWm
@@ -150,8 +177,9 @@ func (s *statefulJoin) shouldRunAnotherBatch(newWm int64) bool {
 type sideRows struct {
 	rec       arrow.Record // codec schema
 	nState    int
-	storeKeys [][]byte // state rows' store keys
-	parts     []int    // state rows' partitions
+	entries   []*joinEntry // state rows' cache entries
+	storeKeys [][]byte     // state rows' store keys
+	parts     []int        // state rows' partitions
 	matched   []bool
 	wasMatch  []bool
 	keys      []string // encoded join keys
@@ -176,16 +204,32 @@ func (s *statefulJoin) executeTwo(ctx context.Context, ep EpochInfo, left, right
 	if err := s.state.open(ep); err != nil {
 		return nil, err
 	}
-	var rows [2]*sideRows
+	if s.cacheVersion != ep.ID {
+		if err := s.rebuildCache(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// The caches change with the epoch: valid again only once it commits.
+	s.cacheVersion, s.pendingVersion = -1, ep.ID+1
+	var rows, fresh [2]*sideRows
 	defer func() {
-		for _, r := range rows {
+		for _, r := range append(rows[:], fresh[:]...) {
 			if r != nil {
 				r.release()
 			}
 		}
 	}()
 	for i, in := range []vector.Operator{left, right} {
-		r, err := s.load(ctx, ep, byte(i), s.sides[i], in)
+		r, err := s.loadNew(ctx, ep, s.sides[i], in)
+		if err != nil {
+			return nil, err
+		}
+		fresh[i] = r
+	}
+	// Each side's rows: the stored rows the epoch needs, then the new ones.
+	for i, side := range s.sides {
+		thr, evict := s.evictThreshold(ep, side)
+		r, err := s.withState(side, fresh[i], s.relevant(i, fresh[1-i], thr, evict))
 		if err != nil {
 			return nil, err
 		}
@@ -261,24 +305,11 @@ func (s *statefulJoin) executeTwo(ctx context.Context, ep EpochInfo, left, right
 	return vector.NewScan(s.out, rec)
 }
 
-// load reads a side's state rows and its new input rows (late rows
-// dropped) into one record, with their join keys.
-func (s *statefulJoin) load(ctx context.Context, ep EpochInfo, tag byte, side *joinSide, in vector.Operator) (*sideRows, error) {
+// loadNew reads a side's new input rows (late rows dropped) into one
+// record, with their join keys.
+func (s *statefulJoin) loadNew(ctx context.Context, ep EpochInfo, side *joinSide, in vector.Operator) (*sideRows, error) {
 	r := &sideRows{}
 	var enc [][]byte
-	for p, st := range s.state.stores {
-		st.Range(func(k, v []byte) bool {
-			if len(k) > 0 && k[0] == tag && len(v) > 0 {
-				r.storeKeys = append(r.storeKeys, append([]byte(nil), k...))
-				r.parts = append(r.parts, p)
-				r.wasMatch = append(r.wasMatch, v[0] == 1)
-				enc = append(enc, append([]byte(nil), v[1:]...))
-			}
-			return true
-		})
-	}
-	r.nState = len(enc)
-	defer func() { r.enc = enc }()
 	late := ep.LateWatermarkMs * 1000
 	for {
 		rec, err := in.Next(ctx)
@@ -307,27 +338,12 @@ func (s *statefulJoin) load(ctx context.Context, ep EpochInfo, tag byte, side *j
 		}
 		rec.Release()
 	}
-	r.matched = append(make([]bool, 0, len(enc)), r.wasMatch...)
-	r.matched = r.matched[:len(enc)]
-	for len(r.wasMatch) < len(enc) {
-		r.wasMatch = append(r.wasMatch, false)
-	}
-	cols, err := side.codec.decode(s.mem, enc)
-	if err != nil {
+	r.enc = enc
+	if err := s.decodeSide(side, r, enc); err != nil {
 		return nil, err
 	}
-	if len(enc) == 0 {
-		for _, c := range cols {
-			c.Release()
-		}
-		cols = make([]arrow.Array, side.codec.schema.NumFields())
-		for c, f := range side.codec.schema.Fields() {
-			cols[c] = array.MakeArrayOfNull(s.mem, f.Type, 0)
-		}
-	}
-	r.rec = assemble(side.codec.schema, nil, cols, len(enc))
 	r.excluded = make([]bool, len(enc))
-	if side.only != nil && len(enc) > r.nState {
+	if side.only != nil && len(enc) > 0 {
 		if err := s.sideOnly(ctx, side, r); err != nil {
 			r.release()
 			return nil, err
@@ -481,13 +497,8 @@ func (s *statefulJoin) output(l, r arrow.Record, li, ri []int32) (arrow.Record, 
 // the evicted unmatched rows of an outer side.
 func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows) []int32 {
 	var nulls []int32
-	thr, evict := int64(0), false
-	if ep.HasWatermark && side.evict != evictNever {
-		thr, evict = ep.WatermarkMs*1000, true
-		if side.evict == evictValue {
-			thr += side.offset
-		}
-	}
+	thr, evict := s.evictThreshold(ep, side)
+	cache := s.caches[tag]
 	var tcol arrow.Array
 	if evict {
 		tcol = r.rec.Column(side.evictCol)
@@ -513,10 +524,16 @@ func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows
 		switch {
 		case gone && isState:
 			s.state.stores[r.parts[i]].Delete(r.storeKeys[i])
+			cache.remove(r.entries[i])
 			s.progress.NumRowsRemoved++
 		case gone:
 		case isState:
+			e := r.entries[i]
+			if e.hasTime && e.heapIdx < 0 {
+				heap.Push(&cache.byTime, e) // taken as evictable, yet kept
+			}
 			if r.matched[i] != r.wasMatch[i] {
+				e.matched = true
 				st := s.state.stores[r.parts[i]]
 				v, _ := st.Get(r.storeKeys[i])
 				v = append([]byte(nil), v...)
@@ -539,6 +556,10 @@ func (s *statefulJoin) store(ep EpochInfo, tag byte, side *joinSide, r *sideRows
 			val = append(val, enc...)
 			s.state.store(r.hashes[i]).Put(key, val)
 			s.progress.NumRowsUpdated++
+			e := &joinEntry{storeKey: key, part: int(r.hashes[i] % uint64(len(s.state.stores))), key: r.keys[i],
+				keyNull: r.keyNull[i], enc: enc, matched: r.matched[i]}
+			e.time, e.hasTime = side.evictTime(r.rec, i)
+			cache.add(e)
 		}
 	}
 	return nulls

@@ -78,7 +78,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode OutputMode, writer
 			}
 			i, ok := srcIndex[x.Table]
 			if !ok {
-				st, isStream := x.Table.(*streamTable)
+				st, isStream := x.Table.(sourceOpener)
 				if !isStream {
 					return fmt.Errorf("arrowstream: table %s is not a streaming source of this session", x.Name)
 				}

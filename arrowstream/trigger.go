@@ -20,6 +20,7 @@ const (
 	triggerProcessingTime triggerKind = iota
 	triggerOnce
 	triggerAvailableNow
+	triggerContinuous
 )
 
 // ProcessingTime runs an epoch at every multiple of interval (aligned to the
@@ -37,7 +38,29 @@ func Once() Trigger { return Trigger{kind: triggerOnce} }
 // (and no-data epochs) as needed, then stops the query.
 func AvailableNow() Trigger { return Trigger{kind: triggerAvailableNow} }
 
-// Interval is the ProcessingTime interval (0 for other triggers).
+// DefaultContinuousInterval is the epoch interval of Continuous(0), as
+// Spark's default checkpoint interval for continuous queries.
+const DefaultContinuousInterval = time.Second
+
+// Continuous runs the query with continuous processing (SEMANTICS.md §10):
+// data is processed as it arrives by a long-running pipeline, and an epoch
+// is committed to the checkpoint (and, by default, made visible in the
+// sink) every interval. Only map-like queries (projections, filters,
+// explode, stream-static joins) and, beyond Spark, aggregations in Update
+// mode are supported; see docs/continuous.md. An interval of 0 means
+// DefaultContinuousInterval.
+func Continuous(interval time.Duration) Trigger {
+	if interval <= 0 {
+		interval = DefaultContinuousInterval
+	}
+	return Trigger{kind: triggerContinuous, interval: interval}
+}
+
+// IsContinuous reports whether t is a Continuous trigger.
+func (t Trigger) IsContinuous() bool { return t.kind == triggerContinuous }
+
+// Interval is the ProcessingTime or Continuous interval (0 for other
+// triggers).
 func (t Trigger) Interval() time.Duration { return t.interval }
 
 func (t Trigger) String() string {
@@ -46,13 +69,17 @@ func (t Trigger) String() string {
 		return "Once"
 	case triggerAvailableNow:
 		return "AvailableNow"
+	case triggerContinuous:
+		return fmt.Sprintf("Continuous(%s)", t.interval)
 	}
 	return fmt.Sprintf("ProcessingTime(%s)", t.interval)
 }
 
 // ParseTrigger parses the trigger forms of TBLPROPERTIES ('trigger' = ...):
 // "once", "availableNow" (or "available now"), a duration such as
-// "1 second", "500 ms", "10 seconds", "0", or "processingTime 1 second".
+// "1 second", "500 ms", "10 seconds", "0", "processingTime 1 second", or
+// "continuous" / "continuous 100 ms" (continuous processing with that epoch
+// interval).
 func ParseTrigger(s string) (Trigger, error) {
 	norm := strings.ToLower(strings.TrimSpace(s))
 	switch strings.ReplaceAll(norm, " ", "") {
@@ -60,6 +87,20 @@ func ParseTrigger(s string) (Trigger, error) {
 		return Once(), nil
 	case "availablenow":
 		return AvailableNow(), nil
+	}
+	if rest, ok := strings.CutPrefix(norm, "continuous"); ok {
+		rest = strings.TrimSpace(rest)
+		if rest == "" {
+			return Continuous(0), nil
+		}
+		d, err := ParseDuration(rest)
+		if err != nil {
+			return Trigger{}, fmt.Errorf("arrowstream: trigger %q: %w", s, err)
+		}
+		if d <= 0 {
+			return Trigger{}, fmt.Errorf("arrowstream: trigger %q: the continuous epoch interval must be positive", s)
+		}
+		return Continuous(d), nil
 	}
 	norm = strings.TrimPrefix(norm, "processingtime")
 	d, err := ParseDuration(norm)

@@ -91,6 +91,13 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			conf[key] = v // state store settings as query options
 		}
 	}
+	var cont continuousConfig
+	if w.trigger.IsContinuous() {
+		var err error
+		if cont, err = continuousOptions(w.df.node, w.mode, w.opts); err != nil {
+			return nil, err
+		}
+	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err
@@ -132,6 +139,13 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		noDataBatches:      confBool(conf, "spark.sql.streaming.noDataMicroBatches.enabled", true),
 		logger:             s.logger,
 		faults:             s.faults,
+		continuous:         cont,
+	}
+	if cont.arrival {
+		if _, ok := sink.(ArrivalSink); !ok {
+			exec.Close()
+			return nil, fmt.Errorf("arrowstream: continuous.visibility=arrival: the %s sink cannot show uncommitted rows (use the memory sink, or visibility commit)", cfg.sinkDescription)
+		}
 	}
 	if temporary {
 		cfg.onStop = func(err error) {

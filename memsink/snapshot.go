@@ -2,6 +2,7 @@ package memsink
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,9 @@ type version struct {
 	segs   []*segment   // Append/Update/Complete: retained epochs, oldest first
 	live   int          // segs[live:] are the current contents
 	states []*viewState // views: retained states, oldest first; the last is current
+	// pend are rows of the open epoch of a continuous query shown before
+	// it commits (AddUncommitted); the next commit drops them.
+	pend []*segment
 
 	held Size
 
@@ -122,6 +126,9 @@ func (v *version) release() {
 	for _, s := range v.states {
 		s.release()
 	}
+	for _, s := range v.pend {
+		s.release()
+	}
 }
 
 // current returns a snapshot of the latest contents; the caller has taken
@@ -131,7 +138,7 @@ func (v *version) current(schema *arrow.Schema) *Snapshot {
 		if len(v.states) > 0 {
 			v.contents = stateParts(v.states[len(v.states)-1])
 		} else {
-			v.contents = segmentParts(v.segs[v.live:])
+			v.contents = segmentParts(slices.Concat(v.segs[v.live:], v.pend))
 			v.contentsRecs = make([]arrow.Record, len(v.contents))
 			for i, p := range v.contents {
 				v.contentsRecs[i] = p.rec

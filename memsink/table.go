@@ -84,6 +84,9 @@ type Table struct {
 	broken  error       // set when an internal invariant failed mid-commit
 	view    *viewWriter // UpdateAsView only
 	persist *persister  // Persist only
+
+	notifyMu sync.Mutex
+	changed  chan struct{} // closed by publish; nil until Changed is called
 }
 
 var _ arrowstream.Sink = (*Table)(nil)
@@ -369,7 +372,9 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 			return err
 		}
 	}
-	t.publish(newVersion(info.Epoch, evicted, segs, nil, nil))
+	v := newVersion(info.Epoch, evicted, segs, nil, nil)
+	v.keepPending(old.pend, info.Epoch)
+	t.publish(v)
 	if k > 0 {
 		t.log.Debug("evicted epochs", "count", k, "through", evicted)
 	}
@@ -418,6 +423,25 @@ func (t *Table) commitView(info EpochInfo, recs []arrow.Record) error {
 // one keep it alive until they release it.
 func (t *Table) publish(v *version) {
 	t.cur.Swap(v).release()
+	t.notifyMu.Lock()
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+	t.notifyMu.Unlock()
+}
+
+// Changed returns a channel closed when the table's contents next change
+// (a commit, uncommitted rows of a continuous query, a clear or close):
+// readers that follow a table wait on it instead of polling, then ask
+// again.
+func (t *Table) Changed() <-chan struct{} {
+	t.notifyMu.Lock()
+	defer t.notifyMu.Unlock()
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
 }
 
 // acquire returns the current version with a reference the caller

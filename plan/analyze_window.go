@@ -62,13 +62,25 @@ func assignWindows(cur *scope, s selectSpec, special map[sql.Expr]Expr) (*scope,
 	if !arrow.TypeEqual(t.DataType(), vector.Timestamp) {
 		return nil, errorAt(f.Args[0].Position(), ErrType, "The time column of %s() must be a timestamp, but %s is %s.", name, t, typeOrNil(t))
 	}
+	var node Node
+	if name == "session_window" && !constantDuration(f.Args[1]) {
+		// A dynamic gap: an expression over the row (Spark's
+		// session_window(ts, gapExpr)).
+		gap, err := r.expr(f.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		if node, err = NewSessionWindowExpr(cur.node, t, gap, "session_window"); err != nil {
+			return nil, errorAt(f.Args[1].Position(), ErrType, "%v", trimSentinel(err))
+		}
+		return appendWindowScope(cur, node, name, calls, special), nil
+	}
 	durs := make([]int64, len(f.Args)-1)
 	for i, a := range f.Args[1:] {
 		if durs[i], err = durationArg(a); err != nil {
 			return nil, err
 		}
 	}
-	var node Node
 	if name == "session_window" {
 		node, err = NewSessionWindow(cur.node, t, durs[0], "session_window")
 	} else {
@@ -85,6 +97,23 @@ func assignWindows(cur *scope, s selectSpec, special map[sql.Expr]Expr) (*scope,
 	if err != nil {
 		return nil, errorAt(f.Pos, ErrType, "%v", trimSentinel(err))
 	}
+	return appendWindowScope(cur, node, name, calls, special), nil
+}
+
+// constantDuration reports whether a window duration argument is a
+// constant (a string or interval literal).
+func constantDuration(a sql.Expr) bool {
+	switch a.(type) {
+	case *sql.Literal, *sql.IntervalLit:
+		return true
+	}
+	return false
+}
+
+// appendWindowScope is the scope over node, which appends the window
+// column named name to cur's, with every call recorded as a reference to
+// it.
+func appendWindowScope(cur *scope, node Node, name string, calls []*sql.FuncCall, special map[sql.Expr]Expr) *scope {
 	cols := make([]scopeCol, len(cur.cols), len(cur.cols)+1)
 	copy(cols, cur.cols)
 	for i, fl := range cur.node.Schema().Fields() {
@@ -97,7 +126,7 @@ func assignWindows(cur *scope, s selectSpec, special map[sql.Expr]Expr) (*scope,
 	for _, c := range calls {
 		special[c] = ref
 	}
-	return &scope{node: node, cols: cols}, nil
+	return &scope{node: node, cols: cols}
 }
 
 // durationArg reads a window duration: a string such as '10 seconds' or

@@ -35,6 +35,9 @@ var streamCases = []streamCase{
 	{"SELECT user_id, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds'), user_id", plan.Update, plan.RuleSessionWindowUpdate},
 	{"SELECT count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds')", plan.Append, plan.RuleSessionWindowGlobal},
 	{"SELECT user_id, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds'), user_id", plan.Append, ""},
+	// A per-row gap follows the same rules.
+	{"SELECT user_id, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, CASE WHEN url = 'a' THEN '10 seconds' ELSE '5 seconds' END), user_id", plan.Append, ""},
+	{"SELECT user_id, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, url), user_id", plan.Update, plan.RuleSessionWindowUpdate},
 	{"SELECT * FROM STREAM input ORDER BY value", plan.Append, plan.RuleSortNotAfterAgg},
 	{"SELECT value, count(*) AS n FROM STREAM input GROUP BY value ORDER BY n", plan.Update, plan.RuleSortNotAfterAgg},
 	{"SELECT value, count(*) AS n FROM STREAM input GROUP BY value ORDER BY n", plan.Complete, ""},
@@ -239,4 +242,24 @@ func TestBuilderErrors(t *testing.T) {
 		fmt.Fprintf(&out, "%s\n  => %v\n", c.name, err)
 	}
 	golden(t, "testdata/errors/builder.golden", out.String())
+}
+
+// TestSessionWindowGapExpr: a non-constant gap is kept as an expression
+// (shown by EXPLAIN, kept through optimization and column pruning); a gap
+// of another type is refused.
+func TestSessionWindowGapExpr(t *testing.T) {
+	cat := testCatalog(t)
+	n := analyzeT(t, cat, "SELECT user_id, count(*) AS n FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, CASE WHEN url = 'a' THEN '10 seconds' ELSE '5 seconds' END), user_id")
+	opt, err := plan.Optimize(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []plan.Node{n, opt} {
+		if s := plan.Explain(p); !strings.Contains(s, "session_window(ts, CASE WHEN") {
+			t.Errorf("explain lacks the gap expression:\n%s", s)
+		}
+	}
+	if _, err := plan.AnalyzeSQL("SELECT count(*) FROM STREAM clicks GROUP BY session_window(ts, user_id), url", cat); err == nil || !strings.Contains(err.Error(), "gap duration") {
+		t.Errorf("want a gap type error, got %v", err)
+	}
 }

@@ -179,6 +179,9 @@ func (n *WindowAssign) String() string {
 }
 
 func (n *SessionWindow) String() string {
+	if n.GapExpr != nil {
+		return fmt.Sprintf("SessionWindow session_window(%s, %s) AS %s", exprOrNil(n.Time), n.GapExpr, quoteName(n.Name))
+	}
 	return fmt.Sprintf("SessionWindow session_window(%s, %s) AS %s", exprOrNil(n.Time), vector.FormatInterval(n.Gap), quoteName(n.Name))
 }
 

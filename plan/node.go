@@ -197,15 +197,19 @@ type WindowAssign struct {
 }
 
 // SessionWindow appends a session window struct column {start, end} named
-// Name: initially [Time, Time + Gap) per row; sessions of the same
+// Name: initially [Time, Time + gap) per row; sessions of the same
 // grouping key merge in the Aggregate above (the streaming engine's
-// session-window aggregation).
+// session-window aggregation). The gap is Gap, or with GapExpr set the
+// row's value of GapExpr (an interval, or a string such as '5 seconds');
+// rows whose gap is null, invalid or not positive are dropped, as
+// Spark's SessionWindowing filters them.
 type SessionWindow struct {
-	Input  Node
-	Time   Expr
-	Gap    int64 // microseconds
-	Name   string
-	schema *arrow.Schema
+	Input   Node
+	Time    Expr
+	Gap     int64 // microseconds; unused with GapExpr
+	GapExpr Expr  // a per-row gap (interval or string), or nil
+	Name    string
+	schema  *arrow.Schema
 }
 
 // Explode appends a column Name with one row per element of the array

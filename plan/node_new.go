@@ -444,6 +444,24 @@ func NewSessionWindow(input Node, timeExpr Expr, gap int64, name string) (*Sessi
 	return s, nil
 }
 
+// NewSessionWindowExpr returns a SessionWindow over input whose gap is
+// the row's value of gap, an interval or string expression (dynamic gap
+// duration).
+func NewSessionWindowExpr(input Node, timeExpr, gap Expr, name string) (*SessionWindow, error) {
+	if input == nil {
+		return nil, errNilInput
+	}
+	if timeExpr == nil || !arrow.TypeEqual(timeExpr.DataType(), vector.Timestamp) {
+		return nil, fmt.Errorf("the time column of session_window(%s) must be a timestamp, not %s: %w", exprOrNil(timeExpr), typeOrNil(timeExpr), ErrType)
+	}
+	if gap == nil || !isInterval(gap) && !isString(gap.DataType()) {
+		return nil, fmt.Errorf("the gap duration of session_window(%s, %s) must be an interval or a string, not %s: %w", exprOrNil(timeExpr), exprOrNil(gap), typeOrNil(gap), ErrType)
+	}
+	s := &SessionWindow{Input: input, Time: timeExpr, GapExpr: gap, Name: name}
+	s.schema = appendSchema(input.Schema(), timeExpr, name, vector.WindowType)
+	return s, nil
+}
+
 // Schema implements Node.
 func (n *SessionWindow) Schema() *arrow.Schema {
 	if n.schema == nil {

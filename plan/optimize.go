@@ -203,6 +203,9 @@ func mapExprs(n Node, f func(Expr) (Expr, error)) (Node, error) {
 	case *SessionWindow:
 		c := *x
 		c.Time = one(x.Time)
+		if x.GapExpr != nil {
+			c.GapExpr = one(x.GapExpr)
+		}
 		return &c, err
 	case *Explode:
 		c := *x

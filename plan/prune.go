@@ -264,6 +264,11 @@ func pruneAppend(n Node, need []bool) (Node, []int, error) {
 		e = x.Expr
 	}
 	markColumns(in, e)
+	var gap Expr
+	if sw, ok := n.(*SessionWindow); ok && sw.GapExpr != nil {
+		gap = sw.GapExpr
+		markColumns(in, gap)
+	}
 	child, cm, err := prune(n.Children()[0], in)
 	if err != nil {
 		return nil, nil, err
@@ -272,12 +277,21 @@ func pruneAppend(n Node, need []bool) (Node, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if gap != nil {
+		if gap, err = remapColumns(gap, cm); err != nil {
+			return nil, nil, err
+		}
+	}
 	var out Node
 	switch x := n.(type) {
 	case *WindowAssign:
 		out, err = NewWindowAssign(child, ne, x.Width, x.Slide, x.Start, x.Name)
 	case *SessionWindow:
-		out, err = NewSessionWindow(child, ne, x.Gap, x.Name)
+		if gap != nil {
+			out, err = NewSessionWindowExpr(child, ne, gap, x.Name)
+		} else {
+			out, err = NewSessionWindow(child, ne, x.Gap, x.Name)
+		}
 	case *Explode:
 		out, err = NewExplode(child, ne, x.Name, x.Outer)
 	}

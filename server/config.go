@@ -78,6 +78,15 @@ type AuthConfig struct {
 	UsersFile string
 	// TokenTTL is the lifetime of issued tokens (0: DefaultTokenTTL).
 	TokenTTL time.Duration
+	// ReadGrants, when not nil, limits what each user may read: the
+	// tables listed for the user (case-insensitive; system tables as
+	// "system.<name>"; "*" grants every table). Users without an entry
+	// read nothing. A table a user may not read is hidden: reads,
+	// GetFlightInfo, GetSchema and SQL answer NotFound as for a missing
+	// table, and ListFlights and GetTables leave it out. Users whose grant
+	// is not "*" cannot run commands (DDL) or ingest (PermissionDenied).
+	// nil: every authenticated user reads every table.
+	ReadGrants map[string][]string
 }
 
 func (a AuthConfig) enabled() bool { return len(a.Users) > 0 || a.UsersFile != "" }
@@ -195,6 +204,9 @@ func (c Config) validate() error {
 	}
 	if c.TLS.ClientCAFile != "" && !c.TLS.enabled() {
 		errs = append(errs, errors.New("client certificates (ClientCAFile) need TLS (CertFile, KeyFile)"))
+	}
+	if err := validateGrants(c.Auth); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Limits.QueryMemoryBytes < 0 {
 		errs = append(errs, fmt.Errorf("negative QueryMemoryBytes %d", c.Limits.QueryMemoryBytes))

@@ -35,6 +35,11 @@ type Request struct {
 	Params arrow.Record
 	// User is the authenticated user ("" without authentication).
 	User string
+	// CanRead, when not nil, says which tables the user may read (see
+	// AuthConfig.ReadGrants). The engine must treat every other table as
+	// if it did not exist (wrap ErrNotFound), also in EXPLAIN and in
+	// commands that list or describe tables.
+	CanRead func(table string) bool
 	// Mem is the allocator the query must allocate through: it counts
 	// against the per-query memory limit and panics with a
 	// *MemoryLimitError when the limit is exceeded (see MemoryLimitError).

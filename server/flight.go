@@ -42,10 +42,10 @@ func (v *service) ListFlights(c *flight.Criteria, stream flight.FlightService_Li
 		if err := stream.Context().Err(); err != nil {
 			return err
 		}
-		if pattern != "" && !likeMatch(pattern, name, true) {
+		if pattern != "" && !likeMatch(pattern, name, true) || !v.s.mayRead(stream.Context(), name) {
 			continue
 		}
-		info, err := v.s.tableFlightInfo(Ticket{Version: TicketVersion, Table: name},
+		info, err := v.s.tableFlightInfo(stream.Context(), Ticket{Version: TicketVersion, Table: name},
 			&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}})
 		if err != nil {
 			err = statusOf(err, codes.Internal)
@@ -71,7 +71,7 @@ func (v *service) GetFlightInfo(ctx context.Context, desc *flight.FlightDescript
 	if !ok {
 		return v.FlightServer.GetFlightInfo(ctx, desc)
 	}
-	info, err := v.s.tableFlightInfo(tk, desc)
+	info, err := v.s.tableFlightInfo(ctx, tk, desc)
 	return info, statusOf(err, codes.Internal)
 }
 
@@ -84,7 +84,7 @@ func (v *service) GetSchema(ctx context.Context, desc *flight.FlightDescriptor) 
 	if !ok {
 		return v.FlightServer.GetSchema(ctx, desc)
 	}
-	snap, schema, err := v.s.openTable(tk)
+	snap, schema, err := v.s.openTable(ctx, tk)
 	if err != nil {
 		return nil, statusOf(err, codes.Internal)
 	}
@@ -114,7 +114,7 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	case tk.Count != nil:
 		return v.s.sql.sendCount(ctx, stream, *tk.Count)
 	}
-	snap, schema, err := v.s.openTable(tk)
+	snap, schema, err := v.s.openTable(ctx, tk)
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}
@@ -201,9 +201,9 @@ func wantsEpochColumns(tk Ticket) bool { return tk.WithEpoch || tk.Since != nil 
 // openTable takes the snapshot a table ticket names and returns it with
 // the stream's schema (epoch columns as asked, the snapshot's latest epoch
 // in the metadata). The caller releases the snapshot.
-func (s *Server) openTable(tk Ticket) (*memsink.Snapshot, *arrow.Schema, error) {
+func (s *Server) openTable(ctx context.Context, tk Ticket) (*memsink.Snapshot, *arrow.Schema, error) {
 	t, ok := s.cfg.Sinks.Lookup(tk.Table)
-	if !ok {
+	if !ok || !s.mayRead(ctx, tk.Table) {
 		return nil, nil, statusf(codes.NotFound, "table %q does not exist", tk.Table)
 	}
 	var snap *memsink.Snapshot
@@ -240,8 +240,8 @@ func withEpochMetadata(schema *arrow.Schema, epoch int64) *arrow.Schema {
 // tableFlightInfo describes the snapshot a ticket names: schema, rows and
 // bytes, and one endpoint whose ticket reads it again (at that time, the
 // current snapshot: counts describe the moment of the call).
-func (s *Server) tableFlightInfo(tk Ticket, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	snap, schema, err := s.openTable(tk)
+func (s *Server) tableFlightInfo(ctx context.Context, tk Ticket, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	snap, schema, err := s.openTable(ctx, tk)
 	if err != nil {
 		return nil, err
 	}

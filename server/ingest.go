@@ -29,6 +29,9 @@ func (s *Server) ingest(ctx context.Context, name string, stream flight.FlightSe
 	if s.cfg.Ingest == nil {
 		return 0, statusf(codes.Unimplemented, "this server accepts no DoPut ingest")
 	}
+	if err := s.checkUnrestricted(ctx, fmt.Sprintf("ingest into %q", name)); err != nil {
+		return 0, err
+	}
 	target, ok := s.cfg.Ingest.LookupIngest(name)
 	if !ok {
 		return 0, statusf(codes.NotFound, "ingest into %q: no such ingest table (a memory or flight source table)", name)
@@ -130,6 +133,9 @@ func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flights
 		return 0, statusf(codes.Unimplemented, "this server accepts no bulk ingest")
 	}
 	name := cmd.GetTable()
+	if err := s.checkUnrestricted(ctx, fmt.Sprintf("ingest into %q", name)); err != nil {
+		return 0, err
+	}
 	if len(cmd.GetTransactionId()) > 0 || cmd.GetTemporary() {
 		return 0, statusf(codes.Unimplemented, "ingest into %q: transactions and temporary tables are not supported", name)
 	}

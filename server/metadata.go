@@ -148,6 +148,19 @@ func (s *Server) allTables(ctx context.Context) ([]TableInfo, error) {
 	for _, t := range s.cfg.SystemTables {
 		out = append(out, TableInfo{DBSchema: SystemSchema, Name: t.Name(), Type: TableTypeSystem, Schema: t.Schema()})
 	}
+	if can := s.readFilter(ctx); can != nil {
+		kept := out[:0]
+		for _, t := range out {
+			name := t.Name
+			if t.DBSchema == SystemSchema {
+				name = SystemSchema + "." + name
+			}
+			if can(name) {
+				kept = append(kept, t)
+			}
+		}
+		out = kept
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].DBSchema != out[j].DBSchema {
 			return out[i].DBSchema < out[j].DBSchema

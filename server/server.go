@@ -32,6 +32,7 @@ type Server struct {
 	mem     memory.Allocator
 	ipcOpts []ipc.Option
 	auth    *authenticator // nil without authentication
+	grants  readGrants     // nil: every user reads every table
 	grpc    *grpc.Server
 	sql     *sqlServer
 	streams chan struct{} // semaphore of DoGet/DoPut streams
@@ -56,6 +57,7 @@ func New(cfg Config) (*Server, error) {
 		log:     cfg.Logger.With("component", "server"),
 		mem:     cfg.Allocator,
 		streams: make(chan struct{}, cfg.Limits.MaxConcurrentStreams),
+		grants:  newReadGrants(cfg.Auth.ReadGrants),
 	}
 	switch cfg.IPCCompression {
 	case "lz4":

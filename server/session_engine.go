@@ -93,14 +93,51 @@ func (p systemPlanTable) Scan(ctx context.Context, mem memory.Allocator) (vector
 	return vector.NewScan(p.t.Schema(), recs...)
 }
 
-// analyze parses and analyzes text.
-func (e *SessionEngine) analyze(text string) (plan.Statement, error) {
+// analyze parses and analyzes text, seeing only the tables canRead
+// accepts (nil: all).
+func (e *SessionEngine) analyze(text string, canRead func(string) bool) (plan.Statement, error) {
 	stmt, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
 	}
-	st, err := plan.Analyze(stmt, e.sess.Catalog())
+	var cat plan.Catalog = e.sess.Catalog()
+	if canRead != nil {
+		cat = grantedCatalog{cat, canRead}
+	}
+	st, err := plan.Analyze(stmt, cat)
 	return st, classify(err)
+}
+
+// grantedCatalog shows the planner only the tables a user may read; the
+// others do not exist, also in "did you mean" suggestions.
+type grantedCatalog struct {
+	c       plan.Catalog
+	canRead func(string) bool
+}
+
+func (g grantedCatalog) Table(name string) (plan.Table, error) {
+	if !g.canRead(name) {
+		return nil, fmt.Errorf("%w: %s", plan.ErrTableNotFound, name)
+	}
+	t, err := g.c.Table(name)
+	if err != nil && errors.Is(err, plan.ErrTableNotFound) {
+		return nil, fmt.Errorf("%w: %s", plan.ErrTableNotFound, name)
+	}
+	return t, err
+}
+
+func (g grantedCatalog) TableNames() []string {
+	l, ok := g.c.(plan.TableLister)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, n := range l.TableNames() {
+		if g.canRead(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // classify maps planner errors onto the codes clients see.
@@ -157,12 +194,17 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 	if req.Params != nil && req.Params.NumCols() > 0 {
 		return nil, nil, false, fmt.Errorf("statement parameters: %w (the dialect has no placeholders)", ErrUnsupported)
 	}
-	st, err := e.analyze(req.SQL)
+	st, err := e.analyze(req.SQL, req.CanRead)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	if !isRowCommand(st) {
 		return nil, nil, false, nil
+	}
+	if _, ok := st.(*plan.CommandStatement); ok && req.CanRead != nil {
+		// SHOW TABLES and DESCRIBE read the session's whole catalog.
+		return nil, nil, false, fmt.Errorf("%q lists or describes tables beyond the user's grants; use the Flight SQL metadata calls (GetTables), which show only granted tables: %w",
+			firstWords(req.SQL), ErrPermissionDenied)
 	}
 	if q, ok := st.(*plan.QueryStatement); ok {
 		schema := announced(q.Plan.Schema())

@@ -53,7 +53,7 @@ func (q *sqlServer) engine() (QueryEngine, error) {
 
 // request builds an engine request for the calling user.
 func (q *sqlServer) request(ctx context.Context, sql string, params arrow.Record, mem *queryAllocator) Request {
-	r := Request{SQL: sql, Params: params, User: UserFromContext(ctx), Mem: q.s.mem}
+	r := Request{SQL: sql, Params: params, User: UserFromContext(ctx), Mem: q.s.mem, CanRead: q.s.readFilter(ctx)}
 	if mem != nil {
 		r.Mem = mem
 	}
@@ -117,6 +117,9 @@ func (q *sqlServer) schemaFor(ctx context.Context, sql string, params arrow.Reco
 func (q *sqlServer) exec(ctx context.Context, sql string, params []arrow.Record) (int64, error) {
 	eng, err := q.engine()
 	if err != nil {
+		return 0, err
+	}
+	if err := q.s.checkUnrestricted(ctx, firstWords(sql)); err != nil {
 		return 0, err
 	}
 	ctx, cancel := q.s.queryContext(ctx)

@@ -74,7 +74,7 @@ func (e *testEngine) Prepare(ctx context.Context, req Request) (Statement, error
 	switch {
 	case reSelect.MatchString(sql):
 		m := reSelect.FindStringSubmatch(sql)
-		schema, err := e.tableSchema(m[1])
+		schema, err := e.tableSchemaFor(req, m[1])
 		if err != nil {
 			return Statement{}, err
 		}
@@ -88,7 +88,7 @@ func (e *testEngine) Prepare(ctx context.Context, req Request) (Statement, error
 		}
 		return st, nil
 	case reCount.MatchString(sql):
-		if _, err := e.tableSchema(reCount.FindStringSubmatch(sql)[1]); err != nil {
+		if _, err := e.tableSchemaFor(req, reCount.FindStringSubmatch(sql)[1]); err != nil {
 			return Statement{}, err
 		}
 		return Statement{IsQuery: true, Schema: countOut}, nil
@@ -98,6 +98,14 @@ func (e *testEngine) Prepare(ctx context.Context, req Request) (Statement, error
 		return Statement{}, nil
 	}
 	return Statement{}, fmt.Errorf("syntax error in %q: the test engine does not understand it", sql)
+}
+
+// tableSchemaFor is tableSchema for a request, honouring its grants.
+func (e *testEngine) tableSchemaFor(req Request, name string) (*arrow.Schema, error) {
+	if req.CanRead != nil && !req.CanRead(name) {
+		return nil, fmt.Errorf("table or view %q: %w", name, ErrNotFound)
+	}
+	return e.tableSchema(name)
 }
 
 func (e *testEngine) tableSchema(name string) (*arrow.Schema, error) {

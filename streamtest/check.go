@@ -99,3 +99,36 @@ func (s *Stream) sinkRows(mode CheckMode) ([]Row, error) {
 	s.lastChecked = latest
 	return rows, nil
 }
+
+// SinkAnswer returns every row in the sink (what CheckAnswer compares),
+// after letting the query process what is available.
+func (s *Stream) SinkAnswer() ([]Row, error) {
+	if err := s.settle(); err != nil {
+		return nil, err
+	}
+	return s.sinkRows(Answer)
+}
+
+// DiffRows compares two row multisets as CheckAnswer does and describes
+// the first difference ("" when they are equal).
+func DiffRows(want, got []Row) string { return compareRows(want, got, false) }
+
+// SubtractRows returns the rows of a left over after taking out, as
+// multisets, the rows of b (compared as CheckAnswer compares values).
+func SubtractRows(a, b []Row) []Row {
+	used := make([]bool, len(b))
+	var out []Row
+	for _, x := range a {
+		found := false
+		for j, y := range b {
+			if !used[j] && rowEqual(x, y) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/connectors"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/sql"
 )
@@ -56,6 +57,7 @@ func newEngine(opts engineOptions) *engine {
 		logger = slog.Default()
 	}
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot})
+	connectors.InstallAll(s)
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
 	sinks := memsink.NewCatalog()
 	sinkOpts := opts.sink

@@ -37,6 +37,7 @@ type metrics struct {
 	stateBytes     *prometheus.GaugeVec
 	stateCustom    *prometheus.GaugeVec
 	lateDropped    *prometheus.CounterVec
+	latency        *prometheus.GaugeVec
 	flightRequests *prometheus.CounterVec
 	flightErrors   *prometheus.CounterVec
 }
@@ -78,6 +79,7 @@ func newMetrics(sinks *memsink.Catalog) *metrics {
 	m.stateBytes = gauge("query_state_bytes", "Memory used by the state store, per stateful operator.", []string{"query", "operator"})
 	m.stateCustom = gauge("query_state_custom_metric", "A stateful operator's custom metric of the latest epoch (progress stateOperators[].customMetrics: the state store's commit latencies, files and bytes copied, cache figures).", []string{"query", "operator", "metric"})
 	m.lateDropped = counter("query_late_rows_dropped_total", "Input rows dropped because their event time was behind the watermark.", q)
+	m.latency = gauge("query_latency_milliseconds", "Continuous queries: milliseconds from data noticed to rows visible in the sink over the latest epoch, by quantile (p50, p99, max).", []string{"query", "quantile"})
 	m.flightRequests = counter("flightsql_requests_total", "Arrow Flight (SQL) calls served, by gRPC method.", []string{"method"})
 	m.flightErrors = counter("flightsql_errors_total", "Arrow Flight (SQL) calls that failed, by gRPC method and status code.", []string{"method", "code"})
 	if sinks != nil {
@@ -119,6 +121,9 @@ func (m *metrics) progress(query string, p *arrowstream.StreamingQueryProgress) 
 		m.epochDuration.WithLabelValues(query).Observe(float64(p.BatchDuration) / 1000)
 	}
 	m.inputRows.WithLabelValues(query).Add(float64(p.NumInputRows))
+	for quantile, ms := range p.Latency {
+		m.latency.WithLabelValues(query, quantile).Set(ms)
+	}
 	m.outputRows.WithLabelValues(query).Add(float64(max(p.Sink.NumOutputRows, 0)))
 	if p.InputRowsPerSecond != nil {
 		m.inputRate.WithLabelValues(query).Set(*p.InputRowsPerSecond)

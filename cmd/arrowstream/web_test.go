@@ -164,7 +164,7 @@ func TestWebUIInChromium(t *testing.T) {
 		}
 	}
 	if drawn < 8 {
-		t.Errorf("%d charts have data, want at least 8 of 10", drawn)
+		t.Errorf("%d charts have data, want at least 8 of 11", drawn)
 	}
 
 	shot := os.Getenv("ARROWSTREAM_SCREENSHOT")

@@ -70,6 +70,7 @@ const CHARTS = [
   ["processRate", "Process Rate", "rows/s", (p) => p.processedRowsPerSecond],
   ["inputRows", "Input Rows", "", (p) => p.numInputRows],
   ["batchDuration", "Batch Duration", "ms", (p) => p.batchDuration],
+  ["latency", "End-to-end Latency p99 (continuous queries)", "ms", (p) => p.latencyMs ? p.latencyMs.p99 : undefined],
   ["operations", "Operation Duration", "ms", null],
   ["watermarkGap", "Global Watermark Gap", "s", (p) => {
     const wm = p.eventTime && Date.parse(p.eventTime.watermark);

@@ -1,0 +1,245 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// reader is the operator Read returns: it fetches its ranges by offset
+// with a consumer of its own (no consumer group) and turns the records
+// into Arrow records of up to BatchRows rows.
+type reader struct {
+	src     *Source
+	client  *kgo.Client
+	ranges  map[string]map[int32]*partitionRange
+	open    int // ranges not finished
+	b       *recordBuilder
+	pending []*kgo.Record // fetched, in range, not yet built
+	pos     int
+	closed  bool
+
+	// A goroutine polls one fetch ahead, so that Kafka fetches the next
+	// records while Next builds Arrow columns from the last ones (kgo
+	// issues a broker's next fetch only once the previous one was taken).
+	fetched chan kgo.Fetches
+	cancel  context.CancelFunc
+}
+
+// maxPartitionFetchBytes lets one fetch return a large slice of a
+// partition: the ranges are known to exist, so bigger fetches only save
+// round trips.
+const maxPartitionFetchBytes = 8 << 20
+
+func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
+	consume := map[string]map[int32]kgo.Offset{}
+	byTP := map[string]map[int32]*partitionRange{}
+	for _, r := range ranges {
+		if consume[r.topic] == nil {
+			consume[r.topic] = map[int32]kgo.Offset{}
+			byTP[r.topic] = map[int32]*partitionRange{}
+		}
+		consume[r.topic][r.partition] = kgo.NewOffset().At(r.next)
+		byTP[r.topic][r.partition] = r
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(s.opts.Brokers...),
+		kgo.ConsumePartitions(consume),
+		// Out-of-range offsets are data loss, not a reason to jump.
+		// An offset that went out of range resets to the log start (the
+		// default); poll notices the jump and checks for lost data. (With
+		// NoResetOffset every read starts measurably slower.)
+		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: consumer: %w", err)
+	}
+	total := int64(0)
+	for _, r := range ranges {
+		total += r.end - r.next
+	}
+	return &reader{src: s, client: cl, ranges: byTP, open: len(ranges), b: newRecordBuilder(s.mem, s.opts.IncludeHeaders),
+		pending: make([]*kgo.Record, 0, min(total, 1<<20))}, nil
+}
+
+// Schema implements vector.Operator.
+func (r *reader) Schema() *arrow.Schema { return r.b.schema }
+
+// Next implements vector.Operator.
+func (r *reader) Next(ctx context.Context) (arrow.Record, error) {
+	if r.closed {
+		return nil, io.EOF
+	}
+	for {
+		if r.pos < len(r.pending) {
+			return r.build(), nil
+		}
+		r.pending, r.pos = r.pending[:0], 0
+		if r.open == 0 {
+			r.release()
+			return nil, io.EOF
+		}
+		if err := r.poll(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// build turns up to BatchRows pending records into an Arrow record.
+func (r *reader) build() arrow.Record {
+	chunk := r.pending[r.pos:min(len(r.pending), r.pos+r.src.opts.BatchRows)]
+	r.pos += len(chunk)
+	rec := r.b.build(chunk)
+	clear(chunk) // let the fetched records go
+	return rec
+}
+
+// pollLoop runs in its own goroutine until the reader is released.
+func (r *reader) pollLoop(ctx context.Context) {
+	defer close(r.fetched)
+	for {
+		fs := r.client.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case r.fetched <- fs:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// poll takes one fetch and queues the records that are in range.
+func (r *reader) poll(ctx context.Context) error {
+	if r.fetched == nil {
+		pctx, cancel := context.WithCancel(context.Background())
+		r.fetched, r.cancel = make(chan kgo.Fetches, 1), cancel
+		go r.pollLoop(pctx)
+	}
+	timer := time.NewTimer(r.src.opts.PollTimeout)
+	defer timer.Stop()
+	var fetches kgo.Fetches
+	select {
+	case fetches = <-r.fetched:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return r.timedOut()
+	}
+	for _, fe := range fetches.Errors() {
+		switch {
+		case errors.Is(fe.Err, kerr.OffsetOutOfRange): // defensive: the reset policy normally hides it
+			rng := r.ranges[fe.Topic][fe.Partition]
+			if rng == nil {
+				continue
+			}
+			if err := r.src.reportDataLoss("offsets [%d, %d) of %s-%d are out of range in Kafka (deleted while reading)", rng.next, rng.end, fe.Topic, fe.Partition); err != nil {
+				return err
+			}
+			r.finish(rng)
+		default:
+			return fmt.Errorf("kafka: fetch %s-%d: %w", fe.Topic, fe.Partition, fe.Err)
+		}
+	}
+	for _, f := range fetches {
+		for ti := range f.Topics {
+			ft := &f.Topics[ti]
+			tr := r.ranges[ft.Topic]
+			for pi := range ft.Partitions {
+				fp := &ft.Partitions[pi]
+				rng := tr[fp.Partition]
+				if rng == nil || rng.next >= rng.end {
+					continue
+				}
+				for _, rec := range fp.Records {
+					if rec.Offset < rng.next {
+						continue
+					}
+					if !rng.started && rec.Offset > rng.next {
+						if err := r.checkJump(ctx, rng, rec.Offset); err != nil {
+							return err
+						}
+					}
+					rng.started = true
+					if rec.Offset >= rng.end {
+						// Offsets the log skips (compaction, transaction
+						// markers) may end the range without a record at end-1.
+						rng.next = rng.end
+						break
+					}
+					r.pending = append(r.pending, rec)
+					rng.next = rec.Offset + 1
+				}
+				if rng.next >= rng.end {
+					r.finish(rng)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkJump tells a gap before a range's first record (compaction, or
+// the partition's offsets going out of range while the query read it)
+// from data loss, by the partition's log start offset.
+func (r *reader) checkJump(ctx context.Context, rng *partitionRange, first int64) error {
+	earliest, err := r.src.listOffsets(ctx, true, []string{rng.topic})
+	if err != nil {
+		return err
+	}
+	if lo, ok := earliest.get(rng.topic, rng.partition); ok && lo > rng.next {
+		return r.src.reportDataLoss("offsets [%d, %d) of %s-%d were deleted from Kafka while they were read (its log now starts at %d)", rng.next, min(lo, first), rng.topic, rng.partition, lo)
+	}
+	return nil
+}
+
+// finish stops fetching a completed range.
+func (r *reader) finish(rng *partitionRange) {
+	if rng.end == -1 {
+		return // already finished
+	}
+	rng.next, rng.end = -1, -1
+	r.open--
+	r.client.PauseFetchPartitions(map[string][]int32{rng.topic: {rng.partition}})
+}
+
+// timedOut names the ranges that did not arrive within pollTimeout.
+func (r *reader) timedOut() error {
+	for _, tr := range r.ranges {
+		for _, rng := range tr {
+			if rng.end >= 0 && rng.next < rng.end {
+				return fmt.Errorf("kafka: timed out after %s (kafkaConsumer.pollTimeoutMs) fetching offsets [%d, %d) of %s-%d", r.src.opts.PollTimeout, rng.next, rng.end, rng.topic, rng.partition)
+			}
+		}
+	}
+	return fmt.Errorf("kafka: timed out after %s fetching records", r.src.opts.PollTimeout)
+}
+
+// release closes the consumer and the builders (idempotent).
+func (r *reader) release() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	if r.cancel != nil {
+		r.cancel()
+		for range r.fetched { // wait for the poller to stop
+		}
+	}
+	r.client.Close()
+	r.b.release()
+	r.pending = nil
+}
+
+// Close implements vector.Operator.
+func (r *reader) Close() error {
+	r.release()
+	return nil
+}

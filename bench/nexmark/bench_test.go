@@ -1,0 +1,53 @@
+package nexmark
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/bench/harness"
+)
+
+var fullSize = flag.Bool("nexmark.full", false, "run BenchmarkQuery at FullSize instead of QuickSize")
+
+// BenchmarkQuery runs each query once per iteration at QuickSize (FullSize
+// with -args -nexmark.full) through
+// the engine and its Go peer (answers checked) and reports the engine's
+// events/s, its epoch latency p99, peak memory, and the peer's events/s
+// with the ratio, all measured in the same run.
+//
+//	go test -run XXX -bench Query -benchtime 1x ./bench/nexmark/ [-args -nexmark.full]
+func BenchmarkQuery(b *testing.B) {
+	size := QuickSize
+	if *fullSize {
+		size = FullSize
+	}
+	for _, name := range QueryNames() {
+		b.Run(name, func(b *testing.B) {
+			cfg := harness.Config{Quick: true, Seed: 1, Mem: memory.NewGoAllocator(), Dir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)}
+			sums := map[string]float64{}
+			for b.Loop() {
+				figs, err := RunQuery(context.Background(), cfg, name, size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, f := range figs {
+					sums[f.Figure+"/"+f.Peer] += f.Value
+					if f.Peer != "" {
+						sums["ratio"] += f.Ratio
+					}
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(sums["events/s/"]/n, "events/s")
+			b.ReportMetric(sums["epoch_latency_p50/"]/n, "p50-ms")
+			b.ReportMetric(sums["epoch_latency_p99/"]/n, "p99-ms")
+			b.ReportMetric(sums["peak_memory/"]/n/(1<<20), "peak-MiB")
+			b.ReportMetric(sums["events/s/"+peerName]/n, "peer-events/s")
+			b.ReportMetric(sums["ratio"]/n, "ratio")
+		})
+	}
+}

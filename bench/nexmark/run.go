@@ -1,0 +1,184 @@
+package nexmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// engineRun is what one run of a query through the engine measured.
+type engineRun struct {
+	events    int64
+	elapsed   time.Duration   // sum of the epochs' latencies
+	latencies []time.Duration // per epoch: input accepted → rows visible
+	peak      int64           // most Arrow bytes the engine held at once
+	answer    []string
+}
+
+// runEngine starts q as a streaming table of a fresh session whose
+// streams person, auction and bid are memory streams, then feeds one batch
+// per epoch: each epoch's latency runs from adding its records to the
+// streams to ProcessAllAvailable's return, when the epoch (and the no-data
+// epoch its watermark causes) is committed and its rows are visible in
+// the memory sink. Batches are borrowed.
+func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch) (_ *engineRun, err error) {
+	peak := newPeakAllocator(mem)
+	pool := vector.NewPoolAllocator(peak, 0)
+	defer pool.Close()
+	s := arrowstream.NewSession(arrowstream.SessionOptions{
+		Allocator: pool, Logger: slog.New(slog.DiscardHandler), CheckpointRoot: dir, NoSync: true,
+	})
+	cat := memsink.NewCatalog()
+	memsink.Install(s, cat, memsink.Options{})
+	defer func() {
+		for _, name := range cat.List() {
+			if t, ok := cat.Drop(name); ok {
+				t.Close()
+			}
+		}
+	}()
+	streams := map[string]*arrowstream.MemoryStream{
+		"person": arrowstream.NewMemoryStream(pool, PersonSchema), "auction": arrowstream.NewMemoryStream(pool, AuctionSchema),
+		"bid": arrowstream.NewMemoryStream(pool, BidSchema),
+	}
+	for name, src := range streams {
+		defer src.Close()
+		src.SetMaxOffsetsPerTrigger(1)
+		s.RegisterStream(name, src)
+	}
+	if q.sideInput {
+		side := sideInputRecord(pool)
+		err := s.RegisterTable("side_input", side.Schema(), side)
+		side.Release()
+		if err != nil {
+			return nil, fmt.Errorf("side input: %w", err)
+		}
+		defer s.DropTable("side_input")
+	}
+	props := "'outputMode' = 'append'"
+	if q.update {
+		props = "'outputMode' = 'update', 'updateAsView' = 'true'"
+	}
+	res, err := s.SQL(ctx, fmt.Sprintf("CREATE STREAMING TABLE %s TBLPROPERTIES (%s) AS %s", q.name, props, q.sql))
+	if err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	sq := res.Query
+	defer sq.Stop()
+
+	run := &engineRun{latencies: make([]time.Duration, 0, len(batches))}
+	for i := range batches {
+		b := &batches[i]
+		start := time.Now()
+		for _, in := range []struct {
+			src *arrowstream.MemoryStream
+			rec arrow.Record
+		}{{streams["person"], b.Person}, {streams["auction"], b.Auction}, {streams["bid"], b.Bid}} {
+			if _, err := in.src.AddRecord(in.rec); err != nil {
+				return nil, err
+			}
+		}
+		if err := sq.ProcessAllAvailable(ctx); err != nil {
+			return nil, fmt.Errorf("epoch of events %d..%d: %w", b.FirstEvent, b.FirstEvent+b.Events-1, err)
+		}
+		lat := time.Since(start)
+		run.latencies = append(run.latencies, lat)
+		run.elapsed += lat
+		run.events += b.Events
+	}
+	run.peak = peak.Peak()
+	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// engineAnswer reads the query's answer: its sink table, or the result of
+// its post query over that table.
+func engineAnswer(ctx context.Context, s *arrowstream.Session, cat *memsink.Catalog, q query) ([]string, error) {
+	if q.post == "" {
+		t, ok := cat.Lookup(q.name)
+		if !ok {
+			return nil, fmt.Errorf("no sink table %s", q.name)
+		}
+		snap := t.Snapshot()
+		defer snap.Release()
+		return canonRows(snap.Records())
+	}
+	res, err := s.SQL(ctx, q.post)
+	if err != nil {
+		return nil, fmt.Errorf("post query: %w", err)
+	}
+	defer res.Close()
+	var recs []arrow.Record
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for {
+		rec, err := res.Op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("post query: %w", err)
+		}
+		recs = append(recs, rec)
+	}
+	return canonRows(recs)
+}
+
+// sideInputRecord is q13's bounded side input: key 0..9999, value its
+// decimal string.
+func sideInputRecord(mem memory.Allocator) arrow.Record {
+	schema := fields(col("key", vector.Int64), col("value", vector.String))
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	keys, vals := b.Field(0).(*array.Int64Builder), b.Field(1).(*array.StringBuilder)
+	for k := range int64(sideInputKeys) {
+		keys.Append(k)
+		vals.Append(sideInputValue(k))
+	}
+	return b.NewRecord()
+}
+
+// peerRun is what one run of a query's Go peer measured.
+type peerRun struct {
+	elapsed time.Duration
+	answer  []string
+}
+
+// runPeer feeds the batches to a new peer of q, one epoch each, timing
+// the processing (not the formatting of the answer).
+func runPeer(q query, batches []Batch) *peerRun {
+	p := q.newPeer()
+	start := time.Now()
+	for i := range batches {
+		p.epoch(&batches[i])
+	}
+	return &peerRun{elapsed: time.Since(start), answer: p.answer()}
+}
+
+// percentile is the nearest-rank p-th percentile (0 < p <= 100).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}

@@ -1,0 +1,101 @@
+package nexmark
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/bench/harness"
+)
+
+// tinySize covers 40 s of event time in 8 epochs, so that tumbling and
+// sliding windows close and auctions (about 4 s long at this rate) end.
+var tinySize = Size{Events: 16_000, EpochEvents: 2_000, EventRate: 400}
+
+// TestQueriesMatchPeers runs every query through the engine and its Go
+// peer on the same events and fails when the answers differ (RunQuery
+// compares them) or when memory leaks.
+func TestQueriesMatchPeers(t *testing.T) {
+	for _, name := range QueryNames() {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			cfg := harness.Config{Quick: true, Seed: 3, Mem: mem, Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}
+			figs, err := RunQuery(context.Background(), cfg, name, tinySize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFigures(t, "nexmark-"+name, figs)
+		})
+	}
+}
+
+func checkFigures(t *testing.T, workload string, figs []harness.Figure) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, f := range figs {
+		// Peak memory may be 0: a pass-through query's sink keeps the
+		// input's buffers and allocates nothing.
+		if f.Workload != workload || f.Value < 0 || (f.Value == 0 && f.Figure != "peak_memory") || f.Unit == "" {
+			t.Errorf("figure %+v", f)
+		}
+		if f.Peer != "" && (f.Ratio <= 0 || f.Peer != peerName) {
+			t.Errorf("peer figure %+v has no ratio", f)
+		}
+		seen[f.Figure+"/"+f.Peer] = true
+	}
+	for _, want := range []string{"events/s/", "events/s/core/", "epoch_latency_p50/", "epoch_latency_p99/", "peak_memory/", "events/s/" + peerName, "events/s/core/" + peerName} {
+		if !seen[want] {
+			t.Errorf("no figure %s", want)
+		}
+	}
+}
+
+// TestQueryAnswersAreNotEmpty guards the comparison: an answer both sides
+// leave empty would agree without checking anything.
+func TestQueryAnswersAreNotEmpty(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	batches, err := Generate(mem, Config{Seed: 3, EventRate: tinySize.EventRate}, tinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for i := range batches {
+			batches[i].Release()
+		}
+	}()
+	for _, q := range queries {
+		if n := len(runPeer(q, batches).answer); n == 0 {
+			t.Errorf("%s: empty answer on the test data", q.name)
+		}
+	}
+}
+
+func TestWorkloadsCoverQueries(t *testing.T) {
+	ws := Workloads()
+	if len(ws) != len(queries) {
+		t.Fatalf("%d workloads for %d queries", len(ws), len(queries))
+	}
+	for i, w := range ws {
+		if w.Name != "nexmark-"+queries[i].name || w.Run == nil || w.Description == "" {
+			t.Errorf("workload %+v", w)
+		}
+	}
+	// The workload itself, as the bench command runs it, in quick mode.
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cfg := harness.Config{Quick: true, Seed: 1, Mem: mem, Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}
+	figs, err := ws[2].Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFigures(t, "nexmark-q2", figs)
+	if _, err := RunQuery(context.Background(), harness.Config{}, "q99", tinySize); err == nil {
+		t.Error("unknown query accepted")
+	}
+	if _, err := RunQuery(context.Background(), harness.Config{}, "q0", Size{}); err == nil {
+		t.Error("empty size accepted")
+	}
+}
