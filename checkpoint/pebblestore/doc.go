@@ -26,6 +26,11 @@
 // than the retained versions are deleted, then every SST file no retained
 // manifest names.
 //
+// With changelog checkpointing (Options.ChangelogCheckpointing) only every
+// MinDeltasForSnapshot-th version is made that way; the others write
+// <version>.changelog, the epoch's Pebble batch compressed with zstd, and a
+// restore replays the changelogs after the newest snapshot (changelog.go).
+//
 // The package is separate from checkpoint so that checkpoint keeps the
 // dependencies DESIGN.md gives it (arrow, compress); arrowstream imports
 // both.

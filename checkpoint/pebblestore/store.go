@@ -64,8 +64,7 @@ func (s *store) live(key []byte) bool {
 	if ok, seen := s.exists[string(key)]; seen {
 		return ok
 	}
-	v, closer, err := s.batch.Get(key)
-	_ = v
+	_, closer, err := s.batch.Get(key)
 	if err != nil {
 		if !errors.Is(err, pebble.ErrNotFound) {
 			s.fail("get", key, err)
