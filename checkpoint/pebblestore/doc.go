@@ -11,6 +11,8 @@
 //	                                 needs (local name, checkpoint name,
 //	                                 size), its key count and Pebble's own
 //	                                 small files (MANIFEST, OPTIONS, markers)
+//	<version>.changelog              with changelog checkpointing: a
+//	                                 version's changes (zstd Pebble batch)
 //	_local/                          the working Pebble directory (default;
 //	                                 see Options.LocalDir), rebuilt on start
 //
