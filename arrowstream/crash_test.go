@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -103,7 +104,7 @@ func crashChild(dir, workload, seedText string) int {
 		return vector.NewProject(mem, in[0], []vector.NamedExpr{vector.As(vector.Col("value"), "value")})
 	}}
 	mode := Append
-	if workload == "count" {
+	if strings.HasPrefix(workload, "count") {
 		agg, err := newStatefulAggregate(mem, 0, RateSchema, vector.AggregateSpec{
 			GroupBy:    []vector.NamedExpr{vector.As(vector.Mod(vector.Col("value"), vector.Lit(int64(7))), "k")},
 			Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}, {Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
@@ -112,7 +113,7 @@ func crashChild(dir, workload, seedText string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		exec = &aggExecutor{agg: agg}
+		exec = crashStateExecutor(workload, &aggExecutor{agg: agg}, writer, r, dir)
 		mode = Complete
 	}
 	_ = mode
@@ -176,7 +177,9 @@ func readSink(t *testing.T, dir string) [][]vt.Row {
 	return epochs
 }
 
-func runCrashLoop(t *testing.T, workload string, kills int) {
+// runCrashLoop runs the crash loop and checks the sink; it returns the
+// directory of the run (checkpoint, sink).
+func runCrashLoop(t *testing.T, workload string, kills int) string {
 	dir, killed := crashLoop(t, workload, kills)
 	got := readSink(t, dir)
 	want := expectedCrashOutput(workload)
@@ -186,6 +189,7 @@ func runCrashLoop(t *testing.T, workload string, kills int) {
 		}
 	}
 	t.Logf("%s: %d kills, %d epochs × %d rows: 0 lost, 0 duplicated", workload, killed, crashEpochs, crashRowsPerEp)
+	return dir
 }
 
 // crashLoop runs the workload's child, killing it kills times, until it
@@ -219,7 +223,7 @@ func crashLoop(t *testing.T, workload string, kills int) (string, int) {
 				if !finished {
 					killed++ // killed itself inside a checkpoint write
 				}
-			case <-time.After(time.Duration(3+r.Intn(18)) * time.Millisecond):
+			case <-time.After(crashKillDelay(workload, r)):
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
 				killed++
@@ -262,7 +266,7 @@ func expectedCrashOutput(workload string) [][]vt.Row {
 	out := make([][]vt.Row, crashEpochs)
 	for e := 0; e < crashEpochs; e++ {
 		lo, hi := int64(e*crashRowsPerEp), int64((e+1)*crashRowsPerEp)
-		if workload != "count" {
+		if !strings.HasPrefix(workload, "count") {
 			for v := lo; v < hi; v++ {
 				out[e] = append(out[e], vt.Row{v})
 			}

@@ -3,6 +3,7 @@ package arrowstream
 import (
 	"context"
 
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -27,6 +28,13 @@ type EpochInfo struct {
 	// NumPartitions is the number of state partitions (frozen in the
 	// checkpoint).
 	NumPartitions int
+	// Conf is the query's effective settings (session conf, state store
+	// options, and what the checkpoint recorded); read only.
+	Conf map[string]string
+
+	// stateStores provides the stateful operators' state partitions (set
+	// by streamExec; nil: each operator uses the memory provider).
+	stateStores checkpoint.StateStoreProvider
 }
 
 // executor runs the body of a streaming query for one epoch: it is the

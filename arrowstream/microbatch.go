@@ -138,11 +138,16 @@ func (m *microBatch) populateStartOffsets() error {
 		}
 		prevWatermark = prev.BatchWatermarkMs
 	}
-	// Persisted settings win over the session's.
+	// Persisted settings win over the session's; the state store provider
+	// must not change under existing state.
+	if err := checkStateProvider(m.cfg.checkpointDir, seq.Conf[ConfStateStoreProvider], m.cfg.conf[ConfStateStoreProvider]); err != nil {
+		return err
+	}
 	m.conf = copyConf(m.cfg.conf)
 	for k, v := range seq.Conf {
 		m.conf[k] = v
 	}
+	keepStateTuning(m.conf, m.cfg.conf)
 	policy, err := ParseWatermarkPolicy(m.conf[ConfWatermarkPolicy])
 	if err != nil {
 		return err
@@ -304,6 +309,7 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		HasWatermark:     len(m.cfg.exec.WatermarkNodes()) > 0,
 		CheckpointDir:    m.cfg.checkpointDir,
 		NumPartitions:    m.numPartitions(),
+		Conf:             m.conf,
 	}
 	inputRows := make([]atomic.Int64, len(m.cfg.sources))
 	inputs := make([]vector.Operator, len(m.cfg.sources))

@@ -31,8 +31,11 @@ type statePartitions struct {
 	schema  string
 	checked bool
 
-	parts  []*checkpoint.StorePartition
-	stores []checkpoint.StateStore // open for the current epoch
+	// provider opened parts: the query's (EpochInfo) or, for an operator
+	// run without one, a memory provider of its own.
+	provider checkpoint.StateStoreProvider
+	parts    []checkpoint.StatePartition
+	stores   []checkpoint.StateStore // open for the current epoch
 }
 
 // open opens every partition at version ep.ID.
@@ -44,12 +47,22 @@ func (s *statePartitions) open(ep EpochInfo) error {
 		s.checked = true
 	}
 	n := max(ep.NumPartitions, 1)
-	if len(s.parts) != n {
-		s.parts = make([]*checkpoint.StorePartition, n)
+	provider := ep.stateStores
+	if provider == nil {
+		if s.provider == nil || s.provider.Name() != "memory" {
+			s.provider = checkpoint.NewMemoryProvider(s.writer, s.opts)
+			s.parts = nil
+		}
+		provider = s.provider
+	}
+	if len(s.parts) != n || provider != s.provider {
+		s.provider = provider
+		s.parts = make([]checkpoint.StatePartition, n)
 		for p := range s.parts {
 			dir := filepath.Join(ep.CheckpointDir, "state", strconv.Itoa(s.opID), strconv.Itoa(p))
-			part, err := checkpoint.OpenStorePartition(dir, s.writer, s.opts)
+			part, err := provider.OpenPartition(dir)
 			if err != nil {
+				s.parts = nil
 				return err
 			}
 			s.parts[p] = part
@@ -101,6 +114,21 @@ func (s *statePartitions) commit(ctx context.Context, progress *StateOperatorPro
 	var bytes int64
 	for _, part := range s.parts {
 		bytes += part.MemoryBytes()
+		for k, v := range part.Metrics() {
+			if progress.CustomMetrics == nil {
+				progress.CustomMetrics = map[string]int64{}
+			}
+			progress.CustomMetrics[k] += v
+		}
+	}
+	if s.provider != nil {
+		bytes += s.provider.MemoryBytes()
+		for k, v := range s.provider.Metrics() {
+			if progress.CustomMetrics == nil {
+				progress.CustomMetrics = map[string]int64{}
+			}
+			progress.CustomMetrics[k] = v
+		}
 	}
 	progress.NumRowsTotal = total
 	progress.MemoryUsedBytes = bytes

@@ -44,6 +44,11 @@ type streamExec struct {
 	stateful map[plan.Node]statefulOp
 	order    []statefulOp // for progress: downstream first, as Spark lists them
 
+	// writer and stateStores: the state store provider the query's conf
+	// selects, created at the first epoch and closed with the query.
+	writer      *checkpoint.Writer
+	stateStores checkpoint.StateStoreProvider
+
 	wmNodes []*plan.EventTimeWatermark
 	wmNames map[*plan.EventTimeWatermark]string
 	wmStats []EventTimeStats
@@ -59,7 +64,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode OutputMode, writer
 		return nil, err
 	}
 	e := &streamExec{
-		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{},
+		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{}, writer: writer,
 		stateful: map[plan.Node]statefulOp{}, wmNames: map[*plan.EventTimeWatermark]string{},
 	}
 	srcIndex := map[plan.Table]int{}
@@ -188,6 +193,12 @@ func (e *streamExec) Execute(ctx context.Context, ep EpochInfo, inputs []vector.
 			f.release()
 		}
 	}()
+	if e.stateStores == nil && len(e.order) > 0 {
+		if e.stateStores, err = newStateProvider(ep.Conf, e.writer, e.mem, nil); err != nil {
+			return nil, err
+		}
+	}
+	ep.stateStores = e.stateStores
 	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
 	return e.build(ctx, e.root, ep, env, feeds)
 }
@@ -349,12 +360,18 @@ func (e *streamExec) StateProgress() []StateOperatorProgress {
 	return out
 }
 
-// Close implements executor: it closes the sources the query created.
+// Close implements executor: it closes the sources the query created and
+// the state store provider.
 func (e *streamExec) Close() error {
 	for i, src := range e.sources {
 		if e.owned[i] {
 			src.Close()
 		}
+	}
+	if e.stateStores != nil {
+		err := e.stateStores.Close()
+		e.stateStores = nil
+		return err
 	}
 	return nil
 }

@@ -86,6 +86,11 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if _, ok := conf[ConfWatermarkPolicy]; !ok {
 		conf[ConfWatermarkPolicy] = "min"
 	}
+	for k, v := range w.opts {
+		if key, ok := stateConfKey(k); ok {
+			conf[key] = v // state store settings as query options
+		}
+	}
 	var cont continuousConfig
 	if w.trigger.IsContinuous() {
 		var err error

@@ -35,6 +35,7 @@ type metrics struct {
 	watermarkLag   *prometheus.GaugeVec
 	stateRows      *prometheus.GaugeVec
 	stateBytes     *prometheus.GaugeVec
+	stateCustom    *prometheus.GaugeVec
 	lateDropped    *prometheus.CounterVec
 	latency        *prometheus.GaugeVec
 	flightRequests *prometheus.CounterVec
@@ -76,6 +77,7 @@ func newMetrics(sinks *memsink.Catalog) *metrics {
 	m.watermarkLag = gauge("query_watermark_lag_seconds", "How far the watermark trails the processing time of the latest trigger.", q)
 	m.stateRows = gauge("query_state_rows", "Rows held in the state store, per stateful operator.", []string{"query", "operator"})
 	m.stateBytes = gauge("query_state_bytes", "Memory used by the state store, per stateful operator.", []string{"query", "operator"})
+	m.stateCustom = gauge("query_state_custom_metric", "A stateful operator's custom metric of the latest epoch (progress stateOperators[].customMetrics: the state store's commit latencies, files and bytes copied, cache figures).", []string{"query", "operator", "metric"})
 	m.lateDropped = counter("query_late_rows_dropped_total", "Input rows dropped because their event time was behind the watermark.", q)
 	m.latency = gauge("query_latency_milliseconds", "Continuous queries: milliseconds from data noticed to rows visible in the sink over the latest epoch, by quantile (p50, p99, max).", []string{"query", "quantile"})
 	m.flightRequests = counter("flightsql_requests_total", "Arrow Flight (SQL) calls served, by gRPC method.", []string{"method"})
@@ -141,6 +143,9 @@ func (m *metrics) progress(query string, p *arrowstream.StreamingQueryProgress) 
 	for _, so := range p.StateOperators {
 		m.stateRows.WithLabelValues(query, so.OperatorName).Set(float64(so.NumRowsTotal))
 		m.stateBytes.WithLabelValues(query, so.OperatorName).Set(float64(so.MemoryUsedBytes))
+		for name, v := range so.CustomMetrics {
+			m.stateCustom.WithLabelValues(query, so.OperatorName, name).Set(float64(v))
+		}
 		dropped += so.NumRowsDroppedByWatermark
 	}
 	m.lateDropped.WithLabelValues(query).Add(float64(dropped))

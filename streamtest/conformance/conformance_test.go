@@ -35,12 +35,19 @@ var mustPass = []string{
 
 func runAll(t *testing.T, restart bool) conformance.Summary {
 	t.Helper()
+	return runAllWith(t, restart, nil, t.TempDir())
+}
+
+// runAllWith runs every scenario with conf set for each (the --conf flag
+// of arrowstream conformance), checkpoints under dir.
+func runAllWith(t *testing.T, restart bool, conf map[string]string, dir string) conformance.Summary {
+	t.Helper()
 	scenarios, err := conformance.Load(testdata)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	r := &conformance.Runner{Out: &out, RestartAfterChecks: restart, StepTimeout: 30 * time.Second, TempDir: t.TempDir()}
+	r := &conformance.Runner{Out: &out, Conf: conf, RestartAfterChecks: restart, StepTimeout: 30 * time.Second, TempDir: dir}
 	sum := r.RunAll(scenarios)
 	t.Logf("report:\n%s", out.String())
 	if last := strings.TrimSpace(out.String()[strings.LastIndex(strings.TrimSpace(out.String()), "\n")+1:]); last != sum.String() {

@@ -1,0 +1,202 @@
+package arrowstream
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
+)
+
+// TestStateStoreProviderRestart runs a running count with each provider,
+// restarts it on its checkpoint, and checks the answers, the provider's
+// files and progress metrics, and that switching providers is refused.
+func TestStateStoreProviderRestart(t *testing.T) {
+	tests := []struct {
+		provider  string
+		viaConf   bool // session conf instead of query option
+		changelog bool
+		files     string
+		metric    string
+	}{
+		{"memory", false, false, "*.delta", ""},
+		{"pebble", false, false, "*.pebble", "pebbleSstFileCount"},
+		{"pebble", true, false, "*.pebble", "pebbleCommitFlushLatencyMicros"},
+		{"pebble", false, true, "*.changelog", "pebbleChangelogBytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.provider, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			conf := map[string]string{ConfShufflePartitions: "2"}
+			if tc.viaConf {
+				conf[ConfStateStoreProvider] = tc.provider
+			}
+			s := NewSession(SessionOptions{Allocator: mem, Conf: conf})
+			src := NewMemoryStream(mem, valueSchema)
+			defer src.Close()
+			s.RegisterStream("input", src)
+			dir := t.TempDir()
+			sink := &collectSink{}
+			start := func(provider string) (*StreamingQuery, error) {
+				w := s.ReadStream("input").GroupBy("value").Agg("count(*)").
+					WriteStream().Sink(sink).OutputMode(Update).Option("checkpointLocation", dir)
+				if !tc.viaConf || provider != tc.provider {
+					w = w.Option(ConfStateStoreProvider, provider)
+				}
+				if tc.changelog {
+					w = w.Option(ConfPebbleChangelog, "true")
+				}
+				return w.Start(ctx)
+			}
+			q, err := start(tc.provider)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addInts(t, src, 1, 1, 2)
+			if err := q.ProcessAllAvailable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			q.Stop()
+			other := map[string]string{"memory": "pebble", "pebble": "memory"}[tc.provider]
+			q, err = start(other)
+			if err == nil {
+				err = q.AwaitTermination(ctx)
+			}
+			if err == nil || !strings.Contains(err.Error(), "state store provider") {
+				t.Fatalf("restart with %s: %v, want a refusal", other, err)
+			}
+			q, err = start(tc.provider)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addInts(t, src, 1, 3)
+			if err := q.ProcessAllAvailable(ctx); err != nil {
+				t.Fatal(err)
+			}
+			prog := q.LastProgress()
+			q.Stop()
+			got := vt.SortRows(lastEpoch(sink))
+			want := []vt.Row{{int64(1), int64(3)}, {int64(3), int64(1)}}
+			if !vt.RowsEqual(got, want) {
+				t.Fatalf("after restart:\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
+			}
+			matches, _ := filepath.Glob(filepath.Join(dir, "state", "0", "0", tc.files))
+			if len(matches) == 0 {
+				ents, _ := os.ReadDir(filepath.Join(dir, "state", "0", "0"))
+				t.Fatalf("no %s files in the state directory: %v", tc.files, ents)
+			}
+			if tc.metric != "" {
+				if prog == nil || len(prog.StateOperators) == 0 {
+					t.Fatalf("no state progress: %+v", prog)
+				}
+				if _, ok := prog.StateOperators[0].CustomMetrics[tc.metric]; !ok {
+					t.Errorf("customMetrics lack %s: %v", tc.metric, prog.StateOperators[0].CustomMetrics)
+				}
+			}
+		})
+	}
+}
+
+func TestStateStoreProviderOptionErrors(t *testing.T) {
+	tests := []struct {
+		conf map[string]string
+		want string
+	}{
+		{map[string]string{ConfStateStoreProvider: "rocksdb"}, "unknown state store provider"},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "lots"}, ConfPebbleBlockCacheBytes},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleMemtableBytes: "100"}, ConfPebbleMemtableBytes},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleChangelog: "yes please"}, ConfPebbleChangelog},
+		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleMinDeltasForSnapshot: "-1"}, ConfPebbleMinDeltasForSnapshot},
+	}
+	for _, tc := range tests {
+		p, err := newStateProvider(tc.conf, nil, memory.NewGoAllocator(), nil)
+		if err == nil {
+			p.Close()
+			t.Errorf("%v: no error", tc.conf)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want mention of %q", tc.conf, err, tc.want)
+		}
+	}
+}
+
+// TestStateStoreProviderSQLProperty selects the provider with a streaming
+// table's property (SQL lower-cases property keys).
+func TestStateStoreProviderSQLProperty(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "1"}})
+	s.RegisterSinkFormat("memory", func(context.Context, memory.Allocator, SinkInfo) (Sink, error) { return &collectSink{}, nil })
+	src := NewMemoryStream(mem, valueSchema)
+	defer src.Close()
+	s.RegisterStream("input", src)
+	dir := t.TempDir()
+	res, err := s.SQL(ctx, "CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete', 'checkpointLocation' = '"+dir+
+		"', 'stateStore.provider' = 'pebble') AS SELECT value, count(*) AS n FROM STREAM input GROUP BY value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	var q *StreamingQuery
+	for _, a := range s.Streams().Active() {
+		if a.Name() == "counts" {
+			q = a
+		}
+	}
+	if q == nil {
+		t.Fatal("no query counts")
+	}
+	defer q.Stop()
+	addInts(t, src, 1, 1)
+	if err := q.ProcessAllAvailable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "state", "0", "0", "*.pebble")); len(m) == 0 {
+		t.Fatalf("the table property did not select the pebble provider")
+	}
+}
+
+func TestCheckStateProvider(t *testing.T) {
+	withState := t.TempDir()
+	if err := os.Mkdir(filepath.Join(withState, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		dir                 string
+		recorded, requested string
+		refused             bool
+	}{
+		{withState, "", "", false},
+		{withState, "", "memory", false},
+		{withState, "", "pebble", true}, // an old checkpoint holds memory state
+		{withState, "pebble", "", false},
+		{withState, "pebble", "PEBBLE", false},
+		{withState, "pebble", "memory", true},
+		{t.TempDir(), "pebble", "memory", false}, // no state to misread
+	}
+	for _, tc := range tests {
+		err := checkStateProvider(tc.dir, tc.recorded, tc.requested)
+		if (err != nil) != tc.refused {
+			t.Errorf("recorded %q requested %q: %v, refused want %v", tc.recorded, tc.requested, err, tc.refused)
+		}
+	}
+}
+
+func TestKeepStateTuning(t *testing.T) {
+	conf := map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "1000", ConfPebbleMemtableBytes: "2000"}
+	keepStateTuning(conf, map[string]string{ConfStateStoreProvider: "memory", ConfPebbleBlockCacheBytes: "5000"})
+	want := map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "5000", ConfPebbleMemtableBytes: "2000"}
+	for k, v := range want {
+		if conf[k] != v {
+			t.Errorf("%s = %q, want %q", k, conf[k], v)
+		}
+	}
+}

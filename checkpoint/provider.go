@@ -1,0 +1,82 @@
+package checkpoint
+
+// StateStoreProvider creates the state partitions of one query. The
+// built-in providers are "memory" (MemoryProvider: every version in memory,
+// deltas and snapshots as zstd Arrow IPC files) and "pebble" (package
+// checkpoint/pebblestore: state on local disk in Pebble, SST files copied
+// into the checkpoint). A provider may share resources across its
+// partitions (Pebble's block cache) and is closed when the query stops.
+type StateStoreProvider interface {
+	// Name is the provider's name as selected by stateStore.provider.
+	Name() string
+	// OpenPartition opens the durable state of one (operator, partition)
+	// whose checkpoint directory is dir, creating it if needed. Nothing is
+	// loaded until Begin.
+	OpenPartition(dir string) (StatePartition, error)
+	// MemoryBytes is the memory the provider holds beyond its partitions
+	// (a shared cache), for progress reports.
+	MemoryBytes() int64
+	// Metrics are provider-wide figures (not summed over partitions), nil
+	// when there are none.
+	Metrics() map[string]int64
+	// Close closes every partition it opened and releases shared
+	// resources.
+	Close() error
+}
+
+// StatePartition is the durable state of one (operator, partition).
+type StatePartition interface {
+	// Begin opens the store for an epoch reading version (the epoch id);
+	// its Commit writes version+1. One store at a time per partition.
+	Begin(version int64) (StateStore, error)
+	// MemoryBytes is the memory the partition holds for its latest
+	// version.
+	MemoryBytes() int64
+	// Metrics are the partition's figures after its last commit (latency
+	// per commit phase, bytes copied); progress sums them over partitions.
+	// Nil when there are none.
+	Metrics() map[string]int64
+	// Close releases the partition; the checkpoint is left as is.
+	Close() error
+}
+
+// MemoryProvider is the in-memory provider: StorePartitions with the
+// given options.
+type MemoryProvider struct {
+	w    *Writer
+	opts StoreOptions
+}
+
+// NewMemoryProvider returns the "memory" provider writing through w.
+func NewMemoryProvider(w *Writer, opts StoreOptions) *MemoryProvider {
+	return &MemoryProvider{w: w, opts: opts}
+}
+
+// Name implements StateStoreProvider.
+func (m *MemoryProvider) Name() string { return "memory" }
+
+// OpenPartition implements StateStoreProvider.
+func (m *MemoryProvider) OpenPartition(dir string) (StatePartition, error) {
+	return OpenStorePartition(dir, m.w, m.opts)
+}
+
+// MemoryBytes implements StateStoreProvider: nothing is shared.
+func (m *MemoryProvider) MemoryBytes() int64 { return 0 }
+
+// Metrics implements StateStoreProvider: none.
+func (m *MemoryProvider) Metrics() map[string]int64 { return nil }
+
+// Close implements StateStoreProvider: partitions hold only memory.
+func (m *MemoryProvider) Close() error { return nil }
+
+// Metrics implements StatePartition: the in-memory store reports none
+// beyond MemoryBytes.
+func (p *StorePartition) Metrics() map[string]int64 { return nil }
+
+// Close implements StatePartition: it drops the loaded version.
+func (p *StorePartition) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.data, p.version, p.bytes = nil, -1, 0
+	return nil
+}
