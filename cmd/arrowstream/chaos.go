@@ -27,7 +27,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	env := osEnv(stdout, stderr)
-	fs := newFlagSet("chaos", "[--cycles N] [--records N] [--seed S] [--workload memsink|continuous|files|kafka]", chaosExamples)
+	fs := newFlagSet("chaos", "[--cycles N] [--records N] [--seed S] [--workload memsink|continuous|files|kafka] [--conf key=value]...", chaosExamples)
 	cycles := fs.Int("cycles", 200, "kill-and-restart cycles before the final run")
 	records := fs.Int64("records", 100_000, "input records")
 	seed := fs.Int64("seed", 1, "seed of every kill choice")
@@ -36,6 +36,8 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "working directory (default: a temporary one, deleted afterwards)")
 	sync := fs.Bool("fsync", false, "fsync checkpoint writes (a killed process loses nothing the kernel has, so off by default)")
 	verbose := fs.Bool("v", false, "print every kill")
+	conf := confFlags{}
+	fs.Var(conf, "conf", "a session setting key=value for the workload's queries, e.g. stateStore.provider=pebble (repeatable)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return exitCode(err, "chaos", stderr)
 	}
@@ -56,6 +58,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 		Cycles: *cycles, Records: *records, Seed: *seed, Workload: workload.String(), Dir: work,
 		Command: func() *exec.Cmd { return exec.Command(exe, "chaos", "--worker") },
 		NoSync:  !*sync,
+		Conf:    conf,
 	}
 	if *verbose {
 		cfg.Progress = stderr

@@ -79,6 +79,7 @@ func (w *filesWorkload) Start(ctx context.Context, env Env) (Running, error) {
 	}
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
+		Conf: sessionConf(env.Conf, nil),
 	})
 	files.Install(sess)
 	err := sess.RegisterSource("events", "csv", filesInSchema, map[string]string{"path": input, "maxFilesPerTrigger": "1"})

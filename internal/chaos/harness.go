@@ -47,6 +47,9 @@ type Config struct {
 	NoSync bool
 	// Progress, when set, receives a line per cycle.
 	Progress io.Writer
+	// Conf is added to every worker's session conf (for instance
+	// stateStore.provider=pebble).
+	Conf map[string]string
 }
 
 func (c *Config) defaults() {
@@ -162,7 +165,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Cycles: cfg.Cycles, Records: cfg.Records, HookKills: map[string]int{}, KindKills: map[string]int{}}
 	refDir, runDir := filepath.Join(cfg.Dir, "reference"), filepath.Join(cfg.Dir, "chaos")
-	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout, Params: params}
+	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout, Params: params, Conf: cfg.Conf}
 
 	ref := base
 	ref.Dir, ref.Finish = refDir, true

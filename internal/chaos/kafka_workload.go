@@ -63,6 +63,7 @@ func (w *kafkaWorkload) Start(ctx context.Context, env Env) (Running, error) {
 	}
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
+		Conf: sessionConf(env.Conf, nil),
 	})
 	kafka.Install(sess)
 	cat := memsink.NewCatalog()

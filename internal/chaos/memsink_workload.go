@@ -66,7 +66,7 @@ func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
 	writer := &checkpoint.Writer{Hook: env.Hook, NoSync: env.NoSync}
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
-		Conf: map[string]string{arrowstream.ConfShufflePartitions: "4"},
+		Conf: sessionConf(env.Conf, map[string]string{arrowstream.ConfShufflePartitions: "4"}),
 	})
 	cat := memsink.NewCatalog()
 	memsink.Install(sess, cat, memsink.Options{Persist: true, Writer: writer, Logger: env.Logger})

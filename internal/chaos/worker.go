@@ -45,6 +45,8 @@ type WorkerConfig struct {
 	NoSync        bool          `json:"noSync"`
 	// Params are the workload's Prepare results.
 	Params map[string]string `json:"params,omitempty"`
+	// Conf is added to the workload's session conf.
+	Conf map[string]string `json:"conf,omitempty"`
 }
 
 // killLog is the file, under Dir, where a worker notes the write it is
@@ -110,7 +112,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	run, err := wl.Start(ctx, Env{
 		Dir: cfg.Dir, Hook: killHook(cfg), NoSync: cfg.NoSync,
-		Allocator: memory.NewGoAllocator(), Logger: logger, Params: cfg.Params,
+		Allocator: memory.NewGoAllocator(), Logger: logger, Params: cfg.Params, Conf: cfg.Conf,
 	})
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ type Env struct {
 	Logger *slog.Logger
 	// Params are what the workload's Prepare returned (see Preparer).
 	Params map[string]string
+	// Conf is added to every session's conf (`arrowstream chaos --conf`,
+	// e.g. stateStore.provider=pebble).
+	Conf map[string]string
 }
 
 // Preparer is a Workload that needs something to outlive the killed
@@ -87,4 +90,17 @@ func NewWorkload(name string, records int64) (Workload, error) {
 		return &kafkaWorkload{records: records}, nil
 	}
 	return nil, fmt.Errorf("chaos: unknown workload %q (known: %s)", name, strings.Join(WorkloadNames(), ", "))
+}
+
+// sessionConf is a workload's own settings with the harness's --conf
+// entries over them.
+func sessionConf(harness, own map[string]string) map[string]string {
+	out := make(map[string]string, len(own)+len(harness))
+	for k, v := range own {
+		out[k] = v
+	}
+	for k, v := range harness {
+		out[k] = v
+	}
+	return out
 }
