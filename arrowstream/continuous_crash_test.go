@@ -4,17 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -27,22 +24,7 @@ const continuousCrashRows = crashEpochs * crashRowsPerEp
 // continuousCrashRows rows, killing itself now and then inside a
 // checkpoint write as crashChild does.
 func continuousCrashChild(dir, seedText string) int {
-	seed, _ := strconv.ParseInt(seedText, 10, 64)
-	r := rand.New(rand.NewSource(seed))
-	killAt := WriteStepNone
-	if r.Intn(2) == 0 {
-		killAt = checkpoint.WriteStep(r.Intn(4))
-	}
-	countdown := r.Intn(40)
-	writer := &checkpoint.Writer{Hook: func(step checkpoint.WriteStep, _ string) error {
-		if step == killAt {
-			if countdown == 0 {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-			countdown--
-		}
-		return nil
-	}}
+	writer, _ := crashWriter(seedText, 40)
 	mem := memory.NewGoAllocator()
 	src, _ := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: crashRowsPerEp, AdvanceMillisPerBatch: 1000})
 	out := filepath.Join(dir, "out")

@@ -79,23 +79,7 @@ func crashChild(dir, workload, seedText string) int {
 	if workload == "continuous" {
 		return continuousCrashChild(dir, seedText)
 	}
-	seed, _ := strconv.ParseInt(seedText, 10, 64)
-	r := rand.New(rand.NewSource(seed))
-	// Kill ourselves, sometimes, in the middle of a checkpoint write.
-	killAt := WriteStepNone
-	if r.Intn(2) == 0 {
-		killAt = checkpoint.WriteStep(r.Intn(4))
-	}
-	countdown := r.Intn(60)
-	writer := &checkpoint.Writer{Hook: func(step checkpoint.WriteStep, _ string) error {
-		if step == killAt {
-			if countdown == 0 {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-			countdown--
-		}
-		return nil
-	}}
+	writer, r := crashWriter(seedText, 60)
 	mem := memory.NewGoAllocator()
 	src, _ := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: crashRowsPerEp, StartTimestampMs: 0, AdvanceMillisPerBatch: 1000})
 	out := filepath.Join(dir, "out")
@@ -138,6 +122,29 @@ func crashChild(dir, workload, seedText string) int {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// crashWriter returns the child's checkpoint writer: seeded by seedText,
+// it kills the process, half the time, at a random step of one of the
+// first maxCountdown writes reaching that step. The random source, seeded
+// likewise, serves the child's other choices.
+func crashWriter(seedText string, maxCountdown int) (*checkpoint.Writer, *rand.Rand) {
+	seed, _ := strconv.ParseInt(seedText, 10, 64)
+	r := rand.New(rand.NewSource(seed))
+	killAt := WriteStepNone
+	if r.Intn(2) == 0 {
+		killAt = checkpoint.WriteStep(r.Intn(4))
+	}
+	countdown := r.Intn(maxCountdown)
+	return &checkpoint.Writer{Hook: func(step checkpoint.WriteStep, _ string) error {
+		if step == killAt {
+			if countdown == 0 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+			countdown--
+		}
+		return nil
+	}}, r
 }
 
 // WriteStepNone means the child does not kill itself inside a write.

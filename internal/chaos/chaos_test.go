@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -28,18 +29,17 @@ func testCommand(t *testing.T) func() *exec.Cmd {
 	return func() *exec.Cmd { return exec.Command(exe, "-test.run=^$") }
 }
 
-// TestCrashHarnessFiles: file source → file sink under 10 kills.
-func TestCrashHarnessFiles(t *testing.T) {
+// runHarness runs a short harness (10 cycles, bounded at 3 minutes) and
+// fails unless nothing was lost or duplicated.
+func runHarness(t *testing.T, cfg Config) *Report {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("crash harness: skipped in -short")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := Config{
-		Cycles: 10, Records: 20_000, Seed: 1, Workload: "files", Dir: t.TempDir(),
-		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
-		MaxDelay: 200 * time.Millisecond,
-	}
+	cfg.Cycles = cmp.Or(cfg.Cycles, 10)
+	cfg.Dir, cfg.Command, cfg.NoSync, cfg.FinishTimeout = t.TempDir(), testCommand(t), true, 90*time.Second
 	rep, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -48,80 +48,38 @@ func TestCrashHarnessFiles(t *testing.T) {
 	if !rep.OK() {
 		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
 	}
+	return rep
+}
+
+// TestCrashHarnessFiles: file source → file sink under 10 kills.
+func TestCrashHarnessFiles(t *testing.T) {
+	runHarness(t, Config{Records: 20_000, Seed: 1, Workload: "files", MaxDelay: 200 * time.Millisecond})
 }
 
 // TestCrashHarnessContinuous: the memsink workload's projection and
 // running count with continuous processing, under 10 kills.
 func TestCrashHarnessContinuous(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash harness: skipped in -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cfg := Config{
-		Cycles: 10, Records: 20_000, Seed: 3, Workload: "continuous", Dir: t.TempDir(),
-		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
-		MaxDelay: 200 * time.Millisecond,
-	}
-	rep, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s\n%s", rep.Line(), rep.Details())
-	if !rep.OK() {
-		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
-	}
+	runHarness(t, Config{Records: 20_000, Seed: 3, Workload: "continuous", MaxDelay: 200 * time.Millisecond})
 }
 
 // TestCrashHarnessKafka: Kafka (kfake in this process) → memory sink
 // under 10 kills.
 func TestCrashHarnessKafka(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash harness: skipped in -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, Config{
-		Cycles: 10, Records: 10_000, Seed: 1, Workload: "kafka", Dir: t.TempDir(),
-		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
-		MaxDelay: 200 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s\n%s", rep.Line(), rep.Details())
-	if !rep.OK() {
-		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
-	}
+	runHarness(t, Config{Records: 10_000, Seed: 1, Workload: "kafka", MaxDelay: 200 * time.Millisecond})
 }
 
 // TestCrashHarnessMemsink is CI's short run of the harness: 10 kills over
 // 20k records, each restart resuming from the checkpoints, nothing lost
 // or duplicated. `arrowstream chaos` runs the long one.
 func TestCrashHarnessMemsink(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash harness: skipped in -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cfg := Config{
-		Cycles: 10, Records: 20_000, Seed: 1, Workload: "memsink", Dir: t.TempDir(),
-		Command: testCommand(t), NoSync: true, FinishTimeout: 90 * time.Second,
-	}
+	cfg := Config{Records: 20_000, Seed: 1, Workload: "memsink"}
 	if raceEnabled {
 		// Slower workers: less work, and timers long enough for the
 		// kills inside writes to come first.
 		cfg.Cycles, cfg.Records = 6, 5_000
 		cfg.MinDelay, cfg.MaxDelay = 300*time.Millisecond, 3*time.Second
 	}
-	rep, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s\n%s", rep.Line(), rep.Details())
-	if !rep.OK() {
-		t.Fatalf("%s\n%s", rep.Line(), rep.Details())
-	}
+	rep := runHarness(t, cfg)
 	if sum(rep.HookKills) == 0 {
 		t.Errorf("no kill landed inside a checkpoint write: %s", rep.Details())
 	}
