@@ -145,10 +145,14 @@ func TestConsoleQuery(t *testing.T) {
 	}
 	defer q.Stop()
 	for _, batch := range [][]string{{"b", "a", "b"}, {"c", "a"}} {
-		for _, w := range batch {
-			if _, err := src.AddData([]any{w}); err != nil {
-				t.Fatal(err)
-			}
+		// One block per batch: an idle query starts an epoch as soon as a
+		// block arrives, so the epochs are the blocks.
+		rows := make([][]any, len(batch))
+		for i, w := range batch {
+			rows[i] = []any{w}
+		}
+		if _, err := src.AddData(rows...); err != nil {
+			t.Fatal(err)
 		}
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package arrowstream
+
+const raceEnabled = false
