@@ -1,5 +1,10 @@
 package checkpoint
 
+import (
+	"errors"
+	"sync"
+)
+
 // StateStoreProvider creates the state partitions of one query. The
 // built-in providers are "memory" (MemoryProvider: every version in memory,
 // deltas and snapshots as zstd Arrow IPC files) and "pebble" (package
@@ -45,6 +50,9 @@ type StatePartition interface {
 type MemoryProvider struct {
 	w    *Writer
 	opts StoreOptions
+
+	mu    sync.Mutex
+	parts []*StorePartition // opened, closed with the provider
 }
 
 // NewMemoryProvider returns the "memory" provider writing through w.
@@ -57,7 +65,14 @@ func (m *MemoryProvider) Name() string { return "memory" }
 
 // OpenPartition implements StateStoreProvider.
 func (m *MemoryProvider) OpenPartition(dir string) (StatePartition, error) {
-	return OpenStorePartition(dir, m.w, m.opts)
+	p, err := OpenStorePartition(dir, m.w, m.opts)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.parts = append(m.parts, p)
+	m.mu.Unlock()
+	return p, nil
 }
 
 // MemoryBytes implements StateStoreProvider: nothing is shared.
@@ -66,17 +81,32 @@ func (m *MemoryProvider) MemoryBytes() int64 { return 0 }
 // Metrics implements StateStoreProvider: none.
 func (m *MemoryProvider) Metrics() map[string]int64 { return nil }
 
-// Close implements StateStoreProvider: partitions hold only memory.
-func (m *MemoryProvider) Close() error { return nil }
+// Close implements StateStoreProvider: it closes every partition it
+// opened, waiting for their background maintenance.
+func (m *MemoryProvider) Close() error {
+	m.mu.Lock()
+	parts := m.parts
+	m.parts = nil
+	m.mu.Unlock()
+	var errs []error
+	for _, p := range parts {
+		if err := p.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Metrics implements StatePartition: the in-memory store reports none
 // beyond MemoryBytes.
 func (p *StorePartition) Metrics() map[string]int64 { return nil }
 
-// Close implements StatePartition: it drops the loaded version.
+// Close implements StatePartition: it waits for background maintenance
+// and drops the loaded version.
 func (p *StorePartition) Close() error {
+	err := p.WaitMaintenance()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.data, p.version, p.bytes = nil, -1, 0
-	return nil
+	return err
 }

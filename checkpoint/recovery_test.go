@@ -31,6 +31,9 @@ func commitVersions(t *testing.T, p *StorePartition, n int) string {
 		if _, err := s.Commit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		if err := p.WaitMaintenance(); err != nil { // background: let it finish
+			t.Fatal(err)
+		}
 	}
 	s, _ := p.Begin(int64(n))
 	defer s.Abort()

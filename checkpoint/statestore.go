@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -84,6 +85,14 @@ type StorePartition struct {
 	data    map[string][]byte // the loaded version
 	bytes   int64             // key and value bytes held in data
 	busy    bool              // a store is open on this partition
+
+	// Maintenance (snapshots, cleanup) runs in the background after a
+	// commit, as Spark's state store maintenance task does, so that the
+	// epoch that makes a snapshot due does not wait for it. At most one
+	// runs at a time; its error fails the next commit.
+	maint        sync.WaitGroup
+	maintRunning bool  // under mu
+	maintErr     error // under mu
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
@@ -492,6 +501,14 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	p := s.p
+	p.mu.Lock()
+	maintErr := p.maintErr
+	p.maintErr = nil
+	p.mu.Unlock()
+	if maintErr != nil {
+		s.Abort()
+		return 0, maintErr
+	}
 	keys := make([]string, 0, len(s.pending)+len(s.deleted))
 	for k := range s.pending {
 		keys = append(keys, k)
@@ -527,12 +544,41 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 	}
 	p.version = next
 	p.busy = false
+	start := !p.maintRunning
+	if start {
+		p.maintRunning = true
+		p.maint.Add(1)
+	}
 	p.mu.Unlock()
 	s.done = true
-	if err := p.maintain(next); err != nil {
-		return next, err
+	if start {
+		go p.maintainInBackground()
 	}
 	return next, nil
+}
+
+// maintainInBackground runs maintain and records its error for the next
+// commit.
+func (p *StorePartition) maintainInBackground() {
+	defer p.maint.Done()
+	err := p.maintain()
+	p.mu.Lock()
+	p.maintRunning = false
+	if err != nil {
+		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
+	}
+	p.mu.Unlock()
+}
+
+// WaitMaintenance waits for background maintenance to finish and returns
+// (and clears) its error, if any.
+func (p *StorePartition) WaitMaintenance() error {
+	p.maint.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.maintErr
+	p.maintErr = nil
+	return err
 }
 
 func (s *store) Abort() {
@@ -547,11 +593,19 @@ func (s *store) Abort() {
 
 // maintain writes a snapshot of the latest version when enough deltas have
 // accumulated and deletes files no longer needed to rebuild the retained
-// versions.
-func (p *StorePartition) maintain(latest int64) error {
+// versions. It copies the latest version's map under the lock (the values
+// are never modified in place, only replaced) and encodes it without the
+// lock, so that the next epoch's store is not held up.
+func (p *StorePartition) maintain() error {
 	files, err := p.listFiles()
 	if err != nil {
 		return err
+	}
+	p.mu.Lock()
+	latest := p.version
+	p.mu.Unlock()
+	if latest <= 0 {
+		return nil
 	}
 	lastSnap := int64(0)
 	for k := range files {
@@ -561,13 +615,19 @@ func (p *StorePartition) maintain(latest int64) error {
 	}
 	if latest-lastSnap > int64(p.opts.MinDeltasForSnapshot) {
 		p.mu.Lock()
-		keys := make([]string, 0, len(p.data))
-		for k := range p.data {
+		if p.version != latest || p.data == nil {
+			// Moved on (or closed) meanwhile: the next maintenance snapshots.
+			p.mu.Unlock()
+			return nil
+		}
+		data := maps.Clone(p.data)
+		p.mu.Unlock()
+		keys := make([]string, 0, len(data))
+		for k := range data {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		raw, err := encodeState(p.opts.Allocator, keys, p.data, nil)
-		p.mu.Unlock()
+		raw, err := encodeState(p.opts.Allocator, keys, data, nil)
 		if err != nil {
 			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
 		}

@@ -21,6 +21,7 @@ func openTestPartition(t *testing.T, dir string, opts StoreOptions) (*StoreParti
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { p.Close() }) // before the allocator check: waits for maintenance
 	return p, mem
 }
 
@@ -112,6 +113,11 @@ func TestStateStoreSnapshotsAndCleanup(t *testing.T) {
 			s.Delete([]byte(fmt.Sprintf("k%02d", e-1)))
 		}
 		if _, err := s.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Maintenance runs in the background; wait so that every commit
+		// gets its turn, as when epochs are slower than maintenance.
+		if err := p.WaitMaintenance(); err != nil {
 			t.Fatal(err)
 		}
 	}
