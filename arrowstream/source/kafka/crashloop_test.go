@@ -7,9 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // crashLoopResult is what a SIGKILL parent loop leaves for the test to
@@ -52,39 +53,30 @@ func runCrashLoop(t *testing.T, envDir string, seed int64, commits string) crash
 	// the child finished.
 	run := func(total int, killAfter time.Duration) bool {
 		cycle++
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), envDir+"="+res.dir, crashEnvBrokers+"="+brokers(c),
+		child, err := testutil.StartChild(exe, envDir+"="+res.dir, crashEnvBrokers+"="+brokers(c),
 			crashEnvTotal+"="+strconv.Itoa(total), crashEnvSeed+"="+strconv.Itoa(cycle))
-		var stderr limitedBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		timeout := time.Until(deadline)
 		if killAfter > 0 {
 			timeout = killAfter
 		}
 		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if errors.As(err, &ee) && killAfter > 0 {
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-					res.selfKills++ // killed itself after a sink commit
-					return false
-				}
+		case err := <-child.Done():
+			if killAfter > 0 && testutil.KilledBySIGKILL(err) {
+				res.selfKills++ // killed itself after a sink commit
+				return false
 			}
 			if err != nil {
-				t.Fatalf("child failed: %v\n%s", err, stderr.String())
+				t.Fatalf("child failed: %v\n%s", err, child.Stderr)
 			}
 			return true
 		case <-time.After(timeout):
-			cmd.Process.Signal(syscall.SIGKILL)
-			err := <-done
+			err := child.Kill()
 			var ee *exec.ExitError
 			if killAfter == 0 || !errors.As(err, &ee) {
-				t.Fatalf("child did not finish in time (%v)\n%s", err, stderr.String())
+				t.Fatalf("child did not finish in time (%v)\n%s", err, child.Stderr)
 			}
 			return false
 		}
@@ -122,16 +114,3 @@ func latestBatch(t *testing.T, dir string) int64 {
 	}
 	return latest
 }
-
-// limitedBuffer keeps the last 8 KiB a child wrote to stderr.
-type limitedBuffer struct{ b []byte }
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	l.b = append(l.b, p...)
-	if len(l.b) > 8<<10 {
-		l.b = l.b[len(l.b)-8<<10:]
-	}
-	return len(p), nil
-}
-
-func (l *limitedBuffer) String() string { return string(l.b) }
