@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -62,13 +60,7 @@ func (k *killingSink) AddBatch(ctx context.Context, epoch int64, data vector.Ope
 // crashChild runs the query until the sink holds total rows, then writes
 // the sink's values to result.json.
 func crashChild(dir, brokers, totalText, seedText string) int {
-	total, _ := strconv.ParseInt(totalText, 10, 64)
-	seed, _ := strconv.ParseInt(seedText, 10, 64)
-	r := rand.New(rand.NewSource(seed))
-	countdown := -1
-	if total == 0 && r.Intn(2) == 0 {
-		countdown = r.Intn(8)
-	}
+	total, countdown := childPlan(totalText, seedText)
 	s := newTestSession(&testing.T{}, filepath.Join(dir, "checkpoints"))
 	s.RegisterSinkFormat("killing-memory", func(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
 		t, err := memsink.Open(ctx, mem, info, memsink.Options{Persist: true})

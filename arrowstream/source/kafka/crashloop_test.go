@@ -100,6 +100,20 @@ func runCrashLoop(t *testing.T, envDir string, seed int64, commits string) crash
 	return res
 }
 
+// childPlan parses a child's total and seed. A child without a total
+// (one the parent kills) kills itself in half of the runs, after 0 to 7
+// more epochs reach its sink: countdown is that number, -1 for never.
+func childPlan(totalText, seedText string) (total int64, countdown int) {
+	total, _ = strconv.ParseInt(totalText, 10, 64)
+	seed, _ := strconv.ParseInt(seedText, 10, 64)
+	r := rand.New(rand.NewSource(seed))
+	countdown = -1
+	if total == 0 && r.Intn(2) == 0 {
+		countdown = r.Intn(8)
+	}
+	return total, countdown
+}
+
 // latestBatch returns the highest batch id in a metadata log directory.
 func latestBatch(t *testing.T, dir string) int64 {
 	ents, err := os.ReadDir(dir)

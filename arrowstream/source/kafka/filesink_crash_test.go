@@ -3,10 +3,8 @@ package kafka_test
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -46,13 +44,7 @@ func (k *killingFileSink) AddBatch(ctx context.Context, epoch int64, data vector
 // fileCrashChild runs Kafka → Parquet; with total > 0 it processes
 // everything available and stops, otherwise it runs until killed.
 func fileCrashChild(dir, brokerList, totalText, seedText string) int {
-	total, _ := strconv.ParseInt(totalText, 10, 64)
-	seed, _ := strconv.ParseInt(seedText, 10, 64)
-	r := rand.New(rand.NewSource(seed))
-	countdown := -1
-	if total == 0 && r.Intn(2) == 0 {
-		countdown = r.Intn(8)
-	}
+	total, countdown := childPlan(totalText, seedText)
 	s := newFileSession(memory.NewGoAllocator())
 	s.RegisterSinkFormat("parquet", func(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
 		o, err := files.ParseSinkOptions(files.Parquet, info.Options)
