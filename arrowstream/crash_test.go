@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -214,34 +214,28 @@ func crashLoop(t *testing.T, workload string, kills int) (string, int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("crash loop did not finish within 90s (%d kills)", killed)
 		}
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvWorkload+"="+workload, crashEnvSeed+"="+strconv.Itoa(cycle))
-		var stderr limitedBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		child, err := testutil.StartChild(exe, crashEnvDir+"="+dir, crashEnvWorkload+"="+workload, crashEnvSeed+"="+strconv.Itoa(cycle))
+		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		if killed < kills {
 			select {
-			case err := <-done:
-				finished = checkChildExit(t, err, stderr.String())
+			case err := <-child.Done():
+				finished = checkChildExit(t, err, child.Stderr.String())
 				if !finished {
 					killed++ // killed itself inside a checkpoint write
 				}
 			case <-time.After(crashKillDelay(workload, r)):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
+				child.Kill()
 				killed++
 			}
 			continue
 		}
 		select {
-		case err := <-done:
-			finished = checkChildExit(t, err, stderr.String())
+		case err := <-child.Done():
+			finished = checkChildExit(t, err, child.Stderr.String())
 		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
+			child.Kill()
 			t.Fatal("child did not finish")
 		}
 	}
@@ -258,11 +252,8 @@ func checkChildExit(t *testing.T, err error, stderr string) bool {
 	if err == nil {
 		return true
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			return false
-		}
+	if testutil.KilledBySIGKILL(err) {
+		return false
 	}
 	t.Fatalf("child failed: %v\n%s", err, stderr)
 	return false
@@ -295,16 +286,6 @@ func expectedCrashOutput(workload string) [][]vt.Row {
 	}
 	return out
 }
-
-type limitedBuffer struct{ b []byte }
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if len(l.b) < 1<<16 {
-		l.b = append(l.b, p...)
-	}
-	return len(p), nil
-}
-func (l *limitedBuffer) String() string { return string(l.b) }
 
 func TestCrashLoopExactlyOnce(t *testing.T) {
 	if testing.Short() {

@@ -1,8 +1,6 @@
 package vector_test
 
 import (
-	"context"
-	"fmt"
 	"slices"
 	"testing"
 
@@ -30,23 +28,7 @@ func tupleAggRows(t *testing.T, mem memory.Allocator, schema *arrow.Schema, recs
 		t.Fatal(err)
 	}
 	defer agg.Close()
-	out, err := vector.Drain(context.Background(), agg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, rec := range out {
-		for i := range int(rec.NumRows()) {
-			row := ""
-			for c := range int(rec.NumCols()) {
-				row += fmt.Sprintf("%v|", vector.ValueAt(rec.Column(c), i))
-			}
-			rows = append(rows, row)
-		}
-		rec.Release()
-	}
-	slices.Sort(rows)
-	return rows
+	return sortedRowStrings(t, agg)
 }
 
 // TestAggregateTupleKeys checks the composite-key shortcut (dictionary,

@@ -61,7 +61,14 @@ func joinRows(t *testing.T, mem memory.Allocator, typ vector.JoinType, ls *arrow
 		t.Fatal(err)
 	}
 	defer j.Close()
-	recs, err := vector.Drain(context.Background(), j)
+	return sortedRowStrings(t, j)
+}
+
+// sortedRowStrings drains op and returns its rows as "v1|v2|…|" strings,
+// sorted, for comparing a shortcut's output with the general path's.
+func sortedRowStrings(t *testing.T, op vector.Operator) []string {
+	t.Helper()
+	recs, err := vector.Drain(context.Background(), op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,20 +33,7 @@ func newCSVCodec(schema *arrow.Schema, o Options) (c *csvCodec, err error) {
 func (c *csvCodec) decode(mem memory.Allocator, data []byte) ([]arrow.Record, error) {
 	r := csv.NewReader(bytes.NewReader(data), c.schema, csv.WithAllocator(mem), csv.WithChunk(wholeChunk),
 		csv.WithComma(c.sep), csv.WithNullReader(true, c.nulls...))
-	defer r.Release()
-	var out []arrow.Record
-	for r.Next() {
-		rec := r.Record()
-		rec.Retain()
-		out = append(out, rec)
-	}
-	if err := r.Err(); err != nil {
-		for _, rec := range out {
-			rec.Release()
-		}
-		return nil, err
-	}
-	return out, nil
+	return drainRecords(r)
 }
 
 // explain finds the first field of line that arrow cannot parse as its

@@ -18,20 +18,7 @@ type jsonCodec struct {
 
 func (c *jsonCodec) decode(mem memory.Allocator, data []byte) ([]arrow.Record, error) {
 	r := array.NewJSONReader(bytes.NewReader(data), c.schema, array.WithAllocator(mem), array.WithChunk(-1))
-	defer r.Release()
-	var out []arrow.Record
-	for r.Next() {
-		rec := r.Record()
-		rec.Retain()
-		out = append(out, rec)
-	}
-	if err := r.Err(); err != nil {
-		for _, rec := range out {
-			rec.Release()
-		}
-		return nil, err
-	}
-	return out, nil
+	return drainRecords(r)
 }
 
 // explain finds the first field of line that arrow cannot decode as its

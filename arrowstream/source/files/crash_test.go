@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // The crash test runs files → Parquet file sink in a child process (this
@@ -133,24 +132,18 @@ func TestCrashLoopFilesToFileSink(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("crash loop did not finish within %s (%d kills)", crashTimeout, killed)
 		}
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		child, err := testutil.StartChild(exe, crashEnvDir+"="+dir)
+		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		if killed < crashKills {
 			select {
-			case err := <-done:
+			case err := <-child.Done():
 				if err != nil {
-					t.Fatalf("child failed: %v\n%s", err, stderr.String())
+					t.Fatalf("child failed: %v\n%s", err, child.Stderr)
 				}
 			case <-time.After(time.Duration(30+r.Intn(200)) * time.Millisecond):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
+				child.Kill()
 				killed++
 			}
 			// New data arrives while the query is down.
@@ -161,13 +154,12 @@ func TestCrashLoopFilesToFileSink(t *testing.T) {
 			continue
 		}
 		select {
-		case err := <-done:
+		case err := <-child.Done():
 			if err != nil {
-				t.Fatalf("final child failed: %v\n%s", err, stderr.String())
+				t.Fatalf("final child failed: %v\n%s", err, child.Stderr)
 			}
 		case <-time.After(time.Until(deadline)):
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
+			child.Kill()
 			t.Fatalf("final child did not finish")
 		}
 		break

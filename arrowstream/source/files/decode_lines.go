@@ -25,6 +25,33 @@ type lineCodec interface {
 	explain(line []byte) string
 }
 
+// recordReader is what arrow's CSV and JSON readers have in common.
+type recordReader interface {
+	Next() bool
+	Record() arrow.Record
+	Err() error
+	Release()
+}
+
+// drainRecords returns every record of r, retained, and releases r; on a read
+// error it releases what it read and returns the error.
+func drainRecords(r recordReader) ([]arrow.Record, error) {
+	defer r.Release()
+	var out []arrow.Record
+	for r.Next() {
+		rec := r.Record()
+		rec.Retain()
+		out = append(out, rec)
+	}
+	if err := r.Err(); err != nil {
+		for _, rec := range out {
+			rec.Release()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
 // ErrMalformed is wrapped by FAILFAST's error for a malformed record.
 var ErrMalformed = fmt.Errorf("malformed record")
 

@@ -2,13 +2,9 @@ package kafka_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -48,13 +44,7 @@ func (k *killingFileSink) AddBatch(ctx context.Context, epoch int64, data vector
 // fileCrashChild runs Kafka → Parquet; with total > 0 it processes
 // everything available and stops, otherwise it runs until killed.
 func fileCrashChild(dir, brokerList, totalText, seedText string) int {
-	total, _ := strconv.ParseInt(totalText, 10, 64)
-	seed, _ := strconv.ParseInt(seedText, 10, 64)
-	r := rand.New(rand.NewSource(seed))
-	countdown := -1
-	if total == 0 && r.Intn(2) == 0 {
-		countdown = r.Intn(8)
-	}
+	total, countdown := childPlan(totalText, seedText)
 	s := newFileSession(memory.NewGoAllocator())
 	s.RegisterSinkFormat("parquet", func(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
 		o, err := files.ParseSinkOptions(files.Parquet, info.Options)
@@ -93,81 +83,11 @@ func fileCrashChild(dir, brokerList, totalText, seedText string) int {
 }
 
 func TestKafkaToFileSinkSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("subprocess crash loop")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const kills, initial, perKill = 20, 2000, 150
-	c := newCluster(t, 3, "events")
-	produce(t, c, "events", 3, "r", 0, initial)
-	produced := initial
-	dir := t.TempDir()
-	r := rand.New(rand.NewSource(7))
-	deadline := time.Now().Add(120 * time.Second)
-	start := time.Now()
-	cycle, selfKills := 0, 0
-	// run starts a child; killAfter > 0 kills it then (a child that dies
-	// of its own SIGKILL first counts as a self-kill); it reports whether
-	// the child finished.
-	run := func(total int, killAfter time.Duration) bool {
-		cycle++
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), fileCrashEnvDir+"="+dir, crashEnvBrokers+"="+brokers(c),
-			crashEnvTotal+"="+strconv.Itoa(total), crashEnvSeed+"="+strconv.Itoa(cycle))
-		var stderr limitedBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		timeout := time.Until(deadline)
-		if killAfter > 0 {
-			timeout = killAfter
-		}
-		select {
-		case err := <-done:
-			var ee *exec.ExitError
-			if errors.As(err, &ee) && killAfter > 0 {
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-					selfKills++
-					return false
-				}
-			}
-			if err != nil {
-				t.Fatalf("child failed: %v\n%s", err, stderr.String())
-			}
-			return true
-		case <-time.After(timeout):
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			if killAfter == 0 {
-				t.Fatalf("final child did not finish in time\n%s", stderr.String())
-			}
-			return false
-		}
-	}
-	for killed := 0; killed < kills; killed++ {
-		if run(0, time.Duration(150+r.Intn(250))*time.Millisecond) {
-			t.Fatal("child finished without a total")
-		}
-		produce(t, c, "events", 3, "r", produced, perKill)
-		produced += perKill
-	}
-	progressed := latestBatch(t, filepath.Join(dir, "checkpoint", "commits"))
-	if progressed < 5 {
-		t.Fatalf("the killed runs committed only %d epochs", progressed)
-	}
-	if !run(produced, 0) {
-		t.Fatal("final run did not finish")
-	}
-	checkExactlyOnce(t, readBackParquet(t, filepath.Join(dir, "out")), values("r", 0, produced))
-	if selfKills == 0 {
+	res := runCrashLoop(t, fileCrashEnvDir, 7, filepath.Join("checkpoint", "commits"))
+	checkExactlyOnce(t, readBackParquet(t, filepath.Join(res.dir, "out")), values("r", 0, res.produced))
+	if res.selfKills == 0 {
 		t.Fatal("no run killed itself between a manifest commit and the commit log")
 	}
 	t.Logf("%d kills (%d right after a manifest commit; epochs committed before the last restart: %d), %d records, %s: 0 lost, 0 duplicated",
-		kills, selfKills, progressed+1, produced, time.Since(start).Round(time.Millisecond))
+		res.kills, res.selfKills, res.progressed+1, res.produced, time.Since(res.start).Round(time.Millisecond))
 }
