@@ -92,8 +92,9 @@ type epochCommit struct {
 	outputRows   int64
 	noticed      []time.Time
 	latencies    []time.Duration
-	epochStart   time.Time
-	clockStart   time.Time
+	epochStart   time.Time // wall time the epoch opened
+	epochEnd     time.Time // wall time it was handed over
+	clockStart   time.Time // trigger-clock time it was handed over
 	timestampMs  int64
 	durations    map[string]int64
 	err          error
@@ -288,44 +289,6 @@ func (q *StreamingQuery) runContinuousStateful(ctx context.Context, m *microBatc
 	}
 }
 
-// forwardNotifications turns a source's arrival notifications into
-// non-blocking sends on wake until ctx ends. It registers for the next
-// notification before it wakes the pipeline, and wakes it once at the
-// start, so that no arrival falls between a notification and the
-// pipeline's next read.
-func forwardNotifications(ctx context.Context, src NotifyingSource, wake chan<- struct{}) {
-	ch := src.DataAvailable()
-	for {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-		select {
-		case <-ch:
-			ch = src.DataAvailable()
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// epochTicker sends on ticks at every multiple of interval on clock (a
-// tick not yet taken is not doubled).
-func epochTicker(ctx context.Context, clock Clock, interval time.Duration, ticks chan<- struct{}) {
-	ms := max(interval.Milliseconds(), 1)
-	for {
-		now := clock.Now().UnixMilli()
-		next := time.UnixMilli((now/ms)*ms + ms)
-		if err := clock.WaitUntil(ctx, next); err != nil {
-			return
-		}
-		select {
-		case ticks <- struct{}{}:
-		default:
-		}
-	}
-}
-
 func (c *continuousRun) openEpoch() {
 	c.startOffsets = slices.Clone(c.processed)
 	c.epochStart = time.Now()
@@ -465,7 +428,7 @@ func (c *continuousRun) endEpoch(ctx context.Context, force bool) error {
 		id: m.batchID, start: c.startOffsets, end: slices.Clone(c.processed),
 		pending: c.pending, outSchema: c.outSchema, inputRows: c.inputRows, outputRows: c.outputRows.Load(),
 		noticed: c.noticed, latencies: c.latencies, epochStart: c.epochStart,
-		clockStart: now, timestampMs: now.UnixMilli(),
+		epochEnd: time.Now(), clockStart: now, timestampMs: now.UnixMilli(),
 	}
 	c.pending, c.pendingB = nil, 0
 	m.batchID++
@@ -485,7 +448,7 @@ func (c *continuousRun) endEpoch(ctx context.Context, force bool) error {
 // and the epoch, never the sources.
 func (c *continuousRun) commit(ctx context.Context, ec *epochCommit) error {
 	m := c.m
-	ec.durations = map[string]int64{"processing": ec.clockStart.Sub(ec.epochStart).Milliseconds()}
+	ec.durations = map[string]int64{"processing": ec.epochEnd.Sub(ec.epochStart).Milliseconds()}
 	timed := func(phase string, f func() error) error {
 		t := time.Now()
 		err := f()
