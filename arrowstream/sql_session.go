@@ -77,6 +77,8 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 		return s.createStreamingTable(ctx, x)
 	case *plan.CommandStatement:
 		return s.command(ctx, x.Stmt)
+	case *plan.CreateViewStatement:
+		return &Result{}, s.createView(x)
 	}
 	return nil, fmt.Errorf("arrowstream: unsupported statement %T", st)
 }
@@ -176,6 +178,18 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{Schema: rec.Schema(), Op: op}, nil
 	}
 	return nil, fmt.Errorf("arrowstream: statement %T is not supported", stmt)
+}
+
+// createView registers a temporary view in the session's catalog.
+func (s *Session) createView(x *plan.CreateViewStatement) error {
+	if _, err := s.Catalog().Table(x.View.Name); err == nil && !x.OrReplace {
+		if x.IfNotExists {
+			return nil
+		}
+		return fmt.Errorf("arrowstream: [TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] cannot create the temporary view %s because it already exists", x.View.Name)
+	}
+	s.catalog.Register(x.View.Name, x.View)
+	return nil
 }
 
 func (s *Session) createTable(x *sql.CreateTable) error {

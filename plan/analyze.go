@@ -77,6 +77,8 @@ func Analyze(stmt sql.Statement, cat Catalog) (Statement, error) {
 			props[strings.ToLower(p.Key)] = p.Value
 		}
 		return &StreamingTableStatement{Name: joinIdents(s.Name), OrRefresh: s.OrRefresh, Properties: props, Query: n}, nil
+	case *sql.CreateView:
+		return analyzeCreateView(s, cat)
 	case nil:
 		return nil, errors.New("plan: nil statement")
 	}
@@ -250,6 +252,8 @@ func (a *analyzer) body(b sql.QueryBody) (*scope, error) {
 		return a.query(x)
 	case *sql.Union:
 		return a.union(x)
+	case *sql.Values:
+		return a.values(x)
 	}
 	return nil, errorAt(b.Position(), ErrUnsupported, "Unsupported query body.")
 }

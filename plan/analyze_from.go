@@ -49,6 +49,15 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		if err != nil {
 			return nil, err
 		}
+		if x.Columns != nil {
+			names := make([]string, len(x.Columns))
+			for i, c := range x.Columns {
+				names[i] = c.Name
+			}
+			if n, err = toDF(n, names, x.Pos); err != nil {
+				return nil, err
+			}
+		}
 		sc = &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}
 		if x.Watermark != nil {
 			if sc, err = applyWatermark(sc, x.Watermark); err != nil {
@@ -76,6 +85,17 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 	var sc *scope
 	if d := a.lookupCTE(name); d != nil && len(x.Name) == 1 && !x.Stream && x.Version == nil {
 		sc = withQualifier(&SubqueryAlias{Input: d.sc.node, Alias: qual}, qual)
+	} else if v := a.view(name); v != nil {
+		if x.Version != nil {
+			return nil, errorAt(x.Version.Pos, ErrUnsupported, "View %s does not support VERSION AS OF (time travel needs a sink table).", backquote(name))
+		}
+		if x.Stream != v.Streaming() {
+			if x.Stream {
+				return nil, errorAt(x.Pos, ErrStreaming, "View %s is not streaming: read it without STREAM.", backquote(name))
+			}
+			return nil, errorAt(x.Pos, ErrStreaming, "View %s reads a stream: read it with STREAM %s.", backquote(name), name)
+		}
+		sc = withQualifier(&SubqueryAlias{Input: v.Plan, Alias: qual}, qual)
 	} else {
 		scan, err := a.scan(x.Pos, name, x.Stream)
 		if err != nil {
@@ -103,6 +123,19 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 		}
 	}
 	return sc, nil
+}
+
+// view returns the catalog's view called name, or nil.
+func (a *analyzer) view(name string) *View {
+	if a.cat == nil {
+		return nil
+	}
+	t, err := a.cat.Table(name)
+	if err != nil {
+		return nil
+	}
+	v, _ := t.(*View)
+	return v
 }
 
 // scan looks a table up in the catalog.

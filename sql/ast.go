@@ -88,7 +88,21 @@ type Explain struct {
 type DropTable struct {
 	Pos
 	IfExists bool
+	View     bool // DROP VIEW
 	Name     []Ident
+}
+
+// CreateView is CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW [IF NOT
+// EXISTS] name [(col, ...)] AS query: a name for a query, analyzed again
+// wherever it is read.
+type CreateView struct {
+	Pos
+	OrReplace   bool
+	Global      bool
+	IfNotExists bool
+	Name        []Ident
+	Columns     []Ident // nil when absent
+	Query       *Query
 }
 
 // ShowTables is SHOW TABLES.
@@ -162,6 +176,14 @@ type Union struct {
 	Left, Right QueryBody
 }
 
+// Values is VALUES (e, ...), (e, ...): literal rows, as a query body or,
+// wrapped in a SubqueryRef, a FROM item. A row without parentheses is one
+// column.
+type Values struct {
+	Pos
+	Rows [][]Expr
+}
+
 // NullsOrder is where ORDER BY puts nulls.
 type NullsOrder uint8
 
@@ -204,6 +226,7 @@ type SubqueryRef struct {
 	Query     *Query
 	Watermark *Watermark
 	Alias     *Ident
+	Columns   []Ident // column aliases: AS t(a, b); nil when absent
 }
 
 // TableFunc is a table-valued function call such as
@@ -280,10 +303,12 @@ func (*DropTable) stmtNode()            {}
 func (*ShowTables) stmtNode()           {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
+func (*CreateView) stmtNode()           {}
 
 func (*Select) queryBodyNode() {}
 func (*Union) queryBodyNode()  {}
 func (*Query) queryBodyNode()  {}
+func (*Values) queryBodyNode() {}
 
 func (*TableRef) fromItemNode()    {}
 func (*SubqueryRef) fromItemNode() {}

@@ -114,7 +114,35 @@ func (f *formatter) stmt(s Statement) {
 			f.str("EXTENDED ")
 		}
 		f.node(s.Stmt)
+	case *CreateView:
+		f.str("CREATE ")
+		if s.OrReplace {
+			f.str("OR REPLACE ")
+		}
+		if s.Global {
+			f.str("GLOBAL ")
+		}
+		f.str("TEMPORARY VIEW ")
+		if s.IfNotExists {
+			f.str("IF NOT EXISTS ")
+		}
+		f.names(s.Name)
+		if s.Columns != nil {
+			f.str("(")
+			f.identList(s.Columns)
+			f.str(")")
+		}
+		f.str(" AS ")
+		f.query(s.Query)
 	case *DropTable:
+		if s.View {
+			f.str("DROP VIEW ")
+			if s.IfExists {
+				f.str("IF EXISTS ")
+			}
+			f.names(s.Name)
+			return
+		}
 		f.str("DROP TABLE ")
 		if s.IfExists {
 			f.str("IF EXISTS ")
@@ -242,6 +270,14 @@ func (f *formatter) body(b QueryBody, rightOperand bool) {
 		f.str("(")
 		f.query(b)
 		f.str(")")
+	case *Values:
+		f.str("VALUES ")
+		for i, r := range b.Rows {
+			f.sep(i)
+			f.str("(")
+			f.exprList(r)
+			f.str(")")
+		}
 	}
 }
 
@@ -319,6 +355,11 @@ func (f *formatter) fromItem(it FromItem) {
 		f.str(")")
 		f.watermark(it.Watermark)
 		f.alias(it.Alias)
+		if it.Columns != nil {
+			f.str("(")
+			f.identList(it.Columns)
+			f.str(")")
+		}
 	case *TableFunc:
 		f.ident(it.Name)
 		f.str("(")

@@ -117,6 +117,13 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 		ref := &SubqueryRef{Pos: open.pos, Query: q}
 		ref.Watermark = p.parseWatermark()
 		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
+		return ref
+	case t.kind == tWord && t.kw == "VALUES" && (p.peekAt(1).kind == tLParen || canStartExpr(p.peekAt(1))):
+		v := p.parseValues()
+		ref := &SubqueryRef{Pos: v.Pos, Query: &Query{Pos: v.Pos, Body: v}}
+		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
 		return ref
 	case t.kind == tWord && t.kw == "STREAM" && (p.peekAt(1).kind == tLParen || isAliasName(p.peekAt(1))):
 		// STREAM is a keyword only when a name or '(' follows, so that a
@@ -152,6 +159,16 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 	}
 	p.unexpected(what)
 	return nil
+}
+
+// parseColumnAliases parses the column list of an alias, t(a, b), when
+// one follows.
+func (p *parser) parseColumnAliases(alias *Ident) []Ident {
+	if alias == nil || p.peek().kind != tLParen {
+		return nil
+	}
+	p.implicitAlias = nil
+	return p.identList("before the column aliases")
 }
 
 // parseCallArgs parses (expr, ...) after a table-valued function name.

@@ -2,7 +2,7 @@ package sql
 
 // startsQuery reports whether t can begin a query.
 func startsQuery(t *token) bool {
-	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH")
+	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH" || t.kw == "VALUES")
 }
 
 // parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n]. A query
@@ -100,6 +100,8 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 	switch {
 	case t.kind == tWord && t.kw == "SELECT":
 		return p.parseSelect()
+	case t.kind == tWord && t.kw == "VALUES":
+		return p.parseValues()
 	case t.kind == tLParen:
 		open := p.next()
 		if !startsQuery(p.peek()) {
@@ -250,4 +252,29 @@ func (p *parser) parseOrderItem() *OrderItem {
 		}
 	}
 	return it
+}
+
+// parseValues parses VALUES row, ... where a row is (expr, ...) or a
+// single expression.
+func (p *parser) parseValues() *Values {
+	v := &Values{Pos: p.next().pos}
+	for {
+		if open := p.peek(); open.kind == tLParen {
+			p.next()
+			var row []Expr
+			for {
+				row = append(row, p.parseExprWhat("a value of the VALUES row"))
+				if !p.accept(tComma) {
+					break
+				}
+			}
+			p.closeParen(open)
+			v.Rows = append(v.Rows, row)
+		} else {
+			v.Rows = append(v.Rows, []Expr{p.parseExprWhat("a row after VALUES")})
+		}
+		if !p.accept(tComma) {
+			return v
+		}
+	}
 }

@@ -66,6 +66,14 @@ func Inspect(n Node, f func(Node) bool) {
 	case *Union:
 		Inspect(n.Left, f)
 		Inspect(n.Right, f)
+	case *Values:
+		for _, r := range n.Rows {
+			exprs(r, f)
+		}
+	case *CreateView:
+		idents(n.Name, f)
+		idents(n.Columns, f)
+		inspectQuery(n.Query, f)
 	case *OrderItem:
 		Inspect(n.Expr, f)
 	case *TableRef:
@@ -79,6 +87,7 @@ func Inspect(n Node, f func(Node) bool) {
 		inspectQuery(n.Query, f)
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
+		idents(n.Columns, f)
 	case *TableFunc:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)

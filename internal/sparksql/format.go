@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -63,7 +64,7 @@ func (f Formatter) value(b *strings.Builder, arr arrow.Array, i int, nested bool
 	case *array.LargeString:
 		f.str(b, a.Value(i), nested)
 	case *array.Binary:
-		b.WriteString(strings.ToValidUTF8(string(a.Value(i)), "\uFFFD"))
+		b.WriteString(javaUTF8(a.Value(i)))
 	case *array.Decimal128:
 		scale := a.DataType().(*arrow.Decimal128Type).Scale
 		b.WriteString(PlainDecimal(a.Value(i).BigInt(), scale))
@@ -123,6 +124,26 @@ func (f Formatter) str(b *strings.Builder, s string, nested bool) {
 		return
 	}
 	b.WriteString(s)
+}
+
+// javaUTF8 decodes bytes as Java's new String(bytes, UTF_8) does: every
+// byte that does not start a valid sequence becomes U+FFFD.
+func javaUTF8(p []byte) string {
+	if utf8.Valid(p) {
+		return string(p)
+	}
+	var b strings.Builder
+	for len(p) > 0 {
+		r, n := utf8.DecodeRune(p)
+		if r == utf8.RuneError && n <= 1 {
+			b.WriteRune(utf8.RuneError)
+			p = p[1:]
+			continue
+		}
+		b.WriteRune(r)
+		p = p[n:]
+	}
+	return b.String()
 }
 
 func toMicros(v int64, unit arrow.TimeUnit) int64 {
