@@ -154,6 +154,8 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{}, nil
 	case *sql.ShowTables:
 		return s.showTables()
+	case *sql.Set:
+		return s.set(x)
 	case *sql.Describe:
 		return s.describe(identName(x.Name))
 	case *sql.DescribeHistory:
@@ -178,6 +180,27 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{Schema: rec.Schema(), Op: op}, nil
 	}
 	return nil, fmt.Errorf("arrowstream: statement %T is not supported", stmt)
+}
+
+// set runs SET key [= value]: settings the engine honours are stored in
+// the session's conf (plan.CheckSetting refuses the others); the answer
+// is the key and its value, as Spark's.
+func (s *Session) set(x *sql.Set) (*Result, error) {
+	if x.HasValue {
+		if err := plan.CheckSetting(x.Key, x.Value); err != nil {
+			return nil, err
+		}
+		s.SetConf(x.Key, x.Value)
+	}
+	v, ok := s.Conf(x.Key)
+	if !ok {
+		v = "<undefined>"
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: vector.String}, {Name: "value", Type: vector.String}}, nil)
+	return s.rowsResult(schema, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.StringBuilder).Append(x.Key)
+		b.Field(1).(*array.StringBuilder).Append(v)
+	})
 }
 
 // createView registers a temporary view in the session's catalog.

@@ -92,6 +92,16 @@ type DropTable struct {
 	Name     []Ident
 }
 
+// Set is SET key = value (a session setting), or SET key to show one.
+// Key and Value are the text as written, without spaces between tokens;
+// a quoted value is its string.
+type Set struct {
+	Pos
+	Key      string
+	Value    string
+	HasValue bool
+}
+
 // CreateView is CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW [IF NOT
 // EXISTS] name [(col, ...)] AS query: a name for a query, analyzed again
 // wherever it is read.
@@ -304,6 +314,7 @@ func (*ShowTables) stmtNode()           {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
 func (*CreateView) stmtNode()           {}
+func (*Set) stmtNode()                  {}
 
 func (*Select) queryBodyNode() {}
 func (*Union) queryBodyNode()  {}

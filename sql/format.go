@@ -114,6 +114,11 @@ func (f *formatter) stmt(s Statement) {
 			f.str("EXTENDED ")
 		}
 		f.node(s.Stmt)
+	case *Set:
+		f.str("SET " + s.Key)
+		if s.HasValue {
+			f.str(" = " + quoteString(s.Value))
+		}
 	case *CreateView:
 		f.str("CREATE ")
 		if s.OrReplace {

@@ -32,6 +32,8 @@ func (p *parser) parseStatement() Statement {
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
+		case "SET":
+			return p.parseSet()
 		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW or DESCRIBE)")
@@ -43,7 +45,7 @@ func startsStatement(t *token) bool {
 		return true
 	}
 	switch t.kw {
-	case "SELECT", "WITH", "VALUES", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC":
+	case "SELECT", "WITH", "VALUES", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC", "SET":
 		return t.kind == tWord
 	}
 	return false
@@ -281,4 +283,36 @@ func (p *parser) parseDescribe() Statement {
 	}
 	p.acceptKw("TABLE")
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
+}
+
+// parseSet parses SET key [= value]: the key and the value are the tokens
+// up to '=' and after it, joined as written (spark.sql.shuffle.partitions,
+// America/Los_Angeles).
+func (p *parser) parseSet() *Set {
+	st := &Set{Pos: p.next().pos}
+	var key, value strings.Builder
+	for t := p.peek(); t.kind != tEOF && t.kind != tSemi && t.kind != tErr; t = p.peek() {
+		p.next()
+		if t.kind == tEq && !st.HasValue {
+			st.HasValue = true
+			continue
+		}
+		text := t.raw
+		if t.kind == tString {
+			text = t.text
+		}
+		if st.HasValue {
+			value.WriteString(text)
+		} else {
+			key.WriteString(text)
+		}
+	}
+	if t := p.peek(); t.kind == tErr {
+		p.unexpected("a setting after SET")
+	}
+	st.Key, st.Value = key.String(), value.String()
+	if st.Key == "" {
+		p.unexpected("a setting name after SET")
+	}
+	return st
 }

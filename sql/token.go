@@ -95,7 +95,7 @@ var keywords = map[string]bool{
 	"TBLPROPERTIES": false, "TIMESTAMP": false, "TRY_CAST": false,
 	"VERSION": false, "WATERMARK": false,
 	"GLOBAL": false, "TEMPORARY": false, "TEMP": false, "VIEW": false,
-	"REPLACE": false, "VALUES": false,
+	"REPLACE": false, "VALUES": false, "SET": false,
 }
 
 // notAlias lists non-reserved words that cannot be an alias written

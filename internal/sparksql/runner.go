@@ -121,9 +121,9 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 		return fr
 	}
 	fm := Formatter{Loc: r.sessionZone(ctx, s)}
-	broken := map[string]bool{} // tables and views whose setup statement was refused
+	st := &fileState{broken: map[string]bool{}, settings: map[string]string{}}
 	for i, c := range f.Cases {
-		qr := r.runCase(ctx, s, fm, c, broken)
+		qr := r.runCase(ctx, s, fm, c, st)
 		qr.File, qr.Index, qr.SQL = f.Name, i+1, c.SQL
 		fr.add(qr)
 	}
@@ -154,28 +154,61 @@ func (r *Runner) sessionZone(ctx context.Context, s *arrowstream.Session) *time.
 // captures its name.
 var setupTarget = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:global\\s+)?(?:temporary\\s+|temp\\s+)?(?:view|table)(?:\\s+if\\s+not\\s+exists)?|insert\\s+(?:into|overwrite)(?:\\s+table)?)\\s+([\\w.`]+)")
 
-func (r *Runner) runCase(ctx context.Context, s *arrowstream.Session, fm Formatter, c Case, broken map[string]bool) QueryResult {
+// fileState is what earlier statements of a file left behind that later
+// outcomes depend on.
+type fileState struct {
+	broken   map[string]bool   // tables and views whose setup statement was refused
+	settings map[string]string // settings whose SET was refused, with the SET
+}
+
+// setKey matches SET key = value and captures the key.
+var setKey = regexp.MustCompile(`(?is)^\s*set\s+([^=\s]+)\s*=`)
+
+func (r *Runner) runCase(ctx context.Context, s *arrowstream.Session, fm Formatter, c Case, st *fileState) QueryResult {
+	qr := r.judge(ctx, s, fm, c, st)
+	if qr.Outcome == Wrong {
+		// A refused SET leaves the session in another configuration than
+		// Spark's: an answer that differs from Spark's under it cannot be
+		// judged (errors are still failures).
+		for _, set := range st.settings {
+			return QueryResult{Outcome: Skipped, Detail: fmt.Sprintf("runs after the refused %q; %s", set, qr.Detail)}
+		}
+	}
+	return qr
+}
+
+func (r *Runner) judge(ctx context.Context, s *arrowstream.Session, fm Formatter, c Case, st *fileState) QueryResult {
 	rows, schema, err := r.query(ctx, s, fm, c.SQL)
 	target := ""
 	if m := setupTarget.FindStringSubmatch(c.SQL); m != nil {
 		target = strings.ToLower(strings.Trim(m[1], "`"))
 	}
+	setting := ""
+	if m := setKey.FindStringSubmatch(c.SQL); m != nil {
+		setting = strings.ToLower(m[1])
+	}
 	if err != nil {
 		if target != "" && !c.Error {
-			broken[target] = true
+			st.broken[target] = true
+		}
+		if setting != "" && !c.Error {
+			st.settings[setting] = c.SQL
 		}
 		switch {
 		case c.Error:
 			return QueryResult{Outcome: Passed}
 		case isUnsupported(err):
 			return QueryResult{Outcome: Skipped, Detail: err.Error()}
-		case dependsOnBroken(c.SQL, broken):
+		case dependsOnBroken(c.SQL, st.broken):
 			return QueryResult{Outcome: Skipped, Detail: "depends on a refused setup statement: " + err.Error()}
 		}
 		return QueryResult{Outcome: Failed, Detail: err.Error()}
 	}
 	if target != "" {
-		delete(broken, target)
+		delete(st.broken, target)
+	}
+	if setting != "" {
+		delete(st.settings, setting)
 	}
 	if c.Error {
 		return QueryResult{Outcome: Wrong, Detail: fmt.Sprintf("Spark raises %s\ngot:\n%s", strings.Join(c.Output, "\n"), strings.Join(rows, "\n"))}
