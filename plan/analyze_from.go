@@ -228,6 +228,13 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 		return nil, err
 	}
 	typ := joinKinds[x.Kind]
+	if x.Natural {
+		names := naturalColumns(l, r)
+		if len(names) == 0 {
+			return joinScopes(l, r, typ, nil)
+		}
+		return joinUsing(l, r, typ, names, x.Pos, true)
+	}
 	if len(x.Using) > 0 {
 		names := make([]string, len(x.Using))
 		for i, u := range x.Using {
@@ -248,6 +255,27 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 		}
 	}
 	return joinScopes(l, r, typ, cond)
+}
+
+// naturalColumns are the names of NATURAL JOIN's USING list: the visible
+// columns of the left side (in its order) that the right side has too.
+func naturalColumns(l, r *scope) []string {
+	right := map[string]bool{}
+	for i, f := range r.node.Schema().Fields() {
+		if !r.cols[i].hidden {
+			right[strings.ToLower(f.Name)] = true
+		}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for i, f := range l.node.Schema().Fields() {
+		k := strings.ToLower(f.Name)
+		if !l.cols[i].hidden && right[k] && !seen[k] {
+			seen[k] = true
+			names = append(names, f.Name)
+		}
+	}
+	return names
 }
 
 // joinScopes joins two scopes with a resolved condition.

@@ -289,6 +289,7 @@ func (k JoinKind) String() string {
 type Join struct {
 	Pos
 	Kind        JoinKind
+	Natural     bool // NATURAL: USING the columns both sides have
 	Left, Right FromItem
 	On          Expr
 	Using       []Ident

@@ -375,6 +375,9 @@ func (f *formatter) fromItem(it FromItem) {
 	case *Join:
 		f.fromItem(it.Left)
 		f.str(" ")
+		if it.Natural {
+			f.str("NATURAL ")
+		}
 		f.str(it.Kind.String())
 		f.str(" ")
 		f.fromItem(it.Right)

@@ -28,12 +28,26 @@ func (p *parser) parseFrom() []FromItem {
 func (p *parser) parseJoins(what string) FromItem {
 	left := p.parseFromPrimary(what)
 	for {
+		natural := p.acceptKw("NATURAL")
 		kind, kwText, ok := p.parseJoinKind()
 		if !ok {
+			if natural {
+				p.unexpected("JOIN after NATURAL")
+			}
 			return left
 		}
+		if natural {
+			if kind == JoinCross || kind == JoinSemi || kind == JoinAnti {
+				p.failAt(left.Position(), "NATURAL %s is not supported; NATURAL goes with INNER, LEFT, RIGHT or FULL joins", kwText)
+			}
+			kwText = "NATURAL " + kwText
+		}
 		right := p.parseFromPrimary("a table, STREAM or subquery after " + kwText)
-		j := &Join{Pos: left.Position(), Kind: kind, Left: left, Right: right}
+		j := &Join{Pos: left.Position(), Kind: kind, Natural: natural, Left: left, Right: right}
+		if natural {
+			left = j
+			continue
+		}
 		switch {
 		case p.acceptKw("ON"):
 			j.On = p.parseExprWhat("a join condition after ON")
@@ -73,8 +87,6 @@ func (p *parser) parseJoinKind() (JoinKind, string, bool) {
 		kind = JoinRight
 	case "FULL":
 		kind = JoinFull
-	case "NATURAL":
-		p.failAt(t.pos, "NATURAL JOIN is not supported; use JOIN ... USING (...)")
 	default:
 		return 0, "", false
 	}

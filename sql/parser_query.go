@@ -101,7 +101,15 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 	case t.kind == tWord && t.kw == "SELECT":
 		return p.parseSelect()
 	case t.kind == tWord && t.kw == "VALUES":
-		return p.parseValues()
+		v := p.parseValues()
+		if !p.isKw("AS") && !isAliasName(p.peek()) {
+			return v
+		}
+		// VALUES ... [AS] t(a, b) as a query: SELECT * FROM the aliased rows.
+		ref := &SubqueryRef{Pos: v.Pos, Query: &Query{Pos: v.Pos, Body: v}}
+		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
+		return &Select{Pos: v.Pos, Items: []*SelectItem{{Pos: v.Pos, Expr: &Star{Pos: v.Pos}}}, From: []FromItem{ref}}
 	case t.kind == tLParen:
 		open := p.next()
 		if !startsQuery(p.peek()) {
