@@ -79,6 +79,8 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 		return s.command(ctx, x.Stmt)
 	case *plan.CreateViewStatement:
 		return &Result{}, s.createView(x)
+	case *plan.InsertStatement:
+		return &Result{}, plan.ExecuteInsert(ctx, s.mem, x)
 	}
 	return nil, fmt.Errorf("arrowstream: unsupported statement %T", st)
 }
@@ -240,6 +242,10 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 		opts[p.Key] = p.Value
 	}
 	format := identName(x.Using)
+	if _, hasPath := opts["path"]; strings.EqualFold(format, "parquet") && schema != nil && !hasPath {
+		s.catalog.Register(name, plan.NewStaticTable(schema))
+		return nil
+	}
 	if strings.EqualFold(format, "memory") {
 		if schema == nil {
 			return fmt.Errorf("arrowstream: table %s USING memory needs a column list", name)

@@ -79,6 +79,8 @@ func Analyze(stmt sql.Statement, cat Catalog) (Statement, error) {
 		return &StreamingTableStatement{Name: joinIdents(s.Name), OrRefresh: s.OrRefresh, Properties: props, Query: n}, nil
 	case *sql.CreateView:
 		return analyzeCreateView(s, cat)
+	case *sql.Insert:
+		return analyzeInsert(s, cat)
 	case nil:
 		return nil, errors.New("plan: nil statement")
 	}

@@ -102,6 +102,13 @@ type Set struct {
 	HasValue bool
 }
 
+// Insert is INSERT INTO [TABLE] name query (the query may be VALUES).
+type Insert struct {
+	Pos
+	Name  []Ident
+	Query *Query
+}
+
 // CreateView is CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW [IF NOT
 // EXISTS] name [(col, ...)] AS query: a name for a query, analyzed again
 // wherever it is read.
@@ -316,6 +323,7 @@ func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
 func (*CreateView) stmtNode()           {}
 func (*Set) stmtNode()                  {}
+func (*Insert) stmtNode()               {}
 
 func (*Select) queryBodyNode() {}
 func (*Union) queryBodyNode()  {}

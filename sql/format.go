@@ -114,6 +114,11 @@ func (f *formatter) stmt(s Statement) {
 			f.str("EXTENDED ")
 		}
 		f.node(s.Stmt)
+	case *Insert:
+		f.str("INSERT INTO ")
+		f.names(s.Name)
+		f.str(" ")
+		f.query(s.Query)
 	case *Set:
 		f.str("SET " + s.Key)
 		if s.HasValue {

@@ -34,6 +34,8 @@ func (p *parser) parseStatement() Statement {
 			return p.parseDescribe()
 		case "SET":
 			return p.parseSet()
+		case "INSERT":
+			return p.parseInsert()
 		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW or DESCRIBE)")
@@ -45,7 +47,7 @@ func startsStatement(t *token) bool {
 		return true
 	}
 	switch t.kw {
-	case "SELECT", "WITH", "VALUES", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC", "SET":
+	case "SELECT", "WITH", "VALUES", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC", "SET", "INSERT":
 		return t.kind == tWord
 	}
 	return false
@@ -315,4 +317,23 @@ func (p *parser) parseSet() *Set {
 		p.unexpected("a setting name after SET")
 	}
 	return st
+}
+
+// parseInsert parses INSERT INTO [TABLE] name query.
+func (p *parser) parseInsert() *Insert {
+	ins := &Insert{Pos: p.next().pos}
+	if p.isKw("OVERWRITE") {
+		p.failAt(p.peek().pos, "INSERT OVERWRITE is not supported; use INSERT INTO")
+	}
+	p.expectKw("INTO", "INTO after INSERT")
+	p.acceptKw("TABLE")
+	ins.Name = p.qualifiedName("a table name after INSERT INTO")
+	if p.peek().kind == tLParen && !startsQuery(p.peekAt(1)) {
+		p.failAt(p.peek().pos, "a column list in INSERT INTO is not supported; insert every column in order")
+	}
+	if !startsQuery(p.peek()) {
+		p.unexpected("a query or VALUES after the table name")
+	}
+	ins.Query = p.parseQuery()
+	return ins
 }

@@ -96,6 +96,7 @@ var keywords = map[string]bool{
 	"VERSION": false, "WATERMARK": false,
 	"GLOBAL": false, "TEMPORARY": false, "TEMP": false, "VIEW": false,
 	"REPLACE": false, "VALUES": false, "SET": false,
+	"INSERT": false, "INTO": false, "OVERWRITE": false,
 }
 
 // notAlias lists non-reserved words that cannot be an alias written

@@ -70,6 +70,9 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, r := range n.Rows {
 			exprs(r, f)
 		}
+	case *Insert:
+		idents(n.Name, f)
+		inspectQuery(n.Query, f)
 	case *CreateView:
 		idents(n.Name, f)
 		idents(n.Columns, f)
