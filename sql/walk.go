@@ -151,6 +151,7 @@ func Inspect(n Node, f func(Node) bool) {
 	case *FuncCall:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)
+		Inspect(n.Filter, f)
 	case *FieldAccess:
 		Inspect(n.X, f)
 		Inspect(n.Field, f)
