@@ -91,7 +91,11 @@ func (p *parser) parseCreateView(pos Pos, orReplace bool) *CreateView {
 	if !p.acceptKw("TEMPORARY") && !p.acceptKw("TEMP") && v.Global {
 		p.unexpected("TEMPORARY after GLOBAL")
 	}
-	p.expectKw("VIEW", "VIEW after CREATE ... TEMPORARY")
+	if orReplace {
+		p.expectKw("VIEW", "[TEMPORARY] VIEW after CREATE OR REPLACE")
+	} else {
+		p.expectKw("VIEW", "VIEW after CREATE [GLOBAL] TEMPORARY")
+	}
 	if p.isKw("IF") && p.isKwAt(1, "NOT") {
 		p.next()
 		p.next()
