@@ -213,6 +213,7 @@ func (s *Session) createView(x *plan.CreateViewStatement) error {
 		}
 		return fmt.Errorf("arrowstream: [TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] cannot create the temporary view %s because it already exists", x.View.Name)
 	}
+	s.DropTable(x.View.Name) // releases what it replaces
 	s.catalog.Register(x.View.Name, x.View)
 	return nil
 }
