@@ -253,6 +253,9 @@ func (a *analyzer) body(b sql.QueryBody) (*scope, error) {
 	case *sql.Query:
 		return a.query(x)
 	case *sql.Union:
+		if x.Op != sql.SetUnion {
+			return a.setOp(x)
+		}
 		return a.union(x)
 	case *sql.Values:
 		return a.values(x)
@@ -299,7 +302,7 @@ func (a *analyzer) union(u *sql.Union) (*scope, error) {
 	var inputs []sql.QueryBody
 	var flatten func(b sql.QueryBody)
 	flatten = func(b sql.QueryBody) {
-		if x, ok := b.(*sql.Union); ok && x.All && u.All {
+		if x, ok := b.(*sql.Union); ok && x.Op == sql.SetUnion && x.All && u.All {
 			flatten(x.Left)
 			flatten(x.Right)
 			return

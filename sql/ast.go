@@ -186,11 +186,28 @@ type SelectItem struct {
 	Alias *Ident // nil when absent
 }
 
-// Union is left UNION [ALL | DISTINCT] right. Unions associate to the left.
+// Union is left UNION [ALL | DISTINCT] right, or with Op the other set
+// operations: EXCEPT (also written MINUS) and INTERSECT. They associate to
+// the left; INTERSECT binds tighter than UNION and EXCEPT.
 type Union struct {
 	Pos
+	Op          SetOp
 	All         bool
 	Left, Right QueryBody
+}
+
+// SetOp is the operation of a Union node.
+type SetOp uint8
+
+// The set operations.
+const (
+	SetUnion SetOp = iota
+	SetExcept
+	SetIntersect
+)
+
+func (o SetOp) String() string {
+	return [...]string{"UNION", "EXCEPT", "INTERSECT"}[o]
 }
 
 // Values is VALUES (e, ...), (e, ...): literal rows, as a query body or,

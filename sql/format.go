@@ -267,8 +267,16 @@ func (f *formatter) body(b QueryBody, rightOperand bool) {
 		if rightOperand {
 			f.str("(")
 		}
-		f.body(b.Left, false)
-		f.str(" UNION ")
+		// INTERSECT binds tighter: a UNION or EXCEPT operand of it keeps
+		// its parentheses.
+		if l, ok := b.Left.(*Union); ok && b.Op == SetIntersect && l.Op != SetIntersect {
+			f.str("(")
+			f.body(b.Left, false)
+			f.str(")")
+		} else {
+			f.body(b.Left, false)
+		}
+		f.str(" " + b.Op.String() + " ")
 		if b.All {
 			f.str("ALL ")
 		}

@@ -68,30 +68,48 @@ func (p *parser) parseWith() []*CTE {
 	return ctes
 }
 
-// parseUnion parses primary (UNION [ALL | DISTINCT] primary)*, associating
-// to the left.
+// parseUnion parses term ((UNION | EXCEPT | MINUS) [ALL | DISTINCT] term)*,
+// associating to the left; a term is primary (INTERSECT [ALL | DISTINCT]
+// primary)*: INTERSECT binds tighter, as in Spark.
 func (p *parser) parseUnion(what string) QueryBody {
-	left := p.parseQueryPrimary(what)
+	left := p.parseIntersect(what)
 	for {
 		t := p.peek()
 		if t.kind != tWord {
 			return left
 		}
+		var op SetOp
 		switch t.kw {
 		case "UNION":
-			p.next()
-			all := p.acceptKw("ALL")
-			if !all {
-				p.acceptKw("DISTINCT")
-			}
-			right := p.parseQueryPrimary("SELECT or '(' after UNION")
-			left = &Union{Pos: left.Position(), All: all, Left: left, Right: right}
-		case "INTERSECT", "EXCEPT", "MINUS":
-			p.failAt(t.pos, "%s is not supported; only UNION combines queries", t.kw)
+			op = SetUnion
+		case "EXCEPT", "MINUS":
+			op = SetExcept
 		default:
 			return left
 		}
+		p.next()
+		all := p.acceptKw("ALL")
+		if !all {
+			p.acceptKw("DISTINCT")
+		}
+		right := p.parseIntersect("SELECT or '(' after " + t.kw)
+		left = &Union{Pos: left.Position(), Op: op, All: all, Left: left, Right: right}
 	}
+}
+
+// parseIntersect parses primary (INTERSECT [ALL | DISTINCT] primary)*.
+func (p *parser) parseIntersect(what string) QueryBody {
+	left := p.parseQueryPrimary(what)
+	for p.isKw("INTERSECT") {
+		p.next()
+		all := p.acceptKw("ALL")
+		if !all {
+			p.acceptKw("DISTINCT")
+		}
+		right := p.parseQueryPrimary("SELECT or '(' after INTERSECT")
+		left = &Union{Pos: left.Position(), Op: SetIntersect, All: all, Left: left, Right: right}
+	}
+	return left
 }
 
 // parseQueryPrimary parses a SELECT block or a parenthesized query.
