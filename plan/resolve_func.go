@@ -103,6 +103,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	}
 	e, err := newCall(f.Pos, name, args...)
 	if err != nil && errors.Is(err, vector.ErrUnknownFunction) {
+		if sparkBuiltins[name] {
+			return nil, errorAt(f.Name.Pos, ErrUnsupported, "The Spark SQL function %s is not supported by this engine.", backquote(f.Name.Name))
+		}
 		names := append(vector.FunctionNames(), specialFuncs...)
 		for n := range aggFuncs {
 			names = append(names, n)
