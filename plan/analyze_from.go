@@ -168,8 +168,11 @@ func (a *analyzer) scan(pos sql.Pos, name string, stream bool) (*Scan, error) {
 
 // tableFunc analyzes table_changes('name', from[, to]).
 func (a *analyzer) tableFunc(x *sql.TableFunc) (*scope, error) {
+	if strings.EqualFold(x.Name.Name, "range") {
+		return a.rangeTable(x)
+	}
 	if !strings.EqualFold(x.Name.Name, "table_changes") {
-		return nil, errorAt(x.Name.Pos, ErrUnresolved, "Could not resolve %s to a table-valued function.%s", backquote(x.Name.Name), didYouMean(x.Name.Name, []string{"table_changes"}))
+		return nil, errorAt(x.Name.Pos, ErrUnresolved, "Could not resolve %s to a table-valued function.%s", backquote(x.Name.Name), didYouMean(x.Name.Name, []string{"range", "table_changes"}))
 	}
 	if len(x.Args) < 2 || len(x.Args) > 3 {
 		return nil, errorAt(x.Pos, ErrType, "table_changes needs a table name and 1 or 2 epochs, got %d arguments.", len(x.Args))

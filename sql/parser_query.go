@@ -26,7 +26,7 @@ func (p *parser) parseQuery() *Query {
 			}
 		}
 	}
-	if p.acceptKw("LIMIT") {
+	if p.acceptKw("LIMIT") && !p.acceptKw("ALL") { // LIMIT ALL: no limit
 		q.Limit = p.parseExprWhat("an expression after LIMIT")
 	}
 	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
