@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -93,7 +94,7 @@ func runWindowModel(t *testing.T, seed int64, noData, restart bool) {
 	defer src.Close()
 	s.RegisterStream("events", src)
 	dir := t.TempDir()
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	got := &newRows{sink: sink}
 	delay := int64(rng.Intn(4) * 5)
 	m := &appendWindowModel{width: 10, delay: delay, noData: noData, counts: map[[2]int64]int64{}}

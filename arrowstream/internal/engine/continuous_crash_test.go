@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -26,18 +28,17 @@ const continuousCrashRows = crashEpochs * crashRowsPerEp
 func continuousCrashChild(dir, seedText string) int {
 	writer, _ := crashWriter(seedText, 40)
 	mem := memory.NewGoAllocator()
-	src, _ := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: crashRowsPerEp, AdvanceMillisPerBatch: 1000})
+	src, _ := rate.NewRateMicroBatchSource(mem, rate.RateMicroBatchOptions{RowsPerBatch: crashRowsPerEp, AdvanceMillisPerBatch: 1000})
 	out := filepath.Join(dir, "out")
 	os.MkdirAll(out, 0o755)
-	exec := &funcExecutor{fn: func(_ context.Context, _ EpochInfo, in []vector.Operator) (vector.Operator, error) {
+	exec := &funcExecutor{fn: func(_ context.Context, _ stream.EpochInfo, in []vector.Operator) (vector.Operator, error) {
 		return vector.NewProject(mem, in[0], []vector.NamedExpr{vector.As(vector.Col("value"), "value")})
 	}}
-	m := NewQueryManager(nil)
-	q, err := m.start(context.Background(), "crash", loopConfig{
-		checkpointDir: filepath.Join(dir, "checkpoint"), sources: []Source{src}, sourceDescriptions: []string{"rate"},
-		sink: &fileSink{dir: out, w: writer}, sinkDescription: "files", exec: exec, trigger: Continuous(10 * time.Millisecond),
-		conf: map[string]string{ConfShufflePartitions: "1"}, writer: writer, minBatchesToRetain: 10,
-		continuous: continuousConfig{maxPendingBytes: DefaultContinuousMaxPendingBytes, pollInterval: time.Millisecond},
+	q, err := startQuery(context.Background(), "crash", Config{
+		CheckpointDir: filepath.Join(dir, "checkpoint"), Sources: []stream.Source{src}, SourceDescriptions: []string{"rate"},
+		Sink: &fileSink{dir: out, w: writer}, SinkDescription: "files", Exec: exec, Trigger: Trigger{Kind: TriggerContinuous, Interval: 10 * time.Millisecond},
+		Conf: map[string]string{stream.ConfShufflePartitions: "1"}, Writer: writer, MinBatchesToRetain: 10,
+		Continuous: ContinuousConfig{MaxPendingBytes: DefaultContinuousMaxPendingBytes, PollInterval: time.Millisecond},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/checkpoint/pebblestore"
-	"github.com/arrowstream/arrowstream/vector"
 )
 
 // The crash loop of crash_test.go with the running count's state in the
@@ -44,11 +42,6 @@ func TestCrashLoopPebble(t *testing.T) {
 type pebbleCrashExecutor struct {
 	*aggExecutor
 	prov *pebblestore.Provider
-}
-
-func (e *pebbleCrashExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Operator) (vector.Operator, error) {
-	ep.stateStores = e.prov
-	return e.aggExecutor.Execute(ctx, ep, in)
 }
 
 func (e *pebbleCrashExecutor) Close() error { return e.prov.Close() }
@@ -86,6 +79,7 @@ func crashStateExecutor(workload string, agg *aggExecutor, writer *checkpoint.Wr
 		fmt.Fprintln(os.Stderr, err) // the parent reports the child's exit
 		os.Exit(2)
 	}
+	agg.stores = prov
 	return &pebbleCrashExecutor{aggExecutor: agg, prov: prov}
 }
 

@@ -18,6 +18,9 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/vector"
@@ -81,31 +84,30 @@ func crashChild(dir, workload, seedText string) int {
 	}
 	writer, r := crashWriter(seedText, 60)
 	mem := memory.NewGoAllocator()
-	src, _ := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: crashRowsPerEp, StartTimestampMs: 0, AdvanceMillisPerBatch: 1000})
+	src, _ := rate.NewRateMicroBatchSource(mem, rate.RateMicroBatchOptions{RowsPerBatch: crashRowsPerEp, StartTimestampMs: 0, AdvanceMillisPerBatch: 1000})
 	out := filepath.Join(dir, "out")
 	os.MkdirAll(out, 0o755)
-	var exec executor = &funcExecutor{fn: func(_ context.Context, _ EpochInfo, in []vector.Operator) (vector.Operator, error) {
+	var exec Executor = &funcExecutor{fn: func(_ context.Context, _ stream.EpochInfo, in []vector.Operator) (vector.Operator, error) {
 		return vector.NewProject(mem, in[0], []vector.NamedExpr{vector.As(vector.Col("value"), "value")})
 	}}
-	mode := Append
+	mode := stream.Append
 	if strings.HasPrefix(workload, "count") {
-		agg, err := newStatefulAggregate(mem, 0, RateSchema, vector.AggregateSpec{
+		agg, err := stateful.NewAggregate(mem, 0, rate.RateSchema, vector.AggregateSpec{
 			GroupBy:    []vector.NamedExpr{vector.As(vector.Mod(vector.Col("value"), vector.Lit(int64(7))), "k")},
 			Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}, {Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
-		}, Complete, -1, writer)
+		}, stream.Complete, -1, writer)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 		exec = crashStateExecutor(workload, &aggExecutor{agg: agg}, writer, r, dir)
-		mode = Complete
+		mode = stream.Complete
 	}
 	_ = mode
-	m := NewQueryManager(nil)
-	q, err := m.start(context.Background(), "crash", loopConfig{
-		checkpointDir: filepath.Join(dir, "checkpoint"), sources: []Source{src}, sourceDescriptions: []string{"rate"},
-		sink: &fileSink{dir: out, w: writer}, sinkDescription: "files", exec: exec, trigger: ProcessingTime(2 * time.Millisecond),
-		conf: map[string]string{ConfShufflePartitions: "3"}, writer: writer, minBatchesToRetain: 10, noDataBatches: true,
+	q, err := startQuery(context.Background(), "crash", Config{
+		CheckpointDir: filepath.Join(dir, "checkpoint"), Sources: []stream.Source{src}, SourceDescriptions: []string{"rate"},
+		Sink: &fileSink{dir: out, w: writer}, SinkDescription: "files", Exec: exec, Trigger: processingTime(2 * time.Millisecond),
+		Conf: map[string]string{stream.ConfShufflePartitions: "3"}, Writer: writer, MinBatchesToRetain: 10, NoDataBatches: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -124,7 +126,7 @@ func crashChild(dir, workload, seedText string) int {
 	}
 }
 
-// crashWriter returns the child's checkpoint writer: seeded by seedText,
+// crashWriter returns the child's checkpoint Writer: seeded by seedText,
 // it kills the process, half the time, at a random step of one of the
 // first maxCountdown writes reaching that step. The random source, seeded
 // likewise, serves the child's other choices.
@@ -167,7 +169,7 @@ func readSink(t *testing.T, dir string) [][]vt.Row {
 	for e := 0; e < crashEpochs; e++ {
 		b, err := os.ReadFile(filepath.Join(dir, "out", strconv.Itoa(e)+".json"))
 		if err != nil {
-			t.Fatalf("epoch %d missing from the sink: %v", e, err)
+			t.Fatalf("epoch %d missing from the Sink: %v", e, err)
 		}
 		var raw [][]float64 // every column of both workloads is an integer
 		if err := json.Unmarshal(b, &raw); err != nil {

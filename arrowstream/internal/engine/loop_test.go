@@ -6,13 +6,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -20,11 +25,11 @@ import (
 
 // funcExecutor is a stateless executor over one source for loop tests.
 type funcExecutor struct {
-	fn       func(ctx context.Context, ep EpochInfo, in []vector.Operator) (vector.Operator, error)
-	executed []EpochInfo
+	fn       func(ctx context.Context, ep stream.EpochInfo, in []vector.Operator) (vector.Operator, error)
+	executed []stream.EpochInfo
 }
 
-func (f *funcExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Operator) (vector.Operator, error) {
+func (f *funcExecutor) Execute(ctx context.Context, ep stream.EpochInfo, in []vector.Operator) (vector.Operator, error) {
 	f.executed = append(f.executed, ep)
 	if f.fn != nil {
 		return f.fn(ctx, ep, in)
@@ -34,70 +39,23 @@ func (f *funcExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Op
 	}
 	return in[0], nil
 }
-func (f *funcExecutor) CommitState(context.Context, EpochInfo) error { return nil }
-func (f *funcExecutor) AbortState(EpochInfo)                         {}
-func (f *funcExecutor) WatermarkNodes() []string                     { return nil }
-func (f *funcExecutor) EventTimeStats() []EventTimeStats             { return nil }
-func (f *funcExecutor) ShouldRunAnotherBatch(int64) bool             { return false }
-func (f *funcExecutor) StateProgress() []StateOperatorProgress       { return nil }
-func (f *funcExecutor) Close() error                                 { return nil }
-
-// collectSink keeps each epoch's rows and ignores replays of committed
-// epochs, as the memory sink does.
-type collectSink struct {
-	mu     sync.Mutex
-	epochs map[int64][]vt.Row
-	order  []int64
-	fail   func(epoch int64) error
-}
-
-func (s *collectSink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) error {
-	defer data.Close()
-	recs, err := vector.Drain(ctx, data)
-	if err != nil {
-		return err
-	}
-	rows := vt.RowsOf(recs...)
-	for _, r := range recs {
-		r.Release()
-	}
-	if s.fail != nil {
-		if err := s.fail(epoch); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.epochs == nil {
-		s.epochs = map[int64][]vt.Row{}
-	}
-	if len(s.order) > 0 && epoch <= s.order[len(s.order)-1] {
-		return nil
-	}
-	s.epochs[epoch] = rows
-	s.order = append(s.order, epoch)
-	return nil
-}
-
-func (s *collectSink) all() []vt.Row {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []vt.Row
-	for _, e := range s.order {
-		out = append(out, s.epochs[e]...)
-	}
-	return out
-}
+func (f *funcExecutor) CommitState(context.Context, stream.EpochInfo) error { return nil }
+func (f *funcExecutor) AbortState(stream.EpochInfo)                         {}
+func (f *funcExecutor) WatermarkNodes() []string                            { return nil }
+func (f *funcExecutor) EventTimeStats() []stateful.EventTimeStats           { return nil }
+func (f *funcExecutor) ShouldRunAnotherBatch(int64) bool                    { return false }
+func (f *funcExecutor) StateProgress() []stream.StateOperatorProgress       { return nil }
+func (f *funcExecutor) Close() error                                        { return nil }
 
 var valueSchema = arrow.NewSchema([]arrow.Field{{Name: "value", Type: vector.Int32, Nullable: true}}, nil)
 
-func startTestQuery(t *testing.T, m *QueryManager, dir string, src Source, sink Sink, exec Executor, trig Trigger) *StreamingQuery {
+func startTestQuery(t *testing.T, dir string, src stream.Source, sink stream.Sink, exec Executor, trig Trigger) *Query {
 	t.Helper()
-	q, err := m.start(context.Background(), "test", loopConfig{
-		checkpointDir: dir, sources: []Source{src}, sourceDescriptions: []string{"MemoryStream[value]"},
-		sink: sink, sinkDescription: "collect", exec: exec, trigger: trig,
-		conf:   map[string]string{ConfShufflePartitions: "2"},
-		writer: &checkpoint.Writer{NoSync: true}, minBatchesToRetain: 100, noDataBatches: true,
+	q, err := startQuery(context.Background(), "test", Config{
+		CheckpointDir: dir, Sources: []stream.Source{src}, SourceDescriptions: []string{"MemoryStream[value]"},
+		Sink: sink, SinkDescription: "collect", Exec: exec, Trigger: trig,
+		Conf:   map[string]string{stream.ConfShufflePartitions: "2"},
+		Writer: &checkpoint.Writer{NoSync: true}, MinBatchesToRetain: 100, NoDataBatches: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,17 +64,50 @@ func startTestQuery(t *testing.T, m *QueryManager, dir string, src Source, sink 
 	return q
 }
 
+// startQuery starts a query over cfg (with the system clock unless cfg has
+// one), as the session's query manager does.
+func startQuery(ctx context.Context, name string, cfg Config) (*Query, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
+	q, err := New(ctx, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	q.Start(nil)
+	return q, nil
+}
+
+// systemClock is the wall clock, for tests that do not drive time.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) WaitUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func processingTime(d time.Duration) Trigger {
+	return Trigger{Kind: TriggerProcessingTime, Interval: d}
+}
+
 func TestMicroBatchExactlyOnceAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	src := NewMemoryStream(mem, valueSchema)
+	src := memsource.New(mem, valueSchema)
 	defer src.Close()
-	sink := &collectSink{}
-	m := NewQueryManager(nil)
+	sink := &collectsink.Sink{}
 
-	q := startTestQuery(t, m, dir, src, sink, &funcExecutor{}, ProcessingTime(0))
+	q := startTestQuery(t, dir, src, sink, &funcExecutor{}, processingTime(0))
 	src.AddData([]any{1}, []any{2})
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
@@ -135,7 +126,7 @@ func TestMicroBatchExactlyOnceAcrossRestart(t *testing.T) {
 	// Restart: the id is stable, nothing is re-emitted, new data continues.
 	src.AddData([]any{4})
 	exec := &funcExecutor{}
-	q2 := startTestQuery(t, m, dir, src, sink, exec, ProcessingTime(0))
+	q2 := startTestQuery(t, dir, src, sink, exec, processingTime(0))
 	if q2.ID() != id || q2.RunID() == q.RunID() {
 		t.Fatalf("ids: %s/%s vs %s/%s", q2.ID(), q2.RunID(), id, q.RunID())
 	}
@@ -143,7 +134,7 @@ func TestMicroBatchExactlyOnceAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []vt.Row{{1}, {2}, {3}, {4}}
-	if got := sink.all(); !vt.RowsEqual(want, got) {
+	if got := sink.All(); !vt.RowsEqual(want, got) {
 		t.Fatalf("sink rows:\n%s", vt.FormatRows(got))
 	}
 	if len(exec.executed) != 1 || exec.executed[0].ID != 2 {
@@ -156,20 +147,19 @@ func TestMicroBatchRerunsUncommittedEpochWithRecordedOffsets(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	src := NewMemoryStream(mem, valueSchema)
+	src := memsource.New(mem, valueSchema)
 	defer src.Close()
 	failing := true
-	sink := &collectSink{fail: func(epoch int64) error {
+	sink := &collectsink.Sink{Fail: func(epoch int64) error {
 		if epoch == 1 && failing {
 			return errors.New("sink down")
 		}
 		return nil
 	}}
-	m := NewQueryManager(nil)
-	clock := NewManualClock(time.UnixMilli(1_000_000))
-	q, err := m.start(ctx, "rerun", loopConfig{
-		checkpointDir: dir, sources: []Source{src}, sourceDescriptions: []string{"m"}, sink: sink, sinkDescription: "s",
-		exec: &funcExecutor{}, trigger: ProcessingTime(0), clock: clock, writer: &checkpoint.Writer{NoSync: true}, noDataBatches: true,
+	clock := arrowstreamtest.NewManualClock(time.UnixMilli(1_000_000))
+	q, err := startQuery(ctx, "rerun", Config{
+		CheckpointDir: dir, Sources: []stream.Source{src}, SourceDescriptions: []string{"m"}, Sink: sink, SinkDescription: "s",
+		Exec: &funcExecutor{}, Trigger: processingTime(0), Clock: clock, Writer: &checkpoint.Writer{NoSync: true}, NoDataBatches: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -196,9 +186,9 @@ func TestMicroBatchRerunsUncommittedEpochWithRecordedOffsets(t *testing.T) {
 	failing = false
 	clock.Advance(time.Hour)
 	exec := &funcExecutor{}
-	q2, err := m.start(ctx, "rerun", loopConfig{
-		checkpointDir: dir, sources: []Source{src}, sourceDescriptions: []string{"m"}, sink: sink, sinkDescription: "s",
-		exec: exec, trigger: ProcessingTime(0), clock: clock, writer: &checkpoint.Writer{NoSync: true}, noDataBatches: true,
+	q2, err := startQuery(ctx, "rerun", Config{
+		CheckpointDir: dir, Sources: []stream.Source{src}, SourceDescriptions: []string{"m"}, Sink: sink, SinkDescription: "s",
+		Exec: exec, Trigger: processingTime(0), Clock: clock, Writer: &checkpoint.Writer{NoSync: true}, NoDataBatches: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -213,9 +203,7 @@ func TestMicroBatchRerunsUncommittedEpochWithRecordedOffsets(t *testing.T) {
 	if exec.executed[0].BatchTimestampMs != 1_000_000 {
 		t.Errorf("re-run epoch used timestamp %d, want the recorded 1000000", exec.executed[0].BatchTimestampMs)
 	}
-	sink.mu.Lock()
-	e1, e2 := sink.epochs[1], sink.epochs[2]
-	sink.mu.Unlock()
+	e1, e2 := sink.Epoch(1), sink.Epoch(2)
 	if !vt.RowsEqual([]vt.Row{{2}}, e1) || !vt.RowsEqual([]vt.Row{{3}}, e2) {
 		t.Fatalf("epoch 1 %v, epoch 2 %v", e1, e2)
 	}
@@ -225,44 +213,43 @@ func TestMicroBatchTriggers(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	src := NewMemoryStream(mem, valueSchema)
+	src := memsource.New(mem, valueSchema)
 	defer src.Close()
 	src.AddData([]any{1})
 	src.AddData([]any{2})
-	m := NewQueryManager(nil)
 
 	// Once: one epoch with everything, then stop.
-	sink := &collectSink{}
-	q := startTestQuery(t, m, t.TempDir(), src, sink, &funcExecutor{}, Once())
+	sink := &collectsink.Sink{}
+	q := startTestQuery(t, t.TempDir(), src, sink, &funcExecutor{}, Trigger{Kind: TriggerOnce})
 	if err := q.AwaitTermination(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := sink.all(); len(got) != 2 || len(sink.order) != 1 {
-		t.Fatalf("Once: %v epochs %v", got, sink.order)
+	if got := sink.All(); len(got) != 2 || len(sink.Order()) != 1 {
+		t.Fatalf("Once: %v epochs %v", got, sink.Order())
 	}
 
-	// ProcessingTime with a manual clock: epochs only when the clock moves.
-	clock := NewManualClock(time.UnixMilli(0))
-	sink2 := &collectSink{}
-	q2, err := m.start(ctx, "pt", loopConfig{
-		checkpointDir: t.TempDir(), sources: []Source{src}, sourceDescriptions: []string{"m"}, sink: sink2, sinkDescription: "s",
-		exec: &funcExecutor{}, trigger: ProcessingTime(10 * time.Second), clock: clock, writer: &checkpoint.Writer{NoSync: true},
+	// ProcessingTime with a manual Clock: epochs only when the clock moves.
+	clock := arrowstreamtest.NewManualClock(time.UnixMilli(0))
+	sink2 := &collectsink.Sink{}
+	q2, err := startQuery(ctx, "pt", Config{
+		CheckpointDir: t.TempDir(), Sources: []stream.Source{src}, SourceDescriptions: []string{"m"}, Sink: sink2, SinkDescription: "s",
+		Exec: &funcExecutor{}, Trigger: processingTime(10 * time.Second), Clock: clock, Writer: &checkpoint.Writer{NoSync: true},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q2.Stop()
 	waitFor(t, func() bool { return clock.Waiting() })
-	if len(sink2.all()) != 2 {
-		t.Fatalf("first trigger at start: %v", sink2.all())
+	if len(sink2.All()) != 2 {
+		t.Fatalf("first trigger at start: %v", sink2.All())
 	}
 	src.AddData([]any{3})
 	time.Sleep(20 * time.Millisecond)
-	if len(sink2.all()) != 2 {
-		t.Fatalf("ran before the clock moved: %v", sink2.all())
+	if len(sink2.All()) != 2 {
+		t.Fatalf("ran before the clock moved: %v", sink2.All())
 	}
 	clock.Advance(10 * time.Second)
-	waitFor(t, func() bool { return len(sink2.all()) == 3 })
+	waitFor(t, func() bool { return len(sink2.All()) == 3 })
 }
 
 func waitFor(t *testing.T, cond func() bool) {

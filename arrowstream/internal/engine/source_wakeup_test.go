@@ -3,9 +3,13 @@ package engine
 import (
 	"testing"
 
+	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -24,15 +28,15 @@ func TestWakeChannelsFireOnData(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: vector.Int64, Nullable: true}}, nil)
-	a, b := NewMemoryStream(mem, schema), NewMemoryStream(mem, schema)
+	a, b := memsource.New(mem, schema), memsource.New(mem, schema)
 	defer a.Close()
 	defer b.Close()
-	rate, err := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: 1})
+	rate, err := rate.NewRateMicroBatchSource(mem, rate.RateMicroBatchOptions{RowsPerBatch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rate.Close()
-	chs := wakeChannels([]Source{a, rate, b})
+	chs := wakeChannels([]stream.Source{a, rate, b})
 	if len(chs) != 2 {
 		t.Fatalf("%d wake channels, want 2 (the memory streams; the rate source cannot notify)", len(chs))
 	}
@@ -58,7 +62,7 @@ func TestAnyClosed(t *testing.T) {
 		ch, stop := anyClosed(ro)
 		if n == 0 {
 			if ch != nil {
-				t.Fatal("no sources: want a nil channel (never fires)")
+				t.Fatal("no Sources: want a nil channel (never fires)")
 			}
 			stop()
 			continue

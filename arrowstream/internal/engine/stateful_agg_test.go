@@ -5,8 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
+
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -16,21 +21,25 @@ import (
 // shape of SELECT value, count(*) FROM STREAM input GROUP BY value).
 type aggExecutor struct {
 	funcExecutor
-	agg *statefulAggregate
+	agg stateful.Op
+	// stores holds the state (nil: the operator's own memory provider).
+	stores checkpoint.StateStoreProvider
 }
 
-func (a *aggExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Operator) (vector.Operator, error) {
-	return a.agg.execute(ctx, ep, in[0])
+func (a *aggExecutor) Execute(ctx context.Context, ep stream.EpochInfo, in []vector.Operator) (vector.Operator, error) {
+	return a.agg.Execute(ctx, stateful.Epoch{EpochInfo: ep, Stores: a.stores}, in[0])
 }
-func (a *aggExecutor) CommitState(ctx context.Context, _ EpochInfo) error { return a.agg.commit(ctx) }
-func (a *aggExecutor) AbortState(EpochInfo)                               { a.agg.abort() }
-func (a *aggExecutor) StateProgress() []StateOperatorProgress {
-	return []StateOperatorProgress{a.agg.progress}
+func (a *aggExecutor) CommitState(ctx context.Context, _ stream.EpochInfo) error {
+	return a.agg.Commit(ctx)
+}
+func (a *aggExecutor) AbortState(stream.EpochInfo) { a.agg.Abort() }
+func (a *aggExecutor) StateProgress() []stream.StateOperatorProgress {
+	return []stream.StateOperatorProgress{a.agg.Report()}
 }
 
-func newCountExecutor(t *testing.T, mem memory.Allocator, mode OutputMode) *aggExecutor {
+func newCountExecutor(t *testing.T, mem memory.Allocator, mode stream.OutputMode) *aggExecutor {
 	t.Helper()
-	agg, err := newStatefulAggregate(mem, 0, valueSchema, vector.AggregateSpec{
+	agg, err := stateful.NewAggregate(mem, 0, valueSchema, vector.AggregateSpec{
 		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("value"), "value")},
 		Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "count(1)"}},
 	}, mode, -1, &checkpoint.Writer{NoSync: true})
@@ -40,27 +49,17 @@ func newCountExecutor(t *testing.T, mem memory.Allocator, mode OutputMode) *aggE
 	return &aggExecutor{agg: agg}
 }
 
-func lastEpoch(s *collectSink) []vt.Row {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.order) == 0 {
-		return nil
-	}
-	return s.epochs[s.order[len(s.order)-1]]
-}
-
 func TestStatefulRunningCountAcrossRestart(t *testing.T) {
-	for _, mode := range []OutputMode{Update, Complete} {
+	for _, mode := range []stream.OutputMode{stream.Update, stream.Complete} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			dir := t.TempDir()
-			src := NewMemoryStream(mem, valueSchema)
+			src := memsource.New(mem, valueSchema)
 			defer src.Close()
-			sink := &collectSink{}
-			m := NewQueryManager(nil)
-			step := func(q *StreamingQuery, rows []any, want []vt.Row) {
+			sink := &collectsink.Sink{}
+			step := func(q *Query, rows []any, want []vt.Row) {
 				t.Helper()
 				var data [][]any
 				for _, r := range rows {
@@ -72,16 +71,16 @@ func TestStatefulRunningCountAcrossRestart(t *testing.T) {
 				if err := q.ProcessAllAvailable(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if got := lastEpoch(sink); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
+				if got := sink.Last(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
 					t.Fatalf("last batch:\n%swant:\n%s", vt.FormatRows(got), vt.FormatRows(want))
 				}
 			}
-			q := startTestQuery(t, m, dir, src, sink, newCountExecutor(t, mem, mode), ProcessingTime(0))
+			q := startTestQuery(t, dir, src, sink, newCountExecutor(t, mem, mode), processingTime(0))
 			step(q, []any{3}, []vt.Row{{3, 1}})
 			step(q, []any{3, 2}, []vt.Row{{3, 2}, {2, 1}})
 			q.Stop()
-			q = startTestQuery(t, m, dir, src, sink, newCountExecutor(t, mem, mode), ProcessingTime(0))
-			if mode == Update {
+			q = startTestQuery(t, dir, src, sink, newCountExecutor(t, mem, mode), processingTime(0))
+			if mode == stream.Update {
 				step(q, []any{3, 2, 1}, []vt.Row{{3, 3}, {2, 2}, {1, 1}})
 				step(q, []any{4, 4, 4, 4}, []vt.Row{{4, 4}})
 			} else {
@@ -102,11 +101,10 @@ func TestStateSchemaChangeRefused(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	src := NewMemoryStream(mem, valueSchema)
+	src := memsource.New(mem, valueSchema)
 	defer src.Close()
-	sink := &collectSink{}
-	m := NewQueryManager(nil)
-	q := startTestQuery(t, m, dir, src, sink, newCountExecutor(t, mem, Update), ProcessingTime(0))
+	sink := &collectsink.Sink{}
+	q := startTestQuery(t, dir, src, sink, newCountExecutor(t, mem, stream.Update), processingTime(0))
 	src.AddData([]any{1})
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
@@ -114,15 +112,15 @@ func TestStateSchemaChangeRefused(t *testing.T) {
 	q.Stop()
 	// The same checkpoint with a different aggregation: refused, naming the
 	// state file and both layouts.
-	agg, err := newStatefulAggregate(mem, 0, valueSchema, vector.AggregateSpec{
+	agg, err := stateful.NewAggregate(mem, 0, valueSchema, vector.AggregateSpec{
 		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("value"), "value")},
 		Aggregates: []vector.AggregateCall{{Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
-	}, Update, -1, &checkpoint.Writer{NoSync: true})
+	}, stream.Update, -1, &checkpoint.Writer{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	src.AddData([]any{2})
-	q = startTestQuery(t, m, dir, src, sink, &aggExecutor{agg: agg}, ProcessingTime(0))
+	q = startTestQuery(t, dir, src, sink, &aggExecutor{agg: agg}, processingTime(0))
 	err = q.AwaitTermination(ctx)
 	if err == nil || !strings.Contains(err.Error(), "written by a different query") || !strings.Contains(err.Error(), "_metadata/schema") {
 		t.Fatalf("want a refusal naming the state schema file, got %v", err)

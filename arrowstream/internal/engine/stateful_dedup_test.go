@@ -5,9 +5,14 @@ import (
 	"testing"
 	"time"
 
+	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -18,15 +23,15 @@ import (
 type dedupExecutor struct {
 	funcExecutor
 	mem   memory.Allocator
-	dedup *statefulDedup
-	stats EventTimeStats
+	dedup stateful.Op
+	stats stateful.EventTimeStats
 }
 
 func newDedupExecutor(t *testing.T, mem memory.Allocator, within bool) *dedupExecutor {
 	t.Helper()
 	e := &dedupExecutor{mem: mem}
 	schema := e.projected(t)
-	d, err := newStatefulDedup(mem, 0, schema, nil, 1, within, 10*time.Second, &checkpoint.Writer{NoSync: true})
+	d, err := stateful.NewDedup(mem, 0, schema, nil, 1, within, 10*time.Second, &checkpoint.Writer{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,26 +53,28 @@ func (e *dedupExecutor) projected(t *testing.T) *arrow.Schema {
 	return p.Schema()
 }
 
-func (e *dedupExecutor) Execute(ctx context.Context, ep EpochInfo, in []vector.Operator) (vector.Operator, error) {
+func (e *dedupExecutor) Execute(ctx context.Context, ep stream.EpochInfo, in []vector.Operator) (vector.Operator, error) {
 	p, err := vector.NewProject(e.mem, in[0], e.projection())
 	if err != nil {
 		in[0].Close()
 		return nil, err
 	}
-	wm := newEventTimeWatermark(p, 1, 10_000, "w0", &e.stats)
-	return e.dedup.execute(ctx, ep, wm)
+	wm := stateful.NewEventTimeWatermark(p, 1, 10_000, "w0", &e.stats)
+	return e.dedup.Execute(ctx, stateful.Epoch{EpochInfo: ep}, wm)
 }
-func (e *dedupExecutor) CommitState(ctx context.Context, _ EpochInfo) error {
-	return e.dedup.commit(ctx)
+func (e *dedupExecutor) CommitState(ctx context.Context, _ stream.EpochInfo) error {
+	return e.dedup.Commit(ctx)
 }
-func (e *dedupExecutor) AbortState(EpochInfo)             { e.dedup.abort() }
-func (e *dedupExecutor) WatermarkNodes() []string         { return []string{"w0"} }
-func (e *dedupExecutor) EventTimeStats() []EventTimeStats { return []EventTimeStats{e.stats} }
+func (e *dedupExecutor) AbortState(stream.EpochInfo) { e.dedup.Abort() }
+func (e *dedupExecutor) WatermarkNodes() []string    { return []string{"w0"} }
+func (e *dedupExecutor) EventTimeStats() []stateful.EventTimeStats {
+	return []stateful.EventTimeStats{e.stats}
+}
 func (e *dedupExecutor) ShouldRunAnotherBatch(wm int64) bool {
-	return e.dedup.shouldRunAnotherBatch(wm)
+	return e.dedup.ShouldRunAnotherBatch(wm)
 }
-func (e *dedupExecutor) StateProgress() []StateOperatorProgress {
-	return []StateOperatorProgress{e.dedup.progress}
+func (e *dedupExecutor) StateProgress() []stream.StateOperatorProgress {
+	return []stream.StateOperatorProgress{e.dedup.Report()}
 }
 
 type dedupStep struct {
@@ -111,10 +118,10 @@ func TestStatefulDedupScenarios(t *testing.T) {
 			ctx := context.Background()
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			src := NewMemoryStream(mem, valueSchema)
+			src := memsource.New(mem, valueSchema)
 			defer src.Close()
-			sink := &collectSink{}
-			q := startTestQuery(t, NewQueryManager(nil), t.TempDir(), src, sink, newDedupExecutor(t, mem, c.within), ProcessingTime(0))
+			sink := &collectsink.Sink{}
+			q := startTestQuery(t, t.TempDir(), src, sink, newDedupExecutor(t, mem, c.within), processingTime(0))
 			defer q.Stop()
 			seen := 0
 			reports := 0
@@ -127,7 +134,7 @@ func TestStatefulDedupScenarios(t *testing.T) {
 				if err := q.ProcessAllAvailable(ctx); err != nil {
 					t.Fatal(err)
 				}
-				all := sink.all()
+				all := sink.All()
 				var got []vt.Row
 				for _, r := range all[seen:] {
 					got = append(got, vt.Row{r[0]})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -105,4 +106,18 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		return newStatefulGroupState(p.Mem, opID, x, p.Writer)
 	}
 	return nil, nil
+}
+
+// NewAggregate returns a streaming aggregation of input by spec (the
+// operator Plan makes for a plain Aggregate); timeKey is the grouping key
+// that carries the watermark, -1 for none.
+func NewAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int, writer *checkpoint.Writer) (Op, error) {
+	return newStatefulAggregate(mem, opID, input, spec, mode, timeKey, writer)
+}
+
+// NewDedup returns a streaming deduplication of input on the key columns
+// keys (the operator Plan makes for a Deduplicate); timeCol is the
+// event-time column (-1: none) and delay its watermark delay.
+func NewDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration, writer *checkpoint.Writer) (Op, error) {
+	return newStatefulDedup(mem, opID, input, keys, timeCol, withinWatermark, delay, writer)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -43,7 +44,7 @@ func TestRateSource(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	clock := NewManualClock(time.UnixMilli(1_000_000))
+	clock := arrowstreamtest.NewManualClock(time.UnixMilli(1_000_000))
 	dir := t.TempDir()
 	r, err := NewRateSource(mem, RateOptions{RowsPerSecond: 10, NumPartitions: 2, Clock: clock})
 	if err != nil {
@@ -88,29 +89,5 @@ func TestRateSource(t *testing.T) {
 	}
 	if _, err := ParseRateOptions(map[string]string{"bogus": "1"}); err == nil {
 		t.Error("unknown option accepted")
-	}
-}
-
-func TestRateMicroBatchSourceInQuery(t *testing.T) {
-	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	src, err := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: 3, StartTimestampMs: 5000, AdvanceMillisPerBatch: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &collectSink{}
-	m := NewQueryManager(nil)
-	q := startTestQuery(t, m, t.TempDir(), src, sink, &funcExecutor{}, ProcessingTime(0))
-	waitFor(t, func() bool { return len(sink.all()) >= 6 })
-	q.Stop()
-	rows := sink.all()
-	want := []vt.Row{{5_000_000, 0}, {5_000_000, 1}, {5_000_000, 2}, {6_000_000, 3}, {6_000_000, 4}, {6_000_000, 5}}
-	if !vt.RowsEqual(want, rows[:6]) {
-		t.Fatalf("rows:\n%s", vt.FormatRows(rows[:6]))
-	}
-	_ = ctx
-	if _, err := NewRateMicroBatchSource(mem, RateMicroBatchOptions{}); err == nil {
-		t.Error("rowsPerBatch 0 accepted")
 	}
 }
