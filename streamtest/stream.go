@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -117,6 +118,7 @@ func New(opts Options) (*Stream, error) {
 	s.sess = arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: s.mem, Logger: opts.Logger, Clock: s.clock, Conf: opts.Conf, Faults: s.faults, NoSync: !opts.Fsync,
 	})
+	pebblestate.Register(s.sess)
 	memsink.Install(s.sess, s.sinks, memsink.Options{})
 	if opts.Query == nil && opts.SinkSchema != nil {
 		t, err := memsink.New(s.mem, arrowstream.SinkInfo{QueryName: opts.QueryName, Schema: opts.SinkSchema, Mode: opts.SinkMode}, memsink.Options{Logger: opts.Logger})
