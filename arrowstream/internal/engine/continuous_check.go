@@ -34,7 +34,7 @@ func checkContinuous(root plan.Node, mode stream.OutputMode) (stateful bool, err
 				break
 			}
 			if mode != stream.Update {
-				return fmt.Errorf("arrowstream: Continuous processing supports aggregations only in stream.Update output mode (the query uses %s)", mode)
+				return fmt.Errorf("arrowstream: Continuous processing supports aggregations only in Update output mode (the query uses %s)", mode)
 			}
 			if stateful {
 				return fmt.Errorf("arrowstream: Continuous processing supports at most one aggregation per query")
@@ -43,7 +43,7 @@ func checkContinuous(root plan.Node, mode stream.OutputMode) (stateful bool, err
 			underAgg = true
 		case *plan.EventTimeWatermark, *plan.WindowAssign:
 			if !underAgg {
-				return fmt.Errorf("arrowstream: Continuous processing does not support %s operations outside an stream.Update-mode aggregation", nodeKind(n))
+				return fmt.Errorf("arrowstream: Continuous processing does not support %s operations outside an Update-mode aggregation", nodeKind(n))
 			}
 		default:
 			if n.IsStreaming() {
