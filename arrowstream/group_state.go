@@ -14,7 +14,7 @@ import (
 )
 
 // GroupStateTimeout is the timeout kind of a FlatMapGroupsWithState
-// (SEMANTICS.md §8).
+// (docs/semantics.md §8).
 type GroupStateTimeout = plan.GroupStateTimeout
 
 // The group state timeouts.

@@ -9,7 +9,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
-// Trigger decides when a streaming query runs its epochs (SEMANTICS.md
+// Trigger decides when a streaming query runs its epochs (docs/semantics.md
 // §10). The zero value is ProcessingTime(0): epochs back to back.
 type Trigger struct {
 	kind     engine.TriggerKind
@@ -38,7 +38,7 @@ func AvailableNow() Trigger { return Trigger{kind: engine.TriggerAvailableNow} }
 // Spark's default checkpoint interval for continuous queries.
 const DefaultContinuousInterval = time.Second
 
-// Continuous runs the query with continuous processing (SEMANTICS.md §10):
+// Continuous runs the query with continuous processing (docs/semantics.md §10):
 // data is processed as it arrives by a long-running pipeline, and an epoch
 // is committed to the checkpoint (and, by default, made visible in the
 // sink) every interval. Only map-like queries (projections, filters,

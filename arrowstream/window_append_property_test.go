@@ -11,7 +11,7 @@ import (
 )
 
 // appendWindowModel is a brute-force model of a 10-second tumbling-window
-// count per key in Append mode (SEMANTICS.md §3–5): batch N drops the rows
+// count per key in Append mode (docs/semantics.md §3–5): batch N drops the rows
 // whose window end ≤ W_late(N) (the previous batch's watermark, 0 for the
 // first), emits and forgets the windows whose end ≤ W_evict(N) (the
 // watermark of batch N, computed from the batches before it as max event

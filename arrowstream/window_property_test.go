@@ -12,7 +12,7 @@ import (
 )
 
 // windowModel is an independent model of a 10-second tumbling-window count
-// per key with a watermark, in Append mode (SEMANTICS.md §3.2–3.5): batches
+// per key with a watermark, in Append mode (docs/semantics.md §3.2–3.5): batches
 // (data and no-data) each see an eviction watermark (the global watermark
 // when the batch starts) and a late-event watermark (the previous batch's
 // eviction watermark, 0 for the first batch). A row is late iff its
