@@ -119,7 +119,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	}
 	if s.mode == stream.Append && s.timed && ep.HasWatermark {
 		limit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
-		for i, rec := range recs {
+		dropped, err := dropLate(s.mem, recs, func(rec arrow.Record) []int32 {
 			_, ends := sessionBounds(rec, s.sessCol)
 			keep := make([]int32, 0, len(ends))
 			for r, e := range ends {
@@ -127,31 +127,15 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 					keep = append(keep, int32(r))
 				}
 			}
-			if len(keep) == len(ends) {
-				continue
-			}
-			s.progress.NumRowsDroppedByWatermark += int64(len(ends) - len(keep))
-			kept, err := vector.TakeRecord(s.mem, rec, keep)
-			if err != nil {
-				releaseRecords(recs)
-				return nil, err
-			}
-			rec.Release()
-			recs[i] = kept
+			return keep
+		})
+		s.progress.NumRowsDroppedByWatermark += dropped
+		if err != nil {
+			releaseRecords(recs)
+			return nil, err
 		}
 	}
-	scan, err := vector.NewScan(schema, recs...)
-	releaseRecords(recs)
-	if err != nil {
-		return nil, err
-	}
-	partialOp, err := vector.NewHashAggregate(s.mem, scan, s.spec)
-	if err != nil {
-		scan.Close()
-		return nil, err
-	}
-	partials, err := vector.Drain(ctx, partialOp)
-	partialOp.Close()
+	partials, err := partialAggregate(ctx, s.mem, vector.NewOwnedScan(schema, recs), s.spec)
 	if err != nil {
 		return nil, err
 	}

@@ -136,31 +136,19 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		input.Close()
 		return nil, err
 	}
-	partialOp, err := vector.NewHashAggregate(s.mem, input, s.spec)
-	if err != nil {
-		input.Close()
-		return nil, err
-	}
-	partials, err := vector.Drain(ctx, partialOp)
-	partialOp.Close()
+	partials, err := partialAggregate(ctx, s.mem, input, s.spec)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseRecords(partials)
-	dropLate := s.timeKey >= 0 && s.mode != stream.Complete && ep.HasWatermark
-	if dropLate {
-		for i, rec := range partials {
-			keep, dropped := s.selectByTime(rec, ep.LateWatermarkMs, false)
-			if dropped == 0 {
-				continue
-			}
-			s.progress.NumRowsDroppedByWatermark += int64(dropped)
-			kept, err := vector.TakeRecord(s.mem, rec, keep)
-			if err != nil {
-				return nil, err
-			}
-			rec.Release()
-			partials[i] = kept
+	if s.timeKey >= 0 && s.mode != stream.Complete && ep.HasWatermark {
+		dropped, err := dropLate(s.mem, partials, func(rec arrow.Record) []int32 {
+			keep, _ := s.selectByTime(rec, ep.LateWatermarkMs, false)
+			return keep
+		})
+		s.progress.NumRowsDroppedByWatermark += dropped
+		if err != nil {
+			return nil, err
 		}
 	}
 	merged, err := s.mergeAndSave(ctx, partials)
