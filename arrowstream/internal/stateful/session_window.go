@@ -1,13 +1,10 @@
 package stateful
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -262,153 +259,6 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 		s.progress.NumRowsUpdated += rows[p]
 	}
 	return errors.Join(errs...)
-}
-
-// mergePartition merges one partition's partial rows with the stored
-// sessions of the same grouping keys and stores every touched key's new
-// session list; it returns the number of sessions written.
-func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoint.StateStore, partials []arrow.Record, c codecPair) (int64, error) {
-	// Stored sessions of the touched keys come first (input order for
-	// first/last).
-	touched := map[string]bool{}
-	var oldKeys, oldVals [][]byte
-	for _, rec := range partials {
-		if err := c.key.encode(rec); err != nil {
-			return 0, err
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			k := c.key.at(i)
-			if touched[string(k)] {
-				continue
-			}
-			touched[string(k)] = true
-			if v, ok := st.Get(k); ok {
-				entries, err := splitSessions(v)
-				if err != nil {
-					return 0, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
-				}
-				kc := []byte(string(k))
-				for _, e := range entries {
-					oldKeys = append(oldKeys, kc)
-					oldVals = append(oldVals, e.val)
-				}
-			}
-		}
-	}
-	inputs := make([]arrow.Record, 0, len(partials)+1)
-	if len(oldKeys) > 0 {
-		old, err := s.decodeState(c, oldKeys, oldVals)
-		if err != nil {
-			return 0, err
-		}
-		defer old.Release()
-		inputs = append(inputs, old)
-	}
-	inputs = append(inputs, partials...)
-
-	// Sessionize: number the keys, sort every session by (key, start),
-	// sweep, and give each row its merged session [min start, max end).
-	// (rec, row) breaks ties, so the order is total and deterministic.
-	ids := map[string]int32{}
-	var refs []sessionRef
-	for ri, rec := range inputs {
-		if err := c.key.encode(rec); err != nil {
-			return 0, err
-		}
-		starts, ends := sessionBounds(rec, s.sk)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			id, ok := ids[string(c.key.at(i))]
-			if !ok {
-				id = int32(len(ids))
-				ids[string(c.key.at(i))] = id
-			}
-			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
-		}
-	}
-	slices.SortFunc(refs, func(a, b sessionRef) int {
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.rec, b.rec); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.row, b.row)
-	})
-	mStart := make([][]arrow.Timestamp, len(inputs))
-	mEnd := make([][]arrow.Timestamp, len(inputs))
-	for ri, rec := range inputs {
-		mStart[ri] = make([]arrow.Timestamp, rec.NumRows())
-		mEnd[ri] = make([]arrow.Timestamp, rec.NumRows())
-	}
-	for lo := 0; lo < len(refs); {
-		hi, end := lo+1, refs[lo].end
-		for hi < len(refs) && refs[hi].key == refs[lo].key && refs[hi].start <= end {
-			end = max(end, refs[hi].end)
-			hi++
-		}
-		for _, r := range refs[lo:hi] {
-			mStart[r.rec][r.row], mEnd[r.rec][r.row] = refs[lo].start, end
-		}
-		lo = hi
-	}
-	resessioned := make([]arrow.Record, len(inputs))
-	defer func() { releaseRecords(resessioned) }()
-	for ri, rec := range inputs {
-		win := windowArray(s.mem, mStart[ri], mEnd[ri])
-		cols := append([]arrow.Array(nil), rec.Columns()...)
-		cols[s.sk] = win
-		resessioned[ri] = array.NewRecord(s.partialSchema, cols, rec.NumRows())
-		win.Release()
-	}
-	scan, err := vector.NewScan(s.partialSchema, resessioned...)
-	if err != nil {
-		return 0, err
-	}
-	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggMerge))
-	if err != nil {
-		scan.Close()
-		return 0, err
-	}
-	merged, err := vector.Drain(ctx, op)
-	op.Close()
-	if err != nil {
-		return 0, err
-	}
-	defer releaseRecords(merged)
-
-	// Save: each touched key's sessions, sorted by start.
-	type entry struct {
-		start arrow.Timestamp
-		sessionEntry
-	}
-	lists := map[string][]entry{}
-	var n int64
-	for _, rec := range merged {
-		if err := c.key.encode(rec); err != nil {
-			return n, err
-		}
-		if err := c.val.encode(rec); err != nil {
-			return n, err
-		}
-		starts, ends := sessionBounds(rec, s.sk)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			k := string(c.key.at(i))
-			lists[k] = append(lists[k], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), c.val.at(i)...)}})
-		}
-		n += rec.NumRows()
-	}
-	for k, l := range lists {
-		sort.Slice(l, func(a, b int) bool { return l[a].start < l[b].start })
-		es := make([]sessionEntry, len(l))
-		for i, e := range l {
-			es[i] = e.sessionEntry
-		}
-		st.Put([]byte(k), joinSessions(es))
-	}
-	return n, nil
 }
 
 func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Array {

@@ -122,32 +122,55 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 		return nil, err
 	}
 	defer all.Release()
-
-	// Late rows are dropped before grouping with EventTimeTimeout only.
-	var keep []int32
-	filter := g.node.Timeout == plan.EventTimeTimeout && ep.HasWatermark && g.timeCol >= 0
-	if filter {
-		col := all.Column(g.timeCol)
-		ts := col.(*array.Timestamp).TimestampValues()
-		limit := lateLimit(input.Schema().Field(g.timeCol).Type, ep.LateWatermarkMs)
-		for i := 0; i < int(all.NumRows()); i++ {
-			if col.IsValid(i) && int64(ts[i]) <= limit {
-				g.progress.NumRowsDroppedByWatermark++
-				continue
-			}
-			keep = append(keep, int32(i))
-		}
-	}
-
-	keys, err := g.keyExpr.Eval(ctx, all)
+	rows := g.onTimeRows(ep, all, input.Schema())
+	keyRec, groups, err := g.groupByKey(ctx, all, rows)
 	if err != nil {
 		return nil, err
 	}
+	defer keyRec.Release()
+	out, err := g.runGroups(ep, all, keyRec, groups)
+	if err != nil {
+		return nil, err
+	}
+	g.lastEvictWm = ep.WatermarkMs
+	g.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+	return vector.NewOwnedScan(g.node.OutputSchema, out), nil
+}
+
+// onTimeRows returns the rows of all that reach the function: with
+// EventTimeTimeout and a watermark, rows at or below the late watermark
+// are dropped (and counted); otherwise nil, meaning every row.
+func (g *statefulGroupState) onTimeRows(ep Epoch, all arrow.Record, schema *arrow.Schema) []int32 {
+	if g.node.Timeout != plan.EventTimeTimeout || !ep.HasWatermark || g.timeCol < 0 {
+		return nil
+	}
+	col := all.Column(g.timeCol)
+	ts := col.(*array.Timestamp).TimestampValues()
+	limit := lateLimit(schema.Field(g.timeCol).Type, ep.LateWatermarkMs)
+	keep := []int32{}
+	for i := 0; i < int(all.NumRows()); i++ {
+		if col.IsValid(i) && int64(ts[i]) <= limit {
+			g.progress.NumRowsDroppedByWatermark++
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	return keep
+}
+
+// groupByKey evaluates the key expression over all and groups the rows
+// (rows, or every row when rows is nil) by key, in order of first
+// appearance. The key record is owned by the caller.
+func (g *statefulGroupState) groupByKey(ctx context.Context, all arrow.Record, rows []int32) (arrow.Record, []*group, error) {
+	keys, err := g.keyExpr.Eval(ctx, all)
+	if err != nil {
+		return nil, nil, err
+	}
 	keyRec := array.NewRecord(g.keySchema, []arrow.Array{keys}, all.NumRows())
 	keys.Release()
-	defer keyRec.Release()
 	if err := g.keyCodec.encode(keyRec); err != nil {
-		return nil, err
+		keyRec.Release()
+		return nil, nil, err
 	}
 	byKey := map[string]*group{}
 	var groups []*group
@@ -161,8 +184,8 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 		}
 		gr.rows = append(gr.rows, i)
 	}
-	if filter {
-		for _, i := range keep {
+	if rows != nil {
+		for _, i := range rows {
 			add(i)
 		}
 	} else {
@@ -170,7 +193,19 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 			add(i)
 		}
 	}
+	return keyRec, groups, nil
+}
 
+// runGroups calls the function for every group and every timed-out key
+// and returns the output records (owned).
+//
+// The groups are split by their key's partition and the partitions run
+// in parallel, as Spark runs one task per partition: within a partition
+// the keys with rows come first, in key order, then the timed-out keys in
+// key order; partitions follow each other in order. A key belongs to one
+// partition, so the function is never called concurrently for the same
+// key.
+func (g *statefulGroupState) runGroups(ep Epoch, all, keyRec arrow.Record, groups []*group) ([]arrow.Record, error) {
 	// Timed-out keys: a timeout T strictly below the threshold.
 	threshold, timeouts := int64(0), false
 	switch g.node.Timeout {
@@ -179,13 +214,6 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	case plan.EventTimeTimeout:
 		threshold, timeouts = ep.WatermarkMs, ep.HasWatermark
 	}
-
-	// The groups are split by their key's partition and the partitions run
-	// in parallel, as Spark runs one task per partition: within a
-	// partition the keys with rows come first, in key order, then the
-	// timed-out keys in key order; partitions follow each other in order.
-	// A key belongs to one partition, so the function is never called
-	// concurrently for the same key.
 	n := len(g.state.stores)
 	parts := make([][]*group, n)
 	for _, gr := range groups {
@@ -194,6 +222,7 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	}
 	codecs := make([]*rowCodec, n)
 	for p := range codecs {
+		var err error
 		if codecs[p], err = g.codecFor(p); err != nil {
 			return nil, err
 		}
@@ -216,11 +245,7 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 		releaseRecords(out)
 		return nil, err
 	}
-	g.lastEvictWm = ep.WatermarkMs
-	g.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
-	scan, err := vector.NewScan(g.node.OutputSchema, out...)
-	releaseRecords(out)
-	return scan, err
+	return out, nil
 }
 
 // groupCounts are one partition's counters of an epoch.
