@@ -20,12 +20,10 @@ import (
 // aggregation of its input, a Deduplicate keeps the first row per key, an
 // EventTimeWatermark passes rows through, a Limit limits this input. The
 // streaming engine composes BuildOperator for the stateless nodes of an
-// epoch's plan; the stateful ones (streaming aggregation, dedup,
-// stream-stream join, watermark statistics, flatMapGroupsWithState, session
-// windows) are planned in one place, arrowstream/internal/stateful, and a
-// node with no batch meaning (SessionWindow, FlatMapGroupsWithState) is
-// refused here as unsupported. A streaming Scan has no batch operator: the
-// engine supplies the epoch's data (see BuildScanOn).
+// epoch's plan and builds the stateful ones itself (streaming aggregation,
+// dedup, stream-stream join, watermark statistics, flatMapGroupsWithState,
+// session windows). A streaming Scan has no batch operator: the engine
+// supplies the epoch's data (see BuildScanOn).
 func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, children []vector.Operator, env *Env) (vector.Operator, error) {
 	if len(children) != len(node.Children()) {
 		return nil, fmt.Errorf("plan: %s needs %d input operators, got %d", node, len(node.Children()), len(children))
@@ -96,6 +94,10 @@ func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []v
 			return vector.NewExplodeOuter(mem, children[0], x, n.Name, nil)
 		}
 		return vector.NewExplode(mem, children[0], x, n.Name, nil)
+	case *SessionWindow:
+		return nil, fmt.Errorf("session windows are computed by the streaming engine's session-window aggregation: %w", ErrUnsupported)
+	case *FlatMapGroupsWithState:
+		return nil, fmt.Errorf("flatMapGroupsWithState runs in the streaming engine: %w", ErrUnsupported)
 	case *joinInput:
 		return nil, fmt.Errorf("plan: join input pseudo node")
 	}
