@@ -109,3 +109,8 @@ func ParseTrigger(s string) (Trigger, error) {
 // ParseDuration parses an interval as SQL and options write it ("10
 // seconds", "1 minute", "500 ms", "2 hours", or Go's "1m30s").
 func ParseDuration(s string) (time.Duration, error) { return stream.ParseDuration(s) }
+
+// DefaultContinuousMaxPendingBytes bounds the output a continuous query
+// holds for its open epoch before it commits the epoch early (writer
+// option "continuous.maxPendingBytes").
+const DefaultContinuousMaxPendingBytes = engine.DefaultContinuousMaxPendingBytes
