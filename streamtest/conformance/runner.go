@@ -154,7 +154,7 @@ func (r *Runner) logf(format string, args ...any) {
 // both, once when it has no query.
 func (r *Runner) RunScenario(sc *Scenario) Result {
 	res := Result{Name: sc.Name}
-	if why := sc.Unsupported(); why != "" {
+	if why := Unsupported(sc); why != "" {
 		res.Status, res.Detail = Skipped, why
 		return res
 	}
