@@ -91,5 +91,5 @@ func (q *sqlServer) doGetSQLInfo(ctx context.Context, cmd *pb.CommandGetSqlInfo,
 			recs = append(recs, chunk.Data)
 		}
 	}
-	return statusOf(q.s.sendStream(ctx, stream, schema_ref.SqlInfo, newRecordsOperator(schema_ref.SqlInfo, recs)), codes.Internal)
+	return statusOf(q.s.sendRecords(ctx, stream, schema_ref.SqlInfo, recs), codes.Internal)
 }

@@ -9,10 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc/codes"
 
-	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -174,98 +172,19 @@ func dataBytes(d arrow.ArrayData) int64 {
 	return n + total
 }
 
-// snapshotOperator streams a snapshot's records (retained, never copied)
-// and releases the snapshot on Close.
-type snapshotOperator struct {
-	schema *arrow.Schema
-	snap   *memsink.Snapshot
-	recs   []arrow.Record
-	owned  bool // recs are owned (RecordsWithEpoch), not borrowed
-	pos    int
-	closed bool
+// newRecordsOperator returns an operator over owned records: a
+// vector.Scan, which takes its own references, so the caller's are
+// dropped here (also on error).
+func newRecordsOperator(schema *arrow.Schema, recs []arrow.Record) (vector.Operator, error) {
+	defer releaseAll(recs)
+	return vector.NewScan(schema, recs...)
 }
 
-func newSnapshotOperator(snap *memsink.Snapshot, withEpoch bool, mem memory.Allocator) (*snapshotOperator, error) {
-	op := &snapshotOperator{schema: snap.Schema(), snap: snap}
-	if !withEpoch {
-		op.recs = snap.Records()
-		return op, nil
-	}
-	recs, err := snap.RecordsWithEpoch(mem)
+// sendRecords streams owned records (sendStream over newRecordsOperator).
+func (s *Server) sendRecords(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.Record) error {
+	op, err := newRecordsOperator(schema, recs)
 	if err != nil {
-		snap.Release()
-		return nil, err
+		return err
 	}
-	op.schema, op.recs, op.owned = memsink.WithEpochSchema(snap.Schema()), recs, true
-	return op, nil
-}
-
-func (o *snapshotOperator) Schema() *arrow.Schema { return o.schema }
-
-func (o *snapshotOperator) Next(ctx context.Context) (arrow.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for o.pos < len(o.recs) {
-		r := o.recs[o.pos]
-		o.pos++
-		if r.NumRows() == 0 {
-			continue
-		}
-		// The caller gets its own reference; the snapshot's (or, for owned
-		// records, the operator's) is dropped in Close.
-		r.Retain()
-		return r, nil
-	}
-	return nil, io.EOF
-}
-
-func (o *snapshotOperator) Close() error {
-	if o.closed {
-		return nil
-	}
-	o.closed = true
-	if o.owned {
-		for _, r := range o.recs {
-			r.Release()
-		}
-	}
-	o.recs = nil
-	o.snap.Release()
-	return nil
-}
-
-// recordsOperator streams owned records and releases the rest on Close.
-type recordsOperator struct {
-	schema *arrow.Schema
-	recs   []arrow.Record
-}
-
-func newRecordsOperator(schema *arrow.Schema, recs []arrow.Record) *recordsOperator {
-	return &recordsOperator{schema: schema, recs: recs}
-}
-
-func (o *recordsOperator) Schema() *arrow.Schema { return o.schema }
-
-func (o *recordsOperator) Next(ctx context.Context) (arrow.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for len(o.recs) > 0 {
-		r := o.recs[0]
-		o.recs = o.recs[1:]
-		if r.NumRows() > 0 {
-			return r, nil
-		}
-		r.Release()
-	}
-	return nil, io.EOF
-}
-
-func (o *recordsOperator) Close() error {
-	for _, r := range o.recs {
-		r.Release()
-	}
-	o.recs = nil
-	return nil
+	return s.sendStream(ctx, stream, schema, op)
 }

@@ -141,7 +141,7 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 			buf := memory.NewResizableBuffer(mem)
 			defer buf.Release()
 			buf.Resize(n) // panics with *MemoryLimitError over the limit
-			return newRecordsOperator(allocOut, []arrow.Record{int64Rec(mem, allocOut, int64(n))}), nil
+			return newRecordsOperator(allocOut, []arrow.Record{int64Rec(mem, allocOut, int64(n))})
 		}), nil
 	case reCount.MatchString(sql):
 		name := reCount.FindStringSubmatch(sql)[1]
@@ -152,7 +152,7 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 			}
 			snap := t.Snapshot()
 			defer snap.Release()
-			return newRecordsOperator(countOut, []arrow.Record{int64Rec(mem, countOut, snap.NumRows())}), nil
+			return newRecordsOperator(countOut, []arrow.Record{int64Rec(mem, countOut, snap.NumRows())})
 		}), nil
 	}
 	m := reSelect.FindStringSubmatch(sql)
@@ -183,7 +183,7 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 					if err != nil {
 						return nil, err
 					}
-					return newRecordsOperator(t.Schema(), recs), nil
+					return newRecordsOperator(t.Schema(), recs)
 				}), nil
 			}
 		}
@@ -194,9 +194,12 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 		if !ok {
 			return nil, fmt.Errorf("table %q: %w", name, ErrNotFound)
 		}
-		op, err := newSnapshotOperator(t.Snapshot(), false, mem)
-		if err != nil || filterVal == nil {
-			return op, err
+		op, err := memsink.NewSnapshotScan(t.Snapshot(), false, mem)
+		if err != nil {
+			return nil, err
+		}
+		if filterVal == nil {
+			return op, nil
 		}
 		return &filterOp{in: op, mem: mem, col: op.Schema().FieldIndices(filterCol)[0], val: *filterVal}, nil
 	}), nil
