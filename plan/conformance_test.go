@@ -205,7 +205,8 @@ func checkOutput(t *testing.T, n plan.Node, want []column, names bool) {
 	}
 }
 
-// buildPlan builds a FORMAT.md plan with the builder API.
+// buildPlan builds a scenario's plan (FORMAT.md beside the scenarios)
+// with the builder API.
 func buildPlan(t testing.TB, cat plan.Catalog, ops []map[string]any, output []column) (plan.Node, error) {
 	var n plan.Node
 	var err error

@@ -1,5 +1,5 @@
 // Package conformance runs the conformance scenarios of
-// conformance/FORMAT.md: JSON files of scenarios transcribed from Apache
+// streamtest/testdata/conformance/FORMAT.md: JSON files of scenarios transcribed from Apache
 // Spark's streaming test suites, each a query (DataFrame operations and/or
 // SQL), in-memory sources, static tables and a list of steps with Spark's
 // expected answers.
@@ -28,7 +28,7 @@
 // follows a check), which must give the same answers; a scenario whose
 // query has two or more watermarked inputs under the min policy may
 // answer later after a restart (per-input watermarks are not persisted,
-// SEMANTICS §3.2), so when it differs it is reported as restart-dependent
+// docs/semantics.md §3.2), so when it differs it is reported as restart-dependent
 // by spec (Status RestartDependent, counted apart in the summary) if it
 // passes without restarts and the eventual answers agree: both runs, with checks only letting the query
 // catch up and a final epoch that moves every input's watermark far ahead,
