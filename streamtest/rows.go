@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,15 +111,7 @@ func valueEqual(want, got any) bool {
 	switch w := want.(type) {
 	case []any:
 		g, ok := got.([]any)
-		if !ok || len(w) != len(g) {
-			return false
-		}
-		for i := range w {
-			if !valueEqual(w[i], g[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(w, g, valueEqual)
 	case []byte:
 		g, ok := got.(string)
 		return ok && g == string(w)

@@ -2,6 +2,7 @@ package vectortest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -75,30 +76,14 @@ func ValueEqual(a, b any) bool {
 		return ok && FloatsEqual(x, y)
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !ValueEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, ValueEqual)
 	}
 	return a == b
 }
 
 // RowsEqual compares rows in order.
 func RowsEqual(want, got []Row) bool {
-	if len(want) != len(got) {
-		return false
-	}
-	for i := range want {
-		if !ValueEqual([]any(want[i]), []any(got[i])) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(want, got, func(w, g Row) bool { return ValueEqual([]any(w), []any(g)) })
 }
 
 // SortRows returns a copy of rows in a canonical order (by rendering), so
