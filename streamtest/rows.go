@@ -197,20 +197,4 @@ func FormatRows(rows []Row) string {
 	return b.String()
 }
 
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return fmt.Sprintf("%q", x)
-	case time.Time:
-		return x.UTC().Format("2006-01-02T15:04:05.999999Z")
-	case []any:
-		parts := make([]string, len(x))
-		for i := range x {
-			parts[i] = formatValue(x[i])
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return fmt.Sprint(v)
-}
+func formatValue(v any) string { return vectortest.ValueFormat{Open: "[", Close: "]"}.Format(v) }

@@ -1,6 +1,7 @@
 package vectortest
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestNormalizerForms(t *testing.T) {
 }
 
 func TestFloatsEqual(t *testing.T) {
-	nan := func() float64 { var z float64; return z / z }()
+	nan := math.NaN()
 	cases := []struct {
 		a, b float64
 		want bool
@@ -82,6 +83,21 @@ func TestFloatsEqual(t *testing.T) {
 	for _, c := range cases {
 		if got := FloatsEqual(c.a, c.b); got != c.want {
 			t.Errorf("FloatsEqual(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestValueFormat(t *testing.T) {
+	v := []any{nil, "a\"b", int64(3), time.Date(2024, 5, 1, 12, 0, 1, 500_000_000, time.UTC), []any{1.5, nil}}
+	for _, c := range []struct {
+		f    ValueFormat
+		want string
+	}{
+		{ValueFormat{Open: "{", Close: "}"}, `{NULL, "a\"b", 3, 2024-05-01T12:00:01.5Z, {1.5, NULL}}`},
+		{ValueFormat{Open: "[", Close: "]"}, `[NULL, "a\"b", 3, 2024-05-01T12:00:01.5Z, [1.5, NULL]]`},
+	} {
+		if got := c.f.Format(v); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.f, got, c.want)
 		}
 	}
 }

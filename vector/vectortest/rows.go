@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -139,18 +140,29 @@ func FormatRows(rows []Row) string {
 	return b.String()
 }
 
-func formatValue(v any) string {
+func formatValue(v any) string { return ValueFormat{Open: "{", Close: "}"}.Format(v) }
+
+// ValueFormat renders values in failure messages: NULL for nil, strings
+// quoted, times in RFC 3339 UTC with microseconds, nested values ([]any)
+// between Open and Close, separated by ", "; anything else as fmt.Sprint
+// does. The vector harness writes nested values as {…}, streamtest as […].
+type ValueFormat struct{ Open, Close string }
+
+// Format renders v.
+func (f ValueFormat) Format(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "NULL"
 	case string:
 		return fmt.Sprintf("%q", x)
+	case time.Time:
+		return x.UTC().Format("2006-01-02T15:04:05.999999Z")
 	case []any:
 		parts := make([]string, len(x))
 		for i := range x {
-			parts[i] = formatValue(x[i])
+			parts[i] = f.Format(x[i])
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return f.Open + strings.Join(parts, ", ") + f.Close
 	}
 	return fmt.Sprint(v)
 }
