@@ -139,7 +139,7 @@ func validateColumns(cols []Column) error {
 
 // Unsupported returns why the engine cannot run sc, or "": the
 // runner reports such scenarios as skipped (flatMapGroupsWithState
-// functions the runner does not implement; stream-stream joins are
+// functions the runner does not implement; stream-stream anti joins are
 // detected on the analyzed plan).
 func Unsupported(sc *Scenario) string {
 	var names []string
