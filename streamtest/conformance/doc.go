@@ -31,7 +31,8 @@
 // docs/semantics.md §3.2), so when it differs it is reported as
 // restart-dependent by spec (Status RestartDependent, counted apart in the
 // summary) if it passes without restarts and the eventual answers agree:
-// both runs, with checks only letting the query catch up and a final epoch that moves every input's watermark far ahead,
-// end with the same sink content, or the restarted one with extra rows
-// that the all-at-once answer also has. Otherwise it fails.
+// both runs, with checks only letting the query catch up and a final
+// epoch that moves every input's watermark far ahead, end with the same
+// sink content, or the restarted one with extra rows that the all-at-once
+// answer also has. Otherwise it fails.
 package conformance
