@@ -171,20 +171,3 @@ func dataBytes(d arrow.ArrayData) int64 {
 	}
 	return n + total
 }
-
-// newRecordsOperator returns an operator over owned records: a
-// vector.Scan, which takes its own references, so the caller's are
-// dropped here (also on error).
-func newRecordsOperator(schema *arrow.Schema, recs []arrow.Record) (vector.Operator, error) {
-	defer releaseAll(recs)
-	return vector.NewScan(schema, recs...)
-}
-
-// sendRecords streams owned records (sendStream over newRecordsOperator).
-func (s *Server) sendRecords(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.Record) error {
-	op, err := newRecordsOperator(schema, recs)
-	if err != nil {
-		return err
-	}
-	return s.sendStream(ctx, stream, schema, op)
-}
