@@ -47,7 +47,7 @@ type Literal struct {
 
 // Call is an operator or function application. Func is the canonical
 // lower-case name: an operator (+ - * / % negative = <> < <= > >= <=> and
-// or not isnull isnotnull in between like) or a function of SQL.md
+// or not isnull isnotnull in between like) or a function of docs/sql.md
 // (coalesce, lower, window_time, ...). For "in" the first argument is the
 // value and the rest the list; for "between" the arguments are value,
 // low, high.

@@ -293,7 +293,7 @@ func BuildScanOn(mem memory.Allocator, s *Scan, raw vector.Operator, env *Env) (
 
 func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (vector.Operator, error) {
 	if s.Streaming {
-		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", quoteName(s.Name), ErrUnsupported)
+		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 	}
 	var raw vector.Operator
 	var err error
@@ -301,19 +301,19 @@ func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (ve
 	case ReadVersion:
 		t, ok := s.Table.(VersionedTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s does not support VERSION AS OF: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s does not support VERSION AS OF: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.ScanVersion(ctx, mem, s.Version)
 	case ReadChanges:
 		t, ok := s.Table.(ChangesTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s does not support table_changes: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s does not support table_changes: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.ScanChanges(ctx, mem, s.From, s.To)
 	default:
 		t, ok := s.Table.(BatchTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s cannot be read as a batch: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s cannot be read as a batch: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.Scan(ctx, mem)
 	}

@@ -382,29 +382,19 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	return nil
 }
 
-// concatColumns concatenates the records column by column; a single
-// record's columns are shared rather than copied.
+// concatColumns concatenates the records column by column (ConcatRecords;
+// a single record's columns are shared rather than copied) and returns the
+// columns, owned by the caller.
 func concatColumns(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) ([]arrow.Array, error) {
-	cols := make([]arrow.Array, schema.NumFields())
-	for c, f := range schema.Fields() {
-		switch len(recs) {
-		case 0:
-			cols[c] = array.MakeArrayOfNull(mem, f.Type, 0)
-		case 1:
-			cols[c] = recs[0].Column(c)
-			cols[c].Retain()
-		default:
-			parts := make([]arrow.Array, len(recs))
-			for i, r := range recs {
-				parts[i] = r.Column(c)
-			}
-			a, err := array.Concatenate(parts, mem)
-			if err != nil {
-				releaseArrays(cols[:c])
-				return nil, fmt.Errorf("vector: hash join build side, column %s: %w", f.Name, err)
-			}
-			cols[c] = a
-		}
+	all, err := ConcatRecords(mem, schema, recs)
+	if err != nil {
+		return nil, fmt.Errorf("vector: hash join build side: %w", err)
+	}
+	defer all.Release()
+	cols := make([]arrow.Array, all.NumCols())
+	for i, c := range all.Columns() {
+		c.Retain()
+		cols[i] = c
 	}
 	return cols, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -242,30 +241,10 @@ func (s *Sort) concat() (arrow.Record, error) {
 			r.Release()
 		}
 	}()
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
+	out, err := ConcatRecords(s.mem, s.input.Schema(), recs)
+	if err != nil {
+		return nil, fmt.Errorf("vector: sort: %w", err)
 	}
-	schema := s.input.Schema()
-	cols := make([]arrow.Array, schema.NumFields())
-	parts := make([]arrow.Array, len(recs))
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for c := range cols {
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		col, err := array.Concatenate(parts, s.mem)
-		if err != nil {
-			releaseArrays(cols[:c])
-			return nil, fmt.Errorf("vector: sort: %w", err)
-		}
-		cols[c] = col
-	}
-	out := array.NewRecord(schema, cols, rows)
-	releaseArrays(cols)
 	return out, nil
 }
 
