@@ -122,19 +122,25 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 }
 
 // add accounts n bytes (negative: freed) and returns the limit broken.
+// The caller keeps the bytes (notePeak) or gives them back (undo).
 func (a *queryAllocator) add(n int64, op string) *MemoryLimitError {
 	now := a.inUse.Add(n)
 	var pooled int64
 	if a.pool != nil {
 		pooled = a.pool.inUse.Add(n)
 	}
+	return a.over(n, now, pooled, op)
+}
+
+// notePeak records the query's current holding in its peak.
+func (a *queryAllocator) notePeak() {
+	now := a.inUse.Load()
 	for {
 		p := a.peak.Load()
 		if now <= p || a.peak.CompareAndSwap(p, now) {
-			break
+			return
 		}
 	}
-	return a.over(n, now, pooled, op)
 }
 
 func (a *queryAllocator) undo(n int64) {
@@ -167,6 +173,7 @@ func (a *queryAllocator) limitErr() error {
 func (a *queryAllocator) allocation(n int64, op string) {
 	e := a.add(n, op)
 	if e == nil {
+		a.notePeak()
 		return
 	}
 	if e.Scope == "query" && a.inUse.Load() > 2*a.limit || e.Scope == "server" && a.pool.inUse.Load() > a.pool.limit+a.pool.limit/4 {
@@ -174,6 +181,7 @@ func (a *queryAllocator) allocation(n int64, op string) {
 		a.stop(e)
 		panic(e)
 	}
+	a.notePeak()
 	a.stop(e)
 }
 
@@ -186,6 +194,7 @@ func (a *queryAllocator) reserveFor(n int64, op string) error {
 		a.stop(e)
 		return e
 	}
+	a.notePeak()
 	return nil
 }
 
