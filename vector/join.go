@@ -386,6 +386,9 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	if err := enc.Encode(keys); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	exclude := j.keyExclusion(keys, enc, nil)
 	if err := j.table.build(ctx, enc, exclude, j.anyNullSafe); err != nil {
 		return err

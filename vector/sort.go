@@ -306,7 +306,10 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 		valid, nulls := splitNulls(first)
 		rest := cmps[1:]
 		if s.kinds[0] == sortFixed {
-			sorted := sortFixedKeys(first, valid, k0.Descending)
+			sorted, err := sortFixedKeys(ctx, first, valid, k0.Descending)
+			if err != nil {
+				return nil, err
+			}
 			if len(rest) > 0 {
 				sortRunsByCmp(sorted, valid, rest)
 			}
