@@ -54,10 +54,10 @@ func OptimizeContext(ctx context.Context, n Node) (Node, error) {
 		}
 		return false
 	}
-	n = RemoveAliases(n)
 	if stopped() {
 		return nil, err
 	}
+	n = RemoveAliases(n)
 	if n, err = FoldConstants(n); err != nil {
 		return nil, err
 	}
