@@ -186,3 +186,44 @@ func TestQueryAllocatorLimits(t *testing.T) {
 		t.Fatalf("inUse %d peak %d at the end", a.inUse.Load(), a.peak.Load())
 	}
 }
+
+// TestCancelReachesOperators: a cross join of 600K rows with itself
+// (360 billion rows to count) is stopped by the server's query timeout
+// and by the client's cancel; each time the operators are closed, the
+// memory is released and the server serves the next query.
+func TestCancelReachesOperators(t *testing.T) {
+	const q = "SELECT count(*) FROM big a CROSS JOIN big b"
+	t.Run("timeout", func(t *testing.T) {
+		srv, mem := startGovernedServer(t, 600_000, Limits{QueryTimeout: time.Second})
+		base := mem.CurrentAlloc()
+		cl := sqlClient(t, srv)
+		err := runFlightSQL(context.Background(), cl, q)
+		if st, _ := status.FromError(err); st.Code() != codes.DeadlineExceeded || !strings.Contains(st.Message(), "query timeout of 1s") {
+			t.Fatalf("got %v, want DeadlineExceeded naming the query timeout", err)
+		}
+		waitFor(t, 30*time.Second, "the query's memory to be released", func() bool { return mem.CurrentAlloc() == base })
+		if err := runFlightSQL(context.Background(), cl, "SELECT count(*) FROM big"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("client cancel", func(t *testing.T) {
+		srv, mem := startGovernedServer(t, 600_000, Limits{QueryTimeout: -1})
+		base := mem.CurrentAlloc()
+		cl := sqlClient(t, srv)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- runFlightSQL(ctx, cl, q) }()
+		// The count sends nothing before its end: cancel while it runs.
+		waitFor(t, 30*time.Second, "the query to run", func() bool { return srv.active.Load() > 0 })
+		cancel()
+		if err := <-done; status.Code(err) != codes.Canceled {
+			t.Fatalf("client saw %v, want Canceled", err)
+		}
+		waitFor(t, 30*time.Second, "the server to stop the query", func() bool { return srv.active.Load() == 0 })
+		waitFor(t, 30*time.Second, "the query's memory to be released", func() bool { return mem.CurrentAlloc() == base })
+		if err := runFlightSQL(context.Background(), cl, "SELECT count(*) FROM big"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
