@@ -56,6 +56,11 @@ type Call struct {
 	Args []Expr
 	Type arrow.DataType
 	Null bool
+
+	// typing caches what newCall learnt about the call while typing it, so
+	// that typing the call's parent costs one node, not a walk of the
+	// subtree (see inferType). The zero value means "not known".
+	typing callTyping
 }
 
 // Cast converts X to type To (CAST(X AS To)); the analyzer also inserts

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -28,11 +29,31 @@ func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, childre
 	if len(children) != len(node.Children()) {
 		return nil, fmt.Errorf("plan: %s needs %d input operators, got %d", node, len(node.Children()), len(children))
 	}
-	op, err := buildOne(ctx, mem, node, children, env)
+	op, err := buildOne(ctx, vector.ForOperator(mem, operatorName(node)), node, children, env)
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", node, err)
 	}
 	return relabel(op, node.Schema()), nil
+}
+
+// operatorName names a node's operator in memory-limit errors.
+func operatorName(node Node) string {
+	switch n := node.(type) {
+	case *Aggregate:
+		return "HashAggregate"
+	case *Join:
+		if len(n.Children()) == 2 && n.Cond == nil {
+			return "HashJoin (cross join)"
+		}
+		return "HashJoin"
+	case *Sort:
+		return "Sort"
+	case *Deduplicate:
+		return "Deduplicate (DISTINCT)"
+	case *WindowAssign:
+		return "WindowAssign"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", node), "*plan.")
 }
 
 func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []vector.Operator, env *Env) (vector.Operator, error) {
@@ -457,7 +478,7 @@ func BuildTree(ctx context.Context, mem memory.Allocator, node Node, env *Env, l
 			keys, err := sortKeys(s.Keys, env)
 			if err == nil {
 				var op vector.Operator
-				if op, err = vector.NewTopN(mem, child, keys, l.N); err == nil {
+				if op, err = vector.NewTopN(vector.ForOperator(mem, "Sort (top-N)"), child, keys, l.N); err == nil {
 					return relabel(op, node.Schema()), nil
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -87,6 +88,7 @@ type Sort struct {
 
 	err    error
 	closed bool
+	heap   heapAccount // the permutation and the sort's scratch
 }
 
 // NewSort returns a Sort of input by keys (at least one). Keys must be of
@@ -113,7 +115,7 @@ func newSort(mem memory.Allocator, input Operator, keys []SortKey, limit int64) 
 	}
 	in := input.Schema()
 	s := &Sort{mem: mem, input: input, keys: append([]SortKey(nil), keys...), limit: limit,
-		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys))}
+		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys)), heap: newHeapAccount(mem, "sort")}
 	for i, k := range keys {
 		if k.Expr == nil {
 			return nil, fmt.Errorf("vector: sort key %d is nil", i)
@@ -208,7 +210,7 @@ func (s *Sort) materialize(ctx context.Context) error {
 		perm = perm[:s.limit]
 	}
 	s.data, s.perm = data, perm
-	return nil
+	return s.heap.set(sliceBytes(perm))
 }
 
 // compact replaces the buffered records by their first s.limit rows in
@@ -225,6 +227,9 @@ func (s *Sort) compact(ctx context.Context) error {
 	}
 	top, err := gatherRows(s.mem, data, perm[:min(int64(len(perm)), s.limit)])
 	if err != nil {
+		return err
+	}
+	if err := s.heap.set(0); err != nil { // the permutation is dropped
 		return err
 	}
 	s.buf, s.bufRows = append(s.buf, top), top.NumRows()
@@ -251,6 +256,15 @@ func (s *Sort) concat() (arrow.Record, error) {
 // sortRecord returns the rows of rec in key order.
 func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error) {
 	n := int(rec.NumRows())
+	// The permutation, the valid/null split and the radix sort's two
+	// (key, row) arrays: reserved before they are made; after the sort
+	// only the permutation stays (see materialize).
+	if err := s.heap.set(int64(n) * (4 + 4 + 2*int64(unsafe.Sizeof(keyRow{})))); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	arrs, err := evalAll(ctx, s.evs, rec)
 	if err != nil {
 		return nil, err
@@ -271,7 +285,10 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 		valid, nulls := splitNulls(first)
 		rest := cmps[1:]
 		if s.kinds[0] == sortFixed {
-			sorted := sortFixedKeys(first, valid, k0.Descending)
+			sorted, err := sortFixedKeys(ctx, first, valid, k0.Descending)
+			if err != nil {
+				return nil, err
+			}
 			if len(rest) > 0 {
 				sortRunsByCmp(sorted, valid, rest)
 			}
@@ -329,6 +346,7 @@ func (s *Sort) release() {
 		r.Release()
 	}
 	s.buf, s.perm = nil, nil
+	s.heap.release()
 }
 
 // Close implements Operator; it releases what the Sort holds and closes the
