@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -52,23 +53,28 @@ func (*ExplainStatement) statementPlan()        {}
 func (*StreamingTableStatement) statementPlan() {}
 func (*CommandStatement) statementPlan()        {}
 
-// Analyze resolves a parsed statement against cat.
+// Analyze resolves a parsed statement against cat (with the default
+// AnalyzeOptions; AnalyzeContext takes a context and options).
 func Analyze(stmt sql.Statement, cat Catalog) (Statement, error) {
+	return analyzeStatement(newBudget(context.Background(), 0), stmt, cat)
+}
+
+func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, error) {
 	switch s := stmt.(type) {
 	case *sql.Query:
-		n, err := AnalyzeQuery(s, cat)
+		n, err := analyzeQuery(b, s, cat)
 		if err != nil {
 			return nil, err
 		}
 		return &QueryStatement{Plan: n}, nil
 	case *sql.Explain:
-		inner, err := Analyze(s.Stmt, cat)
+		inner, err := analyzeStatement(b, s.Stmt, cat)
 		if err != nil {
 			return nil, err
 		}
 		return &ExplainStatement{Extended: s.Extended, Stmt: inner, Source: sql.Format(s.Stmt)}, nil
 	case *sql.CreateStreamingTable:
-		n, err := AnalyzeQuery(s.Query, cat)
+		n, err := analyzeQuery(b, s.Query, cat)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +108,11 @@ func AnalyzeSQL(text string, cat Catalog) (Node, error) {
 
 // AnalyzeQuery resolves a query against cat and returns its logical plan.
 func AnalyzeQuery(q *sql.Query, cat Catalog) (Node, error) {
-	a := &analyzer{cat: cat}
+	return analyzeQuery(newBudget(context.Background(), 0), q, cat)
+}
+
+func analyzeQuery(b *budget, q *sql.Query, cat Catalog) (Node, error) {
+	a := &analyzer{cat: cat, b: b}
 	sc, err := a.query(q)
 	if err != nil {
 		return nil, err
@@ -113,6 +123,7 @@ func AnalyzeQuery(q *sql.Query, cat Catalog) (Node, error) {
 // analyzer holds the state of one statement's analysis.
 type analyzer struct {
 	cat   Catalog
+	b     *budget // context and size limits; nil checks nothing
 	ctes  []map[string]*cteDef
 	depth int
 }
@@ -269,6 +280,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 		return nil, err
 	}
 	return selectBlock(in, selectSpec{
+		b:   a.b,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0,
 		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
 	})
@@ -278,7 +290,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 // name output columns only.
 func (a *analyzer) orderOutput(sc *scope, items []*sql.OrderItem) (*scope, error) {
 	out := sc.node.Schema()
-	r := &resolver{sc: sc, clause: "ORDER BY"}
+	r := &resolver{b: a.b, sc: sc, clause: "ORDER BY"}
 	keys := make([]SortKey, len(items))
 	for i, o := range items {
 		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY"); err != nil {

@@ -248,7 +248,7 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 	var cond Expr
 	if x.On != nil {
 		both := &scope{node: newJoinInput(l.node, r.node), cols: append(append([]scopeCol(nil), l.cols...), r.cols...)}
-		res := &resolver{sc: both, clause: "ON"}
+		res := &resolver{b: a.b, sc: both, clause: "ON"}
 		c, err := res.expr(x.On)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -28,11 +29,31 @@ func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, childre
 	if len(children) != len(node.Children()) {
 		return nil, fmt.Errorf("plan: %s needs %d input operators, got %d", node, len(node.Children()), len(children))
 	}
-	op, err := buildOne(ctx, mem, node, children, env)
+	op, err := buildOne(ctx, vector.ForOperator(mem, operatorName(node)), node, children, env)
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", node, err)
 	}
 	return relabel(op, node.Schema()), nil
+}
+
+// operatorName names a node's operator in memory-limit errors.
+func operatorName(node Node) string {
+	switch n := node.(type) {
+	case *Aggregate:
+		return "HashAggregate"
+	case *Join:
+		if len(n.Children()) == 2 && n.Cond == nil {
+			return "HashJoin (cross join)"
+		}
+		return "HashJoin"
+	case *Sort:
+		return "Sort"
+	case *Deduplicate:
+		return "Deduplicate (DISTINCT)"
+	case *WindowAssign:
+		return "WindowAssign"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", node), "*plan.")
 }
 
 func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []vector.Operator, env *Env) (vector.Operator, error) {
@@ -293,7 +314,7 @@ func BuildScanOn(mem memory.Allocator, s *Scan, raw vector.Operator, env *Env) (
 
 func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (vector.Operator, error) {
 	if s.Streaming {
-		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", quoteName(s.Name), ErrUnsupported)
+		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 	}
 	var raw vector.Operator
 	var err error
@@ -301,19 +322,19 @@ func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (ve
 	case ReadVersion:
 		t, ok := s.Table.(VersionedTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s does not support VERSION AS OF: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s does not support VERSION AS OF: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.ScanVersion(ctx, mem, s.Version)
 	case ReadChanges:
 		t, ok := s.Table.(ChangesTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s does not support table_changes: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s does not support table_changes: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.ScanChanges(ctx, mem, s.From, s.To)
 	default:
 		t, ok := s.Table.(BatchTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s cannot be read as a batch: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s cannot be read as a batch: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.Scan(ctx, mem)
 	}
@@ -457,7 +478,7 @@ func BuildTree(ctx context.Context, mem memory.Allocator, node Node, env *Env, l
 			keys, err := sortKeys(s.Keys, env)
 			if err == nil {
 				var op vector.Operator
-				if op, err = vector.NewTopN(mem, child, keys, l.N); err == nil {
+				if op, err = vector.NewTopN(vector.ForOperator(mem, "Sort (top-N)"), child, keys, l.N); err == nil {
 					return relabel(op, node.Schema()), nil
 				}
 			}
