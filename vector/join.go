@@ -398,7 +398,7 @@ func concatColumns(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Reco
 			for i, r := range recs {
 				parts[i] = r.Column(c)
 			}
-			a, err := array.Concatenate(parts, mem)
+			a, err := Concatenate(parts, mem)
 			if err != nil {
 				releaseArrays(cols[:c])
 				return nil, fmt.Errorf("vector: hash join build side, column %s: %w", f.Name, err)

@@ -257,7 +257,7 @@ func (s *Sort) concat() (arrow.Record, error) {
 		for i, r := range recs {
 			parts[i] = r.Column(c)
 		}
-		col, err := array.Concatenate(parts, s.mem)
+		col, err := Concatenate(parts, s.mem)
 		if err != nil {
 			releaseArrays(cols[:c])
 			return nil, fmt.Errorf("vector: sort: %w", err)
