@@ -29,6 +29,6 @@
 // `arrowstream difftest`), Check (one seed, used by FuzzDifferential) and
 // Generate (a case, for other oracles).
 //
-// What is deliberately not generated, and why, is listed in README.md
-// next to this file.
+// What is generated, the Spark/DuckDB subset and what was found are in
+// docs/difftest.md.
 package difftest

@@ -10,7 +10,7 @@ import (
 // Options configure generation.
 type Options struct {
 	// DuckDB keeps to the subset of the dialect where Spark and DuckDB
-	// agree (see README.md): no NaN/Inf data, no division, no casts whose
+	// agree (see docs/difftest.md): no NaN/Inf data, no division, no casts whose
 	// rules differ, no Spark-only functions.
 	DuckDB bool
 	// NoDistinctAgg leaves count(DISTINCT ...) out.
@@ -234,7 +234,7 @@ func conjoin(a, b *Expr) *Expr {
 
 func (k *checker) scopeOf(q *Query) scope {
 	cols := append([]Column(nil), q.From.Left.Columns...)
-	if q.From.Right != nil {
+	if q.From.Right != nil && !strings.Contains(q.From.Join, "SEMI") && !strings.Contains(q.From.Join, "ANTI") {
 		cols = append(cols, q.From.Right.Columns...)
 	}
 	return scope{cols: cols}

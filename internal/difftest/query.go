@@ -43,7 +43,11 @@ func (f From) render(d Dialect) string {
 	if f.Join == "CROSS JOIN" {
 		return f.Left.Name + " CROSS JOIN " + f.Right.Name
 	}
-	return fmt.Sprintf("%s %s %s ON %s", f.Left.Name, f.Join, f.Right.Name, f.On.Render(d))
+	join := f.Join
+	if d == DuckDB && (join == "LEFT SEMI JOIN" || join == "LEFT ANTI JOIN") {
+		join = strings.TrimPrefix(join, "LEFT ") // DuckDB's SEMI JOIN, ANTI JOIN
+	}
+	return fmt.Sprintf("%s %s %s ON %s", f.Left.Name, join, f.Right.Name, f.On.Render(d))
 }
 
 // Query is a generated SELECT.
@@ -126,10 +130,13 @@ func (g *gen) query(tables []*Table) *Query {
 		if r.IntN(2) == 0 {
 			q.From.Left, q.From.Right = tables[1], tables[0]
 		}
-		q.From.Join = []string{"JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN"}[r.IntN(6)]
+		q.From.Join = []string{"JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN"}[r.IntN(8)]
 		sc = scope{cols: append(append([]Column(nil), q.From.Left.Columns...), q.From.Right.Columns...)}
 		if q.From.Join != "CROSS JOIN" {
 			q.From.On = g.joinCond(q.From.Left, q.From.Right)
+		}
+		if strings.HasSuffix(q.From.Join, "SEMI JOIN") || strings.HasSuffix(q.From.Join, "ANTI JOIN") {
+			sc = scope{cols: q.From.Left.Columns} // only the left side is visible above
 		}
 	} else if r.IntN(5) == 0 {
 		q.From.SubWhere = exprGen{g, sc}.expr(cBool, 2)

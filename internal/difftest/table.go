@@ -173,6 +173,12 @@ func genTable(r *rand.Rand, name, prefix string, o Options) *Table {
 	ncol := 2 + r.IntN(5)
 	for i := 0; i < ncol; i++ {
 		c := Column{Name: fmt.Sprintf("%s%d", prefix, i), Kind: Kind(r.IntN(int(numKinds)))}
+		if o.DuckDB && c.Kind == KFloat32 {
+			// FLOAT arithmetic is computed and typed as DOUBLE by the
+			// engine (a known deviation from Spark, docs/difftest.md);
+			// keep it out of the DuckDB comparison
+			c.Kind = KFloat64
+		}
 		if c.Kind == KDecimal {
 			switch r.IntN(4) {
 			case 0:
