@@ -310,7 +310,9 @@ func (x exprGen) floatExpr(depth int) *Expr {
 		return call("coalesce(%s, %s)", cFloat, x.expr(cFloat, d), x.expr(cFloat, d))
 	case 8:
 		if x.g.o.DuckDB {
-			return call("floor(%s)", cFloat, x.expr(cFloat, d))
+			// floor/ceil/round of a double are bigint in Spark
+			// (saturating at ±2^63), double in DuckDB
+			return call("abs(%s)", cFloat, x.expr(cFloat, d))
 		}
 		return call([]string{"floor(%s)", "ceil(%s)", "round(%s)"}[r.IntN(3)], cInt, x.expr(cFloat, d))
 	}
@@ -326,6 +328,11 @@ func (x exprGen) decExpr(depth int) *Expr {
 	case 1:
 		return call("(%s - %s)", cDec, x.expr(cDec, d), x.expr(cDec, d))
 	case 2:
+		if x.g.o.DuckDB {
+			// Spark cuts a product's scale to 6 when its precision
+			// passes 38; DuckDB keeps it
+			return call("(%s - %s)", cDec, x.expr(cDec, d), x.expr(cDec, d))
+		}
 		return call("(%s * %s)", cDec, x.expr(cDec, d), x.expr(cDec, d))
 	case 3:
 		return call("abs(%s)", cDec, x.expr(cDec, d))
