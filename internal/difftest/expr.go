@@ -341,6 +341,10 @@ func (x exprGen) decExpr(depth int) *Expr {
 		src := cInt
 		if !x.g.o.DuckDB {
 			src = []class{cInt, cDec, cStr}[r.IntN(3)]
+		} else if to == "DECIMAL(38,0)" {
+			// next to a fractional decimal, Spark's common type keeps
+			// the scale (DECIMAL(38,2)), DuckDB the integer digits
+			to = "DECIMAL(18,0)"
 		}
 		return call("CAST(%s AS "+to+")", cDec, x.expr(src, d))
 	case 5:

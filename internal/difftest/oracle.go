@@ -48,6 +48,7 @@ const (
 	OracleTLPWhere  = "tlp-where"
 	OracleTLPHaving = "tlp-having"
 	OracleTLPAgg    = "tlp-aggregate"
+	OracleTLPOuter  = "tlp-outer"
 	OracleLeak      = "leak"
 	OraclePanic     = "panic"
 	OracleDuckDB    = "duckdb"
@@ -120,7 +121,7 @@ func (s *Stats) add(o Stats) {
 
 func (s Stats) String() string {
 	var parts []string
-	for _, k := range []string{OracleOptimizer, OracleTLPWhere, OracleTLPHaving, OracleTLPAgg, OracleDuckDB} {
+	for _, k := range []string{OracleOptimizer, OracleTLPWhere, OracleTLPHaving, OracleTLPAgg, OracleTLPOuter, OracleDuckDB} {
 		if s.Checked[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, s.Checked[k]))
 		}
@@ -211,7 +212,10 @@ func (k *checker) query(ctx context.Context, q *Query) {
 		return
 	}
 	// Oracle (b): ternary logic partitioning.
-	if q.Limit < 0 {
+	if q.Limit < 0 && q.Wrap {
+		k.tlpOuter(ctx, q, opt)
+	}
+	if q.Limit < 0 && !q.Wrap {
 		k.tlpWhere(ctx, q, opt)
 		if q.Grouped {
 			k.tlpHaving(ctx, q, opt)
@@ -353,5 +357,22 @@ func (k *checker) tlpAggregate(ctx context.Context, q *Query, whole Result) {
 	if !sameRows(whole.Rows, res.Rows, false) {
 		k.report(&Mismatch{Oracle: OracleTLPAgg, Query: q.Render(Spark), Other: text,
 			Want: res, Got: whole, Comment: "reference: the partitions' aggregates recombined; engine: the whole query"})
+	}
+}
+
+// tlpOuter partitions the rows of a wrapped query by a predicate over its
+// output columns, conjoined to the outer WHERE: a filter the optimizer
+// pushes through aggregates, joins and DISTINCT.
+func (k *checker) tlpOuter(ctx context.Context, q *Query, whole Result) {
+	p := exprGen{&gen{r: k.r, o: k.o}, q.outputScope()}.expr(cBool, 2)
+	rows, texts, ok := k.runParts(ctx, q, p, func(pq *Query, part *Expr) { pq.OuterWhere = conjoin(q.OuterWhere, part) })
+	if !ok {
+		k.stats.Errored++
+		return
+	}
+	k.stats.Checked[OracleTLPOuter]++
+	if !sameRows(whole.Rows, rows, false) {
+		k.report(&Mismatch{Oracle: OracleTLPOuter, Query: q.Render(Spark), Other: strings.Join(texts, ";\n"),
+			Want: Result{Rows: rows}, Got: whole, Comment: "reference: union of the three partitions of the outer WHERE; engine: the whole query"})
 	}
 }

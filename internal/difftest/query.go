@@ -61,10 +61,56 @@ type Query struct {
 	Having   *Expr
 	OrderBy  bool // ORDER BY every output column
 	Limit    int  // -1: none
+	// Wrap puts the query in SELECT * FROM (...) AS o WHERE OuterWhere
+	// (ORDER BY and LIMIT then apply to the outer query): a filter over
+	// the output of aggregates, joins and DISTINCT, which the optimizer
+	// pushes down.
+	Wrap       bool
+	OuterWhere *Expr
+}
+
+// outputScope is the scope of the output columns c0, c1, ...
+func (q *Query) outputScope() scope {
+	var cols []Column
+	for i, it := range q.Items {
+		cols = append(cols, Column{Name: fmt.Sprintf("c%d", i), Kind: kindOf(it.class())})
+	}
+	return scope{cols: cols}
+}
+
+// class is the type family of an item's value.
+func (it Item) class() class {
+	switch it.Agg {
+	case "count(*)", "count", "count_distinct":
+		return cInt
+	case "avg":
+		if it.E.cls == cDec {
+			return cDec
+		}
+		return cFloat
+	}
+	return it.E.cls
+}
+
+// kindOf is a column kind of class c (for scopes of derived columns).
+func kindOf(c class) Kind {
+	return map[class]Kind{cBool: KBool, cInt: KInt64, cFloat: KFloat64, cDec: KDecimal, cStr: KString, cDate: KDate, cTs: KTimestamp}[c]
 }
 
 // Render renders q in dialect d; output columns are c0, c1, ...
 func (q *Query) Render(d Dialect) string {
+	if q.Wrap {
+		inner := q.clone()
+		inner.Wrap, inner.OrderBy, inner.Limit = false, false, -1
+		outer := &Query{Items: q.Items, OrderBy: q.OrderBy, Limit: q.Limit}
+		var b strings.Builder
+		b.WriteString("SELECT * FROM (" + inner.Render(d) + ") AS o")
+		if q.OuterWhere != nil {
+			b.WriteString(" WHERE " + q.OuterWhere.Render(d))
+		}
+		b.WriteString(outer.tail())
+		return b.String()
+	}
 	var b strings.Builder
 	b.WriteString("SELECT ")
 	if q.Distinct {
@@ -90,6 +136,13 @@ func (q *Query) Render(d Dialect) string {
 	if q.Having != nil {
 		b.WriteString(" HAVING " + q.Having.Render(d))
 	}
+	b.WriteString(q.tail())
+	return b.String()
+}
+
+// tail renders ORDER BY and LIMIT.
+func (q *Query) tail() string {
+	var b strings.Builder
 	if q.OrderBy {
 		keys := make([]string, len(q.Items))
 		for i := range q.Items {
@@ -158,6 +211,12 @@ func (g *gen) query(tables []*Table) *Query {
 		q.OrderBy = true
 		if r.IntN(2) == 0 {
 			q.Limit = r.IntN(6)
+		}
+	}
+	if r.IntN(3) == 0 {
+		q.Wrap = true
+		if r.IntN(4) != 0 {
+			q.OuterWhere = exprGen{g, q.outputScope()}.expr(cBool, 2)
 		}
 	}
 	return q

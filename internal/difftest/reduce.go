@@ -77,6 +77,7 @@ var refuters = map[string]func(ctx context.Context, e *Engine, m *Mismatch) (wan
 	},
 	OracleTLPWhere:  tlpRefute,
 	OracleTLPHaving: tlpRefute,
+	OracleTLPOuter:  tlpRefute,
 	OracleTLPAgg: func(ctx context.Context, e *Engine, m *Mismatch) (Result, Result, bool) {
 		whole, parts := e.Run(ctx, m.Query, true), e.Run(ctx, m.Other, true)
 		if whole.Err != nil || parts.Err != nil || whole.Panic != "" || parts.Panic != "" {
