@@ -67,3 +67,34 @@ func TestRegressionDictionaryBatches(t *testing.T) {
 		}
 	}
 }
+
+// Found by the generator: a join ON an INT column and a TINYINT or
+// SMALLINT column (Arrow int8/int16, from files) failed with "join key
+// types differ".
+func TestRegressionJoinNarrowIntegerKeys(t *testing.T) {
+	t0 := &Table{Name: "t0", Columns: []Column{{Name: "a0", Kind: KInt8}, {Name: "a1", Kind: KInt16}},
+		Rows: [][]Value{{int64(1), int64(1)}, {int64(-128), int64(300)}, {nil, int64(2)}, {int64(2), nil}}, Batches: []int{4}}
+	t1 := &Table{Name: "t1", Columns: []Column{{Name: "b0", Kind: KInt32}, {Name: "b1", Kind: KInt64}},
+		Rows: [][]Value{{int64(1), int64(300)}, {int64(-128), int64(2)}, {int64(2), nil}, {nil, int64(1)}}, Batches: []int{4}}
+	e, err := NewEngine([]*Table{t0, t1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"SELECT a0, b0 FROM t0 JOIN t1 ON a0 = b0", []string{"1 | 1", "-128 | -128", "2 | 2"}},
+		{"SELECT a1, b1 FROM t0 JOIN t1 ON a1 = b1", []string{"1 | 1", "300 | 300", "2 | 2"}},
+		{"SELECT t0.a0, u.a1 FROM t0 JOIN t0 AS u ON t0.a0 = u.a1", []string{"1 | 1", "2 | 2"}},
+		{"SELECT a0, b0 FROM t0 LEFT JOIN t1 ON a0 <=> b0", []string{"1 | 1", "-128 | -128", "2 | 2", "NULL | NULL"}},
+	} {
+		for _, opt := range []bool{false, true} {
+			res := e.Run(context.Background(), c.q, opt)
+			if res.Err != nil || !sameRows(res.Rows, c.want, false) {
+				t.Errorf("%s (optimized %v): got %v (err %v), want %v", c.q, opt, res.Rows, res.Err, c.want)
+			}
+		}
+	}
+}
