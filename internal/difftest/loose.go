@@ -31,8 +31,8 @@ func LooseCell(c string) string {
 	case "NaN", "Infinity", "-Infinity":
 		return s
 	}
-	if strings.Count(s, "-") > 1 || strings.Contains(s, ":") {
-		return c // a date or timestamp
+	if len(s) >= 10 && s[4] == '-' && s[7] == '-' {
+		return c // a date or timestamp (yyyy-mm-dd...)
 	}
 	f, ok := new(big.Float).SetPrec(256).SetString(s)
 	if !ok {

@@ -19,6 +19,9 @@ func TestLooseCell(t *testing.T) {
 		{"2020-01-01 00:00:00", "2020-01-01 00:00:00"},
 		{"-1", "-1"},
 		{"true", "true"},
+		{"-3.1600000000000005e-08", "-3.16e-08"}, // two minus signs, not a date
+		{"-3.16e-08", "-3.16e-08"},
+		{"1900-01-01", "1900-01-01"},
 	} {
 		if got := LooseCell(c.in); got != c.want {
 			t.Errorf("LooseCell(%q) = %q, want %q", c.in, got, c.want)
