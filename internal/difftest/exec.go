@@ -116,7 +116,7 @@ func (e *Engine) run(ctx context.Context, mem memory.Allocator, text string, opt
 	if err != nil {
 		return nil, err
 	}
-	recs, err := plan.Drain(ctx, op)
+	recs, err := plan.DrainAndClose(ctx, op)
 	defer func() {
 		for _, r := range recs {
 			r.Release()
