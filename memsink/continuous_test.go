@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -41,7 +41,7 @@ func waitRows(t *testing.T, tbl *memsink.Table, n int64) {
 // only committed epochs.
 func TestContinuousArrivalVisibility(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	clock := arrowstream.NewManualClock(time.Unix(0, 0))
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, Clock: clock})
@@ -103,7 +103,7 @@ func TestContinuousArrivalVisibility(t *testing.T) {
 // notify, so it is polled): committed epochs hold each even value once.
 func TestContinuousSQLStreamingTable(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir()})
 	cat := memsink.NewCatalog()

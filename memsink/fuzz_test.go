@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -59,7 +60,7 @@ func decodeChecked(t *testing.T, raw []byte) error {
 			panic("WATCHDOG: decode hangs")
 		}
 	}()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	_, _, recs, err := decodeFile(mem, raw)
 	if err == nil {

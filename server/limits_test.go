@@ -8,10 +8,11 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 func TestQueryMemoryLimit(t *testing.T) {
@@ -32,7 +33,7 @@ func TestQueryMemoryLimit(t *testing.T) {
 }
 
 func TestQueryAllocatorCounts(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	a := newQueryAllocator(mem, 1000)
 	b := a.Allocate(600)

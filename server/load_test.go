@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -88,7 +89,7 @@ func TestLoadFlightSQLClientsDuringCommits(t *testing.T) {
 		duration  = 3 * time.Second
 		maxRounds = 100
 	)
-	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	checked := poisonmem.New()
 	defer checked.AssertSize(t, 0)
 	mem := &peakAllocator{Allocator: checked}
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true,

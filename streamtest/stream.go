@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -28,7 +29,9 @@ type Options struct {
 	// Dir is the directory of the checkpoint (required by New; NewT uses
 	// t.TempDir()). The checkpoint lives in Dir/checkpoint.
 	Dir string
-	// Allocator for all data (default: Go's allocator).
+	// Allocator for all data (default: the poisoning test allocator of
+	// internal/testutil/poisonmem, which NewT also checks for leaks when
+	// the test ends).
 	Allocator memory.Allocator
 	// Conf holds session settings by Spark's keys
 	// (spark.sql.shuffle.partitions, ...).
@@ -110,7 +113,7 @@ func New(opts Options) (*Stream, error) {
 		lastChecked: -1,
 	}
 	if s.mem == nil {
-		s.mem = memory.NewGoAllocator()
+		s.mem = poisonmem.New()
 	}
 	s.clock = &switchClock{c: arrowstream.SystemClock{}}
 	s.sess = arrowstream.NewSession(arrowstream.SessionOptions{
@@ -133,6 +136,10 @@ func NewT(t testing.TB, opts Options) *Stream {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
+	}
+	if opts.Allocator == nil {
+		// Registered before the Close cleanup below, so it runs after it.
+		opts.Allocator = poisonmem.NewChecked(t)
 	}
 	s, err := New(opts)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -256,7 +257,7 @@ func steps(from, step int64, n int) []int64 {
 // TestFixtureLayout logs the files of a fixture checkpoint (with -v), a
 // map for the damage cases.
 func TestFixtureLayout(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	rows, err := runFixture(t, mem, dir, damageQuery, &genSource{mem: mem}, steps(0, 50, 12))

@@ -16,6 +16,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 // The crash test runs files → Parquet file sink in a child process (this
@@ -165,7 +166,7 @@ func TestCrashLoopFilesToFileSink(t *testing.T) {
 		break
 	}
 	out := filepath.Join(dir, "out")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	o, _ := ParseOptions(Parquet, map[string]string{"path": out})
 	src, err := NewSource(mem, testSchema, o)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -76,7 +77,7 @@ func checkExactlyOnce(t *testing.T, what string, ids []int64, n int) {
 // restarts them from their checkpoints, and finds every record exactly
 // once in both outputs; the file sink's output is read back by batch SQL.
 func TestRestartExactlyOnce(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
 	in, out, ck := t.TempDir(), t.TempDir(), t.TempDir()

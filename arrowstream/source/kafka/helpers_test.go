@@ -3,17 +3,16 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -68,13 +67,13 @@ func values(prefix string, from, n int) []string {
 // checked allocator; close releases everything and checks for leaks.
 type testSession struct {
 	*arrowstream.Session
-	mem   *memory.CheckedAllocator
+	mem   *poisonmem.Allocator
 	sinks *memsink.Catalog
 	dir   string
 }
 
 func newTestSession(t *testing.T, dir string) *testSession {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: dir, NoSync: true})
 	kafka.Install(s)
 	sinks := memsink.NewCatalog()

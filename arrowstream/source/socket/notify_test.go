@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -20,7 +19,7 @@ import (
 // buffered after the call, and the metrics count lines read and buffered.
 func TestSocketNotifiesAndCountsLines(t *testing.T) {
 	port, send := lineServer(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	src, err := socket.New(mem, socket.Options{Host: "127.0.0.1", Port: port})
 	if err != nil {
@@ -70,7 +69,7 @@ func TestSocketNotifiesAndCountsLines(t *testing.T) {
 // interval are an hour, and rows are shown on arrival.
 func TestSocketContinuousQuery(t *testing.T) {
 	port, send := lineServer(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})
 	socket.Install(s)

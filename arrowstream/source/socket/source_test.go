@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -101,7 +100,7 @@ func TestSocketQuery(t *testing.T) {
 	port, send := lineServer(t)
 	dir := t.TempDir()
 	run := func(prefix string, n int) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: dir, NoSync: true})
 		socket.Install(s)
@@ -169,7 +168,7 @@ func TestSocketQuery(t *testing.T) {
 // the lines all arrive, in order, as epochs commit.
 func TestSocketBackPressure(t *testing.T) {
 	port, send := lineServer(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	src, err := socket.New(mem, socket.Options{Host: "127.0.0.1", Port: port, MaxBufferedLines: 10})
 	if err != nil {
