@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
@@ -19,7 +20,7 @@ var intSchema = arrow.NewSchema([]arrow.Field{{Name: "value", Type: vector.Int64
 // waitRows waits until the table shows n rows.
 func waitRows(t *testing.T, tbl *memsink.Table, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		ch := tbl.Changed()
 		snap := tbl.Snapshot()
@@ -121,7 +122,7 @@ func TestContinuousSQLStreamingTable(t *testing.T) {
 			tbl.Close()
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for {
 		if p := q.LastProgress(); p != nil && p.BatchID >= 3 && p.NumInputRows > 0 {
 			break

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -56,7 +57,7 @@ func decodeChecked(t *testing.T, raw []byte) error {
 	go func() {
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.Scaled(2 * time.Minute)):
 			panic("WATCHDOG: decode hangs")
 		}
 	}()

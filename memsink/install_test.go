@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
@@ -52,7 +53,7 @@ func TestSQLStreamingTableEndToEnd(t *testing.T) {
 		t.Fatalf("no query started: %+v", res)
 	}
 	// Wait for a few epochs, then read the table while the query runs.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		if p := q.LastProgress(); p != nil && p.BatchID >= 3 {
 			break

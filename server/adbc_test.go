@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
@@ -47,7 +48,7 @@ func newSQLFixture(t testing.TB, cfg Config) *sqlFixture {
 	t.Cleanup(func() {
 		// Runs before startServer's cleanup stops the server (LIFO), so
 		// stop it here first to release its streams.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		f.srv.Stop(ctx)
 		f.eng.stopAll()

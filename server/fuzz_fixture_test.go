@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
@@ -108,7 +109,7 @@ func newFuzzFixture(f testing.TB) *fuzzFixture {
 	}
 	fx.handle = string(pr.Handle)
 	f.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		if err := srv.Stop(sctx); err != nil {
 			f.Error(err)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
@@ -106,7 +107,7 @@ func TestLoadFlightSQLClientsDuringCommits(t *testing.T) {
 	defer sess.Streams().StopAll()
 	srv := startServer(t, ForSession(sess, cat))
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		srv.Stop(ctx)
 	}()

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -101,7 +102,7 @@ func TestRestartExactlyOnce(t *testing.T) {
 	// The first run stops mid-stream: its first trigger takes one file,
 	// the next would come an hour later.
 	qs := start(arrowstream.ProcessingTime(time.Hour))
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for qs[0].LastProgress() == nil || qs[1].LastProgress() == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("no progress")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -69,7 +70,7 @@ func fileCrashChild(dir, brokerList, totalText, seedText string) int {
 		fmt.Fprintln(os.Stderr, "query ended:", err)
 		return 3
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(10*time.Minute))
 	defer cancel()
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -90,7 +91,7 @@ func TestKafkaToFileSinkRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for q.LastProgress() == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("no progress")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
@@ -48,7 +49,7 @@ func produce(t testing.TB, c *kfake.Cluster, topic string, partitions int32, pre
 		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i) % partitions, Key: []byte(v), Value: []byte(v),
 			Headers: []kgo.RecordHeader{{Key: "h", Value: []byte(v)}}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func head(s []string) []string {
 
 func processAll(t *testing.T, q *arrowstream.StreamingQuery) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatalf("process all available: %v", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -129,7 +130,7 @@ func TestSinkOptionTopicAndNulls(t *testing.T) {
 	}
 	defer cl.Close()
 	var got []string
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	for len(got) < 6 {
 		fs := cl.PollFetches(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
@@ -39,10 +40,10 @@ func TestSocketNotifiesAndCountsLines(t *testing.T) {
 	send(lines("x", 3))
 	select {
 	case <-ch:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testutil.Scaled(2 * time.Minute)):
 		t.Fatal("no notification after a line arrived")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	var end arrowstream.Offset
 	for src.Metrics()["numLinesRead"] != "3" {
 		if time.Now().After(deadline) {
@@ -113,7 +114,7 @@ func TestSocketContinuousQuery(t *testing.T) {
 		return out
 	}
 	send(lines("a", 20))
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		got := rows()
 		if len(got) == 20 {

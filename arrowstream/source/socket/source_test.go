@@ -12,6 +12,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
@@ -54,7 +55,7 @@ func lineServer(t *testing.T) (port int, send func(lines []string)) {
 				current.Close()
 			}
 			current = c
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.Scaled(2 * time.Minute)):
 			t.Fatal("no new connection")
 		}
 		if _, err := io.WriteString(current, strings.Join(lines, "\n")+"\n"); err != nil {
@@ -132,7 +133,7 @@ func TestSocketQuery(t *testing.T) {
 			}()
 			return vt.RowsOf(recs...)
 		}
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 		for {
 			rows := tbl()
 			got := 0
@@ -182,7 +183,7 @@ func TestSocketBackPressure(t *testing.T) {
 	send(lines("x", 1000))
 	var committed arrowstream.Offset
 	var got []string
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for len(got) < 1000 {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d lines arrived", len(got))
