@@ -127,9 +127,22 @@ func TestLoadFlightSQLClientsDuringCommits(t *testing.T) {
 	live, _ := cat.Lookup("live")
 	baseline := mem.cur.Load()
 
-	runCtx, cancel := context.WithTimeout(ctx, duration)
+	// At least duration, and until there is enough work to judge (a
+	// loaded machine takes longer; the bound only stops a hang).
+	runCtx, cancel := context.WithTimeout(ctx, testutil.Scaled(5*time.Minute))
 	defer cancel()
 	var reads, torn, failures atomic.Int64
+	go func() {
+		start := time.Now()
+		enough := func() bool {
+			p := q.LastProgress()
+			return reads.Load() >= 2*clients && p != nil && p.BatchID >= 10
+		}
+		for runCtx.Err() == nil && (time.Since(start) < duration || !enough()) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
 	for c := range clients {
