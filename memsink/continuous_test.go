@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
@@ -44,7 +45,7 @@ func TestContinuousArrivalVisibility(t *testing.T) {
 	ctx := context.Background()
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
-	clock := arrowstream.NewManualClock(time.Unix(0, 0))
+	clock := arrowstreamtest.NewManualClock(time.Unix(0, 0))
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, Clock: clock})
 	cat := memsink.NewCatalog()
 	defer func() {
