@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -95,7 +96,7 @@ func FuzzAnalyze(f *testing.F) {
 var fuzzTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func fuzzRun(t *testing.T, n plan.Node) ([]string, error) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	op, err := plan.Execute(context.Background(), mem, n, &plan.Env{BatchTimestamp: fuzzTime})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -362,7 +363,7 @@ func TestSQLLogic(t *testing.T) {
 	for _, path := range files {
 		f := parseSLT(t, path)
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			cat := plan.NewMemoryCatalog()
 			var tables []*plan.MemTable
 			for name, tb := range f.tables {

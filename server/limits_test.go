@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 func TestQueryMemoryLimit(t *testing.T) {

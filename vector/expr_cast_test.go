@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -278,7 +279,7 @@ func FuzzCastString(f *testing.F) {
 	}
 	types := []arrow.DataType{vector.Int32, vector.Int64, vector.Float64, vector.Boolean, vector.Timestamp, vector.Date, vector.Decimal(10, 2), vector.Decimal(38, 0)}
 	f.Fuzz(func(t *testing.T, s string) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		for _, dt := range types {
 			castOneString(t, mem, s, dt)

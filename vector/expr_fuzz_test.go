@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -130,7 +131,7 @@ func FuzzExprEval(f *testing.F) {
 	f.Add([]byte{12, 3, 2, 0, 4, 1, 6})
 	f.Add([]byte{3, 1, 0, 9, 0, 11})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		checkExprFuzz(mem, data, t.Errorf)
 	})
