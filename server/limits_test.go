@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 func TestQueryMemoryLimit(t *testing.T) {
