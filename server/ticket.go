@@ -76,9 +76,12 @@ func (t Ticket) Encode() ([]byte, error) {
 
 // DecodeTicket parses and validates a ticket. Errors describe what is
 // wrong without echoing more than a short prefix of the input.
-func DecodeTicket(b []byte) (Ticket, error) {
-	if len(b) > maxTicketBytes {
-		return Ticket{}, fmt.Errorf("ticket of %d bytes is longer than %d", len(b), maxTicketBytes)
+func DecodeTicket(b []byte) (Ticket, error) { return decodeTicket(b, maxTicketBytes) }
+
+// decodeTicket is DecodeTicket with a size limit.
+func decodeTicket(b []byte, limit int) (Ticket, error) {
+	if len(b) > limit {
+		return Ticket{}, fmt.Errorf("ticket of %d bytes is longer than %d", len(b), limit)
 	}
 	if !utf8.Valid(b) {
 		return Ticket{}, errors.New("ticket is not valid UTF-8 JSON")

@@ -51,13 +51,15 @@ func (c *flightConfig) users() map[string]string {
 }
 
 // startFlightServer starts the Flight SQL server over e.
-func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig) (flightServer, error) {
+func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *governFlags, auth *server.Authenticator) (flightServer, error) {
 	sc := server.ForSession(e.session, e.sinks)
 	if se, ok := sc.Engine.(*server.SessionEngine); ok {
 		se.RunStatementsWith(e.SQL)
 	}
 	sc.Addr = cfg.addr
-	sc.Auth = server.AuthConfig{Users: cfg.users()}
+	sc.Authenticator = auth
+	sc.TLS = gov.tls()
+	sc.Limits = gov.limits
 	sc.AllowInsecure = cfg.allowInsecure
 	sc.Logger = e.logger
 	sc.UnaryInterceptors = []grpc.UnaryServerInterceptor{e.metrics.UnaryInterceptor()}

@@ -13,7 +13,7 @@ import (
 // the sink formats parquet and arrow in s.
 func Install(s *arrowstream.Session) {
 	for _, f := range []Format{CSV, JSON, Parquet, Arrow} {
-		s.RegisterSourceFormat(string(f), SourceFormat(f))
+		s.RegisterSourceFormat(string(f), confinedSourceFormat(f, s))
 	}
 	for _, f := range []Format{Parquet, Arrow} {
 		s.RegisterSinkFormat(string(f), SinkFormat(f))
@@ -39,5 +39,20 @@ func SinkFormat(f Format) arrowstream.SinkFormat {
 			return nil, err
 		}
 		return NewSink(mem, info.Schema, info.Mode, o)
+	}
+}
+
+// confinedSourceFormat is SourceFormat(f) with listings confined to the
+// session's data directories when it has an access policy.
+func confinedSourceFormat(f Format, s *arrowstream.Session) arrowstream.SourceFormat {
+	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
+		o, err := ParseOptions(f, opts)
+		if err != nil {
+			return nil, err
+		}
+		if p := s.Access(); p != nil {
+			o.Confine = p.CheckDataFile
+		}
+		return NewSource(mem, schema, o)
 	}
 }
