@@ -71,7 +71,15 @@ func (t Ticket) Encode() ([]byte, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
-	return json.Marshal(t)
+	// No HTML escaping: a statement's '<', '>' and '&' would take six
+	// bytes each, and the ticket travels in the FlightInfo.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // DecodeTicket parses and validates a ticket. Errors describe what is

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
 	"google.golang.org/grpc"
@@ -328,3 +329,6 @@ func notExist(t *testing.T, p string) {
 		t.Errorf("%s exists (err %v): the attack created it", p, err)
 	}
 }
+
+// asADBC unwraps an adbc.Error.
+func asADBC(err error, target *adbc.Error) bool { return errors.As(err, target) }
