@@ -149,7 +149,7 @@ func (q *quotas) admitTable(user, table string) error {
 	}
 	all, mine := q.usageOf(user)
 	fail := func(format string, args ...any) error {
-		return statusf(codes.ResourceExhausted, "streaming table %q not created: quota exceeded: "+format, append([]any{table}, args...)...)
+		return statusf(codes.ResourceExhausted, "quota exceeded, %q not created: "+format, append([]any{table}, args...)...)
 	}
 	switch {
 	case l.MaxStreamingTables > 0 && all.tables >= l.MaxStreamingTables:
