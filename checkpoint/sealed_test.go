@@ -67,3 +67,28 @@ func TestSealedFileLegacy(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// FuzzUnseal: any bytes either fail with ErrCorrupt, read as legacy (the
+// input itself), or are exactly a sealed payload.
+func FuzzUnseal(f *testing.F) {
+	f.Add(Seal([]byte(`{"startTimeMs":1}`)))
+	f.Add([]byte("v1\n{}"))
+	f.Add([]byte("\n#crc32c=zzzzzzzz\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		payload, legacy, err := Unseal("f", data)
+		switch {
+		case err != nil:
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+		case legacy:
+			if !bytes.Equal(payload, data) {
+				t.Fatal("a legacy read changed the data")
+			}
+		default:
+			if !bytes.Equal(Seal(payload), data) {
+				t.Fatalf("accepted %q, which is not Seal(%q)", data, payload)
+			}
+		}
+	})
+}

@@ -15,7 +15,7 @@ type fixture struct {
 	p                 *Policy
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	base := t.TempDir()
 	f := fixture{data: filepath.Join(base, "data"), ck: filepath.Join(base, "ck"), outside: filepath.Join(base, "outside")}
@@ -182,4 +182,25 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if _, err := New(Config{AllowConnect: []string{"nohost"}}); err == nil {
 		t.Error("an endpoint without a port was accepted")
 	}
+}
+
+// FuzzCheckDataPath: whatever the path, an accepted one resolves inside
+// the data root, and nothing panics.
+func FuzzCheckDataPath(f *testing.F) {
+	fx := newFixture(f)
+	for _, s := range []string{"/etc/passwd", fx.data + "/in/ok.csv", fx.data + "/../x", fx.data + "/escape/a", fx.data + "/in/*.csv", "rel/../../x", "\x00", fx.data + "/[", fx.data + "//in//./ok.csv"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		resolved, err := fx.p.CheckDataPath("path", p)
+		if err != nil {
+			return
+		}
+		if !within(fx.p.dataRoots[0], resolved) {
+			t.Fatalf("accepted %q resolving to %q, outside %s", p, resolved, fx.p.dataRoots[0])
+		}
+		if hasDotDot(p) {
+			t.Fatalf("accepted %q with ..", p)
+		}
+	})
 }
