@@ -2,7 +2,10 @@ package server
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
 )
 
 func TestParseGrants(t *testing.T) {
@@ -99,6 +102,50 @@ func TestCreatedTable(t *testing.T) {
 	for in, want := range cases {
 		if got := createdTable(in); got != want {
 			t.Errorf("createdTable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// fixedQueries lists fixed query states.
+type fixedQueries []QueryState
+
+func (f fixedQueries) Queries() []QueryState { return f }
+
+func stateWith(name string, stateBytes int64) QueryState {
+	p := &arrowstream.StreamingQueryProgress{StateOperators: []arrowstream.StateOperatorProgress{{MemoryUsedBytes: stateBytes}}}
+	return QueryState{ID: name, Name: name, Status: "ACTIVE", Recent: []*arrowstream.StreamingQueryProgress{p}}
+}
+
+// TestStreamingTableQuotas checks each admission quota against a fixed
+// set of running tables: a (alice's, 100 state bytes), b (bob's, 50), c
+// (nobody's, 10) and a failed one that does not count.
+func TestStreamingTableQuotas(t *testing.T) {
+	queries := fixedQueries{stateWith("a", 100), stateWith("b", 50), stateWith("c", 10), {ID: "d", Name: "d", Status: "FAILED"}}
+	cases := []struct {
+		l       Limits
+		user    string
+		refused string // the flag the refusal names; "" admits
+	}{
+		{Limits{}, "alice", ""},
+		{Limits{MaxStreamingTables: 3}, "alice", "--max-streaming-tables"},
+		{Limits{MaxStreamingTables: 4}, "alice", ""},
+		{Limits{MaxStreamingTablesPerUser: 1}, "alice", "--max-streaming-tables-per-user"},
+		{Limits{MaxStreamingTablesPerUser: 1}, "carol", ""},
+		{Limits{MaxStateBytes: 160}, "carol", "--max-state-bytes"},
+		{Limits{MaxStateBytes: 161}, "carol", ""},
+		{Limits{MaxStateBytesPerUser: 100}, "alice", "--max-state-bytes-per-user"},
+		{Limits{MaxStateBytesPerUser: 100}, "bob", ""},
+	}
+	for _, c := range cases {
+		q := newQuotas(c.l, queries)
+		q.created("alice", "A")
+		q.created("bob", "b")
+		err := q.admitTable(c.user, "new")
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%+v, user %s: refused: %v", c.l, c.user, err)
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused+")")):
+			t.Errorf("%+v, user %s: %v, want a refusal naming %s", c.l, c.user, err, c.refused)
 		}
 	}
 }

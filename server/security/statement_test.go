@@ -31,6 +31,7 @@ func TestLargeStatements(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a %d-byte statement: %v", len(sql), err)
 	}
+	t.Logf("a %d-byte statement: FlightInfo of %d bytes", len(sql), proto.Size(info))
 	if n := proto.Size(info); n > 2*len(sql)+(64<<10) {
 		t.Errorf("FlightInfo of a %d-byte statement is %d bytes: the statement travels more than once", len(sql), n)
 	}
