@@ -54,16 +54,16 @@ type Options struct {
 	MaxFileAge         time.Duration // relative to the newest file seen (default 7 days)
 	CleanSource        CleanSource
 	SourceArchiveDir   string
+	Mode               Mode
+	CorruptColumn      string // columnNameOfCorruptRecord (default _corrupt_record)
+	Header             bool   // CSV: the first line of every file names the columns
+	InferSchema        bool   // CSV: infer column types (else strings)
+	Sep                rune   // CSV separator (default ',')
+	NullValue          string // CSV: the text of a null (default empty)
+	ChunkBytes         int    // CSV/JSON bytes decoded per arrow reader call (default 1 MiB; whole lines)
 	// Confine, when set, vets each file a listing finds (a server's data
 	// directories: see arrowstream.Session.Access).
-	Confine       func(path string) error
-	Mode          Mode
-	CorruptColumn string // columnNameOfCorruptRecord (default _corrupt_record)
-	Header        bool   // CSV: the first line of every file names the columns
-	InferSchema   bool   // CSV: infer column types (else strings)
-	Sep           rune   // CSV separator (default ',')
-	NullValue     string // CSV: the text of a null (default empty)
-	ChunkBytes    int    // CSV/JSON bytes decoded per arrow reader call (default 1 MiB; whole lines)
+	Confine func(path string) error
 }
 
 // DefaultChunkBytes is how much CSV/JSON text one arrow reader call
