@@ -15,6 +15,11 @@ import (
 // Access returns the session's resource policy (nil: no restriction).
 func (s *Session) Access() *access.Policy { return s.access }
 
+// ConfineDataFile vets a file a file source found while listing against
+// the policy's data directories (always nil without a policy). File
+// sources call it through an interface, without importing this package.
+func (s *Session) ConfineDataFile(path string) error { return s.access.CheckDataFile(path) }
+
 // checkOptionsAccess checks the options of a source or sink against the
 // policy.
 func (s *Session) checkOptionsAccess(format string, opts map[string]string) error {

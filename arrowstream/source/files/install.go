@@ -6,12 +6,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // Install registers the source formats csv, json, parquet and arrow and
 // the sink formats parquet and arrow in s.
-func Install(s *arrowstream.Session) {
+func Install(s stream.FormatRegistrar) {
 	for _, f := range []Format{CSV, JSON, Parquet, Arrow} {
 		s.RegisterSourceFormat(string(f), confinedSourceFormat(f, s))
 	}
@@ -21,8 +21,8 @@ func Install(s *arrowstream.Session) {
 }
 
 // SourceFormat is the arrowstream.SourceFormat of file format f.
-func SourceFormat(f Format) arrowstream.SourceFormat {
-	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
+func SourceFormat(f Format) stream.SourceFormat {
+	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseOptions(f, opts)
 		if err != nil {
 			return nil, err
@@ -32,8 +32,8 @@ func SourceFormat(f Format) arrowstream.SourceFormat {
 }
 
 // SinkFormat is the arrowstream.SinkFormat of file format f.
-func SinkFormat(f Format) arrowstream.SinkFormat {
-	return func(_ context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
+func SinkFormat(f Format) stream.SinkFormat {
+	return func(_ context.Context, mem memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
 		o, err := ParseSinkOptions(f, info.Options)
 		if err != nil {
 			return nil, err
@@ -42,17 +42,27 @@ func SinkFormat(f Format) arrowstream.SinkFormat {
 	}
 }
 
-// confinedSourceFormat is SourceFormat(f) with listings confined to the
-// session's data directories when it has an access policy.
-func confinedSourceFormat(f Format, s *arrowstream.Session) arrowstream.SourceFormat {
-	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
+// dataConfiner is implemented by registrars that confine the files SQL
+// may read (arrowstream.Session, with an access policy): every file a
+// listing finds is vetted, so that a symbolic link planted after the table
+// was created cannot lead out of the allowed directories.
+type dataConfiner interface {
+	ConfineDataFile(path string) error
+}
+
+// confinedSourceFormat is SourceFormat(f) with listings confined by r when
+// it is a dataConfiner.
+func confinedSourceFormat(f Format, r stream.FormatRegistrar) stream.SourceFormat {
+	c, ok := r.(dataConfiner)
+	if !ok {
+		return SourceFormat(f)
+	}
+	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseOptions(f, opts)
 		if err != nil {
 			return nil, err
 		}
-		if p := s.Access(); p != nil {
-			o.Confine = p.CheckDataFile
-		}
+		o.Confine = c.ConfineDataFile
 		return NewSource(mem, schema, o)
 	}
 }
