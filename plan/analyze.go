@@ -77,6 +77,10 @@ func Analyze(stmt sql.Statement, cat Catalog) (Statement, error) {
 			props[strings.ToLower(p.Key)] = p.Value
 		}
 		return &StreamingTableStatement{Name: joinIdents(s.Name), OrRefresh: s.OrRefresh, Properties: props, Query: n}, nil
+	case *sql.CreateView:
+		return analyzeCreateView(s, cat)
+	case *sql.Insert:
+		return analyzeInsert(s, cat)
 	case nil:
 		return nil, errors.New("plan: nil statement")
 	}
@@ -249,7 +253,12 @@ func (a *analyzer) body(b sql.QueryBody) (*scope, error) {
 	case *sql.Query:
 		return a.query(x)
 	case *sql.Union:
+		if x.Op != sql.SetUnion {
+			return a.setOp(x)
+		}
 		return a.union(x)
+	case *sql.Values:
+		return a.values(x)
 	}
 	return nil, errorAt(b.Position(), ErrUnsupported, "Unsupported query body.")
 }
@@ -293,7 +302,7 @@ func (a *analyzer) union(u *sql.Union) (*scope, error) {
 	var inputs []sql.QueryBody
 	var flatten func(b sql.QueryBody)
 	flatten = func(b sql.QueryBody) {
-		if x, ok := b.(*sql.Union); ok && x.All && u.All {
+		if x, ok := b.(*sql.Union); ok && x.Op == sql.SetUnion && x.All && u.All {
 			flatten(x.Left)
 			flatten(x.Right)
 			return
