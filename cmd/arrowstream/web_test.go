@@ -142,7 +142,7 @@ func TestWebUIInChromium(t *testing.T) {
 		t.Skip("no chromium binary: install Debian's chromium (.ci/run does) or set ARROWSTREAM_CHROMIUM")
 	}
 	e := startDemo(t, 3)
-	h, err := startHTTP(context.Background(), "127.0.0.1:0", e)
+	h, err := startHTTP(context.Background(), "127.0.0.1:0", e, httpOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
