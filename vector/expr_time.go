@@ -71,7 +71,7 @@ func withOptional(args []Expr, opt Expr) []Expr {
 // unaryKernelEval runs a cast-style kernel over one argument; it reuses the
 // cast evaluator for its error reporting.
 func unaryKernelEval(f *FuncExpr, x Evaluator, to arrow.DataType, k castKernel, mem memory.Allocator) *castEval {
-	return &castEval{child: x, from: x.DataType(), to: to, kern: k, mem: mem, expr: f.String(), operand: f.Args[0].String()}
+	return &castEval{child: x, from: x.DataType(), to: to, kern: k, mem: mem, mode: ModeLegacy, expr: f.String(), operand: f.Args[0].String()}
 }
 
 func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
@@ -113,7 +113,7 @@ func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Ev
 func epochInts[S int8 | int16 | int32 | int64](unit int64) castKernel {
 	return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		src := fnRawValues[S](arr)
-		return castFixedResult(c, arr, func(dst []int64) error {
+		return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 			limit := int64(math.MaxInt64) / unit
 			ok := true
 			for i, v := range src {
@@ -225,7 +225,7 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 
 func dateToSeconds(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	src := fnRawValues[int32](arr)
-	return castFixedResult(c, arr, func(dst []int64) error {
+	return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 		for i, d := range src {
 			dst[i] = int64(d) * 86400
 		}
@@ -328,14 +328,14 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 		return fnNullResult(Timestamp, mem), nil
 	case arrow.TIMESTAMP:
 	case arrow.DATE32, arrow.STRING:
-		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
+		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem, mode: ModeLegacy,
 			expr: "CAST(" + f.Args[1].String() + " AS TIMESTAMP)", operand: f.Args[1].String()}, mem, ts)
 	default:
 		return nil, fnErrArgType(f.Args[1].String(), ts.DataType(), "a timestamp")
 	}
 	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		src := fnRawValues[int64](arr)
-		return castFixedResult(c, arr, func(dst []int64) error {
+		return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 			if truncTimestamps(src, dst, u.unit, u.micros) {
 				return nil
 			}
