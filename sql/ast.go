@@ -91,6 +91,12 @@ type DropTable struct {
 	Name     []Ident
 }
 
+// SetConf is SET key = value (a session setting).
+type SetConf struct {
+	Pos
+	Key, Value string
+}
+
 // ShowTables is SHOW TABLES.
 type ShowTables struct {
 	Pos
@@ -278,6 +284,7 @@ func (*Query) stmtNode()                {}
 func (*Explain) stmtNode()              {}
 func (*DropTable) stmtNode()            {}
 func (*ShowTables) stmtNode()           {}
+func (*SetConf) stmtNode()              {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
 

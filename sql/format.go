@@ -122,6 +122,8 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *ShowTables:
 		f.str("SHOW TABLES")
+	case *SetConf:
+		f.str("SET " + s.Key + " = '" + strings.ReplaceAll(s.Value, "'", "\\'") + "'")
 	case *Describe:
 		// TABLE is always written so that a table named history is not
 		// read back as DESCRIBE HISTORY.

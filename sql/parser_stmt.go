@@ -33,9 +33,43 @@ func (p *parser) parseStatement() Statement {
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
 		}
+		if strings.EqualFold(t.text, "SET") {
+			return p.parseSet()
+		}
 	}
-	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW or DESCRIBE)")
+	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET)")
 	return nil
+}
+
+// parseSet parses SET key = value, Spark's way of changing a session
+// setting: the key is a dotted name, the value a quoted string or the raw
+// text of the remaining tokens (true, UTC, America/Los_Angeles, +01:00).
+func (p *parser) parseSet() Statement {
+	start := p.next()
+	var key strings.Builder
+	for p.peek().kind != tEq {
+		t := p.next()
+		switch t.kind {
+		case tWord, tDot:
+			key.WriteString(t.raw)
+		default:
+			p.failAt(t.pos, "expected a setting name and = after SET, found %s", describe(*t))
+		}
+	}
+	p.next()
+	var val strings.Builder
+	for p.peek().kind != tEOF && p.peek().kind != tSemi {
+		t := p.next()
+		if t.kind == tString {
+			val.WriteString(t.text)
+			continue
+		}
+		val.WriteString(t.raw)
+	}
+	if key.Len() == 0 {
+		p.failAt(start.pos, "expected a setting name after SET")
+	}
+	return &SetConf{Pos: start.pos, Key: key.String(), Value: val.String()}
 }
 
 func startsStatement(t *token) bool {
