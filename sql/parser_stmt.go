@@ -47,11 +47,13 @@ func (p *parser) parseStatement() Statement {
 func (p *parser) parseSet() Statement {
 	start := p.next()
 	var key strings.Builder
+	prev := tDot
 	for p.peek().kind != tEq {
 		t := p.next()
-		switch t.kind {
-		case tWord, tDot:
+		switch {
+		case (t.kind == tWord || t.kind == tDot) && t.kind != prev:
 			key.WriteString(t.raw)
+			prev = t.kind
 		default:
 			p.failAt(t.pos, "expected a setting name and = after SET, found %s", describe(*t))
 		}
