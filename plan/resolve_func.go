@@ -340,9 +340,14 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 	if err != nil {
 		return nil, errorAt(x.Pos, ErrType, "%v.", err)
 	}
+	if iv.Months != 0 {
+		return nil, errorAt(x.Pos, ErrUnsupported, "Intervals with months or years are not supported here (they have no fixed length).")
+	}
 	us, err := iv.Fixed()
 	if err != nil {
-		return nil, errorAt(x.Pos, ErrUnsupported, "Intervals with months or years are not supported here: %v.", err)
+		// Spark bounds day-time intervals by a long of microseconds
+		// (106751991 days 04:00:54.775807).
+		return nil, errorAt(x.Pos, ErrType, "[INTERVAL_ARITHMETIC_OVERFLOW] The day-time interval %s is out of range: %v.", sql.Format(x), err)
 	}
 	return &Literal{Value: arrow.Duration(us), Type: vector.Interval}, nil
 }

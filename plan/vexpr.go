@@ -231,7 +231,14 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 		}
 		return vector.TimestampAddInterval(&fieldAt{x: args[0], index: 1, name: "end"}, -1), nil
 	}
-	return vector.LookupFunction(fn, args)
+	e, err := vector.LookupFunction(fn, args)
+	switch x := e.(type) {
+	case *vector.FuncExpr:
+		x.Loc = call.Loc
+	case *vector.CastExpr: // int(x), string(x), ...: Spark's cast functions
+		x.Mode, x.Loc = call.Mode, call.Loc
+	}
+	return e, err
 }
 
 // fieldAt is a vector expression extracting field index of a struct
