@@ -199,7 +199,7 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 		if err := arity(1); err != nil {
 			return nil, err
 		}
-		return vector.Negate(args[0]), nil
+		return &vector.Negation{Child: args[0], Mode: call.Mode}, nil
 	case "not":
 		if err := arity(1); err != nil {
 			return nil, err

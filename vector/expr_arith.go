@@ -435,6 +435,7 @@ func (e *floatArithEval) rowByRow(x, y operand[float64], la, ra arrow.Array, n i
 // ErrOverflow (ANSI).
 type Negation struct {
 	Child Expr
+	Mode  EvalMode // ModeLegacy wraps (Spark 3); otherwise overflow raises
 }
 
 // Negate returns (- e).
@@ -469,7 +470,7 @@ func (n *Negation) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 	if isNullConst(c) {
 		return newConst(dt, nil, mem), nil
 	}
-	ev := &negateEval{child: c, dt: dt, expr: n.String(), name: name, mem: mem}
+	ev := &negateEval{child: c, dt: dt, expr: n.String(), name: name, mem: mem, wrap: n.Mode == ModeLegacy}
 	return foldIfConstant(ev, mem, c), nil
 }
 
@@ -478,6 +479,7 @@ type negateEval struct {
 	dt         arrow.DataType
 	expr, name string
 	mem        memory.Allocator
+	wrap       bool // without ANSI -MIN is MIN, as Java's negation
 }
 
 func (e *negateEval) DataType() arrow.DataType { return e.dt }
@@ -501,7 +503,7 @@ func (e *negateEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	case arrow.DECIMAL128:
 		buf = negateDecimals(e.mem, arr)
 	}
-	if row >= 0 {
+	if row >= 0 && !e.wrap {
 		buf.Release()
 		values := ""
 		if e.name != "" {
