@@ -45,6 +45,9 @@ type ColumnRef struct {
 type Literal struct {
 	Value any
 	Type  arrow.DataType
+	// wallClock marks a TIMESTAMP '...' literal without a zone, read as
+	// UTC by the parser: applyOptions re-reads it in the session time zone.
+	wallClock bool
 }
 
 // Call is an operator or function application. Func is the canonical

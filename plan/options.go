@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -117,6 +119,19 @@ func parseOffset(s string) (int, bool) {
 	return hv*3600 + mv*60, true
 }
 
+// wallToInstant reads wall-clock microseconds (a local date and time
+// counted as if UTC) in loc.
+func wallToInstant(loc *time.Location, wall int64) int64 {
+	secs := wall / 1_000_000
+	frac := wall % 1_000_000
+	if frac < 0 {
+		secs, frac = secs-1, frac+1_000_000
+	}
+	t := time.Unix(secs, 0).UTC()
+	l := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc)
+	return l.Unix()*1_000_000 + frac
+}
+
 // applyOptions stamps o into every cast and call of n (try_ functions
 // keep their own mode).
 func applyOptions(n Node, o Options) (Node, error) {
@@ -127,6 +142,15 @@ func applyOptions(n Node, o Options) (Node, error) {
 	stamp := func(e Expr) (Expr, error) {
 		return Transform(e, func(x Expr) (Expr, error) {
 			switch y := x.(type) {
+			case *Literal:
+				if !y.wallClock || loc == nil {
+					return x, nil
+				}
+				ts, ok := y.Value.(arrow.Timestamp)
+				if !ok {
+					return x, nil
+				}
+				return &Literal{Value: arrow.Timestamp(wallToInstant(loc, int64(ts))), Type: y.Type}, nil
 			case *Cast:
 				c := *y
 				if c.Mode != vector.ModeTry {

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
@@ -258,6 +259,13 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		}
 		if l.Value == nil {
 			return nil, errorAt(x.Pos, ErrType, "Cannot parse the %s value %q.", x.Kind, x.Value)
+		}
+		if x.Kind == sql.LitTimestamp {
+			// A zone in the text makes the value the same in every
+			// session time zone; without one it is a wall time.
+			if z, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to, Loc: time.FixedZone("probe", 3600)}); err == nil && z.Value != l.Value {
+				l.wallClock = true
+			}
 		}
 		return l, nil
 	}
