@@ -161,11 +161,12 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 		return foldIfConstant(ev, mem, lw, rw), nil
 	}
 	common, _ := CommonType(lt, rt)
+	var narrow arrow.DataType // tinyint or smallint: computed as int, then narrowed
 	switch {
 	case a.Op == ArithDiv || isFloating(common):
 		common = Float64
 	case common.ID() == arrow.INT8 || common.ID() == arrow.INT16:
-		common = Int32
+		narrow, common = common, Int32
 	}
 	if allNull {
 		return newConst(common, nil, mem), nil
@@ -187,6 +188,11 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 		ev = &intArithEval[int64]{binaryBase: base, op: a.Op, dt: common, mode: a.Mode}
 	default:
 		ev = &floatArithEval{binaryBase: base, op: a.Op, mode: a.Mode}
+	}
+	if narrow != nil {
+		// Spark keeps tinyint and smallint: the int result of two such
+		// operands cannot overflow int, only the narrow type.
+		ev = &narrowArithEval{in: ev, dt: narrow, mode: a.Mode, base: base, op: a.Op}
 	}
 	return foldIfConstant(ev, mem, lw, rw), nil
 }
@@ -407,6 +413,72 @@ func (e *floatArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Arra
 	floatArith(e.op, x, y, out)
 	validity, nulls := andValidity(e.mem, n, la, ra)
 	return newArrayOwning(Float64, n, buf, validity, nulls), nil
+}
+
+// narrowArithEval narrows the int result of + - * % over tinyint or
+// smallint operands to their type: a value out of its range is
+// ARITHMETIC_OVERFLOW (ANSI), wraps (legacy) or is NULL (try_).
+type narrowArithEval struct {
+	in   Evaluator
+	dt   arrow.DataType
+	mode EvalMode
+	base binaryBase
+	op   ArithOp
+}
+
+func (e *narrowArithEval) DataType() arrow.DataType { return e.dt }
+
+func (e *narrowArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
+	wide, err := e.in.Eval(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer wide.Release()
+	src := fnRawValues[int32](wide)
+	lo, hi := int32(math.MinInt8), int32(math.MaxInt8)
+	if e.dt.ID() == arrow.INT16 {
+		lo, hi = math.MinInt16, math.MaxInt16
+	}
+	n := wide.Len()
+	v := newValidityOut(e.base.mem, n, wide)
+	var buf *memory.Buffer
+	var row = -1
+	if e.dt.ID() == arrow.INT8 {
+		b, dst := fnFixedBuf[int8](e.base.mem, n)
+		buf, row = b, narrowInts(src, dst, lo, hi, wide, v, e.mode)
+	} else {
+		b, dst := fnFixedBuf[int16](e.base.mem, n)
+		buf, row = b, narrowInts(src, dst, lo, hi, wide, v, e.mode)
+	}
+	if row >= 0 {
+		buf.Release()
+		v.release()
+		return nil, &EvalError{Expr: e.base.expr, Row: row, Err: errArithOverflow(tryName(e.op))}
+	}
+	bm, nulls := v.finish()
+	return fnNewArray(e.dt, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+}
+
+// narrowInts narrows every value (wrapping); a valid value out of [lo, hi]
+// is returned as the failing row under ANSI and made NULL under try_.
+func narrowInts[D int8 | int16](src []int32, dst []D, lo, hi int32, wide arrow.Array, v *validityOut, mode EvalMode) int {
+	ok := true
+	for i, x := range src {
+		dst[i] = D(x)
+		ok = ok && x >= lo && x <= hi
+	}
+	if ok || mode == ModeLegacy {
+		return -1
+	}
+	for i, x := range src {
+		if (x < lo || x > hi) && wide.IsValid(i) {
+			if mode == ModeANSI {
+				return i
+			}
+			v.setNull(i)
+		}
+	}
+	return -1
 }
 
 // rowByRow is the slow path of a batch with a zero divisor outside ANSI:
