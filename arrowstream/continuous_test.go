@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/vector"
 
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -76,7 +78,7 @@ func TestContinuousUnsupportedOperations(t *testing.T) {
 		{"arrival on a sink without it", s.ReadStream("input"), Append, map[string]string{"continuous.visibility": "arrival"}, "cannot show uncommitted rows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := tc.df.WriteStream().Sink(&collectSink{}).OutputMode(tc.mode).Trigger(Continuous(time.Second)).
+			w := tc.df.WriteStream().Sink(&collectsink.Sink{}).OutputMode(tc.mode).Trigger(Continuous(time.Second)).
 				Option("checkpointLocation", t.TempDir())
 			for k, v := range tc.opts {
 				w.Option(k, v)
@@ -116,7 +118,7 @@ func TestContinuousExactlyOnceAcrossRestart(t *testing.T) {
 	defer src.Close()
 	s.RegisterStream("input", src)
 	dir := t.TempDir()
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	var want []vt.Row
 	add := func(vals ...int) {
 		addInts(t, src, vals...)
@@ -137,10 +139,10 @@ func TestContinuousExactlyOnceAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.Stop()
-	if got := sink.all(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
+	if got := sink.All(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
 		t.Fatalf("before restart:\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
 	}
-	epochs := len(sink.order)
+	epochs := len(sink.Order())
 	if epochs < 2 {
 		t.Fatalf("want several epochs, got %d", epochs)
 	}
@@ -161,11 +163,11 @@ func TestContinuousExactlyOnceAcrossRestart(t *testing.T) {
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := sink.all(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
+	if got := sink.All(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
 		t.Fatalf("after restart:\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
 	}
-	if sink.order[epochs] != int64(epochs) {
-		t.Fatalf("epoch ids after restart: %v", sink.order)
+	if sink.Order()[epochs] != int64(epochs) {
+		t.Fatalf("epoch ids after restart: %v", sink.Order())
 	}
 }
 
@@ -179,7 +181,7 @@ func TestContinuousReplaysUncommittedEpoch(t *testing.T) {
 	s.RegisterStream("input", src)
 	dir := t.TempDir()
 	boom := errors.New("sink down")
-	sink := &collectSink{fail: func(epoch int64) error {
+	sink := &collectsink.Sink{Fail: func(epoch int64) error {
 		if epoch == 1 {
 			return boom
 		}
@@ -199,19 +201,17 @@ func TestContinuousReplaysUncommittedEpoch(t *testing.T) {
 		t.Fatalf("epoch 1's offsets were not written before the sink: %v", err)
 	}
 	addInts(t, src, 10)
-	sink.fail = nil
+	sink.Fail = nil
 	q = startContinuous(t, s, dir, sink, 10*time.Millisecond, nil)
 	defer q.Stop()
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
 	}
 	want := []vt.Row{{int32(2), int32(20)}, {int32(4), int32(40)}, {int32(6), int32(60)}, {int32(8), int32(80)}, {int32(10), int32(100)}}
-	if got := sink.all(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
+	if got := sink.All(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(got)) {
 		t.Fatalf("got\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
 	}
-	sink.mu.Lock()
-	replayed := sink.epochs[1]
-	sink.mu.Unlock()
+	replayed := sink.Epoch(1)
 	if !vt.RowsEqual(vt.SortRows(replayed), vt.SortRows(want[2:4])) {
 		t.Fatalf("epoch 1 replayed as\n%swant exactly its recorded range", vt.FormatRows(replayed))
 	}
@@ -223,12 +223,12 @@ func TestContinuousPendingBoundCommitsEarly(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	clock := NewManualClock(time.Unix(0, 0))
+	clock := arrowstreamtest.NewManualClock(time.Unix(0, 0))
 	s := NewSession(SessionOptions{Allocator: mem, Clock: clock})
 	src := NewMemoryStream(mem, valueSchema)
 	defer src.Close()
 	s.RegisterStream("input", src)
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	q := startContinuous(t, s, t.TempDir(), sink, time.Hour, map[string]string{"continuous.maxPendingBytes": "1"})
 	defer q.Stop()
 	for i := 0; i < 5; i++ {
@@ -237,9 +237,9 @@ func TestContinuousPendingBoundCommitsEarly(t *testing.T) {
 	// No ProcessAllAvailable (it would end the epoch itself): the bound
 	// alone must commit.
 	deadline := time.Now().Add(10 * time.Second)
-	for len(sink.all()) < 5 {
+	for len(sink.All()) < 5 {
 		if time.Now().After(deadline) || !q.IsActive() {
-			t.Fatalf("%d rows committed; want 5 (%v)", len(sink.all()), q.Exception())
+			t.Fatalf("%d rows committed; want 5 (%v)", len(sink.All()), q.Exception())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -255,7 +255,7 @@ func TestContinuousAggregationUpdateMode(t *testing.T) {
 	defer src.Close()
 	s.RegisterStream("input", src)
 	dir := t.TempDir()
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	start := func() *StreamingQuery {
 		q, err := s.ReadStream("input").GroupBy("value % 3 AS k").Count().
 			WriteStream().Sink(sink).OutputMode(Update).Trigger(Continuous(time.Hour)).
@@ -278,7 +278,7 @@ func TestContinuousAggregationUpdateMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	latest := map[string]int64{}
-	for _, r := range sink.all() {
+	for _, r := range sink.All() {
 		latest[fmt.Sprint(r[0])] = r[1].(int64)
 	}
 	want := map[string]int64{"0": 2, "1": 2, "2": 2}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -19,12 +20,12 @@ func newTestSession(t *testing.T) (*Session, *memory.CheckedAllocator) {
 
 // newRows returns the rows of the epochs after the last call.
 type newRows struct {
-	sink *collectSink
+	sink *collectsink.Sink
 	seen int
 }
 
 func (n *newRows) take() []vt.Row {
-	all := n.sink.all()
+	all := n.sink.All()
 	out := all[n.seen:]
 	n.seen = len(all)
 	return out
@@ -52,7 +53,7 @@ func TestDataFrameWindowedAppend(t *testing.T) {
 		WithWatermark("eventTime", "10 seconds").
 		GroupBy("window(eventTime, '5 seconds') AS window").Agg("count(*) AS count").
 		Select("CAST(window.start AS BIGINT)", "count")
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	q, err := df.WriteStream().Sink(sink).OutputMode(Append).Option("checkpointLocation", t.TempDir()).Start(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestDataFrameRunningCountAndErrors(t *testing.T) {
 	src := NewMemoryStream(mem, valueSchema)
 	defer src.Close()
 	s.RegisterStream("input", src)
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	q, err := s.ReadStream("input").GroupBy("value").Agg("count(*)").
 		WriteStream().Sink(sink).OutputMode(Update).Option("checkpointLocation", t.TempDir()).Start(ctx)
 	if err != nil {
@@ -98,7 +99,7 @@ func TestDataFrameRunningCountAndErrors(t *testing.T) {
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := lastEpoch(sink); !vt.RowsEqual(vt.SortRows([]vt.Row{{3, 2}, {2, 1}}), vt.SortRows(got)) {
+	if got := sink.Last(); !vt.RowsEqual(vt.SortRows([]vt.Row{{3, 2}, {2, 1}}), vt.SortRows(got)) {
 		t.Fatalf("got %v", got)
 	}
 	// Analysis errors surface at Start, naming the rule or the bad input.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -41,7 +43,7 @@ func TestFaultInjectorFailsEpochBeforeSinkAndStateCommit(t *testing.T) {
 	defer src.Close()
 	s.RegisterStream("input", src)
 	dir := t.TempDir()
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	start := func() *StreamingQuery {
 		t.Helper()
 		q, err := s.ReadStream("input").GroupBy("value").Agg("count(*)").
@@ -66,8 +68,8 @@ func TestFaultInjectorFailsEpochBeforeSinkAndStateCommit(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "epoch 1") {
 		t.Fatalf("query ended with %v, want the injected fault in epoch 1", err)
 	}
-	if len(sink.order) != 1 {
-		t.Fatalf("the sink saw the failed epoch: %v", sink.order)
+	if len(sink.Order()) != 1 {
+		t.Fatalf("the sink saw the failed epoch: %v", sink.Order())
 	}
 	// The restart re-runs epoch 1 from the committed state of epoch 0: the
 	// staged count (1 → 3) was discarded, so key 1 counts 3, not 5.
@@ -76,7 +78,7 @@ func TestFaultInjectorFailsEpochBeforeSinkAndStateCommit(t *testing.T) {
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := lastEpoch(sink); !vt.RowsEqual(vt.SortRows([]vt.Row{{1, 3}, {2, 1}}), vt.SortRows(got)) {
+	if got := sink.Last(); !vt.RowsEqual(vt.SortRows([]vt.Row{{1, 3}, {2, 1}}), vt.SortRows(got)) {
 		t.Fatalf("re-run epoch: %v", got)
 	}
 	if len(fault.failed) != 1 || fault.failed[0] != 1 {
@@ -85,7 +87,7 @@ func TestFaultInjectorFailsEpochBeforeSinkAndStateCommit(t *testing.T) {
 }
 
 func TestManualClockWaitingIgnoresPassedDeadlines(t *testing.T) {
-	c := NewManualClock(time.UnixMilli(0))
+	c := arrowstreamtest.NewManualClock(time.UnixMilli(0))
 	if c.Waiting() {
 		t.Fatal("waiting without waiters")
 	}

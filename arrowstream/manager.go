@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
-	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
 )
 
 // QueryListener receives query lifecycle events. Callbacks run on the
@@ -109,8 +108,8 @@ func (m *QueryManager) progress(q *StreamingQuery, p *StreamingQueryProgress) {
 
 func (m *QueryManager) terminated(q *StreamingQuery, err error) {
 	m.mu.Lock()
-	if m.active[q.id] == q {
-		delete(m.active, q.id)
+	if m.active[q.ID()] == q {
+		delete(m.active, q.ID())
 	}
 	close(m.ended)
 	m.ended = make(chan struct{})
@@ -126,66 +125,44 @@ func (m *QueryManager) terminated(q *StreamingQuery, err error) {
 // start registers and starts a query over cfg. The checkpoint's metadata
 // gives the stable id; a query with the same id already running in this
 // manager is refused.
-func (m *QueryManager) start(ctx context.Context, name string, cfg loopConfig) (*StreamingQuery, error) {
-	if cfg.writer == nil {
-		cfg.writer = &checkpoint.Writer{}
+func (m *QueryManager) start(ctx context.Context, name string, cfg engine.Config) (*StreamingQuery, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = m.logger
 	}
-	if cfg.clock == nil {
-		cfg.clock = SystemClock{}
-	}
-	if cfg.logger == nil {
-		cfg.logger = m.logger
-	}
-	meta, err := checkpoint.LoadOrCreateMetadata(cfg.checkpointDir, cfg.writer)
+	eq, err := engine.New(ctx, name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	q := &StreamingQuery{
-		id: meta.ID, runID: checkpoint.NewUUID(), name: name, checkpointDir: cfg.checkpointDir,
-		manager: m, cancel: cancel, done: make(chan struct{}), changed: make(chan struct{}),
-		status: QueryStatus{Message: "Initializing"},
-	}
-	if cfg.trigger.kind == triggerContinuous {
-		// Before the query runs, so that no ProcessAllAvailable misses it.
-		q.flush = make(chan struct{}, 1)
-	}
-	mb, err := newMicroBatch(cfg, q)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
+	q := &StreamingQuery{q: eq}
 	m.mu.Lock()
-	if other, ok := m.active[q.id]; ok {
+	if other, ok := m.active[eq.ID()]; ok {
 		m.mu.Unlock()
-		cancel()
-		return nil, fmt.Errorf("arrowstream: cannot start query with id %s as another query with the same id is already active: %s (checkpoint %s)", q.id, other.describe(), cfg.checkpointDir)
+		eq.Discard()
+		return nil, fmt.Errorf("arrowstream: cannot start query with id %s as another query with the same id is already active: %s (checkpoint %s)", eq.ID(), other.describe(), cfg.CheckpointDir)
 	}
 	if name != "" {
 		for _, other := range m.active {
-			if other.name == name {
+			if other.Name() == name {
 				m.mu.Unlock()
-				cancel()
+				eq.Discard()
 				return nil, fmt.Errorf("arrowstream: cannot start query with name %q as a query with that name is already active", name)
 			}
 		}
 	}
-	m.active[q.id] = q
+	m.active[eq.ID()] = q
 	m.mu.Unlock()
 	for _, l := range m.snapshotListeners() {
 		l.OnQueryStarted(q)
 	}
-	go q.run(runCtx, mb, cfg.logger.With("query", name, "id", q.id))
+	eq.Start(queryHooks{m: m, q: q})
 	return q, nil
 }
 
-// waitStopped is a helper for tests and shutdown: it waits for q to end
-// for at most d.
-func waitStopped(q *StreamingQuery, d time.Duration) bool {
-	select {
-	case <-q.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
+// queryHooks forwards one query's events to its manager.
+type queryHooks struct {
+	m *QueryManager
+	q *StreamingQuery
 }
+
+func (h queryHooks) Progress(p *StreamingQueryProgress) { h.m.progress(h.q, p) }
+func (h queryHooks) Terminated(err error)               { h.m.terminated(h.q, err) }

@@ -2,123 +2,55 @@ package arrowstream
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
-	"runtime/debug"
-	"sync"
-	"time"
+
+	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
 )
 
-// numRecentProgress is how many progress reports a query keeps.
-const numRecentProgress = 100
-
-// noDataProgressInterval: idle triggers are reported at most this often.
-const noDataProgressInterval = 10 * time.Second
-
 // QueryStatus is what a query is doing now.
-type QueryStatus struct {
-	Message         string `json:"message"`
-	IsDataAvailable bool   `json:"isDataAvailable"`
-	IsTriggerActive bool   `json:"isTriggerActive"`
-}
+type QueryStatus = engine.QueryStatus
 
 // StreamingQuery is a running (or ended) streaming query. Its methods are
 // safe for concurrent use.
 type StreamingQuery struct {
-	id, runID, name string
-	checkpointDir   string
-	manager         *QueryManager
-
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu          sync.Mutex
-	changed     chan struct{} // closed and replaced when progress is made
-	status      QueryStatus
-	recent      []*StreamingQueryProgress
-	err         error
-	triggerSeq  int64 // triggers started
-	idleSeq     int64 // the last trigger that found nothing to do
-	lastBatchID int64
-	lastIdleLog time.Time // trigger-clock time of the last batch or reported idle trigger
-	idleLogged  bool
-	// flush asks a continuous query to commit its open epoch now
-	// (ProcessAllAvailable); nil for micro-batch queries.
-	flush chan struct{}
+	q *engine.Query
 }
 
 // ID is the query's id, stable across restarts from the same checkpoint.
-func (q *StreamingQuery) ID() string { return q.id }
+func (q *StreamingQuery) ID() string { return q.q.ID() }
 
 // RunID is unique to this start of the query.
-func (q *StreamingQuery) RunID() string { return q.runID }
+func (q *StreamingQuery) RunID() string { return q.q.RunID() }
 
 // Name is the query name ("" when unnamed).
-func (q *StreamingQuery) Name() string { return q.name }
+func (q *StreamingQuery) Name() string { return q.q.Name() }
 
 // CheckpointDir is the query's checkpoint location.
-func (q *StreamingQuery) CheckpointDir() string { return q.checkpointDir }
+func (q *StreamingQuery) CheckpointDir() string { return q.q.CheckpointDir() }
 
 // IsActive reports whether the query is still running.
-func (q *StreamingQuery) IsActive() bool {
-	select {
-	case <-q.done:
-		return false
-	default:
-		return true
-	}
-}
+func (q *StreamingQuery) IsActive() bool { return q.q.IsActive() }
 
 // Status returns the current status.
-func (q *StreamingQuery) Status() QueryStatus {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.status
-}
+func (q *StreamingQuery) Status() QueryStatus { return q.q.Status() }
 
 // LastProgress returns the most recent progress report, or nil.
-func (q *StreamingQuery) LastProgress() *StreamingQueryProgress {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.recent) == 0 {
-		return nil
-	}
-	return q.recent[len(q.recent)-1]
-}
+func (q *StreamingQuery) LastProgress() *StreamingQueryProgress { return q.q.LastProgress() }
 
 // RecentProgress returns the recent progress reports, oldest first.
-func (q *StreamingQuery) RecentProgress() []*StreamingQueryProgress {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]*StreamingQueryProgress(nil), q.recent...)
-}
+func (q *StreamingQuery) RecentProgress() []*StreamingQueryProgress { return q.q.RecentProgress() }
 
 // Exception returns the error that ended the query, or nil.
-func (q *StreamingQuery) Exception() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
-}
+func (q *StreamingQuery) Exception() error { return q.q.Exception() }
 
 // Stop stops the query and waits for it to end. The running epoch is
 // interrupted; the checkpoint stays consistent (the epoch re-runs on the
 // next start). Stop is idempotent.
-func (q *StreamingQuery) Stop() error {
-	q.cancel()
-	<-q.done
-	return nil
-}
+func (q *StreamingQuery) Stop() error { return q.q.Stop() }
 
 // AwaitTermination waits until the query ends (or ctx does) and returns
 // the error that ended it, nil for a clean stop.
 func (q *StreamingQuery) AwaitTermination(ctx context.Context) error {
-	select {
-	case <-q.done:
-		return q.Exception()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return q.q.AwaitTermination(ctx)
 }
 
 // ProcessAllAvailable blocks until every piece of data available when it was
@@ -127,192 +59,7 @@ func (q *StreamingQuery) AwaitTermination(ctx context.Context) error {
 // continuous query commits its open epoch at once instead of waiting for
 // the epoch interval.
 func (q *StreamingQuery) ProcessAllAvailable(ctx context.Context) error {
-	q.mu.Lock()
-	target := q.triggerSeq + 1
-	if q.flush != nil {
-		select {
-		case q.flush <- struct{}{}:
-		default:
-		}
-	}
-	for q.idleSeq < target {
-		ch := q.changed
-		q.mu.Unlock()
-		select {
-		case <-ch:
-		case <-q.done:
-			return q.terminationError()
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		q.mu.Lock()
-	}
-	q.mu.Unlock()
-	return nil
+	return q.q.ProcessAllAvailable(ctx)
 }
 
-func (q *StreamingQuery) terminationError() error {
-	if err := q.Exception(); err != nil {
-		return err
-	}
-	return fmt.Errorf("arrowstream: query %s stopped", q.describe())
-}
-
-func (q *StreamingQuery) describe() string {
-	if q.name != "" {
-		return fmt.Sprintf("%q [id = %s, runId = %s]", q.name, q.id, q.runID)
-	}
-	return fmt.Sprintf("[id = %s, runId = %s]", q.id, q.runID)
-}
-
-func (q *StreamingQuery) notify() {
-	close(q.changed)
-	q.changed = make(chan struct{})
-}
-
-func (q *StreamingQuery) setStatus(msg string, data, active bool) {
-	q.mu.Lock()
-	q.status = QueryStatus{Message: msg, IsDataAvailable: data, IsTriggerActive: active}
-	q.mu.Unlock()
-}
-
-// run is the query's goroutine: the trigger executor around the
-// micro-batch loop (SEMANTICS.md §10).
-func (q *StreamingQuery) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
-	var err error
-	defer func() {
-		if r := recover(); r != nil {
-			logger.Error("streaming query panicked", "query", q.describe(), "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("arrowstream: query %s panicked: %v", q.describe(), r)
-		}
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			err = nil // stopped
-		}
-		if closer, ok := m.cfg.exec.(interface{ Close() error }); ok {
-			closer.Close()
-		}
-		if m.cfg.closeSink != nil {
-			m.cfg.closeSink()
-		}
-		q.mu.Lock()
-		q.err = err
-		q.status = QueryStatus{Message: "Stopped"}
-		q.notify()
-		q.mu.Unlock()
-		if m.cfg.onStop != nil {
-			m.cfg.onStop(err)
-		}
-		// The manager forgets the query before Stop returns, so that a
-		// query stopped by name is gone from Active when its caller goes on.
-		if q.manager != nil {
-			q.manager.terminated(q, err)
-		}
-		close(q.done)
-	}()
-	q.setStatus("Initializing sources", false, false)
-	if err = m.populateStartOffsets(); err != nil {
-		return
-	}
-	if m.cfg.trigger.kind == triggerAvailableNow {
-		targets := make([]Offset, len(m.cfg.sources))
-		for i, src := range m.cfg.sources {
-			if targets[i], err = src.LatestOffset(ctx); err != nil {
-				err = fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.sourceDescriptions[i], err)
-				return
-			}
-		}
-		m.availableNowTargets = targets
-	}
-	if m.cfg.trigger.kind == triggerContinuous {
-		err = q.runContinuous(ctx, m)
-		return
-	}
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		q.mu.Lock()
-		q.triggerSeq++
-		seq := q.triggerSeq
-		q.mu.Unlock()
-		q.setStatus("Processing new data", true, true)
-		triggerStart := m.cfg.clock.Now()
-		// Taken before the trigger looks for data, so that data added
-		// after that look wakes an idle wait (NotifyingSource).
-		wake := wakeChannels(m.cfg.sources)
-		var res triggerResult
-		res, err = m.runTrigger(ctx)
-		if err != nil {
-			return
-		}
-		q.record(seq, res, m.cfg.clock.Now())
-		switch {
-		case m.cfg.trigger.kind == triggerOnce:
-			return
-		case m.cfg.trigger.kind == triggerAvailableNow && !res.ran:
-			return
-		}
-		q.setStatus("Waiting for data to arrive", false, false)
-		if err = q.waitForNextTrigger(ctx, m, triggerStart, res.ran, wake); err != nil {
-			return
-		}
-	}
-}
-
-// waitForNextTrigger sleeps until the next trigger is due.
-func (q *StreamingQuery) waitForNextTrigger(ctx context.Context, m *microBatch, start time.Time, ran bool, wake []<-chan struct{}) error {
-	interval := m.cfg.trigger.interval
-	if m.cfg.trigger.kind != triggerProcessingTime || interval <= 0 {
-		if ran {
-			return nil
-		}
-		// Idle: poll again after a short real-time delay, or as soon as a
-		// NotifyingSource says data was added.
-		woken, stop := anyClosed(wake)
-		defer stop()
-		t := time.NewTimer(pollingDelay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-woken:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	next := time.UnixMilli((start.UnixMilli()/interval.Milliseconds())*interval.Milliseconds() + interval.Milliseconds())
-	if m.cfg.clock.Now().After(next) {
-		m.cfg.logger.Warn("current batch is falling behind", "query", q.describe(), "trigger", interval)
-		return nil
-	}
-	return m.cfg.clock.WaitUntil(ctx, next)
-}
-
-// record publishes a trigger's progress and wakes waiters.
-func (q *StreamingQuery) record(seq int64, res triggerResult, now time.Time) {
-	q.mu.Lock()
-	// As Spark's ProgressReporter: a batch always reports and resets the
-	// idle timer; an idle trigger reports only if none has for the interval.
-	publish := res.ran
-	if res.ran {
-		q.lastIdleLog, q.idleLogged = now, true
-	} else {
-		q.idleSeq = seq
-		if !q.idleLogged || now.Sub(q.lastIdleLog) >= noDataProgressInterval {
-			q.lastIdleLog, q.idleLogged = now, true
-			publish = true
-		}
-	}
-	if publish && res.progress != nil {
-		q.recent = append(q.recent, res.progress)
-		if len(q.recent) > numRecentProgress {
-			q.recent = q.recent[len(q.recent)-numRecentProgress:]
-		}
-	}
-	q.notify()
-	q.mu.Unlock()
-	if publish && res.progress != nil && q.manager != nil {
-		q.manager.progress(q, res.progress)
-	}
-}
+func (q *StreamingQuery) describe() string { return q.q.Describe() }

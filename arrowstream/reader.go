@@ -77,11 +77,6 @@ func (r *DataStreamReader) Load(path ...string) *DataFrame {
 	return r.s.frame(n, wrapOp("readStream", err))
 }
 
-// sourceOpener is a catalog entry the engine can open a source from.
-type sourceOpener interface {
-	open() (Source, bool, error)
-}
-
 // formatTable builds the catalog entry of a source of format: it makes one
 // source now (which checks the options and gives the schema) and a factory
 // that makes one per query. A format whose sources implement BatchSource

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -79,7 +80,7 @@ func TestDataStreamReader(t *testing.T) {
 				}
 				return
 			}
-			sink := &collectSink{}
+			sink := &collectsink.Sink{}
 			q, err := df.WriteStream().Sink(sink).Trigger(Once()).Start(t.Context())
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +88,7 @@ func TestDataStreamReader(t *testing.T) {
 			if err := q.AwaitTermination(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if got := len(sink.all()); got != tc.rows {
+			if got := len(sink.All()); got != tc.rows {
 				t.Fatalf("%d rows, want %d", got, tc.rows)
 			}
 		})

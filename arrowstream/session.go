@@ -1,9 +1,9 @@
 package arrowstream
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
+	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
@@ -40,8 +42,11 @@ type SessionOptions struct {
 	// ...noDataMicroBatches.enabled, ...minBatchesToRetain).
 	Conf map[string]string
 	// Faults, when set, can fail epochs of the session's queries at a
-	// precise point (a test hook: see FaultInjector).
-	Faults FaultInjector
+	// precise point: a test hook whose contract is
+	// arrowstreamtest.FaultInjector. Production code leaves it nil.
+	Faults interface {
+		BeforeSink(query string, epoch, inputRows int64) error
+	}
 	// CheckpointHook, when set, is called at each step of every atomic
 	// checkpoint write of the session's queries (a test hook: crash
 	// harnesses kill the process at precise steps; see checkpoint.FaultHook).
@@ -59,31 +64,15 @@ type Session struct {
 	noSync  bool
 	manager *QueryManager
 	catalog *plan.MemoryCatalog
-	faults  FaultInjector
+	faults  engine.FaultInjector
 	ckHook  checkpoint.FaultHook
 
 	mu          sync.Mutex
 	conf        map[string]string
 	sourceFmts  map[string]SourceFormat
 	sinkFmts    map[string]SinkFormat
+	stateProvs  map[string]StateStoreProviderFunc
 	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
-}
-
-// SourceFormat creates a streaming source of a format from options (the
-// USING clause of CREATE TABLE, DataStreamReader.Format). schema is the
-// user's schema or nil; the sources of a declared table's queries are
-// created with the schema its first source reported, which a format with a
-// fixed schema must accept.
-type SourceFormat func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (Source, error)
-
-// SinkFormat creates a sink for a query (DataStreamWriter.Format).
-type SinkFormat func(ctx context.Context, mem memory.Allocator, info SinkInfo) (Sink, error)
-
-// RecoverableSink is a sink that says whether a query may resume from an
-// existing checkpoint (the memory sink refuses Append and Update unless it
-// persists its data).
-type RecoverableSink interface {
-	CanRecover(checkpointDir string, mode OutputMode) error
 }
 
 // NewSession returns a session with the built-in source formats (memory,
@@ -93,6 +82,7 @@ func NewSession(opts SessionOptions) *Session {
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
+		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},
 	}
 	if s.mem == nil {
 		s.mem = vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
@@ -108,19 +98,19 @@ func NewSession(opts SessionOptions) *Session {
 	}
 	s.manager = NewQueryManager(s.logger)
 	s.sourceFmts["rate"] = func(mem memory.Allocator, _ *arrow.Schema, o map[string]string) (Source, error) {
-		ro, err := ParseRateOptions(o)
+		ro, err := rate.ParseRateOptions(o)
 		if err != nil {
 			return nil, err
 		}
 		ro.Clock = s.clock
-		return NewRateSource(mem, ro)
+		return rate.NewRateSource(mem, ro)
 	}
 	s.sourceFmts["rate-micro-batch"] = func(mem memory.Allocator, _ *arrow.Schema, o map[string]string) (Source, error) {
-		ro, err := ParseRateMicroBatchOptions(o)
+		ro, err := rate.ParseRateMicroBatchOptions(o)
 		if err != nil {
 			return nil, err
 		}
-		return NewRateMicroBatchSource(mem, ro)
+		return rate.NewRateMicroBatchSource(mem, ro)
 	}
 	return s
 }
@@ -175,7 +165,7 @@ func (s *Session) Conf(key string) (string, bool) {
 func (s *Session) confCopy() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return copyConf(s.conf)
+	return maps.Clone(s.conf)
 }
 
 // RegisterStream makes src readable as the streaming table name. Every
@@ -238,9 +228,9 @@ type streamTable struct {
 func (t *streamTable) Schema() *arrow.Schema { return t.schema }
 func (t *streamTable) Streaming() bool       { return true }
 
-// open returns the source for a query and whether the query owns it
-// (closes it when it stops).
-func (t *streamTable) open() (Source, bool, error) {
+// OpenSource returns the source for a query and whether the query owns it
+// (closes it when it stops); it implements engine.SourceTable.
+func (t *streamTable) OpenSource() (Source, bool, error) {
 	if t.shared != nil {
 		return t.shared, false, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -70,7 +71,7 @@ func TestSessionWindowDynamicGap(t *testing.T) {
 				defer src.Close()
 				s.RegisterStream("events", src)
 				dir := t.TempDir()
-				sink := &collectSink{}
+				sink := &collectsink.Sink{}
 				got := &newRows{sink: sink}
 				start := func() *StreamingQuery {
 					q, err := form.query(s).WriteStream().Sink(sink).OutputMode(Append).Option("checkpointLocation", dir).Start(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -23,7 +24,7 @@ var eventSchema = arrow.NewSchema([]arrow.Field{
 // sessionQuery starts key, session start/end (s), count, sum(v) over
 // session_window(timestamp_seconds(t), '10 seconds') with a watermark of
 // delay seconds, on checkpoint dir.
-func sessionQuery(t *testing.T, s *Session, sink *collectSink, dir string, mode OutputMode, delay int) *StreamingQuery {
+func sessionQuery(t *testing.T, s *Session, sink *collectsink.Sink, dir string, mode OutputMode, delay int) *StreamingQuery {
 	t.Helper()
 	df := s.ReadStream("events").
 		WithColumn("eventTime", "timestamp_seconds(t)").
@@ -59,7 +60,7 @@ func TestSessionWindowMergeAcrossEpochs(t *testing.T) {
 	defer src.Close()
 	s.RegisterStream("events", src)
 	dir := t.TempDir()
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	got := &newRows{sink: sink}
 	q := sessionQuery(t, s, sink, dir, Append, 20)
 	step := func(events [][3]int64, want []vt.Row) {
@@ -110,7 +111,7 @@ func TestSessionWindowComplete(t *testing.T) {
 	src := NewMemoryStream(mem, eventSchema)
 	defer src.Close()
 	s.RegisterStream("events", src)
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	q := sessionQuery(t, s, sink, t.TempDir(), Complete, 0)
 	defer q.Stop()
 	step := func(events [][3]int64, want []vt.Row) {
@@ -119,7 +120,7 @@ func TestSessionWindowComplete(t *testing.T) {
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if rows := lastEpoch(sink); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(rows)) {
+		if rows := sink.Last(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(rows)) {
 			t.Fatalf("after %v:\n%swant\n%s", events, vt.FormatRows(rows), vt.FormatRows(want))
 		}
 	}
@@ -143,7 +144,7 @@ func TestSessionWindowAppendMatchesBruteForce(t *testing.T) {
 			defer src.Close()
 			s.RegisterStream("events", src)
 			dir := t.TempDir()
-			sink := &collectSink{}
+			sink := &collectsink.Sink{}
 			const delay, gap = 15, 10
 			q := sessionQuery(t, s, sink, dir, Append, delay)
 			var kept [][3]int64
@@ -188,7 +189,7 @@ func TestSessionWindowAppendMatchesBruteForce(t *testing.T) {
 			}
 			q.Stop()
 			want := bruteForceSessions(kept, gap)
-			if rows := sink.all(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(rows)) {
+			if rows := sink.All(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(rows)) {
 				t.Fatalf("append output:\n%swant\n%s", vt.FormatRows(rows), vt.FormatRows(want))
 			}
 		})

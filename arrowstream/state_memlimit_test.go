@@ -20,6 +20,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
+	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -208,7 +210,8 @@ func memLimitChild(provider, keysText, dir string) (res memLimitResult) {
 	ctx := context.Background()
 	mem := memory.NewGoAllocator()
 	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "2"}})
-	src, err := NewRateMicroBatchSource(mem, RateMicroBatchOptions{RowsPerBatch: perEpoch, AdvanceMillisPerBatch: 1000})
+	pebblestate.Register(s)
+	src, err := rate.NewRateMicroBatchSource(mem, rate.RateMicroBatchOptions{RowsPerBatch: perEpoch, AdvanceMillisPerBatch: 1000})
 	if err != nil {
 		return memLimitResult{Error: err.Error()}
 	}

@@ -2,45 +2,55 @@ package arrowstream
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"sort"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
-	"github.com/arrowstream/arrowstream/checkpoint/pebblestore"
 )
 
-// Settings of the state store (session conf or query option; recorded in
-// the offset log with the other settings that shape state).
-const (
-	// ConfStateStoreProvider selects the state store: "memory" (default)
-	// or "pebble". A checkpoint keeps the provider it was started with.
-	ConfStateStoreProvider = "stateStore.provider"
-	// ConfPebbleBlockCacheBytes is the block cache shared by every state
-	// partition of a query (pebble provider; default 64 MiB).
-	ConfPebbleBlockCacheBytes = "stateStore.pebble.blockCacheBytes"
-	// ConfPebbleMemtableBytes is each partition's memtable size (pebble
-	// provider; default 4 MiB).
-	ConfPebbleMemtableBytes = "stateStore.pebble.memtableBytes"
-	// ConfPebbleLocalDir holds the working Pebble directories (pebble
-	// provider; default: inside each partition's checkpoint directory).
-	ConfPebbleLocalDir = "stateStore.pebble.localDir"
-	// ConfPebbleChangelog turns on changelog checkpointing (pebble
-	// provider): versions between snapshots write only their changes.
-	ConfPebbleChangelog = "stateStore.pebble.changelogCheckpointing"
-	// ConfPebbleMinDeltasForSnapshot: with changelog checkpointing, every
-	// this-many-th version is a snapshot (default 10).
-	ConfPebbleMinDeltasForSnapshot = "stateStore.pebble.minDeltasForSnapshot"
-)
+// StateStoreProviderFunc builds a state store provider from a query's
+// effective settings (ConfStateStoreProvider selects it by name; the
+// provider reads its own settings from conf).
+type StateStoreProviderFunc = func(conf map[string]string, w *checkpoint.Writer, mem memory.Allocator) (checkpoint.StateStoreProvider, error)
 
-// stateTuningKeys are the pebble settings that do not shape the state: a
-// restart may change them.
-var stateTuningKeys = []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot}
+// RegisterStateStoreProvider adds (or replaces) a state store provider.
+// "memory" is built in; a larger-than-memory provider is registered by the
+// program that links it (pebblestate.Register for "pebble"), so that the
+// engine does not link every provider.
+func (s *Session) RegisterStateStoreProvider(name string, open StateStoreProviderFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stateProvs[strings.ToLower(name)] = open
+}
 
-const defaultStateStoreProvider = "memory"
+// memoryStateProvider is the built-in provider: state in memory, written
+// to the checkpoint as delta and snapshot files.
+func memoryStateProvider(_ map[string]string, w *checkpoint.Writer, mem memory.Allocator) (checkpoint.StateStoreProvider, error) {
+	return checkpoint.NewMemoryProvider(w, checkpoint.StoreOptions{Allocator: mem}), nil
+}
+
+// stateProvider builds the provider the query's effective conf selects.
+func (s *Session) stateProvider(conf map[string]string, w *checkpoint.Writer) (checkpoint.StateStoreProvider, error) {
+	name := strings.ToLower(strings.TrimSpace(conf[ConfStateStoreProvider]))
+	if name == "" {
+		name = "memory"
+	}
+	s.mu.Lock()
+	open, ok := s.stateProvs[name]
+	var names []string
+	for n := range s.stateProvs {
+		names = append(names, n)
+	}
+	s.mu.Unlock()
+	sort.Strings(names)
+	if !ok {
+		return nil, fmt.Errorf("arrowstream: option %s = %q: unknown state store provider (registered: %s)", ConfStateStoreProvider, conf[ConfStateStoreProvider], strings.Join(names, ", "))
+	}
+	return open(conf, w, s.mem)
+}
 
 // stateConfKey returns the canonical key of a query option that is a
 // state store setting (matched case-insensitively: SQL table properties
@@ -49,98 +59,10 @@ func stateConfKey(option string) (string, bool) {
 	if strings.EqualFold(option, ConfStateStoreProvider) {
 		return ConfStateStoreProvider, true
 	}
-	for _, k := range stateTuningKeys {
+	for _, k := range stream.StateTuningKeys() {
 		if strings.EqualFold(option, k) {
 			return k, true
 		}
 	}
 	return "", false
-}
-
-// newStateProvider builds the provider the query's effective conf selects.
-// uploadHook is a fault-injection hook for the pebble provider (nil in
-// production).
-func newStateProvider(conf map[string]string, w *checkpoint.Writer, mem memory.Allocator, uploadHook func(string) error) (checkpoint.StateStoreProvider, error) {
-	name := strings.ToLower(strings.TrimSpace(conf[ConfStateStoreProvider]))
-	switch name {
-	case "", "memory":
-		return checkpoint.NewMemoryProvider(w, checkpoint.StoreOptions{Allocator: mem}), nil
-	case "pebble":
-		cache, err := confBytes(conf, ConfPebbleBlockCacheBytes)
-		if err != nil {
-			return nil, err
-		}
-		memtable, err := confBytes(conf, ConfPebbleMemtableBytes)
-		if err != nil {
-			return nil, err
-		}
-		if memtable != 0 && memtable < 64<<10 {
-			return nil, fmt.Errorf("arrowstream: option %s = %d: must be at least 65536", ConfPebbleMemtableBytes, memtable)
-		}
-		changelog := false
-		if v, ok := conf[ConfPebbleChangelog]; ok && v != "" {
-			if changelog, err = strconv.ParseBool(strings.TrimSpace(v)); err != nil {
-				return nil, fmt.Errorf("arrowstream: option %s = %q: want true or false", ConfPebbleChangelog, v)
-			}
-		}
-		deltas, err := confBytes(conf, ConfPebbleMinDeltasForSnapshot)
-		if err != nil {
-			return nil, err
-		}
-		prov, err := pebblestore.NewProvider(pebblestore.Options{
-			Writer: w, LocalDir: conf[ConfPebbleLocalDir], BlockCacheBytes: cache, MemtableBytes: memtable,
-			MinVersionsToRetain:    confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
-			ChangelogCheckpointing: changelog, MinDeltasForSnapshot: int(deltas),
-			UploadHook: uploadHook,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return prov, nil
-	}
-	return nil, fmt.Errorf("arrowstream: option %s = %q: unknown state store provider (memory or pebble)", ConfStateStoreProvider, conf[ConfStateStoreProvider])
-}
-
-// confBytes reads a non-negative byte count; 0 when unset.
-func confBytes(conf map[string]string, key string) (int64, error) {
-	v, ok := conf[key]
-	if !ok || v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("arrowstream: option %s = %q: want a byte count", key, v)
-	}
-	return n, nil
-}
-
-// keepStateTuning lets the current run's Pebble sizes and working
-// directory win over the recorded ones: unlike the provider, they do not
-// shape the state.
-func keepStateTuning(conf, current map[string]string) {
-	for _, k := range stateTuningKeys {
-		if v, ok := current[k]; ok {
-			conf[k] = v
-		}
-	}
-}
-
-// checkStateProvider compares the provider a restarted query asks for with
-// the one its checkpoint was written with: state written by one provider
-// cannot be read by the other, so a mismatch is refused instead of
-// starting from empty state. recorded is the provider in the offset log
-// (absent: an old checkpoint, memory); requested is empty when the query
-// does not set one, and then the recorded one is used.
-func checkStateProvider(checkpointDir, recorded, requested string) error {
-	if recorded == "" {
-		recorded = defaultStateStoreProvider
-	}
-	if requested == "" || strings.EqualFold(recorded, requested) {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(checkpointDir, "state")); err != nil {
-		return nil // no state: nothing to misread
-	}
-	return fmt.Errorf("arrowstream: the checkpoint %s holds state written by the %q state store provider but the query sets %s = %q; restart with %s = %q or start on a new checkpoint location",
-		checkpointDir, recorded, ConfStateStoreProvider, requested, ConfStateStoreProvider, recorded)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -38,11 +40,12 @@ func TestStateStoreProviderRestart(t *testing.T) {
 				conf[ConfStateStoreProvider] = tc.provider
 			}
 			s := NewSession(SessionOptions{Allocator: mem, Conf: conf})
+			pebblestate.Register(s)
 			src := NewMemoryStream(mem, valueSchema)
 			defer src.Close()
 			s.RegisterStream("input", src)
 			dir := t.TempDir()
-			sink := &collectSink{}
+			sink := &collectsink.Sink{}
 			start := func(provider string) (*StreamingQuery, error) {
 				w := s.ReadStream("input").GroupBy("value").Agg("count(*)").
 					WriteStream().Sink(sink).OutputMode(Update).Option("checkpointLocation", dir)
@@ -81,7 +84,7 @@ func TestStateStoreProviderRestart(t *testing.T) {
 			}
 			prog := q.LastProgress()
 			q.Stop()
-			got := vt.SortRows(lastEpoch(sink))
+			got := vt.SortRows(sink.Last())
 			want := []vt.Row{{int64(1), int64(3)}, {int64(3), int64(1)}}
 			if !vt.RowsEqual(got, want) {
 				t.Fatalf("after restart:\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
@@ -114,8 +117,10 @@ func TestStateStoreProviderOptionErrors(t *testing.T) {
 		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleChangelog: "yes please"}, ConfPebbleChangelog},
 		{map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleMinDeltasForSnapshot: "-1"}, ConfPebbleMinDeltasForSnapshot},
 	}
+	s := NewSession(SessionOptions{})
+	pebblestate.Register(s)
 	for _, tc := range tests {
-		p, err := newStateProvider(tc.conf, nil, memory.NewGoAllocator(), nil)
+		p, err := s.stateProvider(tc.conf, nil)
 		if err == nil {
 			p.Close()
 			t.Errorf("%v: no error", tc.conf)
@@ -134,7 +139,8 @@ func TestStateStoreProviderSQLProperty(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "1"}})
-	s.RegisterSinkFormat("memory", func(context.Context, memory.Allocator, SinkInfo) (Sink, error) { return &collectSink{}, nil })
+	pebblestate.Register(s)
+	s.RegisterSinkFormat("memory", func(context.Context, memory.Allocator, SinkInfo) (Sink, error) { return &collectsink.Sink{}, nil })
 	src := NewMemoryStream(mem, valueSchema)
 	defer src.Close()
 	s.RegisterStream("input", src)
@@ -164,39 +170,16 @@ func TestStateStoreProviderSQLProperty(t *testing.T) {
 	}
 }
 
-func TestCheckStateProvider(t *testing.T) {
-	withState := t.TempDir()
-	if err := os.Mkdir(filepath.Join(withState, "state"), 0o755); err != nil {
-		t.Fatal(err)
+// Without pebblestate.Register the session does not know "pebble": the
+// arrowstream package does not link Pebble.
+func TestStateStoreProviderNotRegistered(t *testing.T) {
+	s := NewSession(SessionOptions{})
+	p, err := s.stateProvider(map[string]string{ConfStateStoreProvider: "pebble"}, nil)
+	if err == nil {
+		p.Close()
+		t.Fatal("pebble provider built without registration")
 	}
-	tests := []struct {
-		dir                 string
-		recorded, requested string
-		refused             bool
-	}{
-		{withState, "", "", false},
-		{withState, "", "memory", false},
-		{withState, "", "pebble", true}, // an old checkpoint holds memory state
-		{withState, "pebble", "", false},
-		{withState, "pebble", "PEBBLE", false},
-		{withState, "pebble", "memory", true},
-		{t.TempDir(), "pebble", "memory", false}, // no state to misread
-	}
-	for _, tc := range tests {
-		err := checkStateProvider(tc.dir, tc.recorded, tc.requested)
-		if (err != nil) != tc.refused {
-			t.Errorf("recorded %q requested %q: %v, refused want %v", tc.recorded, tc.requested, err, tc.refused)
-		}
-	}
-}
-
-func TestKeepStateTuning(t *testing.T) {
-	conf := map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "1000", ConfPebbleMemtableBytes: "2000"}
-	keepStateTuning(conf, map[string]string{ConfStateStoreProvider: "memory", ConfPebbleBlockCacheBytes: "5000"})
-	want := map[string]string{ConfStateStoreProvider: "pebble", ConfPebbleBlockCacheBytes: "5000", ConfPebbleMemtableBytes: "2000"}
-	for k, v := range want {
-		if conf[k] != v {
-			t.Errorf("%s = %q, want %q", k, conf[k], v)
-		}
+	if !strings.Contains(err.Error(), "unknown state store provider (registered: memory)") {
+		t.Fatalf("error %q does not list the registered providers", err)
 	}
 }

@@ -2,47 +2,43 @@ package arrowstream
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
-// Trigger decides when a streaming query runs its epochs (SEMANTICS.md
+// Trigger decides when a streaming query runs its epochs (docs/semantics.md
 // §10). The zero value is ProcessingTime(0): epochs back to back.
 type Trigger struct {
-	kind     triggerKind
+	kind     engine.TriggerKind
 	interval time.Duration
 }
 
-type triggerKind int
-
-const (
-	triggerProcessingTime triggerKind = iota
-	triggerOnce
-	triggerAvailableNow
-	triggerContinuous
-)
+// toEngine returns the trigger as the loops see it.
+func (t Trigger) toEngine() engine.Trigger { return engine.Trigger{Kind: t.kind, Interval: t.interval} }
 
 // ProcessingTime runs an epoch at every multiple of interval (aligned to the
 // clock), or back to back when interval is 0. A trigger that takes longer
 // than the interval is followed immediately by the next.
 func ProcessingTime(interval time.Duration) Trigger {
-	return Trigger{kind: triggerProcessingTime, interval: interval}
+	return Trigger{kind: engine.TriggerProcessingTime, interval: interval}
 }
 
 // Once runs a single epoch with all available data, then stops the query
 // (no no-data epoch is run).
-func Once() Trigger { return Trigger{kind: triggerOnce} }
+func Once() Trigger { return Trigger{kind: engine.TriggerOnce} }
 
 // AvailableNow processes the data available at start, in as many epochs
 // (and no-data epochs) as needed, then stops the query.
-func AvailableNow() Trigger { return Trigger{kind: triggerAvailableNow} }
+func AvailableNow() Trigger { return Trigger{kind: engine.TriggerAvailableNow} }
 
 // DefaultContinuousInterval is the epoch interval of Continuous(0), as
 // Spark's default checkpoint interval for continuous queries.
 const DefaultContinuousInterval = time.Second
 
-// Continuous runs the query with continuous processing (SEMANTICS.md §10):
+// Continuous runs the query with continuous processing (docs/semantics.md §10):
 // data is processed as it arrives by a long-running pipeline, and an epoch
 // is committed to the checkpoint (and, by default, made visible in the
 // sink) every interval. Only map-like queries (projections, filters,
@@ -53,11 +49,11 @@ func Continuous(interval time.Duration) Trigger {
 	if interval <= 0 {
 		interval = DefaultContinuousInterval
 	}
-	return Trigger{kind: triggerContinuous, interval: interval}
+	return Trigger{kind: engine.TriggerContinuous, interval: interval}
 }
 
 // IsContinuous reports whether t is a Continuous trigger.
-func (t Trigger) IsContinuous() bool { return t.kind == triggerContinuous }
+func (t Trigger) IsContinuous() bool { return t.kind == engine.TriggerContinuous }
 
 // Interval is the ProcessingTime or Continuous interval (0 for other
 // triggers).
@@ -65,11 +61,11 @@ func (t Trigger) Interval() time.Duration { return t.interval }
 
 func (t Trigger) String() string {
 	switch t.kind {
-	case triggerOnce:
+	case engine.TriggerOnce:
 		return "Once"
-	case triggerAvailableNow:
+	case engine.TriggerAvailableNow:
 		return "AvailableNow"
-	case triggerContinuous:
+	case engine.TriggerContinuous:
 		return fmt.Sprintf("Continuous(%s)", t.interval)
 	}
 	return fmt.Sprintf("ProcessingTime(%s)", t.interval)
@@ -110,54 +106,11 @@ func ParseTrigger(s string) (Trigger, error) {
 	return ProcessingTime(d), nil
 }
 
-// ParseDuration parses durations the way users write them in options:
-// "10 seconds", "1 minute", "500 ms", "1 hour 30 minutes", "2s", "0".
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if s == "" {
-		return 0, fmt.Errorf("empty duration")
-	}
-	if s == "0" {
-		return 0, nil
-	}
-	if d, err := time.ParseDuration(strings.ReplaceAll(s, " ", "")); err == nil {
-		if d < 0 {
-			return 0, fmt.Errorf("negative duration %q", s)
-		}
-		return d, nil
-	}
-	fields := strings.Fields(strings.TrimPrefix(s, "interval"))
-	if len(fields) == 0 || len(fields)%2 != 0 {
-		return 0, fmt.Errorf("cannot parse duration %q (want e.g. '10 seconds')", s)
-	}
-	var total time.Duration
-	for i := 0; i < len(fields); i += 2 {
-		n, err := strconv.ParseInt(strings.Trim(fields[i], "'"), 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("cannot parse duration %q: %q is not a non-negative number", s, fields[i])
-		}
-		unit, ok := durationUnits[strings.TrimSuffix(strings.Trim(fields[i+1], "'"), "s")]
-		if !ok {
-			return 0, fmt.Errorf("cannot parse duration %q: unknown unit %q", s, fields[i+1])
-		}
-		total += time.Duration(n) * unit
-	}
-	return total, nil
-}
+// ParseDuration parses an interval as SQL and options write it ("10
+// seconds", "1 minute", "500 ms", "2 hours", or Go's "1m30s").
+func ParseDuration(s string) (time.Duration, error) { return stream.ParseDuration(s) }
 
-// durationUnits is keyed by unit names with one trailing "s" removed
-// ("seconds" → "second", "ms" → "m", "us" → "u").
-var durationUnits = map[string]time.Duration{
-	"microsecond": time.Microsecond,
-	"u":           time.Microsecond,
-	"millisecond": time.Millisecond,
-	"milli":       time.Millisecond,
-	"m":           time.Millisecond,
-	"second":      time.Second,
-	"sec":         time.Second,
-	"minute":      time.Minute,
-	"min":         time.Minute,
-	"hour":        time.Hour,
-	"day":         24 * time.Hour,
-	"week":        7 * 24 * time.Hour,
-}
+// DefaultContinuousMaxPendingBytes bounds the output a continuous query
+// holds for its open epoch before it commits the epoch early (writer
+// option "continuous.maxPendingBytes").
+const DefaultContinuousMaxPendingBytes = engine.DefaultContinuousMaxPendingBytes

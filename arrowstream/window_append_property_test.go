@@ -6,11 +6,12 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // appendWindowModel is a brute-force model of a 10-second tumbling-window
-// count per key in Append mode (SEMANTICS.md §3–5): batch N drops the rows
+// count per key in Append mode (docs/semantics.md §3–5): batch N drops the rows
 // whose window end ≤ W_late(N) (the previous batch's watermark, 0 for the
 // first), emits and forgets the windows whose end ≤ W_evict(N) (the
 // watermark of batch N, computed from the batches before it as max event
@@ -93,7 +94,7 @@ func runWindowModel(t *testing.T, seed int64, noData, restart bool) {
 	defer src.Close()
 	s.RegisterStream("events", src)
 	dir := t.TempDir()
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	got := &newRows{sink: sink}
 	delay := int64(rng.Intn(4) * 5)
 	m := &appendWindowModel{width: 10, delay: delay, noData: noData, counts: map[[2]int64]int64{}}

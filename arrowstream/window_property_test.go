@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // windowModel is an independent model of a 10-second tumbling-window count
-// per key with a watermark, in Append mode (SEMANTICS.md §3.2–3.5): batches
+// per key with a watermark, in Append mode (docs/semantics.md §3.2–3.5): batches
 // (data and no-data) each see an eviction watermark (the global watermark
 // when the batch starts) and a late-event watermark (the previous batch's
 // eviction watermark, 0 for the first batch). A row is late iff its
@@ -103,7 +104,7 @@ func bruteForce(epochs [][][2]int64, lateWms []int64, finalWm, windowMs int64) [
 	return out
 }
 
-func windowCountQuery(t *testing.T, s *Session, sink *collectSink, dir string) *StreamingQuery {
+func windowCountQuery(t *testing.T, s *Session, sink *collectsink.Sink, dir string) *StreamingQuery {
 	t.Helper()
 	df := s.ReadStream("events").
 		WithColumn("ts", "timestamp_millis(t)").
@@ -131,7 +132,7 @@ func TestWindowCountAppendProperty(t *testing.T) {
 			defer src.Close()
 			s.RegisterStream("events", src)
 			dir := t.TempDir()
-			sink := &collectSink{}
+			sink := &collectsink.Sink{}
 			got := &newRows{sink: sink}
 			q := windowCountQuery(t, s, sink, dir)
 			defer func() { q.Stop() }()
@@ -189,8 +190,8 @@ func TestWindowCountAppendProperty(t *testing.T) {
 				all = append(all, rows2...)
 				if p := q.LastProgress(); p != nil && model.batches > 0 {
 					// The engine's watermark is the model's.
-					if wm := p.EventTime["watermark"]; wm != formatProgressTime(time.UnixMilli(model.lastEvict)) {
-						t.Fatalf("epoch %d: engine watermark %s, model %s", ep, wm, formatProgressTime(time.UnixMilli(model.lastEvict)))
+					if wm := p.EventTime["watermark"]; wm != time.UnixMilli(model.lastEvict).UTC().Format("2006-01-02T15:04:05.000Z") {
+						t.Fatalf("epoch %d: engine watermark %s, model %s", ep, wm, time.UnixMilli(model.lastEvict).UTC().Format("2006-01-02T15:04:05.000Z"))
 					}
 				}
 				if ep%restartEvery == restartEvery-1 {

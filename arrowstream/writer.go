@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 )
@@ -76,9 +77,6 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if w.sink == nil && w.format == "" {
 		return nil, fmt.Errorf("arrowstream: writeStream needs a sink: set Format(...) or Sink(...)")
 	}
-	if strings.EqualFold(w.format, "memory") && w.name == "" {
-		return nil, fmt.Errorf("arrowstream: queryName must be specified for memory sink")
-	}
 	conf := s.confCopy()
 	if _, ok := conf[ConfShufflePartitions]; !ok {
 		conf[ConfShufflePartitions] = defaultShufflePartitions()
@@ -91,10 +89,10 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			conf[key] = v // state store settings as query options
 		}
 	}
-	var cont continuousConfig
+	var cont engine.ContinuousConfig
 	if w.trigger.IsContinuous() {
 		var err error
-		if cont, err = continuousOptions(w.df.node, w.mode, w.opts); err != nil {
+		if cont, err = engine.ContinuousOptions(w.df.node, w.mode, w.opts); err != nil {
 			return nil, err
 		}
 	}
@@ -103,7 +101,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		return nil, err
 	}
 	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook}
-	exec, err := newStreamExec(s.mem, w.df.node, w.mode, writer)
+	exec, sources, sourceDescs, err := engine.NewExec(s.mem, w.df.node, w.mode, writer, s.stateProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +121,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			exec.Close()
 			return nil, fmt.Errorf("arrowstream: %s sink for query %s: %w", w.format, w.name, err)
 		}
-		closeSink = closeSinkFunc(sink, sinkDescription(w.format, sink), s.logger)
+		closeSink = engine.CloseSinkFunc(sink, sinkDescription(w.format, sink), s.logger)
 	}
 	// failed releases what Start created when it cannot start the query.
 	failed := func() {
@@ -140,25 +138,25 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			}
 		}
 	}
-	cfg := loopConfig{
-		checkpointDir: dir, sources: exec.sources, sourceDescriptions: exec.descs,
-		sink: sink, sinkDescription: sinkDescription(w.format, sink), exec: exec, trigger: w.trigger,
-		clock: s.clock, conf: conf, writer: writer,
-		minBatchesToRetain: confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
-		noDataBatches:      confBool(conf, "spark.sql.streaming.noDataMicroBatches.enabled", true),
-		logger:             s.logger,
-		faults:             s.faults,
-		continuous:         cont,
-		closeSink:          closeSink,
+	cfg := engine.Config{
+		CheckpointDir: dir, Sources: sources, SourceDescriptions: sourceDescs,
+		Sink: sink, SinkDescription: sinkDescription(w.format, sink), Exec: exec, Trigger: w.trigger.toEngine(),
+		Clock: s.clock, Conf: conf, Writer: writer,
+		MinBatchesToRetain: confInt(conf, "spark.sql.streaming.minBatchesToRetain", 100),
+		NoDataBatches:      confBool(conf, "spark.sql.streaming.noDataMicroBatches.enabled", true),
+		Logger:             s.logger,
+		Faults:             s.faults,
+		Continuous:         cont,
+		CloseSink:          closeSink,
 	}
-	if cont.arrival {
+	if cont.Arrival {
 		if _, ok := sink.(ArrivalSink); !ok {
 			failed()
-			return nil, fmt.Errorf("arrowstream: continuous.visibility=arrival: the %s sink cannot show uncommitted rows (use the memory sink, or visibility commit)", cfg.sinkDescription)
+			return nil, fmt.Errorf("arrowstream: continuous.visibility=arrival: the %s sink cannot show uncommitted rows (use the memory sink, or visibility commit)", cfg.SinkDescription)
 		}
 	}
 	if temporary {
-		cfg.onStop = func(err error) {
+		cfg.OnStop = func(err error) {
 			if err == nil {
 				os.RemoveAll(dir)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -43,7 +44,7 @@ func TestContinuousArrivalVisibility(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	clock := arrowstream.NewManualClock(time.Unix(0, 0))
+	clock := arrowstreamtest.NewManualClock(time.Unix(0, 0))
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, Clock: clock})
 	cat := memsink.NewCatalog()
 	defer func() {

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // ErrNotRetained is returned (wrapped, with the epoch and the retained
@@ -146,7 +146,7 @@ func (t *Table) since(v *version, epoch int64) (*Snapshot, error) {
 		}
 		return newSnapshot(v, t.schema, v.latest, parts, owned), nil
 	}
-	if t.info.Mode != arrowstream.Complete && epoch < v.evicted {
+	if t.info.Mode != stream.Complete && epoch < v.evicted {
 		return nil, fmt.Errorf("rows committed after epoch %d were evicted through epoch %d (%s): %w", epoch, v.evicted, v.retainedRange(), ErrNotRetained)
 	}
 	live := v.segs[v.live:]

@@ -12,10 +12,17 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
+
+// Registrar is what Install needs from a session (arrowstream.Session
+// implements it): a sink format and a catalog of tables.
+type Registrar interface {
+	RegisterSinkFormat(name string, f stream.SinkFormat)
+	AddCatalog(c plan.Catalog)
+}
 
 // Install registers the "memory" sink format in sess, keeping the tables it
 // creates in cat, and makes cat's tables queryable by the session's SQL and
@@ -29,8 +36,11 @@ import (
 // persisted epochs when persist is on, and without persistence an Append or
 // Update query refuses to resume from an existing checkpoint (Spark's rule:
 // the earlier epochs are gone).
-func Install(sess *arrowstream.Session, cat *Catalog, defaults Options) {
-	sess.RegisterSinkFormat("memory", func(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
+func Install(sess Registrar, cat *Catalog, defaults Options) {
+	sess.RegisterSinkFormat("memory", func(ctx context.Context, mem memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
+		if info.QueryName == "" {
+			return nil, fmt.Errorf("queryName must be specified for memory sink")
+		}
 		opts, err := tableOptions(defaults, info.Options)
 		if err != nil {
 			return nil, err

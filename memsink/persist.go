@@ -19,7 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
@@ -462,8 +462,8 @@ func (e *NotRecoverableError) Error() string {
 // It returns a *NotRecoverableError when <checkpointDir>/offsets exists
 // and the query may not resume (with persist, when the sink's directory
 // is missing, since the rows it held would be lost).
-func CanRecover(checkpointDir string, mode arrowstream.OutputMode, persist bool) error {
-	if mode == arrowstream.Complete {
+func CanRecover(checkpointDir string, mode stream.OutputMode, persist bool) error {
+	if mode == stream.Complete {
 		return nil
 	}
 	offsets := filepath.Join(checkpointDir, "offsets")

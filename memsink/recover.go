@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
@@ -259,7 +259,7 @@ func (t *Table) rebuildView(chain []*loaded) error {
 // and resuming would silently drop those rows. Complete mode is exempt:
 // its next epoch rewrites the whole table.
 func (t *Table) checkCommitted() error {
-	if t.info.Mode == arrowstream.Complete {
+	if t.info.Mode == stream.Complete {
 		return nil
 	}
 	commits := filepath.Join(t.info.CheckpointDir, "commits")

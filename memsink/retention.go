@@ -3,7 +3,7 @@ package memsink
 import (
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // Size is what a table holds in memory.
@@ -38,7 +38,7 @@ type limits struct {
 
 func (t *Table) limits() limits {
 	l := limits{epochs: t.opts.MaxEpochs, rows: t.opts.MaxRows, bytes: t.opts.MaxBytes}
-	if l.epochs == 0 && (t.info.Mode == arrowstream.Complete || t.view != nil) {
+	if l.epochs == 0 && (t.info.Mode == stream.Complete || t.view != nil) {
 		// Older results are superseded: keep them only when asked to
 		// (time travel), as Spark keeps only the latest.
 		l.epochs = 1

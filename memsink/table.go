@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -71,7 +71,7 @@ type Options struct {
 // never blocked by a writer.
 type Table struct {
 	mem    memory.Allocator
-	info   arrowstream.SinkInfo
+	info   stream.SinkInfo
 	schema *arrow.Schema
 	opts   Options
 	log    *slog.Logger
@@ -89,12 +89,12 @@ type Table struct {
 	changed  chan struct{} // closed by publish; nil until Changed is called
 }
 
-var _ arrowstream.Sink = (*Table)(nil)
+var _ stream.Sink = (*Table)(nil)
 
 // New returns a table for the query described by info. With opts.Persist
 // it first rebuilds the table from the files a previous process persisted
 // (see Open).
-func New(mem memory.Allocator, info arrowstream.SinkInfo, opts Options) (*Table, error) {
+func New(mem memory.Allocator, info stream.SinkInfo, opts Options) (*Table, error) {
 	return Open(context.Background(), mem, info, opts)
 }
 
@@ -102,7 +102,7 @@ func New(mem memory.Allocator, info arrowstream.SinkInfo, opts Options) (*Table,
 // opts.Persist is set: every persisted epoch file is read and checked, and
 // a missing or damaged file fails Open with an error naming it (wrapping
 // checkpoint.ErrCorrupt).
-func Open(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo, opts Options) (*Table, error) {
+func Open(ctx context.Context, mem memory.Allocator, info stream.SinkInfo, opts Options) (*Table, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -112,7 +112,7 @@ func Open(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo, 
 		return nil, fmt.Errorf("memsink: table %q: no schema", name)
 	case opts.MaxEpochs < 0 || opts.MaxRows < 0 || opts.MaxBytes < 0:
 		return nil, fmt.Errorf("memsink: table %q: negative retention limit (MaxEpochs %d, MaxRows %d, MaxBytes %d)", name, opts.MaxEpochs, opts.MaxRows, opts.MaxBytes)
-	case opts.UpdateAsView && info.Mode != arrowstream.Update:
+	case opts.UpdateAsView && info.Mode != stream.Update:
 		return nil, fmt.Errorf("memsink: table %q: UpdateAsView needs update output mode, query uses %s", name, info.Mode)
 	case opts.Persist && info.CheckpointDir == "":
 		return nil, fmt.Errorf("memsink: table %q: Persist needs a checkpoint directory", name)
@@ -166,7 +166,7 @@ func (t *Table) Name() string { return t.info.QueryName }
 func (t *Table) Schema() *arrow.Schema { return t.schema }
 
 // Mode is the output mode of the query writing the table.
-func (t *Table) Mode() arrowstream.OutputMode { return t.info.Mode }
+func (t *Table) Mode() stream.OutputMode { return t.info.Mode }
 
 // IsView reports whether the table is a materialized view (UpdateAsView).
 func (t *Table) IsView() bool { return t.view != nil }
@@ -212,7 +212,7 @@ func (t *Table) AddBatch(ctx context.Context, epoch int64, data vector.Operator)
 		releaseAll(recs)
 		return fmt.Errorf("memsink: table %q: epoch %d: %w", t.Name(), epoch, err)
 	}
-	info := EpochInfo{Epoch: epoch, Rows: rows, Bytes: bytes, CommitTime: t.now().UTC(), Replaced: t.info.Mode == arrowstream.Complete}
+	info := EpochInfo{Epoch: epoch, Rows: rows, Bytes: bytes, CommitTime: t.now().UTC(), Replaced: t.info.Mode == stream.Complete}
 	if t.view != nil {
 		return t.commitView(info, recs)
 	}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
-var _ arrowstream.ArrivalSink = (*Table)(nil)
+var _ stream.ArrivalSink = (*Table)(nil)
 
 // AddUncommitted implements arrowstream.ArrivalSink for continuous queries
 // with continuous.visibility=arrival: rec (retained) becomes visible in
@@ -22,7 +22,7 @@ var _ arrowstream.ArrivalSink = (*Table)(nil)
 // and vanish if the query fails before the commit (the epoch is replayed on
 // restart). Views and Complete-mode tables do not support it.
 func (t *Table) AddUncommitted(ctx context.Context, epoch int64, rec arrow.Record) error {
-	if t.view != nil || t.info.Mode == arrowstream.Complete {
+	if t.view != nil || t.info.Mode == stream.Complete {
 		return fmt.Errorf("memsink: table %q: uncommitted rows are supported only by Append and Update tables that are not views", t.Name())
 	}
 	if rec.NumRows() == 0 {

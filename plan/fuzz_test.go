@@ -111,7 +111,7 @@ func fuzzRun(t *testing.T, n plan.Node) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := plan.Drain(context.Background(), op)
+	recs, err := plan.DrainAndClose(context.Background(), op)
 	defer func() {
 		for _, r := range recs {
 			r.Release()

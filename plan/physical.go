@@ -539,8 +539,9 @@ func (r *relabeled) Next(ctx context.Context) (arrow.Record, error) {
 
 func (r *relabeled) Close() error { return r.input.Close() }
 
-// Drain reads every record of op into memory and closes it.
-func Drain(ctx context.Context, op vector.Operator) ([]arrow.Record, error) {
+// DrainAndClose reads every record of op into memory and closes op (also
+// on error).
+func DrainAndClose(ctx context.Context, op vector.Operator) ([]arrow.Record, error) {
 	defer op.Close()
 	return vector.Drain(ctx, op)
 }

@@ -357,7 +357,7 @@ func runSLTQuery(ctx context.Context, mem memory.Allocator, cat plan.Catalog, te
 	if err != nil {
 		return nil, err
 	}
-	recs, err := plan.Drain(ctx, op)
+	recs, err := plan.DrainAndClose(ctx, op)
 	if err != nil {
 		return nil, err
 	}

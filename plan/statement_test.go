@@ -74,7 +74,7 @@ func runRows(t *testing.T, cat plan.Catalog, q string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := plan.Drain(context.Background(), op)
+	recs, err := plan.DrainAndClose(context.Background(), op)
 	defer func() {
 		for _, r := range recs {
 			r.Release()
@@ -178,7 +178,7 @@ func TestValuesAndNoFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := plan.Drain(context.Background(), op)
+	recs, err := plan.DrainAndClose(context.Background(), op)
 	if err != nil {
 		t.Fatal(err)
 	}

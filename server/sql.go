@@ -312,7 +312,7 @@ func (q *sqlServer) sendCount(ctx context.Context, stream flight.FlightService_D
 	col := b.NewArray()
 	defer col.Release()
 	rec := array.NewRecord(countSchema, []arrow.Array{col}, 1)
-	return statusOf(q.s.sendStream(ctx, stream, countSchema, newRecordsOperator(countSchema, []arrow.Record{rec})), codes.Internal)
+	return statusOf(q.s.sendStream(ctx, stream, countSchema, vector.NewOwnedScan(countSchema, []arrow.Record{rec})), codes.Internal)
 }
 
 // doGet serves a Flight SQL ticket (a protobuf Any).
@@ -347,7 +347,7 @@ func (q *sqlServer) doGet(ctx context.Context, raw []byte, stream flight.FlightS
 	if err != nil {
 		return err
 	}
-	return statusOf(q.s.sendStream(ctx, stream, schema, newRecordsOperator(schema, recs)), codes.Internal)
+	return statusOf(q.s.sendStream(ctx, stream, schema, vector.NewOwnedScan(schema, recs)), codes.Internal)
 }
 
 // chainOperator concatenates the runs of a query for several parameter

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql/schema_ref"
 	pb "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
 	"google.golang.org/grpc/codes"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Version is the server version reported by GetSqlInfo.
@@ -91,5 +93,5 @@ func (q *sqlServer) doGetSQLInfo(ctx context.Context, cmd *pb.CommandGetSqlInfo,
 			recs = append(recs, chunk.Data)
 		}
 	}
-	return statusOf(q.s.sendStream(ctx, stream, schema_ref.SqlInfo, newRecordsOperator(schema_ref.SqlInfo, recs)), codes.Internal)
+	return statusOf(q.s.sendStream(ctx, stream, schema_ref.SqlInfo, vector.NewOwnedScan(schema_ref.SqlInfo, recs)), codes.Internal)
 }

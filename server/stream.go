@@ -234,38 +234,3 @@ func (o *snapshotOperator) Close() error {
 	o.snap.Release()
 	return nil
 }
-
-// recordsOperator streams owned records and releases the rest on Close.
-type recordsOperator struct {
-	schema *arrow.Schema
-	recs   []arrow.Record
-}
-
-func newRecordsOperator(schema *arrow.Schema, recs []arrow.Record) *recordsOperator {
-	return &recordsOperator{schema: schema, recs: recs}
-}
-
-func (o *recordsOperator) Schema() *arrow.Schema { return o.schema }
-
-func (o *recordsOperator) Next(ctx context.Context) (arrow.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for len(o.recs) > 0 {
-		r := o.recs[0]
-		o.recs = o.recs[1:]
-		if r.NumRows() > 0 {
-			return r, nil
-		}
-		r.Release()
-	}
-	return nil, io.EOF
-}
-
-func (o *recordsOperator) Close() error {
-	for _, r := range o.recs {
-		r.Release()
-	}
-	o.recs = nil
-	return nil
-}

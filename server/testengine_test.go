@@ -141,7 +141,7 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 			buf := memory.NewResizableBuffer(mem)
 			defer buf.Release()
 			buf.Resize(n) // panics with *MemoryLimitError over the limit
-			return newRecordsOperator(allocOut, []arrow.Record{int64Rec(mem, allocOut, int64(n))}), nil
+			return vector.NewOwnedScan(allocOut, []arrow.Record{int64Rec(mem, allocOut, int64(n))}), nil
 		}), nil
 	case reCount.MatchString(sql):
 		name := reCount.FindStringSubmatch(sql)[1]
@@ -152,7 +152,7 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 			}
 			snap := t.Snapshot()
 			defer snap.Release()
-			return newRecordsOperator(countOut, []arrow.Record{int64Rec(mem, countOut, snap.NumRows())}), nil
+			return vector.NewOwnedScan(countOut, []arrow.Record{int64Rec(mem, countOut, snap.NumRows())}), nil
 		}), nil
 	}
 	m := reSelect.FindStringSubmatch(sql)
@@ -183,7 +183,7 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 					if err != nil {
 						return nil, err
 					}
-					return newRecordsOperator(t.Schema(), recs), nil
+					return vector.NewOwnedScan(t.Schema(), recs), nil
 				}), nil
 			}
 		}

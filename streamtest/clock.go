@@ -49,7 +49,7 @@ func (f *faultInjector) arm() {
 	f.armed = true
 }
 
-// BeforeSink implements arrowstream.FaultInjector.
+// BeforeSink implements arrowstreamtest.FaultInjector.
 func (f *faultInjector) BeforeSink(_ string, epoch, inputRows int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

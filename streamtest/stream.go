@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -65,7 +67,7 @@ type Stream struct {
 	sinks   *memsink.Catalog
 	ckpt    string
 	clock   *switchClock
-	manual  *arrowstream.ManualClock
+	manual  *arrowstreamtest.ManualClock
 	faults  *faultInjector
 	gate    *gate
 	sources []*Source
@@ -103,7 +105,7 @@ func New(opts Options) (*Stream, error) {
 		opts:        opts,
 		mem:         opts.Allocator,
 		ckpt:        filepath.Join(opts.Dir, "checkpoint"),
-		manual:      arrowstream.NewManualClock(time.UnixMilli(0)),
+		manual:      arrowstreamtest.NewManualClock(time.UnixMilli(0)),
 		faults:      &faultInjector{},
 		gate:        newGate(),
 		sinks:       memsink.NewCatalog(),
@@ -116,6 +118,7 @@ func New(opts Options) (*Stream, error) {
 	s.sess = arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: s.mem, Logger: opts.Logger, Clock: s.clock, Conf: opts.Conf, Faults: s.faults, NoSync: !opts.Fsync,
 	})
+	pebblestate.Register(s.sess)
 	memsink.Install(s.sess, s.sinks, memsink.Options{})
 	if opts.Query == nil && opts.SinkSchema != nil {
 		t, err := memsink.New(s.mem, arrowstream.SinkInfo{QueryName: opts.QueryName, Schema: opts.SinkSchema, Mode: opts.SinkMode}, memsink.Options{Logger: opts.Logger})
@@ -164,7 +167,7 @@ func (s *Stream) Trigger() arrowstream.Trigger { return s.trigger }
 func (s *Stream) UsesManualClock() bool { return s.manualRun }
 
 // ManualClock is the fixture's manual clock.
-func (s *Stream) ManualClock() *arrowstream.ManualClock { return s.manual }
+func (s *Stream) ManualClock() *arrowstreamtest.ManualClock { return s.manual }
 
 // Sink is the memory-sink table (nil before the first start of a query).
 func (s *Stream) Sink() *memsink.Table {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/bench/gen"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -37,6 +38,7 @@ func (c AggColumns) Groups() (map[int64]gen.AggGroup, error) {
 func RunAgg(ctx context.Context, mem memory.Allocator, recs []arrow.Record) (AggColumns, error) {
 	var out AggColumns
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, Logger: slog.New(slog.DiscardHandler)})
+	pebblestate.Register(s)
 	if err := s.RegisterTable("t", gen.AggSchema, recs...); err != nil {
 		return out, err
 	}
@@ -111,6 +113,7 @@ func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) e
 // dir; sync says whether its files are fsynced.
 func RunWindowed(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool) ([]gen.WinRow, error) {
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: !sync, Logger: slog.New(slog.DiscardHandler)})
+	pebblestate.Register(s)
 	src := arrowstream.NewMemoryStream(mem, gen.WinSchema)
 	defer src.Close()
 	s.RegisterStream("events", src)

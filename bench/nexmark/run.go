@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -40,6 +41,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	s := arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: pool, Logger: slog.New(slog.DiscardHandler), CheckpointRoot: dir, NoSync: true,
 	})
+	pebblestate.Register(s)
 	cat := memsink.NewCatalog()
 	memsink.Install(s, cat, memsink.Options{})
 	defer func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/memsink"
 )
@@ -101,6 +102,7 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 		Allocator: opts.Mem, Logger: logger, CheckpointRoot: opts.CheckpointRoot, NoSync: !opts.Sync,
 		Conf: map[string]string{arrowstream.ConfShufflePartitions: fmt.Sprint(parts)},
 	})
+	pebblestate.Register(s)
 	cat := memsink.NewCatalog()
 	memsink.Install(s, cat, memsink.Options{})
 	defer func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -35,7 +36,7 @@ func readClicks(t *testing.T, src arrowstream.Source, start, end string) []arrow
 func TestClicksSourceIsDeterministicAndLate(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	clock := arrowstream.NewManualClock(time.UnixMilli(1_800_000_000_000))
+	clock := arrowstreamtest.NewManualClock(time.UnixMilli(1_800_000_000_000))
 	opts := map[string]string{"rowsPerSecond": "1000", "maxLateness": "4 seconds", "lateFraction": "0.1", "backfill": "3 seconds"}
 	src, err := clicksFormat(clock)(mem, nil, opts)
 	if err != nil {

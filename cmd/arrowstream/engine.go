@@ -13,6 +13,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/connectors"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/sql"
 )
@@ -57,6 +58,7 @@ func newEngine(opts engineOptions) *engine {
 		logger = slog.Default()
 	}
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot})
+	pebblestate.Register(s)
 	connectors.InstallAll(s)
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
 	sinks := memsink.NewCatalog()

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -81,6 +82,7 @@ func (w *filesWorkload) Start(ctx context.Context, env Env) (Running, error) {
 		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
 		Conf: sessionConf(env.Conf, nil),
 	})
+	pebblestate.Register(sess)
 	files.Install(sess)
 	err := sess.RegisterSource("events", "csv", filesInSchema, map[string]string{"path": input, "maxFilesPerTrigger": "1"})
 	if err != nil {

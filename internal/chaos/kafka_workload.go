@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/memsink"
@@ -65,6 +66,7 @@ func (w *kafkaWorkload) Start(ctx context.Context, env Env) (Running, error) {
 		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
 		Conf: sessionConf(env.Conf, nil),
 	})
+	pebblestate.Register(sess)
 	kafka.Install(sess)
 	cat := memsink.NewCatalog()
 	memsink.Install(sess, cat, memsink.Options{Persist: true, Writer: &checkpoint.Writer{Hook: env.Hook, NoSync: env.NoSync}, Logger: env.Logger})

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
@@ -68,6 +69,7 @@ func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
 		Allocator: env.Allocator, Logger: env.Logger, NoSync: env.NoSync, CheckpointHook: env.Hook,
 		Conf: sessionConf(env.Conf, map[string]string{arrowstream.ConfShufflePartitions: "4"}),
 	})
+	pebblestate.Register(sess)
 	cat := memsink.NewCatalog()
 	memsink.Install(sess, cat, memsink.Options{Persist: true, Writer: writer, Logger: env.Logger})
 	err := sess.RegisterSource("events", "rate-micro-batch", nil, map[string]string{

@@ -13,7 +13,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -36,12 +36,12 @@ type Options struct {
 }
 
 // Install registers the "console" sink format in s, writing to os.Stdout.
-func Install(s *arrowstream.Session) { InstallWith(s, Options{}) }
+func Install(s stream.FormatRegistrar) { InstallWith(s, Options{}) }
 
 // InstallWith registers the "console" sink format in s with o.
-func InstallWith(s *arrowstream.Session, o Options) {
+func InstallWith(s stream.FormatRegistrar, o Options) {
 	mu := &sync.Mutex{}
-	s.RegisterSinkFormat(Format, func(_ context.Context, _ memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
+	s.RegisterSinkFormat(Format, func(_ context.Context, _ memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
 		return newSink(info, o, mu)
 	})
 }
@@ -56,11 +56,11 @@ type Sink struct {
 
 // New returns a console sink for a query, reading numRows and truncate from
 // info.Options. A bad option value is an error naming the option.
-func New(info arrowstream.SinkInfo, o Options) (*Sink, error) {
+func New(info stream.SinkInfo, o Options) (*Sink, error) {
 	return newSink(info, o, &sync.Mutex{})
 }
 
-func newSink(info arrowstream.SinkInfo, o Options, mu *sync.Mutex) (*Sink, error) {
+func newSink(info stream.SinkInfo, o Options, mu *sync.Mutex) (*Sink, error) {
 	s := &Sink{mu: mu, out: o.Out, numRows: DefaultNumRows, truncate: DefaultTruncate}
 	if s.out == nil {
 		s.out = os.Stdout
@@ -127,4 +127,4 @@ func (s *Sink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) 
 
 const rule = "-------------------------------------------"
 
-var _ arrowstream.Sink = (*Sink)(nil)
+var _ stream.Sink = (*Sink)(nil)

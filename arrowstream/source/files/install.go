@@ -6,12 +6,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // Install registers the source formats csv, json, parquet and arrow and
 // the sink formats parquet and arrow in s.
-func Install(s *arrowstream.Session) {
+func Install(s stream.FormatRegistrar) {
 	for _, f := range []Format{CSV, JSON, Parquet, Arrow} {
 		s.RegisterSourceFormat(string(f), SourceFormat(f))
 	}
@@ -21,8 +21,8 @@ func Install(s *arrowstream.Session) {
 }
 
 // SourceFormat is the arrowstream.SourceFormat of file format f.
-func SourceFormat(f Format) arrowstream.SourceFormat {
-	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
+func SourceFormat(f Format) stream.SourceFormat {
+	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseOptions(f, opts)
 		if err != nil {
 			return nil, err
@@ -32,8 +32,8 @@ func SourceFormat(f Format) arrowstream.SourceFormat {
 }
 
 // SinkFormat is the arrowstream.SinkFormat of file format f.
-func SinkFormat(f Format) arrowstream.SinkFormat {
-	return func(_ context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
+func SinkFormat(f Format) stream.SinkFormat {
+	return func(_ context.Context, mem memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
 		o, err := ParseSinkOptions(f, info.Options)
 		if err != nil {
 			return nil, err

@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -85,8 +85,8 @@ type Sink struct {
 }
 
 // NewSink opens (creating) the output directory and its manifest log.
-func NewSink(mem memory.Allocator, schema *arrow.Schema, mode arrowstream.OutputMode, opts SinkOptions) (*Sink, error) {
-	if mode != arrowstream.Append {
+func NewSink(mem memory.Allocator, schema *arrow.Schema, mode stream.OutputMode, opts SinkOptions) (*Sink, error) {
+	if mode != stream.Append {
 		return nil, fmt.Errorf("files: data source %s does not support %s output mode (the file sink appends only)", opts.Format, mode)
 	}
 	if opts.Format != Parquet && opts.Format != Arrow {

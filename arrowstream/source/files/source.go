@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -44,12 +44,12 @@ type Source struct {
 }
 
 var (
-	_ arrowstream.Source                 = (*Source)(nil)
-	_ arrowstream.AdmissionControlSource = (*Source)(nil)
-	_ arrowstream.CheckpointedSource     = (*Source)(nil)
-	_ arrowstream.DescribedSource        = (*Source)(nil)
-	_ arrowstream.MetricsSource          = (*Source)(nil)
-	_ arrowstream.BatchSource            = (*Source)(nil)
+	_ stream.Source                 = (*Source)(nil)
+	_ stream.AdmissionControlSource = (*Source)(nil)
+	_ stream.CheckpointedSource     = (*Source)(nil)
+	_ stream.DescribedSource        = (*Source)(nil)
+	_ stream.MetricsSource          = (*Source)(nil)
+	_ stream.BatchSource            = (*Source)(nil)
 )
 
 // NewSource returns a file source. schema is the user's schema, or nil to
@@ -238,12 +238,12 @@ func (s *Source) discover() error {
 	return nil
 }
 
-func logOffset(id int64) arrowstream.Offset {
-	return arrowstream.Offset(`{"logOffset":` + strconv.FormatInt(id, 10) + `}`)
+func logOffset(id int64) stream.Offset {
+	return stream.Offset(`{"logOffset":` + strconv.FormatInt(id, 10) + `}`)
 }
 
 // parseOffset returns the entry id of an offset, -1 for nil.
-func parseOffset(o arrowstream.Offset) (int64, error) {
+func parseOffset(o stream.Offset) (int64, error) {
 	if o == nil {
 		return -1, nil
 	}
@@ -257,7 +257,7 @@ func parseOffset(o arrowstream.Offset) (int64, error) {
 }
 
 // LatestOffset implements arrowstream.Source: every file found so far.
-func (s *Source) LatestOffset(context.Context) (arrowstream.Offset, error) {
+func (s *Source) LatestOffset(context.Context) (stream.Offset, error) {
 	if err := s.discover(); err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (s *Source) LatestOffset(context.Context) (arrowstream.Offset, error) {
 
 // LatestOffsetFrom implements arrowstream.AdmissionControlSource: one
 // entry (one trigger's files) after start.
-func (s *Source) LatestOffsetFrom(_ context.Context, start arrowstream.Offset) (arrowstream.Offset, error) {
+func (s *Source) LatestOffsetFrom(_ context.Context, start stream.Offset) (stream.Offset, error) {
 	from, err := parseOffset(start)
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (s *Source) LatestOffsetFrom(_ context.Context, start arrowstream.Offset) (
 }
 
 // Read implements arrowstream.Source: the files of entries (start, end].
-func (s *Source) Read(_ context.Context, start, end arrowstream.Offset) (vector.Operator, error) {
+func (s *Source) Read(_ context.Context, start, end stream.Offset) (vector.Operator, error) {
 	from, err := parseOffset(start)
 	if err != nil {
 		return nil, err
@@ -317,7 +317,7 @@ func (s *Source) ReadBatch(context.Context) (vector.Operator, error) {
 // Commit implements arrowstream.Source: with cleanSource, the files of the
 // committed entries are archived or deleted. A file already gone (cleaned
 // before a restart) is skipped.
-func (s *Source) Commit(_ context.Context, end arrowstream.Offset) error {
+func (s *Source) Commit(_ context.Context, end stream.Offset) error {
 	to, err := parseOffset(end)
 	if err != nil || s.opts.CleanSource == CleanOff {
 		return err

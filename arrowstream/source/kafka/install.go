@@ -6,12 +6,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // Install registers the "kafka" source and sink formats with sess.
-func Install(sess *arrowstream.Session) {
-	sess.RegisterSourceFormat("kafka", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
+func Install(sess stream.FormatRegistrar) {
+	sess.RegisterSourceFormat("kafka", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseSourceOptions(opts)
 		if err != nil {
 			return nil, err
@@ -23,7 +23,7 @@ func Install(sess *arrowstream.Session) {
 		}
 		return NewSource(mem, o)
 	})
-	sess.RegisterSinkFormat("kafka", func(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
+	sess.RegisterSinkFormat("kafka", func(ctx context.Context, mem memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
 		o, err := ParseSinkOptions(info.Options)
 		if err != nil {
 			return nil, err

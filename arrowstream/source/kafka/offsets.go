@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // PartitionOffsets maps topic → partition → offset: Spark's
@@ -55,7 +55,7 @@ func decodeJSONObject[V any](s string) (map[string]V, error) {
 // Encode returns the offsets as Spark's JSON with topics and partitions
 // in order, so equal offsets encode to equal bytes (the engine compares
 // offsets bytewise).
-func (po PartitionOffsets) Encode() arrowstream.Offset {
+func (po PartitionOffsets) Encode() stream.Offset {
 	topics := po.topics()
 	var b []byte
 	b = append(b, '{')
@@ -78,7 +78,7 @@ func (po PartitionOffsets) Encode() arrowstream.Offset {
 		b = append(b, '}')
 	}
 	b = append(b, '}')
-	return arrowstream.Offset(b)
+	return stream.Offset(b)
 }
 
 func (po PartitionOffsets) topics() []string {
@@ -126,7 +126,7 @@ func (po PartitionOffsets) clone() PartitionOffsets {
 }
 
 // decodeOffset parses an engine offset (nil: none).
-func decodeOffset(o arrowstream.Offset) (PartitionOffsets, error) {
+func decodeOffset(o stream.Offset) (PartitionOffsets, error) {
 	if o == nil {
 		return nil, nil
 	}

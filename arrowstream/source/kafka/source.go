@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -144,7 +144,7 @@ func parseInitialOffsets(b []byte) (PartitionOffsets, error) {
 }
 
 // InitialOffset implements arrowstream.InitialOffsetSource.
-func (s *Source) InitialOffset() arrowstream.Offset {
+func (s *Source) InitialOffset() stream.Offset {
 	if s.initial == nil {
 		return nil
 	}
@@ -153,7 +153,7 @@ func (s *Source) InitialOffset() arrowstream.Offset {
 
 // LatestOffset implements arrowstream.Source: the end offsets of every
 // partition, capped by endingOffsets.
-func (s *Source) LatestOffset(ctx context.Context) (arrowstream.Offset, error) {
+func (s *Source) LatestOffset(ctx context.Context) (stream.Offset, error) {
 	if err := s.ensureInitial(ctx); err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (s *Source) LatestOffset(ctx context.Context) (arrowstream.Offset, error) {
 
 // LatestOffsetFrom implements arrowstream.AdmissionControlSource: at most
 // maxOffsetsPerTrigger offsets after start.
-func (s *Source) LatestOffsetFrom(ctx context.Context, start arrowstream.Offset) (arrowstream.Offset, error) {
+func (s *Source) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
 	latest := s.latest
 	s.latest = nil
 	if latest == nil {
@@ -217,7 +217,7 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start arrowstream.Offset)
 
 // Commit implements arrowstream.Source. Kafka keeps the data by its own
 // retention; the source commits nothing to Kafka (as Spark's).
-func (s *Source) Commit(context.Context, arrowstream.Offset) error { return nil }
+func (s *Source) Commit(context.Context, stream.Offset) error { return nil }
 
 // Close implements arrowstream.Source.
 func (s *Source) Close() error {
@@ -406,7 +406,7 @@ func (s *Source) resolveStart(ctx context.Context) (PartitionOffsets, error) {
 // Read implements arrowstream.Source: the records with start[p] <= offset
 // < end[p] of every partition of end. Partitions new since start are read
 // from their earliest offset.
-func (s *Source) Read(ctx context.Context, start, end arrowstream.Offset) (vector.Operator, error) {
+func (s *Source) Read(ctx context.Context, start, end stream.Offset) (vector.Operator, error) {
 	from, err := decodeOffset(start)
 	if err != nil {
 		return nil, err

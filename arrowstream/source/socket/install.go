@@ -6,12 +6,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
 // Install registers the "socket" source format with sess.
-func Install(sess *arrowstream.Session) {
-	sess.RegisterSourceFormat("socket", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (arrowstream.Source, error) {
+func Install(sess stream.FormatRegistrar) {
+	sess.RegisterSourceFormat("socket", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseOptions(opts)
 		if err != nil {
 			return nil, err

@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -152,14 +152,14 @@ type offset struct {
 	Offset int64  `json:"offset"`
 }
 
-func (s *Source) encode(n int64) arrowstream.Offset {
+func (s *Source) encode(n int64) stream.Offset {
 	b, _ := json.Marshal(offset{Run: s.run, Offset: n})
 	return b
 }
 
 // decode returns the line count of o within this connection; ok is false
 // for nil and for offsets of an earlier connection.
-func (s *Source) decode(o arrowstream.Offset) (int64, bool, error) {
+func (s *Source) decode(o stream.Offset) (int64, bool, error) {
 	if o == nil {
 		return 0, false, nil
 	}
@@ -171,7 +171,7 @@ func (s *Source) decode(o arrowstream.Offset) (int64, bool, error) {
 }
 
 // LatestOffset implements arrowstream.Source: the number of lines read.
-func (s *Source) LatestOffset(ctx context.Context) (arrowstream.Offset, error) {
+func (s *Source) LatestOffset(ctx context.Context) (stream.Offset, error) {
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *Source) LatestOffset(ctx context.Context) (arrowstream.Offset, error) {
 // LatestOffsetFrom implements arrowstream.AdmissionControlSource. start is
 // the end of the last committed epoch: the lines up to it are dropped,
 // which makes room in the buffer even when no new epoch starts.
-func (s *Source) LatestOffsetFrom(ctx context.Context, start arrowstream.Offset) (arrowstream.Offset, error) {
+func (s *Source) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
 	if err := s.Commit(ctx, start); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start arrowstream.Offset)
 // still buffered. A range of an earlier connection reads nothing (those
 // lines are lost), and a start of an earlier connection means the start of
 // this one.
-func (s *Source) Read(_ context.Context, start, end arrowstream.Offset) (vector.Operator, error) {
+func (s *Source) Read(_ context.Context, start, end stream.Offset) (vector.Operator, error) {
 	to, mine, err := s.decode(end)
 	if err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func (s *Source) Read(_ context.Context, start, end arrowstream.Offset) (vector.
 }
 
 // Commit implements arrowstream.Source: lines up to end are dropped.
-func (s *Source) Commit(_ context.Context, end arrowstream.Offset) error {
+func (s *Source) Commit(_ context.Context, end stream.Offset) error {
 	to, mine, err := s.decode(end)
 	if err != nil || !mine {
 		return err

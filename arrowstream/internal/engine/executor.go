@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// Executor runs the body of a streaming query for one epoch: it is the
+// incremental plan with its stateful operators. The micro-batch loop
+// supplies each source's data for the epoch and sends the result to the
+// sink.
+type Executor interface {
+	// Execute returns the epoch's result. inputs has one operator per
+	// source, in the order of the query's sources (an empty operator for a
+	// source without new data); Execute owns them.
+	Execute(ctx context.Context, ep stream.EpochInfo, inputs []vector.Operator) (vector.Operator, error)
+	// CommitState durably commits the state of every stateful operator for
+	// ep (after the sink committed the epoch). A stateless plan does
+	// nothing.
+	CommitState(ctx context.Context, ep stream.EpochInfo) error
+	// AbortState discards the epoch's state updates.
+	AbortState(ep stream.EpochInfo)
+	// WatermarkNodes lists the plan's watermark nodes (stable names).
+	WatermarkNodes() []string
+	// EventTimeStats returns what each watermark node observed in the last
+	// executed epoch.
+	EventTimeStats() []stateful.EventTimeStats
+	// ShouldRunAnotherBatch reports whether a no-data epoch would produce
+	// output or evict state given the new global watermark (§3.5).
+	ShouldRunAnotherBatch(newWatermarkMs int64) bool
+	// StateProgress reports the stateful operators after the last epoch.
+	StateProgress() []stream.StateOperatorProgress
+	// Close releases the executor's resources (state caches).
+	Close() error
+}

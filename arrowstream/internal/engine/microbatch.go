@@ -1,0 +1,386 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// pollingDelay is how long an idle ProcessingTime(0) query sleeps (real
+// time, as Spark's pollingDelay) before asking its sources again.
+const pollingDelay = 10 * time.Millisecond
+
+// Config is everything the micro-batch and continuous loops need.
+type Config struct {
+	CheckpointDir      string
+	Sources            []stream.Source
+	SourceDescriptions []string
+	Sink               stream.Sink
+	SinkDescription    string
+	Exec               Executor
+	Trigger            Trigger
+	Clock              Clock
+	Conf               map[string]string // settings to freeze for a new checkpoint
+	MinBatchesToRetain int
+	NoDataBatches      bool
+	Writer             *checkpoint.Writer
+	Logger             *slog.Logger
+	Faults             FaultInjector // test hook, nil in production
+	Continuous         ContinuousConfig
+	// OnStop, when set, runs after the query ends (nil error: clean stop).
+	OnStop func(err error)
+	// CloseSink, when set, releases a format-created ClosingSink once the
+	// query ends (CloseSinkFunc).
+	CloseSink func()
+}
+
+// microBatch is the state of one run of the micro-batch loop
+// (MicroBatchExecution).
+type microBatch struct {
+	cfg     Config
+	q       *Query
+	offsets *checkpoint.OffsetLog
+	commits *checkpoint.CommitLog
+
+	batchID     int64
+	committed   []stream.Offset // start offsets of the current batch
+	available   []stream.Offset // end offsets of the current batch
+	constructed bool            // offsets/<batchID> is written
+	latest      []stream.Offset // what sources reported, for progress
+
+	batchTimestampMs int64
+	batchWatermarkMs int64
+	lateWatermarkMs  int64
+	conf             map[string]string
+	tracker          *watermarkTracker
+	ranBatch         bool // a batch ran in this run (enables no-data batches)
+
+	availableNowTargets []stream.Offset
+	lastTriggerStart    time.Time
+}
+
+func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
+	offsets, err := checkpoint.OpenOffsetLog(cfg.CheckpointDir, cfg.Writer)
+	if err != nil {
+		return nil, err
+	}
+	commits, err := checkpoint.OpenCommitLog(cfg.CheckpointDir, cfg.Writer)
+	if err != nil {
+		return nil, err
+	}
+	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits}, nil
+}
+
+// populateStartOffsets decides where this run starts (docs/semantics.md §2.2).
+func (m *microBatch) populateStartOffsets() error {
+	n := len(m.cfg.Sources)
+	m.committed = make([]stream.Offset, n)
+	m.available = make([]stream.Offset, n)
+	m.latest = make([]stream.Offset, n)
+	for i, src := range m.cfg.Sources {
+		if cs, ok := src.(stream.CheckpointedSource); ok {
+			if err := cs.SetCheckpointDir(filepath.Join(m.cfg.CheckpointDir, "sources", strconv.Itoa(i))); err != nil {
+				return fmt.Errorf("arrowstream: source %s: %w", m.cfg.SourceDescriptions[i], err)
+			}
+		}
+		if is, ok := src.(stream.InitialOffsetSource); ok {
+			m.committed[i] = is.InitialOffset()
+		}
+	}
+	last, seq, ok, err := m.offsets.Latest()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		m.batchID = 0
+		m.conf = copyConf(m.cfg.Conf)
+		policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
+		if err != nil {
+			return err
+		}
+		m.tracker = newWatermarkTracker(policy, 0)
+		return nil
+	}
+	if len(seq.Offsets) != n {
+		return fmt.Errorf("arrowstream: there are [%d] sources in the checkpoint offsets and now there are [%d] sources requested by the query. Cannot continue", len(seq.Offsets), n)
+	}
+	for i, o := range seq.Offsets {
+		m.available[i] = stream.Offset(o)
+	}
+	prevWatermark := int64(0)
+	if last > 0 {
+		prev, ok, err := m.offsets.Get(last - 1)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("arrowstream: batch %d doesn't exist in %s (the offset log must be contiguous)", last-1, m.offsets.Log().Dir())
+		}
+		for i, o := range prev.Offsets {
+			m.committed[i] = stream.Offset(o)
+		}
+		prevWatermark = prev.BatchWatermarkMs
+	}
+	// Persisted settings win over the session's; the state store provider
+	// must not change under existing state.
+	if err := checkStateProvider(m.cfg.CheckpointDir, seq.Conf[stream.ConfStateStoreProvider], m.cfg.Conf[stream.ConfStateStoreProvider]); err != nil {
+		return err
+	}
+	m.conf = copyConf(m.cfg.Conf)
+	for k, v := range seq.Conf {
+		m.conf[k] = v
+	}
+	keepStateTuning(m.conf, m.cfg.Conf)
+	policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
+	if err != nil {
+		return err
+	}
+	m.tracker = newWatermarkTracker(policy, seq.BatchWatermarkMs)
+	m.batchTimestampMs = seq.BatchTimestampMs
+	m.batchWatermarkMs = seq.BatchWatermarkMs
+	m.lateWatermarkMs = prevWatermark
+
+	lastCommit, commit, cok, err := m.commits.Latest()
+	if err != nil {
+		return err
+	}
+	switch {
+	case cok && lastCommit == last:
+		// Batch `last` completed: move on.
+		m.batchID = last + 1
+		copy(m.committed, m.available)
+		m.lateWatermarkMs = seq.BatchWatermarkMs
+		if commit.NextBatchWatermarkMs > m.tracker.global {
+			m.tracker.global = commit.NextBatchWatermarkMs
+		}
+	case cok && lastCommit > last:
+		return fmt.Errorf("arrowstream: checkpoint %s is inconsistent: commits has batch %d but offsets ends at %d (%s is missing): %w",
+			m.cfg.CheckpointDir, lastCommit, last, filepath.Join(m.offsets.Log().Dir(), strconv.FormatInt(lastCommit, 10)), checkpoint.ErrCorrupt)
+	default:
+		// Re-run batch `last` with exactly its recorded offsets, timestamp
+		// and watermark.
+		if cok && lastCommit < last-1 {
+			m.cfg.Logger.Warn("commit log is behind the offset log by more than one batch", "commits", lastCommit, "offsets", last)
+		}
+		m.batchID = last
+		m.constructed = true
+	}
+	return nil
+}
+
+func copyConf(c map[string]string) map[string]string {
+	out := make(map[string]string, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+// numPartitions returns the frozen number of state partitions.
+func (m *microBatch) numPartitions() int {
+	n, err := strconv.Atoi(m.conf[stream.ConfShufflePartitions])
+	if err != nil || n <= 0 {
+		return 1
+	}
+	return n
+}
+
+// triggerResult says what one trigger did.
+type triggerResult struct {
+	ran      bool
+	progress *stream.StreamingQueryProgress
+}
+
+// runTrigger runs one trigger: construct the next batch if needed, then run
+// it (docs/semantics.md §2.3).
+func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
+	start := m.cfg.Clock.Now()
+	wallStart := time.Now()
+	durations := map[string]int64{}
+	timed := func(phase string, f func() error) error {
+		t := time.Now()
+		err := f()
+		durations[phase] += time.Since(t).Milliseconds()
+		return err
+	}
+	if !m.constructed {
+		var isNew bool
+		err := timed("latestOffset", func() error {
+			for i, src := range m.cfg.Sources {
+				latest, err := src.LatestOffset(ctx)
+				if err != nil {
+					return fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.SourceDescriptions[i], err)
+				}
+				m.latest[i] = latest
+				end := latest
+				if ac, ok := src.(stream.AdmissionControlSource); ok && m.cfg.Trigger.Kind != TriggerOnce {
+					if end, err = ac.LatestOffsetFrom(ctx, m.committed[i]); err != nil {
+						return fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.SourceDescriptions[i], err)
+					}
+				}
+				if m.availableNowTargets != nil {
+					end = m.availableNowTargets[i]
+				}
+				m.available[i] = end
+				if end != nil && !end.Equal(m.committed[i]) {
+					isNew = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return triggerResult{}, err
+		}
+		another := m.cfg.NoDataBatches && m.ranBatch && m.cfg.Trigger.Kind != TriggerOnce &&
+			m.cfg.Exec.ShouldRunAnotherBatch(m.tracker.global)
+		if !isNew && !another {
+			copy(m.available, m.committed)
+			return triggerResult{progress: m.idleProgress(start, wallStart, durations)}, nil
+		}
+		m.batchTimestampMs = m.cfg.Clock.Now().UnixMilli()
+		m.lateWatermarkMs = m.batchWatermarkMs
+		if m.batchID == 0 {
+			m.lateWatermarkMs = 0
+		}
+		m.batchWatermarkMs = m.tracker.global
+		err = timed("walCommit", func() error {
+			seq := checkpoint.OffsetSeq{BatchWatermarkMs: m.batchWatermarkMs, BatchTimestampMs: m.batchTimestampMs, Conf: m.conf}
+			for _, o := range m.available {
+				seq.Offsets = append(seq.Offsets, []byte(o))
+			}
+			ok, err := m.offsets.Add(m.batchID, seq)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Log().Dir())
+			}
+			// Sources may forget data of earlier batches.
+			for i, src := range m.cfg.Sources {
+				if m.committed[i] != nil {
+					if err := src.Commit(ctx, m.committed[i]); err != nil {
+						return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.SourceDescriptions[i], err)
+					}
+				}
+			}
+			if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && m.batchID > keep {
+				if err := m.offsets.Log().Purge(m.batchID - keep); err != nil {
+					return err
+				}
+				if err := m.commits.Log().Purge(m.batchID - keep); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return triggerResult{}, err
+		}
+		m.constructed = true
+	}
+	return m.runBatch(ctx, start, wallStart, durations, timed)
+}
+
+// runBatch executes the constructed batch, commits it to the sink, the
+// state and the commit log.
+func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, durations map[string]int64, timed func(string, func() error) error) (triggerResult, error) {
+	ep := stream.EpochInfo{
+		ID:               m.batchID,
+		BatchTimestampMs: m.batchTimestampMs,
+		WatermarkMs:      m.batchWatermarkMs,
+		LateWatermarkMs:  m.lateWatermarkMs,
+		HasWatermark:     len(m.cfg.Exec.WatermarkNodes()) > 0,
+		CheckpointDir:    m.cfg.CheckpointDir,
+		NumPartitions:    m.numPartitions(),
+		Conf:             m.conf,
+	}
+	inputRows := make([]atomic.Int64, len(m.cfg.Sources))
+	inputs := make([]vector.Operator, len(m.cfg.Sources))
+	closeInputs := func() {
+		for _, in := range inputs {
+			if in != nil {
+				in.Close()
+			}
+		}
+	}
+	err := timed("getBatch", func() error {
+		for i, src := range m.cfg.Sources {
+			var op vector.Operator
+			if m.available[i] != nil && !m.available[i].Equal(m.committed[i]) {
+				var err error
+				op, err = src.Read(ctx, m.committed[i], m.available[i])
+				if err != nil {
+					return fmt.Errorf("arrowstream: source %s: read (%s, %s]: %w", m.cfg.SourceDescriptions[i], m.committed[i], m.available[i], err)
+				}
+			} else {
+				op = emptyInput(src.Schema())
+			}
+			inputs[i] = &countingOperator{Operator: op, rows: &inputRows[i]}
+		}
+		return nil
+	})
+	if err != nil {
+		closeInputs()
+		return triggerResult{}, err
+	}
+	var out vector.Operator
+	err = timed("queryPlanning", func() error {
+		var err error
+		out, err = m.cfg.Exec.Execute(ctx, ep, inputs)
+		return err
+	})
+	if err != nil {
+		// Execute owns its inputs even on error.
+		m.cfg.Exec.AbortState(ep)
+		return triggerResult{}, err
+	}
+	if m.cfg.Faults != nil {
+		if out, err = m.injectFault(ctx, out, inputRows); err != nil {
+			m.cfg.Exec.AbortState(ep)
+			return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
+		}
+	}
+	var outputRows atomic.Int64
+	err = timed("addBatch", func() error {
+		return m.cfg.Sink.AddBatch(ctx, m.batchID, &countingOperator{Operator: out, rows: &outputRows})
+	})
+	if err != nil {
+		m.cfg.Exec.AbortState(ep)
+		return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
+	}
+	err = timed("commitOffsets", func() error {
+		if err := m.cfg.Exec.CommitState(ctx, ep); err != nil {
+			return err
+		}
+		m.tracker.observe(m.cfg.Exec.WatermarkNodes(), m.cfg.Exec.EventTimeStats())
+		ok, err := m.commits.Add(m.batchID, checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Log().Dir())
+		}
+		return nil
+	})
+	if err != nil {
+		return triggerResult{}, err
+	}
+	prog := m.batchProgress(start, wallStart, durations, ep, inputRows, outputRows.Load())
+	copy(m.committed, m.available)
+	m.batchID++
+	m.constructed = false
+	m.ranBatch = true
+	return triggerResult{ran: true, progress: prog}, nil
+}
+
+// errStopped marks the end of a query by Stop (not a failure).
+var errStopped = errors.New("query stopped")

@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+)
+
+// keepStateTuning lets the current run's Pebble sizes and working
+// directory win over the recorded ones: unlike the provider, they do not
+// shape the state.
+func keepStateTuning(conf, current map[string]string) {
+	for _, k := range stream.StateTuningKeys() {
+		if v, ok := current[k]; ok {
+			conf[k] = v
+		}
+	}
+}
+
+// checkStateProvider compares the provider a restarted query asks for with
+// the one its checkpoint was written with: state written by one provider
+// cannot be read by the other, so a mismatch is refused instead of
+// starting from empty state. recorded is the provider in the offset log
+// (absent: an old checkpoint, memory); requested is empty when the query
+// does not set one, and then the recorded one is used.
+func checkStateProvider(checkpointDir, recorded, requested string) error {
+	if recorded == "" {
+		recorded = "memory"
+	}
+	if requested == "" || strings.EqualFold(recorded, requested) {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(checkpointDir, "state")); err != nil {
+		return nil // no state: nothing to misread
+	}
+	return fmt.Errorf("arrowstream: the checkpoint %s holds state written by the %q state store provider but the query sets %s = %q; restart with %s = %q or start on a new checkpoint location",
+		checkpointDir, recorded, stream.ConfStateStoreProvider, requested, stream.ConfStateStoreProvider, recorded)
+}

@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// SourceTable is a catalog table that is a streaming source of the
+// session: a query opens its own source, or the table's shared one.
+type SourceTable interface {
+	// OpenSource returns the source for a query and whether the query owns
+	// it (closes it when it stops).
+	OpenSource() (src stream.Source, owned bool, err error)
+}
+
+// StateProviderFunc builds the state store provider a query's effective
+// settings select (the session's registry of providers).
+type StateProviderFunc func(conf map[string]string, w *checkpoint.Writer) (checkpoint.StateStoreProvider, error)
+
+// streamExec is the incremental execution of an analyzed streaming plan:
+// per epoch it builds the plan's operators over the epoch's input, with
+// stateless nodes built by the planner (plan.BuildOperator) and stateful
+// ones (aggregation, deduplication, global limit) keeping their state in
+// the checkpoint. It implements executor.
+type streamExec struct {
+	mem  memory.Allocator
+	root plan.Node
+	mode stream.OutputMode
+
+	sources  []stream.Source
+	descs    []string
+	owned    []bool             // the query created the source and closes it
+	scanSrc  map[*plan.Scan]int // streaming scan → source index
+	srcUses  []int              // scans per source (a source named twice is read once)
+	stateful map[plan.Node]stateful.Op
+	order    []stateful.Op // for progress: downstream first, as Spark lists them
+
+	// writer and stateStores: the state store provider the query's conf
+	// selects, created at the first epoch and closed with the query.
+	writer      *checkpoint.Writer
+	newProvider StateProviderFunc
+	stateStores checkpoint.StateStoreProvider
+
+	wmNodes []*plan.EventTimeWatermark
+	wmNames map[*plan.EventTimeWatermark]string
+	wmStats []stateful.EventTimeStats
+}
+
+// NewExec plans root (analyzed) for incremental execution in mode, with
+// its stateful operators' state in the provider newProvider returns (nil:
+// each operator keeps its state in memory).
+func NewExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, writer *checkpoint.Writer, newProvider StateProviderFunc) (Executor, []stream.Source, []string, error) {
+	e, err := newStreamExec(mem, root, mode, writer)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	e.newProvider = newProvider
+	return e, e.sources, e.descs, nil
+}
+
+// newStreamExec plans root (analyzed) for incremental execution in mode.
+func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, writer *checkpoint.Writer) (*streamExec, error) {
+	if err := plan.CheckStreaming(root, plan.OutputMode(mode)); err != nil {
+		return nil, err
+	}
+	opt, err := plan.Optimize(root)
+	if err != nil {
+		return nil, err
+	}
+	e := &streamExec{
+		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{}, writer: writer,
+		stateful: map[plan.Node]stateful.Op{}, wmNames: map[*plan.EventTimeWatermark]string{},
+	}
+	srcIndex := map[plan.Table]int{}
+	opID := 0
+	planner := stateful.Planner{Mem: mem, Mode: mode, Writer: writer}
+	var walk func(n plan.Node) error
+	walk = func(n plan.Node) error {
+		switch x := n.(type) {
+		case *plan.Scan:
+			if !x.Streaming {
+				return nil
+			}
+			i, ok := srcIndex[x.Table]
+			if !ok {
+				st, isStream := x.Table.(SourceTable)
+				if !isStream {
+					return fmt.Errorf("arrowstream: table %s is not a streaming source of this session", x.Name)
+				}
+				src, own, err := st.OpenSource()
+				if err != nil {
+					return fmt.Errorf("arrowstream: open source %s: %w", x.Name, err)
+				}
+				i = len(e.sources)
+				srcIndex[x.Table] = i
+				e.sources = append(e.sources, src)
+				e.owned = append(e.owned, own)
+				e.srcUses = append(e.srcUses, 0)
+				desc := x.Name
+				if d, ok := src.(stream.DescribedSource); ok {
+					desc = d.Description()
+				}
+				e.descs = append(e.descs, desc)
+			}
+			e.scanSrc[x] = i
+			e.srcUses[i]++
+			return nil
+		case *plan.EventTimeWatermark:
+			e.wmNames[x] = "watermark" + strconv.Itoa(len(e.wmNodes))
+			e.wmNodes = append(e.wmNodes, x)
+		}
+		if n.IsStreaming() {
+			op, ok, err := planner.Plan(n, opID)
+			if err != nil {
+				return err
+			}
+			if ok {
+				e.stateful[n] = op
+				e.order = append(e.order, op)
+				opID++
+			}
+		}
+		for _, c := range n.Children() {
+			if err := walk(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(opt); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if len(e.sources) == 0 {
+		e.Close()
+		return nil, fmt.Errorf("arrowstream: the query reads no streaming source; use a batch query instead")
+	}
+	e.wmStats = make([]stateful.EventTimeStats, len(e.wmNodes))
+	return e, nil
+}
+
+// Execute implements executor.
+func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []vector.Operator) (vector.Operator, error) {
+	feeds, err := e.feeds(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, f := range feeds {
+			f.release()
+		}
+	}()
+	if e.stateStores == nil && len(e.order) > 0 && e.newProvider != nil {
+		if e.stateStores, err = e.newProvider(ep.Conf, e.writer); err != nil {
+			return nil, err
+		}
+	}
+	sep := stateful.Epoch{EpochInfo: ep, Stores: e.stateStores}
+	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
+	return e.build(ctx, e.root, sep, env, feeds)
+}
+
+// feed hands a source's epoch data to the scans that read it: the operator
+// itself for a single scan, replays of its drained records for several.
+type feed struct {
+	op      vector.Operator
+	schema  *arrow.Schema
+	records []arrow.Record
+	shared  bool
+}
+
+func (f *feed) next() (vector.Operator, error) {
+	if !f.shared {
+		op := f.op
+		f.op = nil
+		if op == nil {
+			return nil, fmt.Errorf("arrowstream: source read twice in one epoch")
+		}
+		return op, nil
+	}
+	return vector.NewScan(f.schema, f.records...)
+}
+
+func (f *feed) release() {
+	if f.op != nil {
+		f.op.Close()
+	}
+	vector.ReleaseRecords(f.records)
+}
+
+func (e *streamExec) feeds(ctx context.Context, inputs []vector.Operator) ([]*feed, error) {
+	feeds := make([]*feed, len(inputs))
+	for i, in := range inputs {
+		feeds[i] = &feed{op: in, schema: in.Schema()}
+		if e.srcUses[i] > 1 {
+			recs, err := vector.Drain(ctx, in)
+			in.Close()
+			feeds[i].op = nil
+			if err != nil {
+				for _, f := range feeds[:i] {
+					f.release()
+				}
+				for _, rest := range inputs[i+1:] {
+					rest.Close()
+				}
+				return nil, err
+			}
+			feeds[i].records, feeds[i].shared = recs, true
+		}
+	}
+	return feeds, nil
+}
+
+// build builds node n's operator for the epoch.
+func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, env *plan.Env, feeds []*feed) (vector.Operator, error) {
+	if s, ok := n.(*plan.Scan); ok && s.Streaming {
+		raw, err := feeds[e.scanSrc[s]].next()
+		if err != nil {
+			return nil, err
+		}
+		return plan.BuildScanOn(e.mem, s, raw, env)
+	}
+	kids := n.Children()
+	children := make([]vector.Operator, len(kids))
+	for i, k := range kids {
+		op, err := e.build(ctx, k, ep, env, feeds)
+		if err != nil {
+			for _, c := range children[:i] {
+				c.Close()
+			}
+			return nil, err
+		}
+		children[i] = op
+	}
+	if w, ok := n.(*plan.EventTimeWatermark); ok {
+		i := e.wmIndex(w)
+		return stateful.NewEventTimeWatermark(children[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[i]), nil
+	}
+	if sw, ok := n.(*plan.SessionWindow); ok {
+		return stateful.NewSessionAssign(e.mem, sw, children[0], env)
+	}
+	if op, ok := e.stateful[n]; ok {
+		if two, ok := op.(stateful.TwoInputOp); ok && len(children) == 2 {
+			return two.ExecuteTwo(ctx, ep, children[0], children[1])
+		}
+		return op.Execute(ctx, ep, children[0])
+	}
+	out, err := plan.BuildOperator(ctx, e.mem, n, children, env)
+	if err != nil {
+		for _, c := range children {
+			c.Close()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+func (e *streamExec) wmIndex(w *plan.EventTimeWatermark) int {
+	for i, x := range e.wmNodes {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// CommitState implements executor.
+func (e *streamExec) CommitState(ctx context.Context, _ stream.EpochInfo) error {
+	for i, op := range e.order {
+		if err := op.Commit(ctx); err != nil {
+			for _, rest := range e.order[i+1:] {
+				rest.Abort()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// AbortState implements executor.
+func (e *streamExec) AbortState(stream.EpochInfo) {
+	for _, op := range e.order {
+		op.Abort()
+	}
+}
+
+// WatermarkNodes implements executor.
+func (e *streamExec) WatermarkNodes() []string {
+	out := make([]string, len(e.wmNodes))
+	for i, w := range e.wmNodes {
+		out[i] = e.wmNames[w]
+	}
+	return out
+}
+
+// EventTimeStats implements executor.
+func (e *streamExec) EventTimeStats() []stateful.EventTimeStats {
+	return append([]stateful.EventTimeStats(nil), e.wmStats...)
+}
+
+// ShouldRunAnotherBatch implements executor.
+func (e *streamExec) ShouldRunAnotherBatch(wm int64) bool {
+	for _, op := range e.order {
+		if op.ShouldRunAnotherBatch(wm) {
+			return true
+		}
+	}
+	return false
+}
+
+// StateProgress implements executor.
+func (e *streamExec) StateProgress() []stream.StateOperatorProgress {
+	out := make([]stream.StateOperatorProgress, len(e.order))
+	for i, op := range e.order {
+		out[i] = op.Report()
+	}
+	return out
+}
+
+// Close implements executor: it closes the sources the query created and
+// the state store provider.
+func (e *streamExec) Close() error {
+	for i, src := range e.sources {
+		if e.owned[i] {
+			src.Close()
+		}
+	}
+	if e.stateStores != nil {
+		err := e.stateStores.Close()
+		e.stateStores = nil
+		return err
+	}
+	return nil
+}

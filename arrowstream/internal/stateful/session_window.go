@@ -1,0 +1,437 @@
+package stateful
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// statefulSessionWindow is the streaming session-window aggregation
+// (Spark's SessionWindowStateStoreRestore/Save pair, SEMANTICS §4.2). State
+// is one row per grouping key (the keys other than the session): the key's
+// open sessions sorted by start, each with its partial aggregate state.
+// Each epoch the input's sessions [t, t+gap) are partially aggregated,
+// merged with the stored sessions of the same keys when they overlap
+// inclusively (touching sessions merge), saved, and emitted per mode:
+// Append emits and removes the sessions whose end ≤ W_evict (input rows
+// whose own session ends at or before W_late are dropped as late);
+// Complete emits every session every epoch and never evicts.
+type statefulSessionWindow struct {
+	mem     memory.Allocator
+	opID    int
+	spec    vector.AggregateSpec // over the operator's input; Mode ignored
+	mode    stream.OutputMode
+	nKeys   int
+	sk      int // session key among the grouping keys (partial layout)
+	sessCol int // session column of the operator's input
+	// timed: the session's time column carries the watermark; only then
+	// are late rows dropped and sessions evicted (Append).
+	timed bool
+
+	partialSchema *arrow.Schema
+	groupCols     []int     // partial columns of the state key
+	valCols       []int     // partial columns of a stored session: the session, then the aggregate states
+	keyCodec      *rowCodec // groupCols
+	valCodec      *rowCodec // valCols
+	// partCodecs are each partition's own codecs (encoders keep scratch
+	// buffers), for the partitions processed in parallel.
+	partCodecs []codecPair
+
+	state statePartitions
+
+	lastEvictWm int64
+	hasWm       bool
+	// sessions is the number of stored sessions after this epoch's
+	// updates, when collect has visited the whole state (-1: not counted).
+	sessions int64
+	progress stream.StateOperatorProgress
+}
+
+func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode, writer *checkpoint.Writer) (*statefulSessionWindow, error) {
+	spec.Mode = vector.AggPartial
+	partial, err := vector.PartialSchema(input, spec)
+	if err != nil {
+		return nil, err
+	}
+	if !arrow.TypeEqual(vector.Unwrap(partial.Field(sk).Type), vector.WindowType) {
+		return nil, fmt.Errorf("arrowstream: session key %s is a %s, not a session window", partial.Field(sk).Name, vector.TypeName(partial.Field(sk).Type))
+	}
+	s := &statefulSessionWindow{
+		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
+		partialSchema: partial, lastEvictWm: -1,
+		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+	}
+	s.valCols = []int{sk}
+	for i := 0; i < partial.NumFields(); i++ {
+		switch {
+		case i == sk:
+		case i < s.nKeys:
+			s.groupCols = append(s.groupCols, i)
+		default:
+			s.valCols = append(s.valCols, i)
+		}
+	}
+	if s.keyCodec, err = newRowCodec(mem, partial, s.groupCols); err != nil {
+		return nil, err
+	}
+	if s.valCodec, err = newRowCodec(mem, partial, s.valCols); err != nil {
+		return nil, err
+	}
+	s.state.schema = describeState("sessionWindow", s.keyCodec.schema, s.valCodec.schema)
+	return s, nil
+}
+
+func (s *statefulSessionWindow) Report() stream.StateOperatorProgress { return s.progress }
+
+// sessionBounds returns the start and end (µs) of the session column of
+// rec at column col.
+func sessionBounds(rec arrow.Record, col int) (starts, ends []arrow.Timestamp) {
+	st := rec.Column(col).(*array.Struct)
+	return st.Field(0).(*array.Timestamp).TimestampValues(), st.Field(1).(*array.Timestamp).TimestampValues()
+}
+
+func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
+	start := time.Now()
+	s.progress = stream.StateOperatorProgress{OperatorName: "sessionWindowStateStoreSaveExec"}
+	s.sessions = -1
+	if err := s.state.open(ep); err != nil {
+		input.Close()
+		return nil, err
+	}
+	recs, err := vector.Drain(ctx, input)
+	schema := input.Schema()
+	input.Close()
+	if err != nil {
+		return nil, err
+	}
+	if s.mode == stream.Append && s.timed && ep.HasWatermark {
+		limit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
+		dropped, err := dropLate(s.mem, recs, func(rec arrow.Record) []int32 {
+			_, ends := sessionBounds(rec, s.sessCol)
+			keep := make([]int32, 0, len(ends))
+			for r, e := range ends {
+				if e > limit {
+					keep = append(keep, int32(r))
+				}
+			}
+			return keep
+		})
+		s.progress.NumRowsDroppedByWatermark += dropped
+		if err != nil {
+			releaseRecords(recs)
+			return nil, err
+		}
+	}
+	partials, err := partialAggregate(ctx, s.mem, vector.NewOwnedScan(schema, recs), s.spec)
+	if err != nil {
+		return nil, err
+	}
+	err = s.mergeAndSave(ctx, partials)
+	releaseRecords(partials)
+	if err != nil {
+		return nil, err
+	}
+	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+
+	var out []arrow.Record
+	switch s.mode {
+	case stream.Append:
+		if s.timed && ep.HasWatermark {
+			out, err = s.evict(ep.WatermarkMs)
+		}
+	default:
+		out, err = s.allState()
+	}
+	if err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	s.lastEvictWm, s.hasWm = ep.WatermarkMs, ep.HasWatermark
+	return s.finalize(out)
+}
+
+// sessionRef is one session row (stored or new) of one grouping key.
+type sessionRef struct {
+	start, end arrow.Timestamp
+	key        int32 // the key's number in this epoch
+	rec, row   int32
+}
+
+// sessionEntry is one stored session: its end (µs, kept beside the
+// encoded row so that eviction and counting need not decode) and the
+// encoded row of valCols (the session, then the aggregate states).
+type sessionEntry struct {
+	end int64
+	val []byte
+}
+
+// joinSessions frames a key's sessions into one state value: per session
+// uvarint(len(val)), the end as 8 bytes little-endian, val.
+func joinSessions(es []sessionEntry) []byte {
+	n := 0
+	for _, e := range es {
+		n += len(e.val) + binary.MaxVarintLen32 + 8
+	}
+	out := make([]byte, 0, n)
+	for _, e := range es {
+		out = binary.AppendUvarint(out, uint64(len(e.val)))
+		out = binary.LittleEndian.AppendUint64(out, uint64(e.end))
+		out = append(out, e.val...)
+	}
+	return out
+}
+
+// splitSessions parses a state value; the entries' bytes alias v.
+func splitSessions(v []byte) ([]sessionEntry, error) {
+	var out []sessionEntry
+	for len(v) > 0 {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n+8 {
+			return nil, fmt.Errorf("corrupt session list")
+		}
+		end := int64(binary.LittleEndian.Uint64(v[w:]))
+		out = append(out, sessionEntry{end: end, val: v[w+8 : w+8+int(n)]})
+		v = v[w+8+int(n):]
+	}
+	return out, nil
+}
+
+// codecsFor returns partition p's own codecs, creating them on first use.
+func (s *statefulSessionWindow) codecsFor(p int) (codecPair, error) {
+	for len(s.partCodecs) <= p {
+		k, err := newRowCodec(s.mem, s.partialSchema, s.groupCols)
+		if err != nil {
+			return codecPair{}, err
+		}
+		v, err := newRowCodec(s.mem, s.partialSchema, s.valCols)
+		if err != nil {
+			return codecPair{}, err
+		}
+		s.partCodecs = append(s.partCodecs, codecPair{k, v})
+	}
+	return s.partCodecs[p], nil
+}
+
+// mergeAndSave splits the epoch's partial rows by their key's partition
+// and merges each partition's rows with its stored sessions, partitions
+// in parallel (at most GOMAXPROCS at a time), each with its own codecs and
+// store.
+func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arrow.Record) error {
+	n := len(s.state.stores)
+	var byPart [][]arrow.Record
+	if n == 1 {
+		byPart = [][]arrow.Record{retainAll(partials)}
+	} else {
+		var err error
+		if byPart, err = splitByPartition(s.mem, s.keyCodec, partials, n); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for _, recs := range byPart {
+			releaseRecords(recs)
+		}
+	}()
+	codecs := make([]codecPair, n)
+	for p := range codecs {
+		var err error
+		if codecs[p], err = s.codecsFor(p); err != nil {
+			return err
+		}
+	}
+	rows := make([]int64, n)
+	errs := runPartitions(s.opID, byPart, func(p int) error {
+		var err error
+		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p])
+		return err
+	})
+	for p := range rows {
+		s.progress.NumRowsUpdated += rows[p]
+	}
+	return errors.Join(errs...)
+}
+
+func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Array {
+	sb := array.NewStructBuilder(mem, vector.WindowType)
+	defer sb.Release()
+	sb.Reserve(len(starts))
+	sbS := sb.FieldBuilder(0).(*array.TimestampBuilder)
+	sbE := sb.FieldBuilder(1).(*array.TimestampBuilder)
+	for i := range starts {
+		sb.Append(true)
+		sbS.Append(starts[i])
+		sbE.Append(ends[i])
+	}
+	return sb.NewArray()
+}
+
+// stateSpec is the aggregation over partial-state input.
+func (s *statefulSessionWindow) stateSpec(mode vector.AggMode) vector.AggregateSpec {
+	return partialStateSpec(s.partialSchema, s.nKeys, s.spec.Aggregates, mode)
+}
+
+// decodeState turns stored sessions (state key and encoded row per
+// session) into one record of the partial layout.
+func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (arrow.Record, error) {
+	k, err := c.key.decode(s.mem, keys)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: state of operator %d: decode keys: %w", s.opID, err)
+	}
+	v, err := c.val.decode(s.mem, vals)
+	if err != nil {
+		for _, a := range k {
+			a.Release()
+		}
+		return nil, fmt.Errorf("arrowstream: state of operator %d: decode sessions: %w", s.opID, err)
+	}
+	cols := make([]arrow.Array, s.partialSchema.NumFields())
+	for i, col := range s.groupCols {
+		cols[col] = k[i]
+	}
+	for i, col := range s.valCols {
+		cols[col] = v[i]
+	}
+	rec := array.NewRecord(s.partialSchema, cols, int64(len(keys)))
+	for _, a := range cols {
+		a.Release()
+	}
+	return rec, nil
+}
+
+// collect visits every stored session; sessions for which take returns
+// true are returned decoded (partial layout) and, when remove is set,
+// deleted from the state (a key without sessions left is deleted).
+func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove bool) ([]arrow.Record, error) {
+	var keys, vals [][]byte
+	var err error
+	var left int64
+	for _, st := range s.state.stores {
+		type rewrite struct {
+			key  []byte
+			keep []sessionEntry
+		}
+		var rewrites []rewrite
+		st.Range(func(k, v []byte) bool {
+			entries, e := splitSessions(v)
+			if e != nil {
+				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
+				return false
+			}
+			var keep []sessionEntry
+			changed := false
+			for _, en := range entries {
+				if !remove {
+					left++
+				}
+				if take(en) {
+					keys = append(keys, k)
+					vals = append(vals, en.val)
+					changed = true
+				} else if remove {
+					keep = append(keep, en)
+					left++
+				}
+			}
+			if remove && changed {
+				rewrites = append(rewrites, rewrite{append([]byte(nil), k...), keep})
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		// Clone before the rewrites: keys and vals alias stored bytes.
+		if remove && len(rewrites) > 0 {
+			keys = cloneAll(keys)
+			vals = cloneAll(vals)
+			for _, r := range rewrites {
+				if len(r.keep) == 0 {
+					st.Delete(r.key)
+				} else {
+					st.Put(r.key, joinSessions(r.keep))
+				}
+			}
+		}
+	}
+	s.sessions = left
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rec, err := s.decodeState(codecPair{s.keyCodec, s.valCodec}, keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Record{rec}, nil
+}
+
+func cloneAll(bs [][]byte) [][]byte {
+	out := make([][]byte, len(bs))
+	for i, b := range bs {
+		out[i] = append([]byte(nil), b...)
+	}
+	return out
+}
+
+// allState returns every stored session (partial layout).
+func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
+	return s.collect(func(sessionEntry) bool { return true }, false)
+}
+
+// evict removes the sessions whose end is at or below the watermark and
+// returns them (partial layout).
+func (s *statefulSessionWindow) evict(wmMs int64) ([]arrow.Record, error) {
+	start := time.Now()
+	limit := wmMs * 1000
+	out, err := s.collect(func(e sessionEntry) bool { return e.end <= limit }, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		s.progress.NumRowsRemoved += r.NumRows()
+	}
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	return out, nil
+}
+
+// finalize turns partial-state records into final rows (owned records are
+// consumed).
+func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, error) {
+	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
+}
+
+// commit commits every partition; numRowsTotal counts stored sessions (as
+// Spark's, one state row per session), not grouping keys.
+func (s *statefulSessionWindow) Commit(ctx context.Context) error {
+	sessions := s.sessions
+	if sessions < 0 {
+		sessions = 0
+		for _, st := range s.state.stores {
+			st.Range(func(_, v []byte) bool {
+				entries, _ := splitSessions(v)
+				sessions += int64(len(entries))
+				return true
+			})
+		}
+	}
+	if err := s.state.Commit(ctx, &s.progress); err != nil {
+		return err
+	}
+	s.progress.NumRowsTotal = sessions
+	return nil
+}
+
+func (s *statefulSessionWindow) Abort() { s.state.Abort() }
+
+func (s *statefulSessionWindow) ShouldRunAnotherBatch(newWm int64) bool {
+	return s.mode == stream.Append && s.timed && s.hasWm && newWm > s.lastEvictWm
+}

@@ -1,0 +1,123 @@
+package stateful
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// rowCodec encodes rows of a fixed set of columns to bytes and back, for
+// state store keys and values. It reuses vector.KeyEncoder's normalized
+// encoding, which is unambiguous and decodable for every key type; for
+// doubles it folds -0.0 into 0.0 and all NaNs into one, which state values
+// can afford.
+type rowCodec struct {
+	schema *arrow.Schema
+	enc    *vector.KeyEncoder
+	cols   []int // columns of the input record that form the row
+
+	scratch [9]byte
+}
+
+func newRowCodec(mem memory.Allocator, in *arrow.Schema, cols []int) (*rowCodec, error) {
+	types := make([]arrow.DataType, len(cols))
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		f := in.Field(c)
+		types[i] = f.Type
+		fields[i] = arrow.Field{Name: f.Name, Type: vector.Unwrap(f.Type), Nullable: true}
+	}
+	enc, err := vector.NewKeyEncoder(mem, types)
+	if err != nil {
+		return nil, err
+	}
+	return &rowCodec{schema: arrow.NewSchema(fields, nil), enc: enc, cols: cols}, nil
+}
+
+// encode encodes the rows of rec; row i's bytes are at(i) until the next
+// encode. With no columns every row encodes to the empty key.
+func (c *rowCodec) encode(rec arrow.Record) error {
+	cols := make([]arrow.Array, len(c.cols))
+	for i, ci := range c.cols {
+		cols[i] = rec.Column(ci)
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	return c.enc.Encode(cols)
+}
+
+// at returns the encoded bytes of row i of the last encode: a view, valid
+// until the next call.
+func (c *rowCodec) at(i int) []byte {
+	if len(c.cols) == 0 {
+		return []byte{}
+	}
+	if c.enc.IsFixed() {
+		// One scratch buffer: callers (the state store) copy what they keep.
+		w := c.enc.Fixed()[i]
+		b := c.scratch[:]
+		if c.enc.HasNull(i) {
+			b[0] = 0
+			return b[:1]
+		}
+		b[0] = 1
+		for j := 0; j < 8; j++ {
+			b[1+j] = byte(w >> (8 * j))
+		}
+		return b
+	}
+	return c.enc.Key(i)
+}
+
+// hash returns row i's stable hash (0 for the empty key).
+func (c *rowCodec) hash(i int) uint64 {
+	if len(c.cols) == 0 {
+		return 0
+	}
+	return c.enc.Hashes()[i]
+}
+
+// decode turns encoded rows back into columns of the codec's schema.
+func (c *rowCodec) decode(mem memory.Allocator, rows [][]byte) ([]arrow.Array, error) {
+	if len(c.cols) == 0 {
+		return nil, nil
+	}
+	if c.enc.IsFixed() {
+		words := make([]uint64, len(rows))
+		nulls := make([]bool, len(rows))
+		for i, r := range rows {
+			switch len(r) {
+			case 1:
+				nulls[i] = true
+			case 9:
+				for j := 0; j < 8; j++ {
+					words[i] |= uint64(r[1+j]) << (8 * j)
+				}
+			default:
+				return nil, fmt.Errorf("arrowstream: state row %d has %d bytes, want a fixed-width key", i, len(r))
+			}
+		}
+		a, err := c.enc.DecodeFixed(mem, words, nulls)
+		if err != nil {
+			return nil, err
+		}
+		return []arrow.Array{a}, nil
+	}
+	return c.enc.DecodeKeys(mem, rows)
+}
+
+// assemble builds a record of schema from key columns followed by value
+// columns (both owned; released here).
+func assemble(schema *arrow.Schema, keys, values []arrow.Array, n int) arrow.Record {
+	cols := append(append([]arrow.Array(nil), keys...), values...)
+	rec := array.NewRecord(schema, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}

@@ -1,0 +1,197 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// codecPair encodes a partial-state row's key and value.
+type codecPair struct{ key, val *rowCodec }
+
+// codecsFor returns partition p's own codecs, creating them on first use.
+func (s *statefulAggregate) codecsFor(p int) (codecPair, error) {
+	for len(s.partCodecs) <= p {
+		k, err := newRowCodec(s.mem, s.partialSchema, s.keyCols)
+		if err != nil {
+			return codecPair{}, err
+		}
+		v, err := newRowCodec(s.mem, s.partialSchema, s.valCols)
+		if err != nil {
+			return codecPair{}, err
+		}
+		s.partCodecs = append(s.partCodecs, codecPair{k, v})
+	}
+	return s.partCodecs[p], nil
+}
+
+// mergeAndSave merges the epoch's partial rows with the stored state and
+// saves the result. Rows are split by their key's partition and the
+// partitions are processed in parallel (at most GOMAXPROCS at a time), each
+// with its own codecs and store, as Spark runs one task per shuffle
+// partition. The merged rows come back in partition order.
+func (s *statefulAggregate) mergeAndSave(ctx context.Context, partials []arrow.Record) ([]arrow.Record, error) {
+	n := len(s.state.stores)
+	if n == 1 {
+		c, err := s.codecsFor(0)
+		if err != nil {
+			return nil, err
+		}
+		merged, err := s.mergeWithState(ctx, partials, c)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := s.save(merged, c)
+		s.progress.NumRowsUpdated += rows
+		if err != nil {
+			releaseRecords(merged)
+			return nil, err
+		}
+		return merged, nil
+	}
+	byPart, err := splitByPartition(s.mem, s.keyCodec, partials, n)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, recs := range byPart {
+			releaseRecords(recs)
+		}
+	}()
+	codecs := make([]codecPair, n)
+	for p := range codecs {
+		if codecs[p], err = s.codecsFor(p); err != nil {
+			return nil, err
+		}
+	}
+	results := make([][]arrow.Record, n)
+	rows := make([]int64, n)
+	errs := runPartitions(s.opID, byPart, func(p int) error {
+		merged, err := s.mergeWithState(ctx, byPart[p], codecs[p])
+		if err == nil {
+			rows[p], err = s.save(merged, codecs[p])
+		}
+		results[p] = merged
+		return err
+	})
+	var out []arrow.Record
+	var firstErr error
+	for p := range results {
+		s.progress.NumRowsUpdated += rows[p]
+		if errs[p] != nil && firstErr == nil {
+			firstErr = errs[p]
+		}
+		out = append(out, results[p]...)
+	}
+	if firstErr != nil {
+		releaseRecords(out)
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// splitByPartition gathers, for each of n partitions, the rows of recs
+// whose key (encoded by codec) hashes to it. The records are owned by the
+// caller.
+func splitByPartition(mem memory.Allocator, codec *rowCodec, recs []arrow.Record, n int) ([][]arrow.Record, error) {
+	byPart := make([][]arrow.Record, n)
+	idx := make([][]int32, n)
+	fail := func(err error) ([][]arrow.Record, error) {
+		for _, part := range byPart {
+			releaseRecords(part)
+		}
+		return nil, err
+	}
+	for _, rec := range recs {
+		if err := codec.encode(rec); err != nil {
+			return fail(err)
+		}
+		for p := range idx {
+			idx[p] = idx[p][:0]
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			p := codec.hash(i) % uint64(n)
+			idx[p] = append(idx[p], int32(i))
+		}
+		for p, rows := range idx {
+			if len(rows) == 0 {
+				continue
+			}
+			part, err := vector.TakeRecord(mem, rec, rows)
+			if err != nil {
+				return fail(err)
+			}
+			byPart[p] = append(byPart[p], part)
+		}
+	}
+	return byPart, nil
+}
+
+// runPartitions runs work for every partition that has rows, in parallel
+// (at most GOMAXPROCS at a time, as Spark runs one task per shuffle
+// partition), turning a panic into that partition's error. It returns one
+// error slot per partition.
+func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []error {
+	return runEachPartition(opID, len(byPart), func(p int) bool { return len(byPart[p]) > 0 }, work)
+}
+
+// runEachPartition runs work for every partition p < n for which active(p)
+// holds, as runPartitions does.
+func runEachPartition(opID, n int, active func(p int) bool, work func(p int) error) []error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for p := 0; p < n; p++ {
+		if !active(p) {
+			continue
+		}
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, opID, r, debug.Stack())
+				}
+			}()
+			errs[p] = work(p)
+		}(p)
+	}
+	wg.Wait()
+	return errs
+}
+
+// partialStateSpec is the aggregation over partial-state input whose first
+// nKeys columns are the grouping keys.
+func partialStateSpec(partial *arrow.Schema, nKeys int, aggs []vector.AggregateCall, mode vector.AggMode) vector.AggregateSpec {
+	keys := make([]vector.NamedExpr, nKeys)
+	for i := range keys {
+		name := partial.Field(i).Name
+		keys[i] = vector.NamedExpr{Name: name, Expr: &vector.ColumnAt{Index: i, Name: name}}
+	}
+	return vector.AggregateSpec{GroupBy: keys, Aggregates: aggs, Mode: mode}
+}
+
+// finalizePartial turns partial-state records (owned; consumed) into final
+// rows with spec in AggFinal mode.
+func finalizePartial(mem memory.Allocator, partial *arrow.Schema, spec vector.AggregateSpec, recs []arrow.Record) (vector.Operator, error) {
+	scan, err := vector.NewScan(partial, recs...)
+	releaseRecords(recs)
+	if err != nil {
+		return nil, err
+	}
+	op, err := vector.NewHashAggregate(mem, scan, spec)
+	if err != nil {
+		scan.Close()
+		return nil, err
+	}
+	return op, nil
+}

@@ -1,0 +1,259 @@
+package stateful
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// statefulDedup is streaming deduplication (docs/semantics.md §6):
+// dropDuplicates(cols) emits the first row of every key and drops later
+// ones; dropDuplicatesWithinWatermark(cols) does so only while the first
+// row's eventTime + delay is above the watermark.
+//
+// State: key → the time (µs) at which the entry may be evicted: the key's
+// event time when the event-time column is a key, eventTime + delay within
+// the watermark, nothing otherwise (state then grows forever, as Spark's).
+type statefulDedup struct {
+	mem     memory.Allocator
+	input   *arrow.Schema
+	keys    []int // key columns of the input
+	timeCol int   // the input's event-time column, -1 without a watermark
+	// evictable: entries carry an eviction time (the event-time column is
+	// a key, or within-watermark dedup).
+	evictable       bool
+	withinWatermark bool
+	delayMicros     int64
+
+	keyCodec   *rowCodec   // splits the input by partition
+	partCodecs []*rowCodec // one per partition, see codecFor
+	state      statePartitions
+
+	lastEvictWm int64
+	progress    stream.StateOperatorProgress
+}
+
+func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration, writer *checkpoint.Writer) (*statefulDedup, error) {
+	if withinWatermark && timeCol < 0 {
+		return nil, fmt.Errorf("arrowstream: dropDuplicatesWithinWatermark requires a watermark on the input")
+	}
+	if len(keys) == 0 {
+		for i := 0; i < input.NumFields(); i++ {
+			keys = append(keys, i)
+		}
+	}
+	codec, err := newRowCodec(mem, input, keys)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: dropDuplicates: %w", err)
+	}
+	d := &statefulDedup{
+		mem: mem, input: input, keys: keys, timeCol: timeCol, withinWatermark: withinWatermark,
+		delayMicros: delay.Microseconds(), keyCodec: codec, lastEvictWm: -1,
+		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+	}
+	kind := "dedup"
+	if withinWatermark {
+		kind = "dedupWithinWatermark"
+	}
+	d.state.schema = describeState(kind, codec.schema, nil)
+	if timeCol >= 0 {
+		if input.Field(timeCol).Type.ID() != arrow.TIMESTAMP {
+			return nil, fmt.Errorf("arrowstream: dropDuplicates: event-time column %s is %s, not a timestamp", input.Field(timeCol).Name, vector.TypeName(input.Field(timeCol).Type))
+		}
+		for _, k := range keys {
+			if k == timeCol {
+				d.evictable = true
+			}
+		}
+		d.evictable = d.evictable || withinWatermark
+	}
+	return d, nil
+}
+
+func (d *statefulDedup) name() string {
+	if d.withinWatermark {
+		return "dedupeWithinWatermark"
+	}
+	return "dedupe"
+}
+
+// dedupCounts are one partition's counters of an epoch.
+type dedupCounts struct{ late, dups, updated, removed int64 }
+
+// codecFor returns partition p's own key codec, creating it on first use
+// (a codec holds encode buffers, so partitions running in parallel cannot
+// share one).
+func (d *statefulDedup) codecFor(p int) (*rowCodec, error) {
+	for len(d.partCodecs) <= p {
+		c, err := newRowCodec(d.mem, d.input, d.keys)
+		if err != nil {
+			return nil, err
+		}
+		d.partCodecs = append(d.partCodecs, c)
+	}
+	return d.partCodecs[p], nil
+}
+
+func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
+	defer input.Close()
+	start := time.Now()
+	d.progress = stream.StateOperatorProgress{OperatorName: d.name(), CustomMetrics: map[string]int64{"numDroppedDuplicateRows": 0}}
+	if err := d.state.open(ep); err != nil {
+		return nil, err
+	}
+	recs, err := vector.Drain(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	// Rows are split by their key's partition (keeping their order, so the
+	// first row of a key in the epoch is the one kept) and the partitions
+	// deduplicated in parallel, as Spark runs one task per partition.
+	n := len(d.state.stores)
+	byPart := [][]arrow.Record{recs}
+	if n > 1 {
+		byPart, err = splitByPartition(d.mem, d.keyCodec, recs, n)
+		releaseRecords(recs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		for _, part := range byPart {
+			releaseRecords(part)
+		}
+	}()
+	codecs := make([]*rowCodec, n)
+	for p := range codecs {
+		if codecs[p], err = d.codecFor(p); err != nil {
+			return nil, err
+		}
+	}
+	results := make([][]arrow.Record, n)
+	counts := make([]dedupCounts, n)
+	errs := runPartitions(d.state.opID, byPart, func(p int) error {
+		var err error
+		results[p], err = d.dedupPartition(ep, d.state.stores[p], codecs[p], byPart[p], &counts[p])
+		return err
+	})
+	var out []arrow.Record
+	for p := range results {
+		out = append(out, results[p]...)
+		d.progress.NumRowsDroppedByWatermark += counts[p].late
+		d.progress.CustomMetrics["numDroppedDuplicateRows"] += counts[p].dups
+		d.progress.NumRowsUpdated += counts[p].updated
+	}
+	if err := errors.Join(errs...); err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	d.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+	if d.evictable && ep.HasWatermark {
+		d.evict(ep.WatermarkMs)
+	}
+	d.lastEvictWm = ep.WatermarkMs
+	scan, err := vector.NewScan(input.Schema(), out...)
+	releaseRecords(out)
+	return scan, err
+}
+
+// dedupPartition keeps the rows of recs (one partition's, in input order)
+// whose key is not in st yet and records their keys; it returns the kept
+// rows (owned by the caller).
+func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec *rowCodec, recs []arrow.Record, c *dedupCounts) ([]arrow.Record, error) {
+	var out []arrow.Record
+	lateLimit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
+	var evictAt [8]byte
+	for _, rec := range recs {
+		if err := codec.encode(rec); err != nil {
+			releaseRecords(out)
+			return nil, err
+		}
+		var times []arrow.Timestamp
+		var timeArr arrow.Array
+		if d.timeCol >= 0 {
+			timeArr = rec.Column(d.timeCol)
+			times = timeArr.(*array.Timestamp).TimestampValues()
+		}
+		sel := make([]int32, 0, rec.NumRows())
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if times != nil && ep.HasWatermark && timeArr.IsValid(i) && times[i] <= lateLimit {
+				c.late++
+				continue
+			}
+			key := codec.at(i)
+			if _, dup := st.Get(key); dup {
+				c.dups++
+				continue
+			}
+			var value []byte
+			if d.evictable && timeArr.IsValid(i) {
+				at := int64(times[i])
+				if d.withinWatermark {
+					at += d.delayMicros
+				}
+				binary.LittleEndian.PutUint64(evictAt[:], uint64(at))
+				value = evictAt[:]
+			}
+			st.Put(key, value)
+			c.updated++
+			sel = append(sel, int32(i))
+		}
+		if len(sel) > 0 {
+			kept, err := vector.TakeRecord(d.mem, rec, sel)
+			if err != nil {
+				releaseRecords(out)
+				return nil, err
+			}
+			out = append(out, kept)
+		}
+	}
+	return out, nil
+}
+
+// evict removes the entries whose eviction time is at or below the
+// watermark (inclusive, as Spark's predicate), partitions in parallel.
+func (d *statefulDedup) evict(wmMs int64) {
+	start := time.Now()
+	limit := wmMs * 1000
+	removed := make([]int64, len(d.state.stores))
+	runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
+		st := d.state.stores[p]
+		// Collect first: a store is not modified while it is ranged over.
+		var gone [][]byte
+		st.Scan(func(k, v []byte) bool {
+			if len(v) == 8 && int64(binary.LittleEndian.Uint64(v)) <= limit {
+				gone = append(gone, append([]byte(nil), k...))
+			}
+			return true
+		})
+		for _, k := range gone {
+			st.Delete(k)
+		}
+		removed[p] = int64(len(gone))
+		return nil
+	})
+	for _, r := range removed {
+		d.progress.NumRowsRemoved += r
+	}
+	d.progress.AllRemovalsTimeMs = time.Since(start).Milliseconds()
+}
+
+func (d *statefulDedup) Commit(ctx context.Context) error { return d.state.Commit(ctx, &d.progress) }
+func (d *statefulDedup) Abort()                           { d.state.Abort() }
+
+func (d *statefulDedup) ShouldRunAnotherBatch(newWm int64) bool {
+	return d.evictable && newWm > d.lastEvictWm
+}
+
+// Report implements Op.
+func (d *statefulDedup) Report() stream.StateOperatorProgress { return d.progress }

@@ -1,0 +1,78 @@
+package stateful
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// statefulLimit is a streaming global limit (Spark's
+// StreamingGlobalLimitExec): it lets through at most n rows over the whole
+// life of the query, keeping the count emitted so far in the state store.
+type statefulLimit struct {
+	mem      memory.Allocator
+	n        int64
+	schema   *arrow.Schema
+	state    statePartitions
+	progress stream.StateOperatorProgress
+}
+
+func newStatefulLimit(mem memory.Allocator, opID int, input *arrow.Schema, n int64, writer *checkpoint.Writer) *statefulLimit {
+	l := &statefulLimit{mem: mem, n: n, schema: input,
+		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}}
+	l.state.schema = describeState("globalLimit", nil, arrow.NewSchema([]arrow.Field{{Name: "count", Type: vector.Int64}}, nil))
+	return l
+}
+
+var limitKey = []byte("count")
+
+func (l *statefulLimit) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
+	start := time.Now()
+	l.progress = stream.StateOperatorProgress{OperatorName: "globalLimit"}
+	// One partition: the count is global.
+	ep.NumPartitions = 1
+	if err := l.state.open(ep); err != nil {
+		input.Close()
+		return nil, err
+	}
+	st := l.state.stores[0]
+	var done int64
+	if v, ok := st.Get(limitKey); ok && len(v) == 8 {
+		done = int64(binary.LittleEndian.Uint64(v))
+	}
+	remaining := max(l.n-done, 0)
+	op, err := vector.NewLimit(l.mem, input, remaining)
+	if err != nil {
+		input.Close()
+		return nil, err
+	}
+	recs, err := vector.Drain(ctx, op)
+	op.Close()
+	if err != nil {
+		return nil, err
+	}
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], uint64(done+rows))
+	st.Put(limitKey, buf[:])
+	l.progress.NumRowsUpdated = 1
+	l.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
+	scan, err := vector.NewScan(input.Schema(), recs...)
+	releaseRecords(recs)
+	return scan, err
+}
+
+func (l *statefulLimit) Commit(ctx context.Context) error     { return l.state.Commit(ctx, &l.progress) }
+func (l *statefulLimit) Abort()                               { l.state.Abort() }
+func (l *statefulLimit) ShouldRunAnotherBatch(int64) bool     { return false }
+func (l *statefulLimit) Report() stream.StateOperatorProgress { return l.progress }

@@ -1,0 +1,187 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// Stream is an in-memory source for tests and demos (Spark's
+// MemoryStream): every AddData call appends one block and advances the
+// offset by one, even when the block is empty. Offsets are bare integers
+// starting at 0 for the first block. It replays only while the object
+// lives. Safe for concurrent use.
+type Stream struct {
+	schema *arrow.Schema
+	mem    memory.Allocator
+
+	mu      sync.Mutex
+	blocks  []arrow.Record // blocks[i] has offset base+i
+	base    int64
+	current int64 // -1: no data yet
+	// maxPerTrigger bounds the blocks one epoch reads (0: all available).
+	maxPerTrigger int64
+	// arrived is closed (and replaced) when a block is added; nil until
+	// someone asks (DataAvailable).
+	arrived chan struct{}
+}
+
+// DataAvailable implements NotifyingSource.
+func (s *Stream) DataAvailable() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.arrived == nil {
+		s.arrived = make(chan struct{})
+	}
+	return s.arrived
+}
+
+// SetMaxOffsetsPerTrigger makes every epoch read at most n blocks (n <= 0:
+// all that are available), as Kafka's maxOffsetsPerTrigger.
+func (s *Stream) SetMaxOffsetsPerTrigger(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxPerTrigger = n
+}
+
+// LatestOffsetFrom implements AdmissionControlSource.
+func (s *Stream) LatestOffsetFrom(_ context.Context, start stream.Offset) (stream.Offset, error) {
+	from, err := stream.LongOffset(start)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current < 0 {
+		return nil, nil
+	}
+	end := s.current
+	if s.maxPerTrigger > 0 && from+s.maxPerTrigger < end {
+		end = from + s.maxPerTrigger
+	}
+	return stream.Offset(strconv.FormatInt(end, 10)), nil
+}
+
+// New returns an empty stream of schema.
+func New(mem memory.Allocator, schema *arrow.Schema) *Stream {
+	return &Stream{schema: schema, mem: mem, current: -1}
+}
+
+// Schema implements Source.
+func (s *Stream) Schema() *arrow.Schema { return s.schema }
+
+// AddRecord appends one block (rec is retained) and returns its offset.
+func (s *Stream) AddRecord(rec arrow.Record) (stream.Offset, error) {
+	if !rec.Schema().Equal(s.schema) {
+		return nil, fmt.Errorf("arrowstream: memory stream: record schema %s differs from the stream's %s", rec.Schema(), s.schema)
+	}
+	rec.Retain()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocks = append(s.blocks, rec)
+	s.current++
+	if s.arrived != nil {
+		close(s.arrived)
+		s.arrived = nil
+	}
+	return stream.Offset(strconv.FormatInt(s.current, 10)), nil
+}
+
+// AddData appends one block built from rows of Go values (as
+// vector.AppendValue accepts them) and returns its offset. No rows still
+// adds an (empty) block.
+func (s *Stream) AddData(rows ...[]any) (stream.Offset, error) {
+	builders := make([]array.Builder, s.schema.NumFields())
+	for i, f := range s.schema.Fields() {
+		builders[i] = array.NewBuilder(s.mem, f.Type)
+	}
+	defer func() {
+		for _, b := range builders {
+			b.Release()
+		}
+	}()
+	for r, row := range rows {
+		if len(row) != len(builders) {
+			return nil, fmt.Errorf("arrowstream: memory stream: row %d has %d values, the schema has %d columns", r, len(row), len(builders))
+		}
+		for c, v := range row {
+			if err := vector.AppendValue(builders[c], v); err != nil {
+				return nil, fmt.Errorf("arrowstream: memory stream: row %d column %s: %w", r, s.schema.Field(c).Name, err)
+			}
+		}
+	}
+	cols := make([]arrow.Array, len(builders))
+	for i, b := range builders {
+		cols[i] = b.NewArray()
+	}
+	rec := array.NewRecord(s.schema, cols, int64(len(rows)))
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	return s.AddRecord(rec)
+}
+
+// LatestOffset implements Source.
+func (s *Stream) LatestOffset(context.Context) (stream.Offset, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current < 0 {
+		return nil, nil
+	}
+	return stream.Offset(strconv.FormatInt(s.current, 10)), nil
+}
+
+// Read implements Source: the blocks start+1 .. end, in order.
+func (s *Stream) Read(_ context.Context, start, end stream.Offset) (vector.Operator, error) {
+	from, err := stream.LongOffset(start)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	to, err := stream.LongOffset(end)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from+1 < s.base || to > s.current || from > to {
+		return nil, fmt.Errorf("arrowstream: memory stream: cannot read (%d, %d]: it holds offsets %d..%d (data before %d was committed, or the stream was recreated after a restart)", from, to, s.base, s.current, s.base)
+	}
+	recs := s.blocks[from+1-s.base : to+1-s.base]
+	return vector.NewScan(s.schema, recs...)
+}
+
+// Commit implements Source: blocks up to end are dropped.
+func (s *Stream) Commit(_ context.Context, end stream.Offset) error {
+	to, err := stream.LongOffset(end)
+	if err != nil {
+		return fmt.Errorf("arrowstream: memory stream: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.base <= to && len(s.blocks) > 0 {
+		s.blocks[0].Release()
+		s.blocks = s.blocks[1:]
+		s.base++
+	}
+	return nil
+}
+
+// Close implements Source and releases every block.
+func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.blocks {
+		b.Release()
+	}
+	s.blocks = nil
+	return nil
+}

@@ -1,0 +1,42 @@
+package stream
+
+// Setting keys shared by the session, the engine and the state store
+// providers (session conf or query option).
+
+// Keys of the settings frozen in the offset log: a restarted query takes
+// them from its checkpoint, not from the new session.
+const (
+	ConfShufflePartitions = "spark.sql.shuffle.partitions"
+	ConfWatermarkPolicy   = "spark.sql.streaming.multipleWatermarkPolicy"
+	ConfStateProvider     = "spark.sql.streaming.stateStore.providerClass"
+	ConfAggStateFormat    = "spark.sql.streaming.aggregation.stateFormatVersion"
+)
+
+// Settings of the state store (session conf or query option; recorded in
+// the offset log with the other settings that shape state).
+const (
+	// ConfStateStoreProvider selects the state store: "memory" (default)
+	// or "pebble". A checkpoint keeps the provider it was started with.
+	ConfStateStoreProvider = "stateStore.provider"
+	// ConfPebbleBlockCacheBytes is the block cache shared by every state
+	// partition of a query (pebble provider; default 64 MiB).
+	ConfPebbleBlockCacheBytes = "stateStore.pebble.blockCacheBytes"
+	// ConfPebbleMemtableBytes is each partition's memtable size (pebble
+	// provider; default 4 MiB).
+	ConfPebbleMemtableBytes = "stateStore.pebble.memtableBytes"
+	// ConfPebbleLocalDir holds the working Pebble directories (pebble
+	// provider; default: inside each partition's checkpoint directory).
+	ConfPebbleLocalDir = "stateStore.pebble.localDir"
+	// ConfPebbleChangelog turns on changelog checkpointing (pebble
+	// provider): versions between snapshots write only their changes.
+	ConfPebbleChangelog = "stateStore.pebble.changelogCheckpointing"
+	// ConfPebbleMinDeltasForSnapshot: with changelog checkpointing, every
+	// this-many-th version is a snapshot (default 10).
+	ConfPebbleMinDeltasForSnapshot = "stateStore.pebble.minDeltasForSnapshot"
+)
+
+// StateTuningKeys are the state store settings that do not shape the
+// state: a restarted query may change them.
+func StateTuningKeys() []string {
+	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot}
+}

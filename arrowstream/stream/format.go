@@ -1,0 +1,25 @@
+package stream
+
+import (
+	"context"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// SourceFormat creates a streaming source of a format from options (the
+// USING clause of CREATE TABLE, DataStreamReader.Format). schema is the
+// user's schema or nil; the sources of a declared table's queries are
+// created with the schema its first source reported, which a format with a
+// fixed schema must accept.
+type SourceFormat func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (Source, error)
+
+// SinkFormat creates a sink for a query (DataStreamWriter.Format).
+type SinkFormat func(ctx context.Context, mem memory.Allocator, info SinkInfo) (Sink, error)
+
+// FormatRegistrar is what a connector's Install needs from a session: a
+// place to register its formats (arrowstream.Session implements it).
+type FormatRegistrar interface {
+	RegisterSourceFormat(name string, f SourceFormat)
+	RegisterSinkFormat(name string, f SinkFormat)
+}
