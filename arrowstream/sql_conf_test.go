@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -79,7 +80,7 @@ func TestStreamingTableANSIProperty(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "1"}})
-	sink := &collectSink{}
+	sink := &collectsink.Sink{}
 	s.RegisterSinkFormat("memory", func(context.Context, memory.Allocator, SinkInfo) (Sink, error) { return sink, nil })
 	src := NewMemoryStream(mem, valueSchema)
 	defer src.Close()
@@ -104,7 +105,7 @@ func TestStreamingTableANSIProperty(t *testing.T) {
 	if err := ansi.ProcessAllAvailable(ctx); err == nil || !strings.Contains(err.Error(), "DIVIDE_BY_ZERO") {
 		t.Fatalf("ANSI on: got %v, want DIVIDE_BY_ZERO", err)
 	}
-	if rows := sink.all(); len(rows) != 1 || rows[0][1] != nil {
+	if rows := sink.All(); len(rows) != 1 || rows[0][1] != nil {
 		t.Fatalf("ANSI off: rows %v, want [7 <nil>]", rows)
 	}
 }
