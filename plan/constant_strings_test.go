@@ -48,7 +48,7 @@ func TestConstantStringsOnPoolAllocator(t *testing.T) {
 		// Several rounds: the pool hands released buffers out again.
 		for round := 0; round < 3; round++ {
 			for _, opt := range []bool{false, true} {
-				got, err := runSLTQuery(context.Background(), pool, cat, c.sql, opt)
+				got, err := runSLTQuery(context.Background(), pool, cat, c.sql, nil, opt)
 				if err != nil {
 					t.Fatalf("%s (optimized %v): %v", c.sql, opt, err)
 				}

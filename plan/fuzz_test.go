@@ -19,6 +19,14 @@ import (
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
+var fuzzOptions = func() []plan.Options {
+	kolkata, err := plan.LoadTimeZone("Asia/Kolkata")
+	if err != nil {
+		panic(err)
+	}
+	return []plan.Options{plan.DefaultOptions(), {ANSI: false}, {ANSI: true, TimeZone: kolkata}}
+}()
+
 // FuzzAnalyze feeds parsed SQL to the analyzer, the optimizer, the
 // streaming checks, EXPLAIN and (for batch plans over the empty test
 // tables) execution: none may panic, whatever the input.
@@ -48,7 +56,9 @@ func FuzzAnalyze(f *testing.F) {
 		if err != nil {
 			return
 		}
-		a, err := plan.Analyze(stmt, cat)
+		// The session options vary with the input: ANSI, legacy, and a
+		// non-UTC time zone.
+		a, err := plan.AnalyzeWith(stmt, cat, fuzzOptions[len(q)%len(fuzzOptions)])
 		if err != nil {
 			return
 		}

@@ -144,6 +144,18 @@ func AppendValue(b array.Builder, v any) error {
 			return bad()
 		}
 		bb.Append(x)
+	case *array.Int8Builder:
+		x, ok := toInt64(v)
+		if !ok || x != int64(int8(x)) {
+			return bad()
+		}
+		bb.Append(int8(x))
+	case *array.Int16Builder:
+		x, ok := toInt64(v)
+		if !ok || x != int64(int16(x)) {
+			return bad()
+		}
+		bb.Append(int16(x))
 	case *array.Int32Builder:
 		x, ok := toInt64(v)
 		if !ok || x != int64(int32(x)) {
