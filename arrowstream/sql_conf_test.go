@@ -3,6 +3,7 @@ package arrowstream
 import (
 	"context"
 	"fmt"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func sqlValue(t *testing.T, s *Session, q string) (string, error) {
 // TestSQLSessionConf: spark.sql.ansi.enabled and spark.sql.session.timeZone
 // by SET, by SetConf, and refused when invalid.
 func TestSQLSessionConf(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := NewSession(SessionOptions{Allocator: mem})
 	if _, err := sqlValue(t, s, "SELECT CAST('abc' AS INT)"); err == nil || !strings.Contains(err.Error(), "[CAST_INVALID_INPUT]") {
@@ -77,7 +78,7 @@ func TestSQLSessionConf(t *testing.T) {
 // ANSI off for its query only; with ANSI on the same query fails.
 func TestStreamingTableANSIProperty(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "1"}})
 	sink := &collectsink.Sink{}

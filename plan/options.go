@@ -164,6 +164,10 @@ func applyOptions(n Node, o Options) (Node, error) {
 					c.Mode = mode
 				}
 				c.Loc = loc
+				// newCall folded constant calls with the defaults (ANSI,
+				// UTC); under other settings the value may differ, so the
+				// optimizer must fold the call again.
+				c.typing.folded = nil
 				return &c, nil
 			}
 			return x, nil
