@@ -253,7 +253,7 @@ func checkGather(mem memory.Allocator, f arrow.Field) (err error) {
 		return fmt.Errorf("column %s of type %s cannot be kept in a view: %w", f.Name, vector.TypeName(f.Type), err)
 	}
 	defer t.Release()
-	c, err := array.Concatenate([]arrow.Array{a, t}, mem)
+	c, err := vector.Concatenate([]arrow.Array{a, t}, mem)
 	if err != nil {
 		return fmt.Errorf("column %s of type %s cannot be kept in a view: %w", f.Name, vector.TypeName(f.Type), err)
 	}

@@ -179,9 +179,24 @@ func JoinSpecFor(j *Join, env *Env) (vector.JoinSpec, error) {
 	spec := vector.JoinSpec{Type: vector.JoinType(j.Type), NullSafe: nullSafe}
 	for i := range lk {
 		l, r := lk[i], rk[i]
-		if !arrow.TypeEqual(vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())) {
-			if t, ok := vector.CommonType(l.DataType(), r.DataType()); ok && !(vector.IsIntegral(l.DataType()) && vector.IsIntegral(r.DataType())) {
-				l, r = castTo(l, t), castTo(r, t)
+		lt, rt := vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())
+		if !arrow.TypeEqual(lt, rt) {
+			switch {
+			case vector.IsIntegral(lt) && vector.IsIntegral(rt):
+				// The hash join matches int and bigint keys as they are,
+				// but not tinyint or smallint (columns of files): widen
+				// those, exactly.
+				if narrowInt(lt) || narrowInt(rt) {
+					t := vector.Int32
+					if lt.ID() == arrow.INT64 || rt.ID() == arrow.INT64 {
+						t = vector.Int64
+					}
+					l, r = castTo(l, t), castTo(r, t)
+				}
+			default:
+				if t, ok := vector.CommonType(lt, rt); ok {
+					l, r = castTo(l, t), castTo(r, t)
+				}
 			}
 		}
 		lv, err := ToVectorExpr(l, env)
@@ -204,6 +219,8 @@ func JoinSpecFor(j *Join, env *Env) (vector.JoinSpec, error) {
 	}
 	return spec, nil
 }
+
+func narrowInt(t arrow.DataType) bool { return t.ID() == arrow.INT8 || t.ID() == arrow.INT16 }
 
 // EquiJoinKeys extracts a join's equi-join keys: left keys over the left
 // input, right keys over the right input (ordinals relative to it),

@@ -1,7 +1,6 @@
 package rate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,45 +150,24 @@ func (r *RateSource) SetCheckpointDir(dir string) error {
 		return err
 	}
 	p := filepath.Join(dir, "0")
-	if data, err := os.ReadFile(p); err == nil {
-		start, err := decodeStartTime(p, data)
-		if err != nil {
-			return err
+	if data, err := checkpoint.ReadSealedFile(p); err == nil {
+		var meta struct {
+			StartTimeMs int64 `json:"startTimeMs"`
 		}
-		r.startMs = start
+		if err := json.Unmarshal(data, &meta); err != nil {
+			return fmt.Errorf("arrowstream: rate source metadata %s: %v: %w", p, err, checkpoint.ErrCorrupt)
+		}
+		r.startMs = meta.StartTimeMs
 		return nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("arrowstream: rate source metadata %s: %w", p, err)
 	}
 	r.startMs = r.opts.Clock.Now().UnixMilli()
 	data, _ := json.Marshal(map[string]int64{"startTimeMs": r.startMs})
-	if err := w.WriteFile(p, checkpoint.EncodeEntry(data), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+	if err := w.WriteSealedFile(p, data, false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
 		return err
 	}
 	return nil
-}
-
-// decodeStartTime reads the start-time file: the checksummed format of the
-// checkpoint logs, or the bare JSON object that earlier builds wrote
-// (accepted as is: it has no checksum to check).
-func decodeStartTime(path string, data []byte) (int64, error) {
-	body := data
-	if !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		var err error
-		if body, err = checkpoint.DecodeEntry(path, data); err != nil {
-			return 0, fmt.Errorf("arrowstream: rate source metadata: %w", err)
-		}
-	}
-	var meta struct {
-		StartTimeMs *int64 `json:"startTimeMs"`
-	}
-	if err := json.Unmarshal(body, &meta); err != nil {
-		return 0, fmt.Errorf("arrowstream: rate source metadata %s: %v: %w", path, err, checkpoint.ErrCorrupt)
-	}
-	if meta.StartTimeMs == nil {
-		return 0, fmt.Errorf("arrowstream: rate source metadata %s: no startTimeMs: %w", path, checkpoint.ErrCorrupt)
-	}
-	return *meta.StartTimeMs, nil
 }
 
 func (r *RateSource) start() int64 {
