@@ -207,21 +207,21 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 	}
 	example := "SHOW TABLES"
 	if len(tables) > 0 {
-		example = "SELECT * FROM " + quoteIdent(tables[0]) + " LIMIT 10"
+		example = "SELECT * FROM " + bannerIdent(tables[0]) + " LIMIT 10"
 	}
 	if uri != "" {
 		kwargs := ""
 		auth := ""
 		if u := a.flags.flight.user; u != "" {
 			kwargs = fmt.Sprintf(", db_kwargs={\"username\": %q, \"password\": \"...\"}", u)
-			auth = fmt.Sprintf(" --user %s --password ...", u)
+			auth = fmt.Sprintf(" --user %s --password \"$ARROWSTREAM_PASSWORD\"", shellQuote(u))
 		}
 		fmt.Fprintf(w, "\nFrom Python (pip install adbc-driver-flightsql pyarrow):\n")
 		fmt.Fprintf(w, "  import adbc_driver_flightsql.dbapi as flightsql\n")
 		fmt.Fprintf(w, "  conn = flightsql.connect(%q%s)\n", uri, kwargs)
 		fmt.Fprintf(w, "  cur = conn.cursor(); cur.execute(%q)\n", example)
 		fmt.Fprintf(w, "  print(cur.fetch_arrow_table())\n")
-		fmt.Fprintf(w, "From a shell:\n  arrowstream query --uri %s%s %q\n", uri, auth, example)
+		fmt.Fprintf(w, "From a shell:\n  %s query --uri %s%s %s\n", selfCommand(), uri, auth, shellQuote(example))
 	}
 	fmt.Fprintf(w, "\nPress Ctrl-C to stop; run again to continue where it stopped.\n\n")
 }
