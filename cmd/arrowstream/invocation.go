@@ -51,7 +51,7 @@ func sameFile(a, b string) bool {
 
 // shellQuote quotes s as one word for a POSIX shell: unchanged when it has
 // only safe characters, else in single quotes (which keep backquotes, $
-// and double quotes literal), an inner single quote written as '\''.
+// and double quotes literal), an inner single quote written as '\”.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+") == "" {
 		return s
