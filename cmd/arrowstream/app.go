@@ -141,7 +141,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 	if f.httpAddr != "" {
 		h, err := startHTTP(ctx, f.httpAddr, a.engine)
 		if err != nil {
-			return nil, fmt.Errorf("HTTP server: %w", err)
+			return nil, fmt.Errorf("HTTP server: %w", addrInUse("http", f.httpAddr, err))
 		}
 		a.http = h
 		a.logger.Info("serving the web UI and /metrics", "addr", "http://"+h.Addr()+"/")
@@ -150,7 +150,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 		fsrv, err := startFlightServer(ctx, a.engine, f.flight)
 		if err != nil {
 			a.shutdown()
-			return nil, fmt.Errorf("Flight SQL server: %w", err)
+			return nil, fmt.Errorf("Flight SQL server: %w", addrInUse("addr", f.flight.addr, err))
 		}
 		a.flight = fsrv
 	}
