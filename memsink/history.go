@@ -84,7 +84,7 @@ func (t *Table) AsOf(epoch int64) (*Snapshot, error) {
 	s, err := t.asOf(v, epoch)
 	if err != nil {
 		v.release()
-		return nil, fmt.Errorf("memsink: table %q: as of epoch %d: %w", t.Name(), epoch, err)
+		return nil, fmt.Errorf("table %s: %w", t.Name(), err) // err names the epoch
 	}
 	return s, nil
 }

@@ -56,7 +56,15 @@ type ReadError struct {
 	Err   error
 }
 
-func (e *ReadError) Error() string { return fmt.Sprintf("table %s: %v", quoteName(e.Table), e.Err) }
+// Error is the table's error, prefixed with the table's name unless it
+// names the table already.
+func (e *ReadError) Error() string {
+	msg := e.Err.Error()
+	if strings.Contains(msg, e.Table) {
+		return msg
+	}
+	return fmt.Sprintf("table %s: %s", quoteName(e.Table), msg)
+}
 
 // Unwrap returns the table's error.
 func (e *ReadError) Unwrap() error { return e.Err }
