@@ -73,6 +73,17 @@ func TestQueryErrorsAndTrailingFlags(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Strict properties, and a stream read in a batch context.
+	for sql, want := range map[string]string{
+		"CREATE STREAMING TABLE bad1 TBLPROPERTIES ('outputmod'='complete') AS SELECT count(*) AS n FROM STREAM ticks": "unknown option 'outputmod' of streaming table bad1 (did you mean 'outputMode'?)",
+		"CREATE STREAMING TABLE bad2 TBLPROPERTIES ('colour'='blue') AS SELECT value FROM STREAM ticks":                "unknown option 'colour' of streaming table bad2 (known: ",
+		"SELECT value FROM STREAM ticks": "a streaming source needs a streaming table: use CREATE STREAMING TABLE",
+	} {
+		_, errs, code := run("--uri", uri, sql)
+		if code != 1 || !strings.Contains(errs, want) || strings.Contains(errs, "writeStream") {
+			t.Errorf("%s: exit %d: %q, want %q", sql, code, errs, want)
+		}
+	}
 	_, errs, code = run("--uri", uri, "SELECT * FROM per5s VERSION AS OF 100000")
 	if code != 1 || !strings.Contains(errs, "table per5s: epoch 100000 is not committed yet (retained epochs ") {
 		t.Errorf("VERSION AS OF 100000: exit %d: %q", code, errs)
