@@ -237,7 +237,7 @@ func (s *Session) RegisterTable(name string, schema *arrow.Schema, records ...ar
 // DropTable removes a source or static table.
 func (s *Session) DropTable(name string) bool {
 	if t, err := s.catalog.Table(name); err == nil {
-		if mt, ok := t.(*plan.MemTable); ok {
+		if mt, ok := t.(interface{ Release() }); ok {
 			defer mt.Release()
 		}
 	}

@@ -77,6 +77,10 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 		return s.createStreamingTable(ctx, x)
 	case *plan.CommandStatement:
 		return s.command(ctx, x.Stmt)
+	case *plan.CreateViewStatement:
+		return &Result{}, s.createView(x)
+	case *plan.InsertStatement:
+		return &Result{}, plan.ExecuteInsert(ctx, s.mem, x)
 	}
 	return nil, fmt.Errorf("arrowstream: unsupported statement %T", st)
 }
@@ -155,6 +159,8 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{}, nil
 	case *sql.ShowTables:
 		return s.showTables()
+	case *sql.Set:
+		return s.set(x)
 	case *sql.Describe:
 		return s.describe(identName(x.Name))
 	case *sql.DescribeHistory:
@@ -179,6 +185,40 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{Schema: rec.Schema(), Op: op}, nil
 	}
 	return nil, fmt.Errorf("arrowstream: statement %T is not supported", stmt)
+}
+
+// set runs SET key [= value]: settings the engine honours are stored in
+// the session's conf (plan.CheckSetting refuses the others); the answer
+// is the key and its value, as Spark's.
+func (s *Session) set(x *sql.Set) (*Result, error) {
+	if x.HasValue {
+		if err := plan.CheckSetting(x.Key, x.Value); err != nil {
+			return nil, err
+		}
+		s.SetConf(x.Key, x.Value)
+	}
+	v, ok := s.Conf(x.Key)
+	if !ok {
+		v = "<undefined>"
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "key", Type: vector.String}, {Name: "value", Type: vector.String}}, nil)
+	return s.rowsResult(schema, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.StringBuilder).Append(x.Key)
+		b.Field(1).(*array.StringBuilder).Append(v)
+	})
+}
+
+// createView registers a temporary view in the session's catalog.
+func (s *Session) createView(x *plan.CreateViewStatement) error {
+	if _, err := s.Catalog().Table(x.View.Name); err == nil && !x.OrReplace {
+		if x.IfNotExists {
+			return nil
+		}
+		return fmt.Errorf("arrowstream: [TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] cannot create the temporary view %s because it already exists", x.View.Name)
+	}
+	s.DropTable(x.View.Name) // releases what it replaces
+	s.catalog.Register(x.View.Name, x.View)
+	return nil
 }
 
 func (s *Session) createTable(x *sql.CreateTable) error {
@@ -206,6 +246,10 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 		opts[p.Key] = p.Value
 	}
 	format := identName(x.Using)
+	if _, hasPath := opts["path"]; strings.EqualFold(format, "parquet") && schema != nil && !hasPath {
+		s.catalog.Register(name, plan.NewStaticTable(schema))
+		return nil
+	}
 	if strings.EqualFold(format, "memory") {
 		if schema == nil {
 			return fmt.Errorf("arrowstream: table %s USING memory needs a column list", name)

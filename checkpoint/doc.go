@@ -3,7 +3,7 @@
 // commit log (which epochs are done), the state store, and the atomic,
 // durable file writes that all of them rely on.
 //
-// Layout follows Spark Structured Streaming (see SEMANTICS.md §9):
+// Layout follows Spark Structured Streaming (see docs/semantics.md §9):
 //
 //	<checkpoint>/metadata          {"id":"<query uuid>"}
 //	<checkpoint>/offsets/<N>       v1, epoch metadata JSON, one offset line per source

@@ -8,7 +8,7 @@ import (
 )
 
 // OffsetSeq is one entry of the offset log: what epoch N reads, written
-// before the epoch runs (SEMANTICS.md §9.2).
+// before the epoch runs (docs/semantics.md §9.2).
 type OffsetSeq struct {
 	// BatchWatermarkMs is the event-time watermark the epoch runs with.
 	BatchWatermarkMs int64 `json:"batchWatermarkMs"`
@@ -122,7 +122,7 @@ func decodeOffsetSeq(body []byte) (OffsetSeq, error) {
 }
 
 // CommitMetadata is one entry of the commit log: epoch N is complete (sink
-// and state committed). SEMANTICS.md §9.3.
+// and state committed). docs/semantics.md §9.3.
 type CommitMetadata struct {
 	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
 }

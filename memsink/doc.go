@@ -6,7 +6,7 @@
 // # Semantics
 //
 // A [Table] implements [arrowstream.Sink] with Spark's MemorySink rules
-// (SEMANTICS.md §1): an epoch id at or below the latest committed one is
+// (docs/semantics.md §1): an epoch id at or below the latest committed one is
 // ignored (idempotent replay), Complete mode replaces the whole contents
 // with each epoch's rows, Append and Update mode ("update as append") add
 // them, and empty epochs are recorded too. Rows reach the table only once

@@ -154,6 +154,16 @@ func (p planTable) ScanVersion(_ context.Context, _ memory.Allocator, version in
 	return scanSnapshot(s)
 }
 
+// scanSnapshot is NewSnapshotScan without epoch columns, as a
+// vector.Operator (nil on error, not a nil *SnapshotScan).
+func scanSnapshot(s *Snapshot) (vector.Operator, error) {
+	op, err := NewSnapshotScan(s, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
 // ScanChanges reads the rows committed after epoch from up to epoch to
 // (to < 0: the latest), with _epoch and _commit_timestamp.
 func (p planTable) ScanChanges(ctx context.Context, mem memory.Allocator, from, to int64) (vector.Operator, error) {
@@ -161,18 +171,12 @@ func (p planTable) ScanChanges(ctx context.Context, mem memory.Allocator, from, 
 	if err != nil {
 		return nil, err
 	}
-	defer s.Release()
-	recs, err := s.RecordsWithEpoch(mem)
+	scan, err := NewSnapshotScan(s, true, mem)
 	if err != nil {
 		return nil, err
 	}
-	schema := plan.ChangesSchema(p.t.Schema())
-	scan, err := vector.NewScan(schema, recs...)
-	for _, r := range recs {
-		r.Release()
-	}
-	if err != nil || to < 0 {
-		return scan, err
+	if to < 0 {
+		return scan, nil
 	}
 	f, err := vector.NewFilter(mem, scan, vector.Le(vector.Col(plan.EpochColumn), vector.Lit(to)))
 	if err != nil {
@@ -180,13 +184,6 @@ func (p planTable) ScanChanges(ctx context.Context, mem memory.Allocator, from, 
 		return nil, err
 	}
 	return f, nil
-}
-
-// scanSnapshot returns an operator over a snapshot's records (retained by
-// the operator; the snapshot is released).
-func scanSnapshot(s *Snapshot) (vector.Operator, error) {
-	defer s.Release()
-	return vector.NewScan(s.Schema(), s.Records()...)
 }
 
 // DropTable implements arrowstream.TableDropper: the table is removed from

@@ -456,7 +456,7 @@ func (e *NotRecoverableError) Error() string {
 	return "This query does not support recovering from checkpoint location. Delete " + e.OffsetsDir + " to start over."
 }
 
-// CanRecover applies SEMANTICS §1.5 before a memory-sink query starts from
+// CanRecover applies docs/semantics.md §1.5 before a memory-sink query starts from
 // checkpointDir: Complete mode may always resume (its next epoch rewrites
 // everything); Append and Update may resume only with persisted sink data.
 // It returns a *NotRecoverableError when <checkpointDir>/offsets exists

@@ -12,30 +12,24 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// Columns RecordsWithEpoch appends to a table's columns.
+// Columns RecordsWithEpoch appends to a table's columns: the planner's
+// table_changes columns.
 const (
 	// EpochColumn holds the epoch that committed a row (bigint).
-	EpochColumn = "_epoch"
+	EpochColumn = plan.EpochColumn
 	// CommitTimestampColumn holds that epoch's commit time (timestamp, µs
 	// UTC).
-	CommitTimestampColumn = "_commit_timestamp"
+	CommitTimestampColumn = plan.CommitTimestampColumn
 )
 
 // WithEpochSchema returns schema with the EpochColumn and
 // CommitTimestampColumn fields appended: the schema of
-// Snapshot.RecordsWithEpoch.
-func WithEpochSchema(schema *arrow.Schema) *arrow.Schema {
-	fields := make([]arrow.Field, 0, schema.NumFields()+2)
-	fields = append(fields, schema.Fields()...)
-	fields = append(fields,
-		arrow.Field{Name: EpochColumn, Type: vector.Int64},
-		arrow.Field{Name: CommitTimestampColumn, Type: vector.Timestamp})
-	md := schema.Metadata()
-	return arrow.NewSchema(fields, &md)
-}
+// Snapshot.RecordsWithEpoch, which is plan.ChangesSchema.
+func WithEpochSchema(schema *arrow.Schema) *arrow.Schema { return plan.ChangesSchema(schema) }
 
 // segment is one committed epoch of an Append, Update or Complete table:
 // its records, as the operator returned them (sliced when long).

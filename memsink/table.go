@@ -23,14 +23,15 @@ import (
 // MaxRecordRows is the length of the longest record a table keeps. Longer
 // records are split by zero-copy slicing, so that readers stream bounded
 // batches (64K-row batches stay well under Flight's 16 MiB message limit
-// and were the fastest to stream, PERF_NOTES.md).
+// and were the fastest to stream: docs/performance.md, "Machine and
+// library facts").
 const MaxRecordRows = 64 * 1024
 
 // ErrClosed is returned by AddBatch and Clear on a closed table.
 var ErrClosed = errors.New("memsink: table is closed")
 
 // Options configure a Table. The zero value reproduces Spark's memory sink
-// (SEMANTICS.md §1): Append and Update tables keep every epoch, a Complete
+// (docs/semantics.md §1): Append and Update tables keep every epoch, a Complete
 // table keeps only the latest result, nothing is persisted.
 type Options struct {
 	// MaxEpochs bounds the epochs a table retains, oldest evicted first.

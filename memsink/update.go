@@ -253,7 +253,7 @@ func checkGather(mem memory.Allocator, f arrow.Field) (err error) {
 		return fmt.Errorf("column %s of type %s cannot be kept in a view: %w", f.Name, vector.TypeName(f.Type), err)
 	}
 	defer t.Release()
-	c, err := array.Concatenate([]arrow.Array{a, t}, mem)
+	c, err := vector.Concatenate([]arrow.Array{a, t}, mem)
 	if err != nil {
 		return fmt.Errorf("column %s of type %s cannot be kept in a view: %w", f.Name, vector.TypeName(f.Type), err)
 	}
@@ -503,7 +503,7 @@ func (w *viewWriter) gather(ids []uint32) (out []arrow.Record, err error) {
 		rec := group[0]
 		if len(group) > 1 {
 			var err error
-			if rec, err = concatRecords(w.mem, w.full, group); err != nil {
+			if rec, err = vector.ConcatRecords(w.mem, w.full, group); err != nil {
 				return err
 			}
 			releaseAll(group)
@@ -544,32 +544,4 @@ func (w *viewWriter) gather(ids []uint32) (out []arrow.Record, err error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// concatRecords copies records of one schema into one record.
-func concatRecords(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) (arrow.Record, error) {
-	cols := make([]arrow.Array, schema.NumFields())
-	parts := make([]arrow.Array, len(recs))
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for c := range cols {
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		col, err := array.Concatenate(parts, mem)
-		if err != nil {
-			for _, done := range cols[:c] {
-				done.Release()
-			}
-			return nil, fmt.Errorf("compact column %s: %w", schema.Field(c).Name, err)
-		}
-		cols[c] = col
-	}
-	rec := array.NewRecord(schema, cols, rows)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec, nil
 }

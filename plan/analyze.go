@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -52,23 +53,28 @@ func (*ExplainStatement) statementPlan()        {}
 func (*StreamingTableStatement) statementPlan() {}
 func (*CommandStatement) statementPlan()        {}
 
-// Analyze resolves a parsed statement against cat.
+// Analyze resolves a parsed statement against cat (with the default
+// AnalyzeOptions; AnalyzeContext takes a context and options).
 func Analyze(stmt sql.Statement, cat Catalog) (Statement, error) {
+	return analyzeStatement(newBudget(context.Background(), 0), stmt, cat)
+}
+
+func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, error) {
 	switch s := stmt.(type) {
 	case *sql.Query:
-		n, err := AnalyzeQuery(s, cat)
+		n, err := analyzeQuery(b, s, cat)
 		if err != nil {
 			return nil, err
 		}
 		return &QueryStatement{Plan: n}, nil
 	case *sql.Explain:
-		inner, err := Analyze(s.Stmt, cat)
+		inner, err := analyzeStatement(b, s.Stmt, cat)
 		if err != nil {
 			return nil, err
 		}
 		return &ExplainStatement{Extended: s.Extended, Stmt: inner, Source: sql.Format(s.Stmt)}, nil
 	case *sql.CreateStreamingTable:
-		n, err := AnalyzeQuery(s.Query, cat)
+		n, err := analyzeQuery(b, s.Query, cat)
 		if err != nil {
 			return nil, err
 		}
@@ -77,6 +83,10 @@ func Analyze(stmt sql.Statement, cat Catalog) (Statement, error) {
 			props[strings.ToLower(p.Key)] = p.Value
 		}
 		return &StreamingTableStatement{Name: joinIdents(s.Name), OrRefresh: s.OrRefresh, Properties: props, Query: n}, nil
+	case *sql.CreateView:
+		return analyzeCreateView(s, cat)
+	case *sql.Insert:
+		return analyzeInsert(s, cat)
 	case nil:
 		return nil, errors.New("plan: nil statement")
 	}
@@ -98,7 +108,11 @@ func AnalyzeSQL(text string, cat Catalog) (Node, error) {
 
 // AnalyzeQuery resolves a query against cat and returns its logical plan.
 func AnalyzeQuery(q *sql.Query, cat Catalog) (Node, error) {
-	a := &analyzer{cat: cat}
+	return analyzeQuery(newBudget(context.Background(), 0), q, cat)
+}
+
+func analyzeQuery(b *budget, q *sql.Query, cat Catalog) (Node, error) {
+	a := &analyzer{cat: cat, b: b}
 	sc, err := a.query(q)
 	if err != nil {
 		return nil, err
@@ -109,6 +123,7 @@ func AnalyzeQuery(q *sql.Query, cat Catalog) (Node, error) {
 // analyzer holds the state of one statement's analysis.
 type analyzer struct {
 	cat   Catalog
+	b     *budget // context and size limits; nil checks nothing
 	ctes  []map[string]*cteDef
 	depth int
 }
@@ -249,7 +264,12 @@ func (a *analyzer) body(b sql.QueryBody) (*scope, error) {
 	case *sql.Query:
 		return a.query(x)
 	case *sql.Union:
+		if x.Op != sql.SetUnion {
+			return a.setOp(x)
+		}
 		return a.union(x)
+	case *sql.Values:
+		return a.values(x)
 	}
 	return nil, errorAt(b.Position(), ErrUnsupported, "Unsupported query body.")
 }
@@ -260,6 +280,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 		return nil, err
 	}
 	return selectBlock(in, selectSpec{
+		b:   a.b,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0,
 		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
 	})
@@ -269,7 +290,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 // name output columns only.
 func (a *analyzer) orderOutput(sc *scope, items []*sql.OrderItem) (*scope, error) {
 	out := sc.node.Schema()
-	r := &resolver{sc: sc, clause: "ORDER BY"}
+	r := &resolver{b: a.b, sc: sc, clause: "ORDER BY"}
 	keys := make([]SortKey, len(items))
 	for i, o := range items {
 		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY"); err != nil {
@@ -293,7 +314,7 @@ func (a *analyzer) union(u *sql.Union) (*scope, error) {
 	var inputs []sql.QueryBody
 	var flatten func(b sql.QueryBody)
 	flatten = func(b sql.QueryBody) {
-		if x, ok := b.(*sql.Union); ok && x.All && u.All {
+		if x, ok := b.(*sql.Union); ok && x.Op == sql.SetUnion && x.All && u.All {
 			flatten(x.Left)
 			flatten(x.Right)
 			return

@@ -49,6 +49,15 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		if err != nil {
 			return nil, err
 		}
+		if x.Columns != nil {
+			names := make([]string, len(x.Columns))
+			for i, c := range x.Columns {
+				names[i] = c.Name
+			}
+			if n, err = toDF(n, names, x.Pos); err != nil {
+				return nil, err
+			}
+		}
 		sc = &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}
 		if x.Watermark != nil {
 			if sc, err = applyWatermark(sc, x.Watermark); err != nil {
@@ -76,6 +85,17 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 	var sc *scope
 	if d := a.lookupCTE(name); d != nil && len(x.Name) == 1 && !x.Stream && x.Version == nil {
 		sc = withQualifier(&SubqueryAlias{Input: d.sc.node, Alias: qual}, qual)
+	} else if v := a.view(name); v != nil {
+		if x.Version != nil {
+			return nil, errorAt(x.Version.Pos, ErrUnsupported, "View %s does not support VERSION AS OF (time travel needs a sink table).", backquote(name))
+		}
+		if x.Stream != v.Streaming() {
+			if x.Stream {
+				return nil, errorAt(x.Pos, ErrStreaming, "View %s is not streaming: read it without STREAM.", backquote(name))
+			}
+			return nil, errorAt(x.Pos, ErrStreaming, "View %s reads a stream: read it with STREAM %s.", backquote(name), name)
+		}
+		sc = withQualifier(&SubqueryAlias{Input: v.Plan, Alias: qual}, qual)
 	} else {
 		scan, err := a.scan(x.Pos, name, x.Stream)
 		if err != nil {
@@ -103,6 +123,19 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 		}
 	}
 	return sc, nil
+}
+
+// view returns the catalog's view called name, or nil.
+func (a *analyzer) view(name string) *View {
+	if a.cat == nil {
+		return nil
+	}
+	t, err := a.cat.Table(name)
+	if err != nil {
+		return nil
+	}
+	v, _ := t.(*View)
+	return v
 }
 
 // scan looks a table up in the catalog.
@@ -135,8 +168,11 @@ func (a *analyzer) scan(pos sql.Pos, name string, stream bool) (*Scan, error) {
 
 // tableFunc analyzes table_changes('name', from[, to]).
 func (a *analyzer) tableFunc(x *sql.TableFunc) (*scope, error) {
+	if strings.EqualFold(x.Name.Name, "range") {
+		return a.rangeTable(x)
+	}
 	if !strings.EqualFold(x.Name.Name, "table_changes") {
-		return nil, errorAt(x.Name.Pos, ErrUnresolved, "Could not resolve %s to a table-valued function.%s", backquote(x.Name.Name), didYouMean(x.Name.Name, []string{"table_changes"}))
+		return nil, errorAt(x.Name.Pos, ErrUnresolved, "Could not resolve %s to a table-valued function.%s", backquote(x.Name.Name), didYouMean(x.Name.Name, []string{"range", "table_changes"}))
 	}
 	if len(x.Args) < 2 || len(x.Args) > 3 {
 		return nil, errorAt(x.Pos, ErrType, "table_changes needs a table name and 1 or 2 epochs, got %d arguments.", len(x.Args))
@@ -195,6 +231,13 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 		return nil, err
 	}
 	typ := joinKinds[x.Kind]
+	if x.Natural {
+		names := naturalColumns(l, r)
+		if len(names) == 0 {
+			return joinScopes(l, r, typ, nil)
+		}
+		return joinUsing(l, r, typ, names, x.Pos, true)
+	}
 	if len(x.Using) > 0 {
 		names := make([]string, len(x.Using))
 		for i, u := range x.Using {
@@ -205,7 +248,7 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 	var cond Expr
 	if x.On != nil {
 		both := &scope{node: newJoinInput(l.node, r.node), cols: append(append([]scopeCol(nil), l.cols...), r.cols...)}
-		res := &resolver{sc: both, clause: "ON"}
+		res := &resolver{b: a.b, sc: both, clause: "ON"}
 		c, err := res.expr(x.On)
 		if err != nil {
 			return nil, err
@@ -215,6 +258,27 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 		}
 	}
 	return joinScopes(l, r, typ, cond)
+}
+
+// naturalColumns are the names of NATURAL JOIN's USING list: the visible
+// columns of the left side (in its order) that the right side has too.
+func naturalColumns(l, r *scope) []string {
+	right := map[string]bool{}
+	for i, f := range r.node.Schema().Fields() {
+		if !r.cols[i].hidden {
+			right[strings.ToLower(f.Name)] = true
+		}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for i, f := range l.node.Schema().Fields() {
+		k := strings.ToLower(f.Name)
+		if !l.cols[i].hidden && right[k] && !seen[k] {
+			seen[k] = true
+			names = append(names, f.Name)
+		}
+	}
+	return names
 }
 
 // joinScopes joins two scopes with a resolved condition.

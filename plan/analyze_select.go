@@ -22,6 +22,7 @@ type selectSpec struct {
 	having   sql.Expr
 	orderBy  []*sql.OrderItem
 	distinct bool
+	b        *budget // the analysis's budget (nil from the DataFrame API)
 }
 
 // outItem is one output column of a select list being built.
@@ -39,7 +40,7 @@ type outItem struct {
 func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	cur := in
 	if s.where != nil {
-		r := &resolver{sc: cur, clause: "WHERE"}
+		r := &resolver{b: s.b, sc: cur, clause: "WHERE"}
 		c, err := r.expr(s.where)
 		if err != nil {
 			return nil, err
@@ -70,7 +71,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if aggregating {
 		return aggregateBlock(cur, s, items, special)
 	}
-	r := &resolver{sc: cur, clause: "SELECT", special: special}
+	r := &resolver{b: s.b, sc: cur, clause: "SELECT", special: special}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -337,7 +338,7 @@ func outputByName(e sql.Expr, items []outItem) int {
 // aggregateBlock resolves a grouping select: keys, aggregates, HAVING and
 // the select list over the Aggregate's output.
 func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr) (*scope, error) {
-	kr := &resolver{sc: cur, clause: "GROUP BY", special: special}
+	kr := &resolver{b: s.b, sc: cur, clause: "GROUP BY", special: special}
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
 	for _, g := range s.groupBy {
@@ -353,7 +354,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		keys = append(keys, NamedExpr{Name: AutoName(e), Expr: e})
 	}
 	coll := &aggCollector{}
-	r := &resolver{sc: cur, clause: "SELECT", aggs: coll, special: special}
+	r := &resolver{b: s.b, sc: cur, clause: "SELECT", aggs: coll, special: special}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -361,7 +362,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	}
 	var having Expr
 	if s.having != nil {
-		hr := &resolver{sc: cur, clause: "HAVING", aggs: coll, special: special}
+		hr := &resolver{b: s.b, sc: cur, clause: "HAVING", aggs: coll, special: special}
 		h, err := hr.expr(s.having)
 		var unresolved *Error
 		if err != nil && errors.As(err, &unresolved) && errors.Is(err, ErrUnresolved) {

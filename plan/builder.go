@@ -9,8 +9,9 @@ import (
 	"github.com/arrowstream/arrowstream/sql"
 )
 
-// The builder functions below are the DataFrame operations of FORMAT.md.
-// They take expressions as strings in SQL.md's syntax, resolve them
+// The builder functions below are the DataFrame operations of the
+// conformance scenarios (streamtest/testdata/conformance/FORMAT.md). They
+// take expressions as strings in the SQL dialect's syntax (docs/sql.md), resolve them
 // against the input node's columns (qualified by Alias or the scanned
 // table's name) and return a new node; the SQL analyzer builds its plans
 // with the same code. Errors name the bad input and suggest close names.

@@ -122,7 +122,7 @@ func (c *MemoryCatalog) Table(name string) (Table, error) {
 	if t, ok := c.tables[strings.ToLower(name)]; ok {
 		return t, nil
 	}
-	return nil, fmt.Errorf("%w: %s", ErrTableNotFound, quoteName(name))
+	return nil, fmt.Errorf("%w: %s", ErrTableNotFound, vector.QuoteIdent(name))
 }
 
 // TableNames implements TableLister (sorted).

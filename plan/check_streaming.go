@@ -6,7 +6,7 @@ import (
 
 // StreamingError is a streaming query that breaks one of Spark's
 // UnsupportedOperationChecker rules. Rule is a stable short name of the
-// rule; Msg is Spark's message where SEMANTICS.md gives it.
+// rule; Msg is Spark's message for it (docs/semantics.md §5.2).
 type StreamingError struct {
 	Rule string
 	Msg  string
@@ -45,8 +45,8 @@ func violation(rule, format string, args ...any) error {
 }
 
 // CheckStreaming checks a streaming plan against Spark's rules for its
-// output mode (UnsupportedOperationChecker.checkForStreaming, SEMANTICS.md
-// §5.2). The engine calls it when it starts a query; the first violation
+// output mode (UnsupportedOperationChecker.checkForStreaming,
+// docs/semantics.md §5.2). The engine calls it when it starts a query; the first violation
 // is returned as a *StreamingError.
 func CheckStreaming(n Node, mode OutputMode) error {
 	if n == nil || !n.IsStreaming() {

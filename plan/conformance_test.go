@@ -1,9 +1,7 @@
 package plan_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,51 +10,43 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/streamtest/conformance/spec"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// The conformance scenarios (copied from the shared directory): every SQL
-// query and every DataFrame plan must analyze against its sources'
-// schemas, and where both exist they must have the same output types.
+// The conformance scenarios (streamtest/testdata/conformance, read with
+// package spec): every SQL query and every DataFrame plan must analyze
+// against its sources' schemas, and where both exist they must have the
+// same output types.
 
-type column struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
+const conformanceDir = "../streamtest/testdata/conformance"
 
+type column = spec.Column
+
+// scenario is a scenario with its plan as plain JSON values, the form
+// buildPlan walks.
 type scenario struct {
-	Name    string              `json:"name"`
-	Sources map[string][]column `json:"sources"`
-	Static  map[string]struct {
-		Columns []column `json:"columns"`
-		Rows    [][]any  `json:"rows"`
-	} `json:"static"`
-	Output []column `json:"output"`
-	Query  *struct {
-		SQL        string           `json:"sql"`
-		Plan       []map[string]any `json:"plan"`
-		OutputMode string           `json:"output_mode"`
-	} `json:"query"`
-	Steps []map[string]any `json:"steps"`
+	*spec.Scenario
+	plan []map[string]any
 }
 
+// loadScenarios reads the scenarios by file name.
 func loadScenarios(t testing.TB) map[string][]scenario {
 	t.Helper()
-	files, err := filepath.Glob("testdata/conformance/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no conformance files: %v", err)
+	scs, err := spec.Load(conformanceDir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	out := map[string][]scenario{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, sc := range scs {
+		s := scenario{Scenario: sc}
+		if sc.Query != nil && sc.Query.Plan != nil {
+			if s.plan, err = spec.Generic(sc.Query.Plan); err != nil {
+				t.Fatalf("%s %s: %v", sc.File, sc.Name, err)
+			}
 		}
-		var ss []scenario
-		if err := json.Unmarshal(data, &ss); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		out[filepath.Base(f)] = ss
+		f := filepath.Base(sc.File)
+		out[f] = append(out[f], s)
 	}
 	return out
 }
@@ -107,7 +97,7 @@ func scenarioCatalog(t testing.TB, s scenario) *plan.MemoryCatalog {
 // an analysis failure (the streaming checker's job, not the analyzer's).
 func expectsAnalysisFailure(s scenario) bool {
 	for _, st := range s.Steps {
-		if st["action"] == "expect_failure" && st["phase"] == "analysis" {
+		if st.Action == "expect_failure" && string(st.Fields["phase"]) == `"analysis"` {
 			return true
 		}
 	}
@@ -138,11 +128,11 @@ func TestConformanceAnalyze(t *testing.T) {
 					}
 					fromSQL = n
 				}
-				if s.Query.Plan != nil {
+				if s.plan != nil {
 					nPlan++
-					n, err := buildPlan(t, cat, s.Query.Plan, s.Output)
+					n, err := buildPlan(t, cat, s.plan, s.Output)
 					if err != nil {
-						t.Fatalf("%s: plan: %v\n%v", file, err, s.Query.Plan)
+						t.Fatalf("%s: plan: %v\n%v", file, err, s.plan)
 					}
 					fromPlan = n
 				}
@@ -215,7 +205,8 @@ func checkOutput(t *testing.T, n plan.Node, want []column, names bool) {
 	}
 }
 
-// buildPlan builds a FORMAT.md plan with the builder API.
+// buildPlan builds a scenario's plan (FORMAT.md beside the scenarios)
+// with the builder API.
 func buildPlan(t testing.TB, cat plan.Catalog, ops []map[string]any, output []column) (plan.Node, error) {
 	var n plan.Node
 	var err error

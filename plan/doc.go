@@ -23,8 +23,9 @@
 // [Catalog]. The builder functions [Read], [ReadStatic], [Select],
 // [Where], [WithColumn], [ToDF], [WithWatermark], [GroupBy],
 // [DropDuplicates], [JoinOn], [JoinUsing], [UnionAll], [WithLimit],
-// [OrderBy], [FlatMapGroups] and [Alias] are FORMAT.md's DataFrame
-// operations; they take expressions as strings in SQL.md's syntax and
+// [OrderBy], [FlatMapGroups] and [Alias] are the DataFrame operations of
+// the conformance scenarios (streamtest/testdata/conformance/FORMAT.md);
+// they take expressions as strings in the SQL dialect (docs/sql.md) and
 // share the analyzer's code, so both front ends build the same plans.
 // Errors are *[Error] values with the position of the bad text, wrapping a
 // sentinel ([ErrUnresolved], [ErrAmbiguous], [ErrType], [ErrAggregate],

@@ -63,7 +63,7 @@ func (e *ReadError) Error() string {
 	if strings.Contains(msg, e.Table) {
 		return msg
 	}
-	return fmt.Sprintf("table %s: %s", quoteName(e.Table), msg)
+	return fmt.Sprintf("table %s: %s", backquote(e.Table), msg)
 }
 
 // Unwrap returns the table's error.

@@ -45,7 +45,7 @@ func fieldNames(s *arrow.Schema) string {
 	}
 	names := make([]string, s.NumFields())
 	for i, f := range s.Fields() {
-		names[i] = quoteName(f.Name)
+		names[i] = vector.QuoteIdent(f.Name)
 	}
 	return "[" + strings.Join(names, ", ") + "]"
 }
@@ -75,15 +75,15 @@ func (n *Scan) String() string {
 	}
 	switch n.Read {
 	case ReadVersion:
-		fmt.Fprintf(&b, "%s VERSION AS OF %d ", quoteName(n.Name), n.Version)
+		fmt.Fprintf(&b, "%s VERSION AS OF %d ", vector.QuoteIdent(n.Name), n.Version)
 	case ReadChanges:
 		if n.To >= 0 {
-			fmt.Fprintf(&b, "table_changes(%s, %d, %d) ", quoteName(n.Name), n.From, n.To)
+			fmt.Fprintf(&b, "table_changes(%s, %d, %d) ", vector.QuoteIdent(n.Name), n.From, n.To)
 		} else {
-			fmt.Fprintf(&b, "table_changes(%s, %d) ", quoteName(n.Name), n.From)
+			fmt.Fprintf(&b, "table_changes(%s, %d) ", vector.QuoteIdent(n.Name), n.From)
 		}
 	default:
-		b.WriteString(quoteName(n.Name) + " ")
+		b.WriteString(vector.QuoteIdent(n.Name) + " ")
 	}
 	b.WriteString(fieldNames(n.Schema()))
 	if len(n.Filters) > 0 {
@@ -96,7 +96,7 @@ func (n *Values) String() string {
 	return fmt.Sprintf("Values %s, %d rows", fieldNames(n.schema), len(n.Rows))
 }
 
-func (n *SubqueryAlias) String() string { return "SubqueryAlias " + quoteName(n.Alias) }
+func (n *SubqueryAlias) String() string { return "SubqueryAlias " + vector.QuoteIdent(n.Alias) }
 
 func (n *Project) String() string { return "Project " + namedList(n.Exprs) }
 
@@ -106,7 +106,7 @@ func (n *Aggregate) String() string {
 	aggs := make([]string, len(n.Aggs))
 	for i := range n.Aggs {
 		a := &n.Aggs[i]
-		aggs[i] = a.String() + " AS " + quoteName(a.Name)
+		aggs[i] = a.String() + " AS " + vector.QuoteIdent(a.Name)
 	}
 	return "Aggregate " + namedList(n.GroupBy) + ", [" + strings.Join(aggs, ", ") + "]"
 }
@@ -116,7 +116,7 @@ func (n *Join) String() string {
 	if len(n.Using) > 0 {
 		q := make([]string, len(n.Using))
 		for i, u := range n.Using {
-			q[i] = quoteName(u)
+			q[i] = vector.QuoteIdent(u)
 		}
 		s += ", USING (" + strings.Join(q, ", ") + ")"
 	}
@@ -159,7 +159,7 @@ func (n *Deduplicate) String() string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if k >= 0 && k < s.NumFields() {
-			parts = append(parts, quoteName(s.Field(k).Name))
+			parts = append(parts, vector.QuoteIdent(s.Field(k).Name))
 		}
 	}
 	return name + " [" + strings.Join(parts, ", ") + "]"
@@ -168,21 +168,21 @@ func (n *Deduplicate) String() string {
 func (n *EventTimeWatermark) String() string {
 	name := fmt.Sprintf("#%d", n.Column)
 	if s := n.Input.Schema(); n.Column >= 0 && n.Column < s.NumFields() {
-		name = quoteName(s.Field(n.Column).Name)
+		name = vector.QuoteIdent(s.Field(n.Column).Name)
 	}
 	return fmt.Sprintf("EventTimeWatermark %s, %s", name, vector.FormatInterval(n.DelayMs*1000))
 }
 
 func (n *WindowAssign) String() string {
 	return fmt.Sprintf("WindowAssign window(%s, %s, %s, %s) AS %s", exprOrNil(n.Time),
-		vector.FormatInterval(n.Width), vector.FormatInterval(n.Slide), vector.FormatInterval(n.Start), quoteName(n.Name))
+		vector.FormatInterval(n.Width), vector.FormatInterval(n.Slide), vector.FormatInterval(n.Start), vector.QuoteIdent(n.Name))
 }
 
 func (n *SessionWindow) String() string {
 	if n.GapExpr != nil {
-		return fmt.Sprintf("SessionWindow session_window(%s, %s) AS %s", exprOrNil(n.Time), n.GapExpr, quoteName(n.Name))
+		return fmt.Sprintf("SessionWindow session_window(%s, %s) AS %s", exprOrNil(n.Time), n.GapExpr, vector.QuoteIdent(n.Name))
 	}
-	return fmt.Sprintf("SessionWindow session_window(%s, %s) AS %s", exprOrNil(n.Time), vector.FormatInterval(n.Gap), quoteName(n.Name))
+	return fmt.Sprintf("SessionWindow session_window(%s, %s) AS %s", exprOrNil(n.Time), vector.FormatInterval(n.Gap), vector.QuoteIdent(n.Name))
 }
 
 func (n *Explode) String() string {
@@ -190,7 +190,7 @@ func (n *Explode) String() string {
 	if n.Outer {
 		fn = "explode_outer"
 	}
-	return fmt.Sprintf("Explode %s(%s) AS %s", fn, exprOrNil(n.Expr), quoteName(n.Name))
+	return fmt.Sprintf("Explode %s(%s) AS %s", fn, exprOrNil(n.Expr), vector.QuoteIdent(n.Name))
 }
 
 func (n *FlatMapGroupsWithState) String() string {

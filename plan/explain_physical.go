@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // PhysicalPlan renders the operator tree that Execute (batch) or the
@@ -39,7 +41,7 @@ func physicalLine(n Node) (string, []Node) {
 	switch x := n.(type) {
 	case *Scan:
 		if x.Streaming {
-			return "StreamingSource " + quoteName(x.Name) + " " + fieldNames(x.Schema()), nil
+			return "StreamingSource " + vector.QuoteIdent(x.Name) + " " + fieldNames(x.Schema()), nil
 		}
 		s := "TableScan " + strings.TrimPrefix(x.String(), "Scan ")
 		return s, nil
@@ -53,7 +55,7 @@ func physicalLine(n Node) (string, []Node) {
 		keys := namedList(x.GroupBy)
 		aggs := make([]string, len(x.Aggs))
 		for i := range x.Aggs {
-			aggs[i] = x.Aggs[i].String() + " AS " + quoteName(x.Aggs[i].Name)
+			aggs[i] = x.Aggs[i].String() + " AS " + vector.QuoteIdent(x.Aggs[i].Name)
 		}
 		desc := fmt.Sprintf("(keys=%s, functions=[%s])", keys, strings.Join(aggs, ", "))
 		if x.Input.IsStreaming() {
@@ -121,7 +123,7 @@ func ExplainText(e *ExplainStatement) (string, error) {
 	case *QueryStatement:
 		return explainQuery(&b, e, s.Plan, "")
 	case *StreamingTableStatement:
-		return explainQuery(&b, e, s.Query, "CREATE STREAMING TABLE "+quoteName(s.Name)+"\n")
+		return explainQuery(&b, e, s.Query, "CREATE STREAMING TABLE "+vector.QuoteIdent(s.Name)+"\n")
 	case *ExplainStatement:
 		return "", fmt.Errorf("EXPLAIN of EXPLAIN: %w", ErrUnsupported)
 	}

@@ -47,7 +47,7 @@ type Literal struct {
 
 // Call is an operator or function application. Func is the canonical
 // lower-case name: an operator (+ - * / % negative = <> < <= > >= <=> and
-// or not isnull isnotnull in between like) or a function of SQL.md
+// or not isnull isnotnull in between like) or a function of docs/sql.md
 // (coalesce, lower, window_time, ...). For "in" the first argument is the
 // value and the rest the list; for "between" the arguments are value,
 // low, high.
@@ -56,6 +56,11 @@ type Call struct {
 	Args []Expr
 	Type arrow.DataType
 	Null bool
+
+	// typing caches what newCall learnt about the call while typing it, so
+	// that typing the call's parent costs one node, not a walk of the
+	// subtree (see inferType). The zero value means "not known".
+	typing callTyping
 }
 
 // Cast converts X to type To (CAST(X AS To)); the analyzer also inserts

@@ -59,13 +59,13 @@ func AutoName(e Expr) string {
 
 func renderNamed(n NamedExpr) string {
 	if n.Expr == nil {
-		return "<nil> AS " + quoteName(n.Name)
+		return "<nil> AS " + vector.QuoteIdent(n.Name)
 	}
 	s := n.Expr.String()
 	if c, ok := n.Expr.(*ColumnRef); ok && c.Name == n.Name {
 		return s
 	}
-	return s + " AS " + quoteName(n.Name)
+	return s + " AS " + vector.QuoteIdent(n.Name)
 }
 
 func renderAgg(a *AggregateExpr, pretty bool) string {
@@ -117,21 +117,6 @@ func renderSortKey(k SortKey) string {
 	return s + " NULLS LAST"
 }
 
-// quoteName backquotes a name unless it is a plain identifier.
-func quoteName(s string) string {
-	plain := s != ""
-	for i, r := range s {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
-}
-
 // sqlType renders a type as CAST shows it: BIGINT, DECIMAL(10,2).
 func sqlType(dt arrow.DataType) string {
 	if dt != nil && dt.ID() == arrow.DURATION {
@@ -164,7 +149,7 @@ func (p *exprPrinter) expr(e Expr) {
 			fmt.Fprintf(&p.b, "#%d", x.Index)
 			return
 		}
-		p.b.WriteString(quoteName(x.Name))
+		p.b.WriteString(vector.QuoteIdent(x.Name))
 		if p.ambiguous[x.Name] {
 			fmt.Fprintf(&p.b, "#%d", x.Index)
 		}
@@ -182,7 +167,7 @@ func (p *exprPrinter) expr(e Expr) {
 	case *GetField:
 		p.expr(x.X)
 		p.b.WriteByte('.')
-		p.b.WriteString(quoteName(x.Name))
+		p.b.WriteString(vector.QuoteIdent(x.Name))
 	case *Case:
 		p.b.WriteString("CASE")
 		for _, w := range x.Whens {

@@ -46,7 +46,7 @@ var errNilInput = errors.New("plan: nil input node")
 // of a streaming table and a batch read of a batch-readable one.
 func NewScan(name string, t Table, streaming bool) (*Scan, error) {
 	if t == nil || t.Schema() == nil {
-		return nil, fmt.Errorf("plan: table %s has no schema", quoteName(name))
+		return nil, fmt.Errorf("plan: table %s has no schema", vector.QuoteIdent(name))
 	}
 	if streaming && !t.Streaming() {
 		return nil, fmt.Errorf("table %s is not a streaming source and cannot be read with STREAM: %w", backquote(name), ErrUnsupported)
@@ -291,7 +291,7 @@ func unionSchema(inputs []Node) (*arrow.Schema, error) {
 		for c, f := range s.Fields() {
 			if !arrow.TypeEqual(vector.Unwrap(f.Type), vector.Unwrap(fields[c].Type)) {
 				return nil, fmt.Errorf("Union can only be performed on tables with compatible column types: column %d (%s) of the %s table is %s, not %s: %w",
-					c+1, quoteName(fields[c].Name), ordinalWord(i+2), vector.TypeName(f.Type), vector.TypeName(fields[c].Type), ErrType)
+					c+1, vector.QuoteIdent(fields[c].Name), ordinalWord(i+2), vector.TypeName(f.Type), vector.TypeName(fields[c].Type), ErrType)
 			}
 			fields[c].Nullable = fields[c].Nullable || f.Nullable
 		}
@@ -344,7 +344,7 @@ func NewEventTimeWatermark(input Node, col int, delayMs int64) (*EventTimeWaterm
 		return nil, fmt.Errorf("Event time must be defined on a window or a timestamp, but %s is of type %s: %w", backquote(f.Name), vector.TypeName(f.Type), ErrType)
 	}
 	if delayMs < 0 {
-		return nil, fmt.Errorf("delay threshold (%d ms) for watermark on %s should not be negative: %w", delayMs, quoteName(f.Name), ErrType)
+		return nil, fmt.Errorf("delay threshold (%d ms) for watermark on %s should not be negative: %w", delayMs, vector.QuoteIdent(f.Name), ErrType)
 	}
 	w := &EventTimeWatermark{Input: input, Column: col, DelayMs: delayMs}
 	w.schema = watermarkSchema(in, col, delayMs)

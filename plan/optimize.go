@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -39,20 +40,45 @@ import (
 // planner: FoldConstants, MergeFilters, PushDownPredicates,
 // PruneColumns.
 func Optimize(n Node) (Node, error) {
+	return OptimizeContext(context.Background(), n)
+}
+
+// OptimizeContext is Optimize checking ctx between rules (each rule is
+// linear in the plan's size).
+func OptimizeContext(ctx context.Context, n Node) (Node, error) {
 	var err error
+	stopped := func() bool {
+		if e := ctx.Err(); e != nil {
+			err = fmt.Errorf("plan: optimization stopped: %w", e)
+			return true
+		}
+		return false
+	}
+	if stopped() {
+		return nil, err
+	}
 	n = RemoveAliases(n)
 	if n, err = FoldConstants(n); err != nil {
 		return nil, err
 	}
 	for i := 0; i < 3; i++ {
+		if stopped() {
+			return nil, err
+		}
 		n = MergeFilters(n)
 		n = PushDownPredicates(n)
 	}
 	n = MergeFilters(n)
+	if stopped() {
+		return nil, err
+	}
 	if n, err = PruneColumns(n); err != nil {
 		return nil, err
 	}
 	n = CollapseProjects(n)
+	if stopped() {
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -255,29 +281,53 @@ func FoldConstants(n Node) (Node, error) {
 	return n, nil
 }
 
-// foldExpr folds one expression tree bottom-up.
+// foldExpr folds one expression tree bottom-up. A call the analyzer
+// already folded (newCall) is replaced by its value without a descent.
 func foldExpr(e Expr) (Expr, error) {
-	return Transform(e, func(x Expr) (Expr, error) {
-		switch y := x.(type) {
-		case *Literal, *ColumnRef, *CurrentTimestamp:
-			return x, nil
-		case *Call:
-			if s := simplifyLogic(y); s != nil {
-				return s, nil
-			}
-		}
-		if !isConstant(x) {
-			return x, nil
-		}
-		l, err := foldConstant(x)
+	if c, ok := e.(*Call); ok && c.typing.folded != nil && arrow.TypeEqual(c.typing.folded.Type, c.Type) {
+		return c.typing.folded, nil
+	}
+	kids := e.Children()
+	var nk []Expr
+	for i, k := range kids {
+		r, err := foldExpr(k)
 		if err != nil {
-			return x, nil
+			return nil, err
 		}
-		if !arrow.TypeEqual(l.Type, x.DataType()) && !isNullType(x.DataType()) {
-			return x, nil
+		if r != k && nk == nil {
+			nk = append(make([]Expr, 0, len(kids)), kids[:i]...)
 		}
-		return l, nil
-	})
+		if nk != nil {
+			nk = append(nk, r)
+		}
+	}
+	if nk != nil {
+		e = WithChildren(e, nk)
+	}
+	return foldNode(e)
+}
+
+// foldNode folds one node whose children are folded.
+func foldNode(x Expr) (Expr, error) {
+	switch y := x.(type) {
+	case *Literal, *ColumnRef, *CurrentTimestamp:
+		return x, nil
+	case *Call:
+		if s := simplifyLogic(y); s != nil {
+			return s, nil
+		}
+	}
+	if !isConstant(x) {
+		return x, nil
+	}
+	l, err := foldConstant(x)
+	if err != nil {
+		return x, nil
+	}
+	if !arrow.TypeEqual(l.Type, x.DataType()) && !isNullType(x.DataType()) {
+		return x, nil
+	}
+	return l, nil
 }
 
 // simplifyLogic applies x AND TRUE = x, x AND FALSE = FALSE, x OR TRUE =

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -29,7 +30,7 @@ func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, childre
 	if len(children) != len(node.Children()) {
 		return nil, fmt.Errorf("plan: %s needs %d input operators, got %d", node, len(node.Children()), len(children))
 	}
-	op, err := buildOne(ctx, mem, node, children, env)
+	op, err := buildOne(ctx, vector.ForOperator(mem, operatorName(node)), node, children, env)
 	var re *ReadError
 	if errors.As(err, &re) {
 		return nil, err // complete for the user: no operator internals
@@ -38,6 +39,26 @@ func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, childre
 		return nil, fmt.Errorf("building %s: %w", node, err)
 	}
 	return relabel(op, node.Schema()), nil
+}
+
+// operatorName names a node's operator in memory-limit errors.
+func operatorName(node Node) string {
+	switch n := node.(type) {
+	case *Aggregate:
+		return "HashAggregate"
+	case *Join:
+		if len(n.Children()) == 2 && n.Cond == nil {
+			return "HashJoin (cross join)"
+		}
+		return "HashJoin"
+	case *Sort:
+		return "Sort"
+	case *Deduplicate:
+		return "Deduplicate (DISTINCT)"
+	case *WindowAssign:
+		return "WindowAssign"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", node), "*plan.")
 }
 
 func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []vector.Operator, env *Env) (vector.Operator, error) {
@@ -163,9 +184,24 @@ func JoinSpecFor(j *Join, env *Env) (vector.JoinSpec, error) {
 	spec := vector.JoinSpec{Type: vector.JoinType(j.Type), NullSafe: nullSafe}
 	for i := range lk {
 		l, r := lk[i], rk[i]
-		if !arrow.TypeEqual(vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())) {
-			if t, ok := vector.CommonType(l.DataType(), r.DataType()); ok && !(vector.IsIntegral(l.DataType()) && vector.IsIntegral(r.DataType())) {
-				l, r = castTo(l, t), castTo(r, t)
+		lt, rt := vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())
+		if !arrow.TypeEqual(lt, rt) {
+			switch {
+			case vector.IsIntegral(lt) && vector.IsIntegral(rt):
+				// The hash join matches int and bigint keys as they are,
+				// but not tinyint or smallint (columns of files): widen
+				// those, exactly.
+				if narrowInt(lt) || narrowInt(rt) {
+					t := vector.Int32
+					if lt.ID() == arrow.INT64 || rt.ID() == arrow.INT64 {
+						t = vector.Int64
+					}
+					l, r = castTo(l, t), castTo(r, t)
+				}
+			default:
+				if t, ok := vector.CommonType(lt, rt); ok {
+					l, r = castTo(l, t), castTo(r, t)
+				}
 			}
 		}
 		lv, err := ToVectorExpr(l, env)
@@ -188,6 +224,8 @@ func JoinSpecFor(j *Join, env *Env) (vector.JoinSpec, error) {
 	}
 	return spec, nil
 }
+
+func narrowInt(t arrow.DataType) bool { return t.ID() == arrow.INT8 || t.ID() == arrow.INT16 }
 
 // EquiJoinKeys extracts a join's equi-join keys: left keys over the left
 // input, right keys over the right input (ordinals relative to it),
@@ -298,7 +336,7 @@ func BuildScanOn(mem memory.Allocator, s *Scan, raw vector.Operator, env *Env) (
 
 func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (vector.Operator, error) {
 	if s.Streaming {
-		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", quoteName(s.Name), ErrUnsupported)
+		return nil, fmt.Errorf("the streaming scan of %s is supplied by the streaming engine: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 	}
 	var raw vector.Operator
 	var err error
@@ -306,19 +344,19 @@ func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (ve
 	case ReadVersion:
 		t, ok := s.Table.(VersionedTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s does not support VERSION AS OF: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s does not support VERSION AS OF: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.ScanVersion(ctx, mem, s.Version)
 	case ReadChanges:
 		t, ok := s.Table.(ChangesTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s does not support table_changes: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s does not support table_changes: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.ScanChanges(ctx, mem, s.From, s.To)
 	default:
 		t, ok := s.Table.(BatchTable)
 		if !ok {
-			return nil, fmt.Errorf("table %s cannot be read as a batch: %w", quoteName(s.Name), ErrUnsupported)
+			return nil, fmt.Errorf("table %s cannot be read as a batch: %w", vector.QuoteIdent(s.Name), ErrUnsupported)
 		}
 		raw, err = t.Scan(ctx, mem)
 	}
@@ -462,7 +500,7 @@ func BuildTree(ctx context.Context, mem memory.Allocator, node Node, env *Env, l
 			keys, err := sortKeys(s.Keys, env)
 			if err == nil {
 				var op vector.Operator
-				if op, err = vector.NewTopN(mem, child, keys, l.N); err == nil {
+				if op, err = vector.NewTopN(vector.ForOperator(mem, "Sort (top-N)"), child, keys, l.N); err == nil {
 					return relabel(op, node.Schema()), nil
 				}
 			}

@@ -15,6 +15,8 @@ import (
 // scope.
 type resolver struct {
 	sc *scope
+	// b is the analysis's budget (nil: unbounded, the DataFrame builders).
+	b *budget
 	// aggs collects aggregate calls; nil where aggregates are not allowed.
 	aggs *aggCollector
 	// clause names where the expression is, for errors ("WHERE").
@@ -38,6 +40,9 @@ func (r *resolver) exprs(es []sql.Expr) ([]Expr, error) {
 }
 
 func (r *resolver) expr(e sql.Expr) (Expr, error) {
+	if err := r.b.step(); err != nil {
+		return nil, err
+	}
 	if x, ok := r.special[e]; ok {
 		return x, nil
 	}

@@ -33,7 +33,17 @@ var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotn
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	name := strings.ToLower(f.Name.Name)
 	if _, ok := aggFuncs[name]; ok {
+		if f.Filter != nil {
+			g, err := filteredAggregate(f, name)
+			if err != nil {
+				return nil, err
+			}
+			f = g
+		}
 		return r.aggregate(f, name)
+	}
+	if f.Filter != nil {
+		return nil, errorAt(f.Filter.Position(), ErrAggregate, "FILTER (WHERE ...) is only allowed with aggregate functions, not with %s().", name)
 	}
 	if f.Distinct {
 		return nil, errorAt(f.Pos, ErrUnsupported, "DISTINCT is only allowed in aggregate functions, not in %s().", name)
@@ -93,6 +103,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	}
 	e, err := newCall(f.Pos, name, args...)
 	if err != nil && errors.Is(err, vector.ErrUnknownFunction) {
+		if sparkBuiltins[name] {
+			return nil, errorAt(f.Name.Pos, ErrUnsupported, "The Spark SQL function %s is not supported by this engine.", backquote(f.Name.Name))
+		}
 		names := append(vector.FunctionNames(), specialFuncs...)
 		for n := range aggFuncs {
 			names = append(names, n)
@@ -177,6 +190,11 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		}
 		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && isString(args[0].DataType()) {
 			args[0] = castTo(args[0], vector.Float64)
+		}
+		if a.Func == vector.AggAvg && args[0].DataType().ID() == arrow.DECIMAL128 {
+			// Spark averages decimal(p,s) to decimal(p+4,s+4); the
+			// engine's average is a double, a different answer.
+			return nil, errorAt(f.Pos, ErrUnsupported, "%s of a decimal is not supported (Spark's result is decimal(p+4,s+4)); cast the argument to double for a double average.", name)
 		}
 	}
 	a.Args = args
@@ -280,4 +298,32 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 		return nil, errorAt(x.Pos, ErrUnsupported, "Intervals with months or years are not supported here: %v.", err)
 	}
 	return &Literal{Value: arrow.Duration(us), Type: vector.Interval}, nil
+}
+
+// filteredAggregate rewrites agg(x) FILTER (WHERE c) as
+// agg(CASE WHEN c THEN x END): the aggregates that take it skip nulls, so
+// the rows where c is false or NULL no longer count, which is FILTER's
+// meaning. count(*) becomes count(CASE WHEN c THEN 1 END). first and last
+// count nulls unless told to ignore them, so a NULL from a filtered-out
+// row would be taken for a value: they are refused.
+func filteredAggregate(f *sql.FuncCall, name string) (*sql.FuncCall, error) {
+	switch name {
+	case "first", "first_value", "last", "last_value":
+		return nil, errorAt(f.Filter.Position(), ErrUnsupported, "FILTER (WHERE ...) with %s() is not supported.", name)
+	}
+	g := *f
+	g.Filter = nil
+	g.Args = make([]sql.Expr, len(f.Args))
+	for i, a := range f.Args {
+		if _, ok := a.(*sql.Star); ok {
+			a = &sql.Literal{Pos: a.Position(), Kind: sql.LitInt, Value: "1"}
+		}
+		if i > 0 && name == "approx_count_distinct" {
+			// The relative standard deviation is a parameter, not a value.
+			g.Args[i] = a
+			continue
+		}
+		g.Args[i] = &sql.Case{Pos: a.Position(), Whens: []*sql.When{{Pos: f.Filter.Position(), Cond: f.Filter, Result: a}}}
+	}
+	return &g, nil
 }

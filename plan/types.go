@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -21,12 +22,20 @@ import (
 // newCall types fn(args...) and returns the Call; pos is for errors.
 func newCall(pos sql.Pos, fn string, args ...Expr) (Expr, error) {
 	c := &Call{Func: fn, Args: args}
+	if l := foldLiteralCall(c); l != nil {
+		// Evaluating the call over its arguments' values typed it too.
+		c.Type = l.Type
+		c.Null = callNullable(c)
+		c.typing = callTyping{known: true, constant: true, folded: l}
+		return c, nil
+	}
 	dt, err := inferType(c)
 	if err != nil {
 		return nil, typeError(pos, c, err)
 	}
 	c.Type = dt
 	c.Null = callNullable(c)
+	c.typing = typingOf(c)
 	return c, nil
 }
 
@@ -80,31 +89,70 @@ func callNullable(c *Call) bool {
 }
 
 // isConstant reports whether e has no column references (and so can be
-// folded or passed to vector as a constant).
+// folded or passed to vector as a constant). Calls typed by newCall answer
+// from their cache without walking their arguments.
 func isConstant(e Expr) bool {
+	switch x := e.(type) {
+	case *Literal:
+		return true
+	case *ColumnRef, *aggPlaceholder, *CurrentTimestamp:
+		return false
+	case *Call:
+		if x.typing.known {
+			return x.typing.constant
+		}
+	}
 	ok := true
 	Walk(e, func(x Expr) bool {
-		switch x.(type) {
+		switch y := x.(type) {
 		case *ColumnRef, *aggPlaceholder, *CurrentTimestamp:
 			ok = false
+		case *Call:
+			if y.typing.known {
+				ok = ok && y.typing.constant
+				return false
+			}
 		}
 		return ok
 	})
 	return ok
 }
 
-// inferType binds e's top node against placeholders for its arguments.
+// inferType binds e's top node against placeholders for its arguments:
+// a column of the argument's type, or for a constant argument the
+// constant itself (some functions need the value), as its folded literal
+// when newCall could fold it. Placeholder columns get short names; only
+// when the bind fails is it repeated with the arguments' text as names, for
+// the error message. Typing a chain of n calls is so O(n), not O(n²).
 func inferType(e Expr) (arrow.DataType, error) {
+	dt, err := bindPlaceholders(e, false)
+	if err != nil {
+		_, err = bindPlaceholders(e, true)
+	}
+	return dt, err
+}
+
+func bindPlaceholders(e Expr, textNames bool) (arrow.DataType, error) {
 	kids := e.Children()
 	fields := make([]arrow.Field, 0, len(kids))
 	placeholders := make([]Expr, len(kids))
 	for i, k := range kids {
+		if c, ok := k.(*Call); ok && c.typing.folded != nil {
+			placeholders[i] = c.typing.folded
+			continue
+		}
 		if isConstant(k) {
 			placeholders[i] = k
 			continue
 		}
-		fields = append(fields, arrow.Field{Name: k.String(), Type: k.DataType(), Nullable: true})
-		placeholders[i] = &ColumnRef{Index: len(fields) - 1, Name: k.String(), Type: k.DataType(), Null: true}
+		name := "_" + strconv.Itoa(i)
+		if r, ok := k.(*ColumnRef); ok {
+			name = r.Name
+		} else if textNames {
+			name = k.String()
+		}
+		fields = append(fields, arrow.Field{Name: name, Type: k.DataType(), Nullable: true})
+		placeholders[i] = &ColumnRef{Index: len(fields) - 1, Name: name, Type: k.DataType(), Null: true}
 	}
 	ve, err := ToVectorExpr(WithChildren(e, placeholders), nil)
 	if err != nil {
@@ -116,6 +164,58 @@ func inferType(e Expr) (arrow.DataType, error) {
 	}
 	return ev.DataType(), nil
 }
+
+// callTyping is what newCall caches on a Call.
+type callTyping struct {
+	known    bool     // constant is set
+	constant bool     // no column references below
+	folded   *Literal // the call's value when constant and foldable
+}
+
+// typingOf computes c's cache from its arguments' caches, walking no
+// deeper than c's arguments (newCall has already tried to fold c).
+func typingOf(c *Call) callTyping {
+	for _, a := range c.Args {
+		if !isConstant(a) {
+			return callTyping{known: true}
+		}
+	}
+	return callTyping{known: true, constant: true}
+}
+
+// foldLiteralCall evaluates c over its arguments' values when every
+// argument is a literal or a call newCall folded, in O(arguments); nil
+// when it cannot (a column, a nondeterministic function, a runtime error
+// such as division by zero, which belongs to run time).
+func foldLiteralCall(c *Call) *Literal {
+	if nondeterministic[c.Func] {
+		return nil
+	}
+	lits := make([]Expr, len(c.Args))
+	for i, a := range c.Args {
+		switch x := a.(type) {
+		case *Literal:
+			lits[i] = x
+		case *Call:
+			if x.typing.folded == nil {
+				return nil
+			}
+			lits[i] = x.typing.folded
+		default:
+			return nil
+		}
+	}
+	l, err := foldConstant(&Call{Func: c.Func, Args: lits})
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// nondeterministic lists functions whose value must not be computed at
+// analysis time (a placeholder of one value would still type them, but
+// there is no need to evaluate them early).
+var nondeterministic = map[string]bool{"rand": true, "random": true, "randn": true, "uuid": true, "shuffle": true}
 
 // castTo returns e cast to dt, or e itself when it already has type dt. A
 // NULL literal becomes a typed NULL literal.

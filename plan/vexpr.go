@@ -235,7 +235,7 @@ type fieldAt struct {
 	name  string
 }
 
-func (f *fieldAt) String() string { return f.x.String() + "." + quoteName(f.name) }
+func (f *fieldAt) String() string { return f.x.String() + "." + vector.QuoteIdent(f.name) }
 
 // Bind implements vector.Expr.
 func (f *fieldAt) Bind(in *arrow.Schema, mem memory.Allocator) (vector.Evaluator, error) {
@@ -245,7 +245,7 @@ func (f *fieldAt) Bind(in *arrow.Schema, mem memory.Allocator) (vector.Evaluator
 	}
 	st, ok := ev.DataType().(*arrow.StructType)
 	if !ok || f.index < 0 || f.index >= st.NumFields() {
-		return nil, &vector.BindError{Expr: f.String(), Err: fmt.Errorf("cannot access field %s of %s: %w", quoteName(f.name), vector.TypeName(ev.DataType()), vector.ErrType)}
+		return nil, &vector.BindError{Expr: f.String(), Err: fmt.Errorf("cannot access field %s of %s: %w", vector.QuoteIdent(f.name), vector.TypeName(ev.DataType()), vector.ErrType)}
 	}
 	return &fieldEval{child: ev, index: f.index, dt: st.Field(f.index).Type, mem: mem}, nil
 }

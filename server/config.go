@@ -54,8 +54,18 @@ type Limits struct {
 	// result stream (0: DefaultQueryTimeout; negative: none).
 	QueryTimeout time.Duration
 	// QueryMemoryBytes bounds the memory one SQL query allocates (its own
-	// buffers, not the snapshots it reads); 0 means no bound.
+	// buffers, not the snapshots it reads): Arrow buffers and the Go-heap
+	// structures of its operators (hash tables, accumulators, sort
+	// permutations). Over it the query fails with ResourceExhausted naming
+	// the limit and the operator, and releases everything. 0 means no
+	// bound.
 	QueryMemoryBytes int64
+	// ServerMemoryBytes bounds the memory of the whole process (the
+	// command's --memory-limit): queries together may hold at most this
+	// much, and while the heap (tables, state, ingested rows included) is
+	// at or past it, new queries and ingest are refused with
+	// ResourceExhausted. 0 means no bound.
+	ServerMemoryBytes int64
 	// MaxPreparedStatements bounds open prepared statements (0: default).
 	MaxPreparedStatements int
 	// PreparedStatementIdle closes prepared statements idle this long (0:

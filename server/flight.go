@@ -119,7 +119,7 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}
-	op, err := newSnapshotOperator(snap, wantsEpochColumns(tk), v.s.mem)
+	op, err := memsink.NewSnapshotScan(snap, wantsEpochColumns(tk), v.s.mem)
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}

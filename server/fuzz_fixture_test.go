@@ -96,6 +96,9 @@ func newFuzzFixture(f testing.TB) *fuzzFixture {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.Limits.QueryTimeout = 2 * time.Second
+	// Fuzzed statements run under the memory limit a server would set: a
+	// statement that allocates without bound fails with ResourceExhausted.
+	cfg.Limits.QueryMemoryBytes = 64 << 20
 	srv, err := New(cfg)
 	if err != nil {
 		f.Fatal(err)

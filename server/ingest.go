@@ -36,6 +36,9 @@ func (s *Server) ingest(ctx context.Context, name string, stream flight.FlightSe
 	if !ok {
 		return 0, statusf(codes.NotFound, "ingest into %q: no such ingest table (a memory or flight source table)", name)
 	}
+	if err := s.pool.admit(); err != nil {
+		return 0, err
+	}
 	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
 	if err != nil {
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: read the stream's schema: %v", name, err)
@@ -56,6 +59,9 @@ func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageR
 		}
 		if err := ctx.Err(); err != nil {
 			return rows, statusOf(err, codes.Canceled)
+		}
+		if err := s.pool.admit(); err != nil {
+			return rows, err
 		}
 		// Checked before the target sees it: a malformed batch is
 		// rejected whole, and the batches before it stay appended.

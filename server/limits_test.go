@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-adbc/go/adbc"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -28,29 +27,6 @@ func TestQueryMemoryLimit(t *testing.T) {
 	mustQuery(t, cn, "SELECT count(*) FROM orders")
 	if f.eng.opened.Load() != f.eng.closed.Load() {
 		t.Fatalf("%d operators opened, %d closed", f.eng.opened.Load(), f.eng.closed.Load())
-	}
-}
-
-func TestQueryAllocatorCounts(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	a := newQueryAllocator(mem, 1000)
-	b := a.Allocate(600)
-	b = a.Reallocate(900, b)
-	func() {
-		defer func() {
-			if _, ok := recover().(*MemoryLimitError); !ok {
-				t.Fatal("no MemoryLimitError over the limit")
-			}
-		}()
-		a.Allocate(200)
-	}()
-	if a.inUse.Load() != 900 || a.peak.Load() != 900 {
-		t.Fatalf("inUse %d peak %d", a.inUse.Load(), a.peak.Load())
-	}
-	a.Free(b)
-	if a.inUse.Load() != 0 {
-		t.Fatalf("inUse %d after Free", a.inUse.Load())
 	}
 }
 

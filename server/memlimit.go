@@ -2,52 +2,139 @@ package server
 
 import (
 	"fmt"
+	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"google.golang.org/grpc/codes"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
-// MemoryLimitError is what a query's allocator panics with when an
-// allocation would take the query over its memory limit. memory.Allocator
-// cannot return errors, so the panic is the signal: the server recovers it
-// on its own goroutines and fails the query with ResourceExhausted. An
-// engine that allocates on goroutines of its own recovers it at their roots
-// and returns it as an error (the server maps it the same way).
+// MemoryLimitError reports a query that went over the per-query memory
+// limit or took the server over its process-wide limit. The server
+// answers it with ResourceExhausted.
+//
+// How a query meets it: an operator that reserves Go-heap memory (hash
+// tables, sort permutations; vector.MemoryReserver) gets it as an error
+// and fails. An Arrow allocation cannot fail (memory.Allocator returns no
+// error), so the first one over the limit is granted and cancels the
+// query's context with this error as the cause; every operator checks its
+// context at bounded intervals, so the query stops, closes its operators
+// and releases everything. Only an allocation that would take the query
+// past twice its limit (one huge buffer) panics with it; the server
+// recovers the panic on its goroutines.
 type MemoryLimitError struct {
-	// Limit is the per-query limit in bytes.
+	// Scope is "query" (Limits.QueryMemoryBytes) or "server"
+	// (Limits.ServerMemoryBytes).
+	Scope string
+	// Limit is the limit in bytes.
 	Limit int64
 	// Requested is the size of the allocation that failed.
-	Requested int
-	// InUse is what the query held when it failed.
+	Requested int64
+	// InUse is what the query (Scope "query") or all queries (Scope
+	// "server") held when it failed.
 	InUse int64
+	// Operator names the operator that allocated, when known.
+	Operator string
 }
 
 func (e *MemoryLimitError) Error() string {
-	return fmt.Sprintf("query exceeded its memory limit of %d bytes (holding %d, allocating %d more)", e.Limit, e.InUse, e.Requested)
+	op := ""
+	if e.Operator != "" {
+		op = " in " + e.Operator
+	}
+	if e.Scope == "server" {
+		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries hold %d, allocating %d more%s)", e.Limit, e.InUse, e.Requested, op)
+	}
+	return fmt.Sprintf("RESOURCE_EXHAUSTED: query exceeded its memory limit of %d bytes (QueryMemoryBytes; holding %d, allocating %d more%s)", e.Limit, e.InUse, e.Requested, op)
 }
 
-// queryAllocator counts the bytes one query holds and enforces a limit
-// (0: count only). It is safe for concurrent use.
+// memoryPool is the server-wide account: the bytes all running queries
+// hold, against Limits.ServerMemoryBytes.
+type memoryPool struct {
+	limit int64 // 0: none
+	inUse atomic.Int64
+}
+
+// processHeapBytes is the memory the Go heap holds for live and unswept
+// objects (Arrow's Go allocator allocates there too).
+func processHeapBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// admit refuses new work when the process is at its memory limit: the
+// queries' accounted bytes or the whole heap (tables, state, ingest) at or
+// past the limit.
+func (p *memoryPool) admit() error {
+	if p == nil || p.limit <= 0 {
+		return nil
+	}
+	held, heap := p.inUse.Load(), processHeapBytes()
+	if held >= p.limit || heap >= p.limit {
+		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries hold %d, the heap %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
+	}
+	return nil
+}
+
+// queryAllocator counts the bytes one query holds and enforces its limit
+// (0: count only) and the server's. It is safe for concurrent use.
 type queryAllocator struct {
 	parent memory.Allocator
 	limit  int64
+	pool   *memoryPool       // nil: no server-wide limit
+	cancel func(cause error) // stops the query (nil: none)
 	inUse  atomic.Int64
 	peak   atomic.Int64
+	trip   sync.Once
+	err    atomic.Pointer[MemoryLimitError] // the first limit hit
 }
 
-var _ memory.Allocator = (*queryAllocator)(nil)
+var (
+	_ memory.Allocator       = (*queryAllocator)(nil)
+	_ vector.MemoryReserver  = (*queryAllocator)(nil)
+	_ vector.OperatorLabeler = (*queryAllocator)(nil)
+)
 
 func newQueryAllocator(parent memory.Allocator, limit int64) *queryAllocator {
 	return &queryAllocator{parent: parent, limit: limit}
 }
 
-// reserve accounts for n more bytes or panics with a *MemoryLimitError.
-func (a *queryAllocator) reserve(n int) {
-	now := a.inUse.Add(int64(n))
-	if a.limit > 0 && n > 0 && now > a.limit {
-		a.inUse.Add(-int64(n))
-		panic(&MemoryLimitError{Limit: a.limit, Requested: n, InUse: now - int64(n)})
+// over returns the limit that n more bytes (now the query's total after
+// adding them) break, or nil.
+func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError {
+	if n <= 0 {
+		return nil
 	}
+	if a.limit > 0 && now > a.limit {
+		return &MemoryLimitError{Scope: "query", Limit: a.limit, Requested: n, InUse: now - n, Operator: op}
+	}
+	if a.pool != nil && a.pool.limit > 0 && pooled > a.pool.limit {
+		return &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled - n, Operator: op}
+	}
+	return nil
+}
+
+// add accounts n bytes (negative: freed) and returns the limit broken.
+// The caller keeps the bytes (notePeak) or gives them back (undo).
+func (a *queryAllocator) add(n int64, op string) *MemoryLimitError {
+	now := a.inUse.Add(n)
+	var pooled int64
+	if a.pool != nil {
+		pooled = a.pool.inUse.Add(n)
+	}
+	return a.over(n, now, pooled, op)
+}
+
+// notePeak records the query's current holding in its peak.
+func (a *queryAllocator) notePeak() {
+	now := a.inUse.Load()
 	for {
 		p := a.peak.Load()
 		if now <= p || a.peak.CompareAndSwap(p, now) {
@@ -56,20 +143,111 @@ func (a *queryAllocator) reserve(n int) {
 	}
 }
 
+func (a *queryAllocator) undo(n int64) {
+	a.inUse.Add(-n)
+	if a.pool != nil {
+		a.pool.inUse.Add(-n)
+	}
+}
+
+// stop records the first limit hit and cancels the query with it.
+func (a *queryAllocator) stop(e *MemoryLimitError) {
+	a.trip.Do(func() {
+		a.err.Store(e)
+		if a.cancel != nil {
+			a.cancel(e)
+		}
+	})
+}
+
+// limitErr is the limit the query hit, or nil.
+func (a *queryAllocator) limitErr() error {
+	if e := a.err.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// allocation accounts an Arrow allocation of n bytes (see
+// MemoryLimitError for why it is granted over the limit).
+func (a *queryAllocator) allocation(n int64, op string) {
+	e := a.add(n, op)
+	if e == nil {
+		a.notePeak()
+		return
+	}
+	if e.Scope == "query" && a.inUse.Load() > 2*a.limit || e.Scope == "server" && a.pool.inUse.Load() > a.pool.limit+a.pool.limit/4 {
+		a.undo(n)
+		a.stop(e)
+		panic(e)
+	}
+	a.notePeak()
+	a.stop(e)
+}
+
+// Reserve implements vector.MemoryReserver: Go-heap memory of operators.
+func (a *queryAllocator) Reserve(n int64) error { return a.reserveFor(n, "") }
+
+func (a *queryAllocator) reserveFor(n int64, op string) error {
+	if e := a.add(n, op); e != nil {
+		a.undo(n)
+		a.stop(e)
+		return e
+	}
+	a.notePeak()
+	return nil
+}
+
 // Allocate implements memory.Allocator.
 func (a *queryAllocator) Allocate(size int) []byte {
-	a.reserve(size)
+	a.allocation(int64(size), "")
 	return a.parent.Allocate(size)
 }
 
 // Reallocate implements memory.Allocator.
 func (a *queryAllocator) Reallocate(size int, b []byte) []byte {
-	a.reserve(size - len(b))
+	a.allocation(int64(size-len(b)), "")
 	return a.parent.Reallocate(size, b)
 }
 
 // Free implements memory.Allocator.
 func (a *queryAllocator) Free(b []byte) {
-	a.inUse.Add(-int64(len(b)))
+	a.add(-int64(len(b)), "")
 	a.parent.Free(b)
+}
+
+// ForOperator implements vector.OperatorLabeler.
+func (a *queryAllocator) ForOperator(name string) memory.Allocator {
+	return &operatorAllocator{a: a, op: name}
+}
+
+// operatorAllocator is a query's allocator as one operator uses it, so
+// that a limit error names the operator.
+type operatorAllocator struct {
+	a  *queryAllocator
+	op string
+}
+
+var (
+	_ memory.Allocator       = (*operatorAllocator)(nil)
+	_ vector.MemoryReserver  = (*operatorAllocator)(nil)
+	_ vector.OperatorLabeler = (*operatorAllocator)(nil)
+)
+
+func (o *operatorAllocator) Allocate(size int) []byte {
+	o.a.allocation(int64(size), o.op)
+	return o.a.parent.Allocate(size)
+}
+
+func (o *operatorAllocator) Reallocate(size int, b []byte) []byte {
+	o.a.allocation(int64(size-len(b)), o.op)
+	return o.a.parent.Reallocate(size, b)
+}
+
+func (o *operatorAllocator) Free(b []byte) { o.a.Free(b) }
+
+func (o *operatorAllocator) Reserve(n int64) error { return o.a.reserveFor(n, o.op) }
+
+func (o *operatorAllocator) ForOperator(name string) memory.Allocator {
+	return &operatorAllocator{a: o.a, op: name}
 }

@@ -37,6 +37,7 @@ type Server struct {
 	sql     *sqlServer
 	svc     *service      // the Flight service the gRPC server calls (after the interceptors)
 	streams chan struct{} // semaphore of DoGet/DoPut streams
+	pool    *memoryPool   // the process-wide memory limit
 
 	active atomic.Int64 // streams being served (tests wait for zero)
 
@@ -59,6 +60,7 @@ func New(cfg Config) (*Server, error) {
 		mem:     cfg.Allocator,
 		streams: make(chan struct{}, cfg.Limits.MaxConcurrentStreams),
 		grants:  newReadGrants(cfg.Auth.ReadGrants),
+		pool:    &memoryPool{limit: cfg.Limits.ServerMemoryBytes},
 	}
 	switch cfg.IPCCompression {
 	case "lz4":

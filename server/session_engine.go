@@ -95,7 +95,7 @@ func (p systemPlanTable) Scan(ctx context.Context, mem memory.Allocator) (vector
 
 // analyze parses and analyzes text, seeing only the tables canRead
 // accepts (nil: all).
-func (e *SessionEngine) analyze(text string, canRead func(string) bool) (plan.Statement, error) {
+func (e *SessionEngine) analyze(ctx context.Context, text string, canRead func(string) bool) (plan.Statement, error) {
 	stmt, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (e *SessionEngine) analyze(text string, canRead func(string) bool) (plan.St
 	if canRead != nil {
 		cat = grantedCatalog{cat, canRead}
 	}
-	st, err := plan.Analyze(stmt, cat)
+	st, err := plan.AnalyzeContext(ctx, stmt, cat, plan.AnalyzeOptions{})
 	return st, classify(err)
 }
 
@@ -194,7 +194,7 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 	if req.Params != nil && req.Params.NumCols() > 0 {
 		return nil, nil, false, fmt.Errorf("statement parameters: %w (the dialect has no placeholders)", ErrUnsupported)
 	}
-	st, err := e.analyze(req.SQL, req.CanRead)
+	st, err := e.analyze(ctx, req.SQL, req.CanRead)
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -61,7 +61,32 @@ func (q *sqlServer) request(ctx context.Context, sql string, params arrow.Record
 }
 
 func (q *sqlServer) newAllocator() *queryAllocator {
-	return newQueryAllocator(q.s.mem, q.s.cfg.Limits.QueryMemoryBytes)
+	a := newQueryAllocator(q.s.mem, q.s.cfg.Limits.QueryMemoryBytes)
+	a.pool = q.s.pool
+	return a
+}
+
+// limitedContext makes a's limit errors cancel the returned context, with
+// the error as the cause.
+func limitedContext(ctx context.Context, a *queryAllocator) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	a.cancel = cancel
+	return ctx, func() { cancel(nil) }
+}
+
+// withLimitCause replaces the error of a query that a memory limit stopped
+// (its operators return the context's error) by the limit's error.
+func withLimitCause(err error, a *queryAllocator) error {
+	if err == nil {
+		return nil
+	}
+	if lerr := a.limitErr(); lerr != nil {
+		var mle *MemoryLimitError
+		if !errors.As(err, &mle) {
+			return lerr
+		}
+	}
+	return err
 }
 
 // guard runs an engine call, turning a panic (a memory limit, or a bug)
@@ -122,14 +147,20 @@ func (q *sqlServer) exec(ctx context.Context, sql string, params []arrow.Record)
 	if err := q.s.checkUnrestricted(ctx, firstWords(sql)); err != nil {
 		return 0, err
 	}
+	if err := q.s.pool.admit(); err != nil {
+		return 0, err
+	}
 	ctx, cancel := q.s.queryContext(ctx)
 	defer cancel()
 	var total int64
 	err = forEachRow(params, func(row arrow.Record) error {
 		return q.guard("exec", func() error {
-			n, err := eng.Exec(ctx, q.request(ctx, sql, row, q.newAllocator()))
+			mem := q.newAllocator()
+			ctx, cancel := limitedContext(ctx, mem)
+			defer cancel()
+			n, err := eng.Exec(ctx, q.request(ctx, sql, row, mem))
 			total += n
-			return err
+			return withLimitCause(err, mem)
 		})
 	})
 	return total, statusOf(q.s.timeoutError(ctx, err), codes.InvalidArgument)
@@ -256,9 +287,15 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	if err != nil {
 		return err
 	}
+	if err := q.s.pool.admit(); err != nil {
+		return err
+	}
 	ctx, cancel := q.s.queryContext(ctx)
 	defer cancel()
+	qctx := ctx
 	mem := q.newAllocator()
+	ctx, stop := limitedContext(ctx, mem)
+	defer stop()
 	var rows []arrow.Record
 	_ = forEachRow(params, func(row arrow.Record) error {
 		if row != nil {
@@ -291,17 +328,17 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	}
 	schema, first, err := open(0)
 	if err != nil {
-		return statusOf(q.s.timeoutError(ctx, err), codes.InvalidArgument)
+		return statusOf(q.s.timeoutError(qctx, withLimitCause(err, mem)), codes.InvalidArgument)
 	}
 	op := vector.Operator(first)
 	if len(rows) > 1 {
 		op = &chainOperator{schema: schema, cur: first, n: len(rows), open: open}
 	}
-	err = q.s.sendStream(ctx, stream, schema, op)
-	if n := mem.inUse.Load(); n != 0 && err == nil {
-		q.s.log.Warn("query left memory allocated after its stream closed", "bytes", n, "sql", sql)
+	err = withLimitCause(q.s.sendStream(ctx, stream, schema, op), mem)
+	if n := mem.inUse.Load(); n != 0 {
+		q.s.log.Warn("query left memory allocated after its stream closed", "bytes", n, "sql", sql, "err", err)
 	}
-	return statusOf(q.s.timeoutError(ctx, err), codes.InvalidArgument)
+	return statusOf(q.s.timeoutError(qctx, err), codes.InvalidArgument)
 }
 
 // sendCount streams a command's one-row result.

@@ -9,10 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc/codes"
 
-	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -172,65 +170,4 @@ func dataBytes(d arrow.ArrayData) int64 {
 		total = total * length / all
 	}
 	return n + total
-}
-
-// snapshotOperator streams a snapshot's records (retained, never copied)
-// and releases the snapshot on Close.
-type snapshotOperator struct {
-	schema *arrow.Schema
-	snap   *memsink.Snapshot
-	recs   []arrow.Record
-	owned  bool // recs are owned (RecordsWithEpoch), not borrowed
-	pos    int
-	closed bool
-}
-
-func newSnapshotOperator(snap *memsink.Snapshot, withEpoch bool, mem memory.Allocator) (*snapshotOperator, error) {
-	op := &snapshotOperator{schema: snap.Schema(), snap: snap}
-	if !withEpoch {
-		op.recs = snap.Records()
-		return op, nil
-	}
-	recs, err := snap.RecordsWithEpoch(mem)
-	if err != nil {
-		snap.Release()
-		return nil, err
-	}
-	op.schema, op.recs, op.owned = memsink.WithEpochSchema(snap.Schema()), recs, true
-	return op, nil
-}
-
-func (o *snapshotOperator) Schema() *arrow.Schema { return o.schema }
-
-func (o *snapshotOperator) Next(ctx context.Context) (arrow.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for o.pos < len(o.recs) {
-		r := o.recs[o.pos]
-		o.pos++
-		if r.NumRows() == 0 {
-			continue
-		}
-		// The caller gets its own reference; the snapshot's (or, for owned
-		// records, the operator's) is dropped in Close.
-		r.Retain()
-		return r, nil
-	}
-	return nil, io.EOF
-}
-
-func (o *snapshotOperator) Close() error {
-	if o.closed {
-		return nil
-	}
-	o.closed = true
-	if o.owned {
-		for _, r := range o.recs {
-			r.Release()
-		}
-	}
-	o.recs = nil
-	o.snap.Release()
-	return nil
 }

@@ -54,7 +54,7 @@ func (l managerLister) Queries() []QueryState {
 // SystemTables returns system.streaming_queries (one row per query: id,
 // name, status, last epoch, watermark, input and processing rates) and
 // system.query_progress (the recent progress reports as rows) over l
-// (SQL.md).
+// (docs/sql.md).
 func SystemTables(l QueryLister) []SystemTable {
 	return []SystemTable{&queriesTable{l}, &progressTable{l}}
 }

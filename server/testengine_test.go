@@ -194,9 +194,12 @@ func (e *testEngine) Query(ctx context.Context, req Request) (*arrow.Schema, Ope
 		if !ok {
 			return nil, fmt.Errorf("table %q: %w", name, ErrNotFound)
 		}
-		op, err := newSnapshotOperator(t.Snapshot(), false, mem)
-		if err != nil || filterVal == nil {
-			return op, err
+		op, err := memsink.NewSnapshotScan(t.Snapshot(), false, mem)
+		if err != nil {
+			return nil, err
+		}
+		if filterVal == nil {
+			return op, nil
 		}
 		return &filterOp{in: op, mem: mem, col: op.Schema().FieldIndices(filterCol)[0], val: *filterVal}, nil
 	}), nil

@@ -88,7 +88,38 @@ type Explain struct {
 type DropTable struct {
 	Pos
 	IfExists bool
+	View     bool // DROP VIEW
 	Name     []Ident
+}
+
+// Set is SET key = value (a session setting), or SET key to show one.
+// Key and Value are the text as written, without spaces between tokens;
+// a quoted value is its string.
+type Set struct {
+	Pos
+	Key      string
+	Value    string
+	HasValue bool
+}
+
+// Insert is INSERT INTO [TABLE] name query (the query may be VALUES).
+type Insert struct {
+	Pos
+	Name  []Ident
+	Query *Query
+}
+
+// CreateView is CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW [IF NOT
+// EXISTS] name [(col, ...)] AS query: a name for a query, analyzed again
+// wherever it is read.
+type CreateView struct {
+	Pos
+	OrReplace   bool
+	Global      bool
+	IfNotExists bool
+	Name        []Ident
+	Columns     []Ident // nil when absent
+	Query       *Query
 }
 
 // ShowTables is SHOW TABLES.
@@ -155,11 +186,36 @@ type SelectItem struct {
 	Alias *Ident // nil when absent
 }
 
-// Union is left UNION [ALL | DISTINCT] right. Unions associate to the left.
+// Union is left UNION [ALL | DISTINCT] right, or with Op the other set
+// operations: EXCEPT (also written MINUS) and INTERSECT. They associate to
+// the left; INTERSECT binds tighter than UNION and EXCEPT.
 type Union struct {
 	Pos
+	Op          SetOp
 	All         bool
 	Left, Right QueryBody
+}
+
+// SetOp is the operation of a Union node.
+type SetOp uint8
+
+// The set operations.
+const (
+	SetUnion SetOp = iota
+	SetExcept
+	SetIntersect
+)
+
+func (o SetOp) String() string {
+	return [...]string{"UNION", "EXCEPT", "INTERSECT"}[o]
+}
+
+// Values is VALUES (e, ...), (e, ...): literal rows, as a query body or,
+// wrapped in a SubqueryRef, a FROM item. A row without parentheses is one
+// column.
+type Values struct {
+	Pos
+	Rows [][]Expr
 }
 
 // NullsOrder is where ORDER BY puts nulls.
@@ -204,6 +260,7 @@ type SubqueryRef struct {
 	Query     *Query
 	Watermark *Watermark
 	Alias     *Ident
+	Columns   []Ident // column aliases: AS t(a, b); nil when absent
 }
 
 // TableFunc is a table-valued function call such as
@@ -256,6 +313,7 @@ func (k JoinKind) String() string {
 type Join struct {
 	Pos
 	Kind        JoinKind
+	Natural     bool // NATURAL: USING the columns both sides have
 	Left, Right FromItem
 	On          Expr
 	Using       []Ident
@@ -280,10 +338,14 @@ func (*DropTable) stmtNode()            {}
 func (*ShowTables) stmtNode()           {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
+func (*CreateView) stmtNode()           {}
+func (*Set) stmtNode()                  {}
+func (*Insert) stmtNode()               {}
 
 func (*Select) queryBodyNode() {}
 func (*Union) queryBodyNode()  {}
 func (*Query) queryBodyNode()  {}
+func (*Values) queryBodyNode() {}
 
 func (*TableRef) fromItemNode()    {}
 func (*SubqueryRef) fromItemNode() {}

@@ -255,6 +255,7 @@ type FuncCall struct {
 	Name     Ident
 	Distinct bool
 	Args     []Expr
+	Filter   Expr // FILTER (WHERE Filter) of an aggregate; nil when absent
 }
 
 // FieldAccess is X.Field where X is not a plain name path (those are

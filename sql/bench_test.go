@@ -2,7 +2,7 @@ package sql
 
 import "testing"
 
-// benchQuery is a 20-line streaming query in the style of SQL.md.
+// benchQuery is a 20-line streaming query in the style of docs/sql.md.
 const benchQuery = `WITH clicks_by_user AS (
   SELECT user_id, url, ts, CAST(ts AS BIGINT) AS secs
   FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 30 SECONDS AS c

@@ -1,45 +1,28 @@
 package sql
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/arrowstream/arrowstream/streamtest/conformance/spec"
 )
 
-// conformanceDir holds the project's copy of the shared conformance
-// scenarios (FORMAT.md): their SQL and their plans' expression strings
-// must all parse.
-const conformanceDir = "testdata/conformance"
+// conformanceDir holds the conformance scenarios
+// (streamtest/testdata/conformance/FORMAT.md): their SQL and their plans'
+// expression strings must all parse.
+const conformanceDir = "../streamtest/testdata/conformance"
 
-type scenario struct {
-	Name    string `json:"name"`
-	Sources map[string][]struct {
-		Type string `json:"type"`
-	} `json:"sources"`
-	Query *struct {
-		SQL  string           `json:"sql"`
-		Plan []map[string]any `json:"plan"`
-	} `json:"query"`
-}
-
-func loadScenarios(t testing.TB) map[string][]scenario {
+// loadScenarios reads the scenarios by file name.
+func loadScenarios(t testing.TB) map[string][]*spec.Scenario {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no conformance files in %s: %v", conformanceDir, err)
+	scs, err := spec.Load(conformanceDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	all := map[string][]scenario{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ss []scenario
-		if err := json.Unmarshal(data, &ss); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		all[filepath.Base(f)] = ss
+	all := map[string][]*spec.Scenario{}
+	for _, sc := range scs {
+		f := filepath.Base(sc.File)
+		all[f] = append(all[f], sc)
 	}
 	return all
 }
@@ -171,8 +154,12 @@ func TestConformancePlanStrings(t *testing.T) {
 				}
 			}
 			if s.Query != nil {
-				ops := make([]any, len(s.Query.Plan))
-				for i, op := range s.Query.Plan {
+				plan, err := spec.Generic(s.Query.Plan)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				ops := make([]any, len(plan))
+				for i, op := range plan {
 					ops[i] = op
 				}
 				walk(where, ops)

@@ -1,7 +1,7 @@
 // Package sql is the lexer, parser and syntax tree of Arrowstream's SQL
 // dialect: a subset of Spark SQL with the streaming extensions of
 // Databricks SQL (STREAM, the WATERMARK clause, CREATE STREAMING TABLE).
-// SQL.md in the design documents defines the dialect. The package knows
+// docs/sql.md defines the dialect. The package knows
 // nothing of Arrow or of execution; the plan package resolves names and
 // types against the tree.
 //

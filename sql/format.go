@@ -114,7 +114,45 @@ func (f *formatter) stmt(s Statement) {
 			f.str("EXTENDED ")
 		}
 		f.node(s.Stmt)
+	case *Insert:
+		f.str("INSERT INTO ")
+		f.names(s.Name)
+		f.str(" ")
+		f.query(s.Query)
+	case *Set:
+		f.str("SET " + s.Key)
+		if s.HasValue {
+			f.str(" = " + quoteString(s.Value))
+		}
+	case *CreateView:
+		f.str("CREATE ")
+		if s.OrReplace {
+			f.str("OR REPLACE ")
+		}
+		if s.Global {
+			f.str("GLOBAL ")
+		}
+		f.str("TEMPORARY VIEW ")
+		if s.IfNotExists {
+			f.str("IF NOT EXISTS ")
+		}
+		f.names(s.Name)
+		if s.Columns != nil {
+			f.str("(")
+			f.identList(s.Columns)
+			f.str(")")
+		}
+		f.str(" AS ")
+		f.query(s.Query)
 	case *DropTable:
+		if s.View {
+			f.str("DROP VIEW ")
+			if s.IfExists {
+				f.str("IF EXISTS ")
+			}
+			f.names(s.Name)
+			return
+		}
 		f.str("DROP TABLE ")
 		if s.IfExists {
 			f.str("IF EXISTS ")
@@ -229,8 +267,16 @@ func (f *formatter) body(b QueryBody, rightOperand bool) {
 		if rightOperand {
 			f.str("(")
 		}
-		f.body(b.Left, false)
-		f.str(" UNION ")
+		// INTERSECT binds tighter: a UNION or EXCEPT operand of it keeps
+		// its parentheses.
+		if l, ok := b.Left.(*Union); ok && b.Op == SetIntersect && l.Op != SetIntersect {
+			f.str("(")
+			f.body(b.Left, false)
+			f.str(")")
+		} else {
+			f.body(b.Left, false)
+		}
+		f.str(" " + b.Op.String() + " ")
 		if b.All {
 			f.str("ALL ")
 		}
@@ -242,6 +288,14 @@ func (f *formatter) body(b QueryBody, rightOperand bool) {
 		f.str("(")
 		f.query(b)
 		f.str(")")
+	case *Values:
+		f.str("VALUES ")
+		for i, r := range b.Rows {
+			f.sep(i)
+			f.str("(")
+			f.exprList(r)
+			f.str(")")
+		}
 	}
 }
 
@@ -319,6 +373,11 @@ func (f *formatter) fromItem(it FromItem) {
 		f.str(")")
 		f.watermark(it.Watermark)
 		f.alias(it.Alias)
+		if it.Columns != nil {
+			f.str("(")
+			f.identList(it.Columns)
+			f.str(")")
+		}
 	case *TableFunc:
 		f.ident(it.Name)
 		f.str("(")
@@ -329,6 +388,9 @@ func (f *formatter) fromItem(it FromItem) {
 	case *Join:
 		f.fromItem(it.Left)
 		f.str(" ")
+		if it.Natural {
+			f.str("NATURAL ")
+		}
 		f.str(it.Kind.String())
 		f.str(" ")
 		f.fromItem(it.Right)

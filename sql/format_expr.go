@@ -161,6 +161,11 @@ func (f *formatter) expr(e Expr, min int) {
 		}
 		f.exprList(e.Args)
 		f.str(")")
+		if e.Filter != nil {
+			f.str(" FILTER (WHERE ")
+			f.expr(e.Filter, 0)
+			f.str(")")
+		}
 	case *FieldAccess:
 		// A name path base must keep its parentheses, or (a).b would read
 		// back as the column reference a.b; literals are parenthesized so

@@ -3,7 +3,14 @@ package sql
 import "fmt"
 
 // Parse parses exactly one statement, optionally followed by ';'.
+// It applies the default [Limits] (see ParseWith).
 func Parse(src string) (Statement, error) {
+	return ParseWith(src, Limits{})
+}
+
+// parseStatement parses a single statement without size limits (nesting
+// is still bounded by MaxDepth).
+func parseStatement(src string) (Statement, error) {
 	return run(src, func(p *parser) Statement {
 		s := p.parseStatement()
 		p.accept(tSemi)

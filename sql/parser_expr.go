@@ -436,8 +436,12 @@ func (p *parser) parseCall(name *token) Expr {
 	if t := p.peek(); p.isKw("OVER") && (p.peekAt(1).kind == tLParen || isName(p.peekAt(1))) {
 		p.failAt(t.pos, "window functions (OVER) are not supported")
 	}
-	if t := p.peek(); p.isKw("FILTER") && p.peekAt(1).kind == tLParen {
-		p.failAt(t.pos, "FILTER clauses on aggregates are not supported")
+	if p.isKw("FILTER") && p.peekAt(1).kind == tLParen {
+		p.next()
+		open := p.next()
+		p.expectKw("WHERE", "WHERE after FILTER (")
+		fc.Filter = p.parseExprWhat("a condition after FILTER (WHERE")
+		p.closeParen(open)
 	}
 	return fc
 }

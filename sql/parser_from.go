@@ -28,12 +28,26 @@ func (p *parser) parseFrom() []FromItem {
 func (p *parser) parseJoins(what string) FromItem {
 	left := p.parseFromPrimary(what)
 	for {
+		natural := p.acceptKw("NATURAL")
 		kind, kwText, ok := p.parseJoinKind()
 		if !ok {
+			if natural {
+				p.unexpected("JOIN after NATURAL")
+			}
 			return left
 		}
+		if natural {
+			if kind == JoinCross || kind == JoinSemi || kind == JoinAnti {
+				p.failAt(left.Position(), "NATURAL %s is not supported; NATURAL goes with INNER, LEFT, RIGHT or FULL joins", kwText)
+			}
+			kwText = "NATURAL " + kwText
+		}
 		right := p.parseFromPrimary("a table, STREAM or subquery after " + kwText)
-		j := &Join{Pos: left.Position(), Kind: kind, Left: left, Right: right}
+		j := &Join{Pos: left.Position(), Kind: kind, Natural: natural, Left: left, Right: right}
+		if natural {
+			left = j
+			continue
+		}
 		switch {
 		case p.acceptKw("ON"):
 			j.On = p.parseExprWhat("a join condition after ON")
@@ -73,8 +87,6 @@ func (p *parser) parseJoinKind() (JoinKind, string, bool) {
 		kind = JoinRight
 	case "FULL":
 		kind = JoinFull
-	case "NATURAL":
-		p.failAt(t.pos, "NATURAL JOIN is not supported; use JOIN ... USING (...)")
 	default:
 		return 0, "", false
 	}
@@ -117,6 +129,13 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 		ref := &SubqueryRef{Pos: open.pos, Query: q}
 		ref.Watermark = p.parseWatermark()
 		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
+		return ref
+	case t.kind == tWord && t.kw == "VALUES" && (p.peekAt(1).kind == tLParen || canStartExpr(p.peekAt(1))):
+		v := p.parseValues()
+		ref := &SubqueryRef{Pos: v.Pos, Query: &Query{Pos: v.Pos, Body: v}}
+		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
 		return ref
 	case t.kind == tWord && t.kw == "STREAM" && (p.peekAt(1).kind == tLParen || isAliasName(p.peekAt(1))):
 		// STREAM is a keyword only when a name or '(' follows, so that a
@@ -152,6 +171,16 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 	}
 	p.unexpected(what)
 	return nil
+}
+
+// parseColumnAliases parses the column list of an alias, t(a, b), when
+// one follows.
+func (p *parser) parseColumnAliases(alias *Ident) []Ident {
+	if alias == nil || p.peek().kind != tLParen {
+		return nil
+	}
+	p.implicitAlias = nil
+	return p.identList("before the column aliases")
 }
 
 // parseCallArgs parses (expr, ...) after a table-valued function name.

@@ -2,7 +2,7 @@ package sql
 
 // startsQuery reports whether t can begin a query.
 func startsQuery(t *token) bool {
-	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH")
+	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH" || t.kw == "VALUES")
 }
 
 // parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n]. A query
@@ -26,7 +26,7 @@ func (p *parser) parseQuery() *Query {
 			}
 		}
 	}
-	if p.acceptKw("LIMIT") {
+	if p.acceptKw("LIMIT") && !p.acceptKw("ALL") { // LIMIT ALL: no limit
 		q.Limit = p.parseExprWhat("an expression after LIMIT")
 	}
 	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
@@ -68,30 +68,48 @@ func (p *parser) parseWith() []*CTE {
 	return ctes
 }
 
-// parseUnion parses primary (UNION [ALL | DISTINCT] primary)*, associating
-// to the left.
+// parseUnion parses term ((UNION | EXCEPT | MINUS) [ALL | DISTINCT] term)*,
+// associating to the left; a term is primary (INTERSECT [ALL | DISTINCT]
+// primary)*: INTERSECT binds tighter, as in Spark.
 func (p *parser) parseUnion(what string) QueryBody {
-	left := p.parseQueryPrimary(what)
+	left := p.parseIntersect(what)
 	for {
 		t := p.peek()
 		if t.kind != tWord {
 			return left
 		}
+		var op SetOp
 		switch t.kw {
 		case "UNION":
-			p.next()
-			all := p.acceptKw("ALL")
-			if !all {
-				p.acceptKw("DISTINCT")
-			}
-			right := p.parseQueryPrimary("SELECT or '(' after UNION")
-			left = &Union{Pos: left.Position(), All: all, Left: left, Right: right}
-		case "INTERSECT", "EXCEPT", "MINUS":
-			p.failAt(t.pos, "%s is not supported; only UNION combines queries", t.kw)
+			op = SetUnion
+		case "EXCEPT", "MINUS":
+			op = SetExcept
 		default:
 			return left
 		}
+		p.next()
+		all := p.acceptKw("ALL")
+		if !all {
+			p.acceptKw("DISTINCT")
+		}
+		right := p.parseIntersect("SELECT or '(' after " + t.kw)
+		left = &Union{Pos: left.Position(), Op: op, All: all, Left: left, Right: right}
 	}
+}
+
+// parseIntersect parses primary (INTERSECT [ALL | DISTINCT] primary)*.
+func (p *parser) parseIntersect(what string) QueryBody {
+	left := p.parseQueryPrimary(what)
+	for p.isKw("INTERSECT") {
+		p.next()
+		all := p.acceptKw("ALL")
+		if !all {
+			p.acceptKw("DISTINCT")
+		}
+		right := p.parseQueryPrimary("SELECT or '(' after INTERSECT")
+		left = &Union{Pos: left.Position(), Op: SetIntersect, All: all, Left: left, Right: right}
+	}
+	return left
 }
 
 // parseQueryPrimary parses a SELECT block or a parenthesized query.
@@ -100,6 +118,16 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 	switch {
 	case t.kind == tWord && t.kw == "SELECT":
 		return p.parseSelect()
+	case t.kind == tWord && t.kw == "VALUES":
+		v := p.parseValues()
+		if !p.isKw("AS") && !isAliasName(p.peek()) {
+			return v
+		}
+		// VALUES ... [AS] t(a, b) as a query: SELECT * FROM the aliased rows.
+		ref := &SubqueryRef{Pos: v.Pos, Query: &Query{Pos: v.Pos, Body: v}}
+		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
+		return &Select{Pos: v.Pos, Items: []*SelectItem{{Pos: v.Pos, Expr: &Star{Pos: v.Pos}}}, From: []FromItem{ref}}
 	case t.kind == tLParen:
 		open := p.next()
 		if !startsQuery(p.peek()) {
@@ -250,4 +278,29 @@ func (p *parser) parseOrderItem() *OrderItem {
 		}
 	}
 	return it
+}
+
+// parseValues parses VALUES row, ... where a row is (expr, ...) or a
+// single expression.
+func (p *parser) parseValues() *Values {
+	v := &Values{Pos: p.next().pos}
+	for {
+		if open := p.peek(); open.kind == tLParen {
+			p.next()
+			var row []Expr
+			for {
+				row = append(row, p.parseExprWhat("a value of the VALUES row"))
+				if !p.accept(tComma) {
+					break
+				}
+			}
+			p.closeParen(open)
+			v.Rows = append(v.Rows, row)
+		} else {
+			v.Rows = append(v.Rows, []Expr{p.parseExprWhat("a row after VALUES")})
+		}
+		if !p.accept(tComma) {
+			return v
+		}
+	}
 }

@@ -10,7 +10,7 @@ func (p *parser) parseStatement() Statement {
 	}
 	if t.kind == tWord {
 		switch t.kw {
-		case "SELECT", "WITH":
+		case "SELECT", "WITH", "VALUES":
 			return p.parseQuery()
 		case "CREATE":
 			return p.parseCreate()
@@ -32,6 +32,10 @@ func (p *parser) parseStatement() Statement {
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
+		case "SET":
+			return p.parseSet()
+		case "INSERT":
+			return p.parseInsert()
 		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW or DESCRIBE)")
@@ -43,20 +47,27 @@ func startsStatement(t *token) bool {
 		return true
 	}
 	switch t.kw {
-	case "SELECT", "WITH", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC":
+	case "SELECT", "WITH", "VALUES", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC", "SET", "INSERT":
 		return t.kind == tWord
 	}
 	return false
 }
 
-// parseCreate parses CREATE TABLE and CREATE [OR REFRESH] STREAMING TABLE.
+// parseCreate parses CREATE TABLE, CREATE [OR REFRESH] STREAMING TABLE
+// and CREATE [OR REPLACE] [[GLOBAL] TEMPORARY] VIEW.
 func (p *parser) parseCreate() Statement {
 	create := p.next()
 	switch {
+	case p.isKw("OR") && p.isKwAt(1, "REPLACE"):
+		p.next()
+		p.next()
+		return p.parseCreateView(create.pos, true)
+	case p.isKw("GLOBAL") || p.isKw("TEMPORARY") || p.isKw("TEMP") || p.isKw("VIEW"):
+		return p.parseCreateView(create.pos, false)
 	case p.isKw("OR"):
 		p.next()
 		if !p.isKw("REFRESH") {
-			p.unexpected("REFRESH after CREATE OR")
+			p.unexpected("REFRESH or REPLACE after CREATE OR")
 		}
 		p.next()
 		if !p.isKw("STREAMING") {
@@ -68,8 +79,39 @@ func (p *parser) parseCreate() Statement {
 	case p.isKw("TABLE"):
 		return p.parseCreateTable(create.pos)
 	}
-	p.unexpected("TABLE, STREAMING TABLE or OR REFRESH after CREATE")
+	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW or OR REFRESH after CREATE")
 	return nil
+}
+
+// parseCreateView parses the rest of CREATE [OR REPLACE] [[GLOBAL]
+// TEMPORARY] VIEW [IF NOT EXISTS] name [(col, ...)] AS query. Every view
+// of a session is temporary: TEMPORARY may be left out.
+func (p *parser) parseCreateView(pos Pos, orReplace bool) *CreateView {
+	v := &CreateView{Pos: pos, OrReplace: orReplace, Global: p.acceptKw("GLOBAL")}
+	if !p.acceptKw("TEMPORARY") && !p.acceptKw("TEMP") && v.Global {
+		p.unexpected("TEMPORARY after GLOBAL")
+	}
+	if orReplace {
+		p.expectKw("VIEW", "[TEMPORARY] VIEW after CREATE OR REPLACE")
+	} else {
+		p.expectKw("VIEW", "VIEW after CREATE [GLOBAL] TEMPORARY")
+	}
+	if p.isKw("IF") && p.isKwAt(1, "NOT") {
+		p.next()
+		p.next()
+		p.expectKw("EXISTS", "EXISTS after IF NOT")
+		v.IfNotExists = true
+	}
+	v.Name = p.qualifiedName("a view name after VIEW")
+	if p.peek().kind == tLParen {
+		v.Columns = p.identList("before the view's column names")
+	}
+	p.expectKw("AS", "AS and a query after the view name")
+	if !startsQuery(p.peek()) {
+		p.unexpected("a query after AS")
+	}
+	v.Query = p.parseQuery()
+	return v
 }
 
 // parseCreateTable parses the rest of
@@ -221,14 +263,18 @@ func (p *parser) stringValue() string {
 // parseDrop parses DROP TABLE [IF EXISTS] name.
 func (p *parser) parseDrop() *DropTable {
 	drop := p.next()
-	p.expectKw("TABLE", "TABLE after DROP")
 	d := &DropTable{Pos: drop.pos}
+	if !p.acceptKw("VIEW") {
+		p.expectKw("TABLE", "TABLE or VIEW after DROP")
+	} else {
+		d.View = true
+	}
 	if p.isKw("IF") && p.isKwAt(1, "EXISTS") {
 		p.next()
 		p.next()
 		d.IfExists = true
 	}
-	d.Name = p.qualifiedName("a table name after DROP TABLE")
+	d.Name = p.qualifiedName("a table or view name after DROP")
 	return d
 }
 
@@ -243,4 +289,55 @@ func (p *parser) parseDescribe() Statement {
 	}
 	p.acceptKw("TABLE")
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
+}
+
+// parseSet parses SET key [= value]: the key and the value are the tokens
+// up to '=' and after it, joined as written (spark.sql.shuffle.partitions,
+// America/Los_Angeles).
+func (p *parser) parseSet() *Set {
+	st := &Set{Pos: p.next().pos}
+	var key, value strings.Builder
+	for t := p.peek(); t.kind != tEOF && t.kind != tSemi && t.kind != tErr; t = p.peek() {
+		p.next()
+		if t.kind == tEq && !st.HasValue {
+			st.HasValue = true
+			continue
+		}
+		text := t.raw
+		if t.kind == tString {
+			text = t.text
+		}
+		if st.HasValue {
+			value.WriteString(text)
+		} else {
+			key.WriteString(text)
+		}
+	}
+	if t := p.peek(); t.kind == tErr {
+		p.unexpected("a setting after SET")
+	}
+	st.Key, st.Value = key.String(), value.String()
+	if st.Key == "" {
+		p.unexpected("a setting name after SET")
+	}
+	return st
+}
+
+// parseInsert parses INSERT INTO [TABLE] name query.
+func (p *parser) parseInsert() *Insert {
+	ins := &Insert{Pos: p.next().pos}
+	if p.isKw("OVERWRITE") {
+		p.failAt(p.peek().pos, "INSERT OVERWRITE is not supported; use INSERT INTO")
+	}
+	p.expectKw("INTO", "INTO after INSERT")
+	p.acceptKw("TABLE")
+	ins.Name = p.qualifiedName("a table name after INSERT INTO")
+	if p.peek().kind == tLParen && !startsQuery(p.peekAt(1)) {
+		p.failAt(p.peek().pos, "a column list in INSERT INTO is not supported; insert every column in order")
+	}
+	if !startsQuery(p.peek()) {
+		p.unexpected("a query or VALUES after the table name")
+	}
+	ins.Query = p.parseQuery()
+	return ins
 }

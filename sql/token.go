@@ -94,6 +94,9 @@ var keywords = map[string]bool{
 	"STREAMING": false, "SYSTEM_VERSION": false, "TABLES": false,
 	"TBLPROPERTIES": false, "TIMESTAMP": false, "TRY_CAST": false,
 	"VERSION": false, "WATERMARK": false,
+	"GLOBAL": false, "TEMPORARY": false, "TEMP": false, "VIEW": false,
+	"REPLACE": false, "VALUES": false, "SET": false,
+	"INSERT": false, "INTO": false, "OVERWRITE": false,
 }
 
 // notAlias lists non-reserved words that cannot be an alias written

@@ -66,6 +66,17 @@ func Inspect(n Node, f func(Node) bool) {
 	case *Union:
 		Inspect(n.Left, f)
 		Inspect(n.Right, f)
+	case *Values:
+		for _, r := range n.Rows {
+			exprs(r, f)
+		}
+	case *Insert:
+		idents(n.Name, f)
+		inspectQuery(n.Query, f)
+	case *CreateView:
+		idents(n.Name, f)
+		idents(n.Columns, f)
+		inspectQuery(n.Query, f)
 	case *OrderItem:
 		Inspect(n.Expr, f)
 	case *TableRef:
@@ -79,6 +90,7 @@ func Inspect(n Node, f func(Node) bool) {
 		inspectQuery(n.Query, f)
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
+		idents(n.Columns, f)
 	case *TableFunc:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)
@@ -139,6 +151,7 @@ func Inspect(n Node, f func(Node) bool) {
 	case *FuncCall:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)
+		Inspect(n.Filter, f)
 	case *FieldAccess:
 		Inspect(n.X, f)
 		Inspect(n.Field, f)

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/decimal128"
 
 	"github.com/arrowstream/arrowstream/memsink"
-	"github.com/arrowstream/arrowstream/vector"
+	"github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // snapshotRows reads a sink snapshot as rows and releases it.
@@ -20,64 +20,12 @@ func snapshotRows(snap *memsink.Snapshot) []Row {
 	return recordRows(snap.Records()...)
 }
 
-// recordRows reads records as rows of canonical values: integers as
-// int64, floats as float64, timestamps as time.Time (UTC), dates as
-// time.Time, decimals as their decimal string, structs and lists as []any.
+// recordRows reads records as rows of canonical values (the shared
+// vectortest.Normalizer with times): integers as int64, floats as
+// float64, timestamps as time.Time (UTC), dates as time.Time, decimals as
+// their decimal string, structs and lists as []any.
 func recordRows(recs ...arrow.Record) []Row {
-	var out []Row
-	for _, rec := range recs {
-		for r := 0; r < int(rec.NumRows()); r++ {
-			row := make(Row, rec.NumCols())
-			for c, col := range rec.Columns() {
-				row[c] = canonical(vector.ValueAt(col, r), col.DataType())
-			}
-			out = append(out, row)
-		}
-	}
-	return out
-}
-
-func canonical(v any, dt arrow.DataType) any {
-	if v == nil {
-		return nil
-	}
-	switch t := vector.Unwrap(dt).(type) {
-	case *arrow.TimestampType:
-		if ts, ok := v.(arrow.Timestamp); ok {
-			return ts.ToTime(t.Unit).UTC()
-		}
-	case *arrow.Date32Type:
-		if d, ok := v.(arrow.Date32); ok {
-			return d.ToTime().UTC()
-		}
-	case *arrow.Decimal128Type:
-		if n, ok := v.(decimal128.Num); ok {
-			return n.ToString(t.Scale)
-		}
-	case *arrow.StructType:
-		if vs, ok := v.([]any); ok {
-			out := make([]any, len(vs))
-			for i := range vs {
-				out[i] = canonical(vs[i], t.Field(i).Type)
-			}
-			return out
-		}
-	case *arrow.ListType:
-		if vs, ok := v.([]any); ok {
-			out := make([]any, len(vs))
-			for i := range vs {
-				out[i] = canonical(vs[i], t.Elem())
-			}
-			return out
-		}
-	}
-	if n, ok := asNumber(v); ok {
-		return n
-	}
-	if b, ok := v.([]byte); ok {
-		return string(b)
-	}
-	return v
+	return vectortest.Rows[Row](vectortest.Normalizer{Times: true}, recs...)
 }
 
 // number is a value that compares numerically.
@@ -87,19 +35,8 @@ type number struct {
 	float bool
 }
 
-// asNumber reads any integer or float kind (and json.Number) as a number,
-// returned as int64 or float64.
-func asNumber(v any) (any, bool) {
-	n, ok := toNumber(v)
-	if !ok {
-		return nil, false
-	}
-	if n.float {
-		return n.f, true
-	}
-	return n.i, true
-}
-
+// toNumber reads any integer or float kind (and json.Number, as expected
+// values are decoded) as a number.
 func toNumber(v any) (number, bool) {
 	switch x := v.(type) {
 	case int:
@@ -169,24 +106,12 @@ func valueEqual(want, got any) bool {
 		if !wn.float && !gn.float {
 			return wn.i == gn.i
 		}
-		a, b := wn.float64(), gn.float64()
-		if math.IsNaN(a) || math.IsNaN(b) {
-			return math.IsNaN(a) && math.IsNaN(b)
-		}
-		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+		return vectortest.FloatsEqual(wn.float64(), gn.float64())
 	}
 	switch w := want.(type) {
 	case []any:
 		g, ok := got.([]any)
-		if !ok || len(w) != len(g) {
-			return false
-		}
-		for i := range w {
-			if !valueEqual(w[i], g[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(w, g, valueEqual)
 	case []byte:
 		g, ok := got.(string)
 		return ok && g == string(w)
@@ -272,20 +197,4 @@ func FormatRows(rows []Row) string {
 	return b.String()
 }
 
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return fmt.Sprintf("%q", x)
-	case time.Time:
-		return x.UTC().Format("2006-01-02T15:04:05.999999Z")
-	case []any:
-		parts := make([]string, len(x))
-		for i := range x {
-			parts[i] = formatValue(x[i])
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return fmt.Sprint(v)
-}
+func formatValue(v any) string { return vectortest.ValueFormat{Open: "[", Close: "]"}.Format(v) }

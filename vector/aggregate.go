@@ -196,6 +196,7 @@ type HashAggregate struct {
 	next     int     // next group to output
 	err      error   // sticky, including io.EOF
 	closed   bool
+	heap     heapAccount // the tables' and accumulators' Go heap
 }
 
 // NewHashAggregate returns a hash aggregation of input. On success it owns
@@ -205,7 +206,7 @@ func NewHashAggregate(mem memory.Allocator, input Operator, spec AggregateSpec) 
 	if err != nil {
 		return nil, err
 	}
-	return &HashAggregate{mem: mem, input: input, bound: b}, nil
+	return &HashAggregate{mem: mem, input: input, bound: b, heap: newHeapAccount(mem, "hash aggregation")}, nil
 }
 
 // boundAggregation is a spec bound to an input schema.
@@ -316,6 +317,11 @@ func (h *HashAggregate) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// The tables grow by doubling: accounting once per batch lets them
+		// overshoot the limit by at most one growth.
+		if err := h.heap.set(b.heapBytes(h.gids)); err != nil {
+			return err
+		}
 	}
 	h.consumed = true
 	h.rows = b.grouper.finish()
@@ -396,6 +402,7 @@ func (h *HashAggregate) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.heap.release()
 	h.bound.grouper.release()
 	h.bound = &boundAggregation{schema: h.bound.schema}
 	return h.input.Close()

@@ -222,7 +222,7 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		col := StateColumnName(name, part)
 		idx, err := resolveField(in.Fields(), col)
 		if err != nil {
-			return nil, aggBindError(call, in, fmt.Errorf("partial state column %s: %w", quoteIdent(col), err))
+			return nil, aggBindError(call, in, fmt.Errorf("partial state column %s: %w", QuoteIdent(col), err))
 		}
 		f := in.Field(idx)
 		b.args = append(b.args, &columnEval{col: idx, dt: f.Type, mem: mem})

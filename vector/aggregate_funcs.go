@@ -28,6 +28,8 @@ type accumulator interface {
 	final(mem memory.Allocator, lo, hi int, rows []int64) (arrow.Array, error)
 	// state returns the partial state columns of groups [lo, hi).
 	state(mem memory.Allocator, lo, hi int, rows []int64) ([]arrow.Array, error)
+	// heapBytes is the Go-heap memory the accumulator holds.
+	heapBytes() int64
 }
 
 // boundAgg is an aggregate call bound to an input schema.

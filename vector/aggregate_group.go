@@ -25,6 +25,8 @@ type grouper interface {
 	keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, error)
 	// release lets go of any Arrow memory held; it is idempotent.
 	release()
+	// heapBytes is the Go-heap memory the grouper holds.
+	heapBytes() int64
 }
 
 func newGrouper(mem memory.Allocator, types []arrow.DataType) (grouper, error) {

@@ -329,6 +329,7 @@ type groupValues interface {
 	// order (a later row of the same group wins).
 	copyRows(arr arrow.Array, rows, groups []int32)
 	build(mem memory.Allocator, lo, hi int, valid []bool) arrow.Array
+	heapBytes() int64
 }
 
 type fixedValues[T any] struct {

@@ -26,13 +26,15 @@ func Col(name string, fields ...string) *ColumnRef {
 func (c *ColumnRef) String() string {
 	parts := make([]string, len(c.Path))
 	for i, p := range c.Path {
-		parts[i] = quoteIdent(p)
+		parts[i] = QuoteIdent(p)
 	}
 	return strings.Join(parts, ".")
 }
 
-// quoteIdent backquotes a name unless it is a plain identifier.
-func quoteIdent(s string) string {
+// QuoteIdent backquotes a name unless it is a plain identifier (a letter
+// or underscore, then letters, digits, underscores), doubling backquotes
+// inside: how expressions and plans render column names.
+func QuoteIdent(s string) string {
 	plain := s != ""
 	for i, r := range s {
 		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
@@ -53,7 +55,7 @@ func resolveField(fields []arrow.Field, name string) (int, error) {
 	for i, f := range fields {
 		if f.Name == name {
 			if found >= 0 {
-				return -1, fmt.Errorf("column %s is ambiguous", quoteIdent(name))
+				return -1, fmt.Errorf("column %s is ambiguous", QuoteIdent(name))
 			}
 			found = i
 		}
@@ -64,13 +66,13 @@ func resolveField(fields []arrow.Field, name string) (int, error) {
 	for i, f := range fields {
 		if strings.EqualFold(f.Name, name) {
 			if found >= 0 {
-				return -1, fmt.Errorf("column %s is ambiguous", quoteIdent(name))
+				return -1, fmt.Errorf("column %s is ambiguous", QuoteIdent(name))
 			}
 			found = i
 		}
 	}
 	if found < 0 {
-		return -1, fmt.Errorf("%w %s", ErrUnknownColumn, quoteIdent(name))
+		return -1, fmt.Errorf("%w %s", ErrUnknownColumn, QuoteIdent(name))
 	}
 	return found, nil
 }
@@ -89,7 +91,7 @@ func (c *ColumnRef) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, err
 	for _, name := range c.Path[1:] {
 		st, ok := dt.(*arrow.StructType)
 		if !ok {
-			return nil, newBindError(c, in, fmt.Errorf("cannot access field %s of a %s value: %w", quoteIdent(name), TypeName(dt), ErrType))
+			return nil, newBindError(c, in, fmt.Errorf("cannot access field %s of a %s value: %w", QuoteIdent(name), TypeName(dt), ErrType))
 		}
 		f, err := resolveField(st.Fields(), name)
 		if err != nil {
@@ -110,7 +112,7 @@ type ColumnAt struct {
 
 func (c *ColumnAt) String() string {
 	if c.Name != "" {
-		return quoteIdent(c.Name)
+		return QuoteIdent(c.Name)
 	}
 	return fmt.Sprintf("#%d", c.Index)
 }

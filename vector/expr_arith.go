@@ -127,7 +127,7 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 	if rt.ID() == arrow.NULL {
 		rt = lt
 	}
-	expr := a.String()
+	expr := textOf(a)
 	lName, rName := operandName(a.Left, l), operandName(a.Right, r)
 	if (lt.ID() == arrow.DECIMAL128 || rt.ID() == arrow.DECIMAL128) && !isFloating(lt) && !isFloating(rt) {
 		ld, rd := decimalOperandType(l, lt), decimalOperandType(r, rt)
@@ -180,11 +180,11 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 
 // operandName is how runtime errors name an operand: its SQL text, or ""
 // for a constant (its value is already in the expression's text).
-func operandName(e Expr, ev Evaluator) string {
+func operandName(e Expr, ev Evaluator) sqlText {
 	if _, ok := constValue(ev); ok {
-		return ""
+		return sqlText{}
 	}
-	return e.String()
+	return textOf(e)
 }
 
 // foldIfConstant folds ev when every operand is constant.
@@ -200,18 +200,18 @@ func foldIfConstant(ev Evaluator, mem memory.Allocator, operands ...Evaluator) E
 // binaryBase holds what every binary kernel evaluator shares: its
 // operands, which of them are constants, and how errors name them.
 type binaryBase struct {
-	expr           string // the expression, for errors
+	expr           sqlText // the expression, for errors
 	l, r           Evaluator
 	lConst, rConst bool // bound to constant-operand kernels
 	lv, rv         any  // the constants' values
-	lName, rName   string
+	lName, rName   sqlText
 	mem            memory.Allocator
 	// allRight evaluates the right operand for every row, also where the
 	// left one is null (<=>, whose result depends on it there).
 	allRight bool
 }
 
-func newBinaryBase(expr string, l, r Evaluator, lName, rName string, mem memory.Allocator) binaryBase {
+func newBinaryBase(expr sqlText, l, r Evaluator, lName, rName sqlText, mem memory.Allocator) binaryBase {
 	b := binaryBase{expr: expr, l: l, r: r, lName: lName, rName: rName, mem: mem}
 	b.lv, b.lConst = constValue(l)
 	b.rv, b.rConst = constValue(r)
@@ -268,13 +268,13 @@ func evalWhereValid(ctx context.Context, ev Evaluator, rec arrow.Record, arr arr
 // evalError builds the runtime error of row, naming the operand values.
 func (b *binaryBase) evalError(row int, err error, la, ra arrow.Array) *EvalError {
 	var parts []string
-	if la != nil && b.lName != "" {
-		parts = append(parts, b.lName+"="+FormatValue(ValueAt(la, row), la.DataType()))
+	if la != nil && !b.lName.empty() {
+		parts = append(parts, b.lName.String()+"="+FormatValue(ValueAt(la, row), la.DataType()))
 	}
-	if ra != nil && b.rName != "" {
-		parts = append(parts, b.rName+"="+FormatValue(ValueAt(ra, row), ra.DataType()))
+	if ra != nil && !b.rName.empty() {
+		parts = append(parts, b.rName.String()+"="+FormatValue(ValueAt(ra, row), ra.DataType()))
 	}
-	return &EvalError{Expr: b.expr, Row: row, Values: strings.Join(parts, ", "), Err: err}
+	return &EvalError{Expr: b.expr.String(), Row: row, Values: strings.Join(parts, ", "), Err: err}
 }
 
 // releaseAll releases the non-nil arrays.
@@ -377,21 +377,21 @@ func (n *Negation) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 		return nil, newBindError(n, in, fmt.Errorf("cannot apply - to %s: %w", TypeName(dt), ErrType))
 	}
 	name := operandName(n.Child, c)
-	c, err = numericWiden(c, dt, mem, n.String(), name)
+	c, err = numericWiden(c, dt, mem, textOf(n), name)
 	if err != nil {
 		return nil, newBindError(n, in, err)
 	}
 	if isNullConst(c) {
 		return newConst(dt, nil, mem), nil
 	}
-	ev := &negateEval{child: c, dt: dt, expr: n.String(), name: name, mem: mem}
+	ev := &negateEval{child: c, dt: dt, expr: textOf(n), name: name, mem: mem}
 	return foldIfConstant(ev, mem, c), nil
 }
 
 type negateEval struct {
 	child      Evaluator
 	dt         arrow.DataType
-	expr, name string
+	expr, name sqlText
 	mem        memory.Allocator
 }
 
@@ -419,10 +419,10 @@ func (e *negateEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	if row >= 0 {
 		buf.Release()
 		values := ""
-		if e.name != "" {
-			values = e.name + "=" + FormatValue(ValueAt(arr, row), e.dt)
+		if !e.name.empty() {
+			values = e.name.String() + "=" + FormatValue(ValueAt(arr, row), e.dt)
 		}
-		return nil, &EvalError{Expr: e.expr, Row: row, Values: values, Err: ErrOverflow}
+		return nil, &EvalError{Expr: e.expr.String(), Row: row, Values: values, Err: ErrOverflow}
 	}
 	validity, nulls := copyValidity(e.mem, arr)
 	return newArrayOwning(e.dt, n, buf, validity, nulls), nil

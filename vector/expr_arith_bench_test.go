@@ -14,13 +14,14 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// benchRows is the batch size of the kernel benchmarks (PERF_NOTES: 64K
-// rows is the engine's batch size).
+// benchRows is the batch size of the kernel benchmarks: 64K rows, the
+// engine's batch size (docs/performance.md, "Machine and library facts").
 const benchRows = 64 * 1024
 
 // exprPool is a minimal pooling allocator: freed buffers are kept by
 // size class and handed out again, so that steady-state benchmarks measure
-// kernels rather than the first touch of fresh pages (PERF_NOTES). It is
+// kernels rather than the first touch of fresh pages (docs/performance.md,
+// "Machine and library facts"). It is
 // not safe for concurrent use.
 type exprPool struct {
 	free  map[int][][]byte

@@ -70,7 +70,7 @@ func canWiden(from, to arrow.DataType) bool {
 // once, here; columns are converted per batch. expr and operand name the
 // expression and the operand for runtime errors (a decimal that does not
 // fit the wider type).
-func numericWiden(ev Evaluator, to arrow.DataType, mem memory.Allocator, expr, operand string) (Evaluator, error) {
+func numericWiden(ev Evaluator, to arrow.DataType, mem memory.Allocator, expr, operand sqlText) (Evaluator, error) {
 	from := ev.DataType()
 	if arrow.TypeEqual(from, to) {
 		return ev, nil
@@ -158,7 +158,7 @@ type widenEval struct {
 	in            Evaluator
 	from, to      arrow.DataType
 	mem           memory.Allocator
-	expr, operand string
+	expr, operand sqlText
 }
 
 func (w *widenEval) DataType() arrow.DataType { return w.to }
@@ -224,10 +224,10 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 		if values != nil {
 			values.Release()
 			values := FormatValue(ValueAt(arr, bad), w.from)
-			if w.operand != "" {
-				values = w.operand + "=" + values
+			if !w.operand.empty() {
+				values = w.operand.String() + "=" + values
 			}
-			return nil, &EvalError{Expr: w.expr, Row: bad, Values: values,
+			return nil, &EvalError{Expr: w.expr.String(), Row: bad, Values: values,
 				Err: fmt.Errorf("value does not fit %s: %w", TypeName(w.to), ErrOverflow)}
 		}
 		return nil, fmt.Errorf("vector: cannot widen %s to %s: %w", TypeName(w.from), TypeName(w.to), ErrType)

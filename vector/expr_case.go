@@ -87,7 +87,7 @@ func (c *CaseExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 		values = append(values, elseEv)
 	}
 	for i, v := range values {
-		if values[i], err = widenBranch(v, dt, mem, c.String()); err != nil {
+		if values[i], err = widenBranch(v, dt, mem, textOf(c)); err != nil {
 			return nil, newBindError(c, in, err)
 		}
 	}
@@ -132,7 +132,7 @@ func branchType(what string, values []Evaluator) (arrow.DataType, error) {
 }
 
 // widenBranch converts a branch value to the result type.
-func widenBranch(v Evaluator, dt arrow.DataType, mem memory.Allocator, expr string) (Evaluator, error) {
+func widenBranch(v Evaluator, dt arrow.DataType, mem memory.Allocator, expr sqlText) (Evaluator, error) {
 	if arrow.TypeEqual(v.DataType(), dt) {
 		return v, nil
 	}
@@ -142,7 +142,7 @@ func widenBranch(v Evaluator, dt arrow.DataType, mem memory.Allocator, expr stri
 	if v.DataType().ID() == arrow.NULL {
 		return &nullAsEval{dt: dt, mem: mem}, nil
 	}
-	return numericWiden(v, dt, mem, expr, "")
+	return numericWiden(v, dt, mem, expr, sqlText{})
 }
 
 // caseEval evaluates a CASE with non-constant conditions; values has one
@@ -259,7 +259,7 @@ func (c *CoalesceExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, 
 	}
 	var keep []Evaluator
 	for _, a := range args {
-		a, err := widenBranch(a, dt, mem, c.String())
+		a, err := widenBranch(a, dt, mem, textOf(c))
 		if err != nil {
 			return nil, newBindError(c, in, err)
 		}

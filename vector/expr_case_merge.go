@@ -249,7 +249,7 @@ func mergeGeneral(mem memory.Allocator, dt arrow.DataType, n int, srcs []caseSou
 		base[k] = int32(len(parts) * n)
 		parts = append(parts, a)
 	}
-	all, err := array.Concatenate(parts, mem)
+	all, err := Concatenate(parts, mem)
 	if err != nil {
 		return nil, err
 	}

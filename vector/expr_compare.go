@@ -115,7 +115,7 @@ func (c *Comparison) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, er
 	if err != nil {
 		return nil, err
 	}
-	ev, err := bindCompare(c.Op, l, r, mem, c.String(), operandName(c.Left, l), operandName(c.Right, r))
+	ev, err := bindCompare(c.Op, l, r, mem, textOf(c), operandName(c.Left, l), operandName(c.Right, r))
 	if err != nil {
 		return nil, newBindError(c, in, err)
 	}
@@ -149,7 +149,7 @@ func isNullType(ev Evaluator) bool {
 }
 
 // bindCompare binds l op r; expr and the operand names are for errors.
-func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName, rName string) (Evaluator, error) {
+func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName, rName sqlText) (Evaluator, error) {
 	lNull, rNull := isNullType(l), isNullType(r)
 	if l.DataType().ID() != arrow.NULL && r.DataType().ID() != arrow.NULL {
 		if _, err := compareType(op, l.DataType(), r.DataType()); err != nil {

@@ -16,7 +16,8 @@ import (
 func eventRecords() (dict, plain arrow.Record) {
 	mem := memory.NewGoAllocator()
 	types := []string{"view", "click", "purchase"}
-	// Write the indices directly (PERF_NOTES: AppendString is slow).
+	// Write the indices directly: AppendString is slow (docs/performance.md,
+	// "Machine and library facts").
 	ib := array.NewInt8Builder(mem)
 	for i := range benchRows {
 		ib.Append(int8((i * 7) % len(types)))

@@ -82,7 +82,7 @@ func (e *InList) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error)
 	if !allConst {
 		return e.bindOr(x, items, mem, in)
 	}
-	ev, err := newInEval(e.String(), x, items, common, mem)
+	ev, err := newInEval(textOf(e), x, items, common, mem)
 	if err != nil {
 		return nil, newBindError(e, in, err)
 	}
@@ -93,7 +93,7 @@ func (e *InList) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error)
 func (e *InList) bindOr(x Evaluator, items []Evaluator, mem memory.Allocator, in *arrow.Schema) (Evaluator, error) {
 	var acc Evaluator
 	for i, it := range items {
-		eq, err := bindCompare(CompareEq, x, it, mem, e.String(), operandName(e.Value, x), operandName(e.List[i], it))
+		eq, err := bindCompare(CompareEq, x, it, mem, textOf(e), operandName(e.Value, x), operandName(e.List[i], it))
 		if err != nil {
 			return nil, newBindError(e, in, err)
 		}
@@ -120,7 +120,7 @@ type inEval struct {
 	mem     memory.Allocator
 }
 
-func newInEval(expr string, x Evaluator, items []Evaluator, common arrow.DataType, mem memory.Allocator) (Evaluator, error) {
+func newInEval(expr sqlText, x Evaluator, items []Evaluator, common arrow.DataType, mem memory.Allocator) (Evaluator, error) {
 	e := &inEval{mem: mem}
 	var vals []any
 	for _, it := range items {
@@ -141,7 +141,7 @@ func newInEval(expr string, x Evaluator, items []Evaluator, common arrow.DataTyp
 		return e, nil
 	}
 	var err error
-	if e.x, err = numericWiden(x, common, mem, expr, ""); err != nil {
+	if e.x, err = numericWiden(x, common, mem, expr, sqlText{}); err != nil {
 		return nil, err
 	}
 	switch common.ID() {
@@ -383,7 +383,7 @@ func (b *BetweenExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, e
 	if err != nil {
 		return nil, err
 	}
-	expr, xName := b.String(), operandName(b.Value, x)
+	expr, xName := textOf(b), operandName(b.Value, x)
 	shared := &sharedEval{Evaluator: x}
 	xs := Evaluator(shared)
 	if _, ok := constValue(x); ok {

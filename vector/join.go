@@ -117,6 +117,7 @@ type HashJoin struct {
 	tailPos   int
 	err       error // sticky, including io.EOF
 	closed    bool
+	heap      heapAccount // the build side's table, keys and flags
 }
 
 // NewHashJoin returns a hash join of left and right as spec describes.
@@ -134,7 +135,7 @@ func NewHashJoin(mem memory.Allocator, left, right Operator, spec JoinSpec) (*Ha
 		return nil, fmt.Errorf("vector: hash join has %d keys but %d null-safe flags", len(spec.LeftKeys), len(spec.NullSafe))
 	}
 	ls, rs := left.Schema(), right.Schema()
-	j := &HashJoin{mem: mem, left: left, right: right, typ: spec.Type}
+	j := &HashJoin{mem: mem, left: left, right: right, typ: spec.Type, heap: newHeapAccount(mem, "hash join build side")}
 	j.joined, j.schema = joinSchemas(ls, rs, spec.Type)
 	var err error
 	if j.leftKeys, err = bindAll(ls, mem, spec.LeftKeys); err != nil {
@@ -351,6 +352,9 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	for _, r := range recs {
 		j.buildN += int(r.NumRows())
 	}
+	if err := j.heap.set(int64(j.buildN) + 4*int64(j.buildN)); err != nil {
+		return err
+	}
 	if j.typ == RightOuterJoin || j.typ == FullOuterJoin {
 		j.buildMatched = make([]bool, j.buildN)
 	}
@@ -374,37 +378,37 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	}
 	defer releaseArrays(keys)
 	enc := j.table.enc
+	// Reserve the encoded keys (hash and word or bytes per row) and the
+	// table before making them.
+	if err := j.heap.set(int64(j.buildN) + 24*int64(j.buildN) + buildBytes(j.buildN)); err != nil {
+		return err
+	}
 	if err := enc.Encode(keys); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	exclude := j.keyExclusion(keys, enc, nil)
-	j.table.build(enc, exclude, j.anyNullSafe)
-	return nil
+	if err := j.table.build(ctx, enc, exclude, j.anyNullSafe); err != nil {
+		return err
+	}
+	return j.heap.set(sliceBytes(j.buildMatched) + enc.heapBytes() + j.table.heapBytes())
 }
 
-// concatColumns concatenates the records column by column; a single
-// record's columns are shared rather than copied.
+// concatColumns concatenates the records column by column (ConcatRecords;
+// a single record's columns are shared rather than copied) and returns the
+// columns, owned by the caller.
 func concatColumns(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) ([]arrow.Array, error) {
-	cols := make([]arrow.Array, schema.NumFields())
-	for c, f := range schema.Fields() {
-		switch len(recs) {
-		case 0:
-			cols[c] = array.MakeArrayOfNull(mem, f.Type, 0)
-		case 1:
-			cols[c] = recs[0].Column(c)
-			cols[c].Retain()
-		default:
-			parts := make([]arrow.Array, len(recs))
-			for i, r := range recs {
-				parts[i] = r.Column(c)
-			}
-			a, err := array.Concatenate(parts, mem)
-			if err != nil {
-				releaseArrays(cols[:c])
-				return nil, fmt.Errorf("vector: hash join build side, column %s: %w", f.Name, err)
-			}
-			cols[c] = a
-		}
+	all, err := ConcatRecords(mem, schema, recs)
+	if err != nil {
+		return nil, fmt.Errorf("vector: hash join build side: %w", err)
+	}
+	defer all.Release()
+	cols := make([]arrow.Array, all.NumCols())
+	for i, c := range all.Columns() {
+		c.Retain()
+		cols[i] = c
 	}
 	return cols, nil
 }

@@ -401,6 +401,7 @@ func (j *HashJoin) Close() error {
 		return nil
 	}
 	j.closed = true
+	j.heap.release()
 	j.releaseProbe()
 	releaseArrays(j.buildCols)
 	j.buildCols = nil

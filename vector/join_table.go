@@ -2,7 +2,9 @@ package vector
 
 import (
 	"bytes"
+	"context"
 	"math/bits"
+	"unsafe"
 )
 
 // joinSlot is one entry of the build table. A key with one build row (the
@@ -57,7 +59,8 @@ func (t *joinTable) nullSlot() int { return len(t.slots) - 1 }
 // build inserts the n rows encoded by enc. Rows with exclude[r] set (a null
 // in a key that is not null-safe) are left out; exclude may be nil. With
 // nullSafe, fixed-path rows with a null key go to the null slot.
-func (t *joinTable) build(enc *KeyEncoder, exclude []bool, nullSafe bool) {
+// It checks ctx every cancelCheckRows rows.
+func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, nullSafe bool) error {
 	n := enc.Len()
 	size := tableSize(n)
 	t.fixed, t.enc = enc.IsFixed(), enc
@@ -72,6 +75,11 @@ func (t *joinTable) build(enc *KeyEncoder, exclude []bool, nullSafe bool) {
 	// counting, a holds the key's first row (byte keys compare with it).
 	slotOf := make([]int32, n)
 	for r := 0; r < n; r++ {
+		if r%cancelCheckRows == cancelCheckRows-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if exclude != nil && exclude[r] {
 			slotOf[r] = -1
 			continue
@@ -120,6 +128,19 @@ func (t *joinTable) build(enc *KeyEncoder, exclude []bool, nullSafe bool) {
 	if t.fixed {
 		t.makeDense()
 	}
+	return nil
+}
+
+// heapBytes is the Go-heap memory of the table (the encoder's is counted
+// by its owner).
+func (t *joinTable) heapBytes() int64 {
+	return sliceBytes(t.slots) + sliceBytes(t.rows) + sliceBytes(t.dense)
+}
+
+// buildBytes estimates the peak Go-heap memory of building a table of n
+// rows: the slots, the per-row slot index and the runs.
+func buildBytes(n int) int64 {
+	return int64(tableSize(n)+1)*int64(unsafe.Sizeof(joinSlot{})) + 8*int64(n)
 }
 
 // makeDense sets up dense when the fixed keys' words span a small range,

@@ -88,6 +88,30 @@ func canonicalValue(dt arrow.DataType, v any) (any, error) {
 	if dt.ID() == arrow.NULL {
 		return nil, fmt.Errorf("a NULL literal cannot hold %v: %w", v, ErrType)
 	}
+	// A value already in its canonical form needs no round trip (binding
+	// and folding a literal is on the planner's path for every node).
+	switch x := v.(type) {
+	case bool:
+		if dt.ID() == arrow.BOOL {
+			return x, nil
+		}
+	case int32:
+		if dt.ID() == arrow.INT32 {
+			return x, nil
+		}
+	case int64:
+		if dt.ID() == arrow.INT64 {
+			return x, nil
+		}
+	case float64:
+		if dt.ID() == arrow.FLOAT64 {
+			return x, nil
+		}
+	case string:
+		if dt.ID() == arrow.STRING {
+			return x, nil
+		}
+	}
 	arr, err := MakeConstantArray(memory.DefaultAllocator, dt, v, 1)
 	if err != nil {
 		return nil, err

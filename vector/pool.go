@@ -11,7 +11,7 @@ import (
 // PoolAllocator is a memory.Allocator that keeps freed buffers, by
 // power-of-two size class, and hands them out again. On these machines the
 // first touch of fresh pages costs far more than the work done in them
-// (PERF_NOTES: ≈ 60× a copy), so operators that allocate output buffers
+// (≈ 60× a copy: docs/performance.md, "Machine and library facts"), so operators that allocate output buffers
 // every batch run several times faster on a pool. Reused buffers are zeroed,
 // as fresh ones are, because Arrow code may rely on zeroed memory.
 //

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -88,6 +88,7 @@ type Sort struct {
 
 	err    error
 	closed bool
+	heap   heapAccount // the permutation and the sort's scratch
 }
 
 // NewSort returns a Sort of input by keys (at least one). Keys must be of
@@ -114,7 +115,7 @@ func newSort(mem memory.Allocator, input Operator, keys []SortKey, limit int64) 
 	}
 	in := input.Schema()
 	s := &Sort{mem: mem, input: input, keys: append([]SortKey(nil), keys...), limit: limit,
-		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys))}
+		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys)), heap: newHeapAccount(mem, "sort")}
 	for i, k := range keys {
 		if k.Expr == nil {
 			return nil, fmt.Errorf("vector: sort key %d is nil", i)
@@ -209,7 +210,7 @@ func (s *Sort) materialize(ctx context.Context) error {
 		perm = perm[:s.limit]
 	}
 	s.data, s.perm = data, perm
-	return nil
+	return s.heap.set(sliceBytes(perm))
 }
 
 // compact replaces the buffered records by their first s.limit rows in
@@ -228,6 +229,9 @@ func (s *Sort) compact(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.heap.set(0); err != nil { // the permutation is dropped
+		return err
+	}
 	s.buf, s.bufRows = append(s.buf, top), top.NumRows()
 	return nil
 }
@@ -242,36 +246,25 @@ func (s *Sort) concat() (arrow.Record, error) {
 			r.Release()
 		}
 	}()
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
+	out, err := ConcatRecords(s.mem, s.input.Schema(), recs)
+	if err != nil {
+		return nil, fmt.Errorf("vector: sort: %w", err)
 	}
-	schema := s.input.Schema()
-	cols := make([]arrow.Array, schema.NumFields())
-	parts := make([]arrow.Array, len(recs))
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
-	}
-	for c := range cols {
-		for i, r := range recs {
-			parts[i] = r.Column(c)
-		}
-		col, err := array.Concatenate(parts, s.mem)
-		if err != nil {
-			releaseArrays(cols[:c])
-			return nil, fmt.Errorf("vector: sort: %w", err)
-		}
-		cols[c] = col
-	}
-	out := array.NewRecord(schema, cols, rows)
-	releaseArrays(cols)
 	return out, nil
 }
 
 // sortRecord returns the rows of rec in key order.
 func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error) {
 	n := int(rec.NumRows())
+	// The permutation, the valid/null split and the radix sort's two
+	// (key, row) arrays: reserved before they are made; after the sort
+	// only the permutation stays (see materialize).
+	if err := s.heap.set(int64(n) * (4 + 4 + 2*int64(unsafe.Sizeof(keyRow{})))); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	arrs, err := evalAll(ctx, s.evs, rec)
 	if err != nil {
 		return nil, err
@@ -292,7 +285,10 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 		valid, nulls := splitNulls(first)
 		rest := cmps[1:]
 		if s.kinds[0] == sortFixed {
-			sorted := sortFixedKeys(first, valid, k0.Descending)
+			sorted, err := sortFixedKeys(ctx, first, valid, k0.Descending)
+			if err != nil {
+				return nil, err
+			}
 			if len(rest) > 0 {
 				sortRunsByCmp(sorted, valid, rest)
 			}
@@ -350,6 +346,7 @@ func (s *Sort) release() {
 		r.Release()
 	}
 	s.buf, s.perm = nil, nil
+	s.heap.release()
 }
 
 // Close implements Operator; it releases what the Sort holds and closes the

@@ -3,6 +3,7 @@ package vector
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -304,7 +305,8 @@ type keyRow struct {
 // radixSortKeys sorts a by key, stably: least significant byte first, one
 // counting pass per byte, skipping bytes that are the same in every key. t
 // is scratch of the same length; the result is in a or t.
-func radixSortKeys(a, t []keyRow) []keyRow {
+// It checks ctx before each pass (a pass over the rows is bounded work).
+func radixSortKeys(ctx context.Context, a, t []keyRow) ([]keyRow, error) {
 	n := len(a)
 	var hist [8][256]int32
 	for _, e := range a {
@@ -314,6 +316,9 @@ func radixSortKeys(a, t []keyRow) []keyRow {
 		}
 	}
 	for b := 0; b < 8; b++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		h := &hist[b]
 		if int(h[byte(a[0].key>>(8*b))]) == n {
 			continue // every key has this byte: the pass would not move anything
@@ -334,26 +339,29 @@ func radixSortKeys(a, t []keyRow) []keyRow {
 		}
 		a, t = t, a
 	}
-	return a
+	return a, nil
 }
 
 // sortFixedKeys sorts rows (in input order) by a fixed-width non-null key
 // column, stably, writes them back to rows in order and returns them with
 // their ordered keys.
-func sortFixedKeys(arr arrow.Array, rows []int32, desc bool) []keyRow {
+func sortFixedKeys(ctx context.Context, arr arrow.Array, rows []int32, desc bool) ([]keyRow, error) {
 	n := len(rows)
 	pairs := make([]keyRow, n)
 	orderedKeys(pairs, arr, rows, desc)
-	pairs = sortKeyRows(pairs)
+	pairs, err := sortKeyRows(ctx, pairs)
+	if err != nil {
+		return nil, err
+	}
 	for i, p := range pairs {
 		rows[i] = p.row
 	}
-	return pairs
+	return pairs, nil
 }
 
 // sortKeyRows sorts pairs by key, stably (pairs come in input order or,
 // deeper in a string sort, in the order of an earlier stable pass).
-func sortKeyRows(pairs []keyRow) []keyRow {
+func sortKeyRows(ctx context.Context, pairs []keyRow) ([]keyRow, error) {
 	if len(pairs) < 256 {
 		// Radix histograms cost more than they save on small inputs; the
 		// row index breaks ties, which keeps this sort stable.
@@ -363,9 +371,9 @@ func sortKeyRows(pairs []keyRow) []keyRow {
 			}
 			return cmp.Compare(x.row, y.row)
 		})
-		return pairs
+		return pairs, nil
 	}
-	return radixSortKeys(pairs, make([]keyRow, len(pairs)))
+	return radixSortKeys(ctx, pairs, make([]keyRow, len(pairs)))
 }
 
 // byteSorter sorts rows of a string or binary column: a most significant
@@ -415,7 +423,9 @@ func (b *byteSorter) sort(rows []int32, level int) {
 		}
 		pairs[i] = keyRow{k, r}
 	}
-	pairs = sortKeyRows(pairs)
+	// String sorts are not interrupted mid-way: a pass is bounded by the
+	// rows sharing a prefix.
+	pairs, _ = sortKeyRows(context.Background(), pairs)
 	for i, p := range pairs {
 		rows[i] = p.row
 	}

@@ -56,7 +56,7 @@ func NewUnion(_ memory.Allocator, inputs ...Operator) (*Union, error) {
 func sqlSchema(s *arrow.Schema) string {
 	parts := make([]string, s.NumFields())
 	for i, f := range s.Fields() {
-		parts[i] = quoteIdent(f.Name) + ": " + TypeName(f.Type)
+		parts[i] = QuoteIdent(f.Name) + ": " + TypeName(f.Type)
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }

@@ -26,8 +26,8 @@ func windowOf(width, slide, start int64) func(memory.Allocator, []vector.Operato
 	}
 }
 
-// sparkWindows is Spark's window assignment written the way SEMANTICS.md
-// §4.1 states it, candidate by candidate, as the reference.
+// sparkWindows is Spark's window assignment written the way
+// docs/semantics.md §4.1 states it, candidate by candidate, as the reference.
 func sparkWindows(ts, width, slide, start int64) [][2]int64 {
 	k := (width + slide - 1) / slide
 	r := (ts - start) % slide

@@ -48,21 +48,32 @@ func runDuckDB(ctx context.Context, cfg harness.Config, o ysb.Options, a duckArg
 			skip = why
 		}
 	}
+	var bin string
+	if skip == "" {
+		var cleanup func()
+		var err error
+		if bin, cleanup, skip, err = ysb.BuildDuckDBPeer(ctx, o.DuckDBDir, "./cmd/aggpeer"); err != nil {
+			return nil, err
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
+	}
 	if skip != "" {
 		cfg.Logger.Warn("DuckDB peer skipped", "workload", a.workload, "reason", skip)
 		return []harness.Figure{{Workload: a.workload, Figure: "skipped", Peer: "duckdb", Source: skip}}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute) // a cold cgo build takes minutes
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
-	args := append([]string{"run", "./cmd/aggpeer", "-workload", a.workload, "-seed", fmt.Sprint(cfg.Seed),
+	args := append([]string{"-workload", a.workload, "-seed", fmt.Sprint(cfg.Seed),
 		"-threads", fmt.Sprintf("1,%d", runtime.NumCPU()), "-reps", fmt.Sprint(reps)}, a.flags...)
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = o.DuckDBDir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("agg: DuckDB peer (go %s in %s): %w: %s", strings.Join(args, " "), o.DuckDBDir, err, lastLines(stderr.String(), 5))
+		return nil, fmt.Errorf("agg: DuckDB peer (aggpeer %s of %s): %w: %s", strings.Join(args, " "), o.DuckDBDir, err, lastLines(stderr.String(), 5))
 	}
 	var figs []harness.Figure
 	sc := bufio.NewScanner(bytes.NewReader(out))

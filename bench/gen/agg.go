@@ -12,7 +12,8 @@ import (
 
 // DefaultBatchRows is the batch size AggRecords uses when given none: 64K
 // rows, the size at which Arrow batches were fastest to build and stream on
-// the project's machines (PERF_NOTES.md).
+// the project's machines (docs/performance.md, "Machine and library
+// facts").
 const DefaultBatchRows = 64 << 10
 
 // AggSchema is the schema of the hash-aggregation data set: a grouping key k

@@ -93,13 +93,24 @@ func runDuckDB(ctx context.Context, cfg harness.Config, o Options, events int, o
 			skip = why
 		}
 	}
+	var bin string
+	if skip == "" {
+		var cleanup func()
+		var err error
+		if bin, cleanup, skip, err = BuildDuckDBPeer(ctx, o.DuckDBDir, "./cmd/ysbpeer"); err != nil {
+			return nil, err
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
+	}
 	if skip != "" {
 		cfg.Logger.Warn("DuckDB peer skipped", "reason", skip)
 		return []harness.Figure{{Workload: "ysb-dict", Figure: "skipped", Unit: "", Peer: "duckdb", Source: skip}}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute) // a cold cgo build takes minutes
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/ysbpeer",
+	cmd := exec.CommandContext(ctx, bin,
 		"-events", fmt.Sprint(events), "-seed", fmt.Sprint(cfg.Seed),
 		"-rate", fmt.Sprint(EventsPerSecond), "-threads", fmt.Sprintf("1,%d", runtime.NumCPU()))
 	cmd.Dir = o.DuckDBDir
@@ -107,7 +118,7 @@ func runDuckDB(ctx context.Context, cfg harness.Config, o Options, events int, o
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("ysb: DuckDB peer (go run ./cmd/ysbpeer in %s): %w: %s", o.DuckDBDir, err, lastLines(stderr.String(), 5))
+		return nil, fmt.Errorf("ysb: DuckDB peer (./cmd/ysbpeer of %s): %w: %s", o.DuckDBDir, err, lastLines(stderr.String(), 5))
 	}
 	var figs []harness.Figure
 	sc := bufio.NewScanner(bytes.NewReader(out))

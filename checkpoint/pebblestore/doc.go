@@ -34,6 +34,6 @@
 // restore replays the changelogs after the newest snapshot (changelog.go).
 //
 // The package is separate from checkpoint so that checkpoint keeps the
-// dependencies DESIGN.md gives it (arrow, compress); arrowstream imports
+// dependencies docs/design.md §1 gives it (arrow, compress); arrowstream imports
 // both.
 package pebblestore

@@ -23,7 +23,7 @@
 //	    a Flight SQL client: runs the statements and prints their rows.
 //
 //	conformance [-v] [-run REGEXP] [--conf key=value]... [-restart] [-timeout D] PATH...
-//	    runs conformance scenario files (conformance/FORMAT.md): PATH is a
+//	    runs conformance scenario files (streamtest/testdata/conformance/FORMAT.md): PATH is a
 //	    file or a directory of *.json. One line per scenario (PASS name,
 //	    FAIL name: first difference, SKIP name: reason), then
 //	    "N passed, M failed[, K skipped]". -v prints every step and, on a

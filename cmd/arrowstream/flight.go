@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"runtime/debug"
 
 	"github.com/arrowstream/arrowstream/server"
 	"google.golang.org/grpc"
@@ -31,6 +32,8 @@ type flightConfig struct {
 	user          string
 	password      string
 	allowInsecure bool
+	memoryLimit   int64
+	queryMemory   int64
 }
 
 func addFlightFlags(fs *flag.FlagSet) *flightConfig {
@@ -39,6 +42,8 @@ func addFlightFlags(fs *flag.FlagSet) *flightConfig {
 	fs.StringVar(&c.user, "user", "", "require this Flight SQL user (HTTP basic auth; with --password)")
 	fs.StringVar(&c.password, "password", "", "the password of --user (prefer the environment variable)")
 	fs.BoolVar(&c.allowInsecure, "allow-insecure", false, "allow serving a non-loopback address without authentication or TLS")
+	fs.Int64Var(&c.memoryLimit, "memory-limit", defaultMemoryLimit(), "process memory limit in `bytes`: queries together hold at most this much, and new queries and ingest are refused while the heap is past it; also the Go runtime's soft limit (default: 3/4 of RAM or of the cgroup limit; 0: none)")
+	fs.Int64Var(&c.queryMemory, "query-memory", -1, "per-query memory limit in `bytes`: over it a query fails with RESOURCE_EXHAUSTED (default: a quarter of --memory-limit; 0: none)")
 	return c
 }
 
@@ -59,6 +64,16 @@ func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig) (fligh
 	sc.Addr = cfg.addr
 	sc.Auth = server.AuthConfig{Users: cfg.users()}
 	sc.AllowInsecure = cfg.allowInsecure
+	sc.Limits.ServerMemoryBytes = max(cfg.memoryLimit, 0)
+	sc.Limits.QueryMemoryBytes = cfg.queryMemory
+	if cfg.queryMemory < 0 {
+		sc.Limits.QueryMemoryBytes = sc.Limits.ServerMemoryBytes / 4
+	}
+	if cfg.memoryLimit > 0 {
+		// The garbage collector works harder near the limit rather than
+		// letting the heap reach it.
+		debug.SetMemoryLimit(cfg.memoryLimit)
+	}
 	sc.Logger = e.logger
 	sc.UnaryInterceptors = []grpc.UnaryServerInterceptor{e.metrics.UnaryInterceptor()}
 	sc.StreamInterceptors = []grpc.StreamServerInterceptor{e.metrics.StreamInterceptor()}

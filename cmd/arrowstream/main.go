@@ -21,6 +21,8 @@ var commands = map[string]command{
 	"query":       {"run SQL on a Flight SQL server and print the result", runQuery},
 	"bench":       {"run the benchmarks with their peers and print the figures", runBench},
 	"chaos":       {"kill a checkpointed query over and over; check nothing is lost or doubled", runChaos},
+	"difftest":    {"generate random tables and queries; check answers with differential oracles", runDifftest},
+	"sparksql":    {"run Spark's SQL golden files and compare every answer", runSparkSQL},
 	"version":     {"print the version, VCS revision and Go version of this binary", runVersion},
 }
 

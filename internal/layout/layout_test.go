@@ -22,8 +22,8 @@ var allowed = map[string][]string{
 	"server":      {"memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
 	"streamtest":  {"memsink", "arrowstream", "plan", "vector", "checkpoint"},
 	"cmd":         {"bench", "internal", "streamtest", "server", "memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
-	// bench: workloads and peers may use every engine package (DESIGN.md:
-	// "everything"), but nothing imports bench except the command.
+	// bench: workloads and peers may use every engine package
+	// (docs/design.md §1: "everything"), but nothing imports bench except the command.
 	"bench": {"internal", "streamtest", "server", "memsink", "arrowstream", "plan", "sql", "vector", "checkpoint"},
 }
 

@@ -19,7 +19,8 @@ const testdata = "../testdata/conformance"
 var knownFailures = map[string]string{}
 
 // restartDependent are the scenarios the runner classifies, by its rule
-// (two or more watermarked inputs under the min policy, SEMANTICS §3.2),
+// (two or more watermarked inputs under the min policy, docs/semantics.md
+// §3.2),
 // as restart-dependent in -restart mode: per-input watermarks are not
 // persisted, so after a restart eviction and outer null rows come later
 // (the scenario watermark_two_streams_min_policy tests that Spark

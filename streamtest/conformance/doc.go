@@ -1,5 +1,5 @@
 // Package conformance runs the conformance scenarios of
-// conformance/FORMAT.md: JSON files of scenarios transcribed from Apache
+// streamtest/testdata/conformance/FORMAT.md: JSON files of scenarios transcribed from Apache
 // Spark's streaming test suites, each a query (DataFrame operations and/or
 // SQL), in-memory sources, static tables and a list of steps with Spark's
 // expected answers.
@@ -17,8 +17,8 @@
 // is not a pass): those naming a flatMapGroupsWithState function (a
 // `function NAME:` line in the description, or a group-state plan op) that
 // the runner does not implement (groupfuncs.go maps names to Go functions)
-// and those whose analyzed plan joins two streams. Anything else the engine
-// refuses fails the scenario.
+// and those whose analyzed plan is a stream-stream anti join. Anything else
+// the engine refuses fails the scenario.
 //
 // Settings: every scenario runs with spark.sql.shuffle.partitions =
 // DefaultShufflePartitions, then Runner.Conf, then the scenario's own
@@ -28,10 +28,11 @@
 // follows a check), which must give the same answers; a scenario whose
 // query has two or more watermarked inputs under the min policy may
 // answer later after a restart (per-input watermarks are not persisted,
-// SEMANTICS §3.2), so when it differs it is reported as restart-dependent
-// by spec (Status RestartDependent, counted apart in the summary) if it
-// passes without restarts and the eventual answers agree: both runs, with checks only letting the query
-// catch up and a final epoch that moves every input's watermark far ahead,
-// end with the same sink content, or the restarted one with extra rows
-// that the all-at-once answer also has. Otherwise it fails.
+// docs/semantics.md §3.2), so when it differs it is reported as
+// restart-dependent by spec (Status RestartDependent, counted apart in the
+// summary) if it passes without restarts and the eventual answers agree:
+// both runs, with checks only letting the query catch up and a final
+// epoch that moves every input's watermark far ahead, end with the same
+// sink content, or the restarted one with extra rows that the all-at-once
+// answer also has. Otherwise it fails.
 package conformance

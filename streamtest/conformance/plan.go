@@ -11,7 +11,8 @@ import (
 	"github.com/arrowstream/arrowstream/plan"
 )
 
-// opKeys are the plan operations of FORMAT.md.
+// opKeys are the plan operations of
+// streamtest/testdata/conformance/FORMAT.md.
 var opKeys = map[string]bool{
 	"read": true, "read_static": true, "select": true, "with_column": true, "to_df": true, "filter": true,
 	"with_watermark": true, "group_by": true, "drop_duplicates": true, "drop_duplicates_within_watermark": true,

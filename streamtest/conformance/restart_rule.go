@@ -12,7 +12,7 @@ import (
 
 // RestartDependentDetail names the rule under which a scenario's answers
 // may change with a restart after every epoch.
-const RestartDependentDetail = "restart-dependent by spec (SEMANTICS §3.2)"
+const RestartDependentDetail = "restart-dependent by spec (docs/semantics.md §3.2)"
 
 // watermarkedInputs counts the streaming EventTimeWatermark nodes of an
 // analyzed plan: the inputs the global watermark is computed over.
@@ -47,7 +47,7 @@ func (r *Runner) minPolicy(sc *Scenario) bool {
 // restartDependentBySpec is the rule: a query with two or more watermarked
 // inputs under the min policy may answer differently (later) when
 // restarted after every epoch, because per-input watermarks are not part
-// of the checkpoint (SEMANTICS §3.2, as Spark: after a restart the global
+// of the checkpoint (docs/semantics.md §3.2, as Spark: after a restart the global
 // watermark waits until every input has data again), so eviction, Append
 // emission and outer null rows can come epochs later. Only the timing may
 // differ, which eventualAnswersMatch verifies.

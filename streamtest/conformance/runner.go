@@ -54,7 +54,7 @@ const (
 	Skipped
 	// RestartDependent: with RestartAfterChecks, the answers changed, the
 	// query falls under the rule of restartDependentBySpec (two or more
-	// watermarked inputs, min policy: SEMANTICS §3.2), and the final sink
+	// watermarked inputs, min policy: docs/semantics.md §3.2), and the final sink
 	// contents after a flush match the uninterrupted run's; neither
 	// passed nor failed.
 	RestartDependent
@@ -154,7 +154,7 @@ func (r *Runner) logf(format string, args ...any) {
 // both, once when it has no query.
 func (r *Runner) RunScenario(sc *Scenario) Result {
 	res := Result{Name: sc.Name}
-	if why := sc.Unsupported(); why != "" {
+	if why := Unsupported(sc); why != "" {
 		res.Status, res.Detail = Skipped, why
 		return res
 	}

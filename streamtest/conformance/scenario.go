@@ -1,170 +1,79 @@
 package conformance
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/arrowstream/arrowstream/streamtest/conformance/spec"
 )
 
-// Scenario is one scenario of a conformance file (FORMAT.md).
-type Scenario struct {
-	Name        string                 `json:"name"`
-	Origin      string                 `json:"origin"`
-	Category    string                 `json:"category"`
-	Description string                 `json:"description"`
-	Sources     map[string][]Column    `json:"sources"`
-	Static      map[string]StaticTable `json:"static"`
-	Query       *Query                 `json:"query"`
-	Output      []Column               `json:"output"`
-	SinkColumns []Column               `json:"sink_columns"`
-	Requires    []string               `json:"requires"`
-	Steps       []Step                 `json:"steps"`
+// The scenario types are those of package spec, the one reader of
+// scenario files; the runner adds what the values mean.
+type (
+	// Scenario is one scenario of a conformance file.
+	Scenario = spec.Scenario
+	// Column is a column of a source, static table, sink or output.
+	Column = spec.Column
+	// StaticTable is a static table's columns and rows.
+	StaticTable = spec.StaticTable
+	// Query is the scenario's query: as DataFrame operations and/or SQL.
+	Query = spec.Query
+	// Op is one plan operation.
+	Op = spec.Op
+	// Step is one step: its action and its other fields.
+	Step = spec.Step
+)
 
-	// File is the file the scenario was read from.
-	File string `json:"-"`
-}
-
-// Column is a column of a source, static table, sink or output.
-type Column struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable *bool  `json:"nullable"`
-}
-
-// StaticTable is a static table's columns and rows.
-type StaticTable struct {
-	Columns []Column `json:"columns"`
-	Rows    [][]any  `json:"rows"`
-}
-
-// Query is the scenario's query: as DataFrame operations and/or SQL.
-type Query struct {
-	Plan       []Op                       `json:"plan"`
-	SQL        string                     `json:"sql"`
-	OutputMode string                     `json:"output_mode"`
-	Options    map[string]json.RawMessage `json:"options"`
-}
-
-// Op is one plan operation: a JSON object with one operation key (and
-// "agg" next to "group_by").
-type Op map[string]json.RawMessage
-
-// Step is one step: its action and the step's other fields, decoded by
-// the step's kind when the scenario is run.
-type Step struct {
-	Action string
-	Fields map[string]json.RawMessage
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (s *Step) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	raw, ok := m["action"]
-	if !ok {
-		return errors.New("step without an action")
-	}
-	if err := json.Unmarshal(raw, &s.Action); err != nil {
-		return fmt.Errorf("action: %w", err)
-	}
-	delete(m, "action")
-	s.Fields = m
-	return nil
-}
-
-// MarshalJSON implements json.Marshaler.
-func (s Step) MarshalJSON() ([]byte, error) {
-	m := map[string]json.RawMessage{}
-	for k, v := range s.Fields {
-		m[k] = v
-	}
-	a, _ := json.Marshal(s.Action)
-	m["action"] = a
-	return json.Marshal(m)
-}
-
-// Decode reads a conformance file: a JSON array of scenarios. Numbers
-// keep their text (json.Number). Every scenario is validated (names,
-// types, step kinds and their fields); the error names the scenario and
-// step.
+// Decode reads a conformance file (spec.Decode) and validates every
+// scenario (names, types, step kinds and their fields); the error names
+// the scenario and step.
 func Decode(data []byte) ([]*Scenario, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var out []*Scenario
-	if err := dec.Decode(&out); err != nil {
+	out, err := spec.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateAll(out); err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("conformance: data after the scenario array")
-	}
-	seen := map[string]bool{}
-	for i, sc := range out {
-		if sc == nil {
-			return nil, fmt.Errorf("conformance: scenario %d is null", i)
-		}
-		if err := sc.validate(); err != nil {
-			return nil, fmt.Errorf("conformance: scenario %d (%s): %w", i, sc.Name, err)
-		}
-		if seen[sc.Name] {
-			return nil, fmt.Errorf("conformance: scenario %d: duplicate name %q", i, sc.Name)
-		}
-		seen[sc.Name] = true
 	}
 	return out, nil
 }
 
 // Load reads scenarios from files and directories (their *.json files,
-// in name order).
+// in name order) with spec.Load and validates them as Decode does; the
+// error names the file.
 func Load(paths ...string) ([]*Scenario, error) {
-	var files []string
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("conformance: %w", err)
-		}
-		if !info.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		matches, err := filepath.Glob(filepath.Join(p, "*.json"))
-		if err != nil {
-			return nil, fmt.Errorf("conformance: %s: %w", p, err)
-		}
-		if len(matches) == 0 {
-			return nil, fmt.Errorf("conformance: %s: no *.json files", p)
-		}
-		sort.Strings(matches)
-		files = append(files, matches...)
+	out, err := spec.Load(paths...)
+	if err != nil {
+		return nil, err
 	}
-	var out []*Scenario
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("conformance: %w", err)
-		}
-		scs, err := Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, sc := range scs {
-			sc.File = f
-		}
-		out = append(out, scs...)
+	if err := validateAll(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func (sc *Scenario) validate() error {
-	if strings.TrimSpace(sc.Name) == "" {
-		return errors.New("no name")
+// validateAll validates scenarios; an error names the file (when the
+// scenario has one), the scenario's index in its file and its name.
+func validateAll(scs []*Scenario) error {
+	i, file := 0, ""
+	for _, sc := range scs {
+		if sc.File != file {
+			i, file = 0, sc.File
+		}
+		if err := validate(sc); err != nil {
+			if file != "" {
+				return fmt.Errorf("%s: conformance: scenario %d (%s): %w", file, i, sc.Name, err)
+			}
+			return fmt.Errorf("scenario %d (%s): %w", i, sc.Name, err)
+		}
+		i++
 	}
+	return nil
+}
+
+func validate(sc *Scenario) error {
 	for name, cols := range sc.Sources {
 		if err := validateColumns(cols); err != nil {
 			return fmt.Errorf("source %s: %w", name, err)
@@ -228,11 +137,11 @@ func validateColumns(cols []Column) error {
 	return nil
 }
 
-// Unsupported returns why the engine cannot run the scenario, or "": the
+// Unsupported returns why the engine cannot run sc, or "": the
 // runner reports such scenarios as skipped (flatMapGroupsWithState
-// functions the runner does not implement; stream-stream joins are
+// functions the runner does not implement; stream-stream anti joins are
 // detected on the analyzed plan).
-func (sc *Scenario) Unsupported() string {
+func Unsupported(sc *Scenario) string {
 	var names []string
 	if sc.Query != nil {
 		names = planGroupStateFuncs(sc.Query.Plan)

@@ -81,7 +81,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, sc := range scs {
-			sc.Unsupported()
+			Unsupported(sc)
 			for _, st := range sc.Steps {
 				s, err := decodeStep(sc, st)
 				if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // stepFields lists the fields each step kind accepts besides "action"
-// (FORMAT.md and its "More steps and rules").
+// (streamtest/testdata/conformance/FORMAT.md, "Steps").
 var stepFields = map[string][]string{
 	"add":                             {"source", "rows"},
 	"multi_add":                       {"adds"},

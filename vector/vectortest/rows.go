@@ -2,65 +2,27 @@ package vectortest
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/decimal128"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// RowsOf reads records back as rows of normalized values (see Normalize).
-func RowsOf(recs ...arrow.Record) []Row {
-	var out []Row
-	for _, rec := range recs {
-		for r := 0; r < int(rec.NumRows()); r++ {
-			row := make(Row, rec.NumCols())
-			for c, col := range rec.Columns() {
-				row[c] = normalizeTyped(vector.ValueAt(col, r), col.DataType())
-			}
-			out = append(out, row)
-		}
-	}
-	return out
-}
+// RowsOf reads records back as rows of normalized values (see
+// Normalizer and Normalize).
+func RowsOf(recs ...arrow.Record) []Row { return Rows[Row](Normalizer{}, recs...) }
 
 // ValuesOf reads an array as normalized values.
 func ValuesOf(arr arrow.Array) []any {
 	out := make([]any, arr.Len())
 	for i := range out {
-		out[i] = normalizeTyped(vector.ValueAt(arr, i), arr.DataType())
+		out[i] = Normalizer{}.Value(vector.ValueAt(arr, i), arr.DataType())
 	}
 	return out
-}
-
-func normalizeTyped(v any, dt arrow.DataType) any {
-	if n, ok := v.(decimal128.Num); ok {
-		if d, ok := vector.Unwrap(dt).(*arrow.Decimal128Type); ok {
-			return n.ToString(d.Scale)
-		}
-	}
-	switch t := vector.Unwrap(dt).(type) {
-	case *arrow.StructType:
-		if vs, ok := v.([]any); ok {
-			out := make([]any, len(vs))
-			for i := range vs {
-				out[i] = normalizeTyped(vs[i], t.Field(i).Type)
-			}
-			return out
-		}
-	case *arrow.ListType:
-		if vs, ok := v.([]any); ok {
-			out := make([]any, len(vs))
-			for i := range vs {
-				out[i] = normalizeTyped(vs[i], t.Elem())
-			}
-			return out
-		}
-	}
-	return Normalize(v)
 }
 
 // Normalize maps a Go value to the form results are compared in: every
@@ -112,42 +74,17 @@ func ValueEqual(a, b any) bool {
 	switch x := a.(type) {
 	case float64:
 		y, ok := b.(float64)
-		if !ok {
-			return false
-		}
-		if math.IsNaN(x) || math.IsNaN(y) {
-			return math.IsNaN(x) && math.IsNaN(y)
-		}
-		if x == y {
-			return true
-		}
-		return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+		return ok && FloatsEqual(x, y)
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !ValueEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, ValueEqual)
 	}
 	return a == b
 }
 
 // RowsEqual compares rows in order.
 func RowsEqual(want, got []Row) bool {
-	if len(want) != len(got) {
-		return false
-	}
-	for i := range want {
-		if !ValueEqual([]any(want[i]), []any(got[i])) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(want, got, func(w, g Row) bool { return ValueEqual([]any(w), []any(g)) })
 }
 
 // SortRows returns a copy of rows in a canonical order (by rendering), so
@@ -203,18 +140,29 @@ func FormatRows(rows []Row) string {
 	return b.String()
 }
 
-func formatValue(v any) string {
+func formatValue(v any) string { return ValueFormat{Open: "{", Close: "}"}.Format(v) }
+
+// ValueFormat renders values in failure messages: NULL for nil, strings
+// quoted, times in RFC 3339 UTC with microseconds, nested values ([]any)
+// between Open and Close, separated by ", "; anything else as fmt.Sprint
+// does. The vector harness writes nested values as {…}, streamtest as […].
+type ValueFormat struct{ Open, Close string }
+
+// Format renders v.
+func (f ValueFormat) Format(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "NULL"
 	case string:
 		return fmt.Sprintf("%q", x)
+	case time.Time:
+		return x.UTC().Format("2006-01-02T15:04:05.999999Z")
 	case []any:
 		parts := make([]string, len(x))
 		for i := range x {
-			parts[i] = formatValue(x[i])
+			parts[i] = f.Format(x[i])
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return f.Open + strings.Join(parts, ", ") + f.Close
 	}
 	return fmt.Sprint(v)
 }

@@ -436,7 +436,7 @@ func concatRecords(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Reco
 			cols[c] = array.MakeArrayOfNull(mem, schema.Field(c).Type, 0)
 			continue
 		}
-		cols[c], err = array.Concatenate(parts, mem)
+		cols[c], err = vector.Concatenate(parts, mem)
 		if err != nil {
 			for _, a := range cols[:c] {
 				a.Release()

@@ -101,7 +101,8 @@ func benchArrowstreamAgg(b *testing.B, d *aggData) int {
 	recs := d.records()
 	ctx := context.Background()
 	// The engine runs operators on a pooling allocator (fresh pages are
-	// expensive here: PERF_NOTES); DuckDB keeps its own buffer pool too.
+	// expensive here: docs/performance.md, "Machine and library facts");
+	// DuckDB keeps its own buffer pool too.
 	pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
 	defer pool.Close()
 	var mem memory.Allocator = pool

@@ -47,4 +47,12 @@
 // with `go run ./cmd/aggpeer` in this directory and reads one JSON line per
 // measurement; cmd/ysbpeer does the same for "ysb". The DuckDB code they
 // share with the benchmarks is in duck.go, windowed.go and api.go.
+//
+// # The differential tester's DuckDB oracle
+//
+// Package difftest (and cmd/duckdifftest) runs the random queries of the
+// main module's internal/difftest in Arrowstream and in DuckDB over the
+// same tables and reports differing answers (docs/difftest.md):
+//
+//	go run ./cmd/duckdifftest -duration 30m -seed 1
 package duckdbpeer

@@ -1,0 +1,79 @@
+package plan
+
+import (
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// maxRangeRows bounds range(): its rows are materialized as a Values
+// node.
+const maxRangeRows = 10_000_000
+
+// rangeTable analyzes range(end), range(start, end), range(start, end,
+// step) and range(start, end, step, numPartitions): a column id (bigint)
+// from start (default 0) up to end, exclusive, by step (default 1;
+// negative counts down), as Spark's range table-valued function.
+// numPartitions changes nothing here: the rows come in order.
+func (a *analyzer) rangeTable(x *sql.TableFunc) (*scope, error) {
+	if len(x.Args) < 1 || len(x.Args) > 4 {
+		return nil, errorAt(x.Pos, ErrType, "range needs 1 to 4 arguments (end | start, end[, step[, numPartitions]]), got %d.", len(x.Args))
+	}
+	r := &resolver{sc: oneRow(), clause: "range"}
+	vals := make([]int64, len(x.Args))
+	for i, arg := range x.Args {
+		e, err := r.expr(arg)
+		if err != nil {
+			return nil, err
+		}
+		if !vector.IsIntegral(e.DataType()) {
+			return nil, errorAt(arg.Position(), ErrType, "The arguments of range must be integers, not %s (%s).", sql.Format(arg), vector.TypeName(e.DataType()))
+		}
+		if !isConstant(e) {
+			return nil, errorAt(arg.Position(), ErrType, "The arguments of range must be constant: %s.", sql.Format(arg))
+		}
+		l, err := foldConstant(castTo(e, vector.Int64))
+		if err != nil {
+			return nil, errorAt(arg.Position(), ErrType, "range argument %s: %v", sql.Format(arg), err)
+		}
+		v, ok := l.Value.(int64)
+		if !ok {
+			return nil, errorAt(arg.Position(), ErrType, "The arguments of range must not be NULL: %s.", sql.Format(arg))
+		}
+		vals[i] = v
+	}
+	start, end, step := int64(0), vals[0], int64(1)
+	if len(vals) >= 2 {
+		start, end = vals[0], vals[1]
+	}
+	if len(vals) >= 3 {
+		step = vals[2]
+	}
+	if step == 0 {
+		return nil, errorAt(x.Pos, ErrType, "The step of range must not be 0.")
+	}
+	var rows [][]any
+	for v, n := start, 0; step > 0 && v < end || step < 0 && v > end; v, n = v+step, n+1 {
+		if n == maxRangeRows {
+			return nil, errorAt(x.Pos, ErrUnsupported, "range of more than %d rows is not supported.", maxRangeRows)
+		}
+		rows = append(rows, []any{v})
+		if next := v + step; step > 0 && next < v || step < 0 && next > v {
+			break // the next value would overflow: it is past end
+		}
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: vector.Int64}}, nil)
+	vn, err := NewValues(schema, rows)
+	if err != nil {
+		return nil, err
+	}
+	qual := "range"
+	if x.Alias != nil {
+		qual = x.Alias.Name
+	}
+	if x.Watermark != nil {
+		return nil, errorAt(x.Watermark.Pos, ErrUnsupported, "A watermark on range() is not supported (it is not a stream).")
+	}
+	return withQualifier(&SubqueryAlias{Input: vn, Alias: qual}, qual), nil
+}
