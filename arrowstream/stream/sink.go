@@ -46,7 +46,11 @@ type SinkInfo struct {
 // (TBLPROPERTIES of CREATE STREAMING TABLE, or DataStreamWriter options).
 // A sink that rejects unknown options accepts these, and offers them in
 // its "did you mean" hints.
-func WriterOptionKeys() []string { return []string{"outputMode", "trigger", "checkpointLocation"} }
+// The continuous.* keys are those engine.ContinuousOptions reads.
+func WriterOptionKeys() []string {
+	return []string{"outputMode", "trigger", "checkpointLocation",
+		"continuous.visibility", "continuous.maxPendingBytes", "continuous.pollInterval"}
+}
 
 // OutputMode says what a streaming query writes to its sink each epoch.
 type OutputMode int
