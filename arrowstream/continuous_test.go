@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
@@ -221,7 +221,7 @@ func TestContinuousReplaysUncommittedEpoch(t *testing.T) {
 // growing memory: with a clock that never ticks, epochs still commit.
 func TestContinuousPendingBoundCommitsEarly(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	clock := arrowstreamtest.NewManualClock(time.Unix(0, 0))
 	s := NewSession(SessionOptions{Allocator: mem, Clock: clock})

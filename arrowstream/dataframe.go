@@ -38,7 +38,11 @@ func (s *Session) ReadStream(name string) *DataFrame {
 // is started with WriteStream like any other DataFrame. An analysis error
 // is kept and reported as for every DataFrame.
 func (s *Session) SQLDataFrame(text string) *DataFrame {
-	n, err := plan.AnalyzeSQL(text, s.Catalog())
+	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confCopy())
+	if err != nil {
+		return s.frame(nil, wrapOp("sql", err))
+	}
+	n, err := plan.AnalyzeSQLWith(text, s.Catalog(), opts)
 	return s.frame(n, wrapOp("sql", err))
 }
 

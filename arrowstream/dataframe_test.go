@@ -2,18 +2,17 @@ package arrowstream
 
 import (
 	"context"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"strings"
 	"testing"
-
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
-func newTestSession(t *testing.T) (*Session, *memory.CheckedAllocator) {
+func newTestSession(t *testing.T) (*Session, *poisonmem.Allocator) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	return NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "3"}}), mem
 }

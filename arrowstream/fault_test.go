@@ -3,12 +3,11 @@ package arrowstream
 import (
 	"context"
 	"errors"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
@@ -35,7 +34,7 @@ func (f *oneShotFault) BeforeSink(_ string, epoch, inputRows int64) error {
 
 func TestFaultInjectorFailsEpochBeforeSinkAndStateCommit(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	fault := &oneShotFault{}
 	s := NewSession(SessionOptions{Allocator: mem, Faults: fault, Conf: map[string]string{ConfShufflePartitions: "2"}})

@@ -3,6 +3,7 @@ package arrowstream_test
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func gsSet(s *arrowstream.GroupState, v int64) error {
 
 func gsFixture(t *testing.T, query func(*arrowstream.Session) *arrowstream.DataFrame, fields ...any) (*st.Stream, *st.Source) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	s := st.NewT(t, st.Options{
 		Allocator: mem, OutputMode: arrowstream.Update, Query: query, StepTimeout: 10 * time.Second,
@@ -240,7 +241,7 @@ func TestGroupStateAnalysis(t *testing.T) {
 		}, arrowstream.Update, "append mode is not supported with update output mode"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			s := st.NewT(t, st.Options{Allocator: mem, OutputMode: c.mode, Query: c.df, StepTimeout: 10 * time.Second})
 			s.MustAddSource("input", st.Schema(t, "k", vector.String, "t", vector.Int64))

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
 	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -55,6 +56,10 @@ type SessionOptions struct {
 	// checkpoint write of the session's queries (a test hook: crash
 	// harnesses kill the process at precise steps; see checkpoint.FaultHook).
 	CheckpointHook checkpoint.FaultHook
+	// Access, when set, confines the files, checkpoints and network
+	// endpoints the session's sources and sinks may use (a server sets
+	// it; nil: no restriction). See package access.
+	Access *access.Policy
 }
 
 // Session is the entry point of the Go API (Spark's SparkSession): it holds
@@ -70,6 +75,7 @@ type Session struct {
 	catalog *plan.MemoryCatalog
 	faults  engine.FaultInjector
 	ckHook  checkpoint.FaultHook
+	access  *access.Policy
 
 	mu          sync.Mutex
 	conf        map[string]string
@@ -85,7 +91,7 @@ type Session struct {
 func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
-		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook,
+		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook, access: opts.Access,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{}, sinkKeys: map[string][]string{},
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},
 	}
@@ -315,10 +321,12 @@ func defaultShufflePartitions() string { return strconv.Itoa(runtime.GOMAXPROCS(
 // the checkpointLocation option, else <root>/<name>, else a temporary
 // directory removed on clean stop.
 func (s *Session) checkpointDirFor(name string, opts map[string]string) (dir string, temporary bool, err error) {
-	for k, v := range opts {
-		if strings.EqualFold(k, "checkpointLocation") && v != "" {
-			return v, false, nil
-		}
+	loc, err := s.confinedCheckpointDir(name, opts)
+	if err != nil {
+		return "", false, err
+	}
+	if loc != "" {
+		return loc, false, nil
 	}
 	if s.ckRoot != "" && name != "" {
 		return filepath.Join(s.ckRoot, name), false, nil

@@ -60,7 +60,11 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := plan.Analyze(stmt, s.Catalog())
+	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confCopy())
+	if err != nil {
+		return nil, err
+	}
+	st, err := plan.AnalyzeWith(stmt, s.Catalog(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +197,9 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 func (s *Session) set(x *sql.Set) (*Result, error) {
 	if x.HasValue {
 		if err := plan.CheckSetting(x.Key, x.Value); err != nil {
+			return nil, err
+		}
+		if _, err := plan.OptionsFromConf(plan.DefaultOptions(), map[string]string{x.Key: x.Value}); err != nil {
 			return nil, err
 		}
 		s.SetConf(x.Key, x.Value)

@@ -2,6 +2,7 @@ package arrowstream
 
 import (
 	"context"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestStateStoreProviderRestart(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			conf := map[string]string{ConfShufflePartitions: "2"}
 			if tc.viaConf {
@@ -136,7 +137,7 @@ func TestStateStoreProviderOptionErrors(t *testing.T) {
 // table's property (SQL lower-cases property keys).
 func TestStateStoreProviderSQLProperty(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "1"}})
 	pebblestate.Register(s)

@@ -96,6 +96,12 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			return nil, err
 		}
 	}
+	if err := s.checkOptionsAccess(w.format, w.opts); err != nil {
+		return nil, err
+	}
+	if err := s.checkConfAccess(conf); err != nil {
+		return nil, err
+	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err

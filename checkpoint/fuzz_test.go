@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 // Fuzz targets for the decoders of each checkpoint file body: the log
@@ -145,7 +147,7 @@ func FuzzDecodeStatePatched(f *testing.F) {
 // message claims 2 GiB of metadata made the IPC reader allocate it (the
 // fuzzer's process ran out of memory). The framing check refuses it.
 func TestDecodeStateHugeMessageLength(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	raw, err := encodeState(mem, []string{"a"}, map[string][]byte{"a": []byte("1")}, nil)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 // encodeStateLegacy is the encoder state files were written with before the
@@ -97,7 +99,7 @@ func TestStateCodecRoundTrip(t *testing.T) {
 		{"legacy-ipc-zstd", 5000, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			keys, values, deleted := testState(tc.entries)
 			enc := encodeState

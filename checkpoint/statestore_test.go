@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
-func openTestPartition(t *testing.T, dir string, opts StoreOptions) (*StorePartition, *memory.CheckedAllocator) {
+func openTestPartition(t *testing.T, dir string, opts StoreOptions) (*StorePartition, *poisonmem.Allocator) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	opts.Allocator = mem
 	p, err := OpenStorePartition(dir, &Writer{NoSync: true}, opts)

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -20,7 +21,7 @@ var intSchema = arrow.NewSchema([]arrow.Field{{Name: "value", Type: vector.Int64
 // waitRows waits until the table shows n rows.
 func waitRows(t *testing.T, tbl *memsink.Table, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		ch := tbl.Changed()
 		snap := tbl.Snapshot()
@@ -42,7 +43,7 @@ func waitRows(t *testing.T, tbl *memsink.Table, n int64) {
 // only committed epochs.
 func TestContinuousArrivalVisibility(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	clock := arrowstreamtest.NewManualClock(time.Unix(0, 0))
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, Clock: clock})
@@ -104,7 +105,7 @@ func TestContinuousArrivalVisibility(t *testing.T) {
 // notify, so it is polled): committed epochs hold each even value once.
 func TestContinuousSQLStreamingTable(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir()})
 	cat := memsink.NewCatalog()
@@ -122,7 +123,7 @@ func TestContinuousSQLStreamingTable(t *testing.T) {
 			tbl.Close()
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for {
 		if p := q.LastProgress(); p != nil && p.BatchID >= 3 && p.NumInputRows > 0 {
 			break

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -55,11 +57,11 @@ func decodeChecked(t *testing.T, raw []byte) error {
 	go func() {
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.Scaled(2 * time.Minute)):
 			panic("WATCHDOG: decode hangs")
 		}
 	}()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	_, _, recs, err := decodeFile(mem, raw)
 	if err == nil {

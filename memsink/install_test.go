@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -37,7 +37,7 @@ func sqlRows(t *testing.T, s *arrowstream.Session, text string) []vt.Row {
 
 func TestSQLStreamingTableEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir()})
 	cat := memsink.NewCatalog()
@@ -53,7 +53,7 @@ func TestSQLStreamingTableEndToEnd(t *testing.T) {
 		t.Fatalf("no query started: %+v", res)
 	}
 	// Wait for a few epochs, then read the table while the query runs.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		if p := q.LastProgress(); p != nil && p.BatchID >= 3 {
 			break

@@ -93,6 +93,59 @@ func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, er
 	return &CommandStatement{Stmt: stmt}, nil
 }
 
+// AnalyzeWith is Analyze under the session's options (ANSI mode, time
+// zone), recorded in every cast and call of the plan. The TBLPROPERTIES of
+// CREATE STREAMING TABLE (spark.sql.ansi.enabled,
+// spark.sql.session.timeZone) override them for that table's query.
+func AnalyzeWith(stmt sql.Statement, cat Catalog, opts Options) (Statement, error) {
+	st, err := Analyze(stmt, cat)
+	if err != nil {
+		return nil, err
+	}
+	return stampStatement(st, opts)
+}
+
+func stampStatement(st Statement, opts Options) (Statement, error) {
+	switch x := st.(type) {
+	case *QueryStatement:
+		n, err := applyOptions(x.Plan, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &QueryStatement{Plan: n}, nil
+	case *ExplainStatement:
+		inner, err := stampStatement(x.Stmt, opts)
+		if err != nil {
+			return nil, err
+		}
+		c := *x
+		c.Stmt = inner
+		return &c, nil
+	case *StreamingTableStatement:
+		o, err := OptionsFromConf(opts, x.Properties)
+		if err != nil {
+			return nil, err
+		}
+		n, err := applyOptions(x.Query, o)
+		if err != nil {
+			return nil, err
+		}
+		c := *x
+		c.Query = n
+		return &c, nil
+	}
+	return st, nil
+}
+
+// AnalyzeSQLWith is AnalyzeSQL under opts.
+func AnalyzeSQLWith(text string, cat Catalog, opts Options) (Node, error) {
+	n, err := AnalyzeSQL(text, cat)
+	if err != nil {
+		return nil, err
+	}
+	return applyOptions(n, opts)
+}
+
 // AnalyzeSQL parses and analyzes one SELECT statement.
 func AnalyzeSQL(text string, cat Catalog) (Node, error) {
 	st, err := sql.Parse(text)

@@ -31,6 +31,7 @@ var streamCases = []streamCase{
 	{"SELECT url, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY url", plan.Append, plan.RuleAppendAggNoWatermark},
 	{"SELECT ts, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY ts", plan.Append, ""},
 	{"SELECT count(DISTINCT value) FROM STREAM input", plan.Complete, plan.RuleDistinctAggregate},
+	{"SELECT url, count(DISTINCT url, user_id), sum(DISTINCT user_id) FROM STREAM clicks GROUP BY url", plan.Complete, plan.RuleDistinctAggregate},
 	{"SELECT approx_count_distinct(value) FROM STREAM input", plan.Complete, ""},
 	{"SELECT user_id, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds'), user_id", plan.Update, plan.RuleSessionWindowUpdate},
 	{"SELECT count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds')", plan.Append, plan.RuleSessionWindowGlobal},

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"time"
+
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -43,6 +45,9 @@ type ColumnRef struct {
 type Literal struct {
 	Value any
 	Type  arrow.DataType
+	// wallClock marks a TIMESTAMP '...' literal without a zone, read as
+	// UTC by the parser: applyOptions re-reads it in the session time zone.
+	wallClock bool
 }
 
 // Call is an operator or function application. Func is the canonical
@@ -56,6 +61,10 @@ type Call struct {
 	Args []Expr
 	Type arrow.DataType
 	Null bool
+	// Mode and Loc are the session's semantics (see Options): ANSI or not
+	// (try_ functions are ModeTry), and the time zone (nil is UTC).
+	Mode vector.EvalMode
+	Loc  *time.Location
 
 	// typing caches what newCall learnt about the call while typing it, so
 	// that typing the call's parent costs one node, not a walk of the
@@ -66,8 +75,10 @@ type Call struct {
 // Cast converts X to type To (CAST(X AS To)); the analyzer also inserts
 // it for Spark's implicit conversions.
 type Cast struct {
-	X  Expr
-	To arrow.DataType
+	X    Expr
+	To   arrow.DataType
+	Mode vector.EvalMode // ANSI (zero), legacy (ANSI off) or try_cast
+	Loc  *time.Location  // the session time zone; nil is UTC
 }
 
 // GetField extracts field Index (named Name) of the struct X:
@@ -244,7 +255,9 @@ func WithChildren(e Expr, kids []Expr) Expr {
 		c.Args = kids
 		return &c
 	case *Cast:
-		return &Cast{X: kids[0], To: x.To}
+		c := *x
+		c.X = kids[0]
+		return &c
 	case *GetField:
 		return &GetField{X: kids[0], Index: x.Index, Name: x.Name}
 	case *Case:

@@ -12,11 +12,20 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
+
+var fuzzOptions = func() []plan.Options {
+	kolkata, err := plan.LoadTimeZone("Asia/Kolkata")
+	if err != nil {
+		panic(err)
+	}
+	return []plan.Options{plan.DefaultOptions(), {ANSI: false}, {ANSI: true, TimeZone: kolkata}}
+}()
 
 // FuzzAnalyze feeds parsed SQL to the analyzer, the optimizer, the
 // streaming checks, EXPLAIN and (for batch plans over the empty test
@@ -47,7 +56,9 @@ func FuzzAnalyze(f *testing.F) {
 		if err != nil {
 			return
 		}
-		a, err := plan.Analyze(stmt, cat)
+		// The session options vary with the input: ANSI, legacy, and a
+		// non-UTC time zone.
+		a, err := plan.AnalyzeWith(stmt, cat, fuzzOptions[len(q)%len(fuzzOptions)])
 		if err != nil {
 			return
 		}
@@ -95,7 +106,7 @@ func FuzzAnalyze(f *testing.F) {
 var fuzzTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func fuzzRun(t *testing.T, n plan.Node) ([]string, error) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	op, err := plan.Execute(context.Background(), mem, n, &plan.Env{BatchTimestamp: fuzzTime})
 	if err != nil {

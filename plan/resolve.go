@@ -88,7 +88,10 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 			return nil, err
 		}
 		c := castTo(v, to)
-		if _, err := inferType(c); err != nil && c != v {
+		if cc, ok := c.(*Cast); ok && x.Try {
+			cc.Mode = vector.ModeTry
+		}
+		if _, err := inferType(c); err != nil && c != v && !isRuntimeError(err) {
 			return nil, typeError(x.Pos, c, err)
 		}
 		return c, nil
@@ -363,7 +366,11 @@ func convertType(t *sql.TypeName) (arrow.DataType, error) {
 	switch t.Name {
 	case "BOOLEAN":
 		return vector.Boolean, nil
-	case "TINYINT", "SMALLINT", "INT":
+	case "TINYINT":
+		return vector.Int8, nil
+	case "SMALLINT":
+		return vector.Int16, nil
+	case "INT":
 		return vector.Int32, nil
 	case "BIGINT":
 		return vector.Int64, nil
@@ -437,4 +444,12 @@ func exprKey(e Expr) string {
 	p := &exprPrinter{ordinals: true}
 	p.expr(e)
 	return p.b.String()
+}
+
+// isRuntimeError reports whether err is a value's error (an invalid or
+// overflowing constant) rather than a type error: under ANSI it is raised
+// when the query runs, and without ANSI the value is NULL or wraps, so
+// analysis must not refuse the query for it.
+func isRuntimeError(err error) bool {
+	return errors.Is(err, vector.ErrInvalidInput) || errors.Is(err, vector.ErrOverflow) || errors.Is(err, vector.ErrDivideByZero)
 }

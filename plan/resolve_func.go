@@ -3,8 +3,10 @@ package plan
 import (
 	"encoding/hex"
 	"errors"
+	"math/big"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
@@ -72,6 +74,13 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	args, err := r.exprs(f.Args)
 	if err != nil {
 		return nil, err
+	}
+	switch name {
+	case "try_add", "try_subtract", "try_multiply", "try_divide":
+		return tryArithmetic(f, name, args)
+	case "try_to_timestamp":
+		// to_timestamp already gives NULL for what does not parse.
+		name = "to_timestamp"
 	}
 	switch name {
 	case "coalesce", "nvl", "ifnull":
@@ -217,7 +226,19 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		return &Literal{Type: arrow.Null}, nil
 	case sql.LitBool:
 		return &Literal{Value: strings.EqualFold(x.Value, "true"), Type: vector.Boolean}, nil
-	case sql.LitInt, sql.LitSmallInt, sql.LitTinyInt:
+	case sql.LitTinyInt:
+		v, err := strconv.ParseInt(x.Value, 10, 8)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return &Literal{Value: int8(v), Type: vector.Int8}, nil
+	case sql.LitSmallInt:
+		v, err := strconv.ParseInt(x.Value, 10, 16)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return &Literal{Value: int16(v), Type: vector.Int16}, nil
+	case sql.LitInt:
 		v, err := strconv.ParseInt(x.Value, 10, 32)
 		if err != nil {
 			return nil, bad(err)
@@ -257,6 +278,13 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		if l.Value == nil {
 			return nil, errorAt(x.Pos, ErrType, "Cannot parse the %s value %q.", x.Kind, x.Value)
 		}
+		if x.Kind == sql.LitTimestamp {
+			// A zone in the text makes the value the same in every
+			// session time zone; without one it is a wall time.
+			if z, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to, Loc: time.FixedZone("probe", 3600)}); err == nil && z.Value != l.Value {
+				l.wallClock = true
+			}
+		}
 		return l, nil
 	}
 	return nil, errorAt(x.Pos, ErrUnsupported, "Unsupported literal %s.", x.Kind)
@@ -271,7 +299,10 @@ func decimalLiteral(x *sql.Literal) (Expr, error) {
 	intPart = strings.TrimLeft(intPart, "0")
 	scale := int32(len(frac))
 	prec := max(int32(len(intPart))+scale, 1)
-	if strings.ContainsAny(digits, "eE") || prec > 38 {
+	if strings.ContainsAny(digits, "eE") {
+		return exponentDecimal(x)
+	}
+	if prec > 38 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, errorAt(x.Pos, ErrType, "Invalid number %q.", s)
@@ -285,6 +316,48 @@ func decimalLiteral(x *sql.Literal) (Expr, error) {
 	return &Literal{Value: n, Type: vector.Decimal(prec, scale)}, nil
 }
 
+// exponentDecimal types a decimal literal with an exponent (5e36BD,
+// 1.2E-38BD) as Spark's BigDecimal does: the unscaled digits and scale
+// fraction digits - exponent; a negative scale becomes 0 (the digits
+// multiplied out), and the precision is at least the scale. A value that
+// needs more than 38 digits is an error, not a double.
+func exponentDecimal(x *sql.Literal) (Expr, error) {
+	s := x.Value
+	neg := strings.HasPrefix(s, "-")
+	mant, exp, _ := strings.Cut(strings.ToLower(strings.TrimLeft(s, "+-")), "e")
+	e, err := strconv.ParseInt(exp, 10, 32)
+	if err != nil || mant == "" || mant == "." {
+		return nil, errorAt(x.Pos, ErrType, "Invalid number %q.", s)
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	scale := int64(len(frac)) - e
+	if digits == "" {
+		digits = "0"
+	}
+	if scale < 0 {
+		if int64(len(digits))-scale > 38 && digits != "0" {
+			return nil, errorAt(x.Pos, ErrType, "[INVALID_NUMERIC_LITERAL_RANGE] The decimal literal %s exceeds the maximum precision of 38.", s)
+		}
+		if digits != "0" {
+			digits += strings.Repeat("0", int(-scale))
+		}
+		scale = 0
+	}
+	prec := max(int64(len(digits)), scale, 1)
+	if prec > 38 || scale > 38 {
+		return nil, errorAt(x.Pos, ErrType, "[DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION] The decimal literal %s needs precision %d, which exceeds the maximum precision of 38.", s, prec)
+	}
+	if neg {
+		digits = "-" + digits
+	}
+	v, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return nil, errorAt(x.Pos, ErrType, "Invalid number %q.", s)
+	}
+	return &Literal{Value: decimal128.FromBigInt(v), Type: vector.Decimal(int32(prec), int32(scale))}, nil
+}
+
 // intervalOf converts an interval literal to a constant of vector's
 // interval type (microseconds); months have no fixed length and are
 // rejected.
@@ -293,9 +366,14 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 	if err != nil {
 		return nil, errorAt(x.Pos, ErrType, "%v.", err)
 	}
+	if iv.Months != 0 {
+		return nil, errorAt(x.Pos, ErrUnsupported, "Intervals with months or years are not supported here (they have no fixed length).")
+	}
 	us, err := iv.Fixed()
 	if err != nil {
-		return nil, errorAt(x.Pos, ErrUnsupported, "Intervals with months or years are not supported here: %v.", err)
+		// Spark bounds day-time intervals by a long of microseconds
+		// (106751991 days 04:00:54.775807).
+		return nil, errorAt(x.Pos, ErrType, "[INTERVAL_ARITHMETIC_OVERFLOW] The day-time interval %s is out of range: %v.", sql.Format(x), err)
 	}
 	return &Literal{Value: arrow.Duration(us), Type: vector.Interval}, nil
 }
@@ -326,4 +404,30 @@ func filteredAggregate(f *sql.FuncCall, name string) (*sql.FuncCall, error) {
 		g.Args[i] = &sql.Case{Pos: a.Position(), Whens: []*sql.When{{Pos: f.Filter.Position(), Cond: f.Filter, Result: a}}}
 	}
 	return &g, nil
+}
+
+// tryOps maps the try_ arithmetic functions to their operators.
+var tryOps = map[string]string{"try_add": "+", "try_subtract": "-", "try_multiply": "*", "try_divide": "/"}
+
+// tryArithmetic resolves try_add(a, b) and its siblings: the operator with
+// Spark's coercions, evaluated in try mode (NULL instead of
+// ARITHMETIC_OVERFLOW or DIVIDE_BY_ZERO).
+func tryArithmetic(f *sql.FuncCall, name string, args []Expr) (Expr, error) {
+	if len(args) != 2 {
+		return nil, errorAt(f.Pos, ErrType, "%s() takes 2 arguments, got %d.", name, len(args))
+	}
+	op := tryOps[name]
+	l, r := args[0], args[1]
+	if (op == "+" || op == "-") && (isInterval(l) || isInterval(r)) {
+		return nil, errorAt(f.Pos, ErrUnsupported, "%s() of an interval is not supported.", name)
+	}
+	l, r = coerceArithmetic(l, r)
+	e, err := newCall(f.Pos, op, l, r)
+	if err != nil {
+		return nil, err
+	}
+	c := *(e.(*Call))
+	c.Mode = vector.ModeTry
+	c.Null = true
+	return &c, nil
 }

@@ -16,6 +16,8 @@ type settingRule struct {
 // when the engine honours it: the session-level ones its queries read, and
 // the legacy switches whose default the engine implements.
 var settings = map[string]settingRule{
+	"spark.sql.ansi.enabled":                                     {},
+	"spark.sql.session.timezone":                                 {},
 	"spark.sql.shuffle.partitions":                               {},
 	"spark.sql.streaming.multiplewatermarkpolicy":                {},
 	"spark.sql.streaming.nodatamicrobatches.enabled":             {},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -36,11 +38,15 @@ import (
 //	                            (compared as a multiset unless ordered)
 //	error SUBSTRING             a query that must fail with SUBSTRING in
 //	                            its error (analysis or execution)
+//	set KEY VALUE               a setting (spark.sql.ansi.enabled,
+//	                            spark.sql.session.timeZone) for the
+//	                            queries after it in the file
 //
 // Lines starting with # are comments. Every query runs twice, as
 // analyzed and as optimized, on a checked allocator.
 
 type sltCase struct {
+	conf      map[string]string // settings of the preceding set directives
 	file, sql string
 	line      int
 	ordered   bool
@@ -73,6 +79,7 @@ func parseSLT(t *testing.T, path string) *sltFile {
 	}
 	out := &sltFile{tables: map[string]*sltTable{}, streams: map[string]*arrow.Schema{}}
 	base := filepath.Base(path)
+	conf := map[string]string{}
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
 		if l == "" || strings.HasPrefix(l, "#") {
@@ -112,8 +119,14 @@ func parseSLT(t *testing.T, path string) *sltFile {
 				tb.rows = append(tb.rows, splitCells(lines[i]))
 			}
 			out.tables[words[1]] = tb
+		case "set":
+			if len(words) != 3 {
+				t.Fatalf("%s:%d: set needs a key and a value", base, i+1)
+			}
+			conf = maps.Clone(conf)
+			conf[words[1]] = words[2]
 		case "query", "error":
-			c := sltCase{file: base, line: i + 1}
+			c := sltCase{file: base, line: i + 1, conf: conf}
 			if words[0] == "error" {
 				c.wantErr = strings.TrimSpace(strings.TrimPrefix(l, "error"))
 			} else {
@@ -327,8 +340,12 @@ func resultRows(recs []arrow.Record) []string {
 // sltNow is current_timestamp() in the logic tests.
 var sltNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func runSLTQuery(ctx context.Context, mem memory.Allocator, cat plan.Catalog, text string, optimize bool) ([]string, error) {
-	n, err := plan.AnalyzeSQL(text, cat)
+func runSLTQuery(ctx context.Context, mem memory.Allocator, cat plan.Catalog, text string, conf map[string]string, optimize bool) ([]string, error) {
+	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), conf)
+	if err != nil {
+		return nil, err
+	}
+	n, err := plan.AnalyzeSQLWith(text, cat, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +379,7 @@ func TestSQLLogic(t *testing.T) {
 	for _, path := range files {
 		f := parseSLT(t, path)
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			cat := plan.NewMemoryCatalog()
 			var tables []*plan.MemTable
 			for name, tb := range f.tables {
@@ -382,7 +399,7 @@ func TestSQLLogic(t *testing.T) {
 			for _, c := range f.cases {
 				total++
 				for _, opt := range []bool{false, true} {
-					got, err := runSLTQuery(context.Background(), mem, cat, c.sql, opt)
+					got, err := runSLTQuery(context.Background(), mem, cat, c.sql, c.conf, opt)
 					where := fmt.Sprintf("%s:%d (optimized %v)\n%s", c.file, c.line, opt, c.sql)
 					if c.wantErr != "" {
 						if err == nil {

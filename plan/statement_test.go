@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -61,7 +62,7 @@ func (s *sinkTable) ScanChanges(_ context.Context, mem memory.Allocator, from, t
 
 func runRows(t *testing.T, cat plan.Catalog, q string) ([]string, error) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	n, err := plan.AnalyzeSQL(q, cat)
 	if err != nil {
@@ -195,7 +196,7 @@ func TestValuesAndNoFrom(t *testing.T) {
 
 // TestSystemTables: qualified names reach the catalog joined with dots.
 func TestSystemTables(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	schema := fieldsOf("name", vector.String, "status", vector.String)
 	rec := vt.BuildRecord(mem, schema, []vt.Row{{"q1", "ACTIVE"}, {"q2", "TERMINATED"}})

@@ -54,7 +54,7 @@ func ToVectorExpr(e Expr, env *Env) (vector.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return vector.Cast(c, x.To), nil
+		return &vector.CastExpr{X: c, To: x.To, Mode: x.Mode, Loc: x.Loc}, nil
 	case *GetField:
 		c, err := ToVectorExpr(x.X, env)
 		if err != nil {
@@ -93,7 +93,7 @@ func ToVectorExpr(e Expr, env *Env) (vector.Expr, error) {
 			}
 			args[i] = v
 		}
-		return callToVector(x.Func, x.Args, args)
+		return callToVector(x, args)
 	case *aggPlaceholder:
 		return nil, fmt.Errorf("aggregate %s outside an Aggregate: %w", x, ErrAggregate)
 	}
@@ -123,7 +123,14 @@ func isInterval(e Expr) bool { return e.DataType() != nil && e.DataType().ID() =
 
 // callToVector builds the vector call of fn; orig are the plan arguments
 // (for interval constants), args their vector forms.
-func callToVector(fn string, orig []Expr, args []vector.Expr) (vector.Expr, error) {
+func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
+	fn, orig := call.Func, call.Args
+	arith := func(op vector.ArithOp) (vector.Expr, error) {
+		if len(args) != 2 {
+			return nil, fmt.Errorf("%s takes 2 arguments, got %d: %w", fn, len(args), ErrType)
+		}
+		return &vector.Arithmetic{Op: op, Left: args[0], Right: args[1], Mode: call.Mode}, nil
+	}
 	arity := func(n int) error {
 		if len(args) != n {
 			return fmt.Errorf("%s takes %d arguments, got %d: %w", fn, n, len(args), ErrType)
@@ -159,15 +166,15 @@ func callToVector(fn string, orig []Expr, args []vector.Expr) (vector.Expr, erro
 			return vector.TimestampAddInterval(args[ts], us), nil
 		}
 		if fn == "+" {
-			return vector.Add(args[0], args[1]), nil
+			return arith(vector.ArithAdd)
 		}
-		return vector.Sub(args[0], args[1]), nil
+		return arith(vector.ArithSub)
 	case "*":
-		return bin(vector.Mul)
+		return arith(vector.ArithMul)
 	case "/":
-		return bin(vector.Div)
+		return arith(vector.ArithDiv)
 	case "%":
-		return bin(vector.Mod)
+		return arith(vector.ArithMod)
 	case "=":
 		return bin(vector.Eq)
 	case "<>":
@@ -192,7 +199,7 @@ func callToVector(fn string, orig []Expr, args []vector.Expr) (vector.Expr, erro
 		if err := arity(1); err != nil {
 			return nil, err
 		}
-		return vector.Negate(args[0]), nil
+		return &vector.Negation{Child: args[0], Mode: call.Mode}, nil
 	case "not":
 		if err := arity(1); err != nil {
 			return nil, err
@@ -224,7 +231,14 @@ func callToVector(fn string, orig []Expr, args []vector.Expr) (vector.Expr, erro
 		}
 		return vector.TimestampAddInterval(&fieldAt{x: args[0], index: 1, name: "end"}, -1), nil
 	}
-	return vector.LookupFunction(fn, args)
+	e, err := vector.LookupFunction(fn, args)
+	switch x := e.(type) {
+	case *vector.FuncExpr:
+		x.Loc = call.Loc
+	case *vector.CastExpr: // int(x), string(x), ...: Spark's cast functions
+		x.Mode, x.Loc = call.Mode, call.Loc
+	}
+	return e, err
 }
 
 // fieldAt is a vector expression extracting field index of a struct

@@ -10,10 +10,10 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -24,7 +24,7 @@ import (
 // closing the table frees every byte: no snapshot is still held.
 func TestAbandonedStreamsLeaveNothing(t *testing.T) {
 	f := newSQLFixture(t, Config{})
-	bigMem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	bigMem := poisonmem.New()
 	big := newTable(t, bigMem, f.cat, "big", epochSchema, memsink.Options{})
 	for e := range 4 { // 1M rows, 24 MB: far more than the transport buffers
 		commit(t, big, int64(e), epochRecord(bigMem, int64(e), e*250_000, 250_000))

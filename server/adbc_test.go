@@ -18,13 +18,15 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
 // sqlFixture is a server with the test engine over a catalog holding
 // "orders" (epochs 0-4 of 100 rows, epochSchema).
 type sqlFixture struct {
-	mem    *memory.CheckedAllocator
+	mem    *poisonmem.Allocator
 	cat    *memsink.Catalog
 	eng    *testEngine
 	srv    *Server
@@ -33,7 +35,7 @@ type sqlFixture struct {
 
 func newSQLFixture(t testing.TB, cfg Config) *sqlFixture {
 	t.Helper()
-	f := &sqlFixture{mem: memory.NewCheckedAllocator(memory.DefaultAllocator), cat: memsink.NewCatalog()}
+	f := &sqlFixture{mem: poisonmem.New(), cat: memsink.NewCatalog()}
 	f.orders = newTable(t, f.mem, f.cat, "orders", epochSchema, memsink.Options{})
 	commitEpochs(t, f.mem, f.orders, 0, 5, 100)
 	system := SystemTables(fakeQueries{})
@@ -46,7 +48,7 @@ func newSQLFixture(t testing.TB, cfg Config) *sqlFixture {
 	t.Cleanup(func() {
 		// Runs before startServer's cleanup stops the server (LIFO), so
 		// stop it here first to release its streams.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		f.srv.Stop(ctx)
 		f.eng.stopAll()

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -109,7 +111,7 @@ func TestBackPressureFasterSourceBoundedMemory(t *testing.T) {
 		maxEpochs  = 10
 		epochs     = 60
 	)
-	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	checked := poisonmem.New()
 	defer checked.AssertSize(t, 0)
 	mem := &peakAllocator{Allocator: checked}
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true, Logger: quietLogger()})
@@ -132,7 +134,7 @@ func TestBackPressureFasterSourceBoundedMemory(t *testing.T) {
 	}
 	defer q.Stop()
 	var firstHalf, secondHalf int64
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
 	for seen := int64(-1); seen < epochs; {
 		if err := q.Exception(); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -30,10 +31,22 @@ func TestConcurrentReadersSeeWholeEpochs(t *testing.T) {
 	live := newTable(t, f.mem, f.cat, "live", epochSchema, memsink.Options{MaxEpochs: 300})
 	commitEpochs(t, f.mem, live, 0, 1, perEpoch)
 
-	ctx, cancel := context.WithTimeout(context.Background(), duration)
+	// The run lasts at least duration and until the readers have done
+	// enough whole reads during enough commits: on a loaded machine that
+	// takes longer, and the test waits for it instead of failing. The
+	// bound only stops a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(5*time.Minute))
 	defer cancel()
 	var wg sync.WaitGroup
-	var commits atomic.Int64
+	var commits, reads atomic.Int64
+	enough := func() bool { return reads.Load() >= 2*clients && commits.Load() >= 10 }
+	go func() {
+		start := time.Now()
+		for ctx.Err() == nil && (time.Since(start) < duration || !enough()) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -53,7 +66,6 @@ func TestConcurrentReadersSeeWholeEpochs(t *testing.T) {
 	}()
 
 	errs := make(chan error, clients)
-	var reads atomic.Int64
 	check := func(recs []arrow.Record) error {
 		defer releaseAll(recs)
 		if err := checkWholeEpochs(recs, perEpoch); err != nil {

@@ -35,6 +35,10 @@ const (
 	// DefaultTokenTTL is how long a bearer token issued by the handshake
 	// stays valid.
 	DefaultTokenTTL = 12 * time.Hour
+	// DefaultMaxStatementBytes is the longest SQL statement accepted.
+	DefaultMaxStatementBytes = 1 << 20
+	// DefaultStallTimeout cancels result streams nobody reads.
+	DefaultStallTimeout = 30 * time.Second
 	// DefaultCatalog is the Flight SQL catalog name of every table.
 	DefaultCatalog = "arrowstream"
 )
@@ -77,6 +81,36 @@ type Limits struct {
 	// 64K-row records (≈ 2 MiB for a few numeric columns), the fastest size
 	// to stream; only larger records are sliced.
 	BatchBytes int64
+
+	// MaxStatementBytes is the longest SQL statement accepted (0:
+	// DefaultMaxStatementBytes). It is checked before planning, and again
+	// when a ticket is redeemed, so a statement that runs always has a
+	// ticket DoGet accepts.
+	MaxStatementBytes int
+	// StallTimeout cancels a DoGet stream whose client has read nothing
+	// for this long: its records and snapshots are released and its
+	// connection closed (0: DefaultStallTimeout; negative: never).
+	StallTimeout time.Duration
+
+	// Quotas (0: no bound). Over a quota a request fails with
+	// ResourceExhausted naming it.
+	// MaxConcurrentQueries bounds the SQL statements planned or streamed
+	// at once; MaxConcurrentQueriesPerUser the same per user.
+	MaxConcurrentQueries        int
+	MaxConcurrentQueriesPerUser int
+	// MaxStreamingTables bounds the active streaming tables;
+	// MaxStreamingTablesPerUser the ones a user created through this
+	// server. CREATE STREAMING TABLE over a bound is refused.
+	MaxStreamingTables        int
+	MaxStreamingTablesPerUser int
+	// MaxStateBytes and MaxCheckpointBytes (and their per-user forms)
+	// refuse new streaming tables while the active ones hold this much
+	// state (memoryUsedBytes of their latest progress) or checkpoint data.
+	// Running tables are not stopped.
+	MaxStateBytes             int64
+	MaxStateBytesPerUser      int64
+	MaxCheckpointBytes        int64
+	MaxCheckpointBytesPerUser int64
 }
 
 // AuthConfig enables basic-auth login with bearer tokens.
@@ -118,6 +152,10 @@ type Config struct {
 	Addr string
 	// Auth enables authentication; the zero value disables it.
 	Auth AuthConfig
+	// Authenticator, when set, replaces Auth: the server checks the users,
+	// tokens and read grants of this shared Authenticator (so that the
+	// same login works on the process's other ports).
+	Authenticator *Authenticator
 	// TLS enables TLS; the zero value disables it.
 	TLS TLSConfig
 	// AllowInsecure lets the server listen on a non-loopback address
@@ -144,6 +182,9 @@ type Config struct {
 	Tables TableLister
 	// SystemTables are listed in SystemSchema.
 	SystemTables []SystemTable
+	// Queries lists the streaming queries, for the streaming-table quotas
+	// (nil: those quotas are not enforced).
+	Queries QueryLister
 	// Ingest receives DoPut batches; nil answers DoPut with Unimplemented.
 	Ingest IngestTargets
 
@@ -175,6 +216,12 @@ func (c Config) withDefaults() Config {
 	}
 	if l.PreparedStatementIdle <= 0 {
 		l.PreparedStatementIdle = DefaultPreparedStatementIdle
+	}
+	if l.MaxStatementBytes <= 0 {
+		l.MaxStatementBytes = DefaultMaxStatementBytes
+	}
+	if l.StallTimeout == 0 {
+		l.StallTimeout = DefaultStallTimeout
 	}
 	if l.BatchBytes <= 0 {
 		l.BatchBytes = min(int64(l.MaxMessageBytes)/4, 3<<20)
@@ -231,7 +278,7 @@ var ErrInsecure = errors.New("refusing to serve a non-loopback address without a
 // checkExposure refuses an address reachable from other hosts unless the
 // server authenticates and encrypts, or the operator allowed it.
 func (c Config) checkExposure(ctx context.Context) error {
-	if c.AllowInsecure || (c.Auth.enabled() && c.TLS.enabled()) {
+	if c.AllowInsecure || ((c.Auth.enabled() || c.Authenticator != nil) && c.TLS.enabled()) {
 		return nil
 	}
 	loop, err := isLoopback(ctx, c.Addr)
@@ -242,7 +289,7 @@ func (c Config) checkExposure(ctx context.Context) error {
 		return nil
 	}
 	var missing []string
-	if !c.Auth.enabled() {
+	if !c.Auth.enabled() && c.Authenticator == nil {
 		missing = append(missing, "authentication (users)")
 	}
 	if !c.TLS.enabled() {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -38,7 +39,7 @@ func statusOf(err error, fallback codes.Code) error {
 		code = codes.AlreadyExists
 	case errors.Is(err, ErrUnsupported):
 		code = codes.Unimplemented
-	case errors.Is(err, ErrPermissionDenied):
+	case errors.Is(err, ErrPermissionDenied), errors.Is(err, access.ErrDenied):
 		code = codes.PermissionDenied
 	}
 	return status.Error(code, err.Error())

@@ -10,15 +10,15 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
 func TestListFlightsGetFlightInfoGetSchema(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	cat := memsink.NewCatalog()
 	clicks := newTable(t, mem, cat, "clicks", epochSchema, memsink.Options{})
@@ -124,7 +124,7 @@ func TestListFlightsGetFlightInfoGetSchema(t *testing.T) {
 }
 
 func TestDoGetTicketForms(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	cat := memsink.NewCatalog()
 	tab := newTable(t, mem, cat, "events", epochSchema, memsink.Options{MaxEpochs: 6})
@@ -202,7 +202,7 @@ func TestDoGet10MRows(t *testing.T) {
 		t.Skip("10M rows")
 	}
 	const rows = 10_000_000
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	cat := memsink.NewCatalog()
 	tab := newTable(t, mem, cat, "big", epochSchema, memsink.Options{})
@@ -244,7 +244,7 @@ func TestDoGet10MRows(t *testing.T) {
 // TestDoGetSlicesLargeRecords: a record over the clients' message limit is
 // sliced, so that a client with the default 4 MiB gRPC limit reads it.
 func TestDoGetSlicesLargeRecords(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	cat := memsink.NewCatalog()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "epoch", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String}}, nil)
@@ -286,7 +286,7 @@ func TestDoGetSlicesLargeRecords(t *testing.T) {
 func TestIPCCompression(t *testing.T) {
 	for _, codec := range []string{"lz4", "zstd"} {
 		t.Run(codec, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			cat := memsink.NewCatalog()
 			tab := newTable(t, mem, cat, "t", epochSchema, memsink.Options{})

@@ -11,6 +11,8 @@ import (
 	pb "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // anyCmd wraps a Flight SQL command in the protobuf Any a CMD descriptor
@@ -118,7 +120,7 @@ func FuzzFlightDescriptor(f *testing.F) {
 		defer watchdog(20*time.Second, body)()
 		fx.begin()
 		desc := descriptorOf(kind, fx.withHandle(body))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		svc := fx.srv.svc
 
@@ -193,7 +195,7 @@ func FuzzFlightTicket(f *testing.F) {
 		f.Add(anyCmd(f, m))
 	}
 	f.Fuzz(func(t *testing.T, ticket []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		defer watchdog(20*time.Second, ticket)()
 		fx.begin()

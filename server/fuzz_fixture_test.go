@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -45,7 +47,7 @@ var fuzzEventsSchema = arrow.NewSchema([]arrow.Field{
 // real SessionEngine. Commands (DDL) are refused, so that inputs cannot
 // change the catalog or start queries: every input meets the same server.
 type fuzzFixture struct {
-	mem    *memory.CheckedAllocator
+	mem    *poisonmem.Allocator
 	sess   *arrowstream.Session
 	srv    *Server
 	ingest *fuzzIngest
@@ -73,7 +75,7 @@ func (noExecEngine) Exec(context.Context, Request) (int64, error) {
 
 func newFuzzFixture(f testing.TB) *fuzzFixture {
 	f.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	ctx := context.Background()
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: f.TempDir(), NoSync: true})
 	cat := memsink.NewCatalog()
@@ -110,7 +112,7 @@ func newFuzzFixture(f testing.TB) *fuzzFixture {
 	}
 	fx.handle = string(pr.Handle)
 	f.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		if err := srv.Stop(sctx); err != nil {
 			f.Error(err)

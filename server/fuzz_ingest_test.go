@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // An ingest fuzz input is a DoPut stream: FlightData messages framed as
@@ -122,7 +123,7 @@ func FuzzDoPutIngest(f *testing.F) {
 		IfExists: pb.CommandStatementIngest_TableDefinitionOptions_TABLE_EXISTS_OPTION_APPEND}})
 	bindCmd := anyCmd(f, &pb.CommandPreparedStatementQuery{PreparedStatementHandle: []byte(fx.handle)})
 	f.Fuzz(func(t *testing.T, mode uint8, data []byte) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		defer watchdog(20*time.Second, data)()
 		fx.begin()

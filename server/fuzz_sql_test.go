@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	pb "github.com/apache/arrow/go/v17/arrow/flight/gen/flight"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // sqlSeeds are statements over the fuzz catalog (clicks: epoch, i, x;
@@ -84,7 +86,7 @@ func FuzzFlightSQLStatement(f *testing.F) {
 		defer watchdog(20*time.Second, text)()
 		fx.begin()
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		svc := fx.srv.svc
 

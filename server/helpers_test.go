@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -117,7 +118,7 @@ func startServer(t testing.TB, cfg Config) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		if err := s.Stop(ctx); err != nil {
 			t.Error(err)
@@ -204,10 +205,11 @@ func wantCode(t testing.TB, err error, code codes.Code) {
 	}
 }
 
-// waitFor polls cond until it holds or d passes.
+// waitFor polls cond until it holds or d passes; d is a bound for a hang,
+// not for a slow machine: it is at least a minute, and scaled.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(testutil.Scaled(max(d, time.Minute)))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

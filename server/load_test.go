@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -88,7 +90,7 @@ func TestLoadFlightSQLClientsDuringCommits(t *testing.T) {
 		duration  = 3 * time.Second
 		maxRounds = 100
 	)
-	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	checked := poisonmem.New()
 	defer checked.AssertSize(t, 0)
 	mem := &peakAllocator{Allocator: checked}
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true,
@@ -105,7 +107,7 @@ func TestLoadFlightSQLClientsDuringCommits(t *testing.T) {
 	defer sess.Streams().StopAll()
 	srv := startServer(t, ForSession(sess, cat))
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		defer cancel()
 		srv.Stop(ctx)
 	}()
@@ -125,9 +127,22 @@ func TestLoadFlightSQLClientsDuringCommits(t *testing.T) {
 	live, _ := cat.Lookup("live")
 	baseline := mem.cur.Load()
 
-	runCtx, cancel := context.WithTimeout(ctx, duration)
+	// At least duration, and until there is enough work to judge (a
+	// loaded machine takes longer; the bound only stops a hang).
+	runCtx, cancel := context.WithTimeout(ctx, testutil.Scaled(5*time.Minute))
 	defer cancel()
 	var reads, torn, failures atomic.Int64
+	go func() {
+		start := time.Now()
+		enough := func() bool {
+			p := q.LastProgress()
+			return reads.Load() >= 2*clients && p != nil && p.BatchID >= 10
+		}
+		for runCtx.Err() == nil && (time.Since(start) < duration || !enough()) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	errs := make(chan error, clients)
 	var wg sync.WaitGroup
 	for c := range clients {

@@ -271,7 +271,7 @@ func (q *sqlServer) GetFlightInfoPreparedStatement(ctx context.Context, cmd flig
 	if err != nil {
 		return nil, statusOf(err, codes.Internal)
 	}
-	return q.statementInfo(desc, schema, ticket), nil
+	return q.statementInfo(schema, ticket), nil
 }
 
 // GetSchemaPreparedStatement returns the result schema of a prepared

@@ -38,6 +38,8 @@ type Server struct {
 	svc     *service      // the Flight service the gRPC server calls (after the interceptors)
 	streams chan struct{} // semaphore of DoGet/DoPut streams
 	pool    *memoryPool   // the process-wide memory limit
+	quotas  *quotas
+	conns   *connTracker // the open connections, to close a stalled reader's
 
 	active atomic.Int64 // streams being served (tests wait for zero)
 
@@ -61,6 +63,8 @@ func New(cfg Config) (*Server, error) {
 		streams: make(chan struct{}, cfg.Limits.MaxConcurrentStreams),
 		grants:  newReadGrants(cfg.Auth.ReadGrants),
 		pool:    &memoryPool{limit: cfg.Limits.ServerMemoryBytes},
+		quotas:  newQuotas(cfg.Limits, cfg.Queries),
+		conns:   newConnTracker(),
 	}
 	switch cfg.IPCCompression {
 	case "lz4":
@@ -79,14 +83,19 @@ func New(cfg Config) (*Server, error) {
 	}
 	unary := []grpc.UnaryServerInterceptor{s.recoverUnary}
 	stream := []grpc.StreamServerInterceptor{s.recoverStream}
-	if cfg.Auth.enabled() {
+	switch {
+	case cfg.Authenticator != nil:
+		s.auth, s.grants = cfg.Authenticator.a, cfg.Authenticator.grants
+	case cfg.Auth.enabled():
 		a, err := newAuthenticator(cfg.Auth, s.log)
 		if err != nil {
 			return nil, err
 		}
 		s.auth = a
-		unary = append(unary, a.unary)
-		stream = append(stream, a.stream)
+	}
+	if s.auth != nil {
+		unary = append(unary, s.auth.unary)
+		stream = append(stream, s.auth.stream)
 	}
 	if cfg.TLS.enabled() {
 		tc, err := loadTLS(cfg.TLS)
@@ -125,6 +134,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.cfg.Addr, err)
 	}
+	lis = s.conns.wrap(lis)
 	s.mu.Lock()
 	if s.lis != nil {
 		s.mu.Unlock()

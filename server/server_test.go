@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -29,7 +30,7 @@ func TestServeStopsWithItsContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testutil.Scaled(time.Minute)):
 		t.Fatal("Serve did not return")
 	}
 	if err := s.Start(context.Background()); err == nil {

@@ -48,9 +48,10 @@ func NewSessionEngine(sess *arrowstream.Session, system []SystemTable) *SessionE
 // the system tables of its query manager, its tables and its memory
 // sources for ingest. Fill in Addr, Auth, TLS and Limits on the result.
 func ForSession(sess *arrowstream.Session, cat *memsink.Catalog) Config {
-	system := SystemTables(ManagerQueries(sess.Streams()))
+	queries := ManagerQueries(sess.Streams())
+	system := SystemTables(queries)
 	e := NewSessionEngine(sess, system)
-	return Config{Sinks: cat, Engine: e, Tables: e, SystemTables: system, Ingest: e, Allocator: sess.Allocator()}
+	return Config{Sinks: cat, Engine: e, Tables: e, SystemTables: system, Ingest: e, Allocator: sess.Allocator(), Queries: queries}
 }
 
 // systemCatalog exposes the system tables to the planner.

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -37,7 +38,7 @@ func execSQL(t testing.TB, cn adbc.Connection, text string) {
 // closes the sink tables and drops the session's sources.
 func startSessionServer(t *testing.T) (*arrowstream.Session, *Server) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	// Registered first, so it runs after every other cleanup (LIFO).
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})

@@ -110,6 +110,14 @@ func (q *sqlServer) prepare(ctx context.Context, sql string) (Statement, error) 
 	if err != nil {
 		return Statement{}, err
 	}
+	if err := q.s.checkStatement(sql); err != nil {
+		return Statement{}, err
+	}
+	release, err := q.s.admit(ctx)
+	if err != nil {
+		return Statement{}, err
+	}
+	defer release()
 	var st Statement
 	err = q.guard("prepare", func() (err error) {
 		st, err = eng.Prepare(ctx, q.request(ctx, sql, nil, nil))
@@ -147,23 +155,33 @@ func (q *sqlServer) exec(ctx context.Context, sql string, params []arrow.Record)
 	if err := q.s.checkUnrestricted(ctx, firstWords(sql)); err != nil {
 		return 0, err
 	}
+	if err := q.s.checkStatement(sql); err != nil {
+		return 0, err
+	}
 	if err := q.s.pool.admit(); err != nil {
 		return 0, err
 	}
+	release, err := q.s.admit(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	ctx, cancel := q.s.queryContext(ctx)
 	defer cancel()
-	var total int64
-	err = forEachRow(params, func(row arrow.Record) error {
-		return q.guard("exec", func() error {
-			mem := q.newAllocator()
-			ctx, cancel := limitedContext(ctx, mem)
-			defer cancel()
-			n, err := eng.Exec(ctx, q.request(ctx, sql, row, mem))
-			total += n
-			return withLimitCause(err, mem)
+	return q.s.execQuota(ctx, sql, func() (int64, error) {
+		var total int64
+		err := forEachRow(params, func(row arrow.Record) error {
+			return q.guard("exec", func() error {
+				mem := q.newAllocator()
+				ctx, cancel := limitedContext(ctx, mem)
+				defer cancel()
+				n, err := eng.Exec(ctx, q.request(ctx, sql, row, mem))
+				total += n
+				return withLimitCause(err, mem)
+			})
 		})
+		return total, statusOf(q.s.timeoutError(ctx, err), codes.InvalidArgument)
 	})
-	return total, statusOf(q.s.timeoutError(ctx, err), codes.InvalidArgument)
 }
 
 // forEachRow calls f with each row of params as a one-row record, or once
@@ -201,13 +219,14 @@ func statementTicket(tk Ticket) (*flight.Ticket, error) {
 }
 
 // statementInfo is the FlightInfo of a statement result.
-func (q *sqlServer) statementInfo(desc *flight.FlightDescriptor, schema *arrow.Schema, ticket *flight.Ticket) *flight.FlightInfo {
+func (q *sqlServer) statementInfo(schema *arrow.Schema, ticket *flight.Ticket) *flight.FlightInfo {
+	// The descriptor is not echoed: it holds the statement, which the
+	// ticket already carries (a large statement would travel twice).
 	return &flight.FlightInfo{
-		Schema:           flight.SerializeSchema(schema, q.s.mem),
-		FlightDescriptor: desc,
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: ticket}},
-		TotalRecords:     -1,
-		TotalBytes:       -1,
+		Schema:       flight.SerializeSchema(schema, q.s.mem),
+		Endpoint:     []*flight.FlightEndpoint{{Ticket: ticket}},
+		TotalRecords: -1,
+		TotalBytes:   -1,
 	}
 }
 
@@ -217,7 +236,7 @@ func (q *sqlServer) countInfo(desc *flight.FlightDescriptor, n int64) (*flight.F
 	if err != nil {
 		return nil, statusOf(err, codes.Internal)
 	}
-	info := q.statementInfo(desc, countSchema, t)
+	info := q.statementInfo(countSchema, t)
 	info.TotalRecords = 1
 	return info, nil
 }
@@ -249,7 +268,7 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 	if err != nil {
 		return nil, statusOf(err, codes.Internal)
 	}
-	return q.statementInfo(desc, st.Schema, t), nil
+	return q.statementInfo(st.Schema, t), nil
 }
 
 // GetSchemaStatement returns a statement's result schema without running
@@ -287,9 +306,17 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	if err != nil {
 		return err
 	}
+	if err := q.s.checkStatement(sql); err != nil {
+		return err
+	}
 	if err := q.s.pool.admit(); err != nil {
 		return err
 	}
+	release, err := q.s.admit(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ctx, cancel := q.s.queryContext(ctx)
 	defer cancel()
 	qctx := ctx
@@ -364,7 +391,7 @@ func (q *sqlServer) doGet(ctx context.Context, raw []byte, stream flight.FlightS
 	}
 	switch cmd := cmd.(type) {
 	case *pb.TicketStatementQuery:
-		tk, err := DecodeTicket(cmd.GetStatementHandle())
+		tk, err := decodeTicket(cmd.GetStatementHandle(), q.s.maxTicketBytes())
 		if err != nil {
 			return statusf(codes.InvalidArgument, "DoGet: statement %v", err)
 		}

@@ -23,6 +23,8 @@ import (
 // the batch target are sent as zero-copy slices so that every message
 // stays under the clients' message limit. op is always closed.
 func (s *Server) sendStream(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, op vector.Operator) (err error) {
+	stream, op, guard := s.guardStream(ctx, stream, op)
+	defer guard.stop()
 	defer func() {
 		if r := recover(); r != nil {
 			err = panicError("stream", r)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -24,6 +25,8 @@ type QueryState struct {
 	Exception string
 	// Recent lists the recent progress reports, oldest first.
 	Recent []*arrowstream.StreamingQueryProgress
+	// CheckpointDir is the query's checkpoint directory ("" if unknown).
+	CheckpointDir string
 }
 
 // QueryLister lists the streaming queries the system tables show. It must
@@ -32,24 +35,93 @@ type QueryLister interface {
 	Queries() []QueryState
 }
 
-// ManagerQueries lists the queries of a QueryManager.
-func ManagerQueries(m *arrowstream.QueryManager) QueryLister { return managerLister{m} }
+// ManagerQueries lists the queries of a QueryManager: the active ones,
+// and the failed ones (status FAILED with their error) until a query of
+// the same name starts again; the latest maxFailedQueries failures are
+// kept. It registers itself as a listener of m.
+func ManagerQueries(m *arrowstream.QueryManager) QueryLister {
+	l := &managerLister{m: m, failed: map[string]QueryState{}}
+	m.AddListener(l)
+	return l
+}
 
-type managerLister struct{ m *arrowstream.QueryManager }
+// maxFailedQueries bounds the failed queries remembered.
+const maxFailedQueries = 100
 
-func (l managerLister) Queries() []QueryState {
+type managerLister struct {
+	m *arrowstream.QueryManager
+
+	mu     sync.Mutex
+	failed map[string]QueryState // by query id
+	order  []string              // ids, oldest failure first
+}
+
+func (l *managerLister) Queries() []QueryState {
 	var out []QueryState
+	seen := map[string]bool{}
 	for _, q := range l.m.Active() {
-		st := QueryState{ID: q.ID(), RunID: q.RunID(), Name: q.Name(), Status: "ACTIVE",
-			Message: q.Status().Message, Recent: q.RecentProgress()}
-		if err := q.Exception(); err != nil {
-			st.Status, st.Exception = "FAILED", err.Error()
-		} else if !q.IsActive() {
-			st.Status = "TERMINATED"
-		}
+		st := stateOf(q, nil)
+		seen[st.ID] = true
 		out = append(out, st)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range l.order {
+		if !seen[id] {
+			out = append(out, l.failed[id])
+		}
+	}
 	return out
+}
+
+// stateOf describes q; err is its failure when known.
+func stateOf(q *arrowstream.StreamingQuery, err error) QueryState {
+	st := QueryState{ID: q.ID(), RunID: q.RunID(), Name: q.Name(), Status: "ACTIVE",
+		Message: q.Status().Message, Recent: q.RecentProgress(), CheckpointDir: q.CheckpointDir()}
+	if err == nil {
+		err = q.Exception()
+	}
+	if err != nil {
+		st.Status, st.Exception = "FAILED", err.Error()
+	} else if !q.IsActive() {
+		st.Status = "TERMINATED"
+	}
+	return st
+}
+
+func (l *managerLister) OnQueryStarted(q *arrowstream.StreamingQuery) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 0; i < len(l.order); i++ {
+		id := l.order[i]
+		if id == q.ID() || l.failed[id].Name == q.Name() {
+			delete(l.failed, id)
+			l.order = append(l.order[:i], l.order[i+1:]...)
+			i--
+		}
+	}
+}
+
+func (l *managerLister) OnQueryProgress(*arrowstream.StreamingQuery, *arrowstream.StreamingQueryProgress) {
+}
+
+func (l *managerLister) OnQueryTerminated(q *arrowstream.StreamingQuery, err error) {
+	if err == nil {
+		return
+	}
+	st := stateOf(q, err)
+	st.Status = "FAILED"
+	st.Message = "Terminated with exception"
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.failed[st.ID]; !ok {
+		l.order = append(l.order, st.ID)
+	}
+	l.failed[st.ID] = st
+	for len(l.order) > maxFailedQueries {
+		delete(l.failed, l.order[0])
+		l.order = l.order[1:]
+	}
 }
 
 // SystemTables returns system.streaming_queries (one row per query: id,

@@ -7,13 +7,13 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 func TestSystemTables(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	tables := SystemTables(fakeQueries{})
 	if tables[0].Name() != "streaming_queries" || tables[1].Name() != "query_progress" {

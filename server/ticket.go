@@ -71,14 +71,25 @@ func (t Ticket) Encode() ([]byte, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
-	return json.Marshal(t)
+	// No HTML escaping: a statement's '<', '>' and '&' would take six
+	// bytes each, and the ticket travels in the FlightInfo.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // DecodeTicket parses and validates a ticket. Errors describe what is
 // wrong without echoing more than a short prefix of the input.
-func DecodeTicket(b []byte) (Ticket, error) {
-	if len(b) > maxTicketBytes {
-		return Ticket{}, fmt.Errorf("ticket of %d bytes is longer than %d", len(b), maxTicketBytes)
+func DecodeTicket(b []byte) (Ticket, error) { return decodeTicket(b, maxTicketBytes) }
+
+// decodeTicket is DecodeTicket with a size limit.
+func decodeTicket(b []byte, limit int) (Ticket, error) {
+	if len(b) > limit {
+		return Ticket{}, fmt.Errorf("ticket of %d bytes is longer than %d", len(b), limit)
 	}
 	if !utf8.Valid(b) {
 		return Ticket{}, errors.New("ticket is not valid UTF-8 JSON")

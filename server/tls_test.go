@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -107,7 +108,7 @@ func listOnce(s *Server, cfg *tls.Config) error {
 		return err
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 	defer cancel()
 	ls, err := c.ListFlights(ctx, &flight.Criteria{})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 // TestValidateData builds array data whose buffers lie (arrow-go builds
@@ -14,7 +16,7 @@ import (
 // that validateData names the problem, and that well-formed data of every
 // accepted layout, sliced too, passes.
 func TestValidateData(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	buf := func(b []byte) *memory.Buffer { return memory.NewBufferBytes(b) }
 	i32 := func(v ...int32) *memory.Buffer { return buf(arrow.Int32Traits.CastToBytes(v)) }

@@ -38,7 +38,7 @@ func (p *parser) parseStatement() Statement {
 			return p.parseInsert()
 		}
 	}
-	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW or DESCRIBE)")
+	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET)")
 	return nil
 }
 
@@ -291,35 +291,43 @@ func (p *parser) parseDescribe() Statement {
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
 }
 
-// parseSet parses SET key [= value]: the key and the value are the tokens
-// up to '=' and after it, joined as written (spark.sql.shuffle.partitions,
-// America/Los_Angeles).
+// parseSet parses SET key [= value], Spark's way of changing (or, without
+// a value, showing) a session setting: the key is a dotted name, the value
+// a quoted string or the raw text of the remaining tokens (true, UTC,
+// America/Los_Angeles, +01:00).
 func (p *parser) parseSet() *Set {
-	st := &Set{Pos: p.next().pos}
-	var key, value strings.Builder
-	for t := p.peek(); t.kind != tEOF && t.kind != tSemi && t.kind != tErr; t = p.peek() {
-		p.next()
-		if t.kind == tEq && !st.HasValue {
-			st.HasValue = true
+	start := p.next()
+	st := &Set{Pos: start.pos}
+	var key strings.Builder
+	prev := tEOF
+	for k := p.peek().kind; k != tEq && k != tEOF && k != tSemi; k = p.peek().kind {
+		t := p.next()
+		if (t.kind == tWord || t.kind == tDot) && t.kind != prev {
+			key.WriteString(t.raw)
+			prev = t.kind
 			continue
 		}
-		text := t.raw
+		p.failAt(t.pos, "expected a setting name and = after SET, found %s", describe(*t))
+	}
+	if key.Len() == 0 {
+		p.failAt(start.pos, "expected a setting name after SET")
+	}
+	st.Key = key.String()
+	if p.peek().kind != tEq {
+		return st
+	}
+	p.next()
+	st.HasValue = true
+	var val strings.Builder
+	for p.peek().kind != tEOF && p.peek().kind != tSemi {
+		t := p.next()
 		if t.kind == tString {
-			text = t.text
+			val.WriteString(t.text)
+			continue
 		}
-		if st.HasValue {
-			value.WriteString(text)
-		} else {
-			key.WriteString(text)
-		}
+		val.WriteString(t.raw)
 	}
-	if t := p.peek(); t.kind == tErr {
-		p.unexpected("a setting after SET")
-	}
-	st.Key, st.Value = key.String(), value.String()
-	if st.Key == "" {
-		p.unexpected("a setting name after SET")
-	}
+	st.Value = val.String()
 	return st
 }
 

@@ -239,3 +239,25 @@ SELECT * FROM clicks_per_minute WHERE clicks > 100 ORDER BY minute DESC LIMIT 20
 		}
 	}
 }
+
+func TestParseSet(t *testing.T) {
+	for _, c := range []struct{ src, key, value string }{
+		{"SET spark.sql.ansi.enabled = false", "spark.sql.ansi.enabled", "false"},
+		{"SET spark.sql.session.timeZone='America/Los_Angeles'", "spark.sql.session.timeZone", "America/Los_Angeles"},
+		{"set spark.sql.session.timeZone = UTC", "spark.sql.session.timeZone", "UTC"},
+	} {
+		st, err := Parse(c.src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		s, ok := st.(*Set)
+		if !ok || s.Key != c.key || s.Value != c.value || !s.HasValue {
+			t.Errorf("%s: got %#v", c.src, st)
+		}
+	}
+	for _, bad := range []string{"SET", "SET = 1", "SET a b = 1"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

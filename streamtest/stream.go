@@ -16,6 +16,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -30,7 +31,9 @@ type Options struct {
 	// Dir is the directory of the checkpoint (required by New; NewT uses
 	// t.TempDir()). The checkpoint lives in Dir/checkpoint.
 	Dir string
-	// Allocator for all data (default: Go's allocator).
+	// Allocator for all data (default: the poisoning test allocator of
+	// internal/testutil/poisonmem, which NewT also checks for leaks when
+	// the test ends).
 	Allocator memory.Allocator
 	// Conf holds session settings by Spark's keys
 	// (spark.sql.shuffle.partitions, ...).
@@ -112,7 +115,7 @@ func New(opts Options) (*Stream, error) {
 		lastChecked: -1,
 	}
 	if s.mem == nil {
-		s.mem = memory.NewGoAllocator()
+		s.mem = poisonmem.New()
 	}
 	s.clock = &switchClock{c: arrowstream.SystemClock{}}
 	s.sess = arrowstream.NewSession(arrowstream.SessionOptions{
@@ -136,6 +139,10 @@ func NewT(t testing.TB, opts Options) *Stream {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
+	}
+	if opts.Allocator == nil {
+		// Registered before the Close cleanup below, so it runs after it.
+		opts.Allocator = poisonmem.NewChecked(t)
 	}
 	s, err := New(opts)
 	if err != nil {

@@ -6,16 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	st "github.com/arrowstream/arrowstream/streamtest"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
 func newFixture(t *testing.T, mode arrowstream.OutputMode, query func(*arrowstream.Session) *arrowstream.DataFrame) (*st.Stream, *st.Source) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	s := st.NewT(t, st.Options{
 		Allocator: mem, OutputMode: mode, Query: query, StepTimeout: 10 * time.Second,
@@ -115,7 +114,7 @@ func TestAnalysisFailure(t *testing.T) {
 }
 
 func TestDirectSink(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s, err := st.New(st.Options{Dir: t.TempDir(), Allocator: mem, SinkSchema: st.Schema(t, "value", vector.Int32), SinkMode: arrowstream.Complete})
 	if err != nil {

@@ -144,8 +144,9 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 		b.acc = &countAcc{}
 		b.result = arrow.Field{Type: Int64}
 		// count(1): non-null constants count every row, like count(*),
-		// without expanding the constant into a column per batch.
-		allConst := true
+		// without expanding the constant into a column per batch. Not
+		// count(DISTINCT 1, 2), which counts one tuple where there are rows.
+		allConst := !call.Distinct
 		for _, ev := range evs {
 			c, ok := ev.(ConstantEvaluator)
 			allConst = allConst && ok && c.Value() != nil

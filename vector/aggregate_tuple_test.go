@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -37,7 +38,7 @@ func tupleAggRows(t *testing.T, mem memory.Allocator, schema *arrow.Schema, recs
 // dictionary, another dictionary, a dictionary with a repeated value, and
 // a batch with a null key in between (general path for that batch only).
 func TestAggregateTupleKeys(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dictA := stringArr(mem, "c1", "c2", "c3", "c1") // "c1" twice
 	dictB := stringArr(mem, "c3", "c4")

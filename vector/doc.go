@@ -32,11 +32,19 @@
 //  4. Kernels work on raw slices and bitmaps (Int64Values, the validity
 //     bitmap); they never Retain or Release inside per-row loops.
 //  5. Allocators are passed in explicitly (Bind and the operator constructors
-//     take a memory.Allocator). Tests use memory.NewCheckedAllocator and assert
-//     that zero bytes remain allocated at the end.
+//     take a memory.Allocator). Tests use the checked, poisoning allocator of
+//     internal/testutil/poisonmem (vectortest.NewAllocator), which asserts
+//     that zero bytes remain allocated at the end and overwrites released
+//     memory, so that a read after release gives a wrong answer in the test.
 //  6. Published (committed) data is immutable: nobody writes into a buffer that
 //     another reader may hold. Readers retain what they send; eviction
 //     releases.
+//  7. Values own their bytes. A Go string or []byte taken from an array's
+//     buffer (String.Value, BinaryParts) aliases it; anything kept beyond the
+//     array's lifetime (a literal, a folded constant, a state key, a min/max
+//     accumulator, a table cell) is copied first. [ValueAt] always copies.
+//     The pool allocator zeroes and reuses released buffers, so an alias
+//     kept too long silently changes.
 //
 // # Errors
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -59,9 +60,18 @@ func (op ArithOp) String() string {
 // Kernels work on whole columns; a constant operand binds to a
 // column-with-constant kernel and is never expanded. Build one with Add,
 // Sub, Mul, Div or Mod.
+//
+// Mode selects what happens where ANSI raises: ModeANSI (the zero value)
+// raises ARITHMETIC_OVERFLOW or DIVIDE_BY_ZERO; ModeLegacy (Spark 3, ANSI
+// off) wraps integer results and gives NULL for a zero divisor and for a
+// decimal result that does not fit; ModeTry (try_add, try_subtract,
+// try_multiply, try_divide) gives NULL for all of them. Overflow is
+// detected per batch by the kernels; only a batch that has an offender
+// takes the row-by-row path.
 type Arithmetic struct {
 	Op          ArithOp
 	Left, Right Expr
+	Mode        EvalMode
 }
 
 // Add returns (l + r).
@@ -81,6 +91,9 @@ func Mod(l, r Expr) Expr { return &Arithmetic{Op: ArithMod, Left: l, Right: r} }
 
 // String renders (l op r).
 func (a *Arithmetic) String() string {
+	if a.Mode == ModeTry {
+		return tryName(a.Op) + "(" + a.Left.String() + ", " + a.Right.String() + ")"
+	}
 	return "(" + a.Left.String() + " " + a.Op.String() + " " + a.Right.String() + ")"
 }
 
@@ -144,15 +157,16 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 		if err != nil {
 			return nil, err
 		}
-		ev := newDecimalArith(a.Op, newBinaryBase(expr, lw, rw, lName, rName, mem), ld, rd, dt.(*arrow.Decimal128Type))
+		ev := newDecimalArith(a.Op, a.Mode, newBinaryBase(expr, lw, rw, lName, rName, mem), ld, rd, dt.(*arrow.Decimal128Type))
 		return foldIfConstant(ev, mem, lw, rw), nil
 	}
 	common, _ := CommonType(lt, rt)
+	var narrow arrow.DataType // tinyint or smallint: computed as int, then narrowed
 	switch {
 	case a.Op == ArithDiv || isFloating(common):
 		common = Float64
 	case common.ID() == arrow.INT8 || common.ID() == arrow.INT16:
-		common = Int32
+		narrow, common = common, Int32
 	}
 	if allNull {
 		return newConst(common, nil, mem), nil
@@ -169,11 +183,16 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 	var ev Evaluator
 	switch common.ID() {
 	case arrow.INT32:
-		ev = &intArithEval[int32]{binaryBase: base, op: a.Op, dt: common}
+		ev = &intArithEval[int32]{binaryBase: base, op: a.Op, dt: common, mode: a.Mode}
 	case arrow.INT64:
-		ev = &intArithEval[int64]{binaryBase: base, op: a.Op, dt: common}
+		ev = &intArithEval[int64]{binaryBase: base, op: a.Op, dt: common, mode: a.Mode}
 	default:
-		ev = &floatArithEval{binaryBase: base, op: a.Op}
+		ev = &floatArithEval{binaryBase: base, op: a.Op, mode: a.Mode}
+	}
+	if narrow != nil {
+		// Spark keeps tinyint and smallint: the int result of two such
+		// operands cannot overflow int, only the narrow type.
+		ev = &narrowArithEval{in: ev, dt: narrow, mode: a.Mode, base: base, op: a.Op}
 	}
 	return foldIfConstant(ev, mem, lw, rw), nil
 }
@@ -289,8 +308,9 @@ func releaseAll(arrs ...arrow.Array) {
 // intArithEval runs + - * % over int or bigint operands of the same type.
 type intArithEval[T int32 | int64] struct {
 	binaryBase
-	op ArithOp
-	dt arrow.DataType
+	op   ArithOp
+	dt   arrow.DataType
+	mode EvalMode
 }
 
 func (e *intArithEval[T]) DataType() arrow.DataType { return e.dt }
@@ -305,24 +325,70 @@ func (e *intArithEval[T]) Eval(ctx context.Context, rec arrow.Record) (arrow.Arr
 	x, y := operandOf[T](la, e.lv), operandOf[T](ra, e.rv)
 	if e.op == ArithMod {
 		if row := firstZeroDivisor(y, la, ra, n); row >= 0 {
-			return nil, e.evalError(row, ErrDivideByZero, la, ra)
+			if e.mode == ModeANSI {
+				return nil, e.evalError(row, errDivideByZero, la, ra)
+			}
+			return e.rowByRow(x, y, la, ra, n), nil
 		}
 	}
 	buf, out := newValues[T](e.mem, n)
 	if !intArith(e.op, x, y, out) {
 		if row := firstIntOverflow(e.op, x, y, la, ra, n); row >= 0 {
-			buf.Release()
-			return nil, e.evalError(row, ErrOverflow, la, ra)
+			switch e.mode {
+			case ModeANSI:
+				buf.Release()
+				return nil, e.evalError(row, errArithOverflow(tryName(e.op)), la, ra)
+			case ModeTry:
+				buf.Release()
+				return e.rowByRow(x, y, la, ra, n), nil
+			}
+			// Without ANSI the kernels' wrapped results are Spark 3's.
 		}
 	}
 	validity, nulls := andValidity(e.mem, n, la, ra)
 	return newArrayOwning(e.dt, n, buf, validity, nulls), nil
 }
 
+// rowByRow is the slow path of a batch with a zero divisor or (try_) an
+// overflow outside ANSI: such rows are NULL, the others computed (wrapping).
+func (e *intArithEval[T]) rowByRow(x, y operand[T], la, ra arrow.Array, n int) arrow.Array {
+	buf, out := newValues[T](e.mem, n)
+	v := newValidityOut(e.mem, n, la, ra)
+	for i := 0; i < n; i++ {
+		a, b := x.at(i), y.at(i)
+		out[i] = 0
+		switch {
+		case !v.valid(i):
+		case e.op == ArithMod && b == 0:
+			v.setNull(i)
+		case e.mode == ModeTry && intOverflows(e.op, a, b):
+			v.setNull(i)
+		default:
+			out[i] = intOp(e.op, a, b)
+		}
+	}
+	bm, nulls := v.finish()
+	return newArrayOwning(e.dt, n, buf, bm, nulls)
+}
+
+// intOp is one wrapping integer operation (+ - * %; b is not 0 for %).
+func intOp[T int32 | int64](op ArithOp, a, b T) T {
+	switch op {
+	case ArithAdd:
+		return a + b
+	case ArithSub:
+		return a - b
+	case ArithMul:
+		return a * b
+	}
+	return a % b
+}
+
 // floatArithEval runs + - * / % over doubles.
 type floatArithEval struct {
 	binaryBase
-	op ArithOp
+	op   ArithOp
+	mode EvalMode
 }
 
 func (e *floatArithEval) DataType() arrow.DataType { return Float64 }
@@ -337,7 +403,10 @@ func (e *floatArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Arra
 	x, y := operandOf[float64](la, e.lv), operandOf[float64](ra, e.rv)
 	if e.op == ArithDiv || e.op == ArithMod {
 		if row := firstZeroDivisor(y, la, ra, n); row >= 0 {
-			return nil, e.evalError(row, ErrDivideByZero, la, ra)
+			if e.mode == ModeANSI {
+				return nil, e.evalError(row, errDivideByZero, la, ra)
+			}
+			return e.rowByRow(x, y, la, ra, n), nil
 		}
 	}
 	buf, out := newValues[float64](e.mem, n)
@@ -346,10 +415,99 @@ func (e *floatArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Arra
 	return newArrayOwning(Float64, n, buf, validity, nulls), nil
 }
 
+// narrowArithEval narrows the int result of + - * % over tinyint or
+// smallint operands to their type: a value out of its range is
+// ARITHMETIC_OVERFLOW (ANSI), wraps (legacy) or is NULL (try_).
+type narrowArithEval struct {
+	in   Evaluator
+	dt   arrow.DataType
+	mode EvalMode
+	base binaryBase
+	op   ArithOp
+}
+
+func (e *narrowArithEval) DataType() arrow.DataType { return e.dt }
+
+func (e *narrowArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
+	wide, err := e.in.Eval(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer wide.Release()
+	src := fnRawValues[int32](wide)
+	lo, hi := int32(math.MinInt8), int32(math.MaxInt8)
+	if e.dt.ID() == arrow.INT16 {
+		lo, hi = math.MinInt16, math.MaxInt16
+	}
+	n := wide.Len()
+	v := newValidityOut(e.base.mem, n, wide)
+	var buf *memory.Buffer
+	var row = -1
+	if e.dt.ID() == arrow.INT8 {
+		b, dst := fnFixedBuf[int8](e.base.mem, n)
+		buf, row = b, narrowInts(src, dst, lo, hi, wide, v, e.mode)
+	} else {
+		b, dst := fnFixedBuf[int16](e.base.mem, n)
+		buf, row = b, narrowInts(src, dst, lo, hi, wide, v, e.mode)
+	}
+	if row >= 0 {
+		buf.Release()
+		v.release()
+		return nil, &EvalError{Expr: e.base.expr.String(), Row: row, Err: errArithOverflow(tryName(e.op))}
+	}
+	bm, nulls := v.finish()
+	return fnNewArray(e.dt, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
+}
+
+// narrowInts narrows every value (wrapping); a valid value out of [lo, hi]
+// is returned as the failing row under ANSI and made NULL under try_.
+func narrowInts[D int8 | int16](src []int32, dst []D, lo, hi int32, wide arrow.Array, v *validityOut, mode EvalMode) int {
+	ok := true
+	for i, x := range src {
+		dst[i] = D(x)
+		ok = ok && x >= lo && x <= hi
+	}
+	if ok || mode == ModeLegacy {
+		return -1
+	}
+	for i, x := range src {
+		if (x < lo || x > hi) && wide.IsValid(i) {
+			if mode == ModeANSI {
+				return i
+			}
+			v.setNull(i)
+		}
+	}
+	return -1
+}
+
+// rowByRow is the slow path of a batch with a zero divisor outside ANSI:
+// those rows are NULL.
+func (e *floatArithEval) rowByRow(x, y operand[float64], la, ra arrow.Array, n int) arrow.Array {
+	buf, out := newValues[float64](e.mem, n)
+	v := newValidityOut(e.mem, n, la, ra)
+	for i := 0; i < n; i++ {
+		a, b := x.at(i), y.at(i)
+		out[i] = 0
+		switch {
+		case !v.valid(i):
+		case b == 0:
+			v.setNull(i)
+		case e.op == ArithDiv:
+			out[i] = a / b
+		default:
+			out[i] = math.Mod(a, b)
+		}
+	}
+	bm, nulls := v.finish()
+	return newArrayOwning(Float64, n, buf, bm, nulls)
+}
+
 // Negation is unary minus, (- x). Negating the smallest int or bigint is
 // ErrOverflow (ANSI).
 type Negation struct {
 	Child Expr
+	Mode  EvalMode // ModeLegacy wraps (Spark 3); otherwise overflow raises
 }
 
 // Negate returns (- e).
@@ -384,7 +542,7 @@ func (n *Negation) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 	if isNullConst(c) {
 		return newConst(dt, nil, mem), nil
 	}
-	ev := &negateEval{child: c, dt: dt, expr: textOf(n), name: name, mem: mem}
+	ev := &negateEval{child: c, dt: dt, expr: textOf(n), name: name, mem: mem, wrap: n.Mode == ModeLegacy}
 	return foldIfConstant(ev, mem, c), nil
 }
 
@@ -393,6 +551,7 @@ type negateEval struct {
 	dt         arrow.DataType
 	expr, name sqlText
 	mem        memory.Allocator
+	wrap       bool // without ANSI -MIN is MIN, as Java's negation
 }
 
 func (e *negateEval) DataType() arrow.DataType { return e.dt }
@@ -416,13 +575,13 @@ func (e *negateEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	case arrow.DECIMAL128:
 		buf = negateDecimals(e.mem, arr)
 	}
-	if row >= 0 {
+	if row >= 0 && !e.wrap {
 		buf.Release()
 		values := ""
 		if !e.name.empty() {
 			values = e.name.String() + "=" + FormatValue(ValueAt(arr, row), e.dt)
 		}
-		return nil, &EvalError{Expr: e.expr.String(), Row: row, Values: values, Err: ErrOverflow}
+		return nil, &EvalError{Expr: e.expr.String(), Row: row, Values: values, Err: errArithOverflow("try_subtract")}
 	}
 	validity, nulls := copyValidity(e.mem, arr)
 	return newArrayOwning(e.dt, n, buf, validity, nulls), nil

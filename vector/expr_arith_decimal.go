@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
@@ -203,6 +204,7 @@ type decimalArithEval struct {
 	binaryBase
 	op       ArithOp
 	dt       *arrow.Decimal128Type
+	mode     EvalMode
 	s1, s2   int32
 	fast     bool           // 128-bit kernel (see the file comment)
 	m1, m2   decimal128.Num // + -: multipliers to the common scale
@@ -211,8 +213,8 @@ type decimalArithEval struct {
 	big      decimalBig
 }
 
-func newDecimalArith(op ArithOp, base binaryBase, l, r, dt *arrow.Decimal128Type) Evaluator {
-	e := &decimalArithEval{binaryBase: base, op: op, dt: dt, s1: l.Scale, s2: r.Scale}
+func newDecimalArith(op ArithOp, mode EvalMode, base binaryBase, l, r, dt *arrow.Decimal128Type) Evaluator {
+	e := &decimalArithEval{binaryBase: base, op: op, mode: mode, dt: dt, s1: l.Scale, s2: r.Scale}
 	e.limit = decimal128.GetScaleMultiplier(int(dt.Precision))
 	e.negLimit = e.limit.Negate()
 	switch op {
@@ -252,7 +254,14 @@ func (e *decimalArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Ar
 	}
 	if e.fast {
 		if row := e.fastKernel(x, y, out, valid); row >= 0 {
-			return fail(row, ErrOverflow)
+			if e.mode == ModeANSI {
+				return fail(row, errDecimalOverflow(out[row], e.dt))
+			}
+			buf.Release()
+			if validity != nil {
+				validity.Release()
+			}
+			return e.rowByRow(x, y, la, ra, n), nil
 		}
 	} else {
 		for i := range out {
@@ -261,17 +270,61 @@ func (e *decimalArithEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Ar
 				continue
 			}
 			a, b := x.at(i), y.at(i)
-			if (e.op == ArithDiv || e.op == ArithMod) && b == (decimal128.Num{}) {
-				return fail(i, ErrDivideByZero)
+			zero := (e.op == ArithDiv || e.op == ArithMod) && b == (decimal128.Num{})
+			if zero && e.mode == ModeANSI {
+				return fail(i, errDivideByZero)
 			}
-			v, ok := e.slow(a, b)
+			v, ok := decimal128.Num{}, false
+			if !zero {
+				v, ok = e.slow(a, b)
+			}
+			if !ok && e.mode == ModeANSI {
+				return fail(i, errDecimalOverflow(v, e.dt))
+			}
 			if !ok {
-				return fail(i, ErrOverflow)
+				buf.Release()
+				if validity != nil {
+					validity.Release()
+				}
+				return e.rowByRow(x, y, la, ra, n), nil
 			}
 			out[i] = v
 		}
 	}
 	return newArrayOwning(e.dt, n, buf, validity, nulls), nil
+}
+
+// rowByRow computes a batch outside ANSI once a row failed: rows with a
+// zero divisor or a result that does not fit are NULL.
+func (e *decimalArithEval) rowByRow(x, y operand[decimal128.Num], la, ra arrow.Array, n int) arrow.Array {
+	buf, out := newValues[decimal128.Num](e.mem, n)
+	v := newValidityOut(e.mem, n, la, ra)
+	for i := 0; i < n; i++ {
+		out[i] = decimal128.Num{}
+		if !v.valid(i) {
+			continue
+		}
+		a, b := x.at(i), y.at(i)
+		if (e.op == ArithDiv || e.op == ArithMod) && b == (decimal128.Num{}) {
+			v.setNull(i)
+			continue
+		}
+		r, ok := e.slow(a, b)
+		if !ok {
+			v.setNull(i)
+			continue
+		}
+		out[i] = r
+	}
+	bm, nulls := v.finish()
+	return newArrayOwning(e.dt, n, buf, bm, nulls)
+}
+
+// errDecimalOverflow is NUMERIC_VALUE_OUT_OF_RANGE for a decimal result
+// that does not fit dt (Spark names no value when it cannot represent it).
+func errDecimalOverflow(_ decimal128.Num, dt *arrow.Decimal128Type) error {
+	return &SparkError{Class: "NUMERIC_VALUE_OUT_OF_RANGE", Err: ErrOverflow, Msg: fmt.Sprintf(
+		"The result of the decimal operation cannot be represented as Decimal(%d, %d). %s", dt.Precision, dt.Scale, ansiHint)}
 }
 
 // fastKernel runs + - * in 128 bits and returns the first valid row whose

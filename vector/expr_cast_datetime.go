@@ -132,9 +132,13 @@ func parseDate(b []byte) (int32, bool) {
 // CET, ...) or a region such as Europe/Paris. Strings holding only a time
 // of day are NULL: Spark would take the current date, which is not
 // deterministic.
-func parseTimestamp(b []byte) (int64, bool) {
+func parseTimestamp(b []byte) (int64, bool) { return parseTimestampIn(b, nil) }
+
+// parseTimestampIn is parseTimestamp reading a string without a zone in
+// loc (the session time zone; nil is UTC).
+func parseTimestampIn(b []byte, loc *time.Location) (int64, bool) {
 	if v, ok := parseCanonicalTimestamp(b); ok {
-		return v, true
+		return localToInstant(loc, v), true
 	}
 	segs, zone, justTime, ok := timestampSegments(b)
 	if !ok || justTime {
@@ -164,6 +168,9 @@ func parseTimestamp(b []byte) (int64, bool) {
 	secs := days*86400 + h*3600 + mi*60 + s - offset
 	if secs > math.MaxInt64/fnMicrosPerSecond-1 || secs < math.MinInt64/fnMicrosPerSecond+1 {
 		return 0, false
+	}
+	if zone == nil {
+		return localToInstant(loc, secs*fnMicrosPerSecond+us), true
 	}
 	return secs*fnMicrosPerSecond + us, true
 }

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -18,6 +19,11 @@ import (
 // rowFunc converts the non-null value of row i.
 type rowFunc func(c *castEval, arr arrow.Array, i int) (v any, null bool, err error)
 
+// errRowOverflow is what a rowFunc returns for a value out of the target's
+// range; rowKernel turns it into the row's CAST_OVERFLOW (or
+// NUMERIC_VALUE_OUT_OF_RANGE) error under ANSI and NULL otherwise.
+var errRowOverflow = errors.New("value out of range")
+
 // rowKernel runs f over every non-null row and appends to a builder.
 func rowKernel(f rowFunc) castKernel {
 	return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
@@ -30,7 +36,12 @@ func rowKernel(f rowFunc) castKernel {
 				continue
 			}
 			v, null, err := f(c, arr, i)
-			if err != nil {
+			switch {
+			case err == errRowOverflow && c.mode != ModeANSI:
+				null = true
+			case err == errRowOverflow:
+				return nil, c.overflowError(arr, i)
+			case err != nil:
 				return nil, c.rowError(arr, i, err)
 			}
 			if null {
@@ -186,8 +197,9 @@ func fitDecimal(v *big.Int, scale int32, dt *arrow.Decimal128Type) (decimal128.N
 	return toDecimal(rescaleBig(v, scale, dt.Scale, true), dt.Precision)
 }
 
-// stringToDecimal parses trimmed Java BigDecimal syntax; what does not parse
-// or fit is NULL (non-ANSI string semantics).
+// stringToDecimal parses trimmed Java BigDecimal syntax. Under ANSI what
+// does not parse is CAST_INVALID_INPUT and what does not fit
+// CANNOT_CHANGE_DECIMAL_PRECISION; otherwise both are NULL.
 func stringToDecimal(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	dt := c.to.(*arrow.Decimal128Type)
 	offs, data := fnBinaryView(arr)
@@ -202,9 +214,15 @@ func stringToDecimal(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		}
 		v, scale, ok := parseBigDecimal(b[k:j])
 		if !ok {
+			if c.mode == ModeANSI {
+				return nil, false, errCastInvalid(FormatValue(string(b), String), String, c.to)
+			}
 			return nil, true, nil
 		}
 		n, ok := fitDecimal(v, scale, dt)
+		if !ok && c.mode == ModeANSI {
+			return nil, false, errDecimalPrecision(v, scale, dt)
+		}
 		return n, !ok, nil
 	})(c, arr)
 }
@@ -212,7 +230,7 @@ func stringToDecimal(c *castEval, arr arrow.Array) (arrow.Array, error) {
 // decimalKernel covers every cast with a decimal on one side (except
 // string ↔ decimal, see stringToDecimal and decimalToString).
 func decimalKernel(from, to arrow.DataType) castKernel {
-	overflow := func() error { return errCastOverflow(to) }
+	overflow := func() error { return errRowOverflow }
 	if from.ID() == arrow.DECIMAL128 {
 		fs := from.(*arrow.Decimal128Type).Scale
 		unscaled := func(arr arrow.Array, i int) *big.Int { return arr.(*array.Decimal128).Value(i).BigInt() }
@@ -226,10 +244,14 @@ func decimalKernel(from, to arrow.DataType) castKernel {
 				}
 				return n, false, nil
 			})
-		case arrow.INT32, arrow.INT64:
+		case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
 			return rowKernel(func(c *castEval, arr arrow.Array, i int) (any, bool, error) {
 				v := rescaleBig(unscaled(arr, i), fs, 0, false)
-				if !v.IsInt64() || to.ID() == arrow.INT32 && v.Int64() != int64(int32(v.Int64())) {
+				if c.mode == ModeLegacy {
+					// Spark 3 keeps the low bits (Decimal.toLong.toInt).
+					return narrowInt(lowInt64(v), to.ID()), false, nil
+				}
+				if !v.IsInt64() || narrowInt(v.Int64(), to.ID()) != v.Int64() {
 					return nil, false, overflow()
 				}
 				return v.Int64(), false, nil
@@ -239,7 +261,7 @@ func decimalKernel(from, to arrow.DataType) castKernel {
 				s := formatDecimal(nil, arr.(*array.Decimal128).Value(i), fs)
 				f, err := strconv.ParseFloat(string(s), 64)
 				if err != nil {
-					return nil, false, overflow()
+					return nil, false, errRowOverflow
 				}
 				return f, false, nil
 			})
@@ -298,7 +320,11 @@ func decimalKernel(from, to arrow.DataType) castKernel {
 			s := strconv.FormatFloat(f, 'e', -1, bitSize)
 			v, scale, ok := parseBigDecimal([]byte(s))
 			if !ok {
-				return nil, false, fmt.Errorf("%w: cannot cast %s to %s", ErrOverflow, s, TypeName(to))
+				// NaN and infinities.
+				if c.mode == ModeANSI {
+					return nil, false, errCastInvalid(sparkLiteral(f, Float64), Float64, to)
+				}
+				return nil, true, nil
 			}
 			return fit(v, scale)
 		})
@@ -343,4 +369,37 @@ func decimalToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		s.next()
 	}
 	return stringResult(c, arr, s)
+}
+
+// errDecimalPrecision is Spark's CANNOT_CHANGE_DECIMAL_PRECISION for a
+// string whose value (unscaled v with scale) does not fit dt.
+func errDecimalPrecision(v *big.Int, scale int32, dt *arrow.Decimal128Type) error {
+	digits := int32(len(new(big.Int).Abs(v).String()))
+	p := max(digits, scale)
+	n, _ := toDecimal(v, 38)
+	return &SparkError{Class: "CANNOT_CHANGE_DECIMAL_PRECISION", Err: ErrOverflow, Msg: fmt.Sprintf(
+		"Decimal(expanded, %s, %d, %d) cannot be represented as Decimal(%d, %d). %s",
+		string(formatDecimal(nil, n, scale)), p, scale, dt.Precision, dt.Scale, ansiHint)}
+}
+
+// lowInt64 is the low 64 bits of v in two's complement.
+func lowInt64(v *big.Int) int64 {
+	if v.IsInt64() {
+		return v.Int64()
+	}
+	m := new(big.Int).And(v, new(big.Int).SetUint64(^uint64(0)))
+	return int64(m.Uint64())
+}
+
+// narrowInt keeps the low bits of v that fit integer type id.
+func narrowInt(v int64, id arrow.Type) int64 {
+	switch id {
+	case arrow.INT8:
+		return int64(int8(v))
+	case arrow.INT16:
+		return int64(int16(v))
+	case arrow.INT32:
+		return int64(int32(v))
+	}
+	return v
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// Casts from and to strings: Spark's lenient (non-ANSI) string parsers and
-// its string formatting of every type.
+// Casts from and to strings: Spark's string parsers (strict under ANSI,
+// lenient without) and its string formatting of every type.
 
 // bytesString views b as a string without copying; the string must not
 // outlive the call it is passed to.
@@ -40,11 +40,12 @@ func trimSpark(b []byte) []byte {
 	return b[i:j]
 }
 
-// parseSparkInteger parses like UTF8String.toLong/toInt without ANSI: an
-// optional sign, decimal digits, and an optional '.' followed by digits that
-// are dropped. min is math.MinInt64 or math.MinInt32; out-of-range values
-// fail. It accumulates negatively so that min itself parses.
-func parseSparkInteger(b []byte, min int64) (int64, bool) {
+// parseSparkInteger parses like UTF8String.toLong/toInt: an optional sign,
+// decimal digits, and when allowFraction (without ANSI) an optional '.'
+// followed by digits that are dropped. min is the smallest value of the
+// target type (math.MinInt8 ... math.MinInt64); out-of-range values fail. It
+// accumulates negatively so that min itself parses.
+func parseSparkInteger(b []byte, min int64, allowFraction bool) (int64, bool) {
 	b = trimSpark(b)
 	if len(b) == 0 {
 		return 0, false
@@ -61,7 +62,7 @@ func parseSparkInteger(b []byte, min int64) (int64, bool) {
 	var r int64
 	for ; i < len(b); i++ {
 		ch := b[i]
-		if ch == '.' {
+		if ch == '.' && allowFraction {
 			i++
 			break
 		}
@@ -149,22 +150,29 @@ func parseSparkBool(b []byte) (value, ok bool) {
 // fromStringKernel picks the kernel parsing strings into to.
 func fromStringKernel(to arrow.DataType) castKernel {
 	switch to.ID() {
+	case arrow.INT8:
+		return stringToInteger[int8](math.MinInt8)
+	case arrow.INT16:
+		return stringToInteger[int16](math.MinInt16)
 	case arrow.INT32:
-		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-			return stringToInteger[int32](c, arr, math.MinInt32)
-		}
+		return stringToInteger[int32](math.MinInt32)
 	case arrow.INT64:
-		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
-			return stringToInteger[int64](c, arr, math.MinInt64)
-		}
+		return stringToInteger[int64](math.MinInt64)
 	case arrow.FLOAT64:
-		return stringToDouble
+		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
+			return parseStrings(c, arr, parseJavaDouble)
+		}
 	case arrow.BOOL:
 		return stringToBool
 	case arrow.TIMESTAMP:
-		return stringToTimestamp
+		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
+			loc := c.loc
+			return parseStrings(c, arr, func(b []byte) (int64, bool) { return parseTimestampIn(b, loc) })
+		}
 	case arrow.DATE32:
-		return stringToDate
+		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
+			return parseStrings(c, arr, parseDate)
+		}
 	case arrow.BINARY:
 		return shareBuffers
 	case arrow.DECIMAL128:
@@ -173,42 +181,41 @@ func fromStringKernel(to arrow.DataType) castKernel {
 	return nil
 }
 
-// stringToInteger is the string → int/bigint hot path: one pass over the
-// offsets, no allocation per row, NULL for what does not parse.
-func stringToInteger[D int32 | int64](c *castEval, arr arrow.Array, min int64) (arrow.Array, error) {
+// stringToInteger parses strings into an integer type whose smallest value
+// is min: Spark's lenient parser (a fraction is dropped) without ANSI, its
+// exact one (digits only) under ANSI.
+func stringToInteger[D int8 | int16 | int32 | int64](min int64) castKernel {
+	return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
+		allowFraction := c.mode == ModeLegacy
+		return parseStrings(c, arr, func(b []byte) (D, bool) {
+			x, ok := parseSparkInteger(b, min, allowFraction)
+			return D(x), ok
+		})
+	}
+}
+
+// parseStrings is the loop every string → fixed-width cast shares: one pass
+// over the offsets, no allocation per row. A string that does not parse is
+// CAST_INVALID_INPUT under ANSI and NULL otherwise.
+func parseStrings[D any](c *castEval, arr arrow.Array, parse func([]byte) (D, bool)) (arrow.Array, error) {
 	n := arr.Len()
 	offs, data := fnBinaryView(arr)
 	buf, dst := fnFixedBuf[D](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
 	inputNulls := v.hasNulls()
+	var zero D
 	for i := 0; i < n; i++ {
 		if inputNulls && !v.valid(i) {
-			dst[i] = 0
+			dst[i] = zero
 			continue
 		}
-		x, ok := parseSparkInteger(data[offs[i]:offs[i+1]], min)
+		x, ok := parse(data[offs[i]:offs[i+1]])
 		if !ok {
-			v.setNull(i)
-		}
-		dst[i] = D(x)
-	}
-	bm, nulls := v.finish()
-	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
-}
-
-func stringToDouble(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	n := arr.Len()
-	offs, data := fnBinaryView(arr)
-	buf, dst := fnFixedBuf[float64](c.mem, n)
-	v := newValidityOut(c.mem, n, arr)
-	inputNulls := v.hasNulls()
-	for i := 0; i < n; i++ {
-		if inputNulls && !v.valid(i) {
-			dst[i] = 0
-			continue
-		}
-		x, ok := parseJavaDouble(data[offs[i]:offs[i+1]])
-		if !ok {
+			if c.mode == ModeANSI {
+				buf.Release()
+				v.release()
+				return nil, c.invalidError(arr, i)
+			}
 			v.setNull(i)
 		}
 		dst[i] = x
@@ -231,53 +238,16 @@ func stringToBool(c *castEval, arr arrow.Array) (arrow.Array, error) {
 			continue
 		}
 		x, ok := parseSparkBool(data[offs[i]:offs[i+1]])
-		if !ok {
+		switch {
+		case !ok && c.mode == ModeANSI:
+			buf.Release()
+			v.release()
+			return nil, c.invalidError(arr, i)
+		case !ok:
 			v.setNull(i)
-		} else if x {
+		case x:
 			bitutil.SetBit(out, i)
 		}
-	}
-	bm, nulls := v.finish()
-	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
-}
-
-func stringToTimestamp(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	n := arr.Len()
-	offs, data := fnBinaryView(arr)
-	buf, dst := fnFixedBuf[int64](c.mem, n)
-	v := newValidityOut(c.mem, n, arr)
-	inputNulls := v.hasNulls()
-	for i := 0; i < n; i++ {
-		if inputNulls && !v.valid(i) {
-			dst[i] = 0
-			continue
-		}
-		x, ok := parseTimestamp(data[offs[i]:offs[i+1]])
-		if !ok {
-			v.setNull(i)
-		}
-		dst[i] = x
-	}
-	bm, nulls := v.finish()
-	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
-}
-
-func stringToDate(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	n := arr.Len()
-	offs, data := fnBinaryView(arr)
-	buf, dst := fnFixedBuf[int32](c.mem, n)
-	v := newValidityOut(c.mem, n, arr)
-	inputNulls := v.hasNulls()
-	for i := 0; i < n; i++ {
-		if inputNulls && !v.valid(i) {
-			dst[i] = 0
-			continue
-		}
-		x, ok := parseDate(data[offs[i]:offs[i+1]])
-		if !ok {
-			v.setNull(i)
-		}
-		dst[i] = x
 	}
 	bm, nulls := v.finish()
 	return fnNewArray(c.to, n, []*memory.Buffer{bm, buf}, nil, nulls), nil
@@ -412,14 +382,16 @@ func appendJavaDouble(dst []byte, f float64, bitSize int) []byte {
 	return append(dst, exp...)
 }
 
+// timestampToString formats instants in the session time zone.
 func timestampToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	src := fnRawValues[int64](arr)
 	s := newStrOut(c.mem, len(src), len(src)*19)
 	mayNull := arr.NullN() != 0
+	var z zoneCache
 	for i, v := range src {
 		if !mayNull || arr.IsValid(i) {
 			s.reserve(40)
-			s.data = appendTimestamp(s.data, v)
+			s.data = appendTimestamp(s.data, toWall(&z, c.loc, v))
 		}
 		s.next()
 	}

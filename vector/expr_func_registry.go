@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -15,6 +16,10 @@ import (
 type FuncExpr struct {
 	Name string
 	Args []Expr
+	// Loc is the session time zone (spark.sql.session.timeZone) of the
+	// functions that meet wall clocks (to_timestamp, unix_timestamp,
+	// to_date, date_trunc); nil is UTC.
+	Loc  *time.Location
 	bind func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error)
 }
 

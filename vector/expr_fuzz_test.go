@@ -5,10 +5,12 @@ import (
 	"math"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -58,7 +60,22 @@ var fuzzLiterals = []vector.Expr{
 	vector.Lit("seconds"), vector.Lit("HOUR"), vector.Lit("yyyy-MM-dd"), vector.IntervalLit(10_000_000),
 }
 
-var fuzzCasts = []arrow.DataType{vector.Boolean, vector.Int32, vector.Int64, vector.Float64, vector.String, vector.Binary, vector.Timestamp, vector.Date, vector.Decimal(8, 3)}
+// fuzzModes are the evaluation modes (ANSI, Spark 3 legacy, try_) and
+// fuzzZones the session time zones the builder picks from.
+var (
+	fuzzModes = []vector.EvalMode{vector.ModeANSI, vector.ModeLegacy, vector.ModeTry}
+	fuzzZones = []*time.Location{nil, mustZone("America/Los_Angeles"), mustZone("Asia/Kolkata")}
+)
+
+func mustZone(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+var fuzzCasts = []arrow.DataType{vector.Int8, vector.Int16, vector.Boolean, vector.Int32, vector.Int64, vector.Float64, vector.String, vector.Binary, vector.Timestamp, vector.Date, vector.Decimal(8, 3)}
 
 func (b *exprBuilder) expr() vector.Expr {
 	b.depth++
@@ -73,8 +90,9 @@ func (b *exprBuilder) expr() vector.Expr {
 	case 1:
 		return fuzzLiterals[int(b.byte())%len(fuzzLiterals)]
 	case 2:
-		ops := []func(l, r vector.Expr) vector.Expr{vector.Add, vector.Sub, vector.Mul, vector.Div, vector.Mod}
-		return ops[int(b.byte())%len(ops)](b.expr(), b.expr())
+		ops := []vector.ArithOp{vector.ArithAdd, vector.ArithSub, vector.ArithMul, vector.ArithDiv, vector.ArithMod}
+		op, mode := ops[int(b.byte())%len(ops)], fuzzModes[int(b.byte())%len(fuzzModes)]
+		return &vector.Arithmetic{Op: op, Left: b.expr(), Right: b.expr(), Mode: mode}
 	case 3:
 		ops := []func(l, r vector.Expr) vector.Expr{vector.Eq, vector.NotEq, vector.Lt, vector.Le, vector.Gt, vector.Ge, vector.EqualNullSafe}
 		return ops[int(b.byte())%len(ops)](b.expr(), b.expr())
@@ -90,7 +108,7 @@ func (b *exprBuilder) expr() vector.Expr {
 		case 1:
 			return vector.IsNull(b.expr())
 		case 2:
-			return vector.Negate(b.expr())
+			return &vector.Negation{Child: b.expr(), Mode: fuzzModes[int(b.byte())%len(fuzzModes)]}
 		}
 		return vector.IsNotNull(b.expr())
 	case 6:
@@ -102,7 +120,8 @@ func (b *exprBuilder) expr() vector.Expr {
 	case 9:
 		return vector.Coalesce(b.expr(), b.expr())
 	case 10:
-		return vector.Cast(b.expr(), fuzzCasts[int(b.byte())%len(fuzzCasts)])
+		to, mode, loc := fuzzCasts[int(b.byte())%len(fuzzCasts)], fuzzModes[int(b.byte())%len(fuzzModes)], fuzzZones[int(b.byte())%len(fuzzZones)]
+		return &vector.CastExpr{X: b.expr(), To: to, Mode: mode, Loc: loc}
 	case 11:
 		return vector.Like(b.expr(), b.expr())
 	case 12:
@@ -117,6 +136,9 @@ func (b *exprBuilder) expr() vector.Expr {
 		if err != nil {
 			return vector.Lit(nil)
 		}
+		if f, ok := e.(*vector.FuncExpr); ok {
+			f.Loc = fuzzZones[int(b.byte())%len(fuzzZones)]
+		}
 		return e
 	}
 	return vector.Col("w", "start")
@@ -130,7 +152,7 @@ func FuzzExprEval(f *testing.F) {
 	f.Add([]byte{12, 3, 2, 0, 4, 1, 6})
 	f.Add([]byte{3, 1, 0, 9, 0, 11})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		checkExprFuzz(mem, data, t.Errorf)
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -313,7 +314,7 @@ func FuzzExprEvalWide(f *testing.F) {
 	f.Add([]byte{6, 0, 9, 4, 16, 2, 0, 10, 0, 0, 1, 95})
 	f.Add([]byte{14, 10, 0, 4, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		checkExprFuzzWide(mem, data, t.Errorf)
 	})

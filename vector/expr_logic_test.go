@@ -85,7 +85,7 @@ func TestLogicLazyErrorRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ev.Eval(t.Context(), rec)
-	if err == nil || err.Error() != "arithmetic overflow in (a + 1) at row 1 (a=9223372036854775807)" {
+	if err == nil || err.Error() != "[ARITHMETIC_OVERFLOW] arithmetic overflow in (a + 1) at row 1 (a=9223372036854775807)" {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func mathArg(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, ev Evaluator) 
 	case dt.ID() == arrow.NULL || IsNumeric(dt):
 		return ev, nil
 	case IsStringLike(dt):
-		return Cast(f.Args[0], Float64).Bind(in, mem)
+		return (&CastExpr{X: f.Args[0], To: Float64, Mode: ModeLegacy}).Bind(in, mem)
 	}
 	return nil, fmt.Errorf("%s requires a numeric argument, not %s: %w", f.Name, TypeName(dt), ErrType)
 }

@@ -71,7 +71,7 @@ func withOptional(args []Expr, opt Expr) []Expr {
 // unaryKernelEval runs a cast-style kernel over one argument; it reuses the
 // cast evaluator for its error reporting.
 func unaryKernelEval(f *FuncExpr, x Evaluator, to arrow.DataType, k castKernel, mem memory.Allocator) *castEval {
-	return &castEval{child: x, from: x.DataType(), to: to, kern: k, mem: mem, expr: f.String(), operand: f.Args[0].String()}
+	return &castEval{child: x, from: x.DataType(), to: to, kern: k, mem: mem, mode: ModeLegacy, loc: f.Loc, expr: f.String(), operand: f.Args[0].String()}
 }
 
 func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
@@ -113,7 +113,7 @@ func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Ev
 func epochInts[S int8 | int16 | int32 | int64](unit int64) castKernel {
 	return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		src := fnRawValues[S](arr)
-		return castFixedResult(c, arr, func(dst []int64) error {
+		return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 			limit := int64(math.MaxInt64) / unit
 			ok := true
 			for i, v := range src {
@@ -225,7 +225,7 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 
 func dateToSeconds(c *castEval, arr arrow.Array) (arrow.Array, error) {
 	src := fnRawValues[int32](arr)
-	return castFixedResult(c, arr, func(dst []int64) error {
+	return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 		for i, d := range src {
 			dst[i] = int64(d) * 86400
 		}
@@ -272,7 +272,9 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				continue
 			}
 			if m, ok := p.parse(data[offs[i]:offs[i+1]]); ok {
-				dst[i] = fnFloorDiv(m, div)
+				// The pattern gives a wall time; read it in the session
+				// time zone (patterns with a zone are not supported).
+				dst[i] = fnFloorDiv(localToInstant(c.loc, m), div)
 			} else {
 				v.setNull(i)
 			}
@@ -328,14 +330,34 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 		return fnNullResult(Timestamp, mem), nil
 	case arrow.TIMESTAMP:
 	case arrow.DATE32, arrow.STRING:
-		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
+		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem, mode: ModeLegacy, loc: f.Loc,
 			expr: "CAST(" + f.Args[1].String() + " AS TIMESTAMP)", operand: f.Args[1].String()}, mem, ts)
 	default:
 		return nil, fnErrArgType(f.Args[1].String(), ts.DataType(), "a timestamp")
 	}
 	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		src := fnRawValues[int64](arr)
-		return castFixedResult(c, arr, func(dst []int64) error {
+		if !isUTC(c.loc) && (u.unit != truncFixed || u.micros > 60*fnMicrosPerSecond) {
+			// Units of an hour and more truncate the wall time in the
+			// session time zone (hours too: zones with half-hour offsets).
+			return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
+				var z zoneCache
+				in, one := make([]int64, 1), make([]int64, 1)
+				for i, v := range src {
+					if !arr.IsValid(i) {
+						dst[i] = 0
+						continue
+					}
+					in[0] = toWall(&z, c.loc, v)
+					if !truncTimestamps(in, one, u.unit, u.micros) {
+						return c.rowError(arr, i, errCastOverflow(Timestamp))
+					}
+					dst[i] = localToInstant(c.loc, one[0])
+				}
+				return nil
+			})
+		}
+		return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 			if truncTimestamps(src, dst, u.unit, u.micros) {
 				return nil
 			}
@@ -346,7 +368,7 @@ func bindDateTrunc(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 			return nil
 		})
 	}
-	ev := &castEval{child: ts, from: Timestamp, to: Timestamp, kern: k, mem: mem, expr: f.String(), operand: f.Args[1].String()}
+	ev := &castEval{child: ts, from: Timestamp, to: Timestamp, kern: k, mem: mem, loc: f.Loc, expr: f.String(), operand: f.Args[1].String()}
 	return fnFoldConstant(f, in, mem, ev, ts)
 }
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -124,7 +124,7 @@ func FuzzDatetimePattern(f *testing.F) {
 	f.Add("yyyyMMddHHmmssX", "20260101100000+0130")
 	f.Add("D 'day' yy VV", "366 day 24 UTC+01:00")
 	f.Fuzz(func(t *testing.T, pattern, input string) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		schema := schemaOf("s", vector.String)
 		ev, err := vector.ToTimestamp(vector.Col("s"), vector.Lit(pattern)).Bind(schema, mem)

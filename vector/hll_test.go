@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -100,7 +101,7 @@ func estimates(t *testing.T, mem memory.Allocator, schema *arrow.Schema, spec ve
 }
 
 func TestHLLAccuracy(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	spec := vector.AggregateSpec{
 		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("g"), "g")},

@@ -204,7 +204,7 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 			return nil, newBindError(t, in, fmt.Errorf("cannot add an interval to %s: %w", TypeName(dt), ErrType))
 		}
 	case arrow.DATE32, arrow.STRING:
-		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem,
+		ts = foldQuietly(&castEval{child: ts, from: ts.DataType(), to: Timestamp, kern: castKernelFor(dt, Timestamp), mem: mem, mode: ModeLegacy,
 			expr: "CAST(" + t.TS.String() + " AS TIMESTAMP)", operand: t.TS.String()}, mem, ts)
 	default:
 		return nil, newBindError(t, in, fmt.Errorf("cannot add an interval to %s: %w", TypeName(dt), ErrType))
@@ -212,7 +212,7 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 	d := t.Micros
 	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		src := fnRawValues[int64](arr)
-		return castFixedResult(c, arr, func(dst []int64) error {
+		return castFixedResult(c, arr, func(dst []int64, _ *validityOut) error {
 			ok := true
 			for i, v := range src {
 				s := v + d

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -92,7 +93,7 @@ func sortedRowStrings(t *testing.T, op vector.Operator) []string {
 // strings: batches sharing a dictionary, a batch with another, a null
 // dictionary value, keys with several and with no build rows.
 func TestHashJoinDictionaryProbe(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	rk := stringArr(mem, "view", "view", "click", "purchase", "zzz")
 	rv := int64Arr(mem, 1, 2, 3, 4, 5)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -68,7 +68,7 @@ func TestFromJSON(t *testing.T) {
 
 // TestFromJSONFailFastRow: the FAILFAST error names the failing row.
 func TestFromJSONFailFastRow(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	b := array.NewStringBuilder(mem)
 	for i := 0; i < 100; i++ {
@@ -101,7 +101,7 @@ func FuzzFromJSON(f *testing.F) {
 		f.Add(s, `{"a":2}`)
 	}
 	f.Fuzz(func(t *testing.T, doc1, doc2 string) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		b := array.NewStringBuilder(mem)
 		b.AppendValues([]string{doc1, doc2, doc1}, []bool{true, true, false})

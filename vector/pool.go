@@ -18,9 +18,15 @@ import (
 // Retention is bounded: at most MaxRetained bytes are kept; beyond that,
 // freed buffers go back to the underlying allocator. Close returns every
 // retained buffer. Safe for concurrent use.
+//
+// Over an allocator that poisons released memory (a test allocator that
+// reports Poisons() == true) the pool retains nothing: every Free goes
+// straight through, so a poisoned buffer is never recycled and a read after
+// release still shows up in tests that run the engine on a pool.
 type PoolAllocator struct {
 	under       memory.Allocator
 	maxRetained int
+	passThrough bool
 
 	mu       sync.Mutex
 	free     map[int][][]byte // class → free buffers (full class length)
@@ -34,7 +40,11 @@ func NewPoolAllocator(under memory.Allocator, maxRetained int) *PoolAllocator {
 	if maxRetained <= 0 {
 		maxRetained = 256 << 20
 	}
-	return &PoolAllocator{under: under, maxRetained: maxRetained, free: map[int][][]byte{}, class: map[*byte]int{}}
+	p := &PoolAllocator{under: under, maxRetained: maxRetained, free: map[int][][]byte{}, class: map[*byte]int{}}
+	if po, ok := under.(interface{ Poisons() bool }); ok && po.Poisons() {
+		p.passThrough = true
+	}
+	return p
 }
 
 // sizeClass rounds n up to a power of two of at least 64 bytes.
@@ -47,8 +57,8 @@ func sizeClass(n int) int {
 
 // Allocate implements memory.Allocator.
 func (p *PoolAllocator) Allocate(size int) []byte {
-	if size == 0 {
-		return p.under.Allocate(0)
+	if size == 0 || p.passThrough {
+		return p.under.Allocate(size)
 	}
 	c := sizeClass(size)
 	p.mu.Lock()
@@ -71,6 +81,9 @@ func (p *PoolAllocator) Allocate(size int) []byte {
 
 // Reallocate implements memory.Allocator.
 func (p *PoolAllocator) Reallocate(size int, b []byte) []byte {
+	if p.passThrough {
+		return p.under.Reallocate(size, b)
+	}
 	p.mu.Lock()
 	c, ok := p.class[unsafe.SliceData(b)]
 	p.mu.Unlock()
@@ -90,6 +103,10 @@ func (p *PoolAllocator) Reallocate(size int, b []byte) []byte {
 
 // Free implements memory.Allocator.
 func (p *PoolAllocator) Free(b []byte) {
+	if p.passThrough {
+		p.under.Free(b)
+		return
+	}
 	ptr := unsafe.SliceData(b)
 	p.mu.Lock()
 	c, ok := p.class[ptr]

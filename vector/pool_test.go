@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -49,6 +50,8 @@ func TestPoolAllocatorReusesZeroedBuffers(t *testing.T) {
 }
 
 func TestPoolAllocatorUnderOperators(t *testing.T) {
+	// Arrow's checked Go allocator, not the poisoning one: this test is
+	// about the pool's own reuse under concurrent operators.
 	under := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer under.AssertSize(t, 0)
 	p := vector.NewPoolAllocator(under, 0)
@@ -106,4 +109,29 @@ func wantAbove(limit, n int) int {
 		}
 	}
 	return c
+}
+
+// TestPoolAllocatorOverPoisoningPassesThrough: a pool over the poisoning
+// test allocator must not recycle a released buffer (it would hand out
+// zeroed memory a stale value still points into, hiding the bug) and must
+// let the release reach the poisoning allocator.
+func TestPoolAllocatorOverPoisoningPassesThrough(t *testing.T) {
+	under := poisonmem.NewChecked(t)
+	p := vector.NewPoolAllocator(under, 1<<20)
+	defer p.Close()
+	b := p.Allocate(100)
+	copy(b, "live")
+	p.Free(b)
+	if p.Retained() != 0 {
+		t.Fatalf("pool over a poisoning allocator retained %d bytes", p.Retained())
+	}
+	if string(b[:4]) != "\xa5\xa5\xa5\xa5" {
+		t.Fatalf("released buffer reads %q, want poisoned", b[:4])
+	}
+	c := p.Allocate(100)
+	if &c[0] == &b[0] {
+		t.Fatal("released buffer handed out again")
+	}
+	c = p.Reallocate(5000, c)
+	p.Free(c)
 }

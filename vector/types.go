@@ -12,6 +12,8 @@ import (
 // epoch.
 var (
 	Boolean   arrow.DataType = arrow.FixedWidthTypes.Boolean
+	Int8      arrow.DataType = arrow.PrimitiveTypes.Int8  // TINYINT
+	Int16     arrow.DataType = arrow.PrimitiveTypes.Int16 // SMALLINT
 	Int32     arrow.DataType = arrow.PrimitiveTypes.Int32
 	Int64     arrow.DataType = arrow.PrimitiveTypes.Int64
 	Float64   arrow.DataType = arrow.PrimitiveTypes.Float64

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -28,6 +29,11 @@ import (
 // ValueAt returns the value of arr at row i in its canonical Go form, nil for
 // a null. Dictionary arrays yield their decoded value. It is meant for error
 // messages, tests and constant folding, not for hot loops.
+//
+// The value owns its bytes: strings and binaries are copied out of the
+// array's buffers, so the value stays valid after arr is released (the
+// pool allocator zeroes and reuses released buffers; a string aliasing
+// one would silently change).
 func ValueAt(arr arrow.Array, i int) any {
 	if arr.IsNull(i) {
 		return nil
@@ -48,9 +54,9 @@ func ValueAt(arr arrow.Array, i int) any {
 	case *array.Float64:
 		return a.Value(i)
 	case *array.String:
-		return a.Value(i)
+		return strings.Clone(a.Value(i))
 	case *array.LargeString:
-		return a.Value(i)
+		return strings.Clone(a.Value(i))
 	case *array.Binary:
 		return append([]byte(nil), a.Value(i)...)
 	case *array.Timestamp:
@@ -138,6 +144,18 @@ func AppendValue(b array.Builder, v any) error {
 			return bad()
 		}
 		bb.Append(x)
+	case *array.Int8Builder:
+		x, ok := toInt64(v)
+		if !ok || x != int64(int8(x)) {
+			return bad()
+		}
+		bb.Append(int8(x))
+	case *array.Int16Builder:
+		x, ok := toInt64(v)
+		if !ok || x != int64(int16(x)) {
+			return bad()
+		}
+		bb.Append(int16(x))
 	case *array.Int32Builder:
 		x, ok := toInt64(v)
 		if !ok || x != int64(int32(x)) {

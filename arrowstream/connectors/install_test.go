@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/connectors"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -19,7 +19,7 @@ func TestInstallAllRegistersSinkFormats(t *testing.T) {
 	ctx := context.Background()
 	for _, format := range []string{"console"} {
 		for _, install := range []bool{false, true} {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: true})
 			if install {
 				connectors.InstallAll(s)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // buildBinary builds the arrowstream command into a temporary directory.
@@ -95,7 +96,7 @@ func startRun(t *testing.T, bin, ckDir string) *process {
 	case <-p.ready:
 	case err := <-p.exited:
 		t.Fatalf("run exited before serving: %v\n%s", err, p.output())
-	case <-time.After(30 * time.Second):
+	case <-time.After(testutil.Scaled(3 * time.Minute)):
 		t.Fatalf("no banner after 30 s:\n%s", p.output())
 	}
 	return p
@@ -124,7 +125,7 @@ func (p *process) interrupt(t *testing.T) time.Duration {
 		if err != nil {
 			t.Fatalf("run exited with %v after SIGINT", err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(testutil.Scaled(2 * time.Minute)):
 		t.Fatalf("run did not exit 15 s after SIGINT")
 	}
 	return time.Since(start)
@@ -232,7 +233,7 @@ func TestRunSubprocess(t *testing.T) {
 	second := startRun(t, bin, ck)
 	var q2 queryInfo
 	var ps2 []arrowstream.StreamingQueryProgress
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for {
 		q2, ps2 = second.pageViews(t)
 		if len(ps2) > 0 && q2.BatchID > lastEpoch+1 {
@@ -258,7 +259,7 @@ func TestRunSubprocess(t *testing.T) {
 		newest = max(newest, w.start)
 	}
 	var after []windowRow
-	deadline = time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for {
 		after = second.windows(t)
 		fresh := false

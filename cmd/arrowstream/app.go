@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/memsink"
 )
 
@@ -29,6 +30,7 @@ type appFlags struct {
 	stopTimeout    time.Duration
 	maxRows        int
 	log            *logFlags
+	gov            *governFlags
 }
 
 func addAppFlags(fs *flag.FlagSet) *appFlags {
@@ -43,6 +45,7 @@ func addAppFlags(fs *flag.FlagSet) *appFlags {
 	fs.DurationVar(&f.stopTimeout, "stop-timeout", 5*time.Second, "how long Ctrl-C waits for the queries to stop before giving up on them")
 	fs.IntVar(&f.maxRows, "max-rows", 1000, "rows printed of each SELECT in a file (0: all)")
 	f.log = addLogFlags(fs)
+	f.gov = addGovernFlags(fs)
 	return f
 }
 
@@ -54,7 +57,7 @@ func (f *appFlags) validate() error {
 	if f.sinkMaxBytes < 0 || f.sinkMaxEpochs < 0 || f.maxRows < 0 {
 		return errors.New("--sink-max-bytes, --sink-max-epochs and --max-rows must not be negative")
 	}
-	return nil
+	return f.gov.validate()
 }
 
 // defaultCheckpointRoot is <user cache dir>/arrowstream/checkpoints/<name>.
@@ -133,13 +136,33 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 	if err := os.MkdirAll(a.ckRoot, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint directory: %w", err)
 	}
+	// A process with a Flight SQL port serves SQL users: confine what their
+	// statements may touch.
+	var policy *access.Policy
+	if f.flight.addr != "" {
+		var err error
+		if policy, err = f.gov.policy(a.ckRoot); err != nil {
+			return nil, err
+		}
+	}
+	auth, err := f.gov.authenticator(f.flight, a.logger)
+	if err != nil {
+		return nil, err
+	}
 	a.engine = newEngine(engineOptions{
+		access:         policy,
 		checkpointRoot: a.ckRoot,
 		sink:           memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs},
 		logger:         a.logger,
 	})
 	if f.httpAddr != "" {
-		h, err := startHTTP(ctx, f.httpAddr, a.engine)
+		if err := checkHTTPExposure(ctx, f.httpAddr, auth, f.gov.tlsCert != "", f.flight.allowInsecure); err != nil {
+			return nil, err
+		}
+		h, err := startHTTP(ctx, f.httpAddr, a.engine, httpOptions{
+			auth:     &webAuth{auth: auth, metricsOpen: f.gov.metricsOpen, secure: f.gov.tlsCert != ""},
+			certFile: f.gov.tlsCert, keyFile: f.gov.tlsKey,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("HTTP server: %w", addrInUse("http", f.httpAddr, err))
 		}
@@ -147,7 +170,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 		a.logger.Info("serving the web UI and /metrics", "addr", "http://"+h.Addr()+"/")
 	}
 	if f.flight.addr != "" {
-		fsrv, err := startFlightServer(ctx, a.engine, f.flight)
+		fsrv, err := startFlightServer(ctx, a.engine, f.flight, f.gov, auth)
 		if err != nil {
 			a.shutdown()
 			return nil, fmt.Errorf("Flight SQL server: %w", addrInUse("addr", f.flight.addr, err))

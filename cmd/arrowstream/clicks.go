@@ -180,8 +180,10 @@ func (c *clicksSource) SetCheckpointDir(dir string) error {
 	var meta struct {
 		StartTimeMs int64 `json:"startTimeMs"`
 	}
-	data, err := os.ReadFile(p)
+	data, err := checkpoint.ReadSealedFile(p)
 	switch {
+	case errors.Is(err, checkpoint.ErrCorrupt):
+		return fmt.Errorf("clicks source metadata: %w", err)
 	case err == nil:
 		if err := json.Unmarshal(data, &meta); err != nil {
 			return fmt.Errorf("clicks source metadata %s: %v: %w", p, err, checkpoint.ErrCorrupt)
@@ -193,7 +195,7 @@ func (c *clicksSource) SetCheckpointDir(dir string) error {
 	}
 	meta.StartTimeMs = c.start()
 	data, _ = json.Marshal(meta)
-	if err := w.WriteFile(p, data, false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+	if err := w.WriteSealedFile(p, data, false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
 		return err
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -34,7 +35,7 @@ func readClicks(t *testing.T, src arrowstream.Source, start, end string) []arrow
 }
 
 func TestClicksSourceIsDeterministicAndLate(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	clock := arrowstreamtest.NewManualClock(time.UnixMilli(1_800_000_000_000))
 	opts := map[string]string{"rowsPerSecond": "1000", "maxLateness": "4 seconds", "lateFraction": "0.1", "backfill": "3 seconds"}

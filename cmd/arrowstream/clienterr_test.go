@@ -36,7 +36,7 @@ func TestQueryErrorsAndTrailingFlags(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := newTestEngine(t)
-	srv, err := startFlightServer(ctx, e, &flightConfig{addr: "127.0.0.1:0"})
+	srv, err := startFlightServer(ctx, e, &flightConfig{addr: "127.0.0.1:0"}, &governFlags{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

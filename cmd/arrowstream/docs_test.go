@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // docsDir is the repository's docs/ directory, seen from this package.
@@ -50,7 +52,7 @@ func TestDocsSQLExamples(t *testing.T) {
 				// Examples read what earlier ones started: wait until
 				// every streaming table has committed an epoch.
 				for _, q := range e.session.Streams().Active() {
-					deadline := time.Now().Add(30 * time.Second)
+					deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 					for {
 						if tb, ok := e.sinks.Lookup(q.Name()); ok && tb.LatestEpoch() >= 0 {
 							break

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/arrowstream/connectors"
 	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/memsink"
@@ -28,6 +29,8 @@ type engineOptions struct {
 	logger *slog.Logger
 	// clock drives the clicks source (nil: the system clock).
 	clock arrowstream.Clock
+	// access confines what SQL may touch (nil: everything).
+	access *access.Policy
 }
 
 // engine is the embedded Arrowstream: a session with the clicks source and
@@ -57,7 +60,7 @@ func newEngine(opts engineOptions) *engine {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := arrowstream.NewSession(arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot})
+	s := arrowstream.NewSession(arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot, Access: opts.access})
 	pebblestate.Register(s)
 	connectors.InstallAll(s)
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))

@@ -56,13 +56,15 @@ func (c *flightConfig) users() map[string]string {
 }
 
 // startFlightServer starts the Flight SQL server over e.
-func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig) (flightServer, error) {
+func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *governFlags, auth *server.Authenticator) (flightServer, error) {
 	sc := server.ForSession(e.session, e.sinks)
 	if se, ok := sc.Engine.(*server.SessionEngine); ok {
 		se.RunStatementsWith(e.SQL)
 	}
 	sc.Addr = cfg.addr
-	sc.Auth = server.AuthConfig{Users: cfg.users()}
+	sc.Authenticator = auth
+	sc.TLS = gov.tls()
+	sc.Limits = gov.limits
 	sc.AllowInsecure = cfg.allowInsecure
 	sc.Limits.ServerMemoryBytes = max(cfg.memoryLimit, 0)
 	sc.Limits.QueryMemoryBytes = cfg.queryMemory

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -26,7 +27,7 @@ func TestGoAPIInTenLines(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // a few epochs
 	// (On a loaded machine the first epoch may come later: retry a while.)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(testutil.Scaled(3 * time.Minute)); ; time.Sleep(200 * time.Millisecond) {
 		res, err := s.SQL(ctx, "SELECT * FROM counts ORDER BY digit")
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // startDemo runs the demo on a test engine and waits until every query
@@ -26,7 +28,7 @@ func startDemo(t *testing.T, minEpochs int64) *engine {
 	if err := runScript(context.Background(), e, "demo.sql", demoSQL, &out, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for {
 		qs := e.monitor.Queries()
 		ready := len(qs) == 2

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -68,7 +69,7 @@ func TestWriteResultFormats(t *testing.T) {
 	}
 	for format, w := range want {
 		t.Run(format, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			var out bytes.Buffer
 			src := sampleStream(t, mem)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 func TestSplitScript(t *testing.T) {
@@ -81,7 +83,7 @@ func TestRunFileWithoutStreamingTablesReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, out, errb := testEnv(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	err := runCmd(ctx, []string{"--checkpoint", filepath.Join(dir, "ck"), "--http", "", "--addr", "", file}, env)
 	if err != nil {

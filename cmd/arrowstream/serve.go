@@ -11,6 +11,8 @@ const serveExamples = `  arrowstream serve                                   # F
   arrowstream serve --addr 127.0.0.1:0 --http ''      # any free port, no web UI
   ARROWSTREAM_USER=me ARROWSTREAM_PASSWORD=secret arrowstream serve
   arrowstream serve --init tables.sql                 # run statements first
+  arrowstream serve --users-file users --grant 'analyst=clicks' --data-dir /srv/landing
+                                                      # logins, a read grant, CSV files from one directory
 
 then create tables over Flight SQL, for example:
   arrowstream query "CREATE TABLE events USING rate OPTIONS (rowsPerSecond '100')"

@@ -5,8 +5,11 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 func TestStatusLines(t *testing.T) {
@@ -53,11 +56,41 @@ func TestStatusBoardKeepsLogsAbove(t *testing.T) {
 
 func TestStatusLog(t *testing.T) {
 	e := startDemo(t, 1)
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 350*time.Millisecond)
-	defer cancel()
-	runStatusLog(ctx, e.monitor, slog.New(slog.NewTextHandler(&out, nil)), 100*time.Millisecond)
-	if n := strings.Count(out.String(), `msg="query status" query=page_views`); n < 2 {
+	// Runs until two status lines are out (however slow the machine), with
+	// a generous bound for a logger that never writes.
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runStatusLog(ctx, e.monitor, slog.New(slog.NewTextHandler(&out, nil)), 100*time.Millisecond)
+	}()
+	count := func() int { return strings.Count(out.String(), `msg="query status" query=page_views`) }
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for count() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := count(); n < 2 {
 		t.Fatalf("%d status lines:\n%s", n, out.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a goroutine writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -27,8 +27,15 @@ type httpServer struct {
 	lis net.Listener
 }
 
+// httpOptions secure the HTTP server: authentication and grants, and TLS
+// when both files are set.
+type httpOptions struct {
+	auth              *webAuth
+	certFile, keyFile string
+}
+
 // startHTTP listens on addr and serves in the background.
-func startHTTP(ctx context.Context, addr string, e *engine) (*httpServer, error) {
+func startHTTP(ctx context.Context, addr string, e *engine, opts httpOptions) (*httpServer, error) {
 	lis, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -36,13 +43,19 @@ func startHTTP(ctx context.Context, addr string, e *engine) (*httpServer, error)
 	h := &httpServer{
 		lis: lis,
 		srv: &http.Server{
-			Handler:           newWebHandler(e),
+			Handler:           newWebHandlerAuth(e, opts.auth),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(e.logger.Handler(), slog.LevelWarn),
 		},
 	}
 	go func() {
-		if err := h.srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if opts.certFile != "" {
+			err = h.srv.ServeTLS(lis, opts.certFile, opts.keyFile)
+		} else {
+			err = h.srv.Serve(lis)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			e.logger.Error("HTTP server stopped", "err", err)
 		}
 	}()
@@ -61,8 +74,13 @@ func (h *httpServer) Stop(ctx context.Context) error {
 	return err
 }
 
-// newWebHandler routes the UI, the API and the metrics.
-func newWebHandler(e *engine) http.Handler {
+// newWebHandler routes the UI, the API and the metrics, without
+// authentication.
+func newWebHandler(e *engine) http.Handler { return newWebHandlerAuth(e, nil) }
+
+// newWebHandlerAuth routes the UI, the API and the metrics behind wa
+// (nil: open).
+func newWebHandlerAuth(e *engine, wa *webAuth) http.Handler {
 	mux := http.NewServeMux()
 	static, err := fs.Sub(webAssets, "web")
 	if err != nil {
@@ -75,14 +93,14 @@ func newWebHandler(e *engine) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte("ok\n"))
 	})
-	api := &webAPI{e: e}
+	api := &webAPI{e: e, web: wa}
 	mux.HandleFunc("GET /api/queries", api.queries)
 	mux.HandleFunc("GET /api/queries/{id}", api.query)
 	mux.HandleFunc("GET /api/queries/{id}/progress", api.progress)
 	mux.HandleFunc("GET /api/queries/{id}/explain", api.explain)
 	mux.HandleFunc("GET /api/tables", api.tables)
 	mux.HandleFunc("GET /api/tables/{name}", api.table)
-	return mux
+	return wa.wrap(mux)
 }
 
 // noCache keeps browsers from holding on to an older UI after an upgrade.
@@ -94,7 +112,10 @@ func noCache(h http.Handler) http.Handler {
 }
 
 // webAPI is the JSON API of the UI.
-type webAPI struct{ e *engine }
+type webAPI struct {
+	e   *engine
+	web *webAuth // nil: no authentication
+}
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -194,9 +215,12 @@ func columnsOf(s *arrow.Schema) []column {
 }
 
 // GET /api/tables: the memory-sink tables.
-func (a *webAPI) tables(w http.ResponseWriter, _ *http.Request) {
+func (a *webAPI) tables(w http.ResponseWriter, r *http.Request) {
 	out := []tableInfo{}
 	for _, name := range a.e.sinks.List() {
+		if !a.web.mayRead(r, name) {
+			continue
+		}
 		t, ok := a.e.sinks.Lookup(name)
 		if !ok {
 			continue
@@ -232,7 +256,7 @@ func (a *webAPI) table(w http.ResponseWriter, r *http.Request) {
 	tail, _ := strconv.ParseBool(r.URL.Query().Get("tail"))
 	name := r.PathValue("name")
 	t, ok := a.e.sinks.Lookup(name)
-	if !ok {
+	if !ok || !a.web.mayRead(r, name) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no streaming table %q", name))
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 func getJSON(t *testing.T, url string, v any) int {
@@ -112,7 +113,7 @@ func chromium() string {
 // its standard output.
 func runChromium(t *testing.T, bin, url string, extra ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(5*time.Minute))
 	defer cancel()
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
@@ -141,7 +142,7 @@ func TestWebUIInChromium(t *testing.T) {
 		t.Skip("no chromium binary: install Debian's chromium (.ci/run does) or set ARROWSTREAM_CHROMIUM")
 	}
 	e := startDemo(t, 3)
-	h, err := startHTTP(context.Background(), "127.0.0.1:0", e)
+	h, err := startHTTP(context.Background(), "127.0.0.1:0", e, httpOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

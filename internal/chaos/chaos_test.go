@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // TestMain runs the worker when the harness re-executes this binary, and
@@ -29,17 +31,18 @@ func testCommand(t *testing.T) func() *exec.Cmd {
 	return func() *exec.Cmd { return exec.Command(exe, "-test.run=^$") }
 }
 
-// runHarness runs a short harness (10 cycles, bounded at 3 minutes) and
-// fails unless nothing was lost or duplicated.
+// runHarness runs a short harness (10 cycles) and fails unless nothing
+// was lost or duplicated. Its bounds are generous and scaled
+// (testutil.Scaled): they stop a hung harness, not a slow machine.
 func runHarness(t *testing.T, cfg Config) *Report {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("crash harness: skipped in -short")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(20*time.Minute))
 	defer cancel()
 	cfg.Cycles = cmp.Or(cfg.Cycles, 10)
-	cfg.Dir, cfg.Command, cfg.NoSync, cfg.FinishTimeout = t.TempDir(), testCommand(t), true, 90*time.Second
+	cfg.Dir, cfg.Command, cfg.NoSync, cfg.FinishTimeout = t.TempDir(), testCommand(t), true, testutil.Scaled(10*time.Minute)
 	rep, err := Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the damage table in docs/reliability.md")
@@ -152,7 +152,7 @@ type damageResult struct {
 // wrong answer fails the test. The table in docs/reliability.md is this
 // test's output (-update-docs rewrites it).
 func TestCheckpointDamage(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	// Two fixtures: the query over the test source, and the same query over
 	// CSV files read by the file source (its seen-files log).

@@ -18,6 +18,8 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -148,7 +150,7 @@ type fixtureQuery struct {
 // starting or running the query is returned as is.
 func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, src *genSource, limits []int64) ([]string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(10*time.Minute)) // a hang, not a slow machine
 	defer cancel()
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: mem, NoSync: true, Logger: quietLogger(),
@@ -256,7 +258,7 @@ func steps(from, step int64, n int) []int64 {
 // TestFixtureLayout logs the files of a fixture checkpoint (with -v), a
 // map for the damage cases.
 func TestFixtureLayout(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	rows, err := runFixture(t, mem, dir, damageQuery, &genSource{mem: mem}, steps(0, 50, 12))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "regenerate testdata/golden (checkpoints written by this version)")
@@ -74,7 +75,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, q := range goldenQueries {
 		t.Run(q.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			dir := t.TempDir()
 			copyDir(t, filepath.Join(goldenDir, q.name), dir)
@@ -92,7 +93,7 @@ func TestGolden(t *testing.T) {
 // TestGoldenFutureRefused restores the future-format copy: the restart
 // must fail with an error naming the file and the newer format.
 func TestGoldenFutureRefused(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	copyDir(t, goldenFuture, dir)
@@ -117,7 +118,7 @@ func generateGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	expected := map[string][]string{}
 	for _, q := range goldenQueries {

@@ -48,8 +48,9 @@ const tailSize = 16 << 10
 // the end holds the error that failed it. It may be read while the child
 // still writes.
 type TailBuffer struct {
-	mu sync.Mutex
-	b  []byte
+	mu    sync.Mutex
+	b     []byte
+	total int64
 }
 
 // Write keeps p, dropping the oldest bytes beyond the bound.
@@ -57,6 +58,7 @@ func (l *TailBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.b = append(l.b, p...)
+	l.total += int64(len(p))
 	if len(l.b) > tailSize {
 		l.b = l.b[len(l.b)-tailSize:]
 	}

@@ -24,7 +24,11 @@ func TestTailBufferKeepsTheEnd(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
+	switch os.Getenv(childEnv) {
+	case "":
+	case "exit":
+		os.Exit(3)
+	default:
 		fmt.Fprintln(os.Stderr, "child waiting")
 		time.Sleep(time.Minute)
 		os.Exit(4)
@@ -43,17 +47,9 @@ func TestStartChildAndKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(c.Stderr.String(), "child waiting") {
-		select {
-		case err := <-c.Done():
-			t.Fatalf("child exited: %v\n%s", err, c.Stderr)
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			c.Kill()
-			t.Fatal("child did not start")
-		}
+	started := func(int64) bool { return strings.Contains(c.Stderr.String(), "child waiting") }
+	if exited, err := c.WaitUntil(nil, started, 0); exited {
+		t.Fatalf("child exited: %v\n%s", err, c.Stderr)
 	}
 	if err := c.Kill(); !KilledBySIGKILL(err) {
 		t.Fatalf("Kill = %v, want death by SIGKILL", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/streamtest"
 )
 
@@ -252,7 +253,7 @@ func (r *Runner) runVariant(sc *Scenario, variant string, mode runMode) (out var
 		return out
 	}
 	defer os.RemoveAll(dir)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	fix, sources, err := r.fixture(sc, variant, dir, mem)
 	if err != nil {
 		out.err = err

@@ -10,15 +10,18 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// NewAllocator returns a checked allocator that fails t at cleanup unless
-// every byte it handed out was released.
-func NewAllocator(t testing.TB) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	return mem
+// NewAllocator returns the test allocator: checked (it fails t at cleanup
+// unless every byte it handed out was released, naming each leak's
+// allocation site) and poisoning (released memory is overwritten, so a
+// value read after its array was released is garbage, not silently right).
+// It is the one switch for every test built on this package and on
+// streamtest; see internal/testutil/poisonmem.
+func NewAllocator(t testing.TB) *poisonmem.Allocator {
+	return poisonmem.NewChecked(t)
 }
 
 // Input is one input of an operator test.

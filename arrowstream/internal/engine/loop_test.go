@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
@@ -100,7 +100,7 @@ func processingTime(d time.Duration) Trigger {
 
 func TestMicroBatchExactlyOnceAcrossRestart(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	src := memsource.New(mem, valueSchema)
@@ -144,7 +144,7 @@ func TestMicroBatchExactlyOnceAcrossRestart(t *testing.T) {
 
 func TestMicroBatchRerunsUncommittedEpochWithRecordedOffsets(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	src := memsource.New(mem, valueSchema)
@@ -211,7 +211,7 @@ func TestMicroBatchRerunsUncommittedEpochWithRecordedOffsets(t *testing.T) {
 
 func TestMicroBatchTriggers(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	src := memsource.New(mem, valueSchema)
 	defer src.Close()

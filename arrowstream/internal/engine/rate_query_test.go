@@ -2,9 +2,8 @@ package engine
 
 import (
 	"context"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"testing"
-
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
@@ -14,7 +13,7 @@ import (
 // The rate-micro-batch source in a query: each epoch reads its rows.
 func TestRateMicroBatchSourceInQuery(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	src, err := rate.NewRateMicroBatchSource(mem, rate.RateMicroBatchOptions{RowsPerBatch: 3, StartTimestampMs: 5000, AdvanceMillisPerBatch: 1000})
 	if err != nil {

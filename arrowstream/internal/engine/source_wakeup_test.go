@@ -1,12 +1,12 @@
 package engine
 
 import (
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"testing"
 
 	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -25,7 +25,7 @@ func closed(ch <-chan struct{}) bool {
 // TestWakeChannelsFireOnData: the idle wait of a query over a memory
 // stream ends when data is added after the trigger looked.
 func TestWakeChannelsFireOnData(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: vector.Int64, Nullable: true}}, nil)
 	a, b := memsource.New(mem, schema), memsource.New(mem, schema)

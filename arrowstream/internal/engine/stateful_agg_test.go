@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestStatefulRunningCountAcrossRestart(t *testing.T) {
 	for _, mode := range []stream.OutputMode{stream.Update, stream.Complete} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			dir := t.TempDir()
 			src := memsource.New(mem, valueSchema)
@@ -98,7 +99,7 @@ func TestStatefulRunningCountAcrossRestart(t *testing.T) {
 
 func TestStateSchemaChangeRefused(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	src := memsource.New(mem, valueSchema)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"testing"
 	"time"
 
@@ -116,7 +117,7 @@ func TestStatefulDedupScenarios(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			src := memsource.New(mem, valueSchema)
 			defer src.Close()

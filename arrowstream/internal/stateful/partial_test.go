@@ -1,18 +1,18 @@
 package stateful
 
 import (
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // dropLate keeps the selected rows, counts the others, leaves a record
 // that keeps every row untouched, and owns exactly one reference per slot
 // (the checked allocator ends at zero).
 func TestDropLate(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "t", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	mk := func(vals ...int64) arrow.Record {

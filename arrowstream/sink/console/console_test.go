@@ -12,10 +12,10 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/sink/console"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -83,7 +83,7 @@ func TestConsoleGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			var recs []arrow.Record
 			for _, js := range tc.json {
@@ -128,7 +128,7 @@ func TestConsoleBadOptions(t *testing.T) {
 // Session and checks the whole output of two epochs.
 func TestConsoleQuery(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: true})
 	var out bytes.Buffer
@@ -166,7 +166,7 @@ func TestConsoleQuery(t *testing.T) {
 }
 
 func TestConsoleFloatText(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "f", Type: vector.Float64}}, nil)
 	rec, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(`[{"f":1e300},{"f":-2.5e-5},{"f":12345678},{"f":0.001},{"f":0}]`))
@@ -195,7 +195,7 @@ func TestConsoleFloatText(t *testing.T) {
 // and each epoch's block stays whole.
 func TestConsoleQueriesShareAWriter(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: true})
 	var out bytes.Buffer

@@ -106,16 +106,17 @@ func (t *table) write(b *bytes.Buffer, more bool, numRows int) {
 
 // cell renders a value as Spark's show does: strings as they are,
 // timestamps "yyyy-MM-dd HH:mm:ss[.ffffff]" (UTC), doubles with a ".0" when
-// integral, binary as "[0A FF]", lists "[a, b]", structs "{a, b}".
+// integral, binary as "[0A FF]", lists "[a, b]", structs "{a, b}". Strings
+// are copied: the table keeps its cells after the batch is released.
 func cell(arr arrow.Array, i int) string {
 	if arr.IsNull(i) {
 		return "null"
 	}
 	switch a := arr.(type) {
 	case *array.String:
-		return a.Value(i)
+		return strings.Clone(a.Value(i))
 	case *array.LargeString:
-		return a.Value(i)
+		return strings.Clone(a.Value(i))
 	case *array.Binary:
 		return binaryText(a.Value(i))
 	case *array.Boolean:

@@ -138,7 +138,7 @@ func BenchmarkFileSource(b *testing.B) {
 		b.Run(string(format), func(b *testing.B) {
 			mem := memory.NewGoAllocator()
 			path := filepath.Join(dir, string(format))
-			files, err := listFiles(path)
+			files, err := listFiles(path, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

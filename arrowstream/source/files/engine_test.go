@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -76,7 +78,7 @@ func checkExactlyOnce(t *testing.T, what string, ids []int64, n int) {
 // restarts them from their checkpoints, and finds every record exactly
 // once in both outputs; the file sink's output is read back by batch SQL.
 func TestRestartExactlyOnce(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
 	in, out, ck := t.TempDir(), t.TempDir(), t.TempDir()
@@ -100,7 +102,7 @@ func TestRestartExactlyOnce(t *testing.T) {
 	// The first run stops mid-stream: its first trigger takes one file,
 	// the next would come an hour later.
 	qs := start(arrowstream.ProcessingTime(time.Hour))
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for qs[0].LastProgress() == nil || qs[1].LastProgress() == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("no progress")

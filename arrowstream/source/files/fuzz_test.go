@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -25,7 +25,7 @@ func fuzzLines(t *testing.T, format Format, data []byte) {
 	}, nil)
 	for _, mode := range []Mode{Permissive, DropMalformed, FailFast} {
 		for _, chunk := range []int{1, 40, DefaultChunkBytes} {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			mem := poisonmem.New()
 			o := Options{Format: format, Path: "fuzz", Mode: mode, CorruptColumn: "_corrupt_record", Sep: ',', ChunkBytes: chunk, Header: chunk == 40}
 			s, err := NewSource(mem, schema, o)
 			if err != nil {

@@ -13,7 +13,7 @@ import (
 // the sink formats parquet and arrow in s.
 func Install(s stream.FormatRegistrar) {
 	for _, f := range []Format{CSV, JSON, Parquet, Arrow} {
-		s.RegisterSourceFormat(string(f), SourceFormat(f))
+		s.RegisterSourceFormat(string(f), confinedSourceFormat(f, s))
 	}
 	for _, f := range []Format{Parquet, Arrow} {
 		s.RegisterSinkFormat(string(f), SinkFormat(f))
@@ -39,5 +39,30 @@ func SinkFormat(f Format) stream.SinkFormat {
 			return nil, err
 		}
 		return NewSink(mem, info.Schema, info.Mode, o)
+	}
+}
+
+// dataConfiner is implemented by registrars that confine the files SQL
+// may read (arrowstream.Session, with an access policy): every file a
+// listing finds is vetted, so that a symbolic link planted after the table
+// was created cannot lead out of the allowed directories.
+type dataConfiner interface {
+	ConfineDataFile(path string) error
+}
+
+// confinedSourceFormat is SourceFormat(f) with listings confined by r when
+// it is a dataConfiner.
+func confinedSourceFormat(f Format, r stream.FormatRegistrar) stream.SourceFormat {
+	c, ok := r.(dataConfiner)
+	if !ok {
+		return SourceFormat(f)
+	}
+	return func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
+		o, err := ParseOptions(f, opts)
+		if err != nil {
+			return nil, err
+		}
+		o.Confine = c.ConfineDataFile
+		return NewSource(mem, schema, o)
 	}
 }

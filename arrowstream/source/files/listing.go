@@ -27,7 +27,12 @@ func hidden(name string) bool {
 // or the files matched by a glob (and of the directories it matches). A
 // directory written by the file sink is listed through its manifest: only
 // committed files. A path that does not exist yet lists nothing.
-func listFiles(path string) ([]fileInfo, error) {
+//
+// confine, when not nil, vets every glob match and the path itself (either
+// may be a symbolic link leading out of the directories a server allows):
+// a refused one fails the listing. Directory entries need no check, since
+// listDir skips symbolic links.
+func listFiles(path string, confine func(string) error) ([]fileInfo, error) {
 	matches := []string{path}
 	if hasGlob(path) {
 		var err error
@@ -39,6 +44,11 @@ func listFiles(path string) ([]fileInfo, error) {
 	for _, m := range matches {
 		if hidden(filepath.Base(m)) && m != path {
 			continue
+		}
+		if confine != nil {
+			if err := confine(m); err != nil {
+				return nil, fmt.Errorf("files: %w", err)
+			}
 		}
 		st, err := os.Stat(m)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -61,6 +61,9 @@ type Options struct {
 	Sep                rune   // CSV separator (default ',')
 	NullValue          string // CSV: the text of a null (default empty)
 	ChunkBytes         int    // CSV/JSON bytes decoded per arrow reader call (default 1 MiB; whole lines)
+	// Confine, when set, vets each file a listing finds (a server's data
+	// directories: see arrowstream.Session.Access).
+	Confine func(path string) error
 }
 
 // DefaultChunkBytes is how much CSV/JSON text one arrow reader call

@@ -245,6 +245,14 @@ type partWriter struct {
 	ipc   *ipc.FileWriter
 	rows  int64
 	final bool
+	// held are the records written to a Parquet file, retained until the
+	// file is closed: Arrow's Parquet writer keeps the min/max statistics
+	// of string and binary columns as slices of the written values (it
+	// does not copy them) and encodes them into the footer at Close. With
+	// the records released earlier, a pooling allocator reuses their
+	// buffers and the footer's statistics come out as garbage, which a
+	// reader that skips row groups by statistics turns into lost rows.
+	held []arrow.Record
 }
 
 func (s *Sink) newPart(name string) (*partWriter, error) {
@@ -270,11 +278,12 @@ func (s *Sink) newPart(name string) (*partWriter, error) {
 
 func (p *partWriter) write(rec arrow.Record) error {
 	rec = array.NewRecord(p.s.schema, rec.Columns(), rec.NumRows())
-	defer rec.Release()
 	var err error
 	if p.pq != nil {
+		p.held = append(p.held, rec) // released by release, after Close
 		err = p.pq.WriteBuffered(rec)
 	} else {
+		defer rec.Release()
 		err = p.ipc.Write(rec)
 	}
 	if err != nil {
@@ -289,6 +298,7 @@ func (p *partWriter) finish() (manifestFile, error) {
 	var err error
 	if p.pq != nil {
 		err = p.pq.Close() // also closes the file
+		p.release()
 	} else {
 		err = p.ipc.Close()
 		if err == nil && !p.s.opts.NoSync {
@@ -316,11 +326,20 @@ func (p *partWriter) finish() (manifestFile, error) {
 	return manifestFile{Path: p.name, Size: st.Size(), Rows: p.rows, MtimeMs: st.ModTime().UnixMilli()}, nil
 }
 
+// release releases the records held for the Parquet writer's statistics.
+func (p *partWriter) release() {
+	for _, r := range p.held {
+		r.Release()
+	}
+	p.held = nil
+}
+
 // abort drops an unfinished file.
 func (p *partWriter) abort() {
 	if p.pq != nil {
 		p.pq.Close()
 	}
+	p.release()
 	if p.ipc != nil {
 		p.ipc.Close()
 	}

@@ -69,7 +69,7 @@ func NewSource(mem memory.Allocator, schema *arrow.Schema, opts Options) (*Sourc
 		}
 	}
 	if schema == nil {
-		files, err := listFiles(opts.Path)
+		files, err := listFiles(opts.Path, opts.Confine)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +186,7 @@ func sortFiles(files []fileInfo, newestFirst bool) {
 // discover lists the path and logs the new files in groups (offsets) of
 // at most one trigger's worth each.
 func (s *Source) discover() error {
-	all, err := listFiles(s.opts.Path)
+	all, err := listFiles(s.opts.Path, s.opts.Confine)
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (s *Source) Read(_ context.Context, start, end stream.Offset) (vector.Opera
 
 // ReadBatch implements arrowstream.BatchSource: every file there is now.
 func (s *Source) ReadBatch(context.Context) (vector.Operator, error) {
-	files, err := listFiles(s.opts.Path)
+	files, err := listFiles(s.opts.Path, s.opts.Confine)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -74,7 +75,7 @@ func TestFailOnDataLoss(t *testing.T) {
 			s = newTestSession(t, dir)
 			defer s.close(t)
 			q = start(s)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 			defer cancel()
 			err := q.ProcessAllAvailable(ctx)
 			if fail {
@@ -113,7 +114,7 @@ func TestDeletedTopicFails(t *testing.T) {
 	if err := c.DeleteTopic("events"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	err := q.AwaitTermination(ctx)
 	if !errors.Is(err, kafka.ErrDataLoss) || !strings.Contains(err.Error(), "partition events-0 was deleted") {
@@ -211,7 +212,7 @@ func TestAvailableNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	if err := q.AwaitTermination(ctx); err != nil {
 		t.Fatal(err)

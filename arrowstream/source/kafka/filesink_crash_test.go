@@ -13,6 +13,8 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -45,7 +47,7 @@ func (k *killingFileSink) AddBatch(ctx context.Context, epoch int64, data vector
 // everything available and stops, otherwise it runs until killed.
 func fileCrashChild(dir, brokerList, totalText, seedText string) int {
 	total, countdown := childPlan(totalText, seedText)
-	s := newFileSession(memory.NewGoAllocator())
+	s := newFileSession(poisonmem.New())
 	s.RegisterSinkFormat("parquet", func(ctx context.Context, mem memory.Allocator, info arrowstream.SinkInfo) (arrowstream.Sink, error) {
 		o, err := files.ParseSinkOptions(files.Parquet, info.Options)
 		if err != nil {
@@ -69,7 +71,7 @@ func fileCrashChild(dir, brokerList, totalText, seedText string) int {
 		fmt.Fprintln(os.Stderr, "query ended:", err)
 		return 3
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(10*time.Minute))
 	defer cancel()
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)

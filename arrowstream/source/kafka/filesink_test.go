@@ -13,6 +13,8 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -46,7 +48,7 @@ func newFileSession(mem memory.Allocator) *arrowstream.Session {
 func readBackParquet(t *testing.T, out string) []string {
 	t.Helper()
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := newFileSession(mem)
 	if _, err := s.SQL(ctx, "CREATE TABLE back USING parquet OPTIONS (path '"+out+"')"); err != nil {
@@ -82,14 +84,14 @@ func TestKafkaToFileSinkRestart(t *testing.T) {
 	produce(t, c, "events", 3, "r", 0, 500)
 	dir := t.TempDir()
 	out, ckpt := filepath.Join(dir, "out"), filepath.Join(dir, "checkpoint")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := newFileSession(mem)
 	q, err := startKafkaToParquet(s, brokers(c), out, ckpt, arrowstream.ProcessingTime(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for q.LastProgress() == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("no progress")

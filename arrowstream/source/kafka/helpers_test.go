@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -48,7 +49,7 @@ func produce(t testing.TB, c *kfake.Cluster, topic string, partitions int32, pre
 		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i) % partitions, Key: []byte(v), Value: []byte(v),
 			Headers: []kgo.RecordHeader{{Key: "h", Value: []byte(v)}}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -68,13 +69,13 @@ func values(prefix string, from, n int) []string {
 // checked allocator; close releases everything and checks for leaks.
 type testSession struct {
 	*arrowstream.Session
-	mem   *memory.CheckedAllocator
+	mem   *poisonmem.Allocator
 	sinks *memsink.Catalog
 	dir   string
 }
 
 func newTestSession(t *testing.T, dir string) *testSession {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: dir, NoSync: true})
 	kafka.Install(s)
 	sinks := memsink.NewCatalog()
@@ -153,7 +154,7 @@ func head(s []string) []string {
 
 func processAll(t *testing.T, q *arrowstream.StreamingQuery) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatalf("process all available: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -77,7 +78,7 @@ func TestStartingOffsetsMustNameEveryPartition(t *testing.T) {
 func TestReadIsRepeatable(t *testing.T) {
 	c := newCluster(t, 3, "t")
 	produce(t, c, "t", 3, "a", 0, 90)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	o, err := kafka.ParseSourceOptions(map[string]string{"kafka.bootstrap.servers": brokers(c), "subscribe": "t", "startingOffsets": "earliest"})
 	if err != nil {

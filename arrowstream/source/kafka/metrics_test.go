@@ -4,10 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -17,7 +16,7 @@ import (
 func TestSourceMetricsOffsetsBehindLatest(t *testing.T) {
 	c := newCluster(t, 3, "t")
 	produce(t, c, "t", 3, "a", 0, 300) // 100 per partition
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	o, err := kafka.ParseSourceOptions(map[string]string{"kafka.bootstrap.servers": brokers(c), "subscribe": "t",
 		"startingOffsets": "earliest", "maxOffsetsPerTrigger": "30"})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -22,7 +23,7 @@ func TestSinkClosedWhenQueryStops(t *testing.T) {
 	// kfake's own goroutines started with the cluster; everything started
 	// after this point must be gone once the query stopped.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: true})
 	var sink *kafka.Sink

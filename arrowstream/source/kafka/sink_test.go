@@ -14,6 +14,8 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -96,7 +98,7 @@ func TestSinkSchemaErrors(t *testing.T) {
 // choice, and replaying an epoch writes it again (at-least-once).
 func TestSinkOptionTopicAndNulls(t *testing.T) {
 	c := newCluster(t, 3, "out", "ignored")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "value", Type: vector.String, Nullable: true}, {Name: "key", Type: vector.Binary, Nullable: true},
@@ -128,7 +130,7 @@ func TestSinkOptionTopicAndNulls(t *testing.T) {
 	}
 	defer cl.Close()
 	var got []string
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(3*time.Minute))
 	defer cancel()
 	for len(got) < 6 {
 		fs := cl.PollFetches(ctx)

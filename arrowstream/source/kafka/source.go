@@ -104,7 +104,7 @@ func (s *Source) Description() string {
 // from the same place.
 func (s *Source) SetCheckpointDir(dir string) error {
 	path := filepath.Join(dir, initialOffsetsFile)
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := checkpoint.ReadSealedFile(path); err == nil {
 		po, err := parseInitialOffsets(b)
 		if err != nil {
 			return fmt.Errorf("kafka: initial offsets %s: %w", path, err)
@@ -125,7 +125,7 @@ func (s *Source) SetCheckpointDir(dir string) error {
 		return fmt.Errorf("kafka: initial offsets: %w", err)
 	}
 	data := append([]byte("v1\n"), po.Encode()...)
-	if err := w.WriteFile(path, data, false); err != nil {
+	if err := w.WriteSealedFile(path, data, false); err != nil {
 		if errors.Is(err, checkpoint.ErrExists) {
 			return s.SetCheckpointDir(dir)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // startCopy starts a query copying the Kafka table ks's values (as
@@ -41,7 +42,7 @@ func TestSourceRestart(t *testing.T) {
 		}
 		q := startCopy(t, s, "out")
 		if stopEarly {
-			deadline := time.Now().Add(20 * time.Second)
+			deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 			for q.LastProgress() == nil || q.LastProgress().BatchID < 3 {
 				if time.Now().After(deadline) || !q.IsActive() {
 					t.Fatalf("query did not progress: %v", q.Exception())

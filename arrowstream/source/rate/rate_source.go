@@ -135,7 +135,7 @@ func (r *RateSource) SetCheckpointDir(dir string) error {
 		return err
 	}
 	p := filepath.Join(dir, "0")
-	if data, err := os.ReadFile(p); err == nil {
+	if data, err := checkpoint.ReadSealedFile(p); err == nil {
 		var meta struct {
 			StartTimeMs int64 `json:"startTimeMs"`
 		}
@@ -149,7 +149,7 @@ func (r *RateSource) SetCheckpointDir(dir string) error {
 	}
 	r.startMs = r.opts.Clock.Now().UnixMilli()
 	data, _ := json.Marshal(map[string]int64{"startTimeMs": r.startMs})
-	if err := w.WriteFile(p, data, false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+	if err := w.WriteSealedFile(p, data, false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
 		return err
 	}
 	return nil

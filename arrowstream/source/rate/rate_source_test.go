@@ -2,10 +2,9 @@ package rate
 
 import (
 	"context"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"testing"
 	"time"
-
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/arrowstreamtest"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -42,7 +41,7 @@ func readRows(t *testing.T, op vector.Operator) []vt.Row {
 
 func TestRateSource(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	clock := arrowstreamtest.NewManualClock(time.UnixMilli(1_000_000))
 	dir := t.TempDir()

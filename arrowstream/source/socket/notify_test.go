@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -20,7 +20,7 @@ import (
 // buffered after the call, and the metrics count lines read and buffered.
 func TestSocketNotifiesAndCountsLines(t *testing.T) {
 	port, send := lineServer(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	src, err := socket.New(mem, socket.Options{Host: "127.0.0.1", Port: port})
 	if err != nil {
@@ -40,10 +40,10 @@ func TestSocketNotifiesAndCountsLines(t *testing.T) {
 	send(lines("x", 3))
 	select {
 	case <-ch:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testutil.Scaled(2 * time.Minute)):
 		t.Fatal("no notification after a line arrived")
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	var end arrowstream.Offset
 	for src.Metrics()["numLinesRead"] != "3" {
 		if time.Now().After(deadline) {
@@ -70,7 +70,7 @@ func TestSocketNotifiesAndCountsLines(t *testing.T) {
 // interval are an hour, and rows are shown on arrival.
 func TestSocketContinuousQuery(t *testing.T) {
 	port, send := lineServer(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})
 	socket.Install(s)
@@ -114,7 +114,7 @@ func TestSocketContinuousQuery(t *testing.T) {
 		return out
 	}
 	send(lines("a", 20))
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		got := rows()
 		if len(got) == 20 {

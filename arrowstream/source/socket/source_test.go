@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/socket"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -55,7 +55,7 @@ func lineServer(t *testing.T) (port int, send func(lines []string)) {
 				current.Close()
 			}
 			current = c
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.Scaled(2 * time.Minute)):
 			t.Fatal("no new connection")
 		}
 		if _, err := io.WriteString(current, strings.Join(lines, "\n")+"\n"); err != nil {
@@ -101,7 +101,7 @@ func TestSocketQuery(t *testing.T) {
 	port, send := lineServer(t)
 	dir := t.TempDir()
 	run := func(prefix string, n int) {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: dir, NoSync: true})
 		socket.Install(s)
@@ -133,7 +133,7 @@ func TestSocketQuery(t *testing.T) {
 			}()
 			return vt.RowsOf(recs...)
 		}
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 		for {
 			rows := tbl()
 			got := 0
@@ -169,7 +169,7 @@ func TestSocketQuery(t *testing.T) {
 // the lines all arrive, in order, as epochs commit.
 func TestSocketBackPressure(t *testing.T) {
 	port, send := lineServer(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	src, err := socket.New(mem, socket.Options{Host: "127.0.0.1", Port: port, MaxBufferedLines: 10})
 	if err != nil {
@@ -183,7 +183,7 @@ func TestSocketBackPressure(t *testing.T) {
 	send(lines("x", 1000))
 	var committed arrowstream.Offset
 	var got []string
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
 	for len(got) < 1000 {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d lines arrived", len(got))

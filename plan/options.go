@@ -1,0 +1,193 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// Configuration keys that change what a query means.
+const (
+	// ConfANSI is spark.sql.ansi.enabled (default true).
+	ConfANSI = "spark.sql.ansi.enabled"
+	// ConfTimeZone is spark.sql.session.timeZone (default UTC).
+	ConfTimeZone = "spark.sql.session.timeZone"
+)
+
+// Options are the session settings that analysis records in a plan: the
+// analyzer stamps them into every cast and function call, so that folding,
+// planning and execution all see the same semantics and no global state is
+// involved.
+type Options struct {
+	// ANSI is spark.sql.ansi.enabled: invalid casts, overflow and division
+	// by zero raise Spark's errors; without it they give Spark 3's results.
+	ANSI bool
+	// TimeZone is spark.sql.session.timeZone; nil means UTC.
+	TimeZone *time.Location
+}
+
+// DefaultOptions are Spark 4's defaults: ANSI on, UTC.
+func DefaultOptions() Options { return Options{ANSI: true} }
+
+// mode is the evaluation mode of casts and operators under o.
+func (o Options) mode() vector.EvalMode {
+	if o.ANSI {
+		return vector.ModeANSI
+	}
+	return vector.ModeLegacy
+}
+
+func (o Options) loc() *time.Location {
+	if o.TimeZone == nil || o.TimeZone == time.UTC {
+		return nil
+	}
+	return o.TimeZone
+}
+
+// OptionsFromConf reads Options from configuration settings (a session's
+// conf, a statement's TBLPROPERTIES): unset keys keep base's values; a bad
+// value is an error naming the key.
+func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
+	o := base
+	for k, v := range conf {
+		switch {
+		case strings.EqualFold(k, ConfANSI):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", ConfANSI, v, ErrType)
+			}
+			o.ANSI = b
+		case strings.EqualFold(k, ConfTimeZone):
+			loc, err := LoadTimeZone(v)
+			if err != nil {
+				return o, err
+			}
+			o.TimeZone = loc
+		}
+	}
+	return o, nil
+}
+
+// LoadTimeZone resolves a spark.sql.session.timeZone value: a region
+// (Europe/Paris), UTC/Z, or a fixed offset (+01:00, -08:00, UTC+2).
+func LoadTimeZone(v string) (*time.Location, error) {
+	name := strings.TrimSpace(v)
+	switch strings.ToUpper(name) {
+	case "UTC", "Z", "GMT", "UT":
+		return time.UTC, nil
+	}
+	off := name
+	for _, p := range []string{"UTC", "GMT", "UT"} {
+		if len(off) > len(p) && strings.EqualFold(off[:len(p)], p) && (off[len(p)] == '+' || off[len(p)] == '-') {
+			off = off[len(p):]
+			break
+		}
+	}
+	if len(off) > 1 && (off[0] == '+' || off[0] == '-') {
+		if secs, ok := parseOffset(off[1:]); ok {
+			if off[0] == '-' {
+				secs = -secs
+			}
+			return time.FixedZone(name, secs), nil
+		}
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "" || name == "Local" {
+		return nil, fmt.Errorf("plan: %s: unknown time zone %q: %w", ConfTimeZone, v, ErrType)
+	}
+	return loc, nil
+}
+
+// parseOffset reads h, hh, hh:mm or hhmm (at most 18 hours).
+func parseOffset(s string) (int, bool) {
+	h, m := s, "0"
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		h, m = s[:i], s[i+1:]
+	} else if len(s) == 4 {
+		h, m = s[:2], s[2:]
+	}
+	hv, err1 := strconv.Atoi(h)
+	mv, err2 := strconv.Atoi(m)
+	if err1 != nil || err2 != nil || len(h) > 2 || hv > 18 || mv > 59 || mv < 0 || hv < 0 {
+		return 0, false
+	}
+	return hv*3600 + mv*60, true
+}
+
+// wallToInstant reads wall-clock microseconds (a local date and time
+// counted as if UTC) in loc.
+func wallToInstant(loc *time.Location, wall int64) int64 {
+	secs := wall / 1_000_000
+	frac := wall % 1_000_000
+	if frac < 0 {
+		secs, frac = secs-1, frac+1_000_000
+	}
+	t := time.Unix(secs, 0).UTC()
+	l := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc)
+	return l.Unix()*1_000_000 + frac
+}
+
+// applyOptions stamps o into every cast and call of n (try_ functions
+// keep their own mode).
+func applyOptions(n Node, o Options) (Node, error) {
+	mode, loc := o.mode(), o.loc()
+	if mode == vector.ModeANSI && loc == nil {
+		return n, nil // the zero values already say so
+	}
+	stamp := func(e Expr) (Expr, error) {
+		return Transform(e, func(x Expr) (Expr, error) {
+			switch y := x.(type) {
+			case *Literal:
+				if !y.wallClock || loc == nil {
+					return x, nil
+				}
+				ts, ok := y.Value.(arrow.Timestamp)
+				if !ok {
+					return x, nil
+				}
+				return &Literal{Value: arrow.Timestamp(wallToInstant(loc, int64(ts))), Type: y.Type}, nil
+			case *Cast:
+				c := *y
+				if c.Mode != vector.ModeTry {
+					c.Mode = mode
+				}
+				c.Loc = loc
+				return &c, nil
+			case *Call:
+				c := *y
+				if c.Mode != vector.ModeTry {
+					c.Mode = mode
+				}
+				c.Loc = loc
+				// newCall folded constant calls with the defaults (ANSI,
+				// UTC); under other settings the value may differ, so the
+				// optimizer must fold the call again.
+				c.typing.folded = nil
+				return &c, nil
+			}
+			return x, nil
+		})
+	}
+	var rec func(Node) (Node, error)
+	rec = func(n Node) (Node, error) {
+		var err error
+		n = mapChildren(n, func(k Node) Node {
+			if err != nil {
+				return k
+			}
+			var r Node
+			r, err = rec(k)
+			return r
+		})
+		if err != nil {
+			return nil, err
+		}
+		return mapExprs(n, stamp)
+	}
+	return rec(n)
+}

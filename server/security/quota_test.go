@@ -1,0 +1,119 @@
+package security
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+// TestStreamingTableQuota: a user may not start more streaming tables
+// than --max-streaming-tables-per-user, nor all users more than
+// --max-streaming-tables.
+func TestStreamingTableQuota(t *testing.T) {
+	e := startServe(t, "--max-streaming-tables-per-user", "2", "--max-streaming-tables", "3")
+	c := e.admin()
+	c.mustRun(t, "CREATE TABLE ticks USING rate OPTIONS (rowsPerSecond '10')")
+	c.mustRun(t, "CREATE STREAMING TABLE q1 AS SELECT value FROM STREAM ticks")
+	c.mustRun(t, "CREATE STREAMING TABLE q2 AS SELECT value FROM STREAM ticks")
+	_, err := c.run(t, "CREATE STREAMING TABLE q3 AS SELECT value FROM STREAM ticks")
+	refused(t, "third table of one user", err, codes.ResourceExhausted, "quota exceeded", `"admin"`, "--max-streaming-tables-per-user")
+	// Dropping one frees the slot.
+	c.mustRun(t, "DROP TABLE q2")
+	waitFor(t, "the dropped query to stop", func() bool {
+		_, err := c.run(t, "CREATE STREAMING TABLE q3 AS SELECT value FROM STREAM ticks")
+		return err == nil
+	})
+	e.alive(t)
+}
+
+// TestServerStreamingTableQuota: the server-wide bound counts every
+// user's tables.
+func TestServerStreamingTableQuota(t *testing.T) {
+	e := startServe(t, "--max-streaming-tables", "2")
+	c := e.admin()
+	c.mustRun(t, "CREATE TABLE ticks USING rate OPTIONS (rowsPerSecond '10')")
+	for i := 1; i <= 2; i++ {
+		c.mustRun(t, "CREATE STREAMING TABLE q"+strconv.Itoa(i)+" AS SELECT value FROM STREAM ticks")
+	}
+	_, err := c.run(t, "CREATE STREAMING TABLE q3 AS SELECT value FROM STREAM ticks")
+	refused(t, "third table on the server", err, codes.ResourceExhausted, "quota exceeded", "--max-streaming-tables")
+	e.alive(t)
+}
+
+// TestCheckpointQuota: no new streaming table once the checkpoints hold
+// more than --max-checkpoint-bytes.
+func TestCheckpointQuota(t *testing.T) {
+	e := startServe(t, "--max-checkpoint-bytes", "1")
+	c := e.admin()
+	c.mustRun(t, "CREATE TABLE ticks USING rate OPTIONS (rowsPerSecond '10')")
+	c.mustRun(t, "CREATE STREAMING TABLE q1 AS SELECT value FROM STREAM ticks")
+	var err error
+	waitFor(t, "the checkpoint quota to bite", func() bool {
+		_, err = c.run(t, "CREATE STREAMING TABLE q2 AS SELECT value FROM STREAM ticks")
+		if err == nil {
+			c.mustRun(t, "DROP TABLE q2")
+		}
+		return err != nil
+	})
+	refused(t, "table over the checkpoint quota", err, codes.ResourceExhausted, "quota exceeded", "checkpoints hold", "--max-checkpoint-bytes")
+	e.alive(t)
+}
+
+// TestStalledReadersReleased: DoGet streams whose client reads nothing
+// hold a concurrent-query slot only until --stall-timeout cancels them.
+func TestStalledReadersReleased(t *testing.T) {
+	e := startServe(t, "--stall-timeout", "2s", "--max-concurrent-queries-per-user", "1")
+	c := e.admin()
+	big := fillBigTable(t, c)
+	// A second connection opens a large result and never reads it.
+	stalled := e.admin()
+	ctx, cancel := context.WithCancel(stalled.ctx)
+	defer cancel()
+	info, err := stalled.Execute(ctx, "SELECT a.value * 100000 + b.value AS k FROM "+big+" a CROSS JOIN "+big+" b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := stalled.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	// While it holds the user's only slot, another statement is refused...
+	var qerr error
+	waitFor(t, "the stalled stream to hold the slot", func() bool {
+		_, qerr = c.run(t, "SELECT 1")
+		return qerr != nil
+	})
+	refused(t, "second statement of a user with one slot", qerr, codes.ResourceExhausted, "quota exceeded", "--max-concurrent-queries-per-user")
+	// ...until the stall timeout cancels the stalled stream.
+	start := time.Now()
+	waitFor(t, "the stall timeout to free the slot", func() bool {
+		_, qerr = c.run(t, "SELECT 1")
+		return qerr == nil
+	})
+	t.Logf("slot freed %v after the refusal (stall timeout 2s)", time.Since(start).Round(100*time.Millisecond))
+	waitFor(t, "the stall to be logged", func() bool { return strings.Contains(e.output(), "result stream stalled") })
+	e.alive(t)
+}
+
+// fillBigTable makes a streaming table of at least 3000 rows and returns
+// its name.
+func fillBigTable(t *testing.T, c *client) string {
+	t.Helper()
+	c.mustRun(t, "CREATE TABLE fast USING rate OPTIONS (rowsPerSecond '5000')")
+	c.mustRun(t, "CREATE STREAMING TABLE big AS SELECT value FROM STREAM fast")
+	waitFor(t, "3000 rows in big", func() bool {
+		rows, err := c.run(t, "SELECT count(*) FROM big")
+		if err != nil || len(rows) != 1 {
+			return false
+		}
+		n, _ := strconv.Atoi(rows[0][0])
+		return n >= 3000
+	})
+	c.mustRun(t, "DROP TABLE fast")
+	return "big"
+}
