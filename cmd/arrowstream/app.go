@@ -230,7 +230,7 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 	}
 	example := "SHOW TABLES"
 	if len(tables) > 0 {
-		example = "SELECT * FROM " + bannerIdent(tables[0]) + " LIMIT 10"
+		example = "SELECT * FROM " + quoteIdent(tables[0]) + " LIMIT 10"
 	}
 	if uri != "" {
 		kwargs := ""

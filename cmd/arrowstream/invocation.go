@@ -58,18 +58,3 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-// bannerIdent writes a table name for SQL: bare when it is a plain
-// identifier, else backquoted.
-func bannerIdent(name string) string {
-	plain := name != ""
-	for i, r := range name {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-			plain = false
-		}
-	}
-	if plain {
-		return name
-	}
-	return quoteIdent(name)
-}

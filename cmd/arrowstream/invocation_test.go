@@ -24,7 +24,7 @@ func TestBannerShellCommandPastes(t *testing.T) {
 		t.Skip("no sh")
 	}
 	for _, tc := range []struct{ table, user, wantSQL string }{
-		{"page_views", "", "SELECT * FROM page_views LIMIT 10"},
+		{"page_views", "", "SELECT * FROM `page_views` LIMIT 10"},
 		{"page views", "", "SELECT * FROM `page views` LIMIT 10"},
 		{"it's", "o'brien", "SELECT * FROM `it's` LIMIT 10"},
 	} {
