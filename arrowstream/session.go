@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +19,9 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
 	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/suggest"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -77,6 +81,7 @@ type Session struct {
 	conf        map[string]string
 	sourceFmts  map[string]SourceFormat
 	sinkFmts    map[string]SinkFormat
+	sinkKeys    map[string][]string // format -> its option keys, when it declared them
 	stateProvs  map[string]StateStoreProviderFunc
 	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
 }
@@ -87,7 +92,7 @@ func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook, access: opts.Access,
-		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{},
+		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{}, sinkKeys: map[string][]string{},
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},
 	}
 	if s.mem == nil {
@@ -157,6 +162,38 @@ func (s *Session) RegisterSinkFormat(name string, f SinkFormat) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sinkFmts[strings.ToLower(name)] = f
+}
+
+// RegisterSinkOptions declares the option keys of a sink format, so that
+// CREATE STREAMING TABLE rejects unknown TBLPROPERTIES before it plans the
+// query (with a "did you mean" hint).
+func (s *Session) RegisterSinkOptions(format string, keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sinkKeys[strings.ToLower(format)] = append([]string(nil), keys...)
+}
+
+// checkSinkOptions fails on a key that neither the format (if it declared
+// its keys) nor the writer knows.
+func (s *Session) checkSinkOptions(format, table string, props map[string]string) error {
+	s.mu.Lock()
+	keys, ok := s.sinkKeys[strings.ToLower(format)]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	known := append(append([]string(nil), keys...), stream.WriterOptionKeys()...)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !slices.ContainsFunc(known, func(c string) bool { return strings.EqualFold(c, k) }) {
+			return fmt.Errorf("unknown option '%s' of streaming table %s%s", k, table, suggest.DidYouMean(k, known))
+		}
+	}
+	return nil
 }
 
 // SetConf sets a session setting.

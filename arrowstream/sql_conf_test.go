@@ -36,6 +36,17 @@ func sqlValue(t *testing.T, s *Session, q string) (string, error) {
 	return fmt.Sprint(vector.ValueAt(recs[0].Column(0), 0)), nil
 }
 
+// execSQL runs a statement and closes its result (SET answers with the
+// setting's row).
+func execSQL(s *Session, q string) error {
+	res, err := s.SQL(context.Background(), q)
+	if err != nil {
+		return err
+	}
+	res.Close()
+	return nil
+}
+
 // TestSQLSessionConf: spark.sql.ansi.enabled and spark.sql.session.timeZone
 // by SET, by SetConf, and refused when invalid.
 func TestSQLSessionConf(t *testing.T) {
@@ -45,7 +56,7 @@ func TestSQLSessionConf(t *testing.T) {
 	if _, err := sqlValue(t, s, "SELECT CAST('abc' AS INT)"); err == nil || !strings.Contains(err.Error(), "[CAST_INVALID_INPUT]") {
 		t.Fatalf("ANSI by default: got %v", err)
 	}
-	if _, err := s.SQL(context.Background(), "SET spark.sql.ansi.enabled = false"); err != nil {
+	if err := execSQL(s, "SET spark.sql.ansi.enabled = false"); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := sqlValue(t, s, "SELECT CAST('abc' AS INT)"); err != nil || v != "<nil>" {
@@ -58,14 +69,14 @@ func TestSQLSessionConf(t *testing.T) {
 	if _, err := sqlValue(t, s, "SELECT 1 / 0"); err == nil || !strings.Contains(err.Error(), "[DIVIDE_BY_ZERO]") {
 		t.Fatalf("ANSI on again: got %v", err)
 	}
-	if _, err := s.SQL(context.Background(), "SET spark.sql.session.timeZone = 'America/Los_Angeles'"); err != nil {
+	if err := execSQL(s, "SET spark.sql.session.timeZone = 'America/Los_Angeles'"); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := sqlValue(t, s, "SELECT CAST(timestamp_seconds(0) AS STRING)"); err != nil || v != "1969-12-31 16:00:00" {
 		t.Fatalf("time zone: got %v, %v", v, err)
 	}
 	for _, bad := range []string{"SET spark.sql.ansi.enabled = maybe", "SET spark.sql.session.timeZone = 'Nowhere/Land'"} {
-		if _, err := s.SQL(context.Background(), bad); err == nil {
+		if err := execSQL(s, bad); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
 	}

@@ -108,6 +108,9 @@ func (s *Session) textResult(col string, lines []string) (*Result, error) {
 }
 
 func (s *Session) createStreamingTable(ctx context.Context, x *plan.StreamingTableStatement) (*Result, error) {
+	if err := s.checkSinkOptions("memory", x.Name, x.Properties); err != nil {
+		return nil, err
+	}
 	df := s.frame(x.Query, nil)
 	w := df.WriteStream().Format("memory").QueryName(x.Name)
 	for k, v := range x.Properties {

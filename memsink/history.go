@@ -84,7 +84,7 @@ func (t *Table) AsOf(epoch int64) (*Snapshot, error) {
 	s, err := t.asOf(v, epoch)
 	if err != nil {
 		v.release()
-		return nil, fmt.Errorf("memsink: table %q: as of epoch %d: %w", t.Name(), epoch, err)
+		return nil, fmt.Errorf("table %s: %w", t.Name(), err) // err names the epoch
 	}
 	return s, nil
 }
@@ -94,7 +94,7 @@ func (t *Table) asOf(v *version, epoch int64) (*Snapshot, error) {
 		if v.latest < 0 {
 			return nil, fmt.Errorf("no epoch committed yet: %w", ErrNotRetained)
 		}
-		return nil, fmt.Errorf("epoch %d is not committed yet (latest is %d): %w", epoch, v.latest, ErrNotRetained)
+		return nil, fmt.Errorf("epoch %d is not committed yet (%s): %w", epoch, v.retainedRange(), ErrNotRetained)
 	}
 	if len(v.states) > 0 {
 		j := epochAt(len(v.states), func(i int) int64 { return v.states[i].info.Epoch }, epoch)

@@ -55,7 +55,7 @@ func TestTimeTravel(t *testing.T) {
 				{name: "as of a gap", asOf: true, epoch: 1, want: []vt.Row{r(1, "a")}, wantLatest: 0},
 				{name: "as of middle", asOf: true, epoch: 2, want: []vt.Row{r(1, "a"), r(2, "b"), r(3, "c")}, wantLatest: 2},
 				{name: "as of latest", asOf: true, epoch: 5, want: []vt.Row{r(1, "a"), r(2, "b"), r(3, "c"), r(4, "d")}, wantLatest: 5},
-				{name: "as of the future", asOf: true, epoch: 6, wantErr: "as of epoch 6: epoch 6 is not committed yet (latest is 5): epoch not retained"},
+				{name: "as of the future", asOf: true, epoch: 6, wantErr: "epoch 6 is not committed yet (retained epochs 0..5): epoch not retained"},
 				{name: "as of before the first", asOf: true, epoch: -1, wantErr: "epoch -1 is not retained (retained epochs 0..5)"},
 				{name: "since nothing", epoch: -1, want: []vt.Row{r(1, "a"), r(2, "b"), r(3, "c"), r(4, "d")}, wantLatest: 5},
 				{name: "since first", epoch: 0, want: []vt.Row{r(2, "b"), r(3, "c"), r(4, "d")}, wantLatest: 5},

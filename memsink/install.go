@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/internal/suggest"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -41,7 +42,7 @@ func Install(sess Registrar, cat *Catalog, defaults Options) {
 		if info.QueryName == "" {
 			return nil, fmt.Errorf("queryName must be specified for memory sink")
 		}
-		opts, err := tableOptions(defaults, info.Options)
+		opts, err := tableOptions(defaults, info.QueryName, info.Options)
 		if err != nil {
 			return nil, err
 		}
@@ -64,10 +65,31 @@ func Install(sess Registrar, cat *Catalog, defaults Options) {
 		}
 		return t, nil
 	})
+	// A session that checks TBLPROPERTIES before planning learns our keys.
+	if r, ok := sess.(interface{ RegisterSinkOptions(string, []string) }); ok {
+		r.RegisterSinkOptions("memory", OptionKeys())
+	}
 	sess.AddCatalog(PlanCatalog{cat})
 }
 
-func tableOptions(o Options, writerOpts map[string]string) (Options, error) {
+// OptionKeys are the options of the memory sink (TBLPROPERTIES of CREATE
+// STREAMING TABLE), as tableOptions reads them.
+func OptionKeys() []string {
+	return []string{"persist", "updateAsView", "maxEpochs", "maxRows", "maxBytes"}
+}
+
+func isWriterKey(k string) bool {
+	for _, w := range stream.WriterOptionKeys() {
+		if strings.EqualFold(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// tableOptions applies the options of the table name to o; an unknown
+// key is an error with a "did you mean" hint.
+func tableOptions(o Options, name string, writerOpts map[string]string) (Options, error) {
 	for k, v := range writerOpts {
 		var err error
 		switch strings.ToLower(k) {
@@ -82,7 +104,11 @@ func tableOptions(o Options, writerOpts map[string]string) (Options, error) {
 		case "maxbytes":
 			o.MaxBytes, err = strconv.ParseInt(v, 10, 64)
 		default:
-			continue // other writer options (checkpointLocation, ...)
+			if isWriterKey(k) {
+				continue // read by the engine
+			}
+			known := append(OptionKeys(), stream.WriterOptionKeys()...)
+			return o, fmt.Errorf("unknown option '%s' of streaming table %s%s", k, name, suggest.DidYouMean(k, known))
 		}
 		if err != nil {
 			return o, fmt.Errorf("memsink: option %s=%q: %w", k, v, err)

@@ -64,7 +64,9 @@ func CheckStreaming(n Node, mode OutputMode) error {
 // with Execute).
 func CheckBatch(n Node) error {
 	if n != nil && n.IsStreaming() {
-		return violation(RuleNoStreamingSource, "Queries with streaming sources must be executed with writeStream.start()")
+		// Spark: "Queries with streaming sources must be executed with
+		// writeStream.start()", which names an API SQL users do not have.
+		return violation(RuleNoStreamingSource, "a streaming source needs a streaming table: use CREATE STREAMING TABLE name AS SELECT ... FROM STREAM ..., then query name")
 	}
 	return nil
 }

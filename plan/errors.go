@@ -48,6 +48,27 @@ func (e *Error) Error() string {
 // Unwrap returns the sentinel or underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// ReadError is a table that failed to give its rows (an epoch no longer
+// retained, an unreadable file). Its message names the table and the
+// cause, and BuildOperator passes it on without the operator's internals.
+type ReadError struct {
+	Table string
+	Err   error
+}
+
+// Error is the table's error, prefixed with the table's name unless it
+// names the table already.
+func (e *ReadError) Error() string {
+	msg := e.Err.Error()
+	if strings.Contains(msg, e.Table) {
+		return msg
+	}
+	return fmt.Sprintf("table %s: %s", backquote(e.Table), msg)
+}
+
+// Unwrap returns the table's error.
+func (e *ReadError) Unwrap() error { return e.Err }
+
 // errTableUnresolved is an unknown table: both ErrUnresolved and
 // ErrTableNotFound, so callers can map it to "not found".
 var errTableUnresolved = fmt.Errorf("%w: %w", ErrUnresolved, ErrTableNotFound)

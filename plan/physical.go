@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -30,6 +31,10 @@ func BuildOperator(ctx context.Context, mem memory.Allocator, node Node, childre
 		return nil, fmt.Errorf("plan: %s needs %d input operators, got %d", node, len(node.Children()), len(children))
 	}
 	op, err := buildOne(ctx, vector.ForOperator(mem, operatorName(node)), node, children, env)
+	var re *ReadError
+	if errors.As(err, &re) {
+		return nil, err // complete for the user: no operator internals
+	}
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", node, err)
 	}
@@ -356,7 +361,7 @@ func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (ve
 		raw, err = t.Scan(ctx, mem)
 	}
 	if err != nil {
-		return nil, err
+		return nil, &ReadError{Table: s.Name, Err: err}
 	}
 	return BuildScanOn(mem, s, raw, env)
 }

@@ -136,7 +136,16 @@ func (r *resolver) unary(x *sql.UnaryExpr) (Expr, error) {
 		}
 		return newCall(x.Pos, "negative", v)
 	case sql.OpPlus:
-		return v, nil
+		// Spark's UnaryPositive takes numbers and intervals only; a string
+		// is read as a double, as for unary minus.
+		switch dt := v.DataType(); {
+		case isString(dt):
+			return castTo(v, vector.Float64), nil
+		case vector.IsNumeric(dt) || isInterval(v):
+			return v, nil
+		default:
+			return nil, errorAt(x.Pos, ErrType, "Cannot resolve (+ %s) due to data type mismatch: argument 1 requires (numeric or interval) type, however, it is of %s type.", v, vector.TypeName(dt))
+		}
 	}
 	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)
 }

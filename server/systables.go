@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,7 +160,7 @@ var queryProgressSchema = arrow.NewSchema([]arrow.Field{
 	nullable("input_rows_per_second", vector.Float64),
 	nullable("processed_rows_per_second", vector.Float64),
 	nullable("watermark", vector.Timestamp),
-	{Name: "num_output_rows", Type: vector.Int64},
+	nullable("num_output_rows", vector.Int64), // null: unknown (Spark's -1)
 	{Name: "progress_json", Type: vector.String},
 }, nil)
 
@@ -224,8 +225,18 @@ func (t *progressTable) Records(ctx context.Context, mem memory.Allocator) ([]ar
 			b.Field(6).(*array.Int64Builder).Append(p.NumInputRows)
 			optFloat(b, 7, p.InputRowsPerSecond)
 			optFloat(b, 8, p.ProcessedRowsPerSecond)
-			optTime(b, 9, p.EventTime["watermark"])
-			b.Field(10).(*array.Int64Builder).Append(p.Sink.NumOutputRows)
+			// Before the first watermark Spark reports 1970-01-01: no
+			// watermark yet, so null.
+			if wm := p.EventTime["watermark"]; strings.HasPrefix(wm, "1970-01-01T00:00:00") {
+				b.Field(9).AppendNull()
+			} else {
+				optTime(b, 9, wm)
+			}
+			if n := p.Sink.NumOutputRows; n < 0 {
+				b.Field(10).AppendNull() // unknown
+			} else {
+				b.Field(10).(*array.Int64Builder).Append(n)
+			}
 			str(b, 11, p.JSON())
 		}
 	}

@@ -42,6 +42,16 @@ type SinkInfo struct {
 	Options map[string]string
 }
 
+// WriterOptionKeys are the writer settings the engine itself reads
+// (TBLPROPERTIES of CREATE STREAMING TABLE, or DataStreamWriter options).
+// A sink that rejects unknown options accepts these, and offers them in
+// its "did you mean" hints.
+// The continuous.* keys are those engine.ContinuousOptions reads.
+func WriterOptionKeys() []string {
+	return []string{"outputMode", "trigger", "checkpointLocation",
+		"continuous.visibility", "continuous.maxPendingBytes", "continuous.pollInterval"}
+}
+
 // OutputMode says what a streaming query writes to its sink each epoch.
 type OutputMode int
 

@@ -164,7 +164,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 			certFile: f.gov.tlsCert, keyFile: f.gov.tlsKey,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("HTTP server: %w", err)
+			return nil, fmt.Errorf("HTTP server: %w", addrInUse("http", f.httpAddr, err))
 		}
 		a.http = h
 		a.logger.Info("serving the web UI and /metrics", "addr", "http://"+h.Addr()+"/")
@@ -173,7 +173,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 		fsrv, err := startFlightServer(ctx, a.engine, f.flight, f.gov, auth)
 		if err != nil {
 			a.shutdown()
-			return nil, fmt.Errorf("Flight SQL server: %w", err)
+			return nil, fmt.Errorf("Flight SQL server: %w", addrInUse("addr", f.flight.addr, err))
 		}
 		a.flight = fsrv
 	}
@@ -237,14 +237,14 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 		auth := ""
 		if u := a.flags.flight.user; u != "" {
 			kwargs = fmt.Sprintf(", db_kwargs={\"username\": %q, \"password\": \"...\"}", u)
-			auth = fmt.Sprintf(" --user %s --password ...", u)
+			auth = fmt.Sprintf(" --user %s --password \"$ARROWSTREAM_PASSWORD\"", shellQuote(u))
 		}
 		fmt.Fprintf(w, "\nFrom Python (pip install adbc-driver-flightsql pyarrow):\n")
 		fmt.Fprintf(w, "  import adbc_driver_flightsql.dbapi as flightsql\n")
 		fmt.Fprintf(w, "  conn = flightsql.connect(%q%s)\n", uri, kwargs)
 		fmt.Fprintf(w, "  cur = conn.cursor(); cur.execute(%q)\n", example)
 		fmt.Fprintf(w, "  print(cur.fetch_arrow_table())\n")
-		fmt.Fprintf(w, "From a shell:\n  arrowstream query --uri %s%s %q\n", uri, auth, example)
+		fmt.Fprintf(w, "From a shell:\n  %s query --uri %s%s %s\n", selfCommand(), uri, auth, shellQuote(example))
 	}
 	fmt.Fprintf(w, "\nPress Ctrl-C to stop; run again to continue where it stopped.\n\n")
 }

@@ -82,6 +82,35 @@ func parseFlags(fs *flag.FlagSet, args []string, env cliEnv) error {
 	if err == nil {
 		err = fs.Parse(args)
 	}
+	return reportParse(fs, err, env)
+}
+
+// parseInterspersed is parseFlags that also takes flags after the
+// positional arguments (query "SELECT 1" --addr x), which it returns.
+// A "--" ends the flags as usual.
+func parseInterspersed(fs *flag.FlagSet, args []string, env cliEnv) ([]string, error) {
+	if err := parseFlags(fs, args, env); err != nil {
+		return nil, err
+	}
+	var pos []string
+	for fs.NArg() > 0 {
+		rest := fs.Args()
+		// fs.Parse consumed a "--" if the arguments before rest end with it.
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+		if err := reportParse(fs, fs.Parse(args), env); err != nil {
+			return nil, err
+		}
+	}
+	return pos, nil
+}
+
+// reportParse turns a flag parsing error into errUsage, printing the
+// usage (see parseFlags).
+func reportParse(fs *flag.FlagSet, err error, env cliEnv) error {
 	switch {
 	case err == nil:
 		return nil

@@ -64,20 +64,21 @@ func newQueryFlags() (*flag.FlagSet, *queryFlags) {
 // rows.
 func queryCmd(ctx context.Context, args []string, env cliEnv) error {
 	fs, f := newQueryFlags()
-	if err := parseFlags(fs, args, env); err != nil {
+	pos, err := parseInterspersed(fs, args, env)
+	if err != nil {
 		return err
 	}
 	usageErr := func(format string, a ...any) error {
 		fmt.Fprintf(env.stderr, "arrowstream query: "+format+"\n", a...)
 		return errUsage{2}
 	}
-	if fs.NArg() != 1 {
-		return usageErr("want one SQL argument (quote it, or pass - to read stdin), got %d", fs.NArg())
+	if len(pos) != 1 {
+		return usageErr("want one SQL argument (quote it, or pass - to read stdin), got %d: %q", len(pos), pos)
 	}
 	if (f.user == "") != (f.password == "") {
 		return usageErr("--user and --password go together")
 	}
-	text := fs.Arg(0)
+	text := pos[0]
 	if text == "-" {
 		b, err := io.ReadAll(os.Stdin)
 		if err != nil {
@@ -113,11 +114,12 @@ func queryCmd(ctx context.Context, args []string, env cliEnv) error {
 	defer client.Close()
 	if f.user != "" {
 		if ctx, err = client.Client.AuthenticateBasicToken(ctx, f.user, f.password); err != nil {
-			return fmt.Errorf("authenticate as %s: %w", f.user, err)
+			return fmt.Errorf("authenticate as %s: %w", f.user, clientError(err, target))
 		}
 	}
 	for _, st := range stmts {
 		if err := runRemote(ctx, client, st, env.stdout, *f); err != nil {
+			err = clientError(err, target)
 			if len(stmts) > 1 {
 				return fmt.Errorf("%s: %w", firstLine(st), err)
 			}

@@ -132,6 +132,12 @@ func statusLines(qs []queryInfo) []string {
 		row[7] = compact(float64(q.SinkRows))
 		if q.Status == "active" && q.Message != "" {
 			row[8] = strings.ToLower(q.Message)
+			// Spark's message between triggers reads "waiting for data"
+			// even when every epoch has input: say so only when the last
+			// epoch had none.
+			if q.HasBatch && q.NumInputRows > 0 && strings.HasPrefix(row[8], "waiting for data") {
+				row[8] = "running"
+			}
 		}
 		rows = append(rows, row)
 	}

@@ -15,13 +15,16 @@ import (
 func TestStatusLines(t *testing.T) {
 	lines := statusLines([]queryInfo{
 		{Name: "page_views", Status: "active", Message: "Waiting for data to arrive", HasBatch: true, BatchID: 42,
-			InputRowsPerSecond: 200, ProcessedRowsPerSecond: 12345.6, BatchDurationMs: 17,
+			NumInputRows: 0, InputRowsPerSecond: 200, ProcessedRowsPerSecond: 12345.6, BatchDurationMs: 17,
 			Watermark: "2026-11-30T05:20:07.482Z", StateRows: 24, SinkRows: 1234567},
+		{Name: "busy", Status: "active", Message: "Waiting for data to arrive", HasBatch: true, BatchID: 7,
+			NumInputRows: 200, InputRowsPerSecond: 200, ProcessedRowsPerSecond: 400, BatchDurationMs: 5, SinkRows: 10},
 		{Name: "idle", ID: "0123456789", Status: "failed"},
 	})
 	want := []string{
 		"QUERY       EPOCH  INPUT/S  PROCESS/S  EPOCH TIME  WATERMARK  STATE ROWS  SINK ROWS  STATUS",
 		"page_views     42      200      12.3k        17ms   05:20:07          24       1.2M  waiting for data to arrive",
+		"busy            7      200        400         5ms          -           0         10  running",
 		"idle            -        -          -           -          -           -          0  failed",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {

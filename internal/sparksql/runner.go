@@ -120,7 +120,14 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 		}
 		return fr
 	}
-	fm := Formatter{Loc: r.sessionZone(ctx, s)}
+	// Timestamps are shown in the session time zone, as Spark's HiveResult
+	// shows them; the engine honours spark.sql.session.timeZone, so the
+	// zone set above is the one it computes in.
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		loc = r.sessionZone(ctx, s)
+	}
+	fm := Formatter{Loc: loc}
 	st := &fileState{broken: map[string]bool{}, settings: map[string]string{}}
 	for i, c := range f.Cases {
 		qr := r.runCase(ctx, s, fm, c, st)

@@ -1,0 +1,33 @@
+package suggest
+
+import "testing"
+
+func TestClosest(t *testing.T) {
+	keys := []string{"outputMode", "trigger", "checkpointLocation", "persist", "maxEpochs"}
+	for name, want := range map[string]string{
+		"outputmod": "outputMode", "OUTPUTMODE": "outputMode", "triger": "trigger",
+		"persits": "persist", "colour": "", "maxepoch": "maxEpochs", "": "",
+	} {
+		if got := Closest(name, keys); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := DidYouMean("colour", []string{"a", "b"}); got != " (known: a, b)" {
+		t.Errorf("DidYouMean: %q", got)
+	}
+}
+
+// TestDistance checks the edit distance against known values.
+func TestDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"abc", "abc", 0}} {
+		if got := distance(tc.a, tc.b); got != tc.d {
+			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+		if got := distance(tc.b, tc.a); got != tc.d {
+			t.Errorf("distance not symmetric for %q, %q", tc.a, tc.b)
+		}
+	}
+}
