@@ -114,11 +114,17 @@ func NewSession(opts SessionOptions) *Session {
 			return nil, err
 		}
 		ro.Clock = s.clock
+		if ro.Limits, err = rate.LimitsFromConf(s.Conf); err != nil {
+			return nil, err
+		}
 		return rate.NewRateSource(mem, ro)
 	}
 	s.sourceFmts["rate-micro-batch"] = func(mem memory.Allocator, _ *arrow.Schema, o map[string]string) (Source, error) {
 		ro, err := rate.ParseRateMicroBatchOptions(o)
 		if err != nil {
+			return nil, err
+		}
+		if ro.Limits, err = rate.LimitsFromConf(s.Conf); err != nil {
 			return nil, err
 		}
 		return rate.NewRateMicroBatchSource(mem, ro)

@@ -167,10 +167,20 @@ func (s *Stream) Commit(_ context.Context, end stream.Offset) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.base <= to && len(s.blocks) > 0 {
-		s.blocks[0].Release()
-		s.blocks = s.blocks[1:]
+	n := 0
+	for s.base <= to && n < len(s.blocks) {
+		s.blocks[n].Release()
+		s.blocks[n] = nil
 		s.base++
+		n++
+	}
+	if n > 0 {
+		// Move the live blocks to the front so that the slice's backing
+		// array does not keep growing with a stream that is fed and
+		// committed forever.
+		live := copy(s.blocks, s.blocks[n:])
+		clear(s.blocks[live:])
+		s.blocks = s.blocks[:live]
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -27,6 +26,8 @@ type RateMicroBatchOptions struct {
 	// AdvanceMillisPerBatch is added to the timestamp for each epoch
 	// (default 1000).
 	AdvanceMillisPerBatch int64
+	// Limits cap RowsPerBatch.
+	Limits Limits
 }
 
 // ParseRateMicroBatchOptions reads Spark's option names.
@@ -71,6 +72,9 @@ type rateMBOffset struct {
 func NewRateMicroBatchSource(mem memory.Allocator, opts RateMicroBatchOptions) (*RateMicroBatchSource, error) {
 	if opts.RowsPerBatch <= 0 {
 		return nil, fmt.Errorf("arrowstream: rate-micro-batch: rowsPerBatch must be positive, got %d", opts.RowsPerBatch)
+	}
+	if err := opts.Limits.checkCap("rate-micro-batch", "rowsPerBatch", opts.RowsPerBatch); err != nil {
+		return nil, err
 	}
 	if opts.NumPartitions <= 0 {
 		opts.NumPartitions = 1
@@ -143,31 +147,10 @@ func (r *RateMicroBatchSource) Read(_ context.Context, start, end stream.Offset)
 	if e.Offset < s.Offset {
 		return nil, fmt.Errorf("arrowstream: rate-micro-batch: end %s before start %s", end, start)
 	}
-	var recs []arrow.Record
-	parts := int64(r.opts.NumPartitions)
-	ts := arrow.Timestamp(s.Timestamp * 1000)
-	for p := int64(0); p < parts; p++ {
-		for v := s.Offset + p; v < e.Offset; {
-			tb := array.NewTimestampBuilder(r.mem, vector.Timestamp.(*arrow.TimestampType))
-			vb := array.NewInt64Builder(r.mem)
-			for n := 0; n < 64*1024 && v < e.Offset; n++ {
-				tb.Append(ts)
-				vb.Append(v)
-				v += parts
-			}
-			ta, va := tb.NewArray(), vb.NewArray()
-			tb.Release()
-			vb.Release()
-			recs = append(recs, array.NewRecord(RateSchema, []arrow.Array{ta, va}, int64(va.Len())))
-			ta.Release()
-			va.Release()
-		}
+	if e.Offset == s.Offset {
+		return vector.NewScan(RateSchema)
 	}
-	scan, err := vector.NewScan(RateSchema, recs...)
-	for _, rec := range recs {
-		rec.Release()
-	}
-	return scan, err
+	return newGenerator(r.mem, s.Offset, e.Offset, int64(r.opts.NumPartitions), s.Timestamp, 0), nil
 }
 
 // Commit implements Source.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -48,10 +46,15 @@ type RateOptions struct {
 	NumPartitions int
 	// Clock drives the elapsed seconds (default the system clock).
 	Clock Clock
+	// MaxRowsPerTrigger bounds the rows of one epoch (0: Limits'); an
+	// epoch covers whole seconds, at least one.
+	MaxRowsPerTrigger int64
+	// Limits cap RowsPerSecond and give the default MaxRowsPerTrigger.
+	Limits Limits
 }
 
 // ParseRateOptions reads Spark's option names: rowsPerSecond, rampUpTime,
-// numPartitions.
+// numPartitions, and maxRowsPerTrigger (an Arrowstream addition).
 func ParseRateOptions(opts map[string]string) (RateOptions, error) {
 	var o RateOptions
 	for k, v := range opts {
@@ -74,8 +77,14 @@ func ParseRateOptions(opts map[string]string) (RateOptions, error) {
 				return o, fmt.Errorf("arrowstream: rate option numPartitions=%q: must be a positive integer", v)
 			}
 			o.NumPartitions = n
+		case "maxrowspertrigger":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return o, fmt.Errorf("arrowstream: rate option maxRowsPerTrigger=%q: must be a positive integer", v)
+			}
+			o.MaxRowsPerTrigger = n
 		default:
-			return o, fmt.Errorf("arrowstream: unknown rate option %q (known: rowsPerSecond, rampUpTime, numPartitions)", k)
+			return o, fmt.Errorf("arrowstream: unknown rate option %q (known: rowsPerSecond, rampUpTime, numPartitions, maxRowsPerTrigger)", k)
 		}
 	}
 	return o, nil
@@ -101,6 +110,12 @@ func NewRateSource(mem memory.Allocator, opts RateOptions) (*RateSource, error) 
 	}
 	if opts.RowsPerSecond < 0 {
 		return nil, fmt.Errorf("arrowstream: rate source: rowsPerSecond %d must be positive", opts.RowsPerSecond)
+	}
+	if err := opts.Limits.checkCap("rate", "rowsPerSecond", opts.RowsPerSecond); err != nil {
+		return nil, err
+	}
+	if opts.MaxRowsPerTrigger <= 0 {
+		opts.MaxRowsPerTrigger = opts.Limits.maxRowsPerTrigger()
 	}
 	if opts.NumPartitions <= 0 {
 		opts.NumPartitions = 1
@@ -171,6 +186,42 @@ func (r *RateSource) LatestOffset(context.Context) (stream.Offset, error) {
 	return stream.Offset(strconv.FormatInt(elapsed/1000, 10)), nil
 }
 
+// LatestOffsetFrom implements AdmissionControlSource: the latest second,
+// but no further than the seconds whose rows fit in MaxRowsPerTrigger
+// (at least one second past start), so that a query that lags behind the
+// clock catches up in bounded epochs.
+func (r *RateSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
+	latest, err := r.LatestOffset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	to, _ := stream.LongOffset(latest)
+	from := int64(0)
+	if start != nil {
+		if from, err = stream.LongOffset(start); err != nil {
+			return nil, fmt.Errorf("arrowstream: rate source: %w", err)
+		}
+	}
+	from = max(from, 0)
+	if to <= from+1 {
+		return latest, nil
+	}
+	base := valueAtSecond(from, r.opts.RowsPerSecond, r.rampUpSecs)
+	budget := r.opts.MaxRowsPerTrigger
+	// The largest end in [from+1, to] within budget, by binary search
+	// (valueAtSecond is non-decreasing).
+	lo, hi := from+1, to
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if valueAtSecond(mid, r.opts.RowsPerSecond, r.rampUpSecs)-base <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return stream.Offset(strconv.FormatInt(lo, 10)), nil
+}
+
 // valueAtSecond is the number of rows generated in the first `seconds`
 // seconds, with a linear ramp-up (Spark's RateStreamProvider formula).
 func valueAtSecond(seconds, rowsPerSecond, rampUpSeconds int64) int64 {
@@ -205,38 +256,7 @@ func (r *RateSource) Read(_ context.Context, start, end stream.Offset) (vector.O
 	}
 	localStart := r.start() + from*1000
 	msPerValue := float64((to-from)*1000) / float64(hi-lo)
-	var recs []arrow.Record
-	parts := int64(r.opts.NumPartitions)
-	for p := int64(0); p < parts; p++ {
-		// Values of partition p, in chunks of at most 64K rows.
-		first := lo + p
-		for chunkStart := first; chunkStart < hi; {
-			n := min((hi-chunkStart+parts-1)/parts, 64*1024)
-			ts := array.NewTimestampBuilder(r.mem, vector.Timestamp.(*arrow.TimestampType))
-			vs := array.NewInt64Builder(r.mem)
-			ts.Reserve(int(n))
-			vs.Reserve(int(n))
-			v := chunkStart
-			for i := int64(0); i < n && v < hi; i++ {
-				ms := localStart + int64(math.Round(float64(v-lo)*msPerValue))
-				ts.UnsafeAppend(arrow.Timestamp(ms * 1000))
-				vs.UnsafeAppend(v)
-				v += parts
-			}
-			chunkStart = v
-			tsArr, vArr := ts.NewArray(), vs.NewArray()
-			ts.Release()
-			vs.Release()
-			recs = append(recs, array.NewRecord(RateSchema, []arrow.Array{tsArr, vArr}, int64(vArr.Len())))
-			tsArr.Release()
-			vArr.Release()
-		}
-	}
-	scan, err := vector.NewScan(RateSchema, recs...)
-	for _, rec := range recs {
-		rec.Release()
-	}
-	return scan, err
+	return newGenerator(r.mem, lo, hi, int64(r.opts.NumPartitions), localStart, msPerValue), nil
 }
 
 // Commit implements Source (nothing to forget: rows are generated).
