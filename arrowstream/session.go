@@ -21,7 +21,6 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/source/rate"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
-	"github.com/arrowstream/arrowstream/internal/suggest"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -190,7 +189,7 @@ func (s *Session) checkSinkOptions(format, table string, props map[string]string
 	sort.Strings(names)
 	for _, k := range names {
 		if !slices.ContainsFunc(known, func(c string) bool { return strings.EqualFold(c, k) }) {
-			return fmt.Errorf("unknown option '%s' of streaming table %s%s", k, table, suggest.DidYouMean(k, known))
+			return fmt.Errorf("unknown option '%s' of streaming table %s%s", k, table, plan.DidYouMean(k, known))
 		}
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/internal/suggest"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -108,7 +107,7 @@ func tableOptions(o Options, name string, writerOpts map[string]string) (Options
 				continue // read by the engine
 			}
 			known := append(OptionKeys(), stream.WriterOptionKeys()...)
-			return o, fmt.Errorf("unknown option '%s' of streaming table %s%s", k, name, suggest.DidYouMean(k, known))
+			return o, fmt.Errorf("unknown option '%s' of streaming table %s%s", k, name, plan.DidYouMean(k, known))
 		}
 		if err != nil {
 			return o, fmt.Errorf("memsink: option %s=%q: %w", k, v, err)

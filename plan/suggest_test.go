@@ -1,15 +1,15 @@
-package suggest
+package plan
 
 import "testing"
 
-func TestClosest(t *testing.T) {
+func TestClosestName(t *testing.T) {
 	keys := []string{"outputMode", "trigger", "checkpointLocation", "persist", "maxEpochs"}
 	for name, want := range map[string]string{
 		"outputmod": "outputMode", "OUTPUTMODE": "outputMode", "triger": "trigger",
 		"persits": "persist", "colour": "", "maxepoch": "maxEpochs", "": "",
 	} {
-		if got := Closest(name, keys); got != want {
-			t.Errorf("Closest(%q) = %q, want %q", name, got, want)
+		if got := ClosestName(name, keys); got != want {
+			t.Errorf("ClosestName(%q) = %q, want %q", name, got, want)
 		}
 	}
 	if got := DidYouMean("colour", []string{"a", "b"}); got != " (known: a, b)" {
@@ -17,17 +17,17 @@ func TestClosest(t *testing.T) {
 	}
 }
 
-// TestDistance checks the edit distance against known values.
-func TestDistance(t *testing.T) {
+// TestEditDistance checks the edit distance against known values.
+func TestEditDistance(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string
 		d    int
 	}{{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"abc", "abc", 0}} {
-		if got := distance(tc.a, tc.b); got != tc.d {
-			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		if got := editDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
-		if got := distance(tc.b, tc.a); got != tc.d {
-			t.Errorf("distance not symmetric for %q, %q", tc.a, tc.b)
+		if got := editDistance(tc.b, tc.a); got != tc.d {
+			t.Errorf("editDistance not symmetric for %q, %q", tc.a, tc.b)
 		}
 	}
 }
