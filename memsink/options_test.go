@@ -8,14 +8,15 @@ import (
 // TestTableOptionsStrict: known keys apply, writer keys pass, unknown keys
 // are errors with a "did you mean" hint.
 func TestTableOptionsStrict(t *testing.T) {
-	o, err := tableOptions(Options{}, "t", map[string]string{"persist": "true", "maxepochs": "3", "checkpointLocation": "/x", "outputmode": "complete", "continuous.pollinterval": "5 ms"})
+	o, err := tableOptions(Options{}, "t", map[string]string{"persist": "true", "maxepochs": "3", "checkpointLocation": "/x", "outputmode": "complete", "continuous.pollinterval": "5 ms",
+		"statestore.pebble.localdir": "/y", "spark.sql.ansi.enabled": "false"})
 	if err != nil || !o.Persist || o.MaxEpochs != 3 {
 		t.Fatalf("known keys: %+v, %v", o, err)
 	}
 	for key, want := range map[string]string{
 		"outputmod": "unknown option 'outputmod' of streaming table t (did you mean 'outputMode'?)",
 		"persits":   "(did you mean 'persist'?)",
-		"colour":    "unknown option 'colour' of streaming table t (known: persist, updateAsView, maxEpochs, maxRows, maxBytes, outputMode, trigger, checkpointLocation, continuous.visibility, continuous.maxPendingBytes, continuous.pollInterval)",
+		"colour":    "unknown option 'colour' of streaming table t (known: persist, updateAsView, maxEpochs, maxRows, maxBytes, outputMode, trigger, checkpointLocation, continuous.visibility, continuous.maxPendingBytes, continuous.pollInterval, stateStore.provider, spark.sql.ansi.enabled, spark.sql.session.timeZone, stateStore.pebble.",
 	} {
 		_, err := tableOptions(Options{}, "t", map[string]string{key: "x"})
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -47,9 +47,17 @@ type SinkInfo struct {
 // A sink that rejects unknown options accepts these, and offers them in
 // its "did you mean" hints.
 // The continuous.* keys are those engine.ContinuousOptions reads.
+//
+// They include the state store settings (ConfStateStoreProvider and
+// StateTuningKeys, read by the writer as query settings) and the SQL
+// settings a streaming table may override for its own query
+// (spark.sql.ansi.enabled, spark.sql.session.timeZone: plan.ConfANSI and
+// plan.ConfTimeZone; a test in the arrowstream package ties the two).
 func WriterOptionKeys() []string {
-	return []string{"outputMode", "trigger", "checkpointLocation",
-		"continuous.visibility", "continuous.maxPendingBytes", "continuous.pollInterval"}
+	keys := []string{"outputMode", "trigger", "checkpointLocation",
+		"continuous.visibility", "continuous.maxPendingBytes", "continuous.pollInterval",
+		ConfStateStoreProvider, "spark.sql.ansi.enabled", "spark.sql.session.timeZone"}
+	return append(keys, StateTuningKeys()...)
 }
 
 // OutputMode says what a streaming query writes to its sink each epoch.
