@@ -292,7 +292,7 @@ func (s *Source) listOffsets(ctx context.Context, earliest bool, topics []string
 	} else {
 		listed, err = s.admin.ListEndOffsets(ctx, topics...)
 	}
-	if err != nil {
+	if err != nil && !onlyUnknownTopics(err) {
 		return nil, fmt.Errorf("kafka: list offsets of %s: %w", strings.Join(topics, ","), err)
 	}
 	for t, ps := range listed {
@@ -310,6 +310,24 @@ func (s *Source) listOffsets(ctx context.Context, earliest bool, topics []string
 		}
 	}
 	return out, nil
+}
+
+// onlyUnknownTopics reports whether every failed piece of a listing
+// failed with UNKNOWN_TOPIC_OR_PARTITION: a topic deleted between the
+// metadata the client holds and the request. Its partitions are then gone,
+// as for the per-partition error in listOffsets (whether that is data loss
+// is decided by the caller, by failOnDataLoss).
+func onlyUnknownTopics(err error) bool {
+	var se *kadm.ShardErrors
+	if !errors.As(err, &se) || len(se.Errs) == 0 {
+		return false
+	}
+	for _, e := range se.Errs {
+		if !errors.Is(e.Err, kerr.UnknownTopicOrPartition) {
+			return false
+		}
+	}
+	return true
 }
 
 func assigned(ps []int32, p int32) bool {
