@@ -210,9 +210,9 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
+		return r.typedCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
 	case sql.OpConcat:
-		return newCall(x.Pos, "concat", l, rr)
+		return r.typedCall(x.Pos, "concat", l, rr)
 	}
 	if op, ok := comparisonOps[x.Op]; ok {
 		l, rr = coerceComparison(l, rr)
