@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -83,6 +84,9 @@ type Session struct {
 	sinkKeys    map[string][]string // format -> its option keys, when it declared them
 	stateProvs  map[string]StateStoreProviderFunc
 	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
+
+	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
+	ddlMu   sync.Mutex                 // orders DDL and its catalog records
 }
 
 // NewSession returns a session with the built-in source formats (memory,

@@ -63,7 +63,7 @@ func runCmd(ctx context.Context, args []string, env cliEnv) error {
 	if len(files) > 0 {
 		what, ckName = strings.Join(files, ", "), scriptCheckpointName(files)
 	}
-	a, err := startApp(ctx, f, env, ckName)
+	a, err := startApp(ctx, f, env, "run", ckName)
 	if err != nil {
 		return err
 	}
