@@ -90,6 +90,9 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 		sort.Strings(names)
 		return nil, fmt.Errorf("unknown source format %q (known: %s)", format, strings.Join(names, ", "))
 	}
+	if err := s.checkSourceOptions(format, opts); err != nil {
+		return nil, err
+	}
 	if err := s.checkOptionsAccess(format, opts); err != nil {
 		return nil, err
 	}

@@ -285,6 +285,9 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 		if schema == nil {
 			return fmt.Errorf("arrowstream: table %s USING memory needs a column list", name)
 		}
+		if err := s.checkSourceOptions(format, opts); err != nil {
+			return fmt.Errorf("arrowstream: table %s: %w", name, err)
+		}
 		s.RegisterStream(name, NewMemoryStream(s.mem, schema))
 		return nil
 	}

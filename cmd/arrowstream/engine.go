@@ -64,6 +64,7 @@ func newEngine(opts engineOptions) *engine {
 	pebblestate.Register(s)
 	connectors.InstallAll(s)
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
+	s.RegisterSourceOptions("clicks", clicksOptionKeys())
 	sinks := memsink.NewCatalog()
 	sinkOpts := opts.sink
 	sinkOpts.Logger = logger
