@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 )
 
@@ -271,10 +272,14 @@ func (s *Session) durableDrop(ctx context.Context, c *catalogLog, x *sql.DropTab
 		dir = q.CheckpointDir()
 	}
 	res, err := s.runStatement(ctx, x)
-	if err != nil {
+	switch {
+	case err != nil && recorded && errors.Is(err, plan.ErrTableNotFound):
+		// A recorded table that could not be restored: dropping it
+		// removes the record.
+		res = &Result{}
+	case err != nil:
 		return nil, err
-	}
-	if !recorded {
+	case !recorded:
 		return res, nil
 	}
 	if err := c.drop(cur.Name); err != nil {

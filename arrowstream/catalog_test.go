@@ -3,6 +3,7 @@ package arrowstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,5 +248,65 @@ func TestCatalogReservedName(t *testing.T) {
 	_, err := s.SQL(context.Background(), "CREATE STREAMING TABLE _arrowstream AS SELECT value FROM STREAM src")
 	if err == nil || err.Error() != "arrowstream: streaming table name _arrowstream is reserved (its checkpoint directory holds the catalog)" {
 		t.Fatalf("reserved name: %v", err)
+	}
+}
+
+// TestCatalogDropUnrestorable: a recorded streaming table that cannot be
+// restored (its rows were not kept) is reported, and DROP removes its
+// record.
+func TestCatalogDropUnrestorable(t *testing.T) {
+	root := t.TempDir()
+	s, _ := catalogSession(t, root)
+	mustSQL(t, s, catSource)
+	mustSQL(t, s, strings.Replace(catEvens, "'trigger' = '20 milliseconds'", "'trigger' = '20 milliseconds', 'persist' = 'false'", 1))
+	waitFor(t, func() bool { return len(int64s(t, s, "SELECT value FROM evens")) >= 2 })
+	s.Streams().StopAll()
+
+	s2, restored := catalogSession(t, root)
+	if len(restored) != 2 || restored[1].Err == nil ||
+		!strings.HasPrefix(restored[1].Err.Error(), "arrowstream: restore streaming evens from the catalog: ") ||
+		!strings.Contains(restored[1].Err.Error(), "This query does not support recovering from checkpoint location") {
+		t.Fatalf("restored %+v, want evens refused", restored)
+	}
+	mustSQL(t, s2, "DROP TABLE evens")
+	_, restored = catalogSession(t, root)
+	if len(restored) != 1 || restored[0].Name != "src" {
+		t.Fatalf("after DROP restored %+v", restored)
+	}
+}
+
+// TestCatalogConcurrentDDL: DDL from many goroutines (Flight SQL clients)
+// is recorded in the order it ran; the log replays to the same catalog.
+func TestCatalogConcurrentDDL(t *testing.T) {
+	root := t.TempDir()
+	s, _ := catalogSession(t, root)
+	const n = 8
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			var err error
+			for j := 0; j < 5 && err == nil; j++ {
+				name := fmt.Sprintf("v%d", i)
+				_, err = s.SQL(context.Background(), fmt.Sprintf("CREATE OR REPLACE TEMPORARY VIEW %s AS SELECT %d AS k", name, j))
+				if err == nil && j < 4 {
+					_, err = s.SQL(context.Background(), "DROP VIEW "+name)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2, restored := catalogSession(t, root)
+	if len(restored) != n {
+		t.Fatalf("restored %d views, want %d: %+v", len(restored), n, restored)
+	}
+	for i := 0; i < n; i++ {
+		if k := int64s(t, s2, fmt.Sprintf("SELECT CAST(k AS BIGINT) FROM v%d", i)); len(k) != 1 || k[0] != 4 {
+			t.Errorf("v%d = %v, want the last definition (4)", i, k)
+		}
 	}
 }
