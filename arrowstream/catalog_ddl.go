@@ -38,8 +38,9 @@ type DefinitionChangedError struct {
 	Kind     string // "source" or "streaming"
 	Recorded string // the recorded definition (canonical SQL)
 	Given    string // the statement's (canonical SQL)
-	// Checkpoint is a streaming table's checkpoint directory.
-	Checkpoint string
+	// Checkpoint is a streaming table's checkpoint directory, and
+	// ArchiveDir where CREATE OR REPLACE would move it.
+	Checkpoint, ArchiveDir string
 }
 
 func (e *DefinitionChangedError) Error() string {
@@ -49,7 +50,7 @@ func (e *DefinitionChangedError) Error() string {
 			"Either start over with the new definition: CREATE OR REPLACE STREAMING TABLE %s ... "+
 			"(the checkpoint %s is archived under %s and the table's rows are dropped), "+
 			"or keep the table: run its recorded definition unchanged, which continues from the checkpoint",
-			e.Name, e.Recorded, e.Given, e.Name, e.Checkpoint, filepath.Join(filepath.Dir(e.Checkpoint), ReservedDir, "archive"))
+			e.Name, e.Recorded, e.Given, e.Name, e.Checkpoint, e.ArchiveDir)
 	}
 	return fmt.Sprintf("table %s already exists with a different definition.\n"+
 		"  recorded:  %s\n  statement: %s\n"+
@@ -222,7 +223,11 @@ func (s *Session) durableCreateStreaming(ctx context.Context, c *catalogLog, x *
 		if q != nil {
 			dir = q.CheckpointDir()
 		}
-		return nil, &DefinitionChangedError{Name: name, Kind: kindStreaming, Recorded: cur.SQL, Given: def, Checkpoint: dir}
+		if dir == "" {
+			dir = filepath.Join(s.ckRoot, name)
+		}
+		return nil, &DefinitionChangedError{Name: name, Kind: kindStreaming, Recorded: cur.SQL, Given: def,
+			Checkpoint: dir, ArchiveDir: filepath.Dir(s.archiveDest(dir, ""))}
 	}
 	run := plain
 	run.OrRefresh = x.OrRefresh // without a record, OR REFRESH restarts a running query as before
@@ -329,6 +334,15 @@ func (s *Session) dropLocal(name string) {
 	s.DropTable(name)
 }
 
+// archiveDest is where a checkpoint is archived at stamp: under
+// <root>/_arrowstream/archive/ when it is in the root, else next to it.
+func (s *Session) archiveDest(dir, stamp string) string {
+	if rel, err := filepath.Rel(s.ckRoot, dir); s.ckRoot != "" && err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+		return filepath.Join(s.ckRoot, ReservedDir, "archive", filepath.Base(dir)+"-"+stamp)
+	}
+	return dir + ".archived-" + stamp
+}
+
 // archiveCheckpoint moves a dropped or replaced streaming table's
 // checkpoint out of the way: under <root>/_arrowstream/archive/ when it is
 // in the checkpoint root, else next to itself. Nothing is deleted: the
@@ -343,11 +357,7 @@ func (s *Session) archiveCheckpoint(name, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	stamp := time.Now().UTC().Format("20060102T150405.000Z")
-	dest := dir + ".archived-" + stamp
-	if rel, err := filepath.Rel(s.ckRoot, dir); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
-		dest = filepath.Join(s.ckRoot, ReservedDir, "archive", filepath.Base(dir)+"-"+stamp)
-	}
+	dest := s.archiveDest(dir, time.Now().UTC().Format("20060102T150405.000Z"))
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fmt.Errorf("arrowstream: archive checkpoint of %s: %w", name, err)
 	}
