@@ -51,9 +51,11 @@ type statefulSessionWindow struct {
 
 	lastEvictWm int64
 	hasWm       bool
-	// sessions is the number of stored sessions after this epoch's
-	// updates, when collect has visited the whole state (-1: not counted).
-	sessions int64
+	// index counts the stored sessions and indexes them by end (nil
+	// until the first epoch loads it); pending is the version it mirrors
+	// once this epoch commits.
+	index    *sessionIndex
+	pending  int64
 	progress stream.StateOperatorProgress
 }
 
@@ -103,11 +105,15 @@ func sessionBounds(rec arrow.Record, col int) (starts, ends []arrow.Timestamp) {
 func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "sessionWindowStateStoreSaveExec"}
-	s.sessions = -1
 	if err := s.state.open(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
+	if err := s.loadIndex(ep.ID); err != nil {
+		input.Close()
+		return nil, err
+	}
+	s.index.version, s.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
 	schema := input.Schema()
 	input.Close()
@@ -147,7 +153,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	switch s.mode {
 	case stream.Append:
 		if s.timed && ep.HasWatermark {
-			out, err = s.evict(ep.WatermarkMs)
+			out, err = s.evictIndexed(ep.WatermarkMs)
 		}
 	default:
 		out, err = s.allState()
@@ -250,15 +256,20 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 		}
 	}
 	rows := make([]int64, n)
+	deltas := make([]sessionDelta, n)
 	errs := runPartitions(s.opID, byPart, func(p int) error {
 		var err error
-		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p])
+		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p], p, &deltas[p])
 		return err
 	})
 	for p := range rows {
 		s.progress.NumRowsUpdated += rows[p]
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.index.apply(deltas, s.indexed())
+	return nil
 }
 
 func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Array {
@@ -308,62 +319,28 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 	return rec, nil
 }
 
-// collect visits every stored session; sessions for which take returns
-// true are returned decoded (partial layout) and, when remove is set,
-// deleted from the state (a key without sessions left is deleted).
-func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove bool) ([]arrow.Record, error) {
+// allState returns every stored session (partial layout): Complete
+// mode's every-epoch read.
+func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
 	var keys, vals [][]byte
 	var err error
-	var left int64
 	for _, st := range s.state.stores {
-		type rewrite struct {
-			key  []byte
-			keep []sessionEntry
-		}
-		var rewrites []rewrite
 		st.Range(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
 				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
 				return false
 			}
-			var keep []sessionEntry
-			changed := false
 			for _, en := range entries {
-				if !remove {
-					left++
-				}
-				if take(en) {
-					keys = append(keys, k)
-					vals = append(vals, en.val)
-					changed = true
-				} else if remove {
-					keep = append(keep, en)
-					left++
-				}
-			}
-			if remove && changed {
-				rewrites = append(rewrites, rewrite{append([]byte(nil), k...), keep})
+				keys = append(keys, k)
+				vals = append(vals, en.val)
 			}
 			return true
 		})
 		if err != nil {
 			return nil, err
 		}
-		// Clone before the rewrites: keys and vals alias stored bytes.
-		if remove && len(rewrites) > 0 {
-			keys = cloneAll(keys)
-			vals = cloneAll(vals)
-			for _, r := range rewrites {
-				if len(r.keep) == 0 {
-					st.Delete(r.key)
-				} else {
-					st.Put(r.key, joinSessions(r.keep))
-				}
-			}
-		}
 	}
-	s.sessions = left
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -372,35 +349,6 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 		return nil, err
 	}
 	return []arrow.Record{rec}, nil
-}
-
-func cloneAll(bs [][]byte) [][]byte {
-	out := make([][]byte, len(bs))
-	for i, b := range bs {
-		out[i] = append([]byte(nil), b...)
-	}
-	return out
-}
-
-// allState returns every stored session (partial layout).
-func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
-	return s.collect(func(sessionEntry) bool { return true }, false)
-}
-
-// evict removes the sessions whose end is at or below the watermark and
-// returns them (partial layout).
-func (s *statefulSessionWindow) evict(wmMs int64) ([]arrow.Record, error) {
-	start := time.Now()
-	limit := wmMs * 1000
-	out, err := s.collect(func(e sessionEntry) bool { return e.end <= limit }, true)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range out {
-		s.progress.NumRowsRemoved += r.NumRows()
-	}
-	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
-	return out, nil
 }
 
 // finalize turns partial-state records into final rows (owned records are
@@ -412,25 +360,23 @@ func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, 
 // commit commits every partition; numRowsTotal counts stored sessions (as
 // Spark's, one state row per session), not grouping keys.
 func (s *statefulSessionWindow) Commit(ctx context.Context) error {
-	sessions := s.sessions
-	if sessions < 0 {
-		sessions = 0
-		for _, st := range s.state.stores {
-			st.Range(func(_, v []byte) bool {
-				entries, _ := splitSessions(v)
-				sessions += int64(len(entries))
-				return true
-			})
-		}
-	}
 	if err := s.state.Commit(ctx, &s.progress); err != nil {
+		s.index = nil
 		return err
 	}
-	s.progress.NumRowsTotal = sessions
+	if s.index != nil {
+		s.progress.NumRowsTotal = s.index.count
+		s.index.version = s.pending
+	}
 	return nil
 }
 
-func (s *statefulSessionWindow) Abort() { s.state.Abort() }
+// Abort discards the epoch's updates; the index is rebuilt from the
+// committed version next epoch.
+func (s *statefulSessionWindow) Abort() {
+	s.state.Abort()
+	s.index = nil
+}
 
 func (s *statefulSessionWindow) ShouldRunAnotherBatch(newWm int64) bool {
 	return s.mode == stream.Append && s.timed && s.hasWm && newWm > s.lastEvictWm
