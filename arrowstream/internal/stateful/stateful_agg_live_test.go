@@ -77,6 +77,7 @@ func TestLiveAggregateAbortRestart(t *testing.T) {
 				dir := t.TempDir()
 				writer := &checkpoint.Writer{NoSync: true}
 				provider := checkpoint.NewMemoryProvider(writer, checkpoint.StoreOptions{Allocator: mem})
+				defer provider.Close() // waits for background snapshots before the directory goes
 				spec := vector.AggregateSpec{
 					GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k"), vector.As(vector.Col("t"), "t")},
 					Aggregates: []vector.AggregateCall{
