@@ -2,6 +2,7 @@ package stateful
 
 import (
 	"encoding/binary"
+	"fmt"
 )
 
 // dedupLive is a deduplication's state kept in memory between epochs: per
@@ -60,15 +61,16 @@ func (p *dedupPart) evict(limit int64) []string {
 
 // loadLive makes the live keys mirror version, rebuilding them from the
 // open stores when they do not.
-func (d *statefulDedup) loadLive(version int64) {
+func (d *statefulDedup) loadLive(version int64) error {
 	if d.live != nil && d.live.version == version && len(d.live.parts) == len(d.state.stores) {
-		return
+		return nil
 	}
+	d.live = nil
 	live := &dedupLive{version: version, parts: make([]dedupPart, len(d.state.stores))}
 	for p, st := range d.state.stores {
 		part := &live.parts[p]
 		part.seen = make(map[string]int64, st.Len())
-		st.Scan(func(k, v []byte) bool {
+		err := st.Scan(func(k, v []byte) bool {
 			if len(v) == 8 {
 				part.add(k, int64(binary.LittleEndian.Uint64(v)), true)
 			} else {
@@ -76,8 +78,12 @@ func (d *statefulDedup) loadLive(version int64) {
 			}
 			return true
 		})
+		if err != nil {
+			return fmt.Errorf("arrowstream: rebuild the state of operator %d partition %d from version %d: %w", d.state.opID, p, version, err)
+		}
 	}
 	d.live = live
+	return nil
 }
 
 func (l *dedupLive) bytes() int64 {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -30,15 +29,14 @@ func TestLiveDedupAbortRestart(t *testing.T) {
 				defer mem.AssertSize(t, 0)
 				ctx := context.Background()
 				dir := t.TempDir()
-				writer := &checkpoint.Writer{NoSync: true}
-				provider := checkpoint.NewMemoryProvider(writer, checkpoint.StoreOptions{Allocator: mem})
-				defer provider.Close() // waits for background snapshots before the directory goes
+				stores := newTestStores(t, mem, dir, parts)
+				defer stores.close() // waits for background snapshots before the directory goes
 				keys := []int{0, 1}
 				if within {
 					keys = []int{0}
 				}
 				newOp := func() *statefulDedup {
-					op, err := newStatefulDedup(mem, 0, liveInSchema, keys, 1, within, delay, writer)
+					op, err := newStatefulDedup(mem, 0, liveInSchema, keys, 1, within, delay)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -74,7 +72,7 @@ func TestLiveDedupAbortRestart(t *testing.T) {
 						}
 					}
 					slices.Sort(want)
-					ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dir, NumPartitions: parts}, Stores: provider}
+					ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dir, NumPartitions: parts}}
 					run := func() []string {
 						rec := vt.BuildRecord(mem, liveInSchema, data)
 						scan, err := vector.NewScan(liveInSchema, rec)
@@ -82,6 +80,7 @@ func TestLiveDedupAbortRestart(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						ep.State = stores.begin(id)
 						out, err := op.Execute(ctx, ep, scan)
 						if err != nil {
 							t.Fatalf("epoch %d: %v", id, err)
@@ -103,12 +102,11 @@ func TestLiveDedupAbortRestart(t *testing.T) {
 					}
 					for rng.IntN(4) == 0 {
 						run()
+						stores.abort()
 						op.Abort()
 					}
 					got := run()
-					if err := op.Commit(ctx); err != nil {
-						t.Fatal(err)
-					}
+					op.Committed(stores.commit(ctx))
 					if !slices.Equal(got, want) {
 						t.Fatalf("epoch %d: got\n%v\nwant\n%v", id, got, want)
 					}

@@ -3,6 +3,7 @@ package stateful
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -19,8 +20,20 @@ type sessionIndex struct {
 	// version is the state version it mirrors, -1 while an epoch changes
 	// the state (until its commit).
 	version int64
-	count   int64          // stored sessions
-	ends    sessionEndHeap // (end, partition, key) of stored sessions
+	count    int64          // stored sessions
+	ends     sessionEndHeap // (end, partition, key) of stored sessions
+	keyBytes int64          // bytes of the keys in ends
+}
+
+func (idx *sessionIndex) push(e sessionEnd) {
+	idx.ends.push(e)
+	idx.keyBytes += int64(len(e.key))
+}
+
+func (idx *sessionIndex) pop() sessionEnd {
+	e := idx.pop()
+	idx.keyBytes -= int64(len(e.key))
+	return e
 }
 
 // sessionDelta is one partition's change to the index in an epoch.
@@ -93,7 +106,7 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 	byEnd := s.indexed()
 	var err error
 	for p, st := range s.state.stores {
-		st.Scan(func(k, v []byte) bool {
+		scanErr := st.Scan(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
 				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
@@ -103,11 +116,14 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 			if byEnd {
 				key := string(k)
 				for _, en := range entries {
-					idx.ends.push(sessionEnd{end: en.end, part: int32(p), key: key})
+					idx.push(sessionEnd{end: en.end, part: int32(p), key: key})
 				}
 			}
 			return true
 		})
+		if err == nil && scanErr != nil {
+			err = fmt.Errorf("arrowstream: rebuild the session index of operator %d partition %d from version %d: %w", s.opID, p, version, scanErr)
+		}
 		if err != nil {
 			return err
 		}
@@ -116,13 +132,18 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 	return nil
 }
 
+// bytes approximates the index's memory (its entries and their keys).
+func (idx *sessionIndex) bytes() int64 {
+	return int64(cap(idx.ends))*int64(unsafe.Sizeof(sessionEnd{})) + idx.keyBytes
+}
+
 // apply folds the partitions' changes of the epoch into the index.
 func (idx *sessionIndex) apply(deltas []sessionDelta, byEnd bool) {
 	for _, d := range deltas {
 		idx.count += int64(len(d.added)) - d.removed
 		if byEnd {
 			for _, e := range d.added {
-				idx.ends.push(e)
+				idx.push(e)
 			}
 		}
 	}
@@ -142,7 +163,7 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 	var keysDue []due
 	seen := map[due]bool{}
 	for len(idx.ends) > 0 && idx.ends[0].end <= limit {
-		e := idx.ends.pop()
+		e := idx.pop()
 		d := due{e.part, e.key}
 		if !seen[d] {
 			seen[d] = true
@@ -153,7 +174,10 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 	for _, d := range keysDue {
 		st := s.state.stores[d.part]
 		k := []byte(d.key)
-		v, ok := st.Get(k)
+		v, ok, err := st.Get(k)
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, d.part, err)
+		}
 		if !ok {
 			continue
 		}
@@ -176,10 +200,14 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 			continue // a stale entry: the session grew past the watermark
 		}
 		idx.count -= int64(taken)
+		var werr error
 		if len(keep) == 0 {
-			st.Delete(k)
+			werr = st.Delete(k)
 		} else {
-			st.Put(k, joinSessions(keep))
+			werr = st.Put(k, joinSessions(keep))
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, d.part, werr)
 		}
 	}
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -59,7 +58,7 @@ type statefulSessionWindow struct {
 	progress stream.StateOperatorProgress
 }
 
-func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode, writer *checkpoint.Writer) (*statefulSessionWindow, error) {
+func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode) (*statefulSessionWindow, error) {
 	spec.Mode = vector.AggPartial
 	partial, err := vector.PartialSchema(input, spec)
 	if err != nil {
@@ -71,7 +70,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	s := &statefulSessionWindow{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
 		partialSchema: partial, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	s.valCols = []int{sk}
 	for i := 0; i < partial.NumFields(); i++ {
@@ -105,7 +104,7 @@ func sessionBounds(rec arrow.Record, col int) (starts, ends []arrow.Timestamp) {
 func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "sessionWindowStateStoreSaveExec"}
-	if err := s.state.open(ep); err != nil {
+	if err := s.state.bind(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
@@ -324,8 +323,8 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
 	var keys, vals [][]byte
 	var err error
-	for _, st := range s.state.stores {
-		st.Range(func(k, v []byte) bool {
+	for p, st := range s.state.stores {
+		rangeErr := st.Range(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
 				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
@@ -337,6 +336,9 @@ func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
 			}
 			return true
 		})
+		if rangeErr != nil {
+			return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, rangeErr)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -357,24 +359,23 @@ func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, 
 	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
 }
 
-// commit commits every partition; numRowsTotal counts stored sessions (as
+func (s *statefulSessionWindow) State() StateDecl { return s.state.decl() }
+
+// Committed fills the progress; numRowsTotal counts stored sessions (as
 // Spark's, one state row per session), not grouping keys.
-func (s *statefulSessionWindow) Commit(ctx context.Context) error {
-	if err := s.state.Commit(ctx, &s.progress); err != nil {
-		s.index = nil
-		return err
-	}
+func (s *statefulSessionWindow) Committed(c StateCommit) {
+	s.state.committed(&s.progress, c)
 	if s.index != nil {
 		s.progress.NumRowsTotal = s.index.count
+		s.progress.MemoryUsedBytes += s.index.bytes()
 		s.index.version = s.pending
 	}
-	return nil
 }
 
-// Abort discards the epoch's updates; the index is rebuilt from the
-// committed version next epoch.
+// Abort: the epoch's updates were discarded; the index is rebuilt from
+// the version the next epoch reads.
 func (s *statefulSessionWindow) Abort() {
-	s.state.Abort()
+	s.state.release()
 	s.index = nil
 }
 

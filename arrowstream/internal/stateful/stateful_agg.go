@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -63,7 +62,7 @@ type statefulAggregate struct {
 	progress    stream.StateOperatorProgress
 }
 
-func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int, writer *checkpoint.Writer) (*statefulAggregate, error) {
+func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int) (*statefulAggregate, error) {
 	spec.Mode = vector.AggPartial
 	partial, err := vector.PartialSchema(input, spec)
 	if err != nil {
@@ -72,7 +71,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	s := &statefulAggregate{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy),
 		timeKey: timeKey, partialSchema: partial, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	if timeKey >= 0 {
 		switch dt := partial.Field(timeKey).Type.(type) {
@@ -133,7 +132,7 @@ func (s *statefulAggregate) selectByTime(rec arrow.Record, wmMs int64, atOrBelow
 func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "stateStoreSave"}
-	if err := s.state.open(ep); err != nil {
+	if err := s.state.bind(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
@@ -254,13 +253,15 @@ func (s *statefulAggregate) loadLive(ctx context.Context, version int64) error {
 		return live.merge(ctx, rec, times, valid)
 	}
 	var ferr error
-	s.state.rangeAll(func(k, v []byte) bool {
+	if err := s.state.rangeAll(func(k, v []byte) bool {
 		keys, vals = append(keys, k), append(vals, v)
 		if len(keys) == chunk {
 			ferr = flush()
 		}
 		return ferr == nil
-	})
+	}); err != nil && ferr == nil {
+		ferr = err
+	}
 	if ferr == nil {
 		ferr = flush()
 	}
@@ -306,7 +307,9 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 		return err
 	}
 	for i := 0; i < int(changed.NumRows()); i++ {
-		s.state.store(s.keyCodec.hash(i)).Put(s.keyCodec.at(i), s.valCodec.at(i))
+		if err := s.state.store(s.keyCodec.hash(i)).Put(s.keyCodec.at(i), s.valCodec.at(i)); err != nil {
+			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+		}
 	}
 	return nil
 }
@@ -329,7 +332,10 @@ func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
 		return nil, err
 	}
 	for i := 0; i < int(gone.NumRows()); i++ {
-		s.state.store(s.keyCodec.hash(i)).Delete(s.keyCodec.at(i))
+		if err := s.state.store(s.keyCodec.hash(i)).Delete(s.keyCodec.at(i)); err != nil {
+			gone.Release()
+			return nil, fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
+		}
 	}
 	s.live.agg.Delete(due)
 	s.progress.NumRowsRemoved += gone.NumRows()
@@ -358,22 +364,22 @@ func (s *statefulAggregate) outputSchema() (*arrow.Schema, error) {
 	return op.Schema(), nil
 }
 
-func (s *statefulAggregate) Commit(ctx context.Context) error {
-	if err := s.state.Commit(ctx, &s.progress); err != nil {
-		s.dropLive()
-		return err
-	}
+func (s *statefulAggregate) State() StateDecl { return s.state.decl() }
+
+// Committed: the live state now mirrors the committed version; its bytes
+// count in the operator's memory.
+func (s *statefulAggregate) Committed(c StateCommit) {
+	s.state.committed(&s.progress, c)
 	if s.live != nil {
 		s.live.version = s.pending
 		s.progress.MemoryUsedBytes += s.live.heapBytes()
 	}
-	return nil
 }
 
-// Abort discards the epoch's store updates and the live state they came
-// with: the next epoch reloads the committed version.
+// Abort: the engine discarded the epoch's store updates, and the live
+// state goes with them: the next epoch reloads the version it reads.
 func (s *statefulAggregate) Abort() {
-	s.state.Abort()
+	s.state.release()
 	s.dropLive()
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -75,9 +74,8 @@ func TestLiveAggregateAbortRestart(t *testing.T) {
 				defer mem.AssertSize(t, 0)
 				ctx := context.Background()
 				dir := t.TempDir()
-				writer := &checkpoint.Writer{NoSync: true}
-				provider := checkpoint.NewMemoryProvider(writer, checkpoint.StoreOptions{Allocator: mem})
-				defer provider.Close() // waits for background snapshots before the directory goes
+				stores := newTestStores(t, mem, dir, parts)
+				defer stores.close() // waits for background snapshots before the directory goes
 				spec := vector.AggregateSpec{
 					GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k"), vector.As(vector.Col("t"), "t")},
 					Aggregates: []vector.AggregateCall{
@@ -86,7 +84,7 @@ func TestLiveAggregateAbortRestart(t *testing.T) {
 					},
 				}
 				newOp := func() *statefulAggregate {
-					op, err := newStatefulAggregate(mem, 0, liveInSchema, spec, mode, 1, writer)
+					op, err := newStatefulAggregate(mem, 0, liveInSchema, spec, mode, 1)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -105,7 +103,7 @@ func TestLiveAggregateAbortRestart(t *testing.T) {
 						rows = append(rows, r)
 						data = append(data, vt.Row{r[0], r[1]})
 					}
-					ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dir, NumPartitions: parts}, Stores: provider}
+					ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dir, NumPartitions: parts}}
 					run := func() []string {
 						rec := vt.BuildRecord(mem, liveInSchema, data)
 						scan, err := vector.NewScan(liveInSchema, rec)
@@ -113,6 +111,7 @@ func TestLiveAggregateAbortRestart(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						ep.State = stores.begin(id)
 						out, err := op.Execute(ctx, ep, scan)
 						if err != nil {
 							t.Fatalf("epoch %d: %v", id, err)
@@ -134,12 +133,11 @@ func TestLiveAggregateAbortRestart(t *testing.T) {
 					}
 					for rng.IntN(4) == 0 { // an attempt that fails after running
 						run()
+						stores.abort()
 						op.Abort()
 					}
 					got := run()
-					if err := op.Commit(ctx); err != nil {
-						t.Fatal(err)
-					}
+					op.Committed(stores.commit(ctx))
 					want := model.epoch(rows, wmMs, lateMs)
 					if !slices.Equal(got, want) {
 						t.Fatalf("epoch %d: got\n%v\nwant\n%v", id, got, want)

@@ -45,7 +45,7 @@ type statefulDedup struct {
 	progress    stream.StateOperatorProgress
 }
 
-func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration, writer *checkpoint.Writer) (*statefulDedup, error) {
+func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration) (*statefulDedup, error) {
 	if withinWatermark && timeCol < 0 {
 		return nil, fmt.Errorf("arrowstream: dropDuplicatesWithinWatermark requires a watermark on the input")
 	}
@@ -61,7 +61,7 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 	d := &statefulDedup{
 		mem: mem, input: input, keys: keys, timeCol: timeCol, withinWatermark: withinWatermark,
 		delayMicros: delay.Microseconds(), keyCodec: codec, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	kind := "dedup"
 	if withinWatermark {
@@ -110,10 +110,12 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	defer input.Close()
 	start := time.Now()
 	d.progress = stream.StateOperatorProgress{OperatorName: d.name(), CustomMetrics: map[string]int64{"numDroppedDuplicateRows": 0}}
-	if err := d.state.open(ep); err != nil {
+	if err := d.state.bind(ep); err != nil {
 		return nil, err
 	}
-	d.loadLive(ep.ID)
+	if err := d.loadLive(ep.ID); err != nil {
+		return nil, err
+	}
 	d.live.version, d.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
 	if err != nil {
@@ -162,7 +164,10 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	}
 	d.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 	if d.evictable && ep.HasWatermark {
-		d.evict(ep.WatermarkMs)
+		if err := d.evict(ep.WatermarkMs); err != nil {
+			releaseRecords(out)
+			return nil, err
+		}
 	}
 	d.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(input.Schema(), out...)
@@ -212,7 +217,10 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 				value = evictAt[:]
 			}
 			live.add(key, at, timed)
-			st.Put(key, value)
+			if err := st.Put(key, value); err != nil {
+				releaseRecords(out)
+				return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", d.state.opID, err)
+			}
 			c.updated++
 			sel = append(sel, int32(i))
 		}
@@ -231,15 +239,17 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 // evict removes the entries whose eviction time is at or below the
 // watermark (inclusive, as Spark's predicate): each partition pops its due
 // keys from its time index, partitions in parallel.
-func (d *statefulDedup) evict(wmMs int64) {
+func (d *statefulDedup) evict(wmMs int64) error {
 	start := time.Now()
 	limit := wmMs * 1000
 	removed := make([]int64, len(d.state.stores))
-	runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
+	errs := runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
 		st := d.state.stores[p]
 		gone := d.live.parts[p].evict(limit)
 		for _, k := range gone {
-			st.Delete([]byte(k))
+			if err := st.Delete([]byte(k)); err != nil {
+				return fmt.Errorf("arrowstream: delete state of operator %d partition %d: %w", d.state.opID, p, err)
+			}
 		}
 		removed[p] = int64(len(gone))
 		return nil
@@ -248,24 +258,25 @@ func (d *statefulDedup) evict(wmMs int64) {
 		d.progress.NumRowsRemoved += r
 	}
 	d.progress.AllRemovalsTimeMs = time.Since(start).Milliseconds()
+	return errors.Join(errs...)
 }
 
-func (d *statefulDedup) Commit(ctx context.Context) error {
-	if err := d.state.Commit(ctx, &d.progress); err != nil {
-		d.live = nil
-		return err
-	}
+func (d *statefulDedup) State() StateDecl { return d.state.decl() }
+
+// Committed: the live keys now mirror the committed version; their bytes
+// count in the operator's memory.
+func (d *statefulDedup) Committed(c StateCommit) {
+	d.state.committed(&d.progress, c)
 	if d.live != nil {
 		d.live.version = d.pending
 		d.progress.MemoryUsedBytes += d.live.bytes()
 	}
-	return nil
 }
 
-// Abort discards the epoch's updates; the live keys are rebuilt from the
-// committed version next epoch.
+// Abort: the epoch's updates were discarded; the live keys are rebuilt
+// from the version the next epoch reads.
 func (d *statefulDedup) Abort() {
-	d.state.Abort()
+	d.state.release()
 	d.live = nil
 }
 
