@@ -19,7 +19,7 @@ import (
 type sessionIndex struct {
 	// version is the state version it mirrors, -1 while an epoch changes
 	// the state (until its commit).
-	version int64
+	version  int64
 	count    int64          // stored sessions
 	ends     sessionEndHeap // (end, partition, key) of stored sessions
 	keyBytes int64          // bytes of the keys in ends
