@@ -31,7 +31,7 @@ func (idx *sessionIndex) push(e sessionEnd) {
 }
 
 func (idx *sessionIndex) pop() sessionEnd {
-	e := idx.pop()
+	e := idx.ends.pop()
 	idx.keyBytes -= int64(len(e.key))
 	return e
 }
