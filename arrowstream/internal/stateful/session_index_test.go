@@ -193,4 +193,3 @@ func TestSessionIndexAbortRestart(t *testing.T) {
 		})
 	}
 }
-
