@@ -154,7 +154,7 @@ func planCompaction(segs []*segment) [][]*segment {
 
 // buildRun merges the epochs of members (consecutive segments) into one
 // run with one record (none when every epoch is empty), allocated from
-// the table's allocator.
+// the table's allocator (under its pool, see longLived).
 func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, error) {
 	n := 0
 	for _, m := range members {
@@ -176,11 +176,22 @@ func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, err
 	if base == 0 {
 		return newRun(run, nil, 0), nil
 	}
-	rec, err := concatRecords(ctx, t.mem, t.schema, recs, base)
+	rec, err := concatRecords(ctx, longLived(t.mem), t.schema, recs, base)
 	if err != nil {
 		return nil, err
 	}
 	return newRun(run, []arrow.Record{rec}, recordBytes(map[*memory.Buffer]struct{}{}, rec)), nil
+}
+
+// longLived is the allocator for merged records: the one under a pool
+// (vector.PoolAllocator), whose size classes would round each buffer up
+// to a power of two and whose free lists would keep the buffers a later
+// merge replaces.
+func longLived(mem memory.Allocator) memory.Allocator {
+	if p, ok := mem.(interface{ Underlying() memory.Allocator }); ok {
+		return p.Underlying()
+	}
+	return mem
 }
 
 // concatRecords copies the rows of recs (rows in all) into one record.
