@@ -154,7 +154,7 @@ func planCompaction(segs []*segment) [][]*segment {
 
 // buildRun merges the epochs of members (consecutive segments) into one
 // run with one record (none when every epoch is empty), allocated from
-// the table's allocator (under its pool, see longLived).
+// the table's allocator for long-lived records (see longLived).
 func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, error) {
 	n := 0
 	for _, m := range members {
@@ -176,7 +176,7 @@ func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, err
 	if base == 0 {
 		return newRun(run, nil, 0), nil
 	}
-	rec, err := concatRecords(ctx, longLived(t.mem), t.schema, recs, base)
+	rec, err := concatRecords(ctx, t.long, t.schema, recs, base)
 	if err != nil {
 		return nil, err
 	}
@@ -186,10 +186,14 @@ func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, err
 // longLived is the allocator for merged records: the one under a pool
 // (vector.PoolAllocator), whose size classes would round each buffer up
 // to a power of two and whose free lists would keep the buffers a later
-// merge replaces.
+// merge replaces; and when that is Go's allocator, large buffers are
+// mapped outside the Go heap (offHeap).
 func longLived(mem memory.Allocator) memory.Allocator {
 	if p, ok := mem.(interface{ Underlying() memory.Allocator }); ok {
-		return p.Underlying()
+		mem = p.Underlying()
+	}
+	if g, ok := mem.(*memory.GoAllocator); ok {
+		return newOffHeap(g)
 	}
 	return mem
 }

@@ -77,6 +77,7 @@ type Options struct {
 // never blocked by a writer.
 type Table struct {
 	mem    memory.Allocator
+	long   memory.Allocator // merged records (longLived(mem))
 	info   stream.SinkInfo
 	schema *arrow.Schema
 	opts   Options
@@ -133,6 +134,7 @@ func Open(ctx context.Context, mem memory.Allocator, info stream.SinkInfo, opts 
 	}
 	t := &Table{
 		mem:    mem,
+		long:   longLived(mem),
 		info:   info,
 		schema: info.Schema,
 		opts:   opts,
