@@ -112,9 +112,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if want := int64(cfg.Epochs * cfg.RowsPerEpoch); res.Rows != want {
 		return res, fmt.Errorf("table holds %d rows, want %d", res.Rows, want)
 	}
-	if hook != nil {
-		hook()
-	}
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
@@ -132,8 +129,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.AfterFreeRSS, _ = harness.CurrentRSS()
 	return res, nil
 }
-
-var hook func()
 
 // freeOS runs a GC and returns free memory to the OS.
 func freeOS() { debug.FreeOSMemory() }
