@@ -369,3 +369,36 @@ func TestBackgroundCompactionWithReaders(t *testing.T) {
 		t.Fatalf("final snapshot: %v (%d rows)", err, s.NumRows())
 	}
 }
+
+// TestCompactionPersisted: a persisted table whose epochs were merged (and
+// a merged run trimmed by retention) restarts with the same epochs, rows
+// and commit times, and its files are exactly the retained epochs'.
+func TestCompactionPersisted(t *testing.T) {
+	dir := t.TempDir()
+	mem := vt.NewAllocator(t)
+	info := arrowstream.SinkInfo{Mode: arrowstream.Append, QueryName: "q", Schema: kv, CheckpointDir: dir}
+	opts := persistOpts(memsink.Options{MaxEpochs: 25, CompactAfter: -1})
+	tbl := newTable(t, mem, info, opts)
+	for e := range int64(60) {
+		add(t, tbl, mem, e, epochRows(e, int(e%4))...)
+		if e%10 == 9 {
+			if err := tbl.Compact(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := stateOf(tbl)
+	if len(want.history) != 25 || want.history[0].Epoch != 35 {
+		t.Fatalf("retained %+v", want.history)
+	}
+	if files := sinkFiles(t, dir); len(files) != 25 {
+		t.Errorf("%d sink files for 25 retained epochs: %v", len(files), files)
+	}
+	tbl.Close()
+	again := newTable(t, mem, info, opts)
+	got := stateOf(again)
+	checkOrdered(t, "rows after restart", want.rows, got.rows)
+	if got.latest != want.latest || fmt.Sprint(got.history) != fmt.Sprint(want.history) {
+		t.Errorf("after restart: latest %d, history %v\nwant latest %d, history %v", got.latest, got.history, want.latest, want.history)
+	}
+}

@@ -31,10 +31,16 @@ const (
 func segmentOverhead(recs []arrow.Record, runEpochs int) int64 {
 	n := int64(segOverhead) + runEpochOverhead*int64(runEpochs)
 	for _, r := range recs {
-		n += recOverhead
-		for _, c := range r.Columns() {
-			n += dataOverhead(c.Data())
-		}
+		n += recordOverhead(r)
+	}
+	return n
+}
+
+// recordOverhead estimates the structs of one record.
+func recordOverhead(r arrow.Record) int64 {
+	n := int64(recOverhead)
+	for _, c := range r.Columns() {
+		n += dataOverhead(c.Data())
 	}
 	return n
 }

@@ -21,7 +21,8 @@ type Size struct {
 	// Overhead estimates the Go memory of the bookkeeping besides the
 	// buffers (record, array and buffer structs, epoch lists): what small
 	// epochs cost beyond their bytes until compaction merges them.
-	// MaxBytes counts Bytes + Overhead.
+	// MaxBytes counts Bytes + Overhead for Append, Update and Complete
+	// tables (a view's retention counts its chunks' Bytes).
 	Overhead int64
 	// DeadRows is, for a view, the rows of the current version replaced by
 	// a later update and awaiting compaction.
@@ -133,6 +134,7 @@ func heldSize(segs []*segment, states []*viewState, w *viewWriter) Size {
 			z.Records++
 			z.Rows += rec.NumRows()
 			z.Bytes += bytes
+			z.Overhead += recordOverhead(rec)
 		}
 	}
 	for _, s := range states {

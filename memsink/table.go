@@ -507,6 +507,7 @@ func (t *Table) Clear() error {
 	if t.view != nil {
 		t.view.reset()
 	}
+	t.smallEpochs = 0
 	t.broken = nil
 	if t.persist != nil {
 		return t.persist.clear()
