@@ -30,12 +30,24 @@ type segment struct {
 }
 
 // epochRun lists the epochs of a compacted segment: epoch i holds the rows
-// ends[i-1] (0 for the first) to ends[i] of the run. Three words per epoch
-// are all a run keeps of it.
+// ends[i-1] (base for the first) to ends[i], less base, of the run's
+// records. Three words per epoch are all a run keeps of it. A run trimmed
+// by retention shares its predecessor's arrays from the first epoch kept,
+// with base its first row.
 type epochRun struct {
 	epochs  []int64
 	ends    []int64
 	commits []int64 // commit times, µs since the Unix epoch (UTC)
+	base    int64
+}
+
+// end is the end of epoch i's rows in the run's records.
+func (r *epochRun) end(i int) int64 { return r.ends[i] - r.base }
+
+// find is the index of the epoch holding row off of the run's records
+// (len(epochs) when off is past the end).
+func (r *epochRun) find(off int64) int {
+	return sort.Search(len(r.ends), func(i int) bool { return r.ends[i]-r.base > off })
 }
 
 // newSegment takes ownership of recs; the caller holds the one reference.
@@ -52,7 +64,7 @@ func newRun(run *epochRun, recs []arrow.Record, bytes int64) *segment {
 	n := len(run.epochs)
 	s := &segment{recs: recs, run: run, info: EpochInfo{
 		Epoch:      run.epochs[0],
-		Rows:       run.ends[n-1],
+		Rows:       run.end(n - 1),
 		Bytes:      bytes,
 		CommitTime: time.UnixMicro(run.commits[0]).UTC(),
 	}}
@@ -92,9 +104,9 @@ func (s *segment) rowSpan(i int) (lo, hi int64) {
 		return 0, s.info.Rows
 	}
 	if i > 0 {
-		lo = s.run.ends[i-1]
+		lo = s.run.end(i - 1)
 	}
-	return lo, s.run.ends[i]
+	return lo, s.run.end(i)
 }
 
 // epochInfo describes the segment's i-th epoch; a run's epochs share its
@@ -230,8 +242,8 @@ func (s *segment) partAt(rec arrow.Record, off int64) part {
 		p.epoch, p.commit = s.info.Epoch, s.info.CommitTime
 		return p
 	}
-	first := sort.Search(len(s.run.ends), func(i int) bool { return s.run.ends[i] > off })
-	if first < len(s.run.ends) && s.run.ends[first] >= off+n {
+	first := s.run.find(off)
+	if first < len(s.run.ends) && s.run.end(first) >= off+n {
 		p.epoch, p.commit = s.run.epochs[first], time.UnixMicro(s.run.commits[first]).UTC()
 		return p
 	}
@@ -243,9 +255,9 @@ func (s *segment) partAt(rec arrow.Record, off int64) part {
 // off..off+n of run s.
 func (s *segment) epochColumns(mem memory.Allocator, off int64, n int) (arrow.Array, arrow.Array) {
 	return buildEpochColumns(mem, n, func(ep, ts []int64) {
-		i := sort.Search(len(s.run.ends), func(i int) bool { return s.run.ends[i] > off })
+		i := s.run.find(off)
 		for r := range ep {
-			for s.run.ends[i] <= off+int64(r) {
+			for s.run.end(i) <= off+int64(r) {
 				i++
 			}
 			ep[r], ts[r] = s.run.epochs[i], s.run.commits[i]
@@ -254,19 +266,18 @@ func (s *segment) epochColumns(mem memory.Allocator, off int64, n int) (arrow.Ar
 }
 
 // dropEpochs returns a new segment (one reference, the caller's) without
-// the first m epochs of run s: its records are slices of s's, so the
-// evicted rows' buffers stay held (pinned) until compaction copies the
-// rest. Bytes are apportioned to the rows kept.
+// the first m epochs of run s: its records are slices of s's and its
+// epoch list shares s's arrays, so the evicted rows' buffers stay held
+// (pinned) until compaction copies the rest. Bytes are apportioned to the
+// rows kept.
 func (s *segment) dropEpochs(m int) *segment {
 	_, cut := s.rowSpan(m - 1)
 	rows := s.info.Rows - cut
 	run := &epochRun{
-		epochs:  append([]int64(nil), s.run.epochs[m:]...),
-		ends:    make([]int64, len(s.run.epochs)-m),
-		commits: append([]int64(nil), s.run.commits[m:]...),
-	}
-	for i, e := range s.run.ends[m:] {
-		run.ends[i] = e - cut
+		epochs:  s.run.epochs[m:],
+		ends:    s.run.ends[m:],
+		commits: s.run.commits[m:],
+		base:    s.run.base + cut,
 	}
 	t := newRun(run, sliceRows(s.recs, cut, s.info.Rows), share(s.info.Bytes, rows, s.info.Rows))
 	t.pinned = true
