@@ -57,14 +57,21 @@ func (t *Table) compactAfter() int {
 
 // compactIfDue counts v's newest segment and starts a background
 // compaction when enough small epochs have been committed since the last
-// one. Called with t.mu held after publishing v.
+// one, or when retention trimmed a run to less than half the rows its
+// buffers hold. A table that retains no more epochs than the trigger is
+// never compacted: merging epochs retention is about to evict would only
+// pin their buffers. Called with t.mu held after publishing v.
 func (t *Table) compactIfDue(v *version) {
 	n := t.compactAfter()
-	if n == 0 || t.info.Mode == stream.Complete || len(v.segs) == 0 || !v.segs[len(v.segs)-1].small() {
+	if l := t.limits(); n == 0 || t.info.Mode == stream.Complete || len(v.segs) == 0 || l.epochs > 0 && l.epochs <= n {
 		return
 	}
-	t.smallEpochs++
-	if t.smallEpochs < n || t.compacting {
+	if v.segs[len(v.segs)-1].small() {
+		t.smallEpochs++
+	}
+	head := v.segs[0]
+	wasted := head.pinned && head.info.Rows*2 < head.held
+	if !wasted && t.smallEpochs < n || t.compacting {
 		return
 	}
 	t.smallEpochs = 0
@@ -79,6 +86,9 @@ func (t *Table) compactInBackground() {
 		if err := t.Compact(t.bgCtx); err != nil && !errors.Is(err, context.Canceled) {
 			t.log.Warn("memory sink compaction failed; epochs stay as they are", "err", err)
 		}
+		// Only new small epochs start another round at once: a trimmed
+		// run is retried at the next commit (a run trimmed meanwhile
+		// makes the round drop its work), so this never spins.
 		t.mu.Lock()
 		if t.closed.Load() || t.smallEpochs < t.compactAfter() {
 			t.compacting = false

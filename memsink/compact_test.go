@@ -402,3 +402,46 @@ func TestCompactionPersisted(t *testing.T) {
 		t.Errorf("after restart: latest %d, history %v\nwant latest %d, history %v", got.latest, got.history, want.latest, want.history)
 	}
 }
+
+// TestCompactionRecopiesTrimmedRun: once retention has trimmed a merged
+// run to less than half the rows its buffers hold, the next commit starts
+// a compaction that copies the rest, even when no new small epoch came
+// (here the later epochs are large): the evicted rows' buffers are not
+// pinned until the whole run is gone.
+func TestCompactionRecopiesTrimmedRun(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	info := arrowstream.SinkInfo{Mode: arrowstream.Append, QueryName: "q", Schema: epochSchema}
+	tbl := newTable(t, mem, info, memsink.Options{CompactAfter: 4, MaxEpochs: 40})
+	const small, big = 900, memsink.MaxRecordRows / 2
+	e := int64(0)
+	for ; e < 36; e++ {
+		if err := tbl.AddBatch(context.Background(), e, epochOp(t, mem, e, small, small)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the small epochs merged", func() bool { return tbl.Size().Records <= 4 })
+	runBytes := tbl.Size().Bytes
+	for ; e < 36+30; e++ { // evicts 26 of the run's 36 epochs
+		if err := tbl.AddBatch(context.Background(), e, epochOp(t, mem, e, big, big)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the trimmed run recopied", func() bool {
+		return int64(mem.CurrentAlloc())-tbl.Size().Bytes <= runBytes/2
+	})
+	s := tbl.Snapshot()
+	defer s.Release()
+	if h := tbl.History(); len(h) != 40 || h[0].Epoch != 26 {
+		t.Fatalf("retained %d epochs from %d", len(h), h[0].Epoch)
+	}
+}
+
+// waitFor polls cond until it holds (a generous bound only stops a hang).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+	}
+}

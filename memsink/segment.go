@@ -26,7 +26,9 @@ type segment struct {
 	overhead int64
 	// pinned is set on a run that retention trimmed: its records still
 	// reference the evicted rows' buffers until compaction copies them.
+	// held is the rows those buffers hold (info.Rows when not pinned).
 	pinned bool
+	held   int64
 }
 
 // epochRun lists the epochs of a compacted segment: epoch i holds the rows
@@ -52,7 +54,7 @@ func (r *epochRun) find(off int64) int {
 
 // newSegment takes ownership of recs; the caller holds the one reference.
 func newSegment(info EpochInfo, recs []arrow.Record) *segment {
-	s := &segment{info: info, recs: recs}
+	s := &segment{info: info, recs: recs, held: info.Rows}
 	s.overhead = segmentOverhead(recs, 0)
 	s.refs.Store(1)
 	return s
@@ -69,6 +71,7 @@ func newRun(run *epochRun, recs []arrow.Record, bytes int64) *segment {
 		CommitTime: time.UnixMicro(run.commits[0]).UTC(),
 	}}
 	s.overhead = segmentOverhead(recs, n)
+	s.held = s.info.Rows
 	s.refs.Store(1)
 	return s
 }
@@ -280,6 +283,6 @@ func (s *segment) dropEpochs(m int) *segment {
 		base:    s.run.base + cut,
 	}
 	t := newRun(run, sliceRows(s.recs, cut, s.info.Rows), share(s.info.Bytes, rows, s.info.Rows))
-	t.pinned = true
+	t.pinned, t.held = true, s.held
 	return t
 }
