@@ -38,8 +38,10 @@
 // epoch as a row range: AsOf, Since, History and RecordsWithEpoch see the
 // same epochs as before, and a record spanning several epochs has Part
 // epoch -1. The run replaces its epochs in a new version; snapshots of
-// older versions keep the records they list. [Size] reports the
-// bookkeeping as Overhead, and MaxBytes counts it.
+// older versions keep the records they list. Retention evicting part of a
+// run slices it, so the evicted rows' buffers stay held until the run is
+// recopied (at the next commit once it is half evicted). [Size] reports
+// the bookkeeping as Overhead, and MaxBytes counts it.
 //
 // Records obtained from a Snapshot are borrowed: they stay valid until the
 // Snapshot is released, and a reader that needs them longer (a Flight
