@@ -196,13 +196,13 @@ func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, err
 // longLived is the allocator for merged records: the one under a pool
 // (vector.PoolAllocator), whose size classes would round each buffer up
 // to a power of two and whose free lists would keep the buffers a later
-// merge replaces; and when that is Go's allocator, large buffers are
-// mapped outside the Go heap (offHeap).
-func longLived(mem memory.Allocator) memory.Allocator {
+// merge replaces; and with Options.OffHeap, when that is Go's allocator,
+// large buffers are mapped outside the Go heap (offHeap).
+func longLived(mem memory.Allocator, offHeap bool) memory.Allocator {
 	if p, ok := mem.(interface{ Underlying() memory.Allocator }); ok {
 		mem = p.Underlying()
 	}
-	if g, ok := mem.(*memory.GoAllocator); ok {
+	if g, ok := mem.(*memory.GoAllocator); ok && offHeap {
 		return newOffHeap(g)
 	}
 	return mem

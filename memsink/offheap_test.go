@@ -58,7 +58,7 @@ func TestCompactionOffHeap(t *testing.T) {
 	pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
 	defer pool.Close()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "e", Type: vector.Int64}, {Name: "s", Type: vector.String}}, nil)
-	tbl, err := New(pool, stream.SinkInfo{QueryName: "q", Schema: schema, Mode: stream.Append}, Options{CompactAfter: -1})
+	tbl, err := New(pool, stream.SinkInfo{QueryName: "q", Schema: schema, Mode: stream.Append}, Options{CompactAfter: -1, OffHeap: true})
 	if err != nil {
 		t.Fatal(err)
 	}

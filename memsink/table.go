@@ -61,6 +61,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns commit times (nil: time.Now).
 	Now func() time.Time
+	// OffHeap maps the large buffers of merged records outside the Go
+	// heap (when the table's allocator is Go's, or a pool over it): they
+	// no longer raise the collector's heap goal and go back to the OS as
+	// soon as they are released. Every reader must then copy the values
+	// it keeps after releasing its snapshot (as Arrow's ownership rules
+	// require): a Go string still pointing into a released buffer faults
+	// instead of keeping the buffer alive.
+	OffHeap bool
 	// CompactAfter is the number of small epochs (under half of
 	// MaxRecordRows rows) committed since the last compaction that starts
 	// a background merge of the table's small epochs into large records
@@ -134,7 +142,7 @@ func Open(ctx context.Context, mem memory.Allocator, info stream.SinkInfo, opts 
 	}
 	t := &Table{
 		mem:    mem,
-		long:   longLived(mem),
+		long:   longLived(mem, opts.OffHeap),
 		info:   info,
 		schema: info.Schema,
 		opts:   opts,

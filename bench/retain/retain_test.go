@@ -30,6 +30,7 @@ func BenchmarkSmallEpochs(b *testing.B) {
 		opts memsink.Options
 	}{
 		{"compaction=on", memsink.Options{}},
+		{"compaction=on,offheap", memsink.Options{OffHeap: true}},
 		{"compaction=off", memsink.Options{CompactAfter: -1}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
