@@ -19,7 +19,11 @@ type FuncExpr struct {
 	// Loc is the session time zone (spark.sql.session.timeZone) of the
 	// functions that meet wall clocks (to_timestamp, unix_timestamp,
 	// to_date, date_trunc); nil is UTC.
-	Loc  *time.Location
+	Loc *time.Location
+	// Mode is the session's ANSI setting for the functions that follow it
+	// (to_timestamp, to_date and unix_timestamp raise on text that does
+	// not parse under ANSI, as Spark does, and are NULL without it).
+	Mode EvalMode
 	bind func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error)
 }
 
@@ -31,6 +35,9 @@ func (f *FuncExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 	args, err := bindAll(in, mem, f.Args)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkNTZArgs(f.Name, args); err != nil {
+		return nil, newBindError(f, in, err)
 	}
 	ev, err := f.bind(f, in, mem, args)
 	if err != nil {

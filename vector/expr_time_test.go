@@ -169,16 +169,39 @@ func TestDateTruncOverflow(t *testing.T) {
 
 // TestToTimestampPastLargest: a pattern-parsed time just past the largest
 // timestamp wrapped to a negative one; it does not fit, so it is NULL.
+// legacyMode sets a function call to Spark's non-ANSI semantics.
+func legacyMode(e vector.Expr) vector.Expr {
+	e.(*vector.FuncExpr).Mode = vector.ModeLegacy
+	return e
+}
+
 func TestToTimestampPastLargest(t *testing.T) {
 	s := schemaOf("s", vector.String)
 	f := vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS")
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "to_timestamp", Schema: s,
 			Rows: column("294247-01-10 04:00:54.775807", "294247-01-10 04:00:54.775808", "294247-01-10 04:00:54.999999", "294247-01-10 04:00:55.000000"),
-			Expr: vector.ToTimestamp(vector.Col("s"), f), Want: []any{int64(math.MaxInt64), nil, nil, nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), f)), Want: []any{int64(math.MaxInt64), nil, nil, nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "offset", Schema: s, Rows: column("294247-01-10 04:00:54.999999 +00:00", "294247-01-10 05:00:54.999999 +01:00"),
-			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS XXX")), Want: []any{nil, nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS XXX"))), Want: []any{nil, nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "unix_timestamp", Schema: s, Rows: column("294247-01-10 04:00:54.999999"),
-			Expr: vector.UnixTimestamp(vector.Col("s"), f), Want: []any{nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.UnixTimestamp(vector.Col("s"), f)), Want: []any{nil}, NullIntolerant: true},
+		// Under ANSI (the zero mode) a value that does not parse raises,
+		// as Spark's to_timestamp does.
+		vt.ExprCase{Name: "ansi", Schema: s, Rows: column("294247-01-10 04:00:54.775808"),
+			Expr: vector.ToTimestamp(vector.Col("s"), f), WantErr: "does not match the datetime pattern"},
+	)
+}
+
+// TestToDateInvalidDate: February 29 of 1970 (the default year) is no
+// date: Spark raises under ANSI and answers NULL without it.
+func TestToDateInvalidDate(t *testing.T) {
+	s := schemaOf("s", vector.String)
+	f := vector.Lit("MM-dd")
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "ansi", Schema: s, Rows: column("02-29"),
+			Expr: vector.ToDate(vector.Col("s"), f), WantErr: "not a valid date"},
+		vt.ExprCase{Name: "legacy", Schema: s, Rows: column("02-29", "02-28"),
+			Expr: legacyMode(vector.ToDate(vector.Col("s"), f)), Want: []any{nil, int64(58)}},
 	)
 }
