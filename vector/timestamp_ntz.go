@@ -123,6 +123,7 @@ const maxNTZSeconds = 9223372036854775807/fnMicrosPerSecond - 1
 // which would be a wrong answer for a wall-clock value, so they refuse it.
 var ntzFunctions = map[string]bool{
 	"coalesce": true, "nvl": true, "ifnull": true, "if": true, "isnull": true, "isnotnull": true,
+	"hour": true, "minute": true, "second": true,
 }
 
 // checkNTZArgs refuses a TIMESTAMP_NTZ argument of a function that would
