@@ -200,11 +200,6 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && isString(args[0].DataType()) {
 			args[0] = castTo(args[0], vector.Float64)
 		}
-		if a.Func == vector.AggAvg && args[0].DataType().ID() == arrow.DECIMAL128 {
-			// Spark averages decimal(p,s) to decimal(p+4,s+4); the
-			// engine's average is a double, a different answer.
-			return nil, errorAt(f.Pos, ErrUnsupported, "%s of a decimal is not supported (Spark's result is decimal(p+4,s+4)); cast the argument to double for a double average.", name)
-		}
 	}
 	a.Args = args
 	dt, err := aggResultType(a)
