@@ -177,13 +177,21 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 		b.result = arrow.Field{Type: acc.resultType(), Nullable: true}
 		b.args = []Evaluator{Plain(evs[0], mem)}
 	case AggMin, AggMax:
-		kind, ok := valueKindOf(types[0])
+		kind, wide, ok := minMaxStorage(types[0])
 		if !ok {
 			return nil, typeErr("a number, string, binary, boolean, date, timestamp or decimal")
 		}
-		b.acc = &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
-		b.result = arrow.Field{Type: types[0], Nullable: true}
+		acc := &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
 		b.args = []Evaluator{Plain(evs[0], mem)}
+		if wide != nil {
+			w, err := numericWiden(b.args[0], wide, mem, sqlText{}, sqlText{})
+			if err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+			acc.dt, acc.narrow, b.args[0] = wide, types[0], w
+		}
+		b.acc = acc
+		b.result = arrow.Field{Type: types[0], Nullable: true}
 	case AggFirst, AggLast:
 		vals, ok := newGroupValues(types[0])
 		if !ok {
@@ -269,11 +277,19 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		b.acc = acc
 		b.result = arrow.Field{Name: name, Type: acc.resultType(), Nullable: true}
 	case AggMin, AggMax:
-		kind, ok := valueKindOf(types[0])
+		kind, wide, ok := minMaxStorage(types[0])
 		if !ok {
 			return nil, stateErr("(a value)")
 		}
-		b.acc = &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
+		acc := &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
+		if wide != nil {
+			w, err := numericWiden(b.args[0], wide, mem, sqlText{}, sqlText{})
+			if err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+			acc.dt, acc.narrow, b.args[0] = wide, types[0], w
+		}
+		b.acc = acc
 		b.result = arrow.Field{Name: name, Type: types[0], Nullable: true}
 	case AggFirst, AggLast:
 		vals, ok := newGroupValues(types[0])
