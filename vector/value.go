@@ -2,6 +2,7 @@ package vector
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +109,12 @@ func FormatValue(v any, dt arrow.DataType) string {
 		return "DATE '" + x.ToTime().Format("2006-01-02") + "'"
 	case arrow.Duration:
 		return "INTERVAL '" + FormatInterval(int64(x)) + "'"
+	case float64:
+		if dt != nil && dt.ID() == arrow.FLOAT32 {
+			// The shortest text of the float, not of its double.
+			return strconv.FormatFloat(x, 'g', -1, 32)
+		}
+		return fmt.Sprint(x)
 	case decimal128.Num:
 		if d, ok := dt.(*arrow.Decimal128Type); ok {
 			return x.ToString(d.Scale)
