@@ -86,6 +86,11 @@ type Log struct {
 
 	mu    sync.Mutex
 	cache map[int64][]byte // the latest two entries, as Spark keeps
+	// purgedBelow: no entry below it is left (-1: unknown until the first
+	// Purge lists the directory). Later purges delete the entries from it
+	// up to their bound by name, so that retention, which runs every
+	// epoch, does not list the directory.
+	purgedBelow int64
 }
 
 // OpenLog opens (creating if needed) the log in dir.
@@ -93,7 +98,7 @@ func OpenLog(dir string, w *Writer) (*Log, error) {
 	if err := w.MkdirAll(dir); err != nil {
 		return nil, err
 	}
-	return &Log{dir: dir, w: w, cache: map[int64][]byte{}}, nil
+	return &Log{dir: dir, w: w, cache: map[int64][]byte{}, purgedBelow: -1}, nil
 }
 
 // Dir returns the log's directory.
@@ -208,8 +213,37 @@ func (l *Log) Latest() (int64, []byte, bool, error) {
 }
 
 // Purge deletes the entries of epochs before the given one (retention).
+// Only the first purge of a Log lists the directory.
 func (l *Log) Purge(before int64) error {
-	return l.deleteWhere(func(e int64) bool { return e < before })
+	l.mu.Lock()
+	from := l.purgedBelow
+	l.mu.Unlock()
+	var err error
+	if from < 0 {
+		err = l.deleteWhere(func(e int64) bool { return e < before })
+	} else {
+		err = l.deleteRange(from, before)
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.purgedBelow = max(l.purgedBelow, before)
+	l.mu.Unlock()
+	return nil
+}
+
+// deleteRange deletes the entries of epochs from..before-1 by name.
+func (l *Log) deleteRange(from, before int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for e := from; e < before; e++ {
+		delete(l.cache, e)
+		if err := os.Remove(l.path(e)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("checkpoint: purge %s: %w", l.path(e), err)
+		}
+	}
+	return nil
 }
 
 // PurgeAfter deletes the entries of epochs after the given one.

@@ -265,3 +265,38 @@ func FuzzDecodeEntry(f *testing.F) {
 		_, _ = decodeCommit(body)
 	})
 }
+
+// TestLogPurgeByNameAfterTheFirst: retention runs every epoch; after the
+// first purge (which lists the directory) later purges delete by name, and
+// together they leave exactly the entries at or above the last bound.
+func TestLogPurgeByNameAfterTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	l, err := OpenLog(dir, &Writer{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := int64(0); e < 30; e++ {
+		if _, err := l.Add(e, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if e >= 5 {
+			if err := l.Purge(e - 5); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, err := l.Epochs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 || got[0] != 24 || got[5] != 29 {
+		t.Fatalf("entries after purges: %v, want 24..29", got)
+	}
+	// A bound below an earlier one deletes nothing more.
+	if err := l.Purge(3); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := l.Epochs(); len(again) != 6 {
+		t.Fatalf("entries after a lower bound: %v", again)
+	}
+}

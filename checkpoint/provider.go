@@ -107,6 +107,6 @@ func (p *StorePartition) Close() error {
 	err := p.WaitMaintenance()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.data, p.version, p.bytes = nil, -1, 0
+	p.data, p.version, p.bytes, p.files = nil, -1, 0, nil
 	return err
 }

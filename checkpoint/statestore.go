@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,9 +64,17 @@ type StateStore interface {
 
 // StoreOptions tune a state partition.
 type StoreOptions struct {
-	// MinDeltasForSnapshot: a snapshot is written when more deltas than
-	// this have accumulated since the last one (Spark's default 10).
+	// MinDeltasForSnapshot: a snapshot is written only when more deltas
+	// than this have accumulated since the last one (Spark's default 10),
+	// and then only when the deltas since the last snapshot hold as many
+	// key and value bytes as the state (so that a snapshot, which costs
+	// the state's size, is paid for by as many bytes of changes: amortized
+	// O(changes) per epoch, not O(state) every ten epochs), or when
+	// MaxDeltasForSnapshot deltas have accumulated.
 	MinDeltasForSnapshot int
+	// MaxDeltasForSnapshot bounds the deltas a load replays after its
+	// snapshot (default MinVersionsToRetain).
+	MaxDeltasForSnapshot int
 	// MinVersionsToRetain: files needed to rebuild the latest this many
 	// versions are kept; older ones are deleted (Spark's default 100).
 	MinVersionsToRetain int
@@ -81,6 +88,9 @@ func (o StoreOptions) withDefaults() StoreOptions {
 	}
 	if o.MinVersionsToRetain <= 0 {
 		o.MinVersionsToRetain = 100
+	}
+	if o.MaxDeltasForSnapshot <= 0 {
+		o.MaxDeltasForSnapshot = max(o.MinVersionsToRetain, o.MinDeltasForSnapshot+1)
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.NewGoAllocator()
@@ -101,6 +111,13 @@ type StorePartition struct {
 	data    map[string][]byte // the loaded version
 	bytes   int64             // key and value bytes held in data
 	busy    bool              // a store is open on this partition
+	// files indexes the partition's delta and snapshot files: listed once
+	// (at the first load or maintenance), then kept up to date, so that
+	// commits and maintenance never list the directory.
+	files map[fileKey]bool
+	// sinceSnap is the key and value bytes of the deltas written since
+	// the newest snapshot (an estimate after a restart: their file sizes).
+	sinceSnap int64
 
 	// Maintenance (snapshots, cleanup) runs in the background after a
 	// commit, as Spark's state store maintenance task does, so that the
@@ -165,7 +182,7 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 	if version == 0 {
 		return data, nil
 	}
-	files, err := p.listFiles()
+	files, err := p.fileIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +200,7 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 		if snapErr != nil && !p.deltasFrom(files, v+1, version) {
 			break
 		}
-		err := p.readInto(p.file(v, "snapshot"), data)
+		_, err := p.readInto(p.file(v, "snapshot"), data)
 		if err == nil {
 			base = v
 			break
@@ -202,13 +219,16 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 		}
 		slog.Warn("state snapshot unreadable; rebuilt from deltas", "err", snapErr, "from_version", base)
 	}
+	p.sinceSnap = 0
 	for v := base + 1; v <= version; v++ {
 		if !files[fileKey{v, "delta"}] {
 			return nil, fmt.Errorf("checkpoint: state %s: cannot load version %d: %s is missing: %w", p.dir, version, p.file(v, "delta"), ErrCorrupt)
 		}
-		if err := p.readInto(p.file(v, "delta"), data); err != nil {
+		n, err := p.readInto(p.file(v, "delta"), data)
+		if err != nil {
 			return nil, err
 		}
+		p.sinceSnap += int64(n)
 	}
 	return data, nil
 }
@@ -329,16 +349,17 @@ func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, 
 	return append(body, tr[:]...), nil
 }
 
-// readInto applies a delta or snapshot file to data.
-func (p *StorePartition) readInto(path string, data map[string][]byte) error {
+// readInto applies a delta or snapshot file to data and returns the
+// file's size.
+func (p *StorePartition) readInto(path string, data map[string][]byte) (int, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("checkpoint: read %s: %w", path, err)
+		return 0, fmt.Errorf("checkpoint: read %s: %w", path, err)
 	}
 	if err := decodeState(p.opts.Allocator, raw, data); err != nil {
-		return fmt.Errorf("checkpoint: %s: %w", path, err)
+		return 0, fmt.Errorf("checkpoint: %s: %w", path, err)
 	}
-	return nil
+	return len(raw), nil
 }
 
 func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) error {
@@ -565,12 +586,17 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 		}
 		p.data[k] = v
 		p.bytes += int64(len(k) + len(v))
+		p.sinceSnap += int64(len(k) + len(v))
 	}
 	for k := range s.deleted {
 		if old, ok := p.data[k]; ok {
 			p.bytes -= int64(len(k) + len(old))
 			delete(p.data, k)
 		}
+		p.sinceSnap += int64(len(k))
+	}
+	if p.files != nil {
+		p.files[fileKey{next, "delta"}] = true
 	}
 	p.version = next
 	p.busy = false
@@ -587,30 +613,6 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 	return next, nil
 }
 
-// maintainInBackground runs maintain and records its error for the next
-// commit.
-func (p *StorePartition) maintainInBackground() {
-	defer p.maint.Done()
-	err := p.maintain()
-	p.mu.Lock()
-	p.maintRunning = false
-	if err != nil {
-		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
-	}
-	p.mu.Unlock()
-}
-
-// WaitMaintenance waits for background maintenance to finish and returns
-// (and clears) its error, if any.
-func (p *StorePartition) WaitMaintenance() error {
-	p.maint.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	err := p.maintErr
-	p.maintErr = nil
-	return err
-}
-
 func (s *store) Abort() {
 	if s.done {
 		return
@@ -619,71 +621,4 @@ func (s *store) Abort() {
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()
-}
-
-// maintain writes a snapshot of the latest version when enough deltas have
-// accumulated and deletes files no longer needed to rebuild the retained
-// versions. It copies the latest version's map under the lock (the values
-// are never modified in place, only replaced) and encodes it without the
-// lock, so that the next epoch's store is not held up.
-func (p *StorePartition) maintain() error {
-	files, err := p.listFiles()
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	latest := p.version
-	p.mu.Unlock()
-	if latest <= 0 {
-		return nil
-	}
-	lastSnap := int64(0)
-	for k := range files {
-		if k.kind == "snapshot" && k.version <= latest && k.version > lastSnap {
-			lastSnap = k.version
-		}
-	}
-	if latest-lastSnap > int64(p.opts.MinDeltasForSnapshot) {
-		p.mu.Lock()
-		if p.version != latest || p.data == nil {
-			// Moved on (or closed) meanwhile: the next maintenance snapshots.
-			p.mu.Unlock()
-			return nil
-		}
-		data := maps.Clone(p.data)
-		p.mu.Unlock()
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		raw, err := encodeState(p.opts.Allocator, keys, data, nil)
-		if err != nil {
-			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
-		}
-		if err := p.w.WriteFile(p.file(latest, "snapshot"), raw, true); err != nil {
-			return err
-		}
-		files[fileKey{latest, "snapshot"}] = true
-	}
-	// Keep what rebuilding version (latest - retain) needs: its base
-	// snapshot and everything after.
-	oldest := latest - int64(p.opts.MinVersionsToRetain)
-	if oldest <= 0 {
-		return nil
-	}
-	keepFrom := int64(0)
-	for k := range files {
-		if k.kind == "snapshot" && k.version <= oldest && k.version > keepFrom {
-			keepFrom = k.version
-		}
-	}
-	for k := range files {
-		if k.version < keepFrom || k.version == keepFrom && k.kind == "delta" {
-			if err := os.Remove(p.file(k.version, k.kind)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("checkpoint: delete old state file: %w", err)
-			}
-		}
-	}
-	return nil
 }

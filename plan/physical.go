@@ -120,14 +120,12 @@ func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []v
 			return vector.NewExplodeOuter(mem, children[0], x, n.Name, nil)
 		}
 		return vector.NewExplode(mem, children[0], x, n.Name, nil)
-	case *SessionWindow:
-		return nil, fmt.Errorf("session windows are computed by the streaming engine's session-window aggregation: %w", ErrUnsupported)
-	case *FlatMapGroupsWithState:
-		return nil, fmt.Errorf("flatMapGroupsWithState runs in the streaming engine: %w", ErrUnsupported)
 	case *joinInput:
 		return nil, fmt.Errorf("plan: join input pseudo node")
 	}
-	return nil, fmt.Errorf("plan: no operator for %T: %w", node, ErrUnsupported)
+	// What is left (session windows, flatMapGroupsWithState) is planned by
+	// the streaming engine's stateful planner only.
+	return nil, fmt.Errorf("%s is supported only in a streaming query (the streaming engine plans it): %w", node, ErrUnsupported)
 }
 
 func namedVector(es []NamedExpr, env *Env) ([]vector.NamedExpr, error) {

@@ -101,7 +101,7 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 	for p, part := range op.parts {
 		st, err := part.Begin(id)
 		if err != nil {
-			return fmt.Errorf("arrowstream: load version %d of the state of operator %d partition %d: %w", id, op.decl.OpID, p, err)
+			return err // names the partition's files (state/<op>/<p>/...)
 		}
 		op.stores[p] = st
 	}

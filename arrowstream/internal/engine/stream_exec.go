@@ -49,7 +49,8 @@ type streamExec struct {
 	// state opens, commits and aborts the operators' declared state, in
 	// the state store provider the query's conf selects (created at the
 	// first epoch and closed with the query).
-	state *stateLifecycle
+	state   *stateLifecycle
+	planner stateful.Planner // plans stateful nodes, builds engine-only ones per epoch
 
 	wmNodes []*plan.EventTimeWatermark
 	wmNames map[*plan.EventTimeWatermark]string
@@ -84,6 +85,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	srcIndex := map[plan.Table]int{}
 	opID := 0
 	planner := stateful.Planner{Mem: mem, Mode: mode}
+	e.planner = planner
 	var walk func(n plan.Node) error
 	walk = func(n plan.Node) error {
 		switch x := n.(type) {
@@ -254,9 +256,6 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, 
 		i := e.wmIndex(w)
 		return stateful.NewEventTimeWatermark(children[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[i]), nil
 	}
-	if sw, ok := n.(*plan.SessionWindow); ok {
-		return stateful.NewSessionAssign(e.mem, sw, children[0], env)
-	}
 	if i, ok := e.stateful[n]; ok {
 		op := e.order[i]
 		ep.State = e.state.stores(i)
@@ -264,6 +263,9 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, 
 			return two.ExecuteTwo(ctx, ep, children[0], children[1])
 		}
 		return op.Execute(ctx, ep, children[0])
+	}
+	if out, ok, err := e.planner.BuildEpoch(n, children, env); ok {
+		return out, err // it owns children, even on error
 	}
 	out, err := plan.BuildOperator(ctx, e.mem, n, children, env)
 	if err != nil {

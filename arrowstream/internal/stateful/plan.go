@@ -131,12 +131,23 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		if x.Left.IsStreaming() && x.Right.IsStreaming() {
 			return newStatefulJoin(p.Mem, opID, x)
 		}
-	case *plan.SessionWindow:
-		return nil, nil // assigned per epoch (NewSessionAssign), merged by the Aggregate above
 	case *plan.FlatMapGroupsWithState:
 		return newStatefulGroupState(p.Mem, opID, x)
 	}
 	return nil, nil
+}
+
+// BuildEpoch builds, for one epoch, a streaming node that keeps no state
+// of its own but that only the streaming engine runs (plan.BuildOperator
+// refuses it): a session window's assignment, whose sessions the session
+// aggregation above merges with its state. It returns false for other
+// nodes. It owns children, even on error.
+func (p Planner) BuildEpoch(n plan.Node, children []vector.Operator, env *plan.Env) (vector.Operator, bool, error) {
+	if sw, ok := n.(*plan.SessionWindow); ok {
+		op, err := NewSessionAssign(p.Mem, sw, children[0], env)
+		return op, true, err
+	}
+	return nil, false, nil
 }
 
 // NewAggregate returns a streaming aggregation of input by spec (the

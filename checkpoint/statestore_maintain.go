@@ -1,0 +1,139 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+)
+
+// fileIndex returns a copy of the partition's file index, listing the
+// directory on first use. Callers hold p.mu.
+func (p *StorePartition) fileIndex() (map[fileKey]bool, error) {
+	if p.files == nil {
+		files, err := p.listFiles()
+		if err != nil {
+			return nil, err
+		}
+		p.files = files
+	}
+	return maps.Clone(p.files), nil
+}
+
+// maintainInBackground runs maintain and records its error for the next
+// commit.
+func (p *StorePartition) maintainInBackground() {
+	defer p.maint.Done()
+	err := p.maintain()
+	p.mu.Lock()
+	p.maintRunning = false
+	if err != nil {
+		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
+	}
+	p.mu.Unlock()
+}
+
+// WaitMaintenance waits for background maintenance to finish and returns
+// (and clears) its error, if any.
+func (p *StorePartition) WaitMaintenance() error {
+	p.maint.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.maintErr
+	p.maintErr = nil
+	return err
+}
+
+// snapshotDue reports whether the latest version should be snapshotted,
+// given the newest snapshot at or below it. A snapshot costs the state's
+// size; it is written once the deltas since the last one are at least
+// MinDeltasForSnapshot and hold as many bytes as the state (their cost
+// pays for it: amortized O(changes) per epoch), or MaxDeltasForSnapshot
+// deltas bound the replay of a load. Callers hold p.mu.
+func (p *StorePartition) snapshotDue(latest, lastSnap int64) bool {
+	deltas := latest - lastSnap
+	if deltas <= int64(p.opts.MinDeltasForSnapshot) {
+		return false
+	}
+	return p.sinceSnap >= p.bytes || deltas >= int64(p.opts.MaxDeltasForSnapshot)
+}
+
+// maintain writes a snapshot of the latest version when one is due
+// (snapshotDue) and deletes files no longer needed to rebuild the retained
+// versions, from the partition's file index (no directory listing). It
+// copies the latest version's map under the lock (the values are never
+// modified in place, only replaced) and encodes it without the lock, so
+// that the next epoch's store is not held up.
+func (p *StorePartition) maintain() error {
+	p.mu.Lock()
+	files, err := p.fileIndex()
+	latest := p.version
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if latest <= 0 {
+		return nil
+	}
+	lastSnap := int64(0)
+	for k := range files {
+		if k.kind == "snapshot" && k.version <= latest && k.version > lastSnap {
+			lastSnap = k.version
+		}
+	}
+	p.mu.Lock()
+	if !p.snapshotDue(latest, lastSnap) {
+		p.mu.Unlock()
+	} else if p.version != latest || p.data == nil {
+		// Moved on (or closed) meanwhile: the next maintenance snapshots.
+		p.mu.Unlock()
+		return nil
+	} else {
+		data := maps.Clone(p.data)
+		covered := p.sinceSnap
+		p.mu.Unlock()
+		// A snapshot's key order does not matter to loading: the keys are
+		// not sorted (that was a third of a snapshot's cost).
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		raw, err := encodeState(p.opts.Allocator, keys, data, nil)
+		if err != nil {
+			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
+		}
+		if err := p.w.WriteFile(p.file(latest, "snapshot"), raw, true); err != nil {
+			return err
+		}
+		files[fileKey{latest, "snapshot"}] = true
+		p.mu.Lock()
+		if p.files != nil {
+			p.files[fileKey{latest, "snapshot"}] = true
+		}
+		p.sinceSnap = max(p.sinceSnap-covered, 0)
+		p.mu.Unlock()
+	}
+	// Keep what rebuilding version (latest - retain) needs: its base
+	// snapshot and everything after.
+	oldest := latest - int64(p.opts.MinVersionsToRetain)
+	if oldest <= 0 {
+		return nil
+	}
+	keepFrom := int64(0)
+	for k := range files {
+		if k.kind == "snapshot" && k.version <= oldest && k.version > keepFrom {
+			keepFrom = k.version
+		}
+	}
+	for k := range files {
+		if k.version < keepFrom || k.version == keepFrom && k.kind == "delta" {
+			if err := os.Remove(p.file(k.version, k.kind)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("checkpoint: delete old state file: %w", err)
+			}
+			p.mu.Lock()
+			delete(p.files, k)
+			p.mu.Unlock()
+		}
+	}
+	return nil
+}
