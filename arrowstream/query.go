@@ -42,6 +42,11 @@ func (q *StreamingQuery) RecentProgress() []*StreamingQueryProgress { return q.q
 // Exception returns the error that ended the query, or nil.
 func (q *StreamingQuery) Exception() error { return q.q.Exception() }
 
+// Restarts returns how many times the "on-failure" restart policy
+// (writer option restartPolicy) restarted the query from its checkpoint,
+// and the failure that caused the latest restart.
+func (q *StreamingQuery) Restarts() (int, error) { return q.q.Restarts() }
+
 // Stop stops the query and waits for it to end. The running epoch is
 // interrupted; the checkpoint stays consistent (the epoch re-runs on the
 // next start). Stop is idempotent.

@@ -96,6 +96,10 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			return nil, err
 		}
 	}
+	restart, err := engine.RestartOptions(w.opts, w.trigger.IsContinuous())
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkOptionsAccess(w.format, w.opts); err != nil {
 		return nil, err
 	}
@@ -154,6 +158,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		Faults:             s.faults,
 		Continuous:         cont,
 		CloseSink:          closeSink,
+		Restart:            restart,
 	}
 	if cont.Arrival {
 		if _, ok := sink.(ArrivalSink); !ok {
