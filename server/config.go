@@ -118,7 +118,9 @@ type AuthConfig struct {
 	// Users maps user names to passwords or password hashes (see
 	// HashPassword). Entries of UsersFile are added to these.
 	Users map[string]string
-	// UsersFile names a file of "user:password" or "user:<hash>" lines.
+	// UsersFile names a file of "user:password" or "user:<hash>" lines,
+	// and "grant user=table[,table...]" lines that add to ReadGrants (a
+	// file with grant lines makes grants apply, as ReadGrants does).
 	UsersFile string
 	// TokenTTL is the lifetime of issued tokens (0: DefaultTokenTTL).
 	TokenTTL time.Duration

@@ -92,6 +92,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.auth = a
+		if a.fileGrants != nil {
+			s.grants = newReadGrants(mergeGrants(cfg.Auth.ReadGrants, a.fileGrants))
+		}
 	}
 	if s.auth != nil {
 		unary = append(unary, s.auth.unary)
