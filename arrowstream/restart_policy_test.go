@@ -239,3 +239,32 @@ func TestRestartPolicyOptionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFailEndsQueryWithCause: Fail stops a running query with the cause as
+// its exception, without restarting it under restartPolicy on-failure.
+func TestFailEndsQueryWithCause(t *testing.T) {
+	s, mem := newTestSession(t)
+	ms := NewMemoryStream(mem, valueSchema)
+	defer ms.Close()
+	s.RegisterStream("input", ms)
+	q := startFlaky(t, s, &collectsink.Sink{}, t.TempDir(), map[string]string{"restartPolicy": "on-failure", "restartBackoff": "1ms"})
+	addInts(t, ms, 1)
+	if err := q.ProcessAllAvailable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("RESOURCE_EXHAUSTED: over quota")
+	q.Fail(cause)
+	if q.IsActive() || !errors.Is(q.Exception(), cause) {
+		t.Fatalf("active %v, exception %v", q.IsActive(), q.Exception())
+	}
+	if err := q.AwaitTermination(context.Background()); !errors.Is(err, cause) {
+		t.Fatalf("AwaitTermination: %v", err)
+	}
+	if n, _ := q.Restarts(); n != 0 {
+		t.Fatalf("restarted %d times", n)
+	}
+	q.Fail(errors.New("again")) // an ended query: nothing happens
+	if !errors.Is(q.Exception(), cause) {
+		t.Fatalf("exception changed to %v", q.Exception())
+	}
+}

@@ -60,6 +60,8 @@ type Query struct {
 	// lastRestartErr is the failure that caused the latest one.
 	restarts       int
 	lastRestartErr error
+	// failCause, set by Fail, is the query's exception when it ends.
+	failCause error
 	// flush asks a continuous query to commit its open epoch now
 	// (ProcessAllAvailable); nil for micro-batch queries.
 	flush chan struct{}
@@ -124,6 +126,20 @@ func (q *Query) Restarts() (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.restarts, q.lastRestartErr
+}
+
+// Fail stops the query as failed with cause (a governor's verdict, such
+// as a quota the query's growth broke) and waits for it to end: the
+// running epoch is interrupted as by Stop, and the query ends with cause
+// as its exception, not restarted. Fail on an ended query does nothing.
+func (q *Query) Fail(cause error) {
+	q.mu.Lock()
+	if q.failCause == nil {
+		q.failCause = cause
+	}
+	q.mu.Unlock()
+	q.cancel()
+	<-q.done
 }
 
 // Stop stops the query and waits for it to end. The running epoch is
@@ -256,8 +272,13 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 			logger.Error("streaming query panicked", "query", q.Describe(), "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("arrowstream: query %s panicked: %v", q.Describe(), r)
 		}
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil || err == nil {
 			err = nil // stopped
+			q.mu.Lock()
+			if q.failCause != nil {
+				err = q.failCause // stopped by Fail
+			}
+			q.mu.Unlock()
 		}
 		if closer, ok := m.cfg.Exec.(interface{ Close() error }); ok {
 			closer.Close()
