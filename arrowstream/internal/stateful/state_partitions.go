@@ -156,12 +156,17 @@ func (s *statePartitions) rangeAll(fn func(key, value []byte) bool) {
 }
 
 // checkSchema records the state schema on first use and compares it on
-// every later start.
+// every later start. The file is sealed (checkpoint.Seal), so that a
+// damaged one is reported as damage (checkpoint.ErrCorrupt, naming the
+// file) rather than as a different query's state; files written before
+// sealing (no trailer) are compared as they are.
 func (s *statePartitions) checkSchema(checkpointDir string) error {
 	dir := filepath.Join(checkpointDir, "state", strconv.Itoa(s.opID), "_metadata")
 	path := filepath.Join(dir, "schema")
-	data, err := os.ReadFile(path)
+	data, err := checkpoint.ReadSealedFile(path)
 	switch {
+	case errors.Is(err, checkpoint.ErrCorrupt):
+		return fmt.Errorf("arrowstream: state schema of stateful operator %d: %w", s.opID, err)
 	case err == nil:
 		if string(data) != s.schema {
 			return fmt.Errorf("arrowstream: the state of stateful operator %d in %s was written by a different query: it holds %s, this query needs %s; start the changed query on a new checkpoint location", s.opID, path, data, s.schema)
@@ -173,7 +178,7 @@ func (s *statePartitions) checkSchema(checkpointDir string) error {
 	if err := s.writer.MkdirAll(dir); err != nil {
 		return err
 	}
-	if err := s.writer.WriteFile(path, []byte(s.schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+	if err := s.writer.WriteSealedFile(path, []byte(s.schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
 		return err
 	}
 	return nil
