@@ -1,6 +1,7 @@
 package stateful
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -163,7 +164,16 @@ func (s *statePartitions) rangeAll(fn func(key, value []byte) bool) {
 func (s *statePartitions) checkSchema(checkpointDir string) error {
 	dir := filepath.Join(checkpointDir, "state", strconv.Itoa(s.opID), "_metadata")
 	path := filepath.Join(dir, "schema")
-	data, err := checkpoint.ReadSealedFile(path)
+	data, err := os.ReadFile(path)
+	if err == nil {
+		var legacy bool
+		data, legacy, err = checkpoint.Unseal(path, data)
+		if err == nil && legacy && bytes.ContainsRune(data, '\n') {
+			// An unsealed schema is one line: this is a sealed file cut
+			// inside its trailer.
+			err = fmt.Errorf("checkpoint: %s: truncated checksum trailer: %w", path, checkpoint.ErrCorrupt)
+		}
+	}
 	switch {
 	case errors.Is(err, checkpoint.ErrCorrupt):
 		return fmt.Errorf("arrowstream: state schema of stateful operator %d: %w", s.opID, err)
