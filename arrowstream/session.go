@@ -65,16 +65,18 @@ type SessionOptions struct {
 // the catalog of tables, the registered source and sink formats and the
 // query manager. Safe for concurrent use.
 type Session struct {
-	mem     memory.Allocator
-	logger  *slog.Logger
-	clock   Clock
-	ckRoot  string
-	noSync  bool
-	manager *QueryManager
-	catalog *plan.MemoryCatalog
-	faults  engine.FaultInjector
-	ckHook  checkpoint.FaultHook
-	access  *access.Policy
+	mem memory.Allocator
+	// streamAlloc gives streaming queries their allocators (nil: mem).
+	streamAlloc StreamingAllocatorFunc
+	logger      *slog.Logger
+	clock       Clock
+	ckRoot      string
+	noSync      bool
+	manager     *QueryManager
+	catalog     *plan.MemoryCatalog
+	faults      engine.FaultInjector
+	ckHook      checkpoint.FaultHook
+	access      *access.Policy
 
 	mu          sync.Mutex
 	conf        map[string]string
