@@ -16,6 +16,7 @@ import (
 // session.SetStreamingAllocator(srv.StreamingAllocator).
 func (s *Server) StreamingAllocator(name string) (memory.Allocator, func(fail func(error))) {
 	a := s.sql.newAllocator()
+	a.noPanic = true
 	var mu sync.Mutex
 	var failQuery func(error)
 	var pending error
