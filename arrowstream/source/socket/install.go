@@ -34,4 +34,5 @@ func Install(sess stream.FormatRegistrar) {
 		}
 		return New(mem, o)
 	})
+	stream.DeclareSourceOptions(sess, "socket", OptionKeys())
 }

@@ -29,6 +29,11 @@ type Options struct {
 	Control func(network, address string, c syscall.RawConn) error
 }
 
+// OptionKeys are the options ParseOptions reads.
+func OptionKeys() []string {
+	return []string{"host", "port", "includeTimestamp", "maxBufferedLines"}
+}
+
 // ParseOptions reads Spark's socket options (host, port, includeTimestamp)
 // and maxBufferedLines. Errors name the option.
 func ParseOptions(opts map[string]string) (Options, error) {
