@@ -3,6 +3,7 @@ package arrowstream
 import (
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/arrowstream/arrowstream/arrowstream/access"
 )
@@ -19,6 +20,17 @@ func (s *Session) Access() *access.Policy { return s.access }
 // the policy's data directories (always nil without a policy). File
 // sources call it through an interface, without importing this package.
 func (s *Session) ConfineDataFile(path string) error { return s.access.CheckDataFile(path) }
+
+// DialControl is the net.Dialer Control function that enforces the
+// session's endpoint policy on every connection a connector makes, after
+// name resolution (nil without a policy). Connectors that dial ask for it
+// through an interface, without importing this package.
+func (s *Session) DialControl() func(network, address string, c syscall.RawConn) error {
+	if s.access == nil {
+		return nil
+	}
+	return s.access.Control
+}
 
 // checkOptionsAccess checks the options of a source or sink against the
 // policy.

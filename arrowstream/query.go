@@ -42,6 +42,17 @@ func (q *StreamingQuery) RecentProgress() []*StreamingQueryProgress { return q.q
 // Exception returns the error that ended the query, or nil.
 func (q *StreamingQuery) Exception() error { return q.q.Exception() }
 
+// Restarts returns how many times the "on-failure" restart policy
+// (writer option restartPolicy) restarted the query from its checkpoint,
+// and the failure that caused the latest restart.
+func (q *StreamingQuery) Restarts() (int, error) { return q.q.Restarts() }
+
+// Fail stops the query as failed with cause and waits for it to end: its
+// exception (and its listeners' OnQueryTerminated error) is cause. A
+// server uses it to stop a query that broke a quota. The checkpoint stays
+// consistent, as with Stop.
+func (q *StreamingQuery) Fail(cause error) { q.q.Fail(cause) }
+
 // Stop stops the query and waits for it to end. The running epoch is
 // interrupted; the checkpoint stays consistent (the epoch re-runs on the
 // next start). Stop is idempotent.

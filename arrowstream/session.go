@@ -66,16 +66,18 @@ type SessionOptions struct {
 // the catalog of tables, the registered source and sink formats and the
 // query manager. Safe for concurrent use.
 type Session struct {
-	mem     memory.Allocator
-	logger  *slog.Logger
-	clock   Clock
-	ckRoot  string
-	noSync  bool
-	manager *QueryManager
-	catalog *plan.MemoryCatalog
-	faults  engine.FaultInjector
-	ckHook  checkpoint.FaultHook
-	access  *access.Policy
+	mem memory.Allocator
+	// streamAlloc gives streaming queries their allocators (nil: mem).
+	streamAlloc StreamingAllocatorFunc
+	logger      *slog.Logger
+	clock       Clock
+	ckRoot      string
+	noSync      bool
+	manager     *QueryManager
+	catalog     *plan.MemoryCatalog
+	faults      engine.FaultInjector
+	ckHook      checkpoint.FaultHook
+	access      *access.Policy
 
 	mu          sync.Mutex
 	conf        map[string]string
@@ -259,7 +261,9 @@ func (s *Session) confCopy() map[string]string {
 
 // RegisterStream makes src readable as the streaming table name. Every
 // query over name reads this one source (as Spark's MemoryStream: data
-// added to it reaches every query).
+// added to it reaches every query). A MemoryStream is read through one
+// Reader per query, so that each query's commits release only what every
+// query has consumed.
 func (s *Session) RegisterStream(name string, src Source) {
 	s.catalog.Register(name, &streamTable{schema: src.Schema(), shared: src})
 }
@@ -320,6 +324,12 @@ func (t *streamTable) Streaming() bool       { return true }
 // OpenSource returns the source for a query and whether the query owns it
 // (closes it when it stops); it implements engine.SourceTable.
 func (t *streamTable) OpenSource() (Source, bool, error) {
+	if ms, ok := t.shared.(*MemoryStream); ok {
+		// Each query consumes a memory stream through its own reader, so
+		// that one query's commits do not release rows another has not
+		// read; the reader is the query's to close.
+		return ms.NewReader(), true, nil
+	}
 	if t.shared != nil {
 		return t.shared, false, nil
 	}

@@ -96,6 +96,10 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			return nil, err
 		}
 	}
+	restart, err := engine.RestartOptions(w.opts, w.trigger.IsContinuous())
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkOptionsAccess(w.format, w.opts); err != nil {
 		return nil, err
 	}
@@ -107,7 +111,8 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		return nil, err
 	}
 	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook}
-	exec, sources, sourceDescs, err := engine.NewExec(s.mem, w.df.node, w.mode, writer, s.stateProvider)
+	qmem, bindFail := s.queryAllocator(w.name)
+	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, s.stateProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +128,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		}
 		info := SinkInfo{QueryName: w.name, Schema: w.df.node.Schema(), Mode: w.mode, KeyColumns: keyColumns(w.df.node),
 			CheckpointDir: dir, Options: w.opts}
-		if sink, err = f(ctx, s.mem, info); err != nil {
+		if sink, err = f(ctx, qmem, info); err != nil {
 			exec.Close()
 			return nil, fmt.Errorf("arrowstream: %s sink for query %s: %w", w.format, w.name, err)
 		}
@@ -154,6 +159,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		Faults:             s.faults,
 		Continuous:         cont,
 		CloseSink:          closeSink,
+		Restart:            restart,
 	}
 	if cont.Arrival {
 		if _, ok := sink.(ArrivalSink); !ok {
@@ -172,6 +178,9 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		failed()
 		return nil, err
+	}
+	if bindFail != nil {
+		bindFail(func(err error) { go q.Fail(err) })
 	}
 	return q, nil
 }

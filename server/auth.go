@@ -45,11 +45,14 @@ type session struct {
 // Tokens are stored by their SHA-256 so that a map lookup does not leak
 // timing about secret bytes.
 type authenticator struct {
-	users  map[string]credential
-	dummy  credential // compared for unknown users, to hide who exists
-	ttl    time.Duration
-	log    *slog.Logger
-	logins chan struct{}
+	users map[string]credential
+	// fileGrants are the grant lines of the users file (nil: none); they
+	// add to AuthConfig.ReadGrants.
+	fileGrants map[string][]string
+	dummy      credential // compared for unknown users, to hide who exists
+	ttl        time.Duration
+	log        *slog.Logger
+	logins     chan struct{}
 
 	mu     sync.Mutex
 	now    func() time.Time // read under mu (tests replace it)
@@ -57,11 +60,11 @@ type authenticator struct {
 }
 
 func newAuthenticator(cfg AuthConfig, log *slog.Logger) (*authenticator, error) {
-	users, err := loadUsers(cfg)
+	users, fileGrants, err := loadUsers(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &authenticator{users: users, ttl: cfg.TokenTTL, now: time.Now, log: log,
+	a := &authenticator{users: users, fileGrants: fileGrants, ttl: cfg.TokenTTL, now: time.Now, log: log,
 		logins: make(chan struct{}, maxConcurrentLogins), tokens: map[[32]byte]session{}}
 	a.dummy, _ = parseCredential("", "dummy")
 	for _, c := range users {

@@ -194,7 +194,7 @@ func TestUsersFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "users")
 	os.WriteFile(path, []byte("# users\n\nann:pw1\nben:"+hash+"\n"), 0o600)
-	users, err := loadUsers(AuthConfig{UsersFile: path, Users: map[string]string{"cy": "pw3"}})
+	users, _, err := loadUsers(AuthConfig{UsersFile: path, Users: map[string]string{"cy": "pw3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,13 +204,13 @@ func TestUsersFile(t *testing.T) {
 	}
 	for _, bad := range []string{"nocolon\n", "a:x\na:y\n", ":pw\n", "a:pbkdf2-sha256$1$!!$x\n", "a:pbkdf2-sha256$0$YQ$YQ\n", "# only comments\n"} {
 		os.WriteFile(path, []byte(bad), 0o600)
-		if _, err := loadUsers(AuthConfig{UsersFile: path}); err == nil {
+		if _, _, err := loadUsers(AuthConfig{UsersFile: path}); err == nil {
 			t.Errorf("users file %q accepted", bad)
 		} else if strings.Contains(err.Error(), "pw") && !strings.Contains(bad, "pbkdf2") {
 			t.Errorf("error %q echoes a secret", err)
 		}
 	}
-	if _, err := loadUsers(AuthConfig{UsersFile: filepath.Join(dir, "missing")}); err == nil {
+	if _, _, err := loadUsers(AuthConfig{UsersFile: filepath.Join(dir, "missing")}); err == nil {
 		t.Error("missing users file accepted")
 	}
 }

@@ -39,7 +39,7 @@ func NewAuthenticator(cfg AuthConfig, log *slog.Logger) (*Authenticator, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Authenticator{a: a, grants: newReadGrants(cfg.ReadGrants), ttl: cfg.TokenTTL}, nil
+	return &Authenticator{a: a, grants: newReadGrants(mergeGrants(cfg.ReadGrants, a.fileGrants)), ttl: cfg.TokenTTL}, nil
 }
 
 // Login checks a password and issues a bearer token (valid on every port

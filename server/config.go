@@ -106,7 +106,11 @@ type Limits struct {
 	// MaxStateBytes and MaxCheckpointBytes (and their per-user forms)
 	// refuse new streaming tables while the active ones hold this much
 	// state (memoryUsedBytes of their latest progress) or checkpoint data.
-	// Running tables are not stopped.
+	// Running tables are measured every second too (when Queries is a
+	// QueryFailer, as ManagerQueries is): once their sum goes past a limit,
+	// the table in scope that grew most is stopped, FAILED with a
+	// RESOURCE_EXHAUSTED error naming the limit (one table per second
+	// until the sum is back under).
 	MaxStateBytes             int64
 	MaxStateBytesPerUser      int64
 	MaxCheckpointBytes        int64
@@ -118,7 +122,9 @@ type AuthConfig struct {
 	// Users maps user names to passwords or password hashes (see
 	// HashPassword). Entries of UsersFile are added to these.
 	Users map[string]string
-	// UsersFile names a file of "user:password" or "user:<hash>" lines.
+	// UsersFile names a file of "user:password" or "user:<hash>" lines,
+	// and "grant user=table[,table...]" lines that add to ReadGrants (a
+	// file with grant lines makes grants apply, as ReadGrants does).
 	UsersFile string
 	// TokenTTL is the lifetime of issued tokens (0: DefaultTokenTTL).
 	TokenTTL time.Duration

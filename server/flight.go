@@ -119,11 +119,16 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}
-	op, err := memsink.NewSnapshotScan(snap, wantsEpochColumns(tk), v.s.mem)
+	// The read is a query of its own: what it allocates (epoch columns,
+	// compressed bodies) is accounted and bounded as a SQL query's is.
+	mem := v.s.sql.newAllocator()
+	ctx, stop := limitedContext(ctx, mem)
+	defer stop()
+	op, err := memsink.NewSnapshotScan(snap, wantsEpochColumns(tk), mem)
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}
-	return statusOf(v.s.sendStream(ctx, stream, schema, op), codes.Internal)
+	return statusOf(withLimitCause(v.s.sendStreamOn(ctx, stream, schema, op, mem), mem), codes.Internal)
 }
 
 // DoPut ingests into a table named by a PATH descriptor, or routes a

@@ -39,7 +39,8 @@ func (s *Server) ingest(ctx context.Context, name string, stream flight.FlightSe
 	if err := s.pool.admit(); err != nil {
 		return 0, err
 	}
-	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	mem := &ingestAllocator{parent: s.mem, pool: s.pool}
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(mem))
 	if err != nil {
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: read the stream's schema: %v", name, err)
 	}
@@ -47,13 +48,21 @@ func (s *Server) ingest(ctx context.Context, name string, stream flight.FlightSe
 	if err := checkIngestSchema(rdr.Schema(), target.Schema()); err != nil {
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: %v", name, err)
 	}
-	return s.appendAll(ctx, name, rdr, target, stream, ack)
+	return s.appendAll(ctx, name, rdr, mem, target, stream, ack)
 }
 
-func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageReader, target IngestTarget, stream flight.FlightService_DoPutServer, ack bool) (int64, error) {
+// appendAll appends the batches of rdr; mem, when not nil, is the
+// allocator rdr decodes on, whose per-batch count is checked against the
+// per-query memory limit.
+func (s *Server) appendAll(ctx context.Context, name string, rdr flight.MessageReader, mem *ingestAllocator, target IngestTarget, stream flight.FlightService_DoPutServer, ack bool) (int64, error) {
 	var rows int64
 	for batch := 0; rdr.Next(); batch++ {
 		rec := rdr.Record()
+		if mem != nil {
+			if err := mem.checkBatch(name, batch, s.cfg.Limits.QueryMemoryBytes); err != nil {
+				return rows, err
+			}
+		}
 		if rec.NumRows() == 0 {
 			continue
 		}
@@ -167,7 +176,7 @@ func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flights
 	if err := checkIngestSchema(got, target.Schema()); err != nil {
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: %v", name, err)
 	}
-	return s.appendAll(ctx, name, rdr, target, nil, false)
+	return s.appendAll(ctx, name, rdr, nil, target, nil, false)
 }
 
 // ingestSchema reads the schema of a DoPut stream whose reader delays it.

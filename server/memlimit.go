@@ -94,6 +94,10 @@ type queryAllocator struct {
 	peak   atomic.Int64
 	trip   sync.Once
 	err    atomic.Pointer[MemoryLimitError] // the first limit hit
+	// noPanic grants even an allocation past twice the limit (stopping
+	// the query): a streaming query allocates on goroutines the server
+	// does not guard.
+	noPanic bool
 }
 
 var (
@@ -176,7 +180,7 @@ func (a *queryAllocator) allocation(n int64, op string) {
 		a.notePeak()
 		return
 	}
-	if e.Scope == "query" && a.inUse.Load() > 2*a.limit || e.Scope == "server" && a.pool.inUse.Load() > a.pool.limit+a.pool.limit/4 {
+	if !a.noPanic && (e.Scope == "query" && a.inUse.Load() > 2*a.limit || e.Scope == "server" && a.pool.inUse.Load() > a.pool.limit+a.pool.limit/4) {
 		a.undo(n)
 		a.stop(e)
 		panic(e)

@@ -85,30 +85,10 @@ type usage struct {
 
 // usageOf sums the active streaming tables, all of them and user's.
 func (q *quotas) usageOf(user string) (all, mine usage) {
-	q.mu.Lock()
-	owners := make(map[string]string, len(q.owners))
-	for k, v := range q.owners {
-		owners[k] = v
-	}
-	q.mu.Unlock()
-	needDisk := q.l.MaxCheckpointBytes > 0 || q.l.MaxCheckpointBytesPerUser > 0
-	for _, st := range q.queries.Queries() {
-		if st.Status != "ACTIVE" {
-			continue
-		}
-		var u usage
-		u.tables = 1
-		if n := len(st.Recent); n > 0 && st.Recent[n-1] != nil {
-			for _, op := range st.Recent[n-1].StateOperators {
-				u.stateBytes += op.MemoryUsedBytes
-			}
-		}
-		if needDisk && st.CheckpointDir != "" {
-			u.checkpointBytes = dirBytes(st.CheckpointDir)
-		}
-		all.add(u)
-		if owners[strings.ToLower(st.Name)] == user {
-			mine.add(u)
+	for _, tu := range q.runningTables() {
+		all.add(tu.u)
+		if tu.owner == user {
+			mine.add(tu.u)
 		}
 	}
 	return all, mine

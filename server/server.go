@@ -49,6 +49,8 @@ type Server struct {
 	lis     net.Listener
 	done    chan struct{}
 	serveEr error
+	// stopWatch ends the quota watch of running tables (nil: none).
+	stopWatch context.CancelFunc
 }
 
 // New validates cfg, loads the users and TLS files it names and builds
@@ -96,6 +98,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.auth = a
+		if a.fileGrants != nil {
+			s.grants = newReadGrants(mergeGrants(cfg.Auth.ReadGrants, a.fileGrants))
+		}
 	}
 	if s.auth != nil {
 		unary = append(unary, s.auth.unary)
@@ -147,6 +152,13 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.lis, s.done = lis, make(chan struct{})
 	s.mu.Unlock()
+	if f, ok := s.cfg.Queries.(QueryFailer); ok && s.cfg.Limits.watchesGrowth() {
+		wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		s.mu.Lock()
+		s.stopWatch = cancel
+		s.mu.Unlock()
+		go s.quotas.watch(wctx, f, quotaWatchInterval, s.log.Warn)
+	}
 	s.log.Info("serving Arrow Flight and Flight SQL", "addr", lis.Addr().String(),
 		"tls", s.cfg.TLS.enabled(), "mtls", s.cfg.TLS.ClientCAFile != "", "auth", s.auth != nil)
 	go func() {
@@ -189,6 +201,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.sql.prepared.closeAll()
 	s.mu.Lock()
 	done, err := s.done, s.serveEr
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	s.mu.Unlock()
 	if done != nil {
 		<-done

@@ -362,7 +362,7 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	if len(rows) > 1 {
 		op = &chainOperator{schema: schema, cur: first, n: len(rows), open: open}
 	}
-	err = withLimitCause(q.s.sendStream(ctx, stream, schema, op), mem)
+	err = withLimitCause(q.s.sendStreamOn(ctx, stream, schema, op, mem), mem)
 	if n := mem.inUse.Load(); n != 0 {
 		q.s.log.Warn("query left memory allocated after its stream closed", "bytes", n, "sql", sql, "err", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc/codes"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -23,6 +24,14 @@ import (
 // the batch target are sent as zero-copy slices so that every message
 // stays under the clients' message limit. op is always closed.
 func (s *Server) sendStream(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, op vector.Operator) (err error) {
+	return s.sendStreamOn(ctx, stream, schema, op, s.mem)
+}
+
+// sendStreamOn is sendStream with the IPC writer's buffers (body
+// compression, padding) allocated from mem: a query's accounting
+// allocator, so that what a result stream costs counts against the
+// query's and the server's memory limits.
+func (s *Server) sendStreamOn(ctx context.Context, stream flight.FlightService_DoGetServer, schema *arrow.Schema, op vector.Operator, mem memory.Allocator) (err error) {
 	stream, op, guard := s.guardStream(ctx, stream, op)
 	defer guard.stop()
 	defer func() {
@@ -34,7 +43,7 @@ func (s *Server) sendStream(ctx context.Context, stream flight.FlightService_DoG
 			err = cerr
 		}
 	}()
-	opts := append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(s.mem)}, s.ipcOpts...)
+	opts := append([]ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem)}, s.ipcOpts...)
 	w := flight.NewRecordWriter(stream, opts...)
 	closed := false
 	defer func() {

@@ -86,66 +86,129 @@ func (c credential) matches(password string) bool {
 	return subtle.ConstantTimeCompare(sum[:], c.plain) == 1
 }
 
-// loadUsers merges cfg.Users and the lines of cfg.UsersFile.
-func loadUsers(cfg AuthConfig) (map[string]credential, error) {
+// loadUsers merges cfg.Users and the lines of cfg.UsersFile; it returns
+// the users and the file's read grants (nil when it has none).
+func loadUsers(cfg AuthConfig) (map[string]credential, map[string][]string, error) {
 	out := map[string]credential{}
 	for u, p := range cfg.Users {
 		if u == "" || strings.ContainsRune(u, ':') {
-			return nil, fmt.Errorf("server: user name %q: empty or contains ':'", u)
+			return nil, nil, fmt.Errorf("server: user name %q: empty or contains ':'", u)
 		}
 		c, err := parseCredential(u, p)
 		if err != nil {
-			return nil, fmt.Errorf("server: %w", err)
+			return nil, nil, fmt.Errorf("server: %w", err)
 		}
 		out[u] = c
 	}
 	if cfg.UsersFile == "" {
-		return out, nil
+		return out, nil, nil
 	}
 	data, err := os.ReadFile(cfg.UsersFile)
 	if err != nil {
-		return nil, fmt.Errorf("server: users file: %w", err)
+		return nil, nil, fmt.Errorf("server: users file: %w", err)
 	}
-	if err := parseUsersFile(cfg.UsersFile, data, out); err != nil {
-		return nil, err
+	grants, err := parseUsersFile(cfg.UsersFile, data, out)
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	return out, grants, nil
 }
 
-// parseUsersFile reads "user:secret" lines; blank lines and lines starting
-// with '#' are skipped. Errors name the file and line, never the secret.
-func parseUsersFile(name string, data []byte, out map[string]credential) error {
+// grantPrefix starts a grant line of a users file.
+const grantPrefix = "grant "
+
+// parseUsersFile reads "user:secret" lines and "grant user=table[,...]"
+// lines (the syntax of --grant; a grant line has no ':'); blank lines and
+// lines starting with '#' are skipped. A grant must name a user of out
+// (the file's or AuthConfig.Users). It returns the grants, nil when there
+// are none. Errors name the file and line, never the secret.
+func parseUsersFile(name string, data []byte, out map[string]credential) (map[string][]string, error) {
+	grants, err := parseUsersLines(name, data, out)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range grants {
+		if _, ok := out[g.user]; !ok {
+			return nil, fmt.Errorf("server: users file %s:%d: grant for unknown user %q", name, g.line, g.user)
+		}
+	}
+	if len(grants) == 0 {
+		return nil, nil
+	}
+	merged := map[string][]string{}
+	for _, g := range grants {
+		merged[g.user] = append(merged[g.user], g.tables...)
+	}
+	return merged, nil
+}
+
+// fileGrant is one grant line of a users file.
+type fileGrant struct {
+	line   int
+	user   string
+	tables []string
+}
+
+func parseUsersLines(name string, data []byte, out map[string]credential) ([]fileGrant, error) {
 	if len(data) > maxUsersFileLen {
-		return fmt.Errorf("server: users file %s: larger than %d bytes", name, maxUsersFileLen)
+		return nil, fmt.Errorf("server: users file %s: larger than %d bytes", name, maxUsersFileLen)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), maxUsersFileLen)
 	n := 0
+	var grants []fileGrant
 	for sc.Scan() {
 		n++
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(line, grantPrefix); ok && !strings.Contains(line, ":") {
+			g, err := ParseGrants([]string{rest})
+			if err != nil {
+				return nil, fmt.Errorf("server: users file %s:%d: %w", name, n, err)
+			}
+			if len(g) != 1 || strings.Contains(rest, ";") {
+				return nil, fmt.Errorf("server: users file %s:%d: a grant line grants one user: grant user=table[,table...]", name, n)
+			}
+			for user, tables := range g {
+				grants = append(grants, fileGrant{line: n, user: user, tables: tables})
+			}
+			continue
+		}
 		user, secret, ok := strings.Cut(line, ":")
 		user = strings.TrimSpace(user)
 		if !ok || user == "" || secret == "" {
-			return fmt.Errorf("server: users file %s:%d: want user:password", name, n)
+			return nil, fmt.Errorf("server: users file %s:%d: want user:password (or grant user=table[,table...])", name, n)
 		}
 		c, err := parseCredential(user, secret)
 		if err != nil {
-			return fmt.Errorf("server: users file %s:%d: %w", name, n, err)
+			return nil, fmt.Errorf("server: users file %s:%d: %w", name, n, err)
 		}
 		if _, dup := out[user]; dup {
-			return fmt.Errorf("server: users file %s:%d: user %q defined twice", name, n, user)
+			return nil, fmt.Errorf("server: users file %s:%d: user %q defined twice", name, n, user)
 		}
 		out[user] = c
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("server: users file %s: %w", name, err)
+		return nil, fmt.Errorf("server: users file %s: %w", name, err)
 	}
 	if len(out) == 0 {
-		return errors.New("server: users file " + name + ": no users")
+		return nil, errors.New("server: users file " + name + ": no users")
 	}
-	return nil
+	return grants, nil
+}
+
+// mergeGrants is the union of two grant maps (nil when both are nil).
+func mergeGrants(a, b map[string][]string) map[string][]string {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, m := range []map[string][]string{a, b} {
+		for user, tables := range m {
+			out[user] = append(out[user], tables...)
+		}
+	}
+	return out
 }

@@ -344,7 +344,7 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 			r.Release()
 		}
 	}()
-	j.buildCols, err = concatColumns(j.mem, j.right.Schema(), recs)
+	j.buildCols, err = concatColumns(ctx, j.mem, j.right.Schema(), recs)
 	if err != nil {
 		return err
 	}
@@ -383,10 +383,7 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	if err := j.heap.set(int64(j.buildN) + 24*int64(j.buildN) + buildBytes(j.buildN)); err != nil {
 		return err
 	}
-	if err := enc.Encode(keys); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err := enc.EncodeContext(ctx, keys); err != nil {
 		return err
 	}
 	exclude := j.keyExclusion(keys, enc, nil)
@@ -399,8 +396,8 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 // concatColumns concatenates the records column by column (ConcatRecords;
 // a single record's columns are shared rather than copied) and returns the
 // columns, owned by the caller.
-func concatColumns(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) ([]arrow.Array, error) {
-	all, err := ConcatRecords(mem, schema, recs)
+func concatColumns(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) ([]arrow.Array, error) {
+	all, err := ConcatRecordsContext(ctx, mem, schema, recs)
 	if err != nil {
 		return nil, fmt.Errorf("vector: hash join build side: %w", err)
 	}

@@ -108,6 +108,11 @@ func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, 
 	// Pass 2: give each key with several rows a run, pointing a at its end.
 	total := int32(0)
 	for s := range t.slots {
+		if s%(4*cancelCheckRows) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if sl := &t.slots[s]; sl.n > 1 {
 			total += sl.n
 			sl.a = total
@@ -116,6 +121,11 @@ func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, 
 	// Pass 3: fill the runs backwards so that each ends up ascending.
 	t.rows = make([]int32, total)
 	for r := n - 1; r >= 0; r-- {
+		if r%cancelCheckRows == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		s := slotOf[r]
 		if s < 0 {
 			continue

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -116,8 +117,78 @@ func (e *KeyEncoder) AnyNull() bool { return e.anyNull }
 
 // Encode computes hashes and keys for the rows of cols (borrowed).
 func (e *KeyEncoder) Encode(cols []arrow.Array) error {
+	n, err := e.check(cols)
+	if err != nil {
+		return err
+	}
+	e.reset(cols, n)
+	if n == 0 {
+		return nil
+	}
+	if e.fixed {
+		return e.encodeFixed(cols[0], e.words[:n], e.hashes[:n], e.nulls[:n])
+	}
+	return e.encodeBytes(context.Background(), cols)
+}
+
+// EncodeContext is Encode for inputs of any size (a hash join's whole
+// build side): it encodes the rows in chunks of cancelCheckRows and checks
+// ctx between them, so that a cancelled query does not wait for millions
+// of rows to be encoded. On error the encoder's contents are undefined.
+func (e *KeyEncoder) EncodeContext(ctx context.Context, cols []arrow.Array) error {
+	n, err := e.check(cols)
+	if err != nil {
+		return err
+	}
+	if n <= cancelCheckRows {
+		return e.Encode(cols)
+	}
+	e.reset(cols, n)
+	if !e.fixed {
+		return e.encodeBytes(ctx, cols)
+	}
+	return forChunks(ctx, n, func(lo, hi int) error {
+		part := array.NewSlice(cols[0], int64(lo), int64(hi))
+		defer part.Release()
+		return e.encodeFixed(part, e.words[lo:hi], e.hashes[lo:hi], e.nulls[lo:hi])
+	})
+}
+
+// forChunks calls f on consecutive row ranges [lo, hi) of at most
+// cancelCheckRows rows covering [0, n), checking ctx before each.
+func forChunks(ctx context.Context, n int, f func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += cancelCheckRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := f(lo, min(lo+cancelCheckRows, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leafSlices returns rows [lo, hi) of every leaf (the leaves themselves
+// when that is all of their n rows) and a function releasing the slices.
+func leafSlices(leaves []keyLeaf, lo, hi, n int) ([]keyLeaf, func()) {
+	if lo == 0 && hi == n {
+		return leaves, func() {}
+	}
+	out := make([]keyLeaf, len(leaves))
+	for i, l := range leaves {
+		out[i] = keyLeaf{arr: array.NewSlice(l.arr, int64(lo), int64(hi)), structFlag: l.structFlag}
+	}
+	return out, func() {
+		for _, l := range out {
+			l.arr.Release()
+		}
+	}
+}
+
+// check validates cols against the encoder's types and returns their rows.
+func (e *KeyEncoder) check(cols []arrow.Array) (int, error) {
 	if len(cols) != len(e.types) {
-		return fmt.Errorf("vector: key encoder has %d key columns, batch has %d", len(e.types), len(cols))
+		return 0, fmt.Errorf("vector: key encoder has %d key columns, batch has %d", len(e.types), len(cols))
 	}
 	n := 0
 	if len(cols) > 0 {
@@ -125,12 +196,18 @@ func (e *KeyEncoder) Encode(cols []arrow.Array) error {
 	}
 	for i, c := range cols {
 		if c.Len() != n {
-			return fmt.Errorf("vector: key column %d has %d rows, want %d", i, c.Len(), n)
+			return 0, fmt.Errorf("vector: key column %d has %d rows, want %d", i, c.Len(), n)
 		}
 		if !arrow.TypeEqual(Unwrap(c.DataType()), e.types[i]) {
-			return fmt.Errorf("vector: key column %d is %s, want %s: %w", i, TypeName(c.DataType()), TypeName(e.types[i]), ErrType)
+			return 0, fmt.Errorf("vector: key column %d is %s, want %s: %w", i, TypeName(c.DataType()), TypeName(e.types[i]), ErrType)
 		}
 	}
+	return n, nil
+}
+
+// reset sizes the encoder for n rows of cols and finds their nulls
+// (markNulls is linear and cheap beside the encoding).
+func (e *KeyEncoder) reset(cols []arrow.Array, n int) {
 	e.n = n
 	e.hashes = grow(e.hashes, n)
 	e.nulls = grow(e.nulls, n)
@@ -153,12 +230,11 @@ func (e *KeyEncoder) Encode(cols []arrow.Array) error {
 		e.offs = grow(e.offs, 1)
 		e.offs[0] = 0
 		e.buf = e.buf[:0]
-		return nil
+		return
 	}
 	if e.fixed {
-		return e.encodeFixed(cols[0])
+		e.words = grow(e.words, n)
 	}
-	return e.encodeBytes(cols)
 }
 
 func grow[T any](s []T, n int) []T {
@@ -202,10 +278,9 @@ func fmix64(x uint64) uint64 {
 
 const nullHash = 0x9ae16a3b2f90404f
 
-func (e *KeyEncoder) encodeFixed(c arrow.Array) error {
-	n := e.n
-	e.words = grow(e.words, n)
-	w := e.words[:n]
+// encodeFixed writes the words and hashes of c's rows to w and h (both
+// len c.Len()); nulls are c's rows' null flags.
+func (e *KeyEncoder) encodeFixed(c arrow.Array, w, h []uint64, nulls []bool) error {
 	switch a := c.(type) {
 	case *array.Int64:
 		for i, v := range a.Int64Values() {
@@ -246,12 +321,11 @@ func (e *KeyEncoder) encodeFixed(c arrow.Array) error {
 	default:
 		return fmt.Errorf("vector: fixed key of %s: %w", TypeName(c.DataType()), ErrType)
 	}
-	h := e.hashes[:n]
 	for i, v := range w {
 		h[i] = fmix64(v)
 	}
 	if e.anyNull {
-		for i, isNull := range e.nulls[:n] {
+		for i, isNull := range nulls {
 			if isNull {
 				w[i] = 0
 				h[i] = nullHash
@@ -308,8 +382,9 @@ func flattenKey(mem memory.Allocator, c arrow.Array, leaves []keyLeaf) ([]keyLea
 
 // encodeBytes encodes every column into per-row byte strings: for each
 // leaf a flag byte (0 null, 1 valid) followed, when valid, by the value
-// (fixed width little-endian, or a 4-byte length and the bytes).
-func (e *KeyEncoder) encodeBytes(cols []arrow.Array) error {
+// (fixed width little-endian, or a 4-byte length and the bytes). It works
+// in chunks of cancelCheckRows rows, checking ctx between them.
+func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array) error {
 	n := e.n
 	leaves := e.leaves[:0]
 	defer func() {
@@ -329,10 +404,18 @@ func (e *KeyEncoder) encodeBytes(cols []arrow.Array) error {
 	e.widths = grow(e.widths, n)
 	widths := e.widths[:n]
 	clear(widths)
-	for _, l := range leaves {
-		if err := addWidths(widths, l); err != nil {
-			return err
+	err := forChunks(ctx, n, func(lo, hi int) error {
+		part, release := leafSlices(leaves, lo, hi, n)
+		defer release()
+		for _, l := range part {
+			if err := addWidths(widths[lo:hi], l); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	e.offs = grow(e.offs, n+1)
 	total := int32(0)
@@ -346,15 +429,19 @@ func (e *KeyEncoder) encodeBytes(cols []arrow.Array) error {
 	copy(e.pos, e.offs[:n])
 	h := e.hashes[:n]
 	clear(h)
-	for _, l := range leaves {
-		if err := writeKeys(e.buf, e.pos[:n], h, l); err != nil {
-			return err
+	return forChunks(ctx, n, func(lo, hi int) error {
+		part, release := leafSlices(leaves, lo, hi, n)
+		defer release()
+		for _, l := range part {
+			if err := writeKeys(e.buf, e.pos[lo:hi], h[lo:hi], l); err != nil {
+				return err
+			}
 		}
-	}
-	for i := range h {
-		h[i] = fmix64(h[i])
-	}
-	return nil
+		for i := lo; i < hi; i++ {
+			h[i] = fmix64(h[i])
+		}
+		return nil
+	})
 }
 
 func fixedWidth(id arrow.Type) int32 {

@@ -197,7 +197,7 @@ func (s *Sort) materialize(ctx context.Context) error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	data, err := s.concat()
+	data, err := s.concat(ctx)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (s *Sort) materialize(ctx context.Context) error {
 // compact replaces the buffered records by their first s.limit rows in
 // order. Those rows precede every later input row, so stability holds.
 func (s *Sort) compact(ctx context.Context) error {
-	data, err := s.concat()
+	data, err := s.concat(ctx)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (s *Sort) compact(ctx context.Context) error {
 
 // concat turns the buffered records into one record (owned by the
 // caller) and empties the buffer.
-func (s *Sort) concat() (arrow.Record, error) {
+func (s *Sort) concat(ctx context.Context) (arrow.Record, error) {
 	recs := s.buf
 	s.buf, s.bufRows = nil, 0
 	defer func() {
@@ -246,7 +246,7 @@ func (s *Sort) concat() (arrow.Record, error) {
 			r.Release()
 		}
 	}()
-	out, err := ConcatRecords(s.mem, s.input.Schema(), recs)
+	out, err := ConcatRecordsContext(ctx, s.mem, s.input.Schema(), recs)
 	if err != nil {
 		return nil, fmt.Errorf("vector: sort: %w", err)
 	}
@@ -290,13 +290,17 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 				return nil, err
 			}
 			if len(rest) > 0 {
-				sortRunsByCmp(sorted, valid, rest)
+				if err := sortRunsByCmp(ctx, sorted, valid, rest); err != nil {
+					return nil, err
+				}
 			}
-		} else {
-			sortBytesKeys(first, valid, k0.Descending, rest)
+		} else if err := sortBytesKeys(ctx, first, valid, k0.Descending, rest); err != nil {
+			return nil, err
 		}
 		if len(rest) > 0 {
-			sortByCmp(nulls, rest)
+			if err := sortByCmp(ctx, nulls, rest); err != nil {
+				return nil, err
+			}
 		}
 		if k0.NullsFirst() {
 			return append(nulls, valid...), nil
@@ -307,7 +311,9 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 		for i := range perm {
 			perm[i] = int32(i)
 		}
-		sortByCmp(perm, cmps)
+		if err := sortByCmp(ctx, perm, cmps); err != nil {
+			return nil, err
+		}
 		return perm, nil
 	}
 }

@@ -305,20 +305,22 @@ type keyRow struct {
 // radixSortKeys sorts a by key, stably: least significant byte first, one
 // counting pass per byte, skipping bytes that are the same in every key. t
 // is scratch of the same length; the result is in a or t.
-// It checks ctx before each pass (a pass over the rows is bounded work).
+// It checks ctx every cancelCheckRows rows of each pass.
 func radixSortKeys(ctx context.Context, a, t []keyRow) ([]keyRow, error) {
 	n := len(a)
 	var hist [8][256]int32
-	for _, e := range a {
-		k := e.key
-		for b := 0; b < 8; b++ {
-			hist[b][byte(k>>(8*b))]++
-		}
-	}
-	for b := 0; b < 8; b++ {
+	for lo := 0; lo < n; lo += cancelCheckRows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		for _, e := range a[lo:min(lo+cancelCheckRows, n)] {
+			k := e.key
+			for b := 0; b < 8; b++ {
+				hist[b][byte(k>>(8*b))]++
+			}
+		}
+	}
+	for b := 0; b < 8; b++ {
 		h := &hist[b]
 		if int(h[byte(a[0].key>>(8*b))]) == n {
 			continue // every key has this byte: the pass would not move anything
@@ -331,11 +333,16 @@ func radixSortKeys(ctx context.Context, a, t []keyRow) ([]keyRow, error) {
 		}
 		shift := uint(8 * b)
 		t = t[:n]
-		for _, e := range a {
-			d := byte(e.key >> shift)
-			p := h[d]
-			t[p] = e
-			h[d] = p + 1
+		for lo := 0; lo < n; lo += cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for _, e := range a[lo:min(lo+cancelCheckRows, n)] {
+				d := byte(e.key >> shift)
+				p := h[d]
+				t[p] = e
+				h[d] = p + 1
+			}
 		}
 		a, t = t, a
 	}
@@ -383,19 +390,41 @@ func sortKeyRows(ctx context.Context, pairs []keyRow) ([]keyRow, error) {
 // prefix of a longer one: the zero padding of its chunk matched), and those
 // that go on, sorted on their next chunk. Each pass is stable, so the sort
 // is. Rows with equal values are finally ordered by the further keys.
+//
+// The sort checks ctx once every cancelCheckRows rows of work (summed over
+// its passes) and then stops at the first chance, leaving err set.
 type byteSorter struct {
 	offs []int32
 	data []byte
 	desc bool
 	rest []rowCmp
+	ctx  context.Context
+	work int // rows handled since ctx was last checked
+	err  error
 }
 
 // sortBytesKeys sorts rows (in input order) by a non-null string or binary
-// column and then by the comparators in rest, stably.
-func sortBytesKeys(arr arrow.Array, rows []int32, desc bool, rest []rowCmp) {
+// column and then by the comparators in rest, stably. It returns ctx's
+// error when ctx ends first (rows are then in no particular order).
+func sortBytesKeys(ctx context.Context, arr arrow.Array, rows []int32, desc bool, rest []rowCmp) error {
 	offs, data := binaryParts(arr)
-	b := byteSorter{offs: offs, data: data, desc: desc, rest: rest}
+	b := byteSorter{offs: offs, data: data, desc: desc, rest: rest, ctx: ctx}
 	b.sort(rows, 0)
+	return b.err
+}
+
+// stopped accounts for rows of work and reports whether the sort must
+// stop (ctx ended, checked every cancelCheckRows rows).
+func (b *byteSorter) stopped(rows int) bool {
+	if b.err != nil {
+		return true
+	}
+	b.work += rows
+	if b.work >= cancelCheckRows {
+		b.work = 0
+		b.err = b.ctx.Err()
+	}
+	return b.err != nil
 }
 
 // chunk returns bytes [8*level, 8*level+8) of row's value, zero padded.
@@ -415,6 +444,9 @@ func (b *byteSorter) chunk(row int32, level int) uint64 {
 func (b *byteSorter) length(row int32) int { return int(b.offs[row+1] - b.offs[row]) }
 
 func (b *byteSorter) sort(rows []int32, level int) {
+	if b.stopped(len(rows)) {
+		return
+	}
 	pairs := make([]keyRow, len(rows))
 	for i, r := range rows {
 		k := b.chunk(r, level)
@@ -423,9 +455,11 @@ func (b *byteSorter) sort(rows []int32, level int) {
 		}
 		pairs[i] = keyRow{k, r}
 	}
-	// String sorts are not interrupted mid-way: a pass is bounded by the
-	// rows sharing a prefix.
-	pairs, _ = sortKeyRows(context.Background(), pairs)
+	pairs, err := sortKeyRows(b.ctx, pairs)
+	if err != nil {
+		b.err = err
+		return
+	}
 	for i, p := range pairs {
 		rows[i] = p.row
 	}
@@ -436,6 +470,9 @@ func (b *byteSorter) sort(rows []int32, level int) {
 		}
 		if hi-lo > 1 {
 			b.sortTies(rows[lo:hi], level)
+			if b.err != nil {
+				return
+			}
 		}
 		lo = hi
 	}
@@ -469,7 +506,9 @@ func (b *byteSorter) sortTies(rows []int32, level int) {
 				hi++
 			}
 			if hi-lo > 1 {
-				sortByCmp(ended[lo:hi], b.rest)
+				if b.err = sortByCmp(b.ctx, ended[lo:hi], b.rest); b.err != nil {
+					return
+				}
 			}
 			lo = hi
 		}
@@ -483,32 +522,4 @@ func (b *byteSorter) sortTies(rows []int32, level int) {
 	}
 	copy(rows, first)
 	copy(rows[len(first):], second)
-}
-
-// sortByCmp sorts rows by the comparators, stably.
-func sortByCmp(rows []int32, keys []rowCmp) {
-	slices.SortFunc(rows, func(a, b int32) int {
-		for _, k := range keys {
-			if c := k.cmp(a, b); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a, b)
-	})
-}
-
-// sortRunsByCmp sorts, by the comparators, every run of rows whose ordered
-// keys are equal (the rows of a run are already in input order). rows holds
-// the rows of sorted, in the same order.
-func sortRunsByCmp(sorted []keyRow, rows []int32, cmps []rowCmp) {
-	for lo := 0; lo < len(sorted); {
-		hi := lo + 1
-		for hi < len(sorted) && sorted[hi].key == sorted[lo].key {
-			hi++
-		}
-		if hi-lo > 1 {
-			sortByCmp(rows[lo:hi], cmps)
-		}
-		lo = hi
-	}
 }

@@ -25,7 +25,10 @@ type Policy struct {
 	dataRoots     []string // resolved, absolute
 	ckRoot        string   // resolved, absolute; "" refuses explicit checkpoint locations
 	allowConnect  map[string]bool
+	allowAddrs    map[string]bool // listed literal addresses, "ip:port" in net.IP's form
+	allowNames    []allowedName   // listed host names
 	allowLoopback bool
+	resolver      Resolver
 }
 
 // Config is what New builds a Policy from.
@@ -36,8 +39,12 @@ type Config struct {
 	// CheckpointRoot is the only directory checkpoints may live in.
 	CheckpointRoot string
 	// AllowConnect lists the host:port endpoints sources and sinks may
-	// connect to.
+	// connect to. A host may be an address or a name; names are compared
+	// by the addresses they resolve to when an endpoint is checked and
+	// again when a connection is made (Control).
 	AllowConnect []string
+	// Resolver resolves host names (nil: net.DefaultResolver).
+	Resolver Resolver
 	// AllowLoopback also allows every endpoint on a loopback address
 	// (127.0.0.0/8, ::1, localhost).
 	AllowLoopback bool
@@ -46,7 +53,10 @@ type Config struct {
 // New resolves the roots of cfg (they must exist) and checks its
 // endpoints.
 func New(cfg Config) (*Policy, error) {
-	p := &Policy{allowConnect: map[string]bool{}, allowLoopback: cfg.AllowLoopback}
+	p := &Policy{allowConnect: map[string]bool{}, allowAddrs: map[string]bool{}, allowLoopback: cfg.AllowLoopback, resolver: cfg.Resolver}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
 	for _, d := range cfg.DataDirs {
 		d = strings.TrimSpace(d)
 		if d == "" {
@@ -74,7 +84,7 @@ func New(cfg Config) (*Policy, error) {
 		if err != nil || host == "" || port == "" {
 			return nil, fmt.Errorf("access: %s %q: want host:port", FlagAllowConnect, e)
 		}
-		p.allowConnect[endpointKey(host, port)] = true
+		p.addEndpoint(host, port)
 	}
 	return p, nil
 }
@@ -250,6 +260,9 @@ func (p *Policy) CheckEndpoint(option, hostport string) error {
 	if p.allowLoopback && isLoopbackHost(host) {
 		return nil
 	}
+	if p.endpointAllowedByAddress(host, port) {
+		return nil
+	}
 	allowed := "loopback addresses"
 	if !p.allowLoopback {
 		allowed = "no endpoints"
@@ -266,8 +279,8 @@ func endpointKey(host, port string) string {
 }
 
 // isLoopbackHost is true for literal loopback addresses and "localhost".
-// Other names are not resolved: a name could resolve differently at
-// connect time.
+// Other names are resolved by endpointAllowedByAddress, and connections
+// checked again by Control.
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

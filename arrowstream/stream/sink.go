@@ -46,7 +46,8 @@ type SinkInfo struct {
 // (TBLPROPERTIES of CREATE STREAMING TABLE, or DataStreamWriter options).
 // A sink that rejects unknown options accepts these, and offers them in
 // its "did you mean" hints.
-// The continuous.* keys are those engine.ContinuousOptions reads.
+// The continuous.* keys are those engine.ContinuousOptions reads; the
+// restart.* keys (RestartOptionKeys) those engine.RestartOptions reads.
 //
 // They include the state store settings (ConfStateStoreProvider and
 // StateTuningKeys, read by the writer as query settings) and the SQL
@@ -57,6 +58,7 @@ func WriterOptionKeys() []string {
 	keys := []string{"outputMode", "trigger", "checkpointLocation",
 		"continuous.visibility", "continuous.maxPendingBytes", "continuous.pollInterval",
 		ConfStateStoreProvider, "spark.sql.ansi.enabled", "spark.sql.session.timeZone"}
+	keys = append(keys, RestartOptionKeys()...)
 	return append(keys, StateTuningKeys()...)
 }
 

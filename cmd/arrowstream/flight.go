@@ -83,6 +83,9 @@ func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *g
 	if err != nil {
 		return nil, err
 	}
+	// Streaming queries started from now on run on accounting allocators
+	// bounded by --query-memory and --memory-limit.
+	e.session.SetStreamingAllocator(srv.StreamingAllocator)
 	if err := srv.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type Config struct {
 	// CloseSink, when set, releases a format-created ClosingSink once the
 	// query ends (CloseSinkFunc).
 	CloseSink func()
+	// Restart says whether a failure restarts the query from its
+	// checkpoint (RestartOptions); the zero value ends it.
+	Restart RestartPolicy
 }
 
 // microBatch is the state of one run of the micro-batch loop

@@ -56,6 +56,12 @@ type Query struct {
 	lastBatchID int64
 	lastIdleLog time.Time // trigger-clock time of the last batch or reported idle trigger
 	idleLogged  bool
+	// restarts counts the restarts of the "on-failure" restart policy;
+	// lastRestartErr is the failure that caused the latest one.
+	restarts       int
+	lastRestartErr error
+	// failCause, set by Fail, is the query's exception when it ends.
+	failCause error
 	// flush asks a continuous query to commit its open epoch now
 	// (ProcessAllAvailable); nil for micro-batch queries.
 	flush chan struct{}
@@ -112,6 +118,28 @@ func (q *Query) Exception() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.err
+}
+
+// Restarts returns how many times the "on-failure" restart policy
+// restarted the query, and the failure that caused the latest restart.
+func (q *Query) Restarts() (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.restarts, q.lastRestartErr
+}
+
+// Fail stops the query as failed with cause (a governor's verdict, such
+// as a quota the query's growth broke) and waits for it to end: the
+// running epoch is interrupted as by Stop, and the query ends with cause
+// as its exception, not restarted. Fail on an ended query does nothing.
+func (q *Query) Fail(cause error) {
+	q.mu.Lock()
+	if q.failCause == nil {
+		q.failCause = cause
+	}
+	q.mu.Unlock()
+	q.cancel()
+	<-q.done
 }
 
 // Stop stops the query and waits for it to end. The running epoch is
@@ -244,8 +272,13 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 			logger.Error("streaming query panicked", "query", q.Describe(), "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("arrowstream: query %s panicked: %v", q.Describe(), r)
 		}
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil || err == nil {
 			err = nil // stopped
+			q.mu.Lock()
+			if q.failCause != nil {
+				err = q.failCause // stopped by Fail
+			}
+			q.mu.Unlock()
 		}
 		if closer, ok := m.cfg.Exec.(interface{ Close() error }); ok {
 			closer.Close()
@@ -268,11 +301,39 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 		}
 		close(q.done)
 	}()
+	policy := m.cfg.Restart
+	for attempt := 1; ; attempt++ {
+		if err = q.runOnce(ctx, m); err == nil {
+			return
+		}
+		if m.ranBatch {
+			attempt = 1 // a committed epoch ends a run of failures
+		}
+		if !q.restartAfter(ctx, policy, attempt, err) {
+			if policy.MaxAttempts > 0 && attempt > policy.MaxAttempts && Retryable(err) {
+				err = fmt.Errorf("arrowstream: query %s failed after %d consecutive restarts (%s %d): %w",
+					q.Describe(), attempt-1, stream.OptRestartMaxAttempts, policy.MaxAttempts, err)
+			}
+			return
+		}
+		// Restart from the checkpoint, as a new start of the query would:
+		// the offset and commit logs say which epoch runs next.
+		targets := m.availableNowTargets
+		if m, err = newMicroBatch(m.cfg, q); err != nil {
+			return
+		}
+		m.availableNowTargets = targets
+	}
+}
+
+// runOnce is one run of the query from its checkpoint, until it stops
+// (nil), fails or its trigger says it is done.
+func (q *Query) runOnce(ctx context.Context, m *microBatch) (err error) {
 	q.setStatus("Initializing sources", false, false)
 	if err = m.populateStartOffsets(); err != nil {
 		return
 	}
-	if m.cfg.Trigger.Kind == TriggerAvailableNow {
+	if m.cfg.Trigger.Kind == TriggerAvailableNow && m.availableNowTargets == nil {
 		targets := make([]stream.Offset, len(m.cfg.Sources))
 		for i, src := range m.cfg.Sources {
 			if targets[i], err = src.LatestOffset(ctx); err != nil {
@@ -288,7 +349,7 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 	}
 	for {
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		q.mu.Lock()
 		q.triggerSeq++
@@ -307,9 +368,9 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 		q.record(seq, res, m.cfg.Clock.Now())
 		switch {
 		case m.cfg.Trigger.Kind == TriggerOnce:
-			return
+			return nil
 		case m.cfg.Trigger.Kind == TriggerAvailableNow && !res.ran:
-			return
+			return nil
 		}
 		q.setStatus("Waiting for data to arrive", false, false)
 		if err = q.waitForNextTrigger(ctx, m, triggerStart, res.ran, wake); err != nil {

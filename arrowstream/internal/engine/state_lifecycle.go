@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,12 +182,26 @@ func (l *stateLifecycle) close() error {
 }
 
 // checkSchema records an operator's state schema on first use and
-// compares it on every later start.
+// compares it on every later start. The file is sealed (checkpoint.Seal),
+// so that a damaged one is reported as damage (checkpoint.ErrCorrupt,
+// naming the file) rather than as a different query's state; files
+// written before sealing (no trailer) are compared as they are.
 func (l *stateLifecycle) checkSchema(d stateful.StateDecl, checkpointDir string) error {
 	dir := filepath.Join(checkpointDir, "state", strconv.Itoa(d.OpID), "_metadata")
 	path := filepath.Join(dir, "schema")
 	data, err := os.ReadFile(path)
+	if err == nil {
+		var legacy bool
+		data, legacy, err = checkpoint.Unseal(path, data)
+		if err == nil && legacy && bytes.ContainsRune(data, '\n') {
+			// An unsealed schema is one line: this is a sealed file cut
+			// inside its trailer.
+			err = fmt.Errorf("checkpoint: %s: truncated checksum trailer: %w", path, checkpoint.ErrCorrupt)
+		}
+	}
 	switch {
+	case errors.Is(err, checkpoint.ErrCorrupt):
+		return fmt.Errorf("arrowstream: state schema of stateful operator %d: %w", d.OpID, err)
 	case err == nil:
 		if string(data) != d.Schema {
 			return fmt.Errorf("arrowstream: the state of stateful operator %d in %s was written by a different query: it holds %s, this query needs %s; start the changed query on a new checkpoint location", d.OpID, path, data, d.Schema)
@@ -198,7 +213,7 @@ func (l *stateLifecycle) checkSchema(d stateful.StateDecl, checkpointDir string)
 	if err := l.writer.MkdirAll(dir); err != nil {
 		return err
 	}
-	if err := l.writer.WriteFile(path, []byte(d.Schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+	if err := l.writer.WriteSealedFile(path, []byte(d.Schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
 		return err
 	}
 	return nil

@@ -16,6 +16,9 @@ func Install(sess stream.FormatRegistrar) {
 		if err != nil {
 			return nil, err
 		}
+		if c, ok := sess.(dialController); ok {
+			o.Control = c.DialControl()
+		}
 		// A declared source comes back with the schema it reported first
 		// (arrowstream.SourceFormat): only that schema is accepted.
 		if schema != nil && !schema.Equal(Schema(o.IncludeHeaders)) {
@@ -28,6 +31,9 @@ func Install(sess stream.FormatRegistrar) {
 		o, err := ParseSinkOptions(info.Options)
 		if err != nil {
 			return nil, err
+		}
+		if c, ok := sess.(dialController); ok {
+			o.Control = c.DialControl()
 		}
 		return NewSink(mem, info.Schema, o)
 	})

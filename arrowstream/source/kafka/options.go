@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -30,6 +31,9 @@ type OffsetSpec struct {
 type SourceOptions struct {
 	// Brokers are the bootstrap servers (kafka.bootstrap.servers).
 	Brokers []string
+	// Control, when set, vets the address of every broker connection
+	// (net.Dialer.Control; a session's access policy).
+	Control func(network, address string, c syscall.RawConn) error
 	// Exactly one of Subscribe, SubscribePattern and Assign is set.
 	Subscribe        []string
 	SubscribePattern *regexp.Regexp

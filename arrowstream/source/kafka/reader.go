@@ -48,7 +48,7 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		consume[r.topic][r.partition] = kgo.NewOffset().At(r.next)
 		byTP[r.topic][r.partition] = r
 	}
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(s.opts.Brokers...),
 		kgo.ConsumePartitions(consume),
 		// Out-of-range offsets are data loss, not a reason to jump.
@@ -56,7 +56,7 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		// default); poll notices the jump and checks for lost data. (With
 		// NoResetOffset every read starts measurably slower.)
 		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
-	)
+	}, dialOpts(s.opts.Control)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: consumer: %w", err)
 	}

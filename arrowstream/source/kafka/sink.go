@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -22,6 +23,9 @@ var errUserSchema = errors.New("kafka: source does not support a user-specified 
 type SinkOptions struct {
 	// Brokers are the bootstrap servers (kafka.bootstrap.servers).
 	Brokers []string
+	// Control, when set, vets the address of every broker connection
+	// (net.Dialer.Control; a session's access policy).
+	Control func(network, address string, c syscall.RawConn) error
 	// Topic, when set, is the topic of every row (it overrides a topic
 	// column, as Spark's topic option does).
 	Topic string
@@ -82,7 +86,7 @@ func NewSink(mem memory.Allocator, schema *arrow.Schema, o SinkOptions) (*Sink, 
 	if err != nil {
 		return nil, err
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(o.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks())}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(o.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks())}, dialOpts(o.Control)...)
 	if cols.partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(columnPartitioner{kgo.StickyKeyPartitioner(nil)}))
 	}

@@ -70,7 +70,7 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	// Offsets and topics are listed once per trigger and must be current
 	// (new topics for subscribePattern, deleted partitions): the cached
 	// metadata kadm uses may be at most a few milliseconds old.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(10*time.Millisecond))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(10 * time.Millisecond)}, dialOpts(opts.Control)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}

@@ -32,6 +32,9 @@ type Stream struct {
 	// arrived is closed (and replaced) when a block is added; nil until
 	// someone asks (DataAvailable).
 	arrived chan struct{}
+	// readers are the open Readers and the offset each committed (-1:
+	// none yet); a block is dropped once all of them committed it.
+	readers map[*Reader]int64
 }
 
 // DataAvailable implements NotifyingSource.
@@ -159,7 +162,9 @@ func (s *Stream) Read(_ context.Context, start, end stream.Offset) (vector.Opera
 	return vector.NewScan(s.schema, recs...)
 }
 
-// Commit implements Source: blocks up to end are dropped.
+// Commit implements Source: blocks up to end are dropped (whatever the
+// Readers committed: a stream that several queries read is committed
+// through its Readers).
 func (s *Stream) Commit(_ context.Context, end stream.Offset) error {
 	to, err := stream.LongOffset(end)
 	if err != nil {
@@ -167,6 +172,12 @@ func (s *Stream) Commit(_ context.Context, end stream.Offset) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropThroughLocked(to)
+	return nil
+}
+
+// dropThroughLocked releases the blocks up to offset to.
+func (s *Stream) dropThroughLocked(to int64) {
 	n := 0
 	for s.base <= to && n < len(s.blocks) {
 		s.blocks[n].Release()
@@ -182,7 +193,6 @@ func (s *Stream) Commit(_ context.Context, end stream.Offset) error {
 		clear(s.blocks[live:])
 		s.blocks = s.blocks[:live]
 	}
-	return nil
 }
 
 // Close implements Source and releases every block.

@@ -2,6 +2,7 @@ package socket
 
 import (
 	"fmt"
+	"syscall"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -9,12 +10,22 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 )
 
-// Install registers the "socket" source format with sess.
+// dialController is implemented by registrars whose access policy vets
+// connections (arrowstream.Session).
+type dialController interface {
+	DialControl() func(network, address string, c syscall.RawConn) error
+}
+
+// Install registers the "socket" source format with sess; when sess is a
+// dialController, connections are vetted by its policy.
 func Install(sess stream.FormatRegistrar) {
 	sess.RegisterSourceFormat("socket", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseOptions(opts)
 		if err != nil {
 			return nil, err
+		}
+		if c, ok := sess.(dialController); ok {
+			o.Control = c.DialControl()
 		}
 		// A declared source comes back with the schema it reported first
 		// (arrowstream.SourceFormat): only that schema is accepted.

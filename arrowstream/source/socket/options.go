@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Options configure the socket source.
@@ -23,6 +24,9 @@ type Options struct {
 	MaxLineBytes int
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// Control, when set, vets the address the connection is made to
+	// (net.Dialer.Control; a session's access policy).
+	Control func(network, address string, c syscall.RawConn) error
 }
 
 // OptionKeys are the options ParseOptions reads.

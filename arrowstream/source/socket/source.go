@@ -90,7 +90,7 @@ func (s *Source) Description() string {
 func (s *Source) connect(ctx context.Context) error {
 	var err error
 	s.connectOnce.Do(func() {
-		var d net.Dialer
+		d := net.Dialer{Control: s.opts.Control}
 		addr := net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
 		s.conn, err = d.DialContext(ctx, "tcp", addr)
 		if err != nil {

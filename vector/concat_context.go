@@ -1,0 +1,119 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// ConcatRecordsContext is ConcatRecords for inputs of any size (a hash
+// join's build side, a sort's buffer): it checks ctx between columns, and
+// copies a fixed-width column of more than cancelCheckRows rows itself in
+// chunks of that many rows, checking ctx between them, so that a cancelled
+// query does not wait for millions of rows to be copied.
+func ConcatRecordsContext(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) (arrow.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	if len(recs) < 2 || rows <= cancelCheckRows {
+		return ConcatRecords(mem, schema, recs)
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	parts := make([]arrow.Array, len(recs))
+	for c, f := range schema.Fields() {
+		if err := ctx.Err(); err != nil {
+			releaseArrays(cols[:c])
+			return nil, err
+		}
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		var col arrow.Array
+		var err error
+		if chunkedConcatType(f.Type) {
+			col, err = concatFixedChunked(ctx, mem, f.Type, parts, int(rows))
+		} else {
+			col, err = Concatenate(parts, mem)
+		}
+		if err != nil {
+			releaseArrays(cols[:c])
+			return nil, fmt.Errorf("vector: concatenate column %s of %d records: %w", f.Name, len(recs), err)
+		}
+		cols[c] = col
+	}
+	out := array.NewRecord(schema, cols, rows)
+	releaseArrays(cols)
+	return out, nil
+}
+
+// chunkedConcatType: a type whose arrays are a validity bitmap and one
+// buffer of whole-byte values (integers, floats, dates, timestamps,
+// decimals, fixed-size binary).
+func chunkedConcatType(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.DICTIONARY, arrow.EXTENSION, arrow.BOOL, arrow.NULL:
+		return false
+	}
+	fw, ok := dt.(arrow.FixedWidthDataType)
+	return ok && fw.BitWidth() > 0 && fw.BitWidth()%8 == 0
+}
+
+// concatFixedChunked concatenates parts of a chunkedConcatType holding n
+// rows in all.
+func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
+	width := dt.(arrow.FixedWidthDataType).BitWidth() / 8
+	values := memory.NewResizableBuffer(mem)
+	defer values.Release()
+	values.Resize(n * width)
+	nulls := 0
+	for _, p := range parts {
+		nulls += p.NullN()
+	}
+	var validity *memory.Buffer
+	if nulls > 0 {
+		validity = memory.NewResizableBuffer(mem)
+		defer validity.Release()
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+	}
+	dst := values.Bytes()
+	pos := 0
+	for _, p := range parts {
+		d := p.Data()
+		if len(d.Buffers()) < 2 || (d.Len() > 0 && d.Buffers()[1] == nil) {
+			return nil, fmt.Errorf("%s array without a values buffer: %w", TypeName(dt), ErrType)
+		}
+		off, l := d.Offset(), d.Len()
+		var src []byte
+		if l > 0 {
+			src = d.Buffers()[1].Bytes()[off*width : (off+l)*width]
+		}
+		for lo := 0; lo < l; lo += cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			hi := min(lo+cancelCheckRows, l)
+			copy(dst[(pos+lo)*width:], src[lo*width:hi*width])
+		}
+		if validity != nil {
+			if bm := d.Buffers()[0]; p.NullN() > 0 && bm != nil {
+				bitutil.CopyBitmap(bm.Bytes(), off, l, validity.Bytes(), pos)
+			} else if p.NullN() == l && l > 0 {
+				bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), false)
+			} else {
+				bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), true)
+			}
+		}
+		pos += l
+	}
+	data := array.NewData(dt, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
