@@ -1,6 +1,10 @@
 package arrowstream_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +195,25 @@ func TestStreamingLimitAfterDedupAppend(t *testing.T) {
 		st.Run(t, s, epochs(restart, startNow,
 			[]st.Action{st.AddData(in, st.Row{1}, st.Row{2}), st.CheckAnswer(st.Row{1})},
 			[]st.Action{st.AddData(in, st.Row{3}, st.Row{4}), st.CheckAnswer(st.Row{1})},
+		)...)
+		// pmod(hash(2), 5) = 4 and pmod(hash(3), 5) = 1: 3 reaches the
+		// limit first although it comes second.
+		s2, in2 := limitFixture(t, conf, arrowstream.Append, func(sess *arrowstream.Session) *arrowstream.DataFrame {
+			return sess.ReadStream("input").DropDuplicates().Limit(1)
+		})
+		st.Run(t, s2, epochs(restart, startNow,
+			[]st.Action{st.AddData(in2, st.Row{2}, st.Row{3}), st.CheckAnswer(st.Row{3})},
+			[]st.Action{st.AddData(in2, st.Row{1}), st.CheckAnswer(st.Row{3})},
+			[]st.Action{st.AssertOnQuery("Spark's partitioning recorded", func(s *st.Stream) error {
+				data, err := os.ReadFile(filepath.Join(s.CheckpointDir(), "offsets", "0"))
+				if err != nil {
+					return err
+				}
+				if want := `"` + arrowstream.ConfStatePartitioning + `":"murmur3"`; !strings.Contains(string(data), want) {
+					return fmt.Errorf("offset log entry 0 lacks %s: %s", want, data)
+				}
+				return nil
+			})},
 		)...)
 	})
 }

@@ -103,6 +103,7 @@ func (m *microBatch) populateStartOffsets() error {
 	if !ok {
 		m.batchID = 0
 		m.conf = copyConf(m.cfg.Conf)
+		setStatePartitioning(m.conf, nil, false)
 		policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 		if err != nil {
 			return err
@@ -140,6 +141,7 @@ func (m *microBatch) populateStartOffsets() error {
 		m.conf[k] = v
 	}
 	keepStateTuning(m.conf, m.cfg.Conf)
+	setStatePartitioning(m.conf, seq.Conf, true)
 	policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 	if err != nil {
 		return err

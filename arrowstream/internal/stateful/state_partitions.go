@@ -19,7 +19,7 @@ import (
 
 // statePartitions are the state stores of one stateful operator:
 // state/<opID>/<partition> in the checkpoint, one store per partition,
-// rows routed by their key's stable hash. Every partition is opened and
+// rows routed by their key's partition (partitioning.go). Every partition is opened and
 // committed every epoch (Spark: each task commits, even with no updates).
 type statePartitions struct {
 	opID   int
@@ -31,6 +31,8 @@ type statePartitions struct {
 	// old state.
 	schema  string
 	checked bool
+	// scheme assigns keys to partitions (from the epoch's settings).
+	scheme partitioning
 
 	// provider opened parts: the query's (Epoch) or, for an operator
 	// run without one, a memory provider of its own.
@@ -47,6 +49,11 @@ func (s *statePartitions) open(ep Epoch) error {
 		}
 		s.checked = true
 	}
+	scheme, err := partitioningOf(ep.Conf)
+	if err != nil {
+		return err
+	}
+	s.scheme = scheme
 	n := max(ep.NumPartitions, 1)
 	provider := ep.Stores
 	if provider == nil {
@@ -81,9 +88,10 @@ func (s *statePartitions) open(ep Epoch) error {
 	return nil
 }
 
-// store returns the store that owns a key hash.
-func (s *statePartitions) store(hash uint64) checkpoint.StateStore {
-	return s.stores[hash%uint64(len(s.stores))]
+// storeOf returns the store that owns the key of row i of c's last
+// encode.
+func (s *statePartitions) storeOf(c *rowCodec, i int) checkpoint.StateStore {
+	return s.stores[s.scheme.of(c, i, len(s.stores))]
 }
 
 // abort discards the epoch's updates of every partition.

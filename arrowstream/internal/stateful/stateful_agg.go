@@ -199,7 +199,7 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			key := c.key.at(i)
-			if v, ok := s.state.store(c.key.hash(i)).Get(key); ok {
+			if v, ok := s.state.storeOf(c.key, i).Get(key); ok {
 				oldKeys = append(oldKeys, append([]byte(nil), key...))
 				oldVals = append(oldVals, v)
 				matched[r] = append(matched[r], int32(i))
@@ -269,7 +269,7 @@ func (s *statefulAggregate) save(merged []arrow.Record, c codecPair) (int64, err
 			return n, err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			s.state.store(c.key.hash(i)).Put(c.key.at(i), c.val.at(i))
+			s.state.storeOf(c.key, i).Put(c.key.at(i), c.val.at(i))
 		}
 		n += rec.NumRows()
 	}
@@ -338,7 +338,7 @@ func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
 		return nil, err
 	}
 	for i := 0; i < int(gone.NumRows()); i++ {
-		s.state.store(s.keyCodec.hash(i)).Delete(s.keyCodec.at(i))
+		s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i))
 	}
 	s.progress.NumRowsRemoved += gone.NumRows()
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
