@@ -25,23 +25,39 @@ import (
 
 // StateStore is one epoch's view of a state partition: it reads version N
 // and, on Commit, writes version N+1. Keys and values are opaque bytes
-// (operators encode them); slices passed to Put are copied, slices returned
-// by Get must not be modified. A StateStore is used by one goroutine.
+// (operators encode them); slices passed to Put are copied. A StateStore
+// is used by one goroutine.
+//
+// Every read and write returns an error: a store that cannot read a key
+// says so instead of answering "absent", so that an operator never builds
+// an epoch's output from a failed read. A store also remembers its first
+// error and fails Commit with it, so an epoch whose operator dropped an
+// error is still not committed.
+//
+// Slices a store returns (Get's value, Range's and Scan's key and value)
+// must not be modified and stay valid until the store is committed or
+// aborted; a caller keeping one longer copies it.
 type StateStore interface {
 	// Version is the version this store reads (the epoch number).
 	Version() int64
-	Get(key []byte) ([]byte, bool)
-	Put(key, value []byte)
-	Delete(key []byte)
+	// Get returns the live value of key; ok is false when key is absent.
+	// An error means the value could not be read (not that it is absent).
+	Get(key []byte) (value []byte, ok bool, err error)
+	// Put sets key to value.
+	Put(key, value []byte) error
+	// Delete removes key (absent keys are ignored).
+	Delete(key []byte) error
 	// Range calls fn for every live key in ascending key order until fn
-	// returns false. Updates made in this epoch are visible.
-	Range(fn func(key, value []byte) bool)
+	// returns false. Updates made in this epoch are visible; fn may update
+	// the store. The error is the store's failure to read, not fn's.
+	Range(fn func(key, value []byte) bool) error
 	// Scan is Range in no particular order, without sorting the keys:
 	// for eviction and full reads that do not need key order.
-	Scan(fn func(key, value []byte) bool)
+	Scan(fn func(key, value []byte) bool) error
 	// Len is the number of live keys.
 	Len() int
-	// Commit durably writes version Version()+1 and returns it.
+	// Commit durably writes version Version()+1 and returns it. It fails
+	// when any read or write of this store failed.
 	Commit(ctx context.Context) (int64, error)
 	// Abort discards this epoch's updates; nothing is written.
 	Abort()
@@ -411,7 +427,14 @@ type store struct {
 
 func (s *store) Version() int64 { return s.version }
 
-func (s *store) Get(key []byte) ([]byte, bool) {
+// Get implements StateStore: the loaded version is in memory, so reads
+// cannot fail once Begin succeeded.
+func (s *store) Get(key []byte) ([]byte, bool, error) {
+	v, ok := s.get(key)
+	return v, ok, nil
+}
+
+func (s *store) get(key []byte) ([]byte, bool) {
 	k := string(key)
 	if s.deleted[k] {
 		return nil, false
@@ -423,21 +446,23 @@ func (s *store) Get(key []byte) ([]byte, bool) {
 	return v, ok
 }
 
-func (s *store) Put(key, value []byte) {
+func (s *store) Put(key, value []byte) error {
 	k := string(key)
 	delete(s.deleted, k)
 	s.pending[k] = bytes.Clone(value)
 	if s.pending[k] == nil {
 		s.pending[k] = []byte{}
 	}
+	return nil
 }
 
-func (s *store) Delete(key []byte) {
+func (s *store) Delete(key []byte) error {
 	k := string(key)
 	delete(s.pending, k)
 	if _, ok := s.p.data[k]; ok {
 		s.deleted[k] = true
 	}
+	return nil
 }
 
 func (s *store) Len() int {
@@ -450,7 +475,7 @@ func (s *store) Len() int {
 	return n
 }
 
-func (s *store) Range(fn func(key, value []byte) bool) {
+func (s *store) Range(fn func(key, value []byte) bool) error {
 	keys := make([]string, 0, s.Len())
 	for k := range s.p.data {
 		if !s.deleted[k] {
@@ -464,14 +489,18 @@ func (s *store) Range(fn func(key, value []byte) bool) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v, _ := s.Get([]byte(k))
+		v, ok := s.get([]byte(k))
+		if !ok {
+			continue // deleted by fn meanwhile
+		}
 		if !fn([]byte(k), v) {
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
-func (s *store) Scan(fn func(key, value []byte) bool) {
+func (s *store) Scan(fn func(key, value []byte) bool) error {
 	for k, v := range s.p.data {
 		if s.deleted[k] {
 			continue
@@ -480,14 +509,15 @@ func (s *store) Scan(fn func(key, value []byte) bool) {
 			continue
 		}
 		if !fn([]byte(k), v) {
-			return
+			return nil
 		}
 	}
 	for k, v := range s.pending {
 		if !fn([]byte(k), v) {
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // Commit writes <version+1>.delta, applies the updates to the in-memory

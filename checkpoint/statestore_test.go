@@ -47,7 +47,7 @@ func TestStateStoreVersions(t *testing.T) {
 	s.Put([]byte("b"), []byte("2"))
 	s.Put([]byte("a"), []byte("1"))
 	s.Put([]byte("c"), []byte("3"))
-	if v, ok := s.Get([]byte("a")); !ok || string(v) != "1" {
+	if v, ok, err := s.Get([]byte("a")); err != nil || !ok || string(v) != "1" {
 		t.Fatalf("Get before commit: %q %v", v, ok)
 	}
 	if _, err := p.Begin(0); err == nil {

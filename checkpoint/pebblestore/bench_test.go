@@ -84,7 +84,7 @@ func BenchmarkStateProviders(b *testing.B) {
 					}
 					for u := 0; u < updates; u++ {
 						k := key(r.Intn(keys))
-						v, _ := st.Get(k)
+						v, _, _ := st.Get(k)
 						c := uint64(0)
 						if len(v) == 8 {
 							c = binary.BigEndian.Uint64(v)

@@ -20,109 +20,119 @@ type store struct {
 	// they are live, so that Put after Get (the operators' pattern) does
 	// not look the key up again to keep Len exact.
 	exists map[string]bool
-	// err is the first read or write error: the StateStore contract has no
-	// error results, so it surfaces at Commit and fails the epoch.
+	// err is the first read or write error: it is returned to the caller
+	// and also fails Commit, so that an epoch whose operator dropped it is
+	// not committed.
 	err  error
 	done bool
 }
 
 func (s *store) Version() int64 { return s.version }
 
-func (s *store) fail(op string, key []byte, err error) {
+func (s *store) fail(op string, key []byte, err error) error {
+	err = fmt.Errorf("pebblestore: %s key %x in %s: %w", op, key, s.p.dir, err)
 	if s.err == nil {
-		s.err = fmt.Errorf("pebblestore: %s key %x in %s: %w", op, key, s.p.dir, err)
+		s.err = err
 	}
+	return err
 }
 
-// get returns a copy of the value: Pebble's slice is valid only until its
-// closer is closed, and callers may keep values.
-func (s *store) get(key []byte) ([]byte, bool) {
+// Get implements checkpoint.StateStore. The value is a copy: Pebble's
+// slice is valid only until its closer is closed.
+func (s *store) Get(key []byte) ([]byte, bool, error) {
 	v, closer, err := s.batch.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false
+		s.exists[string(key)] = false
+		return nil, false, nil
 	}
 	if err != nil {
-		s.fail("get", key, err)
-		return nil, false
+		return nil, false, s.fail("get", key, err)
 	}
 	out := bytes.Clone(v)
 	if out == nil {
 		out = []byte{}
 	}
-	closer.Close()
-	return out, true
-}
-
-func (s *store) Get(key []byte) ([]byte, bool) {
-	v, ok := s.get(key)
-	s.exists[string(key)] = ok
-	return v, ok
+	if err := closer.Close(); err != nil {
+		return nil, false, s.fail("get", key, err)
+	}
+	s.exists[string(key)] = true
+	return out, true, nil
 }
 
 // live reports whether key is live, from what this epoch saw or a lookup.
-func (s *store) live(key []byte) bool {
+func (s *store) live(key []byte) (bool, error) {
 	if ok, seen := s.exists[string(key)]; seen {
-		return ok
+		return ok, nil
 	}
 	_, closer, err := s.batch.Get(key)
 	if err != nil {
 		if !errors.Is(err, pebble.ErrNotFound) {
-			s.fail("get", key, err)
+			return false, s.fail("get", key, err)
 		}
-		return false
+		return false, nil
 	}
-	closer.Close()
-	return true
+	if err := closer.Close(); err != nil {
+		return false, s.fail("get", key, err)
+	}
+	return true, nil
 }
 
-func (s *store) Put(key, value []byte) {
-	if !s.live(key) {
+func (s *store) Put(key, value []byte) error {
+	live, err := s.live(key)
+	if err != nil {
+		return err
+	}
+	if err := s.batch.Set(key, value, nil); err != nil {
+		return s.fail("put", key, err)
+	}
+	if !live {
 		s.numKeys++
 	}
 	s.exists[string(key)] = true
-	if err := s.batch.Set(key, value, nil); err != nil {
-		s.fail("put", key, err)
-	}
+	return nil
 }
 
-func (s *store) Delete(key []byte) {
-	if !s.live(key) {
-		return
+func (s *store) Delete(key []byte) error {
+	live, err := s.live(key)
+	if err != nil || !live {
+		return err
+	}
+	if err := s.batch.Delete(key, nil); err != nil {
+		return s.fail("delete", key, err)
 	}
 	s.numKeys--
 	s.exists[string(key)] = false
-	if err := s.batch.Delete(key, nil); err != nil {
-		s.fail("delete", key, err)
-	}
+	return nil
 }
 
 func (s *store) Len() int { return int(s.numKeys) }
 
 // Range visits keys in bytewise order; key and value are copies the
 // callback may keep, and it may update the store while ranging.
-func (s *store) Range(fn func(key, value []byte) bool) {
+func (s *store) Range(fn func(key, value []byte) bool) error {
 	it, err := s.batch.NewIter(nil)
 	if err != nil {
-		s.fail("range from", nil, err)
-		return
+		return s.fail("range from", nil, err)
 	}
+	var readErr error
 	for ok := it.First(); ok; ok = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
-			s.fail("read", it.Key(), err)
+			readErr = s.fail("read", it.Key(), err)
 			break
 		}
 		if !fn(bytes.Clone(it.Key()), bytes.Clone(v)) {
 			break
 		}
 	}
-	if err := it.Close(); err != nil {
-		s.fail("range", nil, err)
+	if err := it.Close(); err != nil && readErr == nil {
+		readErr = s.fail("range", nil, err)
 	}
+	return readErr
 }
 
 // Scan is Range: Pebble's order costs nothing extra.
-func (s *store) Scan(fn func(key, value []byte) bool) { s.Range(fn) }
+func (s *store) Scan(fn func(key, value []byte) bool) error { return s.Range(fn) }
 
 // Commit writes version+1 (see upload.go).
 func (s *store) Commit(ctx context.Context) (int64, error) {

@@ -71,7 +71,7 @@ func TestPartitionVersions(t *testing.T) {
 			st := begin(t, part, 0)
 			st.Put([]byte("a"), []byte("1"))
 			st.Put([]byte("b"), []byte("2"))
-			if v, ok := st.Get([]byte("a")); !ok || string(v) != "1" {
+			if v, ok, err := st.Get([]byte("a")); err != nil || !ok || string(v) != "1" {
 				t.Fatalf("get a in epoch = %q %v", v, ok)
 			}
 			commit(t, st)

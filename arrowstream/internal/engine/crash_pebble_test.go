@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/checkpoint/pebblestore"
 )
@@ -41,20 +44,12 @@ func TestCrashLoopPebble(t *testing.T) {
 	}
 }
 
-// pebbleCrashExecutor runs the aggregation over a Pebble provider.
-type pebbleCrashExecutor struct {
-	*aggExecutor
-	prov *pebblestore.Provider
-}
-
-func (e *pebbleCrashExecutor) Close() error { return e.prov.Close() }
-
 // crashStateExecutor returns agg, or for "count-pebble" agg over a Pebble
 // provider whose upload hook kills the process at one of the first SST
 // copies in two children of three (leaving a mark in dir/upload-kills first).
-func crashStateExecutor(workload string, agg *aggExecutor, writer *checkpoint.Writer, r *rand.Rand, dir string) Executor {
+func crashStateExecutor(workload string, mem memory.Allocator, agg stateful.Op, writer *checkpoint.Writer, r *rand.Rand, dir string) Executor {
 	if !strings.HasPrefix(workload, "count-pebble") {
-		return agg
+		return newAggExecutor(mem, agg, writer, nil)
 	}
 	countdown := -1
 	if r.Intn(3) > 0 {
@@ -82,8 +77,7 @@ func crashStateExecutor(workload string, agg *aggExecutor, writer *checkpoint.Wr
 		fmt.Fprintln(os.Stderr, err) // the parent reports the child's exit
 		os.Exit(2)
 	}
-	agg.stores = prov
-	return &pebbleCrashExecutor{aggExecutor: agg, prov: prov}
+	return newAggExecutor(mem, agg, writer, prov)
 }
 
 // crashKillDelay is how long the parent lets a child run before its

@@ -95,12 +95,12 @@ func crashChild(dir, workload, seedText string) int {
 		agg, err := stateful.NewAggregate(mem, 0, rate.RateSchema, vector.AggregateSpec{
 			GroupBy:    []vector.NamedExpr{vector.As(vector.Mod(vector.Col("value"), vector.Lit(int64(7))), "k")},
 			Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}, {Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
-		}, stream.Complete, -1, writer)
+		}, stream.Complete, -1)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		exec = crashStateExecutor(workload, &aggExecutor{agg: agg}, writer, r, dir)
+		exec = crashStateExecutor(workload, mem, agg, writer, r, dir)
 		mode = stream.Complete
 	}
 	_ = mode

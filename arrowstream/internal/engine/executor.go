@@ -17,9 +17,14 @@ type Executor interface {
 	// source, in the order of the query's sources (an empty operator for a
 	// source without new data); Execute owns them.
 	Execute(ctx context.Context, ep stream.EpochInfo, inputs []vector.Operator) (vector.Operator, error)
+	// HasState reports whether the plan has stateful operators: their
+	// state is committed before the sink sees the epoch's output, so the
+	// loop drains the output first.
+	HasState() bool
 	// CommitState durably commits the state of every stateful operator for
-	// ep (after the sink committed the epoch). A stateless plan does
-	// nothing.
+	// ep, before the sink sees the epoch (a state read or write that failed
+	// fails the commit, and the epoch's output is dropped). A stateless
+	// plan does nothing.
 	CommitState(ctx context.Context, ep stream.EpochInfo) error
 	// AbortState discards the epoch's state updates.
 	AbortState(ep stream.EpochInfo)

@@ -39,6 +39,7 @@ func (f *funcExecutor) Execute(ctx context.Context, ep stream.EpochInfo, in []ve
 	}
 	return in[0], nil
 }
+func (f *funcExecutor) HasState() bool                                      { return false }
 func (f *funcExecutor) CommitState(context.Context, stream.EpochInfo) error { return nil }
 func (f *funcExecutor) AbortState(stream.EpochInfo)                         {}
 func (f *funcExecutor) WatermarkNodes() []string                            { return nil }

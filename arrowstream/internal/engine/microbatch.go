@@ -353,6 +353,17 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 	}
 	var outputRows atomic.Int64
 	err = timed("addBatch", func() error {
+		// State is committed before the sink sees the epoch (Spark
+		// commits it inside the tasks of the sink's job): the output is
+		// drained first, so that every state read and write of the epoch
+		// has happened, and dropped when any failed. A failure after the
+		// state commit re-runs the epoch from the version it read.
+		if m.cfg.Exec.HasState() {
+			var err error
+			if out, err = commitStateFirst(ctx, m.cfg.Exec, ep, out); err != nil {
+				return err
+			}
+		}
 		return m.cfg.Sink.AddBatch(ctx, m.batchID, &countingOperator{Operator: out, rows: &outputRows})
 	})
 	if err != nil {
@@ -360,9 +371,6 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
 	}
 	err = timed("commitOffsets", func() error {
-		if err := m.cfg.Exec.CommitState(ctx, ep); err != nil {
-			return err
-		}
 		m.tracker.observe(m.cfg.Exec.WatermarkNodes(), m.cfg.Exec.EventTimeStats())
 		ok, err := m.commits.Add(m.batchID, checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global})
 		if err != nil {
@@ -386,3 +394,20 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 
 // errStopped marks the end of a query by Stop (not a failure).
 var errStopped = errors.New("query stopped")
+
+// commitStateFirst drains the epoch's output, commits the state and
+// returns the output to replay to the sink. On error the output is
+// released and the state aborted.
+func commitStateFirst(ctx context.Context, exec Executor, ep stream.EpochInfo, out vector.Operator) (vector.Operator, error) {
+	schema := out.Schema()
+	recs, err := vector.Drain(ctx, out)
+	out.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := exec.CommitState(ctx, ep); err != nil {
+		vector.ReleaseRecords(recs)
+		return nil, err
+	}
+	return vector.NewOwnedScan(schema, recs), nil
+}

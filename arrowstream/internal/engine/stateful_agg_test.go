@@ -22,18 +22,30 @@ import (
 // shape of SELECT value, count(*) FROM STREAM input GROUP BY value).
 type aggExecutor struct {
 	funcExecutor
+	singleOpState
 	agg stateful.Op
-	// stores holds the state (nil: the operator's own memory provider).
-	stores checkpoint.StateStoreProvider
+}
+
+// newAggExecutor keeps agg's state in prov (nil: a memory provider
+// writing through writer).
+func newAggExecutor(mem memory.Allocator, agg stateful.Op, writer *checkpoint.Writer, prov checkpoint.StateStoreProvider) *aggExecutor {
+	return &aggExecutor{agg: agg, singleOpState: newSingleOpState(mem, agg, writer, prov)}
 }
 
 func (a *aggExecutor) Execute(ctx context.Context, ep stream.EpochInfo, in []vector.Operator) (vector.Operator, error) {
-	return a.agg.Execute(ctx, stateful.Epoch{EpochInfo: ep, Stores: a.stores}, in[0])
+	sep, err := a.epoch(ep)
+	if err != nil {
+		in[0].Close()
+		return nil, err
+	}
+	return a.agg.Execute(ctx, sep, in[0])
 }
-func (a *aggExecutor) CommitState(ctx context.Context, _ stream.EpochInfo) error {
-	return a.agg.Commit(ctx)
+func (a *aggExecutor) HasState() bool { return true }
+func (a *aggExecutor) CommitState(ctx context.Context, ep stream.EpochInfo) error {
+	return a.singleOpState.CommitState(ctx, ep)
 }
-func (a *aggExecutor) AbortState(stream.EpochInfo) { a.agg.Abort() }
+func (a *aggExecutor) AbortState(ep stream.EpochInfo) { a.singleOpState.AbortState(ep) }
+func (a *aggExecutor) Close() error                   { return a.singleOpState.Close() }
 func (a *aggExecutor) StateProgress() []stream.StateOperatorProgress {
 	return []stream.StateOperatorProgress{a.agg.Report()}
 }
@@ -43,11 +55,11 @@ func newCountExecutor(t *testing.T, mem memory.Allocator, mode stream.OutputMode
 	agg, err := stateful.NewAggregate(mem, 0, valueSchema, vector.AggregateSpec{
 		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("value"), "value")},
 		Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "count(1)"}},
-	}, mode, -1, &checkpoint.Writer{NoSync: true})
+	}, mode, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &aggExecutor{agg: agg}
+	return newAggExecutor(mem, agg, &checkpoint.Writer{NoSync: true}, nil)
 }
 
 func TestStatefulRunningCountAcrossRestart(t *testing.T) {
@@ -116,12 +128,12 @@ func TestStateSchemaChangeRefused(t *testing.T) {
 	agg, err := stateful.NewAggregate(mem, 0, valueSchema, vector.AggregateSpec{
 		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("value"), "value")},
 		Aggregates: []vector.AggregateCall{{Func: vector.AggSum, Args: []vector.Expr{vector.Col("value")}, Name: "s"}},
-	}, stream.Update, -1, &checkpoint.Writer{NoSync: true})
+	}, stream.Update, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	src.AddData([]any{2})
-	q = startTestQuery(t, dir, src, sink, &aggExecutor{agg: agg}, processingTime(0))
+	q = startTestQuery(t, dir, src, sink, newAggExecutor(mem, agg, &checkpoint.Writer{NoSync: true}, nil), processingTime(0))
 	err = q.AwaitTermination(ctx)
 	if err == nil || !strings.Contains(err.Error(), "written by a different query") || !strings.Contains(err.Error(), "_metadata/schema") {
 		t.Fatalf("want a refusal naming the state schema file, got %v", err)

@@ -23,6 +23,7 @@ import (
 // watermark (10 s) → dropDuplicates[WithinWatermark](all columns).
 type dedupExecutor struct {
 	funcExecutor
+	singleOpState
 	mem   memory.Allocator
 	dedup stateful.Op
 	stats stateful.EventTimeStats
@@ -32,11 +33,12 @@ func newDedupExecutor(t *testing.T, mem memory.Allocator, within bool) *dedupExe
 	t.Helper()
 	e := &dedupExecutor{mem: mem}
 	schema := e.projected(t)
-	d, err := stateful.NewDedup(mem, 0, schema, nil, 1, within, 10*time.Second, &checkpoint.Writer{NoSync: true})
+	d, err := stateful.NewDedup(mem, 0, schema, nil, 1, within, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.dedup = d
+	e.singleOpState = newSingleOpState(mem, d, &checkpoint.Writer{NoSync: true}, nil)
 	return e
 }
 
@@ -61,13 +63,20 @@ func (e *dedupExecutor) Execute(ctx context.Context, ep stream.EpochInfo, in []v
 		return nil, err
 	}
 	wm := stateful.NewEventTimeWatermark(p, 1, 10_000, "w0", &e.stats)
-	return e.dedup.Execute(ctx, stateful.Epoch{EpochInfo: ep}, wm)
+	sep, err := e.epoch(ep)
+	if err != nil {
+		wm.Close()
+		return nil, err
+	}
+	return e.dedup.Execute(ctx, sep, wm)
 }
-func (e *dedupExecutor) CommitState(ctx context.Context, _ stream.EpochInfo) error {
-	return e.dedup.Commit(ctx)
+func (e *dedupExecutor) HasState() bool { return true }
+func (e *dedupExecutor) CommitState(ctx context.Context, ep stream.EpochInfo) error {
+	return e.singleOpState.CommitState(ctx, ep)
 }
-func (e *dedupExecutor) AbortState(stream.EpochInfo) { e.dedup.Abort() }
-func (e *dedupExecutor) WatermarkNodes() []string    { return []string{"w0"} }
+func (e *dedupExecutor) AbortState(ep stream.EpochInfo) { e.singleOpState.AbortState(ep) }
+func (e *dedupExecutor) Close() error                   { return e.singleOpState.Close() }
+func (e *dedupExecutor) WatermarkNodes() []string       { return []string{"w0"} }
 func (e *dedupExecutor) EventTimeStats() []stateful.EventTimeStats {
 	return []stateful.EventTimeStats{e.stats}
 }

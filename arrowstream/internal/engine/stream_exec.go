@@ -43,14 +43,13 @@ type streamExec struct {
 	owned    []bool             // the query created the source and closes it
 	scanSrc  map[*plan.Scan]int // streaming scan → source index
 	srcUses  []int              // scans per source (a source named twice is read once)
-	stateful map[plan.Node]stateful.Op
-	order    []stateful.Op // for progress: downstream first, as Spark lists them
+	stateful map[plan.Node]int  // stateful node → index in order
+	order    []stateful.Op      // for progress: downstream first, as Spark lists them
 
-	// writer and stateStores: the state store provider the query's conf
-	// selects, created at the first epoch and closed with the query.
-	writer      *checkpoint.Writer
-	newProvider StateProviderFunc
-	stateStores checkpoint.StateStoreProvider
+	// state opens, commits and aborts the operators' declared state, in
+	// the state store provider the query's conf selects (created at the
+	// first epoch and closed with the query).
+	state *stateLifecycle
 
 	wmNodes []*plan.EventTimeWatermark
 	wmNames map[*plan.EventTimeWatermark]string
@@ -65,7 +64,7 @@ func NewExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, write
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	e.newProvider = newProvider
+	e.state.newProvider = newProvider
 	return e, e.sources, e.descs, nil
 }
 
@@ -79,12 +78,12 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 		return nil, err
 	}
 	e := &streamExec{
-		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{}, writer: writer,
-		stateful: map[plan.Node]stateful.Op{}, wmNames: map[*plan.EventTimeWatermark]string{},
+		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{},
+		stateful: map[plan.Node]int{}, wmNames: map[*plan.EventTimeWatermark]string{},
 	}
 	srcIndex := map[plan.Table]int{}
 	opID := 0
-	planner := stateful.Planner{Mem: mem, Mode: mode, Writer: writer}
+	planner := stateful.Planner{Mem: mem, Mode: mode}
 	var walk func(n plan.Node) error
 	walk = func(n plan.Node) error {
 		switch x := n.(type) {
@@ -126,7 +125,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 				return err
 			}
 			if ok {
-				e.stateful[n] = op
+				e.stateful[n] = len(e.order)
 				e.order = append(e.order, op)
 				opID++
 			}
@@ -138,7 +137,13 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 		}
 		return nil
 	}
-	if err := walk(opt); err != nil {
+	err = walk(opt)
+	decls := make([]stateful.StateDecl, len(e.order))
+	for i, op := range e.order {
+		decls[i] = op.State()
+	}
+	e.state = newStateLifecycle(writer, mem, decls)
+	if err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -150,8 +155,15 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	return e, nil
 }
 
-// Execute implements executor.
+// Execute implements executor: it opens the operators' state at the
+// epoch's version, then builds the plan over the inputs.
 func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []vector.Operator) (vector.Operator, error) {
+	if err := e.state.open(ep.CheckpointDir, ep.ID, ep.NumPartitions, ep.Conf); err != nil {
+		for _, in := range inputs {
+			in.Close()
+		}
+		return nil, err
+	}
 	feeds, err := e.feeds(ctx, inputs)
 	if err != nil {
 		return nil, err
@@ -161,12 +173,7 @@ func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []
 			f.release()
 		}
 	}()
-	if e.stateStores == nil && len(e.order) > 0 && e.newProvider != nil {
-		if e.stateStores, err = e.newProvider(ep.Conf, e.writer); err != nil {
-			return nil, err
-		}
-	}
-	sep := stateful.Epoch{EpochInfo: ep, Stores: e.stateStores}
+	sep := stateful.Epoch{EpochInfo: ep}
 	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
 	return e.build(ctx, e.root, sep, env, feeds)
 }
@@ -250,7 +257,9 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, 
 	if sw, ok := n.(*plan.SessionWindow); ok {
 		return stateful.NewSessionAssign(e.mem, sw, children[0], env)
 	}
-	if op, ok := e.stateful[n]; ok {
+	if i, ok := e.stateful[n]; ok {
+		op := e.order[i]
+		ep.State = e.state.stores(i)
 		if two, ok := op.(stateful.TwoInputOp); ok && len(children) == 2 {
 			return two.ExecuteTwo(ctx, ep, children[0], children[1])
 		}
@@ -275,21 +284,31 @@ func (e *streamExec) wmIndex(w *plan.EventTimeWatermark) int {
 	return -1
 }
 
-// CommitState implements executor.
+// HasState implements executor.
+func (e *streamExec) HasState() bool { return len(e.order) > 0 }
+
+// CommitState implements executor: it commits every operator's stores,
+// then tells the operators.
 func (e *streamExec) CommitState(ctx context.Context, _ stream.EpochInfo) error {
-	for i, op := range e.order {
-		if err := op.Commit(ctx); err != nil {
-			for _, rest := range e.order[i+1:] {
-				rest.Abort()
-			}
-			return err
+	if len(e.order) == 0 {
+		return nil
+	}
+	commits, err := e.state.commit(ctx)
+	if err != nil {
+		for _, op := range e.order {
+			op.Abort()
 		}
+		return err
+	}
+	for i, op := range e.order {
+		op.Committed(commits[i])
 	}
 	return nil
 }
 
 // AbortState implements executor.
 func (e *streamExec) AbortState(stream.EpochInfo) {
+	e.state.abort()
 	for _, op := range e.order {
 		op.Abort()
 	}
@@ -336,10 +355,8 @@ func (e *streamExec) Close() error {
 			src.Close()
 		}
 	}
-	if e.stateStores != nil {
-		err := e.stateStores.Close()
-		e.stateStores = nil
-		return err
+	if e.state != nil {
+		return e.state.close()
 	}
 	return nil
 }

@@ -14,22 +14,54 @@ import (
 )
 
 // Epoch is what a stateful operator knows about the epoch it runs: the
-// epoch itself and the state store provider of the query, which holds the
-// operator's state partitions.
+// epoch itself and the operator's state stores, which the engine opened.
 type Epoch struct {
 	stream.EpochInfo
-	// Stores provides the operators' state partitions (nil: each operator
-	// keeps its state in a memory provider of its own).
-	Stores checkpoint.StateStoreProvider
+	// State holds the operator's stores for the epoch, one per partition
+	// (index: key hash modulo len), opened by the engine at version ID.
+	State []checkpoint.StateStore
+}
+
+// StateDecl is the state a stateful operator declares. The engine owns the
+// state's lifecycle: before the operator runs an epoch it opens the
+// partitions state/<OpID>/<p> at the epoch's version (checking Schema
+// against the checkpoint), and after the epoch it commits them, before the
+// sink sees the epoch's output, or aborts them.
+type StateDecl struct {
+	OpID int
+	// Schema describes the state layout (kind, key and value columns); it
+	// is recorded in state/<OpID>/_metadata/schema on first use and must
+	// match on every restart.
+	Schema string
+	// Global: one partition whatever the query's shuffle partitions (the
+	// global limit's count).
+	Global bool
+}
+
+// StateCommit describes an operator's stores after the engine committed
+// them, for its progress report.
+type StateCommit struct {
+	NumRowsTotal    int64
+	MemoryUsedBytes int64
+	CommitTimeMs    int64
+	Partitions      int64
+	CustomMetrics   map[string]int64
 }
 
 // Op is a streaming operator that keeps state across epochs. Execute
-// consumes its input and returns the epoch's output with the epoch's
-// state changes staged; the engine then calls Commit (after the sink has
-// committed the epoch) or Abort.
+// consumes its input, reads and writes the stores in ep.State, and returns
+// the epoch's output; every state read and write is done by the time the
+// output is drained. The engine then commits the stores and calls
+// Committed, or aborts them and calls Abort.
 type Op interface {
+	// State declares the operator's state.
+	State() StateDecl
 	Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error)
-	Commit(ctx context.Context) error
+	// Committed tells the operator that the engine committed its state
+	// for the epoch.
+	Committed(c StateCommit)
+	// Abort tells the operator that the epoch's state updates were
+	// discarded.
 	Abort()
 	// ShouldRunAnotherBatch reports whether a no-data epoch at the new
 	// global watermark would produce output or evict state.
@@ -48,9 +80,8 @@ type TwoInputOp interface {
 // Planner turns the streaming nodes of a query's plan into stateful
 // operators.
 type Planner struct {
-	Mem    memory.Allocator
-	Mode   stream.OutputMode
-	Writer *checkpoint.Writer
+	Mem  memory.Allocator
+	Mode stream.OutputMode
 }
 
 // Plan returns the stateful operator for a streaming node (opID numbers
@@ -73,7 +104,7 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		}
 		if sk := plan.SessionKey(x); sk >= 0 {
 			_, timed := plan.WatermarkDelay(x.Schema().Field(sk))
-			return newStatefulSessionWindow(p.Mem, opID, x.Input.Schema(), spec, sk, x.GroupBy[sk].Expr.(*plan.ColumnRef).Index, timed, p.Mode, p.Writer)
+			return newStatefulSessionWindow(p.Mem, opID, x.Input.Schema(), spec, sk, x.GroupBy[sk].Expr.(*plan.ColumnRef).Index, timed, p.Mode)
 		}
 		timeKey := -1
 		for i := range x.GroupBy {
@@ -82,7 +113,7 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 				break
 			}
 		}
-		return newStatefulAggregate(p.Mem, opID, x.Input.Schema(), spec, p.Mode, timeKey, p.Writer)
+		return newStatefulAggregate(p.Mem, opID, x.Input.Schema(), spec, p.Mode, timeKey)
 	case *plan.Deduplicate:
 		in := x.Input.Schema()
 		timeCol, delay := -1, int64(0)
@@ -90,20 +121,20 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 			timeCol = cols[0]
 			delay, _ = plan.WatermarkDelay(in.Field(timeCol))
 		}
-		return newStatefulDedup(p.Mem, opID, in, x.Keys, timeCol, x.WithinWatermark, time.Duration(delay)*time.Millisecond, p.Writer)
+		return newStatefulDedup(p.Mem, opID, in, x.Keys, timeCol, x.WithinWatermark, time.Duration(delay)*time.Millisecond)
 	case *plan.Limit:
 		if !limitSeesAppends(x, p.Mode) {
 			return nil, nil // over a complete result every epoch: a plain limit
 		}
-		return newStatefulLimit(p.Mem, opID, x.Input.Schema(), x.N, p.Writer), nil
+		return newStatefulLimit(p.Mem, opID, x.Input.Schema(), x.N), nil
 	case *plan.Join:
 		if x.Left.IsStreaming() && x.Right.IsStreaming() {
-			return newStatefulJoin(p.Mem, opID, x, p.Writer)
+			return newStatefulJoin(p.Mem, opID, x)
 		}
 	case *plan.SessionWindow:
 		return nil, nil // assigned per epoch (NewSessionAssign), merged by the Aggregate above
 	case *plan.FlatMapGroupsWithState:
-		return newStatefulGroupState(p.Mem, opID, x, p.Writer)
+		return newStatefulGroupState(p.Mem, opID, x)
 	}
 	return nil, nil
 }
@@ -111,15 +142,15 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 // NewAggregate returns a streaming aggregation of input by spec (the
 // operator Plan makes for a plain Aggregate); timeKey is the grouping key
 // that carries the watermark, -1 for none.
-func NewAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int, writer *checkpoint.Writer) (Op, error) {
-	return newStatefulAggregate(mem, opID, input, spec, mode, timeKey, writer)
+func NewAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int) (Op, error) {
+	return newStatefulAggregate(mem, opID, input, spec, mode, timeKey)
 }
 
 // NewDedup returns a streaming deduplication of input on the key columns
 // keys (the operator Plan makes for a Deduplicate); timeCol is the
 // event-time column (-1: none) and delay its watermark delay.
-func NewDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration, writer *checkpoint.Writer) (Op, error) {
-	return newStatefulDedup(mem, opID, input, keys, timeCol, withinWatermark, delay, writer)
+func NewDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration) (Op, error) {
+	return newStatefulDedup(mem, opID, input, keys, timeCol, withinWatermark, delay)
 }
 
 // limitSeesAppends reports whether a streaming limit's input is a stream

@@ -59,7 +59,11 @@ func (s *statefulSessionWindow) loadTouched(st checkpoint.StateStore, partials [
 				continue
 			}
 			touched[string(k)] = true
-			if v, ok := st.Get(k); ok {
+			v, ok, err := st.Get(k)
+			if err != nil {
+				return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", s.opID, err)
+			}
+			if ok {
 				entries, err := splitSessions(v)
 				if err != nil {
 					return nil, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
@@ -186,7 +190,9 @@ func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []
 		for i, e := range l {
 			es[i] = e.sessionEntry
 		}
-		st.Put([]byte(k), joinSessions(es))
+		if err := st.Put([]byte(k), joinSessions(es)); err != nil {
+			return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+		}
 	}
 	return n, nil
 }

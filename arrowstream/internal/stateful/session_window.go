@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -57,7 +56,7 @@ type statefulSessionWindow struct {
 	progress stream.StateOperatorProgress
 }
 
-func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode, writer *checkpoint.Writer) (*statefulSessionWindow, error) {
+func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode) (*statefulSessionWindow, error) {
 	spec.Mode = vector.AggPartial
 	partial, err := vector.PartialSchema(input, spec)
 	if err != nil {
@@ -69,7 +68,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	s := &statefulSessionWindow{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
 		partialSchema: partial, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	s.valCols = []int{sk}
 	for i := 0; i < partial.NumFields(); i++ {
@@ -104,7 +103,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "sessionWindowStateStoreSaveExec"}
 	s.sessions = -1
-	if err := s.state.open(ep); err != nil {
+	if err := s.state.bind(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
@@ -152,12 +151,32 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	default:
 		out, err = s.allState()
 	}
+	if err == nil && s.sessions < 0 {
+		s.sessions, err = s.countSessions()
+	}
 	if err != nil {
 		releaseRecords(out)
 		return nil, err
 	}
 	s.lastEvictWm, s.hasWm = ep.WatermarkMs, ep.HasWatermark
 	return s.finalize(out)
+}
+
+// countSessions counts the stored sessions (when no full pass of the
+// epoch counted them).
+func (s *statefulSessionWindow) countSessions() (int64, error) {
+	var n int64
+	for p, st := range s.state.stores {
+		err := st.Scan(func(_, v []byte) bool {
+			entries, _ := splitSessions(v)
+			n += int64(len(entries))
+			return true
+		})
+		if err != nil {
+			return 0, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, err)
+		}
+	}
+	return n, nil
 }
 
 // sessionRef is one session row (stored or new) of one grouping key.
@@ -315,13 +334,13 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 	var keys, vals [][]byte
 	var err error
 	var left int64
-	for _, st := range s.state.stores {
+	for p, st := range s.state.stores {
 		type rewrite struct {
 			key  []byte
 			keep []sessionEntry
 		}
 		var rewrites []rewrite
-		st.Range(func(k, v []byte) bool {
+		rangeErr := st.Range(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
 				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
@@ -347,6 +366,9 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 			}
 			return true
 		})
+		if rangeErr != nil {
+			return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, rangeErr)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -355,10 +377,14 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 			keys = cloneAll(keys)
 			vals = cloneAll(vals)
 			for _, r := range rewrites {
+				var werr error
 				if len(r.keep) == 0 {
-					st.Delete(r.key)
+					werr = st.Delete(r.key)
 				} else {
-					st.Put(r.key, joinSessions(r.keep))
+					werr = st.Put(r.key, joinSessions(r.keep))
+				}
+				if werr != nil {
+					return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, p, werr)
 				}
 			}
 		}
@@ -409,28 +435,16 @@ func (s *statefulSessionWindow) finalize(recs []arrow.Record) (vector.Operator, 
 	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
 }
 
-// commit commits every partition; numRowsTotal counts stored sessions (as
+func (s *statefulSessionWindow) State() StateDecl { return s.state.decl() }
+
+// Committed fills the progress; numRowsTotal counts stored sessions (as
 // Spark's, one state row per session), not grouping keys.
-func (s *statefulSessionWindow) Commit(ctx context.Context) error {
-	sessions := s.sessions
-	if sessions < 0 {
-		sessions = 0
-		for _, st := range s.state.stores {
-			st.Range(func(_, v []byte) bool {
-				entries, _ := splitSessions(v)
-				sessions += int64(len(entries))
-				return true
-			})
-		}
-	}
-	if err := s.state.Commit(ctx, &s.progress); err != nil {
-		return err
-	}
-	s.progress.NumRowsTotal = sessions
-	return nil
+func (s *statefulSessionWindow) Committed(c StateCommit) {
+	s.state.committed(&s.progress, c)
+	s.progress.NumRowsTotal = s.sessions
 }
 
-func (s *statefulSessionWindow) Abort() { s.state.Abort() }
+func (s *statefulSessionWindow) Abort() { s.state.release() }
 
 func (s *statefulSessionWindow) ShouldRunAnotherBatch(newWm int64) bool {
 	return s.mode == stream.Append && s.timed && s.hasWm && newWm > s.lastEvictWm

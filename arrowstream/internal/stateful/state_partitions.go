@@ -1,14 +1,8 @@
 package stateful
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -17,74 +11,47 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// statePartitions are the state stores of one stateful operator:
-// state/<opID>/<partition> in the checkpoint, one store per partition,
-// rows routed by their key's partition (partitioning.go). Every partition is opened and
-// committed every epoch (Spark: each task commits, even with no updates).
+// statePartitions are an operator's view of its state for the epoch it
+// runs: state/<opID>/<partition> in the checkpoint, one store per
+// partition, rows routed by their key's partition (partitioning.go). The
+// operator declares the state (decl) and the engine opens, commits and
+// aborts the stores (every partition every epoch, as each Spark task
+// commits even with no updates); the operator only reads and writes them
+// between bind and the end of Execute.
 type statePartitions struct {
-	opID   int
-	writer *checkpoint.Writer
-	opts   checkpoint.StoreOptions
+	opID int
 	// schema describes the operator's state (kind, key and value layout);
-	// it is recorded in state/<op>/_metadata/schema and must match on
-	// restart, so that a changed query is refused instead of misreading
+	// the engine records it in state/<op>/_metadata/schema and compares it
+	// on restart, so that a changed query is refused instead of misreading
 	// old state.
-	schema  string
-	checked bool
+	schema string
+	// global: one partition whatever the query's shuffle partitions.
+	global bool
 	// scheme assigns keys to partitions (from the epoch's settings).
 	scheme partitioning
 
-	// provider opened parts: the query's (Epoch) or, for an operator
-	// run without one, a memory provider of its own.
-	provider checkpoint.StateStoreProvider
-	parts    []checkpoint.StatePartition
-	stores   []checkpoint.StateStore // open for the current epoch
+	stores []checkpoint.StateStore // open for the current epoch
 }
 
-// open opens every partition at version ep.ID.
-func (s *statePartitions) open(ep Epoch) error {
-	if !s.checked {
-		if err := s.checkSchema(ep.CheckpointDir); err != nil {
-			return err
-		}
-		s.checked = true
+// decl is the declaration of the state.
+func (s *statePartitions) decl() StateDecl {
+	return StateDecl{OpID: s.opID, Schema: s.schema, Global: s.global}
+}
+
+// bind takes the stores the engine opened for the epoch.
+func (s *statePartitions) bind(ep Epoch) error {
+	if len(ep.State) == 0 {
+		return fmt.Errorf("arrowstream: stateful operator %d: the engine opened no state for epoch %d", s.opID, ep.ID)
+	}
+	if s.global && len(ep.State) != 1 {
+		return fmt.Errorf("arrowstream: stateful operator %d: global state needs one partition, the engine opened %d", s.opID, len(ep.State))
 	}
 	scheme, err := partitioningOf(ep.Conf)
 	if err != nil {
 		return err
 	}
 	s.scheme = scheme
-	n := max(ep.NumPartitions, 1)
-	provider := ep.Stores
-	if provider == nil {
-		if s.provider == nil || s.provider.Name() != "memory" {
-			s.provider = checkpoint.NewMemoryProvider(s.writer, s.opts)
-			s.parts = nil
-		}
-		provider = s.provider
-	}
-	if len(s.parts) != n || provider != s.provider {
-		s.provider = provider
-		s.parts = make([]checkpoint.StatePartition, n)
-		for p := range s.parts {
-			dir := filepath.Join(ep.CheckpointDir, "state", strconv.Itoa(s.opID), strconv.Itoa(p))
-			part, err := provider.OpenPartition(dir)
-			if err != nil {
-				s.parts = nil
-				return err
-			}
-			s.parts[p] = part
-		}
-	}
-	s.stores = make([]checkpoint.StateStore, n)
-	for p, part := range s.parts {
-		st, err := part.Begin(ep.ID)
-		if err != nil {
-			s.Abort()
-			return err
-		}
-		s.stores[p] = st
-	}
+	s.stores = ep.State
 	return nil
 }
 
@@ -94,95 +61,43 @@ func (s *statePartitions) storeOf(c *rowCodec, i int) checkpoint.StateStore {
 	return s.stores[s.scheme.of(c, i, len(s.stores))]
 }
 
-// abort discards the epoch's updates of every partition.
-func (s *statePartitions) Abort() {
-	for _, st := range s.stores {
-		if st != nil {
-			st.Abort()
-		}
-	}
-	s.stores = nil
-}
+// release forgets the epoch's stores (the engine committed or aborted
+// them).
+func (s *statePartitions) release() { s.stores = nil }
 
-// commit commits every partition (version ep.ID+1) and fills the progress
-// fields that describe the stores.
-func (s *statePartitions) Commit(ctx context.Context, progress *stream.StateOperatorProgress) error {
-	start := time.Now()
-	var total int64
-	for p, st := range s.stores {
-		total += int64(st.Len())
-		if _, err := st.Commit(ctx); err != nil {
-			for _, rest := range s.stores[p+1:] {
-				rest.Abort()
-			}
-			s.stores = nil
-			return fmt.Errorf("arrowstream: commit state of operator %d partition %d: %w", s.opID, p, err)
-		}
-	}
+// committed fills the progress fields that describe the stores after the
+// engine committed them.
+func (s *statePartitions) committed(progress *stream.StateOperatorProgress, c StateCommit) {
 	s.stores = nil
-	var bytes int64
-	for _, part := range s.parts {
-		bytes += part.MemoryBytes()
-		for k, v := range part.Metrics() {
-			if progress.CustomMetrics == nil {
-				progress.CustomMetrics = map[string]int64{}
-			}
-			progress.CustomMetrics[k] += v
+	progress.NumRowsTotal = c.NumRowsTotal
+	progress.MemoryUsedBytes = c.MemoryUsedBytes
+	progress.CommitTimeMs = c.CommitTimeMs
+	progress.NumShufflePartitions = c.Partitions
+	progress.NumStateStoreInstances = c.Partitions
+	for k, v := range c.CustomMetrics {
+		if progress.CustomMetrics == nil {
+			progress.CustomMetrics = map[string]int64{}
 		}
+		progress.CustomMetrics[k] += v
 	}
-	if s.provider != nil {
-		bytes += s.provider.MemoryBytes()
-		for k, v := range s.provider.Metrics() {
-			if progress.CustomMetrics == nil {
-				progress.CustomMetrics = map[string]int64{}
-			}
-			progress.CustomMetrics[k] = v
-		}
-	}
-	progress.NumRowsTotal = total
-	progress.MemoryUsedBytes = bytes
-	progress.CommitTimeMs = time.Since(start).Milliseconds()
-	progress.NumShufflePartitions = int64(len(s.parts))
-	progress.NumStateStoreInstances = int64(len(s.parts))
-	return nil
 }
 
 // rangeAll visits every live row of every open store, in no particular
 // order (eviction and full reads do not need key order, and sorting every
 // key each epoch was a third of a windowed aggregation's time).
-func (s *statePartitions) rangeAll(fn func(key, value []byte) bool) {
-	for _, st := range s.stores {
+func (s *statePartitions) rangeAll(fn func(key, value []byte) bool) error {
+	for p, st := range s.stores {
 		cont := true
-		st.Scan(func(k, v []byte) bool {
+		err := st.Scan(func(k, v []byte) bool {
 			cont = fn(k, v)
 			return cont
 		})
+		if err != nil {
+			return fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, err)
+		}
 		if !cont {
-			return
+			return nil
 		}
-	}
-}
-
-// checkSchema records the state schema on first use and compares it on
-// every later start.
-func (s *statePartitions) checkSchema(checkpointDir string) error {
-	dir := filepath.Join(checkpointDir, "state", strconv.Itoa(s.opID), "_metadata")
-	path := filepath.Join(dir, "schema")
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if string(data) != s.schema {
-			return fmt.Errorf("arrowstream: the state of stateful operator %d in %s was written by a different query: it holds %s, this query needs %s; start the changed query on a new checkpoint location", s.opID, path, data, s.schema)
-		}
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("arrowstream: read %s: %w", path, err)
-	}
-	if err := s.writer.MkdirAll(dir); err != nil {
-		return err
-	}
-	if err := s.writer.WriteFile(path, []byte(s.schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
-		return err
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -62,7 +61,7 @@ type statefulAggregate struct {
 	progress            stream.StateOperatorProgress
 }
 
-func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int, writer *checkpoint.Writer) (*statefulAggregate, error) {
+func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int) (*statefulAggregate, error) {
 	spec.Mode = vector.AggPartial
 	partial, err := vector.PartialSchema(input, spec)
 	if err != nil {
@@ -71,7 +70,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	s := &statefulAggregate{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy),
 		timeKey: timeKey, partialSchema: partial, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	if timeKey >= 0 {
 		switch dt := partial.Field(timeKey).Type.(type) {
@@ -132,7 +131,7 @@ func (s *statefulAggregate) selectByTime(rec arrow.Record, wmMs int64, atOrBelow
 func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "stateStoreSave"}
-	if err := s.state.open(ep); err != nil {
+	if err := s.state.bind(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
@@ -199,7 +198,11 @@ func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			key := c.key.at(i)
-			if v, ok := s.state.storeOf(c.key, i).Get(key); ok {
+			v, ok, err := s.state.storeOf(c.key, i).Get(key)
+			if err != nil {
+				return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", s.opID, err)
+			}
+			if ok {
 				oldKeys = append(oldKeys, append([]byte(nil), key...))
 				oldVals = append(oldVals, v)
 				matched[r] = append(matched[r], int32(i))
@@ -269,7 +272,9 @@ func (s *statefulAggregate) save(merged []arrow.Record, c codecPair) (int64, err
 			return n, err
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			s.state.storeOf(c.key, i).Put(c.key.at(i), c.val.at(i))
+			if err := s.state.storeOf(c.key, i).Put(c.key.at(i), c.val.at(i)); err != nil {
+				return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+			}
 		}
 		n += rec.NumRows()
 	}
@@ -279,11 +284,13 @@ func (s *statefulAggregate) save(merged []arrow.Record, c codecPair) (int64, err
 // allState returns every stored group (partial layout).
 func (s *statefulAggregate) allState() ([]arrow.Record, error) {
 	var keys, vals [][]byte
-	s.state.rangeAll(func(k, v []byte) bool {
+	if err := s.state.rangeAll(func(k, v []byte) bool {
 		keys = append(keys, k)
 		vals = append(vals, v)
 		return true
-	})
+	}); err != nil {
+		return nil, err
+	}
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -338,7 +345,10 @@ func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
 		return nil, err
 	}
 	for i := 0; i < int(gone.NumRows()); i++ {
-		s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i))
+		if err := s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i)); err != nil {
+			gone.Release()
+			return nil, fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
+		}
 	}
 	s.progress.NumRowsRemoved += gone.NumRows()
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
@@ -366,11 +376,11 @@ func (s *statefulAggregate) outputSchema() (*arrow.Schema, error) {
 	return op.Schema(), nil
 }
 
-func (s *statefulAggregate) Commit(ctx context.Context) error {
-	return s.state.Commit(ctx, &s.progress)
-}
+func (s *statefulAggregate) State() StateDecl { return s.state.decl() }
 
-func (s *statefulAggregate) Abort() { s.state.Abort() }
+func (s *statefulAggregate) Committed(c StateCommit) { s.state.committed(&s.progress, c) }
+
+func (s *statefulAggregate) Abort() { s.state.release() }
 
 func (s *statefulAggregate) ShouldRunAnotherBatch(newWm int64) bool {
 	return s.mode != stream.Complete && s.timeKey >= 0 && newWm > s.lastEvictWm

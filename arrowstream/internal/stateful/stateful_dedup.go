@@ -43,7 +43,7 @@ type statefulDedup struct {
 	progress    stream.StateOperatorProgress
 }
 
-func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration, writer *checkpoint.Writer) (*statefulDedup, error) {
+func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration) (*statefulDedup, error) {
 	if withinWatermark && timeCol < 0 {
 		return nil, fmt.Errorf("arrowstream: dropDuplicatesWithinWatermark requires a watermark on the input")
 	}
@@ -59,7 +59,7 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 	d := &statefulDedup{
 		mem: mem, input: input, keys: keys, timeCol: timeCol, withinWatermark: withinWatermark,
 		delayMicros: delay.Microseconds(), keyCodec: codec, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	kind := "dedup"
 	if withinWatermark {
@@ -108,7 +108,7 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	defer input.Close()
 	start := time.Now()
 	d.progress = stream.StateOperatorProgress{OperatorName: d.name(), CustomMetrics: map[string]int64{"numDroppedDuplicateRows": 0}}
-	if err := d.state.open(ep); err != nil {
+	if err := d.state.bind(ep); err != nil {
 		return nil, err
 	}
 	recs, err := vector.Drain(ctx, input)
@@ -158,7 +158,10 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	}
 	d.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 	if d.evictable && ep.HasWatermark {
-		d.evict(ep.WatermarkMs)
+		if err := d.evict(ep.WatermarkMs); err != nil {
+			releaseRecords(out)
+			return nil, err
+		}
 	}
 	d.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(input.Schema(), out...)
@@ -191,7 +194,12 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec
 				continue
 			}
 			key := codec.at(i)
-			if _, dup := st.Get(key); dup {
+			_, dup, err := st.Get(key)
+			if err != nil {
+				releaseRecords(out)
+				return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", d.state.opID, err)
+			}
+			if dup {
 				c.dups++
 				continue
 			}
@@ -204,7 +212,10 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec
 				binary.LittleEndian.PutUint64(evictAt[:], uint64(at))
 				value = evictAt[:]
 			}
-			st.Put(key, value)
+			if err := st.Put(key, value); err != nil {
+				releaseRecords(out)
+				return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", d.state.opID, err)
+			}
 			c.updated++
 			sel = append(sel, int32(i))
 		}
@@ -222,22 +233,27 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec
 
 // evict removes the entries whose eviction time is at or below the
 // watermark (inclusive, as Spark's predicate), partitions in parallel.
-func (d *statefulDedup) evict(wmMs int64) {
+func (d *statefulDedup) evict(wmMs int64) error {
 	start := time.Now()
 	limit := wmMs * 1000
 	removed := make([]int64, len(d.state.stores))
-	runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
+	errs := runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
 		st := d.state.stores[p]
 		// Collect first: a store is not modified while it is ranged over.
 		var gone [][]byte
-		st.Scan(func(k, v []byte) bool {
+		err := st.Scan(func(k, v []byte) bool {
 			if len(v) == 8 && int64(binary.LittleEndian.Uint64(v)) <= limit {
 				gone = append(gone, append([]byte(nil), k...))
 			}
 			return true
 		})
+		if err != nil {
+			return fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", d.state.opID, p, err)
+		}
 		for _, k := range gone {
-			st.Delete(k)
+			if err := st.Delete(k); err != nil {
+				return fmt.Errorf("arrowstream: delete state of operator %d partition %d: %w", d.state.opID, p, err)
+			}
 		}
 		removed[p] = int64(len(gone))
 		return nil
@@ -246,10 +262,12 @@ func (d *statefulDedup) evict(wmMs int64) {
 		d.progress.NumRowsRemoved += r
 	}
 	d.progress.AllRemovalsTimeMs = time.Since(start).Milliseconds()
+	return errors.Join(errs...)
 }
 
-func (d *statefulDedup) Commit(ctx context.Context) error { return d.state.Commit(ctx, &d.progress) }
-func (d *statefulDedup) Abort()                           { d.state.Abort() }
+func (d *statefulDedup) State() StateDecl        { return d.state.decl() }
+func (d *statefulDedup) Committed(c StateCommit) { d.state.committed(&d.progress, c) }
+func (d *statefulDedup) Abort()                  { d.state.release() }
 
 func (d *statefulDedup) ShouldRunAnotherBatch(newWm int64) bool {
 	return d.evictable && newWm > d.lastEvictWm

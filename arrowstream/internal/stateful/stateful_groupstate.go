@@ -43,7 +43,7 @@ type statefulGroupState struct {
 	progress    stream.StateOperatorProgress
 }
 
-func newStatefulGroupState(mem memory.Allocator, opID int, n *plan.FlatMapGroupsWithState, writer *checkpoint.Writer) (*statefulGroupState, error) {
+func newStatefulGroupState(mem memory.Allocator, opID int, n *plan.FlatMapGroupsWithState) (*statefulGroupState, error) {
 	fn, ok := n.Func.(stream.GroupFunc)
 	if !ok {
 		if f, ok2 := n.Func.(func(arrow.Array, arrow.Record, *stream.GroupState) (arrow.Record, error)); ok2 {
@@ -72,7 +72,7 @@ func newStatefulGroupState(mem memory.Allocator, opID int, n *plan.FlatMapGroups
 	}
 	g := &statefulGroupState{
 		mem: mem, node: n, fn: fn, keyExpr: ev, keyCodec: codec, keySchema: keySchema, timeCol: -1, lastEvictWm: -1,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}},
+		state: statePartitions{opID: opID},
 	}
 	if cols := plan.EventTimeColumns(in); len(cols) > 0 {
 		g.timeCol = cols[0]
@@ -109,7 +109,7 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	defer input.Close()
 	start := time.Now()
 	g.progress = stream.StateOperatorProgress{OperatorName: "flatMapGroupsWithState", CustomMetrics: map[string]int64{"numTimedOutKeys": 0}}
-	if err := g.state.open(ep); err != nil {
+	if err := g.state.bind(ep); err != nil {
 		return nil, err
 	}
 	recs, err := vector.Drain(ctx, input)
@@ -299,12 +299,15 @@ func (g *statefulGroupState) runPartition(ep Epoch, p int, codec *rowCodec, all,
 		return out, nil
 	}
 	var expired [][]byte
-	st.Range(func(k, v []byte) bool {
+	err := st.Range(func(k, v []byte) bool {
 		if _, t, _, err := decodeGroupState(v); err == nil && t != stream.NoTimeoutSet && t < threshold {
 			expired = append(expired, append([]byte(nil), k...))
 		}
 		return true
 	})
+	if err != nil {
+		return fail(fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", g.state.opID, p, err))
+	}
 	if len(expired) == 0 {
 		return out, nil
 	}
@@ -352,7 +355,11 @@ func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, k []byte, 
 	init := stream.GroupStateInit{Timeout: stream.GroupStateTimeout(g.node.Timeout), TimedOut: timedOut,
 		BatchTimestampMs: ep.BatchTimestampMs, WatermarkMs: ep.WatermarkMs, HasWatermark: ep.HasWatermark}
 	oldTimeout := stream.NoTimeoutSet
-	if v, ok := st.Get(k); ok {
+	v, ok, err := st.Get(k)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", g.state.opID, err)
+	}
+	if ok {
 		exists, t, value, err := decodeGroupState(v)
 		if err != nil {
 			return nil, err
@@ -389,12 +396,16 @@ func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, k []byte, 
 	out := gs.Outcome()
 	switch {
 	case !out.Exists && out.TimeoutMs == stream.NoTimeoutSet:
-		if _, had := st.Get(k); had {
-			st.Delete(k)
+		if ok {
+			if err := st.Delete(k); err != nil {
+				return releaseOnError(rec, fmt.Errorf("arrowstream: delete state of operator %d: %w", g.state.opID, err))
+			}
 			c.removed++
 		}
 	case out.Updated || out.Removed || out.TimeoutMs != oldTimeout:
-		st.Put(k, encodeGroupState(out.Exists, out.TimeoutMs, out.Value))
+		if err := st.Put(k, encodeGroupState(out.Exists, out.TimeoutMs, out.Value)); err != nil {
+			return releaseOnError(rec, fmt.Errorf("arrowstream: write state of operator %d: %w", g.state.opID, err))
+		}
 		c.updated++
 	}
 	return rec, nil
@@ -451,10 +462,18 @@ func concatRecords(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Reco
 	return rec, nil
 }
 
-func (g *statefulGroupState) Commit(ctx context.Context) error {
-	return g.state.Commit(ctx, &g.progress)
+func (g *statefulGroupState) State() StateDecl        { return g.state.decl() }
+func (g *statefulGroupState) Committed(c StateCommit) { g.state.committed(&g.progress, c) }
+func (g *statefulGroupState) Abort()                  { g.state.release() }
+
+// releaseOnError releases the function's rows of a key whose state could
+// not be written back.
+func releaseOnError(rec arrow.Record, err error) (arrow.Record, error) {
+	if rec != nil {
+		rec.Release()
+	}
+	return nil, err
 }
-func (g *statefulGroupState) Abort() { g.state.Abort() }
 
 func (g *statefulGroupState) ShouldRunAnotherBatch(newWm int64) bool {
 	switch g.node.Timeout {

@@ -74,7 +74,7 @@ type statefulJoin struct {
 	pendingVersion int64
 }
 
-func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *checkpoint.Writer) (*statefulJoin, error) {
+func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
 	switch j.Type {
 	case plan.InnerJoin, plan.LeftOuterJoin, plan.RightOuterJoin, plan.FullOuterJoin, plan.LeftSemiJoin:
 	default:
@@ -105,7 +105,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join, writer *check
 	}
 	md := j.Schema().Metadata()
 	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, cacheVersion: -1}
-	s.state = statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}
+	s.state = statePartitions{opID: opID}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
 		all := make([]int, in.NumFields())
@@ -145,11 +145,10 @@ func (s *statefulJoin) Execute(context.Context, Epoch, vector.Operator) (vector.
 
 func (s *statefulJoin) Report() stream.StateOperatorProgress { return s.progress }
 
-func (s *statefulJoin) Commit(ctx context.Context) error {
-	if err := s.state.Commit(ctx, &s.progress); err != nil {
-		s.cacheVersion = -1
-		return err
-	}
+func (s *statefulJoin) State() StateDecl { return s.state.decl() }
+
+func (s *statefulJoin) Committed(c StateCommit) {
+	s.state.committed(&s.progress, c)
 	s.cacheVersion = s.pendingVersion
 	// The decoded rows kept between epochs are state memory too.
 	for _, jp := range s.parts {
@@ -157,12 +156,11 @@ func (s *statefulJoin) Commit(ctx context.Context) error {
 			s.progress.MemoryUsedBytes += c.bytes
 		}
 	}
-	return nil
 }
 
 func (s *statefulJoin) Abort() {
 	s.cacheVersion = -1
-	s.state.Abort()
+	s.state.release()
 }
 
 func (s *statefulJoin) ShouldRunAnotherBatch(newWm int64) bool {
@@ -197,7 +195,7 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 	defer right.Close()
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "symmetricHashJoin", CustomMetrics: map[string]int64{}}
-	if err := s.state.open(ep); err != nil {
+	if err := s.state.bind(ep); err != nil {
 		return nil, err
 	}
 	if s.cacheVersion != ep.ID {
@@ -432,7 +430,10 @@ func (s *statefulJoin) output(l, r arrow.Record, li, ri []int32) (arrow.Record, 
 // partition p's state and evicts the rows below the side's state
 // watermark; it returns the evicted unmatched rows of an outer side and
 // the numbers of rows updated and removed.
-func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideRows) (nulls []int32, updated, removed int64) {
+func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideRows) (nulls []int32, updated, removed int64, err error) {
+	wrap := func(op string, err error) error {
+		return fmt.Errorf("arrowstream: %s state of operator %d partition %d: %w", op, s.state.opID, p, err)
+	}
 	thr, evict := s.evictThreshold(ep, side)
 	cache := s.parts[p].caches[tag]
 	st := s.state.stores[p]
@@ -466,7 +467,9 @@ func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideR
 		}
 		switch {
 		case gone && isState:
-			st.Delete(r.storeKeys[i])
+			if err := st.Delete(r.storeKeys[i]); err != nil {
+				return nil, 0, 0, wrap("delete", err)
+			}
 			cache.remove(r.entries[i])
 			removed++
 		case gone:
@@ -477,10 +480,18 @@ func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideR
 			}
 			if r.matched[i] != r.wasMatch[i] {
 				e.matched = true
-				v, _ := st.Get(r.storeKeys[i])
+				v, ok, err := st.Get(r.storeKeys[i])
+				if err != nil {
+					return nil, 0, 0, wrap("read", err)
+				}
+				if !ok || len(v) == 0 {
+					return nil, 0, 0, wrap("read", fmt.Errorf("row %x of the cache is not in the store: %w", r.storeKeys[i], checkpoint.ErrCorrupt))
+				}
 				val = append(val[:0], v...)
 				val[0] = 1
-				st.Put(r.storeKeys[i], val)
+				if err := st.Put(r.storeKeys[i], val); err != nil {
+					return nil, 0, 0, wrap("write", err)
+				}
 			}
 		default:
 			enc := r.enc[i]
@@ -497,7 +508,9 @@ func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideR
 				val[0] = 1
 			}
 			val = append(val, enc...)
-			st.Put(key, val)
+			if err := st.Put(key, val); err != nil {
+				return nil, 0, 0, wrap("write", err)
+			}
 			updated++
 			e := &joinEntry{storeKey: key, key: r.keys[i],
 				keyNull: r.keyNull[i], enc: enc, matched: r.matched[i]}
@@ -505,5 +518,5 @@ func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideR
 			cache.add(e)
 		}
 	}
-	return nulls, updated, removed
+	return nulls, updated, removed, nil
 }

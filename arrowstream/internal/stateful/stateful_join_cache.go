@@ -3,6 +3,7 @@ package stateful
 import (
 	"container/heap"
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -108,7 +109,7 @@ func (s *statefulJoin) loadCache(ctx context.Context, p, i int) (*sideCache, err
 	r := &sideRows{}
 	defer r.release()
 	var enc [][]byte
-	st.Range(func(k, v []byte) bool {
+	err := st.Range(func(k, v []byte) bool {
 		if len(k) > 0 && k[0] == tag && len(v) > 0 {
 			r.storeKeys = append(r.storeKeys, append([]byte(nil), k...))
 			r.wasMatch = append(r.wasMatch, v[0] == 1)
@@ -116,6 +117,9 @@ func (s *statefulJoin) loadCache(ctx context.Context, p, i int) (*sideCache, err
 		}
 		return true
 	})
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.state.opID, p, err)
+	}
 	if err := s.decodeSide(s.parts[p].codecs[i], r, enc); err != nil {
 		return nil, err
 	}

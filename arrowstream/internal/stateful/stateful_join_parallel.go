@@ -195,7 +195,10 @@ func (s *statefulJoin) joinPartition(ctx context.Context, ep Epoch, p int, fresh
 	res.updateNs = int64(time.Since(start))
 	removeStart := time.Now()
 	for i, side := range s.sides {
-		nulls, upd, rem := s.store(ep, p, byte(i), side, rows[i])
+		nulls, upd, rem, err := s.store(ep, p, byte(i), side, rows[i])
+		if err != nil {
+			return res, err
+		}
 		res.updated += upd
 		res.removed += rem
 		for _, n := range nulls {

@@ -3,13 +3,13 @@ package stateful
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -30,9 +30,9 @@ type statefulLimit struct {
 	progress stream.StateOperatorProgress
 }
 
-func newStatefulLimit(mem memory.Allocator, opID int, input *arrow.Schema, n int64, writer *checkpoint.Writer) *statefulLimit {
+func newStatefulLimit(mem memory.Allocator, opID int, input *arrow.Schema, n int64) *statefulLimit {
 	l := &statefulLimit{mem: mem, n: n, schema: input,
-		state: statePartitions{opID: opID, writer: writer, opts: checkpoint.StoreOptions{Allocator: mem}}}
+		state: statePartitions{opID: opID, global: true}}
 	l.state.schema = describeState("globalLimit", nil, arrow.NewSchema([]arrow.Field{{Name: "count", Type: vector.Int64}}, nil))
 	return l
 }
@@ -42,15 +42,18 @@ var limitKey = []byte("count")
 func (l *statefulLimit) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	l.progress = stream.StateOperatorProgress{OperatorName: "globalLimit"}
-	// One partition: the count is global.
-	ep.NumPartitions = 1
-	if err := l.state.open(ep); err != nil {
+	if err := l.state.bind(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
 	st := l.state.stores[0]
 	var done int64
-	if v, ok := st.Get(limitKey); ok && len(v) == 8 {
+	v, ok, err := st.Get(limitKey)
+	if err != nil {
+		input.Close()
+		return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", l.state.opID, err)
+	}
+	if ok && len(v) == 8 {
 		done = int64(binary.LittleEndian.Uint64(v))
 	}
 	remaining := max(l.n-done, 0)
@@ -73,7 +76,10 @@ func (l *statefulLimit) Execute(ctx context.Context, ep Epoch, input vector.Oper
 		// (numRowsUpdated is 0 for an epoch that let nothing through).
 		var buf [8]byte
 		binary.LittleEndian.PutUint64(buf[:], uint64(done+rows))
-		st.Put(limitKey, buf[:])
+		if err := st.Put(limitKey, buf[:]); err != nil {
+			releaseRecords(recs)
+			return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", l.state.opID, err)
+		}
 		l.progress.NumRowsUpdated = 1
 	}
 	l.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
@@ -82,7 +88,8 @@ func (l *statefulLimit) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	return scan, err
 }
 
-func (l *statefulLimit) Commit(ctx context.Context) error     { return l.state.Commit(ctx, &l.progress) }
-func (l *statefulLimit) Abort()                               { l.state.Abort() }
+func (l *statefulLimit) State() StateDecl                     { return l.state.decl() }
+func (l *statefulLimit) Committed(c StateCommit)              { l.state.committed(&l.progress, c) }
+func (l *statefulLimit) Abort()                               { l.state.release() }
 func (l *statefulLimit) ShouldRunAnotherBatch(int64) bool     { return false }
 func (l *statefulLimit) Report() stream.StateOperatorProgress { return l.progress }

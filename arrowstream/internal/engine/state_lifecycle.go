@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// stateLifecycle is the one place that owns the state of a query's
+// stateful operators per epoch: from the operators' declarations it opens
+// the partitions (state/<op>/<p>) at the epoch's version before the plan
+// runs, and commits or aborts them all after. The loops commit state
+// before the sink sees the epoch's output (as Spark commits state inside
+// the tasks of the sink's job), so that no output built from a failed
+// state read or write is ever delivered; a re-run epoch reloads the
+// version it started from.
+type stateLifecycle struct {
+	writer      *checkpoint.Writer
+	mem         memory.Allocator
+	newProvider StateProviderFunc
+	provider    checkpoint.StateStoreProvider
+
+	ops []*opState
+}
+
+// opState is the state of one operator.
+type opState struct {
+	decl    stateful.StateDecl
+	checked bool // the schema was compared with the checkpoint's
+	parts   []checkpoint.StatePartition
+	stores  []checkpoint.StateStore // open for the current epoch
+}
+
+func newStateLifecycle(writer *checkpoint.Writer, mem memory.Allocator, decls []stateful.StateDecl) *stateLifecycle {
+	l := &stateLifecycle{writer: writer, mem: mem}
+	for _, d := range decls {
+		l.ops = append(l.ops, &opState{decl: d})
+	}
+	return l
+}
+
+// open opens every operator's partitions at version ep.ID. On error
+// nothing stays open.
+func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int, conf map[string]string) error {
+	if len(l.ops) == 0 {
+		return nil
+	}
+	if l.provider == nil {
+		var err error
+		if l.newProvider != nil {
+			l.provider, err = l.newProvider(conf, l.writer)
+		} else {
+			l.provider = checkpoint.NewMemoryProvider(l.writer, checkpoint.StoreOptions{Allocator: l.mem})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, op := range l.ops {
+		if err := l.openOp(op, checkpointDir, id, numPartitions); err != nil {
+			l.abort()
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, numPartitions int) error {
+	if !op.checked {
+		if err := l.checkSchema(op.decl, checkpointDir); err != nil {
+			return err
+		}
+		op.checked = true
+	}
+	n := max(numPartitions, 1)
+	if op.decl.Global {
+		n = 1
+	}
+	if len(op.parts) != n {
+		op.parts = make([]checkpoint.StatePartition, n)
+		for p := range op.parts {
+			dir := filepath.Join(checkpointDir, "state", strconv.Itoa(op.decl.OpID), strconv.Itoa(p))
+			part, err := l.provider.OpenPartition(dir)
+			if err != nil {
+				op.parts = nil
+				return fmt.Errorf("arrowstream: open state of operator %d partition %d: %w", op.decl.OpID, p, err)
+			}
+			op.parts[p] = part
+		}
+	}
+	op.stores = make([]checkpoint.StateStore, n)
+	for p, part := range op.parts {
+		st, err := part.Begin(id)
+		if err != nil {
+			return fmt.Errorf("arrowstream: load version %d of the state of operator %d partition %d: %w", id, op.decl.OpID, p, err)
+		}
+		op.stores[p] = st
+	}
+	return nil
+}
+
+// stores returns operator i's open stores.
+func (l *stateLifecycle) stores(i int) []checkpoint.StateStore { return l.ops[i].stores }
+
+// commit commits every open store (version id+1) and returns, per
+// operator, what describes its stores. On error every store not yet
+// committed is aborted: the epoch must be re-run from its version.
+func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, error) {
+	out := make([]stateful.StateCommit, len(l.ops))
+	for i, op := range l.ops {
+		start := time.Now()
+		var total int64
+		for p, st := range op.stores {
+			total += int64(st.Len())
+			if _, err := st.Commit(ctx); err != nil {
+				op.stores[p] = nil
+				l.abort()
+				return nil, fmt.Errorf("arrowstream: commit state of operator %d partition %d: %w", op.decl.OpID, p, err)
+			}
+			op.stores[p] = nil
+		}
+		op.stores = nil
+		c := stateful.StateCommit{NumRowsTotal: total, Partitions: int64(len(op.parts))}
+		for _, part := range op.parts {
+			c.MemoryUsedBytes += part.MemoryBytes()
+			for k, v := range part.Metrics() {
+				if c.CustomMetrics == nil {
+					c.CustomMetrics = map[string]int64{}
+				}
+				c.CustomMetrics[k] += v
+			}
+		}
+		if l.provider != nil {
+			c.MemoryUsedBytes += l.provider.MemoryBytes()
+			for k, v := range l.provider.Metrics() {
+				if c.CustomMetrics == nil {
+					c.CustomMetrics = map[string]int64{}
+				}
+				c.CustomMetrics[k] = v
+			}
+		}
+		c.CommitTimeMs = time.Since(start).Milliseconds()
+		out[i] = c
+	}
+	return out, nil
+}
+
+// abort discards every open store's updates.
+func (l *stateLifecycle) abort() {
+	for _, op := range l.ops {
+		for _, st := range op.stores {
+			if st != nil {
+				st.Abort()
+			}
+		}
+		op.stores = nil
+	}
+}
+
+// close aborts open stores and closes the provider (every partition).
+func (l *stateLifecycle) close() error {
+	l.abort()
+	if l.provider == nil {
+		return nil
+	}
+	err := l.provider.Close()
+	l.provider = nil
+	for _, op := range l.ops {
+		op.parts = nil
+	}
+	return err
+}
+
+// checkSchema records an operator's state schema on first use and
+// compares it on every later start.
+func (l *stateLifecycle) checkSchema(d stateful.StateDecl, checkpointDir string) error {
+	dir := filepath.Join(checkpointDir, "state", strconv.Itoa(d.OpID), "_metadata")
+	path := filepath.Join(dir, "schema")
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if string(data) != d.Schema {
+			return fmt.Errorf("arrowstream: the state of stateful operator %d in %s was written by a different query: it holds %s, this query needs %s; start the changed query on a new checkpoint location", d.OpID, path, data, d.Schema)
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("arrowstream: read %s: %w", path, err)
+	}
+	if err := l.writer.MkdirAll(dir); err != nil {
+		return err
+	}
+	if err := l.writer.WriteFile(path, []byte(d.Schema), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+		return err
+	}
+	return nil
+}
