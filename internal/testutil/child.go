@@ -19,8 +19,16 @@ type Child struct {
 // StartChild re-executes the test binary exe running no test, with env
 // ("NAME=value") added to this process's environment.
 func StartChild(exe string, env ...string) (*Child, error) {
-	c := &Child{Cmd: exec.Command(exe, "-test.run=^$"), Stderr: &TailBuffer{}, done: make(chan error, 1)}
-	c.Cmd.Env = append(os.Environ(), env...)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	return StartCmd(cmd)
+}
+
+// StartCmd starts a prepared command as a Child (its stderr goes to the
+// Child's TailBuffer, so that the waits count the child's log output as
+// progress); set Args, Env and Stdout before the call.
+func StartCmd(cmd *exec.Cmd) (*Child, error) {
+	c := &Child{Cmd: cmd, Stderr: &TailBuffer{}, done: make(chan error, 1)}
 	c.Cmd.Stderr = c.Stderr
 	if err := c.Cmd.Start(); err != nil {
 		return nil, err
