@@ -35,6 +35,30 @@ func columnChain(n int) string {
 	return "SELECT " + strings.TrimSuffix(strings.Repeat("a+", n), "+") + " FROM t"
 }
 
+// andChain is SELECT a > 0 AND a > 1 AND … FROM t with n terms.
+func andChain(n int) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(" AND ")
+		}
+		fmt.Fprintf(&b, "a > %d", i)
+	}
+	b.WriteString(" FROM t")
+	return b.String()
+}
+
+// concatChain is SELECT b || 'x' || b || … FROM t with n terms.
+func concatChain(n int) string {
+	return "SELECT " + strings.TrimSuffix(strings.Repeat("b || 'x' || ", n/2), " || ") + " FROM t"
+}
+
+// mulChain is SELECT 1*1*…*1 with n terms (folded to one literal).
+func mulChain(n int) string {
+	return "SELECT " + strings.TrimSuffix(strings.Repeat("1*", n), "*")
+}
+
 // planFully parses, analyzes, optimizes and builds the operators of text
 // (not running them), as a Flight SQL statement is planned.
 func planFully(ctx context.Context, tb testing.TB, cat plan.Catalog, text string) {
@@ -77,6 +101,9 @@ func BenchmarkPlanExprSize(b *testing.B) {
 	}{
 		{"one_plus_one", onePlusOne, []int{1000, 10000, 100000}},
 		{"column_chain", columnChain, []int{1000, 10000, 100000}},
+		{"and_chain", andChain, []int{1000, 10000, 100000}},
+		{"concat_chain", concatChain, []int{1000, 10000, 100000}},
+		{"mul_chain", mulChain, []int{1000, 10000, 100000}},
 		{"case_branches", wideCase, []int{1000, 10000, 50000}},
 	}
 	for _, sh := range shapes {

@@ -59,9 +59,13 @@
 //
 // # Optimizer
 //
-// [Optimize] folds constants, merges filters, pushes predicates down and
-// prunes columns, without changing what a streaming query computes (see
-// its documentation for what is pushed where).
+// [Optimize] folds constants, merges filters, pushes predicates down,
+// infers filters through join keys ([InferFilters]) and prunes columns,
+// without changing what a streaming query computes (see its
+// documentation for what is pushed where). Columns derived from an
+// event-time column by an order-keeping shift carry the watermark bound
+// ([WatermarkShiftKey], [WatermarkBound]) for the stream-stream join's
+// state eviction.
 //
 // # Physical plans
 //

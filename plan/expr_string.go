@@ -196,13 +196,34 @@ func (p *exprPrinter) expr(e Expr) {
 	}
 }
 
-func (p *exprPrinter) call(x *Call) {
-	if op, ok := infixOps[x.Func]; ok && len(x.Args) == 2 {
+// infixChain prints an infix call and the infix calls down its left
+// spine ((1 + 1) + 1 …) in a loop, not one recursion per term.
+func (p *exprPrinter) infixChain(x *Call) {
+	spine := []*Call{x}
+	for {
+		l, ok := spine[len(spine)-1].Args[0].(*Call)
+		if !ok || len(l.Args) != 2 {
+			break
+		}
+		if _, infix := infixOps[l.Func]; !infix {
+			break
+		}
+		spine = append(spine, l)
+	}
+	for range spine {
 		p.b.WriteByte('(')
-		p.expr(x.Args[0])
-		p.b.WriteString(" " + op + " ")
-		p.expr(x.Args[1])
+	}
+	p.expr(spine[len(spine)-1].Args[0])
+	for i := len(spine) - 1; i >= 0; i-- {
+		p.b.WriteString(" " + infixOps[spine[i].Func] + " ")
+		p.expr(spine[i].Args[1])
 		p.b.WriteByte(')')
+	}
+}
+
+func (p *exprPrinter) call(x *Call) {
+	if _, ok := infixOps[x.Func]; ok && len(x.Args) == 2 {
+		p.infixChain(x)
 		return
 	}
 	switch x.Func {

@@ -126,7 +126,7 @@ func NewProject(input Node, exprs []NamedExpr) (*Project, error) {
 		return nil, errNilInput
 	}
 	p := &Project{Input: input, Exprs: exprs}
-	s, err := projectSchema(input.Schema(), exprs)
+	s, err := projectSchema(input.Schema(), input, exprs)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,12 @@ func NewProject(input Node, exprs []NamedExpr) (*Project, error) {
 	return p, nil
 }
 
-func projectSchema(in *arrow.Schema, exprs []NamedExpr) (*arrow.Schema, error) {
+// projectSchema is the schema of exprs over in. With input (the node
+// whose schema in is) set, a column derived from an event-time column by
+// an order-keeping shift carries WatermarkShiftKey (watermark_derived.go);
+// without it (aggregation keys: an aggregation emits rows long after
+// their input arrived) no column does.
+func projectSchema(in *arrow.Schema, input Node, exprs []NamedExpr) (*arrow.Schema, error) {
 	fields := make([]arrow.Field, len(exprs))
 	for i, ne := range exprs {
 		if ne.Expr == nil {
@@ -143,8 +148,15 @@ func projectSchema(in *arrow.Schema, exprs []NamedExpr) (*arrow.Schema, error) {
 		fields[i] = arrow.Field{Name: ne.Name, Type: ne.Expr.DataType(), Nullable: ne.Expr.Nullable()}
 		// A bare column keeps its metadata (the watermark marker), as
 		// Spark's Alias of an attribute does.
-		if c, ok := ne.Expr.(*ColumnRef); ok && c.Index >= 0 && c.Index < in.NumFields() {
+		c, isCol := ne.Expr.(*ColumnRef)
+		switch {
+		case isCol && c.Index >= 0 && c.Index < in.NumFields():
 			fields[i].Metadata = in.Field(c.Index).Metadata
+			if input == nil {
+				fields[i].Metadata = withoutKey(fields[i].Metadata, WatermarkShiftKey)
+			}
+		case !isCol && input != nil:
+			fields[i].Metadata = derivedMetadata(input, ne.Expr)
 		}
 	}
 	return arrow.NewSchema(fields, nil), nil
@@ -153,7 +165,7 @@ func projectSchema(in *arrow.Schema, exprs []NamedExpr) (*arrow.Schema, error) {
 // Schema implements Node.
 func (n *Project) Schema() *arrow.Schema {
 	if n.schema == nil {
-		n.schema, _ = projectSchema(n.Input.Schema(), n.Exprs)
+		n.schema, _ = projectSchema(n.Input.Schema(), n.Input, n.Exprs)
 	}
 	return n.schema
 }
@@ -187,7 +199,7 @@ func NewAggregate(input Node, groupBy []NamedExpr, aggs []AggregateExpr) (*Aggre
 }
 
 func aggregateSchema(in *arrow.Schema, groupBy []NamedExpr, aggs []AggregateExpr) (*arrow.Schema, error) {
-	keys, err := projectSchema(in, groupBy)
+	keys, err := projectSchema(in, nil, groupBy)
 	if err != nil {
 		return nil, err
 	}
@@ -359,14 +371,14 @@ func watermarkSchema(in *arrow.Schema, col int, delayMs int64) *arrow.Schema {
 	fields := append([]arrow.Field(nil), in.Fields()...)
 	for i := range fields {
 		f := &fields[i]
-		_, has := WatermarkDelay(*f)
+		_, has := WatermarkBound(*f)
 		if i != col && !has {
 			continue
 		}
 		var keys, vals []string
 		if f.HasMetadata() {
 			for k, key := range f.Metadata.Keys() {
-				if key != WatermarkDelayKey {
+				if key != WatermarkDelayKey && key != WatermarkShiftKey {
 					keys = append(keys, key)
 					vals = append(vals, f.Metadata.Values()[k])
 				}

@@ -12,8 +12,9 @@ import (
 // Optimize rewrites a logical plan into an equivalent cheaper one:
 // SubqueryAlias removal, constant folding, filter merging, predicate
 // push-down (through projections, joins, unions, windows, sorts and
-// aggregates, into batch scans) and projection pruning, then removal of
-// no-op projections. The output schema is unchanged.
+// aggregates, into batch scans), filters inferred through join keys
+// (InferFilters) and projection pruning, then removal of no-op
+// projections. The output schema is unchanged.
 //
 // Streaming safety. A rewrite must not change what a streaming query
 // computes, so:
@@ -38,7 +39,7 @@ import (
 //
 // Each rule is also exported on its own for tests and for the streaming
 // planner: FoldConstants, MergeFilters, PushDownPredicates,
-// PruneColumns.
+// InferFilters, PruneColumns.
 func Optimize(n Node) (Node, error) {
 	return OptimizeContext(context.Background(), n)
 }
@@ -61,13 +62,19 @@ func OptimizeContext(ctx context.Context, n Node) (Node, error) {
 	if n, err = FoldConstants(n); err != nil {
 		return nil, err
 	}
+	// Filters go down, so that each join sees the constraints of its
+	// inputs; the filters inferred from them go down in the next round
+	// (where a join above may infer more from them).
 	for i := 0; i < 3; i++ {
 		if stopped() {
 			return nil, err
 		}
 		n = MergeFilters(n)
 		n = PushDownPredicates(n)
+		n = InferFilters(n)
 	}
+	n = MergeFilters(n)
+	n = PushDownPredicates(n)
 	n = MergeFilters(n)
 	if stopped() {
 		return nil, err

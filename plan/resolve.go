@@ -25,6 +25,8 @@ type resolver struct {
 	// BY, explode(...) in a select list), by syntax node.
 	special map[sql.Expr]Expr
 	inAgg   bool
+	// types caches the types of binary operators (see typedCall).
+	types map[callTypeKey]arrow.DataType
 }
 
 func (r *resolver) exprs(es []sql.Expr) ([]Expr, error) {
@@ -158,11 +160,42 @@ var arithmeticOps = map[sql.BinaryOp]string{
 	sql.OpAdd: "+", sql.OpSub: "-", sql.OpMul: "*", sql.OpDiv: "/", sql.OpMod: "%",
 }
 
+// binary resolves a binary operator. A left-deep chain a op b op c …
+// (the parser's shape for 1+1+…+1 or a AND b AND …) is resolved in a loop
+// up its left spine, not by one recursion per term, so that a chain of
+// 100K terms costs no deep stack.
 func (r *resolver) binary(x *sql.BinaryExpr) (Expr, error) {
-	l, err := r.expr(x.L)
+	spine := []*sql.BinaryExpr{x}
+	for {
+		l, ok := spine[len(spine)-1].L.(*sql.BinaryExpr)
+		if !ok {
+			break
+		}
+		if _, sp := r.special[l]; sp {
+			break
+		}
+		spine = append(spine, l)
+	}
+	l, err := r.expr(spine[len(spine)-1].L)
 	if err != nil {
 		return nil, err
 	}
+	for i := len(spine) - 1; i >= 0; i-- {
+		if i > 0 {
+			// The step r.expr would have taken for this node.
+			if err := r.b.step(); err != nil {
+				return nil, err
+			}
+		}
+		if l, err = r.binaryOver(spine[i], l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// binaryOver resolves x whose left operand resolved to l.
+func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 	rr, err := r.expr(x.R)
 	if err != nil {
 		return nil, err
@@ -177,13 +210,13 @@ func (r *resolver) binary(x *sql.BinaryExpr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
+		return r.typedCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
 	case sql.OpConcat:
-		return newCall(x.Pos, "concat", l, rr)
+		return r.typedCall(x.Pos, "concat", l, rr)
 	}
 	if op, ok := comparisonOps[x.Op]; ok {
 		l, rr = coerceComparison(l, rr)
-		return newCall(x.Pos, op, l, rr)
+		return r.typedCall(x.Pos, op, l, rr)
 	}
 	if op, ok := arithmeticOps[x.Op]; ok {
 		if (op == "+" || op == "-") && (isInterval(l) || isInterval(rr)) {
@@ -197,9 +230,54 @@ func (r *resolver) binary(x *sql.BinaryExpr) (Expr, error) {
 			return newCall(x.Pos, op, l, rr)
 		}
 		l, rr = coerceArithmetic(l, rr)
-		return newCall(x.Pos, op, l, rr)
+		return r.typedCall(x.Pos, op, l, rr)
 	}
 	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)
+}
+
+// callTypeKey identifies the type of a binary operator over two
+// non-constant operands of primitive types: it depends on nothing else
+// (the operands are typed as placeholder columns).
+type callTypeKey struct {
+	fn   string
+	l, r arrow.Type
+}
+
+// typedCall is newCall(pos, fn, l, rr), taking the type of an operator
+// over non-constant operands of primitive types from the resolver's cache
+// when the same operator was typed over the same types before: a chain
+// a+a+…+a binds one placeholder expression, not one per term.
+func (r *resolver) typedCall(pos sql.Pos, fn string, l, rr Expr) (Expr, error) {
+	lt, rt := l.DataType(), rr.DataType()
+	if !primitiveType(lt) || !primitiveType(rt) || isConstant(l) || isConstant(rr) {
+		return newCall(pos, fn, l, rr)
+	}
+	k := callTypeKey{fn: fn, l: lt.ID(), r: rt.ID()}
+	if dt, ok := r.types[k]; ok {
+		c := &Call{Func: fn, Args: []Expr{l, rr}, Type: dt}
+		c.Null = callNullable(c)
+		c.typing = callTyping{known: true}
+		return c, nil
+	}
+	e, err := newCall(pos, fn, l, rr)
+	if err != nil {
+		return nil, err
+	}
+	if r.types == nil {
+		r.types = map[callTypeKey]arrow.DataType{}
+	}
+	r.types[k] = e.DataType()
+	return e, nil
+}
+
+// primitiveType: a type its ID names completely (no precision, unit,
+// zone or fields).
+func primitiveType(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.DATE32:
+		return true
+	}
+	return false
 }
 
 func (r *resolver) between(x *sql.Between) (Expr, error) {

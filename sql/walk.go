@@ -118,8 +118,24 @@ func Inspect(n Node, f func(Node) bool) {
 	case *UnaryExpr:
 		Inspect(n.X, f)
 	case *BinaryExpr:
-		Inspect(n.L, f)
-		Inspect(n.R, f)
+		// A left-deep chain (1+1+…+1) is walked down its left spine in a
+		// loop, not one recursion per term; the order is the same.
+		spine := []*BinaryExpr{n}
+		for {
+			top := spine[len(spine)-1]
+			l, ok := top.L.(*BinaryExpr)
+			if !ok {
+				Inspect(top.L, f)
+				break
+			}
+			if !f(l) {
+				break
+			}
+			spine = append(spine, l)
+		}
+		for i := len(spine) - 1; i >= 0; i-- {
+			Inspect(spine[i].R, f)
+		}
 	case *IsNull:
 		Inspect(n.X, f)
 	case *Between:

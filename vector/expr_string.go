@@ -326,7 +326,9 @@ func bindConcat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eval
 	}
 	conv := make([]Evaluator, len(args))
 	for k, a := range args {
-		if !allBinary {
+		// The argument's text (its whole subtree) is rendered only for a
+		// cast or an error: a chain a || b || … binds in linear time.
+		if dt := a.DataType(); !allBinary && !isStringInput(dt) && dt.ID() != arrow.NULL {
 			var err error
 			if a, err = asStringArg(a, mem, f.Args[k].String()); err != nil {
 				return nil, err

@@ -26,6 +26,10 @@ type engineRun struct {
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
 	answer    []string
+	// stateRows and peakStateRows are the rows in the query's state
+	// (progress numRowsTotal over its stateful operators) after the last
+	// epoch and at most after any epoch.
+	stateRows, peakStateRows int64
 }
 
 // runEngine starts q as a streaming table of a fresh session whose
@@ -99,12 +103,26 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		run.latencies = append(run.latencies, lat)
 		run.elapsed += lat
 		run.events += b.Events
+		run.stateRows = stateRows(sq.LastProgress())
+		run.peakStateRows = max(run.peakStateRows, run.stateRows)
 	}
 	run.peak = peak.Peak()
 	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
 		return nil, err
 	}
 	return run, nil
+}
+
+// stateRows sums numRowsTotal over a progress report's stateful operators.
+func stateRows(p *arrowstream.StreamingQueryProgress) int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, op := range p.StateOperators {
+		n += op.NumRowsTotal
+	}
+	return n
 }
 
 // engineAnswer reads the query's answer: its sink table, or the result of

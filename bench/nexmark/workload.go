@@ -119,7 +119,8 @@ func RunQuery(ctx context.Context, cfg harness.Config, name string, size Size) (
 	}
 	if cfg.Logger != nil {
 		cfg.Logger.Info("nexmark", "query", name, "events", eng.events, "epochs", len(batches),
-			"engine", eng.elapsed, "peer", peer.elapsed, "answer_rows", len(eng.answer))
+			"engine", eng.elapsed, "peer", peer.elapsed, "answer_rows", len(eng.answer),
+			"state_rows", eng.stateRows, "peak_state_rows", eng.peakStateRows)
 	}
 	return figures(workload, eng, peer), nil
 }

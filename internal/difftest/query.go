@@ -31,6 +31,18 @@ type From struct {
 	Join        string // "" (one table), "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN"
 	On          *Expr
 	SubWhere    *Expr // one table as (SELECT * FROM t WHERE SubWhere) AS s
+	// LeftWhere and RightWhere filter a joined table in a subquery,
+	// (SELECT * FROM t WHERE LeftWhere) AS t: constraints the optimizer
+	// infers filters for the other side from.
+	LeftWhere, RightWhere *Expr
+}
+
+// sideSQL renders a joined table, filtered in a subquery when where is set.
+func sideSQL(t *Table, where *Expr, d Dialect) string {
+	if where == nil {
+		return t.Name
+	}
+	return fmt.Sprintf("(SELECT * FROM %s WHERE %s) AS %s", t.Name, where.Render(d), t.Name)
 }
 
 func (f From) render(d Dialect) string {
@@ -40,14 +52,15 @@ func (f From) render(d Dialect) string {
 		}
 		return f.Left.Name
 	}
+	l, r := sideSQL(f.Left, f.LeftWhere, d), sideSQL(f.Right, f.RightWhere, d)
 	if f.Join == "CROSS JOIN" {
-		return f.Left.Name + " CROSS JOIN " + f.Right.Name
+		return l + " CROSS JOIN " + r
 	}
 	join := f.Join
 	if d == DuckDB && (join == "LEFT SEMI JOIN" || join == "LEFT ANTI JOIN") {
 		join = strings.TrimPrefix(join, "LEFT ") // DuckDB's SEMI JOIN, ANTI JOIN
 	}
-	return fmt.Sprintf("%s %s %s ON %s", f.Left.Name, join, f.Right.Name, f.On.Render(d))
+	return fmt.Sprintf("%s %s %s ON %s", l, join, r, f.On.Render(d))
 }
 
 // Query is a generated SELECT.
@@ -185,18 +198,30 @@ func (g *gen) query(tables []*Table) *Query {
 		}
 		q.From.Join = []string{"JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN"}[r.IntN(8)]
 		sc = scope{cols: append(append([]Column(nil), q.From.Left.Columns...), q.From.Right.Columns...)}
+		var key *[2]Column
 		if q.From.Join != "CROSS JOIN" {
-			q.From.On = g.joinCond(q.From.Left, q.From.Right)
+			q.From.On, key = g.joinCond(q.From.Left, q.From.Right)
 		}
-		if strings.HasSuffix(q.From.Join, "SEMI JOIN") || strings.HasSuffix(q.From.Join, "ANTI JOIN") {
+		semi := strings.HasSuffix(q.From.Join, "SEMI JOIN") || strings.HasSuffix(q.From.Join, "ANTI JOIN")
+		if semi {
 			sc = scope{cols: q.From.Left.Columns} // only the left side is visible above
+		}
+		if key != nil && r.IntN(2) == 0 {
+			// A one-column predicate on a join key, somewhere the
+			// optimizer reads constraints from (filters it infers for the
+			// other side through the key).
+			g.keyConstraint(q, key, semi)
 		}
 	} else if r.IntN(5) == 0 {
 		q.From.SubWhere = exprGen{g, sc}.expr(cBool, 2)
 	}
 	x := exprGen{g, sc}
 	if r.IntN(3) != 0 {
-		q.Where = x.expr(cBool, 3)
+		w := x.expr(cBool, 3)
+		if q.Where != nil {
+			w = call("(%s AND %s)", cBool, q.Where, w)
+		}
+		q.Where = w
 	}
 	if r.IntN(2) == 0 {
 		g.aggregate(q, x)
@@ -222,9 +247,60 @@ func (g *gen) query(tables []*Table) *Query {
 	return q
 }
 
+// keyConstraint puts a one-column predicate on one of the key columns
+// into the ON condition, the WHERE clause (where the key is visible) or
+// a subquery filtering that key's table.
+func (g *gen) keyConstraint(q *Query, key *[2]Column, semi bool) {
+	r := g.r
+	side := r.IntN(2)
+	col := key[side]
+	p := g.keyPred(col)
+	switch where := r.IntN(3); {
+	case where == 0:
+		q.From.On = call("(%s AND %s)", cBool, q.From.On, p)
+	case where == 1 && (side == 0 || !semi):
+		q.Where = p
+	case side == 0:
+		q.From.LeftWhere = p
+	default:
+		q.From.RightWhere = p
+	}
+}
+
+// keyPred draws a predicate over column c alone of the kinds InferFilters
+// transfers (comparisons, IN, BETWEEN, IS [NOT] NULL, % by a literal) and
+// some it must not (arithmetic that may overflow).
+func (g *gen) keyPred(c Column) *Expr {
+	r := g.r
+	x := exprGen{g, scope{cols: []Column{c}}}
+	col := leaf(c.Name, "", c.class())
+	switch r.IntN(7) {
+	case 0:
+		return call("(%s IS NOT NULL)", cBool, col)
+	case 1:
+		return call("(%s IS NULL)", cBool, col)
+	case 2:
+		return call("(%s IN (%s, %s))", cBool, col, x.literal(c.class()), x.literal(c.class()))
+	case 3:
+		return call("(%s BETWEEN %s AND %s)", cBool, col, x.literal(c.class()), x.literal(c.class()))
+	case 4:
+		if c.class() == cInt {
+			m := r.IntN(3) + 2
+			return leaf(fmt.Sprintf("(%s %% %d = %d)", c.Name, m, r.IntN(m)), "", cBool)
+		}
+	case 5:
+		if c.class() == cInt {
+			return call("((%s + 1) > %s)", cBool, col, x.literal(cInt))
+		}
+	}
+	op := []string{"<", "<=", ">", ">=", "=", "<>"}[r.IntN(6)]
+	return call("(%s "+op+" %s)", cBool, col, x.literal(c.class()))
+}
+
 // joinCond draws an ON condition: usually an equality of two columns of
-// the same class (so that rows meet), sometimes with a conjunct more.
-func (g *gen) joinCond(l, rt *Table) *Expr {
+// the same class (so that rows meet), sometimes with a conjunct more; it
+// returns the equality's columns when there is one.
+func (g *gen) joinCond(l, rt *Table) (*Expr, *[2]Column) {
 	r := g.r
 	var pairs [][2]Column
 	for _, a := range l.Columns {
@@ -237,17 +313,30 @@ func (g *gen) joinCond(l, rt *Table) *Expr {
 	}
 	sc := scope{cols: append(append([]Column(nil), l.Columns...), rt.Columns...)}
 	if len(pairs) == 0 || r.IntN(8) == 0 {
-		return exprGen{g, sc}.expr(cBool, 2)
+		return exprGen{g, sc}.expr(cBool, 2), nil
 	}
 	p := pairs[r.IntN(len(pairs))]
+	if r.IntN(2) == 0 {
+		// Prefer columns of one kind: those are the keys filters are
+		// inferred through.
+		var same [][2]Column
+		for _, q := range pairs {
+			if q[0].Kind == q[1].Kind {
+				same = append(same, q)
+			}
+		}
+		if len(same) > 0 {
+			p = same[r.IntN(len(same))]
+		}
+	}
 	eq := leaf(p[0].Name+" = "+p[1].Name, "", cBool)
 	if r.IntN(5) == 0 {
 		eq = leaf(p[0].Name+" <=> "+p[1].Name, p[0].Name+" IS NOT DISTINCT FROM "+p[1].Name, cBool)
 	}
 	if r.IntN(4) == 0 {
-		return call("(%s AND %s)", cBool, eq, exprGen{g, sc}.expr(cBool, 1))
+		return call("(%s AND %s)", cBool, eq, exprGen{g, sc}.expr(cBool, 1)), &p
 	}
-	return eq
+	return eq, &p
 }
 
 // aggregate turns q into an aggregate query: group keys (possibly none)

@@ -35,6 +35,9 @@ type joinSide struct {
 	evictCol int           // column whose time drives eviction
 	offset   int64         // µs added to W×1000 for evictValue
 	outer    bool          // unmatched rows are emitted with nulls on eviction
+	// derivedLate, when set, drops the rows behind a derived column's
+	// watermark bound too (stateful_join_cond.go).
+	derivedLate *derivedLate
 	// only is the part of the condition over this side alone (nil: none):
 	// a new row failing it is never joined nor stored; an outer side
 	// emits it with nulls at once.
@@ -248,9 +251,12 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 			rec.Release()
 			return nil, err
 		}
-		var tcol arrow.Array
+		var tcol, dcol arrow.Array
 		if side.timeCol >= 0 && ep.HasWatermark {
 			tcol = rec.Column(side.timeCol)
+		}
+		if side.derivedLate != nil && ep.HasWatermark {
+			dcol = rec.Column(side.derivedLate.col)
 		}
 		// The rows' bytes share one buffer per input record (one
 		// allocation instead of one per row); the cache keeps them.
@@ -262,6 +268,12 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 		for i := 0; i < int(rec.NumRows()); i++ {
 			if tcol != nil {
 				if t, ok := timeAt(tcol, i); ok && t <= late {
+					s.progress.NumRowsDroppedByWatermark++
+					continue
+				}
+			}
+			if dcol != nil {
+				if t, ok := timeAt(dcol, i); ok && t <= late+side.derivedLate.shiftUs {
 					s.progress.NumRowsDroppedByWatermark++
 					continue
 				}

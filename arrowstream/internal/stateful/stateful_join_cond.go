@@ -32,6 +32,12 @@ func (s *statefulJoin) findEviction(lk, rk []plan.Expr, residual plan.Expr, nl i
 	if residual == nil {
 		return
 	}
+	// used[i] is the other side's column whose bound evicts side i.
+	var used [2]struct {
+		col   int
+		shift int64
+		late  bool // a derived column: the other side drops rows behind its bound
+	}
 	for _, c := range rangeConjuncts(residual) {
 		// c: a OP b with OP in < <= > >=.
 		la, ca, oka := timeTerm(c.Args[0])
@@ -49,10 +55,12 @@ func (s *statefulJoin) findEviction(lk, rk []plan.Expr, residual plan.Expr, nl i
 			op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
 		}
 		lcol, rcol := la.Index, lb.Index-nl
-		if _, ok := plan.WatermarkDelay(s.sides[0].schema.Field(lcol)); !ok {
-			continue
-		}
-		if _, ok := plan.WatermarkDelay(s.sides[1].schema.Field(rcol)); !ok {
+		// Each column is an event-time column (shift 0) or derived from
+		// one (plan.WatermarkShiftKey): future rows exceed W + shift.
+		lf, rf := s.sides[0].schema.Field(lcol), s.sides[1].schema.Field(rcol)
+		ls, lok := plan.WatermarkBound(lf)
+		rs, rok := plan.WatermarkBound(rf)
+		if !lok || !rok {
 			continue
 		}
 		// L + ca OP R + cb ⇔ L − R OP c.
@@ -62,20 +70,38 @@ func (s *statefulJoin) findEviction(lk, rk []plan.Expr, residual plan.Expr, nl i
 		if !strict {
 			adj = -1000
 		}
-		var side *joinSide
-		var off int64
-		var col int
+		var i, col, other int
+		var off, shift int64
+		var otherField arrow.Field
 		switch op {
-		case ">", ">=": // L > R + c, R > W → L > W + c
-			side, off, col = s.sides[0], c+adj, lcol
-		default: // L < R + c → R > L − c > W − c
-			side, off, col = s.sides[1], -c+adj, rcol
+		case ">", ">=": // L > R + c, R > W + rs → L > W + rs + c
+			i, off, col, other, shift, otherField = 0, rs+c+adj, lcol, rcol, rs, rf
+		default: // L < R + c → R > L − c > W + ls − c
+			i, off, col, other, shift, otherField = 1, ls-c+adj, rcol, lcol, ls, lf
 		}
+		side := s.sides[i]
 		if side.evict == evictValue && side.offset <= off {
 			continue
 		}
 		side.evict, side.offset, side.evictCol = evictValue, off, col
+		_, real := plan.WatermarkDelay(otherField)
+		used[i].col, used[i].shift, used[i].late = other, shift, !real
 	}
+	for i, u := range used {
+		if s.sides[i].evict == evictValue && u.late {
+			o := s.sides[1-i]
+			o.derivedLate = &derivedLate{col: u.col, shiftUs: u.shift}
+		}
+	}
+}
+
+// derivedLate is a derived column (plan.WatermarkShiftKey) whose bound
+// evicts the other side's state: a row at or behind the late-event
+// watermark + shift is dropped as late, as a row is by its event time, so
+// that no row the evicted state could have matched arrives afterwards.
+type derivedLate struct {
+	col     int
+	shiftUs int64
 }
 
 // rangeConjuncts splits e into its AND-ed comparisons (between expanded).
