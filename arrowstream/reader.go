@@ -55,8 +55,8 @@ func (r *DataStreamReader) Options(opts map[string]string) *DataStreamReader {
 	return r
 }
 
-// Load returns the streaming DataFrame of the source. A path, when given,
-// becomes the path option; a streaming source reads one path (which may be
+// Load returns the streaming DataFrame of the source. A path, when given
+// and not empty, becomes the path option; a streaming source reads one path (which may be
 // a glob), as in Spark.
 func (r *DataStreamReader) Load(path ...string) *DataFrame {
 	if len(path) > 1 {
@@ -66,8 +66,8 @@ func (r *DataStreamReader) Load(path ...string) *DataFrame {
 	for k, v := range r.opts {
 		opts[k] = v
 	}
-	if len(path) == 1 {
-		opts["path"] = path[0]
+	if len(path) == 1 && path[0] != "" {
+		opts["path"] = path[0] // an empty path is none (a source without paths rejects the option)
 	}
 	t, err := r.s.formatTable(r.format, r.schema, opts)
 	if err != nil {
@@ -89,6 +89,9 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 		names := s.formatNames()
 		sort.Strings(names)
 		return nil, fmt.Errorf("unknown source format %q (known: %s)", format, strings.Join(names, ", "))
+	}
+	if err := s.checkSourceOptions(format, opts); err != nil {
+		return nil, err
 	}
 	if err := s.checkOptionsAccess(format, opts); err != nil {
 		return nil, err

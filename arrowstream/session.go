@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -81,8 +82,12 @@ type Session struct {
 	sourceFmts  map[string]SourceFormat
 	sinkFmts    map[string]SinkFormat
 	sinkKeys    map[string][]string // format -> its option keys, when it declared them
+	sourceKeys  map[string][]string // source format -> its option keys, when it declared them
 	stateProvs  map[string]StateStoreProviderFunc
 	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
+
+	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
+	ddlMu   sync.Mutex                 // orders DDL and its catalog records
 }
 
 // NewSession returns a session with the built-in source formats (memory,
@@ -92,6 +97,7 @@ func NewSession(opts SessionOptions) *Session {
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook, access: opts.Access,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{}, sinkKeys: map[string][]string{},
+		sourceKeys: map[string][]string{"rate": rate.RateOptionKeys(), "rate-micro-batch": rate.RateMicroBatchOptionKeys(), "memory": nil},
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},
 	}
 	if s.mem == nil {
@@ -170,6 +176,41 @@ func (s *Session) RegisterSinkOptions(format string, keys []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sinkKeys[strings.ToLower(format)] = append([]string(nil), keys...)
+}
+
+// RegisterSourceOptions declares the option keys of a source format, so
+// that CREATE TABLE ... USING format OPTIONS (...) and ReadStreamFormat
+// reject an unknown key (with a "did you mean" hint) instead of ignoring
+// it. The connectors of package connectors declare theirs.
+func (s *Session) RegisterSourceOptions(format string, keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sourceKeys[strings.ToLower(format)] = append([]string(nil), keys...)
+}
+
+// checkSourceOptions fails on an option key the source format (if it
+// declared its keys) does not read.
+func (s *Session) checkSourceOptions(format string, opts map[string]string) error {
+	s.mu.Lock()
+	keys, ok := s.sourceKeys[strings.ToLower(format)]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(opts))
+	for k := range opts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !slices.ContainsFunc(keys, func(c string) bool { return strings.EqualFold(c, k) }) {
+			if len(keys) == 0 {
+				return fmt.Errorf("unknown option '%s': source format %s takes no options", k, format)
+			}
+			return fmt.Errorf("unknown option '%s' of source format %s%s", k, format, plan.DidYouMean(k, keys))
+		}
+	}
+	return nil
 }
 
 // checkSinkOptions fails on a key that neither the format (if it declared

@@ -47,19 +47,40 @@ type HistoryTable interface {
 // SQL runs one statement of the dialect in SQL.md:
 //
 //   - SELECT, EXPLAIN, SHOW TABLES, DESCRIBE [HISTORY]: Result.Op has the rows;
-//   - CREATE TABLE name [(cols)] USING format OPTIONS (...): declares a
-//     source (or, for format memory, a stream that clients push into);
-//   - CREATE [OR REFRESH] STREAMING TABLE name [TBLPROPERTIES (...)] AS
+//   - CREATE [OR REPLACE] TABLE name [(cols)] USING format OPTIONS (...):
+//     declares a source (or, for format memory, a stream that clients
+//     push into);
+//   - CREATE [OR REFRESH|OR REPLACE] STREAMING TABLE name [TBLPROPERTIES (...)] AS
 //     query: starts the query into the memory-sink table name (properties
 //     outputMode, trigger, checkpointLocation, and the memory sink's
-//     options); Result.Query is the query;
+//     options); Result.Query is the query. OR REPLACE starts over: the
+//     table is dropped and its checkpoint archived first;
 //   - DROP TABLE [IF EXISTS] name: stops the streaming table's query and
 //     drops the table, or drops a source.
+//
+// With a durable catalog (RestoreCatalog), CREATE and DROP statements are
+// also recorded in the catalog log; see catalog_ddl.go for how a
+// statement that repeats or changes a recorded definition is answered.
 func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 	stmt, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
 	}
+	if c := s.durable.Load(); c != nil && isDDL(stmt) {
+		return s.durableDDL(ctx, c, stmt)
+	}
+	if x, ok := stmt.(*sql.CreateStreamingTable); ok && x.OrReplace {
+		s.ddlMu.Lock()
+		defer s.ddlMu.Unlock()
+		if err := s.startOver(identName(x.Name), ""); err != nil {
+			return nil, err
+		}
+	}
+	return s.runStatement(ctx, stmt)
+}
+
+// runStatement analyzes and runs a parsed statement.
+func (s *Session) runStatement(ctx context.Context, stmt sql.Statement) (*Result, error) {
 	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confCopy())
 	if err != nil {
 		return nil, err
@@ -230,6 +251,9 @@ func (s *Session) createView(x *plan.CreateViewStatement) error {
 
 func (s *Session) createTable(x *sql.CreateTable) error {
 	name := identName(x.Name)
+	if x.OrReplace {
+		s.dropLocal(name)
+	}
 	if _, err := s.Catalog().Table(name); err == nil {
 		if x.IfNotExists {
 			return nil
@@ -260,6 +284,9 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 	if strings.EqualFold(format, "memory") {
 		if schema == nil {
 			return fmt.Errorf("arrowstream: table %s USING memory needs a column list", name)
+		}
+		if err := s.checkSourceOptions(format, opts); err != nil {
+			return fmt.Errorf("arrowstream: table %s: %w", name, err)
 		}
 		s.RegisterStream(name, NewMemoryStream(s.mem, schema))
 		return nil

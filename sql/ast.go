@@ -41,6 +41,7 @@ type Statement interface {
 // USING format [OPTIONS (key 'value', ...)]: a source or static table.
 type CreateTable struct {
 	Pos
+	OrReplace   bool // CREATE OR REPLACE TABLE
 	IfNotExists bool
 	Name        []Ident      // possibly qualified
 	Columns     []*ColumnDef // nil when the column list is left out
@@ -72,6 +73,7 @@ type Property struct {
 type CreateStreamingTable struct {
 	Pos
 	OrRefresh  bool
+	OrReplace  bool // CREATE OR REPLACE STREAMING TABLE: start over
 	Name       []Ident
 	Properties []*Property
 	Query      *Query

@@ -76,7 +76,11 @@ func (f *formatter) node(n Node) {
 func (f *formatter) stmt(s Statement) {
 	switch s := s.(type) {
 	case *CreateTable:
-		f.str("CREATE TABLE ")
+		f.str("CREATE ")
+		if s.OrReplace {
+			f.str("OR REPLACE ")
+		}
+		f.str("TABLE ")
 		if s.IfNotExists {
 			f.str("IF NOT EXISTS ")
 		}
@@ -98,6 +102,9 @@ func (f *formatter) stmt(s Statement) {
 		f.str("CREATE ")
 		if s.OrRefresh {
 			f.str("OR REFRESH ")
+		}
+		if s.OrReplace {
+			f.str("OR REPLACE ")
 		}
 		f.str("STREAMING TABLE ")
 		f.names(s.Name)

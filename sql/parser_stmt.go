@@ -53,11 +53,24 @@ func startsStatement(t *token) bool {
 	return false
 }
 
-// parseCreate parses CREATE TABLE, CREATE [OR REFRESH] STREAMING TABLE
-// and CREATE [OR REPLACE] [[GLOBAL] TEMPORARY] VIEW.
+// parseCreate parses CREATE [OR REPLACE] TABLE, CREATE [OR REFRESH|OR
+// REPLACE] STREAMING TABLE and CREATE [OR REPLACE] [[GLOBAL] TEMPORARY]
+// VIEW.
 func (p *parser) parseCreate() Statement {
 	create := p.next()
 	switch {
+	case p.isKw("OR") && p.isKwAt(1, "REPLACE") && p.isKwAt(2, "STREAMING"):
+		p.next()
+		p.next()
+		st := p.parseCreateStreaming(create.pos, false)
+		st.OrReplace = true
+		return st
+	case p.isKw("OR") && p.isKwAt(1, "REPLACE") && p.isKwAt(2, "TABLE"):
+		p.next()
+		p.next()
+		ct := p.parseCreateTable(create.pos)
+		ct.OrReplace = true
+		return ct
 	case p.isKw("OR") && p.isKwAt(1, "REPLACE"):
 		p.next()
 		p.next()
@@ -92,7 +105,7 @@ func (p *parser) parseCreateView(pos Pos, orReplace bool) *CreateView {
 		p.unexpected("TEMPORARY after GLOBAL")
 	}
 	if orReplace {
-		p.expectKw("VIEW", "[TEMPORARY] VIEW after CREATE OR REPLACE")
+		p.expectKw("VIEW", "TABLE, STREAMING TABLE or [TEMPORARY] VIEW after CREATE OR REPLACE")
 	} else {
 		p.expectKw("VIEW", "VIEW after CREATE [GLOBAL] TEMPORARY")
 	}

@@ -25,6 +25,10 @@ var statements = []struct{ in, out string }{
 		"CREATE STREAMING TABLE clicks_per_minute TBLPROPERTIES ('outputMode' = 'append', 'checkpointLocation' = 'ckpt/clicks') AS SELECT window.start AS minute, url, count(*) AS clicks FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 30 SECONDS GROUP BY window(ts, '1 minute'), url"},
 	{"CREATE OR REFRESH STREAMING TABLE counts AS SELECT value, count(*) FROM STREAM input GROUP BY value",
 		"CREATE OR REFRESH STREAMING TABLE counts AS SELECT value, count(*) FROM STREAM input GROUP BY value"},
+	{"create or replace streaming table counts as select value from stream input",
+		"CREATE OR REPLACE STREAMING TABLE counts AS SELECT value FROM STREAM input"},
+	{"create or replace table t using rate options (rowsPerSecond '5')",
+		"CREATE OR REPLACE TABLE t USING rate OPTIONS (rowsPerSecond '5')"},
 	{"create streaming table s tblproperties ('trigger' '1 second') as with x as (select 1 as a) select * from x",
 		"CREATE STREAMING TABLE s TBLPROPERTIES ('trigger' = '1 second') AS WITH x AS (SELECT 1 AS a) SELECT * FROM x"},
 	// Other statements.

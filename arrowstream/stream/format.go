@@ -23,3 +23,18 @@ type FormatRegistrar interface {
 	RegisterSourceFormat(name string, f SourceFormat)
 	RegisterSinkFormat(name string, f SinkFormat)
 }
+
+// SourceOptionRegistrar is implemented by a session that rejects unknown
+// source options (arrowstream.Session): a connector's Install declares
+// there the option keys its parser reads, when the registrar has it.
+type SourceOptionRegistrar interface {
+	RegisterSourceOptions(format string, keys []string)
+}
+
+// DeclareSourceOptions declares the option keys of a source format to r
+// if r checks options (SourceOptionRegistrar).
+func DeclareSourceOptions(r FormatRegistrar, format string, keys []string) {
+	if d, ok := r.(SourceOptionRegistrar); ok {
+		d.RegisterSourceOptions(format, keys)
+	}
+}

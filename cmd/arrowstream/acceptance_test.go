@@ -50,9 +50,15 @@ var (
 
 func startRun(t *testing.T, bin, ckDir string) *process {
 	t.Helper()
-	p := &process{ready: make(chan struct{}), exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "run", "--checkpoint", ckDir, "--http", "127.0.0.1:0", "--addr", "127.0.0.1:0",
+	return startProcess(t, bin, "run", "--checkpoint", ckDir, "--http", "127.0.0.1:0", "--addr", "127.0.0.1:0",
 		"--status", "log", "--status-interval", "1s")
+}
+
+// startProcess runs the binary with args and waits for its banner.
+func startProcess(t *testing.T, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{ready: make(chan struct{}), exited: make(chan error, 1)}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), "ARROWSTREAM_LOG_LEVEL=info")
 	stdout, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = writerFunc(func(b []byte) (int, error) {

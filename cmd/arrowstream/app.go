@@ -104,11 +104,14 @@ type app struct {
 	http   *httpServer
 	flight flightServer
 	ckRoot string
+	lock   *rootLock // held on ckRoot until shutdown
 }
 
 // startApp builds the engine and starts the HTTP and Flight SQL servers.
 // The status display starts with watch.
-func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app, error) {
+// command (run or serve) is how the root's lock names its holder; ckName
+// names the default checkpoint root.
+func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName string) (_ *app, err error) {
 	a := &app{flags: f, env: env}
 	mode := f.status.value
 	if mode == "auto" {
@@ -133,9 +136,22 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 			return nil, err
 		}
 	}
+	// Absolute, as the catalog records checkpoint paths: a later run from
+	// another directory must find them.
+	if a.ckRoot, err = filepath.Abs(a.ckRoot); err != nil {
+		return nil, fmt.Errorf("checkpoint directory: %w", err)
+	}
 	if err := os.MkdirAll(a.ckRoot, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint directory: %w", err)
 	}
+	if a.lock, err = lockRoot(a.ckRoot, command); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			a.lock.release()
+		}
+	}()
 	// A process with a Flight SQL port serves SQL users: confine what their
 	// statements may touch.
 	var policy *access.Policy
@@ -152,9 +168,15 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 	a.engine = newEngine(engineOptions{
 		access:         policy,
 		checkpointRoot: a.ckRoot,
-		sink:           memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs},
-		logger:         a.logger,
+		// Streaming tables are recoverable by default: their committed
+		// epochs are persisted in the checkpoint ('persist'='false' opts out).
+		sink:   memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs, Persist: true},
+		logger: a.logger,
 	})
+	if err := a.engine.restore(ctx); err != nil {
+		a.engine.stop(f.stopTimeout)
+		return nil, err
+	}
 	if f.httpAddr != "" {
 		if err := checkHTTPExposure(ctx, f.httpAddr, auth, f.gov.tlsCert != "", f.flight.allowInsecure); err != nil {
 			return nil, err
@@ -176,6 +198,16 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, ckName string) (*app
 			return nil, fmt.Errorf("Flight SQL server: %w", addrInUse("addr", f.flight.addr, err))
 		}
 		a.flight = fsrv
+	}
+	var addrs []string
+	if a.flight != nil {
+		addrs = append(addrs, "Flight SQL grpc://"+a.flight.Addr())
+	}
+	if a.http != nil {
+		addrs = append(addrs, "web UI http://"+a.http.Addr()+"/")
+	}
+	if err := a.lock.describe(command, addrs); err != nil {
+		a.logger.Warn("cannot describe the checkpoint root's holder", "err", err)
 	}
 	return a, nil
 }
@@ -212,6 +244,7 @@ func (a *app) shutdown() {
 			a.logger.Warn("HTTP server stop", "err", err)
 		}
 	}
+	a.lock.release()
 	a.logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond), "checkpoint", a.ckRoot)
 }
 

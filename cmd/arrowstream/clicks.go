@@ -73,6 +73,11 @@ type clicksOptions struct {
 }
 
 // parseClicksOptions reads the options, with defaults.
+// clicksOptionKeys are the options parseClicksOptions reads.
+func clicksOptionKeys() []string {
+	return []string{"rowsPerSecond", "users", "maxSecondsPerTrigger", "maxLateness", "backfill", "lateFraction"}
+}
+
 func parseClicksOptions(opts map[string]string) (clicksOptions, error) {
 	o := clicksOptions{rowsPerSecond: 200, maxLateness: 8 * time.Second, lateFraction: 0.05,
 		backfill: 20 * time.Second, maxSecondsPerTrigger: 60, users: 5000}

@@ -64,6 +64,7 @@ func newEngine(opts engineOptions) *engine {
 	pebblestate.Register(s)
 	connectors.InstallAll(s)
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
+	s.RegisterSourceOptions("clicks", clicksOptionKeys())
 	sinks := memsink.NewCatalog()
 	sinkOpts := opts.sink
 	sinkOpts.Logger = logger
@@ -107,6 +108,33 @@ func (e *engine) remember(name, text string) {
 	e.mu.Lock()
 	e.defs[strings.ToLower(name)] = def
 	e.mu.Unlock()
+}
+
+// restore recreates the tables recorded in the checkpoint root's catalog
+// and restarts its streaming tables (see Session.RestoreCatalog); from
+// then on the session records its DDL there. A table that cannot be
+// restored is logged and left out: the process serves the others (a
+// script that defines it again reports the error).
+func (e *engine) restore(ctx context.Context) error {
+	restored, err := e.session.RestoreCatalog(ctx)
+	if err != nil {
+		return err
+	}
+	var names, failed []string
+	for _, r := range restored {
+		if r.Err != nil {
+			failed = append(failed, r.Name)
+			continue
+		}
+		names = append(names, r.Name)
+		if r.Query != nil {
+			e.remember(r.Query.Name(), r.SQL)
+		}
+	}
+	if len(restored) > 0 {
+		e.logger.Info("restored the catalog", "tables", strings.Join(names, ", "), "failed", strings.Join(failed, ", "))
+	}
+	return nil
 }
 
 // definition returns how a streaming table was defined.

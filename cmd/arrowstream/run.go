@@ -63,7 +63,7 @@ func runCmd(ctx context.Context, args []string, env cliEnv) error {
 	if len(files) > 0 {
 		what, ckName = strings.Join(files, ", "), scriptCheckpointName(files)
 	}
-	a, err := startApp(ctx, f, env, ckName)
+	a, err := startApp(ctx, f, env, "run", ckName)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,11 @@ func runCmd(ctx context.Context, args []string, env cliEnv) error {
 	}
 	if err != nil {
 		var nr *memsink.NotRecoverableError
-		if errors.As(err, &nr) || errors.Is(err, checkpoint.ErrCorrupt) {
+		switch {
+		case errors.As(err, &nr):
+			err = fmt.Errorf("%w\n(the table's earlier rows were not kept: it has 'persist'='false', or its checkpoint is from an older version. "+
+				"CREATE OR REPLACE STREAMING TABLE starts it over, archiving the checkpoint; without 'persist'='false' a table is recoverable)", err)
+		case errors.Is(err, checkpoint.ErrCorrupt):
 			err = fmt.Errorf("%w\n(the checkpoint under %s was written by an incompatible run: delete it, or pass another --checkpoint)", err, a.ckRoot)
 		}
 		return err

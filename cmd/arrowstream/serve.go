@@ -50,7 +50,7 @@ func serveCmd(ctx context.Context, args []string, env cliEnv) error {
 		fmt.Fprintf(env.stderr, "arrowstream serve: %v\n", err)
 		return errUsage{2}
 	}
-	a, err := startApp(ctx, f, env, "serve")
+	a, err := startApp(ctx, f, env, "serve", "serve")
 	if err != nil {
 		return err
 	}

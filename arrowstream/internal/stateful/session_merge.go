@@ -18,10 +18,11 @@ import (
 // the stored sessions of the keys they touch, in four phases: load the
 // stored sessions, re-sessionize stored and new rows together, merge the
 // aggregate states of each merged session, save each touched key's
-// sessions. It returns the number of sessions saved.
-func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoint.StateStore, partials []arrow.Record, c codecPair) (int64, error) {
+// sessions. It returns the number of sessions saved, and notes the
+// sessions replaced and saved in d (p is the partition).
+func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoint.StateStore, partials []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
 	inputs := make([]arrow.Record, 0, len(partials)+1)
-	old, err := s.loadTouched(st, partials, c)
+	old, err := s.loadTouched(st, partials, c, d)
 	if err != nil {
 		return 0, err
 	}
@@ -40,13 +41,13 @@ func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoin
 	if err != nil {
 		return 0, err
 	}
-	return s.saveSessions(st, merged, c)
+	return s.saveSessions(st, merged, c, p, d)
 }
 
 // loadTouched decodes the stored sessions of the keys partials touch into
 // one record (nil when none is stored). They come before the new rows, so
 // that first/last see input order.
-func (s *statefulSessionWindow) loadTouched(st checkpoint.StateStore, partials []arrow.Record, c codecPair) (arrow.Record, error) {
+func (s *statefulSessionWindow) loadTouched(st checkpoint.StateStore, partials []arrow.Record, c codecPair, d *sessionDelta) (arrow.Record, error) {
 	touched := map[string]bool{}
 	var oldKeys, oldVals [][]byte
 	for _, rec := range partials {
@@ -69,6 +70,7 @@ func (s *statefulSessionWindow) loadTouched(st checkpoint.StateStore, partials [
 					return nil, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
 				}
 				kc := []byte(string(k))
+				d.removed += int64(len(entries))
 				for _, e := range entries {
 					oldKeys = append(oldKeys, kc)
 					oldVals = append(oldVals, e.val)
@@ -163,7 +165,7 @@ func (s *statefulSessionWindow) mergeSessions(ctx context.Context, resessioned [
 
 // saveSessions writes each touched key's merged sessions, sorted by start,
 // and returns how many it wrote.
-func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []arrow.Record, c codecPair) (int64, error) {
+func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
 	type entry struct {
 		start arrow.Timestamp
 		sessionEntry
@@ -189,6 +191,7 @@ func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []
 		es := make([]sessionEntry, len(l))
 		for i, e := range l {
 			es[i] = e.sessionEntry
+			d.added = append(d.added, sessionEnd{end: e.end, part: int32(p), key: k})
 		}
 		if err := st.Put([]byte(k), joinSessions(es)); err != nil {
 			return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)

@@ -50,9 +50,11 @@ type statefulSessionWindow struct {
 
 	lastEvictWm int64
 	hasWm       bool
-	// sessions is the number of stored sessions after this epoch's
-	// updates, when collect has visited the whole state (-1: not counted).
-	sessions int64
+	// index counts the stored sessions and indexes them by end (nil
+	// until the first epoch loads it); pending is the version it mirrors
+	// once this epoch commits.
+	index    *sessionIndex
+	pending  int64
 	progress stream.StateOperatorProgress
 }
 
@@ -102,11 +104,15 @@ func sessionBounds(rec arrow.Record, col int) (starts, ends []arrow.Timestamp) {
 func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error) {
 	start := time.Now()
 	s.progress = stream.StateOperatorProgress{OperatorName: "sessionWindowStateStoreSaveExec"}
-	s.sessions = -1
 	if err := s.state.bind(ep); err != nil {
 		input.Close()
 		return nil, err
 	}
+	if err := s.loadIndex(ep.ID); err != nil {
+		input.Close()
+		return nil, err
+	}
+	s.index.version, s.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
 	schema := input.Schema()
 	input.Close()
@@ -146,13 +152,10 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	switch s.mode {
 	case stream.Append:
 		if s.timed && ep.HasWatermark {
-			out, err = s.evict(ep.WatermarkMs)
+			out, err = s.evictIndexed(ep.WatermarkMs)
 		}
 	default:
 		out, err = s.allState()
-	}
-	if err == nil && s.sessions < 0 {
-		s.sessions, err = s.countSessions()
 	}
 	if err != nil {
 		releaseRecords(out)
@@ -160,23 +163,6 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	}
 	s.lastEvictWm, s.hasWm = ep.WatermarkMs, ep.HasWatermark
 	return s.finalize(out)
-}
-
-// countSessions counts the stored sessions (when no full pass of the
-// epoch counted them).
-func (s *statefulSessionWindow) countSessions() (int64, error) {
-	var n int64
-	for p, st := range s.state.stores {
-		err := st.Scan(func(_, v []byte) bool {
-			entries, _ := splitSessions(v)
-			n += int64(len(entries))
-			return true
-		})
-		if err != nil {
-			return 0, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, err)
-		}
-	}
-	return n, nil
 }
 
 // sessionRef is one session row (stored or new) of one grouping key.
@@ -269,15 +255,20 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 		}
 	}
 	rows := make([]int64, n)
+	deltas := make([]sessionDelta, n)
 	errs := runPartitions(s.opID, byPart, func(p int) error {
 		var err error
-		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p])
+		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p], p, &deltas[p])
 		return err
 	})
 	for p := range rows {
 		s.progress.NumRowsUpdated += rows[p]
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	s.index.apply(deltas, s.indexed())
+	return nil
 }
 
 func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Array {
@@ -327,42 +318,21 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 	return rec, nil
 }
 
-// collect visits every stored session; sessions for which take returns
-// true are returned decoded (partial layout) and, when remove is set,
-// deleted from the state (a key without sessions left is deleted).
-func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove bool) ([]arrow.Record, error) {
+// allState returns every stored session (partial layout): Complete
+// mode's every-epoch read.
+func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
 	var keys, vals [][]byte
 	var err error
-	var left int64
 	for p, st := range s.state.stores {
-		type rewrite struct {
-			key  []byte
-			keep []sessionEntry
-		}
-		var rewrites []rewrite
 		rangeErr := st.Range(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
 				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
 				return false
 			}
-			var keep []sessionEntry
-			changed := false
 			for _, en := range entries {
-				if !remove {
-					left++
-				}
-				if take(en) {
-					keys = append(keys, k)
-					vals = append(vals, en.val)
-					changed = true
-				} else if remove {
-					keep = append(keep, en)
-					left++
-				}
-			}
-			if remove && changed {
-				rewrites = append(rewrites, rewrite{append([]byte(nil), k...), keep})
+				keys = append(keys, k)
+				vals = append(vals, en.val)
 			}
 			return true
 		})
@@ -372,24 +342,7 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 		if err != nil {
 			return nil, err
 		}
-		// Clone before the rewrites: keys and vals alias stored bytes.
-		if remove && len(rewrites) > 0 {
-			keys = cloneAll(keys)
-			vals = cloneAll(vals)
-			for _, r := range rewrites {
-				var werr error
-				if len(r.keep) == 0 {
-					werr = st.Delete(r.key)
-				} else {
-					werr = st.Put(r.key, joinSessions(r.keep))
-				}
-				if werr != nil {
-					return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, p, werr)
-				}
-			}
-		}
 	}
-	s.sessions = left
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -398,35 +351,6 @@ func (s *statefulSessionWindow) collect(take func(sessionEntry) bool, remove boo
 		return nil, err
 	}
 	return []arrow.Record{rec}, nil
-}
-
-func cloneAll(bs [][]byte) [][]byte {
-	out := make([][]byte, len(bs))
-	for i, b := range bs {
-		out[i] = append([]byte(nil), b...)
-	}
-	return out
-}
-
-// allState returns every stored session (partial layout).
-func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
-	return s.collect(func(sessionEntry) bool { return true }, false)
-}
-
-// evict removes the sessions whose end is at or below the watermark and
-// returns them (partial layout).
-func (s *statefulSessionWindow) evict(wmMs int64) ([]arrow.Record, error) {
-	start := time.Now()
-	limit := wmMs * 1000
-	out, err := s.collect(func(e sessionEntry) bool { return e.end <= limit }, true)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range out {
-		s.progress.NumRowsRemoved += r.NumRows()
-	}
-	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
-	return out, nil
 }
 
 // finalize turns partial-state records into final rows (owned records are
@@ -441,10 +365,19 @@ func (s *statefulSessionWindow) State() StateDecl { return s.state.decl() }
 // Spark's, one state row per session), not grouping keys.
 func (s *statefulSessionWindow) Committed(c StateCommit) {
 	s.state.committed(&s.progress, c)
-	s.progress.NumRowsTotal = s.sessions
+	if s.index != nil {
+		s.progress.NumRowsTotal = s.index.count
+		s.progress.MemoryUsedBytes += s.index.bytes()
+		s.index.version = s.pending
+	}
 }
 
-func (s *statefulSessionWindow) Abort() { s.state.release() }
+// Abort: the epoch's updates were discarded; the index is rebuilt from
+// the version the next epoch reads.
+func (s *statefulSessionWindow) Abort() {
+	s.state.release()
+	s.index = nil
+}
 
 func (s *statefulSessionWindow) ShouldRunAnotherBatch(newWm int64) bool {
 	return s.mode == stream.Append && s.timed && s.hasWm && newWm > s.lastEvictWm

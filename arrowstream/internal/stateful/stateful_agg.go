@@ -14,10 +14,11 @@ import (
 )
 
 // statefulAggregate is a streaming aggregation (Spark's StateStoreRestore →
-// StateStoreSave pair). Each epoch it partially aggregates the epoch's input,
-// merges the partial state with what the state store holds for the same
-// keys (state partitioned by key hash), saves the merged state (version
-// epoch+1) and emits per output mode:
+// StateStoreSave pair). Each epoch it partially aggregates the epoch's
+// input and merges the partial rows into its live state (aggLive: the
+// groups decoded, accumulators updated in place, kept between epochs),
+// writes the groups the epoch changed to the state store (version
+// epoch+1; state partitioned by key hash) and emits per output mode:
 //
 //   - Complete: every group, every epoch; never evicts, never drops late rows.
 //   - Update: the groups changed in this epoch; with a watermarked time key,
@@ -25,6 +26,11 @@ import (
 //     removed silently, and late input is dropped.
 //   - Append: only groups that can no longer change — those whose time key
 //     is at or below the eviction watermark — emitted once, then removed.
+//
+// Eviction pops the due groups from an event-time index and touches
+// nothing else. The store is read only to rebuild the live state: on the
+// first epoch, after a restart, and after an aborted epoch (the live
+// state is then discarded and version N reloaded).
 //
 // Late rows are dropped after partial aggregation, so
 // numRowsDroppedByWatermark counts partial rows (about one per key), as
@@ -46,19 +52,14 @@ type statefulAggregate struct {
 	valCodec      *rowCodec
 	keyCols       []int
 	valCols       []int
-	// partCodecs are each partition's own codecs (encoders keep scratch
-	// buffers), for the partitions processed in parallel.
-	partCodecs []codecPair
 
 	state statePartitions
+	live  *aggLive // nil until the first epoch loads it
+	// pending is the version the live state holds once this epoch commits.
+	pending int64
 
 	lastEvictWm int64
-	// cleanEpoch and cleanWm say that the state epoch cleanEpoch reads
-	// holds no group at or below watermark cleanWm (0: not known), so
-	// that an epoch whose watermark has not moved need not scan the whole
-	// state for groups to evict (see evictDue).
-	cleanEpoch, cleanWm int64
-	progress            stream.StateOperatorProgress
+	progress    stream.StateOperatorProgress
 }
 
 func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, mode stream.OutputMode, timeKey int) (*statefulAggregate, error) {
@@ -135,12 +136,19 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		input.Close()
 		return nil, err
 	}
+	if err := s.loadLive(ctx, ep.ID); err != nil {
+		input.Close()
+		return nil, err
+	}
+	// From here the live state is this epoch's until it commits.
+	s.live.version, s.pending = -1, ep.ID+1
 	partials, err := partialAggregate(ctx, s.mem, input, s.spec)
 	if err != nil {
 		return nil, err
 	}
 	defer releaseRecords(partials)
-	if s.timeKey >= 0 && s.mode != stream.Complete && ep.HasWatermark {
+	evicting := s.timeKey >= 0 && s.mode != stream.Complete
+	if evicting && ep.HasWatermark {
 		dropped, err := dropLate(s.mem, partials, func(rec arrow.Record) []int32 {
 			keep, _ := s.selectByTime(rec, ep.LateWatermarkMs, false)
 			return keep
@@ -150,34 +158,55 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 			return nil, err
 		}
 	}
-	merged, err := s.mergeAndSave(ctx, partials)
+	live := s.live
+	live.beginEpoch()
+	for _, rec := range partials {
+		var times []arrow.Timestamp
+		var valid arrow.Array
+		if evicting {
+			times, valid = s.keyTimes(rec)
+		}
+		if err := live.merge(ctx, rec, times, valid); err != nil {
+			return nil, err
+		}
+	}
+	changed, err := live.agg.State(live.dirty)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseRecords(merged)
+	defer changed.Release()
+	if err := s.save(changed); err != nil {
+		return nil, err
+	}
+	s.progress.NumRowsUpdated = changed.NumRows()
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 
 	var out []arrow.Record
 	switch s.mode {
 	case stream.Complete:
-		out, err = s.allState()
+		var all arrow.Record
+		if all, err = live.agg.State(live.all()); err == nil {
+			out = []arrow.Record{all}
+		}
 	case stream.Update:
-		out = retainAll(merged)
-		if s.timeKey >= 0 && ep.HasWatermark && s.evictDue(ep, merged) {
-			var evicted []arrow.Record
-			evicted, err = s.evict(ep.WatermarkMs)
-			releaseRecords(evicted)
+		changed.Retain()
+		out = []arrow.Record{changed}
+		if evicting && ep.HasWatermark {
+			var evicted arrow.Record
+			if evicted, err = s.evict(ep.WatermarkMs); evicted != nil {
+				evicted.Release()
+			}
 		}
 	case stream.Append:
-		if s.timeKey >= 0 && ep.HasWatermark && s.evictDue(ep, merged) {
-			out, err = s.evict(ep.WatermarkMs)
+		if evicting && ep.HasWatermark {
+			var evicted arrow.Record
+			if evicted, err = s.evict(ep.WatermarkMs); evicted != nil {
+				out = []arrow.Record{evicted}
+			}
 		}
 	}
-	if err == nil && s.timeKey >= 0 && ep.HasWatermark && s.mode != stream.Complete {
-		// Whether evicted now or proved clean: once this epoch commits,
-		// the state the next epoch reads holds nothing at or below the
-		// watermark.
-		s.cleanEpoch, s.cleanWm = ep.ID+1, ep.WatermarkMs
+	if err == nil {
+		err = live.compact(ctx)
 	}
 	if err != nil {
 		releaseRecords(out)
@@ -187,53 +216,62 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	return s.finalize(out)
 }
 
-// mergeWithState merges this epoch's partial rows with the stored state of
-// the same keys (old state first, so first/last keep input order).
-func (s *statefulAggregate) mergeWithState(ctx context.Context, partials []arrow.Record, c codecPair) ([]arrow.Record, error) {
-	var oldKeys, oldVals [][]byte
-	matched := make([][]int32, len(partials)) // rows with stored state, per record
-	for r, rec := range partials {
-		if err := c.key.encode(rec); err != nil {
-			return nil, err
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			key := c.key.at(i)
-			v, ok, err := s.state.storeOf(c.key, i).Get(key)
-			if err != nil {
-				return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", s.opID, err)
-			}
-			if ok {
-				oldKeys = append(oldKeys, append([]byte(nil), key...))
-				oldVals = append(oldVals, v)
-				matched[r] = append(matched[r], int32(i))
-			}
-		}
+// loadLive makes the live state hold version: it keeps it when it does
+// and otherwise rebuilds it from the stores the epoch opened (first
+// epoch, restart, replayed or aborted epoch).
+func (s *statefulAggregate) loadLive(ctx context.Context, version int64) error {
+	if s.live != nil && s.live.version == version {
+		return nil
 	}
-	if out, ok, err := s.mergeOnlyMatched(ctx, partials, matched, len(oldKeys), c, oldKeys, oldVals); ok || err != nil {
-		return out, err
+	if s.live != nil {
+		s.live.close()
+		s.live = nil
 	}
-	inputs := make([]arrow.Record, 0, len(partials)+1)
-	if len(oldKeys) > 0 {
-		old, err := s.decodeStateWith(c, oldKeys, oldVals)
+	agg, err := vector.NewLiveAggregate(s.mem, s.partialSchema, s.nKeys, s.spec.Aggregates)
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+	}
+	live := newAggLive(agg)
+	evicting := s.timeKey >= 0 && s.mode != stream.Complete
+	const chunk = 64 << 10
+	var keys, vals [][]byte
+	flush := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		rec, err := s.decodeState(keys, vals)
+		keys, vals = keys[:0], vals[:0]
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer old.Release()
-		inputs = append(inputs, old)
+		defer rec.Release()
+		var times []arrow.Timestamp
+		var valid arrow.Array
+		if evicting {
+			times, valid = s.keyTimes(rec)
+		}
+		return live.merge(ctx, rec, times, valid)
 	}
-	inputs = append(inputs, partials...)
-	scan, err := vector.NewScan(s.partialSchema, inputs...)
-	if err != nil {
-		return nil, err
+	var ferr error
+	if err := s.state.rangeAll(func(k, v []byte) bool {
+		keys, vals = append(keys, k), append(vals, v)
+		if len(keys) == chunk {
+			ferr = flush()
+		}
+		return ferr == nil
+	}); err != nil && ferr == nil {
+		ferr = err
 	}
-	mergeSpec := s.stateSpec(vector.AggMerge)
-	op, err := vector.NewHashAggregate(s.mem, scan, mergeSpec)
-	if err != nil {
-		scan.Close()
-		return nil, err
+	if ferr == nil {
+		ferr = flush()
 	}
-	defer op.Close()
-	return vector.Drain(ctx, op)
+	if ferr != nil {
+		live.close()
+		return fmt.Errorf("arrowstream: rebuild the state of operator %d from version %d: %w", s.opID, version, ferr)
+	}
+	live.version = version
+	s.live = live
+	return nil
 }
 
 // stateSpec is the aggregation over partial-state input.
@@ -242,15 +280,11 @@ func (s *statefulAggregate) stateSpec(mode vector.AggMode) vector.AggregateSpec 
 }
 
 func (s *statefulAggregate) decodeState(keys, vals [][]byte) (arrow.Record, error) {
-	return s.decodeStateWith(codecPair{s.keyCodec, s.valCodec}, keys, vals)
-}
-
-func (s *statefulAggregate) decodeStateWith(c codecPair, keys, vals [][]byte) (arrow.Record, error) {
-	k, err := c.key.decode(s.mem, keys)
+	k, err := s.keyCodec.decode(s.mem, keys)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: decode keys: %w", s.opID, err)
 	}
-	v, err := c.val.decode(s.mem, vals)
+	v, err := s.valCodec.decode(s.mem, vals)
 	if err != nil {
 		for _, a := range k {
 			a.Release()
@@ -260,83 +294,36 @@ func (s *statefulAggregate) decodeStateWith(c codecPair, keys, vals [][]byte) (a
 	return assemble(s.partialSchema, k, v, len(keys)), nil
 }
 
-// save writes merged rows to their partitions' stores and returns how many
-// it wrote.
-func (s *statefulAggregate) save(merged []arrow.Record, c codecPair) (int64, error) {
-	var n int64
-	for _, rec := range merged {
-		if err := c.key.encode(rec); err != nil {
-			return n, err
-		}
-		if err := c.val.encode(rec); err != nil {
-			return n, err
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			if err := s.state.storeOf(c.key, i).Put(c.key.at(i), c.val.at(i)); err != nil {
-				return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
-			}
-		}
-		n += rec.NumRows()
+// save writes the changed groups (partial layout) to their partitions'
+// stores.
+func (s *statefulAggregate) save(changed arrow.Record) error {
+	if changed.NumRows() == 0 {
+		return nil
 	}
-	return n, nil
+	if err := s.keyCodec.encode(changed); err != nil {
+		return err
+	}
+	if err := s.valCodec.encode(changed); err != nil {
+		return err
+	}
+	for i := 0; i < int(changed.NumRows()); i++ {
+		if err := s.state.storeOf(s.keyCodec, i).Put(s.keyCodec.at(i), s.valCodec.at(i)); err != nil {
+			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+		}
+	}
+	return nil
 }
 
-// allState returns every stored group (partial layout).
-func (s *statefulAggregate) allState() ([]arrow.Record, error) {
-	var keys, vals [][]byte
-	if err := s.state.rangeAll(func(k, v []byte) bool {
-		keys = append(keys, k)
-		vals = append(vals, v)
-		return true
-	}); err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	rec, err := s.decodeState(keys, vals)
-	if err != nil {
-		return nil, err
-	}
-	return []arrow.Record{rec}, nil
-}
-
-// evictDue says whether evict(ep.WatermarkMs) could find anything: it
-// could not when the state this epoch read was left clean at or above this
-// watermark by the epoch before (cleanEpoch; a re-run or a restarted query
-// does not match it) and none of this epoch's merged groups is at or below
-// it. In a steady stream that is every data batch: the no-data batch
-// before it already evicted at the same watermark, and evict scans and
-// decodes the whole state. (When the watermark has not moved, the late
-// watermark equals it and late rows are dropped before merging, so the
-// merged-groups check cannot fire today; it keeps the skip correct should
-// late rows ever be kept, and costs one pass over the merged groups.)
-func (s *statefulAggregate) evictDue(ep Epoch, merged []arrow.Record) bool {
-	if s.cleanEpoch == 0 || s.cleanEpoch != ep.ID || ep.WatermarkMs > s.cleanWm {
-		return true
-	}
-	for _, rec := range merged {
-		if sel, _ := s.selectByTime(rec, ep.WatermarkMs, true); len(sel) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// evict removes the groups whose time key is at or below the watermark and
-// returns them (partial layout).
-func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
+// evict removes the groups whose time key is at or below the watermark,
+// from the live state and the stores, and returns them (partial layout;
+// nil when none is due).
+func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
 	start := time.Now()
-	all, err := s.allState()
-	if err != nil || len(all) == 0 {
-		return nil, err
-	}
-	defer releaseRecords(all)
-	sel, _ := s.selectByTime(all[0], wmMs, true)
-	if len(sel) == 0 {
+	due := s.live.due(wmMs * 1000)
+	if len(due) == 0 {
 		return nil, nil
 	}
-	gone, err := vector.TakeRecord(s.mem, all[0], sel)
+	gone, err := s.live.agg.State(due)
 	if err != nil {
 		return nil, err
 	}
@@ -350,9 +337,10 @@ func (s *statefulAggregate) evict(wmMs int64) ([]arrow.Record, error) {
 			return nil, fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
 		}
 	}
+	s.live.agg.Delete(due)
 	s.progress.NumRowsRemoved += gone.NumRows()
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
-	return []arrow.Record{gone}, nil
+	return gone, nil
 }
 
 // finalize turns partial-state records into final rows (owned records are
@@ -378,9 +366,29 @@ func (s *statefulAggregate) outputSchema() (*arrow.Schema, error) {
 
 func (s *statefulAggregate) State() StateDecl { return s.state.decl() }
 
-func (s *statefulAggregate) Committed(c StateCommit) { s.state.committed(&s.progress, c) }
+// Committed: the live state now mirrors the committed version; its bytes
+// count in the operator's memory.
+func (s *statefulAggregate) Committed(c StateCommit) {
+	s.state.committed(&s.progress, c)
+	if s.live != nil {
+		s.live.version = s.pending
+		s.progress.MemoryUsedBytes += s.live.heapBytes()
+	}
+}
 
-func (s *statefulAggregate) Abort() { s.state.release() }
+// Abort: the engine discarded the epoch's store updates, and the live
+// state goes with them: the next epoch reloads the version it reads.
+func (s *statefulAggregate) Abort() {
+	s.state.release()
+	s.dropLive()
+}
+
+func (s *statefulAggregate) dropLive() {
+	if s.live != nil {
+		s.live.close()
+		s.live = nil
+	}
+}
 
 func (s *statefulAggregate) ShouldRunAnotherBatch(newWm int64) bool {
 	return s.mode != stream.Complete && s.timeKey >= 0 && newWm > s.lastEvictWm

@@ -1,7 +1,6 @@
 package stateful
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -15,87 +14,6 @@ import (
 
 // codecPair encodes a partial-state row's key and value.
 type codecPair struct{ key, val *rowCodec }
-
-// codecsFor returns partition p's own codecs, creating them on first use.
-func (s *statefulAggregate) codecsFor(p int) (codecPair, error) {
-	for len(s.partCodecs) <= p {
-		k, err := newRowCodec(s.mem, s.partialSchema, s.keyCols)
-		if err != nil {
-			return codecPair{}, err
-		}
-		v, err := newRowCodec(s.mem, s.partialSchema, s.valCols)
-		if err != nil {
-			return codecPair{}, err
-		}
-		s.partCodecs = append(s.partCodecs, codecPair{k, v})
-	}
-	return s.partCodecs[p], nil
-}
-
-// mergeAndSave merges the epoch's partial rows with the stored state and
-// saves the result. Rows are split by their key's partition and the
-// partitions are processed in parallel (at most GOMAXPROCS at a time), each
-// with its own codecs and store, as Spark runs one task per shuffle
-// partition. The merged rows come back in partition order.
-func (s *statefulAggregate) mergeAndSave(ctx context.Context, partials []arrow.Record) ([]arrow.Record, error) {
-	n := len(s.state.stores)
-	if n == 1 {
-		c, err := s.codecsFor(0)
-		if err != nil {
-			return nil, err
-		}
-		merged, err := s.mergeWithState(ctx, partials, c)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := s.save(merged, c)
-		s.progress.NumRowsUpdated += rows
-		if err != nil {
-			releaseRecords(merged)
-			return nil, err
-		}
-		return merged, nil
-	}
-	byPart, err := splitByPartition(s.mem, s.state.scheme, s.keyCodec, partials, n)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, recs := range byPart {
-			releaseRecords(recs)
-		}
-	}()
-	codecs := make([]codecPair, n)
-	for p := range codecs {
-		if codecs[p], err = s.codecsFor(p); err != nil {
-			return nil, err
-		}
-	}
-	results := make([][]arrow.Record, n)
-	rows := make([]int64, n)
-	errs := runPartitions(s.opID, byPart, func(p int) error {
-		merged, err := s.mergeWithState(ctx, byPart[p], codecs[p])
-		if err == nil {
-			rows[p], err = s.save(merged, codecs[p])
-		}
-		results[p] = merged
-		return err
-	})
-	var out []arrow.Record
-	var firstErr error
-	for p := range results {
-		s.progress.NumRowsUpdated += rows[p]
-		if errs[p] != nil && firstErr == nil {
-			firstErr = errs[p]
-		}
-		out = append(out, results[p]...)
-	}
-	if firstErr != nil {
-		releaseRecords(out)
-		return nil, firstErr
-	}
-	return out, nil
-}
 
 // splitByPartition gathers, for each of n partitions, the rows of recs
 // whose key (encoded by codec) hashes to it. The records are owned by the

@@ -38,6 +38,8 @@ type statefulDedup struct {
 	keyCodec   *rowCodec   // splits the input by partition
 	partCodecs []*rowCodec // one per partition, see codecFor
 	state      statePartitions
+	live       *dedupLive // nil until the first epoch loads it
+	pending    int64      // the version live mirrors once this epoch commits
 
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
@@ -111,6 +113,10 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	if err := d.state.bind(ep); err != nil {
 		return nil, err
 	}
+	if err := d.loadLive(ep.ID); err != nil {
+		return nil, err
+	}
+	d.live.version, d.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
 	if err != nil {
 		return nil, err
@@ -142,7 +148,7 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	counts := make([]dedupCounts, n)
 	errs := runPartitions(d.state.opID, byPart, func(p int) error {
 		var err error
-		results[p], err = d.dedupPartition(ep, d.state.stores[p], codecs[p], byPart[p], &counts[p])
+		results[p], err = d.dedupPartition(ep, d.state.stores[p], &d.live.parts[p], codecs[p], byPart[p], &counts[p])
 		return err
 	})
 	var out []arrow.Record
@@ -170,9 +176,10 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 }
 
 // dedupPartition keeps the rows of recs (one partition's, in input order)
-// whose key is not in st yet and records their keys; it returns the kept
-// rows (owned by the caller).
-func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec *rowCodec, recs []arrow.Record, c *dedupCounts) ([]arrow.Record, error) {
+// whose key has not been seen (live: the partition's keys, which mirror
+// st) and records their keys in both; it returns the kept rows (owned by
+// the caller).
+func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live *dedupPart, codec *rowCodec, recs []arrow.Record, c *dedupCounts) ([]arrow.Record, error) {
 	var out []arrow.Record
 	lateLimit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
 	var evictAt [8]byte
@@ -194,24 +201,22 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec
 				continue
 			}
 			key := codec.at(i)
-			_, dup, err := st.Get(key)
-			if err != nil {
-				releaseRecords(out)
-				return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", d.state.opID, err)
-			}
-			if dup {
+			if _, dup := live.seen[string(key)]; dup {
 				c.dups++
 				continue
 			}
 			var value []byte
-			if d.evictable && timeArr.IsValid(i) {
-				at := int64(times[i])
+			var at int64
+			timed := d.evictable && timeArr.IsValid(i)
+			if timed {
+				at = int64(times[i])
 				if d.withinWatermark {
 					at += d.delayMicros
 				}
 				binary.LittleEndian.PutUint64(evictAt[:], uint64(at))
 				value = evictAt[:]
 			}
+			live.add(key, at, timed)
 			if err := st.Put(key, value); err != nil {
 				releaseRecords(out)
 				return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", d.state.opID, err)
@@ -232,26 +237,17 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, codec
 }
 
 // evict removes the entries whose eviction time is at or below the
-// watermark (inclusive, as Spark's predicate), partitions in parallel.
+// watermark (inclusive, as Spark's predicate): each partition pops its due
+// keys from its time index, partitions in parallel.
 func (d *statefulDedup) evict(wmMs int64) error {
 	start := time.Now()
 	limit := wmMs * 1000
 	removed := make([]int64, len(d.state.stores))
 	errs := runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
 		st := d.state.stores[p]
-		// Collect first: a store is not modified while it is ranged over.
-		var gone [][]byte
-		err := st.Scan(func(k, v []byte) bool {
-			if len(v) == 8 && int64(binary.LittleEndian.Uint64(v)) <= limit {
-				gone = append(gone, append([]byte(nil), k...))
-			}
-			return true
-		})
-		if err != nil {
-			return fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", d.state.opID, p, err)
-		}
+		gone := d.live.parts[p].evict(limit)
 		for _, k := range gone {
-			if err := st.Delete(k); err != nil {
+			if err := st.Delete([]byte(k)); err != nil {
 				return fmt.Errorf("arrowstream: delete state of operator %d partition %d: %w", d.state.opID, p, err)
 			}
 		}
@@ -265,9 +261,24 @@ func (d *statefulDedup) evict(wmMs int64) error {
 	return errors.Join(errs...)
 }
 
-func (d *statefulDedup) State() StateDecl        { return d.state.decl() }
-func (d *statefulDedup) Committed(c StateCommit) { d.state.committed(&d.progress, c) }
-func (d *statefulDedup) Abort()                  { d.state.release() }
+func (d *statefulDedup) State() StateDecl { return d.state.decl() }
+
+// Committed: the live keys now mirror the committed version; their bytes
+// count in the operator's memory.
+func (d *statefulDedup) Committed(c StateCommit) {
+	d.state.committed(&d.progress, c)
+	if d.live != nil {
+		d.live.version = d.pending
+		d.progress.MemoryUsedBytes += d.live.bytes()
+	}
+}
+
+// Abort: the epoch's updates were discarded; the live keys are rebuilt
+// from the version the next epoch reads.
+func (d *statefulDedup) Abort() {
+	d.state.release()
+	d.live = nil
+}
 
 func (d *statefulDedup) ShouldRunAnotherBatch(newWm int64) bool {
 	return d.evictable && newWm > d.lastEvictWm

@@ -14,6 +14,7 @@ import (
 func Install(s stream.FormatRegistrar) {
 	for _, f := range []Format{CSV, JSON, Parquet, Arrow} {
 		s.RegisterSourceFormat(string(f), confinedSourceFormat(f, s))
+		stream.DeclareSourceOptions(s, string(f), SourceOptionKeys())
 	}
 	for _, f := range []Format{Parquet, Arrow} {
 		s.RegisterSinkFormat(string(f), SinkFormat(f))

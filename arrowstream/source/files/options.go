@@ -71,6 +71,14 @@ type Options struct {
 // reader's setup, small enough to keep a record's memory modest.
 const DefaultChunkBytes = 1 << 20
 
+// SourceOptionKeys are the options ParseOptions reads (the same for every
+// file format; CSV-only ones are ignored by the others).
+func SourceOptionKeys() []string {
+	return []string{"path", "maxFilesPerTrigger", "maxBytesPerTrigger", "latestFirst", "maxFileAge", "cleanSource",
+		"sourceArchiveDir", "mode", "columnNameOfCorruptRecord", "header", "inferSchema", "sep", "delimiter",
+		"nullValue", "chunkBytes", "checkpointLocation", "queryName"}
+}
+
 // ParseOptions parses source options for format.
 func ParseOptions(format Format, opts map[string]string) (Options, error) {
 	o := Options{

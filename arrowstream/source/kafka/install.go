@@ -23,6 +23,7 @@ func Install(sess stream.FormatRegistrar) {
 		}
 		return NewSource(mem, o)
 	})
+	stream.DeclareSourceOptions(sess, "kafka", SourceOptionKeys())
 	sess.RegisterSinkFormat("kafka", func(ctx context.Context, mem memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
 		o, err := ParseSinkOptions(info.Options)
 		if err != nil {

@@ -63,6 +63,18 @@ var unsupportedConsumerOptions = []string{
 	"enable.auto.commit", "interceptor.classes",
 }
 
+// SourceOptionKeys are the options ParseSourceOptions reads, including
+// the consumer settings it refuses with a reason (the source manages
+// them). Other kafka.* consumer settings are not supported.
+func SourceOptionKeys() []string {
+	keys := []string{"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
+		"endingOffsets", "maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions"}
+	for _, name := range unsupportedConsumerOptions {
+		keys = append(keys, "kafka."+name)
+	}
+	return keys
+}
+
 // ParseSourceOptions reads Spark's Kafka source options (keys are case
 // insensitive). Errors name the option.
 func ParseSourceOptions(opts map[string]string) (SourceOptions, error) {

@@ -30,6 +30,12 @@ type RateMicroBatchOptions struct {
 	Limits Limits
 }
 
+// RateMicroBatchOptionKeys are the options ParseRateMicroBatchOptions
+// reads.
+func RateMicroBatchOptionKeys() []string {
+	return []string{"rowsPerBatch", "numPartitions", "startTimestamp", "advanceMillisPerBatch"}
+}
+
 // ParseRateMicroBatchOptions reads Spark's option names.
 func ParseRateMicroBatchOptions(opts map[string]string) (RateMicroBatchOptions, error) {
 	o := RateMicroBatchOptions{AdvanceMillisPerBatch: 1000}

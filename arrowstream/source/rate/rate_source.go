@@ -53,6 +53,11 @@ type RateOptions struct {
 	Limits Limits
 }
 
+// RateOptionKeys are the options ParseRateOptions reads.
+func RateOptionKeys() []string {
+	return []string{"rowsPerSecond", "rampUpTime", "numPartitions", "maxRowsPerTrigger"}
+}
+
 // ParseRateOptions reads Spark's option names: rowsPerSecond, rampUpTime,
 // numPartitions, and maxRowsPerTrigger (an Arrowstream addition).
 func ParseRateOptions(opts map[string]string) (RateOptions, error) {

@@ -23,4 +23,5 @@ func Install(sess stream.FormatRegistrar) {
 		}
 		return New(mem, o)
 	})
+	stream.DeclareSourceOptions(sess, "socket", OptionKeys())
 }

@@ -25,6 +25,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// OptionKeys are the options ParseOptions reads.
+func OptionKeys() []string {
+	return []string{"host", "port", "includeTimestamp", "maxBufferedLines"}
+}
+
 // ParseOptions reads Spark's socket options (host, port, includeTimestamp)
 // and maxBufferedLines. Errors name the option.
 func ParseOptions(opts map[string]string) (Options, error) {

@@ -70,7 +70,7 @@ const CHARTS = [
   ["processRate", "Process Rate", "rows/s", (p) => p.processedRowsPerSecond],
   ["inputRows", "Input Rows", "", (p) => p.numInputRows],
   ["batchDuration", "Batch Duration", "ms", (p) => p.batchDuration],
-  ["latency", "End-to-end Latency p99 (continuous queries)", "ms", (p) => p.latencyMs ? p.latencyMs.p99 : undefined],
+  ["latency", "End-to-end Latency p99", "ms", (p) => p.latencyMs ? p.latencyMs.p99 : undefined],
   ["operations", "Operation Duration", "ms", null],
   ["watermarkGap", "Global Watermark Gap", "s", (p) => {
     const wm = p.eventTime && Date.parse(p.eventTime.watermark);
@@ -92,7 +92,10 @@ function buildCharts() {
   const box = $("charts");
   box.replaceChildren();
   const charts = {};
-  for (const [key, title, unit] of CHARTS) charts[key] = new Chart(box, title, unit);
+  for (const [key, title, unit] of CHARTS) {
+    charts[key] = new Chart(box, title, unit);
+    charts[key].box.dataset.chart = key;
+  }
   return charts;
 }
 
@@ -115,6 +118,9 @@ function drawCharts(progress) {
         if (y !== undefined && y !== null && Number.isFinite(y)) series[0].points.push({ x: Date.parse(p.timestamp), y });
       }
     }
+    // Only continuous queries report latency: the chart is hidden for
+    // micro-batch ones rather than drawn empty.
+    if (key === "latency") state.charts[key].box.hidden = !progress.some((p) => p.latencyMs);
     const n = state.charts[key].draw(series);
     if (["inputRate", "processRate", "inputRows", "batchDuration", "operations"].includes(key) && n < 2) ready = false;
   }

@@ -1,0 +1,223 @@
+package stateful
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+)
+
+// sessionIndex is what a session window operator keeps in memory between
+// epochs besides the stored sessions: their number, and an index of the
+// sessions by end time, so that eviction reads only the keys that have a
+// due session and no epoch ranges over the whole state. It mirrors the
+// stores as of version; it is rebuilt from them (one scan) after a
+// restart or an aborted epoch.
+type sessionIndex struct {
+	// version is the state version it mirrors, -1 while an epoch changes
+	// the state (until its commit).
+	version  int64
+	count    int64          // stored sessions
+	ends     sessionEndHeap // (end, partition, key) of stored sessions
+	keyBytes int64          // bytes of the keys in ends
+}
+
+func (idx *sessionIndex) push(e sessionEnd) {
+	idx.ends.push(e)
+	idx.keyBytes += int64(len(e.key))
+}
+
+func (idx *sessionIndex) pop() sessionEnd {
+	e := idx.ends.pop()
+	idx.keyBytes -= int64(len(e.key))
+	return e
+}
+
+// sessionDelta is one partition's change to the index in an epoch.
+type sessionDelta struct {
+	removed int64        // sessions of the touched keys before the merge
+	added   []sessionEnd // sessions saved
+}
+
+// sessionEnd is a stored session's end (µs), with its key and partition.
+// An entry stays when its session is merged into a longer one (the key
+// then has another entry with the later end); eviction finds such a stale
+// entry's key without a due session and moves on.
+type sessionEnd struct {
+	end  int64
+	part int32
+	key  string
+}
+
+// sessionEndHeap is a min-heap by end.
+type sessionEndHeap []sessionEnd
+
+func (h *sessionEndHeap) push(e sessionEnd) {
+	*h = append(*h, e)
+	x := *h
+	for i := len(x) - 1; i > 0; {
+		p := (i - 1) / 2
+		if x[p].end <= x[i].end {
+			break
+		}
+		x[p], x[i] = x[i], x[p]
+		i = p
+	}
+}
+
+func (h *sessionEndHeap) pop() sessionEnd {
+	x := *h
+	top := x[0]
+	last := len(x) - 1
+	x[0] = x[last]
+	x[last] = sessionEnd{}
+	x = x[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(x) && x[l].end < x[m].end {
+			m = l
+		}
+		if r < len(x) && x[r].end < x[m].end {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		x[m], x[i] = x[i], x[m]
+		i = m
+	}
+	*h = x
+	return top
+}
+
+// indexed reports whether sessions are evicted (and so indexed by end).
+func (s *statefulSessionWindow) indexed() bool { return s.mode == stream.Append && s.timed }
+
+// loadIndex makes the index mirror version, rebuilding it from the open
+// stores when it does not.
+func (s *statefulSessionWindow) loadIndex(version int64) error {
+	if s.index != nil && s.index.version == version {
+		return nil
+	}
+	idx := &sessionIndex{version: version}
+	byEnd := s.indexed()
+	var err error
+	for p, st := range s.state.stores {
+		scanErr := st.Scan(func(k, v []byte) bool {
+			entries, e := splitSessions(v)
+			if e != nil {
+				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
+				return false
+			}
+			idx.count += int64(len(entries))
+			if byEnd {
+				key := string(k)
+				for _, en := range entries {
+					idx.push(sessionEnd{end: en.end, part: int32(p), key: key})
+				}
+			}
+			return true
+		})
+		if err == nil && scanErr != nil {
+			err = fmt.Errorf("arrowstream: rebuild the session index of operator %d partition %d from version %d: %w", s.opID, p, version, scanErr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	s.index = idx
+	return nil
+}
+
+// bytes approximates the index's memory (its entries and their keys).
+func (idx *sessionIndex) bytes() int64 {
+	return int64(cap(idx.ends))*int64(unsafe.Sizeof(sessionEnd{})) + idx.keyBytes
+}
+
+// apply folds the partitions' changes of the epoch into the index.
+func (idx *sessionIndex) apply(deltas []sessionDelta, byEnd bool) {
+	for _, d := range deltas {
+		idx.count += int64(len(d.added)) - d.removed
+		if byEnd {
+			for _, e := range d.added {
+				idx.push(e)
+			}
+		}
+	}
+}
+
+// evictIndexed removes the sessions whose end is at or below the
+// watermark and returns them (partial layout): it pops the due entries of
+// the index and rewrites only their keys.
+func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error) {
+	start := time.Now()
+	limit := wmMs * 1000
+	idx := s.index
+	type due struct {
+		part int32
+		key  string
+	}
+	var keysDue []due
+	seen := map[due]bool{}
+	for len(idx.ends) > 0 && idx.ends[0].end <= limit {
+		e := idx.pop()
+		d := due{e.part, e.key}
+		if !seen[d] {
+			seen[d] = true
+			keysDue = append(keysDue, d)
+		}
+	}
+	var keys, vals [][]byte
+	for _, d := range keysDue {
+		st := s.state.stores[d.part]
+		k := []byte(d.key)
+		v, ok, err := st.Get(k)
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, d.part, err)
+		}
+		if !ok {
+			continue
+		}
+		entries, err := splitSessions(v)
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+		}
+		var keep []sessionEntry
+		taken := 0
+		for _, en := range entries {
+			if en.end <= limit {
+				keys = append(keys, k)
+				vals = append(vals, append([]byte(nil), en.val...))
+				taken++
+			} else {
+				keep = append(keep, sessionEntry{end: en.end, val: append([]byte(nil), en.val...)})
+			}
+		}
+		if taken == 0 {
+			continue // a stale entry: the session grew past the watermark
+		}
+		idx.count -= int64(taken)
+		var werr error
+		if len(keep) == 0 {
+			werr = st.Delete(k)
+		} else {
+			werr = st.Put(k, joinSessions(keep))
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, d.part, werr)
+		}
+	}
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	s.progress.NumRowsRemoved += int64(len(keys))
+	rec, err := s.decodeState(codecPair{s.keyCodec, s.valCodec}, keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Record{rec}, nil
+}

@@ -1,0 +1,199 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// aggLive is a streaming aggregation's state kept decoded between epochs:
+// the groups in a vector.LiveAggregate (accumulators updated in place),
+// an event-time index of the groups that carry a time key, and the groups
+// the current epoch touched. The state store is written only with the
+// epoch's changes and read only to rebuild this after a restart or an
+// aborted epoch.
+type aggLive struct {
+	agg *vector.LiveAggregate
+	// version is the state version the groups hold: the epoch that
+	// reads it may use them. -1 while an epoch is changing them (until
+	// its commit) or after an abort: the next epoch reloads.
+	version int64
+
+	times   timeIndex // groups with a valid time key, earliest first
+	indexed []bool    // by group: in times
+
+	touched []uint32 // by group: the epoch stamp of its last change
+	stamp   uint32
+	dirty   []int32 // groups changed in this epoch, in first-change order
+}
+
+func newAggLive(agg *vector.LiveAggregate) *aggLive {
+	return &aggLive{agg: agg, version: -1}
+}
+
+// beginEpoch starts a new set of changed groups.
+func (l *aggLive) beginEpoch() {
+	l.stamp++
+	if l.stamp == 0 { // wrapped: old stamps could look current
+		clear(l.touched)
+		l.stamp = 1
+	}
+	l.dirty = l.dirty[:0]
+}
+
+// merge folds partial rows into the groups, notes the changed ones and,
+// when times is given (the time key of every row, valid per the array),
+// indexes the groups not indexed yet by their time.
+func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Timestamp, valid arrow.Array) error {
+	gids, err := l.agg.Merge(ctx, rec)
+	if err != nil {
+		return err
+	}
+	n := l.agg.NumGroups()
+	l.touched = growTo(l.touched, n)
+	for _, g := range gids {
+		if l.touched[g] != l.stamp {
+			l.touched[g] = l.stamp
+			l.dirty = append(l.dirty, g)
+		}
+	}
+	if times == nil {
+		return nil
+	}
+	l.indexed = growTo(l.indexed, n)
+	for i, g := range gids {
+		if !l.indexed[g] && valid.IsValid(i) {
+			l.indexed[g] = true
+			l.times.push(timeEntry{t: int64(times[i]), g: g})
+		}
+	}
+	return nil
+}
+
+// due pops the groups whose time is at or below limit (µs).
+func (l *aggLive) due(limit int64) []int32 {
+	var out []int32
+	for len(l.times) > 0 && l.times[0].t <= limit {
+		e := l.times.pop()
+		l.indexed[e.g] = false
+		out = append(out, e.g)
+	}
+	return out
+}
+
+// all returns every live group.
+func (l *aggLive) all() []int32 {
+	out := make([]int32, 0, l.agg.NumLive())
+	for g := int32(0); g < int32(l.agg.NumGroups()); g++ {
+		if !l.agg.IsDead(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// compact renumbers the groups when deleted ones hold most ids, carrying
+// the time index over. It must run between epochs' uses of group ids.
+func (l *aggLive) compact(ctx context.Context) error {
+	if !l.agg.ShouldCompact() {
+		return nil
+	}
+	remap, err := l.agg.Compact(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range l.times {
+		g := remap[l.times[i].g]
+		if g < 0 {
+			return fmt.Errorf("arrowstream: live aggregation state: indexed group %d was deleted", l.times[i].g)
+		}
+		l.times[i].g = g // same times, same heap order
+	}
+	n := l.agg.NumGroups()
+	indexed := make([]bool, n)
+	for old, g := range remap {
+		if g >= 0 && old < len(l.indexed) {
+			indexed[g] = l.indexed[old]
+		}
+	}
+	l.indexed = indexed
+	l.touched = make([]uint32, n)
+	l.stamp, l.dirty = 0, l.dirty[:0]
+	return nil
+}
+
+// heapBytes is the Go-heap memory of the live state.
+func (l *aggLive) heapBytes() int64 {
+	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timeEntry{})) +
+		int64(cap(l.indexed)) + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4
+}
+
+func (l *aggLive) close() { l.agg.Close() }
+
+// growTo extends s to n elements (new ones zero).
+func growTo[T any](s []T, n int) []T {
+	if n <= len(s) {
+		return s
+	}
+	if n <= cap(s) {
+		t := s[:n]
+		clear(t[len(s):])
+		return t
+	}
+	t := make([]T, n, max(n, 2*cap(s)))
+	copy(t, s)
+	return t
+}
+
+// timeEntry is a group and its event time (µs).
+type timeEntry struct {
+	t int64
+	g int32
+}
+
+// timeIndex is a min-heap of groups by event time: eviction pops what is
+// due and touches nothing else. (Typed, not container/heap: no boxing per
+// push.)
+type timeIndex []timeEntry
+
+func (h *timeIndex) push(e timeEntry) {
+	*h = append(*h, e)
+	x := *h
+	i := len(x) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if x[p].t <= x[i].t {
+			break
+		}
+		x[p], x[i] = x[i], x[p]
+		i = p
+	}
+}
+
+func (h *timeIndex) pop() timeEntry {
+	x := *h
+	top := x[0]
+	last := len(x) - 1
+	x[0] = x[last]
+	x = x[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(x) && x[l].t < x[m].t {
+			m = l
+		}
+		if r < len(x) && x[r].t < x[m].t {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		x[m], x[i] = x[i], x[m]
+		i = m
+	}
+	*h = x
+	return top
+}
