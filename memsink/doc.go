@@ -23,10 +23,25 @@
 // it to every record it lists; taking one costs a pointer load and an
 // atomic increment, whatever the table's size, and a reader never sees
 // half an epoch. Records are kept as the operator returned them (retained,
-// never copied); records longer than [MaxRecordRows] are split by slicing
+// not copied); records longer than [MaxRecordRows] are split by slicing
 // (zero-copy) so that readers stream bounded batches. Retention limits
 // evict the oldest epochs from new versions; an evicted record is released
 // when the last snapshot that lists it is released.
+//
+// # Compaction
+//
+// Small epochs cost more in bookkeeping (record, array and buffer
+// structs) than in Arrow bytes. In Append and Update tables a background
+// compaction (after Options.CompactAfter small epochs, or [Table.Compact])
+// copies the records of consecutive small epochs into one record of up to
+// MaxRecordRows rows from the table's allocator, a run that keeps each
+// epoch as a row range: AsOf, Since, History and RecordsWithEpoch see the
+// same epochs as before, and a record spanning several epochs has Part
+// epoch -1. The run replaces its epochs in a new version; snapshots of
+// older versions keep the records they list. Retention evicting part of a
+// run slices it, so the evicted rows' buffers stay held until the run is
+// recopied (at the next commit once it is half evicted). [Size] reports
+// the bookkeeping as Overhead, and MaxBytes counts it.
 //
 // Records obtained from a Snapshot are borrowed: they stay valid until the
 // Snapshot is released, and a reader that needs them longer (a Flight

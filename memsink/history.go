@@ -48,10 +48,13 @@ func (t *Table) History() []EpochInfo {
 		}
 		return out
 	}
-	out := make([]EpochInfo, len(v.segs))
+	out := make([]EpochInfo, 0, v.held.Epochs)
 	for i, s := range v.segs {
-		out[i] = s.info
-		out[i].Superseded = i < v.live
+		for j := range s.numEpochs() {
+			e := s.epochInfo(j)
+			e.Superseded = i < v.live
+			out = append(out, e)
+		}
 	}
 	return out
 }
@@ -104,18 +107,19 @@ func (t *Table) asOf(v *version, epoch int64) (*Snapshot, error) {
 		st := v.states[j]
 		return newSnapshot(v, t.schema, st.info.Epoch, stateParts(st), nil), nil
 	}
-	j := epochAt(len(v.segs), func(i int) int64 { return v.segs[i].info.Epoch }, epoch)
-	if j < 0 {
+	at, ok := locate(v.segs, epoch)
+	if !ok {
 		return nil, fmt.Errorf("epoch %d is not retained (%s): %w", epoch, v.retainedRange(), ErrNotRetained)
 	}
 	i := 0
-	for k := j; k >= 0; k-- {
+	for k := at.seg; k >= 0; k-- {
 		if v.segs[k].info.Replaced {
-			i = k
+			i = k // Replaced segments hold one epoch
 			break
 		}
 	}
-	return newSnapshot(v, t.schema, v.segs[j].info.Epoch, segmentParts(v.segs[i:j+1]), nil), nil
+	parts, owned := rangeParts(v.segs, pos{i, 0}, at)
+	return newSnapshot(v, t.schema, v.segs[at.seg].epochID(at.ep), parts, owned), nil
 }
 
 // Since returns the rows of the current contents committed after epoch
@@ -150,8 +154,16 @@ func (t *Table) since(v *version, epoch int64) (*Snapshot, error) {
 		return nil, fmt.Errorf("rows committed after epoch %d were evicted through epoch %d (%s): %w", epoch, v.evicted, v.retainedRange(), ErrNotRetained)
 	}
 	live := v.segs[v.live:]
-	k := epochAt(len(live), func(i int) int64 { return live[i].info.Epoch }, epoch) + 1
-	return newSnapshot(v, t.schema, v.latest, segmentParts(live[k:]), nil), nil
+	from := pos{}
+	if at, ok := locate(live, epoch); ok {
+		from = at.next(live)
+	}
+	if from.seg >= len(live) {
+		return newSnapshot(v, t.schema, v.latest, nil, nil), nil
+	}
+	last := live[len(live)-1]
+	parts, owned := rangeParts(live, from, pos{len(live) - 1, last.numEpochs() - 1})
+	return newSnapshot(v, t.schema, v.latest, parts, owned), nil
 }
 
 // LatestBatchData is Spark's latestBatchData: the rows of the latest
@@ -169,8 +181,9 @@ func (t *Table) LatestBatchData() *Snapshot {
 		}
 		return newSnapshot(v, t.schema, v.latest, parts, owned)
 	}
-	last := v.segs[len(v.segs)-1]
-	return newSnapshot(v, t.schema, v.latest, segmentParts([]*segment{last}), nil)
+	end := pos{len(v.segs) - 1, v.segs[len(v.segs)-1].numEpochs() - 1}
+	parts, owned := rangeParts(v.segs, end, end)
+	return newSnapshot(v, t.schema, v.latest, parts, owned)
 }
 
 // filterView returns the live rows of st committed after epoch: whole

@@ -187,12 +187,10 @@ func (t *Table) rebuildSegments(chain []*loaded) {
 		segs[i] = newSegment(f.info(), f.recs)
 		f.recs = nil
 	}
-	evicted := chain[0].meta.Prev
-	k := t.limits().evictSegments(segs)
-	for _, s := range segs[:k] {
-		evicted = max(evicted, s.info.Epoch)
-	}
-	t.publish(newVersion(chain[len(chain)-1].meta.Epoch, evicted, segs[k:], nil, nil))
+	// Each segment holds one epoch, so evict drops whole segments.
+	kept, evicted, _ := t.evict(segs, chain[0].meta.Prev)
+	k := len(segs) - len(kept)
+	t.publish(newVersion(chain[len(chain)-1].meta.Epoch, evicted, kept, nil, nil))
 	for _, s := range segs {
 		s.release()
 	}

@@ -18,6 +18,12 @@ type Size struct {
 	Rows int64
 	// Bytes is the size of the Arrow buffers held.
 	Bytes int64
+	// Overhead estimates the Go memory of the bookkeeping besides the
+	// buffers (record, array and buffer structs, epoch lists): what small
+	// epochs cost beyond their bytes until compaction merges them.
+	// MaxBytes counts Bytes + Overhead for Append, Update and Complete
+	// tables (a view's retention counts its chunks' Bytes).
+	Overhead int64
 	// DeadRows is, for a view, the rows of the current version replaced by
 	// a later update and awaiting compaction.
 	DeadRows int64
@@ -52,21 +58,29 @@ func (l limits) exceeded(epochs int, rows, bytes int64) bool {
 		l.bytes > 0 && bytes > l.bytes
 }
 
-// evictSegments returns how many of the oldest segments to evict so that
-// the rest fit the limits. The newest segment is always kept.
-func (l limits) evictSegments(segs []*segment) int {
+// evictSegments returns how many of the oldest epochs to evict so that
+// the rest fit the limits: the first k segments whole and the first m
+// epochs of segs[k] (a run). Bytes count the bookkeeping too. The newest
+// epoch is always kept.
+func (l limits) evictSegments(segs []*segment) (k, m int) {
 	var rows, bytes int64
+	epochs := 0
 	for _, s := range segs {
 		rows += s.info.Rows
-		bytes += s.info.Bytes
+		bytes += s.info.Bytes + s.overhead
+		epochs += s.numEpochs()
 	}
-	k := 0
-	for len(segs)-k > 1 && l.exceeded(len(segs)-k, rows, bytes) {
-		rows -= segs[k].info.Rows
-		bytes -= segs[k].info.Bytes
-		k++
+	for epochs > 1 && l.exceeded(epochs, rows, bytes) {
+		s := segs[k]
+		r, b := s.epochCost(m)
+		rows -= r
+		bytes -= b
+		epochs--
+		if m++; m == s.numEpochs() {
+			k, m = k+1, 0
+		}
 	}
-	return k
+	return k, m
 }
 
 // evictStates returns how many of the oldest view states to evict so that
@@ -103,11 +117,12 @@ func (l limits) evictStates(states []*viewState) int {
 func heldSize(segs []*segment, states []*viewState, w *viewWriter) Size {
 	var z Size
 	if len(states) == 0 {
-		z.Epochs = len(segs)
 		for _, s := range segs {
+			z.Epochs += s.numEpochs()
 			z.Records += len(s.recs)
 			z.Rows += s.info.Rows
 			z.Bytes += s.info.Bytes
+			z.Overhead += s.overhead
 		}
 		return z
 	}
@@ -119,6 +134,7 @@ func heldSize(segs []*segment, states []*viewState, w *viewWriter) Size {
 			z.Records++
 			z.Rows += rec.NumRows()
 			z.Bytes += bytes
+			z.Overhead += recordOverhead(rec)
 		}
 	}
 	for _, s := range states {

@@ -19,13 +19,18 @@ func epochRows(e int64, n int) []vt.Row {
 }
 
 func TestRetention(t *testing.T) {
-	// Every epoch below has the same layout, so the same size.
+	// Every epoch below has the same layout, so the same size: MaxBytes
+	// counts its buffers and its bookkeeping.
 	one := func() int64 {
 		mem := vt.NewAllocator(t)
 		tbl := newTable(t, mem, arrowstream.SinkInfo{Mode: arrowstream.Append}, memsink.Options{})
 		add(t, tbl, mem, 0, epochRows(0, 3)...)
 		defer tbl.Close()
-		return tbl.Size().Bytes
+		sz := tbl.Size()
+		if sz.Overhead <= 0 {
+			t.Fatalf("Size = %+v: no bookkeeping counted", sz)
+		}
+		return sz.Bytes + sz.Overhead
 	}()
 	cases := []struct {
 		name       string

@@ -31,28 +31,6 @@ const (
 // Snapshot.RecordsWithEpoch, which is plan.ChangesSchema.
 func WithEpochSchema(schema *arrow.Schema) *arrow.Schema { return plan.ChangesSchema(schema) }
 
-// segment is one committed epoch of an Append, Update or Complete table:
-// its records, as the operator returned them (sliced when long).
-type segment struct {
-	refs atomic.Int64
-	info EpochInfo
-	recs []arrow.Record
-}
-
-// newSegment takes ownership of recs; the caller holds the one reference.
-func newSegment(info EpochInfo, recs []arrow.Record) *segment {
-	s := &segment{info: info, recs: recs}
-	s.refs.Store(1)
-	return s
-}
-
-func (s *segment) release() {
-	if s.refs.Add(-1) == 0 {
-		releaseAll(s.recs)
-		s.recs = nil
-	}
-}
-
 // version is one published, immutable state of a table. The table holds
 // one reference to the current version; every Snapshot holds one more.
 type version struct {
@@ -166,6 +144,8 @@ type part struct {
 	commit time.Time
 	rows   int64
 	bytes  int64
+	seg    *segment // a compacted run's record spanning several epochs: its run
+	off    int64    // and the record's first row in it
 }
 
 func segmentParts(segs []*segment) []part {
@@ -175,10 +155,7 @@ func segmentParts(segs []*segment) []part {
 	}
 	out := make([]part, 0, n)
 	for _, s := range segs {
-		for _, r := range s.recs {
-			out = append(out, part{rec: r, epoch: s.info.Epoch, commit: s.info.CommitTime,
-				rows: r.NumRows(), bytes: share(s.info.Bytes, r.NumRows(), s.info.Rows)})
-		}
+		out = s.appendParts(out)
 	}
 	return out
 }
@@ -245,7 +222,8 @@ type Part struct {
 	// Record is borrowed, as those of Records.
 	Record arrow.Record
 	// Epoch committed the rows, or is -1 when they come from several
-	// epochs (a compacted view); RecordsWithEpoch has per-row epochs.
+	// epochs (a compacted view, or small epochs merged by compaction);
+	// RecordsWithEpoch has per-row epochs.
 	Epoch int64
 	// CommitTime is the commit time of Epoch (zero when Epoch is -1).
 	CommitTime time.Time
@@ -295,7 +273,12 @@ func (s *Snapshot) RecordsWithEpoch(mem memory.Allocator) ([]arrow.Record, error
 			continue
 		}
 		n := int(p.rec.NumRows())
-		ep, ts := constantEpochColumns(mem, p.epoch, p.commit, n)
+		var ep, ts arrow.Array
+		if p.seg != nil {
+			ep, ts = p.seg.epochColumns(mem, p.off, n)
+		} else {
+			ep, ts = constantEpochColumns(mem, p.epoch, p.commit, n)
+		}
 		cols := make([]arrow.Array, 0, p.rec.NumCols()+2)
 		cols = append(append(cols, p.rec.Columns()...), ep, ts)
 		out = append(out, array.NewRecord(schema, cols, int64(n)))
@@ -307,19 +290,22 @@ func (s *Snapshot) RecordsWithEpoch(mem memory.Allocator) ([]arrow.Record, error
 
 // constantEpochColumns builds n-row _epoch and _commit_timestamp columns.
 func constantEpochColumns(mem memory.Allocator, epoch int64, commit time.Time, n int) (arrow.Array, arrow.Array) {
+	us := commit.UnixMicro()
+	return buildEpochColumns(mem, n, func(ep, ts []int64) {
+		for i := range ep {
+			ep[i], ts[i] = epoch, us
+		}
+	})
+}
+
+// buildEpochColumns builds n-row _epoch and _commit_timestamp (µs) columns
+// whose values fill writes.
+func buildEpochColumns(mem memory.Allocator, n int, fill func(ep, ts []int64)) (arrow.Array, arrow.Array) {
 	eb := memory.NewResizableBuffer(mem)
 	eb.Resize(n * 8)
-	ev := arrow.Int64Traits.CastFromBytes(eb.Bytes())
-	for i := range ev {
-		ev[i] = epoch
-	}
 	tb := memory.NewResizableBuffer(mem)
 	tb.Resize(n * 8)
-	tv := arrow.TimestampTraits.CastFromBytes(tb.Bytes())
-	us := arrow.Timestamp(commit.UnixMicro())
-	for i := range tv {
-		tv[i] = us
-	}
+	fill(arrow.Int64Traits.CastFromBytes(eb.Bytes()), arrow.Int64Traits.CastFromBytes(tb.Bytes()))
 	ed := array.NewData(vector.Int64, n, []*memory.Buffer{nil, eb}, nil, 0, 0)
 	td := array.NewData(vector.Timestamp, n, []*memory.Buffer{nil, tb}, nil, 0, 0)
 	eb.Release()

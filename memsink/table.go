@@ -61,6 +61,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns commit times (nil: time.Now).
 	Now func() time.Time
+	// OffHeap maps the large buffers of merged records outside the Go
+	// heap (when the table's allocator is Go's, or a pool over it): they
+	// no longer raise the collector's heap goal and go back to the OS as
+	// soon as they are released. Every reader must then copy the values
+	// it keeps after releasing its snapshot (as Arrow's ownership rules
+	// require): a Go string still pointing into a released buffer faults
+	// instead of keeping the buffer alive.
+	OffHeap bool
+	// CompactAfter is the number of small epochs (under half of
+	// MaxRecordRows rows) committed since the last compaction that starts
+	// a background merge of the table's small epochs into large records
+	// (see Compact). Zero means 32; negative disables it.
+	CompactAfter int
 }
 
 // Table is the memory sink of one streaming query: the committed epochs as
@@ -72,6 +85,7 @@ type Options struct {
 // never blocked by a writer.
 type Table struct {
 	mem    memory.Allocator
+	long   memory.Allocator // merged records (longLived(mem))
 	info   stream.SinkInfo
 	schema *arrow.Schema
 	opts   Options
@@ -88,6 +102,14 @@ type Table struct {
 
 	notifyMu sync.Mutex
 	changed  chan struct{} // closed by publish; nil until Changed is called
+
+	// Background compaction (compact.go): counted and started under mu,
+	// stopped by Close.
+	smallEpochs int
+	compacting  bool
+	bg          sync.WaitGroup
+	bgCtx       context.Context
+	bgStop      context.CancelFunc
 }
 
 var _ stream.Sink = (*Table)(nil)
@@ -120,6 +142,7 @@ func Open(ctx context.Context, mem memory.Allocator, info stream.SinkInfo, opts 
 	}
 	t := &Table{
 		mem:    mem,
+		long:   longLived(mem, opts.OffHeap),
 		info:   info,
 		schema: info.Schema,
 		opts:   opts,
@@ -133,6 +156,7 @@ func Open(ctx context.Context, mem memory.Allocator, info stream.SinkInfo, opts 
 	if t.now == nil {
 		t.now = time.Now
 	}
+	t.bgCtx, t.bgStop = context.WithCancel(context.Background())
 	if opts.UpdateAsView {
 		w, err := newViewWriter(mem, info.Schema, info.KeyColumns)
 		if err != nil {
@@ -365,12 +389,10 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 	defer seg.release() // the creator's reference
 	segs := make([]*segment, 0, len(old.segs)+1)
 	segs = append(append(segs, old.segs...), seg)
-	k := t.limits().evictSegments(segs)
-	evicted := old.evicted
-	for _, s := range segs[:k] {
-		evicted = max(evicted, s.info.Epoch)
+	segs, evicted, trimmed := t.evict(segs, old.evicted)
+	if trimmed != nil {
+		defer trimmed.release() // the creator's reference
 	}
-	segs = segs[k:]
 	base := epochFile(segs[0].info.Epoch)
 	if t.persist != nil {
 		if err := t.persist.writeEpoch(info, old.latest, base, t.schema, recs); err != nil {
@@ -380,13 +402,32 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 	v := newVersion(info.Epoch, evicted, segs, nil, nil)
 	v.keepPending(old.pend, info.Epoch)
 	t.publish(v)
-	if k > 0 {
-		t.log.Debug("evicted epochs", "count", k, "through", evicted)
+	if evicted > old.evicted {
+		t.log.Debug("evicted epochs", "through", evicted)
 	}
 	if t.persist != nil {
 		t.persist.trim(base)
 	}
+	t.compactIfDue(v)
 	return nil
+}
+
+// evict applies the retention limits to segs: it returns the segments
+// kept and the highest evicted epoch (at least evicted). A run partly
+// evicted is replaced by a trimmed segment, returned with the creator's
+// reference for the caller to release once a version lists it.
+func (t *Table) evict(segs []*segment, evicted int64) (kept []*segment, through int64, trimmed *segment) {
+	k, m := t.limits().evictSegments(segs)
+	for _, s := range segs[:k] {
+		evicted = max(evicted, s.lastEpoch())
+	}
+	segs = segs[k:]
+	if m > 0 {
+		evicted = max(evicted, segs[0].epochID(m-1))
+		trimmed = segs[0].dropEpochs(m)
+		segs = append([]*segment{trimmed}, segs[1:]...)
+	}
+	return segs, evicted, trimmed
 }
 
 // commitView commits an epoch of a view: written durably first when
@@ -474,6 +515,7 @@ func (t *Table) Clear() error {
 	if t.view != nil {
 		t.view.reset()
 	}
+	t.smallEpochs = 0
 	t.broken = nil
 	if t.persist != nil {
 		return t.persist.clear()
@@ -486,13 +528,18 @@ func (t *Table) Clear() error {
 // an empty table. Close is idempotent.
 func (t *Table) Close() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.closed.Swap(true) {
+		t.mu.Unlock()
 		return nil
 	}
 	t.publish(newVersion(-1, -1, nil, nil, nil))
 	if t.view != nil {
 		t.view.reset()
 	}
+	t.mu.Unlock()
+	// A compaction in progress drops its work once it sees the table
+	// closed; waiting for it means Close leaves nothing allocated behind.
+	t.bgStop()
+	t.bg.Wait()
 	return nil
 }

@@ -67,12 +67,20 @@ type AnalyzeOptions struct {
 	// MaxPlanExprs bounds the expressions resolved, counting a CTE or view
 	// once per reference (0: DefaultMaxPlanExprs; negative: no limit).
 	MaxPlanExprs int
+	// Session, when not nil, are the session's settings (ANSI mode, time
+	// zone) recorded in the plan, as AnalyzeWith does; nil is
+	// DefaultOptions.
+	Session *Options
 }
 
 // AnalyzeContext is Analyze honouring ctx (checked every few hundred
 // expressions) and the limits of opts.
 func AnalyzeContext(ctx context.Context, stmt sql.Statement, cat Catalog, opts AnalyzeOptions) (Statement, error) {
-	return analyzeStatement(newBudget(ctx, opts.MaxPlanExprs), stmt, cat)
+	st, err := analyzeStatement(newBudget(ctx, opts.MaxPlanExprs), stmt, cat)
+	if err != nil || opts.Session == nil {
+		return st, err
+	}
+	return stampStatement(st, *opts.Session)
 }
 
 // AnalyzeQueryContext is AnalyzeQuery honouring ctx and the default

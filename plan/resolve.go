@@ -461,7 +461,9 @@ func convertType(t *sql.TypeName) (arrow.DataType, error) {
 		return vector.Int32, nil
 	case "BIGINT":
 		return vector.Int64, nil
-	case "FLOAT", "DOUBLE":
+	case "FLOAT":
+		return vector.Float32, nil
+	case "DOUBLE":
 		return vector.Float64, nil
 	case "DECIMAL":
 		p, s := int32(10), int32(0)
@@ -481,8 +483,10 @@ func convertType(t *sql.TypeName) (arrow.DataType, error) {
 		return vector.Binary, nil
 	case "DATE":
 		return vector.Date, nil
-	case "TIMESTAMP", "TIMESTAMP_NTZ":
+	case "TIMESTAMP":
 		return vector.Timestamp, nil
+	case "TIMESTAMP_NTZ":
+		return vector.TimestampNTZ, nil
 	case "ARRAY":
 		if t.Elem == nil {
 			return nil, errorAt(t.Pos, ErrType, "ARRAY needs an element type.")

@@ -200,11 +200,6 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && isString(args[0].DataType()) {
 			args[0] = castTo(args[0], vector.Float64)
 		}
-		if a.Func == vector.AggAvg && args[0].DataType().ID() == arrow.DECIMAL128 {
-			// Spark averages decimal(p,s) to decimal(p+4,s+4); the
-			// engine's average is a double, a different answer.
-			return nil, errorAt(f.Pos, ErrUnsupported, "%s of a decimal is not supported (Spark's result is decimal(p+4,s+4)); cast the argument to double for a double average.", name)
-		}
 	}
 	a.Args = args
 	dt, err := aggResultType(a)
@@ -252,7 +247,14 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		return &Literal{Value: v, Type: vector.Int64}, nil
 	case sql.LitDecimal:
 		return decimalLiteral(x)
-	case sql.LitFloat, sql.LitDouble:
+	case sql.LitFloat:
+		// 1.2F is the float nearest 1.2 (parsed once to 32 bits).
+		v, err := strconv.ParseFloat(x.Value, 32)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return &Literal{Value: v, Type: vector.Float32}, nil
+	case sql.LitDouble:
 		v, err := strconv.ParseFloat(x.Value, 64)
 		if err != nil {
 			return nil, bad(err)
@@ -266,10 +268,13 @@ func literalOf(x *sql.Literal) (Expr, error) {
 			return nil, bad(err)
 		}
 		return &Literal{Value: b, Type: vector.Binary}, nil
-	case sql.LitDate, sql.LitTimestamp:
+	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampNTZ:
 		to := vector.Date
-		if x.Kind == sql.LitTimestamp {
+		switch x.Kind {
+		case sql.LitTimestamp:
 			to = vector.Timestamp
+		case sql.LitTimestampNTZ:
+			to = vector.TimestampNTZ // a wall time in no zone
 		}
 		l, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to})
 		if err != nil {

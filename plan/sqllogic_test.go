@@ -161,6 +161,10 @@ func sltType(t *testing.T, tn *sql.TypeName) arrow.DataType {
 		return vector.Int64
 	case "DOUBLE":
 		return vector.Float64
+	case "FLOAT":
+		return vector.Float32
+	case "TIMESTAMP_NTZ":
+		return vector.TimestampNTZ
 	case "STRING":
 		return vector.String
 	case "BOOLEAN":
@@ -207,6 +211,8 @@ func cellValue(t *testing.T, s string, dt arrow.DataType) any {
 		v, err = strconv.ParseInt(s, 10, 64)
 	case arrow.FLOAT64:
 		v, err = strconv.ParseFloat(s, 64)
+	case arrow.FLOAT32:
+		v, err = strconv.ParseFloat(s, 32)
 	case arrow.STRING:
 		v = s
 	case arrow.BOOL:
@@ -275,6 +281,10 @@ func formatCell(v any, dt arrow.DataType) string {
 	case nil:
 		return "NULL"
 	case float64:
+		bits := 64
+		if dt != nil && dt.ID() == arrow.FLOAT32 {
+			bits = 32 // the shortest text that reads back as the float
+		}
 		switch {
 		case math.IsNaN(x):
 			return "NaN"
@@ -285,7 +295,7 @@ func formatCell(v any, dt arrow.DataType) string {
 		case x == math.Trunc(x) && math.Abs(x) < 1e15:
 			return strconv.FormatFloat(x, 'f', 1, 64)
 		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(x, 'g', -1, bits)
 	case string:
 		if x == "" {
 			return "''"

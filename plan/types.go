@@ -311,8 +311,10 @@ func comparisonType(l, r arrow.DataType) arrow.DataType {
 		return stringPartner(r)
 	case isString(r):
 		return stringPartner(l)
-	case l.ID() == arrow.DATE32 && r.ID() == arrow.TIMESTAMP, l.ID() == arrow.TIMESTAMP && r.ID() == arrow.DATE32:
-		return vector.Timestamp
+	case l.ID() == arrow.DATE32 && r.ID() == arrow.TIMESTAMP:
+		return r // TIMESTAMP or TIMESTAMP_NTZ
+	case l.ID() == arrow.TIMESTAMP && r.ID() == arrow.DATE32:
+		return l
 	}
 	return nil
 }

@@ -234,7 +234,7 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 	e, err := vector.LookupFunction(fn, args)
 	switch x := e.(type) {
 	case *vector.FuncExpr:
-		x.Loc = call.Loc
+		x.Loc, x.Mode = call.Loc, call.Mode
 	case *vector.CastExpr: // int(x), string(x), ...: Spark's cast functions
 		x.Mode, x.Loc = call.Mode, call.Loc
 	}

@@ -19,7 +19,8 @@ import (
 // incremental reads) for a bounded time while a writer commits an epoch
 // of a known row count every 2 ms, with retention evicting old epochs.
 // Every result must be a whole number of epochs, consecutive, and no call
-// may fail.
+// may fail. The table merges its small epochs in the background every 4
+// epochs, so readers hold snapshots across compactions.
 func TestConcurrentReadersSeeWholeEpochs(t *testing.T) {
 	const (
 		clients   = 32
@@ -28,7 +29,7 @@ func TestConcurrentReadersSeeWholeEpochs(t *testing.T) {
 		maxRounds = 300 // per client, bounds the work on slow machines
 	)
 	f := newSQLFixture(t, Config{})
-	live := newTable(t, f.mem, f.cat, "live", epochSchema, memsink.Options{MaxEpochs: 300})
+	live := newTable(t, f.mem, f.cat, "live", epochSchema, memsink.Options{MaxEpochs: 300, CompactAfter: 4})
 	commitEpochs(t, f.mem, live, 0, 1, perEpoch)
 
 	// The run lasts at least duration and until the readers have done
@@ -104,6 +105,17 @@ func TestConcurrentReadersSeeWholeEpochs(t *testing.T) {
 	}
 	if reads.Load() < clients || commits.Load() < 10 {
 		t.Fatalf("only %d reads and %d commits", reads.Load(), commits.Load())
+	}
+	// A compaction triggered during the reads has merged epochs (waited
+	// for: on a loaded machine the background merge may still be running).
+	for deadline := time.Now().Add(testutil.Scaled(time.Minute)); ; time.Sleep(10 * time.Millisecond) {
+		sz := live.Size()
+		if sz.Records < sz.Epochs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no compaction ran during the reads: %+v", sz)
+		}
 	}
 	t.Logf("%d whole-epoch reads by %d clients during %d commits", reads.Load(), clients, commits.Load())
 }

@@ -44,6 +44,11 @@ type Request struct {
 	// against the per-query memory limit and panics with a
 	// *MemoryLimitError when the limit is exceeded (see MemoryLimitError).
 	Mem memory.Allocator
+	// Settings are the SET values of the client's session (its
+	// connection), or nil outside a server session. The engine analyzes
+	// with them and stores the session's SETs in them, so that a SET
+	// affects that session only.
+	Settings *Settings
 }
 
 // Statement describes a statement without running it.

@@ -40,6 +40,8 @@ type Server struct {
 	pool    *memoryPool   // the process-wide memory limit
 	quotas  *quotas
 	conns   *connTracker // the open connections, to close a stalled reader's
+	// settings are the SET values of each client connection (session).
+	settings *sessionSettings
 
 	active atomic.Int64 // streams being served (tests wait for zero)
 
@@ -66,6 +68,8 @@ func New(cfg Config) (*Server, error) {
 		quotas:  newQuotas(cfg.Limits, cfg.Queries),
 		conns:   newConnTracker(),
 	}
+	s.settings = newSessionSettings()
+	s.conns.onClose = s.settings.closed
 	switch cfg.IPCCompression {
 	case "lz4":
 		s.ipcOpts = []ipc.Option{ipc.WithLZ4()}

@@ -94,18 +94,22 @@ func (p systemPlanTable) Scan(ctx context.Context, mem memory.Allocator) (vector
 	return vector.NewScan(p.t.Schema(), recs...)
 }
 
-// analyze parses and analyzes text, seeing only the tables canRead
-// accepts (nil: all).
-func (e *SessionEngine) analyze(ctx context.Context, text string, canRead func(string) bool) (plan.Statement, error) {
-	stmt, err := sql.Parse(text)
+// analyze parses and analyzes req.SQL under the client session's settings,
+// seeing only the tables req.CanRead accepts (nil: all).
+func (e *SessionEngine) analyze(ctx context.Context, req Request) (plan.Statement, error) {
+	stmt, err := sql.Parse(req.SQL)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := e.options(req.Settings)
 	if err != nil {
 		return nil, err
 	}
 	var cat plan.Catalog = e.sess.Catalog()
-	if canRead != nil {
-		cat = grantedCatalog{cat, canRead}
+	if req.CanRead != nil {
+		cat = grantedCatalog{cat, req.CanRead}
 	}
-	st, err := plan.AnalyzeContext(ctx, stmt, cat, plan.AnalyzeOptions{})
+	st, err := plan.AnalyzeContext(ctx, stmt, cat, plan.AnalyzeOptions{Session: &opts})
 	return st, classify(err)
 }
 
@@ -170,6 +174,13 @@ func isRowCommand(st plan.Statement) bool {
 
 // Prepare implements QueryEngine.
 func (e *SessionEngine) Prepare(ctx context.Context, req Request) (Statement, error) {
+	if x := parseSet(req.SQL); x != nil && req.Settings != nil {
+		// Checked now, applied when executed.
+		if err := checkSet(x); err != nil {
+			return Statement{}, err
+		}
+		return Statement{IsQuery: true, Schema: setSchema}, nil
+	}
 	schema, _, isQuery, err := e.plan(ctx, req)
 	if err != nil {
 		return Statement{}, err
@@ -179,6 +190,9 @@ func (e *SessionEngine) Prepare(ctx context.Context, req Request) (Statement, er
 
 // Query implements QueryEngine.
 func (e *SessionEngine) Query(ctx context.Context, req Request) (*arrow.Schema, OpenFunc, error) {
+	if x := parseSet(req.SQL); x != nil && req.Settings != nil {
+		return e.set(x, req.Settings)
+	}
 	schema, open, isQuery, err := e.plan(ctx, req)
 	if err != nil {
 		return nil, nil, err
@@ -195,7 +209,7 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 	if req.Params != nil && req.Params.NumCols() > 0 {
 		return nil, nil, false, fmt.Errorf("statement parameters: %w (the dialect has no placeholders)", ErrUnsupported)
 	}
-	st, err := e.analyze(ctx, req.SQL, req.CanRead)
+	st, err := e.analyze(ctx, req)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -242,6 +256,13 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 
 // Exec implements QueryEngine.
 func (e *SessionEngine) Exec(ctx context.Context, req Request) (int64, error) {
+	if x := parseSet(req.SQL); x != nil && req.Settings != nil {
+		_, _, err := e.set(x, req.Settings)
+		return 0, err
+	}
+	if err := e.checkSessionDDL(ctx, req); err != nil {
+		return 0, err
+	}
 	res, err := e.run(ctx, req.SQL)
 	if err != nil {
 		return 0, classify(err)

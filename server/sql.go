@@ -53,7 +53,8 @@ func (q *sqlServer) engine() (QueryEngine, error) {
 
 // request builds an engine request for the calling user.
 func (q *sqlServer) request(ctx context.Context, sql string, params arrow.Record, mem *queryAllocator) Request {
-	r := Request{SQL: sql, Params: params, User: UserFromContext(ctx), Mem: q.s.mem, CanRead: q.s.readFilter(ctx)}
+	r := Request{SQL: sql, Params: params, User: UserFromContext(ctx), Mem: q.s.mem, CanRead: q.s.readFilter(ctx),
+		Settings: q.s.settings.forCall(ctx)}
 	if mem != nil {
 		r.Mem = mem
 	}

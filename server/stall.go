@@ -27,6 +27,9 @@ import (
 type connTracker struct {
 	mu    sync.Mutex
 	conns map[string]net.Conn
+	// onClose, when set, learns the remote address of each connection
+	// that closes (the session settings of that connection end).
+	onClose func(addr string)
 }
 
 func newConnTracker() *connTracker { return &connTracker{conns: map[string]net.Conn{}} }
@@ -76,7 +79,11 @@ func (c *trackedConn) Close() error {
 		if c.t.conns[c.key] == c.Conn {
 			delete(c.t.conns, c.key)
 		}
+		onClose := c.t.onClose
 		c.t.mu.Unlock()
+		if onClose != nil {
+			onClose(c.key)
+		}
 	})
 	return c.Conn.Close()
 }

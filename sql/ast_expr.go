@@ -28,19 +28,20 @@ type Star struct {
 type LiteralKind uint8
 
 const (
-	LitNull      LiteralKind = iota
-	LitBool                  // TRUE, FALSE
-	LitInt                   // an integer that fits INT
-	LitBigInt                // 5L, or an integer too large for INT
-	LitSmallInt              // 5S
-	LitTinyInt               // 5Y
-	LitDecimal               // 1.5, 1.5BD, or an integer too large for BIGINT
-	LitFloat                 // 1.5F
-	LitDouble                // 1.5D, 1e3
-	LitString                // 'text' or "text"
-	LitBinary                // X'0AFF'
-	LitDate                  // DATE '2026-01-01'
-	LitTimestamp             // TIMESTAMP '2026-01-01 00:00:00'
+	LitNull         LiteralKind = iota
+	LitBool                     // TRUE, FALSE
+	LitInt                      // an integer that fits INT
+	LitBigInt                   // 5L, or an integer too large for INT
+	LitSmallInt                 // 5S
+	LitTinyInt                  // 5Y
+	LitDecimal                  // 1.5, 1.5BD, or an integer too large for BIGINT
+	LitFloat                    // 1.5F
+	LitDouble                   // 1.5D, 1e3
+	LitString                   // 'text' or "text"
+	LitBinary                   // X'0AFF'
+	LitDate                     // DATE '2026-01-01'
+	LitTimestamp                // TIMESTAMP '2026-01-01 00:00:00' (also TIMESTAMP_LTZ)
+	LitTimestampNTZ             // TIMESTAMP_NTZ '2026-01-01 00:00:00'
 )
 
 var literalKindNames = [...]string{
@@ -48,6 +49,7 @@ var literalKindNames = [...]string{
 	LitSmallInt: "SMALLINT", LitTinyInt: "TINYINT", LitDecimal: "DECIMAL",
 	LitFloat: "FLOAT", LitDouble: "DOUBLE", LitString: "STRING",
 	LitBinary: "BINARY", LitDate: "DATE", LitTimestamp: "TIMESTAMP",
+	LitTimestampNTZ: "TIMESTAMP_NTZ",
 }
 
 // String returns the SQL type name of the kind, such as "BIGINT".

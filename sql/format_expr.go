@@ -280,6 +280,8 @@ func (f *formatter) literal(l *Literal) {
 		f.str("DATE " + quoteString(l.Value))
 	case LitTimestamp:
 		f.str("TIMESTAMP " + quoteString(l.Value))
+	case LitTimestampNTZ:
+		f.str("TIMESTAMP_NTZ " + quoteString(l.Value))
 	}
 }
 

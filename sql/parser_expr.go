@@ -374,12 +374,15 @@ func (p *parser) parseWord(t *token) Expr {
 		if k := next.kind; k == tNumber || k == tString || k == tMinus || k == tPlus {
 			return p.parseInterval()
 		}
-	case "DATE", "TIMESTAMP":
+	case "DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "TIMESTAMP_NTZ":
 		if next.kind == tString {
 			p.next()
 			kind := LitDate
-			if t.kw == "TIMESTAMP" {
+			switch t.kw {
+			case "TIMESTAMP", "TIMESTAMP_LTZ":
 				kind = LitTimestamp
+			case "TIMESTAMP_NTZ":
+				kind = LitTimestampNTZ
 			}
 			return &Literal{Pos: t.pos, Kind: kind, Value: p.stringValue()}
 		}

@@ -92,7 +92,8 @@ var keywords = map[string]bool{
 	"OPTIONS": false, "OVER": false, "REFRESH": false, "REGEXP": false,
 	"RLIKE": false, "SEMI": false, "SHOW": false, "STREAM": false,
 	"STREAMING": false, "SYSTEM_VERSION": false, "TABLES": false,
-	"TBLPROPERTIES": false, "TIMESTAMP": false, "TRY_CAST": false,
+	"TBLPROPERTIES": false, "TIMESTAMP": false, "TIMESTAMP_LTZ": false,
+	"TIMESTAMP_NTZ": false, "TRY_CAST": false,
 	"VERSION": false, "WATERMARK": false,
 	"GLOBAL": false, "TEMPORARY": false, "TEMP": false, "VIEW": false,
 	"REPLACE": false, "VALUES": false, "SET": false,
@@ -109,6 +110,7 @@ var notAlias = map[string]bool{"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS
 // (a stream read, a typed or interval literal).
 var quoteWhenFormatting = map[string]bool{
 	"STREAM": true, "INTERVAL": true, "DATE": true, "TIMESTAMP": true,
+	"TIMESTAMP_LTZ": true, "TIMESTAMP_NTZ": true,
 	"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS": true,
 }
 

@@ -120,6 +120,9 @@ func setStateTypes(f AggFunc, b *boundAgg) {
 		b.state[0].Type, b.state[1].Type = b.result.Type, Int64
 	case AggAvg:
 		b.state[0].Type, b.state[1].Type = Float64, Int64
+		if acc, ok := b.acc.(*sumAcc); ok && acc.kind == sumDecimal {
+			b.state[0].Type = acc.resType // the decimal sum
+		}
 	case AggMin, AggMax:
 		b.state[0].Type = b.result.Type
 	case AggFirst, AggLast:
@@ -162,21 +165,33 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 		acc := &sumAcc{aggInfo: info, kind: kind, resType: res}
 		if call.Func == AggAvg {
 			acc.avg, acc.kind, acc.resType = true, sumFloat, Float64
+			if d, ok := types[0].(*arrow.Decimal128Type); ok {
+				sum, result := avgDecimalTypes(d)
+				acc.kind, acc.resType, acc.avgType = sumDecimal, sum, result
+			}
 		}
 		if d, ok := acc.resType.(*arrow.Decimal128Type); ok {
 			acc.prec = d.Precision
 		}
 		b.acc = acc
-		b.result = arrow.Field{Type: acc.resType, Nullable: true}
+		b.result = arrow.Field{Type: acc.resultType(), Nullable: true}
 		b.args = []Evaluator{Plain(evs[0], mem)}
 	case AggMin, AggMax:
-		kind, ok := valueKindOf(types[0])
+		kind, wide, ok := minMaxStorage(types[0])
 		if !ok {
 			return nil, typeErr("a number, string, binary, boolean, date, timestamp or decimal")
 		}
-		b.acc = &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
-		b.result = arrow.Field{Type: types[0], Nullable: true}
+		acc := &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
 		b.args = []Evaluator{Plain(evs[0], mem)}
+		if wide != nil {
+			w, err := numericWiden(b.args[0], wide, mem, sqlText{}, sqlText{})
+			if err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+			acc.dt, acc.narrow, b.args[0] = wide, types[0], w
+		}
+		b.acc = acc
+		b.result = arrow.Field{Type: types[0], Nullable: true}
 	case AggFirst, AggLast:
 		vals, ok := newGroupValues(types[0])
 		if !ok {
@@ -245,21 +260,36 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		// The state's sum has the result type already.
 		res := types[0]
 		kind, ok := sumKindOfState(res)
-		if !ok || types[1].ID() != arrow.INT64 || call.Func == AggAvg && kind != sumFloat {
+		if !ok || types[1].ID() != arrow.INT64 || call.Func == AggAvg && kind != sumFloat && kind != sumDecimal {
 			return nil, stateErr("(bigint|double|decimal, bigint)")
 		}
 		acc := &sumAcc{aggInfo: info, kind: kind, resType: res, merge: true, avg: call.Func == AggAvg}
 		if d, ok := res.(*arrow.Decimal128Type); ok {
 			acc.prec = d.Precision
+			if acc.avg {
+				r, err := avgDecimalResultOfState(d)
+				if err != nil {
+					return nil, aggBindError(call, in, err)
+				}
+				acc.avgType = r
+			}
 		}
 		b.acc = acc
-		b.result = arrow.Field{Name: name, Type: res, Nullable: true}
+		b.result = arrow.Field{Name: name, Type: acc.resultType(), Nullable: true}
 	case AggMin, AggMax:
-		kind, ok := valueKindOf(types[0])
+		kind, wide, ok := minMaxStorage(types[0])
 		if !ok {
 			return nil, stateErr("(a value)")
 		}
-		b.acc = &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
+		acc := &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
+		if wide != nil {
+			w, err := numericWiden(b.args[0], wide, mem, sqlText{}, sqlText{})
+			if err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+			acc.dt, acc.narrow, b.args[0] = wide, types[0], w
+		}
+		b.acc = acc
 		b.result = arrow.Field{Name: name, Type: types[0], Nullable: true}
 	case AggFirst, AggLast:
 		vals, ok := newGroupValues(types[0])

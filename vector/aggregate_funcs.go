@@ -233,8 +233,9 @@ type sumAcc struct {
 	kind    sumKind
 	avg     bool
 	merge   bool
-	resType arrow.DataType // sum: the result type; avg: double
-	prec    int32          // decimal result precision
+	resType arrow.DataType        // sum: the result type; avg: double, or the decimal sum's type
+	avgType *arrow.Decimal128Type // avg of a decimal: the result type
+	prec    int32                 // decimal sum precision
 	ints    []int64
 	floats  []float64
 	decs    []decimal128.Num
@@ -406,6 +407,20 @@ func (s *sumAcc) nonEmpty(lo, hi int, rows []int64) ([]bool, []int64) {
 
 func (s *sumAcc) final(mem memory.Allocator, lo, hi int, rows []int64) (arrow.Array, error) {
 	valid, counts := s.nonEmpty(lo, hi, rows)
+	if s.avg && s.avgType != nil {
+		means := make([]decimal128.Num, hi-lo)
+		for i, c := range counts {
+			if c == 0 {
+				continue
+			}
+			m, ok := avgDecimal(s.decs[lo+i], c, s.resType.(*arrow.Decimal128Type), s.avgType)
+			if !ok {
+				return nil, fmt.Errorf("vector: %s: the mean does not fit %s: %w", s.label, TypeName(s.avgType), ErrOverflow)
+			}
+			means[i] = m
+		}
+		return newFixedArray(mem, s.avgType, means, valid), nil
+	}
 	if s.avg {
 		means := make([]float64, hi-lo)
 		for i, c := range counts {
@@ -416,6 +431,14 @@ func (s *sumAcc) final(mem memory.Allocator, lo, hi int, rows []int64) (arrow.Ar
 		return newFixedArray(mem, Float64, means, valid), nil
 	}
 	return s.sums(mem, lo, hi, valid), nil
+}
+
+// resultType is the type final returns.
+func (s *sumAcc) resultType() arrow.DataType {
+	if s.avgType != nil {
+		return s.avgType
+	}
+	return s.resType
 }
 
 func (s *sumAcc) sums(mem memory.Allocator, lo, hi int, valid []bool) arrow.Array {

@@ -107,6 +107,14 @@ func (m *minMaxAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([
 		valid[i] = m.valid(int(g), rows) > 0
 	}
 	var a arrow.Array
+	switch {
+	case m.narrow != nil && m.narrow.ID() == arrow.INT8:
+		return []arrow.Array{newFixedArray(mem, m.narrow, narrowSlice[int32, int8](gatherOf(m.i32, gids)), valid)}, nil
+	case m.narrow != nil && m.narrow.ID() == arrow.INT16:
+		return []arrow.Array{newFixedArray(mem, m.narrow, narrowSlice[int32, int16](gatherOf(m.i32, gids)), valid)}, nil
+	case m.narrow != nil && m.narrow.ID() == arrow.FLOAT32:
+		return []arrow.Array{newFixedArray(mem, m.narrow, narrowSlice[float64, float32](gatherOf(m.f64, gids)), valid)}, nil
+	}
 	switch m.kind {
 	case valInt64:
 		a = newFixedArray(mem, m.dt, gatherOf(m.i64, gids), valid)

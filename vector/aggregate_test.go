@@ -207,7 +207,8 @@ func TestHashAggregateFunctions(t *testing.T) {
 			want: []vt.Row{{1, 7, 5.5, "2.00"}, {2, 20, 2.5, "2.50"}, {3, nil, nil, nil}, {nil, 8, 0.5, "-1.00"}}},
 		{name: "avg", groupBy: byK(),
 			aggs: []vector.AggregateCall{call(vector.AggAvg, "av", "v"), call(vector.AggAvg, "ad", "d"), call(vector.AggAvg, "adec", "dec")},
-			want: []vt.Row{{1, 3.5, 2.75, 1.0}, {2, 20.0, 2.5, 2.5}, {3, nil, nil, nil}, {nil, 4.0, 0.5, -1.0}}},
+			// avg of a DECIMAL(p,2) is DECIMAL(p+4,6), as Spark's.
+			want: []vt.Row{{1, 3.5, 2.75, "1.000000"}, {2, 20.0, 2.5, "2.500000"}, {3, nil, nil, nil}, {nil, 4.0, 0.5, "-1.000000"}}},
 		{name: "min", groupBy: byK(),
 			aggs: []vector.AggregateCall{call(vector.AggMin, "v", "v"), call(vector.AggMin, "d", "d"), call(vector.AggMin, "str", "str"),
 				call(vector.AggMin, "dec", "dec"), call(vector.AggMin, "b", "b"), call(vector.AggMin, "ts", "ts"), call(vector.AggMin, "dt", "dt")},

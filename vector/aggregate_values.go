@@ -168,14 +168,18 @@ type minMaxAcc struct {
 	nullCounter
 	isMax bool
 	dt    arrow.DataType
-	kind  valueKind
-	i64   []int64
-	i32   []int32
-	f64   []float64
-	decs  []decimal128.Num
-	strs  []string
-	has   []bool
-	bools []int32 // scratch
+	// narrow is the argument's and result's type when it is stored wider
+	// (tinyint and smallint as int, float as double: exact, and order
+	// preserving); nil otherwise.
+	narrow arrow.DataType
+	kind   valueKind
+	i64    []int64
+	i32    []int32
+	f64    []float64
+	decs   []decimal128.Num
+	strs   []string
+	has    []bool
+	bools  []int32 // scratch
 }
 
 func (m *minMaxAcc) resize(n int) {
@@ -298,6 +302,14 @@ func (m *minMaxAcc) final(mem memory.Allocator, lo, hi int, rows []int64) (arrow
 	for g := lo; g < hi; g++ {
 		valid[g-lo] = m.valid(g, rows) > 0
 	}
+	switch {
+	case m.narrow != nil && m.narrow.ID() == arrow.INT8:
+		return newFixedArray(mem, m.narrow, narrowSlice[int32, int8](m.i32[lo:hi]), valid), nil
+	case m.narrow != nil && m.narrow.ID() == arrow.INT16:
+		return newFixedArray(mem, m.narrow, narrowSlice[int32, int16](m.i32[lo:hi]), valid), nil
+	case m.narrow != nil && m.narrow.ID() == arrow.FLOAT32:
+		return newFixedArray(mem, m.narrow, narrowSlice[float64, float32](m.f64[lo:hi]), valid), nil
+	}
 	switch m.kind {
 	case valInt64:
 		return newFixedArray(mem, m.dt, m.i64[lo:hi], valid), nil
@@ -320,6 +332,29 @@ func (m *minMaxAcc) final(mem memory.Allocator, lo, hi int, rows []int64) (arrow
 func (m *minMaxAcc) state(mem memory.Allocator, lo, hi int, rows []int64) ([]arrow.Array, error) {
 	a, err := m.final(mem, lo, hi, rows)
 	return []arrow.Array{a}, err
+}
+
+// narrowSlice converts values that came from a narrower type back to it.
+func narrowSlice[S int32 | float64, D int8 | int16 | float32](src []S) []D {
+	out := make([]D, len(src))
+	for i, v := range src {
+		out[i] = D(v)
+	}
+	return out
+}
+
+// minMaxStorage is how min and max store values of t: the value kind, and
+// for tinyint, smallint and float the wider type they are kept as (nil
+// when t is stored as it is).
+func minMaxStorage(t arrow.DataType) (valueKind, arrow.DataType, bool) {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16:
+		return valInt32, Int32, true
+	case arrow.FLOAT32:
+		return valFloat64, Float64, true
+	}
+	k, ok := valueKindOf(t)
+	return k, nil, ok
 }
 
 // groupValues stores one value per group, copied from input rows in bulk.

@@ -161,15 +161,31 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 		return foldIfConstant(ev, mem, lw, rw), nil
 	}
 	common, _ := CommonType(lt, rt)
-	var narrow arrow.DataType // tinyint or smallint: computed as int, then narrowed
+	var narrow arrow.DataType // tinyint, smallint or float: computed wider, then narrowed
 	switch {
+	case common.ID() == arrow.FLOAT32 && a.Op != ArithDiv:
+		narrow, common = common, Float64
 	case a.Op == ArithDiv || isFloating(common):
 		common = Float64
 	case common.ID() == arrow.INT8 || common.ID() == arrow.INT16:
 		narrow, common = common, Int32
 	}
 	if allNull {
+		if narrow != nil {
+			return newConst(narrow, nil, mem), nil
+		}
 		return newConst(common, nil, mem), nil
+	}
+	if narrow != nil && narrow.ID() == arrow.FLOAT32 {
+		// An integer operand of a float operation is rounded to float
+		// first, as Spark casts it; float → double is then exact.
+		var err error
+		if l, err = numericWiden(l, Float32, mem, expr, lName); err != nil {
+			return nil, err
+		}
+		if r, err = numericWiden(r, Float32, mem, expr, rName); err != nil {
+			return nil, err
+		}
 	}
 	lw, err := numericWiden(l, common, mem, expr, lName)
 	if err != nil {
@@ -189,7 +205,13 @@ func bindArith(a *Arithmetic, l, r Evaluator, mem memory.Allocator) (Evaluator, 
 	default:
 		ev = &floatArithEval{binaryBase: base, op: a.Op, mode: a.Mode}
 	}
-	if narrow != nil {
+	switch {
+	case narrow != nil && narrow.ID() == arrow.FLOAT32:
+		// + - * % of two floats computed in double and rounded once to
+		// float is the float operation's correctly rounded result (a
+		// double holds more than twice float's precision).
+		ev = &float32Eval{in: ev, mem: mem}
+	case narrow != nil:
 		// Spark keeps tinyint and smallint: the int result of two such
 		// operands cannot overflow int, only the narrow type.
 		ev = &narrowArithEval{in: ev, dt: narrow, mode: a.Mode, base: base, op: a.Op}
@@ -529,7 +551,14 @@ func (n *Negation) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 	case arrow.INT8, arrow.INT16:
 		dt = Int32
 	case arrow.FLOAT32:
-		dt = Float64
+		// Negated in double and narrowed back: exact.
+		n := *n
+		n.Child = Cast(n.Child, Float64)
+		ev, err := n.Bind(in, mem)
+		if err != nil {
+			return nil, err
+		}
+		return foldIfConstant(&float32Eval{in: ev, mem: mem}, mem, c), nil
 	}
 	if !IsNumeric(dt) {
 		return nil, newBindError(n, in, fmt.Errorf("cannot apply - to %s: %w", TypeName(dt), ErrType))

@@ -48,12 +48,12 @@ func canWiden(from, to arrow.DataType) bool {
 	switch from.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32:
 		switch to.ID() {
-		case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128:
+		case arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
 			return true
 		}
 	case arrow.INT64:
 		switch to.ID() {
-		case arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128:
+		case arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
 			return true
 		}
 	case arrow.FLOAT32:
@@ -107,6 +107,14 @@ func widenValue(v any, from, to arrow.DataType) (any, error) {
 	case arrow.INT64:
 		i, _ := toInt64(v)
 		return i, nil
+	case arrow.FLOAT32:
+		// An integer becomes the nearest float32, as Java's (float) does;
+		// the canonical value is that float32 as a float64.
+		if x, ok := v.(float64); ok {
+			return float64(float32(x)), nil
+		}
+		i, _ := toInt64(v)
+		return float64(float32(i)), nil
 	case arrow.FLOAT64:
 		switch x := v.(type) {
 		case float64:
@@ -185,6 +193,8 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 		values = widenInts[int32](w.mem, arr)
 	case arrow.INT64:
 		values = widenInts[int64](w.mem, arr)
+	case arrow.FLOAT32:
+		values = widenInts[float32](w.mem, arr)
 	case arrow.FLOAT64:
 		if w.from.ID() == arrow.DECIMAL128 {
 			buf, out := newValues[float64](w.mem, n)
@@ -286,7 +296,7 @@ func intAt(arr arrow.Array, i int) int64 {
 }
 
 // widenInts converts an integer or float32 column to D.
-func widenInts[D int32 | int64 | float64](mem memory.Allocator, arr arrow.Array) *memory.Buffer {
+func widenInts[D int32 | int64 | float32 | float64](mem memory.Allocator, arr arrow.Array) *memory.Buffer {
 	n := arr.Len()
 	buf, out := newValues[D](mem, n)
 	switch arr.DataType().ID() {
@@ -307,7 +317,7 @@ func widenInts[D int32 | int64 | float64](mem memory.Allocator, arr arrow.Array)
 	return buf
 }
 
-func convertSlice[S int8 | int16 | int32 | int64 | float32, D int32 | int64 | float64](src []S, dst []D) {
+func convertSlice[S int8 | int16 | int32 | int64 | float32, D int32 | int64 | float32 | float64](src []S, dst []D) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = D(v)

@@ -97,10 +97,10 @@ func (c *CastExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 // castTarget reports whether dt is a type Cast can produce.
 func castTarget(dt arrow.DataType) bool {
 	switch dt.ID() {
-	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.DATE32, arrow.DECIMAL128:
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.DATE32, arrow.DECIMAL128:
 		return true
 	case arrow.TIMESTAMP:
-		return arrow.TypeEqual(dt, Timestamp)
+		return arrow.TypeEqual(dt, Timestamp) || arrow.TypeEqual(dt, TimestampNTZ)
 	}
 	return false
 }
@@ -212,6 +212,9 @@ func sparkLiteral(v any, dt arrow.DataType) string {
 // supported. from is never a dictionary here.
 func castKernelFor(from, to arrow.DataType) castKernel {
 	f, t := from.ID(), to.ID()
+	if IsTimestampNTZ(from) || IsTimestampNTZ(to) {
+		return ntzCastKernel(from, to)
+	}
 	if ts, ok := from.(*arrow.TimestampType); ok && ts.Unit != arrow.Microsecond {
 		return nil // kernels read microseconds
 	}
@@ -310,6 +313,10 @@ func numericFrom[S castNumber](t arrow.Type) castKernel {
 		return castNumeric[S, int32]
 	case arrow.INT64:
 		return castNumeric[S, int64]
+	case arrow.FLOAT32:
+		// Java's (float) conversion: rounded, out of range is infinite,
+		// never an error (also under ANSI).
+		return castNumeric[S, float32]
 	case arrow.FLOAT64:
 		return castNumeric[S, float64]
 	}
@@ -428,6 +435,8 @@ func boolToNumberKernel(t arrow.Type) castKernel {
 		return boolToNumber[int32]
 	case arrow.INT64:
 		return boolToNumber[int64]
+	case arrow.FLOAT32:
+		return boolToNumber[float32]
 	case arrow.FLOAT64:
 		return boolToNumber[float64]
 	}

@@ -256,10 +256,14 @@ func decimalKernel(from, to arrow.DataType) castKernel {
 				}
 				return v.Int64(), false, nil
 			})
-		case arrow.FLOAT64:
+		case arrow.FLOAT32, arrow.FLOAT64:
+			bitSize := 64
+			if to.ID() == arrow.FLOAT32 {
+				bitSize = 32 // BigDecimal.floatValue rounds once
+			}
 			return rowKernel(func(c *castEval, arr arrow.Array, i int) (any, bool, error) {
 				s := formatDecimal(nil, arr.(*array.Decimal128).Value(i), fs)
-				f, err := strconv.ParseFloat(string(s), 64)
+				f, err := strconv.ParseFloat(string(s), bitSize)
 				if err != nil {
 					return nil, false, errRowOverflow
 				}

@@ -95,7 +95,16 @@ func parseSparkInteger(b []byte, min int64, allowFraction bool) (int64, bool) {
 
 // parseJavaDouble parses like Java's Double.parseDouble, then Spark's
 // special literals (inf, +inf, infinity, -inf, -infinity, nan in any case).
-func parseJavaDouble(b []byte) (float64, bool) {
+func parseJavaDouble(b []byte) (float64, bool) { return parseJavaFloating(b, 64) }
+
+// parseJavaFloat is Float.parseFloat: the decimal text rounded once, to the
+// nearest float32 (parsing a double and narrowing it could round twice).
+func parseJavaFloat(b []byte) (float32, bool) {
+	f, ok := parseJavaFloating(b, 32)
+	return float32(f), ok
+}
+
+func parseJavaFloating(b []byte, bitSize int) (float64, bool) {
 	i, j := 0, len(b)
 	for i < j && b[i] <= ' ' {
 		i++
@@ -116,7 +125,7 @@ func parseJavaDouble(b []byte) (float64, bool) {
 			}
 		}
 	}
-	f, err := strconv.ParseFloat(bytesString(b), 64)
+	f, err := strconv.ParseFloat(bytesString(b), bitSize)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
 			return 0, false
@@ -158,6 +167,10 @@ func fromStringKernel(to arrow.DataType) castKernel {
 		return stringToInteger[int32](math.MinInt32)
 	case arrow.INT64:
 		return stringToInteger[int64](math.MinInt64)
+	case arrow.FLOAT32:
+		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
+			return parseStrings(c, arr, parseJavaFloat)
+		}
 	case arrow.FLOAT64:
 		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 			return parseStrings(c, arr, parseJavaDouble)

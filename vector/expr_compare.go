@@ -196,6 +196,16 @@ func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName
 		kernel = &cmpDict{op: kop, c: []byte(cv.(string))}
 	} else {
 		var err error
+		if c, _ := CommonType(l.DataType(), r.DataType()); c != nil && c.ID() == arrow.FLOAT32 {
+			// Spark compares an integer with a float as floats: the
+			// integer is rounded to float first.
+			if l, err = numericWiden(l, Float32, mem, expr, lName); err != nil {
+				return nil, err
+			}
+			if r, err = numericWiden(r, Float32, mem, expr, rName); err != nil {
+				return nil, err
+			}
+		}
 		if l, err = numericWiden(l, common, mem, expr, lName); err != nil {
 			return nil, err
 		}

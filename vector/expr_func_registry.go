@@ -19,7 +19,11 @@ type FuncExpr struct {
 	// Loc is the session time zone (spark.sql.session.timeZone) of the
 	// functions that meet wall clocks (to_timestamp, unix_timestamp,
 	// to_date, date_trunc); nil is UTC.
-	Loc  *time.Location
+	Loc *time.Location
+	// Mode is the session's ANSI setting for the functions that follow it
+	// (to_timestamp, to_date and unix_timestamp raise on text that does
+	// not parse under ANSI, as Spark does, and are NULL without it).
+	Mode EvalMode
 	bind func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error)
 }
 
@@ -31,6 +35,9 @@ func (f *FuncExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 	args, err := bindAll(in, mem, f.Args)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkNTZArgs(f.Name, args); err != nil {
+		return nil, newBindError(f, in, err)
 	}
 	ev, err := f.bind(f, in, mem, args)
 	if err != nil {
@@ -91,6 +98,10 @@ var functions = map[string]funcSpec{
 	"to_timestamp":      {1, 2, func(a []Expr) Expr { return ToTimestamp(a[0], arg(a, 1)) }},
 	"to_date":           {1, 2, func(a []Expr) Expr { return ToDate(a[0], arg(a, 1)) }},
 	"date_trunc":        {2, 2, func(a []Expr) Expr { return DateTrunc(a[0], a[1]) }},
+	"hour":              {1, 1, func(a []Expr) Expr { return Hour(a[0]) }},
+	"from_unixtime":     {1, 2, func(a []Expr) Expr { return FromUnixTime(a[0], arg(a, 1)) }},
+	"minute":            {1, 1, func(a []Expr) Expr { return Minute(a[0]) }},
+	"second":            {1, 1, func(a []Expr) Expr { return Second(a[0]) }},
 	"abs":               {1, 1, func(a []Expr) Expr { return Abs(a[0]) }},
 	"round":             {1, 2, func(a []Expr) Expr { return Round(a[0], arg(a, 1)) }},
 	"floor":             {1, 1, func(a []Expr) Expr { return Floor(a[0]) }},

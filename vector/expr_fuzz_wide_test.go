@@ -101,7 +101,7 @@ var fuzzNestedLiterals = []vector.Expr{
 var fuzzWideCasts = append(append([]arrow.DataType(nil), fuzzCasts...),
 	vector.Decimal(38, 0), vector.Decimal(38, 38), vector.Decimal(1, 0), vector.Decimal(38, 10),
 	&arrow.TimestampType{Unit: arrow.Millisecond}, vector.ListOf(vector.String), vector.WindowType, vector.Interval, arrow.Null,
-	arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Float32, nil,
+	arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Float32, vector.TimestampNTZ, nil,
 )
 
 var fuzzIntervals = []int64{0, 1, -1, 1_000_000, -86_400_000_000, math.MaxInt64, math.MinInt64}
@@ -282,7 +282,7 @@ func (b *wideBuilder) constructor() vector.Expr {
 		}
 		return b.expr()
 	}
-	switch b.n(10) {
+	switch b.n(11) {
 	case 0:
 		return vector.Substring(b.expr(), b.expr(), opt())
 	case 1:
@@ -300,8 +300,13 @@ func (b *wideBuilder) constructor() vector.Expr {
 	case 7:
 		return vector.DateTrunc(b.expr(), b.expr())
 	case 8:
-		fs := []func(vector.Expr) vector.Expr{vector.Lower, vector.Upper, vector.Length, vector.TimestampSeconds, vector.TimestampMillis, vector.TimestampMicros}
+		fs := []func(vector.Expr) vector.Expr{vector.Lower, vector.Upper, vector.Length, vector.TimestampSeconds, vector.TimestampMillis, vector.TimestampMicros,
+			vector.Hour, vector.Minute, vector.Second}
 		return fs[b.n(len(fs))](b.expr())
+	case 9:
+		if b.byte()%2 == 0 {
+			return vector.FromUnixTime(b.expr(), opt())
+		}
 	}
 	return vector.NotIn(b.expr(), b.exprs(b.n(3))...)
 }

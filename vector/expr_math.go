@@ -44,12 +44,25 @@ func Ceil(x Expr) Expr { return &FuncExpr{Name: "ceil", Args: []Expr{x}, bind: b
 func mathArg(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, ev Evaluator) (Evaluator, error) {
 	dt := ev.DataType()
 	switch {
+	case dt.ID() == arrow.FLOAT32:
+		// Kernels run in double (exact); functions that keep a float's
+		// type narrow their result back (keepFloat).
+		return numericWiden(ev, Float64, mem, sqlText{}, sqlText{})
 	case dt.ID() == arrow.NULL || IsNumeric(dt):
 		return ev, nil
 	case IsStringLike(dt):
 		return (&CastExpr{X: f.Args[0], To: Float64, Mode: ModeLegacy}).Bind(in, mem)
 	}
 	return nil, fmt.Errorf("%s requires a numeric argument, not %s: %w", f.Name, TypeName(dt), ErrType)
+}
+
+// keepFloat rounds the double result of a function of a float argument
+// (arg) back to float, as Spark keeps the argument's type.
+func keepFloat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, arg Evaluator, ev Evaluator, err error) (Evaluator, error) {
+	if err != nil || Unwrap(arg.DataType()).ID() != arrow.FLOAT32 {
+		return ev, err
+	}
+	return fnFoldConstant(f, in, mem, &float32Eval{in: ev, mem: mem}, ev)
 }
 
 // mathEval applies a whole-column kernel to one numeric argument.
@@ -101,6 +114,11 @@ func mapFixed[S, D any](m *mathEval, arr arrow.Array, dt arrow.DataType, fn func
 }
 
 func bindAbs(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	ev, err := bindAbsWide(f, in, mem, args)
+	return keepFloat(f, in, mem, args[0], ev, err)
+}
+
+func bindAbsWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 	x, err := mathArg(f, in, mem, args[0])
 	if err != nil {
 		return nil, err
@@ -143,6 +161,11 @@ func bindAbs(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluat
 }
 
 func bindRound(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	ev, err := bindRoundWide(f, in, mem, args)
+	return keepFloat(f, in, mem, args[0], ev, err)
+}
+
+func bindRoundWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 	x, err := mathArg(f, in, mem, args[0])
 	if err != nil {
 		return nil, err

@@ -219,7 +219,9 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 		if k == nil {
 			return nil, fnErrArgType(f.Args[0].String(), x.DataType(), "a string, date or timestamp")
 		}
-		return fnFoldConstant(f, in, mem, unaryKernelEval(f, x, to, k, mem), args...)
+		ev := unaryKernelEval(f, x, to, k, mem)
+		ev.mode = f.Mode
+		return fnFoldConstant(f, in, mem, ev, args...)
 	}
 }
 
@@ -231,6 +233,13 @@ func dateToSeconds(c *castEval, arr arrow.Array) (arrow.Array, error) {
 		}
 		return nil
 	})
+}
+
+// errUnparsable is Spark's error under ANSI for text that does not match
+// a datetime pattern or names no valid date (February 29 of a common
+// year): CANNOT_PARSE_TIMESTAMP or DateTimeException.
+func errUnparsable(p *datetimePattern) error {
+	return fmt.Errorf("%w: the text does not match the datetime pattern '%s' or is not a valid date (try_to_timestamp returns NULL instead)", ErrInvalidInput, p.src)
 }
 
 // patternKernel parses strings with a datetime pattern into timestamps,
@@ -258,6 +267,11 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				if days := fnFloorDiv(m, div); ok && days == int64(int32(days)) {
 					dst[i] = int32(days)
 				} else {
+					if c.mode == ModeANSI {
+						buf.Release()
+						v.release()
+						return nil, c.rowError(arr, i, errUnparsable(p))
+					}
 					v.setNull(i)
 				}
 			}
@@ -276,6 +290,11 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				// time zone (patterns with a zone are not supported).
 				dst[i] = fnFloorDiv(localToInstant(c.loc, m), div)
 			} else {
+				if c.mode == ModeANSI {
+					buf.Release()
+					v.release()
+					return nil, c.rowError(arr, i, errUnparsable(p))
+				}
 				v.setNull(i)
 			}
 		}

@@ -40,20 +40,20 @@ func TestUnixTimestampAndToTimestamp(t *testing.T) {
 	d := schemaOf("s", dictString)
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "unix-default", Schema: s, Rows: column("2026-01-01 00:00:00", "2026-01-01", "garbage", "2026-01-01 00:00:01"),
-			Expr: vector.UnixTimestamp(vector.Col("s"), nil), Want: []any{1_767_225_600, nil, nil, 1_767_225_601}, WantType: vector.Int64, NullIntolerant: true},
+			Expr: legacyMode(vector.UnixTimestamp(vector.Col("s"), nil)), Want: []any{1_767_225_600, nil, nil, 1_767_225_601}, WantType: vector.Int64, NullIntolerant: true},
 		vt.ExprCase{Name: "unix-dictionary", Schema: d, Rows: column("2026-01-01 00:00:00", "x", "2026-01-01 00:00:00"),
-			Expr: vector.UnixTimestamp(vector.Col("s"), nil), Want: []any{1_767_225_600, nil, 1_767_225_600}, NullIntolerant: true},
+			Expr: legacyMode(vector.UnixTimestamp(vector.Col("s"), nil)), Want: []any{1_767_225_600, nil, 1_767_225_600}, NullIntolerant: true},
 		vt.ExprCase{Name: "unix-fmt", Schema: s, Rows: column("01/02/2026 10:30", "1/2/2026 10:30"),
-			Expr: vector.UnixTimestamp(vector.Col("s"), vector.Lit("MM/dd/yyyy HH:mm")), Want: []any{1_767_349_800, nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.UnixTimestamp(vector.Col("s"), vector.Lit("MM/dd/yyyy HH:mm"))), Want: []any{1_767_349_800, nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "unix-timestamp", Schema: schemaOf("t", vector.Timestamp), Rows: column(-1, 1_999_999),
 			Expr: vector.UnixTimestamp(vector.Col("t"), nil), Want: []any{-1, 1}, NullIntolerant: true},
 		vt.ExprCase{Name: "unix-date", Schema: schemaOf("t", vector.Date), Rows: column(int64(1)),
 			Expr: vector.UnixTimestamp(vector.Col("t"), nil), Want: []any{86400}, NullIntolerant: true},
 		vt.ExprCase{Name: "to-timestamp-cast", Schema: s, Rows: column("2026-01-01T10:00:00Z", "nope"),
-			Expr: vector.ToTimestamp(vector.Col("s"), nil), Want: []any{tsMicros("2026-01-01 10:00:00"), nil}, WantType: vector.Timestamp, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), nil)), Want: []any{tsMicros("2026-01-01 10:00:00"), nil}, WantType: vector.Timestamp, NullIntolerant: true},
 		vt.ExprCase{Name: "to-timestamp-fraction", Schema: s,
 			Rows: column("2026-01-01 10:00:00.5", "2026-01-01 10:00:00.123", "2026-01-01 10:00:00.1234", "2026-01-01 10:00:00"),
-			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-MM-dd HH:mm:ss.SSS")),
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-MM-dd HH:mm:ss.SSS"))),
 			Want: []any{tsMicros("2026-01-01 10:00:00.5"), tsMicros("2026-01-01 10:00:00.123"), nil, nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "to-timestamp-patterns", Schema: s,
 			Rows: column("2026-01-01T10:00:00+0200", "2026-01-01T10:00:00Z", "2026-01-01T10:00:00-05:30"),
@@ -61,14 +61,14 @@ func TestUnixTimestampAndToTimestamp(t *testing.T) {
 			Want: []any{tsMicros("2026-01-01 08:00:00"), tsMicros("2026-01-01 10:00:00"), tsMicros("2026-01-01 15:30:00")}, NullIntolerant: true},
 		vt.ExprCase{Name: "to-timestamp-text", Schema: s,
 			Rows: column("Mon, 05 Jan 2026 03:04:05 PM UTC", "mon, 05 JAN 2026 12:00:00 AM PST", "Tue 05 Jan 2026 01:00:00 PM UTC"),
-			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("EEE, dd MMM yyyy hh:mm:ss a z")),
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit("EEE, dd MMM yyyy hh:mm:ss a z"))),
 			Want: []any{tsMicros("2026-01-05 15:04:05"), tsMicros("2026-01-05 08:00:00"), nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "to-timestamp-compact", Schema: s, Rows: column("20260102", "2026012"),
-			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyMMdd")), Want: []any{tsMicros("2026-01-02 00:00:00"), nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyMMdd"))), Want: []any{tsMicros("2026-01-02 00:00:00"), nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "to-timestamp-doy", Schema: s, Rows: column("2024 060", "2026 366"),
-			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy DDD")), Want: []any{tsMicros("2024-02-29 00:00:00"), nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy DDD"))), Want: []any{tsMicros("2024-02-29 00:00:00"), nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "to-date-fmt", Schema: s, Rows: column("02.01.2026", "31.02.2026"),
-			Expr: vector.ToDate(vector.Col("s"), vector.Lit("dd.MM.yyyy")), Want: []any{dateDays("2026-01-02"), nil}, WantType: vector.Date, NullIntolerant: true},
+			Expr: legacyMode(vector.ToDate(vector.Col("s"), vector.Lit("dd.MM.yyyy"))), Want: []any{dateDays("2026-01-02"), nil}, WantType: vector.Date, NullIntolerant: true},
 		vt.ExprCase{Name: "to-date-cast", Schema: s, Rows: column("2026-01-02 10:00"),
 			Expr: vector.ToDate(vector.Col("s"), nil), Want: []any{dateDays("2026-01-02")}, NullIntolerant: true},
 		vt.ExprCase{Name: "bad-pattern", Schema: s, Rows: column("x"), Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyy-ww")),
@@ -169,16 +169,39 @@ func TestDateTruncOverflow(t *testing.T) {
 
 // TestToTimestampPastLargest: a pattern-parsed time just past the largest
 // timestamp wrapped to a negative one; it does not fit, so it is NULL.
+// legacyMode sets a function call to Spark's non-ANSI semantics.
+func legacyMode(e vector.Expr) vector.Expr {
+	e.(*vector.FuncExpr).Mode = vector.ModeLegacy
+	return e
+}
+
 func TestToTimestampPastLargest(t *testing.T) {
 	s := schemaOf("s", vector.String)
 	f := vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS")
 	vt.RunExpr(t,
 		vt.ExprCase{Name: "to_timestamp", Schema: s,
 			Rows: column("294247-01-10 04:00:54.775807", "294247-01-10 04:00:54.775808", "294247-01-10 04:00:54.999999", "294247-01-10 04:00:55.000000"),
-			Expr: vector.ToTimestamp(vector.Col("s"), f), Want: []any{int64(math.MaxInt64), nil, nil, nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), f)), Want: []any{int64(math.MaxInt64), nil, nil, nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "offset", Schema: s, Rows: column("294247-01-10 04:00:54.999999 +00:00", "294247-01-10 05:00:54.999999 +01:00"),
-			Expr: vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS XXX")), Want: []any{nil, nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit("yyyyyy-MM-dd HH:mm:ss.SSSSSS XXX"))), Want: []any{nil, nil}, NullIntolerant: true},
 		vt.ExprCase{Name: "unix_timestamp", Schema: s, Rows: column("294247-01-10 04:00:54.999999"),
-			Expr: vector.UnixTimestamp(vector.Col("s"), f), Want: []any{nil}, NullIntolerant: true},
+			Expr: legacyMode(vector.UnixTimestamp(vector.Col("s"), f)), Want: []any{nil}, NullIntolerant: true},
+		// Under ANSI (the zero mode) a value that does not parse raises,
+		// as Spark's to_timestamp does.
+		vt.ExprCase{Name: "ansi", Schema: s, Rows: column("294247-01-10 04:00:54.775808"),
+			Expr: vector.ToTimestamp(vector.Col("s"), f), WantErr: "does not match the datetime pattern"},
+	)
+}
+
+// TestToDateInvalidDate: February 29 of 1970 (the default year) is no
+// date: Spark raises under ANSI and answers NULL without it.
+func TestToDateInvalidDate(t *testing.T) {
+	s := schemaOf("s", vector.String)
+	f := vector.Lit("MM-dd")
+	vt.RunExpr(t,
+		vt.ExprCase{Name: "ansi", Schema: s, Rows: column("02-29"),
+			Expr: vector.ToDate(vector.Col("s"), f), WantErr: "not a valid date"},
+		vt.ExprCase{Name: "legacy", Schema: s, Rows: column("02-29", "02-28"),
+			Expr: legacyMode(vector.ToDate(vector.Col("s"), f)), Want: []any{nil, int64(58)}},
 	)
 }

@@ -104,8 +104,11 @@ func canonicalValue(dt arrow.DataType, v any) (any, error) {
 			return x, nil
 		}
 	case float64:
-		if dt.ID() == arrow.FLOAT64 {
+		switch dt.ID() {
+		case arrow.FLOAT64:
 			return x, nil
+		case arrow.FLOAT32:
+			return float64(float32(x)), nil
 		}
 	case string:
 		if dt.ID() == arrow.STRING {

@@ -127,6 +127,12 @@ func (p *PoolAllocator) Free(b []byte) {
 	p.mu.Unlock()
 }
 
+// Underlying returns the allocator the pool draws from, for memory that
+// lives long (a memory sink's compacted records): there the pool's
+// power-of-two classes (up to twice the bytes) and its keeping of freed
+// buffers cost more than reuse saves.
+func (p *PoolAllocator) Underlying() memory.Allocator { return p.under }
+
 // Retained returns the bytes of free buffers the pool holds.
 func (p *PoolAllocator) Retained() int {
 	p.mu.Lock()

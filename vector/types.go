@@ -64,6 +64,9 @@ func TypeName(dt arrow.DataType) string {
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
 		return "binary"
 	case *arrow.TimestampType:
+		if t.TimeZone == "" {
+			return "timestamp_ntz"
+		}
 		return "timestamp"
 	case *arrow.Date32Type:
 		return "date"
@@ -180,13 +183,20 @@ func CommonType(a, b arrow.DataType) (arrow.DataType, bool) {
 		if b.ID() == arrow.DECIMAL128 && IsIntegral(a) {
 			return CommonType(Decimal(integralDigits(a), 0), b)
 		}
+		if a.ID() == arrow.DECIMAL128 || b.ID() == arrow.DECIMAL128 {
+			// Spark: a decimal with a float or double is a double.
+			return Float64, true
+		}
 		if ra >= rb {
 			return a, true
 		}
 		return b, true
 	}
-	if a.ID() == arrow.DATE32 && b.ID() == arrow.TIMESTAMP || a.ID() == arrow.TIMESTAMP && b.ID() == arrow.DATE32 {
-		return Timestamp, true
+	if a.ID() == arrow.DATE32 && b.ID() == arrow.TIMESTAMP {
+		return b, true // TIMESTAMP or TIMESTAMP_NTZ
+	}
+	if a.ID() == arrow.TIMESTAMP && b.ID() == arrow.DATE32 {
+		return a, true
 	}
 	return nil, false
 }

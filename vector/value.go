@@ -2,6 +2,7 @@ package vector
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 //
 //	boolean        bool
 //	int / bigint   int32 / int64
-//	double         float64
+//	float / double float64 (a float column's values are float32 values)
 //	string         string
 //	binary         []byte
 //	timestamp      arrow.Timestamp (microseconds since the Unix epoch, UTC)
@@ -100,11 +101,20 @@ func FormatValue(v any, dt arrow.DataType) string {
 	case []byte:
 		return fmt.Sprintf("X'%X'", x)
 	case arrow.Timestamp:
+		if IsTimestampNTZ(dt) {
+			return "TIMESTAMP_NTZ '" + time.UnixMicro(int64(x)).UTC().Format("2006-01-02 15:04:05.999999") + "'"
+		}
 		return "TIMESTAMP '" + time.UnixMicro(int64(x)).UTC().Format("2006-01-02 15:04:05.999999") + "'"
 	case arrow.Date32:
 		return "DATE '" + x.ToTime().Format("2006-01-02") + "'"
 	case arrow.Duration:
 		return "INTERVAL '" + FormatInterval(int64(x)) + "'"
+	case float64:
+		if dt != nil && dt.ID() == arrow.FLOAT32 {
+			// The shortest text of the float, not of its double.
+			return strconv.FormatFloat(x, 'g', -1, 32)
+		}
+		return fmt.Sprint(x)
 	case decimal128.Num:
 		if d, ok := dt.(*arrow.Decimal128Type); ok {
 			return x.ToString(d.Scale)
@@ -168,6 +178,21 @@ func AppendValue(b array.Builder, v any) error {
 			return bad()
 		}
 		bb.Append(x)
+	case *array.Float32Builder:
+		// The canonical value of a float column is a float64 holding a
+		// float32; rounding is what a wider value asks for.
+		switch x := v.(type) {
+		case float64:
+			bb.Append(float32(x))
+		case float32:
+			bb.Append(x)
+		default:
+			i, ok := toInt64(v)
+			if !ok {
+				return bad()
+			}
+			bb.Append(float32(i))
+		}
 	case *array.Float64Builder:
 		switch x := v.(type) {
 		case float64:

@@ -72,6 +72,7 @@ func runAgg(ctx context.Context, cfg harness.Config, o ysb.Options, sz Sizes) ([
 		want := gen.AggReference(keys, vals)
 		recs := gen.AggRecords(input, keys, vals, gen.DefaultBatchRows)
 		check := func(got map[int64]gen.AggGroup) error { return gen.CheckAgg(want, got, aggRelTol) }
+		rss := harness.StartRSS()
 		rate, peak, err := measure(sz.Reps, sz.AggRows, func(mem memory.Allocator) (func() error, error) {
 			got, err := RunAgg(ctx, mem, recs)
 			return func() error {
@@ -86,6 +87,7 @@ func runAgg(ctx context.Context, cfg harness.Config, o ysb.Options, sz Sizes) ([
 			release(recs)
 			return nil, fmt.Errorf("%s: %w", wl, err)
 		}
+		rssFig := harness.RSSFigure(wl, rss)
 		peer, _, err := measure(sz.Reps, sz.AggRows, func(memory.Allocator) (func() error, error) {
 			got, err := GoAgg(recs)
 			return func() error { return check(got) }, err
@@ -99,6 +101,7 @@ func runAgg(ctx context.Context, cfg harness.Config, o ysb.Options, sz Sizes) ([
 			harness.Figure{Workload: wl, Figure: "throughput", Value: rate, Unit: "rows/s/core"},
 			harness.Figure{Workload: wl, Figure: "peak_memory", Value: float64(peak), Unit: "bytes"},
 			harness.Figure{Workload: wl, Figure: "throughput", Value: peer, Unit: "rows/s/core", Peer: "go-maps", Ratio: ratio(rate, peer)})
+		figs = append(figs, rssFig...)
 		ours[wl], rows[wl] = rate, sz.AggRows
 	}
 	keyList := make([]string, len(sz.AggKeys))
@@ -119,6 +122,7 @@ func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Size
 	recs := d.Records(memory.NewGoAllocator())
 	defer release(recs)
 	n := d.Rows()
+	rss := harness.StartRSS()
 	rate, peak, err := measure(sz.Reps, n, func(mem memory.Allocator) (func() error, error) {
 		dir, err := os.MkdirTemp(cfg.Dir, "windowed-")
 		if err != nil {
@@ -131,6 +135,7 @@ func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Size
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", wl, err)
 	}
+	rssFig := harness.RSSFigure(wl, rss)
 	peer, _, err := measure(sz.Reps, n, func(memory.Allocator) (func() error, error) {
 		got, err := GoWindowed(recs)
 		return func() error { return d.Check(got) }, err
@@ -144,6 +149,7 @@ func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Size
 		{Workload: wl, Figure: "peak_memory", Value: float64(peak), Unit: "bytes"},
 		{Workload: wl, Figure: "throughput", Value: peer, Unit: "rows/s/core", Peer: "go-maps", Ratio: ratio(rate, peer)},
 	}
+	figs = append(figs, rssFig...)
 	duck, err := runDuckDB(ctx, cfg, o, duckArgs{workload: wl, rows: map[string]int{wl: n},
 		flags: []string{"-epochs", fmt.Sprint(sz.WinEpochs), "-epochrows", fmt.Sprint(sz.WinEpochRows), "-keys", fmt.Sprint(sz.WinKeys)}},
 		map[string]float64{wl: rate}, sz.Reps)

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -60,4 +61,29 @@ func TestPeakAllocator(t *testing.T) {
 	if p.Peak() != 0 {
 		t.Fatalf("peak %d after reset", p.Peak())
 	}
+}
+
+// TestRSSWatch: the peak covers memory touched after StartRSS, and the
+// current RSS is within it. (Linux only: elsewhere nothing is reported.)
+func TestRSSWatch(t *testing.T) {
+	w := StartRSS()
+	before, ok := w.Peak()
+	if !ok {
+		t.Skip("no RSS figures on this platform")
+	}
+	// Touch 64 MiB so that the peak must move past it.
+	const n = 64 << 20
+	b := make([]byte, n)
+	for i := 0; i < n; i += 4096 {
+		b[i] = 1
+	}
+	cur, ok := CurrentRSS()
+	peak, _ := w.Peak()
+	if !ok || peak < cur || peak < n || (w.Reset() && before > peak) {
+		t.Errorf("peak %d (before %d, reset %v), current %d after touching %d bytes", peak, before, w.Reset(), cur, n)
+	}
+	if figs := RSSFigure("w", w); len(figs) != 1 || figs[0].Figure != "peak_rss" || figs[0].Value < n {
+		t.Errorf("RSSFigure = %+v", figs)
+	}
+	runtime.KeepAlive(b)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
+	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -25,6 +26,7 @@ type engineRun struct {
 	elapsed   time.Duration   // sum of the epochs' latencies
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
+	peakRSS   int64           // the process's peak resident set over the run (0: unknown)
 	answer    []string
 	// stateRows and peakStateRows are the rows in the query's state
 	// (progress numRowsTotal over its stateful operators) after the last
@@ -39,6 +41,7 @@ type engineRun struct {
 // epoch its watermark causes) is committed and its rows are visible in
 // the memory sink. Batches are borrowed.
 func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch) (_ *engineRun, err error) {
+	rss := harness.StartRSS()
 	peak := newPeakAllocator(mem)
 	pool := vector.NewPoolAllocator(peak, 0)
 	defer pool.Close()
@@ -107,6 +110,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		run.peakStateRows = max(run.peakStateRows, run.stateRows)
 	}
 	run.peak = peak.Peak()
+	run.peakRSS, _ = rss.Peak()
 	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
 		return nil, err
 	}

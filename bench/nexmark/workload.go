@@ -159,7 +159,7 @@ func figures(workload string, eng *engineRun, peer *peerRun) []harness.Figure {
 		ratio = ours / theirs
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return []harness.Figure{
+	figs := []harness.Figure{
 		{Workload: workload, Figure: "events/s", Value: ours, Unit: "events/s"},
 		{Workload: workload, Figure: "events/s/core", Value: ours / cores, Unit: "events/s/core"},
 		{Workload: workload, Figure: "epoch_latency_p50", Value: ms(percentile(eng.latencies, 50)), Unit: "ms"},
@@ -169,4 +169,8 @@ func figures(workload string, eng *engineRun, peer *peerRun) []harness.Figure {
 		// The peer runs on one goroutine: its events/s is also per core.
 		{Workload: workload, Figure: "events/s/core", Value: theirs, Unit: "events/s/core", Peer: peerName, Ratio: ratio / cores},
 	}
+	if eng.peakRSS > 0 {
+		figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss", Value: float64(eng.peakRSS), Unit: "bytes"})
+	}
+	return figs
 }

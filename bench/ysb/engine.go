@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -218,7 +219,9 @@ func readAnswer(recs []arrow.Record) (Answer, error) {
 			return nil, fmt.Errorf("ysb: sink table has schema %s (%v)", rec.Schema(), err)
 		}
 		for i := range int(rec.NumRows()) {
-			out[WindowKey{c[i], int64(w.Value(i))}] = n.Value(i)
+			// The key outlives the snapshot: copy the string out of
+			// the buffer.
+			out[WindowKey{strings.Clone(c[i]), int64(w.Value(i))}] = n.Value(i)
 		}
 	}
 	return out, nil

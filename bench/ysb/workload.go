@@ -72,6 +72,7 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 		for e := range sz.epochs {
 			eps = append(eps, d.Records(input, enc, e*sz.perEpoch, (e+1)*sz.perEpoch, sz.batch))
 		}
+		rss := harness.StartRSS()
 		rate, peak, err := measureEngine(ctx, cfg, camp, eps, n, sz.reps, want)
 		if err != nil {
 			releaseEpochs(eps)
@@ -82,6 +83,7 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 		figs = append(figs,
 			harness.Figure{Workload: wl, Figure: "throughput", Value: rate, Unit: "events/s/core"},
 			harness.Figure{Workload: wl, Figure: "peak_memory", Value: float64(peak), Unit: "bytes"})
+		figs = append(figs, harness.RSSFigure(wl, rss)...)
 		peer, err := measureGoPeer(camp, eps, n, sz.reps, want)
 		releaseEpochs(eps)
 		camp.Release()

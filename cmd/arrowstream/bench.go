@@ -183,7 +183,8 @@ func runWorkloads(ctx context.Context, cfg harness.Config, ws []harness.Workload
 }
 
 // figureKind classifies a figure for the table and the plot, whatever the
-// workload's own naming: "throughput" (per core), "p50", "p99", "peak" or
+// workload's own naming: "throughput" (per core), "p50", "p99", "peak"
+// (the Arrow allocator's peak), "rss" (the process's peak resident set) or
 // "" for any other figure.
 func figureKind(f harness.Figure) string {
 	switch f.Figure {
@@ -195,6 +196,8 @@ func figureKind(f harness.Figure) string {
 		return "p99"
 	case "peak_memory":
 		return "peak"
+	case "peak_rss":
+		return "rss"
 	}
 	return ""
 }
@@ -214,7 +217,7 @@ func writeFiguresJSON(w io.Writer, figs []harness.Figure) error {
 // the ratio; skipped peers and published figures are listed below.
 func printFigureTable(w io.Writer, figs []harness.Figure) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tthroughput\tp50\tp99\tpeak memory\tpeers (same run: their figure, ours/theirs)")
+	fmt.Fprintln(tw, "workload\tthroughput\tp50\tp99\tpeak memory (Arrow)\tpeak RSS\tpeers (same run: their figure, ours/theirs)")
 	var order []string
 	byWL := map[string][]harness.Figure{}
 	for _, f := range figs {
@@ -227,7 +230,7 @@ func printFigureTable(w io.Writer, figs []harness.Figure) {
 		byWL[f.Workload] = append(byWL[f.Workload], f)
 	}
 	for _, wl := range order {
-		var thr, p50, p99, peak string = "-", "-", "-", "-"
+		var thr, p50, p99, peak, rss string = "-", "-", "-", "-", "-"
 		var peers []string
 		for _, f := range byWL[wl] {
 			kind := figureKind(f)
@@ -246,11 +249,13 @@ func printFigureTable(w io.Writer, figs []harness.Figure) {
 				p99 = fmt.Sprintf("%.2f %s", f.Value, f.Unit)
 			case kind == "peak":
 				peak = fmt.Sprintf("%.1f MiB", f.Value/(1<<20))
+			case kind == "rss":
+				rss = fmt.Sprintf("%.1f MiB", f.Value/(1<<20))
 			default:
 				peers = append(peers, fmt.Sprintf("%s %s %s", f.Figure, humanRate(f.Value), f.Unit))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", wl, thr, p50, p99, peak, strings.Join(peers, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", wl, thr, p50, p99, peak, rss, strings.Join(peers, "; "))
 	}
 	tw.Flush()
 	first := true

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -43,8 +44,11 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 			if len(figs) == 0 {
 				t.Fatal("no figures")
 			}
-			ours, cited := 0, 0
+			ours, cited, rss := 0, 0, 0
 			for _, f := range figs {
+				if f.Figure == "peak_rss" {
+					rss++
+				}
 				if f.Figure == "skipped" {
 					if f.Source == "" {
 						t.Errorf("skipped peer without a reason: %+v", f)
@@ -69,6 +73,11 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 			}
 			if ours == 0 {
 				t.Errorf("no figure of Arrowstream itself in %+v", figs)
+			}
+			// The engine workloads report the process's peak RSS beside
+			// the Arrow allocator's peak (read from /proc on Linux).
+			if runtime.GOOS == "linux" && w.Name != "flight" && rss == 0 {
+				t.Errorf("no peak_rss figure in %s", w.Name)
 			}
 			// YSB and every Nexmark query run here have published figures
 			// beside them.
@@ -109,13 +118,14 @@ func TestBenchTableAndPlot(t *testing.T) {
 		{Workload: "ysb-dict", Figure: "throughput", Value: 5e7, Unit: "events/s/core", Peer: "go-maps", Ratio: 0.6},
 		{Workload: "ysb-dict", Figure: "latency_p99", Value: 4.5, Unit: "ms"},
 		{Workload: "ysb-dict", Figure: "peak_memory", Value: 3 << 20, Unit: "bytes"},
+		{Workload: "ysb-dict", Figure: "peak_rss", Value: 70 << 20, Unit: "bytes"},
 		{Workload: "ysb-dict", Figure: "skipped", Peer: "duckdb", Source: "no C compiler"},
 		{Workload: "ysb-dict", Figure: "throughput", Value: 1.6e6, Unit: "events/s/core", Peer: "spark (published)", Published: true, Source: "paper", Ratio: 18,
 			Hardware: "10 × 4 cores", Normalisation: "65 M ÷ 40"},
 	}
 	var tbl bytes.Buffer
 	printFigureTable(&tbl, figs)
-	for _, want := range []string{"30.00M events/s/core", "4.50 ms", "3.0 MiB", "go-maps throughput 50.00M events/s/core (0.60x)", "duckdb skipped: no C compiler", "published figures (not measured here", "spark (published)", "hardware: 10 × 4 cores", "per core: 65 M ÷ 40", "source: paper"} {
+	for _, want := range []string{"30.00M events/s/core", "4.50 ms", "3.0 MiB", "70.0 MiB", "peak RSS", "go-maps throughput 50.00M events/s/core (0.60x)", "duckdb skipped: no C compiler", "published figures (not measured here", "spark (published)", "hardware: 10 × 4 cores", "per core: 65 M ÷ 40", "source: paper"} {
 		if !strings.Contains(tbl.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tbl.String())
 		}

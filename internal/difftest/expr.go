@@ -249,7 +249,7 @@ func (x exprGen) boolExpr(depth int) *Expr {
 func (x exprGen) intExpr(depth int) *Expr {
 	r := x.g.r
 	d := depth - 1
-	switch r.IntN(12) {
+	switch r.IntN(13) {
 	case 0:
 		return call("(%s + %s)", cInt, x.expr(cInt, d), x.expr(cInt, d))
 	case 1:
@@ -281,6 +281,12 @@ func (x exprGen) intExpr(depth int) *Expr {
 			return x.leafOf(cInt)
 		}
 		return call("hash(%s)", cInt, x.any(d))
+	case 11:
+		if x.g.o.DuckDB {
+			return x.leafOf(cInt)
+		}
+		f := []string{"hour", "minute", "second"}[r.IntN(3)]
+		return call(f+"(%s)", cInt, x.expr(cTs, d))
 	}
 	return x.leafOf(cInt)
 }
@@ -386,6 +392,12 @@ func (x exprGen) strExpr(depth int) *Expr {
 		return x.caseOf(cStr, depth)
 	case 7:
 		return call("coalesce(%s, %s)", cStr, x.expr(cStr, d), x.expr(cStr, d))
+	case 8:
+		if x.g.o.DuckDB {
+			return x.leafOf(cStr)
+		}
+		f := []string{"from_unixtime(%s)", "from_unixtime(%s, 'yyyy/MM/dd hh:mm a EEE')"}[r.IntN(2)]
+		return call(f, cStr, x.expr(cInt, d))
 	}
 	return x.leafOf(cStr)
 }

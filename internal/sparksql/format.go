@@ -71,8 +71,12 @@ func (f Formatter) value(b *strings.Builder, arr arrow.Array, i int, nested bool
 	case *array.Date32:
 		b.WriteString(formatDate(int64(a.Value(i))))
 	case *array.Timestamp:
-		unit := a.DataType().(*arrow.TimestampType).Unit
-		b.WriteString(f.timestamp(toMicros(int64(a.Value(i)), unit)))
+		ts := a.DataType().(*arrow.TimestampType)
+		g := f
+		if ts.TimeZone == "" {
+			g.Loc = nil // TIMESTAMP_NTZ: a wall-clock reading, no zone applies
+		}
+		b.WriteString(g.timestamp(toMicros(int64(a.Value(i)), ts.Unit)))
 	case *array.Duration:
 		unit := a.DataType().(*arrow.DurationType).Unit
 		b.WriteString(DayTimeInterval(toMicros(int64(a.Value(i)), unit)))

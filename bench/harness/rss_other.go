@@ -1,0 +1,12 @@
+//go:build !linux
+
+package harness
+
+// The resident set size is read from Linux's /proc only; elsewhere the
+// figures are omitted.
+
+func resetPeakRSS() bool { return false }
+
+func peakRSS() (int64, bool) { return 0, false }
+
+func currentRSS() (int64, bool) { return 0, false }

@@ -1,0 +1,102 @@
+package retain
+
+import (
+	"context"
+	"testing"
+
+	"github.com/arrowstream/arrowstream/memsink"
+)
+
+// TestRunSmall: a short run through the engine keeps every row and
+// reports its sizes (figures are for the benchmarks).
+func TestRunSmall(t *testing.T) {
+	res, err := Run(context.Background(), Config{Epochs: 100, RowsPerEpoch: 20, Dir: t.TempDir(), Sink: memsink.Options{CompactAfter: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 2000 || res.Epochs != 100 || res.Retained < 2000*16 {
+		t.Fatalf("result %+v", res)
+	}
+	t.Logf("%+v ratio %.2f", res, res.Ratio())
+}
+
+// BenchmarkSmallEpochs: the table, 18,000 epochs of 20 rows
+// (360K rows, 5.8 MB of data), fed through the engine; reports the peak
+// RSS growth per retained byte and the bookkeeping per epoch, with
+// compaction on (the default) and off.
+func BenchmarkSmallEpochs(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		opts memsink.Options
+	}{
+		{"compaction=on", memsink.Options{}},
+		{"compaction=on,offheap", memsink.Options{OffHeap: true}},
+		{"compaction=off", memsink.Options{CompactAfter: -1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				res, err := Run(context.Background(), Config{Epochs: 18000, RowsPerEpoch: 20, Dir: b.TempDir(), Sink: c.opts})
+				if err != nil {
+					b.Fatal(err)
+				}
+				report(b, res)
+			}
+		})
+	}
+}
+
+func report(b *testing.B, res Result) {
+	const mib = 1 << 20
+	b.ReportMetric(float64(res.Retained)/mib, "retained-MiB")
+	b.ReportMetric(float64(res.Size.Bytes)/mib, "arrow-MiB")
+	b.ReportMetric(float64(res.Size.Overhead)/float64(max(res.Epochs, 1)), "overhead-B/epoch")
+	b.ReportMetric(float64(res.HeapAfterGC)/mib, "heap-MiB")
+	b.ReportMetric(float64(res.StartRSS)/mib, "start-rss-MiB")
+	b.ReportMetric(float64(res.Growth())/mib, "rss-growth-MiB")
+	b.ReportMetric(res.Ratio(), "growth/retained")
+	b.ReportMetric(float64(res.AfterGCRSS-res.StartRSS)/mib, "after-drop-gc-MiB")
+	b.ReportMetric(float64(res.AfterFreeRSS-res.StartRSS)/mib, "after-drop-free-MiB")
+}
+
+// BenchmarkRelease: a large table (128 MiB of rows in 64K-row epochs) is
+// dropped; reports how far the resident set comes back over the start,
+// after a GC and after debug.FreeOSMemory.
+func BenchmarkRelease(b *testing.B) {
+	for range b.N {
+		res, err := Run(context.Background(), Config{Epochs: 128, RowsPerEpoch: 64 << 10, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		report(b, res)
+	}
+}
+
+// BenchmarkReleaseQuery: a batch query sorting 8M rows (128 MiB of input,
+// 192 MiB of results held) is released; reports how far the resident set
+// comes back over the start after a GC, after the session's pool returns
+// its free buffers, and after debug.FreeOSMemory (#17: within 50 MB).
+func BenchmarkReleaseQuery(b *testing.B) {
+	const mib = 1 << 20
+	for range b.N {
+		res, err := RunQuery(context.Background(), 8<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Input)/mib, "input-MiB")
+		b.ReportMetric(float64(res.PeakRSS-res.StartRSS)/mib, "rss-growth-MiB")
+		b.ReportMetric(float64(res.AfterGC-res.StartRSS)/mib, "after-gc-MiB")
+		b.ReportMetric(float64(res.AfterPool-res.StartRSS)/mib, "after-pool-close-MiB")
+		b.ReportMetric(float64(res.AfterFree-res.StartRSS)/mib, "after-free-MiB")
+	}
+}
+
+// TestRunQuerySmall: the release run is correct on a small table.
+func TestRunQuerySmall(t *testing.T) {
+	res, err := RunQuery(context.Background(), 100_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Input != 1_600_000 {
+		t.Fatalf("%+v", res)
+	}
+}

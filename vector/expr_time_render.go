@@ -1,0 +1,171 @@
+package vector
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// FromUnixTime is from_unixtime(seconds[, fmt]): the instant seconds
+// after the epoch as text in the session time zone, formatted by the Spark
+// datetime pattern fmt (a constant; default yyyy-MM-dd HH:mm:ss).
+func FromUnixTime(x, fmt Expr) Expr {
+	return &FuncExpr{Name: "from_unixtime", Args: withOptional([]Expr{x}, fmt), bind: bindFromUnixTime}
+}
+
+// checkFormattable refuses the pattern letters formatting does not
+// implement (zones and offsets need the zone's names and rules).
+func (p *datetimePattern) checkFormattable() error {
+	for _, it := range p.items {
+		switch it.kind {
+		case dtOffset, dtZoneID:
+			return errPattern(p.src, "formatting with the zone letter '%c' is not supported", it.letter)
+		}
+	}
+	return nil
+}
+
+var shortDayNames = []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+var fullMonthNames = []string{"January", "February", "March", "April", "May", "June", "July",
+	"August", "September", "October", "November", "December"}
+var fullDayNames = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+
+// format appends the wall-clock time wall (microseconds, as if UTC) as
+// Java's DateTimeFormatter prints it; false for a year the pattern cannot
+// print as Java would (before year 1 or past 9999, where Java switches to
+// era and sign rules).
+func (p *datetimePattern) format(dst []byte, wall int64) ([]byte, bool) {
+	days := fnFloorDiv(wall, fnMicrosPerDay)
+	tod := wall - days*fnMicrosPerDay
+	y, m, d := civilFromDays(days)
+	if y < 1 || y > 9999 {
+		return dst, false
+	}
+	h := tod / (3600 * fnMicrosPerSecond)
+	mi := tod / (60 * fnMicrosPerSecond) % 60
+	s := tod / fnMicrosPerSecond % 60
+	us := tod % fnMicrosPerSecond
+	for _, it := range p.items {
+		switch it.kind {
+		case dtLiteral:
+			dst = append(dst, it.lit...)
+		case dtYear:
+			if it.count == 2 {
+				dst = appendPadded(dst, y%100, 2)
+			} else {
+				dst = appendPadded(dst, y, it.count)
+			}
+		case dtMonth:
+			dst = appendPadded(dst, int64(m), it.count)
+		case dtMonthText:
+			name := fullMonthNames[m-1]
+			if it.count == 3 {
+				name = name[:3]
+			}
+			dst = append(dst, name...)
+		case dtDay:
+			dst = appendPadded(dst, int64(d), it.count)
+		case dtDayOfYear:
+			dst = appendPadded(dst, days-daysFromCivil(y, 1, 1)+1, it.count)
+		case dtHour:
+			dst = appendPadded(dst, h, it.count)
+		case dtHourK1:
+			k := h
+			if k == 0 {
+				k = 24
+			}
+			dst = appendPadded(dst, k, it.count)
+		case dtHour12:
+			k := h % 12
+			if k == 0 {
+				k = 12
+			}
+			dst = appendPadded(dst, k, it.count)
+		case dtHourK0:
+			dst = appendPadded(dst, h%12, it.count)
+		case dtMinute:
+			dst = appendPadded(dst, mi, it.count)
+		case dtSecond:
+			dst = appendPadded(dst, s, it.count)
+		case dtFraction:
+			// The first count digits of the fraction (nanoseconds).
+			frac := appendPadded(nil, us*1000, 9)
+			dst = append(dst, frac[:it.count]...)
+		case dtAmPm:
+			if h < 12 {
+				dst = append(dst, "AM"...)
+			} else {
+				dst = append(dst, "PM"...)
+			}
+		case dtDayName:
+			// 1970-01-01 was a Thursday (index 3 from Monday).
+			wd := fnFloorMod(days+3, 7)
+			if it.count == 4 {
+				dst = append(dst, fullDayNames[wd]...)
+			} else {
+				dst = append(dst, shortDayNames[wd]...)
+			}
+		default:
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+func bindFromUnixTime(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	pattern := DefaultTimestampFormat
+	if len(args) == 2 {
+		v, ok := fnConstValue(args[1])
+		if !ok || args[1].DataType().ID() != arrow.STRING && args[1].DataType().ID() != arrow.NULL {
+			return nil, fmt.Errorf("the format %s must be a constant string: %w", f.Args[1], ErrType)
+		}
+		if v == nil {
+			return fnNullResult(String, mem), nil
+		}
+		pattern = v.(string)
+	}
+	p, err := compileDatetimePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkFormattable(); err != nil {
+		return nil, err
+	}
+	x := args[0]
+	dt := Unwrap(x.DataType())
+	switch {
+	case dt.ID() == arrow.NULL:
+		return fnNullResult(String, mem), nil
+	case IsIntegral(dt):
+		if x, err = numericWiden(x, Int64, mem, textOf(f), textOf(f.Args[0])); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fnErrArgType(f.Args[0].String(), x.DataType(), "a bigint number of seconds")
+	}
+	k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
+		src := fnRawValues[int64](arr)
+		s := newStrOut(c.mem, len(src), len(src)*19)
+		mayNull := arr.NullN() != 0
+		var z zoneCache
+		for i, v := range src {
+			if !mayNull || arr.IsValid(i) {
+				if v > maxNTZSeconds || v < -maxNTZSeconds {
+					s.release()
+					return nil, c.rowError(arr, i, errCastOverflow(Timestamp))
+				}
+				s.reserve(64 + len(pattern)*4)
+				var ok bool
+				if s.data, ok = p.format(s.data, toWall(&z, c.loc, v*fnMicrosPerSecond)); !ok {
+					s.release()
+					return nil, c.rowError(arr, i, fmt.Errorf("%w: the year is outside 1-9999, which the pattern '%s' does not print here", ErrOverflow, p.src))
+				}
+			}
+			s.next()
+		}
+		return stringResult(c, arr, s)
+	}
+	ev := &castEval{child: x, from: Int64, to: String, kern: k, mem: mem, loc: f.Loc, expr: f.String(), operand: f.Args[0].String()}
+	return fnFoldConstant(f, in, mem, ev, x)
+}
