@@ -79,6 +79,7 @@ const (
 	ConfWatermarkPolicy   = stream.ConfWatermarkPolicy
 	ConfStateProvider     = stream.ConfStateProvider
 	ConfAggStateFormat    = stream.ConfAggStateFormat
+	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
 // Settings of the state store (session conf or query option; recorded in

@@ -10,6 +10,22 @@ const (
 	ConfWatermarkPolicy   = "spark.sql.streaming.multipleWatermarkPolicy"
 	ConfStateProvider     = "spark.sql.streaming.stateStore.providerClass"
 	ConfAggStateFormat    = "spark.sql.streaming.aggregation.stateFormatVersion"
+	// ConfStatePartitioning is how stateful operators assign a key to one
+	// of their spark.sql.shuffle.partitions state partitions:
+	// PartitioningMurmur3 (Spark's, for every new query) or
+	// PartitioningKeyEncoder (checkpoints written before it existed, which
+	// do not record the key and keep their scheme).
+	ConfStatePartitioning = "stateStore.partitioning"
+)
+
+// Values of ConfStatePartitioning.
+const (
+	// PartitioningMurmur3 is Spark's HashPartitioning of the key columns:
+	// pmod(hash(keys...), numPartitions), hash being Murmur3 with seed 42.
+	PartitioningMurmur3 = "murmur3"
+	// PartitioningKeyEncoder is the scheme before PartitioningMurmur3: the
+	// key's vector.KeyEncoder hash modulo numPartitions.
+	PartitioningKeyEncoder = "keyEncoder"
 )
 
 // Settings of the state store (session conf or query option; recorded in

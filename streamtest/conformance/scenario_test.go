@@ -52,7 +52,7 @@ func TestLoadDirectoryAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 40 || len(one) != 2 || one[0].File != "../testdata/conformance/limit.json" {
+	if len(all) < 40 || len(one) != 5 || one[0].File != "../testdata/conformance/limit.json" {
 		t.Fatalf("loaded %d and %d scenarios", len(all), len(one))
 	}
 	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no *.json") {

@@ -106,6 +106,7 @@ func (m *microBatch) populateStartOffsets() error {
 	if !ok {
 		m.batchID = 0
 		m.conf = copyConf(m.cfg.Conf)
+		setStatePartitioning(m.conf, nil, false)
 		policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 		if err != nil {
 			return err
@@ -143,6 +144,7 @@ func (m *microBatch) populateStartOffsets() error {
 		m.conf[k] = v
 	}
 	keepStateTuning(m.conf, m.cfg.Conf)
+	setStatePartitioning(m.conf, seq.Conf, true)
 	policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 	if err != nil {
 		return err

@@ -39,3 +39,20 @@ func checkStateProvider(checkpointDir, recorded, requested string) error {
 	return fmt.Errorf("arrowstream: the checkpoint %s holds state written by the %q state store provider but the query sets %s = %q; restart with %s = %q or start on a new checkpoint location",
 		checkpointDir, recorded, stream.ConfStateStoreProvider, requested, stream.ConfStateStoreProvider, recorded)
 }
+
+// setStatePartitioning fixes the state partitioning scheme of a run in its
+// conf (which the offset log records): a new query (restarted false) uses
+// Spark's unless its settings name one; a checkpoint that does not record
+// one was written before the setting existed and keeps the key-encoder
+// scheme its state was partitioned with, whatever the session says.
+func setStatePartitioning(conf, recorded map[string]string, restarted bool) {
+	if !restarted {
+		if conf[stream.ConfStatePartitioning] == "" {
+			conf[stream.ConfStatePartitioning] = stream.PartitioningMurmur3
+		}
+		return
+	}
+	if recorded[stream.ConfStatePartitioning] == "" {
+		conf[stream.ConfStatePartitioning] = stream.PartitioningKeyEncoder
+	}
+}

@@ -44,3 +44,36 @@ func TestKeepStateTuning(t *testing.T) {
 		}
 	}
 }
+
+// TestSetStatePartitioning: a new query takes Spark's scheme unless its
+// settings name one; a checkpoint that does not record the scheme keeps
+// the key-encoder one even when the session asks for Spark's, and one that
+// records a scheme keeps it (the recorded conf is merged before).
+func TestSetStatePartitioning(t *testing.T) {
+	tests := []struct {
+		session, recorded string
+		restarted         bool
+		want              string
+	}{
+		{"", "", false, stream.PartitioningMurmur3},
+		{stream.PartitioningKeyEncoder, "", false, stream.PartitioningKeyEncoder},
+		{"", "", true, stream.PartitioningKeyEncoder},
+		{stream.PartitioningMurmur3, "", true, stream.PartitioningKeyEncoder},
+		{"", stream.PartitioningMurmur3, true, stream.PartitioningMurmur3},
+		{stream.PartitioningKeyEncoder, stream.PartitioningMurmur3, true, stream.PartitioningMurmur3},
+	}
+	for _, tc := range tests {
+		conf, recorded := map[string]string{}, map[string]string{}
+		if tc.session != "" {
+			conf[stream.ConfStatePartitioning] = tc.session
+		}
+		if tc.recorded != "" {
+			recorded[stream.ConfStatePartitioning] = tc.recorded
+			conf[stream.ConfStatePartitioning] = tc.recorded // as recovery merges it
+		}
+		setStatePartitioning(conf, recorded, tc.restarted)
+		if got := conf[stream.ConfStatePartitioning]; got != tc.want {
+			t.Errorf("session %q recorded %q restarted %v: %q, want %q", tc.session, tc.recorded, tc.restarted, got, tc.want)
+		}
+	}
+}

@@ -123,7 +123,7 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		}
 		return newStatefulDedup(p.Mem, opID, in, x.Keys, timeCol, x.WithinWatermark, time.Duration(delay)*time.Millisecond)
 	case *plan.Limit:
-		if p.Mode == stream.Complete {
+		if !limitSeesAppends(x, p.Mode) {
 			return nil, nil // over a complete result every epoch: a plain limit
 		}
 		return newStatefulLimit(p.Mem, opID, x.Input.Schema(), x.N), nil
@@ -162,4 +162,33 @@ func NewAggregate(mem memory.Allocator, opID int, input *arrow.Schema, spec vect
 // event-time column (-1: none) and delay its watermark delay.
 func NewDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys []int, timeCol int, withinWatermark bool, delay time.Duration) (Op, error) {
 	return newStatefulDedup(mem, opID, input, keys, timeCol, withinWatermark, delay)
+}
+
+// limitSeesAppends reports whether a streaming limit's input is a stream
+// of appended rows, so that the limit must count the rows it let through
+// across epochs (Spark's StreamingGlobalLimitStrategy): always in Append
+// mode, and in Complete mode when no streaming aggregation is below it (a
+// limit under the aggregation, as in limit(5).groupBy(...).count()). Above
+// a streaming aggregation in Complete mode the input is the whole result
+// every epoch, and the limit is a plain one. Update mode refuses streaming
+// limits before planning (plan.CheckStreaming).
+func limitSeesAppends(l *plan.Limit, mode stream.OutputMode) bool {
+	if mode == stream.Append {
+		return true
+	}
+	return !hasStreamingAggregate(l.Input)
+}
+
+// hasStreamingAggregate reports whether n or a node below it is a
+// streaming aggregation.
+func hasStreamingAggregate(n plan.Node) bool {
+	if a, ok := n.(*plan.Aggregate); ok && a.IsStreaming() {
+		return true
+	}
+	for _, c := range n.Children() {
+		if hasStreamingAggregate(c) {
+			return true
+		}
+	}
+	return false
 }

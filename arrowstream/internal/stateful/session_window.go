@@ -238,7 +238,7 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 		byPart = [][]arrow.Record{retainAll(partials)}
 	} else {
 		var err error
-		if byPart, err = splitByPartition(s.mem, s.keyCodec, partials, n); err != nil {
+		if byPart, err = splitByPartition(s.mem, s.state.scheme, s.keyCodec, partials, n); err != nil {
 			return err
 		}
 	}

@@ -13,11 +13,11 @@ import (
 
 // statePartitions are an operator's view of its state for the epoch it
 // runs: state/<opID>/<partition> in the checkpoint, one store per
-// partition, rows routed by their key's stable hash. The operator declares
-// the state (decl) and the engine opens, commits and aborts the stores
-// (every partition every epoch, as each Spark task commits even with no
-// updates); the operator only reads and writes them between bind and the
-// end of Execute.
+// partition, rows routed by their key's partition (partitioning.go). The
+// operator declares the state (decl) and the engine opens, commits and
+// aborts the stores (every partition every epoch, as each Spark task
+// commits even with no updates); the operator only reads and writes them
+// between bind and the end of Execute.
 type statePartitions struct {
 	opID int
 	// schema describes the operator's state (kind, key and value layout);
@@ -27,6 +27,8 @@ type statePartitions struct {
 	schema string
 	// global: one partition whatever the query's shuffle partitions.
 	global bool
+	// scheme assigns keys to partitions (from the epoch's settings).
+	scheme partitioning
 
 	stores []checkpoint.StateStore // open for the current epoch
 }
@@ -44,13 +46,19 @@ func (s *statePartitions) bind(ep Epoch) error {
 	if s.global && len(ep.State) != 1 {
 		return fmt.Errorf("arrowstream: stateful operator %d: global state needs one partition, the engine opened %d", s.opID, len(ep.State))
 	}
+	scheme, err := partitioningOf(ep.Conf)
+	if err != nil {
+		return err
+	}
+	s.scheme = scheme
 	s.stores = ep.State
 	return nil
 }
 
-// store returns the store that owns a key hash.
-func (s *statePartitions) store(hash uint64) checkpoint.StateStore {
-	return s.stores[hash%uint64(len(s.stores))]
+// storeOf returns the store that owns the key of row i of c's last
+// encode.
+func (s *statePartitions) storeOf(c *rowCodec, i int) checkpoint.StateStore {
+	return s.stores[s.scheme.of(c, i, len(s.stores))]
 }
 
 // release forgets the epoch's stores (the engine committed or aborted

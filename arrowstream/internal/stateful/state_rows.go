@@ -21,6 +21,14 @@ type rowCodec struct {
 	cols   []int // columns of the input record that form the row
 
 	scratch [9]byte
+
+	// sparkHashable: Spark's hash takes every column (partitionMurmur3).
+	// last holds the columns of the last encode (borrowed from its
+	// record) and spark their Spark hashes, computed on first use.
+	sparkHashable bool
+	last          []arrow.Array
+	spark         []int32
+	sparkDone     bool
 }
 
 func newRowCodec(mem memory.Allocator, in *arrow.Schema, cols []int) (*rowCodec, error) {
@@ -35,7 +43,11 @@ func newRowCodec(mem memory.Allocator, in *arrow.Schema, cols []int) (*rowCodec,
 	if err != nil {
 		return nil, err
 	}
-	return &rowCodec{schema: arrow.NewSchema(fields, nil), enc: enc, cols: cols}, nil
+	hashable := true
+	for _, t := range types {
+		hashable = hashable && vector.HashRowsSupported(t)
+	}
+	return &rowCodec{schema: arrow.NewSchema(fields, nil), enc: enc, cols: cols, sparkHashable: hashable}, nil
 }
 
 // encode encodes the rows of rec; row i's bytes are at(i) until the next
@@ -45,10 +57,30 @@ func (c *rowCodec) encode(rec arrow.Record) error {
 	for i, ci := range c.cols {
 		cols[i] = rec.Column(ci)
 	}
+	c.last, c.sparkDone = cols, false
 	if len(cols) == 0 {
 		return nil
 	}
 	return c.enc.Encode(cols)
+}
+
+// sparkHash returns Spark's hash(key columns) of row i of the last encode
+// (the caller holds the encoded record).
+func (c *rowCodec) sparkHash(i int) int32 {
+	if !c.sparkDone {
+		n := 0
+		if len(c.last) > 0 {
+			n = c.last[0].Len()
+		}
+		if cap(c.spark) < n {
+			c.spark = make([]int32, n)
+		}
+		c.spark = c.spark[:n]
+		// The types were checked in newRowCodec: HashRows cannot fail.
+		_ = vector.HashRows(c.last, c.spark)
+		c.sparkDone = true
+	}
+	return c.spark[i]
 }
 
 // at returns the encoded bytes of row i of the last encode: a view, valid

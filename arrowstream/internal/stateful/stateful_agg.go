@@ -307,7 +307,7 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 		return err
 	}
 	for i := 0; i < int(changed.NumRows()); i++ {
-		if err := s.state.store(s.keyCodec.hash(i)).Put(s.keyCodec.at(i), s.valCodec.at(i)); err != nil {
+		if err := s.state.storeOf(s.keyCodec, i).Put(s.keyCodec.at(i), s.valCodec.at(i)); err != nil {
 			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
 		}
 	}
@@ -332,7 +332,7 @@ func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
 		return nil, err
 	}
 	for i := 0; i < int(gone.NumRows()); i++ {
-		if err := s.state.store(s.keyCodec.hash(i)).Delete(s.keyCodec.at(i)); err != nil {
+		if err := s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i)); err != nil {
 			gone.Release()
 			return nil, fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
 		}

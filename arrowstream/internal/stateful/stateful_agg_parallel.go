@@ -18,7 +18,7 @@ type codecPair struct{ key, val *rowCodec }
 // splitByPartition gathers, for each of n partitions, the rows of recs
 // whose key (encoded by codec) hashes to it. The records are owned by the
 // caller.
-func splitByPartition(mem memory.Allocator, codec *rowCodec, recs []arrow.Record, n int) ([][]arrow.Record, error) {
+func splitByPartition(mem memory.Allocator, scheme partitioning, codec *rowCodec, recs []arrow.Record, n int) ([][]arrow.Record, error) {
 	byPart := make([][]arrow.Record, n)
 	idx := make([][]int32, n)
 	fail := func(err error) ([][]arrow.Record, error) {
@@ -35,7 +35,7 @@ func splitByPartition(mem memory.Allocator, codec *rowCodec, recs []arrow.Record
 			idx[p] = idx[p][:0]
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
-			p := codec.hash(i) % uint64(n)
+			p := scheme.of(codec, i, n)
 			idx[p] = append(idx[p], int32(i))
 		}
 		for p, rows := range idx {

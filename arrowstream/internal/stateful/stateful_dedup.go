@@ -127,7 +127,7 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	n := len(d.state.stores)
 	byPart := [][]arrow.Record{recs}
 	if n > 1 {
-		byPart, err = splitByPartition(d.mem, d.keyCodec, recs, n)
+		byPart, err = splitByPartition(d.mem, d.state.scheme, d.keyCodec, recs, n)
 		releaseRecords(recs)
 		if err != nil {
 			return nil, err

@@ -178,7 +178,7 @@ func (g *statefulGroupState) groupByKey(ctx context.Context, all arrow.Record, r
 		k := g.keyCodec.at(int(i))
 		gr, ok := byKey[string(k)]
 		if !ok {
-			gr = &group{key: append([]byte(nil), k...), hash: g.keyCodec.hash(int(i))}
+			gr = &group{key: append([]byte(nil), k...), hash: g.state.scheme.hash(g.keyCodec, int(i))}
 			byKey[string(k)] = gr
 			groups = append(groups, gr)
 		}
@@ -217,7 +217,7 @@ func (g *statefulGroupState) runGroups(ep Epoch, all, keyRec arrow.Record, group
 	n := len(g.state.stores)
 	parts := make([][]*group, n)
 	for _, gr := range groups {
-		p := gr.hash % uint64(n)
+		p := g.state.scheme.partition(gr.hash, n)
 		parts[p] = append(parts[p], gr)
 	}
 	codecs := make([]*rowCodec, n)

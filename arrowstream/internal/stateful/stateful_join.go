@@ -367,7 +367,7 @@ func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRo
 	}
 	for i := 0; i < n; i++ {
 		r.keys[i] = string(codec.at(i))
-		r.hashes[i] = codec.hash(i)
+		r.hashes[i] = s.state.scheme.hash(codec, i)
 		for k, c := range keyCols {
 			if c.IsNull(i) && !s.nullSafe[k] {
 				r.keyNull[i] = true

@@ -65,7 +65,7 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 	}
 	idx := make([][]int32, n)
 	for j, h := range r.hashes {
-		p := h % uint64(n)
+		p := s.state.scheme.partition(h, n)
 		idx[p] = append(idx[p], int32(j))
 	}
 	for p, rows := range idx {

@@ -16,6 +16,12 @@ import (
 // statefulLimit is a streaming global limit (Spark's
 // StreamingGlobalLimitExec): it lets through at most n rows over the whole
 // life of the query, keeping the count emitted so far in the state store.
+// The planner makes one wherever the limit's input is a stream of appends
+// (limitSeesAppends): any limit in Append mode, and a limit below the
+// streaming aggregation in Complete mode. Rows reach it in the order of
+// the partitions of the stateful operator below (partition 0 first), as
+// Spark's single-partition exchange concatenates them, so which rows pass
+// follows Spark's partitioning of keys.
 type statefulLimit struct {
 	mem      memory.Allocator
 	n        int64
@@ -65,13 +71,17 @@ func (l *statefulLimit) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	for _, r := range recs {
 		rows += r.NumRows()
 	}
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], uint64(done+rows))
-	if err := st.Put(limitKey, buf[:]); err != nil {
-		releaseRecords(recs)
-		return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", l.state.opID, err)
+	if rows > 0 {
+		// As Spark's, the count is written only when rows went through
+		// (numRowsUpdated is 0 for an epoch that let nothing through).
+		var buf [8]byte
+		binary.LittleEndian.PutUint64(buf[:], uint64(done+rows))
+		if err := st.Put(limitKey, buf[:]); err != nil {
+			releaseRecords(recs)
+			return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", l.state.opID, err)
+		}
+		l.progress.NumRowsUpdated = 1
 	}
-	l.progress.NumRowsUpdated = 1
 	l.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 	scan, err := vector.NewScan(input.Schema(), recs...)
 	releaseRecords(recs)

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,8 +182,17 @@ func (s *Sink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) 
 	}
 }
 
-// produce writes one Arrow record and flushes, so the record's buffers,
-// which the Kafka records point into, outlive their use.
+// produce writes one Arrow record and flushes. The Kafka records do not
+// point into the record's buffers: their bytes are copied out, one copy
+// of each column's bytes per record, because a failed flush (the context
+// ends while the broker refuses or does not answer) leaves records in
+// the client, which sends or fails them later, after the caller has
+// released (and a poisoning allocator overwritten) the Arrow buffers.
+// Aborting them instead (kgo's AbortBufferedRecords) waits for every
+// batch in flight or being retried, which with a broker that keeps
+// refusing did not end; the records of such an epoch may still reach
+// Kafka later, intact, and the replayed epoch writes them again
+// (at-least-once, as Spark's sink).
 func (s *Sink) produce(ctx context.Context, mem memory.Allocator, rec arrow.Record) error {
 	n := int(rec.NumRows())
 	if n == 0 {
@@ -218,9 +228,17 @@ func (s *Sink) produce(ctx context.Context, mem memory.Allocator, rec arrow.Reco
 	if s.cols.partition >= 0 {
 		part = cols[s.cols.partition].(*array.Int32)
 	}
-	var hdrs *array.List
+	var (
+		hdrs     *array.List
+		hdrPairs *array.Struct
+		hdrKeys  *array.String
+		hdrVals  bytesColumn
+	)
 	if s.cols.headers >= 0 {
 		hdrs = cols[s.cols.headers].(*array.List)
+		hdrPairs = hdrs.ListValues().(*array.Struct)
+		hdrKeys = hdrPairs.Field(0).(*array.String)
+		hdrVals = newBytesColumn(hdrPairs.Field(1))
 	}
 	for i := range recs {
 		r := &recs[i]
@@ -240,7 +258,7 @@ func (s *Sink) produce(ctx context.Context, mem memory.Allocator, rec arrow.Reco
 			r.Partition = part.Value(i)
 		}
 		if hdrs != nil && hdrs.IsValid(i) {
-			r.Headers = headersAt(hdrs, i)
+			r.Headers = headersAt(hdrs, hdrPairs, hdrKeys, hdrVals, i)
 		}
 	}
 	var (
@@ -262,25 +280,35 @@ func (s *Sink) produce(ctx context.Context, mem memory.Allocator, rec arrow.Reco
 		})
 	}
 	if err := s.client.Flush(ctx); err != nil {
+		// The client still holds pointers to some of the slots: the next
+		// record gets slots of its own.
+		s.recs = nil
 		return err
 	}
 	wg.Wait()
 	return firstErr
 }
 
-// bytesColumn reads a string or binary column without copying.
+// bytesColumn reads a string or binary column from a copy of its bytes
+// (one allocation per column, see produce).
 type bytesColumn struct {
 	arr  arrow.Array
 	offs []int32
+	base int32 // offs[0]: data starts at the first row's bytes
 	data []byte
 }
 
 func newBytesColumn(a arrow.Array) bytesColumn {
 	offs, data := vector.BinaryParts(a)
+	var base int32
+	if len(offs) > 0 {
+		base = offs[0]
+		data = bytes.Clone(data[offs[0]:offs[len(offs)-1]])
+	}
 	if data == nil {
 		data = []byte{}
 	}
-	return bytesColumn{arr: a, offs: offs, data: data}
+	return bytesColumn{arr: a, offs: offs, base: base, data: data}
 }
 
 // at returns row i's bytes (nil for null; empty for an empty value).
@@ -289,23 +317,24 @@ func (c bytesColumn) at(i int) []byte {
 		return nil
 	}
 	// BinaryParts' offsets already account for the array's slice offset.
-	return c.data[c.offs[i]:c.offs[i+1]:c.offs[i+1]]
+	from, to := c.offs[i]-c.base, c.offs[i+1]-c.base
+	return c.data[from:to:to]
 }
 
-func headersAt(l *array.List, i int) []kgo.RecordHeader {
+// headersAt returns the headers of row i of l, whose pairs st hold keys
+// and vals.
+func headersAt(l *array.List, st *array.Struct, keys *array.String, vals bytesColumn, i int) []kgo.RecordHeader {
 	start, end := l.ValueOffsets(i)
 	if end == start {
 		return nil
 	}
-	st := l.ListValues().(*array.Struct)
-	keys := st.Field(0).(*array.String)
-	vals := newBytesColumn(st.Field(1))
 	out := make([]kgo.RecordHeader, 0, end-start)
 	for j := int(start); j < int(end); j++ {
 		if st.IsNull(j) {
 			continue
 		}
-		out = append(out, kgo.RecordHeader{Key: keys.Value(j), Value: vals.at(j)})
+		// Value(j) aliases the Arrow buffer: the client may keep the key.
+		out = append(out, kgo.RecordHeader{Key: strings.Clone(keys.Value(j)), Value: vals.at(j)})
 	}
 	return out
 }

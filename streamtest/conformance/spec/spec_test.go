@@ -65,7 +65,7 @@ func TestLoadDirectoryAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 40 || len(one) != 2 || one[0].File != filepath.Join(dir, "limit.json") {
+	if len(all) < 40 || len(one) != 5 || one[0].File != filepath.Join(dir, "limit.json") {
 		t.Fatalf("loaded %d and %d scenarios", len(all), len(one))
 	}
 	files, err := Files(dir)
