@@ -221,8 +221,13 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 		return nil, nil, false, fmt.Errorf("%q lists or describes tables beyond the user's grants; use the Flight SQL metadata calls (GetTables), which show only granted tables: %w",
 			firstWords(req.SQL), ErrPermissionDenied)
 	}
+	opts, err := e.options(req.Settings)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	zone := zoneName(opts)
 	if q, ok := st.(*plan.QueryStatement); ok {
-		schema := announced(q.Plan.Schema())
+		schema := announced(q.Plan.Schema(), zone)
 		mem := req.Mem
 		if mem == nil {
 			mem = e.sess.Allocator()
@@ -242,7 +247,7 @@ func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, O
 	if err != nil {
 		return nil, nil, false, classify(err)
 	}
-	schema := announced(res.Schema)
+	schema := announced(res.Schema, zone)
 	res.Close()
 	open := func(ctx context.Context) (vector.Operator, error) {
 		res, err := e.sess.SQL(ctx, req.SQL)
@@ -282,10 +287,11 @@ func firstWords(s string) string {
 // announced is the schema clients are told: dictionary columns decoded,
 // every column nullable (the planner's nullability is not tracked
 // precisely), metadata dropped.
-func announced(s *arrow.Schema) *arrow.Schema {
+// Timestamps are labelled with the session's time zone (display_zone.go).
+func announced(s *arrow.Schema, zone string) *arrow.Schema {
 	fields := make([]arrow.Field, s.NumFields())
 	for i, f := range s.Fields() {
-		fields[i] = arrow.Field{Name: f.Name, Type: vector.Unwrap(f.Type), Nullable: true}
+		fields[i] = arrow.Field{Name: f.Name, Type: displayType(vector.Unwrap(f.Type), zone), Nullable: true}
 	}
 	return arrow.NewSchema(fields, nil)
 }
@@ -321,7 +327,8 @@ func (c *conformOp) Next(ctx context.Context) (arrow.Record, error) {
 			}
 			return nil, err
 		}
-		cols[i] = d
+		cols[i] = relabel(d, c.schema.Field(i).Type)
+		d.Release()
 	}
 	out := array.NewRecord(c.schema, cols, rec.NumRows())
 	for _, col := range cols {

@@ -288,7 +288,7 @@ func timestampTime(a *array.Timestamp, i int) time.Time {
 	if err != nil {
 		return time.UnixMicro(int64(a.Value(i))).UTC()
 	}
-	return toTime(a.Value(i)).UTC()
+	return toTime(a.Value(i)) // in the zone of its type: the server labels results with the session's zone
 }
 
 func formatTime(t time.Time) string { return t.Format("2006-01-02 15:04:05.999999") }
