@@ -167,4 +167,3 @@ func BenchmarkToNumber(b *testing.B) {
 	}
 	b.SetBytes(rows)
 }
-
