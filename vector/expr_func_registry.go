@@ -96,6 +96,8 @@ var functions = map[string]funcSpec{
 	"timestamp_micros":  {1, 1, func(a []Expr) Expr { return TimestampMicros(a[0]) }},
 	"unix_timestamp":    {1, 2, func(a []Expr) Expr { return UnixTimestamp(a[0], arg(a, 1)) }},
 	"to_timestamp":      {1, 2, func(a []Expr) Expr { return ToTimestamp(a[0], arg(a, 1)) }},
+	"to_number":         {2, 2, func(a []Expr) Expr { return ToNumber(a[0], a[1]) }},
+	"try_to_number":     {2, 2, func(a []Expr) Expr { return TryToNumber(a[0], a[1]) }},
 	"to_date":           {1, 2, func(a []Expr) Expr { return ToDate(a[0], arg(a, 1)) }},
 	"date_trunc":        {2, 2, func(a []Expr) Expr { return DateTrunc(a[0], a[1]) }},
 	"hour":              {1, 1, func(a []Expr) Expr { return Hour(a[0]) }},
