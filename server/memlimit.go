@@ -98,6 +98,9 @@ type queryAllocator struct {
 	// the query): a streaming query allocates on goroutines the server
 	// does not guard.
 	noPanic bool
+	// ret hears of the bytes freed, to return memory to the OS after
+	// large releases (nil: no one).
+	ret *memReturner
 }
 
 var (
@@ -218,6 +221,7 @@ func (a *queryAllocator) Reallocate(size int, b []byte) []byte {
 func (a *queryAllocator) Free(b []byte) {
 	a.add(-int64(len(b)), "")
 	a.parent.Free(b)
+	a.ret.released(int64(len(b)))
 }
 
 // ForOperator implements vector.OperatorLabeler.
