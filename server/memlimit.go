@@ -136,6 +136,11 @@ func (a *queryAllocator) add(n int64, op string) *MemoryLimitError {
 	if a.pool != nil {
 		pooled = a.pool.inUse.Add(n)
 	}
+	if n < 0 && now == 0 {
+		// The query released all it held: if that was much, the memory
+		// is free to return now (its operators have closed).
+		a.ret.drained(a.peak.Load())
+	}
 	return a.over(n, now, pooled, op)
 }
 
@@ -219,8 +224,10 @@ func (a *queryAllocator) Reallocate(size int, b []byte) []byte {
 
 // Free implements memory.Allocator.
 func (a *queryAllocator) Free(b []byte) {
-	a.add(-int64(len(b)), "")
+	// Freed before it is accounted, so that a drained query's last
+	// buffer is in the pool when the returner trims it.
 	a.parent.Free(b)
+	a.add(-int64(len(b)), "")
 	a.ret.released(int64(len(b)))
 }
 

@@ -66,6 +66,18 @@ func (r *memReturner) released(n int64) {
 	}
 }
 
+// drained is called when a query's allocator is back at zero after
+// holding at most peak bytes: a query that held more than the threshold
+// asks for a return, now that its buffers and operators are released
+// (a return in the middle of the release, from released, leaves the rest
+// of it in the process).
+func (r *memReturner) drained(peak int64) {
+	if r == nil || r.threshold <= 0 || peak < r.threshold {
+		return
+	}
+	r.request()
+}
+
 // dropped is called after a table was dropped: its buffers (not counted
 // by any query allocator) are free once collected.
 func (r *memReturner) dropped() {

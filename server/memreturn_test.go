@@ -126,3 +126,37 @@ func TestQueryAllocatorReportsFrees(t *testing.T) {
 	}
 	checked.AssertSize(t, 0)
 }
+
+// TestQueryAllocatorDrained: a query that held more than the threshold
+// asks for a return when it is back at zero, not before; a small query
+// does not.
+func TestQueryAllocatorDrained(t *testing.T) {
+	r, _, _ := fakeReturner(4<<20, nil)
+	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	small := newQueryAllocator(checked, 0)
+	small.ret = r
+	small.Free(small.Allocate(1 << 20))
+	r.wg.Wait()
+	if n := r.returns.Load(); n != 0 {
+		t.Fatalf("%d returns after a 1 MiB query", n)
+	}
+	big := newQueryAllocator(checked, 0)
+	big.ret = r
+	if err := big.Reserve(3 << 20); err != nil {
+		t.Fatal(err)
+	}
+	b := big.Allocate(2 << 20)
+	big.Free(b) // 3 MiB still reserved: not drained; 3 MiB freed in all
+	r.wg.Wait()
+	if n := r.returns.Load(); n != 0 {
+		t.Fatalf("%d returns while the query still holds memory", n)
+	}
+	if err := big.Reserve(-3 << 20); err != nil {
+		t.Fatal(err)
+	}
+	r.wg.Wait()
+	if n := r.returns.Load(); n != 1 {
+		t.Fatalf("%d returns after a 5 MiB query drained, want 1", n)
+	}
+	checked.AssertSize(t, 0)
+}
