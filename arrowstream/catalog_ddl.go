@@ -186,13 +186,20 @@ func (s *Session) durableCreateTable(ctx context.Context, c *catalogLog, x *sql.
 	case exists && recorded:
 		return nil, &DefinitionChangedError{Name: name, Kind: kindSource, Recorded: cur.SQL, Given: def}
 	}
-	res, err := s.runStatement(ctx, &plain)
+	return s.runAndRecord(ctx, c, &plain, catalogDef{Name: name, Kind: kindSource, SQL: def})
+}
+
+// runAndRecord runs a creating statement and records its definition; a
+// statement that ran but could not be recorded is undone, so that the
+// session never holds a table the catalog would not bring back.
+func (s *Session) runAndRecord(ctx context.Context, c *catalogLog, stmt sql.Statement, def catalogDef) (*Result, error) {
+	res, err := s.runStatement(ctx, stmt)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.create(catalogDef{Name: name, Kind: kindSource, SQL: def}); err != nil {
+	if err := c.create(def); err != nil {
 		res.Close()
-		s.dropLocal(name)
+		s.dropLocal(def.Name)
 		return nil, err
 	}
 	return res, nil
@@ -257,16 +264,7 @@ func (s *Session) durableCreateView(ctx context.Context, c *catalogLog, x *sql.C
 	if exists && (x.IfNotExists || recorded && cur.SQL == def && !x.OrReplace) {
 		return &Result{}, nil
 	}
-	res, err := s.runStatement(ctx, x)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.create(catalogDef{Name: name, Kind: kindView, SQL: def}); err != nil {
-		res.Close()
-		s.dropLocal(name)
-		return nil, err
-	}
-	return res, nil
+	return s.runAndRecord(ctx, c, x, catalogDef{Name: name, Kind: kindView, SQL: def})
 }
 
 func (s *Session) durableDrop(ctx context.Context, c *catalogLog, x *sql.DropTable) (*Result, error) {

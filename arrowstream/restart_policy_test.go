@@ -26,6 +26,45 @@ type flakySource struct {
 	left  int
 	fail  error
 	reads int
+	// held is the latest offset announced while holding.
+	held    stream.Offset
+	holding bool
+}
+
+// hold makes the source announce no data beyond what it holds now, until
+// release: data added in between lands in one epoch, whatever the
+// trigger does meanwhile.
+func (f *flakySource) hold(ctx context.Context) {
+	off, _ := f.MemoryStream.LatestOffset(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held, f.holding = off, true
+}
+
+func (f *flakySource) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held, f.holding = nil, false
+}
+
+func (f *flakySource) LatestOffset(ctx context.Context) (stream.Offset, error) {
+	f.mu.Lock()
+	held, holding := f.held, f.holding
+	f.mu.Unlock()
+	if holding {
+		return held, nil
+	}
+	return f.MemoryStream.LatestOffset(ctx)
+}
+
+func (f *flakySource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
+	f.mu.Lock()
+	held, holding := f.held, f.holding
+	f.mu.Unlock()
+	if holding {
+		return held, nil
+	}
+	return f.MemoryStream.LatestOffsetFrom(ctx, start)
 }
 
 func (f *flakySource) arm(n int, err error) {
@@ -102,9 +141,12 @@ func TestRestartPolicyRecoversExactlyOnce(t *testing.T) {
 	}
 	src.arm(2, errors.New("broker unavailable"))
 	// Several batches in one epoch, so that the mid-input failure comes
-	// after rows were aggregated.
+	// after rows were aggregated (held back until both are in, or the
+	// trigger may run the first alone).
+	src.hold(ctx)
 	addInts(t, ms, 1, 3)
 	addInts(t, ms, 3, 3)
+	src.release()
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	if err := q.ProcessAllAvailable(tctx); err != nil {

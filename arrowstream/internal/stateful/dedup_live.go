@@ -21,7 +21,7 @@ type dedupLive struct {
 // dedupPart is one partition's live keys.
 type dedupPart struct {
 	seen  map[string]int64 // key → eviction time (µs), noEviction when none
-	due   dedupHeap        // evictable keys by eviction time
+	due   timeHeap[string] // evictable keys by eviction time
 	bytes int64            // approximate memory of seen and due
 }
 
@@ -36,7 +36,7 @@ func (p *dedupPart) add(key []byte, at int64, evictable bool) {
 	k := string(key)
 	if evictable {
 		p.seen[k] = at
-		p.due.push(dedupEntry{at: at, key: k})
+		p.due.push(at, k)
 	} else {
 		p.seen[k] = noEviction
 	}
@@ -47,14 +47,14 @@ func (p *dedupPart) add(key []byte, at int64, evictable bool) {
 // returns them.
 func (p *dedupPart) evict(limit int64) []string {
 	var gone []string
-	for len(p.due) > 0 && p.due[0].at <= limit {
+	for p.due.due(limit) {
 		e := p.due.pop()
-		if at, ok := p.seen[e.key]; !ok || at != e.at {
+		if at, ok := p.seen[e.v]; !ok || at != e.at {
 			continue
 		}
-		delete(p.seen, e.key)
-		p.bytes -= int64(len(e.key)) + dedupEntryOverhead
-		gone = append(gone, e.key)
+		delete(p.seen, e.v)
+		p.bytes -= int64(len(e.v)) + dedupEntryOverhead
+		gone = append(gone, e.v)
 	}
 	return gone
 }
@@ -92,51 +92,4 @@ func (l *dedupLive) bytes() int64 {
 		n += l.parts[i].bytes
 	}
 	return n
-}
-
-// dedupEntry is an evictable key and its eviction time (µs).
-type dedupEntry struct {
-	at  int64
-	key string
-}
-
-// dedupHeap is a min-heap by eviction time.
-type dedupHeap []dedupEntry
-
-func (h *dedupHeap) push(e dedupEntry) {
-	*h = append(*h, e)
-	x := *h
-	for i := len(x) - 1; i > 0; {
-		p := (i - 1) / 2
-		if x[p].at <= x[i].at {
-			break
-		}
-		x[p], x[i] = x[i], x[p]
-		i = p
-	}
-}
-
-func (h *dedupHeap) pop() dedupEntry {
-	x := *h
-	top := x[0]
-	last := len(x) - 1
-	x[0] = x[last]
-	x[last] = dedupEntry{}
-	x = x[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(x) && x[l].at < x[m].at {
-			m = l
-		}
-		if r < len(x) && x[r].at < x[m].at {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		x[m], x[i] = x[i], x[m]
-		i = m
-	}
-	*h = x
-	return top
 }

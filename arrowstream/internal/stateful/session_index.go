@@ -20,20 +20,20 @@ type sessionIndex struct {
 	// version is the state version it mirrors, -1 while an epoch changes
 	// the state (until its commit).
 	version  int64
-	count    int64          // stored sessions
-	ends     sessionEndHeap // (end, partition, key) of stored sessions
-	keyBytes int64          // bytes of the keys in ends
+	count    int64                // stored sessions
+	ends     timeHeap[sessionKey] // (end, partition, key) of stored sessions
+	keyBytes int64                // bytes of the keys in ends
 }
 
 func (idx *sessionIndex) push(e sessionEnd) {
-	idx.ends.push(e)
+	idx.ends.push(e.end, sessionKey{part: e.part, key: e.key})
 	idx.keyBytes += int64(len(e.key))
 }
 
 func (idx *sessionIndex) pop() sessionEnd {
-	e := idx.ends.pop()
-	idx.keyBytes -= int64(len(e.key))
-	return e
+	t := idx.ends.pop()
+	idx.keyBytes -= int64(len(t.v.key))
+	return sessionEnd{end: t.at, part: t.v.part, key: t.v.key}
 }
 
 // sessionDelta is one partition's change to the index in an epoch.
@@ -52,45 +52,10 @@ type sessionEnd struct {
 	key  string
 }
 
-// sessionEndHeap is a min-heap by end.
-type sessionEndHeap []sessionEnd
-
-func (h *sessionEndHeap) push(e sessionEnd) {
-	*h = append(*h, e)
-	x := *h
-	for i := len(x) - 1; i > 0; {
-		p := (i - 1) / 2
-		if x[p].end <= x[i].end {
-			break
-		}
-		x[p], x[i] = x[i], x[p]
-		i = p
-	}
-}
-
-func (h *sessionEndHeap) pop() sessionEnd {
-	x := *h
-	top := x[0]
-	last := len(x) - 1
-	x[0] = x[last]
-	x[last] = sessionEnd{}
-	x = x[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(x) && x[l].end < x[m].end {
-			m = l
-		}
-		if r < len(x) && x[r].end < x[m].end {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		x[m], x[i] = x[i], x[m]
-		i = m
-	}
-	*h = x
-	return top
+// sessionKey is where a stored session lives: its partition and key.
+type sessionKey struct {
+	part int32
+	key  string
 }
 
 // indexed reports whether sessions are evicted (and so indexed by end).
@@ -134,7 +99,7 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 
 // bytes approximates the index's memory (its entries and their keys).
 func (idx *sessionIndex) bytes() int64 {
-	return int64(cap(idx.ends))*int64(unsafe.Sizeof(sessionEnd{})) + idx.keyBytes
+	return int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
 }
 
 // apply folds the partitions' changes of the epoch into the index.
@@ -162,7 +127,7 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 	}
 	var keysDue []due
 	seen := map[due]bool{}
-	for len(idx.ends) > 0 && idx.ends[0].end <= limit {
+	for idx.ends.due(limit) {
 		e := idx.pop()
 		d := due{e.part, e.key}
 		if !seen[d] {

@@ -23,8 +23,8 @@ type aggLive struct {
 	// its commit) or after an abort: the next epoch reloads.
 	version int64
 
-	times   timeIndex // groups with a valid time key, earliest first
-	indexed []bool    // by group: in times
+	times   timeHeap[int32] // groups with a valid time key, earliest first
+	indexed []bool          // by group: in times
 
 	touched []uint32 // by group: the epoch stamp of its last change
 	stamp   uint32
@@ -68,7 +68,7 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 	for i, g := range gids {
 		if !l.indexed[g] && valid.IsValid(i) {
 			l.indexed[g] = true
-			l.times.push(timeEntry{t: int64(times[i]), g: g})
+			l.times.push(int64(times[i]), g)
 		}
 	}
 	return nil
@@ -77,10 +77,10 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 // due pops the groups whose time is at or below limit (µs).
 func (l *aggLive) due(limit int64) []int32 {
 	var out []int32
-	for len(l.times) > 0 && l.times[0].t <= limit {
+	for l.times.due(limit) {
 		e := l.times.pop()
-		l.indexed[e.g] = false
-		out = append(out, e.g)
+		l.indexed[e.v] = false
+		out = append(out, e.v)
 	}
 	return out
 }
@@ -107,11 +107,11 @@ func (l *aggLive) compact(ctx context.Context) error {
 		return err
 	}
 	for i := range l.times {
-		g := remap[l.times[i].g]
+		g := remap[l.times[i].v]
 		if g < 0 {
-			return fmt.Errorf("arrowstream: live aggregation state: indexed group %d was deleted", l.times[i].g)
+			return fmt.Errorf("arrowstream: live aggregation state: indexed group %d was deleted", l.times[i].v)
 		}
-		l.times[i].g = g // same times, same heap order
+		l.times[i].v = g // same times, same heap order
 	}
 	n := l.agg.NumGroups()
 	indexed := make([]bool, n)
@@ -128,7 +128,7 @@ func (l *aggLive) compact(ctx context.Context) error {
 
 // heapBytes is the Go-heap memory of the live state.
 func (l *aggLive) heapBytes() int64 {
-	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timeEntry{})) +
+	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timed[int32]{})) +
 		int64(cap(l.indexed)) + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4
 }
 
@@ -147,53 +147,4 @@ func growTo[T any](s []T, n int) []T {
 	t := make([]T, n, max(n, 2*cap(s)))
 	copy(t, s)
 	return t
-}
-
-// timeEntry is a group and its event time (µs).
-type timeEntry struct {
-	t int64
-	g int32
-}
-
-// timeIndex is a min-heap of groups by event time: eviction pops what is
-// due and touches nothing else. (Typed, not container/heap: no boxing per
-// push.)
-type timeIndex []timeEntry
-
-func (h *timeIndex) push(e timeEntry) {
-	*h = append(*h, e)
-	x := *h
-	i := len(x) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if x[p].t <= x[i].t {
-			break
-		}
-		x[p], x[i] = x[i], x[p]
-		i = p
-	}
-}
-
-func (h *timeIndex) pop() timeEntry {
-	x := *h
-	top := x[0]
-	last := len(x) - 1
-	x[0] = x[last]
-	x = x[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(x) && x[l].t < x[m].t {
-			m = l
-		}
-		if r < len(x) && x[r].t < x[m].t {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		x[m], x[i] = x[i], x[m]
-		i = m
-	}
-	*h = x
-	return top
 }
