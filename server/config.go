@@ -70,6 +70,13 @@ type Limits struct {
 	// at or past it, new queries and ingest are refused with
 	// ResourceExhausted. 0 means no bound.
 	ServerMemoryBytes int64
+	// ReturnMemoryBytes: once queries have freed this many bytes, or a
+	// table is dropped, the server trims its allocator's pool of free
+	// buffers and returns free memory to the OS (debug.FreeOSMemory), off
+	// the request path and at most once a second, so that the resident
+	// set comes back down after a large query (0:
+	// DefaultReturnMemoryBytes; negative: never).
+	ReturnMemoryBytes int64
 	// MaxPreparedStatements bounds open prepared statements (0: default).
 	MaxPreparedStatements int
 	// PreparedStatementIdle closes prepared statements idle this long (0:
@@ -208,6 +215,9 @@ type Config struct {
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
 	l := &c.Limits
+	if l.ReturnMemoryBytes == 0 {
+		l.ReturnMemoryBytes = DefaultReturnMemoryBytes
+	}
 	if l.MaxMessageBytes <= 0 {
 		l.MaxMessageBytes = DefaultMaxMessageBytes
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,9 @@ type fuzzFixture struct {
 	// count before the current input (begin).
 	base       int
 	goroutines int
+	// startRSS is the process's resident set once the fixture is built
+	// (0: unknown), for checkRSS.
+	startRSS int64
 }
 
 // fuzzHandle in an input is replaced by the fixture's prepared-statement
@@ -130,6 +134,8 @@ func newFuzzFixture(f testing.TB) *fuzzFixture {
 	})
 	fx.base = mem.CurrentAlloc()
 	fx.goroutines = runtime.NumGoroutine()
+	debug.FreeOSMemory()
+	fx.startRSS, _ = selfRSS()
 	return fx
 }
 
@@ -168,6 +174,10 @@ func (fx *fuzzFixture) check(t *testing.T, what string, err error) {
 	if n := fx.mem.CurrentAlloc(); n != fx.base {
 		t.Fatalf("%s: %d Arrow bytes allocated after the call, %d before", what, n, fx.base)
 	}
+	// A return of memory to the OS the call started ends before the
+	// goroutines are counted.
+	fx.srv.ret.wg.Wait()
+	fx.checkRSS(t, what)
 	if g := goroutinesSettle(fx.goroutines, 2*time.Second); g > fx.goroutines {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%s: %d goroutines after the call, %d before:\n%s", what, g, fx.goroutines, buf[:runtime.Stack(buf, true)])

@@ -98,6 +98,9 @@ type queryAllocator struct {
 	// the query): a streaming query allocates on goroutines the server
 	// does not guard.
 	noPanic bool
+	// ret hears of the bytes freed, to return memory to the OS after
+	// large releases (nil: no one).
+	ret *memReturner
 }
 
 var (
@@ -132,6 +135,11 @@ func (a *queryAllocator) add(n int64, op string) *MemoryLimitError {
 	var pooled int64
 	if a.pool != nil {
 		pooled = a.pool.inUse.Add(n)
+	}
+	if n < 0 && now == 0 {
+		// The query released all it held: if that was much, the memory
+		// is free to return now (its operators have closed).
+		a.ret.drained(a.peak.Load())
 	}
 	return a.over(n, now, pooled, op)
 }
@@ -216,8 +224,11 @@ func (a *queryAllocator) Reallocate(size int, b []byte) []byte {
 
 // Free implements memory.Allocator.
 func (a *queryAllocator) Free(b []byte) {
-	a.add(-int64(len(b)), "")
+	// Freed before it is accounted, so that a drained query's last
+	// buffer is in the pool when the returner trims it.
 	a.parent.Free(b)
+	a.add(-int64(len(b)), "")
+	a.ret.released(int64(len(b)))
 }
 
 // ForOperator implements vector.OperatorLabeler.

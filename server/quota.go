@@ -183,6 +183,9 @@ func (s *Server) execQuota(ctx context.Context, text string, run func() (int64, 
 	if err == nil && table != "" {
 		s.quotas.created(user, table)
 	}
+	if err == nil && isDrop(text) {
+		s.ret.dropped()
+	}
 	return n, err
 }
 
@@ -191,4 +194,11 @@ func (s *Server) execQuota(ctx context.Context, text string, run func() (int64, 
 // that a statement that was planned always has a ticket DoGet takes.
 func (s *Server) maxTicketBytes() int {
 	return max(maxTicketBytes, 6*s.cfg.Limits.MaxStatementBytes+4096)
+}
+
+// isDrop tells a DROP statement, whose released table the memory returner
+// hears of.
+func isDrop(text string) bool {
+	f := strings.Fields(text)
+	return len(f) > 0 && strings.EqualFold(f[0], "DROP")
 }

@@ -38,6 +38,7 @@ type Server struct {
 	svc     *service      // the Flight service the gRPC server calls (after the interceptors)
 	streams chan struct{} // semaphore of DoGet/DoPut streams
 	pool    *memoryPool   // the process-wide memory limit
+	ret     *memReturner  // returns memory to the OS after large releases
 	quotas  *quotas
 	conns   *connTracker // the open connections, to close a stalled reader's
 	// settings are the SET values of each client connection (session).
@@ -70,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 		quotas:  newQuotas(cfg.Limits, cfg.Queries),
 		conns:   newConnTracker(),
 	}
+	s.ret = newMemReturner(cfg.Limits.ReturnMemoryBytes, cfg.Allocator, s.log)
 	s.settings = newSessionSettings()
 	s.conns.onClose = s.settings.closed
 	switch cfg.IPCCompression {

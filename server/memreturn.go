@@ -1,0 +1,140 @@
+package server
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultReturnMemoryBytes is Limits.ReturnMemoryBytes when unset.
+const DefaultReturnMemoryBytes = 64 << 20
+
+// returnInterval is the least time between two returns of memory to the
+// OS: each is a full GC plus a scavenge, too costly to run per statement.
+const returnInterval = time.Second
+
+// pooled is an allocator that keeps freed buffers (vector.PoolAllocator):
+// trimming it lets the buffers it keeps go back to the OS too.
+type pooled interface {
+	Retained() int
+	Close()
+}
+
+// memReturner returns memory to the OS after large releases. Go's runtime
+// gives freed heap pages back only gradually (its background scavenger),
+// so after a large query or table is released the process's resident set
+// stays hundreds of MiB high for minutes (bench/retain, BenchmarkReleaseQuery).
+// Once the queries have freed more than threshold bytes (counted by their
+// accounting allocators), or a table was dropped, a goroutine off the
+// request path trims the session's buffer pool and runs
+// debug.FreeOSMemory, at most once per returnInterval. It holds no
+// goroutine while idle.
+type memReturner struct {
+	threshold int64  // <= 0: never
+	pool      pooled // nil: the allocator keeps nothing
+	log       *slog.Logger
+	free      func()         // debug.FreeOSMemory; tests replace it
+	freed     atomic.Int64   // bytes released since the last return
+	pending   atomic.Bool    // a return was asked for
+	running   atomic.Bool    // the goroutine runs
+	mu        sync.Mutex     // guards last
+	last      time.Time      // when memory was last returned
+	returns   atomic.Int64   // returns done (tests, logs)
+	wg        sync.WaitGroup // the goroutine (tests wait on it)
+	sleep     func(time.Duration)
+}
+
+func newMemReturner(threshold int64, alloc any, log *slog.Logger) *memReturner {
+	r := &memReturner{threshold: threshold, log: log, free: debug.FreeOSMemory, sleep: time.Sleep}
+	if p, ok := alloc.(pooled); ok {
+		r.pool = p
+	}
+	return r
+}
+
+// released counts n bytes a query freed; past the threshold it asks for a
+// return.
+func (r *memReturner) released(n int64) {
+	if r == nil || r.threshold <= 0 || n <= 0 {
+		return
+	}
+	if r.freed.Add(n) >= r.threshold {
+		r.freed.Store(0)
+		r.request()
+	}
+}
+
+// drained is called when a query's allocator is back at zero after
+// holding at most peak bytes: a query that held more than the threshold
+// asks for a return, now that its buffers and operators are released
+// (a return in the middle of the release, from released, leaves the rest
+// of it in the process).
+func (r *memReturner) drained(peak int64) {
+	if r == nil || r.threshold <= 0 || peak < r.threshold {
+		return
+	}
+	r.request()
+}
+
+// dropped is called after a table was dropped: its buffers (not counted
+// by any query allocator) are free once collected.
+func (r *memReturner) dropped() {
+	if r == nil || r.threshold <= 0 {
+		return
+	}
+	r.request()
+}
+
+// request asks for a return and starts the goroutine unless it runs; it
+// never blocks.
+func (r *memReturner) request() {
+	r.pending.Store(true)
+	if !r.running.CompareAndSwap(false, true) {
+		return
+	}
+	r.wg.Add(1)
+	go r.loop()
+}
+
+// loop serves the requests, waiting out the interval since the last
+// return, until none is pending.
+func (r *memReturner) loop() {
+	defer r.wg.Done()
+	for {
+		for r.pending.Swap(false) {
+			r.mu.Lock()
+			wait := returnInterval - time.Since(r.last)
+			first := r.last.IsZero()
+			r.mu.Unlock()
+			if !first && wait > 0 {
+				r.sleep(wait)
+				r.pending.Store(false) // this return serves the requests made meanwhile
+			}
+			r.returnNow()
+		}
+		r.running.Store(false)
+		// A request that came after the Swap but saw running true is
+		// served here.
+		if !r.pending.Load() || !r.running.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+func (r *memReturner) returnNow() {
+	var trimmed int
+	if r.pool != nil {
+		trimmed = r.pool.Retained()
+		r.pool.Close()
+	}
+	r.free()
+	r.mu.Lock()
+	r.last = time.Now()
+	r.mu.Unlock()
+	r.returns.Add(1)
+	if r.log != nil {
+		r.log.Debug("returned free memory to the OS", "pool_trimmed_bytes", trimmed)
+	}
+}
