@@ -3,6 +3,7 @@ package vector_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -116,28 +117,48 @@ func TestDateTrunc(t *testing.T) {
 }
 
 // FuzzDatetimePattern compiles arbitrary patterns and parses arbitrary
-// strings with them: bind may refuse the pattern, evaluation may give
-// NULL, nothing may panic or fail at runtime.
+// strings with them: bind may refuse the pattern; without ANSI evaluation
+// may give NULL but never fails; under ANSI it fails exactly where the
+// legacy mode gives NULL (text that does not parse), and otherwise agrees.
 func FuzzDatetimePattern(f *testing.F) {
 	f.Add("yyyy-MM-dd HH:mm:ss.SSS", "2026-01-01 10:00:00.5")
 	f.Add("EEE, dd MMM yyyy hh:mm:ss a z", "Mon, 05 Jan 2026 03:04:05 PM Europe/Paris")
 	f.Add("yyyyMMddHHmmssX", "20260101100000+0130")
 	f.Add("D 'day' yy VV", "366 day 24 UTC+01:00")
+	f.Add("0", "")
 	f.Fuzz(func(t *testing.T, pattern, input string) {
 		mem := poisonmem.New()
 		defer mem.AssertSize(t, 0)
 		schema := schemaOf("s", vector.String)
-		ev, err := vector.ToTimestamp(vector.Col("s"), vector.Lit(pattern)).Bind(schema, mem)
+		legacy, err := legacyMode(vector.ToTimestamp(vector.Col("s"), vector.Lit(pattern))).Bind(schema, mem)
 		if err != nil {
 			return
 		}
+		ansi, err := vector.ToTimestamp(vector.Col("s"), vector.Lit(pattern)).Bind(schema, mem)
+		if err != nil {
+			t.Fatalf("pattern %q binds without ANSI but not with it: %v", pattern, err)
+		}
 		rec := vt.BuildRecord(mem, schema, column(input))
 		defer rec.Release()
-		out, err := ev.Eval(context.Background(), rec)
+		lout, err := legacy.Eval(context.Background(), rec)
 		if err != nil {
-			t.Fatalf("to_timestamp(%q, %q): %v", input, pattern, err)
+			t.Fatalf("to_timestamp(%q, %q) without ANSI: %v", input, pattern, err)
 		}
-		out.Release()
+		defer lout.Release()
+		aout, aerr := ansi.Eval(context.Background(), rec)
+		switch {
+		case aerr != nil && lout.IsValid(0):
+			t.Fatalf("to_timestamp(%q, %q): ANSI raises %v where the legacy mode answers %s", input, pattern, aerr, lout.ValueStr(0))
+		case aerr != nil:
+			if !strings.Contains(aerr.Error(), "does not match the datetime pattern") {
+				t.Fatalf("to_timestamp(%q, %q) under ANSI: unexpected error %v", input, pattern, aerr)
+			}
+		default:
+			defer aout.Release()
+			if aout.IsValid(0) != lout.IsValid(0) || lout.IsValid(0) && aout.ValueStr(0) != lout.ValueStr(0) {
+				t.Fatalf("to_timestamp(%q, %q): ANSI %s, legacy %s", input, pattern, aout.ValueStr(0), lout.ValueStr(0))
+			}
+		}
 	})
 }
 
