@@ -1,13 +1,10 @@
 package server
 
 import (
-	"bufio"
-	"fmt"
-	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // fuzzRSSMargin is what the fuzz process may hold over its resident set
@@ -18,29 +15,7 @@ const fuzzRSSMargin = 256 << 20
 
 // selfRSS is this process's resident set in bytes (/proc/self/status
 // VmRSS), or an error where the OS does not tell.
-func selfRSS() (int64, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("VmRSS line %q: %w", sc.Text(), err)
-		}
-		return kb << 10, nil
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/proc/self/status has no VmRSS line")
-}
+func selfRSS() (int64, error) { return testutil.VmRSS(0) }
 
 // rssBound is the most the fuzz process may hold after an input: where it
 // started, plus the memory limit its statements run under, plus the

@@ -1,42 +1,18 @@
 package security
 
 import (
-	"bufio"
-	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
 // vmRSS reads the resident set of process pid, in bytes, from
 // /proc/<pid>/status.
-func vmRSS(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("VmRSS line %q: %w", sc.Text(), err)
-		}
-		return kb << 10, nil
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS line", pid)
-}
+func vmRSS(pid int) (int64, error) { return testutil.VmRSS(pid) }
 
 // TestCrossJoinRSSReturns is issue 17's attack seen from outside: a
 // cross join grouped by a key with a value per pair, under
