@@ -179,6 +179,10 @@ type analyzer struct {
 	b     *budget // context and size limits; nil checks nothing
 	ctes  []map[string]*cteDef
 	depth int
+	// outer holds the enclosing queries' scopes while a subquery is
+	// analyzed; subqueries numbers subquery expressions.
+	outer      []*outerCtx
+	subqueries int
 }
 
 type cteDef struct {
@@ -333,7 +337,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 		return nil, err
 	}
 	return selectBlock(in, selectSpec{
-		b:   a.b,
+		b: a.b, a: a,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0,
 		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
 	})

@@ -23,6 +23,7 @@ type selectSpec struct {
 	orderBy  []*sql.OrderItem
 	distinct bool
 	b        *budget // the analysis's budget (nil from the DataFrame API)
+	a        *analyzer
 }
 
 // outItem is one output column of a select list being built.
@@ -40,7 +41,7 @@ type outItem struct {
 func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	cur := in
 	if s.where != nil {
-		r := &resolver{b: s.b, sc: cur, clause: "WHERE"}
+		r := &resolver{b: s.b, a: s.a, sc: cur, clause: "WHERE"}
 		c, err := r.expr(s.where)
 		if err != nil {
 			return nil, err
@@ -48,7 +49,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 		if c, err = requireBoolean(s.where.Position(), "WHERE", c); err != nil {
 			return nil, err
 		}
-		f, err := NewFilter(cur.node, c)
+		f, err := filterWithSubqueries(cur.node, c)
 		if err != nil {
 			return nil, errorAt(s.where.Position(), ErrType, "%v", err)
 		}
@@ -71,7 +72,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if aggregating {
 		return aggregateBlock(cur, s, items, special)
 	}
-	r := &resolver{b: s.b, sc: cur, clause: "SELECT", special: special}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", special: special}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -180,8 +181,11 @@ func finishSelect(cur *scope, s selectSpec, items []outItem, order []orderKey) (
 		keys[i] = SortKey{Desc: o.desc, Nulls: o.nulls, Expr: &ColumnRef{Index: o.output}}
 	}
 	var node Node = cur.node
-	if !isIdentity(cur.node, exprs) {
-		p, err := NewProject(cur.node, exprs)
+	if err := projectSubqueries(&node, exprs); err != nil {
+		return nil, err
+	}
+	if !isIdentity(node, exprs) {
+		p, err := NewProject(node, exprs)
 		if err != nil {
 			return nil, errorAt(s.pos, ErrType, "%v", err)
 		}
@@ -338,7 +342,7 @@ func outputByName(e sql.Expr, items []outItem) int {
 // aggregateBlock resolves a grouping select: keys, aggregates, HAVING and
 // the select list over the Aggregate's output.
 func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr) (*scope, error) {
-	kr := &resolver{b: s.b, sc: cur, clause: "GROUP BY", special: special}
+	kr := &resolver{b: s.b, a: s.a, sc: cur, clause: "GROUP BY", special: special}
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
 	for _, g := range s.groupBy {
@@ -354,7 +358,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		keys = append(keys, NamedExpr{Name: AutoName(e), Expr: e})
 	}
 	coll := &aggCollector{}
-	r := &resolver{b: s.b, sc: cur, clause: "SELECT", aggs: coll, special: special}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", aggs: coll, special: special}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -362,7 +366,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	}
 	var having Expr
 	if s.having != nil {
-		hr := &resolver{b: s.b, sc: cur, clause: "HAVING", aggs: coll, special: special}
+		hr := &resolver{b: s.b, a: s.a, sc: cur, clause: "HAVING", aggs: coll, special: special}
 		h, err := hr.expr(s.having)
 		var unresolved *Error
 		if err != nil && errors.As(err, &unresolved) && errors.Is(err, ErrUnresolved) {
@@ -391,7 +395,11 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		aggs[i] = *a
 		aggs[i].Name = uniqueName(a.Name, used)
 	}
-	agg, err := NewAggregate(cur.node, keys, aggs)
+	aggIn, err := aggregateSubqueries(cur.node, aggs)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := NewAggregate(aggIn, keys, aggs)
 	if err != nil {
 		return nil, errorAt(s.pos, ErrType, "%v", err)
 	}
@@ -424,7 +432,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		if err != nil {
 			return nil, err
 		}
-		f, err := NewFilter(agg, h)
+		f, err := filterWithSubqueries(agg, h)
 		if err != nil {
 			return nil, errorAt(s.having.Position(), ErrType, "%v", err)
 		}
