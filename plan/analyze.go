@@ -338,8 +338,9 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 	}
 	return selectBlock(in, selectSpec{
 		b: a.b, a: a,
-		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0,
-		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
+		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0 || s.GroupingSets != nil,
+		groupingSets: s.GroupingSets,
+		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
 	})
 }
 

@@ -24,6 +24,9 @@ type selectSpec struct {
 	distinct bool
 	b        *budget // the analysis's budget (nil from the DataFrame API)
 	a        *analyzer
+	// groupingSets are GROUPING SETS, CUBE or ROLLUP's sets of groupBy's
+	// expressions; nil for a plain GROUP BY.
+	groupingSets [][]sql.Expr
 }
 
 // outItem is one output column of a select list being built.
@@ -345,20 +348,34 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	kr := &resolver{b: s.b, a: s.a, sc: cur, clause: "GROUP BY", special: special}
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
+	keyOf := map[sql.Expr]int{}
 	for _, g := range s.groupBy {
 		e, err := groupKey(kr, g, items)
 		if err != nil {
 			return nil, err
 		}
 		k := exprKey(e)
-		if _, dup := keyIndex[k]; dup {
+		if i, dup := keyIndex[k]; dup {
+			keyOf[g] = i
 			continue
 		}
 		keyIndex[k] = len(keys)
+		keyOf[g] = len(keys)
 		keys = append(keys, NamedExpr{Name: AutoName(e), Expr: e})
 	}
+	var gs *groupingCtx
+	if s.groupingSets != nil {
+		gs = &groupingCtx{keys: keys, keyIndex: keyIndex}
+		for _, set := range s.groupingSets {
+			ids := make([]int, len(set))
+			for i, g := range set {
+				ids[i] = keyOf[g]
+			}
+			gs.sets = append(gs.sets, ids)
+		}
+	}
 	coll := &aggCollector{}
-	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", aggs: coll, special: special}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", aggs: coll, special: special, grouping: gs}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -366,7 +383,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	}
 	var having Expr
 	if s.having != nil {
-		hr := &resolver{b: s.b, a: s.a, sc: cur, clause: "HAVING", aggs: coll, special: special}
+		hr := &resolver{b: s.b, a: s.a, sc: cur, clause: "HAVING", aggs: coll, special: special, grouping: gs}
 		h, err := hr.expr(s.having)
 		var unresolved *Error
 		if err != nil && errors.As(err, &unresolved) && errors.Is(err, ErrUnresolved) {
@@ -381,6 +398,9 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		}
 	}
 	nk := len(keys)
+	if gs != nil {
+		nk++ // the grouping id column follows the keys
+	}
 	rewrite := func(e Expr, pos sql.Pos) (Expr, error) { return rewriteAggregated(e, keyIndex, nk, pos) }
 	order, err := resolveOrder(r, s, items, rewrite)
 	if err != nil {
@@ -399,7 +419,12 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	if err != nil {
 		return nil, err
 	}
-	agg, err := NewAggregate(aggIn, keys, aggs)
+	var agg Node
+	if gs != nil {
+		agg, err = groupingSetsAggregate(aggIn, gs, aggs)
+	} else {
+		agg, err = NewAggregate(aggIn, keys, aggs)
+	}
 	if err != nil {
 		return nil, errorAt(s.pos, ErrType, "%v", err)
 	}
@@ -512,6 +537,8 @@ func rewriteAggregated(e Expr, keys map[string]int, nKeys int, pos sql.Pos) (Exp
 	switch x := e.(type) {
 	case *aggPlaceholder:
 		return &ColumnRef{Index: nKeys + x.index, Name: x.agg.Name, Type: x.agg.Type, Null: true}, nil
+	case *groupingRef:
+		return x.value(), nil
 	case *ColumnRef:
 		return nil, errorAt(pos, ErrAggregate, "expression %s is neither present in the group by, nor is it an aggregate function. Add to group by or wrap in first() (or first_value) if you don't care which value you get.", backquote(x.Name))
 	}

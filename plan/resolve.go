@@ -28,6 +28,9 @@ type resolver struct {
 	// BY, explode(...) in a select list), by syntax node.
 	special map[sql.Expr]Expr
 	inAgg   bool
+	// grouping is the select's grouping sets (nil without them), for
+	// grouping() and grouping_id().
+	grouping *groupingCtx
 	// types caches the types of binary operators (see typedCall).
 	types map[callTypeKey]arrow.DataType
 }

@@ -34,6 +34,9 @@ var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotn
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	name := strings.ToLower(f.Name.Name)
+	if name == "grouping" || name == "grouping_id" {
+		return r.groupingCall(f, name)
+	}
 	if _, ok := aggFuncs[name]; ok {
 		if f.Filter != nil {
 			g, err := filteredAggregate(f, name)

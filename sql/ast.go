@@ -177,7 +177,11 @@ type Select struct {
 	From     []FromItem // comma-separated items; nil when there is no FROM
 	Where    Expr       // nil when absent
 	GroupBy  []Expr
-	Having   Expr // nil when absent
+	// GroupingSets are the grouping sets of GROUPING SETS, CUBE or
+	// ROLLUP, each a list of GroupBy's expressions (the same nodes); nil
+	// for a plain GROUP BY.
+	GroupingSets [][]Expr
+	Having       Expr // nil when absent
 }
 
 // SelectItem is expr [[AS] alias] in a select list. Expr is a *Star for *

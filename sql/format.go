@@ -326,7 +326,16 @@ func (f *formatter) selectBlock(s *Select) {
 		f.str(" WHERE ")
 		f.expr(s.Where, 0)
 	}
-	if s.GroupBy != nil {
+	if s.GroupingSets != nil {
+		f.str(" GROUP BY GROUPING SETS (")
+		for i, set := range s.GroupingSets {
+			f.sep(i)
+			f.str("(")
+			f.exprList(set)
+			f.str(")")
+		}
+		f.str(")")
+	} else if s.GroupBy != nil {
 		f.str(" GROUP BY ")
 		f.exprList(s.GroupBy)
 	}
