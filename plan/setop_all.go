@@ -54,7 +54,7 @@ func setOpAll(op sql.SetOp, l, r Node) (Node, error) {
 	} else {
 		aggs = []AggregateExpr{
 			{Func: vector.AggCount, Args: []Expr{ColumnOf(us, n)}, Name: "_left", Type: vector.Int64},
-			{Func: vector.AggCount, Args: []Expr{ColumnOf(us, n + 1)}, Name: "_right", Type: vector.Int64},
+			{Func: vector.AggCount, Args: []Expr{ColumnOf(us, n+1)}, Name: "_right", Type: vector.Int64},
 		}
 	}
 	for i := range aggs {
