@@ -336,9 +336,15 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 	if err != nil {
 		return nil, err
 	}
+	groupBy := s.GroupBy
+	if s.GroupByAll {
+		if groupBy, err = groupByAll(s); err != nil {
+			return nil, err
+		}
+	}
 	return selectBlock(in, selectSpec{
 		b: a.b, a: a,
-		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0 || s.GroupingSets != nil,
+		pos: s.Pos, items: s.Items, where: s.Where, groupBy: groupBy, grouped: len(groupBy) > 0 || s.GroupingSets != nil || s.GroupByAll,
 		groupingSets: s.GroupingSets,
 		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
 	})

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -166,4 +167,26 @@ func (r *resolver) groupingCall(f *sql.FuncCall, name string) (Expr, error) {
 		}
 	}
 	return &groupingRef{ctx: r.grouping, fn: name, text: text}, nil
+}
+
+// groupByAll is the grouping of GROUP BY ALL: every select item without an
+// aggregate (none: a global aggregate), as Spark.
+func groupByAll(s *sql.Select) ([]sql.Expr, error) {
+	var out []sql.Expr
+	for i, it := range s.Items {
+		if st, ok := it.Expr.(*sql.Star); ok {
+			return nil, errorAt(st.Pos, ErrUnsupported, "GROUP BY ALL with * in the select list is not supported; name the columns.")
+		}
+		if containsAggregate(selectSpec{items: []*sql.SelectItem{it}}) {
+			continue
+		}
+		if l, ok := it.Expr.(*sql.Literal); ok && l.Kind == sql.LitInt {
+			// An integer literal in GROUP BY is an ordinal: name the
+			// item itself by its position.
+			out = append(out, &sql.Literal{Pos: l.Pos, Kind: sql.LitInt, Value: strconv.Itoa(i + 1)})
+			continue
+		}
+		out = append(out, it.Expr)
+	}
+	return out, nil
 }

@@ -181,7 +181,10 @@ type Select struct {
 	// ROLLUP, each a list of GroupBy's expressions (the same nodes); nil
 	// for a plain GROUP BY.
 	GroupingSets [][]Expr
-	Having       Expr // nil when absent
+	// GroupByAll is GROUP BY ALL: group by every select item that has no
+	// aggregate.
+	GroupByAll bool
+	Having     Expr // nil when absent
 }
 
 // SelectItem is expr [[AS] alias] in a select list. Expr is a *Star for *

@@ -326,7 +326,9 @@ func (f *formatter) selectBlock(s *Select) {
 		f.str(" WHERE ")
 		f.expr(s.Where, 0)
 	}
-	if s.GroupingSets != nil {
+	if s.GroupByAll {
+		f.str(" GROUP BY ALL")
+	} else if s.GroupingSets != nil {
 		f.str(" GROUP BY GROUPING SETS (")
 		for i, set := range s.GroupingSets {
 			f.sep(i)

@@ -8,6 +8,11 @@ import "strings"
 // cross product of the items' sets (a plain expression is in every set),
 // and GroupBy the distinct expressions in order of first appearance.
 func (p *parser) parseGroupBy(s *Select) {
+	if p.isKw("ALL") && p.peekAt(1).kind != tLParen && p.peekAt(1).kind != tDot {
+		p.next()
+		s.GroupByAll = true
+		return
+	}
 	var items [][][]Expr // per item: its sets
 	sets := false
 	for {

@@ -82,3 +82,17 @@ func TestParseExists(t *testing.T) {
 		t.Errorf("exists as a column name: %v", err)
 	}
 }
+
+func TestParseGroupByAll(t *testing.T) {
+	st, err := Parse("SELECT a, count(*) FROM t GROUP BY ALL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*Query).Body.(*Select)
+	if !s.GroupByAll || s.GroupBy != nil {
+		t.Fatalf("GroupByAll %v, GroupBy %v", s.GroupByAll, s.GroupBy)
+	}
+	if got := Format(st); !strings.HasSuffix(got, "GROUP BY ALL") {
+		t.Errorf("formatted as %q", got)
+	}
+}
