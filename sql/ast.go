@@ -245,7 +245,7 @@ type OrderItem struct {
 }
 
 // FromItem is an item of a FROM clause: *TableRef, *SubqueryRef,
-// *TableFunc or *Join.
+// *TableFunc, *Join or *Pivot.
 type FromItem interface {
 	Node
 	fromItemNode()
@@ -360,3 +360,4 @@ func (*TableRef) fromItemNode()    {}
 func (*SubqueryRef) fromItemNode() {}
 func (*TableFunc) fromItemNode()   {}
 func (*Join) fromItemNode()        {}
+func (*Pivot) fromItemNode()       {}

@@ -374,6 +374,21 @@ func (f *formatter) orderItem(o *OrderItem) {
 
 func (f *formatter) fromItem(it FromItem) {
 	switch it := it.(type) {
+	case *Pivot:
+		f.fromItem(it.Input)
+		f.str(" PIVOT (")
+		for i, a := range it.Aggs {
+			f.sep(i)
+			f.selectItem(a)
+		}
+		f.str(" FOR ")
+		f.expr(it.Column, 0)
+		f.str(" IN (")
+		for i, v := range it.Values {
+			f.sep(i)
+			f.selectItem(v)
+		}
+		f.str("))")
 	case *TableRef:
 		if it.Stream {
 			f.str("STREAM ")

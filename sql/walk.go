@@ -91,6 +91,15 @@ func Inspect(n Node, f func(Node) bool) {
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
 		idents(n.Columns, f)
+	case *Pivot:
+		Inspect(n.Input, f)
+		for _, it := range n.Aggs {
+			Inspect(it, f)
+		}
+		Inspect(n.Column, f)
+		for _, it := range n.Values {
+			Inspect(it, f)
+		}
 	case *TableFunc:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)
