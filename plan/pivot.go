@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // pivot analyzes FROM item PIVOT (aggs FOR column IN (values)) as Spark
@@ -108,4 +109,65 @@ func pivotValueName(v *sql.SelectItem) string {
 		return l.Value
 	}
 	return sql.Format(v.Expr)
+}
+
+// unpivot analyzes FROM item UNPIVOT [INCLUDE NULLS] (value FOR name IN
+// (columns)) as Spark: per input row and listed column, the other columns,
+// the column's name (or alias) and its value, the values widened to one
+// type; rows whose value is NULL are dropped unless INCLUDE NULLS.
+func (a *analyzer) unpivot(x *sql.Unpivot) (*scope, error) {
+	in, err := a.fromItem(x.Input)
+	if err != nil {
+		return nil, err
+	}
+	r := &resolver{b: a.b, sc: in, clause: "UNPIVOT"}
+	listed := map[int]bool{}
+	cols := make([]Expr, len(x.Columns))
+	for i, it := range x.Columns {
+		e, err := r.expr(it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		c, ok := e.(*ColumnRef)
+		if !ok {
+			return nil, errorAt(it.Pos, ErrUnsupported, "UNPIVOT lists columns, not %s.", sql.Format(it.Expr))
+		}
+		listed[c.Index] = true
+		cols[i] = c
+	}
+	s := in.node.Schema()
+	nodes := make([]Node, len(cols))
+	for i, c := range cols {
+		var exprs []NamedExpr
+		for j := 0; j < s.NumFields(); j++ {
+			if !listed[j] && !in.cols[j].hidden {
+				exprs = append(exprs, NamedExpr{Name: s.Field(j).Name, Expr: ColumnOf(s, j)})
+			}
+		}
+		name := c.(*ColumnRef).Name
+		if al := x.Columns[i].Alias; al != nil {
+			name = al.Name
+		} else if ref, ok := x.Columns[i].Expr.(*sql.ColumnRef); ok {
+			name = ref.Parts[len(ref.Parts)-1].Name
+		}
+		exprs = append(exprs,
+			NamedExpr{Name: x.Name.Name, Expr: &Literal{Value: name, Type: vector.String}},
+			NamedExpr{Name: x.Value.Name, Expr: c})
+		var src Node = in.node
+		if !x.IncludeNulls {
+			if src, err = NewFilter(src, mustCall("isnotnull", c)); err != nil {
+				return nil, err
+			}
+		}
+		if nodes[i], err = NewProject(src, exprs); err != nil {
+			return nil, err
+		}
+	}
+	var n Node = nodes[0]
+	if len(nodes) > 1 {
+		if n, err = unionOf(x.Pos, nodes); err != nil {
+			return nil, err
+		}
+	}
+	return &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}, nil
 }

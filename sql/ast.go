@@ -245,7 +245,7 @@ type OrderItem struct {
 }
 
 // FromItem is an item of a FROM clause: *TableRef, *SubqueryRef,
-// *TableFunc, *Join or *Pivot.
+// *TableFunc, *Join, *Pivot or *Unpivot.
 type FromItem interface {
 	Node
 	fromItemNode()
@@ -361,3 +361,4 @@ func (*SubqueryRef) fromItemNode() {}
 func (*TableFunc) fromItemNode()   {}
 func (*Join) fromItemNode()        {}
 func (*Pivot) fromItemNode()       {}
+func (*Unpivot) fromItemNode()     {}

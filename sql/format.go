@@ -374,6 +374,22 @@ func (f *formatter) orderItem(o *OrderItem) {
 
 func (f *formatter) fromItem(it FromItem) {
 	switch it := it.(type) {
+	case *Unpivot:
+		f.fromItem(it.Input)
+		if it.IncludeNulls {
+			f.str(" UNPIVOT INCLUDE NULLS (")
+		} else {
+			f.str(" UNPIVOT (")
+		}
+		f.ident(it.Value)
+		f.str(" FOR ")
+		f.ident(it.Name)
+		f.str(" IN (")
+		for i, c := range it.Columns {
+			f.sep(i)
+			f.selectItem(c)
+		}
+		f.str("))")
 	case *Pivot:
 		f.fromItem(it.Input)
 		f.str(" PIVOT (")

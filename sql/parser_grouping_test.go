@@ -96,3 +96,43 @@ func TestParseGroupByAll(t *testing.T) {
 		t.Errorf("formatted as %q", got)
 	}
 }
+
+func TestParsePivotRoundTrip(t *testing.T) {
+	for _, src := range []string{
+		"SELECT * FROM t PIVOT (sum(x) AS s, count(*) FOR c IN ('a' AS aa, 2, NULL))",
+		"SELECT * FROM (SELECT * FROM t) PIVOT (max(x) FOR t.c IN (1))",
+		"SELECT * FROM t UNPIVOT (v FOR n IN (a, b AS bee))",
+		"SELECT * FROM t UNPIVOT INCLUDE NULLS (v FOR n IN (a))",
+		"SELECT * FROM t UNPIVOT EXCLUDE NULLS (v FOR n IN (a))",
+	} {
+		st, err := Parse(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		f := Format(st)
+		again, err := Parse(f)
+		if err != nil {
+			t.Fatalf("%s: formatted %q does not parse: %v", src, f, err)
+		}
+		if f2 := Format(again); f2 != f {
+			t.Errorf("%s: formats as %q, then %q", src, f, f2)
+		}
+	}
+	for _, bad := range []string{
+		"SELECT * FROM t, u PIVOT (sum(x) FOR c IN (1))",
+		"SELECT * FROM t PIVOT (sum(x) FOR (a, b) IN ((1, 2)))",
+		"SELECT * FROM t UNPIVOT ((v, w) FOR n IN ((a, b)))",
+		"SELECT * FROM t UNPIVOT INCLUDE (v FOR n IN (a))",
+		"SELECT * FROM t PIVOT (sum(x) FOR c IN 1)",
+	} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+	// pivot and unpivot remain usable as table aliases and names.
+	for _, ok := range []string{"SELECT pivot.x FROM t pivot", "SELECT * FROM unpivot"} {
+		if _, err := Parse(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}

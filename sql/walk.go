@@ -91,6 +91,13 @@ func Inspect(n Node, f func(Node) bool) {
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
 		idents(n.Columns, f)
+	case *Unpivot:
+		Inspect(n.Input, f)
+		Inspect(n.Value, f)
+		Inspect(n.Name, f)
+		for _, it := range n.Columns {
+			Inspect(it, f)
+		}
 	case *Pivot:
 		Inspect(n.Input, f)
 		for _, it := range n.Aggs {
