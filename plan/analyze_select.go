@@ -383,12 +383,17 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	}
 	var having Expr
 	if s.having != nil {
-		hr := &resolver{b: s.b, a: s.a, sc: cur, clause: "HAVING", aggs: coll, special: special, grouping: gs}
+		hr := &resolver{b: s.b, a: s.a, sc: cur, clause: "HAVING", aggs: coll, special: special, grouping: gs, noOuter: true}
 		h, err := hr.expr(s.having)
 		var unresolved *Error
 		if err != nil && errors.As(err, &unresolved) && errors.Is(err, ErrUnresolved) {
 			// HAVING may name a select alias (HAVING c > 1 for count(*) AS c).
 			h, err = resolveWithAliases(hr, s.having, items)
+		}
+		if err != nil && errors.Is(err, ErrUnresolved) && s.a != nil && len(s.a.outer) > 0 {
+			// ... and, in a subquery, a column of the enclosing query.
+			hr.noOuter = false
+			h, err = hr.expr(s.having)
 		}
 		if err != nil {
 			return nil, err

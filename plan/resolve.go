@@ -31,6 +31,9 @@ type resolver struct {
 	// grouping is the select's grouping sets (nil without them), for
 	// grouping() and grouping_id().
 	grouping *groupingCtx
+	// noOuter keeps names from resolving in an enclosing query (HAVING
+	// tries select aliases first).
+	noOuter bool
 	// types caches the types of binary operators (see typedCall).
 	types map[callTypeKey]arrow.DataType
 }
@@ -59,7 +62,7 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		return nil, errors.New("plan: nil expression")
 	case *sql.ColumnRef:
 		e, err := r.sc.lookup(x.Parts, x.Pos)
-		if err != nil && r.a != nil && errors.Is(err, ErrUnresolved) {
+		if err != nil && r.a != nil && !r.noOuter && errors.Is(err, ErrUnresolved) {
 			if o, ok := r.a.lookupOuter(x); ok {
 				return o, nil
 			}

@@ -138,6 +138,9 @@ func (r *resolver) analyzeSubquery(q *sql.Query, pos sql.Pos, kind subqueryKind)
 	if err != nil {
 		return nil, err
 	}
+	if n.IsStreaming() {
+		return nil, errorAt(pos, ErrUnsupported, "Subqueries over streaming sources are not supported: a subquery reads a table, not a stream.")
+	}
 	r.a.subqueries++
 	return &subqueryExpr{kind: kind, id: r.a.subqueries, pos: pos, plan: n, outer: ctx.refs}, nil
 }
