@@ -129,7 +129,7 @@ func (s *Session) textResult(col string, lines []string) (*Result, error) {
 }
 
 func (s *Session) createStreamingTable(ctx context.Context, x *plan.StreamingTableStatement) (*Result, error) {
-	if err := s.checkSinkOptions("memory", x.Name, x.Properties); err != nil {
+	if err := s.checkSinkOptions("memory", "streaming table "+x.Name, x.Properties); err != nil {
 		return nil, err
 	}
 	df := s.frame(x.Query, nil)
