@@ -89,6 +89,8 @@ type Session struct {
 	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
 
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
+	// restoring is set while RestoreCatalog replays the catalog.
+	restoring atomic.Bool
 	ddlMu   sync.Mutex                 // orders DDL and its catalog records
 }
 
