@@ -91,7 +91,7 @@ type Session struct {
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
 	// restoring is set while RestoreCatalog replays the catalog.
 	restoring atomic.Bool
-	ddlMu   sync.Mutex                 // orders DDL and its catalog records
+	ddlMu     sync.Mutex // orders DDL and its catalog records
 }
 
 // NewSession returns a session with the built-in source formats (memory,
