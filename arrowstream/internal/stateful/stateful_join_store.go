@@ -42,8 +42,10 @@ func joinStoreKey(kind, side byte, id uint64) []byte {
 
 // encodeJoinBatch writes a batch's rows as an Arrow IPC stream.
 func (s *statefulJoin) encodeJoinBatch(rec arrow.Record) ([]byte, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(s.mem))
+	// Sized for the rows and the stream's framing up front: growing the
+	// buffer while writing copied each batch several times.
+	buf := bytes.NewBuffer(make([]byte, 0, recordBytes(rec)+int64(rec.NumCols())*64+1024))
+	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(s.mem))
 	if err := w.Write(rec); err != nil {
 		w.Close()
 		return nil, err
