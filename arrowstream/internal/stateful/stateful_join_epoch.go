@@ -98,6 +98,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				}
 			} else if b := sg.l; b.matched != nil && !b.matched[l] {
 				b.matched[l], b.dirty = true, true
+				lp.sides[0].mark(b)
 				if semi {
 					f := flipOf[b]
 					if f == nil {
@@ -112,6 +113,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				newMatched[1][r] = true
 			} else if b := sg.r; b.matched != nil && !b.matched[r] {
 				b.matched[r], b.dirty = true, true
+				lp.sides[1].mark(b)
 			}
 		}
 		if semi || len(kept) == 0 {
@@ -224,6 +226,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 			live.add(b)
 			b.rewrite = true
+			live.mark(b)
 			res.updated += int64(len(keep))
 		}
 		if err := s.writeChanges(p, byte(i), live); err != nil {

@@ -51,8 +51,11 @@ type joinBatch[K joinKey] struct {
 	// dirty: the cursor or a matched flag changed this epoch, so its
 	// store record is rewritten.
 	dirty bool
-	// rewrite: the rows were compacted, so the stored batch is rewritten.
+	// rewrite: the rows are new or were compacted, so the stored batch
+	// is (re)written.
 	rewrite bool
+	queued  bool // in its side's changed list
+	slot    int  // index in its side's batches
 	bytes   int64
 }
 
@@ -102,6 +105,16 @@ type joinSideLive[K joinKey] struct {
 	due     timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
 	rows    int64                   // live rows
 	bytes   int64                   // approximate memory of batches and index
+	// changes are the batches whose store entries the epoch rewrites.
+	changes []*joinBatch[K]
+}
+
+// mark queues b's store entries for rewriting at the end of the epoch.
+func (s *joinSideLive[K]) mark(b *joinBatch[K]) {
+	if !b.queued {
+		b.queued = true
+		s.changes = append(s.changes, b)
+	}
 }
 
 func newJoinSideLive[K joinKey]() *joinSideLive[K] {
@@ -119,6 +132,7 @@ const (
 // time.
 func (s *joinSideLive[K]) add(b *joinBatch[K]) {
 	b.bytes = b.size()
+	b.slot = len(s.batches)
 	s.batches = append(s.batches, b)
 	s.bytes += b.bytes
 	s.rows += int64(b.live())
@@ -184,20 +198,19 @@ func (s *joinSideLive[K]) evict(b *joinBatch[K], thr int64) (from int32) {
 	}
 	b.cursor = from + n
 	b.dirty = true
+	s.mark(b)
 	s.rows -= int64(n)
 	return from
 }
 
 // drop removes a batch whose rows are all evicted.
 func (s *joinSideLive[K]) drop(b *joinBatch[K]) {
-	for i, x := range s.batches {
-		if x == b {
-			last := len(s.batches) - 1
-			s.batches[i] = s.batches[last]
-			s.batches[last] = nil
-			s.batches = s.batches[:last]
-			break
-		}
+	if i := b.slot; i < len(s.batches) && s.batches[i] == b {
+		last := len(s.batches) - 1
+		s.batches[i] = s.batches[last]
+		s.batches[i].slot = i
+		s.batches[last] = nil
+		s.batches = s.batches[:last]
 	}
 	s.bytes -= b.bytes
 	b.release()
@@ -234,6 +247,7 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 	}
 	b.base = b.cursor
 	b.rewrite = true
+	s.mark(b)
 	old := b.bytes
 	b.bytes = b.size()
 	s.bytes += b.bytes - old
@@ -246,7 +260,7 @@ func (s *joinSideLive[K]) release() {
 	for _, b := range s.batches {
 		b.release()
 	}
-	s.batches, s.index, s.due = nil, nil, nil
+	s.batches, s.index, s.due, s.changes = nil, nil, nil, nil
 }
 
 func keyBytes[K joinKey](k K) int64 {

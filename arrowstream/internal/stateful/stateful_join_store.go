@@ -133,12 +133,14 @@ type joinChange struct {
 	meta []byte
 }
 
-// changed returns the side's batches to write and clears their flags.
+// changed returns the side's batches to write (new, compacted, evicted
+// from or matched this epoch) and clears their flags.
 func (s *joinSideLive[K]) changed() []joinChange {
 	var out []joinChange
-	for _, b := range s.batches {
-		if !b.rewrite && !b.dirty {
-			continue
+	for _, b := range s.changes {
+		b.queued = false
+		if b.rec == nil {
+			continue // dropped: its entries were deleted
 		}
 		c := joinChange{id: b.id}
 		if b.rewrite {
@@ -150,6 +152,8 @@ func (s *joinSideLive[K]) changed() []joinChange {
 		b.rewrite, b.dirty = false, false
 		out = append(out, c)
 	}
+	clear(s.changes)
+	s.changes = s.changes[:0]
 	return out
 }
 
@@ -243,6 +247,7 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 	}
 	b.rewrite = true
 	live.add(b)
+	live.mark(b)
 	for _, k := range legacyKeys {
 		if err := st.Delete(k); err != nil {
 			return nil, wrap(err)
