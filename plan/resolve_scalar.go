@@ -228,6 +228,12 @@ func scalarOperator(x *sql.BinaryExpr, l, rr Expr) (e Expr, ok bool, err error) 
 			return e, true, err
 		}
 	case sql.OpSub:
+		// date - date (a string operand read as a date) is a day interval.
+		dateLike := func(e Expr) bool { return isDate(e) || isString(e.DataType()) || isNullType(e.DataType()) }
+		if (isDate(l) && dateLike(rr) && !isNullType(rr.DataType())) || (isDate(rr) && dateLike(l)) {
+			e, err := newCall(x.Pos, "date_subtract", l, rr)
+			return e, true, err
+		}
 		if isDate(l) && !isDate(rr) && !isInterval(rr) && !isString(rr.DataType()) {
 			e, err := newCall(x.Pos, "date_sub", l, rr)
 			return e, true, err

@@ -90,7 +90,7 @@ var moreFunctions = map[string]funcSpec{
 	"hypot":   {2, 2, doubleFunc2("HYPOT", func(x, y float64) (float64, bool) { return math.Hypot(x, y), true })},
 	"sin":     {1, 1, doubleFunc("SIN", math.Sin)},
 	"cos":     {1, 1, doubleFunc("COS", math.Cos)},
-	"tan":     {1, 1, doubleFunc("TAN", math.Tan)},
+	"tan":     {1, 1, doubleFunc("TAN", tanExact)},
 	"asin":    {1, 1, doubleFunc("ASIN", math.Asin)},
 	"acos":    {1, 1, doubleFunc("ACOS", math.Acos)},
 	"atan":    {1, 1, doubleFunc("ATAN", math.Atan)},
@@ -102,7 +102,7 @@ var moreFunctions = map[string]funcSpec{
 	"atanh":   {1, 1, doubleFunc("ATANH", math.Atanh)},
 	"sec":     {1, 1, doubleFunc("SEC", func(x float64) float64 { return 1 / math.Cos(x) })},
 	"csc":     {1, 1, doubleFunc("CSC", func(x float64) float64 { return 1 / math.Sin(x) })},
-	"cot":     {1, 1, doubleFunc("COT", func(x float64) float64 { return 1 / math.Tan(x) })},
+	"cot":     {1, 1, doubleFunc("COT", func(x float64) float64 { return 1 / tanExact(x) })},
 	"degrees": {1, 1, doubleFunc("DEGREES", func(x float64) float64 { return x * 180 / math.Pi })},
 	"radians": {1, 1, doubleFunc("RADIANS", func(x float64) float64 { return x / 180 * math.Pi })},
 	"sign":    {1, 1, doubleFunc("sign", sign)},
@@ -121,6 +121,11 @@ var moreFunctions = map[string]funcSpec{
 	})},
 	"date_from_unix_date": {1, 1, rowsFunc("date_from_unix_date", []rowKind{rowInt}, Date, rowKernels{
 		num: func(a []rowArg, i int) (int64, bool, error) { return a[0].int(i), true, nil },
+	})},
+	"date_subtract": {2, 2, rowsFunc("date_subtract", []rowKind{rowDate, rowDate}, Interval, rowKernels{
+		num: func(a []rowArg, i int) (int64, bool, error) {
+			return (a[0].int(i) - a[1].int(i)) * fnMicrosPerDayMore, true, nil
+		},
 	})},
 	"datediff": {2, 2, rowsFunc("datediff", []rowKind{rowDate, rowDate}, Int32, rowKernels{
 		num: func(a []rowArg, i int) (int64, bool, error) { return a[0].int(i) - a[1].int(i), true, nil },
@@ -157,8 +162,17 @@ func charsFirst(build func(args []Expr) Expr) func(args []Expr) Expr {
 	}
 }
 
+// ntzSafe are the functions of moreFunctions that read a TIMESTAMP_NTZ
+// as its wall clock (a date cast, or timestampadd's own zone handling).
+var ntzSafe = []string{"date_add", "date_sub", "next_day", "timestampadd", "timestampdiff", "datediff", "add_months",
+	"last_day", "year", "month", "day", "dayofmonth", "quarter", "dayofweek", "weekday", "dayofyear", "weekofyear",
+	"unix_date", "date_subtract"}
+
 func init() {
 	for name, spec := range moreFunctions {
 		functions[name] = spec
+	}
+	for _, name := range ntzSafe {
+		ntzFunctions[name] = true
 	}
 }
