@@ -2,6 +2,9 @@ package vector
 
 import (
 	"bytes"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"math"
 	"unicode/utf8"
 )
@@ -65,6 +68,8 @@ var moreFunctions = map[string]funcSpec{
 	"shiftright":         {2, 2, rowBinder("shiftright", bindShift('r'))},
 	"shiftrightunsigned": {2, 2, rowBinder("shiftrightunsigned", bindShift('u'))},
 	"factorial":          {1, 1, rowsFunc("factorial", []rowKind{rowInt}, Int64, rowKernels{num: factorial})},
+	"pi":                 {0, 0, constFunc("PI", math.Pi)},
+	"e":                  {0, 0, constFunc("E", math.E)},
 	"sqrt":               {1, 1, doubleFunc("SQRT", math.Sqrt)},
 	"cbrt":               {1, 1, doubleFunc("CBRT", math.Cbrt)},
 	"exp":                {1, 1, doubleFunc("EXP", math.Exp)},
@@ -103,8 +108,8 @@ var moreFunctions = map[string]funcSpec{
 	"sec":     {1, 1, doubleFunc("SEC", func(x float64) float64 { return 1 / math.Cos(x) })},
 	"csc":     {1, 1, doubleFunc("CSC", func(x float64) float64 { return 1 / math.Sin(x) })},
 	"cot":     {1, 1, doubleFunc("COT", func(x float64) float64 { return 1 / tanExact(x) })},
-	"degrees": {1, 1, doubleFunc("DEGREES", func(x float64) float64 { return x * 180 / math.Pi })},
-	"radians": {1, 1, doubleFunc("RADIANS", func(x float64) float64 { return x / 180 * math.Pi })},
+	"degrees": {1, 1, doubleFunc("DEGREES", func(x float64) float64 { return x * (180 / math.Pi) })},
+	"radians": {1, 1, doubleFunc("RADIANS", func(x float64) float64 { return x * (math.Pi / 180) })},
 	"sign":    {1, 1, doubleFunc("sign", sign)},
 	"signum":  {1, 1, doubleFunc("SIGNUM", sign)},
 	"rint":    {1, 1, doubleFunc("rint", math.RoundToEven)},
@@ -148,6 +153,15 @@ var moreFunctions = map[string]funcSpec{
 	"weekday":    {1, 1, dateField("weekday", func(_ int64, _, _ int, days int64) int64 { return isoDayOfWeek(days) - 1 })},
 	"dayofyear":  {1, 1, dateField("dayofyear", func(y int64, _, _ int, days int64) int64 { return dayOfYear(y, days) })},
 	"weekofyear": {1, 1, dateField("weekofyear", func(_ int64, _, _ int, days int64) int64 { return isoWeekOfYear(days) })},
+}
+
+// constFunc is a function of no arguments with a constant double value.
+func constFunc(name string, v float64) func([]Expr) Expr {
+	return func([]Expr) Expr {
+		return &FuncExpr{Name: name, bind: func(_ *FuncExpr, _ *arrow.Schema, mem memory.Allocator, _ []Evaluator) (Evaluator, error) {
+			return newConst(Float64, v, mem), nil
+		}}
+	}
 }
 
 // charsFirst adapts trim, ltrim and rtrim, whose two-argument form takes
