@@ -343,3 +343,45 @@ func wallMonthsBetween(s, e int64) int64 {
 	}
 	return months
 }
+
+// bindDateFormat binds date_format(ts, fmt) (and to_char of a date or
+// timestamp): the wall-clock time of ts in the session time zone
+// (a TIMESTAMP_NTZ is its own wall clock) printed with Spark's datetime
+// pattern fmt, a constant. A date or string is cast to a timestamp.
+func bindDateFormat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	v, ok := fnConstValue(args[1])
+	if !ok || !IsStringLike(args[1].DataType()) && args[1].DataType().ID() != arrow.NULL {
+		return nil, fmt.Errorf("the format %s of %s must be a constant string: %w", f.Args[1], f.Name, ErrType)
+	}
+	if v == nil {
+		return fnNullResult(String, mem), nil
+	}
+	p, err := compileDatetimePattern(v.(string))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkFormattable(); err != nil {
+		return nil, err
+	}
+	if dt := Unwrap(args[0].DataType()); IsNumeric(dt) {
+		return nil, fmt.Errorf("%s of a number is not supported (only dates and timestamps): %w", f.Name, ErrType)
+	}
+	loc := f.Loc
+	if IsTimestampNTZ(Unwrap(args[0].DataType())) {
+		loc = nil
+	}
+	return bindRows(f, in, mem, args[:1], []rowKind{rowMicros}, String, rowKernels{
+		str: func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+			wall := a[0].int(i)
+			if !isUTC(loc) {
+				var z zoneCache
+				wall = toWall(&z, loc, wall)
+			}
+			out, ok := p.format(dst, wall)
+			if !ok {
+				return nil, false, fmt.Errorf("%w: the year is outside 1-9999, which the pattern '%s' does not print here", ErrOverflow, p.src)
+			}
+			return out, true, nil
+		},
+	})
+}

@@ -115,6 +115,8 @@ var moreFunctions = map[string]funcSpec{
 	"rint":    {1, 1, doubleFunc("rint", math.RoundToEven)},
 
 	"uuid":          {0, 0, func([]Expr) Expr { return Uuid() }},
+	"date_format":   {2, 2, rowBinder("date_format", bindDateFormat)},
+	"to_char":       {2, 2, rowBinder("to_char", bindDateFormat)},
 	"date_add":      {2, 2, rowBinder("date_add", bindDateAdd(1))},
 	"date_sub":      {2, 2, rowBinder("date_sub", bindDateAdd(-1))},
 	"next_day":      {2, 2, rowBinder("next_day", bindNextDay)},
@@ -180,7 +182,7 @@ func charsFirst(build func(args []Expr) Expr) func(args []Expr) Expr {
 // as its wall clock (a date cast, or timestampadd's own zone handling).
 var ntzSafe = []string{"date_add", "date_sub", "next_day", "timestampadd", "timestampdiff", "datediff", "add_months",
 	"last_day", "year", "month", "day", "dayofmonth", "quarter", "dayofweek", "weekday", "dayofyear", "weekofyear",
-	"unix_date", "date_subtract"}
+	"unix_date", "date_subtract", "date_format", "to_char"}
 
 func init() {
 	for name, spec := range moreFunctions {
