@@ -204,21 +204,23 @@ func (cs charset) encodeAppend(dst, s []byte) []byte {
 			}
 			dst = append(dst, byte(r))
 		default:
-			units := []uint16{uint16(r)}
 			if r >= 0x10000 {
 				r1, r2 := utf16.EncodeRune(r)
-				units = []uint16{uint16(r1), uint16(r2)}
-			}
-			for _, u := range units {
-				if cs == csUTF16LE {
-					dst = append(dst, byte(u), byte(u>>8))
-				} else {
-					dst = append(dst, byte(u>>8), byte(u))
-				}
+				dst = cs.appendUnit(cs.appendUnit(dst, uint16(r1)), uint16(r2))
+			} else {
+				dst = cs.appendUnit(dst, uint16(r))
 			}
 		}
 	}
 	return dst
+}
+
+// appendUnit appends a UTF-16 code unit in the charset's byte order.
+func (cs charset) appendUnit(dst []byte, u uint16) []byte {
+	if cs == csUTF16LE {
+		return append(dst, byte(u), byte(u>>8))
+	}
+	return append(dst, byte(u>>8), byte(u))
 }
 
 // decodeAppend decodes b from cs into UTF-8; invalid input becomes U+FFFD.
