@@ -370,6 +370,8 @@ func (r *resolver) like(x *sql.Like) (Expr, error) {
 			return nil, err
 		}
 		c, err = newCall(x.Pos, "like", lv, lp)
+	case sql.OpRLike:
+		c, err = newCall(x.Pos, "rlike", v, p)
 	default:
 		return nil, errorAt(x.Pos, ErrUnsupported, "%s is not supported.", x.Op)
 	}

@@ -340,7 +340,12 @@ func (r *rowEval) rowError(a []rowArg, i int, err error) error {
 }
 
 func (r *rowEval) evalStr(a []rowArg, n int, v *validityOut) (arrow.Array, error) {
-	out := newStrOut(r.mem, n, 0)
+	// The first string argument's size is the usual size of the result.
+	hint := 0
+	if len(a) > 0 && !a[0].constant && a[0].offs != nil {
+		hint = int(a[0].offs[n] - a[0].offs[0])
+	}
+	out := newStrOut(r.mem, n, hint)
 	var scratch []byte
 	for i := 0; i < n; i++ {
 		if v.valid(i) {
