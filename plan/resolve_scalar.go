@@ -72,6 +72,8 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		}
 		e, err := newCall(f.Pos, fn, append([]Expr{&Literal{Value: unit, Type: vector.String}}, args...)...)
 		return e, true, err
+	case "date_part", "datepart":
+		return r.datePart(f, name)
 	case "mod", "pmod", "positive", "negative", "nvl2", "equal_null", "decode", "div", "uuid":
 	default:
 		return nil, false, nil
@@ -240,4 +242,40 @@ func scalarOperator(x *sql.BinaryExpr, l, rr Expr) (e Expr, ok bool, err error) 
 		}
 	}
 	return nil, false, nil
+}
+
+// datePartFields maps the fields of date_part and EXTRACT to the functions
+// that compute them (SECOND, a decimal with the fraction in Spark, is not
+// among them).
+var datePartFields = map[string]string{
+	"YEAR": "year", "Y": "year", "YEARS": "year", "YR": "year", "YRS": "year",
+	"QUARTER": "quarter", "QTR": "quarter",
+	"MONTH": "month", "MON": "month", "MONS": "month", "MONTHS": "month",
+	"WEEK": "weekofyear", "W": "weekofyear", "WEEKS": "weekofyear",
+	"DAY": "day", "D": "day", "DAYS": "day",
+	"DAYOFWEEK": "dayofweek", "DOW": "dayofweek", "DOY": "dayofyear",
+	"HOUR": "hour", "H": "hour", "HOURS": "hour", "HR": "hour", "HRS": "hour",
+	"MINUTE": "minute", "M": "minute", "MIN": "minute", "MINS": "minute", "MINUTES": "minute",
+}
+
+// datePart resolves date_part('field', source) and EXTRACT(field FROM
+// source) as the field's function.
+func (r *resolver) datePart(f *sql.FuncCall, name string) (Expr, bool, error) {
+	if len(f.Args) != 2 {
+		return nil, true, errorAt(f.Pos, ErrType, "%s() needs 2 arguments, got %d.", name, len(f.Args))
+	}
+	lit, ok := f.Args[0].(*sql.Literal)
+	if !ok || lit.Kind != sql.LitString {
+		return nil, true, errorAt(f.Args[0].Position(), ErrType, "The field of %s() must be a string literal such as 'YEAR'.", name)
+	}
+	fn, ok := datePartFields[strings.ToUpper(lit.Value)]
+	if !ok {
+		return nil, true, errorAt(f.Args[0].Position(), ErrUnsupported, "The field %s of %s() is not supported.", strings.ToUpper(lit.Value), name)
+	}
+	src, err := r.expr(f.Args[1])
+	if err != nil {
+		return nil, true, err
+	}
+	e, err := newCall(f.Pos, fn, src)
+	return e, true, err
 }

@@ -8,6 +8,7 @@ import "strings"
 //	TRIM([BOTH | LEADING | TRAILING] [chars] FROM str)  → trim/ltrim/rtrim(chars, str) or (str)
 //	SUBSTRING(str FROM pos [FOR len]), SUBSTR(...)       → substring(str, pos[, len])
 //	POSITION(substr IN str)                              → position(substr, str)
+//	EXTRACT(field FROM source)                           → date_part('field', source)
 //
 // The function forms trim(chars, str), ltrim(chars, str) and
 // rtrim(chars, str) take the characters first, as Spark's do.
@@ -21,13 +22,22 @@ func wordIs(t *token, w string) bool {
 // syntax and the tokens after the parenthesis use it; ok is false (and
 // nothing is consumed) otherwise.
 func (p *parser) parseSpecialArgs(fc *FuncCall) (ok bool) {
-	switch strings.ToUpper(fc.Name.Name) {
-	case "TRIM":
+	switch strings.ToLower(fc.Name.Name) {
+	case "trim":
 		return p.parseTrimArgs(fc)
-	case "SUBSTRING", "SUBSTR":
+	case "substring", "substr":
 		return p.parseSubstringArgs(fc)
-	case "POSITION":
+	case "position":
 		return p.parsePositionArgs(fc)
+	case "extract":
+		// EXTRACT(field FROM source) → date_part('field', source).
+		if t := p.peek(); t.kind == tWord && p.isKwAt(1, "FROM") {
+			p.next()
+			p.next()
+			fc.Name.Name = "date_part"
+			fc.Args = []Expr{&Literal{Pos: t.pos, Kind: LitString, Value: t.text}, p.parseExprWhat("the source after FROM")}
+			return true
+		}
 	}
 	return false
 }
