@@ -13,11 +13,6 @@ import "strings"
 // The function forms trim(chars, str), ltrim(chars, str) and
 // rtrim(chars, str) take the characters first, as Spark's do.
 
-// wordIs reports whether t is the (non-reserved) word w, any case.
-func wordIs(t *token, w string) bool {
-	return t.kind == tWord && strings.EqualFold(t.text, w)
-}
-
 // parseSpecialArgs parses the arguments of fc when its name has special
 // syntax and the tokens after the parenthesis use it; ok is false (and
 // nothing is consumed) otherwise.
