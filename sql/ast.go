@@ -177,7 +177,9 @@ type Select struct {
 	From     []FromItem // comma-separated items; nil when there is no FROM
 	Where    Expr       // nil when absent
 	GroupBy  []Expr
-	Having   Expr // nil when absent
+	Having   Expr           // nil when absent
+	Windows  []*NamedWindow // WINDOW w AS (...), ...
+	Qualify  Expr           // nil when absent
 }
 
 // SelectItem is expr [[AS] alias] in a select list. Expr is a *Star for *

@@ -269,7 +269,7 @@ func (p *parser) parseTableAlias() *Ident {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		alias = &id
-	} else if t := p.peek(); isAliasName(t) {
+	} else if t := p.peek(); isAliasName(t) && !p.windowClauseFollows() {
 		id := identOf(p.next())
 		alias = &id
 		p.implicitAlias = t

@@ -151,7 +151,7 @@ func selectFollows(t *token) bool {
 		return true
 	case tWord:
 		switch t.kw {
-		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS":
+		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS", "QUALIFY", "WINDOW":
 			return true
 		}
 	}
@@ -207,6 +207,7 @@ func (p *parser) parseSelect() *Select {
 	if p.acceptKw("HAVING") {
 		s.Having = p.parseExprWhat("an expression after HAVING")
 	}
+	p.parseWindowClauses(s)
 	return s
 }
 
@@ -223,7 +224,7 @@ func (p *parser) parseSelectItem() *SelectItem {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		it.Alias = &id
-	} else if isAliasName(p.peek()) {
+	} else if isAliasName(p.peek()) && !p.windowClauseFollows() {
 		t := p.next()
 		id := identOf(t)
 		it.Alias = &id
