@@ -336,6 +336,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 		b:   a.b,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0,
 		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
+		windows: s.Windows, qualify: s.Qualify,
 	})
 }
 

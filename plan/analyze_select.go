@@ -23,6 +23,8 @@ type selectSpec struct {
 	orderBy  []*sql.OrderItem
 	distinct bool
 	b        *budget // the analysis's budget (nil from the DataFrame API)
+	windows  []*sql.NamedWindow
+	qualify  sql.Expr
 }
 
 // outItem is one output column of a select list being built.
@@ -68,10 +70,14 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	if aggregating {
-		return aggregateBlock(cur, s, items, special)
+	wins, err := newWinCollector(s.windows)
+	if err != nil {
+		return nil, err
 	}
-	r := &resolver{b: s.b, sc: cur, clause: "SELECT", special: special}
+	if aggregating {
+		return aggregateBlock(cur, s, items, special, wins)
+	}
+	r := &resolver{b: s.b, sc: cur, clause: "SELECT", special: special, wins: wins}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -79,6 +85,13 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	}
 	order, err := resolveOrder(r, s, items, nil)
 	if err != nil {
+		return nil, err
+	}
+	qualify, err := resolveQualify(r, s, items)
+	if err != nil {
+		return nil, err
+	}
+	if cur, err = applyWindows(cur, s, items, order, qualify); err != nil {
 		return nil, err
 	}
 	return finishSelect(cur, s, items, order)
@@ -137,7 +150,7 @@ func containsAggregate(s selectSpec) bool {
 		}
 		switch x := n.(type) {
 		case *sql.FuncCall:
-			if IsAggregateFunction(x.Name.Name) {
+			if IsAggregateFunction(x.Name.Name) && x.Over == nil {
 				found = true
 				return false
 			}
@@ -151,6 +164,9 @@ func containsAggregate(s selectSpec) bool {
 	}
 	if s.having != nil {
 		sql.Inspect(s.having, visit)
+	}
+	if s.qualify != nil {
+		sql.Inspect(s.qualify, visit)
 	}
 	for _, o := range s.orderBy {
 		sql.Inspect(o.Expr, visit)
@@ -337,7 +353,7 @@ func outputByName(e sql.Expr, items []outItem) int {
 
 // aggregateBlock resolves a grouping select: keys, aggregates, HAVING and
 // the select list over the Aggregate's output.
-func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr) (*scope, error) {
+func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr, wins *winCollector) (*scope, error) {
 	kr := &resolver{b: s.b, sc: cur, clause: "GROUP BY", special: special}
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
@@ -354,7 +370,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		keys = append(keys, NamedExpr{Name: AutoName(e), Expr: e})
 	}
 	coll := &aggCollector{}
-	r := &resolver{b: s.b, sc: cur, clause: "SELECT", aggs: coll, special: special}
+	r := &resolver{b: s.b, sc: cur, clause: "SELECT", aggs: coll, special: special, wins: wins}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -379,6 +395,10 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	nk := len(keys)
 	rewrite := func(e Expr, pos sql.Pos) (Expr, error) { return rewriteAggregated(e, keyIndex, nk, pos) }
 	order, err := resolveOrder(r, s, items, rewrite)
+	if err != nil {
+		return nil, err
+	}
+	qualify, err := resolveQualify(r, s, items)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +450,16 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		}
 		node = f
 	}
-	res, err := finishSelect(&scope{node: node, cols: aggScope.cols}, s, items, order)
+	if qualify != nil {
+		if qualify, err = fix(qualify, s.qualify.Position()); err != nil {
+			return nil, err
+		}
+	}
+	wsc, err := applyWindows(&scope{node: node, cols: aggScope.cols}, s, items, order, qualify)
+	if err != nil {
+		return nil, err
+	}
+	res, err := finishSelect(wsc, s, items, order)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@ type resolver struct {
 	// BY, explode(...) in a select list), by syntax node.
 	special map[sql.Expr]Expr
 	inAgg   bool
+	// wins collects window functions; nil where they are not allowed.
+	wins     *winCollector
+	inWindow bool
 	// types caches the types of binary operators (see typedCall).
 	types map[callTypeKey]arrow.DataType
 }
