@@ -142,4 +142,3 @@ func applyWindows(cur *scope, s selectSpec, items []outItem, order []orderKey, q
 	}
 	return &scope{node: node, cols: cols}, nil
 }
-
