@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"math"
 	"strings"
 
@@ -102,6 +103,12 @@ func (r *resolver) windowCall(f *sql.FuncCall, name string) (Expr, error) {
 		return nil, nil
 	}
 	if !isWin && !isAgg {
+		if sparkBuiltins[name] {
+			return nil, errorAt(f.Name.Pos, ErrUnsupported, "The Spark SQL function %s is not supported by this engine.", backquote(f.Name.Name))
+		}
+		if !knownScalar(name) {
+			return nil, errorAt(f.Name.Pos, ErrUnresolved, "Undefined function: %s.", backquote(f.Name.Name))
+		}
 		return nil, errorAt(f.Pos, ErrAggregate, "%s is not a window function or an aggregate function and cannot be used with OVER.", backquote(f.Name.Name))
 	}
 	switch {
@@ -458,4 +465,17 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 		out.FloatOffset = float64(out.Offset)
 	}
 	return out, nil
+}
+
+// knownScalar reports whether name is a scalar function of the engine.
+func knownScalar(name string) bool {
+	if _, err := vector.LookupFunction(name, nil); !errors.Is(err, vector.ErrUnknownFunction) {
+		return true
+	}
+	for _, n := range specialFuncs {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
