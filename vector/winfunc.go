@@ -362,7 +362,7 @@ func (w *WindowOp) materialize(ctx context.Context) error {
 	}
 	recs = nil
 	if w.sort != nil {
-		perm, err := w.sort.sortRecord(ctx, data)
+		perm, err := w.sortPerm(ctx, data)
 		if err != nil {
 			data.Release()
 			return err
