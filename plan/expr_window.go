@@ -141,7 +141,7 @@ func sparkFrame(f vector.WindowFrame) string {
 			v = itoa(b.Offset)
 		}
 		if b.Kind == vector.FramePreceding {
-			return "-" + v + " FOLLOWING"
+			return v + " PRECEDING"
 		}
 		return v + " FOLLOWING"
 	}
