@@ -79,11 +79,11 @@ func (p *winPlaceholder) print(pr *exprPrinter) {
 		pr.b.WriteByte('(')
 		switch f.Func {
 		case vector.WinNtile:
-			pr.b.WriteString(itoa(f.N))
+			pr.b.WriteString(itoa64(f.N))
 		case vector.WinLag, vector.WinLead, vector.WinNthValue:
 			pr.expr(f.Args[0])
 			pr.b.WriteString(", ")
-			pr.b.WriteString(itoa(f.N))
+			pr.b.WriteString(itoa64(f.N))
 			if len(f.Args) > 1 {
 				pr.b.WriteString(", ")
 				pr.expr(f.Args[1])
@@ -117,7 +117,7 @@ func (p *winPlaceholder) print(pr *exprPrinter) {
 	pr.b.WriteByte(')')
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 // sparkFrame renders a frame as Spark's column names show it.
 func sparkFrame(f vector.WindowFrame) string {
@@ -138,7 +138,7 @@ func sparkFrame(f vector.WindowFrame) string {
 		if f.Range && b.FloatOffset != float64(b.Offset) {
 			v = vector.FormatValue(b.FloatOffset, arrow.PrimitiveTypes.Float64)
 		} else {
-			v = itoa(b.Offset)
+			v = itoa64(b.Offset)
 		}
 		if b.Kind == vector.FramePreceding {
 			return v + " PRECEDING"
