@@ -88,7 +88,7 @@ func randFrame(r *rand.Rand, ordered bool) vector.WindowFrame {
 	}
 }
 
-func i64(p *int64) any {
+func wi64(p *int64) any {
 	if p == nil {
 		return nil
 	}
@@ -208,7 +208,7 @@ func randCalls(r *rand.Rand, ordered bool) []modelCall {
 						j = hi - 1 - k
 					}
 					if !ignore || rows[j].v != nil {
-						return i64(rows[j].v)
+						return wi64(rows[j].v)
 					}
 				}
 				return nil
@@ -223,7 +223,7 @@ func randCalls(r *rand.Rand, ordered bool) []modelCall {
 					}
 					seen++
 					if seen == nth {
-						return i64(rows[j].v)
+						return wi64(rows[j].v)
 					}
 				}
 				return nil
@@ -291,7 +291,7 @@ func randCalls(r *rand.Rand, ordered bool) []modelCall {
 					step = 1
 				}
 				if off == 0 {
-					return i64(rows[i].v)
+					return wi64(rows[i].v)
 				}
 				seen := int64(0)
 				for j := i + step; j >= s && j < e; j += step {
@@ -300,7 +300,7 @@ func randCalls(r *rand.Rand, ordered bool) []modelCall {
 					}
 					seen++
 					if seen == off {
-						return i64(rows[j].v)
+						return wi64(rows[j].v)
 					}
 				}
 				return def
@@ -490,7 +490,7 @@ func TestWindowOpModel(t *testing.T) {
 				e++
 			}
 			for i := s; i < e; i++ {
-				row := vectortest.Row{i64(sorted[i].p), i64(sorted[i].o), i64(sorted[i].v), fptr(sorted[i].f)}
+				row := vectortest.Row{wi64(sorted[i].p), wi64(sorted[i].o), wi64(sorted[i].v), fptr(sorted[i].f)}
 				for _, c := range calls {
 					lo, hi := modelFrame(sorted, c.call.Frame, s, e, i, ordered, desc)
 					row = append(row, c.eval(sorted, s, e, i, lo, hi))
@@ -513,7 +513,7 @@ func TestWindowOpModel(t *testing.T) {
 		}
 		in := make([]vectortest.Row, n)
 		for i, rw := range rows {
-			in[i] = vectortest.Row{i64(rw.p), i64(rw.o), i64(rw.v), fptr(rw.f)}
+			in[i] = vectortest.Row{wi64(rw.p), wi64(rw.o), wi64(rw.v), fptr(rw.f)}
 		}
 		vectortest.RunOperator(t, vectortest.OperatorCase{
 			Name:   fmt.Sprintf("seed%d/it%d/part=%v/order=%v/desc=%v/%v", seed, it, partitioned, ordered, desc, desc0),
