@@ -345,6 +345,7 @@ func (f *formatter) selectBlock(s *Select) {
 		f.str(" HAVING ")
 		f.expr(s.Having, 0)
 	}
+	f.windowClauses(s)
 }
 
 func (f *formatter) selectItem(it *SelectItem) {
