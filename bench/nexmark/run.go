@@ -24,6 +24,7 @@ import (
 type engineRun struct {
 	events    int64
 	elapsed   time.Duration   // sum of the epochs' latencies
+	cpu       time.Duration   // process CPU (getrusage) over the epochs
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
 	peakRSS   int64           // the process's peak resident set over the run (0: unknown)
@@ -88,6 +89,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	defer sq.Stop()
 
 	run := &engineRun{latencies: make([]time.Duration, 0, len(batches))}
+	span := harness.StartSpan()
 	for i := range batches {
 		b := &batches[i]
 		start := time.Now()
@@ -109,6 +111,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		run.stateRows = stateRows(sq.LastProgress())
 		run.peakStateRows = max(run.peakStateRows, run.stateRows)
 	}
+	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
 	run.peakRSS, _ = rss.Peak()
 	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
@@ -182,6 +185,7 @@ func sideInputRecord(mem memory.Allocator) arrow.Record {
 // peerRun is what one run of a query's Go peer measured.
 type peerRun struct {
 	elapsed time.Duration
+	cpu     time.Duration // process CPU (getrusage) over the epochs
 	answer  []string
 }
 
@@ -189,11 +193,12 @@ type peerRun struct {
 // the processing (not the formatting of the answer).
 func runPeer(q query, batches []Batch) *peerRun {
 	p := q.newPeer()
-	start := time.Now()
+	span := harness.StartSpan()
 	for i := range batches {
 		p.epoch(&batches[i])
 	}
-	return &peerRun{elapsed: time.Since(start), answer: p.answer()}
+	wall, cpu := span.Stop()
+	return &peerRun{elapsed: wall, cpu: cpu, answer: p.answer()}
 }
 
 // percentile is the nearest-rank p-th percentile (0 < p <= 100).
