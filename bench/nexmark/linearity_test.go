@@ -19,7 +19,7 @@ var linearity = flag.Bool("linearity", false, "run BenchmarkLinearity over 200K.
 // engine and the read of its answer; generation is outside the span),
 // then each query's series and its spread. Opt-in, as it takes minutes:
 //
-//	go test -run XXX -bench Linearity -benchtime 1x -timeout 2h ./bench/nexmark/ -args -linearity
+//	go test -v -run XXX -bench Linearity -benchtime 1x -timeout 2h ./bench/nexmark/ -args -linearity
 func BenchmarkLinearity(b *testing.B) {
 	if !*linearity {
 		b.Skip("opt-in: -args -linearity")
@@ -30,6 +30,19 @@ func BenchmarkLinearity(b *testing.B) {
 			b.Fatalf("no query %s", name)
 		}
 		series := harness.Series{Workload: name}
+		// A warm-up run of the query, not measured: the first run pays for
+		// growing the heap and starting the codecs.
+		warm, err := Generate(memory.NewGoAllocator(), Config{Seed: 2}, Size{Events: 50_000, EpochEvents: 10_000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, warm)
+		for i := range warm {
+			warm[i].Release()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, size := range harness.LinearitySizes {
 			b.Run(fmt.Sprintf("%s/events=%d", name, size), func(b *testing.B) {
 				mem := memory.NewGoAllocator()
