@@ -53,6 +53,7 @@ func BenchmarkQuery(b *testing.B) {
 			b.ReportMetric(sums["events/cpu-s/"]/n, "events/cpu-s")
 			b.ReportMetric(sums["events/cpu-s/"+peerName]/n, "peer-events/cpu-s")
 			b.ReportMetric(sums["ratio/events/cpu-s"]/n, "cpu-ratio")
+			b.ReportMetric(sums["peak_rss_per_held_byte/"]/n, "rss/held")
 		})
 	}
 }

@@ -33,6 +33,10 @@ type engineRun struct {
 	// (progress numRowsTotal over its stateful operators) after the last
 	// epoch and at most after any epoch.
 	stateRows, peakStateRows int64
+	// peakHeld is the most, after any epoch, of the bytes the query is
+	// meant to hold: its state (progress memoryUsedBytes over its stateful
+	// operators) plus what its memory-sink table retains.
+	peakHeld int64
 }
 
 // runEngine starts q as a streaming table of a fresh session whose
@@ -110,6 +114,12 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		run.events += b.Events
 		run.stateRows = stateRows(sq.LastProgress())
 		run.peakStateRows = max(run.peakStateRows, run.stateRows)
+		held := stateBytes(sq.LastProgress())
+		if t, ok := cat.Lookup(q.name); ok {
+			sz := t.Size()
+			held += sz.Bytes + sz.Overhead
+		}
+		run.peakHeld = max(run.peakHeld, held)
 	}
 	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
@@ -118,6 +128,19 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		return nil, err
 	}
 	return run, nil
+}
+
+// stateBytes sums memoryUsedBytes over a progress report's stateful
+// operators.
+func stateBytes(p *arrowstream.StreamingQueryProgress) int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, op := range p.StateOperators {
+		n += op.MemoryUsedBytes
+	}
+	return n
 }
 
 // stateRows sums numRowsTotal over a progress report's stateful operators.

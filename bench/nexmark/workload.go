@@ -183,6 +183,12 @@ func figures(workload string, eng *engineRun, peer *peerRun) []harness.Figure {
 		harness.Figure{Workload: workload, Figure: "events/cpu-s", Value: theirCPU, Unit: "events/s", Peer: peerName, Ratio: cpuRatio})
 	if eng.peakRSS > 0 {
 		figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss", Value: float64(eng.peakRSS), Unit: "bytes"})
+		if eng.peakHeld > 0 {
+			// What the process's memory costs per byte the query is meant
+			// to hold (state plus retained sink bytes); the input batches,
+			// generated before the run, are in the RSS too.
+			figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss_per_held_byte", Value: float64(eng.peakRSS) / float64(eng.peakHeld), Unit: "ratio"})
+		}
 	}
 	return figs
 }
