@@ -196,6 +196,17 @@ func encodeChangelog(mem memory.Allocator, keys, values arrow.Array) ([]byte, er
 	defer keys.Release()
 	defer values.Release()
 	var buf bytes.Buffer
+	// The stream is the two columns' buffers plus framing: sized up
+	// front, it is written without regrowing.
+	size := 1 << 10
+	for _, a := range []arrow.Array{keys, values} {
+		for _, b := range a.Data().Buffers() {
+			if b != nil {
+				size += b.Len() + 64
+			}
+		}
+	}
+	buf.Grow(size)
 	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem))
 	if keys.Len() > 0 {
 		rec := array.NewRecord(stateSchema, []arrow.Array{keys, values}, int64(keys.Len()))

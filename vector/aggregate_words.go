@@ -3,7 +3,6 @@ package vector
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -181,12 +180,6 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 // per instantiation so that the comparison unrolls).
 func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 	cols := g.cols
-	// Room for every row to be a new group, so that appending never
-	// reallocates inside the loop (the table's own growth is doubling).
-	if free := cap(g.rows) - len(g.rows); free < len(hashes) {
-		g.rows = slices.Grow(g.rows, max(len(hashes), len(g.rows)))
-		g.tuples = slices.Grow(g.tuples, k*max(len(hashes), len(g.rows)))
-	}
 	for i, h := range hashes {
 		if 2*(len(g.rows)+1) > len(g.slots) {
 			g.growTable()
