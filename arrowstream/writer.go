@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -142,7 +141,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		}
 	}
 	if rs, ok := sink.(RecoverableSink); ok {
-		if _, err := os.Stat(filepath.Join(dir, "offsets")); err == nil {
+		if ok, _ := checkpoint.HasEpochLog(dir); ok {
 			if err := rs.CanRecover(dir, w.mode); err != nil {
 				failed()
 				return nil, err

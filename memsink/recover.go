@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -260,14 +259,14 @@ func (t *Table) checkCommitted() error {
 	if t.info.Mode == stream.Complete {
 		return nil
 	}
-	commits := filepath.Join(t.info.CheckpointDir, "commits")
-	if _, err := os.Stat(commits); err != nil {
+	if ok, err := checkpoint.HasEpochLog(t.info.CheckpointDir); err != nil || !ok {
 		return nil // a new query: nothing committed
 	}
 	log, err := checkpoint.OpenCommitLog(t.info.CheckpointDir, t.opts.Writer)
 	if err != nil {
 		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
 	}
+	defer log.Close()
 	last, _, ok, err := log.Latest()
 	if err != nil {
 		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
