@@ -109,7 +109,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook}
+	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat}
 	qmem, bindFail := s.queryAllocator(w.name)
 	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, s.stateProvider)
 	if err != nil {

@@ -206,5 +206,5 @@ func (v v2Entries) purge(before int64) error { return v.s.Purge(before) }
 func (v v2Entries) drop(before int64) error  { return v.s.drop(v.kind, before) }
 func (v v2Entries) dir() string              { return v.s.Dir() }
 func (v v2Entries) name(epoch int64) string {
-	return v.s.Dir() + " (" + v.kind.String() + " record of epoch " + strconv.FormatInt(epoch, 10) + ")"
+	return v.s.where(v.kind, epoch) + " (" + v.kind.String() + " record of epoch " + strconv.FormatInt(epoch, 10) + ")"
 }

@@ -538,3 +538,18 @@ func (l *SegmentLog) cutTail(s *segmentInfo) error {
 	s.torn = ""
 	return nil
 }
+
+// where names the segment file holding epoch's record of kind, or the
+// log's directory when no segment does.
+func (l *SegmentLog) where(kind recordKind, epoch int64) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.segs {
+		for _, r := range s.recs {
+			if r.kind == kind && r.epoch == epoch {
+				return s.path
+			}
+		}
+	}
+	return l.dir
+}
