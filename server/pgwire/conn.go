@@ -43,11 +43,15 @@ type conn struct {
 	portals map[string]*portal
 	types   *pgtype.Map
 
-	mu      sync.Mutex
-	cancel  context.CancelFunc // of the running statement, nil between statements
-	killed  bool
-	baseCtx context.Context
-	stop    context.CancelFunc
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running statement, nil between statements
+	// canceled: a CancelRequest came for the statement in progress; it
+	// fails with 57014 at its next step. Cleared at ReadyForQuery.
+	canceled  bool
+	executing bool // a query is being opened or read (tests)
+	killed    bool
+	baseCtx   context.Context
+	stop      context.CancelFunc
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -83,7 +87,24 @@ func (c *conn) cancelStatement() {
 	defer c.mu.Unlock()
 	if c.cancel != nil {
 		c.cancel()
+		// A phase that does not watch its context (planning) finishes;
+		// the statement then stops before it runs.
+		c.canceled = true
 	}
+}
+
+// errCanceled is the error of a canceled statement.
+var errCanceled = &pgError{code: stateQueryCanceled, msg: "canceling statement due to user request"}
+
+// checkCanceled returns errCanceled when a CancelRequest came for the
+// statement in progress.
+func (c *conn) checkCanceled() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.canceled {
+		return errCanceled
+	}
+	return nil
 }
 
 // statementContext is the context of one statement, canceled by a
@@ -277,6 +298,9 @@ func (c *conn) sync() {
 }
 
 func (c *conn) readyForQuery() {
+	c.mu.Lock()
+	c.canceled = false
+	c.mu.Unlock()
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
 }
 

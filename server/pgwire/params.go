@@ -350,5 +350,3 @@ func numericLiteral(v pgtype.Numeric) string {
 	}
 	return s + "BD"
 }
-
-

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/jackc/pgx/v5/pgproto3"
-
 )
 
 // source is an open result: the engine's server.Rows, or a session
@@ -170,6 +169,9 @@ func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
 	ctx, done := c.statementContext()
 	defer done()
 	st, err := c.sess.Describe(ctx, text)
+	if err == nil {
+		err = c.checkCanceled()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +209,11 @@ func (c *conn) open(p *portal) error {
 // watch makes a CancelRequest cancel f until the returned stop.
 func (c *conn) watch(f context.CancelFunc) func() {
 	c.mu.Lock()
-	c.cancel = f
+	c.cancel, c.executing = f, true
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		c.cancel = nil
+		c.cancel, c.executing = nil, false
 		c.mu.Unlock()
 	}
 }
@@ -232,6 +234,9 @@ func (c *conn) run(p *portal, maxRows int64) error {
 		c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
 		return nil
 	}
+	if err := c.checkCanceled(); err != nil {
+		return err
+	}
 	if err := c.open(p); err != nil {
 		return err
 	}
@@ -245,6 +250,9 @@ func (c *conn) run(p *portal, maxRows int64) error {
 	for {
 		if p.cur == nil {
 			rec, err := p.src.Next(ctx)
+			if err != nil && ctx.Err() != nil {
+				err = errCanceled
+			}
 			if errors.Is(err, io.EOF) {
 				p.done = true
 				p.tag = "SELECT " + strconv.FormatInt(p.sent, 10)
@@ -295,6 +303,9 @@ func (c *conn) run(p *portal, maxRows int64) error {
 func (c *conn) command(p *portal) (string, error) {
 	if p.local != nil {
 		return p.local.tag, nil
+	}
+	if err := c.checkCanceled(); err != nil {
+		return "", err
 	}
 	ctx, done := c.statementContext()
 	defer done()
