@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -172,7 +173,8 @@ func (c *conn) serve() {
 	defer c.close()
 	defer func() {
 		if r := recover(); r != nil {
-			c.srv.log.Error("panic in connection", "panic", r)
+			c.srv.panics.Add(1)
+			c.srv.log.Error("panic in connection", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
 	_ = c.nc.SetDeadline(time.Now().Add(c.srv.cfg.LoginTimeout))

@@ -11,6 +11,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arrowstream/arrowstream/server"
@@ -65,6 +66,9 @@ type Server struct {
 	nextPID uint32
 	closing bool
 	wg      sync.WaitGroup
+	// panics counts connections that ended in a recovered panic (a bug;
+	// the fuzz target checks it stays zero).
+	panics atomic.Int64
 }
 
 // New builds an endpoint serving front's tables; nothing listens until
