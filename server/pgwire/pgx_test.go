@@ -236,3 +236,56 @@ func TestPgxErrorStates(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionStatements: what drivers send on connecting and around
+// queries is answered by the session: transactions, SET/SHOW of the
+// PostgreSQL parameters (TimeZone becomes the session's time zone), the
+// server functions; several statements in one simple query; and a failed
+// statement inside a transaction aborts it until ROLLBACK.
+func TestSessionStatements(t *testing.T) {
+	f := startFixture(t, fixtureOpts{})
+	f.addTable(t, "types_t", typesSchema, typesRecord(f.mem))
+	c := pgxConnect(t, f.dsn("alice", "", "application_name=tests"))
+	ctx := context.Background()
+	str := func(q string) string {
+		t.Helper()
+		var s string
+		if err := c.QueryRow(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&s); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return s
+	}
+	for q, want := range map[string]string{
+		"SHOW application_name": "tests", "SHOW client_encoding": "UTF8", "SHOW DateStyle": "ISO, MDY",
+		"SELECT version()": "PostgreSQL 15.0 (Arrowstream)", "select current_schema()": "default",
+		"SELECT current_user": "alice", "SHOW TRANSACTION ISOLATION LEVEL": "read committed",
+	} {
+		if got := str(q); got != want {
+			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+	if _, err := c.Exec(ctx, "SET TIME ZONE 'Asia/Kolkata'"); err != nil {
+		t.Fatal(err)
+	}
+	if got := str("SELECT tstz FROM types_t WHERE id = 1"); got != "2000-01-01 05:29:59+05:30" {
+		t.Errorf("tstz in Asia/Kolkata: %q", got)
+	}
+	if got := str("SHOW TimeZone"); got != "Asia/Kolkata" {
+		t.Errorf("TimeZone %q", got)
+	}
+	_, err := c.Exec(ctx, "SET client_encoding = 'LATIN1'")
+	wantState(t, err, "0A000")
+	// Several statements; the first error stops the rest.
+	res, err := c.PgConn().Exec(ctx, "BEGIN; SELECT 1; SELECT * FROM nope; SELECT 2").ReadAll()
+	if len(res) != 2 || err == nil {
+		t.Fatalf("multi-statement: %d results, %v", len(res), err)
+	}
+	_, err = c.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol)
+	wantState(t, err, "25P02")
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got := str("SELECT CAST(1 AS STRING)"); got != "1" {
+		t.Fatalf("after ROLLBACK: %q", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/server"
 )
 
 // Statements of the PostgreSQL session that drivers send on their own
@@ -79,7 +80,25 @@ func (c *conn) local(text string) (*localResult, bool, error) {
 		return &localResult{tag: first + map[bool]string{true: " ALL", false: ""}[first == "DISCARD"]}, true, nil
 	case "SET":
 		return c.setLocal(words)
+	case "SELECT":
+		// The server functions drivers call on connecting.
+		q := strings.ToLower(strings.Join(words, " "))
+		q = strings.TrimSuffix(strings.ReplaceAll(q, "pg_catalog.", ""), ";")
+		switch q {
+		case "select version()":
+			return &localResult{rows: oneText("version", "PostgreSQL "+c.srv.cfg.ServerVersion)}, true, nil
+		case "select current_schema()", "select current_schema":
+			return &localResult{rows: oneText("current_schema", server.DefaultSchema)}, true, nil
+		case "select current_database()":
+			return &localResult{rows: oneText("current_database", databaseName)}, true, nil
+		case "select current_user", "select session_user", "select user", "select current_user()":
+			return &localResult{rows: oneText("current_user", c.sess.User())}, true, nil
+		}
+		return nil, false, nil
 	case "SHOW":
+		if len(words) == 4 && strings.EqualFold(words[1], "TRANSACTION") && strings.EqualFold(words[2], "ISOLATION") {
+			return &localResult{tag: "SHOW", rows: oneText("transaction_isolation", c.param("transaction_isolation"))}, true, nil
+		}
 		if len(words) != 2 {
 			return nil, false, nil
 		}
@@ -99,7 +118,8 @@ func (c *conn) local(text string) (*localResult, bool, error) {
 func (c *conn) param(canon string) string {
 	switch canon {
 	case "transaction_isolation":
-		return "serializable"
+		// Each statement reads the epochs committed when it starts.
+		return "read committed"
 	case "transaction_read_only", "default_transaction_read_only":
 		return "on"
 	case "bytea_output":
