@@ -289,3 +289,38 @@ func TestSessionStatements(t *testing.T) {
 		t.Fatalf("after ROLLBACK: %q", got)
 	}
 }
+
+// TestDDLOverPg creates a source and a streaming table over pg (simple
+// and extended protocol), reads the streaming table as its epochs
+// commit, and drops both.
+func TestDDLOverPg(t *testing.T) {
+	f := startFixture(t, fixtureOpts{})
+	c := pgxConnect(t, f.dsn("alice", "", ""))
+	ctx := context.Background()
+	tag, err := c.Exec(ctx, "CREATE TABLE ticks USING `rate-micro-batch` OPTIONS (rowsPerBatch 10)", pgx.QueryExecModeSimpleProtocol)
+	if err != nil || tag.String() != "CREATE TABLE" {
+		t.Fatalf("CREATE TABLE: %q %v", tag, err)
+	}
+	if _, err := c.Exec(ctx, "CREATE STREAMING TABLE evens AS SELECT value FROM STREAM ticks WHERE value % 2 = 0"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM evens").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("evens stayed empty")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Exec(ctx, "DROP TABLE evens"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Exec(ctx, "SELECT * FROM evens")
+	wantState(t, err, "42P01")
+}
