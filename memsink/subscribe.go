@@ -68,6 +68,10 @@ func (t *Table) epochAfter(v *version, after int64) (*Snapshot, error) {
 	return newSnapshot(v, t.schema, v.segs[from.seg].epochID(from.ep), parts, owned), nil
 }
 
+// KeyColumns are the columns that identify a row of an Update-mode
+// table (SinkInfo.KeyColumns; none for other modes or when unknown).
+func (t *Table) KeyColumns() []string { return t.info.KeyColumns }
+
 // Subscription follows a table: a vector.Operator whose Next returns the
 // rows of each committed epoch, in commit order, as the epoch commits,
 // and blocks while no new epoch is committed. Each epoch gives at least

@@ -81,9 +81,32 @@ func (s *Server) subscribedTable(ctx context.Context, sub *sql.Subscribe) (*mems
 	return t, nil
 }
 
+// Schema metadata of a subscription stream besides EpochMetadataKey
+// (the epoch after which rows start): how a client should show it.
+const (
+	// OutputModeMetadataKey holds the table's output mode: append (each
+	// epoch adds rows), complete (each epoch is the whole result) or
+	// update (each epoch's rows replace those with the same key).
+	OutputModeMetadataKey = "arrowstream.output_mode"
+	// KeyColumnsMetadataKey holds the key columns of an update table,
+	// comma-separated (absent when unknown).
+	KeyColumnsMetadataKey = "arrowstream.key_columns"
+)
+
 // subscribeSchema is the schema of a subscription's stream.
 func subscribeSchema(t *memsink.Table, after int64) *arrow.Schema {
-	return withEpochMetadata(memsink.WithEpochSchema(t.Schema()), after)
+	s := withEpochMetadata(memsink.WithEpochSchema(t.Schema()), after)
+	md := s.Metadata()
+	keys := append([]string{}, md.Keys()...)
+	vals := append([]string{}, md.Values()...)
+	keys = append(keys, OutputModeMetadataKey)
+	vals = append(vals, strings.ToLower(t.Mode().String()))
+	if k := t.KeyColumns(); len(k) > 0 {
+		keys = append(keys, KeyColumnsMetadataKey)
+		vals = append(vals, strings.Join(k, ","))
+	}
+	m := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(s.Fields(), &m)
 }
 
 // subscribeInfo answers GetFlightInfo for a SUBSCRIBE: it checks the table
