@@ -100,8 +100,11 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 	defer c.mu.Unlock()
 	if dot := strings.LastIndexByte(word, '.'); dot >= 0 {
 		table, col := word[:dot], word[dot+1:]
-		cands := c.columns[strings.ToLower(table)]
-		return suffixes(cands, col), len(col)
+		if cands, ok := c.columns[strings.ToLower(table)]; ok {
+			return suffixes(cands, col), len(col)
+		}
+		return suffixes(c.tables, word), len(word) // a qualified table name
+
 	}
 	if word == "" {
 		return nil, 0
