@@ -46,7 +46,7 @@ type shell struct {
 // Prompts of the line editor.
 const (
 	promptFirst = "arrowstream> "
-	promptMore  = "         ...> "
+	promptMore  = "        ...> "
 )
 
 // prompt is the prompt for the next line.
