@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -39,5 +40,22 @@ func TestClientErrorSubscriptionEnded(t *testing.T) {
 	conn := status.Error(codes.Unavailable, "connection error: desc = \"transport: Error while dialing: dial tcp 127.0.0.1:31337: connect: connection refused\"")
 	if msg := clientError(conn, "127.0.0.1:31337").Error(); !strings.HasPrefix(msg, "no server at 127.0.0.1:31337: start one with ") {
 		t.Fatalf("connection refused: %q", msg)
+	}
+}
+
+// TestBannerNamesShell: the banner tells how to open the shell on the
+// server, with the user's flags, in a form a POSIX shell takes as is.
+func TestBannerNamesShell(t *testing.T) {
+	fs, f, _ := newServeFlags()
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	f.flight.user = "o'brien"
+	a := &app{flags: f, flight: fakeFlight("127.0.0.1:31337"), ckRoot: "/tmp/ck"}
+	var out bytes.Buffer
+	a.banner(&out, "test", nil)
+	want := " sql --uri grpc://127.0.0.1:31337 --user 'o'\\''brien' --password \"$ARROWSTREAM_PASSWORD\"\n"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("banner lacks %q:\n%s", want, out.String())
 	}
 }
