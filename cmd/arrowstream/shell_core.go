@@ -103,7 +103,8 @@ func (s *shell) line(ctx context.Context, text string) (history string) {
 			}
 		}
 	}
-	return strings.TrimSpace(complete)
+	// One history line per statement: the history file holds lines.
+	return strings.ReplaceAll(strings.TrimSpace(complete), "\n", " ")
 }
 
 // flush runs what is left in the buffer at the end of a script (a last
@@ -191,6 +192,10 @@ func classify(stmt string) (int, sql.Statement) {
 		return stmtQuery, st
 	case *sql.ShowTables, *sql.Describe, *sql.DescribeHistory, *sql.Explain:
 		return stmtQuery, st
+	case *sql.Set:
+		if !st.HasValue {
+			return stmtQuery, st // SET key answers its value
+		}
 	}
 	return stmtCommand, st
 }
@@ -276,14 +281,21 @@ func (s *shell) subscribe(ctx context.Context, stmt string) error {
 // adhoc runs a query of streams as a temporary streaming table: created
 // (append mode when the query allows it, else update, else complete),
 // followed live, dropped when the view ends.
-func (s *shell) adhoc(ctx context.Context, q sql.Statement) error {
+func (s *shell) adhoc(ctx context.Context, st sql.Statement) error {
+	q, ok := st.(*sql.Query)
+	if !ok {
+		return fmt.Errorf("not a query: %s", sql.Format(st))
+	}
 	s.tmpN++
 	name := fmt.Sprintf("_shell_%d_%d", os.Getpid(), s.tmpN)
-	text := sql.Format(q)
 	var firstErr error
-	created := false
+	created := ""
 	for _, mode := range []string{"append", "update", "complete"} {
-		ddl := fmt.Sprintf("CREATE STREAMING TABLE %s TBLPROPERTIES ('outputMode' = '%s', 'persist' = 'false') AS %s", name, mode, text)
+		ddl := sql.Format(&sql.CreateStreamingTable{
+			Name:       []sql.Ident{{Name: name}},
+			Properties: []*sql.Property{{Key: "outputMode", Value: mode}, {Key: "persist", Value: "false"}},
+			Query:      q,
+		})
 		if _, err := s.client.ExecuteUpdate(ctx, ddl); err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -293,22 +305,61 @@ func (s *shell) adhoc(ctx context.Context, q sql.Statement) error {
 			}
 			continue
 		}
-		created = true
-		fmt.Fprintf(s.out, "Running as temporary streaming table %s (%s mode); Ctrl-C stops it.\n", name, mode)
+		created = mode
 		break
 	}
-	if !created {
+	if created == "" {
 		return firstErr
 	}
+	fmt.Fprintf(s.out, "Running as %s, a temporary streaming query (%s mode); Ctrl-C stops and drops it.\n", name, created)
 	defer func() {
 		// ctx is cancelled by now (Ctrl-C): the drop needs its own.
 		dctx, cancel := context.WithTimeout(s.withAuth(context.Background()), 30*time.Second)
 		defer cancel()
-		if _, err := s.client.ExecuteUpdate(dctx, "DROP TABLE IF EXISTS "+name); err != nil {
-			fmt.Fprintf(s.errOut, "Error: dropping temporary table %s: %v\n", name, clientError(err, s.target))
+		drop := sql.Format(&sql.DropTable{Name: []sql.Ident{{Name: name}}, IfExists: true})
+		if _, err := s.client.ExecuteUpdate(dctx, drop); err != nil {
+			fmt.Fprintf(s.errOut, "Error: dropping %s: %v\n", name, clientError(err, s.target))
 		}
 	}()
-	return s.subscribe(ctx, "SUBSCRIBE "+name+" SINCE EPOCH -1")
+	since := int64(-1)
+	return s.subscribe(ctx, sql.Format(&sql.Subscribe{Name: []sql.Ident{{Name: name}}, Since: &since}))
+}
+
+// describeArg is the DESCRIBE statement of .schema's argument: a table
+// name as typed in SQL (dotted, `backquoted` parts).
+func describeArg(arg string) (string, error) {
+	var parts []sql.Ident
+	for _, p := range splitName(arg) {
+		if p == "" {
+			return "", fmt.Errorf(".schema %s: not a table name", arg)
+		}
+		parts = append(parts, sql.Ident{Name: p})
+	}
+	return sql.Format(&sql.Describe{Name: parts}), nil
+}
+
+// splitName splits a dotted name outside backquotes and unquotes each
+// part (a doubled backquote stands for one).
+func splitName(name string) []string {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '`' && quoted && i+1 < len(name) && name[i+1] == '`':
+			cur.WriteByte('`')
+			i++
+		case c == '`':
+			quoted = !quoted
+		case c == '.' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, cur.String())
 }
 
 // command runs a dot (or backslash) command.
@@ -329,7 +380,11 @@ func (s *shell) command(ctx context.Context, line string) error {
 		if len(args) == 0 {
 			return s.statement(ctx, "SHOW TABLES")
 		}
-		return s.statement(ctx, "DESCRIBE "+arg)
+		stmt, err := describeArg(arg)
+		if err != nil {
+			return err
+		}
+		return s.statement(ctx, stmt)
 	case ".mode":
 		if len(args) != 1 {
 			return fmt.Errorf(".mode %s: want one of table, csv, json, line (now %s)", arg, s.mode)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,6 +101,39 @@ func TestShellScript(t *testing.T) {
 	}
 }
 
+// TestShellHistoryEntry: a statement typed over several lines is one
+// history line; a line without a semicolon adds nothing yet.
+func TestShellHistoryEntry(t *testing.T) {
+	sh := &shell{out: io.Discard, errOut: io.Discard, comp: newCompleter()}
+	if got := sh.line(context.Background(), "SELECT"); got != "" || sh.prompt() != promptMore {
+		t.Fatalf("first line: entry %q, prompt %q", got, sh.prompt())
+	}
+	sh.reset()
+	if sh.prompt() != promptFirst {
+		t.Fatal("reset kept the statement")
+	}
+	if got := sh.line(context.Background(), ".mode csv"); got != ".mode csv" || sh.mode != formatCSV {
+		t.Fatalf(".mode csv: entry %q, mode %q", got, sh.mode)
+	}
+}
+
+func TestShellDescribeArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"t":              "DESCRIBE TABLE t",
+		"db.t":           "DESCRIBE TABLE db.t",
+		"`odd name`":     "DESCRIBE TABLE `odd name`",
+		"`a.b`.c":        "DESCRIBE TABLE `a.b`.c",
+		"`x``y`; DROP t": "DESCRIBE TABLE `x``y; DROP t`",
+	} {
+		if got, err := describeArg(in); err != nil || got != want {
+			t.Errorf(".schema %s: %q (%v), want %q", in, got, err, want)
+		}
+	}
+	if _, err := describeArg("a..b"); err == nil {
+		t.Error(".schema a..b: no error")
+	}
+}
+
 // TestShellQuit: .quit ends the shell before later lines.
 func TestShellQuit(t *testing.T) {
 	out, _ := runShellScript(t, "SELECT 1 AS one;\n.quit\nSELECT 2 AS two;\n")
@@ -123,6 +157,8 @@ func TestShellClassify(t *testing.T) {
 		{"DROP TABLE t", stmtCommand},
 		{"SELEC oops", stmtCommand},
 		{"SELECT (", stmtQuery},
+		{"SET spark.sql.shuffle.partitions", stmtQuery},
+		{"SET spark.sql.shuffle.partitions = 4", stmtCommand},
 	} {
 		if got, _ := classify(c.stmt); got != c.kind {
 			t.Errorf("%q: kind %d, want %d", c.stmt, got, c.kind)

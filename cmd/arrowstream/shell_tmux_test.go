@@ -172,8 +172,8 @@ func TestShellInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "CREATE STREAMING TABLE tick_counts") {
-		t.Fatalf("history file:\n%s", b)
+	if !regexp.MustCompile(`(?m)^CREATE STREAMING TABLE tick_counts .*TBLPROPERTIES .* GROUP BY value % 3;$`).Match(b) {
+		t.Fatalf("the three-line statement is not one history line:\n%s", b)
 	}
 	start()
 	s.waitFor("arrowstream>")
