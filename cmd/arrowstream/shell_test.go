@@ -265,4 +265,3 @@ func TestShellLiveView(t *testing.T) {
 		t.Fatalf("append view:\n%s", out.String())
 	}
 }
-
