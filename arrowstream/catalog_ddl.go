@@ -96,6 +96,8 @@ func (s *Session) RestoreCatalog(ctx context.Context) ([]RestoredTable, error) {
 		return nil, err
 	}
 	defs := c.list()
+	s.restoring.Store(true)
+	defer s.restoring.Store(false)
 	out := make([]RestoredTable, len(defs))
 	pending := make([]int, len(defs))
 	for i, d := range defs {
@@ -178,6 +180,9 @@ func (s *Session) durableCreateTable(ctx context.Context, c *catalogLog, x *sql.
 	case x.OrReplace:
 		if exists {
 			s.dropLocal(name)
+		}
+		if err := s.archiveStaticData(name); err != nil {
+			return nil, err
 		}
 	case exists && recorded && cur.SQL == def:
 		return &Result{}, nil // the same definition: continue
@@ -291,6 +296,12 @@ func (s *Session) durableDrop(ctx context.Context, c *catalogLog, x *sql.DropTab
 	}
 	if cur.Kind == kindStreaming {
 		if err := s.archiveCheckpoint(name, dir); err != nil {
+			res.Close()
+			return nil, err
+		}
+	}
+	if cur.Kind == kindSource {
+		if err := s.archiveStaticData(name); err != nil {
 			res.Close()
 			return nil, err
 		}

@@ -89,7 +89,9 @@ type Session struct {
 	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
 
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
-	ddlMu   sync.Mutex                 // orders DDL and its catalog records
+	// restoring is set while RestoreCatalog replays the catalog.
+	restoring atomic.Bool
+	ddlMu     sync.Mutex // orders DDL and its catalog records
 }
 
 // NewSession returns a session with the built-in source formats (memory,
@@ -216,8 +218,9 @@ func (s *Session) checkSourceOptions(format string, opts map[string]string) erro
 }
 
 // checkSinkOptions fails on a key that neither the format (if it declared
-// its keys) nor the writer knows.
-func (s *Session) checkSinkOptions(format, table string, props map[string]string) error {
+// its keys) nor the writer knows; what names the options' owner in the
+// error ("streaming table t").
+func (s *Session) checkSinkOptions(format, what string, props map[string]string) error {
 	s.mu.Lock()
 	keys, ok := s.sinkKeys[strings.ToLower(format)]
 	s.mu.Unlock()
@@ -232,7 +235,7 @@ func (s *Session) checkSinkOptions(format, table string, props map[string]string
 	sort.Strings(names)
 	for _, k := range names {
 		if !slices.ContainsFunc(known, func(c string) bool { return strings.EqualFold(c, k) }) {
-			return fmt.Errorf("unknown option '%s' of streaming table %s%s", k, table, plan.DidYouMean(k, known))
+			return fmt.Errorf("unknown option '%s' of %s%s", k, what, plan.DidYouMean(k, known))
 		}
 	}
 	return nil

@@ -129,7 +129,7 @@ func (s *Session) textResult(col string, lines []string) (*Result, error) {
 }
 
 func (s *Session) createStreamingTable(ctx context.Context, x *plan.StreamingTableStatement) (*Result, error) {
-	if err := s.checkSinkOptions("memory", x.Name, x.Properties); err != nil {
+	if err := s.checkSinkOptions("memory", "streaming table "+x.Name, x.Properties); err != nil {
 		return nil, err
 	}
 	df := s.frame(x.Query, nil)
@@ -280,7 +280,11 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 	}
 	format := identName(x.Using)
 	if _, hasPath := opts["path"]; strings.EqualFold(format, "parquet") && schema != nil && !hasPath {
-		s.catalog.Register(name, plan.NewStaticTable(schema))
+		t, err := s.newStaticTable(name, schema)
+		if err != nil {
+			return fmt.Errorf("arrowstream: table %s: %w", name, err)
+		}
+		s.catalog.Register(name, t)
 		return nil
 	}
 	if strings.EqualFold(format, "memory") {

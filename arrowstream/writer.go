@@ -100,6 +100,15 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.sink == nil {
+		what := fmt.Sprintf("the %s sink", w.format)
+		if w.name != "" {
+			what += " of query " + w.name
+		}
+		if err := s.checkSinkOptions(w.format, what, w.opts); err != nil {
+			return nil, fmt.Errorf("arrowstream: %w", err)
+		}
+	}
 	if err := s.checkOptionsAccess(w.format, w.opts); err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func Install(sess Registrar, cat *Catalog, defaults Options) {
 		return t, nil
 	})
 	// A session that checks TBLPROPERTIES before planning learns our keys.
-	if r, ok := sess.(interface{ RegisterSinkOptions(string, []string) }); ok {
+	if r, ok := sess.(stream.SinkOptionRegistrar); ok {
 		r.RegisterSinkOptions("memory", OptionKeys())
 	}
 	sess.AddCatalog(PlanCatalog{cat})

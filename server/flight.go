@@ -159,6 +159,9 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 	if IsTicket(desc.Cmd) {
 		return statusf(codes.InvalidArgument, "DoPut: a JSON ticket cannot be a DoPut command; use a path descriptor naming the table")
 	}
+	if cmd, ok := statementIngest(desc.Cmd); ok {
+		return v.s.sqlIngest(&peekedPut{FlightService_DoPutServer: stream, first: first}, cmd)
+	}
 	return v.FlightServer.DoPut(&peekedPut{FlightService_DoPutServer: stream, first: first})
 }
 

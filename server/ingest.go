@@ -147,7 +147,15 @@ func checkIngestSchema(got, want *arrow.Schema) error {
 
 // DoPutCommandStatementIngest implements Flight SQL bulk ingest into an
 // existing ingest table (append only).
+// The service routes ingest to sqlIngest, which decodes on an accounted
+// allocator; this method is what arrow-go's router would call.
 func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flightsql.StatementIngest, rdr flight.MessageReader) (int64, error) {
+	return q.ingest(ctx, cmd, rdr, nil)
+}
+
+// ingest appends a bulk-ingest stream; mem, when not nil, is the
+// allocator rdr decodes on (see appendAll).
+func (q *sqlServer) ingest(ctx context.Context, cmd flightsql.StatementIngest, rdr flight.MessageReader, mem *ingestAllocator) (int64, error) {
 	s := q.s
 	if s.cfg.Ingest == nil {
 		return 0, statusf(codes.Unimplemented, "this server accepts no bulk ingest")
@@ -176,7 +184,7 @@ func (q *sqlServer) DoPutCommandStatementIngest(ctx context.Context, cmd flights
 	if err := checkIngestSchema(got, target.Schema()); err != nil {
 		return 0, statusf(codes.InvalidArgument, "ingest into %q: %v", name, err)
 	}
-	return s.appendAll(ctx, name, rdr, nil, target, nil, false)
+	return s.appendAll(ctx, name, rdr, mem, target, nil, false)
 }
 
 // ingestSchema reads the schema of a DoPut stream whose reader delays it.

@@ -7,8 +7,11 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // TestDoPutBatchOverQueryMemory: a DoPut batch that decodes to more than
@@ -53,5 +56,39 @@ func TestDoPutBatchOverQueryMemory(t *testing.T) {
 	recs := mustQuery(t, cn, "SELECT count(*) FROM clicks")
 	if v := recs[0].Column(0).(*array.Int64).Value(0); v != 200 {
 		t.Fatalf("count after the refused batch: %d, want 200", v)
+	}
+
+	// Flight SQL bulk ingest (ADBC's) is held to the same limits: the
+	// small batch goes in and counts in the pool, the big one is refused
+	// with the rows appended before it reported.
+	cl, err := flightsql.NewClient(f.srv.Addr().String(), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ingest := func(recs ...arrow.Record) (int64, error) {
+		rdr, err := array.NewRecordReader(schema, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Release()
+		return cl.ExecuteIngest(ctx, rdr, &flightsql.ExecuteIngestOpts{Table: "clicks",
+			TableDefinitionOptions: &flightsql.TableDefinitionOptions{IfExists: flightsql.TableDefinitionOptionsTableExistsOptionAppend}})
+	}
+	before = f.srv.pool.inUse.Load()
+	if n, err := ingest(small); err != nil || n != 100 {
+		t.Fatalf("bulk ingest of a small batch: %d rows, %v", n, err)
+	}
+	if held := f.srv.pool.inUse.Load() - before; held < 100*8 {
+		t.Fatalf("the pool counts %d bytes for 100 bulk-ingested bigints", held)
+	}
+	_, err = ingest(small, big)
+	wantCode(t, err, codes.ResourceExhausted)
+	if !strings.Contains(err.Error(), "per-query memory limit of 65536 bytes") {
+		t.Fatalf("bulk-ingest refusal %v does not name the limit", err)
+	}
+	recs = mustQuery(t, cn, "SELECT count(*) FROM clicks")
+	if v := recs[0].Column(0).(*array.Int64).Value(0); v != 400 {
+		t.Fatalf("count after the refused bulk ingest: %d, want 400 (the small batch before the big one stays)", v)
 	}
 }

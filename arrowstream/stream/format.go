@@ -24,6 +24,22 @@ type FormatRegistrar interface {
 	RegisterSinkFormat(name string, f SinkFormat)
 }
 
+// SinkOptionRegistrar is implemented by a session that rejects unknown
+// sink options (arrowstream.Session): TBLPROPERTIES of CREATE STREAMING
+// TABLE and DataStreamWriter options are checked against the keys a sink
+// format declares there, plus WriterOptionKeys.
+type SinkOptionRegistrar interface {
+	RegisterSinkOptions(format string, keys []string)
+}
+
+// DeclareSinkOptions declares the option keys of a sink format to r if r
+// checks options (SinkOptionRegistrar).
+func DeclareSinkOptions(r FormatRegistrar, format string, keys []string) {
+	if d, ok := r.(SinkOptionRegistrar); ok {
+		d.RegisterSinkOptions(format, keys)
+	}
+}
+
 // SourceOptionRegistrar is implemented by a session that rejects unknown
 // source options (arrowstream.Session): a connector's Install declares
 // there the option keys its parser reads, when the registrar has it.

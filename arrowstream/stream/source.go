@@ -66,6 +66,19 @@ type InitialOffsetSource interface {
 	InitialOffset() Offset
 }
 
+// ResumableSource numbers its data so that a restarted query sees what is
+// added after the restart even when the source itself did not survive
+// it: the memory source comes back empty with a new process and would
+// otherwise number new data from 0 again, below the offsets the query's
+// checkpoint has reached, so the query would skip it. On start the engine
+// calls Resume with the end offset of the query's last recorded batch
+// (nothing for a new query); the source numbers data added from then on
+// after it, and offsets up to it that it no longer holds read as empty
+// (their data was lost with the process that held it).
+type ResumableSource interface {
+	Resume(end Offset) error
+}
+
 // AdmissionControlSource bounds how much one epoch reads (rows per batch,
 // files per trigger): given the epoch's start offset it returns the end.
 // The engine prefers it over LatestOffset; LatestOffset still reports the

@@ -64,6 +64,7 @@ func addGovernFlags(fs *flag.FlagSet) *governFlags {
 	fs.Int64Var(&l.MaxCheckpointBytesPerUser, "max-checkpoint-bytes-per-user", 0, "checkpoint `bytes` of one user's streaming tables; at it the user starts no new one, past it the user's table that grew most is stopped (0: no bound)")
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "cancel a result stream whose client reads nothing for this `duration`")
 	fs.IntVar(&l.MaxStatementBytes, "max-statement-bytes", server.DefaultMaxStatementBytes, "longest SQL statement accepted, in `bytes`")
+	fs.Int64Var(&l.ReturnMemoryBytes, "return-memory", server.DefaultReturnMemoryBytes, "once queries have freed this many `bytes` (or a table is dropped), return free memory to the OS, at most once a second (negative: never)")
 	return g
 }
 

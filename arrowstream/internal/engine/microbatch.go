@@ -120,6 +120,9 @@ func (m *microBatch) populateStartOffsets() error {
 	for i, o := range seq.Offsets {
 		m.available[i] = stream.Offset(o)
 	}
+	if err := resumeSources(m.cfg.Sources, m.cfg.SourceDescriptions, m.available); err != nil {
+		return err
+	}
 	prevWatermark := int64(0)
 	if last > 0 {
 		prev, ok, err := m.offsets.Get(last - 1)

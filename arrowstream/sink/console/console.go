@@ -44,7 +44,12 @@ func InstallWith(s stream.FormatRegistrar, o Options) {
 	s.RegisterSinkFormat(Format, func(_ context.Context, _ memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {
 		return newSink(info, o, mu)
 	})
+	stream.DeclareSinkOptions(s, Format, OptionKeys())
 }
+
+// OptionKeys are the options the console sink reads (newSink); a session
+// that checks options refuses others.
+func OptionKeys() []string { return []string{"numRows", "truncate"} }
 
 // Sink prints each epoch's output. It is safe for concurrent use.
 type Sink struct {

@@ -18,6 +18,7 @@ func Install(s stream.FormatRegistrar) {
 	}
 	for _, f := range []Format{Parquet, Arrow} {
 		s.RegisterSinkFormat(string(f), SinkFormat(f))
+		stream.DeclareSinkOptions(s, string(f), SinkOptionKeys())
 	}
 }
 

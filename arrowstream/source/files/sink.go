@@ -36,6 +36,9 @@ type SinkOptions struct {
 	NoSync bool
 }
 
+// SinkOptionKeys are the options ParseSinkOptions reads.
+func SinkOptionKeys() []string { return []string{"path", "maxRecordsPerFile", "compression"} }
+
 // ParseSinkOptions reads the writer options the sink understands (path,
 // maxRecordsPerFile, compression); others are the writer's own
 // (checkpointLocation, ...) and are left alone.
@@ -52,24 +55,32 @@ func ParseSinkOptions(format Format, opts map[string]string) (SinkOptions, error
 			}
 			o.MaxRecordsPerFile = n
 		case "compression":
-			switch strings.ToLower(v) {
-			case "snappy":
-				o.Compression = compress.Codecs.Snappy
-			case "zstd":
-				o.Compression = compress.Codecs.Zstd
-			case "gzip":
-				o.Compression = compress.Codecs.Gzip
-			case "none", "uncompressed":
-				o.Compression = compress.Codecs.Uncompressed
-			default:
-				return o, fmt.Errorf("files: %s sink option compression=%q: want snappy, zstd, gzip or none", format, v)
+			c, err := parseCompression(v)
+			if err != nil {
+				return o, fmt.Errorf("files: %s sink option compression=%q: %w", format, v, err)
 			}
+			o.Compression = c
 		}
 	}
 	if o.Path == "" {
 		return o, fmt.Errorf("files: %s sink: option path is required", format)
 	}
 	return o, nil
+}
+
+// parseCompression reads a Parquet codec name.
+func parseCompression(v string) (compress.Compression, error) {
+	switch strings.ToLower(v) {
+	case "snappy":
+		return compress.Codecs.Snappy, nil
+	case "zstd":
+		return compress.Codecs.Zstd, nil
+	case "gzip":
+		return compress.Codecs.Gzip, nil
+	case "none", "uncompressed":
+		return compress.Codecs.Uncompressed, nil
+	}
+	return compress.Codecs.Uncompressed, errors.New("want snappy, zstd, gzip or none")
 }
 
 // Sink is the file sink (Spark's FileStreamSink): each epoch's rows go to

@@ -37,4 +37,5 @@ func Install(sess stream.FormatRegistrar) {
 		}
 		return NewSink(mem, info.Schema, o)
 	})
+	stream.DeclareSinkOptions(sess, "kafka", SinkOptionKeys())
 }

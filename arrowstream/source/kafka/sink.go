@@ -32,6 +32,12 @@ type SinkOptions struct {
 	Topic string
 }
 
+// SinkOptionKeys are the options ParseSinkOptions reads, the refused
+// serializer settings included (refused with their own message).
+func SinkOptionKeys() []string {
+	return []string{"kafka.bootstrap.servers", "topic", "kafka.key.serializer", "kafka.value.serializer"}
+}
+
 // ParseSinkOptions reads Spark's Kafka sink options; other writer options
 // (checkpointLocation, ...) are ignored.
 func ParseSinkOptions(opts map[string]string) (SinkOptions, error) {

@@ -27,7 +27,11 @@ type Reader struct {
 var (
 	_ stream.Source                 = (*Reader)(nil)
 	_ stream.AdmissionControlSource = (*Reader)(nil)
+	_ stream.ResumableSource        = (*Reader)(nil)
 )
+
+// Resume implements ResumableSource (see Stream.Resume).
+func (r *Reader) Resume(end stream.Offset) error { return r.s.Resume(end) }
 
 // NewReader opens a Reader of s.
 func (s *Stream) NewReader() *Reader {

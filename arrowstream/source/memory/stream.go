@@ -32,6 +32,12 @@ type Stream struct {
 	// arrived is closed (and replaced) when a block is added; nil until
 	// someone asks (DataAvailable).
 	arrived chan struct{}
+	// lostThrough is the highest offset known lost with an earlier
+	// process (Resume); -1: none. Offsets up to it that the stream does
+	// not hold read as empty.
+	lostThrough int64
+	// readThrough is the highest offset a Read has served (-1: none).
+	readThrough int64
 	// readers are the open Readers and the offset each committed (-1:
 	// none yet); a block is dropped once all of them committed it.
 	readers map[*Reader]int64
@@ -75,7 +81,7 @@ func (s *Stream) LatestOffsetFrom(_ context.Context, start stream.Offset) (strea
 
 // New returns an empty stream of schema.
 func New(mem memory.Allocator, schema *arrow.Schema) *Stream {
-	return &Stream{schema: schema, mem: mem, current: -1}
+	return &Stream{schema: schema, mem: mem, current: -1, lostThrough: -1, readThrough: -1}
 }
 
 // Schema implements Source.
@@ -155,11 +161,41 @@ func (s *Stream) Read(_ context.Context, start, end stream.Offset) (vector.Opera
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if from+1 < s.base && s.base <= s.lostThrough+1 && to >= s.base-1 && to <= s.current {
+		from = s.base - 1 // (from, base-1] was lost with an earlier process: empty
+	}
 	if from+1 < s.base || to > s.current || from > to {
 		return nil, fmt.Errorf("arrowstream: memory stream: cannot read (%d, %d]: it holds offsets %d..%d (data before %d was committed, or the stream was recreated after a restart)", from, to, s.base, s.current, s.base)
 	}
 	recs := s.blocks[from+1-s.base : to+1-s.base]
+	s.readThrough = max(s.readThrough, to)
 	return vector.NewScan(s.schema, recs...)
+}
+
+// Resume implements ResumableSource. A stream that holds data past end
+// (it lived through the query's restart) is left as it is. One that is
+// behind end was recreated: the blocks it holds, which no query has read
+// yet, are renumbered to follow end, and (its first offset, end] reads as
+// empty. If a query has already read some of them under their old numbers
+// (another query reading the stream resumed from an earlier offset and
+// ran), renumbering would show them twice, so Resume fails instead.
+func (s *Stream) Resume(end stream.Offset) error {
+	n, err := stream.LongOffset(end)
+	if err != nil {
+		return fmt.Errorf("arrowstream: memory stream: resume: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n <= s.current {
+		return nil
+	}
+	if len(s.blocks) > 0 && s.readThrough >= s.base {
+		return fmt.Errorf("arrowstream: memory stream: cannot resume a query at offset %d: the stream was recreated (it holds offsets %d..%d) and another query has already read some of them; recreate the table reading it with CREATE OR REPLACE", n, s.base, s.current)
+	}
+	s.base = n + 1
+	s.current = n + int64(len(s.blocks))
+	s.lostThrough = n
+	return nil
 }
 
 // Commit implements Source: blocks up to end are dropped (whatever the

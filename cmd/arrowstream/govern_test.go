@@ -1,0 +1,35 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/arrowstream/arrowstream/server"
+)
+
+// TestGovernFlagsReachLimits: the quota and memory flags set the server's
+// limits, and their defaults are the server's defaults.
+func TestGovernFlagsReachLimits(t *testing.T) {
+	parse := func(args ...string) server.Limits {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		g := addGovernFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if err := g.validate(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return g.limits
+	}
+	def := parse()
+	if def.ReturnMemoryBytes != server.DefaultReturnMemoryBytes || def.StallTimeout != server.DefaultStallTimeout ||
+		def.MaxStatementBytes != server.DefaultMaxStatementBytes {
+		t.Fatalf("defaults: %+v", def)
+	}
+	l := parse("--return-memory", "-1", "--max-statement-bytes", "4096", "--stall-timeout", "5s")
+	if l.ReturnMemoryBytes != -1 || l.MaxStatementBytes != 4096 || l.StallTimeout.Seconds() != 5 {
+		t.Fatalf("parsed: %+v", l)
+	}
+}
