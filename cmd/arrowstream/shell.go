@@ -51,7 +51,7 @@ func newShellFlags() (*flag.FlagSet, *shellFlags) {
 	fs.StringVar(&f.pager, "pager", defaultPager(), "pager `command` for results taller than the terminal (empty: none)")
 	fs.IntVar(&qf.maxRows, "max-rows", 0, "rows printed of each result in table mode (0: all)")
 	f.log = addLogFlags(fs)
-	_ = fs.Set("log-level", "warn")
+	_ = fs.Set("log-level", "error") // warnings (a slow trigger) would break into the prompt
 	return fs, f
 }
 
