@@ -179,6 +179,10 @@ type analyzer struct {
 	b     *budget // context and size limits; nil checks nothing
 	ctes  []map[string]*cteDef
 	depth int
+	// outer holds the enclosing queries' scopes while a subquery is
+	// analyzed; subqueries numbers subquery expressions.
+	outer      []*outerCtx
+	subqueries int
 }
 
 type cteDef struct {
@@ -332,10 +336,17 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 	if err != nil {
 		return nil, err
 	}
+	groupBy := s.GroupBy
+	if s.GroupByAll {
+		if groupBy, err = groupByAll(s); err != nil {
+			return nil, err
+		}
+	}
 	return selectBlock(in, selectSpec{
-		b:   a.b,
-		pos: s.Pos, items: s.Items, where: s.Where, groupBy: s.GroupBy, grouped: len(s.GroupBy) > 0,
-		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
+		b: a.b, a: a,
+		pos: s.Pos, items: s.Items, where: s.Where, groupBy: groupBy, grouped: len(groupBy) > 0 || s.GroupingSets != nil || s.GroupByAll,
+		groupingSets: s.GroupingSets,
+		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
 	})
 }
 

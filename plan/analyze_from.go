@@ -72,6 +72,10 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		return a.tableFunc(x)
 	case *sql.Join:
 		return a.join(x)
+	case *sql.Pivot:
+		return a.pivot(x)
+	case *sql.Unpivot:
+		return a.unpivot(x)
 	}
 	return nil, errorAt(it.Position(), ErrUnsupported, "Unsupported FROM item.")
 }

@@ -23,6 +23,10 @@ type selectSpec struct {
 	orderBy  []*sql.OrderItem
 	distinct bool
 	b        *budget // the analysis's budget (nil from the DataFrame API)
+	a        *analyzer
+	// groupingSets are GROUPING SETS, CUBE or ROLLUP's sets of groupBy's
+	// expressions; nil for a plain GROUP BY.
+	groupingSets [][]sql.Expr
 }
 
 // outItem is one output column of a select list being built.
@@ -40,7 +44,7 @@ type outItem struct {
 func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	cur := in
 	if s.where != nil {
-		r := &resolver{b: s.b, sc: cur, clause: "WHERE"}
+		r := &resolver{b: s.b, a: s.a, sc: cur, clause: "WHERE"}
 		c, err := r.expr(s.where)
 		if err != nil {
 			return nil, err
@@ -48,7 +52,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 		if c, err = requireBoolean(s.where.Position(), "WHERE", c); err != nil {
 			return nil, err
 		}
-		f, err := NewFilter(cur.node, c)
+		f, err := filterWithSubqueries(cur.node, c)
 		if err != nil {
 			return nil, errorAt(s.where.Position(), ErrType, "%v", err)
 		}
@@ -71,7 +75,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if aggregating {
 		return aggregateBlock(cur, s, items, special)
 	}
-	r := &resolver{b: s.b, sc: cur, clause: "SELECT", special: special}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", special: special}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -180,8 +184,11 @@ func finishSelect(cur *scope, s selectSpec, items []outItem, order []orderKey) (
 		keys[i] = SortKey{Desc: o.desc, Nulls: o.nulls, Expr: &ColumnRef{Index: o.output}}
 	}
 	var node Node = cur.node
-	if !isIdentity(cur.node, exprs) {
-		p, err := NewProject(cur.node, exprs)
+	if err := projectSubqueries(&node, exprs); err != nil {
+		return nil, err
+	}
+	if !isIdentity(node, exprs) {
+		p, err := NewProject(node, exprs)
 		if err != nil {
 			return nil, errorAt(s.pos, ErrType, "%v", err)
 		}
@@ -338,23 +345,37 @@ func outputByName(e sql.Expr, items []outItem) int {
 // aggregateBlock resolves a grouping select: keys, aggregates, HAVING and
 // the select list over the Aggregate's output.
 func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr) (*scope, error) {
-	kr := &resolver{b: s.b, sc: cur, clause: "GROUP BY", special: special}
+	kr := &resolver{b: s.b, a: s.a, sc: cur, clause: "GROUP BY", special: special}
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
+	keyOf := map[sql.Expr]int{}
 	for _, g := range s.groupBy {
 		e, err := groupKey(kr, g, items)
 		if err != nil {
 			return nil, err
 		}
 		k := exprKey(e)
-		if _, dup := keyIndex[k]; dup {
+		if i, dup := keyIndex[k]; dup {
+			keyOf[g] = i
 			continue
 		}
 		keyIndex[k] = len(keys)
+		keyOf[g] = len(keys)
 		keys = append(keys, NamedExpr{Name: AutoName(e), Expr: e})
 	}
+	var gs *groupingCtx
+	if s.groupingSets != nil {
+		gs = &groupingCtx{keys: keys, keyIndex: keyIndex}
+		for _, set := range s.groupingSets {
+			ids := make([]int, len(set))
+			for i, g := range set {
+				ids[i] = keyOf[g]
+			}
+			gs.sets = append(gs.sets, ids)
+		}
+	}
 	coll := &aggCollector{}
-	r := &resolver{b: s.b, sc: cur, clause: "SELECT", aggs: coll, special: special}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", aggs: coll, special: special, grouping: gs}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -362,12 +383,17 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	}
 	var having Expr
 	if s.having != nil {
-		hr := &resolver{b: s.b, sc: cur, clause: "HAVING", aggs: coll, special: special}
+		hr := &resolver{b: s.b, a: s.a, sc: cur, clause: "HAVING", aggs: coll, special: special, grouping: gs, noOuter: true}
 		h, err := hr.expr(s.having)
 		var unresolved *Error
 		if err != nil && errors.As(err, &unresolved) && errors.Is(err, ErrUnresolved) {
 			// HAVING may name a select alias (HAVING c > 1 for count(*) AS c).
 			h, err = resolveWithAliases(hr, s.having, items)
+		}
+		if err != nil && errors.Is(err, ErrUnresolved) && s.a != nil && len(s.a.outer) > 0 {
+			// ... and, in a subquery, a column of the enclosing query.
+			hr.noOuter = false
+			h, err = hr.expr(s.having)
 		}
 		if err != nil {
 			return nil, err
@@ -377,6 +403,9 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		}
 	}
 	nk := len(keys)
+	if gs != nil {
+		nk++ // the grouping id column follows the keys
+	}
 	rewrite := func(e Expr, pos sql.Pos) (Expr, error) { return rewriteAggregated(e, keyIndex, nk, pos) }
 	order, err := resolveOrder(r, s, items, rewrite)
 	if err != nil {
@@ -391,7 +420,16 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		aggs[i] = *a
 		aggs[i].Name = uniqueName(a.Name, used)
 	}
-	agg, err := NewAggregate(cur.node, keys, aggs)
+	aggIn, err := aggregateSubqueries(cur.node, aggs)
+	if err != nil {
+		return nil, err
+	}
+	var agg Node
+	if gs != nil {
+		agg, err = groupingSetsAggregate(aggIn, gs, aggs)
+	} else {
+		agg, err = NewAggregate(aggIn, keys, aggs)
+	}
 	if err != nil {
 		return nil, errorAt(s.pos, ErrType, "%v", err)
 	}
@@ -424,7 +462,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		if err != nil {
 			return nil, err
 		}
-		f, err := NewFilter(agg, h)
+		f, err := filterWithSubqueries(agg, h)
 		if err != nil {
 			return nil, errorAt(s.having.Position(), ErrType, "%v", err)
 		}
@@ -504,6 +542,8 @@ func rewriteAggregated(e Expr, keys map[string]int, nKeys int, pos sql.Pos) (Exp
 	switch x := e.(type) {
 	case *aggPlaceholder:
 		return &ColumnRef{Index: nKeys + x.index, Name: x.agg.Name, Type: x.agg.Type, Null: true}, nil
+	case *groupingRef:
+		return x.value(), nil
 	case *ColumnRef:
 		return nil, errorAt(pos, ErrAggregate, "expression %s is neither present in the group by, nor is it an aggregate function. Add to group by or wrap in first() (or first_value) if you don't care which value you get.", backquote(x.Name))
 	}

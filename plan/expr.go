@@ -271,6 +271,8 @@ func WithChildren(e Expr, kids []Expr) Expr {
 		return c
 	case *aggPlaceholder:
 		return x
+	case *subqueryExpr:
+		return x.withChildren(kids)
 	}
 	return e
 }

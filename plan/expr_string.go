@@ -191,6 +191,20 @@ func (p *exprPrinter) expr(e Expr) {
 		p.b.WriteString(renderAgg(x.agg, p.pretty))
 	case *Call:
 		p.call(x)
+	case *groupingRef:
+		p.b.WriteString(x.text)
+	case *outerRef:
+		if p.ordinals {
+			fmt.Fprintf(&p.b, "outer#%d", x.index)
+			return
+		}
+		p.b.WriteString(x.String())
+	case *subqueryExpr:
+		if p.ordinals {
+			p.b.WriteString(subqueryKey(x))
+			return
+		}
+		p.b.WriteString(x.String())
 	default:
 		fmt.Fprintf(&p.b, "<%T>", e)
 	}

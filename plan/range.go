@@ -53,15 +53,17 @@ func (a *analyzer) rangeTable(x *sql.TableFunc) (*scope, error) {
 	if step == 0 {
 		return nil, errorAt(x.Pos, ErrType, "The step of range must not be 0.")
 	}
-	var rows [][]any
-	for v, n := start, 0; step > 0 && v < end || step < 0 && v > end; v, n = v+step, n+1 {
-		if n == maxRangeRows {
-			return nil, errorAt(x.Pos, ErrUnsupported, "range of more than %d rows is not supported.", maxRangeRows)
-		}
-		rows = append(rows, []any{v})
-		if next := v + step; step > 0 && next < v || step < 0 && next > v {
-			break // the next value would overflow: it is past end
-		}
+	n, ok := rangeCount(start, end, step)
+	if !ok {
+		return nil, errorAt(x.Pos, ErrUnsupported, "range of more than %d rows is not supported.", maxRangeRows)
+	}
+	// One backing array for every row's value: a row is a one-element
+	// window of it, so n rows cost two allocations, not n.
+	vals1 := make([]any, n)
+	rows := make([][]any, n)
+	for i := range rows {
+		vals1[i] = start + int64(i)*step
+		rows[i] = vals1[i : i+1 : i+1]
 	}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: vector.Int64}}, nil)
 	vn, err := NewValues(schema, rows)
@@ -76,4 +78,28 @@ func (a *analyzer) rangeTable(x *sql.TableFunc) (*scope, error) {
 		return nil, errorAt(x.Watermark.Pos, ErrUnsupported, "A watermark on range() is not supported (it is not a stream).")
 	}
 	return withQualifier(&SubqueryAlias{Input: vn, Alias: qual}, qual), nil
+}
+
+// rangeCount is the number of values of range(start, end, step) (step
+// not 0), computed without building them; false when it is more than
+// maxRangeRows. The span is taken in unsigned arithmetic so that
+// extreme bounds do not overflow.
+func rangeCount(start, end, step int64) (int, bool) {
+	var span, by uint64
+	switch {
+	case step > 0 && end > start:
+		span, by = uint64(end)-uint64(start), uint64(step)
+	case step < 0 && end < start:
+		span, by = uint64(start)-uint64(end), uint64(-(step+1))+1
+	default:
+		return 0, true
+	}
+	n := span / by
+	if span%by != 0 {
+		n++
+	}
+	if n > maxRangeRows {
+		return 0, false
+	}
+	return int(n), true
 }

@@ -17,6 +17,9 @@ type resolver struct {
 	sc *scope
 	// b is the analysis's budget (nil: unbounded, the DataFrame builders).
 	b *budget
+	// a is the SQL analysis the expression belongs to, for subqueries
+	// (nil: the DataFrame builders, which have none).
+	a *analyzer
 	// aggs collects aggregate calls; nil where aggregates are not allowed.
 	aggs *aggCollector
 	// clause names where the expression is, for errors ("WHERE").
@@ -25,6 +28,12 @@ type resolver struct {
 	// BY, explode(...) in a select list), by syntax node.
 	special map[sql.Expr]Expr
 	inAgg   bool
+	// grouping is the select's grouping sets (nil without them), for
+	// grouping() and grouping_id().
+	grouping *groupingCtx
+	// noOuter keeps names from resolving in an enclosing query (HAVING
+	// tries select aliases first).
+	noOuter bool
 	// types caches the types of binary operators (see typedCall).
 	types map[callTypeKey]arrow.DataType
 }
@@ -52,7 +61,13 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 	case nil:
 		return nil, errors.New("plan: nil expression")
 	case *sql.ColumnRef:
-		return r.sc.lookup(x.Parts, x.Pos)
+		e, err := r.sc.lookup(x.Parts, x.Pos)
+		if err != nil && r.a != nil && !r.noOuter && errors.Is(err, ErrUnresolved) {
+			if o, ok := r.a.lookupOuter(x); ok {
+				return o, nil
+			}
+		}
+		return e, err
 	case *sql.Star:
 		return nil, errorAt(x.Pos, ErrUnsupported, "Invalid usage of '*' in %s.", r.clauseName())
 	case *sql.Literal:
@@ -108,7 +123,7 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 	case *sql.Subscript:
 		return nil, errorAt(x.Pos, ErrUnsupported, "Subscripts (x[i]) are not supported.")
 	case *sql.Subquery:
-		return nil, errorAt(x.Pos, ErrUnsupported, "Scalar subqueries are not supported.")
+		return r.subquery(x)
 	}
 	return nil, errorAt(e.Position(), ErrUnsupported, "Unsupported expression %s.", sql.Format(e))
 }
@@ -303,7 +318,7 @@ func (r *resolver) between(x *sql.Between) (Expr, error) {
 
 func (r *resolver) in(x *sql.In) (Expr, error) {
 	if x.Query != nil {
-		return nil, errorAt(x.Pos, ErrUnsupported, "IN (subquery) is not supported.")
+		return r.inSubquery(x)
 	}
 	v, err := r.expr(x.X)
 	if err != nil {

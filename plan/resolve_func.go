@@ -25,7 +25,7 @@ var aggFuncs = map[string]vector.AggFunc{
 // IsAggregateFunction reports whether name (any case) is an aggregate.
 func IsAggregateFunction(name string) bool {
 	_, ok := aggFuncs[strings.ToLower(name)]
-	return ok
+	return ok || isAggregateAlias(strings.ToLower(name))
 }
 
 // specialFuncs are the functions the analyzer resolves itself.
@@ -34,6 +34,12 @@ var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotn
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	name := strings.ToLower(f.Name.Name)
+	if name == "grouping" || name == "grouping_id" {
+		return r.groupingCall(f, name)
+	}
+	if isAggregateAlias(name) {
+		return r.aggregateAlias(f, name)
+	}
 	if _, ok := aggFuncs[name]; ok {
 		if f.Filter != nil {
 			g, err := filteredAggregate(f, name)

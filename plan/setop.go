@@ -11,9 +11,6 @@ import (
 // join on null-safe equality of every column, then DISTINCT (Spark's
 // ReplaceExceptWithAntiJoin and ReplaceIntersectWithSemiJoin).
 func (a *analyzer) setOp(u *sql.Union) (*scope, error) {
-	if u.All {
-		return nil, errorAt(u.Pos, ErrUnsupported, "%s ALL is not supported; use %s (DISTINCT).", u.Op, u.Op)
-	}
 	nodes := make([]Node, 2)
 	for i, in := range []sql.QueryBody{u.Left, u.Right} {
 		sc, err := a.body(in)
@@ -30,6 +27,13 @@ func (a *analyzer) setOp(u *sql.Union) (*scope, error) {
 	}
 	in := widened.(*Union).Inputs
 	l, r := in[0], in[1]
+	if u.All {
+		n, err := setOpAll(u.Op, l, r)
+		if err != nil {
+			return nil, errorAt(u.Pos, ErrType, "%v", trimSentinel(err))
+		}
+		return &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}, nil
+	}
 	both := newJoinInput(l, r).Schema()
 	nl := l.Schema().NumFields()
 	conds := make([]Expr, nl)

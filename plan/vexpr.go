@@ -225,6 +225,16 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 			return nil, err
 		}
 		return vector.Between(args[0], args[1], args[2]), nil
+	case replicateRows:
+		if err := arity(1); err != nil {
+			return nil, err
+		}
+		return vector.ReplicateCount(args[0]), nil
+	case scalarSubqueryCheck:
+		if err := arity(2); err != nil {
+			return nil, err
+		}
+		return vector.ScalarSubqueryCheck(args[0], args[1]), nil
 	case "window_time":
 		if err := arity(1); err != nil {
 			return nil, err

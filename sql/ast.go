@@ -177,7 +177,14 @@ type Select struct {
 	From     []FromItem // comma-separated items; nil when there is no FROM
 	Where    Expr       // nil when absent
 	GroupBy  []Expr
-	Having   Expr // nil when absent
+	// GroupingSets are the grouping sets of GROUPING SETS, CUBE or
+	// ROLLUP, each a list of GroupBy's expressions (the same nodes); nil
+	// for a plain GROUP BY.
+	GroupingSets [][]Expr
+	// GroupByAll is GROUP BY ALL: group by every select item that has no
+	// aggregate.
+	GroupByAll bool
+	Having     Expr // nil when absent
 }
 
 // SelectItem is expr [[AS] alias] in a select list. Expr is a *Star for *
@@ -238,7 +245,7 @@ type OrderItem struct {
 }
 
 // FromItem is an item of a FROM clause: *TableRef, *SubqueryRef,
-// *TableFunc or *Join.
+// *TableFunc, *Join, *Pivot or *Unpivot.
 type FromItem interface {
 	Node
 	fromItemNode()
@@ -353,3 +360,5 @@ func (*TableRef) fromItemNode()    {}
 func (*SubqueryRef) fromItemNode() {}
 func (*TableFunc) fromItemNode()   {}
 func (*Join) fromItemNode()        {}
+func (*Pivot) fromItemNode()       {}
+func (*Unpivot) fromItemNode()     {}

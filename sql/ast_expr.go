@@ -274,10 +274,12 @@ type Subscript struct {
 	X, Index Expr
 }
 
-// Subquery is a scalar subquery (query) used as an expression.
+// Subquery is a scalar subquery (query) used as an expression, or with
+// Exists set the predicate EXISTS (query).
 type Subquery struct {
 	Pos
-	Query *Query
+	Query  *Query
+	Exists bool
 }
 
 // TypeName is a data type. Name is the canonical upper-case name: BOOLEAN,

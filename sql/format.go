@@ -328,7 +328,18 @@ func (f *formatter) selectBlock(s *Select) {
 		f.str(" WHERE ")
 		f.expr(s.Where, 0)
 	}
-	if s.GroupBy != nil {
+	if s.GroupByAll {
+		f.str(" GROUP BY ALL")
+	} else if s.GroupingSets != nil {
+		f.str(" GROUP BY GROUPING SETS (")
+		for i, set := range s.GroupingSets {
+			f.sep(i)
+			f.str("(")
+			f.exprList(set)
+			f.str(")")
+		}
+		f.str(")")
+	} else if s.GroupBy != nil {
 		f.str(" GROUP BY ")
 		f.exprList(s.GroupBy)
 	}
@@ -365,6 +376,37 @@ func (f *formatter) orderItem(o *OrderItem) {
 
 func (f *formatter) fromItem(it FromItem) {
 	switch it := it.(type) {
+	case *Unpivot:
+		f.fromItem(it.Input)
+		if it.IncludeNulls {
+			f.str(" UNPIVOT INCLUDE NULLS (")
+		} else {
+			f.str(" UNPIVOT (")
+		}
+		f.ident(it.Value)
+		f.str(" FOR ")
+		f.ident(it.Name)
+		f.str(" IN (")
+		for i, c := range it.Columns {
+			f.sep(i)
+			f.selectItem(c)
+		}
+		f.str("))")
+	case *Pivot:
+		f.fromItem(it.Input)
+		f.str(" PIVOT (")
+		for i, a := range it.Aggs {
+			f.sep(i)
+			f.selectItem(a)
+		}
+		f.str(" FOR ")
+		f.expr(it.Column, 0)
+		f.str(" IN (")
+		for i, v := range it.Values {
+			f.sep(i)
+			f.selectItem(v)
+		}
+		f.str("))")
 	case *TableRef:
 		if it.Stream {
 			f.str("STREAM ")

@@ -192,6 +192,9 @@ func (f *formatter) expr(e Expr, min int) {
 		f.expr(e.Index, 0)
 		f.str("]")
 	case *Subquery:
+		if e.Exists {
+			f.str("EXISTS ")
+		}
 		f.str("(")
 		f.query(e.Query)
 		f.str(")")

@@ -353,6 +353,14 @@ func (p *parser) parseWord(t *token) Expr {
 		return &Literal{Pos: t.pos, Kind: LitBool, Value: strings.ToLower(t.kw)}
 	case "CASE":
 		return p.parseCase()
+	case "EXISTS":
+		if next.kind == tLParen && (p.isKwAt(2, "SELECT") || p.isKwAt(2, "WITH")) {
+			p.next()
+			open := p.next()
+			q := p.parseQuery()
+			p.closeParen(open)
+			return &Subquery{Pos: t.pos, Query: q, Exists: true}
+		}
 	case "CAST":
 		return p.parseCast(false)
 	case "TRY_CAST":

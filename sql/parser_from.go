@@ -11,6 +11,11 @@ func (p *parser) parseFrom() []FromItem {
 		}
 		what = "a table, STREAM or subquery after ','"
 	}
+	if wordIs(p.peek(), "PIVOT") && p.peekAt(1).kind == tLParen {
+		items = []FromItem{p.parsePivot(items)}
+	} else if wordIs(p.peek(), "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE")) {
+		items = []FromItem{p.parseUnpivot(items)}
+	}
 	if t := p.peek(); !fromFollows(t) {
 		const msg = "a join, ',', WHERE, GROUP BY, HAVING, ORDER BY, LIMIT or UNION after FROM item"
 		if a := p.implicitAlias; a != nil && t.kind != tErr {
@@ -269,7 +274,7 @@ func (p *parser) parseTableAlias() *Ident {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		alias = &id
-	} else if t := p.peek(); isAliasName(t) {
+	} else if t := p.peek(); isAliasName(t) && !(wordIs(t, "PIVOT", "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE"))) {
 		id := identOf(p.next())
 		alias = &id
 		p.implicitAlias = t

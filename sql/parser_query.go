@@ -197,12 +197,7 @@ func (p *parser) parseSelect() *Select {
 	if p.isKw("GROUP") {
 		p.next()
 		p.expectKw("BY", "BY after GROUP")
-		for {
-			s.GroupBy = append(s.GroupBy, p.parseExprWhat("an expression in GROUP BY"))
-			if !p.accept(tComma) {
-				break
-			}
-		}
+		p.parseGroupBy(s)
 	}
 	if p.acceptKw("HAVING") {
 		s.Having = p.parseExprWhat("an expression after HAVING")

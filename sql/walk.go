@@ -93,6 +93,22 @@ func Inspect(n Node, f func(Node) bool) {
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
 		idents(n.Columns, f)
+	case *Unpivot:
+		Inspect(n.Input, f)
+		Inspect(n.Value, f)
+		Inspect(n.Name, f)
+		for _, it := range n.Columns {
+			Inspect(it, f)
+		}
+	case *Pivot:
+		Inspect(n.Input, f)
+		for _, it := range n.Aggs {
+			Inspect(it, f)
+		}
+		Inspect(n.Column, f)
+		for _, it := range n.Values {
+			Inspect(it, f)
+		}
 	case *TableFunc:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)

@@ -1,0 +1,41 @@
+package plan
+
+import (
+	"math"
+	"testing"
+)
+
+// TestRangeCount checks the up-front row count of range() against
+// stepping through the values, and that extreme bounds neither overflow
+// nor get built before they are refused.
+func TestRangeCount(t *testing.T) {
+	brute := func(start, end, step int64) int {
+		n := 0
+		for v := start; step > 0 && v < end || step < 0 && v > end; v += step {
+			n++
+			if next := v + step; step > 0 && next < v || step < 0 && next > v {
+				break
+			}
+		}
+		return n
+	}
+	for _, c := range [][3]int64{
+		{0, 10, 1}, {0, 10, 3}, {10, 0, -3}, {5, 5, 1}, {5, 0, 1}, {0, 5, -1},
+		{math.MinInt64, math.MinInt64 + 7, 2}, {math.MaxInt64 - 7, math.MaxInt64, 3},
+		{math.MaxInt64, math.MaxInt64 - 9, -4}, {math.MinInt64, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64, math.MinInt64, math.MinInt64}, {-3, 3, math.MaxInt64},
+	} {
+		got, ok := rangeCount(c[0], c[1], c[2])
+		if want := brute(c[0], c[1], c[2]); !ok || got != want {
+			t.Errorf("rangeCount%v = %d, %v; want %d", c, got, ok, want)
+		}
+	}
+	for _, c := range [][3]int64{{6, 236852036854775807, 5}, {math.MinInt64, math.MaxInt64, 1}, {0, maxRangeRows + 1, 1}} {
+		if _, ok := rangeCount(c[0], c[1], c[2]); ok {
+			t.Errorf("rangeCount%v accepted", c)
+		}
+	}
+	if n, ok := rangeCount(0, maxRangeRows, 1); !ok || n != maxRangeRows {
+		t.Errorf("rangeCount at the bound: %d, %v", n, ok)
+	}
+}

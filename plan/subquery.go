@@ -1,0 +1,226 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// subqueryKind is what a subquery expression computes.
+type subqueryKind uint8
+
+const (
+	subScalar subqueryKind = iota // (SELECT one value)
+	subExists                     // EXISTS (query)
+	subIn                         // x IN (query)
+)
+
+// subqueryExpr stands for a subquery used as an expression while the
+// analyzer resolves a clause. It never leaves the analyzer: the clause's
+// node is rebuilt over joins with the subquery's plan (see
+// planSubqueries), and the expression becomes a reference to the joined
+// columns. Plan is the analyzed subquery; its outerRefs index Outer, the
+// values of the enclosing query it is correlated with (expressions over
+// the clause's input, so that rewrites of the clause rewrite them too).
+// Lhs is the value of x IN (query).
+type subqueryExpr struct {
+	kind  subqueryKind
+	id    int
+	pos   sql.Pos
+	plan  Node
+	lhs   Expr // subIn only
+	outer []Expr
+}
+
+func (*subqueryExpr) exprNode() {}
+
+func (s *subqueryExpr) DataType() arrow.DataType {
+	if s.kind == subScalar {
+		return s.plan.Schema().Field(0).Type
+	}
+	return vector.Boolean
+}
+
+func (s *subqueryExpr) Nullable() bool { return s.kind != subExists }
+
+func (s *subqueryExpr) Children() []Expr {
+	if s.lhs == nil {
+		return s.outer
+	}
+	return append([]Expr{s.lhs}, s.outer...)
+}
+
+func (s *subqueryExpr) withChildren(kids []Expr) *subqueryExpr {
+	c := *s
+	if s.lhs != nil {
+		c.lhs, kids = kids[0], kids[1:]
+	}
+	c.outer = kids
+	return &c
+}
+
+func (s *subqueryExpr) String() string {
+	switch s.kind {
+	case subExists:
+		return "exists(subquery)"
+	case subIn:
+		return fmt.Sprintf("(%s IN (listquery()))", s.lhs)
+	}
+	return "scalarsubquery()"
+}
+
+// outerRef is a reference, inside a correlated subquery, to value Index of
+// the enclosing subqueryExpr's Outer.
+type outerRef struct {
+	index int
+	name  string
+	typ   arrow.DataType
+	null  bool
+}
+
+func (*outerRef) exprNode()                  {}
+func (o *outerRef) DataType() arrow.DataType { return o.typ }
+func (o *outerRef) Nullable() bool           { return o.null }
+func (o *outerRef) Children() []Expr         { return nil }
+func (o *outerRef) String() string           { return "outer(" + vector.QuoteIdent(o.name) + ")" }
+
+// outerCtx is an enclosing query's scope while a subquery is analyzed:
+// names the subquery cannot resolve are looked up here, and each becomes
+// an outerRef to refs.
+type outerCtx struct {
+	sc   *scope
+	refs []Expr
+	keys map[string]int
+}
+
+// lookupOuter resolves a name the subquery's own scope does not have in
+// the nearest enclosing query's scope.
+func (a *analyzer) lookupOuter(x *sql.ColumnRef) (Expr, bool) {
+	if len(a.outer) == 0 {
+		return nil, false
+	}
+	ctx := a.outer[len(a.outer)-1]
+	e, err := ctx.sc.lookup(x.Parts, x.Pos)
+	if err != nil {
+		return nil, false
+	}
+	k := exprKey(e)
+	if ctx.keys == nil {
+		ctx.keys = map[string]int{}
+	}
+	i, ok := ctx.keys[k]
+	if !ok {
+		i = len(ctx.refs)
+		ctx.keys[k] = i
+		ctx.refs = append(ctx.refs, e)
+	}
+	return &outerRef{index: i, name: AutoName(e), typ: e.DataType(), null: e.Nullable()}, true
+}
+
+// analyzeSubquery analyzes q with the resolver's scope as the enclosing
+// scope for correlated names.
+func (r *resolver) analyzeSubquery(q *sql.Query, pos sql.Pos, kind subqueryKind) (*subqueryExpr, error) {
+	if r.a == nil {
+		return nil, errorAt(pos, ErrUnsupported, "Subqueries are only supported in SQL queries.")
+	}
+	ctx := &outerCtx{sc: r.sc}
+	r.a.outer = append(r.a.outer, ctx)
+	sc, err := r.a.query(q)
+	r.a.outer = r.a.outer[:len(r.a.outer)-1]
+	if err != nil {
+		return nil, err
+	}
+	n, err := r.a.finish(sc)
+	if err != nil {
+		return nil, err
+	}
+	if n.IsStreaming() {
+		return nil, errorAt(pos, ErrUnsupported, "Subqueries over streaming sources are not supported: a subquery reads a table, not a stream.")
+	}
+	r.a.subqueries++
+	return &subqueryExpr{kind: kind, id: r.a.subqueries, pos: pos, plan: n, outer: ctx.refs}, nil
+}
+
+// subquery resolves a scalar subquery or EXISTS.
+func (r *resolver) subquery(x *sql.Subquery) (Expr, error) {
+	kind := subScalar
+	if x.Exists {
+		kind = subExists
+	}
+	s, err := r.analyzeSubquery(x.Query, x.Pos, kind)
+	if err != nil {
+		return nil, err
+	}
+	if kind == subScalar && s.plan.Schema().NumFields() != 1 {
+		return nil, errorAt(x.Pos, ErrType, "[INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN] Invalid subquery: Scalar subquery must return only one column, but got %d.", s.plan.Schema().NumFields())
+	}
+	return s, nil
+}
+
+// inSubquery resolves x [NOT] IN (query).
+func (r *resolver) inSubquery(x *sql.In) (Expr, error) {
+	v, err := r.expr(x.X)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.analyzeSubquery(x.Query, x.Pos, subIn)
+	if err != nil {
+		return nil, err
+	}
+	if n := s.plan.Schema().NumFields(); n != 1 {
+		return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] Cannot resolve %s IN (subquery): the number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery (left: 1, right: %d).", sql.Format(x.X), n)
+	}
+	rt := s.plan.Schema().Field(0).Type
+	if _, err := inEquality(x.Pos, v, &ColumnRef{Name: s.plan.Schema().Field(0).Name, Type: rt, Null: true}); err != nil {
+		return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_DATA_TYPE_MISMATCH] Cannot resolve %s IN (subquery) due to data type mismatch: the left side is %s and the subquery returns %s.", sql.Format(x.X), vector.TypeName(v.DataType()), vector.TypeName(rt))
+	}
+	s.lhs = v
+	if x.Not {
+		return newCall(x.Pos, "not", s)
+	}
+	return s, nil
+}
+
+// hasSubquery reports whether e contains a subquery expression.
+func hasSubquery(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		if _, ok := x.(*subqueryExpr); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+func anySubquery(es []Expr) bool {
+	for _, e := range es {
+		if e != nil && hasSubquery(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// subqueryKey renders a subquery expression for exprKey: two subqueries
+// are never the same expression.
+func subqueryKey(s *subqueryExpr) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "subquery#%d(", s.id)
+	for _, c := range s.Children() {
+		b.WriteString(exprKey(c))
+		b.WriteByte(',')
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// inEquality is l = r with Spark's comparison coercion, as IN compares.
+func inEquality(pos sql.Pos, l, r Expr) (Expr, error) {
+	l, r = coerceComparison(l, r)
+	return newCall(pos, "=", l, r)
+}
