@@ -175,6 +175,8 @@ func (f *formatter) stmt(s Statement) {
 	case *DescribeHistory:
 		f.str("DESCRIBE HISTORY ")
 		f.names(s.Name)
+	case *Subscribe:
+		f.subscribe(s)
 	}
 }
 

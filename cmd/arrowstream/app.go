@@ -298,6 +298,7 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 		fmt.Fprintf(w, "  cur = conn.cursor(); cur.execute(%q)\n", example)
 		fmt.Fprintf(w, "  print(cur.fetch_arrow_table())\n")
 		fmt.Fprintf(w, "From a shell:\n  %s query --uri %s%s %s\n", selfCommand(), uri, auth, shellQuote(example))
+		fmt.Fprintf(w, "An interactive SQL shell (SUBSCRIBE <table>; follows a table live):\n  %s sql --uri %s%s\n", selfCommand(), uri, auth)
 	}
 	fmt.Fprintf(w, "\nPress Ctrl-C to stop; run again to continue where it stopped.\n\n")
 }
