@@ -164,7 +164,7 @@ func (sh *shell) connect(ctx context.Context, f *shellFlags, env cliEnv) (func()
 // loopback port, without the web UI, for this process only.
 func startEmbedded(ctx context.Context, f *shellFlags, env cliEnv) (*app, error) {
 	fs := flag.NewFlagSet("embedded", flag.ContinueOnError)
-	af := addAppFlags(fs)
+	af := addAppFlags(fs, "") // no PostgreSQL endpoint for an embedded shell
 	args := []string{"--addr", "127.0.0.1:0", "--http", "", "--status", "off", "--log-level", f.log.level.value, "--log-format", f.log.format.value}
 	if f.checkpoint != "" {
 		args = append(args, "--checkpoint", f.checkpoint)
