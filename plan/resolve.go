@@ -163,6 +163,8 @@ func (r *resolver) unary(x *sql.UnaryExpr) (Expr, error) {
 		default:
 			return nil, errorAt(x.Pos, ErrType, "Cannot resolve (+ %s) due to data type mismatch: argument 1 requires (numeric or interval) type, however, it is of %s type.", v, vector.TypeName(dt))
 		}
+	case sql.OpBitNot:
+		return newCall(x.Pos, "~", v)
 	}
 	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)
 }
@@ -228,6 +230,9 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		return r.typedCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
 	case sql.OpConcat:
 		return r.typedCall(x.Pos, "concat", l, rr)
+	}
+	if e, ok, err := scalarOperator(x, l, rr); ok {
+		return e, err
 	}
 	if op, ok := comparisonOps[x.Op]; ok {
 		l, rr = coerceComparison(l, rr)
@@ -380,6 +385,8 @@ func (r *resolver) like(x *sql.Like) (Expr, error) {
 			return nil, err
 		}
 		c, err = newCall(x.Pos, "like", lv, lp)
+	case sql.OpRLike:
+		c, err = newCall(x.Pos, "rlike", v, p)
 	default:
 		return nil, errorAt(x.Pos, ErrUnsupported, "%s is not supported.", x.Op)
 	}

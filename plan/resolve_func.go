@@ -77,6 +77,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
 	}
+	if e, ok, err := r.callScalar(f, name); ok {
+		return e, err
+	}
 	args, err := r.exprs(f.Args)
 	if err != nil {
 		return nil, err

@@ -427,6 +427,10 @@ func (p *parser) parseCall(name *token) Expr {
 	case p.peek().kind == tRParen:
 	case p.peek().kind == tStar && p.peekAt(1).kind == tRParen:
 		fc.Args = []Expr{&Star{Pos: p.next().pos}}
+	case p.parseSpecialArgs(fc): // TRIM(x FROM s), SUBSTRING(s FROM p), POSITION(x IN s)
+		if p.peek().kind != tRParen {
+			p.unexpected("')' after the function arguments")
+		}
 	default:
 		if p.acceptKw("DISTINCT") {
 			fc.Distinct = true

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -352,6 +353,13 @@ func (e *streamExec) StateProgress() []stream.StateOperatorProgress {
 // Close implements executor: it closes the sources the query created and
 // the state store provider.
 func (e *streamExec) Close() error {
+	// Operators that keep Arrow memory across epochs (the stream-stream
+	// join's live batches) free it.
+	for _, op := range e.order {
+		if c, ok := op.(io.Closer); ok {
+			c.Close()
+		}
+	}
 	for i, src := range e.sources {
 		if e.owned[i] {
 			src.Close()

@@ -41,6 +41,11 @@ type statefulGroupState struct {
 	state       statePartitions
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
+
+	// live is the state kept between epochs (nil until the first epoch
+	// loads it); pending is the version it holds once this epoch commits.
+	live    *groupLive
+	pending int64
 }
 
 func newStatefulGroupState(mem memory.Allocator, opID int, n *plan.FlatMapGroupsWithState) (*statefulGroupState, error) {
@@ -112,6 +117,11 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	if err := g.state.bind(ep); err != nil {
 		return nil, err
 	}
+	if err := g.loadLive(ep.ID); err != nil {
+		return nil, err
+	}
+	// From here the live state is this epoch's until it commits.
+	g.live.version, g.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
 	if err != nil {
 		return nil, err
@@ -269,6 +279,7 @@ func (g *statefulGroupState) codecFor(p int) (*rowCodec, error) {
 // (owned by the caller).
 func (g *statefulGroupState) runPartition(ep Epoch, p int, codec *rowCodec, all, keyRec arrow.Record, groups []*group, threshold int64, timeouts bool, c *groupCounts) ([]arrow.Record, error) {
 	st := g.state.stores[p]
+	live := &g.live.parts[p]
 	sort.Slice(groups, func(a, b int) bool { return bytes.Compare(groups[a].key, groups[b].key) < 0 })
 	var out []arrow.Record
 	fail := func(err error) ([]arrow.Record, error) {
@@ -285,7 +296,7 @@ func (g *statefulGroupState) runPartition(ep Epoch, p int, codec *rowCodec, all,
 			rows.Release()
 			return fail(err)
 		}
-		rec, err := g.call(ep, st, gr.key, key, rows, false, c)
+		rec, err := g.call(ep, st, live, gr.key, key, rows, false, c)
 		key.Release()
 		rows.Release()
 		if err != nil {
@@ -298,21 +309,18 @@ func (g *statefulGroupState) runPartition(ep Epoch, p int, codec *rowCodec, all,
 	if !timeouts {
 		return out, nil
 	}
-	var expired [][]byte
-	err := st.Range(func(k, v []byte) bool {
-		if _, t, _, err := decodeGroupState(v); err == nil && t != stream.NoTimeoutSet && t < threshold {
-			expired = append(expired, append([]byte(nil), k...))
-		}
-		return true
-	})
-	if err != nil {
-		return fail(fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", g.state.opID, p, err))
-	}
-	if len(expired) == 0 {
+	// The keys due, from the timeout heap (the calls above have reset
+	// the timeouts of the keys with rows).
+	due := live.expired(threshold)
+	if len(due) == 0 {
 		return out, nil
 	}
+	expired := make([][]byte, len(due))
+	for i, k := range due {
+		expired[i] = []byte(k)
+	}
 	sort.Slice(expired, func(a, b int) bool { return bytes.Compare(expired[a], expired[b]) < 0 })
-	recs, err := g.timedOut(ep, st, codec, all, expired, c)
+	recs, err := g.timedOut(ep, st, live, codec, all, expired, c)
 	out = append(out, recs...)
 	if err != nil {
 		return fail(err)
@@ -322,7 +330,7 @@ func (g *statefulGroupState) runPartition(ep Epoch, p int, codec *rowCodec, all,
 
 // timedOut calls the function for the expired keys of store st, with no
 // rows and HasTimedOut.
-func (g *statefulGroupState) timedOut(ep Epoch, st checkpoint.StateStore, codec *rowCodec, all arrow.Record, expired [][]byte, c *groupCounts) ([]arrow.Record, error) {
+func (g *statefulGroupState) timedOut(ep Epoch, st checkpoint.StateStore, live *groupLivePart, codec *rowCodec, all arrow.Record, expired [][]byte, c *groupCounts) ([]arrow.Record, error) {
 	cols, err := codec.decode(g.mem, expired)
 	if err != nil {
 		return nil, err
@@ -337,7 +345,7 @@ func (g *statefulGroupState) timedOut(ep Epoch, st checkpoint.StateStore, codec 
 	var out []arrow.Record
 	for i, k := range expired {
 		key := array.NewSlice(keyCol, int64(i), int64(i+1))
-		rec, err := g.call(ep, st, k, key, empty, true, c)
+		rec, err := g.call(ep, st, live, k, key, empty, true, c)
 		key.Release()
 		if err != nil {
 			return out, err
@@ -350,21 +358,15 @@ func (g *statefulGroupState) timedOut(ep Epoch, st checkpoint.StateStore, codec 
 	return out, nil
 }
 
-// call runs the function for one key and writes its state back.
-func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, k []byte, key arrow.Array, rows arrow.Record, timedOut bool, c *groupCounts) (arrow.Record, error) {
+// call runs the function for one key and writes its state back, to the
+// live state and the store.
+func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, live *groupLivePart, k []byte, key arrow.Array, rows arrow.Record, timedOut bool, c *groupCounts) (arrow.Record, error) {
 	init := stream.GroupStateInit{Timeout: stream.GroupStateTimeout(g.node.Timeout), TimedOut: timedOut,
 		BatchTimestampMs: ep.BatchTimestampMs, WatermarkMs: ep.WatermarkMs, HasWatermark: ep.HasWatermark}
 	oldTimeout := stream.NoTimeoutSet
-	v, ok, err := st.Get(k)
-	if err != nil {
-		return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", g.state.opID, err)
-	}
+	e, ok := live.keys[string(k)]
 	if ok {
-		exists, t, value, err := decodeGroupState(v)
-		if err != nil {
-			return nil, err
-		}
-		init.Exists, init.Value, oldTimeout = exists, value, t
+		init.Exists, init.Value, oldTimeout = e.exists, e.value, e.timeoutMs
 	}
 	gs := stream.NewGroupState(init)
 	rec, err := g.fn(key, rows, gs)
@@ -400,13 +402,19 @@ func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, k []byte, 
 			if err := st.Delete(k); err != nil {
 				return releaseOnError(rec, fmt.Errorf("arrowstream: delete state of operator %d: %w", g.state.opID, err))
 			}
+			live.remove(string(k))
 			c.removed++
 		}
 	case out.Updated || out.Removed || out.TimeoutMs != oldTimeout:
 		if err := st.Put(k, encodeGroupState(out.Exists, out.TimeoutMs, out.Value)); err != nil {
 			return releaseOnError(rec, fmt.Errorf("arrowstream: write state of operator %d: %w", g.state.opID, err))
 		}
+		live.set(string(k), out.Exists, out.TimeoutMs, out.Value)
 		c.updated++
+	case ok && out.TimeoutMs != stream.NoTimeoutSet && e.heapAt == stream.NoTimeoutSet:
+		// Unchanged, but its timeout was popped (a timed-out call that
+		// kept it): index it again.
+		live.set(string(k), e.exists, e.timeoutMs, e.value)
 	}
 	return rec, nil
 }
@@ -462,9 +470,24 @@ func concatRecords(mem memory.Allocator, schema *arrow.Schema, recs []arrow.Reco
 	return rec, nil
 }
 
-func (g *statefulGroupState) State() StateDecl        { return g.state.decl() }
-func (g *statefulGroupState) Committed(c StateCommit) { g.state.committed(&g.progress, c) }
-func (g *statefulGroupState) Abort()                  { g.state.release() }
+func (g *statefulGroupState) State() StateDecl { return g.state.decl() }
+
+// Committed: the live state now mirrors the committed version; its bytes
+// count in the operator's memory.
+func (g *statefulGroupState) Committed(c StateCommit) {
+	g.state.committed(&g.progress, c)
+	if g.live != nil {
+		g.live.version = g.pending
+		g.progress.MemoryUsedBytes += g.live.liveBytes()
+	}
+}
+
+// Abort: the engine discarded the epoch's store updates, and the live
+// state goes with them: the next epoch rebuilds it from the store.
+func (g *statefulGroupState) Abort() {
+	g.state.release()
+	g.live = nil
+}
 
 // releaseOnError releases the function's rows of a key whose state could
 // not be written back.

@@ -1,9 +1,7 @@
 package stateful
 
 import (
-	"container/heap"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -46,16 +43,16 @@ type joinSide struct {
 
 // statefulJoin is the stream-stream symmetric hash join (docs/semantics.md §7).
 //
-// State: one store per partition holding both sides; key = side byte ++
-// encoded join key ++ epoch (8 bytes) ++ row index (4 bytes), value =
-// matched flag ++ the encoded row. Rows are routed by the join key hash.
-// Every epoch the join joins the new rows of each side against the stored
-// rows of the other with the same key and the other side's new rows
-// (new×new once), applies the residual condition, stores the new rows and
-// evicts by the state watermarks, emitting unmatched outer rows with
-// nulls. The stored rows are kept decoded in memory between epochs
-// (sideCache), so an epoch costs in proportion to its input, its matches
-// and its evictions, not to the size of the state.
+// State: per partition and side, the stored rows as Arrow batches with a
+// key index and an event-time index, kept live in memory across epochs
+// (stateful_join_live.go) and mirrored in one store per partition as a
+// changelog of batches (stateful_join_store.go). Rows are routed by the
+// join key hash. Every epoch the join joins the new rows of each side
+// against the stored rows of the other with the same key and the other
+// side's new rows (new×new once), applies the residual condition, evicts
+// by the state watermarks, emitting unmatched outer rows with nulls, and
+// stores the new rows. An epoch costs in proportion to its input, its
+// matches and its evictions, not to the size of the state.
 type statefulJoin struct {
 	mem         memory.Allocator
 	typ         plan.JoinType
@@ -67,13 +64,16 @@ type statefulJoin struct {
 	state       statePartitions
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
+	// fixedKeys: the join key is one fixed-width column (not null-safe),
+	// indexed by its 64-bit word instead of its bytes.
+	fixedKeys bool
 
-	// parts hold each partition's codecs and each side's stored rows
-	// decoded, as of state version cacheVersion (-1: to be rebuilt from
-	// the stores, as after a start or an epoch that did not commit);
-	// pendingVersion is the version the running epoch commits.
+	// parts hold each partition's codecs and live state, as of state
+	// version liveVersion (-1: to be rebuilt from the stores, as after a
+	// start or an epoch that did not commit); pendingVersion is the
+	// version the running epoch commits.
 	parts          []*joinPart
-	cacheVersion   int64
+	liveVersion    int64
 	pendingVersion int64
 }
 
@@ -107,7 +107,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 		outFields[i].Type = vector.Unwrap(outFields[i].Type)
 	}
 	md := j.Schema().Metadata()
-	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, cacheVersion: -1}
+	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, liveVersion: -1}
 	s.state = statePartitions{opID: opID}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
@@ -139,6 +139,13 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 	if err := s.sideOnlyConditions(residual, j.Left.Schema().NumFields()); err != nil {
 		return nil, err
 	}
+	if len(spec.LeftKeys) == 1 && !spec.NullSafe[0] {
+		enc, err := vector.NewKeyEncoder(mem, []arrow.DataType{vector.Unwrap(lk[0].DataType())})
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: stream-stream join key %s: %w", spec.LeftKeys[0], err)
+		}
+		s.fixedKeys = enc.IsFixed()
+	}
 	return s, nil
 }
 
@@ -150,46 +157,49 @@ func (s *statefulJoin) Report() stream.StateOperatorProgress { return s.progress
 
 func (s *statefulJoin) State() StateDecl { return s.state.decl() }
 
+// Committed: the live state now mirrors the committed version. The
+// store holds batches, not rows: the rows and memory reported are the
+// live state's.
 func (s *statefulJoin) Committed(c StateCommit) {
 	s.state.committed(&s.progress, c)
-	s.cacheVersion = s.pendingVersion
-	// The decoded rows kept between epochs are state memory too.
-	for _, jp := range s.parts {
-		for _, c := range jp.caches {
-			s.progress.MemoryUsedBytes += c.bytes
-		}
-	}
+	s.liveVersion = s.pendingVersion
+	rows, bytes := s.liveSize()
+	s.progress.NumRowsTotal = rows
+	s.progress.MemoryUsedBytes += bytes
 }
 
+// Abort: the epoch's store updates were discarded, and the live state
+// goes with them: the next epoch rebuilds it from the version it reads.
 func (s *statefulJoin) Abort() {
-	s.cacheVersion = -1
 	s.state.release()
+	s.dropLive()
+}
+
+// Close frees the live state (the query stopped).
+func (s *statefulJoin) Close() error {
+	s.dropLive()
+	return nil
 }
 
 func (s *statefulJoin) ShouldRunAnotherBatch(newWm int64) bool {
 	return (s.sides[0].evict != evictNever || s.sides[1].evict != evictNever) && newWm > s.lastEvictWm
 }
 
-// sideRows are one side's rows of an epoch: the state rows, then the new
-// rows that survived the late filter.
+// sideRows are one side's new rows of an epoch (those that survived the
+// late filter), with their join keys.
 type sideRows struct {
-	rec       arrow.Record // codec schema
-	nState    int
-	entries   []*joinEntry // state rows' cache entries
-	storeKeys [][]byte     // state rows' store keys
-	matched   []bool
-	wasMatch  []bool
-	keys      []string // encoded join keys
-	keyNull   []bool
-	hashes    []uint64
-	enc       [][]byte // encoded rows
-	arrival   []bool   // new rows matched against the other side's state
-	excluded  []bool   // new rows failing the side's own condition
+	rec      arrow.Record // codec schema
+	keys     []string     // encoded join keys (without fixedKeys)
+	words    []uint64     // the keys' words (with fixedKeys)
+	keyNull  []bool
+	hashes   []uint64
+	excluded []bool // rows failing the side's own condition
 }
 
 func (r *sideRows) release() {
 	if r.rec != nil {
 		r.rec.Release()
+		r.rec = nil
 	}
 }
 
@@ -201,13 +211,13 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 	if err := s.state.bind(ep); err != nil {
 		return nil, err
 	}
-	if s.cacheVersion != ep.ID {
-		if err := s.rebuildCache(ctx); err != nil {
+	if s.liveVersion != ep.ID || len(s.parts) != len(s.state.stores) {
+		if err := s.rebuildLive(ctx, ep); err != nil {
 			return nil, err
 		}
 	}
-	// The caches change with the epoch: valid again only once it commits.
-	s.cacheVersion, s.pendingVersion = -1, ep.ID+1
+	// The live state changes with the epoch: valid again once it commits.
+	s.liveVersion, s.pendingVersion = -1, ep.ID+1
 	var fresh [2]*sideRows
 	defer func() {
 		for _, r := range fresh {
@@ -234,11 +244,11 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 }
 
 // loadNew reads a side's new input rows (late rows dropped) into one
-// record, with their join keys.
+// record of plain columns, with their join keys.
 func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in vector.Operator) (*sideRows, error) {
-	r := &sideRows{}
-	var enc [][]byte
 	late := ep.LateWatermarkMs * 1000
+	var recs []arrow.Record
+	defer func() { releaseRecords(recs) }()
 	for {
 		rec, err := in.Next(ctx)
 		if err != nil {
@@ -247,49 +257,62 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 			}
 			return nil, err
 		}
-		if err := side.codec.encode(rec); err != nil {
-			rec.Release()
-			return nil, err
+		plain, err := plainRecord(s.mem, side.codec, rec)
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: %s input of the stream-stream join: %w", side.name, err)
 		}
 		var tcol, dcol arrow.Array
 		if side.timeCol >= 0 && ep.HasWatermark {
-			tcol = rec.Column(side.timeCol)
+			tcol = plain.Column(side.timeCol)
 		}
 		if side.derivedLate != nil && ep.HasWatermark {
-			dcol = rec.Column(side.derivedLate.col)
+			dcol = plain.Column(side.derivedLate.col)
 		}
-		// The rows' bytes share one buffer per input record (one
-		// allocation instead of one per row); the cache keeps them.
-		size := 0
-		for i := 0; i < int(rec.NumRows()); i++ {
-			size += len(side.codec.at(i))
-		}
-		buf := make([]byte, 0, size)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			if tcol != nil {
-				if t, ok := timeAt(tcol, i); ok && t <= late {
-					s.progress.NumRowsDroppedByWatermark++
-					continue
+		var keep []int32
+		if tcol != nil || dcol != nil {
+			n := int(plain.NumRows())
+			keep = make([]int32, 0, n)
+			for i := 0; i < n; i++ {
+				if tcol != nil {
+					if t, ok := timeAt(tcol, i); ok && t <= late {
+						s.progress.NumRowsDroppedByWatermark++
+						continue
+					}
 				}
-			}
-			if dcol != nil {
-				if t, ok := timeAt(dcol, i); ok && t <= late+side.derivedLate.shiftUs {
-					s.progress.NumRowsDroppedByWatermark++
-					continue
+				if dcol != nil {
+					if t, ok := timeAt(dcol, i); ok && t <= late+side.derivedLate.shiftUs {
+						s.progress.NumRowsDroppedByWatermark++
+						continue
+					}
 				}
+				keep = append(keep, int32(i))
 			}
-			n := len(buf)
-			buf = append(buf, side.codec.at(i)...)
-			enc = append(enc, buf[n:len(buf):len(buf)])
 		}
-		rec.Release()
+		if keep != nil && len(keep) < int(plain.NumRows()) {
+			t, err := vector.TakeRecord(s.mem, plain, keep)
+			plain.Release()
+			if err != nil {
+				return nil, err
+			}
+			plain = t
+		}
+		recs = append(recs, plain)
 	}
-	r.enc = enc
-	if err := s.decodeSide(side.codec, r, enc); err != nil {
-		return nil, err
+	r := &sideRows{}
+	if len(recs) == 0 {
+		if err := s.decodeSide(side.codec, r, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		rec, err := concatRecords(s.mem, side.codec.schema, recs)
+		if err != nil {
+			return nil, err
+		}
+		r.rec = rec
 	}
-	r.excluded = make([]bool, len(enc))
-	if side.only != nil && len(enc) > 0 {
+	r.excluded = make([]bool, r.rec.NumRows())
+	if side.only != nil && r.rec.NumRows() > 0 {
 		if err := s.sideOnly(ctx, side, r); err != nil {
 			r.release()
 			return nil, err
@@ -317,7 +340,7 @@ func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows
 	if !ok {
 		return fmt.Errorf("arrowstream: join condition %s is %s, not boolean", side.only, vector.TypeName(res.DataType()))
 	}
-	for i := r.nState; i < b.Len(); i++ {
+	for i := 0; i < b.Len(); i++ {
 		r.excluded[i] = !b.IsValid(i) || !b.Value(i)
 	}
 	return nil
@@ -356,17 +379,43 @@ func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRo
 	if err != nil {
 		return err
 	}
-	r.keys = make([]string, n)
 	r.keyNull = make([]bool, n)
 	r.hashes = make([]uint64, n)
+	if s.fixedKeys {
+		r.words = make([]uint64, n)
+	} else {
+		r.keys = make([]string, n)
+	}
 	if n == 0 {
 		return nil
 	}
 	if err := codec.encode(keyRec); err != nil {
 		return err
 	}
+	if s.fixedKeys {
+		if !codec.enc.IsFixed() {
+			return fmt.Errorf("arrowstream: stream-stream join key of %s is not fixed-width", vector.TypeName(keyCols[0].DataType()))
+		}
+		copy(r.words, codec.enc.Fixed())
+	} else {
+		// The keys share one string (one allocation, not one per row).
+		size := 0
+		for i := 0; i < n; i++ {
+			size += len(codec.at(i))
+		}
+		buf := make([]byte, 0, size)
+		for i := 0; i < n; i++ {
+			buf = append(buf, codec.at(i)...)
+		}
+		all := string(buf)
+		off := 0
+		for i := 0; i < n; i++ {
+			l := len(codec.at(i))
+			r.keys[i] = all[off : off+l]
+			off += l
+		}
+	}
 	for i := 0; i < n; i++ {
-		r.keys[i] = string(codec.at(i))
 		r.hashes[i] = s.state.scheme.hash(codec, i)
 		for k, c := range keyCols {
 			if c.IsNull(i) && !s.nullSafe[k] {
@@ -375,39 +424,6 @@ func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRo
 		}
 	}
 	return nil
-}
-
-// applyResidual keeps the candidate pairs that satisfy the residual
-// condition.
-func (s *statefulJoin) applyResidual(ctx context.Context, l, r arrow.Record, li, ri []int32) ([]int32, []int32, error) {
-	if s.residual == nil || len(li) == 0 {
-		return li, ri, nil
-	}
-	pairs, err := s.pairs(l, r, li, ri, s.joined)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer pairs.Release()
-	ev, err := s.residual.Bind(s.joined, s.mem)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := ev.Eval(ctx, pairs)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer res.Release()
-	b, ok := res.(*array.Boolean)
-	if !ok {
-		return nil, nil, fmt.Errorf("arrowstream: join condition %s is %s, not boolean", s.residual, vector.TypeName(res.DataType()))
-	}
-	var ol, or []int32
-	for k := range li {
-		if b.IsValid(k) && b.Value(k) {
-			ol, or = append(ol, li[k]), append(or, ri[k])
-		}
-	}
-	return ol, or, nil
 }
 
 // pairs gathers left rows li and right rows ri side by side (index −1:
@@ -428,107 +444,4 @@ func (s *statefulJoin) pairs(l, r arrow.Record, li, ri []int32, schema *arrow.Sc
 		cols = append(cols, rt.Columns()...)
 	}
 	return array.NewRecord(schema, cols, int64(len(li))), nil
-}
-
-// output builds the join's output rows.
-func (s *statefulJoin) output(l, r arrow.Record, li, ri []int32) (arrow.Record, error) {
-	if s.typ == plan.LeftSemiJoin {
-		ri = nil
-	}
-	return s.pairs(l, r, li, ri, s.out)
-}
-
-// store writes the side's new rows and updated matched flags to
-// partition p's state and evicts the rows below the side's state
-// watermark; it returns the evicted unmatched rows of an outer side and
-// the numbers of rows updated and removed.
-func (s *statefulJoin) store(ep Epoch, p int, tag byte, side *joinSide, r *sideRows) (nulls []int32, updated, removed int64, err error) {
-	wrap := func(op string, err error) error {
-		return fmt.Errorf("arrowstream: %s state of operator %d partition %d: %w", op, s.state.opID, p, err)
-	}
-	thr, evict := s.evictThreshold(ep, side)
-	cache := s.parts[p].caches[tag]
-	st := s.state.stores[p]
-	var val []byte
-	size := 0
-	for i := r.nState; i < len(r.keys); i++ {
-		size += 1 + len(r.keys[i]) + 12
-	}
-	keyBuf := make([]byte, 0, size)
-	var tcol arrow.Array
-	if evict {
-		tcol = r.rec.Column(side.evictCol)
-	}
-	semiLeft := s.typ == plan.LeftSemiJoin && tag == 0
-	for i := 0; i < int(r.rec.NumRows()); i++ {
-		isState := i < r.nState
-		gone := semiLeft && !isState && r.arrival[i]
-		if r.excluded[i] {
-			gone = true
-			if side.outer {
-				nulls = append(nulls, int32(i))
-			}
-		}
-		if !gone && evict {
-			if t, ok := timeAt(tcol, i); ok && t <= thr {
-				gone = true
-				if side.outer && !r.matched[i] {
-					nulls = append(nulls, int32(i))
-				}
-			}
-		}
-		switch {
-		case gone && isState:
-			if err := st.Delete(r.storeKeys[i]); err != nil {
-				return nil, 0, 0, wrap("delete", err)
-			}
-			cache.remove(r.entries[i])
-			removed++
-		case gone:
-		case isState:
-			e := r.entries[i]
-			if e.hasTime && e.heapIdx < 0 {
-				heap.Push(&cache.byTime, e) // taken as evictable, yet kept
-			}
-			if r.matched[i] != r.wasMatch[i] {
-				e.matched = true
-				v, ok, err := st.Get(r.storeKeys[i])
-				if err != nil {
-					return nil, 0, 0, wrap("read", err)
-				}
-				if !ok || len(v) == 0 {
-					return nil, 0, 0, wrap("read", fmt.Errorf("row %x of the cache is not in the store: %w", r.storeKeys[i], checkpoint.ErrCorrupt))
-				}
-				val = append(val[:0], v...)
-				val[0] = 1
-				if err := st.Put(r.storeKeys[i], val); err != nil {
-					return nil, 0, 0, wrap("write", err)
-				}
-			}
-		default:
-			enc := r.enc[i]
-			// Store keys share one buffer (the cache keeps them); the
-			// value is copied by Put, so one scratch buffer serves.
-			n := len(keyBuf)
-			keyBuf = append(keyBuf, tag)
-			keyBuf = append(keyBuf, r.keys[i]...)
-			keyBuf = binary.BigEndian.AppendUint64(keyBuf, uint64(ep.ID))
-			keyBuf = binary.BigEndian.AppendUint32(keyBuf, uint32(i-r.nState))
-			key := keyBuf[n:len(keyBuf):len(keyBuf)]
-			val = append(val[:0], 0)
-			if r.matched[i] {
-				val[0] = 1
-			}
-			val = append(val, enc...)
-			if err := st.Put(key, val); err != nil {
-				return nil, 0, 0, wrap("write", err)
-			}
-			updated++
-			e := &joinEntry{storeKey: key, key: r.keys[i],
-				keyNull: r.keyNull[i], enc: enc, matched: r.matched[i]}
-			e.time, e.hasTime = side.evictTime(r.rec, i)
-			cache.add(e)
-		}
-	}
-	return nulls, updated, removed, nil
 }

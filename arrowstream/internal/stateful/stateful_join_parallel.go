@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -20,13 +19,26 @@ import (
 
 // joinPart is one state partition of the join as kept between epochs.
 type joinPart struct {
-	caches [2]*sideCache // each side's stored rows, decoded
-	codecs [2]*rowCodec  // each side's row codec, this partition's own
+	codecs [2]*rowCodec // each side's row codec, this partition's own
+	// The live state: words with fixedKeys, else strs.
+	words *joinLivePart[uint64]
+	strs  *joinLivePart[string]
+}
+
+func (jp *joinPart) release() {
+	if jp.words != nil {
+		jp.words.release()
+		jp.words = nil
+	}
+	if jp.strs != nil {
+		jp.strs.release()
+		jp.strs = nil
+	}
 }
 
 // joinPartResult is what one partition's epoch produced.
 type joinPartResult struct {
-	out                arrow.Record // nil: no output rows
+	out                []arrow.Record
 	updated, removed   int64
 	updateNs, removeNs int64
 }
@@ -36,6 +48,7 @@ func (s *statefulJoin) ensureParts(n int) error {
 	if len(s.parts) == n {
 		return nil
 	}
+	s.dropLive()
 	s.parts = make([]*joinPart, n)
 	for p := range s.parts {
 		jp := &joinPart{}
@@ -51,16 +64,41 @@ func (s *statefulJoin) ensureParts(n int) error {
 	return nil
 }
 
+// dropLive frees every partition's live state.
+func (s *statefulJoin) dropLive() {
+	for _, jp := range s.parts {
+		jp.release()
+	}
+	s.liveVersion = -1
+}
+
+// liveSize is the rows and approximate memory of the live state.
+func (s *statefulJoin) liveSize() (rows, bytes int64) {
+	for _, jp := range s.parts {
+		for i := 0; i < 2; i++ {
+			switch {
+			case jp.words != nil:
+				rows += jp.words.sides[i].rows
+				bytes += jp.words.sides[i].bytes
+			case jp.strs != nil:
+				rows += jp.strs.sides[i].rows
+				bytes += jp.strs.sides[i].bytes
+			}
+		}
+	}
+	return rows, bytes
+}
+
 // splitSide splits a side's new rows by their key's partition (entry p
 // nil when partition p has none). The parts are owned by the caller.
 func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 	out := make([]*sideRows, n)
-	if len(r.enc) == 0 {
+	if r.rec.NumRows() == 0 {
 		return out, nil
 	}
 	if n == 1 {
 		r.rec.Retain()
-		out[0] = &sideRows{rec: r.rec, enc: r.enc, keys: r.keys, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded}
+		out[0] = &sideRows{rec: r.rec, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded}
 		return out, nil
 	}
 	idx := make([][]int32, n)
@@ -81,11 +119,19 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 			}
 			return nil, err
 		}
-		part := &sideRows{rec: rec, enc: make([][]byte, len(rows)), keys: make([]string, len(rows)),
-			keyNull: make([]bool, len(rows)), hashes: make([]uint64, len(rows)), excluded: make([]bool, len(rows))}
+		part := &sideRows{rec: rec, keyNull: make([]bool, len(rows)), hashes: make([]uint64, len(rows)), excluded: make([]bool, len(rows))}
+		if r.words != nil {
+			part.words = make([]uint64, len(rows))
+		} else {
+			part.keys = make([]string, len(rows))
+		}
 		for k, j := range rows {
-			part.enc[k], part.keys[k], part.keyNull[k] = r.enc[j], r.keys[j], r.keyNull[j]
-			part.hashes[k], part.excluded[k] = r.hashes[j], r.excluded[j]
+			if r.words != nil {
+				part.words[k] = r.words[j]
+			} else {
+				part.keys[k] = r.keys[j]
+			}
+			part.keyNull[k], part.hashes[k], part.excluded[k] = r.keyNull[j], r.hashes[j], r.excluded[j]
 		}
 		out[p] = part
 	}
@@ -100,8 +146,8 @@ func (s *statefulJoin) partActive(ep Epoch, p int, split [2][]*sideRows) bool {
 			return true
 		}
 		if thr, evict := s.evictThreshold(ep, side); evict {
-			h := s.parts[p].caches[i].byTime
-			if h.Len() > 0 && h[0].time <= thr {
+			jp := s.parts[p]
+			if (jp.words != nil && jp.words.sides[i].due.due(thr)) || (jp.strs != nil && jp.strs.sides[i].due.due(thr)) {
 				return true
 			}
 		}
@@ -112,110 +158,21 @@ func (s *statefulJoin) partActive(ep Epoch, p int, split [2][]*sideRows) bool {
 // joinPartition runs partition p's epoch over its new rows of each side
 // (fresh[i] nil: none; owned by the caller).
 func (s *statefulJoin) joinPartition(ctx context.Context, ep Epoch, p int, fresh [2]*sideRows) (joinPartResult, error) {
-	var res joinPartResult
 	jp := s.parts[p]
-	start := time.Now()
-	var rows [2]*sideRows
-	defer func() {
-		for _, r := range rows {
-			if r != nil {
-				r.release()
-			}
-		}
-	}()
 	for i := range fresh {
 		if fresh[i] == nil {
 			e := &sideRows{}
 			if err := s.decodeSide(jp.codecs[i], e, nil); err != nil {
-				return res, err
+				return joinPartResult{}, err
 			}
 			defer e.release()
 			fresh[i] = e
 		}
 	}
-	// Each side's rows: the stored rows the epoch needs, then the new ones.
-	for i, side := range s.sides {
-		thr, evict := s.evictThreshold(ep, side)
-		r, err := s.withState(jp.codecs[i], fresh[i], jp.relevant(i, fresh[1-i], thr, evict))
-		if err != nil {
-			return res, err
-		}
-		rows[i] = r
+	if s.fixedKeys {
+		return joinEpoch(ctx, s, ep, p, jp.words, fresh)
 	}
-	// rows hold copies of the new rows: free these early (peak memory).
-	for _, f := range fresh {
-		f.release()
-		f.rec = nil
-	}
-	L, R := rows[0], rows[1]
-	// Candidate pairs: equal non-null keys, at least one row new.
-	byKey := make(map[string][]int32, len(R.keys))
-	for j := range R.keys {
-		if !R.keyNull[j] && !R.excluded[j] {
-			byKey[R.keys[j]] = append(byKey[R.keys[j]], int32(j))
-		}
-	}
-	var li, ri []int32
-	for i := range L.keys {
-		if L.keyNull[i] || L.excluded[i] {
-			continue
-		}
-		lNew := i >= L.nState
-		for _, j := range byKey[L.keys[i]] {
-			if lNew || int(j) >= R.nState {
-				li, ri = append(li, int32(i)), append(ri, j)
-			}
-		}
-	}
-	li, ri, err := s.applyResidual(ctx, L.rec, R.rec, li, ri)
-	if err != nil {
-		return res, err
-	}
-	// A left row that matches the right state on arrival is, in a left
-	// semi join, emitted and never stored (Spark processes the left input
-	// before adding this batch's right rows to the right state).
-	L.arrival = make([]bool, len(L.matched))
-	for k := range li {
-		L.matched[li[k]] = true
-		R.matched[ri[k]] = true
-		if int(li[k]) >= L.nState && int(ri[k]) < R.nState {
-			L.arrival[li[k]] = true
-		}
-	}
-	var outL, outR []int32
-	if s.typ == plan.LeftSemiJoin {
-		for i := range L.matched {
-			if L.matched[i] && !L.wasMatch[i] {
-				outL = append(outL, int32(i))
-			}
-		}
-	} else {
-		outL, outR = li, ri
-	}
-	res.updateNs = int64(time.Since(start))
-	removeStart := time.Now()
-	for i, side := range s.sides {
-		nulls, upd, rem, err := s.store(ep, p, byte(i), side, rows[i])
-		if err != nil {
-			return res, err
-		}
-		res.updated += upd
-		res.removed += rem
-		for _, n := range nulls {
-			if i == 0 {
-				outL, outR = append(outL, n), append(outR, -1)
-			} else {
-				outL, outR = append(outL, -1), append(outR, n)
-			}
-		}
-	}
-	res.removeNs = int64(time.Since(removeStart))
-	if len(outL) > 0 {
-		if res.out, err = s.output(L.rec, R.rec, outL, outR); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return joinEpoch(ctx, s, ep, p, jp.strs, fresh)
 }
 
 // joinPartitions splits both sides' new rows by partition, runs the
@@ -242,7 +199,6 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		// The parts hold the rows now: free the whole before the
 		// partitions run, so the epoch's peak memory does not hold both.
 		fresh[i].release()
-		fresh[i].rec = nil
 	}
 	results := make([]joinPartResult, n)
 	errs := runEachPartition(s.state.opID, n, func(p int) bool { return s.partActive(ep, p, split) }, func(p int) error {
@@ -257,9 +213,7 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		if errs[p] != nil && firstErr == nil {
 			firstErr = errs[p]
 		}
-		if r.out != nil {
-			out = append(out, r.out)
-		}
+		out = append(out, r.out...)
 		s.progress.NumRowsUpdated += r.updated
 		s.progress.NumRowsRemoved += r.removed
 		updateNs += r.updateNs
@@ -275,28 +229,41 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 	return out, nil
 }
 
-// rebuildCache reads both sides' state from the open stores into the
-// partitions' caches, the partitions in parallel: on the first epoch of a
-// run (start or restart) and after an epoch that did not commit.
-func (s *statefulJoin) rebuildCache(ctx context.Context) error {
+// rebuildLive reads both sides' state from the open stores into the
+// partitions' live state, the partitions in parallel: on the first epoch
+// of a run (start or restart) and after an epoch that did not commit.
+func (s *statefulJoin) rebuildLive(ctx context.Context, ep Epoch) error {
 	n := len(s.state.stores)
 	if err := s.ensureParts(n); err != nil {
 		return err
 	}
+	s.dropLive()
 	errs := runEachPartition(s.state.opID, n, func(int) bool { return true }, func(p int) error {
-		for i := range s.sides {
-			c, err := s.loadCache(ctx, p, i)
-			if err != nil {
-				return err
-			}
-			s.parts[p].caches[i] = c
+		if s.fixedKeys {
+			return loadJoinPart(ctx, s, ep, p, &s.parts[p].words)
 		}
-		return nil
+		return loadJoinPart(ctx, s, ep, p, &s.parts[p].strs)
 	})
 	for _, err := range errs {
 		if err != nil {
+			s.dropLive()
 			return err
 		}
 	}
+	return nil
+}
+
+// loadJoinPart rebuilds partition p's live state into *dst.
+func loadJoinPart[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int, dst **joinLivePart[K]) error {
+	lp := &joinLivePart[K]{}
+	for i := range s.sides {
+		live, err := loadJoinSide[K](ctx, s, ep, p, i)
+		if err != nil {
+			lp.release()
+			return err
+		}
+		lp.sides[i] = live
+	}
+	*dst = lp
 	return nil
 }

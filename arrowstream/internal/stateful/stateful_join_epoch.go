@@ -1,0 +1,464 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// One partition's epoch of the stream-stream join over its live state
+// (stateful_join_live.go): the new rows of each side probe the other
+// side's key index and each other, the residual condition filters the
+// candidate pairs batch by batch, the state rows at or below a side's
+// eviction threshold are evicted (an outer side's unmatched ones emitted
+// with nulls) and the new rows that stay become one batch per side.
+
+// joinLivePart is one partition's live state.
+type joinLivePart[K joinKey] struct {
+	sides [2]*joinSideLive[K]
+}
+
+func (lp *joinLivePart[K]) release() {
+	for _, s := range lp.sides {
+		if s != nil {
+			s.release()
+		}
+	}
+}
+
+// joinPairs are candidate pairs between two sources of rows, a side's new
+// rows (batch nil) or one of its stored batches; li and ri index the
+// sources' records.
+type joinPairs[K joinKey] struct {
+	l, r   *joinBatch[K]
+	li, ri []int32
+}
+
+// keysOf returns r's keys in the index's form.
+func keysOf[K joinKey](r *sideRows) []K {
+	var zero K
+	if _, ok := any(zero).(uint64); ok {
+		return any(r.words).([]K)
+	}
+	return any(r.keys).([]K)
+}
+
+// joinEpoch runs partition p's epoch over its new rows of each side
+// (owned by the caller; never nil).
+func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int, lp *joinLivePart[K], fresh [2]*sideRows) (res joinPartResult, err error) {
+	defer func() {
+		if err != nil {
+			releaseRecords(res.out)
+			res.out = nil
+		}
+	}()
+	start := time.Now()
+	keys := [2][]K{keysOf[K](fresh[0]), keysOf[K](fresh[1])}
+	var newMatched [2][]bool
+	for i := range fresh {
+		newMatched[i] = make([]bool, fresh[i].rec.NumRows())
+	}
+	arrival := make([]bool, fresh[0].rec.NumRows())
+	semi := s.typ == plan.LeftSemiJoin
+
+	segs := candidates(lp, fresh, keys)
+	// flips are the stored left rows of a semi join matched for the first
+	// time, by batch.
+	var flips []*joinPairs[K]
+	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
+	for _, sg := range segs {
+		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
+		joined, err := s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
+		if err != nil {
+			return res, err
+		}
+		keep, err := s.residualMask(ctx, joined)
+		if err != nil {
+			joined.Release()
+			return res, err
+		}
+		var kept []int32
+		for k := range sg.li {
+			if keep != nil && !keep[k] {
+				continue
+			}
+			kept = append(kept, int32(k))
+			l, r := sg.li[k], sg.ri[k]
+			if sg.l == nil {
+				newMatched[0][l] = true
+				if sg.r != nil {
+					arrival[l] = true
+				}
+			} else if b := sg.l; b.matched != nil && !b.matched[l] {
+				b.matched[l], b.dirty = true, true
+				lp.sides[0].mark(b)
+				if semi {
+					f := flipOf[b]
+					if f == nil {
+						f = &joinPairs[K]{l: b}
+						flipOf[b] = f
+						flips = append(flips, f)
+					}
+					f.li = append(f.li, l)
+				}
+			}
+			if sg.r == nil {
+				newMatched[1][r] = true
+			} else if b := sg.r; b.matched != nil && !b.matched[r] {
+				b.matched[r], b.dirty = true, true
+				lp.sides[1].mark(b)
+			}
+		}
+		if semi || len(kept) == 0 {
+			joined.Release()
+			continue
+		}
+		out := joined
+		if len(kept) < len(sg.li) {
+			out, err = vector.TakeRecord(s.mem, joined, kept)
+			joined.Release()
+			if err != nil {
+				return res, err
+			}
+		}
+		res.out = append(res.out, array.NewRecord(s.out, out.Columns(), out.NumRows()))
+		out.Release()
+	}
+	if semi {
+		var rows []int32
+		for i, m := range newMatched[0] {
+			if m {
+				rows = append(rows, int32(i))
+			}
+		}
+		if err := s.emitSide(&res, 0, fresh[0].rec, rows); err != nil {
+			return res, err
+		}
+		for _, f := range flips {
+			if err := s.emitSide(&res, 0, f.l.rec, f.li); err != nil {
+				return res, err
+			}
+		}
+	}
+	res.updateNs = int64(time.Since(start))
+	removeStart := time.Now()
+	for i, side := range s.sides {
+		live := lp.sides[i]
+		thr, evict := s.evictThreshold(ep, side)
+		// Eviction of the stored rows (after matching: rows at the
+		// threshold still joined this epoch's new rows).
+		for evict && live.due.due(thr) {
+			b := live.due.pop().v
+			if b.rec == nil {
+				continue // dropped meanwhile
+			}
+			from := live.evict(b, thr)
+			res.removed += int64(b.cursor - from)
+			if side.outer {
+				var rows []int32
+				for r := from; r < b.cursor; r++ {
+					if !b.matched[r-b.base] {
+						rows = append(rows, r-b.base)
+					}
+				}
+				if err := s.emitNulls(&res, i, b.rec, rows); err != nil {
+					return res, err
+				}
+			}
+			if b.cursor >= b.end {
+				if err := s.dropBatch(p, byte(i), b.id); err != nil {
+					return res, err
+				}
+				live.drop(b)
+				continue
+			}
+			live.schedule(b)
+			if b.shouldCompact() {
+				if err := live.compact(s.mem, b); err != nil {
+					return res, err
+				}
+			}
+		}
+		// The new rows: stored, dropped, or emitted with nulls.
+		tcol := arrow.Array(nil)
+		if side.evict != evictNever {
+			tcol = fresh[i].rec.Column(side.evictCol)
+		}
+		var keep, nulls []int32
+		for j := range newMatched[i] {
+			switch {
+			case fresh[i].excluded[j]:
+				if side.outer {
+					nulls = append(nulls, int32(j))
+				}
+				continue
+			case semi && i == 0 && arrival[j]:
+				continue
+			}
+			if evict {
+				if t, ok := timeAt(tcol, j); ok && t <= thr {
+					if side.outer && !newMatched[i][j] {
+						nulls = append(nulls, int32(j))
+					}
+					continue
+				}
+			}
+			keep = append(keep, int32(j))
+		}
+		if err := s.emitNulls(&res, i, fresh[i].rec, nulls); err != nil {
+			return res, err
+		}
+		if len(keep) > 0 {
+			var matched []bool
+			if s.tracksMatches(i) {
+				matched = newMatched[i]
+			}
+			b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8, fresh[i].rec, keep, keys[i], fresh[i].keyNull, matched)
+			if err != nil {
+				return res, err
+			}
+			live.add(b)
+			b.rewrite = true
+			live.mark(b)
+			res.updated += int64(len(keep))
+		}
+		if err := s.writeChanges(p, byte(i), live); err != nil {
+			return res, err
+		}
+	}
+	res.removeNs = int64(time.Since(removeStart))
+	return res, nil
+}
+
+// candidates returns the candidate pairs of the epoch: equal non-null
+// keys, at least one row new, grouped by the stored batch they read.
+func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) []*joinPairs[K] {
+	var segs []*joinPairs[K]
+	// New rows of side i against the stored rows of the other side.
+	for i := range fresh {
+		other := lp.sides[1-i]
+		if len(other.index) == 0 {
+			continue
+		}
+		bySeg := map[*joinBatch[K]]*joinPairs[K]{}
+		for j, k := range keys[i] {
+			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
+				continue
+			}
+			kr := other.index[k]
+			if kr == nil {
+				continue
+			}
+			for _, ref := range kr.refs {
+				if !ref.alive() {
+					continue
+				}
+				sg := bySeg[ref.b]
+				if sg == nil {
+					sg = &joinPairs[K]{}
+					if i == 0 {
+						sg.r = ref.b
+					} else {
+						sg.l = ref.b
+					}
+					bySeg[ref.b] = sg
+					segs = append(segs, sg)
+				}
+				row := ref.row - ref.b.base
+				if i == 0 {
+					sg.li, sg.ri = append(sg.li, int32(j)), append(sg.ri, row)
+				} else {
+					sg.li, sg.ri = append(sg.li, row), append(sg.ri, int32(j))
+				}
+			}
+		}
+	}
+	// New rows against new rows: a chained hash of the right ones.
+	nr := len(keys[1])
+	if nr == 0 || len(keys[0]) == 0 {
+		return segs
+	}
+	head := make(map[K]int32, nr)
+	next := make([]int32, nr)
+	for j := nr - 1; j >= 0; j-- {
+		if fresh[1].keyNull[j] || fresh[1].excluded[j] {
+			continue
+		}
+		h, ok := head[keys[1][j]]
+		if !ok {
+			h = -1
+		}
+		next[j] = h
+		head[keys[1][j]] = int32(j)
+	}
+	nn := &joinPairs[K]{}
+	for i, k := range keys[0] {
+		if fresh[0].keyNull[i] || fresh[0].excluded[i] {
+			continue
+		}
+		h, ok := head[k]
+		if !ok {
+			continue
+		}
+		for j := h; j >= 0; j = next[j] {
+			nn.li, nn.ri = append(nn.li, int32(i)), append(nn.ri, j)
+		}
+	}
+	if len(nn.li) > 0 {
+		segs = append(segs, nn)
+	}
+	return segs
+}
+
+// srcRecord is the record of a pairs source.
+func srcRecord[K joinKey](fresh *sideRows, b *joinBatch[K]) arrow.Record {
+	if b == nil {
+		return fresh.rec
+	}
+	return b.rec
+}
+
+// residualMask evaluates the residual condition over joined pairs: nil
+// when every pair passes.
+func (s *statefulJoin) residualMask(ctx context.Context, joined arrow.Record) ([]bool, error) {
+	if s.residual == nil || joined.NumRows() == 0 {
+		return nil, nil
+	}
+	ev, err := s.residual.Bind(s.joined, s.mem)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ev.Eval(ctx, joined)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Release()
+	b, ok := res.(*array.Boolean)
+	if !ok {
+		return nil, fmt.Errorf("arrowstream: join condition %s is %s, not boolean", s.residual, vector.TypeName(res.DataType()))
+	}
+	keep := make([]bool, b.Len())
+	for k := range keep {
+		keep[k] = b.IsValid(k) && b.Value(k)
+	}
+	return keep, nil
+}
+
+// emitSide adds rows of side i's record (the left side of a semi join)
+// to the output.
+func (s *statefulJoin) emitSide(res *joinPartResult, i int, rec arrow.Record, rows []int32) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	out, err := s.pairs(rec, nil, rows, nil, s.out)
+	if err != nil {
+		return err
+	}
+	res.out = append(res.out, out)
+	return nil
+}
+
+// emitNulls adds rows of side i's record to the output with nulls for
+// the other side.
+func (s *statefulJoin) emitNulls(res *joinPartResult, i int, rec arrow.Record, rows []int32) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	t, err := vector.TakeRecord(s.mem, rec, rows)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	other := s.sides[1-i].codec.schema
+	nulls := make([]arrow.Array, other.NumFields())
+	for c, f := range other.Fields() {
+		nulls[c] = array.MakeArrayOfNull(s.mem, f.Type, len(rows))
+	}
+	defer func() {
+		for _, a := range nulls {
+			a.Release()
+		}
+	}()
+	var cols []arrow.Array
+	if i == 0 {
+		cols = append(append(cols, t.Columns()...), nulls...)
+	} else {
+		cols = append(append(cols, nulls...), t.Columns()...)
+	}
+	res.out = append(res.out, array.NewRecord(s.out, cols, int64(len(rows))))
+	return nil
+}
+
+// tracksMatches: side i's rows carry a matched flag (an outer side, and
+// the left side of a semi join, whose rows are emitted once).
+func (s *statefulJoin) tracksMatches(i int) bool {
+	return s.sides[i].outer || (s.typ == plan.LeftSemiJoin && i == 0)
+}
+
+// buildJoinBatch makes a batch of rows rows of side i's record rec
+// (borrowed), sorted by eviction time; keys, keyNull and matched (nil:
+// untracked) are by row of rec.
+func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Record, rows []int32, keys []K, keyNull []bool, matched []bool) (*joinBatch[K], error) {
+	side := s.sides[i]
+	var times []int64
+	if side.evict != evictNever {
+		tcol := rec.Column(side.evictCol)
+		all := make([]int64, len(rows))
+		for k, j := range rows {
+			t, ok := timeAt(tcol, int(j))
+			if !ok {
+				t = noEvictTime
+			}
+			all[k] = t
+		}
+		if !sort.SliceIsSorted(rows, func(a, b int) bool { return all[a] < all[b] }) {
+			perm := make([]int32, len(rows))
+			for k := range perm {
+				perm[k] = int32(k)
+			}
+			sort.SliceStable(perm, func(a, b int) bool { return all[perm[a]] < all[perm[b]] })
+			sorted := make([]int32, len(rows))
+			times = make([]int64, len(rows))
+			for k, q := range perm {
+				sorted[k], times[k] = rows[q], all[q]
+			}
+			rows = sorted
+		} else {
+			times = all
+		}
+	}
+	n := len(rows)
+	b := &joinBatch[K]{id: id, end: int32(n), times: times,
+		keys: make([]K, n), keyNull: make([]bool, n)}
+	identity := n == int(rec.NumRows())
+	for k, j := range rows {
+		b.keys[k], b.keyNull[k] = keys[j], keyNull[j]
+		identity = identity && int(j) == k
+	}
+	if s.tracksMatches(i) {
+		b.matched = make([]bool, n)
+		if matched != nil {
+			for k, j := range rows {
+				b.matched[k] = matched[j]
+			}
+		}
+	}
+	if identity {
+		rec.Retain()
+		b.rec = rec
+		return b, nil
+	}
+	t, err := vector.TakeRecord(s.mem, rec, rows)
+	if err != nil {
+		return nil, err
+	}
+	b.rec = t
+	return b, nil
+}

@@ -1,0 +1,296 @@
+package stateful
+
+import (
+	"math"
+	"sort"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// The stream-stream join's live state: each side of each partition keeps
+// its stored rows as Arrow record batches (one per epoch that stored
+// rows), a key index from the join key to row positions, and an
+// event-time index of the batches, kept in memory across epochs. Matching
+// probes the index with the other side's new rows; eviction pops the
+// batches whose earliest live row is due. The store holds the same
+// batches (stateful_join_store.go) and is read only to rebuild this after
+// a start, a restart or an aborted epoch.
+//
+// A batch's rows are sorted by eviction time when it is built (rows with
+// no eviction time last), so the rows a watermark evicts are always a
+// prefix of a batch: a batch's dead rows are [0, cursor) and eviction
+// advances the cursor. A batch mostly dead is compacted to its live rows,
+// keeping its row numbering through base (rows [base, end)), so that the
+// key index never needs rewriting.
+
+// joinKey is the form of an encoded join key the key index hashes:
+// the word of a single fixed-width key, else the key's bytes as a string.
+type joinKey interface{ uint64 | string }
+
+// noEvictTime sorts rows that are never evicted after every other.
+const noEvictTime = int64(math.MaxInt64)
+
+// joinBatch is a batch of stored rows of one side.
+type joinBatch[K joinKey] struct {
+	id   uint64       // store key suffix (stateful_join_store.go)
+	rec  arrow.Record // rows [base, end): plain columns of the side's codec schema
+	base int32
+	end  int32
+	// cursor: rows below are evicted (base ≤ cursor ≤ end).
+	cursor int32
+	// By row − base:
+	keys    []K
+	keyNull []bool  // a null (not null-safe) key: never indexed, never matches
+	times   []int64 // ascending eviction times; nil when the side never evicts
+	matched []bool  // nil when the side does not track matches
+	// dirty: the cursor or a matched flag changed this epoch, so its
+	// store record is rewritten.
+	dirty bool
+	// rewrite: the rows are new or were compacted, so the stored batch
+	// is (re)written.
+	rewrite bool
+	queued  bool // in its side's changed list
+	slot    int  // index in its side's batches
+	bytes   int64
+}
+
+func (b *joinBatch[K]) live() int32 { return b.end - b.cursor }
+
+// size approximates the batch's memory: its buffers and per-row slices.
+func (b *joinBatch[K]) size() int64 {
+	var zero K
+	n := int64(len(b.keys))*int64(unsafe.Sizeof(zero)) + int64(len(b.keyNull)+len(b.matched)) + int64(len(b.times))*8
+	for _, k := range b.keys {
+		n += keyBytes(k)
+	}
+	if b.rec != nil {
+		n += recordBytes(b.rec)
+	}
+	return n
+}
+
+// release frees the batch's rows.
+func (b *joinBatch[K]) release() {
+	if b.rec != nil {
+		b.rec.Release()
+		b.rec = nil
+	}
+	b.keys, b.keyNull, b.times, b.matched = nil, nil, nil, nil
+}
+
+// joinRef is a stored row: its batch and its row number there.
+type joinRef[K joinKey] struct {
+	b   *joinBatch[K]
+	row int32
+}
+
+func (r joinRef[K]) alive() bool { return r.row >= r.b.cursor }
+
+// joinKeyRefs are the rows of one key. Evicted rows are dropped from refs
+// lazily: when they are more than half of it.
+type joinKeyRefs[K joinKey] struct {
+	refs []joinRef[K]
+	live int32
+}
+
+// joinSideLive is one side's live state in one partition.
+type joinSideLive[K joinKey] struct {
+	batches []*joinBatch[K]
+	index   map[K]*joinKeyRefs[K]
+	due     timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
+	rows    int64                   // live rows
+	bytes   int64                   // approximate memory of batches and index
+	// changes are the batches whose store entries the epoch rewrites.
+	changes []*joinBatch[K]
+}
+
+// mark queues b's store entries for rewriting at the end of the epoch.
+func (s *joinSideLive[K]) mark(b *joinBatch[K]) {
+	if !b.queued {
+		b.queued = true
+		s.changes = append(s.changes, b)
+	}
+}
+
+func newJoinSideLive[K joinKey]() *joinSideLive[K] {
+	return &joinSideLive[K]{index: map[K]*joinKeyRefs[K]{}}
+}
+
+// Approximate Go-heap bytes of a key index entry (map slot, refs header,
+// the struct) and of one ref.
+const (
+	joinKeyOverhead = 64
+	joinRefBytes    = int64(unsafe.Sizeof(joinRef[uint64]{}))
+)
+
+// add makes b a batch of the side: indexes its live rows by key and by
+// time.
+func (s *joinSideLive[K]) add(b *joinBatch[K]) {
+	b.bytes = b.size()
+	b.slot = len(s.batches)
+	s.batches = append(s.batches, b)
+	s.bytes += b.bytes
+	s.rows += int64(b.live())
+	for r := b.cursor; r < b.end; r++ {
+		k := r - b.base
+		if b.keyNull[k] {
+			continue
+		}
+		kr := s.index[b.keys[k]]
+		if kr == nil {
+			kr = &joinKeyRefs[K]{}
+			s.index[b.keys[k]] = kr
+			s.bytes += joinKeyOverhead + keyBytes(b.keys[k])
+		}
+		kr.refs = append(kr.refs, joinRef[K]{b, r})
+		kr.live++
+		s.bytes += joinRefBytes
+	}
+	s.schedule(b)
+}
+
+// schedule indexes b by its earliest live eviction time, if any.
+func (s *joinSideLive[K]) schedule(b *joinBatch[K]) {
+	if b.times == nil || b.cursor >= b.end {
+		return
+	}
+	if t := b.times[b.cursor-b.base]; t != noEvictTime {
+		s.due.push(t, b)
+	}
+}
+
+// evict advances b's cursor past the rows at or below thr, unindexing
+// them, and returns the first row it evicted (rows [from, b.cursor)).
+func (s *joinSideLive[K]) evict(b *joinBatch[K], thr int64) (from int32) {
+	from = b.cursor
+	rel := b.times[from-b.base:]
+	n := int32(sort.Search(len(rel), func(i int) bool { return rel[i] > thr }))
+	for r := from; r < from+n; r++ {
+		k := r - b.base
+		if b.keyNull[k] {
+			continue
+		}
+		key := b.keys[k]
+		kr := s.index[key]
+		if kr == nil {
+			continue
+		}
+		kr.live--
+		if kr.live <= 0 {
+			s.bytes -= joinKeyOverhead + keyBytes(key) + int64(len(kr.refs))*joinRefBytes
+			delete(s.index, key)
+		} else if len(kr.refs) > 2*int(kr.live)+4 {
+			kept := kr.refs[:0]
+			for _, ref := range kr.refs {
+				if ref.alive() && !(ref.b == b && ref.row < from+n) {
+					kept = append(kept, ref)
+				}
+			}
+			clear(kr.refs[len(kept):])
+			s.bytes -= int64(len(kr.refs)-len(kept)) * joinRefBytes
+			kr.refs = kept
+		}
+	}
+	b.cursor = from + n
+	b.dirty = true
+	s.mark(b)
+	s.rows -= int64(n)
+	return from
+}
+
+// drop removes a batch whose rows are all evicted.
+func (s *joinSideLive[K]) drop(b *joinBatch[K]) {
+	if i := b.slot; i < len(s.batches) && s.batches[i] == b {
+		last := len(s.batches) - 1
+		s.batches[i] = s.batches[last]
+		s.batches[i].slot = i
+		s.batches[last] = nil
+		s.batches = s.batches[:last]
+	}
+	s.bytes -= b.bytes
+	b.release()
+}
+
+// shouldCompact: most of b's rows are evicted, and enough to be worth a
+// copy.
+func (b *joinBatch[K]) shouldCompact() bool {
+	dead := b.cursor - b.base
+	return dead >= 1024 && dead > b.end-b.base-dead
+}
+
+// compact copies b's live rows into a new record, keeping their numbers.
+func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
+	off := b.cursor - b.base
+	n := b.end - b.cursor
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = off + int32(i)
+	}
+	rec, err := vector.TakeRecord(mem, b.rec, idx)
+	if err != nil {
+		return err
+	}
+	b.rec.Release()
+	b.rec = rec
+	b.keys = append([]K(nil), b.keys[off:]...)
+	b.keyNull = append([]bool(nil), b.keyNull[off:]...)
+	if b.times != nil {
+		b.times = append([]int64(nil), b.times[off:]...)
+	}
+	if b.matched != nil {
+		b.matched = append([]bool(nil), b.matched[off:]...)
+	}
+	b.base = b.cursor
+	b.rewrite = true
+	s.mark(b)
+	old := b.bytes
+	b.bytes = b.size()
+	s.bytes += b.bytes - old
+	b.dirty = true
+	return nil
+}
+
+// release frees every batch.
+func (s *joinSideLive[K]) release() {
+	for _, b := range s.batches {
+		b.release()
+	}
+	s.batches, s.index, s.due, s.changes = nil, nil, nil, nil
+}
+
+func keyBytes[K joinKey](k K) int64 {
+	if s, ok := any(k).(string); ok {
+		return int64(len(s))
+	}
+	return 0
+}
+
+// recordBytes is the size of a record's buffers.
+func recordBytes(rec arrow.Record) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		n += dataBytes(dict)
+	}
+	return n
+}

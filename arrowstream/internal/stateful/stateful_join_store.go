@@ -1,0 +1,306 @@
+package stateful
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// The join's state in the store mirrors its live batches: per partition
+// and side, one entry per batch holding its rows as an Arrow IPC stream
+// (written once, when the batch is made, and again only when it is
+// compacted), and one small entry per batch with its eviction cursor and
+// matched flags (written when they change). An epoch therefore writes its
+// new rows once and a few bytes per batch it evicted from or matched,
+// not a copy of every stored row it touched.
+//
+//	batch: 0x10|side ++ id (8 bytes, big-endian) → Arrow IPC stream of the rows
+//	meta:  0x20|side ++ id                       → cursor (uint32 LE) ++ has-flags byte ++ matched bitmap
+//
+// A batch id is the epoch that made it << 8 (| 1 for rows converted from
+// the old layout). The old layout (side byte ++ key ++ epoch ++ index →
+// matched byte ++ encoded row, one entry per row) is still read: its rows
+// are converted to a batch on the first epoch after a restart.
+const (
+	joinBatchTag = 0x10
+	joinMetaTag  = 0x20
+)
+
+func joinStoreKey(kind, side byte, id uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = kind | side
+	binary.BigEndian.PutUint64(k[1:], id)
+	return k
+}
+
+// encodeJoinBatch writes a batch's rows as an Arrow IPC stream.
+func (s *statefulJoin) encodeJoinBatch(rec arrow.Record) ([]byte, error) {
+	// Sized for the rows and the stream's framing up front: growing the
+	// buffer while writing copied each batch several times.
+	buf := bytes.NewBuffer(make([]byte, 0, recordBytes(rec)+int64(rec.NumCols())*64+1024))
+	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(s.mem))
+	if err := w.Write(rec); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeJoinBatch reads a batch written by encodeJoinBatch, checking its
+// schema against the side's (the store's checksum passed, but a buggy
+// writer must not crash the reader).
+func (s *statefulJoin) decodeJoinBatch(raw []byte, schema *arrow.Schema) (rec arrow.Record, err error) {
+	if err := checkpoint.CheckIPCFraming(raw); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, checkpoint.ErrCorrupt)
+		}
+	}()
+	rd, err := ipc.NewReader(bytes.NewReader(raw), ipc.WithAllocator(s.mem), ipc.WithSchema(schema))
+	if err != nil {
+		return nil, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
+	}
+	defer rd.Release()
+	var recs []arrow.Record
+	defer func() { releaseRecords(recs) }()
+	for rd.Next() {
+		r := rd.Record()
+		r.Retain()
+		recs = append(recs, r)
+	}
+	if err := rd.Err(); err != nil {
+		return nil, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
+	}
+	return concatRecords(s.mem, schema, recs)
+}
+
+// encodeJoinMeta renders a batch's cursor and matched flags.
+func encodeJoinMeta[K joinKey](b *joinBatch[K]) []byte {
+	v := binary.LittleEndian.AppendUint32(nil, uint32(b.cursor-b.base))
+	if b.matched == nil {
+		return append(v, 0)
+	}
+	v = append(v, 1)
+	bits := make([]byte, (len(b.matched)+7)/8)
+	for i, m := range b.matched {
+		if m {
+			bits[i/8] |= 1 << (i % 8)
+		}
+	}
+	return append(v, bits...)
+}
+
+// writeChanges writes side tag's new, compacted and changed batches of
+// partition p to its store.
+func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() []joinChange }) error {
+	st := s.state.stores[p]
+	for _, c := range live.changed() {
+		if c.rec != nil {
+			raw, err := s.encodeJoinBatch(c.rec)
+			if err != nil {
+				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+			if err := st.Put(joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
+				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+		}
+		if c.meta != nil {
+			if err := st.Put(joinStoreKey(joinMetaTag, tag, c.id), c.meta); err != nil {
+				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// joinChange is a batch to write: its rows (nil: unchanged) and its
+// meta entry (nil: none needed).
+type joinChange struct {
+	id   uint64
+	rec  arrow.Record
+	meta []byte
+}
+
+// changed returns the side's batches to write (new, compacted, evicted
+// from or matched this epoch) and clears their flags.
+func (s *joinSideLive[K]) changed() []joinChange {
+	var out []joinChange
+	for _, b := range s.changes {
+		b.queued = false
+		if b.rec == nil {
+			continue // dropped: its entries were deleted
+		}
+		c := joinChange{id: b.id}
+		if b.rewrite {
+			c.rec = b.rec
+		}
+		if b.dirty || b.matched != nil || b.cursor > b.base {
+			c.meta = encodeJoinMeta(b)
+		}
+		b.rewrite, b.dirty = false, false
+		out = append(out, c)
+	}
+	clear(s.changes)
+	s.changes = s.changes[:0]
+	return out
+}
+
+// dropBatch deletes a fully evicted batch of side tag from partition p's
+// store.
+func (s *statefulJoin) dropBatch(p int, tag byte, id uint64) error {
+	st := s.state.stores[p]
+	for _, kind := range []byte{joinBatchTag, joinMetaTag} {
+		if err := st.Delete(joinStoreKey(kind, tag, id)); err != nil {
+			return fmt.Errorf("arrowstream: delete state of operator %d partition %d: %w", s.state.opID, p, err)
+		}
+	}
+	return nil
+}
+
+// loadJoinSide rebuilds side i's live state of partition p from its open
+// store, converting rows of the old layout (written then into the store
+// as a batch of epoch ep).
+func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, i int) (_ *joinSideLive[K], err error) {
+	side, tag, st := s.sides[i], byte(i), s.state.stores[p]
+	wrap := func(err error) error {
+		return fmt.Errorf("arrowstream: read %s join state of operator %d partition %d: %w", side.name, s.state.opID, p, err)
+	}
+	raws := map[uint64][]byte{}
+	metas := map[uint64][]byte{}
+	var legacyKeys [][]byte
+	var legacyRows [][]byte
+	var legacyMatched []bool
+	err = st.Scan(func(k, v []byte) bool {
+		switch {
+		case len(k) == 9 && k[0] == joinBatchTag|tag:
+			raws[binary.BigEndian.Uint64(k[1:])] = v
+		case len(k) == 9 && k[0] == joinMetaTag|tag:
+			metas[binary.BigEndian.Uint64(k[1:])] = v
+		case len(k) > 0 && k[0] == tag && len(v) > 0:
+			legacyKeys = append(legacyKeys, bytes.Clone(k))
+			legacyMatched = append(legacyMatched, v[0] == 1)
+			legacyRows = append(legacyRows, bytes.Clone(v[1:]))
+		}
+		return true
+	})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	live := newJoinSideLive[K]()
+	defer func() {
+		if err != nil {
+			live.release()
+		}
+	}()
+	ids := make([]uint64, 0, len(raws))
+	for id := range raws {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	schema := side.codec.schema
+	for _, id := range ids {
+		rec, err := s.decodeJoinBatch(raws[id], schema)
+		if err != nil {
+			return nil, wrap(fmt.Errorf("batch %d: %w", id, err))
+		}
+		b, err := loadJoinBatch[K](ctx, s, i, id, rec, metas[id])
+		rec.Release()
+		if err != nil {
+			return nil, wrap(fmt.Errorf("batch %d: %w", id, err))
+		}
+		if b.cursor >= b.end {
+			b.release()
+			continue
+		}
+		live.add(b)
+	}
+	if len(legacyRows) == 0 {
+		return live, nil
+	}
+	r := &sideRows{}
+	defer r.release()
+	if err := s.decodeSide(s.parts[p].codecs[i], r, legacyRows); err != nil {
+		return nil, wrap(err)
+	}
+	if err := s.encodeKeys(ctx, side, r); err != nil {
+		return nil, wrap(err)
+	}
+	rows := make([]int32, len(legacyRows))
+	for j := range rows {
+		rows[j] = int32(j)
+	}
+	b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8|1, r.rec, rows, keysOf[K](r), r.keyNull, legacyMatched)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	b.rewrite = true
+	live.add(b)
+	live.mark(b)
+	for _, k := range legacyKeys {
+		if err := st.Delete(k); err != nil {
+			return nil, wrap(err)
+		}
+	}
+	return live, nil
+}
+
+// loadJoinBatch makes a live batch of a stored one (rec borrowed) and its
+// meta entry (nil: none).
+func loadJoinBatch[K joinKey](ctx context.Context, s *statefulJoin, i int, id uint64, rec arrow.Record, meta []byte) (*joinBatch[K], error) {
+	n := int(rec.NumRows())
+	var cursor int
+	var matched []bool
+	if meta != nil {
+		if len(meta) < 5 {
+			return nil, fmt.Errorf("meta entry of %d bytes: %w", len(meta), checkpoint.ErrCorrupt)
+		}
+		cursor = int(binary.LittleEndian.Uint32(meta))
+		if cursor > n {
+			return nil, fmt.Errorf("cursor %d beyond its %d rows: %w", cursor, n, checkpoint.ErrCorrupt)
+		}
+		if meta[4] == 1 {
+			bits := meta[5:]
+			if len(bits) != (n+7)/8 {
+				return nil, fmt.Errorf("%d bytes of matched flags for %d rows: %w", len(bits), n, checkpoint.ErrCorrupt)
+			}
+			matched = make([]bool, n)
+			for j := range matched {
+				matched[j] = bits[j/8]&(1<<(j%8)) != 0
+			}
+		}
+	}
+	r := &sideRows{rec: rec}
+	rec.Retain()
+	defer r.release()
+	if err := s.encodeKeys(ctx, s.sides[i], r); err != nil {
+		return nil, err
+	}
+	rows := make([]int32, n)
+	for j := range rows {
+		rows[j] = int32(j)
+	}
+	b, err := buildJoinBatch(s, i, id, rec, rows, keysOf[K](r), r.keyNull, matched)
+	if err != nil {
+		return nil, err
+	}
+	if b.rec != rec {
+		// Stored batches are sorted by eviction time: the cursor would
+		// not mean the evicted rows.
+		b.release()
+		return nil, fmt.Errorf("rows not in eviction-time order: %w", checkpoint.ErrCorrupt)
+	}
+	b.cursor = int32(cursor)
+	return b, nil
+}

@@ -1,0 +1,147 @@
+package vector
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// String edits of Spark: initcap, translate, levenshtein and soundex,
+// following UTF8String's definitions.
+
+// initcapKernel is initcap(s): s in lower case with the first letter of
+// every word (after a space) in title case.
+func initcapKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+	s := a[0].str(i)
+	prevSpace := true
+	for len(s) > 0 {
+		r, w := utf8.DecodeRune(s)
+		s = s[w:]
+		if r == utf8.RuneError && w == 1 {
+			dst = append(dst, 0xEF, 0xBF, 0xBD)
+			prevSpace = false
+			continue
+		}
+		if prevSpace {
+			r = unicode.ToTitle(unicode.ToLower(r))
+		} else {
+			r = unicode.ToLower(r)
+		}
+		dst = utf8.AppendRune(dst, r)
+		prevSpace = r == ' '
+	}
+	return dst, true, nil
+}
+
+// translateKernel is translate(s, from, to): each character of from
+// replaced by the character at the same place of to, or removed when to
+// is shorter; the first occurrence of a repeated character counts.
+func translateKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+	s, from, to := a[0].str(i), a[1].str(i), a[2].str(i)
+	for len(s) > 0 {
+		r, w := utf8.DecodeRune(s)
+		s = s[w:]
+		f, t := from, to
+		found, repl, keep := false, rune(0), false
+		for len(f) > 0 {
+			fr, fw := utf8.DecodeRune(f)
+			f = f[fw:]
+			var tr rune
+			hasTo := len(t) > 0
+			if hasTo {
+				var tw int
+				tr, tw = utf8.DecodeRune(t)
+				t = t[tw:]
+			}
+			if fr == r {
+				found, repl, keep = true, tr, hasTo
+				break
+			}
+		}
+		switch {
+		case !found:
+			dst = utf8.AppendRune(dst, r)
+		case keep:
+			dst = utf8.AppendRune(dst, repl)
+		}
+	}
+	return dst, true, nil
+}
+
+// levenshtein is the edit distance of a and b in characters.
+func levenshtein(a, b []byte) int64 {
+	ra, rb := []rune(string(a)), []rune(string(b))
+	if len(ra) == 0 {
+		return int64(len(rb))
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return int64(prev[len(rb)])
+}
+
+func levenshteinKernel(a []rowArg, i int) (int64, bool, error) {
+	d := levenshtein(a[0].str(i), a[1].str(i))
+	if len(a) > 2 && d > a[2].int(i) {
+		return -1, true, nil
+	}
+	return d, true, nil
+}
+
+// soundexCodes are the American Soundex digits of A-Z ('7': H and W,
+// which do not separate equal codes).
+const soundexCodes = "01230127022455012623017202"
+
+// soundexKernel is soundex(s) as Spark's UTF8String.soundex: s itself
+// when it does not start with an ASCII letter.
+func soundexKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+	s := a[0].str(i)
+	if len(s) == 0 {
+		return dst, true, nil
+	}
+	upper := func(b byte) (byte, bool) {
+		if b >= 'a' && b <= 'z' {
+			return b - 32, true
+		}
+		return b, b >= 'A' && b <= 'Z'
+	}
+	b, ok := upper(s[0])
+	if !ok {
+		return append(dst, s...), true, nil
+	}
+	sx := [4]byte{b, '0', '0', '0'}
+	n := 1
+	last := soundexCodes[b-'A']
+	for _, c := range s[1:] {
+		c, ok := upper(c)
+		if !ok {
+			last = '0'
+			continue
+		}
+		code := soundexCodes[c-'A']
+		if code == '7' {
+			continue
+		}
+		if code != '0' && code != last {
+			sx[n] = code
+			n++
+			if n > 3 {
+				break
+			}
+		}
+		last = code
+	}
+	return append(dst, sx[:]...), true, nil
+}
