@@ -168,7 +168,7 @@ func TestCatalogChangedDefinition(t *testing.T) {
 	if q2.ID() == q1.ID() {
 		t.Fatal("CREATE OR REPLACE kept the query id")
 	}
-	archived, _ := filepath.Glob(filepath.Join(root, "_arrowstream", "archive", "evens-*", "offsets"))
+	archived, _ := filepath.Glob(filepath.Join(root, "_arrowstream", "archive", "evens-*", checkpoint.EpochLogDir))
 	if len(archived) != 1 {
 		t.Fatalf("archived checkpoints: %v", archived)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -151,11 +151,17 @@ func TestContinuousExactlyOnceAcrossRestart(t *testing.T) {
 		t.Fatalf("progress lacks input rows or latency: %+v", last)
 	}
 	// Epochs are recorded in the offset and commit logs like micro-batches.
-	for _, d := range []string{"offsets", "commits"} {
-		if _, err := os.Stat(filepath.Join(dir, d, "0")); err != nil {
-			t.Fatalf("%s/0: %v", d, err)
-		}
+	offsets, commits, err := checkpoint.OpenEpochLogs(dir, &checkpoint.Writer{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, ok, err := offsets.Get(0); !ok || err != nil {
+		t.Fatalf("offsets of epoch 0: %v %v", ok, err)
+	}
+	if _, ok, err := commits.Get(0); !ok || err != nil {
+		t.Fatalf("commit of epoch 0: %v %v", ok, err)
+	}
+	commits.Close()
 	add(40, 41, 42)
 	q = startContinuous(t, s, dir, sink, 20*time.Millisecond, nil)
 	defer q.Stop()
@@ -197,9 +203,14 @@ func TestContinuousReplaysUncommittedEpoch(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("query ended with %v; want the sink's error", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "offsets", "1")); err != nil {
-		t.Fatalf("epoch 1's offsets were not written before the sink: %v", err)
+	offsets, commits, err := checkpoint.OpenEpochLogs(dir, &checkpoint.Writer{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, ok, err := offsets.Get(1); !ok || err != nil {
+		t.Fatalf("epoch 1's offsets were not written before the sink: %v %v", ok, err)
+	}
+	commits.Close()
 	addInts(t, src, 10)
 	sink.Fail = nil
 	q = startContinuous(t, s, dir, sink, 10*time.Millisecond, nil)

@@ -56,6 +56,10 @@ type SessionOptions struct {
 	// checkpoint write of the session's queries (a test hook: crash
 	// harnesses kill the process at precise steps; see checkpoint.FaultHook).
 	CheckpointHook checkpoint.FaultHook
+	// CheckpointLogFormat is the offset and commit log format of new
+	// query checkpoints: 0 (default) for the v2 epoch log, 1 for Spark's
+	// one file per epoch. An existing checkpoint keeps its format.
+	CheckpointLogFormat int
 	// Access, when set, confines the files, checkpoints and network
 	// endpoints the session's sources and sinks may use (a server sets
 	// it; nil: no restriction). See package access.
@@ -77,6 +81,7 @@ type Session struct {
 	catalog     *plan.MemoryCatalog
 	faults      engine.FaultInjector
 	ckHook      checkpoint.FaultHook
+	ckFormat    int
 	access      *access.Policy
 
 	mu          sync.Mutex
@@ -100,6 +105,7 @@ func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook, access: opts.Access,
+		ckFormat:   opts.CheckpointLogFormat,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{}, sinkKeys: map[string][]string{},
 		sourceKeys: map[string][]string{"rate": rate.RateOptionKeys(), "rate-micro-batch": rate.RateMicroBatchOptionKeys(), "memory": nil},
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},

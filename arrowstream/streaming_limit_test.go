@@ -2,13 +2,12 @@ package arrowstream_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	st "github.com/arrowstream/arrowstream/streamtest"
 	"github.com/arrowstream/arrowstream/vector"
@@ -205,7 +204,11 @@ func TestStreamingLimitAfterDedupAppend(t *testing.T) {
 			[]st.Action{st.AddData(in2, st.Row{2}, st.Row{3}), st.CheckAnswer(st.Row{3})},
 			[]st.Action{st.AddData(in2, st.Row{1}), st.CheckAnswer(st.Row{3})},
 			[]st.Action{st.AssertOnQuery("Spark's partitioning recorded", func(s *st.Stream) error {
-				data, err := os.ReadFile(filepath.Join(s.CheckpointDir(), "offsets", "0"))
+				offsets, err := checkpoint.OpenOffsetLog(s.CheckpointDir(), &checkpoint.Writer{NoSync: true})
+				if err != nil {
+					return err
+				}
+				data, _, err := offsets.EntryBody(0)
 				if err != nil {
 					return err
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -119,7 +118,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook}
+	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat}
 	qmem, bindFail := s.queryAllocator(w.name)
 	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, s.stateProvider)
 	if err != nil {
@@ -151,7 +150,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		}
 	}
 	if rs, ok := sink.(RecoverableSink); ok {
-		if _, err := os.Stat(filepath.Join(dir, "offsets")); err == nil {
+		if ok, _ := checkpoint.HasEpochLog(dir); ok {
 			if err := rs.CanRecover(dir, w.mode); err != nil {
 				failed()
 				return nil, err

@@ -52,6 +52,10 @@ type Writer struct {
 	Hook FaultHook
 	// NoSync skips fsync (tests of logic only; never in production).
 	NoSync bool
+	// LogFormat is the offset and commit log format of a new checkpoint:
+	// 0 or 2 for the v2 epoch log, 1 for Spark's one file per epoch. An
+	// existing checkpoint keeps its own format (OpenEpochLogs).
+	LogFormat int
 }
 
 func (w *Writer) step(s WriteStep, path string) error {

@@ -6,16 +6,24 @@
 // Layout follows Spark Structured Streaming (see docs/semantics.md §9):
 //
 //	<checkpoint>/metadata          {"id":"<query uuid>"}
+//	<checkpoint>/epochlog/<F>.seg  v2: offsets and commit records, appended (segment.go)
 //	<checkpoint>/offsets/<N>       v1, epoch metadata JSON, one offset line per source
 //	<checkpoint>/commits/<N>       v1, {"nextBatchWatermarkMs":...}
 //	<checkpoint>/state/<op>/<partition>/<version>.delta|.snapshot
 //
-// Every file is written to a temporary file in the same directory, fsynced,
-// renamed into place without overwriting and the directory fsynced, so that
-// readers never see a partial file and a crash at any moment leaves either
-// the old state or the new one. Log files additionally end with a checksum
-// line, so that a damaged file is reported with its name instead of being
-// read as a wrong answer.
+// A checkpoint's offset and commit logs are either v1 (Spark's one file per
+// epoch, kept for checkpoints created in it) or v2 (the epoch log: one
+// append and one fdatasync per epoch); epochlog.go has the format choice
+// and the durability argument for writing an epoch's commit record with
+// the next epoch's offsets.
+//
+// Every other file is written to a temporary file in the same directory,
+// fsynced, renamed into place without overwriting and the directory
+// fsynced, so that readers never see a partial file and a crash at any
+// moment leaves either the old state or the new one. Log files
+// additionally end with a checksum line (v2 records carry a checksum
+// each), so that a damaged file is reported with its name instead of
+// being read as a wrong answer.
 //
 // Offsets are opaque bytes here: sources define their own encoding.
 package checkpoint

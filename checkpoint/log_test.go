@@ -184,7 +184,9 @@ func TestWriteFileFaultStepsLeaveNoPartialFile(t *testing.T) {
 
 func TestOffsetLogRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	ol, err := OpenOffsetLog(dir, &Writer{NoSync: true})
+	// The v1 layout (Spark's): a checkpoint created with LogFormat 1
+	// keeps it.
+	ol, err := OpenOffsetLog(dir, &Writer{NoSync: true, LogFormat: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestOffsetLogRoundTrip(t *testing.T) {
 
 func TestCommitLogAndMetadata(t *testing.T) {
 	dir := t.TempDir()
-	cl, err := OpenCommitLog(dir, &Writer{NoSync: true})
+	cl, err := OpenCommitLog(dir, &Writer{NoSync: true, LogFormat: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 )
 
 // OffsetSeq is one entry of the offset log: what epoch N reads, written
@@ -23,55 +22,71 @@ type OffsetSeq struct {
 	Offsets []json.RawMessage `json:"-"`
 }
 
-// OffsetLog is the write-ahead log of epoch offsets.
-type OffsetLog struct{ log *Log }
+// OffsetLog is the write-ahead log of epoch offsets: the v1 directory of
+// one file per epoch, or the offset records of the v2 epoch log
+// (epochlog.go).
+type OffsetLog struct{ entries entryLog }
 
-// OpenOffsetLog opens <checkpoint>/offsets.
+// OpenOffsetLog opens the offset log of a checkpoint in the format the
+// checkpoint has (a new checkpoint gets w's format). A process that also
+// writes the commit log opens both with OpenEpochLogs, which shares one
+// v2 epoch log between them.
 func OpenOffsetLog(checkpointDir string, w *Writer) (*OffsetLog, error) {
-	l, err := OpenLog(filepath.Join(checkpointDir, "offsets"), w)
-	if err != nil {
-		return nil, err
-	}
-	return &OffsetLog{log: l}, nil
+	o, _, err := OpenEpochLogs(checkpointDir, w)
+	return o, err
 }
 
-// Log returns the underlying file log (listing, purging).
-func (o *OffsetLog) Log() *Log { return o.log }
+// Dir returns the directory holding the log's files.
+func (o *OffsetLog) Dir() string { return o.entries.dir() }
 
-// Add writes epoch's entry; false when it already exists.
+// EntryName names where epoch's entry is (a file, or a record of the
+// epoch log), for messages.
+func (o *OffsetLog) EntryName(epoch int64) string { return o.entries.name(epoch) }
+
+// Purge is retention: entries of epochs before the given one may be
+// deleted (v2 deletes whole segments, so some may stay).
+func (o *OffsetLog) Purge(before int64) error { return o.entries.purge(before) }
+
+// Add writes epoch's entry durably; false when it already exists.
 func (o *OffsetLog) Add(epoch int64, seq OffsetSeq) (bool, error) {
 	body, err := encodeOffsetSeq(seq)
 	if err != nil {
 		return false, fmt.Errorf("checkpoint: offsets for epoch %d: %w", epoch, err)
 	}
-	return o.log.Add(epoch, body)
+	return o.entries.add(epoch, body)
 }
 
 // Get reads epoch's entry.
 func (o *OffsetLog) Get(epoch int64) (OffsetSeq, bool, error) {
-	body, ok, err := o.log.Get(epoch)
+	body, ok, err := o.entries.get(epoch)
 	if err != nil || !ok {
 		return OffsetSeq{}, ok, err
 	}
 	seq, err := decodeOffsetSeq(body)
 	if err != nil {
-		return OffsetSeq{}, false, fmt.Errorf("checkpoint: %s: %w", o.log.path(epoch), err)
+		return OffsetSeq{}, false, fmt.Errorf("checkpoint: %s: %w", o.entries.name(epoch), err)
 	}
 	return seq, true, nil
 }
 
 // Latest reads the newest entry.
 func (o *OffsetLog) Latest() (int64, OffsetSeq, bool, error) {
-	epoch, body, ok, err := o.log.Latest()
+	epoch, body, ok, err := o.entries.latest()
 	if err != nil || !ok {
 		return 0, OffsetSeq{}, ok, err
 	}
 	seq, err := decodeOffsetSeq(body)
 	if err != nil {
-		return 0, OffsetSeq{}, false, fmt.Errorf("checkpoint: %s: %w", o.log.path(epoch), err)
+		return 0, OffsetSeq{}, false, fmt.Errorf("checkpoint: %s: %w", o.entries.name(epoch), err)
 	}
 	return epoch, seq, true, nil
 }
+
+// Epochs lists the epochs that have entries, ascending.
+func (o *OffsetLog) Epochs() ([]int64, error) { return o.entries.epochs() }
+
+// EntryBody returns epoch's raw entry body (for dumps).
+func (o *OffsetLog) EntryBody(epoch int64) ([]byte, bool, error) { return o.entries.get(epoch) }
 
 func encodeOffsetSeq(seq OffsetSeq) ([]byte, error) {
 	if seq.Conf == nil {
@@ -127,55 +142,96 @@ type CommitMetadata struct {
 	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
 }
 
-// CommitLog records completed epochs.
-type CommitLog struct{ log *Log }
+// CommitLog records completed epochs: the v1 directory of one file per
+// epoch, or the commit records of the v2 epoch log (epochlog.go).
+type CommitLog struct{ entries entryLog }
 
-// OpenCommitLog opens <checkpoint>/commits.
+// OpenCommitLog opens the commit log of a checkpoint in the format the
+// checkpoint has (see OpenOffsetLog).
 func OpenCommitLog(checkpointDir string, w *Writer) (*CommitLog, error) {
-	l, err := OpenLog(filepath.Join(checkpointDir, "commits"), w)
-	if err != nil {
-		return nil, err
-	}
-	return &CommitLog{log: l}, nil
+	_, c, err := OpenEpochLogs(checkpointDir, w)
+	return c, err
 }
 
-// Log returns the underlying file log.
-func (c *CommitLog) Log() *Log { return c.log }
+// Dir returns the directory holding the log's files.
+func (c *CommitLog) Dir() string { return c.entries.dir() }
 
-// Add records epoch as committed; false when it already was.
+// EntryName names where epoch's entry is, for messages.
+func (c *CommitLog) EntryName(epoch int64) string { return c.entries.name(epoch) }
+
+// Purge is retention (see OffsetLog.Purge).
+func (c *CommitLog) Purge(before int64) error { return c.entries.purge(before) }
+
+// Drop deletes exactly the entries of epochs before the given one (tools
+// and tests, while the query is stopped): v2 rewrites the segments that
+// hold them.
+func (c *CommitLog) Drop(before int64) error { return c.entries.drop(before) }
+
+// Add records epoch as committed, durably; false when it already was.
 func (c *CommitLog) Add(epoch int64, m CommitMetadata) (bool, error) {
 	body, err := json.Marshal(m)
 	if err != nil {
 		return false, err
 	}
-	return c.log.Add(epoch, body)
+	return c.entries.add(epoch, body)
 }
 
-// Get reads epoch's commit entry.
+// AddWithNext records epoch as committed in the same durable write as the
+// next entry written to the epoch log (the offsets of the next epoch), or
+// at Flush. It is for sinks that are idempotent by epoch id: until then a
+// crash re-runs the epoch (see the durability argument on OpenEpochLogs).
+// The v1 format has no shared write: the entry is written at once. False
+// when the epoch already has an entry.
+func (c *CommitLog) AddWithNext(epoch int64, m CommitMetadata) (bool, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return false, err
+	}
+	return c.entries.stage(epoch, body)
+}
+
+// Flush durably writes entries waiting for the next write (AddWithNext).
+func (c *CommitLog) Flush() error { return c.entries.flush() }
+
+// Pending reports whether entries wait for the next write.
+func (c *CommitLog) Pending() bool { return c.entries.pending() }
+
+// Close flushes waiting entries and releases the log's files (for both
+// logs, when they share an epoch log).
+func (c *CommitLog) Close() error { return c.entries.close() }
+
+// Get reads epoch's commit entry (entries waiting for the next write are
+// not there yet).
 func (c *CommitLog) Get(epoch int64) (CommitMetadata, bool, error) {
-	body, ok, err := c.log.Get(epoch)
+	body, ok, err := c.entries.get(epoch)
 	if err != nil || !ok {
 		return CommitMetadata{}, ok, err
 	}
 	m, err := decodeCommit(body)
 	if err != nil {
-		return CommitMetadata{}, false, fmt.Errorf("checkpoint: %s: %w", c.log.path(epoch), err)
+		return CommitMetadata{}, false, fmt.Errorf("checkpoint: %s: %w", c.entries.name(epoch), err)
 	}
 	return m, true, nil
 }
 
 // Latest reads the newest commit entry.
 func (c *CommitLog) Latest() (int64, CommitMetadata, bool, error) {
-	epoch, body, ok, err := c.log.Latest()
+	epoch, body, ok, err := c.entries.latest()
 	if err != nil || !ok {
 		return 0, CommitMetadata{}, ok, err
 	}
 	m, err := decodeCommit(body)
 	if err != nil {
-		return 0, CommitMetadata{}, false, fmt.Errorf("checkpoint: %s: %w", c.log.path(epoch), err)
+		return 0, CommitMetadata{}, false, fmt.Errorf("checkpoint: %s: %w", c.entries.name(epoch), err)
 	}
 	return epoch, m, true, nil
 }
+
+// Epochs lists the epochs that have entries, ascending.
+func (c *CommitLog) Epochs() ([]int64, error) { return c.entries.epochs() }
+
+// EntryBody returns epoch's raw entry body (for dumps).
+func (c *CommitLog) EntryBody(epoch int64) ([]byte, bool, error) { return c.entries.get(epoch) }
 
 func decodeCommit(body []byte) (CommitMetadata, error) {
 	var m CommitMetadata

@@ -57,6 +57,10 @@ type MemoryProvider struct {
 
 // NewMemoryProvider returns the "memory" provider writing through w.
 func NewMemoryProvider(w *Writer, opts StoreOptions) *MemoryProvider {
+	// One partition at a time compacts a snapshot from its changelogs:
+	// compaction decodes a partition's state, and doing all at once
+	// would hold a second copy of the whole operator's state.
+	opts.compactSlots = make(chan struct{}, 1)
 	return &MemoryProvider{w: w, opts: opts}
 }
 
@@ -108,5 +112,6 @@ func (p *StorePartition) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.data, p.version, p.bytes, p.files = nil, -1, 0, nil
+	p.dataless, p.rows, p.estBytes = false, 0, 0
 	return err
 }

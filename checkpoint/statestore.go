@@ -80,6 +80,10 @@ type StoreOptions struct {
 	MinVersionsToRetain int
 	// Allocator for the Arrow IPC encoding (nil: the Go allocator).
 	Allocator memory.Allocator
+
+	// compactSlots bounds the partitions compacting a snapshot at once
+	// (set by the provider; nil: unbounded).
+	compactSlots chan struct{}
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {
@@ -111,6 +115,13 @@ type StorePartition struct {
 	data    map[string][]byte // the loaded version
 	bytes   int64             // key and value bytes held in data
 	busy    bool              // a store is open on this partition
+	// dataless: the last commit was a changelog (ChangelogWriter): the
+	// operator holds the state, data is nil and is loaded from the files
+	// only when a store reads it; rows is the key count it declared and
+	// estBytes an estimate of the state's key and value bytes.
+	dataless bool
+	rows     int64
+	estBytes int64
 	// files indexes the partition's delta and snapshot files: listed once
 	// (at the first load or maintenance), then kept up to date, so that
 	// commits and maintenance never list the directory.
@@ -161,7 +172,7 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.data, p.version = data, version
+		p.data, p.version, p.dataless = data, version, false
 		p.bytes = 0
 		for k, v := range data {
 			p.bytes += int64(len(k) + len(v))
@@ -444,6 +455,8 @@ type store struct {
 	pending map[string][]byte
 	deleted map[string]bool
 	done    bool
+	cl      *changelog // this epoch's changes when logged (ChangelogWriter)
+	err     error      // the first failed read: fails Commit
 }
 
 func (s *store) Version() int64 { return s.version }
@@ -451,6 +464,9 @@ func (s *store) Version() int64 { return s.version }
 // Get implements StateStore: the loaded version is in memory, so reads
 // cannot fail once Begin succeeded.
 func (s *store) Get(key []byte) ([]byte, bool, error) {
+	if err := s.materialize(); err != nil {
+		return nil, false, err
+	}
 	v, ok := s.get(key)
 	return v, ok, nil
 }
@@ -468,6 +484,12 @@ func (s *store) get(key []byte) ([]byte, bool) {
 }
 
 func (s *store) Put(key, value []byte) error {
+	if s.cl != nil {
+		return errMixedWrites
+	}
+	if err := s.materialize(); err != nil {
+		return err
+	}
 	k := string(key)
 	delete(s.deleted, k)
 	s.pending[k] = bytes.Clone(value)
@@ -478,6 +500,12 @@ func (s *store) Put(key, value []byte) error {
 }
 
 func (s *store) Delete(key []byte) error {
+	if s.cl != nil {
+		return errMixedWrites
+	}
+	if err := s.materialize(); err != nil {
+		return err
+	}
 	k := string(key)
 	delete(s.pending, k)
 	if _, ok := s.p.data[k]; ok {
@@ -487,6 +515,12 @@ func (s *store) Delete(key []byte) error {
 }
 
 func (s *store) Len() int {
+	if s.cl != nil && s.cl.rows >= 0 {
+		return int(s.cl.rows)
+	}
+	if s.materialize() != nil {
+		return 0 // the error fails Commit
+	}
 	n := len(s.p.data) - len(s.deleted)
 	for k := range s.pending {
 		if _, ok := s.p.data[k]; !ok {
@@ -497,6 +531,9 @@ func (s *store) Len() int {
 }
 
 func (s *store) Range(fn func(key, value []byte) bool) error {
+	if err := s.materialize(); err != nil {
+		return err
+	}
 	keys := make([]string, 0, s.Len())
 	for k := range s.p.data {
 		if !s.deleted[k] {
@@ -522,6 +559,9 @@ func (s *store) Range(fn func(key, value []byte) bool) error {
 }
 
 func (s *store) Scan(fn func(key, value []byte) bool) error {
+	if err := s.materialize(); err != nil {
+		return err
+	}
 	for k, v := range s.p.data {
 		if s.deleted[k] {
 			continue
@@ -546,6 +586,13 @@ func (s *store) Scan(fn func(key, value []byte) bool) error {
 func (s *store) Commit(ctx context.Context) (int64, error) {
 	if s.done {
 		return 0, errors.New("checkpoint: state store already committed or aborted")
+	}
+	if s.cl != nil {
+		return s.commitChangelog(ctx)
+	}
+	if s.err != nil {
+		s.Abort()
+		return 0, s.err
 	}
 	if err := ctx.Err(); err != nil {
 		s.Abort()
@@ -618,6 +665,7 @@ func (s *store) Abort() {
 		return
 	}
 	s.done = true
+	s.releaseChangelog()
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()

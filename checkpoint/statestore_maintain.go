@@ -55,7 +55,11 @@ func (p *StorePartition) snapshotDue(latest, lastSnap int64) bool {
 	if deltas <= int64(p.opts.MinDeltasForSnapshot) {
 		return false
 	}
-	return p.sinceSnap >= p.bytes || deltas >= int64(p.opts.MaxDeltasForSnapshot)
+	state := p.bytes
+	if p.dataless {
+		state = p.estBytes
+	}
+	return p.sinceSnap >= state || deltas >= int64(p.opts.MaxDeltasForSnapshot)
 }
 
 // maintain writes a snapshot of the latest version when one is due
@@ -84,6 +88,12 @@ func (p *StorePartition) maintain() error {
 	p.mu.Lock()
 	if !p.snapshotDue(latest, lastSnap) {
 		p.mu.Unlock()
+	} else if p.dataless && p.version == latest {
+		covered := p.sinceSnap
+		p.mu.Unlock()
+		if err := p.compactSnapshot(files, latest, covered); err != nil {
+			return err
+		}
 	} else if p.version != latest || p.data == nil {
 		// Moved on (or closed) meanwhile: the next maintenance snapshots.
 		p.mu.Unlock()

@@ -54,7 +54,9 @@
 // [Table.Since] returns the rows committed after an epoch (incremental
 // polling), [Table.History] lists the retained epochs, and
 // [Snapshot.RecordsWithEpoch] appends `_epoch` and `_commit_timestamp`
-// columns.
+// columns. [Table.Subscribe] follows a table: a [Subscription] operator
+// whose Next returns each epoch's rows as the epoch commits (SQL's
+// SUBSCRIBE, served by the Flight SQL server).
 //
 // # Durability
 //

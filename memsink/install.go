@@ -3,8 +3,6 @@ package memsink
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -49,7 +48,7 @@ func Install(sess Registrar, cat *Catalog, defaults Options) {
 			return t, nil
 		}
 		if !opts.Persist {
-			if _, err := os.Stat(filepath.Join(info.CheckpointDir, "offsets")); err == nil {
+			if ok, _ := checkpoint.HasEpochLog(info.CheckpointDir); ok {
 				if err := CanRecover(info.CheckpointDir, info.Mode, false); err != nil {
 					return nil, err
 				}

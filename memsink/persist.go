@@ -448,7 +448,8 @@ func sortFiles(names []string) {
 // persistence the sink's earlier rows are gone, and replaying only the
 // tail would silently lose them.
 type NotRecoverableError struct {
-	// OffsetsDir is <checkpoint>/offsets.
+	// OffsetsDir is the offset log: <checkpoint>/epochlog, or offsets in
+	// a v1 checkpoint.
 	OffsetsDir string
 }
 
@@ -466,13 +467,14 @@ func CanRecover(checkpointDir string, mode stream.OutputMode, persist bool) erro
 	if mode == stream.Complete {
 		return nil
 	}
-	offsets := filepath.Join(checkpointDir, "offsets")
-	if _, err := os.Stat(offsets); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("memsink: check %s: %w", offsets, err)
+	started, err := checkpoint.HasEpochLog(checkpointDir)
+	if err != nil {
+		return fmt.Errorf("memsink: check %s: %w", checkpointDir, err)
 	}
+	if !started {
+		return nil
+	}
+	offsets := checkpoint.OffsetLogPath(checkpointDir)
 	if persist {
 		sink := filepath.Join(checkpointDir, filepath.FromSlash(SinkDir))
 		if _, err := os.Stat(sink); err == nil {

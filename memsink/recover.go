@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -260,14 +259,14 @@ func (t *Table) checkCommitted() error {
 	if t.info.Mode == stream.Complete {
 		return nil
 	}
-	commits := filepath.Join(t.info.CheckpointDir, "commits")
-	if _, err := os.Stat(commits); err != nil {
+	if ok, err := checkpoint.HasEpochLog(t.info.CheckpointDir); err != nil || !ok {
 		return nil // a new query: nothing committed
 	}
-	log, err := checkpoint.OpenCommitLog(t.info.CheckpointDir, t.opts.Writer)
+	offsets, log, err := checkpoint.OpenEpochLogs(t.info.CheckpointDir, t.opts.Writer)
 	if err != nil {
 		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
 	}
+	defer log.Close()
 	last, _, ok, err := log.Latest()
 	if err != nil {
 		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
@@ -275,6 +274,22 @@ func (t *Table) checkCommitted() error {
 	if latest := t.LatestEpoch(); ok && latest < last {
 		return fmt.Errorf("memsink: table %q: epoch %d is committed but the sink's files end at epoch %d: %s is missing: %w",
 			t.Name(), last, latest, t.persist.path(epochFile(last)), checkpoint.ErrCorrupt)
+	}
+	// The sink sees an epoch only after its offsets are durable: a sink
+	// ahead of the offset log means the log lost records (a segment cut
+	// short or deleted), and re-planning those epochs would read other
+	// data under the same epoch ids, which the sink would then skip.
+	lastOff, _, okOff, err := offsets.Latest()
+	if err != nil {
+		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
+	}
+	if latest := t.LatestEpoch(); latest >= 0 && (!okOff || lastOff < latest) {
+		end, next := "is empty", int64(0)
+		if okOff {
+			end, next = "ends at "+offsets.EntryName(lastOff), lastOff+1
+		}
+		return fmt.Errorf("memsink: table %q: the sink holds epoch %d but the offset log %s (%s is missing): the log lost records: %w",
+			t.Name(), latest, end, offsets.EntryName(next), checkpoint.ErrCorrupt)
 	}
 	return nil
 }

@@ -196,6 +196,10 @@ func (t *Table) Mode() stream.OutputMode { return t.info.Mode }
 // IsView reports whether the table is a materialized view (UpdateAsView).
 func (t *Table) IsView() bool { return t.view != nil }
 
+// EpochIdempotent implements stream.EpochIdempotentSink: AddBatch of an
+// epoch at or below the latest committed one is discarded.
+func (t *Table) EpochIdempotent() bool { return true }
+
 // AddBatch implements arrowstream.Sink: it consumes data (always closing
 // it) and commits its rows as epoch. An epoch at or below the latest
 // committed one is drained and ignored. The rows become visible atomically

@@ -347,6 +347,7 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: groupBy, grouped: len(groupBy) > 0 || s.GroupingSets != nil || s.GroupByAll,
 		groupingSets: s.GroupingSets,
 		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
+		windows: s.Windows, qualify: s.Qualify,
 	})
 }
 

@@ -23,6 +23,8 @@ type selectSpec struct {
 	orderBy  []*sql.OrderItem
 	distinct bool
 	b        *budget // the analysis's budget (nil from the DataFrame API)
+	windows  []*sql.NamedWindow
+	qualify  sql.Expr
 	a        *analyzer
 	// groupingSets are GROUPING SETS, CUBE or ROLLUP's sets of groupBy's
 	// expressions; nil for a plain GROUP BY.
@@ -72,10 +74,14 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	if aggregating {
-		return aggregateBlock(cur, s, items, special)
+	wins, err := newWinCollector(s.windows)
+	if err != nil {
+		return nil, err
 	}
-	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", special: special}
+	if aggregating {
+		return aggregateBlock(cur, s, items, special, wins)
+	}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", special: special, wins: wins}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -83,6 +89,13 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	}
 	order, err := resolveOrder(r, s, items, nil)
 	if err != nil {
+		return nil, err
+	}
+	qualify, err := resolveQualify(r, s, items)
+	if err != nil {
+		return nil, err
+	}
+	if cur, err = applyWindows(cur, s, items, order, qualify); err != nil {
 		return nil, err
 	}
 	return finishSelect(cur, s, items, order)
@@ -141,7 +154,7 @@ func containsAggregate(s selectSpec) bool {
 		}
 		switch x := n.(type) {
 		case *sql.FuncCall:
-			if IsAggregateFunction(x.Name.Name) {
+			if IsAggregateFunction(x.Name.Name) && x.Over == nil {
 				found = true
 				return false
 			}
@@ -155,6 +168,9 @@ func containsAggregate(s selectSpec) bool {
 	}
 	if s.having != nil {
 		sql.Inspect(s.having, visit)
+	}
+	if s.qualify != nil {
+		sql.Inspect(s.qualify, visit)
 	}
 	for _, o := range s.orderBy {
 		sql.Inspect(o.Expr, visit)
@@ -344,7 +360,7 @@ func outputByName(e sql.Expr, items []outItem) int {
 
 // aggregateBlock resolves a grouping select: keys, aggregates, HAVING and
 // the select list over the Aggregate's output.
-func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr) (*scope, error) {
+func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.Expr]Expr, wins *winCollector) (*scope, error) {
 	kr := &resolver{b: s.b, a: s.a, sc: cur, clause: "GROUP BY", special: special}
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
@@ -375,7 +391,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		}
 	}
 	coll := &aggCollector{}
-	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", aggs: coll, special: special, grouping: gs}
+	r := &resolver{b: s.b, a: s.a, sc: cur, clause: "SELECT", aggs: coll, special: special, grouping: gs, wins: wins}
 	for i := range items {
 		if err := resolveItem(r, &items[i]); err != nil {
 			return nil, err
@@ -408,6 +424,10 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	}
 	rewrite := func(e Expr, pos sql.Pos) (Expr, error) { return rewriteAggregated(e, keyIndex, nk, pos) }
 	order, err := resolveOrder(r, s, items, rewrite)
+	if err != nil {
+		return nil, err
+	}
+	qualify, err := resolveQualify(r, s, items)
 	if err != nil {
 		return nil, err
 	}
@@ -468,7 +488,16 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		}
 		node = f
 	}
-	res, err := finishSelect(&scope{node: node, cols: aggScope.cols}, s, items, order)
+	if qualify != nil {
+		if qualify, err = fix(qualify, s.qualify.Position()); err != nil {
+			return nil, err
+		}
+	}
+	wsc, err := applyWindows(&scope{node: node, cols: aggScope.cols}, s, items, order, qualify)
+	if err != nil {
+		return nil, err
+	}
+	res, err := finishSelect(wsc, s, items, order)
 	if err != nil {
 		return nil, err
 	}

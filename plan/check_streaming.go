@@ -38,6 +38,7 @@ const (
 	RuleEventTimeTimeoutNoWM     = "event-time-timeout-without-watermark"
 	RuleMultipleStateful         = "multiple-stateful-operators-correctness"
 	RuleDedupWithinWatermarkNoWM = "dedup-within-watermark-without-watermark"
+	RuleNonTimeWindow            = "non-time-based-window"
 )
 
 func violation(rule, format string, args ...any) error {
@@ -235,6 +236,13 @@ func (c *streamChecker) walk(n Node) error {
 	case *Sort:
 		if x.IsStreaming() && !(c.mode == Complete && containsStreamingAggregate(x.Input)) {
 			return violation(RuleSortNotAfterAgg, "Sorting is not supported on streaming DataFrames/Datasets, unless it is on aggregated DataFrame/Dataset in Complete output mode")
+		}
+	case *Window:
+		// Spark refuses every non-time window on a stream; a Complete-mode
+		// result is recomputed whole each epoch, so it is allowed there
+		// (as a sort is).
+		if x.IsStreaming() && !(c.mode == Complete && containsStreamingAggregate(x.Input)) {
+			return violation(RuleNonTimeWindow, "Non-time-based windows are not supported on streaming DataFrames/Datasets")
 		}
 	case *Limit:
 		if x.IsStreaming() {

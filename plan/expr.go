@@ -278,6 +278,8 @@ func WithChildren(e Expr, kids []Expr) Expr {
 		return x
 	case *subqueryExpr:
 		return x.withChildren(kids)
+	case *winPlaceholder:
+		return x.withChildren(kids)
 	}
 	return e
 }

@@ -183,6 +183,8 @@ func (p *exprPrinter) expr(e Expr) {
 		p.b.WriteString(" END")
 	case *CurrentTimestamp:
 		p.b.WriteString("current_timestamp()")
+	case *winPlaceholder:
+		x.print(p)
 	case *aggPlaceholder:
 		if p.ordinals {
 			fmt.Fprintf(&p.b, "agg#%d", x.index)

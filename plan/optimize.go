@@ -166,6 +166,10 @@ func withChildren(n Node, kids []Node) Node {
 		c := *x
 		c.Input = kids[0]
 		return &c
+	case *Window:
+		c := *x
+		c.Input = kids[0]
+		return &c
 	}
 	return n
 }
@@ -244,6 +248,9 @@ func mapExprs(n Node, f func(Expr) (Expr, error)) (Node, error) {
 		c := *x
 		c.Expr = one(x.Expr)
 		return &c, err
+	case *Window:
+		w := mapWindowExprs(x, one)
+		return w, err
 	case *Scan:
 		if len(x.Filters) == 0 {
 			return n, nil

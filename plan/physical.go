@@ -120,6 +120,12 @@ func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []v
 			return vector.NewExplodeOuter(mem, children[0], x, n.Name, nil)
 		}
 		return vector.NewExplode(mem, children[0], x, n.Name, nil)
+	case *Window:
+		spec, err := windowSpecFor(n, env)
+		if err != nil {
+			return nil, err
+		}
+		return vector.NewWindowOp(mem, children[0], spec)
 	case *joinInput:
 		return nil, fmt.Errorf("plan: join input pseudo node")
 	}

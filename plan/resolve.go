@@ -28,6 +28,9 @@ type resolver struct {
 	// BY, explode(...) in a select list), by syntax node.
 	special map[sql.Expr]Expr
 	inAgg   bool
+	// wins collects window functions; nil where they are not allowed.
+	wins     *winCollector
+	inWindow bool
 	// grouping is the select's grouping sets (nil without them), for
 	// grouping() and grouping_id().
 	grouping *groupingCtx

@@ -40,6 +40,11 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if isAggregateAlias(name) {
 		return r.aggregateAlias(f, name)
 	}
+	if _, win := windowOnly[name]; f.Over != nil || win || f.Nulls != sql.NullsUnspecified {
+		if e, err := r.windowCall(f, name); e != nil || err != nil {
+			return e, err
+		}
+	}
 	if _, ok := aggFuncs[name]; ok {
 		if f.Filter != nil {
 			g, err := filteredAggregate(f, name)
@@ -140,9 +145,20 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 	if r.aggs == nil {
 		return nil, errorAt(f.Pos, ErrAggregate, "Aggregate functions are not allowed in %s: %s.", r.clauseName(), sql.Format(f))
 	}
+	a, err := r.aggregateExpr(f, name, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.aggs.add(a), nil
+}
+
+// aggregateExpr resolves an aggregate call. Its arguments may not contain
+// aggregates when nested (an aggregate of a select); a window aggregate's
+// may (sum(sum(x)) OVER (...)).
+func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*AggregateExpr, error) {
 	a := &AggregateExpr{Func: aggFuncs[name], Distinct: f.Distinct}
 	sub := *r
-	sub.inAgg = true
+	sub.inAgg = nested
 	var argExprs []sql.Expr
 	for _, x := range f.Args {
 		if _, ok := x.(*sql.Star); ok {
@@ -216,8 +232,11 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		return nil, typeError(f.Pos, &aggPlaceholder{agg: a}, err)
 	}
 	a.Type = dt
+	if f.Nulls == sql.IgnoreNulls && (a.Func == vector.AggFirst || a.Func == vector.AggLast) {
+		a.IgnoreNulls = true
+	}
 	a.Name = renderAgg(a, true)
-	return r.aggs.add(a), nil
+	return a, nil
 }
 
 // literalOf converts a literal of the syntax tree.

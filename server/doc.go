@@ -40,6 +40,13 @@
 // Limits.BatchBytes are sent as zero-copy slices, so that messages stay
 // under the clients' 16 MiB default.
 //
+// SUBSCRIBE t [SINCE EPOCH n] (subscribe.go) is the one result that does
+// not end: its DoGet streams each epoch of a memory-sink table as it
+// commits, on the same loop, until the client cancels, the table is
+// dropped or the server stops (Stop ends subscriptions instead of waiting
+// for them). A slow subscriber blocks only its own stream; one that falls
+// behind the table's retention is ended with ResourceExhausted.
+//
 // # Security and limits
 //
 // With AuthConfig, Handshake exchanges HTTP basic credentials for a bearer

@@ -46,6 +46,11 @@ type Server struct {
 
 	active atomic.Int64 // streams being served (tests wait for zero)
 
+	// life is cancelled when Stop begins: unbounded streams
+	// (subscriptions) end then instead of holding up a graceful stop.
+	life     context.Context
+	stopLife context.CancelFunc
+
 	mu      sync.Mutex
 	lis     net.Listener
 	done    chan struct{}
@@ -71,6 +76,7 @@ func New(cfg Config) (*Server, error) {
 		quotas:  newQuotas(cfg.Limits, cfg.Queries),
 		conns:   newConnTracker(),
 	}
+	s.life, s.stopLife = context.WithCancel(context.Background())
 	s.ret = newMemReturner(cfg.Limits.ReturnMemoryBytes, cfg.Allocator, s.log)
 	s.settings = newSessionSettings()
 	s.conns.onClose = s.settings.closed
@@ -189,6 +195,7 @@ func (s *Server) Addr() net.Addr {
 // Stop stops accepting calls and waits for running ones until ctx is
 // done, then cancels them. It releases the prepared statements.
 func (s *Server) Stop(ctx context.Context) error {
+	s.stopLife()
 	stopped := make(chan struct{})
 	go func() {
 		s.grpc.GracefulStop()

@@ -115,6 +115,12 @@ func (q *sqlServer) prepare(ctx context.Context, sql string) (Statement, error) 
 	if err := q.s.checkStatement(sql); err != nil {
 		return Statement{}, err
 	}
+	if sub, err := parseSubscribe(sql); err != nil || sub != nil {
+		if err != nil {
+			return Statement{}, err
+		}
+		return Statement{}, statusf(codes.InvalidArgument, "SUBSCRIBE cannot be prepared: execute it as a statement (its result never ends)")
+	}
 	release, err := q.s.admit(ctx)
 	if err != nil {
 		return Statement{}, err
@@ -250,6 +256,12 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 		return nil, statusf(codes.Unimplemented, "transactions are not supported")
 	}
 	sql := cmd.GetQuery()
+	if sub, err := parseSubscribe(sql); err != nil || sub != nil {
+		if err != nil {
+			return nil, err
+		}
+		return q.subscribeInfo(ctx, sql, sub)
+	}
 	qctx, cancel := q.s.queryContext(ctx)
 	defer cancel()
 	st, err := q.prepare(qctx, sql)
@@ -276,6 +288,16 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 // GetSchemaStatement returns a statement's result schema without running
 // it.
 func (q *sqlServer) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	if sub, err := parseSubscribe(cmd.GetQuery()); err != nil || sub != nil {
+		if err != nil {
+			return nil, err
+		}
+		info, err := q.subscribeInfo(ctx, cmd.GetQuery(), sub)
+		if err != nil {
+			return nil, err
+		}
+		return &flight.SchemaResult{Schema: info.Schema}, nil
+	}
 	ctx, cancel := q.s.queryContext(ctx)
 	defer cancel()
 	st, err := q.prepare(ctx, cmd.GetQuery())
@@ -304,6 +326,15 @@ func (q *sqlServer) DoPutCommandStatementUpdate(ctx context.Context, cmd flights
 // once), over snapshots taken when each run opens. It applies the query
 // timeout and memory limit.
 func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_DoGetServer, sql string, params []arrow.Record) error {
+	if sub, err := parseSubscribe(sql); err != nil || sub != nil {
+		if err != nil {
+			return err
+		}
+		if params != nil {
+			return statusf(codes.InvalidArgument, "SUBSCRIBE takes no parameters")
+		}
+		return q.runSubscribe(ctx, stream, sql, sub)
+	}
 	eng, err := q.engine()
 	if err != nil {
 		return err

@@ -51,12 +51,19 @@ type credential struct {
 	iters int    // > 0: a PBKDF2 hash
 	salt  []byte
 	key   []byte
+	// scram is the SCRAM-SHA-256 secret (the PostgreSQL endpoint's
+	// password exchange), nil when none can be derived.
+	scram *SCRAMSecret
 }
 
 func parseCredential(user, secret string) (credential, error) {
 	if !strings.HasPrefix(secret, hashPrefix) {
 		sum := sha256.Sum256([]byte(secret))
-		return credential{plain: sum[:]}, nil
+		sc, err := newSCRAMSecret(secret)
+		if err != nil {
+			return credential{}, fmt.Errorf("user %q: %w", user, err)
+		}
+		return credential{plain: sum[:], scram: sc}, nil
 	}
 	parts := strings.Split(strings.TrimPrefix(secret, hashPrefix), "$")
 	if len(parts) != 3 {
@@ -72,7 +79,12 @@ func parseCredential(user, secret string) (credential, error) {
 	if err1 != nil || err2 != nil || len(key) == 0 {
 		return credential{}, fmt.Errorf("user %q: bad base64 in password hash", user)
 	}
-	return credential{iters: iters, salt: salt, key: key}, nil
+	c := credential{iters: iters, salt: salt, key: key}
+	if len(key) == scramKeyBytes {
+		// A PBKDF2-HMAC-SHA256 key of 32 bytes is SCRAM's SaltedPassword.
+		c.scram = scramFromSalted(salt, iters, key)
+	}
+	return c, nil
 }
 
 // matches compares password with the stored secret in constant time.

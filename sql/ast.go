@@ -184,7 +184,9 @@ type Select struct {
 	// GroupByAll is GROUP BY ALL: group by every select item that has no
 	// aggregate.
 	GroupByAll bool
-	Having     Expr // nil when absent
+	Having     Expr           // nil when absent
+	Windows    []*NamedWindow // WINDOW w AS (...), ...
+	Qualify    Expr           // nil when absent
 }
 
 // SelectItem is expr [[AS] alias] in a select list. Expr is a *Star for *

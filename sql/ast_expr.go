@@ -258,6 +258,8 @@ type FuncCall struct {
 	Distinct bool
 	Args     []Expr
 	Filter   Expr // FILTER (WHERE Filter) of an aggregate; nil when absent
+	Nulls    NullTreatment
+	Over     *WindowSpec // OVER window; nil for a plain call
 }
 
 // FieldAccess is X.Field where X is not a plain name path (those are

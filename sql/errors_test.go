@@ -17,7 +17,6 @@ var syntaxErrors = []struct{ in, err string }{
 	{"SELECT FROM t", "syntax error at 1:8: expected a select item, found 'FROM'"},
 	{"SELECT", "syntax error at 1:7: expected a select item, found end of input"},
 	{"SELECT a AS FROM t", "syntax error at 1:13: expected an alias after AS, found 'FROM'"},
-	{"SELECT sum(x) OVER (PARTITION BY y) FROM t", "syntax error at 1:15: window functions (OVER) are not supported"},
 	{"SELECT (a, b) FROM t", "syntax error at 1:10: row values (a, b, ...) are not supported; use struct(a, b, ...)"},
 	// FROM.
 	{"SELECT a FROM", "syntax error at 1:14: expected a table, STREAM or subquery after FROM, found end of input"},

@@ -175,6 +175,8 @@ func (f *formatter) stmt(s Statement) {
 	case *DescribeHistory:
 		f.str("DESCRIBE HISTORY ")
 		f.names(s.Name)
+	case *Subscribe:
+		f.subscribe(s)
 	}
 }
 
@@ -345,6 +347,7 @@ func (f *formatter) selectBlock(s *Select) {
 		f.str(" HAVING ")
 		f.expr(s.Having, 0)
 	}
+	f.windowClauses(s)
 }
 
 func (f *formatter) selectItem(it *SelectItem) {

@@ -166,6 +166,7 @@ func (f *formatter) expr(e Expr, min int) {
 			f.expr(e.Filter, 0)
 			f.str(")")
 		}
+		f.callSuffix(e)
 	case *FieldAccess:
 		// A name path base must keep its parentheses, or (a).b would read
 		// back as the column reference a.b; literals are parenthesized so

@@ -31,6 +31,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add(benchQuery)
+	for _, tc := range windowQueries {
+		f.Add(tc.src)
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		stmts, err := ParseScript(src)
 		if err != nil {

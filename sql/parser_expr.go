@@ -448,9 +448,6 @@ func (p *parser) parseCall(name *token) Expr {
 		}
 	}
 	p.closeParen(open)
-	if t := p.peek(); p.isKw("OVER") && (p.peekAt(1).kind == tLParen || isName(p.peekAt(1))) {
-		p.failAt(t.pos, "window functions (OVER) are not supported")
-	}
 	if p.isKw("FILTER") && p.peekAt(1).kind == tLParen {
 		p.next()
 		open := p.next()
@@ -458,6 +455,7 @@ func (p *parser) parseCall(name *token) Expr {
 		fc.Filter = p.parseExprWhat("a condition after FILTER (WHERE")
 		p.closeParen(open)
 	}
+	p.parseCallSuffix(fc)
 	return fc
 }
 

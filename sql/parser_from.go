@@ -274,7 +274,7 @@ func (p *parser) parseTableAlias() *Ident {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		alias = &id
-	} else if t := p.peek(); isAliasName(t) && !(wordIs(t, "PIVOT", "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE"))) {
+	} else if t := p.peek(); isAliasName(t) && !(wordIs(t, "PIVOT", "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE"))) && !p.windowClauseFollows() {
 		id := identOf(p.next())
 		alias = &id
 		p.implicitAlias = t

@@ -151,7 +151,7 @@ func selectFollows(t *token) bool {
 		return true
 	case tWord:
 		switch t.kw {
-		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS":
+		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS", "QUALIFY", "WINDOW":
 			return true
 		}
 	}
@@ -202,6 +202,7 @@ func (p *parser) parseSelect() *Select {
 	if p.acceptKw("HAVING") {
 		s.Having = p.parseExprWhat("an expression after HAVING")
 	}
+	p.parseWindowClauses(s)
 	return s
 }
 
@@ -218,7 +219,7 @@ func (p *parser) parseSelectItem() *SelectItem {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		it.Alias = &id
-	} else if isAliasName(p.peek()) {
+	} else if isAliasName(p.peek()) && !p.windowClauseFollows() {
 		t := p.next()
 		id := identOf(t)
 		it.Alias = &id

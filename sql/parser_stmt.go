@@ -37,6 +37,9 @@ func (p *parser) parseStatement() Statement {
 		case "INSERT":
 			return p.parseInsert()
 		}
+		if isWord(t, "SUBSCRIBE") {
+			return p.parseSubscribe()
+		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET)")
 	return nil

@@ -98,12 +98,15 @@ var keywords = map[string]bool{
 	"GLOBAL": false, "TEMPORARY": false, "TEMP": false, "VIEW": false,
 	"REPLACE": false, "VALUES": false, "SET": false,
 	"INSERT": false, "INTO": false, "OVERWRITE": false,
+	"PARTITION": false, "DISTRIBUTE": false, "SORT": false, "ROWS": false, "RANGE": false,
+	"UNBOUNDED": false, "PRECEDING": false, "FOLLOWING": false, "CURRENT": false, "ROW": false,
+	"IGNORE": false, "RESPECT": false, "QUALIFY": false, "WINDOW": false,
 }
 
 // notAlias lists non-reserved words that cannot be an alias written
 // without AS, because a clause may start with them right where an alias
 // could stand (Spark's strict-non-reserved words plus LIMIT).
-var notAlias = map[string]bool{"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS": true}
+var notAlias = map[string]bool{"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS": true, "QUALIFY": true}
 
 // quoteWhenFormatting lists non-reserved words that Format backquotes when
 // they are used as names, because in some position they start a construct

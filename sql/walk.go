@@ -37,6 +37,8 @@ func Inspect(n Node, f func(Node) bool) {
 		idents(n.Name, f)
 	case *DescribeHistory:
 		idents(n.Name, f)
+	case *Subscribe:
+		idents(n.Name, f)
 	case *Query:
 		for _, c := range n.With {
 			Inspect(c, f)
@@ -60,6 +62,11 @@ func Inspect(n Node, f func(Node) bool) {
 		Inspect(n.Where, f)
 		exprs(n.GroupBy, f)
 		Inspect(n.Having, f)
+		for _, w := range n.Windows {
+			Inspect(w.Name, f)
+			inspectWindowSpec(w.Spec, f)
+		}
+		Inspect(n.Qualify, f)
 	case *SelectItem:
 		Inspect(n.Expr, f)
 		alias(n.Alias, f)
@@ -184,6 +191,7 @@ func Inspect(n Node, f func(Node) bool) {
 		Inspect(n.Name, f)
 		exprs(n.Args, f)
 		Inspect(n.Filter, f)
+		inspectWindowSpec(n.Over, f)
 	case *FieldAccess:
 		Inspect(n.X, f)
 		Inspect(n.Field, f)

@@ -309,6 +309,7 @@ func (s *Stream) purgeCommits(threshold int64, latest bool) error {
 	if err != nil {
 		return err
 	}
+	defer log.Close()
 	if latest {
 		n, _, ok, err := log.Latest()
 		if err != nil {
@@ -319,7 +320,7 @@ func (s *Stream) purgeCommits(threshold int64, latest bool) error {
 		}
 		threshold = n
 	}
-	return log.Log().Purge(threshold)
+	return log.Drop(threshold)
 }
 
 // AssertOnQuery runs f on the fixture (its Query, Sink, CheckpointDir);

@@ -2,8 +2,6 @@ package streamtest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
@@ -22,10 +20,8 @@ func (s *Stream) Dump() string {
 		}
 		fmt.Fprintf(&b, "%s %3d %s\n", mark, i, a)
 	}
-	fmt.Fprintf(&b, "== offset log (%s) ==\n", filepath.Join(s.ckpt, "offsets"))
-	b.WriteString(readCheckpointLog(s.ckpt, "offsets"))
-	fmt.Fprintf(&b, "== commit log (%s) ==\n", filepath.Join(s.ckpt, "commits"))
-	b.WriteString(readCheckpointLog(s.ckpt, "commits"))
+	fmt.Fprintf(&b, "== offset log (%s) ==\n", checkpoint.OffsetLogPath(s.ckpt))
+	b.WriteString(readCheckpointLogs(s.ckpt))
 	b.WriteString("== sink epochs ==\n")
 	if t := s.Sink(); t == nil {
 		b.WriteString("  (no sink yet)\n")
@@ -52,32 +48,40 @@ func (s *Stream) Dump() string {
 	return b.String()
 }
 
-// readCheckpointLog renders the entries of <checkpoint>/<name>, one per
-// line ("N: body").
-func readCheckpointLog(ckpt, name string) string {
-	dir := filepath.Join(ckpt, name)
-	if _, err := os.Stat(dir); err != nil {
-		return "  (none)\n"
+// readCheckpointLogs renders the offset and then the commit entries of the
+// checkpoint, one per line ("N: body"), in whichever format it has.
+func readCheckpointLogs(ckpt string) string {
+	if ok, err := checkpoint.HasEpochLog(ckpt); err != nil || !ok {
+		return "  (none)\n== commit log ==\n  (none)\n"
 	}
-	log, err := checkpoint.OpenLog(dir, &checkpoint.Writer{NoSync: true})
+	offs, coms, err := checkpoint.OpenEpochLogs(ckpt, &checkpoint.Writer{NoSync: true})
 	if err != nil {
-		return fmt.Sprintf("  (unreadable: %v)\n", err)
+		return fmt.Sprintf("  (unreadable: %v)\n== commit log ==\n", err)
 	}
-	epochs, err := log.Epochs()
-	if err != nil {
-		return fmt.Sprintf("  (unreadable: %v)\n", err)
-	}
-	if len(epochs) == 0 {
-		return "  (none)\n"
-	}
+	defer coms.Close()
 	var b strings.Builder
-	for _, e := range epochs {
-		body, _, err := log.Get(e)
+	render(&b, offs.Epochs, offs.EntryBody)
+	b.WriteString("== commit log ==\n")
+	render(&b, coms.Epochs, coms.EntryBody)
+	return b.String()
+}
+
+func render(b *strings.Builder, epochs func() ([]int64, error), body func(int64) ([]byte, bool, error)) {
+	es, err := epochs()
+	if err != nil {
+		fmt.Fprintf(b, "  (unreadable: %v)\n", err)
+		return
+	}
+	if len(es) == 0 {
+		b.WriteString("  (none)\n")
+		return
+	}
+	for _, e := range es {
+		data, _, err := body(e)
 		if err != nil {
-			fmt.Fprintf(&b, "  %d: (unreadable: %v)\n", e, err)
+			fmt.Fprintf(b, "  %d: (unreadable: %v)\n", e, err)
 			continue
 		}
-		fmt.Fprintf(&b, "  %d: %s\n", e, strings.Join(strings.Fields(string(body)), " "))
+		fmt.Fprintf(b, "  %d: %s\n", e, strings.Join(strings.Fields(string(data)), " "))
 	}
-	return b.String()
 }

@@ -40,6 +40,9 @@ func newGrouper(mem memory.Allocator, types []arrow.DataType) (grouper, error) {
 	if enc.IsFixed() {
 		return &fixedGrouper{t: newFixedTable(), enc: enc}, nil
 	}
+	if g := newWordsGrouper(types); g != nil {
+		return g, nil
+	}
 	return &bytesGrouper{t: newBytesTable(), enc: enc}, nil
 }
 

@@ -247,6 +247,8 @@ func (l *LiveAggregate) keysAt(gids []int32) ([]arrow.Array, error) {
 			return nil, err
 		}
 		return []arrow.Array{a}, nil
+	case *wordsGrouper:
+		return g.keysOf(l.mem, gids)
 	case *bytesGrouper:
 		keys := make([][]byte, len(gids))
 		for i, gid := range gids {

@@ -133,3 +133,14 @@ type ArrivalSink interface {
 	AddUncommitted(ctx context.Context, epoch int64, rec arrow.Record) error
 	DiscardUncommitted()
 }
+
+// EpochIdempotentSink is a sink that keeps, per epoch id, the first
+// output it committed and ignores a later AddBatch of that epoch (the
+// memory sink, the file sink). For such a sink a lost commit record only
+// re-runs the epoch, so the engine writes the commit record of epoch N
+// together with the offsets of epoch N+1: one durable write per epoch
+// (checkpoint.OpenEpochLogs has the argument).
+type EpochIdempotentSink interface {
+	Sink
+	EpochIdempotent() bool
+}

@@ -17,7 +17,9 @@ var fullSize = flag.Bool("nexmark.full", false, "run BenchmarkQuery at FullSize 
 // with -args -nexmark.full) through
 // the engine and its Go peer (answers checked) and reports the engine's
 // events/s, its epoch latency p99, peak memory, and the peer's events/s
-// with the ratio, all measured in the same run.
+// with the ratio, then the same rates per CPU-second of the process
+// (getrusage) with their ratio (cpu-ratio: the one that means something on
+// a loaded machine), all measured in the same run.
 //
 //	go test -run XXX -bench Query -benchtime 1x ./bench/nexmark/ [-args -nexmark.full]
 func BenchmarkQuery(b *testing.B) {
@@ -37,7 +39,7 @@ func BenchmarkQuery(b *testing.B) {
 				for _, f := range figs {
 					sums[f.Figure+"/"+f.Peer] += f.Value
 					if f.Peer != "" {
-						sums["ratio"] += f.Ratio
+						sums["ratio/"+f.Figure] += f.Ratio
 					}
 				}
 			}
@@ -47,7 +49,11 @@ func BenchmarkQuery(b *testing.B) {
 			b.ReportMetric(sums["epoch_latency_p99/"]/n, "p99-ms")
 			b.ReportMetric(sums["peak_memory/"]/n/(1<<20), "peak-MiB")
 			b.ReportMetric(sums["events/s/"+peerName]/n, "peer-events/s")
-			b.ReportMetric(sums["ratio"]/n, "ratio")
+			b.ReportMetric(sums["ratio/events/s"]/n, "ratio")
+			b.ReportMetric(sums["events/cpu-s/"]/n, "events/cpu-s")
+			b.ReportMetric(sums["events/cpu-s/"+peerName]/n, "peer-events/cpu-s")
+			b.ReportMetric(sums["ratio/events/cpu-s"]/n, "cpu-ratio")
+			b.ReportMetric(sums["peak_rss_per_held_byte/"]/n, "rss/held")
 		})
 	}
 }

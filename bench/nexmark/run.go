@@ -24,6 +24,7 @@ import (
 type engineRun struct {
 	events    int64
 	elapsed   time.Duration   // sum of the epochs' latencies
+	cpu       time.Duration   // process CPU (getrusage) over the epochs
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
 	peakRSS   int64           // the process's peak resident set over the run (0: unknown)
@@ -32,6 +33,10 @@ type engineRun struct {
 	// (progress numRowsTotal over its stateful operators) after the last
 	// epoch and at most after any epoch.
 	stateRows, peakStateRows int64
+	// peakHeld is the most, after any epoch, of the bytes the query is
+	// meant to hold: its state (progress memoryUsedBytes over its stateful
+	// operators) plus what its memory-sink table retains.
+	peakHeld int64
 }
 
 // runEngine starts q as a streaming table of a fresh session whose
@@ -88,6 +93,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	defer sq.Stop()
 
 	run := &engineRun{latencies: make([]time.Duration, 0, len(batches))}
+	span := harness.StartSpan()
 	for i := range batches {
 		b := &batches[i]
 		start := time.Now()
@@ -108,13 +114,33 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		run.events += b.Events
 		run.stateRows = stateRows(sq.LastProgress())
 		run.peakStateRows = max(run.peakStateRows, run.stateRows)
+		held := stateBytes(sq.LastProgress())
+		if t, ok := cat.Lookup(q.name); ok {
+			sz := t.Size()
+			held += sz.Bytes + sz.Overhead
+		}
+		run.peakHeld = max(run.peakHeld, held)
 	}
+	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
 	run.peakRSS, _ = rss.Peak()
 	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
 		return nil, err
 	}
 	return run, nil
+}
+
+// stateBytes sums memoryUsedBytes over a progress report's stateful
+// operators.
+func stateBytes(p *arrowstream.StreamingQueryProgress) int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, op := range p.StateOperators {
+		n += op.MemoryUsedBytes
+	}
+	return n
 }
 
 // stateRows sums numRowsTotal over a progress report's stateful operators.
@@ -182,6 +208,7 @@ func sideInputRecord(mem memory.Allocator) arrow.Record {
 // peerRun is what one run of a query's Go peer measured.
 type peerRun struct {
 	elapsed time.Duration
+	cpu     time.Duration // process CPU (getrusage) over the epochs
 	answer  []string
 }
 
@@ -189,11 +216,12 @@ type peerRun struct {
 // the processing (not the formatting of the answer).
 func runPeer(q query, batches []Batch) *peerRun {
 	p := q.newPeer()
-	start := time.Now()
+	span := harness.StartSpan()
 	for i := range batches {
 		p.epoch(&batches[i])
 	}
-	return &peerRun{elapsed: time.Since(start), answer: p.answer()}
+	wall, cpu := span.Stop()
+	return &peerRun{elapsed: wall, cpu: cpu, answer: p.answer()}
 }
 
 // percentile is the nearest-rank p-th percentile (0 < p <= 100).

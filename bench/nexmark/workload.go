@@ -169,8 +169,26 @@ func figures(workload string, eng *engineRun, peer *peerRun) []harness.Figure {
 		// The peer runs on one goroutine: its events/s is also per core.
 		{Workload: workload, Figure: "events/s/core", Value: theirs, Unit: "events/s/core", Peer: peerName, Ratio: ratio / cores},
 	}
+	// Events per CPU-second (getrusage, all threads), the same way for
+	// every workload: on a loaded machine wall-clock rates measure the
+	// load as much as the work.
+	ourCPU := harness.PerCore(float64(eng.events), eng.elapsed, eng.cpu)
+	theirCPU := harness.PerCore(float64(eng.events), peer.elapsed, peer.cpu)
+	cpuRatio := 0.0
+	if theirCPU > 0 {
+		cpuRatio = ourCPU / theirCPU
+	}
+	figs = append(figs,
+		harness.Figure{Workload: workload, Figure: "events/cpu-s", Value: ourCPU, Unit: "events/s"},
+		harness.Figure{Workload: workload, Figure: "events/cpu-s", Value: theirCPU, Unit: "events/s", Peer: peerName, Ratio: cpuRatio})
 	if eng.peakRSS > 0 {
 		figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss", Value: float64(eng.peakRSS), Unit: "bytes"})
+		if eng.peakHeld > 0 {
+			// What the process's memory costs per byte the query is meant
+			// to hold (state plus retained sink bytes); the input batches,
+			// generated before the run, are in the RSS too.
+			figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss_per_held_byte", Value: float64(eng.peakRSS) / float64(eng.peakHeld), Unit: "ratio"})
+		}
 	}
 	return figs
 }

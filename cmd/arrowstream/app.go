@@ -16,12 +16,14 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/server/pgwire"
 )
 
 // appFlags are the settings of the long-running subcommands (run, serve).
 type appFlags struct {
 	flight         *flightConfig
 	httpAddr       string
+	pg             *pgConfig
 	checkpoint     string
 	sinkMaxBytes   int64
 	sinkMaxEpochs  int
@@ -33,8 +35,10 @@ type appFlags struct {
 	gov            *governFlags
 }
 
-func addAppFlags(fs *flag.FlagSet) *appFlags {
-	f := &appFlags{flight: addFlightFlags(fs)}
+// addAppFlags declares the flags of run and serve; pgDefault is the
+// default PostgreSQL address ("" on serve: off unless given).
+func addAppFlags(fs *flag.FlagSet, pgDefault string) *appFlags {
+	f := &appFlags{flight: addFlightFlags(fs), pg: addPGFlags(fs, pgDefault)}
 	fs.StringVar(&f.httpAddr, "http", "127.0.0.1:4040", "web UI, JSON API and /metrics listen `address` (empty: no HTTP server)")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "checkpoint root `directory`, one subdirectory per streaming table, reused by the next run\n(default: a directory under the user's cache directory)")
 	fs.Int64Var(&f.sinkMaxBytes, "sink-max-bytes", 256<<20, "memory-sink retention: `bytes` each table keeps in memory, oldest epochs evicted first (0: no bound)")
@@ -103,6 +107,7 @@ type app struct {
 	engine *engine
 	http   *httpServer
 	flight flightServer
+	pg     *pgwire.Server
 	ckRoot string
 	lock   *rootLock // held on ckRoot until shutdown
 }
@@ -199,9 +204,16 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 		}
 		a.flight = fsrv
 	}
+	if err := a.startPG(ctx, f.pg, f.flight); err != nil {
+		a.shutdown()
+		return nil, err
+	}
 	var addrs []string
 	if a.flight != nil {
 		addrs = append(addrs, "Flight SQL grpc://"+a.flight.Addr())
+	}
+	if a.pg != nil {
+		addrs = append(addrs, "PostgreSQL "+a.pg.Addr().String())
 	}
 	if a.http != nil {
 		addrs = append(addrs, "web UI http://"+a.http.Addr()+"/")
@@ -234,6 +246,11 @@ func (a *app) shutdown() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	if a.pg != nil {
+		if err := a.pg.Stop(ctx); err != nil {
+			a.logger.Warn("PostgreSQL endpoint stop", "err", err)
+		}
+	}
 	if a.flight != nil {
 		if err := a.flight.Stop(ctx); err != nil {
 			a.logger.Warn("Flight SQL server stop", "err", err)
@@ -257,6 +274,9 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 		uri = "grpc://" + a.flight.Addr()
 		fmt.Fprintf(w, "  Flight SQL  %s  (ADBC URI)\n", uri)
 	}
+	if a.pg != nil {
+		fmt.Fprintf(w, "  PostgreSQL  %s  (psql -h %s -p %s)\n", a.pg.Addr(), pgHost(a.pg.Addr()), pgPort(a.pg.Addr()))
+	}
 	if a.http != nil {
 		fmt.Fprintf(w, "  web UI      http://%s/\n", a.http.Addr())
 		fmt.Fprintf(w, "  metrics     http://%s/metrics\n", a.http.Addr())
@@ -278,6 +298,7 @@ func (a *app) banner(w io.Writer, what string, tables []string) {
 		fmt.Fprintf(w, "  cur = conn.cursor(); cur.execute(%q)\n", example)
 		fmt.Fprintf(w, "  print(cur.fetch_arrow_table())\n")
 		fmt.Fprintf(w, "From a shell:\n  %s query --uri %s%s %s\n", selfCommand(), uri, auth, shellQuote(example))
+		fmt.Fprintf(w, "An interactive SQL shell (SUBSCRIBE <table>; follows a table live):\n  %s sql --uri %s%s\n", selfCommand(), uri, auth)
 	}
 	fmt.Fprintf(w, "\nPress Ctrl-C to stop; run again to continue where it stopped.\n\n")
 }

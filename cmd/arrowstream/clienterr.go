@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,6 +20,9 @@ func clientError(err error, target string) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
+		if strings.HasPrefix(st.Message(), "SUBSCRIBE:") {
+			return &serverError{msg: st.Message(), err: err} // the server said why it ended
+		}
 		return &serverError{msg: fmt.Sprintf("no server at %s: start one with %s serve (or pass --uri)", target, selfCommand()), err: err}
 	case codes.Unauthenticated:
 		return &serverError{msg: "not authenticated: " + st.Message() + " (pass --user and --password)", err: err}

@@ -14,7 +14,7 @@ import (
 // TestDocsPortsAndFlags reads docs/*.md and README.md: every Flight SQL URI
 // uses the port of serve's --addr default, every local web UI address the
 // port of --http's default (unless the line sets --http), and every flag
-// written after `arrowstream run|serve|query` is a flag of that command.
+// written after `arrowstream run|serve|query|sql` is a flag of that command.
 // Docs that drift from the flag set fail here.
 func TestDocsPortsAndFlags(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(docsDir, "*.md"))
@@ -22,7 +22,8 @@ func TestDocsPortsAndFlags(t *testing.T) {
 	runFlags, _, _ := newRunFlags()
 	serveFlags, _, _ := newServeFlags()
 	queryFlags, _ := newQueryFlags()
-	sets := map[string]*flag.FlagSet{"run": runFlags, "serve": serveFlags, "query": queryFlags}
+	shellFlags, _ := newShellFlags()
+	sets := map[string]*flag.FlagSet{"run": runFlags, "serve": serveFlags, "query": queryFlags, "sql": shellFlags}
 	defaultPort := func(fs *flag.FlagSet, name string) string {
 		_, port, err := net.SplitHostPort(fs.Lookup(name).DefValue)
 		if err != nil {
@@ -33,7 +34,7 @@ func TestDocsPortsAndFlags(t *testing.T) {
 	grpcPort, httpPort := defaultPort(serveFlags, "addr"), defaultPort(serveFlags, "http")
 	grpcURI := regexp.MustCompile(`grpc(?:\+tls|\+tcp)?://([A-Za-z0-9.-]+):([0-9]+)`)
 	httpURI := regexp.MustCompile(`https?://(?:127\.0\.0\.1|localhost):([0-9]+)`)
-	command := regexp.MustCompile(`arrowstream (run|serve|query)((?: +[^ ` + "`" + `|;&>]+)*)`)
+	command := regexp.MustCompile(`arrowstream (run|serve|query|sql)((?: +[^ ` + "`" + `|;&>]+)*)`)
 	longFlag := regexp.MustCompile(`(?:^| )--([a-z][a-z-]*)`)
 	checked := 0
 	for _, file := range files {

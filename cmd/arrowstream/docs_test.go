@@ -87,7 +87,8 @@ func TestDocsConfigurationListsEveryFlag(t *testing.T) {
 	runFlags, _, _ := newRunFlags()
 	serveFlags, _, _ := newServeFlags()
 	queryFlags, _ := newQueryFlags()
-	sets := map[string]*flag.FlagSet{"run": runFlags, "serve": serveFlags, "query": queryFlags}
+	shellFlags, _ := newShellFlags()
+	sets := map[string]*flag.FlagSet{"run": runFlags, "serve": serveFlags, "query": queryFlags, "sql": shellFlags}
 	for name, fs := range sets {
 		fs.VisitAll(func(f *flag.Flag) {
 			if !strings.Contains(doc, "`--"+f.Name+"`") || !strings.Contains(doc, envName(f.Name)) {

@@ -57,7 +57,7 @@ func TestFlagsUsageAndErrors(t *testing.T) {
 
 func TestFlagsFromEnvironment(t *testing.T) {
 	fs := newFlagSet("x", "", "")
-	f := addAppFlags(fs)
+	f := addAppFlags(fs, "")
 	env, _, _ := testEnv(map[string]string{"ARROWSTREAM_HTTP": "127.0.0.1:9", "ARROWSTREAM_SINK_MAX_EPOCHS": "7", "ARROWSTREAM_ADDR": "127.0.0.1:8"})
 	// The command line wins over the environment.
 	if err := parseFlags(fs, []string{"--addr", "127.0.0.1:1"}, env); err != nil {

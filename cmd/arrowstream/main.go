@@ -23,6 +23,7 @@ var commands = map[string]command{
 	"chaos":       {"kill a checkpointed query over and over; check nothing is lost or doubled", runChaos},
 	"difftest":    {"generate random tables and queries; check answers with differential oracles", runDifftest},
 	"sparksql":    {"run Spark's SQL golden files and compare every answer", runSparkSQL},
+	"sql":         {"an interactive SQL shell (embedded engine, or --uri to a server)", runShell},
 	"version":     {"print the version, VCS revision and Go version of this binary", runVersion},
 }
 

@@ -95,6 +95,12 @@ func queryCmd(ctx context.Context, args []string, env cliEnv) error {
 	if len(stmts) == 0 {
 		return usageErr("no SQL statement given")
 	}
+	for _, st := range stmts {
+		if kind, _ := classify(st); kind == stmtSubscribe {
+			return usageErr("%s never ends, and query prints whole results: follow it live with %s sql --uri %s (or read it with a Flight SQL client)",
+				firstLine(st), selfCommand(), f.uri)
+		}
+	}
 	if f.format.value == formatArrow && len(stmts) > 1 {
 		return usageErr("--format arrow writes one result: give one statement")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
@@ -66,7 +67,7 @@ func TestRunNotPersistedTableHint(t *testing.T) {
 	go func() { done <- runCmd(ctx, args, env) }()
 	deadline := time.Now().Add(testutil.Scaled(time.Minute))
 	for {
-		if _, err := os.Stat(filepath.Join(ck, "np", "commits", "0")); err == nil {
+		if committed(t, filepath.Join(ck, "np")) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -84,7 +85,7 @@ func TestRunNotPersistedTableHint(t *testing.T) {
 		t.Fatal("the second run resumed a table whose rows were not kept")
 	}
 	for _, want := range []string{
-		"This query does not support recovering from checkpoint location. Delete " + filepath.Join(ck, "np", "offsets") + " to start over.",
+		"This query does not support recovering from checkpoint location. Delete " + filepath.Join(ck, "np", checkpoint.EpochLogDir) + " to start over.",
 		"(the table's earlier rows were not kept: it has 'persist'='false', or its checkpoint is from an older version. " +
 			"CREATE OR REPLACE STREAMING TABLE starts it over, archiving the checkpoint; without 'persist'='false' a table is recoverable)",
 	} {
@@ -92,4 +93,19 @@ func TestRunNotPersistedTableHint(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
+}
+
+// committed reports whether the checkpoint has a committed epoch.
+func committed(t *testing.T, ckpt string) bool {
+	t.Helper()
+	if ok, _ := checkpoint.HasEpochLog(ckpt); !ok {
+		return false
+	}
+	log, err := checkpoint.OpenCommitLog(ckpt, &checkpoint.Writer{NoSync: true})
+	if err != nil {
+		return false // a segment being written: look again
+	}
+	defer log.Close()
+	_, _, ok, _ := log.Latest()
+	return ok
 }

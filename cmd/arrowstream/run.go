@@ -37,7 +37,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 // newRunFlags declares the flags of run.
 func newRunFlags() (*flag.FlagSet, *appFlags, *bool) {
 	fs := newFlagSet("run", "[flags] [FILE.sql ...]", runExamples)
-	f := addAppFlags(fs)
+	f := addAppFlags(fs, defaultPGAddr)
 	printDemo := fs.Bool("print-demo", false, "print the demo's SQL and exit")
 	return fs, f, printDemo
 }

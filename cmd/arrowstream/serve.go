@@ -28,7 +28,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // newServeFlags declares the flags of serve.
 func newServeFlags() (*flag.FlagSet, *appFlags, *stringList) {
 	fs := newFlagSet("serve", "[flags]", serveExamples)
-	f := addAppFlags(fs)
+	f := addAppFlags(fs, "")
 	inits := &stringList{}
 	fs.Var(inits, "init", "run the statements of this SQL `file` at start (repeatable)")
 	return fs, f, inits

@@ -43,12 +43,17 @@ type damageKind struct {
 	csv bool
 	// future rewrites the file as a later format version would.
 	future func(t *testing.T, path string)
+	// v1: the fixture checkpoint keeps its offset and commit logs in
+	// Spark's v1 layout (one file per epoch), as checkpoints written
+	// before the v2 epoch log do.
+	v1 bool
 }
 
 var damageKinds = []damageKind{
 	{kind: "metadata", file: "metadata", future: futureJSONVersion},
-	{kind: "offsets", file: "offsets/11", future: futureLogVersion},
-	{kind: "commits", file: "commits/11", future: futureLogVersion},
+	{kind: "epoch log", file: "epochlog/0.seg", future: futureSegmentVersion},
+	{kind: "offsets", file: "offsets/11", future: futureLogVersion, v1: true},
+	{kind: "commits", file: "commits/11", future: futureLogVersion, v1: true},
 	{kind: "state delta", file: "state/0/0/12.delta", future: futureIPCFormat("arrowstream.state.format")},
 	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureIPCFormat("arrowstream.state.format")},
 	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }},
@@ -60,27 +65,34 @@ var damageKinds = []damageKind{
 var damages = []struct {
 	name  string
 	apply func(t *testing.T, k damageKind, path string)
+	// only: the damage applies to this kind alone ("": every kind).
+	only string
 }{
 	{"truncated", func(t *testing.T, _ damageKind, p string) {
 		b := readFile(t, p)
 		writeFile(t, p, b[:len(b)/2])
-	}},
+	}, ""},
 	{"flipped byte", func(t *testing.T, _ damageKind, p string) {
 		b := readFile(t, p)
 		b[len(b)/2] ^= 0xff
 		writeFile(t, p, b)
-	}},
+	}, ""},
 	{"missing", func(t *testing.T, _ damageKind, p string) {
 		if err := os.Remove(p); err != nil {
 			t.Fatal(err)
 		}
-	}},
+	}, ""},
 	{"extra temp file", func(t *testing.T, _ damageKind, p string) {
 		// What a write killed after its temp write leaves: a half-written
 		// dot-file beside the real one.
 		writeFile(t, filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".0123456789abcdef.tmp"), []byte("half a file"))
-	}},
-	{"future version", func(t *testing.T, k damageKind, p string) { k.future(t, p) }},
+	}, ""},
+	{"future version", func(t *testing.T, k damageKind, p string) { k.future(t, p) }, ""},
+	{"torn tail", func(t *testing.T, _ damageKind, p string) {
+		// What a crash during an append leaves: part of the last record.
+		b := readFile(t, p)
+		writeFile(t, p, b[:len(b)-5])
+	}, "epoch log"},
 }
 
 // The outcomes of a case.
@@ -97,6 +109,13 @@ var wantOutcome = map[string]string{
 	"metadata/missing":         recovered,
 	"metadata/extra temp file": recovered,
 	"metadata/future version":  detected,
+
+	"epoch log/truncated":       detected,
+	"epoch log/flipped byte":    detected,
+	"epoch log/missing":         detected,
+	"epoch log/extra temp file": recovered,
+	"epoch log/future version":  detected,
+	"epoch log/torn tail":       recovered,
 
 	"offsets/truncated":       detected,
 	"offsets/flipped byte":    detected,
@@ -167,27 +186,40 @@ func TestCheckpointDamage(t *testing.T) {
 		pristine string
 		want     []string
 	}
-	fixtures := map[bool]*fixture{}
-	restart := func(csv bool, dir string) ([]string, error) {
-		return runFixture(t, mem, dir, damageQuery, source(csv), steps(600, 50, 2))
+	type variant struct{ csv, v1 bool }
+	fixtures := map[variant]*fixture{}
+	restart := func(v variant, dir string) ([]string, error) {
+		q := damageQuery
+		if v.v1 {
+			q.logFormat = 1
+		}
+		return runFixture(t, mem, dir, q, source(v.csv), steps(600, 50, 2))
 	}
-	for _, csv := range []bool{false, true} {
+	for _, v := range []variant{{}, {csv: true}, {v1: true}} {
 		f := &fixture{pristine: t.TempDir()}
-		if _, err := runFixture(t, mem, f.pristine, damageQuery, source(csv), steps(0, 50, 12)); err != nil {
+		q := damageQuery
+		if v.v1 {
+			q.logFormat = 1
+		}
+		if _, err := runFixture(t, mem, f.pristine, q, source(v.csv), steps(0, 50, 12)); err != nil {
 			t.Fatal(err)
 		}
 		refDir := t.TempDir()
 		copyDir(t, f.pristine, refDir)
 		var err error
-		if f.want, err = restart(csv, refDir); err != nil {
+		if f.want, err = restart(v, refDir); err != nil {
 			t.Fatalf("undamaged restart: %v", err)
 		}
-		fixtures[csv] = f
+		fixtures[v] = f
 	}
 	var results []damageResult
 	for _, k := range damageKinds {
-		pristine, want := fixtures[k.csv].pristine, fixtures[k.csv].want
+		v := variant{csv: k.csv, v1: k.v1}
+		pristine, want := fixtures[v].pristine, fixtures[v].want
 		for _, d := range damages {
+			if d.only != "" && d.only != k.kind {
+				continue
+			}
 			name := k.kind + "/" + d.name
 			t.Run(name, func(t *testing.T) {
 				dir := t.TempDir()
@@ -201,14 +233,17 @@ func TestCheckpointDamage(t *testing.T) {
 					path = filepath.Join(path, latestName(ents))
 				}
 				d.apply(t, k, path)
-				got, err := restart(k.csv, dir)
+				got, err := restart(v, dir)
 				res := damageResult{kind: k.kind, damage: d.name}
 				switch {
 				case err != nil:
 					msg := strings.ReplaceAll(err.Error(), csvDir, "<input>")
 					msg = strings.ReplaceAll(msg, dir+string(filepath.Separator), "")
 					res.outcome, res.message = detected, strings.ReplaceAll(msg, dir, "<checkpoint>")
-					if !strings.Contains(err.Error(), path) {
+					// A deleted segment can only be named by its directory.
+					named := strings.Contains(err.Error(), path) ||
+						k.kind == "epoch log" && d.name == "missing" && strings.Contains(err.Error(), filepath.Dir(path))
+					if !named {
 						t.Errorf("the error does not name %s: %v", path, err)
 					}
 				case slices.Equal(got, want):
@@ -315,6 +350,14 @@ func futureLogVersion(t *testing.T, p string) {
 	content := bytes.Replace(b[:cut], []byte("v1\n"), []byte("v2\n"), 1)
 	sum := crc32.Checksum(content, crc32.MakeTable(crc32.Castagnoli))
 	writeFile(t, p, fmt.Appendf(content, "\ncrc32c:%08x", sum))
+}
+
+// futureSegmentVersion rewrites an epoch log segment's header as format
+// v3 would (the records' checksums do not cover the header).
+func futureSegmentVersion(t *testing.T, p string) {
+	b := readFile(t, p)
+	binary.LittleEndian.PutUint32(b[4:8], 3)
+	writeFile(t, p, b)
 }
 
 // futureJSONVersion adds "version":2 to a JSON object file.

@@ -142,6 +142,9 @@ type fixtureQuery struct {
 	// whose limit follows the first one's.
 	second bool
 	build  func(s *arrowstream.Session) *arrowstream.DataFrame
+	// logFormat is the offset and commit log format of a new checkpoint
+	// (SessionOptions.CheckpointLogFormat: 0 for the newest).
+	logFormat int
 }
 
 // runFixture starts q on the checkpoint dir (memory sink persisted there),
@@ -153,7 +156,7 @@ func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, 
 	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(10*time.Minute)) // a hang, not a slow machine
 	defer cancel()
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{
-		Allocator: mem, NoSync: true, Logger: quietLogger(),
+		Allocator: mem, NoSync: true, Logger: quietLogger(), CheckpointLogFormat: q.logFormat,
 		Conf: map[string]string{arrowstream.ConfShufflePartitions: "2"},
 	})
 	cat := memsink.NewCatalog()

@@ -41,7 +41,10 @@ type Config struct {
 	MinDelay, MaxDelay time.Duration
 	// MaxKillAfter bounds which write an armed hook kills in (default 60).
 	MaxKillAfter int
-	// FinishTimeout bounds each run to completion (default 5 minutes).
+	// FinishTimeout is how long a run to completion may show no progress
+	// (no file of its directory written, grown or added) before it is
+	// given up (default 5 minutes); a slow run that keeps moving is
+	// never cut short.
 	FinishTimeout time.Duration
 	// NoSync skips fsync in the workers.
 	NoSync bool
@@ -240,23 +243,35 @@ func runToEnd(ctx context.Context, cfg Config, w WorkerConfig) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.FinishTimeout+30*time.Second)
-	defer cancel()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("worker: %w\n%s", err, stderr)
+	// The worker gives up by itself after FinishTimeout without progress;
+	// this is the backstop for a worker that hangs without exiting.
+	stall := newStallWatch(treeSize(w.Dir), cfg.FinishTimeout+30*time.Second)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("worker: %w\n%s", err, stderr)
+			}
+			return nil
+		case <-tick.C:
+			if !stall.stalled() {
+				continue
+			}
+			cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("worker did not finish: no progress in %s for %s\n%s", w.Dir, cfg.FinishTimeout+30*time.Second, stderr)
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("worker did not finish: %w\n%s", ctx.Err(), stderr)
 		}
-		return nil
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("worker did not finish: %w\n%s", ctx.Err(), stderr)
 	}
 }
 
@@ -337,6 +352,8 @@ func fileKind(dir, path string) string {
 	rel = filepath.ToSlash(rel)
 	base := filepath.Base(rel)
 	switch {
+	case strings.Contains(rel, "/"+checkpoint.EpochLogDir+"/"):
+		return "epoch log"
 	case strings.Contains(rel, "/offsets/"):
 		return "offsets"
 	case strings.Contains(rel, "/commits/"):

@@ -62,6 +62,7 @@ func TestNewWorkload(t *testing.T) {
 
 func TestFileKind(t *testing.T) {
 	cases := map[string]string{
+		"/r/checkpoints/proj/epochlog/0.seg":              "epoch log",
 		"/r/checkpoints/proj/offsets/12":                  "offsets",
 		"/r/checkpoints/proj/commits/3":                   "commits",
 		"/r/checkpoints/proj/metadata":                    "metadata",

@@ -39,8 +39,10 @@ type WorkerConfig struct {
 	// <Dir>/result.json and exit 0. Without it the worker runs until it is
 	// killed.
 	Finish bool `json:"finish"`
-	// FinishTimeout bounds a finishing run; the result is written anyway
-	// when it passes, so that what is missing is counted.
+	// FinishTimeout is how long a finishing run may show no progress (no
+	// file under Dir written, grown or added) before it gives up; the
+	// result is written anyway then, so that what is missing is counted.
+	// A slow run that keeps moving is never cut short.
 	FinishTimeout time.Duration `json:"finishTimeout"`
 	NoSync        bool          `json:"noSync"`
 	// Params are the workload's Prepare results.
@@ -118,20 +120,18 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, stderr io.Writer) error {
 		return err
 	}
 	defer run.Stop()
-	var deadline <-chan time.Time
-	if cfg.Finish && cfg.FinishTimeout > 0 {
-		deadline = time.After(cfg.FinishTimeout)
-	}
+	stall := newStallWatch(treeSize(cfg.Dir), cfg.FinishTimeout)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-deadline:
-			fmt.Fprintf(stderr, "chaos worker: outputs incomplete after %s; writing what there is\n", cfg.FinishTimeout)
-			return finish(run, cfg)
 		case <-tick.C:
+		}
+		if cfg.Finish && cfg.FinishTimeout > 0 && stall.stalled() {
+			fmt.Fprintf(stderr, "chaos worker: outputs incomplete and no progress for %s; writing what there is\n", cfg.FinishTimeout)
+			return finish(run, cfg)
 		}
 		done, err := run.Done()
 		if err != nil {

@@ -457,7 +457,7 @@ func (c *continuousRun) commit(ctx context.Context, ec *epochCommit) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("arrowstream: offsets for epoch %d already exist in %s: is another query using this checkpoint concurrently?", ec.id, m.offsets.Log().Dir())
+			return fmt.Errorf("arrowstream: offsets for epoch %d already exist in %s: is another query using this checkpoint concurrently?", ec.id, m.offsets.Dir())
 		}
 		return nil
 	})
@@ -489,13 +489,13 @@ func (c *continuousRun) commit(ctx context.Context, ec *epochCommit) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("arrowstream: commit for epoch %d already exists in %s: is another query using this checkpoint concurrently?", ec.id, m.commits.Log().Dir())
+			return fmt.Errorf("arrowstream: commit for epoch %d already exists in %s: is another query using this checkpoint concurrently?", ec.id, m.commits.Dir())
 		}
 		if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && ec.id > keep {
-			if err := m.offsets.Log().Purge(ec.id - keep); err != nil {
+			if err := m.offsets.Purge(ec.id - keep); err != nil {
 				return err
 			}
-			if err := m.commits.Log().Purge(ec.id - keep); err != nil {
+			if err := m.commits.Purge(ec.id - keep); err != nil {
 				return err
 			}
 		}

@@ -53,6 +53,10 @@ type microBatch struct {
 	q       *Query
 	offsets *checkpoint.OffsetLog
 	commits *checkpoint.CommitLog
+	// commitWithNext: the sink is idempotent by epoch id, so an epoch's
+	// commit record rides with the next epoch's offsets record (one
+	// durable write per epoch; checkpoint.OpenEpochLogs has the argument).
+	commitWithNext bool
 
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
@@ -72,15 +76,21 @@ type microBatch struct {
 }
 
 func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
-	offsets, err := checkpoint.OpenOffsetLog(cfg.CheckpointDir, cfg.Writer)
+	offsets, commits, err := checkpoint.OpenEpochLogs(cfg.CheckpointDir, cfg.Writer)
 	if err != nil {
 		return nil, err
 	}
-	commits, err := checkpoint.OpenCommitLog(cfg.CheckpointDir, cfg.Writer)
-	if err != nil {
-		return nil, err
+	_, idem := cfg.Sink.(stream.EpochIdempotentSink)
+	if idem {
+		idem = cfg.Sink.(stream.EpochIdempotentSink).EpochIdempotent()
 	}
-	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits}, nil
+	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem}, nil
+}
+
+// closeLogs writes a commit record still waiting for the next epoch and
+// releases the logs' files: a run of the loop ends.
+func (m *microBatch) closeLogs() error {
+	return m.commits.Close()
 }
 
 // populateStartOffsets decides where this run starts (docs/semantics.md §2.2).
@@ -130,7 +140,7 @@ func (m *microBatch) populateStartOffsets() error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("arrowstream: batch %d doesn't exist in %s (the offset log must be contiguous)", last-1, m.offsets.Log().Dir())
+			return fmt.Errorf("arrowstream: batch %d doesn't exist in %s (the offset log must be contiguous)", last-1, m.offsets.Dir())
 		}
 		for i, o := range prev.Offsets {
 			m.committed[i] = stream.Offset(o)
@@ -172,7 +182,7 @@ func (m *microBatch) populateStartOffsets() error {
 		}
 	case cok && lastCommit > last:
 		return fmt.Errorf("arrowstream: checkpoint %s is inconsistent: commits has batch %d but offsets ends at %d (%s is missing): %w",
-			m.cfg.CheckpointDir, lastCommit, last, filepath.Join(m.offsets.Log().Dir(), strconv.FormatInt(lastCommit, 10)), checkpoint.ErrCorrupt)
+			m.cfg.CheckpointDir, lastCommit, last, m.offsets.EntryName(lastCommit), checkpoint.ErrCorrupt)
 	default:
 		// Re-run batch `last` with exactly its recorded offsets, timestamp
 		// and watermark.
@@ -251,6 +261,11 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 		another := m.cfg.NoDataBatches && m.ranBatch && m.cfg.Trigger.Kind != TriggerOnce &&
 			m.cfg.Exec.ShouldRunAnotherBatch(m.tracker.global)
 		if !isNew && !another {
+			// Idle: the last epoch's commit record waits for no next
+			// epoch.
+			if err := m.commits.Flush(); err != nil {
+				return triggerResult{}, err
+			}
 			copy(m.available, m.committed)
 			return triggerResult{progress: m.idleProgress(start, wallStart, durations)}, nil
 		}
@@ -270,7 +285,7 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 				return err
 			}
 			if !ok {
-				return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Log().Dir())
+				return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Dir())
 			}
 			// Sources may forget data of earlier batches.
 			for i, src := range m.cfg.Sources {
@@ -281,10 +296,10 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 				}
 			}
 			if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && m.batchID > keep {
-				if err := m.offsets.Log().Purge(m.batchID - keep); err != nil {
+				if err := m.offsets.Purge(m.batchID - keep); err != nil {
 					return err
 				}
-				if err := m.commits.Log().Purge(m.batchID - keep); err != nil {
+				if err := m.commits.Purge(m.batchID - keep); err != nil {
 					return err
 				}
 			}
@@ -378,12 +393,16 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 	}
 	err = timed("commitOffsets", func() error {
 		m.tracker.observe(m.cfg.Exec.WatermarkNodes(), m.cfg.Exec.EventTimeStats())
-		ok, err := m.commits.Add(m.batchID, checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global})
+		add := m.commits.Add
+		if m.commitWithNext {
+			add = m.commits.AddWithNext
+		}
+		ok, err := add(m.batchID, checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global})
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Log().Dir())
+			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Dir())
 		}
 		return nil
 	})

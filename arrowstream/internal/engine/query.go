@@ -329,6 +329,11 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 // runOnce is one run of the query from its checkpoint, until it stops
 // (nil), fails or its trigger says it is done.
 func (q *Query) runOnce(ctx context.Context, m *microBatch) (err error) {
+	defer func() {
+		if cerr := m.closeLogs(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	q.setStatus("Initializing sources", false, false)
 	if err = m.populateStartOffsets(); err != nil {
 		return

@@ -30,7 +30,7 @@ func TestLiveDedupAbortRestart(t *testing.T) {
 				ctx := context.Background()
 				dir := t.TempDir()
 				stores := newTestStores(t, mem, dir, parts)
-				defer stores.close() // waits for background snapshots before the directory goes
+				defer func() { stores.close() }() // waits for background snapshots before the directory goes
 				keys := []int{0, 1}
 				if within {
 					keys = []int{0}
@@ -115,6 +115,12 @@ func TestLiveDedupAbortRestart(t *testing.T) {
 					}
 					if rng.IntN(5) == 0 {
 						op = newOp()
+						if rng.IntN(2) == 0 {
+							// A process restart: the keys come back from the
+							// files (snapshot and changelogs).
+							stores.close()
+							stores = newTestStores(t, mem, dir, parts)
+						}
 					}
 					lateMs = wmMs
 				}

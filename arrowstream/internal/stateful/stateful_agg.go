@@ -54,7 +54,8 @@ type statefulAggregate struct {
 	valCols       []int
 
 	state statePartitions
-	live  *aggLive // nil until the first epoch loads it
+	log   changelogState // the changelog write path, when the stores take it
+	live  *aggLive       // nil until the first epoch loads it
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
 
@@ -136,6 +137,7 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		input.Close()
 		return nil, err
 	}
+	s.log.bind(&s.state)
 	if err := s.loadLive(ctx, ep.ID); err != nil {
 		input.Close()
 		return nil, err
@@ -205,6 +207,9 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 			}
 		}
 	}
+	if err == nil && s.log.on() {
+		err = s.log.finish(s.opID)
+	}
 	if err == nil {
 		err = live.compact(ctx)
 	}
@@ -271,6 +276,9 @@ func (s *statefulAggregate) loadLive(ctx context.Context, version int64) error {
 	}
 	live.version = version
 	s.live = live
+	if s.log.on() {
+		s.log.recount(&s.state)
+	}
 	return nil
 }
 
@@ -306,6 +314,13 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 	if err := s.valCodec.encode(changed); err != nil {
 		return err
 	}
+	if s.log.on() {
+		for i, added := range s.live.added {
+			p := s.state.scheme.of(s.keyCodec, i, len(s.state.stores))
+			s.log.upsert(p, s.keyCodec.at(i), s.valCodec.at(i), added)
+		}
+		return nil
+	}
 	for i := 0; i < int(changed.NumRows()); i++ {
 		if err := s.state.storeOf(s.keyCodec, i).Put(s.keyCodec.at(i), s.valCodec.at(i)); err != nil {
 			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
@@ -331,13 +346,16 @@ func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
 		gone.Release()
 		return nil, err
 	}
-	for i := 0; i < int(gone.NumRows()); i++ {
+	for i := 0; s.log.on() && i < int(gone.NumRows()); i++ {
+		s.log.remove(s.state.scheme.of(s.keyCodec, i, len(s.state.stores)), s.keyCodec.at(i))
+	}
+	for i := 0; !s.log.on() && i < int(gone.NumRows()); i++ {
 		if err := s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i)); err != nil {
 			gone.Release()
 			return nil, fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
 		}
 	}
-	s.live.agg.Delete(due)
+	s.live.remove(due)
 	s.progress.NumRowsRemoved += gone.NumRows()
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
 	return gone, nil

@@ -29,6 +29,10 @@ type aggLive struct {
 	touched []uint32 // by group: the epoch stamp of its last change
 	stamp   uint32
 	dirty   []int32 // groups changed in this epoch, in first-change order
+	// added: by dirty entry, the group was not live before this epoch
+	// (a new id, or a deleted group whose key came back).
+	added []bool
+	gone  []bool // by group: deleted (dead) in the aggregate
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -42,7 +46,7 @@ func (l *aggLive) beginEpoch() {
 		clear(l.touched)
 		l.stamp = 1
 	}
-	l.dirty = l.dirty[:0]
+	l.dirty, l.added = l.dirty[:0], l.added[:0]
 }
 
 // merge folds partial rows into the groups, notes the changed ones and,
@@ -54,11 +58,15 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 		return err
 	}
 	n := l.agg.NumGroups()
+	before := len(l.touched)
 	l.touched = growTo(l.touched, n)
+	l.gone = growTo(l.gone, n)
 	for _, g := range gids {
 		if l.touched[g] != l.stamp {
 			l.touched[g] = l.stamp
 			l.dirty = append(l.dirty, g)
+			l.added = append(l.added, int(g) >= before || l.gone[g])
+			l.gone[g] = false
 		}
 	}
 	if times == nil {
@@ -83,6 +91,15 @@ func (l *aggLive) due(limit int64) []int32 {
 		out = append(out, e.v)
 	}
 	return out
+}
+
+// remove deletes groups from the aggregate.
+func (l *aggLive) remove(gids []int32) {
+	l.agg.Delete(gids)
+	l.gone = growTo(l.gone, l.agg.NumGroups())
+	for _, g := range gids {
+		l.gone[g] = true
+	}
 }
 
 // all returns every live group.
@@ -122,14 +139,16 @@ func (l *aggLive) compact(ctx context.Context) error {
 	}
 	l.indexed = indexed
 	l.touched = make([]uint32, n)
-	l.stamp, l.dirty = 0, l.dirty[:0]
+	l.gone = make([]bool, n) // the dead groups are gone
+	l.stamp, l.dirty, l.added = 0, l.dirty[:0], l.added[:0]
 	return nil
 }
 
 // heapBytes is the Go-heap memory of the live state.
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timed[int32]{})) +
-		int64(cap(l.indexed)) + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4
+		int64(cap(l.indexed)) + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
+		int64(cap(l.added)) + int64(cap(l.gone))
 }
 
 func (l *aggLive) close() { l.agg.Close() }

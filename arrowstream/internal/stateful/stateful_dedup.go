@@ -169,6 +169,13 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 			return nil, err
 		}
 	}
+	// Stores that take a changelog learn their key count (every epoch,
+	// so that they keep no decoded copy of the keys the live maps hold).
+	for p, st := range d.state.stores {
+		if cw, ok := st.(checkpoint.ChangelogWriter); ok {
+			cw.SetLiveRows(int64(len(d.live.parts[p].seen)))
+		}
+	}
 	d.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(input.Schema(), out...)
 	releaseRecords(out)
@@ -183,6 +190,7 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 	var out []arrow.Record
 	lateLimit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
 	var evictAt [8]byte
+	cw, logged := st.(checkpoint.ChangelogWriter)
 	for _, rec := range recs {
 		if err := codec.encode(rec); err != nil {
 			releaseRecords(out)
@@ -217,7 +225,9 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 				value = evictAt[:]
 			}
 			live.add(key, at, timed)
-			if err := st.Put(key, value); err != nil {
+			if logged {
+				cw.LogUpsert(key, value)
+			} else if err := st.Put(key, value); err != nil {
 				releaseRecords(out)
 				return nil, fmt.Errorf("arrowstream: write state of operator %d: %w", d.state.opID, err)
 			}
@@ -246,8 +256,11 @@ func (d *statefulDedup) evict(wmMs int64) error {
 	errs := runEachPartition(d.state.opID, len(d.state.stores), func(int) bool { return true }, func(p int) error {
 		st := d.state.stores[p]
 		gone := d.live.parts[p].evict(limit)
+		cw, logged := st.(checkpoint.ChangelogWriter)
 		for _, k := range gone {
-			if err := st.Delete([]byte(k)); err != nil {
+			if logged {
+				cw.LogDelete([]byte(k))
+			} else if err := st.Delete([]byte(k)); err != nil {
 				return fmt.Errorf("arrowstream: delete state of operator %d partition %d: %w", d.state.opID, p, err)
 			}
 		}

@@ -132,6 +132,10 @@ func plainSchema(s *arrow.Schema) *arrow.Schema {
 // Description names the sink in progress reports.
 func (s *Sink) Description() string { return "FileSink[" + s.opts.Path + "]" }
 
+// EpochIdempotent implements stream.EpochIdempotentSink: the manifest
+// names the epochs written, and AddBatch skips those.
+func (s *Sink) EpochIdempotent() bool { return true }
+
 // AddBatch implements arrowstream.Sink. An epoch at or below the latest
 // committed one is skipped (a replay after a crash). Otherwise files left
 // by an earlier, uncommitted attempt of the epoch are removed, the rows are

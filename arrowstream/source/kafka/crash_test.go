@@ -110,7 +110,7 @@ func crashChild(dir, brokers, totalText, seedText string) int {
 }
 
 func TestKafkaSIGKILL(t *testing.T) {
-	res := runCrashLoop(t, crashEnvDir, 42, filepath.Join("checkpoints", "out", "commits"))
+	res := runCrashLoop(t, crashEnvDir, 42, filepath.Join("checkpoints", "out"))
 	var got []string
 	b, err := os.ReadFile(filepath.Join(res.dir, "result.json"))
 	if err != nil {

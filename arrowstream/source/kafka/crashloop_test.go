@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
@@ -35,7 +36,7 @@ type crashLoopResult struct {
 // middle of the stream. No wait has a wall-clock limit: each gives up only
 // when the child shows no progress (commit log, run directory, stderr) for
 // testutil.DefaultStall, so the loop passes on a heavily loaded machine.
-func runCrashLoop(t *testing.T, envDir string, seed int64, commits string) crashLoopResult {
+func runCrashLoop(t *testing.T, envDir string, seed int64, ckpt string) crashLoopResult {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("subprocess crash loop")
@@ -49,8 +50,8 @@ func runCrashLoop(t *testing.T, envDir string, seed int64, commits string) crash
 	produce(t, c, "events", 3, "r", 0, initial)
 	res := crashLoopResult{dir: t.TempDir(), produced: initial, start: time.Now()}
 	r := rand.New(rand.NewSource(seed))
-	progress := testutil.Any(testutil.CountProgress(filepath.Join(res.dir, commits)), testutil.TreeProgress(res.dir))
-	epochs := testutil.CountProgress(filepath.Join(res.dir, commits))
+	epochs := func() int64 { return latestBatch(t, filepath.Join(res.dir, ckpt)) + 1 }
+	progress := testutil.Any(epochs, testutil.TreeProgress(res.dir))
 	cycle := 0
 	// run starts a child; killAfter > 0 kills it once that many more
 	// epochs are in the commit log; it reports whether the child finished.
@@ -94,7 +95,7 @@ func runCrashLoop(t *testing.T, envDir string, seed int64, commits string) crash
 		produce(t, c, "events", 3, "r", res.produced, perKill)
 		res.produced += perKill
 	}
-	res.progressed = latestBatch(t, filepath.Join(res.dir, commits))
+	res.progressed = latestBatch(t, filepath.Join(res.dir, ckpt))
 	if res.progressed < 5 {
 		t.Fatalf("the killed runs committed only %d epochs", res.progressed)
 	}
@@ -122,16 +123,21 @@ func childPlan(totalText, seedText string) (total int64, countdown int) {
 }
 
 // latestBatch returns the highest batch id in a metadata log directory.
-func latestBatch(t *testing.T, dir string) int64 {
-	ents, err := os.ReadDir(dir)
+func latestBatch(t *testing.T, ckpt string) int64 {
+	if ok, err := checkpoint.HasEpochLog(ckpt); err != nil || !ok {
+		return -1
+	}
+	log, err := checkpoint.OpenCommitLog(ckpt, &checkpoint.Writer{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	latest := int64(-1)
-	for _, e := range ents {
-		if n, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && n > latest {
-			latest = n
-		}
+	defer log.Close()
+	latest, _, ok, err := log.Latest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return -1
 	}
 	return latest
 }

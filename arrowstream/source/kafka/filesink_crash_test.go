@@ -85,7 +85,7 @@ func fileCrashChild(dir, brokerList, totalText, seedText string) int {
 }
 
 func TestKafkaToFileSinkSIGKILL(t *testing.T) {
-	res := runCrashLoop(t, fileCrashEnvDir, 7, filepath.Join("checkpoint", "commits"))
+	res := runCrashLoop(t, fileCrashEnvDir, 7, "checkpoint")
 	checkExactlyOnce(t, readBackParquet(t, filepath.Join(res.dir, "out")), values("r", 0, res.produced))
 	if res.selfKills == 0 {
 		t.Fatal("no run killed itself between a manifest commit and the commit log")

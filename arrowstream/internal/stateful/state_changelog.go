@@ -1,0 +1,75 @@
+package stateful
+
+import (
+	"fmt"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// changelogState is the write side of an operator that keeps its state
+// live and hands the stores only the epoch's changes
+// (checkpoint.ChangelogWriter): no per-key map insert, no second decoded
+// copy in the store. It counts the keys of each partition, which the
+// stores report as their length without a copy to count.
+type changelogState struct {
+	writers []checkpoint.ChangelogWriter // the epoch's stores; nil: Put/Delete
+	rows    []int64                      // live keys by partition
+}
+
+// bind takes the epoch's stores when every one of them takes a changelog
+// (the memory provider's do; other providers keep Put/Delete). rows are
+// the partitions' key counts when the live state was (re)built.
+func (c *changelogState) bind(s *statePartitions) {
+	c.writers = c.writers[:0]
+	for _, st := range s.stores {
+		w, ok := st.(checkpoint.ChangelogWriter)
+		if !ok {
+			c.writers = nil
+			return
+		}
+		c.writers = append(c.writers, w)
+	}
+	if len(c.rows) != len(c.writers) {
+		c.rows = nil // counted again by recount
+	}
+}
+
+// on reports whether the epoch writes changelogs.
+func (c *changelogState) on() bool { return len(c.writers) > 0 }
+
+// recount sets the key counts from the stores (after a rebuild read them).
+func (c *changelogState) recount(s *statePartitions) {
+	c.rows = make([]int64, len(s.stores))
+	for p, st := range s.stores {
+		c.rows[p] = int64(st.Len())
+	}
+}
+
+// upsert logs key=value in partition p; added says the key is new.
+func (c *changelogState) upsert(p int, key, value []byte, added bool) {
+	c.writers[p].LogUpsert(key, value)
+	if added {
+		c.rows[p]++
+	}
+}
+
+// remove logs the deletion of key from partition p.
+func (c *changelogState) remove(p int, key []byte) {
+	c.writers[p].LogDelete(key)
+	c.rows[p]--
+}
+
+// finish declares every partition's key count, which also puts the
+// partitions without changes in changelog mode (an empty delta).
+func (c *changelogState) finish(opID int) error {
+	if len(c.rows) != len(c.writers) {
+		return fmt.Errorf("arrowstream: state of operator %d: key counts for %d partitions, %d stores", opID, len(c.rows), len(c.writers))
+	}
+	for p, w := range c.writers {
+		if c.rows[p] < 0 {
+			return fmt.Errorf("arrowstream: state of operator %d partition %d: negative key count %d", opID, p, c.rows[p])
+		}
+		w.SetLiveRows(c.rows[p])
+	}
+	return nil
+}

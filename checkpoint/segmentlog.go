@@ -1,0 +1,555 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// EpochLogDir is the directory of a checkpoint's v2 epoch log.
+const EpochLogDir = "epochlog"
+
+// DefaultSegmentEpochs is how many epochs a segment spans before the next
+// append starts a new one. Retention drops whole segments, so a query
+// keeps between minBatchesToRetain and minBatchesToRetain plus this many
+// epochs of log.
+const DefaultSegmentEpochs = 128
+
+// SegmentLog is the v2 epoch log of one query checkpoint: the offset and
+// commit records of every epoch appended to segment files
+// <checkpoint>/epochlog/<first epoch>.seg (format in segment.go).
+//
+// Durability: an append writes every record it carries (the staged ones
+// first) with one write and one fdatasync; a new segment also fsyncs the
+// directory once, when it is created. Opening reads every segment once
+// and keeps the records in memory (retention bounds them), so reads and
+// retention never list the directory again.
+//
+// A crash during an append leaves a torn last record in the newest
+// segment: it is ignored on open and cut off before the next append. A
+// record that fails its checksum with more records after it, a torn record
+// in an older segment, or a gap in the offset epochs (a missing segment)
+// is damage, reported with ErrCorrupt naming the file.
+//
+// Safe for concurrent use. Two SegmentLogs appending to the same
+// directory are detected (the active segment's size changed under the
+// append) and refused as concurrent use of the checkpoint.
+type SegmentLog struct {
+	dir       string
+	w         *Writer
+	segEpochs int64
+
+	mu      sync.Mutex
+	segs    []*segmentInfo // ascending by first epoch
+	entries [2]map[int64][]byte
+	staged  []record
+	active  *os.File // the newest segment, open for appending; nil until needed
+	closed  bool
+}
+
+// segmentInfo is what the log knows of one segment file.
+type segmentInfo struct {
+	first int64 // from the name
+	path  string
+	size  int64 // length of the valid prefix (header and whole records)
+	torn  string
+	recs  []recordRef
+	last  int64 // highest epoch of its records, -1 when none
+}
+
+type recordRef struct {
+	kind  recordKind
+	epoch int64
+}
+
+func kindIndex(k recordKind) int {
+	if k == kindCommit {
+		return 1
+	}
+	return 0
+}
+
+// OpenSegmentLog opens the epoch log in dir, creating the directory when
+// create is set. It reads and checks every segment.
+func OpenSegmentLog(dir string, w *Writer, create bool) (*SegmentLog, error) {
+	if create {
+		if err := w.MkdirAll(dir); err != nil {
+			return nil, err
+		}
+	}
+	l := &SegmentLog{dir: dir, w: w, segEpochs: DefaultSegmentEpochs}
+	l.entries[0], l.entries[1] = map[int64][]byte{}, map[int64][]byte{}
+	ents, err := os.ReadDir(dir)
+	if err != nil && !(errors.Is(err, os.ErrNotExist) && !create) {
+		return nil, fmt.Errorf("checkpoint: list %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if first, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			l.segs = append(l.segs, &segmentInfo{first: first, path: filepath.Join(dir, e.Name()), last: -1})
+		}
+	}
+	sort.Slice(l.segs, func(i, j int) bool { return l.segs[i].first < l.segs[j].first })
+	for i, s := range l.segs {
+		if err := l.load(s, i == len(l.segs)-1); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.checkContiguous(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// SetSegmentEpochs sets how many epochs a segment spans (tests use small
+// values to exercise rotation and purging).
+func (l *SegmentLog) SetSegmentEpochs(n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.segEpochs = max(n, 1)
+}
+
+// Dir returns the log's directory.
+func (l *SegmentLog) Dir() string { return l.dir }
+
+func (l *SegmentLog) load(s *segmentInfo, newest bool) error {
+	data, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Errorf("checkpoint: read %s: %w", s.path, err)
+	}
+	dec, err := decodeSegment(s.path, data)
+	if err != nil {
+		return err
+	}
+	if dec.torn != "" && !newest {
+		return fmt.Errorf("checkpoint: %s: ends in a torn record (%s) but newer segments follow: %w", s.path, dec.torn, ErrCorrupt)
+	}
+	s.size, s.torn = dec.valid, dec.torn
+	for _, r := range dec.records {
+		if r.epoch < s.first {
+			return fmt.Errorf("checkpoint: %s: holds a %s record of epoch %d, below the segment's first epoch %d: %w", s.path, r.kind, r.epoch, s.first, ErrCorrupt)
+		}
+		m := l.entries[kindIndex(r.kind)]
+		if old, ok := m[r.epoch]; ok {
+			if string(old) != string(r.body) {
+				return fmt.Errorf("checkpoint: %s: two different %s records for epoch %d (was another query using this checkpoint concurrently?): %w", s.path, r.kind, r.epoch, ErrCorrupt)
+			}
+			continue
+		}
+		m[r.epoch] = r.body
+		s.recs = append(s.recs, recordRef{r.kind, r.epoch})
+		s.last = max(s.last, r.epoch)
+	}
+	return nil
+}
+
+// checkContiguous reports a gap in the offset epochs: a missing segment.
+func (l *SegmentLog) checkContiguous() error {
+	prev := int64(-1)
+	var prevPath string
+	for _, s := range l.segs {
+		for _, r := range s.recs {
+			if r.kind != kindOffsets {
+				continue
+			}
+			if prev >= 0 && r.epoch != prev+1 {
+				return fmt.Errorf("checkpoint: %s: offsets jump from epoch %d (in %s) to %d: a segment between them is missing: %w", l.dir, prev, filepath.Base(prevPath), r.epoch, ErrCorrupt)
+			}
+			prev, prevPath = r.epoch, s.path
+		}
+	}
+	return nil
+}
+
+// has reports whether epoch has a record of kind, written or staged.
+// Callers hold l.mu.
+func (l *SegmentLog) has(kind recordKind, epoch int64) bool {
+	if _, ok := l.entries[kindIndex(kind)][epoch]; ok {
+		return true
+	}
+	for _, r := range l.staged {
+		if r.kind == kind && r.epoch == epoch {
+			return true
+		}
+	}
+	return false
+}
+
+// add appends one record (with the staged ones) durably; false when the
+// epoch already has a record of this kind.
+func (l *SegmentLog) add(kind recordKind, epoch int64, body []byte) (bool, error) {
+	if epoch < 0 {
+		return false, fmt.Errorf("checkpoint: negative epoch %d", epoch)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.has(kind, epoch) {
+		return false, nil
+	}
+	if err := l.appendLocked([]record{{kind: kind, epoch: epoch, body: body}}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// stage queues a record for the next append (or Flush); false when the
+// epoch already has a record of this kind.
+func (l *SegmentLog) stage(kind recordKind, epoch int64, body []byte) (bool, error) {
+	if epoch < 0 {
+		return false, fmt.Errorf("checkpoint: negative epoch %d", epoch)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false, fmt.Errorf("checkpoint: epoch log %s is closed", l.dir)
+	}
+	if l.has(kind, epoch) {
+		return false, nil
+	}
+	l.staged = append(l.staged, record{kind: kind, epoch: epoch, body: body})
+	return true, nil
+}
+
+// Flush durably appends the staged records, if any.
+func (l *SegmentLog) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.staged) == 0 {
+		return nil
+	}
+	return l.appendLocked(nil)
+}
+
+// Staged reports whether records wait for the next append.
+func (l *SegmentLog) Staged() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.staged) > 0
+}
+
+// Close flushes the staged records and closes the active segment.
+func (l *SegmentLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	var err error
+	if len(l.staged) > 0 {
+		err = l.appendLocked(nil)
+	}
+	l.closed = true
+	if l.active != nil {
+		err = errors.Join(err, l.active.Close())
+		l.active = nil
+	}
+	return err
+}
+
+// appendLocked writes the staged records and recs to the active segment
+// (starting a new one when the active one spans segEpochs) with one write
+// and one fdatasync, then makes them visible. On failure nothing becomes
+// visible and the staged records stay staged. Callers hold l.mu.
+func (l *SegmentLog) appendLocked(recs []record) (err error) {
+	if l.closed {
+		return fmt.Errorf("checkpoint: epoch log %s is closed", l.dir)
+	}
+	all := append(slices.Clip(l.staged), recs...)
+	low := all[0].epoch
+	for _, r := range all {
+		low = min(low, r.epoch)
+	}
+	var cur *segmentInfo
+	if n := len(l.segs); n > 0 {
+		cur = l.segs[n-1]
+	}
+	if cur != nil && cur.last < 0 && cur.first > low {
+		// An empty segment left by a crash while it was being created,
+		// named after an epoch this append comes before: start again.
+		if l.active != nil {
+			l.active.Close()
+			l.active = nil
+		}
+		if err := os.Remove(cur.path); err != nil {
+			return fmt.Errorf("checkpoint: remove empty segment %s: %w", cur.path, err)
+		}
+		l.segs = l.segs[:len(l.segs)-1]
+		cur = nil
+		if n := len(l.segs); n > 0 {
+			cur = l.segs[n-1]
+		}
+	}
+	fresh := cur == nil || cur.first+l.segEpochs <= low && cur.last >= 0
+	var buf []byte
+	if fresh {
+		if l.active != nil {
+			l.active.Close()
+			l.active = nil
+		}
+		if cur != nil && cur.torn != "" {
+			// A crash left a torn tail in the segment this one follows:
+			// cut it durably first, or it would read as damage then.
+			if err := l.cutTail(cur); err != nil {
+				return err
+			}
+		}
+		cur = &segmentInfo{first: low, path: filepath.Join(l.dir, segmentName(low)), last: -1}
+		buf = appendSegmentHeader(buf)
+	} else if err := l.openActive(cur); err != nil {
+		return err
+	} else if cur.size < segmentHeaderLen {
+		buf = appendSegmentHeader(buf)
+	}
+	for _, r := range all {
+		buf = appendRecord(buf, r)
+	}
+	if err := l.w.step(BeforeTempWrite, cur.path); err != nil {
+		return err
+	}
+	if fresh {
+		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", cur.path, l.dir, ErrExists)
+			}
+			return fmt.Errorf("checkpoint: create %s: %w", cur.path, err)
+		}
+		l.active = f
+	}
+	f := l.active
+	defer func() {
+		if err != nil {
+			// Cut what this append may have left; the next append
+			// reopens the segment and checks its size again.
+			f.Truncate(cur.size)
+			f.Close()
+			l.active = nil
+			if fresh {
+				os.Remove(cur.path)
+			}
+		}
+	}()
+	if _, err := f.Write(buf); err != nil {
+		return fmt.Errorf("checkpoint: append to %s: %w", cur.path, err)
+	}
+	if err := l.w.step(AfterTempWrite, cur.path); err != nil {
+		return err
+	}
+	if l.w.sync() {
+		if err := fdatasync(f); err != nil {
+			return fmt.Errorf("checkpoint: fdatasync %s: %w", cur.path, err)
+		}
+		if fresh {
+			if err := syncDir(l.dir); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.w.step(AfterRename, cur.path); err != nil {
+		return err
+	}
+	if fresh {
+		cur.size = 0
+		l.segs = append(l.segs, cur)
+	}
+	cur.size += int64(len(buf))
+	for _, r := range all {
+		l.entries[kindIndex(r.kind)][r.epoch] = r.body
+		cur.recs = append(cur.recs, recordRef{r.kind, r.epoch})
+		cur.last = max(cur.last, r.epoch)
+	}
+	l.staged = nil
+	return nil
+}
+
+// openActive opens the newest segment for appending, cutting a torn tail
+// left by a crash, and checks that nobody else appended to it.
+func (l *SegmentLog) openActive(cur *segmentInfo) error {
+	if l.active == nil {
+		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("checkpoint: open %s: %w", cur.path, err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
+		}
+		if st.Size() != cur.size {
+			// A torn tail from a crash (known since open), or an append
+			// that failed: cut it before appending after it.
+			if st.Size() < cur.size {
+				f.Close()
+				return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, st.Size(), ErrCorrupt)
+			}
+			if err := f.Truncate(cur.size); err != nil {
+				f.Close()
+				return fmt.Errorf("checkpoint: cut the torn tail of %s at %d: %w", cur.path, cur.size, err)
+			}
+		}
+		cur.torn = ""
+		l.active = f
+		return nil
+	}
+	st, err := l.active.Stat()
+	if err != nil {
+		return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
+	}
+	if st.Size() != cur.size {
+		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, st.Size(), cur.size, l.dir, ErrExists)
+	}
+	return nil
+}
+
+// get returns the written body of epoch's record of kind.
+func (l *SegmentLog) get(kind recordKind, epoch int64) ([]byte, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.entries[kindIndex(kind)][epoch]
+	return b, ok
+}
+
+// epochs lists the epochs with a written record of kind, ascending.
+func (l *SegmentLog) epochs(kind recordKind) []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]int64, 0, len(l.entries[kindIndex(kind)]))
+	for e := range l.entries[kindIndex(kind)] {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// latest returns the highest epoch with a written record of kind.
+func (l *SegmentLog) latest(kind recordKind) (int64, []byte, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// The newest segments hold the newest records: scan from the end.
+	for i := len(l.segs) - 1; i >= 0; i-- {
+		best, found := int64(-1), false
+		for _, r := range l.segs[i].recs {
+			if r.kind == kind && r.epoch > best {
+				if _, ok := l.entries[kindIndex(kind)][r.epoch]; ok {
+					best, found = r.epoch, true
+				}
+			}
+		}
+		if found {
+			return best, l.entries[kindIndex(kind)][best], true
+		}
+	}
+	return 0, nil, false
+}
+
+// Purge is retention: it deletes, oldest first and by name, the segments
+// all of whose records are of epochs before the given one, except the
+// newest segment. Entries of retained segments stay readable, so at least
+// the epochs from before on are kept.
+func (l *SegmentLog) Purge(before int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.segs) > 1 && l.segs[0].last < before {
+		s := l.segs[0]
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("checkpoint: purge %s: %w", s.path, err)
+		}
+		for _, r := range s.recs {
+			delete(l.entries[kindIndex(r.kind)], r.epoch)
+		}
+		l.segs = l.segs[1:]
+	}
+	return nil
+}
+
+// drop deletes exactly the records of kind below before, rewriting the
+// segments that hold them (each atomically, by rename). It is for tools
+// and tests run while the query is stopped, not for retention.
+func (l *SegmentLog) drop(kind recordKind, before int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.staged) > 0 {
+		if err := l.appendLocked(nil); err != nil {
+			return err
+		}
+	}
+	if l.active != nil {
+		l.active.Close()
+		l.active = nil
+	}
+	kept := l.segs[:0]
+	for _, s := range l.segs {
+		var keep []recordRef
+		for _, r := range s.recs {
+			if r.kind != kind || r.epoch >= before {
+				keep = append(keep, r)
+			}
+		}
+		if len(keep) == len(s.recs) {
+			kept = append(kept, s)
+			continue
+		}
+		for _, r := range s.recs {
+			if r.kind == kind && r.epoch < before {
+				delete(l.entries[kindIndex(kind)], r.epoch)
+			}
+		}
+		if len(keep) == 0 {
+			if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("checkpoint: drop %s: %w", s.path, err)
+			}
+			continue
+		}
+		buf := appendSegmentHeader(nil)
+		s.last = -1
+		for _, r := range keep {
+			buf = appendRecord(buf, record{kind: r.kind, epoch: r.epoch, body: l.entries[kindIndex(r.kind)][r.epoch]})
+			s.last = max(s.last, r.epoch)
+		}
+		if err := l.w.WriteFile(s.path, buf, true); err != nil {
+			return err
+		}
+		s.recs, s.size, s.torn = keep, int64(len(buf)), ""
+		kept = append(kept, s)
+	}
+	l.segs = kept
+	return nil
+}
+
+// cutTail durably truncates a segment to its valid prefix. Callers hold
+// l.mu.
+func (l *SegmentLog) cutTail(s *segmentInfo) error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("checkpoint: open %s: %w", s.path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(s.size); err != nil {
+		return fmt.Errorf("checkpoint: cut the torn tail of %s at %d: %w", s.path, s.size, err)
+	}
+	if l.w.sync() {
+		if err := fdatasync(f); err != nil {
+			return fmt.Errorf("checkpoint: fdatasync %s: %w", s.path, err)
+		}
+	}
+	s.torn = ""
+	return nil
+}
+
+// where names the segment file holding epoch's record of kind, or the
+// log's directory when no segment does.
+func (l *SegmentLog) where(kind recordKind, epoch int64) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.segs {
+		for _, r := range s.recs {
+			if r.kind == kind && r.epoch == epoch {
+				return s.path
+			}
+		}
+	}
+	return l.dir
+}

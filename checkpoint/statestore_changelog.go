@@ -1,0 +1,235 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// ChangelogWriter is the write path of a store for an operator that keeps
+// its state live in memory between epochs (a streaming aggregation's hash
+// table, a deduplication's key map): instead of Put and Delete, which
+// keep a second decoded copy of the state in the store, the operator logs
+// the epoch's changes and the store writes them as the epoch's delta,
+// appending the bytes to one Arrow batch without any per-key map insert.
+// After such a commit the partition holds no decoded copy of the state:
+// the operator does. The files are those Put/Delete write (a delta is a
+// batch of upserts and deletes), so recovery is the usual rebuild from
+// the newest snapshot plus the deltas after it; snapshots are compacted
+// from the files in the background (compactInBackground).
+//
+// A store in changelog mode (after its first Log or SetLiveRows call)
+// refuses Put and Delete in the same epoch. Reads still work: they load
+// the version from the files first (an operator rebuilding its live state
+// after a restart or an aborted epoch reads it once).
+type ChangelogWriter interface {
+	// LogUpsert records that key holds value after this epoch (both are
+	// copied).
+	LogUpsert(key, value []byte)
+	// LogDelete records that key is gone after this epoch. Changes apply
+	// in the order they are logged: an upsert then a delete of one key
+	// leaves it deleted.
+	LogDelete(key []byte)
+	// SetLiveRows declares the number of keys the partition holds after
+	// this epoch (what Len reports, without a decoded copy to count).
+	// Every epoch of a changelog operator calls it, changes or not, so
+	// that the partition stays without a decoded copy.
+	SetLiveRows(n int64)
+}
+
+// changelog is one epoch's logged changes: keys with their value (null:
+// deleted), in log order.
+type changelog struct {
+	keys, values *array.BinaryBuilder
+	rows         int64 // live keys after the epoch (SetLiveRows)
+	upserted     int64 // key and value bytes of the upserts
+	deleted      int64 // key bytes of the deletes
+}
+
+var _ ChangelogWriter = (*store)(nil)
+
+func (s *store) changes() *changelog {
+	if s.cl == nil {
+		mem := s.p.opts.Allocator
+		s.cl = &changelog{
+			keys:   array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
+			values: array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
+			rows:   -1,
+		}
+	}
+	return s.cl
+}
+
+// LogUpsert implements ChangelogWriter.
+func (s *store) LogUpsert(key, value []byte) {
+	cl := s.changes()
+	cl.keys.Append(key)
+	cl.values.Append(value)
+	cl.upserted += int64(len(key) + len(value))
+}
+
+// LogDelete implements ChangelogWriter.
+func (s *store) LogDelete(key []byte) {
+	cl := s.changes()
+	cl.keys.Append(key)
+	cl.values.AppendNull()
+	cl.deleted += int64(len(key))
+}
+
+// SetLiveRows implements ChangelogWriter.
+func (s *store) SetLiveRows(n int64) { s.changes().rows = n }
+
+func (s *store) releaseChangelog() {
+	if s.cl != nil {
+		s.cl.keys.Release()
+		s.cl.values.Release()
+		s.cl = nil
+	}
+}
+
+// errMixedWrites refuses Put/Delete on a store in changelog mode: the
+// delta would miss them.
+var errMixedWrites = errors.New("checkpoint: Put/Delete on a state store whose epoch already logged changes (ChangelogWriter): one epoch uses one write path")
+
+// materialize loads the version the store reads when the partition holds
+// no decoded copy (the last epoch committed a changelog). It is the read
+// path of a changelog partition: rare (a rebuild), and it fails the
+// store's commit when the files cannot be read.
+func (s *store) materialize() error {
+	if s.err != nil {
+		return s.err
+	}
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dataless {
+		return nil
+	}
+	data, err := p.load(s.version)
+	if err != nil {
+		s.err = err
+		return err
+	}
+	p.data, p.dataless = data, false
+	p.bytes = 0
+	for k, v := range data {
+		p.bytes += int64(len(k) + len(v))
+	}
+	return nil
+}
+
+// commitChangelog writes the logged changes as version+1's delta and
+// leaves the partition without a decoded copy.
+func (s *store) commitChangelog(ctx context.Context) (int64, error) {
+	defer s.releaseChangelog()
+	if s.err != nil {
+		s.Abort()
+		return 0, s.err
+	}
+	if len(s.pending) > 0 || len(s.deleted) > 0 {
+		s.Abort()
+		return 0, errMixedWrites
+	}
+	if err := ctx.Err(); err != nil {
+		s.Abort()
+		return 0, err
+	}
+	p := s.p
+	p.mu.Lock()
+	maintErr := p.maintErr
+	p.maintErr = nil
+	p.mu.Unlock()
+	if maintErr != nil {
+		s.Abort()
+		return 0, maintErr
+	}
+	cl := s.cl
+	raw, err := encodeChangelog(p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
+	if err != nil {
+		s.Abort()
+		return 0, fmt.Errorf("checkpoint: encode state changelog for %s: %w", p.dir, err)
+	}
+	next := s.version + 1
+	if err := p.w.WriteFile(p.file(next, "delta"), raw, true); err != nil {
+		s.Abort()
+		return 0, err
+	}
+	p.mu.Lock()
+	if !p.dataless {
+		// The decoded copy goes: the operator holds the state. Its size
+		// seeds the estimate that decides when a snapshot is due.
+		p.estBytes = p.bytes
+		p.data, p.bytes, p.dataless = nil, 0, true
+	}
+	p.estBytes += cl.upserted
+	p.sinceSnap += cl.upserted + cl.deleted
+	p.rows = max(cl.rows, 0)
+	if p.files != nil {
+		p.files[fileKey{next, "delta"}] = true
+	}
+	p.version = next
+	p.busy = false
+	start := !p.maintRunning
+	if start {
+		p.maintRunning = true
+		p.maint.Add(1)
+	}
+	p.mu.Unlock()
+	s.done = true
+	if start {
+		go p.maintainInBackground()
+	}
+	return next, nil
+}
+
+// encodeChangelog writes keys and values (null: deleted; both consumed)
+// as one state file, in the format encodeState writes.
+func encodeChangelog(mem memory.Allocator, keys, values arrow.Array) ([]byte, error) {
+	defer keys.Release()
+	defer values.Release()
+	var buf bytes.Buffer
+	// The stream is the two columns' buffers plus framing: sized up
+	// front, it is written without regrowing.
+	size := 1 << 10
+	for _, a := range []arrow.Array{keys, values} {
+		for _, b := range a.Data().Buffers() {
+			if b != nil {
+				size += b.Len() + 64
+			}
+		}
+	}
+	buf.Grow(size)
+	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem))
+	if keys.Len() > 0 {
+		rec := array.NewRecord(stateSchema, []arrow.Array{keys, values}, int64(keys.Len()))
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	body := buf.Bytes()
+	if len(body) >= stateCompressMin {
+		enc, _, err := stateCodec()
+		if err != nil {
+			return nil, err
+		}
+		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
+	}
+	sum := crc32.Checksum(body, castagnoli)
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], sum)
+	copy(tr[4:], stateMagic[:])
+	return append(body, tr[:]...), nil
+}

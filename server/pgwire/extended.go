@@ -1,0 +1,171 @@
+package pgwire
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// prepared is a statement of the extended protocol (Parse).
+type prepared struct {
+	text  string
+	types []uint32 // one per placeholder
+	// isQuery and schema describe the statement with its placeholders
+	// bound to typed NULLs.
+	isQuery bool
+	schema  *arrow.Schema
+}
+
+// maxPrepared bounds a connection's named statements and portals.
+const maxPrepared = 10_000
+
+func (c *conn) parse(m *pgproto3.Parse) error {
+	if _, taken := c.stmts[m.Name]; taken && m.Name != "" {
+		return &pgError{code: stateDuplicateStmt, msg: fmt.Sprintf("prepared statement %q already exists", m.Name)}
+	}
+	if len(c.stmts) >= maxPrepared {
+		return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("too many prepared statements on this connection (%d): close some", maxPrepared)}
+	}
+	stmts := splitStatements(m.Query)
+	if len(stmts) > 1 {
+		return &pgError{code: stateSyntax, msg: "cannot insert multiple commands into a prepared statement"}
+	}
+	text := ""
+	if len(stmts) == 1 {
+		text = stmts[0]
+	}
+	n, err := placeholderCount(text)
+	if err != nil {
+		return err
+	}
+	n = max(n, len(m.ParameterOIDs))
+	st := &prepared{text: text, types: paramTypes(text, n, m.ParameterOIDs)}
+	if text != "" {
+		p, err := c.newPortal(nullBound(text, st.types), nil)
+		if err != nil {
+			return err
+		}
+		st.isQuery, st.schema = p.isQuery, p.schema
+		p.close()
+	}
+	c.stmts[m.Name] = st
+	c.send(&pgproto3.ParseComplete{})
+	return nil
+}
+
+func (c *conn) bind(m *pgproto3.Bind) error {
+	st, ok := c.stmts[m.PreparedStatement]
+	if !ok {
+		return &pgError{code: stateInvalidStmtName, msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)}
+	}
+	if old, taken := c.portals[m.DestinationPortal]; taken {
+		if m.DestinationPortal != "" {
+			return &pgError{code: "42P03", msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)}
+		}
+		old.close()
+		delete(c.portals, "")
+	}
+	if len(c.portals) >= maxPrepared {
+		return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("too many portals on this connection (%d): close some", maxPrepared)}
+	}
+	text := st.text
+	if len(st.types) > 0 || len(m.Parameters) > 0 {
+		var err error
+		if text, err = bindValues(c.typeMap(), st.text, st.types, m.ParameterFormatCodes, m.Parameters); err != nil {
+			return err
+		}
+	}
+	var p *portal
+	if text == "" {
+		p = &portal{done: true, tag: ""}
+	} else {
+		var err error
+		if p, err = c.newPortal(text, m.ResultFormatCodes); err != nil {
+			return err
+		}
+		if p.isQuery {
+			// Check the formats now, so that Bind reports a bad one.
+			if _, err := newRowEncoder(p.schema, m.ResultFormatCodes, &c.opts); err != nil {
+				p.close()
+				return err
+			}
+		}
+	}
+	c.portals[m.DestinationPortal] = p
+	c.send(&pgproto3.BindComplete{})
+	return nil
+}
+
+// typeMap is the connection's pgtype map (decoding parameters).
+func (c *conn) typeMap() *pgtype.Map {
+	if c.types == nil {
+		c.types = pgtype.NewMap()
+	}
+	return c.types
+}
+
+func (c *conn) describe(m *pgproto3.Describe) error {
+	switch m.ObjectType {
+	case 'S':
+		st, ok := c.stmts[m.Name]
+		if !ok {
+			return &pgError{code: stateInvalidStmtName, msg: fmt.Sprintf("prepared statement %q does not exist", m.Name)}
+		}
+		c.send(&pgproto3.ParameterDescription{ParameterOIDs: st.types})
+		if st.isQuery && st.schema != nil {
+			c.send(rowDescription(st.schema, nil))
+		} else {
+			c.send(&pgproto3.NoData{})
+		}
+	case 'P':
+		p, ok := c.portals[m.Name]
+		if !ok {
+			return &pgError{code: stateInvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Name)}
+		}
+		if !p.isQuery || p.schema == nil {
+			c.send(&pgproto3.NoData{})
+			return nil
+		}
+		enc, err := newRowEncoder(p.schema, p.formats, &c.opts)
+		if err != nil {
+			return err
+		}
+		c.send(rowDescription(p.schema, enc))
+	default:
+		return &pgError{code: stateProtocolViolation, msg: fmt.Sprintf("describe of object type %q: want 'S' or 'P'", m.ObjectType)}
+	}
+	return nil
+}
+
+func (c *conn) execute(m *pgproto3.Execute) error {
+	p, ok := c.portals[m.Portal]
+	if !ok {
+		return &pgError{code: stateInvalidCursorName, msg: fmt.Sprintf("portal %q does not exist", m.Portal)}
+	}
+	if p.text == "" && p.done && p.tag == "" {
+		c.send(&pgproto3.EmptyQueryResponse{})
+		return nil
+	}
+	if c.txn == 'E' && !isTxnEnd(p.text) {
+		return &pgError{code: stateInFailedTx, msg: "current transaction is aborted, commands ignored until end of transaction block"}
+	}
+	return c.run(p, int64(m.MaxRows))
+}
+
+func (c *conn) closeObject(m *pgproto3.Close) error {
+	switch m.ObjectType {
+	case 'S':
+		delete(c.stmts, m.Name)
+	case 'P':
+		if p, ok := c.portals[m.Name]; ok {
+			p.close()
+			delete(c.portals, m.Name)
+		}
+	default:
+		return &pgError{code: stateProtocolViolation, msg: fmt.Sprintf("close of object type %q: want 'S' or 'P'", m.ObjectType)}
+	}
+	c.send(&pgproto3.CloseComplete{})
+	return nil
+}

@@ -1,0 +1,392 @@
+package vector
+
+import (
+	"fmt"
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// wordsGrouper groups by a composite key whose leaves are all fixed-width
+// integers (bigint, int, timestamp, date, …), directly or as the fields of
+// a struct: GROUP BY window(ts, '10 seconds'), key, the shape of most
+// streaming aggregations. Each row's key becomes a tuple of words — one
+// per leaf, plus one word of null bits — looked up in an open-addressing
+// table that stores the tuples in group order. No key is ever encoded to
+// bytes: the keys are rebuilt from the words when asked for. Groups are
+// exactly those of the general path (equal keys, nulls equal), numbered
+// in order of first appearance.
+type wordsGrouper struct {
+	types  []arrow.DataType // the key columns' types
+	leaves []wordLeaf
+	k      int // words per tuple: the leaves and the null word
+
+	tuples []uint64 // group g holds tuples[g*k : g*k+k]
+	rows   []int64  // by group: rows counted
+	slots  []int32  // group + 1, 0 for empty
+	mask   int
+
+	cols   [][]uint64 // scratch: per word, its value for every row
+	hashes []uint64   // scratch: per row
+}
+
+// wordLeaf is one fixed-width value of the key: column col, or field
+// field of struct column col (field -1: the column itself).
+type wordLeaf struct {
+	col, field int
+	dt         arrow.DataType
+	width      int // bytes
+}
+
+// maxWordLeaves bounds the leaves (a tuple is at most that plus one words).
+const maxWordLeaves = 3
+
+// wordWidth returns the byte width of a type whose values are stored as
+// words, or 0 when it is not one.
+func wordWidth(dt arrow.DataType) int {
+	switch dt.ID() {
+	case arrow.INT8, arrow.UINT8:
+		return 1
+	case arrow.INT16, arrow.UINT16:
+		return 2
+	case arrow.INT32, arrow.UINT32, arrow.DATE32, arrow.TIME32:
+		return 4
+	case arrow.INT64, arrow.UINT64, arrow.TIMESTAMP, arrow.DATE64, arrow.TIME64, arrow.DURATION:
+		return 8
+	}
+	return 0
+}
+
+// newWordsGrouper returns a grouper for types, or nil when they are not a
+// composite of at most maxWordLeaves fixed-width leaves (a single plain
+// column is the fixed grouper's).
+func newWordsGrouper(types []arrow.DataType) *wordsGrouper {
+	var leaves []wordLeaf
+	for c, dt := range types {
+		if st, ok := dt.(*arrow.StructType); ok {
+			for f, field := range st.Fields() {
+				w := wordWidth(field.Type)
+				if w == 0 {
+					return nil
+				}
+				leaves = append(leaves, wordLeaf{col: c, field: f, dt: field.Type, width: w})
+			}
+			continue
+		}
+		w := wordWidth(dt)
+		if w == 0 {
+			return nil
+		}
+		leaves = append(leaves, wordLeaf{col: c, field: -1, dt: dt, width: w})
+	}
+	if len(leaves) == 0 || len(leaves) > maxWordLeaves || len(types) == 1 && leaves[0].field < 0 {
+		return nil
+	}
+	g := &wordsGrouper{types: types, leaves: leaves, k: len(leaves) + 1}
+	g.slots, g.mask = make([]int32, 64), 63
+	return g
+}
+
+// Null bits of the tuple's last word: leaf i null sets bit i; struct
+// column c null sets bit 32+c (its fields' words and bits are then zero,
+// as a null struct's fields do not make its key).
+const structNullBit = 32
+
+func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
+	if len(keys) != len(g.types) {
+		return fmt.Errorf("vector: grouping by %d key columns, got %d: %w", len(g.types), len(keys), ErrType)
+	}
+	n := len(gids)
+	if cap(g.cols) < g.k {
+		g.cols = make([][]uint64, g.k)
+	}
+	g.cols = g.cols[:g.k]
+	for i := range g.cols {
+		g.cols[i] = grow(g.cols[i], n)[:n]
+	}
+	nullw := g.cols[g.k-1]
+	clear(nullw)
+	for i, l := range g.leaves {
+		col := keys[l.col]
+		if col.Len() != n {
+			return fmt.Errorf("vector: key column %d has %d rows, want %d: %w", l.col, col.Len(), n, ErrType)
+		}
+		if l.field >= 0 {
+			st, ok := col.(*array.Struct)
+			if !ok {
+				return fmt.Errorf("vector: key column %d is a %s, want a struct: %w", l.col, col.DataType(), ErrType)
+			}
+			col = st.Field(l.field)
+		}
+		if err := leafWords(col, g.cols[i]); err != nil {
+			return err
+		}
+		if col.NullN() > 0 {
+			bit := uint64(1) << i
+			for r := range n {
+				if col.IsNull(r) {
+					g.cols[i][r] = 0
+					nullw[r] |= bit
+				}
+			}
+		}
+	}
+	for c, col := range keys {
+		st, ok := col.(*array.Struct)
+		if !ok || st.NullN() == 0 {
+			continue
+		}
+		bit := uint64(1) << (structNullBit + c)
+		for r := range n {
+			if !st.IsNull(r) {
+				continue
+			}
+			nullw[r] |= bit
+			for i, l := range g.leaves {
+				if l.col == c {
+					g.cols[i][r] = 0
+					nullw[r] &^= 1 << i
+				}
+			}
+		}
+	}
+	g.hashes = grow(g.hashes, n)[:n]
+	hashes := g.hashes
+	for i := range hashes {
+		hashes[i] = tupleSeed
+	}
+	for _, w := range g.cols {
+		for i, v := range w[:n] {
+			hi, lo := bits.Mul64(hashes[i]^v, tupleMul)
+			hashes[i] = hi ^ lo
+		}
+	}
+	switch g.k {
+	case 2:
+		probeWords(g, gids, hashes, 2)
+	case 3:
+		probeWords(g, gids, hashes, 3)
+	default:
+		probeWords(g, gids, hashes, 4)
+	}
+	return nil
+}
+
+// probeWords finds or adds the tuple of every row (k words, a constant
+// per instantiation so that the comparison unrolls).
+func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
+	cols := g.cols
+	for i, h := range hashes {
+		if 2*(len(g.rows)+1) > len(g.slots) {
+			g.growTable()
+		}
+		p := int(h) & g.mask
+		for {
+			s := g.slots[p]
+			if s == 0 {
+				gid := int32(len(g.rows))
+				for _, col := range cols[:k] {
+					g.tuples = append(g.tuples, col[i])
+				}
+				g.rows = append(g.rows, 1)
+				g.slots[p] = gid + 1
+				gids[i] = gid
+				break
+			}
+			t := g.tuples[int(s-1)*k : int(s)*k]
+			eq := true
+			for j := range k {
+				if t[j] != cols[j][i] {
+					eq = false
+					break
+				}
+			}
+			if eq {
+				g.rows[s-1]++
+				gids[i] = s - 1
+				break
+			}
+			p = (p + 1) & g.mask
+		}
+	}
+}
+
+func (g *wordsGrouper) growTable() {
+	g.slots = make([]int32, 2*len(g.slots))
+	g.mask = len(g.slots) - 1
+	k := g.k
+	for gid := range g.rows {
+		p := int(tupleHash(g.tuples[gid*k:gid*k+k])) & g.mask
+		for g.slots[p] != 0 {
+			p = (p + 1) & g.mask
+		}
+		g.slots[p] = int32(gid) + 1
+	}
+}
+
+func (g *wordsGrouper) numGroups() int  { return len(g.rows) }
+func (g *wordsGrouper) finish() []int64 { return g.rows }
+func (g *wordsGrouper) release()        {}
+
+func (g *wordsGrouper) heapBytes() int64 {
+	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes)
+}
+
+func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, error) {
+	gids := make([]int32, hi-lo)
+	for i := range gids {
+		gids[i] = int32(lo + i)
+	}
+	return g.keysOf(mem, gids)
+}
+
+// keysOf rebuilds the key columns of the groups gids from their words.
+func (g *wordsGrouper) keysOf(mem memory.Allocator, gids []int32) (out []arrow.Array, err error) {
+	n := len(gids)
+	k := g.k
+	leafData := make([]arrow.ArrayData, len(g.leaves))
+	defer func() {
+		for _, d := range leafData {
+			if d != nil {
+				d.Release()
+			}
+		}
+	}()
+	for i, l := range g.leaves {
+		word := func(r int) uint64 { return g.tuples[int(gids[r])*k+i] }
+		null := func(r int) bool { return g.tuples[int(gids[r])*k+k-1]&(1<<i) != 0 }
+		leafData[i] = buildWords(mem, l, n, word, null)
+	}
+	out = make([]arrow.Array, 0, len(g.types))
+	for c, dt := range g.types {
+		var fields []arrow.ArrayData
+		for i, l := range g.leaves {
+			if l.col == c {
+				fields = append(fields, leafData[i])
+			}
+		}
+		st, ok := dt.(*arrow.StructType)
+		if !ok {
+			out = append(out, array.MakeFromData(fields[0]))
+			continue
+		}
+		bit := uint64(1) << (structNullBit + c)
+		valid, nulls := wordsValidity(mem, n, func(r int) bool { return g.tuples[int(gids[r])*k+k-1]&bit != 0 })
+		d := array.NewData(st, n, []*memory.Buffer{valid}, fields, nulls, 0)
+		if valid != nil {
+			valid.Release()
+		}
+		out = append(out, array.MakeFromData(d))
+		d.Release()
+	}
+	return out, nil
+}
+
+// wordsValidity builds a validity bitmap for n rows (nil when none is null).
+func wordsValidity(mem memory.Allocator, n int, null func(r int) bool) (*memory.Buffer, int) {
+	nulls := 0
+	for r := range n {
+		if null(r) {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	bm := buf.Bytes()
+	clear(bm)
+	for r := range n {
+		if !null(r) {
+			bitutil.SetBit(bm, r)
+		}
+	}
+	return buf, nulls
+}
+
+// buildWords makes the array of leaf l from n words.
+func buildWords(mem memory.Allocator, l wordLeaf, n int, word func(r int) uint64, null func(r int) bool) arrow.ArrayData {
+	valid, nulls := wordsValidity(mem, n, null)
+	data := memory.NewResizableBuffer(mem)
+	data.Resize(n * l.width)
+	if n > 0 {
+		b := data.Bytes()
+		switch l.width {
+		case 1:
+			storeWords(unsafe.Slice((*uint8)(unsafe.Pointer(&b[0])), n), word)
+		case 2:
+			storeWords(unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n), word)
+		case 4:
+			storeWords(unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n), word)
+		default:
+			storeWords(unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), word)
+		}
+	}
+	d := array.NewData(l.dt, n, []*memory.Buffer{valid, data}, nil, nulls, 0)
+	if valid != nil {
+		valid.Release()
+	}
+	data.Release()
+	return d
+}
+
+// storeWords truncates each word to the value's width (the words of signed
+// values are sign-extended, so truncation gives the value back).
+func storeWords[T uint8 | uint16 | uint32 | uint64](dst []T, word func(r int) uint64) {
+	for r := range dst {
+		dst[r] = T(word(r))
+	}
+}
+
+// leafWords writes the values of a fixed-width column as words (signed
+// values sign-extended).
+func leafWords(col arrow.Array, out []uint64) error {
+	switch a := col.(type) {
+	case *array.Int8:
+		toWords(a.Int8Values(), out)
+	case *array.Int16:
+		toWords(a.Int16Values(), out)
+	case *array.Int32:
+		toWords(a.Int32Values(), out)
+	case *array.Int64:
+		toWords(a.Int64Values(), out)
+	case *array.Uint8:
+		toWords(a.Uint8Values(), out)
+	case *array.Uint16:
+		toWords(a.Uint16Values(), out)
+	case *array.Uint32:
+		toWords(a.Uint32Values(), out)
+	case *array.Uint64:
+		toWords(a.Uint64Values(), out)
+	case *array.Timestamp:
+		toWords(a.TimestampValues(), out)
+	case *array.Date32:
+		toWords(a.Date32Values(), out)
+	case *array.Date64:
+		toWords(a.Date64Values(), out)
+	case *array.Time32:
+		toWords(a.Time32Values(), out)
+	case *array.Time64:
+		toWords(a.Time64Values(), out)
+	case *array.Duration:
+		toWords(a.DurationValues(), out)
+	default:
+		return fmt.Errorf("vector: key column of type %s is not fixed-width: %w", col.DataType(), ErrType)
+	}
+	return nil
+}
+
+type wordValue interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+func toWords[T wordValue](vals []T, out []uint64) {
+	for i, v := range vals[:len(out)] {
+		out[i] = uint64(v)
+	}
+}

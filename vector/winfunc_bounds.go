@@ -1,0 +1,155 @@
+package vector
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+)
+
+// winBounds are the partition and peer-group boundaries of sorted rows.
+type winBounds struct {
+	n int
+	// parts holds the first row of each partition, then n.
+	parts []int32
+	// peerLo and peerHi are each row's peer group [lo, hi): the rows with
+	// equal order keys in its partition (the whole partition without ORDER
+	// BY).
+	peerLo, peerHi []int32
+	// orderKey is the single order key (for RANGE frames with offsets), or
+	// nil.
+	orderKey arrow.Array
+	desc     bool
+}
+
+// boundaries evaluates the partition and order keys over the sorted data
+// and finds where partitions and peer groups change.
+func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBounds, error) {
+	n := int(data.NumRows())
+	if err := w.heap.set(int64(n) * 10); err != nil {
+		return nil, err
+	}
+	b := &winBounds{n: n, peerLo: make([]int32, n), peerHi: make([]int32, n)}
+	partDiff := make([]bool, n)
+	peerDiff := make([]bool, n)
+	if w.sort != nil {
+		keys, err := evalAll(ctx, w.sort.evs, data)
+		if err != nil {
+			return nil, err
+		}
+		defer releaseArrays(keys)
+		for i, k := range keys {
+			if i < w.nPart {
+				markChanges(k, partDiff)
+			} else {
+				markChanges(k, peerDiff)
+			}
+		}
+		if len(keys)-w.nPart == 1 {
+			b.orderKey = keys[w.nPart]
+			b.orderKey.Retain()
+			b.desc = w.spec.OrderBy[0].Descending
+		}
+	}
+	b.parts = append(b.parts, 0)
+	for i := 1; i < n; i++ {
+		if partDiff[i] {
+			b.parts = append(b.parts, int32(i))
+			peerDiff[i] = true
+		}
+	}
+	b.parts = append(b.parts, int32(n))
+	lo := 0
+	for i := 1; i <= n; i++ {
+		if i == n || peerDiff[i] {
+			for j := lo; j < i; j++ {
+				b.peerLo[j], b.peerHi[j] = int32(lo), int32(i)
+			}
+			lo = i
+		}
+	}
+	return b, nil
+}
+
+func (b *winBounds) release() {
+	if b.orderKey != nil {
+		b.orderKey.Release()
+		b.orderKey = nil
+	}
+}
+
+// markChanges sets diff[i] where row i of arr differs from row i-1 (nulls
+// equal each other; NaN equals NaN and -0.0 equals 0.0, as Spark's
+// grouping does).
+func markChanges(arr arrow.Array, diff []bool) {
+	n := arr.Len()
+	var bm []byte
+	off := arr.Data().Offset()
+	if arr.NullN() > 0 {
+		bm = arr.NullBitmapBytes()
+	}
+	switch a := arr.(type) {
+	case *array.Int8:
+		markFixed(a.Int8Values(), bm, off, diff)
+	case *array.Int16:
+		markFixed(a.Int16Values(), bm, off, diff)
+	case *array.Int32:
+		markFixed(a.Int32Values(), bm, off, diff)
+	case *array.Int64:
+		markFixed(a.Int64Values(), bm, off, diff)
+	case *array.Date32:
+		markFixed(a.Date32Values(), bm, off, diff)
+	case *array.Timestamp:
+		markFixed(a.TimestampValues(), bm, off, diff)
+	case *array.Decimal128:
+		markFixed[decimal128.Num](a.Values(), bm, off, diff)
+	case *array.Float32:
+		markFloat(a.Float32Values(), bm, off, diff)
+	case *array.Float64:
+		markFloat(a.Float64Values(), bm, off, diff)
+	case *array.String, *array.Binary:
+		offs, data := binaryParts(a)
+		for i := 1; i < n; i++ {
+			if diff[i] {
+				continue
+			}
+			pv, cv := bm == nil || bitSet(bm, off+i-1), bm == nil || bitSet(bm, off+i)
+			if pv != cv {
+				diff[i] = true
+			} else if cv && !bytes.Equal(data[offs[i-1]:offs[i]], data[offs[i]:offs[i+1]]) {
+				diff[i] = true
+			}
+		}
+	default:
+		c := newRowCmp(arr, false, true)
+		for i := 1; i < n; i++ {
+			if !diff[i] && c.cmp(int32(i-1), int32(i)) != 0 {
+				diff[i] = true
+			}
+		}
+	}
+}
+
+func markFixed[T comparable](v []T, bm []byte, off int, diff []bool) {
+	if bm == nil {
+		for i := 1; i < len(v); i++ {
+			diff[i] = diff[i] || v[i] != v[i-1]
+		}
+		return
+	}
+	for i := 1; i < len(v); i++ {
+		pv, cv := bitSet(bm, off+i-1), bitSet(bm, off+i)
+		diff[i] = diff[i] || pv != cv || cv && v[i] != v[i-1]
+	}
+}
+
+func markFloat[T float32 | float64](v []T, bm []byte, off int, diff []bool) {
+	for i := 1; i < len(v); i++ {
+		pv, cv := bm == nil || bitSet(bm, off+i-1), bm == nil || bitSet(bm, off+i)
+		a, b := v[i-1], v[i]
+		same := a == b || a != a && b != b
+		diff[i] = diff[i] || pv != cv || cv && !same
+	}
+}
