@@ -79,6 +79,11 @@ type Cast struct {
 	To   arrow.DataType
 	Mode vector.EvalMode // ANSI (zero), legacy (ANSI off) or try_cast
 	Loc  *time.Location  // the session time zone; nil is UTC
+
+	// legacyTo, when set, is the type this implicit cast of a compared
+	// operand has under Spark 3's coercion (ANSI off); see
+	// legacyComparisonCasts.
+	legacyTo arrow.DataType
 }
 
 // GetField extracts field Index (named Name) of the struct X:

@@ -152,7 +152,15 @@ func applyOptions(n Node, o Options) (Node, error) {
 				}
 				return &Literal{Value: arrow.Timestamp(wallToInstant(loc, int64(ts))), Type: y.Type}, nil
 			case *Cast:
+				if mode == vector.ModeLegacy && y.legacyTo != nil {
+					if arrow.TypeEqual(vector.Unwrap(y.X.DataType()), y.legacyTo) {
+						return y.X, nil
+					}
+				}
 				c := *y
+				if mode == vector.ModeLegacy && c.legacyTo != nil {
+					c.To = c.legacyTo
+				}
 				if c.Mode != vector.ModeTry {
 					c.Mode = mode
 				}

@@ -31,6 +31,14 @@ func newCall(pos sql.Pos, fn string, args ...Expr) (Expr, error) {
 		return c, nil
 	}
 	dt, err := inferType(c)
+	if err != nil && isRuntimeError(err) {
+		// A constant argument's value fails (an invalid cast): that is
+		// raised when the query runs, or is NULL without ANSI, so the
+		// call is typed from its argument types alone.
+		if t, err2 := inferTypeOpaque(c); err2 == nil {
+			dt, err = t, nil
+		}
+	}
 	if err != nil {
 		return nil, typeError(pos, c, err)
 	}
@@ -341,7 +349,9 @@ func coerceComparison(l, r Expr) (Expr, Expr) {
 		return l, castTo(r, vector.Unwrap(l.DataType()))
 	}
 	if t := comparisonType(l.DataType(), r.DataType()); t != nil {
-		return castTo(l, t), castTo(r, t)
+		lc, rc := castTo(l, t), castTo(r, t)
+		markLegacyComparison(l.DataType(), r.DataType(), lc, rc)
+		return lc, rc
 	}
 	return l, r
 }

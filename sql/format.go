@@ -445,7 +445,14 @@ func (f *formatter) fromItem(it FromItem) {
 		}
 		f.str(it.Kind.String())
 		f.str(" ")
-		f.fromItem(it.Right)
+		if _, nested := it.Right.(*Join); nested {
+			// A join on the right was parenthesized (joins nest left).
+			f.str("(")
+			f.fromItem(it.Right)
+			f.str(")")
+		} else {
+			f.fromItem(it.Right)
+		}
 		if it.On != nil {
 			f.str(" ON ")
 			f.expr(it.On, 0)

@@ -125,10 +125,10 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 	t := p.peek()
 	switch {
 	case t.kind == tLParen:
-		open := p.next()
-		if !startsQuery(p.peek()) {
-			p.unexpected("a query after '(' (parenthesized joins are not supported)")
+		if !parenStartsQuery(p) {
+			return p.parseParenJoin()
 		}
+		open := p.next()
 		q := p.parseQuery()
 		p.closeParen(open)
 		ref := &SubqueryRef{Pos: open.pos, Query: q}
