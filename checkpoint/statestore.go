@@ -345,19 +345,7 @@ func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, 
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	body := buf.Bytes()
-	if len(body) >= stateCompressMin {
-		enc, _, err := stateCodec()
-		if err != nil {
-			return nil, err
-		}
-		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
-	}
-	sum := crc32.Checksum(body, castagnoli)
-	var tr [8]byte
-	binary.LittleEndian.PutUint32(tr[:4], sum)
-	copy(tr[4:], stateMagic[:])
-	return append(body, tr[:]...), nil
+	return sealState(buf.Bytes())
 }
 
 // readInto applies a delta or snapshot file to data and returns the
@@ -669,4 +657,22 @@ func (s *store) Abort() {
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()
+}
+
+// sealState finishes an encoded state file body: compressed with zstd
+// when it is large enough to gain, then a trailer of its CRC-32C and the
+// state magic, which decodeState checks.
+func sealState(body []byte) ([]byte, error) {
+	if len(body) >= stateCompressMin {
+		enc, _, err := stateCodec()
+		if err != nil {
+			return nil, err
+		}
+		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
+	}
+	sum := crc32.Checksum(body, castagnoli)
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], sum)
+	copy(tr[4:], stateMagic[:])
+	return append(body, tr[:]...), nil
 }

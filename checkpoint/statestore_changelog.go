@@ -3,10 +3,8 @@ package checkpoint
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -219,17 +217,5 @@ func encodeChangelog(mem memory.Allocator, keys, values arrow.Array) ([]byte, er
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	body := buf.Bytes()
-	if len(body) >= stateCompressMin {
-		enc, _, err := stateCodec()
-		if err != nil {
-			return nil, err
-		}
-		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
-	}
-	sum := crc32.Checksum(body, castagnoli)
-	var tr [8]byte
-	binary.LittleEndian.PutUint32(tr[:4], sum)
-	copy(tr[4:], stateMagic[:])
-	return append(body, tr[:]...), nil
+	return sealState(buf.Bytes())
 }
