@@ -123,7 +123,8 @@ func TestRunFileRestartContinues(t *testing.T) {
 		t.Fatalf("second process on the root: %v\n%s", err, out)
 	}
 	want := fmt.Sprintf("arrowstream run: checkpoint root %s is in use by another arrowstream process: pid %d (arrowstream run, started ", ck, second.cmd.Process.Pid)
-	if !strings.Contains(string(out), want) || !strings.Contains(string(out), ", Flight SQL "+second.flightURI+", web UI "+second.httpURL+")") ||
+	if !strings.Contains(string(out), want) || !strings.Contains(string(out), ", Flight SQL "+second.flightURI+", ") ||
+		!strings.Contains(string(out), ", web UI "+second.httpURL+")") ||
 		!strings.Contains(string(out), "Two processes on one root would overwrite each other's checkpoints: stop that process, or pass another --checkpoint") {
 		t.Errorf("refusal does not name the holder:\n%s\nwant %q", out, want)
 	}

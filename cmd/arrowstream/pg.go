@@ -51,6 +51,9 @@ func (a *app) startPG(ctx context.Context, c *pgConfig, fc *flightConfig) error 
 	}
 	fa, ok := a.flight.(flightAdapter)
 	if !ok {
+		if c.addr == c.def {
+			return nil // run's default endpoint goes with its Flight SQL server (--addr "")
+		}
 		return errors.New("--pg serves the Flight SQL server's session: it needs --addr")
 	}
 	cfg := pgwire.Config{Addr: c.addr, AllowInsecure: fc.allowInsecure, MaxConnections: c.maxConns, MaxMessageBytes: c.maxMessage}
