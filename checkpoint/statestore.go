@@ -630,6 +630,16 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 		}
 		p.sinceSnap += int64(len(k))
 	}
+	s.published(next)
+	return next, nil
+}
+
+// published ends a commit whose delta file for next is durable: with the
+// partition's lock held (it releases it), it records the file and the new
+// version, frees the partition for the next Begin, and starts background
+// maintenance unless it runs already.
+func (s *store) published(next int64) {
+	p := s.p
 	if p.files != nil {
 		p.files[fileKey{next, "delta"}] = true
 	}
@@ -645,7 +655,6 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 	if start {
 		go p.maintainInBackground()
 	}
-	return next, nil
 }
 
 func (s *store) Abort() {

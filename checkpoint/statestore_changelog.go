@@ -170,21 +170,7 @@ func (s *store) commitChangelog(ctx context.Context) (int64, error) {
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
-	if p.files != nil {
-		p.files[fileKey{next, "delta"}] = true
-	}
-	p.version = next
-	p.busy = false
-	start := !p.maintRunning
-	if start {
-		p.maintRunning = true
-		p.maint.Add(1)
-	}
-	p.mu.Unlock()
-	s.done = true
-	if start {
-		go p.maintainInBackground()
-	}
+	s.published(next)
 	return next, nil
 }
 
