@@ -140,6 +140,11 @@ func decodeOffsetSeq(body []byte) (OffsetSeq, error) {
 // and state committed). docs/semantics.md §9.3.
 type CommitMetadata struct {
 	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
+	// StateLogVersion is the highest state version in the state log
+	// (StateLog) when the epoch committed, 0 without one: a restart
+	// refuses a state log that ends before it (records lost), which a
+	// torn tail, the normal crash case, could otherwise hide.
+	StateLogVersion int64 `json:"stateLogVersion,omitempty"`
 }
 
 // CommitLog records completed epochs: the v1 directory of one file per

@@ -64,10 +64,10 @@ type stateSeg struct {
 	first      int64 // from the name: the first version the segment covers
 	prevFirst  int64
 	coverStart int64 // the log's first version (same in every segment)
-	path      string
-	size      int64 // the valid prefix (header and whole records)
-	torn      string
-	recs      []stateRecRef
+	path       string
+	size       int64 // the valid prefix (header and whole records)
+	torn       string
+	recs       []stateRecRef
 }
 
 type stateRecRef struct {
@@ -172,6 +172,13 @@ func (l *StateLog) forget(v int64) {
 			l.max = max(l.max, r.version)
 		}
 	}
+}
+
+// MaxVersion is the highest version with a record (0: none).
+func (l *StateLog) MaxVersion() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.max
 }
 
 // Dir returns the log's directory.

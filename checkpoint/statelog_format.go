@@ -92,7 +92,7 @@ func appendStateRecord(dst []byte, version int64, deltas []stateDelta) []byte {
 // stateSegmentDecode is the result of decoding one state log segment.
 type stateSegmentDecode struct {
 	prevFirst, coverStart int64
-	records   []stateLogRecord
+	records               []stateLogRecord
 	// valid is the length of the header and the whole, checked records.
 	valid int64
 	// torn describes incomplete bytes after valid (a crash during an

@@ -24,6 +24,21 @@ type GroupCommitter interface {
 	// partitions at one version, as version+1. On error none is
 	// committed and all are aborted.
 	CommitGroup(ctx context.Context, stores []StateStore) error
+	// LoggedVersion is the highest version with a record in the state
+	// log (0: none), which the epoch's commit record carries
+	// (CommitMetadata.StateLogVersion).
+	LoggedVersion() int64
+}
+
+// LoggedVersion implements GroupCommitter.
+func (m *MemoryProvider) LoggedVersion() int64 {
+	m.mu.Lock()
+	l := m.glog
+	m.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	return l.MaxVersion()
 }
 
 var _ GroupCommitter = (*MemoryProvider)(nil)

@@ -41,3 +41,15 @@ type Executor interface {
 	// Close releases the executor's resources (state caches).
 	Close() error
 }
+
+// stateLogMarker is implemented by executors whose state is group-committed
+// to a state log (checkpoint.StateLog): the loop records the log's
+// version in each commit record and hands the last one back on restart,
+// so that a state log that lost committed records is refused.
+type stateLogMarker interface {
+	// StateLogVersion is the state log's highest version (0: none).
+	StateLogVersion() int64
+	// ExpectStateLog sets the version the state log must reach when it
+	// is opened.
+	ExpectStateLog(v int64)
+}

@@ -31,6 +31,10 @@ type stateLifecycle struct {
 	provider    checkpoint.StateStoreProvider
 
 	ops []*opState
+	// expectLogged is the state log version the last commit record names
+	// (CommitMetadata.StateLogVersion): opening a state log that ends
+	// before it is refused as damage.
+	expectLogged int64
 }
 
 // opState is the state of one operator.
@@ -72,6 +76,12 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 				l.provider.Close()
 				l.provider = nil
 				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
+			}
+			if got := gc.LoggedVersion(); got < l.expectLogged {
+				l.provider.Close()
+				l.provider = nil
+				return fmt.Errorf("arrowstream: the state log %s ends at version %d but the last committed epoch wrote version %d: its records were lost: %w",
+					filepath.Join(checkpointDir, "state", checkpoint.StateLogDir), got, l.expectLogged, checkpoint.ErrCorrupt)
 			}
 		}
 	}
@@ -184,6 +194,15 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		out[i] = c
 	}
 	return out, nil
+}
+
+// loggedVersion is the state log's highest version (0: none, or a
+// provider without group commit), for the epoch's commit record.
+func (l *stateLifecycle) loggedVersion() int64 {
+	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
+		return gc.LoggedVersion()
+	}
+	return 0
 }
 
 // abort discards every open store's updates.

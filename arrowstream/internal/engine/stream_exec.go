@@ -309,6 +309,12 @@ func (e *streamExec) CommitState(ctx context.Context, _ stream.EpochInfo) error 
 	return nil
 }
 
+// StateLogVersion implements stateLogMarker.
+func (e *streamExec) StateLogVersion() int64 { return e.state.loggedVersion() }
+
+// ExpectStateLog implements stateLogMarker.
+func (e *streamExec) ExpectStateLog(v int64) { e.state.expectLogged = v }
+
 // AbortState implements executor.
 func (e *streamExec) AbortState(stream.EpochInfo) {
 	e.state.abort()
