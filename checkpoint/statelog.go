@@ -181,6 +181,19 @@ func (l *StateLog) MaxVersion() int64 {
 	return l.max
 }
 
+// End is the highest version with a record and the segment holding it;
+// nil when the log has no record.
+func (l *StateLog) End() *StateLogMark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.segs) - 1; i >= 0; i-- {
+		if n := len(l.segs[i].recs); n > 0 {
+			return &StateLogMark{Version: l.segs[i].recs[n-1].version, Segment: filepath.Base(l.segs[i].path)}
+		}
+	}
+	return nil
+}
+
 // Dir returns the log's directory.
 func (l *StateLog) Dir() string { return l.dir }
 

@@ -24,21 +24,20 @@ type GroupCommitter interface {
 	// partitions at one version, as version+1. On error none is
 	// committed and all are aborted.
 	CommitGroup(ctx context.Context, stores []StateStore) error
-	// LoggedVersion is the highest version with a record in the state
-	// log (0: none), which the epoch's commit record carries
-	// (CommitMetadata.StateLogVersion).
-	LoggedVersion() int64
+	// StateLogEnd is where the state log ends (nil: no record yet),
+	// which the epoch's commit record carries (CommitMetadata.StateLog).
+	StateLogEnd() *StateLogMark
 }
 
-// LoggedVersion implements GroupCommitter.
-func (m *MemoryProvider) LoggedVersion() int64 {
+// StateLogEnd implements GroupCommitter.
+func (m *MemoryProvider) StateLogEnd() *StateLogMark {
 	m.mu.Lock()
 	l := m.glog
 	m.mu.Unlock()
 	if l == nil {
-		return 0
+		return nil
 	}
-	return l.MaxVersion()
+	return l.End()
 }
 
 var _ GroupCommitter = (*MemoryProvider)(nil)

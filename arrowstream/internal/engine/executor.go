@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -47,9 +48,9 @@ type Executor interface {
 // version in each commit record and hands the last one back on restart,
 // so that a state log that lost committed records is refused.
 type stateLogMarker interface {
-	// StateLogVersion is the state log's highest version (0: none).
-	StateLogVersion() int64
-	// ExpectStateLog sets the version the state log must reach when it
-	// is opened.
-	ExpectStateLog(v int64)
+	// StateLogEnd is where the state log ends (nil: no record).
+	StateLogEnd() *checkpoint.StateLogMark
+	// ExpectStateLog sets the end the state log must reach when it is
+	// opened.
+	ExpectStateLog(m *checkpoint.StateLogMark)
 }

@@ -172,7 +172,7 @@ func (m *microBatch) populateStartOffsets() error {
 		return err
 	}
 	if sm, ok := m.cfg.Exec.(stateLogMarker); ok && cok {
-		sm.ExpectStateLog(commit.StateLogVersion)
+		sm.ExpectStateLog(commit.StateLog)
 	}
 	switch {
 	case cok && lastCommit == last:
@@ -402,7 +402,7 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		}
 		meta := checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global}
 		if sm, ok := m.cfg.Exec.(stateLogMarker); ok {
-			meta.StateLogVersion = sm.StateLogVersion()
+			meta.StateLog = sm.StateLogEnd()
 		}
 		ok, err := add(m.batchID, meta)
 		if err != nil {

@@ -31,10 +31,10 @@ type stateLifecycle struct {
 	provider    checkpoint.StateStoreProvider
 
 	ops []*opState
-	// expectLogged is the state log version the last commit record names
-	// (CommitMetadata.StateLogVersion): opening a state log that ends
-	// before it is refused as damage.
-	expectLogged int64
+	// expectLogged is the state log end the last commit record names
+	// (CommitMetadata.StateLog): opening a state log that ends before it
+	// is refused as damage.
+	expectLogged *checkpoint.StateLogMark
 }
 
 // opState is the state of one operator.
@@ -77,11 +77,10 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 				l.provider = nil
 				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
 			}
-			if got := gc.LoggedVersion(); got < l.expectLogged {
+			if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, filepath.Join(checkpointDir, "state", checkpoint.StateLogDir)); err != nil {
 				l.provider.Close()
 				l.provider = nil
-				return fmt.Errorf("arrowstream: the state log %s ends at version %d but the last committed epoch wrote version %d: its records were lost: %w",
-					filepath.Join(checkpointDir, "state", checkpoint.StateLogDir), got, l.expectLogged, checkpoint.ErrCorrupt)
+				return err
 			}
 		}
 	}
@@ -196,13 +195,27 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 	return out, nil
 }
 
-// loggedVersion is the state log's highest version (0: none, or a
-// provider without group commit), for the epoch's commit record.
-func (l *stateLifecycle) loggedVersion() int64 {
+// stateLogEnd is where the state log ends (nil: none, or a provider
+// without group commit), for the epoch's commit record.
+func (l *stateLifecycle) stateLogEnd() *checkpoint.StateLogMark {
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
-		return gc.LoggedVersion()
+		return gc.StateLogEnd()
 	}
-	return 0
+	return nil
+}
+
+// checkStateLogEnd refuses a state log in dir that ends (got) before the
+// end the last commit record names (want).
+func checkStateLogEnd(got, want *checkpoint.StateLogMark, dir string) error {
+	if want == nil || got != nil && got.Version >= want.Version {
+		return nil
+	}
+	have := int64(0)
+	if got != nil {
+		have = got.Version
+	}
+	return fmt.Errorf("arrowstream: state log: checkpoint: %s: the state log ends at version %d but the last committed epoch wrote version %d there: records were lost: %w",
+		filepath.Join(dir, want.Segment), have, want.Version, checkpoint.ErrCorrupt)
 }
 
 // abort discards every open store's updates.

@@ -309,11 +309,11 @@ func (e *streamExec) CommitState(ctx context.Context, _ stream.EpochInfo) error 
 	return nil
 }
 
-// StateLogVersion implements stateLogMarker.
-func (e *streamExec) StateLogVersion() int64 { return e.state.loggedVersion() }
+// StateLogEnd implements stateLogMarker.
+func (e *streamExec) StateLogEnd() *checkpoint.StateLogMark { return e.state.stateLogEnd() }
 
 // ExpectStateLog implements stateLogMarker.
-func (e *streamExec) ExpectStateLog(v int64) { e.state.expectLogged = v }
+func (e *streamExec) ExpectStateLog(m *checkpoint.StateLogMark) { e.state.expectLogged = m }
 
 // AbortState implements executor.
 func (e *streamExec) AbortState(stream.EpochInfo) {
