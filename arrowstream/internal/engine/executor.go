@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
