@@ -194,6 +194,47 @@ func (l *StateLog) End() *StateLogMark {
 	return nil
 }
 
+// Covers reports whether the log is authoritative for version v: a
+// partition without an entry of v did not change.
+func (l *StateLog) Covers(v int64) bool { return v >= l.CoverFrom() }
+
+// Read returns path's delta of version (ok false: none, the partition did
+// not change when the log covers version).
+func (l *StateLog) Read(path string, version int64) (raw []byte, ok bool, err error) {
+	ref, ok := l.lookup(path, version)
+	if !ok {
+		return nil, false, nil
+	}
+	raw, err = l.read(ref)
+	return raw, err == nil, err
+}
+
+// Where names the segment file and offset of path's delta of version,
+// for messages.
+func (l *StateLog) Where(path string, version int64) string {
+	ref, ok := l.lookup(path, version)
+	if !ok {
+		return l.dir
+	}
+	return fmt.Sprintf("%s at offset %d", ref.seg.path, ref.off)
+}
+
+// Changed reports whether path has a delta of a version in (from, to].
+func (l *StateLog) Changed(path string, from, to int64) bool {
+	return len(l.versions(path, from, to)) > 0
+}
+
+// StatePartitionPath is the name of the partition in directory dir for
+// the state log of stateDir: "<operator>/<partition>".
+func StatePartitionPath(stateDir, dir string) (string, error) {
+	rel, err := filepath.Rel(stateDir, dir)
+	rel = filepath.ToSlash(rel)
+	if err != nil || !validStatePath(rel) {
+		return "", fmt.Errorf("checkpoint: state partition %s is not <operator>/<partition> under %s", dir, stateDir)
+	}
+	return rel, nil
+}
+
 // Dir returns the log's directory.
 func (l *StateLog) Dir() string { return l.dir }
 
@@ -255,7 +296,7 @@ func (l *StateLog) read(ref stateRef) ([]byte, error) {
 // and one fdatasync. With no deltas nothing is written, except that the
 // log's first segment is created (empty) so that the log covers version
 // from now on.
-func (l *StateLog) Append(version int64, deltas []stateDelta) error {
+func (l *StateLog) Append(version int64, deltas []StateDelta) error {
 	if version <= 0 {
 		return fmt.Errorf("checkpoint: state log %s: bad version %d", l.dir, version)
 	}
@@ -275,7 +316,7 @@ func (l *StateLog) Append(version int64, deltas []stateDelta) error {
 	return l.appendLocked(version, deltas)
 }
 
-func (l *StateLog) appendLocked(version int64, deltas []stateDelta) (err error) {
+func (l *StateLog) appendLocked(version int64, deltas []StateDelta) (err error) {
 	var cur *stateSeg
 	if n := len(l.segs); n > 0 {
 		cur = l.segs[n-1]
@@ -360,15 +401,15 @@ func (l *StateLog) appendLocked(version int64, deltas []stateDelta) (err error) 
 		// Entry offsets: the same walk appendStateRecord made.
 		pos := recOff + recordHeaderLen + 12
 		for _, d := range deltas {
-			pos += 4 + int64(len(d.path)) + 4
-			m := l.index[d.path]
+			pos += 4 + int64(len(d.Path)) + 4
+			m := l.index[d.Path]
 			if m == nil {
 				m = map[int64]stateRef{}
-				l.index[d.path] = m
+				l.index[d.Path] = m
 			}
-			m[version] = stateRef{seg: cur, off: pos, n: int64(len(d.raw))}
-			pos += int64(len(d.raw))
-			ref.paths = append(ref.paths, d.path)
+			m[version] = stateRef{seg: cur, off: pos, n: int64(len(d.Raw))}
+			pos += int64(len(d.Raw))
+			ref.paths = append(ref.paths, d.Path)
 		}
 		cur.recs = append(cur.recs, ref)
 		l.max = version

@@ -58,10 +58,13 @@ type stateLogRecord struct {
 	entries []stateLogEntry
 }
 
-// stateDelta is one partition's delta to append.
-type stateDelta struct {
-	path string
-	raw  []byte
+// StateDelta is one partition's delta to append (StateLog.Append).
+type StateDelta struct {
+	// Path names the partition relative to the state directory:
+	// "<operator>/<partition>" (StatePartitionPath).
+	Path string
+	// Raw is the delta's bytes, in the provider's own format.
+	Raw []byte
 }
 
 func appendStateLogHeader(dst []byte, prevFirst, coverStart int64) []byte {
@@ -72,17 +75,17 @@ func appendStateLogHeader(dst []byte, prevFirst, coverStart int64) []byte {
 }
 
 // appendStateRecord appends the framed record of version to dst.
-func appendStateRecord(dst []byte, version int64, deltas []stateDelta) []byte {
+func appendStateRecord(dst []byte, version int64, deltas []StateDelta) []byte {
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(version))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(deltas)))
 	for _, d := range deltas {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.path)))
-		dst = append(dst, d.path...)
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.raw)))
-		dst = append(dst, d.raw...)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.Path)))
+		dst = append(dst, d.Path...)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.Raw)))
+		dst = append(dst, d.Raw...)
 	}
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))

@@ -11,8 +11,8 @@ import (
 // with ErrCorrupt; it never panics and its entries stay inside the data.
 func FuzzDecodeStateSegment(f *testing.F) {
 	seg := appendStateLogHeader(nil, -1, 1)
-	seg = appendStateRecord(seg, 1, []stateDelta{{path: "0/1", raw: []byte("delta one")}, {path: "0/7", raw: nil}})
-	seg = appendStateRecord(seg, 3, []stateDelta{{path: "2/0", raw: []byte("x")}})
+	seg = appendStateRecord(seg, 1, []StateDelta{{Path: "0/1", Raw: []byte("delta one")}, {Path: "0/7", Raw: nil}})
+	seg = appendStateRecord(seg, 3, []StateDelta{{Path: "2/0", Raw: []byte("x")}})
 	f.Add(seg)
 	f.Add(seg[:len(seg)-3])
 	f.Add(appendStateLogHeader(nil, 5, 1))
@@ -33,12 +33,12 @@ func FuzzDecodeStateSegment(f *testing.F) {
 		}
 		again := appendStateLogHeader(nil, dec.prevFirst, dec.coverStart)
 		for _, r := range dec.records {
-			var deltas []stateDelta
+			var deltas []StateDelta
 			for _, e := range r.entries {
 				if e.off < 0 || e.off+e.n > dec.valid {
 					t.Fatalf("entry %s at %d+%d outside the valid %d bytes", e.path, e.off, e.n, dec.valid)
 				}
-				deltas = append(deltas, stateDelta{path: e.path, raw: data[e.off : e.off+e.n]})
+				deltas = append(deltas, StateDelta{Path: e.path, Raw: data[e.off : e.off+e.n]})
 			}
 			again = appendStateRecord(again, r.version, deltas)
 		}

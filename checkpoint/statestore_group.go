@@ -63,11 +63,11 @@ func (m *MemoryProvider) attach(p *StorePartition) error {
 	if m.glog == nil {
 		return nil
 	}
-	rel, err := filepath.Rel(m.stateDir, p.dir)
-	if err != nil || !validStatePath(filepath.ToSlash(rel)) {
-		return fmt.Errorf("checkpoint: state partition %s is not <operator>/<partition> under %s", p.dir, m.stateDir)
+	rel, err := StatePartitionPath(m.stateDir, p.dir)
+	if err != nil {
+		return err
 	}
-	p.glog, p.rel = m.glog, filepath.ToSlash(rel)
+	p.glog, p.rel = m.glog, rel
 	return nil
 }
 
@@ -97,7 +97,7 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 		return nil
 	}
 	version := all[0].version
-	deltas := make([]stateDelta, 0, len(all))
+	deltas := make([]StateDelta, 0, len(all))
 	for _, s := range all {
 		if s.version != version {
 			abort()
@@ -109,10 +109,10 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 			return fmt.Errorf("checkpoint: commit state %s: %w", s.p.dir, err)
 		}
 		if changed {
-			deltas = append(deltas, stateDelta{path: s.p.rel, raw: raw})
+			deltas = append(deltas, StateDelta{Path: s.p.rel, Raw: raw})
 		}
 	}
-	sort.Slice(deltas, func(i, j int) bool { return deltas[i].path < deltas[j].path })
+	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
 	next := version + 1
 	if err := m.glog.Append(next, deltas); err != nil {
 		abort()
