@@ -35,6 +35,7 @@ type stateLifecycle struct {
 	// (CommitMetadata.StateLog): opening a state log that ends before it
 	// is refused as damage.
 	expectLogged *checkpoint.StateLogMark
+	logOpen      bool // the provider's state log is open
 }
 
 // opState is the state of one operator.
@@ -69,20 +70,17 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 		if err != nil {
 			return err
 		}
-		if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
-			// One state log record per epoch for every partition that
-			// changed (checkpoint.StateLog).
-			if err := gc.OpenStateLog(filepath.Join(checkpointDir, "state")); err != nil {
-				l.provider.Close()
-				l.provider = nil
-				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
-			}
-			if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, filepath.Join(checkpointDir, "state", checkpoint.StateLogDir)); err != nil {
-				l.provider.Close()
-				l.provider = nil
-				return err
-			}
+	}
+	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
+		// One state log record per epoch for every partition that
+		// changed (checkpoint.StateLog), opened before any partition.
+		if err := gc.OpenStateLog(filepath.Join(checkpointDir, "state")); err != nil {
+			return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
 		}
+		if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, filepath.Join(checkpointDir, "state", checkpoint.StateLogDir)); err != nil {
+			return err
+		}
+		l.logOpen = true
 	}
 	for _, op := range l.ops {
 		if err := l.openOp(op, checkpointDir, id, numPartitions); err != nil {
@@ -237,7 +235,7 @@ func (l *stateLifecycle) close() error {
 		return nil
 	}
 	err := l.provider.Close()
-	l.provider = nil
+	l.provider, l.logOpen = nil, false
 	for _, op := range l.ops {
 		op.parts = nil
 	}
