@@ -102,7 +102,7 @@ func TestLongLoopsStopOnCancel(t *testing.T) {
 	}
 	check("comparator sort", sortByCmp(ctx, slices.Clone(rows), []rowCmp{newRowCmp(ints, false, false)}))
 	check("byte-key sort", sortBytesKeys(ctx, strs, slices.Clone(rows), false, nil))
-	_, err := sortFixedKeys(ctx, ints, slices.Clone(rows), false)
+	_, err := sortFixedKeys(ctx, nil, ints, slices.Clone(rows), false)
 	check("radix sort", err)
 	sorted := make([]keyRow, bigRows) // one run of equal keys
 	check("runs sort", sortRunsByCmp(ctx, sorted, slices.Clone(rows), []rowCmp{newRowCmp(ints, false, false)}))

@@ -367,8 +367,8 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 		return nil
 	}
 	if len(j.rightKeys) == 0 {
-		j.allA, j.allN = j.table.allRows(j.buildN)
-		return nil
+		j.allA, j.allN, err = j.table.allRows(ctx, j.buildN)
+		return err
 	}
 	rec := array.NewRecord(j.right.Schema(), j.buildCols, int64(j.buildN))
 	defer rec.Release()

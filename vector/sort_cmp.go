@@ -32,7 +32,13 @@ func sortByCmp(ctx context.Context, rows []int32, keys []rowCmp) error {
 		}
 		slices.SortFunc(rows[lo:min(lo+cancelCheckRows, n)], compare)
 	}
-	src, dst := rows, make([]int32, n)
+	var scratch bigMem
+	defer scratch.release()
+	dst, err := bigAlloc[int32](ctx, &scratch, n)
+	if err != nil {
+		return err
+	}
+	src := rows
 	for width := cancelCheckRows; width < n; width *= 2 {
 		for lo := 0; lo < n; lo += 2 * width {
 			mid, hi := min(lo+width, n), min(lo+2*width, n)
