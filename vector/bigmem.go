@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // bigAllocBytes is the size from which an operator's pointer-free working
@@ -21,11 +23,82 @@ import (
 // megabyte of faults.
 const bigAllocBytes = 1 << 20
 
-// bigMem owns the mapped buffers of one operator. The zero value is
-// ready; release unmaps everything still held. A buffer from bigAlloc is
-// valid until bigFree or release. Not safe for concurrent use.
+// LargeBufferCache is implemented by an allocator that keeps operators'
+// large working buffers (outside Arrow: hash tables, sort scratch) for
+// reuse after they are returned, so that the next query's buffers need
+// no page faults (PoolAllocator). Wrapping allocators forward it. The
+// bytes are not Arrow allocations: an operator accounts for them as Go-heap
+// memory (MemoryReserver).
+type LargeBufferCache interface {
+	// TakeLarge returns a zeroed buffer of at least size bytes, zeroing
+	// or faulting it in a megabyte at a time and checking ctx between.
+	TakeLarge(ctx context.Context, size int) ([]byte, error)
+	// ReturnLarge gives back a buffer from TakeLarge (whole, as taken).
+	ReturnLarge(b []byte)
+}
+
+// bigMem owns the large buffers of one operator: from the cache of its
+// allocator (LargeBufferCache) when it has one, else mapped here. The zero
+// value maps its own; release returns everything still held. A buffer
+// from bigAlloc is valid until bigFree or release. Not safe for
+// concurrent use.
 type bigMem struct {
-	maps map[*byte][]byte // first byte of a mapping → the mapping
+	cache LargeBufferCache
+	maps  map[*byte][]byte // first byte of a buffer → the whole buffer
+}
+
+// newBigMem returns a bigMem drawing on mem's cache, if it has one.
+func newBigMem(mem memory.Allocator) bigMem {
+	c, _ := mem.(LargeBufferCache)
+	return bigMem{cache: c}
+}
+
+// take returns a zeroed buffer of at least size bytes.
+func (m *bigMem) take(ctx context.Context, size int) ([]byte, error) {
+	if m.cache != nil {
+		return m.cache.TakeLarge(ctx, size)
+	}
+	return mapFaulted(ctx, size)
+}
+
+// give returns a buffer from take.
+func (m *bigMem) give(b []byte) {
+	if m.cache != nil {
+		m.cache.ReturnLarge(b)
+		return
+	}
+	sysUnmap(b)
+}
+
+// mapFaulted maps size bytes and faults them in a megabyte at a time,
+// checking ctx before each.
+func mapFaulted(ctx context.Context, size int) ([]byte, error) {
+	b, err := sysMap(size)
+	if err != nil {
+		return nil, err
+	}
+	for lo := 0; lo < len(b); lo += bigAllocBytes {
+		if err := ctx.Err(); err != nil {
+			sysUnmap(b)
+			return nil, err
+		}
+		hi := min(lo+bigAllocBytes, len(b))
+		for p := lo; p < hi; p += pageBytes {
+			b[p] = 0 // fault the page in
+		}
+	}
+	return b, nil
+}
+
+// clearContext zeroes b a megabyte at a time, checking ctx before each.
+func clearContext(ctx context.Context, b []byte) error {
+	for lo := 0; lo < len(b); lo += bigAllocBytes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		clear(b[lo:min(lo+bigAllocBytes, len(b))])
+	}
+	return nil
 }
 
 // bigAlloc returns a zeroed slice of n Ts (T must hold no pointers: the
@@ -42,21 +115,9 @@ func bigAlloc[T any](ctx context.Context, m *bigMem, n int) ([]T, error) {
 		}
 		return make([]T, n), nil
 	}
-	b, err := sysMap(size)
+	b, err := m.take(ctx, size)
 	if err != nil {
-		// Mapping failed (address space, a seccomp filter): the heap still
-		// works, only without the cancellation bound.
-		return make([]T, n), nil
-	}
-	for lo := 0; lo < len(b); lo += bigAllocBytes {
-		if err := ctx.Err(); err != nil {
-			sysUnmap(b)
-			return nil, err
-		}
-		hi := min(lo+bigAllocBytes, len(b))
-		for p := lo; p < hi; p += pageBytes {
-			b[p] = 0 // fault the page in
-		}
+		return nil, err
 	}
 	if m.maps == nil {
 		m.maps = map[*byte][]byte{}
@@ -84,25 +145,16 @@ func bigFree[T any](m *bigMem, s []T) {
 	p := (*byte)(unsafe.Pointer(unsafe.SliceData(s[:1])))
 	if b, ok := m.maps[p]; ok {
 		delete(m.maps, p)
-		sysUnmap(b)
+		m.give(b)
 	}
 }
 
-// release unmaps every buffer of m.
+// release returns every buffer of m.
 func (m *bigMem) release() {
 	for p, b := range m.maps {
 		delete(m.maps, p)
-		sysUnmap(b)
+		m.give(b)
 	}
-}
-
-// mappedBytes is the size of m's mappings.
-func (m *bigMem) mappedBytes() int64 {
-	var n int64
-	for _, b := range m.maps {
-		n += int64(len(b))
-	}
-	return n
 }
 
 // errMap wraps a failed mapping with its size.

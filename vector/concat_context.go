@@ -70,9 +70,13 @@ func chunkedConcatType(dt arrow.DataType) bool {
 // rows in all.
 func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
 	width := dt.(arrow.FixedWidthDataType).BitWidth() / 8
-	values := memory.NewResizableBuffer(mem)
+	// The values buffer is the one large allocation: made interruptibly
+	// when mem can (ContextAllocator).
+	values, err := newBufferContext(ctx, mem, n*width)
+	if err != nil {
+		return nil, err
+	}
 	defer values.Release()
-	values.Resize(n * width)
 	nulls := 0
 	for _, p := range parts {
 		nulls += p.NullN()

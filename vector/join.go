@@ -136,6 +136,7 @@ func NewHashJoin(mem memory.Allocator, left, right Operator, spec JoinSpec) (*Ha
 	}
 	ls, rs := left.Schema(), right.Schema()
 	j := &HashJoin{mem: mem, left: left, right: right, typ: spec.Type, heap: newHeapAccount(mem, "hash join build side")}
+	j.table.big = newBigMem(mem)
 	j.joined, j.schema = joinSchemas(ls, rs, spec.Type)
 	var err error
 	if j.leftKeys, err = bindAll(ls, mem, spec.LeftKeys); err != nil {

@@ -57,7 +57,7 @@ type KeyEncoder struct {
 // NewKeyEncoder returns an encoder for key columns of the given types.
 // mem serves the temporary arrays of struct keys.
 func NewKeyEncoder(mem memory.Allocator, types []arrow.DataType) (*KeyEncoder, error) {
-	e := &KeyEncoder{mem: mem, types: make([]arrow.DataType, len(types))}
+	e := &KeyEncoder{mem: mem, types: make([]arrow.DataType, len(types)), big: newBigMem(mem)}
 	for i, t := range types {
 		t = Unwrap(t)
 		if err := checkKeyType(t); err != nil {

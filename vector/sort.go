@@ -116,7 +116,7 @@ func newSort(mem memory.Allocator, input Operator, keys []SortKey, limit int64) 
 	}
 	in := input.Schema()
 	s := &Sort{mem: mem, input: input, keys: append([]SortKey(nil), keys...), limit: limit,
-		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys)), heap: newHeapAccount(mem, "sort")}
+		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys)), heap: newHeapAccount(mem, "sort"), big: newBigMem(mem)}
 	for i, k := range keys {
 		if k.Expr == nil {
 			return nil, fmt.Errorf("vector: sort key %d is nil", i)
@@ -270,7 +270,7 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 	// The (key, row) pairs and other scratch of the sort: mapped when
 	// large and faulted in with context checks (bigAlloc), as is the
 	// permutation (s.big, kept until the output is done).
-	var scratch bigMem
+	scratch := bigMem{cache: s.big.cache}
 	defer scratch.release()
 	arrs, err := evalAll(ctx, s.evs, rec)
 	if err != nil {
@@ -300,15 +300,15 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 				return nil, err
 			}
 			if len(rest) > 0 {
-				if err := sortRunsByCmp(ctx, sorted, valid, rest); err != nil {
+				if err := sortRunsByCmp(ctx, &scratch, sorted, valid, rest); err != nil {
 					return nil, err
 				}
 			}
-		} else if err := sortBytesKeys(ctx, first, valid, k0.Descending, rest); err != nil {
+		} else if err := sortBytesKeys(ctx, &scratch, first, valid, k0.Descending, rest); err != nil {
 			return nil, err
 		}
 		if len(rest) > 0 {
-			if err := sortByCmp(ctx, nulls, rest); err != nil {
+			if err := sortByCmp(ctx, &scratch, nulls, rest); err != nil {
 				return nil, err
 			}
 		}
@@ -330,7 +330,7 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 		for i := range perm {
 			perm[i] = int32(i)
 		}
-		if err := sortByCmp(ctx, perm, cmps); err != nil {
+		if err := sortByCmp(ctx, &scratch, perm, cmps); err != nil {
 			return nil, err
 		}
 		return perm, nil

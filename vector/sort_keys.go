@@ -431,9 +431,13 @@ type byteSorter struct {
 // sortBytesKeys sorts rows (in input order) by a non-null string or binary
 // column and then by the comparators in rest, stably. It returns ctx's
 // error when ctx ends first (rows are then in no particular order).
-func sortBytesKeys(ctx context.Context, arr arrow.Array, rows []int32, desc bool, rest []rowCmp) error {
+// Its large buffers come from m's cache (bigMem), when m is not nil.
+func sortBytesKeys(ctx context.Context, m *bigMem, arr arrow.Array, rows []int32, desc bool, rest []rowCmp) error {
 	offs, data := binaryParts(arr)
 	b := byteSorter{offs: offs, data: data, desc: desc, rest: rest, ctx: ctx}
+	if m != nil {
+		b.big.cache = m.cache
+	}
 	defer b.big.release()
 	b.sort(rows, 0)
 	return b.err
@@ -548,7 +552,7 @@ func (b *byteSorter) sortTies(rows []int32, level int) {
 				hi++
 			}
 			if hi-lo > 1 {
-				if b.err = sortByCmp(b.ctx, ended[lo:hi], b.rest); b.err != nil {
+				if b.err = sortByCmp(b.ctx, &b.big, ended[lo:hi], b.rest); b.err != nil {
 					return
 				}
 			}
