@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"context"
+	"os"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -54,8 +55,11 @@ func (a *queryAlloc) TakeLarge(ctx context.Context, size int) ([]byte, error) {
 func (a *queryAlloc) ReturnLarge(b []byte) { a.pool.ReturnLarge(b) }
 
 // newBenchPool is the session's allocator as the cancellation benchmarks
-// use it: a pool over mapped memory.
+// use it: a pool over mapped memory (CANCEL_BASE=go: over the Go heap).
 func newBenchPool() *vector.PoolAllocator {
+	if os.Getenv("CANCEL_BASE") == "go" {
+		return vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+	}
 	return vector.NewPoolAllocator(vector.NewMappedAllocator(), 0)
 }
 

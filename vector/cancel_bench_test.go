@@ -181,8 +181,8 @@ func BenchmarkCancelLatency(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			// As in the server: one pool over mapped memory for the
-			// process, one counting allocator per query.
+			// As in the server: one pool for the process, one counting
+			// allocator per query.
 			pool := newBenchPool()
 			defer pool.Close()
 			var lat []time.Duration
