@@ -16,6 +16,12 @@ type ContextAllocator interface {
 	AllocateContext(ctx context.Context, size int) ([]byte, error)
 }
 
+// AllocateContext allocates size bytes from mem, interruptibly when mem is
+// a ContextAllocator (for allocators that wrap another and forward it).
+func AllocateContext(ctx context.Context, mem memory.Allocator, size int) ([]byte, error) {
+	return allocateContext(ctx, mem, size)
+}
+
 // allocateContext allocates size bytes from mem, interruptibly when mem is
 // a ContextAllocator.
 func allocateContext(ctx context.Context, mem memory.Allocator, size int) ([]byte, error) {

@@ -161,3 +161,24 @@ func (m *bigMem) release() {
 func errMap(size int, err error) error {
 	return fmt.Errorf("vector: map %d bytes: %w", size, err)
 }
+
+// MapLarge is LargeBufferCache.TakeLarge without a cache, for allocators
+// that forward the interface over one that has none: a new mapping of
+// size bytes faulted in a megabyte at a time with ctx checks (a Go-heap
+// slice where mapping is not supported). UnmapLarge returns it.
+func MapLarge(ctx context.Context, size int) ([]byte, error) {
+	if !canMap {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return make([]byte, size), nil
+	}
+	return mapFaulted(ctx, size)
+}
+
+// UnmapLarge returns a buffer from MapLarge.
+func UnmapLarge(b []byte) {
+	if canMap {
+		sysUnmap(b)
+	}
+}
