@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -95,7 +96,14 @@ func stopRateTrial(b *testing.B) time.Duration {
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
-	q.Stop()
+	stopped := make(chan struct{})
+	go func() { q.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(40 * time.Millisecond):
+		dumpStacks(b)
+		<-stopped
+	}
 	took := time.Since(start)
 	if n := rows.Load(); n >= 100_000_000_000 {
 		b.Fatalf("the epoch ran to the end (%d rows)", n)
@@ -107,4 +115,26 @@ func stopRateTrial(b *testing.B) time.Duration {
 		b.Fatalf("%d bytes still allocated after the stopped query", n)
 	}
 	return took
+}
+
+// dumpStacks writes every goroutine's stack to a file in $CANCEL_STACKS,
+// when set: where a slow trial spends the time after the stop.
+func dumpStacks(b *testing.B) {
+	dir := os.Getenv("CANCEL_STACKS")
+	if dir == "" {
+		return
+	}
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	f, err := os.CreateTemp(dir, "stop-stacks-*.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = f.Write(buf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
 }
