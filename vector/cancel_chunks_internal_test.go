@@ -119,6 +119,12 @@ func TestLongLoopsStopOnCancel(t *testing.T) {
 	defer ReleaseRecords(recs)
 	_, err = ConcatRecordsContext(ctx, mem, schema, recs)
 	check("concatenation", err)
+	sschema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: strs.DataType(), Nullable: true}}, nil)
+	srecs := []arrow.Record{array.NewRecord(sschema, []arrow.Array{strs}, int64(strs.Len())),
+		array.NewRecord(sschema, []arrow.Array{strs}, int64(strs.Len()))}
+	defer ReleaseRecords(srecs)
+	_, err = ConcatRecordsContext(ctx, mem, sschema, srecs)
+	check("string concatenation", err)
 }
 
 // TestEncodeContextMatchesEncode: chunked encoding gives the hashes, words

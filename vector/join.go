@@ -357,7 +357,9 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 		return err
 	}
 	if j.typ == RightOuterJoin || j.typ == FullOuterJoin {
-		j.buildMatched = make([]bool, j.buildN)
+		if j.buildMatched, err = bigAlloc[bool](ctx, &j.table.big, j.buildN); err != nil {
+			return err
+		}
 	}
 	// Without a match possible, inner, semi and right joins need nothing
 	// from the left input.
@@ -387,7 +389,16 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	if err := enc.EncodeContext(ctx, keys); err != nil {
 		return err
 	}
-	exclude := j.keyExclusion(keys, enc, nil)
+	var exclude []bool
+	if enc.AnyNull() {
+		// The whole build side's flags: a large buffer, freed after the
+		// build (keyExclusion fills it).
+		if exclude, err = bigAlloc[bool](ctx, &j.table.big, j.buildN); err != nil {
+			return err
+		}
+		defer bigFree(&j.table.big, exclude)
+	}
+	exclude = j.keyExclusion(keys, enc, exclude)
 	if err := j.table.build(ctx, enc, exclude, j.anyNullSafe); err != nil {
 		return err
 	}
