@@ -8,12 +8,14 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// TestBigAllocSizes: small buffers are Go slices, large ones mapped; all
-// come zeroed, bigFree and release return the mapped ones, and a nil
-// bigMem gives plain slices.
+// TestBigAllocSizes: small buffers are Go slices, large ones come from
+// the allocator's cache; all come zeroed, bigFree and release return the
+// cached ones, and a nil bigMem or one without a cache gives plain slices.
 func TestBigAllocSizes(t *testing.T) {
 	ctx := context.Background()
-	var m bigMem
+	pool := NewPoolAllocator(memory.NewGoAllocator(), 0)
+	defer pool.Close()
+	m := newBigMem(pool)
 	small, err := bigAlloc[int32](ctx, &m, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +31,8 @@ func TestBigAllocSizes(t *testing.T) {
 	if len(small) != 1000 || len(large) != bigAllocBytes/16+1 || len(other) != 3*bigAllocBytes/8 {
 		t.Fatalf("lengths %d %d %d", len(small), len(large), len(other))
 	}
-	if want := 2 * b2i(canMap); len(m.maps) != want {
-		t.Fatalf("%d mappings, want %d (the two large buffers)", len(m.maps), want)
+	if len(m.maps) != 2 {
+		t.Fatalf("%d buffers from the cache, want 2 (the two large ones)", len(m.maps))
 	}
 	for i := range large {
 		if large[i] != (joinSlot{}) {
@@ -46,12 +48,19 @@ func TestBigAllocSizes(t *testing.T) {
 	}
 	bigFree(&m, large)
 	bigFree(&m, small) // a Go slice: left to the collector
-	if want := b2i(canMap); len(m.maps) != want {
-		t.Fatalf("%d mappings after freeing one, want %d", len(m.maps), want)
+	if len(m.maps) != 1 {
+		t.Fatalf("%d buffers held after freeing one, want 1", len(m.maps))
 	}
 	m.release()
 	if len(m.maps) != 0 {
-		t.Fatalf("%d mappings after release", len(m.maps))
+		t.Fatalf("%d buffers held after release", len(m.maps))
+	}
+	if canMap && pool.RetainedLarge() < 4*bigAllocBytes {
+		t.Fatalf("the pool kept %d bytes of the returned buffers", pool.RetainedLarge())
+	}
+	var plainMem bigMem
+	if s, err := bigAlloc[int64](ctx, &plainMem, bigAllocBytes); err != nil || len(s) != bigAllocBytes || len(plainMem.maps) != 0 {
+		t.Fatalf("no cache: %d, %v, %d held", len(s), err, len(plainMem.maps))
 	}
 	plain, err := bigAlloc[int64](ctx, nil, bigAllocBytes)
 	if err != nil || len(plain) != bigAllocBytes {
