@@ -1,0 +1,325 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/klauspost/compress/s2"
+)
+
+// State files of format v2 hold the two state columns (key, value; a null
+// value is a delete) as their Arrow buffers, without the IPC stream's
+// framing: the schema and record-batch flatbuffers of an IPC stream,
+// written and parsed for every delta of every partition, were most of the
+// cost of committing a small delta, and the IPC reader's allocation and
+// validation most of loading one. The body of a v2 file is
+//
+//	"ASC2" | codec byte (0: stored, 1: S2 block) | payload
+//
+// and the payload, decompressed, is a sequence of chunks, each
+//
+//	rows u32 | key bytes u32 | value bytes u32 |
+//	key offsets (rows+1) × u32 | value offsets (rows+1) × u32 |
+//	value validity bitmap ((rows+7)/8 bytes, LSB first, Arrow's) |
+//	key data | value data
+//
+// all little-endian: the layout of an Arrow binary column, so that a chunk
+// is written by copying a changelog's builder buffers. The compressor is
+// S2 (klauspost/compress/s2, a faster Snappy): several times faster than
+// zstd's fastest level on state and skipping incompressible data (join
+// rows' random strings) quickly; files of v1 (an IPC stream, plain or in
+// one zstd frame, or with IPC-compressed buffers) are still read.
+//
+// stateTrailer adds the CRC-32C trailer, as to every state file. A later
+// format is expected to start "ASC" and its version digit: this build
+// refuses such a file as newer (ErrNewerFormat) rather than as damaged.
+
+// stateColumnsMagic starts a v2 body. An IPC stream starts with 0xFFFFFFFF
+// and a zstd frame with 28 b5 2f fd, so the three never collide.
+var stateColumnsMagic = []byte("ASC2")
+
+const (
+	stateCodecStored = 0
+	stateCodecS2     = 1
+)
+
+// stateChunkRows bounds a chunk's rows (and so its 32-bit offsets' reach,
+// with stateChunkBytes bounding its data).
+const (
+	stateChunkRows  = 64 << 10
+	stateChunkBytes = 1 << 30
+)
+
+// stateScratch recycles the uncompressed bodies that are compressed and
+// then dropped, so that an epoch's deltas do not each allocate one.
+var stateScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// stateChunks writes the entries of a state file body as chunks. Entries
+// are added in order; done finishes the body.
+type stateChunks struct {
+	buf     []byte // the body so far, up to the open chunk
+	keyOffs []uint32
+	valOffs []uint32
+	valid   []byte
+	keyData []byte
+	valData []byte
+}
+
+func newStateChunks(dst []byte) *stateChunks {
+	c := &stateChunks{buf: append(dst[:0], stateColumnsMagic...)}
+	c.buf = append(c.buf, stateCodecStored)
+	c.reset()
+	return c
+}
+
+func (c *stateChunks) reset() {
+	c.keyOffs = append(c.keyOffs[:0], 0)
+	c.valOffs = append(c.valOffs[:0], 0)
+	c.valid = c.valid[:0]
+	c.keyData = c.keyData[:0]
+	c.valData = c.valData[:0]
+}
+
+func (c *stateChunks) rows() int { return len(c.keyOffs) - 1 }
+
+// add appends an entry; deleted ignores value.
+func (c *stateChunks) add(key string, value []byte, deleted bool) {
+	if c.rows() == stateChunkRows || len(c.keyData)+len(c.valData)+len(key)+len(value) > stateChunkBytes && c.rows() > 0 {
+		c.flush()
+	}
+	n := c.rows()
+	if n%8 == 0 {
+		c.valid = append(c.valid, 0)
+	}
+	c.keyData = append(c.keyData, key...)
+	c.keyOffs = append(c.keyOffs, uint32(len(c.keyData)))
+	if !deleted {
+		c.valid[n/8] |= 1 << (n % 8)
+		c.valData = append(c.valData, value...)
+	}
+	c.valOffs = append(c.valOffs, uint32(len(c.valData)))
+}
+
+// flush closes the open chunk.
+func (c *stateChunks) flush() {
+	n := c.rows()
+	if n == 0 {
+		return
+	}
+	c.buf = appendChunkHeader(c.buf, n, len(c.keyData), len(c.valData))
+	c.buf = appendOffsets(c.buf, c.keyOffs)
+	c.buf = appendOffsets(c.buf, c.valOffs)
+	c.buf = append(c.buf, c.valid...)
+	c.buf = append(c.buf, c.keyData...)
+	c.buf = append(c.buf, c.valData...)
+	c.reset()
+}
+
+func appendChunkHeader(dst []byte, rows, keyBytes, valBytes int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(rows))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(keyBytes))
+	return binary.LittleEndian.AppendUint32(dst, uint32(valBytes))
+}
+
+func appendOffsets(dst []byte, offs []uint32) []byte {
+	for _, o := range offs {
+		dst = binary.LittleEndian.AppendUint32(dst, o)
+	}
+	return dst
+}
+
+// done finishes the body and returns the sealed file.
+func (c *stateChunks) done() ([]byte, error) {
+	c.flush()
+	return sealColumns(c.buf)
+}
+
+// appendBinaryChunk appends keys and values (a null value: deleted) as one
+// chunk, copying the columns' buffers: the changelog's path, whose arrays
+// come from builders of at most a chunk's reach.
+func appendBinaryChunk(dst []byte, keys, values *array.Binary) []byte {
+	n := keys.Len()
+	if n == 0 {
+		return dst
+	}
+	ko, vo := keys.ValueOffsets(), values.ValueOffsets()
+	kb, vb := keys.ValueBytes(), values.ValueBytes()
+	// ValueBytes spans the arrays' first to last offset; rebase to 0.
+	dst = appendChunkHeader(dst, n, int(ko[n]-ko[0]), int(vo[n]-vo[0]))
+	for _, offs := range [][]int32{ko, vo} {
+		base := offs[0]
+		if base == 0 && isLittleEndian {
+			dst = append(dst, arrow.Int32Traits.CastToBytes(offs[:n+1])...)
+			continue
+		}
+		for _, o := range offs[:n+1] {
+			dst = binary.LittleEndian.AppendUint32(dst, uint32(o-base))
+		}
+	}
+	nb := (n + 7) / 8
+	if values.NullN() == 0 {
+		for range nb {
+			dst = append(dst, 0xff)
+		}
+	} else if bm := values.NullBitmapBytes(); values.Data().Offset() == 0 && len(bm) >= nb {
+		dst = append(dst, bm[:nb]...)
+	} else {
+		start := len(dst)
+		dst = append(dst, make([]byte, nb)...)
+		for i := range n {
+			if values.IsValid(i) {
+				dst[start+i/8] |= 1 << (i % 8)
+			}
+		}
+	}
+	dst = append(dst, kb...)
+	return append(dst, vb...)
+}
+
+var isLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// sealColumns compresses a v2 body (magic, codec byte, chunks) when it is
+// large enough to gain, and adds the trailer. body is not kept.
+func sealColumns(body []byte) ([]byte, error) {
+	const head = 5
+	if len(body) < stateCompressMin {
+		out := make([]byte, 0, len(body)+8)
+		return stateTrailer(append(out, body...)), nil
+	}
+	payload := body[head:]
+	out := make([]byte, head, head+s2.MaxEncodedLen(len(payload))+8)
+	copy(out, stateColumnsMagic)
+	out[4] = stateCodecS2
+	out = append(out, s2.Encode(out[head:cap(out)], payload)...)
+	return stateTrailer(out), nil
+}
+
+// stateTrailer appends the trailer decodeState checks: the CRC-32C of
+// body, then the state magic.
+func stateTrailer(body []byte) []byte {
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(body, castagnoli))
+	copy(tr[4:], stateMagic[:])
+	return append(body, tr[:]...)
+}
+
+// checkNewerColumns refuses the body of a columnar state file of a format
+// newer than v2.
+func checkNewerColumns(body []byte) error {
+	if len(body) >= 4 && string(body[:3]) == "ASC" && body[3] > '2' && body[3] <= '9' {
+		return fmt.Errorf("written in state format v%c, this build reads up to v%d; upgrade Arrowstream to read it: %w (%w)", body[3], StateFormatVersion, ErrNewerFormat, ErrCorrupt)
+	}
+	return nil
+}
+
+// decodeColumns applies a v2 body (the trailer checked and removed) to
+// data: every key with a value is set (the value copied), every key
+// without one deleted. maxBuffer bounds the decompressed payload.
+func decodeColumns(body []byte, data map[string][]byte, maxBuffer int) error {
+	if len(body) < len(stateColumnsMagic)+1 {
+		return fmt.Errorf("state body of %d bytes: %w", len(body), ErrCorrupt)
+	}
+	codec, payload := body[4], body[5:]
+	switch codec {
+	case stateCodecStored:
+	case stateCodecS2:
+		n, err := s2.DecodedLen(payload)
+		if err != nil || n > maxBuffer {
+			return fmt.Errorf("S2 block length unusable or over %d bytes: %w", maxBuffer, ErrCorrupt)
+		}
+		scratch := stateScratch.Get().(*[]byte)
+		defer stateScratch.Put(scratch)
+		if cap(*scratch) < n {
+			*scratch = make([]byte, n)
+		}
+		dec, err := s2.Decode((*scratch)[:n], payload)
+		if err != nil {
+			return fmt.Errorf("S2: %v: %w", err, ErrCorrupt)
+		}
+		payload = dec
+	default:
+		return fmt.Errorf("unknown state codec %d: %w", codec, ErrCorrupt)
+	}
+	return walkChunks(payload, func(key, value []byte, ok bool) {
+		if ok {
+			data[string(key)] = bytes.Clone(value)
+			if data[string(key)] == nil {
+				data[string(key)] = []byte{}
+			}
+		} else {
+			delete(data, string(key))
+		}
+	})
+}
+
+// walkChunks checks and walks the chunks of a payload, calling fn for
+// every entry in order (ok false: a delete). key and value alias payload.
+func walkChunks(payload []byte, fn func(key, value []byte, ok bool)) error {
+	pos := 0
+	for pos < len(payload) {
+		if len(payload)-pos < 12 {
+			return fmt.Errorf("state chunk header truncated at offset %d: %w", pos, ErrCorrupt)
+		}
+		rows := int(binary.LittleEndian.Uint32(payload[pos:]))
+		kn := int(binary.LittleEndian.Uint32(payload[pos+4:]))
+		vn := int(binary.LittleEndian.Uint32(payload[pos+8:]))
+		pos += 12
+		// Every length is checked against what remains before it is used,
+		// in 64-bit arithmetic, so that no claimed size is trusted.
+		need := 8*(int64(rows)+1) + (int64(rows)+7)/8 + int64(kn) + int64(vn)
+		if rows == 0 || need > int64(len(payload)-pos) {
+			return fmt.Errorf("state chunk at offset %d: %d rows, %d key and %d value bytes in %d bytes: %w", pos-12, rows, kn, vn, len(payload)-pos, ErrCorrupt)
+		}
+		ko := payload[pos : pos+4*(rows+1)]
+		pos += 4 * (rows + 1)
+		vo := payload[pos : pos+4*(rows+1)]
+		pos += 4 * (rows + 1)
+		valid := payload[pos : pos+(rows+7)/8]
+		pos += (rows + 7) / 8
+		kd := payload[pos : pos+kn]
+		pos += kn
+		vd := payload[pos : pos+vn]
+		pos += vn
+		if err := checkOffsets(ko, kn); err != nil {
+			return fmt.Errorf("state chunk keys: %v: %w", err, ErrCorrupt)
+		}
+		if err := checkOffsets(vo, vn); err != nil {
+			return fmt.Errorf("state chunk values: %v: %w", err, ErrCorrupt)
+		}
+		for i := range rows {
+			k0, k1 := binary.LittleEndian.Uint32(ko[4*i:]), binary.LittleEndian.Uint32(ko[4*i+4:])
+			if valid[i/8]&(1<<(i%8)) == 0 {
+				fn(kd[k0:k1], nil, false)
+				continue
+			}
+			v0, v1 := binary.LittleEndian.Uint32(vo[4*i:]), binary.LittleEndian.Uint32(vo[4*i+4:])
+			fn(kd[k0:k1], vd[v0:v1:v1], true)
+		}
+	}
+	return nil
+}
+
+// checkOffsets checks that offsets start at 0, never decrease and end at
+// n.
+func checkOffsets(offs []byte, n int) error {
+	prev := uint32(0)
+	if binary.LittleEndian.Uint32(offs) != 0 {
+		return fmt.Errorf("first offset %d, not 0", binary.LittleEndian.Uint32(offs))
+	}
+	for i := 4; i < len(offs); i += 4 {
+		o := binary.LittleEndian.Uint32(offs[i:])
+		if o < prev {
+			return fmt.Errorf("offset %d decreases (%d after %d)", i/4, o, prev)
+		}
+		prev = o
+	}
+	if int(prev) != n {
+		return fmt.Errorf("offsets end at %d, data holds %d bytes", prev, n)
+	}
+	return nil
+}
