@@ -1,8 +1,9 @@
 package stateful
 
 import (
-	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"testing"
+
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
