@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -139,6 +140,20 @@ func (c *stateChunks) done() ([]byte, error) {
 	return sealColumns(c.buf)
 }
 
+// encodeStateMap writes every entry of data as a state file, in the map's
+// order (a snapshot's order does not matter to loading).
+func encodeStateMap(data map[string][]byte) ([]byte, error) {
+	scratch := stateScratch.Get().(*[]byte)
+	defer stateScratch.Put(scratch)
+	c := newStateChunks(*scratch)
+	for k, v := range data {
+		c.add(k, v, false)
+	}
+	raw, err := c.done()
+	*scratch = c.buf[:0]
+	return raw, err
+}
+
 // appendBinaryChunk appends keys and values (a null value: deleted) as one
 // chunk, copying the columns' buffers: the changelog's path, whose arrays
 // come from builders of at most a chunk's reach.
@@ -208,6 +223,18 @@ func stateTrailer(body []byte) []byte {
 	return append(body, tr[:]...)
 }
 
+// stateBody checks a state file's trailer and returns the body before it.
+func stateBody(raw []byte) ([]byte, error) {
+	if len(raw) < 8 || !bytes.Equal(raw[len(raw)-4:], stateMagic[:]) {
+		return nil, fmt.Errorf("missing trailer (truncated?): %w", ErrCorrupt)
+	}
+	body := raw[:len(raw)-8]
+	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
+		return nil, fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, ErrCorrupt)
+	}
+	return body, nil
+}
+
 // checkNewerColumns refuses the body of a columnar state file of a format
 // newer than v2.
 func checkNewerColumns(body []byte) error {
@@ -221,6 +248,14 @@ func checkNewerColumns(body []byte) error {
 // data: every key with a value is set (the value copied), every key
 // without one deleted. maxBuffer bounds the decompressed payload.
 func decodeColumns(body []byte, data map[string][]byte, maxBuffer int) error {
+	return decodeColumnsInto(body, data, maxBuffer, false)
+}
+
+// decodeColumnsInto is decodeColumns; with alias, the keys and values set
+// in data alias body or its decompressed payload instead of being copied
+// (no allocation per entry), for a map that lives no longer than they do
+// and is never modified in place: compaction's transient merge.
+func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias bool) error {
 	if len(body) < len(stateColumnsMagic)+1 {
 		return fmt.Errorf("state body of %d bytes: %w", len(body), ErrCorrupt)
 	}
@@ -232,18 +267,34 @@ func decodeColumns(body []byte, data map[string][]byte, maxBuffer int) error {
 		if err != nil || n > maxBuffer {
 			return fmt.Errorf("S2 block length unusable or over %d bytes: %w", maxBuffer, ErrCorrupt)
 		}
-		scratch := stateScratch.Get().(*[]byte)
-		defer stateScratch.Put(scratch)
-		if cap(*scratch) < n {
-			*scratch = make([]byte, n)
+		var buf []byte
+		if alias {
+			buf = make([]byte, n)
+		} else {
+			scratch := stateScratch.Get().(*[]byte)
+			defer stateScratch.Put(scratch)
+			if cap(*scratch) < n {
+				*scratch = make([]byte, n)
+			}
+			buf = (*scratch)[:n]
 		}
-		dec, err := s2.Decode((*scratch)[:n], payload)
+		dec, err := s2.Decode(buf, payload)
 		if err != nil {
 			return fmt.Errorf("S2: %v: %w", err, ErrCorrupt)
 		}
 		payload = dec
 	default:
 		return fmt.Errorf("unknown state codec %d: %w", codec, ErrCorrupt)
+	}
+	if alias {
+		return walkChunks(payload, func(key, value []byte, ok bool) {
+			k := unsafe.String(unsafe.SliceData(key), len(key))
+			if ok {
+				data[k] = value
+			} else {
+				delete(data, k)
+			}
+		})
 	}
 	return walkChunks(payload, func(key, value []byte, ok bool) {
 		if ok {

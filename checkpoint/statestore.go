@@ -3,10 +3,8 @@ package checkpoint
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -335,12 +333,9 @@ func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) error
 // decodeStateBounded is decodeState refusing buffers over maxBuffer bytes
 // (fuzzing uses a small bound to stay within its memory).
 func decodeStateBounded(mem memory.Allocator, raw []byte, data map[string][]byte, maxBuffer int) (err error) {
-	if len(raw) < 8 || !bytes.Equal(raw[len(raw)-4:], stateMagic[:]) {
-		return fmt.Errorf("missing trailer (truncated?): %w", ErrCorrupt)
-	}
-	body := raw[:len(raw)-8]
-	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
-		return fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, ErrCorrupt)
+	body, err := stateBody(raw)
+	if err != nil {
+		return err
 	}
 	if bytes.HasPrefix(body, stateColumnsMagic) {
 		return decodeColumns(body, data, maxBuffer)

@@ -104,11 +104,7 @@ func (p *StorePartition) maintain() error {
 		p.mu.Unlock()
 		// A snapshot's key order does not matter to loading: the keys are
 		// not sorted (that was a third of a snapshot's cost).
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		raw, err := encodeState(p.opts.Allocator, keys, data, nil)
+		raw, err := encodeStateMap(data)
 		if err != nil {
 			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
 		}
