@@ -71,7 +71,8 @@ type StoreOptions struct {
 	// MaxDeltasForSnapshot deltas have accumulated.
 	MinDeltasForSnapshot int
 	// MaxDeltasForSnapshot bounds the deltas a load replays after its
-	// snapshot (default MinVersionsToRetain).
+	// snapshot (default MinVersionsToRetain) once they hold half the
+	// snapshot's bytes; ten times it bounds them always (see snapshotDue).
 	MaxDeltasForSnapshot int
 	// MinVersionsToRetain: files needed to rebuild the latest this many
 	// versions are kept; older ones are deleted (Spark's default 100).
@@ -127,6 +128,9 @@ type StorePartition struct {
 	// sinceSnap is the key and value bytes of the deltas written since
 	// the newest snapshot (an estimate after a restart: their file sizes).
 	sinceSnap int64
+	// snapBytes is the key and value bytes of the newest snapshot this
+	// process wrote (0: none yet, the state's size stands in).
+	snapBytes int64
 
 	// Maintenance (snapshots, cleanup) runs in the background after a
 	// commit, as Spark's state store maintenance task does, so that the

@@ -65,6 +65,7 @@ func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered
 		p.files[fileKey{latest, "snapshot"}] = true
 	}
 	p.sinceSnap = max(p.sinceSnap-covered, 0)
+	p.snapBytes = state
 	if p.dataless {
 		// The exact size replaces the estimate, plus what was upserted
 		// since the compacted version.
