@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"testing"
@@ -323,5 +324,50 @@ func BenchmarkDecodeState(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestStateCodecStoresIncompressible: a large body S2 cannot shrink (random
+// bytes, as the rows a join keeps mostly are) is stored without
+// compression, a large compressible one is compressed, and both decode.
+func TestStateCodecStoresIncompressible(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name   string
+		value  func(i int) []byte
+		prefix string
+	}{
+		{"random", func(int) []byte {
+			b := make([]byte, 1000)
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			return b
+		}, "ASC2\x00"},
+		{"repetitive", func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 1000) }, "ASC2\x01"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			values := map[string][]byte{}
+			var keys []string
+			for i := range 400 {
+				k := fmt.Sprintf("k%04d", i)
+				keys = append(keys, k)
+				values[k] = tc.value(i)
+			}
+			raw, err := encodeState(nil, keys, values, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(raw, []byte(tc.prefix)) {
+				t.Fatalf("body starts %q, want %q", raw[:5], tc.prefix)
+			}
+			got := map[string][]byte{}
+			if err := decodeState(memory.NewGoAllocator(), raw, got); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.EqualFunc(got, values, bytes.Equal) {
+				t.Fatal("decoded state differs")
+			}
+		})
 	}
 }

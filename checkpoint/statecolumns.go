@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -61,77 +62,96 @@ const (
 var stateScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // stateChunks writes the entries of a state file body as chunks. Entries
-// are added in order; done finishes the body.
+// are added in order (they reference the caller's bytes until done); each
+// chunk is written in one pass into a body grown once to its size, so
+// that a value's bytes are copied once before compression.
 type stateChunks struct {
-	buf     []byte // the body so far, up to the open chunk
-	keyOffs []uint32
-	valOffs []uint32
-	valid   []byte
-	keyData []byte
-	valData []byte
+	buf    []byte // the body so far, up to the open chunk
+	ents   []stateEntry
+	kn, vn int // key and value bytes of ents
 }
 
-func newStateChunks(dst []byte) *stateChunks {
-	c := &stateChunks{buf: append(dst[:0], stateColumnsMagic...)}
-	c.buf = append(c.buf, stateCodecStored)
-	c.reset()
+type stateEntry struct {
+	key     string
+	value   []byte
+	deleted bool
+}
+
+// stateEncoders recycles the encoders' bodies and entry lists across
+// files.
+var stateEncoders = sync.Pool{New: func() any { return new(stateChunks) }}
+
+// newStateChunks takes a recycled encoder, its body started; put it back
+// with release once its body is no longer used.
+func newStateChunks() *stateChunks {
+	c := stateEncoders.Get().(*stateChunks)
+	c.buf = append(append(c.buf[:0], stateColumnsMagic...), stateCodecStored)
 	return c
 }
 
-func (c *stateChunks) reset() {
-	c.keyOffs = append(c.keyOffs[:0], 0)
-	c.valOffs = append(c.valOffs[:0], 0)
-	c.valid = c.valid[:0]
-	c.keyData = c.keyData[:0]
-	c.valData = c.valData[:0]
+func (c *stateChunks) release() {
+	clear(c.ents)
+	c.ents, c.kn, c.vn = c.ents[:0], 0, 0
+	c.buf = c.buf[:0]
+	stateEncoders.Put(c)
 }
-
-func (c *stateChunks) rows() int { return len(c.keyOffs) - 1 }
 
 // add appends an entry; deleted ignores value.
 func (c *stateChunks) add(key string, value []byte, deleted bool) {
-	if c.rows() == stateChunkRows || len(c.keyData)+len(c.valData)+len(key)+len(value) > stateChunkBytes && c.rows() > 0 {
+	if deleted {
+		value = nil
+	}
+	if len(c.ents) == stateChunkRows || c.kn+c.vn+len(key)+len(value) > stateChunkBytes && len(c.ents) > 0 {
 		c.flush()
 	}
-	n := c.rows()
-	if n%8 == 0 {
-		c.valid = append(c.valid, 0)
-	}
-	c.keyData = append(c.keyData, key...)
-	c.keyOffs = append(c.keyOffs, uint32(len(c.keyData)))
-	if !deleted {
-		c.valid[n/8] |= 1 << (n % 8)
-		c.valData = append(c.valData, value...)
-	}
-	c.valOffs = append(c.valOffs, uint32(len(c.valData)))
+	c.ents = append(c.ents, stateEntry{key, value, deleted})
+	c.kn += len(key)
+	c.vn += len(value)
 }
 
-// flush closes the open chunk.
+// flush writes the open chunk.
 func (c *stateChunks) flush() {
-	n := c.rows()
+	n := len(c.ents)
 	if n == 0 {
 		return
 	}
-	c.buf = appendChunkHeader(c.buf, n, len(c.keyData), len(c.valData))
-	c.buf = appendOffsets(c.buf, c.keyOffs)
-	c.buf = appendOffsets(c.buf, c.valOffs)
-	c.buf = append(c.buf, c.valid...)
-	c.buf = append(c.buf, c.keyData...)
-	c.buf = append(c.buf, c.valData...)
-	c.reset()
+	c.buf = slices.Grow(c.buf, 12+8*(n+1)+(n+7)/8+c.kn+c.vn)
+	c.buf = appendChunkHeader(c.buf, n, c.kn, c.vn)
+	off := uint32(0)
+	c.buf = binary.LittleEndian.AppendUint32(c.buf, 0)
+	for _, e := range c.ents {
+		off += uint32(len(e.key))
+		c.buf = binary.LittleEndian.AppendUint32(c.buf, off)
+	}
+	off = 0
+	c.buf = binary.LittleEndian.AppendUint32(c.buf, 0)
+	for _, e := range c.ents {
+		off += uint32(len(e.value))
+		c.buf = binary.LittleEndian.AppendUint32(c.buf, off)
+	}
+	for i := 0; i < n; i += 8 {
+		var bits byte
+		for j, e := range c.ents[i:min(i+8, n)] {
+			if !e.deleted {
+				bits |= 1 << j
+			}
+		}
+		c.buf = append(c.buf, bits)
+	}
+	for _, e := range c.ents {
+		c.buf = append(c.buf, e.key...)
+	}
+	for _, e := range c.ents {
+		c.buf = append(c.buf, e.value...)
+	}
+	clear(c.ents)
+	c.ents, c.kn, c.vn = c.ents[:0], 0, 0
 }
 
 func appendChunkHeader(dst []byte, rows, keyBytes, valBytes int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(rows))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(keyBytes))
 	return binary.LittleEndian.AppendUint32(dst, uint32(valBytes))
-}
-
-func appendOffsets(dst []byte, offs []uint32) []byte {
-	for _, o := range offs {
-		dst = binary.LittleEndian.AppendUint32(dst, o)
-	}
-	return dst
 }
 
 // done finishes the body and returns the sealed file.
@@ -143,15 +163,12 @@ func (c *stateChunks) done() ([]byte, error) {
 // encodeStateMap writes every entry of data as a state file, in the map's
 // order (a snapshot's order does not matter to loading).
 func encodeStateMap(data map[string][]byte) ([]byte, error) {
-	scratch := stateScratch.Get().(*[]byte)
-	defer stateScratch.Put(scratch)
-	c := newStateChunks(*scratch)
+	c := newStateChunks()
+	defer c.release()
 	for k, v := range data {
 		c.add(k, v, false)
 	}
-	raw, err := c.done()
-	*scratch = c.buf[:0]
-	return raw, err
+	return c.done()
 }
 
 // appendBinaryChunk appends keys and values (a null value: deleted) as one
@@ -207,11 +224,40 @@ func sealColumns(body []byte) ([]byte, error) {
 		return stateTrailer(append(out, body...)), nil
 	}
 	payload := body[head:]
+	if !worthCompressing(payload) {
+		out := make([]byte, 0, len(body)+8)
+		return stateTrailer(append(out, body...)), nil
+	}
 	out := make([]byte, head, head+s2.MaxEncodedLen(len(payload))+8)
 	copy(out, stateColumnsMagic)
 	out[4] = stateCodecS2
 	out = append(out, s2.Encode(out[head:cap(out)], payload)...)
 	return stateTrailer(out), nil
+}
+
+// Compression of a large payload is decided on a sample: the rows a join
+// keeps (random strings padding the events, already-compact columns) gain
+// almost nothing from S2, whose pass over them cost as much as writing
+// them.
+const (
+	compressSampleMin = 256 << 10 // payloads from this size are sampled
+	compressSample    = 32 << 10
+)
+
+// worthCompressing reports whether S2 shrinks a sample from the middle of
+// payload by at least a tenth (every payload under compressSampleMin is
+// compressed).
+func worthCompressing(payload []byte) bool {
+	if len(payload) < compressSampleMin {
+		return true
+	}
+	mid := len(payload)/2 - compressSample/2
+	sample := payload[mid : mid+compressSample]
+	scratch := stateScratch.Get().(*[]byte)
+	defer stateScratch.Put(scratch)
+	enc := s2.Encode((*scratch)[:cap(*scratch)], sample)
+	*scratch = enc[:0]
+	return len(enc) < len(sample)*9/10
 }
 
 // stateTrailer appends the trailer decodeState checks: the CRC-32C of

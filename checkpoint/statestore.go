@@ -306,15 +306,12 @@ var stateMagic = [4]byte{'A', 'S', 'S', 'T'}
 // of older builds: an Arrow IPC stream, plain, in one zstd frame, or with
 // zstd-compressed IPC buffers.
 func encodeState(_ memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
-	scratch := stateScratch.Get().(*[]byte)
-	defer stateScratch.Put(scratch)
-	c := newStateChunks(*scratch)
+	c := newStateChunks()
+	defer c.release()
 	for _, k := range keys {
 		c.add(k, values[k], deleted[k])
 	}
-	raw, err := c.done()
-	*scratch = c.buf[:0]
-	return raw, err
+	return c.done()
 }
 
 // readInto applies a delta or snapshot file to data and returns the
