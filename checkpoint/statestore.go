@@ -70,9 +70,9 @@ type StoreOptions struct {
 	// O(changes) per epoch, not O(state) every ten epochs), or when
 	// MaxDeltasForSnapshot deltas have accumulated.
 	MinDeltasForSnapshot int
-	// MaxDeltasForSnapshot bounds the deltas a load replays after its
-	// snapshot (default MinVersionsToRetain) once they hold half the
-	// snapshot's bytes; ten times it bounds them always (see snapshotDue).
+	// MaxDeltasForSnapshot: ten times it bounds the deltas a load replays
+	// after its snapshot (default MinVersionsToRetain); their bytes are
+	// bounded by the snapshot's (see snapshotDue).
 	MaxDeltasForSnapshot int
 	// MinVersionsToRetain: files needed to rebuild the latest this many
 	// versions are kept; older ones are deleted (Spark's default 100).
