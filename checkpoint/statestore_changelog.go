@@ -12,7 +12,8 @@ import (
 
 // ChangelogWriter is the write path of a store for an operator that keeps
 // its state live in memory between epochs (a streaming aggregation's hash
-// table, a deduplication's key map): instead of Put and Delete, which
+// table, a deduplication's key map, a stream-stream join's batches,
+// flatMapGroupsWithState's keys): instead of Put and Delete, which
 // keep a second decoded copy of the state in the store, the operator logs
 // the epoch's changes and the store writes them as the epoch's delta,
 // appending the bytes to one Arrow batch without any per-key map insert.
