@@ -1,9 +1,8 @@
 package stateful
 
 import (
-	"testing"
-
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
+	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
