@@ -1,20 +1,19 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // ChangelogWriter is the write path of a store for an operator that keeps
 // its state live in memory between epochs (a streaming aggregation's hash
-// table, a deduplication's key map): instead of Put and Delete, which
+// table, a deduplication's key map, a stream-stream join's batches,
+// flatMapGroupsWithState's keys): instead of Put and Delete, which
 // keep a second decoded copy of the state in the store, the operator logs
 // the epoch's changes and the store writes them as the epoch's delta,
 // appending the bytes to one Arrow batch without any per-key map insert.
@@ -172,33 +171,18 @@ func (s *store) finishChangelog(next int64, file bool) {
 }
 
 // encodeChangelog writes keys and values (null: deleted; both consumed)
-// as one state file, in the format encodeState writes.
-func encodeChangelog(mem memory.Allocator, keys, values arrow.Array) ([]byte, error) {
+// as one state file, in the format encodeState writes: their buffers
+// copied as one chunk (a builder's arrays have 32-bit offsets, within a
+// chunk's reach), into a recycled scratch body that compression then
+// copies out.
+func encodeChangelog(_ memory.Allocator, keys, values arrow.Array) ([]byte, error) {
 	defer keys.Release()
 	defer values.Release()
-	var buf bytes.Buffer
-	// The stream is the two columns' buffers plus framing: sized up
-	// front, it is written without regrowing.
-	size := 1 << 10
-	for _, a := range []arrow.Array{keys, values} {
-		for _, b := range a.Data().Buffers() {
-			if b != nil {
-				size += b.Len() + 64
-			}
-		}
-	}
-	buf.Grow(size)
-	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem))
-	if keys.Len() > 0 {
-		rec := array.NewRecord(stateSchema, []arrow.Array{keys, values}, int64(keys.Len()))
-		err := w.Write(rec)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return sealState(buf.Bytes())
+	scratch := stateScratch.Get().(*[]byte)
+	defer stateScratch.Put(scratch)
+	body := append((*scratch)[:0], stateColumnsMagic...)
+	body = append(body, stateCodecStored)
+	body = appendBinaryChunk(body, keys.(*array.Binary), values.(*array.Binary))
+	*scratch = body[:0]
+	return sealColumns(body)
 }

@@ -56,7 +56,7 @@ var damageKinds = []damageKind{
 	{kind: "offsets", file: "offsets/11", future: futureLogVersion, v1: true},
 	{kind: "commits", file: "commits/11", future: futureLogVersion, v1: true},
 	{kind: "state log", file: "state/_log/1.seg", future: futureSegmentVersion},
-	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureIPCFormat("arrowstream.state.format")},
+	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureStateFormat},
 	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }},
 	{kind: "memsink data", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format")},
 	{kind: "file-source log", file: "sources/0", csv: true, future: futureLogVersion},
@@ -365,6 +365,19 @@ func futureSegmentVersion(t *testing.T, p string) {
 func futureJSONVersion(t *testing.T, p string) {
 	b := bytes.TrimSpace(readFile(t, p))
 	writeFile(t, p, append(append(b[:len(b)-1:len(b)-1], `,"version":2`...), '}'))
+}
+
+// futureStateFormat rewrites a state file of format v2 (its body starts
+// "ASC2") as format v3 would start it, keeping its trailer valid.
+func futureStateFormat(t *testing.T, p string) {
+	raw := readFile(t, p)
+	body := raw[:len(raw)-8]
+	if !bytes.HasPrefix(body, []byte("ASC2")) {
+		t.Fatalf("%s: not a state file of format v2", p)
+	}
+	body[3] = '3'
+	binary.LittleEndian.PutUint32(raw[len(raw)-8:], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	writeFile(t, p, raw)
 }
 
 // futureIPCFormat rewrites a checksummed Arrow IPC file (state, memsink)
