@@ -112,7 +112,8 @@ func NewSession(opts SessionOptions) *Session {
 	s := &Session{
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook, access: opts.Access,
-		ckFormat:   opts.CheckpointLogFormat, cluster: opts.Cluster,
+		ckFormat:   opts.CheckpointLogFormat,
+		cluster:    opts.Cluster,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{}, sinkKeys: map[string][]string{},
 		sourceKeys: map[string][]string{"rate": rate.RateOptionKeys(), "rate-micro-batch": rate.RateMicroBatchOptionKeys(), "memory": nil},
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-		"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
