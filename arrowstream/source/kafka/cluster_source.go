@@ -106,7 +106,7 @@ func (s *Source) clusterSetCheckpointDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	gm, err := s.cluster.join(table, id, s.opts.Subscribe, dialOpts(s.opts.Control))
+	gm, err := s.cluster.join(table, id, s.opts.Subscribe, nil) // --cluster brokers are the operator's, not SQL's: not vetted
 	if err != nil {
 		return err
 	}

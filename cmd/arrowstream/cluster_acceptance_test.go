@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
+)
+
+// kfakeChildEnv, when set, makes TestKfakeChild serve a Kafka-protocol
+// cluster (kfake) on the loopback port it names until stdin closes: the
+// cluster acceptance test runs the broker in a process of its own.
+const kfakeChildEnv = "ARROWSTREAM_TEST_KFAKE_PORT"
+
+// clusterPartitions is the partition count of the acceptance topic.
+const clusterPartitions = 12
+
+// TestKfakeChild is not a test: it is the broker process of
+// TestClusterAcceptance (skipped unless started by it).
+func TestKfakeChild(t *testing.T) {
+	port := os.Getenv(kfakeChildEnv)
+	if port == "" {
+		t.Skip("the broker process of TestClusterAcceptance")
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(p), kfake.SeedTopics(clusterPartitions, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Println("KFAKE READY")
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the test closes stdin or dies
+}
+
+// freePorts returns n loopback ports free now.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// startKfake runs the broker in a child process (the test binary).
+func startKfake(t *testing.T, port int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKfakeChild$", "-test.v")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", kfakeChildEnv, port))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(testutil.Scaled(30 * time.Second)):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "KFAKE READY") {
+				ready <- true
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the kfake process exited before serving")
+		}
+	case <-time.After(testutil.Scaled(time.Minute)):
+		t.Fatal("the kfake process did not start")
+	}
+}
+
+// clusterInstance is one `arrowstream serve` of the cluster.
+type clusterInstance struct {
+	dir  string
+	addr string
+	p    *process
+}
+
+func (ci *clusterInstance) start(t *testing.T, bin, brokers string, init string) {
+	t.Helper()
+	args := []string{"serve", "--checkpoint", ci.dir, "--addr", ci.addr, "--http", "", "--status", "off",
+		"--cluster", brokers, "--cluster-name", "acc", "--cluster-session-timeout", "6s"}
+	if init != "" {
+		args = append(args, "--init", init)
+	}
+	ci.p = startProcess(t, bin, args...)
+}
+
+// rows returns column v of table on the instance, through Flight SQL.
+func (ci *clusterInstance) rows(t *testing.T, table string) []string {
+	t.Helper()
+	env, out, errb := testEnv(nil)
+	if err := queryCmd(context.Background(), []string{"--uri", "grpc://" + ci.addr, "--format", "json", "SELECT v FROM " + table}, env); err != nil {
+		t.Fatalf("Flight SQL query on %s: %v\n%s", ci.addr, err, errb)
+	}
+	var vs []string
+	dec := json.NewDecoder(out)
+	for {
+		var r struct{ V string }
+		if err := dec.Decode(&r); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, r.V)
+	}
+	return vs
+}
+
+// produceEvents writes e<from>..e<from+n-1> round-robin over the topic's
+// partitions.
+func produceEvents(t *testing.T, cl *kgo.Client, from, n int) {
+	t.Helper()
+	recs := make([]*kgo.Record, 0, n)
+	for i := from; i < from+n; i++ {
+		v := "e" + strconv.Itoa(i)
+		recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(i % clusterPartitions), Key: []byte(v), Value: []byte(v)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClusterAcceptance is the multi-process acceptance test of cluster
+// mode for a passthrough table: a Kafka-protocol broker (kfake) in a
+// child process, three `arrowstream serve` instances of one cluster, a
+// producer over 12 partitions; one instance is killed with SIGKILL in the
+// middle, a fourth starts, the killed one restarts from its checkpoint. At
+// the end the union of the instances' tables, read through Flight SQL,
+// holds every record exactly once.
+func TestClusterAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster acceptance: four processes and rebalances take a minute (-short)")
+	}
+	bin := buildBinary(t)
+	ports := freePorts(t, 5)
+	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	startKfake(t, ports[0])
+
+	init := filepath.Join(t.TempDir(), "tables.sql")
+	sqlText := fmt.Sprintf(`CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' 'events', 'startingOffsets' 'earliest');
+CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;
+`, brokers)
+	if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	insts := make([]*clusterInstance, 4)
+	for i := range insts {
+		insts[i] = &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[i+1])}
+	}
+	for _, ci := range insts[:3] {
+		ci.start(t, bin, brokers, init)
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+
+	const chunks, perChunk = 24, 500
+	for c := range chunks {
+		produceEvents(t, cl, c*perChunk, perChunk)
+		switch c {
+		case 8: // kill -9 in the middle of the run
+			if err := insts[1].p.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			<-insts[1].p.exited
+			t.Logf("killed instance 1 (%s) after %d events", insts[1].addr, (c+1)*perChunk)
+		case 12:
+			insts[3].start(t, bin, brokers, init)
+			t.Logf("started instance 3 (%s) after %d events", insts[3].addr, (c+1)*perChunk)
+		case 16: // the killed instance comes back from its checkpoint (its catalog recreates the tables)
+			insts[1].start(t, bin, brokers, "")
+			t.Logf("restarted instance 1 (%s) after %d events", insts[1].addr, (c+1)*perChunk)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	total := chunks * perChunk
+
+	deadline := time.Now().Add(testutil.Scaled(3 * time.Minute))
+	var all []string
+	per := make([]int, len(insts))
+	for {
+		all = all[:0]
+		for i, ci := range insts {
+			rs := ci.rows(t, "passthrough")
+			per[i] = len(rs)
+			all = append(all, rs...)
+		}
+		if len(all) >= total || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("rows per instance: %v (union %d, produced %d)", per, len(all), total)
+	seen := make(map[string]int, len(all))
+	for _, v := range all {
+		seen[v]++
+	}
+	var lost, dup []string
+	for i := range total {
+		v := "e" + strconv.Itoa(i)
+		switch seen[v] {
+		case 0:
+			lost = append(lost, v)
+		case 1:
+		default:
+			dup = append(dup, v)
+		}
+		delete(seen, v)
+	}
+	sort.Strings(dup)
+	if len(lost) > 0 || len(dup) > 0 || len(seen) > 0 {
+		t.Fatalf("union of %d rows for %d events: %d lost %v, %d duplicated %v, %d unexpected", len(all), total, len(lost), head(lost), len(dup), head(dup), len(seen))
+	}
+	for i, n := range per {
+		if n == 0 {
+			t.Errorf("instance %d holds no rows: the partitions were not shared", i)
+		}
+	}
+}
+
+func head(s []string) []string {
+	if len(s) > 5 {
+		return s[:5]
+	}
+	return s
+}
