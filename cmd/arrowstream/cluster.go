@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/server"
 )
 
 // clusterFlags are serve's cluster-mode flags (docs/cluster.md).
@@ -78,4 +80,20 @@ func (c *clusterFlags) membership(flightAddr string, logger *slog.Logger) (*kafk
 	}
 	return kafka.NewCluster(kafka.ClusterOptions{Name: c.name, Brokers: brokers, Address: c.address(flightAddr),
 		SessionTimeout: c.sessionTimeout, Logger: logger})
+}
+
+// clusterLister presents the membership to system.cluster_members.
+type clusterLister struct{ c *kafka.Cluster }
+
+func (l clusterLister) ClusterMembers(ctx context.Context) ([]server.ClusterMember, error) {
+	ms, err := l.c.Members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]server.ClusterMember, len(ms))
+	for i, m := range ms {
+		out[i] = server.ClusterMember{Table: m.Table, Group: m.Group, MemberID: m.MemberID, Address: m.Address,
+			ClientHost: m.ClientHost, Partitions: m.Partitions, Self: m.Self}
+	}
+	return out, nil
 }

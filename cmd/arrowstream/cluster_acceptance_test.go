@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -16,8 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/arrowstream/arrowstream/internal/testutil"
 )
@@ -134,25 +139,84 @@ func (ci *clusterInstance) start(t *testing.T, bin, brokers string, init string)
 	ci.p = startProcess(t, bin, args...)
 }
 
-// rows returns column v of table on the instance, through Flight SQL.
-func (ci *clusterInstance) rows(t *testing.T, table string) []string {
+// rows returns column v of table on the instance through Flight SQL:
+// the instance's own rows (local) or the cluster's, gathered by it.
+func (ci *clusterInstance) rows(t *testing.T, table string, local bool) []string {
 	t.Helper()
-	env, out, errb := testEnv(nil)
-	if err := queryCmd(context.Background(), []string{"--uri", "grpc://" + ci.addr, "--format", "json", "SELECT v FROM " + table}, env); err != nil {
-		t.Fatalf("Flight SQL query on %s: %v\n%s", ci.addr, err, errb)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+	defer cancel()
+	if local {
+		ctx = metadata.AppendToOutgoingContext(ctx, clusterLocalHeader, "1")
+	}
+	recs, err := readSQL(ctx, ci.addr, "SELECT v FROM "+table)
+	if err != nil {
+		t.Fatalf("Flight SQL query on %s: %v", ci.addr, err)
 	}
 	var vs []string
-	dec := json.NewDecoder(out)
-	for {
-		var r struct{ V string }
-		if err := dec.Decode(&r); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
+	for _, r := range recs {
+		col := r.Column(0).(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			vs = append(vs, col.Value(i))
 		}
-		vs = append(vs, r.V)
+		r.Release()
 	}
 	return vs
+}
+
+// readSQL runs a query through Flight SQL and returns its records.
+func readSQL(ctx context.Context, addr, query string) ([]arrow.Record, error) {
+	client, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	info, err := client.Execute(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var recs []arrow.Record
+	for _, ep := range info.Endpoint {
+		rd, err := client.DoGet(ctx, ep.Ticket)
+		if err != nil {
+			return recs, err
+		}
+		for rd.Next() {
+			r := rd.Record()
+			r.Retain()
+			recs = append(recs, r)
+		}
+		err = rd.Err()
+		rd.Release()
+		if err != nil {
+			return recs, err
+		}
+	}
+	return recs, nil
+}
+
+// checkUnion fails unless vs holds e0..e(total-1) exactly once each.
+func checkUnion(t *testing.T, what string, vs []string, total int) {
+	t.Helper()
+	seen := make(map[string]int, len(vs))
+	for _, v := range vs {
+		seen[v]++
+	}
+	var lost, dup []string
+	for i := range total {
+		v := "e" + strconv.Itoa(i)
+		switch seen[v] {
+		case 0:
+			lost = append(lost, v)
+		case 1:
+		default:
+			dup = append(dup, v)
+		}
+		delete(seen, v)
+	}
+	sort.Strings(dup)
+	if len(lost) > 0 || len(dup) > 0 || len(seen) > 0 {
+		t.Fatalf("%s: %d rows for %d events: %d lost %v, %d duplicated %v, %d unexpected", what, len(vs), total, len(lost), head(lost), len(dup), head(dup), len(seen))
+	}
 }
 
 // produceEvents writes e<from>..e<from+n-1> round-robin over the topic's
@@ -235,7 +299,7 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 	for {
 		all = all[:0]
 		for i, ci := range insts {
-			rs := ci.rows(t, "passthrough")
+			rs := ci.rows(t, "passthrough", true)
 			per[i] = len(rs)
 			all = append(all, rs...)
 		}
@@ -245,30 +309,41 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Logf("rows per instance: %v (union %d, produced %d)", per, len(all), total)
-	seen := make(map[string]int, len(all))
-	for _, v := range all {
-		seen[v]++
-	}
-	var lost, dup []string
-	for i := range total {
-		v := "e" + strconv.Itoa(i)
-		switch seen[v] {
-		case 0:
-			lost = append(lost, v)
-		case 1:
-		default:
-			dup = append(dup, v)
-		}
-		delete(seen, v)
-	}
-	sort.Strings(dup)
-	if len(lost) > 0 || len(dup) > 0 || len(seen) > 0 {
-		t.Fatalf("union of %d rows for %d events: %d lost %v, %d duplicated %v, %d unexpected", len(all), total, len(lost), head(lost), len(dup), head(dup), len(seen))
-	}
+	checkUnion(t, "union of the instances' own rows", all, total)
 	for i, n := range per {
 		if n == 0 {
 			t.Errorf("instance %d holds no rows: the partitions were not shared", i)
 		}
+	}
+
+	// One Flight SQL query on any instance gathers the others' rows.
+	for _, i := range []int{0, 3} {
+		checkUnion(t, fmt.Sprintf("SELECT through instance %d", i), insts[i].rows(t, "passthrough", false), total)
+	}
+
+	// system.cluster_members: the four live instances, with their
+	// addresses, sharing the 12 partitions.
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+	defer cancel()
+	recs, err := readSQL(ctx, insts[2].addr, "SELECT address, num_partitions FROM system.cluster_members WHERE table_name = 'passthrough'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, parts := map[string]bool{}, int64(0)
+	for _, r := range recs {
+		for i := 0; i < int(r.NumRows()); i++ {
+			addrs[r.Column(0).(*array.String).Value(i)] = true
+			parts += r.Column(1).(*array.Int64).Value(i)
+		}
+		r.Release()
+	}
+	for _, ci := range insts {
+		if !addrs[ci.addr] {
+			t.Errorf("system.cluster_members lacks %s: %v", ci.addr, addrs)
+		}
+	}
+	if len(addrs) != 4 || parts != clusterPartitions {
+		t.Errorf("system.cluster_members: %d members with %d partitions, want 4 with %d", len(addrs), parts, clusterPartitions)
 	}
 }
 

@@ -78,6 +78,11 @@ func newEngine(opts engineOptions) *engine {
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
 	s.RegisterSourceOptions("clicks", clicksOptionKeys())
 	sinks := memsink.NewCatalog()
+	if opts.cluster != nil {
+		// Before the memory-sink catalog: a cluster table reads as the
+		// union of every instance's rows.
+		s.AddCatalog(clusterCatalog{c: opts.cluster, sinks: sinks})
+	}
 	sinkOpts := opts.sink
 	sinkOpts.Logger = logger
 	memsink.Install(s, sinks, sinkOpts)

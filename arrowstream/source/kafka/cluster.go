@@ -79,6 +79,14 @@ func (c *Cluster) Address() string { return c.opts.Address }
 // GroupID is the consumer group of a table's query.
 func (c *Cluster) GroupID(table string) string { return c.opts.Name + "-" + table }
 
+// Runs reports whether table's query runs here as a cluster member.
+func (c *Cluster) Runs(table string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.members[c.GroupID(table)]
+	return ok
+}
+
 // Member is one instance in one table's group (system.cluster_members).
 type Member struct {
 	Table      string
