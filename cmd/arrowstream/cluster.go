@@ -97,3 +97,12 @@ func (l clusterLister) ClusterMembers(ctx context.Context) ([]server.ClusterMemb
 	}
 	return out, nil
 }
+
+// TableLocations implements server.ClusterLocator.
+func (l clusterLister) TableLocations(ctx context.Context, table string) ([]string, bool, error) {
+	if !l.c.Runs(table) {
+		return nil, false, nil
+	}
+	addrs, err := tableAddresses(ctx, l.c, table)
+	return addrs, err == nil, err
+}

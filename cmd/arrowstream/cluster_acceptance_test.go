@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-adbc/go/adbc"
+	adbcflight "github.com/apache/arrow-adbc/go/adbc/driver/flightsql"
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/flight/flightsql"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/grpc"
@@ -163,22 +166,38 @@ func (ci *clusterInstance) rows(t *testing.T, table string, local bool) []string
 	return vs
 }
 
-// readSQL runs a query through Flight SQL and returns its records.
+// readSQL runs a query through Flight SQL and returns its records, read
+// from every endpoint (at its location when it names one).
 func readSQL(ctx context.Context, addr, query string) ([]arrow.Record, error) {
-	client, err := flightsql.NewClientCtx(ctx, addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	recs, _, err := readSQLInfo(ctx, addr, query)
+	return recs, err
+}
+
+func readSQLInfo(ctx context.Context, addr, query string) ([]arrow.Record, int, error) {
+	dial := func(a string) (*flightsql.Client, error) {
+		return flightsql.NewClientCtx(ctx, a, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	client, err := dial(addr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer client.Close()
 	info, err := client.Execute(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var recs []arrow.Record
 	for _, ep := range info.Endpoint {
-		rd, err := client.DoGet(ctx, ep.Ticket)
+		c := client
+		if len(ep.Location) > 0 {
+			if c, err = dial(strings.TrimPrefix(ep.Location[0].Uri, "grpc://")); err != nil {
+				return recs, 0, err
+			}
+			defer c.Close()
+		}
+		rd, err := c.DoGet(ctx, ep.Ticket)
 		if err != nil {
-			return recs, err
+			return recs, 0, err
 		}
 		for rd.Next() {
 			r := rd.Record()
@@ -188,10 +207,10 @@ func readSQL(ctx context.Context, addr, query string) ([]arrow.Record, error) {
 		err = rd.Err()
 		rd.Release()
 		if err != nil {
-			return recs, err
+			return recs, 0, err
 		}
 	}
-	return recs, nil
+	return recs, len(info.Endpoint), nil
 }
 
 // checkUnion fails unless vs holds e0..e(total-1) exactly once each.
@@ -321,6 +340,20 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 		checkUnion(t, fmt.Sprintf("SELECT through instance %d", i), insts[i].rows(t, "passthrough", false), total)
 	}
 
+	// The FlightInfo of a plain read has one endpoint per instance, and
+	// the ADBC driver reads them all (at their locations).
+	ctx0, cancel0 := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+	defer cancel0()
+	recs0, endpoints, err := readSQLInfo(ctx0, insts[1].addr, "SELECT * FROM passthrough")
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseRecords(recs0)
+	if endpoints != len(insts) {
+		t.Errorf("FlightInfo of SELECT * FROM passthrough: %d endpoints, want %d (one per instance)", endpoints, len(insts))
+	}
+	checkUnion(t, "ADBC read of the multi-endpoint FlightInfo", adbcRows(t, insts[2].addr, "SELECT * FROM passthrough"), total)
+
 	// system.cluster_members: the four live instances, with their
 	// addresses, sharing the 12 partitions.
 	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
@@ -352,4 +385,52 @@ func head(s []string) []string {
 		return s[:5]
 	}
 	return s
+}
+
+func releaseRecords(recs []arrow.Record) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// adbcRows runs query through the ADBC Flight SQL driver and returns
+// column 0 as strings.
+func adbcRows(t *testing.T, addr, query string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+	defer cancel()
+	db, err := adbcflight.NewDriver(memory.DefaultAllocator).NewDatabase(map[string]string{adbc.OptionKeyURI: "grpc://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cn, err := db.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close()
+	st, err := cn.NewStatement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetSqlQuery(query); err != nil {
+		t.Fatal(err)
+	}
+	rdr, _, err := st.ExecuteQuery(ctx)
+	if err != nil {
+		t.Fatalf("ADBC %s on %s: %v", query, addr, err)
+	}
+	defer rdr.Release()
+	var vs []string
+	for rdr.Next() {
+		col := rdr.Record().Column(0).(*array.String)
+		for i := 0; i < col.Len(); i++ {
+			vs = append(vs, col.Value(i))
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatalf("ADBC read: %v", err)
+	}
+	return vs
 }

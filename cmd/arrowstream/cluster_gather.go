@@ -18,13 +18,14 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/server"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
 // clusterLocalHeader, on a Flight SQL request, asks for this instance's
 // rows of a cluster table only: what a gathering instance sends its peers
 // (and what keeps a gather from recursing).
-const clusterLocalHeader = "x-arrowstream-cluster-local"
+const clusterLocalHeader = server.ClusterLocalHeader
 
 // gatherWait bounds how long a gather waits for the table's group to be
 // described with every member's address (during a rebalance the group
@@ -71,12 +72,18 @@ func (g *gatherTable) Streaming() bool       { return false }
 // member's. A request that carries clusterLocalHeader reads the local
 // rows only.
 func (g *gatherTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Operator, error) {
-	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get(clusterLocalHeader)) > 0 {
+	if server.ClusterLocal(ctx) {
 		return g.local.Scan(ctx, mem)
 	}
-	peers, err := g.peers(ctx)
+	all, err := tableAddresses(ctx, g.c, g.name)
 	if err != nil {
 		return nil, err
+	}
+	var peers []string
+	for _, a := range all {
+		if a != g.c.Address() {
+			peers = append(peers, a)
+		}
 	}
 	var recs []arrow.Record
 	release := func() {
@@ -106,24 +113,25 @@ func (g *gatherTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Op
 	return vector.NewUnion(mem, local, remote)
 }
 
-// peers returns the Flight SQL addresses of the table's other members,
-// waiting out a rebalance (the group describes no addresses then).
-func (g *gatherTable) peers(ctx context.Context) ([]string, error) {
+// tableAddresses returns the Flight SQL addresses of every live member
+// of table's group, this instance first, waiting out a rebalance (the
+// group describes no addresses then).
+func tableAddresses(ctx context.Context, c *kafka.Cluster, table string) ([]string, error) {
 	deadline := time.Now().Add(gatherWait)
 	for {
-		ms, err := g.c.TableMembers(ctx, g.name)
+		ms, err := c.TableMembers(ctx, table)
 		if err != nil {
 			return nil, err
 		}
-		var addrs []string
+		addrs := []string{c.Address()}
 		complete := len(ms) > 0
-		seen := map[string]bool{g.c.Address(): true}
+		seen := map[string]bool{c.Address(): true}
 		for _, m := range ms {
 			if m.Address == "" {
 				complete = false
 				break
 			}
-			if !m.Self && !seen[m.Address] {
+			if !seen[m.Address] {
 				seen[m.Address] = true
 				addrs = append(addrs, m.Address)
 			}
@@ -132,7 +140,7 @@ func (g *gatherTable) peers(ctx context.Context) ([]string, error) {
 			return addrs, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("cluster table %s: the table's consumer group did not settle within %s (a rebalance is under way); try again", g.name, gatherWait)
+			return nil, fmt.Errorf("cluster table %s: the table's consumer group did not settle within %s (a rebalance is under way); try again", table, gatherWait)
 		}
 		select {
 		case <-ctx.Done():

@@ -64,6 +64,7 @@ func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *g
 			t := server.ClusterMembersTable(clusterLister{e.cluster})
 			se.AddSystemTables(t)
 			sc.SystemTables = append(sc.SystemTables, t)
+			sc.Cluster = clusterLister{e.cluster}
 		}
 	}
 	sc.Addr = cfg.addr
