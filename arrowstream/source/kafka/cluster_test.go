@@ -142,6 +142,13 @@ func TestClusterRefusesUnpartitionedSources(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cluster mode") || !strings.Contains(err.Error(), "rate") {
 		t.Fatalf("rate source in cluster mode: err %v, want a cluster-mode refusal naming rate", err)
 	}
+	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "ev"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ReadStream("ks").GroupBy("key").Count().WriteStream().Format("memory").OutputMode(arrowstream.Complete).QueryName("agg").Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "keeps state") || !strings.Contains(err.Error(), "agg") {
+		t.Fatalf("aggregation in cluster mode: err %v, want a refusal naming the query and its state", err)
+	}
 	if err := s.RegisterSource("k", "kafka", nil, map[string]string{"kafka.bootstrap.servers": "127.0.0.1:1", "assign": `{"t":[0]}`}); err == nil || !strings.Contains(err.Error(), "subscribe") {
 		t.Fatalf("assign in cluster mode: err %v, want a refusal naming subscribe", err)
 	}
