@@ -292,15 +292,23 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 	defer cl.Close()
 
 	const chunks, perChunk = 24, 500
-	for c := range chunks {
+	for c := 0; c < chunks; c++ {
 		produceEvents(t, cl, c*perChunk, perChunk)
 		switch c {
 		case 8: // kill -9 in the middle of the run
+			killed := time.Now()
 			if err := insts[1].p.cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			<-insts[1].p.exited
 			t.Logf("killed instance 1 (%s) after %d events", insts[1].addr, (c+1)*perChunk)
+			// Rebalance time: from the kill until the survivors have
+			// processed a chunk produced right after it into every
+			// partition (the dead member's included).
+			c++
+			produceEvents(t, cl, c*perChunk, perChunk)
+			t.Logf("rebalance: the survivors processed every partition %.1f s after the kill (session timeout 6 s)",
+				waitChunk(t, []*clusterInstance{insts[0], insts[2]}, c*perChunk, perChunk).Sub(killed).Seconds())
 		case 12:
 			insts[3].start(t, bin, brokers, init)
 			t.Logf("started instance 3 (%s) after %d events", insts[3].addr, (c+1)*perChunk)
@@ -385,6 +393,34 @@ func head(s []string) []string {
 		return s[:5]
 	}
 	return s
+}
+
+// waitChunk waits until the instances' own rows hold e<from>..e<from+n-1>
+// and returns when they did.
+func waitChunk(t *testing.T, insts []*clusterInstance, from, n int) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for {
+		seen := map[string]bool{}
+		for _, ci := range insts {
+			for _, v := range ci.rows(t, "passthrough", true) {
+				seen[v] = true
+			}
+		}
+		missing := 0
+		for i := from; i < from+n; i++ {
+			if !seen["e"+strconv.Itoa(i)] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of events e%d..e%d never reached the surviving instances", missing, from, from+n-1)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func releaseRecords(recs []arrow.Record) {
