@@ -206,9 +206,6 @@ func (c *Cluster) join(table, instance string, topics []string, dial []kgo.Opt) 
 	gm := &groupMember{cluster: c, group: c.GroupID(table), table: table, instance: instance,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "group", c.GroupID(table), "instance", instance),
 		owned:  map[string]map[int32]bool{}}
-	if err := c.register(gm); err != nil {
-		return nil, err
-	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(c.opts.Brokers...),
 		kgo.ConsumerGroup(gm.group),
@@ -226,18 +223,23 @@ func (c *Cluster) join(table, instance string, topics []string, dial []kgo.Opt) 
 	}, dial...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		c.unregister(gm)
 		return nil, fmt.Errorf("kafka: cluster %s: group %s: %w", c.opts.Name, gm.group, err)
 	}
 	// The membership never fetches: pausing the topics keeps the group
 	// consumer from buffering records nobody reads.
 	cl.PauseFetchTopics(topics...)
 	gm.client, gm.admin = cl, kadm.NewClient(cl)
+	// Registered once complete: system.cluster_members reads it from
+	// other goroutines.
+	if err := c.register(gm); err != nil {
+		cl.Close()
+		return nil, err
+	}
 	gm.logger.Info("cluster: joining the table's consumer group", "topics", strings.Join(topics, ","), "address", c.opts.Address)
 	return gm, nil
 }
 
-func (gm *groupMember) assigned(_ context.Context, _ *kgo.Client, tps map[string][]int32) {
+func (gm *groupMember) assigned(_ context.Context, cl *kgo.Client, tps map[string][]int32) {
 	gm.mu.Lock()
 	for t, ps := range tps {
 		if gm.owned[t] == nil {
@@ -249,7 +251,7 @@ func (gm *groupMember) assigned(_ context.Context, _ *kgo.Client, tps map[string
 	}
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
-	_, gen := gm.client.GroupMetadata()
+	_, gen := cl.GroupMetadata() // the callback may run before join returns
 	gm.logger.Info("cluster: rebalance: partitions assigned", "partitions", formatTPs(tps), "owned", n, "generation", gen)
 }
 
