@@ -49,7 +49,7 @@ func TestKfakeChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(p), kfake.SeedTopics(clusterPartitions, "events"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(p), kfake.SeedTopics(clusterPartitions, "events", "scale1", "scale2", "scale3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,13 @@ type clusterInstance struct {
 
 func (ci *clusterInstance) start(t *testing.T, bin, brokers string, init string) {
 	t.Helper()
+	ci.startIn(t, bin, brokers, "acc", init)
+}
+
+func (ci *clusterInstance) startIn(t *testing.T, bin, brokers, cluster, init string) {
+	t.Helper()
 	args := []string{"serve", "--checkpoint", ci.dir, "--addr", ci.addr, "--http", "", "--status", "off",
-		"--cluster", brokers, "--cluster-name", "acc", "--cluster-session-timeout", "6s"}
+		"--cluster", brokers, "--cluster-name", cluster, "--cluster-session-timeout", "6s"}
 	if init != "" {
 		args = append(args, "--init", init)
 	}
