@@ -96,7 +96,7 @@ func (g *gatherTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Op
 		recs = append(recs, got...)
 		if err != nil {
 			release()
-			return nil, fmt.Errorf("cluster table %s: rows of the instance at %s: %w", g.name, addr, err)
+			return nil, fmt.Errorf("cluster-mode read of %s: rows of the instance at %s: %w", quoteIdent(g.name), addr, err)
 		}
 	}
 	local, err := g.local.Scan(ctx, mem)
@@ -108,7 +108,7 @@ func (g *gatherTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Op
 	release() // the scan retained them
 	if err != nil {
 		local.Close()
-		return nil, fmt.Errorf("cluster table %s: %w", g.name, err)
+		return nil, fmt.Errorf("cluster-mode read of %s: %w", quoteIdent(g.name), err)
 	}
 	return vector.NewUnion(mem, local, remote)
 }
@@ -140,7 +140,7 @@ func tableAddresses(ctx context.Context, c *kafka.Cluster, table string) ([]stri
 			return addrs, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("cluster table %s: the table's consumer group did not settle within %s (a rebalance is under way); try again", table, gatherWait)
+			return nil, fmt.Errorf("cluster-mode read of %s: its consumer group did not settle within %s (a rebalance is under way); try again", quoteIdent(table), gatherWait)
 		}
 		select {
 		case <-ctx.Done():
