@@ -107,7 +107,7 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 	// resolves a source's schema once, when the DataFrame or table is
 	// declared): a source that infers its schema would otherwise infer
 	// again, maybe differently, from the data present when the query starts.
-	st := &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, sch, opts) }}
+	st := &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, sch, opts) }, cluster: s.cluster, name: format}
 	if batch {
 		return &batchStreamTable{st}, nil
 	}

@@ -64,6 +64,12 @@ type SessionOptions struct {
 	// endpoints the session's sources and sinks may use (a server sets
 	// it; nil: no restriction). See package access.
 	Access *access.Policy
+	// Cluster, when not empty, is the name of the cluster this instance
+	// belongs to (arrowstream serve --cluster-name): streaming queries may
+	// then read only sources that split their data across the instances
+	// (stream.PartitionedSource, the Kafka source of kafka.InstallCluster);
+	// any other would be read once by every instance (docs/cluster.md).
+	Cluster string
 }
 
 // Session is the entry point of the Go API (Spark's SparkSession): it holds
@@ -83,6 +89,7 @@ type Session struct {
 	ckHook      checkpoint.FaultHook
 	ckFormat    int
 	access      *access.Policy
+	cluster     string
 
 	mu          sync.Mutex
 	conf        map[string]string
@@ -106,6 +113,7 @@ func NewSession(opts SessionOptions) *Session {
 		mem: opts.Allocator, logger: opts.Logger, clock: opts.Clock, ckRoot: opts.CheckpointRoot, noSync: opts.NoSync,
 		catalog: plan.NewMemoryCatalog(), conf: map[string]string{}, faults: opts.Faults, ckHook: opts.CheckpointHook, access: opts.Access,
 		ckFormat:   opts.CheckpointLogFormat,
+		cluster:    opts.Cluster,
 		sourceFmts: map[string]SourceFormat{}, sinkFmts: map[string]SinkFormat{}, sinkKeys: map[string][]string{},
 		sourceKeys: map[string][]string{"rate": rate.RateOptionKeys(), "rate-micro-batch": rate.RateMicroBatchOptionKeys(), "memory": nil},
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},
@@ -274,7 +282,7 @@ func (s *Session) confCopy() map[string]string {
 // Reader per query, so that each query's commits release only what every
 // query has consumed.
 func (s *Session) RegisterStream(name string, src Source) {
-	s.catalog.Register(name, &streamTable{schema: src.Schema(), shared: src})
+	s.catalog.Register(name, &streamTable{schema: src.Schema(), shared: src, cluster: s.cluster, name: name})
 }
 
 // RegisterSource declares the streaming table name of a format: each query
@@ -325,6 +333,9 @@ type streamTable struct {
 	schema  *arrow.Schema
 	shared  Source
 	factory func() (Source, error)
+	// cluster and name: in cluster mode, OpenSource refuses a source that
+	// every instance would read whole (clusterRefusal).
+	cluster, name string
 }
 
 func (t *streamTable) Schema() *arrow.Schema { return t.schema }
@@ -333,6 +344,9 @@ func (t *streamTable) Streaming() bool       { return true }
 // OpenSource returns the source for a query and whether the query owns it
 // (closes it when it stops); it implements engine.SourceTable.
 func (t *streamTable) OpenSource() (Source, bool, error) {
+	if t.cluster != "" && t.shared != nil {
+		return nil, false, clusterRefusal(t.cluster, t.name, t.shared)
+	}
 	if ms, ok := t.shared.(*MemoryStream); ok {
 		// Each query consumes a memory stream through its own reader, so
 		// that one query's commits do not release rows another has not
@@ -343,6 +357,12 @@ func (t *streamTable) OpenSource() (Source, bool, error) {
 		return t.shared, false, nil
 	}
 	src, err := t.factory()
+	if err == nil && t.cluster != "" {
+		if err = clusterRefusal(t.cluster, t.name, src); err != nil {
+			src.Close()
+			return nil, false, err
+		}
+	}
 	return src, true, err
 }
 

@@ -124,6 +124,10 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.clusterStateCheck(w.name, exec.HasState()); err != nil {
+		exec.Close()
+		return nil, err
+	}
 	sink := w.sink
 	var closeSink func()
 	if sink == nil {

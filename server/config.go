@@ -195,6 +195,10 @@ type Config struct {
 	Tables TableLister
 	// SystemTables are listed in SystemSchema.
 	SystemTables []SystemTable
+	// Cluster, in cluster mode, locates the instances holding a cluster
+	// table's rows: its FlightInfo then has one endpoint per instance
+	// (cluster.go). Nil: every FlightInfo has one endpoint.
+	Cluster ClusterLocator
 	// Queries lists the streaming queries, for the streaming-table quotas
 	// (nil: those quotas are not enforced).
 	Queries QueryLister

@@ -111,7 +111,7 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	}
 	switch {
 	case tk.Query != "":
-		return v.s.sql.runQuery(ctx, stream, tk.Query, nil)
+		return v.s.sql.runQuery(withLocal(ctx, tk), stream, tk.Query, nil)
 	case tk.Count != nil:
 		return v.s.sql.sendCount(ctx, stream, *tk.Count)
 	}
@@ -289,12 +289,15 @@ func (s *Server) tableFlightInfo(ctx context.Context, tk Ticket, desc *flight.Fl
 	if err != nil {
 		return nil, err
 	}
-	return &flight.FlightInfo{
+	info := &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.mem),
 		FlightDescriptor: desc,
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
 		TotalRecords:     snap.NumRows(),
 		TotalBytes:       snap.NumBytes(),
 		Ordered:          true,
-	}, nil
+	}
+	// A table ticket reads the local sink: a cluster table's FlightInfo
+	// has one endpoint per instance (cluster.go).
+	return s.clusterEndpoints(ctx, tk.Table, info, &flight.Ticket{Ticket: ticket})
 }

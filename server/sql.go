@@ -282,7 +282,7 @@ func (q *sqlServer) GetFlightInfoStatement(ctx context.Context, cmd flightsql.St
 	if err != nil {
 		return nil, statusOf(err, codes.Internal)
 	}
-	return q.statementInfo(st.Schema, t), nil
+	return q.clusterStatementInfo(ctx, sql, q.statementInfo(st.Schema, t))
 }
 
 // GetSchemaStatement returns a statement's result schema without running
@@ -430,7 +430,7 @@ func (q *sqlServer) doGet(ctx context.Context, raw []byte, stream flight.FlightS
 		}
 		switch {
 		case tk.Query != "":
-			return q.runQuery(ctx, stream, tk.Query, nil)
+			return q.runQuery(withLocal(ctx, tk), stream, tk.Query, nil)
 		case tk.Count != nil:
 			return q.sendCount(ctx, stream, *tk.Count)
 		}

@@ -49,6 +49,9 @@ type Ticket struct {
 	// Count is the affected row count of a command run by
 	// CommandStatementQuery (set by the server).
 	Count *int64 `json:"count,omitempty"`
+	// Local runs Query over this instance's rows of cluster tables only
+	// (the endpoints of a multi-endpoint FlightInfo; cluster.go).
+	Local bool `json:"local,omitempty"`
 }
 
 // EpochMetadataKey is the schema metadata key of table streams holding
@@ -128,6 +131,8 @@ func (t Ticket) validate() error {
 		return fmt.Errorf("unsupported ticket version %d", t.Version)
 	case kinds != 1:
 		return errors.New("a ticket names exactly one of table, query and count")
+	case t.Local && t.Query == "":
+		return errors.New("local applies only to query tickets")
 	case t.Table == "" && (t.Epoch != nil || t.Since != nil || t.WithEpoch):
 		return errors.New("epoch, since and with_epoch apply only to table tickets")
 	case t.Epoch != nil && t.Since != nil:

@@ -33,6 +33,7 @@ type appFlags struct {
 	maxRows        int
 	log            *logFlags
 	gov            *governFlags
+	cluster        *clusterFlags // serve only (nil: run)
 }
 
 // addAppFlags declares the flags of run and serve; pgDefault is the
@@ -170,7 +171,12 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 	if err != nil {
 		return nil, err
 	}
+	cluster, err := f.cluster.membership(f.flight.addr, a.logger)
+	if err != nil {
+		return nil, err
+	}
 	a.engine = newEngine(engineOptions{
+		cluster:        cluster,
 		access:         policy,
 		checkpointRoot: a.ckRoot,
 		// Streaming tables are recoverable by default: their committed

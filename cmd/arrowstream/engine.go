@@ -15,6 +15,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/arrowstream/connectors"
 	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
+	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/sql"
 )
@@ -31,6 +32,9 @@ type engineOptions struct {
 	clock arrowstream.Clock
 	// access confines what SQL may touch (nil: everything).
 	access *access.Policy
+	// cluster, when set, is this instance's cluster membership: Kafka
+	// tables are shared with the other instances (docs/cluster.md).
+	cluster *kafka.Cluster
 }
 
 // engine is the embedded Arrowstream: a session with the clicks source and
@@ -42,6 +46,7 @@ type engine struct {
 	sinks   *memsink.Catalog
 	monitor *monitor
 	metrics *metrics
+	cluster *kafka.Cluster // nil outside cluster mode
 
 	mu   sync.Mutex
 	defs map[string]tableDef // by lower-case table name
@@ -60,16 +65,28 @@ func newEngine(opts engineOptions) *engine {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := arrowstream.NewSession(arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot, Access: opts.access})
+	sopts := arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot, Access: opts.access}
+	if opts.cluster != nil {
+		sopts.Cluster = opts.cluster.Name()
+	}
+	s := arrowstream.NewSession(sopts)
 	pebblestate.Register(s)
 	connectors.InstallAll(s)
+	if opts.cluster != nil {
+		kafka.InstallCluster(s, opts.cluster) // replaces the kafka format of InstallAll
+	}
 	s.RegisterSourceFormat("clicks", clicksFormat(opts.clock))
 	s.RegisterSourceOptions("clicks", clicksOptionKeys())
 	sinks := memsink.NewCatalog()
+	if opts.cluster != nil {
+		// Before the memory-sink catalog: a cluster table reads as the
+		// union of every instance's rows.
+		s.AddCatalog(clusterCatalog{c: opts.cluster, sinks: sinks})
+	}
 	sinkOpts := opts.sink
 	sinkOpts.Logger = logger
 	memsink.Install(s, sinks, sinkOpts)
-	e := &engine{logger: logger, session: s, sinks: sinks, metrics: newMetrics(sinks), defs: map[string]tableDef{}}
+	e := &engine{logger: logger, session: s, sinks: sinks, metrics: newMetrics(sinks), defs: map[string]tableDef{}, cluster: opts.cluster}
 	e.monitor = newMonitor(e.sinkSize, e.metrics)
 	s.Streams().AddListener(e.monitor)
 	return e

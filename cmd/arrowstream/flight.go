@@ -60,6 +60,12 @@ func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *g
 	sc := server.ForSession(e.session, e.sinks)
 	if se, ok := sc.Engine.(*server.SessionEngine); ok {
 		se.RunStatementsWith(e.SQL)
+		if e.cluster != nil {
+			t := server.ClusterMembersTable(clusterLister{e.cluster})
+			se.AddSystemTables(t)
+			sc.SystemTables = append(sc.SystemTables, t)
+			sc.Cluster = clusterLister{e.cluster}
+		}
 	}
 	sc.Addr = cfg.addr
 	sc.Authenticator = auth

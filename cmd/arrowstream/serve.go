@@ -11,6 +11,8 @@ const serveExamples = `  arrowstream serve                                   # F
   arrowstream serve --addr 127.0.0.1:0 --http ''      # any free port, no web UI
   ARROWSTREAM_USER=me ARROWSTREAM_PASSWORD=secret arrowstream serve
   arrowstream serve --init tables.sql                 # run statements first
+  arrowstream serve --cluster 127.0.0.1:9092 --cluster-name c1 --addr 127.0.0.1:31337 --init tables.sql
+                                                      # one instance of cluster c1 (start more with other ports)
   arrowstream serve --users-file users --grant 'analyst=clicks' --data-dir /srv/landing
                                                       # logins, a read grant, CSV files from one directory
 
@@ -29,6 +31,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 func newServeFlags() (*flag.FlagSet, *appFlags, *stringList) {
 	fs := newFlagSet("serve", "[flags]", serveExamples)
 	f := addAppFlags(fs, "")
+	f.cluster = addClusterFlags(fs)
 	inits := &stringList{}
 	fs.Var(inits, "init", "run the statements of this SQL `file` at start (repeatable)")
 	return fs, f, inits
@@ -47,6 +50,10 @@ func serveCmd(ctx context.Context, args []string, env cliEnv) error {
 		return errUsage{2}
 	}
 	if err := f.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "arrowstream serve: %v\n", err)
+		return errUsage{2}
+	}
+	if err := f.cluster.validate(f.flight.addr); err != nil {
 		fmt.Fprintf(env.stderr, "arrowstream serve: %v\n", err)
 		return errUsage{2}
 	}

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -11,10 +12,27 @@ import (
 
 // Install registers the "kafka" source and sink formats with sess.
 func Install(sess stream.FormatRegistrar) {
+	install(sess, nil)
+}
+
+// InstallCluster registers the formats as Install does, with the sources
+// of streaming queries made members of cluster c: each reads the
+// partitions the table's consumer group assigns to this instance.
+func InstallCluster(sess stream.FormatRegistrar, c *Cluster) {
+	install(sess, c)
+}
+
+func install(sess stream.FormatRegistrar, cluster *Cluster) {
 	sess.RegisterSourceFormat("kafka", func(mem memory.Allocator, schema *arrow.Schema, opts map[string]string) (stream.Source, error) {
 		o, err := ParseSourceOptions(opts)
 		if err != nil {
 			return nil, err
+		}
+		if cluster != nil {
+			if o.Subscribe == nil {
+				return nil, fmt.Errorf("kafka: cluster %s: a Kafka table reads its topics with the option subscribe in cluster mode (the consumer group assigns the partitions; subscribePattern and assign are not supported)", cluster.Name())
+			}
+			o.Cluster = cluster
 		}
 		if c, ok := sess.(dialController); ok {
 			o.Control = c.DialControl()

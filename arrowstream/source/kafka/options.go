@@ -58,6 +58,10 @@ type SourceOptions struct {
 	BatchRows int
 	// Logger receives data-loss warnings (default slog.Default()).
 	Logger *slog.Logger
+	// Cluster, when set, makes the source a member of its table's
+	// consumer group: it reads only the partitions assigned to this
+	// instance (cluster_source.go, docs/cluster.md).
+	Cluster *Cluster
 }
 
 // unsupportedConsumerOptions are Kafka consumer settings the source

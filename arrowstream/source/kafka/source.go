@@ -50,6 +50,13 @@ type Source struct {
 	// For Metrics (metrics.go): the end offsets the source last listed and
 	// the end of the last range it read.
 	available, consumed PartitionOffsets
+
+	// Cluster mode (cluster_source.go): the membership of the table's
+	// group, once SetCheckpointDir joined it, and the source's checkpoint
+	// directory (its claim decisions).
+	cluster *Cluster
+	member  *groupMember
+	dir     string
 }
 
 // NewSource returns a source; it connects to Kafka only when first used.
@@ -74,7 +81,7 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
-	return &Source{mem: mem, opts: opts, schema: Schema(opts.IncludeHeaders), logger: logger, client: cl, admin: kadm.NewClient(cl)}, nil
+	return &Source{mem: mem, opts: opts, schema: Schema(opts.IncludeHeaders), logger: logger, client: cl, admin: kadm.NewClient(cl), cluster: opts.Cluster}, nil
 }
 
 // Schema implements arrowstream.Source.
@@ -103,6 +110,9 @@ func (s *Source) Description() string {
 // there, so that a query restarted before its first epoch committed reads
 // from the same place.
 func (s *Source) SetCheckpointDir(dir string) error {
+	if s.cluster != nil {
+		return s.clusterSetCheckpointDir(dir)
+	}
 	path := filepath.Join(dir, initialOffsetsFile)
 	if b, err := checkpoint.ReadSealedFile(path); err == nil {
 		po, err := parseInitialOffsets(b)
@@ -154,6 +164,14 @@ func (s *Source) InitialOffset() stream.Offset {
 // LatestOffset implements arrowstream.Source: the end offsets of every
 // partition, capped by endingOffsets.
 func (s *Source) LatestOffset(ctx context.Context) (stream.Offset, error) {
+	if s.cluster != nil {
+		latest, err := s.clusterLatest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.latest, s.available = latest, latest
+		return latest.Encode(), nil
+	}
 	if err := s.ensureInitial(ctx); err != nil {
 		return nil, err
 	}
@@ -178,6 +196,9 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start stream.Offset) (str
 			return nil, err
 		}
 		latest, s.latest = s.latest, nil
+	}
+	if s.cluster != nil {
+		return s.clusterLatestFrom(ctx, start, latest)
 	}
 	if s.opts.MaxOffsetsPerTrigger <= 0 {
 		return latest.Encode(), nil
@@ -221,6 +242,10 @@ func (s *Source) Commit(context.Context, stream.Offset) error { return nil }
 
 // Close implements arrowstream.Source.
 func (s *Source) Close() error {
+	if s.member != nil {
+		s.member.leave()
+		s.member = nil
+	}
 	s.client.Close()
 	return nil
 }
@@ -425,6 +450,9 @@ func (s *Source) resolveStart(ctx context.Context) (PartitionOffsets, error) {
 // < end[p] of every partition of end. Partitions new since start are read
 // from their earliest offset.
 func (s *Source) Read(ctx context.Context, start, end stream.Offset) (vector.Operator, error) {
+	if s.cluster != nil {
+		return s.clusterRead(ctx, end)
+	}
 	from, err := decodeOffset(start)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,350 @@
+package kafka
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// ClusterOptions configure cluster mode (arrowstream serve --cluster):
+// instances with the same Name share each streaming table that reads
+// Kafka through one consumer group per table.
+type ClusterOptions struct {
+	// Name is the cluster's name; a table's group is <Name>-<table>.
+	Name string
+	// Brokers hold the groups (the bootstrap servers of the Kafka cluster
+	// the tables read).
+	Brokers []string
+	// Address is this instance's Flight SQL address, carried in its group
+	// join metadata (system.cluster_members, multi-endpoint FlightInfo).
+	Address string
+	// SessionTimeout is how long the group waits for a silent member
+	// (kill -9) before giving its partitions to others (default 10s).
+	SessionTimeout time.Duration
+	// Logger receives rebalances (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Cluster is this instance's membership in a cluster: it makes the Kafka
+// sources of streaming queries cluster members and lists the members of
+// every table's group. Safe for concurrent use.
+type Cluster struct {
+	opts ClusterOptions
+
+	mu      sync.Mutex
+	members map[string]*groupMember // by group id, while their query runs
+}
+
+// NewCluster checks opts and returns the membership (it connects only
+// when a query starts).
+func NewCluster(opts ClusterOptions) (*Cluster, error) {
+	if opts.Name == "" {
+		return nil, errors.New("kafka: cluster name is empty")
+	}
+	if strings.ContainsAny(opts.Name, " \t\n/") {
+		return nil, fmt.Errorf("kafka: cluster name %q: spaces and slashes are not allowed", opts.Name)
+	}
+	if len(opts.Brokers) == 0 {
+		return nil, fmt.Errorf("kafka: cluster %s: no brokers", opts.Name)
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Cluster{opts: opts, members: map[string]*groupMember{}}, nil
+}
+
+// Name returns the cluster's name.
+func (c *Cluster) Name() string { return c.opts.Name }
+
+// Address returns this instance's advertised Flight SQL address.
+func (c *Cluster) Address() string { return c.opts.Address }
+
+// GroupID is the consumer group of a table's query.
+func (c *Cluster) GroupID(table string) string { return c.opts.Name + "-" + table }
+
+// Runs reports whether table's query runs here as a cluster member.
+func (c *Cluster) Runs(table string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.members[c.GroupID(table)]
+	return ok
+}
+
+// Member is one instance in one table's group (system.cluster_members).
+type Member struct {
+	Table      string
+	Group      string
+	MemberID   string
+	ClientHost string
+	Address    string // its Flight SQL address
+	Partitions []string
+	Self       bool // this instance
+}
+
+// Members describes the groups of the tables whose queries run here.
+func (c *Cluster) Members(ctx context.Context) ([]Member, error) {
+	c.mu.Lock()
+	gms := make([]*groupMember, 0, len(c.members))
+	for _, gm := range c.members {
+		gms = append(gms, gm)
+	}
+	c.mu.Unlock()
+	sort.Slice(gms, func(i, j int) bool { return gms[i].group < gms[j].group })
+	var out []Member
+	for _, gm := range gms {
+		ms, err := gm.describe(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+	}
+	return out, nil
+}
+
+// TableMembers describes the group of one table (nil when its query does
+// not run here).
+func (c *Cluster) TableMembers(ctx context.Context, table string) ([]Member, error) {
+	c.mu.Lock()
+	gm := c.members[c.GroupID(table)]
+	c.mu.Unlock()
+	if gm == nil {
+		return nil, nil
+	}
+	return gm.describe(ctx)
+}
+
+func (c *Cluster) register(gm *groupMember) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.members[gm.group]; ok {
+		return fmt.Errorf("kafka: cluster %s: group %s is already used by another query of this instance (one Kafka source per streaming table in cluster mode)", c.opts.Name, gm.group)
+	}
+	c.members[gm.group] = gm
+	return nil
+}
+
+func (c *Cluster) unregister(gm *groupMember) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.members[gm.group] == gm {
+		delete(c.members, gm.group)
+	}
+}
+
+// groupMember is one query's membership: a franz-go group consumer
+// (cooperative-sticky) that never fetches (the source reads by offset
+// with its own consumers) and the partitions it owns now.
+type groupMember struct {
+	cluster  *Cluster
+	group    string
+	table    string
+	instance string // stable id of this query's checkpoint
+	logger   *slog.Logger
+	client   *kgo.Client
+	admin    *kadm.Client
+
+	// mu orders claims against revocation: a claim checks ownership and
+	// commits under mu, and the revoke callback takes mu, so a partition
+	// handed to another member is never claimed here afterwards.
+	mu    sync.Mutex
+	owned map[string]map[int32]bool
+	ids   map[string][16]byte // topic ids (under mu)
+}
+
+// instanceFile holds the instance id in the source's checkpoint directory.
+const instanceFile = "cluster-instance"
+
+// loadInstanceID reads the id of this checkpoint's member or makes one.
+func loadInstanceID(dir string) (string, error) {
+	path := filepath.Join(dir, instanceFile)
+	if b, err := checkpoint.ReadSealedFile(path); err == nil {
+		id := strings.TrimSpace(string(b))
+		if id == "" {
+			return "", fmt.Errorf("kafka: %s is empty", path)
+		}
+		return id, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("kafka: cluster instance id: %w", err)
+	}
+	var raw [8]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("kafka: cluster instance id: %w", err)
+	}
+	id := hex.EncodeToString(raw[:])
+	w := &checkpoint.Writer{}
+	if err := w.MkdirAll(dir); err != nil {
+		return "", fmt.Errorf("kafka: cluster instance id: %w", err)
+	}
+	if err := w.WriteSealedFile(path, []byte(id), false); err != nil {
+		if errors.Is(err, checkpoint.ErrExists) {
+			return loadInstanceID(dir)
+		}
+		return "", fmt.Errorf("kafka: cluster instance id %s: %w", path, err)
+	}
+	return id, nil
+}
+
+// join starts membership of table's group for topics.
+func (c *Cluster) join(table, instance string, topics []string, dial []kgo.Opt) (*groupMember, error) {
+	gm := &groupMember{cluster: c, group: c.GroupID(table), table: table, instance: instance,
+		logger: c.opts.Logger.With("cluster", c.opts.Name, "group", c.GroupID(table), "instance", instance),
+		owned:  map[string]map[int32]bool{}}
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(c.opts.Brokers...),
+		kgo.ConsumerGroup(gm.group),
+		kgo.ConsumeTopics(topics...),
+		kgo.Balancers(&addressBalancer{inner: kgo.CooperativeStickyBalancer(), addr: c.opts.Address}),
+		kgo.DisableAutoCommit(),
+		kgo.SessionTimeout(c.opts.SessionTimeout),
+		kgo.HeartbeatInterval(max(c.opts.SessionTimeout/10, 100*time.Millisecond)),
+		kgo.RebalanceTimeout(max(c.opts.SessionTimeout, 10*time.Second)),
+		kgo.ClientID("arrowstream-" + c.opts.Name),
+		kgo.MetadataMinAge(100 * time.Millisecond),
+		kgo.OnPartitionsAssigned(gm.assigned),
+		kgo.OnPartitionsRevoked(gm.revoked),
+		kgo.OnPartitionsLost(gm.lost),
+	}, dial...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: cluster %s: group %s: %w", c.opts.Name, gm.group, err)
+	}
+	// The membership never fetches: pausing the topics keeps the group
+	// consumer from buffering records nobody reads.
+	cl.PauseFetchTopics(topics...)
+	gm.client, gm.admin = cl, kadm.NewClient(cl)
+	// Registered once complete: system.cluster_members reads it from
+	// other goroutines.
+	if err := c.register(gm); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	gm.logger.Info("cluster: joining the table's consumer group", "topics", strings.Join(topics, ","), "address", c.opts.Address)
+	return gm, nil
+}
+
+func (gm *groupMember) assigned(_ context.Context, cl *kgo.Client, tps map[string][]int32) {
+	gm.mu.Lock()
+	for t, ps := range tps {
+		if gm.owned[t] == nil {
+			gm.owned[t] = map[int32]bool{}
+		}
+		for _, p := range ps {
+			gm.owned[t][p] = true
+		}
+	}
+	n := gm.ownedCountLocked()
+	gm.mu.Unlock()
+	_, gen := cl.GroupMetadata() // the callback may run before join returns
+	gm.logger.Info("cluster: rebalance: partitions assigned", "partitions", formatTPs(tps), "owned", n, "generation", gen)
+}
+
+func (gm *groupMember) revoked(_ context.Context, _ *kgo.Client, tps map[string][]int32) {
+	gm.drop(tps, "revoked")
+}
+
+func (gm *groupMember) lost(_ context.Context, _ *kgo.Client, tps map[string][]int32) {
+	gm.drop(tps, "lost")
+}
+
+// drop forgets partitions; it waits for a claim in flight (mu).
+func (gm *groupMember) drop(tps map[string][]int32, how string) {
+	gm.mu.Lock()
+	for t, ps := range tps {
+		for _, p := range ps {
+			delete(gm.owned[t], p)
+		}
+	}
+	n := gm.ownedCountLocked()
+	gm.mu.Unlock()
+	gm.logger.Info("cluster: rebalance: partitions "+how, "partitions", formatTPs(tps), "owned", n)
+}
+
+func (gm *groupMember) ownedCountLocked() int {
+	n := 0
+	for _, ps := range gm.owned {
+		n += len(ps)
+	}
+	return n
+}
+
+// ownedNow returns a copy of the partitions owned now.
+func (gm *groupMember) ownedNow() map[string][]int32 {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	out := map[string][]int32{}
+	for t, ps := range gm.owned {
+		for p := range ps {
+			out[t] = append(out[t], p)
+		}
+		sort.Slice(out[t], func(i, j int) bool { return out[t][i] < out[t][j] })
+	}
+	return out
+}
+
+// describe lists the group's members.
+func (gm *groupMember) describe(ctx context.Context) ([]Member, error) {
+	described, err := gm.admin.DescribeGroups(ctx, gm.group)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: cluster %s: describe group %s: %w", gm.cluster.opts.Name, gm.group, err)
+	}
+	self, _ := gm.client.GroupMetadata()
+	var out []Member
+	for _, g := range described.Sorted() {
+		if g.Err != nil {
+			return nil, fmt.Errorf("kafka: cluster %s: describe group %s: %w", gm.cluster.opts.Name, gm.group, g.Err)
+		}
+		for _, m := range g.Members {
+			mem := Member{Table: gm.table, Group: gm.group, MemberID: m.MemberID, ClientHost: m.ClientHost, Self: m.MemberID == self}
+			if c, ok := m.Join.AsConsumer(); ok {
+				mem.Address, _, _ = unwrapAddress(c.UserData)
+			}
+			if a, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range a.Topics {
+					for _, p := range t.Partitions {
+						mem.Partitions = append(mem.Partitions, fmt.Sprintf("%s-%d", t.Topic, p))
+					}
+				}
+			}
+			sort.Strings(mem.Partitions)
+			out = append(out, mem)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].MemberID < out[j].MemberID })
+	return out, nil
+}
+
+// leave closes the group client (the group rebalances the partitions to
+// the remaining members at once).
+func (gm *groupMember) leave() {
+	gm.client.Close()
+	gm.cluster.unregister(gm)
+	gm.logger.Info("cluster: left the table's consumer group")
+}
+
+func formatTPs(tps map[string][]int32) string {
+	var parts []string
+	for t, ps := range tps {
+		for _, p := range ps {
+			parts = append(parts, fmt.Sprintf("%s-%d", t, p))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

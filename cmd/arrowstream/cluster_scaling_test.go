@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/arrowstream/arrowstream/internal/testutil"
+)
+
+// scalingEnv turns on TestClusterScaling (a measurement, not a check).
+const scalingEnv = "ARROWSTREAM_CLUSTER_SCALING"
+
+// TestClusterScaling measures cluster mode's scaling efficiency: the same
+// input (scalingEvents events over 12 partitions) read by a passthrough
+// table on 1, 2 and 3 `serve` instances, as events per CPU-second of the
+// instances (user + system time from /proc while the input is processed),
+// each relative to the single instance. It logs the figures and asserts
+// nothing about speed. Run it with ARROWSTREAM_CLUSTER_SCALING=1.
+func TestClusterScaling(t *testing.T) {
+	if os.Getenv(scalingEnv) == "" {
+		t.Skipf("a measurement: set %s=1 to run it", scalingEnv)
+	}
+	events := 200000
+	if n, err := strconv.Atoi(os.Getenv(scalingEnv)); err == nil && n > 1 {
+		events = n
+	}
+	bin := buildBinary(t)
+	ports := freePorts(t, 7)
+	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	startKfake(t, ports[0])
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	next := 1
+	rate := map[int]float64{}
+	for k := 1; k <= 3; k++ {
+		topic := fmt.Sprintf("scale%d", k)
+		init := filepath.Join(t.TempDir(), "tables.sql")
+		sqlText := fmt.Sprintf(`CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');
+CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;
+`, brokers, topic)
+		if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var insts []*clusterInstance
+		for range k {
+			ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
+			next++
+			ci.startIn(t, bin, brokers, topic, init)
+			insts = append(insts, ci)
+		}
+		waitGroupOf(t, insts[0], k)
+		before := cpuSeconds(t, insts)
+		start := time.Now()
+		for i := 0; i < events; i += 10000 {
+			recs := make([]*kgo.Record, 0, 10000)
+			for j := i; j < min(i+10000, events); j++ {
+				v := "e" + strconv.Itoa(j)
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
+			}
+			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
+		for localCount(t, insts) < events {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d instances: the input was not processed in time", k)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		cpu := cpuSeconds(t, insts) - before
+		rate[k] = float64(events) / cpu
+		t.Logf("%d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second, efficiency %.2f× the single instance",
+			k, events, time.Since(start).Seconds(), cpu, rate[k], rate[k]/rate[1])
+		for _, ci := range insts {
+			ci.p.interrupt(t)
+		}
+	}
+}
+
+// waitGroupOf waits until the table's group has n members with partitions.
+func waitGroupOf(t *testing.T, ci *clusterInstance, n int) {
+	t.Helper()
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+		recs, err := readSQL(ctx, ci.addr, "SELECT count(*) FROM system.cluster_members WHERE num_partitions > 0")
+		cancel()
+		got := int64(-1)
+		if err == nil && len(recs) > 0 && recs[0].NumRows() == 1 {
+			got = recs[0].Column(0).(*array.Int64).Value(0)
+		}
+		releaseRecords(recs)
+		if got == int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group did not reach %d members with partitions (last %d, err %v)", n, got, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// localCount sums the instances' own row counts.
+func localCount(t *testing.T, insts []*clusterInstance) int {
+	t.Helper()
+	total := 0
+	for _, ci := range insts {
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+		ctx = metadata.AppendToOutgoingContext(ctx, clusterLocalHeader, "1")
+		recs, err := readSQL(ctx, ci.addr, "SELECT count(*) FROM passthrough")
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			total += int(r.Column(0).(*array.Int64).Value(0))
+		}
+		releaseRecords(recs)
+	}
+	return total
+}
+
+// cpuSeconds is the user + system CPU time of the instances' processes.
+func cpuSeconds(t *testing.T, insts []*clusterInstance) float64 {
+	t.Helper()
+	total := 0.0
+	for _, ci := range insts {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ci.p.cmd.Process.Pid))
+		if err != nil {
+			t.Skipf("no /proc: %v", err)
+		}
+		// Fields after the command name (which may hold spaces): utime and
+		// stime are the 14th and 15th fields of the line.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+		f := strings.Fields(rest)
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		total += (ut + st) / 100 // USER_HZ
+	}
+	return total
+}
