@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -102,7 +103,13 @@ type FrontendSession struct {
 	f        *Frontend
 	user     string
 	settings *Settings
+	overlay  plan.Catalog
 }
+
+// SetCatalog makes the session's statements resolve table names in c
+// before the engine's catalog (the PostgreSQL endpoint's pg_catalog).
+// c must be safe for concurrent use and show only what the user may see.
+func (fs *FrontendSession) SetCatalog(c plan.Catalog) { fs.overlay = c }
 
 // User is the session's user.
 func (fs *FrontendSession) User() string { return fs.user }
@@ -117,7 +124,7 @@ func (fs *FrontendSession) withUser(ctx context.Context) context.Context {
 // request is the engine request of a statement of this session.
 func (fs *FrontendSession) request(ctx context.Context, sql string, mem *queryAllocator) Request {
 	s := fs.f.s
-	r := Request{SQL: sql, User: fs.user, Mem: s.mem, CanRead: s.grants.filter(fs.user), Settings: fs.settings}
+	r := Request{SQL: sql, User: fs.user, Mem: s.mem, CanRead: s.grants.filter(fs.user), Settings: fs.settings, Overlay: fs.overlay}
 	if mem != nil {
 		r.Mem = mem
 	}

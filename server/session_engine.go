@@ -109,6 +109,9 @@ func (e *SessionEngine) analyze(ctx context.Context, req Request) (plan.Statemen
 	if req.CanRead != nil {
 		cat = grantedCatalog{cat, req.CanRead}
 	}
+	if req.Overlay != nil {
+		cat = overlayCatalog{req.Overlay, cat}
+	}
 	st, err := plan.AnalyzeContext(ctx, stmt, cat, plan.AnalyzeOptions{Session: &opts})
 	return st, classify(err)
 }
@@ -143,6 +146,24 @@ func (g grantedCatalog) TableNames() []string {
 		}
 	}
 	return out
+}
+
+// overlayCatalog resolves names in over first, then in base.
+type overlayCatalog struct{ over, base plan.Catalog }
+
+func (o overlayCatalog) Table(name string) (plan.Table, error) {
+	t, err := o.over.Table(name)
+	if err == nil || !errors.Is(err, plan.ErrTableNotFound) {
+		return t, err
+	}
+	return o.base.Table(name)
+}
+
+func (o overlayCatalog) TableNames() []string {
+	if l, ok := o.base.(plan.TableLister); ok {
+		return l.TableNames()
+	}
+	return nil
 }
 
 // classify maps planner errors onto the codes clients see.

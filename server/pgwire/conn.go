@@ -38,7 +38,9 @@ type conn struct {
 	sess   *server.FrontendSession
 	params map[string]string // the session's PostgreSQL parameters
 	opts   encodeOpts
-	txn    byte // ReadyForQuery status: 'I', 'T' or 'E'
+	// dialect translates the session's PostgreSQL into the dialect.
+	dialect dialect
+	txn     byte // ReadyForQuery status: 'I', 'T' or 'E'
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
@@ -378,6 +380,8 @@ func (c *conn) login(params map[string]string) error {
 		}
 	}
 	c.sess = c.srv.front.NewSession(user)
+	c.sess.SetCatalog(pgCatalog{c})
+	c.dialect = dialect{user: user, version: "PostgreSQL " + c.srv.cfg.ServerVersion}
 	c.params = map[string]string{
 		"server_version":              c.srv.cfg.ServerVersion,
 		"server_encoding":             "UTF8",

@@ -146,7 +146,7 @@ func isTxnEnd(text string) bool {
 // newPortal classifies a statement (with its values bound): a session
 // statement, a query (described now) or a command.
 func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
-	text = pgCasts(text)
+	text = c.dialect.translate(text)
 	p := &portal{text: text, formats: formats}
 	if res, ok, err := c.local(text); err != nil {
 		return nil, err
@@ -158,17 +158,16 @@ func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
 		}
 		return p, nil
 	}
-	if res, ok, err := c.catalogQuery(text); err != nil {
-		return nil, err
-	} else if ok {
-		p.local = res
-		p.isQuery = true
-		p.schema = res.rows.Schema()
-		return p, nil
-	}
 	ctx, done := c.statementContext()
 	defer done()
 	st, err := c.sess.Describe(ctx, text)
+	if err != nil && readsEmptyCatalog(text) {
+		// A catalog query the planner cannot take (PostgreSQL's array
+		// syntax) over a relation without rows: no rows.
+		p.local = emptyResult()
+		p.isQuery, p.schema = true, p.local.rows.Schema()
+		return p, nil
+	}
 	if err == nil {
 		err = c.checkCanceled()
 	}
