@@ -40,6 +40,8 @@ type conn struct {
 	opts   encodeOpts
 	// dialect translates the session's PostgreSQL into the dialect.
 	dialect dialect
+	// stmtTimeout is statement_timeout (0: none).
+	stmtTimeout time.Duration
 	txn     byte // ReadyForQuery status: 'I', 'T' or 'E'
 
 	stmts   map[string]*prepared
@@ -113,7 +115,7 @@ func (c *conn) checkCanceled() error {
 // statementContext is the context of one statement, canceled by a
 // CancelRequest or when the connection ends.
 func (c *conn) statementContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(c.baseCtx)
+	ctx, cancel := c.withTimeout(c.baseCtx)
 	c.mu.Lock()
 	c.cancel = cancel
 	c.mu.Unlock()
@@ -397,9 +399,13 @@ func (c *conn) login(params map[string]string) error {
 		"search_path":                 `"$user", public`,
 		"extra_float_digits":          "1",
 	}
+	settings := startupOptions(params["options"])
 	for k, v := range params {
+		settings[k] = v
+	}
+	for k, v := range settings {
 		switch strings.ToLower(k) {
-		case "timezone", "datestyle", "client_encoding", "application_name", "extra_float_digits", "search_path":
+		case "timezone", "datestyle", "client_encoding", "application_name", "extra_float_digits", "search_path", "statement_timeout":
 			if err := c.setParam(k, v); err != nil {
 				return err
 			}

@@ -161,6 +161,7 @@ func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
 	ctx, done := c.statementContext()
 	defer done()
 	st, err := c.sess.Describe(ctx, text)
+	err = timeoutError(ctx, err)
 	if err != nil && readsEmptyCatalog(text) {
 		// A catalog query the planner cannot take (PostgreSQL's array
 		// syntax) over a relation without rows: no rows.
@@ -188,12 +189,12 @@ func (c *conn) open(p *portal) error {
 		p.local.rows = nil
 		p.src = &recordSource{schema: rec.Schema(), recs: []arrow.Record{rec}}
 	} else {
-		p.ctx, p.cancel = context.WithCancel(c.baseCtx)
+		p.ctx, p.cancel = c.withTimeout(c.baseCtx)
 		stop := c.watch(p.cancel)
 		rows, err := c.sess.Query(p.ctx, p.text)
 		stop()
 		if err != nil {
-			return err
+			return timeoutError(p.ctx, err)
 		}
 		p.src = rows
 	}
@@ -251,6 +252,9 @@ func (c *conn) run(p *portal, maxRows int64) error {
 			rec, err := p.src.Next(ctx)
 			if err != nil && ctx.Err() != nil {
 				err = errCanceled
+				if errors.Is(context.Cause(ctx), errStatementTimeout) {
+					err = errStatementTimeout
+				}
 			}
 			if errors.Is(err, io.EOF) {
 				p.done = true
@@ -310,7 +314,7 @@ func (c *conn) command(p *portal) (string, error) {
 	defer done()
 	n, err := c.sess.Exec(ctx, p.text)
 	if err != nil {
-		return "", err
+		return "", timeoutError(ctx, err)
 	}
 	return commandTag(p.text, n), nil
 }
