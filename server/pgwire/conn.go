@@ -42,7 +42,7 @@ type conn struct {
 	dialect dialect
 	// stmtTimeout is statement_timeout (0: none).
 	stmtTimeout time.Duration
-	txn     byte // ReadyForQuery status: 'I', 'T' or 'E'
+	txn         byte // ReadyForQuery status: 'I', 'T' or 'E'
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
