@@ -53,6 +53,9 @@ type portal struct {
 	isQuery bool
 	schema  *arrow.Schema
 	local   *localResult
+	// params are the values of the statement's placeholders (owned), nil
+	// without placeholders.
+	params arrow.Record
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -80,6 +83,10 @@ func (p *portal) close() {
 	if p.local != nil && p.local.rows != nil {
 		p.local.rows.Release()
 		p.local.rows = nil
+	}
+	if p.params != nil {
+		p.params.Release()
+		p.params = nil
 	}
 }
 
@@ -117,7 +124,7 @@ func (c *conn) simpleStatement(text string) error {
 	} else if n > 0 {
 		return &pgError{code: "08P01", msg: fmt.Sprintf("statement has placeholders up to $%d: send it with the extended protocol (Parse/Bind) and bind values", n)}
 	}
-	p, err := c.newPortal(text, nil)
+	p, err := c.newPortal(text, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -143,11 +150,12 @@ func isTxnEnd(text string) bool {
 	return false
 }
 
-// newPortal classifies a statement (with its values bound): a session
-// statement, a query (described now) or a command.
-func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
+// newPortal classifies a statement (with its parameter values, params):
+// a session statement, a query (described now) or a command. The portal
+// owns params when it is returned; on an error the caller still does.
+func (c *conn) newPortal(text string, formats []int16, params arrow.Record) (*portal, error) {
 	text = c.dialect.translate(text)
-	p := &portal{text: text, formats: formats}
+	p := &portal{text: text, formats: formats, params: params}
 	if res, ok, err := c.local(text); err != nil {
 		return nil, err
 	} else if ok {
@@ -160,7 +168,7 @@ func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
 	}
 	ctx, done := c.statementContext()
 	defer done()
-	st, err := c.sess.Describe(ctx, text)
+	st, err := c.sess.DescribeParams(ctx, text, params)
 	err = timeoutError(ctx, err)
 	if err != nil && readsEmptyCatalog(text) {
 		// A catalog query the planner cannot take (PostgreSQL's array
@@ -191,7 +199,7 @@ func (c *conn) open(p *portal) error {
 	} else {
 		p.ctx, p.cancel = c.withTimeout(c.baseCtx)
 		stop := c.watch(p.cancel)
-		rows, err := c.sess.Query(p.ctx, p.text)
+		rows, err := c.sess.QueryParams(p.ctx, p.text, p.params)
 		stop()
 		if err != nil {
 			return timeoutError(p.ctx, err)
