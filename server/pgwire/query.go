@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/arrowstream/arrowstream/server"
 )
 
 // source is an open result: the engine's server.Rows, or a session
@@ -56,6 +58,9 @@ type portal struct {
 	// params are the values of the statement's placeholders (owned), nil
 	// without placeholders.
 	params arrow.Record
+	// flushEach sends every batch's rows as soon as they are encoded
+	// (a subscription's epochs).
+	flushEach bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -124,6 +129,9 @@ func (c *conn) simpleStatement(text string) error {
 	} else if n > 0 {
 		return &pgError{code: "08P01", msg: fmt.Sprintf("statement has placeholders up to $%d: send it with the extended protocol (Parse/Bind) and bind values", n)}
 	}
+	if server.IsSubscribe(text) {
+		return c.subscribe(text)
+	}
 	p, err := c.newPortal(text, nil, nil)
 	if err != nil {
 		return err
@@ -154,6 +162,9 @@ func isTxnEnd(text string) bool {
 // a session statement, a query (described now) or a command. The portal
 // owns params when it is returned; on an error the caller still does.
 func (c *conn) newPortal(text string, formats []int16, params arrow.Record) (*portal, error) {
+	if server.IsSubscribe(text) {
+		return nil, errSubscribeExtended
+	}
 	text = c.dialect.translate(text)
 	p := &portal{text: text, formats: formats, params: params}
 	if res, ok, err := c.local(text); err != nil {
@@ -307,6 +318,11 @@ func (c *conn) run(p *portal, maxRows int64) error {
 		}
 		p.cur.Release()
 		p.cur = nil
+		if p.flushEach {
+			if err := c.flush(); err != nil {
+				return errConnGone
+			}
+		}
 	}
 }
 
