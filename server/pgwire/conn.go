@@ -29,6 +29,7 @@ const flushBytes = 64 << 10
 type conn struct {
 	srv    *Server
 	nc     net.Conn
+	rd     *connReader // what the protocol reader reads (c.nc, after a watcher's bytes)
 	be     *pgproto3.Backend
 	out    []byte
 	pid    uint32
@@ -182,7 +183,8 @@ func (c *conn) serve() {
 		}
 	}()
 	_ = c.nc.SetDeadline(time.Now().Add(c.srv.cfg.LoginTimeout))
-	c.be = pgproto3.NewBackend(c.nc, io.Discard)
+	c.rd = &connReader{c: c}
+	c.be = pgproto3.NewBackend(c.rd, io.Discard)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageBytes)
 	ok, err := c.startup()
 	if err != nil {
@@ -343,7 +345,7 @@ func (c *conn) startup() (bool, error) {
 				return false, fmt.Errorf("TLS handshake: %w", err)
 			}
 			c.nc, c.isTLS = tc, true
-			c.be = pgproto3.NewBackend(c.nc, io.Discard)
+			c.be = pgproto3.NewBackend(c.rd, io.Discard)
 			c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageBytes)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {

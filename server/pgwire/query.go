@@ -237,6 +237,9 @@ func (c *conn) watch(f context.CancelFunc) func() {
 	}
 }
 
+// maxRowBytes is the largest DataRow message (its length is an int32).
+const maxRowBytes = 1<<31 - 1
+
 // run executes a portal: a command once, a query's rows up to maxRows
 // (0: all), ending with CommandComplete or PortalSuspended.
 func (c *conn) run(p *portal, maxRows int64) error {
@@ -264,7 +267,6 @@ func (c *conn) run(p *portal, maxRows int64) error {
 		ctx = p.ctx
 		defer c.watch(p.cancel)()
 	}
-	var dr pgproto3.DataRow
 	var n int64
 	for {
 		if p.cur == nil {
@@ -302,12 +304,12 @@ func (c *conn) run(p *portal, maxRows int64) error {
 				c.send(&pgproto3.PortalSuspended{})
 				return nil
 			}
-			dr.Values = p.enc.row(p.row)
-			out, err := dr.Encode(c.out)
-			if err != nil {
-				return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("row %d: %v", p.sent, err)}
+			mark := len(c.out)
+			c.out = p.enc.appendDataRow(c.out, p.row)
+			if size := len(c.out) - mark - 1; size > maxRowBytes {
+				c.out = c.out[:mark]
+				return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("row %d is %d bytes, over the protocol's limit of %d", p.sent, size, maxRowBytes)}
 			}
-			c.out = out
 			n++
 			p.sent++
 			if len(c.out) >= flushBytes {

@@ -162,3 +162,37 @@ func TestSubscribePsql(t *testing.T) {
 		t.Fatalf("psql output: %s", out.String())
 	}
 }
+
+// TestSubscribeClientCloses: a client that closes its connection during
+// a SUBSCRIBE ends the subscription at once, without waiting for a
+// commit (the statement slot and the connection are released).
+func TestSubscribeClientCloses(t *testing.T) {
+	f := startFixture(t, fixtureOpts{})
+	f.addTable(t, "events", subSchema)
+	c, err := pgx.Connect(context.Background(), f.dsn("alice", "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		rows, err := c.Query(context.Background(), "SUBSCRIBE events", pgx.QueryExecModeSimpleProtocol)
+		if err == nil {
+			for rows.Next() {
+			}
+			rows.Close()
+		}
+	}()
+	deadline := time.Now().Add(testutil.Scaled(time.Minute))
+	for !f.pg.running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = c.PgConn().Conn().Close()
+	for f.pg.running() || f.pg.connections() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription outlived its connection")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
