@@ -105,6 +105,9 @@ func (c *conn) simpleQuery(text string) {
 	for _, s := range stmts {
 		if err := c.simpleStatement(s); err != nil {
 			if errors.Is(err, errConnGone) {
+				// A write failed part-way (the client went, or stalled
+				// past the stall timeout): the stream is broken.
+				_ = c.nc.Close()
 				return
 			}
 			c.sendError(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/server"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -195,4 +196,39 @@ func TestSubscribeClientCloses(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestSubscribeSlowClientStalls: a subscriber that reads nothing holds
+// back only its own subscription — commits go on, the server keeps at
+// most a write buffer for it — and is dropped by the stall rule
+// (StallTimeout) once its connection stops taking bytes.
+func TestSubscribeSlowClientStalls(t *testing.T) {
+	f := startFixture(t, fixtureOpts{server: func(c *server.Config) { c.Limits.StallTimeout = 300 * time.Millisecond }})
+	tab := f.addTable(t, "events", subSchema)
+	c, err := pgx.Connect(context.Background(), f.dsn("alice", "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Send SUBSCRIBE and never read: the raw connection is left alone.
+	if _, err := c.PgConn().Conn().Write(append([]byte{'Q', 0, 0, 0, byte(4 + len("SUBSCRIBE events") + 1)}, "SUBSCRIBE events\x00"...)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(testutil.Scaled(time.Minute))
+	for !f.pg.running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ids := make([]int64, 64<<10)
+	for epoch := int64(1); epoch <= 40; epoch++ { // ~40 MB of rows in text
+		commit(t, f, tab, epoch, ids...)
+	}
+	for f.pg.connections() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled subscriber was not dropped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = c.PgConn().Conn().Close()
 }
