@@ -127,6 +127,8 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		return nil, errorAt(x.Pos, ErrUnsupported, "Subscripts (x[i]) are not supported.")
 	case *sql.Subquery:
 		return r.subquery(x)
+	case *sql.Placeholder:
+		return nil, errorAt(x.Pos, ErrUnsupported, "Parameter $%d has no value: bind parameters with a prepared statement.", x.Index)
 	}
 	return nil, errorAt(e.Position(), ErrUnsupported, "Unsupported expression %s.", sql.Format(e))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -49,6 +50,11 @@ type Request struct {
 	// with them and stores the session's SETs in them, so that a SET
 	// affects that session only.
 	Settings *Settings
+	// Overlay, when not nil, resolves table names before the engine's
+	// catalog: a front end's own relations (the PostgreSQL endpoint's
+	// pg_catalog and information_schema), built from the tables the user
+	// may see. CanRead is not applied to them.
+	Overlay plan.Catalog
 }
 
 // Statement describes a statement without running it.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -102,7 +103,13 @@ type FrontendSession struct {
 	f        *Frontend
 	user     string
 	settings *Settings
+	overlay  plan.Catalog
 }
+
+// SetCatalog makes the session's statements resolve table names in c
+// before the engine's catalog (the PostgreSQL endpoint's pg_catalog).
+// c must be safe for concurrent use and show only what the user may see.
+func (fs *FrontendSession) SetCatalog(c plan.Catalog) { fs.overlay = c }
 
 // User is the session's user.
 func (fs *FrontendSession) User() string { return fs.user }
@@ -115,9 +122,9 @@ func (fs *FrontendSession) withUser(ctx context.Context) context.Context {
 }
 
 // request is the engine request of a statement of this session.
-func (fs *FrontendSession) request(ctx context.Context, sql string, mem *queryAllocator) Request {
+func (fs *FrontendSession) request(ctx context.Context, sql string, params arrow.Record, mem *queryAllocator) Request {
 	s := fs.f.s
-	r := Request{SQL: sql, User: fs.user, Mem: s.mem, CanRead: s.grants.filter(fs.user), Settings: fs.settings}
+	r := Request{SQL: sql, Params: params, User: fs.user, Mem: s.mem, CanRead: s.grants.filter(fs.user), Settings: fs.settings, Overlay: fs.overlay}
 	if mem != nil {
 		r.Mem = mem
 	}
@@ -139,6 +146,13 @@ func (fs *FrontendSession) Tables(ctx context.Context) ([]TableInfo, error) {
 // Describe parses and analyzes a statement without running it: whether it
 // returns rows, and their schema.
 func (fs *FrontendSession) Describe(ctx context.Context, sql string) (Statement, error) {
+	return fs.DescribeParams(ctx, sql, nil)
+}
+
+// DescribeParams is Describe with the statement's $n placeholders bound
+// to params (one row, a column per placeholder; NULLs of the parameters'
+// types describe a statement before its values are known).
+func (fs *FrontendSession) DescribeParams(ctx context.Context, sql string, params arrow.Record) (Statement, error) {
 	ctx = fs.withUser(ctx)
 	q := fs.f.s.sql
 	ctx, cancel := fs.f.s.queryContext(ctx)
@@ -157,12 +171,12 @@ func (fs *FrontendSession) Describe(ctx context.Context, sql string) (Statement,
 	defer release()
 	var st Statement
 	err = q.guard("prepare", func() (err error) {
-		st, err = eng.Prepare(ctx, fs.request(ctx, sql, nil))
+		st, err = eng.Prepare(ctx, fs.request(ctx, sql, params, nil))
 		return err
 	})
 	if err == nil && st.IsQuery && st.Schema == nil {
 		err = q.guard("query", func() (err error) {
-			st.Schema, _, err = eng.Query(ctx, fs.request(ctx, sql, q.newAllocator()))
+			st.Schema, _, err = eng.Query(ctx, fs.request(ctx, sql, params, q.newAllocator()))
 			return err
 		})
 	}
@@ -179,7 +193,13 @@ func (fs *FrontendSession) Exec(ctx context.Context, sql string) (int64, error) 
 // Query plans and opens a query over fresh snapshots, under the query
 // timeout and memory limit, holding one of the user's concurrent-query
 // slots until the Rows are closed. The caller must Close the Rows.
-func (fs *FrontendSession) Query(ctx context.Context, sql string) (_ *Rows, err error) {
+func (fs *FrontendSession) Query(ctx context.Context, sql string) (*Rows, error) {
+	return fs.QueryParams(ctx, sql, nil)
+}
+
+// QueryParams is Query with the statement's $n placeholders bound to
+// params (one row, a column per placeholder), borrowed for the call.
+func (fs *FrontendSession) QueryParams(ctx context.Context, sql string, params arrow.Record) (_ *Rows, err error) {
 	s := fs.f.s
 	q := s.sql
 	ctx = fs.withUser(ctx)
@@ -211,7 +231,7 @@ func (fs *FrontendSession) Query(ctx context.Context, sql string) (_ *Rows, err 
 	r.cancel = func() { stop(); cancelTimeout() }
 	err = q.guard("query", func() error {
 		var open OpenFunc
-		r.schema, open, err = eng.Query(r.ctx, fs.request(r.ctx, sql, r.mem))
+		r.schema, open, err = eng.Query(r.ctx, fs.request(r.ctx, sql, params, r.mem))
 		if err != nil {
 			return err
 		}

@@ -97,20 +97,30 @@ func (p systemPlanTable) Scan(ctx context.Context, mem memory.Allocator) (vector
 // analyze parses and analyzes req.SQL under the client session's settings,
 // seeing only the tables req.CanRead accepts (nil: all).
 func (e *SessionEngine) analyze(ctx context.Context, req Request) (plan.Statement, error) {
-	stmt, err := sql.Parse(req.SQL)
+	st, _, err := e.analyzeParams(ctx, req)
+	return st, err
+}
+
+// analyzeParams is analyze, binding req.Params to the statement's
+// placeholders; it also returns how many there are.
+func (e *SessionEngine) analyzeParams(ctx context.Context, req Request) (plan.Statement, int, error) {
+	stmt, n, err := parseParams(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	opts, err := e.options(req.Settings)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var cat plan.Catalog = e.sess.Catalog()
 	if req.CanRead != nil {
 		cat = grantedCatalog{cat, req.CanRead}
 	}
+	if req.Overlay != nil {
+		cat = overlayCatalog{req.Overlay, cat}
+	}
 	st, err := plan.AnalyzeContext(ctx, stmt, cat, plan.AnalyzeOptions{Session: &opts})
-	return st, classify(err)
+	return st, n, classify(err)
 }
 
 // grantedCatalog shows the planner only the tables a user may read; the
@@ -143,6 +153,24 @@ func (g grantedCatalog) TableNames() []string {
 		}
 	}
 	return out
+}
+
+// overlayCatalog resolves names in over first, then in base.
+type overlayCatalog struct{ over, base plan.Catalog }
+
+func (o overlayCatalog) Table(name string) (plan.Table, error) {
+	t, err := o.over.Table(name)
+	if err == nil || !errors.Is(err, plan.ErrTableNotFound) {
+		return t, err
+	}
+	return o.base.Table(name)
+}
+
+func (o overlayCatalog) TableNames() []string {
+	if l, ok := o.base.(plan.TableLister); ok {
+		return l.TableNames()
+	}
+	return nil
 }
 
 // classify maps planner errors onto the codes clients see.
@@ -181,11 +209,11 @@ func (e *SessionEngine) Prepare(ctx context.Context, req Request) (Statement, er
 		}
 		return Statement{IsQuery: true, Schema: setSchema}, nil
 	}
-	schema, _, isQuery, err := e.plan(ctx, req)
+	schema, _, isQuery, n, err := e.plan(ctx, req)
 	if err != nil {
 		return Statement{}, err
 	}
-	return Statement{IsQuery: isQuery, Schema: schema}, nil
+	return Statement{IsQuery: isQuery, Schema: schema, ParameterSchema: paramSchema(n, req.Params)}, nil
 }
 
 // Query implements QueryEngine.
@@ -193,7 +221,7 @@ func (e *SessionEngine) Query(ctx context.Context, req Request) (*arrow.Schema, 
 	if x := parseSet(req.SQL); x != nil && req.Settings != nil {
 		return e.set(x, req.Settings)
 	}
-	schema, open, isQuery, err := e.plan(ctx, req)
+	schema, open, isQuery, _, err := e.plan(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,17 +232,34 @@ func (e *SessionEngine) Query(ctx context.Context, req Request) (*arrow.Schema, 
 }
 
 // plan analyzes a statement and, for one that returns rows, its schema and
-// the function that runs it.
-func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, OpenFunc, bool, error) {
-	if req.Params != nil && req.Params.NumCols() > 0 {
-		return nil, nil, false, fmt.Errorf("statement parameters: %w (the dialect has no placeholders)", ErrUnsupported)
+// the function that runs it; it also returns the number of placeholders.
+func (e *SessionEngine) plan(ctx context.Context, req Request) (*arrow.Schema, OpenFunc, bool, int, error) {
+	schema, open, isQuery, err := e.planBound(ctx, req)
+	return schema, open, isQuery, e.lastParams(req), err
+}
+
+// lastParams counts the placeholders of req.SQL (0 when it does not parse).
+func (e *SessionEngine) lastParams(req Request) int {
+	if !strings.Contains(req.SQL, "$") {
+		return 0
 	}
-	st, err := e.analyze(ctx, req)
+	_, n, err := parseParams(Request{SQL: req.SQL})
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func (e *SessionEngine) planBound(ctx context.Context, req Request) (*arrow.Schema, OpenFunc, bool, error) {
+	st, n, err := e.analyzeParams(ctx, req)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	if !isRowCommand(st) {
 		return nil, nil, false, nil
+	}
+	if _, ok := st.(*plan.QueryStatement); !ok && n > 0 {
+		return nil, nil, false, fmt.Errorf("parameters ($1 ...) are taken by queries only: %w", ErrUnsupported)
 	}
 	if _, ok := st.(*plan.CommandStatement); ok && req.CanRead != nil {
 		// SHOW TABLES and DESCRIBE read the session's whole catalog.

@@ -82,6 +82,8 @@ func (f *formatter) expr(e Expr, min int) {
 		f.str("*")
 	case *Literal:
 		f.literal(e)
+	case *Placeholder:
+		f.str("$" + strconv.Itoa(e.Index))
 	case *IntervalLit:
 		f.interval(e)
 	case *UnaryExpr:

@@ -117,6 +117,8 @@ func (l *lexer) next() token {
 		return l.binary(pos)
 	case c == '\'' || c == '"':
 		return l.str(pos, c)
+	case c == '$' && l.digitAt(l.off+1):
+		return l.param(pos)
 	case c == '`':
 		return l.quoted(pos)
 	case c >= '0' && c <= '9' || c == '.' && l.digitAt(l.off+1) && !l.afterOperand():

@@ -80,7 +80,10 @@ func ParseType(src string) (*TypeName, error) {
 
 // run lexes src and runs f, turning a bailout into the returned error.
 func run[T any](src string, f func(p *parser) T) (res T, err error) {
-	p := &parser{toks: lex(src)}
+	return runParser(&parser{toks: lex(src)}, f)
+}
+
+func runParser[T any](p *parser, f func(p *parser) T) (res T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bailout)
@@ -106,6 +109,9 @@ type parser struct {
 	// blame it when what follows makes no sense (it is likely a misspelt
 	// keyword).
 	implicitAlias *token
+	// bind, when not nil, gives the expression a $n placeholder stands
+	// for (ParseWithParams).
+	bind Binder
 }
 
 // peek returns the current token.
@@ -300,7 +306,7 @@ func (p *parser) closeParen(open *token) {
 // Non-reserved words that start clauses (LIMIT) do not count.
 func canStartExpr(t *token) bool {
 	switch t.kind {
-	case tQuoted, tString, tNumber, tBinary, tLParen, tMinus, tPlus, tTilde:
+	case tQuoted, tString, tNumber, tBinary, tLParen, tMinus, tPlus, tTilde, tParam:
 		return true
 	case tWord:
 		switch t.kw {

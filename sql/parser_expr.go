@@ -40,7 +40,7 @@ func (p *parser) parseExprWhat(what string) Expr {
 // startsExpr reports whether t (followed by next) can begin an expression.
 func startsExpr(t, next *token) bool {
 	switch t.kind {
-	case tQuoted, tString, tNumber, tBinary, tLParen, tMinus, tPlus, tTilde:
+	case tQuoted, tString, tNumber, tBinary, tLParen, tMinus, tPlus, tTilde, tParam:
 		return true
 	case tWord:
 		switch t.kw {
@@ -318,6 +318,8 @@ func (p *parser) parsePrimary() Expr {
 	case tBinary:
 		p.next()
 		return &Literal{Pos: t.pos, Kind: LitBinary, Value: t.text}
+	case tParam:
+		return p.parsePlaceholder(t)
 	case tLParen:
 		open := p.next()
 		if p.isKw("SELECT") || p.isKw("WITH") {

@@ -46,6 +46,7 @@ const (
 	tGt         // >
 	tGe         // >=
 	tNullSafeEq // <=>
+	tParam      // $n, a statement parameter; text is the digits
 )
 
 // token is one lexical token. raw is the exact source text, used to name

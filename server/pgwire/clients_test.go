@@ -60,7 +60,8 @@ func golden(t *testing.T, name, got string) {
 // TestPsql runs psql (the real client) against the endpoint: SELECTs of
 // every type in psql's aligned output, several statements in one query,
 // SHOW and SET of the session's parameters, an error with its SQLSTATE,
-// and the catalog commands \dt, \d TABLE and \l.
+// and the catalog commands \dt, \d TABLE, \l and \dn, whose pg_catalog
+// queries run through the planner.
 func TestPsql(t *testing.T) {
 	f := startFixture(t, fixtureOpts{})
 	f.addTable(t, "types_t", typesSchema, typesRecord(f.mem))
@@ -78,6 +79,7 @@ COMMIT;
 \dt
 \d types_t
 \l
+\dn
 `
 	file := filepath.Join(t.TempDir(), "script.sql")
 	if err := os.WriteFile(file, []byte(script), 0o600); err != nil {

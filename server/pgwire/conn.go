@@ -29,6 +29,7 @@ const flushBytes = 64 << 10
 type conn struct {
 	srv    *Server
 	nc     net.Conn
+	rd     *connReader // what the protocol reader reads (c.nc, after a watcher's bytes)
 	be     *pgproto3.Backend
 	out    []byte
 	pid    uint32
@@ -38,7 +39,11 @@ type conn struct {
 	sess   *server.FrontendSession
 	params map[string]string // the session's PostgreSQL parameters
 	opts   encodeOpts
-	txn    byte // ReadyForQuery status: 'I', 'T' or 'E'
+	// dialect translates the session's PostgreSQL into the dialect.
+	dialect dialect
+	// stmtTimeout is statement_timeout (0: none).
+	stmtTimeout time.Duration
+	txn         byte // ReadyForQuery status: 'I', 'T' or 'E'
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
@@ -111,7 +116,7 @@ func (c *conn) checkCanceled() error {
 // statementContext is the context of one statement, canceled by a
 // CancelRequest or when the connection ends.
 func (c *conn) statementContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(c.baseCtx)
+	ctx, cancel := c.withTimeout(c.baseCtx)
 	c.mu.Lock()
 	c.cancel = cancel
 	c.mu.Unlock()
@@ -178,7 +183,8 @@ func (c *conn) serve() {
 		}
 	}()
 	_ = c.nc.SetDeadline(time.Now().Add(c.srv.cfg.LoginTimeout))
-	c.be = pgproto3.NewBackend(c.nc, io.Discard)
+	c.rd = &connReader{c: c}
+	c.be = pgproto3.NewBackend(c.rd, io.Discard)
 	c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageBytes)
 	ok, err := c.startup()
 	if err != nil {
@@ -339,7 +345,7 @@ func (c *conn) startup() (bool, error) {
 				return false, fmt.Errorf("TLS handshake: %w", err)
 			}
 			c.nc, c.isTLS = tc, true
-			c.be = pgproto3.NewBackend(c.nc, io.Discard)
+			c.be = pgproto3.NewBackend(c.rd, io.Discard)
 			c.be.SetMaxBodyLen(c.srv.cfg.MaxMessageBytes)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
@@ -378,6 +384,8 @@ func (c *conn) login(params map[string]string) error {
 		}
 	}
 	c.sess = c.srv.front.NewSession(user)
+	c.sess.SetCatalog(pgCatalog{c})
+	c.dialect = dialect{user: user, version: "PostgreSQL " + c.srv.cfg.ServerVersion}
 	c.params = map[string]string{
 		"server_version":              c.srv.cfg.ServerVersion,
 		"server_encoding":             "UTF8",
@@ -393,9 +401,13 @@ func (c *conn) login(params map[string]string) error {
 		"search_path":                 `"$user", public`,
 		"extra_float_digits":          "1",
 	}
+	settings := startupOptions(params["options"])
 	for k, v := range params {
+		settings[k] = v
+	}
+	for k, v := range settings {
 		switch strings.ToLower(k) {
-		case "timezone", "datestyle", "client_encoding", "application_name", "extra_float_digits", "search_path":
+		case "timezone", "datestyle", "client_encoding", "application_name", "extra_float_digits", "search_path", "statement_timeout":
 			if err := c.setParam(k, v); err != nil {
 				return err
 			}

@@ -13,8 +13,18 @@
 // with SCRAM-SHA-256, or with a cleartext password when the connection is
 // encrypted (Config.PasswordAuth). Simple queries may hold several
 // statements; the extended protocol has named and unnamed statements and
-// portals, row limits on Execute, and $1-style parameters, which are bound
-// as typed SQL literals (params.go). Results are encoded column by column
+// portals, row limits on Execute, and $1-style parameters: the values
+// are decoded into a one-row Arrow batch that the dialect binds to its
+// placeholders as literal nodes (params.go, params_bind.go), never as
+// text. Statements are translated from PostgreSQL's syntax into the
+// dialect first (pgdialect.go, pgfuncs.go): quoted identifiers, regex
+// operators, COLLATE, pg_catalog functions. pg_catalog and
+// information_schema are tables of the planner, computed per statement
+// from the tables the user may see (pgcatalog*.go); queries over the
+// catalog relations that never have rows answer with none (pgempty.go).
+// SUBSCRIBE streams committed epochs over the simple protocol
+// (subscribe.go); statement_timeout bounds statements (timeout.go).
+// Results are encoded column by column
 // from the Arrow record batches in the text or binary format the client
 // asks for (encode*.go), and written as they are pulled from the query, so
 // a slow client holds back the query rather than making the server buffer

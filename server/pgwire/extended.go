@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -43,8 +44,17 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	n = max(n, len(m.ParameterOIDs))
 	st := &prepared{text: text, types: paramTypes(text, n, m.ParameterOIDs)}
 	if text != "" {
-		p, err := c.newPortal(nullBound(text, st.types), nil)
+		var desc arrow.Record
+		if len(st.types) > 0 {
+			if desc, err = paramRecord(memory.DefaultAllocator, c.typeMap(), st.types, nil, nil); err != nil {
+				return err
+			}
+		}
+		p, err := c.newPortal(text, nil, desc)
 		if err != nil {
+			if desc != nil {
+				desc.Release()
+			}
 			return err
 		}
 		st.isQuery, st.schema = p.isQuery, p.schema
@@ -71,18 +81,29 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("too many portals on this connection (%d): close some", maxPrepared)}
 	}
 	text := st.text
+	var params arrow.Record
 	if len(st.types) > 0 || len(m.Parameters) > 0 {
+		values := m.Parameters
+		if values == nil {
+			values = [][]byte{} // no values: not a description
+		}
 		var err error
-		if text, err = bindValues(c.typeMap(), st.text, st.types, m.ParameterFormatCodes, m.Parameters); err != nil {
+		if params, err = paramRecord(memory.DefaultAllocator, c.typeMap(), st.types, m.ParameterFormatCodes, values); err != nil {
 			return err
 		}
 	}
 	var p *portal
 	if text == "" {
 		p = &portal{done: true, tag: ""}
+		if params != nil {
+			params.Release()
+		}
 	} else {
 		var err error
-		if p, err = c.newPortal(text, m.ResultFormatCodes); err != nil {
+		if p, err = c.newPortal(text, m.ResultFormatCodes, params); err != nil {
+			if params != nil {
+				params.Release()
+			}
 			return err
 		}
 		if p.isQuery {

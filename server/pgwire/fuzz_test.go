@@ -29,6 +29,10 @@ func FuzzMessages(f *testing.F) {
 	f.Add(msg('C', "Px\x00"))
 	f.Add([]byte{0xff, 0, 0, 0, 8, 4, 210, 22, 47})
 	f.Add(msg('X', ""))
+	f.Add(msg('Q', "SELECT c.relname, pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_class c JOIN pg_attribute a ON a.attrelid = c.oid WHERE c.relname OPERATOR(pg_catalog.~) '^t' COLLATE pg_catalog.default\x00"))
+	f.Add(msg('Q', "SET statement_timeout = '1ms'; SELECT count(*) FROM range(0, 100000) a CROSS JOIN range(0, 100000) b\x00"))
+	f.Add(msg('Q', "SUBSCRIBE types_t SINCE EPOCH -1\x00"))
+	f.Add(msg('Q', "SELECT \"id\", E'a\\n' FROM types_t WHERE id = ANY(ARRAY[1]) UNION SELECT 1, (SELECT x FROM pg_index)\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, srvSide := net.Pipe()
 		c := newConn(fx.pg, srvSide)

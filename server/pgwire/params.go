@@ -9,13 +9,14 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// $n placeholders are bound by substitution: each is replaced by a SQL
-// literal of the dialect built from the value the client sent (decoded
-// with pgx's pgtype by the parameter's type), typed with a CAST, before
-// the statement is planned. The literal is produced here, never copied
-// from the client's text, so a value cannot change the statement's
-// structure. A parameter's type is the one Parse gave, else the one a
-// "$n::type" or "CAST($n AS type)" in the statement names, else text.
+// $n placeholders are the dialect's: the values the client sends are
+// decoded (pgx's pgtype, by the parameter's type) into a one-row Arrow
+// batch, a column per parameter, that the engine binds to the
+// placeholders as literal nodes while it parses the statement
+// (params_bind.go; server.Request.Params). A value is never spliced into
+// the statement's text, so it cannot change the statement. A
+// parameter's type is the one Parse gave, else the one a "$n::type" or
+// "CAST($n AS type)" in the statement names, else text.
 
 // maxParams is the most placeholders a statement may have (the protocol
 // counts them in an int16).
@@ -121,189 +122,6 @@ func leadingType(s string) (uint32, bool) {
 	return oid, ok
 }
 
-// sqlTypeOf is the dialect's type a NULL of a parameter type is cast to.
-func sqlTypeOf(oid uint32) string {
-	switch oid {
-	case oidBool:
-		return "BOOLEAN"
-	case oidInt2:
-		return "SMALLINT"
-	case oidInt4:
-		return "INT"
-	case oidInt8:
-		return "BIGINT"
-	case oidFloat4:
-		return "FLOAT"
-	case oidFloat8:
-		return "DOUBLE"
-	case oidNumeric:
-		return "DECIMAL(38,18)"
-	case oidBytea:
-		return "BINARY"
-	case oidDate:
-		return "DATE"
-	case oidTimestamp:
-		return "TIMESTAMP_NTZ"
-	case oidTimestamptz:
-		return "TIMESTAMP"
-	}
-	return "STRING"
-}
-
-// substitute replaces each placeholder of text by lit(k) (k from 0).
-func substitute(text string, lit func(k int) (string, error)) (string, error) {
-	var b strings.Builder
-	last := 0
-	var err error
-	scan(text, func(ev scanEvent, s, e int) bool {
-		if ev != evPlaceholder {
-			return true
-		}
-		k, _ := strconv.Atoi(text[s+1 : e])
-		var l string
-		if l, err = lit(k - 1); err != nil {
-			return false
-		}
-		b.WriteString(text[last:s])
-		b.WriteString(l)
-		last = e
-		return true
-	})
-	if err != nil {
-		return "", err
-	}
-	b.WriteString(text[last:])
-	return b.String(), nil
-}
-
-// nullBound is text with every placeholder a typed NULL: how a statement
-// is described before its values are bound.
-func nullBound(text string, types []uint32) string {
-	out, _ := substitute(text, func(k int) (string, error) {
-		if k < 0 || k >= len(types) {
-			return "NULL", nil
-		}
-		return "CAST(NULL AS " + sqlTypeOf(types[k]) + ")", nil
-	})
-	return out
-}
-
-// bindValues substitutes the Bind message's values into text.
-func bindValues(m *pgtype.Map, text string, types []uint32, formats []int16, values [][]byte) (string, error) {
-	if len(values) != len(types) {
-		return "", &pgError{code: stateProtocolViolation, msg: fmt.Sprintf("bind message supplies %d parameters, but the statement has %d", len(values), len(types))}
-	}
-	if len(formats) > 1 && len(formats) != len(values) {
-		return "", &pgError{code: stateProtocolViolation, msg: fmt.Sprintf("%d parameter format codes for %d parameters", len(formats), len(values))}
-	}
-	return substitute(text, func(k int) (string, error) {
-		if k < 0 || k >= len(values) {
-			return "", &pgError{code: stateSyntax, msg: fmt.Sprintf("there is no parameter $%d", k+1)}
-		}
-		format := formatText
-		switch len(formats) {
-		case 0:
-		case 1:
-			format = formats[0]
-		default:
-			format = formats[k]
-		}
-		if format != formatText && format != formatBinary {
-			return "", &pgError{code: stateProtocolViolation, msg: fmt.Sprintf("parameter $%d: format code %d", k+1, format)}
-		}
-		l, err := literal(m, types[k], format, values[k])
-		if err != nil {
-			return "", &pgError{code: stateInvalidText, msg: fmt.Sprintf("parameter $%d: %v", k+1, err)}
-		}
-		return l, nil
-	})
-}
-
-// literal renders one parameter value as a typed SQL literal.
-func literal(m *pgtype.Map, oid uint32, format int16, src []byte) (string, error) {
-	if src == nil {
-		return "CAST(NULL AS " + sqlTypeOf(oid) + ")", nil
-	}
-	switch oid {
-	case oidBool:
-		var v bool
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		if v {
-			return "TRUE", nil
-		}
-		return "FALSE", nil
-	case oidInt2, oidInt4, oidInt8:
-		var v int64
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		return "CAST(" + strconv.FormatInt(v, 10) + " AS " + sqlTypeOf(oid) + ")", nil
-	case oidFloat4, oidFloat8:
-		var v float64
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		return "CAST('" + strconv.FormatFloat(v, 'g', -1, 64) + "' AS " + sqlTypeOf(oid) + ")", nil
-	case oidNumeric:
-		var v pgtype.Numeric
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		if !v.Valid || v.NaN || v.InfinityModifier != pgtype.Finite {
-			return "", fmt.Errorf("numeric NaN and infinity are not supported")
-		}
-		return numericLiteral(v), nil
-	case oidBytea:
-		var v []byte
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		return "X'" + fmt.Sprintf("%X", v) + "'", nil
-	case oidDate:
-		var v pgtype.Date
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		if v.InfinityModifier != pgtype.Finite {
-			return "", fmt.Errorf("infinite dates are not supported")
-		}
-		return "DATE '" + v.Time.Format("2006-01-02") + "'", nil
-	case oidTimestamp:
-		var v pgtype.Timestamp
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		if v.InfinityModifier != pgtype.Finite {
-			return "", fmt.Errorf("infinite timestamps are not supported")
-		}
-		return "TIMESTAMP_NTZ '" + v.Time.Format("2006-01-02 15:04:05.999999") + "'", nil
-	case oidTimestamptz:
-		var v pgtype.Timestamptz
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		if v.InfinityModifier != pgtype.Finite {
-			return "", fmt.Errorf("infinite timestamps are not supported")
-		}
-		return "TIMESTAMP '" + v.Time.UTC().Format("2006-01-02 15:04:05.999999") + "Z'", nil
-	case oidInterval:
-		var v pgtype.Interval
-		if err := m.Scan(oid, format, src, &v); err != nil {
-			return "", err
-		}
-		if v.Months != 0 {
-			return "", fmt.Errorf("intervals with months are not supported")
-		}
-		us := v.Microseconds + int64(v.Days)*86_400_000_000
-		return "INTERVAL '" + strconv.FormatInt(us, 10) + " microseconds'", nil
-	}
-	// text, varchar, json, unknown: the bytes are the string (also in
-	// binary format).
-	return stringLiteral(string(src)), nil
-}
-
 // stringLiteral quotes s for the dialect, whose strings take backslash
 // escapes.
 func stringLiteral(s string) string {
@@ -329,24 +147,26 @@ func stringLiteral(s string) string {
 	return b.String()
 }
 
-// numericLiteral renders Int × 10^Exp as an exact decimal literal.
-func numericLiteral(v pgtype.Numeric) string {
+// pgNumericText renders Int × 10^Exp as exact decimal digits, with its
+// scale.
+func pgNumericText(v pgtype.Numeric) (string, int32) {
 	digits := v.Int.String()
 	neg := strings.HasPrefix(digits, "-")
 	digits = strings.TrimPrefix(digits, "-")
 	var s string
+	scale := int32(0)
 	switch {
 	case v.Exp >= 0:
 		s = digits + strings.Repeat("0", int(v.Exp))
 	default:
-		scale := int(-v.Exp)
-		if len(digits) <= scale {
-			digits = strings.Repeat("0", scale-len(digits)+1) + digits
+		scale = -v.Exp
+		if len(digits) <= int(scale) {
+			digits = strings.Repeat("0", int(scale)-len(digits)+1) + digits
 		}
-		s = digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
+		s = digits[:len(digits)-int(scale)] + "." + digits[len(digits)-int(scale):]
 	}
 	if neg {
 		s = "-" + s
 	}
-	return s + "BD"
+	return s, scale
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/arrowstream/arrowstream/server"
 )
 
 // source is an open result: the engine's server.Rows, or a session
@@ -53,6 +55,12 @@ type portal struct {
 	isQuery bool
 	schema  *arrow.Schema
 	local   *localResult
+	// params are the values of the statement's placeholders (owned), nil
+	// without placeholders.
+	params arrow.Record
+	// flushEach sends every batch's rows as soon as they are encoded
+	// (a subscription's epochs).
+	flushEach bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -81,6 +89,10 @@ func (p *portal) close() {
 		p.local.rows.Release()
 		p.local.rows = nil
 	}
+	if p.params != nil {
+		p.params.Release()
+		p.params = nil
+	}
 }
 
 // simpleQuery runs every statement of a Query message, stopping at the
@@ -93,6 +105,9 @@ func (c *conn) simpleQuery(text string) {
 	for _, s := range stmts {
 		if err := c.simpleStatement(s); err != nil {
 			if errors.Is(err, errConnGone) {
+				// A write failed part-way (the client went, or stalled
+				// past the stall timeout): the stream is broken.
+				_ = c.nc.Close()
 				return
 			}
 			c.sendError(err)
@@ -117,7 +132,10 @@ func (c *conn) simpleStatement(text string) error {
 	} else if n > 0 {
 		return &pgError{code: "08P01", msg: fmt.Sprintf("statement has placeholders up to $%d: send it with the extended protocol (Parse/Bind) and bind values", n)}
 	}
-	p, err := c.newPortal(text, nil)
+	if server.IsSubscribe(text) {
+		return c.subscribe(text)
+	}
+	p, err := c.newPortal(text, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -143,11 +161,15 @@ func isTxnEnd(text string) bool {
 	return false
 }
 
-// newPortal classifies a statement (with its values bound): a session
-// statement, a query (described now) or a command.
-func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
-	text = pgCasts(text)
-	p := &portal{text: text, formats: formats}
+// newPortal classifies a statement (with its parameter values, params):
+// a session statement, a query (described now) or a command. The portal
+// owns params when it is returned; on an error the caller still does.
+func (c *conn) newPortal(text string, formats []int16, params arrow.Record) (*portal, error) {
+	if server.IsSubscribe(text) {
+		return nil, errSubscribeExtended
+	}
+	text = c.dialect.translate(text)
+	p := &portal{text: text, formats: formats, params: params}
 	if res, ok, err := c.local(text); err != nil {
 		return nil, err
 	} else if ok {
@@ -158,17 +180,17 @@ func (c *conn) newPortal(text string, formats []int16) (*portal, error) {
 		}
 		return p, nil
 	}
-	if res, ok, err := c.catalogQuery(text); err != nil {
-		return nil, err
-	} else if ok {
-		p.local = res
-		p.isQuery = true
-		p.schema = res.rows.Schema()
-		return p, nil
-	}
 	ctx, done := c.statementContext()
 	defer done()
-	st, err := c.sess.Describe(ctx, text)
+	st, err := c.sess.DescribeParams(ctx, text, params)
+	err = timeoutError(ctx, err)
+	if err != nil && readsEmptyCatalog(text) {
+		// A catalog query the planner cannot take (PostgreSQL's array
+		// syntax) over a relation without rows: no rows.
+		p.local = emptyResult()
+		p.isQuery, p.schema = true, p.local.rows.Schema()
+		return p, nil
+	}
 	if err == nil {
 		err = c.checkCanceled()
 	}
@@ -189,12 +211,12 @@ func (c *conn) open(p *portal) error {
 		p.local.rows = nil
 		p.src = &recordSource{schema: rec.Schema(), recs: []arrow.Record{rec}}
 	} else {
-		p.ctx, p.cancel = context.WithCancel(c.baseCtx)
+		p.ctx, p.cancel = c.withTimeout(c.baseCtx)
 		stop := c.watch(p.cancel)
-		rows, err := c.sess.Query(p.ctx, p.text)
+		rows, err := c.sess.QueryParams(p.ctx, p.text, p.params)
 		stop()
 		if err != nil {
-			return err
+			return timeoutError(p.ctx, err)
 		}
 		p.src = rows
 	}
@@ -217,6 +239,9 @@ func (c *conn) watch(f context.CancelFunc) func() {
 		c.mu.Unlock()
 	}
 }
+
+// maxRowBytes is the largest DataRow message (its length is an int32).
+const maxRowBytes = 1<<31 - 1
 
 // run executes a portal: a command once, a query's rows up to maxRows
 // (0: all), ending with CommandComplete or PortalSuspended.
@@ -245,13 +270,15 @@ func (c *conn) run(p *portal, maxRows int64) error {
 		ctx = p.ctx
 		defer c.watch(p.cancel)()
 	}
-	var dr pgproto3.DataRow
 	var n int64
 	for {
 		if p.cur == nil {
 			rec, err := p.src.Next(ctx)
 			if err != nil && ctx.Err() != nil {
 				err = errCanceled
+				if errors.Is(context.Cause(ctx), errStatementTimeout) {
+					err = errStatementTimeout
+				}
 			}
 			if errors.Is(err, io.EOF) {
 				p.done = true
@@ -280,12 +307,12 @@ func (c *conn) run(p *portal, maxRows int64) error {
 				c.send(&pgproto3.PortalSuspended{})
 				return nil
 			}
-			dr.Values = p.enc.row(p.row)
-			out, err := dr.Encode(c.out)
-			if err != nil {
-				return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("row %d: %v", p.sent, err)}
+			mark := len(c.out)
+			c.out = p.enc.appendDataRow(c.out, p.row)
+			if size := len(c.out) - mark - 1; size > maxRowBytes {
+				c.out = c.out[:mark]
+				return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("row %d is %d bytes, over the protocol's limit of %d", p.sent, size, maxRowBytes)}
 			}
-			c.out = out
 			n++
 			p.sent++
 			if len(c.out) >= flushBytes {
@@ -296,6 +323,11 @@ func (c *conn) run(p *portal, maxRows int64) error {
 		}
 		p.cur.Release()
 		p.cur = nil
+		if p.flushEach {
+			if err := c.flush(); err != nil {
+				return errConnGone
+			}
+		}
 	}
 }
 
@@ -311,7 +343,7 @@ func (c *conn) command(p *portal) (string, error) {
 	defer done()
 	n, err := c.sess.Exec(ctx, p.text)
 	if err != nil {
-		return "", err
+		return "", timeoutError(ctx, err)
 	}
 	return commandTag(p.text, n), nil
 }

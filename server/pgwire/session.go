@@ -183,7 +183,7 @@ func (c *conn) setLocal(words []string) (*localResult, bool, error) {
 	}
 	if strings.EqualFold(v, "DEFAULT") || strings.EqualFold(v, "LOCAL") && name == "timezone" {
 		v = map[string]string{"timezone": "UTC", "datestyle": "ISO, MDY", "client_encoding": "UTF8", "extra_float_digits": "1",
-			"search_path": `"$user", public`, "intervalstyle": "postgres", "bytea_output": "hex"}[name]
+			"search_path": `"$user", public`, "intervalstyle": "postgres", "bytea_output": "hex", "statement_timeout": "0"}[name]
 	}
 	if err := c.setParam(canon, v); err != nil {
 		return nil, true, err
@@ -216,6 +216,12 @@ func (c *conn) setParam(name, v string) error {
 		if !strings.EqualFold(v, "hex") {
 			return &pgError{code: stateFeatureNotSupp, msg: fmt.Sprintf("bytea_output %q is not supported (hex only)", v)}
 		}
+	case "statement_timeout":
+		d, err := parseTimeout(v)
+		if err != nil {
+			return err
+		}
+		c.stmtTimeout = d
 	case "TimeZone":
 		zone := v
 		if strings.EqualFold(zone, "utc") || strings.EqualFold(zone, "gmt") || zone == "Z" {
