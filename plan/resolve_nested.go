@@ -1,0 +1,192 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// The ARRAY, MAP and STRUCT constructors and accessors that the analyzer
+// types itself: their arguments are coerced to one element (key, value)
+// type, struct(...) takes its field names from its arguments, and a map
+// key is cast to the map's key type.
+
+// callNested resolves the functions of this file; ok is false for others.
+func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, err error) {
+	switch name {
+	case "array", "map", "struct", "element_at", "try_element_at", "get", "array_contains", "array_position", "array_remove":
+	default:
+		return nil, false, nil
+	}
+	args, err := r.exprs(f.Args)
+	if err != nil {
+		return nil, true, err
+	}
+	switch name {
+	case "array":
+		if args, err = coerceAll(f.Pos, "array()", args); err != nil {
+			return nil, true, err
+		}
+	case "map":
+		if len(args)%2 != 0 {
+			return nil, true, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `map` requires 2n (n > 0) parameters but the actual number is %d.", len(args))
+		}
+		var keys, vals []Expr
+		for i := 0; i < len(args); i += 2 {
+			keys = append(keys, args[i])
+			vals = append(vals, args[i+1])
+		}
+		if keys, err = coerceAll(f.Pos, "map() keys", keys); err != nil {
+			return nil, true, err
+		}
+		if vals, err = coerceAll(f.Pos, "map() values", vals); err != nil {
+			return nil, true, err
+		}
+		for i := range keys {
+			args[2*i], args[2*i+1] = keys[i], vals[i]
+		}
+	case "struct":
+		named := make([]Expr, 0, 2*len(args))
+		for i, a := range args {
+			named = append(named, &Literal{Value: structFieldName(f.Args[i], i), Type: vector.String}, a)
+		}
+		e, err := newCall(f.Pos, "named_struct", named...)
+		return e, true, err
+	case "element_at", "try_element_at", "get":
+		if len(args) == 2 {
+			if args[1], err = nestedKeyArg(f.Args[1].Position(), args[0], args[1]); err != nil {
+				return nil, true, err
+			}
+		}
+	case "array_contains", "array_position", "array_remove":
+		if len(args) == 2 {
+			if args[0], args[1], err = elementArgs(f.Pos, name, args[0], args[1]); err != nil {
+				return nil, true, err
+			}
+		}
+	}
+	e, err = newCall(f.Pos, name, args...)
+	return e, true, err
+}
+
+// structFieldName is the field name struct(...) gives argument i: a
+// column's or field's own name, else col1, col2, ... as Spark.
+func structFieldName(e sql.Expr, i int) string {
+	switch x := e.(type) {
+	case *sql.ColumnRef:
+		return x.Parts[len(x.Parts)-1].Name
+	case *sql.FieldAccess:
+		return x.Field.Name
+	}
+	return fmt.Sprintf("col%d", i+1)
+}
+
+// subscript resolves x[i]: an array element (0-based) or a map value.
+func (r *resolver) subscript(s *sql.Subscript) (Expr, error) {
+	x, err := r.expr(s.X)
+	if err != nil {
+		return nil, err
+	}
+	i, err := r.expr(s.Index)
+	if err != nil {
+		return nil, err
+	}
+	switch x.DataType().ID() {
+	case arrow.LIST, arrow.MAP, arrow.NULL:
+	default:
+		return nil, errorAt(s.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve %s[%s]: the subscripted value must be an ARRAY or a MAP, not %s.", x, i, vector.TypeName(x.DataType()))
+	}
+	if i, err = nestedKeyArg(s.Index.Position(), x, i); err != nil {
+		return nil, err
+	}
+	return newCall(s.Pos, "subscript", x, i)
+}
+
+// nestedKeyArg casts the index of an array access to an integer (Spark
+// casts a string or smaller integer implicitly) or the key of a map
+// access to the map's key type.
+func nestedKeyArg(pos sql.Pos, x, i Expr) (Expr, error) {
+	dt := vector.Unwrap(i.DataType())
+	switch t := x.DataType().(type) {
+	case *arrow.ListType:
+		switch {
+		case isNullType(dt):
+			return castTo(i, vector.Int32), nil
+		case dt.ID() == arrow.INT8 || dt.ID() == arrow.INT16 || isString(dt):
+			return castTo(i, vector.Int32), nil
+		case vector.IsIntegral(dt):
+			return i, nil
+		}
+		return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] The index of an array must be an integer, not %s.", vector.TypeName(dt))
+	case *arrow.MapType:
+		kt := t.KeyType()
+		if arrow.TypeEqual(dt, kt) {
+			return i, nil
+		}
+		if c, ok := commonType([]arrow.DataType{dt, kt}); ok && arrow.TypeEqual(c, kt) {
+			return castTo(i, kt), nil
+		}
+		return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES] The key must be of the map's key type %s, not %s.", vector.TypeName(kt), vector.TypeName(dt))
+	}
+	return i, nil
+}
+
+// elementArgs casts the array and the value of array_contains (and
+// friends) to a common element type.
+func elementArgs(pos sql.Pos, name string, a, v Expr) (Expr, Expr, error) {
+	lt, ok := a.DataType().(*arrow.ListType)
+	if !ok {
+		if isNullType(a.DataType()) {
+			return a, v, nil
+		}
+		return nil, nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve %s: its first argument must be an ARRAY, not %s.", name, vector.TypeName(a.DataType()))
+	}
+	et, vt := lt.Elem(), vector.Unwrap(v.DataType())
+	if isNullType(vt) {
+		if name == "array_contains" || name == "array_position" {
+			return nil, nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.NULL_TYPE] Null typed values cannot be used as arguments of `%s`.", name)
+		}
+		return a, castTo(v, et), nil
+	}
+	if arrow.TypeEqual(et, vt) {
+		return a, v, nil
+	}
+	c, ok := vector.CommonType(et, vt)
+	if !ok {
+		return nil, nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.ARRAY_FUNCTION_DIFF_TYPES] Input to `%s` should have been ARRAY followed by a value with same element type, but it's [%s, %s].", name, vector.TypeName(a.DataType()), vector.TypeName(vt))
+	}
+	return castTo(a, vector.ListOf(c)), castTo(v, c), nil
+}
+
+// convertNestedType maps MAP<k, v> and STRUCT<name: type, ...>.
+func convertNestedType(t *sql.TypeName) (arrow.DataType, error) {
+	if t.Name == "MAP" {
+		if t.Key == nil || t.Elem == nil {
+			return nil, errorAt(t.Pos, ErrType, "MAP needs a key and a value type.")
+		}
+		k, err := convertType(t.Key)
+		if err != nil {
+			return nil, err
+		}
+		if k.ID() == arrow.MAP {
+			return nil, errorAt(t.Pos, ErrType, "The key of a MAP cannot be a MAP.")
+		}
+		v, err := convertType(t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return vector.MapOf(k, v), nil
+	}
+	fields := make([]arrow.Field, len(t.Fields))
+	for i, f := range t.Fields {
+		ft, err := convertType(f.Type)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = arrow.Field{Name: f.Name.Name, Type: ft, Nullable: true}
+	}
+	return arrow.StructOf(fields...), nil
+}
