@@ -243,6 +243,14 @@ func (p *exprPrinter) call(x *Call) {
 		return
 	}
 	switch x.Func {
+	case "subscript": // x[i]
+		if len(x.Args) == 2 {
+			p.expr(x.Args[0])
+			p.b.WriteByte('[')
+			p.expr(x.Args[1])
+			p.b.WriteByte(']')
+			return
+		}
 	case "negative":
 		if len(x.Args) == 1 {
 			p.b.WriteString("(- ")

@@ -18,10 +18,10 @@ import (
 type accessKind uint8
 
 const (
-	accessSubscript accessKind = iota // a[i]: 0-based, [INVALID_ARRAY_INDEX] under ANSI
-	accessGet                         // get(a, i): 0-based, NULL
-	accessElementAt                   // element_at: 1-based, [INVALID_ARRAY_INDEX_IN_ELEMENT_AT] under ANSI
-	accessTryElementAt                // try_element_at: 1-based, NULL
+	accessSubscript    accessKind = iota // a[i]: 0-based, [INVALID_ARRAY_INDEX] under ANSI
+	accessGet                            // get(a, i): 0-based, NULL
+	accessElementAt                      // element_at: 1-based, [INVALID_ARRAY_INDEX_IN_ELEMENT_AT] under ANSI
+	accessTryElementAt                   // try_element_at: 1-based, NULL
 )
 
 var accessNames = [...]string{"subscript", "get", "element_at", "try_element_at"}

@@ -184,7 +184,7 @@ func nestedToString(c *castEval, arr arrow.Array) (arrow.Array, error) {
 // cast to strings once, as whole columns.
 type nestedRenderer struct {
 	arr      arrow.Array
-	strs     *array.String    // a leaf's strings
+	strs     *array.String     // a leaf's strings
 	children []*nestedRenderer // list: [elem]; map: [key, value]; struct: fields
 	owned    []arrow.Array
 }
