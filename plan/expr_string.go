@@ -243,6 +243,16 @@ func (p *exprPrinter) call(x *Call) {
 		return
 	}
 	switch x.Func {
+	case "arrays_zip_named": // arrays_zip(a, b), without the names
+		p.b.WriteString(strings.TrimSuffix(x.Func, "_named") + "(")
+		for i := 1; i < len(x.Args); i += 2 {
+			if i > 1 {
+				p.b.WriteString(", ")
+			}
+			p.expr(x.Args[i])
+		}
+		p.b.WriteByte(')')
+		return
 	case "subscript": // x[i]
 		if len(x.Args) == 2 {
 			p.expr(x.Args[0])

@@ -17,7 +17,8 @@ import (
 // callNested resolves the functions of this file; ok is false for others.
 func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, err error) {
 	switch name {
-	case "array", "map", "struct", "element_at", "try_element_at", "get", "array_contains", "array_position", "array_remove":
+	case "array", "map", "struct", "element_at", "try_element_at", "get", "array_contains", "array_position", "array_remove",
+		"array_union", "array_intersect", "array_except", "concat", "arrays_zip", "map_concat":
 	default:
 		return nil, false, nil
 	}
@@ -27,7 +28,7 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 	}
 	switch name {
 	case "array":
-		if args, err = coerceAll(f.Pos, "array()", args); err != nil {
+		if args, err = coerceExact(f.Pos, "array()", args); err != nil {
 			return nil, true, err
 		}
 	case "map":
@@ -39,10 +40,10 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 			keys = append(keys, args[i])
 			vals = append(vals, args[i+1])
 		}
-		if keys, err = coerceAll(f.Pos, "map() keys", keys); err != nil {
+		if keys, err = coerceExact(f.Pos, "map() keys", keys); err != nil {
 			return nil, true, err
 		}
-		if vals, err = coerceAll(f.Pos, "map() values", vals); err != nil {
+		if vals, err = coerceExact(f.Pos, "map() values", vals); err != nil {
 			return nil, true, err
 		}
 		for i := range keys {
@@ -61,6 +62,24 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 				return nil, true, err
 			}
 		}
+	case "array_union", "array_intersect", "array_except", "concat", "map_concat":
+		if args, err = coerceNested(f.Pos, name, args); err != nil {
+			return nil, true, err
+		}
+	case "arrays_zip":
+		named := make([]Expr, 0, 2*len(args))
+		for i, a := range args {
+			n := fmt.Sprint(i)
+			switch x := f.Args[i].(type) {
+			case *sql.ColumnRef:
+				n = x.Parts[len(x.Parts)-1].Name
+			case *sql.FieldAccess:
+				n = x.Field.Name
+			}
+			named = append(named, &Literal{Value: n, Type: vector.String}, a)
+		}
+		e, err := newCall(f.Pos, "arrays_zip_named", named...)
+		return e, true, err
 	case "array_contains", "array_position", "array_remove":
 		if len(args) == 2 {
 			if args[0], args[1], err = elementArgs(f.Pos, name, args[0], args[1]); err != nil {
@@ -189,4 +208,68 @@ func convertNestedType(t *sql.TypeName) (arrow.DataType, error) {
 		fields[i] = arrow.Field{Name: f.Name.Name, Type: ft, Nullable: true}
 	}
 	return arrow.StructOf(fields...), nil
+}
+
+// coerceNested casts ARRAY (or MAP) arguments whose element types differ
+// to arrays of their common element type, as Spark's implicit casts do for
+// concat, array_union and friends. Other argument lists are left alone.
+func coerceNested(pos sql.Pos, name string, args []Expr) ([]Expr, error) {
+	var elems, keys []arrow.DataType
+	for _, a := range args {
+		switch t := a.DataType().(type) {
+		case *arrow.ListType:
+			elems = append(elems, t.Elem())
+		case *arrow.MapType:
+			keys = append(keys, t.KeyType())
+			elems = append(elems, t.ItemType())
+		case *arrow.NullType:
+		default:
+			return args, nil
+		}
+	}
+	if len(keys) > 0 && len(keys) != len(elems) || len(elems) == 0 {
+		return args, nil
+	}
+	et, ok := commonType(elems)
+	if !ok {
+		return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.DATA_DIFF_TYPES] Cannot resolve %s: the arrays have no common element type.", name)
+	}
+	var target arrow.DataType = vector.ListOf(et)
+	if len(keys) > 0 {
+		kt, ok := commonType(keys)
+		if !ok {
+			return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.MAP_CONCAT_DIFF_TYPES] Cannot resolve %s: the maps have no common key type.", name)
+		}
+		target = vector.MapOf(kt, et)
+	}
+	out := make([]Expr, len(args))
+	for i, a := range args {
+		out[i] = castTo(a, target)
+	}
+	return out, nil
+}
+
+// coerceExact casts every expression to the values' common type, numbers
+// included (an array holds one element type).
+func coerceExact(pos sql.Pos, what string, es []Expr) ([]Expr, error) {
+	types := make([]arrow.DataType, len(es))
+	for i, e := range es {
+		types[i] = e.DataType()
+	}
+	t, ok := commonType(types)
+	if !ok {
+		names := make([]string, len(types))
+		for i, t := range types {
+			names[i] = vector.TypeName(t)
+		}
+		return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.DATA_DIFF_TYPES] Cannot resolve %s due to data type mismatch: the values have no common type (%s).", what, joinStrings(names))
+	}
+	out := make([]Expr, len(es))
+	for i, e := range es {
+		out[i] = e
+		if !isNullType(t) && !arrow.TypeEqual(vector.Unwrap(e.DataType()), t) {
+			out[i] = castTo(e, t)
+		}
+	}
+	return out, nil
 }

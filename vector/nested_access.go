@@ -96,6 +96,13 @@ func (e *accessEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 		if err := mapLookup(e.mem, lv, arrs[1], idx); err != nil {
 			return nil, err
 		}
+		if e.mode == ModeANSI && (e.kind == accessSubscript || e.kind == accessElementAt) {
+			for r, j := range idx {
+				if j < 0 && lv.valid(r) && arrs[1].IsValid(r) {
+					return nil, &EvalError{Expr: e.expr, Row: r, Err: fmt.Errorf("[MAP_KEY_DOES_NOT_EXIST] Key %s does not exist. To return NULL instead, use `try_element_at`. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error: %w", sparkLiteral(ValueAt(arrs[1], r), arrs[1].DataType()), ErrInvalidInput)}
+				}
+			}
+		}
 		return Take(e.mem, arrs[0].(*array.Map).Items(), idx)
 	}
 	ints := intReader(arrs[1])

@@ -235,13 +235,13 @@ func (e *mapOfEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, er
 	for i := range offs {
 		offs[i] = int32(i * m)
 	}
-	return buildMapGather(ctx, e.mem, e.dt, ka, va, idx, offs, nil, 0)
+	return buildMapGather(e.mem, e.dt, ka, va, idx, offs, nil, 0)
 }
 
 // buildMapGather builds a map column whose entries are the concatenation
 // of keyCols/valCols gathered at idx, rows cut at offs (valid: row
 // validity, nil for all valid). Duplicate keys in a row are an error.
-func buildMapGather(ctx context.Context, mem memory.Allocator, dt *arrow.MapType, keyCols, valCols []arrow.Array, idx, offs []int32, valid []bool, nulls int) (arrow.Array, error) {
+func buildMapGather(mem memory.Allocator, dt *arrow.MapType, keyCols, valCols []arrow.Array, idx, offs []int32, valid []bool, nulls int) (arrow.Array, error) {
 	var kc, vc arrow.Array
 	var err error
 	if len(keyCols) == 0 {
