@@ -185,6 +185,10 @@ func (p *exprPrinter) expr(e Expr) {
 		p.b.WriteString("current_timestamp()")
 	case *winPlaceholder:
 		x.print(p)
+	case *HigherOrder:
+		x.print(p)
+	case *LambdaVar:
+		p.b.WriteString(vector.QuoteIdent(x.Name))
 	case *aggPlaceholder:
 		if p.ordinals {
 			fmt.Fprintf(&p.b, "agg#%d", x.index)

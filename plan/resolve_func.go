@@ -82,6 +82,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
 	}
+	if higherOrderFuncs[name] && hasLambda(f) {
+		return r.higherOrder(f, name)
+	}
 	if e, ok, err := r.callNested(f, name); ok {
 		return e, err
 	}

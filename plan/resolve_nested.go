@@ -18,9 +18,13 @@ import (
 func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, err error) {
 	switch name {
 	case "array", "map", "struct", "element_at", "try_element_at", "get", "array_contains", "array_position", "array_remove",
-		"array_union", "array_intersect", "array_except", "concat", "arrays_zip", "map_concat":
+		"array_union", "array_intersect", "array_except", "concat", "arrays_zip", "map_concat", "map_contains_key":
 	default:
 		return nil, false, nil
+	}
+	if name == "struct" {
+		e, err := r.structCall(f)
+		return e, true, err
 	}
 	args, err := r.exprs(f.Args)
 	if err != nil {
@@ -49,13 +53,6 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		for i := range keys {
 			args[2*i], args[2*i+1] = keys[i], vals[i]
 		}
-	case "struct":
-		named := make([]Expr, 0, 2*len(args))
-		for i, a := range args {
-			named = append(named, &Literal{Value: structFieldName(f.Args[i], i), Type: vector.String}, a)
-		}
-		e, err := newCall(f.Pos, "named_struct", named...)
-		return e, true, err
 	case "element_at", "try_element_at", "get":
 		if len(args) == 2 {
 			if args[1], err = nestedKeyArg(f.Args[1].Position(), args[0], args[1]); err != nil {
@@ -65,6 +62,12 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 	case "array_union", "array_intersect", "array_except", "concat", "map_concat":
 		if args, err = coerceNested(f.Pos, name, args); err != nil {
 			return nil, true, err
+		}
+	case "map_contains_key":
+		if mt, ok := args[0].DataType().(*arrow.MapType); ok && len(args) == 2 && !arrow.TypeEqual(mt.KeyType(), vector.Unwrap(args[1].DataType())) {
+			if kt, ok := vector.CommonType(mt.KeyType(), args[1].DataType()); ok {
+				args[0], args[1] = castTo(args[0], vector.MapOf(kt, mt.ItemType())), castTo(args[1], kt)
+			}
 		}
 	case "arrays_zip":
 		named := make([]Expr, 0, 2*len(args))
@@ -272,4 +275,46 @@ func coerceExact(pos sql.Pos, what string, es []Expr) ([]Expr, error) {
 		}
 	}
 	return out, nil
+}
+
+// structCall resolves struct(a, b AS x, s.*): fields named after columns
+// and struct fields, aliases, or col1, col2, ...; s.* spreads the fields
+// of the struct s.
+func (r *resolver) structCall(f *sql.FuncCall) (Expr, error) {
+	named := make([]Expr, 0, 2*len(f.Args))
+	add := func(name string, e Expr) {
+		named = append(named, &Literal{Value: name, Type: vector.String}, e)
+	}
+	for i, a := range f.Args {
+		switch x := a.(type) {
+		case *sql.ArgAlias:
+			v, err := r.expr(x.X)
+			if err != nil {
+				return nil, err
+			}
+			add(x.Name.Name, v)
+		case *sql.Star:
+			if len(x.Qualifier) == 0 {
+				return nil, errorAt(x.Pos, ErrUnsupported, "Invalid usage of '*' in struct().")
+			}
+			v, err := r.expr(&sql.ColumnRef{Pos: x.Pos, Parts: x.Qualifier})
+			if err != nil {
+				return nil, err
+			}
+			st, ok := v.DataType().(*arrow.StructType)
+			if !ok {
+				return nil, errorAt(x.Pos, ErrType, "[CANNOT_RESOLVE_STAR_EXPAND] Cannot resolve %s.* given input columns: %s is not a struct.", sql.Format(&sql.ColumnRef{Parts: x.Qualifier}), vector.TypeName(v.DataType()))
+			}
+			for k, fld := range st.Fields() {
+				add(fld.Name, &GetField{X: v, Index: k, Name: fld.Name})
+			}
+		default:
+			v, err := r.expr(a)
+			if err != nil {
+				return nil, err
+			}
+			add(structFieldName(a, i), v)
+		}
+	}
+	return newCall(f.Pos, "named_struct", named...)
 }

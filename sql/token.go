@@ -46,6 +46,7 @@ const (
 	tGt         // >
 	tGe         // >=
 	tNullSafeEq // <=>
+	tArrow      // -> (a lambda)
 )
 
 // token is one lexical token. raw is the exact source text, used to name
