@@ -167,7 +167,10 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 	sub.inAgg = nested
 	var argExprs []sql.Expr
 	for _, x := range f.Args {
-		if _, ok := x.(*sql.Star); ok {
+		if st, ok := x.(*sql.Star); ok {
+			if len(st.Qualifier) > 0 {
+				return nil, errorAt(x.Position(), ErrUnsupported, "%s(%s.*) is not allowed. Please use count(*) or expand the columns manually, e.g. count(col1, col2)", name, sql.Format(&sql.ColumnRef{Parts: st.Qualifier}))
+			}
 			if name != "count" || len(f.Args) != 1 || f.Distinct {
 				return nil, errorAt(x.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 			}

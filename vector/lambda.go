@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -35,6 +36,10 @@ func (v *LambdaVar) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, err
 	}
 	return nil, newBindError(v, in, fmt.Errorf("lambda variable %s outside its lambda: %w", v.Name, ErrUnknownColumn))
 }
+
+// lambdaMark is in the name of every lambda parameter column (the planner
+// names them x#λline:col).
+const lambdaMark = "#λ"
 
 // Lambda is a lambda argument: Params are the names of its LambdaVars,
 // Outer the input columns its body reads.
@@ -85,6 +90,11 @@ func bindLambda(fn *Lambda, in *arrow.Schema, mem memory.Allocator, types []arro
 	for _, c := range fn.Outer {
 		used[c] = true
 	}
+	for i, f := range in.Fields() {
+		if strings.Contains(f.Name, lambdaMark) {
+			used[i] = true // an enclosing lambda's parameter
+		}
+	}
 	fields := make([]arrow.Field, 0, in.NumFields()+len(fn.Params))
 	for i, f := range in.Fields() {
 		if !used[i] {
@@ -100,7 +110,13 @@ func bindLambda(fn *Lambda, in *arrow.Schema, mem memory.Allocator, types []arro
 	if err != nil {
 		return nil, err
 	}
-	return &boundLambda{schema: schema, body: body, outer: fn.Outer, params: len(fn.Params)}, nil
+	outer := make([]int, 0, len(used))
+	for i := range in.Fields() {
+		if used[i] {
+			outer = append(outer, i)
+		}
+	}
+	return &boundLambda{schema: schema, body: body, outer: outer, params: len(fn.Params)}, nil
 }
 
 // eval evaluates the body over m elements: rows[j] is the input row of
