@@ -318,3 +318,66 @@ func (r *resolver) structCall(f *sql.FuncCall) (Expr, error) {
 	}
 	return newCall(f.Pos, "named_struct", named...)
 }
+
+// nestedCommon is the common type of two ARRAY, MAP or STRUCT types of the
+// same shape: element-, key-, value- or field-wise (struct field names
+// from a).
+func nestedCommon(a, b arrow.DataType) (arrow.DataType, bool) {
+	switch x := a.(type) {
+	case *arrow.ListType:
+		y, ok := b.(*arrow.ListType)
+		if !ok {
+			return nil, false
+		}
+		e, ok := commonType([]arrow.DataType{x.Elem(), y.Elem()})
+		if !ok {
+			return nil, false
+		}
+		return vector.ListOf(e), true
+	case *arrow.MapType:
+		y, ok := b.(*arrow.MapType)
+		if !ok {
+			return nil, false
+		}
+		k, ok1 := commonType([]arrow.DataType{x.KeyType(), y.KeyType()})
+		v, ok2 := commonType([]arrow.DataType{x.ItemType(), y.ItemType()})
+		if !ok1 || !ok2 || isNullType(k) {
+			return nil, false
+		}
+		return vector.MapOf(k, v), true
+	case *arrow.StructType:
+		y, ok := b.(*arrow.StructType)
+		if !ok || x.NumFields() != y.NumFields() {
+			return nil, false
+		}
+		fields := make([]arrow.Field, x.NumFields())
+		for i := range fields {
+			t, ok := commonType([]arrow.DataType{x.Field(i).Type, y.Field(i).Type})
+			if !ok {
+				return nil, false
+			}
+			fields[i] = arrow.Field{Name: x.Field(i).Name, Type: t, Nullable: true}
+		}
+		return arrow.StructOf(fields...), true
+	}
+	return nil, false
+}
+
+// structStar expands s.* in a select list when s is a struct column (not
+// a table): one item per field, as Spark does.
+func structStar(sc *scope, st *sql.Star) ([]outItem, bool) {
+	r := &resolver{sc: sc, clause: "SELECT"}
+	v, err := r.expr(&sql.ColumnRef{Pos: st.Pos, Parts: st.Qualifier})
+	if err != nil {
+		return nil, false
+	}
+	t, ok := v.DataType().(*arrow.StructType)
+	if !ok {
+		return nil, false
+	}
+	out := make([]outItem, t.NumFields())
+	for k, f := range t.Fields() {
+		out[k] = outItem{pos: st.Pos, expr: &GetField{X: v, Index: k, Name: f.Name}, name: f.Name}
+	}
+	return out, true
+}

@@ -408,6 +408,10 @@ func commonType(types []arrow.DataType) (arrow.DataType, bool) {
 			out = st
 			continue
 		}
+		if nt, ok := nestedCommon(out, t); ok {
+			out = nt
+			continue
+		}
 		return nil, false
 	}
 	return out, true

@@ -35,16 +35,8 @@ func accessExpr(kind accessKind, x, i Expr) Expr {
 	f.bind = func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		return bindAccess(f, in, mem, args, kind)
 	}
-	if kind == accessSubscript {
-		return &subscriptExpr{f}
-	}
 	return f
 }
-
-// subscriptExpr renders as x[i].
-type subscriptExpr struct{ *FuncExpr }
-
-func (s *subscriptExpr) String() string { return s.Args[0].String() + "[" + s.Args[1].String() + "]" }
 
 func bindAccess(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator, kind accessKind) (Evaluator, error) {
 	ev := &accessEval{x: args[0], i: args[1], kind: kind, mode: f.Mode, mem: mem, expr: f.String()}
@@ -308,4 +300,65 @@ func (e *mapPartEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, 
 	out := array.NewData(e.dt, d.Len(), d.Buffers(), []arrow.ArrayData{child}, d.NullN(), d.Offset())
 	defer out.Release()
 	return array.MakeFromData(out), nil
+}
+
+// posexplodeEntries is the array posexplode explodes: per element a
+// struct of its position (from 0) and the element ({pos, col}), or for a
+// map {pos, key, value}.
+func posexplodeEntries() funcSpec {
+	return funcSpec{1, 1, func(a []Expr) Expr {
+		return &FuncExpr{Name: "posexplode_entries", Args: a, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+			fields := []arrow.Field{{Name: "pos", Type: Int32, Nullable: true}}
+			switch t := Unwrap(args[0].DataType()).(type) {
+			case *arrow.ListType:
+				fields = append(fields, arrow.Field{Name: "col", Type: t.Elem(), Nullable: true})
+			case *arrow.MapType:
+				fields = append(fields, arrow.Field{Name: "key", Type: t.KeyType(), Nullable: true}, arrow.Field{Name: "value", Type: t.ItemType(), Nullable: true})
+			default:
+				return nil, fmt.Errorf("posexplode needs an array or a map, not %s: %w", TypeName(t), ErrType)
+			}
+			ev := &arrayFnEval{name: "posexplode_entries", args: args, dt: ListOf(arrow.StructOf(fields...)), mem: mem, mode: f.Mode, expr: f.String(), kern: kernPosEntries}
+			return fnFoldConstant(f, in, mem, ev, args...)
+		}}
+	}}
+}
+
+func kernPosEntries(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	lo, hi := lv.offs[0], lv.offs[n]
+	pos := make([]int32, 0, hi-lo)
+	offs := make([]int32, n+1)
+	valid := make([]bool, n)
+	nulls := 0
+	for r := 0; r < n; r++ {
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			pos = append(pos, j-lv.offs[r])
+		}
+		offs[r+1] = lv.offs[r+1] - lo
+		if valid[r] = lv.valid(r); !valid[r] {
+			nulls++
+		}
+	}
+	p := int32Column(e.mem, pos)
+	defer p.Release()
+	children := []arrow.ArrayData{p.Data()}
+	var parts []arrow.Array
+	if m, isMap := arrs[0].(*array.Map); isMap {
+		parts = []arrow.Array{array.NewSlice(m.Keys(), int64(lo), int64(hi)), array.NewSlice(m.Items(), int64(lo), int64(hi))}
+	} else {
+		parts = []arrow.Array{array.NewSlice(lv.values, int64(lo), int64(hi))}
+	}
+	defer releaseArrays(parts)
+	for _, x := range parts {
+		children = append(children, x.Data())
+	}
+	st := e.dt.(*arrow.ListType).Elem()
+	sd := array.NewData(st, int(hi-lo), []*memory.Buffer{nil}, children, 0, 0)
+	defer sd.Release()
+	sa := array.MakeFromData(sd)
+	defer sa.Release()
+	return buildList(e.mem, e.dt, offs, valid, nulls, sa), nil
 }
