@@ -47,6 +47,9 @@ var nestedFunctions = map[string]funcSpec{
 	"map_contains_key":   arrayFunc("map_contains_key", 2, 2, typeMapContainsKey),
 	"float":              castFunc(Float32),
 	"posexplode_entries": posexplodeEntries(),
+	"get_json_object":    arrayFunc("get_json_object", 2, 2, typeGetJSONObject),
+	"json_array_length":  arrayFunc("json_array_length", 1, 1, typeJSONArrayLength),
+	"json_object_keys":   arrayFunc("json_object_keys", 1, 1, typeJSONObjectKeys),
 }
 
 // onArrays makes the string function name also take arrays: reverse and
