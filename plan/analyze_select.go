@@ -70,7 +70,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 		return nil, err
 	}
 	aggregating := s.grouped || s.having != nil || containsAggregate(s)
-	cur, err = assignGenerator(cur, items, special, aggregating)
+	cur, items, err = assignGenerator(cur, items, special, aggregating)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,12 @@ func expandItems(sc *scope, items []*sql.SelectItem) ([]outItem, error) {
 		if st, ok := it.Expr.(*sql.Star); ok {
 			cols, err := sc.expandStar(st.Qualifier, st.Pos)
 			if err != nil {
-				return nil, err
+				fields, ok := structStar(sc, st)
+				if !ok {
+					return nil, err
+				}
+				out = append(out, fields...)
+				continue
 			}
 			for _, c := range cols {
 				ref := c.Expr.(*ColumnRef)

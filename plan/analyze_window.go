@@ -158,50 +158,129 @@ func durationArg(a sql.Expr) (int64, error) {
 	return us, nil
 }
 
-// assignGenerator adds the Explode node for an explode(...) select item.
-func assignGenerator(cur *scope, items []outItem, special map[sql.Expr]Expr, aggregating bool) (*scope, error) {
+// assignGenerator adds the Explode node for a generator select item
+// (explode, posexplode, inline and their _outer forms); a generator of
+// several columns (posexplode, explode of a map, inline) becomes that many
+// items over the struct the Explode appends.
+func assignGenerator(cur *scope, items []outItem, special map[sql.Expr]Expr, aggregating bool) (*scope, []outItem, error) {
 	var gen *outItem
+	at := -1
 	for i := range items {
 		f, ok := items[i].src.(*sql.FuncCall)
 		if !ok {
 			continue
 		}
-		switch strings.ToLower(f.Name.Name) {
-		case "explode", "explode_outer":
-		default:
+		if !isGenerator(f.Name.Name) {
 			continue
 		}
 		if gen != nil {
-			return nil, errorAt(f.Pos, ErrUnsupported, "Only one generator allowed per select clause but found 2: %s and %s.", sql.Format(gen.src), sql.Format(f))
+			return nil, nil, errorAt(f.Pos, ErrUnsupported, "Only one generator allowed per select clause but found 2: %s and %s.", sql.Format(gen.src), sql.Format(f))
 		}
-		gen = &items[i]
+		gen, at = &items[i], i
 	}
 	if gen == nil {
-		return cur, nil
+		return cur, items, nil
 	}
 	f := gen.src.(*sql.FuncCall)
 	if aggregating {
-		return nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported when it's nested in expressions or used together with aggregate functions: %s.", sql.Format(f))
+		return nil, nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported when it's nested in expressions or used together with aggregate functions: %s.", sql.Format(f))
 	}
 	if len(f.Args) != 1 {
-		return nil, errorAt(f.Pos, ErrType, "%s() needs one argument, got %d.", strings.ToLower(f.Name.Name), len(f.Args))
+		return nil, nil, errorAt(f.Pos, ErrType, "%s() needs one argument, got %d.", strings.ToLower(f.Name.Name), len(f.Args))
 	}
 	r := &resolver{sc: cur, clause: "explode()", special: special}
 	arg, err := r.expr(f.Args[0])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	g, err := generatorInput(f, arg)
+	if err != nil {
+		return nil, nil, err
 	}
 	name := "col"
-	if gen.alias {
+	if gen.alias && g.fields == nil {
 		name = gen.name
 	}
-	e, err := NewExplode(cur.node, arg, name, strings.EqualFold(f.Name.Name, "explode_outer"))
+	e, err := NewExplode(cur.node, g.array, name, g.outer)
 	if err != nil {
-		return nil, errorAt(f.Pos, ErrType, "%v", trimSentinel(err))
+		return nil, nil, errorAt(f.Pos, ErrType, "%v", trimSentinel(err))
 	}
-	cols := append(append([]scopeCol(nil), cur.cols...), scopeCol{})
-	special[f] = ColumnOf(e.Schema(), len(cols)-1)
-	return &scope{node: e, cols: cols}, nil
+	cols := append(append([]scopeCol(nil), cur.cols...), scopeCol{hidden: g.fields != nil})
+	col := ColumnOf(e.Schema(), len(cols)-1)
+	if g.fields == nil {
+		special[f] = col
+		return &scope{node: e, cols: cols}, items, nil
+	}
+	if gen.alias {
+		return nil, nil, errorAt(f.Pos, ErrUnsupported, "%s() makes %d columns: name them with AS (a, b, ...) is not supported; use the default names %s.", strings.ToLower(f.Name.Name), len(g.fields), strings.Join(g.fields, ", "))
+	}
+	st := col.Type.(*arrow.StructType)
+	out := append([]outItem(nil), items[:at]...)
+	for k, fname := range g.fields {
+		out = append(out, outItem{pos: f.Pos, expr: &GetField{X: col, Index: k, Name: st.Field(k).Name}, name: fname})
+	}
+	out = append(out, items[at+1:]...)
+	return &scope{node: e, cols: cols}, out, nil
+}
+
+// isGenerator reports whether name is a generator function.
+func isGenerator(name string) bool {
+	switch strings.ToLower(name) {
+	case "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer":
+		return true
+	}
+	return false
+}
+
+// genInput is what a generator explodes: an array, and for generators of
+// several columns the names of the fields of its struct elements.
+type genInput struct {
+	array  Expr
+	fields []string
+	outer  bool
+}
+
+// generatorInput maps a generator call to the array the Explode node
+// explodes: explode of a map explodes its entries, posexplode an array of
+// {pos, col} (or {pos, key, value}), inline an array of structs as is.
+func generatorInput(f *sql.FuncCall, arg Expr) (genInput, error) {
+	name := strings.ToLower(f.Name.Name)
+	g := genInput{outer: strings.HasSuffix(name, "_outer")}
+	base := strings.TrimSuffix(name, "_outer")
+	dt := arg.DataType()
+	bad := func(want string) (genInput, error) {
+		return g, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve %s: the input of %s should be %s, not %s.", sql.Format(f), base, want, vector.TypeName(dt))
+	}
+	switch base {
+	case "explode":
+		switch dt.ID() {
+		case arrow.LIST:
+			g.array = arg
+		case arrow.MAP:
+			g.array, g.fields = mustCall("map_entries", arg), []string{"key", "value"}
+		default:
+			return bad("an ARRAY or a MAP")
+		}
+	case "posexplode":
+		if dt.ID() != arrow.LIST && dt.ID() != arrow.MAP {
+			return bad("an ARRAY or a MAP")
+		}
+		g.array = mustCall("posexplode_entries", arg)
+		g.fields = []string{"pos", "col"}
+		if dt.ID() == arrow.MAP {
+			g.fields = []string{"pos", "key", "value"}
+		}
+	case "inline":
+		lt, ok := dt.(*arrow.ListType)
+		if !ok || lt.Elem().ID() != arrow.STRUCT {
+			return bad("an ARRAY of STRUCTs")
+		}
+		g.array = arg
+		for _, fld := range lt.Elem().(*arrow.StructType).Fields() {
+			g.fields = append(g.fields, fld.Name)
+		}
+	}
+	return g, nil
 }
 
 // trimSentinel drops the ": <sentinel>" suffix a constructor error ends

@@ -109,7 +109,7 @@ func WithColumn(input Node, name, expr string) (Node, error) {
 	special := map[sql.Expr]Expr{}
 	r := &resolver{sc: sc, clause: "withColumn", special: special}
 	var x Expr
-	if f, ok := e.(*sql.FuncCall); ok && (strings.EqualFold(f.Name.Name, "window") || strings.EqualFold(f.Name.Name, "explode")) {
+	if f, ok := e.(*sql.FuncCall); ok && (strings.EqualFold(f.Name.Name, "window") || isGenerator(f.Name.Name)) {
 		// window and explode add rows: go through a select.
 		s := input.Schema()
 		items := []string{}

@@ -280,6 +280,8 @@ func WithChildren(e Expr, kids []Expr) Expr {
 		return x.withChildren(kids)
 	case *winPlaceholder:
 		return x.withChildren(kids)
+	case *HigherOrder:
+		return x.withChildren(kids)
 	}
 	return e
 }

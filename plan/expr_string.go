@@ -185,6 +185,10 @@ func (p *exprPrinter) expr(e Expr) {
 		p.b.WriteString("current_timestamp()")
 	case *winPlaceholder:
 		x.print(p)
+	case *HigherOrder:
+		x.print(p)
+	case *LambdaVar:
+		p.b.WriteString(vector.QuoteIdent(x.Name))
 	case *aggPlaceholder:
 		if p.ordinals {
 			fmt.Fprintf(&p.b, "agg#%d", x.index)
@@ -243,6 +247,24 @@ func (p *exprPrinter) call(x *Call) {
 		return
 	}
 	switch x.Func {
+	case "arrays_zip_named": // arrays_zip(a, b), without the names
+		p.b.WriteString(strings.TrimSuffix(x.Func, "_named") + "(")
+		for i := 1; i < len(x.Args); i += 2 {
+			if i > 1 {
+				p.b.WriteString(", ")
+			}
+			p.expr(x.Args[i])
+		}
+		p.b.WriteByte(')')
+		return
+	case "subscript": // x[i]
+		if len(x.Args) == 2 {
+			p.expr(x.Args[0])
+			p.b.WriteByte('[')
+			p.expr(x.Args[1])
+			p.b.WriteByte(']')
+			return
+		}
 	case "negative":
 		if len(x.Args) == 1 {
 			p.b.WriteString("(- ")

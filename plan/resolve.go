@@ -124,7 +124,7 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		}
 		return fieldAccess(v, x.Field)
 	case *sql.Subscript:
-		return nil, errorAt(x.Pos, ErrUnsupported, "Subscripts (x[i]) are not supported.")
+		return r.subscript(x)
 	case *sql.Subquery:
 		return r.subquery(x)
 	case *sql.Placeholder:
@@ -523,6 +523,8 @@ func convertType(t *sql.TypeName) (arrow.DataType, error) {
 			return nil, err
 		}
 		return vector.ListOf(e), nil
+	case "MAP", "STRUCT":
+		return convertNestedType(t)
 	}
 	return nil, errorAt(t.Pos, ErrUnsupported, "The type %s is not supported.", t.Name)
 }

@@ -64,7 +64,7 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	switch name {
 	case "window", "session_window":
 		return nil, errorAt(f.Pos, ErrUnsupported, "%s(...) is only allowed in GROUP BY or as a select item.", name)
-	case "explode", "explode_outer":
+	case "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer":
 		return nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported outside the select list: %s(...) must be a whole select item.", name)
 	case "current_timestamp", "now":
 		if len(f.Args) != 0 {
@@ -81,6 +81,12 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		if _, ok := a.(*sql.Star); ok {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
+	}
+	if higherOrderFuncs[name] && hasLambda(f) {
+		return r.higherOrder(f, name)
+	}
+	if e, ok, err := r.callNested(f, name); ok {
+		return e, err
 	}
 	if e, ok, err := r.callScalar(f, name); ok {
 		return e, err
@@ -161,7 +167,10 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 	sub.inAgg = nested
 	var argExprs []sql.Expr
 	for _, x := range f.Args {
-		if _, ok := x.(*sql.Star); ok {
+		if st, ok := x.(*sql.Star); ok {
+			if len(st.Qualifier) > 0 {
+				return nil, errorAt(x.Position(), ErrUnsupported, "%s(%s.*) is not allowed. Please use count(*) or expand the columns manually, e.g. count(col1, col2)", name, sql.Format(&sql.ColumnRef{Parts: st.Qualifier}))
+			}
 			if name != "count" || len(f.Args) != 1 || f.Distinct {
 				return nil, errorAt(x.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 			}

@@ -307,6 +307,17 @@ func formatCell(v any, dt arrow.DataType) string {
 		return x.ToTime().Format("2006-01-02")
 	case decimal128.Num:
 		return x.ToString(dt.(*arrow.Decimal128Type).Scale)
+	case vector.MapValue: // Spark's display form {k -> v, ...}
+		mt, _ := dt.(*arrow.MapType)
+		var kt, vt arrow.DataType
+		if mt != nil {
+			kt, vt = mt.KeyType(), mt.ItemType()
+		}
+		parts := make([]string, len(x.Keys))
+		for i := range x.Keys {
+			parts[i] = formatCell(x.Keys[i], kt) + " -> " + formatCell(x.Values[i], vt)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
 	case []any:
 		var parts []string
 		var elem arrow.DataType

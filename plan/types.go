@@ -104,7 +104,7 @@ func isConstant(e Expr) bool {
 	switch x := e.(type) {
 	case *Literal:
 		return true
-	case *ColumnRef, *aggPlaceholder, *winPlaceholder, *CurrentTimestamp, *subqueryExpr, *outerRef, *groupingRef:
+	case *ColumnRef, *aggPlaceholder, *winPlaceholder, *CurrentTimestamp, *subqueryExpr, *outerRef, *groupingRef, *LambdaVar:
 		return false
 	case *Call:
 		if x.typing.known {
@@ -114,7 +114,7 @@ func isConstant(e Expr) bool {
 	ok := true
 	Walk(e, func(x Expr) bool {
 		switch y := x.(type) {
-		case *ColumnRef, *aggPlaceholder, *winPlaceholder, *CurrentTimestamp, *subqueryExpr, *outerRef, *groupingRef:
+		case *ColumnRef, *aggPlaceholder, *winPlaceholder, *CurrentTimestamp, *subqueryExpr, *outerRef, *groupingRef, *LambdaVar:
 			ok = false
 		case *Call:
 			if y.typing.known {
@@ -406,6 +406,10 @@ func commonType(types []arrow.DataType) (arrow.DataType, bool) {
 		}
 		if st, ok := structCommon(out, t); ok {
 			out = st
+			continue
+		}
+		if nt, ok := nestedCommon(out, t); ok {
+			out = nt
 			continue
 		}
 		return nil, false

@@ -94,6 +94,10 @@ func ToVectorExpr(e Expr, env *Env) (vector.Expr, error) {
 			args[i] = v
 		}
 		return callToVector(x, args)
+	case *HigherOrder:
+		return x.toVector(env)
+	case *LambdaVar:
+		return &vector.LambdaVar{Name: x.Key, Type: x.Type}, nil
 	case *aggPlaceholder:
 		return nil, fmt.Errorf("aggregate %s outside an Aggregate: %w", x, ErrAggregate)
 	}

@@ -183,6 +183,25 @@ func (f *formatter) expr(e Expr, min int) {
 		}
 		f.str(".")
 		f.identAfterDot(e.Field)
+	case *Lambda:
+		if len(e.Params) == 1 {
+			f.ident(e.Params[0])
+		} else {
+			f.str("(")
+			for i, id := range e.Params {
+				if i > 0 {
+					f.str(", ")
+				}
+				f.ident(id)
+			}
+			f.str(")")
+		}
+		f.str(" -> ")
+		f.expr(e.Body, 0)
+	case *ArgAlias:
+		f.expr(e.X, 0)
+		f.str(" AS ")
+		f.ident(e.Name)
 	case *Subscript:
 		if _, ok := e.X.(*IntervalLit); ok {
 			f.str("(")

@@ -180,6 +180,9 @@ func operator(s string) (tokKind, int) {
 	case '+':
 		return tPlus, 1
 	case '-':
+		if strings.HasPrefix(s, "->") {
+			return tArrow, 2
+		}
 		return tMinus, 1
 	case '/':
 		return tSlash, 1

@@ -440,7 +440,7 @@ func (p *parser) parseCall(name *token) Expr {
 			p.next()
 		}
 		for {
-			fc.Args = append(fc.Args, p.parseExprWhat("a function argument"))
+			fc.Args = append(fc.Args, p.parseCallArg())
 			if !p.accept(tComma) {
 				break
 			}

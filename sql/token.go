@@ -47,6 +47,7 @@ const (
 	tGe         // >=
 	tNullSafeEq // <=>
 	tParam      // $n, a statement parameter; text is the digits
+	tArrow      // -> (a lambda)
 )
 
 // token is one lexical token. raw is the exact source text, used to name

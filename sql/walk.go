@@ -198,6 +198,14 @@ func Inspect(n Node, f func(Node) bool) {
 	case *Subscript:
 		Inspect(n.X, f)
 		Inspect(n.Index, f)
+	case *Lambda:
+		for i := range n.Params {
+			Inspect(n.Params[i], f)
+		}
+		Inspect(n.Body, f)
+	case *ArgAlias:
+		Inspect(n.X, f)
+		Inspect(n.Name, f)
 	case *Subquery:
 		inspectQuery(n.Query, f)
 	case *TypeName:

@@ -101,6 +101,8 @@ func castTarget(dt arrow.DataType) bool {
 		return true
 	case arrow.TIMESTAMP:
 		return arrow.TypeEqual(dt, Timestamp) || arrow.TypeEqual(dt, TimestampNTZ)
+	case arrow.LIST, arrow.MAP, arrow.STRUCT:
+		return castNestedTarget(dt)
 	}
 	return false
 }
@@ -212,6 +214,9 @@ func sparkLiteral(v any, dt arrow.DataType) string {
 // supported. from is never a dictionary here.
 func castKernelFor(from, to arrow.DataType) castKernel {
 	f, t := from.ID(), to.ID()
+	if isNestedID(f) || isNestedID(t) {
+		return nestedCastKernel(from, to)
+	}
 	if IsTimestampNTZ(from) || IsTimestampNTZ(to) {
 		return ntzCastKernel(from, to)
 	}

@@ -233,7 +233,7 @@ func TestCastBindErrors(t *testing.T) {
 		vt.ExprCase{Name: "bool-timestamp", Schema: s, Rows: rows, Expr: vector.Cast(vector.Col("b"), vector.Timestamp),
 			WantErr: "cannot cast boolean to timestamp"},
 		vt.ExprCase{Name: "to-struct", Schema: s, Rows: rows, Expr: vector.Cast(vector.Col("s"), vector.WindowType),
-			WantErr: "cannot cast to struct<start:timestamp,end:timestamp>"},
+			WantErr: "cannot cast string to struct<start:timestamp,end:timestamp>"},
 		vt.ExprCase{Name: "unknown-column", Schema: s, Rows: rows, Expr: vector.Cast(vector.Col("zz"), vector.Int32),
 			WantErr: "unknown column zz"},
 	)

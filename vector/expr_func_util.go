@@ -347,7 +347,7 @@ func asStringArg(ev Evaluator, mem memory.Allocator, what string) (Evaluator, er
 		return ev, nil
 	}
 	k := castKernelFor(Unwrap(dt), String)
-	if k == nil || dt.ID() == arrow.BINARY {
+	if k == nil || dt.ID() == arrow.BINARY || isNestedID(Unwrap(dt).ID()) { // no implicit cast of ARRAY/MAP/STRUCT
 		return nil, fmt.Errorf("%s must be a string, not %s: %w", what, TypeName(dt), ErrType)
 	}
 	return foldQuietly(&castEval{child: ev, from: dt, to: String, kern: k, mem: mem, expr: "CAST(" + what + " AS STRING)", operand: what}, mem, ev), nil

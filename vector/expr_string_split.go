@@ -57,7 +57,9 @@ func (sp *splitter) split(s []byte, limit int64, emit func([]byte)) {
 			emit(s)
 			return
 		}
-		count := int64(utf8.RuneCount(s))
+		// Java's "abc".split("", -1) is [a, b, c, ""]: a piece per
+		// character and the empty rest.
+		count := int64(utf8.RuneCount(s)) + 1
 		if limit <= 0 || limit > count {
 			limit = count
 		}

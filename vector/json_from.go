@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -55,7 +56,14 @@ func bindFromJSON(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Ev
 	if Unwrap(dt).ID() != arrow.STRING {
 		return nil, fmt.Errorf("from_json needs a string to parse, not %s (CAST a binary value AS STRING first): %w", TypeName(dt), ErrType)
 	}
-	return &fromJSONEval{x: args[0], dt: st, failFast: failFast, mem: mem, expr: f.String()}, nil
+	loc := f.Loc
+	if loc == time.UTC {
+		loc = nil
+	}
+	if loc != nil && nestedTimestamp(st, 0) {
+		return nil, fmt.Errorf("from_json: a TIMESTAMP inside a nested field is read in the session time zone %s, which is not supported (only top-level TIMESTAMP fields, or the UTC zone): %w", loc, ErrType)
+	}
+	return &fromJSONEval{x: args[0], dt: st, failFast: failFast, mem: mem, expr: f.String(), loc: loc}, nil
 }
 
 // parseFromJSONOptions reads {"mode": "..."} (keys in any case).
@@ -93,6 +101,7 @@ type fromJSONEval struct {
 	failFast bool
 	mem      memory.Allocator
 	expr     string
+	loc      *time.Location // session zone of zoneless timestamps; nil is UTC
 }
 
 func (e *fromJSONEval) DataType() arrow.DataType { return e.dt }
@@ -148,11 +157,20 @@ func (e *fromJSONEval) decode(arr arrow.Array) (arrow.Array, error) {
 		release()
 		return nil, err
 	}
+	var out arrow.Array
 	if len(segs) == 1 {
-		return segs[0], nil
+		out = segs[0]
+	} else {
+		defer release()
+		if out, err = array.Concatenate(segs, e.mem); err != nil {
+			return nil, err
+		}
 	}
-	defer release()
-	return array.Concatenate(segs, e.mem)
+	if e.loc == nil {
+		return out, nil
+	}
+	defer out.Release()
+	return zonedJSONTimestamps(e.mem, out.(*array.Struct), rows, e.loc)
 }
 
 // decodeRange appends the decoded rows lo..hi-1 to segs.

@@ -181,7 +181,7 @@ func takeData(mem memory.Allocator, d *array.Data, idx []int32) (*array.Data, er
 			x.Release()
 		}
 		return data, nil
-	case arrow.LIST:
+	case arrow.LIST, arrow.MAP:
 		return takeList(mem, d, idx, validity, nulls)
 	}
 	release(validity)

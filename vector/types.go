@@ -78,6 +78,8 @@ func TypeName(dt arrow.DataType) string {
 		return TypeName(t.ValueType)
 	case *arrow.ListType:
 		return "array<" + TypeName(t.Elem()) + ">"
+	case *arrow.MapType:
+		return "map<" + TypeName(t.KeyType()) + "," + TypeName(t.ItemType()) + ">"
 	case *arrow.StructType:
 		parts := make([]string, t.NumFields())
 		for i, f := range t.Fields() {

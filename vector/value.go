@@ -76,6 +76,14 @@ func ValueAt(arr arrow.Array, i int) any {
 			out[f] = ValueAt(a.Field(f), i)
 		}
 		return out
+	case *array.Map:
+		start, end := a.ValueOffsets(i)
+		m := MapValue{Keys: make([]any, 0, end-start), Values: make([]any, 0, end-start)}
+		for j := start; j < end; j++ {
+			m.Keys = append(m.Keys, ValueAt(a.Keys(), int(j)))
+			m.Values = append(m.Values, ValueAt(a.Items(), int(j)))
+		}
+		return m
 	case *array.List:
 		start, end := a.ValueOffsets(i)
 		vals := a.ListValues()
@@ -129,6 +137,15 @@ func FormatValue(v any, dt arrow.DataType) string {
 			s += FormatValue(e, nil)
 		}
 		return s + "]"
+	case MapValue:
+		s := "map("
+		for i := range x.Keys {
+			if i > 0 {
+				s += ", "
+			}
+			s += FormatValue(x.Keys[i], nil) + ", " + FormatValue(x.Values[i], nil)
+		}
+		return s + ")"
 	default:
 		return fmt.Sprint(x)
 	}
@@ -283,6 +300,23 @@ func AppendValue(b array.Builder, v any) error {
 		bb.Append(true)
 		for i, fv := range x {
 			if err := AppendValue(bb.FieldBuilder(i), fv); err != nil {
+				return err
+			}
+		}
+	case *array.MapBuilder:
+		x, ok := v.(MapValue)
+		if !ok || len(x.Keys) != len(x.Values) {
+			return bad()
+		}
+		bb.Append(true)
+		for i := range x.Keys {
+			if x.Keys[i] == nil {
+				return fmt.Errorf("vector: a map key cannot be NULL: %w", ErrType)
+			}
+			if err := AppendValue(bb.KeyBuilder(), x.Keys[i]); err != nil {
+				return err
+			}
+			if err := AppendValue(bb.ItemBuilder(), x.Values[i]); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,790 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// The collection functions over ARRAY columns. Each kernel walks the
+// element ranges of a whole column, decides which child elements each
+// output row keeps (hash sets of normalized element keys for equality,
+// typed comparators for order), and gathers them with one Take.
+
+// arrayKernel computes a function over its evaluated (plain) arguments.
+type arrayKernel func(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
+
+type arrayFnEval struct {
+	name string
+	args []Evaluator
+	dt   arrow.DataType
+	mem  memory.Allocator
+	mode EvalMode
+	expr string
+	kern arrayKernel
+}
+
+func (e *arrayFnEval) DataType() arrow.DataType { return e.dt }
+
+func (e *arrayFnEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
+	arrs, err := evalPlain(ctx, e.mem, e.args, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseArrays(arrs)
+	return e.kern(e, arrs, int(rec.NumRows()))
+}
+
+// rowErr is the runtime error of row r.
+func (e *arrayFnEval) rowErr(r int, err error) error {
+	return &EvalError{Expr: e.expr, Row: r, Err: err}
+}
+
+// arrayTyper checks a function's argument types and picks its result type
+// and kernel.
+type arrayTyper func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error)
+
+// arrayFunc registers a collection function.
+func arrayFunc(name string, min, max int, typer arrayTyper) funcSpec {
+	return funcSpec{min, max, func(a []Expr) Expr {
+		return &FuncExpr{Name: name, Args: a, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+			dt, k, err := typer(f, args)
+			if err != nil {
+				return nil, err
+			}
+			ev := &arrayFnEval{name: f.Name, args: args, dt: dt, mem: mem, mode: f.Mode, expr: f.String(), kern: k}
+			return fnFoldConstant(f, in, mem, ev, args...)
+		}}
+	}}
+}
+
+// listArg is argument i's ARRAY type, or an error naming the function.
+func listArg(f *FuncExpr, args []Evaluator, i int) (*arrow.ListType, error) {
+	t, ok := Unwrap(args[i].DataType()).(*arrow.ListType)
+	if !ok {
+		return nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] argument %d of %s requires the ARRAY type, however %s has the type %s: %w", i+1, f.Name, f.Args[i], TypeName(args[i].DataType()), ErrType)
+	}
+	return t, nil
+}
+
+// sameElemArgs checks that every argument is an ARRAY of one element type.
+func sameElemArgs(f *FuncExpr, args []Evaluator) (*arrow.ListType, error) {
+	var lt *arrow.ListType
+	for i := range args {
+		t, err := listArg(f, args, i)
+		if err != nil {
+			return nil, err
+		}
+		if lt != nil && !arrow.TypeEqual(lt, t) {
+			return nil, fmt.Errorf("[DATATYPE_MISMATCH.DATA_DIFF_TYPES] the arguments of %s should all be arrays of the same type, got %s and %s: %w", f.Name, TypeName(lt), TypeName(t), ErrType)
+		}
+		lt = t
+	}
+	return lt, nil
+}
+
+// nullList is an all-NULL column of type dt (a NULL-typed argument).
+func nullList(e *arrayFnEval, n int) arrow.Array { return array.MakeArrayOfNull(e.mem, e.dt, n) }
+
+// --- membership: array_contains, array_position, array_remove ---
+
+func typeContains(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	if _, err := listArg(f, args, 0); err != nil {
+		return nil, nil, err
+	}
+	switch f.Name {
+	case "array_contains":
+		return Boolean, kernContains, nil
+	case "array_position":
+		return Int64, kernContains, nil
+	}
+	return args[0].DataType(), kernRemove, nil
+}
+
+// needleKeys encodes the element column and the searched values.
+func needleKeys(mem memory.Allocator, lv listView, needle arrow.Array) (*elemKeys, *elemKeys, error) {
+	ek, err := newElemKeys(mem, lv.values.DataType())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ek.encode(lv.values); err != nil {
+		return nil, nil, err
+	}
+	nk, err := newElemKeys(mem, lv.values.DataType())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := nk.encode(needle); err != nil {
+		return nil, nil, err
+	}
+	return ek, nk, nil
+}
+
+// kernContains is array_contains (true, false, or NULL when not found and
+// the array has a NULL) and array_position (1-based, 0 when not found).
+func kernContains(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok || arrs[1].DataType().ID() == arrow.NULL {
+		return nullList(e, n), nil
+	}
+	ek, nk, err := needleKeys(e.mem, lv, arrs[1])
+	if err != nil {
+		return nil, err
+	}
+	pos := e.dt.ID() == arrow.INT64
+	var bb *array.BooleanBuilder
+	var ib *array.Int64Builder
+	if pos {
+		ib = array.NewInt64Builder(e.mem)
+		defer ib.Release()
+		ib.Reserve(n)
+	} else {
+		bb = array.NewBooleanBuilder(e.mem)
+		defer bb.Release()
+		bb.Reserve(n)
+	}
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) || arrs[1].IsNull(r) {
+			if pos {
+				ib.UnsafeAppendBoolToBitmap(false)
+			} else {
+				bb.UnsafeAppendBoolToBitmap(false)
+			}
+			continue
+		}
+		found, sawNull := int64(0), false
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			if ek.null(int(j)) {
+				sawNull = true
+				continue
+			}
+			if ek.equal(int(j), nk, r) {
+				found = int64(j-lv.offs[r]) + 1
+				break
+			}
+		}
+		switch {
+		case pos:
+			ib.UnsafeAppend(found)
+		case found > 0:
+			bb.UnsafeAppend(true)
+		case sawNull:
+			bb.UnsafeAppendBoolToBitmap(false)
+		default:
+			bb.UnsafeAppend(false)
+		}
+	}
+	if pos {
+		return ib.NewArray(), nil
+	}
+	return bb.NewArray(), nil
+}
+
+// kernRemove is array_remove: the elements not equal to the value (NULL
+// elements stay; a NULL value gives NULL).
+func kernRemove(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	ek, nk, err := needleKeys(e.mem, lv, arrs[1])
+	if err != nil {
+		return nil, err
+	}
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) || arrs[1].IsNull(r) {
+			out.nullRow()
+			continue
+		}
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			if ek.null(int(j)) || !ek.equal(int(j), nk, r) {
+				out.idx = append(out.idx, j)
+			}
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, lv.values)
+}
+
+// --- set operations: array_distinct, array_union, array_intersect, array_except ---
+
+func typeSetOp(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	lt, err := sameElemArgs(f, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lt, kernSetOp, nil
+}
+
+// kernSetOp keeps, in order of first appearance, the distinct elements
+// of a (array_distinct), of a then b (array_union), of a that are in b
+// (array_intersect) or not in b (array_except). NULL is one element.
+func kernSetOp(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	name := e.name
+	var views []listView
+	for _, a := range arrs {
+		lv, ok := viewList(a)
+		if !ok {
+			return nullList(e, n), nil
+		}
+		views = append(views, lv)
+	}
+	// One child column holds every input's elements, so that one key
+	// encoding and one Take serve all of them.
+	children := make([]arrow.Array, len(views))
+	base := make([]int32, len(views))
+	total := int32(0)
+	for i, v := range views {
+		children[i], base[i] = v.values, total
+		total += int32(v.values.Len())
+	}
+	all, err := concatArrays(e.mem, children)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	ek, err := newElemKeys(e.mem, all.DataType())
+	if err != nil {
+		return nil, err
+	}
+	if err := ek.encode(all); err != nil {
+		return nil, err
+	}
+	seen, other := newElemSet(ek), newElemSet(ek)
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		valid := true
+		for _, v := range views {
+			valid = valid && v.valid(r)
+		}
+		if !valid {
+			out.nullRow()
+			continue
+		}
+		seen.reset()
+		a := views[0]
+		switch name {
+		case "array_distinct", "array_union":
+			for k, v := range views {
+				for j := v.offs[r]; j < v.offs[r+1]; j++ {
+					if g := base[k] + j; seen.add(int(g)) {
+						out.idx = append(out.idx, g)
+					}
+				}
+			}
+		default: // array_intersect, array_except
+			other.reset()
+			b := views[1]
+			for j := b.offs[r]; j < b.offs[r+1]; j++ {
+				other.add(int(base[1] + j))
+			}
+			keep := name == "array_intersect"
+			for j := a.offs[r]; j < a.offs[r+1]; j++ {
+				g := int(base[0] + j)
+				in := false
+				if ek.null(g) {
+					in = other.null
+				} else {
+					in = other.has(ek, g)
+				}
+				if in == keep && seen.add(g) {
+					out.idx = append(out.idx, int32(g))
+				}
+			}
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, all)
+}
+
+// --- order: sort_array, array_sort, array_min, array_max ---
+
+func typeSort(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	lt, err := listArg(f, args, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := keyKind(Unwrap(lt.Elem())); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	switch f.Name {
+	case "array_min", "array_max":
+		return lt.Elem(), kernMinMax, nil
+	case "sort_array":
+		if len(args) == 2 {
+			v, ok := fnConstValue(args[1])
+			if _, isBool := v.(bool); !ok || !isBool || Unwrap(args[1].DataType()).ID() != arrow.BOOL {
+				return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.SORT_ORDER_NOT_BOOLEAN_LITERAL] the sort order of sort_array must be a boolean literal, not %s: %w", f.Args[1], ErrType)
+			}
+		}
+	}
+	return lt, kernSort, nil
+}
+
+// kernSort sorts each array: sort_array ascending with NULLs first
+// (descending, with false, NULLs last), array_sort ascending with NULLs
+// last.
+func kernSort(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	desc, nullsFirst := false, true
+	if len(arrs) == 2 {
+		if b, ok := arrs[1].(*array.Boolean); ok && b.Len() > 0 && b.IsValid(0) && !b.Value(0) {
+			desc, nullsFirst = true, false
+		}
+	}
+	if e.name == "array_sort" {
+		nullsFirst = false
+	}
+	cmp := newRowCmp(lv.values, desc, nullsFirst)
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) {
+			out.nullRow()
+			continue
+		}
+		start := len(out.idx)
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			out.idx = append(out.idx, j)
+		}
+		slices.SortStableFunc(out.idx[start:], cmp.cmp)
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, lv.values)
+}
+
+// kernMinMax is array_min / array_max: the extreme non-NULL element.
+func kernMinMax(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	isMax := e.name == "array_max"
+	cmp := newRowCmp(lv.values, false, true)
+	idx := make([]int32, n)
+	for r := 0; r < n; r++ {
+		idx[r] = -1
+		if !lv.valid(r) {
+			continue
+		}
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			if lv.values.IsNull(int(j)) {
+				continue
+			}
+			if idx[r] < 0 {
+				idx[r] = j
+				continue
+			}
+			c := cmp.cmp(j, idx[r])
+			if isMax && c > 0 || !isMax && c < 0 {
+				idx[r] = j
+			}
+		}
+	}
+	return Take(e.mem, lv.values, idx)
+}
+
+// --- shape: reverse, slice, flatten, concat, array_repeat, array_compact ---
+
+func typeArrayArg(k arrayKernel) arrayTyper {
+	return func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+		lt, err := listArg(f, args, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return lt, k, nil
+	}
+}
+
+// kernReverse reverses each array.
+func kernReverse(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) {
+			out.nullRow()
+			continue
+		}
+		for j := lv.offs[r+1] - 1; j >= lv.offs[r]; j-- {
+			out.idx = append(out.idx, j)
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, lv.values)
+}
+
+// kernCompact is array_compact: the array without its NULL elements.
+func kernCompact(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) {
+			out.nullRow()
+			continue
+		}
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			if lv.values.IsValid(int(j)) {
+				out.idx = append(out.idx, j)
+			}
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, lv.values)
+}
+
+func typeSlice(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	lt, err := listArg(f, args, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := 1; i < 3; i++ {
+		if t := Unwrap(args[i].DataType()); !IsIntegral(t) && t.ID() != arrow.NULL {
+			return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] argument %d of slice requires the INT type, not %s: %w", i+1, TypeName(t), ErrType)
+		}
+	}
+	return lt, kernSlice, nil
+}
+
+// kernSlice is slice(a, start, length): start counts from 1 (negative
+// from the end); start 0 and a negative length are errors.
+func kernSlice(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok || arrs[1].DataType().ID() == arrow.NULL || arrs[2].DataType().ID() == arrow.NULL {
+		return nullList(e, n), nil
+	}
+	starts, lens := intReader(arrs[1]), intReader(arrs[2])
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) || arrs[1].IsNull(r) || arrs[2].IsNull(r) {
+			out.nullRow()
+			continue
+		}
+		start, length, size := starts(r), lens(r), int64(lv.size(r))
+		switch {
+		case start == 0:
+			return nil, e.rowErr(r, fmt.Errorf("[INVALID_PARAMETER_VALUE.START] The value of parameter(s) `start` in `slice` is invalid: Expects a positive or a negative value for `start`, but got 0: %w", ErrInvalidInput))
+		case length < 0:
+			return nil, e.rowErr(r, fmt.Errorf("[INVALID_PARAMETER_VALUE.LENGTH] The value of parameter(s) `length` in `slice` is invalid: Expects `length` greater than or equal to 0, but got %d: %w", length, ErrInvalidInput))
+		}
+		from := start - 1
+		if start < 0 {
+			from = size + start
+		}
+		if from >= 0 && from < size {
+			end := min(from+length, size)
+			for j := from; j < end; j++ {
+				out.idx = append(out.idx, lv.offs[r]+int32(j))
+			}
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, lv.values)
+}
+
+func typeFlatten(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	lt, err := listArg(f, args, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	inner, ok := lt.Elem().(*arrow.ListType)
+	if !ok {
+		return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] flatten needs an ARRAY of ARRAYs, not %s: %w", TypeName(lt), ErrType)
+	}
+	return inner, kernFlatten, nil
+}
+
+// kernFlatten concatenates the inner arrays of each row; a NULL inner
+// array makes the row NULL.
+func kernFlatten(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok {
+		return nullList(e, n), nil
+	}
+	inner, _ := viewList(lv.values)
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		valid := lv.valid(r)
+		start := len(out.idx)
+		for j := lv.offs[r]; valid && j < lv.offs[r+1]; j++ {
+			if !inner.valid(int(j)) {
+				valid = false
+				break
+			}
+			for k := inner.offs[j]; k < inner.offs[j+1]; k++ {
+				out.idx = append(out.idx, k)
+			}
+		}
+		if !valid {
+			out.idx = out.idx[:start]
+		}
+		out.endRow(valid)
+	}
+	return out.build(e.mem, e.dt, inner.values)
+}
+
+// kernConcat is concat over arrays: NULL when any argument is NULL.
+func kernConcat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	var views []listView
+	children := make([]arrow.Array, 0, len(arrs))
+	base := make([]int32, 0, len(arrs))
+	total := int32(0)
+	for _, a := range arrs {
+		lv, ok := viewList(a)
+		if !ok {
+			return nullList(e, n), nil
+		}
+		views = append(views, lv)
+		children = append(children, lv.values)
+		base = append(base, total)
+		total += int32(lv.values.Len())
+	}
+	if len(views) == 0 {
+		all := array.MakeArrayOfNull(e.mem, e.dt.(*arrow.ListType).Elem(), 0)
+		defer all.Release()
+		out := newListOut(n)
+		for r := 0; r < n; r++ {
+			out.endRow(true)
+		}
+		return out.build(e.mem, e.dt, all)
+	}
+	all, err := concatArrays(e.mem, children)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		valid := true
+		for _, v := range views {
+			valid = valid && v.valid(r)
+		}
+		if !valid {
+			out.nullRow()
+			continue
+		}
+		for k, v := range views {
+			for j := v.offs[r]; j < v.offs[r+1]; j++ {
+				out.idx = append(out.idx, base[k]+j)
+			}
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, all)
+}
+
+func typeRepeat(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	if t := Unwrap(args[1].DataType()); !IsIntegral(t) && t.ID() != arrow.NULL {
+		return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] the count of array_repeat must be an INT, not %s: %w", TypeName(t), ErrType)
+	}
+	return ListOf(Unwrap(args[0].DataType())), kernRepeat, nil
+}
+
+// maxArrayLength is Spark's largest array (ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH).
+const maxArrayLength = 2147483632
+
+// kernRepeat is array_repeat(x, n): x n times (none for n <= 0).
+func kernRepeat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	if arrs[1].DataType().ID() == arrow.NULL {
+		return nullList(e, n), nil
+	}
+	counts := intReader(arrs[1])
+	out := newListOut(n)
+	for r := 0; r < n; r++ {
+		if arrs[1].IsNull(r) {
+			out.nullRow()
+			continue
+		}
+		c := counts(r)
+		if c > maxArrayLength || int64(len(out.idx))+c > 1<<30 {
+			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", c, maxArrayLength, ErrInvalidInput))
+		}
+		for k := int64(0); k < c; k++ {
+			out.idx = append(out.idx, int32(r))
+		}
+		out.endRow(true)
+	}
+	return out.build(e.mem, e.dt, arrs[0])
+}
+
+// --- array_join ---
+
+func typeJoin(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	lt, err := listArg(f, args, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !IsStringLike(lt.Elem()) && lt.Elem().ID() != arrow.NULL {
+		return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] array_join needs an ARRAY<STRING>, not %s: %w", TypeName(lt), ErrType)
+	}
+	for i := 1; i < len(args); i++ {
+		if t := Unwrap(args[i].DataType()); !IsStringLike(t) && t.ID() != arrow.NULL {
+			return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] argument %d of array_join must be a STRING, not %s: %w", i+1, TypeName(t), ErrType)
+		}
+	}
+	return String, kernJoin, nil
+}
+
+// kernJoin is array_join(a, delim[, nullReplacement]): NULL elements are
+// skipped, or replaced when a replacement is given.
+func kernJoin(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	lv, ok := viewList(arrs[0])
+	if !ok || arrs[1].DataType().ID() == arrow.NULL {
+		return nullList(e, n), nil
+	}
+	vals, _ := lv.values.(*array.String)
+	delims := arrs[1].(*array.String)
+	var repl *array.String
+	if len(arrs) == 3 {
+		if arrs[2].DataType().ID() == arrow.NULL {
+			return nullList(e, n), nil
+		}
+		repl = arrs[2].(*array.String)
+	}
+	b := array.NewStringBuilder(e.mem)
+	defer b.Release()
+	var buf []byte
+	for r := 0; r < n; r++ {
+		if !lv.valid(r) || delims.IsNull(r) || repl != nil && repl.IsNull(r) {
+			b.AppendNull()
+			continue
+		}
+		buf = buf[:0]
+		first := true
+		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
+			var s string
+			switch {
+			case vals != nil && vals.IsValid(int(j)):
+				s = vals.Value(int(j))
+			case repl != nil:
+				s = repl.Value(r)
+			default:
+				continue
+			}
+			if !first {
+				buf = append(buf, delims.Value(r)...)
+			}
+			first = false
+			buf = append(buf, s...)
+		}
+		b.BinaryBuilder.Append(buf)
+	}
+	return b.NewArray(), nil
+}
+
+// --- arrays_zip ---
+
+// arrays_zip(a, b, ...) is per row an array of structs whose field k is
+// the k-th array's element (NULL past the end of a shorter array), fields
+// named 0, 1, ...; arrays_zip_named(name1, a, name2, b, ...) names them
+// (the planner passes the columns' names, as Spark does).
+func typeZip(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+	fields := make([]arrow.Field, len(args))
+	for i := range args {
+		lt, err := listArg(f, args, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		fields[i] = arrow.Field{Name: fmt.Sprint(i), Type: lt.Elem(), Nullable: true}
+	}
+	return ListOf(arrow.StructOf(fields...)), kernZip, nil
+}
+
+// zipNamed is arrays_zip_named: the names are constant strings.
+func zipNamed() funcSpec {
+	return funcSpec{2, -1, func(a []Expr) Expr {
+		return &FuncExpr{Name: "arrays_zip", Args: a, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+			if len(args)%2 != 0 {
+				return nil, fmt.Errorf("arrays_zip_named needs name and array pairs: %w", ErrType)
+			}
+			fields := make([]arrow.Field, 0, len(args)/2)
+			arrs := make([]Evaluator, 0, len(args)/2)
+			for i := 0; i < len(args); i += 2 {
+				v, _ := fnConstValue(args[i])
+				name, ok := v.(string)
+				if !ok {
+					return nil, fmt.Errorf("arrays_zip_named: the names must be constant strings: %w", ErrType)
+				}
+				lt, err := listArg(f, args, i+1)
+				if err != nil {
+					return nil, err
+				}
+				fields = append(fields, arrow.Field{Name: name, Type: lt.Elem(), Nullable: true})
+				arrs = append(arrs, args[i+1])
+			}
+			ev := &arrayFnEval{name: "arrays_zip", args: arrs, dt: ListOf(arrow.StructOf(fields...)), mem: mem, mode: f.Mode, expr: f.String(), kern: kernZip}
+			return fnFoldConstant(f, in, mem, ev, arrs...)
+		}}
+	}}
+}
+
+func kernZip(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+	st := e.dt.(*arrow.ListType).Elem().(*arrow.StructType)
+	views := make([]listView, len(arrs))
+	for i, a := range arrs {
+		lv, ok := viewList(a)
+		if !ok {
+			return nullList(e, n), nil
+		}
+		views[i] = lv
+	}
+	offs := make([]int32, 1, n+1)
+	valid := make([]bool, n)
+	nulls := 0
+	idx := make([][]int32, len(arrs))
+	for r := 0; r < n; r++ {
+		ok := true
+		longest := 0
+		for _, v := range views {
+			ok = ok && v.valid(r)
+			if ok {
+				longest = max(longest, v.size(r))
+			}
+		}
+		if !ok {
+			nulls++
+			offs = append(offs, offs[len(offs)-1])
+			continue
+		}
+		valid[r] = true
+		for k, v := range views {
+			for j := 0; j < longest; j++ {
+				if j < v.size(r) {
+					idx[k] = append(idx[k], v.offs[r]+int32(j))
+				} else {
+					idx[k] = append(idx[k], -1)
+				}
+			}
+		}
+		offs = append(offs, offs[len(offs)-1]+int32(longest))
+	}
+	fields := make([]arrow.Array, len(arrs))
+	defer func() { releaseArrays(fields) }()
+	children := make([]arrow.ArrayData, len(arrs))
+	m := int(offs[len(offs)-1])
+	for k, v := range views {
+		f, err := Take(e.mem, v.values, idx[k])
+		if err != nil {
+			return nil, err
+		}
+		fields[k] = f
+		children[k] = f.Data()
+	}
+	sd := array.NewData(st, m, []*memory.Buffer{nil}, children, 0, 0)
+	defer sd.Release()
+	sa := array.MakeFromData(sd)
+	defer sa.Release()
+	return buildList(e.mem, e.dt, offs, valid, nulls, sa), nil
+}
