@@ -102,7 +102,7 @@ func (c *streamChecker) checkModes() error {
 	}
 	for _, a := range c.aggs {
 		for _, f := range a.Aggs {
-			if f.Distinct {
+			if mark, same := streamDistinct(f); f.Distinct && !mark && !same {
 				return violation(RuleDistinctAggregate, "Distinct aggregations are not supported on streaming DataFrames/Datasets. Consider using approx_count_distinct() instead.")
 			}
 		}
