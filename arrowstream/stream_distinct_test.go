@@ -1,6 +1,8 @@
 package arrowstream_test
 
 import (
+	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -88,4 +90,61 @@ func TestStreamingDistinctWindowedAppend(t *testing.T) {
 		// Both operators (aggregation, then the distinct values) hold only [40, 50).
 		st.AssertLastProgressState("numRowsTotal", 0).ForAllOperators(1, 1),
 	)
+}
+
+// TestStreamingDistinctProperty runs random epochs (with restarts between
+// some) of an Update-mode query with distinct and plain aggregates and
+// checks every epoch's output against a brute-force model: per key, the
+// multiset of values seen so far.
+func TestStreamingDistinctProperty(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			s, in := distinctFixture(t, arrowstream.Update,
+				"SELECT k, count(DISTINCT v) AS dc, sum(DISTINCT v) AS ds, count(DISTINCT v, k) AS dp, count(v) AS n FROM STREAM input GROUP BY k")
+			seen := map[string][]int64{}
+			actions := []st.Action{st.StartStream(arrowstream.ProcessingTime(0), false)}
+			for epoch := 0; epoch < 8; epoch++ {
+				var rows []st.Row
+				touched := map[string]bool{}
+				for i := rng.Intn(12) + 1; i > 0; i-- {
+					k := string(rune('a' + rng.Intn(4)))
+					touched[k] = true
+					if rng.Intn(6) == 0 {
+						rows = append(rows, st.Row{k, nil, 0})
+						seen[k] = append(seen[k], -1)
+						continue
+					}
+					v := int64(rng.Intn(6))
+					rows = append(rows, st.Row{k, v, 0})
+					seen[k] = append(seen[k], v)
+				}
+				var want []st.Row
+				for k := range touched {
+					distinct := map[int64]bool{}
+					var sum, n int64
+					for _, v := range seen[k] {
+						if v < 0 {
+							continue
+						}
+						n++
+						if !distinct[v] {
+							distinct[v] = true
+							sum += v
+						}
+					}
+					var ds any
+					if len(distinct) > 0 {
+						ds = sum
+					}
+					want = append(want, st.Row{k, len(distinct), ds, len(distinct), n})
+				}
+				actions = append(actions, st.AddData(in, rows...), st.CheckLastBatch(want...))
+				if rng.Intn(3) == 0 {
+					actions = append(actions, st.StopStream(), st.StartStream(arrowstream.ProcessingTime(0), false))
+				}
+			}
+			st.Run(t, s, actions...)
+		})
+	}
 }
