@@ -227,6 +227,11 @@ func hasWatermarkKey(a *Aggregate) bool {
 
 // walk checks the per-node rules.
 func (c *streamChecker) walk(n Node) error {
+	if w, ok := matchTopNAnalyzed(n); ok && w.IsStreaming() {
+		if _, _, _, why := topNSupport(w, c.mode); why == "" {
+			return c.walk(w.Input) // a streaming top-N (stream_topn.go)
+		}
+	}
 	for _, k := range n.Children() {
 		if err := c.walk(k); err != nil {
 			return err

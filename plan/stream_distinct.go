@@ -99,6 +99,10 @@ func RewriteStreamingDistinct(n Node) (Node, error) {
 			c := *d
 			c.Input = rewrite(d.Input)
 			n = &c
+		} else if t, ok := n.(*StreamingTopN); ok {
+			c := *t
+			c.Input = rewrite(t.Input)
+			n = &c
 		} else {
 			n = mapChildren(n, rewrite)
 		}

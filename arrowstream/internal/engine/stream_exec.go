@@ -79,7 +79,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	if err != nil {
 		return nil, err
 	}
-	if opt, err = plan.RewriteStreamingDistinct(opt); err != nil {
+	if opt, err = plan.RewriteStreaming(opt, plan.OutputMode(mode)); err != nil {
 		return nil, err
 	}
 	e := &streamExec{

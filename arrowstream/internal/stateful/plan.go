@@ -135,6 +135,8 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		return newStatefulGroupState(p.Mem, opID, x)
 	case *plan.DistinctMark:
 		return newStatefulDistinctMark(p.Mem, opID, x, p.Mode)
+	case *plan.StreamingTopN:
+		return newStatefulTopN(p.Mem, opID, x, p.Mode)
 	}
 	return nil, nil
 }
