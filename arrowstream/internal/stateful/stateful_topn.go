@@ -231,7 +231,7 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		if err := t.partCodec.encode(rec); err != nil {
 			return nil, err
 		}
-		rn := rec.Column(int(rec.NumCols())-1).(*array.Int32).Int32Values()
+		rn := rec.Column(int(rec.NumCols()) - 1).(*array.Int32).Int32Values()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			k := string(t.partCodec.at(i))
 			l := lists[k]
