@@ -1,6 +1,9 @@
 package arrowstream_test
 
 import (
+	"fmt"
+	"math/rand"
+	"sort"
 	"testing"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
@@ -65,4 +68,65 @@ func TestStreamingTopNPerWindowAppend(t *testing.T) {
 		st.CheckNewAnswer(st.Row{10, "c", 3, 1}, st.Row{10, "b", 2, 2}, st.Row{20, "a", 1, 1}),
 		st.AssertLastProgressState("numRowsTotal", 0).ForAllOperators(0, 1),
 	)
+}
+
+// TestStreamingTopNProperty runs random epochs (restarts between some) of
+// an Update-mode top-3 and checks each epoch's upserts against a model:
+// per key, every row seen, ranked by v DESC, ts; the output is the ranks
+// whose row differs from the previous epoch's ranking.
+func TestStreamingTopNProperty(t *testing.T) {
+	type row struct {
+		v  int64
+		ts int64
+	}
+	rank := func(rows []row) []row {
+		out := append([]row(nil), rows...)
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].v != out[j].v {
+				return out[i].v > out[j].v
+			}
+			return out[i].ts < out[j].ts
+		})
+		if len(out) > 3 {
+			out = out[:3]
+		}
+		return out
+	}
+	for seed := int64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			s, in := distinctFixture(t, arrowstream.Update,
+				"SELECT k, v, ts, row_number() OVER (PARTITION BY k ORDER BY v DESC, ts) AS rn FROM STREAM input QUALIFY rn <= 3")
+			seen := map[string][]row{}
+			actions := []st.Action{st.StartStream(arrowstream.ProcessingTime(0), false)}
+			next := int64(1)
+			for epoch := 0; epoch < 8; epoch++ {
+				var rows []st.Row
+				before := map[string][]row{}
+				for i := rng.Intn(10) + 1; i > 0; i-- {
+					k := string(rune('a' + rng.Intn(3)))
+					if _, ok := before[k]; !ok {
+						before[k] = rank(seen[k])
+					}
+					r := row{int64(rng.Intn(8)), next}
+					next++
+					seen[k] = append(seen[k], r)
+					rows = append(rows, st.Row{k, r.v, sec(r.ts)})
+				}
+				var want []st.Row
+				for k, old := range before {
+					for i, r := range rank(seen[k]) {
+						if i >= len(old) || old[i] != r {
+							want = append(want, st.Row{k, r.v, sec(r.ts), i + 1})
+						}
+					}
+				}
+				actions = append(actions, st.AddData(in, rows...), st.CheckLastBatch(want...))
+				if rng.Intn(3) == 0 {
+					actions = append(actions, st.StopStream(), st.StartStream(arrowstream.ProcessingTime(0), false))
+				}
+			}
+			st.Run(t, s, actions...)
+		})
+	}
 }

@@ -228,8 +228,12 @@ func hasWatermarkKey(a *Aggregate) bool {
 // walk checks the per-node rules.
 func (c *streamChecker) walk(n Node) error {
 	if w, ok := matchTopNAnalyzed(n); ok && w.IsStreaming() {
-		if _, _, _, why := topNSupport(w, c.mode); why == "" {
-			return c.walk(w.Input) // a streaming top-N (stream_topn.go)
+		_, _, _, why := topNSupport(w, c.mode)
+		if err := c.walk(w.Input); err != nil || why == "" {
+			return err // "": a streaming top-N (stream_topn.go)
+		}
+		if !(c.mode == Complete && containsStreamingAggregate(w.Input)) {
+			return violation(RuleNonTimeWindow, "Non-time-based windows are not supported on streaming DataFrames/Datasets; row_number() <= N is, but here %s", why)
 		}
 	}
 	for _, k := range n.Children() {
