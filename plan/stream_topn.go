@@ -255,3 +255,86 @@ func rewriteTopN(n Node, mode OutputMode) Node {
 	}
 	return mapChildren(n, rec)
 }
+
+// TopNKeyColumns returns, for an analyzed query whose result is a
+// streaming top-N (stream_topn.go), the output columns that key its
+// Update-mode upserts: the partition columns and the row number (the row
+// number may be left out when N is 1). It returns nil when n is no such
+// query or the output drops a key column.
+func TopNKeyColumns(n Node) []string {
+	var path []Node
+	for cur := n; ; {
+		path = append(path, cur)
+		if w, ok := matchTopNAnalyzed(cur); ok {
+			return topNKeys(n, path, w)
+		}
+		switch x := cur.(type) {
+		case *Project, *SubqueryAlias, *Filter:
+			cur = x.Children()[0]
+		default:
+			return nil
+		}
+	}
+}
+
+// topNKeys maps w's partition columns and row number up through the
+// path (top first, ending at the top-N Filter) to n's output names.
+func topNKeys(n Node, path []Node, w *Window) []string {
+	limit := int64(0)
+	if f, ok := path[len(path)-1].(*Filter); ok {
+		// The Filter may reach w through projections: only N matters.
+		for _, a := range f.Cond.Children() {
+			if l, ok := a.(*Literal); ok {
+				switch v := l.Value.(type) {
+				case int32:
+					limit = int64(v)
+				case int64:
+					limit = v
+				}
+			}
+		}
+	}
+	var cols []int
+	for _, p := range w.PartitionBy {
+		c, ok := p.(*ColumnRef)
+		if !ok {
+			return nil
+		}
+		cols = append(cols, c.Index)
+	}
+	rn := w.Schema().NumFields() - 1
+	cols = append(cols, rn)
+	// From w's output up to n's: through the projections between the
+	// Filter and w, then along the path.
+	var below []Node
+	for cur := path[len(path)-1].Children()[0]; cur != Node(w); cur = cur.Children()[0] {
+		below = append(below, cur)
+	}
+	chain := append(append([]Node(nil), path...), below...)
+	for i := len(chain) - 1; i >= 0; i-- {
+		p, ok := chain[i].(*Project)
+		if !ok {
+			continue
+		}
+		for j, c := range cols {
+			cols[j] = -1
+			for k, e := range p.Exprs {
+				if r, ok := e.Expr.(*ColumnRef); ok && r.Index == c && c >= 0 {
+					cols[j] = k
+					break
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(cols))
+	for j, c := range cols {
+		if c < 0 {
+			if j == len(cols)-1 && limit == 1 {
+				continue // top-1: the partition keys suffice
+			}
+			return nil
+		}
+		out = append(out, n.Schema().Field(c).Name)
+	}
+	return out
+}
