@@ -237,7 +237,14 @@ func (g *gen) query(tables []*Table) *Query {
 		for i := 0; i < n; i++ {
 			q.Items = append(q.Items, Item{E: x.any(3)})
 		}
-		for w := r.IntN(6); w > 0 && w <= 2; w-- { // a third of the queries
+		w := r.IntN(6) // a window item in a third of the queries, two in half of those
+		if g.o.DuckDB {
+			// DuckDB 1.x answered a dense_rank() with the values of
+			// another window's rank() in the same query (seed 20 of
+			// the 20-case test): one window item per query there.
+			w = min(w, 1)
+		}
+		for ; w > 0 && w <= 2; w-- {
 			q.Items = append(q.Items, Item{Win: g.window(sc)})
 		}
 		q.Distinct = r.IntN(4) == 0
