@@ -158,13 +158,13 @@ func TestStreamingDistinctWindowedUpdate(t *testing.T) {
 	st.Run(t, s,
 		st.StartStream(arrowstream.ProcessingTime(0), false),
 		st.AddData(in, st.Row{"a", 1, sec(1)}, st.Row{"a", 1, sec(2)}, st.Row{"b", 2, sec(3)}),
-		st.CheckLastBatch(st.Row{0, 2}),
+		st.CheckNewAnswer(st.Row{0, 2}),
 		st.AddData(in, st.Row{"a", 3, sec(4)}, st.Row{"a", 1, sec(21)}),
-		st.CheckLastBatch(st.Row{0, 3}, st.Row{20, 1}),
+		st.CheckNewAnswer(st.Row{0, 3}, st.Row{20, 1}),
 		st.StopStream(),
 		st.StartStream(arrowstream.ProcessingTime(0), false),
 		st.AddData(in, st.Row{"a", 9, sec(5)}, st.Row{"a", 1, sec(22)}, st.Row{"a", 4, sec(23)}),
-		st.CheckLastBatch(st.Row{20, 2}),
+		st.CheckNewAnswer(st.Row{20, 2}),
 		st.AssertLastDataProgressState("numRowsDroppedByWatermark", 1),
 		// Watermark 21 - 5 = 16: window [0, 10) is gone from both operators
 		// (the aggregation holds [20, 30), the distinct values 1 and 4).
