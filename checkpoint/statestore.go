@@ -126,6 +126,11 @@ type StorePartition struct {
 	// (at the first load or maintenance), then kept up to date, so that
 	// commits and maintenance never list the directory.
 	files map[fileKey]bool
+	// glog, when set, is the provider's state log (group commit): the
+	// deltas of the versions it covers are there, under rel
+	// ("<operator>/<partition>"), not in <version>.delta files.
+	glog *StateLog
+	rel  string
 	// sinceSnap is the key and value bytes of the deltas written since
 	// the newest snapshot (an estimate after a restart: their file sizes).
 	sinceSnap int64
@@ -232,10 +237,7 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 	}
 	p.sinceSnap = 0
 	for v := base + 1; v <= version; v++ {
-		if !files[fileKey{v, "delta"}] {
-			return nil, fmt.Errorf("checkpoint: state %s: cannot load version %d: %s is missing: %w", p.dir, version, p.file(v, "delta"), ErrCorrupt)
-		}
-		n, err := p.readInto(p.file(v, "delta"), data)
+		n, err := p.applyDelta(files, v, version, data)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +249,7 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 // deltasFrom reports whether the deltas of versions from..to all exist.
 func (p *StorePartition) deltasFrom(files map[fileKey]bool, from, to int64) bool {
 	for v := from; v <= to; v++ {
-		if !files[fileKey{v, "delta"}] {
+		if !p.hasDelta(files, v) {
 			return false
 		}
 	}
@@ -570,77 +572,36 @@ func (s *store) Scan(fn func(key, value []byte) bool) error {
 }
 
 // Commit writes <version+1>.delta, applies the updates to the in-memory
-// version and runs maintenance (snapshot, cleanup).
+// version and runs maintenance (snapshot, cleanup). A partition in group
+// commit (its provider has a state log) commits through the provider's
+// CommitGroup instead.
 func (s *store) Commit(ctx context.Context) (int64, error) {
-	if s.done {
-		return 0, errors.New("checkpoint: state store already committed or aborted")
-	}
-	if s.cl != nil {
-		return s.commitChangelog(ctx)
-	}
-	if s.err != nil {
+	if s.p.glog != nil && !s.done {
 		s.Abort()
-		return 0, s.err
+		return 0, fmt.Errorf("checkpoint: state %s is group-committed: commit it with the provider's CommitGroup", s.p.dir)
 	}
-	if err := ctx.Err(); err != nil {
-		s.Abort()
-		return 0, err
-	}
-	p := s.p
-	p.mu.Lock()
-	maintErr := p.maintErr
-	p.maintErr = nil
-	p.mu.Unlock()
-	if maintErr != nil {
-		s.Abort()
-		return 0, maintErr
-	}
-	keys := make([]string, 0, len(s.pending)+len(s.deleted))
-	for k := range s.pending {
-		keys = append(keys, k)
-	}
-	for k := range s.deleted {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	raw, err := encodeState(p.opts.Allocator, keys, s.pending, s.deleted)
+	raw, _, err := s.prepare(ctx, true)
 	if err != nil {
-		s.Abort()
-		return 0, fmt.Errorf("checkpoint: encode state delta for %s: %w", p.dir, err)
+		return 0, err
 	}
 	next := s.version + 1
 	// A re-run epoch rewrites the same version: overwrite is allowed.
-	if err := p.w.WriteFile(p.file(next, "delta"), raw, true); err != nil {
+	if err := s.p.w.WriteFile(s.p.file(next, "delta"), raw, true); err != nil {
 		s.Abort()
 		return 0, err
 	}
-	p.mu.Lock()
-	for k, v := range s.pending {
-		if old, ok := p.data[k]; ok {
-			p.bytes -= int64(len(k) + len(old))
-		}
-		p.data[k] = v
-		p.bytes += int64(len(k) + len(v))
-		p.sinceSnap += int64(len(k) + len(v))
-	}
-	for k := range s.deleted {
-		if old, ok := p.data[k]; ok {
-			p.bytes -= int64(len(k) + len(old))
-			delete(p.data, k)
-		}
-		p.sinceSnap += int64(len(k))
-	}
-	s.published(next)
+	s.finish(next, true)
 	return next, nil
 }
 
-// published ends a commit whose delta file for next is durable: with the
-// partition's lock held (it releases it), it records the file and the new
-// version, frees the partition for the next Begin, and starts background
+// published ends a commit whose delta for next is durable (a file when
+// file is set, else in the state log or nothing): with the partition's
+// lock held (it releases it), it records the file and the new version,
+// frees the partition for the next Begin, and starts background
 // maintenance unless it runs already.
-func (s *store) published(next int64) {
+func (s *store) published(next int64, file bool) {
 	p := s.p
-	if p.files != nil {
+	if file && p.files != nil {
 		p.files[fileKey{next, "delta"}] = true
 	}
 	p.version = next

@@ -124,42 +124,39 @@ func (s *store) materialize() error {
 	return nil
 }
 
-// commitChangelog writes the logged changes as version+1's delta and
-// leaves the partition without a decoded copy.
-func (s *store) commitChangelog(ctx context.Context) (int64, error) {
-	defer s.releaseChangelog()
+// prepareChangelog checks the store and encodes the logged changes as
+// version+1's delta (when encode is set or there are changes); changed
+// reports whether any change was logged. On error the store is aborted.
+func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, changed bool, err error) {
 	if s.err != nil {
+		err := s.err
 		s.Abort()
-		return 0, s.err
+		return nil, false, err
 	}
 	if len(s.pending) > 0 || len(s.deleted) > 0 {
 		s.Abort()
-		return 0, errMixedWrites
+		return nil, false, errMixedWrites
 	}
-	if err := ctx.Err(); err != nil {
-		s.Abort()
-		return 0, err
-	}
-	p := s.p
-	p.mu.Lock()
-	maintErr := p.maintErr
-	p.maintErr = nil
-	p.mu.Unlock()
-	if maintErr != nil {
-		s.Abort()
-		return 0, maintErr
+	if err := s.takeMaintErr(ctx); err != nil {
+		return nil, false, err
 	}
 	cl := s.cl
-	raw, err := encodeChangelog(p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
+	changed = cl.keys.Len() > 0
+	if !changed && !encode {
+		return nil, false, nil
+	}
+	raw, err = encodeChangelog(s.p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
 	if err != nil {
 		s.Abort()
-		return 0, fmt.Errorf("checkpoint: encode state changelog for %s: %w", p.dir, err)
+		return nil, false, fmt.Errorf("checkpoint: encode state changelog for %s: %w", s.p.dir, err)
 	}
-	next := s.version + 1
-	if err := p.w.WriteFile(p.file(next, "delta"), raw, true); err != nil {
-		s.Abort()
-		return 0, err
-	}
+	return raw, changed, nil
+}
+
+// finishChangelog publishes version next of a changelog commit and leaves
+// the partition without a decoded copy.
+func (s *store) finishChangelog(next int64, file bool) {
+	p, cl := s.p, s.cl
 	p.mu.Lock()
 	if !p.dataless {
 		// The decoded copy goes: the operator holds the state. Its size
@@ -170,8 +167,8 @@ func (s *store) commitChangelog(ctx context.Context) (int64, error) {
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
-	s.published(next)
-	return next, nil
+	s.published(next, file)
+	s.releaseChangelog()
 }
 
 // encodeChangelog writes keys and values (null: deleted; both consumed)

@@ -39,11 +39,8 @@ func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered
 		}
 	}
 	for v := base + 1; v <= latest; v++ {
-		if !files[fileKey{v, "delta"}] {
-			return fmt.Errorf("checkpoint: compact state %s to version %d: %s is missing: %w", p.dir, latest, p.file(v, "delta"), ErrCorrupt)
-		}
-		if _, err := p.readInto(p.file(v, "delta"), data); err != nil {
-			return err
+		if _, err := p.applyDelta(files, v, latest, data); err != nil {
+			return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
 		}
 	}
 	var state int64

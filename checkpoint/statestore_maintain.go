@@ -86,7 +86,7 @@ func (p *StorePartition) maintain() error {
 		}
 	}
 	p.mu.Lock()
-	if !p.snapshotDue(latest, lastSnap) {
+	if !p.snapshotDue(latest, lastSnap) || p.glog != nil && !p.changedSince(files, lastSnap, latest) {
 		p.mu.Unlock()
 	} else if p.dataless && p.version == latest {
 		covered := p.sinceSnap
