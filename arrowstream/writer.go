@@ -223,7 +223,7 @@ func keyColumns(n plan.Node) []string {
 		case *plan.SubqueryAlias:
 			n = x.Input
 		default:
-			return nil
+			return plan.TopNKeyColumns(n) // a streaming top-N's (partition, rank)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (c *streamChecker) checkModes() error {
 	}
 	for _, a := range c.aggs {
 		for _, f := range a.Aggs {
-			if f.Distinct {
+			if mark, same := streamDistinct(f); f.Distinct && !mark && !same {
 				return violation(RuleDistinctAggregate, "Distinct aggregations are not supported on streaming DataFrames/Datasets. Consider using approx_count_distinct() instead.")
 			}
 		}
@@ -227,6 +227,15 @@ func hasWatermarkKey(a *Aggregate) bool {
 
 // walk checks the per-node rules.
 func (c *streamChecker) walk(n Node) error {
+	if w, ok := matchTopNAnalyzed(n); ok && w.IsStreaming() {
+		_, _, _, why := topNSupport(w, c.mode)
+		if err := c.walk(w.Input); err != nil || why == "" {
+			return err // "": a streaming top-N (stream_topn.go)
+		}
+		if !(c.mode == Complete && containsStreamingAggregate(w.Input)) {
+			return violation(RuleNonTimeWindow, "Non-time-based windows are not supported on streaming DataFrames/Datasets; row_number() <= N is, but here %s", why)
+		}
+	}
 	for _, k := range n.Children() {
 		if err := c.walk(k); err != nil {
 			return err

@@ -9,7 +9,10 @@
 // [Project], [Filter], [Aggregate], [Join], [Union], [Limit], [Sort],
 // [Deduplicate], [EventTimeWatermark], [WindowAssign], [SessionWindow],
 // [Explode] and [FlatMapGroupsWithState]. Nodes are immutable; the
-// optimizer builds new ones. Expressions ([Expr]) are resolved and typed:
+// optimizer builds new ones. [RewriteStreaming] adds the streaming-only
+// nodes of the extensions beyond Spark: [DistinctMark] under a streaming
+// aggregation with distinct aggregates, [StreamingTopN] for
+// row_number() <= N over a stream. Expressions ([Expr]) are resolved and typed:
 // a [ColumnRef] is an ordinal into the node's input (for a [Join], into
 // the left columns followed by the right ones), and [AggregateExpr]s live
 // only in an [Aggregate], whose output is its keys then its aggregates.

@@ -30,8 +30,9 @@ var streamCases = []streamCase{
 	// The watermark must be on a grouping key, not just in the input.
 	{"SELECT url, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY url", plan.Append, plan.RuleAppendAggNoWatermark},
 	{"SELECT ts, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY ts", plan.Append, ""},
-	{"SELECT count(DISTINCT value) FROM STREAM input", plan.Complete, plan.RuleDistinctAggregate},
-	{"SELECT url, count(DISTINCT url, user_id), sum(DISTINCT user_id) FROM STREAM clicks GROUP BY url", plan.Complete, plan.RuleDistinctAggregate},
+	// Distinct aggregates run on streams, beyond Spark (stream_distinct.go).
+	{"SELECT count(DISTINCT value) FROM STREAM input", plan.Complete, ""},
+	{"SELECT url, count(DISTINCT url, user_id), sum(DISTINCT user_id) FROM STREAM clicks GROUP BY url", plan.Update, ""},
 	{"SELECT approx_count_distinct(value) FROM STREAM input", plan.Complete, ""},
 	{"SELECT user_id, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds'), user_id", plan.Update, plan.RuleSessionWindowUpdate},
 	{"SELECT count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY session_window(ts, '5 seconds')", plan.Append, plan.RuleSessionWindowGlobal},
@@ -46,6 +47,16 @@ var streamCases = []streamCase{
 	{"SELECT value, count(*) AS n, rank() OVER (ORDER BY count(*) DESC) FROM STREAM input GROUP BY value", plan.Update, plan.RuleNonTimeWindow},
 	{"SELECT value, count(*) AS n, rank() OVER (ORDER BY count(*) DESC) FROM STREAM input GROUP BY value", plan.Complete, ""},
 	{"SELECT value, count(*) AS n FROM STREAM input GROUP BY value QUALIFY row_number() OVER (ORDER BY n DESC, value) <= 3", plan.Complete, ""},
+	// A top-N per partition runs on streams, beyond Spark (stream_topn.go):
+	// in Update mode over rows that are only added, in Append mode when
+	// PARTITION BY holds a watermarked time.
+	{"SELECT user_id, url FROM STREAM clicks QUALIFY row_number() OVER (PARTITION BY url ORDER BY ts DESC) <= 3", plan.Update, ""},
+	{"SELECT * FROM (SELECT url, ts, row_number() OVER (PARTITION BY url ORDER BY ts) AS rn FROM STREAM clicks) WHERE rn = 1", plan.Update, ""},
+	{"SELECT user_id, url FROM STREAM clicks QUALIFY row_number() OVER (PARTITION BY url ORDER BY ts DESC) <= 3", plan.Append, plan.RuleNonTimeWindow},
+	{"SELECT user_id, url FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS QUALIFY row_number() OVER (PARTITION BY url, ts ORDER BY user_id) <= 3", plan.Append, ""},
+	{"SELECT value, n FROM (SELECT value, count(*) AS n FROM STREAM input GROUP BY value) QUALIFY row_number() OVER (PARTITION BY value ORDER BY n) <= 3", plan.Update, plan.RuleNonTimeWindow},
+	{"SELECT user_id, url FROM STREAM clicks QUALIFY row_number() OVER (PARTITION BY url ORDER BY ts DESC) >= 3", plan.Update, plan.RuleNonTimeWindow},
+	{"SELECT user_id, url FROM STREAM clicks QUALIFY rank() OVER (PARTITION BY url ORDER BY ts DESC) <= 3", plan.Update, plan.RuleNonTimeWindow},
 	{"SELECT value FROM STREAM input LIMIT 5", plan.Update, plan.RuleLimitUpdate},
 	{"SELECT value FROM STREAM input LIMIT 5", plan.Append, ""},
 	{"SELECT value FROM STREAM input UNION ALL SELECT a FROM t", plan.Append, plan.RuleUnionStreamBatch},

@@ -255,6 +255,17 @@ func bindWindowCall(in *arrow.Schema, mem memory.Allocator, c WindowCall, spec W
 		}
 		b.agg = a
 		b.field = arrow.Field{Name: name, Type: a.result.Type, Nullable: true}
+		if (c.Agg.Func == AggMin || c.Agg.Func == AggMax) && len(c.Agg.Args) == 1 {
+			// min and max pick input values (frameExtreme): over the
+			// argument as it is, not as the accumulators widen it
+			// (TINYINT, SMALLINT, FLOAT), so the type is the argument's.
+			raw, err := c.Agg.Args[0].Bind(in, mem)
+			if err != nil {
+				return nil, err
+			}
+			b.args = []Evaluator{Plain(raw, mem)}
+			b.field.Type = b.args[0].DataType()
+		}
 		return b, nil
 	case WinRowNumber, WinRank, WinDenseRank, WinNtile:
 		b.field = arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int32, Nullable: c.Func == WinNtile}

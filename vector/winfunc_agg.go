@@ -19,7 +19,10 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		return nil, err
 	}
 	defer releaseArrays(args)
-	if f.wholePartition() && !(a.Func == AggFirst || a.Func == AggLast) {
+	// min and max take their values from the input (frameExtreme): the
+	// accumulators behind partitionAggregate widen narrow types (TINYINT,
+	// SMALLINT, FLOAT), which the plan types as the argument's.
+	if f.wholePartition() && !(a.Func == AggFirst || a.Func == AggLast || a.Func == AggMin || a.Func == AggMax) {
 		return c.partitionAggregate(mem, args, b)
 	}
 	lo, hi := b.frame(f)
@@ -40,9 +43,14 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 	case a.Func == AggFirst || a.Func == AggLast:
 		idx := frameIndex(args[0], lo, hi, 1, a.Func == AggLast, a.IgnoreNulls)
 		return Take(mem, args[0], idx)
-	case a.Func == AggMin || a.Func == AggMax:
-		idx := frameExtreme(args[0], b, lo, hi, a.Func == AggMax)
-		return Take(mem, args[0], idx)
+	case (a.Func == AggMin || a.Func == AggMax) && len(c.args) == 1:
+		raw, err := evalAll(ctx, c.args, data)
+		if err != nil {
+			return nil, err
+		}
+		defer releaseArrays(raw)
+		idx := frameExtreme(raw[0], b, lo, hi, a.Func == AggMax)
+		return Take(mem, raw[0], idx)
 	case (a.Func == AggSum || a.Func == AggAvg) && !a.Distinct && f.Start.Kind == FrameUnboundedPreceding:
 		if out, ok, err := c.runningSum(mem, args[0], b, hi); ok || err != nil {
 			return out, err

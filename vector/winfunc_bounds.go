@@ -31,9 +31,18 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 	if err := w.heap.set(int64(n) * 10); err != nil {
 		return nil, err
 	}
-	b := &winBounds{n: n, peerLo: make([]int32, n), peerHi: make([]int32, n)}
+	// Peer groups cost two comparisons' worth of passes and 8 bytes a row;
+	// row_number, ROWS frames and lag/lead do not read them.
+	peers := w.needPeers()
+	b := &winBounds{n: n}
+	if peers {
+		b.peerLo, b.peerHi = make([]int32, n), make([]int32, n)
+	}
 	partDiff := make([]bool, n)
-	peerDiff := make([]bool, n)
+	var peerDiff []bool
+	if peers {
+		peerDiff = make([]bool, n)
+	}
 	if w.sort != nil {
 		keys, err := evalAll(ctx, w.sort.evs, data)
 		if err != nil {
@@ -43,7 +52,7 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 		for i, k := range keys {
 			if i < w.nPart {
 				markChanges(k, partDiff)
-			} else {
+			} else if peers {
 				markChanges(k, peerDiff)
 			}
 		}
@@ -57,10 +66,15 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 	for i := 1; i < n; i++ {
 		if partDiff[i] {
 			b.parts = append(b.parts, int32(i))
-			peerDiff[i] = true
+			if peers {
+				peerDiff[i] = true
+			}
 		}
 	}
 	b.parts = append(b.parts, int32(n))
+	if !peers {
+		return b, nil
+	}
 	lo := 0
 	for i := 1; i <= n; i++ {
 		if i == n || peerDiff[i] {
@@ -71,6 +85,21 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 		}
 	}
 	return b, nil
+}
+
+// needPeers reports whether a call reads the peer groups: the ranks but
+// row_number, and RANGE frames (CURRENT ROW there is the peer group).
+func (w *WindowOp) needPeers() bool {
+	for _, c := range w.calls {
+		switch c.call.Func {
+		case WinRank, WinDenseRank, WinPercentRank, WinCumeDist:
+			return true
+		}
+		if c.call.Frame.Range {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *winBounds) release() {

@@ -24,7 +24,7 @@ const wm = "WATERMARK dateTime DELAY OF INTERVAL 0 SECONDS"
 
 // queries lists the queries that run here, in Nexmark's order. README.md
 // says for each how it follows the reference SQL and where it deviates.
-var queries = []query{
+var queries = append([]query{
 	{name: "q0", title: "pass through",
 		sql:     `SELECT auction, bidder, price, dateTime, extra FROM STREAM bid`,
 		newPeer: func() peer { return &q0Peer{} }},
@@ -98,4 +98,4 @@ GROUP BY auction, date_trunc('DAY', dateTime)`,
 FROM STREAM bid AS B INNER JOIN STREAM auction AS A ON B.auction = A.id
 WHERE A.category = 10`,
 		newPeer: func() peer { return newQ20Peer() }},
-}
+}, streamQueries...)

@@ -215,7 +215,7 @@ func (k *checker) query(ctx context.Context, q *Query) {
 	if q.Limit < 0 && q.Wrap {
 		k.tlpOuter(ctx, q, opt)
 	}
-	if q.Limit < 0 && !q.Wrap {
+	if q.Limit < 0 && !q.Wrap && !q.hasWindow() {
 		k.tlpWhere(ctx, q, opt)
 		if q.Grouped {
 			k.tlpHaving(ctx, q, opt)

@@ -10,9 +10,13 @@ import (
 type Item struct {
 	Agg string // "", "count(*)", "count", "count_distinct", "min", "max", "sum", "avg"
 	E   *Expr  // nil for count(*)
+	Win *Win   // a window function (Agg and E unused)
 }
 
 func (it Item) render(d Dialect) string {
+	if it.Win != nil {
+		return it.Win.render(d)
+	}
 	switch it.Agg {
 	case "":
 		return it.E.Render(d)
@@ -93,6 +97,9 @@ func (q *Query) outputScope() scope {
 
 // class is the type family of an item's value.
 func (it Item) class() class {
+	if it.Win != nil {
+		return it.Win.class()
+	}
 	switch it.Agg {
 	case "count(*)", "count", "count_distinct":
 		return cInt
@@ -229,6 +236,16 @@ func (g *gen) query(tables []*Table) *Query {
 		n := 1 + r.IntN(4)
 		for i := 0; i < n; i++ {
 			q.Items = append(q.Items, Item{E: x.any(3)})
+		}
+		w := r.IntN(6) // a window item in a third of the queries, two in half of those
+		if g.o.DuckDB {
+			// DuckDB 1.x answered a dense_rank() with the values of
+			// another window's rank() in the same query (seed 20 of
+			// the 20-case test): one window item per query there.
+			w = min(w, 1)
+		}
+		for ; w > 0 && w <= 2; w-- {
+			q.Items = append(q.Items, Item{Win: g.window(sc)})
 		}
 		q.Distinct = r.IntN(4) == 0
 	}

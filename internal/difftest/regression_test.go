@@ -98,3 +98,27 @@ func TestRegressionJoinNarrowIntegerKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestRegressionWindowMinMaxNarrowTypes: min and max as window functions
+// over TINYINT, SMALLINT and FLOAT columns (seeds 7170, 7201, 7404 of the
+// first runs with window functions) built a record whose column was the
+// accumulators' widened type (INT, DOUBLE) under a schema of the
+// argument's type, and panicked.
+func TestRegressionWindowMinMaxNarrowTypes(t *testing.T) {
+	t0 := &Table{Name: "t0", Columns: []Column{{Name: "a0", Kind: KInt8}, {Name: "a1", Kind: KInt16}, {Name: "a2", Kind: KFloat32}, {Name: "a3", Kind: KInt64}},
+		Rows: [][]Value{{int64(-1), int64(7), float64(2.5), int64(1)}, {int64(3), nil, float64(-1), int64(1)}, {nil, int64(-2), nil, int64(2)}}, Batches: []int{3}}
+	e, err := NewEngine([]*Table{t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	q := `SELECT a3, max(a0) OVER (PARTITION BY a3 ORDER BY a0 NULLS FIRST) AS x, min(a1) OVER (PARTITION BY a3) AS y,
+		max(a2) OVER (ORDER BY a3 NULLS FIRST, a0 NULLS FIRST ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS z FROM t0 ORDER BY a3, x NULLS FIRST`
+	want := "1 | -1 | 7 | 2.5;1 | 3 | 7 | 2.5;2 | NULL | -2 | -1"
+	for _, opt := range []bool{false, true} {
+		res := e.Run(context.Background(), q, opt)
+		if got := strings.Join(res.Rows, ";"); res.Err != nil || res.Panic != "" || got != want {
+			t.Errorf("optimized %v: got %q (err %v, panic %.200s), want %q", opt, got, res.Err, res.Panic, want)
+		}
+	}
+}

@@ -79,6 +79,9 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	if err != nil {
 		return nil, err
 	}
+	if opt, err = plan.RewriteStreaming(opt, plan.OutputMode(mode)); err != nil {
+		return nil, err
+	}
 	e := &streamExec{
 		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{},
 		stateful: map[plan.Node]int{}, wmNames: map[*plan.EventTimeWatermark]string{},

@@ -133,6 +133,10 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		}
 	case *plan.FlatMapGroupsWithState:
 		return newStatefulGroupState(p.Mem, opID, x)
+	case *plan.DistinctMark:
+		return newStatefulDistinctMark(p.Mem, opID, x, p.Mode)
+	case *plan.StreamingTopN:
+		return newStatefulTopN(p.Mem, opID, x, p.Mode)
 	}
 	return nil, nil
 }
