@@ -48,6 +48,10 @@ type Literal struct {
 	// wallClock marks a TIMESTAMP '...' literal without a zone, read as
 	// UTC by the parser: applyOptions re-reads it in the session time zone.
 	wallClock bool
+	// ymFields is the field range of a year-month interval literal
+	// (INTERVAL '1' YEAR, INTERVAL '3' MONTH), which its cast to a
+	// string shows.
+	ymFields vector.YMFields
 }
 
 // Call is an operator or function application. Func is the canonical

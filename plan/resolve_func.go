@@ -395,6 +395,12 @@ func exponentDecimal(x *sql.Literal) (Expr, error) {
 // interval type (microseconds); months have no fixed length and are
 // rejected.
 func intervalOf(x *sql.IntervalLit) (Expr, error) {
+	switch kind, fields := x.Kind(); kind {
+	case sql.IntervalMixed:
+		return nil, errorAt(x.Pos, ErrType, "Cannot mix year-month and day-time fields: %s.", sql.Format(x))
+	case sql.IntervalYearMonth:
+		return ymIntervalOf(x, fields)
+	}
 	iv, err := x.Value()
 	if err != nil {
 		return nil, errorAt(x.Pos, ErrType, "%v.", err)
