@@ -52,6 +52,10 @@ type Literal struct {
 	// (INTERVAL '1' YEAR, INTERVAL '3' MONTH), which its cast to a
 	// string shows.
 	ymFields vector.YMFields
+	// dayField marks a day-time interval literal of DAY (or WEEK) fields
+	// only (INTERVAL '2' DAY): Spark types it INTERVAL DAY, and a date
+	// plus or minus it stays a date.
+	dayField bool
 }
 
 // Call is an operator or function application. Func is the canonical

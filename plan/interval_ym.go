@@ -220,3 +220,49 @@ func ymCallToVector(call *Call, args []vector.Expr) (e vector.Expr, ok bool, err
 	}
 	return mismatch()
 }
+
+// dayFieldsOnly reports whether a day-time interval literal has DAY or
+// WEEK fields only (INTERVAL '2' DAY, INTERVAL 3 DAYS).
+func dayFieldsOnly(x *sql.IntervalLit) bool {
+	if x.Parts == nil {
+		return false
+	}
+	for _, p := range x.Parts {
+		if p.Unit != "DAY" && p.Unit != "WEEK" {
+			return false
+		}
+	}
+	return true
+}
+
+// dateAddDays resolves date ± INTERVAL n DAY and INTERVAL n DAY + date
+// as Spark does for an interval of the DAY field: date_add/date_sub of
+// the days, a date (any other day-time interval makes a timestamp).
+func dateAddDays(pos sql.Pos, op string, l, r Expr) (Expr, bool, error) {
+	if op != "+" && op != "-" {
+		return nil, false, nil
+	}
+	dayLit := func(e Expr) (*Literal, bool) {
+		lit, ok := e.(*Literal)
+		return lit, ok && lit.dayField && lit.Value != nil
+	}
+	d := l
+	lit, ok := dayLit(r)
+	if !ok && op == "+" {
+		d = r
+		lit, ok = dayLit(l)
+	}
+	if !ok || !isDate(d) {
+		return nil, false, nil
+	}
+	days := int64(lit.Value.(arrow.Duration)) / sql.MicrosPerDay
+	if days < -1<<31 || days >= 1<<31 {
+		return nil, true, errorAt(pos, ErrType, "[ARITHMETIC_OVERFLOW] The interval %s has too many days to add to a date.", lit)
+	}
+	fn := "date_add"
+	if op == "-" {
+		fn = "date_sub"
+	}
+	e, err := newCall(pos, fn, d, &Literal{Value: int32(days), Type: vector.Int32})
+	return e, true, err
+}

@@ -245,6 +245,9 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		return r.typedCall(x.Pos, op, l, rr)
 	}
 	if op, ok := arithmeticOps[x.Op]; ok {
+		if e, ok, err := dateAddDays(x.Pos, op, l, rr); ok {
+			return e, err
+		}
 		if (op == "+" || op == "-") && (isInterval(l) || isInterval(rr)) {
 			// timestamp ± interval: a string or date operand is a timestamp.
 			if isString(l.DataType()) || l.DataType().ID() == arrow.DATE32 {

@@ -74,7 +74,6 @@ func (l *IntervalLit) Kind() (kind IntervalKind, fields string) {
 	return IntervalYearMonth, fields
 }
 
-
 // rangePart adds a field range part (INTERVAL '1-2' YEAR TO MONTH) to iv.
 // Only YEAR TO MONTH is supported; the value is a string "[+|-]y-m",
 // whitespace around it ignored.
