@@ -44,7 +44,7 @@ func ymFieldsOf(e Expr) (vector.YMFields, bool) {
 		return x.ymFields, isYMInterval(x)
 	case *Call:
 		switch x.Func {
-		case "*", "/":
+		case "*", "/", "make_ym_interval":
 			return vector.YMYearToMonth, true
 		case "negative", "abs":
 			if len(x.Args) == 1 {
