@@ -476,9 +476,48 @@ func makeYMInterval(args []Expr) Expr {
 	}}
 }
 
-// ymFunctions are the year-month interval functions of the registry.
+// makeDTInterval is make_dt_interval([days[, hours[, mins[, secs]]]]): a
+// day-time interval (0 for a left-out field), secs with a fraction down
+// to the microsecond (rounded half up beyond it, as Spark's
+// DECIMAL(18,6) argument); overflow of the microseconds is an error.
+func makeDTInterval(args []Expr) Expr {
+	return &FuncExpr{Name: "make_dt_interval", Args: args, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, ev []Evaluator) (Evaluator, error) {
+		for k, a := range ev {
+			t := Unwrap(a.DataType())
+			ok := t.ID() == arrow.NULL || IsIntegral(t) && t.ID() != arrow.INT64 || IsStringLike(t) || k == 3 && IsNumeric(t)
+			if !ok {
+				return nil, fmt.Errorf("argument %d of make_dt_interval must be %s, not %s: %w", k+1, map[bool]string{true: "a number", false: "an int"}[k == 3], TypeName(t), ErrType)
+			}
+		}
+		if len(ev) == 0 {
+			return newConst(Interval, arrow.Duration(0), mem), nil
+		}
+		kinds := []rowKind{rowInt, rowInt, rowInt, rowStr}[:len(ev)]
+		return bindRows(f, in, mem, ev, kinds, Interval, rowKernels{num: func(x []rowArg, i int) (int64, bool, error) {
+			total := new(big.Int)
+			per := []int64{fnMicrosPerDay, 3600 * fnMicrosPerSecond, 60 * fnMicrosPerSecond}
+			for k := 0; k < len(x) && k < 3; k++ {
+				total.Add(total, new(big.Int).Mul(big.NewInt(x[k].int(i)), big.NewInt(per[k])))
+			}
+			if len(x) == 4 {
+				secs, ok := new(big.Rat).SetString(strings.TrimSpace(string(x[3].str(i))))
+				if !ok {
+					return 0, false, fmt.Errorf("%q is not a number of seconds: %w", x[3].str(i), ErrInvalidInput)
+				}
+				total.Add(total, ratRoundHalfUp(secs.Mul(secs, big.NewRat(fnMicrosPerSecond, 1))))
+			}
+			if !total.IsInt64() {
+				return 0, false, &SparkError{Class: "ARITHMETIC_OVERFLOW", Err: ErrOverflow, Msg: "long overflow"}
+			}
+			return total.Int64(), true, nil
+		}})
+	}}
+}
+
+// ymFunctions are the interval functions of the registry.
 var ymFunctions = map[string]funcSpec{
 	"make_ym_interval": {0, 2, makeYMInterval},
+	"make_dt_interval": {0, 4, makeDTInterval},
 }
 
 func init() {
