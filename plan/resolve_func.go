@@ -92,6 +92,8 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	switch name {
 	case "try_add", "try_subtract", "try_multiply", "try_divide":
 		return tryArithmetic(f, name, args)
+	case "greatest", "least":
+		return greatestCall(f, name, args)
 	case "try_to_timestamp":
 		// to_timestamp already gives NULL for what does not parse.
 		name = "to_timestamp"
