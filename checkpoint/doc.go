@@ -9,7 +9,8 @@
 //	<checkpoint>/epochlog/<F>.seg  v2: offsets and commit records, appended (segment.go)
 //	<checkpoint>/offsets/<N>       v1, epoch metadata JSON, one offset line per source
 //	<checkpoint>/commits/<N>       v1, {"nextBatchWatermarkMs":...}
-//	<checkpoint>/state/<op>/<partition>/<version>.delta|.snapshot
+//	<checkpoint>/state/_log/<F>.seg  the state log: per version, every changed partition's delta (statelog.go)
+//	<checkpoint>/state/<op>/<partition>/<version>.snapshot (and .delta before the state log)
 //
 // A checkpoint's offset and commit logs are either v1 (Spark's one file per
 // epoch, kept for checkpoints created in it) or v2 (the epoch log: one

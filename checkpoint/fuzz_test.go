@@ -84,7 +84,7 @@ func FuzzParseMetadata(f *testing.F) {
 }
 
 // FuzzDecodeStatePatched damages the record-batch messages of a valid
-// state file and fixes the checksum, so that the Arrow IPC decoding behind
+// state file of format v1 (an Arrow IPC stream) and fixes the checksum, so that the Arrow IPC decoding behind
 // the checksum is exercised (FuzzDecodeState's inputs stop at the
 // checksum). patch: one byte picking the base file, four bytes of offset
 // into the region after the schema message, then bytes XORed in there.
@@ -105,11 +105,11 @@ func FuzzDecodeStatePatched(f *testing.F) {
 				vals[keys[i]] = bytes.Repeat([]byte{byte(i)}, i%17)
 			}
 		}
-		raw, err := encodeState(mem, keys, vals, del)
+		raw, err := stateIPC(mem, keys, vals, del)
 		if err != nil {
 			f.Fatal(err)
 		}
-		bases = append(bases, raw[:len(raw)-8])
+		bases = append(bases, raw)
 	}
 	f.Add([]byte{0, 0, 0, 0, 0, 0xff})
 	f.Add([]byte{1, 16, 0, 0, 0, 0x7f, 0x7f, 0x7f, 0x7f})
@@ -149,11 +149,10 @@ func FuzzDecodeStatePatched(f *testing.F) {
 func TestDecodeStateHugeMessageLength(t *testing.T) {
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
-	raw, err := encodeState(mem, []string{"a"}, map[string][]byte{"a": []byte("1")}, nil)
+	body, err := stateIPC(mem, []string{"a"}, map[string][]byte{"a": []byte("1")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := raw[:len(raw)-8]
 	next := 8 + int(binary.LittleEndian.Uint32(body[4:8])) // after the schema message
 	body = append(bytes.Clone(body[:next]), 0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f)
 	var tr [8]byte
@@ -163,6 +162,62 @@ func TestDecodeStateHugeMessageLength(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "bytes left") {
 		t.Fatalf("want a framing error, got %v", err)
 	}
+}
+
+// FuzzDecodeStateColumns damages the body of a valid state file of format
+// v2 (stored or S2-compressed) and fixes the checksum, so that the chunk
+// decoding behind it is exercised. patch: one byte picking the base file,
+// two bytes of offset into the body, then bytes XORed in there. Decoding
+// must fail with ErrCorrupt or succeed; what succeeds re-encodes to a
+// file that decodes to the same state.
+func FuzzDecodeStateColumns(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	var bases [][]byte
+	for _, n := range []int{3, 40, 2000} {
+		keys, vals, del := testState(n)
+		raw, err := encodeState(mem, keys, vals, del)
+		if err != nil {
+			f.Fatal(err)
+		}
+		bases = append(bases, raw[:len(raw)-8])
+	}
+	f.Add([]byte{0, 5, 0, 0xff})
+	f.Add([]byte{1, 17, 0, 0x7f, 0x7f})
+	f.Add([]byte{2, 9, 0, 1})
+	f.Add([]byte{0, 4, 0, 1})
+	f.Fuzz(func(t *testing.T, patch []byte) {
+		if len(patch) < 4 {
+			return
+		}
+		base := bases[int(patch[0])%len(bases)]
+		body := bytes.Clone(base)
+		off := int(binary.LittleEndian.Uint16(patch[1:3])) % len(body)
+		for i, b := range patch[3:] {
+			if off+i < len(body) {
+				body[off+i] ^= b
+			}
+		}
+		got := map[string][]byte{}
+		err := decodeStateBounded(mem, stateTrailer(body), got, 16<<20)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error without ErrCorrupt: %v", err)
+			}
+			return
+		}
+		keys := make([]string, 0, len(got))
+		for k := range got {
+			keys = append(keys, k)
+		}
+		again, err := encodeState(mem, keys, got, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := map[string][]byte{}
+		if err := decodeState(mem, again, back); err != nil || len(back) != len(got) {
+			t.Fatalf("re-encoded state: %d entries of %d, %v", len(back), len(got), err)
+		}
+	})
 }
 
 // FuzzDecodeSegment: an epoch log segment decodes, is reported torn, or

@@ -140,6 +140,18 @@ func decodeOffsetSeq(body []byte) (OffsetSeq, error) {
 // and state committed). docs/semantics.md §9.3.
 type CommitMetadata struct {
 	NextBatchWatermarkMs int64 `json:"nextBatchWatermarkMs"`
+	// StateLog is where the state log (StateLog) ended when the epoch
+	// committed, nil without one: a restart refuses a state log that
+	// ends before it (records lost), which a torn tail, the normal crash
+	// case, could otherwise hide.
+	StateLog *StateLogMark `json:"stateLog,omitempty"`
+}
+
+// StateLogMark is the end of a state log: its highest version with a
+// record and the segment that holds it.
+type StateLogMark struct {
+	Version int64  `json:"version"`
+	Segment string `json:"segment"`
 }
 
 // CommitLog records completed epochs: the v1 directory of one file per

@@ -53,6 +53,10 @@ type MemoryProvider struct {
 
 	mu    sync.Mutex
 	parts []*StorePartition // opened, closed with the provider
+	// glog is the state log of group commit (OpenStateLog), nil until
+	// opened; stateDir is the state directory it belongs to.
+	glog     *StateLog
+	stateDir string
 }
 
 // NewMemoryProvider returns the "memory" provider writing through w.
@@ -74,8 +78,11 @@ func (m *MemoryProvider) OpenPartition(dir string) (StatePartition, error) {
 		return nil, err
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.attach(p); err != nil {
+		return nil, err
+	}
 	m.parts = append(m.parts, p)
-	m.mu.Unlock()
 	return p, nil
 }
 
@@ -91,12 +98,17 @@ func (m *MemoryProvider) Close() error {
 	m.mu.Lock()
 	parts := m.parts
 	m.parts = nil
+	glog := m.glog
+	m.glog = nil
 	m.mu.Unlock()
 	var errs []error
 	for _, p := range parts {
 		if err := p.Close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if glog != nil {
+		errs = append(errs, glog.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -3,18 +3,15 @@ package checkpoint
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/klauspost/compress/s2"
 )
 
 // commitVersions commits versions 1..n of a partition, version v putting
@@ -93,54 +90,116 @@ func TestLoadRebuildsDamagedSnapshot(t *testing.T) {
 	}
 }
 
-// TestStateNewerFormatRefused: a state file claiming format v2 is refused
+// TestStateNewerFormatRefused: a state file of a newer format (an IPC
+// stream claiming v3, or a columnar body "ASC3") is refused
 // (ErrNewerFormat), snapshot or delta, and never worked around.
 func TestStateNewerFormatRefused(t *testing.T) {
 	for _, file := range []string{"6.snapshot", "8.delta"} {
-		t.Run(file, func(t *testing.T) {
-			dir := t.TempDir()
-			p, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
-			commitVersions(t, p, 8)
-			path := filepath.Join(dir, file)
-			rewriteStateFormat(t, path, "2")
-			p2, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
-			_, err := p2.Begin(8)
-			if !errors.Is(err, ErrNewerFormat) || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
-				t.Fatalf("want ErrNewerFormat naming %s, got %v", path, err)
-			}
-		})
+		for _, how := range []string{"ipc-v3", "columns-v3"} {
+			t.Run(file+"/"+how, func(t *testing.T) {
+				dir := t.TempDir()
+				p, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
+				commitVersions(t, p, 8)
+				path := filepath.Join(dir, file)
+				if how == "ipc-v3" {
+					rewriteStateFormat(t, path, "3")
+				} else {
+					raw, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					body := bytes.Clone(raw[:len(raw)-8])
+					body[3] = '3'
+					if err := os.WriteFile(path, stateTrailer(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				p2, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
+				_, err := p2.Begin(8)
+				if !errors.Is(err, ErrNewerFormat) || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("want ErrNewerFormat naming %s, got %v", path, err)
+				}
+			})
+		}
 	}
 }
 
-// rewriteStateFormat re-encodes a state file with the format key set to v.
+// TestStateV1FilesLoad: a partition whose files were all written in
+// format v1 (IPC streams, the large ones in a zstd frame) by an older
+// build loads, and new deltas (v2) continue it.
+func TestStateV1FilesLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
+	commitVersions(t, p, 8)
+	if err := p.WaitMaintenance(); err != nil {
+		t.Fatal(err)
+	}
+	want := readVersion(t, p, 8)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		rewriteStateFormat(t, filepath.Join(dir, e.Name()), "1")
+	}
+	p2, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
+	if got := readVersion(t, p2, 8); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("v1 files load as %v, want %v", got, want)
+	}
+	s, _ := p2.Begin(8)
+	s.Put([]byte("new"), []byte("v2"))
+	if _, err := s.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want["new"] = "v2"
+	p3, _ := openTestPartition(t, dir, StoreOptions{MinDeltasForSnapshot: 2})
+	if got := readVersion(t, p3, 9); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("v1 files and a v2 delta load as %v, want %v", got, want)
+	}
+}
+
+func readVersion(t *testing.T, p *StorePartition, version int64) map[string]string {
+	t.Helper()
+	s, err := p.Begin(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Abort()
+	return readAll(t, s)
+}
+
+// rewriteStateFormat re-encodes a state file (a delta keeps its deletes)
+// as a v1 IPC stream with the format key set to v.
 func rewriteStateFormat(t *testing.T, path, v string) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewGoAllocator()
-	r, err := ipc.NewReader(bytes.NewReader(raw[:len(raw)-8]), ipc.WithAllocator(mem))
+	var keys []string
+	values, deleted := map[string][]byte{}, map[string]bool{}
+	if !bytes.HasPrefix(raw, stateColumnsMagic) {
+		t.Fatalf("%s is not a v2 file", path)
+	}
+	body := raw[5 : len(raw)-8]
+	if raw[4] == stateCodecS2 {
+		if body, err = s2.Decode(nil, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := walkChunks(body, func(k, val []byte, ok bool) {
+		keys = append(keys, string(k))
+		if ok {
+			values[string(k)] = bytes.Clone(val)
+		} else {
+			deleted[string(k)] = true
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := encodeStateV1(memory.NewGoAllocator(), keys, values, deleted, v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Release()
-	md := arrow.NewMetadata([]string{stateFormatKey}, []string{v})
-	schema := arrow.NewSchema(stateFields, &md)
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	for r.Next() {
-		rec := array.NewRecord(schema, r.Record().Columns(), r.Record().NumRows())
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-	}
-	w.Close()
-	var tr [8]byte
-	binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(buf.Bytes(), castagnoli))
-	copy(tr[4:], stateMagic[:])
-	if err := os.WriteFile(path, append(buf.Bytes(), tr[:]...), 0o644); err != nil {
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

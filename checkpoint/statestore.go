@@ -3,10 +3,8 @@ package checkpoint
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -72,8 +70,9 @@ type StoreOptions struct {
 	// O(changes) per epoch, not O(state) every ten epochs), or when
 	// MaxDeltasForSnapshot deltas have accumulated.
 	MinDeltasForSnapshot int
-	// MaxDeltasForSnapshot bounds the deltas a load replays after its
-	// snapshot (default MinVersionsToRetain).
+	// MaxDeltasForSnapshot: ten times it bounds the deltas a load replays
+	// after its snapshot (default MinVersionsToRetain); their bytes are
+	// bounded by the snapshot's (see snapshotDue).
 	MaxDeltasForSnapshot int
 	// MinVersionsToRetain: files needed to rebuild the latest this many
 	// versions are kept; older ones are deleted (Spark's default 100).
@@ -126,9 +125,17 @@ type StorePartition struct {
 	// (at the first load or maintenance), then kept up to date, so that
 	// commits and maintenance never list the directory.
 	files map[fileKey]bool
+	// glog, when set, is the provider's state log (group commit): the
+	// deltas of the versions it covers are there, under rel
+	// ("<operator>/<partition>"), not in <version>.delta files.
+	glog *StateLog
+	rel  string
 	// sinceSnap is the key and value bytes of the deltas written since
 	// the newest snapshot (an estimate after a restart: their file sizes).
 	sinceSnap int64
+	// snapBytes is the key and value bytes of the newest snapshot this
+	// process wrote (0: none yet, the state's size stands in).
+	snapBytes int64
 
 	// Maintenance (snapshots, cleanup) runs in the background after a
 	// commit, as Spark's state store maintenance task does, so that the
@@ -232,10 +239,7 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 	}
 	p.sinceSnap = 0
 	for v := base + 1; v <= version; v++ {
-		if !files[fileKey{v, "delta"}] {
-			return nil, fmt.Errorf("checkpoint: state %s: cannot load version %d: %s is missing: %w", p.dir, version, p.file(v, "delta"), ErrCorrupt)
-		}
-		n, err := p.readInto(p.file(v, "delta"), data)
+		n, err := p.applyDelta(files, v, version, data)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +251,7 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 // deltasFrom reports whether the deltas of versions from..to all exist.
 func (p *StorePartition) deltasFrom(files map[fileKey]bool, from, to int64) bool {
 	for v := from; v <= to; v++ {
-		if !files[fileKey{v, "delta"}] {
+		if !p.hasDelta(files, v) {
 			return false
 		}
 	}
@@ -283,69 +287,33 @@ var stateFields = []arrow.Field{
 }
 
 // StateFormatVersion is the newest state file format this build writes
-// and reads. It is recorded in the IPC schema's metadata under
-// stateFormatKey; files without the key are version 1.
-const StateFormatVersion = 1
+// and reads. Version 2 (statecolumns.go) is told by its magic; version 1
+// files are Arrow IPC streams, whose schema metadata may hold the version
+// under stateFormatKey.
+const StateFormatVersion = 2
 
 const stateFormatKey = "arrowstream.state.format"
 
 var stateSchema = arrow.NewSchema(stateFields, nil)
 
-// stateWriteSchema is stateSchema with the format version.
-var stateWriteSchema = func() *arrow.Schema {
-	md := arrow.NewMetadata([]string{stateFormatKey}, []string{strconv.Itoa(StateFormatVersion)})
-	return arrow.NewSchema(stateFields, &md)
-}()
-
 // stateTrailer ends every state file: CRC-32C of everything before it, then
 // a magic, so that truncation and damage are detected before decoding.
 var stateMagic = [4]byte{'A', 'S', 'S', 'T'}
 
-// encodeState writes entries (sorted by key; a nil value is a delete) as an
-// Arrow IPC stream plus the trailer. A stream of stateCompressMin bytes or
-// more is stored as one zstd frame made by a shared, reused encoder (see
-// stateCodec); a smaller one, such as the delta of an epoch that changed
-// little, is stored as it is, because compressing it saves a few bytes at
-// the cost of most of the commit. Files written before this change hold an
-// IPC stream with zstd-compressed buffers; decodeState reads all three.
-func encodeState(mem memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem))
-	kb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-	vb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-	defer kb.Release()
-	defer vb.Release()
-	flush := func() error {
-		if kb.Len() == 0 {
-			return nil
-		}
-		k, v := kb.NewArray(), vb.NewArray()
-		rec := array.NewRecord(stateSchema, []arrow.Array{k, v}, int64(k.Len()))
-		k.Release()
-		v.Release()
-		defer rec.Release()
-		return w.Write(rec)
-	}
+// encodeState writes entries (in the order of keys; deleted ones as
+// deletes) as a state file of format v2 (statecolumns.go): the key and
+// value columns' buffers, S2-compressed from stateCompressMin bytes (a
+// smaller body, such as the delta of an epoch that changed little, is
+// stored as it is), plus the trailer. decodeState also reads the v1 files
+// of older builds: an Arrow IPC stream, plain, in one zstd frame, or with
+// zstd-compressed IPC buffers.
+func encodeState(_ memory.Allocator, keys []string, values map[string][]byte, deleted map[string]bool) ([]byte, error) {
+	c := newStateChunks()
+	defer c.release()
 	for _, k := range keys {
-		kb.AppendString(k)
-		if deleted[k] {
-			vb.AppendNull()
-		} else {
-			vb.Append(values[k])
-		}
-		if kb.Len() == 64*1024 {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
+		c.add(k, values[k], deleted[k])
 	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return sealState(buf.Bytes())
+	return c.done()
 }
 
 // readInto applies a delta or snapshot file to data and returns the
@@ -368,12 +336,15 @@ func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) error
 // decodeStateBounded is decodeState refusing buffers over maxBuffer bytes
 // (fuzzing uses a small bound to stay within its memory).
 func decodeStateBounded(mem memory.Allocator, raw []byte, data map[string][]byte, maxBuffer int) (err error) {
-	if len(raw) < 8 || !bytes.Equal(raw[len(raw)-4:], stateMagic[:]) {
-		return fmt.Errorf("missing trailer (truncated?): %w", ErrCorrupt)
+	body, err := stateBody(raw)
+	if err != nil {
+		return err
 	}
-	body := raw[:len(raw)-8]
-	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
-		return fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, ErrCorrupt)
+	if bytes.HasPrefix(body, stateColumnsMagic) {
+		return decodeColumns(body, data, maxBuffer)
+	}
+	if err := checkNewerColumns(body); err != nil {
+		return err
 	}
 	if bytes.HasPrefix(body, zstdFrameMagic) {
 		// The frame declares its decompressed size: refuse a damaged one
@@ -382,7 +353,7 @@ func decodeStateBounded(mem memory.Allocator, raw []byte, data map[string][]byte
 		if err := h.Decode(body); err != nil || !h.HasFCS || h.FrameContentSize > uint64(maxBuffer) {
 			return fmt.Errorf("zstd frame header unusable or over %d bytes: %w", maxBuffer, ErrCorrupt)
 		}
-		_, dec, err := stateCodec()
+		dec, err := stateZstd()
 		if err != nil {
 			return err
 		}
@@ -570,77 +541,36 @@ func (s *store) Scan(fn func(key, value []byte) bool) error {
 }
 
 // Commit writes <version+1>.delta, applies the updates to the in-memory
-// version and runs maintenance (snapshot, cleanup).
+// version and runs maintenance (snapshot, cleanup). A partition in group
+// commit (its provider has a state log) commits through the provider's
+// CommitGroup instead.
 func (s *store) Commit(ctx context.Context) (int64, error) {
-	if s.done {
-		return 0, errors.New("checkpoint: state store already committed or aborted")
-	}
-	if s.cl != nil {
-		return s.commitChangelog(ctx)
-	}
-	if s.err != nil {
+	if s.p.glog != nil && !s.done {
 		s.Abort()
-		return 0, s.err
+		return 0, fmt.Errorf("checkpoint: state %s is group-committed: commit it with the provider's CommitGroup", s.p.dir)
 	}
-	if err := ctx.Err(); err != nil {
-		s.Abort()
-		return 0, err
-	}
-	p := s.p
-	p.mu.Lock()
-	maintErr := p.maintErr
-	p.maintErr = nil
-	p.mu.Unlock()
-	if maintErr != nil {
-		s.Abort()
-		return 0, maintErr
-	}
-	keys := make([]string, 0, len(s.pending)+len(s.deleted))
-	for k := range s.pending {
-		keys = append(keys, k)
-	}
-	for k := range s.deleted {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	raw, err := encodeState(p.opts.Allocator, keys, s.pending, s.deleted)
+	raw, _, err := s.prepare(ctx, true)
 	if err != nil {
-		s.Abort()
-		return 0, fmt.Errorf("checkpoint: encode state delta for %s: %w", p.dir, err)
+		return 0, err
 	}
 	next := s.version + 1
 	// A re-run epoch rewrites the same version: overwrite is allowed.
-	if err := p.w.WriteFile(p.file(next, "delta"), raw, true); err != nil {
+	if err := s.p.w.WriteFile(s.p.file(next, "delta"), raw, true); err != nil {
 		s.Abort()
 		return 0, err
 	}
-	p.mu.Lock()
-	for k, v := range s.pending {
-		if old, ok := p.data[k]; ok {
-			p.bytes -= int64(len(k) + len(old))
-		}
-		p.data[k] = v
-		p.bytes += int64(len(k) + len(v))
-		p.sinceSnap += int64(len(k) + len(v))
-	}
-	for k := range s.deleted {
-		if old, ok := p.data[k]; ok {
-			p.bytes -= int64(len(k) + len(old))
-			delete(p.data, k)
-		}
-		p.sinceSnap += int64(len(k))
-	}
-	s.published(next)
+	s.finish(next, true)
 	return next, nil
 }
 
-// published ends a commit whose delta file for next is durable: with the
-// partition's lock held (it releases it), it records the file and the new
-// version, frees the partition for the next Begin, and starts background
+// published ends a commit whose delta for next is durable (a file when
+// file is set, else in the state log or nothing): with the partition's
+// lock held (it releases it), it records the file and the new version,
+// frees the partition for the next Begin, and starts background
 // maintenance unless it runs already.
-func (s *store) published(next int64) {
+func (s *store) published(next int64, file bool) {
 	p := s.p
-	if p.files != nil {
+	if file && p.files != nil {
 		p.files[fileKey{next, "delta"}] = true
 	}
 	p.version = next
@@ -666,22 +596,4 @@ func (s *store) Abort() {
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()
-}
-
-// sealState finishes an encoded state file body: compressed with zstd
-// when it is large enough to gain, then a trailer of its CRC-32C and the
-// state magic, which decodeState checks.
-func sealState(body []byte) ([]byte, error) {
-	if len(body) >= stateCompressMin {
-		enc, _, err := stateCodec()
-		if err != nil {
-			return nil, err
-		}
-		body = enc.EncodeAll(body, make([]byte, 0, len(body)/2+8))
-	}
-	sum := crc32.Checksum(body, castagnoli)
-	var tr [8]byte
-	binary.LittleEndian.PutUint32(tr[:4], sum)
-	copy(tr[4:], stateMagic[:])
-	return append(body, tr[:]...), nil
 }

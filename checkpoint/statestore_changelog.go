@@ -1,20 +1,19 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // ChangelogWriter is the write path of a store for an operator that keeps
 // its state live in memory between epochs (a streaming aggregation's hash
-// table, a deduplication's key map): instead of Put and Delete, which
+// table, a deduplication's key map, a stream-stream join's batches,
+// flatMapGroupsWithState's keys): instead of Put and Delete, which
 // keep a second decoded copy of the state in the store, the operator logs
 // the epoch's changes and the store writes them as the epoch's delta,
 // appending the bytes to one Arrow batch without any per-key map insert.
@@ -124,42 +123,39 @@ func (s *store) materialize() error {
 	return nil
 }
 
-// commitChangelog writes the logged changes as version+1's delta and
-// leaves the partition without a decoded copy.
-func (s *store) commitChangelog(ctx context.Context) (int64, error) {
-	defer s.releaseChangelog()
+// prepareChangelog checks the store and encodes the logged changes as
+// version+1's delta (when encode is set or there are changes); changed
+// reports whether any change was logged. On error the store is aborted.
+func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, changed bool, err error) {
 	if s.err != nil {
+		err := s.err
 		s.Abort()
-		return 0, s.err
+		return nil, false, err
 	}
 	if len(s.pending) > 0 || len(s.deleted) > 0 {
 		s.Abort()
-		return 0, errMixedWrites
+		return nil, false, errMixedWrites
 	}
-	if err := ctx.Err(); err != nil {
-		s.Abort()
-		return 0, err
-	}
-	p := s.p
-	p.mu.Lock()
-	maintErr := p.maintErr
-	p.maintErr = nil
-	p.mu.Unlock()
-	if maintErr != nil {
-		s.Abort()
-		return 0, maintErr
+	if err := s.takeMaintErr(ctx); err != nil {
+		return nil, false, err
 	}
 	cl := s.cl
-	raw, err := encodeChangelog(p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
+	changed = cl.keys.Len() > 0
+	if !changed && !encode {
+		return nil, false, nil
+	}
+	raw, err = encodeChangelog(s.p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
 	if err != nil {
 		s.Abort()
-		return 0, fmt.Errorf("checkpoint: encode state changelog for %s: %w", p.dir, err)
+		return nil, false, fmt.Errorf("checkpoint: encode state changelog for %s: %w", s.p.dir, err)
 	}
-	next := s.version + 1
-	if err := p.w.WriteFile(p.file(next, "delta"), raw, true); err != nil {
-		s.Abort()
-		return 0, err
-	}
+	return raw, changed, nil
+}
+
+// finishChangelog publishes version next of a changelog commit and leaves
+// the partition without a decoded copy.
+func (s *store) finishChangelog(next int64, file bool) {
+	p, cl := s.p, s.cl
 	p.mu.Lock()
 	if !p.dataless {
 		// The decoded copy goes: the operator holds the state. Its size
@@ -170,38 +166,23 @@ func (s *store) commitChangelog(ctx context.Context) (int64, error) {
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
-	s.published(next)
-	return next, nil
+	s.published(next, file)
+	s.releaseChangelog()
 }
 
 // encodeChangelog writes keys and values (null: deleted; both consumed)
-// as one state file, in the format encodeState writes.
-func encodeChangelog(mem memory.Allocator, keys, values arrow.Array) ([]byte, error) {
+// as one state file, in the format encodeState writes: their buffers
+// copied as one chunk (a builder's arrays have 32-bit offsets, within a
+// chunk's reach), into a recycled scratch body that compression then
+// copies out.
+func encodeChangelog(_ memory.Allocator, keys, values arrow.Array) ([]byte, error) {
 	defer keys.Release()
 	defer values.Release()
-	var buf bytes.Buffer
-	// The stream is the two columns' buffers plus framing: sized up
-	// front, it is written without regrowing.
-	size := 1 << 10
-	for _, a := range []arrow.Array{keys, values} {
-		for _, b := range a.Data().Buffers() {
-			if b != nil {
-				size += b.Len() + 64
-			}
-		}
-	}
-	buf.Grow(size)
-	w := ipc.NewWriter(&buf, ipc.WithSchema(stateWriteSchema), ipc.WithAllocator(mem))
-	if keys.Len() > 0 {
-		rec := array.NewRecord(stateSchema, []arrow.Array{keys, values}, int64(keys.Len()))
-		err := w.Write(rec)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return sealState(buf.Bytes())
+	scratch := stateScratch.Get().(*[]byte)
+	defer stateScratch.Put(scratch)
+	body := append((*scratch)[:0], stateColumnsMagic...)
+	body = append(body, stateCodecStored)
+	body = appendBinaryChunk(body, keys.(*array.Binary), values.(*array.Binary))
+	*scratch = body[:0]
+	return sealColumns(body)
 }

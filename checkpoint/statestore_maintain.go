@@ -46,20 +46,34 @@ func (p *StorePartition) WaitMaintenance() error {
 
 // snapshotDue reports whether the latest version should be snapshotted,
 // given the newest snapshot at or below it. A snapshot costs the state's
-// size; it is written once the deltas since the last one are at least
-// MinDeltasForSnapshot and hold as many bytes as the state (their cost
-// pays for it: amortized O(changes) per epoch), or MaxDeltasForSnapshot
-// deltas bound the replay of a load. Callers hold p.mu.
+// size; it is written once the deltas since the last one are more than
+// MinDeltasForSnapshot and hold as many key and value bytes as the last
+// snapshot (their cost pays for it: amortized O(changes) per epoch). The
+// last snapshot's size, not the state's, is the measure, so that a state
+// that only grows (a join side that never evicts) is snapshotted each time
+// it has doubled: measured against the state, its deltas never caught up
+// and only the bound below snapshotted it, every MaxDeltasForSnapshot
+// epochs at the state's growing size, which made the cost per event grow
+// with the run. The bytes a load replays are so bounded by the snapshot's;
+// their number, by ten times MaxDeltasForSnapshot (a bound of one
+// MaxDeltasForSnapshot, even once the deltas held half the snapshot's
+// bytes, doubled q4's snapshot cost at 3.2M events: its join state only
+// grows).
+// Callers hold p.mu.
 func (p *StorePartition) snapshotDue(latest, lastSnap int64) bool {
 	deltas := latest - lastSnap
 	if deltas <= int64(p.opts.MinDeltasForSnapshot) {
 		return false
 	}
-	state := p.bytes
-	if p.dataless {
-		state = p.estBytes
+	base := p.snapBytes
+	if base <= 0 || lastSnap == 0 {
+		base = p.bytes
+		if p.dataless {
+			base = p.estBytes
+		}
 	}
-	return p.sinceSnap >= state || deltas >= int64(p.opts.MaxDeltasForSnapshot)
+	maxDeltas := int64(p.opts.MaxDeltasForSnapshot)
+	return p.sinceSnap >= base || deltas >= 10*maxDeltas
 }
 
 // maintain writes a snapshot of the latest version when one is due
@@ -86,7 +100,7 @@ func (p *StorePartition) maintain() error {
 		}
 	}
 	p.mu.Lock()
-	if !p.snapshotDue(latest, lastSnap) {
+	if !p.snapshotDue(latest, lastSnap) || p.glog != nil && !p.changedSince(files, lastSnap, latest) {
 		p.mu.Unlock()
 	} else if p.dataless && p.version == latest {
 		covered := p.sinceSnap
@@ -100,15 +114,11 @@ func (p *StorePartition) maintain() error {
 		return nil
 	} else {
 		data := maps.Clone(p.data)
-		covered := p.sinceSnap
+		covered, state := p.sinceSnap, p.bytes
 		p.mu.Unlock()
 		// A snapshot's key order does not matter to loading: the keys are
 		// not sorted (that was a third of a snapshot's cost).
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		raw, err := encodeState(p.opts.Allocator, keys, data, nil)
+		raw, err := encodeStateMap(data)
 		if err != nil {
 			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
 		}
@@ -121,6 +131,7 @@ func (p *StorePartition) maintain() error {
 			p.files[fileKey{latest, "snapshot"}] = true
 		}
 		p.sinceSnap = max(p.sinceSnap-covered, 0)
+		p.snapBytes = state
 		p.mu.Unlock()
 	}
 	// Keep what rebuilding version (latest - retain) needs: its base

@@ -155,3 +155,61 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestSnapshotCostOfGrowingStateIsAmortized: a state that only grows (a
+// join side that never evicts), on both write paths, is snapshotted each
+// time it has grown by a fraction, not every MaxDeltasForSnapshot epochs
+// at its growing size: the bytes of snapshots written stay within a small
+// multiple of the bytes of changes (every 6 epochs it was 16 times
+// here, and growing with the run), and the last version loads whole.
+func TestSnapshotCostOfGrowingStateIsAmortized(t *testing.T) {
+	for _, changelog := range []bool{false, true} {
+		t.Run(fmt.Sprintf("changelog=%v", changelog), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			opts := StoreOptions{MinDeltasForSnapshot: 2, MaxDeltasForSnapshot: 6, MinVersionsToRetain: 10_000}
+			p, _ := openTestPartition(t, dir, opts)
+			const epochs, perEpoch = 200, 20
+			var changes, snapshots int64
+			for e := int64(0); e < epochs; e++ {
+				s, err := p.Begin(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < perEpoch; i++ {
+					k, v := []byte(fmt.Sprintf("k%06d", e*perEpoch+int64(i))), []byte("0123456789abcdef")
+					changes += int64(len(k) + len(v))
+					if changelog {
+						s.(ChangelogWriter).LogUpsert(k, v)
+					} else if err := s.Put(k, v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if changelog {
+					s.(ChangelogWriter).SetLiveRows((e + 1) * perEpoch)
+				}
+				if _, err := s.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.WaitMaintenance(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Stat(p.file(e+1, "snapshot")); err == nil {
+					snapshots += (e + 1) * perEpoch * int64(len("k000000")+16)
+				}
+			}
+			if snapshots > 4*changes {
+				t.Fatalf("snapshots wrote %d key and value bytes for %d bytes of changes", snapshots, changes)
+			}
+			p2, _ := openTestPartition(t, dir, opts)
+			s, err := p2.Begin(epochs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Abort()
+			if n := s.Len(); n != epochs*perEpoch {
+				t.Fatalf("loaded %d keys, want %d", n, epochs*perEpoch)
+			}
+		})
+	}
+}

@@ -181,6 +181,8 @@ func FuzzDecodeState(f *testing.F) {
 	mem := memory.NewGoAllocator()
 	good, _ := encodeState(mem, []string{"a", "b"}, map[string][]byte{"a": []byte("1")}, map[string]bool{"b": true})
 	f.Add(good)
+	v1, _ := encodeStateV1(mem, []string{"a", "b"}, map[string][]byte{"a": []byte("1")}, map[string]bool{"b": true}, "1")
+	f.Add(v1)
 	f.Add([]byte("ASST"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		// Damaged files must be rejected by the trailer check. Inputs that

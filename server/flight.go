@@ -162,6 +162,9 @@ func (v *service) DoPut(stream flight.FlightService_DoPutServer) error {
 	if cmd, ok := statementIngest(desc.Cmd); ok {
 		return v.s.sqlIngest(&peekedPut{FlightService_DoPutServer: stream, first: first}, cmd)
 	}
+	if cmd, ok := preparedStatementQuery(desc.Cmd); ok {
+		return v.s.bindParams(&peekedPut{FlightService_DoPutServer: stream, first: first}, cmd)
+	}
 	return v.FlightServer.DoPut(&peekedPut{FlightService_DoPutServer: stream, first: first})
 }
 

@@ -67,7 +67,7 @@ func TestSortByCmpChunkedMatchesStableSort(t *testing.T) {
 			}
 			return 0
 		})
-		if err := sortByCmp(context.Background(), rows, keys); err != nil {
+		if err := sortByCmp(context.Background(), nil, rows, keys); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(rows, want) {
@@ -100,12 +100,12 @@ func TestLongLoopsStopOnCancel(t *testing.T) {
 			t.Errorf("%s: %v, want context.Canceled", what, err)
 		}
 	}
-	check("comparator sort", sortByCmp(ctx, slices.Clone(rows), []rowCmp{newRowCmp(ints, false, false)}))
-	check("byte-key sort", sortBytesKeys(ctx, strs, slices.Clone(rows), false, nil))
-	_, err := sortFixedKeys(ctx, ints, slices.Clone(rows), false)
+	check("comparator sort", sortByCmp(ctx, nil, slices.Clone(rows), []rowCmp{newRowCmp(ints, false, false)}))
+	check("byte-key sort", sortBytesKeys(ctx, nil, strs, slices.Clone(rows), false, nil))
+	_, err := sortFixedKeys(ctx, nil, ints, slices.Clone(rows), false)
 	check("radix sort", err)
 	sorted := make([]keyRow, bigRows) // one run of equal keys
-	check("runs sort", sortRunsByCmp(ctx, sorted, slices.Clone(rows), []rowCmp{newRowCmp(ints, false, false)}))
+	check("runs sort", sortRunsByCmp(ctx, nil, sorted, slices.Clone(rows), []rowCmp{newRowCmp(ints, false, false)}))
 	for _, col := range []arrow.Array{ints, strs} {
 		enc, err := NewKeyEncoder(mem, []arrow.DataType{col.DataType()})
 		if err != nil {
@@ -119,6 +119,12 @@ func TestLongLoopsStopOnCancel(t *testing.T) {
 	defer ReleaseRecords(recs)
 	_, err = ConcatRecordsContext(ctx, mem, schema, recs)
 	check("concatenation", err)
+	sschema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: strs.DataType(), Nullable: true}}, nil)
+	srecs := []arrow.Record{array.NewRecord(sschema, []arrow.Array{strs}, int64(strs.Len())),
+		array.NewRecord(sschema, []arrow.Array{strs}, int64(strs.Len()))}
+	defer ReleaseRecords(srecs)
+	_, err = ConcatRecordsContext(ctx, mem, sschema, srecs)
+	check("string concatenation", err)
 }
 
 // TestEncodeContextMatchesEncode: chunked encoding gives the hashes, words

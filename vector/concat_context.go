@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -38,9 +39,12 @@ func ConcatRecordsContext(ctx context.Context, mem memory.Allocator, schema *arr
 		}
 		var col arrow.Array
 		var err error
-		if chunkedConcatType(f.Type) {
+		switch {
+		case chunkedConcatType(f.Type):
 			col, err = concatFixedChunked(ctx, mem, f.Type, parts, int(rows))
-		} else {
+		case f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY:
+			col, err = concatBinaryChunked(ctx, mem, f.Type, parts, int(rows))
+		default:
 			col, err = Concatenate(parts, mem)
 		}
 		if err != nil {
@@ -70,18 +74,16 @@ func chunkedConcatType(dt arrow.DataType) bool {
 // rows in all.
 func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
 	width := dt.(arrow.FixedWidthDataType).BitWidth() / 8
-	values := memory.NewResizableBuffer(mem)
-	defer values.Release()
-	values.Resize(n * width)
-	nulls := 0
-	for _, p := range parts {
-		nulls += p.NullN()
+	// The values buffer is the one large allocation: made interruptibly
+	// when mem can (ContextAllocator).
+	values, err := newBufferContext(ctx, mem, n*width)
+	if err != nil {
+		return nil, err
 	}
-	var validity *memory.Buffer
-	if nulls > 0 {
-		validity = memory.NewResizableBuffer(mem)
+	defer values.Release()
+	validity, nulls := concatValidity(mem, parts, n)
+	if validity != nil {
 		defer validity.Release()
-		validity.Resize(int(bitutil.BytesForBits(int64(n))))
 	}
 	dst := values.Bytes()
 	pos := 0
@@ -102,18 +104,105 @@ func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.Data
 			hi := min(lo+cancelCheckRows, l)
 			copy(dst[(pos+lo)*width:], src[lo*width:hi*width])
 		}
-		if validity != nil {
-			if bm := d.Buffers()[0]; p.NullN() > 0 && bm != nil {
-				bitutil.CopyBitmap(bm.Bytes(), off, l, validity.Bytes(), pos)
-			} else if p.NullN() == l && l > 0 {
-				bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), false)
-			} else {
-				bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), true)
-			}
-		}
 		pos += l
 	}
 	data := array.NewData(dt, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
+}
+
+// concatValidity returns the validity bitmap of parts (n rows in all)
+// concatenated, and their null count; nil when no row is null. At n/8
+// bytes it is small beside the values.
+func concatValidity(mem memory.Allocator, parts []arrow.Array, n int) (*memory.Buffer, int) {
+	nulls := 0
+	for _, p := range parts {
+		nulls += p.NullN()
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	validity := memory.NewResizableBuffer(mem)
+	validity.Resize(int(bitutil.BytesForBits(int64(n))))
+	pos := 0
+	for _, p := range parts {
+		d := p.Data()
+		off, l := d.Offset(), d.Len()
+		if bm := d.Buffers()[0]; p.NullN() > 0 && bm != nil {
+			bitutil.CopyBitmap(bm.Bytes(), off, l, validity.Bytes(), pos)
+		} else if p.NullN() == l && l > 0 {
+			bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), false)
+		} else {
+			bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), true)
+		}
+		pos += l
+	}
+	return validity, nulls
+}
+
+// concatBinaryChunked concatenates string or binary parts (int32
+// offsets) holding n rows in all: offsets and data are made interruptibly
+// (newBufferContext) and copied cancelCheckRows rows at a time, the
+// offsets rebased, checking ctx between.
+func concatBinaryChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
+	total := int64(0)
+	for _, p := range parts {
+		d := p.Data()
+		if d.Len() == 0 {
+			continue
+		}
+		if len(d.Buffers()) < 3 || d.Buffers()[1] == nil {
+			return nil, fmt.Errorf("%s array without offsets: %w", TypeName(dt), ErrType)
+		}
+		offs := castSlice[int32](d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+d.Len()+1]
+		total += int64(offs[len(offs)-1] - offs[0])
+	}
+	if total > math.MaxInt32 {
+		return nil, fmt.Errorf("%s column of %d bytes is over the 2 GiB of int32 offsets: %w", TypeName(dt), total, ErrType)
+	}
+	offsets, err := newBufferContext(ctx, mem, (n+1)*4)
+	if err != nil {
+		return nil, err
+	}
+	defer offsets.Release()
+	data, err := newBufferContext(ctx, mem, int(total))
+	if err != nil {
+		return nil, err
+	}
+	defer data.Release()
+	validity, nulls := concatValidity(mem, parts, n)
+	if validity != nil {
+		defer validity.Release()
+	}
+	dstOffs, dstData := castSlice[int32](offsets.Bytes())[:n+1], data.Bytes()
+	pos, at := 0, int32(0)
+	for _, p := range parts {
+		d := p.Data()
+		l := d.Len()
+		if l == 0 {
+			continue
+		}
+		offs := castSlice[int32](d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+l+1]
+		var src []byte
+		if b := d.Buffers()[2]; b != nil {
+			src = b.Bytes()
+		}
+		for lo := 0; lo < l; lo += cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			hi := min(lo+cancelCheckRows, l)
+			shift := at - offs[lo]
+			for i := lo; i < hi; i++ {
+				dstOffs[pos+i] = offs[i] + shift
+			}
+			at += offs[hi] - offs[lo]
+			copy(dstData[offs[lo]+shift:at], src[offs[lo]:offs[hi]])
+		}
+		pos += l
+	}
+	dstOffs[n] = at
+	arr := array.NewData(dt, n, []*memory.Buffer{validity, offsets, data}, nil, nulls, 0)
+	defer arr.Release()
+	return array.MakeFromData(arr), nil
 }

@@ -136,6 +136,7 @@ func NewHashJoin(mem memory.Allocator, left, right Operator, spec JoinSpec) (*Ha
 	}
 	ls, rs := left.Schema(), right.Schema()
 	j := &HashJoin{mem: mem, left: left, right: right, typ: spec.Type, heap: newHeapAccount(mem, "hash join build side")}
+	j.table.big = newBigMem(mem)
 	j.joined, j.schema = joinSchemas(ls, rs, spec.Type)
 	var err error
 	if j.leftKeys, err = bindAll(ls, mem, spec.LeftKeys); err != nil {
@@ -356,7 +357,9 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 		return err
 	}
 	if j.typ == RightOuterJoin || j.typ == FullOuterJoin {
-		j.buildMatched = make([]bool, j.buildN)
+		if j.buildMatched, err = bigAlloc[bool](ctx, &j.table.big, j.buildN); err != nil {
+			return err
+		}
 	}
 	// Without a match possible, inner, semi and right joins need nothing
 	// from the left input.
@@ -367,8 +370,8 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 		return nil
 	}
 	if len(j.rightKeys) == 0 {
-		j.allA, j.allN = j.table.allRows(j.buildN)
-		return nil
+		j.allA, j.allN, err = j.table.allRows(ctx, j.buildN)
+		return err
 	}
 	rec := array.NewRecord(j.right.Schema(), j.buildCols, int64(j.buildN))
 	defer rec.Release()
@@ -386,7 +389,16 @@ func (j *HashJoin) buildSide(ctx context.Context) error {
 	if err := enc.EncodeContext(ctx, keys); err != nil {
 		return err
 	}
-	exclude := j.keyExclusion(keys, enc, nil)
+	var exclude []bool
+	if enc.AnyNull() {
+		// The whole build side's flags: a large buffer, freed after the
+		// build (keyExclusion fills it).
+		if exclude, err = bigAlloc[bool](ctx, &j.table.big, j.buildN); err != nil {
+			return err
+		}
+		defer bigFree(&j.table.big, exclude)
+	}
+	exclude = j.keyExclusion(keys, enc, exclude)
 	if err := j.table.build(ctx, enc, exclude, j.anyNullSafe); err != nil {
 		return err
 	}

@@ -406,7 +406,10 @@ func (j *HashJoin) Close() error {
 	releaseArrays(j.buildCols)
 	j.buildCols = nil
 	j.probeDict.release()
-	j.table = joinTable{}
+	if j.table.enc != nil {
+		j.table.enc.Release()
+	}
+	j.table.release()
 	j.buildMatched, j.probeMatched = nil, nil
 	errL := j.left.Close()
 	errR := j.right.Close()

@@ -42,6 +42,18 @@ type joinTable struct {
 	// probe sequence whose length the branch predictor cannot guess.
 	dense    []denseEntry
 	denseMin uint64
+
+	// big holds the table's large buffers (slots, rows, dense), mapped
+	// outside the Go heap and faulted in with context checks (bigAlloc),
+	// so that making a table of millions of rows does not hold up a
+	// cancel; release returns them.
+	big bigMem
+}
+
+// release returns the table's mapped buffers; the table is empty after.
+func (t *joinTable) release() {
+	t.big.release()
+	*t = joinTable{}
 }
 
 type denseEntry struct{ a, n int32 }
@@ -64,7 +76,10 @@ func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, 
 	n := enc.Len()
 	size := tableSize(n)
 	t.fixed, t.enc = enc.IsFixed(), enc
-	t.slots = make([]joinSlot, size+1)
+	var err error
+	if t.slots, err = bigAlloc[joinSlot](ctx, &t.big, size+1); err != nil {
+		return err
+	}
 	t.mask = uint64(size - 1)
 	hashes := enc.Hashes()
 	var words []uint64
@@ -73,7 +88,11 @@ func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, 
 	}
 	// Pass 1: find every row's slot and count the rows per key. While
 	// counting, a holds the key's first row (byte keys compare with it).
-	slotOf := make([]int32, n)
+	slotOf, err := bigAlloc[int32](ctx, &t.big, n)
+	if err != nil {
+		return err
+	}
+	defer bigFree(&t.big, slotOf)
 	for r := 0; r < n; r++ {
 		if r%cancelCheckRows == cancelCheckRows-1 {
 			if err := ctx.Err(); err != nil {
@@ -119,7 +138,9 @@ func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, 
 		}
 	}
 	// Pass 3: fill the runs backwards so that each ends up ascending.
-	t.rows = make([]int32, total)
+	if t.rows, err = bigAlloc[int32](ctx, &t.big, int(total)); err != nil {
+		return err
+	}
 	for r := n - 1; r >= 0; r-- {
 		if r%cancelCheckRows == 0 {
 			if err := ctx.Err(); err != nil {
@@ -136,7 +157,7 @@ func (t *joinTable) build(ctx context.Context, enc *KeyEncoder, exclude []bool, 
 		}
 	}
 	if t.fixed {
-		t.makeDense()
+		return t.makeDense(ctx)
 	}
 	return nil
 }
@@ -155,7 +176,7 @@ func buildBytes(n int) int64 {
 
 // makeDense sets up dense when the fixed keys' words span a small range,
 // compared as signed integers (the encoder sign-extends integers).
-func (t *joinTable) makeDense() {
+func (t *joinTable) makeDense(ctx context.Context) error {
 	lo, hi, keys := int64(0), int64(0), 0
 	for _, sl := range t.slots[:t.nullSlot()] {
 		if sl.n == 0 {
@@ -171,15 +192,24 @@ func (t *joinTable) makeDense() {
 		keys++
 	}
 	if keys == 0 || uint64(hi)-uint64(lo) >= denseLimit(keys) {
-		return
+		return nil
 	}
-	t.denseMin = uint64(lo)
-	t.dense = make([]denseEntry, uint64(hi)-uint64(lo)+1)
-	for _, sl := range t.slots[:t.nullSlot()] {
+	dense, err := bigAlloc[denseEntry](ctx, &t.big, int(uint64(hi)-uint64(lo)+1))
+	if err != nil {
+		return err
+	}
+	t.denseMin, t.dense = uint64(lo), dense
+	for s, sl := range t.slots[:t.nullSlot()] {
+		if s%(4*cancelCheckRows) == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if sl.n != 0 {
 			t.dense[sl.key-t.denseMin] = denseEntry{a: sl.a, n: sl.n}
 		}
 	}
+	return nil
 }
 
 // tableSize is the slot count for n build rows: a power of two with a load
@@ -316,13 +346,15 @@ func (t *joinTable) probeBytes(enc *KeyEncoder, outA, outN []int32) (allOne bool
 
 // allRows makes the table a single run of build rows 0..n-1, for joins
 // without equi-keys (every probe row meets every build row).
-func (t *joinTable) allRows(n int) (a, cnt int32) {
-	t.rows = make([]int32, n)
+func (t *joinTable) allRows(ctx context.Context, n int) (a, cnt int32, err error) {
+	if t.rows, err = bigAlloc[int32](ctx, &t.big, n); err != nil {
+		return 0, 0, err
+	}
 	for i := range t.rows {
 		t.rows[i] = int32(i)
 	}
 	if n == 1 {
-		return 0, 1
+		return 0, 1, nil
 	}
-	return 0, int32(n)
+	return 0, int32(n), nil
 }

@@ -48,12 +48,16 @@ type KeyEncoder struct {
 	offs   []int32
 	buf    []byte
 	pos    []int32
+
+	// big holds the buffers EncodeContext sized for a large input, mapped
+	// outside the Go heap (bigAlloc) until Release.
+	big bigMem
 }
 
 // NewKeyEncoder returns an encoder for key columns of the given types.
 // mem serves the temporary arrays of struct keys.
 func NewKeyEncoder(mem memory.Allocator, types []arrow.DataType) (*KeyEncoder, error) {
-	e := &KeyEncoder{mem: mem, types: make([]arrow.DataType, len(types))}
+	e := &KeyEncoder{mem: mem, types: make([]arrow.DataType, len(types)), big: newBigMem(mem)}
 	for i, t := range types {
 		t = Unwrap(t)
 		if err := checkKeyType(t); err != nil {
@@ -121,20 +125,26 @@ func (e *KeyEncoder) Encode(cols []arrow.Array) error {
 	if err != nil {
 		return err
 	}
-	e.reset(cols, n)
+	ctx := context.Background()
+	if err := e.reset(ctx, cols, n, false); err != nil {
+		return err
+	}
 	if n == 0 {
 		return nil
 	}
 	if e.fixed {
 		return e.encodeFixed(cols[0], e.words[:n], e.hashes[:n], e.nulls[:n])
 	}
-	return e.encodeBytes(context.Background(), cols)
+	return e.encodeBytes(ctx, cols, false)
 }
 
 // EncodeContext is Encode for inputs of any size (a hash join's whole
 // build side): it encodes the rows in chunks of cancelCheckRows and checks
 // ctx between them, so that a cancelled query does not wait for millions
-// of rows to be encoded. On error the encoder's contents are undefined.
+// of rows to be encoded. Its buffers for such an input are mapped outside
+// the Go heap and faulted in a megabyte at a time (bigAlloc), so that
+// making them does not hold up a cancel either; Release returns them. On
+// error the encoder's contents are undefined.
 func (e *KeyEncoder) EncodeContext(ctx context.Context, cols []arrow.Array) error {
 	n, err := e.check(cols)
 	if err != nil {
@@ -143,9 +153,11 @@ func (e *KeyEncoder) EncodeContext(ctx context.Context, cols []arrow.Array) erro
 	if n <= cancelCheckRows {
 		return e.Encode(cols)
 	}
-	e.reset(cols, n)
+	if err := e.reset(ctx, cols, n, true); err != nil {
+		return err
+	}
 	if !e.fixed {
-		return e.encodeBytes(ctx, cols)
+		return e.encodeBytes(ctx, cols, true)
 	}
 	return forChunks(ctx, n, func(lo, hi int) error {
 		part := array.NewSlice(cols[0], int64(lo), int64(hi))
@@ -205,12 +217,38 @@ func (e *KeyEncoder) check(cols []arrow.Array) (int, error) {
 	return n, nil
 }
 
+// Release returns the buffers EncodeContext mapped for a large input (the
+// encoder's slices are invalid afterwards); the encoder stays usable.
+// Buffers made by Encode are the garbage collector's.
+func (e *KeyEncoder) Release() {
+	if len(e.big.maps) == 0 {
+		return
+	}
+	e.n = 0
+	e.hashes, e.words, e.nulls, e.widths, e.offs, e.buf, e.pos = nil, nil, nil, nil, nil, nil, nil
+	e.big.release()
+}
+
+// keyGrow is grow for an encoder buffer; with big (EncodeContext) a
+// buffer that must grow comes from bigAlloc.
+func keyGrow[T any](ctx context.Context, e *KeyEncoder, s []T, n int, big bool) ([]T, error) {
+	if !big {
+		return grow(s, n), nil
+	}
+	return bigGrow(ctx, &e.big, s, n)
+}
+
 // reset sizes the encoder for n rows of cols and finds their nulls
 // (markNulls is linear and cheap beside the encoding).
-func (e *KeyEncoder) reset(cols []arrow.Array, n int) {
+func (e *KeyEncoder) reset(ctx context.Context, cols []arrow.Array, n int, big bool) error {
 	e.n = n
-	e.hashes = grow(e.hashes, n)
-	e.nulls = grow(e.nulls, n)
+	var err error
+	if e.hashes, err = keyGrow(ctx, e, e.hashes, n, big); err != nil {
+		return err
+	}
+	if e.nulls, err = keyGrow(ctx, e, e.nulls, n, big); err != nil {
+		return err
+	}
 	e.anyNull = false
 	for _, c := range cols {
 		if c.NullN() > 0 {
@@ -230,11 +268,12 @@ func (e *KeyEncoder) reset(cols []arrow.Array, n int) {
 		e.offs = grow(e.offs, 1)
 		e.offs[0] = 0
 		e.buf = e.buf[:0]
-		return
+		return nil
 	}
 	if e.fixed {
-		e.words = grow(e.words, n)
+		e.words, err = keyGrow(ctx, e, e.words, n, big)
 	}
+	return err
 }
 
 func grow[T any](s []T, n int) []T {
@@ -384,7 +423,7 @@ func flattenKey(mem memory.Allocator, c arrow.Array, leaves []keyLeaf) ([]keyLea
 // leaf a flag byte (0 null, 1 valid) followed, when valid, by the value
 // (fixed width little-endian, or a 4-byte length and the bytes). It works
 // in chunks of cancelCheckRows rows, checking ctx between them.
-func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array) error {
+func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array, big bool) error {
 	n := e.n
 	leaves := e.leaves[:0]
 	defer func() {
@@ -401,10 +440,13 @@ func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array) error 
 			return err
 		}
 	}
-	e.widths = grow(e.widths, n)
+	var err error
+	if e.widths, err = keyGrow(ctx, e, e.widths, n, big); err != nil {
+		return err
+	}
 	widths := e.widths[:n]
 	clear(widths)
-	err := forChunks(ctx, n, func(lo, hi int) error {
+	err = forChunks(ctx, n, func(lo, hi int) error {
 		part, release := leafSlices(leaves, lo, hi, n)
 		defer release()
 		for _, l := range part {
@@ -417,15 +459,21 @@ func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array) error 
 	if err != nil {
 		return err
 	}
-	e.offs = grow(e.offs, n+1)
+	if e.offs, err = keyGrow(ctx, e, e.offs, n+1, big); err != nil {
+		return err
+	}
 	total := int32(0)
 	for i, w := range widths {
 		e.offs[i] = total
 		total += w
 	}
 	e.offs[n] = total
-	e.buf = grow(e.buf, int(total))
-	e.pos = grow(e.pos, n)
+	if e.buf, err = keyGrow(ctx, e, e.buf, int(total), big); err != nil {
+		return err
+	}
+	if e.pos, err = keyGrow(ctx, e, e.pos, n, big); err != nil {
+		return err
+	}
 	copy(e.pos, e.offs[:n])
 	h := e.hashes[:n]
 	clear(h)

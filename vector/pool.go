@@ -32,6 +32,11 @@ type PoolAllocator struct {
 	free     map[int][][]byte // class → free buffers (full class length)
 	class    map[*byte]int    // buffers handed out → class
 	retained int              // bytes in free
+
+	// large holds returned LargeBufferCache buffers (mapped), at most
+	// maxRetained bytes of them (largeRetained).
+	large         [][]byte
+	largeRetained int
 }
 
 // NewPoolAllocator returns a pool over under that retains at most
@@ -140,11 +145,16 @@ func (p *PoolAllocator) Retained() int {
 	return p.retained
 }
 
-// Close returns every retained free buffer to the underlying allocator.
-// Buffers still in use are unaffected and may be freed later.
+// Close returns every retained free buffer to the underlying allocator
+// (and unmaps the retained large buffers). Buffers still in use are
+// unaffected and may be freed later.
 func (p *PoolAllocator) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, b := range p.large {
+		sysUnmap(b)
+	}
+	p.large, p.largeRetained = nil, 0
 	for c, l := range p.free {
 		for _, b := range l {
 			p.under.Free(b)

@@ -89,6 +89,7 @@ type Sort struct {
 	err    error
 	closed bool
 	heap   heapAccount // the permutation and the sort's scratch
+	big    bigMem      // the permutation when large (bigAlloc)
 }
 
 // NewSort returns a Sort of input by keys (at least one). Keys must be of
@@ -115,7 +116,7 @@ func newSort(mem memory.Allocator, input Operator, keys []SortKey, limit int64) 
 	}
 	in := input.Schema()
 	s := &Sort{mem: mem, input: input, keys: append([]SortKey(nil), keys...), limit: limit,
-		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys)), heap: newHeapAccount(mem, "sort")}
+		evs: make([]Evaluator, len(keys)), kinds: make([]sortKind, len(keys)), heap: newHeapAccount(mem, "sort"), big: newBigMem(mem)}
 	for i, k := range keys {
 		if k.Expr == nil {
 			return nil, fmt.Errorf("vector: sort key %d is nil", i)
@@ -226,6 +227,7 @@ func (s *Sort) compact(ctx context.Context) error {
 		return err
 	}
 	top, err := gatherRows(s.mem, data, perm[:min(int64(len(perm)), s.limit)])
+	bigFree(&s.big, perm)
 	if err != nil {
 		return err
 	}
@@ -265,6 +267,11 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The (key, row) pairs and other scratch of the sort: mapped when
+	// large and faulted in with context checks (bigAlloc), as is the
+	// permutation (s.big, kept until the output is done).
+	scratch := bigMem{cache: s.big.cache}
+	defer scratch.release()
 	arrs, err := evalAll(ctx, s.evs, rec)
 	if err != nil {
 		return nil, err
@@ -282,36 +289,48 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 	first, k0 := arrs[0], s.keys[0]
 	switch s.kinds[0] {
 	case sortFixed, sortBytes:
-		valid, nulls := splitNulls(first)
+		valid, nulls, err := splitNulls(ctx, &s.big, first)
+		if err != nil {
+			return nil, err
+		}
 		rest := cmps[1:]
 		if s.kinds[0] == sortFixed {
-			sorted, err := sortFixedKeys(ctx, first, valid, k0.Descending)
+			sorted, err := sortFixedKeys(ctx, &scratch, first, valid, k0.Descending)
 			if err != nil {
 				return nil, err
 			}
 			if len(rest) > 0 {
-				if err := sortRunsByCmp(ctx, sorted, valid, rest); err != nil {
+				if err := sortRunsByCmp(ctx, &scratch, sorted, valid, rest); err != nil {
 					return nil, err
 				}
 			}
-		} else if err := sortBytesKeys(ctx, first, valid, k0.Descending, rest); err != nil {
+		} else if err := sortBytesKeys(ctx, &scratch, first, valid, k0.Descending, rest); err != nil {
 			return nil, err
 		}
 		if len(rest) > 0 {
-			if err := sortByCmp(ctx, nulls, rest); err != nil {
+			if err := sortByCmp(ctx, &scratch, nulls, rest); err != nil {
 				return nil, err
 			}
 		}
+		// Each has room for all rows: the append stays in its buffer.
+		var perm []int32
 		if k0.NullsFirst() {
-			return append(nulls, valid...), nil
+			perm = append(nulls, valid...)
+			bigFree(&s.big, valid)
+		} else {
+			perm = append(valid, nulls...)
+			bigFree(&s.big, nulls)
 		}
-		return append(valid, nulls...), nil
+		return perm, nil
 	default:
-		perm := make([]int32, n)
+		perm, err := bigAlloc[int32](ctx, &s.big, n)
+		if err != nil {
+			return nil, err
+		}
 		for i := range perm {
 			perm[i] = int32(i)
 		}
-		if err := sortByCmp(ctx, perm, cmps); err != nil {
+		if err := sortByCmp(ctx, &scratch, perm, cmps); err != nil {
 			return nil, err
 		}
 		return perm, nil
@@ -319,19 +338,25 @@ func (s *Sort) sortRecord(ctx context.Context, rec arrow.Record) ([]int32, error
 }
 
 // splitNulls returns the valid rows and the null rows of arr, each in
-// input order. Both have capacity for all rows so either can take the
-// other's rows appended.
-func splitNulls(arr arrow.Array) (valid, nulls []int32) {
+// input order, in buffers from m (bigAlloc). Both have capacity for all
+// rows so either can take the other's rows appended.
+func splitNulls(ctx context.Context, m *bigMem, arr arrow.Array) (valid, nulls []int32, err error) {
 	n := arr.Len()
+	if valid, err = bigAlloc[int32](ctx, m, n+selSlack); err != nil {
+		return nil, nil, err
+	}
+	if nulls, err = bigAlloc[int32](ctx, m, n); err != nil {
+		return nil, nil, err
+	}
+	nulls = nulls[:0]
 	if arr.NullN() == 0 {
-		valid = make([]int32, n)
+		valid = valid[:n]
 		for i := range valid {
 			valid[i] = int32(i)
 		}
-		return valid, make([]int32, 0, n)
+		return valid, nulls, nil
 	}
-	valid = selectValid(make([]int32, 0, n+selSlack), arr)
-	nulls = make([]int32, 0, n)
+	valid = selectValid(valid[:0], arr)
 	j := 0
 	for i := 0; i < n; i++ {
 		if j < len(valid) && valid[j] == int32(i) {
@@ -340,7 +365,7 @@ func splitNulls(arr arrow.Array) (valid, nulls []int32) {
 		}
 		nulls = append(nulls, int32(i))
 	}
-	return valid, nulls
+	return valid, nulls, nil
 }
 
 func (s *Sort) release() {
@@ -352,6 +377,7 @@ func (s *Sort) release() {
 		r.Release()
 	}
 	s.buf, s.perm = nil, nil
+	s.big.release()
 	s.heap.release()
 }
 

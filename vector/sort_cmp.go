@@ -12,7 +12,9 @@ import (
 // them pairwise, checking ctx between blocks and every cancelCheckRows
 // merged rows, so that a cancelled query does not wait for the whole sort.
 // On error rows are in no particular order.
-func sortByCmp(ctx context.Context, rows []int32, keys []rowCmp) error {
+//
+// Its scratch comes from m's cache (bigMem), when m is not nil.
+func sortByCmp(ctx context.Context, m *bigMem, rows []int32, keys []rowCmp) error {
 	compare := func(a, b int32) int {
 		for _, k := range keys {
 			if c := k.cmp(a, b); c != 0 {
@@ -32,7 +34,16 @@ func sortByCmp(ctx context.Context, rows []int32, keys []rowCmp) error {
 		}
 		slices.SortFunc(rows[lo:min(lo+cancelCheckRows, n)], compare)
 	}
-	src, dst := rows, make([]int32, n)
+	var scratch bigMem
+	if m != nil {
+		scratch.cache = m.cache
+	}
+	defer scratch.release()
+	dst, err := bigAlloc[int32](ctx, &scratch, n)
+	if err != nil {
+		return err
+	}
+	src := rows
 	for width := cancelCheckRows; width < n; width *= 2 {
 		for lo := 0; lo < n; lo += 2 * width {
 			mid, hi := min(lo+width, n), min(lo+2*width, n)
@@ -73,7 +84,7 @@ func mergeRows(ctx context.Context, out, a, b []int32, compare func(x, y int32) 
 // keys are equal (the rows of a run are already in input order). rows holds
 // the rows of sorted, in the same order. It checks ctx every
 // cancelCheckRows rows of runs.
-func sortRunsByCmp(ctx context.Context, sorted []keyRow, rows []int32, cmps []rowCmp) error {
+func sortRunsByCmp(ctx context.Context, m *bigMem, sorted []keyRow, rows []int32, cmps []rowCmp) error {
 	work := 0
 	for lo := 0; lo < len(sorted); {
 		hi := lo + 1
@@ -81,7 +92,7 @@ func sortRunsByCmp(ctx context.Context, sorted []keyRow, rows []int32, cmps []ro
 			hi++
 		}
 		if hi-lo > 1 {
-			if err := sortByCmp(ctx, rows[lo:hi], cmps); err != nil {
+			if err := sortByCmp(ctx, m, rows[lo:hi], cmps); err != nil {
 				return err
 			}
 		}

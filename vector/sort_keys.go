@@ -352,11 +352,15 @@ func radixSortKeys(ctx context.Context, a, t []keyRow) ([]keyRow, error) {
 // sortFixedKeys sorts rows (in input order) by a fixed-width non-null key
 // column, stably, writes them back to rows in order and returns them with
 // their ordered keys.
-func sortFixedKeys(ctx context.Context, arr arrow.Array, rows []int32, desc bool) ([]keyRow, error) {
+// Its buffers come from m (bigAlloc); the result is one of them.
+func sortFixedKeys(ctx context.Context, m *bigMem, arr arrow.Array, rows []int32, desc bool) ([]keyRow, error) {
 	n := len(rows)
-	pairs := make([]keyRow, n)
+	pairs, err := bigAlloc[keyRow](ctx, m, n)
+	if err != nil {
+		return nil, err
+	}
 	orderedKeys(pairs, arr, rows, desc)
-	pairs, err := sortKeyRows(ctx, pairs)
+	pairs, err = sortKeyRowsIn(ctx, m, pairs)
 	if err != nil {
 		return nil, err
 	}
@@ -369,6 +373,12 @@ func sortFixedKeys(ctx context.Context, arr arrow.Array, rows []int32, desc bool
 // sortKeyRows sorts pairs by key, stably (pairs come in input order or,
 // deeper in a string sort, in the order of an earlier stable pass).
 func sortKeyRows(ctx context.Context, pairs []keyRow) ([]keyRow, error) {
+	return sortKeyRowsIn(ctx, nil, pairs)
+}
+
+// sortKeyRowsIn is sortKeyRows with its scratch from m (bigAlloc); of
+// pairs and the scratch, the one that is not the result is freed.
+func sortKeyRowsIn(ctx context.Context, m *bigMem, pairs []keyRow) ([]keyRow, error) {
 	if len(pairs) < 256 {
 		// Radix histograms cost more than they save on small inputs; the
 		// row index breaks ties, which keeps this sort stable.
@@ -380,7 +390,21 @@ func sortKeyRows(ctx context.Context, pairs []keyRow) ([]keyRow, error) {
 		})
 		return pairs, nil
 	}
-	return radixSortKeys(ctx, pairs, make([]keyRow, len(pairs)))
+	scratch, err := bigAlloc[keyRow](ctx, m, len(pairs))
+	if err != nil {
+		return nil, err
+	}
+	sorted, err := radixSortKeys(ctx, pairs, scratch)
+	if err != nil {
+		bigFree(m, scratch)
+		return nil, err
+	}
+	if &sorted[0] == &pairs[0] {
+		bigFree(m, scratch)
+	} else {
+		bigFree(m, pairs)
+	}
+	return sorted, nil
 }
 
 // byteSorter sorts rows of a string or binary column: a most significant
@@ -401,14 +425,20 @@ type byteSorter struct {
 	ctx  context.Context
 	work int // rows handled since ctx was last checked
 	err  error
+	big  bigMem // the large per-level buffers (bigAlloc), each freed after its level
 }
 
 // sortBytesKeys sorts rows (in input order) by a non-null string or binary
 // column and then by the comparators in rest, stably. It returns ctx's
 // error when ctx ends first (rows are then in no particular order).
-func sortBytesKeys(ctx context.Context, arr arrow.Array, rows []int32, desc bool, rest []rowCmp) error {
+// Its large buffers come from m's cache (bigMem), when m is not nil.
+func sortBytesKeys(ctx context.Context, m *bigMem, arr arrow.Array, rows []int32, desc bool, rest []rowCmp) error {
 	offs, data := binaryParts(arr)
 	b := byteSorter{offs: offs, data: data, desc: desc, rest: rest, ctx: ctx}
+	if m != nil {
+		b.big.cache = m.cache
+	}
+	defer b.big.release()
 	b.sort(rows, 0)
 	return b.err
 }
@@ -447,7 +477,11 @@ func (b *byteSorter) sort(rows []int32, level int) {
 	if b.stopped(len(rows)) {
 		return
 	}
-	pairs := make([]keyRow, len(rows))
+	pairs, err := bigAlloc[keyRow](b.ctx, &b.big, len(rows))
+	if err != nil {
+		b.err = err
+		return
+	}
 	for i, r := range rows {
 		k := b.chunk(r, level)
 		if b.desc {
@@ -455,11 +489,12 @@ func (b *byteSorter) sort(rows []int32, level int) {
 		}
 		pairs[i] = keyRow{k, r}
 	}
-	pairs, err := sortKeyRows(b.ctx, pairs)
+	pairs, err = sortKeyRowsIn(b.ctx, &b.big, pairs)
 	if err != nil {
 		b.err = err
 		return
 	}
+	defer bigFree(&b.big, pairs)
 	for i, p := range pairs {
 		rows[i] = p.row
 	}
@@ -481,8 +516,19 @@ func (b *byteSorter) sort(rows []int32, level int) {
 // sortTies orders rows that share chunks 0..level.
 func (b *byteSorter) sortTies(rows []int32, level int) {
 	end := 8 * (level + 1)
-	ended := make([]int32, 0, len(rows))
-	goOn := make([]int32, 0, len(rows))
+	ended, err := bigAlloc[int32](b.ctx, &b.big, len(rows))
+	if err != nil {
+		b.err = err
+		return
+	}
+	defer bigFree(&b.big, ended)
+	goOn, err := bigAlloc[int32](b.ctx, &b.big, len(rows))
+	if err != nil {
+		b.err = err
+		return
+	}
+	defer bigFree(&b.big, goOn)
+	ended, goOn = ended[:0], goOn[:0]
 	for _, r := range rows {
 		if b.length(r) <= end {
 			ended = append(ended, r)
@@ -506,7 +552,7 @@ func (b *byteSorter) sortTies(rows []int32, level int) {
 				hi++
 			}
 			if hi-lo > 1 {
-				if b.err = sortByCmp(b.ctx, ended[lo:hi], b.rest); b.err != nil {
+				if b.err = sortByCmp(b.ctx, &b.big, ended[lo:hi], b.rest); b.err != nil {
 					return
 				}
 			}

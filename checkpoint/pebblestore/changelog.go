@@ -94,6 +94,12 @@ func (p *Partition) applyChangelog(version int64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pebblestore: cannot load version %d: %w", version, err)
 	}
+	return p.applyChangelogBytes(version, raw, path)
+}
+
+// applyChangelogBytes replays a changelog's bytes (read from path, which
+// names it in errors) into the open db.
+func (p *Partition) applyChangelogBytes(version int64, raw []byte, path string) (int64, error) {
 	v, numKeys, repr, err := decodeChangelog(p.prov.zdec, raw)
 	if err != nil {
 		return 0, fmt.Errorf("pebblestore: %s: %w", path, err)

@@ -11,8 +11,11 @@
 //	                                 needs (local name, checkpoint name,
 //	                                 size), its key count and Pebble's own
 //	                                 small files (MANIFEST, OPTIONS, markers)
-//	<version>.changelog              with changelog checkpointing: a
-//	                                 version's changes (zstd Pebble batch)
+//	<version>.changelog              with changelog checkpointing, before
+//	                                 group commit: a version's changes
+//	                                 (zstd Pebble batch); under group
+//	                                 commit they are in the state log
+//	                                 (<checkpoint>/state/_log, group.go)
 //	_local/                          the working Pebble directory (default;
 //	                                 see Options.LocalDir), rebuilt on start
 //
@@ -32,6 +35,12 @@
 // MinDeltasForSnapshot-th version is made that way; the others write
 // <version>.changelog, the epoch's Pebble batch compressed with zstd, and a
 // restore replays the changelogs after the newest snapshot (changelog.go).
+//
+// Under group commit (the engine opens the provider's state log: see
+// checkpoint.GroupCommitter and group.go), a partition whose epoch changed
+// nothing writes nothing, changelogs of all partitions go into one state
+// log record per epoch, and only a snapshot version that finds changes
+// copies SST files and writes its manifest.
 //
 // The package is separate from checkpoint so that checkpoint keeps the
 // dependencies docs/design.md §1 gives it (arrow, compress); arrowstream imports

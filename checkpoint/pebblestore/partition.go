@@ -44,6 +44,10 @@ type Partition struct {
 	referenced map[int64][]string
 	metrics    map[string]int64
 	loadMicros int64
+	// glog, when set, is the provider's state log (group commit): the
+	// changelogs of the versions it covers are there, under rel.
+	glog *checkpoint.StateLog
+	rel  string
 }
 
 func openPartition(p *Provider, dir string, seq int) (*Partition, error) {
@@ -128,12 +132,28 @@ func (p *Partition) restore(version int64) error {
 		return fmt.Errorf("pebblestore: open version %d of %s: %w", version, p.dir, err)
 	}
 	p.db = db
+	applied := false
 	for v := base + 1; v <= version; v++ {
+		if p.glog != nil && p.glog.Covers(v) {
+			raw, ok, err := p.glog.Read(p.rel, v)
+			if err != nil {
+				return fmt.Errorf("pebblestore: cannot load version %d of %s: %w", version, p.dir, err)
+			}
+			if !ok {
+				continue // unchanged in v
+			}
+			if p.numKeys, err = p.applyChangelogBytes(v, raw, p.glog.Where(p.rel, v)); err != nil {
+				return err
+			}
+			applied = true
+			continue
+		}
 		if p.numKeys, err = p.applyChangelog(v); err != nil {
 			return err
 		}
+		applied = true
 	}
-	p.version, p.snapshotCurrent = version, base == version
+	p.version, p.snapshotCurrent = version, !applied
 	return nil
 }
 

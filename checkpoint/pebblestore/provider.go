@@ -78,6 +78,10 @@ type Provider struct {
 	mu     sync.Mutex
 	parts  []*Partition
 	closed bool
+	// glog is the state log of group commit (OpenStateLog), nil until
+	// opened; stateDir is the state directory it belongs to.
+	glog     *checkpoint.StateLog
+	stateDir string
 }
 
 // NewProvider returns a provider; Close releases its block cache.
@@ -108,6 +112,12 @@ func (p *Provider) OpenPartition(dir string) (checkpoint.StatePartition, error) 
 	part, err := openPartition(p, dir, len(p.parts))
 	if err != nil {
 		return nil, err
+	}
+	if p.glog != nil {
+		if part.rel, err = checkpoint.StatePartitionPath(p.stateDir, dir); err != nil {
+			return nil, err
+		}
+		part.glog = p.glog
 	}
 	p.parts = append(p.parts, part)
 	return part, nil
@@ -148,6 +158,10 @@ func (p *Provider) Close() error {
 		}
 	}
 	p.parts = nil
+	if p.glog != nil {
+		errs = append(errs, p.glog.Close())
+		p.glog = nil
+	}
 	p.cache.Unref()
 	p.zenc.Close()
 	p.zdec.Close()

@@ -139,6 +139,10 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 	if s.done {
 		return 0, errors.New("pebblestore: state store already committed or aborted")
 	}
+	if s.p.glog != nil {
+		s.Abort()
+		return 0, fmt.Errorf("pebblestore: state %s is group-committed: commit it with the provider's CommitGroup", s.p.dir)
+	}
 	if s.err != nil {
 		err := s.err
 		s.Abort()

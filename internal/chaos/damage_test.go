@@ -35,7 +35,8 @@ var damageQuery = fixtureQuery{
 
 // damageKind is a checkpoint file kind and the file of the fixture
 // checkpoint (12 epochs: 0..11, state version 12, snapshot at 11) that
-// the cases damage: always the newest, the one a restart needs.
+// the cases damage: always the newest, the one a restart needs (the state
+// log's only segment holds the deltas of versions 1..12).
 type damageKind struct {
 	kind, file string
 	// csv: the fixture reads its input with the file source; file is
@@ -54,8 +55,8 @@ var damageKinds = []damageKind{
 	{kind: "epoch log", file: "epochlog/0.seg", future: futureSegmentVersion},
 	{kind: "offsets", file: "offsets/11", future: futureLogVersion, v1: true},
 	{kind: "commits", file: "commits/11", future: futureLogVersion, v1: true},
-	{kind: "state delta", file: "state/0/0/12.delta", future: futureIPCFormat("arrowstream.state.format")},
-	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureIPCFormat("arrowstream.state.format")},
+	{kind: "state log", file: "state/_log/1.seg", future: futureSegmentVersion},
+	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureStateFormat},
 	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }},
 	{kind: "memsink data", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format")},
 	{kind: "file-source log", file: "sources/0", csv: true, future: futureLogVersion},
@@ -129,11 +130,11 @@ var wantOutcome = map[string]string{
 	"commits/extra temp file": recovered,
 	"commits/future version":  detected,
 
-	"state delta/truncated":       detected,
-	"state delta/flipped byte":    detected,
-	"state delta/missing":         detected,
-	"state delta/extra temp file": recovered,
-	"state delta/future version":  detected,
+	"state log/truncated":       detected,
+	"state log/flipped byte":    detected,
+	"state log/missing":         detected,
+	"state log/extra temp file": recovered,
+	"state log/future version":  detected,
 
 	"state snapshot/truncated":       recovered,
 	"state snapshot/flipped byte":    recovered,
@@ -364,6 +365,19 @@ func futureSegmentVersion(t *testing.T, p string) {
 func futureJSONVersion(t *testing.T, p string) {
 	b := bytes.TrimSpace(readFile(t, p))
 	writeFile(t, p, append(append(b[:len(b)-1:len(b)-1], `,"version":2`...), '}'))
+}
+
+// futureStateFormat rewrites a state file of format v2 (its body starts
+// "ASC2") as format v3 would start it, keeping its trailer valid.
+func futureStateFormat(t *testing.T, p string) {
+	raw := readFile(t, p)
+	body := raw[:len(raw)-8]
+	if !bytes.HasPrefix(body, []byte("ASC2")) {
+		t.Fatalf("%s: not a state file of format v2", p)
+	}
+	body[3] = '3'
+	binary.LittleEndian.PutUint32(raw[len(raw)-8:], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	writeFile(t, p, raw)
 }
 
 // futureIPCFormat rewrites a checksummed Arrow IPC file (state, memsink)

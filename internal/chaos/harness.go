@@ -360,6 +360,8 @@ func fileKind(dir, path string) string {
 		return "commits"
 	case base == "metadata":
 		return "metadata"
+	case strings.Contains(rel, "/state/"+checkpoint.StateLogDir+"/"):
+		return "state log"
 	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".delta"):
 		return "state delta"
 	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".snapshot"):

@@ -67,6 +67,7 @@ func TestFileKind(t *testing.T) {
 		"/r/checkpoints/proj/commits/3":                   "commits",
 		"/r/checkpoints/proj/metadata":                    "metadata",
 		"/r/checkpoints/counts/state/0/1/7.delta":         "state delta",
+		"/r/checkpoints/counts/state/_log/1.seg":          "state log",
 		"/r/checkpoints/counts/state/0/1/11.snapshot":     "state snapshot",
 		"/r/checkpoints/counts/state/0/_metadata/schema":  "state other (schema)",
 		"/r/checkpoints/counts/sinks/memory/4.arrow":      "memsink epoch",

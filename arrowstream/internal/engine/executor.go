@@ -5,6 +5,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -40,4 +41,16 @@ type Executor interface {
 	StateProgress() []stream.StateOperatorProgress
 	// Close releases the executor's resources (state caches).
 	Close() error
+}
+
+// stateLogMarker is implemented by executors whose state is group-committed
+// to a state log (checkpoint.StateLog): the loop records the log's
+// version in each commit record and hands the last one back on restart,
+// so that a state log that lost committed records is refused.
+type stateLogMarker interface {
+	// StateLogEnd is where the state log ends (nil: no record).
+	StateLogEnd() *checkpoint.StateLogMark
+	// ExpectStateLog sets the end the state log must reach when it is
+	// opened.
+	ExpectStateLog(m *checkpoint.StateLogMark)
 }

@@ -171,6 +171,9 @@ func (m *microBatch) populateStartOffsets() error {
 	if err != nil {
 		return err
 	}
+	if sm, ok := m.cfg.Exec.(stateLogMarker); ok && cok {
+		sm.ExpectStateLog(commit.StateLog)
+	}
 	switch {
 	case cok && lastCommit == last:
 		// Batch `last` completed: move on.
@@ -397,7 +400,11 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		if m.commitWithNext {
 			add = m.commits.AddWithNext
 		}
-		ok, err := add(m.batchID, checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global})
+		meta := checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global}
+		if sm, ok := m.cfg.Exec.(stateLogMarker); ok {
+			meta.StateLog = sm.StateLogEnd()
+		}
+		ok, err := add(m.batchID, meta)
 		if err != nil {
 			return err
 		}

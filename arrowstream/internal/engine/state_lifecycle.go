@@ -31,6 +31,11 @@ type stateLifecycle struct {
 	provider    checkpoint.StateStoreProvider
 
 	ops []*opState
+	// expectLogged is the state log end the last commit record names
+	// (CommitMetadata.StateLog): opening a state log that ends before it
+	// is refused as damage.
+	expectLogged *checkpoint.StateLogMark
+	logOpen      bool // the provider's state log is open
 }
 
 // opState is the state of one operator.
@@ -65,6 +70,17 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 		if err != nil {
 			return err
 		}
+	}
+	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
+		// One state log record per epoch for every partition that
+		// changed (checkpoint.StateLog), opened before any partition.
+		if err := gc.OpenStateLog(filepath.Join(checkpointDir, "state")); err != nil {
+			return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
+		}
+		if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, filepath.Join(checkpointDir, "state", checkpoint.StateLogDir)); err != nil {
+			return err
+		}
+		l.logOpen = true
 	}
 	for _, op := range l.ops {
 		if err := l.openOp(op, checkpointDir, id, numPartitions); err != nil {
@@ -117,9 +133,31 @@ func (l *stateLifecycle) stores(i int) []checkpoint.StateStore { return l.ops[i]
 // committed is aborted: the epoch must be re-run from its version.
 func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, error) {
 	out := make([]stateful.StateCommit, len(l.ops))
+	totals := make([]int64, len(l.ops))
+	var groupTime time.Duration
+	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
+		// Every operator's partitions together: one durable write.
+		start := time.Now()
+		var all []checkpoint.StateStore
+		for i, op := range l.ops {
+			for _, st := range op.stores {
+				totals[i] += int64(st.Len())
+			}
+			all = append(all, op.stores...)
+		}
+		for _, op := range l.ops {
+			op.stores = nil
+		}
+		if len(all) > 0 {
+			if err := gc.CommitGroup(ctx, all); err != nil {
+				return nil, fmt.Errorf("arrowstream: commit state: %w", err)
+			}
+		}
+		groupTime = time.Since(start)
+	}
 	for i, op := range l.ops {
 		start := time.Now()
-		var total int64
+		total := totals[i]
 		for p, st := range op.stores {
 			total += int64(st.Len())
 			if _, err := st.Commit(ctx); err != nil {
@@ -149,10 +187,33 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 				c.CustomMetrics[k] = v
 			}
 		}
-		c.CommitTimeMs = time.Since(start).Milliseconds()
+		c.CommitTimeMs = (time.Since(start) + groupTime).Milliseconds()
 		out[i] = c
 	}
 	return out, nil
+}
+
+// stateLogEnd is where the state log ends (nil: none, or a provider
+// without group commit), for the epoch's commit record.
+func (l *stateLifecycle) stateLogEnd() *checkpoint.StateLogMark {
+	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
+		return gc.StateLogEnd()
+	}
+	return nil
+}
+
+// checkStateLogEnd refuses a state log in dir that ends (got) before the
+// end the last commit record names (want).
+func checkStateLogEnd(got, want *checkpoint.StateLogMark, dir string) error {
+	if want == nil || got != nil && got.Version >= want.Version {
+		return nil
+	}
+	have := int64(0)
+	if got != nil {
+		have = got.Version
+	}
+	return fmt.Errorf("arrowstream: state log: checkpoint: %s: the state log ends at version %d but the last committed epoch wrote version %d there: records were lost: %w",
+		filepath.Join(dir, want.Segment), have, want.Version, checkpoint.ErrCorrupt)
 }
 
 // abort discards every open store's updates.
@@ -174,7 +235,7 @@ func (l *stateLifecycle) close() error {
 		return nil
 	}
 	err := l.provider.Close()
-	l.provider = nil
+	l.provider, l.logOpen = nil, false
 	for _, op := range l.ops {
 		op.parts = nil
 	}

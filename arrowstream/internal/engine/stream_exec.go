@@ -309,6 +309,12 @@ func (e *streamExec) CommitState(ctx context.Context, _ stream.EpochInfo) error 
 	return nil
 }
 
+// StateLogEnd implements stateLogMarker.
+func (e *streamExec) StateLogEnd() *checkpoint.StateLogMark { return e.state.stateLogEnd() }
+
+// ExpectStateLog implements stateLogMarker.
+func (e *streamExec) ExpectStateLog(m *checkpoint.StateLogMark) { e.state.expectLogged = m }
+
 // AbortState implements executor.
 func (e *streamExec) AbortState(stream.EpochInfo) {
 	e.state.abort()

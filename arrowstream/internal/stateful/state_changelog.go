@@ -73,3 +73,35 @@ func (c *changelogState) finish(opID int) error {
 	}
 	return nil
 }
+
+// logsChanges reports whether every one of the epoch's stores takes a
+// changelog (checkpoint.ChangelogWriter): an operator whose state is live
+// then logs its changes instead of Put/Delete, so that the stores keep no
+// decoded copy of it. One epoch uses one path for all its partitions.
+func logsChanges(stores []checkpoint.StateStore) bool {
+	for _, st := range stores {
+		if _, ok := st.(checkpoint.ChangelogWriter); !ok {
+			return false
+		}
+	}
+	return len(stores) > 0
+}
+
+// putState writes key=value to st: logged when log (see logsChanges),
+// else Put.
+func putState(st checkpoint.StateStore, log bool, key, value []byte) error {
+	if log {
+		st.(checkpoint.ChangelogWriter).LogUpsert(key, value)
+		return nil
+	}
+	return st.Put(key, value)
+}
+
+// deleteState deletes key from st: logged when log, else Delete.
+func deleteState(st checkpoint.StateStore, log bool, key []byte) error {
+	if log {
+		st.(checkpoint.ChangelogWriter).LogDelete(key)
+		return nil
+	}
+	return st.Delete(key)
+}

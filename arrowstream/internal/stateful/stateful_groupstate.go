@@ -46,6 +46,8 @@ type statefulGroupState struct {
 	// loads it); pending is the version it holds once this epoch commits.
 	live    *groupLive
 	pending int64
+	// log: the epoch's stores take changelogs (logsChanges).
+	log bool
 }
 
 func newStatefulGroupState(mem memory.Allocator, opID int, n *plan.FlatMapGroupsWithState) (*statefulGroupState, error) {
@@ -120,6 +122,7 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	if err := g.loadLive(ep.ID); err != nil {
 		return nil, err
 	}
+	g.log = logsChanges(g.state.stores)
 	// From here the live state is this epoch's until it commits.
 	g.live.version, g.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
@@ -141,6 +144,13 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	out, err := g.runGroups(ep, all, keyRec, groups)
 	if err != nil {
 		return nil, err
+	}
+	if g.log {
+		// Every partition declares its key count, changed or not, so that
+		// the stores keep no decoded copy of the live keys.
+		for p, st := range g.state.stores {
+			st.(checkpoint.ChangelogWriter).SetLiveRows(int64(len(g.live.parts[p].keys)))
+		}
 	}
 	g.lastEvictWm = ep.WatermarkMs
 	g.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
@@ -399,14 +409,14 @@ func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, live *grou
 	switch {
 	case !out.Exists && out.TimeoutMs == stream.NoTimeoutSet:
 		if ok {
-			if err := st.Delete(k); err != nil {
+			if err := deleteState(st, g.log, k); err != nil {
 				return releaseOnError(rec, fmt.Errorf("arrowstream: delete state of operator %d: %w", g.state.opID, err))
 			}
 			live.remove(string(k))
 			c.removed++
 		}
 	case out.Updated || out.Removed || out.TimeoutMs != oldTimeout:
-		if err := st.Put(k, encodeGroupState(out.Exists, out.TimeoutMs, out.Value)); err != nil {
+		if err := putState(st, g.log, k, encodeGroupState(out.Exists, out.TimeoutMs, out.Value)); err != nil {
 			return releaseOnError(rec, fmt.Errorf("arrowstream: write state of operator %d: %w", g.state.opID, err))
 		}
 		live.set(string(k), out.Exists, out.TimeoutMs, out.Value)

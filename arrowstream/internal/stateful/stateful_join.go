@@ -75,6 +75,9 @@ type statefulJoin struct {
 	parts          []*joinPart
 	liveVersion    int64
 	pendingVersion int64
+	// log: the epoch's stores take changelogs (logsChanges): the batch
+	// and meta entries are logged, and the stores keep no decoded copy.
+	log bool
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -211,6 +214,7 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 	if err := s.state.bind(ep); err != nil {
 		return nil, err
 	}
+	s.log = logsChanges(s.state.stores)
 	if s.liveVersion != ep.ID || len(s.parts) != len(s.state.stores) {
 		if err := s.rebuildLive(ctx, ep); err != nil {
 			return nil, err
@@ -238,6 +242,7 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 	if err != nil {
 		return nil, err
 	}
+	s.logLiveRows()
 	defer releaseRecords(out)
 	s.lastEvictWm = ep.WatermarkMs
 	return vector.NewScan(s.out, out...)

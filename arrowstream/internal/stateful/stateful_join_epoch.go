@@ -173,7 +173,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				}
 			}
 			if b.cursor >= b.end {
-				if err := s.dropBatch(p, byte(i), b.id); err != nil {
+				if err := s.dropBatch(p, byte(i), b.id, b.storedRec, b.storedMeta); err != nil {
 					return res, err
 				}
 				live.drop(b)

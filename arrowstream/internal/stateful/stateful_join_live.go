@@ -57,6 +57,9 @@ type joinBatch[K joinKey] struct {
 	queued  bool // in its side's changed list
 	slot    int  // index in its side's batches
 	bytes   int64
+	// storedRec, storedMeta: the store holds the batch's rows, its meta
+	// entry (so that the side counts the store's entries).
+	storedRec, storedMeta bool
 }
 
 func (b *joinBatch[K]) live() int32 { return b.end - b.cursor }
@@ -105,6 +108,7 @@ type joinSideLive[K joinKey] struct {
 	due     timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
 	rows    int64                   // live rows
 	bytes   int64                   // approximate memory of batches and index
+	entries int64                   // the side's entries in the store
 	// changes are the batches whose store entries the epoch rewrites.
 	changes []*joinBatch[K]
 }
@@ -213,7 +217,16 @@ func (s *joinSideLive[K]) drop(b *joinBatch[K]) {
 		s.batches = s.batches[:last]
 	}
 	s.bytes -= b.bytes
+	s.entries -= entryCount(b.storedRec) + entryCount(b.storedMeta)
+	b.storedRec, b.storedMeta = false, false
 	b.release()
+}
+
+func entryCount(stored bool) int64 {
+	if stored {
+		return 1
+	}
+	return 0
 }
 
 // shouldCompact: most of b's rows are evicted, and enough to be worth a

@@ -14,7 +14,8 @@ import (
 // evicted in steps of a rising threshold and compacted once mostly dead,
 // keep a key index that finds exactly the live rows of each key, with the
 // values they were stored with (row numbers survive compaction), and the
-// live row count and the time index agree with a brute-force model.
+// live row count and the time index agree with a brute-force model, and
+// the side's count of store entries with the entries its changes write.
 func TestJoinSideLiveEvictCompact(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -31,6 +32,7 @@ func TestJoinSideLiveEvictCompact(t *testing.T) {
 	next := int64(0)
 	compacted := 0
 	thr := int64(0)
+	stored := map[[2]uint64]bool{} // (batch id, 0: rows / 1: meta)
 	for epoch := 0; epoch < 40; epoch++ {
 		n := 200 + rng.Intn(3000)
 		rows := make([]row, n)
@@ -49,7 +51,10 @@ func TestJoinSideLiveEvictCompact(t *testing.T) {
 		b.Release()
 		rec := array.NewRecord(schema, []arrow.Array{col}, int64(n))
 		col.Release()
-		side.add(&joinBatch[uint64]{id: uint64(epoch), rec: rec, end: int32(n), keys: keys, keyNull: make([]bool, n), times: times})
+		nb := &joinBatch[uint64]{id: uint64(epoch), rec: rec, end: int32(n), keys: keys, keyNull: make([]bool, n), times: times}
+		side.add(nb)
+		nb.rewrite = true // as the operator does: a new batch is written
+		side.mark(nb)
 		model = append(model, rows...)
 
 		thr += int64(rng.Intn(300))
@@ -60,6 +65,8 @@ func TestJoinSideLiveEvictCompact(t *testing.T) {
 			}
 			side.evict(bt, thr)
 			if bt.cursor >= bt.end {
+				delete(stored, [2]uint64{bt.id, 0})
+				delete(stored, [2]uint64{bt.id, 1})
 				side.drop(bt)
 				continue
 			}
@@ -71,7 +78,20 @@ func TestJoinSideLiveEvictCompact(t *testing.T) {
 				compacted++
 			}
 		}
-		side.changed()
+		// The store's entries (rows, meta) as the changes write them: the
+		// side's entry count, which a changelog declares as the store's
+		// length, must match.
+		for _, c := range side.changed() {
+			if c.rec != nil {
+				stored[[2]uint64{c.id, 0}] = true
+			}
+			if c.meta != nil {
+				stored[[2]uint64{c.id, 1}] = true
+			}
+		}
+		if side.entries != int64(len(stored)) {
+			t.Fatalf("epoch %d: side counts %d store entries, the store holds %d", epoch, side.entries, len(stored))
+		}
 		live := model[:0]
 		for _, r := range model {
 			if r.time > thr {

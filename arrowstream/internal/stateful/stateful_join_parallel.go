@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -87,6 +88,28 @@ func (s *statefulJoin) liveSize() (rows, bytes int64) {
 		}
 	}
 	return rows, bytes
+}
+
+// logLiveRows declares every partition's entry count to its store, changed
+// or not, when the epoch logs changelogs: the stores then keep no decoded
+// copy of the batches the live state holds.
+func (s *statefulJoin) logLiveRows() {
+	if !s.log {
+		return
+	}
+	for p, st := range s.state.stores {
+		var n int64
+		jp := s.parts[p]
+		for i := 0; i < 2; i++ {
+			switch {
+			case jp.words != nil:
+				n += jp.words.sides[i].entries
+			case jp.strs != nil:
+				n += jp.strs.sides[i].entries
+			}
+		}
+		st.(checkpoint.ChangelogWriter).SetLiveRows(n)
+	}
 }
 
 // splitSide splits a side's new rows by their key's partition (entry p

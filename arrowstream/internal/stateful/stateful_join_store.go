@@ -112,12 +112,12 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 			if err != nil {
 				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 			}
-			if err := st.Put(joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
+			if err := putState(st, s.log, joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
 				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
 			}
 		}
 		if c.meta != nil {
-			if err := st.Put(joinStoreKey(joinMetaTag, tag, c.id), c.meta); err != nil {
+			if err := putState(st, s.log, joinStoreKey(joinMetaTag, tag, c.id), c.meta); err != nil {
 				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
 			}
 		}
@@ -145,9 +145,17 @@ func (s *joinSideLive[K]) changed() []joinChange {
 		c := joinChange{id: b.id}
 		if b.rewrite {
 			c.rec = b.rec
+			if !b.storedRec {
+				b.storedRec = true
+				s.entries++
+			}
 		}
 		if b.dirty || b.matched != nil || b.cursor > b.base {
 			c.meta = encodeJoinMeta(b)
+			if !b.storedMeta {
+				b.storedMeta = true
+				s.entries++
+			}
 		}
 		b.rewrite, b.dirty = false, false
 		out = append(out, c)
@@ -158,11 +166,15 @@ func (s *joinSideLive[K]) changed() []joinChange {
 }
 
 // dropBatch deletes a fully evicted batch of side tag from partition p's
-// store.
-func (s *statefulJoin) dropBatch(p int, tag byte, id uint64) error {
+// store (its rows and meta entries, those stored: a changelog does not log
+// the delete of an entry never written).
+func (s *statefulJoin) dropBatch(p int, tag byte, id uint64, storedRec, storedMeta bool) error {
 	st := s.state.stores[p]
 	for _, kind := range []byte{joinBatchTag, joinMetaTag} {
-		if err := st.Delete(joinStoreKey(kind, tag, id)); err != nil {
+		if s.log && !(kind == joinBatchTag && storedRec || kind == joinMetaTag && storedMeta) {
+			continue
+		}
+		if err := deleteState(st, s.log, joinStoreKey(kind, tag, id)); err != nil {
 			return fmt.Errorf("arrowstream: delete state of operator %d partition %d: %w", s.state.opID, p, err)
 		}
 	}
@@ -204,6 +216,9 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 			live.release()
 		}
 	}()
+	// Every entry of the side counts, those of batches loaded fully
+	// evicted too: they stay in the store.
+	live.entries = int64(len(raws) + len(metas))
 	ids := make([]uint64, 0, len(raws))
 	for id := range raws {
 		ids = append(ids, id)
@@ -224,6 +239,8 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 			b.release()
 			continue
 		}
+		_, b.storedMeta = metas[id]
+		b.storedRec = true
 		live.add(b)
 	}
 	if len(legacyRows) == 0 {
@@ -249,7 +266,7 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 	live.add(b)
 	live.mark(b)
 	for _, k := range legacyKeys {
-		if err := st.Delete(k); err != nil {
+		if err := deleteState(st, s.log, k); err != nil {
 			return nil, wrap(err)
 		}
 	}

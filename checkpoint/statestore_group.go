@@ -1,0 +1,288 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+)
+
+// GroupCommitter is implemented by a provider whose partitions commit an
+// epoch together: the deltas of every partition that changed, of every
+// operator, go into one state log record made durable with one fdatasync
+// (StateLog), and a partition that did not change writes nothing. The
+// engine uses it when its provider has it; the state log record is
+// durable before CommitGroup returns, so before the epoch log's commit
+// record that makes the epoch's state the one a restart resumes from.
+type GroupCommitter interface {
+	// OpenStateLog opens the state log of the checkpoint whose state
+	// directory is stateDir (<checkpoint>/state). It is called before any
+	// partition is opened.
+	OpenStateLog(stateDir string) error
+	// CommitGroup commits stores, all opened by this provider's
+	// partitions at one version, as version+1. On error none is
+	// committed and all are aborted.
+	CommitGroup(ctx context.Context, stores []StateStore) error
+	// StateLogEnd is where the state log ends (nil: no record yet),
+	// which the epoch's commit record carries (CommitMetadata.StateLog).
+	StateLogEnd() *StateLogMark
+}
+
+// StateLogEnd implements GroupCommitter.
+func (m *MemoryProvider) StateLogEnd() *StateLogMark {
+	m.mu.Lock()
+	l := m.glog
+	m.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	return l.End()
+}
+
+var _ GroupCommitter = (*MemoryProvider)(nil)
+
+// OpenStateLog implements GroupCommitter.
+func (m *MemoryProvider) OpenStateLog(stateDir string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.glog != nil {
+		return nil
+	}
+	l, err := OpenStateLog(filepath.Join(stateDir, StateLogDir), m.w)
+	if err != nil {
+		return err
+	}
+	m.glog, m.stateDir = l, stateDir
+	return nil
+}
+
+// attach makes a partition opened after OpenStateLog group-committed.
+// Callers hold m.mu.
+func (m *MemoryProvider) attach(p *StorePartition) error {
+	if m.glog == nil {
+		return nil
+	}
+	rel, err := StatePartitionPath(m.stateDir, p.dir)
+	if err != nil {
+		return err
+	}
+	p.glog, p.rel = m.glog, rel
+	return nil
+}
+
+// CommitGroup implements GroupCommitter: every store's changes are
+// encoded, the changed ones appended as one record, then every partition
+// advances to version+1.
+func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) error {
+	all := make([]*store, len(stores))
+	abort := func() {
+		for _, s := range all {
+			if s != nil {
+				s.Abort()
+			}
+		}
+	}
+	for i, st := range stores {
+		s, ok := st.(*store)
+		if !ok || s.p.glog == nil || s.p.glog != m.glog {
+			for _, st := range stores {
+				st.Abort()
+			}
+			return errors.New("checkpoint: CommitGroup: a store is not of this provider's group-committed partitions")
+		}
+		all[i] = s
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	version := all[0].version
+	deltas := make([]StateDelta, 0, len(all))
+	for _, s := range all {
+		if s.version != version {
+			abort()
+			return fmt.Errorf("checkpoint: CommitGroup: %s reads version %d, %s version %d", all[0].p.dir, version, s.p.dir, s.version)
+		}
+		raw, changed, err := s.prepare(ctx, false)
+		if err != nil {
+			abort()
+			return fmt.Errorf("checkpoint: commit state %s: %w", s.p.dir, err)
+		}
+		if changed {
+			deltas = append(deltas, StateDelta{Path: s.p.rel, Raw: raw})
+		}
+	}
+	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
+	next := version + 1
+	if err := m.glog.Append(next, deltas); err != nil {
+		abort()
+		return err
+	}
+	for _, s := range all {
+		s.finish(next, false)
+	}
+	return m.purgeLog(next)
+}
+
+// purgeLog drops the state log segments that no partition needs any
+// more: a partition's oldest retained version is rebuilt from its newest
+// snapshot at or below latest - MinVersionsToRetain (the base maintenance
+// keeps), so it needs only the entries after that base.
+func (m *MemoryProvider) purgeLog(latest int64) error {
+	m.mu.Lock()
+	parts := m.parts
+	m.mu.Unlock()
+	bases := make(map[string]int64, len(parts))
+	for _, p := range parts {
+		if p.glog == nil {
+			continue
+		}
+		oldest := latest - int64(p.opts.MinVersionsToRetain)
+		base := int64(0)
+		p.mu.Lock()
+		for k := range p.files {
+			if k.kind == "snapshot" && k.version <= oldest && k.version > base {
+				base = k.version
+			}
+		}
+		p.mu.Unlock()
+		bases[p.rel] = base
+	}
+	return m.glog.Purge(func(path string) (int64, bool) {
+		b, ok := bases[path]
+		return b, ok
+	})
+}
+
+// changedSince reports whether the partition has changes after version
+// from up to to (delta files, or entries of the state log): a partition
+// without needs no new snapshot, its newest one still describes it.
+func (p *StorePartition) changedSince(files map[fileKey]bool, from, to int64) bool {
+	for v := from + 1; v <= to; v++ {
+		if !p.logged(v) && files[fileKey{v, "delta"}] {
+			return true
+		}
+	}
+	return p.glog != nil && len(p.glog.versions(p.rel, from, to)) > 0
+}
+
+// takeMaintErr fails (and aborts) the store when the context is done or
+// the partition's background maintenance failed.
+func (s *store) takeMaintErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		s.Abort()
+		return err
+	}
+	p := s.p
+	p.mu.Lock()
+	maintErr := p.maintErr
+	p.maintErr = nil
+	p.mu.Unlock()
+	if maintErr != nil {
+		s.Abort()
+		return maintErr
+	}
+	return nil
+}
+
+// prepare checks that the store can commit and encodes its delta (always
+// when encode is set, else only when it changed anything). On error the
+// store is aborted.
+func (s *store) prepare(ctx context.Context, encode bool) (raw []byte, changed bool, err error) {
+	if s.done {
+		return nil, false, errors.New("checkpoint: state store already committed or aborted")
+	}
+	if s.cl != nil {
+		return s.prepareChangelog(ctx, encode)
+	}
+	if s.err != nil {
+		err := s.err
+		s.Abort()
+		return nil, false, err
+	}
+	if err := s.takeMaintErr(ctx); err != nil {
+		return nil, false, err
+	}
+	changed = len(s.pending) > 0 || len(s.deleted) > 0
+	if !changed && !encode {
+		return nil, false, nil
+	}
+	keys := make([]string, 0, len(s.pending)+len(s.deleted))
+	for k := range s.pending {
+		keys = append(keys, k)
+	}
+	for k := range s.deleted {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	raw, err = encodeState(s.p.opts.Allocator, keys, s.pending, s.deleted)
+	if err != nil {
+		s.Abort()
+		return nil, false, fmt.Errorf("checkpoint: encode state delta for %s: %w", s.p.dir, err)
+	}
+	return raw, changed, nil
+}
+
+// finish applies a prepared commit whose delta is durable (a file when
+// file is set) and publishes version next.
+func (s *store) finish(next int64, file bool) {
+	if s.cl != nil {
+		s.finishChangelog(next, file)
+		return
+	}
+	p := s.p
+	p.mu.Lock()
+	for k, v := range s.pending {
+		if old, ok := p.data[k]; ok {
+			p.bytes -= int64(len(k) + len(old))
+		}
+		p.data[k] = v
+		p.bytes += int64(len(k) + len(v))
+		p.sinceSnap += int64(len(k) + len(v))
+	}
+	for k := range s.deleted {
+		if old, ok := p.data[k]; ok {
+			p.bytes -= int64(len(k) + len(old))
+			delete(p.data, k)
+		}
+		p.sinceSnap += int64(len(k))
+	}
+	s.published(next, file)
+}
+
+// logged reports whether version v of the partition is the state log's
+// to answer (it covers v): then a missing entry means "unchanged", and a
+// <v>.delta file (an older run's) is not read.
+func (p *StorePartition) logged(v int64) bool {
+	return p.glog != nil && v >= p.glog.CoverFrom()
+}
+
+// hasDelta reports whether version v's changes can be read: from the
+// state log (which covers it), or from <v>.delta.
+func (p *StorePartition) hasDelta(files map[fileKey]bool, v int64) bool {
+	return p.logged(v) || files[fileKey{v, "delta"}]
+}
+
+// applyDelta applies version v's changes to data and returns the bytes
+// read: from the state log when it covers v (nothing when the partition
+// did not change), else from <v>.delta.
+func (p *StorePartition) applyDelta(files map[fileKey]bool, v, target int64, data map[string][]byte) (int, error) {
+	if p.logged(v) {
+		ref, ok := p.glog.lookup(p.rel, v)
+		if !ok {
+			return 0, nil
+		}
+		raw, err := p.glog.read(ref)
+		if err != nil {
+			return 0, err
+		}
+		if err := decodeState(p.opts.Allocator, raw, data); err != nil {
+			return 0, fmt.Errorf("checkpoint: %s: delta of %s version %d at offset %d: %w", ref.seg.path, p.rel, v, ref.off, err)
+		}
+		return len(raw), nil
+	}
+	if !files[fileKey{v, "delta"}] {
+		return 0, fmt.Errorf("checkpoint: state %s: cannot load version %d: %s is missing: %w", p.dir, target, p.file(v, "delta"), ErrCorrupt)
+	}
+	return p.readInto(p.file(v, "delta"), data)
+}
