@@ -54,8 +54,7 @@ func TestStreamStreamJoinReadsOldLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewrite version 1 of the join's state (epoch 0's) in the old layout.
-	stateDir := filepath.Join(dir, "state", "0", "0")
-	toOldLayout(t, mem, stateDir)
+	toOldLayout(t, mem, dir)
 
 	q = start()
 	addJoinEvents(t, mem, srcs, [2][]joinEvent{nil, {{k: 1, t: 13, v: 1}, {k: 2, t: 14, v: 2}, {k: 2, t: 15, v: 3}}})
@@ -74,11 +73,8 @@ func TestStreamStreamJoinReadsOldLayout(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("after the restart over the old layout: got %v, want %v", got, want)
 	}
-	part, err := checkpoint.OpenStorePartition(stateDir, &checkpoint.Writer{NoSync: true}, checkpoint.StoreOptions{Allocator: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer part.Close()
+	prov, part := openLoggedPartition(t, mem, dir)
+	defer prov.Close()
 	st, err := part.Begin(2)
 	if err != nil {
 		t.Fatal(err)
@@ -98,14 +94,28 @@ func TestStreamStreamJoinReadsOldLayout(t *testing.T) {
 	}
 }
 
-// toOldLayout rewrites version 1 of a join state partition (batches of
-// left rows k, lt, lv) as one entry per row, as earlier versions wrote it.
-func toOldLayout(t *testing.T, mem memory.Allocator, stateDir string) {
+// openLoggedPartition opens the join's state partition 0 of checkpoint
+// dir as the engine does: through a memory provider attached to the
+// checkpoint's state log, where the epochs' deltas are.
+func openLoggedPartition(t *testing.T, mem memory.Allocator, dir string) (*checkpoint.MemoryProvider, checkpoint.StatePartition) {
 	t.Helper()
-	part, err := checkpoint.OpenStorePartition(stateDir, &checkpoint.Writer{NoSync: true}, checkpoint.StoreOptions{Allocator: mem})
-	if err != nil {
+	prov := checkpoint.NewMemoryProvider(&checkpoint.Writer{NoSync: true}, checkpoint.StoreOptions{Allocator: mem})
+	if err := prov.OpenStateLog(filepath.Join(dir, "state")); err != nil {
 		t.Fatal(err)
 	}
+	part, err := prov.OpenPartition(filepath.Join(dir, "state", "0", "0"))
+	if err != nil {
+		prov.Close()
+		t.Fatal(err)
+	}
+	return prov, part
+}
+
+// toOldLayout rewrites version 1 of a join state partition (batches of
+// left rows k, lt, lv) as one entry per row, as earlier versions wrote it.
+func toOldLayout(t *testing.T, mem memory.Allocator, dir string) {
+	t.Helper()
+	prov, part := openLoggedPartition(t, mem, dir)
 	st, err := part.Begin(1)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +180,7 @@ func toOldLayout(t *testing.T, mem memory.Allocator, stateDir string) {
 		}
 	}
 	// Version 1 again (an epoch re-run may overwrite it).
-	if _, err := old.Commit(context.Background()); err != nil {
+	if err := prov.CommitGroup(context.Background(), []checkpoint.StateStore{old}); err != nil {
 		t.Fatal(err)
 	}
 	check, err := part.Begin(1)
@@ -191,7 +201,7 @@ func toOldLayout(t *testing.T, mem memory.Allocator, stateDir string) {
 	if n != int(rec.NumRows()) {
 		t.Fatalf("version 1 holds %d rows, want %d", n, rec.NumRows())
 	}
-	if err := part.Close(); err != nil {
+	if err := prov.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,13 +23,13 @@ func TestStateStoreProviderRestart(t *testing.T) {
 		provider  string
 		viaConf   bool // session conf instead of query option
 		changelog bool
-		files     string
+		files     string // a glob under <checkpoint>/state
 		metric    string
 	}{
-		{"memory", false, false, "*.delta", ""},
-		{"pebble", false, false, "*.pebble", "pebbleSstFileCount"},
-		{"pebble", true, false, "*.pebble", "pebbleCommitFlushLatencyMicros"},
-		{"pebble", false, true, "*.changelog", "pebbleChangelogBytes"},
+		{"memory", false, false, "_log/*.seg", ""},
+		{"pebble", false, false, "0/0/*.pebble", "pebbleSstFileCount"},
+		{"pebble", true, false, "0/0/*.pebble", "pebbleCommitFlushLatencyMicros"},
+		{"pebble", false, true, "_log/*.seg", "pebbleChangelogBytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
@@ -90,9 +90,9 @@ func TestStateStoreProviderRestart(t *testing.T) {
 			if !vt.RowsEqual(got, want) {
 				t.Fatalf("after restart:\n%swant\n%s", vt.FormatRows(got), vt.FormatRows(want))
 			}
-			matches, _ := filepath.Glob(filepath.Join(dir, "state", "0", "0", tc.files))
+			matches, _ := filepath.Glob(filepath.Join(dir, "state", tc.files))
 			if len(matches) == 0 {
-				ents, _ := os.ReadDir(filepath.Join(dir, "state", "0", "0"))
+				ents, _ := os.ReadDir(filepath.Join(dir, "state"))
 				t.Fatalf("no %s files in the state directory: %v", tc.files, ents)
 			}
 			if tc.metric != "" {

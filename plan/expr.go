@@ -48,6 +48,14 @@ type Literal struct {
 	// wallClock marks a TIMESTAMP '...' literal without a zone, read as
 	// UTC by the parser: applyOptions re-reads it in the session time zone.
 	wallClock bool
+	// ymFields is the field range of a year-month interval literal
+	// (INTERVAL '1' YEAR, INTERVAL '3' MONTH), which its cast to a
+	// string shows.
+	ymFields vector.YMFields
+	// dayField marks a day-time interval literal of DAY (or WEEK) fields
+	// only (INTERVAL '2' DAY): Spark types it INTERVAL DAY, and a date
+	// plus or minus it stays a date.
+	dayField bool
 }
 
 // Call is an operator or function application. Func is the canonical

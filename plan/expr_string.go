@@ -344,6 +344,9 @@ func (p *exprPrinter) literal(l *Literal) {
 	case arrow.Duration:
 		p.b.WriteString("INTERVAL '" + vector.FormatInterval(int64(v)) + "'")
 		return
+	case arrow.MonthInterval:
+		p.b.WriteString(vector.FormatYearMonth(int32(v), l.ymFields))
+		return
 	case int64:
 		if p.pretty {
 			fmt.Fprint(&p.b, v)

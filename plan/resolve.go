@@ -107,6 +107,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if isYMInterval(v) && isString(to) {
+			return ymCastToString(x.Pos, v)
+		}
 		c := castTo(v, to)
 		if cc, ok := c.(*Cast); ok && x.Try {
 			cc.Mode = vector.ModeTry
@@ -163,7 +166,7 @@ func (r *resolver) unary(x *sql.UnaryExpr) (Expr, error) {
 		switch dt := v.DataType(); {
 		case isString(dt):
 			return castTo(v, vector.Float64), nil
-		case vector.IsNumeric(dt) || isInterval(v):
+		case vector.IsNumeric(dt) || isInterval(v) || isYMInterval(v):
 			return v, nil
 		default:
 			return nil, errorAt(x.Pos, ErrType, "Cannot resolve (+ %s) due to data type mismatch: argument 1 requires (numeric or interval) type, however, it is of %s type.", v, vector.TypeName(dt))
@@ -244,6 +247,9 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		return r.typedCall(x.Pos, op, l, rr)
 	}
 	if op, ok := arithmeticOps[x.Op]; ok {
+		if e, ok, err := dateAddDays(x.Pos, op, l, rr); ok {
+			return e, err
+		}
 		if (op == "+" || op == "-") && (isInterval(l) || isInterval(rr)) {
 			// timestamp ± interval: a string or date operand is a timestamp.
 			if isString(l.DataType()) || l.DataType().ID() == arrow.DATE32 {

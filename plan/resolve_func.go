@@ -98,6 +98,8 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	switch name {
 	case "try_add", "try_subtract", "try_multiply", "try_divide":
 		return tryArithmetic(f, name, args)
+	case "greatest", "least":
+		return greatestCall(f, name, args)
 	case "try_to_timestamp":
 		// to_timestamp already gives NULL for what does not parse.
 		name = "to_timestamp"
@@ -404,6 +406,12 @@ func exponentDecimal(x *sql.Literal) (Expr, error) {
 // interval type (microseconds); months have no fixed length and are
 // rejected.
 func intervalOf(x *sql.IntervalLit) (Expr, error) {
+	switch kind, fields := x.Kind(); kind {
+	case sql.IntervalMixed:
+		return nil, errorAt(x.Pos, ErrType, "Cannot mix year-month and day-time fields: %s.", sql.Format(x))
+	case sql.IntervalYearMonth:
+		return ymIntervalOf(x, fields)
+	}
 	iv, err := x.Value()
 	if err != nil {
 		return nil, errorAt(x.Pos, ErrType, "%v.", err)
@@ -417,7 +425,7 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 		// (106751991 days 04:00:54.775807).
 		return nil, errorAt(x.Pos, ErrType, "[INTERVAL_ARITHMETIC_OVERFLOW] The day-time interval %s is out of range: %v.", sql.Format(x), err)
 	}
-	return &Literal{Value: arrow.Duration(us), Type: vector.Interval}, nil
+	return &Literal{Value: arrow.Duration(us), Type: vector.Interval, dayField: dayFieldsOnly(x)}, nil
 }
 
 // filteredAggregate rewrites agg(x) FILTER (WHERE c) as

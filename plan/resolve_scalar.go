@@ -220,7 +220,7 @@ func scalarOperator(x *sql.BinaryExpr, l, rr Expr) (e Expr, ok bool, err error) 
 		e, err := newCall(x.Pos, x.Op.String(), l, rr)
 		return e, true, err
 	case sql.OpAdd:
-		dayCount := func(e Expr) bool { return !isDate(e) && !isInterval(e) && !isString(e.DataType()) }
+		dayCount := func(e Expr) bool { return !isDate(e) && !isInterval(e) && !isYMInterval(e) && !isString(e.DataType()) }
 		switch {
 		case isDate(l) && dayCount(rr):
 			e, err := newCall(x.Pos, "date_add", l, rr)
@@ -236,7 +236,7 @@ func scalarOperator(x *sql.BinaryExpr, l, rr Expr) (e Expr, ok bool, err error) 
 			e, err := newCall(x.Pos, "date_subtract", l, rr)
 			return e, true, err
 		}
-		if isDate(l) && !isDate(rr) && !isInterval(rr) && !isString(rr.DataType()) {
+		if isDate(l) && !isDate(rr) && !isInterval(rr) && !isYMInterval(rr) && !isString(rr.DataType()) {
 			e, err := newCall(x.Pos, "date_sub", l, rr)
 			return e, true, err
 		}
@@ -275,6 +275,10 @@ func (r *resolver) datePart(f *sql.FuncCall, name string) (Expr, bool, error) {
 	src, err := r.expr(f.Args[1])
 	if err != nil {
 		return nil, true, err
+	}
+	if isYMInterval(src) {
+		e, err := ymExtract(f.Pos, lit.Value, src)
+		return e, true, err
 	}
 	e, err := newCall(f.Pos, fn, src)
 	return e, true, err

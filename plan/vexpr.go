@@ -129,6 +129,9 @@ func isInterval(e Expr) bool { return e.DataType() != nil && e.DataType().ID() =
 // (for interval constants), args their vector forms.
 func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 	fn, orig := call.Func, call.Args
+	if e, ok, err := ymCallToVector(call, args); ok {
+		return e, err
+	}
 	arith := func(op vector.ArithOp) (vector.Expr, error) {
 		if len(args) != 2 {
 			return nil, fmt.Errorf("%s takes 2 arguments, got %d: %w", fn, len(args), ErrType)

@@ -87,7 +87,10 @@ type IntervalPart struct {
 	Neg    bool   // a '-' preceded the value
 	Value  string // the number as written, or the string's contents
 	Quoted bool   // the value was a string literal
-	Unit   string // upper-case singular: YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND
+	// Unit is upper-case singular: YEAR, MONTH, WEEK, DAY, HOUR, MINUTE,
+	// SECOND, MILLISECOND, MICROSECOND, or a field range such as
+	// "YEAR TO MONTH" (INTERVAL '1-2' YEAR TO MONTH).
+	Unit string
 }
 
 // UnaryOp is a prefix operator.

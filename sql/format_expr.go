@@ -338,7 +338,7 @@ func (f *formatter) intervalPart(p IntervalPart) {
 	}
 	f.str(" ")
 	f.str(p.Unit)
-	if p.Value != "1" {
+	if p.Value != "1" && !strings.Contains(p.Unit, " ") {
 		f.str("S")
 	}
 }

@@ -54,6 +54,12 @@ func (l *IntervalLit) Value() (Interval, error) {
 			neg = neg != (v[0] == '-')
 			v = strings.TrimSpace(v[1:])
 		}
+		if strings.Contains(p.Unit, " ") {
+			if err := iv.rangePart(l, p); err != nil {
+				return Interval{}, fmt.Errorf("interval literal at %s: %w", p.Pos, err)
+			}
+			continue
+		}
 		if err := iv.add(neg, v, p.Unit); err != nil {
 			return Interval{}, fmt.Errorf("interval literal at %s: %w", p.Pos, err)
 		}

@@ -167,6 +167,11 @@ func (p *parser) parseInterval() *IntervalLit {
 			p.unexpected("an interval unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND or MICROSECOND)")
 		}
 		p.next()
+		if t := p.peek(); t.kind == tWord && strings.EqualFold(t.text, "TO") && unitOf(p.peekAt(1)) != "" {
+			// A field range: INTERVAL '1-2' YEAR TO MONTH.
+			p.next()
+			part.Unit += " TO " + unitOf(p.next())
+		}
 		lit.Parts = append(lit.Parts, part)
 		if !p.intervalPairAhead() {
 			return lit

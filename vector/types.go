@@ -72,6 +72,8 @@ func TypeName(dt arrow.DataType) string {
 		return "date"
 	case *arrow.NullType:
 		return "void"
+	case *arrow.MonthIntervalType:
+		return "interval year to month"
 	case *arrow.Decimal128Type:
 		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
 	case *arrow.DictionaryType:

@@ -68,6 +68,8 @@ func ValueAt(arr arrow.Array, i int) any {
 		return a.Value(i)
 	case *array.Duration:
 		return a.Value(i)
+	case *array.MonthInterval:
+		return a.Value(i)
 	case *array.Dictionary:
 		return ValueAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.Struct:
@@ -117,6 +119,8 @@ func FormatValue(v any, dt arrow.DataType) string {
 		return "DATE '" + x.ToTime().Format("2006-01-02") + "'"
 	case arrow.Duration:
 		return "INTERVAL '" + FormatInterval(int64(x)) + "'"
+	case arrow.MonthInterval:
+		return FormatYearMonth(int32(x), YMYearToMonth)
 	case float64:
 		if dt != nil && dt.ID() == arrow.FLOAT32 {
 			// The shortest text of the float, not of its double.
@@ -260,6 +264,12 @@ func AppendValue(b array.Builder, v any) error {
 		bb.Append(arrow.Date32(x))
 	case *array.DurationBuilder:
 		x, ok := v.(arrow.Duration)
+		if !ok {
+			return bad()
+		}
+		bb.Append(x)
+	case *array.MonthIntervalBuilder:
+		x, ok := v.(arrow.MonthInterval)
 		if !ok {
 			return bad()
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // docsDir is the repository's docs/ directory, seen from this package.
@@ -104,6 +105,36 @@ func TestDocsConfigurationListsEveryFlag(t *testing.T) {
 		}
 		if !found && m[1] != "help" {
 			t.Errorf("configuration.md documents --%s, which no command has", m[1])
+		}
+	}
+}
+
+// internalFunctions are names in the function registry that the planner
+// calls for operators (date - date) rather than functions of Spark's.
+var internalFunctions = map[string]bool{"date_subtract": true}
+
+// TestDocsSQLListsEveryFunction checks that docs/sql.md names every
+// function of the registry and uses it in a ```sql example (which
+// TestDocsSQLExamples runs): a function registered but not documented
+// fails.
+func TestDocsSQLListsEveryFunction(t *testing.T) {
+	file := filepath.Join(docsDir, "sql.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.ToLower(string(data))
+	examples := strings.ToLower(strings.Join(sqlBlocks(t, file), "\n"))
+	for _, name := range vector.FunctionNames() {
+		if internalFunctions[name] {
+			continue
+		}
+		re := regexp.MustCompile(`(^|[^a-z0-9_])` + regexp.QuoteMeta(name) + `([^a-z0-9_]|$)`)
+		switch {
+		case !re.MatchString(doc):
+			t.Errorf("docs/sql.md does not document the function %s", name)
+		case !re.MatchString(examples):
+			t.Errorf("no ```sql example of docs/sql.md uses the function %s", name)
 		}
 	}
 }

@@ -80,6 +80,8 @@ func (f Formatter) value(b *strings.Builder, arr arrow.Array, i int, nested bool
 	case *array.Duration:
 		unit := a.DataType().(*arrow.DurationType).Unit
 		b.WriteString(DayTimeInterval(toMicros(int64(a.Value(i)), unit)))
+	case *array.MonthInterval:
+		b.WriteString(YearMonthInterval(int32(a.Value(i))))
 	case *array.Dictionary:
 		f.value(b, a.Dictionary(), a.GetValueIndex(i), nested)
 	case *array.Map:
@@ -255,6 +257,16 @@ func DayTimeInterval(micros int64) string {
 	return fmt.Sprintf("%s%s %02d:%02d:%02d.%09d", sign, days.String(), h, m, s, us*1000)
 }
 
+// YearMonthInterval renders months as Spark's result text of a
+// year-month interval: y-m, with a leading sign when negative ("-0-11").
+func YearMonthInterval(months int32) string {
+	abs, sign := int64(months), ""
+	if abs < 0 {
+		abs, sign = -abs, "-"
+	}
+	return fmt.Sprintf("%s%d-%d", sign, abs/12, abs%12)
+}
+
 // TypeName renders a type as Spark's DataType.catalogString.
 func TypeName(dt arrow.DataType) string {
 	switch t := dt.(type) {
@@ -289,6 +301,8 @@ func TypeName(dt arrow.DataType) string {
 		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
 	case *arrow.DurationType:
 		return "interval day to second"
+	case *arrow.MonthIntervalType:
+		return "interval year to month"
 	case *arrow.DictionaryType:
 		return TypeName(t.ValueType)
 	case *arrow.MapType:
@@ -310,6 +324,11 @@ func TypeName(dt arrow.DataType) string {
 // day-time interval type, which stands for all of them.
 const dayTimeInterval = `interval (day|hour|minute|second)( to (day|hour|minute|second))?`
 
+// yearMonthInterval matches Spark's year-month interval type names
+// (interval year, interval month, interval year to month), which the
+// engine's one year-month interval type stands for.
+const yearMonthInterval = `interval (year|month)( to month)?`
+
 // SchemaMatches reports whether Spark's schema line (struct<name:type,...>)
 // has the column types of schema, in order. Names are not compared: the
 // engine names generated columns differently, and a name may itself hold
@@ -324,6 +343,7 @@ func SchemaMatches(expected string, schema *arrow.Schema) bool {
 		}
 		pat.WriteString(`(?s:.*):`)
 		name := regexp.QuoteMeta(TypeName(f.Type))
+		name = strings.ReplaceAll(name, regexp.QuoteMeta("interval year to month"), yearMonthInterval)
 		pat.WriteString(strings.ReplaceAll(name, regexp.QuoteMeta("interval day to second"), dayTimeInterval))
 	}
 	pat.WriteString(`>$`)
