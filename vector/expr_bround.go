@@ -1,14 +1,11 @@
 package vector
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // bround(x[, scale]) is round with HALF_EVEN rounding (banker's
@@ -108,77 +105,6 @@ func bDecimal(v decimal128.Num, s, scale int32) (decimal128.Num, bool) {
 		return decimal128.Num{}, false
 	}
 	return decimal128.FromBigInt(q), true
-}
-
-func bindBRound(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
-	ev, err := bindBRoundWide(f, in, mem, args)
-	return keepFloat(f, in, mem, args[0], ev, err)
-}
-
-func bindBRoundWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
-	x, err := mathArg(f, in, mem, args[0])
-	if err != nil {
-		return nil, err
-	}
-	scale := int32(0)
-	if len(args) > 1 {
-		v, ok := fnConstValue(args[1])
-		if !ok || !IsIntegral(args[1].DataType()) && args[1].DataType().ID() != arrow.NULL {
-			return nil, fmt.Errorf("the scale of bround must be an integer constant, not %s: %w", f.Args[1], ErrType)
-		}
-		switch s := v.(type) {
-		case int32:
-			scale = s
-		case int64:
-			if s < math.MinInt32 || s > math.MaxInt32 {
-				return nil, fmt.Errorf("the scale of bround is out of range: %d: %w", s, ErrType)
-			}
-			scale = int32(s)
-		case nil:
-			return fnNullResult(x.DataType(), mem), nil
-		}
-	}
-	dt := x.DataType()
-	m := &mathEval{f: f, x: x, dt: dt, mem: mem}
-	switch dt.ID() {
-	case arrow.NULL:
-		return fnNullResult(Float64, mem), nil
-	case arrow.INT32:
-		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
-			return mapFixed(m, a, dt, func(v int32) (int32, bool) {
-				r, ok := bInt(int64(v), scale)
-				return int32(r), ok && r == int64(int32(r))
-			})
-		}
-	case arrow.INT64:
-		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
-			return mapFixed(m, a, dt, func(v int64) (int64, bool) { return bInt(v, scale) })
-		}
-	case arrow.FLOAT64:
-		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
-			return mapFixed(m, a, dt, func(v float64) (float64, bool) { return bFloat(v, scale), true })
-		}
-	case arrow.DECIMAL128:
-		d := dt.(*arrow.Decimal128Type)
-		p, s := d.Precision, d.Scale
-		var out *arrow.Decimal128Type
-		if scale >= 0 {
-			ns := min(s, scale)
-			out = &arrow.Decimal128Type{Precision: min(38, p-s+1+ns), Scale: ns}
-		} else {
-			out = &arrow.Decimal128Type{Precision: min(38, max(p-s+1, 1-scale)), Scale: 0}
-		}
-		m.dt = out
-		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
-			return mapFixed(m, a, out, func(v decimal128.Num) (decimal128.Num, bool) {
-				r, ok := bDecimal(v, s, scale)
-				return r, ok && r.FitsInPrecision(out.Precision)
-			})
-		}
-	default:
-		return nil, fmt.Errorf("bround requires a numeric argument, not %s: %w", TypeName(dt), ErrType)
-	}
-	return fnFoldConstant(f, in, mem, m, x)
 }
 
 func init() {

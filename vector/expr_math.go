@@ -160,12 +160,32 @@ func bindAbsWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eva
 	return fnFoldConstant(f, in, mem, m, x)
 }
 
+// rounding is one rounding rule over each numeric type: HALF_UP for
+// round, HALF_EVEN for bround. Both bind the same way (the scale is an
+// integer constant; the result type follows Spark's RoundBase).
+type rounding struct {
+	name     string
+	ints     func(v int64, scale int32) (int64, bool)
+	floats   func(v float64, scale int32) float64
+	decimals func(v decimal128.Num, s, scale int32) (decimal128.Num, bool)
+}
+
+var (
+	roundingHalfUp   = rounding{name: "round", ints: roundInt, floats: roundFloat, decimals: roundDecimal}
+	roundingHalfEven = rounding{name: "bround", ints: bInt, floats: bFloat, decimals: bDecimal}
+)
+
 func bindRound(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
-	ev, err := bindRoundWide(f, in, mem, args)
+	ev, err := roundingHalfUp.bind(f, in, mem, args)
 	return keepFloat(f, in, mem, args[0], ev, err)
 }
 
-func bindRoundWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+func bindBRound(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	ev, err := roundingHalfEven.bind(f, in, mem, args)
+	return keepFloat(f, in, mem, args[0], ev, err)
+}
+
+func (r rounding) bind(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 	x, err := mathArg(f, in, mem, args[0])
 	if err != nil {
 		return nil, err
@@ -173,15 +193,15 @@ func bindRoundWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 	scale := int32(0)
 	if len(args) > 1 {
 		v, ok := fnConstValue(args[1])
-		if !ok || !IsIntegral(args[1].DataType()) {
-			return nil, fmt.Errorf("the scale of round must be an integer constant, not %s: %w", f.Args[1], ErrType)
+		if !ok || !IsIntegral(args[1].DataType()) && args[1].DataType().ID() != arrow.NULL {
+			return nil, fmt.Errorf("the scale of %s must be an integer constant, not %s: %w", r.name, f.Args[1], ErrType)
 		}
 		switch s := v.(type) {
 		case int32:
 			scale = s
 		case int64:
 			if s < math.MinInt32 || s > math.MaxInt32 {
-				return nil, fmt.Errorf("the scale of round is out of range: %d: %w", s, ErrType)
+				return nil, fmt.Errorf("the scale of %s is out of range: %d: %w", r.name, s, ErrType)
 			}
 			scale = int32(s)
 		case nil:
@@ -196,21 +216,21 @@ func bindRoundWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 	case arrow.INT32:
 		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
 			return mapFixed(m, a, dt, func(v int32) (int32, bool) {
-				r, ok := roundInt(int64(v), scale)
+				r, ok := r.ints(int64(v), scale)
 				return int32(r), ok && r == int64(int32(r))
 			})
 		}
 	case arrow.INT64:
 		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
-			return mapFixed(m, a, dt, func(v int64) (int64, bool) { return roundInt(v, scale) })
+			return mapFixed(m, a, dt, func(v int64) (int64, bool) { return r.ints(v, scale) })
 		}
 	case arrow.FLOAT64:
 		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
-			return mapFixed(m, a, dt, func(v float64) (float64, bool) { return roundFloat(v, scale), true })
+			return mapFixed(m, a, dt, func(v float64) (float64, bool) { return r.floats(v, scale), true })
 		}
 	case arrow.DECIMAL128:
-		in := dt.(*arrow.Decimal128Type)
-		p, s := in.Precision, in.Scale
+		d := dt.(*arrow.Decimal128Type)
+		p, s := d.Precision, d.Scale
 		var out *arrow.Decimal128Type
 		if scale >= 0 {
 			ns := min(s, scale)
@@ -221,12 +241,12 @@ func bindRoundWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []E
 		m.dt = out
 		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
 			return mapFixed(m, a, out, func(v decimal128.Num) (decimal128.Num, bool) {
-				r, ok := roundDecimal(v, s, scale)
-				return r, ok && r.FitsInPrecision(out.Precision)
+				res, ok := r.decimals(v, s, scale)
+				return res, ok && res.FitsInPrecision(out.Precision)
 			})
 		}
 	default:
-		return nil, fmt.Errorf("round requires a numeric argument, not %s: %w", TypeName(dt), ErrType)
+		return nil, fmt.Errorf("%s requires a numeric argument, not %s: %w", r.name, TypeName(dt), ErrType)
 	}
 	return fnFoldConstant(f, in, mem, m, x)
 }
