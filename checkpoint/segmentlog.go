@@ -306,49 +306,9 @@ func (l *SegmentLog) appendLocked(recs []record) (err error) {
 	for _, r := range all {
 		buf = appendRecord(buf, r)
 	}
-	if err := l.w.step(BeforeTempWrite, cur.path); err != nil {
-		return err
-	}
-	if fresh {
-		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
-		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", cur.path, l.dir, ErrExists)
-			}
-			return fmt.Errorf("checkpoint: create %s: %w", cur.path, err)
-		}
-		l.active = f
-	}
-	f := l.active
-	defer func() {
-		if err != nil {
-			// Cut what this append may have left; the next append
-			// reopens the segment and checks its size again.
-			f.Truncate(cur.size)
-			f.Close()
-			l.active = nil
-			if fresh {
-				os.Remove(cur.path)
-			}
-		}
-	}()
-	if _, err := f.Write(buf); err != nil {
-		return fmt.Errorf("checkpoint: append to %s: %w", cur.path, err)
-	}
-	if err := l.w.step(AfterTempWrite, cur.path); err != nil {
-		return err
-	}
-	if l.w.sync() {
-		if err := fdatasync(f); err != nil {
-			return fmt.Errorf("checkpoint: fdatasync %s: %w", cur.path, err)
-		}
-		if fresh {
-			if err := syncDir(l.dir); err != nil {
-				return err
-			}
-		}
-	}
-	if err := l.w.step(AfterRename, cur.path); err != nil {
+	f, err := appendDurably(l.w, l.dir, cur.path, l.active, cur.size, fresh, buf)
+	l.active = f
+	if err != nil {
 		return err
 	}
 	if fresh {
@@ -552,4 +512,59 @@ func (l *SegmentLog) where(kind recordKind, epoch int64) string {
 		}
 	}
 	return l.dir
+}
+
+// appendDurably appends buf to the segment file path, as both segment
+// logs (the epoch log and the state log) do: a fresh segment is created
+// (O_EXCL, so a second writer is refused) and its directory entry synced;
+// an existing one is appended to through active, which holds size bytes.
+// On success buf is durable (fdatasync) and the open file is returned for
+// the next append. On failure what this append may have left is cut (a
+// fresh file removed) and the file closed (nil returned), so that the next
+// append reopens the segment and checks its size again; a failure before
+// anything was written leaves active as it was.
+func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fresh bool, buf []byte) (f *os.File, err error) {
+	if err := w.step(BeforeTempWrite, path); err != nil {
+		return active, err
+	}
+	f = active
+	if fresh {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return nil, fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", path, dir, ErrExists)
+			}
+			return nil, fmt.Errorf("checkpoint: create %s: %w", path, err)
+		}
+	}
+	defer func() {
+		if err != nil {
+			f.Truncate(size)
+			f.Close()
+			f = nil
+			if fresh {
+				os.Remove(path)
+			}
+		}
+	}()
+	if _, err := f.Write(buf); err != nil {
+		return f, fmt.Errorf("checkpoint: append to %s: %w", path, err)
+	}
+	if err := w.step(AfterTempWrite, path); err != nil {
+		return f, err
+	}
+	if w.sync() {
+		if err := fdatasync(f); err != nil {
+			return f, fmt.Errorf("checkpoint: fdatasync %s: %w", path, err)
+		}
+		if fresh {
+			if err := syncDir(dir); err != nil {
+				return f, err
+			}
+		}
+	}
+	if err := w.step(AfterRename, path); err != nil {
+		return f, err
+	}
+	return f, nil
 }

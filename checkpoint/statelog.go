@@ -349,47 +349,9 @@ func (l *StateLog) appendLocked(version int64, deltas []StateDelta) (err error) 
 	if len(deltas) > 0 {
 		buf = appendStateRecord(buf, version, deltas)
 	}
-	if err := l.w.step(BeforeTempWrite, cur.path); err != nil {
-		return err
-	}
-	if fresh {
-		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
-		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", cur.path, l.dir, ErrExists)
-			}
-			return fmt.Errorf("checkpoint: create %s: %w", cur.path, err)
-		}
-		l.active = f
-	}
-	f := l.active
-	defer func() {
-		if err != nil {
-			f.Truncate(cur.size)
-			f.Close()
-			l.active = nil
-			if fresh {
-				os.Remove(cur.path)
-			}
-		}
-	}()
-	if _, err := f.Write(buf); err != nil {
-		return fmt.Errorf("checkpoint: append to %s: %w", cur.path, err)
-	}
-	if err := l.w.step(AfterTempWrite, cur.path); err != nil {
-		return err
-	}
-	if l.w.sync() {
-		if err := fdatasync(f); err != nil {
-			return fmt.Errorf("checkpoint: fdatasync %s: %w", cur.path, err)
-		}
-		if fresh {
-			if err := syncDir(l.dir); err != nil {
-				return err
-			}
-		}
-	}
-	if err := l.w.step(AfterRename, cur.path); err != nil {
+	f, err := appendDurably(l.w, l.dir, cur.path, l.active, cur.size, fresh, buf)
+	l.active = f
+	if err != nil {
 		return err
 	}
 	if fresh {
