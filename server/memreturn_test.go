@@ -68,9 +68,19 @@ func TestMemReturnerRateLimited(t *testing.T) {
 	r, waits, mu := fakeReturner(1, nil)
 	r.dropped()
 	r.wg.Wait()
+	// The wait lasts until the whole burst has been requested, as the
+	// real one (the rest of a second) would: an instant fake sleep would
+	// let a slow requester (race detector, loaded machine) see each of
+	// its requests served alone.
+	record, burst := r.sleep, make(chan struct{})
+	r.sleep = func(d time.Duration) {
+		record(d)
+		<-burst
+	}
 	for range 50 {
 		r.dropped()
 	}
+	close(burst)
 	r.wg.Wait()
 	n := r.returns.Load()
 	if n < 2 || n > 3 {

@@ -110,8 +110,11 @@ func TestDocsConfigurationListsEveryFlag(t *testing.T) {
 }
 
 // internalFunctions are names in the function registry that the planner
-// calls for operators (date - date) rather than functions of Spark's.
-var internalFunctions = map[string]bool{"date_subtract": true}
+// calls for operators and syntax (date - date, x[i], arrays_zip's field
+// names, posexplode of a map) rather than functions of Spark's.
+var internalFunctions = map[string]bool{
+	"date_subtract": true, "subscript": true, "arrays_zip_named": true, "posexplode_entries": true,
+}
 
 // TestDocsSQLListsEveryFunction checks that docs/sql.md names every
 // function of the registry and uses it in a ```sql example (which

@@ -23,13 +23,39 @@ type tmuxSession struct {
 
 func (s *tmuxSession) tmux(args ...string) string {
 	s.t.Helper()
-	cmd := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...)
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
-	out, err := cmd.CombinedOutput()
+	out, err := s.run(args...)
 	if err != nil {
 		s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
+}
+
+func (s *tmuxSession) run(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// newSession starts the tmux server and its session. Starting the server
+// once failed in CI with "server exited unexpectedly" (and passed when
+// run again): that is tmux's own start, not the shell, so it is tried
+// again a few times before the test fails.
+func (s *tmuxSession) newSession(args ...string) {
+	s.t.Helper()
+	args = append([]string{"new-session"}, args...)
+	for attempt := 1; ; attempt++ {
+		out, err := s.run(args...)
+		if err == nil {
+			return
+		}
+		if attempt == 3 || !strings.Contains(out, "server exited unexpectedly") {
+			s.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		s.t.Logf("tmux failed to start (attempt %d): %v: %s", attempt, err, out)
+		exec.Command("tmux", "-L", s.socket, "kill-server").Run()
+		time.Sleep(time.Second)
+	}
 }
 
 // typeLine types text (literally) and Enter. tmux reads a trailing ";"
@@ -111,7 +137,7 @@ func TestShellInTmux(t *testing.T) {
 	hist := filepath.Join(dir, "history")
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("arrowstream-test-%d", os.Getpid())}
 	start := func() {
-		s.tmux("new-session", "-d", "-s", "sh", "-x", "120", "-y", "40",
+		s.newSession("-d", "-s", "sh", "-x", "120", "-y", "40",
 			bin+" sql --checkpoint "+filepath.Join(dir, "ck")+" --history "+hist+" --pager ''; echo SHELL-EXITED; sleep 600")
 	}
 	start()
