@@ -131,8 +131,11 @@ func TestQueryAllocatorReportsFrees(t *testing.T) {
 	}
 	a.Free(b)
 	r.wg.Wait()
-	if n := r.returns.Load(); n != 1 {
-		t.Fatalf("%d returns after freeing 2 MiB past a 1 MiB threshold, want 1", n)
+	// The free both crosses the threshold and drains the query (two
+	// requests): one return serves both when the second comes before the
+	// returner took the first, else a second return follows the interval.
+	if n := r.returns.Load(); n < 1 || n > 2 {
+		t.Fatalf("%d returns after freeing 2 MiB past a 1 MiB threshold, want 1 (or 2)", n)
 	}
 	checked.AssertSize(t, 0)
 }
