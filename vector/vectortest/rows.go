@@ -78,6 +78,9 @@ func ValueEqual(a, b any) bool {
 	case []any:
 		y, ok := b.([]any)
 		return ok && slices.EqualFunc(x, y, ValueEqual)
+	case vector.MapValue:
+		y, ok := b.(vector.MapValue)
+		return ok && slices.EqualFunc(x.Keys, y.Keys, ValueEqual) && slices.EqualFunc(x.Values, y.Values, ValueEqual)
 	}
 	return a == b
 }
