@@ -46,7 +46,7 @@ type hopSink struct {
 	once      sync.Once
 	ready     error
 	closeOnce sync.Once
-	maxEvent int64 // the largest event time sent (markers)
+	maxEvent  int64 // the largest event time sent (markers)
 }
 
 // HopTopic is the internal topic of hop n of table in cluster name.
