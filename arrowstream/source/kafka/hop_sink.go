@@ -46,6 +46,7 @@ type hopSink struct {
 	once      sync.Once
 	ready     error
 	closeOnce sync.Once
+	topicID   [16]byte // TxnOffsetCommit v6+ names topics by id
 	maxEvent  int64 // the largest event time sent (markers)
 }
 
@@ -103,28 +104,28 @@ func checkHopSpec(spec stream.HopSpec) error {
 
 // ensureTopic creates the hop topic with spec.Partitions partitions (an
 // existing topic must have that many).
-func ensureHopTopic(ctx context.Context, admin *kadm.Client, topic string, partitions int) error {
+func ensureHopTopic(ctx context.Context, admin *kadm.Client, topic string, partitions int) ([16]byte, error) {
 	resp, err := admin.CreateTopics(ctx, int32(partitions), 1, nil, topic)
 	if err != nil {
-		return fmt.Errorf("kafka: create repartition topic %s: %w", topic, err)
+		return [16]byte{}, fmt.Errorf("kafka: create repartition topic %s: %w", topic, err)
 	}
 	for _, r := range resp {
 		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("kafka: create repartition topic %s: %w", topic, r.Err)
+			return [16]byte{}, fmt.Errorf("kafka: create repartition topic %s: %w", topic, r.Err)
 		}
 	}
 	details, err := admin.ListTopics(ctx, topic)
 	if err != nil {
-		return fmt.Errorf("kafka: repartition topic %s: %w", topic, err)
+		return [16]byte{}, fmt.Errorf("kafka: repartition topic %s: %w", topic, err)
 	}
 	d, ok := details[topic]
 	if !ok || d.Err != nil {
-		return fmt.Errorf("kafka: repartition topic %s: not found after creating it", topic)
+		return [16]byte{}, fmt.Errorf("kafka: repartition topic %s: not found after creating it", topic)
 	}
 	if len(d.Partitions) != partitions {
-		return fmt.Errorf("kafka: repartition topic %s has %d partitions, the query wants %d (spark.sql.shuffle.partitions changed? delete the topic or restore the setting)", topic, len(d.Partitions), partitions)
+		return [16]byte{}, fmt.Errorf("kafka: repartition topic %s has %d partitions, the query wants %d (spark.sql.shuffle.partitions changed? delete the topic or restore the setting)", topic, len(d.Partitions), partitions)
 	}
-	return nil
+	return d.ID, nil
 }
 
 // doneThrough returns the last epoch this writer committed (-1: none). It
@@ -144,7 +145,7 @@ func (s *hopSink) doneThrough(ctx context.Context) (int64, error) {
 	rg := kmsg.NewOffsetFetchRequestGroup()
 	rg.Group = s.group
 	rgt := kmsg.NewOffsetFetchRequestGroupTopic()
-	rgt.Topic, rgt.Partitions = s.topic, []int32{0}
+	rgt.Topic, rgt.TopicID, rgt.Partitions = s.topic, s.topicID, []int32{0}
 	rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rgt}
 	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
 	resp, err := req.RequestWith(ctx, s.client)
@@ -197,7 +198,7 @@ func (s *hopSink) doneThrough(ctx context.Context) (int64, error) {
 // that committed) nothing is written.
 func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) error {
 	defer data.Close()
-	s.once.Do(func() { s.ready = ensureHopTopic(ctx, s.admin, s.topic, s.spec.Partitions) })
+	s.once.Do(func() { s.topicID, s.ready = ensureHopTopic(ctx, s.admin, s.topic, s.spec.Partitions) })
 	if s.ready != nil {
 		err := s.ready
 		s.once = sync.Once{} // try again next epoch
@@ -399,7 +400,7 @@ func (s *hopSink) commitEpochMark(ctx context.Context, epoch int64) error {
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = s.group, s.group, id, pepoch
 	req.Generation, req.MemberID = -1, ""
 	rt := kmsg.NewTxnOffsetCommitRequestTopic()
-	rt.Topic = s.topic
+	rt.Topic, rt.TopicID = s.topic, s.topicID
 	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, epoch+1, -1
 	rt.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{rp}

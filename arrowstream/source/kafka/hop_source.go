@@ -64,7 +64,7 @@ func (s *hopSource) ClusterPartitioned() bool { return true }
 func (s *hopSource) SetCheckpointDir(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60e9)
 	defer cancel()
-	if err := ensureHopTopic(ctx, s.inner.admin, s.topic, s.spec.Partitions); err != nil {
+	if _, err := ensureHopTopic(ctx, s.inner.admin, s.topic, s.spec.Partitions); err != nil {
 		return err
 	}
 	return s.inner.SetCheckpointDir(dir)
