@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -47,6 +48,7 @@ type hopSink struct {
 	ready     error
 	closeOnce sync.Once
 	topicID   [16]byte // TxnOffsetCommit v6+ names topics by id
+	enc       *zstd.Encoder
 	maxEvent  int64 // the largest event time sent (markers)
 }
 
@@ -78,7 +80,12 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	if err != nil {
 		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
 	}
-	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl),
+	enc, err := newHopEncoder()
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
+	}
+	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64}, nil
 }
 
@@ -258,7 +265,7 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 		if len(pending[p]) == 0 {
 			return nil
 		}
-		v, err := encodeHopBatch(s.mem, s.spec.Schema, pending[p]...)
+		v, err := encodeHopBatch(s.mem, s.enc, s.spec.Schema, pending[p]...)
 		for _, r := range pending[p] {
 			r.Release()
 		}
@@ -421,7 +428,10 @@ func (s *hopSink) commitEpochMark(ctx context.Context, epoch int64) error {
 
 // CloseSink implements stream.ClosingSink.
 func (s *hopSink) CloseSink() error {
-	s.closeOnce.Do(s.client.Close)
+	s.closeOnce.Do(func() {
+		s.client.Close()
+		s.enc.Close()
+	})
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
@@ -90,17 +91,29 @@ func (s *hopSource) Read(ctx context.Context, start, end stream.Offset) (vector.
 	if err != nil {
 		return nil, err
 	}
-	return &hopDecoder{in: op, mem: s.mem, schema: s.schema, topic: s.topic}, nil
+	msg, err := hopSchemaMessage(s.mem, s.schema)
+	if err != nil {
+		op.Close()
+		return nil, err
+	}
+	dec, err := newHopDecoder()
+	if err != nil {
+		op.Close()
+		return nil, err
+	}
+	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, topic: s.topic}, nil
 }
 
 // hopDecoder turns the Kafka rows of a hop topic into the rows they carry.
 type hopDecoder struct {
 	in     vector.Operator
 	mem    memory.Allocator
-	schema *arrow.Schema
-	topic  string
-	queue  []arrow.Record
-	done   bool
+	schema    *arrow.Schema
+	schemaMsg []byte
+	dec       *zstd.Decoder
+	topic     string
+	queue     []arrow.Record
+	done      bool
 }
 
 func (d *hopDecoder) Schema() *arrow.Schema { return d.schema }
@@ -147,7 +160,7 @@ func (d *hopDecoder) decode(rec arrow.Record) error {
 				return fmt.Errorf("kafka: %s-%d offset %d: %w", d.topic, parts.Value(i), offs.Value(i), err)
 			}
 		case bytes.Equal(k, hopKeyData):
-			recs, err := decodeHopBatch(d.mem, d.schema, vals.Value(i))
+			recs, err := decodeHopBatch(d.mem, d.dec, d.schema, d.schemaMsg, vals.Value(i))
 			if err != nil {
 				return fmt.Errorf("kafka: %s-%d offset %d: %w", d.topic, parts.Value(i), offs.Value(i), err)
 			}
@@ -170,6 +183,7 @@ func (d *hopDecoder) Close() error {
 		r.Release()
 	}
 	d.queue = nil
+	d.dec.Close()
 	return d.in.Close()
 }
 
