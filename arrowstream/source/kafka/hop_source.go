@@ -106,8 +106,8 @@ func (s *hopSource) Read(ctx context.Context, start, end stream.Offset) (vector.
 
 // hopDecoder turns the Kafka rows of a hop topic into the rows they carry.
 type hopDecoder struct {
-	in     vector.Operator
-	mem    memory.Allocator
+	in        vector.Operator
+	mem       memory.Allocator
 	schema    *arrow.Schema
 	schemaMsg []byte
 	dec       *zstd.Decoder
