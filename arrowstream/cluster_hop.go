@@ -38,6 +38,9 @@ func (s *Session) SetRepartitioner(r stream.Repartitioner) {
 type hopCut struct {
 	up   plan.Node // the stateless input of the stateful operator
 	keys []int     // the operator's key columns in up's output
+	// eventCol is the event-time column of up's output that the
+	// downstream's watermark is declared on (-1: none).
+	eventCol int
 	// rebuild returns the plan with up replaced by n (of up's schema).
 	rebuild func(n plan.Node) (plan.Node, error)
 }
@@ -61,7 +64,7 @@ func cutAtState(root plan.Node) (hopCut, error) {
 			if hasState(x.Input) {
 				return hopCut{}, fmt.Errorf("%w: more than one stateful operator (only one per query is supported across instances)", errNoCut)
 			}
-			return hopCut{up: x.Input, keys: keys, rebuild: rebuildPath(path)}, nil
+			return cutBelowWatermark(path, x.Input, keys), nil
 		case *plan.Deduplicate:
 			if hasState(x.Input) {
 				return hopCut{}, fmt.Errorf("%w: more than one stateful operator (only one per query is supported across instances)", errNoCut)
@@ -72,13 +75,69 @@ func cutAtState(root plan.Node) (hopCut, error) {
 					keys = append(keys, i)
 				}
 			}
-			return hopCut{up: x.Input, keys: keys, rebuild: rebuildPath(path)}, nil
+			return cutBelowWatermark(path, x.Input, keys), nil
 		case *plan.Project, *plan.Filter, *plan.SubqueryAlias, *plan.EventTimeWatermark, *plan.WindowAssign, *plan.Sort, *plan.Limit:
 			n = n.Children()[0]
 		default:
 			return hopCut{}, fmt.Errorf("%w: %T is not supported across instances (aggregations and deduplications over one Kafka table are)", errNoCut, n)
 		}
 	}
+}
+
+// cutBelowWatermark cuts at in, the stateful operator's input, or, when
+// the chain below the operator declares a watermark, below that
+// EventTimeWatermark: the downstream stage then declares the watermark
+// (and computes windows) itself, over the hop. keys are the operator's
+// key columns in in's output; the hop is hashed on those that pass
+// unchanged down to the cut (a window computed above the cut is not
+// among them: rows of one key and window still meet).
+func cutBelowWatermark(path []plan.Node, in plan.Node, keys []int) hopCut {
+	var chain []plan.Node // in .. the EventTimeWatermark
+	n := in
+	for {
+		chain = append(chain, n)
+		if _, ok := n.(*plan.EventTimeWatermark); ok {
+			break
+		}
+		switch n.(type) {
+		case *plan.Project, *plan.Filter, *plan.SubqueryAlias, *plan.WindowAssign:
+			n = n.Children()[0]
+			continue
+		}
+		return hopCut{up: in, keys: keys, eventCol: -1, rebuild: rebuildPath(path)}
+	}
+	up := n.Children()[0]
+	var traced []int
+	for _, k := range keys {
+		if i, ok := traceColumn(chain, k); ok {
+			traced = append(traced, i)
+		}
+	}
+	etw := chain[len(chain)-1].(*plan.EventTimeWatermark)
+	return hopCut{up: up, keys: traced, eventCol: etw.Column, rebuild: rebuildPath(append(append([]plan.Node(nil), path...), chain...))}
+}
+
+// traceColumn follows column col of chain[0]'s output down the chain to
+// the column of the last node's input it is a copy of.
+func traceColumn(chain []plan.Node, col int) (int, bool) {
+	for _, n := range chain {
+		switch x := n.(type) {
+		case *plan.Project:
+			ref, ok := x.Exprs[col].Expr.(*plan.ColumnRef)
+			if !ok {
+				return 0, false
+			}
+			col = ref.Index
+		case *plan.WindowAssign:
+			if col >= x.Input.Schema().NumFields() {
+				return 0, false // the window column
+			}
+		case *plan.Filter, *plan.SubqueryAlias, *plan.EventTimeWatermark:
+		default:
+			return 0, false
+		}
+	}
+	return col, true
 }
 
 // aggregateKeys are the grouping columns of a streaming aggregation; a
@@ -220,12 +279,7 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		return nil, refuse(fmt.Errorf("%s = %q is not a positive number of partitions", ConfShufflePartitions, parts))
 	}
 	schema := cut.up.Schema()
-	eventCol := -1
-	for i, f := range schema.Fields() {
-		if _, ok := plan.WatermarkDelay(f); ok {
-			eventCol = i
-		}
-	}
+	eventCol := cut.eventCol
 	spec := stream.HopSpec{Table: w.name, Hop: 0, Schema: schema, KeyColumns: cut.keys, Partitions: n,
 		EventTimeColumn: eventCol, CheckpointDir: filepath.Join(dir, "hop-0")}
 	upSink, err := hop.HopSink(s.mem, spec)
@@ -233,8 +287,8 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		return nil, refuse(err)
 	}
 
-	// The downstream stage reads the hop; the event-time column's
-	// watermark is declared again over it.
+	// The downstream stage reads the hop; a watermark declared in the
+	// query is declared there, over the hop (cutBelowWatermark).
 	var down plan.Node
 	scan, err := plan.NewScan(w.name+"-repartition-0", &hopTable{schema: schema, open: func() (Source, error) {
 		return hop.HopSource(s.mem, spec)
@@ -242,14 +296,7 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if err != nil {
 		return nil, refuse(err)
 	}
-	down = scan
-	if eventCol >= 0 {
-		delay, _ := plan.WatermarkDelay(schema.Field(eventCol))
-		if down, err = plan.NewEventTimeWatermark(scan, eventCol, delay); err != nil {
-			return nil, refuse(err)
-		}
-	}
-	if down, err = cut.rebuild(down); err != nil {
+	if down, err = cut.rebuild(scan); err != nil {
 		return nil, refuse(err)
 	}
 

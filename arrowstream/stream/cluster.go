@@ -59,3 +59,15 @@ type HopSpec struct {
 type ClusterTableSource interface {
 	SetClusterTable(table string)
 }
+
+// EventTimeSource is a source that knows how far in event time the
+// writers of its input have got: the downstream stage of a repartition
+// hop, whose upstream writers send watermark markers. EventTimeMaxMs
+// returns the smallest, over the writers that are not idle, of the
+// largest event time (milliseconds) each has sent, and false when no
+// writer is active. The query's watermark nodes then take it in place of
+// the largest event time of the rows they saw (each instance sees only
+// its own partitions' rows; the markers carry everyone's progress).
+type EventTimeSource interface {
+	EventTimeMaxMs() (ms int64, ok bool)
+}

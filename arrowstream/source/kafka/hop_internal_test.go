@@ -339,3 +339,40 @@ func FuzzDecodeHopBatch(f *testing.F) {
 		m.AssertSize(t, 0)
 	})
 }
+
+// TestHopWatermarkMinOverWriters: the downstream event time is the
+// minimum over the upstream writers of the largest event time each sent;
+// a writer without event times holds it back; a writer silent for longer
+// than the idle timeout does not (Flink's idleness).
+func TestHopWatermarkMinOverWriters(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := &hopSource{idle: 10 * time.Second, now: func() time.Time { return now }, writers: map[string]writerMark{}}
+	if _, ok := s.EventTimeMaxMs(); ok {
+		t.Fatal("event time reported before any marker")
+	}
+	s.noteMarker("a", 50_000_000) // 50 s
+	s.noteMarker("b", 20_000_000)
+	s.noteMarker("b", 10_000_000) // an older marker does not lower it
+	if ms, ok := s.EventTimeMaxMs(); !ok || ms != 20_000 {
+		t.Fatalf("got %d %v, want 20000 (the slower writer)", ms, ok)
+	}
+	s.noteMarker("c", math.MinInt64)
+	if ms, ok := s.EventTimeMaxMs(); !ok || ms > -1<<40 {
+		t.Fatalf("a writer without event times: got %d %v, want the watermark held back", ms, ok)
+	}
+	now = now.Add(6 * time.Second)
+	s.noteMarker("a", 60_000_000)
+	s.noteMarker("b", 30_000_000)
+	now = now.Add(6 * time.Second) // c silent for 12 s: idle
+	if ms, ok := s.EventTimeMaxMs(); !ok || ms != 30_000 {
+		t.Fatalf("with c idle: got %d %v, want 30000", ms, ok)
+	}
+	now = now.Add(20 * time.Second) // everyone idle
+	if _, ok := s.EventTimeMaxMs(); ok {
+		t.Fatal("event time reported with every writer idle")
+	}
+	s.noteMarker("d", -1500) // -1.5 ms floors to -2
+	if ms, ok := s.EventTimeMaxMs(); !ok || ms != -2 {
+		t.Fatalf("got %d %v, want -2", ms, ok)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -21,13 +24,70 @@ import (
 // so the hop's partitions are assigned among the instances exactly as a
 // table's input partitions are, with the same claims) that reads
 // committed transactions only and decodes the Arrow IPC records back to
-// the upstream stage's rows. Watermark markers are skipped.
+// the upstream stage's rows. Watermark markers give the event time each
+// upstream writer reached (EventTimeMaxMs).
 type hopSource struct {
 	inner  *Source
 	mem    memory.Allocator
 	spec   stream.HopSpec
 	topic  string
 	schema *arrow.Schema
+	idle   time.Duration
+	now    func() time.Time
+
+	mu      sync.Mutex
+	writers map[string]writerMark // upstream writers, from their markers
+}
+
+// writerMark is the progress of one upstream writer: the largest event
+// time it sent (microseconds; math.MinInt64 before any) and when its
+// last marker was read.
+type writerMark struct {
+	maxUs int64
+	seen  time.Time
+}
+
+// noteMarker records a writer's marker.
+func (s *hopSource) noteMarker(writer string, maxUs int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.writers[writer]
+	if !ok || maxUs > m.maxUs {
+		m.maxUs = maxUs
+	}
+	m.seen = s.now()
+	s.writers[writer] = m
+}
+
+// noEventTimeMs is reported while an active writer has sent no event
+// time: low enough that the watermark does not move, far from overflow
+// when the delay is subtracted.
+const noEventTimeMs = math.MinInt64 / 4
+
+// EventTimeMaxMs implements stream.EventTimeSource: the minimum over the
+// writers heard from within the idle timeout of the largest event time
+// each has sent.
+func (s *hopSource) EventTimeMaxMs() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	found := false
+	minMs := int64(math.MaxInt64)
+	for _, m := range s.writers {
+		if now.Sub(m.seen) > s.idle {
+			continue // idle: does not hold the watermark back
+		}
+		ms := int64(noEventTimeMs)
+		if m.maxUs != math.MinInt64 {
+			ms = m.maxUs / 1000
+			if m.maxUs < 0 && m.maxUs%1000 != 0 {
+				ms-- // floor
+			}
+		}
+		minMs = min(minMs, ms)
+		found = true
+	}
+	return minMs, found
 }
 
 // HopSource implements stream.Repartitioner.
@@ -49,7 +109,8 @@ func (c *Cluster) HopSource(mem memory.Allocator, spec stream.HopSpec) (stream.S
 	}
 	inner.hop = true
 	inner.groupTable = spec.Table + "-repartition-" + fmt.Sprint(spec.Hop)
-	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema}, nil
+	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema,
+		idle: c.opts.IdleTimeout, now: c.opts.Now, writers: map[string]writerMark{}}, nil
 }
 
 func (s *hopSource) Schema() *arrow.Schema { return s.schema }
@@ -101,7 +162,7 @@ func (s *hopSource) Read(ctx context.Context, start, end stream.Offset) (vector.
 		op.Close()
 		return nil, err
 	}
-	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, topic: s.topic}, nil
+	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, topic: s.topic, marker: s.noteMarker}, nil
 }
 
 // hopDecoder turns the Kafka rows of a hop topic into the rows they carry.
@@ -112,6 +173,7 @@ type hopDecoder struct {
 	schemaMsg []byte
 	dec       *zstd.Decoder
 	topic     string
+	marker    func(writer string, maxUs int64)
 	queue     []arrow.Record
 	done      bool
 }
@@ -156,9 +218,11 @@ func (d *hopDecoder) decode(rec arrow.Record) error {
 		k := keys.Value(i)
 		switch {
 		case bytes.Equal(k, hopKeyMarker):
-			if _, _, err := decodeHopMarker(vals.Value(i)); err != nil {
+			maxUs, writer, err := decodeHopMarker(vals.Value(i))
+			if err != nil {
 				return fmt.Errorf("kafka: %s-%d offset %d: %w", d.topic, parts.Value(i), offs.Value(i), err)
 			}
+			d.marker(writer, maxUs)
 		case bytes.Equal(k, hopKeyData):
 			recs, err := decodeHopBatch(d.mem, d.dec, d.schema, d.schemaMsg, vals.Value(i))
 			if err != nil {
@@ -191,5 +255,6 @@ var (
 	_ stream.Repartitioner      = (*Cluster)(nil)
 	_ stream.PartitionedSource  = (*hopSource)(nil)
 	_ stream.CheckpointedSource = (*hopSource)(nil)
+	_ stream.EventTimeSource    = (*hopSource)(nil)
 	_ stream.ClusterTableSource = (*Source)(nil)
 )

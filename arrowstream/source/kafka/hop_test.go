@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/internal/testutil"
@@ -151,5 +153,78 @@ func TestClusterStatefulAggregation(t *testing.T) {
 	ra, rb := aggRows(t, a), aggRows(t, b)
 	if len(ra) == 0 || len(rb) == 0 {
 		t.Fatalf("instance tables %v and %v: want the keys shared by both instances", ra, rb)
+	}
+}
+
+// startHopWindows starts wagg: counts per 10-second window and u, in
+// Append mode with a watermark (delay 0) on ts = i/100 seconds, so that a
+// window's row appears once the watermark passes its end.
+func startHopWindows(t *testing.T, s *testSession, brokerList string) *arrowstream.StreamingQuery {
+	t.Helper()
+	s.SetConf(arrowstream.ConfShufflePartitions, "6")
+	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": brokerList, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.ReadStream("ks").
+		Select(fmt.Sprintf("CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% %d AS INT) AS u", hopBuckets),
+			"timestamp_seconds(CAST(substring(CAST(value AS STRING), 2) AS INT) / 100) AS ts").
+		WithWatermark("ts", "0 seconds").
+		GroupBy("window(ts, '10 seconds') AS w", "u").Agg("count(*) AS count").Select("u", "count").
+		WriteStream().Format("memory").OutputMode(arrowstream.Append).QueryName("agg").
+		Trigger(arrowstream.ProcessingTime(20 * time.Millisecond)).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestClusterWatermarkAcrossInstances: a windowed aggregation in Append
+// mode across two instances. Events of the first window go to every key;
+// then one event per input partition moves event time on, all of one key
+// (so its rows reach the one instance that owns that key's hop
+// partition). The other instance sees none of those rows, yet its
+// watermark moves too: it is the minimum over the upstream writers'
+// markers, which every hop partition carries. Both emit their keys'
+// first windows, and the union equals the single-instance result.
+func TestClusterWatermarkAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster rebalances take seconds (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	defer a.close(t)
+	b, _ := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1002")
+	defer b.close(t)
+	startHopWindows(t, a, bl)
+	startHopWindows(t, b, bl)
+	waitGroup(t, ca, "agg", 2, 12)
+	waitGroup(t, ca, "agg-repartition-0", 2, 6)
+
+	produce(t, c, "ev", 12, "a", 0, 700) // ts 0 .. 6.99 s: window [0, 10)
+	// Nothing is emitted while the window is open.
+	time.Sleep(testutil.Scaled(300 * time.Millisecond))
+	if got := aggRows(t, a, b); len(got) != 0 {
+		t.Fatalf("rows %v before the watermark passed the window", got)
+	}
+	// i = 2002 + 7k: key 0, ts 20.02 s and on, one per input partition.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for k := 0; k < 12; k++ {
+		i := 2002 + 7*k
+		v := []byte(fmt.Sprintf("f%d", i))
+		recs = append(recs, &kgo.Record{Topic: "ev", Partition: int32(i % 12), Key: v, Value: v})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitAgg(t, wantAgg(700), a, b)
+	ra, rb := aggRows(t, a), aggRows(t, b)
+	if len(ra) == 0 || len(rb) == 0 {
+		t.Fatalf("instance tables %v and %v: want both instances to close their keys' windows", ra, rb)
 	}
 }
