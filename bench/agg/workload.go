@@ -119,23 +119,25 @@ func runAgg(ctx context.Context, cfg harness.Config, o ysb.Options, sz Sizes) ([
 func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Sizes) ([]harness.Figure, error) {
 	const wl = "windowed"
 	d := gen.Windowed(sz.WinEpochs, sz.WinEpochRows, sz.WinKeys, cfg.Seed)
-	recs := d.Records(memory.NewGoAllocator())
+	// The input is the harness's: outside the Go heap, in the baseline.
+	recs := d.Records(harness.InputAllocator())
 	defer release(recs)
 	n := d.Rows()
-	rss := harness.StartRSS()
+	meter := harness.StartMemory()
 	rate, peak, err := measure(sz.Reps, n, func(mem memory.Allocator) (func() error, error) {
 		dir, err := os.MkdirTemp(cfg.Dir, "windowed-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
-		got, err := RunWindowed(ctx, mem, recs, dir, false)
+		got, err := RunWindowedObserved(ctx, mem, recs, dir, false, meter.ObserveHeld)
 		return func() error { return d.Check(got) }, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", wl, err)
 	}
-	rssFig := harness.RSSFigure(wl, rss)
+	meter.Stop()
+	rssFig := meter.Figures(wl)
 	peer, _, err := measure(sz.Reps, n, func(memory.Allocator) (func() error, error) {
 		got, err := GoWindowed(recs)
 		return func() error { return d.Check(got) }, err
