@@ -144,3 +144,20 @@ func HeapObjects() int64 {
 	}
 	return int64(s[0].Value.Uint64())
 }
+
+// ReportMemory reports m's figures as benchmark metrics: the growth over
+// the baseline and the held bytes in MiB, growth per held byte, and the
+// Go heap after GC when sampled.
+func ReportMemory(b interface {
+	ReportMetric(n float64, unit string)
+}, m *MemoryMeter) {
+	const mib = 1 << 20
+	for _, f := range m.Figures("") {
+		switch f.Figure {
+		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss":
+			b.ReportMetric(f.Value/mib, f.Figure+"-MiB")
+		case "rss_growth_per_held_byte":
+			b.ReportMetric(f.Value, "growth/held")
+		}
+	}
+}

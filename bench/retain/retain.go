@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -33,6 +34,11 @@ type Config struct {
 	Sink memsink.Options
 	// Dir holds the query's checkpoint.
 	Dir string
+	// Pace, when positive, feeds one epoch per Pace of wall-clock time
+	// (the table: 20 rows per 10 ms), so that the collector's and
+	// the compaction's background work run as they would in a live
+	// process; zero feeds the epochs back to back.
+	Pace time.Duration
 }
 
 // Result is what a run measured. RSS figures are 0 where the OS does not
@@ -90,7 +96,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	q := r.Query
 	defer q.Stop()
+	next := time.Now()
 	for e := range cfg.Epochs {
+		if cfg.Pace > 0 {
+			if d := time.Until(next); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return res, ctx.Err()
+				}
+			}
+			next = next.Add(cfg.Pace)
+		}
 		rec := epochRecord(input, e, cfg.RowsPerEpoch)
 		_, err := src.AddRecord(rec)
 		rec.Release()
