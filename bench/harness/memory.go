@@ -28,11 +28,13 @@ import (
 // of twice the live heap would let the run keep as much garbage as the
 // input's size). Safe for concurrent use.
 type MemoryMeter struct {
-	baseline int64
-	rss      RSSWatch
-	held     atomic.Int64
-	heap     atomic.Int64 // Go heap objects after a GC, -1: not sampled
-	peak     atomic.Int64 // peak RSS when Stop ran, 0: not stopped
+	baseline     int64
+	baselineHeap int64 // Go heap objects at the baseline (after a GC)
+	rss          RSSWatch
+	held         atomic.Int64
+	goal         atomic.Int64 // the largest heap goal seen by ObserveHeld
+	heap         atomic.Int64 // Go heap objects after a GC, -1: not sampled
+	peak         atomic.Int64 // peak RSS when Stop ran, 0: not stopped
 }
 
 // StartMemory takes the baseline and starts watching the peak.
@@ -40,17 +42,25 @@ func StartMemory() *MemoryMeter {
 	debug.FreeOSMemory()
 	m := &MemoryMeter{}
 	m.heap.Store(-1)
+	m.baselineHeap = HeapObjects()
 	m.baseline, _ = CurrentRSS()
 	m.rss = StartRSS()
 	return m
 }
 
 // ObserveHeld records the bytes the query holds now (state plus sink); the
-// meter keeps the largest.
+// meter keeps the largest, and the largest heap goal of the collector
+// (which, with GOGC=100, lets the heap reach twice what was live after
+// the last collection before the next one).
 func (m *MemoryMeter) ObserveHeld(bytes int64) {
+	storeMax(&m.held, bytes)
+	storeMax(&m.goal, heapGoal())
+}
+
+func storeMax(a *atomic.Int64, v int64) {
 	for {
-		old := m.held.Load()
-		if bytes <= old || m.held.CompareAndSwap(old, bytes) {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
 			return
 		}
 	}
@@ -106,8 +116,9 @@ func (m *MemoryMeter) Growth() int64 {
 
 // Figures are the meter's figures for workload: "peak_rss", and where
 // known "baseline_rss", "peak_rss_growth", "peak_held",
-// "peak_rss_per_held_byte", "rss_growth_per_held_byte" and
-// "heap_after_gc".
+// "peak_rss_per_held_byte", "rss_growth_per_held_byte", "baseline_heap"
+// (the Go heap's objects at the baseline), "peak_heap_goal" (the largest
+// heap goal seen after an epoch) and "heap_after_gc" (see SampleHeap).
 func (m *MemoryMeter) Figures(workload string) []Figure {
 	peak := m.Peak()
 	if peak == 0 {
@@ -117,21 +128,42 @@ func (m *MemoryMeter) Figures(workload string) []Figure {
 		return Figure{Workload: workload, Figure: name, Value: v, Unit: unit}
 	}
 	figs := []Figure{fig("peak_rss", float64(peak), "bytes")}
+	// The growth is left out when the resident set did not grow past the
+	// baseline (the kernel may drop clean pages, such as the binary's,
+	// meanwhile).
+	growth := m.Growth()
 	if m.baseline > 0 {
-		figs = append(figs, fig("baseline_rss", float64(m.baseline), "bytes"),
-			fig("peak_rss_growth", float64(m.Growth()), "bytes"))
+		figs = append(figs, fig("baseline_rss", float64(m.baseline), "bytes"))
+	}
+	if growth > 0 {
+		figs = append(figs, fig("peak_rss_growth", float64(growth), "bytes"))
 	}
 	if held := m.Held(); held > 0 {
 		figs = append(figs, fig("peak_held", float64(held), "bytes"),
 			fig("peak_rss_per_held_byte", float64(peak)/float64(held), "ratio"))
-		if m.baseline > 0 {
-			figs = append(figs, fig("rss_growth_per_held_byte", float64(m.Growth())/float64(held), "ratio"))
+		if growth > 0 {
+			figs = append(figs, fig("rss_growth_per_held_byte", float64(growth)/float64(held), "ratio"))
 		}
+	}
+	figs = append(figs, fig("baseline_heap", float64(m.baselineHeap), "bytes"))
+	if g := m.goal.Load(); g > 0 {
+		figs = append(figs, fig("peak_heap_goal", float64(g), "bytes"))
 	}
 	if h := m.heap.Load(); h >= 0 {
 		figs = append(figs, fig("heap_after_gc", float64(h), "bytes"))
 	}
 	return figs
+}
+
+// heapGoal is the collector's current heap goal (runtime/metrics
+// /gc/heap/goal:bytes).
+func heapGoal() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // HeapObjects is the Go heap's bytes in live and not yet swept objects
@@ -154,7 +186,7 @@ func ReportMemory(b interface {
 	const mib = 1 << 20
 	for _, f := range m.Figures("") {
 		switch f.Figure {
-		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss":
+		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss", "baseline_heap", "peak_heap_goal":
 			b.ReportMetric(f.Value/mib, f.Figure+"-MiB")
 		case "rss_growth_per_held_byte":
 			b.ReportMetric(f.Value, "growth/held")

@@ -16,6 +16,7 @@ import (
 	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/bench/nexmark"
 	"github.com/arrowstream/arrowstream/bench/published"
+	"github.com/arrowstream/arrowstream/bench/retain"
 	"github.com/arrowstream/arrowstream/bench/serving"
 	"github.com/arrowstream/arrowstream/bench/ysb"
 )
@@ -63,6 +64,7 @@ func benchWorkloads(o ysb.Options) []harness.Workload {
 	ws = append(ws, agg.Workloads(o)...)
 	ws = append(ws, serving.Workload())
 	ws = append(ws, nexmark.Workloads()...)
+	ws = append(ws, retain.Workload())
 	return ws
 }
 
