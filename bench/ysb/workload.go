@@ -63,54 +63,47 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 	d := Generate(n, EventsPerSecond, cfg.Seed)
 	want := d.Reference(0, n)
 	// The input records are the harness's, not the engine's memory: they
-	// live outside the Go heap, are built before the measured runs (so
-	// that they are part of the memory baseline), and the generator's
-	// own columns (15 bytes per event in the Go heap, which would raise
-	// the collector's heap goal during the runs) are dropped meanwhile
-	// and generated again, the same events, for the paced and JSON runs.
+	// live outside the Go heap and are built before each measured run (so
+	// that they are part of its memory baseline). The generator's own
+	// columns (15 bytes per event in the Go heap, which would raise the
+	// collector's heap goal during the runs) are dropped meanwhile and
+	// generated again, the same events, when needed.
 	input := harness.InputAllocator()
-	type encInput struct {
-		enc  Encoding
-		camp arrow.Record
-		eps  [][]arrow.Record
-	}
-	var inputs []encInput
-	for _, enc := range []Encoding{Dict, Plain} {
-		in := encInput{enc: enc, camp: d.CampaignRecord(input, enc)}
-		for e := range sz.epochs {
-			in.eps = append(in.eps, d.Records(input, enc, e*sz.perEpoch, (e+1)*sz.perEpoch, sz.batch))
-		}
-		inputs = append(inputs, in)
-	}
-	defer func() {
-		for _, in := range inputs {
-			releaseEpochs(in.eps)
-			in.camp.Release()
-		}
-	}()
 	later := max(sz.pacedEpochs*sz.pacedRows, sz.jsonEvents)
-	d = nil
 	var figs []harness.Figure
 	var dictRate float64
-	for _, in := range inputs {
-		wl := "ysb-" + in.enc.String()
+	for _, enc := range []Encoding{Dict, Plain} {
+		wl := "ysb-" + enc.String()
+		if d == nil {
+			d = Generate(n, EventsPerSecond, cfg.Seed)
+		}
+		camp := d.CampaignRecord(input, enc)
+		var eps [][]arrow.Record
+		for e := range sz.epochs {
+			eps = append(eps, d.Records(input, enc, e*sz.perEpoch, (e+1)*sz.perEpoch, sz.batch))
+		}
+		d = nil
 		meter := harness.StartMemory()
-		rate, peak, err := measureEngine(ctx, cfg, in.camp, in.eps, n, sz.reps, want, meter.ObserveHeld)
+		rate, peak, err := measureEngine(ctx, cfg, camp, eps, n, sz.reps, want, meter.ObserveHeld)
+		meter.Stop()
 		if err != nil {
+			releaseEpochs(eps)
+			camp.Release()
 			return nil, fmt.Errorf("%s: %w", wl, err)
 		}
-		meter.Stop()
 		cfg.Logger.Info("measured", "workload", wl, "events/s/core", rate)
 		figs = append(figs,
 			harness.Figure{Workload: wl, Figure: "throughput", Value: rate, Unit: "events/s/core"},
 			harness.Figure{Workload: wl, Figure: "peak_memory", Value: float64(peak), Unit: "bytes"})
 		figs = append(figs, meter.Figures(wl)...)
-		peer, err := measureGoPeer(in.camp, in.eps, n, sz.reps, want)
+		peer, err := measureGoPeer(camp, eps, n, sz.reps, want)
+		releaseEpochs(eps)
+		camp.Release()
 		if err != nil {
 			return nil, fmt.Errorf("%s: go peer: %w", wl, err)
 		}
 		figs = append(figs, harness.Figure{Workload: wl, Figure: "throughput", Value: peer, Unit: "events/s/core", Peer: "go-maps", Ratio: ratio(rate, peer)})
-		if in.enc == Dict {
+		if enc == Dict {
 			dictRate = rate
 		}
 	}
