@@ -33,6 +33,7 @@ type MemoryMeter struct {
 	rss          RSSWatch
 	held         atomic.Int64
 	goal         atomic.Int64 // the largest heap goal seen by ObserveHeld
+	pooled       atomic.Int64 // the most free bytes ObservePooled saw
 	heap         atomic.Int64 // Go heap objects after a GC, -1: not sampled
 	peak         atomic.Int64 // peak RSS when Stop ran, 0: not stopped
 }
@@ -56,6 +57,12 @@ func (m *MemoryMeter) ObserveHeld(bytes int64) {
 	storeMax(&m.held, bytes)
 	storeMax(&m.goal, heapGoal())
 }
+
+// ObservePooled records the bytes of free buffers the engine's allocator
+// pool keeps for reuse now (vector.PoolAllocator's Retained and
+// RetainedLarge): resident, not held by the query; the meter keeps the
+// largest.
+func (m *MemoryMeter) ObservePooled(bytes int64) { storeMax(&m.pooled, bytes) }
 
 func storeMax(a *atomic.Int64, v int64) {
 	for {
@@ -118,7 +125,8 @@ func (m *MemoryMeter) Growth() int64 {
 // known "baseline_rss", "peak_rss_growth", "peak_held",
 // "peak_rss_per_held_byte", "rss_growth_per_held_byte", "baseline_heap"
 // (the Go heap's objects at the baseline), "peak_heap_goal" (the largest
-// heap goal seen after an epoch) and "heap_after_gc" (see SampleHeap).
+// heap goal seen after an epoch), "heap_after_gc" (see SampleHeap) and
+// "peak_pool_free" (see ObservePooled).
 func (m *MemoryMeter) Figures(workload string) []Figure {
 	peak := m.Peak()
 	if peak == 0 {
@@ -151,6 +159,9 @@ func (m *MemoryMeter) Figures(workload string) []Figure {
 	}
 	if h := m.heap.Load(); h >= 0 {
 		figs = append(figs, fig("heap_after_gc", float64(h), "bytes"))
+	}
+	if p := m.pooled.Load(); p > 0 {
+		figs = append(figs, fig("peak_pool_free", float64(p), "bytes"))
 	}
 	return figs
 }
@@ -186,7 +197,7 @@ func ReportMemory(b interface {
 	const mib = 1 << 20
 	for _, f := range m.Figures("") {
 		switch f.Figure {
-		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss", "baseline_heap", "peak_heap_goal":
+		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss", "baseline_heap", "peak_heap_goal", "peak_pool_free":
 			b.ReportMetric(f.Value/mib, f.Figure+"-MiB")
 		case "rss_growth_per_held_byte":
 			b.ReportMetric(f.Value, "growth/held")

@@ -24,6 +24,8 @@ func TestMemoryMeter(t *testing.T) {
 	m.ObserveHeld(n / 4)
 	m.ObserveHeld(n / 2)
 	m.ObserveHeld(n / 8)
+	m.ObservePooled(100)
+	m.ObservePooled(50)
 	m.SampleHeap()
 	a.Free(b)
 	figs := map[string]float64{}
@@ -36,7 +38,7 @@ func TestMemoryMeter(t *testing.T) {
 	if g := m.Growth(); g < n || figs["peak_rss_growth"] != float64(g) {
 		t.Errorf("growth %d (figure %v) after touching %d bytes", g, figs["peak_rss_growth"], n)
 	}
-	if figs["peak_held"] != n/2 || figs["baseline_rss"] != float64(m.Baseline()) {
+	if figs["peak_held"] != n/2 || figs["baseline_rss"] != float64(m.Baseline()) || figs["peak_pool_free"] != 100 {
 		t.Errorf("figures %v", figs)
 	}
 	if r := figs["rss_growth_per_held_byte"]; r != float64(m.Growth())/(n/2) || r < 2 {

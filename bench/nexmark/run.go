@@ -122,6 +122,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 			held += sz.Bytes + sz.Overhead
 		}
 		meter.ObserveHeld(held)
+		meter.ObservePooled(int64(pool.Retained() + pool.RetainedLarge()))
 	}
 	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
