@@ -2,11 +2,13 @@ package memsink_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"runtime/metrics"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
@@ -14,20 +16,21 @@ import (
 )
 
 // maxEpochBookkeeping bounds the bookkeeping bytes per epoch of a table
-// fed small epochs, once compaction merged them: a merged run keeps three
-// int64 words per epoch (id, row end, commit time: 24 bytes); its one
-// record's structs (~1.5 KB per 64K-row record, ~3,300 epochs of 20 rows)
-// add under a byte per epoch, and the epochs committed since the last
-// merge (fewer than CompactAfter, ~1.4 KB each as separate records) a few
-// bytes per epoch over a long table.
-const maxEpochBookkeeping = 32
+// fed small epochs, once compaction merged them: a merged run keeps 16
+// bytes per epoch (the id as a uint32 offset, the row end as a uint32, the
+// commit time as an int64); its one record's structs (~1.5 KB per
+// 64K-row record, ~3,300 epochs of 20 rows) add under a byte per epoch,
+// and the epochs committed since the last merge (fewer than CompactAfter,
+// ~1.4 KB each as separate records) a few bytes per epoch over a long
+// table.
+const maxEpochBookkeeping = 24
 
 // maxEpochHeap bounds what the Go heap grows by per small epoch beyond the
 // Arrow bytes Size reports: the bookkeeping plus Go's rounding of the
 // merged records' buffers (Arrow's Go allocator adds 64 bytes of
 // alignment to each 512 KiB buffer, which Go rounds up to the next 8 KiB
 // page: ~6 bytes per 20-row epoch).
-const maxEpochHeap = 40
+const maxEpochHeap = 32
 
 // tenMillis returns commit times 10 ms apart: the table is fed
 // one epoch per 10 ms trigger.
@@ -190,5 +193,71 @@ func TestSmallEpochsByteRetention(t *testing.T) {
 	t.Logf("compaction: %+v", merged)
 	if merged.Epochs < 3*plain.Epochs {
 		t.Errorf("with compaction the limit kept %d epochs, without %d: merging did not shrink what an epoch costs", merged.Epochs, plain.Epochs)
+	}
+}
+
+// TestCompactionFarEpochIDs: a run keeps epoch ids as 32-bit offsets from
+// its first, so epochs whose ids lie further apart than that are merged
+// into separate runs; every id survives compaction exactly.
+func TestCompactionFarEpochIDs(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	info := arrowstream.SinkInfo{Mode: arrowstream.Append, QueryName: "q", Schema: epochSchema}
+	tbl, err := memsink.New(mem, info, memsink.Options{CompactAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	ctx := context.Background()
+	ids := []int64{0, 1, 2, 1<<32 - 1, 1 << 32, 1<<32 + 5, 1 << 40, 1<<40 + 1, 1<<62 + 7}
+	for _, e := range ids {
+		if err := tbl.AddBatch(ctx, e, epochOp(t, mem, e, 3, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tbl.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sz := tbl.Size()
+	// {0, 1, 2, 2^32-1}, {2^32, 2^32+5}, {2^40, 2^40+1}; the last alone.
+	if sz.Records != 4 || sz.Epochs != len(ids) {
+		t.Errorf("after compaction %+v, want 4 records for %d epochs", sz, len(ids))
+	}
+	h := tbl.History()
+	for i, e := range ids {
+		if i >= len(h) || h[i].Epoch != e || h[i].Rows != 3 {
+			t.Fatalf("history %+v, want epochs %v of 3 rows", h, ids)
+		}
+		s, err := tbl.AsOf(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.NumRows(); got != 3*int64(i+1) {
+			t.Errorf("AS OF %d: %d rows, want %d", e, got, 3*(i+1))
+		}
+		s.Release()
+	}
+	s := tbl.Snapshot()
+	defer s.Release()
+	recs, err := s.RecordsWithEpoch(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int64
+	for _, r := range recs {
+		eps := r.Column(int(r.NumCols()) - 2).(*array.Int64).Int64Values()
+		data := r.Column(0).(*array.Int64).Int64Values()
+		for j, e := range eps {
+			if data[j] != e {
+				t.Errorf("row of epoch %d labelled %d", data[j], e)
+			}
+			if len(seen) == 0 || seen[len(seen)-1] != e {
+				seen = append(seen, e)
+			}
+		}
+		r.Release()
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(ids) {
+		t.Errorf("_epoch column lists %v, want %v", seen, ids)
 	}
 }
