@@ -242,6 +242,11 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 		_, b.storedMeta = metas[id]
 		b.storedRec = true
 		live.add(b)
+		if s.mergeable(i) {
+			if _, err := live.mergeTail(s.mem); err != nil {
+				return nil, wrap(err)
+			}
+		}
 	}
 	if len(legacyRows) == 0 {
 		return live, nil
