@@ -2,8 +2,7 @@ package stateful
 
 import (
 	"fmt"
-	"math/bits"
-	"math/rand"
+		"math/rand"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -32,7 +31,7 @@ func neverEvictBatch(mem memory.Allocator, id uint64, keys []uint64, keyNull []b
 // does, keeps a key index that finds exactly the rows of each key with
 // their values (checked against a model after every epoch), a byte count
 // equal to its batches' and index's, an unchanged count of store
-// entries, and O(log n) batches: no more than one per bit of its rows.
+// entries, and O(log n) batches: fewer than mergeFanIn per level.
 func TestJoinSideMergeTail(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -75,8 +74,12 @@ func TestJoinSideMergeTail(t *testing.T) {
 		if side.rows != next {
 			t.Fatalf("epoch %d: %d live rows, want %d", epoch, side.rows, next)
 		}
-		if limit := bits.Len64(uint64(next)) + 1; len(side.batches) > limit {
-			t.Fatalf("epoch %d: %d batches for %d rows (at most %d)", epoch, len(side.batches), next, limit)
+		levels := 1
+		for n := epoch + 1; n >= mergeFanIn; n /= mergeFanIn {
+			levels++
+		}
+		if limit := (mergeFanIn - 1) * levels; len(side.batches) > limit {
+			t.Fatalf("epoch %d: %d batches after %d epochs (at most %d)", epoch, len(side.batches), epoch+1, limit)
 		}
 		for i, b := range side.batches {
 			if b.slot != i {
@@ -118,30 +121,42 @@ func TestJoinSideMergeTail(t *testing.T) {
 	t.Logf("%d merges, %d batches for %d rows", merges, len(side.batches), next)
 }
 
-// TestJoinSideMergeLeavesPending: a batch whose store write is pending,
-// or one with evicted rows, is not merged.
+// TestJoinSideMergeLeavesPending: the newest batches are merged only when
+// mergeFanIn of them are of one level, none with a pending store write
+// nor evicted rows.
 func TestJoinSideMergeLeavesPending(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	side := newJoinSideLive[uint64]()
 	defer side.release()
-	a := neverEvictBatch(mem, 1, []uint64{1, 2}, []bool{false, false}, []int64{1, 2})
-	side.add(a)
-	b := neverEvictBatch(mem, 2, []uint64{1, 3}, []bool{false, false}, []int64{3, 4})
-	side.add(b)
-	b.rewrite = true
-	side.mark(b)
+	var bs []*joinBatch[uint64]
+	for j := 0; j < mergeFanIn; j++ {
+		b := neverEvictBatch(mem, uint64(j), []uint64{1, uint64(100 + j)}, []bool{false, false}, []int64{int64(2 * j), int64(2*j + 1)})
+		side.add(b)
+		bs = append(bs, b)
+		if j < mergeFanIn-1 {
+			if m, err := side.mergeTail(mem); err != nil || m != 0 {
+				t.Fatalf("merged %d batches: %d merges, %v", j+1, m, err)
+			}
+		}
+	}
+	last := bs[mergeFanIn-1]
+	last.rewrite = true
+	side.mark(last)
 	if m, err := side.mergeTail(mem); err != nil || m != 0 {
 		t.Fatalf("merged a batch with a pending write: %d merges, %v", m, err)
 	}
 	side.changed()
-	a.cursor = 1
+	bs[0].cursor = 1
 	if m, err := side.mergeTail(mem); err != nil || m != 0 {
 		t.Fatalf("merged a batch with evicted rows: %d merges, %v", m, err)
 	}
-	a.cursor = 0
-	if m, err := side.mergeTail(mem); err != nil || m != 1 || len(side.batches) != 1 {
-		t.Fatalf("%d merges, %v, %d batches: want one merge into one batch", m, err, len(side.batches))
+	bs[0].cursor = 0
+	if m, err := side.mergeTail(mem); err != nil || m != 1 || len(side.batches) != 1 || side.batches[0].level != 1 {
+		t.Fatalf("%d merges, %v, %d batches: want one merge into one batch of level 1", m, err, len(side.batches))
+	}
+	if kr := side.index[1]; len(kr.refs) != mergeFanIn || kr.refs[mergeFanIn-1].row != 2*(mergeFanIn-1) {
+		t.Fatalf("key 1 refs after the merge: %+v", kr.refs)
 	}
 }
 
