@@ -2,7 +2,7 @@ package stateful
 
 import (
 	"fmt"
-		"math/rand"
+	"math/rand"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
