@@ -138,7 +138,8 @@ func jsonOptions(f *FuncExpr, mem memory.Allocator, ev Evaluator, e Expr) (map[s
 	start, end := m.ValueOffsets(0)
 	for j := start; j < end; j++ {
 		if items.IsValid(int(j)) {
-			out[keys.Value(int(j))] = items.Value(int(j))
+			// Copied: the strings outlive the array.
+			out[strings.Clone(keys.Value(int(j)))] = strings.Clone(items.Value(int(j)))
 		}
 	}
 	return out, nil
