@@ -28,6 +28,13 @@ import (
 // errJSONShape is a value that does not fit the schema.
 var errJSONShape = errors.New("the value does not fit the schema")
 
+// errJSONPattern is a date or time string the dateFormat/timestampFormat
+// pattern does not read. Spark then tries its legacy parser and raises
+// when that one reads it (INCONSISTENT_BEHAVIOR_CROSS_VERSION), NULL only
+// when neither does; without the legacy parser the row always raises
+// rather than risk a NULL where Spark raises.
+var errJSONPattern = errors.New("[INCONSISTENT_BEHAVIOR_CROSS_VERSION.PARSE_DATETIME_BY_NEW_PARSER] the value does not parse in the dateFormat/timestampFormat pattern")
+
 // jsonReader holds the options of one from_json call.
 type jsonReader struct {
 	loc     *time.Location   // session zone of zoneless timestamps; nil is UTC
@@ -326,7 +333,7 @@ func (r *jsonReader) readScalar(dt arrow.DataType, b array.Builder, v []byte) er
 			m, ok := r.dateFmt.parse(s)
 			d := fnFloorDiv(m, fnMicrosPerDay)
 			if !ok || d != int64(int32(d)) {
-				return errJSONShape
+				return fmt.Errorf("%w: %q", errJSONPattern, s)
 			}
 			days = int32(d)
 		} else {
@@ -354,7 +361,7 @@ func (r *jsonReader) readScalar(dt arrow.DataType, b array.Builder, v []byte) er
 			if r.tsFmt != nil {
 				m, ok := r.tsFmt.parse(s)
 				if !ok {
-					return errJSONShape
+					return fmt.Errorf("%w: %q", errJSONPattern, s)
 				}
 				micros = localToInstant(r.loc, m)
 			} else {

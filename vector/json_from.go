@@ -207,7 +207,7 @@ func (e *fromJSONEval) decode(ctx context.Context, arr arrow.Array) (arrow.Array
 			continue
 		}
 		if err := r.read(e.dt, nil, v, true); err != nil {
-			if e.failFast {
+			if e.failFast || errors.Is(err, errJSONPattern) {
 				return nil, e.rowError(i, text, fmt.Errorf("%w: %w", ErrMalformedJSON, err))
 			}
 			b.AppendNull()
