@@ -56,6 +56,7 @@ type statefulAggregate struct {
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
 	live  *aggLive       // nil until the first epoch loads it
+	raw   liveRawBinding // input rows folded into live directly
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
 
@@ -108,7 +109,12 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 // keyTimes returns, for each row of rec (partial layout), the time of the
 // watermark key in microseconds and whether it is null.
 func (s *statefulAggregate) keyTimes(rec arrow.Record) ([]arrow.Timestamp, arrow.Array) {
-	col := rec.Column(s.timeKey)
+	return s.timesOf(rec.Column(s.timeKey))
+}
+
+// timesOf returns the times (µs) of a watermark key column and the array
+// whose validity says which are null.
+func (s *statefulAggregate) timesOf(col arrow.Array) ([]arrow.Timestamp, arrow.Array) {
 	if s.timeIsWindow {
 		col = col.(*array.Struct).Field(1)
 	}
@@ -144,33 +150,11 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	}
 	// From here the live state is this epoch's until it commits.
 	s.live.version, s.pending = -1, ep.ID+1
-	partials, err := partialAggregate(ctx, s.mem, input, s.spec)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseRecords(partials)
-	evicting := s.timeKey >= 0 && s.mode != stream.Complete
-	if evicting && ep.HasWatermark {
-		dropped, err := dropLate(s.mem, partials, func(rec arrow.Record) []int32 {
-			keep, _ := s.selectByTime(rec, ep.LateWatermarkMs, false)
-			return keep
-		})
-		s.progress.NumRowsDroppedByWatermark += dropped
-		if err != nil {
-			return nil, err
-		}
-	}
 	live := s.live
 	live.beginEpoch()
-	for _, rec := range partials {
-		var times []arrow.Timestamp
-		var valid arrow.Array
-		if evicting {
-			times, valid = s.keyTimes(rec)
-		}
-		if err := live.merge(ctx, rec, times, valid); err != nil {
-			return nil, err
-		}
+	evicting := s.evicting()
+	if err := s.fold(ctx, ep, input); err != nil {
+		return nil, err
 	}
 	changed, err := live.agg.State(live.dirty)
 	if err != nil {
