@@ -137,7 +137,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 			return nil, err
 		}
 	}
-	partials, err := partialAggregate(ctx, s.mem, vector.NewOwnedScan(schema, recs), s.spec)
+	partials, err := s.partials(ctx, schema, recs)
 	if err != nil {
 		return nil, err
 	}
