@@ -22,14 +22,33 @@ import (
 // grouping saves).
 func PartialRows(ctx context.Context, mem memory.Allocator, rec arrow.Record, spec AggregateSpec) (arrow.Record, bool, error) {
 	spec.Mode = AggPartial
+	return rowsAsGroups(ctx, mem, rec, spec)
+}
+
+// FinalRows finalizes partial-state rows rec (the layout PartialSchema
+// gives; spec's calls are those of the partial aggregation, its keys the
+// first columns of rec, as for AggFinal) whose keys are all distinct, as
+// a live aggregation's state rows are: the AggFinal aggregation of rec,
+// rows in the same order, without a hash table. Rows with equal keys are
+// not merged (callers guarantee there are none). It returns false, and no
+// record, when a key's values do not come in the layout's type.
+func FinalRows(ctx context.Context, mem memory.Allocator, rec arrow.Record, spec AggregateSpec) (arrow.Record, bool, error) {
+	spec.Mode = AggFinal
+	return rowsAsGroups(ctx, mem, rec, spec)
+}
+
+// rowsAsGroups runs spec over rec with every row its own group.
+func rowsAsGroups(ctx context.Context, mem memory.Allocator, rec arrow.Record, spec AggregateSpec) (arrow.Record, bool, error) {
 	b, err := bindAggregation(rec.Schema(), mem, spec)
 	if err != nil {
 		return nil, false, err
 	}
 	b.grouper.release() // every row is its own group
-	for _, a := range b.aggs {
-		if _, ok := a.acc.(*hllAcc); ok { // registers by row: not worth it
-			return nil, false, nil
+	if spec.Mode == AggPartial {
+		for _, a := range b.aggs {
+			if _, ok := a.acc.(*hllAcc); ok { // registers by row: not worth it
+				return nil, false, nil
+			}
 		}
 	}
 	n := int(rec.NumRows())
@@ -68,11 +87,19 @@ func PartialRows(ctx context.Context, mem memory.Allocator, rec arrow.Record, sp
 		if err != nil {
 			return fail(err)
 		}
-		st, err := a.acc.state(mem, 0, n, rows)
+		if spec.Mode.producesState() {
+			st, err := a.acc.state(mem, 0, n, rows)
+			if err != nil {
+				return fail(err)
+			}
+			cols = append(cols, st...)
+			continue
+		}
+		r, err := a.acc.final(mem, 0, n, rows)
 		if err != nil {
 			return fail(err)
 		}
-		cols = append(cols, st...)
+		cols = append(cols, r)
 	}
 	out := array.NewRecord(b.schema, cols, int64(n))
 	releaseArrays(cols)

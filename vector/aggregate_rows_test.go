@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -108,4 +109,59 @@ func partialStateSpecOf(schema *arrow.Schema, nKeys int, aggs []vector.Aggregate
 		groupBy = append(groupBy, vector.As(vector.Col(name), name))
 	}
 	return vector.AggregateSpec{GroupBy: groupBy, Aggregates: aggs, Mode: mode}
+}
+
+// TestFinalRowsMatchesFinalAggregation: on partial rows with distinct
+// keys (a partial aggregation's output), FinalRows gives the AggFinal
+// aggregation's rows, in the same order.
+func TestFinalRowsMatchesFinalAggregation(t *testing.T) {
+	ctx := context.Background()
+	aggs := append(rawAggs(), call(vector.AggFirst, "fv", "v"), call(vector.AggLast, "ls", "s"), call(vector.AggApproxCountDistinct, "acd", "v"))
+	for _, keys := range [][]string{{"k"}, {"k", "v"}, {"k", "s"}, nil} {
+		mem := vt.NewAllocator(t)
+		var groupBy []vector.NamedExpr
+		for _, k := range keys {
+			groupBy = append(groupBy, vector.As(vector.Col(k), k))
+		}
+		spec := vector.AggregateSpec{GroupBy: groupBy, Aggregates: aggs}
+		rng := rand.New(rand.NewPCG(9, uint64(len(keys))))
+		for step := 0; step < 20; step++ {
+			var rows []vt.Row
+			for i := 0; i < rng.IntN(80); i++ {
+				var k, s, v, f any = int64(rng.IntN(9)), []string{"a", "b"}[rng.IntN(2)], rng.Int64N(100) - 50, float64(rng.IntN(50))
+				if rng.IntN(10) == 0 {
+					k = nil
+				}
+				if rng.IntN(5) == 0 {
+					v = nil
+				}
+				if rng.IntN(5) == 0 {
+					f = nil
+				}
+				if rng.IntN(7) == 0 {
+					s = nil
+				}
+				rows = append(rows, vt.Row{k, s, v, f})
+			}
+			for _, part := range partialOf(t, mem, spec, rows) {
+				final := partialStateSpecOf(part.Schema(), len(keys), aggs, vector.AggFinal)
+				got, ok, err := vector.FinalRows(ctx, mem, part, final)
+				if err != nil || !ok {
+					t.Fatalf("%v step %d: FinalRows: %v, %v", keys, step, ok, err)
+				}
+				want := aggregateRecs(t, mem, part.Schema(), []arrow.Record{part}, final)
+				g := vt.Rows[vt.Row](vt.Normalizer{}, got)
+				w := vt.Rows[vt.Row](vt.Normalizer{}, want...)
+				if fmt.Sprint(g) != fmt.Sprint(w) {
+					t.Fatalf("%v step %d: FinalRows\n%v\nwant\n%v", keys, step, g, w)
+				}
+				if !got.Schema().Equal(want[0].Schema()) {
+					t.Fatalf("%v: schema %v, want %v", keys, got.Schema(), want[0].Schema())
+				}
+				got.Release()
+				releaseRecords(want)
+				part.Release()
+			}
+		}
+	}
 }

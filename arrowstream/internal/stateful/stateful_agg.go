@@ -202,7 +202,7 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		return nil, err
 	}
 	s.lastEvictWm = ep.WatermarkMs
-	return s.finalize(out)
+	return s.finalize(ctx, out)
 }
 
 // loadLive makes the live state hold version: it keeps it when it does
@@ -346,9 +346,30 @@ func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
 }
 
 // finalize turns partial-state records into final rows (owned records are
-// consumed).
-func (s *statefulAggregate) finalize(recs []arrow.Record) (vector.Operator, error) {
-	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
+// consumed). The records are live groups' state, each group once, so
+// every row is finalized on its own (vector.FinalRows), without a hash
+// table; when FinalRows declines, a final aggregation does it.
+func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (vector.Operator, error) {
+	spec := s.stateSpec(vector.AggFinal)
+	out := make([]arrow.Record, 0, len(recs))
+	for _, rec := range recs {
+		f, ok, err := vector.FinalRows(ctx, s.mem, rec, spec)
+		if err != nil {
+			releaseRecords(out)
+			releaseRecords(recs)
+			return nil, err
+		}
+		if !ok {
+			releaseRecords(out)
+			return finalizePartial(s.mem, s.partialSchema, spec, recs)
+		}
+		out = append(out, f)
+	}
+	releaseRecords(recs)
+	if len(out) == 0 {
+		return finalizePartial(s.mem, s.partialSchema, spec, nil)
+	}
+	return vector.NewOwnedScan(out[0].Schema(), out), nil
 }
 
 // outputSchema is the schema of the final rows.
