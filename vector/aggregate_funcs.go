@@ -265,6 +265,12 @@ func (s *sumAcc) update(gids []int32, args []arrow.Array) error {
 	} else {
 		s.countNulls(gids, bm, off)
 	}
+	return s.addValues(gids, arg, bm, off)
+}
+
+// addValues adds the non-null values of arg (validity bm at off) into the
+// sums of their groups.
+func (s *sumAcc) addValues(gids []int32, arg arrow.Array, bm []byte, off int) error {
 	switch s.kind {
 	case sumInt:
 		var bad int

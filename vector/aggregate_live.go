@@ -120,16 +120,8 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 	if err != nil {
 		return nil, err
 	}
+	l.countRows(gids)
 	groups := b.grouper.numGroups()
-	l.rows = growZero(l.rows, groups)
-	l.dead = growZero(l.dead, groups)
-	for _, g := range gids {
-		l.rows[g]++
-		if l.dead[g] {
-			l.dead[g] = false
-			l.nDead--
-		}
-	}
 	for _, a := range b.aggs {
 		a.acc.resize(groups)
 		args, err := evalAll(ctx, a.args, rec)

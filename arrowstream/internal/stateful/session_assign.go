@@ -192,3 +192,33 @@ func (s *sessionAssign) rowGaps(ctx context.Context, rec arrow.Record) ([]int64,
 	}
 	return gaps, nil
 }
+
+// partials turns the epoch's input rows (owned; consumed) into partial
+// rows for the merge with the stored sessions. Each row is its own
+// partial row (vector.PartialRows): every row has its own session
+// [t, t+gap), so grouping them first would merge only rows of one key at
+// one instant, and the merge regroups them anyway. A spec that
+// PartialRows declines is aggregated partially.
+func (s *statefulSessionWindow) partials(ctx context.Context, schema *arrow.Schema, recs []arrow.Record) ([]arrow.Record, error) {
+	out := make([]arrow.Record, 0, len(recs))
+	for i, rec := range recs {
+		p, ok, err := vector.PartialRows(ctx, s.mem, rec, s.spec)
+		if err != nil {
+			releaseRecords(out)
+			releaseRecords(recs[i:])
+			return nil, err
+		}
+		if !ok { // the rest, partially aggregated, joins the rows made so far
+			rest, err := partialAggregate(ctx, s.mem, vector.NewOwnedScan(schema, recs[i:]), s.spec)
+			if err != nil {
+				releaseRecords(out)
+				return nil, err
+			}
+			return append(out, rest...), nil
+		}
+		out = append(out, p)
+		rec.Release()
+		recs[i] = nil
+	}
+	return out, nil
+}

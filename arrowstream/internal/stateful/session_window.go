@@ -137,7 +137,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 			return nil, err
 		}
 	}
-	partials, err := partialAggregate(ctx, s.mem, vector.NewOwnedScan(schema, recs), s.spec)
+	partials, err := s.partials(ctx, schema, recs)
 	if err != nil {
 		return nil, err
 	}
@@ -271,18 +271,21 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 	return nil
 }
 
+// windowArray builds a window struct column (no nulls) from its bounds,
+// each field one bulk copy.
 func windowArray(mem memory.Allocator, starts, ends []arrow.Timestamp) arrow.Array {
-	sb := array.NewStructBuilder(mem, vector.WindowType)
-	defer sb.Release()
-	sb.Reserve(len(starts))
-	sbS := sb.FieldBuilder(0).(*array.TimestampBuilder)
-	sbE := sb.FieldBuilder(1).(*array.TimestampBuilder)
-	for i := range starts {
-		sb.Append(true)
-		sbS.Append(starts[i])
-		sbE.Append(ends[i])
+	fields := make([]arrow.ArrayData, 2)
+	for i, vals := range [][]arrow.Timestamp{starts, ends} {
+		b := array.NewTimestampBuilder(mem, vector.WindowType.Field(i).Type.(*arrow.TimestampType))
+		b.AppendValues(vals, nil)
+		a := b.NewArray()
+		b.Release()
+		fields[i] = a.Data()
+		defer a.Release()
 	}
-	return sb.NewArray()
+	d := array.NewData(vector.WindowType, len(starts), []*memory.Buffer{nil}, fields, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // stateSpec is the aggregation over partial-state input.

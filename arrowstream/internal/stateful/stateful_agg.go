@@ -56,6 +56,7 @@ type statefulAggregate struct {
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
 	live  *aggLive       // nil until the first epoch loads it
+	raw   liveRawBinding // input rows folded into live directly
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
 
@@ -108,7 +109,12 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 // keyTimes returns, for each row of rec (partial layout), the time of the
 // watermark key in microseconds and whether it is null.
 func (s *statefulAggregate) keyTimes(rec arrow.Record) ([]arrow.Timestamp, arrow.Array) {
-	col := rec.Column(s.timeKey)
+	return s.timesOf(rec.Column(s.timeKey))
+}
+
+// timesOf returns the times (µs) of a watermark key column and the array
+// whose validity says which are null.
+func (s *statefulAggregate) timesOf(col arrow.Array) ([]arrow.Timestamp, arrow.Array) {
 	if s.timeIsWindow {
 		col = col.(*array.Struct).Field(1)
 	}
@@ -144,33 +150,11 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	}
 	// From here the live state is this epoch's until it commits.
 	s.live.version, s.pending = -1, ep.ID+1
-	partials, err := partialAggregate(ctx, s.mem, input, s.spec)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseRecords(partials)
-	evicting := s.timeKey >= 0 && s.mode != stream.Complete
-	if evicting && ep.HasWatermark {
-		dropped, err := dropLate(s.mem, partials, func(rec arrow.Record) []int32 {
-			keep, _ := s.selectByTime(rec, ep.LateWatermarkMs, false)
-			return keep
-		})
-		s.progress.NumRowsDroppedByWatermark += dropped
-		if err != nil {
-			return nil, err
-		}
-	}
 	live := s.live
 	live.beginEpoch()
-	for _, rec := range partials {
-		var times []arrow.Timestamp
-		var valid arrow.Array
-		if evicting {
-			times, valid = s.keyTimes(rec)
-		}
-		if err := live.merge(ctx, rec, times, valid); err != nil {
-			return nil, err
-		}
+	evicting := s.evicting()
+	if err := s.fold(ctx, ep, input); err != nil {
+		return nil, err
 	}
 	changed, err := live.agg.State(live.dirty)
 	if err != nil {
@@ -218,7 +202,7 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		return nil, err
 	}
 	s.lastEvictWm = ep.WatermarkMs
-	return s.finalize(out)
+	return s.finalize(ctx, out)
 }
 
 // loadLive makes the live state hold version: it keeps it when it does
@@ -362,9 +346,30 @@ func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
 }
 
 // finalize turns partial-state records into final rows (owned records are
-// consumed).
-func (s *statefulAggregate) finalize(recs []arrow.Record) (vector.Operator, error) {
-	return finalizePartial(s.mem, s.partialSchema, s.stateSpec(vector.AggFinal), recs)
+// consumed). The records are live groups' state, each group once, so
+// every row is finalized on its own (vector.FinalRows), without a hash
+// table; when FinalRows declines, a final aggregation does it.
+func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (vector.Operator, error) {
+	spec := s.stateSpec(vector.AggFinal)
+	out := make([]arrow.Record, 0, len(recs))
+	for _, rec := range recs {
+		f, ok, err := vector.FinalRows(ctx, s.mem, rec, spec)
+		if err != nil {
+			releaseRecords(out)
+			releaseRecords(recs)
+			return nil, err
+		}
+		if !ok {
+			releaseRecords(out)
+			return finalizePartial(s.mem, s.partialSchema, spec, recs)
+		}
+		out = append(out, f)
+	}
+	releaseRecords(recs)
+	if len(out) == 0 {
+		return finalizePartial(s.mem, s.partialSchema, spec, nil)
+	}
+	return vector.NewOwnedScan(out[0].Schema(), out), nil
 }
 
 // outputSchema is the schema of the final rows.

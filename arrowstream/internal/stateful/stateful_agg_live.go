@@ -57,6 +57,14 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 	if err != nil {
 		return err
 	}
+	l.note(gids, times, valid)
+	return nil
+}
+
+// note records that rows went to the groups gids: the groups changed in
+// this epoch and, when times is given (by row, valid per the array), the
+// time index of the groups not indexed yet.
+func (l *aggLive) note(gids []int32, times []arrow.Timestamp, valid arrow.Array) {
 	n := l.agg.NumGroups()
 	before := len(l.touched)
 	l.touched = growTo(l.touched, n)
@@ -70,7 +78,7 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 		}
 	}
 	if times == nil {
-		return nil
+		return
 	}
 	l.indexed = growTo(l.indexed, n)
 	for i, g := range gids {
@@ -79,7 +87,6 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 			l.times.push(int64(times[i]), g)
 		}
 	}
-	return nil
 }
 
 // due pops the groups whose time is at or below limit (µs).
