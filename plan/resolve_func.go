@@ -230,6 +230,12 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 			}
 		}
 	default:
+		if vector.IsStatistical(a.Func) {
+			if args, err = statisticalArgs(f, name, args); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if err := want(1, 1); err != nil {
 			return nil, err
 		}
