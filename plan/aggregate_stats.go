@@ -54,3 +54,35 @@ var statArity2 = map[string][]string{
 	"regr_sxx": {"y", "x"}, "regr_syy": {"y", "x"}, "regr_sxy": {"y", "x"}, "regr_r2": {"y", "x"},
 	"regr_slope": {"y", "x"}, "regr_intercept": {"y", "x"},
 }
+
+// regrAliases are the regression aggregates Spark defines by others:
+// regr_count(y, x) is count(y, x); regr_avgx(y, x) and regr_avgy(y, x)
+// are avg of x and of y over the rows where both are set.
+var regrAliases = map[string]bool{"regr_count": true, "regr_avgx": true, "regr_avgy": true}
+
+// regrAlias rewrites a regr_count/regr_avgx/regr_avgy call.
+func (r *resolver) regrAlias(f *sql.FuncCall, name string) (Expr, error) {
+	if len(f.Args) != 2 {
+		return nil, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `%s` requires 2 parameters but the actual number is %d.", name, len(f.Args))
+	}
+	for _, a := range f.Args {
+		if _, ok := a.(*sql.Star); ok {
+			return nil, errorAt(f.Pos, ErrUnsupported, "Invalid usage of '*' in %s().", name)
+		}
+	}
+	g := *f
+	y, x := f.Args[0], f.Args[1]
+	if name == "regr_count" {
+		g.Name = sql.Ident{Pos: f.Name.Pos, Name: "count"}
+		return r.call(&g)
+	}
+	val := x
+	if name == "regr_avgy" {
+		val = y
+	}
+	both := &sql.BinaryExpr{Pos: f.Pos, Op: sql.OpAnd,
+		L: &sql.IsNull{Pos: f.Pos, X: y, Not: true}, R: &sql.IsNull{Pos: f.Pos, X: x, Not: true}}
+	g.Name = sql.Ident{Pos: f.Name.Pos, Name: "avg"}
+	g.Args = []sql.Expr{&sql.Case{Pos: f.Pos, Whens: []*sql.When{{Pos: f.Pos, Cond: both, Result: val}}}}
+	return r.call(&g)
+}

@@ -535,6 +535,9 @@ func (s *statAcc) splitFold() {
 		return
 	}
 	h.done = true
+	if h.vals == nil {
+		h.vals = make([][]float64, s.sf.nargs) // no input rows
+	}
 	ngroups := len(s.st[0])
 	half := len(h.gids) / 2
 	var halves [2]*statAcc
