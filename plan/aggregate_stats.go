@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -85,4 +87,22 @@ func (r *resolver) regrAlias(f *sql.FuncCall, name string) (Expr, error) {
 	g.Name = sql.Ident{Pos: f.Name.Pos, Name: "avg"}
 	g.Args = []sql.Expr{&sql.Case{Pos: f.Pos, Whens: []*sql.When{{Pos: f.Pos, Cond: both, Result: val}}}}
 	return r.call(&g)
+}
+
+// AggregateFunctionNames lists the names of the aggregate functions the
+// planner resolves (aliases included), for documentation checks.
+func AggregateFunctionNames() []string {
+	var names []string
+	for n := range aggFuncs {
+		names = append(names, n)
+	}
+	for n := range boolAggregates {
+		names = append(names, n)
+	}
+	for n := range regrAliases {
+		names = append(names, n)
+	}
+	names = append(names, "count_if")
+	slices.Sort(names)
+	return names
 }
