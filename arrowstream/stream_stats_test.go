@@ -31,3 +31,20 @@ func TestStreamingStatisticalAggregatesAcrossRestart(t *testing.T) {
 		st.CheckLastBatch(st.Row{"c", nil, nil, nil, nil, nil, nil}),
 	)
 }
+
+// bit_and, bit_or and bit_xor keep the value so far as partial state.
+func TestStreamingBitwiseAggregatesAcrossRestart(t *testing.T) {
+	s, in := distinctFixture(t, arrowstream.Update,
+		"SELECT k, bit_and(v) AS a, bit_or(v) AS o, bit_xor(v) AS x FROM STREAM input GROUP BY k")
+	st.Run(t, s,
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"a", 12, 0}, st.Row{"a", nil, 0}, st.Row{"b", nil, 0}),
+		st.CheckLastBatch(st.Row{"a", 12, 12, 12}, st.Row{"b", nil, nil, nil}),
+		st.StopStream(),
+		st.AddData(in, st.Row{"a", 10, 0}),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.CheckLastBatch(st.Row{"a", 8, 14, 6}),
+		st.AddData(in, st.Row{"a", 7, 0}, st.Row{"b", 3, 0}),
+		st.CheckLastBatch(st.Row{"a", 0, 15, 1}, st.Row{"b", 3, 3, 3}),
+	)
+}

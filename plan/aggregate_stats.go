@@ -13,6 +13,7 @@ var statAggregateNames = []string{
 	"stddev_samp", "stddev", "std", "stddev_pop", "var_samp", "variance", "var_pop",
 	"skewness", "kurtosis", "covar_pop", "covar_samp", "corr",
 	"regr_sxx", "regr_syy", "regr_sxy", "regr_r2", "regr_slope", "regr_intercept",
+	"bit_and", "bit_or", "bit_xor",
 }
 
 func init() {
@@ -21,6 +22,29 @@ func init() {
 			aggFuncs[n] = f
 		}
 	}
+}
+
+// extAggregateArgs returns the argument check of an aggregate added
+// beyond the core ones, or false.
+func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Expr) (func() ([]Expr, error), bool) {
+	switch {
+	case vector.IsStatistical(fn):
+		return func() ([]Expr, error) { return statisticalArgs(f, name, args) }, true
+	case name == "bit_and" || name == "bit_or" || name == "bit_xor":
+		return func() ([]Expr, error) {
+			if len(args) != 1 {
+				return nil, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `%s` requires 1 parameters but the actual number is %d.", name, len(args))
+			}
+			t := args[0].DataType()
+			if isNullType(t) {
+				args[0] = castTo(args[0], vector.Int32)
+			} else if !vector.IsIntegral(vector.Unwrap(t)) {
+				return nil, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"%s\" due to data type mismatch: Parameter 1 requires the \"INTEGRAL\" type, however %q has the type %q.", sql.Format(f), sql.Format(f.Args[0]), vector.TypeName(t))
+			}
+			return args, nil
+		}, true
+	}
+	return nil, false
 }
 
 // statisticalArgs checks and converts the arguments of a statistical

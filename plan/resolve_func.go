@@ -230,8 +230,8 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 			}
 		}
 	default:
-		if vector.IsStatistical(a.Func) {
-			if args, err = statisticalArgs(f, name, args); err != nil {
+		if ext, ok := extAggregateArgs(f, name, a.Func, args); ok {
+			if args, err = ext(); err != nil {
 				return nil, err
 			}
 			break

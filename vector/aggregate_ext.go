@@ -53,6 +53,13 @@ const (
 	// AggRegrIntercept is regr_intercept(y, x): its intercept.
 	AggRegrIntercept
 
+	// AggBitAnd is the bitwise AND of the non-null integral values.
+	AggBitAnd
+	// AggBitOr is their bitwise OR.
+	AggBitOr
+	// AggBitXor is their bitwise XOR.
+	AggBitXor
+
 	aggFuncEnd // one past the last aggregate function
 )
 
@@ -63,6 +70,7 @@ var extAggNames = map[AggFunc]string{
 	AggCovarPop: "covar_pop", AggCovarSamp: "covar_samp", AggCorr: "corr",
 	AggRegrSXX: "regr_sxx", AggRegrSYY: "regr_syy", AggRegrSXY: "regr_sxy", AggRegrR2: "regr_r2",
 	AggRegrSlope: "regr_slope", AggRegrIntercept: "regr_intercept",
+	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -94,6 +102,12 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
+	if _, ok := bitFuncs[call.Func]; ok {
+		if len(call.Args) != 1 {
+			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
+		}
+		return true, nil
+	}
 	return false, nil
 }
 
@@ -101,6 +115,9 @@ func extArity(call AggregateCall) (bool, error) {
 func extStateParts(f AggFunc) []string {
 	if sf, ok := statFuncs[f]; ok {
 		return sf.parts()
+	}
+	if _, ok := bitFuncs[f]; ok {
+		return []string{statePartValue}
 	}
 	return nil
 }
@@ -146,6 +163,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: args, acc: newStatAcc(call.Func, false), result: arrow.Field{Type: Float64, Nullable: true}}, nil
 	}
+	if _, ok := bitFuncs[call.Func]; ok {
+		acc, err := bindBitAggregate(call.Func, types[0])
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
+	}
 	return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 }
 
@@ -168,6 +192,13 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			}
 		}
 		return newStatAcc(call.Func, true), Float64, nil
+	}
+	if _, ok := bitFuncs[call.Func]; ok {
+		acc, err := bindBitAggregate(call.Func, types[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, types[0], nil
 	}
 	return nil, nil, fmt.Errorf("unknown aggregate function %d", int(call.Func))
 }
