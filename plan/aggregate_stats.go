@@ -22,6 +22,9 @@ func init() {
 			aggFuncs[n] = f
 		}
 	}
+	// any_value(x[, ignoreNulls]) is first(x[, ignoreNulls]), as Spark
+	// replaces it.
+	aggFuncs["any_value"] = vector.AggFirst
 }
 
 // extAggregateArgs returns the argument check of an aggregate added

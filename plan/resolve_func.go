@@ -442,7 +442,7 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 // row would be taken for a value: they are refused.
 func filteredAggregate(f *sql.FuncCall, name string) (*sql.FuncCall, error) {
 	switch name {
-	case "first", "first_value", "last", "last_value":
+	case "first", "first_value", "last", "last_value", "any_value":
 		return nil, errorAt(f.Filter.Position(), ErrUnsupported, "FILTER (WHERE ...) with %s() is not supported.", name)
 	}
 	g := *f
