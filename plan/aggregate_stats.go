@@ -3,6 +3,8 @@ package plan
 import (
 	"slices"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -13,7 +15,7 @@ var statAggregateNames = []string{
 	"stddev_samp", "stddev", "std", "stddev_pop", "var_samp", "variance", "var_pop",
 	"skewness", "kurtosis", "covar_pop", "covar_samp", "corr",
 	"regr_sxx", "regr_syy", "regr_sxy", "regr_r2", "regr_slope", "regr_intercept",
-	"bit_and", "bit_or", "bit_xor",
+	"bit_and", "bit_or", "bit_xor", "try_sum",
 }
 
 func init() {
@@ -33,6 +35,22 @@ func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Ex
 	switch {
 	case vector.IsStatistical(fn):
 		return func() ([]Expr, error) { return statisticalArgs(f, name, args) }, true
+	case name == "try_sum":
+		return func() ([]Expr, error) {
+			if len(args) != 1 {
+				return nil, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `%s` requires 1 parameters but the actual number is %d.", name, len(args))
+			}
+			t := vector.Unwrap(args[0].DataType())
+			switch {
+			case isNullType(t) || isString(t):
+				args[0] = castTo(args[0], vector.Float64)
+			case t.ID() == arrow.DECIMAL128 || isInterval(args[0]):
+				return nil, errorAt(f.Pos, ErrUnsupported, "%s of %s is not supported (integral and floating-point values are).", name, vector.TypeName(t))
+			case !vector.IsNumeric(t):
+				return nil, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"%s\" due to data type mismatch: Parameter 1 requires the \"NUMERIC\" type, however %q has the type %q.", sql.Format(f), sql.Format(f.Args[0]), vector.TypeName(t))
+			}
+			return args, nil
+		}, true
 	case name == "bit_and" || name == "bit_or" || name == "bit_xor":
 		return func() ([]Expr, error) {
 			if len(args) != 1 {

@@ -59,6 +59,8 @@ const (
 	AggBitOr
 	// AggBitXor is their bitwise XOR.
 	AggBitXor
+	// AggTrySum is try_sum(x): sum, NULL instead of a bigint overflow.
+	AggTrySum
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -70,7 +72,7 @@ var extAggNames = map[AggFunc]string{
 	AggCovarPop: "covar_pop", AggCovarSamp: "covar_samp", AggCorr: "corr",
 	AggRegrSXX: "regr_sxx", AggRegrSYY: "regr_syy", AggRegrSXY: "regr_sxy", AggRegrR2: "regr_r2",
 	AggRegrSlope: "regr_slope", AggRegrIntercept: "regr_intercept",
-	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor",
+	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor", AggTrySum: "try_sum",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -102,7 +104,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
 		}
@@ -118,6 +120,9 @@ func extStateParts(f AggFunc) []string {
 	}
 	if _, ok := bitFuncs[f]; ok {
 		return []string{statePartValue}
+	}
+	if f == AggTrySum {
+		return []string{statePartValue, statePartSet}
 	}
 	return nil
 }
@@ -170,6 +175,19 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
 	}
+	if call.Func == AggTrySum {
+		acc, err := bindTrySum(types[0])
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		arg := Plain(evs[0], mem)
+		if acc.float && types[0].ID() == arrow.FLOAT32 {
+			if arg, err = numericWiden(arg, Float64, mem, sqlText{}, sqlText{}); err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+		}
+		return &boundAgg{args: []Evaluator{arg}, acc: acc, result: arrow.Field{Type: acc.resultType(), Nullable: true}}, nil
+	}
 	return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 }
 
@@ -199,6 +217,13 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, err
 		}
 		return acc, types[0], nil
+	}
+	if call.Func == AggTrySum {
+		if len(types) != 2 || types[1].ID() != arrow.BOOL || types[0].ID() != arrow.INT64 && types[0].ID() != arrow.FLOAT64 {
+			return nil, nil, fmt.Errorf("partial state of try_sum must be (bigint|double, boolean), not %s: %w", typeList(types), ErrType)
+		}
+		acc := &trySumAcc{float: types[0].ID() == arrow.FLOAT64, merge: true}
+		return acc, acc.resultType(), nil
 	}
 	return nil, nil, fmt.Errorf("unknown aggregate function %d", int(call.Func))
 }
