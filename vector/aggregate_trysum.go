@@ -188,4 +188,3 @@ func bindTrySum(t arrow.DataType) (*trySumAcc, error) {
 	}
 	return nil, fmt.Errorf("try_sum of %s is not supported (integral and floating-point values are): %w", TypeName(t), ErrType)
 }
-
