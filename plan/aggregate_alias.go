@@ -17,11 +17,14 @@ var boolAggregates = map[string]string{
 // rewriting it into another (the boolean aggregates and count_if).
 func isAggregateAlias(name string) bool {
 	_, ok := boolAggregates[name]
-	return ok || name == "count_if"
+	return ok || name == "count_if" || regrAliases[name]
 }
 
 // aggregateAlias resolves every/bool_and/any/some/bool_or and count_if.
 func (r *resolver) aggregateAlias(f *sql.FuncCall, name string) (Expr, error) {
+	if regrAliases[name] {
+		return r.regrAlias(f, name)
+	}
 	if len(f.Args) != 1 {
 		return nil, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `%s` requires 1 parameters but the actual number is %d.", name, len(f.Args))
 	}

@@ -230,6 +230,12 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 			}
 		}
 	default:
+		if ext, ok := extAggregateArgs(f, name, a.Func, args); ok {
+			if args, err = ext(); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if err := want(1, 1); err != nil {
 			return nil, err
 		}
@@ -436,7 +442,7 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 // row would be taken for a value: they are refused.
 func filteredAggregate(f *sql.FuncCall, name string) (*sql.FuncCall, error) {
 	switch name {
-	case "first", "first_value", "last", "last_value":
+	case "first", "first_value", "last", "last_value", "any_value":
 		return nil, errorAt(f.Filter.Position(), ErrUnsupported, "FILTER (WHERE ...) with %s() is not supported.", name)
 	}
 	g := *f

@@ -50,6 +50,9 @@ const (
 var aggFuncNames = [...]string{"count", "count", "sum", "min", "max", "avg", "first", "last", "approx_count_distinct"}
 
 func (f AggFunc) String() string {
+	if n, ok := extAggNames[f]; ok {
+		return n
+	}
 	if f < 0 || int(f) >= len(aggFuncNames) {
 		return fmt.Sprintf("AggFunc(%d)", int(f))
 	}

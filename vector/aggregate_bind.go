@@ -37,11 +37,11 @@ func stateParts(f AggFunc) []string {
 	case AggApproxCountDistinct:
 		return []string{statePartHLL}
 	}
-	return nil
+	return extStateParts(f)
 }
 
 func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, mode AggMode) (*boundAgg, error) {
-	if call.Func < AggCountStar || call.Func > AggApproxCountDistinct {
+	if !call.Func.valid() {
 		return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 	}
 	for _, a := range call.Args {
@@ -52,7 +52,7 @@ func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, m
 	if err := checkArity(call); err != nil {
 		return nil, aggBindError(call, in, err)
 	}
-	distinct := call.Distinct && (call.Func == AggCount || call.Func == AggSum || call.Func == AggAvg)
+	distinct := call.Distinct && (call.Func == AggCount || call.Func == AggSum || call.Func == AggAvg || extDistinct(call.Func))
 	if distinct && mode != AggComplete {
 		return nil, aggBindError(call, in, fmt.Errorf("DISTINCT aggregates are supported only in complete aggregation, not on partial state (use approx_count_distinct)"))
 	}
@@ -74,11 +74,17 @@ func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, m
 		return nil, err
 	}
 	b.result.Name = name
+	if st, ok := b.acc.(*statAcc); ok && mode == AggComplete {
+		st.split = true // Spark's two input slices (see splitFold)
+	}
 	for _, part := range stateParts(call.Func) {
 		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Nullable: part == statePartValue})
 	}
 	setStateTypes(call.Func, b)
 	if distinct {
+		if _, ok := b.acc.(*statAcc); ok {
+			types = statArgTypes(b.args) // the arguments as doubles
+		}
 		enc, err := NewKeyEncoder(mem, types)
 		if err != nil {
 			return nil, aggBindError(call, in, err)
@@ -90,6 +96,9 @@ func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, m
 
 func checkArity(call AggregateCall) error {
 	n := len(call.Args)
+	if ext, err := extArity(call); ext {
+		return err
+	}
 	switch call.Func {
 	case AggCountStar:
 		if n != 0 {
@@ -129,6 +138,12 @@ func setStateTypes(f AggFunc, b *boundAgg) {
 		b.state[0].Type, b.state[1].Type = b.result.Type, Boolean
 	case AggApproxCountDistinct:
 		b.state[0].Type = Binary
+	default:
+		if t, ok := b.acc.(stateTyper); ok {
+			for i, dt := range t.stateTypes() {
+				b.state[i].Type = dt
+			}
+		}
 	}
 }
 
@@ -225,6 +240,8 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 		b.acc = &hllAcc{aggInfo: info, p: uint(p), m: 1 << p, enc: enc}
 		b.result = arrow.Field{Type: Int64}
 		b.args = evs[:1]
+	default:
+		return newExtRawAggregate(in, mem, call, evs, types)
 	}
 	return b, nil
 }
@@ -316,6 +333,13 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		b.acc = &hllAcc{aggInfo: info, p: uint(p), m: 1 << p, merge: true}
 		b.result = arrow.Field{Name: name, Type: Int64}
+	default:
+		acc, res, err := bindExtStateAggregate(call, types)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		b.acc = acc
+		b.result = arrow.Field{Name: name, Type: res, Nullable: true}
 	}
 	return b, nil
 }

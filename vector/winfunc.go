@@ -253,6 +253,9 @@ func bindWindowCall(in *arrow.Schema, mem memory.Allocator, c WindowCall, spec W
 		for i := range a.args {
 			a.args[i] = Plain(a.args[i], mem)
 		}
+		if s, ok := a.acc.(*statAcc); ok {
+			s.window, s.split = true, false // Spark evaluates a window's buffer unmerged
+		}
 		b.agg = a
 		b.field = arrow.Field{Name: name, Type: a.result.Type, Nullable: true}
 		if (c.Agg.Func == AggMin || c.Agg.Func == AggMax) && len(c.Agg.Args) == 1 {

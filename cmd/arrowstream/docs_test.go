@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -139,6 +140,29 @@ func TestDocsSQLListsEveryFunction(t *testing.T) {
 			t.Errorf("docs/sql.md does not document the function %s", name)
 		case !re.MatchString(examples):
 			t.Errorf("no ```sql example of docs/sql.md uses the function %s", name)
+		}
+	}
+}
+
+// TestDocsSQLListsEveryAggregate checks that docs/sql.md names every
+// aggregate function the planner resolves and uses it in a ```sql
+// example.
+func TestDocsSQLListsEveryAggregate(t *testing.T) {
+	file := filepath.Join(docsDir, "sql.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.ToLower(string(data))
+	examples := strings.ToLower(strings.Join(sqlBlocks(t, file), "\n"))
+	for _, name := range plan.AggregateFunctionNames() {
+		named := regexp.MustCompile(`(^|[^a-z0-9_])` + regexp.QuoteMeta(name) + `([^a-z0-9_]|$)`)
+		called := regexp.MustCompile(`(^|[^a-z0-9_])` + regexp.QuoteMeta(name) + `\(`)
+		switch {
+		case !named.MatchString(doc):
+			t.Errorf("docs/sql.md does not document the aggregate %s", name)
+		case !called.MatchString(examples):
+			t.Errorf("no ```sql example of docs/sql.md uses the aggregate %s", name)
 		}
 	}
 }
