@@ -29,6 +29,32 @@ type GroupCommitter interface {
 	StateLogEnd() *StateLogMark
 }
 
+// EpochLogGroupCommitter is a GroupCommitter that can take a state log
+// opened for it (OpenQueryStateLog), such as one whose records live in the
+// query's epoch log: the engine then appends an epoch's offsets, state
+// and previous commit records in one write.
+type EpochLogGroupCommitter interface {
+	GroupCommitter
+	// UseStateLog makes l the provider's state log, for the checkpoint
+	// whose state directory is stateDir. It is called, instead of
+	// OpenStateLog, before any partition is opened; the provider closes
+	// l when it closes.
+	UseStateLog(stateDir string, l *StateLog) error
+}
+
+var _ EpochLogGroupCommitter = (*MemoryProvider)(nil)
+
+// UseStateLog implements EpochLogGroupCommitter.
+func (m *MemoryProvider) UseStateLog(stateDir string, l *StateLog) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.glog != nil && m.glog != l {
+		return fmt.Errorf("checkpoint: the state store provider of %s already has a state log (%s)", stateDir, m.glog.Dir())
+	}
+	m.glog, m.stateDir = l, stateDir
+	return nil
+}
+
 // StateLogEnd implements GroupCommitter.
 func (m *MemoryProvider) StateLogEnd() *StateLogMark {
 	m.mu.Lock()

@@ -39,6 +39,19 @@ func (p *Provider) OpenStateLog(stateDir string) error {
 	return nil
 }
 
+var _ checkpoint.EpochLogGroupCommitter = (*Provider)(nil)
+
+// UseStateLog implements checkpoint.EpochLogGroupCommitter.
+func (p *Provider) UseStateLog(stateDir string, l *checkpoint.StateLog) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.glog != nil && p.glog != l {
+		return fmt.Errorf("pebblestore: the provider of %s already has a state log (%s)", stateDir, p.glog.Dir())
+	}
+	p.glog, p.stateDir = l, stateDir
+	return nil
+}
+
 // StateLogEnd implements checkpoint.GroupCommitter.
 func (p *Provider) StateLogEnd() *checkpoint.StateLogMark {
 	p.mu.Lock()

@@ -61,7 +61,12 @@ type microBatch struct {
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
 	available   []stream.Offset // end offsets of the current batch
-	constructed bool            // offsets/<batchID> is written
+	constructed bool            // offsets/<batchID> is written (or staged)
+	// planStaged: the current batch's offsets record is staged, to be
+	// written with its state record (one fdatasync); nothing of the batch
+	// is visible, and sources are not told to forget, before it is
+	// durable (planDurable).
+	planStaged bool
 	latest      []stream.Offset // what sources reported, for progress
 
 	batchTimestampMs int64
@@ -99,6 +104,11 @@ func (m *microBatch) populateStartOffsets() error {
 	m.committed = make([]stream.Offset, n)
 	m.available = make([]stream.Offset, n)
 	m.latest = make([]stream.Offset, n)
+	if sm, ok := m.cfg.Exec.(stateLogMarker); ok {
+		if err := sm.UseEpochLog(m.offsets.SegmentLog()); err != nil {
+			return err
+		}
+	}
 	for i, src := range m.cfg.Sources {
 		if cs, ok := src.(stream.CheckpointedSource); ok {
 			if err := cs.SetCheckpointDir(filepath.Join(m.cfg.CheckpointDir, "sources", strconv.Itoa(i))); err != nil {
@@ -283,30 +293,22 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 			for _, o := range m.available {
 				seq.Offsets = append(seq.Offsets, []byte(o))
 			}
-			ok, err := m.offsets.Add(m.batchID, seq)
+			add := m.offsets.Add
+			m.planStaged = m.stageOffsets()
+			if m.planStaged {
+				add = m.offsets.Stage
+			}
+			ok, err := add(m.batchID, seq)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Dir())
 			}
-			// Sources may forget data of earlier batches.
-			for i, src := range m.cfg.Sources {
-				if m.committed[i] != nil {
-					if err := src.Commit(ctx, m.committed[i]); err != nil {
-						return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.SourceDescriptions[i], err)
-					}
-				}
+			if m.planStaged {
+				return nil
 			}
-			if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && m.batchID > keep {
-				if err := m.offsets.Purge(m.batchID - keep); err != nil {
-					return err
-				}
-				if err := m.commits.Purge(m.batchID - keep); err != nil {
-					return err
-				}
-			}
-			return nil
+			return m.planDurable(ctx)
 		})
 		if err != nil {
 			return triggerResult{}, err
@@ -388,6 +390,20 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 				return err
 			}
 		}
+		if m.planStaged {
+			// The state commit wrote the staged offsets record with
+			// its state record; flush it when it did not (a provider
+			// without the epoch log's state records).
+			err := m.offsets.SegmentLog().Flush()
+			if err == nil {
+				m.planStaged = false
+				err = m.planDurable(ctx)
+			}
+			if err != nil {
+				out.Close()
+				return err
+			}
+		}
 		return m.cfg.Sink.AddBatch(ctx, m.batchID, &countingOperator{Operator: out, rows: &outputRows})
 	})
 	if err != nil {
@@ -422,6 +438,38 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 	m.constructed = false
 	m.ranBatch = true
 	return triggerResult{ran: true, progress: prog}, nil
+}
+
+// stageOffsets says whether the batch's offsets record can wait for the
+// batch's state record (one durable write for both): for a stateful
+// query on a v2 epoch log. Re-planning a batch whose offsets record a
+// crash lost is safe because nothing of the batch is visible or
+// committed before that write: sources are told to forget only after it
+// (planDurable), and the state and the sink see the batch later still.
+func (m *microBatch) stageOffsets() bool {
+	return m.cfg.Exec.HasState() && m.offsets.SegmentLog() != nil
+}
+
+// planDurable runs once the batch's offsets record is durable (and with
+// it the previous batch's commit record): sources may forget the data
+// of earlier batches, and retention may drop old epochs.
+func (m *microBatch) planDurable(ctx context.Context) error {
+	for i, src := range m.cfg.Sources {
+		if m.committed[i] != nil {
+			if err := src.Commit(ctx, m.committed[i]); err != nil {
+				return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.SourceDescriptions[i], err)
+			}
+		}
+	}
+	if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && m.batchID > keep {
+		if err := m.offsets.Purge(m.batchID - keep); err != nil {
+			return err
+		}
+		if err := m.commits.Purge(m.batchID - keep); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errStopped marks the end of a query by Stop (not a failure).

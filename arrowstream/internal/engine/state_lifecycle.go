@@ -36,6 +36,24 @@ type stateLifecycle struct {
 	// is refused as damage.
 	expectLogged *checkpoint.StateLogMark
 	logOpen      bool // the provider's state log is open
+	// epochLog is the run's v2 epoch log, where a new checkpoint's state
+	// records go (nil: v1, or not given).
+	epochLog *checkpoint.SegmentLog
+}
+
+// useEpochLog sets the run's epoch log. The provider of an earlier run,
+// whose state log may live in that run's epoch log, is closed: the next
+// open reloads the state from the checkpoint.
+func (l *stateLifecycle) useEpochLog(ep *checkpoint.SegmentLog) error {
+	if l.epochLog == ep {
+		return nil
+	}
+	var err error
+	if l.epochLog != nil && l.provider != nil {
+		err = l.close()
+	}
+	l.epochLog = ep
+	return err
 }
 
 // opState is the state of one operator.
@@ -74,10 +92,24 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
 		// One state log record per epoch for every partition that
 		// changed (checkpoint.StateLog), opened before any partition.
-		if err := gc.OpenStateLog(filepath.Join(checkpointDir, "state")); err != nil {
+		stateDir := filepath.Join(checkpointDir, "state")
+		logDir := filepath.Join(stateDir, checkpoint.StateLogDir)
+		if egc, ok := gc.(checkpoint.EpochLogGroupCommitter); ok {
+			// In the epoch log (new checkpoints): the epoch's offsets,
+			// state and previous commit records share one write.
+			sl, err := checkpoint.OpenQueryStateLog(stateDir, l.epochLog, l.writer)
+			if err != nil {
+				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
+			}
+			if err := egc.UseStateLog(stateDir, sl); err != nil {
+				sl.Close()
+				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
+			}
+			logDir = sl.Dir()
+		} else if err := gc.OpenStateLog(stateDir); err != nil {
 			return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
 		}
-		if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, filepath.Join(checkpointDir, "state", checkpoint.StateLogDir)); err != nil {
+		if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, logDir); err != nil {
 			return err
 		}
 		l.logOpen = true
