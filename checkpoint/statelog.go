@@ -227,7 +227,14 @@ func (l *StateLog) Where(path string, version int64) string {
 
 // Changed reports whether path has a delta of a version in (from, to].
 func (l *StateLog) Changed(path string, from, to int64) bool {
-	return len(l.versions(path, from, to)) > 0
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for v := range l.index[path] {
+		if v > from && v <= to {
+			return true
+		}
+	}
+	return false
 }
 
 // StatePartitionPath is the name of the partition in directory dir for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 )
@@ -183,13 +184,22 @@ func (m *MemoryProvider) purgeLog(latest int64) error {
 // changedSince reports whether the partition has changes after version
 // from up to to (delta files, or entries of the state log): a partition
 // without needs no new snapshot, its newest one still describes it.
+//
+// Its cost is in the partition's files and log entries, not in the
+// versions between from and to: an unchanged partition keeps its old
+// snapshot, so that range grows with every epoch, and maintenance asks
+// for every partition after every epoch.
 func (p *StorePartition) changedSince(files map[fileKey]bool, from, to int64) bool {
-	for v := from + 1; v <= to; v++ {
-		if !p.logged(v) && files[fileKey{v, "delta"}] {
+	cover := int64(math.MaxInt64)
+	if p.glog != nil {
+		cover = p.glog.CoverFrom()
+	}
+	for k := range files {
+		if k.kind == "delta" && k.version > from && k.version <= to && k.version < cover {
 			return true
 		}
 	}
-	return p.glog != nil && len(p.glog.versions(p.rel, from, to)) > 0
+	return p.glog != nil && p.glog.Changed(p.rel, from, to)
 }
 
 // takeMaintErr fails (and aborts) the store when the context is done or

@@ -19,6 +19,14 @@ import (
 // time, as Spark's pollingDelay) before asking its sources again.
 const pollingDelay = 10 * time.Millisecond
 
+// idleFlushDelay: an idle loop makes the last epoch's commit record
+// (staged to ride with the next epoch's write, commitWithNext) durable
+// once no next epoch has come for this long, not at the first idle poll:
+// a query fed every few milliseconds then pays one fdatasync per epoch
+// instead of two. Until then a crash re-runs that epoch, which the
+// epoch-idempotent sink discards; a stop flushes it at once.
+const idleFlushDelay = 50 * time.Millisecond
+
 // Config is everything the micro-batch and continuous loops need.
 type Config struct {
 	CheckpointDir      string
@@ -57,6 +65,8 @@ type microBatch struct {
 	// commit record rides with the next epoch's offsets record (one
 	// durable write per epoch; checkpoint.OpenEpochLogs has the argument).
 	commitWithNext bool
+	// stagedAt is when the last commit record was staged (commitWithNext).
+	stagedAt time.Time
 
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
@@ -275,9 +285,11 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 			m.cfg.Exec.ShouldRunAnotherBatch(m.tracker.global)
 		if !isNew && !another {
 			// Idle: the last epoch's commit record waits for no next
-			// epoch.
-			if err := m.commits.Flush(); err != nil {
-				return triggerResult{}, err
+			// epoch, once a next epoch is overdue (idleFlushDelay).
+			if m.commits.Pending() && time.Since(m.stagedAt) >= idleFlushDelay {
+				if err := m.commits.Flush(); err != nil {
+					return triggerResult{}, err
+				}
 			}
 			copy(m.available, m.committed)
 			return triggerResult{progress: m.idleProgress(start, wallStart, durations)}, nil
@@ -424,6 +436,7 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		if err != nil {
 			return err
 		}
+		m.stagedAt = time.Now()
 		if !ok {
 			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Dir())
 		}
