@@ -68,6 +68,34 @@ func OpenEpochStateLog(ep *SegmentLog, w *Writer) (*StateLog, error) {
 	return l, nil
 }
 
+// Rebind moves a state log that lives in an epoch log to ep, the same
+// checkpoint's epoch log opened again (a query restarted in the process
+// keeps its provider and partitions): it indexes ep's state records
+// afresh. A state log in state/_log is left as it is.
+func (l *StateLog) Rebind(ep *SegmentLog) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ep == nil || l.ep == ep {
+		return nil
+	}
+	recs, err := ep.stateRecords()
+	if err != nil {
+		return err
+	}
+	l.dir, l.ep, l.segs, l.index, l.max, l.cover, l.closed = ep.Dir(), ep, nil, map[string]map[int64]stateRef{}, 0, 0, false
+	for _, r := range recs {
+		if err := l.indexEpochRecord(r); err != nil {
+			return err
+		}
+	}
+	floor := int64(math.MaxInt64)
+	if len(l.segs) > 0 {
+		floor = l.segs[0].first
+	}
+	ep.setStateFloor(floor, l.purged)
+	return nil
+}
+
 // indexEpochRecord indexes a state record read from the epoch log.
 func (l *StateLog) indexEpochRecord(r stateRecordAt) error {
 	if len(r.body) < 8+12 {

@@ -65,8 +65,10 @@ type microBatch struct {
 	// commit record rides with the next epoch's offsets record (one
 	// durable write per epoch; checkpoint.OpenEpochLogs has the argument).
 	commitWithNext bool
-	// stagedAt is when the last commit record was staged (commitWithNext).
-	stagedAt time.Time
+	// stagedAt is when the last commit record was staged (commitWithNext);
+	// idleFlush is idleFlushDelay (tests change it).
+	stagedAt  time.Time
+	idleFlush time.Duration
 
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
@@ -99,7 +101,7 @@ func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
 	if idem {
 		idem = cfg.Sink.(stream.EpochIdempotentSink).EpochIdempotent()
 	}
-	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem}, nil
+	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem, idleFlush: idleFlushDelay}, nil
 }
 
 // closeLogs writes a commit record still waiting for the next epoch and
@@ -286,7 +288,7 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 		if !isNew && !another {
 			// Idle: the last epoch's commit record waits for no next
 			// epoch, once a next epoch is overdue (idleFlushDelay).
-			if m.commits.Pending() && time.Since(m.stagedAt) >= idleFlushDelay {
+			if m.commits.Pending() && time.Since(m.stagedAt) >= m.idleFlush {
 				if err := m.commits.Flush(); err != nil {
 					return triggerResult{}, err
 				}

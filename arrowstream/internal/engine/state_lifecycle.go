@@ -37,23 +37,21 @@ type stateLifecycle struct {
 	expectLogged *checkpoint.StateLogMark
 	logOpen      bool // the provider's state log is open
 	// epochLog is the run's v2 epoch log, where a new checkpoint's state
-	// records go (nil: v1, or not given).
+	// records go (nil: v1, or not given); stateLog is the state log
+	// opened for the provider (nil: the provider opened its own).
 	epochLog *checkpoint.SegmentLog
+	stateLog *checkpoint.StateLog
 }
 
-// useEpochLog sets the run's epoch log. The provider of an earlier run,
-// whose state log may live in that run's epoch log, is closed: the next
-// open reloads the state from the checkpoint.
+// useEpochLog sets the run's epoch log. A state log that lives in an
+// earlier run's epoch log (a restart in the process keeps the provider)
+// moves to this one.
 func (l *stateLifecycle) useEpochLog(ep *checkpoint.SegmentLog) error {
-	if l.epochLog == ep {
-		return nil
-	}
-	var err error
-	if l.epochLog != nil && l.provider != nil {
-		err = l.close()
-	}
 	l.epochLog = ep
-	return err
+	if l.stateLog != nil && ep != nil {
+		return l.stateLog.Rebind(ep)
+	}
+	return nil
 }
 
 // opState is the state of one operator.
@@ -105,7 +103,7 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 				sl.Close()
 				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
 			}
-			logDir = sl.Dir()
+			logDir, l.stateLog = sl.Dir(), sl
 		} else if err := gc.OpenStateLog(stateDir); err != nil {
 			return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
 		}
@@ -267,7 +265,7 @@ func (l *stateLifecycle) close() error {
 		return nil
 	}
 	err := l.provider.Close()
-	l.provider, l.logOpen = nil, false
+	l.provider, l.logOpen, l.stateLog = nil, false, nil
 	for _, op := range l.ops {
 		op.parts = nil
 	}
