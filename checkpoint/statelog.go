@@ -64,6 +64,7 @@ type StateLog struct {
 	// records, and cover the first version the log covers (0: none yet).
 	ep    *SegmentLog
 	cover int64
+	ownEp bool // Close closes ep (OpenCheckpointStateLog)
 }
 
 type stateSeg struct {
@@ -537,6 +538,10 @@ func (l *StateLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
+	if l.ownEp {
+		l.ownEp = false
+		return l.ep.Close()
+	}
 	if l.active != nil {
 		err := l.active.Close()
 		l.active = nil

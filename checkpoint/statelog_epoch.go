@@ -47,6 +47,41 @@ func OpenQueryStateLog(stateDir string, ep *SegmentLog, w *Writer) (*StateLog, e
 	return OpenEpochStateLog(ep, w)
 }
 
+// OpenCheckpointStateLog opens the state log of the checkpoint whose state
+// directory is stateDir for a reader outside the query's loop (tools,
+// tests, GroupCommitter.OpenStateLog): as OpenQueryStateLog, with the
+// checkpoint's epoch log opened for it when it lives there (closed with
+// the state log). A query that runs must not be appended to meanwhile.
+func OpenCheckpointStateLog(stateDir string, w *Writer) (*StateLog, error) {
+	dir := filepath.Join(stateDir, StateLogDir)
+	epochDir := filepath.Join(filepath.Dir(stateDir), EpochLogDir)
+	if _, err := os.Stat(epochDir); err != nil || hasSegments(dir) {
+		return OpenStateLog(dir, w)
+	}
+	ep, err := OpenSegmentLog(epochDir, w, false)
+	if err != nil {
+		return nil, err
+	}
+	l, err := OpenEpochStateLog(ep, w)
+	if err != nil {
+		ep.Close()
+		return nil, err
+	}
+	l.ownEp = true
+	return l, nil
+}
+
+// hasSegments reports whether dir holds segment files.
+func hasSegments(dir string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if _, ok := parseSegmentName(e.Name()); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // OpenEpochStateLog opens the state log whose records live in the epoch
 // log ep. ep stays the caller's: closing the state log does not close it.
 func OpenEpochStateLog(ep *SegmentLog, w *Writer) (*StateLog, error) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 )
 
@@ -76,7 +75,7 @@ func (m *MemoryProvider) OpenStateLog(stateDir string) error {
 	if m.glog != nil {
 		return nil
 	}
-	l, err := OpenStateLog(filepath.Join(stateDir, StateLogDir), m.w)
+	l, err := OpenCheckpointStateLog(stateDir, m.w)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (p *Provider) OpenStateLog(stateDir string) error {
 	if p.glog != nil {
 		return nil
 	}
-	l, err := checkpoint.OpenStateLog(filepath.Join(stateDir, checkpoint.StateLogDir), p.opts.Writer)
+	l, err := checkpoint.OpenCheckpointStateLog(stateDir, p.opts.Writer)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ type microBatch struct {
 	// is visible, and sources are not told to forget, before it is
 	// durable (planDurable).
 	planStaged bool
-	latest      []stream.Offset // what sources reported, for progress
+	latest     []stream.Offset // what sources reported, for progress
 
 	batchTimestampMs int64
 	batchWatermarkMs int64
