@@ -69,8 +69,9 @@ import (
 // Sources are asked for a range only after it is planned, and every
 // built-in source reads a planned range the same way each time (rate,
 // memory, files through their own log, Kafka by offsets; a socket source
-// is not replayable at all), so no source needs the offsets durable
-// before it is read. An epoch with no state to write (its operators
+// is not replayable at all), so none needs the offsets durable before it
+// is read; a source that does says so (stream.DurablePlanSource) and the
+// engine then writes the offsets record at once. An epoch with no state to write (its operators
 // declared none) flushes the staged records before its sink runs.
 
 // entryLog is one kind of entries (offsets or commits) in one format.

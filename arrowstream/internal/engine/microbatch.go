@@ -457,12 +457,21 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 
 // stageOffsets says whether the batch's offsets record can wait for the
 // batch's state record (one durable write for both): for a stateful
-// query on a v2 epoch log. Re-planning a batch whose offsets record a
+// query on a v2 epoch log, unless a source asks for its plan durable
+// before it is read (stream.DurablePlanSource). Re-planning a batch whose offsets record a
 // crash lost is safe because nothing of the batch is visible or
 // committed before that write: sources are told to forget only after it
 // (planDurable), and the state and the sink see the batch later still.
 func (m *microBatch) stageOffsets() bool {
-	return m.cfg.Exec.HasState() && m.offsets.SegmentLog() != nil
+	if !m.cfg.Exec.HasState() || m.offsets.SegmentLog() == nil {
+		return false
+	}
+	for _, src := range m.cfg.Sources {
+		if d, ok := src.(stream.DurablePlanSource); ok && d.DurablePlan() {
+			return false
+		}
+	}
+	return true
 }
 
 // planDurable runs once the batch's offsets record is durable (and with

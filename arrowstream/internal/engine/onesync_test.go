@@ -118,3 +118,58 @@ func maps(m map[string]int) map[string]int {
 	}
 	return out
 }
+
+// durableSrc asks for the epoch's offsets durable before it is read.
+type durableSrc struct{ stream.Source }
+
+func (durableSrc) DurablePlan() bool { return true }
+
+// TestDurablePlanSourceKeepsTwoWrites: with a source that needs its plan
+// durable before it is read, a stateful epoch writes its offsets record
+// on its own (before the read) and its state record after: two appends.
+func TestDurablePlanSourceKeepsTwoWrites(t *testing.T) {
+	ctx := context.Background()
+	mem := poisonmem.New()
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	src := memsource.New(mem, valueSchema)
+	defer src.Close()
+	var mu sync.Mutex
+	appends := 0
+	w := &checkpoint.Writer{NoSync: true, Hook: func(step checkpoint.WriteStep, path string) error {
+		if step == checkpoint.AfterTempWrite && strings.Contains(path, checkpoint.EpochLogDir) {
+			mu.Lock()
+			appends++
+			mu.Unlock()
+		}
+		return nil
+	}}
+	exec := newCountExecutor(t, mem, stream.Update)
+	exec.life.writer = w
+	q, err := New(ctx, "test", Config{
+		CheckpointDir: dir, Sources: []stream.Source{durableSrc{src}}, SourceDescriptions: []string{"MemoryStream[value]"},
+		Sink: idemSink{&collectsink.Sink{}}, SinkDescription: "collect", Exec: exec, Trigger: processingTime(0),
+		Conf:   map[string]string{stream.ConfShufflePartitions: "2"},
+		Writer: w, MinBatchesToRetain: 100, Clock: systemClock{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.mb.idleFlush = time.Hour
+	q.Start(nil)
+	defer q.Stop()
+	const epochs = 5
+	for i := 0; i < epochs; i++ {
+		if _, err := src.AddData([]any{i}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.ProcessAllAvailable(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if appends != 2*epochs {
+		t.Errorf("%d stateful epochs over a DurablePlanSource made %d epoch log appends, want %d", epochs, appends, 2*epochs)
+	}
+}
