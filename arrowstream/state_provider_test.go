@@ -26,10 +26,10 @@ func TestStateStoreProviderRestart(t *testing.T) {
 		files     string // a glob under <checkpoint>/state
 		metric    string
 	}{
-		{"memory", false, false, "_log/*.seg", ""},
+		{"memory", false, false, "../epochlog/*.seg", ""}, // state records live in the epoch log
 		{"pebble", false, false, "0/0/*.pebble", "pebbleSstFileCount"},
 		{"pebble", true, false, "0/0/*.pebble", "pebbleCommitFlushLatencyMicros"},
-		{"pebble", false, true, "_log/*.seg", "pebbleChangelogBytes"},
+		{"pebble", false, true, "../epochlog/*.seg", "pebbleChangelogBytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {

@@ -53,6 +53,26 @@ import (
 // flushed on its own. Sinks that are not idempotent by epoch id get step 4
 // written at once (CommitLog.Add): their window for a replay is the one
 // Spark has, between AddBatch and the commit file.
+//
+// A stateful epoch needs step 2 durable too. A new v2 checkpoint keeps
+// its state records in this log (statelog_epoch.go), and the engine
+// stages step 1 (OffsetLog.Stage) instead of writing it: the state
+// commit appends the offsets record of N, the state record of N (version
+// N+1) and the staged commit record of N-1 with one write and one
+// fdatasync, before the sink sees N. Step 1 then precedes step 3 as
+// before, so the rule above holds; what changes is that the offsets of N
+// may be lost in a crash before that write, and N is then planned again
+// from the sources' latest offsets, possibly with another end. That is
+// safe because nothing of N had an effect that outlives the crash: the
+// sink has not seen N, its state is in the same write, and sources are
+// told to forget data (Source.Commit of N-1's end) only after the write.
+// Sources are asked for a range only after it is planned, and every
+// built-in source reads a planned range the same way each time (rate,
+// memory, files through their own log, Kafka by offsets; a socket source
+// is not replayable at all), so none needs the offsets durable before it
+// is read; a source that does says so (stream.DurablePlanSource) and the
+// engine then writes the offsets record at once. An epoch with no state to write (its operators
+// declared none) flushes the staged records before its sink runs.
 
 // entryLog is one kind of entries (offsets or commits) in one format.
 type entryLog interface {

@@ -56,6 +56,29 @@ func (o *OffsetLog) Add(epoch int64, seq OffsetSeq) (bool, error) {
 	return o.entries.add(epoch, body)
 }
 
+// Stage records epoch's entry for the next durable write to the epoch
+// log (a state record, CommitLog.Flush, or any Add), so that an epoch's
+// offsets and state share one fdatasync: nothing of the epoch may become
+// visible before that write (Flush first). The v1 format has no shared
+// write: the entry is written at once. False when it already exists.
+func (o *OffsetLog) Stage(epoch int64, seq OffsetSeq) (bool, error) {
+	body, err := encodeOffsetSeq(seq)
+	if err != nil {
+		return false, fmt.Errorf("checkpoint: offsets for epoch %d: %w", epoch, err)
+	}
+	return o.entries.stage(epoch, body)
+}
+
+// SegmentLog returns the v2 epoch log that holds the entries (nil for a
+// v1 checkpoint), for a state log that writes its records there
+// (OpenQueryStateLog).
+func (o *OffsetLog) SegmentLog() *SegmentLog {
+	if v, ok := o.entries.(v2Entries); ok {
+		return v.s
+	}
+	return nil
+}
+
 // Get reads epoch's entry.
 func (o *OffsetLog) Get(epoch int64) (OffsetSeq, bool, error) {
 	body, ok, err := o.entries.get(epoch)

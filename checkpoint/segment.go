@@ -12,11 +12,19 @@ import (
 //
 //	header   "ASEG" | uint32 format version (2)
 //	record*  uint32 payload length | uint32 CRC-32C of payload | payload
-//	payload  kind byte ('O' offsets, 'C' commit) | int64 epoch | body
+//	payload  kind byte ('O' offsets, 'C' commit, 'S' state) | int64 epoch | body
 //
-// Integers are little-endian. The body is the same text an entry of the
-// v1 per-epoch files holds (offsets.go), without the v1 version and
-// checksum lines: the record frame carries both.
+// Integers are little-endian. The body of an offsets or commit record is
+// the same text an entry of the v1 per-epoch files holds (offsets.go),
+// without the v1 version and checksum lines: the record frame carries
+// both. A state record (epoch: the state version it produces) carries the
+// state log's record for that version when the state log lives in the
+// epoch log (statelog_epoch.go):
+//
+//	body     int64 first version the log covers | state payload
+//
+// where the state payload is a state log record's payload
+// (statelog_format.go: version, entry count, entries).
 
 // EpochLogFormatVersion is the segment format this build writes and reads.
 const EpochLogFormatVersion = 2
@@ -29,6 +37,8 @@ const (
 	recordFixedLen   = 1 + 8 // kind + epoch
 	// maxRecordLen bounds one record's payload: an offsets record holds a
 	// few JSON lines; a larger length is damage, not a record to allocate.
+	// A state record (its kind byte says so) may be as large as a state
+	// log record (maxStateRecordLen).
 	maxRecordLen = 64 << 20
 )
 
@@ -38,6 +48,7 @@ type recordKind byte
 const (
 	kindOffsets recordKind = 'O'
 	kindCommit  recordKind = 'C'
+	kindState   recordKind = 'S'
 )
 
 func (k recordKind) String() string {
@@ -46,6 +57,8 @@ func (k recordKind) String() string {
 		return "offsets"
 	case kindCommit:
 		return "commit"
+	case kindState:
+		return "state"
 	}
 	return fmt.Sprintf("kind %q", byte(k))
 }
@@ -55,6 +68,7 @@ type record struct {
 	kind  recordKind
 	epoch int64
 	body  []byte
+	off   int64 // decoded records: the body's offset in its file
 }
 
 // appendSegmentHeader appends a segment's header to dst.
@@ -121,7 +135,11 @@ func decodeSegment(path string, data []byte) (segmentDecode, error) {
 		}
 		n := int64(binary.LittleEndian.Uint32(data[off:]))
 		want := binary.LittleEndian.Uint32(data[off+4:])
-		if n < recordFixedLen || n > maxRecordLen {
+		limit := int64(maxRecordLen)
+		if end-off > recordHeaderLen && recordKind(data[off+recordHeaderLen]) == kindState {
+			limit = maxStateRecordLen
+		}
+		if n < recordFixedLen || n > limit {
 			if allZero(data[off:]) {
 				// The file grew but the append's bytes never reached the
 				// disk: a crash, not damage.
@@ -143,14 +161,14 @@ func decodeSegment(path string, data []byte) (segmentDecode, error) {
 			return out, fmt.Errorf("checkpoint: %s: record at offset %d: checksum mismatch (record has %08x, content gives %08x): %w", path, off, want, got, ErrCorrupt)
 		}
 		k := recordKind(payload[0])
-		if k != kindOffsets && k != kindCommit {
+		if k != kindOffsets && k != kindCommit && k != kindState {
 			return out, fmt.Errorf("checkpoint: %s: record at offset %d has unknown kind %q: %w", path, off, payload[0], ErrCorrupt)
 		}
 		epoch := int64(binary.LittleEndian.Uint64(payload[1:9]))
 		if epoch < 0 {
 			return out, fmt.Errorf("checkpoint: %s: record at offset %d has negative epoch %d: %w", path, off, epoch, ErrCorrupt)
 		}
-		out.records = append(out.records, record{kind: k, epoch: epoch, body: payload[recordFixedLen:]})
+		out.records = append(out.records, record{kind: k, epoch: epoch, body: payload[recordFixedLen:], off: off + recordHeaderLen + recordFixedLen})
 		off += recordHeaderLen + n
 		out.valid = off
 	}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,10 @@ const DefaultSegmentEpochs = 128
 
 // SegmentLog is the v2 epoch log of one query checkpoint: the offset and
 // commit records of every epoch appended to segment files
-// <checkpoint>/epochlog/<first epoch>.seg (format in segment.go).
+// <checkpoint>/epochlog/<first epoch>.seg (format in segment.go), and,
+// when the query's state log lives here (OpenEpochStateLog), its state
+// records, so that an epoch's offsets, state and the previous epoch's
+// commit share one write and one fdatasync.
 //
 // Durability: an append writes every record it carries (the staged ones
 // first) with one write and one fdatasync; a new segment also fsyncs the
@@ -49,6 +53,27 @@ type SegmentLog struct {
 	staged  []record
 	active  *os.File // the newest segment, open for appending; nil until needed
 	closed  bool
+
+	// loadedState holds the state records read at open until the state
+	// log takes them (stateRecords).
+	loadedState []stateRecordAt
+	stateTaken  bool
+	// stateFloor: segments from the one starting at this epoch on hold
+	// state records the state log still needs; Purge keeps them.
+	// MaxInt64 when no state log lives here.
+	stateFloor int64
+	// onPurge, when set, is told the segments Purge deleted (outside
+	// l.mu).
+	onPurge func(paths []string)
+}
+
+// stateRecordAt is a state record and where its body lies.
+type stateRecordAt struct {
+	seg   string // the segment's path
+	first int64  // the segment's first epoch
+	epoch int64  // the epoch that wrote it (its version is epoch+1)
+	off   int64  // the body's offset in the segment
+	body  []byte
 }
 
 // segmentInfo is what the log knows of one segment file.
@@ -81,7 +106,7 @@ func OpenSegmentLog(dir string, w *Writer, create bool) (*SegmentLog, error) {
 			return nil, err
 		}
 	}
-	l := &SegmentLog{dir: dir, w: w, segEpochs: DefaultSegmentEpochs}
+	l := &SegmentLog{dir: dir, w: w, segEpochs: DefaultSegmentEpochs, stateFloor: math.MaxInt64}
 	l.entries[0], l.entries[1] = map[int64][]byte{}, map[int64][]byte{}
 	ents, err := os.ReadDir(dir)
 	if err != nil && !(errors.Is(err, os.ErrNotExist) && !create) {
@@ -132,6 +157,14 @@ func (l *SegmentLog) load(s *segmentInfo, newest bool) error {
 		if r.epoch < s.first {
 			return fmt.Errorf("checkpoint: %s: holds a %s record of epoch %d, below the segment's first epoch %d: %w", s.path, r.kind, r.epoch, s.first, ErrCorrupt)
 		}
+		if r.kind == kindState {
+			// Indexed by the state log (a later record of a version
+			// supersedes an earlier one: a re-run epoch's).
+			l.loadedState = append(l.loadedState, stateRecordAt{seg: s.path, first: s.first, epoch: r.epoch, off: r.off, body: r.body})
+			s.recs = append(s.recs, recordRef{r.kind, r.epoch})
+			s.last = max(s.last, r.epoch)
+			continue
+		}
 		m := l.entries[kindIndex(r.kind)]
 		if old, ok := m[r.epoch]; ok {
 			if string(old) != string(r.body) {
@@ -167,6 +200,9 @@ func (l *SegmentLog) checkContiguous() error {
 // has reports whether epoch has a record of kind, written or staged.
 // Callers hold l.mu.
 func (l *SegmentLog) has(kind recordKind, epoch int64) bool {
+	if kind == kindState {
+		return false // a re-run's state record supersedes the first run's
+	}
 	if _, ok := l.entries[kindIndex(kind)][epoch]; ok {
 		return true
 	}
@@ -189,10 +225,70 @@ func (l *SegmentLog) add(kind recordKind, epoch int64, body []byte) (bool, error
 	if l.has(kind, epoch) {
 		return false, nil
 	}
-	if err := l.appendLocked([]record{{kind: kind, epoch: epoch, body: body}}); err != nil {
+	if _, _, err := l.appendLocked([]record{{kind: kind, epoch: epoch, body: body}}); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// appendState appends the state record of version (with the staged
+// records, before it) durably, and returns where its body lies: the
+// segment's path, its first epoch and the offset. The record's epoch is
+// the one that produced the version (version-1), so that a segment never
+// holds a record of an epoch before its first.
+func (l *SegmentLog) appendState(version int64, body []byte) (seg string, first, off int64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, body: body}})
+	if err != nil {
+		return "", 0, 0, err
+	}
+	return cur.path, cur.first, offs[0], nil
+}
+
+// stateRecords returns the state records of the log, in log order: the
+// first time those read at open (then forgotten), later read again from
+// the segments.
+func (l *SegmentLog) stateRecords() ([]stateRecordAt, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.stateTaken {
+		out := l.loadedState
+		l.loadedState, l.stateTaken = nil, true
+		return out, nil
+	}
+	var out []stateRecordAt
+	for _, s := range l.segs {
+		if !slices.ContainsFunc(s.recs, func(r recordRef) bool { return r.kind == kindState }) {
+			continue
+		}
+		data, err := os.ReadFile(s.path)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: read %s: %w", s.path, err)
+		}
+		dec, err := decodeSegment(s.path, data)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range dec.records {
+			if r.kind == kindState && r.off < s.size {
+				out = append(out, stateRecordAt{seg: s.path, first: s.first, epoch: r.epoch, off: r.off, body: r.body})
+			}
+		}
+	}
+	return out, nil
+}
+
+// setStateFloor says from which segment (by its first epoch) on the state
+// log needs its records; onPurge, when not nil, is told which segments
+// Purge deleted from then on.
+func (l *SegmentLog) setStateFloor(first int64, onPurge func(paths []string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stateFloor = first
+	if onPurge != nil {
+		l.onPurge = onPurge
+	}
 }
 
 // stage queues a record for the next append (or Flush); false when the
@@ -220,7 +316,8 @@ func (l *SegmentLog) Flush() error {
 	if len(l.staged) == 0 {
 		return nil
 	}
-	return l.appendLocked(nil)
+	_, _, err := l.appendLocked(nil)
+	return err
 }
 
 // Staged reports whether records wait for the next append.
@@ -239,7 +336,7 @@ func (l *SegmentLog) Close() error {
 	}
 	var err error
 	if len(l.staged) > 0 {
-		err = l.appendLocked(nil)
+		_, _, err = l.appendLocked(nil)
 	}
 	l.closed = true
 	if l.active != nil {
@@ -251,11 +348,12 @@ func (l *SegmentLog) Close() error {
 
 // appendLocked writes the staged records and recs to the active segment
 // (starting a new one when the active one spans segEpochs) with one write
-// and one fdatasync, then makes them visible. On failure nothing becomes
-// visible and the staged records stay staged. Callers hold l.mu.
-func (l *SegmentLog) appendLocked(recs []record) (err error) {
+// and one fdatasync, then makes them visible. It returns the segment and
+// the offsets of recs' bodies in it. On failure nothing becomes visible
+// and the staged records stay staged. Callers hold l.mu.
+func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, err error) {
 	if l.closed {
-		return fmt.Errorf("checkpoint: epoch log %s is closed", l.dir)
+		return nil, nil, fmt.Errorf("checkpoint: epoch log %s is closed", l.dir)
 	}
 	all := append(slices.Clip(l.staged), recs...)
 	low := all[0].epoch
@@ -274,7 +372,7 @@ func (l *SegmentLog) appendLocked(recs []record) (err error) {
 			l.active = nil
 		}
 		if err := os.Remove(cur.path); err != nil {
-			return fmt.Errorf("checkpoint: remove empty segment %s: %w", cur.path, err)
+			return nil, nil, fmt.Errorf("checkpoint: remove empty segment %s: %w", cur.path, err)
 		}
 		l.segs = l.segs[:len(l.segs)-1]
 		cur = nil
@@ -282,7 +380,10 @@ func (l *SegmentLog) appendLocked(recs []record) (err error) {
 			cur = l.segs[n-1]
 		}
 	}
-	fresh := cur == nil || cur.first+l.segEpochs <= low && cur.last >= 0
+	// A segment spans segEpochs epochs, or less when state records made it
+	// large (a new segment is named after its lowest epoch, so only an
+	// append of a later epoch may start one).
+	fresh := cur == nil || cur.last >= 0 && (cur.first+l.segEpochs <= low || cur.size >= stateSegmentBytes && low > cur.first)
 	var buf []byte
 	if fresh {
 		if l.active != nil {
@@ -293,23 +394,30 @@ func (l *SegmentLog) appendLocked(recs []record) (err error) {
 			// A crash left a torn tail in the segment this one follows:
 			// cut it durably first, or it would read as damage then.
 			if err := l.cutTail(cur); err != nil {
-				return err
+				return nil, nil, err
 			}
 		}
 		cur = &segmentInfo{first: low, path: filepath.Join(l.dir, segmentName(low)), last: -1}
 		buf = appendSegmentHeader(buf)
 	} else if err := l.openActive(cur); err != nil {
-		return err
+		return nil, nil, err
 	} else if cur.size < segmentHeaderLen {
 		buf = appendSegmentHeader(buf)
 	}
-	for _, r := range all {
+	base := cur.size
+	if fresh {
+		base = 0
+	}
+	for i, r := range all {
+		if i >= len(l.staged) {
+			offs = append(offs, base+int64(len(buf))+recordHeaderLen+recordFixedLen)
+		}
 		buf = appendRecord(buf, r)
 	}
 	f, err := appendDurably(l.w, l.dir, cur.path, l.active, cur.size, fresh, buf)
 	l.active = f
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if fresh {
 		cur.size = 0
@@ -317,12 +425,14 @@ func (l *SegmentLog) appendLocked(recs []record) (err error) {
 	}
 	cur.size += int64(len(buf))
 	for _, r := range all {
-		l.entries[kindIndex(r.kind)][r.epoch] = r.body
+		if r.kind != kindState {
+			l.entries[kindIndex(r.kind)][r.epoch] = r.body
+		}
 		cur.recs = append(cur.recs, recordRef{r.kind, r.epoch})
 		cur.last = max(cur.last, r.epoch)
 	}
 	l.staged = nil
-	return nil
+	return cur, offs, nil
 }
 
 // openActive opens the newest segment for appending, cutting a torn tail
@@ -409,30 +519,45 @@ func (l *SegmentLog) latest(kind recordKind) (int64, []byte, bool) {
 // all of whose records are of epochs before the given one, except the
 // newest segment. Entries of retained segments stay readable, so at least
 // the epochs from before on are kept.
+//
+// Segments holding state records the state log still needs (from the
+// one its floor names on) stay too.
 func (l *SegmentLog) Purge(before int64) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.segs) > 1 && l.segs[0].last < before {
+	var removed []string
+	var err error
+	for len(l.segs) > 1 && l.segs[0].last < before && l.segs[0].first < l.stateFloor {
 		s := l.segs[0]
-		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("checkpoint: purge %s: %w", s.path, err)
+		if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = fmt.Errorf("checkpoint: purge %s: %w", s.path, rerr)
+			break
 		}
 		for _, r := range s.recs {
-			delete(l.entries[kindIndex(r.kind)], r.epoch)
+			if r.kind != kindState {
+				delete(l.entries[kindIndex(r.kind)], r.epoch)
+			}
 		}
 		l.segs = l.segs[1:]
+		removed = append(removed, s.path)
 	}
-	return nil
+	onPurge := l.onPurge
+	l.mu.Unlock()
+	if len(removed) > 0 && onPurge != nil {
+		onPurge(removed)
+	}
+	return err
 }
 
 // drop deletes exactly the records of kind below before, rewriting the
 // segments that hold them (each atomically, by rename). It is for tools
-// and tests run while the query is stopped, not for retention.
+// and tests run while the query is stopped, not for retention (a state
+// log open on this log would read the moved state records at their old
+// offsets).
 func (l *SegmentLog) drop(kind recordKind, before int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.staged) > 0 {
-		if err := l.appendLocked(nil); err != nil {
+		if _, _, err := l.appendLocked(nil); err != nil {
 			return err
 		}
 	}
@@ -457,6 +582,23 @@ func (l *SegmentLog) drop(kind recordKind, before int64) error {
 				delete(l.entries[kindIndex(kind)], r.epoch)
 			}
 		}
+		// State records are not kept in memory: copy them from the file.
+		var states []record
+		if slices.ContainsFunc(keep, func(r recordRef) bool { return r.kind == kindState }) {
+			data, err := os.ReadFile(s.path)
+			if err != nil {
+				return fmt.Errorf("checkpoint: read %s: %w", s.path, err)
+			}
+			dec, err := decodeSegment(s.path, data)
+			if err != nil {
+				return err
+			}
+			for _, r := range dec.records {
+				if r.kind == kindState {
+					states = append(states, r)
+				}
+			}
+		}
 		if len(keep) == 0 {
 			if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("checkpoint: drop %s: %w", s.path, err)
@@ -466,7 +608,12 @@ func (l *SegmentLog) drop(kind recordKind, before int64) error {
 		buf := appendSegmentHeader(nil)
 		s.last = -1
 		for _, r := range keep {
-			buf = appendRecord(buf, record{kind: r.kind, epoch: r.epoch, body: l.entries[kindIndex(r.kind)][r.epoch]})
+			if r.kind == kindState {
+				buf = appendRecord(buf, states[0])
+				states = states[1:]
+			} else {
+				buf = appendRecord(buf, record{kind: r.kind, epoch: r.epoch, body: l.entries[kindIndex(r.kind)][r.epoch]})
+			}
 			s.last = max(s.last, r.epoch)
 		}
 		if err := l.w.WriteFile(s.path, buf, true); err != nil {

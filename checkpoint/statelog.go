@@ -58,6 +58,13 @@ type StateLog struct {
 	max    int64    // highest version with a record, 0 when none
 	active *os.File // the newest segment, open for appending; nil until needed
 	closed bool
+
+	// ep, when set, is the epoch log that holds the records
+	// (statelog_epoch.go); segs are then its segments that hold state
+	// records, and cover the first version the log covers (0: none yet).
+	ep    *SegmentLog
+	cover int64
+	ownEp bool // Close closes ep (OpenCheckpointStateLog)
 }
 
 type stateSeg struct {
@@ -221,7 +228,14 @@ func (l *StateLog) Where(path string, version int64) string {
 
 // Changed reports whether path has a delta of a version in (from, to].
 func (l *StateLog) Changed(path string, from, to int64) bool {
-	return len(l.versions(path, from, to)) > 0
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for v := range l.index[path] {
+		if v > from && v <= to {
+			return true
+		}
+	}
+	return false
 }
 
 // StatePartitionPath is the name of the partition in directory dir for
@@ -249,6 +263,12 @@ func (l *StateLog) CoverFrom() int64 {
 }
 
 func (l *StateLog) coverFromLocked() int64 {
+	if l.ep != nil {
+		if l.cover == 0 {
+			return math.MaxInt64
+		}
+		return l.cover
+	}
 	if len(l.segs) == 0 {
 		return math.MaxInt64
 	}
@@ -304,6 +324,9 @@ func (l *StateLog) Append(version int64, deltas []StateDelta) error {
 	defer l.mu.Unlock()
 	if l.closed {
 		return fmt.Errorf("checkpoint: state log %s is closed", l.dir)
+	}
+	if l.ep != nil {
+		return l.appendEpochLocked(version, deltas)
 	}
 	if l.max >= version || len(l.segs) > 0 && l.segs[len(l.segs)-1].first > version {
 		if err := l.truncateFrom(version); err != nil {
@@ -482,6 +505,11 @@ func (l *StateLog) cutTail(s *stateSeg) error {
 func (l *StateLog) Purge(base func(path string) (int64, bool)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.ep != nil {
+		// The epoch log deletes its segments (SegmentLog.Purge).
+		l.purgeEpoch(base)
+		return nil
+	}
 	for len(l.segs) > 1 {
 		s := l.segs[0]
 		for _, r := range s.recs {
@@ -504,11 +532,16 @@ func (l *StateLog) Purge(base func(path string) (int64, bool)) error {
 	return nil
 }
 
-// Close closes the active segment.
+// Close closes the active segment (not the epoch log that holds the
+// records, when one does).
 func (l *StateLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
+	if l.ownEp {
+		l.ownEp = false
+		return l.ep.Close()
+	}
 	if l.active != nil {
 		err := l.active.Close()
 		l.active = nil

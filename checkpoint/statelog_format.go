@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -79,6 +80,20 @@ func appendStateRecord(dst []byte, version int64, deltas []StateDelta) []byte {
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
+	dst = appendStatePayload(dst, version, deltas)
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
+	return dst
+}
+
+// appendStatePayload appends a state record's payload (version, entry
+// count, entries) to dst.
+func appendStatePayload(dst []byte, version int64, deltas []StateDelta) []byte {
+	n := 12
+	for _, d := range deltas {
+		n += 8 + len(d.Path) + len(d.Raw)
+	}
+	dst = slices.Grow(dst, n)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(version))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(deltas)))
 	for _, d := range deltas {
@@ -87,8 +102,6 @@ func appendStateRecord(dst []byte, version int64, deltas []StateDelta) []byte {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.Raw)))
 		dst = append(dst, d.Raw...)
 	}
-	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
 	return dst
 }
 

@@ -186,7 +186,9 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 		}
 	}
 	p.busy = true
-	return &store{p: p, version: version, pending: map[string][]byte{}, deleted: map[string]bool{}}, nil
+	// pending and deleted are made by the first Put or Delete: most
+	// partitions of most epochs write nothing, or through the changelog.
+	return &store{p: p, version: version}, nil
 }
 
 func (p *StorePartition) file(version int64, kind string) string {
@@ -451,6 +453,9 @@ func (s *store) Put(key, value []byte) error {
 	}
 	k := string(key)
 	delete(s.deleted, k)
+	if s.pending == nil {
+		s.pending = map[string][]byte{}
+	}
 	s.pending[k] = bytes.Clone(value)
 	if s.pending[k] == nil {
 		s.pending[k] = []byte{}
@@ -468,6 +473,9 @@ func (s *store) Delete(key []byte) error {
 	k := string(key)
 	delete(s.pending, k)
 	if _, ok := s.p.data[k]; ok {
+		if s.deleted == nil {
+			s.deleted = map[string]bool{}
+		}
 		s.deleted[k] = true
 	}
 	return nil

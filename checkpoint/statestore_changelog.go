@@ -45,6 +45,9 @@ type ChangelogWriter interface {
 // changelog is one epoch's logged changes: keys with their value (null:
 // deleted), in log order.
 type changelog struct {
+	// keys and values are nil until the first change: every partition of
+	// an operator sets its live rows every epoch, and most change nothing
+	// (a pair of builders is most of an empty epoch's allocations).
 	keys, values *array.BinaryBuilder
 	rows         int64 // live keys after the epoch (SetLiveRows)
 	upserted     int64 // key and value bytes of the upserts
@@ -55,19 +58,25 @@ var _ ChangelogWriter = (*store)(nil)
 
 func (s *store) changes() *changelog {
 	if s.cl == nil {
-		mem := s.p.opts.Allocator
-		s.cl = &changelog{
-			keys:   array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
-			values: array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary),
-			rows:   -1,
-		}
+		s.cl = &changelog{rows: -1}
 	}
 	return s.cl
 }
 
+// builders returns the changelog with its builders made.
+func (s *store) builders() *changelog {
+	cl := s.changes()
+	if cl.keys == nil {
+		mem := s.p.opts.Allocator
+		cl.keys = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+		cl.values = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	}
+	return cl
+}
+
 // LogUpsert implements ChangelogWriter.
 func (s *store) LogUpsert(key, value []byte) {
-	cl := s.changes()
+	cl := s.builders()
 	cl.keys.Append(key)
 	cl.values.Append(value)
 	cl.upserted += int64(len(key) + len(value))
@@ -75,7 +84,7 @@ func (s *store) LogUpsert(key, value []byte) {
 
 // LogDelete implements ChangelogWriter.
 func (s *store) LogDelete(key []byte) {
-	cl := s.changes()
+	cl := s.builders()
 	cl.keys.Append(key)
 	cl.values.AppendNull()
 	cl.deleted += int64(len(key))
@@ -85,11 +94,11 @@ func (s *store) LogDelete(key []byte) {
 func (s *store) SetLiveRows(n int64) { s.changes().rows = n }
 
 func (s *store) releaseChangelog() {
-	if s.cl != nil {
+	if s.cl != nil && s.cl.keys != nil {
 		s.cl.keys.Release()
 		s.cl.values.Release()
-		s.cl = nil
 	}
+	s.cl = nil
 }
 
 // errMixedWrites refuses Put/Delete on a store in changelog mode: the
@@ -140,10 +149,11 @@ func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, 
 		return nil, false, err
 	}
 	cl := s.cl
-	changed = cl.keys.Len() > 0
+	changed = cl.keys != nil && cl.keys.Len() > 0
 	if !changed && !encode {
 		return nil, false, nil
 	}
+	cl = s.builders()
 	raw, err = encodeChangelog(s.p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
 	if err != nil {
 		s.Abort()

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"math"
 	"sort"
 )
 
@@ -29,6 +29,32 @@ type GroupCommitter interface {
 	StateLogEnd() *StateLogMark
 }
 
+// EpochLogGroupCommitter is a GroupCommitter that can take a state log
+// opened for it (OpenQueryStateLog), such as one whose records live in the
+// query's epoch log: the engine then appends an epoch's offsets, state
+// and previous commit records in one write.
+type EpochLogGroupCommitter interface {
+	GroupCommitter
+	// UseStateLog makes l the provider's state log, for the checkpoint
+	// whose state directory is stateDir. It is called, instead of
+	// OpenStateLog, before any partition is opened; the provider closes
+	// l when it closes.
+	UseStateLog(stateDir string, l *StateLog) error
+}
+
+var _ EpochLogGroupCommitter = (*MemoryProvider)(nil)
+
+// UseStateLog implements EpochLogGroupCommitter.
+func (m *MemoryProvider) UseStateLog(stateDir string, l *StateLog) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.glog != nil && m.glog != l {
+		return fmt.Errorf("checkpoint: the state store provider of %s already has a state log (%s)", stateDir, m.glog.Dir())
+	}
+	m.glog, m.stateDir = l, stateDir
+	return nil
+}
+
 // StateLogEnd implements GroupCommitter.
 func (m *MemoryProvider) StateLogEnd() *StateLogMark {
 	m.mu.Lock()
@@ -49,7 +75,7 @@ func (m *MemoryProvider) OpenStateLog(stateDir string) error {
 	if m.glog != nil {
 		return nil
 	}
-	l, err := OpenStateLog(filepath.Join(stateDir, StateLogDir), m.w)
+	l, err := OpenCheckpointStateLog(stateDir, m.w)
 	if err != nil {
 		return err
 	}
@@ -157,13 +183,22 @@ func (m *MemoryProvider) purgeLog(latest int64) error {
 // changedSince reports whether the partition has changes after version
 // from up to to (delta files, or entries of the state log): a partition
 // without needs no new snapshot, its newest one still describes it.
+//
+// Its cost is in the partition's files and log entries, not in the
+// versions between from and to: an unchanged partition keeps its old
+// snapshot, so that range grows with every epoch, and maintenance asks
+// for every partition after every epoch.
 func (p *StorePartition) changedSince(files map[fileKey]bool, from, to int64) bool {
-	for v := from + 1; v <= to; v++ {
-		if !p.logged(v) && files[fileKey{v, "delta"}] {
+	cover := int64(math.MaxInt64)
+	if p.glog != nil {
+		cover = p.glog.CoverFrom()
+	}
+	for k := range files {
+		if k.kind == "delta" && k.version > from && k.version <= to && k.version < cover {
 			return true
 		}
 	}
-	return p.glog != nil && len(p.glog.versions(p.rel, from, to)) > 0
+	return p.glog != nil && p.glog.Changed(p.rel, from, to)
 }
 
 // takeMaintErr fails (and aborts) the store when the context is done or

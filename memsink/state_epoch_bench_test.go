@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -20,19 +21,33 @@ import (
 // per epoch. Under strace -f -c, the difference between two -benchtime
 // counts gives the system calls of one epoch (what group commit of state
 // saves: partitions that did not change write nothing, the changed ones
-// are synced together).
+// are synced together). checkpoint=nosync shows the loop's fixed cost per
+// epoch without the disk; cpu-ns/op is the process's CPU time per epoch
+// (user and system, every goroutine: background maintenance included).
 func BenchmarkStatefulEpoch(b *testing.B) {
 	for _, rows := range []int{0, 3} {
 		name := "empty"
 		if rows > 0 {
 			name = "3rows"
 		}
+		for _, d := range durabilities {
+			if !d.noSync {
+				statefulEpoch(b, name, rows, false)
+				continue
+			}
+			statefulEpoch(b, name+"/"+d.name, rows, true)
+		}
+	}
+}
+
+func statefulEpoch(b *testing.B, name string, rows int, noSync bool) {
+	{
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
 			b.Cleanup(pool.Close)
 			s := arrowstream.NewSession(arrowstream.SessionOptions{
-				Allocator: pool, CheckpointRoot: b.TempDir(),
+				Allocator: pool, CheckpointRoot: b.TempDir(), NoSync: noSync,
 				Conf: map[string]string{arrowstream.ConfShufflePartitions: "200"},
 			})
 			memsink.Install(s, memsink.NewCatalog(), memsink.Options{MaxEpochs: 4})
@@ -70,10 +85,15 @@ func BenchmarkStatefulEpoch(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
+			span := harness.StartSpan()
 			if err := q.ProcessAllAvailable(ctx); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
+			// CPU per epoch: on a shared machine wall time per epoch
+			// says more about the load than about the loop.
+			_, cpu := span.Stop()
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			if p := q.LastProgress(); p == nil || p.BatchID != int64(b.N) {
 				b.Fatalf("ran %v epochs, want %d", p, b.N+1)
 			}

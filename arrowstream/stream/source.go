@@ -125,3 +125,16 @@ type MetricsSource interface {
 type BatchSource interface {
 	ReadBatch(ctx context.Context) (vector.Operator, error)
 }
+
+// DurablePlanSource is a source whose Read has effects outside the
+// checkpoint that a re-planned epoch must see again (it hands out data
+// that a second LatestOffset would not offer the same way). When
+// DurablePlan reports true, the micro-batch loop writes an epoch's offsets
+// record with its own fdatasync before reading, as for a stateless query;
+// otherwise a stateful epoch's offsets record waits for its state record
+// (one fdatasync for both), and a crash before that write plans the
+// epoch again. No built-in source needs it: rate, memory, files (through
+// its own log) and Kafka read a planned range the same way each time.
+type DurablePlanSource interface {
+	DurablePlan() bool
+}

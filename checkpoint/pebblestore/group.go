@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -31,9 +30,22 @@ func (p *Provider) OpenStateLog(stateDir string) error {
 	if p.glog != nil {
 		return nil
 	}
-	l, err := checkpoint.OpenStateLog(filepath.Join(stateDir, checkpoint.StateLogDir), p.opts.Writer)
+	l, err := checkpoint.OpenCheckpointStateLog(stateDir, p.opts.Writer)
 	if err != nil {
 		return err
+	}
+	p.glog, p.stateDir = l, stateDir
+	return nil
+}
+
+var _ checkpoint.EpochLogGroupCommitter = (*Provider)(nil)
+
+// UseStateLog implements checkpoint.EpochLogGroupCommitter.
+func (p *Provider) UseStateLog(stateDir string, l *checkpoint.StateLog) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.glog != nil && p.glog != l {
+		return fmt.Errorf("pebblestore: the provider of %s already has a state log (%s)", stateDir, p.glog.Dir())
 	}
 	p.glog, p.stateDir = l, stateDir
 	return nil

@@ -55,7 +55,11 @@ var damageKinds = []damageKind{
 	{kind: "epoch log", file: "epochlog/0.seg", future: futureSegmentVersion},
 	{kind: "offsets", file: "offsets/11", future: futureLogVersion, v1: true},
 	{kind: "commits", file: "commits/11", future: futureLogVersion, v1: true},
-	{kind: "state log", file: "state/_log/1.seg", future: futureSegmentVersion},
+	// A new checkpoint keeps its state records in the epoch log (the
+	// "epoch log" rows damage them too); state/_log is the state log of
+	// checkpoints with v1 offset and commit logs, and of those written
+	// before the state records moved into the epoch log.
+	{kind: "state log", file: "state/_log/1.seg", future: futureSegmentVersion, v1: true},
 	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureStateFormat},
 	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }},
 	{kind: "memsink data", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format")},

@@ -53,4 +53,10 @@ type stateLogMarker interface {
 	// ExpectStateLog sets the end the state log must reach when it is
 	// opened.
 	ExpectStateLog(m *checkpoint.StateLogMark)
+	// UseEpochLog gives the run's v2 epoch log (nil: v1), in which a
+	// new checkpoint's state records are written with the epoch's
+	// offsets record (checkpoint.OpenQueryStateLog). A different log
+	// than the previous run's (a restart) reopens the state from the
+	// checkpoint.
+	UseEpochLog(l *checkpoint.SegmentLog) error
 }

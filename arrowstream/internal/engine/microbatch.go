@@ -19,6 +19,14 @@ import (
 // time, as Spark's pollingDelay) before asking its sources again.
 const pollingDelay = 10 * time.Millisecond
 
+// idleFlushDelay: an idle loop makes the last epoch's commit record
+// (staged to ride with the next epoch's write, commitWithNext) durable
+// once no next epoch has come for this long, not at the first idle poll:
+// a query fed every few milliseconds then pays one fdatasync per epoch
+// instead of two. Until then a crash re-runs that epoch, which the
+// epoch-idempotent sink discards; a stop flushes it at once.
+const idleFlushDelay = 50 * time.Millisecond
+
 // Config is everything the micro-batch and continuous loops need.
 type Config struct {
 	CheckpointDir      string
@@ -57,12 +65,21 @@ type microBatch struct {
 	// commit record rides with the next epoch's offsets record (one
 	// durable write per epoch; checkpoint.OpenEpochLogs has the argument).
 	commitWithNext bool
+	// stagedAt is when the last commit record was staged (commitWithNext);
+	// idleFlush is idleFlushDelay (tests change it).
+	stagedAt  time.Time
+	idleFlush time.Duration
 
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
 	available   []stream.Offset // end offsets of the current batch
-	constructed bool            // offsets/<batchID> is written
-	latest      []stream.Offset // what sources reported, for progress
+	constructed bool            // offsets/<batchID> is written (or staged)
+	// planStaged: the current batch's offsets record is staged, to be
+	// written with its state record (one fdatasync); nothing of the batch
+	// is visible, and sources are not told to forget, before it is
+	// durable (planDurable).
+	planStaged bool
+	latest     []stream.Offset // what sources reported, for progress
 
 	batchTimestampMs int64
 	batchWatermarkMs int64
@@ -84,7 +101,7 @@ func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
 	if idem {
 		idem = cfg.Sink.(stream.EpochIdempotentSink).EpochIdempotent()
 	}
-	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem}, nil
+	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem, idleFlush: idleFlushDelay}, nil
 }
 
 // closeLogs writes a commit record still waiting for the next epoch and
@@ -99,6 +116,11 @@ func (m *microBatch) populateStartOffsets() error {
 	m.committed = make([]stream.Offset, n)
 	m.available = make([]stream.Offset, n)
 	m.latest = make([]stream.Offset, n)
+	if sm, ok := m.cfg.Exec.(stateLogMarker); ok {
+		if err := sm.UseEpochLog(m.offsets.SegmentLog()); err != nil {
+			return err
+		}
+	}
 	for i, src := range m.cfg.Sources {
 		if cs, ok := src.(stream.CheckpointedSource); ok {
 			if err := cs.SetCheckpointDir(filepath.Join(m.cfg.CheckpointDir, "sources", strconv.Itoa(i))); err != nil {
@@ -265,9 +287,11 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 			m.cfg.Exec.ShouldRunAnotherBatch(m.tracker.global)
 		if !isNew && !another {
 			// Idle: the last epoch's commit record waits for no next
-			// epoch.
-			if err := m.commits.Flush(); err != nil {
-				return triggerResult{}, err
+			// epoch, once a next epoch is overdue (idleFlushDelay).
+			if m.commits.Pending() && time.Since(m.stagedAt) >= m.idleFlush {
+				if err := m.commits.Flush(); err != nil {
+					return triggerResult{}, err
+				}
 			}
 			copy(m.available, m.committed)
 			return triggerResult{progress: m.idleProgress(start, wallStart, durations)}, nil
@@ -283,30 +307,22 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 			for _, o := range m.available {
 				seq.Offsets = append(seq.Offsets, []byte(o))
 			}
-			ok, err := m.offsets.Add(m.batchID, seq)
+			add := m.offsets.Add
+			m.planStaged = m.stageOffsets()
+			if m.planStaged {
+				add = m.offsets.Stage
+			}
+			ok, err := add(m.batchID, seq)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Dir())
 			}
-			// Sources may forget data of earlier batches.
-			for i, src := range m.cfg.Sources {
-				if m.committed[i] != nil {
-					if err := src.Commit(ctx, m.committed[i]); err != nil {
-						return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.SourceDescriptions[i], err)
-					}
-				}
+			if m.planStaged {
+				return nil
 			}
-			if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && m.batchID > keep {
-				if err := m.offsets.Purge(m.batchID - keep); err != nil {
-					return err
-				}
-				if err := m.commits.Purge(m.batchID - keep); err != nil {
-					return err
-				}
-			}
-			return nil
+			return m.planDurable(ctx)
 		})
 		if err != nil {
 			return triggerResult{}, err
@@ -388,6 +404,20 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 				return err
 			}
 		}
+		if m.planStaged {
+			// The state commit wrote the staged offsets record with
+			// its state record; flush it when it did not (a provider
+			// without the epoch log's state records).
+			err := m.offsets.SegmentLog().Flush()
+			if err == nil {
+				m.planStaged = false
+				err = m.planDurable(ctx)
+			}
+			if err != nil {
+				out.Close()
+				return err
+			}
+		}
 		return m.cfg.Sink.AddBatch(ctx, m.batchID, &countingOperator{Operator: out, rows: &outputRows})
 	})
 	if err != nil {
@@ -408,6 +438,7 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		if err != nil {
 			return err
 		}
+		m.stagedAt = time.Now()
 		if !ok {
 			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Dir())
 		}
@@ -422,6 +453,47 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 	m.constructed = false
 	m.ranBatch = true
 	return triggerResult{ran: true, progress: prog}, nil
+}
+
+// stageOffsets says whether the batch's offsets record can wait for the
+// batch's state record (one durable write for both): for a stateful
+// query on a v2 epoch log, unless a source asks for its plan durable
+// before it is read (stream.DurablePlanSource). Re-planning a batch whose offsets record a
+// crash lost is safe because nothing of the batch is visible or
+// committed before that write: sources are told to forget only after it
+// (planDurable), and the state and the sink see the batch later still.
+func (m *microBatch) stageOffsets() bool {
+	if !m.cfg.Exec.HasState() || m.offsets.SegmentLog() == nil {
+		return false
+	}
+	for _, src := range m.cfg.Sources {
+		if d, ok := src.(stream.DurablePlanSource); ok && d.DurablePlan() {
+			return false
+		}
+	}
+	return true
+}
+
+// planDurable runs once the batch's offsets record is durable (and with
+// it the previous batch's commit record): sources may forget the data
+// of earlier batches, and retention may drop old epochs.
+func (m *microBatch) planDurable(ctx context.Context) error {
+	for i, src := range m.cfg.Sources {
+		if m.committed[i] != nil {
+			if err := src.Commit(ctx, m.committed[i]); err != nil {
+				return fmt.Errorf("arrowstream: source %s: commit: %w", m.cfg.SourceDescriptions[i], err)
+			}
+		}
+	}
+	if keep := int64(m.cfg.MinBatchesToRetain); keep > 0 && m.batchID > keep {
+		if err := m.offsets.Purge(m.batchID - keep); err != nil {
+			return err
+		}
+		if err := m.commits.Purge(m.batchID - keep); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errStopped marks the end of a query by Stop (not a failure).

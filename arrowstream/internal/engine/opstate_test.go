@@ -51,3 +51,11 @@ func (s singleOpState) AbortState(stream.EpochInfo) {
 }
 
 func (s singleOpState) Close() error { return s.life.close() }
+
+// StateLogEnd, ExpectStateLog and UseEpochLog implement stateLogMarker, as
+// streamExec does: the state records go into the epoch log.
+func (s singleOpState) StateLogEnd() *checkpoint.StateLogMark { return s.life.stateLogEnd() }
+
+func (s singleOpState) ExpectStateLog(m *checkpoint.StateLogMark) { s.life.expectLogged = m }
+
+func (s singleOpState) UseEpochLog(l *checkpoint.SegmentLog) error { return s.life.useEpochLog(l) }

@@ -36,6 +36,22 @@ type stateLifecycle struct {
 	// is refused as damage.
 	expectLogged *checkpoint.StateLogMark
 	logOpen      bool // the provider's state log is open
+	// epochLog is the run's v2 epoch log, where a new checkpoint's state
+	// records go (nil: v1, or not given); stateLog is the state log
+	// opened for the provider (nil: the provider opened its own).
+	epochLog *checkpoint.SegmentLog
+	stateLog *checkpoint.StateLog
+}
+
+// useEpochLog sets the run's epoch log. A state log that lives in an
+// earlier run's epoch log (a restart in the process keeps the provider)
+// moves to this one.
+func (l *stateLifecycle) useEpochLog(ep *checkpoint.SegmentLog) error {
+	l.epochLog = ep
+	if l.stateLog != nil && ep != nil {
+		return l.stateLog.Rebind(ep)
+	}
+	return nil
 }
 
 // opState is the state of one operator.
@@ -74,10 +90,24 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
 		// One state log record per epoch for every partition that
 		// changed (checkpoint.StateLog), opened before any partition.
-		if err := gc.OpenStateLog(filepath.Join(checkpointDir, "state")); err != nil {
+		stateDir := filepath.Join(checkpointDir, "state")
+		logDir := filepath.Join(stateDir, checkpoint.StateLogDir)
+		if egc, ok := gc.(checkpoint.EpochLogGroupCommitter); ok {
+			// In the epoch log (new checkpoints): the epoch's offsets,
+			// state and previous commit records share one write.
+			sl, err := checkpoint.OpenQueryStateLog(stateDir, l.epochLog, l.writer)
+			if err != nil {
+				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
+			}
+			if err := egc.UseStateLog(stateDir, sl); err != nil {
+				sl.Close()
+				return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
+			}
+			logDir, l.stateLog = sl.Dir(), sl
+		} else if err := gc.OpenStateLog(stateDir); err != nil {
 			return fmt.Errorf("arrowstream: open the state log of %s: %w", checkpointDir, err)
 		}
-		if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, filepath.Join(checkpointDir, "state", checkpoint.StateLogDir)); err != nil {
+		if err := checkStateLogEnd(gc.StateLogEnd(), l.expectLogged, logDir); err != nil {
 			return err
 		}
 		l.logOpen = true
@@ -235,7 +265,7 @@ func (l *stateLifecycle) close() error {
 		return nil
 	}
 	err := l.provider.Close()
-	l.provider, l.logOpen = nil, false
+	l.provider, l.logOpen, l.stateLog = nil, false, nil
 	for _, op := range l.ops {
 		op.parts = nil
 	}

@@ -318,6 +318,9 @@ func (e *streamExec) StateLogEnd() *checkpoint.StateLogMark { return e.state.sta
 // ExpectStateLog implements stateLogMarker.
 func (e *streamExec) ExpectStateLog(m *checkpoint.StateLogMark) { e.state.expectLogged = m }
 
+// UseEpochLog implements stateLogMarker.
+func (e *streamExec) UseEpochLog(l *checkpoint.SegmentLog) error { return e.state.useEpochLog(l) }
+
 // AbortState implements executor.
 func (e *streamExec) AbortState(stream.EpochInfo) {
 	e.state.abort()
