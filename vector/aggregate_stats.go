@@ -159,7 +159,10 @@ func (s *statAcc) update(gids []int32, args []arrow.Array) error {
 		vals[i] = v
 	}
 	if s.split {
-		return s.hold(gids, args, vals)
+		if len(s.held.gids)+len(gids) <= maxSplitRows {
+			return s.hold(gids, args, vals)
+		}
+		s.endSplit()
 	}
 	// skip[i]: some argument of row i is NULL.
 	var skip []bool
@@ -485,6 +488,25 @@ func (s *statAcc) reset(gids []int32) {
 			p[g] = 0
 		}
 	}
+}
+
+// maxSplitRows bounds the input rows a split aggregation holds (16 bytes
+// and more per row, outside the accounted allocator): past it the rows
+// held so far are folded in one pass and the rest of the input follows
+// them, the answer Spark gives over one input slice. Spark's own answers
+// depend on its partitioning in the last bits; the halves are kept only
+// where holding the input costs little.
+const maxSplitRows = 1 << 16
+
+// endSplit folds the rows held so far, in order, and turns the split off:
+// the following batches fold as they come.
+func (s *statAcc) endSplit() {
+	h := &s.held
+	if len(h.gids) > 0 {
+		s.fold(h.gids, h.vals, h.null, h.xnull)
+	}
+	h.gids, h.vals, h.null, h.xnull = nil, nil, nil, nil
+	s.split = false
 }
 
 // hold keeps a batch of input rows for splitFold.

@@ -350,3 +350,70 @@ func FuzzStatisticalAggregates(f *testing.F) {
 		}
 	})
 }
+
+// TestStatisticalAggregateLargeInputFoldsInOnePass: a complete
+// aggregation holds its input for Spark's two-slice fold only up to a
+// bound; past it the rows held are folded and the rest follow, so a large
+// input is not kept whole. The answer must still be the population
+// variance of every row of each group (checked against a two-pass model).
+func TestStatisticalAggregateLargeInputFoldsInOnePass(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: vector.Int64}, {Name: "x", Type: vector.Float64, Nullable: true}}, nil)
+	const n, batch = 200_000, 50_000
+	mem := vt.NewAllocator(t)
+	var recs []arrow.Record
+	sum := [3]float64{}
+	cnt := [3]float64{}
+	val := func(i int) (int64, float64) { return int64(i % 3), float64((i*7919)%1000) / 7 }
+	for lo := 0; lo < n; lo += batch {
+		rows := make([]vt.Row, 0, batch)
+		for i := lo; i < lo+batch; i++ {
+			k, x := val(i)
+			if i%11 == 0 {
+				rows = append(rows, vt.Row{k, nil})
+				continue
+			}
+			rows = append(rows, vt.Row{k, x})
+			sum[k] += x
+			cnt[k]++
+		}
+		recs = append(recs, vt.BuildRecord(mem, schema, rows))
+	}
+	var m2 [3]float64
+	for i := 0; i < n; i++ {
+		if i%11 == 0 {
+			continue
+		}
+		k, x := val(i)
+		d := x - sum[k]/cnt[k]
+		m2[k] += d * d
+	}
+	scan, err := vector.NewScan(schema, recs...)
+	releaseRecords(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := vector.NewHashAggregate(mem, scan, vector.AggregateSpec{
+		GroupBy:    []vector.NamedExpr{vector.As(vector.Col("k"), "k")},
+		Aggregates: []vector.AggregateCall{call(vector.AggVarPop, "v", "x")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := vector.Drain(context.Background(), op)
+	op.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseRecords(out)
+	got := vt.Rows[vt.Row](vt.Normalizer{}, out...)
+	if len(got) != 3 {
+		t.Fatalf("got %d groups, want 3: %v", len(got), got)
+	}
+	for _, r := range got {
+		k := r[0].(int64)
+		want := m2[k] / cnt[k]
+		if v := r[1].(float64); math.Abs(v-want) > 1e-9*math.Abs(want) {
+			t.Errorf("group %d: var_pop = %v, want %v", k, v, want)
+		}
+	}
+}
