@@ -82,6 +82,11 @@ const (
 	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
+// ConfClusterStatefulStableMembership must be "true" for a stateful
+// streaming table to start in cluster mode: its state does not move
+// between instances (docs/cluster.md).
+const ConfClusterStatefulStableMembership = stream.ConfClusterStatefulStableMembership
+
 // Settings of the state store (session conf or query option; recorded in
 // the offset log with the other settings that shape state); see the
 // constants of the same names in package stream.

@@ -261,6 +261,9 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if err != nil {
 		return nil, refuse(err)
 	}
+	if v, _ := s.Conf(stream.ConfClusterStatefulStableMembership); v != "true" {
+		return nil, refuse(fmt.Errorf("state does not move between instances yet: a hop partition that changes owner leaves its keys' state on the old owner, splitting or duplicating their aggregates; set %s = true to run it with every instance started before the input flows and no instance joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
+	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err

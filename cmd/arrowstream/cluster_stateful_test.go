@@ -65,6 +65,7 @@ func TestClusterStatefulAcceptance(t *testing.T) {
 
 	init := filepath.Join(t.TempDir(), "tables.sql")
 	sqlText := fmt.Sprintf(`SET spark.sql.shuffle.partitions = 6;
+SET arrowstream.cluster.stateful.stableMembership = true;
 CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' 'events', 'startingOffsets' 'earliest');
 CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
   SELECT u, count(*) AS n FROM (SELECT CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% %d AS INT) AS u FROM STREAM events) GROUP BY u;
