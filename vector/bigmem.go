@@ -66,17 +66,26 @@ func mapFaulted(ctx context.Context, size int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := faultContext(ctx, b); err != nil {
+		sysUnmap(b)
+		return nil, err
+	}
+	return b, nil
+}
+
+// faultContext touches every page of b (fresh mapped memory) a megabyte
+// at a time, checking ctx before each.
+func faultContext(ctx context.Context, b []byte) error {
 	for lo := 0; lo < len(b); lo += bigAllocBytes {
 		if err := ctx.Err(); err != nil {
-			sysUnmap(b)
-			return nil, err
+			return err
 		}
 		hi := min(lo+bigAllocBytes, len(b))
 		for p := lo; p < hi; p += pageBytes {
 			b[p] = 0 // fault the page in
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // clearContext zeroes b a megabyte at a time, checking ctx before each.
