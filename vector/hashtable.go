@@ -2,6 +2,7 @@ package vector
 
 import (
 	"bytes"
+	"context"
 	"math/bits"
 )
 
@@ -43,6 +44,9 @@ type slotTable struct {
 	// unless the table sees 4 billion rows.
 	sinceFlush uint64
 	carry      []int64
+	// big holds the slots that reserveContext made (from the allocator's
+	// large-buffer cache, when it has one); release returns them.
+	big bigMem
 }
 
 const minTableSlots = 1 << 8
@@ -74,6 +78,52 @@ func (t *slotTable) rehash(newLen int, pos func(key uint64, shift uint) uint64) 
 		}
 		t.slots[p] = s
 	}
+}
+
+// reserveContext is reserve for extra more groups, interruptibly: the
+// grown table's slots come from bigAlloc (made a megabyte at a time with
+// ctx checks) and the slots move cancelCheckRows at a time with ctx
+// checked between. On cancellation the table is left as it was.
+func (t *slotTable) reserveContext(ctx context.Context, extra int, pos func(key uint64, shift uint) uint64) error {
+	if !t.needsGrow(extra) {
+		return nil
+	}
+	newLen := t.grownLen(extra)
+	slots, err := bigAlloc[groupSlot](ctx, &t.big, newLen)
+	if err != nil {
+		return err
+	}
+	shift := uint(64 - bits.TrailingZeros(uint(newLen)))
+	mask := uint64(newLen - 1)
+	for lo := 0; lo < len(t.slots); lo += cancelCheckRows {
+		if err := ctx.Err(); err != nil {
+			bigFree(&t.big, slots)
+			return err
+		}
+		for _, s := range t.slots[lo:min(lo+cancelCheckRows, len(t.slots))] {
+			if s.gid == 0 {
+				continue
+			}
+			p := pos(s.key, shift)
+			for slots[p&mask].gid != 0 {
+				p++
+			}
+			slots[p&mask] = s
+		}
+	}
+	bigFree(&t.big, t.slots)
+	t.slots, t.shift, t.mask = slots, shift, mask
+	return nil
+}
+
+// release returns the slots reserveContext made, if any; the table must
+// not be used afterwards.
+func (t *slotTable) release() {
+	if len(t.big.maps) == 0 {
+		return
+	}
+	t.slots = nil
+	t.big.release()
 }
 
 // grownLen is the slot count that keeps n+extra groups at most half full.
