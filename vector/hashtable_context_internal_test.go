@@ -54,4 +54,3 @@ func TestReserveContext(t *testing.T) {
 		t.Fatal("release kept the table's big buffers")
 	}
 }
-
