@@ -55,31 +55,17 @@ func newGrouper(mem memory.Allocator, types []arrow.DataType) (grouper, error) {
 // contextGrouper is a grouper whose table can grow interruptibly
 // (HashAggregate uses it; a table of millions of groups doubles in one
 // step that would otherwise hold up a cancelled query for hundreds of
-// milliseconds).
+// milliseconds). The table grows when and as group would grow it.
 type contextGrouper interface {
 	groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error
 }
 
-// bigTableGroups is the group count from which groupContext grows the
-// table for a whole batch before grouping it: below it a rehash is short.
-const bigTableGroups = 1 << 16
-
 func (g *fixedGrouper) groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error {
-	if g.t.n >= bigTableGroups {
-		if err := g.t.reserveContext(ctx, len(gids)+1, fixedPos); err != nil {
-			return err
-		}
-	}
-	return g.group(keys, gids)
+	return g.t.withContext(ctx, func() error { return g.group(keys, gids) })
 }
 
 func (g *bytesGrouper) groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error {
-	if g.t.n >= bigTableGroups {
-		if err := g.t.reserveContext(ctx, len(gids)+1, hashPos); err != nil {
-			return err
-		}
-	}
-	return g.group(keys, gids)
+	return g.t.withContext(ctx, func() error { return g.group(keys, gids) })
 }
 
 // globalGrouper puts every row in group 0, which always exists.

@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// TestReserveContext: growing a group table of 300K groups interruptibly
+// TestGrowContext: growing a group table of 300K groups interruptibly
 // keeps every key's group; a cancel in the middle of the move leaves the
-// table as it was (same slots, same groups), and release returns the
-// mapped slots.
-func TestReserveContext(t *testing.T) {
+// table as it was (same slots, same groups) and stops the probe with the
+// cancellation, and release returns the mapped slots.
+func TestGrowContext(t *testing.T) {
 	pool := NewDefaultAllocator()
 	defer pool.Close()
 	const n = 300_000
@@ -28,25 +28,35 @@ func TestReserveContext(t *testing.T) {
 	}
 	before := len(tb.slots)
 	extra := before // enough to force a doubling
-	if err := tb.reserveContext(newCountdownCtx(3), extra, fixedPos); !errors.Is(err, context.Canceled) {
-		t.Fatalf("reserve cancelled after 3 checks: %v", err)
+	more := make([]int64, extra)
+	for i := range more {
+		more[i] = int64(n + i)
+	}
+	moreGids := make([]int32, extra)
+	err := tb.withContext(newCountdownCtx(3), func() error { probeFixed(tb, more, moreGids); return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("growth cancelled after 3 checks: %v", err)
 	}
 	if len(tb.slots) != before || len(tb.big.maps) != 0 {
 		t.Fatalf("a cancelled reserve left %d slots (was %d) and %d big buffers", len(tb.slots), before, len(tb.big.maps))
 	}
 	got := make([]int32, n)
 	probeFixed(tb, keys, got)
-	if !slices.Equal(got, want) || tb.n != n {
-		t.Fatal("groups changed after a cancelled reserve")
+	if !slices.Equal(got, want) {
+		t.Fatal("groups changed after a cancelled growth")
 	}
-	if err := tb.reserveContext(context.Background(), extra, fixedPos); err != nil {
+	grown := tb.n
+	if err := tb.withContext(context.Background(), func() error { probeFixed(tb, more, moreGids); return nil }); err != nil {
 		t.Fatal(err)
+	}
+	if tb.n != n+extra {
+		t.Fatalf("%d groups after adding %d to %d (%d before the growth)", tb.n, extra, n, grown)
 	}
 	if len(tb.slots) <= before || (canMap && len(tb.big.maps) != 1) {
 		t.Fatalf("reserve left %d slots (was %d), %d big buffers", len(tb.slots), before, len(tb.big.maps))
 	}
 	probeFixed(tb, keys, got)
-	if !slices.Equal(got, want) || tb.n != n {
+	if !slices.Equal(got, want) {
 		t.Fatal("groups changed after growing the table")
 	}
 	tb.release()
