@@ -30,7 +30,7 @@ func (c *countdownCtx) Err() error {
 
 // TestDefaultAllocatorInterruptible: the default allocator makes a large
 // buffer interruptibly whether or not it has one to reuse: a cancel after
-// a few megabytes stops a cold 64 MiB allocation and leaves nothing mapped
+// a few chunks stops a cold 64 MiB allocation and leaves nothing mapped
 // or handed out; a buffer it kept is zeroed interruptibly too and stays
 // kept; uncancelled, both are zeroed and accounted as mapped.
 func TestDefaultAllocatorInterruptible(t *testing.T) {
@@ -41,7 +41,7 @@ func TestDefaultAllocatorInterruptible(t *testing.T) {
 	p := NewDefaultAllocator()
 	defer p.Close()
 	if _, err := p.AllocateContext(newCountdownCtx(3), size); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cold allocation cancelled after 3 MB: %v, want context.Canceled", err)
+		t.Fatalf("cold allocation cancelled after 3 chunks: %v, want context.Canceled", err)
 	}
 	if n := p.MappedBytes(); n != 0 {
 		t.Fatalf("%d bytes mapped after a cancelled cold allocation", n)
@@ -61,7 +61,7 @@ func TestDefaultAllocatorInterruptible(t *testing.T) {
 		t.Fatalf("pool retained %d after Free, want the buffer", p.Retained())
 	}
 	if _, err := p.AllocateContext(newCountdownCtx(3), size); !errors.Is(err, context.Canceled) {
-		t.Fatalf("reuse cancelled after 3 MB: %v, want context.Canceled", err)
+		t.Fatalf("reuse cancelled after 3 chunks: %v, want context.Canceled", err)
 	}
 	if p.Retained() != size {
 		t.Fatalf("pool retained %d after a cancelled reuse, want the buffer kept", p.Retained())
