@@ -15,7 +15,7 @@ import (
 // Compaction merges the small records of consecutive Append and Update
 // epochs into large ones, so that a table fed many small epochs holds a
 // few large records (buffers of a known size from the table's allocator)
-// and three words per epoch, instead of a segment, records, arrays and
+// and 16 bytes per epoch, instead of a segment, records, arrays and
 // buffers per epoch. The merged segment, a run, keeps each epoch as a row
 // range, so time travel (AsOf), Since (table_changes) and History see
 // exactly the epochs they saw before. A run is built from immutable
@@ -151,7 +151,8 @@ func planCompaction(segs []*segment) [][]*segment {
 			flush()
 			continue
 		}
-		if len(cur) > 0 && (rows+s.info.Rows > MaxRecordRows || bytes+s.info.Bytes > maxRunBytes) {
+		if len(cur) > 0 && (rows+s.info.Rows > MaxRecordRows || bytes+s.info.Bytes > maxRunBytes ||
+			s.lastEpoch()-cur[0].info.Epoch > maxRunEpochSpan) {
 			flush()
 		}
 		cur = append(cur, s)
@@ -170,15 +171,13 @@ func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, err
 	for _, m := range members {
 		n += m.numEpochs()
 	}
-	run := &epochRun{epochs: make([]int64, 0, n), ends: make([]int64, 0, n), commits: make([]int64, 0, n)}
+	run := &epochRun{first: members[0].info.Epoch, epochs: make([]uint32, 0, n), ends: make([]uint32, 0, n), commits: make([]int64, 0, n)}
 	var recs []arrow.Record
 	var base int64
 	for _, m := range members {
 		for j := range m.numEpochs() {
 			_, hi := m.rowSpan(j)
-			run.epochs = append(run.epochs, m.epochID(j))
-			run.ends = append(run.ends, base+hi)
-			run.commits = append(run.commits, m.epochInfo(j).CommitTime.UnixMicro())
+			run.add(m.epochID(j), base+hi, m.epochInfo(j).CommitTime.UnixMicro())
 		}
 		base += m.info.Rows
 		recs = append(recs, m.recs...)

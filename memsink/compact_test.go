@@ -200,7 +200,7 @@ func TestCompactionBoundsBookkeeping(t *testing.T) {
 	if after.Epochs != epochs || after.Rows != epochs*rows {
 		t.Fatalf("Size after compaction %+v", after)
 	}
-	// 40,000 rows fit one record; 3 words per epoch plus one record.
+	// 40,000 rows fit one record; 16 bytes per epoch plus one record.
 	if after.Records != 1 || after.Overhead > 64*epochs || after.Overhead*20 > before.Overhead {
 		t.Errorf("bookkeeping not bounded: before %+v, after %+v", before, after)
 	}

@@ -27,7 +27,7 @@ type Registrar interface {
 // creates in cat, and makes cat's tables queryable by the session's SQL and
 // DataFrames (as static tables). defaults are the table options; writer
 // options override them per query: persist, maxEpochs, maxRows, maxBytes,
-// updateAsView.
+// updateAsView, offHeap.
 //
 // A query that restarts under the name of a table still in cat, with the
 // same schema, writes to that table again (its epochs are kept, as Spark's
@@ -73,7 +73,7 @@ func Install(sess Registrar, cat *Catalog, defaults Options) {
 // OptionKeys are the options of the memory sink (TBLPROPERTIES of CREATE
 // STREAMING TABLE), as tableOptions reads them.
 func OptionKeys() []string {
-	return []string{"persist", "updateAsView", "maxEpochs", "maxRows", "maxBytes"}
+	return []string{"persist", "updateAsView", "maxEpochs", "maxRows", "maxBytes", "offHeap"}
 }
 
 func isWriterKey(k string) bool {
@@ -101,6 +101,8 @@ func tableOptions(o Options, name string, writerOpts map[string]string) (Options
 			o.MaxRows, err = strconv.ParseInt(v, 10, 64)
 		case "maxbytes":
 			o.MaxBytes, err = strconv.ParseInt(v, 10, 64)
+		case "offheap":
+			o.OffHeap, err = strconv.ParseBool(v)
 		default:
 			if isWriterKey(k) {
 				continue // read by the engine

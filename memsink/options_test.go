@@ -8,15 +8,15 @@ import (
 // TestTableOptionsStrict: known keys apply, writer keys pass, unknown keys
 // are errors with a "did you mean" hint.
 func TestTableOptionsStrict(t *testing.T) {
-	o, err := tableOptions(Options{}, "t", map[string]string{"persist": "true", "maxepochs": "3", "checkpointLocation": "/x", "outputmode": "complete", "continuous.pollinterval": "5 ms",
+	o, err := tableOptions(Options{}, "t", map[string]string{"persist": "true", "maxepochs": "3", "offHeap": "true", "checkpointLocation": "/x", "outputmode": "complete", "continuous.pollinterval": "5 ms",
 		"statestore.pebble.localdir": "/y", "spark.sql.ansi.enabled": "false"})
-	if err != nil || !o.Persist || o.MaxEpochs != 3 {
+	if err != nil || !o.Persist || o.MaxEpochs != 3 || !o.OffHeap {
 		t.Fatalf("known keys: %+v, %v", o, err)
 	}
 	for key, want := range map[string]string{
 		"outputmod": "unknown option 'outputmod' of streaming table t (did you mean 'outputMode'?)",
 		"persits":   "(did you mean 'persist'?)",
-		"colour":    "unknown option 'colour' of streaming table t (known: persist, updateAsView, maxEpochs, maxRows, maxBytes, outputMode, trigger, checkpointLocation, ",
+		"colour":    "unknown option 'colour' of streaming table t (known: persist, updateAsView, maxEpochs, maxRows, maxBytes, offHeap, outputMode, trigger, checkpointLocation, ",
 	} {
 		_, err := tableOptions(Options{}, "t", map[string]string{key: "x"})
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -22,8 +22,8 @@ const (
 	// a memory.Buffer struct plus the allocator's 64-byte alignment
 	// padding of the allocation behind it.
 	bufferOverhead = 80 + 64
-	// an epoch in a run: id, row end, commit time.
-	runEpochOverhead = 24
+	// an epoch in a run: id offset and row end (uint32 each), commit time.
+	runEpochOverhead = 16
 )
 
 // segmentOverhead estimates the bookkeeping of a segment over recs with

@@ -1,6 +1,7 @@
 package memsink
 
 import (
+	"math"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -33,23 +34,52 @@ type segment struct {
 
 // epochRun lists the epochs of a compacted segment: epoch i holds the rows
 // ends[i-1] (base for the first) to ends[i], less base, of the run's
-// records. Three words per epoch are all a run keeps of it. A run trimmed
-// by retention shares its predecessor's arrays from the first epoch kept,
-// with base its first row.
+// records. Sixteen bytes per epoch are all a run keeps of it: the epoch id
+// as an offset from the run's first (planCompaction keeps a run's ids
+// within 2^32 of each other), the row end (a run holds at most
+// MaxRecordRows rows) and the commit time in µs. A run trimmed by
+// retention shares its predecessor's arrays from the first epoch kept,
+// with base its first row and the same first id.
 type epochRun struct {
-	epochs  []int64
-	ends    []int64
+	first   int64    // the id epoch offsets count from
+	epochs  []uint32 // epoch ids less first
+	ends    []uint32
 	commits []int64 // commit times, µs since the Unix epoch (UTC)
 	base    int64
 }
 
+// maxRunEpochSpan is the most a run's epoch ids may differ by.
+const maxRunEpochSpan = math.MaxUint32
+
+// len is the number of epochs the run lists.
+func (r *epochRun) len() int { return len(r.ends) }
+
+// epoch is the id of epoch i.
+func (r *epochRun) epoch(i int) int64 { return r.first + int64(r.epochs[i]) }
+
+// commit is epoch i's commit time in µs since the Unix epoch.
+func (r *epochRun) commit(i int) int64 { return r.commits[i] }
+
+// add appends an epoch; the caller keeps ids within maxRunEpochSpan of
+// first and rows within MaxRecordRows.
+func (r *epochRun) add(epoch, end, commit int64) {
+	r.epochs = append(r.epochs, uint32(epoch-r.first))
+	r.ends = append(r.ends, uint32(end))
+	r.commits = append(r.commits, commit)
+}
+
 // end is the end of epoch i's rows in the run's records.
-func (r *epochRun) end(i int) int64 { return r.ends[i] - r.base }
+func (r *epochRun) end(i int) int64 { return int64(r.ends[i]) - r.base }
 
 // find is the index of the epoch holding row off of the run's records
-// (len(epochs) when off is past the end).
+// (len() when off is past the end).
 func (r *epochRun) find(off int64) int {
-	return sort.Search(len(r.ends), func(i int) bool { return r.ends[i]-r.base > off })
+	return sort.Search(len(r.ends), func(i int) bool { return r.end(i) > off })
+}
+
+// findEpoch is the index of the run's last epoch at or before epoch, or -1.
+func (r *epochRun) findEpoch(epoch int64) int {
+	return sort.Search(r.len(), func(i int) bool { return r.epoch(i) > epoch }) - 1
 }
 
 // newSegment takes ownership of recs; the caller holds the one reference.
@@ -63,12 +93,12 @@ func newSegment(info EpochInfo, recs []arrow.Record) *segment {
 // newRun returns a run segment over recs (owned) with the given epochs;
 // bytes are the distinct buffer bytes of recs.
 func newRun(run *epochRun, recs []arrow.Record, bytes int64) *segment {
-	n := len(run.epochs)
+	n := run.len()
 	s := &segment{recs: recs, run: run, info: EpochInfo{
-		Epoch:      run.epochs[0],
+		Epoch:      run.epoch(0),
 		Rows:       run.end(n - 1),
 		Bytes:      bytes,
-		CommitTime: time.UnixMicro(run.commits[0]).UTC(),
+		CommitTime: time.UnixMicro(run.commit(0)).UTC(),
 	}}
 	s.overhead = segmentOverhead(recs, n)
 	s.held = s.info.Rows
@@ -88,7 +118,7 @@ func (s *segment) numEpochs() int {
 	if s.run == nil {
 		return 1
 	}
-	return len(s.run.epochs)
+	return s.run.len()
 }
 
 // epochID is the id of the segment's i-th epoch.
@@ -96,7 +126,7 @@ func (s *segment) epochID(i int) int64 {
 	if s.run == nil {
 		return s.info.Epoch
 	}
-	return s.run.epochs[i]
+	return s.run.epoch(i)
 }
 
 func (s *segment) lastEpoch() int64 { return s.epochID(s.numEpochs() - 1) }
@@ -120,10 +150,10 @@ func (s *segment) epochInfo(i int) EpochInfo {
 	}
 	lo, hi := s.rowSpan(i)
 	return EpochInfo{
-		Epoch:      s.run.epochs[i],
+		Epoch:      s.run.epoch(i),
 		Rows:       hi - lo,
 		Bytes:      share(s.info.Bytes, hi-lo, s.info.Rows),
-		CommitTime: time.UnixMicro(s.run.commits[i]).UTC(),
+		CommitTime: time.UnixMicro(s.run.commit(i)).UTC(),
 	}
 }
 
@@ -134,7 +164,7 @@ func (s *segment) epochCost(i int) (rows, bytes int64) {
 		return s.info.Rows, s.info.Bytes + s.overhead
 	}
 	lo, hi := s.rowSpan(i)
-	fixed := s.overhead - runEpochOverhead*int64(len(s.run.epochs))
+	fixed := s.overhead - runEpochOverhead*int64(s.run.len())
 	return hi - lo, share(s.info.Bytes+fixed, hi-lo, s.info.Rows) + runEpochOverhead
 }
 
@@ -147,7 +177,7 @@ func (s *segment) findEpoch(epoch int64) int {
 		}
 		return -1
 	}
-	return sort.Search(len(s.run.epochs), func(i int) bool { return s.run.epochs[i] > epoch }) - 1
+	return s.run.findEpoch(epoch)
 }
 
 // pos is an epoch's position in a list of segments: segment seg, epoch ep
@@ -246,8 +276,8 @@ func (s *segment) partAt(rec arrow.Record, off int64) part {
 		return p
 	}
 	first := s.run.find(off)
-	if first < len(s.run.ends) && s.run.end(first) >= off+n {
-		p.epoch, p.commit = s.run.epochs[first], time.UnixMicro(s.run.commits[first]).UTC()
+	if first < s.run.len() && s.run.end(first) >= off+n {
+		p.epoch, p.commit = s.run.epoch(first), time.UnixMicro(s.run.commit(first)).UTC()
 		return p
 	}
 	p.epoch, p.seg, p.off = -1, s, off
@@ -263,7 +293,7 @@ func (s *segment) epochColumns(mem memory.Allocator, off int64, n int) (arrow.Ar
 			for s.run.end(i) <= off+int64(r) {
 				i++
 			}
-			ep[r], ts[r] = s.run.epochs[i], s.run.commits[i]
+			ep[r], ts[r] = s.run.epoch(i), s.run.commit(i)
 		}
 	})
 }
@@ -277,6 +307,7 @@ func (s *segment) dropEpochs(m int) *segment {
 	_, cut := s.rowSpan(m - 1)
 	rows := s.info.Rows - cut
 	run := &epochRun{
+		first:   s.run.first,
 		epochs:  s.run.epochs[m:],
 		ends:    s.run.ends[m:],
 		commits: s.run.commits[m:],

@@ -421,17 +421,34 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 // evicted is replaced by a trimmed segment, returned with the creator's
 // reference for the caller to release once a version lists it.
 func (t *Table) evict(segs []*segment, evicted int64) (kept []*segment, through int64, trimmed *segment) {
-	k, m := t.limits().evictSegments(segs)
-	for _, s := range segs[:k] {
-		evicted = max(evicted, s.lastEpoch())
+	l := t.limits()
+	// A trimmed run's size is its own (its records' structs, its share of
+	// the bytes), which the per-epoch costs evictSegments subtracts only
+	// estimate: evict again until the segments kept fit exactly.
+	for {
+		k, m := l.evictSegments(segs)
+		if k == 0 && m == 0 {
+			return segs, evicted, trimmed
+		}
+		for _, s := range segs[:k] {
+			evicted = max(evicted, s.lastEpoch())
+		}
+		segs = segs[k:]
+		if k > 0 && trimmed != nil {
+			// The run trimmed in the previous round is evicted whole.
+			trimmed.release()
+			trimmed = nil
+		}
+		if m > 0 {
+			evicted = max(evicted, segs[0].epochID(m-1))
+			next := segs[0].dropEpochs(m)
+			if trimmed != nil {
+				trimmed.release() // next holds its own slices
+			}
+			trimmed = next
+			segs = append([]*segment{trimmed}, segs[1:]...)
+		}
 	}
-	segs = segs[k:]
-	if m > 0 {
-		evicted = max(evicted, segs[0].epochID(m-1))
-		trimmed = segs[0].dropEpochs(m)
-		segs = append([]*segment{trimmed}, segs[1:]...)
-	}
-	return segs, evicted, trimmed
 }
 
 // commitView commits an epoch of a view: written durably first when

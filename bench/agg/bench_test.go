@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/bench/gen"
+	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -72,5 +73,33 @@ func BenchmarkAgg(b *testing.B) {
 			b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 		release(recs)
+	}
+}
+
+// BenchmarkWindowedMemory runs the windowed workload's engine path once
+// per iteration (the quick data set, input outside the Go heap) and
+// reports the process's memory against what the query holds (see
+// harness.MemoryMeter): go test -run '^$' -bench WindowedMemory
+// -benchtime 1x ./bench/agg/.
+func BenchmarkWindowedMemory(b *testing.B) {
+	sz := SizesFor(true)
+	d := gen.Windowed(sz.WinEpochs, sz.WinEpochRows, sz.WinKeys, 1)
+	recs := d.Records(harness.InputAllocator())
+	defer release(recs)
+	d.Keys, d.TS = nil, nil // the records hold the input
+	ctx := context.Background()
+	for b.Loop() {
+		pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+		m := harness.StartMemory()
+		got, err := RunWindowedObserved(ctx, pool, recs, b.TempDir(), false, m.ObserveHeld)
+		m.Stop()
+		pool.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Check(got); err != nil {
+			b.Fatal(err)
+		}
+		harness.ReportMemory(b, m)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -77,6 +78,9 @@ func RunAgg(ctx context.Context, mem memory.Allocator, recs []arrow.Record) (Agg
 // winSink collects the windowed query's Append output (key, ws, n).
 type winSink struct{ rows []gen.WinRow }
 
+// bytes is what the sink holds: its rows' slice, capacity included.
+func (s *winSink) bytes() int64 { return int64(cap(s.rows)) * int64(unsafe.Sizeof(gen.WinRow{})) }
+
 func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) error {
 	defer data.Close()
 	for {
@@ -112,6 +116,13 @@ func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) e
 // batch that evicts closed windows, before the next. The checkpoint is in
 // dir; sync says whether its files are fsynced.
 func RunWindowed(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool) ([]gen.WinRow, error) {
+	return RunWindowedObserved(ctx, mem, recs, dir, sync, nil)
+}
+
+// RunWindowedObserved is RunWindowed that, after each epoch, passes held
+// (when not nil) the bytes the query holds: its state (progress
+// memoryUsedBytes of its stateful operators) plus its sink's rows.
+func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool, held func(bytes int64)) ([]gen.WinRow, error) {
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: !sync, Logger: slog.New(slog.DiscardHandler)})
 	pebblestate.Register(s)
 	src := arrowstream.NewMemoryStream(mem, gen.WinSchema)
@@ -134,9 +145,25 @@ func RunWindowed(ctx context.Context, mem memory.Allocator, recs []arrow.Record,
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			return nil, fmt.Errorf("agg: windowed epoch %d: %w", i, err)
 		}
+		if held != nil {
+			held(stateBytes(q.LastProgress()) + sink.bytes())
+		}
 	}
 	if err := q.Stop(); err != nil {
 		return nil, err
 	}
 	return sink.rows, nil
+}
+
+// stateBytes sums memoryUsedBytes (the operators' live state) over a
+// progress report's stateful operators.
+func stateBytes(p *arrowstream.StreamingQueryProgress) int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, op := range p.StateOperators {
+		n += op.MemoryUsedBytes
+	}
+	return n
 }

@@ -27,16 +27,18 @@ type engineRun struct {
 	cpu       time.Duration   // process CPU (getrusage) over the epochs
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
-	peakRSS   int64           // the process's peak resident set over the run (0: unknown)
 	answer    []string
 	// stateRows and peakStateRows are the rows in the query's state
 	// (progress numRowsTotal over its stateful operators) after the last
 	// epoch and at most after any epoch.
 	stateRows, peakStateRows int64
-	// peakHeld is the most, after any epoch, of the bytes the query is
-	// meant to hold: its state (progress memoryUsedBytes over its stateful
-	// operators) plus what its memory-sink table retains.
-	peakHeld int64
+	// mem measured the process's memory over the run against the most,
+	// after any epoch, of the bytes the query is meant to hold: its state
+	// (progress memoryUsedBytes over its stateful operators) plus what its
+	// memory-sink table retains (Arrow bytes and bookkeeping). Its
+	// baseline is taken when the run starts, after the input was
+	// generated.
+	mem *harness.MemoryMeter
 }
 
 // runEngine starts q as a streaming table of a fresh session whose
@@ -46,7 +48,7 @@ type engineRun struct {
 // epoch its watermark causes) is committed and its rows are visible in
 // the memory sink. Batches are borrowed.
 func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch) (_ *engineRun, err error) {
-	rss := harness.StartRSS()
+	meter := harness.StartMemory()
 	peak := newPeakAllocator(mem)
 	pool := vector.NewPoolAllocator(peak, 0)
 	defer pool.Close()
@@ -92,7 +94,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	sq := res.Query
 	defer sq.Stop()
 
-	run := &engineRun{latencies: make([]time.Duration, 0, len(batches))}
+	run := &engineRun{latencies: make([]time.Duration, 0, len(batches)), mem: meter}
 	span := harness.StartSpan()
 	for i := range batches {
 		b := &batches[i]
@@ -119,11 +121,14 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 			sz := t.Size()
 			held += sz.Bytes + sz.Overhead
 		}
-		run.peakHeld = max(run.peakHeld, held)
+		meter.ObserveHeld(held)
+		meter.ObservePooled(int64(pool.Retained() + pool.RetainedLarge()))
 	}
 	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
-	run.peakRSS, _ = rss.Peak()
+	// The Go heap after a collection, while the query still holds its
+	// state and table (the peak RSS is read first).
+	meter.SampleHeap()
 	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
 		return nil, err
 	}

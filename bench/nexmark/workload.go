@@ -90,11 +90,14 @@ func RunQuery(ctx context.Context, cfg harness.Config, name string, size Size) (
 	if size.Events <= 0 || size.EpochEvents <= 0 {
 		return nil, fmt.Errorf("%s: size %+v: events and epoch events must be positive", workload, size)
 	}
-	mem := cfg.Mem
+	// The input lives outside the Go heap (unless the caller chose the
+	// allocator): it is the harness's, not the engine's, and must not
+	// raise the collector's heap goal during the engine's run.
+	mem, input := cfg.Mem, cfg.Mem
 	if mem == nil {
-		mem = memory.NewGoAllocator()
+		mem, input = memory.NewGoAllocator(), harness.InputAllocator()
 	}
-	batches, err := Generate(mem, Config{Seed: cfg.Seed, EventRate: size.EventRate}, size)
+	batches, err := Generate(input, Config{Seed: cfg.Seed, EventRate: size.EventRate}, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", workload, err)
 	}
@@ -181,14 +184,9 @@ func figures(workload string, eng *engineRun, peer *peerRun) []harness.Figure {
 	figs = append(figs,
 		harness.Figure{Workload: workload, Figure: "events/cpu-s", Value: ourCPU, Unit: "events/s"},
 		harness.Figure{Workload: workload, Figure: "events/cpu-s", Value: theirCPU, Unit: "events/s", Peer: peerName, Ratio: cpuRatio})
-	if eng.peakRSS > 0 {
-		figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss", Value: float64(eng.peakRSS), Unit: "bytes"})
-		if eng.peakHeld > 0 {
-			// What the process's memory costs per byte the query is meant
-			// to hold (state plus retained sink bytes); the input batches,
-			// generated before the run, are in the RSS too.
-			figs = append(figs, harness.Figure{Workload: workload, Figure: "peak_rss_per_held_byte", Value: float64(eng.peakRSS) / float64(eng.peakHeld), Unit: "ratio"})
-		}
-	}
+	// Peak RSS, its growth over the idle baseline (the process with the
+	// input generated, outside the Go heap), the held bytes (state plus
+	// retained sink bytes) and the ratios.
+	figs = append(figs, eng.mem.Figures(workload)...)
 	return figs
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -33,6 +34,11 @@ type Config struct {
 	Sink memsink.Options
 	// Dir holds the query's checkpoint.
 	Dir string
+	// Pace, when positive, feeds one epoch per Pace of wall-clock time
+	// (the table: 20 rows per 10 ms), so that the collector's and
+	// the compaction's background work run as they would in a live
+	// process; zero feeds the epochs back to back.
+	Pace time.Duration
 }
 
 // Result is what a run measured. RSS figures are 0 where the OS does not
@@ -48,6 +54,9 @@ type Result struct {
 	StartRSS, PeakRSS int64
 	// HeapAfterGC is the Go heap in use after a GC at the end.
 	HeapAfterGC int64
+	// Memory measured the run (baseline, peak, the table's retained bytes
+	// after each epoch as the held bytes).
+	Memory *harness.MemoryMeter
 	// AfterGCRSS is the resident set once the table is dropped and a GC
 	// ran; AfterFreeRSS once debug.FreeOSMemory returned free memory.
 	AfterGCRSS, AfterFreeRSS int64
@@ -81,16 +90,27 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	s.RegisterStream("events", src)
 
 	input := memory.NewGoAllocator()
-	freeOS()
-	res.StartRSS, _ = harness.CurrentRSS()
-	rss := harness.StartRSS()
+	meter := harness.StartMemory()
+	res.Memory = meter
+	res.StartRSS = meter.Baseline()
 	r, err := s.SQL(ctx, "CREATE STREAMING TABLE small TBLPROPERTIES ('outputMode' = 'append') AS SELECT * FROM STREAM events")
 	if err != nil {
 		return res, fmt.Errorf("start: %w", err)
 	}
 	q := r.Query
 	defer q.Stop()
+	next := time.Now()
 	for e := range cfg.Epochs {
+		if cfg.Pace > 0 {
+			if d := time.Until(next); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return res, ctx.Err()
+				}
+			}
+			next = next.Add(cfg.Pace)
+		}
 		rec := epochRecord(input, e, cfg.RowsPerEpoch)
 		_, err := src.AddRecord(rec)
 		rec.Release()
@@ -100,6 +120,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			return res, fmt.Errorf("epoch %d: %w", e, err)
 		}
+		if tbl, ok := cat.Lookup("small"); ok {
+			sz := tbl.Size()
+			meter.ObserveHeld(sz.Bytes + sz.Overhead)
+		}
 	}
 	tbl, ok := cat.Lookup("small")
 	if !ok {
@@ -108,12 +132,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Size = tbl.Size()
 	res.Epochs, res.Rows = int64(res.Size.Epochs), res.Size.Rows
 	res.Retained = res.Size.Bytes + res.Size.Overhead
-	res.PeakRSS, _ = rss.Peak()
+	res.PeakRSS = meter.Peak()
 	if want := int64(cfg.Epochs * cfg.RowsPerEpoch); res.Rows != want {
 		return res, fmt.Errorf("table holds %d rows, want %d", res.Rows, want)
 	}
 	var ms runtime.MemStats
-	runtime.GC()
+	meter.SampleHeap() // a GC, after the peak was read
 	runtime.ReadMemStats(&ms)
 	res.HeapAfterGC = int64(ms.HeapInuse)
 

@@ -2,7 +2,9 @@ package retain
 
 import (
 	"context"
+	"flag"
 	"testing"
+	"time"
 
 	"github.com/arrowstream/arrowstream/memsink"
 )
@@ -36,6 +38,40 @@ func BenchmarkSmallEpochs(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
 				res, err := Run(context.Background(), Config{Epochs: 18000, RowsPerEpoch: 20, Dir: b.TempDir(), Sink: c.opts})
+				if err != nil {
+					b.Fatal(err)
+				}
+				report(b, res)
+			}
+		})
+	}
+}
+
+// pacedFor is how long BenchmarkSmallEpochsPaced feeds its table (0:
+// the benchmark is skipped, so that a pass over every benchmark stays
+// short).
+var pacedFor = flag.Duration("retain.paced", 0, "run BenchmarkSmallEpochsPaced for this long (e.g. 10m)")
+
+// BenchmarkSmallEpochsPaced: the table at real time, 20 rows per
+// 10 ms epoch for -retain.paced (10m: 60,000 epochs, 1.2M rows), with
+// compaction on (the default) and with merged records off the Go heap:
+//
+//	go test -run '^$' -bench SmallEpochsPaced -benchtime 1x -timeout 30m ./bench/retain/ -retain.paced 10m
+func BenchmarkSmallEpochsPaced(b *testing.B) {
+	if *pacedFor <= 0 {
+		b.Skip("set -retain.paced (e.g. 10m) to run")
+	}
+	const pace = 10 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		opts memsink.Options
+	}{
+		{"compaction=on", memsink.Options{}},
+		{"compaction=on,offheap", memsink.Options{OffHeap: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				res, err := Run(context.Background(), Config{Epochs: int(*pacedFor / pace), RowsPerEpoch: 20, Pace: pace, Dir: b.TempDir(), Sink: c.opts})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -7,30 +7,37 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
 // BenchmarkEngine runs the query through the engine over 16 epochs of 1M
 // events (64K-row batches) per iteration; ns/op is per run, events/s is the
-// throughput.
+// throughput, and the memory metrics compare the process's RSS growth with
+// what the query holds (harness.MemoryMeter; the input is outside the Go
+// heap, in the baseline).
 func BenchmarkEngine(b *testing.B) {
 	const epochs, perEpoch, batch = 16, 1 << 20, 64 << 10
-	d := Generate(epochs*perEpoch, 1_000_000, 1)
-	want := d.Reference(0, d.Len())
+	const n = epochs * perEpoch
+	want := Generate(n, 1_000_000, 1).Reference(0, n)
 	for _, enc := range []Encoding{Plain, Dict} {
 		b.Run(enc.String(), func(b *testing.B) {
 			pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
 			defer pool.Close()
-			camp := d.CampaignRecord(pool, enc)
+			input := harness.InputAllocator()
+			d := Generate(n, 1_000_000, 1)
+			camp := d.CampaignRecord(input, enc)
 			defer camp.Release()
 			var eps [][]arrow.Record
 			for e := range epochs {
-				eps = append(eps, d.Records(pool, enc, e*perEpoch, (e+1)*perEpoch, batch))
+				eps = append(eps, d.Records(input, enc, e*perEpoch, (e+1)*perEpoch, batch))
 			}
 			defer releaseEpochs(eps)
+			d = nil // the records hold the input
+			m := harness.StartMemory()
 			var total float64
 			for b.Loop() {
-				res, err := RunEngine(context.Background(), EngineOptions{Mem: pool, CheckpointRoot: b.TempDir()}, camp, eps)
+				res, err := RunEngine(context.Background(), EngineOptions{Mem: pool, CheckpointRoot: b.TempDir(), Held: m.ObserveHeld}, camp, eps)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -39,7 +46,9 @@ func BenchmarkEngine(b *testing.B) {
 				}
 				total += res.Elapsed.Seconds()
 			}
-			b.ReportMetric(float64(d.Len())*float64(b.N)/total, "events/s")
+			m.Stop()
+			b.ReportMetric(float64(n)*float64(b.N)/total, "events/s")
+			harness.ReportMemory(b, m)
 		})
 	}
 }

@@ -47,6 +47,12 @@ type EngineOptions struct {
 	// ShufflePartitions sets spark.sql.shuffle.partitions (0: 1).
 	ShufflePartitions int
 	Logger            *slog.Logger
+	// Held, when set, receives after each epoch the bytes the query
+	// holds: its state (progress memoryUsedBytes of its stateful
+	// operators, their live state) plus what its memory-sink table
+	// retains (Arrow bytes and bookkeeping). It is called on the query's
+	// goroutine.
+	Held func(bytes int64)
 }
 
 // EngineResult is what a run measured.
@@ -66,16 +72,33 @@ type EngineResult struct {
 	CPU time.Duration
 }
 
-// progressWatch signals every epoch that read input.
+// progressWatch signals every epoch that read input, and passes held
+// (when set) what the query holds after every epoch.
 type progressWatch struct {
 	mu   sync.Mutex
 	ch   chan time.Time
 	name string
+	held func(int64)
+	cat  *memsink.Catalog
 }
 
 func (w *progressWatch) OnQueryStarted(*arrowstream.StreamingQuery) {}
 func (w *progressWatch) OnQueryProgress(q *arrowstream.StreamingQuery, p *arrowstream.StreamingQueryProgress) {
-	if q.Name() != w.name || p.NumInputRows == 0 {
+	if q.Name() != w.name {
+		return
+	}
+	if w.held != nil {
+		var n int64
+		for _, op := range p.StateOperators {
+			n += op.MemoryUsedBytes
+		}
+		if t, ok := w.cat.Lookup(w.name); ok {
+			sz := t.Size()
+			n += sz.Bytes + sz.Overhead
+		}
+		w.held(n)
+	}
+	if p.NumInputRows == 0 {
 		return
 	}
 	// The progress is published after the sink committed: the rows are
@@ -118,7 +141,7 @@ func RunEngine(ctx context.Context, opts EngineOptions, campaigns arrow.Record, 
 	src := arrowstream.NewMemoryStream(opts.Mem, epochs[0][0].Schema())
 	defer src.Close()
 	s.RegisterStream("events", src)
-	watch := &progressWatch{ch: make(chan time.Time, 1), name: "ysb"}
+	watch := &progressWatch{ch: make(chan time.Time, 1), name: "ysb", held: opts.Held, cat: cat}
 	s.Streams().AddListener(watch)
 	res := &EngineResult{Epochs: len(epochs)}
 	addEpoch := func(recs []arrow.Record) error {

@@ -27,6 +27,7 @@ type appFlags struct {
 	checkpoint     string
 	sinkMaxBytes   int64
 	sinkMaxEpochs  int
+	sinkOffHeap    bool
 	status         *choiceFlag
 	statusInterval time.Duration
 	stopTimeout    time.Duration
@@ -44,6 +45,7 @@ func addAppFlags(fs *flag.FlagSet, pgDefault string) *appFlags {
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "checkpoint root `directory`, one subdirectory per streaming table, reused by the next run\n(default: a directory under the user's cache directory)")
 	fs.Int64Var(&f.sinkMaxBytes, "sink-max-bytes", 256<<20, "memory-sink retention: `bytes` each table keeps in memory, oldest epochs evicted first (0: no bound)")
 	fs.IntVar(&f.sinkMaxEpochs, "sink-max-epochs", 0, "memory-sink retention: `epochs` each table keeps (0: no bound)")
+	fs.BoolVar(&f.sinkOffHeap, "sink-off-heap", false, "memory-sink tables map the records compaction merges outside the Go heap (per table: offHeap; docs/performance.md, \"Memory against retained data\")")
 	f.status = newChoice("auto", "auto", "terminal", "log", "off")
 	fs.Var(f.status, "status", "live query status: `auto|terminal|log|off` (auto: terminal when stdout is one, else log lines)")
 	fs.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "`interval` of the status log lines")
@@ -181,7 +183,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 		checkpointRoot: a.ckRoot,
 		// Streaming tables are recoverable by default: their committed
 		// epochs are persisted in the checkpoint ('persist'='false' opts out).
-		sink:   memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs, Persist: true},
+		sink:   memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs, Persist: true, OffHeap: f.sinkOffHeap},
 		logger: a.logger,
 	})
 	if err := a.engine.restore(ctx); err != nil {

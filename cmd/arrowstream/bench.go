@@ -16,6 +16,7 @@ import (
 	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/bench/nexmark"
 	"github.com/arrowstream/arrowstream/bench/published"
+	"github.com/arrowstream/arrowstream/bench/retain"
 	"github.com/arrowstream/arrowstream/bench/serving"
 	"github.com/arrowstream/arrowstream/bench/ysb"
 )
@@ -63,6 +64,7 @@ func benchWorkloads(o ysb.Options) []harness.Workload {
 	ws = append(ws, agg.Workloads(o)...)
 	ws = append(ws, serving.Workload())
 	ws = append(ws, nexmark.Workloads()...)
+	ws = append(ws, retain.Workload())
 	return ws
 }
 
@@ -184,8 +186,10 @@ func runWorkloads(ctx context.Context, cfg harness.Config, ws []harness.Workload
 
 // figureKind classifies a figure for the table and the plot, whatever the
 // workload's own naming: "throughput" (per core), "p50", "p99", "peak"
-// (the Arrow allocator's peak), "rss" (the process's peak resident set) or
-// "" for any other figure.
+// (the Arrow allocator's peak), "rss" (the process's peak resident set),
+// "growth" (peak RSS over the idle baseline taken once the input was
+// generated), "held" (the most the query held: state plus retained sink
+// bytes), "growth/held" (their ratio) or "" for any other figure.
 func figureKind(f harness.Figure) string {
 	switch f.Figure {
 	case "throughput", "events/s/core":
@@ -198,6 +202,12 @@ func figureKind(f harness.Figure) string {
 		return "peak"
 	case "peak_rss":
 		return "rss"
+	case "peak_rss_growth":
+		return "growth"
+	case "peak_held":
+		return "held"
+	case "rss_growth_per_held_byte":
+		return "growth/held"
 	}
 	return ""
 }
@@ -217,7 +227,7 @@ func writeFiguresJSON(w io.Writer, figs []harness.Figure) error {
 // the ratio; skipped peers and published figures are listed below.
 func printFigureTable(w io.Writer, figs []harness.Figure) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tthroughput\tp50\tp99\tpeak memory (Arrow)\tpeak RSS\tpeers (same run: their figure, ours/theirs)")
+	fmt.Fprintln(tw, "workload\tthroughput\tp50\tp99\tpeak memory (Arrow)\tpeak RSS\tRSS - baseline\theld\t(RSS - baseline)/held\tpeers (same run: their figure, ours/theirs)")
 	var order []string
 	byWL := map[string][]harness.Figure{}
 	for _, f := range figs {
@@ -230,7 +240,7 @@ func printFigureTable(w io.Writer, figs []harness.Figure) {
 		byWL[f.Workload] = append(byWL[f.Workload], f)
 	}
 	for _, wl := range order {
-		var thr, p50, p99, peak, rss string = "-", "-", "-", "-", "-"
+		var thr, p50, p99, peak, rss, growth, held, perHeld string = "-", "-", "-", "-", "-", "-", "-", "-"
 		var peers []string
 		for _, f := range byWL[wl] {
 			kind := figureKind(f)
@@ -251,11 +261,17 @@ func printFigureTable(w io.Writer, figs []harness.Figure) {
 				peak = fmt.Sprintf("%.1f MiB", f.Value/(1<<20))
 			case kind == "rss":
 				rss = fmt.Sprintf("%.1f MiB", f.Value/(1<<20))
+			case kind == "growth":
+				growth = fmt.Sprintf("%.1f MiB", f.Value/(1<<20))
+			case kind == "held":
+				held = fmt.Sprintf("%.2f MiB", f.Value/(1<<20))
+			case kind == "growth/held":
+				perHeld = fmt.Sprintf("%.2f", f.Value)
 			default:
 				peers = append(peers, fmt.Sprintf("%s %s %s", f.Figure, humanRate(f.Value), f.Unit))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", wl, thr, p50, p99, peak, rss, strings.Join(peers, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", wl, thr, p50, p99, peak, rss, growth, held, perHeld, strings.Join(peers, "; "))
 	}
 	tw.Flush()
 	first := true

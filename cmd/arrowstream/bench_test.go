@@ -119,13 +119,16 @@ func TestBenchTableAndPlot(t *testing.T) {
 		{Workload: "ysb-dict", Figure: "latency_p99", Value: 4.5, Unit: "ms"},
 		{Workload: "ysb-dict", Figure: "peak_memory", Value: 3 << 20, Unit: "bytes"},
 		{Workload: "ysb-dict", Figure: "peak_rss", Value: 70 << 20, Unit: "bytes"},
+		{Workload: "ysb-dict", Figure: "peak_rss_growth", Value: 9 << 20, Unit: "bytes"},
+		{Workload: "ysb-dict", Figure: "peak_held", Value: 6 << 20, Unit: "bytes"},
+		{Workload: "ysb-dict", Figure: "rss_growth_per_held_byte", Value: 1.5, Unit: "ratio"},
 		{Workload: "ysb-dict", Figure: "skipped", Peer: "duckdb", Source: "no C compiler"},
 		{Workload: "ysb-dict", Figure: "throughput", Value: 1.6e6, Unit: "events/s/core", Peer: "spark (published)", Published: true, Source: "paper", Ratio: 18,
 			Hardware: "10 × 4 cores", Normalisation: "65 M ÷ 40"},
 	}
 	var tbl bytes.Buffer
 	printFigureTable(&tbl, figs)
-	for _, want := range []string{"30.00M events/s/core", "4.50 ms", "3.0 MiB", "70.0 MiB", "peak RSS", "go-maps throughput 50.00M events/s/core (0.60x)", "duckdb skipped: no C compiler", "published figures (not measured here", "spark (published)", "hardware: 10 × 4 cores", "per core: 65 M ÷ 40", "source: paper"} {
+	for _, want := range []string{"30.00M events/s/core", "4.50 ms", "3.0 MiB", "70.0 MiB", "peak RSS", "9.0 MiB", "6.00 MiB", "1.50", "(RSS - baseline)/held", "go-maps throughput 50.00M events/s/core (0.60x)", "duckdb skipped: no C compiler", "published figures (not measured here", "spark (published)", "hardware: 10 × 4 cores", "per core: 65 M ÷ 40", "source: paper"} {
 		if !strings.Contains(tbl.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tbl.String())
 		}

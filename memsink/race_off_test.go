@@ -1,0 +1,5 @@
+//go:build !race
+
+package memsink_test
+
+const raceEnabled = false
