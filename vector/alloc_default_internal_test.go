@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // countdownCtx is a context whose Err is nil for its first n calls and
@@ -79,5 +81,9 @@ func TestDefaultAllocatorInterruptible(t *testing.T) {
 	p.Close()
 	if n := p.MappedBytes(); n != 0 {
 		t.Fatalf("%d bytes still mapped after Close", n)
+	}
+	// Long-lived buffers (a memory sink's) stay on the Go heap.
+	if _, ok := p.Underlying().(*memory.GoAllocator); !ok {
+		t.Fatalf("Underlying of the default allocator is %T, want the Go allocator", p.Underlying())
 	}
 }
