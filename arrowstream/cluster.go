@@ -16,14 +16,15 @@ func clusterRefusal(cluster, what string, src Source) error {
 	return fmt.Errorf("arrowstream: cluster mode (cluster %q): the streaming source %s is not partitioned across the cluster's instances: every instance would read all of it, so the union of their tables would hold its rows once per instance; in cluster mode a streaming table reads Kafka topics (format kafka with subscribe), or run it on a single instance without --cluster (docs/cluster.md)", cluster, what)
 }
 
-// clusterStateCheck refuses a stateful streaming query in cluster mode:
-// each instance would aggregate (deduplicate, join) only the rows of its
-// own partitions, and a key whose rows land in partitions of several
-// instances would be counted once per instance. Repartitioning by the
-// stateful key across instances is not built (docs/cluster.md, limits).
+// clusterStateCheck refuses a stateful streaming query in cluster mode
+// when the session has no repartition hop (SetRepartitioner; the Kafka
+// package's InstallCluster installs one): each instance would aggregate
+// (deduplicate, join) only the rows of its own partitions, and a key whose
+// rows land in partitions of several instances would be counted once per
+// instance.
 func (s *Session) clusterStateCheck(query string, stateful bool) error {
 	if s.cluster == "" || !stateful {
 		return nil
 	}
-	return fmt.Errorf("arrowstream: cluster mode (cluster %q): streaming query %s keeps state (an aggregation, deduplication, stream-stream join or flatMapGroupsWithState); each instance would see only its own partitions' rows and the repartitioning of keyed rows between instances is not built yet, so only stateless streaming tables run in cluster mode (docs/cluster.md)", s.cluster, query)
+	return fmt.Errorf("arrowstream: cluster mode (cluster %q): streaming query %s keeps state (an aggregation, deduplication, stream-stream join or flatMapGroupsWithState); each instance would see only its own partitions' rows, and this session has no repartition hop to move keyed rows between instances (install the cluster with kafka.InstallCluster; docs/cluster.md)", s.cluster, query)
 }

@@ -100,7 +100,8 @@ type Session struct {
 	sinkKeys    map[string][]string // format -> its option keys, when it declared them
 	sourceKeys  map[string][]string // source format -> its option keys, when it declared them
 	stateProvs  map[string]StateStoreProviderFunc
-	extraTables []plan.Catalog // other catalogs consulted after the session's (sink tables)
+	extraTables []plan.Catalog       // other catalogs consulted after the session's (sink tables)
+	hop         stream.Repartitioner // cluster mode: the repartition hops (cluster_hop.go)
 
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
 	// restoring is set while RestoreCatalog replays the catalog.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/engine"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
 )
@@ -23,6 +24,15 @@ type DataStreamWriter struct {
 	name    string
 	opts    map[string]string
 	err     error
+
+	// For the stages of a query cut at a repartition hop (cluster_hop.go):
+	// a checkpoint directory chosen by the session, the table whose group
+	// the stage's cluster source joins, and whether the cut was made.
+	ckDir        string
+	clusterTable string
+	hopped       bool
+	onStop       func(error)
+	ownSink      bool // the query closes sink when it stops
 }
 
 // WriteStream returns a writer for a streaming DataFrame.
@@ -118,18 +128,38 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.ckDir != "" {
+		dir, temporary = w.ckDir, false
+	}
 	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat}
 	qmem, bindFail := s.queryAllocator(w.name)
 	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, s.stateProvider)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.clusterStateCheck(w.name, exec.HasState()); err != nil {
+	if s.cluster != "" && exec.HasState() && !w.hopped {
+		exec.Close()
+		if temporary {
+			os.RemoveAll(dir)
+		}
+		return s.startWithHop(ctx, w)
+	}
+	if err := s.clusterStateCheck(w.name, exec.HasState() && !w.hopped); err != nil {
 		exec.Close()
 		return nil, err
 	}
+	if w.clusterTable != "" {
+		for _, src := range sources {
+			if ct, ok := src.(stream.ClusterTableSource); ok {
+				ct.SetClusterTable(w.clusterTable)
+			}
+		}
+	}
 	sink := w.sink
 	var closeSink func()
+	if sink != nil && w.ownSink {
+		closeSink = engine.CloseSinkFunc(sink, sinkDescription(w.format, sink), s.logger)
+	}
 	if sink == nil {
 		s.mu.Lock()
 		f, ok := s.sinkFmts[strings.ToLower(w.format)]
@@ -185,6 +215,9 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 				os.RemoveAll(dir)
 			}
 		}
+	}
+	if w.onStop != nil {
+		cfg.OnStop = w.onStop
 	}
 	q, err := s.manager.start(ctx, w.name, cfg)
 	if err != nil {

@@ -165,6 +165,15 @@ func (c *stateChunks) done() ([]byte, error) {
 func encodeStateMap(data map[string][]byte) ([]byte, error) {
 	c := newStateChunks()
 	defer c.release()
+	// The body's size is known up front: one allocation, not a doubling
+	// copy of a growing snapshot (fresh pages each time: at 1.6M events
+	// of q20 the growth cost a fifth of the compaction).
+	size := 0
+	for k, v := range data {
+		size += len(k) + len(v) + 9 // two offsets and a validity bit
+	}
+	chunks := size/stateChunkBytes + len(data)/stateChunkRows + 2
+	c.buf = slices.Grow(c.buf, size+chunks*32)
 	for k, v := range data {
 		c.add(k, v, false)
 	}

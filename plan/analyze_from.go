@@ -76,6 +76,8 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		return a.pivot(x)
 	case *sql.Unpivot:
 		return a.unpivot(x)
+	case *sql.LateralView:
+		return a.lateralView(x)
 	}
 	return nil, errorAt(it.Position(), ErrUnsupported, "Unsupported FROM item.")
 }

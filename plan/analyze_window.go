@@ -185,17 +185,31 @@ func assignGenerator(cur *scope, items []outItem, special map[sql.Expr]Expr, agg
 	if aggregating {
 		return nil, nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported when it's nested in expressions or used together with aggregate functions: %s.", sql.Format(f))
 	}
-	if len(f.Args) != 1 {
-		return nil, nil, errorAt(f.Pos, ErrType, "%s() needs one argument, got %d.", strings.ToLower(f.Name.Name), len(f.Args))
-	}
 	r := &resolver{sc: cur, clause: "explode()", special: special}
-	arg, err := r.expr(f.Args[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	g, err := generatorInput(f, arg)
-	if err != nil {
-		return nil, nil, err
+	var g genInput
+	if multiArgGenerator(f.Name.Name) {
+		args := make([]Expr, len(f.Args))
+		for i, a := range f.Args {
+			var err error
+			if args[i], err = r.expr(a); err != nil {
+				return nil, nil, err
+			}
+		}
+		var err error
+		if g, err = multiGeneratorInput(f, args); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		if len(f.Args) != 1 {
+			return nil, nil, errorAt(f.Pos, ErrType, "%s() needs one argument, got %d.", strings.ToLower(f.Name.Name), len(f.Args))
+		}
+		arg, err := r.expr(f.Args[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		if g, err = generatorInput(f, arg); err != nil {
+			return nil, nil, err
+		}
 	}
 	name := "col"
 	if gen.alias && g.fields == nil {
@@ -229,7 +243,7 @@ func isGenerator(name string) bool {
 	case "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer":
 		return true
 	}
-	return false
+	return multiArgGenerator(name)
 }
 
 // genInput is what a generator explodes: an array, and for generators of

@@ -64,7 +64,7 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	switch name {
 	case "window", "session_window":
 		return nil, errorAt(f.Pos, ErrUnsupported, "%s(...) is only allowed in GROUP BY or as a select item.", name)
-	case "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer":
+	case "explode", "explode_outer", "posexplode", "posexplode_outer", "inline", "inline_outer", "json_tuple", "stack":
 		return nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported outside the select list: %s(...) must be a whole select item.", name)
 	case "current_timestamp", "now":
 		if len(f.Args) != 0 {

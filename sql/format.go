@@ -430,6 +430,22 @@ func (f *formatter) fromItem(it FromItem) {
 			f.identList(it.Columns)
 			f.str(")")
 		}
+	case *LateralView:
+		f.fromItem(it.Input)
+		f.str(" LATERAL VIEW ")
+		if it.Outer {
+			f.str("OUTER ")
+		}
+		f.expr(it.Func, 0)
+		f.str(" ")
+		f.ident(it.Table)
+		if it.Columns != nil {
+			f.str(" AS ")
+			for i, c := range it.Columns {
+				f.sep(i)
+				f.ident(c)
+			}
+		}
 	case *TableFunc:
 		f.ident(it.Name)
 		f.str("(")

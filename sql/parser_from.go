@@ -11,6 +11,7 @@ func (p *parser) parseFrom() []FromItem {
 		}
 		what = "a table, STREAM or subquery after ','"
 	}
+	items = p.parseLateralViews(items)
 	if wordIs(p.peek(), "PIVOT") && p.peekAt(1).kind == tLParen {
 		items = []FromItem{p.parsePivot(items)}
 	} else if wordIs(p.peek(), "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE")) {

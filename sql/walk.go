@@ -114,6 +114,11 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, it := range n.Values {
 			Inspect(it, f)
 		}
+	case *LateralView:
+		Inspect(n.Input, f)
+		Inspect(n.Func, f)
+		Inspect(n.Table, f)
+		idents(n.Columns, f)
 	case *TableFunc:
 		Inspect(n.Name, f)
 		exprs(n.Args, f)

@@ -134,7 +134,7 @@ func compareType(op CompareOp, lt, rt arrow.DataType) (arrow.DataType, error) {
 		case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING, arrow.BINARY,
 			arrow.BOOL, arrow.DATE32, arrow.TIMESTAMP:
 			return common, nil
-		case arrow.STRUCT:
+		case arrow.STRUCT, arrow.LIST:
 			if err := checkOrderable(common); err == nil {
 				return common, nil
 			}
@@ -222,7 +222,7 @@ func bindCompare(op CompareOp, l, r Evaluator, mem memory.Allocator, expr, lName
 		nullSafe:   op == CompareEqNullSafe,
 	}
 	ev.allRight = ev.nullSafe
-	if common.ID() == arrow.STRUCT {
+	if common.ID() == arrow.STRUCT || common.ID() == arrow.LIST {
 		// The struct kernel has no constant variant; a struct constant is
 		// expanded (rare: window = struct(...)).
 		ev.lConst, ev.rConst = false, false
@@ -262,7 +262,7 @@ func newCmpKernel(op CompareOp, dt arrow.DataType, c any, mem memory.Allocator) 
 	case arrow.BOOL:
 		b, _ := c.(bool)
 		return &cmpBool{op: op, c: b}
-	case arrow.STRUCT:
+	case arrow.STRUCT, arrow.LIST:
 		return &cmpStruct{op: op, mem: mem}
 	}
 	return nil

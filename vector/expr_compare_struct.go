@@ -32,6 +32,8 @@ func checkOrderable(dt arrow.DataType) error {
 			}
 		}
 		return nil
+	case arrow.LIST:
+		return checkOrderable(dt.(*arrow.ListType).Elem())
 	}
 	return fmt.Errorf("values of type %s cannot be compared: %w", TypeName(dt), ErrType)
 }
@@ -51,9 +53,13 @@ func (k *cmpStruct) compare(la, ra arrow.Array, n int, out []uint64) {
 	clear(cmp)
 	// The structs' own nulls make the result null; only their fields are
 	// compared here.
-	sa, sb := la.(*array.Struct), ra.(*array.Struct)
-	for f := 0; f < sa.NumField(); f++ {
-		compare3(k.mem, sa.Field(f), sb.Field(f), cmp)
+	if sa, ok := la.(*array.Struct); ok {
+		sb := ra.(*array.Struct)
+		for f := 0; f < sa.NumField(); f++ {
+			compare3(k.mem, sa.Field(f), sb.Field(f), cmp)
+		}
+	} else {
+		compareLists(k.mem, la.(*array.List), ra.(*array.List), cmp, false)
 	}
 	mask := cmpMask(k.op)
 	for w := range out {
@@ -132,6 +138,8 @@ func compare3(mem memory.Allocator, a, b arrow.Array, out []int8) {
 		}
 		defer pb.Release()
 		compare3(mem, pa, pb, out)
+	case arrow.LIST:
+		compareLists(mem, a.(*array.List), b.(*array.List), out, true)
 	case arrow.STRUCT:
 		sa, sb := a.(*array.Struct), b.(*array.Struct)
 		sub := make([]int8, len(out))
@@ -154,6 +162,50 @@ func compare3(mem memory.Allocator, a, b arrow.Array, out []int8) {
 			if out[i] == 0 && c != decidedEqual {
 				out[i] = c
 			}
+		}
+	}
+}
+
+// compareLists sets out[i] for the undecided rows to the three-way
+// comparison of the arrays a[i] and b[i] as Spark orders arrays: element
+// by element (a null element first), then the shorter first. withNulls
+// also decides rows where an array itself is null (nulls first), for
+// arrays nested in other values; the top-level arrays' nulls are the
+// comparison's. Each row's elements are compared as two slices by
+// compare3, so nested arrays and structs follow the same rules.
+func compareLists(mem memory.Allocator, a, b *array.List, out []int8, withNulls bool) {
+	av, bv := a.ListValues(), b.ListValues()
+	for i := range out {
+		if out[i] != 0 {
+			continue
+		}
+		if withNulls {
+			if !undecided(a, b, out, i) {
+				continue
+			}
+		} else if a.IsNull(i) || b.IsNull(i) {
+			continue
+		}
+		as, ae := a.ValueOffsets(i)
+		bs, be := b.ValueOffsets(i)
+		n := int(min(ae-as, be-bs))
+		if n > 0 {
+			x := array.NewSlice(av, as, as+int64(n))
+			y := array.NewSlice(bv, bs, bs+int64(n))
+			sub := make([]int8, n)
+			compare3(mem, x, y, sub)
+			x.Release()
+			y.Release()
+			for _, c := range sub {
+				if c != 0 {
+					out[i] = c
+					break
+				}
+			}
+		}
+		if out[i] == 0 {
+			la, lb := ae-as, be-bs
+			out[i] = int8(b2u(la > lb)) - int8(b2u(la < lb))
 		}
 	}
 }

@@ -125,7 +125,7 @@ var functions = map[string]funcSpec{
 	"date":              castFunc(Date),
 	"decimal":           castFunc(Decimal(10, 0)),
 	"from_json":         {2, 3, func(a []Expr) Expr { return FromJSON(a[0], a[1], arg(a, 2)) }},
-	"to_json":           {1, 1, func(a []Expr) Expr { return ToJSON(a[0]) }},
+	"to_json":           {1, 2, func(a []Expr) Expr { return ToJSON(a[0], arg(a, 1)) }},
 }
 
 // LookupFunction builds the call of the built-in function name (case

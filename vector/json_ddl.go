@@ -18,8 +18,8 @@ const maxDDLDepth = 64
 // type with nullable fields. Types: BOOLEAN; TINYINT, SMALLINT, INT,
 // INTEGER (int); BIGINT, LONG; FLOAT, REAL, DOUBLE (double); STRING,
 // VARCHAR(n), CHAR(n); BINARY; DATE; TIMESTAMP (also _LTZ, _NTZ);
-// DECIMAL(p, s) (also DEC, NUMERIC); ARRAY<t>; STRUCT<...>. MAP is not
-// supported. Errors give the position in the text.
+// DECIMAL(p, s) (also DEC, NUMERIC); ARRAY<t>; MAP<k, v>; STRUCT<...>.
+// Errors give the position in the text.
 func ParseDDLSchema(text string) (*arrow.StructType, error) {
 	p := &ddlParser{src: text}
 	p.skipSpace()
@@ -51,6 +51,30 @@ func ParseDDLSchema(text string) (*arrow.StructType, error) {
 		return nil, fmt.Errorf("schema %q has no fields", text)
 	}
 	return arrow.StructOf(fields...), nil
+}
+
+// ParseDDLType parses the schema of from_json: a DDL field list or
+// STRUCT<...> as ParseDDLSchema does, or a single ARRAY<t> or MAP<k, v>.
+func ParseDDLType(text string) (arrow.DataType, error) {
+	p := &ddlParser{src: text}
+	p.skipSpace()
+	save := p.pos
+	if p.keyword("ARRAY") || p.keyword("MAP") {
+		p.skipSpace()
+		if p.peek() == '<' {
+			p.pos = save
+			dt, err := p.parseType(0)
+			if err != nil {
+				return nil, err
+			}
+			p.skipSpace()
+			if p.pos < len(p.src) {
+				return nil, p.errorf("unexpected %q after the type", p.rest())
+			}
+			return dt, nil
+		}
+	}
+	return ParseDDLSchema(text)
 }
 
 type ddlParser struct {
@@ -262,6 +286,25 @@ func (p *ddlParser) parseType(depth int) (arrow.DataType, error) {
 			return nil, err
 		}
 		return ListOf(elem), nil
+	case "MAP":
+		if err := p.expect('<'); err != nil {
+			return nil, err
+		}
+		key, err := p.parseType(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(','); err != nil {
+			return nil, err
+		}
+		val, err := p.parseType(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect('>'); err != nil {
+			return nil, err
+		}
+		return MapOf(key, val), nil
 	case "STRUCT":
 		if err := p.expect('<'); err != nil {
 			return nil, err

@@ -16,14 +16,17 @@ import (
 // ErrMalformedJSON is a row from_json could not parse in FAILFAST mode.
 var ErrMalformedJSON = errors.New("malformed JSON")
 
-// FromJSON is from_json(x, schema[, options]): the JSON object in the
-// string x parsed into a struct of the DDL schema (a constant string, see
-// ParseDDLSchema). Fields missing from the object are NULL and keys the
-// schema does not name are ignored; a NULL or blank x gives a NULL struct.
-// options is a constant string holding a JSON object of Spark's options;
-// only "mode" is read: PERMISSIVE (the default) makes a row that is not
-// valid JSON, or does not fit the schema, a NULL struct; FAILFAST makes it
-// an error naming the row.
+// FromJSON is from_json(x, schema[, options]): the JSON text in the
+// string x parsed into the type of schema (a constant string: a DDL field
+// list or STRUCT<...>, ARRAY<t> or MAP<STRING, t>, see ParseDDLType).
+// Fields missing from an object are NULL and keys the schema does not name
+// are ignored; a NULL or blank x gives NULL. An ARRAY of structs also
+// takes a single object (an array of one), as Spark does. options is
+// map('key', 'value', ...) of constant strings (or, as before, a constant
+// string holding a JSON object) of Spark's JSON options; "mode",
+// "dateFormat" and "timestampFormat" are read, others ignored. mode
+// PERMISSIVE (the default) makes a row that is not valid JSON, or does not
+// fit the schema, NULL; FAILFAST makes it an error naming the row.
 func FromJSON(x, schema, options Expr) Expr {
 	return &FuncExpr{Name: "from_json", Args: withOptional([]Expr{x, schema}, options), bind: bindFromJSON}
 }
@@ -34,74 +37,122 @@ func bindFromJSON(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Ev
 	if !ok || !isString {
 		return nil, fmt.Errorf("the schema %s of from_json must be a constant string: %w", f.Args[1], ErrType)
 	}
-	st, err := ParseDDLSchema(text)
+	dt, err := ParseDDLType(text)
 	if err != nil {
 		return nil, fmt.Errorf("from_json: %w: %w", err, ErrType)
 	}
-	failFast := false
-	if len(args) == 3 {
-		ov, ok := fnConstValue(args[2])
-		otext, isString := ov.(string)
-		if !ok || !isString {
-			return nil, fmt.Errorf("the options %s of from_json must be a constant string holding a JSON object: %w", f.Args[2], ErrType)
-		}
-		if failFast, err = parseFromJSONOptions(otext); err != nil {
-			return nil, fmt.Errorf("from_json options %s: %w: %w", otext, err, ErrType)
-		}
-	}
-	dt := args[0].DataType()
-	if dt.ID() == arrow.NULL {
-		return fnNullResult(st, mem), nil
-	}
-	if Unwrap(dt).ID() != arrow.STRING {
-		return nil, fmt.Errorf("from_json needs a string to parse, not %s (CAST a binary value AS STRING first): %w", TypeName(dt), ErrType)
+	if err := checkJSONReadable(dt, 0); err != nil {
+		return nil, fmt.Errorf("from_json schema %s: %w: %w", text, err, ErrType)
 	}
 	loc := f.Loc
 	if loc == time.UTC {
 		loc = nil
 	}
-	if loc != nil && nestedTimestamp(st, 0) {
-		return nil, fmt.Errorf("from_json: a TIMESTAMP inside a nested field is read in the session time zone %s, which is not supported (only top-level TIMESTAMP fields, or the UTC zone): %w", loc, ErrType)
+	r := &jsonReader{loc: loc}
+	failFast := false
+	if len(args) == 3 {
+		opts, err := jsonOptions(f, mem, args[2], f.Args[2])
+		if err != nil {
+			return nil, err
+		}
+		if failFast, err = r.setOptions(opts); err != nil {
+			return nil, fmt.Errorf("from_json options: %w: %w", err, ErrType)
+		}
 	}
-	return &fromJSONEval{x: args[0], dt: st, failFast: failFast, mem: mem, expr: f.String(), loc: loc}, nil
+	in0 := args[0].DataType()
+	if in0.ID() == arrow.NULL {
+		return fnNullResult(dt, mem), nil
+	}
+	if Unwrap(in0).ID() != arrow.STRING {
+		return nil, fmt.Errorf("from_json needs a string to parse, not %s (CAST a binary value AS STRING first): %w", TypeName(in0), ErrType)
+	}
+	return &fromJSONEval{x: args[0], dt: dt, failFast: failFast, mem: mem, expr: f.String(), r: r}, nil
 }
 
-// parseFromJSONOptions reads {"mode": "..."} (keys in any case).
-func parseFromJSONOptions(text string) (failFast bool, err error) {
-	var opts map[string]any
-	if err := json.Unmarshal([]byte(text), &opts); err != nil {
-		return false, fmt.Errorf("not a JSON object: %w", err)
-	}
+// setOptions reads mode, dateFormat and timestampFormat (keys in any
+// case) and reports whether the mode is FAILFAST.
+func (r *jsonReader) setOptions(opts map[string]string) (failFast bool, err error) {
 	for k, v := range opts {
-		if !strings.EqualFold(k, "mode") {
-			continue // Spark's other JSON options do not apply here
-		}
-		s, _ := v.(string)
-		switch strings.ToUpper(s) {
-		case "PERMISSIVE":
-			failFast = false
-		case "FAILFAST":
-			failFast = true
-		default:
-			return false, fmt.Errorf("mode %v is not supported by from_json (want PERMISSIVE or FAILFAST)", v)
+		switch strings.ToLower(k) {
+		case "mode":
+			switch strings.ToUpper(v) {
+			case "PERMISSIVE":
+			case "FAILFAST":
+				failFast = true
+			default:
+				return false, fmt.Errorf("mode %s is not supported by from_json (want PERMISSIVE or FAILFAST)", v)
+			}
+		case "dateformat":
+			if r.dateFmt, err = compileDatetimePattern(v); err != nil {
+				return false, fmt.Errorf("dateFormat %q: %w", v, err)
+			}
+		case "timestampformat":
+			if r.tsFmt, err = compileDatetimePattern(v); err != nil {
+				return false, fmt.Errorf("timestampFormat %q: %w", v, err)
+			}
 		}
 	}
 	return failFast, nil
 }
 
-// fromJSONEval decodes a whole column with arrow's JSON decoding: the rows
-// become one JSON array that a struct builder reads in one pass. Rows that
-// are not valid JSON on their own are replaced by null before that (so a
-// broken row cannot swallow its neighbours); when the pass fails on a row
-// that does not fit the schema, the range is split in halves until the
-// failing rows are found, which costs O(bad rows × log n) extra passes.
+// jsonOptions reads the options argument of the JSON functions: a
+// constant map(...) of strings, as Spark takes it, or a constant string
+// holding a JSON object of strings.
+func jsonOptions(f *FuncExpr, mem memory.Allocator, ev Evaluator, e Expr) (map[string]string, error) {
+	if !fnConstantArgs(ev) {
+		return nil, fmt.Errorf("the options %s of %s must be a constant map() of strings: %w", e, f.Name, ErrType)
+	}
+	if v := ev.(ConstantEvaluator).Value(); v != nil {
+		if text, ok := v.(string); ok {
+			var raw map[string]any
+			if err := json.Unmarshal([]byte(text), &raw); err != nil {
+				return nil, fmt.Errorf("the options %s of %s are not a JSON object: %w: %w", e, f.Name, err, ErrType)
+			}
+			out := make(map[string]string, len(raw))
+			for k, v := range raw {
+				out[k] = fmt.Sprint(v)
+			}
+			return out, nil
+		}
+	}
+	mt, ok := Unwrap(ev.DataType()).(*arrow.MapType)
+	if !ok {
+		return nil, fmt.Errorf("[INVALID_OPTIONS.NON_MAP_FUNCTION] must use a map() function for the options %s of %s: %w", e, f.Name, ErrType)
+	}
+	if mt.KeyType().ID() != arrow.STRING || mt.ItemType().ID() != arrow.STRING {
+		return nil, fmt.Errorf("[INVALID_OPTIONS.NON_STRING_TYPE] a type of keys and values in map() must be string, but got %s: %w", TypeName(mt), ErrType)
+	}
+	rec := array.NewRecord(arrow.NewSchema(nil, nil), nil, 1)
+	defer rec.Release()
+	arr, err := ev.Eval(context.Background(), rec)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	out := map[string]string{}
+	m, ok := arr.(*array.Map)
+	if !ok || m.IsNull(0) {
+		return out, nil
+	}
+	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	start, end := m.ValueOffsets(0)
+	for j := start; j < end; j++ {
+		if items.IsValid(int(j)) {
+			// Copied: the strings outlive the array.
+			out[strings.Clone(keys.Value(int(j)))] = strings.Clone(items.Value(int(j)))
+		}
+	}
+	return out, nil
+}
+
+// fromJSONEval parses a whole column row by row with jsonReader.
 type fromJSONEval struct {
 	x        Evaluator
-	dt       *arrow.StructType
+	dt       arrow.DataType
 	failFast bool
 	mem      memory.Allocator
 	expr     string
-	loc      *time.Location // session zone of zoneless timestamps; nil is UTC
+	r        *jsonReader
 }
 
 func (e *fromJSONEval) DataType() arrow.DataType { return e.dt }
@@ -120,93 +171,53 @@ func (e *fromJSONEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array,
 		defer plain.Release()
 		arr = plain
 	}
-	return e.decode(arr)
+	return e.decode(ctx, arr)
 }
-
-var jsonNull = []byte("null")
 
 // decode parses every row of the string array arr.
-func (e *fromJSONEval) decode(arr arrow.Array) (arrow.Array, error) {
+func (e *fromJSONEval) decode(ctx context.Context, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
 	offs, data := BinaryParts(arr) // offsets already account for slicing
-	rows := make([][]byte, n)      // each row's JSON text, or "null"
-	size := 2
-	for i := range rows {
-		rows[i] = jsonNull
-		if arr.IsValid(i) {
-			b := data[offs[i]:offs[i+1]]
-			switch {
-			case isBlankJSON(b):
-			case validJSON(b):
-				rows[i] = b
-			case e.failFast:
-				return nil, e.rowError(i, b, ErrMalformedJSON)
-			}
-		}
-		size += len(rows[i]) + 1
-	}
-	buf := make([]byte, 0, size)
-	var segs []arrow.Array
-	release := func() {
-		for _, s := range segs {
-			s.Release()
-		}
-	}
-	segs, err := e.decodeRange(rows, 0, n, buf, segs)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	var out arrow.Array
-	if len(segs) == 1 {
-		out = segs[0]
-	} else {
-		defer release()
-		if out, err = array.Concatenate(segs, e.mem); err != nil {
-			return nil, err
-		}
-	}
-	if e.loc == nil {
-		return out, nil
-	}
-	defer out.Release()
-	return zonedJSONTimestamps(e.mem, out.(*array.Struct), rows, e.loc)
-}
-
-// decodeRange appends the decoded rows lo..hi-1 to segs.
-func (e *fromJSONEval) decodeRange(rows [][]byte, lo, hi int, buf []byte, segs []arrow.Array) ([]arrow.Array, error) {
-	buf = append(buf[:0], '[')
-	for i := lo; i < hi; i++ {
-		if i > lo {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, rows[i]...)
-	}
-	buf = append(buf, ']')
-	b := array.NewStructBuilder(e.mem, e.dt)
+	b := array.NewBuilder(e.mem, e.dt)
 	defer b.Release()
-	err := b.UnmarshalJSON(buf)
-	if err == nil && b.Len() == hi-lo {
-		return append(segs, b.NewArray()), nil
-	}
-	if hi-lo == 1 {
-		if e.failFast {
-			if err == nil {
-				err = fmt.Errorf("one value gave %d rows", b.Len())
+	b.Reserve(n)
+	r := *e.r // the reader's scratch space is per call
+	r.scratch, r.spans = nil, nil
+	for i := 0; i < n; i++ {
+		if i&1023 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
-			return segs, e.rowError(lo, rows[lo], fmt.Errorf("%w: %w", ErrMalformedJSON, err))
 		}
-		nb := array.NewStructBuilder(e.mem, e.dt)
-		defer nb.Release()
-		nb.AppendNull()
-		return append(segs, nb.NewArray()), nil
+		if arr.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		text := data[offs[i]:offs[i+1]]
+		v := trimJSON(text)
+		if len(v) == 0 {
+			b.AppendNull()
+			continue
+		}
+		if !validJSON(v) {
+			if e.failFast {
+				return nil, e.rowError(i, text, ErrMalformedJSON)
+			}
+			b.AppendNull()
+			continue
+		}
+		if err := r.read(e.dt, nil, v, true); err != nil {
+			if e.failFast || errors.Is(err, errJSONPattern) {
+				return nil, e.rowError(i, text, fmt.Errorf("%w: %w", ErrMalformedJSON, err))
+			}
+			b.AppendNull()
+			continue
+		}
+		if err := r.read(e.dt, b, v, true); err != nil {
+			return nil, e.rowError(i, text, err) // the check pass accepted it
+		}
 	}
-	mid := lo + (hi-lo)/2
-	segs, err = e.decodeRange(rows, lo, mid, buf, segs)
-	if err != nil {
-		return segs, err
-	}
-	return e.decodeRange(rows, mid, hi, buf, segs)
+	return b.NewArray(), nil
 }
 
 func (e *fromJSONEval) rowError(i int, text []byte, err error) error {

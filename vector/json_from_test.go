@@ -56,7 +56,7 @@ func TestFromJSON(t *testing.T) {
 			WantErr: `from_json(j, 'a INT', '{"mode":"FAILFAST"}')`},
 		vt.ExprCase{Name: "failfast-type", Schema: s, Rows: column(`{"a":1}`, `{"a":"x"}`), Expr: fj("a INT", `{"mode":"FAILFAST"}`), WantErr: "malformed JSON"},
 		vt.ExprCase{Name: "null-input-type", Schema: schemaOf("n", vector.Null), Rows: column(nil), Expr: vector.FromJSON(vector.Col("n"), vector.Lit("a INT"), nil), Want: []any{nil}},
-		vt.ExprCase{Name: "bad-schema", Schema: s, Rows: column(`{}`), Expr: fj("a MAP<INT, INT>"), WantErr: "unsupported type MAP"},
+		vt.ExprCase{Name: "bad-schema", Schema: s, Rows: column(`{}`), Expr: fj("a MAP<INT, INT>"), WantErr: "must have STRING keys"},
 		vt.ExprCase{Name: "schema-not-constant", Schema: schemaOf("j", vector.String, "k", vector.String), Rows: []vt.Row{{"{}", "a INT"}},
 			Expr: vector.FromJSON(vector.Col("j"), vector.Col("k"), nil), WantErr: "the schema k of from_json must be a constant string"},
 		vt.ExprCase{Name: "bad-mode", Schema: s, Rows: column(`{}`), Expr: fj("a INT", `{"mode":"DROPMALFORMED"}`), WantErr: "mode DROPMALFORMED is not supported"},

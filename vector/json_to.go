@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -15,28 +16,82 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// ToJSON is to_json(x): the struct x as a JSON object, fields in schema
-// order, NULL fields left out (Spark's ignoreNullFields default), a NULL
-// struct giving NULL. Timestamps are written as
-// "2024-01-02T03:04:05.000Z" and dates as "2024-01-02" (Spark's default
-// formats), binary values in base64, doubles as Spark writes them (1.0,
-// "NaN", "Infinity").
-func ToJSON(x Expr) Expr {
-	return &FuncExpr{Name: "to_json", Args: []Expr{x}, bind: bindToJSON}
+// ToJSON is to_json(x[, options]): the STRUCT, ARRAY or MAP x as JSON
+// text, struct fields in schema order, NULL fields left out (Spark's
+// ignoreNullFields default), a NULL x giving NULL. Timestamps are written
+// as "2024-01-02T03:04:05.000Z" in the session time zone (with its offset)
+// and dates as "2024-01-02" (Spark's default formats; the options
+// timestampFormat and dateFormat change them), binary values in base64,
+// doubles as Spark writes them (1.0, "NaN", "Infinity"). Map keys are
+// written as their text (string, integer or boolean keys only). options
+// is a constant map(...) of strings; timestampFormat, dateFormat and
+// ignoreNullFields are read, others ignored.
+func ToJSON(x, options Expr) Expr {
+	return &FuncExpr{Name: "to_json", Args: withOptional([]Expr{x}, options), bind: bindToJSON}
 }
 
 func bindToJSON(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	w := &jsonWriter{loc: f.Loc, ignoreNull: true}
+	if w.loc == nil {
+		w.loc = time.UTC
+	}
+	if len(args) == 2 {
+		opts, err := jsonOptions(f, mem, args[1], f.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		if err := w.setOptions(opts); err != nil {
+			return nil, fmt.Errorf("to_json options: %w: %w", err, ErrType)
+		}
+	}
 	dt := args[0].DataType()
 	if dt.ID() == arrow.NULL {
 		return fnNullResult(String, mem), nil
 	}
+	switch dt.ID() {
+	case arrow.STRUCT, arrow.LIST, arrow.MAP:
+	default:
+		return nil, fmt.Errorf("[DATATYPE_MISMATCH.INVALID_JSON_SCHEMA] to_json needs a STRUCT, ARRAY or MAP, not %s: %w", TypeName(dt), ErrType)
+	}
 	if err := checkJSONWritable(dt, 0); err != nil {
-		return nil, fmt.Errorf("to_json needs a struct of writable fields, not %s: %w: %w", TypeName(dt), err, ErrType)
+		return nil, fmt.Errorf("to_json cannot write %s: %w: %w", TypeName(dt), err, ErrType)
 	}
-	if dt.ID() != arrow.STRUCT {
-		return nil, fmt.Errorf("to_json needs a struct, not %s: %w", TypeName(dt), ErrType)
+	ev := &toJSONEval{x: args[0], mem: mem, w: w}
+	return fnFoldConstant(f, in, mem, ev, args...)
+}
+
+// jsonWriter holds the options of one to_json call.
+type jsonWriter struct {
+	loc        *time.Location
+	zc         zoneCache
+	tsFmt      *datetimePattern // nil: Spark's default
+	dateFmt    *datetimePattern // nil: yyyy-MM-dd
+	ignoreNull bool
+}
+
+func (w *jsonWriter) setOptions(opts map[string]string) (err error) {
+	for k, v := range opts {
+		switch strings.ToLower(k) {
+		case "timestampformat":
+			if w.tsFmt, err = compileDatetimePattern(v); err != nil {
+				return fmt.Errorf("timestampFormat %q: %w", v, err)
+			}
+		case "dateformat":
+			if w.dateFmt, err = compileDatetimePattern(v); err != nil {
+				return fmt.Errorf("dateFormat %q: %w", v, err)
+			}
+		case "ignorenullfields":
+			switch strings.ToLower(v) {
+			case "true":
+				w.ignoreNull = true
+			case "false":
+				w.ignoreNull = false
+			default:
+				return fmt.Errorf("ignoreNullFields %q must be true or false", v)
+			}
+		}
 	}
-	return &toJSONEval{x: args[0], mem: mem}, nil
+	return nil
 }
 
 // checkJSONWritable reports types the writer does not handle.
@@ -52,13 +107,21 @@ func checkJSONWritable(dt arrow.DataType, depth int) error {
 			}
 		}
 		return nil
+	case *arrow.MapType:
+		switch t.KeyType().ID() {
+		case arrow.STRING, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.BOOL:
+		default:
+			return fmt.Errorf("map keys of type %s are not supported", TypeName(t.KeyType()))
+		}
+		return checkJSONWritable(t.ItemType(), depth+1)
 	case *arrow.ListType:
 		return checkJSONWritable(t.Elem(), depth+1)
 	case *arrow.DictionaryType:
 		return fmt.Errorf("dictionary fields are not supported")
 	}
 	switch dt.ID() {
-	case arrow.BOOL, arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.DATE32, arrow.TIMESTAMP, arrow.DECIMAL128:
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.STRING, arrow.BINARY, arrow.DATE32, arrow.TIMESTAMP, arrow.DECIMAL128:
 		return nil
 	}
 	return fmt.Errorf("%s fields are not supported", TypeName(dt))
@@ -67,6 +130,7 @@ func checkJSONWritable(dt arrow.DataType, depth int) error {
 type toJSONEval struct {
 	x   Evaluator
 	mem memory.Allocator
+	w   *jsonWriter
 }
 
 func (e *toJSONEval) DataType() arrow.DataType { return String }
@@ -79,6 +143,7 @@ func (e *toJSONEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 		return nil, err
 	}
 	defer arr.Release()
+	w := *e.w // the zone cache is per call
 	n := arr.Len()
 	offsBuf := memory.NewResizableBuffer(e.mem)
 	offsBuf.Resize(4 * (n + 1))
@@ -102,7 +167,7 @@ func (e *toJSONEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	for i := 0; i < n; i++ {
 		offs[i] = int32(len(text))
 		if arr.IsValid(i) {
-			text = appendJSONValue(text, arr, i)
+			text = w.appendValue(text, arr, i)
 		}
 		if len(text) > math.MaxInt32 {
 			return nil, fmt.Errorf("to_json: the batch's JSON text exceeds 2 GiB")
@@ -118,8 +183,8 @@ func (e *toJSONEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 	return array.MakeFromData(d), nil
 }
 
-// appendJSONValue appends row i of arr (valid) as JSON.
-func appendJSONValue(b []byte, arr arrow.Array, i int) []byte {
+// appendValue appends row i of arr (valid) as JSON.
+func (w *jsonWriter) appendValue(b []byte, arr arrow.Array, i int) []byte {
 	switch a := arr.(type) {
 	case *array.Struct:
 		st := a.DataType().(*arrow.StructType)
@@ -127,7 +192,7 @@ func appendJSONValue(b []byte, arr arrow.Array, i int) []byte {
 		first := true
 		for j := 0; j < a.NumField(); j++ {
 			f := a.Field(j)
-			if f.IsNull(i) {
+			if f.IsNull(i) && w.ignoreNull {
 				continue
 			}
 			if !first {
@@ -136,7 +201,20 @@ func appendJSONValue(b []byte, arr arrow.Array, i int) []byte {
 			first = false
 			b = appendJSONString(b, st.Field(j).Name)
 			b = append(b, ':')
-			b = appendJSONValue(b, f, i)
+			b = w.appendOrNull(b, f, i)
+		}
+		return append(b, '}')
+	case *array.Map:
+		start, end := a.ValueOffsets(i)
+		keys, items := a.Keys(), a.Items()
+		b = append(b, '{')
+		for j := int(start); j < int(end); j++ {
+			if j > int(start) {
+				b = append(b, ',')
+			}
+			b = appendJSONMapKey(b, keys, j)
+			b = append(b, ':')
+			b = w.appendOrNull(b, items, j)
 		}
 		return append(b, '}')
 	case *array.List:
@@ -147,19 +225,21 @@ func appendJSONValue(b []byte, arr arrow.Array, i int) []byte {
 			if j > start {
 				b = append(b, ',')
 			}
-			if vals.IsNull(int(j)) {
-				b = append(b, "null"...)
-			} else {
-				b = appendJSONValue(b, vals, int(j))
-			}
+			b = w.appendOrNull(b, vals, int(j))
 		}
 		return append(b, ']')
 	case *array.Boolean:
 		return strconv.AppendBool(b, a.Value(i))
+	case *array.Int8:
+		return strconv.AppendInt(b, int64(a.Value(i)), 10)
+	case *array.Int16:
+		return strconv.AppendInt(b, int64(a.Value(i)), 10)
 	case *array.Int32:
 		return strconv.AppendInt(b, int64(a.Value(i)), 10)
 	case *array.Int64:
 		return strconv.AppendInt(b, a.Value(i), 10)
+	case *array.Float32:
+		return appendJSONFloat(b, a.Value(i))
 	case *array.Float64:
 		return appendJSONDouble(b, a.Value(i))
 	case *array.String:
@@ -170,11 +250,22 @@ func appendJSONValue(b []byte, arr arrow.Array, i int) []byte {
 		return append(b, '"')
 	case *array.Date32:
 		b = append(b, '"')
+		if w.dateFmt != nil {
+			if out, ok := w.dateFmt.format(b, int64(a.Value(i))*fnMicrosPerDay); ok {
+				return append(out, '"')
+			}
+		}
 		b = a.Value(i).ToTime().AppendFormat(b, "2006-01-02")
 		return append(b, '"')
 	case *array.Timestamp:
+		m := int64(a.Value(i))
 		b = append(b, '"')
-		b = time.UnixMicro(int64(a.Value(i))).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+		if w.tsFmt != nil {
+			if out, ok := w.tsFmt.format(b, toWall(&w.zc, w.loc, m)); ok {
+				return append(out, '"')
+			}
+		}
+		b = time.UnixMicro(m).In(w.loc).AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
 		return append(b, '"')
 	case *array.Decimal128:
 		return append(b, a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)...)
@@ -182,8 +273,44 @@ func appendJSONValue(b []byte, arr arrow.Array, i int) []byte {
 	return append(b, "null"...) // excluded at bind time
 }
 
-// appendJSONDouble writes a double as Spark (Jackson) does: always with a
-// fraction or exponent, non-finite values as strings.
+// appendOrNull appends row i of arr, or null.
+func (w *jsonWriter) appendOrNull(b []byte, arr arrow.Array, i int) []byte {
+	if arr.IsNull(i) {
+		return append(b, "null"...)
+	}
+	return w.appendValue(b, arr, i)
+}
+
+// appendJSONMapKey writes a map key as a JSON string of its text.
+func appendJSONMapKey(b []byte, keys arrow.Array, j int) []byte {
+	switch k := keys.(type) {
+	case *array.String:
+		return appendJSONString(b, k.Value(j))
+	case *array.Boolean:
+		return strconv.AppendQuote(b, strconv.FormatBool(k.Value(j)))
+	case *array.Int8:
+		return strconv.AppendQuote(b, strconv.FormatInt(int64(k.Value(j)), 10))
+	case *array.Int16:
+		return strconv.AppendQuote(b, strconv.FormatInt(int64(k.Value(j)), 10))
+	case *array.Int32:
+		return strconv.AppendQuote(b, strconv.FormatInt(int64(k.Value(j)), 10))
+	case *array.Int64:
+		return strconv.AppendQuote(b, strconv.FormatInt(k.Value(j), 10))
+	}
+	return append(b, `""`...) // excluded at bind time
+}
+
+// appendJSONFloat writes a float as Jackson writes a Java float.
+func appendJSONFloat(b []byte, v float32) []byte {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return appendJSONDouble(b, f)
+	}
+	return appendJavaDouble(b, f, 32)
+}
+
+// appendJSONDouble writes a double as Spark (Jackson) does: as Java's
+// Double.toString, non-finite values as strings.
 func appendJSONDouble(b []byte, v float64) []byte {
 	switch {
 	case math.IsNaN(v):
@@ -193,14 +320,7 @@ func appendJSONDouble(b []byte, v float64) []byte {
 	case math.IsInf(v, -1):
 		return append(b, `"-Infinity"`...)
 	}
-	start := len(b)
-	b = strconv.AppendFloat(b, v, 'g', -1, 64)
-	for _, c := range b[start:] {
-		if c == '.' || c == 'e' || c == 'E' {
-			return b
-		}
-	}
-	return append(b, ".0"...)
+	return appendJavaDouble(b, v, 64) // Double.toString: 1.0, 1.0E10
 }
 
 // appendJSONString writes s as a JSON string; invalid UTF-8 becomes U+FFFD.

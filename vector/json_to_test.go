@@ -30,13 +30,13 @@ func TestToJSON(t *testing.T) {
 		[]any{"x", nil, []any{}, []any{math.NaN()}, nil, nil, nil, false, nil},
 	)
 	vt.RunExpr(t,
-		vt.ExprCase{Name: "struct", Schema: s, Rows: rows, Expr: vector.ToJSON(vector.Col("r")), WantType: vector.String, NullIntolerant: true, Want: []any{
+		vt.ExprCase{Name: "struct", Schema: s, Rows: rows, Expr: vector.ToJSON(vector.Col("r"), nil), WantType: vector.String, NullIntolerant: true, Want: []any{
 			`{"b":"q\"\n\u0001é","a":1,"l":[1,null],"s":{"x":1.0},"t":"2024-01-02T03:04:05.000Z","d":"2024-01-02","bin":"aGk=","ok":true,"n":12.30}`,
 			`{"a":-2,"s":{}}`,
 			`{"b":"x","l":[],"s":{"x":"NaN"},"ok":false}`,
 		}},
 		vt.ExprCase{Name: "round-trip", Schema: schemaOf("j", vector.String), Rows: column(`{"a": 1, "b": ["x", null]}`),
-			Expr: vector.ToJSON(vector.FromJSON(vector.Col("j"), vector.Lit("a INT, b ARRAY<STRING>"), nil)), Want: []any{`{"a":1,"b":["x",null]}`}},
-		vt.ExprCase{Name: "not-struct", Schema: schemaOf("i", vector.Int64), Rows: column(1), Expr: vector.ToJSON(vector.Col("i")), WantErr: "to_json needs a struct, not bigint"},
+			Expr: vector.ToJSON(vector.FromJSON(vector.Col("j"), vector.Lit("a INT, b ARRAY<STRING>"), nil), nil), Want: []any{`{"a":1,"b":["x",null]}`}},
+		vt.ExprCase{Name: "not-struct", Schema: schemaOf("i", vector.Int64), Rows: column(1), Expr: vector.ToJSON(vector.Col("i"), nil), WantErr: "to_json needs a STRUCT, ARRAY or MAP, not bigint"},
 	)
 }

@@ -44,6 +44,10 @@ func keyKind(dt arrow.DataType) (sortKind, error) {
 		return sortBytes, nil
 	case arrow.DECIMAL128:
 		return sortCompar, nil
+	case arrow.LIST, arrow.STRUCT:
+		if checkOrderable(dt) == nil {
+			return sortCompar, nil // sort_nested.go
+		}
 	}
 	return 0, fmt.Errorf("cannot sort by a %s value: %w", TypeName(dt), ErrType)
 }
@@ -208,6 +212,8 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 		return &bytesCmp{nullOrder: o, offs: offs, data: data}
 	case *array.Decimal128:
 		return &decimalCmp{o, a.Values()}
+	case *array.List, *array.Struct:
+		return &nestedCmp{o, a}
 	}
 	return noneCmp{}
 }

@@ -16,7 +16,8 @@ var linearity = flag.Bool("linearity", false, "run BenchmarkLinearity over 200K.
 // BenchmarkLinearity runs q4, q7 and q20 through the engine at 200K, 400K,
 // 800K, 1.6M and 3.2M events (epochs of 10K events at the generator's
 // default rate) and reports the process CPU per event of each run (the
-// engine and the read of its answer; generation is outside the span),
+// engine and the read of its answer; generation is outside the span) and
+// the state rows left after its last epoch,
 // then each query's series and its spread. Opt-in, as it takes minutes:
 //
 //	go test -v -run XXX -bench Linearity -benchtime 1x -timeout 2h ./bench/nexmark/ -args -linearity
@@ -56,6 +57,7 @@ func BenchmarkLinearity(b *testing.B) {
 					}
 				}()
 				var cpuNs, events float64
+				var stateRows int64
 				for b.Loop() {
 					sp := harness.StartSpan()
 					run, err := runEngine(context.Background(), mem, b.TempDir(), q, batches)
@@ -65,9 +67,14 @@ func BenchmarkLinearity(b *testing.B) {
 					}
 					cpuNs += float64(cpu.Nanoseconds())
 					events += float64(run.events)
+					stateRows = run.stateRows
 				}
 				cost := cpuNs / events
 				b.ReportMetric(cost, "cpu-ns/event")
+				// The state left after the last epoch: flat for a query
+				// whose state is bounded (q7), growing for one that keeps
+				// every row (q20, q4's bids).
+				b.ReportMetric(float64(stateRows), "state-rows")
 				series.Add(size, cost)
 			})
 		}

@@ -395,7 +395,7 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
 	}
 	err = timed("commitOffsets", func() error {
-		m.tracker.observe(m.cfg.Exec.WatermarkNodes(), m.cfg.Exec.EventTimeStats())
+		m.tracker.observe(m.cfg.Exec.WatermarkNodes(), sourceEventTime(m.cfg.Sources, m.cfg.Exec.EventTimeStats()))
 		add := m.commits.Add
 		if m.commitWithNext {
 			add = m.commits.AddWithNext

@@ -232,6 +232,11 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		if err := s.writeChanges(p, byte(i), live); err != nil {
 			return res, err
 		}
+		if s.mergeable(i) {
+			if _, err := live.mergeTail(s.mem); err != nil {
+				return res, err
+			}
+		}
 	}
 	res.removeNs = int64(time.Since(removeStart))
 	return res, nil

@@ -56,6 +56,7 @@ type joinBatch[K joinKey] struct {
 	rewrite bool
 	queued  bool // in its side's changed list
 	slot    int  // index in its side's batches
+	level   int  // merges it went through (stateful_join_merge.go)
 	bytes   int64
 	// storedRec, storedMeta: the store holds the batch's rows, its meta
 	// entry (so that the side counts the store's entries).

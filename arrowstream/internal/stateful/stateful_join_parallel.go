@@ -24,6 +24,9 @@ type joinPart struct {
 	// The live state: words with fixedKeys, else strs.
 	words *joinLivePart[uint64]
 	strs  *joinLivePart[string]
+	// ipcScratch is the space the partition's batches are encoded into
+	// for a changelog (which copies them).
+	ipcScratch []byte
 }
 
 func (jp *joinPart) release() {

@@ -40,11 +40,30 @@ func joinStoreKey(kind, side byte, id uint64) []byte {
 	return k
 }
 
-// encodeJoinBatch writes a batch's rows as an Arrow IPC stream.
-func (s *statefulJoin) encodeJoinBatch(rec arrow.Record) ([]byte, error) {
+// joinScratchMax bounds the encoding space a partition keeps.
+const joinScratchMax = 1 << 20
+
+// encodeJoinBatch writes a batch's rows as an Arrow IPC stream, into
+// scratch's space when it is not nil (the bytes then live until scratch is
+// next used).
+func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byte, error) {
 	// Sized for the rows and the stream's framing up front: growing the
 	// buffer while writing copied each batch several times.
-	buf := bytes.NewBuffer(make([]byte, 0, recordBytes(rec)+int64(rec.NumCols())*64+1024))
+	size := int(recordBytes(rec)) + int(rec.NumCols())*64 + 1024
+	var space []byte
+	if scratch != nil && cap(*scratch) >= size {
+		space = (*scratch)[:0]
+	} else {
+		space = make([]byte, 0, size)
+	}
+	buf := bytes.NewBuffer(space)
+	defer func() {
+		// A scratch space grown past joinScratchMax (a compacted batch)
+		// is not kept.
+		if scratch != nil && buf.Cap() <= joinScratchMax {
+			*scratch = buf.Bytes()[:0]
+		}
+	}()
 	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(s.mem))
 	if err := w.Write(rec); err != nil {
 		w.Close()
@@ -106,9 +125,15 @@ func encodeJoinMeta[K joinKey](b *joinBatch[K]) []byte {
 // partition p to its store.
 func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() []joinChange }) error {
 	st := s.state.stores[p]
+	// A changelog copies what it logs: the batches are encoded into the
+	// partition's scratch space, not a fresh (zeroed) buffer each.
+	var scratch *[]byte
+	if s.log {
+		scratch = &s.parts[p].ipcScratch
+	}
 	for _, c := range live.changed() {
 		if c.rec != nil {
-			raw, err := s.encodeJoinBatch(c.rec)
+			raw, err := s.encodeJoinBatch(c.rec, scratch)
 			if err != nil {
 				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 			}
@@ -242,6 +267,11 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 		_, b.storedMeta = metas[id]
 		b.storedRec = true
 		live.add(b)
+		if s.mergeable(i) {
+			if _, err := live.mergeTail(s.mem); err != nil {
+				return nil, wrap(err)
+			}
+		}
 	}
 	if len(legacyRows) == 0 {
 		return live, nil

@@ -37,6 +37,12 @@ type ClusterOptions struct {
 	SessionTimeout time.Duration
 	// Logger receives rebalances (default slog.Default()).
 	Logger *slog.Logger
+	// IdleTimeout: an upstream writer of a repartition hop that sent no
+	// watermark marker for this long is idle and does not hold the
+	// downstream watermark back (Flink's idleness; default 30s).
+	IdleTimeout time.Duration
+	// Now is the clock of idleness (default time.Now).
+	Now func() time.Time
 }
 
 // Cluster is this instance's membership in a cluster: it makes the Kafka
@@ -66,6 +72,12 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 30 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Cluster{opts: opts, members: map[string]*groupMember{}}, nil
 }

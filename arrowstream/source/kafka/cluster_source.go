@@ -102,6 +102,9 @@ func (s *Source) clusterSetCheckpointDir(dir string) error {
 	if i := filepath.Base(dir); i != "0" {
 		table += "-" + i
 	}
+	if s.groupTable != "" {
+		table = s.groupTable
+	}
 	id, err := loadInstanceID(dir)
 	if err != nil {
 		return err

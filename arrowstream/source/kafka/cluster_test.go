@@ -145,9 +145,15 @@ func TestClusterRefusesUnpartitionedSources(t *testing.T) {
 	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "ev"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.ReadStream("ks").GroupBy("key").Count().WriteStream().Format("memory").OutputMode(arrowstream.Complete).QueryName("agg").Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "keeps state") || !strings.Contains(err.Error(), "agg") {
-		t.Fatalf("aggregation in cluster mode: err %v, want a refusal naming the query and its state", err)
+	// Stateful queries run across a repartition hop, but only one stateful
+	// operator over one Kafka table, in a named query (hop_test.go).
+	_, err = s.ReadStream("ks").DropDuplicates("key").GroupBy("key").Count().WriteStream().Format("memory").OutputMode(arrowstream.Complete).QueryName("agg").Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "more than one stateful operator") || !strings.Contains(err.Error(), "agg") {
+		t.Fatalf("two stateful operators in cluster mode: err %v, want a refusal naming the query and the reason", err)
+	}
+	_, err = s.ReadStream("ks").GroupBy("key").Count().WriteStream().Format("memory").OutputMode(arrowstream.Complete).Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "needs a name") {
+		t.Fatalf("unnamed aggregation in cluster mode: err %v, want a refusal asking for a name", err)
 	}
 	if err := s.RegisterSource("k", "kafka", nil, map[string]string{"kafka.bootstrap.servers": "127.0.0.1:1", "assign": `{"t":[0]}`}); err == nil || !strings.Contains(err.Error(), "subscribe") {
 		t.Fatalf("assign in cluster mode: err %v, want a refusal naming subscribe", err)

@@ -20,6 +20,10 @@ func Install(sess stream.FormatRegistrar) {
 // partitions the table's consumer group assigns to this instance.
 func InstallCluster(sess stream.FormatRegistrar, c *Cluster) {
 	install(sess, c)
+	// Stateful queries cross instances through repartition hops.
+	if r, ok := sess.(interface{ SetRepartitioner(stream.Repartitioner) }); ok {
+		r.SetRepartitioner(c)
+	}
 }
 
 func install(sess stream.FormatRegistrar, cluster *Cluster) {

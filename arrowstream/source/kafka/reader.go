@@ -48,7 +48,13 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		consume[r.topic][r.partition] = kgo.NewOffset().At(r.next)
 		byTP[r.topic][r.partition] = r
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{
+	var hopOpts []kgo.Opt
+	if s.hop {
+		// Aborted transactions are skipped; the commit markers come as
+		// records so that a range ending at one finishes (poll drops them).
+		hopOpts = []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
+	}
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{
 		kgo.SeedBrokers(s.opts.Brokers...),
 		kgo.ConsumePartitions(consume),
 		// Out-of-range offsets are data loss, not a reason to jump.
@@ -56,7 +62,7 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		// default); poll notices the jump and checks for lost data. (With
 		// NoResetOffset every read starts measurably slower.)
 		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
-	}, dialOpts(s.opts.Control)...)...)
+	}, hopOpts...), dialOpts(s.opts.Control)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: consumer: %w", err)
 	}
@@ -174,7 +180,9 @@ func (r *reader) poll(ctx context.Context) error {
 						rng.next = rng.end
 						break
 					}
-					r.pending = append(r.pending, rec)
+					if !rec.Attrs.IsControl() {
+						r.pending = append(r.pending, rec)
+					}
 					rng.next = rec.Offset + 1
 				}
 				if rng.next >= rng.end {

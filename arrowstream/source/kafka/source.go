@@ -57,7 +57,16 @@ type Source struct {
 	cluster *Cluster
 	member  *groupMember
 	dir     string
+	// groupTable, when set, names the table whose group the source joins
+	// (SetClusterTable); hop marks the downstream source of a repartition
+	// hop (hop_source.go): it reads committed transactions only.
+	groupTable string
+	hop        bool
 }
+
+// SetClusterTable implements stream.ClusterTableSource: the source joins
+// the group of table rather than of its query's checkpoint directory.
+func (s *Source) SetClusterTable(table string) { s.groupTable = table }
 
 // NewSource returns a source; it connects to Kafka only when first used.
 func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
@@ -312,9 +321,14 @@ func (s *Source) listOffsets(ctx context.Context, earliest bool, topics []string
 	}
 	var listed kadm.ListedOffsets
 	var err error
-	if earliest {
+	switch {
+	case earliest:
 		listed, err = s.admin.ListStartOffsets(ctx, topics...)
-	} else {
+	case s.hop:
+		// A hop reads committed transactions only: up to the last stable
+		// offset, which a commit marker may end.
+		listed, err = s.admin.ListCommittedOffsets(ctx, topics...)
+	default:
 		listed, err = s.admin.ListEndOffsets(ctx, topics...)
 	}
 	if err != nil && !onlyUnknownTopics(err) {

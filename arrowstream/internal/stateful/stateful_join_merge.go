@@ -1,0 +1,135 @@
+package stateful
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// Merging a join side's live batches. A side that never evicts and tracks
+// no matched flags (both sides of an inner join without a watermark, as
+// Nexmark q3 and q20) would otherwise keep one batch per epoch and
+// partition for ever: the probe of every epoch then gathers from as many
+// batches as its keys hit, one small Take each, and the batch count, the
+// probe's cost and the per-batch overhead grow with the run. Such a side's
+// batches are merged in memory in tiers, as a tiered LSM compacts: a new
+// batch is of level 0, and whenever the side's newest mergeFanIn batches
+// are of one level they become one batch of the next level. A row is so
+// copied once per level, log_fanIn(n) times over a run (a binary counter
+// copied the wide rows of q20 four times in 20 epochs, which cost more
+// than the probe saved), and a side holds at most fanIn−1 batches per
+// level.
+//
+// The merge is of the live state only: the store keeps one entry per
+// batch as written (a merged batch is never written again: such a side
+// has no cursor and no matched flags to record, and its rows are never
+// compacted nor dropped), and a rebuild loads the entries and merges them
+// the same way.
+
+// mergeFanIn is how many batches of one level are merged into one.
+const mergeFanIn = 8
+
+// mergeable tells whether a side's live batches may be merged: it never
+// evicts and tracks no matched flags.
+func (s *statefulJoin) mergeable(i int) bool {
+	return s.sides[i].evict == evictNever && !s.tracksMatches(i)
+}
+
+// mergeTail merges the side's newest mergeFanIn batches while they are of
+// one level (see above). Batches with pending store writes, or with
+// evicted or compacted rows, are left alone. It reports how many merges
+// it made.
+func (s *joinSideLive[K]) mergeTail(mem memory.Allocator) (int, error) {
+	merges := 0
+	for len(s.batches) >= mergeFanIn {
+		tail := s.batches[len(s.batches)-mergeFanIn:]
+		for _, b := range tail {
+			if !mergeCandidate(b) || b.level != tail[0].level {
+				return merges, nil
+			}
+		}
+		if err := s.mergeBatches(mem, tail); err != nil {
+			return merges, err
+		}
+		merges++
+	}
+	return merges, nil
+}
+
+// mergeCandidate: b's rows are all live and numbered from 0, it has no
+// eviction times or matched flags, and no store write is pending for it.
+func mergeCandidate[K joinKey](b *joinBatch[K]) bool {
+	return b.base == 0 && b.cursor == 0 && b.times == nil && b.matched == nil && !b.queued && !b.rewrite && !b.dirty && b.rec != nil
+}
+
+// mergeBatches concatenates tail, the side's newest batches, into its
+// first batch, one level up, and removes the others. The key index keeps
+// its refs: the first batch's rows keep their numbers, and the others',
+// renumbered after them, are the tail of their key's refs (refs are
+// appended in the order batches are added, and tail was added last), so
+// only those are rewritten.
+func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K]) error {
+	first := tail[0]
+	recs := make([]arrow.Record, len(tail))
+	offs := make([]int32, len(tail))
+	var end int32
+	for j, b := range tail {
+		if b.slot != len(s.batches)-len(tail)+j {
+			return fmt.Errorf("arrowstream: join state merge of batch %d: not among the side's newest", b.id)
+		}
+		recs[j], offs[j] = b.rec, end
+		end += b.end
+	}
+	rec, err := concatRecords(mem, first.rec.Schema(), recs)
+	if err != nil {
+		return fmt.Errorf("arrowstream: join state merge of batches %d..%d: %w", first.id, tail[len(tail)-1].id, err)
+	}
+	offset := func(b *joinBatch[K]) (int32, bool) {
+		for j, t := range tail[1:] {
+			if t == b {
+				return offs[j+1], true
+			}
+		}
+		return 0, false
+	}
+	for _, b := range tail[1:] {
+		for r := int32(0); r < b.end; r++ {
+			if b.keyNull[r] {
+				continue
+			}
+			kr := s.index[b.keys[r]]
+			if kr == nil {
+				continue
+			}
+			for j := len(kr.refs) - 1; j >= 0; j-- {
+				off, ok := offset(kr.refs[j].b)
+				if !ok {
+					break // the first batch's rows, or older ones
+				}
+				kr.refs[j] = joinRef[K]{first, kr.refs[j].row + off}
+			}
+		}
+	}
+	first.rec.Release()
+	first.rec = rec
+	old := first.bytes
+	for _, b := range tail[1:] {
+		first.keys = append(first.keys, b.keys...)
+		first.keyNull = append(first.keyNull, b.keyNull...)
+		old += b.bytes
+	}
+	first.end = end
+	first.level++
+	first.bytes = first.size()
+	s.bytes += first.bytes - old
+	// The others' store entries stay (they hold their rows): a merged
+	// batch never writes nor deletes entries, so the side's count of
+	// entries holds.
+	for _, b := range tail[1:] {
+		b.release()
+	}
+	clear(tail[1:])
+	s.batches = s.batches[:len(s.batches)-len(tail)+1]
+	return nil
+}

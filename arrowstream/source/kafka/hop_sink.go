@@ -1,0 +1,439 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// hopSink is the upstream stage of a repartition hop: it writes each
+// epoch's rows, hashed on the key into the hop topic's partitions, as
+// Arrow IPC records, in one Kafka transaction per epoch (transactional
+// id <group>-w-<writer>, so a restarted writer fences and aborts what its
+// previous run left open). The same transaction commits epoch+1 as the
+// offset of the writer's bookkeeping group (<topic>-w-<writer>, topic
+// partition 0 of the hop topic): a replay of an epoch that already
+// committed finds it and writes nothing. Downstream readers read
+// committed transactions only, so each row crosses the hop exactly once.
+type hopSink struct {
+	mem    memory.Allocator
+	spec   stream.HopSpec
+	topic  string
+	writer string // stable id of the upstream stage's checkpoint
+	group  string // bookkeeping group of this writer
+	client *kgo.Client
+	admin  *kadm.Client
+	logger interface {
+		Info(msg string, args ...any)
+	}
+
+	once      sync.Once
+	ready     error
+	closeOnce sync.Once
+	topicID   [16]byte // TxnOffsetCommit v6+ names topics by id
+	enc       *zstd.Encoder
+	maxEvent  int64 // the largest event time sent (markers)
+}
+
+// HopTopic is the internal topic of hop n of table in cluster name.
+func HopTopic(cluster, table string, n int) string {
+	return cluster + "-" + table + "-repartition-" + strconv.Itoa(n)
+}
+
+// HopSink implements stream.Repartitioner.
+func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sink, error) {
+	if err := checkHopSpec(spec); err != nil {
+		return nil, err
+	}
+	writer, err := loadInstanceID(filepath.Join(spec.CheckpointDir, "hop-writer"))
+	if err != nil {
+		return nil, err
+	}
+	topic := HopTopic(c.opts.Name, spec.Table, spec.Hop)
+	txn := topic + "-w-" + writer
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(c.opts.Brokers...),
+		kgo.TransactionalID(txn),
+		kgo.TransactionTimeout(max(c.opts.SessionTimeout, 10e9)),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchMaxBytes(16<<20),
+		kgo.MaxBufferedRecords(1<<16),
+		kgo.ClientID("arrowstream-"+c.opts.Name),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
+	}
+	enc, err := newHopEncoder()
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
+	}
+	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
+		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64}, nil
+}
+
+func checkHopSpec(spec stream.HopSpec) error {
+	switch {
+	case spec.Schema == nil:
+		return errors.New("kafka: repartition hop without a schema")
+	case spec.Partitions <= 0 || spec.Partitions > 1<<16:
+		return fmt.Errorf("kafka: repartition hop of %s: %d partitions (spark.sql.shuffle.partitions must be in 1..65536)", spec.Table, spec.Partitions)
+	case spec.CheckpointDir == "":
+		return fmt.Errorf("kafka: repartition hop of %s needs a checkpoint directory", spec.Table)
+	}
+	for _, k := range spec.KeyColumns {
+		if k < 0 || k >= spec.Schema.NumFields() {
+			return fmt.Errorf("kafka: repartition hop of %s: key column %d out of range", spec.Table, k)
+		}
+		if !vector.HashRowsSupported(spec.Schema.Field(k).Type) {
+			return fmt.Errorf("kafka: repartition hop of %s: key column %s of type %s cannot be hashed", spec.Table, spec.Schema.Field(k).Name, spec.Schema.Field(k).Type)
+		}
+	}
+	return nil
+}
+
+// ensureTopic creates the hop topic with spec.Partitions partitions (an
+// existing topic must have that many).
+func ensureHopTopic(ctx context.Context, admin *kadm.Client, topic string, partitions int) ([16]byte, error) {
+	resp, err := admin.CreateTopics(ctx, int32(partitions), 1, nil, topic)
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("kafka: create repartition topic %s: %w", topic, err)
+	}
+	for _, r := range resp {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			return [16]byte{}, fmt.Errorf("kafka: create repartition topic %s: %w", topic, r.Err)
+		}
+	}
+	details, err := admin.ListTopics(ctx, topic)
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("kafka: repartition topic %s: %w", topic, err)
+	}
+	d, ok := details[topic]
+	if !ok || d.Err != nil {
+		return [16]byte{}, fmt.Errorf("kafka: repartition topic %s: not found after creating it", topic)
+	}
+	if len(d.Partitions) != partitions {
+		return [16]byte{}, fmt.Errorf("kafka: repartition topic %s has %d partitions, the query wants %d (spark.sql.shuffle.partitions changed? delete the topic or restore the setting)", topic, len(d.Partitions), partitions)
+	}
+	return d.ID, nil
+}
+
+// doneThrough returns the last epoch this writer committed (-1: none). It
+// first makes sure the producer id is initialised, which fences an
+// earlier run of the writer and completes or aborts its open
+// transaction, and asks for stable offsets.
+func (s *hopSink) doneThrough(ctx context.Context) (int64, error) {
+	if _, _, err := s.client.ProducerID(ctx); err != nil {
+		return 0, fmt.Errorf("kafka: repartition sink %s: init producer: %w", s.topic, err)
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = s.group
+	req.RequireStable = true
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = s.topic, []int32{0}
+	req.Topics = []kmsg.OffsetFetchRequestTopic{rt}
+	rg := kmsg.NewOffsetFetchRequestGroup()
+	rg.Group = s.group
+	rgt := kmsg.NewOffsetFetchRequestGroupTopic()
+	rgt.Topic, rgt.TopicID, rgt.Partitions = s.topic, s.topicID, []int32{0}
+	rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{rgt}
+	req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+	resp, err := req.RequestWith(ctx, s.client)
+	if err != nil {
+		return 0, fmt.Errorf("kafka: repartition sink %s: fetch the writer's epoch: %w", s.topic, err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+		return 0, fmt.Errorf("kafka: repartition sink %s: fetch the writer's epoch: %w", s.topic, err)
+	}
+	at := int64(-1)
+	visit := func(code int16, off int64) error {
+		if err := kerr.ErrorForCode(code); err != nil {
+			if errors.Is(err, kerr.GroupIDNotFound) || errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return nil
+			}
+			return err
+		}
+		if off > at {
+			at = off
+		}
+		return nil
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := visit(p.ErrorCode, p.Offset); err != nil {
+				return 0, fmt.Errorf("kafka: repartition sink %s: fetch the writer's epoch: %w", s.topic, err)
+			}
+		}
+	}
+	for _, g := range resp.Groups {
+		if err := kerr.ErrorForCode(g.ErrorCode); err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+			return 0, fmt.Errorf("kafka: repartition sink %s: fetch the writer's epoch: %w", s.topic, err)
+		}
+		for _, t := range g.Topics {
+			for _, p := range t.Partitions {
+				if err := visit(p.ErrorCode, p.Offset); err != nil {
+					return 0, fmt.Errorf("kafka: repartition sink %s: fetch the writer's epoch: %w", s.topic, err)
+				}
+			}
+		}
+	}
+	if at < 0 {
+		return -1, nil
+	}
+	return at - 1, nil
+}
+
+// AddBatch implements stream.Sink: the epoch's rows and the writer's
+// epoch mark go to Kafka in one transaction, or (a replay of an epoch
+// that committed) nothing is written.
+func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) error {
+	defer data.Close()
+	s.once.Do(func() { s.topicID, s.ready = ensureHopTopic(ctx, s.admin, s.topic, s.spec.Partitions) })
+	if s.ready != nil {
+		err := s.ready
+		s.once = sync.Once{} // try again next epoch
+		return err
+	}
+	done, err := s.doneThrough(ctx)
+	if err != nil {
+		return err
+	}
+	if epoch <= done {
+		s.logger.Info("cluster: repartition: epoch already written by this writer; skipped", "epoch", epoch)
+		return nil
+	}
+	if err := s.client.BeginTransaction(); err != nil {
+		return fmt.Errorf("kafka: repartition sink %s: epoch %d: begin transaction: %w", s.topic, epoch, err)
+	}
+	if err := s.writeEpoch(ctx, epoch, data); err != nil {
+		abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30e9)
+		defer cancel()
+		if aerr := s.client.AbortBufferedRecords(abortCtx); aerr == nil {
+			_ = s.client.EndTransaction(abortCtx, kgo.TryAbort)
+		}
+		return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)
+	}
+	if err := s.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("kafka: repartition sink %s: epoch %d: commit transaction: %w", s.topic, epoch, err)
+	}
+	return nil
+}
+
+// writeEpoch produces the epoch's rows, one marker per partition and the
+// writer's epoch mark, all inside the open transaction.
+func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Operator) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}
+	}
+	pending := make([][]arrow.Record, s.spec.Partitions)
+	rows := make([]int, s.spec.Partitions)
+	defer func() {
+		for _, rs := range pending {
+			for _, r := range rs {
+				r.Release()
+			}
+		}
+	}()
+	flush := func(p int) error {
+		if len(pending[p]) == 0 {
+			return nil
+		}
+		v, err := encodeHopBatch(s.mem, s.enc, s.spec.Schema, pending[p]...)
+		for _, r := range pending[p] {
+			r.Release()
+		}
+		pending[p], rows[p] = pending[p][:0], 0
+		if err != nil {
+			return err
+		}
+		s.client.Produce(ctx, &kgo.Record{Topic: s.topic, Partition: int32(p), Key: hopKeyData, Value: v}, promise)
+		return nil
+	}
+	var hashes []int32
+	idx := make([][]int32, s.spec.Partitions)
+	for {
+		rec, err := data.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n := int(rec.NumRows())
+		if n == 0 {
+			rec.Release()
+			continue
+		}
+		s.noteEventTime(rec)
+		if cap(hashes) < n {
+			hashes = make([]int32, n)
+		}
+		hashes = hashes[:n]
+		if err := s.partitionRows(rec, hashes); err != nil {
+			rec.Release()
+			return err
+		}
+		for p := range idx {
+			idx[p] = idx[p][:0]
+		}
+		for i, h := range hashes {
+			idx[h] = append(idx[h], int32(i))
+		}
+		for p, sel := range idx {
+			if len(sel) == 0 {
+				continue
+			}
+			var part arrow.Record
+			if len(sel) == n {
+				rec.Retain()
+				part = rec
+			} else if part, err = vector.TakeRecord(s.mem, rec, sel); err != nil {
+				rec.Release()
+				return err
+			}
+			pending[p] = append(pending[p], part)
+			rows[p] += len(sel)
+			if rows[p] >= hopRowsPerRecord {
+				if err := flush(p); err != nil {
+					rec.Release()
+					return err
+				}
+			}
+		}
+		rec.Release()
+	}
+	for p := range pending {
+		if err := flush(p); err != nil {
+			return err
+		}
+		marker := encodeHopMarker(s.maxEvent, s.writer)
+		s.client.Produce(ctx, &kgo.Record{Topic: s.topic, Partition: int32(p), Key: hopKeyMarker, Value: marker}, promise)
+	}
+	if err := s.client.Flush(ctx); err != nil {
+		return err
+	}
+	mu.Lock()
+	err := firstErr
+	mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("produce: %w", err)
+	}
+	return s.commitEpochMark(ctx, epoch)
+}
+
+// partitionRows sets out[i] to the hop partition of row i: Spark's
+// pmod(hash(keys), partitions); every row goes to partition 0 without keys.
+func (s *hopSink) partitionRows(rec arrow.Record, out []int32) error {
+	if len(s.spec.KeyColumns) == 0 {
+		clear(out)
+		return nil
+	}
+	cols := make([]arrow.Array, len(s.spec.KeyColumns))
+	for i, k := range s.spec.KeyColumns {
+		cols[i] = rec.Column(k)
+	}
+	if err := vector.HashRows(cols, out); err != nil {
+		return fmt.Errorf("kafka: repartition sink %s: %w", s.topic, err)
+	}
+	n := int32(s.spec.Partitions)
+	for i, h := range out {
+		out[i] = ((h % n) + n) % n
+	}
+	return nil
+}
+
+// noteEventTime raises maxEvent to the batch's largest event time.
+func (s *hopSink) noteEventTime(rec arrow.Record) {
+	if s.spec.EventTimeColumn < 0 || s.spec.EventTimeColumn >= int(rec.NumCols()) {
+		return
+	}
+	ts, ok := rec.Column(s.spec.EventTimeColumn).(*array.Timestamp)
+	if !ok {
+		return
+	}
+	vals := ts.TimestampValues()
+	for i, v := range vals {
+		if ts.IsValid(i) && int64(v) > s.maxEvent {
+			s.maxEvent = int64(v)
+		}
+	}
+}
+
+// commitEpochMark adds the writer's group to the transaction and commits
+// epoch+1 there (TxnOffsetCommit): it becomes visible exactly when the
+// epoch's records do.
+func (s *hopSink) commitEpochMark(ctx context.Context, epoch int64) error {
+	id, pepoch, err := s.client.ProducerID(ctx)
+	if err != nil {
+		return fmt.Errorf("producer id: %w", err)
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = s.group, id, pepoch, s.group
+	addResp, err := add.RequestWith(ctx, s.client)
+	if err != nil {
+		return fmt.Errorf("add offsets to transaction: %w", err)
+	}
+	if err := kerr.ErrorForCode(addResp.ErrorCode); err != nil {
+		return fmt.Errorf("add offsets to transaction: %w", err)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = s.group, s.group, id, pepoch
+	req.Generation, req.MemberID = -1, ""
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = s.topic, s.topicID
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, epoch+1, -1
+	rt.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{rp}
+	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{rt}
+	resp, err := req.RequestWith(ctx, s.client)
+	if err != nil {
+		return fmt.Errorf("commit the writer's epoch: %w", err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("commit the writer's epoch: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// CloseSink implements stream.ClosingSink.
+func (s *hopSink) CloseSink() error {
+	s.closeOnce.Do(func() {
+		s.client.Close()
+		s.enc.Close()
+	})
+	return nil
+}
+
+// Description names the sink in progress reports.
+func (s *hopSink) Description() string { return "KafkaRepartition[" + s.topic + "]" }
