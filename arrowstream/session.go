@@ -28,7 +28,9 @@ import (
 
 // SessionOptions configure a Session. The zero value is usable.
 type SessionOptions struct {
-	// Allocator for all query data (default: a PoolAllocator over Go's).
+	// Allocator for all query data (default: vector.NewDefaultAllocator,
+	// a PoolAllocator over a MappedAllocator, so that a cancelled query
+	// never waits for a large buffer to be zeroed: docs/operations.md).
 	Allocator memory.Allocator
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
@@ -120,7 +122,7 @@ func NewSession(opts SessionOptions) *Session {
 		stateProvs: map[string]StateStoreProviderFunc{"memory": memoryStateProvider},
 	}
 	if s.mem == nil {
-		s.mem = vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+		s.mem = vector.NewDefaultAllocator()
 	}
 	if s.logger == nil {
 		s.logger = slog.Default()

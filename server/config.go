@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Defaults of Limits and Config.
@@ -210,7 +211,9 @@ type Config struct {
 	UnaryInterceptors  []grpc.UnaryServerInterceptor
 	StreamInterceptors []grpc.StreamServerInterceptor
 
-	// Allocator is used for the server's own buffers (nil: the default).
+	// Allocator is used for the server's own buffers and is the parent of
+	// every query's accounting allocator (nil: vector.NewDefaultAllocator,
+	// as a session's).
 	Allocator memory.Allocator
 	// Logger receives the server's logs (nil: slog.Default()).
 	Logger *slog.Logger
@@ -255,7 +258,7 @@ func (c Config) withDefaults() Config {
 		c.Catalog = DefaultCatalog
 	}
 	if c.Allocator == nil {
-		c.Allocator = memory.DefaultAllocator
+		c.Allocator = vector.NewDefaultAllocator()
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

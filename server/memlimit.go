@@ -56,6 +56,18 @@ func (e *MemoryLimitError) Error() string {
 type memoryPool struct {
 	limit int64 // 0: none
 	inUse atomic.Int64
+	// mapped returns the bytes the server's allocator holds outside the Go
+	// heap (vector.MappedAllocator under the pool), nil when it maps none.
+	mapped func() int64
+}
+
+// newMemoryPool returns the pool for a server whose allocator is alloc.
+func newMemoryPool(limit int64, alloc any) *memoryPool {
+	p := &memoryPool{limit: limit}
+	if m, ok := alloc.(interface{ MappedBytes() int64 }); ok {
+		p.mapped = m.MappedBytes
+	}
+	return p
 }
 
 // processHeapBytes is the memory the Go heap holds for live and unswept
@@ -69,16 +81,25 @@ func processHeapBytes() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
+// processBytes is the Go heap and the large buffers mapped outside it.
+func (p *memoryPool) processBytes() int64 {
+	n := processHeapBytes()
+	if p.mapped != nil {
+		n += p.mapped()
+	}
+	return n
+}
+
 // admit refuses new work when the process is at its memory limit: the
-// queries' accounted bytes or the whole heap (tables, state, ingest) at or
-// past the limit.
+// queries' accounted bytes, or the whole heap with the large buffers
+// mapped outside it (tables, state, ingest), at or past the limit.
 func (p *memoryPool) admit() error {
 	if p == nil || p.limit <= 0 {
 		return nil
 	}
-	held, heap := p.inUse.Load(), processHeapBytes()
+	held, heap := p.inUse.Load(), p.processBytes()
 	if held >= p.limit || heap >= p.limit {
-		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries hold %d, the heap %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
+		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries hold %d, the heap and mapped buffers %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
 	}
 	return nil
 }

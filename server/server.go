@@ -72,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 		mem:     cfg.Allocator,
 		streams: make(chan struct{}, cfg.Limits.MaxConcurrentStreams),
 		grants:  newReadGrants(cfg.Auth.ReadGrants),
-		pool:    &memoryPool{limit: cfg.Limits.ServerMemoryBytes},
+		pool:    newMemoryPool(cfg.Limits.ServerMemoryBytes, cfg.Allocator),
 		quotas:  newQuotas(cfg.Limits, cfg.Queries),
 		conns:   newConnTracker(),
 	}

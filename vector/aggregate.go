@@ -344,7 +344,11 @@ func (h *HashAggregate) consumeBatch(ctx context.Context, rec arrow.Record) erro
 	if err != nil {
 		return err
 	}
-	err = b.grouper.group(keys, gids)
+	if cg, ok := b.grouper.(contextGrouper); ok {
+		err = cg.groupContext(ctx, keys, gids)
+	} else {
+		err = b.grouper.group(keys, gids)
+	}
 	releaseArrays(keys)
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package vector
 
 import (
+	"context"
+
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -38,12 +40,32 @@ func newGrouper(mem memory.Allocator, types []arrow.DataType) (grouper, error) {
 		return nil, err
 	}
 	if enc.IsFixed() {
-		return &fixedGrouper{t: newFixedTable(), enc: enc}, nil
+		t := newFixedTable()
+		t.big = newBigMem(mem)
+		return &fixedGrouper{t: t, enc: enc}, nil
 	}
 	if g := newWordsGrouper(types); g != nil {
 		return g, nil
 	}
-	return &bytesGrouper{t: newBytesTable(), enc: enc}, nil
+	t := newBytesTable()
+	t.big = newBigMem(mem)
+	return &bytesGrouper{t: t, enc: enc}, nil
+}
+
+// contextGrouper is a grouper whose table can grow interruptibly
+// (HashAggregate uses it; a table of millions of groups doubles in one
+// step that would otherwise hold up a cancelled query for hundreds of
+// milliseconds). The table grows when and as group would grow it.
+type contextGrouper interface {
+	groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error
+}
+
+func (g *fixedGrouper) groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error {
+	return g.t.withContext(ctx, func() error { return g.group(keys, gids) })
+}
+
+func (g *bytesGrouper) groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error {
+	return g.t.withContext(ctx, func() error { return g.group(keys, gids) })
 }
 
 // globalGrouper puts every row in group 0, which always exists.
@@ -113,7 +135,7 @@ func probeFixedAny[K fixedKey](t *fixedTable, vals []K, bm []byte, off int, gids
 	}
 }
 
-func (g *fixedGrouper) release() {}
+func (g *fixedGrouper) release() { g.t.release() }
 
 func (g *fixedGrouper) numGroups() int { return g.t.n }
 
@@ -293,6 +315,7 @@ func (g *bytesGrouper) finish() []int64 {
 }
 
 func (g *bytesGrouper) release() {
+	g.t.release()
 	g.tuples.release()
 	if g.dict != nil {
 		g.dict.Release()

@@ -76,7 +76,15 @@ func (p *PoolAllocator) AllocateContext(ctx context.Context, size int) ([]byte, 
 		return b[:size], nil
 	}
 	p.mu.Unlock()
-	b, err := allocateContext(ctx, p.under, c)
+	var b []byte
+	var err error
+	if m, ok := p.under.(*MappedAllocator); ok {
+		// Only the bytes asked for are faulted in; the rest of the size
+		// class costs no memory until a later request writes it.
+		b, err = m.allocateFaulting(ctx, c, size)
+	} else {
+		b, err = allocateContext(ctx, p.under, c)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -55,12 +55,13 @@ func (a *queryAlloc) TakeLarge(ctx context.Context, size int) ([]byte, error) {
 func (a *queryAlloc) ReturnLarge(b []byte) { a.pool.ReturnLarge(b) }
 
 // newBenchPool is the session's allocator as the cancellation benchmarks
-// use it: a pool over mapped memory (CANCEL_BASE=go: over the Go heap).
+// use it: the default allocator, a pool over mapped memory (CANCEL_BASE=go:
+// a pool over the Go heap).
 func newBenchPool() *vector.PoolAllocator {
 	if os.Getenv("CANCEL_BASE") == "go" {
 		return vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
 	}
-	return vector.NewPoolAllocator(vector.NewMappedAllocator(), 0)
+	return vector.NewDefaultAllocator()
 }
 
 var _ memory.Allocator = (*queryAlloc)(nil)

@@ -130,7 +130,8 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 
 // BenchmarkCancelLatency measures the time from cancelling a query's
 // context to the operator returning, for the long operations of issue 17:
-// a hash join build, an aggregation over 50M rows, a sort, a cross join.
+// a hash join build, an aggregation over 50M rows (100K groups) and one
+// of 8M rows into 8M groups, a sort, a cross join.
 // Each iteration is one trial; run with -benchtime=20x for the quantiles
 // (the goal is p99 ≤ 100 ms on an idle machine). The operators run as in
 // the server: on a per-query counting allocator over one pool for the
@@ -166,6 +167,20 @@ func BenchmarkCancelLatency(b *testing.B) {
 				b.Fatal(err)
 			}
 			return a, func() bool { return in.produced.Load() >= 8_000_000 }
+		}},
+		{"aggregate_8M_distinct", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// Every row its own group: cancelled while the batch that takes
+			// the table past 4M groups is grouped, which doubles its slots
+			// (8M to 16M: 256 MB).
+			in := newGenOp(mem, 8<<20, true)
+			a, err := vector.NewHashAggregate(mem, in, vector.AggregateSpec{
+				GroupBy:    []vector.NamedExpr{{Name: "k", Expr: vector.Col("value")}},
+				Aggregates: []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return a, func() bool { return in.produced.Load() >= 4<<20 }
 		}},
 		{"sort_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Cancelled once the input is read: while it sorts.

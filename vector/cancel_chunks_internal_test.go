@@ -223,3 +223,42 @@ func TestConcatRecordsContextMatches(t *testing.T) {
 		t.Fatalf("null counts %d %d, want 0 %d", got.Column(0).NullN(), got.Column(1).NullN(), want.Column(1).NullN())
 	}
 }
+
+// TestWidenInt32: the widened join key equals the int32 column value by
+// value and null by null, over a sliced input of several chunks; a cancel
+// after a few chunks stops it with nothing left allocated.
+func TestWidenInt32(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(11, 12))
+	b := array.NewInt32Builder(mem)
+	for i := range bigRows + 9 {
+		if i%7 == 0 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(r.Int32() - 1<<30)
+	}
+	full := b.NewArray()
+	b.Release()
+	defer full.Release()
+	in := array.NewSlice(full, 9, int64(full.Len())).(*array.Int32)
+	defer in.Release()
+	w, err := widenInt32(context.Background(), mem, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := w.(*array.Int64)
+	if got.Len() != in.Len() || got.NullN() != in.NullN() {
+		t.Fatalf("%d rows %d nulls, want %d %d", got.Len(), got.NullN(), in.Len(), in.NullN())
+	}
+	for i := range in.Len() {
+		if in.IsNull(i) != got.IsNull(i) || !in.IsNull(i) && int64(in.Value(i)) != got.Value(i) {
+			t.Fatalf("row %d: %v, want %v", i, got.ValueStr(i), in.ValueStr(i))
+		}
+	}
+	w.Release()
+	if _, err := widenInt32(newCountdownCtx(3), mem, in); !errors.Is(err, context.Canceled) {
+		t.Fatalf("widening cancelled after 3 checks: %v", err)
+	}
+}

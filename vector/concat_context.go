@@ -3,7 +3,6 @@ package vector
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -13,9 +12,10 @@ import (
 
 // ConcatRecordsContext is ConcatRecords for inputs of any size (a hash
 // join's build side, a sort's buffer): it checks ctx between columns, and
-// copies a fixed-width column of more than cancelCheckRows rows itself in
-// chunks of that many rows, checking ctx between them, so that a cancelled
-// query does not wait for millions of rows to be copied.
+// copies a column of more than cancelCheckRows rows itself
+// (concatColumnContext): its buffers are made interruptibly
+// (newBufferContext) and filled in chunks with ctx checked between, so
+// that a cancelled query does not wait for millions of rows to be copied.
 func ConcatRecordsContext(ctx context.Context, mem memory.Allocator, schema *arrow.Schema, recs []arrow.Record) (arrow.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -30,23 +30,10 @@ func ConcatRecordsContext(ctx context.Context, mem memory.Allocator, schema *arr
 	cols := make([]arrow.Array, schema.NumFields())
 	parts := make([]arrow.Array, len(recs))
 	for c, f := range schema.Fields() {
-		if err := ctx.Err(); err != nil {
-			releaseArrays(cols[:c])
-			return nil, err
-		}
 		for i, r := range recs {
 			parts[i] = r.Column(c)
 		}
-		var col arrow.Array
-		var err error
-		switch {
-		case chunkedConcatType(f.Type):
-			col, err = concatFixedChunked(ctx, mem, f.Type, parts, int(rows))
-		case f.Type.ID() == arrow.STRING || f.Type.ID() == arrow.BINARY:
-			col, err = concatBinaryChunked(ctx, mem, f.Type, parts, int(rows))
-		default:
-			col, err = Concatenate(parts, mem)
-		}
+		col, err := concatColumnContext(ctx, mem, f.Type, parts, int(rows))
 		if err != nil {
 			releaseArrays(cols[:c])
 			return nil, fmt.Errorf("vector: concatenate column %s of %d records: %w", f.Name, len(recs), err)
@@ -56,6 +43,40 @@ func ConcatRecordsContext(ctx context.Context, mem memory.Allocator, schema *arr
 	out := array.NewRecord(schema, cols, rows)
 	releaseArrays(cols)
 	return out, nil
+}
+
+// concatColumnContext concatenates parts of type dt holding n rows in all,
+// interruptibly for the types an operator's input has (fixed-width,
+// boolean, strings and binaries, dictionaries, structs, lists and maps);
+// other types (extension, null, fixed-size list, unions) go through
+// Concatenate after a ctx check.
+func concatColumnContext(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return array.MakeArrayOfNull(mem, dt, 0), nil
+	}
+	if chunkedConcatType(dt) {
+		return concatFixedChunked(ctx, mem, dt, parts, n)
+	}
+	switch t := dt.(type) {
+	case *arrow.BooleanType:
+		return concatBoolChunked(ctx, mem, dt, parts, n)
+	case *arrow.StringType, *arrow.BinaryType:
+		return concatBinaryChunked[int32](ctx, mem, dt, parts, n)
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		return concatBinaryChunked[int64](ctx, mem, dt, parts, n)
+	case *arrow.DictionaryType:
+		return concatDictChunked(ctx, mem, t, parts, n)
+	case *arrow.StructType:
+		return concatStructChunked(ctx, mem, t, parts, n)
+	case *arrow.ListType, *arrow.MapType:
+		return concatListChunked[int32](ctx, mem, t.(arrow.ListLikeType), parts, n)
+	case *arrow.LargeListType:
+		return concatListChunked[int64](ctx, mem, t, parts, n)
+	}
+	return Concatenate(parts, mem)
 }
 
 // chunkedConcatType: a type whose arrays are a validity bitmap and one
@@ -74,14 +95,15 @@ func chunkedConcatType(dt arrow.DataType) bool {
 // rows in all.
 func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
 	width := dt.(arrow.FixedWidthDataType).BitWidth() / 8
-	// The values buffer is the one large allocation: made interruptibly
-	// when mem can (ContextAllocator).
 	values, err := newBufferContext(ctx, mem, n*width)
 	if err != nil {
 		return nil, err
 	}
 	defer values.Release()
-	validity, nulls := concatValidity(mem, parts, n)
+	validity, nulls, err := concatValidity(ctx, mem, parts, n)
+	if err != nil {
+		return nil, err
+	}
 	if validity != nil {
 		defer validity.Release()
 	}
@@ -89,14 +111,14 @@ func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.Data
 	pos := 0
 	for _, p := range parts {
 		d := p.Data()
-		if len(d.Buffers()) < 2 || (d.Len() > 0 && d.Buffers()[1] == nil) {
+		off, l := d.Offset(), d.Len()
+		if l == 0 {
+			continue
+		}
+		if len(d.Buffers()) < 2 || d.Buffers()[1] == nil {
 			return nil, fmt.Errorf("%s array without a values buffer: %w", TypeName(dt), ErrType)
 		}
-		off, l := d.Offset(), d.Len()
-		var src []byte
-		if l > 0 {
-			src = d.Buffers()[1].Bytes()[off*width : (off+l)*width]
-		}
+		src := d.Buffers()[1].Bytes()[off*width : (off+l)*width]
 		for lo := 0; lo < l; lo += cancelCheckRows {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -111,98 +133,87 @@ func concatFixedChunked(ctx context.Context, mem memory.Allocator, dt arrow.Data
 	return array.MakeFromData(data), nil
 }
 
+// bitChunkRows is how many bits a chunked bitmap copy copies between
+// context checks (128 KiB of bitmap).
+const bitChunkRows = 1 << 20
+
 // concatValidity returns the validity bitmap of parts (n rows in all)
-// concatenated, and their null count; nil when no row is null. At n/8
-// bytes it is small beside the values.
-func concatValidity(mem memory.Allocator, parts []arrow.Array, n int) (*memory.Buffer, int) {
+// concatenated, made interruptibly and copied in chunks with ctx checks,
+// and their null count; nil when no row is null.
+func concatValidity(ctx context.Context, mem memory.Allocator, parts []arrow.Array, n int) (*memory.Buffer, int, error) {
 	nulls := 0
 	for _, p := range parts {
 		nulls += p.NullN()
 	}
 	if nulls == 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
-	validity := memory.NewResizableBuffer(mem)
-	validity.Resize(int(bitutil.BytesForBits(int64(n))))
+	validity, err := newBufferContext(ctx, mem, int(bitutil.BytesForBits(int64(n))))
+	if err != nil {
+		return nil, 0, err
+	}
+	dst := validity.Bytes()
 	pos := 0
 	for _, p := range parts {
 		d := p.Data()
 		off, l := d.Offset(), d.Len()
-		if bm := d.Buffers()[0]; p.NullN() > 0 && bm != nil {
-			bitutil.CopyBitmap(bm.Bytes(), off, l, validity.Bytes(), pos)
-		} else if p.NullN() == l && l > 0 {
-			bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), false)
-		} else {
-			bitutil.SetBitsTo(validity.Bytes(), int64(pos), int64(l), true)
+		for lo := 0; lo < l; lo += bitChunkRows {
+			if err := ctx.Err(); err != nil {
+				validity.Release()
+				return nil, 0, err
+			}
+			hi := min(lo+bitChunkRows, l)
+			switch bm := d.Buffers(); {
+			case p.NullN() > 0 && len(bm) > 0 && bm[0] != nil:
+				bitutil.CopyBitmap(bm[0].Bytes(), off+lo, hi-lo, dst, pos+lo)
+			case p.NullN() == l:
+				bitutil.SetBitsTo(dst, int64(pos+lo), int64(hi-lo), false)
+			default:
+				bitutil.SetBitsTo(dst, int64(pos+lo), int64(hi-lo), true)
+			}
 		}
 		pos += l
 	}
-	return validity, nulls
+	return validity, nulls, nil
 }
 
-// concatBinaryChunked concatenates string or binary parts (int32
-// offsets) holding n rows in all: offsets and data are made interruptibly
-// (newBufferContext) and copied cancelCheckRows rows at a time, the
-// offsets rebased, checking ctx between.
-func concatBinaryChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
-	total := int64(0)
-	for _, p := range parts {
-		d := p.Data()
-		if d.Len() == 0 {
-			continue
-		}
-		if len(d.Buffers()) < 3 || d.Buffers()[1] == nil {
-			return nil, fmt.Errorf("%s array without offsets: %w", TypeName(dt), ErrType)
-		}
-		offs := castSlice[int32](d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+d.Len()+1]
-		total += int64(offs[len(offs)-1] - offs[0])
-	}
-	if total > math.MaxInt32 {
-		return nil, fmt.Errorf("%s column of %d bytes is over the 2 GiB of int32 offsets: %w", TypeName(dt), total, ErrType)
-	}
-	offsets, err := newBufferContext(ctx, mem, (n+1)*4)
+// concatBoolChunked concatenates boolean parts holding n rows in all: the
+// values are a bitmap, copied as the validity is.
+func concatBoolChunked(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
+	values, err := newBufferContext(ctx, mem, int(bitutil.BytesForBits(int64(n))))
 	if err != nil {
 		return nil, err
 	}
-	defer offsets.Release()
-	data, err := newBufferContext(ctx, mem, int(total))
+	defer values.Release()
+	validity, nulls, err := concatValidity(ctx, mem, parts, n)
 	if err != nil {
 		return nil, err
 	}
-	defer data.Release()
-	validity, nulls := concatValidity(mem, parts, n)
 	if validity != nil {
 		defer validity.Release()
 	}
-	dstOffs, dstData := castSlice[int32](offsets.Bytes())[:n+1], data.Bytes()
-	pos, at := 0, int32(0)
+	dst := values.Bytes()
+	pos := 0
 	for _, p := range parts {
 		d := p.Data()
-		l := d.Len()
+		off, l := d.Offset(), d.Len()
 		if l == 0 {
 			continue
 		}
-		offs := castSlice[int32](d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+l+1]
-		var src []byte
-		if b := d.Buffers()[2]; b != nil {
-			src = b.Bytes()
+		if len(d.Buffers()) < 2 || d.Buffers()[1] == nil {
+			return nil, fmt.Errorf("%s array without a values buffer: %w", TypeName(dt), ErrType)
 		}
-		for lo := 0; lo < l; lo += cancelCheckRows {
+		src := d.Buffers()[1].Bytes()
+		for lo := 0; lo < l; lo += bitChunkRows {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			hi := min(lo+cancelCheckRows, l)
-			shift := at - offs[lo]
-			for i := lo; i < hi; i++ {
-				dstOffs[pos+i] = offs[i] + shift
-			}
-			at += offs[hi] - offs[lo]
-			copy(dstData[offs[lo]+shift:at], src[offs[lo]:offs[hi]])
+			hi := min(lo+bitChunkRows, l)
+			bitutil.CopyBitmap(src, off+lo, hi-lo, dst, pos+lo)
 		}
 		pos += l
 	}
-	dstOffs[n] = at
-	arr := array.NewData(dt, n, []*memory.Buffer{validity, offsets, data}, nil, nulls, 0)
-	defer arr.Release()
-	return array.MakeFromData(arr), nil
+	data := array.NewData(dt, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"bytes"
+	"context"
 	"math/bits"
 )
 
@@ -43,6 +44,15 @@ type slotTable struct {
 	// unless the table sees 4 billion rows.
 	sinceFlush uint64
 	carry      []int64
+	// big holds the slots that grew interruptibly (from the allocator's
+	// large-buffer cache, when it has one); release returns them.
+	big bigMem
+	// growCtx, while set (by a grouper's groupContext, for one batch),
+	// makes the table grow interruptibly (rehashContext); a cancelled
+	// growth leaves the table as it was, records growErr and makes the
+	// probe stop.
+	growCtx context.Context
+	growErr error
 }
 
 const minTableSlots = 1 << 8
@@ -74,6 +84,76 @@ func (t *slotTable) rehash(newLen int, pos func(key uint64, shift uint) uint64) 
 		}
 		t.slots[p] = s
 	}
+}
+
+// grow rehashes into newLen slots, interruptibly while growCtx is set; it
+// returns false when that growth was cancelled (growErr says why; the
+// table is unchanged and the caller must stop probing).
+func (t *slotTable) grow(newLen int, pos func(key uint64, shift uint) uint64) bool {
+	if t.growCtx == nil {
+		t.rehash(newLen, pos)
+		return true
+	}
+	if err := t.rehashContext(t.growCtx, newLen, pos); err != nil {
+		t.growErr = err
+		return false
+	}
+	return true
+}
+
+// withContext runs probe with the table growing interruptibly on ctx and
+// returns the cancellation that stopped a growth, if any, else probe's
+// error.
+func (t *slotTable) withContext(ctx context.Context, probe func() error) error {
+	t.growCtx, t.growErr = ctx, nil
+	err := probe()
+	if t.growErr != nil {
+		err = t.growErr
+	}
+	t.growCtx, t.growErr = nil, nil
+	return err
+}
+
+// rehashContext is rehash made interruptible: the new slots come from
+// bigAlloc (made a megabyte at a time with ctx checks) and the slots move
+// cancelCheckRows at a time with ctx checked between. On cancellation the
+// table is left as it was.
+func (t *slotTable) rehashContext(ctx context.Context, newLen int, pos func(key uint64, shift uint) uint64) error {
+	slots, err := bigAlloc[groupSlot](ctx, &t.big, newLen)
+	if err != nil {
+		return err
+	}
+	shift := uint(64 - bits.TrailingZeros(uint(newLen)))
+	mask := uint64(newLen - 1)
+	for lo := 0; lo < len(t.slots); lo += cancelCheckRows {
+		if err := ctx.Err(); err != nil {
+			bigFree(&t.big, slots)
+			return err
+		}
+		for _, s := range t.slots[lo:min(lo+cancelCheckRows, len(t.slots))] {
+			if s.gid == 0 {
+				continue
+			}
+			p := pos(s.key, shift)
+			for slots[p&mask].gid != 0 {
+				p++
+			}
+			slots[p&mask] = s
+		}
+	}
+	bigFree(&t.big, t.slots)
+	t.slots, t.shift, t.mask = slots, shift, mask
+	return nil
+}
+
+// release returns the slots reserveContext made, if any; the table must
+// not be used afterwards.
+func (t *slotTable) release() {
+	if len(t.big.maps) == 0 {
+		return
+	}
+	t.slots = nil
+	t.big.release()
 }
 
 // grownLen is the slot count that keeps n+extra groups at most half full.
@@ -143,10 +223,13 @@ func newFixedTable() *fixedTable {
 
 func fixedPos(key uint64, shift uint) uint64 { return fixedHash(key) >> shift }
 
-func (t *fixedTable) reserve(extra int) {
+// reserve makes room for extra more groups; false: a cancelled growth
+// (see grow).
+func (t *fixedTable) reserve(extra int) bool {
 	if t.needsGrow(extra) {
-		t.rehash(t.grownLen(extra), fixedPos)
+		return t.grow(t.grownLen(extra), fixedPos)
 	}
+	return true
 }
 
 // insert creates the group of key k in the empty slot p.
@@ -189,7 +272,9 @@ func probeFixed[K fixedKey](t *fixedTable, keys []K, gids []int32) {
 	var miss [probeChunk]int32
 	for start := 0; start < len(keys); start += probeChunk {
 		end := min(start+probeChunk, len(keys))
-		t.reserve(end - start)
+		if !t.reserve(end - start) {
+			return
+		}
 		slots, shift, mask := t.slots, t.shift, t.mask
 		chunk, out := keys[start:end], gids[start:end]
 		out = out[:len(chunk)]
@@ -236,7 +321,9 @@ func probeFixedNullable[K fixedKey](t *fixedTable, keys []K, valid []byte, off i
 	t.countRows(len(keys))
 	for start := 0; start < len(keys); start += probeChunk {
 		end := min(start+probeChunk, len(keys))
-		t.reserve(end - start)
+		if !t.reserve(end - start) {
+			return
+		}
 		slots, shift, mask := t.slots, t.shift, t.mask
 		for i := start; i < end; i++ {
 			if valid[(off+i)>>3]&(1<<((off+i)&7)) == 0 {
@@ -272,7 +359,9 @@ func probeFixedMasked(t *fixedTable, keys []uint64, nulls []bool, gids []int32) 
 	gids = gids[:len(keys)]
 	for start := 0; start < len(keys); start += probeChunk {
 		end := min(start+probeChunk, len(keys))
-		t.reserve(end - start)
+		if !t.reserve(end - start) {
+			return
+		}
 		for i := start; i < end; i++ {
 			if nulls[i] {
 				gids[i] = t.nullGroup()
@@ -327,8 +416,8 @@ func (t *bytesTable) probe(enc *KeyEncoder, gids []int32) {
 	t.countRows(len(hashes))
 	for start := 0; start < len(hashes); start += probeChunk {
 		end := min(start+probeChunk, len(hashes))
-		if t.needsGrow(end - start) {
-			t.rehash(t.grownLen(end-start), hashPos)
+		if t.needsGrow(end-start) && !t.grow(t.grownLen(end-start), hashPos) {
+			return
 		}
 		slots, shift, mask := t.slots, t.shift, t.mask
 		for i := start; i < end; i++ {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -431,37 +430,49 @@ func (j *HashJoin) evalKeys(ctx context.Context, evs []Evaluator, widen []bool, 
 	}
 	for i, a := range keys {
 		if widen[i] {
-			keys[i] = widenInt32(j.mem, a.(*array.Int32))
+			w, err := widenInt32(ctx, j.mem, a.(*array.Int32))
 			a.Release()
+			keys[i] = w
+			if err != nil {
+				releaseArrays(keys)
+				return nil, err
+			}
 		}
 	}
 	return keys, nil
 }
 
 // widenInt32 converts an int32 key column to int64, keeping its nulls; the
-// values under nulls are copied too (the key encoder ignores them).
-func widenInt32(mem memory.Allocator, a *array.Int32) arrow.Array {
+// values under nulls are copied too (the key encoder ignores them). On a
+// build side of millions of rows the buffers are made interruptibly and
+// filled cancelCheckRows rows at a time, checking ctx between.
+func widenInt32(ctx context.Context, mem memory.Allocator, a *array.Int32) (arrow.Array, error) {
 	n := a.Len()
-	vals := memory.NewResizableBuffer(mem)
-	vals.Resize(n * 8)
-	out := castSlice[int64](vals.Bytes())
-	for i, v := range a.Int32Values() {
-		out[i] = int64(v)
+	vals, err := newBufferContext(ctx, mem, n*8)
+	if err != nil {
+		return nil, err
 	}
-	var valid *memory.Buffer
-	nulls := a.NullN()
-	if nulls > 0 {
-		valid = memory.NewResizableBuffer(mem)
-		valid.Resize(int(bitutil.BytesForBits(int64(n))))
-		bitutil.CopyBitmap(a.NullBitmapBytes(), a.Data().Offset(), n, valid.Bytes(), 0)
+	defer vals.Release()
+	valid, nulls, err := concatValidity(ctx, mem, []arrow.Array{a}, n)
+	if err != nil {
+		return nil, err
+	}
+	if valid != nil {
+		defer valid.Release()
+	}
+	out, in := castSlice[int64](vals.Bytes())[:n], a.Int32Values()
+	for lo := 0; lo < n; lo += cancelCheckRows {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+cancelCheckRows, n)
+		for i, v := range in[lo:hi] {
+			out[lo+i] = int64(v)
+		}
 	}
 	data := array.NewData(Int64, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
-	vals.Release()
-	if valid != nil {
-		valid.Release()
-	}
 	defer data.Release()
-	return array.MakeFromData(data)
+	return array.MakeFromData(data), nil
 }
 
 // keyExclusion returns, per row, whether a key that is not null-safe is

@@ -52,14 +52,25 @@ func (a *MappedAllocator) Allocate(size int) []byte {
 // AllocateContext implements ContextAllocator: a large buffer is mapped
 // and faulted in a megabyte at a time, checking ctx before each.
 func (a *MappedAllocator) AllocateContext(ctx context.Context, size int) ([]byte, error) {
+	return a.allocateFaulting(ctx, size, size)
+}
+
+// allocateFaulting is AllocateContext for a buffer of size bytes of which
+// only the first fault are faulted in (a pool's size class is larger than
+// the request; its tail stays unbacked until written).
+func (a *MappedAllocator) allocateFaulting(ctx context.Context, size, fault int) ([]byte, error) {
 	if size < bigAllocBytes || !canMap {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		return a.heap.Allocate(size), nil
 	}
-	b, err := mapFaulted(ctx, size)
+	b, err := sysMap(size)
 	if err != nil {
+		return nil, err
+	}
+	if err := faultContext(ctx, b[:min(fault, size)]); err != nil {
+		sysUnmap(b)
 		return nil, err
 	}
 	a.keep(b)

@@ -135,8 +135,16 @@ func (p *PoolAllocator) Free(b []byte) {
 // Underlying returns the allocator the pool draws from, for memory that
 // lives long (a memory sink's compacted records): there the pool's
 // power-of-two classes (up to twice the bytes) and its keeping of freed
-// buffers cost more than reuse saves.
-func (p *PoolAllocator) Underlying() memory.Allocator { return p.under }
+// buffers cost more than reuse saves. Over a MappedAllocator (the default
+// allocator) it is that allocator's Go heap: long-lived buffers stay
+// where a value still referring to one keeps it alive, unless their owner
+// chooses to map them (memsink's OffHeap option).
+func (p *PoolAllocator) Underlying() memory.Allocator {
+	if m, ok := p.under.(*MappedAllocator); ok {
+		return m.heap
+	}
+	return p.under
+}
 
 // Retained returns the bytes of free buffers the pool holds.
 func (p *PoolAllocator) Retained() int {
