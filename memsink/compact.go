@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Compaction merges the small records of consecutive Append and Update
@@ -196,13 +197,16 @@ func (t *Table) buildRun(ctx context.Context, members []*segment) (*segment, err
 // (vector.PoolAllocator), whose size classes would round each buffer up
 // to a power of two and whose free lists would keep the buffers a later
 // merge replaces; and with Options.OffHeap, when that is Go's allocator,
-// large buffers are mapped outside the Go heap (offHeap).
+// large buffers (offHeapMin bytes and more) are mapped outside the Go heap.
+// offHeapMin is the smallest merged buffer worth a mapping (16 pages).
+const offHeapMin = 64 << 10
+
 func longLived(mem memory.Allocator, offHeap bool) memory.Allocator {
 	if p, ok := mem.(interface{ Underlying() memory.Allocator }); ok {
 		mem = p.Underlying()
 	}
 	if g, ok := mem.(*memory.GoAllocator); ok && offHeap {
-		return newOffHeap(g)
+		return vector.NewMappedAllocatorAbove(offHeapMin, g)
 	}
 	return mem
 }

@@ -19,6 +19,7 @@ import (
 // use.
 type MappedAllocator struct {
 	heap memory.Allocator
+	min  int // the smallest buffer mapped
 
 	mu   sync.Mutex
 	maps map[*byte][]byte // first byte → the whole mapping
@@ -32,22 +33,37 @@ var (
 // NewMappedAllocator returns a MappedAllocator; on systems without
 // anonymous mappings it is the Go allocator.
 func NewMappedAllocator() *MappedAllocator {
-	return &MappedAllocator{heap: memory.NewGoAllocator(), maps: map[*byte][]byte{}}
+	return NewMappedAllocatorAbove(bigAllocBytes, memory.NewGoAllocator())
+}
+
+// NewMappedAllocatorAbove returns a MappedAllocator that maps buffers of
+// min bytes and more and takes smaller ones, and every buffer when a
+// mapping fails, from heap. Long-lived buffers (a memory sink's merged
+// records, a benchmark's input) use it to stay out of the Go heap, where
+// they would raise the collector's heap goal. As with any memory outside
+// the Go heap, a value taken from a buffer without copying it must not
+// outlive the buffer: it would fault instead of keeping it alive.
+func NewMappedAllocatorAbove(min int, heap memory.Allocator) *MappedAllocator {
+	return &MappedAllocator{heap: heap, min: max(min, 1), maps: map[*byte][]byte{}}
 }
 
 // Allocate implements memory.Allocator. A large buffer is mapped but not
 // faulted in: writing it does that.
 func (a *MappedAllocator) Allocate(size int) []byte {
-	if size < bigAllocBytes || !canMap {
+	if size < a.min || !canMap {
 		return a.heap.Allocate(size)
 	}
-	b, err := sysMap(size)
+	b, err := sysMap(pageRound(size))
 	if err != nil {
 		return a.heap.Allocate(size)
 	}
 	a.keep(b)
-	return b
+	return b[:size]
 }
+
+// pageRound rounds size up to whole pages: a mapping has them anyway, and
+// Reallocate grows a buffer within its mapping in place.
+func pageRound(size int) int { return (size + pageBytes - 1) &^ (pageBytes - 1) }
 
 // AllocateContext implements ContextAllocator: a large buffer is mapped
 // and faulted in a megabyte at a time, checking ctx before each.
@@ -59,13 +75,13 @@ func (a *MappedAllocator) AllocateContext(ctx context.Context, size int) ([]byte
 // only the first fault are faulted in (a pool's size class is larger than
 // the request; its tail stays unbacked until written).
 func (a *MappedAllocator) allocateFaulting(ctx context.Context, size, fault int) ([]byte, error) {
-	if size < bigAllocBytes || !canMap {
+	if size < a.min || !canMap {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		return a.heap.Allocate(size), nil
 	}
-	b, err := sysMap(size)
+	b, err := sysMap(pageRound(size))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +90,7 @@ func (a *MappedAllocator) allocateFaulting(ctx context.Context, size, fault int)
 		return nil, err
 	}
 	a.keep(b)
-	return b, nil
+	return b[:size], nil
 }
 
 func (a *MappedAllocator) keep(b []byte) {
@@ -85,8 +101,17 @@ func (a *MappedAllocator) keep(b []byte) {
 
 // Reallocate implements memory.Allocator.
 func (a *MappedAllocator) Reallocate(size int, b []byte) []byte {
-	if !a.mapped(b) && size < bigAllocBytes {
+	m, mapped := a.mapping(b)
+	if !mapped && size < a.min {
 		return a.heap.Reallocate(size, b)
+	}
+	if mapped && size <= len(m) { // within the mapping: grow or shrink in place
+		old := len(b)
+		b = m[:size]
+		if size > old {
+			clear(b[old:])
+		}
+		return b
 	}
 	nb := a.Allocate(size)
 	copy(nb, b)
@@ -94,14 +119,15 @@ func (a *MappedAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-func (a *MappedAllocator) mapped(b []byte) bool {
+// mapping returns the whole mapping b starts, if b is a mapped buffer.
+func (a *MappedAllocator) mapping(b []byte) ([]byte, bool) {
 	if cap(b) == 0 {
-		return false
+		return nil, false
 	}
 	a.mu.Lock()
-	_, ok := a.maps[unsafe.SliceData(b)]
+	m, ok := a.maps[unsafe.SliceData(b)]
 	a.mu.Unlock()
-	return ok
+	return m, ok
 }
 
 // Free implements memory.Allocator: a mapped buffer is unmapped.
