@@ -406,6 +406,14 @@ func (s *statefulAggregate) Abort() {
 	s.dropLive()
 }
 
+// Close frees the live state (the query stopped): its groups hold
+// retained Arrow arrays (a dictionary-encoded key's dictionary) besides
+// Go memory and a memory reservation.
+func (s *statefulAggregate) Close() error {
+	s.dropLive()
+	return nil
+}
+
 func (s *statefulAggregate) dropLive() {
 	if s.live != nil {
 		s.live.close()
