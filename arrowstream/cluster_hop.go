@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -261,7 +262,7 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if err != nil {
 		return nil, refuse(err)
 	}
-	if v, _ := s.Conf(stream.ConfClusterStatefulStableMembership); v != "true" {
+	if !s.confIsTrue(stream.ConfClusterStatefulStableMembership) {
 		return nil, refuse(fmt.Errorf("state does not move between instances yet: a hop partition that changes owner leaves its keys' state on the old owner, splitting or duplicating their aggregates; set %s = true to run it with every instance started before the input flows and no instance joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
 	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
@@ -366,4 +367,15 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		go dq.Stop()
 	}
 	return dq, nil
+}
+
+// confIsTrue reports whether the session sets key (in any case, as SET
+// takes it) to true.
+func (s *Session) confIsTrue(key string) bool {
+	for k, v := range s.confCopy() {
+		if strings.EqualFold(k, key) && strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
 }

@@ -30,6 +30,8 @@ var settings = map[string]settingRule{
 	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
 	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {only: "false"},
 	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {only: "false"},
+	// Read when a stateful table starts in cluster mode (docs/cluster.md).
+	"arrowstream.cluster.stateful.stablemembership": {only: "true"},
 }
 
 // CheckSetting reports whether SET key = value can take effect: the
