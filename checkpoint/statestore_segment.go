@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // Segmented snapshots. A partition whose operator keeps its state live
@@ -20,8 +19,9 @@ import (
 //
 // A segment is a snapshot that holds only what changed since the snapshot
 // before it: <version>.<base>.segment is the deltas of versions base+1 ..
-// version merged into one state file, a key's last change kept (an upsert
-// with its value, a delete as a null value: a tombstone). Version is then
+// version in one state file, their entries in order (upserts with their
+// values, deletes as null values: tombstones), so that applying it in
+// order leaves each key's last change. Version is then
 // rebuilt from base's snapshot (itself a segment, a full
 // <base>.snapshot, or the empty version 0) plus the segment: a chain of
 // segments on a full snapshot. Making one costs the changes it covers,
@@ -29,8 +29,8 @@ import (
 // state is never read to make it.
 //
 // A chain is folded into a full snapshot (compactSnapshot) only when it
-// holds as many dead entries as live ones (its entries, tombstones
-// included, are over twice the partition's live keys) or has
+// holds as many dead entries as live ones (its entries, overwritten ones
+// and tombstones included, are over twice the partition's live keys) or has
 // maxSegmentLinks segments: then the rewrite of the state is paid for by
 // as many bytes of changes, and the chain a load reads stays within a
 // small multiple of the state. A state that only grows (no deletes, no
@@ -179,57 +179,40 @@ type snapChain struct {
 	bytes   int64 // key and value bytes of those entries
 }
 
-// changeSet is the deltas of a range of versions merged: each key's last
-// change, an upsert (live) or a delete (dead). Its keys and values alias
-// the bytes read.
-type changeSet struct {
-	live  map[string][]byte
-	dead  map[string]struct{}
-	bytes int64 // key and value bytes of live, key bytes of dead
-}
-
-// mergeDeltas merges the deltas of versions from+1..to. ok is false when
-// one of them is not of format v2 (written by an older build: its
-// deletes cannot be walked as tombstones), and the caller compacts
-// instead.
-func (p *StorePartition) mergeDeltas(files map[fileKey]bool, from, to int64) (cs changeSet, ok bool, err error) {
-	cs = changeSet{live: map[string][]byte{}, dead: map[string]struct{}{}}
+// concatDeltas returns the body of a segment of versions from+1..to: the
+// chunks of their deltas, decompressed and concatenated in version order
+// (a load applies entries in order, so a key's last change wins; no map,
+// no hashing: the copy of the bytes is the cost). entries counts its
+// entries (overwritten ones and tombstones included), bytes their key and
+// value bytes. ok is false when one of the deltas is not of format v2
+// (written by an older build), and the caller compacts instead.
+func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (body []byte, entries, bytes int64, ok bool, err error) {
+	body = append(append(body, stateColumnsMagic...), stateCodecStored)
 	for v := from + 1; v <= to; v++ {
 		raw, where, found, err := p.readDeltaRaw(files, v, to)
 		if err != nil {
-			return cs, false, err
+			return nil, 0, 0, false, err
 		}
 		if !found {
 			continue
 		}
 		payload, v2, err := columnsPayload(raw)
 		if err != nil {
-			return cs, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
 		if !v2 {
-			return cs, false, nil
+			return nil, 0, 0, false, nil
 		}
-		err = walkChunks(payload, func(key, value []byte, upsert bool) {
-			k := unsafe.String(unsafe.SliceData(key), len(key))
-			if upsert {
-				cs.live[k] = value
-				delete(cs.dead, k)
-			} else {
-				delete(cs.live, k)
-				cs.dead[k] = struct{}{}
-			}
+		err = walkChunks(payload, func(key, value []byte, _ bool) {
+			entries++
+			bytes += int64(len(key) + len(value))
 		})
 		if err != nil {
-			return cs, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
+		body = append(body, payload...)
 	}
-	for k, v := range cs.live {
-		cs.bytes += int64(len(k) + len(v))
-	}
-	for k := range cs.dead {
-		cs.bytes += int64(len(k))
-	}
-	return cs, true, nil
+	return body, entries, bytes, true, nil
 }
 
 // readDeltaRaw reads version v's delta (from the state log when it covers
@@ -279,23 +262,15 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	if chain.head != base.version || chain.links >= maxSegmentLinks {
 		return p.compactSnapshot(files, latest, covered)
 	}
-	cs, ok, err := p.mergeDeltas(files, base.version, latest)
+	body, added, addedBytes, ok, err := p.concatDeltas(files, base.version, latest)
 	if err != nil {
 		return fmt.Errorf("checkpoint: snapshot segment of %s at version %d: %w", p.dir, latest, err)
 	}
-	entries := chain.entries + int64(len(cs.live)+len(cs.dead))
+	entries := chain.entries + added
 	if !ok || entries > 2*rows+p.opts.segmentSlack {
 		return p.compactSnapshot(files, latest, covered)
 	}
-	c := newStateChunks()
-	defer c.release()
-	for k, v := range cs.live {
-		c.add(k, v, false)
-	}
-	for k := range cs.dead {
-		c.add(k, nil, true)
-	}
-	raw, err := c.done()
+	raw, err := sealColumns(body)
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode snapshot segment for %s: %w", p.dir, err)
 	}
@@ -309,7 +284,7 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 		p.files[key] = true
 	}
 	p.sinceSnap = max(p.sinceSnap-covered, 0)
-	p.chain = snapChain{head: latest, links: chain.links + 1, entries: entries, bytes: chain.bytes + cs.bytes}
+	p.chain = snapChain{head: latest, links: chain.links + 1, entries: entries, bytes: chain.bytes + addedBytes}
 	p.snapBytes = p.chain.bytes
 	p.mu.Unlock()
 	return nil
