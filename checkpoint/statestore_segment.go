@@ -22,9 +22,10 @@ import (
 // version in one state file, their entries in order (upserts with their
 // values, deletes as null values: tombstones), so that applying it in
 // order leaves each key's last change. Version is then
-// rebuilt from base's snapshot (itself a segment, a full
-// <base>.snapshot, or the empty version 0) plus the segment: a chain of
-// segments on a full snapshot. Making one costs the changes it covers,
+// rebuilt from base's snapshot (itself a segment, or a full
+// <base>.snapshot) plus the segment: a chain of segments on a full
+// snapshot. A partition's first snapshot is full (made from the deltas
+// alone, it costs the changes as well). Making one costs the changes it covers,
 // not the state: a snapshot's cost is amortized O(changes), and the old
 // state is never read to make it.
 //
@@ -253,13 +254,12 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 		defer func() { <-slots }()
 	}
 	base, ok := newestBase(files, latest-1)
-	if !ok {
-		base = fileKey{}
-	}
 	p.mu.Lock()
 	chain, rows := p.chain, p.rows
 	p.mu.Unlock()
-	if chain.head != base.version || chain.links >= maxSegmentLinks {
+	// The first snapshot is full: from the empty version, a full
+	// snapshot costs the changes too, and a chain always ends on one.
+	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks {
 		return p.compactSnapshot(files, latest, covered)
 	}
 	body, added, addedBytes, ok, err := p.concatDeltas(files, base.version, latest)
