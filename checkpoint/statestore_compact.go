@@ -21,6 +21,14 @@ import (
 // operator's whole state. A snapshot that cannot be built is skipped (it
 // is a shortcut; the deltas stay): a damaged base is logged, not fatal.
 func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered int64) error {
+	return p.foldSnapshot(files, latest, covered, nil)
+}
+
+// foldSnapshot is compactSnapshot; changes, when set, is a segment body
+// (stored, not compressed) holding the deltas after the newest snapshot
+// or segment below latest, already read: it is applied instead of reading
+// them again.
+func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered int64, changes []byte) error {
 	// The base is the newest snapshot or segment below latest, read
 	// with its chain.
 	base := int64(0)
@@ -34,6 +42,12 @@ func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered
 			}
 			return err
 		}
+	}
+	if changes != nil {
+		if err := decodeColumnsInto(changes, data, maxDecodeBuffer, true); err != nil {
+			return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
+		}
+		base = latest
 	}
 	for v := base + 1; v <= latest; v++ {
 		if p.logged(v) {

@@ -266,9 +266,12 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	if err != nil {
 		return fmt.Errorf("checkpoint: snapshot segment of %s at version %d: %w", p.dir, latest, err)
 	}
-	entries := chain.entries + added
-	if !ok || entries > 2*rows+p.opts.segmentSlack {
+	if !ok {
 		return p.compactSnapshot(files, latest, covered)
+	}
+	entries := chain.entries + added
+	if entries > 2*rows+p.opts.segmentSlack {
+		return p.foldSnapshot(files, latest, covered, body)
 	}
 	raw, err := sealColumns(body)
 	if err != nil {
