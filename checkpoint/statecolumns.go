@@ -244,6 +244,15 @@ func sealColumns(body []byte) ([]byte, error) {
 	return stateTrailer(out), nil
 }
 
+// sealColumnsOwned is sealColumns for a body the caller gives up: stored
+// as it is, its trailer is appended in place (no copy of a large body).
+func sealColumnsOwned(body []byte) ([]byte, error) {
+	if len(body) < stateCompressMin || !worthCompressing(body[5:]) {
+		return stateTrailer(body), nil
+	}
+	return sealColumns(body)
+}
+
 // Compression of a large payload is decided on a sample: the rows a join
 // keeps (random strings padding the events, already-compact columns) gain
 // almost nothing from S2, whose pass over them cost as much as writing

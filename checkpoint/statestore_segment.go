@@ -188,7 +188,11 @@ type snapChain struct {
 // value bytes. ok is false when one of the deltas is not of format v2
 // (written by an older build), and the caller compacts instead.
 func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (body []byte, entries, bytes int64, ok bool, err error) {
-	body = append(append(body, stateColumnsMagic...), stateCodecStored)
+	// The payloads are read first and copied once into a body of their
+	// total size (plus the trailer's): appending to a growing body cost
+	// two thirds of a segment in q20.
+	var payloads [][]byte
+	size := len(stateColumnsMagic) + 1 + 8
 	for v := from + 1; v <= to; v++ {
 		raw, where, found, err := p.readDeltaRaw(files, v, to)
 		if err != nil {
@@ -211,7 +215,13 @@ func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (b
 		if err != nil {
 			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
-		body = append(body, payload...)
+		payloads = append(payloads, payload)
+		size += len(payload)
+	}
+	body = make([]byte, 0, size)
+	body = append(append(body, stateColumnsMagic...), stateCodecStored)
+	for _, pl := range payloads {
+		body = append(body, pl...)
 	}
 	return body, entries, bytes, true, nil
 }
@@ -273,7 +283,7 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	if entries > 2*rows+p.opts.segmentSlack {
 		return p.foldSnapshot(files, latest, covered, body)
 	}
-	raw, err := sealColumns(body)
+	raw, err := sealColumnsOwned(body)
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode snapshot segment for %s: %w", p.dir, err)
 	}
