@@ -86,6 +86,8 @@ type StoreOptions struct {
 	// segmentSlack is the dead entries a snapshot chain may hold beyond
 	// its live keys (0: minSegmentSlack; negative: none).
 	segmentSlack int64
+	// fullSnapshots turns segments off (benchmarks compare the two).
+	fullSnapshots bool
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {

@@ -269,7 +269,7 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	p.mu.Unlock()
 	// The first snapshot is full: from the empty version, a full
 	// snapshot costs the changes too, and a chain always ends on one.
-	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks {
+	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots {
 		return p.compactSnapshot(files, latest, covered)
 	}
 	body, added, addedBytes, ok, err := p.concatDeltas(files, base.version, latest)
