@@ -224,7 +224,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			if err != nil {
 				return res, err
 			}
-			live.add(b)
+			live.addPending(b)
 			b.rewrite = true
 			live.mark(b)
 			res.updated += int64(len(keep))
@@ -246,10 +246,21 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 // keys, at least one row new, grouped by the stored batch they read.
 func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) []*joinPairs[K] {
 	var segs []*joinPairs[K]
-	// New rows of side i against the stored rows of the other side.
+	// New rows of side i against the stored rows of the other side: the
+	// indexed ones through the key index, the pending ones by a scan
+	// (stateful_join_scan.go).
 	for i := range fresh {
 		other := lp.sides[1-i]
-		if len(other.index) == 0 {
+		if len(other.pending) > 0 && len(keys[i]) > 0 {
+			if int64(len(keys[i]))*joinScanRatio >= other.pendingLive() {
+				other.indexPending()
+			} else {
+				head, next := probeHash(keys[i], fresh[i].keyNull, fresh[i].excluded)
+				segs = scanPending(other, i, head, next, segs)
+				other.settlePending()
+			}
+		}
+		if other.index.len() == 0 {
 			continue
 		}
 		bySeg := map[*joinBatch[K]]*joinPairs[K]{}
@@ -257,7 +268,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
 				continue
 			}
-			kr := other.index[k]
+			kr := other.index.get(k)
 			if kr == nil {
 				continue
 			}
@@ -290,19 +301,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 	if nr == 0 || len(keys[0]) == 0 {
 		return segs
 	}
-	head := make(map[K]int32, nr)
-	next := make([]int32, nr)
-	for j := nr - 1; j >= 0; j-- {
-		if fresh[1].keyNull[j] || fresh[1].excluded[j] {
-			continue
-		}
-		h, ok := head[keys[1][j]]
-		if !ok {
-			h = -1
-		}
-		next[j] = h
-		head[keys[1][j]] = int32(j)
-	}
+	head, next := probeHash(keys[1], fresh[1].keyNull, fresh[1].excluded)
 	nn := &joinPairs[K]{}
 	for i, k := range keys[0] {
 		if fresh[0].keyNull[i] || fresh[0].excluded[i] {
