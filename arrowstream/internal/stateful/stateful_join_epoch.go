@@ -257,7 +257,9 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			} else {
 				head, next := probeHash(keys[i], fresh[i].keyNull, fresh[i].excluded)
 				segs = scanPending(other, i, head, next, segs)
-				other.settlePending()
+				// Indexed after the probe of the index below, which must
+				// not find the rows the scan found.
+				defer other.settlePending()
 			}
 		}
 		if other.index.len() == 0 {

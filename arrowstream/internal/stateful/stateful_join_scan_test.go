@@ -55,7 +55,12 @@ func TestJoinScanPendingMatchesIndex(t *testing.T) {
 				a.cursor = int32(rng.Intn(n))
 				b.cursor = a.cursor
 			}
-			scanned.addPending(a)
+			// The older batches indexed, the newer pending.
+			if id < nb/2 {
+				scanned.add(a)
+			} else {
+				scanned.addPending(a)
+			}
 			indexed.add(b)
 		}
 		probe := rng.Intn(2)
@@ -78,19 +83,24 @@ func TestJoinScanPendingMatchesIndex(t *testing.T) {
 			return lp
 		}
 		live := scanned.pendingLive()
+		pending := len(scanned.pending)
 		wantScan := int64(m)*joinScanRatio < live
-		got := render(candidates(mk(scanned), fresh, keys), probe)
 		want := render(candidates(mk(indexed), fresh, keys), probe)
+		got := render(candidates(mk(scanned), fresh, keys), probe)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("trial %d (probe side %d, %d keys, %d pending rows): scan finds %v, index %v", trial, probe, m, live, got, want)
 		}
 		if wantScan {
-			if scanned.index.len() != 0 || len(scanned.pending) != nb {
+			if len(scanned.pending) != pending {
 				t.Fatalf("trial %d: a probe of %d keys against %d pending rows indexed them", trial, m, live)
 			}
-			// Scanned joinScanLimit times in all: indexed then.
-			for s := 1; s < joinScanLimit; s++ {
-				candidates(mk(scanned), fresh, keys)
+			// Scanned joinScanLimit times in all: indexed then, the
+			// candidates the same every time.
+			for s := 1; s < joinScanLimit+1; s++ {
+				got := render(candidates(mk(scanned), fresh, keys), probe)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("trial %d probe %d: scan finds %v, index %v", trial, s+1, got, want)
+				}
 			}
 			if len(scanned.pending) != 0 || scanned.index.len() != indexed.index.len() {
 				t.Fatalf("trial %d: after %d scans %d batches pending, %d keys indexed (want %d)", trial, joinScanLimit, len(scanned.pending), scanned.index.len(), indexed.index.len())
