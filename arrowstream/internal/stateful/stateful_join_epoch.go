@@ -186,6 +186,14 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				}
 			}
 		}
+		// Merged before the new batch is added: a new batch is pending
+		// (not indexed) and only indexed batches merge, so after it the
+		// tail would never merge (stateful_join_merge.go).
+		if s.mergeable(i) {
+			if _, err := live.mergeTail(s.mem); err != nil {
+				return res, err
+			}
+		}
 		// The new rows: stored, dropped, or emitted with nulls.
 		tcol := arrow.Array(nil)
 		if side.evict != evictNever {
@@ -231,11 +239,6 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		}
 		if err := s.writeChanges(p, byte(i), live); err != nil {
 			return res, err
-		}
-		if s.mergeable(i) {
-			if _, err := live.mergeTail(s.mem); err != nil {
-				return res, err
-			}
 		}
 	}
 	res.removeNs = int64(time.Since(removeStart))

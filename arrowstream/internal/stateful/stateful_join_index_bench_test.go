@@ -1,6 +1,7 @@
 package stateful
 
 import (
+	"fmt"
 	"math/rand"
 	"syscall"
 	"testing"
@@ -101,4 +102,56 @@ func processCPU() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkJoinSideProbeFew: a probe by few keys (a window's maximum in
+// Nexmark q7: one row a window) of a side holding 10 batches of 5,000
+// rows with nearly unique keys, the rows indexed by key (the probe looks
+// each key up, but indexing them cost an insertion and a deletion per
+// row) or pending (the probe scans them; see stateful_join_scan.go).
+// With index=true, add-ns/row is what indexing cost per row; with
+// index=false, scan-ns/row is what each scan costs per row, and a row is
+// scanned at most joinScanLimit times.
+//
+//	go test -run XXX -bench JoinSideProbeFew ./arrowstream/internal/stateful/
+func BenchmarkJoinSideProbeFew(b *testing.B) {
+	const rows, batches = 5000, 10
+	for _, indexed := range []bool{true, false} {
+		b.Run(fmt.Sprintf("index=%v", indexed), func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			rng := rand.New(rand.NewSource(1))
+			side := newJoinSideLive[uint64]()
+			defer side.release()
+			cpu0 := processCPU()
+			for id := 0; id < batches; id++ {
+				keys, vs := make([]uint64, rows), make([]int64, rows)
+				for i := range keys {
+					keys[i], vs[i] = uint64(rng.Int63()), int64(i)
+				}
+				nb := neverEvictBatch(mem, uint64(id), keys, make([]bool, rows), vs)
+				if indexed {
+					side.add(nb)
+				} else {
+					side.addPending(nb)
+				}
+			}
+			addNs := float64(processCPU()-cpu0) / (rows * batches)
+			probe := side.batches[3].keys[17]
+			fresh := [2]*sideRows{{keyNull: []bool{false}, excluded: []bool{false}, words: []uint64{probe}}, {}}
+			lp := &joinLivePart[uint64]{sides: [2]*joinSideLive[uint64]{newJoinSideLive[uint64](), side}}
+			keys := [2][]uint64{fresh[0].words, nil}
+			cpu0 = processCPU()
+			for b.Loop() {
+				segs := candidates(lp, fresh, keys)
+				if len(segs) != 1 || len(segs[0].li) != 1 {
+					b.Fatalf("%d segments: the probe key is stored once", len(segs))
+				}
+				for _, x := range side.batches {
+					x.scans = 0 // stays pending
+				}
+			}
+			b.ReportMetric(addNs, "add-ns/row")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/(rows*batches), "scan-ns/row")
+		})
+	}
 }
