@@ -195,9 +195,9 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 		}
 		// The new rows: stored, dropped, or emitted with nulls.
-		tcol := arrow.Array(nil)
+		var tcol joinTimes
 		if side.evict != evictNever {
-			tcol = fresh[i].rec.Column(side.evictCol)
+			tcol = timesOf(fresh[i].rec.Column(side.evictCol))
 		}
 		var keep, nulls []int32
 		for j := range newMatched[i] {
@@ -211,7 +211,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				continue
 			}
 			if evict {
-				if t, ok := timeAt(tcol, j); ok && t <= thr {
+				if t, ok := tcol.at(j); ok && t <= thr {
 					if side.outer && !newMatched[i][j] {
 						nulls = append(nulls, int32(j))
 					}
@@ -418,10 +418,10 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Reco
 	side := s.sides[i]
 	var times []int64
 	if side.evict != evictNever {
-		tcol := rec.Column(side.evictCol)
+		tcol := timesOf(rec.Column(side.evictCol))
 		all := make([]int64, len(rows))
 		for k, j := range rows {
-			t, ok := timeAt(tcol, int(j))
+			t, ok := tcol.at(int(j))
 			if !ok {
 				t = noEvictTime
 			}
