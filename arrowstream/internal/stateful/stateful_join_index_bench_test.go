@@ -105,7 +105,7 @@ func processCPU() int64 {
 }
 
 // BenchmarkJoinSideProbeFew: a probe by few keys (a window's maximum in
-// Nexmark q7: one row a window) of a side holding 10 batches of 5,000
+// Nexmark q7: one row a window; 32, as new auctions probing q20's bids) of a side holding 10 batches of 5,000
 // rows with nearly unique keys, the rows indexed by key (the probe looks
 // each key up, but indexing them cost an insertion and a deletion per
 // row) or pending (the probe scans them; see stateful_join_scan.go).
@@ -116,8 +116,12 @@ func processCPU() int64 {
 //	go test -run XXX -bench JoinSideProbeFew ./arrowstream/internal/stateful/
 func BenchmarkJoinSideProbeFew(b *testing.B) {
 	const rows, batches = 5000, 10
-	for _, indexed := range []bool{true, false} {
-		b.Run(fmt.Sprintf("index=%v", indexed), func(b *testing.B) {
+	for _, c := range []struct {
+		indexed bool
+		probes  int
+	}{{true, 1}, {false, 1}, {false, 32}} {
+		indexed := c.indexed
+		b.Run(fmt.Sprintf("index=%v/keys=%d", indexed, c.probes), func(b *testing.B) {
 			mem := memory.NewGoAllocator()
 			rng := rand.New(rand.NewSource(1))
 			side := newJoinSideLive[uint64]()
@@ -136,15 +140,22 @@ func BenchmarkJoinSideProbeFew(b *testing.B) {
 				}
 			}
 			addNs := float64(processCPU()-cpu0) / (rows * batches)
-			probe := side.batches[3].keys[17]
-			fresh := [2]*sideRows{{keyNull: []bool{false}, excluded: []bool{false}, words: []uint64{probe}}, {}}
+			f := &sideRows{keyNull: make([]bool, c.probes), excluded: make([]bool, c.probes), words: make([]uint64, c.probes)}
+			for j := range f.words {
+				f.words[j] = side.batches[j%batches].keys[17+j]
+			}
+			fresh := [2]*sideRows{f, {}}
 			lp := &joinLivePart[uint64]{sides: [2]*joinSideLive[uint64]{newJoinSideLive[uint64](), side}}
 			keys := [2][]uint64{fresh[0].words, nil}
 			cpu0 = processCPU()
 			for b.Loop() {
 				segs := candidates(lp, fresh, keys)
-				if len(segs) != 1 || len(segs[0].li) != 1 {
-					b.Fatalf("%d segments: the probe key is stored once", len(segs))
+				found := 0
+				for _, sg := range segs {
+					found += len(sg.li)
+				}
+				if found != c.probes {
+					b.Fatalf("%d pairs: each probe key is stored once", found)
 				}
 				for _, x := range side.batches {
 					x.scans = 0 // stays pending

@@ -8,7 +8,8 @@ package stateful
 // is stored to meet one window-maximum row per window, and the index was
 // half of the join's CPU. So a new batch is not indexed at once: a probe
 // with few keys scans its rows instead, looking each up in a small hash
-// of the probe's keys (cache-resident, a few nanoseconds a row), and the
+// of the probe's keys behind a bit filter of them (cache-resident, about
+// 2 ns a row against 0.6–2 µs to index and unindex one), and the
 // side indexes its pending batches when a probe brings many keys (the
 // scan would cost as much as indexing) or once the oldest of them has
 // been scanned joinScanLimit times (a side probed every epoch, as q20's
@@ -56,20 +57,51 @@ func probeHash[K joinKey](keys []K, keyNull, excluded []bool) (head map[K]int32,
 	return head, next
 }
 
+// scanFilterBits is the size of the bit filter of a probe's fixed-width
+// keys (a power of two): a stored row whose key's bit is clear is passed
+// over without a map lookup, most rows when the probe has few keys.
+const scanFilterBits = 1 << 12
+
+// scanFilter is the bit filter of head's keys; nil for keys that are not
+// words (their bytes would need hashing: the map is asked directly).
+func scanFilter[K joinKey](head map[K]int32) []uint64 {
+	words, ok := any(head).(map[uint64]int32)
+	if !ok {
+		return nil
+	}
+	bits := make([]uint64, scanFilterBits/64)
+	for k := range words {
+		h := scanBit(k)
+		bits[h/64] |= 1 << (h % 64)
+	}
+	return bits
+}
+
+// scanBit is a word's bit in a scanFilter (Fibonacci hashing: the high
+// bits of the product mix every bit of the key).
+func scanBit(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> (64 - 12) }
+
 // scanPending adds to segs the candidate pairs of new rows of side i
 // (head, next: probeHash of their keys) with the live rows of the other
 // side's pending batches, one segment per batch, and counts the scan.
 func scanPending[K joinKey](other *joinSideLive[K], i int, head map[K]int32, next []int32, segs []*joinPairs[K]) []*joinPairs[K] {
+	bits := scanFilter(head)
 	for _, b := range other.pending {
 		if b.rec == nil || b.indexed {
 			continue
 		}
 		b.scans++
 		sg := &joinPairs[K]{}
+		words, _ := any(b.keys).([]uint64)
 		for r := b.cursor; r < b.end; r++ {
 			k := r - b.base
 			if b.keyNull[k] {
 				continue
+			}
+			if bits != nil {
+				if h := scanBit(words[k]); bits[h/64]&(1<<(h%64)) == 0 {
+					continue
+				}
 			}
 			h, ok := head[b.keys[k]]
 			if !ok {
