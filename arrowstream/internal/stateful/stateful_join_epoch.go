@@ -301,15 +301,21 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			}
 		}
 	}
-	// New rows against new rows: a chained hash of the right ones.
-	nr := len(keys[1])
-	if nr == 0 || len(keys[0]) == 0 {
+	// New rows against new rows: a chained hash of the side with fewer
+	// (Nexmark q4: an epoch's few auctions, not its many bids), probed by
+	// the other's.
+	if len(keys[0]) == 0 || len(keys[1]) == 0 {
 		return segs
 	}
-	head, next := probeHash(keys[1], fresh[1].keyNull, fresh[1].excluded)
+	build := 1
+	if len(keys[0]) < len(keys[1]) {
+		build = 0
+	}
+	probe := 1 - build
+	head, next := probeHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
 	nn := &joinPairs[K]{}
-	for i, k := range keys[0] {
-		if fresh[0].keyNull[i] || fresh[0].excluded[i] {
+	for i, k := range keys[probe] {
+		if fresh[probe].keyNull[i] || fresh[probe].excluded[i] {
 			continue
 		}
 		h, ok := head[k]
@@ -317,7 +323,11 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			continue
 		}
 		for j := h; j >= 0; j = next[j] {
-			nn.li, nn.ri = append(nn.li, int32(i)), append(nn.ri, j)
+			if build == 1 {
+				nn.li, nn.ri = append(nn.li, int32(i)), append(nn.ri, j)
+			} else {
+				nn.li, nn.ri = append(nn.li, j), append(nn.ri, int32(i))
+			}
 		}
 	}
 	if len(nn.li) > 0 {
