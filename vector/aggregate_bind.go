@@ -78,7 +78,7 @@ func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, m
 		st.split = true // Spark's two input slices (see splitFold)
 	}
 	for _, part := range stateParts(call.Func) {
-		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Nullable: part == statePartValue})
+		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Nullable: part == statePartValue || part == statePartOrdering})
 	}
 	setStateTypes(call.Func, b)
 	if distinct {
@@ -259,7 +259,7 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		f := in.Field(idx)
 		b.args = append(b.args, &columnEval{col: idx, dt: f.Type, mem: mem})
-		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Type: f.Type, Nullable: part == statePartValue})
+		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Type: f.Type, Nullable: part == statePartValue || part == statePartOrdering})
 		types = append(types, f.Type)
 	}
 	stateErr := func(want string) error {

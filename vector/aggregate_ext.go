@@ -61,6 +61,10 @@ const (
 	AggBitXor
 	// AggTrySum is try_sum(x): sum, NULL instead of a bigint overflow.
 	AggTrySum
+	// AggMaxBy is max_by(x, ord): x on the row of the greatest ord.
+	AggMaxBy
+	// AggMinBy is min_by(x, ord): x on the row of the least ord.
+	AggMinBy
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -73,6 +77,7 @@ var extAggNames = map[AggFunc]string{
 	AggRegrSXX: "regr_sxx", AggRegrSYY: "regr_syy", AggRegrSXY: "regr_sxy", AggRegrR2: "regr_r2",
 	AggRegrSlope: "regr_slope", AggRegrIntercept: "regr_intercept",
 	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor", AggTrySum: "try_sum",
+	AggMaxBy: "max_by", AggMinBy: "min_by",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -110,6 +115,12 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
+	if call.Func == AggMaxBy || call.Func == AggMinBy {
+		if len(call.Args) != 2 {
+			return true, fmt.Errorf("%s takes 2 arguments, got %d", call.Func, len(call.Args))
+		}
+		return true, nil
+	}
 	return false, nil
 }
 
@@ -123,6 +134,9 @@ func extStateParts(f AggFunc) []string {
 	}
 	if f == AggTrySum {
 		return []string{statePartValue, statePartSet}
+	}
+	if f == AggMaxBy || f == AggMinBy {
+		return []string{statePartValue, statePartOrdering}
 	}
 	return nil
 }
@@ -188,6 +202,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{arg}, acc: acc, result: arrow.Field{Type: acc.resultType(), Nullable: true}}, nil
 	}
+	if call.Func == AggMaxBy || call.Func == AggMinBy {
+		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem), Plain(evs[1], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
+	}
 	return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 }
 
@@ -224,6 +245,16 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 		}
 		acc := &trySumAcc{float: types[0].ID() == arrow.FLOAT64, merge: true}
 		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggMaxBy || call.Func == AggMinBy {
+		if len(types) != 2 {
+			return nil, nil, fmt.Errorf("partial state of %s must be (value, ordering), not %s: %w", call.Func, typeList(types), ErrType)
+		}
+		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, types[0], nil
 	}
 	return nil, nil, fmt.Errorf("unknown aggregate function %d", int(call.Func))
 }

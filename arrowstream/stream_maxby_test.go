@@ -1,0 +1,30 @@
+package arrowstream_test
+
+import (
+	"testing"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	st "github.com/arrowstream/arrowstream/streamtest"
+)
+
+// max_by and min_by keep (value, ordering) as partial state in a
+// streaming aggregation, across restarts; a tie on the ordering goes to
+// the later row, also when it arrives in a later epoch (Spark's merge
+// keeps the old state only when its ordering is strictly better).
+func TestStreamingMaxByMinByAcrossRestart(t *testing.T) {
+	s, in := distinctFixture(t, arrowstream.Update,
+		"SELECT v % 2 AS p, max_by(k, v) AS mx, min_by(k, v) AS mn FROM STREAM input GROUP BY v % 2")
+	st.Run(t, s,
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"a", 1, 0}, st.Row{"b", 3, 0}, st.Row{"c", 2, 0}),
+		st.CheckLastBatch(st.Row{1, "b", "a"}, st.Row{0, "c", "c"}),
+		st.StopStream(),
+		st.AddData(in, st.Row{"d", 3, 0}, st.Row{"e", 1, 0}, st.Row{"f", nil, 0}),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.CheckLastBatch(st.Row{1, "d", "e"}, st.Row{nil, nil, nil}),
+		st.StopStream(),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"g", 4, 0}, st.Row{"h", 0, 0}),
+		st.CheckLastBatch(st.Row{0, "g", "h"}),
+	)
+}
