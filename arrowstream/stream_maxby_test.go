@@ -3,6 +3,8 @@ package arrowstream_test
 import (
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/arrowstream"
 	st "github.com/arrowstream/arrowstream/streamtest"
 )
@@ -28,3 +30,25 @@ func TestStreamingMaxByMinByAcrossRestart(t *testing.T) {
 		st.CheckLastBatch(st.Row{0, "g", "h"}),
 	)
 }
+
+// try_avg (double and decimal) and sum/avg of a year-month interval keep
+// (sum, count) as partial state, across restarts (months 1 and 2 average
+// to 1.5, rounded HALF_UP to 2, as Spark divides intervals).
+func TestStreamingTryAvgAndIntervalSumAcrossRestart(t *testing.T) {
+	s, in := distinctFixture(t, arrowstream.Update,
+		"SELECT k, try_avg(v) AS a, CAST(try_avg(CAST(v AS DECIMAL(10, 1))) AS DOUBLE) AS d, "+
+			"sum(make_ym_interval(0, CAST(v AS INT))) AS s, avg(make_ym_interval(0, CAST(v AS INT))) AS m "+
+			"FROM STREAM input GROUP BY k")
+	st.Run(t, s,
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"a", 1, 0}, st.Row{"a", 2, 0}, st.Row{"b", nil, 0}),
+		st.CheckLastBatch(st.Row{"a", 1.5, 1.5, months(3), months(2)}, st.Row{"b", nil, nil, nil, nil}),
+		st.StopStream(),
+		st.AddData(in, st.Row{"a", 6, 0}, st.Row{"b", 4, 0}),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.CheckLastBatch(st.Row{"a", 3.0, 3.0, months(9), months(3)}, st.Row{"b", 4.0, 4.0, months(4), months(4)}),
+	)
+}
+
+// months is a year-month interval value as a result row holds it.
+func months(n int32) arrow.MonthInterval { return arrow.MonthInterval(n) }

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	for _, n := range []string{"max_by", "min_by"} {
+	for _, n := range []string{"max_by", "min_by", "try_avg"} {
 		if f, ok := vector.AggFuncByName(n); ok {
 			aggFuncs[n] = f
 		}

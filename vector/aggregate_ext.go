@@ -65,6 +65,8 @@ const (
 	AggMaxBy
 	// AggMinBy is min_by(x, ord): x on the row of the least ord.
 	AggMinBy
+	// AggTryAvg is try_avg(x): avg, NULL instead of an overflow.
+	AggTryAvg
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -77,7 +79,7 @@ var extAggNames = map[AggFunc]string{
 	AggRegrSXX: "regr_sxx", AggRegrSYY: "regr_syy", AggRegrSXY: "regr_sxy", AggRegrR2: "regr_r2",
 	AggRegrSlope: "regr_slope", AggRegrIntercept: "regr_intercept",
 	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor", AggTrySum: "try_sum",
-	AggMaxBy: "max_by", AggMinBy: "min_by",
+	AggMaxBy: "max_by", AggMinBy: "min_by", AggTryAvg: "try_avg",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -109,7 +111,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
 		}
@@ -137,6 +139,9 @@ func extStateParts(f AggFunc) []string {
 	}
 	if f == AggMaxBy || f == AggMinBy {
 		return []string{statePartValue, statePartOrdering}
+	}
+	if f == AggTryAvg {
+		return []string{statePartValue, statePartCount}
 	}
 	return nil
 }
@@ -189,6 +194,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
 	}
+	if call.Func == AggTryAvg || call.Func == AggTrySum && (isIntervalType(types[0]) || types[0].ID() == arrow.DECIMAL128) {
+		b, err := bindTryAverage(call, mem, evs[0], types[0])
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return b, nil
+	}
 	if call.Func == AggTrySum {
 		acc, err := bindTrySum(types[0])
 		if err != nil {
@@ -238,6 +250,9 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, err
 		}
 		return acc, types[0], nil
+	}
+	if call.Func == AggTryAvg || call.Func == AggTrySum && len(types) == 2 && types[1].ID() == arrow.INT64 {
+		return bindTryAverageState(call, types)
 	}
 	if call.Func == AggTrySum {
 		if len(types) != 2 || types[1].ID() != arrow.BOOL || types[0].ID() != arrow.INT64 && types[0].ID() != arrow.FLOAT64 {
