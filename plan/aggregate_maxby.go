@@ -8,11 +8,13 @@ import (
 )
 
 func init() {
-	for _, n := range []string{"max_by", "min_by", "try_avg"} {
+	for _, n := range []string{"max_by", "min_by", "try_avg", "collect_list"} {
 		if f, ok := vector.AggFuncByName(n); ok {
 			aggFuncs[n] = f
 		}
 	}
+	// array_agg is collect_list, as Spark names its column.
+	aggFuncs["array_agg"] = aggFuncs["collect_list"]
 }
 
 // maxByArgs checks max_by(x, ord) and min_by(x, ord): two arguments, the

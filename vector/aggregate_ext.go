@@ -67,6 +67,9 @@ const (
 	AggMinBy
 	// AggTryAvg is try_avg(x): avg, NULL instead of an overflow.
 	AggTryAvg
+	// AggCollectList is collect_list(x) (array_agg): the non-null values
+	// in input order.
+	AggCollectList
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -80,6 +83,7 @@ var extAggNames = map[AggFunc]string{
 	AggRegrSlope: "regr_slope", AggRegrIntercept: "regr_intercept",
 	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor", AggTrySum: "try_sum",
 	AggMaxBy: "max_by", AggMinBy: "min_by", AggTryAvg: "try_avg",
+	AggCollectList: "collect_list",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -111,7 +115,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
 		}
@@ -142,6 +146,9 @@ func extStateParts(f AggFunc) []string {
 	}
 	if f == AggTryAvg {
 		return []string{statePartValue, statePartCount}
+	}
+	if f == AggCollectList {
+		return []string{statePartValue}
 	}
 	return nil
 }
@@ -214,6 +221,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{arg}, acc: acc, result: arrow.Field{Type: acc.resultType(), Nullable: true}}, nil
 	}
+	if call.Func == AggCollectList {
+		acc, err := bindCollectList(types[0], false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
+	}
 	if call.Func == AggMaxBy || call.Func == AggMinBy {
 		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
 		if err != nil {
@@ -259,6 +273,17 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, fmt.Errorf("partial state of try_sum must be (bigint|double, boolean), not %s: %w", typeList(types), ErrType)
 		}
 		acc := &trySumAcc{float: types[0].ID() == arrow.FLOAT64, merge: true}
+		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggCollectList {
+		l, ok := types[0].(*arrow.ListType)
+		if len(types) != 1 || !ok {
+			return nil, nil, fmt.Errorf("partial state of collect_list must be (array), not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindCollectList(l.Elem(), true)
+		if err != nil {
+			return nil, nil, err
+		}
 		return acc, acc.resultType(), nil
 	}
 	if call.Func == AggMaxBy || call.Func == AggMinBy {

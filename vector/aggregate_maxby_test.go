@@ -2,12 +2,15 @@ package vector_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
 
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
+
+	"github.com/apache/arrow/go/v17/arrow/array"
 )
 
 var maxByCalls = []vector.AggregateCall{
@@ -147,4 +150,67 @@ func FuzzMaxByMinBy(f *testing.F) {
 		}
 		checkMaxBy(t, rows, 1+int(batch%16))
 	})
+}
+
+// TestCollectListModel: collect_list in complete and merged partial
+// aggregation equals the non-null values of each group in input order.
+func TestCollectListModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	spec := vector.AggregateSpec{GroupBy: byK(), Aggregates: []vector.AggregateCall{call(vector.AggCollectList, "l", "y")}}
+	for iter := 0; iter < 30; iter++ {
+		var rows []vt.Row
+		for i := rng.Intn(50); i > 0; i-- {
+			var y any
+			if rng.Intn(4) > 0 {
+				y = int32(rng.Intn(100))
+			}
+			rows = append(rows, vt.Row{int64(rng.Intn(3)), y, nil})
+		}
+		for _, mode := range []string{"complete", "merge"} {
+			mem := vt.NewAllocator(t)
+			in := vt.BuildRecords(mem, statSchema, rows, vt.Shape{BatchSize: 1 + rng.Intn(7)})
+			scan, err := vector.NewScan(statSchema, in...)
+			releaseRecords(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var op vector.Operator
+			if mode == "complete" {
+				op, err = vector.NewHashAggregate(mem, scan, spec)
+			} else {
+				op, err = mergeBuild(spec)(mem, []vector.Operator{scan})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := vector.Drain(context.Background(), op)
+			op.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range recs {
+				keys := rec.Column(0)
+				lists := rec.Column(1).(*array.List)
+				vals := lists.ListValues().(*array.Int32)
+				offs := lists.Offsets()
+				for i := 0; i < int(rec.NumRows()); i++ {
+					k := keys.(*array.Int64).Value(i)
+					var want, got []int32
+					for _, r := range rows {
+						if r[0] == k && r[1] != nil {
+							want = append(want, r[1].(int32))
+						}
+					}
+					for j := offs[i]; j < offs[i+1]; j++ {
+						got = append(got, vals.Value(int(j)))
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("%s k=%d: got %v, want %v", mode, k, got, want)
+					}
+				}
+			}
+			releaseRecords(recs)
+			mem.AssertSize(t, 0)
+		}
+	}
 }
