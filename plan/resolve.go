@@ -41,6 +41,9 @@ type resolver struct {
 	types map[callTypeKey]arrow.DataType
 }
 
+// legacy reports whether the analysis runs with ANSI off (see budget).
+func (r *resolver) legacy() bool { return r.b != nil && r.b.legacy }
+
 func (r *resolver) exprs(es []sql.Expr) ([]Expr, error) {
 	out := make([]Expr, len(es))
 	for i, e := range es {
@@ -111,6 +114,11 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 			return ymCastToString(x.Pos, v)
 		}
 		c := castTo(v, to)
+		if l, ok := c.(*Literal); ok && l.Value != nil {
+			cl := *l
+			cl.castValue = true
+			c = &cl
+		}
 		if cc, ok := c.(*Cast); ok && x.Try {
 			cc.Mode = vector.ModeTry
 		}
@@ -260,7 +268,7 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 			}
 			return newCall(x.Pos, op, l, rr)
 		}
-		l, rr = coerceArithmetic(l, rr)
+		l, rr = coerceArithmetic(l, rr, r.legacy())
 		return r.typedCall(x.Pos, op, l, rr)
 	}
 	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)

@@ -97,7 +97,7 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	}
 	switch name {
 	case "try_add", "try_subtract", "try_multiply", "try_divide":
-		return tryArithmetic(f, name, args)
+		return tryArithmetic(f, name, args, r.legacy())
 	case "greatest", "least":
 		return greatestCall(f, name, args)
 	case "try_to_timestamp":
@@ -468,7 +468,7 @@ var tryOps = map[string]string{"try_add": "+", "try_subtract": "-", "try_multipl
 // tryArithmetic resolves try_add(a, b) and its siblings: the operator with
 // Spark's coercions, evaluated in try mode (NULL instead of
 // ARITHMETIC_OVERFLOW or DIVIDE_BY_ZERO).
-func tryArithmetic(f *sql.FuncCall, name string, args []Expr) (Expr, error) {
+func tryArithmetic(f *sql.FuncCall, name string, args []Expr, legacy bool) (Expr, error) {
 	if len(args) != 2 {
 		return nil, errorAt(f.Pos, ErrType, "%s() takes 2 arguments, got %d.", name, len(args))
 	}
@@ -477,7 +477,7 @@ func tryArithmetic(f *sql.FuncCall, name string, args []Expr) (Expr, error) {
 	if (op == "+" || op == "-") && (isInterval(l) || isInterval(r)) {
 		return nil, errorAt(f.Pos, ErrUnsupported, "%s() of an interval is not supported.", name)
 	}
-	l, r = coerceArithmetic(l, r)
+	l, r = coerceArithmetic(l, r, legacy)
 	e, err := newCall(f.Pos, op, l, r)
 	if err != nil {
 		return nil, err

@@ -97,7 +97,7 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		if isNullType(l.DataType()) && isNullType(rr.DataType()) {
 			l, rr = castTo(l, vector.Float64), castTo(rr, vector.Float64)
 		}
-		l, rr = coerceArithmetic(l, rr)
+		l, rr = coerceArithmetic(l, rr, r.legacy())
 		m, err := newCall(f.Pos, "%", l, rr)
 		if err != nil || name == "mod" {
 			return m, true, err
