@@ -352,6 +352,15 @@ func (r *resolver) in(x *sql.In) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.legacy() {
+		lv, ll, handled, err := legacyIn(x.Pos, v, list)
+		if err != nil {
+			return nil, err
+		}
+		if handled {
+			return r.inCall(x, lv, ll)
+		}
+	}
 	// A string value against numbers (or the reverse) compares in the
 	// comparison type; otherwise vector widens numbers itself.
 	for _, it := range list {
@@ -365,6 +374,10 @@ func (r *resolver) in(x *sql.In) (Expr, error) {
 			list[i] = castTo(it, vector.Unwrap(v.DataType()))
 		}
 	}
+	return r.inCall(x, v, list)
+}
+
+func (r *resolver) inCall(x *sql.In, v Expr, list []Expr) (Expr, error) {
 	c, err := newCall(x.Pos, "in", append([]Expr{v}, list...)...)
 	if err != nil {
 		return nil, err
@@ -454,6 +467,11 @@ func (r *resolver) caseExpr(x *sql.Case) (Expr, error) {
 			return nil, err
 		}
 		results = append(results, v)
+	}
+	if r.legacy() {
+		if err := legacyCommonCheck(x.Pos, "CASE", results); err != nil {
+			return nil, err
+		}
 	}
 	return newCase(x.Pos, conds, results, x.Else != nil)
 }

@@ -109,6 +109,11 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		if len(args) == 0 || name != "coalesce" && len(args) != 2 {
 			return nil, errorAt(f.Pos, ErrType, "%s() needs %s arguments, got %d.", name, map[bool]string{true: "at least 1", false: "2"}[name == "coalesce"], len(args))
 		}
+		if r.legacy() {
+			if err := legacyCommonCheck(f.Pos, name+"()", args); err != nil {
+				return nil, err
+			}
+		}
 		args, err := coerceAll(f.Pos, name+"()", args)
 		if err != nil {
 			return nil, err
@@ -121,6 +126,11 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		c, err := requireBoolean(f.Args[0].Position(), "if()", args[0])
 		if err != nil {
 			return nil, err
+		}
+		if r.legacy() {
+			if err := legacyCommonCheck(f.Pos, "if()", args[1:]); err != nil {
+				return nil, err
+			}
 		}
 		return newCase(f.Pos, []Expr{c}, args[1:], true)
 	case "isnull", "isnotnull", "window_time":
