@@ -414,6 +414,9 @@ func (a *analyzer) union(u *sql.Union) (*scope, error) {
 			return nil, err
 		}
 	}
+	if err := a.legacySetOpCheck(u.Pos, nodes); err != nil {
+		return nil, err
+	}
 	n, err := unionOf(u.Pos, nodes)
 	if err != nil {
 		return nil, err

@@ -78,3 +78,25 @@ func legacyIn(pos sql.Pos, v Expr, list []Expr) (Expr, []Expr, bool, error) {
 	}
 	return out[0], out[1:], true, nil
 }
+
+// legacySetOpCheck refuses a UNION, EXCEPT or INTERSECT column where a
+// string meets a boolean or a binary under ANSI off (WidenSetOperationTypes
+// uses findWiderTypeForTwo).
+func (a *analyzer) legacySetOpCheck(pos sql.Pos, nodes []Node) error {
+	if a.b == nil || !a.b.legacy {
+		return nil
+	}
+	first := nodes[0].Schema()
+	for c := 0; c < first.NumFields(); c++ {
+		types := make([]arrow.DataType, 0, len(nodes))
+		for _, n := range nodes {
+			if c < n.Schema().NumFields() {
+				types = append(types, n.Schema().Field(c).Type)
+			}
+		}
+		if s, o, ok := legacyStringClash(types); ok {
+			return errorAt(pos, ErrType, "Union can only be performed on tables with compatible column types: column %d (%s) has types %s and %s, which have no common type with spark.sql.ansi.enabled=false.", c+1, backquote(first.Field(c).Name), vector.TypeName(s), vector.TypeName(o))
+		}
+	}
+	return nil
+}

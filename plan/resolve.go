@@ -260,13 +260,21 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		}
 		if (op == "+" || op == "-") && (isInterval(l) || isInterval(rr)) {
 			// timestamp ± interval: a string or date operand is a timestamp.
+			// A string operand's result is cast back to a string, as
+			// Spark's ResolveBinaryArithmetic casts the sum to the
+			// operand's type.
+			str := isString(l.DataType()) || isString(rr.DataType())
 			if isString(l.DataType()) || l.DataType().ID() == arrow.DATE32 {
 				l = castTo(l, vector.Timestamp)
 			}
 			if isString(rr.DataType()) || rr.DataType().ID() == arrow.DATE32 {
 				rr = castTo(rr, vector.Timestamp)
 			}
-			return newCall(x.Pos, op, l, rr)
+			e, err := newCall(x.Pos, op, l, rr)
+			if err != nil || !str {
+				return e, err
+			}
+			return castTo(e, vector.String), nil
 		}
 		l, rr = coerceArithmetic(l, rr, r.legacy())
 		return r.typedCall(x.Pos, op, l, rr)
