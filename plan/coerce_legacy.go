@@ -100,3 +100,16 @@ func (a *analyzer) legacySetOpCheck(pos sql.Pos, nodes []Node) error {
 	}
 	return nil
 }
+
+// timestampsAsText casts the timestamp operands of a string concatenation
+// to strings in the plan, where the session time zone reaches the cast
+// (concat's own conversion would show them in UTC).
+func timestampsAsText(args []Expr) []Expr {
+	out := append([]Expr(nil), args...)
+	for i, a := range out {
+		if t := vector.Unwrap(a.DataType()); t != nil && t.ID() == arrow.TIMESTAMP {
+			out[i] = castTo(a, vector.String)
+		}
+	}
+	return out
+}

@@ -245,7 +245,8 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		}
 		return r.typedCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
 	case sql.OpConcat:
-		return r.typedCall(x.Pos, "concat", l, rr)
+		args := timestampsAsText([]Expr{l, rr})
+		return r.typedCall(x.Pos, "concat", args[0], args[1])
 	}
 	if e, ok, err := scalarOperator(x, l, rr); ok {
 		return e, err

@@ -95,6 +95,11 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if to, ok := castFunctions[name]; ok && len(args) == 1 {
+		// A plan cast, so that the session's time zone and ANSI mode
+		// reach it as they reach CAST.
+		return castTo(args[0], to), nil
+	}
 	switch name {
 	case "try_add", "try_subtract", "try_multiply", "try_divide":
 		return tryArithmetic(f, name, args, r.legacy())
@@ -470,6 +475,14 @@ func filteredAggregate(f *sql.FuncCall, name string) (*sql.FuncCall, error) {
 		g.Args[i] = &sql.Case{Pos: a.Position(), Whens: []*sql.When{{Pos: f.Filter.Position(), Cond: f.Filter, Result: a}}}
 	}
 	return &g, nil
+}
+
+// castFunctions are the functions that are casts (timestamp(x) is
+// CAST(x AS TIMESTAMP)).
+var castFunctions = map[string]arrow.DataType{
+	"boolean": vector.Boolean, "int": vector.Int32, "bigint": vector.Int64,
+	"double": vector.Float64, "string": vector.String, "binary": vector.Binary,
+	"timestamp": vector.Timestamp, "date": vector.Date,
 }
 
 // tryOps maps the try_ arithmetic functions to their operators.
