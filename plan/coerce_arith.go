@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/arrowstream/arrowstream/sql"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -68,4 +69,23 @@ func legacyArithmetic(l, r Expr) (Expr, Expr) {
 		r = castTo(r, vector.Float64)
 	}
 	return l, r
+}
+
+// legacyDateArithmetic refuses a date plus or minus a string with ANSI
+// off: PromoteStrings makes the string a double, and date_add and
+// date_sub take only an int, smallint or tinyint number of days.
+func legacyDateArithmetic(pos sql.Pos, op string, l, r Expr) error {
+	lt, rt := vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())
+	isDate := func(t arrow.DataType) bool { return t != nil && t.ID() == arrow.DATE32 }
+	// string - date subtracts dates (the string is read as a date).
+	d, days := l, r
+	switch {
+	case isDate(lt) && isString(rt):
+	case op == "+" && isDate(rt) && isString(lt):
+		d, days = r, l
+	default:
+		return nil
+	}
+	fn := map[string]string{"+": "date_add", "-": "date_sub"}[op]
+	return errorAt(pos, ErrType, "Cannot resolve %s(%s, %s) due to data type mismatch: with spark.sql.ansi.enabled=false a string operand of arithmetic is a double, and the number of days must be an int, smallint or tinyint.", fn, d, days)
 }
