@@ -95,7 +95,7 @@ func (m *minMaxAcc) keepGroups(live []int32) {
 }
 
 // keepGroups moves the kept tuples and row counts down and rebuilds the
-// slots (sized as growth would have left them for that many groups).
+// slots.
 func (g *wordsGrouper) keepGroups(live []int32) {
 	k := g.k
 	g.rows = keepIn(growZero(g.rows, g.numGroups()), live)
@@ -106,6 +106,12 @@ func (g *wordsGrouper) keepGroups(live []int32) {
 	size := 64
 	for 2*(len(live)+1) > size {
 		size *= 2
+	}
+	if len(g.slots) <= 4*size {
+		// Keep the table's size: the groups dropped are usually replaced
+		// by as many new ones (the next windows), which would otherwise
+		// grow it back step by step.
+		size = len(g.slots)
 	}
 	g.rehash(size)
 }
