@@ -24,6 +24,9 @@ type File struct {
 	Name     string
 	Expected string // path of the .sql.out file used
 	ANSI     bool   // Expected is from results/ansi
+	// Settings are the SET statements of the input file's header, which
+	// Spark's answers were computed under.
+	Settings []string
 	Cases    []Case
 }
 
@@ -85,6 +88,9 @@ func LoadDir(dir string) ([]*File, error) {
 		}
 		if f.Cases, err = ParseOutput(string(b)); err != nil {
 			return nil, fmt.Errorf("sparksql: %s: %w", f.Expected, err)
+		}
+		if f.Settings, err = headerSettings(in); err != nil {
+			return nil, fmt.Errorf("sparksql: header of %s: %w", in, err)
 		}
 		files = append(files, f)
 	}

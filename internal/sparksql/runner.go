@@ -129,6 +129,15 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 	}
 	fm := Formatter{Loc: loc}
 	st := &fileState{broken: map[string]bool{}, settings: map[string]string{}}
+	for _, set := range f.Settings {
+		// A refused header setting is recorded as a refused SET is, so
+		// that answers differing under it are skipped, not judged.
+		if _, _, err := r.query(ctx, s, fm, set); err != nil {
+			if m := setKey.FindStringSubmatch(set); m != nil {
+				st.settings[strings.ToLower(m[1])] = set
+			}
+		}
+	}
 	for i, c := range f.Cases {
 		qr := r.runCase(ctx, s, fm, c, st)
 		qr.File, qr.Index, qr.SQL = f.Name, i+1, c.SQL
