@@ -266,7 +266,7 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 	if x.Columns != nil {
 		fields := make([]arrow.Field, len(x.Columns))
 		for i, c := range x.Columns {
-			dt, err := plan.ConvertType(c.Type)
+			dt, err := plan.ConvertColumnType(c.Type)
 			if err != nil {
 				return fmt.Errorf("arrowstream: table %s column %s: %w", name, c.Name.Name, err)
 			}
