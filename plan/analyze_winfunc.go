@@ -413,6 +413,11 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 		if !vector.IsIntegral(l.Type) {
 			return bad("an integer")
 		}
+		if !ranged && l.Type.ID() != arrow.INT32 {
+			// Spark's ROWS frame takes an int offset, not a wider one
+			// (2147483648 FOLLOWING is a bigint and refused).
+			return bad("an int")
+		}
 		v, _ := foldConstant(castTo(l, vector.Int64))
 		out.Offset = v.Value.(int64)
 		out.FloatOffset = float64(out.Offset)
