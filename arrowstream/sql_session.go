@@ -356,11 +356,14 @@ func (s *Session) describe(name string) (*Result, error) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "col_name", Type: vector.String},
 		{Name: "data_type", Type: vector.String},
+		// Spark's third column; the engine keeps no column comments.
+		{Name: "comment", Type: vector.String, Nullable: true},
 	}, nil)
 	return s.rowsResult(schema, func(b *array.RecordBuilder) {
 		for _, f := range t.Schema().Fields() {
 			b.Field(0).(*array.StringBuilder).Append(f.Name)
 			b.Field(1).(*array.StringBuilder).Append(vector.TypeName(f.Type))
+			b.Field(2).(*array.StringBuilder).AppendNull()
 		}
 	})
 }
