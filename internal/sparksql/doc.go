@@ -34,7 +34,8 @@
 //     we answer where Spark raises an error;
 //   - skipped: we refuse with a not-supported error; or the query fails,
 //     or answers differently, after a setup statement (CREATE, INSERT,
-//     ALTER) of a table or view it names was refused; or it answers
+//     ALTER, TRUNCATE) of a table or view it names was refused and before
+//     a CREATE or INSERT OVERWRITE defines it anew; or it answers
 //     differently after a refused SET (header or statement), USE or
 //     CREATE DATABASE, which leave the session otherwise configured than
 //     Spark's; or it is an EXPLAIN, whose text is the engine's own plan;

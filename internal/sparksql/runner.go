@@ -168,7 +168,12 @@ func (r *Runner) sessionZone(ctx context.Context, s *arrowstream.Session) *time.
 
 // setupTarget matches statements that create or fill a table or view, and
 // captures its name.
-var setupTarget = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:global\\s+)?(?:temporary\\s+|temp\\s+)?(?:view|table)(?:\\s+if\\s+not\\s+exists)?|insert\\s+(?:into|overwrite)(?:\\s+table)?|alter\\s+(?:table|view))\\s+([\\w.`]+)")
+var setupTarget = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:global\\s+)?(?:temporary\\s+|temp\\s+)?(?:view|table)(?:\\s+if\\s+not\\s+exists)?|insert\\s+(?:into|overwrite)(?:\\s+table)?|alter\\s+(?:table|view)|truncate\\s+table)\\s+([\\w.`]+)")
+
+// setupReplaces matches the setup statements that define a table's rows
+// anew (a CREATE or INSERT OVERWRITE), after which an earlier refusal no
+// longer matters; an INSERT INTO adds to whatever the table holds.
+var setupReplaces = regexp.MustCompile("(?is)^\\s*(?:create|insert\\s+overwrite)\\s")
 
 // fileState is what earlier statements of a file left behind that later
 // outcomes depend on.
@@ -235,7 +240,7 @@ func (r *Runner) judge(ctx context.Context, s *arrowstream.Session, fm Formatter
 		}
 		return QueryResult{Outcome: Failed, Detail: err.Error()}
 	}
-	if target != "" {
+	if target != "" && setupReplaces.MatchString(c.SQL) {
 		delete(st.broken, target)
 	}
 	if setting != "" {
