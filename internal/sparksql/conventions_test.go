@@ -29,6 +29,9 @@ func TestRunnerFileConventions(t *testing.T) {
 		{"DESC t", "struct<col_name:string,data_type:string,comment:string>", desc("a\tint\t", "b\tstring\t", "c\tint\t"), Skipped},
 		{"INSERT INTO t VALUES (1, 'x')", "struct<>", nil, Passed},
 		{"SELECT a FROM t", "struct<a:int>", []string{"7"}, Skipped},
+		{"CREATE TABLE u (i INT) USING parquet", "struct<>", nil, Passed},
+		{"WITH u AS (SELECT 42) INSERT INTO u SELECT * FROM u", "struct<>", nil, Skipped},
+		{"SELECT * FROM u", "struct<i:int>", []string{"42"}, Skipped},
 		{"EXPLAIN SELECT 1", "struct<plan:string>", desc("== Physical Plan ==", "*(1) Project [1 AS 1#x]"), Skipped},
 		// The header's refused setting: a differing answer is not judged,
 		// errors still are.

@@ -170,6 +170,10 @@ func (r *Runner) sessionZone(ctx context.Context, s *arrowstream.Session) *time.
 // captures its name.
 var setupTarget = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:global\\s+)?(?:temporary\\s+|temp\\s+)?(?:view|table)(?:\\s+if\\s+not\\s+exists)?|insert\\s+(?:into|overwrite)(?:\\s+table)?|alter\\s+(?:table|view)|truncate\\s+table)\\s+([\\w.`]+)")
 
+// withInsertTarget matches WITH ... INSERT INTO name and captures the
+// name.
+var withInsertTarget = regexp.MustCompile("(?is)^\\s*with\\s.*?\\)\\s*insert\\s+(?:into|overwrite)(?:\\s+table)?\\s+([\\w.`]+)")
+
 // setupReplaces matches the setup statements that define a table's rows
 // anew (a CREATE or INSERT OVERWRITE), after which an earlier refusal no
 // longer matters; an INSERT INTO adds to whatever the table holds.
@@ -217,6 +221,8 @@ func (r *Runner) judge(ctx context.Context, s *arrowstream.Session, fm Formatter
 	rows, schema, err := r.query(ctx, s, fm, c.SQL)
 	target := ""
 	if m := setupTarget.FindStringSubmatch(c.SQL); m != nil {
+		target = strings.ToLower(strings.Trim(m[1], "`"))
+	} else if m := withInsertTarget.FindStringSubmatch(c.SQL); m != nil {
 		target = strings.ToLower(strings.Trim(m[1], "`"))
 	}
 	setting := ""
