@@ -446,6 +446,11 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 			return bad("a number")
 		}
 		out.FloatOffset = v.Value.(float64)
+		if keyType.ID() == arrow.FLOAT32 {
+			// Spark casts the offset to the key's type: a FLOAT key
+			// moves by the float nearest the offset (1.1 is 1.1f).
+			out.FloatOffset = float64(float32(out.FloatOffset))
+		}
 		out.Offset = int64(out.FloatOffset)
 	default:
 		if !vector.IsNumeric(l.Type) {
