@@ -356,6 +356,9 @@ func bindToBinary(try bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []E
 					// try_to_binary too, whose NULL would be a wrong answer
 					// (every Spark version answers a value).
 					if try {
+						if _, ok := appendUnhex(nil, append([]byte{'0'}, a[0].str(i)...)); !ok {
+							return nil, false, nil // not hex at all: NULL in every Spark version
+						}
 						return nil, false, fmt.Errorf("try_to_binary('%s', 'hex'): an odd number of hex digits is not supported (Spark versions decode it differently): %w", a[0].str(i), ErrInvalidFormat)
 					}
 					return nil, false, fmt.Errorf("[CONVERSION_INVALID_INPUT] the value '%s' has an odd number of hex digits and cannot be converted to BINARY with the format 'hex': %w", a[0].str(i), ErrInvalidFormat)
