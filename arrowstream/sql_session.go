@@ -266,7 +266,7 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 	if x.Columns != nil {
 		fields := make([]arrow.Field, len(x.Columns))
 		for i, c := range x.Columns {
-			dt, err := plan.ConvertType(c.Type)
+			dt, err := plan.ConvertColumnType(c.Type)
 			if err != nil {
 				return fmt.Errorf("arrowstream: table %s column %s: %w", name, c.Name.Name, err)
 			}
@@ -356,11 +356,14 @@ func (s *Session) describe(name string) (*Result, error) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "col_name", Type: vector.String},
 		{Name: "data_type", Type: vector.String},
+		// Spark's third column; the engine keeps no column comments.
+		{Name: "comment", Type: vector.String, Nullable: true},
 	}, nil)
 	return s.rowsResult(schema, func(b *array.RecordBuilder) {
 		for _, f := range t.Schema().Fields() {
 			b.Field(0).(*array.StringBuilder).Append(f.Name)
 			b.Field(1).(*array.StringBuilder).Append(vector.TypeName(f.Type))
+			b.Field(2).(*array.StringBuilder).AppendNull()
 		}
 	})
 }

@@ -370,6 +370,9 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
 	keyOf := map[sql.Expr]int{}
+	if err := starWithGroupOrdinal(s.groupBy, items); err != nil {
+		return nil, err
+	}
 	for _, g := range s.groupBy {
 		e, err := groupKey(kr, g, items)
 		if err != nil {
@@ -507,6 +510,25 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		return nil, err
 	}
 	return collapseIntoAggregate(res), nil
+}
+
+// starWithGroupOrdinal refuses GROUP BY positions over a select list
+// with a star, as Spark does: the positions would depend on how the star
+// expands.
+func starWithGroupOrdinal(groupBy []sql.Expr, items []outItem) error {
+	star := false
+	for _, it := range items {
+		star = star || it.src == nil
+	}
+	if !star {
+		return nil
+	}
+	for _, g := range groupBy {
+		if l, ok := g.(*sql.Literal); ok && l.Kind == sql.LitInt {
+			return errorAt(l.Pos, ErrAggregate, "Star (*) is not allowed in select list when GROUP BY ordinal position is used.")
+		}
+	}
+	return nil
 }
 
 // groupKey resolves one GROUP BY item: an ordinal or a select alias

@@ -413,6 +413,11 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 		if !vector.IsIntegral(l.Type) {
 			return bad("an integer")
 		}
+		if !ranged && l.Type.ID() != arrow.INT32 {
+			// Spark's ROWS frame takes an int offset, not a wider one
+			// (2147483648 FOLLOWING is a bigint and refused).
+			return bad("an int")
+		}
 		v, _ := foldConstant(castTo(l, vector.Int64))
 		out.Offset = v.Value.(int64)
 		out.FloatOffset = float64(out.Offset)
@@ -441,6 +446,11 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 			return bad("a number")
 		}
 		out.FloatOffset = v.Value.(float64)
+		if keyType.ID() == arrow.FLOAT32 {
+			// Spark casts the offset to the key's type: a FLOAT key
+			// moves by the float nearest the offset (1.1 is 1.1f).
+			out.FloatOffset = float64(float32(out.FloatOffset))
+		}
 		out.Offset = int64(out.FloatOffset)
 	default:
 		if !vector.IsNumeric(l.Type) {

@@ -30,19 +30,22 @@ var settings = map[string]settingRule{
 	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
 	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {only: "false"},
 	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {only: "false"},
-	// Choices of physical strategy (code generation, join algorithm,
-	// adaptive and cost-based planning, subexpression elimination): Spark
-	// gives the same answers under every value, and this engine has one
-	// strategy of its own, so every value is honoured.
-	"spark.sql.codegen.wholestage":               {},
-	"spark.sql.codegen.factorymode":              {},
-	"spark.sql.optimizenullawareantijoin":        {},
-	"spark.sql.autobroadcastjointhreshold":       {},
-	"spark.sql.join.prefersortmergejoin":         {},
-	"spark.sql.join.forceapplyshuffledhashjoin":  {},
-	"spark.sql.subexpressionelimination.enabled": {},
-	"spark.sql.adaptive.enabled":                 {},
-	"spark.sql.cbo.enabled":                      {},
+	// EXCEPTION: an inner WITH redefining an outer CTE's name is refused
+	// (checkNestedCTENames); elsewhere the inner definition wins.
+	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION"},
+	// Spark's own physical-planning switches: they choose how Spark
+	// computes a query, never its answer, and the engine has its own
+	// planner, so every value leaves the engine's answers as they are.
+	"spark.sql.codegen.wholestage":                         {},
+	"spark.sql.codegen.factorymode":                        {},
+	"spark.sql.adaptive.enabled":                           {},
+	"spark.sql.cbo.enabled":                                {},
+	"spark.sql.autobroadcastjointhreshold":                 {},
+	"spark.sql.join.prefersortmergejoin":                   {},
+	"spark.sql.join.forceapplyshuffledhashjoin":            {},
+	"spark.sql.subexpressionelimination.enabled":           {},
+	"spark.sql.optimizenullawareantijoin":                  {},
+	"spark.sql.optimizer.enablejsonexpressionoptimization": {},
 	// Read when a stateful table starts in cluster mode (docs/cluster.md).
 	"arrowstream.cluster.stateful.stablemembership": {only: "true"},
 }

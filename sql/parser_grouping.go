@@ -20,7 +20,13 @@ func (p *parser) parseGroupBy(s *Select) {
 		switch {
 		case wordIs(t, "CUBE", "ROLLUP") && p.peekAt(1).kind == tLParen:
 			p.next()
+			at := p.peek().pos
 			elems := p.groupingElements()
+			for _, e := range elems {
+				if len(e) == 0 {
+					p.failAt(at, "Empty set in %s grouping sets is not supported.", strings.ToUpper(t.text))
+				}
+			}
 			if strings.EqualFold(t.text, "CUBE") {
 				items = append(items, cubeSets(elems))
 			} else {
@@ -68,6 +74,11 @@ func (p *parser) parseGroupBy(s *Select) {
 	for _, set := range product {
 		for i, e := range set {
 			k := strings.ToLower(Format(e))
+			if sets {
+				// Sets that differ only in how an expression is written
+				// group by the same expression, as in Spark.
+				k = groupingKey(e)
+			}
 			if first, ok := seen[k]; ok {
 				set[i] = first
 				continue

@@ -121,6 +121,14 @@ func (c *nullCounter) countNulls(gids []int32, bm []byte, off int) {
 	}
 }
 
+// countAll counts every row as null.
+func (c *nullCounter) countAll(gids []int32) {
+	c.nulls = growZero(c.nulls, c.n)
+	for _, g := range gids {
+		c.nulls[g]++
+	}
+}
+
 // valid is the number of non-null values of group g.
 func (c *nullCounter) valid(g int, rows []int64) int64 {
 	if c.nulls == nil {
@@ -153,6 +161,12 @@ func (c *countAcc) update(gids []int32, args []arrow.Array) error {
 	nullArgs := 0
 	var last arrow.Array
 	for _, a := range args {
+		if a.NullN() > 0 && a.NullN() == a.Len() {
+			// Every row has a null argument (a column of NULL type has
+			// no bitmap to read): none is counted.
+			c.countAll(gids)
+			return nil
+		}
 		if a.NullN() > 0 {
 			nullArgs++
 			last = a

@@ -352,9 +352,14 @@ func bindToBinary(try bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []E
 			k = func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 				if len(a[0].str(i))%2 == 1 {
 					// Spark versions disagree on an odd number of digits
-					// (3.3 drops a byte, later versions pad): refused.
+					// (3.3 drops a byte, later versions pad): refused, by
+					// try_to_binary too, whose NULL would be a wrong answer
+					// (every Spark version answers a value).
 					if try {
-						return nil, false, nil
+						if _, ok := appendUnhex(nil, append([]byte{'0'}, a[0].str(i)...)); !ok {
+							return nil, false, nil // not hex at all: NULL in every Spark version
+						}
+						return nil, false, fmt.Errorf("try_to_binary('%s', 'hex'): an odd number of hex digits is not supported (Spark versions decode it differently): %w", a[0].str(i), ErrInvalidFormat)
 					}
 					return nil, false, fmt.Errorf("[CONVERSION_INVALID_INPUT] the value '%s' has an odd number of hex digits and cannot be converted to BINARY with the format 'hex': %w", a[0].str(i), ErrInvalidFormat)
 				}

@@ -98,8 +98,8 @@ var moreFunctions = map[string]funcSpec{
 		}
 		return doubleFunc2("LOG", logBase)(a)
 	}},
-	"pow":     {2, 2, doubleFunc2("pow", func(x, y float64) (float64, bool) { return math.Pow(x, y), true })},
-	"power":   {2, 2, doubleFunc2("POWER", func(x, y float64) (float64, bool) { return math.Pow(x, y), true })},
+	"pow":     {2, 2, doubleFunc2("pow", func(x, y float64) (float64, bool) { return javaPow(x, y), true })},
+	"power":   {2, 2, doubleFunc2("POWER", func(x, y float64) (float64, bool) { return javaPow(x, y), true })},
 	"atan2":   {2, 2, doubleFunc2("ATAN2", func(y, x float64) (float64, bool) { return math.Atan2(y+0.0, x+0.0), true })},
 	"hypot":   {2, 2, doubleFunc2("HYPOT", func(x, y float64) (float64, bool) { return math.Hypot(x, y), true })},
 	"sin":     {1, 1, doubleFunc("SIN", math.Sin)},

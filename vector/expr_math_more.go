@@ -131,7 +131,11 @@ func bindIntDiv(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eval
 		}
 	}
 	if Unwrap(args[0].DataType()).ID() == arrow.DECIMAL128 || Unwrap(args[1].DataType()).ID() == arrow.DECIMAL128 {
-		q := &Arithmetic{Op: ArithDiv, Left: f.Args[0], Right: f.Args[1], Mode: f.Mode}
+		// (a - a % b) / b is an integer exactly: a / b alone is rounded
+		// to the quotient type's scale first (0.9999... to 1), and
+		// Spark's DIV truncates the exact quotient.
+		whole := &Arithmetic{Op: ArithSub, Left: f.Args[0], Right: &Arithmetic{Op: ArithMod, Left: f.Args[0], Right: f.Args[1], Mode: f.Mode}, Mode: f.Mode}
+		q := &Arithmetic{Op: ArithDiv, Left: whole, Right: f.Args[1], Mode: f.Mode}
 		ev, err := (&CastExpr{X: q, To: Int64, Mode: f.Mode}).Bind(in, mem)
 		if err != nil {
 			return nil, err

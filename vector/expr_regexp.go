@@ -133,12 +133,31 @@ func bindRegexpReplace(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args
 			dst = append(dst, head...)
 			rest := s[len(head):]
 			last := 0
-			for _, m := range re.FindAllSubmatchIndex(rest, -1) {
+			// Java's replaceAll steps as Matcher.find does: an empty
+			// match right after a match is a match (Go's FindAll skips
+			// it). A regex with ^ or \b keeps Go's walk, since matching
+			// suffixes would change what those see (javaFindAll).
+			each := func(f func(m []int) bool) error {
+				if regexContext(re) {
+					for _, m := range re.FindAllSubmatchIndex(rest, -1) {
+						if !f(m) {
+							break
+						}
+					}
+					return nil
+				}
+				return javaFindAll(re, false, rest, f)
+			}
+			err = each(func(m []int) bool {
 				dst = append(dst, rest[last:m[0]]...)
 				if dst, err = appendJavaReplacement(dst, rep, rest, m); err != nil {
-					return nil, false, err
+					return false
 				}
 				last = m[1]
+				return true
+			})
+			if err != nil {
+				return nil, false, err
 			}
 			return append(dst, rest[last:]...), true, nil
 		},

@@ -121,7 +121,7 @@ func compileDatetimePattern(p string) (*datetimePattern, error) {
 			if c == '[' || c == ']' || c == '{' || c == '}' || c == '#' {
 				return nil, errPattern(p, "'%c' is not supported", c)
 			}
-			addLit(string(c))
+			addLit(p[i : i+1]) // a byte of the text: multibyte characters stay whole
 			i++
 			continue
 		}

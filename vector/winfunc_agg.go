@@ -70,6 +70,11 @@ func validPrefix(v arrow.Array) []int32 {
 		}
 		return cnt
 	}
+	if v.NullN() == n {
+		// All null (a NULL-type column has no bitmap, and IsValid reads
+		// a missing bitmap as all valid).
+		return cnt
+	}
 	for i := 0; i < n; i++ {
 		cnt[i+1] = cnt[i]
 		if v.IsValid(i) {

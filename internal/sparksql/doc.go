@@ -38,13 +38,23 @@
 // generated differently by this engine): the expected struct<...> must
 // match name:type pairs with our types, in order.
 //
+// The SET lines of an input file's header ("--SET k=v", the settings
+// Spark computed its answers under) run before the first query;
+// --CONFIG_DIM lines are not read (Spark's answers agree under each).
+// DESCRIBE TABLE answers are rendered as Spark's suite renders them (each
+// of col_name, data_type, comment left-aligned in 20 characters).
+//
 // Every query is classified:
 //
 //   - passed: the same answer as Spark, or both raise an error;
 //   - wrong: we answer and the answer (rows or column types) differs, or
 //     we answer where Spark raises an error;
-//   - skipped: we refuse with a not-supported error, or the query fails
-//     after a setup statement that created a table or view it names was
-//     refused;
+//   - skipped: we refuse with a not-supported error; or the query fails,
+//     or answers differently, after a setup statement (CREATE, INSERT,
+//     ALTER, TRUNCATE) of a table or view it names was refused and before
+//     a CREATE or INSERT OVERWRITE defines it anew; or it answers
+//     differently after a refused SET (header or statement), USE or
+//     CREATE DATABASE, which leave the session otherwise configured than
+//     Spark's; or it is an EXPLAIN, whose text is the engine's own plan;
 //   - failed: we raise another error where Spark answers.
 package sparksql

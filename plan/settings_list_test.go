@@ -1,0 +1,75 @@
+package plan
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestSettingsListed lists every setting SET accepts, so that accepting
+// one more is a deliberate change: each must be honoured (its value read
+// by the engine, or a value the engine's fixed behaviour implements, or a
+// switch of Spark's own physical planner that never changes an answer).
+// Everything else is refused with the setting's name.
+func TestSettingsListed(t *testing.T) {
+	want := []string{
+		"arrowstream.cluster.stateful.stablemembership=true",
+		"spark.sql.adaptive.enabled",
+		"spark.sql.ansi.enabled",
+		"spark.sql.autobroadcastjointhreshold",
+		"spark.sql.cbo.enabled",
+		"spark.sql.codegen.factorymode",
+		"spark.sql.codegen.wholestage",
+		"spark.sql.groupbyaliases=true",
+		"spark.sql.groupbyordinal=true",
+		"spark.sql.join.forceapplyshuffledhashjoin",
+		"spark.sql.join.prefersortmergejoin",
+		"spark.sql.legacy.allowparameterlesscount=false",
+		"spark.sql.legacy.allowstarwithsingletableidentifierincount=false",
+		"spark.sql.legacy.cteprecedencepolicy=EXCEPTION",
+		"spark.sql.legacy.parser.havingwithoutgroupbyaswhere=false",
+		"spark.sql.optimizenullawareantijoin",
+		"spark.sql.optimizer.enablejsonexpressionoptimization",
+		"spark.sql.orderbyordinal=true",
+		"spark.sql.session.timezone",
+		"spark.sql.shuffle.partitions",
+		"spark.sql.streaming.aggregation.stateformatversion",
+		"spark.sql.streaming.minbatchestoretain",
+		"spark.sql.streaming.multiplewatermarkpolicy",
+		"spark.sql.streaming.nodatamicrobatches.enabled",
+		"spark.sql.streaming.statestore.providerclass",
+		"spark.sql.subexpressionelimination.enabled",
+	}
+	var got []string
+	for k, r := range settings {
+		if r.only != "" {
+			k += "=" + r.only
+		}
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("accepted settings changed:\n got %q\nwant %q", got, want)
+	}
+	for _, refused := range []string{
+		"spark.sql.legacy.timeParserPolicy",
+		"spark.sql.legacy.interval.enabled",
+		"spark.sql.crossJoin.enabled",
+		"spark.sql.maxMetadataStringLength",
+		"spark.sql.legacy.charVarcharAsString",
+		"spark.sql.timestampType",
+	} {
+		err := CheckSetting(refused, "true")
+		if err == nil || !strings.Contains(err.Error(), refused) {
+			t.Errorf("SET %s = %v, want a refusal naming the setting", refused, err)
+		}
+	}
+	for _, v := range []string{"LEGACY", "CORRECTED"} {
+		if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", v); err == nil {
+			t.Errorf("ctePrecedencePolicy=%s accepted; only EXCEPTION is implemented", v)
+		}
+	}
+	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "exception"); err != nil {
+		t.Errorf("ctePrecedencePolicy=exception: %v", err)
+	}
+}
