@@ -1,0 +1,125 @@
+package checkpoint
+
+import (
+	"math"
+	"runtime"
+	"sync"
+)
+
+// maintPool runs state partitions' background maintenance (snapshots,
+// cleanup) on at most limit goroutines shared by every partition of a
+// provider. Workers start when work is queued and exit when the queue is
+// empty, so an idle query holds none, and an epoch that changes three of
+// 200 partitions wakes at most three workers' worth of work instead of
+// starting a goroutine per partition.
+type maintPool struct {
+	mu      sync.Mutex
+	queue   []*StorePartition
+	workers int
+	limit   int
+}
+
+// newMaintPool returns a pool of at most limit workers (at least one).
+func newMaintPool(limit int) *maintPool {
+	return &maintPool{limit: max(limit, 1)}
+}
+
+// defaultMaintWorkers bounds a provider's maintenance workers: a snapshot
+// encodes a partition's state, so more workers than CPUs only queue on
+// them, and a few suffice to keep up with the partitions an epoch changes.
+func defaultMaintWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// submit queues p's maintenance. The caller has done p.maint.Add(1);
+// maintainInBackground does the Done.
+func (q *maintPool) submit(p *StorePartition) {
+	q.mu.Lock()
+	q.queue = append(q.queue, p)
+	start := q.workers < q.limit
+	if start {
+		q.workers++
+	}
+	q.mu.Unlock()
+	if start {
+		go q.work()
+	}
+}
+
+func (q *maintPool) work() {
+	for {
+		q.mu.Lock()
+		if len(q.queue) == 0 {
+			q.workers--
+			q.queue = q.queue[:0:0]
+			q.mu.Unlock()
+			return
+		}
+		p := q.queue[0]
+		q.queue[0] = nil
+		q.queue = q.queue[1:]
+		q.mu.Unlock()
+		p.maintainInBackground()
+	}
+}
+
+// maintenanceDue reports whether a commit that published version latest
+// needs maintenance: always when it changed the partition (a delta file
+// or a logged change: a snapshot may be due), else only once latest
+// reaches the version from which the last maintenance said work would be
+// due without changes (nextMaint). Callers hold p.mu.
+func (p *StorePartition) maintenanceDue(latest int64, changed bool) bool {
+	return changed || latest >= p.nextMaint
+}
+
+// nextMaintenance returns the first version at which maintenance of an
+// unchanged partition has work, given its files after maintenance of
+// version latest: a snapshot falling out of the retained versions makes
+// the files before it deletable, and changes not yet in a snapshot make
+// one due after 10*MaxDeltasForSnapshot versions (snapshotDue). Reading
+// it costs the partition's file index, paid only by maintenance, which
+// runs only for partitions that changed or reached this version.
+func (p *StorePartition) nextMaintenance(latest int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.files == nil {
+		return 0
+	}
+	retain := int64(p.opts.MinVersionsToRetain)
+	oldest := latest - retain
+	keepFrom, lastSnap := int64(0), int64(0)
+	for k := range p.files {
+		if k.kind != "snapshot" {
+			continue
+		}
+		if k.version <= oldest && k.version > keepFrom {
+			keepFrom = k.version
+		}
+		if k.version <= latest && k.version > lastSnap {
+			lastSnap = k.version
+		}
+	}
+	next := int64(math.MaxInt64)
+	for k := range p.files {
+		switch {
+		case k.version < keepFrom || k.version == keepFrom && k.kind == "delta":
+			return latest + 1 // cleanup left files behind: retry
+		case k.kind == "snapshot" && k.version > keepFrom:
+			next = min(next, k.version+retain)
+		}
+	}
+	// Without a state log every commit writes a delta file and so runs
+	// maintenance; count every version since the snapshot as a change.
+	changes := lastSnap < latest
+	if p.glog != nil {
+		changes = p.changedSince(p.files, lastSnap, latest)
+	}
+	if changes && p.snapshotDue(p.version, lastSnap) {
+		// Due but not written (the partition moved on while it was
+		// encoded, or compaction skipped it): try at the next commit.
+		return 0
+	}
+	if changes {
+		due := lastSnap + max(int64(p.opts.MinDeltasForSnapshot)+1, 10*int64(p.opts.MaxDeltasForSnapshot))
+		next = min(next, max(due, latest+1))
+	}
+	return next
+}
