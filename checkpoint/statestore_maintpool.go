@@ -106,20 +106,21 @@ func (p *StorePartition) nextMaintenance(latest int64) int64 {
 			next = min(next, k.version+retain)
 		}
 	}
-	// Without a state log every commit writes a delta file and so runs
-	// maintenance; count every version since the snapshot as a change.
-	changes := lastSnap < latest
-	if p.glog != nil {
-		changes = p.changedSince(p.files, lastSnap, latest)
-	}
-	if changes && p.snapshotDue(p.version, lastSnap) {
-		// Due but not written (the partition moved on while it was
-		// encoded, or compaction skipped it): try at the next commit.
-		return 0
-	}
-	if changes {
-		due := lastSnap + max(int64(p.opts.MinDeltasForSnapshot)+1, 10*int64(p.opts.MaxDeltasForSnapshot))
-		next = min(next, max(due, latest+1))
+	// Changes since the newest snapshot make one due by their count
+	// (snapshotDue) even if the partition changes no more. Asking the
+	// state log whether there are any costs its index of the partition,
+	// so it is asked only when a snapshot is due now and was not
+	// written (the partition moved on while it was encoded, or
+	// compaction skipped it): then the next commit tries again.
+	if lastSnap < latest {
+		if p.snapshotDue(p.version, lastSnap) {
+			if p.glog == nil || p.changedSince(p.files, lastSnap, latest) {
+				return 0
+			}
+		} else {
+			due := lastSnap + max(int64(p.opts.MinDeltasForSnapshot)+1, 10*int64(p.opts.MaxDeltasForSnapshot))
+			next = min(next, max(due, latest+1))
+		}
 	}
 	return next
 }
