@@ -89,23 +89,18 @@ func (p *StorePartition) nextMaintenance(latest int64) int64 {
 	retain := int64(p.opts.MinVersionsToRetain)
 	oldest := latest - retain
 	keepFrom, lastSnap := int64(0), int64(0)
-	for k := range p.files {
-		if k.kind != "snapshot" {
-			continue
-		}
-		if k.version <= oldest && k.version > keepFrom {
-			keepFrom = k.version
-		}
-		if k.version <= latest && k.version > lastSnap {
-			lastSnap = k.version
-		}
+	if k, ok := newestBase(p.files, oldest); ok {
+		keepFrom = k.version
 	}
+	if k, ok := newestBase(p.files, latest); ok {
+		lastSnap = k.version
+	}
+	// A base (snapshot or segment) newer than keepFrom becomes the base
+	// to keep once it leaves the retained versions: the files before it
+	// (outside the chains kept) can then go.
 	next := int64(math.MaxInt64)
 	for k := range p.files {
-		switch {
-		case k.version < keepFrom || k.version == keepFrom && k.kind == "delta":
-			return latest + 1 // cleanup left files behind: retry
-		case k.kind == "snapshot" && k.version > keepFrom:
+		if isBase(k) && k.version > keepFrom {
 			next = min(next, k.version+retain)
 		}
 	}
