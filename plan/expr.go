@@ -56,6 +56,10 @@ type Literal struct {
 	// only (INTERVAL '2' DAY): Spark types it INTERVAL DAY, and a date
 	// plus or minus it stays a date.
 	dayField bool
+	// castValue marks the value of an explicit CAST to the literal's own
+	// type (cast(1 AS int)): Spark's DecimalPrecision does not treat it
+	// as a literal of the query (see coerce_arith.go).
+	castValue bool
 }
 
 // Call is an operator or function application. Func is the canonical
@@ -92,6 +96,9 @@ type Cast struct {
 	// operand has under Spark 3's coercion (ANSI off); see
 	// legacyComparisonCasts.
 	legacyTo arrow.DataType
+	// ymFields are the fields of a year-month interval target type
+	// (INTERVAL YEAR, MONTH or YEAR TO MONTH).
+	ymFields vector.YMFields
 }
 
 // GetField extracts field Index (named Name) of the struct X:
