@@ -65,6 +65,8 @@ func NewMemoryProvider(w *Writer, opts StoreOptions) *MemoryProvider {
 	// compaction decodes a partition's state, and doing all at once
 	// would hold a second copy of the whole operator's state.
 	opts.compactSlots = make(chan struct{}, 1)
+	// Maintenance of all its partitions shares a few workers.
+	opts.maint = newMaintPool(defaultMaintWorkers())
 	return &MemoryProvider{w: w, opts: opts}
 }
 

@@ -223,9 +223,15 @@ func (l *StateLog) purgeEpoch(base func(path string) (int64, bool)) {
 		needed := i == len(l.segs)-1
 		for _, r := range s.recs {
 			for _, p := range r.paths {
+				if needed {
+					break
+				}
 				if b, ok := base(p); !ok || r.version > b {
 					needed = true
 				}
+			}
+			if needed {
+				break
 			}
 		}
 		if needed {

@@ -83,6 +83,9 @@ type StoreOptions struct {
 	// compactSlots bounds the partitions compacting a snapshot at once
 	// (set by the provider; nil: unbounded).
 	compactSlots chan struct{}
+	// maint runs background maintenance (set by the provider for all
+	// its partitions; nil: a pool of one per partition).
+	maint *maintPool
 	// segmentSlack is the dead entries a snapshot chain may hold beyond
 	// its live keys (0: minSegmentSlack; negative: none).
 	segmentSlack int64
@@ -102,6 +105,9 @@ func (o StoreOptions) withDefaults() StoreOptions {
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.NewGoAllocator()
+	}
+	if o.maint == nil {
+		o.maint = newMaintPool(1)
 	}
 	if o.segmentSlack == 0 {
 		o.segmentSlack = minSegmentSlack
@@ -157,6 +163,12 @@ type StorePartition struct {
 	maint        sync.WaitGroup
 	maintRunning bool  // under mu
 	maintErr     error // under mu
+	// nextMaint is the version from which an unchanged partition's
+	// commit runs maintenance (nextMaintenance; 0: the next commit), and
+	// maintAgain records a changing commit made while maintenance ran:
+	// a commit that changes nothing schedules no work before then.
+	nextMaint  int64 // under mu
+	maintAgain bool  // under mu
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
@@ -437,6 +449,7 @@ type store struct {
 	deleted map[string]bool
 	done    bool
 	cl      *changelog // this epoch's changes when logged (ChangelogWriter)
+	clBuf   changelog  // what cl points to once set
 	err     error      // the first failed read: fails Commit
 }
 
@@ -603,15 +616,19 @@ func (s *store) published(next int64, file bool) {
 	}
 	p.version = next
 	p.busy = false
-	start := !p.maintRunning
-	if start {
+	changed := file || len(s.pending) > 0 || len(s.deleted) > 0 || s.cl != nil && s.cl.keys != nil && s.cl.keys.Len() > 0
+	start := false
+	if p.maintRunning {
+		p.maintAgain = p.maintAgain || changed
+	} else if p.maintenanceDue(next, changed) {
+		start = true
 		p.maintRunning = true
 		p.maint.Add(1)
 	}
 	p.mu.Unlock()
 	s.done = true
 	if start {
-		go p.maintainInBackground()
+		p.opts.maint.submit(p)
 	}
 }
 

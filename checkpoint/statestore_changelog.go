@@ -58,7 +58,11 @@ var _ ChangelogWriter = (*store)(nil)
 
 func (s *store) changes() *changelog {
 	if s.cl == nil {
-		s.cl = &changelog{rows: -1}
+		// In the store: every partition of a changelog operator sets its
+		// live rows every epoch, and a changelog of its own was one of
+		// the two allocations per partition of an empty epoch.
+		s.clBuf = changelog{rows: -1}
+		s.cl = &s.clBuf
 	}
 	return s.cl
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // GroupCommitter is implemented by a provider whose partitions commit an
@@ -123,7 +124,7 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 		return nil
 	}
 	version := all[0].version
-	deltas := make([]StateDelta, 0, len(all))
+	var deltas []StateDelta // the changed partitions: few, or none
 	for _, s := range all {
 		if s.version != version {
 			abort()
@@ -138,7 +139,7 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 			deltas = append(deltas, StateDelta{Path: s.p.rel, Raw: raw})
 		}
 	}
-	sort.Slice(deltas, func(i, j int) bool { return deltas[i].Path < deltas[j].Path })
+	slices.SortFunc(deltas, func(a, b StateDelta) int { return strings.Compare(a.Path, b.Path) })
 	next := version + 1
 	if err := m.glog.Append(next, deltas); err != nil {
 		abort()
@@ -249,7 +250,7 @@ func (s *store) prepare(ctx context.Context, encode bool) (raw []byte, changed b
 	for k := range s.deleted {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	raw, err = encodeState(s.p.opts.Allocator, keys, s.pending, s.deleted)
 	if err != nil {
 		s.Abort()

@@ -24,9 +24,22 @@ func (p *StorePartition) fileIndex() (map[fileKey]bool, error) {
 // commit.
 func (p *StorePartition) maintainInBackground() {
 	defer p.maint.Done()
+	p.mu.Lock()
+	latest := p.version
+	p.mu.Unlock()
 	err := p.maintain()
+	next := int64(0) // after an error: at the next commit
+	if err == nil {
+		next = p.nextMaintenance(latest)
+	}
 	p.mu.Lock()
 	p.maintRunning = false
+	if p.maintAgain {
+		// A commit that changed the partition came while this ran:
+		// its changes were not looked at.
+		next, p.maintAgain = 0, false
+	}
+	p.nextMaint = next
 	if err != nil {
 		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
 	}

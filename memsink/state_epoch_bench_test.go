@@ -17,7 +17,8 @@ import (
 // BenchmarkStatefulEpoch runs a streaming count per key over 200 shuffle
 // partitions, one block per epoch, with fsync on: "empty" epochs read no
 // rows (the state changes nowhere), "3rows" epochs read three rows of
-// three keys (the state changes in at most three partitions). ns/op is
+// three keys (the state changes in at most three partitions), "1krows"
+// epochs a thousand rows of a thousand keys (most partitions change). ns/op is
 // per epoch. Under strace -f -c, the difference between two -benchtime
 // counts gives the system calls of one epoch (what group commit of state
 // saves: partitions that did not change write nothing, the changed ones
@@ -25,10 +26,13 @@ import (
 // epoch without the disk; cpu-ns/op is the process's CPU time per epoch
 // (user and system, every goroutine: background maintenance included).
 func BenchmarkStatefulEpoch(b *testing.B) {
-	for _, rows := range []int{0, 3} {
+	for _, rows := range []int{0, 3, 1000} {
 		name := "empty"
-		if rows > 0 {
+		switch rows {
+		case 3:
 			name = "3rows"
+		case 1000:
+			name = "1krows"
 		}
 		for _, d := range durabilities {
 			if !d.noSync {

@@ -41,6 +41,8 @@ type stateLifecycle struct {
 	// opened for the provider (nil: the provider opened its own).
 	epochLog *checkpoint.SegmentLog
 	stateLog *checkpoint.StateLog
+	// groupBuf backs the stores an epoch commits together.
+	groupBuf []checkpoint.StateStore
 }
 
 // useEpochLog sets the run's epoch log. A state log that lives in an
@@ -60,6 +62,9 @@ type opState struct {
 	checked bool // the schema was compared with the checkpoint's
 	parts   []checkpoint.StatePartition
 	stores  []checkpoint.StateStore // open for the current epoch
+	// storeBuf backs stores from epoch to epoch: an epoch does not
+	// allocate a slice per operator.
+	storeBuf []checkpoint.StateStore
 }
 
 func newStateLifecycle(writer *checkpoint.Writer, mem memory.Allocator, decls []stateful.StateDecl) *stateLifecycle {
@@ -144,7 +149,11 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 			op.parts[p] = part
 		}
 	}
-	op.stores = make([]checkpoint.StateStore, n)
+	if cap(op.storeBuf) < n {
+		op.storeBuf = make([]checkpoint.StateStore, n)
+	}
+	op.stores = op.storeBuf[:n]
+	clear(op.stores)
 	for p, part := range op.parts {
 		st, err := part.Begin(id)
 		if err != nil {
@@ -168,7 +177,7 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
 		// Every operator's partitions together: one durable write.
 		start := time.Now()
-		var all []checkpoint.StateStore
+		all := l.groupBuf[:0]
 		for i, op := range l.ops {
 			for _, st := range op.stores {
 				totals[i] += int64(st.Len())
@@ -178,10 +187,14 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		for _, op := range l.ops {
 			op.stores = nil
 		}
+		var err error
 		if len(all) > 0 {
-			if err := gc.CommitGroup(ctx, all); err != nil {
-				return nil, fmt.Errorf("arrowstream: commit state: %w", err)
-			}
+			err = gc.CommitGroup(ctx, all)
+		}
+		clear(all) // the stores are done: keep no reference to them
+		l.groupBuf = all[:0]
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: commit state: %w", err)
 		}
 		groupTime = time.Since(start)
 	}

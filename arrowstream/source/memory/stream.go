@@ -222,12 +222,16 @@ func (s *Stream) dropThroughLocked(to int64) {
 		n++
 	}
 	if n > 0 {
-		// Move the live blocks to the front so that the slice's backing
-		// array does not keep growing with a stream that is fed and
-		// committed forever.
-		live := copy(s.blocks, s.blocks[n:])
-		clear(s.blocks[live:])
-		s.blocks = s.blocks[:live]
+		// Drop the committed prefix. Appends reallocate once the
+		// capacity left after it runs out, copying only the live
+		// blocks, so the backing array does not keep growing with a
+		// stream that is fed and committed forever; moving the live
+		// blocks to the front at every commit instead cost a copy of
+		// every queued block per epoch.
+		s.blocks = s.blocks[n:]
+		if len(s.blocks) == 0 {
+			s.blocks = nil
+		}
 	}
 }
 
