@@ -13,7 +13,7 @@ import (
 func groupingKey(e Expr) string {
 	b, ok := e.(*BinaryExpr)
 	if !ok {
-		return strings.ToLower(Format(e))
+		return foldCaseOutsideStrings(Format(e))
 	}
 	switch b.Op {
 	case OpGt:
@@ -42,4 +42,40 @@ func groupingKey(e Expr) string {
 	}
 	sort.Strings(keys)
 	return "(" + strings.Join(keys, " "+b.Op.String()+" ") + ")"
+}
+
+// foldCaseOutsideStrings lower-cases formatted SQL except inside string
+// literals: identifiers and keywords are case-insensitive, a literal's
+// text is not ('A' and 'a' are different grouping expressions). The text
+// comes from Format, whose literals are single-quoted with backslash
+// escapes (quoteString).
+func foldCaseOutsideStrings(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	inString := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString && c == '\\' && i+1 < len(text):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(text[i])
+			continue
+		case c == '\'':
+			inString = !inString
+		case !inString && 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case !inString && c >= 0x80:
+			// A non-ASCII identifier: fold it by runes.
+			j := i
+			for j < len(text) && text[j] >= 0x80 {
+				j++
+			}
+			b.WriteString(strings.ToLower(text[i:j]))
+			i = j - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }

@@ -23,6 +23,10 @@ func TestGroupingSetsSemanticEquality(t *testing.T) {
 		{"SELECT 1 FROM t GROUP BY GROUPING SETS ((a / b), (b / a), (a < b), (b > a), (a > b))", 4},
 		{"SELECT 1 FROM t GROUP BY GROUPING SETS ((a + b * c), (c * b + a), (a * c + b))", 2},
 		{"SELECT 1 FROM t GROUP BY GROUPING SETS (((a = b) = c), (c = (b = a)), (a = (b = c)))", 2},
+		// Identifiers fold case; string literals do not.
+		{"SELECT 1 FROM t GROUP BY GROUPING SETS ((concat(a, 'A')), (CONCAT(A, 'a')), (concat(a, 'a')))", 2},
+		{"SELECT 1 FROM t GROUP BY GROUPING SETS ((a = 'X'), (A = 'x'), (a), (A))", 3},
+		{"SELECT 1 FROM t GROUP BY CUBE (upper(a), UPPER(A), lower('It''S'), lower('it''s'))", 3},
 	} {
 		st, err := Parse(c.src)
 		if err != nil {

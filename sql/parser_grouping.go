@@ -73,7 +73,7 @@ func (p *parser) parseGroupBy(s *Select) {
 	seen := map[string]Expr{}
 	for _, set := range product {
 		for i, e := range set {
-			k := strings.ToLower(Format(e))
+			k := foldCaseOutsideStrings(Format(e))
 			if sets {
 				// Sets that differ only in how an expression is written
 				// group by the same expression, as in Spark.
