@@ -370,9 +370,15 @@ type distinctAcc struct {
 	gsel  []int32
 }
 
-func (d *distinctAcc) resize(n int) {
-	d.inner.resize(n)
-	d.fed = growZero(d.fed, n)
+func (d *distinctAcc) resize(n int) { d.grow(nil, n) }
+
+func (d *distinctAcc) grow(g *grower, n int) {
+	if ga, ok := d.inner.(growerAcc); ok && g != nil {
+		ga.grow(g, n)
+	} else {
+		d.inner.resize(n)
+	}
+	d.fed = growZeroWith(g, d.fed, n)
 }
 
 func (d *distinctAcc) update(gids []int32, args []arrow.Array) error {

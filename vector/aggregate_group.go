@@ -45,6 +45,7 @@ func newGrouper(mem memory.Allocator, types []arrow.DataType) (grouper, error) {
 		return &fixedGrouper{t: t, enc: enc}, nil
 	}
 	if g := newWordsGrouper(types); g != nil {
+		g.big = newBigMem(mem)
 		return g, nil
 	}
 	t := newBytesTable()
@@ -305,12 +306,7 @@ func addDictEntries[T dictIndex](g *bytesGrouper, idx []T) error {
 func (g *bytesGrouper) numGroups() int { return g.t.n }
 
 func (g *bytesGrouper) finish() []int64 {
-	rows := make([]int64, g.t.n)
-	g.t.rowCounts(rows)
-	for gid, n := range g.extra {
-		rows[gid] += n
-	}
-	g.release()
+	rows, _ := g.finishContext(context.Background())
 	return rows
 }
 

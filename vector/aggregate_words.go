@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"unsafe"
@@ -32,6 +33,15 @@ type wordsGrouper struct {
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
+
+	// big holds the slots that grew interruptibly (from the allocator's
+	// large-buffer cache, when it has one); release returns them.
+	big bigMem
+	// growCtx, while set (groupContext, for one batch), makes the slots,
+	// tuples and row counts grow interruptibly; a cancelled growth
+	// leaves them as they were, records growErr and stops the probe.
+	growCtx context.Context
+	growErr error
 }
 
 // wordLeaf is one fixed-width value of the key: column col, or field
@@ -177,13 +187,23 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 }
 
 // probeWords finds or adds the tuple of every row (k words, a constant
-// per instantiation so that the comparison unrolls).
+// per instantiation so that the comparison unrolls). Room for a chunk's
+// new groups is made before the chunk (reserve), so the row loop has no
+// growth checks; it stops when a growth was cancelled.
 func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
-	cols := g.cols
-	for i, h := range hashes {
-		if 2*(len(g.rows)+1) > len(g.slots) {
-			g.growTable()
+	for start := 0; start < len(hashes); start += probeChunk {
+		end := min(start+probeChunk, len(hashes))
+		if !g.reserve(end - start) {
+			return
 		}
+		probeWordsChunk(g, gids, hashes, k, start, end)
+	}
+}
+
+func probeWordsChunk(g *wordsGrouper, gids []int32, hashes []uint64, k, start, end int) {
+	cols := g.cols
+	for i := start; i < end; i++ {
+		h := hashes[i]
 		p := int(h) & g.mask
 		for {
 			s := g.slots[p]
@@ -215,22 +235,8 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 	}
 }
 
-func (g *wordsGrouper) growTable() {
-	g.slots = make([]int32, 2*len(g.slots))
-	g.mask = len(g.slots) - 1
-	k := g.k
-	for gid := range g.rows {
-		p := int(tupleHash(g.tuples[gid*k:gid*k+k])) & g.mask
-		for g.slots[p] != 0 {
-			p = (p + 1) & g.mask
-		}
-		g.slots[p] = int32(gid) + 1
-	}
-}
-
 func (g *wordsGrouper) numGroups() int  { return len(g.rows) }
 func (g *wordsGrouper) finish() []int64 { return g.rows }
-func (g *wordsGrouper) release()        {}
 
 func (g *wordsGrouper) heapBytes() int64 {
 	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes)

@@ -191,16 +191,7 @@ func (t *slotTable) flushRows() {
 }
 
 // rowCounts writes the row count of every group into rows (len >= n).
-func (t *slotTable) rowCounts(rows []int64) {
-	for _, s := range t.slots {
-		if s.gid != 0 {
-			rows[s.gid-1] = int64(s.rows)
-		}
-	}
-	for g, c := range t.carry {
-		rows[g] += c
-	}
-}
+func (t *slotTable) rowCounts(rows []int64) { _ = t.rowCountsContext(context.Background(), rows) }
 
 // fixedHash spreads a 64-bit key over the high bits, which pick the slot:
 // folding the high half in first keeps keys that differ only in their high
@@ -375,19 +366,7 @@ func probeFixedMasked(t *fixedTable, keys []uint64, nulls []bool, gids []int32) 
 // finish returns the key words by group id, the null flags by group id (nil
 // without a null group) and the row counts by group id.
 func (t *fixedTable) finish() (words []uint64, nulls []bool, rows []int64) {
-	words = make([]uint64, t.n)
-	rows = make([]int64, t.n)
-	for _, s := range t.slots {
-		if s.gid != 0 {
-			words[s.gid-1] = s.key
-		}
-	}
-	t.rowCounts(rows)
-	if t.nullGid >= 0 {
-		nulls = make([]bool, t.n)
-		nulls[t.nullGid] = true
-		rows[t.nullGid] = t.nullRows
-	}
+	words, nulls, rows, _ = t.finishContext(context.Background())
 	return words, nulls, rows
 }
 

@@ -1,0 +1,226 @@
+package vector
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// twoKeyBatch makes a (bigint, int) key pair per row: row i is
+// (lo+i, (lo+i)%7), so every row is its own group.
+func twoKeyBatch(mem memory.Allocator, lo, n int) []arrow.Array {
+	a, b := array.NewInt64Builder(mem), array.NewInt32Builder(mem)
+	defer a.Release()
+	defer b.Release()
+	for i := lo; i < lo+n; i++ {
+		a.Append(int64(uint64(i) * 0x9e3779b97f4a7c15 >> 3))
+		b.Append(int32(i % 7))
+	}
+	return []arrow.Array{a.NewArray(), b.NewArray()}
+}
+
+// TestWordsGrowContext: the multi-key grouper grows its slots, tuples and
+// row counts interruptibly: a cancel in the middle of the growth of a
+// 300K-group grouper stops the batch with the cancellation and leaves
+// every group where it was; the same batch then groups as an
+// uncancelled grouper does, and release returns the mapped slots.
+func TestWordsGrowContext(t *testing.T) {
+	pool := NewDefaultAllocator()
+	defer pool.Close()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32}
+	newG := func() *wordsGrouper {
+		g := newWordsGrouper(types)
+		g.big = newBigMem(pool)
+		return g
+	}
+	const n = 300_000
+	first := twoKeyBatch(mem, 0, n)
+	defer releaseArrays(first)
+	g, model := newG(), newG()
+	defer g.release()
+	defer model.release()
+	want := make([]int32, n)
+	if err := g.groupContext(context.Background(), first, want); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.group(first, make([]int32, n)); err != nil {
+		t.Fatal(err)
+	}
+	slots := len(g.slots)
+	more := twoKeyBatch(mem, n, slots) // enough new groups to double the slots
+	defer releaseArrays(more)
+	gids := make([]int32, slots)
+	stopped := false
+	for checks := int64(0); checks < 1<<20; checks = 2*checks + 1 {
+		groups := g.numGroups()
+		err := g.groupContext(newCountdownCtx(checks), more, gids)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled after %d checks: %v", checks, err)
+		}
+		if g.numGroups() < groups {
+			t.Fatalf("a cancelled growth lost groups: %d, was %d", g.numGroups(), groups)
+		}
+		stopped = stopped || checks > 2
+	}
+	if !stopped {
+		t.Fatal("no cancel after the first checks stopped the growth: it is one step")
+	}
+	if len(g.slots) <= slots {
+		t.Fatalf("the table did not grow: %d slots", len(g.slots))
+	}
+	wantMore := make([]int32, slots)
+	if err := model.group(more, wantMore); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int32, n)
+	if err := g.group(first, got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("the first batch's groups changed after cancelled growths")
+	}
+	if err := g.group(more, gids); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gids, wantMore) || g.numGroups() != model.numGroups() {
+		t.Fatalf("after cancelled growths: %d groups, the uncancelled grouper %d (or other ids)", g.numGroups(), model.numGroups())
+	}
+	if canMap && len(g.big.maps) == 0 {
+		t.Fatal("the grown slots did not come from the large-buffer cache")
+	}
+	g.release()
+	if len(g.big.maps) != 0 {
+		t.Fatal("release kept the slots")
+	}
+}
+
+// TestFinishContext: the finish pass of the single-key and the bytes
+// groupers over 300K groups checks its context between chunks of slots
+// (a cancel after a few checks stops it), and uncancelled gives what
+// finish gives.
+func TestFinishContext(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 300_000
+	keys := twoKeyBatch(mem, 0, n)
+	defer releaseArrays(keys)
+	sb := array.NewStringBuilder(mem)
+	for i := range n {
+		sb.Append(string(rune('a'+i%26)) + string(rune(i)))
+	}
+	strs := sb.NewArray()
+	sb.Release()
+	defer strs.Release()
+	for _, c := range []struct {
+		name string
+		keys []arrow.Array
+	}{{"fixed", keys[:1]}, {"bytes", []arrow.Array{strs}}} {
+		t.Run(c.name, func(t *testing.T) {
+			newG := func() grouper {
+				g, err := newGrouper(mem, []arrow.DataType{c.keys[0].DataType()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := g.group(c.keys, make([]int32, n)); err != nil {
+					t.Fatal(err)
+				}
+				return g
+			}
+			model := newG()
+			defer model.release()
+			want := model.finish()
+			stopped := false
+			for checks := int64(0); ; checks = 2*checks + 1 {
+				g := newG()
+				rows, err := finishContextOf(newCountdownCtx(checks), g)
+				if err == nil {
+					if !slices.Equal(rows, want) {
+						t.Fatal("finishContext's row counts differ from finish's")
+					}
+					g.release()
+					break
+				}
+				g.release()
+				if !errors.Is(err, context.Canceled) {
+					t.Fatal(err)
+				}
+				stopped = stopped || checks > 2
+			}
+			if !stopped {
+				t.Fatal("no cancel after the first checks stopped the finish pass")
+			}
+		})
+	}
+}
+
+// TestAccumulatorGrowContext: every accumulator that keeps arrays by
+// group grows them interruptibly: from 256K to 1M groups (16K to 64K for
+// approx_count_distinct's registers), a cancel after three checks stops
+// the growth with the cancellation (it is not one step), and uncancelled
+// the arrays hold the new groups.
+func TestAccumulatorGrowContext(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "y", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	x, y, s := Col("x"), Col("y"), Col("s")
+	calls := []AggregateCall{
+		{Func: AggCount, Args: []Expr{x}}, {Func: AggSum, Args: []Expr{x}}, {Func: AggSum, Args: []Expr{y}},
+		{Func: AggAvg, Args: []Expr{y}}, {Func: AggMin, Args: []Expr{x}}, {Func: AggMax, Args: []Expr{s}},
+		{Func: AggFirst, Args: []Expr{s}}, {Func: AggLast, Args: []Expr{x}},
+		{Func: AggApproxCountDistinct, Args: []Expr{x}}, {Func: AggCount, Args: []Expr{x}, Distinct: true},
+		{Func: AggStddevSamp, Args: []Expr{y}}, {Func: AggCorr, Args: []Expr{x, y}}, {Func: AggKurtosis, Args: []Expr{y}},
+		{Func: AggBitOr, Args: []Expr{x}}, {Func: AggTrySum, Args: []Expr{x}},
+	}
+	const from, to = 256 << 10, 1 << 20
+	for _, mode := range []AggMode{AggComplete, AggMerge} {
+		for _, call := range calls {
+			if mode == AggMerge && call.Distinct || mode == AggComplete && call.Func == AggCount && !call.Distinct {
+				continue // count(x) keeps no array until it sees a null
+			}
+			sch := in
+			if mode == AggMerge {
+				p, err := bindAggregate(in, mem, call, AggPartial)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sch = arrow.NewSchema(p.state, nil)
+			}
+			a, err := bindAggregate(sch, mem, call, mode)
+			if err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			if _, ok := a.acc.(growerAcc); !ok {
+				t.Errorf("%s (%T) cannot grow interruptibly", call, a.acc)
+				continue
+			}
+			from, to := from, to
+			if call.Func == AggApproxCountDistinct {
+				from, to = from>>4, to>>4
+			}
+			a.acc.resize(from)
+			if err := resizeContext(newCountdownCtx(3), a.acc, to); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s (mode %d): a cancel after three checks did not stop the growth: %v", call, mode, err)
+			}
+			if err := resizeContext(context.Background(), a.acc, to); err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			if a.acc.heapBytes() < int64(to) {
+				t.Errorf("%s: %d bytes after growing to %d groups", call, a.acc.heapBytes(), to)
+			}
+		}
+	}
+}
