@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
-	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 	"github.com/arrowstream/arrowstream/vector"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
 // fullDiskSink is a sink whose writes fail with ENOSPC (as the file sink's

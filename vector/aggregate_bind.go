@@ -379,6 +379,10 @@ func (d *distinctAcc) grow(g *grower, n int) {
 		d.inner.resize(n)
 	}
 	d.fed = growZeroWith(g, d.fed, n)
+	if g != nil {
+		// The value set grows interruptibly during the batch that follows.
+		d.set.growCtx, d.set.growErr = g.ctx, nil
+	}
 }
 
 func (d *distinctAcc) update(gids []int32, args []arrow.Array) error {
@@ -405,6 +409,9 @@ func (d *distinctAcc) update(gids []int32, args []arrow.Array) error {
 		}
 	}
 	d.sel, d.gsel = sel, gsel
+	if err := d.set.growErr; err != nil {
+		return err
+	}
 	if len(sel) == 0 {
 		return nil
 	}

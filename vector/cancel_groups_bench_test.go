@@ -30,16 +30,16 @@ func cancelGroupCases(fatal func(...any)) []cancelCase {
 			// GROUP BY a, b: the multi-key grouper.
 			in := newGenOp(mem, rows, true)
 			return agg(mem, in, vector.AggregateSpec{Aggregates: count, GroupBy: []vector.NamedExpr{key[0],
-				{Name: "m", Expr: vector.Mod(vector.Col("value"), vector.TypedLit(vector.Int64, int64(7)))}}}),
+					{Name: "m", Expr: vector.Mod(vector.Col("value"), vector.TypedLit(vector.Int64, int64(7)))}}}),
 				func() bool { return in.produced.Load() >= 4<<20 }
 		}},
 		{"aggregate_8M_accumulators", func(mem memory.Allocator) (vector.Operator, func() bool) {
 			in := newGenOp(mem, rows, true)
 			v := []vector.Expr{vector.Col("value")}
 			return agg(mem, in, vector.AggregateSpec{GroupBy: key, Aggregates: []vector.AggregateCall{
-				{Func: vector.AggSum, Args: v, Name: "s"}, {Func: vector.AggAvg, Args: v, Name: "a"},
-				{Func: vector.AggMin, Args: v, Name: "lo"}, {Func: vector.AggMax, Args: v, Name: "hi"},
-				{Func: vector.AggStddevSamp, Args: v, Name: "sd"}, {Func: vector.AggFirst, Args: v, Name: "f"}}}),
+					{Func: vector.AggSum, Args: v, Name: "s"}, {Func: vector.AggAvg, Args: v, Name: "a"},
+					{Func: vector.AggMin, Args: v, Name: "lo"}, {Func: vector.AggMax, Args: v, Name: "hi"},
+					{Func: vector.AggStddevSamp, Args: v, Name: "sd"}, {Func: vector.AggFirst, Args: v, Name: "f"}}}),
 				func() bool { return in.produced.Load() >= 4<<20 }
 		}},
 		{"aggregate_8M_finish", func(mem memory.Allocator) (vector.Operator, func() bool) {
@@ -125,4 +125,3 @@ func (l *liveMergeOp) Close() error {
 	l.ones.Release()
 	return l.in.Close()
 }
-

@@ -224,3 +224,61 @@ func TestAccumulatorGrowContext(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctSetGrowContext: count(DISTINCT x)'s set of (group, value)
+// pairs grows interruptibly: with 300K pairs in, a batch of new ones
+// under a context cancelled after three checks fails with the
+// cancellation (not one uninterruptible step), and uncancelled the counts
+// are right.
+func TestDistinctSetGrowContext(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	a, err := bindAggregate(in, mem, AggregateCall{Func: AggCount, Args: []Expr{Col("x")}, Distinct: true}, AggComplete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300_000
+	batch := func(lo int) ([]arrow.Array, []int32) {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for i := lo; i < lo+n; i++ {
+			b.Append(int64(i))
+		}
+		return []arrow.Array{b.NewArray()}, make([]int32, n) // one group
+	}
+	first, gids := batch(0)
+	defer releaseArrays(first)
+	if err := resizeContext(context.Background(), a.acc, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.acc.update(gids, first); err != nil {
+		t.Fatal(err)
+	}
+	more, gids := batch(n)
+	defer releaseArrays(more)
+	if err := resizeContext(newCountdownCtx(3), a.acc, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.acc.update(gids, more); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a batch that grows the set under a cancelled context: %v, want context.Canceled", err)
+	}
+	d := a.acc.(*distinctAcc)
+	if d.set.n != 2*n {
+		t.Fatalf("%d pairs in the set, want %d (a cancelled growth still takes the batch)", d.set.n, 2*n)
+	}
+	if err := resizeContext(context.Background(), a.acc, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.acc.update(gids, more); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.acc.final(mem, 0, 1, []int64{2 * n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Release()
+	if got := res.(*array.Int64).Value(0); got != 2*n {
+		t.Fatalf("count(DISTINCT x) = %d, want %d", got, 2*n)
+	}
+}

@@ -430,8 +430,13 @@ func (t *bytesTable) key(g int) []byte { return t.arena[t.offs[g]:t.offs[g+1]] }
 
 // insertKey adds key (hash h) unless present and returns its group; it
 // counts no rows. DISTINCT uses the table as a set this way.
+//
+// While growCtx is set the table grows interruptibly (grow); a cancelled
+// growth records growErr, for the caller to return at the end of its
+// batch, and the key goes in anyway: the table is only more loaded, and it
+// grows in one step before it could fill up.
 func (t *bytesTable) insertKey(h uint64, key []byte) (gid int32, added bool) {
-	if t.needsGrow(1) {
+	if t.needsGrow(1) && !t.grow(t.grownLen(1), hashPos) && 4*(t.n+1) > 3*len(t.slots) {
 		t.rehash(t.grownLen(1), hashPos)
 	}
 	p := h >> t.shift
