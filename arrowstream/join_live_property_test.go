@@ -53,16 +53,25 @@ func TestStreamStreamJoinLiveProperty(t *testing.T) {
 			}
 			for seed := 1; seed <= seeds; seed++ {
 				strKey := seed%2 == 0
-				name := fmt.Sprintf("%s/range=%v/strkey=%v/seed%d", strings.ReplaceAll(typ, " ", "_"), ranged, strKey, seed)
-				t.Run(name, func(t *testing.T) {
-					runJoinLiveProperty(t, typ, ranged, strKey, int64(seed))
-				})
+				for _, dense := range []bool{false, true} {
+					if dense && seed > 2 {
+						continue
+					}
+					name := fmt.Sprintf("%s/range=%v/strkey=%v/dense=%v/seed%d", strings.ReplaceAll(typ, " ", "_"), ranged, strKey, dense, seed)
+					t.Run(name, func(t *testing.T) {
+						runJoinLiveProperty(t, typ, ranged, strKey, dense, int64(seed))
+					})
+				}
 			}
 		}
 	}
 }
 
-func runJoinLiveProperty(t *testing.T, typ string, ranged, strKey bool, seed int64) {
+// dense: the left side brings 10..49 rows an epoch, the right 1..5, so
+// that the right side's few keys probe many stored left rows (the scan of
+// batches not indexed yet, stateful_join_scan.go) and the left side's many
+// keys index the right side's.
+func runJoinLiveProperty(t *testing.T, typ string, ranged, strKey, dense bool, seed int64) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -116,7 +125,11 @@ func runJoinLiveProperty(t *testing.T, typ string, ranged, strKey bool, seed int
 	for epoch := 0; epoch < 30; epoch++ {
 		var batch [2][]joinEvent
 		for _, i := range rng.Perm(2)[:1+rng.Intn(2)] {
-			for n := rng.Intn(5) + 1; n > 0; n-- {
+			n := rng.Intn(5) + 1
+			if dense && i == 0 {
+				n = 10 + rng.Intn(40)
+			}
+			for ; n > 0; n-- {
 				ev := joinEvent{k: int64(rng.Intn(4)), t: max(1, now-int64(rng.Intn(16))), v: int64(rng.Intn(8))}
 				ev.null = rng.Intn(12) == 0
 				batch[i] = append(batch[i], ev)

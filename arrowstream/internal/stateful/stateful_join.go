@@ -278,15 +278,16 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 		if tcol != nil || dcol != nil {
 			n := int(plain.NumRows())
 			keep = make([]int32, 0, n)
+			tt, dt := timesOf(tcol), timesOf(dcol)
 			for i := 0; i < n; i++ {
 				if tcol != nil {
-					if t, ok := timeAt(tcol, i); ok && t <= late {
+					if t, ok := tt.at(i); ok && t <= late {
 						s.progress.NumRowsDroppedByWatermark++
 						continue
 					}
 				}
 				if dcol != nil {
-					if t, ok := timeAt(dcol, i); ok && t <= late+side.derivedLate.shiftUs {
+					if t, ok := dt.at(i); ok && t <= late+side.derivedLate.shiftUs {
 						s.progress.NumRowsDroppedByWatermark++
 						continue
 					}
@@ -422,8 +423,13 @@ func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRo
 	}
 	for i := 0; i < n; i++ {
 		r.hashes[i] = s.state.scheme.hash(codec, i)
-		for k, c := range keyCols {
-			if c.IsNull(i) && !s.nullSafe[k] {
+	}
+	for k, c := range keyCols {
+		if c.NullN() == 0 || s.nullSafe[k] {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			if c.IsNull(i) {
 				r.keyNull[i] = true
 			}
 		}

@@ -186,10 +186,18 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				}
 			}
 		}
+		// Merged before the new batch is added: a new batch is pending
+		// (not indexed) and only indexed batches merge, so after it the
+		// tail would never merge (stateful_join_merge.go).
+		if s.mergeable(i) {
+			if _, err := live.mergeTail(s.mem); err != nil {
+				return res, err
+			}
+		}
 		// The new rows: stored, dropped, or emitted with nulls.
-		tcol := arrow.Array(nil)
+		var tcol joinTimes
 		if side.evict != evictNever {
-			tcol = fresh[i].rec.Column(side.evictCol)
+			tcol = timesOf(fresh[i].rec.Column(side.evictCol))
 		}
 		var keep, nulls []int32
 		for j := range newMatched[i] {
@@ -203,7 +211,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				continue
 			}
 			if evict {
-				if t, ok := timeAt(tcol, j); ok && t <= thr {
+				if t, ok := tcol.at(j); ok && t <= thr {
 					if side.outer && !newMatched[i][j] {
 						nulls = append(nulls, int32(j))
 					}
@@ -224,18 +232,13 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			if err != nil {
 				return res, err
 			}
-			live.add(b)
+			live.addPending(b)
 			b.rewrite = true
 			live.mark(b)
 			res.updated += int64(len(keep))
 		}
 		if err := s.writeChanges(p, byte(i), live); err != nil {
 			return res, err
-		}
-		if s.mergeable(i) {
-			if _, err := live.mergeTail(s.mem); err != nil {
-				return res, err
-			}
 		}
 	}
 	res.removeNs = int64(time.Since(removeStart))
@@ -246,10 +249,23 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 // keys, at least one row new, grouped by the stored batch they read.
 func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) []*joinPairs[K] {
 	var segs []*joinPairs[K]
-	// New rows of side i against the stored rows of the other side.
+	// New rows of side i against the stored rows of the other side: the
+	// indexed ones through the key index, the pending ones by a scan
+	// (stateful_join_scan.go).
 	for i := range fresh {
 		other := lp.sides[1-i]
-		if len(other.index) == 0 {
+		if len(other.pending) > 0 && len(keys[i]) > 0 {
+			if int64(len(keys[i]))*joinScanRatio >= other.pendingLive() {
+				other.indexPending()
+			} else {
+				head, next := probeHash(keys[i], fresh[i].keyNull, fresh[i].excluded)
+				segs = scanPending(other, i, head, next, segs)
+				// Indexed after the probe of the index below, which must
+				// not find the rows the scan found.
+				defer other.settlePending()
+			}
+		}
+		if other.index.len() == 0 {
 			continue
 		}
 		bySeg := map[*joinBatch[K]]*joinPairs[K]{}
@@ -257,7 +273,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
 				continue
 			}
-			kr := other.index[k]
+			kr := other.index.get(k)
 			if kr == nil {
 				continue
 			}
@@ -285,27 +301,21 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			}
 		}
 	}
-	// New rows against new rows: a chained hash of the right ones.
-	nr := len(keys[1])
-	if nr == 0 || len(keys[0]) == 0 {
+	// New rows against new rows: a chained hash of the side with fewer
+	// (Nexmark q4: an epoch's few auctions, not its many bids), probed by
+	// the other's.
+	if len(keys[0]) == 0 || len(keys[1]) == 0 {
 		return segs
 	}
-	head := make(map[K]int32, nr)
-	next := make([]int32, nr)
-	for j := nr - 1; j >= 0; j-- {
-		if fresh[1].keyNull[j] || fresh[1].excluded[j] {
-			continue
-		}
-		h, ok := head[keys[1][j]]
-		if !ok {
-			h = -1
-		}
-		next[j] = h
-		head[keys[1][j]] = int32(j)
+	build := 1
+	if len(keys[0]) < len(keys[1]) {
+		build = 0
 	}
+	probe := 1 - build
+	head, next := probeHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
 	nn := &joinPairs[K]{}
-	for i, k := range keys[0] {
-		if fresh[0].keyNull[i] || fresh[0].excluded[i] {
+	for i, k := range keys[probe] {
+		if fresh[probe].keyNull[i] || fresh[probe].excluded[i] {
 			continue
 		}
 		h, ok := head[k]
@@ -313,7 +323,11 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			continue
 		}
 		for j := h; j >= 0; j = next[j] {
-			nn.li, nn.ri = append(nn.li, int32(i)), append(nn.ri, j)
+			if build == 1 {
+				nn.li, nn.ri = append(nn.li, int32(i)), append(nn.ri, j)
+			} else {
+				nn.li, nn.ri = append(nn.li, j), append(nn.ri, int32(i))
+			}
 		}
 	}
 	if len(nn.li) > 0 {
@@ -414,10 +428,10 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Reco
 	side := s.sides[i]
 	var times []int64
 	if side.evict != evictNever {
-		tcol := rec.Column(side.evictCol)
+		tcol := timesOf(rec.Column(side.evictCol))
 		all := make([]int64, len(rows))
 		for k, j := range rows {
-			t, ok := timeAt(tcol, int(j))
+			t, ok := tcol.at(int(j))
 			if !ok {
 				t = noEvictTime
 			}

@@ -61,6 +61,10 @@ type joinBatch[K joinKey] struct {
 	// storedRec, storedMeta: the store holds the batch's rows, its meta
 	// entry (so that the side counts the store's entries).
 	storedRec, storedMeta bool
+	// indexed: the batch's rows are in the side's key index; until then
+	// probes scan them (stateful_join_scan.go), scans counting how often.
+	indexed bool
+	scans   int
 }
 
 func (b *joinBatch[K]) live() int32 { return b.end - b.cursor }
@@ -105,13 +109,16 @@ type joinKeyRefs[K joinKey] struct {
 // joinSideLive is one side's live state in one partition.
 type joinSideLive[K joinKey] struct {
 	batches []*joinBatch[K]
-	index   map[K]*joinKeyRefs[K]
+	index   joinKeyIndex[K]         // stateful_join_index.go
 	due     timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
 	rows    int64                   // live rows
 	bytes   int64                   // approximate memory of batches and index
 	entries int64                   // the side's entries in the store
 	// changes are the batches whose store entries the epoch rewrites.
 	changes []*joinBatch[K]
+	// pending are the batches not indexed yet, in the order they were
+	// added (stateful_join_scan.go).
+	pending []*joinBatch[K]
 }
 
 // mark queues b's store entries for rewriting at the end of the epoch.
@@ -123,7 +130,7 @@ func (s *joinSideLive[K]) mark(b *joinBatch[K]) {
 }
 
 func newJoinSideLive[K joinKey]() *joinSideLive[K] {
-	return &joinSideLive[K]{index: map[K]*joinKeyRefs[K]{}}
+	return &joinSideLive[K]{index: newJoinKeyIndex[K]()}
 }
 
 // Approximate Go-heap bytes of a key index entry (map slot, refs header,
@@ -136,27 +143,48 @@ const (
 // add makes b a batch of the side: indexes its live rows by key and by
 // time.
 func (s *joinSideLive[K]) add(b *joinBatch[K]) {
+	s.addPending(b)
+	s.indexPending()
+}
+
+// addPending makes b a batch of the side, indexed by time, its rows to
+// be indexed by key later (indexPending): probes scan them meanwhile.
+func (s *joinSideLive[K]) addPending(b *joinBatch[K]) {
 	b.bytes = b.size()
 	b.slot = len(s.batches)
 	s.batches = append(s.batches, b)
 	s.bytes += b.bytes
 	s.rows += int64(b.live())
+	s.pending = append(s.pending, b)
+	s.schedule(b)
+}
+
+// indexPending indexes the live rows of the pending batches by key, in
+// the order the batches were added (a merge relies on a key's refs being
+// in that order).
+func (s *joinSideLive[K]) indexPending() {
+	for _, b := range s.pending {
+		if b.rec != nil && !b.indexed {
+			s.indexBatch(b)
+		}
+	}
+	clear(s.pending)
+	s.pending = s.pending[:0]
+}
+
+// indexBatch adds b's live rows to the key index.
+func (s *joinSideLive[K]) indexBatch(b *joinBatch[K]) {
+	b.indexed = true
 	for r := b.cursor; r < b.end; r++ {
 		k := r - b.base
 		if b.keyNull[k] {
 			continue
 		}
-		kr := s.index[b.keys[k]]
-		if kr == nil {
-			kr = &joinKeyRefs[K]{}
-			s.index[b.keys[k]] = kr
+		if s.index.insert(b.keys[k], joinRef[K]{b, r}) {
 			s.bytes += joinKeyOverhead + keyBytes(b.keys[k])
 		}
-		kr.refs = append(kr.refs, joinRef[K]{b, r})
-		kr.live++
 		s.bytes += joinRefBytes
 	}
-	s.schedule(b)
 }
 
 // schedule indexes b by its earliest live eviction time, if any.
@@ -175,20 +203,20 @@ func (s *joinSideLive[K]) evict(b *joinBatch[K], thr int64) (from int32) {
 	from = b.cursor
 	rel := b.times[from-b.base:]
 	n := int32(sort.Search(len(rel), func(i int) bool { return rel[i] > thr }))
-	for r := from; r < from+n; r++ {
+	for r := from; r < from+n && b.indexed; r++ {
 		k := r - b.base
 		if b.keyNull[k] {
 			continue
 		}
 		key := b.keys[k]
-		kr := s.index[key]
+		kr := s.index.get(key)
 		if kr == nil {
 			continue
 		}
 		kr.live--
 		if kr.live <= 0 {
 			s.bytes -= joinKeyOverhead + keyBytes(key) + int64(len(kr.refs))*joinRefBytes
-			delete(s.index, key)
+			s.index.remove(key)
 		} else if len(kr.refs) > 2*int(kr.live)+4 {
 			kept := kr.refs[:0]
 			for _, ref := range kr.refs {
@@ -274,7 +302,8 @@ func (s *joinSideLive[K]) release() {
 	for _, b := range s.batches {
 		b.release()
 	}
-	s.batches, s.index, s.due, s.changes = nil, nil, nil, nil
+	s.index.release()
+	s.batches, s.due, s.changes, s.pending = nil, nil, nil, nil
 }
 
 func keyBytes[K joinKey](k K) int64 {

@@ -111,7 +111,7 @@ func TestJoinSideLiveEvictCompact(t *testing.T) {
 		}
 		for k := uint64(0); k < 50; k++ {
 			got := map[int64]bool{}
-			if kr := side.index[k]; kr != nil {
+			if kr := side.index.get(k); kr != nil {
 				for _, ref := range kr.refs {
 					if !ref.alive() {
 						continue

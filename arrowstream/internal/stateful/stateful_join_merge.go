@@ -57,10 +57,11 @@ func (s *joinSideLive[K]) mergeTail(mem memory.Allocator) (int, error) {
 	return merges, nil
 }
 
-// mergeCandidate: b's rows are all live and numbered from 0, it has no
-// eviction times or matched flags, and no store write is pending for it.
+// mergeCandidate: b's rows are all live, numbered from 0 and indexed, it
+// has no eviction times or matched flags, and no store write is pending
+// for it.
 func mergeCandidate[K joinKey](b *joinBatch[K]) bool {
-	return b.base == 0 && b.cursor == 0 && b.times == nil && b.matched == nil && !b.queued && !b.rewrite && !b.dirty && b.rec != nil
+	return b.base == 0 && b.cursor == 0 && b.times == nil && b.matched == nil && !b.queued && !b.rewrite && !b.dirty && b.rec != nil && b.indexed
 }
 
 // mergeBatches concatenates tail, the side's newest batches, into its
@@ -98,7 +99,7 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 			if b.keyNull[r] {
 				continue
 			}
-			kr := s.index[b.keys[r]]
+			kr := s.index.get(b.keys[r])
 			if kr == nil {
 				continue
 			}

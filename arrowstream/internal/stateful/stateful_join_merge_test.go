@@ -93,15 +93,15 @@ func TestJoinSideMergeTail(t *testing.T) {
 			}
 			bytes += b.bytes
 		}
-		for _, kr := range side.index {
+		side.index.each(func(_ uint64, kr *joinKeyRefs[uint64]) {
 			bytes += joinKeyOverhead + int64(len(kr.refs))*joinRefBytes
-		}
+		})
 		if bytes != side.bytes {
 			t.Fatalf("epoch %d: side counts %d bytes, its batches and index hold %d", epoch, side.bytes, bytes)
 		}
 		for k := uint64(0); k < 40; k++ {
 			var got []int64
-			if kr := side.index[k]; kr != nil {
+			if kr := side.index.get(k); kr != nil {
 				for _, ref := range kr.refs {
 					if ref.b.rec == nil {
 						t.Fatalf("epoch %d key %d: ref to a released batch", epoch, k)
@@ -155,7 +155,7 @@ func TestJoinSideMergeLeavesPending(t *testing.T) {
 	if m, err := side.mergeTail(mem); err != nil || m != 1 || len(side.batches) != 1 || side.batches[0].level != 1 {
 		t.Fatalf("%d merges, %v, %d batches: want one merge into one batch of level 1", m, err, len(side.batches))
 	}
-	if kr := side.index[1]; len(kr.refs) != mergeFanIn || kr.refs[mergeFanIn-1].row != 2*(mergeFanIn-1) {
+	if kr := side.index.get(1); len(kr.refs) != mergeFanIn || kr.refs[mergeFanIn-1].row != 2*(mergeFanIn-1) {
 		t.Fatalf("key 1 refs after the merge: %+v", kr.refs)
 	}
 }

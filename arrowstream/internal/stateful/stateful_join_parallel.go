@@ -127,9 +127,19 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		out[0] = &sideRows{rec: r.rec, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded}
 		return out, nil
 	}
-	idx := make([][]int32, n)
+	// Each partition's rows, counted first so that each list is made once.
+	part := make([]int32, len(r.hashes))
+	count := make([]int, n)
 	for j, h := range r.hashes {
 		p := s.state.scheme.partition(h, n)
+		part[j] = int32(p)
+		count[p]++
+	}
+	idx := make([][]int32, n)
+	for p, c := range count {
+		idx[p] = make([]int32, 0, c)
+	}
+	for j, p := range part {
 		idx[p] = append(idx[p], int32(j))
 	}
 	for p, rows := range idx {
