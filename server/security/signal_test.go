@@ -46,7 +46,7 @@ func TestSignalStopsRunningWork(t *testing.T) {
 			c := e.admin()
 			c.mustRun(t, "CREATE TABLE fast USING rate OPTIONS (rowsPerSecond '50000')")
 			c.mustRun(t, "CREATE STREAMING TABLE big AS SELECT value FROM STREAM fast")
-			c.mustRun(t, "CREATE STREAMING TABLE agg AS SELECT value % 1000 AS k, count(*) AS n FROM STREAM fast GROUP BY value % 1000")
+			c.mustRun(t, "CREATE STREAMING TABLE agg TBLPROPERTIES ('outputMode' = 'update') AS SELECT value % 1000 AS k, count(*) AS n FROM STREAM fast GROUP BY value % 1000")
 			waitFor(t, "10000 rows in big", func() bool {
 				rows, err := c.run(t, "SELECT count(*) FROM big")
 				if err != nil || len(rows) != 1 {
