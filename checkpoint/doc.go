@@ -10,7 +10,7 @@
 //	<checkpoint>/offsets/<N>       v1, epoch metadata JSON, one offset line per source
 //	<checkpoint>/commits/<N>       v1, {"nextBatchWatermarkMs":...}
 //	<checkpoint>/state/_log/<F>.seg  the state log: per version, every changed partition's delta (statelog.go)
-//	<checkpoint>/state/<op>/<partition>/<version>.snapshot (and .delta before the state log)
+//	<checkpoint>/state/<op>/<partition>/<version>.snapshot, <version>.<base>.segment (statestore_segment.go) (and .delta before the state log)
 //
 // A checkpoint's offset and commit logs are either v1 (Spark's one file per
 // epoch, kept for checkpoints created in it) or v2 (the epoch log: one

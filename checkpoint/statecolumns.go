@@ -244,6 +244,15 @@ func sealColumns(body []byte) ([]byte, error) {
 	return stateTrailer(out), nil
 }
 
+// sealColumnsOwned is sealColumns for a body the caller gives up: stored
+// as it is, its trailer is appended in place (no copy of a large body).
+func sealColumnsOwned(body []byte) ([]byte, error) {
+	if len(body) < stateCompressMin || !worthCompressing(body[5:]) {
+		return stateTrailer(body), nil
+	}
+	return sealColumns(body)
+}
+
 // Compression of a large payload is decided on a sample: the rows a join
 // keeps (random strings padding the events, already-compact columns) gain
 // almost nothing from S2, whose pass over them cost as much as writing
@@ -311,35 +320,14 @@ func decodeColumns(body []byte, data map[string][]byte, maxBuffer int) error {
 // (no allocation per entry), for a map that lives no longer than they do
 // and is never modified in place: compaction's transient merge.
 func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias bool) error {
-	if len(body) < len(stateColumnsMagic)+1 {
-		return fmt.Errorf("state body of %d bytes: %w", len(body), ErrCorrupt)
+	var scratch *[]byte
+	if !alias {
+		scratch = stateScratch.Get().(*[]byte)
+		defer stateScratch.Put(scratch)
 	}
-	codec, payload := body[4], body[5:]
-	switch codec {
-	case stateCodecStored:
-	case stateCodecS2:
-		n, err := s2.DecodedLen(payload)
-		if err != nil || n > maxBuffer {
-			return fmt.Errorf("S2 block length unusable or over %d bytes: %w", maxBuffer, ErrCorrupt)
-		}
-		var buf []byte
-		if alias {
-			buf = make([]byte, n)
-		} else {
-			scratch := stateScratch.Get().(*[]byte)
-			defer stateScratch.Put(scratch)
-			if cap(*scratch) < n {
-				*scratch = make([]byte, n)
-			}
-			buf = (*scratch)[:n]
-		}
-		dec, err := s2.Decode(buf, payload)
-		if err != nil {
-			return fmt.Errorf("S2: %v: %w", err, ErrCorrupt)
-		}
-		payload = dec
-	default:
-		return fmt.Errorf("unknown state codec %d: %w", codec, ErrCorrupt)
+	payload, err := columnsPayloadInto(body, maxBuffer, scratch)
+	if err != nil {
+		return err
 	}
 	if alias {
 		return walkChunks(payload, func(key, value []byte, ok bool) {
@@ -361,6 +349,56 @@ func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias
 			delete(data, string(key))
 		}
 	})
+}
+
+// columnsPayloadInto returns the decompressed payload of a v2 body:
+// into *scratch (grown as needed) when scratch is set, else into a buffer
+// of its own that the entries walked from it may alias.
+func columnsPayloadInto(body []byte, maxBuffer int, scratch *[]byte) ([]byte, error) {
+	if len(body) < len(stateColumnsMagic)+1 {
+		return nil, fmt.Errorf("state body of %d bytes: %w", len(body), ErrCorrupt)
+	}
+	codec, payload := body[4], body[5:]
+	switch codec {
+	case stateCodecStored:
+		return payload, nil
+	case stateCodecS2:
+		n, err := s2.DecodedLen(payload)
+		if err != nil || n > maxBuffer {
+			return nil, fmt.Errorf("S2 block length unusable or over %d bytes: %w", maxBuffer, ErrCorrupt)
+		}
+		var buf []byte
+		if scratch == nil {
+			buf = make([]byte, n)
+		} else {
+			if cap(*scratch) < n {
+				*scratch = make([]byte, n)
+			}
+			buf = (*scratch)[:n]
+		}
+		dec, err := s2.Decode(buf, payload)
+		if err != nil {
+			return nil, fmt.Errorf("S2: %v: %w", err, ErrCorrupt)
+		}
+		return dec, nil
+	default:
+		return nil, fmt.Errorf("unknown state codec %d: %w", codec, ErrCorrupt)
+	}
+}
+
+// columnsPayload returns the payload of a state file of format v2 (its
+// trailer checked), in a buffer of its own; v2 is false for a file of an
+// older format.
+func columnsPayload(raw []byte) (payload []byte, v2 bool, err error) {
+	body, err := stateBody(raw)
+	if err != nil {
+		return nil, false, err
+	}
+	if !bytes.HasPrefix(body, stateColumnsMagic) {
+		return nil, false, checkNewerColumns(body)
+	}
+	payload, err = columnsPayloadInto(body, maxDecodeBuffer, nil)
+	return payload, err == nil, err
 }
 
 // walkChunks checks and walks the chunks of a payload, calling fn for

@@ -83,6 +83,11 @@ type StoreOptions struct {
 	// compactSlots bounds the partitions compacting a snapshot at once
 	// (set by the provider; nil: unbounded).
 	compactSlots chan struct{}
+	// segmentSlack is the dead entries a snapshot chain may hold beyond
+	// its live keys (0: minSegmentSlack; negative: none).
+	segmentSlack int64
+	// fullSnapshots turns segments off (benchmarks compare the two).
+	fullSnapshots bool
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {
@@ -98,6 +103,10 @@ func (o StoreOptions) withDefaults() StoreOptions {
 	if o.Allocator == nil {
 		o.Allocator = memory.NewGoAllocator()
 	}
+	if o.segmentSlack == 0 {
+		o.segmentSlack = minSegmentSlack
+	}
+	o.segmentSlack = max(o.segmentSlack, 0)
 	return o
 }
 
@@ -134,8 +143,12 @@ type StorePartition struct {
 	// the newest snapshot (an estimate after a restart: their file sizes).
 	sinceSnap int64
 	// snapBytes is the key and value bytes of the newest snapshot this
-	// process wrote (0: none yet, the state's size stands in).
+	// process wrote, with its chain's segments (0: none yet, the state's
+	// size stands in).
 	snapBytes int64
+	// chain is the snapshot chain this process last wrote (segmented
+	// snapshots, statestore_segment.go).
+	chain snapChain
 
 	// Maintenance (snapshots, cleanup) runs in the background after a
 	// commit, as Spark's state store maintenance task does, so that the
@@ -213,14 +226,12 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 	// worked around: the checkpoint belongs to a later version.
 	base := int64(0)
 	var snapErr error
-	for v := version; v > 0; v-- {
-		if !files[fileKey{v, "snapshot"}] {
-			continue
-		}
+	for _, k := range basesAtOrBelow(files, version) {
+		v := k.version
 		if snapErr != nil && !p.deltasFrom(files, v+1, version) {
 			break
 		}
-		_, err := p.readInto(p.file(v, "snapshot"), data)
+		err := p.readChain(files, k, data, false)
 		if err == nil {
 			base = v
 			break
@@ -273,7 +284,7 @@ func (p *StorePartition) listFiles() (map[fileKey]bool, error) {
 	out := map[fileKey]bool{}
 	for _, e := range ents {
 		name, kind, ok := strings.Cut(e.Name(), ".")
-		if !ok || kind != "delta" && kind != "snapshot" {
+		if _, seg := segmentBase(kind); !ok || kind != "delta" && kind != "snapshot" && !seg {
 			continue
 		}
 		if v, ok := parseEpochName(name); ok {
@@ -321,14 +332,23 @@ func encodeState(_ memory.Allocator, keys []string, values map[string][]byte, de
 // readInto applies a delta or snapshot file to data and returns the
 // file's size.
 func (p *StorePartition) readInto(path string, data map[string][]byte) (int, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("checkpoint: read %s: %w", path, err)
+		return 0, err
 	}
 	if err := decodeState(p.opts.Allocator, raw, data); err != nil {
 		return 0, fmt.Errorf("checkpoint: %s: %w", path, err)
 	}
 	return len(raw), nil
+}
+
+// readFile reads a state file, naming it in the error.
+func readFile(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: read %s: %w", path, err)
+	}
+	return raw, nil
 }
 
 func decodeState(mem memory.Allocator, raw []byte, data map[string][]byte) error {

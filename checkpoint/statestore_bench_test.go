@@ -103,3 +103,46 @@ func BenchmarkCompactRead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGrowingStateSnapshots commits 300 changelog epochs of 1000 new
+// keys each (a join side that never evicts; ns/op is the whole run,
+// background maintenance waited for after every epoch), with snapshot
+// segments and with full snapshots compacted from the files, in one run.
+func BenchmarkGrowingStateSnapshots(b *testing.B) {
+	const epochs, perEpoch = 300, 1000
+	for _, full := range []bool{false, true} {
+		b.Run(fmt.Sprintf("full=%v", full), func(b *testing.B) {
+			ctx := context.Background()
+			var val [32]byte
+			for b.Loop() {
+				p, err := OpenStorePartition(b.TempDir(), &Writer{NoSync: true}, StoreOptions{
+					Allocator: memory.NewGoAllocator(), fullSnapshots: full})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for e := range epochs {
+					s, err := p.Begin(int64(e))
+					if err != nil {
+						b.Fatal(err)
+					}
+					cw := s.(ChangelogWriter)
+					for i := range perEpoch {
+						n := e*perEpoch + i
+						binary.LittleEndian.PutUint64(val[:], uint64(n))
+						cw.LogUpsert([]byte(fmt.Sprintf("key-%09d", n)), val[:])
+					}
+					cw.SetLiveRows(int64((e + 1) * perEpoch))
+					if _, err := s.Commit(ctx); err != nil {
+						b.Fatal(err)
+					}
+					if err := p.WaitMaintenance(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := p.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -8,37 +8,46 @@ import (
 	"os"
 )
 
-// compactSnapshot writes the snapshot of version latest of a partition
-// that holds no decoded copy (its operator keeps the state live): the
-// newest snapshot below it plus the deltas after, merged off the epoch's
-// path in background maintenance. It costs the state's size, and runs
-// only when the deltas since the last snapshot hold as many bytes
-// (snapshotDue): amortized O(changes) per epoch. covered is the delta
-// bytes the snapshot makes unnecessary to replay. The provider's
-// compaction slots bound how many partitions decode their state at once,
-// so that compaction's transient copy is one partition's, not the
+// compactSnapshot writes the full snapshot of version latest of a
+// partition that holds no decoded copy (its operator keeps the state
+// live): the newest snapshot or segment below it (with its chain) plus
+// the deltas after, merged off the epoch's path in background
+// maintenance. It costs the state's size; snapshotLive calls it only
+// when a segment would not do (statestore_segment.go), which is paid for
+// by as many bytes of changes. covered is the delta bytes the snapshot
+// makes unnecessary to replay. The caller holds one of the provider's
+// compaction slots, which bound how many partitions decode their state at
+// once, so that compaction's transient copy is one partition's, not the
 // operator's whole state. A snapshot that cannot be built is skipped (it
 // is a shortcut; the deltas stay): a damaged base is logged, not fatal.
 func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered int64) error {
-	if slots := p.opts.compactSlots; slots != nil {
-		slots <- struct{}{}
-		defer func() { <-slots }()
-	}
+	return p.foldSnapshot(files, latest, covered, nil)
+}
+
+// foldSnapshot is compactSnapshot; changes, when set, is a segment body
+// (stored, not compressed) holding the deltas after the newest snapshot
+// or segment below latest, already read: it is applied instead of reading
+// them again.
+func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered int64, changes []byte) error {
+	// The base is the newest snapshot or segment below latest, read
+	// with its chain.
 	base := int64(0)
-	for k := range files {
-		if k.kind == "snapshot" && k.version < latest && k.version > base {
-			base = k.version
-		}
-	}
 	data := map[string][]byte{}
-	if base > 0 {
-		if err := p.readAliased(p.file(base, "snapshot"), data); err != nil {
+	if k, ok := newestBase(files, latest-1); ok {
+		base = k.version
+		if err := p.readChain(files, k, data, true); err != nil {
 			if errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNewerFormat) {
 				slog.Warn("state snapshot unreadable; compaction skipped", "err", err)
 				return nil
 			}
 			return err
 		}
+	}
+	if changes != nil {
+		if err := decodeColumnsInto(changes, data, maxDecodeBuffer, true); err != nil {
+			return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
+		}
+		base = latest
 	}
 	for v := base + 1; v <= latest; v++ {
 		if p.logged(v) {
@@ -72,6 +81,7 @@ func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered
 	}
 	p.sinceSnap = max(p.sinceSnap-covered, 0)
 	p.snapBytes = state
+	p.chain = snapChain{head: latest, entries: int64(len(data)), bytes: state}
 	if p.dataless {
 		// The exact size replaces the estimate, plus what was upserted
 		// since the compacted version.

@@ -167,7 +167,7 @@ func (m *MemoryProvider) purgeLog(latest int64) error {
 		base := int64(0)
 		p.mu.Lock()
 		for k := range p.files {
-			if k.kind == "snapshot" && k.version <= oldest && k.version > base {
+			if isBase(k) && k.version <= oldest && k.version > base {
 				base = k.version
 			}
 		}

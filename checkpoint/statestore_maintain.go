@@ -94,10 +94,8 @@ func (p *StorePartition) maintain() error {
 		return nil
 	}
 	lastSnap := int64(0)
-	for k := range files {
-		if k.kind == "snapshot" && k.version <= latest && k.version > lastSnap {
-			lastSnap = k.version
-		}
+	if k, ok := newestBase(files, latest); ok {
+		lastSnap = k.version
 	}
 	p.mu.Lock()
 	if !p.snapshotDue(latest, lastSnap) || p.glog != nil && !p.changedSince(files, lastSnap, latest) {
@@ -105,7 +103,7 @@ func (p *StorePartition) maintain() error {
 	} else if p.dataless && p.version == latest {
 		covered := p.sinceSnap
 		p.mu.Unlock()
-		if err := p.compactSnapshot(files, latest, covered); err != nil {
+		if err := p.snapshotLive(files, latest, covered); err != nil {
 			return err
 		}
 	} else if p.version != latest || p.data == nil {
@@ -132,6 +130,7 @@ func (p *StorePartition) maintain() error {
 		}
 		p.sinceSnap = max(p.sinceSnap-covered, 0)
 		p.snapBytes = state
+		p.chain = snapChain{head: latest, entries: int64(len(data)), bytes: state}
 		p.mu.Unlock()
 	}
 	// Keep what rebuilding version (latest - retain) needs: its base
@@ -141,13 +140,20 @@ func (p *StorePartition) maintain() error {
 		return nil
 	}
 	keepFrom := int64(0)
-	for k := range files {
-		if k.kind == "snapshot" && k.version <= oldest && k.version > keepFrom {
-			keepFrom = k.version
-		}
+	if k, ok := newestBase(files, oldest); ok {
+		keepFrom = k.version
 	}
+	var chains map[fileKey]bool
 	for k := range files {
-		if k.version < keepFrom || k.version == keepFrom && k.kind == "delta" {
+		if !(k.version < keepFrom || k.version == keepFrom && k.kind == "delta") {
+			continue
+		}
+		if chains == nil {
+			// The chains of the snapshots kept are kept whole: a
+			// segment's older links are below keepFrom.
+			chains = p.keepChains(files, keepFrom)
+		}
+		if !chains[k] {
 			if err := os.Remove(p.file(k.version, k.kind)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("checkpoint: delete old state file: %w", err)
 			}

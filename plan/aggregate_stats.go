@@ -35,7 +35,9 @@ func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Ex
 	switch {
 	case vector.IsStatistical(fn):
 		return func() ([]Expr, error) { return statisticalArgs(f, name, args) }, true
-	case name == "try_sum":
+	case name == "max_by" || name == "min_by":
+		return func() ([]Expr, error) { return maxByArgs(f, name, args) }, true
+	case name == "try_sum" || name == "try_avg":
 		return func() ([]Expr, error) {
 			if len(args) != 1 {
 				return nil, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `%s` requires 1 parameters but the actual number is %d.", name, len(args))
@@ -44,8 +46,7 @@ func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Ex
 			switch {
 			case isNullType(t) || isString(t):
 				args[0] = castTo(args[0], vector.Float64)
-			case t.ID() == arrow.DECIMAL128 || isInterval(args[0]):
-				return nil, errorAt(f.Pos, ErrUnsupported, "%s of %s is not supported (integral and floating-point values are).", name, vector.TypeName(t))
+			case t.ID() == arrow.DECIMAL128 || isInterval(args[0]) || t.ID() == arrow.INTERVAL_MONTHS:
 			case !vector.IsNumeric(t):
 				return nil, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"%s\" due to data type mismatch: Parameter 1 requires the \"NUMERIC\" type, however %q has the type %q.", sql.Format(f), sql.Format(f.Args[0]), vector.TypeName(t))
 			}

@@ -92,6 +92,9 @@ type Cast struct {
 	// operand has under Spark 3's coercion (ANSI off); see
 	// legacyComparisonCasts.
 	legacyTo arrow.DataType
+	// ymFields are the fields of a year-month interval target type
+	// (INTERVAL YEAR, MONTH or YEAR TO MONTH).
+	ymFields vector.YMFields
 }
 
 // GetField extracts field Index (named Name) of the struct X:

@@ -162,7 +162,11 @@ func (p *exprPrinter) expr(e Expr) {
 		p.b.WriteString("CAST(")
 		p.expr(x.X)
 		p.b.WriteString(" AS ")
-		p.b.WriteString(sqlType(x.To))
+		if isYMInterval(x) {
+			p.b.WriteString(ymTypeName(x.ymFields))
+		} else {
+			p.b.WriteString(sqlType(x.To))
+		}
 		p.b.WriteByte(')')
 	case *GetField:
 		p.expr(x.X)

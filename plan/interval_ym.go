@@ -70,7 +70,7 @@ func ymFieldsOf(e Expr) (vector.YMFields, bool) {
 			}
 		}
 	case *Cast:
-		return vector.YMYearToMonth, isYMInterval(x)
+		return x.ymFields, isYMInterval(x)
 	}
 	return 0, false
 }

@@ -114,6 +114,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if cc, ok := c.(*Cast); ok && x.Try {
 			cc.Mode = vector.ModeTry
 		}
+		if cc, ok := c.(*Cast); ok && isYMInterval(cc) {
+			cc.ymFields = ymTypeFields(x.Type.Name)
+		}
 		if _, err := inferType(c); err != nil && c != v && !isRuntimeError(err) {
 			return nil, typeError(x.Pos, c, err)
 		}
@@ -520,6 +523,8 @@ func convertType(t *sql.TypeName) (arrow.DataType, error) {
 		return vector.Timestamp, nil
 	case "TIMESTAMP_NTZ":
 		return vector.TimestampNTZ, nil
+	case "INTERVAL YEAR", "INTERVAL MONTH", "INTERVAL YEAR TO MONTH":
+		return vector.YearMonthInterval, nil
 	case "ARRAY":
 		if t.Elem == nil {
 			return nil, errorAt(t.Pos, ErrType, "ARRAY needs an element type.")

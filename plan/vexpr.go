@@ -54,7 +54,7 @@ func ToVectorExpr(e Expr, env *Env) (vector.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &vector.CastExpr{X: c, To: x.To, Mode: x.Mode, Loc: x.Loc}, nil
+		return &vector.CastExpr{X: c, To: x.To, Mode: x.Mode, Loc: x.Loc, YMFields: x.ymFields}, nil
 	case *GetField:
 		c, err := ToVectorExpr(x.X, env)
 		if err != nil {

@@ -17,6 +17,7 @@ var typeNames = map[string]string{
 	"BINARY": "BINARY", "DATE": "DATE", "TIMESTAMP": "TIMESTAMP",
 	"TIMESTAMP_LTZ": "TIMESTAMP", "TIMESTAMP_NTZ": "TIMESTAMP_NTZ",
 	"ARRAY": "ARRAY", "MAP": "MAP", "STRUCT": "STRUCT",
+	"INTERVAL": "INTERVAL",
 }
 
 // MaxDecimalPrecision is the largest DECIMAL precision, as in Spark.
@@ -54,6 +55,8 @@ func (p *parser) parseType() *TypeName {
 			p.unexpected("'(' and a length after " + name)
 		}
 		tn.Params = p.typeParams(open, name, 1)
+	case "INTERVAL":
+		tn.Name = p.intervalTypeFields(t)
 	case "ARRAY":
 		open := p.expect(tLt, "'<' after ARRAY")
 		tn.Elem = p.parseType()

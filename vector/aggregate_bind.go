@@ -78,7 +78,7 @@ func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, m
 		st.split = true // Spark's two input slices (see splitFold)
 	}
 	for _, part := range stateParts(call.Func) {
-		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Nullable: part == statePartValue})
+		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Nullable: part == statePartValue || part == statePartOrdering})
 	}
 	setStateTypes(call.Func, b)
 	if distinct {
@@ -129,6 +129,9 @@ func setStateTypes(f AggFunc, b *boundAgg) {
 		b.state[0].Type, b.state[1].Type = b.result.Type, Int64
 	case AggAvg:
 		b.state[0].Type, b.state[1].Type = Float64, Int64
+		if acc, ok := b.acc.(*exactSumAcc); ok {
+			b.state[0].Type = acc.sumType // an interval sum
+		}
 		if acc, ok := b.acc.(*sumAcc); ok && acc.kind == sumDecimal {
 			b.state[0].Type = acc.resType // the decimal sum
 		}
@@ -173,6 +176,14 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 			b.args = nil
 		}
 	case AggSum, AggAvg:
+		if isIntervalType(types[0]) {
+			acc, err := newExactSum(info, types[0], call.Func == AggAvg, false, false)
+			if err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+			b.acc, b.result, b.args = acc, arrow.Field{Type: acc.resultType(), Nullable: true}, []Evaluator{Plain(evs[0], mem)}
+			break
+		}
 		res, kind, ok := sumResultType(types[0])
 		if !ok {
 			return nil, typeErr("a numeric argument")
@@ -259,7 +270,7 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		f := in.Field(idx)
 		b.args = append(b.args, &columnEval{col: idx, dt: f.Type, mem: mem})
-		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Type: f.Type, Nullable: part == statePartValue})
+		b.state = append(b.state, arrow.Field{Name: StateColumnName(name, part), Type: f.Type, Nullable: part == statePartValue || part == statePartOrdering})
 		types = append(types, f.Type)
 	}
 	stateErr := func(want string) error {
@@ -274,6 +285,14 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		b.acc = &countAcc{merge: true}
 		b.result = arrow.Field{Name: name, Type: Int64}
 	case AggSum, AggAvg:
+		if isIntervalType(types[0]) {
+			acc, err := newExactSum(info, types[0], call.Func == AggAvg, false, true)
+			if err != nil {
+				return nil, aggBindError(call, in, err)
+			}
+			b.acc, b.result = acc, arrow.Field{Name: name, Type: acc.resultType(), Nullable: true}
+			break
+		}
 		// The state's sum has the result type already.
 		res := types[0]
 		kind, ok := sumKindOfState(res)

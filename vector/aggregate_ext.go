@@ -61,6 +61,15 @@ const (
 	AggBitXor
 	// AggTrySum is try_sum(x): sum, NULL instead of a bigint overflow.
 	AggTrySum
+	// AggMaxBy is max_by(x, ord): x on the row of the greatest ord.
+	AggMaxBy
+	// AggMinBy is min_by(x, ord): x on the row of the least ord.
+	AggMinBy
+	// AggTryAvg is try_avg(x): avg, NULL instead of an overflow.
+	AggTryAvg
+	// AggCollectList is collect_list(x) (array_agg): the non-null values
+	// in input order.
+	AggCollectList
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -73,6 +82,8 @@ var extAggNames = map[AggFunc]string{
 	AggRegrSXX: "regr_sxx", AggRegrSYY: "regr_syy", AggRegrSXY: "regr_sxy", AggRegrR2: "regr_r2",
 	AggRegrSlope: "regr_slope", AggRegrIntercept: "regr_intercept",
 	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor", AggTrySum: "try_sum",
+	AggMaxBy: "max_by", AggMinBy: "min_by", AggTryAvg: "try_avg",
+	AggCollectList: "collect_list",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -104,9 +115,15 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
+		}
+		return true, nil
+	}
+	if call.Func == AggMaxBy || call.Func == AggMinBy {
+		if len(call.Args) != 2 {
+			return true, fmt.Errorf("%s takes 2 arguments, got %d", call.Func, len(call.Args))
 		}
 		return true, nil
 	}
@@ -123,6 +140,15 @@ func extStateParts(f AggFunc) []string {
 	}
 	if f == AggTrySum {
 		return []string{statePartValue, statePartSet}
+	}
+	if f == AggMaxBy || f == AggMinBy {
+		return []string{statePartValue, statePartOrdering}
+	}
+	if f == AggTryAvg {
+		return []string{statePartValue, statePartCount}
+	}
+	if f == AggCollectList {
+		return []string{statePartValue}
 	}
 	return nil
 }
@@ -175,6 +201,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
 	}
+	if call.Func == AggTryAvg || call.Func == AggTrySum && (isIntervalType(types[0]) || types[0].ID() == arrow.DECIMAL128) {
+		b, err := bindTryAverage(call, mem, evs[0], types[0])
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return b, nil
+	}
 	if call.Func == AggTrySum {
 		acc, err := bindTrySum(types[0])
 		if err != nil {
@@ -187,6 +220,20 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 			}
 		}
 		return &boundAgg{args: []Evaluator{arg}, acc: acc, result: arrow.Field{Type: acc.resultType(), Nullable: true}}, nil
+	}
+	if call.Func == AggCollectList {
+		acc, err := bindCollectList(types[0], false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
+	}
+	if call.Func == AggMaxBy || call.Func == AggMinBy {
+		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem), Plain(evs[1], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
 	}
 	return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 }
@@ -218,12 +265,36 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 		}
 		return acc, types[0], nil
 	}
+	if call.Func == AggTryAvg || call.Func == AggTrySum && len(types) == 2 && types[1].ID() == arrow.INT64 {
+		return bindTryAverageState(call, types)
+	}
 	if call.Func == AggTrySum {
 		if len(types) != 2 || types[1].ID() != arrow.BOOL || types[0].ID() != arrow.INT64 && types[0].ID() != arrow.FLOAT64 {
 			return nil, nil, fmt.Errorf("partial state of try_sum must be (bigint|double, boolean), not %s: %w", typeList(types), ErrType)
 		}
 		acc := &trySumAcc{float: types[0].ID() == arrow.FLOAT64, merge: true}
 		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggCollectList {
+		l, ok := types[0].(*arrow.ListType)
+		if len(types) != 1 || !ok {
+			return nil, nil, fmt.Errorf("partial state of collect_list must be (array), not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindCollectList(l.Elem(), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggMaxBy || call.Func == AggMinBy {
+		if len(types) != 2 {
+			return nil, nil, fmt.Errorf("partial state of %s must be (value, ordering), not %s: %w", call.Func, typeList(types), ErrType)
+		}
+		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, types[0], nil
 	}
 	return nil, nil, fmt.Errorf("unknown aggregate function %d", int(call.Func))
 }

@@ -54,6 +54,9 @@ type CastExpr struct {
 	To   arrow.DataType
 	Mode EvalMode       // ANSI (the zero value), legacy or try_cast
 	Loc  *time.Location // the session time zone; nil is UTC
+	// YMFields are the fields of a year-month interval target (which
+	// string forms a cast from a string accepts).
+	YMFields YMFields
 }
 
 // Cast returns CAST(x AS to) with ANSI semantics in UTC.
@@ -87,6 +90,9 @@ func (c *CastExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 		return Plain(child, mem), nil
 	}
 	k := castKernelFor(Unwrap(from), c.To)
+	if k == nil && IsYearMonthInterval(c.To) && Unwrap(from).ID() == arrow.STRING {
+		k = stringToYMKernel(c.YMFields)
+	}
 	if k == nil {
 		return nil, newBindError(c, in, fmt.Errorf("cannot cast %s to %s: %w", TypeName(from), TypeName(c.To), ErrType))
 	}
@@ -97,7 +103,8 @@ func (c *CastExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 // castTarget reports whether dt is a type Cast can produce.
 func castTarget(dt arrow.DataType) bool {
 	switch dt.ID() {
-	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.DATE32, arrow.DECIMAL128:
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.BINARY, arrow.DATE32, arrow.DECIMAL128,
+		arrow.INTERVAL_MONTHS:
 		return true
 	case arrow.TIMESTAMP:
 		return arrow.TypeEqual(dt, Timestamp) || arrow.TypeEqual(dt, TimestampNTZ)

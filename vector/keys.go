@@ -72,7 +72,8 @@ func NewKeyEncoder(mem memory.Allocator, types []arrow.DataType) (*KeyEncoder, e
 func checkKeyType(t arrow.DataType) error {
 	switch t.ID() {
 	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT64,
-		arrow.DATE32, arrow.TIMESTAMP, arrow.STRING, arrow.BINARY, arrow.DECIMAL128, arrow.NULL:
+		arrow.DATE32, arrow.TIMESTAMP, arrow.STRING, arrow.BINARY, arrow.DECIMAL128, arrow.NULL,
+		arrow.INTERVAL_MONTHS, arrow.DURATION:
 		return nil
 	case arrow.STRUCT:
 		for _, f := range t.(*arrow.StructType).Fields() {
@@ -498,9 +499,9 @@ func fixedWidth(id arrow.Type) int32 {
 		return 1
 	case arrow.INT16:
 		return 2
-	case arrow.INT32, arrow.DATE32:
+	case arrow.INT32, arrow.DATE32, arrow.INTERVAL_MONTHS:
 		return 4
-	case arrow.INT64, arrow.FLOAT64, arrow.TIMESTAMP:
+	case arrow.INT64, arrow.FLOAT64, arrow.TIMESTAMP, arrow.DURATION:
 		return 8
 	case arrow.DECIMAL128:
 		return 16
@@ -884,6 +885,10 @@ func decodeValue(b array.Builder, key []byte) ([]byte, error) {
 		bb.Append(int64(binary.LittleEndian.Uint64(v)))
 	case *array.TimestampBuilder:
 		bb.Append(arrow.Timestamp(binary.LittleEndian.Uint64(v)))
+	case *array.MonthIntervalBuilder:
+		bb.Append(arrow.MonthInterval(binary.LittleEndian.Uint32(v)))
+	case *array.DurationBuilder:
+		bb.Append(arrow.Duration(binary.LittleEndian.Uint64(v)))
 	case *array.Float64Builder:
 		bb.Append(math.Float64frombits(binary.LittleEndian.Uint64(v)))
 	case *array.Decimal128Builder:

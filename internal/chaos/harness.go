@@ -366,6 +366,8 @@ func fileKind(dir, path string) string {
 		return "state delta"
 	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".snapshot"):
 		return "state snapshot"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".segment"):
+		return "state snapshot segment"
 	case strings.Contains(rel, "/state/"):
 		return "state other (" + base + ")"
 	case strings.Contains(rel, "/sinks/memory/") && strings.HasSuffix(base, ".view.arrow"):

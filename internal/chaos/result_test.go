@@ -69,6 +69,7 @@ func TestFileKind(t *testing.T) {
 		"/r/checkpoints/counts/state/0/1/7.delta":         "state delta",
 		"/r/checkpoints/counts/state/_log/1.seg":          "state log",
 		"/r/checkpoints/counts/state/0/1/11.snapshot":     "state snapshot",
+		"/r/checkpoints/counts/state/0/1/23.11.segment":   "state snapshot segment",
 		"/r/checkpoints/counts/state/0/_metadata/schema":  "state other (schema)",
 		"/r/checkpoints/counts/sinks/memory/4.arrow":      "memsink epoch",
 		"/r/checkpoints/counts/sinks/memory/9.view.arrow": "memsink view",

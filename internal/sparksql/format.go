@@ -184,9 +184,11 @@ func formatDate(days int64) string {
 }
 
 // JavaDouble renders a float64 (bits 64) or float32 (bits 32) as Java's
-// Double.toString / Float.toString: plain decimal with at least one
-// fractional digit for magnitudes in [1e-3, 1e7), otherwise computerized
-// scientific notation (1.0E10, 1.5E-5); NaN, Infinity, -Infinity.
+// Double.toString / Float.toString of the JDKs Spark's golden files were
+// made with (see javadouble.go for the digits, which are not always the
+// shortest): plain decimal with at least one fractional digit for
+// magnitudes in [1e-3, 1e7), otherwise computerized scientific notation
+// (1.0E10, 1.5E-5); NaN, Infinity, -Infinity.
 func JavaDouble(v float64, bits int) string {
 	switch {
 	case math.IsNaN(v):
@@ -201,20 +203,7 @@ func JavaDouble(v float64, bits int) string {
 		}
 		return "0.0"
 	}
-	if abs := math.Abs(v); abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(v, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(v, 'e', -1, bits)
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	e, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(e)
+	return javaDoubleDigits(v, bits).layout(v < 0)
 }
 
 // PlainDecimal renders an unscaled value with scale as Java's

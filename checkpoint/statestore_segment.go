@@ -1,0 +1,332 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Segmented snapshots. A partition whose operator keeps its state live
+// (ChangelogWriter: the store holds no decoded copy) used to make every
+// snapshot by reading the newest snapshot and the deltas after it,
+// merging them and writing the whole state again: each snapshot cost the
+// state's size, however little of it had changed. A state that only
+// grows (q4's and q20's join sides) was so read and rewritten at every
+// doubling.
+//
+// A segment is a snapshot that holds only what changed since the snapshot
+// before it: <version>.<base>.segment is the deltas of versions base+1 ..
+// version in one state file, their entries in order (upserts with their
+// values, deletes as null values: tombstones), so that applying it in
+// order leaves each key's last change. Version is then
+// rebuilt from base's snapshot (itself a segment, or a full
+// <base>.snapshot) plus the segment: a chain of segments on a full
+// snapshot. A partition's first snapshot is full (made from the deltas
+// alone, it costs the changes as well). Making one costs the changes it covers,
+// not the state: a snapshot's cost is amortized O(changes), and the old
+// state is never read to make it.
+//
+// A chain is folded into a full snapshot (compactSnapshot) only when it
+// holds as many dead entries as live ones (its entries, overwritten ones
+// and tombstones included, are over twice the partition's live keys) or has
+// maxSegmentLinks segments: then the rewrite of the state is paid for by
+// as many bytes of changes, and the chain a load reads stays within a
+// small multiple of the state. A state that only grows (no deletes, no
+// overwrites) is never rewritten until the chain is maxSegmentLinks long:
+// with snapshots due at each doubling (snapshotDue), that is after the
+// state has grown 2^maxSegmentLinks-fold.
+//
+// Loading reads the chain oldest first (load, readChain). A damaged or
+// missing link makes the whole chain unusable: as for a damaged full
+// snapshot, the version is rebuilt from an older base and the deltas
+// after it when they are all still there, and otherwise refused with the
+// damaged file named. A build that does not know segments ignores the
+// files (their kind is not "snapshot" or "delta").
+
+// segmentSuffix ends a segment's kind: a segment's file is
+// <version>.<base>.segment, whose kind (what follows the version's dot)
+// is "<base>.segment".
+const segmentSuffix = ".segment"
+
+// maxSegmentLinks bounds the segments on a chain's full snapshot.
+const maxSegmentLinks = 8
+
+// segmentKind is the kind of a segment file on base.
+func segmentKind(base int64) string {
+	return strconv.FormatInt(base, 10) + segmentSuffix
+}
+
+// segmentBase returns the base version of a segment kind; ok is false for
+// any other kind.
+func segmentBase(kind string) (int64, bool) {
+	b, ok := strings.CutSuffix(kind, segmentSuffix)
+	if !ok {
+		return 0, false
+	}
+	return parseEpochName(b)
+}
+
+// isBase reports whether k is a snapshot a version can be rebuilt from (a
+// full snapshot or a segment).
+func isBase(k fileKey) bool {
+	if k.kind == "snapshot" {
+		return true
+	}
+	_, ok := segmentBase(k.kind)
+	return ok
+}
+
+// newestBase returns the newest snapshot or segment at or below v (0:
+// none). A full snapshot is preferred to a segment of the same version.
+func newestBase(files map[fileKey]bool, v int64) (fileKey, bool) {
+	var best fileKey
+	found := false
+	for k := range files {
+		if k.version > v || !isBase(k) {
+			continue
+		}
+		if !found || k.version > best.version || k.version == best.version && k.kind == "snapshot" {
+			best, found = k, true
+		}
+	}
+	return best, found
+}
+
+// basesAtOrBelow returns the snapshots and segments at or below v, newest
+// first (a full snapshot before a segment of the same version).
+func basesAtOrBelow(files map[fileKey]bool, v int64) []fileKey {
+	var out []fileKey
+	for k := range files {
+		if k.version <= v && isBase(k) {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].version != out[j].version {
+			return out[i].version > out[j].version
+		}
+		return out[i].kind == "snapshot"
+	})
+	return out
+}
+
+// chainOf returns the files that rebuild k's version, oldest first: a
+// full snapshot (absent when the chain starts from the empty version 0)
+// then the segments on it, ending with k. A missing link is ErrCorrupt,
+// naming the segment that needs it.
+func (p *StorePartition) chainOf(files map[fileKey]bool, k fileKey) ([]fileKey, error) {
+	chain := []fileKey{k}
+	for {
+		base, ok := segmentBase(k.kind)
+		if !ok || base == 0 {
+			break
+		}
+		if len(chain) > len(files) {
+			return nil, fmt.Errorf("checkpoint: state %s: snapshot segments of %s form a cycle: %w", p.dir, p.file(k.version, k.kind), ErrCorrupt)
+		}
+		next, ok := fileKey{base, "snapshot"}, files[fileKey{base, "snapshot"}]
+		if !ok {
+			for f := range files {
+				if b, seg := segmentBase(f.kind); seg && f.version == base && b < base {
+					next, ok = f, true
+					break
+				}
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("checkpoint: state %s: snapshot segment %s is on version %d, whose snapshot is missing: %w", p.dir, p.file(k.version, k.kind), base, ErrCorrupt)
+		}
+		chain = append(chain, next)
+		k = next
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain, nil
+}
+
+// readChain applies the chain that rebuilds k's version to data (empty on
+// entry); aliased, its entries alias the bytes read (compaction's
+// transient map).
+func (p *StorePartition) readChain(files map[fileKey]bool, k fileKey, data map[string][]byte, aliased bool) error {
+	chain, err := p.chainOf(files, k)
+	if err != nil {
+		return err
+	}
+	for _, f := range chain {
+		path := p.file(f.version, f.kind)
+		if aliased {
+			err = p.readAliased(path, data)
+		} else {
+			_, err = p.readInto(path, data)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapChain describes the chain this process last wrote for a partition,
+// so that the next snapshot knows how much the chain holds without
+// reading it.
+type snapChain struct {
+	head    int64 // version of the newest snapshot or segment (0: none known)
+	links   int   // segments on the full snapshot
+	entries int64 // entries of the chain's files, tombstones included
+	bytes   int64 // key and value bytes of those entries
+}
+
+// concatDeltas returns the body of a segment of versions from+1..to: the
+// chunks of their deltas, decompressed and concatenated in version order
+// (a load applies entries in order, so a key's last change wins; no map,
+// no hashing: the copy of the bytes is the cost). entries counts its
+// entries (overwritten ones and tombstones included), bytes their key and
+// value bytes. ok is false when one of the deltas is not of format v2
+// (written by an older build), and the caller compacts instead.
+func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (body []byte, entries, bytes int64, ok bool, err error) {
+	// The payloads are read first and copied once into a body of their
+	// total size (plus the trailer's): appending to a growing body cost
+	// two thirds of a segment in q20.
+	var payloads [][]byte
+	size := len(stateColumnsMagic) + 1 + 8
+	for v := from + 1; v <= to; v++ {
+		raw, where, found, err := p.readDeltaRaw(files, v, to)
+		if err != nil {
+			return nil, 0, 0, false, err
+		}
+		if !found {
+			continue
+		}
+		payload, v2, err := columnsPayload(raw)
+		if err != nil {
+			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+		}
+		if !v2 {
+			return nil, 0, 0, false, nil
+		}
+		err = walkChunks(payload, func(key, value []byte, _ bool) {
+			entries++
+			bytes += int64(len(key) + len(value))
+		})
+		if err != nil {
+			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+		}
+		payloads = append(payloads, payload)
+		size += len(payload)
+	}
+	body = make([]byte, 0, size)
+	body = append(append(body, stateColumnsMagic...), stateCodecStored)
+	for _, pl := range payloads {
+		body = append(body, pl...)
+	}
+	return body, entries, bytes, true, nil
+}
+
+// readDeltaRaw reads version v's delta (from the state log when it covers
+// v, else <v>.delta) and names where it came from; found is false when the
+// log says the partition did not change in v.
+func (p *StorePartition) readDeltaRaw(files map[fileKey]bool, v, target int64) (raw []byte, where string, found bool, err error) {
+	if p.logged(v) {
+		ref, ok := p.glog.lookup(p.rel, v)
+		if !ok {
+			return nil, "", false, nil
+		}
+		raw, err := p.glog.read(ref)
+		if err != nil {
+			return nil, "", false, err
+		}
+		return raw, fmt.Sprintf("%s: delta of %s version %d at offset %d", ref.seg.path, p.rel, v, ref.off), true, nil
+	}
+	path := p.file(v, "delta")
+	if !files[fileKey{v, "delta"}] {
+		return nil, "", false, fmt.Errorf("checkpoint: snapshot state %s at version %d: %s is missing: %w", p.dir, target, path, ErrCorrupt)
+	}
+	raw, err = readFile(path)
+	if err != nil {
+		return nil, "", false, err
+	}
+	return raw, path, true, nil
+}
+
+// snapshotLive writes the snapshot of version latest of a partition whose
+// operator keeps the state live (dataless): a segment of the changes
+// since the newest snapshot when the chain this process wrote leads there
+// and would stay short and mostly live, else a full snapshot
+// (compactSnapshot). covered is the delta bytes the snapshot makes
+// unnecessary to replay.
+func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered int64) error {
+	if slots := p.opts.compactSlots; slots != nil {
+		slots <- struct{}{}
+		defer func() { <-slots }()
+	}
+	base, ok := newestBase(files, latest-1)
+	p.mu.Lock()
+	chain, rows := p.chain, p.rows
+	p.mu.Unlock()
+	// The first snapshot is full: from the empty version, a full
+	// snapshot costs the changes too, and a chain always ends on one.
+	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots {
+		return p.compactSnapshot(files, latest, covered)
+	}
+	body, added, addedBytes, ok, err := p.concatDeltas(files, base.version, latest)
+	if err != nil {
+		return fmt.Errorf("checkpoint: snapshot segment of %s at version %d: %w", p.dir, latest, err)
+	}
+	if !ok {
+		return p.compactSnapshot(files, latest, covered)
+	}
+	entries := chain.entries + added
+	if entries > 2*rows+p.opts.segmentSlack {
+		return p.foldSnapshot(files, latest, covered, body)
+	}
+	raw, err := sealColumnsOwned(body)
+	if err != nil {
+		return fmt.Errorf("checkpoint: encode snapshot segment for %s: %w", p.dir, err)
+	}
+	key := fileKey{latest, segmentKind(base.version)}
+	if err := p.w.WriteFile(p.file(key.version, key.kind), raw, true); err != nil {
+		return err
+	}
+	files[key] = true
+	p.mu.Lock()
+	if p.files != nil {
+		p.files[key] = true
+	}
+	p.sinceSnap = max(p.sinceSnap-covered, 0)
+	p.chain = snapChain{head: latest, links: chain.links + 1, entries: entries, bytes: chain.bytes + addedBytes}
+	p.snapBytes = p.chain.bytes
+	p.mu.Unlock()
+	return nil
+}
+
+// minSegmentSlack lets a small chain hold dead entries beyond twice the
+// live keys (a partition of a few keys updated every epoch would
+// otherwise compact every time).
+const minSegmentSlack = 1024
+
+// keepChains returns the files that rebuilding any snapshot or segment at
+// or above from needs, so that cleanup spares the older links of their
+// chains. A chain that cannot be resolved keeps what it has.
+func (p *StorePartition) keepChains(files map[fileKey]bool, from int64) map[fileKey]bool {
+	keep := map[fileKey]bool{}
+	for k := range files {
+		if k.version < from || !isBase(k) {
+			continue
+		}
+		chain, err := p.chainOf(files, k)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				slog.Warn("state snapshot chain unresolved", "err", err)
+			}
+			continue
+		}
+		for _, f := range chain {
+			keep[f] = true
+		}
+	}
+	return keep
+}
