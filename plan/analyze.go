@@ -84,9 +84,9 @@ func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, er
 		}
 		return &StreamingTableStatement{Name: joinIdents(s.Name), OrRefresh: s.OrRefresh, Properties: props, Query: n}, nil
 	case *sql.CreateView:
-		return analyzeCreateView(s, cat)
+		return analyzeCreateView(b, s, cat)
 	case *sql.Insert:
-		return analyzeInsert(s, cat)
+		return analyzeInsert(b, s, cat)
 	case nil:
 		return nil, errors.New("plan: nil statement")
 	}
@@ -98,7 +98,9 @@ func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, er
 // CREATE STREAMING TABLE (spark.sql.ansi.enabled,
 // spark.sql.session.timeZone) override them for that table's query.
 func AnalyzeWith(stmt sql.Statement, cat Catalog, opts Options) (Statement, error) {
-	st, err := Analyze(stmt, cat)
+	b := newBudget(context.Background(), 0)
+	b.legacy = !opts.ANSI
+	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +141,17 @@ func stampStatement(st Statement, opts Options) (Statement, error) {
 
 // AnalyzeSQLWith is AnalyzeSQL under opts.
 func AnalyzeSQLWith(text string, cat Catalog, opts Options) (Node, error) {
-	n, err := AnalyzeSQL(text, cat)
+	st, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := st.(*sql.Query)
+	if !ok {
+		return nil, errorAt(st.Position(), ErrUnsupported, "Expected a query, got another statement.")
+	}
+	b := newBudget(context.Background(), 0)
+	b.legacy = !opts.ANSI
+	n, err := analyzeQuery(b, q, cat)
 	if err != nil {
 		return nil, err
 	}
@@ -401,6 +413,9 @@ func (a *analyzer) union(u *sql.Union) (*scope, error) {
 		if nodes[i], err = a.finish(sc); err != nil {
 			return nil, err
 		}
+	}
+	if err := a.legacySetOpCheck(u.Pos, nodes); err != nil {
+		return nil, err
 	}
 	n, err := unionOf(u.Pos, nodes)
 	if err != nil {

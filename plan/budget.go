@@ -22,10 +22,14 @@ var ErrPlanTooLarge = errors.New("plan too large")
 // intervals (every checkEvery expressions) and counts expressions against
 // a maximum. A nil *budget (the DataFrame builders) checks nothing.
 type budget struct {
-	ctx  context.Context
-	n    int
-	max  int
-	fail error
+	// legacy: the session runs with spark.sql.ansi.enabled=false, so
+	// coercions follow Spark 3's TypeCoercion rather than
+	// AnsiTypeCoercion where they differ.
+	legacy bool
+	ctx    context.Context
+	n      int
+	max    int
+	fail   error
 }
 
 const checkEvery = 256
@@ -76,7 +80,9 @@ type AnalyzeOptions struct {
 // AnalyzeContext is Analyze honouring ctx (checked every few hundred
 // expressions) and the limits of opts.
 func AnalyzeContext(ctx context.Context, stmt sql.Statement, cat Catalog, opts AnalyzeOptions) (Statement, error) {
-	st, err := analyzeStatement(newBudget(ctx, opts.MaxPlanExprs), stmt, cat)
+	b := newBudget(ctx, opts.MaxPlanExprs)
+	b.legacy = opts.Session != nil && !opts.Session.ANSI
+	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil || opts.Session == nil {
 		return st, err
 	}

@@ -56,6 +56,10 @@ type Literal struct {
 	// only (INTERVAL '2' DAY): Spark types it INTERVAL DAY, and a date
 	// plus or minus it stays a date.
 	dayField bool
+	// castValue marks the value of an explicit CAST to the literal's own
+	// type (cast(1 AS int)): Spark's DecimalPrecision does not treat it
+	// as a literal of the query (see coerce_arith.go).
+	castValue bool
 }
 
 // Call is an operator or function application. Func is the canonical

@@ -86,7 +86,7 @@ type InsertStatement struct {
 
 func (*InsertStatement) statementPlan() {}
 
-func analyzeInsert(s *sql.Insert, cat Catalog) (*InsertStatement, error) {
+func analyzeInsert(b *budget, s *sql.Insert, cat Catalog) (*InsertStatement, error) {
 	name := joinIdents(s.Name)
 	if cat == nil {
 		return nil, errorAt(s.Pos, errTableUnresolved, "The table or view %s cannot be found (no catalog).", backquote(name))
@@ -99,7 +99,7 @@ func analyzeInsert(s *sql.Insert, cat Catalog) (*InsertStatement, error) {
 	if !ok {
 		return nil, errorAt(s.Pos, ErrUnsupported, "INSERT INTO %s is not supported: only tables created with CREATE TABLE ... USING parquet (without a path) accept inserts.", backquote(name))
 	}
-	n, err := AnalyzeQuery(s.Query, cat)
+	n, err := analyzeQuery(b, s.Query, cat)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type resolver struct {
 	types map[callTypeKey]arrow.DataType
 }
 
+// legacy reports whether the analysis runs with ANSI off (see budget).
+func (r *resolver) legacy() bool { return r.b != nil && r.b.legacy }
+
 func (r *resolver) exprs(es []sql.Expr) ([]Expr, error) {
 	out := make([]Expr, len(es))
 	for i, e := range es {
@@ -111,6 +114,11 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 			return ymCastToString(x.Pos, v)
 		}
 		c := castTo(v, to)
+		if l, ok := c.(*Literal); ok && l.Value != nil {
+			cl := *l
+			cl.castValue = true
+			c = &cl
+		}
 		if cc, ok := c.(*Cast); ok && x.Try {
 			cc.Mode = vector.ModeTry
 		}
@@ -240,7 +248,13 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		}
 		return r.typedCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
 	case sql.OpConcat:
-		return r.typedCall(x.Pos, "concat", l, rr)
+		args := timestampsAsText([]Expr{l, rr})
+		return r.typedCall(x.Pos, "concat", args[0], args[1])
+	}
+	if op, ok := arithmeticOps[x.Op]; ok && r.legacy() && (op == "+" || op == "-") {
+		if err := legacyDateArithmetic(x.Pos, op, l, rr); err != nil {
+			return nil, err
+		}
 	}
 	if e, ok, err := scalarOperator(x, l, rr); ok {
 		return e, err
@@ -255,15 +269,23 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		}
 		if (op == "+" || op == "-") && (isInterval(l) || isInterval(rr)) {
 			// timestamp ± interval: a string or date operand is a timestamp.
+			// A string operand's result is cast back to a string, as
+			// Spark's ResolveBinaryArithmetic casts the sum to the
+			// operand's type.
+			str := isString(l.DataType()) || isString(rr.DataType())
 			if isString(l.DataType()) || l.DataType().ID() == arrow.DATE32 {
 				l = castTo(l, vector.Timestamp)
 			}
 			if isString(rr.DataType()) || rr.DataType().ID() == arrow.DATE32 {
 				rr = castTo(rr, vector.Timestamp)
 			}
-			return newCall(x.Pos, op, l, rr)
+			e, err := newCall(x.Pos, op, l, rr)
+			if err != nil || !str {
+				return e, err
+			}
+			return castTo(e, vector.String), nil
 		}
-		l, rr = coerceArithmetic(l, rr)
+		l, rr = coerceArithmetic(l, rr, r.legacy())
 		return r.typedCall(x.Pos, op, l, rr)
 	}
 	return nil, errorAt(x.Pos, ErrUnsupported, "The operator %s is not supported.", x.Op)
@@ -347,6 +369,15 @@ func (r *resolver) in(x *sql.In) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.legacy() {
+		lv, ll, handled, err := legacyIn(x.Pos, v, list)
+		if err != nil {
+			return nil, err
+		}
+		if handled {
+			return r.inCall(x, lv, ll)
+		}
+	}
 	// A string value against numbers (or the reverse) compares in the
 	// comparison type; otherwise vector widens numbers itself.
 	for _, it := range list {
@@ -360,6 +391,10 @@ func (r *resolver) in(x *sql.In) (Expr, error) {
 			list[i] = castTo(it, vector.Unwrap(v.DataType()))
 		}
 	}
+	return r.inCall(x, v, list)
+}
+
+func (r *resolver) inCall(x *sql.In, v Expr, list []Expr) (Expr, error) {
 	c, err := newCall(x.Pos, "in", append([]Expr{v}, list...)...)
 	if err != nil {
 		return nil, err
@@ -449,6 +484,11 @@ func (r *resolver) caseExpr(x *sql.Case) (Expr, error) {
 			return nil, err
 		}
 		results = append(results, v)
+	}
+	if r.legacy() {
+		if err := legacyCommonCheck(x.Pos, "CASE", results); err != nil {
+			return nil, err
+		}
 	}
 	return newCase(x.Pos, conds, results, x.Else != nil)
 }

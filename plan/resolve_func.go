@@ -95,9 +95,14 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if to, ok := castFunctions[name]; ok && len(args) == 1 {
+		// A plan cast, so that the session's time zone and ANSI mode
+		// reach it as they reach CAST.
+		return castTo(args[0], to), nil
+	}
 	switch name {
 	case "try_add", "try_subtract", "try_multiply", "try_divide":
-		return tryArithmetic(f, name, args)
+		return tryArithmetic(f, name, args, r.legacy())
 	case "greatest", "least":
 		return greatestCall(f, name, args)
 	case "try_to_timestamp":
@@ -108,6 +113,11 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	case "coalesce", "nvl", "ifnull":
 		if len(args) == 0 || name != "coalesce" && len(args) != 2 {
 			return nil, errorAt(f.Pos, ErrType, "%s() needs %s arguments, got %d.", name, map[bool]string{true: "at least 1", false: "2"}[name == "coalesce"], len(args))
+		}
+		if r.legacy() {
+			if err := legacyCommonCheck(f.Pos, name+"()", args); err != nil {
+				return nil, err
+			}
 		}
 		args, err := coerceAll(f.Pos, name+"()", args)
 		if err != nil {
@@ -121,6 +131,11 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		c, err := requireBoolean(f.Args[0].Position(), "if()", args[0])
 		if err != nil {
 			return nil, err
+		}
+		if r.legacy() {
+			if err := legacyCommonCheck(f.Pos, "if()", args[1:]); err != nil {
+				return nil, err
+			}
 		}
 		return newCase(f.Pos, []Expr{c}, args[1:], true)
 	case "isnull", "isnotnull", "window_time":
@@ -462,13 +477,21 @@ func filteredAggregate(f *sql.FuncCall, name string) (*sql.FuncCall, error) {
 	return &g, nil
 }
 
+// castFunctions are the functions that are casts (timestamp(x) is
+// CAST(x AS TIMESTAMP)).
+var castFunctions = map[string]arrow.DataType{
+	"boolean": vector.Boolean, "int": vector.Int32, "bigint": vector.Int64,
+	"double": vector.Float64, "string": vector.String, "binary": vector.Binary,
+	"timestamp": vector.Timestamp, "date": vector.Date,
+}
+
 // tryOps maps the try_ arithmetic functions to their operators.
 var tryOps = map[string]string{"try_add": "+", "try_subtract": "-", "try_multiply": "*", "try_divide": "/"}
 
 // tryArithmetic resolves try_add(a, b) and its siblings: the operator with
 // Spark's coercions, evaluated in try mode (NULL instead of
 // ARITHMETIC_OVERFLOW or DIVIDE_BY_ZERO).
-func tryArithmetic(f *sql.FuncCall, name string, args []Expr) (Expr, error) {
+func tryArithmetic(f *sql.FuncCall, name string, args []Expr, legacy bool) (Expr, error) {
 	if len(args) != 2 {
 		return nil, errorAt(f.Pos, ErrType, "%s() takes 2 arguments, got %d.", name, len(args))
 	}
@@ -477,7 +500,7 @@ func tryArithmetic(f *sql.FuncCall, name string, args []Expr) (Expr, error) {
 	if (op == "+" || op == "-") && (isInterval(l) || isInterval(r)) {
 		return nil, errorAt(f.Pos, ErrUnsupported, "%s() of an interval is not supported.", name)
 	}
-	l, r = coerceArithmetic(l, r)
+	l, r = coerceArithmetic(l, r, legacy)
 	e, err := newCall(f.Pos, op, l, r)
 	if err != nil {
 		return nil, err

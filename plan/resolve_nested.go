@@ -63,6 +63,9 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		if args, err = coerceNested(f.Pos, name, args); err != nil {
 			return nil, true, err
 		}
+		if name == "concat" {
+			args = timestampsAsText(args)
+		}
 	case "map_contains_key":
 		if mt, ok := args[0].DataType().(*arrow.MapType); ok && len(args) == 2 && !arrow.TypeEqual(mt.KeyType(), vector.Unwrap(args[1].DataType())) {
 			if kt, ok := vector.CommonType(mt.KeyType(), args[1].DataType()); ok {

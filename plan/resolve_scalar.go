@@ -97,7 +97,7 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		if isNullType(l.DataType()) && isNullType(rr.DataType()) {
 			l, rr = castTo(l, vector.Float64), castTo(rr, vector.Float64)
 		}
-		l, rr = coerceArithmetic(l, rr)
+		l, rr = coerceArithmetic(l, rr, r.legacy())
 		m, err := newCall(f.Pos, "%", l, rr)
 		if err != nil || name == "mod" {
 			return m, true, err
@@ -143,6 +143,11 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		if err != nil {
 			return nil, true, err
 		}
+		if r.legacy() {
+			if err := legacyCommonCheck(f.Pos, "nvl2()", args[1:]); err != nil {
+				return nil, true, err
+			}
+		}
 		e, err := newCase(f.Pos, []Expr{c}, args[1:], true)
 		return e, true, err
 	case "equal_null":
@@ -175,6 +180,11 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		hasElse := len(args)%2 == 0
 		if hasElse {
 			results = append(results, args[len(args)-1])
+		}
+		if r.legacy() {
+			if err := legacyCommonCheck(f.Pos, name+"()", results); err != nil {
+				return nil, true, err
+			}
 		}
 		e, err := newCase(f.Pos, conds, results, hasElse)
 		return e, true, err

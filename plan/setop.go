@@ -21,6 +21,9 @@ func (a *analyzer) setOp(u *sql.Union) (*scope, error) {
 			return nil, err
 		}
 	}
+	if err := a.legacySetOpCheck(u.Pos, nodes); err != nil {
+		return nil, err
+	}
 	widened, err := unionOf(u.Pos, nodes)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,19 @@ var settings = map[string]settingRule{
 	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
 	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {only: "false"},
 	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {only: "false"},
+	// Choices of physical strategy (code generation, join algorithm,
+	// adaptive and cost-based planning, subexpression elimination): Spark
+	// gives the same answers under every value, and this engine has one
+	// strategy of its own, so every value is honoured.
+	"spark.sql.codegen.wholestage":               {},
+	"spark.sql.codegen.factorymode":              {},
+	"spark.sql.optimizenullawareantijoin":        {},
+	"spark.sql.autobroadcastjointhreshold":       {},
+	"spark.sql.join.prefersortmergejoin":         {},
+	"spark.sql.join.forceapplyshuffledhashjoin":  {},
+	"spark.sql.subexpressionelimination.enabled": {},
+	"spark.sql.adaptive.enabled":                 {},
+	"spark.sql.cbo.enabled":                      {},
 	// Read when a stateful table starts in cluster mode (docs/cluster.md).
 	"arrowstream.cluster.stateful.stablemembership": {only: "true"},
 }

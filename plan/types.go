@@ -357,8 +357,18 @@ func coerceComparison(l, r Expr) (Expr, Expr) {
 }
 
 // coerceArithmetic casts string operands of arithmetic to a number: bigint
-// next to an integral number, double otherwise (Spark's ANSI rule).
-func coerceArithmetic(l, r Expr) (Expr, Expr) {
+// next to an integral number, double otherwise (Spark's ANSI rule), or
+// double whatever the other operand with ANSI off (legacy); then an
+// integral operand next to a decimal as DecimalPrecision does (see
+// coerce_arith.go).
+func coerceArithmetic(l, r Expr, legacy bool) (Expr, Expr) {
+	if legacy {
+		l, r = legacyArithmetic(l, r)
+	}
+	return decimalOperands(ansiArithmetic(l, r))
+}
+
+func ansiArithmetic(l, r Expr) (Expr, Expr) {
 	lt, rt := vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())
 	num := func(other arrow.DataType) arrow.DataType {
 		if vector.IsIntegral(other) {

@@ -35,11 +35,11 @@ type CreateViewStatement struct {
 func (*CreateViewStatement) statementPlan() {}
 
 // analyzeCreateView analyzes the view's query and applies its column list.
-func analyzeCreateView(s *sql.CreateView, cat Catalog) (*CreateViewStatement, error) {
+func analyzeCreateView(b *budget, s *sql.CreateView, cat Catalog) (*CreateViewStatement, error) {
 	if s.OrReplace && s.IfNotExists {
 		return nil, errorAt(s.Pos, ErrType, "CREATE VIEW with both IF NOT EXISTS and REPLACE is not allowed.")
 	}
-	n, err := AnalyzeQuery(s.Query, cat)
+	n, err := analyzeQuery(b, s.Query, cat)
 	if err != nil {
 		return nil, err
 	}

@@ -284,7 +284,9 @@ func (l *LiveAggregate) ShouldCompact() bool {
 
 // Compact drops the dead groups: the live ones are renumbered densely in
 // their old order, and remap gives the new id of every old one (-1 for a
-// dead group). It costs one State and one Merge of the live groups.
+// dead group). It moves the live groups down in place when the grouper and
+// accumulators can (see compactInPlace), and otherwise costs one State and
+// one Merge of the live groups.
 func (l *LiveAggregate) Compact(ctx context.Context) (remap []int32, err error) {
 	groups := l.NumGroups()
 	remap = make([]int32, groups)
@@ -297,26 +299,37 @@ func (l *LiveAggregate) Compact(ctx context.Context) (remap []int32, err error) 
 		remap[g] = int32(len(live))
 		live = append(live, int32(g))
 	}
-	rec, err := l.State(live)
-	if err != nil {
-		return nil, err
+	if !l.compactInPlace(live) {
+		if err := l.rebuild(ctx, live); err != nil {
+			return nil, err
+		}
 	}
-	defer rec.Release()
-	fresh := &LiveAggregate{mem: l.mem, schema: l.schema, spec: l.spec, heap: l.heap}
-	if err := fresh.bind(); err != nil {
-		return nil, err
-	}
-	if _, err := fresh.Merge(ctx, rec); err != nil {
-		fresh.b.grouper.release()
-		return nil, err
-	}
-	// The old structures go; the accounting carries over to the new ones.
-	l.b.grouper.release()
-	*l = *fresh
 	if err := l.heap.set(l.HeapBytes()); err != nil {
 		return nil, err
 	}
 	return remap, nil
+}
+
+// rebuild replaces the groups with the groups live (ascending ids),
+// renumbered in order, by merging their state into fresh structures.
+func (l *LiveAggregate) rebuild(ctx context.Context, live []int32) error {
+	rec, err := l.State(live)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	fresh := &LiveAggregate{mem: l.mem, schema: l.schema, spec: l.spec, heap: l.heap}
+	if err := fresh.bind(); err != nil {
+		return err
+	}
+	if _, err := fresh.Merge(ctx, rec); err != nil {
+		fresh.b.grouper.release()
+		return err
+	}
+	// The old structures go; the accounting carries over to the new ones.
+	l.b.grouper.release()
+	*l = *fresh
+	return nil
 }
 
 // HeapBytes is the Go-heap memory of the groups: tables, keys,

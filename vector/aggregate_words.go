@@ -1,7 +1,6 @@
 package vector
 
 import (
-	"context"
 	"fmt"
 	"math/bits"
 	"unsafe"
@@ -28,20 +27,11 @@ type wordsGrouper struct {
 
 	tuples []uint64 // group g holds tuples[g*k : g*k+k]
 	rows   []int64  // by group: rows counted
-	slots  []int32  // group + 1, 0 for empty
+	slots  []uint64 // 0 for empty, else wordsSlot(hash, group)
 	mask   int
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
-
-	// big holds the slots that grew interruptibly (from the allocator's
-	// large-buffer cache, when it has one); release returns them.
-	big bigMem
-	// growCtx, while set (groupContext, for one batch), makes the slots,
-	// tuples and row counts grow interruptibly; a cancelled growth
-	// leaves them as they were, records growErr and stops the probe.
-	growCtx context.Context
-	growErr error
 }
 
 // wordLeaf is one fixed-width value of the key: column col, or field
@@ -97,7 +87,7 @@ func newWordsGrouper(types []arrow.DataType) *wordsGrouper {
 		return nil
 	}
 	g := &wordsGrouper{types: types, leaves: leaves, k: len(leaves) + 1}
-	g.slots, g.mask = make([]int32, 64), 63
+	g.slots, g.mask = make([]uint64, 64), 63
 	return g
 }
 
@@ -186,38 +176,95 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 	return nil
 }
 
+// wordsProbeChunk is how many rows probeWords looks up before it adds the
+// missing ones: large enough for many independent loads in flight, small
+// enough that a key new in the batch is added before most of its later
+// rows are looked up.
+const wordsProbeChunk = 512
+
 // probeWords finds or adds the tuple of every row (k words, a constant
-// per instantiation so that the comparison unrolls). Room for a chunk's
-// new groups is made before the chunk (reserve), so the row loop has no
-// growth checks; it stops when a growth was cancelled.
+// per instantiation so that the comparison unrolls), a chunk of rows at a
+// time in two passes. The first looks every row up at its home slot only
+// and does not write the table, so that the loads of successive rows do
+// not wait on one another and their cache misses overlap: in a steady
+// stream most rows find their group there. The second takes the chunk's
+// remaining rows in order (collisions and new keys) through the full
+// probe, which adds groups; ids are thus given in order of first
+// appearance, as one sequential pass would give them.
 func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
-	for start := 0; start < len(hashes); start += probeChunk {
-		end := min(start+probeChunk, len(hashes))
-		if !g.reserve(end - start) {
-			return
+	cols := g.cols[:k]
+	for lo := 0; lo < len(hashes); lo += wordsProbeChunk {
+		hi := min(lo+wordsProbeChunk, len(hashes))
+		slots, mask, tuples := g.slots, g.mask, g.tuples
+		misses := 0
+		for i := lo; i < hi; i++ {
+			h := hashes[i]
+			if s := slots[int(h)&mask]; s != 0 && s&^slotGroup == h&^slotGroup {
+				gid := int(uint32(s)) - 1
+				t := tuples[gid*k : gid*k+k]
+				eq := true
+				for j := range k {
+					if t[j] != cols[j][i] {
+						eq = false
+						break
+					}
+				}
+				if eq {
+					gids[i] = int32(gid)
+					continue
+				}
+			}
+			gids[i] = -1
+			misses++
 		}
-		probeWordsChunk(g, gids, hashes, k, start, end)
+		if misses == 0 {
+			continue
+		}
+		if need := len(g.tuples) + misses*k; need > cap(g.tuples) {
+			t := make([]uint64, len(g.tuples), max(need, 2*cap(g.tuples)))
+			copy(t, g.tuples)
+			g.tuples = t
+		}
+		for i := lo; i < hi; i++ {
+			if gids[i] < 0 {
+				gids[i] = probeWordsRow(g, cols, i, hashes[i], k)
+			}
+		}
+	}
+	g.rows = growZero(g.rows, len(g.tuples)/k)
+	rows := g.rows
+	for _, gid := range gids {
+		rows[gid]++
 	}
 }
 
-func probeWordsChunk(g *wordsGrouper, gids []int32, hashes []uint64, k, start, end int) {
-	cols := g.cols
-	for i := start; i < end; i++ {
-		h := hashes[i]
-		p := int(h) & g.mask
-		for {
-			s := g.slots[p]
-			if s == 0 {
-				gid := int32(len(g.rows))
-				for _, col := range cols[:k] {
-					g.tuples = append(g.tuples, col[i])
-				}
-				g.rows = append(g.rows, 1)
-				g.slots[p] = gid + 1
-				gids[i] = gid
-				break
+// slotGroup is the part of a slot that holds the group (+1); the rest
+// holds the high half of the key's hash, which rules out most other keys
+// met on the way without reading their tuples.
+const slotGroup = 1<<32 - 1
+
+// wordsSlot is the slot of group gid whose key hashes to h.
+func wordsSlot(h uint64, gid int32) uint64 { return h&^slotGroup | uint64(uint32(gid)+1) }
+
+// probeWordsRow finds or adds the tuple of row i, with no row counted.
+func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int32 {
+	if 2*(g.numGroups()+1) > len(g.slots) {
+		g.growTable()
+	}
+	p := int(h) & g.mask
+	for {
+		s := g.slots[p]
+		if s == 0 {
+			gid := int32(g.numGroups())
+			for _, col := range cols {
+				g.tuples = append(g.tuples, col[i])
 			}
-			t := g.tuples[int(s-1)*k : int(s)*k]
+			g.slots[p] = wordsSlot(h, gid)
+			return gid
+		}
+		if s&^slotGroup == h&^slotGroup {
+			gid := int(uint32(s)) - 1
+			t := g.tuples[gid*k : gid*k+k]
 			eq := true
 			for j := range k {
 				if t[j] != cols[j][i] {
@@ -226,17 +273,39 @@ func probeWordsChunk(g *wordsGrouper, gids []int32, hashes []uint64, k, start, e
 				}
 			}
 			if eq {
-				g.rows[s-1]++
-				gids[i] = s - 1
-				break
+				return int32(gid)
 			}
-			p = (p + 1) & g.mask
 		}
+		p = (p + 1) & g.mask
 	}
 }
 
-func (g *wordsGrouper) numGroups() int  { return len(g.rows) }
-func (g *wordsGrouper) finish() []int64 { return g.rows }
+func (g *wordsGrouper) growTable() { g.rehash(2 * len(g.slots)) }
+
+// rehash places every group in a fresh table of size slots.
+func (g *wordsGrouper) rehash(size int) {
+	if size == len(g.slots) {
+		clear(g.slots)
+	} else {
+		g.slots = make([]uint64, size)
+	}
+	g.mask = size - 1
+	k := g.k
+	for gid := range g.numGroups() {
+		h := tupleHash(g.tuples[gid*k : gid*k+k])
+		p := int(h) & g.mask
+		for g.slots[p] != 0 {
+			p = (p + 1) & g.mask
+		}
+		g.slots[p] = wordsSlot(h, int32(gid))
+	}
+}
+
+func (g *wordsGrouper) numGroups() int { return len(g.tuples) / g.k }
+func (g *wordsGrouper) finish() []int64 {
+	return growZero(g.rows, g.numGroups())
+}
+func (g *wordsGrouper) release() {}
 
 func (g *wordsGrouper) heapBytes() int64 {
 	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes)

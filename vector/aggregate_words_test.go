@@ -97,7 +97,7 @@ func TestWordsGrouperMatchesBytes(t *testing.T) {
 			bg := &bytesGrouper{t: newBytesTable(), enc: enc}
 			defer bg.release()
 			for batch := range 5 {
-				n := 1 + rng.IntN(300)
+				n := 1 + rng.IntN([]int{300, 3 * wordsProbeChunk}[batch%2]) // one chunk, or several
 				keys := randomKeys(mem, rng, n, rng.IntN(4), shape, nullable)
 				want, got := make([]int32, n), make([]int32, n)
 				// The general path without its tuple shortcut: the key
@@ -118,6 +118,11 @@ func TestWordsGrouperMatchesBytes(t *testing.T) {
 			}
 			if wg.numGroups() != bg.numGroups() {
 				t.Fatalf("%d groups, want %d", wg.numGroups(), bg.numGroups())
+			}
+			wantRows := make([]int64, bg.numGroups())
+			bg.t.rowCounts(wantRows)
+			if got, want := fmt.Sprint(wg.finish()), fmt.Sprint(wantRows); got != want {
+				t.Fatalf("rows by group %s, want %s", got, want)
 			}
 			// Rebuilt keys encode to the bytes the general path kept, in
 			// any order of groups.

@@ -180,7 +180,19 @@ func fromStringKernel(to arrow.DataType) castKernel {
 	case arrow.TIMESTAMP:
 		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 			loc := c.loc
-			return parseStrings(c, arr, func(b []byte) (int64, bool) { return parseTimestampIn(b, loc) })
+			var timeOnly []byte
+			out, err := parseStrings(c, arr, func(b []byte) (int64, bool) {
+				v, ok := parseTimestampIn(b, loc)
+				if !ok && timeOnly == nil && isTimeOfDayOnly(b) {
+					timeOnly = bytes.Clone(b)
+				}
+				return v, ok
+			})
+			if err == nil && timeOnly != nil {
+				out.Release()
+				return nil, errTimeOfDayOnly(timeOnly)
+			}
+			return out, err
 		}
 	case arrow.DATE32:
 		return func(c *castEval, arr arrow.Array) (arrow.Array, error) {

@@ -27,7 +27,7 @@ func runSparkSQL(args []string, stdout, stderr io.Writer) int {
 	runExpr := fs.String("run", "", "run only the files whose name matches this regular expression")
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound of one statement")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: arrowstream sparksql [-v] [-run REGEXP] [DIR]\n\nDIR holds inputs/ and results/ (default $%s, else ../shared/sparksql from the repository root)\n", sparksqlEnv)
+		fmt.Fprintf(stderr, "usage: arrowstream sparksql [-v] [-run REGEXP] [DIR]\n\nDIR holds inputs/ and results/, flat or Spark's whole sql-tests tree (default $%s, else ../shared/sparksql from the repository root)\n", sparksqlEnv)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -10,6 +10,23 @@
 // otherwise. Each file runs on a fresh session that has the suite's
 // tables testdata, arraydata and mapdata.
 //
+// A directory whose inputs/ holds Spark's whole sql-tests tree (it has
+// subdirectories other than ansi/) is read recursively with the
+// conventions of SQLQueryTestSuite: each input is compared with the
+// results/ file at the same relative path and named by that path
+// ("typeCoercion/native/concat"); files under postgreSQL/ run with
+// spark.sql.ansi.enabled=true and spark.sql.legacy.interval.enabled=true,
+// under ansi/ with ANSI on, under timestampNTZ/ with
+// spark.sql.timestampType=TIMESTAMP_NTZ, others with ANSI off; files under
+// udf/ (which need Scala or Python UDFs) are counted skipped; an input
+// without results is left out. In both layouts an input's --SET lines are
+// set before its queries, and of each --CONFIG_DIM dimension the first
+// alternative the engine accepts (Spark expects one output under all).
+// Settings are set with SET, which refuses what the engine cannot honour;
+// after a refused setting, an answer that differs from Spark's is counted
+// skipped (the file runs in another configuration than Spark's), never
+// passed.
+//
 // Answers are rendered as Spark's HiveResult renders them (NULL, Java's
 // Double.toString, BigDecimal.toPlainString, timestamps in the session
 // time zone with trailing fractional zeros dropped, nested values in

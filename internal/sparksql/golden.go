@@ -23,8 +23,18 @@ type Case struct {
 type File struct {
 	Name     string
 	Expected string // path of the .sql.out file used
-	ANSI     bool   // Expected is from results/ansi
+	ANSI     bool   // runs with spark.sql.ansi.enabled=true
 	Cases    []Case
+	// Settings are SET before the queries run: the conventions of the
+	// file's directory and the input's --SET lines.
+	Settings []Setting
+	// Dims are the input's --CONFIG_DIM dimensions, each a list of
+	// alternative setting sets (Spark runs every combination and expects
+	// the same output under each).
+	Dims [][][]Setting
+	// SkipReason, when set, says why none of the file's queries can run
+	// here: they are all counted skipped.
+	SkipReason string
 }
 
 var exceptionLine = regexp.MustCompile(`^([A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(Exception|Error)$`)
@@ -56,10 +66,21 @@ func ParseOutput(text string) ([]Case, error) {
 	return out, nil
 }
 
-// LoadDir loads every input file of dir (dir/inputs/*.sql, not the ansi/
-// subdirectory, whose files only import the others) with its expected
-// output, sorted by name. A file without any expected output is an error.
+// LoadDir loads the golden files of dir, sorted by name. When dir/inputs
+// is Spark's whole sql-tests tree (it has subdirectories other than
+// ansi/), every input is loaded recursively with the conventions of its
+// directory (see loadTree). Otherwise dir is a prepared flat directory:
+// every dir/inputs/*.sql (not the ansi/ subdirectory, whose files only
+// import the others) with its expected output, the ANSI one where it
+// exists; a file without any expected output is an error.
 func LoadDir(dir string) ([]*File, error) {
+	tree, err := isTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	if tree {
+		return loadTree(dir)
+	}
 	inputs, err := filepath.Glob(filepath.Join(dir, "inputs", "*.sql"))
 	if err != nil {
 		return nil, err
@@ -85,6 +106,9 @@ func LoadDir(dir string) ([]*File, error) {
 		}
 		if f.Cases, err = ParseOutput(string(b)); err != nil {
 			return nil, fmt.Errorf("sparksql: %s: %w", f.Expected, err)
+		}
+		if err := readDirectives(in, f); err != nil {
+			return nil, err
 		}
 		files = append(files, f)
 	}

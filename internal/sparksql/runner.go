@@ -114,6 +114,12 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 	})
 	defer closeSession(s)
 	fr := FileResult{Name: f.Name, ANSI: f.ANSI}
+	if f.SkipReason != "" {
+		for i, c := range f.Cases {
+			fr.add(QueryResult{File: f.Name, Index: i + 1, SQL: c.SQL, Outcome: Skipped, Detail: f.SkipReason})
+		}
+		return fr
+	}
 	if err := createTestTables(s, mem); err != nil {
 		for i, c := range f.Cases {
 			fr.add(QueryResult{File: f.Name, Index: i + 1, SQL: c.SQL, Outcome: Failed, Detail: err.Error()})
@@ -129,6 +135,7 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 	}
 	fm := Formatter{Loc: loc}
 	st := &fileState{broken: map[string]bool{}, settings: map[string]string{}}
+	r.applySettings(ctx, s, f, st)
 	for i, c := range f.Cases {
 		qr := r.runCase(ctx, s, fm, c, st)
 		qr.File, qr.Index, qr.SQL = f.Name, i+1, c.SQL

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -63,30 +64,47 @@ func (l *aggLive) merge(ctx context.Context, rec arrow.Record, times []arrow.Tim
 
 // note records that rows went to the groups gids: the groups changed in
 // this epoch and, when times is given (by row, valid per the array), the
-// time index of the groups not indexed yet.
+// time index of the groups not indexed yet. One pass over the rows, the
+// validity read from the bitmap (no per-row interface call).
 func (l *aggLive) note(gids []int32, times []arrow.Timestamp, valid arrow.Array) {
 	n := l.agg.NumGroups()
 	before := len(l.touched)
 	l.touched = growTo(l.touched, n)
 	l.gone = growTo(l.gone, n)
-	for _, g := range gids {
-		if l.touched[g] != l.stamp {
-			l.touched[g] = l.stamp
-			l.dirty = append(l.dirty, g)
-			l.added = append(l.added, int(g) >= before || l.gone[g])
-			l.gone[g] = false
-		}
-	}
+	touched, stamp := l.touched, l.stamp
 	if times == nil {
+		for _, g := range gids {
+			if touched[g] != stamp {
+				l.touch(g, before)
+			}
+		}
 		return
 	}
 	l.indexed = growTo(l.indexed, n)
+	indexed := l.indexed
+	var bm []byte
+	off := 0
+	if valid.NullN() > 0 {
+		bm, off = valid.NullBitmapBytes(), valid.Data().Offset()
+	}
 	for i, g := range gids {
-		if !l.indexed[g] && valid.IsValid(i) {
-			l.indexed[g] = true
+		if touched[g] != stamp {
+			l.touch(g, before)
+		}
+		if !indexed[g] && (bm == nil || bitutil.BitIsSet(bm, off+i)) {
+			indexed[g] = true
 			l.times.push(int64(times[i]), g)
 		}
 	}
+}
+
+// touch notes the first change of group g in this epoch (groups from
+// before on were created in it).
+func (l *aggLive) touch(g int32, before int) {
+	l.touched[g] = l.stamp
+	l.dirty = append(l.dirty, g)
+	l.added = append(l.added, int(g) >= before || l.gone[g])
+	l.gone[g] = false
 }
 
 // due pops the groups whose time is at or below limit (µs).
