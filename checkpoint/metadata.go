@@ -34,7 +34,7 @@ func LoadOrCreateMetadata(checkpointDir string, w *Writer) (QueryMetadata, error
 	}
 	m = QueryMetadata{ID: NewUUID()}
 	data, _ := json.Marshal(m)
-	if err := w.WriteFile(path, data, false); err != nil && !errors.Is(err, ErrExists) {
+	if err := w.WriteSealedFile(path, data, false); err != nil && !errors.Is(err, ErrExists) {
 		return QueryMetadata{}, err
 	}
 	return readMetadata(path)
@@ -48,10 +48,17 @@ func readMetadata(path string) (QueryMetadata, error) {
 	return parseMetadata(path, data)
 }
 
-// parseMetadata decodes a metadata file. The file has no checksum (its
-// layout is Spark's), so the id must be a well-formed UUID: a damaged byte
-// is then caught rather than silently changing the query's identity.
+// parseMetadata decodes a metadata file: Spark's JSON, sealed with a
+// checksum trailer (Seal) since the trailer existed, so that a damaged
+// byte that still leaves a well-formed id (one hex digit for another) is
+// caught rather than silently changing the query's identity. A file
+// written before has no trailer; its id must at least be a well-formed
+// UUID.
 func parseMetadata(path string, data []byte) (QueryMetadata, error) {
+	data, _, err := Unseal(path, data)
+	if err != nil {
+		return QueryMetadata{}, err
+	}
 	var m QueryMetadata
 	if err := json.Unmarshal(data, &m); err != nil || m.ID == "" {
 		return QueryMetadata{}, fmt.Errorf("checkpoint: %s: not a query metadata file ({\"id\":...}): %w", path, ErrCorrupt)

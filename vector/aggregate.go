@@ -326,8 +326,12 @@ func (h *HashAggregate) consume(ctx context.Context) error {
 			return err
 		}
 	}
+	rows, err := finishContextOf(ctx, b.grouper)
+	if err != nil {
+		return err
+	}
 	h.consumed = true
-	h.rows = b.grouper.finish()
+	h.rows = rows
 	// The input is exhausted: let it go now rather than at Close.
 	return h.input.Close()
 }
@@ -344,18 +348,16 @@ func (h *HashAggregate) consumeBatch(ctx context.Context, rec arrow.Record) erro
 	if err != nil {
 		return err
 	}
-	if cg, ok := b.grouper.(contextGrouper); ok {
-		err = cg.groupContext(ctx, keys, gids)
-	} else {
-		err = b.grouper.group(keys, gids)
-	}
+	err = groupContextOf(ctx, b.grouper, keys, gids)
 	releaseArrays(keys)
 	if err != nil {
 		return err
 	}
 	groups := b.grouper.numGroups()
 	for _, a := range b.aggs {
-		a.acc.resize(groups)
+		if err := resizeContext(ctx, a.acc, groups); err != nil {
+			return err
+		}
 		args, err := evalAll(ctx, a.args, rec)
 		if err != nil {
 			return err

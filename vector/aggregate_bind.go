@@ -389,9 +389,19 @@ type distinctAcc struct {
 	gsel  []int32
 }
 
-func (d *distinctAcc) resize(n int) {
-	d.inner.resize(n)
-	d.fed = growZero(d.fed, n)
+func (d *distinctAcc) resize(n int) { d.grow(nil, n) }
+
+func (d *distinctAcc) grow(g *grower, n int) {
+	if ga, ok := d.inner.(growerAcc); ok && g != nil {
+		ga.grow(g, n)
+	} else {
+		d.inner.resize(n)
+	}
+	d.fed = growZeroWith(g, d.fed, n)
+	if g != nil {
+		// The value set grows interruptibly during the batch that follows.
+		d.set.growCtx, d.set.growErr = g.ctx, nil
+	}
 }
 
 func (d *distinctAcc) update(gids []int32, args []arrow.Array) error {
@@ -418,6 +428,9 @@ func (d *distinctAcc) update(gids []int32, args []arrow.Array) error {
 		}
 	}
 	d.sel, d.gsel = sel, gsel
+	if err := d.set.growErr; err != nil {
+		return err
+	}
 	if len(sel) == 0 {
 		return nil
 	}

@@ -35,9 +35,11 @@ type bitAcc struct {
 	set  []bool
 }
 
-func (b *bitAcc) resize(n int) {
-	b.vals = growZero(b.vals, n)
-	b.set = growZero(b.set, n)
+func (b *bitAcc) resize(n int) { b.grow(nil, n) }
+
+func (b *bitAcc) grow(g *grower, n int) {
+	b.vals = growZeroWith(g, b.vals, n)
+	b.set = growZeroWith(g, b.set, n)
 }
 
 func (b *bitAcc) heapBytes() int64 { return sliceBytes(b.vals) + sliceBytes(b.set) }

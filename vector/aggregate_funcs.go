@@ -101,10 +101,12 @@ type nullCounter struct {
 	nulls []int64
 }
 
-func (c *nullCounter) resize(n int) {
+func (c *nullCounter) resize(n int) { c.grow(nil, n) }
+
+func (c *nullCounter) grow(g *grower, n int) {
 	c.n = n
 	if c.nulls != nil {
-		c.nulls = growZero(c.nulls, n)
+		c.nulls = growZeroWith(g, c.nulls, n)
 	}
 }
 
@@ -146,10 +148,12 @@ type countAcc struct {
 	any    []bool  // scratch: rows with a null argument
 }
 
-func (c *countAcc) resize(n int) {
-	c.nullCounter.resize(n)
+func (c *countAcc) resize(n int) { c.grow(nil, n) }
+
+func (c *countAcc) grow(g *grower, n int) {
+	c.nullCounter.grow(g, n)
 	if c.merge {
-		c.counts = growZero(c.counts, n)
+		c.counts = growZeroWith(g, c.counts, n)
 	}
 }
 
@@ -256,18 +260,20 @@ type sumAcc struct {
 	counts  []int64 // state modes: non-null inputs
 }
 
-func (s *sumAcc) resize(n int) {
-	s.nullCounter.resize(n)
+func (s *sumAcc) resize(n int) { s.grow(nil, n) }
+
+func (s *sumAcc) grow(g *grower, n int) {
+	s.nullCounter.grow(g, n)
 	switch s.kind {
 	case sumInt:
-		s.ints = growZero(s.ints, n)
+		s.ints = growZeroWith(g, s.ints, n)
 	case sumFloat:
-		s.floats = growZero(s.floats, n)
+		s.floats = growZeroWith(g, s.floats, n)
 	case sumDecimal:
-		s.decs = growZero(s.decs, n)
+		s.decs = growZeroWith(g, s.decs, n)
 	}
 	if s.merge {
-		s.counts = growZero(s.counts, n)
+		s.counts = growZeroWith(g, s.counts, n)
 	}
 }
 

@@ -305,12 +305,7 @@ func addDictEntries[T dictIndex](g *bytesGrouper, idx []T) error {
 func (g *bytesGrouper) numGroups() int { return g.t.n }
 
 func (g *bytesGrouper) finish() []int64 {
-	rows := make([]int64, g.t.n)
-	g.t.rowCounts(rows)
-	for gid, n := range g.extra {
-		rows[gid] += n
-	}
-	g.release()
+	rows, _ := g.finishContext(context.Background())
 	return rows
 }
 

@@ -112,7 +112,10 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 	if err != nil {
 		return nil, err
 	}
-	err = b.grouper.group(keys, gids)
+	err = groupContextOf(ctx, b.grouper, keys, gids)
+	if err == nil {
+		err = l.growGroups(ctx)
+	}
 	if err == nil {
 		l.noteNewKeys(keys, gids, before)
 	}
@@ -123,7 +126,9 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 	l.countRows(gids)
 	groups := b.grouper.numGroups()
 	for _, a := range b.aggs {
-		a.acc.resize(groups)
+		if err := resizeContext(ctx, a.acc, groups); err != nil {
+			return nil, err
+		}
 		args, err := evalAll(ctx, a.args, rec)
 		if err != nil {
 			return nil, err

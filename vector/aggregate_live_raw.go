@@ -84,14 +84,19 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 	}
 	b := l.b
 	before := b.grouper.numGroups()
-	if err := b.grouper.group(keys, gids); err != nil {
+	if err := groupContextOf(ctx, b.grouper, keys, gids); err != nil {
+		return nil, err
+	}
+	if err := l.growGroups(ctx); err != nil {
 		return nil, err
 	}
 	l.noteNewKeys(keys, gids, before)
 	l.countRows(gids)
 	groups := b.grouper.numGroups()
 	for i, a := range b.aggs {
-		a.acc.resize(groups)
+		if err := resizeContext(ctx, a.acc, groups); err != nil {
+			return nil, err
+		}
 		args, err := evalAll(ctx, r.argEvs[i], rec)
 		if err != nil {
 			return nil, err

@@ -119,9 +119,11 @@ func newStatAcc(fn AggFunc, merge bool) *statAcc {
 	return &statAcc{fn: fn, sf: sf, merge: merge, st: make([][]float64, len(sf.parts()))}
 }
 
-func (s *statAcc) resize(n int) {
+func (s *statAcc) resize(n int) { s.grow(nil, n) }
+
+func (s *statAcc) grow(g *grower, n int) {
 	for i := range s.st {
-		s.st[i] = growZero(s.st[i], n)
+		s.st[i] = growZeroWith(g, s.st[i], n)
 	}
 }
 

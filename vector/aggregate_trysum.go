@@ -23,11 +23,13 @@ type trySumAcc struct {
 	over  []bool // the bigint sum overflowed
 }
 
-func (s *trySumAcc) resize(n int) {
-	s.ints = growZero(s.ints, n)
-	s.flts = growZero(s.flts, n)
-	s.set = growZero(s.set, n)
-	s.over = growZero(s.over, n)
+func (s *trySumAcc) resize(n int) { s.grow(nil, n) }
+
+func (s *trySumAcc) grow(g *grower, n int) {
+	s.ints = growZeroWith(g, s.ints, n)
+	s.flts = growZeroWith(g, s.flts, n)
+	s.set = growZeroWith(g, s.set, n)
+	s.over = growZeroWith(g, s.over, n)
 }
 
 func (s *trySumAcc) heapBytes() int64 {

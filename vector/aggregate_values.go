@@ -182,21 +182,23 @@ type minMaxAcc struct {
 	bools  []int32 // scratch
 }
 
-func (m *minMaxAcc) resize(n int) {
-	m.nullCounter.resize(n)
+func (m *minMaxAcc) resize(n int) { m.grow(nil, n) }
+
+func (m *minMaxAcc) grow(g *grower, n int) {
+	m.nullCounter.grow(g, n)
 	switch m.kind {
 	case valInt64:
-		m.i64 = growFill(m.i64, n, pick(m.isMax, int64(math.MinInt64), math.MaxInt64))
+		m.i64 = growFillWith(g, m.i64, n, pick(m.isMax, int64(math.MinInt64), math.MaxInt64))
 	case valInt32, valBool:
-		m.i32 = growFill(m.i32, n, pick(m.isMax, int32(math.MinInt32), math.MaxInt32))
+		m.i32 = growFillWith(g, m.i32, n, pick(m.isMax, int32(math.MinInt32), math.MaxInt32))
 	case valFloat64:
 		// NaN is larger than every double (Spark), so it is min's identity.
-		m.f64 = growFill(m.f64, n, pick(m.isMax, math.Inf(-1), math.NaN()))
+		m.f64 = growFillWith(g, m.f64, n, pick(m.isMax, math.Inf(-1), math.NaN()))
 	case valDecimal:
-		m.decs = growFill(m.decs, n, pick(m.isMax, decimal128.New(math.MinInt64, 0), decimal128.New(math.MaxInt64, math.MaxUint64)))
+		m.decs = growFillWith(g, m.decs, n, pick(m.isMax, decimal128.New(math.MinInt64, 0), decimal128.New(math.MaxInt64, math.MaxUint64)))
 	case valBytes:
-		m.strs = growZero(m.strs, n)
-		m.has = growZero(m.has, n)
+		m.strs = growZeroWith(g, m.strs, n)
+		m.has = growZeroWith(g, m.has, n)
 	}
 }
 
@@ -372,7 +374,8 @@ type fixedValues[T any] struct {
 	vals []T
 }
 
-func (f *fixedValues[T]) resize(n int) { f.vals = growZero(f.vals, n) }
+func (f *fixedValues[T]) resize(n int)          { f.vals = growZero(f.vals, n) }
+func (f *fixedValues[T]) grow(g *grower, n int) { f.vals = growZeroWith(g, f.vals, n) }
 func (f *fixedValues[T]) copyRows(arr arrow.Array, rows, groups []int32) {
 	src := rawValues[T](arr)
 	for j, r := range rows {
@@ -385,7 +388,8 @@ func (f *fixedValues[T]) build(mem memory.Allocator, lo, hi int, valid []bool) a
 
 type boolValues struct{ vals []bool }
 
-func (b *boolValues) resize(n int) { b.vals = growZero(b.vals, n) }
+func (b *boolValues) resize(n int)          { b.vals = growZero(b.vals, n) }
+func (b *boolValues) grow(g *grower, n int) { b.vals = growZeroWith(g, b.vals, n) }
 func (b *boolValues) copyRows(arr arrow.Array, rows, groups []int32) {
 	a := arr.(*array.Boolean)
 	for j, r := range rows {
@@ -401,7 +405,8 @@ type bytesValues struct {
 	vals []string
 }
 
-func (b *bytesValues) resize(n int) { b.vals = growZero(b.vals, n) }
+func (b *bytesValues) resize(n int)          { b.vals = growZero(b.vals, n) }
+func (b *bytesValues) grow(g *grower, n int) { b.vals = growZeroWith(g, b.vals, n) }
 func (b *bytesValues) copyRows(arr arrow.Array, rows, groups []int32) {
 	offs, data := BinaryParts(arr)
 	for j, r := range rows {
@@ -442,10 +447,16 @@ type firstLastAcc struct {
 	rows, groups             []int32 // scratch
 }
 
-func (f *firstLastAcc) resize(n int) {
-	f.set = growZero(f.set, n)
-	f.null = growZero(f.null, n)
-	f.vals.resize(n)
+func (f *firstLastAcc) resize(n int) { f.grow(nil, n) }
+
+func (f *firstLastAcc) grow(g *grower, n int) {
+	f.set = growZeroWith(g, f.set, n)
+	f.null = growZeroWith(g, f.null, n)
+	if gv, ok := f.vals.(interface{ grow(*grower, int) }); ok {
+		gv.grow(g, n)
+	} else {
+		f.vals.resize(n)
+	}
 }
 
 func (f *firstLastAcc) update(gids []int32, args []arrow.Array) error {

@@ -131,7 +131,9 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // BenchmarkCancelLatency measures the time from cancelling a query's
 // context to the operator returning, for the long operations of issue 17:
 // a hash join build, an aggregation over 50M rows (100K groups) and one
-// of 8M rows into 8M groups, a sort, a cross join.
+// of 8M rows into 8M groups, a sort, a cross join, and the steps that grow
+// with the groups (cancelGroupCases: two keys, accumulators, the finish
+// pass, a live aggregation's merge).
 // Each iteration is one trial; run with -benchtime=20x for the quantiles
 // (the goal is p99 ≤ 100 ms on an idle machine). The operators run as in
 // the server: on a per-query counting allocator over one pool for the
@@ -143,10 +145,7 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // (arrowstream/internal/engine) and BenchmarkCancelPlanning (plan).
 func BenchmarkCancelLatency(b *testing.B) {
 	const big = 4 << 20
-	cases := []struct {
-		name string
-		op   func(mem memory.Allocator) (vector.Operator, func() bool)
-	}{
+	cases := []cancelCase{
 		{"join_build_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Cancelled while the build side's table is being made.
 			left, right := newGenOp(mem, 1<<16, false), newGenOp(mem, big, true)
@@ -200,6 +199,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 			return j, func() bool { return left.produced.Load() >= 1<<18 }
 		}},
 	}
+	cases = append(cases, cancelGroupCases(b.Fatal)...)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			// As in the server: one pool for the process, one counting

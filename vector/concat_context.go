@@ -47,8 +47,9 @@ func ConcatRecordsContext(ctx context.Context, mem memory.Allocator, schema *arr
 
 // concatColumnContext concatenates parts of type dt holding n rows in all,
 // interruptibly for the types an operator's input has (fixed-width,
-// boolean, strings and binaries, dictionaries, structs, lists and maps);
-// other types (extension, null, fixed-size list, unions) go through
+// boolean, strings and binaries, dictionaries, structs, lists and maps,
+// and concatOtherChunked's extension, null, fixed-size list and union
+// types); any other type (list views, run-end encoded) goes through
 // Concatenate after a ctx check.
 func concatColumnContext(ctx context.Context, mem memory.Allocator, dt arrow.DataType, parts []arrow.Array, n int) (arrow.Array, error) {
 	if err := ctx.Err(); err != nil {
@@ -75,6 +76,9 @@ func concatColumnContext(ctx context.Context, mem memory.Allocator, dt arrow.Dat
 		return concatListChunked[int32](ctx, mem, t.(arrow.ListLikeType), parts, n)
 	case *arrow.LargeListType:
 		return concatListChunked[int64](ctx, mem, t, parts, n)
+	}
+	if out, ok, err := concatOtherChunked(ctx, mem, dt, parts, n); ok {
+		return out, err
 	}
 	return Concatenate(parts, mem)
 }

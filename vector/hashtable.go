@@ -191,16 +191,7 @@ func (t *slotTable) flushRows() {
 }
 
 // rowCounts writes the row count of every group into rows (len >= n).
-func (t *slotTable) rowCounts(rows []int64) {
-	for _, s := range t.slots {
-		if s.gid != 0 {
-			rows[s.gid-1] = int64(s.rows)
-		}
-	}
-	for g, c := range t.carry {
-		rows[g] += c
-	}
-}
+func (t *slotTable) rowCounts(rows []int64) { _ = t.rowCountsContext(context.Background(), rows) }
 
 // fixedHash spreads a 64-bit key over the high bits, which pick the slot:
 // folding the high half in first keeps keys that differ only in their high
@@ -375,19 +366,7 @@ func probeFixedMasked(t *fixedTable, keys []uint64, nulls []bool, gids []int32) 
 // finish returns the key words by group id, the null flags by group id (nil
 // without a null group) and the row counts by group id.
 func (t *fixedTable) finish() (words []uint64, nulls []bool, rows []int64) {
-	words = make([]uint64, t.n)
-	rows = make([]int64, t.n)
-	for _, s := range t.slots {
-		if s.gid != 0 {
-			words[s.gid-1] = s.key
-		}
-	}
-	t.rowCounts(rows)
-	if t.nullGid >= 0 {
-		nulls = make([]bool, t.n)
-		nulls[t.nullGid] = true
-		rows[t.nullGid] = t.nullRows
-	}
+	words, nulls, rows, _ = t.finishContext(context.Background())
 	return words, nulls, rows
 }
 
@@ -451,8 +430,13 @@ func (t *bytesTable) key(g int) []byte { return t.arena[t.offs[g]:t.offs[g+1]] }
 
 // insertKey adds key (hash h) unless present and returns its group; it
 // counts no rows. DISTINCT uses the table as a set this way.
+//
+// While growCtx is set the table grows interruptibly (grow); a cancelled
+// growth records growErr, for the caller to return at the end of its
+// batch, and the key goes in anyway: the table is only more loaded, and it
+// grows in one step before it could fill up.
 func (t *bytesTable) insertKey(h uint64, key []byte) (gid int32, added bool) {
-	if t.needsGrow(1) {
+	if t.needsGrow(1) && !t.grow(t.grownLen(1), hashPos) && 4*(t.n+1) > 3*len(t.slots) {
 		t.rehash(t.grownLen(1), hashPos)
 	}
 	p := h >> t.shift

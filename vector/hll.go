@@ -132,7 +132,9 @@ type hllAcc struct {
 	regs  []uint8
 }
 
-func (h *hllAcc) resize(n int) { h.regs = growZero(h.regs, n*h.m) }
+func (h *hllAcc) resize(n int) { h.grow(nil, n) }
+
+func (h *hllAcc) grow(g *grower, n int) { h.regs = growZeroWith(g, h.regs, n*h.m) }
 
 func (h *hllAcc) update(gids []int32, args []arrow.Array) error {
 	arg := args[0]
