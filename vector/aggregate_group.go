@@ -45,6 +45,7 @@ func newGrouper(mem memory.Allocator, types []arrow.DataType) (grouper, error) {
 		return &fixedGrouper{t: t, enc: enc}, nil
 	}
 	if g := newWordsGrouper(types); g != nil {
+		g.big = newBigMem(mem)
 		return g, nil
 	}
 	t := newBytesTable()

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"unsafe"
@@ -32,6 +33,14 @@ type wordsGrouper struct {
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
+
+	// Interruptible growth (aggregate_words_grow.go): big holds slot
+	// tables taken from the allocator's large-buffer cache; growCtx is
+	// set for one batch by groupContext, growErr records a growth it
+	// cancelled.
+	big     bigMem
+	growCtx context.Context
+	growErr error
 }
 
 // wordLeaf is one fixed-width value of the key: column col, or field
@@ -220,18 +229,21 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 		if misses == 0 {
 			continue
 		}
-		if need := len(g.tuples) + misses*k; need > cap(g.tuples) {
-			t := make([]uint64, len(g.tuples), max(need, 2*cap(g.tuples)))
-			copy(t, g.tuples)
-			g.tuples = t
+		if need := len(g.tuples) + misses*k; need > cap(g.tuples) && !g.growTuples(need) {
+			return // cancelled: groupContext returns growErr
 		}
 		for i := lo; i < hi; i++ {
 			if gids[i] < 0 {
 				gids[i] = probeWordsRow(g, cols, i, hashes[i], k)
+				if g.growErr != nil {
+					return // a growth was cancelled: groupContext returns it
+				}
 			}
 		}
 	}
-	g.rows = growZero(g.rows, len(g.tuples)/k)
+	if !g.growRows(len(g.tuples) / k) {
+		return
+	}
 	rows := g.rows
 	for _, gid := range gids {
 		rows[gid]++
@@ -280,13 +292,12 @@ func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int
 	}
 }
 
-func (g *wordsGrouper) growTable() { g.rehash(2 * len(g.slots)) }
-
 // rehash places every group in a fresh table of size slots.
 func (g *wordsGrouper) rehash(size int) {
 	if size == len(g.slots) {
 		clear(g.slots)
 	} else {
+		bigFree(&g.big, g.slots)
 		g.slots = make([]uint64, size)
 	}
 	g.mask = size - 1
@@ -305,7 +316,6 @@ func (g *wordsGrouper) numGroups() int { return len(g.tuples) / g.k }
 func (g *wordsGrouper) finish() []int64 {
 	return growZero(g.rows, g.numGroups())
 }
-func (g *wordsGrouper) release() {}
 
 func (g *wordsGrouper) heapBytes() int64 {
 	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes)
