@@ -3,6 +3,7 @@ package vector
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -79,6 +80,20 @@ func dayAmountArg(f *FuncExpr, args []Evaluator, mem memory.Allocator) ([]Evalua
 	}
 	if !IsStringLike(dt) {
 		return nil, fmt.Errorf("argument 2 of %s requires (int or smallint or tinyint) type, however, %s is of %s type: %w", f.Name, f.Args[1], TypeName(dt), ErrType)
+	}
+	if f.Mode != ModeANSI {
+		// With ANSI off Spark takes only a string literal here, and only
+		// one that Integer.parseInt reads (TypeCoercion's DateTimeOperations);
+		// ANSI mode casts any string to INT.
+		lit, ok := f.Args[1].(*Literal)
+		if !ok {
+			return nil, fmt.Errorf("argument 2 of %s requires (int or smallint or tinyint) type, however, %s is of %s type: %w", f.Name, f.Args[1], TypeName(dt), ErrType)
+		}
+		if s, ok := lit.Value.(string); ok {
+			if _, err := strconv.ParseInt(s, 10, 32); err != nil {
+				return nil, fmt.Errorf("[SECOND_FUNCTION_ARGUMENT_NOT_INTEGER] The second argument of '%s' function needs to be an integer (%s): %w", f.Name, f.Args[1], ErrType)
+			}
+		}
 	}
 	c := &castEval{child: args[1], from: args[1].DataType(), to: Int32, kern: castKernelFor(dt, Int32), mem: mem, mode: f.Mode,
 		expr: "CAST(" + f.Args[1].String() + " AS INT)", operand: f.Args[1].String()}

@@ -114,9 +114,8 @@ func (e *accessEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 		default:
 			switch {
 			case k == 0:
-				if e.kind == accessTryElementAt {
-					continue
-				}
+				// Index 0 is an error even for try_element_at, as in
+				// Spark: it is a misuse of the function, not a miss.
 				return nil, &EvalError{Expr: e.expr, Row: r, Err: fmt.Errorf("%w: %w", ErrInvalidIndex, ErrInvalidInput)}
 			case k > 0 && k <= size:
 				pos = k - 1
