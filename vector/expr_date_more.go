@@ -160,8 +160,9 @@ func bindMakeDate(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Ev
 			y, m, d := a[0].int(i), a[1].int(i), a[2].int(i)
 			var err error
 			switch {
-			case y < -290000 || y > 290000:
-				err = fmt.Errorf("invalid value for Year: %d: %w", y, ErrDateTime)
+			case y < -999_999_999 || y > 999_999_999:
+				// Java's LocalDate range, as Spark's make_date checks it.
+				err = fmt.Errorf("invalid value for Year (valid values -999999999 - 999999999): %d: %w", y, ErrDateTime)
 			case m < 1 || m > 12:
 				err = fmt.Errorf("invalid value for MonthOfYear (valid values 1 - 12): %d: %w", m, ErrDateTime)
 			case d < 1 || d > 31:
@@ -175,7 +176,16 @@ func bindMakeDate(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Ev
 				}
 				return 0, false, nil
 			}
-			return daysFromCivil(y, int(m), int(d)), true, nil
+			days := daysFromCivil(y, int(m), int(d))
+			if days != int64(int32(days)) {
+				// Spark's localDateToDays (Math.toIntExact) overflows.
+				err = fmt.Errorf("make_date(%d, %d, %d) is out of the DATE range: %w", y, m, d, ErrOverflow)
+				if mode == ModeANSI {
+					return 0, false, err
+				}
+				return 0, false, nil
+			}
+			return days, true, nil
 		},
 	})
 }

@@ -172,7 +172,7 @@ func (f Formatter) timestamp(micros int64) string {
 		loc = time.UTC
 	}
 	t := time.UnixMicro(micros).In(loc)
-	s := t.Format("2006-01-02 15:04:05")
+	s := javaYear(t.Format("2006-01-02 15:04:05"))
 	if us := t.Nanosecond() / 1000; us != 0 {
 		s += strings.TrimRight(fmt.Sprintf(".%06d", us), "0")
 	}
@@ -180,7 +180,17 @@ func (f Formatter) timestamp(micros int64) string {
 }
 
 func formatDate(days int64) string {
-	return time.Unix(days*86400, 0).UTC().Format("2006-01-02")
+	return javaYear(time.Unix(days*86400, 0).UTC().Format("2006-01-02"))
+}
+
+// javaYear gives a formatted date or timestamp whose year has more than
+// four digits the leading + that Java's formatter prints ("+99999-03-18");
+// negative years already carry their sign.
+func javaYear(s string) string {
+	if i := strings.IndexByte(s, '-'); i > 4 {
+		return "+" + s
+	}
+	return s
 }
 
 // JavaDouble renders a float64 (bits 64) or float32 (bits 32) as Java's

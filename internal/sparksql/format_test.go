@@ -133,3 +133,27 @@ func TestSchemaMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatYearsBeyondFourDigits: dates and timestamps whose year has
+// more than four digits print with Java's leading + (Spark's golden
+// files: datetime-special.sql); negative and four-digit years as before.
+func TestFormatYearsBeyondFourDigits(t *testing.T) {
+	for _, c := range []struct {
+		days int64
+		want string
+	}{
+		{0, "1970-01-01"},
+		{2932896, "9999-12-31"},
+		{2932897, "+10000-01-01"},
+		{time.Date(999999, 3, 18, 0, 0, 0, 0, time.UTC).Unix() / 86400, "+999999-03-18"},
+		{time.Date(-1, 1, 28, 0, 0, 0, 0, time.UTC).Unix() / 86400, "-0001-01-28"},
+	} {
+		if got := formatDate(c.days); got != c.want {
+			t.Errorf("formatDate(%d) = %s, want %s", c.days, got, c.want)
+		}
+	}
+	f := Formatter{}
+	if got := f.timestamp(2932897 * 86400 * 1e6); got != "+10000-01-01 00:00:00" {
+		t.Errorf("timestamp of year 10000: %s", got)
+	}
+}
