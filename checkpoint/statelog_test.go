@@ -467,6 +467,18 @@ func TestStateLogDamage(t *testing.T) {
 // partition's retained versions rebuild from a snapshot after them, and
 // the retained versions still load.
 func TestStateLogPurge(t *testing.T) {
+	for _, useLog := range []bool{false, true} {
+		t.Run(fmt.Sprintf("changelog=%v", useLog), func(t *testing.T) { testStateLogPurge(t, useLog) })
+	}
+}
+
+// testStateLogPurge: under group commit, maintenance snapshots the
+// partitions that changed and retention drops the state log's old
+// segments; useLog runs it with stores written through ChangelogWriter
+// (whose changes the commit encodes out of its builders: a partition must
+// still count as changed, else no snapshot is ever made and the log is
+// never purged).
+func testStateLogPurge(t *testing.T, useLog bool) {
 	root := t.TempDir()
 	opts := StoreOptions{MinDeltasForSnapshot: 2, MaxDeltasForSnapshot: 4, MinVersionsToRetain: 4}
 	q := openGroupQuery(t, root, &Writer{NoSync: true}, 2, opts)
@@ -478,7 +490,7 @@ func TestStateLogPurge(t *testing.T) {
 		if v%7 == 0 {
 			ch[1] = change{"x": fmt.Sprint(v)}
 		}
-		if err := q.run(v, ch, false); err != nil {
+		if err := q.run(v, ch, useLog); err != nil {
 			t.Fatal(err)
 		}
 		model = applyChanges(model, ch)
@@ -486,10 +498,30 @@ func TestStateLogPurge(t *testing.T) {
 		for _, p := range q.parts {
 			p.(*StorePartition).WaitMaintenance()
 		}
+		if v == 11 {
+			// Partition 0 changed in every one of 12 versions: a snapshot
+			// (or segment) is due by now (MaxDeltasForSnapshot 4).
+			ents, _ := os.ReadDir(filepath.Join(root, "state", "0", "0"))
+			var bases []string
+			for _, e := range ents {
+				if n := e.Name(); strings.HasSuffix(n, ".snapshot") || strings.HasSuffix(n, ".segment") {
+					bases = append(bases, n)
+				}
+			}
+			if len(bases) == 0 {
+				t.Fatalf("no snapshot of partition 0 after 12 changed versions")
+			}
+		}
 	}
 	dir := filepath.Join(root, "state", StateLogDir)
 	ents, _ := os.ReadDir(dir)
-	if len(ents) > 8 {
+	// A chain of segments keeps its base's version as the partition's base,
+	// so changelog partitions hold a little more of the log.
+	limit := 8
+	if useLog {
+		limit = 10
+	}
+	if len(ents) > limit {
 		t.Fatalf("%d segments after 60 versions of 3: retention dropped too few", len(ents))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "1.seg")); !errors.Is(err, os.ErrNotExist) {

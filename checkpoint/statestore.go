@@ -450,6 +450,7 @@ type store struct {
 	done    bool
 	cl      *changelog // this epoch's changes when logged (ChangelogWriter)
 	clBuf   changelog  // what cl points to once set
+	changed bool       // prepare found changes (maintenance is then due)
 	err     error      // the first failed read: fails Commit
 }
 
@@ -616,7 +617,7 @@ func (s *store) published(next int64, file bool) {
 	}
 	p.version = next
 	p.busy = false
-	changed := file || len(s.pending) > 0 || len(s.deleted) > 0 || s.cl != nil && s.cl.keys != nil && s.cl.keys.Len() > 0
+	changed := file || s.changed || len(s.pending) > 0 || len(s.deleted) > 0 || s.cl != nil && s.cl.keys != nil && s.cl.keys.Len() > 0
 	start := false
 	if p.maintRunning {
 		p.maintAgain = p.maintAgain || changed

@@ -154,6 +154,8 @@ func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, 
 	}
 	cl := s.cl
 	changed = cl.keys != nil && cl.keys.Len() > 0
+	// Encoding below empties the builders: published reads this instead.
+	s.changed = changed
 	if !changed && !encode {
 		return nil, false, nil
 	}

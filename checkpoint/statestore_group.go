@@ -240,6 +240,7 @@ func (s *store) prepare(ctx context.Context, encode bool) (raw []byte, changed b
 		return nil, false, err
 	}
 	changed = len(s.pending) > 0 || len(s.deleted) > 0
+	s.changed = changed
 	if !changed && !encode {
 		return nil, false, nil
 	}

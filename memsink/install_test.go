@@ -79,7 +79,7 @@ func TestSQLStreamingTableEndToEnd(t *testing.T) {
 	if got := sqlRows(t, s, "SHOW TABLES"); len(got) != 2 {
 		t.Fatalf("SHOW TABLES: %v", got)
 	}
-	if got := sqlRows(t, s, "DESCRIBE counts"); !vt.RowsEqual([]vt.Row{{"k", "bigint"}, {"n", "bigint"}, {"top", "bigint"}}, got) {
+	if got := sqlRows(t, s, "DESCRIBE counts"); !vt.RowsEqual([]vt.Row{{"k", "bigint", nil}, {"n", "bigint", nil}, {"top", "bigint", nil}}, got) {
 		t.Fatalf("DESCRIBE: %v", got)
 	}
 	if got := sqlRows(t, s, "EXPLAIN SELECT k FROM counts WHERE n > 1"); len(got) == 0 || !strings.Contains(got[0][0].(string), "Optimized") {

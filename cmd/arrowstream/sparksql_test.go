@@ -39,7 +39,7 @@ func TestSparkSQLCommand(t *testing.T) {
 	if code, stdout, _ = run("sparksql", "-run", "nothing"); code != 0 || !strings.Contains(stdout, "0 passed, 0 failed, 0 skipped, 0 wrong") {
 		t.Fatalf("-run matching nothing: %d\n%s", code, stdout)
 	}
-	if code, _, stderr = run("sparksql", t.TempDir()); code != 2 || !strings.Contains(stderr, "no input files") {
+	if code, _, stderr = run("sparksql", t.TempDir()); code != 2 || !strings.Contains(stderr, "inputs") {
 		t.Fatalf("empty directory: %d %q", code, stderr)
 	}
 	if code, _, stderr = run("sparksql", "-run", "(", goldenDirWith(t, "2")); code != 2 || !strings.Contains(stderr, "-run") {

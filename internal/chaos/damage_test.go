@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
@@ -365,10 +366,19 @@ func futureSegmentVersion(t *testing.T, p string) {
 	writeFile(t, p, b)
 }
 
-// futureJSONVersion adds "version":2 to a JSON object file.
+// futureJSONVersion adds "version":2 to a JSON object file, keeping its
+// checksum trailer valid when it has one (as a newer build would write it).
 func futureJSONVersion(t *testing.T, p string) {
-	b := bytes.TrimSpace(readFile(t, p))
-	writeFile(t, p, append(append(b[:len(b)-1:len(b)-1], `,"version":2`...), '}'))
+	payload, legacy, err := checkpoint.Unseal(p, readFile(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bytes.TrimSpace(payload)
+	out := append(append(b[:len(b)-1:len(b)-1], `,"version":2`...), '}')
+	if !legacy {
+		out = checkpoint.Seal(out)
+	}
+	writeFile(t, p, out)
 }
 
 // futureStateFormat rewrites a state file of format v2 (its body starts
