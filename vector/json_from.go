@@ -25,8 +25,11 @@ var ErrMalformedJSON = errors.New("malformed JSON")
 // map('key', 'value', ...) of constant strings (or, as before, a constant
 // string holding a JSON object) of Spark's JSON options; "mode",
 // "dateFormat" and "timestampFormat" are read, others ignored. mode
-// PERMISSIVE (the default) makes a row that is not valid JSON, or does not
-// fit the schema, NULL; FAILFAST makes it an error naming the row.
+// PERMISSIVE (the default) makes a row that is not valid JSON a struct of
+// NULL fields (NULL for ARRAY and MAP schemas), as Spark does, and a row
+// that is JSON but does not fit the schema NULL (Spark fills the fields
+// that fit: a known difference, docs/sql.md); FAILFAST makes either an
+// error naming the row.
 func FromJSON(x, schema, options Expr) Expr {
 	return &FuncExpr{Name: "from_json", Args: withOptional([]Expr{x, schema}, options), bind: bindFromJSON}
 }
@@ -200,10 +203,17 @@ func (e *fromJSONEval) decode(ctx context.Context, arr arrow.Array) (arrow.Array
 			continue
 		}
 		if !validJSON(v) {
+			// Spark's parser (Jackson) reads the first value and ignores
+			// what follows it: `{"a": 2} {"a": 3}` is {"a": 2}.
+			if end := skipJSONValue(v, 0); end > 0 && end < len(v) && validJSON(v[:end]) {
+				v = v[:end]
+			}
+		}
+		if !validJSON(v) {
 			if e.failFast {
 				return nil, e.rowError(i, text, ErrMalformedJSON)
 			}
-			b.AppendNull()
+			appendMalformedRow(b)
 			continue
 		}
 		if err := r.read(e.dt, nil, v, true); err != nil {
@@ -218,6 +228,22 @@ func (e *fromJSONEval) decode(ctx context.Context, arr arrow.Array) (arrow.Array
 		}
 	}
 	return b.NewArray(), nil
+}
+
+// appendMalformedRow appends what PERMISSIVE mode makes of text that is
+// not JSON at all: for a STRUCT schema a struct whose fields are all NULL
+// (Spark's FailureSafeParser returns its row of nulls), for ARRAY and MAP
+// schemas NULL (the null value of that row).
+func appendMalformedRow(b array.Builder) {
+	sb, ok := b.(*array.StructBuilder)
+	if !ok {
+		b.AppendNull()
+		return
+	}
+	sb.Append(true)
+	for f := 0; f < sb.NumField(); f++ {
+		sb.FieldBuilder(f).AppendNull()
+	}
 }
 
 func (e *fromJSONEval) rowError(i int, text []byte, err error) error {
