@@ -202,14 +202,15 @@ func (e *fromJSONEval) decode(ctx context.Context, arr arrow.Array) (arrow.Array
 			b.AppendNull()
 			continue
 		}
-		if !validJSON(v) {
+		valid := validJSON(v)
+		if !valid {
 			// Spark's parser (Jackson) reads the first value and ignores
 			// what follows it: `{"a": 2} {"a": 3}` is {"a": 2}.
 			if end := skipJSONValue(v, 0); end > 0 && end < len(v) && validJSON(v[:end]) {
-				v = v[:end]
+				v, valid = v[:end], true
 			}
 		}
-		if !validJSON(v) {
+		if !valid {
 			if e.failFast {
 				return nil, e.rowError(i, text, ErrMalformedJSON)
 			}
