@@ -57,6 +57,9 @@ type MemoryProvider struct {
 	// opened; stateDir is the state directory it belongs to.
 	glog     *StateLog
 	stateDir string
+	// byRel finds a group-committed partition by its state log path
+	// ("<operator>/<partition>"), for purgeLog.
+	byRel map[string]*StorePartition
 }
 
 // NewMemoryProvider returns the "memory" provider writing through w.
@@ -99,7 +102,7 @@ func (m *MemoryProvider) Metrics() map[string]int64 { return nil }
 func (m *MemoryProvider) Close() error {
 	m.mu.Lock()
 	parts := m.parts
-	m.parts = nil
+	m.parts, m.byRel = nil, nil
 	glog := m.glog
 	m.glog = nil
 	m.mu.Unlock()
@@ -126,6 +129,7 @@ func (p *StorePartition) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.data, p.version, p.bytes, p.files = nil, -1, 0, nil
+	p.baseVers.Store(nil)
 	p.dataless, p.rows, p.estBytes = false, 0, 0
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -140,6 +141,9 @@ type StorePartition struct {
 	// (at the first load or maintenance), then kept up to date, so that
 	// commits and maintenance never list the directory.
 	files map[fileKey]bool
+	// baseVers are the versions of the bases in files, ascending
+	// (noteBases), read by the provider's purge without p.mu.
+	baseVers atomic.Pointer[[]int64]
 	// glog, when set, is the provider's state log (group commit): the
 	// deltas of the versions it covers are there, under rel
 	// ("<operator>/<partition>"), not in <version>.delta files.

@@ -78,6 +78,7 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 	p.mu.Lock()
 	if p.files != nil {
 		p.files[fileKey{latest, "snapshot"}] = true
+		p.noteBases()
 	}
 	p.sinceSnap = max(p.sinceSnap-covered, 0)
 	p.snapBytes = state

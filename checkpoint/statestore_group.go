@@ -95,6 +95,10 @@ func (m *MemoryProvider) attach(p *StorePartition) error {
 		return err
 	}
 	p.glog, p.rel = m.glog, rel
+	if m.byRel == nil {
+		m.byRel = map[string]*StorePartition{}
+	}
+	m.byRel[rel] = p
 	return nil
 }
 
@@ -155,30 +159,55 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 // more: a partition's oldest retained version is rebuilt from its newest
 // snapshot at or below latest - MinVersionsToRetain (the base maintenance
 // keeps), so it needs only the entries after that base.
+//
+// The log asks only for the partitions named by the records it must
+// decide on (the oldest segment's, until one is still needed: usually the
+// first), and a partition answers from the base versions it published
+// (noteBases) without its lock: an epoch does not visit every partition,
+// and the log's lock is never held while waiting for a partition's.
 func (m *MemoryProvider) purgeLog(latest int64) error {
 	m.mu.Lock()
-	parts := m.parts
-	m.mu.Unlock()
-	bases := make(map[string]int64, len(parts))
-	for _, p := range parts {
-		if p.glog == nil {
-			continue
-		}
-		oldest := latest - int64(p.opts.MinVersionsToRetain)
-		base := int64(0)
-		p.mu.Lock()
-		for k := range p.files {
-			if isBase(k) && k.version <= oldest && k.version > base {
-				base = k.version
-			}
-		}
-		p.mu.Unlock()
-		bases[p.rel] = base
-	}
+	defer m.mu.Unlock()
 	return m.glog.Purge(func(path string) (int64, bool) {
-		b, ok := bases[path]
-		return b, ok
+		p := m.byRel[path]
+		if p == nil || p.glog == nil {
+			return 0, false
+		}
+		return p.purgeBase(latest - int64(p.opts.MinVersionsToRetain)), true
 	})
+}
+
+// noteBases publishes the versions of the partition's bases (snapshots
+// and segments) for purgeLog, which reads them without p.mu. Callers hold
+// p.mu and call it after every change of p.files that adds or removes a
+// base (rare: maintenance), so the published list is never older than the
+// files.
+func (p *StorePartition) noteBases() {
+	var vs []int64
+	for k := range p.files {
+		if isBase(k) {
+			vs = append(vs, k.version)
+		}
+	}
+	slices.Sort(vs)
+	p.baseVers.Store(&vs)
+}
+
+// purgeBase is the newest base at or below oldest (0: none, or the files
+// not indexed yet).
+func (p *StorePartition) purgeBase(oldest int64) int64 {
+	vs := p.baseVers.Load()
+	if vs == nil {
+		return 0
+	}
+	i, found := slices.BinarySearch(*vs, oldest)
+	if found {
+		return oldest
+	}
+	if i == 0 {
+		return 0
+	}
+	return (*vs)[i-1]
 }
 
 // changedSince reports whether the partition has changes after version

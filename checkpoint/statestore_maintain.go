@@ -16,6 +16,7 @@ func (p *StorePartition) fileIndex() (map[fileKey]bool, error) {
 			return nil, err
 		}
 		p.files = files
+		p.noteBases()
 	}
 	return maps.Clone(p.files), nil
 }
@@ -140,6 +141,7 @@ func (p *StorePartition) maintain() error {
 		p.mu.Lock()
 		if p.files != nil {
 			p.files[fileKey{latest, "snapshot"}] = true
+			p.noteBases()
 		}
 		p.sinceSnap = max(p.sinceSnap-covered, 0)
 		p.snapBytes = state
@@ -171,7 +173,12 @@ func (p *StorePartition) maintain() error {
 				return fmt.Errorf("checkpoint: delete old state file: %w", err)
 			}
 			p.mu.Lock()
-			delete(p.files, k)
+			if p.files != nil {
+				delete(p.files, k)
+				if isBase(k) {
+					p.noteBases()
+				}
+			}
 			p.mu.Unlock()
 		}
 	}

@@ -295,6 +295,7 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	p.mu.Lock()
 	if p.files != nil {
 		p.files[key] = true
+		p.noteBases()
 	}
 	p.sinceSnap = max(p.sinceSnap-covered, 0)
 	p.chain = snapChain{head: latest, links: chain.links + 1, entries: entries, bytes: chain.bytes + addedBytes}
