@@ -173,6 +173,9 @@ type StorePartition struct {
 	// a commit that changes nothing schedules no work before then.
 	nextMaint  int64 // under mu
 	maintAgain bool  // under mu
+
+	// cur is the store Begin hands out (reset at every Begin).
+	cur store
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
@@ -217,7 +220,13 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 	p.busy = true
 	// pending and deleted are made by the first Put or Delete: most
 	// partitions of most epochs write nothing, or through the changelog.
-	return &store{p: p, version: version}, nil
+	// The store is the partition's own, reset: one store is open at a
+	// time, and an epoch of 200 partitions made 200 of them (the largest
+	// allocation of an empty epoch). A store is not used after its
+	// Commit or Abort (StateStore), so the next Begin may take it over.
+	s := &p.cur
+	*s = store{p: p, version: version}
+	return s, nil
 }
 
 func (p *StorePartition) file(version int64, kind string) string {
@@ -622,6 +631,10 @@ func (s *store) published(next int64, file bool) {
 	p.version = next
 	p.busy = false
 	changed := file || s.changed || len(s.pending) > 0 || len(s.deleted) > 0 || s.cl != nil && s.cl.keys != nil && s.cl.keys.Len() > 0
+	// The store is done before the partition is free: the next Begin
+	// takes the same store over (p.cur).
+	s.releaseChangelog()
+	s.done = true
 	start := false
 	if p.maintRunning {
 		p.maintAgain = p.maintAgain || changed
@@ -631,7 +644,6 @@ func (s *store) published(next int64, file bool) {
 		p.maint.Add(1)
 	}
 	p.mu.Unlock()
-	s.done = true
 	if start {
 		p.opts.maint.submit(p)
 	}

@@ -182,8 +182,7 @@ func (s *store) finishChangelog(next int64, file bool) {
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
-	s.published(next, file)
-	s.releaseChangelog()
+	s.published(next, file) // releases the changelog
 }
 
 // encodeChangelog writes keys and values (null: deleted; both consumed)
