@@ -299,16 +299,43 @@ func (l *StateLog) versions(path string, from, to int64) []int64 {
 
 // read returns the delta bytes ref locates.
 func (l *StateLog) read(ref stateRef) ([]byte, error) {
-	f, err := os.Open(ref.seg.path)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: read %s: %w", ref.seg.path, err)
+	var r logReader
+	defer r.close()
+	return r.read(ref)
+}
+
+// logReader reads deltas of the state log keeping the segment it read
+// last open: a snapshot reads the deltas of tens of versions, mostly from
+// one segment, and opening and closing the segment for each was most of
+// the cost of a small partition's snapshot.
+type logReader struct {
+	seg *stateSeg
+	f   *os.File
+}
+
+// read returns the delta bytes ref locates.
+func (r *logReader) read(ref stateRef) ([]byte, error) {
+	if r.f == nil || r.seg != ref.seg {
+		r.close()
+		f, err := os.Open(ref.seg.path)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: read %s: %w", ref.seg.path, err)
+		}
+		r.seg, r.f = ref.seg, f
 	}
-	defer f.Close()
 	buf := make([]byte, ref.n)
-	if _, err := f.ReadAt(buf, ref.off); err != nil {
+	if _, err := r.f.ReadAt(buf, ref.off); err != nil {
 		return nil, fmt.Errorf("checkpoint: read %d bytes at offset %d of %s: %v: %w", ref.n, ref.off, ref.seg.path, err, ErrCorrupt)
 	}
 	return buf, nil
+}
+
+// close closes the open segment, if any.
+func (r *logReader) close() {
+	if r.f != nil {
+		r.f.Close()
+	}
+	r.seg, r.f = nil, nil
 }
 
 // Append makes version's deltas durable: records of version or later are

@@ -276,8 +276,10 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 		slog.Warn("state snapshot unreadable; rebuilt from deltas", "err", snapErr, "from_version", base)
 	}
 	p.sinceSnap = 0
+	var lr logReader
+	defer lr.close()
 	for v := base + 1; v <= version; v++ {
-		n, err := p.applyDelta(files, v, version, data)
+		n, err := p.applyDelta(&lr, files, v, version, data)
 		if err != nil {
 			return nil, err
 		}

@@ -49,9 +49,11 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 		}
 		base = latest
 	}
+	var lr logReader
+	defer lr.close()
 	for v := base + 1; v <= latest; v++ {
 		if p.logged(v) {
-			if err := p.applyLoggedAliased(v, data); err != nil {
+			if err := p.applyLoggedAliased(&lr, v, data); err != nil {
 				return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
 			}
 			continue
@@ -110,12 +112,12 @@ func (p *StorePartition) readAliased(path string, data map[string][]byte) error 
 // compaction's transient map, its entries aliasing the bytes read (as
 // readAliased's: a delta's values were copied once per entry before,
 // which cost a tenth of compacting q20's join state).
-func (p *StorePartition) applyLoggedAliased(v int64, data map[string][]byte) error {
+func (p *StorePartition) applyLoggedAliased(r *logReader, v int64, data map[string][]byte) error {
 	ref, ok := p.glog.lookup(p.rel, v)
 	if !ok {
 		return nil
 	}
-	raw, err := p.glog.read(ref)
+	raw, err := r.read(ref)
 	if err != nil {
 		return err
 	}

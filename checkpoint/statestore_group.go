@@ -330,15 +330,15 @@ func (p *StorePartition) hasDelta(files map[fileKey]bool, v int64) bool {
 }
 
 // applyDelta applies version v's changes to data and returns the bytes
-// read: from the state log when it covers v (nothing when the partition
-// did not change), else from <v>.delta.
-func (p *StorePartition) applyDelta(files map[fileKey]bool, v, target int64, data map[string][]byte) (int, error) {
+// read: from the state log when it covers v (through r; nothing when the
+// partition did not change), else from <v>.delta.
+func (p *StorePartition) applyDelta(r *logReader, files map[fileKey]bool, v, target int64, data map[string][]byte) (int, error) {
 	if p.logged(v) {
 		ref, ok := p.glog.lookup(p.rel, v)
 		if !ok {
 			return 0, nil
 		}
-		raw, err := p.glog.read(ref)
+		raw, err := r.read(ref)
 		if err != nil {
 			return 0, err
 		}

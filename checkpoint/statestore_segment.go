@@ -193,8 +193,10 @@ func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (b
 	// two thirds of a segment in q20.
 	var payloads [][]byte
 	size := len(stateColumnsMagic) + 1 + 8
+	var lr logReader
+	defer lr.close()
 	for v := from + 1; v <= to; v++ {
-		raw, where, found, err := p.readDeltaRaw(files, v, to)
+		raw, where, found, err := p.readDeltaRaw(&lr, files, v, to)
 		if err != nil {
 			return nil, 0, 0, false, err
 		}
@@ -203,7 +205,7 @@ func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (b
 		}
 		payload, v2, err := columnsPayload(raw)
 		if err != nil {
-			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where(), err)
 		}
 		if !v2 {
 			return nil, 0, 0, false, nil
@@ -213,7 +215,7 @@ func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (b
 			bytes += int64(len(key) + len(value))
 		})
 		if err != nil {
-			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where(), err)
 		}
 		payloads = append(payloads, payload)
 		size += len(payload)
@@ -227,29 +229,32 @@ func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (b
 }
 
 // readDeltaRaw reads version v's delta (from the state log when it covers
-// v, else <v>.delta) and names where it came from; found is false when the
-// log says the partition did not change in v.
-func (p *StorePartition) readDeltaRaw(files map[fileKey]bool, v, target int64) (raw []byte, where string, found bool, err error) {
+// v, through r, else <v>.delta); where names where it came from (for an
+// error: not formatted for every delta read); found is false when the log
+// says the partition did not change in v.
+func (p *StorePartition) readDeltaRaw(r *logReader, files map[fileKey]bool, v, target int64) (raw []byte, where func() string, found bool, err error) {
 	if p.logged(v) {
 		ref, ok := p.glog.lookup(p.rel, v)
 		if !ok {
-			return nil, "", false, nil
+			return nil, nil, false, nil
 		}
-		raw, err := p.glog.read(ref)
+		raw, err := r.read(ref)
 		if err != nil {
-			return nil, "", false, err
+			return nil, nil, false, err
 		}
-		return raw, fmt.Sprintf("%s: delta of %s version %d at offset %d", ref.seg.path, p.rel, v, ref.off), true, nil
+		return raw, func() string {
+			return fmt.Sprintf("%s: delta of %s version %d at offset %d", ref.seg.path, p.rel, v, ref.off)
+		}, true, nil
 	}
 	path := p.file(v, "delta")
 	if !files[fileKey{v, "delta"}] {
-		return nil, "", false, fmt.Errorf("checkpoint: snapshot state %s at version %d: %s is missing: %w", p.dir, target, path, ErrCorrupt)
+		return nil, nil, false, fmt.Errorf("checkpoint: snapshot state %s at version %d: %s is missing: %w", p.dir, target, path, ErrCorrupt)
 	}
 	raw, err = readFile(path)
 	if err != nil {
-		return nil, "", false, err
+		return nil, nil, false, err
 	}
-	return raw, path, true, nil
+	return raw, func() string { return path }, true, nil
 }
 
 // snapshotLive writes the snapshot of version latest of a partition whose
