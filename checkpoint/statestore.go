@@ -129,7 +129,10 @@ type StorePartition struct {
 	version int64             // version held in data, -1 when none loaded
 	data    map[string][]byte // the loaded version
 	bytes   int64             // key and value bytes held in data
-	busy    bool              // a store is open on this partition
+	// memBytes is bytes as of the last change, for MemoryBytes
+	// (stored under mu wherever bytes changes).
+	memBytes atomic.Int64
+	busy     bool // a store is open on this partition
 	// dataless: the last commit was a changelog (ChangelogWriter): the
 	// operator holds the state, data is nil and is loaded from the files
 	// only when a store reads it; rows is the key count it declared and
@@ -179,11 +182,10 @@ type StorePartition struct {
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
-// memory for its latest version (Go map overhead not included).
+// memory for its latest version (Go map overhead not included). It takes
+// no lock: progress asks every partition after every epoch.
 func (p *StorePartition) MemoryBytes() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bytes
+	return p.memBytes.Load()
 }
 
 // OpenStorePartition opens the partition directory, creating it if needed.
@@ -216,6 +218,7 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 		for k, v := range data {
 			p.bytes += int64(len(k) + len(v))
 		}
+		p.memBytes.Store(p.bytes)
 	}
 	p.busy = true
 	// pending and deleted are made by the first Put or Delete: most

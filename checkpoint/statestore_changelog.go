@@ -133,6 +133,7 @@ func (s *store) materialize() error {
 	for k, v := range data {
 		p.bytes += int64(len(k) + len(v))
 	}
+	p.memBytes.Store(p.bytes)
 	return nil
 }
 
@@ -178,6 +179,7 @@ func (s *store) finishChangelog(next int64, file bool) {
 		// seeds the estimate that decides when a snapshot is due.
 		p.estBytes = p.bytes
 		p.data, p.bytes, p.dataless = nil, 0, true
+		p.memBytes.Store(0)
 	}
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted

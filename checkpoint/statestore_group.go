@@ -313,6 +313,7 @@ func (s *store) finish(next int64, file bool) {
 		}
 		p.sinceSnap += int64(len(k))
 	}
+	p.memBytes.Store(p.bytes)
 	s.published(next, file)
 }
 
