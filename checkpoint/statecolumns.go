@@ -330,14 +330,7 @@ func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias
 		return err
 	}
 	if alias {
-		return walkChunks(payload, func(key, value []byte, ok bool) {
-			k := unsafe.String(unsafe.SliceData(key), len(key))
-			if ok {
-				data[k] = value
-			} else {
-				delete(data, k)
-			}
-		})
+		return applyAliased(payload, data)
 	}
 	return walkChunks(payload, func(key, value []byte, ok bool) {
 		if ok {
@@ -347,6 +340,20 @@ func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias
 			}
 		} else {
 			delete(data, string(key))
+		}
+	})
+}
+
+// applyAliased applies a v2 payload's entries to data, in order: keys
+// and values alias payload (no copy, no allocation per entry), so
+// payload must outlive data's use.
+func applyAliased(payload []byte, data map[string][]byte) error {
+	return walkChunks(payload, func(key, value []byte, ok bool) {
+		k := unsafe.String(unsafe.SliceData(key), len(key))
+		if ok {
+			data[k] = value
+		} else {
+			delete(data, k)
 		}
 	})
 }

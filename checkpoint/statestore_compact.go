@@ -24,11 +24,11 @@ func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered
 	return p.foldSnapshot(files, latest, covered, nil)
 }
 
-// foldSnapshot is compactSnapshot; changes, when set, is a segment body
-// (stored, not compressed) holding the deltas after the newest snapshot
-// or segment below latest, already read: it is applied instead of reading
-// them again.
-func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered int64, changes []byte) error {
+// foldSnapshot is compactSnapshot; changes, when not nil, are the
+// decompressed payloads of the deltas after the newest snapshot or
+// segment below latest (deltaPayloads), already read: they are applied
+// instead of reading them again.
+func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered int64, changes [][]byte) error {
 	// The base is the newest snapshot or segment below latest, read
 	// with its chain.
 	base := int64(0)
@@ -44,8 +44,10 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 		}
 	}
 	if changes != nil {
-		if err := decodeColumnsInto(changes, data, maxDecodeBuffer, true); err != nil {
-			return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
+		for _, payload := range changes {
+			if err := applyAliased(payload, data); err != nil {
+				return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
+			}
 		}
 		base = latest
 	}
