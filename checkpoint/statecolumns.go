@@ -397,6 +397,12 @@ func columnsPayloadInto(body []byte, maxBuffer int, scratch *[]byte) ([]byte, er
 // trailer checked), in a buffer of its own; v2 is false for a file of an
 // older format.
 func columnsPayload(raw []byte) (payload []byte, v2 bool, err error) {
+	return columnsPayloadScratch(raw, nil)
+}
+
+// columnsPayloadScratch is columnsPayload decompressing into *scratch
+// (grown as needed) when scratch is set.
+func columnsPayloadScratch(raw []byte, scratch *[]byte) (payload []byte, v2 bool, err error) {
 	body, err := stateBody(raw)
 	if err != nil {
 		return nil, false, err
@@ -404,7 +410,7 @@ func columnsPayload(raw []byte) (payload []byte, v2 bool, err error) {
 	if !bytes.HasPrefix(body, stateColumnsMagic) {
 		return nil, false, checkNewerColumns(body)
 	}
-	payload, err = columnsPayloadInto(body, maxDecodeBuffer, nil)
+	payload, err = columnsPayloadInto(body, maxDecodeBuffer, scratch)
 	return payload, err == nil, err
 }
 
@@ -453,6 +459,32 @@ func walkChunks(payload []byte, fn func(key, value []byte, ok bool)) error {
 		}
 	}
 	return nil
+}
+
+// chunkTotals counts the entries of a payload (tombstones included) and
+// their key and value bytes from its chunk headers, checking each
+// chunk's claimed sizes against what remains as walkChunks does, without
+// a call per entry (a segment's bookkeeping; its entries are checked
+// when walked).
+func chunkTotals(payload []byte) (entries, bytes int64, err error) {
+	pos := 0
+	for pos < len(payload) {
+		if len(payload)-pos < 12 {
+			return 0, 0, fmt.Errorf("state chunk header truncated at offset %d: %w", pos, ErrCorrupt)
+		}
+		rows := int64(binary.LittleEndian.Uint32(payload[pos:]))
+		kn := int64(binary.LittleEndian.Uint32(payload[pos+4:]))
+		vn := int64(binary.LittleEndian.Uint32(payload[pos+8:]))
+		pos += 12
+		need := 8*(rows+1) + (rows+7)/8 + kn + vn
+		if rows == 0 || need > int64(len(payload)-pos) {
+			return 0, 0, fmt.Errorf("state chunk at offset %d: %d rows, %d key and %d value bytes in %d bytes: %w", pos-12, rows, kn, vn, len(payload)-pos, ErrCorrupt)
+		}
+		pos += int(need)
+		entries += rows
+		bytes += kn + vn
+	}
+	return entries, bytes, nil
 }
 
 // checkOffsets checks that offsets start at 0, never decrease and end at

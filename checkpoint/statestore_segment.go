@@ -187,8 +187,12 @@ type snapChain struct {
 // them (its magic and trailer included); entries counts their entries
 // (overwritten ones and tombstones included), bytes their key and value
 // bytes. ok is false when one of the deltas is not of format v2 (written
-// by an older build), and the caller compacts instead.
-func (p *StorePartition) deltaPayloads(files map[fileKey]bool, from, to int64) (payloads [][]byte, size int, entries, bytes int64, ok bool, err error) {
+// by an older build), and the caller compacts instead. The payloads are
+// decompressed into buffers of bufs (recycled ones: fresh buffers for
+// every snapshot, faulted in and returned to the OS again, were a fifth
+// of a churning state's snapshot), which the caller releases once done
+// with the payloads.
+func (p *StorePartition) deltaPayloads(files map[fileKey]bool, from, to int64, bufs *payloadBufs) (payloads [][]byte, size int, entries, bytes int64, ok bool, err error) {
 	size = len(stateColumnsMagic) + 1 + 8
 	for v := from + 1; v <= to; v++ {
 		raw, where, found, err := p.readDeltaRaw(files, v, to)
@@ -198,17 +202,16 @@ func (p *StorePartition) deltaPayloads(files map[fileKey]bool, from, to int64) (
 		if !found {
 			continue
 		}
-		payload, v2, err := columnsPayload(raw)
+		payload, v2, err := columnsPayloadScratch(raw, bufs.get())
 		if err != nil {
 			return nil, 0, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
 		if !v2 {
 			return nil, 0, 0, 0, false, nil
 		}
-		err = walkChunks(payload, func(key, value []byte, _ bool) {
-			entries++
-			bytes += int64(len(key) + len(value))
-		})
+		n, nb, err := chunkTotals(payload)
+		entries += n
+		bytes += nb
 		if err != nil {
 			return nil, 0, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
@@ -216,6 +219,27 @@ func (p *StorePartition) deltaPayloads(files map[fileKey]bool, from, to int64) (
 		size += len(payload)
 	}
 	return payloads, size, entries, bytes, true, nil
+}
+
+// payloadBufs are the decompression buffers of one snapshot's deltas,
+// taken from the package's pool of scratch buffers and given back by
+// release.
+type payloadBufs struct{ taken []*[]byte }
+
+// get takes a buffer.
+func (b *payloadBufs) get() *[]byte {
+	buf := stateScratch.Get().(*[]byte)
+	b.taken = append(b.taken, buf)
+	return buf
+}
+
+// release gives every buffer taken back; the payloads decompressed into
+// them must no longer be used.
+func (b *payloadBufs) release() {
+	for _, buf := range b.taken {
+		stateScratch.Put(buf)
+	}
+	b.taken = nil
 }
 
 // segmentBody concatenates payloads (deltaPayloads) into the body of a
@@ -279,7 +303,9 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots {
 		return p.compactSnapshot(files, latest, covered)
 	}
-	payloads, size, added, addedBytes, ok, err := p.deltaPayloads(files, base.version, latest)
+	var bufs payloadBufs
+	defer bufs.release()
+	payloads, size, added, addedBytes, ok, err := p.deltaPayloads(files, base.version, latest, &bufs)
 	if err != nil {
 		return fmt.Errorf("checkpoint: snapshot segment of %s at version %d: %w", p.dir, latest, err)
 	}
