@@ -72,7 +72,7 @@ func BenchmarkWindowedLinearity(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				if err := data[i].Check(got); err != nil {
+				if err := data[i].Check(got.Rows()); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
