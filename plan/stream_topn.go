@@ -40,6 +40,12 @@ type StreamingTopN struct {
 	// is derived from one (window.end: 0; ts + INTERVAL 1 MINUTE: one
 	// minute): a partition is final when its time − shift ≤ watermark.
 	TimeShift int64
+	// UpsertKey, when the input is an Update-mode aggregation, are the
+	// input columns that key its rows (its grouping keys): a row replaces
+	// the kept row of its key, and every row of a partition is kept (a
+	// retracting top-N, stream_topn_retract.go). Nil for an append-only
+	// input.
+	UpsertKey []int
 }
 
 // Schema implements Node.
@@ -197,7 +203,9 @@ func topNSupport(w *Window, mode OutputMode) (cols []int, timeCol int, shift int
 	case mode == Complete:
 		return nil, -1, 0, "Complete mode recomputes the window each epoch"
 	case mode == Update && containsStreamingAggregate(w.Input):
-		return nil, -1, 0, "a streaming top-N over an aggregation needs Append mode (its input must only add rows) or Complete mode"
+		if _, why := topNUpsertKey(w); why != "" {
+			return nil, -1, 0, why
+		}
 	case mode == Append && timeCol < 0:
 		return nil, -1, 0, "a streaming top-N in Append mode needs a watermarked time column or window in PARTITION BY"
 	}
@@ -250,7 +258,11 @@ func rewriteTopN(n Node, mode OutputMode) Node {
 			nw.Input = in
 			nf := *f
 			nf.Input = &nw
-			return &StreamingTopN{Input: in, Window: &nw, Filter: &nf, N: limit, PartCols: cols, TimeCol: timeCol, TimeShift: shift}
+			top := &StreamingTopN{Input: in, Window: &nw, Filter: &nf, N: limit, PartCols: cols, TimeCol: timeCol, TimeShift: shift}
+			if mode == Update && containsStreamingAggregate(w.Input) {
+				top.UpsertKey, _ = topNUpsertKey(w)
+			}
+			return top
 		}
 	}
 	return mapChildren(n, rec)
