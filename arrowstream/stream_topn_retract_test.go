@@ -105,7 +105,7 @@ func TestStreamingTopNOverUpdateAggregationRefusals(t *testing.T) {
 
 // TestStreamingTopNOverUpdateProperty runs random epochs of sums that go
 // up, down and to NULL, under a random N, order direction and NULL order,
-// with restarts at random epochs, and checks after each epoch that the
+// with restarts and crashes at random epochs, and checks after each epoch that the
 // latest upsert per (k, rank) is a valid ranking of the model's current
 // sums: the right number of ranks, each holding a current (k, g, s), the
 // sort values in order, no group twice. Ties are frequent (few values);
@@ -229,7 +229,14 @@ func TestStreamingTopNOverUpdateProperty(t *testing.T) {
 						snapshot[k][g] = *gr
 					}
 				}
-				actions = append(actions, st.AddData(in, rows...), st.AssertOnQuery(fmt.Sprintf("valid ranking after epoch %d", epoch), func(s *st.Stream) error {
+				if rng.Intn(4) == 0 {
+					// A crash mid-epoch: the epoch runs again on restart, exactly once.
+					actions = append(actions, st.FailNextEpoch(), st.AddData(in, rows...),
+						st.ExpectFailure(st.RuntimePhase, ""), st.StartStream(arrowstream.ProcessingTime(0), false))
+				} else {
+					actions = append(actions, st.AddData(in, rows...))
+				}
+				actions = append(actions, st.AssertOnQuery(fmt.Sprintf("valid ranking after epoch %d", epoch), func(s *st.Stream) error {
 					return check(s, snapshot)
 				}))
 				if rng.Intn(3) == 0 {
@@ -239,4 +246,48 @@ func TestStreamingTopNOverUpdateProperty(t *testing.T) {
 			st.Run(t, s, actions...)
 		})
 	}
+}
+
+// Update mode over a windowed Update-mode aggregation, ranked per window:
+// a window's partition is evicted from the top-N state once the watermark
+// passes its end, and a late row changes nothing.
+func TestStreamingTopNOverUpdateAggregationEvicts(t *testing.T) {
+	s, in := distinctFixture(t, arrowstream.Update, `
+		SELECT we, k, n, rn FROM (
+		  SELECT we, k, n, row_number() OVER (PARTITION BY we ORDER BY n DESC, k) AS rn
+		  FROM (SELECT window.end AS we, k, count(*) AS n
+		        FROM STREAM input WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY window(ts, '10 seconds'), k))
+		WHERE rn <= 2`)
+	kept := func(want int64) st.Action {
+		return st.AssertOnQuery(fmt.Sprintf("numKeptRows %d", want), func(s *st.Stream) error {
+			p := s.Query().LastProgress()
+			for _, op := range p.StateOperators {
+				if op.OperatorName == "topN" {
+					if got := op.CustomMetrics["numKeptRows"]; got != want {
+						return fmt.Errorf("numKeptRows %d, want %d", got, want)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("no topN operator in %v", p.StateOperators)
+		})
+	}
+	st.Run(t, s,
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"a", 0, sec(1)}, st.Row{"b", 0, sec(2)}, st.Row{"b", 0, sec(3)}, st.Row{"c", 0, sec(4)}),
+		st.CheckLastBatch(st.Row{sec(10), "b", 2, 1}, st.Row{sec(10), "a", 1, 2}),
+		st.AddData(in, st.Row{"c", 0, sec(4)}, st.Row{"c", 0, sec(5)}),
+		st.CheckLastBatch(st.Row{sec(10), "c", 3, 1}, st.Row{sec(10), "b", 2, 2}),
+		kept(3),
+		st.StopStream(),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		// The watermark moves to 15 s: window [0, 10) is evicted.
+		st.AddData(in, st.Row{"d", 0, sec(25)}),
+		st.CheckNewAnswer(st.Row{sec(30), "d", 1, 1}),
+		kept(1),
+		// Late for the aggregation: dropped there, nothing changes.
+		st.AddData(in, st.Row{"a", 0, sec(6)}),
+		st.CheckNewAnswer(),
+		kept(1),
+	)
 }

@@ -19,7 +19,8 @@ import (
 // Output contract. Update mode: each epoch, for every partition whose
 // ranking changed, the rows at the ranks that now hold a different row,
 // with their rank: an upsert by (partition keys, rank); a rank once
-// filled stays filled (the input only adds rows). Append mode: a
+// filled stays filled (the input only adds rows, or with UpsertKey
+// replaces them within their partition). Append mode: a
 // partition's final ranking, once, when the watermark passes the
 // partition's time key (PARTITION BY must include a watermarked
 // timestamp or window column). In both modes a partition with a time key
@@ -58,6 +59,9 @@ func (n *StreamingTopN) Children() []Node { return []Node{n.Input} }
 func (n *StreamingTopN) IsStreaming() bool { return n.Input.IsStreaming() }
 
 func (n *StreamingTopN) String() string {
+	if n.UpsertKey != nil {
+		return fmt.Sprintf("StreamingTopN %d %s retracting by %v [stateful]", n.N, n.Window.String(), n.UpsertKey)
+	}
 	return fmt.Sprintf("StreamingTopN %d %s [stateful]", n.N, n.Window.String())
 }
 

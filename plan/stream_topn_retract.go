@@ -3,6 +3,10 @@ package plan
 import (
 	"fmt"
 	"slices"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // topNUpsertKey returns the columns of w's input that key its rows when
@@ -26,6 +30,9 @@ func topNUpsertKey(w *Window) ([]int, string) {
 			if !x.Input.IsStreaming() {
 				return nil, "a streaming top-N in Update mode reads an aggregation's rows directly or through projections of its columns, not a batch aggregation"
 			}
+			if containsSessionWindow(x.Input) {
+				return nil, "a streaming top-N in Update mode cannot read a session-window aggregation (a session that grows or merges replaces its row under another key, which would need a retraction)"
+			}
 			agg = x
 		case *Project, *SubqueryAlias:
 			chain = append(chain, n)
@@ -43,10 +50,11 @@ func topNUpsertKey(w *Window) ([]int, string) {
 		if !ok {
 			continue
 		}
+		in := p.Input.Schema()
 		for j, c := range key {
 			key[j] = -1
 			for k, e := range p.Exprs {
-				if r, ok := e.Expr.(*ColumnRef); ok && r.Index == c {
+				if keyProjection(e.Expr, c, in) {
 					key[j] = k
 					break
 				}
@@ -66,4 +74,32 @@ func topNUpsertKey(w *Window) ([]int, string) {
 		}
 	}
 	return key, ""
+}
+
+// keyProjection reports whether e carries key column c one to one: the
+// column itself, or the start or end of a time window column (a
+// tumbling or sliding window has one length, so either bound determines
+// it).
+func keyProjection(e Expr, c int, in *arrow.Schema) bool {
+	if r, ok := e.(*ColumnRef); ok {
+		return r.Index == c
+	}
+	g, ok := e.(*GetField)
+	if !ok {
+		return false
+	}
+	r, ok := g.X.(*ColumnRef)
+	return ok && r.Index == c && arrow.TypeEqual(in.Field(c).Type, vector.WindowType)
+}
+
+func containsSessionWindow(n Node) bool {
+	if _, ok := n.(*SessionWindow); ok {
+		return true
+	}
+	for _, k := range n.Children() {
+		if containsSessionWindow(k) {
+			return true
+		}
+	}
+	return false
 }
