@@ -218,9 +218,11 @@ func topNSupport(w *Window, mode OutputMode) (cols []int, timeCol int, shift int
 
 // RewriteStreaming applies the streaming extensions beyond Spark to an
 // optimized streaming plan for mode: distinct aggregates
-// (RewriteStreamingDistinct) and top-N per partition (StreamingTopN).
+// (RewriteStreamingDistinct), top-N per partition (StreamingTopN) and
+// OVER windows with ROWS frames (StreamingOver).
 func RewriteStreaming(n Node, mode OutputMode) (Node, error) {
 	n = rewriteTopN(n, mode)
+	n = rewriteOver(n, mode)
 	if err := checkNoStreamingWindow(n, mode); err != nil {
 		return nil, err
 	}
