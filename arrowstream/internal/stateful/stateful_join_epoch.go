@@ -232,6 +232,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			if err != nil {
 				return res, err
 			}
+			b.sliced = fresh[i].sliced && b.rec == fresh[i].rec
 			live.addPending(b)
 			b.rewrite = true
 			live.mark(b)

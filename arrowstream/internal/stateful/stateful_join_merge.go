@@ -113,7 +113,7 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 		}
 	}
 	first.rec.Release()
-	first.rec = rec
+	first.rec, first.sliced = rec, false
 	old := first.bytes
 	for _, b := range tail[1:] {
 		first.keys = append(first.keys, b.keys...)
