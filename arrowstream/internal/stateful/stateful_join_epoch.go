@@ -69,6 +69,18 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	semi := s.typ == plan.LeftSemiJoin
 
 	segs := candidates(lp, fresh, keys)
+	// hit[i]: how many of side i's stored batches the epoch's probes read
+	// (a merge of the side is worth its copy only when probes read
+	// several: stateful_join_merge.go).
+	var hit [2]int
+	for _, sg := range segs {
+		if sg.l != nil {
+			hit[0]++
+		}
+		if sg.r != nil {
+			hit[1]++
+		}
+	}
 	// flips are the stored left rows of a semi join matched for the first
 	// time, by batch.
 	var flips []*joinPairs[K]
@@ -189,7 +201,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		// Merged before the new batch is added: a new batch is pending
 		// (not indexed) and only indexed batches merge, so after it the
 		// tail would never merge (stateful_join_merge.go).
-		if s.mergeable(i) {
+		if s.mergeable(i) && hit[i] >= mergeMinHits {
 			if _, err := live.mergeTail(s.mem); err != nil {
 				return res, err
 			}

@@ -18,17 +18,31 @@ import (
 // are of one level they become one batch of the next level. A row is so
 // copied once per level, log_fanIn(n) times over a run (a binary counter
 // copied the wide rows of q20 four times in 20 epochs, which cost more
-// than the probe saved), and a side holds at most fanIn−1 batches per
-// level.
+// than the probe saved), and a side that merges holds at most fanIn−1
+// batches per level.
+//
+// A merge copies every row of the batches it merges, which for a side
+// with wide rows is as costly as storing them (Nexmark q20's bids, with
+// their extra strings), and it pays off only when probes read many of the
+// side's batches in one epoch. q20's bids are rarely probed with a match
+// (a bid follows its auction), its auctions are, by every bid. So an epoch
+// merges a side's tail only when its probes read at least mergeMinHits
+// of the side's batches: a side never matched keeps its batches as they
+// were made (a slice each of its epoch's rows, stateful_join_split.go),
+// and only a side that is probed is kept to few batches per level.
 //
 // The merge is of the live state only: the store keeps one entry per
 // batch as written (a merged batch is never written again: such a side
 // has no cursor and no matched flags to record, and its rows are never
 // compacted nor dropped), and a rebuild loads the entries and merges them
-// the same way.
+// the same way (whatever the probes read).
 
 // mergeFanIn is how many batches of one level are merged into one.
 const mergeFanIn = 8
+
+// mergeMinHits is how many of a side's stored batches an epoch's probes
+// read for the epoch to merge the side's tail.
+const mergeMinHits = 2
 
 // mergeable tells whether a side's live batches may be merged: it never
 // evicts and tracks no matched flags.
