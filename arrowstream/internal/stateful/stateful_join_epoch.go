@@ -57,6 +57,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		if err != nil {
 			releaseRecords(res.out)
 			res.out = nil
+			releaseOutPairs(res.pairs)
+			res.pairs = nil
 		}
 	}()
 	start := time.Now()
@@ -87,14 +89,22 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
 	for _, sg := range segs {
 		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
-		joined, err := s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
-		if err != nil {
-			return res, err
-		}
-		keep, err := s.residualMask(ctx, joined)
-		if err != nil {
-			joined.Release()
-			return res, err
+		// The pairs are gathered here only for a residual condition to
+		// filter; without one every pair is output, gathered with all
+		// partitions' at once (stateful_join_output.go).
+		var joined arrow.Record
+		var keep []bool
+		if s.residual != nil {
+			var err error
+			joined, err = s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
+			if err != nil {
+				return res, err
+			}
+			keep, err = s.residualMask(ctx, joined)
+			if err != nil {
+				joined.Release()
+				return res, err
+			}
 		}
 		var kept []int32
 		for k := range sg.li {
@@ -129,10 +139,19 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 		}
 		if semi || len(kept) == 0 {
-			joined.Release()
+			if joined != nil {
+				joined.Release()
+			}
+			continue
+		}
+		if joined == nil {
+			lrec.Retain()
+			rrec.Retain()
+			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: sg.li, ri: sg.ri})
 			continue
 		}
 		out := joined
+		var err error
 		if len(kept) < len(sg.li) {
 			out, err = vector.TakeRecord(s.mem, joined, kept)
 			joined.Release()

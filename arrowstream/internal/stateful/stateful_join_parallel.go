@@ -41,7 +41,10 @@ func (jp *joinPart) release() {
 
 // joinPartResult is what one partition's epoch produced.
 type joinPartResult struct {
-	out                []arrow.Record
+	out []arrow.Record
+	// pairs are output pairs to gather (stateful_join_output.go), output
+	// before out.
+	pairs              []joinOutPairs
 	updated, removed   int64
 	updateNs, removeNs int64
 }
@@ -183,6 +186,8 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		return err
 	})
 	var out []arrow.Record
+	var pairs []joinOutPairs
+	defer func() { releaseOutPairs(pairs) }()
 	var firstErr error
 	var updateNs, removeNs int64
 	for p, r := range results {
@@ -190,6 +195,7 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 			firstErr = errs[p]
 		}
 		out = append(out, r.out...)
+		pairs = append(pairs, r.pairs...)
 		s.progress.NumRowsUpdated += r.updated
 		s.progress.NumRowsRemoved += r.removed
 		updateNs += r.updateNs
@@ -201,6 +207,14 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 	if firstErr != nil {
 		releaseRecords(out)
 		return nil, firstErr
+	}
+	matched, err := s.gatherOutPairs(pairs)
+	if err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	if matched != nil {
+		out = append([]arrow.Record{matched}, out...)
 	}
 	return out, nil
 }
