@@ -300,7 +300,9 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		if other.index.len() == 0 {
 			continue
 		}
-		bySeg := map[*joinBatch[K]]*joinPairs[K]{}
+		// A batch's segment of this probe is found through its seg field
+		// (set here, cleared below), not a map lookup per pair.
+		first := len(segs)
 		for j, k := range keys[i] {
 			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
 				continue
@@ -313,7 +315,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 				if !ref.alive() {
 					continue
 				}
-				sg := bySeg[ref.b]
+				sg := ref.b.seg
 				if sg == nil {
 					sg = &joinPairs[K]{}
 					if i == 0 {
@@ -321,7 +323,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 					} else {
 						sg.l = ref.b
 					}
-					bySeg[ref.b] = sg
+					ref.b.seg = sg
 					segs = append(segs, sg)
 				}
 				row := ref.row - ref.b.base
@@ -330,6 +332,13 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 				} else {
 					sg.li, sg.ri = append(sg.li, row), append(sg.ri, int32(j))
 				}
+			}
+		}
+		for _, sg := range segs[first:] {
+			if sg.l != nil {
+				sg.l.seg = nil
+			} else {
+				sg.r.seg = nil
 			}
 		}
 	}

@@ -68,6 +68,9 @@ type joinBatch[K joinKey] struct {
 	// sliced: rec is a slice of an epoch's buffers shared with other
 	// partitions (stateful_join_split.go), so its size is its rows'.
 	sliced bool
+	// seg is the batch's candidate pairs of the probe being collected
+	// (candidates; nil between probes).
+	seg *joinPairs[K]
 }
 
 func (b *joinBatch[K]) live() int32 { return b.end - b.cursor }
