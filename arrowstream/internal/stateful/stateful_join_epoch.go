@@ -220,7 +220,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		// Merged before the new batch is added: a new batch is pending
 		// (not indexed) and only indexed batches merge, so after it the
 		// tail would never merge (stateful_join_merge.go).
-		if s.mergeable(i) && hit[i] >= mergeMinHits {
+		if s.mergeable(i) && (hit[i] >= mergeMinHits || len(live.batches) > mergeMaxBatches) {
 			if _, err := live.mergeTail(s.mem); err != nil {
 				return res, err
 			}
