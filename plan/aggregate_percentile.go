@@ -19,12 +19,14 @@ func init() {
 	aggFuncs["median"] = vector.AggPercentile
 	aggFuncs["percentile_cont"] = vector.AggPercentile
 	aggFuncs["percentile_disc"] = vector.AggPercentileDisc
+	aggFuncs["percentile_approx"] = vector.AggApproxPercentile
+	aggFuncs["approx_percentile"] = vector.AggApproxPercentile
 }
 
 // isPercentileName reports whether name is one of the exact percentiles.
 func isPercentileName(name string) bool {
 	switch name {
-	case "percentile", "median", "percentile_cont", "percentile_disc":
+	case "percentile", "median", "percentile_cont", "percentile_disc", "percentile_approx", "approx_percentile":
 		return true
 	}
 	return false
@@ -68,6 +70,9 @@ func percentileFunc(f *sql.FuncCall, fn vector.AggFunc) vector.AggFunc {
 func percentileArgs(f *sql.FuncCall, name string, args []Expr) ([]Expr, error) {
 	if err := withinGroupCheck(f, name); err != nil {
 		return nil, err
+	}
+	if name == "percentile_approx" || name == "approx_percentile" {
+		return approxPercentileArgs(f, name, args)
 	}
 	lo, hi := 2, 2
 	switch name {
@@ -176,6 +181,12 @@ func percentileName(f *sql.FuncCall, name string, a *AggregateExpr) string {
 	p := &exprPrinter{pretty: true}
 	var b strings.Builder
 	switch name {
+	case "percentile_approx", "approx_percentile":
+		n := strings.Replace(renderAgg(a, true), "percentile_approx(", name+"(", 1)
+		if len(a.Args) == 2 {
+			n = strings.TrimSuffix(n, ")") + ", 10000)"
+		}
+		return n
 	case "median":
 		p.expr(a.Args[0])
 		return "median(" + p.b.String() + ")"
@@ -216,4 +227,42 @@ func percentileWindowCheck(f *sql.FuncCall, name string, spec *sql.WindowSpec) e
 		return errorAt(f.Pos, ErrAggregate, "Cannot specify order by or frame for '%s'.", name)
 	}
 	return nil
+}
+
+// approxPercentileArgs checks percentile_approx(x, p [, accuracy]): x a
+// number, date, timestamp or ANSI interval; p as percentile's; accuracy
+// an integral constant in (0, 2147483647].
+func approxPercentileArgs(f *sql.FuncCall, name string, args []Expr) ([]Expr, error) {
+	if len(args) != 2 && len(args) != 3 {
+		return nil, errorAt(f.Pos, ErrType, "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `%s` requires [2, 3] parameters but the actual number is %d.", name, len(args))
+	}
+	t := vector.Unwrap(args[0].DataType())
+	switch {
+	case isNullType(t):
+		args[0] = castTo(args[0], vector.Float64)
+	case vector.IsNumeric(t) || t.ID() == arrow.DATE32 || t.ID() == arrow.TIMESTAMP || t.ID() == arrow.INTERVAL_MONTHS || t.ID() == arrow.DURATION:
+	default:
+		return nil, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"%s\" due to data type mismatch: Parameter 1 requires the (\"NUMERIC\" or \"DATE\" or \"TIMESTAMP\" or \"TIMESTAMP_NTZ\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL DAY TO SECOND\") type, however %q has the type %q.", sql.Format(f), exprText(f, 0), vector.TypeName(t))
+	}
+	pct, err := percentageLiteral(f, args[1])
+	if err != nil {
+		return nil, err
+	}
+	args[1] = pct
+	if len(args) == 3 {
+		at := vector.Unwrap(args[2].DataType())
+		if !vector.IsIntegral(at) || !isConstant(args[2]) {
+			return nil, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve \"%s\" due to data type mismatch: the accuracy must be an integral constant, however %q has the type %q.", sql.Format(f), exprText(f, 2), vector.TypeName(at))
+		}
+		l, err := foldConstant(castTo(args[2], vector.Int64))
+		if err != nil {
+			return nil, errorAt(f.Pos, ErrType, "Cannot evaluate the accuracy of %s: %v.", sql.Format(f), err)
+		}
+		v, ok := l.Value.(int64)
+		if !ok || v <= 0 || v > 2147483647 {
+			return nil, errorAt(f.Pos, ErrType, "[DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE] Cannot resolve \"%s\" due to data type mismatch: The accuracy provided must be a literal between (0, 2147483647] (current value = %v).", sql.Format(f), l.Value)
+		}
+		args[2] = l
+	}
+	return args, nil
 }

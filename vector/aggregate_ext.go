@@ -81,6 +81,9 @@ const (
 	AggPercentileDisc
 	// AggPercentileDiscDesc is percentile_disc ordered DESC.
 	AggPercentileDiscDesc
+	// AggApproxPercentile is percentile_approx(x, p [, accuracy]) (and
+	// approx_percentile): Spark's Greenwald-Khanna summary.
+	AggApproxPercentile
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -96,7 +99,7 @@ var extAggNames = map[AggFunc]string{
 	AggMaxBy: "max_by", AggMinBy: "min_by", AggTryAvg: "try_avg",
 	AggCollectList: "collect_list",
 	AggPercentile:  "percentile", AggPercentileDesc: "percentile_cont", AggPercentileDisc: "percentile_disc",
-	AggPercentileDiscDesc: "percentile_disc",
+	AggPercentileDiscDesc: "percentile_disc", AggApproxPercentile: "percentile_approx",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -140,7 +143,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if isPercentile(call.Func) {
+	if isPercentile(call.Func) || call.Func == AggApproxPercentile {
 		if len(call.Args) != 2 && len(call.Args) != 3 {
 			return true, fmt.Errorf("%s takes 2 or 3 arguments, got %d", call.Func, len(call.Args))
 		}
@@ -172,13 +175,16 @@ func extStateParts(f AggFunc) []string {
 	if isPercentile(f) {
 		return []string{statePartValue, statePartCount}
 	}
+	if f == AggApproxPercentile {
+		return []string{statePartDigest, statePartValue}
+	}
 	return nil
 }
 
 // extDistinct reports whether DISTINCT changes the result of f (a
 // per-group set of the argument tuples is kept).
 func extDistinct(f AggFunc) bool {
-	if isPercentile(f) {
+	if isPercentile(f) || f == AggApproxPercentile {
 		return true
 	}
 	sf, ok := statFuncs[f]
@@ -263,6 +269,9 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 	if isPercentile(call.Func) {
 		return bindPercentileRaw(in, mem, call, evs, types)
 	}
+	if call.Func == AggApproxPercentile {
+		return bindApproxPercentileRaw(in, mem, call, evs, types)
+	}
 	return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 }
 
@@ -316,6 +325,9 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 	}
 	if isPercentile(call.Func) {
 		return bindPercentileState(call, types)
+	}
+	if call.Func == AggApproxPercentile {
+		return bindApproxPercentileState(call, types)
 	}
 	if call.Func == AggMaxBy || call.Func == AggMinBy {
 		if len(types) != 2 {

@@ -554,3 +554,17 @@ func bindPercentileState(call AggregateCall, types []arrow.DataType) (accumulato
 	}
 	return acc, p.resultType(), nil
 }
+
+// reset drops the slots of groups gids (their values stay in the buffers
+// until the accumulator is dropped), as collect_list's reset does.
+func (a *percentileAcc) reset(gids []int32) {
+	drop := make(map[int32]bool, len(gids))
+	for _, g := range gids {
+		drop[g] = true
+	}
+	for s, g := range a.owners {
+		if drop[g] {
+			a.owners[s] = -1
+		}
+	}
+}
