@@ -271,4 +271,3 @@ func TestLiveStateBudgetSetting(t *testing.T) {
 		}
 	}
 }
-
