@@ -173,12 +173,20 @@ func (s *statefulAggregate) mergeSpilled(ctx context.Context, rec arrow.Record) 
 	if err := s.keyCodec.encode(rec); err != nil {
 		return err
 	}
+	// The keys are copied into one buffer (the codec's views last until
+	// its next encode).
 	keys := make([][]byte, n)
 	parts := make([]int, n)
-	var missing []int
+	var arena []byte
+	ends := make([]int, n)
 	for i := 0; i < n; i++ {
-		keys[i] = append([]byte(nil), s.keyCodec.at(i)...)
+		arena = append(arena, s.keyCodec.at(i)...)
+		ends[i] = len(arena)
 		parts[i] = s.state.scheme.of(s.keyCodec, i, len(s.state.stores))
+	}
+	var missing []int
+	for i, start := 0, 0; i < n; i++ {
+		keys[i], start = arena[start:ends[i]:ends[i]], ends[i]
 		if _, ok := sp.index[string(keys[i])]; !ok {
 			missing = append(missing, i)
 		}
@@ -235,6 +243,7 @@ func (sp *aggSpill) setIndex(key []byte, g int32) {
 type readBackSet struct {
 	found      []bool
 	keys, vals [][]byte
+	arena      []byte // the values' bytes
 }
 
 // readBack reads the keys of rows (by partition, one multi-get each).
@@ -260,7 +269,9 @@ func (s *statefulAggregate) readBack(keys [][]byte, parts []int, rows []int) (re
 			i := idx[j]
 			out.found[i] = true
 			out.keys = append(out.keys, keys[i])
-			out.vals = append(out.vals, append([]byte(nil), v...))
+			start := len(out.arena)
+			out.arena = append(out.arena, v...)
+			out.vals = append(out.vals, out.arena[start:len(out.arena):len(out.arena)])
 		})
 		if err != nil {
 			return out, fmt.Errorf("arrowstream: read back state of operator %d partition %d: %w", s.opID, p, err)
