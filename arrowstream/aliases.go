@@ -97,4 +97,5 @@ const (
 	ConfPebbleLocalDir             = stream.ConfPebbleLocalDir
 	ConfPebbleChangelog            = stream.ConfPebbleChangelog
 	ConfPebbleMinDeltasForSnapshot = stream.ConfPebbleMinDeltasForSnapshot
+	ConfPebbleLiveStateBytes       = stream.ConfPebbleLiveStateBytes
 )

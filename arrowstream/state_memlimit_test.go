@@ -40,6 +40,8 @@ const (
 	// epoch (default keys/6) and passes over the keys (default 3).
 	memLimitEnvPerEpoch = "ARROWSTREAM_MEMLIMIT_PER_EPOCH"
 	memLimitEnvPasses   = "ARROWSTREAM_MEMLIMIT_PASSES"
+	// memLimitEnvLive sets stateStore.pebble.liveStateBytes.
+	memLimitEnvLive = "ARROWSTREAM_MEMLIMIT_LIVE_BYTES"
 )
 
 // memLimitResult is what the child prints (one JSON line).
@@ -223,9 +225,13 @@ func memLimitChild(provider, keysText, dir string) (res memLimitResult) {
 	}
 	s.RegisterStream("rate", src)
 	sink := &countCheckSink{keys: keys, perEpoch: perEpoch}
-	q, err := s.SQLDataFrame(fmt.Sprintf("SELECT value %% %d AS k, count(*) AS n FROM STREAM rate GROUP BY value %% %d", keys, keys)).
+	w := s.SQLDataFrame(fmt.Sprintf("SELECT value %% %d AS k, count(*) AS n FROM STREAM rate GROUP BY value %% %d", keys, keys)).
 		WriteStream().Sink(sink).OutputMode(Update).Option("checkpointLocation", dir).
-		Option(ConfStateStoreProvider, provider).Option(ConfPebbleBlockCacheBytes, strconv.Itoa(8<<20)).Start(ctx)
+		Option(ConfStateStoreProvider, provider).Option(ConfPebbleBlockCacheBytes, strconv.Itoa(8<<20))
+	if v := os.Getenv(memLimitEnvLive); v != "" {
+		w = w.Option(ConfPebbleLiveStateBytes, v)
+	}
+	q, err := w.Start(ctx)
 	if err != nil {
 		return memLimitResult{Error: err.Error()}
 	}

@@ -49,12 +49,20 @@ const (
 	// ConfPebbleMinDeltasForSnapshot: with changelog checkpointing, every
 	// this-many-th version is a snapshot (default 10).
 	ConfPebbleMinDeltasForSnapshot = "stateStore.pebble.minDeltasForSnapshot"
+	// ConfPebbleLiveStateBytes bounds the Go-heap bytes of the groups a
+	// streaming aggregation keeps in memory between epochs (pebble
+	// provider; default DefaultPebbleLiveStateBytes): the other groups
+	// live only in Pebble and are read back when an epoch touches them.
+	ConfPebbleLiveStateBytes = "stateStore.pebble.liveStateBytes"
 )
+
+// DefaultPebbleLiveStateBytes is ConfPebbleLiveStateBytes's default.
+const DefaultPebbleLiveStateBytes = 64 << 20
 
 // StateTuningKeys are the state store settings that do not shape the
 // state: a restarted query may change them.
 func StateTuningKeys() []string {
-	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot}
+	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot, ConfPebbleLiveStateBytes}
 }
 
 // ConfClusterStatefulStableMembership acknowledges, for stateful

@@ -13,6 +13,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	"github.com/arrowstream/arrowstream/bench/gen"
+	"github.com/arrowstream/arrowstream/bench/harness"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -146,6 +147,11 @@ func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow
 		}
 		if held != nil {
 			held(stateBytes(q.LastProgress()) + sink.bytes())
+		}
+	}
+	if held != nil {
+		if err := harness.WriteHeapProfile("windowed"); err != nil {
+			return nil, err
 		}
 	}
 	if err := q.Stop(); err != nil {

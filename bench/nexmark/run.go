@@ -129,6 +129,9 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	// The Go heap after a collection, while the query still holds its
 	// state and table (the peak RSS is read first).
 	meter.SampleHeap()
+	if err := harness.WriteHeapProfile(q.name); err != nil {
+		return nil, err
+	}
 	if run.answer, err = engineAnswer(ctx, s, cat, q); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,20 @@ func TestConformancePebbleRestartEquivalence(t *testing.T) {
 	checkResults(t, runAllWith(t, true, pebbleConf, t.TempDir()), true)
 }
 
+// TestConformancePebbleNoWorkingSet runs every scenario with Pebble and
+// stateStore.pebble.liveStateBytes = 0, restarting after every epoch:
+// aggregations and deduplications keep nothing live between epochs and
+// read every group they touch or evict back from the store.
+func TestConformancePebbleNoWorkingSet(t *testing.T) {
+	conf := map[string]string{arrowstream.ConfStateStoreProvider: "pebble", arrowstream.ConfPebbleLiveStateBytes: "0"}
+	sum := runAllWith(t, false, conf, t.TempDir())
+	checkResults(t, sum, false)
+	if testing.Short() {
+		return
+	}
+	checkResults(t, runAllWith(t, true, conf, t.TempDir()), true)
+}
+
 // TestConformanceConfReachesStateStore shows that the runner's conf selects
 // the provider: an unknown one fails a stateful scenario naming it.
 func TestConformanceConfReachesStateStore(t *testing.T) {

@@ -20,7 +20,9 @@ import (
 
 // The crash loop of crash_test.go with the running count's state in the
 // Pebble provider (workload "count-pebble", and "count-pebble-changelog"
-// with changelog checkpointing, a snapshot every third version); besides the random SIGKILLs
+// with changelog checkpointing, a snapshot every third version;
+// "count-pebble-bounded" with no group kept live between epochs, so that
+// every epoch reads its groups back from Pebble); besides the random SIGKILLs
 // and the kills inside checkpoint writes (which include the version
 // manifests), most children kill themselves while copying an SST file
 // into the checkpoint.
@@ -29,7 +31,7 @@ func TestCrashLoopPebble(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash loop: skipped in -short")
 	}
-	for _, w := range []string{"count-pebble", "count-pebble-changelog"} {
+	for _, w := range []string{"count-pebble", "count-pebble-changelog", "count-pebble-bounded"} {
 		t.Run(w, func(t *testing.T) {
 			dir := runCrashLoop(t, w, 50)
 			kills, _ := os.ReadDir(filepath.Join(dir, "upload-kills"))

@@ -104,10 +104,16 @@ func crashChild(dir, workload, seedText string) int {
 		mode = stream.Complete
 	}
 	_ = mode
+	conf := map[string]string{stream.ConfShufflePartitions: "3"}
+	if workload == "count-pebble-bounded" {
+		// No group kept live between epochs: every epoch reads its
+		// groups back from Pebble.
+		conf[stream.ConfStateStoreProvider], conf[stream.ConfPebbleLiveStateBytes] = "pebble", "0"
+	}
 	q, err := startQuery(context.Background(), "crash", Config{
 		CheckpointDir: filepath.Join(dir, "checkpoint"), Sources: []stream.Source{src}, SourceDescriptions: []string{"rate"},
 		Sink: &fileSink{dir: out, w: writer}, SinkDescription: "files", Exec: exec, Trigger: processingTime(2 * time.Millisecond),
-		Conf: map[string]string{stream.ConfShufflePartitions: "3"}, Writer: writer, MinBatchesToRetain: 10, NoDataBatches: true,
+		Conf: conf, Writer: writer, MinBatchesToRetain: 10, NoDataBatches: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

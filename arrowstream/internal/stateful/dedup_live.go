@@ -23,6 +23,7 @@ type dedupPart struct {
 	seen  map[string]int64 // key → eviction time (µs), noEviction when none
 	due   timeHeap[string] // evictable keys by eviction time
 	bytes int64            // approximate memory of seen and due
+	spill *dedupSpill      // with Pebble: seen is a bounded cache (dedup_spill.go)
 }
 
 // noEviction marks a key that is never evicted.
@@ -34,7 +35,10 @@ const dedupEntryOverhead = 64
 
 func (p *dedupPart) add(key []byte, at int64, evictable bool) {
 	k := string(key)
-	if evictable {
+	if evictable && p.spill != nil {
+		p.seen[k] = at
+		p.spill.index(at, key)
+	} else if evictable {
 		p.seen[k] = at
 		p.due.push(at, k)
 	} else {
@@ -46,6 +50,9 @@ func (p *dedupPart) add(key []byte, at int64, evictable bool) {
 // evict removes the keys whose eviction time is at or below limit and
 // returns them.
 func (p *dedupPart) evict(limit int64) []string {
+	if p.spill != nil {
+		return p.evictSpilled(limit)
+	}
 	var gone []string
 	for p.due.due(limit) {
 		e := p.due.pop()

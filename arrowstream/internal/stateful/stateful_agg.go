@@ -56,6 +56,7 @@ type statefulAggregate struct {
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
 	live  *aggLive       // nil until the first epoch loads it
+	spill *aggSpill      // with Pebble: live is a bounded cache (stateful_agg_spill.go)
 	raw   liveRawBinding // input rows folded into live directly
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
@@ -144,10 +145,11 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		return nil, err
 	}
 	s.log.bind(&s.state)
-	if err := s.loadLive(ctx, ep.ID); err != nil {
+	if err := s.loadLiveFor(ctx, ep); err != nil {
 		input.Close()
 		return nil, err
 	}
+	s.bindSpilled()
 	// From here the live state is this epoch's until it commits.
 	s.live.version, s.pending = -1, ep.ID+1
 	live := s.live
@@ -171,7 +173,9 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	switch s.mode {
 	case stream.Complete:
 		var all arrow.Record
-		if all, err = live.agg.State(live.all()); err == nil {
+		if s.spill != nil {
+			out, err = s.allSpilled()
+		} else if all, err = live.agg.State(live.all()); err == nil {
 			out = []arrow.Record{all}
 		}
 	case stream.Update:
@@ -179,14 +183,14 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		out = []arrow.Record{changed}
 		if evicting && ep.HasWatermark {
 			var evicted arrow.Record
-			if evicted, err = s.evict(ep.WatermarkMs); evicted != nil {
+			if evicted, err = s.evict(ctx, ep.WatermarkMs); evicted != nil {
 				evicted.Release()
 			}
 		}
 	case stream.Append:
 		if evicting && ep.HasWatermark {
 			var evicted arrow.Record
-			if evicted, err = s.evict(ep.WatermarkMs); evicted != nil {
+			if evicted, err = s.evict(ctx, ep.WatermarkMs); evicted != nil {
 				out = []arrow.Record{evicted}
 			}
 		}
@@ -194,7 +198,9 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	if err == nil && s.log.on() {
 		err = s.log.finish(s.opID)
 	}
-	if err == nil {
+	if err == nil && s.spill != nil {
+		err = s.trimSpilled()
+	} else if err == nil {
 		err = live.compact(ctx)
 	}
 	if err != nil {
@@ -316,7 +322,10 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 // evict removes the groups whose time key is at or below the watermark,
 // from the live state and the stores, and returns them (partial layout;
 // nil when none is due).
-func (s *statefulAggregate) evict(wmMs int64) (arrow.Record, error) {
+func (s *statefulAggregate) evict(ctx context.Context, wmMs int64) (arrow.Record, error) {
+	if s.spill != nil {
+		return s.evictSpilled(ctx, wmMs)
+	}
 	start := time.Now()
 	due := s.live.due(wmMs * 1000)
 	if len(due) == 0 {
@@ -396,6 +405,9 @@ func (s *statefulAggregate) Committed(c StateCommit) {
 	if s.live != nil {
 		s.live.version = s.pending
 		s.progress.MemoryUsedBytes += s.live.heapBytes()
+		if s.spill != nil {
+			s.progress.MemoryUsedBytes += s.spill.heapBytes()
+		}
 	}
 }
 
@@ -419,6 +431,7 @@ func (s *statefulAggregate) dropLive() {
 		s.live.close()
 		s.live = nil
 	}
+	s.spill = nil
 }
 
 func (s *statefulAggregate) ShouldRunAnotherBatch(newWm int64) bool {

@@ -47,6 +47,9 @@ func (s *statefulAggregate) rawFor(schema *arrow.Schema) (*vector.LiveRaw, error
 // fold folds the epoch's input (which it closes) into the live state and
 // notes the changed groups.
 func (s *statefulAggregate) fold(ctx context.Context, ep Epoch, input vector.Operator) error {
+	if s.spill != nil {
+		return s.foldPartial(ctx, ep, input)
+	}
 	raw, err := s.rawFor(input.Schema())
 	if err != nil {
 		input.Close()
@@ -123,7 +126,11 @@ func (s *statefulAggregate) foldPartial(ctx context.Context, ep Epoch, input vec
 		if evicting {
 			times, valid = s.keyTimes(rec)
 		}
-		if err := s.live.merge(ctx, rec, times, valid); err != nil {
+		if s.spill != nil {
+			if err := s.mergeSpilled(ctx, rec); err != nil {
+				return err
+			}
+		} else if err := s.live.merge(ctx, rec, times, valid); err != nil {
 			return err
 		}
 	}

@@ -113,7 +113,7 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	if err := d.state.bind(ep); err != nil {
 		return nil, err
 	}
-	if err := d.loadLive(ep.ID); err != nil {
+	if err := d.loadLiveFor(ep); err != nil {
 		return nil, err
 	}
 	d.live.version, d.pending = -1, ep.ID+1
@@ -172,10 +172,11 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	// Stores that take a changelog learn their key count (every epoch,
 	// so that they keep no decoded copy of the keys the live maps hold).
 	for p, st := range d.state.stores {
-		if cw, ok := st.(checkpoint.ChangelogWriter); ok {
+		if cw, ok := st.(checkpoint.ChangelogWriter); ok && d.live.parts[p].spill == nil {
 			cw.SetLiveRows(int64(len(d.live.parts[p].seen)))
 		}
 	}
+	d.live.trimSpilled()
 	d.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(input.Schema(), out...)
 	releaseRecords(out)
@@ -191,10 +192,17 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 	lateLimit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
 	var evictAt [8]byte
 	cw, logged := st.(checkpoint.ChangelogWriter)
+	logged = logged && live.spill == nil
 	for _, rec := range recs {
 		if err := codec.encode(rec); err != nil {
 			releaseRecords(out)
 			return nil, err
+		}
+		if live.spill != nil {
+			if err := readBackSeen(st, live, codec, int(rec.NumRows())); err != nil {
+				releaseRecords(out)
+				return nil, fmt.Errorf("arrowstream: read back state of operator %d: %w", d.state.opID, err)
+			}
 		}
 		var times []arrow.Timestamp
 		var timeArr arrow.Array
@@ -257,6 +265,7 @@ func (d *statefulDedup) evict(wmMs int64) error {
 		st := d.state.stores[p]
 		gone := d.live.parts[p].evict(limit)
 		cw, logged := st.(checkpoint.ChangelogWriter)
+		logged = logged && d.live.parts[p].spill == nil
 		for _, k := range gone {
 			if logged {
 				cw.LogDelete([]byte(k))
@@ -282,7 +291,7 @@ func (d *statefulDedup) Committed(c StateCommit) {
 	d.state.committed(&d.progress, c)
 	if d.live != nil {
 		d.live.version = d.pending
-		d.progress.MemoryUsedBytes += d.live.bytes()
+		d.progress.MemoryUsedBytes += d.live.bytes() + d.live.spilledBytes()
 	}
 }
 
