@@ -14,11 +14,12 @@ import (
 //   - doubling/*: an accumulator's int64 array grown by doubling from 1K
 //     to 8M groups, with make and copy (growZero) and with makeContext
 //     and chunked copies (growZeroWith);
+//
 //   - string_keys/*: grouping 1M distinct 40-byte strings in batches of
 //     64K, the bytes grouper's arena and offsets growing by append (group)
 //     and interruptibly (groupContext, which also rehashes interruptibly).
 //
-//	go test -run '^$' -bench BenchmarkGrowInterruptible -count 5 ./vector
+//     go test -run '^$' -bench BenchmarkGrowInterruptible -count 5 ./vector
 func BenchmarkGrowInterruptible(b *testing.B) {
 	const groups = 8 << 20
 	b.Run("doubling/make", func(b *testing.B) {
