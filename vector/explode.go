@@ -125,18 +125,26 @@ func (e *Explode) pull(ctx context.Context) error {
 		rec.Release()
 		return nil
 	}
+	// Deferred, so that the batch is released when Eval panics too (a
+	// query's allocator panics on an allocation far past its limit, and
+	// the server recovers the panic: the batch must not leak).
+	kept := false
+	defer func() {
+		if !kept {
+			rec.Release()
+		}
+	}()
 	arr, err := e.list.Eval(ctx, rec)
 	if err != nil {
-		rec.Release()
 		return err
 	}
 	l, ok := arr.(*array.List)
 	if !ok || l.Len() != int(rec.NumRows()) {
-		rec.Release()
 		arr.Release()
 		return fmt.Errorf("vector: explode: %s returned %d values of %s for %d rows", e.expr, arr.Len(), TypeName(arr.DataType()), rec.NumRows())
 	}
 	e.rec, e.arr, e.next = rec, l, 0
+	kept = true
 	return nil
 }
 
