@@ -92,6 +92,12 @@ func (e *Explode) Schema() *arrow.Schema { return e.schema }
 // Next implements Operator.
 func (e *Explode) Next(ctx context.Context) (arrow.Record, error) {
 	for e.err == nil {
+		// One input batch of large arrays makes many output records, all
+		// before the input is asked (and checks) again: check here.
+		if err := ctx.Err(); err != nil {
+			e.err = err
+			break
+		}
 		if e.rec == nil {
 			if err := e.pull(ctx); err != nil {
 				e.err = err
