@@ -205,16 +205,22 @@ func TestRunningWorkAttacks(t *testing.T) {
 		}
 		_, err := c.run(t, b.String())
 		refused(t, "a 50K-branch CASE over the statement limit", err, codes.InvalidArgument, "--max-statement-bytes")
-		// Under the limit (fewer, shorter branches), the CASE plans and runs.
-		b.Reset()
-		b.WriteString("SELECT CASE")
-		for i := range 40_000 {
-			fmt.Fprintf(&b, " WHEN value=%d THEN 1", i)
+		// Shorter branches: 30K of them fit the statement limit but not the
+		// expression-node limit; 20K plan and run.
+		caseOf := func(branches int) string {
+			b.Reset()
+			b.WriteString("SELECT CASE")
+			for i := range branches {
+				fmt.Fprintf(&b, " WHEN value=%d THEN 1", i)
+			}
+			b.WriteString(" END AS c FROM big WHERE value = 7")
+			return b.String()
 		}
-		b.WriteString(" END AS c FROM big WHERE value = 7")
-		rows = c.mustRun(t, b.String())
+		_, err = c.run(t, caseOf(30_000))
+		refused(t, "a 30K-branch CASE over the expression limit", err, codes.InvalidArgument, "100000 expression nodes", "MaxExprNodes")
+		rows = c.mustRun(t, caseOf(20_000))
 		if len(rows) != 1 || rows[0][0] != "1" {
-			t.Errorf("40K-branch CASE = %v, want one row of 1", rows)
+			t.Errorf("20K-branch CASE = %v, want one row of 1", rows)
 		}
 		idleCPU(t, pid, "the server to be idle after planning")
 		w.end(t, "huge expressions", base)
