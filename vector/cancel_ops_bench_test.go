@@ -135,7 +135,7 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			if err != nil {
 				fatal(err)
 			}
-			return e, func() bool { return in.produced.Load() >= 1<<20 }
+			return e, func() bool { return in.produced.Load() >= 2<<16 }
 		}},
 	}
 }
