@@ -200,6 +200,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 		}},
 	}
 	cases = append(cases, cancelGroupCases(b.Fatal)...)
+	cases = append(cases, cancelOpCases(b.Fatal)...)
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			// As in the server: one pool for the process, one counting

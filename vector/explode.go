@@ -92,6 +92,12 @@ func (e *Explode) Schema() *arrow.Schema { return e.schema }
 // Next implements Operator.
 func (e *Explode) Next(ctx context.Context) (arrow.Record, error) {
 	for e.err == nil {
+		// One input batch of large arrays makes many output records, all
+		// before the input is asked (and checks) again: check here.
+		if err := ctx.Err(); err != nil {
+			e.err = err
+			break
+		}
 		if e.rec == nil {
 			if err := e.pull(ctx); err != nil {
 				e.err = err
@@ -125,18 +131,26 @@ func (e *Explode) pull(ctx context.Context) error {
 		rec.Release()
 		return nil
 	}
+	// Deferred, so that the batch is released when Eval panics too (a
+	// query's allocator panics on an allocation far past its limit, and
+	// the server recovers the panic: the batch must not leak).
+	kept := false
+	defer func() {
+		if !kept {
+			rec.Release()
+		}
+	}()
 	arr, err := e.list.Eval(ctx, rec)
 	if err != nil {
-		rec.Release()
 		return err
 	}
 	l, ok := arr.(*array.List)
 	if !ok || l.Len() != int(rec.NumRows()) {
-		rec.Release()
 		arr.Release()
 		return fmt.Errorf("vector: explode: %s returned %d values of %s for %d rows", e.expr, arr.Len(), TypeName(arr.DataType()), rec.NumRows())
 	}
 	e.rec, e.arr, e.next = rec, l, 0
+	kept = true
 	return nil
 }
 

@@ -17,11 +17,10 @@ import (
 // could not stop. The helpers here copy growChunkBytes at a time and check
 // the context between; a cancelled growth leaves the array as it was.
 //
-// What they cannot interrupt is make itself: the Go runtime zeroes a large
-// allocation that reuses memory in one call. Fresh memory needs no
-// zeroing (its pages fault in during the chunked copy), and the groupers'
-// slot tables, the largest arrays, come from the allocator's large-buffer
-// cache (bigAlloc) to avoid even that.
+// The new array itself comes from makeContext, which zeroes a large
+// pointer-free array in chunks with the same checks (make would zero it,
+// and fault its pages in, in one call); the groupers' slot tables, the
+// largest arrays, come from the allocator's large-buffer cache (bigAlloc).
 
 // growChunkBytes is how many bytes an interruptible growth copies between
 // two context checks (about 0.1 ms of copying when the pages are
@@ -54,7 +53,10 @@ func growCapContext[T any](ctx context.Context, s []T, need int) ([]T, error) {
 	if cap(s) >= need {
 		return s, nil
 	}
-	t := make([]T, len(s), max(need, 2*cap(s)))
+	t, err := makeContext[T](ctx, len(s), max(need, 2*cap(s)))
+	if err != nil {
+		return s, err
+	}
 	if err := copyContext(ctx, t, s); err != nil {
 		return s, err
 	}
@@ -90,15 +92,21 @@ func growZeroWith[T any](g *grower, s []T, n int) []T {
 		g.err = err
 		return s
 	}
-	return growZero(t, n)
+	return t[:n] // growCapContext zeroed everything past len(s)
 }
 
 // growFillWith is growFill, interruptible when g is set.
 func growFillWith[T any](g *grower, s []T, n int, v T) []T {
 	old := len(s)
 	s = growZeroWith(g, s, n)
-	for i := old; i < len(s); i++ {
-		s[i] = v
+	if g == nil || g.ctx == nil {
+		for i := old; i < len(s); i++ {
+			s[i] = v
+		}
+		return s
+	}
+	if g.err == nil {
+		g.err = fillContextOf(g.ctx, s[old:], v)
 	}
 	return s
 }

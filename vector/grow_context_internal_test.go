@@ -3,6 +3,8 @@ package vector
 import (
 	"context"
 	"errors"
+	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -87,7 +89,9 @@ func TestFinishContext(t *testing.T) {
 // group grows them interruptibly: from 256K to 1M groups (16K to 64K for
 // approx_count_distinct's registers), a cancel after three checks stops
 // the growth with the cancellation (it is not one step), and uncancelled
-// the arrays hold the new groups.
+// the arrays hold the new groups. From one group to 1M the copy is
+// nothing and the work is making the new arrays (zeroing them): that is
+// interruptible too (makeContext).
 func TestAccumulatorGrowContext(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -105,41 +109,43 @@ func TestAccumulatorGrowContext(t *testing.T) {
 		{Func: AggStddevSamp, Args: []Expr{y}}, {Func: AggCorr, Args: []Expr{x, y}}, {Func: AggKurtosis, Args: []Expr{y}},
 		{Func: AggBitOr, Args: []Expr{x}}, {Func: AggTrySum, Args: []Expr{x}},
 	}
-	const from, to = 256 << 10, 1 << 20
-	for _, mode := range []AggMode{AggComplete, AggMerge} {
-		for _, call := range calls {
-			if mode == AggMerge && call.Distinct || mode == AggComplete && call.Func == AggCount && !call.Distinct {
-				continue // count(x) keeps no array until it sees a null
-			}
-			sch := in
-			if mode == AggMerge {
-				p, err := bindAggregate(in, mem, call, AggPartial)
-				if err != nil {
-					t.Fatal(err)
+	const to = 1 << 20
+	for _, from := range []int{1, 256 << 10} {
+		for _, mode := range []AggMode{AggComplete, AggMerge} {
+			for _, call := range calls {
+				if mode == AggMerge && call.Distinct || mode == AggComplete && call.Func == AggCount && !call.Distinct {
+					continue // count(x) keeps no array until it sees a null
 				}
-				sch = arrow.NewSchema(p.state, nil)
-			}
-			a, err := bindAggregate(sch, mem, call, mode)
-			if err != nil {
-				t.Fatalf("%s: %v", call, err)
-			}
-			if _, ok := a.acc.(growerAcc); !ok {
-				t.Errorf("%s (%T) cannot grow interruptibly", call, a.acc)
-				continue
-			}
-			from, to := from, to
-			if call.Func == AggApproxCountDistinct {
-				from, to = from>>4, to>>4
-			}
-			a.acc.resize(from)
-			if err := resizeContext(newCountdownCtx(3), a.acc, to); !errors.Is(err, context.Canceled) {
-				t.Errorf("%s (mode %d): a cancel after three checks did not stop the growth: %v", call, mode, err)
-			}
-			if err := resizeContext(context.Background(), a.acc, to); err != nil {
-				t.Fatalf("%s: %v", call, err)
-			}
-			if a.acc.heapBytes() < int64(to) {
-				t.Errorf("%s: %d bytes after growing to %d groups", call, a.acc.heapBytes(), to)
+				sch := in
+				if mode == AggMerge {
+					p, err := bindAggregate(in, mem, call, AggPartial)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sch = arrow.NewSchema(p.state, nil)
+				}
+				a, err := bindAggregate(sch, mem, call, mode)
+				if err != nil {
+					t.Fatalf("%s: %v", call, err)
+				}
+				if _, ok := a.acc.(growerAcc); !ok {
+					t.Errorf("%s (%T) cannot grow interruptibly", call, a.acc)
+					continue
+				}
+				from, to := from, to
+				if call.Func == AggApproxCountDistinct {
+					from, to = from>>4, to>>4
+				}
+				a.acc.resize(from)
+				if err := resizeContext(newCountdownCtx(3), a.acc, to); !errors.Is(err, context.Canceled) {
+					t.Errorf("%s (mode %d, from %d groups): a cancel after three checks did not stop the growth: %v", call, mode, from, err)
+				}
+				if err := resizeContext(context.Background(), a.acc, to); err != nil {
+					t.Fatalf("%s: %v", call, err)
+				}
+				if a.acc.heapBytes() < int64(to) {
+					t.Errorf("%s: %d bytes after growing to %d groups", call, a.acc.heapBytes(), to)
+				}
 			}
 		}
 	}
@@ -200,5 +206,46 @@ func TestDistinctSetGrowContext(t *testing.T) {
 	defer res.Release()
 	if got := res.(*array.Int64).Value(0); got != 2*n {
 		t.Fatalf("count(DISTINCT x) = %d, want %d", got, 2*n)
+	}
+}
+
+// TestMakeContext: making a 64 MB array to grow into is interruptible (a
+// cancel after three checks stops it; make zeroes it in one call), its
+// elements past the old length are zero even when the runtime hands out
+// reused memory, and arrays of pointers are made by make.
+func TestMakeContext(t *testing.T) {
+	const n = 8 << 20
+	if _, err := growCapContext(newCountdownCtx(3), []int64(nil), n); !errors.Is(err, context.Canceled) {
+		t.Fatalf("growing an empty array to %d int64s under a cancel after three checks: %v, want context.Canceled", n, err)
+	}
+	for range 3 {
+		// Dirty memory the runtime may hand out again.
+		junk := make([]int64, n)
+		for i := range junk {
+			junk[i] = -1
+		}
+		junk = nil
+		runtime.GC()
+		s := []int64{7, 8, 9}
+		g, err := growCapContext(context.Background(), s, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g) != 3 || cap(g) < n || g[0] != 7 || g[2] != 9 {
+			t.Fatalf("grown array: len %d cap %d head %v", len(g), cap(g), g[:min(3, len(g))])
+		}
+		if i := slices.IndexFunc(g[3:cap(g)], func(v int64) bool { return v != 0 }); i >= 0 {
+			t.Fatalf("element %d of the grown array is %d, want 0", 3+i, g[3+i])
+		}
+	}
+	if !pointerFree(reflect.TypeFor[groupSlot]()) || pointerFree(reflect.TypeFor[[]byte]()) || pointerFree(reflect.TypeFor[struct {
+		a int
+		s string
+	}]()) {
+		t.Fatal("pointerFree misclassifies a type")
+	}
+	p, err := makeContext[[]byte](context.Background(), 0, 1<<20)
+	if err != nil || cap(p) != 1<<20 {
+		t.Fatalf("array of slices: cap %d, %v", cap(p), err)
 	}
 }

@@ -392,6 +392,9 @@ func hashPos(key uint64, shift uint) uint64 { return key >> shift }
 func (t *bytesTable) probe(enc *KeyEncoder, gids []int32) {
 	hashes := enc.Hashes()
 	gids = gids[:len(hashes)]
+	if len(hashes) > 0 && !t.reserveKeys(int(enc.offs[len(hashes)]-enc.offs[0]), len(hashes)) {
+		return
+	}
 	t.countRows(len(hashes))
 	for start := 0; start < len(hashes); start += probeChunk {
 		end := min(start+probeChunk, len(hashes))
@@ -425,6 +428,33 @@ func (t *bytesTable) probe(enc *KeyEncoder, gids []int32) {
 	}
 }
 
+// reserveKeys makes room in the key arena and offsets for keys more
+// groups of keyBytes key bytes in all (or fewer), while growCtx is set:
+// the arena of millions of keys would otherwise grow by append, copying
+// it whole in one step. The copy checks growCtx every growChunkBytes; on
+// cancellation it records growErr, leaves the arena as it was and returns
+// false (as after a cancelled growth, the caller stops).
+func (t *bytesTable) reserveKeys(keyBytes, keys int) bool {
+	if t.growCtx == nil {
+		return true
+	}
+	if t.growErr != nil {
+		return false
+	}
+	arena, err := growCapContext(t.growCtx, t.arena, len(t.arena)+keyBytes)
+	if err == nil {
+		t.arena = arena
+		var offs []int
+		offs, err = growCapContext(t.growCtx, t.offs, len(t.offs)+keys)
+		if err == nil {
+			t.offs = offs
+			return true
+		}
+	}
+	t.growErr = err
+	return false
+}
+
 // key returns the key bytes of group g.
 func (t *bytesTable) key(g int) []byte { return t.arena[t.offs[g]:t.offs[g+1]] }
 
@@ -445,6 +475,9 @@ func (t *bytesTable) insertKey(h uint64, key []byte) (gid int32, added bool) {
 		if s.gid == 0 {
 			g := uint32(t.n)
 			t.n++
+			if len(t.arena)+len(key) > cap(t.arena) || len(t.offs) == cap(t.offs) {
+				t.reserveKeys(len(key), 1) // a cancel is in growErr; append grows then
+			}
 			t.arena = append(t.arena, key...)
 			t.offs = append(t.offs, len(t.arena))
 			*s = groupSlot{key: h, gid: g + 1, rows: 1}

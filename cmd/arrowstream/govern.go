@@ -62,6 +62,7 @@ func addGovernFlags(fs *flag.FlagSet) *governFlags {
 	fs.Int64Var(&l.MaxStateBytesPerUser, "max-state-bytes-per-user", 0, "state `bytes` of one user's streaming tables; at it the user starts no new one, past it the user's table that grew most is stopped (0: no bound)")
 	fs.Int64Var(&l.MaxCheckpointBytes, "max-checkpoint-bytes", 0, "total checkpoint `bytes` of all streaming tables; at it no new streaming table starts, past it the table that grew most is stopped (0: no bound)")
 	fs.Int64Var(&l.MaxCheckpointBytesPerUser, "max-checkpoint-bytes-per-user", 0, "checkpoint `bytes` of one user's streaming tables; at it the user starts no new one, past it the user's table that grew most is stopped (0: no bound)")
+	fs.DurationVar(&l.QueryTimeout, "query-timeout", server.DefaultQueryTimeout, "bound a SQL statement from planning to the end of its result stream to this `duration` (negative: no bound)")
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "cancel a result stream whose client reads nothing for this `duration`")
 	fs.IntVar(&l.MaxStatementBytes, "max-statement-bytes", server.DefaultMaxStatementBytes, "longest SQL statement accepted, in `bytes`")
 	fs.Int64Var(&l.ReturnMemoryBytes, "return-memory", server.DefaultReturnMemoryBytes, "once queries have freed this many `bytes` (or a table is dropped), return free memory to the OS, at most once a second (negative: never)")

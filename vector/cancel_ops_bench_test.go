@@ -1,0 +1,141 @@
+package vector_test
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// textOp produces n rows of a string column "s", row i being text(i), in
+// 64K-row batches, counting the rows it has produced.
+type textOp struct {
+	mem      memory.Allocator
+	schema   *arrow.Schema
+	n, next  int
+	text     func(buf []byte, i int) []byte
+	produced atomic.Int64
+}
+
+func newTextOp(mem memory.Allocator, n int, text func(buf []byte, i int) []byte) *textOp {
+	return &textOp{mem: mem, n: n, text: text,
+		schema: arrow.NewSchema([]arrow.Field{{Name: "s", Type: vector.String}}, nil)}
+}
+
+func (g *textOp) Schema() *arrow.Schema { return g.schema }
+
+func (g *textOp) Next(ctx context.Context) (arrow.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if g.next >= g.n {
+		return nil, io.EOF
+	}
+	end := min(g.next+64<<10, g.n)
+	b := array.NewStringBuilder(g.mem)
+	defer b.Release()
+	b.Reserve(end - g.next)
+	var buf []byte
+	for i := g.next; i < end; i++ {
+		buf = g.text(buf[:0], i)
+		b.BinaryBuilder.Append(buf)
+	}
+	col := b.NewArray()
+	defer col.Release()
+	g.produced.Add(int64(end - g.next))
+	g.next = end
+	return array.NewRecord(g.schema, []arrow.Array{col}, int64(col.Len())), nil
+}
+
+func (g *textOp) Close() error { return nil }
+
+// cancelOpCases are BenchmarkCancelLatency's trials of the operators of
+// issue 17's second round: window functions over one partition of 20M
+// rows, a sort of 4M distinct strings, EXCEPT DISTINCT (an anti join on
+// null-safe keys, then DISTINCT), from_json over a column of documents
+// and explode of 100-element arrays.
+func cancelOpCases(fatal func(...any)) []cancelCase {
+	v := vector.Col("value")
+	return []cancelCase{
+		{"window_20M_one_partition", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// Running sum and row_number over one partition: cancelled once
+			// the input is read (while it sorts and computes).
+			const rows = 20_000_000
+			in := newGenOp(mem, rows, true)
+			running := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
+				End: vector.FrameBound{Kind: vector.FrameCurrentRow}}
+			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
+				OrderBy: []vector.SortKey{{Expr: v}},
+				Calls: []vector.WindowCall{
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{v}}, Frame: running, Name: "s"},
+					{Func: vector.WinRowNumber, Frame: running, Name: "r"},
+				}})
+			if err != nil {
+				fatal(err)
+			}
+			return w, func() bool { return in.produced.Load() == rows }
+		}},
+		{"sort_4M_strings", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			const rows = 4 << 20
+			in := newTextOp(mem, rows, func(buf []byte, i int) []byte {
+				buf = append(buf, "key-"...)
+				return strconv.AppendUint(buf, uint64(i)*0x9e3779b97f4a7c15>>8, 10)
+			})
+			s, err := vector.NewSort(mem, in, []vector.SortKey{{Expr: vector.Col("s")}})
+			if err != nil {
+				fatal(err)
+			}
+			return s, func() bool { return in.produced.Load() == rows }
+		}},
+		{"except_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// 4M rows EXCEPT 2M of them: cancelled while the anti join's
+			// 2M rows without a match are being made distinct.
+			left, right := newGenOp(mem, 4<<20, false), newGenOp(mem, 2<<20, false)
+			j, err := vector.NewHashJoin(mem, left, right, vector.JoinSpec{Type: vector.LeftAntiJoin,
+				LeftKeys: []vector.Expr{v}, RightKeys: []vector.Expr{v}, NullSafe: []bool{true}})
+			if err != nil {
+				fatal(err)
+			}
+			a, err := vector.NewHashAggregate(mem, j, vector.AggregateSpec{GroupBy: []vector.NamedExpr{{Name: "value", Expr: v}}})
+			if err != nil {
+				fatal(err)
+			}
+			return a, func() bool { return left.produced.Load() >= 3<<20 }
+		}},
+		{"from_json_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			in := newTextOp(mem, 4<<20, func(buf []byte, i int) []byte {
+				buf = append(buf, `{"a": [`...)
+				for k := range 10 {
+					buf = strconv.AppendInt(buf, int64(i+k), 10)
+					buf = append(buf, ',')
+				}
+				buf = append(buf, `0], "b": "text"}`...)
+				return buf
+			})
+			p, err := vector.NewProject(mem, in, []vector.NamedExpr{{Name: "j",
+				Expr: vector.FromJSON(vector.Col("s"), vector.TypedLit(vector.String, "a ARRAY<BIGINT>, b STRING"), nil)}})
+			if err != nil {
+				fatal(err)
+			}
+			return p, func() bool { return in.produced.Load() >= 1<<20 }
+		}},
+		{"explode_100_per_row", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			in := newGenOp(mem, 4<<20, false)
+			seq, err := vector.LookupFunction("sequence", []vector.Expr{v, vector.Add(v, vector.TypedLit(vector.Int64, int64(99)))})
+			if err != nil {
+				fatal(err)
+			}
+			e, err := vector.NewExplode(mem, in, seq, "e", []int{})
+			if err != nil {
+				fatal(err)
+			}
+			return e, func() bool { return in.produced.Load() >= 2<<16 }
+		}},
+	}
+}
