@@ -66,3 +66,11 @@ func StateTuningKeys() []string {
 // instances; the setting makes that limit a decision of the operator, not
 // a silent wrong answer (docs/cluster.md).
 const ConfClusterStatefulStableMembership = "arrowstream.cluster.stateful.stableMembership"
+
+// ConfClusterStatePartitionKeys, set by cluster mode on the downstream
+// stage of a repartition hop, lists the positions (comma-separated, among
+// the stateful operator's key columns) that its state partitioning
+// hashes: those the hop hashes (a window computed after the hop is not),
+// so that state partition p holds exactly the keys of hop partition p and
+// moves with it between instances. Absent: every key column.
+const ConfClusterStatePartitionKeys = "arrowstream.cluster.statePartitionKeys"

@@ -305,6 +305,9 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 	if s.member == nil {
 		return nil, errors.New("kafka: cluster-mode source used outside a query (no checkpoint directory)")
 	}
+	if s.mover != nil {
+		return s.clusterReadMoving(ctx, end)
+	}
 	planned, err := decodeClusterOffset(end)
 	if err != nil {
 		return nil, err

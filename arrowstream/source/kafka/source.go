@@ -62,6 +62,10 @@ type Source struct {
 	// hop (hop_source.go): it reads committed transactions only.
 	groupTable string
 	hop        bool
+	// mover, on a hop's downstream source whose state moves between
+	// instances, commits the hop offsets with the state's changelog
+	// (state_move.go) instead of claiming them before reading.
+	mover *stateMover
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
