@@ -126,10 +126,10 @@ type stateMover struct {
 	admin   *kadm.Client
 	txnID   string // transactional id and bookkeeping group
 	bk      bookmark
-	topics  map[int][16]byte        // changelog topics made, by operator
-	ends    map[string]int64        // "<op>/<p>": changelog end after this instance's last write
-	applied map[partKey]partState   // what each local partition holds
-	changed map[partKey]partState   // applied before this epoch changed it (undone on abort)
+	topics  map[int][16]byte      // changelog topics made, by operator
+	ends    map[string]int64      // "<op>/<p>": changelog end after this instance's last write
+	applied map[partKey]partState // what each local partition holds
+	changed map[partKey]partState // applied before this epoch changed it (undone on abort)
 	changes map[partKey][]stateChange
 	open    int // stores the epoch opened and has not committed
 	// restored and dropped: the partitions the epoch changed (bookmark).
