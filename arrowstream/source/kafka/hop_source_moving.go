@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
@@ -64,7 +66,7 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 		}
 		s.logger.Info("cluster: replay of an epoch whose transaction committed: its ranges are read again, Kafka is not written", "ranges", string(decided.encode()))
 	} else {
-		committed, _, err := s.member.committedOffsets(kadm.RequireStable(ctx))
+		committed, err := stableOffsets(ctx, s.member)
 		if err != nil {
 			return nil, err
 		}
@@ -98,4 +100,26 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 		return vector.NewScan(s.schema)
 	}
 	return newReader(s, ranges)
+}
+
+// stableOffsets fetches the group's committed offsets with no
+// transaction pending on them (RequireStable), waiting while one is: a
+// partition that just moved here may still have its previous owner's
+// last transaction completing.
+func stableOffsets(ctx context.Context, gm *groupMember) (PartitionOffsets, error) {
+	wait := 5 * time.Millisecond
+	for {
+		committed, _, err := gm.committedOffsets(kadm.RequireStable(ctx))
+		if err == nil || !errors.Is(err, kerr.UnstableOffsetCommit) {
+			return committed, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("kafka: cluster group %s: waiting for stable offsets: %w", gm.group, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }

@@ -67,6 +67,9 @@ func (m *stateMover) readChangelog(ctx context.Context, k partKey, upTo int64) (
 		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			key := keys.Value(i)
+			if string(key) == string(changelogMarkerKey) {
+				continue // an epoch's marker
+			}
 			if keys.IsNull(i) || len(key) == 0 || key[0] != changelogKeyPrefix {
 				rec.Release()
 				return nil, 0, fmt.Errorf("kafka: changelog %s-%d: a record without a state key", topic, k.part)

@@ -199,7 +199,7 @@ func (s *movingStore) Commit(ctx context.Context) (int64, error) {
 		// Every store of the epoch committed locally: its changes, the
 		// hop offsets it read and its bookmark go to Kafka in one
 		// transaction before the sink sees the epoch.
-		if _, err := s.m.commitEpoch(ctx, s.inner.Version()); err != nil {
+		if _, err := s.m.commitEpoch(ctx, s.inner.Version(), s.k.op); err != nil {
 			s.m.aborted()
 			return 0, err
 		}

@@ -18,6 +18,19 @@ import (
 // and a value that is empty must not read as a tombstone.
 const changelogKeyPrefix = 'k'
 
+// changelogMarkerKey is the key of the record every epoch's transaction
+// writes to partition 0 of the changelog (compaction keeps the last).
+var changelogMarkerKey = []byte("m")
+
+// resetClientLocked drops the transactional client; setup makes another.
+func (m *stateMover) resetClientLocked() {
+	if m.client != nil {
+		m.client.Close()
+	}
+	m.client, m.admin, m.ready = nil, nil, false
+	clear(m.topics)
+}
+
 // fetchBookmark initialises the transactional producer (fencing an
 // earlier run of the instance and completing or aborting what it left
 // open) and reads the instance's last committed epoch with RequireStable.
@@ -137,7 +150,7 @@ func (m *stateMover) changelogEnd(ctx context.Context, k partKey) (int64, error)
 // commitEpoch writes the epoch's state changes, the hop offsets it read
 // and the instance's bookmark in one transaction, or nothing when the
 // epoch already committed (a replay). It returns whether it wrote.
-func (m *stateMover) commitEpoch(ctx context.Context, epoch int64) (wrote bool, err error) {
+func (m *stateMover) commitEpoch(ctx context.Context, epoch int64, op int) (wrote bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.setup(ctx); err != nil {
@@ -149,14 +162,21 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64) (wrote bool, 
 		return false, nil
 	}
 	if err := m.client.BeginTransaction(); err != nil {
+		m.resetClientLocked()
 		return false, fmt.Errorf("kafka: cluster state of %s: epoch %d: begin transaction: %w", m.spec.Table, epoch, err)
 	}
-	written, err := m.writeEpochLocked(ctx, epoch)
+	written, err := m.writeEpochLocked(ctx, epoch, op)
 	if err != nil {
 		abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30e9)
 		defer cancel()
-		if aerr := m.client.AbortBufferedRecords(abortCtx); aerr == nil {
-			_ = m.client.EndTransaction(abortCtx, kgo.TryAbort)
+		aerr := m.client.AbortBufferedRecords(abortCtx)
+		if aerr == nil {
+			aerr = m.client.EndTransaction(abortCtx, kgo.TryAbort)
+		}
+		if aerr != nil || errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) {
+			// A fenced or broken producer is made again (which fences
+			// and aborts whatever it left open) at the next epoch.
+			m.resetClientLocked()
 		}
 		return false, fmt.Errorf("kafka: cluster state of %s: epoch %d: %w", m.spec.Table, epoch, err)
 	}
@@ -193,7 +213,7 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64) (wrote bool, 
 // the open transaction, then commits it. The hop offsets are committed
 // under the member's generation, with the member's lock held, so that a
 // partition revoked meanwhile fails the commit instead.
-func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64) (map[partKey]bool, error) {
+func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64, op int) (map[partKey]bool, error) {
 	var (
 		pmu      sync.Mutex
 		firstErr error
@@ -236,11 +256,19 @@ func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64) (map[par
 		}
 		written[k] = true
 	}
+	// One marker record (not a state key: restores skip it) makes the
+	// transaction one the client knows it has to end: offsets alone
+	// added by hand would leave it open when the epoch aborts.
+	topic, _, err := m.ensureChangelog(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	m.client.Produce(ctx, &kgo.Record{Topic: topic, Partition: 0, Key: changelogMarkerKey, Value: []byte(m.src.member.instance)}, promise)
 	if err := m.client.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("produce the changelog: %w", err)
 	}
 	pmu.Lock()
-	err := firstErr
+	err = firstErr
 	pmu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("produce the changelog: %w", err)
