@@ -334,6 +334,7 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 		return nil, err
 	}
 	s.consumed = decided.End
+	s.noteReadUpTo(decided.End)
 	if len(ranges) == 0 {
 		return vector.NewScan(s.schema)
 	}

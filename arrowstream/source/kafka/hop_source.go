@@ -264,3 +264,7 @@ var (
 	_ stream.EventTimeSource    = (*hopSource)(nil)
 	_ stream.ClusterTableSource = (*Source)(nil)
 )
+
+// Metrics implements arrowstream.MetricsSource: the hop's offsets behind
+// latest, per partition too (cluster_metrics.go).
+func (s *hopSource) Metrics() map[string]string { return s.inner.Metrics() }

@@ -96,6 +96,7 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 		return nil, err
 	}
 	s.consumed = decided.End
+	s.noteReadUpTo(decided.End)
 	if len(ranges) == 0 {
 		return vector.NewScan(s.schema)
 	}

@@ -66,6 +66,9 @@ type Source struct {
 	// instances, commits the hop offsets with the state's changelog
 	// (state_move.go) instead of claiming them before reading.
 	mover *stateMover
+	// readUpTo: in cluster mode, the offset each partition was last read
+	// up to (per-partition progress, cluster_metrics.go).
+	readUpTo PartitionOffsets
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
