@@ -284,12 +284,26 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	}
 	conf := s.confCopy()
 	parts := conf[ConfShufflePartitions]
+	recorded, err := hopPartitionsRecorded(dir)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	if parts == "" {
+		// A restart from the checkpoint (its catalog recreates the table
+		// without the --init file's SET) keeps the hop's partitions.
+		parts = recorded
+	}
 	if parts == "" {
 		parts = defaultShufflePartitions()
 	}
 	n, err := strconv.Atoi(parts)
 	if err != nil || n <= 0 {
 		return nil, refuse(fmt.Errorf("%s = %q is not a positive number of partitions", ConfShufflePartitions, parts))
+	}
+	if recorded == "" {
+		if err := recordHopPartitions(dir, n); err != nil {
+			return nil, refuse(err)
+		}
 	}
 	schema := cut.up.Schema()
 	eventCol := cut.eventCol

@@ -1,7 +1,10 @@
 package arrowstream
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -96,4 +99,31 @@ func (w *DataStreamWriter) stateProviderFunc(s *Session) engine.StateProviderFun
 		}
 		return w.wrapState(p), nil
 	}
+}
+
+// hopPartitionsFile records, in a stateful cluster query's checkpoint,
+// the number of partitions of its hop (and of its state).
+const hopPartitionsFile = "hop-partitions"
+
+// hopPartitionsRecorded returns the recorded count ("" when none).
+func hopPartitionsRecorded(dir string) (string, error) {
+	b, err := checkpoint.ReadSealedFile(filepath.Join(dir, hopPartitionsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the repartition hop's partition count: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func recordHopPartitions(dir string, n int) error {
+	w := &checkpoint.Writer{}
+	if err := w.MkdirAll(dir); err != nil {
+		return err
+	}
+	if err := w.WriteSealedFile(filepath.Join(dir, hopPartitionsFile), []byte(strconv.Itoa(n)), false); err != nil && !errors.Is(err, checkpoint.ErrExists) {
+		return fmt.Errorf("record the repartition hop's partition count: %w", err)
+	}
+	return nil
 }

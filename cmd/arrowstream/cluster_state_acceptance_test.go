@@ -175,6 +175,10 @@ CREATE STREAMING TABLE wcounts TBLPROPERTIES ('outputMode' = 'append') AS
 	for _, ci := range insts[:3] {
 		ci.start(t, bin, brokers, init)
 	}
+	// The input flows once the groups (the input's and the hop's) are
+	// shared by the three instances: a writer the hop has not heard from
+	// yet does not hold the downstream watermark back.
+	waitStableGroups(t, insts[0].addr, map[string]int64{"wcounts": clusterPartitions, "wcounts-repartition-0": 6}, 3)
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -290,4 +294,40 @@ func filterEvents(vs []string, total int) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// waitStableGroups waits until each table's group has n members sharing
+// its partitions (system.cluster_members on the instance at addr).
+func waitStableGroups(t *testing.T, addr string, tables map[string]int64, n int) {
+	t.Helper()
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+		recs, err := readSQL(ctx, addr, "SELECT table_name, address, num_partitions FROM system.cluster_members")
+		cancel()
+		members := map[string]map[string]int64{}
+		if err == nil {
+			for _, r := range recs {
+				for i := 0; i < int(r.NumRows()); i++ {
+					tbl := r.Column(0).(*array.String).Value(i)
+					if members[tbl] == nil {
+						members[tbl] = map[string]int64{}
+					}
+					members[tbl][r.Column(1).(*array.String).Value(i)] += r.Column(2).(*array.Int64).Value(i)
+				}
+				r.Release()
+			}
+		}
+		ok := true
+		for tbl, parts := range tables {
+			ok = ok && stable(members[tbl], n, parts)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("groups never shared by %d instances: %v (err %v)", n, members, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 }

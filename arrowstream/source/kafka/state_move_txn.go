@@ -19,7 +19,7 @@ import (
 const changelogKeyPrefix = 'k'
 
 // changelogMarkerKey is the key of the record every epoch's transaction
-// writes to partition 0 of the changelog (compaction keeps the last).
+// writes to one partition of the changelog (compaction keeps the last).
 var changelogMarkerKey = []byte("m")
 
 // resetClientLocked drops the transactional client; setup makes another.
@@ -263,7 +263,16 @@ func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64, op int) 
 	if err != nil {
 		return nil, err
 	}
-	m.client.Produce(ctx, &kgo.Record{Topic: topic, Partition: 0, Key: changelogMarkerKey, Value: []byte(m.src.member.instance)}, promise)
+	// On an owned partition when there is one, so that the partitions
+	// of others do not move (their local copies stay current).
+	marker := int32(0)
+	for i, p := 0, int32(0); p < int32(m.spec.Partitions); p++ {
+		if owned[p] && i == 0 {
+			marker, i = p, 1
+		}
+	}
+	m.client.Produce(ctx, &kgo.Record{Topic: topic, Partition: marker, Key: changelogMarkerKey, Value: []byte(m.src.member.instance)}, promise)
+	written[partKey{op: op, part: marker}] = true
 	if err := m.client.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("produce the changelog: %w", err)
 	}
