@@ -124,3 +124,11 @@ func stableOffsets(ctx context.Context, gm *groupMember) (PartitionOffsets, erro
 		wait = min(2*wait, 200*time.Millisecond)
 	}
 }
+
+// DurablePlan implements stream.DurablePlanSource: an epoch's offsets are
+// durable before it reads, so that an epoch whose transaction committed
+// is replayed with the same offsets (its bookmark names them), never
+// planned again with others.
+func (s *hopSource) DurablePlan() bool { return s.mover != nil }
+
+var _ stream.DurablePlanSource = (*hopSource)(nil)
