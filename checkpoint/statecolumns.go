@@ -330,14 +330,7 @@ func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias
 		return err
 	}
 	if alias {
-		return walkChunks(payload, func(key, value []byte, ok bool) {
-			k := unsafe.String(unsafe.SliceData(key), len(key))
-			if ok {
-				data[k] = value
-			} else {
-				delete(data, k)
-			}
-		})
+		return applyAliased(payload, data)
 	}
 	return walkChunks(payload, func(key, value []byte, ok bool) {
 		if ok {
@@ -347,6 +340,20 @@ func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias
 			}
 		} else {
 			delete(data, string(key))
+		}
+	})
+}
+
+// applyAliased applies a v2 payload's entries to data, in order: keys
+// and values alias payload (no copy, no allocation per entry), so
+// payload must outlive data's use.
+func applyAliased(payload []byte, data map[string][]byte) error {
+	return walkChunks(payload, func(key, value []byte, ok bool) {
+		k := unsafe.String(unsafe.SliceData(key), len(key))
+		if ok {
+			data[k] = value
+		} else {
+			delete(data, k)
 		}
 	})
 }
@@ -390,6 +397,12 @@ func columnsPayloadInto(body []byte, maxBuffer int, scratch *[]byte) ([]byte, er
 // trailer checked), in a buffer of its own; v2 is false for a file of an
 // older format.
 func columnsPayload(raw []byte) (payload []byte, v2 bool, err error) {
+	return columnsPayloadScratch(raw, nil)
+}
+
+// columnsPayloadScratch is columnsPayload decompressing into *scratch
+// (grown as needed) when scratch is set.
+func columnsPayloadScratch(raw []byte, scratch *[]byte) (payload []byte, v2 bool, err error) {
 	body, err := stateBody(raw)
 	if err != nil {
 		return nil, false, err
@@ -397,7 +410,7 @@ func columnsPayload(raw []byte) (payload []byte, v2 bool, err error) {
 	if !bytes.HasPrefix(body, stateColumnsMagic) {
 		return nil, false, checkNewerColumns(body)
 	}
-	payload, err = columnsPayloadInto(body, maxDecodeBuffer, nil)
+	payload, err = columnsPayloadInto(body, maxDecodeBuffer, scratch)
 	return payload, err == nil, err
 }
 
@@ -446,6 +459,32 @@ func walkChunks(payload []byte, fn func(key, value []byte, ok bool)) error {
 		}
 	}
 	return nil
+}
+
+// chunkTotals counts the entries of a payload (tombstones included) and
+// their key and value bytes from its chunk headers, checking each
+// chunk's claimed sizes against what remains as walkChunks does, without
+// a call per entry (a segment's bookkeeping; its entries are checked
+// when walked).
+func chunkTotals(payload []byte) (entries, bytes int64, err error) {
+	pos := 0
+	for pos < len(payload) {
+		if len(payload)-pos < 12 {
+			return 0, 0, fmt.Errorf("state chunk header truncated at offset %d: %w", pos, ErrCorrupt)
+		}
+		rows := int64(binary.LittleEndian.Uint32(payload[pos:]))
+		kn := int64(binary.LittleEndian.Uint32(payload[pos+4:]))
+		vn := int64(binary.LittleEndian.Uint32(payload[pos+8:]))
+		pos += 12
+		need := 8*(rows+1) + (rows+7)/8 + kn + vn
+		if rows == 0 || need > int64(len(payload)-pos) {
+			return 0, 0, fmt.Errorf("state chunk at offset %d: %d rows, %d key and %d value bytes in %d bytes: %w", pos-12, rows, kn, vn, len(payload)-pos, ErrCorrupt)
+		}
+		pos += int(need)
+		entries += rows
+		bytes += kn + vn
+	}
+	return entries, bytes, nil
 }
 
 // checkOffsets checks that offsets start at 0, never decrease and end at

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 )
 
 // compactSnapshot writes the full snapshot of version latest of a
@@ -24,15 +25,19 @@ func (p *StorePartition) compactSnapshot(files map[fileKey]bool, latest, covered
 	return p.foldSnapshot(files, latest, covered, nil)
 }
 
-// foldSnapshot is compactSnapshot; changes, when set, is a segment body
-// (stored, not compressed) holding the deltas after the newest snapshot
-// or segment below latest, already read: it is applied instead of reading
-// them again.
-func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered int64, changes []byte) error {
+// foldSnapshot is compactSnapshot; changes, when not nil, are the
+// decompressed payloads of the deltas after the newest snapshot or
+// segment below latest (deltaPayloads), already read: they are applied
+// instead of reading them again.
+func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered int64, changes [][]byte) error {
 	// The base is the newest snapshot or segment below latest, read
 	// with its chain.
 	base := int64(0)
-	data := map[string][]byte{}
+	p.mu.Lock()
+	rows := p.rows
+	p.mu.Unlock()
+	data := foldMap(rows)
+	defer releaseFoldMap(data)
 	if k, ok := newestBase(files, latest-1); ok {
 		base = k.version
 		if err := p.readChain(files, k, data, true); err != nil {
@@ -44,8 +49,10 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 		}
 	}
 	if changes != nil {
-		if err := decodeColumnsInto(changes, data, maxDecodeBuffer, true); err != nil {
-			return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
+		for _, payload := range changes {
+			if err := applyAliased(payload, data); err != nil {
+				return fmt.Errorf("checkpoint: compact state %s to version %d: %w", p.dir, latest, err)
+			}
 		}
 		base = latest
 	}
@@ -89,6 +96,29 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 	}
 	p.mu.Unlock()
 	return nil
+}
+
+// foldMaps recycles the transient maps of foldSnapshot. A fold fills its
+// map from empty: growing it (table splits and rehashes, fresh memory
+// each time) was a third of a windowed or Nexmark q5 snapshot, whose
+// state churns. At most the provider's compaction slots fold at once, so
+// the pool holds few maps, and it drops them as any sync.Pool does.
+var foldMaps = sync.Pool{}
+
+// foldMap returns an empty map for a fold: a recycled one, or a new one
+// with room for rows keys.
+func foldMap(rows int64) map[string][]byte {
+	if m, ok := foldMaps.Get().(map[string][]byte); ok {
+		return m
+	}
+	return make(map[string][]byte, int(min(max(rows, 0), 1<<20)))
+}
+
+// releaseFoldMap empties data (its keys and values alias file bytes that
+// must not be kept alive) and recycles it.
+func releaseFoldMap(data map[string][]byte) {
+	clear(data)
+	foldMaps.Put(data)
 }
 
 // readAliased applies a delta or snapshot file to compaction's transient

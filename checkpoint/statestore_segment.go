@@ -180,50 +180,81 @@ type snapChain struct {
 	bytes   int64 // key and value bytes of those entries
 }
 
-// concatDeltas returns the body of a segment of versions from+1..to: the
-// chunks of their deltas, decompressed and concatenated in version order
-// (a load applies entries in order, so a key's last change wins; no map,
-// no hashing: the copy of the bytes is the cost). entries counts its
-// entries (overwritten ones and tombstones included), bytes their key and
-// value bytes. ok is false when one of the deltas is not of format v2
-// (written by an older build), and the caller compacts instead.
-func (p *StorePartition) concatDeltas(files map[fileKey]bool, from, to int64) (body []byte, entries, bytes int64, ok bool, err error) {
-	// The payloads are read first and copied once into a body of their
-	// total size (plus the trailer's): appending to a growing body cost
-	// two thirds of a segment in q20.
-	var payloads [][]byte
-	size := len(stateColumnsMagic) + 1 + 8
+// deltaPayloads reads the deltas of versions from+1..to, decompressed,
+// in version order: the chunks a segment of them concatenates (a load
+// applies entries in order, so a key's last change wins; no map, no
+// hashing) or a fold applies. size is the bytes of a segment body holding
+// them (its magic and trailer included); entries counts their entries
+// (overwritten ones and tombstones included), bytes their key and value
+// bytes. ok is false when one of the deltas is not of format v2 (written
+// by an older build), and the caller compacts instead. The payloads are
+// decompressed into buffers of bufs (recycled ones: fresh buffers for
+// every snapshot, faulted in and returned to the OS again, were a fifth
+// of a churning state's snapshot), which the caller releases once done
+// with the payloads.
+func (p *StorePartition) deltaPayloads(files map[fileKey]bool, from, to int64, bufs *payloadBufs) (payloads [][]byte, size int, entries, bytes int64, ok bool, err error) {
+	size = len(stateColumnsMagic) + 1 + 8
 	for v := from + 1; v <= to; v++ {
 		raw, where, found, err := p.readDeltaRaw(files, v, to)
 		if err != nil {
-			return nil, 0, 0, false, err
+			return nil, 0, 0, 0, false, err
 		}
 		if !found {
 			continue
 		}
-		payload, v2, err := columnsPayload(raw)
+		payload, v2, err := columnsPayloadScratch(raw, bufs.get())
 		if err != nil {
-			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+			return nil, 0, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
 		if !v2 {
-			return nil, 0, 0, false, nil
+			return nil, 0, 0, 0, false, nil
 		}
-		err = walkChunks(payload, func(key, value []byte, _ bool) {
-			entries++
-			bytes += int64(len(key) + len(value))
-		})
+		n, nb, err := chunkTotals(payload)
+		entries += n
+		bytes += nb
 		if err != nil {
-			return nil, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
+			return nil, 0, 0, 0, false, fmt.Errorf("checkpoint: %s: %w", where, err)
 		}
 		payloads = append(payloads, payload)
 		size += len(payload)
 	}
-	body = make([]byte, 0, size)
+	return payloads, size, entries, bytes, true, nil
+}
+
+// payloadBufs are the decompression buffers of one snapshot's deltas,
+// taken from the package's pool of scratch buffers and given back by
+// release.
+type payloadBufs struct{ taken []*[]byte }
+
+// get takes a buffer.
+func (b *payloadBufs) get() *[]byte {
+	buf := stateScratch.Get().(*[]byte)
+	b.taken = append(b.taken, buf)
+	return buf
+}
+
+// release gives every buffer taken back; the payloads decompressed into
+// them must no longer be used.
+func (b *payloadBufs) release() {
+	for _, buf := range b.taken {
+		stateScratch.Put(buf)
+	}
+	b.taken = nil
+}
+
+// segmentBody concatenates payloads (deltaPayloads) into the body of a
+// segment, copied once into a body of its total size (appending to a
+// growing body cost two thirds of a segment in q20). Only a segment that
+// is written is concatenated: a fold applies the payloads as they are
+// (the copy was a fifth of the windowed query's snapshot work, where
+// every snapshot folds).
+func segmentBody(payloads [][]byte, size int) []byte {
+	body := make([]byte, 0, size)
 	body = append(append(body, stateColumnsMagic...), stateCodecStored)
 	for _, pl := range payloads {
 		body = append(body, pl...)
 	}
-	return body, entries, bytes, true, nil
+	return body
 }
 
 // readDeltaRaw reads version v's delta (from the state log when it covers
@@ -272,7 +303,9 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots {
 		return p.compactSnapshot(files, latest, covered)
 	}
-	body, added, addedBytes, ok, err := p.concatDeltas(files, base.version, latest)
+	var bufs payloadBufs
+	defer bufs.release()
+	payloads, size, added, addedBytes, ok, err := p.deltaPayloads(files, base.version, latest, &bufs)
 	if err != nil {
 		return fmt.Errorf("checkpoint: snapshot segment of %s at version %d: %w", p.dir, latest, err)
 	}
@@ -281,9 +314,9 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	}
 	entries := chain.entries + added
 	if entries > 2*rows+p.opts.segmentSlack {
-		return p.foldSnapshot(files, latest, covered, body)
+		return p.foldSnapshot(files, latest, covered, payloads)
 	}
-	raw, err := sealColumnsOwned(body)
+	raw, err := sealColumnsOwned(segmentBody(payloads, size))
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode snapshot segment for %s: %w", p.dir, err)
 	}

@@ -123,6 +123,9 @@ func (r *resolver) windowCall(f *sql.FuncCall, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := percentileWindowCheck(f, name, spec); err != nil {
+		return nil, err
+	}
 	sub := *r
 	sub.inWindow = true
 	p := &winPlaceholder{}

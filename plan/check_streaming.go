@@ -251,6 +251,11 @@ func (c *streamChecker) walk(n Node) error {
 		// result is recomputed whole each epoch, so it is allowed there
 		// (as a sort is).
 		if x.IsStreaming() && !(c.mode == Complete && containsStreamingAggregate(x.Input)) {
+			if _, why := overSupport(x, c.mode); why == "" {
+				break // a streaming OVER (stream_over.go)
+			} else if overShaped(x) {
+				return violation(RuleNonTimeWindow, "Non-time-based windows are not supported on streaming DataFrames/Datasets; aggregates OVER a ROWS frame ending at the current row are, but here %s", why)
+			}
 			return violation(RuleNonTimeWindow, "Non-time-based windows are not supported on streaming DataFrames/Datasets")
 		}
 	case *Limit:

@@ -54,7 +54,15 @@ var streamCases = []streamCase{
 	{"SELECT * FROM (SELECT url, ts, row_number() OVER (PARTITION BY url ORDER BY ts) AS rn FROM STREAM clicks) WHERE rn = 1", plan.Update, ""},
 	{"SELECT user_id, url FROM STREAM clicks QUALIFY row_number() OVER (PARTITION BY url ORDER BY ts DESC) <= 3", plan.Append, plan.RuleNonTimeWindow},
 	{"SELECT user_id, url FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS QUALIFY row_number() OVER (PARTITION BY url, ts ORDER BY user_id) <= 3", plan.Append, ""},
-	{"SELECT value, n FROM (SELECT value, count(*) AS n FROM STREAM input GROUP BY value) QUALIFY row_number() OVER (PARTITION BY value ORDER BY n) <= 3", plan.Update, plan.RuleNonTimeWindow},
+	{"SELECT value, n FROM (SELECT value, count(*) AS n FROM STREAM input GROUP BY value) QUALIFY row_number() OVER (PARTITION BY n ORDER BY value) <= 3", plan.Update, plan.RuleNonTimeWindow},
+	// Over an Update-mode aggregation when PARTITION BY is grouping keys
+	// (a retracting top-N, stream_topn_retract.go).
+	{"SELECT value, n FROM (SELECT value, count(*) AS n FROM STREAM input GROUP BY value) QUALIFY row_number() OVER (PARTITION BY value ORDER BY n) <= 3", plan.Update, ""},
+	// Aggregates over a ROWS frame ending at the current row, ordered by
+	// the watermarked time, in Append mode (stream_over.go).
+	{"SELECT url, avg(user_id) OVER (PARTITION BY url ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS", plan.Append, ""},
+	{"SELECT url, avg(user_id) OVER (PARTITION BY url ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS", plan.Update, plan.RuleNonTimeWindow},
+	{"SELECT url, avg(user_id) OVER (PARTITION BY url ORDER BY ts ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS", plan.Append, plan.RuleNonTimeWindow},
 	{"SELECT user_id, url FROM STREAM clicks QUALIFY row_number() OVER (PARTITION BY url ORDER BY ts DESC) >= 3", plan.Update, plan.RuleNonTimeWindow},
 	{"SELECT user_id, url FROM STREAM clicks QUALIFY rank() OVER (PARTITION BY url ORDER BY ts DESC) <= 3", plan.Update, plan.RuleNonTimeWindow},
 	{"SELECT value FROM STREAM input LIMIT 5", plan.Update, plan.RuleLimitUpdate},

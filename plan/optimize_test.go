@@ -207,6 +207,12 @@ Project [a]
 Project [b]
 +- Filter (c > 1)
    +- Scan t [b, c]`},
+		// A window keeps its input's columns, but what is below is pruned.
+		{"below-window", "SELECT b, n, sum(n) OVER (ORDER BY b) AS s FROM (SELECT b, count(*) AS n, sum(c) AS x FROM t GROUP BY b)", `
+Project [b, n, ` + "`sum(n) OVER (ORDER BY b ASC NULLS FIRST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`" + ` AS s]
++- Window [sum(n) RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW AS ` + "`sum(n) OVER (ORDER BY b ASC NULLS FIRST RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`" + `], [], [b ASC NULLS FIRST]
+   +- Aggregate [b], [count(*) AS n, sum(c) AS x]
+      +- Scan t [b, c]`},
 		// Streaming scans are never pruned; the projection above is.
 		{"streaming-scan-kept", "SELECT url FROM STREAM clicks", `
 Project [url]

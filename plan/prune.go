@@ -174,6 +174,21 @@ func prune(n Node, need []bool) (Node, []int, error) {
 		return pruneJoin(x, need)
 	case *Union:
 		return pruneUnion(x, need)
+	case *Window:
+		// Every input column is an output column: all stay, but what is
+		// below is pruned (an aggregation's or a join's inputs).
+		child, m, err := prune(x.Input, all(x.Input.Schema().NumFields()))
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, v := range m {
+			if v != i {
+				return n, identity(len(need)), nil
+			}
+		}
+		c := *x
+		c.Input = child
+		return &c, identity(len(need)), nil
 	}
 	// Values, FlatMapGroupsWithState, and anything unknown: keep as is,
 	// with the whole input of a FlatMapGroupsWithState (its function sees

@@ -40,6 +40,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if isAggregateAlias(name) {
 		return r.aggregateAlias(f, name)
 	}
+	if err := withinGroupCheck(f, name); err != nil {
+		return nil, err
+	}
 	if _, win := windowOnly[name]; f.Over != nil || win || f.Nulls != sql.NullsUnspecified {
 		if e, err := r.windowCall(f, name); e != nil || err != nil {
 			return e, err
@@ -268,6 +271,9 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 		a.IgnoreNulls = true
 	}
 	a.Name = renderAgg(a, true)
+	if isPercentileName(name) {
+		a.Func, a.Name = percentileFunc(f, a.Func), percentileName(f, name, a)
+	}
 	return a, nil
 }
 

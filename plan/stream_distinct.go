@@ -103,6 +103,10 @@ func RewriteStreamingDistinct(n Node) (Node, error) {
 			c := *t
 			c.Input = rewrite(t.Input)
 			n = &c
+		} else if o, ok := n.(*StreamingOver); ok {
+			c := *o
+			c.Input = rewrite(o.Input)
+			n = &c
 		} else {
 			n = mapChildren(n, rewrite)
 		}

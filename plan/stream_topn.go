@@ -19,7 +19,8 @@ import (
 // Output contract. Update mode: each epoch, for every partition whose
 // ranking changed, the rows at the ranks that now hold a different row,
 // with their rank: an upsert by (partition keys, rank); a rank once
-// filled stays filled (the input only adds rows). Append mode: a
+// filled stays filled (the input only adds rows, or with UpsertKey
+// replaces them within their partition). Append mode: a
 // partition's final ranking, once, when the watermark passes the
 // partition's time key (PARTITION BY must include a watermarked
 // timestamp or window column). In both modes a partition with a time key
@@ -40,6 +41,12 @@ type StreamingTopN struct {
 	// is derived from one (window.end: 0; ts + INTERVAL 1 MINUTE: one
 	// minute): a partition is final when its time − shift ≤ watermark.
 	TimeShift int64
+	// UpsertKey, when the input is an Update-mode aggregation, are the
+	// input columns that key its rows (its grouping keys): a row replaces
+	// the kept row of its key, and every row of a partition is kept (a
+	// retracting top-N, stream_topn_retract.go). Nil for an append-only
+	// input.
+	UpsertKey []int
 }
 
 // Schema implements Node.
@@ -52,6 +59,9 @@ func (n *StreamingTopN) Children() []Node { return []Node{n.Input} }
 func (n *StreamingTopN) IsStreaming() bool { return n.Input.IsStreaming() }
 
 func (n *StreamingTopN) String() string {
+	if n.UpsertKey != nil {
+		return fmt.Sprintf("StreamingTopN %d %s retracting by %v [stateful]", n.N, n.Window.String(), n.UpsertKey)
+	}
 	return fmt.Sprintf("StreamingTopN %d %s [stateful]", n.N, n.Window.String())
 }
 
@@ -197,7 +207,9 @@ func topNSupport(w *Window, mode OutputMode) (cols []int, timeCol int, shift int
 	case mode == Complete:
 		return nil, -1, 0, "Complete mode recomputes the window each epoch"
 	case mode == Update && containsStreamingAggregate(w.Input):
-		return nil, -1, 0, "a streaming top-N over an aggregation needs Append mode (its input must only add rows) or Complete mode"
+		if _, why := topNUpsertKey(w); why != "" {
+			return nil, -1, 0, why
+		}
 	case mode == Append && timeCol < 0:
 		return nil, -1, 0, "a streaming top-N in Append mode needs a watermarked time column or window in PARTITION BY"
 	}
@@ -206,9 +218,11 @@ func topNSupport(w *Window, mode OutputMode) (cols []int, timeCol int, shift int
 
 // RewriteStreaming applies the streaming extensions beyond Spark to an
 // optimized streaming plan for mode: distinct aggregates
-// (RewriteStreamingDistinct) and top-N per partition (StreamingTopN).
+// (RewriteStreamingDistinct), top-N per partition (StreamingTopN) and
+// OVER windows with ROWS frames (StreamingOver).
 func RewriteStreaming(n Node, mode OutputMode) (Node, error) {
 	n = rewriteTopN(n, mode)
+	n = rewriteOver(n, mode)
 	if err := checkNoStreamingWindow(n, mode); err != nil {
 		return nil, err
 	}
@@ -250,7 +264,11 @@ func rewriteTopN(n Node, mode OutputMode) Node {
 			nw.Input = in
 			nf := *f
 			nf.Input = &nw
-			return &StreamingTopN{Input: in, Window: &nw, Filter: &nf, N: limit, PartCols: cols, TimeCol: timeCol, TimeShift: shift}
+			top := &StreamingTopN{Input: in, Window: &nw, Filter: &nf, N: limit, PartCols: cols, TimeCol: timeCol, TimeShift: shift}
+			if mode == Update && containsStreamingAggregate(w.Input) {
+				top.UpsertKey, _ = topNUpsertKey(w)
+			}
+			return top
 		}
 	}
 	return mapChildren(n, rec)

@@ -263,6 +263,9 @@ type FuncCall struct {
 	Filter   Expr // FILTER (WHERE Filter) of an aggregate; nil when absent
 	Nulls    NullTreatment
 	Over     *WindowSpec // OVER window; nil for a plain call
+	// Within is WITHIN GROUP (ORDER BY x) of percentile_cont and
+	// percentile_disc; x is then Args[0] (before the percentage).
+	Within *WithinGroup
 }
 
 // FieldAccess is X.Field where X is not a plain name path (those are

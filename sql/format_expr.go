@@ -156,6 +156,10 @@ func (f *formatter) expr(e Expr, min int) {
 		f.typeName(e.Type)
 		f.str(")")
 	case *FuncCall:
+		if e.Within != nil && len(e.Args) > 0 {
+			f.withinGroupCall(e)
+			break
+		}
 		f.funcName(e.Name)
 		f.str("(")
 		if e.Distinct {

@@ -450,6 +450,7 @@ func (p *parser) parseCall(name *token) Expr {
 		}
 	}
 	p.closeParen(open)
+	p.parseWithinGroup(fc)
 	if p.isKw("FILTER") && p.peekAt(1).kind == tLParen {
 		p.next()
 		open := p.next()

@@ -103,6 +103,7 @@ var keywords = map[string]bool{
 	"PARTITION": false, "DISTRIBUTE": false, "SORT": false, "ROWS": false, "RANGE": false,
 	"UNBOUNDED": false, "PRECEDING": false, "FOLLOWING": false, "CURRENT": false, "ROW": false,
 	"IGNORE": false, "RESPECT": false, "QUALIFY": false, "WINDOW": false,
+	"WITHIN": false,
 }
 
 // notAlias lists non-reserved words that cannot be an alias written

@@ -82,8 +82,8 @@ func bindAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall, m
 	}
 	setStateTypes(call.Func, b)
 	if distinct {
-		if _, ok := b.acc.(*statAcc); ok {
-			types = statArgTypes(b.args) // the arguments as doubles
+		if _, ok := b.acc.(*statAcc); ok || isPercentile(call.Func) || call.Func == AggApproxPercentile {
+			types = statArgTypes(b.args) // the arguments as doubles; a percentile's without its percentage
 		}
 		enc, err := NewKeyEncoder(mem, types)
 		if err != nil {

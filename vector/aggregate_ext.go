@@ -70,6 +70,20 @@ const (
 	// AggCollectList is collect_list(x) (array_agg): the non-null values
 	// in input order.
 	AggCollectList
+	// AggPercentile is the exact percentile with linear interpolation:
+	// percentile(x, p [, frequency]), median(x), percentile_cont(p)
+	// WITHIN GROUP (ORDER BY x).
+	AggPercentile
+	// AggPercentileDesc is percentile_cont(p) WITHIN GROUP (ORDER BY x DESC).
+	AggPercentileDesc
+	// AggPercentileDisc is percentile_disc(p) WITHIN GROUP (ORDER BY x):
+	// the lower value instead of an interpolation.
+	AggPercentileDisc
+	// AggPercentileDiscDesc is percentile_disc ordered DESC.
+	AggPercentileDiscDesc
+	// AggApproxPercentile is percentile_approx(x, p [, accuracy]) (and
+	// approx_percentile): Spark's Greenwald-Khanna summary.
+	AggApproxPercentile
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -84,6 +98,8 @@ var extAggNames = map[AggFunc]string{
 	AggBitAnd: "bit_and", AggBitOr: "bit_or", AggBitXor: "bit_xor", AggTrySum: "try_sum",
 	AggMaxBy: "max_by", AggMinBy: "min_by", AggTryAvg: "try_avg",
 	AggCollectList: "collect_list",
+	AggPercentile:  "percentile", AggPercentileDesc: "percentile_cont", AggPercentileDisc: "percentile_disc",
+	AggPercentileDiscDesc: "percentile_disc", AggApproxPercentile: "percentile_approx",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -127,6 +143,12 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
+	if isPercentile(call.Func) || call.Func == AggApproxPercentile {
+		if len(call.Args) != 2 && len(call.Args) != 3 {
+			return true, fmt.Errorf("%s takes 2 or 3 arguments, got %d", call.Func, len(call.Args))
+		}
+		return true, nil
+	}
 	return false, nil
 }
 
@@ -150,12 +172,21 @@ func extStateParts(f AggFunc) []string {
 	if f == AggCollectList {
 		return []string{statePartValue}
 	}
+	if isPercentile(f) {
+		return []string{statePartValue, statePartCount}
+	}
+	if f == AggApproxPercentile {
+		return []string{statePartDigest, statePartValue}
+	}
 	return nil
 }
 
 // extDistinct reports whether DISTINCT changes the result of f (a
 // per-group set of the argument tuples is kept).
 func extDistinct(f AggFunc) bool {
+	if isPercentile(f) || f == AggApproxPercentile {
+		return true
+	}
 	sf, ok := statFuncs[f]
 	// regr_slope and regr_intercept also count rows where only x is set,
 	// which the distinct set (of non-null tuples) would drop.
@@ -235,6 +266,12 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem), Plain(evs[1], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
 	}
+	if isPercentile(call.Func) {
+		return bindPercentileRaw(in, mem, call, evs, types)
+	}
+	if call.Func == AggApproxPercentile {
+		return bindApproxPercentileRaw(in, mem, call, evs, types)
+	}
 	return nil, aggBindError(call, in, fmt.Errorf("unknown aggregate function %d", int(call.Func)))
 }
 
@@ -285,6 +322,12 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, err
 		}
 		return acc, acc.resultType(), nil
+	}
+	if isPercentile(call.Func) {
+		return bindPercentileState(call, types)
+	}
+	if call.Func == AggApproxPercentile {
+		return bindApproxPercentileState(call, types)
 	}
 	if call.Func == AggMaxBy || call.Func == AggMinBy {
 		if len(types) != 2 {

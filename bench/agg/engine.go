@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -76,10 +75,10 @@ func RunAgg(ctx context.Context, mem memory.Allocator, recs []arrow.Record) (Agg
 }
 
 // winSink collects the windowed query's Append output (key, ws, n).
-type winSink struct{ rows []gen.WinRow }
+type winSink struct{ rows WinRows }
 
-// bytes is what the sink holds: its rows' slice, capacity included.
-func (s *winSink) bytes() int64 { return int64(cap(s.rows)) * int64(unsafe.Sizeof(gen.WinRow{})) }
+// bytes is what the sink holds: its rows' chunks, capacity included.
+func (s *winSink) bytes() int64 { return s.rows.bytes() }
 
 func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) error {
 	defer data.Close()
@@ -99,7 +98,7 @@ func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) e
 		} else {
 			kv, wv, nv := k.Int64Values(), w.TimestampValues(), n.Int64Values()
 			for i := range kv {
-				s.rows = append(s.rows, gen.WinRow{Key: kv[i], Start: int64(wv[i]), N: nv[i]})
+				s.rows.add(gen.WinRow{Key: kv[i], Start: int64(wv[i]), N: nv[i]})
 			}
 		}
 		rec.Release()
@@ -115,14 +114,14 @@ func (s *winSink) AddBatch(ctx context.Context, _ int64, data vector.Operator) e
 // borrowed): each record is added and processed, data batch and the no-data
 // batch that evicts closed windows, before the next. The checkpoint is in
 // dir; sync says whether its files are fsynced.
-func RunWindowed(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool) ([]gen.WinRow, error) {
+func RunWindowed(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool) (*WinRows, error) {
 	return RunWindowedObserved(ctx, mem, recs, dir, sync, nil)
 }
 
 // RunWindowedObserved is RunWindowed that, after each epoch, passes held
 // (when not nil) the bytes the query holds: its state (progress
 // memoryUsedBytes of its stateful operators) plus its sink's rows.
-func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool, held func(bytes int64)) ([]gen.WinRow, error) {
+func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow.Record, dir string, sync bool, held func(bytes int64)) (*WinRows, error) {
 	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, NoSync: !sync, Logger: slog.New(slog.DiscardHandler)})
 	pebblestate.Register(s)
 	src := arrowstream.NewMemoryStream(mem, gen.WinSchema)
@@ -152,7 +151,7 @@ func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow
 	if err := q.Stop(); err != nil {
 		return nil, err
 	}
-	return sink.rows, nil
+	return &sink.rows, nil
 }
 
 // stateBytes sums memoryUsedBytes (the operators' live state) over a

@@ -34,9 +34,9 @@ func GoAgg(recs []arrow.Record) (map[int64]gen.AggGroup, error) {
 // record, count rows whose window is not yet closed by the watermark of
 // the epochs before into a map keyed by (key, window start), then advance
 // the watermark and emit and forget the windows it closed.
-func GoWindowed(recs []arrow.Record) ([]gen.WinRow, error) {
+func GoWindowed(recs []arrow.Record) (*WinRows, error) {
 	counts := make(map[[2]int64]int64)
-	var out []gen.WinRow
+	out := &WinRows{}
 	wm := int64(0)
 	for i, rec := range recs {
 		k, ok1 := rec.Column(0).(*array.Int64)
@@ -58,7 +58,7 @@ func GoWindowed(recs []arrow.Record) ([]gen.WinRow, error) {
 		wm = max(wm, maxTs-gen.WinDelayUs)
 		for kw, n := range counts {
 			if kw[1]+gen.WinWindowUs <= wm {
-				out = append(out, gen.WinRow{Key: kw[0], Start: kw[1], N: n})
+				out.add(gen.WinRow{Key: kw[0], Start: kw[1], N: n})
 				delete(counts, kw)
 			}
 		}

@@ -138,7 +138,7 @@ func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Size
 		}
 		defer os.RemoveAll(dir)
 		got, err := RunWindowedObserved(ctx, mem, recs, dir, false, meter.ObserveHeld)
-		return func() error { return d.Check(got) }, err
+		return func() error { return d.Check(got.Rows()) }, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", wl, err)
@@ -147,7 +147,7 @@ func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Size
 	rssFig := meter.Figures(wl)
 	peer, _, err := measure(sz.Reps, n, func(memory.Allocator) (func() error, error) {
 		got, err := GoWindowed(recs)
-		return func() error { return d.Check(got) }, err
+		return func() error { return d.Check(got.Rows()) }, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: go peer: %w", wl, err)

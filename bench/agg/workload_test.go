@@ -57,19 +57,20 @@ func TestEngineAndGoPeersAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		mem.AssertSize(t, 0)
-		if err := d.Check(got); err != nil {
+		if err := d.Check(got.Rows()); err != nil {
 			t.Errorf("engine: %v", err)
 		}
 		peer, err := GoWindowed(recs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Check(peer); err != nil {
+		peerRows := peer.Rows()
+		if err := d.Check(peerRows); err != nil {
 			t.Errorf("go peer: %v", err)
 		}
 		// The check must be able to fail.
-		peer[len(peer)/2].N++
-		if err := d.Check(peer); err == nil {
+		peerRows[len(peerRows)/2].N++
+		if err := d.Check(peerRows); err == nil {
 			t.Error("a wrong count passed the check")
 		}
 	})

@@ -56,6 +56,7 @@ SELECT c.auction, c.num
 FROM counts c JOIN (SELECT window AS w, max(num) AS maxn FROM counts GROUP BY window) m
   ON c.window = m.w AND c.num >= m.maxn`,
 		newPeer: func() peer { return newQ5Peer() }},
+	q6Query,
 	{name: "q7", title: "highest bid (window max joined back to the bids)",
 		sql: `SELECT B.auction, B.price, B.bidder, B.dateTime, B.extra
 FROM STREAM bid ` + wm + ` AS B

@@ -80,8 +80,9 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 				t.Errorf("no peak_rss figure in %s", w.Name)
 			}
 			// YSB and every Nexmark query run here have published figures
-			// beside them.
-			if (w.Name == "ysb" || strings.HasPrefix(w.Name, "nexmark-")) && cited == 0 {
+			// beside them, but q6, which Flink does not run (FLINK-19059;
+			// nexmark's README publishes no figure for it).
+			if (w.Name == "ysb" || strings.HasPrefix(w.Name, "nexmark-") && w.Name != "nexmark-q6") && cited == 0 {
 				t.Errorf("no published figure beside %s", w.Name)
 			}
 			saved, err := os.ReadFile(filepath.Join(dir, "figures.json"))

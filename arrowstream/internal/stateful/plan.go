@@ -137,6 +137,8 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		return newStatefulDistinctMark(p.Mem, opID, x, p.Mode)
 	case *plan.StreamingTopN:
 		return newStatefulTopN(p.Mem, opID, x, p.Mode)
+	case *plan.StreamingOver:
+		return newStatefulOver(p.Mem, opID, x)
 	}
 	return nil, nil
 }

@@ -197,6 +197,9 @@ type sideRows struct {
 	keyNull  []bool
 	hashes   []uint64
 	excluded []bool // rows failing the side's own condition
+	// sliced: rec is a slice of buffers shared with other partitions'
+	// rows (stateful_join_split.go).
+	sliced bool
 }
 
 func (r *sideRows) release() {

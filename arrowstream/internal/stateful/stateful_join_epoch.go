@@ -57,6 +57,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		if err != nil {
 			releaseRecords(res.out)
 			res.out = nil
+			releaseOutPairs(res.pairs)
+			res.pairs = nil
 		}
 	}()
 	start := time.Now()
@@ -69,20 +71,40 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	semi := s.typ == plan.LeftSemiJoin
 
 	segs := candidates(lp, fresh, keys)
+	// hit[i]: how many of side i's stored batches the epoch's probes read
+	// (a merge of the side is worth its copy only when probes read
+	// several: stateful_join_merge.go).
+	var hit [2]int
+	for _, sg := range segs {
+		if sg.l != nil {
+			hit[0]++
+		}
+		if sg.r != nil {
+			hit[1]++
+		}
+	}
 	// flips are the stored left rows of a semi join matched for the first
 	// time, by batch.
 	var flips []*joinPairs[K]
 	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
 	for _, sg := range segs {
 		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
-		joined, err := s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
-		if err != nil {
-			return res, err
-		}
-		keep, err := s.residualMask(ctx, joined)
-		if err != nil {
-			joined.Release()
-			return res, err
+		// The pairs are gathered here only for a residual condition to
+		// filter; without one every pair is output, gathered with all
+		// partitions' at once (stateful_join_output.go).
+		var joined arrow.Record
+		var keep []bool
+		if s.residual != nil {
+			var err error
+			joined, err = s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
+			if err != nil {
+				return res, err
+			}
+			keep, err = s.residualMask(ctx, joined)
+			if err != nil {
+				joined.Release()
+				return res, err
+			}
 		}
 		var kept []int32
 		for k := range sg.li {
@@ -117,10 +139,19 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 		}
 		if semi || len(kept) == 0 {
-			joined.Release()
+			if joined != nil {
+				joined.Release()
+			}
+			continue
+		}
+		if joined == nil {
+			lrec.Retain()
+			rrec.Retain()
+			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: sg.li, ri: sg.ri})
 			continue
 		}
 		out := joined
+		var err error
 		if len(kept) < len(sg.li) {
 			out, err = vector.TakeRecord(s.mem, joined, kept)
 			joined.Release()
@@ -189,7 +220,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		// Merged before the new batch is added: a new batch is pending
 		// (not indexed) and only indexed batches merge, so after it the
 		// tail would never merge (stateful_join_merge.go).
-		if s.mergeable(i) {
+		if s.mergeable(i) && (hit[i] >= mergeMinHits || len(live.batches) > mergeMaxBatches) {
 			if _, err := live.mergeTail(s.mem); err != nil {
 				return res, err
 			}
@@ -232,6 +263,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			if err != nil {
 				return res, err
 			}
+			b.sliced = fresh[i].sliced && b.rec == fresh[i].rec
 			live.addPending(b)
 			b.rewrite = true
 			live.mark(b)
@@ -268,7 +300,9 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		if other.index.len() == 0 {
 			continue
 		}
-		bySeg := map[*joinBatch[K]]*joinPairs[K]{}
+		// A batch's segment of this probe is found through its seg field
+		// (set here, cleared below), not a map lookup per pair.
+		first := len(segs)
 		for j, k := range keys[i] {
 			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
 				continue
@@ -281,7 +315,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 				if !ref.alive() {
 					continue
 				}
-				sg := bySeg[ref.b]
+				sg := ref.b.seg
 				if sg == nil {
 					sg = &joinPairs[K]{}
 					if i == 0 {
@@ -289,7 +323,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 					} else {
 						sg.l = ref.b
 					}
-					bySeg[ref.b] = sg
+					ref.b.seg = sg
 					segs = append(segs, sg)
 				}
 				row := ref.row - ref.b.base
@@ -298,6 +332,13 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 				} else {
 					sg.li, sg.ri = append(sg.li, row), append(sg.ri, int32(j))
 				}
+			}
+		}
+		for _, sg := range segs[first:] {
+			if sg.l != nil {
+				sg.l.seg = nil
+			} else {
+				sg.r.seg = nil
 			}
 		}
 	}

@@ -65,6 +65,12 @@ type joinBatch[K joinKey] struct {
 	// probes scan them (stateful_join_scan.go), scans counting how often.
 	indexed bool
 	scans   int
+	// sliced: rec is a slice of an epoch's buffers shared with other
+	// partitions (stateful_join_split.go), so its size is its rows'.
+	sliced bool
+	// seg is the batch's candidate pairs of the probe being collected
+	// (candidates; nil between probes).
+	seg *joinPairs[K]
 }
 
 func (b *joinBatch[K]) live() int32 { return b.end - b.cursor }
@@ -76,7 +82,10 @@ func (b *joinBatch[K]) size() int64 {
 	for _, k := range b.keys {
 		n += keyBytes(k)
 	}
-	if b.rec != nil {
+	switch {
+	case b.rec != nil && b.sliced:
+		n += slicedRecordBytes(b.rec)
+	case b.rec != nil:
 		n += recordBytes(b.rec)
 	}
 	return n
@@ -278,7 +287,7 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 		return err
 	}
 	b.rec.Release()
-	b.rec = rec
+	b.rec, b.sliced = rec, false
 	b.keys = append([]K(nil), b.keys[off:]...)
 	b.keyNull = append([]bool(nil), b.keyNull[off:]...)
 	if b.times != nil {

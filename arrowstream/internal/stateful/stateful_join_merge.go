@@ -18,17 +18,38 @@ import (
 // are of one level they become one batch of the next level. A row is so
 // copied once per level, log_fanIn(n) times over a run (a binary counter
 // copied the wide rows of q20 four times in 20 epochs, which cost more
-// than the probe saved), and a side holds at most fanIn−1 batches per
-// level.
+// than the probe saved), and a side that merges holds at most fanIn−1
+// batches per level.
+//
+// A merge copies every row of the batches it merges, which for a side
+// with wide rows is as costly as storing them (Nexmark q20's bids, with
+// their extra strings), and it pays off only when probes read many of the
+// side's batches in one epoch. q20's bids are rarely probed with a match
+// (a bid follows its auction), its auctions are, by every bid. So an epoch
+// merges a side's tail only when its probes read at least mergeMinHits
+// of the side's batches, or when the side holds more than
+// mergeMaxBatches: a side rarely matched keeps its first batches as they
+// were made (a slice each of its epoch's rows, stateful_join_split.go),
+// and its batch count stays bounded all the same (each batch is a few
+// dozen Go objects the collector walks; unbounded, one run of q20 cost a
+// quarter more per event at 3.2 M events than at 200 K).
 //
 // The merge is of the live state only: the store keeps one entry per
 // batch as written (a merged batch is never written again: such a side
 // has no cursor and no matched flags to record, and its rows are never
 // compacted nor dropped), and a rebuild loads the entries and merges them
-// the same way.
+// the same way (whatever the probes read).
 
 // mergeFanIn is how many batches of one level are merged into one.
 const mergeFanIn = 8
+
+// mergeMinHits is how many of a side's stored batches an epoch's probes
+// read for the epoch to merge the side's tail; mergeMaxBatches is how
+// many batches a side holds before it merges whatever the probes read.
+const (
+	mergeMinHits    = 2
+	mergeMaxBatches = 24
+)
 
 // mergeable tells whether a side's live batches may be merged: it never
 // evicts and tracks no matched flags.
@@ -113,7 +134,7 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 		}
 	}
 	first.rec.Release()
-	first.rec = rec
+	first.rec, first.sliced = rec, false
 	old := first.bytes
 	for _, b := range tail[1:] {
 		first.keys = append(first.keys, b.keys...)

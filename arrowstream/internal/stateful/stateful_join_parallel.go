@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
-	"github.com/arrowstream/arrowstream/vector"
 )
 
 // The stream-stream join's partitions: every row belongs to the state
@@ -42,7 +41,10 @@ func (jp *joinPart) release() {
 
 // joinPartResult is what one partition's epoch produced.
 type joinPartResult struct {
-	out                []arrow.Record
+	out []arrow.Record
+	// pairs are output pairs to gather (stateful_join_output.go), output
+	// before out.
+	pairs              []joinOutPairs
 	updated, removed   int64
 	updateNs, removeNs int64
 }
@@ -115,65 +117,6 @@ func (s *statefulJoin) logLiveRows() {
 	}
 }
 
-// splitSide splits a side's new rows by their key's partition (entry p
-// nil when partition p has none). The parts are owned by the caller.
-func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
-	out := make([]*sideRows, n)
-	if r.rec.NumRows() == 0 {
-		return out, nil
-	}
-	if n == 1 {
-		r.rec.Retain()
-		out[0] = &sideRows{rec: r.rec, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded}
-		return out, nil
-	}
-	// Each partition's rows, counted first so that each list is made once.
-	part := make([]int32, len(r.hashes))
-	count := make([]int, n)
-	for j, h := range r.hashes {
-		p := s.state.scheme.partition(h, n)
-		part[j] = int32(p)
-		count[p]++
-	}
-	idx := make([][]int32, n)
-	for p, c := range count {
-		idx[p] = make([]int32, 0, c)
-	}
-	for j, p := range part {
-		idx[p] = append(idx[p], int32(j))
-	}
-	for p, rows := range idx {
-		if len(rows) == 0 {
-			continue
-		}
-		rec, err := vector.TakeRecord(s.mem, r.rec, rows)
-		if err != nil {
-			for _, part := range out {
-				if part != nil {
-					part.release()
-				}
-			}
-			return nil, err
-		}
-		part := &sideRows{rec: rec, keyNull: make([]bool, len(rows)), hashes: make([]uint64, len(rows)), excluded: make([]bool, len(rows))}
-		if r.words != nil {
-			part.words = make([]uint64, len(rows))
-		} else {
-			part.keys = make([]string, len(rows))
-		}
-		for k, j := range rows {
-			if r.words != nil {
-				part.words[k] = r.words[j]
-			} else {
-				part.keys[k] = r.keys[j]
-			}
-			part.keyNull[k], part.hashes[k], part.excluded[k] = r.keyNull[j], r.hashes[j], r.excluded[j]
-		}
-		out[p] = part
-	}
-	return out, nil
-}
-
 // partActive tells whether partition p has work this epoch: new rows on
 // either side, or stored rows at or below a side's eviction threshold.
 func (s *statefulJoin) partActive(ep Epoch, p int, split [2][]*sideRows) bool {
@@ -243,6 +186,8 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		return err
 	})
 	var out []arrow.Record
+	var pairs []joinOutPairs
+	defer func() { releaseOutPairs(pairs) }()
 	var firstErr error
 	var updateNs, removeNs int64
 	for p, r := range results {
@@ -250,6 +195,7 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 			firstErr = errs[p]
 		}
 		out = append(out, r.out...)
+		pairs = append(pairs, r.pairs...)
 		s.progress.NumRowsUpdated += r.updated
 		s.progress.NumRowsRemoved += r.removed
 		updateNs += r.updateNs
@@ -261,6 +207,14 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 	if firstErr != nil {
 		releaseRecords(out)
 		return nil, firstErr
+	}
+	matched, err := s.gatherOutPairs(pairs)
+	if err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	if matched != nil {
+		out = append([]arrow.Record{matched}, out...)
 	}
 	return out, nil
 }

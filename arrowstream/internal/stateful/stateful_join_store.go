@@ -48,8 +48,10 @@ const joinScratchMax = 1 << 20
 // next used).
 func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byte, error) {
 	// Sized for the rows and the stream's framing up front: growing the
-	// buffer while writing copied each batch several times.
-	size := int(recordBytes(rec)) + int(rec.NumCols())*64 + 1024
+	// buffer while writing copied each batch several times. The rows'
+	// bytes, not their buffers': a batch may be a slice of an epoch's
+	// buffers (stateful_join_split.go).
+	size := int(slicedRecordBytes(rec)) + int(rec.NumCols())*72 + 1024
 	var space []byte
 	if scratch != nil && cap(*scratch) >= size {
 		space = (*scratch)[:0]

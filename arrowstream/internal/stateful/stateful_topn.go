@@ -42,6 +42,7 @@ type statefulTopN struct {
 	out       *arrow.Schema
 	partCodec *rowCodec // partition columns
 	rowCodec  *rowCodec // every input column
+	keyCodec  *rowCodec // the upsert key (retracting top-N only)
 	timeCol   int
 	window    bool
 	shift     int64 // µs the time column runs ahead of event time
@@ -98,6 +99,13 @@ func newStatefulTopN(mem memory.Allocator, opID int, n *plan.StreamingTopN, mode
 		t.window = in.Field(n.TimeCol).Type.ID() == arrow.STRUCT
 	}
 	t.state.schema = fmt.Sprintf("topN(%d)", n.N) + describeState("", partCodec.schema, rowCodec.schema)
+	if n.UpsertKey != nil {
+		if t.keyCodec, err = newRowCodec(mem, in, n.UpsertKey); err != nil {
+			return nil, fmt.Errorf("arrowstream: streaming top-N: %w", err)
+		}
+		// Every row of a partition is kept, not N: another state kind.
+		t.state.schema = fmt.Sprintf("topNRetract(%d)", n.N) + describeState("", partCodec.schema, rowCodec.schema)
+	}
 	return t, nil
 }
 
@@ -170,6 +178,9 @@ func (t *statefulTopN) Execute(ctx context.Context, ep Epoch, input vector.Opera
 			cw.SetLiveRows(int64(len(t.live.parts[p].rows)))
 		}
 	}
+	if t.keyCodec != nil {
+		t.progress.CustomMetrics = map[string]int64{"numKeptRows": t.live.countKept()}
+	}
 	t.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(t.out, out...)
 	releaseRecords(out)
@@ -209,15 +220,26 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		return nil, nil
 	}
 	cands := make([]arrow.Record, 0, len(recs)+1)
-	if len(kept) > 0 {
-		cols, err := t.rowCodec.decode(t.mem, kept)
-		if err != nil {
-			return nil, fmt.Errorf("arrowstream: state of operator %d: decode kept rows: %w", t.state.opID, err)
+	if t.keyCodec != nil {
+		var err error
+		if cands, err = t.retractCandidates(kept, recs); err != nil {
+			return nil, err
 		}
-		cands = append(cands, assemble(t.input, cols, nil, len(kept)))
+	} else {
+		if len(kept) > 0 {
+			cols, err := t.rowCodec.decode(t.mem, kept)
+			if err != nil {
+				return nil, fmt.Errorf("arrowstream: state of operator %d: decode kept rows: %w", t.state.opID, err)
+			}
+			cands = append(cands, assemble(t.input, cols, nil, len(kept)))
+		}
+		cands = append(cands, retainAll(recs)...)
 	}
-	cands = append(cands, retainAll(recs)...)
-	ranked, err := t.rankRows(ctx, ep, cands)
+	rankFn := t.rankRows
+	if t.keyCodec != nil {
+		rankFn = t.rankAll
+	}
+	ranked, err := rankFn(ctx, ep, cands)
 	releaseRecords(cands)
 	if err != nil {
 		return nil, err
@@ -268,6 +290,11 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 			oldRows = old.rows
 		}
 		changed := len(l) != len(oldRows)
+		if len(l) < min(len(oldRows), int(t.node.N)) {
+			// A filled rank emptied: it cannot happen (rows are only added
+			// or replaced within their partition), and would need a deletion.
+			return nil, fmt.Errorf("arrowstream: streaming top-N of operator %d: a partition lost ranks (%d rows, %d before)", t.state.opID, len(l), len(oldRows))
+		}
 		rows := make([][]byte, len(l))
 		for pos, a := range l {
 			if a.rec < 0 {
@@ -276,7 +303,9 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 			rows[pos] = encoded[a.rec][a.row]
 			if pos >= len(oldRows) || string(oldRows[pos]) != string(rows[pos]) {
 				changed = true
-				sel[a.rec] = append(sel[a.rec], a.row)
+				if pos < int(t.node.N) {
+					sel[a.rec] = append(sel[a.rec], a.row)
+				}
 			}
 		}
 		if !changed {
@@ -337,6 +366,23 @@ func (t *statefulTopN) rankRows(ctx context.Context, ep Epoch, cands []arrow.Rec
 	}
 	defer filter.Close()
 	return vector.Drain(ctx, filter)
+}
+
+// rankAll runs the plan's Window over cands (owned by the caller) and
+// returns every row ranked: the retracting top-N keeps them all.
+func (t *statefulTopN) rankAll(ctx context.Context, ep Epoch, cands []arrow.Record) ([]arrow.Record, error) {
+	scan, err := vector.NewScan(t.input, cands...)
+	if err != nil {
+		return nil, err
+	}
+	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
+	win, err := plan.BuildOperator(ctx, t.mem, t.node.Window, []vector.Operator{scan}, env)
+	if err != nil {
+		scan.Close()
+		return nil, fmt.Errorf("arrowstream: streaming top-N: %w", err)
+	}
+	defer win.Close()
+	return vector.Drain(ctx, win)
 }
 
 // evict removes the partitions whose time key is at or below the
