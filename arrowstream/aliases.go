@@ -82,9 +82,9 @@ const (
 	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
-// ConfClusterStatefulStableMembership must be "true" for a stateful
-// streaming table to start in cluster mode: its state does not move
-// between instances (docs/cluster.md).
+// ConfClusterStatefulStableMembership is accepted and no longer needed:
+// the state of a stateful streaming table moves between instances in
+// cluster mode (docs/cluster.md).
 const ConfClusterStatefulStableMembership = stream.ConfClusterStatefulStableMembership
 
 // Settings of the state store (session conf or query option; recorded in

@@ -39,6 +39,11 @@ func (s *Session) SetRepartitioner(r stream.Repartitioner) {
 type hopCut struct {
 	up   plan.Node // the stateless input of the stateful operator
 	keys []int     // the operator's key columns in up's output
+	// hashed are the positions, among the operator's keys, of those in
+	// keys (the hop hashes them; a window computed above the cut is not
+	// among them); agg says the operator is an aggregation.
+	hashed []int
+	agg    bool
 	// eventCol is the event-time column of up's output that the
 	// downstream's watermark is declared on (-1: none).
 	eventCol int
@@ -65,7 +70,9 @@ func cutAtState(root plan.Node) (hopCut, error) {
 			if hasState(x.Input) {
 				return hopCut{}, fmt.Errorf("%w: more than one stateful operator (only one per query is supported across instances)", errNoCut)
 			}
-			return cutBelowWatermark(path, x.Input, keys), nil
+			cut := cutBelowWatermark(path, x.Input, keys)
+			cut.agg = true
+			return cut, nil
 		case *plan.Deduplicate:
 			if hasState(x.Input) {
 				return hopCut{}, fmt.Errorf("%w: more than one stateful operator (only one per query is supported across instances)", errNoCut)
@@ -105,17 +112,22 @@ func cutBelowWatermark(path []plan.Node, in plan.Node, keys []int) hopCut {
 			n = n.Children()[0]
 			continue
 		}
-		return hopCut{up: in, keys: keys, eventCol: -1, rebuild: rebuildPath(path)}
+		all := make([]int, len(keys))
+		for i := range all {
+			all[i] = i
+		}
+		return hopCut{up: in, keys: keys, hashed: all, eventCol: -1, rebuild: rebuildPath(path)}
 	}
 	up := n.Children()[0]
-	var traced []int
-	for _, k := range keys {
+	traced, hashed := []int{}, []int{}
+	for pos, k := range keys {
 		if i, ok := traceColumn(chain, k); ok {
 			traced = append(traced, i)
+			hashed = append(hashed, pos)
 		}
 	}
 	etw := chain[len(chain)-1].(*plan.EventTimeWatermark)
-	return hopCut{up: up, keys: traced, eventCol: etw.Column, rebuild: rebuildPath(append(append([]plan.Node(nil), path...), chain...))}
+	return hopCut{up: up, keys: traced, hashed: hashed, eventCol: etw.Column, rebuild: rebuildPath(append(append([]plan.Node(nil), path...), chain...))}
 }
 
 // traceColumn follows column col of chain[0]'s output down the chain to
@@ -262,9 +274,6 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if err != nil {
 		return nil, refuse(err)
 	}
-	if !s.confIsTrue(stream.ConfClusterStatefulStableMembership) {
-		return nil, refuse(fmt.Errorf("state does not move between instances yet: a hop partition that changes owner leaves its keys' state on the old owner, splitting or duplicating their aggregates; set %s = true to run it with every instance started before the input flows and no instance joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
-	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err
@@ -275,12 +284,26 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	}
 	conf := s.confCopy()
 	parts := conf[ConfShufflePartitions]
+	recorded, err := hopPartitionsRecorded(dir)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	if parts == "" {
+		// A restart from the checkpoint (its catalog recreates the table
+		// without the --init file's SET) keeps the hop's partitions.
+		parts = recorded
+	}
 	if parts == "" {
 		parts = defaultShufflePartitions()
 	}
 	n, err := strconv.Atoi(parts)
 	if err != nil || n <= 0 {
 		return nil, refuse(fmt.Errorf("%s = %q is not a positive number of partitions", ConfShufflePartitions, parts))
+	}
+	if recorded == "" {
+		if err := recordHopPartitions(dir, n); err != nil {
+			return nil, refuse(err)
+		}
 	}
 	schema := cut.up.Schema()
 	eventCol := cut.eventCol
@@ -342,6 +365,10 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	dnW := *w
 	dnW.df = &DataFrame{s: s, node: down}
 	dnW.hopped = true
+	if err := movingStage(&dnW, cut); err != nil {
+		uq.Stop()
+		return nil, refuse(err)
+	}
 	prev := w.onStop
 	dnW.onStop = func(err error) {
 		if prev != nil {

@@ -33,6 +33,12 @@ type DataStreamWriter struct {
 	hopped       bool
 	onStop       func(error)
 	ownSink      bool // the query closes sink when it stops
+	// For the downstream stage of a hop whose state moves between
+	// instances: settings of the query (over the session's) and the
+	// wrapper of its state provider (cluster_state.go).
+	stageConf map[string]string
+	wrapState func(checkpoint.StateStoreProvider) checkpoint.StateStoreProvider
+	bindMover func([]Source) error
 }
 
 // WriteStream returns a writer for a streaming DataFrame.
@@ -98,6 +104,9 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 			conf[key] = v // state store settings as query options
 		}
 	}
+	for k, v := range w.stageConf {
+		conf[k] = v
+	}
 	var cont engine.ContinuousConfig
 	if w.trigger.IsContinuous() {
 		var err error
@@ -133,9 +142,15 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	}
 	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat}
 	qmem, bindFail := s.queryAllocator(w.name)
-	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, s.stateProvider)
+	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, w.stateProviderFunc(s))
 	if err != nil {
 		return nil, err
+	}
+	if w.bindMover != nil {
+		if err := w.bindMover(sources); err != nil {
+			exec.Close()
+			return nil, fmt.Errorf("arrowstream: stateful streaming query %s: %w", w.name, err)
+		}
 	}
 	if s.cluster != "" && exec.HasState() && !w.hopped {
 		exec.Close()

@@ -65,12 +65,17 @@ func StateTuningKeys() []string {
 	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot, ConfPebbleLiveStateBytes}
 }
 
-// ConfClusterStatefulStableMembership acknowledges, for stateful
-// streaming tables in cluster mode, that their state does not move
-// between instances: it must be "true" before such a table starts. A
-// hop partition that changes owner (an instance joins, leaves or dies
-// after the input flowed) leaves its keys' state behind on the old owner,
-// so aggregates of the moved keys are split or duplicated across
-// instances; the setting makes that limit a decision of the operator, not
-// a silent wrong answer (docs/cluster.md).
+// ConfClusterStatefulStableMembership was the acknowledgement, needed
+// before state moved between instances, that a stateful streaming table
+// in cluster mode must not run through rebalances. State now moves with
+// its hop partition (docs/cluster.md): the setting is still accepted and
+// has no effect.
 const ConfClusterStatefulStableMembership = "arrowstream.cluster.stateful.stableMembership"
+
+// ConfClusterStatePartitionKeys, set by cluster mode on the downstream
+// stage of a repartition hop, lists the positions (comma-separated, among
+// the stateful operator's key columns) that its state partitioning
+// hashes: those the hop hashes (a window computed after the hop is not),
+// so that state partition p holds exactly the keys of hop partition p and
+// moves with it between instances. Absent: every key column.
+const ConfClusterStatePartitionKeys = "arrowstream.cluster.statePartitionKeys"

@@ -52,8 +52,8 @@ func (ci *clusterInstance) countRows(t *testing.T, local bool) []string {
 // process. At the end each key is counted on exactly one instance, and
 // the union, read locally from each instance or gathered by a Flight SQL
 // query on any one, equals the single-instance result. The membership is
-// stable during the run: state does not move between instances yet
-// (docs/cluster.md, limits).
+// stable during the run; TestClusterStatefulKillAcceptance moves state
+// through a kill, a join and a restart.
 func TestClusterStatefulAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster acceptance: four processes (-short)")
@@ -65,7 +65,6 @@ func TestClusterStatefulAcceptance(t *testing.T) {
 
 	init := filepath.Join(t.TempDir(), "tables.sql")
 	sqlText := fmt.Sprintf(`SET spark.sql.shuffle.partitions = 6;
-SET arrowstream.cluster.stateful.stableMembership = true;
 CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' 'events', 'startingOffsets' 'earliest');
 CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
   SELECT u, count(*) AS n FROM (SELECT CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% %d AS INT) AS u FROM STREAM events) GROUP BY u;

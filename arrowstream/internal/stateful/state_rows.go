@@ -29,6 +29,9 @@ type rowCodec struct {
 	last          []arrow.Array
 	spark         []int32
 	sparkDone     bool
+	// hashKeys, when set, are the positions among cols that the Spark
+	// hash takes (hashOnly); the others only encode.
+	hashKeys []int
 }
 
 func newRowCodec(mem memory.Allocator, in *arrow.Schema, cols []int) (*rowCodec, error) {
@@ -76,8 +79,13 @@ func (c *rowCodec) sparkHash(i int) int32 {
 			c.spark = make([]int32, n)
 		}
 		c.spark = c.spark[:n]
-		// The types were checked in newRowCodec: HashRows cannot fail.
-		_ = vector.HashRows(c.last, c.spark)
+		// The types were checked in newRowCodec (hashOnly): HashRows
+		// cannot fail.
+		if c.hashKeys != nil && len(c.hashKeys) == 0 {
+			clear(c.spark) // no hashed key: partition 0, as the hop's
+		} else {
+			_ = vector.HashRows(c.hashed(), c.spark)
+		}
 		c.sparkDone = true
 	}
 	return c.spark[i]

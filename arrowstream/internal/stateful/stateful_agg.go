@@ -144,6 +144,10 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		input.Close()
 		return nil, err
 	}
+	if err := s.keyCodec.hashOnlyFrom(ep.Conf); err != nil {
+		input.Close()
+		return nil, err
+	}
 	s.log.bind(&s.state)
 	if err := s.loadLiveFor(ctx, ep); err != nil {
 		input.Close()

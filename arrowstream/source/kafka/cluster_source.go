@@ -305,6 +305,9 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 	if s.member == nil {
 		return nil, errors.New("kafka: cluster-mode source used outside a query (no checkpoint directory)")
 	}
+	if s.mover != nil {
+		return s.clusterReadMoving(ctx, end)
+	}
 	planned, err := decodeClusterOffset(end)
 	if err != nil {
 		return nil, err
@@ -331,6 +334,7 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 		return nil, err
 	}
 	s.consumed = decided.End
+	s.noteReadUpTo(decided.End)
 	if len(ranges) == 0 {
 		return vector.NewScan(s.schema)
 	}

@@ -37,6 +37,8 @@ type hopSource struct {
 
 	mu      sync.Mutex
 	writers map[string]writerMark // upstream writers, from their markers
+
+	mover *stateMover // the downstream stage's state (state_move.go)
 }
 
 // writerMark is the progress of one upstream writer: the largest event
@@ -109,8 +111,9 @@ func (c *Cluster) HopSource(mem memory.Allocator, spec stream.HopSpec) (stream.S
 	}
 	inner.hop = true
 	inner.groupTable = spec.Table + "-repartition-" + fmt.Sprint(spec.Hop)
+	inner.mover = newStateMover(c, mem, spec, inner)
 	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema,
-		idle: c.opts.IdleTimeout, now: c.opts.Now, writers: map[string]writerMark{}}, nil
+		idle: c.opts.IdleTimeout, now: c.opts.Now, writers: map[string]writerMark{}, mover: inner.mover}, nil
 }
 
 func (s *hopSource) Schema() *arrow.Schema { return s.schema }
@@ -144,7 +147,10 @@ func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
 	return s.inner.Commit(ctx, end)
 }
 
-func (s *hopSource) Close() error { return s.inner.Close() }
+func (s *hopSource) Close() error {
+	s.mover.close()
+	return s.inner.Close()
+}
 
 // Read reads the epoch's claimed ranges of the hop topic and decodes them.
 func (s *hopSource) Read(ctx context.Context, start, end stream.Offset) (vector.Operator, error) {
@@ -258,3 +264,7 @@ var (
 	_ stream.EventTimeSource    = (*hopSource)(nil)
 	_ stream.ClusterTableSource = (*Source)(nil)
 )
+
+// Metrics implements arrowstream.MetricsSource: the hop's offsets behind
+// latest, per partition too (cluster_metrics.go).
+func (s *hopSource) Metrics() map[string]string { return s.inner.Metrics() }

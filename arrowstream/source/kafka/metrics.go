@@ -35,11 +35,15 @@ func (s *Source) Metrics() map[string]string {
 	if n == 0 {
 		return map[string]string{}
 	}
-	return map[string]string{
+	out := map[string]string{
 		"minOffsetsBehindLatest": strconv.FormatInt(lo, 10),
 		"maxOffsetsBehindLatest": strconv.FormatInt(hi, 10),
 		"avgOffsetsBehindLatest": formatDouble(float64(sum) / float64(n)),
 	}
+	if s.cluster != nil {
+		s.addPartitionMetrics(out) // cluster_metrics.go
+	}
+	return out
 }
 
 // formatDouble prints a float as Spark prints a Double ("2.0", "1.5").

@@ -62,6 +62,13 @@ type Source struct {
 	// hop (hop_source.go): it reads committed transactions only.
 	groupTable string
 	hop        bool
+	// mover, on a hop's downstream source whose state moves between
+	// instances, commits the hop offsets with the state's changelog
+	// (state_move.go) instead of claiming them before reading.
+	mover *stateMover
+	// readUpTo: in cluster mode, the offset each partition was last read
+	// up to (per-partition progress, cluster_metrics.go).
+	readUpTo PartitionOffsets
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
