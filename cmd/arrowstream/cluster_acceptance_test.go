@@ -365,7 +365,9 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 	if endpoints != len(insts) {
 		t.Errorf("FlightInfo of SELECT * FROM passthrough: %d endpoints, want %d (one per instance)", endpoints, len(insts))
 	}
-	checkUnion(t, "ADBC read of the multi-endpoint FlightInfo", adbcRows(t, insts[2].addr, "SELECT * FROM passthrough"), total)
+	if adbcMultiEndpointReads(t) {
+		checkUnion(t, "ADBC read of the multi-endpoint FlightInfo", adbcRows(t, insts[2].addr, "SELECT * FROM passthrough"), total)
+	}
 
 	// system.cluster_members: the four live instances, with their
 	// addresses, sharing the 12 partitions.
@@ -432,6 +434,24 @@ func releaseRecords(recs []arrow.Record) {
 	for _, r := range recs {
 		r.Release()
 	}
+}
+
+// adbcMultiEndpointReads reports whether this test binary may read a
+// multi-endpoint FlightInfo with the ADBC driver. ADBC v1.1.0's Flight SQL
+// record reader hands the same grpc.Header and grpc.Trailer call options
+// to the goroutine of every endpoint, and each writes them when its
+// stream ends: a data race inside the driver that the race detector
+// reports when two endpoints finish together. Under -race the read is
+// skipped (readSQLInfo still reads every endpoint with the Flight
+// client); .ci/run runs these tests once more without -race, where the
+// ADBC read is made.
+func adbcMultiEndpointReads(t *testing.T) bool {
+	t.Helper()
+	if raceEnabled {
+		t.Log("ADBC multi-endpoint read skipped under -race (a race inside ADBC v1.1.0's record reader); it runs in the test pass without -race")
+		return false
+	}
+	return true
 }
 
 // adbcRows runs query through the ADBC Flight SQL driver and returns

@@ -278,6 +278,9 @@ CREATE STREAMING TABLE wcounts TBLPROPERTIES ('outputMode' = 'append') AS
 	if endpoints != len(insts) {
 		t.Errorf("FlightInfo of SELECT u, ws, n FROM wcounts: %d endpoints, want %d (one per instance)", endpoints, len(insts))
 	}
+	if !adbcMultiEndpointReads(t) {
+		return
+	}
 	if got := adbcRecords(t, insts[2].addr, "SELECT u, ws, n FROM wcounts", windowRows); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("ADBC read of wcounts: %s", diffRows(got, want))
 	}
