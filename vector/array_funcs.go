@@ -18,6 +18,12 @@ import (
 // arrayKernel computes a function over its evaluated (plain) arguments.
 type arrayKernel func(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
 
+// arrayKernelContext is an arrayKernel that checks ctx while it builds:
+// one whose output can hold far more elements than its input has rows
+// (sequence), so that a cancelled query does not wait for a whole
+// batch's arrays.
+type arrayKernelContext func(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
+
 type arrayFnEval struct {
 	name string
 	args []Evaluator
@@ -26,6 +32,8 @@ type arrayFnEval struct {
 	mode EvalMode
 	expr string
 	kern arrayKernel
+	// kernCtx, when set, is used instead of kern.
+	kernCtx arrayKernelContext
 }
 
 func (e *arrayFnEval) DataType() arrow.DataType { return e.dt }
@@ -36,6 +44,9 @@ func (e *arrayFnEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, 
 		return nil, err
 	}
 	defer releaseArrays(arrs)
+	if e.kernCtx != nil {
+		return e.kernCtx(ctx, e, arrs, int(rec.NumRows()))
+	}
 	return e.kern(e, arrs, int(rec.NumRows()))
 }
 
@@ -57,6 +68,21 @@ func arrayFunc(name string, min, max int, typer arrayTyper) funcSpec {
 				return nil, err
 			}
 			ev := &arrayFnEval{name: f.Name, args: args, dt: dt, mem: mem, mode: f.Mode, expr: f.String(), kern: k}
+			return fnFoldConstant(f, in, mem, ev, args...)
+		}}
+	}}
+}
+
+// arrayFuncContext registers a collection function whose kernel checks
+// the context (arrayKernelContext).
+func arrayFuncContext(name string, min, max int, typer func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error)) funcSpec {
+	return funcSpec{min, max, func(a []Expr) Expr {
+		return &FuncExpr{Name: name, Args: a, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+			dt, k, err := typer(f, args)
+			if err != nil {
+				return nil, err
+			}
+			ev := &arrayFnEval{name: f.Name, args: args, dt: dt, mem: mem, mode: f.Mode, expr: f.String(), kernCtx: k}
 			return fnFoldConstant(f, in, mem, ev, args...)
 		}}
 	}}

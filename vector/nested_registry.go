@@ -39,7 +39,7 @@ var nestedFunctions = map[string]funcSpec{
 	"array_join":         arrayFunc("array_join", 2, 3, typeJoin),
 	"arrays_zip":         arrayFunc("arrays_zip", 1, -1, typeZip),
 	"arrays_zip_named":   zipNamed(),
-	"sequence":           arrayFunc("sequence", 2, 3, typeSequence),
+	"sequence":           arrayFuncContext("sequence", 2, 3, typeSequence),
 	"map_from_arrays":    arrayFunc("map_from_arrays", 2, 2, typeMapFromArrays),
 	"map_from_entries":   arrayFunc("map_from_entries", 1, 1, typeMapFromEntries),
 	"map_concat":         arrayFunc("map_concat", 0, -1, typeMapConcat),
