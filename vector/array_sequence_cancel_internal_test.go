@@ -130,3 +130,54 @@ func TestSequenceChunkedMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// TestArrayRepeatStopsWhenCancelled: array_repeat of one row 5M times stops
+// at its first check of a cancelled context, after cancelCheckRows
+// elements.
+func TestArrayRepeatStopsWhenCancelled(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: Int64, Nullable: true}, {Name: "b", Type: Int64, Nullable: true}}, nil)
+	f, err := LookupFunction("array_repeat", []Expr{Col("a"), Col("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := f.Bind(schema, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := ev.(*arrayFnEval)
+	if !ok || e.kernCtx == nil {
+		t.Fatalf("array_repeat bound to %T, want an arrayFnEval with a context kernel", ev)
+	}
+	a, b := int64Col(mem, []int64{7, 8}, 0), int64Col(mem, []int64{5_000_000, 3}, 0)
+	defer a.Release()
+	defer b.Release()
+	ctx := &checkCountCtx{Context: context.Background()}
+	out, err := e.kernCtx(ctx, e, []arrow.Array{a, b}, 2)
+	if out != nil {
+		out.Release()
+	}
+	if !errors.Is(err, context.Canceled) || ctx.checks != 1 {
+		t.Fatalf("err = %v after %d checks, want context.Canceled at the first", err, ctx.checks)
+	}
+	// Uncancelled, the rows are x repeated.
+	out, err = e.kernCtx(context.Background(), e, []arrow.Array{a, b}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	l := out.(*array.List)
+	vals := l.ListValues().(*array.Int64)
+	for r, want := range []struct{ x, n int64 }{{7, 5_000_000}, {8, 3}} {
+		lo, hi := l.ValueOffsets(r)
+		if hi-lo != want.n {
+			t.Fatalf("row %d: %d elements, want %d", r, hi-lo, want.n)
+		}
+		for k := lo; k < hi; k++ {
+			if vals.Value(int(k)) != want.x {
+				t.Fatalf("row %d element %d: %d, want %d", r, k-lo, vals.Value(int(k)), want.x)
+			}
+		}
+	}
+}

@@ -35,7 +35,7 @@ var nestedFunctions = map[string]funcSpec{
 	"array_compact":      arrayFunc("array_compact", 1, 1, typeArrayArg(kernCompact)),
 	"slice":              arrayFunc("slice", 3, 3, typeSlice),
 	"flatten":            arrayFunc("flatten", 1, 1, typeFlatten),
-	"array_repeat":       arrayFunc("array_repeat", 2, 2, typeRepeat),
+	"array_repeat":       arrayFuncContext("array_repeat", 2, 2, typeRepeat),
 	"array_join":         arrayFunc("array_join", 2, 3, typeJoin),
 	"arrays_zip":         arrayFunc("arrays_zip", 1, -1, typeZip),
 	"arrays_zip_named":   zipNamed(),
