@@ -40,7 +40,7 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		if err != nil {
 			return nil, err
 		}
-		return int64Array(mem, out, nil), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int64, out, nil)
 	case a.Func == AggCount && len(args) == 1 && !a.Distinct:
 		cnt, err := validPrefix(ctx, args[0])
 		if err != nil {
@@ -55,7 +55,7 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		if err != nil {
 			return nil, err
 		}
-		return int64Array(mem, out, nil), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int64, out, nil)
 	case a.Func == AggFirst || a.Func == AggLast:
 		idx, err := frameIndex(ctx, args[0], lo, hi, 1, a.Func == AggLast, a.IgnoreNulls)
 		if err != nil {
@@ -309,7 +309,8 @@ func runningInts[T int8 | int16 | int32 | int64](ctx context.Context, c *boundWi
 		if err != nil {
 			return nil, true, err
 		}
-		return float64ArrayValid(mem, out, valid), true, nil
+		out2, err := fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Float64, out, valid)
+		return out2, true, err
 	}
 	if rt != arrow.INT64 {
 		return nil, false, nil
@@ -366,7 +367,8 @@ func runningInts[T int8 | int16 | int32 | int64](ctx context.Context, c *boundWi
 	if err != nil {
 		return nil, true, err
 	}
-	return int64Array(mem, out, valid), true, nil
+	out2, err := fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int64, out, valid)
+	return out2, true, err
 }
 
 func runningFloats[T float32 | float64](ctx context.Context, mem memory.Allocator, v []T, bm []byte, off int, b *winBounds, hi []int32, avg bool, rt arrow.Type) (arrow.Array, bool, error) {
@@ -402,14 +404,8 @@ func runningFloats[T float32 | float64](ctx context.Context, mem memory.Allocato
 	if err != nil {
 		return nil, true, err
 	}
-	return float64ArrayValid(mem, out, valid), true, nil
-}
-
-func float64ArrayValid(mem memory.Allocator, v []float64, valid []bool) arrow.Array {
-	bld := array.NewFloat64Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, valid)
-	return bld.NewArray()
+	out2, err := fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Float64, out, valid)
+	return out2, true, err
 }
 
 // overflowAt is the ANSI overflow of a running integer sum.

@@ -169,6 +169,31 @@ func TestWindowPassesStopWhenCancelled(t *testing.T) {
 			expect(t, ctx, err)
 		}
 	})
+	t.Run("resultColumn", func(t *testing.T) {
+		v := make([]int64, bigRows)
+		valid := make([]bool, bigRows)
+		for i := range v {
+			v[i], valid[i] = int64(i), i%5 != 0
+		}
+		ctx := newCtx()
+		_, err := fixedArrayContext(ctx, mem, Int64, v, valid)
+		expect(t, ctx, err)
+		// Uncancelled: the values and nulls given.
+		arr, err := fixedArrayContext(context.Background(), mem, Int64, v, valid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer arr.Release()
+		a := arr.(*array.Int64)
+		for i := range v {
+			if a.IsValid(i) != valid[i] || valid[i] && a.Value(i) != v[i] {
+				t.Fatalf("row %d: %v (valid %v), want %d (valid %v)", i, a.Value(i), a.IsValid(i), v[i], valid[i])
+			}
+		}
+		if a.NullN() != (bigRows+4)/5 {
+			t.Fatalf("%d nulls, want %d", a.NullN(), (bigRows+4)/5)
+		}
+	})
 	t.Run("runningSum", func(t *testing.T) {
 		_, ghi, err := b.frame(context.Background(), growing)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -43,7 +42,7 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 		if err != nil {
 			return nil, err
 		}
-		return int32Array(mem, out), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int32, out, nil)
 	case WinPercentRank, WinCumeDist:
 		out := make([]float64, n)
 		err := b.eachChunk(ctx, func(s, e, lo, hi int32) {
@@ -59,7 +58,7 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 		if err != nil {
 			return nil, err
 		}
-		return float64Array(mem, out), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Float64, out, nil)
 	case WinLag, WinLead:
 		return c.offsetValue(ctx, mem, data, b)
 	case WinNthValue:
@@ -250,27 +249,6 @@ func frameIndex(ctx context.Context, v arrow.Array, lo, hi []int32, nth int64, f
 		return nil, err
 	}
 	return idx, nil
-}
-
-func int32Array(mem memory.Allocator, v []int32) arrow.Array {
-	bld := array.NewInt32Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, nil)
-	return bld.NewArray()
-}
-
-func float64Array(mem memory.Allocator, v []float64) arrow.Array {
-	bld := array.NewFloat64Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, nil)
-	return bld.NewArray()
-}
-
-func int64Array(mem memory.Allocator, v []int64, valid []bool) arrow.Array {
-	bld := array.NewInt64Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, valid)
-	return bld.NewArray()
 }
 
 // errWindowKernel wraps a kernel's failure with the call.
