@@ -18,6 +18,12 @@ import (
 // arrayKernel computes a function over its evaluated (plain) arguments.
 type arrayKernel func(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
 
+// arrayKernelContext is an arrayKernel that checks ctx while it builds:
+// one whose output can hold far more elements than its input has rows
+// (sequence), so that a cancelled query does not wait for a whole
+// batch's arrays.
+type arrayKernelContext func(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
+
 type arrayFnEval struct {
 	name string
 	args []Evaluator
@@ -26,6 +32,8 @@ type arrayFnEval struct {
 	mode EvalMode
 	expr string
 	kern arrayKernel
+	// kernCtx, when set, is used instead of kern.
+	kernCtx arrayKernelContext
 }
 
 func (e *arrayFnEval) DataType() arrow.DataType { return e.dt }
@@ -36,6 +44,9 @@ func (e *arrayFnEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, 
 		return nil, err
 	}
 	defer releaseArrays(arrs)
+	if e.kernCtx != nil {
+		return e.kernCtx(ctx, e, arrs, int(rec.NumRows()))
+	}
 	return e.kern(e, arrs, int(rec.NumRows()))
 }
 
@@ -57,6 +68,21 @@ func arrayFunc(name string, min, max int, typer arrayTyper) funcSpec {
 				return nil, err
 			}
 			ev := &arrayFnEval{name: f.Name, args: args, dt: dt, mem: mem, mode: f.Mode, expr: f.String(), kern: k}
+			return fnFoldConstant(f, in, mem, ev, args...)
+		}}
+	}}
+}
+
+// arrayFuncContext registers a collection function whose kernel checks
+// the context (arrayKernelContext).
+func arrayFuncContext(name string, min, max int, typer func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error)) funcSpec {
+	return funcSpec{min, max, func(a []Expr) Expr {
+		return &FuncExpr{Name: name, Args: a, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+			dt, k, err := typer(f, args)
+			if err != nil {
+				return nil, err
+			}
+			ev := &arrayFnEval{name: f.Name, args: args, dt: dt, mem: mem, mode: f.Mode, expr: f.String(), kernCtx: k}
 			return fnFoldConstant(f, in, mem, ev, args...)
 		}}
 	}}
@@ -585,7 +611,7 @@ func kernConcat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) 
 	return out.build(e.mem, e.dt, all)
 }
 
-func typeRepeat(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeRepeat(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	if t := Unwrap(args[1].DataType()); !IsIntegral(t) && t.ID() != arrow.NULL {
 		return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] the count of array_repeat must be an INT, not %s: %w", TypeName(t), ErrType)
 	}
@@ -595,14 +621,23 @@ func typeRepeat(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, err
 // maxArrayLength is Spark's largest array (ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH).
 const maxArrayLength = 2147483632
 
-// kernRepeat is array_repeat(x, n): x n times (none for n <= 0).
-func kernRepeat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+// kernRepeat is array_repeat(x, n): x n times (none for n <= 0). A row may
+// ask for up to 1<<30 elements: it checks ctx every cancelCheckRows
+// elements (or rows) listed.
+func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	if arrs[1].DataType().ID() == arrow.NULL {
 		return nullList(e, n), nil
 	}
 	counts := intReader(arrs[1])
 	out := newListOut(n)
+	work := 0 // elements and rows listed since the last check of ctx
 	for r := 0; r < n; r++ {
+		if work++; work >= cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			work = 0
+		}
 		if arrs[1].IsNull(r) {
 			out.nullRow()
 			continue
@@ -611,8 +646,18 @@ func kernRepeat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) 
 		if c > maxArrayLength || int64(len(out.idx))+c > 1<<30 {
 			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", c, maxArrayLength, ErrInvalidInput))
 		}
-		for k := int64(0); k < c; k++ {
-			out.idx = append(out.idx, int32(r))
+		for k := int64(0); k < c; {
+			end := min(c, k+int64(cancelCheckRows-work))
+			work += int(end - k)
+			for ; k < end; k++ {
+				out.idx = append(out.idx, int32(r))
+			}
+			if work >= cancelCheckRows {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				work = 0
+			}
 		}
 		out.endRow(true)
 	}

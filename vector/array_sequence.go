@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -12,7 +13,7 @@ import (
 // dates (a day by default, or a day-time interval step of whole days) and
 // timestamps (an interval step).
 
-func typeSequence(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeSequence(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	st, sp := Unwrap(args[0].DataType()), Unwrap(args[1].DataType())
 	var step arrow.DataType
 	if len(args) == 3 {
@@ -40,7 +41,10 @@ func typeSequence(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, e
 	return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.SEQUENCE_WRONG_INPUT_TYPES] sequence uses the wrong parameter types %s, %s: the start and stop must be integers, dates or timestamps, the step an integer or an interval: %w", TypeName(st), TypeName(sp), ErrType)
 }
 
-func kernSequence(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+// kernSequence builds a batch's sequences. A batch of 64K rows of 100
+// elements each is 6.5M elements, and one row may have up to 1<<30: it
+// checks ctx every cancelCheckRows elements (or rows) built.
+func kernSequence(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	elem := e.dt.(*arrow.ListType).Elem()
 	for _, a := range arrs {
 		if a.DataType().ID() == arrow.NULL {
@@ -68,7 +72,14 @@ func kernSequence(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error
 	offs := make([]int32, 1, n+1)
 	valid := make([]bool, n)
 	nulls := 0
+	work := 0 // elements and rows built since the last check of ctx
 	for r := 0; r < n; r++ {
+		if work++; work >= cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			work = 0
+		}
 		if arrs[0].IsNull(r) || arrs[1].IsNull(r) || steps != nil && arrs[2].IsNull(r) {
 			nulls++
 			offs = append(offs, offs[r])
@@ -100,9 +111,19 @@ func kernSequence(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error
 			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", count, maxArrayLength, ErrInvalidInput))
 		}
 		v := start
-		for k := uint64(0); k < count; k++ {
-			vals = append(vals, v)
-			v += step
+		for k := uint64(0); k < count; {
+			end := min(count, k+uint64(cancelCheckRows-work))
+			work += int(end - k)
+			for ; k < end; k++ {
+				vals = append(vals, v)
+				v += step
+			}
+			if work >= cancelCheckRows {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				work = 0
+			}
 		}
 		offs = append(offs, int32(len(vals)))
 	}

@@ -3,6 +3,7 @@ package vector_test
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 
@@ -57,7 +58,8 @@ func (g *textOp) Close() error { return nil }
 
 // cancelOpCases are BenchmarkCancelLatency's trials of the operators of
 // issue 17's second round: window functions over one partition of 20M
-// rows, a sort of 4M distinct strings, EXCEPT DISTINCT (an anti join on
+// rows (sorted, and without ORDER BY so that the cancel lands in the
+// passes after the sort), a sort of 4M distinct strings, EXCEPT DISTINCT (an anti join on
 // null-safe keys, then DISTINCT), from_json over a column of documents
 // and explode of 100-element arrays.
 func cancelOpCases(fatal func(...any)) []cancelCase {
@@ -80,6 +82,34 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 				fatal(err)
 			}
 			return w, func() bool { return in.produced.Load() == rows }
+		}},
+		{"window_20M_no_sort", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// The same calls without ORDER BY (row_number then numbers the
+			// rows in input order): no sort. Cancelled 0 to 150 polls (of
+			// about a millisecond each) after the input is read, so that
+			// the cancels spread over the concatenation and the passes over
+			// the partition (frames, running sum, row numbers), which a
+			// cancel right after the input never reaches.
+			const rows = 20_000_000
+			in := newGenOp(mem, rows, true)
+			running := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
+				End: vector.FrameBound{Kind: vector.FrameCurrentRow}}
+			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
+				Calls: []vector.WindowCall{
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{v}}, Frame: running, Name: "s"},
+					{Func: vector.WinRowNumber, Frame: running, Name: "r"},
+				}})
+			if err != nil {
+				fatal(err)
+			}
+			polls := rand.IntN(151)
+			return w, func() bool {
+				if in.produced.Load() < rows {
+					return false
+				}
+				polls--
+				return polls < 0
+			}
 		}},
 		{"sort_4M_strings", func(mem memory.Allocator) (vector.Operator, func() bool) {
 			const rows = 4 << 20

@@ -381,7 +381,7 @@ func (w *WindowOp) materialize(ctx context.Context) error {
 			data.Release()
 			return err
 		}
-		sorted, err := gatherRows(w.mem, data, perm)
+		sorted, err := gatherRowsContext(ctx, w.mem, data, perm)
 		data.Release()
 		w.sort.heap.release()
 		if err != nil {

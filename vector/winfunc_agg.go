@@ -23,25 +23,44 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 	// accumulators behind partitionAggregate widen narrow types (TINYINT,
 	// SMALLINT, FLOAT), which the plan types as the argument's.
 	if f.wholePartition() && !(a.Func == AggFirst || a.Func == AggLast || a.Func == AggMin || a.Func == AggMax) {
-		return c.partitionAggregate(mem, args, b)
+		return c.partitionAggregate(ctx, mem, args, b)
 	}
-	lo, hi := b.frame(f)
+	lo, hi, err := b.frame(ctx, f)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case a.Func == AggCountStar:
 		out := make([]int64, b.n)
-		for i := range out {
-			out[i] = int64(hi[i] - lo[i])
+		err := eachRange(ctx, b.n, func(c0, c1 int) {
+			for i := c0; i < c1; i++ {
+				out[i] = int64(hi[i] - lo[i])
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
-		return int64Array(mem, out, nil), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int64, out, nil)
 	case a.Func == AggCount && len(args) == 1 && !a.Distinct:
-		cnt := validPrefix(args[0])
-		out := make([]int64, b.n)
-		for i := range out {
-			out[i] = int64(cnt[hi[i]] - cnt[lo[i]])
+		cnt, err := validPrefix(ctx, args[0])
+		if err != nil {
+			return nil, err
 		}
-		return int64Array(mem, out, nil), nil
+		out := make([]int64, b.n)
+		err = eachRange(ctx, b.n, func(c0, c1 int) {
+			for i := c0; i < c1; i++ {
+				out[i] = int64(cnt[hi[i]] - cnt[lo[i]])
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int64, out, nil)
 	case a.Func == AggFirst || a.Func == AggLast:
-		idx := frameIndex(args[0], lo, hi, 1, a.Func == AggLast, a.IgnoreNulls)
+		idx, err := frameIndex(ctx, args[0], lo, hi, 1, a.Func == AggLast, a.IgnoreNulls)
+		if err != nil {
+			return nil, err
+		}
 		return Take(mem, args[0], idx)
 	case (a.Func == AggMin || a.Func == AggMax) && len(c.args) == 1:
 		raw, err := evalAll(ctx, c.args, data)
@@ -49,10 +68,13 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 			return nil, err
 		}
 		defer releaseArrays(raw)
-		idx := frameExtreme(raw[0], b, lo, hi, a.Func == AggMax)
+		idx, err := frameExtreme(ctx, raw[0], b, lo, hi, a.Func == AggMax)
+		if err != nil {
+			return nil, err
+		}
 		return Take(mem, raw[0], idx)
 	case (a.Func == AggSum || a.Func == AggAvg) && !a.Distinct && f.Start.Kind == FrameUnboundedPreceding:
-		if out, ok, err := c.runningSum(mem, args[0], b, hi); ok || err != nil {
+		if out, ok, err := c.runningSum(ctx, mem, args[0], b, hi); ok || err != nil {
 			return out, err
 		}
 	}
@@ -61,41 +83,51 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 
 // validPrefix returns cnt with cnt[i] the number of non-null values of v
 // before row i.
-func validPrefix(v arrow.Array) []int32 {
+func validPrefix(ctx context.Context, v arrow.Array) ([]int32, error) {
 	n := v.Len()
 	cnt := make([]int32, n+1)
 	if v.NullN() == 0 {
-		for i := range cnt {
-			cnt[i] = int32(i)
-		}
-		return cnt
+		err := eachRange(ctx, n+1, func(c0, c1 int) {
+			for i := c0; i < c1; i++ {
+				cnt[i] = int32(i)
+			}
+		})
+		return cnt, err
 	}
 	if v.NullN() == n {
 		// All null (a NULL-type column has no bitmap, and IsValid reads
 		// a missing bitmap as all valid).
-		return cnt
+		return cnt, nil
 	}
-	for i := 0; i < n; i++ {
-		cnt[i+1] = cnt[i]
-		if v.IsValid(i) {
-			cnt[i+1]++
+	err := eachRange(ctx, n, func(c0, c1 int) {
+		for i := c0; i < c1; i++ {
+			cnt[i+1] = cnt[i]
+			if v.IsValid(i) {
+				cnt[i+1]++
+			}
 		}
-	}
-	return cnt
+	})
+	return cnt, err
 }
 
 // partitionAggregate aggregates each partition once (the frame is the
 // whole partition) and gives every row its partition's value.
-func (c *boundWindowCall) partitionAggregate(mem memory.Allocator, args []arrow.Array, b *winBounds) (arrow.Array, error) {
+func (c *boundWindowCall) partitionAggregate(ctx context.Context, mem memory.Allocator, args []arrow.Array, b *winBounds) (arrow.Array, error) {
 	parts := len(b.parts) - 1
 	gids := make([]int32, b.n)
 	rows := make([]int64, parts)
-	for p := 0; p < parts; p++ {
-		s, e := b.parts[p], b.parts[p+1]
-		rows[p] = int64(e - s)
-		for i := s; i < e; i++ {
-			gids[i] = int32(p)
+	p := int32(-1)
+	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+		if c0 == s {
+			p++
+			rows[p] = int64(e - s)
 		}
+		for i := c0; i < c1; i++ {
+			gids[i] = p
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	acc := c.agg.acc
 	acc.resize(parts)
@@ -168,18 +200,20 @@ func (c *boundWindowCall) frameAggregate(ctx context.Context, mem memory.Allocat
 
 // frameExtreme returns, for each row, a row holding the largest (max) or
 // smallest non-null value of its frame, or -1: a monotonic deque over the
-// frames, whose bounds only move forward.
-func frameExtreme(v arrow.Array, b *winBounds, lo, hi []int32, max bool) []int32 {
+// frames, whose bounds only move forward. The deque carries along a
+// partition from chunk to chunk.
+func frameExtreme(ctx context.Context, v arrow.Array, b *winBounds, lo, hi []int32, max bool) ([]int32, error) {
 	cmp := newRowCmp(v, false, true)
 	idx := make([]int32, b.n)
 	dq := make([]int32, 0, 64)
 	noNulls := v.NullN() == 0
-	for p := 0; p+1 < len(b.parts); p++ {
-		s, e := b.parts[p], b.parts[p+1]
-		dq = dq[:0]
-		head := 0
-		next := s // the next row to push
-		for i := s; i < e; i++ {
+	var head int
+	var next int32 // the next row to push
+	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+		if c0 == s {
+			dq, head, next = dq[:0], 0, s
+		}
+		for i := c0; i < c1; i++ {
 			for ; next < hi[i]; next++ {
 				if !noNulls && v.IsNull(int(next)) {
 					continue
@@ -206,48 +240,60 @@ func frameExtreme(v arrow.Array, b *winBounds, lo, hi []int32, max bool) []int32
 				head = 0
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return idx
+	return idx, nil
 }
 
 // runningSum computes sum and avg over growing frames [partition start,
 // hi) of integer and floating-point values as running totals, adding the
 // values in row order as Spark's running frame does (so floating-point
 // results are the same). ok is false for other types.
-func (c *boundWindowCall) runningSum(mem memory.Allocator, v arrow.Array, b *winBounds, hi []int32) (arrow.Array, bool, error) {
+func (c *boundWindowCall) runningSum(ctx context.Context, mem memory.Allocator, v arrow.Array, b *winBounds, hi []int32) (arrow.Array, bool, error) {
 	avg := c.call.Agg.Func == AggAvg
 	rt := c.field.Type.ID()
 	bm, off := validity(v)
 	switch x := v.(type) {
 	case *array.Int64:
-		return runningInts(c, mem, x.Int64Values(), bm, off, b, hi, avg, rt)
+		return runningInts(ctx, c, mem, x.Int64Values(), bm, off, b, hi, avg, rt)
 	case *array.Int32:
-		return runningInts(c, mem, x.Int32Values(), bm, off, b, hi, avg, rt)
+		return runningInts(ctx, c, mem, x.Int32Values(), bm, off, b, hi, avg, rt)
 	case *array.Int16:
-		return runningInts(c, mem, x.Int16Values(), bm, off, b, hi, avg, rt)
+		return runningInts(ctx, c, mem, x.Int16Values(), bm, off, b, hi, avg, rt)
 	case *array.Int8:
-		return runningInts(c, mem, x.Int8Values(), bm, off, b, hi, avg, rt)
+		return runningInts(ctx, c, mem, x.Int8Values(), bm, off, b, hi, avg, rt)
 	case *array.Float64:
-		return runningFloats(mem, x.Float64Values(), bm, off, b, hi, avg, rt)
+		return runningFloats(ctx, mem, x.Float64Values(), bm, off, b, hi, avg, rt)
 	case *array.Float32:
-		return runningFloats(mem, x.Float32Values(), bm, off, b, hi, avg, rt)
+		return runningFloats(ctx, mem, x.Float32Values(), bm, off, b, hi, avg, rt)
 	}
 	return nil, false, nil
 }
 
-func runningInts[T int8 | int16 | int32 | int64](c *boundWindowCall, mem memory.Allocator, v []T, bm []byte, off int, b *winBounds, hi []int32, avg bool, rt arrow.Type) (arrow.Array, bool, error) {
+// runningState is a running total carried along a partition from chunk to
+// chunk: the sum, the count of values, and the next row to add.
+type runningState[S int64 | float64] struct {
+	sum  S
+	cnt  int64
+	next int32
+}
+
+func runningInts[T int8 | int16 | int32 | int64](ctx context.Context, c *boundWindowCall, mem memory.Allocator, v []T, bm []byte, off int, b *winBounds, hi []int32, avg bool, rt arrow.Type) (arrow.Array, bool, error) {
 	if avg {
 		if rt != arrow.FLOAT64 {
 			return nil, false, nil
 		}
 		out := make([]float64, b.n)
 		valid := make([]bool, b.n)
-		for p := 0; p+1 < len(b.parts); p++ {
-			s, e := b.parts[p], b.parts[p+1]
-			var sum float64
-			var cnt int64
-			next := s
-			for i := s; i < e; i++ {
+		var st runningState[float64]
+		err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+			if c0 == s {
+				st = runningState[float64]{next: s}
+			}
+			sum, cnt, next := st.sum, st.cnt, st.next
+			for i := c0; i < c1; i++ {
 				for ; next < hi[i]; next++ {
 					if bm == nil || bitSet(bm, off+int(next)) {
 						sum += float64(v[next])
@@ -258,35 +304,47 @@ func runningInts[T int8 | int16 | int32 | int64](c *boundWindowCall, mem memory.
 					out[i], valid[i] = sum/float64(cnt), true
 				}
 			}
+			st = runningState[float64]{sum, cnt, next}
+		})
+		if err != nil {
+			return nil, true, err
 		}
-		return float64ArrayValid(mem, out, valid), true, nil
+		out2, err := fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Float64, out, valid)
+		return out2, true, err
 	}
 	if rt != arrow.INT64 {
 		return nil, false, nil
 	}
 	out := make([]int64, b.n)
 	valid := make([]bool, b.n)
-	for p := 0; p+1 < len(b.parts); p++ {
-		s, e := b.parts[p], b.parts[p+1]
-		var sum int64
-		var cnt int64
-		next := s
+	var st runningState[int64]
+	var ovf error
+	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+		if ovf != nil {
+			return
+		}
+		if c0 == s {
+			st = runningState[int64]{next: s}
+		}
+		sum, cnt, next := st.sum, st.cnt, st.next
+		defer func() { st = runningState[int64]{sum, cnt, next} }()
 		if bm == nil {
-			for i := s; i < e; i++ {
+			for i := c0; i < c1; i++ {
 				for ; next < hi[i]; next++ {
 					x := int64(v[next])
 					r := sum + x
 					if (r > sum) != (x > 0) && x != 0 {
-						return nil, true, c.wrap(overflowAt(c, int(next), sum, x))
+						ovf = c.wrap(overflowAt(c, int(next), sum, x))
+						return
 					}
 					sum = r
 					cnt++
 				}
 				out[i], valid[i] = sum, cnt > 0
 			}
-			continue
+			return
 		}
-		for i := s; i < e; i++ {
+		for i := c0; i < c1; i++ {
 			for ; next < hi[i]; next++ {
 				if !bitSet(bm, off+int(next)) {
 					continue
@@ -294,29 +352,38 @@ func runningInts[T int8 | int16 | int32 | int64](c *boundWindowCall, mem memory.
 				x := int64(v[next])
 				r := sum + x
 				if (r > sum) != (x > 0) && x != 0 {
-					return nil, true, c.wrap(overflowAt(c, int(next), sum, x))
+					ovf = c.wrap(overflowAt(c, int(next), sum, x))
+					return
 				}
 				sum = r
 				cnt++
 			}
 			out[i], valid[i] = sum, cnt > 0
 		}
+	})
+	if ovf != nil {
+		return nil, true, ovf
 	}
-	return int64Array(mem, out, valid), true, nil
+	if err != nil {
+		return nil, true, err
+	}
+	out2, err := fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int64, out, valid)
+	return out2, true, err
 }
 
-func runningFloats[T float32 | float64](mem memory.Allocator, v []T, bm []byte, off int, b *winBounds, hi []int32, avg bool, rt arrow.Type) (arrow.Array, bool, error) {
+func runningFloats[T float32 | float64](ctx context.Context, mem memory.Allocator, v []T, bm []byte, off int, b *winBounds, hi []int32, avg bool, rt arrow.Type) (arrow.Array, bool, error) {
 	if rt != arrow.FLOAT64 {
 		return nil, false, nil
 	}
 	out := make([]float64, b.n)
 	valid := make([]bool, b.n)
-	for p := 0; p+1 < len(b.parts); p++ {
-		s, e := b.parts[p], b.parts[p+1]
-		var sum float64
-		var cnt int64
-		next := s
-		for i := s; i < e; i++ {
+	var st runningState[float64]
+	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+		if c0 == s {
+			st = runningState[float64]{next: s}
+		}
+		sum, cnt, next := st.sum, st.cnt, st.next
+		for i := c0; i < c1; i++ {
 			for ; next < hi[i]; next++ {
 				if bm == nil || bitSet(bm, off+int(next)) {
 					sum += float64(v[next])
@@ -332,15 +399,13 @@ func runningFloats[T float32 | float64](mem memory.Allocator, v []T, bm []byte, 
 				}
 			}
 		}
+		st = runningState[float64]{sum, cnt, next}
+	})
+	if err != nil {
+		return nil, true, err
 	}
-	return float64ArrayValid(mem, out, valid), true, nil
-}
-
-func float64ArrayValid(mem memory.Allocator, v []float64, valid []bool) arrow.Array {
-	bld := array.NewFloat64Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, valid)
-	return bld.NewArray()
+	out2, err := fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Float64, out, valid)
+	return out2, true, err
 }
 
 // overflowAt is the ANSI overflow of a running integer sum.

@@ -50,10 +50,16 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 		}
 		defer releaseArrays(keys)
 		for i, k := range keys {
+			var diff []bool
 			if i < w.nPart {
-				markChanges(k, partDiff)
+				diff = partDiff
 			} else if peers {
-				markChanges(k, peerDiff)
+				diff = peerDiff
+			} else {
+				continue
+			}
+			if err := markChangesContext(ctx, k, diff); err != nil {
+				return nil, err
 			}
 		}
 		if len(keys)-w.nPart == 1 {
@@ -63,26 +69,50 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 		}
 	}
 	b.parts = append(b.parts, 0)
-	for i := 1; i < n; i++ {
-		if partDiff[i] {
-			b.parts = append(b.parts, int32(i))
-			if peers {
-				peerDiff[i] = true
+	err := eachRange(ctx, n, func(lo, hi int) {
+		for i := max(lo, 1); i < hi; i++ {
+			if partDiff[i] {
+				b.parts = append(b.parts, int32(i))
+				if peers {
+					peerDiff[i] = true
+				}
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	b.parts = append(b.parts, int32(n))
 	if !peers {
 		return b, nil
 	}
-	lo := 0
-	for i := 1; i <= n; i++ {
-		if i == n || peerDiff[i] {
-			for j := lo; j < i; j++ {
-				b.peerLo[j], b.peerHi[j] = int32(lo), int32(i)
+	// A peer group starts at a change and ends before the next: peerLo
+	// runs forwards and peerHi backwards, each chunk carrying the last
+	// value of the one before.
+	err = eachRange(ctx, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if i == 0 || peerDiff[i] {
+				b.peerLo[i] = int32(i)
+			} else {
+				b.peerLo[i] = b.peerLo[i-1]
 			}
-			lo = i
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = eachRange(ctx, n, func(lo, hi int) {
+		// Chunks from the end: [n-hi, n-lo).
+		for i := n - 1 - lo; i >= n-hi; i-- {
+			if i == n-1 || peerDiff[i+1] {
+				b.peerHi[i] = int32(i + 1)
+			} else {
+				b.peerHi[i] = b.peerHi[i+1]
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -107,6 +137,23 @@ func (b *winBounds) release() {
 		b.orderKey.Release()
 		b.orderKey = nil
 	}
+}
+
+// markChangesContext is markChanges over chunks of cancelCheckRows rows,
+// checking ctx between them: each chunk is a slice starting one row early,
+// so that its first row compares with the row before.
+func markChangesContext(ctx context.Context, arr arrow.Array, diff []bool) error {
+	n := arr.Len()
+	if n <= cancelCheckRows {
+		markChanges(arr, diff)
+		return nil
+	}
+	return eachRange(ctx, n, func(lo, hi int) {
+		lo = max(lo, 1) - 1
+		part := array.NewSlice(arr, int64(lo), int64(hi))
+		markChanges(part, diff[lo:hi])
+		part.Release()
+	})
 }
 
 // markChanges sets diff[i] where row i of arr differs from row i-1 (nulls

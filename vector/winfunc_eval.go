@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -15,44 +14,51 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 	switch c.call.Func {
 	case WinRowNumber, WinRank, WinDenseRank, WinNtile:
 		out := make([]int32, n)
-		for p := 0; p+1 < len(b.parts); p++ {
-			s, e := b.parts[p], b.parts[p+1]
+		var r int32 // dense_rank's rank, carried along the partition
+		err := b.eachChunk(ctx, func(s, e, lo, hi int32) {
 			switch c.call.Func {
 			case WinRowNumber:
-				for i := s; i < e; i++ {
+				for i := lo; i < hi; i++ {
 					out[i] = i - s + 1
 				}
 			case WinRank:
-				for i := s; i < e; i++ {
+				for i := lo; i < hi; i++ {
 					out[i] = b.peerLo[i] - s + 1
 				}
 			case WinDenseRank:
-				var r int32
-				for i := s; i < e; i++ {
+				if lo == s {
+					r = 0
+				}
+				for i := lo; i < hi; i++ {
 					if b.peerLo[i] == i {
 						r++
 					}
 					out[i] = r
 				}
 			case WinNtile:
-				ntile(out[s:e], c.call.N)
+				ntile(out[lo:hi], int64(lo-s), int64(e-s), c.call.N)
 			}
+		})
+		if err != nil {
+			return nil, err
 		}
-		return int32Array(mem, out), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int32, out, nil)
 	case WinPercentRank, WinCumeDist:
 		out := make([]float64, n)
-		for p := 0; p+1 < len(b.parts); p++ {
-			s, e := b.parts[p], b.parts[p+1]
+		err := b.eachChunk(ctx, func(s, e, lo, hi int32) {
 			rows := float64(e - s)
-			for i := s; i < e; i++ {
+			for i := lo; i < hi; i++ {
 				if c.call.Func == WinCumeDist {
 					out[i] = float64(b.peerHi[i]-s) / rows
 				} else if e-s > 1 {
 					out[i] = float64(b.peerLo[i]-s) / (rows - 1)
 				}
 			}
+		})
+		if err != nil {
+			return nil, err
 		}
-		return float64Array(mem, out), nil
+		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Float64, out, nil)
 	case WinLag, WinLead:
 		return c.offsetValue(ctx, mem, data, b)
 	case WinNthValue:
@@ -61,21 +67,27 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 			return nil, err
 		}
 		defer releaseArrays(vals)
-		lo, hi := b.frame(c.call.Frame)
-		idx := frameIndex(vals[0], lo, hi, c.call.N, false, c.call.IgnoreNulls)
+		lo, hi, err := b.frame(ctx, c.call.Frame)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := frameIndex(ctx, vals[0], lo, hi, c.call.N, false, c.call.IgnoreNulls)
+		if err != nil {
+			return nil, err
+		}
 		return Take(mem, vals[0], idx)
 	}
 	return c.aggregate(ctx, mem, data, b)
 }
 
-// ntile numbers the rows of one partition into buckets 1..k: the first
-// rows%k buckets hold one row more than the others.
-func ntile(out []int32, k int64) {
-	n := int64(len(out))
-	q, r := n/k, n%k
+// ntile numbers the rows of a partition of rows rows into buckets 1..k
+// (the first rows%k buckets hold one row more than the others); out holds
+// the partition's rows from its row first on.
+func ntile(out []int32, first, rows, k int64) {
+	q, r := rows/k, rows%k
 	big := r * (q + 1) // rows in the larger buckets
 	for i := range out {
-		x := int64(i)
+		x := first + int64(i)
 		if x < big {
 			out[i] = int32(x/(q+1) + 1)
 		} else {
@@ -100,17 +112,50 @@ func (c *boundWindowCall) offsetValue(ctx context.Context, mem memory.Allocator,
 		shift = -shift
 	}
 	idx := make([]int32, n)
-	for p := 0; p+1 < len(b.parts); p++ {
-		s, e := int64(b.parts[p]), int64(b.parts[p+1])
-		if !c.call.IgnoreNulls || shift == 0 {
-			for i := s; i < e; i++ {
+	if !c.call.IgnoreNulls || shift == 0 {
+		err := b.eachChunk(ctx, func(s32, e32, lo, hi int32) {
+			s, e := int64(s32), int64(e32)
+			for i := int64(lo); i < int64(hi); i++ {
 				if j := i + shift; j >= s && j < e {
 					idx[i] = int32(j)
 				} else {
 					idx[i] = -1
 				}
 			}
-			continue
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else if err := ignoreNullsOffsets(ctx, v, b, shift, idx); err != nil {
+		return nil, err
+	}
+	if len(vals) == 1 {
+		return Take(mem, v, idx)
+	}
+	both, err := Concatenate([]arrow.Array{v, vals[1]}, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer both.Release()
+	for i, j := range idx {
+		if j < 0 {
+			idx[i] = int32(n + i)
+		}
+	}
+	return Take(mem, both, idx)
+}
+
+// ignoreNullsOffsets fills idx for lag and lead with IGNORE NULLS: the row
+// of the value shift non-null values away, or -1. Each partition is two
+// passes (its non-null rows, then the offsets), with ctx checked before each
+// partition of at least cancelCheckRows rows.
+func ignoreNullsOffsets(ctx context.Context, v arrow.Array, b *winBounds, shift int64, idx []int32) error {
+	for p := 0; p+1 < len(b.parts); p++ {
+		s, e := int64(b.parts[p]), int64(b.parts[p+1])
+		if e-s >= cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		// The non-null rows of the partition, and for each row how many
 		// of them come before it.
@@ -141,91 +186,69 @@ func (c *boundWindowCall) offsetValue(ctx context.Context, mem memory.Allocator,
 			}
 		}
 	}
-	if len(vals) == 1 {
-		return Take(mem, v, idx)
-	}
-	both, err := Concatenate([]arrow.Array{v, vals[1]}, mem)
-	if err != nil {
-		return nil, err
-	}
-	defer both.Release()
-	for i, j := range idx {
-		if j < 0 {
-			idx[i] = int32(n + i)
-		}
-	}
-	return Take(mem, both, idx)
+	return nil
 }
 
 // frameIndex returns, for each row, the row of its frame [lo, hi) that
 // first/last/nth_value take: the nth (1-based) from the start, or with
 // fromEnd the nth from the end; counting non-null values only with
 // ignoreNulls; -1 when there is none.
-func frameIndex(v arrow.Array, lo, hi []int32, nth int64, fromEnd, ignoreNulls bool) []int32 {
+func frameIndex(ctx context.Context, v arrow.Array, lo, hi []int32, nth int64, fromEnd, ignoreNulls bool) ([]int32, error) {
 	n := len(lo)
 	idx := make([]int32, n)
 	if !ignoreNulls || v.NullN() == 0 {
-		for i := range idx {
-			var j int64
-			if fromEnd {
-				j = int64(hi[i]) - nth
-			} else {
-				j = int64(lo[i]) + nth - 1
+		err := eachRange(ctx, n, func(c0, c1 int) {
+			for i := c0; i < c1; i++ {
+				var j int64
+				if fromEnd {
+					j = int64(hi[i]) - nth
+				} else {
+					j = int64(lo[i]) + nth - 1
+				}
+				if j >= int64(lo[i]) && j < int64(hi[i]) {
+					idx[i] = int32(j)
+				} else {
+					idx[i] = -1
+				}
 			}
-			if j >= int64(lo[i]) && j < int64(hi[i]) {
-				idx[i] = int32(j)
-			} else {
-				idx[i] = -1
-			}
-		}
-		return idx
+		})
+		return idx, err
 	}
 	// cnt[i] is the number of non-null rows before row i; vpos lists them.
 	cnt := make([]int32, n+1)
 	vpos := make([]int32, 0, n)
-	for i := 0; i < n; i++ {
-		cnt[i] = int32(len(vpos))
-		if v.IsValid(i) {
-			vpos = append(vpos, int32(i))
+	err := eachRange(ctx, n, func(c0, c1 int) {
+		for i := c0; i < c1; i++ {
+			cnt[i] = int32(len(vpos))
+			if v.IsValid(i) {
+				vpos = append(vpos, int32(i))
+			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	cnt[n] = int32(len(vpos))
-	for i := range idx {
-		a, z := int64(cnt[lo[i]]), int64(cnt[hi[i]])
-		var t int64
-		if fromEnd {
-			t = z - nth
-		} else {
-			t = a + nth - 1
+	err = eachRange(ctx, n, func(c0, c1 int) {
+		for i := c0; i < c1; i++ {
+			a, z := int64(cnt[lo[i]]), int64(cnt[hi[i]])
+			var t int64
+			if fromEnd {
+				t = z - nth
+			} else {
+				t = a + nth - 1
+			}
+			if t >= a && t < z {
+				idx[i] = vpos[t]
+			} else {
+				idx[i] = -1
+			}
 		}
-		if t >= a && t < z {
-			idx[i] = vpos[t]
-		} else {
-			idx[i] = -1
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return idx
-}
-
-func int32Array(mem memory.Allocator, v []int32) arrow.Array {
-	bld := array.NewInt32Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, nil)
-	return bld.NewArray()
-}
-
-func float64Array(mem memory.Allocator, v []float64) arrow.Array {
-	bld := array.NewFloat64Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, nil)
-	return bld.NewArray()
-}
-
-func int64Array(mem memory.Allocator, v []int64, valid []bool) arrow.Array {
-	bld := array.NewInt64Builder(mem)
-	defer bld.Release()
-	bld.AppendValues(v, valid)
-	return bld.NewArray()
+	return idx, nil
 }
 
 // errWindowKernel wraps a kernel's failure with the call.
