@@ -82,9 +82,9 @@ const (
 	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
-// ConfClusterStatefulStableMembership is accepted and no longer needed:
-// the state of a stateful streaming table moves between instances in
-// cluster mode (docs/cluster.md).
+// ConfClusterStatefulStableMembership acknowledges stable membership for
+// a stateful streaming table with an event-time watermark in cluster mode
+// (see stream.ConfClusterStatefulStableMembership, docs/cluster.md).
 const ConfClusterStatefulStableMembership = stream.ConfClusterStatefulStableMembership
 
 // Settings of the state store (session conf or query option; recorded in

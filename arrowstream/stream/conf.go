@@ -65,11 +65,14 @@ func StateTuningKeys() []string {
 	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot, ConfPebbleLiveStateBytes}
 }
 
-// ConfClusterStatefulStableMembership was the acknowledgement, needed
-// before state moved between instances, that a stateful streaming table
-// in cluster mode must not run through rebalances. State now moves with
-// its hop partition (docs/cluster.md): the setting is still accepted and
-// has no effect.
+// ConfClusterStatefulStableMembership acknowledges that a stateful
+// streaming table with an event-time watermark runs in cluster mode with
+// every instance started before the input flows and none joining,
+// leaving or dying: state moves with its hop partition, but the
+// downstream watermark does not wait for a writer it has not heard from
+// yet, so rows of a joining instance can be dropped as late
+// (docs/cluster.md). Stateful tables without a watermark need no
+// acknowledgement.
 const ConfClusterStatefulStableMembership = "arrowstream.cluster.stateful.stableMembership"
 
 // ConfClusterStatePartitionKeys, set by cluster mode on the downstream
