@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 			insts = append(insts, ci)
 		}
 		waitGroupOf(t, insts[0], k)
+		stopPerf := perfRecord(t, insts, k)
 		before := cpuSeconds(t, insts)
 		start := time.Now()
 		for i := 0; i < events; i += 10000 {
@@ -82,11 +84,43 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 			time.Sleep(200 * time.Millisecond)
 		}
 		cpu := cpuSeconds(t, insts) - before
+		stopPerf()
 		rate[k] = float64(events) / cpu
 		t.Logf("%d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second, efficiency %.2f× the single instance",
 			k, events, time.Since(start).Seconds(), cpu, rate[k], rate[k]/rate[1])
 		for _, ci := range insts {
 			ci.p.interrupt(t)
+		}
+	}
+}
+
+// scalingPerfEnv names a directory: TestClusterScaling then records a
+// CPU profile of each instance with perf(1) while the input is processed
+// (<dir>/<k>-<i>.data; read it with perf report -i).
+const scalingPerfEnv = "ARROWSTREAM_CLUSTER_SCALING_PERF"
+
+// perfRecord starts perf record on the instances when scalingPerfEnv is
+// set, and returns what stops it.
+func perfRecord(t *testing.T, insts []*clusterInstance, k int) func() {
+	t.Helper()
+	dir := os.Getenv(scalingPerfEnv)
+	if dir == "" {
+		return func() {}
+	}
+	var cmds []*exec.Cmd
+	for i, ci := range insts {
+		out := filepath.Join(dir, fmt.Sprintf("%d-%d.data", k, i))
+		c := exec.Command("perf", "record", "-g", "-F", "499", "-o", out, "-p", strconv.Itoa(ci.p.cmd.Process.Pid))
+		if err := c.Start(); err != nil {
+			t.Logf("perf record: %v (no profile)", err)
+			continue
+		}
+		cmds = append(cmds, c)
+	}
+	return func() {
+		for _, c := range cmds {
+			_ = c.Process.Signal(os.Interrupt)
+			_ = c.Wait()
 		}
 	}
 }

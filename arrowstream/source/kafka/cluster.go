@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -178,6 +179,14 @@ type groupMember struct {
 	mu    sync.Mutex
 	owned map[string]map[int32]bool
 	ids   map[string][16]byte // topic ids (under mu)
+
+	// cache holds the committed offsets while the assignment is stable
+	// (cluster_offset_cache.go); cacheVer counts its invalidations and
+	// this member's claims (both under mu).
+	cache    *offsetCache
+	cacheVer uint64
+	// offsetFetches counts OffsetFetch requests (tests, metrics).
+	offsetFetches atomic.Int64
 }
 
 // instanceFile holds the instance id in the source's checkpoint directory.
@@ -261,6 +270,7 @@ func (gm *groupMember) assigned(_ context.Context, cl *kgo.Client, tps map[strin
 			gm.owned[t][p] = true
 		}
 	}
+	gm.invalidateCacheLocked()
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
 	_, gen := cl.GroupMetadata() // the callback may run before join returns
@@ -283,6 +293,7 @@ func (gm *groupMember) drop(tps map[string][]int32, how string) {
 			delete(gm.owned[t], p)
 		}
 	}
+	gm.invalidateCacheLocked()
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
 	gm.logger.Info("cluster: rebalance: partitions "+how, "partitions", formatTPs(tps), "owned", n)

@@ -1,0 +1,110 @@
+package kafka
+
+import (
+	"context"
+)
+
+// The input side of cluster mode asked the group coordinator for the
+// committed offsets three times per epoch (to plan, to decide, to claim):
+// an OffsetFetch round trip each, which every instance pays per epoch
+// whatever its share of the input, so that it dominated small epochs at
+// three instances (docs/cluster.md, figures). The member now remembers
+// the offsets it fetched and the claims it wrote itself.
+//
+// Why a cached offset is the group's: a partition's committed offset is
+// moved only by a claim (claim, under gm.mu) of a member that owns the
+// partition under the current generation. While this member's
+// assignment has not changed since the cache was filled, no other
+// member was given any partition this member owns (the cooperative
+// protocol revokes a partition from its owner before another member gets
+// it, and revocation waits for a claim in flight: gm.mu), and a member
+// that lost its partitions (a zombie past its session) is refused by the
+// coordinator for its stale generation. So, for the partitions this
+// member owns, the cache plus its own accepted claims is exactly what a
+// fetch would return. Every change of assignment (assigned, revoked,
+// lost), every claim refused for a partition, and every claim whose
+// outcome is unknown (the request failed) drops the cache; the next use
+// fetches again. The hop's downstream side (hop_source_moving.go,
+// state_move_txn.go) commits through transactions and still fetches with
+// RequireStable: it does not use this cache.
+
+// offsetCache is the member's view of its group's committed offsets and
+// claim histories; nil fields mean "fetch".
+type offsetCache struct {
+	offs  PartitionOffsets
+	hists map[string]map[int32]claimHistory
+}
+
+// invalidateCacheLocked drops the cache (gm.mu held).
+func (gm *groupMember) invalidateCacheLocked() {
+	gm.cache = nil
+	gm.cacheVer++
+}
+
+// cachedCommitted returns the committed offsets and histories, from the
+// cache when it is valid, otherwise fetched (and cached if nothing
+// changed meanwhile). The result is the caller's to modify.
+func (gm *groupMember) cachedCommitted(ctx context.Context) (PartitionOffsets, map[string]map[int32]claimHistory, error) {
+	gm.mu.Lock()
+	if c := gm.cache; c != nil {
+		offs, hists := c.clone()
+		gm.mu.Unlock()
+		return offs, hists, nil
+	}
+	ver := gm.cacheVer
+	gm.mu.Unlock()
+	offs, hists, err := gm.committedOffsets(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	gm.mu.Lock()
+	if gm.cacheVer == ver {
+		// No assignment change and no claim since the fetch began.
+		gm.cache = &offsetCache{offs: offs, hists: hists}
+		offs, hists = gm.cache.clone()
+	}
+	gm.mu.Unlock()
+	return offs, hists, nil
+}
+
+// cachedCommittedLocked is cachedCommitted with gm.mu held (claim): the
+// fetch runs under the lock, as it did before the cache.
+func (gm *groupMember) cachedCommittedLocked(ctx context.Context) (PartitionOffsets, map[string]map[int32]claimHistory, error) {
+	if c := gm.cache; c != nil {
+		offs, hists := c.clone()
+		return offs, hists, nil
+	}
+	offs, hists, err := gm.committedOffsets(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	gm.cache = &offsetCache{offs: offs, hists: hists}
+	offs, hists = gm.cache.clone()
+	return offs, hists, nil
+}
+
+// noteClaimLocked records an accepted claim of t-p up to end with meta
+// (gm.mu held).
+func (gm *groupMember) noteClaimLocked(t string, p int32, end int64, h claimHistory) {
+	gm.cacheVer++
+	if gm.cache == nil {
+		return
+	}
+	gm.cache.offs.set(t, p, end)
+	if gm.cache.hists[t] == nil {
+		gm.cache.hists[t] = map[int32]claimHistory{}
+	}
+	gm.cache.hists[t][p] = h
+}
+
+func (c *offsetCache) clone() (PartitionOffsets, map[string]map[int32]claimHistory) {
+	hists := make(map[string]map[int32]claimHistory, len(c.hists))
+	for t, ps := range c.hists {
+		m := make(map[int32]claimHistory, len(ps))
+		for p, h := range ps {
+			m[p] = h // never modified in place (with copies)
+		}
+		hists[t] = m
+	}
+	return c.offs.clone(), hists
+}
