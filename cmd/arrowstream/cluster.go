@@ -98,6 +98,17 @@ func (l clusterLister) ClusterMembers(ctx context.Context) ([]server.ClusterMemb
 	return out, nil
 }
 
+// ClusterRebalances implements server.ClusterRebalanceLister.
+func (l clusterLister) ClusterRebalances(context.Context) ([]server.ClusterRebalance, error) {
+	rs := l.c.Rebalances()
+	out := make([]server.ClusterRebalance, len(rs))
+	for i, r := range rs {
+		out[i] = server.ClusterRebalance{Table: r.Table, Group: r.Group, Start: r.Start, Generation: r.Generation,
+			Assigned: r.Assigned, Revoked: r.Revoked, Lost: r.Lost, Owned: r.Owned, Paused: r.Paused, Resumed: r.Resumed}
+	}
+	return out, nil
+}
+
 // TableLocations implements server.ClusterLocator.
 func (l clusterLister) TableLocations(ctx context.Context, table string) ([]string, bool, error) {
 	if !l.c.Runs(table) {

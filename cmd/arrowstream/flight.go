@@ -62,8 +62,9 @@ func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *g
 		se.RunStatementsWith(e.SQL)
 		if e.cluster != nil {
 			t := server.ClusterMembersTable(clusterLister{e.cluster})
-			se.AddSystemTables(t)
-			sc.SystemTables = append(sc.SystemTables, t)
+			rt := server.ClusterRebalancesTable(clusterLister{e.cluster})
+			se.AddSystemTables(t, rt)
+			sc.SystemTables = append(sc.SystemTables, t, rt)
 			sc.Cluster = clusterLister{e.cluster}
 		}
 	}

@@ -100,6 +100,7 @@ func newWebHandlerAuth(e *engine, wa *webAuth) http.Handler {
 	mux.HandleFunc("GET /api/queries/{id}/explain", api.explain)
 	mux.HandleFunc("GET /api/tables", api.tables)
 	mux.HandleFunc("GET /api/tables/{name}", api.table)
+	mux.HandleFunc("GET /api/cluster/rebalances", api.rebalances)
 	return wa.wrap(mux)
 }
 

@@ -65,6 +65,12 @@ func TestWebAPI(t *testing.T) {
 	if !strings.Contains(explain["plan"], "EventTimeWatermark") || !strings.Contains(explain["plan"], "StreamingScan clicks") {
 		t.Fatalf("explain: %s", explain["plan"])
 	}
+	// Outside cluster mode: no cluster, no rebalances.
+	var rbs clusterRebalances
+	getJSON(t, srv.URL+"/api/cluster/rebalances", &rbs)
+	if rbs.Cluster != "" || rbs.Rebalances == nil || len(rbs.Rebalances) != 0 {
+		t.Fatalf("rebalances outside cluster mode: %+v", rbs)
+	}
 	var tables []tableInfo
 	getJSON(t, srv.URL+"/api/tables", &tables)
 	if len(tables) != 2 {

@@ -52,8 +52,9 @@ type ClusterOptions struct {
 type Cluster struct {
 	opts ClusterOptions
 
-	mu      sync.Mutex
-	members map[string]*groupMember // by group id, while their query runs
+	mu         sync.Mutex
+	members    map[string]*groupMember  // by group id, while their query runs
+	rebalances map[string]*rebalanceLog // by group id, kept across restarts
 }
 
 // NewCluster checks opts and returns the membership (it connects only
@@ -80,7 +81,7 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Cluster{opts: opts, members: map[string]*groupMember{}}, nil
+	return &Cluster{opts: opts, members: map[string]*groupMember{}, rebalances: map[string]*rebalanceLog{}}, nil
 }
 
 // Name returns the cluster's name.
@@ -274,19 +275,22 @@ func (gm *groupMember) assigned(_ context.Context, cl *kgo.Client, tps map[strin
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
 	_, gen := cl.GroupMetadata() // the callback may run before join returns
+	gm.cluster.noteRebalance(gm, "assigned", tps, gen, n)
 	gm.logger.Info("cluster: rebalance: partitions assigned", "partitions", formatTPs(tps), "owned", n, "generation", gen)
 }
 
-func (gm *groupMember) revoked(_ context.Context, _ *kgo.Client, tps map[string][]int32) {
-	gm.drop(tps, "revoked")
+func (gm *groupMember) revoked(_ context.Context, cl *kgo.Client, tps map[string][]int32) {
+	_, gen := cl.GroupMetadata()
+	gm.drop(tps, "revoked", gen)
 }
 
-func (gm *groupMember) lost(_ context.Context, _ *kgo.Client, tps map[string][]int32) {
-	gm.drop(tps, "lost")
+func (gm *groupMember) lost(_ context.Context, cl *kgo.Client, tps map[string][]int32) {
+	_, gen := cl.GroupMetadata()
+	gm.drop(tps, "lost", gen)
 }
 
 // drop forgets partitions; it waits for a claim in flight (mu).
-func (gm *groupMember) drop(tps map[string][]int32, how string) {
+func (gm *groupMember) drop(tps map[string][]int32, how string, gen int32) {
 	gm.mu.Lock()
 	for t, ps := range tps {
 		for _, p := range ps {
@@ -296,6 +300,7 @@ func (gm *groupMember) drop(tps map[string][]int32, how string) {
 	gm.invalidateCacheLocked()
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
+	gm.cluster.noteRebalance(gm, how, tps, gen, n)
 	gm.logger.Info("cluster: rebalance: partitions "+how, "partitions", formatTPs(tps), "owned", n)
 }
 

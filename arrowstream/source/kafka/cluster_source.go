@@ -517,6 +517,9 @@ func (gm *groupMember) claim(ctx context.Context, want map[string]map[int32][2]i
 			gm.noteClaimLocked(rt.Topic, rp.Partition, end, parseClaimHistory(metas[rt.Topic][rp.Partition]))
 		}
 	}
+	if len(out) > 0 {
+		gm.cluster.noteResumed(gm.group) // processing runs again
+	}
 	if answered := len(refused) + countOffsets(out); answered != n {
 		gm.invalidateCacheLocked() // a partition without an answer: unknown
 	}

@@ -181,6 +181,7 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64, op int) (wrot
 		return false, fmt.Errorf("kafka: cluster state of %s: epoch %d: %w", m.spec.Table, epoch, err)
 	}
 	m.bk = m.epochBookmarkLocked(epoch)
+	m.src.member.cluster.noteResumed(m.src.member.group) // the downstream processes again
 	// Where the changelog ends now, for the partitions written: the local
 	// state is the changelog's while it still ends there.
 	for k := range written {

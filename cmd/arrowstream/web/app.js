@@ -183,6 +183,26 @@ async function refreshDetail(q) {
   }
 }
 
+// The cluster's recent rebalances (cluster mode only), newest first.
+function renderRebalances(c) {
+  $("cluster").hidden = !c.cluster;
+  if (!c.cluster) return;
+  $("cname").textContent = c.cluster;
+  const body = $("rebalances").tBodies[0];
+  body.replaceChildren();
+  const list = (ps) => ps.length === 0 ? "-" : ps.length + ": " + ps.join(", ");
+  for (const r of c.rebalances.slice().reverse()) {
+    const tr = document.createElement("tr");
+    tr.append(
+      td(r.table), td(clock(r.start)), td(r.generation, "num"),
+      td(list(r.assigned), "small"), td(list(r.revoked), "small"), td(list(r.lost), "small"),
+      td(r.ownedAfter, "num"),
+      td(r.pausedMs === null ? "not resumed yet" : r.pausedMs + " ms", "num"),
+    );
+    body.append(tr);
+  }
+}
+
 async function tick() {
   try {
     const qs = await getJSON("api/queries");
@@ -193,6 +213,7 @@ async function tick() {
     if (!sel && qs.length > 0) sel = qs[0].id; // show the first query's charts right away
     if (sel !== state.selected) { state.selected = sel; state.runId = null; state.lastTable = 0; }
     renderQueries(qs);
+    getJSON("api/cluster/rebalances").then(renderRebalances).catch(() => {});
     const q = qs.find((x) => x.id === sel);
     $("detail").hidden = !q;
     if (q) await refreshDetail(q);
