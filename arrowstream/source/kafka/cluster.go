@@ -188,6 +188,9 @@ type groupMember struct {
 	cacheVer uint64
 	// offsetFetches counts OffsetFetch requests (tests, metrics).
 	offsetFetches atomic.Int64
+	// assignVer counts assignment changes (the idle backoff lists again
+	// after one).
+	assignVer atomic.Uint64
 }
 
 // instanceFile holds the instance id in the source's checkpoint directory.
@@ -272,6 +275,7 @@ func (gm *groupMember) assigned(_ context.Context, cl *kgo.Client, tps map[strin
 		}
 	}
 	gm.invalidateCacheLocked()
+	gm.assignVer.Add(1)
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
 	_, gen := cl.GroupMetadata() // the callback may run before join returns
@@ -298,6 +302,7 @@ func (gm *groupMember) drop(tps map[string][]int32, how string, gen int32) {
 		}
 	}
 	gm.invalidateCacheLocked()
+	gm.assignVer.Add(1)
 	n := gm.ownedCountLocked()
 	gm.mu.Unlock()
 	gm.cluster.noteRebalance(gm, how, tps, gen, n)

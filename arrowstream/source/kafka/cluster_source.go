@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -122,6 +123,10 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 	if s.member == nil {
 		return nil, errors.New("kafka: cluster-mode source used outside a query (no checkpoint directory)")
 	}
+	ver := s.member.assignVer.Load() // before ownedNow: a change after it lists again
+	if cached, ok := s.idle.cached(time.Now(), ver); ok {
+		return cached, nil
+	}
 	owned := s.member.ownedNow()
 	out := PartitionOffsets{}
 	if len(owned) == 0 {
@@ -151,6 +156,7 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 			}
 		}
 	}
+	s.idle.listed(time.Now(), ver, out)
 	return out, nil
 }
 

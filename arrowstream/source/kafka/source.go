@@ -69,6 +69,9 @@ type Source struct {
 	// readUpTo: in cluster mode, the offset each partition was last read
 	// up to (per-partition progress, cluster_metrics.go).
 	readUpTo PartitionOffsets
+	// idle: in cluster mode, the end-offset listing backs off while
+	// nothing arrives (cluster_idle.go).
+	idle idleBackoff
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
