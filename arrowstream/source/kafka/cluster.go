@@ -186,6 +186,7 @@ type groupMember struct {
 	// this member's claims (both under mu).
 	cache    *offsetCache
 	cacheVer uint64
+	uncached bool // set before use: never cache (a hop's downstream)
 	// offsetFetches counts OffsetFetch requests (tests, metrics).
 	offsetFetches atomic.Int64
 	// assignVer counts assignment changes (the idle backoff lists again

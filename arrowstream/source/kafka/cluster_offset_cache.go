@@ -25,8 +25,8 @@ import (
 // lost), every claim refused for a partition, and every claim whose
 // outcome is unknown (the request failed) drops the cache; the next use
 // fetches again. The hop's downstream side (hop_source_moving.go,
-// state_move_txn.go) commits through transactions and still fetches with
-// RequireStable: it does not use this cache.
+// state_move_txn.go) commits through transactions: its member is
+// uncached and always fetches.
 
 // offsetCache is the member's view of its group's committed offsets and
 // claim histories; nil fields mean "fetch".
@@ -45,6 +45,9 @@ func (gm *groupMember) invalidateCacheLocked() {
 // cache when it is valid, otherwise fetched (and cached if nothing
 // changed meanwhile). The result is the caller's to modify.
 func (gm *groupMember) cachedCommitted(ctx context.Context) (PartitionOffsets, map[string]map[int32]claimHistory, error) {
+	if gm.uncached {
+		return gm.committedOffsets(ctx)
+	}
 	gm.mu.Lock()
 	if c := gm.cache; c != nil {
 		offs, hists := c.clone()
@@ -70,6 +73,9 @@ func (gm *groupMember) cachedCommitted(ctx context.Context) (PartitionOffsets, m
 // cachedCommittedLocked is cachedCommitted with gm.mu held (claim): the
 // fetch runs under the lock, as it did before the cache.
 func (gm *groupMember) cachedCommittedLocked(ctx context.Context) (PartitionOffsets, map[string]map[int32]claimHistory, error) {
+	if gm.uncached {
+		return gm.committedOffsets(ctx)
+	}
 	if c := gm.cache; c != nil {
 		offs, hists := c.clone()
 		return offs, hists, nil
@@ -87,7 +93,7 @@ func (gm *groupMember) cachedCommittedLocked(ctx context.Context) (PartitionOffs
 // (gm.mu held).
 func (gm *groupMember) noteClaimLocked(t string, p int32, end int64, h claimHistory) {
 	gm.cacheVer++
-	if gm.cache == nil {
+	if gm.cache == nil || gm.uncached {
 		return
 	}
 	gm.cache.offs.set(t, p, end)

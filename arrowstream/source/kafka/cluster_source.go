@@ -114,6 +114,9 @@ func (s *Source) clusterSetCheckpointDir(dir string) error {
 	if err != nil {
 		return err
 	}
+	// A hop's downstream commits its offsets in transactions, not by
+	// claims: its committed offsets are always fetched.
+	gm.uncached = s.hop
 	s.member, s.dir = gm, dir
 	return nil
 }

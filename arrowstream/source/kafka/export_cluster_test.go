@@ -1,0 +1,13 @@
+package kafka
+
+// OffsetFetchesOf is the number of OffsetFetch requests the member of
+// table's group on c has sent (-1 when its query does not run there).
+func OffsetFetchesOf(c *Cluster, table string) int64 {
+	c.mu.Lock()
+	gm := c.members[c.GroupID(table)]
+	c.mu.Unlock()
+	if gm == nil {
+		return -1
+	}
+	return gm.offsetFetches.Load()
+}
