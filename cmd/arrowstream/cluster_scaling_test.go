@@ -22,11 +22,15 @@ import (
 const scalingEnv = "ARROWSTREAM_CLUSTER_SCALING"
 
 // TestClusterScaling measures cluster mode's scaling efficiency: the same
-// input (scalingEvents events over 12 partitions) read by a passthrough
-// table on 1, 2 and 3 `serve` instances, as events per CPU-second of the
-// instances (user + system time from /proc while the input is processed),
-// each relative to the single instance. It logs the figures and asserts
-// nothing about speed. Run it with ARROWSTREAM_CLUSTER_SCALING=1.
+// input (scalingEvents events over 12 partitions) read by a table on 1, 2
+// and 3 `serve` instances, as events per CPU-second of the instances
+// (user + system time from /proc while the input is processed), each
+// relative to the single instance; for a passthrough table and for a
+// count by key through the repartition hop (both stages run on every
+// instance; the hop's transactions, changelog and state count). It logs
+// the figures and asserts nothing about speed. Run it with
+// ARROWSTREAM_CLUSTER_SCALING=<events>; ARROWSTREAM_CLUSTER_SCALING_QUERIES
+// picks the tables (passthrough,hop by default).
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv(scalingEnv) == "" {
 		t.Skipf("a measurement: set %s=1 to run it", scalingEnv)
@@ -35,8 +39,12 @@ func TestClusterScaling(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv(scalingEnv)); err == nil && n > 1 {
 		events = n
 	}
+	kinds := []string{"passthrough", "hop"}
+	if v := os.Getenv(scalingEnv + "_QUERIES"); v != "" {
+		kinds = strings.Split(v, ",")
+	}
 	bin := buildBinary(t)
-	ports := freePorts(t, 7)
+	ports := freePorts(t, 1+6*len(kinds))
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	startKfake(t, ports[0])
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
@@ -45,63 +53,78 @@ func TestClusterScaling(t *testing.T) {
 	}
 	defer cl.Close()
 	next := 1
-	rate := map[int]float64{}
-	for k := 1; k <= 3; k++ {
-		topic := fmt.Sprintf("scale%d", k)
-		init := filepath.Join(t.TempDir(), "tables.sql")
-		sqlText := fmt.Sprintf(`CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');
-CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;
-`, brokers, topic)
-		if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
-			t.Fatal(err)
+	for _, kind := range kinds {
+		var table, count, tables string
+		switch kind {
+		case "passthrough":
+			table, count = "passthrough", "SELECT count(*) FROM passthrough"
+			tables = `CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;`
+		case "hop":
+			// 1,000 keys, not the input's partitioning: every row crosses
+			// the hop; 6 hop partitions, as the acceptance tests.
+			table, count = "counts", "SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM counts"
+			tables = `SET spark.sql.shuffle.partitions = 6;
+CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
+  SELECT u, count(*) AS n FROM (SELECT CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) % 1000 AS INT) AS u FROM STREAM events) GROUP BY u;`
+		default:
+			t.Fatalf("%s_QUERIES: unknown table kind %q (passthrough, hop)", scalingEnv, kind)
 		}
-		var insts []*clusterInstance
-		for range k {
-			ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
-			next++
-			ci.startIn(t, bin, brokers, topic, init)
-			insts = append(insts, ci)
-		}
-		waitGroupOf(t, insts[0], k)
-		stopPerf := perfRecord(t, insts, k)
-		before := cpuSeconds(t, insts)
-		start := time.Now()
-		for i := 0; i < events; i += 10000 {
-			recs := make([]*kgo.Record, 0, 10000)
-			for j := i; j < min(i+10000, events); j++ {
-				v := "e" + strconv.Itoa(j)
-				recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
-			}
-			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		rate := map[int]float64{}
+		for k := 1; k <= 3; k++ {
+			topic := fmt.Sprintf("%s%d", kind, k)
+			init := filepath.Join(t.TempDir(), "tables.sql")
+			sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
+			if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}
-		deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
-		for localCount(t, insts) < events {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d instances: the input was not processed in time", k)
+			var insts []*clusterInstance
+			for range k {
+				ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
+				next++
+				ci.startIn(t, bin, brokers, topic, init)
+				insts = append(insts, ci)
 			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		cpu := cpuSeconds(t, insts) - before
-		stopPerf()
-		rate[k] = float64(events) / cpu
-		t.Logf("%d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second, efficiency %.2f× the single instance",
-			k, events, time.Since(start).Seconds(), cpu, rate[k], rate[k]/rate[1])
-		for _, ci := range insts {
-			ci.p.interrupt(t)
+			waitGroupOf(t, insts[0], k)
+			stopPerf := perfRecord(t, insts, kind, k)
+			before := cpuSeconds(t, insts)
+			start := time.Now()
+			for i := 0; i < events; i += 10000 {
+				recs := make([]*kgo.Record, 0, 10000)
+				for j := i; j < min(i+10000, events); j++ {
+					v := "e" + strconv.Itoa(j)
+					recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
+				}
+				if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
+			for localCount(t, insts, count) < events {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			cpu := cpuSeconds(t, insts) - before
+			stopPerf()
+			rate[k] = float64(events) / cpu
+			t.Logf("%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance",
+				table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1])
+			for _, ci := range insts {
+				ci.p.interrupt(t)
+			}
 		}
 	}
 }
 
 // scalingPerfEnv names a directory: TestClusterScaling then records a
 // CPU profile of each instance with perf(1) while the input is processed
-// (<dir>/<k>-<i>.data; read it with perf report -i).
+// (<dir>/<table kind>-<k>-<i>.data; read it with perf report -i).
 const scalingPerfEnv = "ARROWSTREAM_CLUSTER_SCALING_PERF"
 
 // perfRecord starts perf record on the instances when scalingPerfEnv is
 // set, and returns what stops it.
-func perfRecord(t *testing.T, insts []*clusterInstance, k int) func() {
+func perfRecord(t *testing.T, insts []*clusterInstance, kind string, k int) func() {
 	t.Helper()
 	dir := os.Getenv(scalingPerfEnv)
 	if dir == "" {
@@ -109,7 +132,7 @@ func perfRecord(t *testing.T, insts []*clusterInstance, k int) func() {
 	}
 	var cmds []*exec.Cmd
 	for i, ci := range insts {
-		out := filepath.Join(dir, fmt.Sprintf("%d-%d.data", k, i))
+		out := filepath.Join(dir, fmt.Sprintf("%s-%d-%d.data", kind, k, i))
 		c := exec.Command("perf", "record", "-g", "-F", "499", "-o", out, "-p", strconv.Itoa(ci.p.cmd.Process.Pid))
 		if err := c.Start(); err != nil {
 			t.Logf("perf record: %v (no profile)", err)
@@ -148,14 +171,14 @@ func waitGroupOf(t *testing.T, ci *clusterInstance, n int) {
 	}
 }
 
-// localCount sums the instances' own row counts.
-func localCount(t *testing.T, insts []*clusterInstance) int {
+// localCount sums a count query over the instances' own rows.
+func localCount(t *testing.T, insts []*clusterInstance, query string) int {
 	t.Helper()
 	total := 0
 	for _, ci := range insts {
 		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
 		ctx = metadata.AppendToOutgoingContext(ctx, clusterLocalHeader, "1")
-		recs, err := readSQL(ctx, ci.addr, "SELECT count(*) FROM passthrough")
+		recs, err := readSQL(ctx, ci.addr, query)
 		cancel()
 		if err != nil {
 			t.Fatal(err)

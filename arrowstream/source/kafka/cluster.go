@@ -243,6 +243,7 @@ func (c *Cluster) join(table, instance string, topics []string, dial []kgo.Opt) 
 		kgo.RebalanceTimeout(max(c.opts.SessionTimeout, 10*time.Second)),
 		kgo.ClientID("arrowstream-" + c.opts.Name),
 		kgo.MetadataMinAge(100 * time.Millisecond),
+		kgo.DisableClientMetrics(), // a membership, not a data path: nothing worth pushing
 		kgo.OnPartitionsAssigned(gm.assigned),
 		kgo.OnPartitionsRevoked(gm.revoked),
 		kgo.OnPartitionsLost(gm.lost),

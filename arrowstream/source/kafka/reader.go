@@ -62,6 +62,11 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		// default); poll notices the jump and checks for lost data. (With
 		// NoResetOffset every read starts measurably slower.)
 		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
+		// A reader lives for one epoch: pushing client metrics (KIP-714)
+		// from each cost a subscription request and a compressed push per
+		// epoch, 2-9% of an instance's CPU at three instances
+		// (docs/cluster.md, figures).
+		kgo.DisableClientMetrics(),
 	}, hopOpts...), dialOpts(s.opts.Control)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: consumer: %w", err)
