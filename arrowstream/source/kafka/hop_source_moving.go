@@ -34,7 +34,7 @@ import (
 // stage's state partitions record their changes for the changelog topic
 // and take the changelog's state when their hop partition moves here.
 func (s *hopSource) WrapStateProvider(p checkpoint.StateStoreProvider) checkpoint.StateStoreProvider {
-	return &movingProvider{inner: p, m: s.mover}
+	return wrapMovingProvider(p, s.mover)
 }
 
 // clusterReadMoving is clusterRead for a hop source whose state moves.
