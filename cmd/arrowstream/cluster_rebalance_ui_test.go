@@ -33,6 +33,12 @@ func TestClusterRebalancesInUI(t *testing.T) {
 	ports := freePorts(t, 4)
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	startKfake(t, ports[0])
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	createTopic(t, cl, "rb")
 	init := filepath.Join(t.TempDir(), "tables.sql")
 	sqlText := fmt.Sprintf(`CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' 'rb', 'startingOffsets' 'earliest');
 CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;
@@ -48,11 +54,6 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 		t.Fatalf("no web UI address in the banner:\n%s", a.p.output())
 	}
 	waitGroupOf(t, a, 1)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
 	produceN := func(from, to int) {
 		t.Helper()
 		var recs []*kgo.Record

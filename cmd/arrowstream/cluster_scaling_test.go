@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/grpc/metadata"
 
@@ -72,6 +75,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 		rate := map[int]float64{}
 		for k := 1; k <= 3; k++ {
 			topic := fmt.Sprintf("%s%d", kind, k)
+			createTopic(t, cl, topic)
 			init := filepath.Join(t.TempDir(), "tables.sql")
 			sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
 			if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
@@ -145,6 +149,21 @@ func perfRecord(t *testing.T, insts []*clusterInstance, kind string, k int) func
 			_ = c.Process.Signal(os.Interrupt)
 			_ = c.Wait()
 		}
+	}
+}
+
+// createTopic creates a topic of clusterPartitions partitions (the
+// broker does not create topics for consumers).
+func createTopic(t *testing.T, cl *kgo.Client, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+	defer cancel()
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, clusterPartitions, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		t.Fatalf("create topic %s: %v", topic, err)
 	}
 }
 
