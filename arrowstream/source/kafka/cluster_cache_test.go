@@ -22,9 +22,9 @@ func TestClusterOffsetFetchesCached(t *testing.T) {
 	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
 	defer a.close(t)
 	startPassthrough(t, a, bl)
-	waitMembers(t, ca, 1)
 	produce(t, c, "ev", 12, "a", 0, 12)
 	waitUnion(t, 12, "a", a)
+	waitMembers(t, ca, 1)
 	before := kafka.OffsetFetchesOf(ca, "out")
 	const rounds = 10
 	for i := range rounds {
