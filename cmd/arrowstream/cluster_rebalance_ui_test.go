@@ -53,7 +53,7 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 	if web == "" {
 		t.Fatalf("no web UI address in the banner:\n%s", a.p.output())
 	}
-	waitGroupOf(t, a, 1)
+	waitGroupOf(t, a, "passthrough", 1)
 	produceN := func(from, to int) {
 		t.Helper()
 		var recs []*kgo.Record
@@ -78,7 +78,7 @@ CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STR
 	b := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[2])}
 	b.startIn(t, bin, brokers, "ui", init)
 	defer b.p.interrupt(t)
-	waitGroupOf(t, a, 2)
+	waitGroupOf(t, a, "passthrough", 2)
 	produceN(120, 240)
 	rs := waitRebalances(t, web, func(rs []rebalanceInfo) bool {
 		last := rs[len(rs)-1]

@@ -88,7 +88,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 				ci.startIn(t, bin, brokers, topic, init)
 				insts = append(insts, ci)
 			}
-			waitGroupOf(t, insts[0], k)
+			waitGroupOf(t, insts[0], table, k)
 			stopPerf := perfRecord(t, insts, kind, k)
 			before := cpuSeconds(t, insts)
 			start := time.Now()
@@ -167,13 +167,14 @@ func createTopic(t *testing.T, cl *kgo.Client, topic string) {
 	}
 }
 
-// waitGroupOf waits until the table's group has n members with partitions.
-func waitGroupOf(t *testing.T, ci *clusterInstance, n int) {
+// waitGroupOf waits until the input group of table has n members with
+// partitions (a stateful table's hop group is another).
+func waitGroupOf(t *testing.T, ci *clusterInstance, table string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
-		recs, err := readSQL(ctx, ci.addr, "SELECT count(*) FROM system.cluster_members WHERE num_partitions > 0")
+		recs, err := readSQL(ctx, ci.addr, "SELECT count(*) FROM system.cluster_members WHERE num_partitions > 0 AND table_name = '"+table+"'")
 		cancel()
 		got := int64(-1)
 		if err == nil && len(recs) > 0 && recs[0].NumRows() == 1 {
