@@ -117,9 +117,9 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 
 // batchStreamTable is a streaming source table that a batch query can also
 // read (plan.BatchTable): each Scan makes a fresh source and reads what it
-// has now. The source allocates on the query's allocator, so that what a
-// batch read holds (decoded batches, a file's read window) counts against
-// the query's memory limit.
+// has now. Under an accounting allocator (a server query's) the source
+// allocates on it, so that what a batch read holds (decoded batches, a
+// file's read window) counts against the query's memory limit.
 type batchStreamTable struct {
 	*streamTable
 	on func(mem memory.Allocator) (Source, error) // a source on mem
@@ -127,9 +127,14 @@ type batchStreamTable struct {
 
 // Scan implements plan.BatchTable.
 func (t *batchStreamTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Operator, error) {
-	src, err := t.factory()
-	if mem != nil {
+	var src Source
+	var err error
+	if _, limited := mem.(vector.MemoryReserver); limited {
+		// A server query's accounting allocator: the source's batches
+		// and buffers count against the query's limit.
 		src, err = t.on(mem)
+	} else {
+		src, err = t.factory()
 	}
 	if err != nil {
 		return nil, err
