@@ -109,19 +109,33 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 	// again, maybe differently, from the data present when the query starts.
 	st := &streamTable{schema: sch, factory: func() (Source, error) { return f(s.mem, sch, opts) }, cluster: s.cluster, name: format}
 	if batch {
-		return &batchStreamTable{st}, nil
+		on := func(mem memory.Allocator) (Source, error) { return f(mem, sch, opts) }
+		return &batchStreamTable{streamTable: st, on: on}, nil
 	}
 	return st, nil
 }
 
 // batchStreamTable is a streaming source table that a batch query can also
 // read (plan.BatchTable): each Scan makes a fresh source and reads what it
-// has now.
-type batchStreamTable struct{ *streamTable }
+// has now. Under an accounting allocator (a server query's) the source
+// allocates on it, so that what a batch read holds (decoded batches, a
+// file's read window) counts against the query's memory limit.
+type batchStreamTable struct {
+	*streamTable
+	on func(mem memory.Allocator) (Source, error) // a source on mem
+}
 
 // Scan implements plan.BatchTable.
-func (t *batchStreamTable) Scan(ctx context.Context, _ memory.Allocator) (vector.Operator, error) {
-	src, err := t.factory()
+func (t *batchStreamTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Operator, error) {
+	var src Source
+	var err error
+	if _, limited := mem.(vector.MemoryReserver); limited {
+		// A server query's accounting allocator: the source's batches
+		// and buffers count against the query's limit.
+		src, err = t.on(mem)
+	} else {
+		src, err = t.factory()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,9 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}
-	return statusOf(withLimitCause(v.s.sendStreamOn(ctx, stream, schema, op, mem), mem), codes.Internal)
+	err = withLimitCause(v.s.sendStreamOn(ctx, stream, schema, op, mem), mem)
+	v.s.endQuery(mem)
+	return statusOf(err, codes.Internal)
 }
 
 // DoPut ingests into a table named by a PATH descriptor, or routes a

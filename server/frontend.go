@@ -175,10 +175,12 @@ func (fs *FrontendSession) DescribeParams(ctx context.Context, sql string, param
 		return err
 	})
 	if err == nil && st.IsQuery && st.Schema == nil {
+		mem := q.newAllocator()
 		err = q.guard("query", func() (err error) {
-			st.Schema, _, err = eng.Query(ctx, fs.request(ctx, sql, params, q.newAllocator()))
+			st.Schema, _, err = eng.Query(ctx, fs.request(ctx, sql, params, mem))
 			return err
 		})
+		fs.f.s.endQuery(mem) // planned only: nothing was opened
 	}
 	return st, fs.f.s.timeoutError(ctx, err)
 }
@@ -262,7 +264,8 @@ type Rows struct {
 // Schema is the result schema.
 func (r *Rows) Schema() *arrow.Schema { return r.schema }
 
-// Next returns the next record batch (owned by the caller) or io.EOF. It
+// Next returns the next record batch (owned by the caller, who releases
+// it before Close) or io.EOF. It
 // stops when ctx or the query's own context (timeout, memory limit) ends.
 func (r *Rows) Next(ctx context.Context) (rec arrow.Record, err error) {
 	if err := ctx.Err(); err != nil {
@@ -308,6 +311,9 @@ func (r *Rows) Close() error {
 		r.release()
 	}
 	if r.mem != nil {
+		// The operators are closed, and the caller released the records
+		// Next gave it before closing (see Next).
+		r.s.endQuery(r.mem)
 		if n := r.mem.inUse.Load(); n != 0 {
 			r.s.log.Warn("query left memory allocated after its result closed", "bytes", n)
 		}

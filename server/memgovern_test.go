@@ -61,7 +61,14 @@ func bigTable(t *testing.T, mem memory.Allocator, n int) *staticTable {
 // end (checked after every other cleanup).
 func startGovernedServer(t *testing.T, n int, limits Limits) (*Server, *memory.CheckedAllocator) {
 	t.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	return startGovernedServerOn(t, memory.NewGoAllocator(), n, limits)
+}
+
+// startGovernedServerOn is startGovernedServer with the checked allocator
+// over under.
+func startGovernedServerOn(t *testing.T, under memory.Allocator, n int, limits Limits) (*Server, *memory.CheckedAllocator) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(under)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})
 	cat := memsink.NewCatalog()

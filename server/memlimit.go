@@ -59,6 +59,9 @@ type memoryPool struct {
 	// mapped returns the bytes the server's allocator holds outside the Go
 	// heap (vector.MappedAllocator under the pool), nil when it maps none.
 	mapped func() int64
+	// reclaimed counts the queries whose allocator panicked past twice
+	// their limit and were reclaimed (memlimit_registry.go).
+	reclaimed atomic.Int64
 }
 
 // newMemoryPool returns the pool for a server whose allocator is alloc.
@@ -122,6 +125,16 @@ type queryAllocator struct {
 	// ret hears of the bytes freed, to return memory to the OS after
 	// large releases (nil: no one).
 	ret *memReturner
+	// mu guards live: the Arrow buffers the query holds, by first byte,
+	// so that a query whose limit panicked can be reclaimed
+	// (memlimit_registry.go).
+	mu   sync.Mutex
+	live map[*byte][]byte
+	// panicked is set when an allocation panicked over the limit.
+	panicked atomic.Bool
+	// kept counts the long-lived buffers allocated through Underlying
+	// (not registered: they may outlive the query in a sink).
+	kept atomic.Int64
 }
 
 var (
@@ -212,6 +225,7 @@ func (a *queryAllocator) allocation(n int64, op string) {
 	if !a.noPanic && (e.Scope == "query" && a.inUse.Load() > 2*a.limit || e.Scope == "server" && a.pool.inUse.Load() > a.pool.limit+a.pool.limit/4) {
 		a.undo(n)
 		a.stop(e)
+		a.panicked.Store(true)
 		panic(e)
 	}
 	a.notePeak()
@@ -232,24 +246,34 @@ func (a *queryAllocator) reserveFor(n int64, op string) error {
 }
 
 // Allocate implements memory.Allocator.
-func (a *queryAllocator) Allocate(size int) []byte {
-	a.allocation(int64(size), "")
-	return a.parent.Allocate(size)
+func (a *queryAllocator) Allocate(size int) []byte { return a.allocate(size, "") }
+
+func (a *queryAllocator) allocate(size int, op string) []byte {
+	a.allocation(int64(size), op)
+	b := a.parent.Allocate(size)
+	a.track(b)
+	return b
 }
 
 // Reallocate implements memory.Allocator.
-func (a *queryAllocator) Reallocate(size int, b []byte) []byte {
-	a.allocation(int64(size-len(b)), "")
-	return a.parent.Reallocate(size, b)
+func (a *queryAllocator) Reallocate(size int, b []byte) []byte { return a.reallocate(size, b, "") }
+
+func (a *queryAllocator) reallocate(size int, b []byte, op string) []byte {
+	a.allocation(int64(size-len(b)), op) // a panic leaves b registered: its owner still holds it
+	a.untrack(b)
+	nb := a.parent.Reallocate(size, b)
+	a.track(nb)
+	return nb
 }
 
 // Free implements memory.Allocator.
 func (a *queryAllocator) Free(b []byte) {
+	n := a.untrack(b)
 	// Freed before it is accounted, so that a drained query's last
 	// buffer is in the pool when the returner trims it.
 	a.parent.Free(b)
-	a.add(-int64(len(b)), "")
-	a.ret.released(int64(len(b)))
+	a.add(-n, "")
+	a.ret.released(n)
 }
 
 // ForOperator implements vector.OperatorLabeler.
@@ -270,14 +294,10 @@ var (
 	_ vector.OperatorLabeler = (*operatorAllocator)(nil)
 )
 
-func (o *operatorAllocator) Allocate(size int) []byte {
-	o.a.allocation(int64(size), o.op)
-	return o.a.parent.Allocate(size)
-}
+func (o *operatorAllocator) Allocate(size int) []byte { return o.a.allocate(size, o.op) }
 
 func (o *operatorAllocator) Reallocate(size int, b []byte) []byte {
-	o.a.allocation(int64(size-len(b)), o.op)
-	return o.a.parent.Reallocate(size, b)
+	return o.a.reallocate(size, b, o.op)
 }
 
 func (o *operatorAllocator) Free(b []byte) { o.a.Free(b) }

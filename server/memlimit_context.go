@@ -33,6 +33,7 @@ func (a *queryAllocator) allocateContext(ctx context.Context, size int, op strin
 		a.undo(int64(size))
 		return nil, err
 	}
+	a.track(b)
 	return b, nil
 }
 

@@ -44,15 +44,18 @@ func (o *operatorAllocator) Underlying() memory.Allocator {
 
 func (u *underlyingAllocator) Allocate(size int) []byte {
 	u.a.allocation(int64(size), u.op)
+	u.a.kept.Add(int64(size))
 	return u.mem.Allocate(size)
 }
 
 func (u *underlyingAllocator) Reallocate(size int, b []byte) []byte {
 	u.a.allocation(int64(size-len(b)), u.op)
+	u.a.kept.Add(int64(size - len(b)))
 	return u.mem.Reallocate(size, b)
 }
 
 func (u *underlyingAllocator) Free(b []byte) {
+	u.a.kept.Add(-int64(len(b)))
 	u.mem.Free(b)
 	u.a.add(-int64(len(b)), "")
 	u.a.ret.released(int64(len(b)))

@@ -146,10 +146,12 @@ func (q *sqlServer) schemaFor(ctx context.Context, sql string, params arrow.Reco
 		return nil, err
 	}
 	var schema *arrow.Schema
+	mem := q.newAllocator()
 	err = q.guard("query", func() (err error) {
-		schema, _, err = eng.Query(ctx, q.request(ctx, sql, params, q.newAllocator()))
+		schema, _, err = eng.Query(ctx, q.request(ctx, sql, params, mem))
 		return err
 	})
+	q.s.endQuery(mem) // planned only: nothing was opened
 	return schema, err
 }
 
@@ -388,6 +390,7 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	}
 	schema, first, err := open(0)
 	if err != nil {
+		q.s.endQuery(mem) // nothing was opened, or what was is unreachable
 		return statusOf(q.s.timeoutError(qctx, withLimitCause(err, mem)), codes.InvalidArgument)
 	}
 	op := vector.Operator(first)
@@ -395,6 +398,7 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 		op = &chainOperator{schema: schema, cur: first, n: len(rows), open: open}
 	}
 	err = withLimitCause(q.s.sendStreamOn(ctx, stream, schema, op, mem), mem)
+	q.s.endQuery(mem) // the operators and the stream are closed
 	if n := mem.inUse.Load(); n != 0 {
 		q.s.log.Warn("query left memory allocated after its stream closed", "bytes", n, "sql", sql, "err", err)
 	}

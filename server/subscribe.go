@@ -170,6 +170,7 @@ func (q *sqlServer) runSubscribe(ctx context.Context, stream flight.FlightServic
 	}
 	q.s.log.Debug("subscription started", "table", t.Name(), "after", sc.After(), "user", UserFromContext(ctx))
 	err = withLimitCause(q.s.sendStreamOn(ctx, stream, subscribeSchema(t, sc.After()), sc, mem), mem)
+	q.s.endQuery(mem) // the subscription (it allocates in Next) and the stream are closed
 	if errors.Is(context.Cause(ctx), errServerStopping) {
 		err = errServerStopping
 	}

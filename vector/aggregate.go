@@ -315,8 +315,7 @@ func (h *HashAggregate) consume(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = h.consumeBatch(ctx, rec)
-		rec.Release()
+		err = h.consumeReleasing(ctx, rec)
 		if err != nil {
 			return err
 		}
@@ -334,6 +333,15 @@ func (h *HashAggregate) consume(ctx context.Context) error {
 	h.rows = rows
 	// The input is exhausted: let it go now rather than at Close.
 	return h.input.Close()
+}
+
+// consumeReleasing is consumeBatch releasing rec, by a defer: a query's
+// allocator panics on an allocation far past its limit and the server
+// recovers the panic, so the batch (perhaps a table's, not the query's)
+// must not stay retained by the unwound frame.
+func (h *HashAggregate) consumeReleasing(ctx context.Context, rec arrow.Record) error {
+	defer rec.Release()
+	return h.consumeBatch(ctx, rec)
 }
 
 func (h *HashAggregate) consumeBatch(ctx context.Context, rec arrow.Record) error {

@@ -114,9 +114,8 @@ func (f *Filter) nextSelected(ctx context.Context) (arrow.Record, []int32, error
 		if f.always == 1 {
 			return rec, nil, nil
 		}
-		sel, err := f.selection(ctx, rec)
+		sel, err := f.selectionReleasing(ctx, rec)
 		if err != nil {
-			rec.Release()
 			f.err = err
 			return nil, nil, err
 		}
@@ -129,6 +128,22 @@ func (f *Filter) nextSelected(ctx context.Context) (arrow.Record, []int32, error
 			return rec, sel, nil
 		}
 	}
+}
+
+// selectionReleasing is selection releasing rec when it fails, by a
+// defer: a query's allocator panics on an allocation far past its limit
+// and the server recovers the panic, so the batch (perhaps a table's, not
+// the query's) must not stay retained by the unwound frame.
+func (f *Filter) selectionReleasing(ctx context.Context, rec arrow.Record) (sel []int32, err error) {
+	ok := false
+	defer func() {
+		if !ok {
+			rec.Release()
+		}
+	}()
+	sel, err = f.selection(ctx, rec)
+	ok = err == nil
+	return sel, err
 }
 
 // selection returns the indices of the rows of rec (borrowed) that pass.

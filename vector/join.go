@@ -315,8 +315,7 @@ func (j *HashJoin) next(ctx context.Context) (arrow.Record, error) {
 				rec.Release() // an empty probe batch matches nothing
 				continue
 			}
-			if err := j.startProbe(ctx, rec); err != nil {
-				rec.Release()
+			if err := j.startProbeReleasing(ctx, rec); err != nil {
 				return nil, err
 			}
 			continue

@@ -14,6 +14,22 @@ import (
 // startProbe takes ownership of a left batch and looks up all its keys at
 // once: matchA[i], matchN[i] describe row i's build rows as the table's
 // slots do (matchN[i] = 0: no match).
+// startProbeReleasing is startProbe releasing rec unless it took it, by a
+// defer: a query's allocator panics on an allocation far past its limit
+// and the server recovers the panic, so the batch (perhaps a table's, not
+// the query's) must not stay retained by the unwound frame.
+func (j *HashJoin) startProbeReleasing(ctx context.Context, rec arrow.Record) (err error) {
+	ok := false
+	defer func() {
+		if !ok {
+			rec.Release()
+		}
+	}()
+	err = j.startProbe(ctx, rec)
+	ok = err == nil
+	return err
+}
+
 func (j *HashJoin) startProbe(ctx context.Context, rec arrow.Record) error {
 	n := int(rec.NumRows())
 	j.matchA, j.matchN = grow(j.matchA, n), grow(j.matchN, n)

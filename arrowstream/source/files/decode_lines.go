@@ -96,6 +96,10 @@ type lineFile struct {
 	chunk   int // bytes per arrow reader call (extended to a line end)
 	stats   *counters
 
+	// stream, when not nil, is the file data is a window of
+	// (read_stream.go); without it data is the whole input.
+	stream *lineStream
+
 	pos     int // byte offset of the next chunk
 	line    int // line number (1-based) of the next chunk
 	pending []arrow.Record
@@ -112,6 +116,10 @@ func (f *lineFile) Next(ctx context.Context) (arrow.Record, error) {
 			return nil, f.err
 		}
 		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := f.fill(); err != nil {
+			f.err = err
 			return nil, err
 		}
 		if f.pos >= len(f.data) {
@@ -134,6 +142,7 @@ func (f *lineFile) Close() error {
 		r.Release()
 	}
 	f.pending = nil
+	f.closeStream()
 	if f.err == nil {
 		f.err = io.EOF
 	}

@@ -76,11 +76,12 @@ func (s *Source) open(ctx context.Context, path string) (vector.Operator, error)
 	if s.codec == nil {
 		return openColumnar(ctx, s.mem, s.opts.Format, path, s.out)
 	}
-	data, err := os.ReadFile(path)
+	// Read as a stream, a window at a time (read_stream.go), never whole.
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}
-	return s.lineOperator(path, data), nil
+	return s.streamLines(path, file), nil
 }
 
 // lineOperator decodes CSV or JSON data (a whole file) of name.

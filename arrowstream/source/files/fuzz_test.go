@@ -1,13 +1,16 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/vector"
@@ -31,6 +34,20 @@ func fuzzLines(t *testing.T, format Format, data []byte) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			whole := drainLines(t, s.lineOperator("fuzz."+string(format), data))
+			// The same file read as a stream, a few bytes per read, must
+			// give the same records and the same error.
+			streamed := drainLines(t, s.streamLines("fuzz."+string(format), io.NopCloser(iotest.HalfReader(bytes.NewReader(data)))))
+			if whole.err != streamed.err || len(whole.recs) != len(streamed.recs) {
+				t.Fatalf("mode %s chunk %d: whole read gave %d records, error %q; streamed %d, %q", mode, chunk, len(whole.recs), whole.err, len(streamed.recs), streamed.err)
+			}
+			for i := range whole.recs {
+				if !array.RecordApproxEqual(whole.recs[i], streamed.recs[i], array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
+					t.Fatalf("mode %s chunk %d: record %d differs:\n%v\nstreamed:\n%v", mode, chunk, i, whole.recs[i], streamed.recs[i])
+				}
+			}
+			whole.release()
+			streamed.release()
 			op := s.lineOperator("fuzz."+string(format), data)
 			var rows int64
 			for {
@@ -60,6 +77,36 @@ func fuzzLines(t *testing.T, format Format, data []byte) {
 }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// drained is what an operator gave: its records and its final error
+// ("" at EOF).
+type drained struct {
+	recs []arrow.Record
+	err  string
+}
+
+func (d drained) release() {
+	for _, r := range d.recs {
+		r.Release()
+	}
+}
+
+// drainLines reads op to its end and closes it.
+func drainLines(t *testing.T, op *lineFile) drained {
+	t.Helper()
+	defer op.Close()
+	var d drained
+	for {
+		rec, err := op.Next(context.Background())
+		if err != nil {
+			if !isEOF(err) {
+				d.err = err.Error()
+			}
+			return d
+		}
+		d.recs = append(d.recs, rec)
+	}
+}
 
 func FuzzCSVFile(f *testing.F) {
 	for _, seed := range []string{badCSV, "1,2.5,a\n2,,b\n", "\"q\"\"x\",1,2\n", "1,2,3,4,5\n", "\xef\xbb\xbf1,1,a\r\n", ",,\n\n\n", "1,1e400,\"\n"} {
