@@ -48,14 +48,15 @@ type statefulAggregate struct {
 	timeIsWindow bool
 
 	partialSchema *arrow.Schema
-	// finalSchema is the schema of the final rows, from the first epoch
-	// that finalized any (nil until then): an epoch with no changed
-	// group answers an empty scan of it without building a finalizer.
-	finalSchema *arrow.Schema
 	keyCodec      *rowCodec
 	valCodec      *rowCodec
 	keyCols       []int
 	valCols       []int
+
+	// finalSchema is the schema of the final rows, from the first epoch
+	// that finalized any (nil until then): an epoch with no changed
+	// group answers an empty scan of it without building a finalizer.
+	finalSchema *arrow.Schema
 
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
