@@ -66,6 +66,11 @@ func (l *LazyStore) Reset(part StatePartition, version int64) {
 // or not).
 func (l *LazyStore) Opened() bool { return l.st != nil || l.err != nil }
 
+// Open begins the partition's store now, as its first use would (the
+// engine opens every partition of an epoch that must load them all, so
+// that a failed load is the epoch's, before any operator runs).
+func (l *LazyStore) Open() (StateStore, error) { return l.open() }
+
 // open begins the partition's store at the first use.
 func (l *LazyStore) open() (StateStore, error) {
 	if l.st != nil || l.err != nil {

@@ -74,6 +74,12 @@ type opState struct {
 	// LazyStore when the partition's stores take Put and Delete). An
 	// epoch then costs nothing in a partition it does not touch.
 	lazy []checkpoint.LazyLogStore
+	// loaded: an epoch of this operator committed since its partitions
+	// were opened or an epoch aborted. Until then every partition is
+	// opened before the operator runs (it rebuilds its state from all of
+	// them), so that a damaged file fails the epoch's open, named as
+	// without lazy stores.
+	loaded bool
 }
 
 func newStateLifecycle(writer *checkpoint.Writer, mem memory.Allocator, decls []stateful.StateDecl) *stateLifecycle {
@@ -148,6 +154,7 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 		n = 1
 	}
 	if len(op.parts) != n {
+		op.loaded = false
 		op.parts = make([]checkpoint.StatePartition, n)
 		for p := range op.parts {
 			dir := filepath.Join(checkpointDir, "state", strconv.Itoa(op.decl.OpID), strconv.Itoa(p))
@@ -176,6 +183,11 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 				op.stores[p] = h
 			} else {
 				op.stores[p] = &h.LazyStore
+			}
+			if !op.loaded {
+				if _, err := h.Open(); err != nil {
+					return err // names the partition's files (state/<op>/<p>/...)
+				}
 			}
 		}
 		return nil
@@ -280,7 +292,13 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		clear(all) // the stores are done: keep no reference to them
 		l.groupBuf = all[:0]
 		if err != nil {
+			for _, op := range l.ops {
+				op.loaded = false
+			}
 			return nil, fmt.Errorf("arrowstream: commit state: %w", err)
+		}
+		for _, op := range l.ops {
+			op.loaded = true
 		}
 		groupTime = time.Since(start)
 	}
@@ -348,6 +366,7 @@ func checkStateLogEnd(got, want *checkpoint.StateLogMark, dir string) error {
 // abort discards every open store's updates.
 func (l *stateLifecycle) abort() {
 	for _, op := range l.ops {
+		op.loaded = false
 		for _, st := range op.stores {
 			if st != nil {
 				st.Abort()
