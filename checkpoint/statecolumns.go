@@ -9,8 +9,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/klauspost/compress/s2"
 )
 
@@ -179,50 +177,6 @@ func encodeStateMap(data map[string][]byte) ([]byte, error) {
 	}
 	return c.done()
 }
-
-// appendBinaryChunk appends keys and values (a null value: deleted) as one
-// chunk, copying the columns' buffers: the changelog's path, whose arrays
-// come from builders of at most a chunk's reach.
-func appendBinaryChunk(dst []byte, keys, values *array.Binary) []byte {
-	n := keys.Len()
-	if n == 0 {
-		return dst
-	}
-	ko, vo := keys.ValueOffsets(), values.ValueOffsets()
-	kb, vb := keys.ValueBytes(), values.ValueBytes()
-	// ValueBytes spans the arrays' first to last offset; rebase to 0.
-	dst = appendChunkHeader(dst, n, int(ko[n]-ko[0]), int(vo[n]-vo[0]))
-	for _, offs := range [][]int32{ko, vo} {
-		base := offs[0]
-		if base == 0 && isLittleEndian {
-			dst = append(dst, arrow.Int32Traits.CastToBytes(offs[:n+1])...)
-			continue
-		}
-		for _, o := range offs[:n+1] {
-			dst = binary.LittleEndian.AppendUint32(dst, uint32(o-base))
-		}
-	}
-	nb := (n + 7) / 8
-	if values.NullN() == 0 {
-		for range nb {
-			dst = append(dst, 0xff)
-		}
-	} else if bm := values.NullBitmapBytes(); values.Data().Offset() == 0 && len(bm) >= nb {
-		dst = append(dst, bm[:nb]...)
-	} else {
-		start := len(dst)
-		dst = append(dst, make([]byte, nb)...)
-		for i := range n {
-			if values.IsValid(i) {
-				dst[start+i/8] |= 1 << (i % 8)
-			}
-		}
-	}
-	dst = append(dst, kb...)
-	return append(dst, vb...)
-}
-
-var isLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // sealColumns compresses a v2 body (magic, codec byte, chunks) when it is
 // large enough to gain, and adds the trailer. body is not kept.

@@ -179,6 +179,9 @@ type StorePartition struct {
 
 	// cur is the store Begin hands out (reset at every Begin).
 	cur store
+	// arena holds the changelog of the open store, kept from epoch to
+	// epoch (statestore_changelog.go; nil until the first change).
+	arena *changeArena
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
@@ -635,7 +638,7 @@ func (s *store) published(next int64, file bool) {
 	}
 	p.version = next
 	p.busy = false
-	changed := file || s.changed || len(s.pending) > 0 || len(s.deleted) > 0 || s.cl != nil && s.cl.keys != nil && s.cl.keys.Len() > 0
+	changed := file || s.changed || len(s.pending) > 0 || len(s.deleted) > 0 || s.cl != nil && s.cl.arena != nil && s.cl.arena.len() > 0
 	// The store is done before the partition is free: the next Begin
 	// takes the same store over (p.cur).
 	s.releaseChangelog()

@@ -2,12 +2,10 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
+	"slices"
 )
 
 // ChangelogWriter is the write path of a store for an operator that keeps
@@ -42,17 +40,74 @@ type ChangelogWriter interface {
 	SetLiveRows(n int64)
 }
 
-// changelog is one epoch's logged changes: keys with their value (null:
-// deleted), in log order.
+// changelog is one epoch's logged changes: keys with their value (a
+// delete has none), in log order, appended to byte arenas in the layout
+// of a state file's chunk (statecolumns.go), so that the commit writes
+// them with one copy into the delta, without an Arrow builder per column
+// (whose doubling growth copied every byte again) or the arrays it made.
+// The arenas belong to the partition and serve its next epochs (an
+// epoch's changelog is most of its allocations otherwise).
 type changelog struct {
-	// keys and values are nil until the first change: every partition of
-	// an operator sets its live rows every epoch, and most change nothing
-	// (a pair of builders is most of an empty epoch's allocations).
-	keys, values *array.BinaryBuilder
-	rows         int64 // live keys after the epoch (SetLiveRows)
-	upserted     int64 // key and value bytes of the upserts
-	deleted      int64 // key bytes of the deletes
+	arena *changeArena // nil until the first change
+	rows  int64        // live keys after the epoch (SetLiveRows)
+	// upserted and deleted are the key and value bytes of the upserts
+	// and the key bytes of the deletes.
+	upserted, deleted int64
 }
+
+// changeArena holds a changelog's entries: key and value bytes, the end
+// offset of each entry's key and value, and a validity bit per entry
+// (clear: deleted).
+type changeArena struct {
+	keys, values []byte
+	koff, voff   []uint32
+	valid        []byte
+}
+
+func (a *changeArena) len() int { return len(a.koff) }
+
+func (a *changeArena) reset() {
+	a.keys, a.values = a.keys[:0], a.values[:0]
+	a.koff, a.voff, a.valid = a.koff[:0], a.voff[:0], a.valid[:0]
+}
+
+func (a *changeArena) add(key, value []byte, live bool) {
+	i := len(a.koff)
+	if i%8 == 0 {
+		a.valid = append(a.valid, 0)
+	}
+	if live {
+		a.valid[i/8] |= 1 << (i % 8)
+	}
+	a.keys = append(a.keys, key...)
+	a.values = append(a.values, value...)
+	a.koff = append(a.koff, uint32(len(a.keys)))
+	a.voff = append(a.voff, uint32(len(a.values)))
+}
+
+// appendChunk appends the entries as one chunk of a state file body.
+func (a *changeArena) appendChunk(dst []byte) []byte {
+	n := a.len()
+	if n == 0 {
+		return dst
+	}
+	dst = slices.Grow(dst, 12+8*(n+1)+len(a.valid)+len(a.keys)+len(a.values))
+	dst = appendChunkHeader(dst, n, len(a.keys), len(a.values))
+	for _, offs := range [][]uint32{a.koff, a.voff} {
+		dst = binary.LittleEndian.AppendUint32(dst, 0)
+		for _, o := range offs {
+			dst = binary.LittleEndian.AppendUint32(dst, o)
+		}
+	}
+	dst = append(dst, a.valid...)
+	dst = append(dst, a.keys...)
+	return append(dst, a.values...)
+}
+
+// maxKeptArena: a partition keeps an arena over this size between epochs
+// only while its epochs use a quarter of it, so that a rare large epoch's
+// buffers are not held for good while steady large epochs reuse theirs.
+const maxKeptArena = 1 << 20
 
 var _ ChangelogWriter = (*store)(nil)
 
@@ -67,40 +122,53 @@ func (s *store) changes() *changelog {
 	return s.cl
 }
 
-// builders returns the changelog with its builders made.
-func (s *store) builders() *changelog {
+// arena returns the changelog with its arena taken from the partition
+// (the store is the partition's only open one).
+func (s *store) arena() *changelog {
 	cl := s.changes()
-	if cl.keys == nil {
-		mem := s.p.opts.Allocator
-		cl.keys = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-		cl.values = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	if cl.arena == nil {
+		if s.p.arena == nil {
+			s.p.arena = &changeArena{}
+		}
+		cl.arena = s.p.arena
+		cl.arena.reset()
 	}
 	return cl
 }
 
 // LogUpsert implements ChangelogWriter.
 func (s *store) LogUpsert(key, value []byte) {
-	cl := s.builders()
-	cl.keys.Append(key)
-	cl.values.Append(value)
+	cl := s.arena()
+	cl.arena.add(key, value, true)
 	cl.upserted += int64(len(key) + len(value))
 }
 
 // LogDelete implements ChangelogWriter.
 func (s *store) LogDelete(key []byte) {
-	cl := s.builders()
-	cl.keys.Append(key)
-	cl.values.AppendNull()
+	cl := s.arena()
+	cl.arena.add(key, nil, false)
 	cl.deleted += int64(len(key))
 }
 
 // SetLiveRows implements ChangelogWriter.
 func (s *store) SetLiveRows(n int64) { s.changes().rows = n }
 
+// releaseChangelog ends the epoch's changelog; the partition keeps the
+// arena for its next epochs (see maxKeptArena).
 func (s *store) releaseChangelog() {
-	if s.cl != nil && s.cl.keys != nil {
-		s.cl.keys.Release()
-		s.cl.values.Release()
+	if s.cl != nil && s.cl.arena != nil {
+		a := s.cl.arena
+		// Only the partition's open store uses the arena (one at a
+		// time): no lock, and callers may hold p.mu.
+		used := len(a.keys) + len(a.values) + 4*(len(a.koff)+len(a.voff))
+		held := cap(a.keys) + cap(a.values) + 4*(cap(a.koff)+cap(a.voff))
+		if held > maxKeptArena && used < held/4 {
+			if s.p.arena == a {
+				s.p.arena = nil
+			}
+		} else {
+			a.reset()
+		}
 	}
 	s.cl = nil
 }
@@ -154,14 +222,12 @@ func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, 
 		return nil, false, err
 	}
 	cl := s.cl
-	changed = cl.keys != nil && cl.keys.Len() > 0
-	// Encoding below empties the builders: published reads this instead.
+	changed = cl.arena != nil && cl.arena.len() > 0
 	s.changed = changed
 	if !changed && !encode {
 		return nil, false, nil
 	}
-	cl = s.builders()
-	raw, err = encodeChangelog(s.p.opts.Allocator, cl.keys.NewBinaryArray(), cl.values.NewBinaryArray())
+	raw, err = encodeChangelog(s.arena().arena)
 	if err != nil {
 		s.Abort()
 		return nil, false, fmt.Errorf("checkpoint: encode state changelog for %s: %w", s.p.dir, err)
@@ -187,19 +253,15 @@ func (s *store) finishChangelog(next int64, file bool) {
 	s.published(next, file) // releases the changelog
 }
 
-// encodeChangelog writes keys and values (null: deleted; both consumed)
-// as one state file, in the format encodeState writes: their buffers
-// copied as one chunk (a builder's arrays have 32-bit offsets, within a
-// chunk's reach), into a recycled scratch body that compression then
-// copies out.
-func encodeChangelog(_ memory.Allocator, keys, values arrow.Array) ([]byte, error) {
-	defer keys.Release()
-	defer values.Release()
+// encodeChangelog writes the arena's entries as one state file, in the
+// format encodeState writes: one chunk, built in a recycled scratch body
+// that compression (or the trailer's copy) then copies out.
+func encodeChangelog(a *changeArena) ([]byte, error) {
 	scratch := stateScratch.Get().(*[]byte)
 	defer stateScratch.Put(scratch)
 	body := append((*scratch)[:0], stateColumnsMagic...)
 	body = append(body, stateCodecStored)
-	body = appendBinaryChunk(body, keys.(*array.Binary), values.(*array.Binary))
+	body = a.appendChunk(body)
 	*scratch = body[:0]
 	return sealColumns(body)
 }

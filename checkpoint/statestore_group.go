@@ -25,6 +25,12 @@ type GroupCommitter interface {
 	// partitions at one version, as version+1. On error none is
 	// committed and all are aborted.
 	CommitGroup(ctx context.Context, stores []StateStore) error
+	// CommitGroupAt is CommitGroup for version next, which names the
+	// epoch when stores is empty: an epoch whose partitions were all
+	// carried forward (Carrier) still writes its state log record (no
+	// partition changed), so that a re-run epoch's record supersedes the
+	// first run's and the log's end is the epoch's.
+	CommitGroupAt(ctx context.Context, next int64, stores []StateStore) error
 	// StateLogEnd is where the state log ends (nil: no record yet),
 	// which the epoch's commit record carries (CommitMetadata.StateLog).
 	StateLogEnd() *StateLogMark
@@ -106,6 +112,14 @@ func (m *MemoryProvider) attach(p *StorePartition) error {
 // encoded, the changed ones appended as one record, then every partition
 // advances to version+1.
 func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) error {
+	if len(stores) == 0 {
+		return nil
+	}
+	return m.CommitGroupAt(ctx, stores[0].Version()+1, stores)
+}
+
+// CommitGroupAt implements GroupCommitter.
+func (m *MemoryProvider) CommitGroupAt(ctx context.Context, next int64, stores []StateStore) error {
 	all := make([]*store, len(stores))
 	abort := func() {
 		for _, s := range all {
@@ -124,15 +138,16 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 		}
 		all[i] = s
 	}
-	if len(all) == 0 {
-		return nil
+	if m.glog == nil {
+		abort()
+		return errors.New("checkpoint: CommitGroup: the provider has no state log")
 	}
-	version := all[0].version
+	version := next - 1
 	var deltas []StateDelta // the changed partitions: few, or none
 	for _, s := range all {
 		if s.version != version {
 			abort()
-			return fmt.Errorf("checkpoint: CommitGroup: %s reads version %d, %s version %d", all[0].p.dir, version, s.p.dir, s.version)
+			return fmt.Errorf("checkpoint: CommitGroup: %s reads version %d, the group commits version %d", s.p.dir, s.version, next)
 		}
 		raw, changed, err := s.prepare(ctx, false)
 		if err != nil {
@@ -144,7 +159,6 @@ func (m *MemoryProvider) CommitGroup(ctx context.Context, stores []StateStore) e
 		}
 	}
 	slices.SortFunc(deltas, func(a, b StateDelta) int { return strings.Compare(a.Path, b.Path) })
-	next := version + 1
 	if err := m.glog.Append(next, deltas); err != nil {
 		abort()
 		return err

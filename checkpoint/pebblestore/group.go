@@ -64,6 +64,14 @@ func (p *Provider) StateLogEnd() *checkpoint.StateLogMark {
 
 // CommitGroup implements checkpoint.GroupCommitter.
 func (p *Provider) CommitGroup(ctx context.Context, stores []checkpoint.StateStore) error {
+	if len(stores) == 0 {
+		return nil
+	}
+	return p.CommitGroupAt(ctx, stores[0].Version()+1, stores)
+}
+
+// CommitGroupAt implements checkpoint.GroupCommitter.
+func (p *Provider) CommitGroupAt(ctx context.Context, next int64, stores []checkpoint.StateStore) error {
 	all := make([]*store, 0, len(stores))
 	for _, st := range stores {
 		s, ok := st.(*store)
@@ -75,14 +83,15 @@ func (p *Provider) CommitGroup(ctx context.Context, stores []checkpoint.StateSto
 		}
 		all = append(all, s)
 	}
-	if len(all) == 0 {
-		return nil
+	if p.glog == nil {
+		failGroup(all, 0)
+		return errors.New("pebblestore: CommitGroup: the provider has no state log")
 	}
-	version := all[0].version
+	version := next - 1
 	var deltas []checkpoint.StateDelta
 	for i, s := range all {
 		if s.version != version {
-			err := fmt.Errorf("pebblestore: CommitGroup: %s reads version %d, %s version %d", all[0].p.dir, version, s.p.dir, s.version)
+			err := fmt.Errorf("pebblestore: CommitGroup: %s reads version %d, the group commits version %d", s.p.dir, s.version, next)
 			failGroup(all, i)
 			return err
 		}

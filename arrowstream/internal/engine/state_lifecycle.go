@@ -43,6 +43,9 @@ type stateLifecycle struct {
 	stateLog *checkpoint.StateLog
 	// groupBuf backs the stores an epoch commits together.
 	groupBuf []checkpoint.StateStore
+	// version is the version the open epoch reads (its id): the group
+	// commit writes version+1 even when no partition was opened.
+	version int64
 }
 
 // useEpochLog sets the run's epoch log. A state log that lives in an
@@ -65,6 +68,18 @@ type opState struct {
 	// storeBuf backs stores from epoch to epoch: an epoch does not
 	// allocate a slice per operator.
 	storeBuf []checkpoint.StateStore
+	// lazy holds the handles of an epoch whose partitions open at their
+	// first use (checkpoint.LazyStore, when the provider group-commits
+	// and its partitions are Carriers): stores[p] is &lazy[p] (or its
+	// LazyStore when the partition's stores take Put and Delete). An
+	// epoch then costs nothing in a partition it does not touch.
+	lazy []checkpoint.LazyLogStore
+	// loaded: an epoch of this operator committed since its partitions
+	// were opened or an epoch aborted. Until then every partition is
+	// opened before the operator runs (it rebuilds its state from all of
+	// them), so that a damaged file fails the epoch's open, named as
+	// without lazy stores.
+	loaded bool
 }
 
 func newStateLifecycle(writer *checkpoint.Writer, mem memory.Allocator, decls []stateful.StateDecl) *stateLifecycle {
@@ -117,6 +132,7 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 		}
 		l.logOpen = true
 	}
+	l.version = id
 	for _, op := range l.ops {
 		if err := l.openOp(op, checkpointDir, id, numPartitions); err != nil {
 			l.abort()
@@ -138,6 +154,7 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 		n = 1
 	}
 	if len(op.parts) != n {
+		op.loaded = false
 		op.parts = make([]checkpoint.StatePartition, n)
 		for p := range op.parts {
 			dir := filepath.Join(checkpointDir, "state", strconv.Itoa(op.decl.OpID), strconv.Itoa(p))
@@ -154,6 +171,28 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 	}
 	op.stores = op.storeBuf[:n]
 	clear(op.stores)
+	if l.lazyParts(op) {
+		if cap(op.lazy) < n {
+			op.lazy = make([]checkpoint.LazyLogStore, n)
+		}
+		op.lazy = op.lazy[:n]
+		for p, part := range op.parts {
+			h := &op.lazy[p]
+			h.Reset(part, id)
+			if part.(checkpoint.Carrier).LogsChanges() {
+				op.stores[p] = h
+			} else {
+				op.stores[p] = &h.LazyStore
+			}
+			if !op.loaded {
+				if _, err := h.Open(); err != nil {
+					return err // names the partition's files (state/<op>/<p>/...)
+				}
+			}
+		}
+		return nil
+	}
+	op.lazy = op.lazy[:0]
 	for p, part := range op.parts {
 		st, err := part.Begin(id)
 		if err != nil {
@@ -162,6 +201,50 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 		op.stores[p] = st
 	}
 	return nil
+}
+
+// lazyParts reports whether op's partitions open lazily: the provider
+// group-commits (an unchanged partition writes nothing) and every
+// partition can carry its version forward.
+func (l *stateLifecycle) lazyParts(op *opState) bool {
+	if _, ok := l.provider.(checkpoint.GroupCommitter); !ok {
+		return false
+	}
+	for _, part := range op.parts {
+		if _, ok := part.(checkpoint.Carrier); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// lazy reports whether the open epoch has lazily opened partitions.
+func (l *stateLifecycle) lazy() bool {
+	for _, op := range l.ops {
+		if len(op.lazy) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// settle turns op's lazy handles into the stores to commit (appended to
+// all; the partitions no operator touched are carried forward) and
+// returns all with op's live keys. On error every store opened is
+// aborted.
+func (op *opState) settle(all []checkpoint.StateStore) ([]checkpoint.StateStore, int64, error) {
+	var total int64
+	for p := range op.lazy {
+		st, n, err := op.lazy[p].Settle()
+		if err != nil {
+			return all, 0, fmt.Errorf("arrowstream: state of operator %d partition %d: %w", op.decl.OpID, p, err)
+		}
+		total += n
+		if st != nil {
+			all = append(all, st)
+		}
+	}
+	return all, total, nil
 }
 
 // stores returns operator i's open stores.
@@ -178,23 +261,44 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		// Every operator's partitions together: one durable write.
 		start := time.Now()
 		all := l.groupBuf[:0]
+		var err error
 		for i, op := range l.ops {
+			if len(op.lazy) > 0 {
+				var n int64
+				all, n, err = op.settle(all)
+				totals[i] += n
+				if err != nil {
+					break
+				}
+				continue
+			}
 			for _, st := range op.stores {
 				totals[i] += int64(st.Len())
 			}
 			all = append(all, op.stores...)
 		}
+		if err != nil {
+			l.abort()
+			clear(all)
+			l.groupBuf = all[:0]
+			return nil, fmt.Errorf("arrowstream: commit state: %w", err)
+		}
 		for _, op := range l.ops {
 			op.stores = nil
 		}
-		var err error
-		if len(all) > 0 {
-			err = gc.CommitGroup(ctx, all)
+		if len(all) > 0 || l.lazy() {
+			err = gc.CommitGroupAt(ctx, l.version+1, all)
 		}
 		clear(all) // the stores are done: keep no reference to them
 		l.groupBuf = all[:0]
 		if err != nil {
+			for _, op := range l.ops {
+				op.loaded = false
+			}
 			return nil, fmt.Errorf("arrowstream: commit state: %w", err)
+		}
+		for _, op := range l.ops {
+			op.loaded = true
 		}
 		groupTime = time.Since(start)
 	}
@@ -262,6 +366,7 @@ func checkStateLogEnd(got, want *checkpoint.StateLogMark, dir string) error {
 // abort discards every open store's updates.
 func (l *stateLifecycle) abort() {
 	for _, op := range l.ops {
+		op.loaded = false
 		for _, st := range op.stores {
 			if st != nil {
 				st.Abort()
@@ -280,7 +385,7 @@ func (l *stateLifecycle) close() error {
 	err := l.provider.Close()
 	l.provider, l.logOpen, l.stateLog = nil, false, nil
 	for _, op := range l.ops {
-		op.parts = nil
+		op.parts, op.lazy = nil, nil
 	}
 	return err
 }

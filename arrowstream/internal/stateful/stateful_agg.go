@@ -53,6 +53,11 @@ type statefulAggregate struct {
 	keyCols       []int
 	valCols       []int
 
+	// finalSchema is the schema of the final rows, from the first epoch
+	// that finalized any (nil until then): an epoch with no changed
+	// group answers an empty scan of it without building a finalizer.
+	finalSchema *arrow.Schema
+
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
 	live  *aggLive       // nil until the first epoch loads it
@@ -363,6 +368,10 @@ func (s *statefulAggregate) evict(ctx context.Context, wmMs int64) (arrow.Record
 // every row is finalized on its own (vector.FinalRows), without a hash
 // table; when FinalRows declines, a final aggregation does it.
 func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (vector.Operator, error) {
+	if s.finalSchema != nil && allEmpty(recs) {
+		releaseRecords(recs)
+		return vector.NewOwnedScan(s.finalSchema, nil), nil
+	}
 	spec := s.stateSpec(vector.AggFinal)
 	out := make([]arrow.Record, 0, len(recs))
 	for _, rec := range recs {
@@ -382,7 +391,18 @@ func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (
 	if len(out) == 0 {
 		return finalizePartial(s.mem, s.partialSchema, spec, nil)
 	}
+	s.finalSchema = out[0].Schema()
 	return vector.NewOwnedScan(out[0].Schema(), out), nil
+}
+
+// allEmpty reports whether every record of recs has no rows.
+func allEmpty(recs []arrow.Record) bool {
+	for _, r := range recs {
+		if r.NumRows() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // outputSchema is the schema of the final rows.
