@@ -183,8 +183,7 @@ func orderExprs(keys []SortKey) []Expr {
 // checkWindowKey refuses partition and order keys of types the window
 // operator cannot sort.
 func checkWindowKey(f *sql.FuncCall, k Expr) error {
-	switch k.DataType().ID() {
-	case arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.MAP, arrow.DURATION:
+	if !windowKeyType(k.DataType()) {
 		return errorAt(f.Pos, ErrType, "Cannot partition or order a window by %s of type %s.", k, typeOrNil(k))
 	}
 	return nil

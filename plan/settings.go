@@ -10,6 +10,8 @@ type settingRule struct {
 	// only, when not empty, is the one value the engine implements (its
 	// fixed behaviour, Spark's default); other values are refused.
 	only string
+	// why, when set, says why the other values are refused.
+	why string
 }
 
 // settings are the Spark settings SET accepts. A setting is listed only
@@ -46,6 +48,11 @@ var settings = map[string]settingRule{
 	"spark.sql.subexpressionelimination.enabled":           {},
 	"spark.sql.optimizenullawareantijoin":                  {},
 	"spark.sql.optimizer.enablejsonexpressionoptimization": {},
+	// Type and interval settings (settings_types.go says why).
+	"spark.sql.timestamptype":              {only: "TIMESTAMP_LTZ", why: whyTimestampType},
+	"spark.sql.legacy.interval.enabled":    {only: "false", why: whyLegacyInterval},
+	"spark.sql.legacy.charvarcharasstring": {only: "false", why: whyCharVarcharAsString},
+	"spark.sql.readsidecharpadding":        {},
 	// Read when a stateful table starts in cluster mode (docs/cluster.md).
 	"arrowstream.cluster.stateful.stablemembership": {only: "true"},
 }
@@ -59,6 +66,9 @@ func CheckSetting(key, value string) error {
 		return fmt.Errorf("SET %s: the setting is not supported by this engine: %w", key, ErrUnsupported)
 	}
 	if r.only != "" && !strings.EqualFold(strings.TrimSpace(value), r.only) {
+		if r.why != "" {
+			return fmt.Errorf("SET %s=%s: only %s is supported: %s: %w", key, value, r.only, r.why, ErrUnsupported)
+		}
 		return fmt.Errorf("SET %s=%s: only %s is supported (the engine implements Spark's default): %w", key, value, r.only, ErrUnsupported)
 	}
 	return nil

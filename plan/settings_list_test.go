@@ -26,11 +26,14 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.join.prefersortmergejoin",
 		"spark.sql.legacy.allowparameterlesscount=false",
 		"spark.sql.legacy.allowstarwithsingletableidentifierincount=false",
+		"spark.sql.legacy.charvarcharasstring=false",
 		"spark.sql.legacy.cteprecedencepolicy=EXCEPTION",
+		"spark.sql.legacy.interval.enabled=false",
 		"spark.sql.legacy.parser.havingwithoutgroupbyaswhere=false",
 		"spark.sql.optimizenullawareantijoin",
 		"spark.sql.optimizer.enablejsonexpressionoptimization",
 		"spark.sql.orderbyordinal=true",
+		"spark.sql.readsidecharpadding",
 		"spark.sql.session.timezone",
 		"spark.sql.shuffle.partitions",
 		"spark.sql.streaming.aggregation.stateformatversion",
@@ -39,6 +42,7 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.streaming.nodatamicrobatches.enabled",
 		"spark.sql.streaming.statestore.providerclass",
 		"spark.sql.subexpressionelimination.enabled",
+		"spark.sql.timestamptype=TIMESTAMP_LTZ",
 	}
 	var got []string
 	for k, r := range settings {
@@ -71,5 +75,28 @@ func TestSettingsListed(t *testing.T) {
 	}
 	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "exception"); err != nil {
 		t.Errorf("ctePrecedencePolicy=exception: %v", err)
+	}
+}
+
+// TestTypeSettingsSayWhy: the type settings are accepted at Spark's
+// defaults and refused otherwise with the reason.
+func TestTypeSettingsSayWhy(t *testing.T) {
+	for _, c := range []struct{ key, ok, bad, why string }{
+		{"spark.sql.timestampType", "TIMESTAMP_LTZ", "TIMESTAMP_NTZ", "TIMESTAMP_NTZ as the session's TIMESTAMP type is not implemented"},
+		{"spark.sql.legacy.interval.enabled", "false", "true", "legacy CalendarInterval results"},
+		{"spark.sql.legacy.charVarcharAsString", "false", "true", "CHAR(n) and VARCHAR(n) table columns are refused"},
+	} {
+		if err := CheckSetting(c.key, c.ok); err != nil {
+			t.Errorf("SET %s=%s: %v", c.key, c.ok, err)
+		}
+		err := CheckSetting(c.key, c.bad)
+		if err == nil || !strings.Contains(err.Error(), c.why) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("SET %s=%s = %v, want a refusal saying %q", c.key, c.bad, err, c.why)
+		}
+	}
+	for _, v := range []string{"true", "false"} {
+		if err := CheckSetting("spark.sql.readSideCharPadding", v); err != nil {
+			t.Errorf("SET spark.sql.readSideCharPadding=%s: %v", v, err)
+		}
 	}
 }

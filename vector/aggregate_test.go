@@ -441,14 +441,14 @@ func TestHashAggregateErrors(t *testing.T) {
 		WantErr: "cannot bind sum(v): partial state of sum must be (bigint|double|decimal, bigint), not (string, bigint): type mismatch (available columns: s.sum, s.count)",
 		Shapes:  vt.Shapes[:1]})
 
-	winSchema := arrow.NewSchema([]arrow.Field{{Name: "w", Type: vector.WindowType, Nullable: true}, {Name: "l", Type: vector.ListOf(vector.Int64), Nullable: true}}, nil)
+	winSchema := arrow.NewSchema([]arrow.Field{{Name: "w", Type: vector.WindowType, Nullable: true}, {Name: "l", Type: vector.MapOf(vector.Int64, vector.Int64), Nullable: true}}, nil)
 	winBad := func(name string, spec vector.AggregateSpec, want string) {
-		vt.RunOperator(t, vt.OperatorCase{Name: name, Inputs: []vt.Input{{Schema: winSchema, Rows: []vt.Row{{[]any{0, 1}, []any{1}}}}},
+		vt.RunOperator(t, vt.OperatorCase{Name: name, Inputs: []vt.Input{{Schema: winSchema, Rows: []vt.Row{{[]any{0, 1}, nil}}}},
 			Build: completeBuild(spec), WantErr: want, Shapes: vt.Shapes[:1]})
 	}
 	winBad("min-struct", vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggMin, "m", "w")}},
 		"cannot bind min(w): function min requires a number, string, binary, boolean, date, timestamp or decimal, not struct<start:timestamp,end:timestamp>")
-	winBad("list-key", vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("l"), "l")}}, "array<bigint> cannot be a grouping or join key")
+	winBad("map-key", vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("l"), "l")}}, "map<bigint,bigint> cannot be a grouping or join key: [GROUP_EXPRESSION_TYPE_IS_NOT_ORDERABLE]")
 }
 
 func TestHashAggregateOverflow(t *testing.T) {

@@ -318,12 +318,23 @@ func TimestampDiff(unit, start, end Expr) Expr {
 		f = &FuncExpr{Name: f.Name, Args: f.Args[1:], Loc: f.Loc, Mode: f.Mode, bind: f.bind}
 		args = args[1:]
 		loc := f.Loc
-		if IsTimestampNTZ(Unwrap(args[0].DataType())) && IsTimestampNTZ(Unwrap(args[1].DataType())) {
+		ntz0, ntz1 := IsTimestampNTZ(Unwrap(args[0].DataType())), IsTimestampNTZ(Unwrap(args[1].DataType()))
+		if ntz0 && ntz1 {
 			loc = nil
 		}
+		// One TIMESTAMP_NTZ beside a TIMESTAMP (or a date, cast to one):
+		// Spark casts the wall time to an instant in the session zone.
+		mixed := ntz0 != ntz1 && !isUTC(loc)
 		return bindRows(f, in, mem, args, []rowKind{rowMicros, rowMicros}, Int64, rowKernels{
 			num: func(a []rowArg, i int) (int64, bool, error) {
 				s, e := a[0].int(i), a[1].int(i)
+				if mixed {
+					if ntz0 {
+						s = localToInstant(loc, s)
+					} else {
+						e = localToInstant(loc, e)
+					}
+				}
 				if u <= unitHour {
 					return (e - s) / unitMicros[u], true, nil
 				}

@@ -372,7 +372,7 @@ func TestHashJoinBatchLimit(t *testing.T) {
 }
 
 func TestHashJoinErrors(t *testing.T) {
-	listSchema := joinSchema(field("l", vector.ListOf(vector.Int64)))
+	listSchema := joinSchema(field("l", vector.MapOf(vector.Int64, vector.Int64)))
 	build := func(spec vector.JoinSpec) func(memory.Allocator, []vector.Operator) (vector.Operator, error) {
 		return func(mem memory.Allocator, in []vector.Operator) (vector.Operator, error) {
 			return vector.NewHashJoin(mem, in[0], in[1], spec)
@@ -395,9 +395,9 @@ func TestHashJoinErrors(t *testing.T) {
 		{Name: "unknown-right-key", Inputs: inputs,
 			Build:   build(vector.JoinSpec{LeftKeys: cols("lk"), RightKeys: cols("lk")}),
 			WantErr: "cannot bind lk: unknown column lk (available columns: rid, rk, rs)"},
-		{Name: "list-key", Inputs: []vt.Input{{Schema: listSchema}, {Schema: listSchema}},
+		{Name: "map-key", Inputs: []vt.Input{{Schema: listSchema}, {Schema: listSchema}},
 			Build:   build(vector.JoinSpec{LeftKeys: cols("l"), RightKeys: cols("l")}),
-			WantErr: "cannot bind l = l: array<bigint> cannot be a grouping or join key"},
+			WantErr: "cannot bind l = l: map<bigint,bigint> cannot be a grouping or join key: [GROUP_EXPRESSION_TYPE_IS_NOT_ORDERABLE]"},
 		{Name: "residual-not-boolean", Inputs: inputs,
 			Build:   build(vector.JoinSpec{LeftKeys: cols("lk"), RightKeys: cols("rk"), Residual: vector.Col("rs")}),
 			WantErr: "cannot bind rs: join condition must be boolean, not string"},

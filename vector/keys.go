@@ -49,6 +49,9 @@ type KeyEncoder struct {
 	buf    []byte
 	pos    []int32
 
+	// subs encode the elements of list key columns (keys_list.go).
+	subs []*KeyEncoder
+
 	// big holds the buffers EncodeContext sized for a large input, mapped
 	// outside the Go heap (bigAlloc) until Release.
 	big bigMem
@@ -82,8 +85,10 @@ func checkKeyType(t arrow.DataType) error {
 			}
 		}
 		return nil
+	case arrow.LIST, arrow.FLOAT32:
+		return checkNestedKeyType(t)
 	}
-	return fmt.Errorf("%s cannot be a grouping or join key: %w", TypeName(t), ErrType)
+	return keyTypeError(t)
 }
 
 func isFixedKey(t arrow.DataType) bool {
@@ -189,7 +194,7 @@ func leafSlices(leaves []keyLeaf, lo, hi, n int) ([]keyLeaf, func()) {
 	}
 	out := make([]keyLeaf, len(leaves))
 	for i, l := range leaves {
-		out[i] = keyLeaf{arr: array.NewSlice(l.arr, int64(lo), int64(hi)), structFlag: l.structFlag}
+		out[i] = keyLeaf{arr: array.NewSlice(l.arr, int64(lo), int64(hi)), structFlag: l.structFlag, list: l.list}
 	}
 	return out, func() {
 		for _, l := range out {
@@ -222,6 +227,9 @@ func (e *KeyEncoder) check(cols []arrow.Array) (int, error) {
 // encoder's slices are invalid afterwards); the encoder stays usable.
 // Buffers made by Encode are the garbage collector's.
 func (e *KeyEncoder) Release() {
+	for _, sub := range e.subs {
+		sub.Release()
+	}
 	if len(e.big.maps) == 0 {
 		return
 	}
@@ -394,11 +402,15 @@ func floatKey(v float64) uint64 {
 type keyLeaf struct {
 	arr        arrow.Array
 	structFlag bool
+	list       *listKeys // a list column's element keys (keys_list.go)
 }
 
 // flattenKey appends the leaves of c to leaves; every leaf array is owned
 // (retained) and must be released.
 func flattenKey(mem memory.Allocator, c arrow.Array, leaves []keyLeaf) ([]keyLeaf, error) {
+	if l, ok := c.(*array.List); ok {
+		return flattenListKey(l, leaves)
+	}
 	st, ok := c.(*array.Struct)
 	if !ok {
 		c.Retain()
@@ -430,6 +442,7 @@ func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array, big bo
 	defer func() {
 		for i := range leaves {
 			leaves[i].arr.Release()
+			leaves[i].list.release()
 			leaves[i] = keyLeaf{}
 		}
 		e.leaves = leaves[:0]
@@ -440,6 +453,9 @@ func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array, big bo
 		if err != nil {
 			return err
 		}
+	}
+	if err := e.prepareListKeys(ctx, leaves); err != nil {
+		return err
 	}
 	var err error
 	if e.widths, err = keyGrow(ctx, e, e.widths, n, big); err != nil {
@@ -499,7 +515,7 @@ func fixedWidth(id arrow.Type) int32 {
 		return 1
 	case arrow.INT16:
 		return 2
-	case arrow.INT32, arrow.DATE32, arrow.INTERVAL_MONTHS:
+	case arrow.INT32, arrow.DATE32, arrow.INTERVAL_MONTHS, arrow.FLOAT32:
 		return 4
 	case arrow.INT64, arrow.FLOAT64, arrow.TIMESTAMP, arrow.DURATION:
 		return 8
@@ -527,6 +543,9 @@ func addWidths(widths []int32, l keyLeaf) error {
 			widths[i]++
 		}
 		return nil
+	}
+	if l.list != nil {
+		return l.list.addWidths(widths, c.(*array.List))
 	}
 	bm, off := validBits(c)
 	switch a := c.(type) {
@@ -605,6 +624,10 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		}
 		return nil
 	}
+	if l.list != nil {
+		l.list.writeKeys(buf, pos, h, c.(*array.List))
+		return nil
+	}
 	switch a := c.(type) {
 	case *array.String, *array.Binary:
 		offs, data := BinaryParts(a)
@@ -642,6 +665,8 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 			binary.LittleEndian.PutUint64(buf[p+1:], word)
 			pos[i], h[i] = p+9, mixIn(h[i], fmix64(word))
 		}
+	case *array.Float32:
+		writeFloat32Keys(buf, pos, h, a.Float32Values(), bm, off)
 	default:
 		w := fixedWidth(c.DataType().ID())
 		if w < 0 {
@@ -792,6 +817,11 @@ func skipValue(dt arrow.DataType, key []byte) ([]byte, error) {
 	switch dt.ID() {
 	case arrow.STRUCT:
 		return skipFields(dt.(*arrow.StructType), key)
+	case arrow.LIST:
+		if flag == 0 {
+			return key, nil
+		}
+		return skipListElems(dt.(*arrow.ListType), key)
 	case arrow.STRING, arrow.BINARY:
 		if flag == 0 {
 			return key, nil
@@ -851,6 +881,8 @@ func decodeValue(b array.Builder, key []byte) ([]byte, error) {
 			bb.(*array.BinaryBuilder).Append(v)
 		}
 		return key[4+l:], nil
+	case *array.ListBuilder:
+		return decodeListValue(bb, key)
 	case *array.StructBuilder:
 		bb.Append(true)
 		for f := 0; f < bb.NumField(); f++ {
@@ -891,6 +923,8 @@ func decodeValue(b array.Builder, key []byte) ([]byte, error) {
 		bb.Append(arrow.Duration(binary.LittleEndian.Uint64(v)))
 	case *array.Float64Builder:
 		bb.Append(math.Float64frombits(binary.LittleEndian.Uint64(v)))
+	case *array.Float32Builder:
+		bb.Append(math.Float32frombits(binary.LittleEndian.Uint32(v)))
 	case *array.Decimal128Builder:
 		lo := binary.LittleEndian.Uint64(v)
 		hi := int64(binary.LittleEndian.Uint64(v[8:]))

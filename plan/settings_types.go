@@ -1,0 +1,17 @@
+package plan
+
+// Why the type settings other than Spark's defaults are refused at SET.
+// spark.sql.readSideCharPadding is accepted with any value: it pads the
+// values of CHAR(n) table columns when they are read, and the engine has
+// no CHAR(n) columns (ConvertColumnType refuses them), so no query the
+// engine runs answers differently under either value.
+const (
+	whyTimestampType = "TIMESTAMP_NTZ as the session's TIMESTAMP type is not implemented " +
+		"(TIMESTAMP literals, casts, to_timestamp and table columns stay TIMESTAMP_LTZ); " +
+		"write TIMESTAMP_NTZ explicitly where a wall time without a zone is meant"
+	whyLegacyInterval = "the legacy CalendarInterval results of interval literals and " +
+		"timestamp subtraction are not implemented; the engine gives Spark's ANSI " +
+		"year-month and day-time intervals, the default"
+	whyCharVarcharAsString = "CHAR(n) and VARCHAR(n) table columns are refused rather than " +
+		"read as STRING; declare such columns STRING, which is what this setting would do"
+)
