@@ -44,6 +44,20 @@ func (p *movingGroupProvider) StateLogEnd() *checkpoint.StateLogMark { return p.
 
 // CommitGroup implements checkpoint.GroupCommitter over the inner stores.
 func (p *movingGroupProvider) CommitGroup(ctx context.Context, stores []checkpoint.StateStore) error {
+	if len(stores) == 0 {
+		return nil
+	}
+	return p.CommitGroupAt(ctx, stores[0].Version()+1, stores)
+}
+
+// CommitGroupAt implements checkpoint.GroupCommitter over the inner
+// stores. With no stores (an epoch whose partitions were all carried
+// forward; the wrapper's partitions are not Carriers today, so the engine
+// does not ask for it) the inner provider writes the epoch's record alone.
+func (p *movingGroupProvider) CommitGroupAt(ctx context.Context, next int64, stores []checkpoint.StateStore) error {
+	if len(stores) == 0 {
+		return p.gc.CommitGroupAt(ctx, next, nil)
+	}
 	moving := make([]*movingStore, len(stores))
 	inner := make([]checkpoint.StateStore, len(stores))
 	abortAll := func() {
@@ -63,9 +77,6 @@ func (p *movingGroupProvider) CommitGroup(ctx context.Context, stores []checkpoi
 		}
 		inner[i] = moving[i].inner
 	}
-	if len(stores) == 0 {
-		return nil
-	}
 	for _, s := range moving {
 		if s.over {
 			if err := s.writeOverlay(); err != nil {
@@ -74,7 +85,7 @@ func (p *movingGroupProvider) CommitGroup(ctx context.Context, stores []checkpoi
 			}
 		}
 	}
-	if err := p.gc.CommitGroup(ctx, inner); err != nil {
+	if err := p.gc.CommitGroupAt(ctx, next, inner); err != nil {
 		// The inner provider aborted every store; the epoch is forgotten.
 		p.m.aborted()
 		return err
