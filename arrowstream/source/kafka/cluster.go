@@ -53,6 +53,8 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	members map[string]*groupMember // by group id, while their query runs
+
+	reads stageReads // upstream stages' epoch ranges, for their hop sinks' marks
 }
 
 // NewCluster checks opts and returns the membership (it connects only

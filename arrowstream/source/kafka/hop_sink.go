@@ -50,6 +50,10 @@ type hopSink struct {
 	topicID   [16]byte // TxnOffsetCommit v6+ names topics by id
 	enc       *zstd.Encoder
 	maxEvent  int64 // the largest event time sent (markers)
+
+	reads      *stageReads         // the stage's source's ranges (hop_mark.go)
+	inputIDs   map[string][16]byte // input topic ids, for the marks
+	epochEvent int64               // the largest event time of the epoch's rows
 }
 
 // HopTopic is the internal topic of hop n of table in cluster name.
@@ -86,7 +90,8 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
 	}
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
-		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64}, nil
+		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
+		reads: &c.reads, inputIDs: map[string][16]byte{}}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -252,6 +257,7 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 			mu.Unlock()
 		}
 	}
+	s.epochEvent = math.MinInt64
 	pending := make([][]arrow.Record, s.spec.Partitions)
 	rows := make([]int, s.spec.Partitions)
 	defer func() {
@@ -345,7 +351,10 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 	if err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	return s.commitEpochMark(ctx, epoch)
+	if err := s.commitEpochMark(ctx, epoch); err != nil {
+		return err
+	}
+	return s.commitInputMarks(ctx, epoch)
 }
 
 // partitionRows sets out[i] to the hop partition of row i: Spark's
@@ -380,9 +389,12 @@ func (s *hopSink) noteEventTime(rec arrow.Record) {
 	}
 	vals := ts.TimestampValues()
 	for i, v := range vals {
-		if ts.IsValid(i) && int64(v) > s.maxEvent {
-			s.maxEvent = int64(v)
+		if ts.IsValid(i) && int64(v) > s.epochEvent {
+			s.epochEvent = int64(v)
 		}
+	}
+	if s.epochEvent > s.maxEvent {
+		s.maxEvent = s.epochEvent
 	}
 }
 
