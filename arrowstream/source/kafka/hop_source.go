@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,6 +42,7 @@ type hopSource struct {
 	wmHold   bool          // no event time yet: hold the watermark
 	wmAt     time.Time     // when the view was last fetched (monotonic)
 	wmFailed error         // the last fetch's error, logged once
+	wmSeen   int64         // the event time EventTimeMaxMs last reported (µs)
 
 	mover *stateMover // the downstream stage's state (state_move.go)
 }
@@ -92,6 +94,7 @@ func (s *hopSource) EventTimeMaxMs() (int64, bool) {
 	if s.wmHold {
 		return noEventTimeMs, true
 	}
+	s.wmSeen = s.wmUs
 	ms := s.wmUs / 1000
 	if s.wmUs < 0 && s.wmUs%1000 != 0 {
 		ms-- // floor
@@ -120,7 +123,7 @@ func (c *Cluster) HopSource(mem memory.Allocator, spec stream.HopSpec) (stream.S
 	inner.groupTable = spec.Table + "-repartition-" + fmt.Sprint(spec.Hop)
 	inner.mover = newStateMover(c, mem, spec, inner)
 	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema,
-		idle: c.opts.IdleTimeout, now: c.opts.Now, wm: newHopWatermark(c.opts.IdleTimeout), wmHold: true, mover: inner.mover}, nil
+		idle: c.opts.IdleTimeout, now: c.opts.Now, wm: newHopWatermark(c.opts.IdleTimeout), wmHold: true, wmSeen: math.MinInt64, mover: inner.mover}, nil
 }
 
 func (s *hopSource) Schema() *arrow.Schema { return s.schema }
@@ -149,7 +152,26 @@ func (s *hopSource) LatestOffset(ctx context.Context) (stream.Offset, error) {
 
 func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
 	s.refreshWatermark(ctx)
-	return s.inner.LatestOffsetFrom(ctx, start)
+	end, err := s.inner.LatestOffsetFrom(ctx, start)
+	if err != nil || start == nil || !end.Equal(start) {
+		return end, err
+	}
+	// No hop data, but the input partitions moved the watermark on since
+	// the last epoch took it (the rows came in an epoch planned before
+	// their marks were fetched): an epoch that reads nothing hands it to
+	// the engine, whose no-data batch then closes what it passed.
+	s.mu.Lock()
+	moved := !s.wmHold && s.wmUs > s.wmSeen
+	us := s.wmUs
+	s.mu.Unlock()
+	if !moved {
+		return end, nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"v":1,"from":{},"end":{},"wm":`)
+	b.WriteString(strconv.FormatInt(us, 10))
+	b.WriteByte('}')
+	return stream.Offset(b.Bytes()), nil
 }
 
 func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
