@@ -82,8 +82,7 @@ const (
 	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
-// ConfClusterStatefulStableMembership acknowledges stable membership for
-// a stateful streaming table with an event-time watermark in cluster mode
+// ConfClusterStatefulStableMembership is accepted and no longer needed
 // (see stream.ConfClusterStatefulStableMembership, docs/cluster.md).
 const ConfClusterStatefulStableMembership = stream.ConfClusterStatefulStableMembership
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -274,13 +273,6 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if err != nil {
 		return nil, refuse(err)
 	}
-	if cut.eventCol >= 0 && !s.confIsTrue(stream.ConfClusterStatefulStableMembership) {
-		// The downstream watermark is the minimum over the upstream
-		// writers heard from so far: rows of an instance that joins (or
-		// restarts) before its first marker arrives can fall below it and
-		// be dropped as late. TestClusterStatefulKillAcceptance saw it.
-		return nil, refuse(fmt.Errorf("an event-time watermark across instances can drop rows as late when an instance joins, leaves or restarts (the watermark does not wait for a writer it has not heard from yet); set %s = true to run it with every instance started before the input flows and none joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
-	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err
@@ -401,15 +393,4 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		go dq.Stop()
 	}
 	return dq, nil
-}
-
-// confIsTrue reports whether the session sets key (in any case, as SET
-// takes it) to true.
-func (s *Session) confIsTrue(key string) bool {
-	for k, v := range s.confCopy() {
-		if strings.EqualFold(k, key) && strings.EqualFold(strings.TrimSpace(v), "true") {
-			return true
-		}
-	}
-	return false
 }

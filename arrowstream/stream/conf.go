@@ -65,14 +65,11 @@ func StateTuningKeys() []string {
 	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot, ConfPebbleLiveStateBytes}
 }
 
-// ConfClusterStatefulStableMembership acknowledges that a stateful
-// streaming table with an event-time watermark runs in cluster mode with
-// every instance started before the input flows and none joining,
-// leaving or dying: state moves with its hop partition, but the
-// downstream watermark does not wait for a writer it has not heard from
-// yet, so rows of a joining instance can be dropped as late
-// (docs/cluster.md). Stateful tables without a watermark need no
-// acknowledgement.
+// ConfClusterStatefulStableMembership is accepted and no longer needed:
+// it acknowledged stable membership for a stateful cluster table with an
+// event-time watermark while the downstream watermark did not wait for
+// every input partition; it does now (docs/cluster.md, "Event time
+// across instances"), so the setting changes nothing.
 const ConfClusterStatefulStableMembership = "arrowstream.cluster.stateful.stableMembership"
 
 // ConfClusterStatePartitionKeys, set by cluster mode on the downstream
