@@ -54,6 +54,7 @@ type hopSink struct {
 	reads      *stageReads         // the stage's source's ranges (hop_mark.go)
 	inputIDs   map[string][16]byte // input topic ids, for the marks
 	epochEvent int64               // the largest event time of the epoch's rows
+	faults     TxnFaults
 }
 
 // HopTopic is the internal topic of hop n of table in cluster name.
@@ -91,7 +92,7 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	}
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
-		reads: &c.reads, inputIDs: map[string][16]byte{}}, nil
+		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -238,6 +239,11 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 	if err := s.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: commit transaction: %w", s.topic, epoch, err)
 	}
+	if s.faults != nil {
+		if err := s.faults.AfterTxnCommit(s.spec.Table, "repartition", epoch); err != nil {
+			return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)
+		}
+	}
 	return nil
 }
 
@@ -354,7 +360,13 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 	if err := s.commitEpochMark(ctx, epoch); err != nil {
 		return err
 	}
-	return s.commitInputMarks(ctx, epoch)
+	if err := s.commitInputMarks(ctx, epoch); err != nil {
+		return err
+	}
+	if s.faults != nil {
+		return s.faults.BeforeTxnCommit(s.spec.Table, "repartition", epoch)
+	}
+	return nil
 }
 
 // partitionRows sets out[i] to the hop partition of row i: Spark's
