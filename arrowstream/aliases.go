@@ -82,7 +82,8 @@ const (
 	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
-// ConfClusterStatefulStableMembership is accepted and no longer needed
+// ConfClusterStatefulStableMembership acknowledges stable membership for
+// a stateful streaming table with an event-time watermark in cluster mode
 // (see stream.ConfClusterStatefulStableMembership, docs/cluster.md).
 const ConfClusterStatefulStableMembership = stream.ConfClusterStatefulStableMembership
 

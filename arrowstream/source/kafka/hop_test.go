@@ -27,6 +27,7 @@ const hopBuckets = 7
 func startHopAggregation(t *testing.T, s *testSession, brokerList string) *arrowstream.StreamingQuery {
 	t.Helper()
 	s.SetConf(arrowstream.ConfShufflePartitions, "6")
+	s.SetConf(arrowstream.ConfClusterStatefulStableMembership, "true")
 	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": brokerList, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +163,7 @@ func TestClusterStatefulAggregation(t *testing.T) {
 func startHopWindows(t *testing.T, s *testSession, brokerList string) *arrowstream.StreamingQuery {
 	t.Helper()
 	s.SetConf(arrowstream.ConfShufflePartitions, "6")
+	s.SetConf(arrowstream.ConfClusterStatefulStableMembership, "true")
 	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": brokerList, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
 		t.Fatal(err)
 	}
