@@ -164,8 +164,8 @@ func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (
 	moved := !s.wmHold && s.wmUs > s.wmSeen
 	us := s.wmUs
 	s.mu.Unlock()
-	if !moved {
-		return end, nil
+	if !moved || s.inner.member == nil || len(s.inner.member.ownedNow()[s.topic]) == 0 {
+		return end, nil // no state here to close windows of
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"v":1,"from":{},"end":{},"wm":`)

@@ -73,13 +73,17 @@ func TestClusterHopTransactionFaults(t *testing.T) {
 				}
 				s := open(f)
 				q := startHopAggregation(t, s, bl)
-				produce(t, c, "ev", 12, "a", 0, 700)
+				// Events arrive in steps until an epoch after the first
+				// one reaches the fault.
+				total := 0
 				deadline := time.Now().Add(testutil.Scaled(time.Minute))
 				for f.fired.Load() == 0 {
 					if time.Now().After(deadline) {
 						t.Fatalf("the %s transaction never reached the fault", stage)
 					}
-					time.Sleep(20 * time.Millisecond)
+					produce(t, c, "ev", 12, "a", total, 70)
+					total += 70
+					time.Sleep(100 * time.Millisecond)
 				}
 				// The crash: the query failed (or restarted in place);
 				// the instance goes away and comes back.
@@ -88,9 +92,10 @@ func TestClusterHopTransactionFaults(t *testing.T) {
 				s2 := open(nil)
 				defer s2.close(t)
 				startHopAggregation(t, s2, bl)
-				produce(t, c, "ev", 12, "a", 700, 700)
-				waitAgg(t, wantAgg(1400), s2)
-				if got := strings.Join(aggRows(t, s2), " "); got != strings.Join(wantAgg(1400), " ") {
+				produce(t, c, "ev", 12, "a", total, 700)
+				total += 700
+				waitAgg(t, wantAgg(total), s2)
+				if got := strings.Join(aggRows(t, s2), " "); got != strings.Join(wantAgg(total), " ") {
 					t.Fatal(errors.New(got))
 				}
 			})
