@@ -277,7 +277,7 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if cut.eventCol >= 0 && !s.confIsTrue(stream.ConfClusterStatefulStableMembership) {
 		// The downstream watermark now waits for every input partition
 		// (hop_watermark.go), but TestClusterStatefulKillAcceptance still
-		// lost part of one window's count in one of two runs (cause not
+		// lost part of a window's count in 2 of 5 runs (cause not
 		// found yet): until it runs clean, a silent wrong answer under
 		// rebalances is refused unless stable membership is acknowledged.
 		return nil, refuse(fmt.Errorf("an event-time watermark across instances can still lose rows of a window when an instance joins, leaves or restarts (an open issue, docs/cluster.md); set %s = true to run it with every instance started before the input flows and none joining, leaving or dying", stream.ConfClusterStatefulStableMembership))

@@ -151,8 +151,8 @@ func TestClusterStatefulKillAcceptance(t *testing.T) {
 	}
 	if os.Getenv("ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE") != "1" {
 		// Open issue (docs/cluster.md, limits): with the watermark waiting
-		// for every input partition, one run of two still lost part of
-		// one window's count (one hop partition's keys). It runs by hand
+		// for every input partition, 2 runs of 5 still lost part of
+		// a window's count (one hop partition's keys). It runs by hand
 		// until it passes 20 runs in a row.
 		t.Skip("open issue: a window can still lose rows under kill/join/restart (docs/cluster.md); set ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE=1 to run it")
 	}
