@@ -275,11 +275,12 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		return nil, refuse(err)
 	}
 	if cut.eventCol >= 0 && !s.confIsTrue(stream.ConfClusterStatefulStableMembership) {
-		// The downstream watermark is the minimum over the upstream
-		// writers heard from so far: rows of an instance that joins (or
-		// restarts) before its first marker arrives can fall below it and
-		// be dropped as late. TestClusterStatefulKillAcceptance saw it.
-		return nil, refuse(fmt.Errorf("an event-time watermark across instances can drop rows as late when an instance joins, leaves or restarts (the watermark does not wait for a writer it has not heard from yet); set %s = true to run it with every instance started before the input flows and none joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
+		// The downstream watermark now waits for every input partition
+		// (hop_watermark.go), but TestClusterStatefulKillAcceptance still
+		// lost part of a window's count in 2 of 5 runs (cause not
+		// found yet): until it runs clean, a silent wrong answer under
+		// rebalances is refused unless stable membership is acknowledged.
+		return nil, refuse(fmt.Errorf("an event-time watermark across instances can still lose rows of a window when an instance joins, leaves or restarts (an open issue, docs/cluster.md); set %s = true to run it with every instance started before the input flows and none joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
 	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {

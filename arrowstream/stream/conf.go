@@ -68,10 +68,10 @@ func StateTuningKeys() []string {
 // ConfClusterStatefulStableMembership acknowledges that a stateful
 // streaming table with an event-time watermark runs in cluster mode with
 // every instance started before the input flows and none joining,
-// leaving or dying: state moves with its hop partition, but the
-// downstream watermark does not wait for a writer it has not heard from
-// yet, so rows of a joining instance can be dropped as late
-// (docs/cluster.md). Stateful tables without a watermark need no
+// leaving or dying: state moves with its hop partition and the
+// downstream watermark waits for every input partition, but the kill
+// acceptance test still lost part of a window's count once, cause not
+// found (docs/cluster.md). Stateful tables without a watermark need no
 // acknowledgement.
 const ConfClusterStatefulStableMembership = "arrowstream.cluster.stateful.stableMembership"
 

@@ -150,12 +150,11 @@ func TestClusterStatefulKillAcceptance(t *testing.T) {
 		t.Skip("cluster acceptance: five processes and rebalances take minutes (-short)")
 	}
 	if os.Getenv("ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE") != "1" {
-		// Known gap (docs/cluster.md, "Event time across instances"): the
-		// downstream watermark does not wait for a writer it has not heard
-		// from, so a joining instance's rows can be dropped as late; one
-		// run lost 24 rows in each of two windows. It runs by hand until
-		// markers name the input partitions each writer covers.
-		t.Skip("known watermark gap across joining instances (docs/cluster.md); set ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE=1 to run it")
+		// Open issue (docs/cluster.md, limits): with the watermark waiting
+		// for every input partition, 2 runs of 5 still lost part of
+		// a window's count (one hop partition's keys). It runs by hand
+		// until it passes 20 runs in a row.
+		t.Skip("open issue: a window can still lose rows under kill/join/restart (docs/cluster.md); set ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE=1 to run it")
 	}
 	bin := buildBinary(t)
 	ports := freePorts(t, 5)

@@ -38,12 +38,30 @@ type ClusterOptions struct {
 	SessionTimeout time.Duration
 	// Logger receives rebalances (default slog.Default()).
 	Logger *slog.Logger
-	// IdleTimeout: an upstream writer of a repartition hop that sent no
-	// watermark marker for this long is idle and does not hold the
+	// IdleTimeout: an input partition of a repartition hop whose claims
+	// and marks did not move for this long is idle and does not hold the
 	// downstream watermark back (Flink's idleness; default 30s).
 	IdleTimeout time.Duration
 	// Now is the clock of idleness (default time.Now).
 	Now func() time.Time
+	// Faults, when set, injects failures around the Kafka transactions
+	// of repartition hops (tests of exactly once; nil in production).
+	Faults TxnFaults
+}
+
+// TxnFaults injects failures around an epoch's Kafka transaction: the
+// upstream stage's (stage "repartition": the hop's rows and marks) and
+// the downstream stage's (stage "changelog": state changes and hop
+// offsets). Tests use it to crash an epoch on either side of the commit.
+type TxnFaults interface {
+	// BeforeTxnCommit is called once the epoch's transaction holds
+	// everything, before it commits: an error aborts it (the local
+	// state may already have committed).
+	BeforeTxnCommit(table, stage string, epoch int64) error
+	// AfterTxnCommit is called once the transaction committed, before
+	// the epoch commits locally (offset and commit logs): an error fails
+	// the epoch with its Kafka side committed.
+	AfterTxnCommit(table, stage string, epoch int64) error
 }
 
 // Cluster is this instance's membership in a cluster: it makes the Kafka
@@ -55,6 +73,8 @@ type Cluster struct {
 	mu         sync.Mutex
 	members    map[string]*groupMember  // by group id, while their query runs
 	rebalances map[string]*rebalanceLog // by group id, kept across restarts
+
+	reads stageReads // upstream stages' epoch ranges, for their hop sinks' marks
 }
 
 // NewCluster checks opts and returns the membership (it connects only

@@ -118,6 +118,9 @@ func (s *Source) clusterSetCheckpointDir(dir string) error {
 	// claims: its committed offsets are always fetched.
 	gm.uncached = s.hop
 	s.member, s.dir = gm, dir
+	if !s.hop {
+		s.read = s.cluster.reads.register(queryDir, id)
+	}
 	return nil
 }
 
@@ -372,6 +375,7 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 	}
 	s.consumed = decided.End
 	s.noteReadUpTo(decided.End)
+	s.read.record(decided)
 	if len(ranges) == 0 {
 		return vector.NewScan(s.schema)
 	}
@@ -485,7 +489,13 @@ func (gm *groupMember) claim(ctx context.Context, want map[string]map[int32][2]i
 			if c, ok := committed.get(t, p); (ok && c != r[0]) || (!ok && r[0] != -1) {
 				continue // another instance moved on
 			}
-			meta := hists[t][p].with(gm.instance, r[1]).encode()
+			meta := hists[t][p].encode()
+			if r[0] != -1 {
+				// A claim of nothing (a partition's start) is not in the
+				// history: no data of it can be missing from the hop
+				// (hop_watermark.go reads the history as claims of data).
+				meta = hists[t][p].with(gm.instance, r[1]).encode()
+			}
 			if metas[t] == nil {
 				metas[t] = map[int32]string{}
 			}

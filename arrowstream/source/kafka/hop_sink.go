@@ -54,6 +54,11 @@ type hopSink struct {
 	// writtenKnown): see AddBatch.
 	written      int64
 	writtenKnown bool
+
+	reads      *stageReads         // the stage's source's ranges (hop_mark.go)
+	inputIDs   map[string][16]byte // input topic ids, for the marks
+	epochEvent int64               // the largest event time of the epoch's rows
+	faults     TxnFaults
 }
 
 // HopTopic is the internal topic of hop n of table in cluster name.
@@ -90,7 +95,8 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
 	}
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
-		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64}, nil
+		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
+		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -250,6 +256,11 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: commit transaction: %w", s.topic, epoch, err)
 	}
 	s.written, s.writtenKnown = epoch, true
+	if s.faults != nil {
+		if err := s.faults.AfterTxnCommit(s.spec.Table, "repartition", epoch); err != nil {
+			return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)
+		}
+	}
 	return nil
 }
 
@@ -269,6 +280,7 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 			mu.Unlock()
 		}
 	}
+	s.epochEvent = math.MinInt64
 	pending := make([][]arrow.Record, s.spec.Partitions)
 	rows := make([]int, s.spec.Partitions)
 	defer func() {
@@ -362,7 +374,16 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 	if err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	return s.commitEpochMark(ctx, epoch)
+	if err := s.commitEpochMark(ctx, epoch); err != nil {
+		return err
+	}
+	if err := s.commitInputMarks(ctx, epoch); err != nil {
+		return err
+	}
+	if s.faults != nil {
+		return s.faults.BeforeTxnCommit(s.spec.Table, "repartition", epoch)
+	}
+	return nil
 }
 
 // partitionRows sets out[i] to the hop partition of row i: Spark's
@@ -397,9 +418,12 @@ func (s *hopSink) noteEventTime(rec arrow.Record) {
 	}
 	vals := ts.TimestampValues()
 	for i, v := range vals {
-		if ts.IsValid(i) && int64(v) > s.maxEvent {
-			s.maxEvent = int64(v)
+		if ts.IsValid(i) && int64(v) > s.epochEvent {
+			s.epochEvent = int64(v)
 		}
+	}
+	if s.epochEvent > s.maxEvent {
+		s.maxEvent = s.epochEvent
 	}
 }
 

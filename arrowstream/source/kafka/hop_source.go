@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,8 +25,8 @@ import (
 // so the hop's partitions are assigned among the instances exactly as a
 // table's input partitions are, with the same claims) that reads
 // committed transactions only and decodes the Arrow IPC records back to
-// the upstream stage's rows. Watermark markers give the event time each
-// upstream writer reached (EventTimeMaxMs).
+// the upstream stage's rows. Its watermark is the event time every input
+// partition reached in the hop (EventTimeMaxMs, hop_watermark.go).
 type hopSource struct {
 	inner  *Source
 	mem    memory.Allocator
@@ -35,61 +36,70 @@ type hopSource struct {
 	idle   time.Duration
 	now    func() time.Time
 
-	mu      sync.Mutex
-	writers map[string]writerMark // upstream writers, from their markers
+	mu       sync.Mutex
+	wm       *hopWatermark // the input partitions' event times (hop_watermark.go)
+	wmUs     int64         // the watermark's event time computed at the last planning
+	wmHold   bool          // no event time yet: hold the watermark
+	wmAt     time.Time     // when the view was last fetched (monotonic)
+	wmFailed error         // the last fetch's error, logged once
+	wmSeen   int64         // the event time EventTimeMaxMs last reported (µs)
 
 	mover *stateMover // the downstream stage's state (state_move.go)
 }
 
-// writerMark is the progress of one upstream writer: the largest event
-// time it sent (microseconds; math.MinInt64 before any) and when its
-// last marker was read.
-type writerMark struct {
-	maxUs int64
-	seen  time.Time
-}
-
-// noteMarker records a writer's marker.
-func (s *hopSource) noteMarker(writer string, maxUs int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, ok := s.writers[writer]
-	if !ok || maxUs > m.maxUs {
-		m.maxUs = maxUs
-	}
-	m.seen = s.now()
-	s.writers[writer] = m
-}
-
-// noEventTimeMs is reported while an active writer has sent no event
-// time: low enough that the watermark does not move, far from overflow
-// when the delay is subtracted.
+// noEventTimeMs is reported while an input partition that holds the
+// watermark has no event time yet: low enough that the watermark does
+// not move, far from overflow when the delay is subtracted.
 const noEventTimeMs = math.MinInt64 / 4
 
-// EventTimeMaxMs implements stream.EventTimeSource: the minimum over the
-// writers heard from within the idle timeout of the largest event time
-// each has sent.
+// wmRefresh bounds how often planning fetches the marks: a view fetched
+// before an earlier listing of the hop's ends is still a valid bound.
+const wmRefresh = 50 * time.Millisecond
+
+// refreshWatermark fetches the marks before the epoch's hop ranges are
+// planned (the order hop_watermark.go relies on). A failed fetch keeps
+// the previous value: the watermark waits.
+func (s *hopSource) refreshWatermark(ctx context.Context) {
+	if s.spec.EventTimeColumn < 0 {
+		return
+	}
+	s.mu.Lock()
+	fresh := !s.wmAt.IsZero() && time.Since(s.wmAt) < wmRefresh
+	s.mu.Unlock()
+	if fresh {
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := fetchMarkView(fctx, s.inner.admin, s.inner.cluster.GroupID(s.spec.Table), s.topic)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.wmFailed == nil || s.wmFailed.Error() != err.Error() {
+			s.inner.cluster.opts.Logger.Warn("cluster: repartition watermark not updated", "topic", s.topic, "err", err)
+		}
+		s.wmFailed = err
+		return
+	}
+	s.wmFailed = nil
+	s.wmAt = time.Now()
+	s.wmUs, s.wmHold = s.wm.update(v, s.now())
+}
+
+// EventTimeMaxMs implements stream.EventTimeSource: the event time every
+// active input partition has reached in the hop, as of the last planning.
 func (s *hopSource) EventTimeMaxMs() (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	found := false
-	minMs := int64(math.MaxInt64)
-	for _, m := range s.writers {
-		if now.Sub(m.seen) > s.idle {
-			continue // idle: does not hold the watermark back
-		}
-		ms := int64(noEventTimeMs)
-		if m.maxUs != math.MinInt64 {
-			ms = m.maxUs / 1000
-			if m.maxUs < 0 && m.maxUs%1000 != 0 {
-				ms-- // floor
-			}
-		}
-		minMs = min(minMs, ms)
-		found = true
+	if s.wmHold {
+		return noEventTimeMs, true
 	}
-	return minMs, found
+	s.wmSeen = s.wmUs
+	ms := s.wmUs / 1000
+	if s.wmUs < 0 && s.wmUs%1000 != 0 {
+		ms-- // floor
+	}
+	return ms, true
 }
 
 // HopSource implements stream.Repartitioner.
@@ -113,7 +123,7 @@ func (c *Cluster) HopSource(mem memory.Allocator, spec stream.HopSpec) (stream.S
 	inner.groupTable = spec.Table + "-repartition-" + fmt.Sprint(spec.Hop)
 	inner.mover = newStateMover(c, mem, spec, inner)
 	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema,
-		idle: c.opts.IdleTimeout, now: c.opts.Now, writers: map[string]writerMark{}, mover: inner.mover}, nil
+		idle: c.opts.IdleTimeout, now: c.opts.Now, wm: newHopWatermark(c.opts.IdleTimeout), wmHold: true, wmSeen: math.MinInt64, mover: inner.mover}, nil
 }
 
 func (s *hopSource) Schema() *arrow.Schema { return s.schema }
@@ -136,11 +146,32 @@ func (s *hopSource) SetCheckpointDir(dir string) error {
 }
 
 func (s *hopSource) LatestOffset(ctx context.Context) (stream.Offset, error) {
+	s.refreshWatermark(ctx)
 	return s.inner.LatestOffset(ctx)
 }
 
 func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
-	return s.inner.LatestOffsetFrom(ctx, start)
+	s.refreshWatermark(ctx)
+	end, err := s.inner.LatestOffsetFrom(ctx, start)
+	if err != nil || start == nil || !end.Equal(start) {
+		return end, err
+	}
+	// No hop data, but the input partitions moved the watermark on since
+	// the last epoch took it (the rows came in an epoch planned before
+	// their marks were fetched): an epoch that reads nothing hands it to
+	// the engine, whose no-data batch then closes what it passed.
+	s.mu.Lock()
+	moved := !s.wmHold && s.wmUs > s.wmSeen
+	us := s.wmUs
+	s.mu.Unlock()
+	if !moved || s.inner.member == nil || len(s.inner.member.ownedNow()[s.topic]) == 0 {
+		return end, nil // no state here to close windows of
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"v":1,"from":{},"end":{},"wm":`)
+	b.WriteString(strconv.FormatInt(us, 10))
+	b.WriteByte('}')
+	return stream.Offset(b.Bytes()), nil
 }
 
 func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
@@ -168,7 +199,7 @@ func (s *hopSource) Read(ctx context.Context, start, end stream.Offset) (vector.
 		op.Close()
 		return nil, err
 	}
-	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, topic: s.topic, marker: s.noteMarker}, nil
+	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, topic: s.topic}, nil
 }
 
 // hopDecoder turns the Kafka rows of a hop topic into the rows they carry.
@@ -179,7 +210,6 @@ type hopDecoder struct {
 	schemaMsg []byte
 	dec       *zstd.Decoder
 	topic     string
-	marker    func(writer string, maxUs int64)
 	queue     []arrow.Record
 	done      bool
 }
@@ -224,11 +254,13 @@ func (d *hopDecoder) decode(rec arrow.Record) error {
 		k := keys.Value(i)
 		switch {
 		case bytes.Equal(k, hopKeyMarker):
-			maxUs, writer, err := decodeHopMarker(vals.Value(i))
-			if err != nil {
+			// A marker makes every hop partition move each epoch, so
+			// that each downstream instance runs an epoch and takes the
+			// new watermark; the watermark itself comes from the marks
+			// (hop_watermark.go).
+			if _, _, err := decodeHopMarker(vals.Value(i)); err != nil {
 				return fmt.Errorf("kafka: %s-%d offset %d: %w", d.topic, parts.Value(i), offs.Value(i), err)
 			}
-			d.marker(writer, maxUs)
 		case bytes.Equal(k, hopKeyData):
 			recs, err := decodeHopBatch(d.mem, d.dec, d.schema, d.schemaMsg, vals.Value(i))
 			if err != nil {

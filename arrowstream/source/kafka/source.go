@@ -62,6 +62,9 @@ type Source struct {
 	// hop (hop_source.go): it reads committed transactions only.
 	groupTable string
 	hop        bool
+	// read tells the stage's hop sink which ranges the epoch read
+	// (hop_mark.go); nil outside an upstream stage in cluster mode.
+	read *stageRead
 	// mover, on a hop's downstream source whose state moves between
 	// instances, commits the hop offsets with the state's changelog
 	// (state_move.go) instead of claiming them before reading.

@@ -207,6 +207,11 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64, op int) (wrot
 		m.logger.Warn("cluster: state: changelog ends not saved (the next start restores from the changelog)", "err", err)
 	}
 	m.resetEpochLocked()
+	if f := m.c.opts.Faults; f != nil {
+		if err := f.AfterTxnCommit(m.spec.Table, "changelog", epoch); err != nil {
+			return true, fmt.Errorf("kafka: cluster state of %s: epoch %d: %w", m.spec.Table, epoch, err)
+		}
+	}
 	return true, nil
 }
 
@@ -325,6 +330,11 @@ func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64, op int) 
 	}
 	if err := txnCommitOffsets(ctx, m.client, m.txnID, m.txnID, id, pepoch, "", -1, hop, ids[hop], map[int32]int64{0: epoch + 1}, m.epochBookmarkLocked(epoch).encode()); err != nil {
 		return nil, fmt.Errorf("commit the instance's epoch: %w", err)
+	}
+	if f := m.c.opts.Faults; f != nil {
+		if err := f.BeforeTxnCommit(m.spec.Table, "changelog", epoch); err != nil {
+			return nil, err
+		}
 	}
 	if err := m.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return nil, fmt.Errorf("commit transaction: %w", err)
