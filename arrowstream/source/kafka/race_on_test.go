@@ -1,0 +1,6 @@
+//go:build race
+
+package kafka_test
+
+// raceEnabled reports a -race build.
+const raceEnabled = true
