@@ -622,14 +622,41 @@ func typeRepeat(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelConte
 const maxArrayLength = 2147483632
 
 // kernRepeat is array_repeat(x, n): x n times (none for n <= 0). A row may
-// ask for up to 1<<30 elements: it checks ctx every cancelCheckRows
-// elements (or rows) listed.
+// ask for up to 1<<30 elements: the rows' sizes are found first (checking
+// ctx every cancelCheckRows rows), then the element indices are listed and
+// the elements gathered cancelCheckRows at a time with ctx checked
+// between.
 func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	if arrs[1].DataType().ID() == arrow.NULL {
 		return nullList(e, n), nil
 	}
 	counts := intReader(arrs[1])
 	out := newListOut(n)
+	total := int64(0)
+	for r := 0; r < n; r++ {
+		if r%cancelCheckRows == cancelCheckRows-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if arrs[1].IsNull(r) {
+			out.valid = append(out.valid, false)
+			out.nulls++
+			out.offs = append(out.offs, int32(total))
+			continue
+		}
+		c := max(counts(r), 0)
+		if c > maxArrayLength || total+c > 1<<30 {
+			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", c, maxArrayLength, ErrInvalidInput))
+		}
+		total += c
+		out.valid = append(out.valid, true)
+		out.offs = append(out.offs, int32(total))
+	}
+	idx, err := makeContext[int32](ctx, int(total), int(total))
+	if err != nil {
+		return nil, err
+	}
 	work := 0 // elements and rows listed since the last check of ctx
 	for r := 0; r < n; r++ {
 		if work++; work >= cancelCheckRows {
@@ -638,19 +665,11 @@ func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) 
 			}
 			work = 0
 		}
-		if arrs[1].IsNull(r) {
-			out.nullRow()
-			continue
-		}
-		c := counts(r)
-		if c > maxArrayLength || int64(len(out.idx))+c > 1<<30 {
-			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", c, maxArrayLength, ErrInvalidInput))
-		}
-		for k := int64(0); k < c; {
-			end := min(c, k+int64(cancelCheckRows-work))
-			work += int(end - k)
-			for ; k < end; k++ {
-				out.idx = append(out.idx, int32(r))
+		for k, end := int(out.offs[r]), int(out.offs[r+1]); k < end; {
+			stop := min(end, k+cancelCheckRows-work)
+			work += stop - k
+			for ; k < stop; k++ {
+				idx[k] = int32(r)
 			}
 			if work >= cancelCheckRows {
 				if err := ctx.Err(); err != nil {
@@ -659,9 +678,9 @@ func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) 
 				work = 0
 			}
 		}
-		out.endRow(true)
 	}
-	return out.build(e.mem, e.dt, arrs[0])
+	out.idx = idx
+	return out.buildContext(ctx, e.mem, e.dt, arrs[0])
 }
 
 // --- array_join ---

@@ -68,17 +68,19 @@ func kernSequence(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int
 		steps = read(arrs[2])
 	}
 	isDate := elem.ID() == arrow.DATE32
-	var vals []int64
+	// First the rows' bounds, steps and sizes (errors in row order), then
+	// the elements written straight into the output buffer.
+	first := make([]int64, n)
+	step := make([]int64, n)
 	offs := make([]int32, 1, n+1)
 	valid := make([]bool, n)
 	nulls := 0
-	work := 0 // elements and rows built since the last check of ctx
+	total := uint64(0)
 	for r := 0; r < n; r++ {
-		if work++; work >= cancelCheckRows {
+		if r%cancelCheckRows == cancelCheckRows-1 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			work = 0
 		}
 		if arrs[0].IsNull(r) || arrs[1].IsNull(r) || steps != nil && arrs[2].IsNull(r) {
 			nulls++
@@ -87,47 +89,47 @@ func kernSequence(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int
 		}
 		valid[r] = true
 		start, stop := starts(r), stops(r)
-		step := int64(1)
+		st := int64(1)
 		if stop < start {
-			step = -1
+			st = -1
 		}
 		if steps != nil {
-			step = steps(r)
+			st = steps(r)
 			if isDate {
-				if step%86400_000_000 != 0 {
-					return nil, e.rowErr(r, fmt.Errorf("[INVALID_PARAMETER_VALUE] sequence of dates needs a step of whole days, not %s: %w", FormatInterval(step), ErrInvalidInput))
+				if st%86400_000_000 != 0 {
+					return nil, e.rowErr(r, fmt.Errorf("[INVALID_PARAMETER_VALUE] sequence of dates needs a step of whole days, not %s: %w", FormatInterval(st), ErrInvalidInput))
 				}
-				step /= 86400_000_000
+				st /= 86400_000_000
 			}
 		}
-		if step == 0 && start != stop || step > 0 && start > stop || step < 0 && start < stop {
-			return nil, e.rowErr(r, fmt.Errorf("[INVALID_PARAMETER_VALUE] Illegal sequence boundaries: %d to %d by %d: %w", start, stop, step, ErrInvalidInput))
+		if st == 0 && start != stop || st > 0 && start > stop || st < 0 && start < stop {
+			return nil, e.rowErr(r, fmt.Errorf("[INVALID_PARAMETER_VALUE] Illegal sequence boundaries: %d to %d by %d: %w", start, stop, st, ErrInvalidInput))
 		}
 		var count uint64 = 1
-		if step != 0 {
-			count = uint64((stop-start)/step) + 1
+		if st != 0 {
+			count = uint64((stop-start)/st) + 1
 		}
-		if count > maxArrayLength || uint64(len(vals))+count > 1<<30 {
+		if count > maxArrayLength || total+count > 1<<30 {
 			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", count, maxArrayLength, ErrInvalidInput))
 		}
-		v := start
-		for k := uint64(0); k < count; {
-			end := min(count, k+uint64(cancelCheckRows-work))
-			work += int(end - k)
-			for ; k < end; k++ {
-				vals = append(vals, v)
-				v += step
-			}
-			if work >= cancelCheckRows {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				work = 0
-			}
-		}
-		offs = append(offs, int32(len(vals)))
+		total += count
+		first[r], step[r] = start, st
+		offs = append(offs, int32(total))
 	}
-	child, err := int64sAs(e.mem, elem, vals)
+	var child arrow.Array
+	var err error
+	switch elem.ID() {
+	case arrow.INT8:
+		child, err = sequenceValues[int8](ctx, e.mem, elem, offs, first, step)
+	case arrow.INT16:
+		child, err = sequenceValues[int16](ctx, e.mem, elem, offs, first, step)
+	case arrow.INT32, arrow.DATE32:
+		child, err = sequenceValues[int32](ctx, e.mem, elem, offs, first, step)
+	case arrow.INT64, arrow.TIMESTAMP:
+		child, err = sequenceValues[int64](ctx, e.mem, elem, offs, first, step)
+	default:
+		return nil, fmt.Errorf("vector: sequence of %s: %w", TypeName(elem), ErrType)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -135,25 +137,38 @@ func kernSequence(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int
 	return buildList(e.mem, e.dt, offs, valid, nulls, child), nil
 }
 
-// int64sAs builds a column of integer-like type dt from int64 values.
-func int64sAs(mem memory.Allocator, dt arrow.DataType, vals []int64) (arrow.Array, error) {
-	switch dt.ID() {
-	case arrow.INT8:
-		return fixedFrom[int8](mem, dt, vals), nil
-	case arrow.INT16:
-		return fixedFrom[int16](mem, dt, vals), nil
-	case arrow.INT32, arrow.DATE32:
-		return fixedFrom[int32](mem, dt, vals), nil
-	case arrow.INT64, arrow.TIMESTAMP:
-		return fixedFrom[int64](mem, dt, vals), nil
+// sequenceValues writes the elements of every row r (offs[r] to
+// offs[r+1], from first[r] by step[r]) into a column of type dt,
+// checking ctx every cancelCheckRows elements or rows: a batch may list
+// up to 1<<30 elements.
+func sequenceValues[T int8 | int16 | int32 | int64](ctx context.Context, mem memory.Allocator, dt arrow.DataType, offs []int32, first, step []int64) (arrow.Array, error) {
+	total := int(offs[len(offs)-1])
+	buf, out := fnFixedBuf[T](mem, total)
+	work := 0 // elements and rows written since the last check of ctx
+	for r := range first {
+		if work++; work >= cancelCheckRows {
+			if err := ctx.Err(); err != nil {
+				buf.Release()
+				return nil, err
+			}
+			work = 0
+		}
+		v, st := first[r], step[r]
+		for k, end := int(offs[r]), int(offs[r+1]); k < end; {
+			stop := min(end, k+cancelCheckRows-work)
+			work += stop - k
+			for ; k < stop; k++ {
+				out[k] = T(v)
+				v += st
+			}
+			if work >= cancelCheckRows {
+				if err := ctx.Err(); err != nil {
+					buf.Release()
+					return nil, err
+				}
+				work = 0
+			}
+		}
 	}
-	return nil, fmt.Errorf("vector: integer column of %s: %w", TypeName(dt), ErrType)
-}
-
-func fixedFrom[T int8 | int16 | int32 | int64](mem memory.Allocator, dt arrow.DataType, vals []int64) arrow.Array {
-	buf, out := fnFixedBuf[T](mem, len(vals))
-	for i, v := range vals {
-		out[i] = T(v)
-	}
-	return fnNewArray(dt, len(vals), []*memory.Buffer{nil, buf}, nil, 0)
+	return fnNewArray(dt, total, []*memory.Buffer{nil, buf}, nil, 0), nil
 }

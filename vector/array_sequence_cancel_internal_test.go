@@ -181,3 +181,131 @@ func TestArrayRepeatStopsWhenCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestListBuildContext: the gather that assembles the lists of
+// array_repeat (and any listOut) stops at its first check, after its
+// first chunk of elements, when cancelled, and otherwise equals build.
+func TestListBuildContext(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	child := int64Col(mem, []int64{1, 2, 3, 4, 5}, 4)
+	defer child.Release()
+	out := newListOut(3)
+	for r, size := range []int{bigRows, 0, 70_001} {
+		if r == 1 {
+			out.nullRow()
+			continue
+		}
+		for k := range size {
+			out.idx = append(out.idx, int32((k*7+r)%5))
+		}
+		out.endRow(true)
+	}
+	dt := ListOf(Int64)
+	ctx := &checkCountCtx{Context: context.Background()}
+	got, err := out.buildContext(ctx, mem, dt, child)
+	if got != nil {
+		got.Release()
+	}
+	if !errors.Is(err, context.Canceled) || ctx.checks != 1 {
+		t.Fatalf("err = %v after %d checks, want context.Canceled at the first", err, ctx.checks)
+	}
+	got, err = out.buildContext(context.Background(), mem, dt, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	want, err := out.build(mem, dt, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	if !array.Equal(got, want) {
+		t.Fatal("buildContext differs from build")
+	}
+}
+
+// TestSequenceNarrowTypesMatchModel: sequences of INT, SMALLINT and DATE
+// elements (written straight into their own type's buffer) crossing the
+// kernel's check points are the brute-force ones.
+func TestSequenceNarrowTypesMatchModel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	starts := []int64{0, 30_000, -5, 100}
+	stops := []int64{29_000, -20_000, 70_000, 100}
+	for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int16, arrow.FixedWidthTypes.Date32} {
+		t.Run(TypeName(dt), func(t *testing.T) {
+			schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: dt}, {Name: "b", Type: dt}}, nil)
+			f, err := LookupFunction("sequence", []Expr{Col("a"), Col("b")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := f.Bind(schema, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if c, ok := ev.(interface{ Release() }); ok {
+					c.Release()
+				}
+			}()
+			mk := func(vals []int64) arrow.Array {
+				b := array.NewBuilder(mem, dt)
+				defer b.Release()
+				for _, v := range vals {
+					switch x := b.(type) {
+					case *array.Int32Builder:
+						x.Append(int32(v))
+					case *array.Int16Builder:
+						x.Append(int16(max(min(v, 32767), -32768)))
+					case *array.Date32Builder:
+						x.Append(arrow.Date32(v))
+					}
+				}
+				return b.NewArray()
+			}
+			a, b := mk(starts), mk(stops)
+			rec := array.NewRecord(schema, []arrow.Array{a, b}, int64(len(starts)))
+			a.Release()
+			b.Release()
+			defer rec.Release()
+			out, err := ev.Eval(context.Background(), rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Release()
+			l := out.(*array.List)
+			for r := range starts {
+				s, e := starts[r], stops[r]
+				if dt.ID() == arrow.INT16 {
+					s, e = max(min(s, 32767), -32768), max(min(e, 32767), -32768)
+				}
+				step := int64(1)
+				if e < s {
+					step = -1
+				}
+				lo, hi := l.ValueOffsets(r)
+				if want := (e-s)*step + 1; hi-lo != want {
+					t.Fatalf("row %d: %d elements, want %d", r, hi-lo, want)
+				}
+				elems := array.NewSlice(l.ListValues(), lo, hi)
+				for k := 0; k < elems.Len(); k++ {
+					var g int64
+					switch x := elems.(type) {
+					case *array.Int32:
+						g = int64(x.Value(k))
+					case *array.Int16:
+						g = int64(x.Value(k))
+					case *array.Date32:
+						g = int64(x.Value(k))
+					}
+					if w := s + int64(k)*step; g != w {
+						elems.Release()
+						t.Fatalf("row %d element %d: %d, want %d", r, k, g, w)
+					}
+				}
+				elems.Release()
+			}
+		})
+	}
+}

@@ -111,6 +111,63 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 				return polls < 0
 			}
 		}},
+		{"window_20M_partition_funcs", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One partition without ORDER BY: sum and max over the whole
+			// partition (the accumulator's update, the extreme's scan and
+			// the gathers of the results), lag, and lead IGNORE NULLS over
+			// a column with nulls. Cancelled 0 to 150 polls after the
+			// input is read, like window_20M_no_sort.
+			const rows = 20_000_000
+			in := newGenOp(mem, rows, true)
+			whole := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
+				End: vector.FrameBound{Kind: vector.FrameUnboundedFollowing}}
+			holes := vector.If(vector.Eq(vector.Mod(v, vector.TypedLit(vector.Int64, int64(3))), vector.TypedLit(vector.Int64, int64(0))),
+				vector.TypedLit(vector.Int64, nil), v)
+			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
+				Calls: []vector.WindowCall{
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{v}}, Frame: whole, Name: "s"},
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggMax, Args: []vector.Expr{v}}, Frame: whole, Name: "m"},
+					{Func: vector.WinLag, N: 1, Args: []vector.Expr{v}, Frame: whole, Name: "lag"},
+					{Func: vector.WinLead, N: 1, IgnoreNulls: true, Args: []vector.Expr{holes}, Frame: whole, Name: "lead"},
+				}})
+			if err != nil {
+				fatal(err)
+			}
+			polls := rand.IntN(151)
+			return w, func() bool {
+				if in.produced.Load() < rows {
+					return false
+				}
+				polls--
+				return polls < 0
+			}
+		}},
+		{"window_20M_range", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// A RANGE frame with offsets over one partition of 20M rows
+			// already in order (the sort is quick), cancelled 0 to 150
+			// polls after the input is read: the key preparation, the
+			// frames and the sum.
+			const rows = 20_000_000
+			in := newGenOp(mem, rows, false)
+			ranged := vector.WindowFrame{Range: true, Start: vector.FrameBound{Kind: vector.FramePreceding, Offset: 5},
+				End: vector.FrameBound{Kind: vector.FrameFollowing, Offset: 5}}
+			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
+				OrderBy: []vector.SortKey{{Expr: v}},
+				Calls: []vector.WindowCall{
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggCount, Args: []vector.Expr{v}}, Frame: ranged, Name: "c"},
+				}})
+			if err != nil {
+				fatal(err)
+			}
+			polls := rand.IntN(151)
+			return w, func() bool {
+				if in.produced.Load() < rows {
+					return false
+				}
+				polls--
+				return polls < 0
+			}
+		}},
 		{"sort_4M_strings", func(mem memory.Allocator) (vector.Operator, func() bool) {
 			const rows = 4 << 20
 			in := newTextOp(mem, rows, func(buf []byte, i int) []byte {

@@ -44,6 +44,25 @@ func BenchmarkGrowInterruptible(b *testing.B) {
 			}
 		}
 	})
+	b.Run("doubling/fallback", func(b *testing.B) {
+		// The build without the runtime's allocator: make, then copy
+		// (make_context_fallback.go).
+		b.SetBytes(groups * 8)
+		ctx := context.Background()
+		for range b.N {
+			var s []int64
+			for n := 1024; n <= groups; n *= 2 {
+				t, err := makeContextWith(ctx, len(s), n, zeroedSlice[int64])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := copyContext(ctx, t, s); err != nil {
+					b.Fatal(err)
+				}
+				s = t[:n]
+			}
+		}
+	})
 	mem := memory.NewGoAllocator()
 	const keys, batch = 1 << 20, 64 << 10
 	var batches []arrow.Array

@@ -18,13 +18,30 @@ import (
 // not copy over) and zeroes it growChunkBytes at a time with a context
 // check before each chunk, so a cancel waits for one chunk.
 
-// mallocgc is the Go runtime's allocator. With a nil type the memory is
-// not scanned by the garbage collector (it may hold no pointers); with
-// needzero false it may hold old bytes. The runtime keeps this entry point
-// for packages that link to it (its signature is promised not to change).
+// Where the unzeroed memory comes from is chosen at build time:
+// make_context_runtime.go links to the runtime's allocator (the default),
+// make_context_fallback.go (build tag arrowstream_nolinkname) uses make.
 //
-//go:linkname mallocgc runtime.mallocgc
-func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
+// The decision (issue 17): keep the link. runtime.mallocgc is the
+// project's only //go:linkname. The Go runtime marks it as linkable from
+// outside ("hall of shame": widely used packages call it) with "Do not
+// remove or change the type signature. See go.dev/issue/67401" (Go 1.23
+// on; checked in Go 1.26's runtime/malloc.go), so the link is a promised
+// interface, not an accident. What the fallback loses is not throughput
+// (BenchmarkGrowInterruptible's doubling/fallback, make then a chunked
+// copy, and doubling/context measured 4.1–8.9 s and 5.9–7.4 s per run at
+// load 36–47: the same within that noise) but the bound on a cancel: make
+// zeroes the whole array, faulting in pages the scavenger returned, in one
+// call (4-5 ms per MB on the VMs measured: a 64 MB accumulator array held
+// a cancel for a quarter of a second). The link is used on the Go releases
+// whose runtime was checked (go1.23 to go1.27, the build constraint of
+// make_context_runtime.go); any other release, or the tag, builds the
+// fallback automatically, and TestMakeContextPathSelected fails on a
+// release outside the checked range so that the signature is checked again
+// and the range widened rather than the fallback shipping unnoticed. If a
+// release ever drops the symbol, the link fails at build time naming
+// runtime.mallocgc; building with -tags arrowstream_nolinkname is the way
+// out until the range is narrowed.
 
 // makeContext returns a slice of length n and capacity c (n <= c) whose
 // elements [n, c) are zero and whose elements [0, n) the caller
@@ -43,15 +60,25 @@ func makeContext[T any](ctx context.Context, n, c int) ([]T, error) {
 		}
 		return make([]T, n, c), nil
 	}
+	return makeContextWith(ctx, n, c, unzeroedSlice[T])
+}
+
+// makeContextWith is makeContext's large pointer-free case, with alloc
+// returning c elements whose content need not be zero.
+func makeContextWith[T any](ctx context.Context, n, c int, alloc func(c int) []T) ([]T, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := unsafe.Slice((*T)(mallocgc(size, nil, false)), c)
+	t := alloc(c)
 	if err := clearContextOf(ctx, t[n:]); err != nil {
 		return nil, err
 	}
 	return t[:n], nil
 }
+
+// zeroedSlice is the fallback's allocation: make, which zeroes (and faults
+// in) the whole array in one call.
+func zeroedSlice[T any](c int) []T { return make([]T, c) }
 
 // clearContextOf zeroes s growChunkBytes at a time, checking ctx before
 // each chunk.

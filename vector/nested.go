@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -88,6 +89,18 @@ func (o *listOut) nullRow() { o.endRow(false) }
 // at o.idx.
 func (o *listOut) build(mem memory.Allocator, dt arrow.DataType, child arrow.Array) (arrow.Array, error) {
 	elems, err := Take(mem, child, o.idx)
+	if err != nil {
+		return nil, err
+	}
+	defer elems.Release()
+	return buildList(mem, dt, o.offs, o.valid, o.nulls, elems), nil
+}
+
+// buildContext is build gathering the elements cancelCheckRows at a time
+// with ctx checked between (takeContext): a batch's lists may hold up to
+// 1<<30 elements.
+func (o *listOut) buildContext(ctx context.Context, mem memory.Allocator, dt arrow.DataType, child arrow.Array) (arrow.Array, error) {
+	elems, err := takeContext(ctx, mem, child, o.idx)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		if err != nil {
 			return nil, err
 		}
-		return Take(mem, args[0], idx)
+		return takeContext(ctx, mem, args[0], idx)
 	case (a.Func == AggMin || a.Func == AggMax) && len(c.args) == 1:
 		raw, err := evalAll(ctx, c.args, data)
 		if err != nil {
@@ -72,7 +72,7 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		if err != nil {
 			return nil, err
 		}
-		return Take(mem, raw[0], idx)
+		return takeContext(ctx, mem, raw[0], idx)
 	case (a.Func == AggSum || a.Func == AggAvg) && !a.Distinct && f.Start.Kind == FrameUnboundedPreceding:
 		if out, ok, err := c.runningSum(ctx, mem, args[0], b, hi); ok || err != nil {
 			return out, err
@@ -131,15 +131,15 @@ func (c *boundWindowCall) partitionAggregate(ctx context.Context, mem memory.All
 	}
 	acc := c.agg.acc
 	acc.resize(parts)
-	if err := acc.update(gids, args); err != nil {
+	if err := updateContext(ctx, acc, gids, args); err != nil {
 		return nil, c.wrap(err)
 	}
-	vals, err := acc.final(mem, 0, parts, rows)
+	vals, err := finalContext(ctx, mem, acc, parts, rows)
 	if err != nil {
 		return nil, c.wrap(err)
 	}
 	defer vals.Release()
-	return Take(mem, vals, gids)
+	return takeContext(ctx, mem, vals, gids)
 }
 
 // frameAggregate folds each row's frame into its own group of the
@@ -177,6 +177,12 @@ func (c *boundWindowCall) frameAggregate(ctx context.Context, mem memory.Allocat
 		return nil
 	}
 	for i := 0; i < b.n; i++ {
+		if i%cancelCheckRows == cancelCheckRows-1 {
+			// Rows with empty frames add nothing to flush.
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		rows[i] = int64(hi[i] - lo[i])
 		for j := lo[i]; j < hi[i]; j++ {
 			idx = append(idx, j)
@@ -191,7 +197,7 @@ func (c *boundWindowCall) frameAggregate(ctx context.Context, mem memory.Allocat
 	if err := flush(); err != nil {
 		return nil, err
 	}
-	out, err := acc.final(mem, 0, b.n, rows)
+	out, err := finalContext(ctx, mem, acc, b.n, rows)
 	if err != nil {
 		return nil, c.wrap(err)
 	}

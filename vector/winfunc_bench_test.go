@@ -38,7 +38,10 @@ func windowBenchInput(mem memory.Allocator) (*arrow.Schema, []arrow.Record) {
 	return schema, recs
 }
 
-var growingFrame = vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding}, End: vector.FrameBound{Kind: vector.FrameCurrentRow}}
+var (
+	growingFrame = vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding}, End: vector.FrameBound{Kind: vector.FrameCurrentRow}}
+	wholeFrame   = vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding}, End: vector.FrameBound{Kind: vector.FrameUnboundedFollowing}}
+)
 
 // BenchmarkWindowOp is row_number() and a running sum(v) OVER (PARTITION
 // BY k ORDER BY v) over 1M rows; bench/peers/duckdb compares the same with
@@ -55,8 +58,17 @@ func BenchmarkWindowOp(b *testing.B) {
 		"row_number":  {Func: vector.WinRowNumber, Frame: growingFrame},
 		"running_sum": {Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{vector.Col("v")}}, Frame: growingFrame},
 		"moving_max":  {Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggMax, Args: []vector.Expr{vector.Col("v")}}, Frame: vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FramePreceding, Offset: 10}, End: vector.FrameBound{Kind: vector.FrameCurrentRow}}},
+		// The passes issue 17's last round chunked: a whole-partition
+		// aggregate (accumulator update, then the gather of each
+		// partition's value to its rows), lag's gather, lead IGNORE NULLS
+		// and a RANGE frame (its key preparation).
+		"partition_sum":     {Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{vector.Col("v")}}, Frame: wholeFrame},
+		"lag":               {Func: vector.WinLag, N: 1, Args: []vector.Expr{vector.Col("v")}, Frame: growingFrame},
+		"lead_ignore_nulls": {Func: vector.WinLead, N: 2, IgnoreNulls: true, Args: []vector.Expr{vector.Col("v")}, Frame: growingFrame},
+		"range_sum": {Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{vector.Col("v")}},
+			Frame: vector.WindowFrame{Range: true, Start: vector.FrameBound{Kind: vector.FramePreceding, FloatOffset: 0.01}, End: vector.FrameBound{Kind: vector.FrameCurrentRow}}},
 	}
-	for _, name := range []string{"row_number", "running_sum", "moving_max"} {
+	for _, name := range []string{"row_number", "running_sum", "moving_max", "partition_sum", "lag", "lead_ignore_nulls", "range_sum"} {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {

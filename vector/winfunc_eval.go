@@ -75,7 +75,7 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 		if err != nil {
 			return nil, err
 		}
-		return Take(mem, vals[0], idx)
+		return takeContext(ctx, mem, vals[0], idx)
 	}
 	return c.aggregate(ctx, mem, data, b)
 }
@@ -130,63 +130,68 @@ func (c *boundWindowCall) offsetValue(ctx context.Context, mem memory.Allocator,
 		return nil, err
 	}
 	if len(vals) == 1 {
-		return Take(mem, v, idx)
+		return takeContext(ctx, mem, v, idx)
 	}
-	both, err := Concatenate([]arrow.Array{v, vals[1]}, mem)
+	both, err := concatColumnContext(ctx, mem, v.DataType(), []arrow.Array{v, vals[1]}, 2*n)
 	if err != nil {
 		return nil, err
 	}
 	defer both.Release()
-	for i, j := range idx {
-		if j < 0 {
-			idx[i] = int32(n + i)
+	err = eachRange(ctx, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if idx[i] < 0 {
+				idx[i] = int32(n + i)
+			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return Take(mem, both, idx)
+	return takeContext(ctx, mem, both, idx)
 }
 
 // ignoreNullsOffsets fills idx for lag and lead with IGNORE NULLS: the row
-// of the value shift non-null values away, or -1. Each partition is two
-// passes (its non-null rows, then the offsets), with ctx checked before each
-// partition of at least cancelCheckRows rows.
+// of the value shift non-null values away in the row's partition, or -1.
+// Two passes over the whole column (the count of non-null rows before
+// each row, and the non-null rows in order), then one over the rows
+// finding the target from the counts: every pass is in chunks of
+// cancelCheckRows rows with ctx checked between, so one partition of any
+// size does not hold a cancel.
 func ignoreNullsOffsets(ctx context.Context, v arrow.Array, b *winBounds, shift int64, idx []int32) error {
-	for p := 0; p+1 < len(b.parts); p++ {
-		s, e := int64(b.parts[p]), int64(b.parts[p+1])
-		if e-s >= cancelCheckRows {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		// The non-null rows of the partition, and for each row how many
-		// of them come before it.
-		var vpos []int32
-		for i := s; i < e; i++ {
-			if v.IsValid(int(i)) {
-				vpos = append(vpos, int32(i))
-			}
-		}
-		k := int64(0) // vpos[:k] are before row i
-		for i := s; i < e; i++ {
-			for k < int64(len(vpos)) && int64(vpos[k]) < i {
-				k++
-			}
-			var t int64
-			if shift < 0 {
-				t = k + shift
-			} else {
-				t = k + shift - 1
-				if k < int64(len(vpos)) && int64(vpos[k]) == i {
-					t++
+	cnt, err := validPrefix(ctx, v)
+	if err != nil {
+		return err
+	}
+	vpos := make([]int32, 0, int(cnt[b.n]))
+	if cap(vpos) > 0 {
+		err := eachRange(ctx, b.n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if cnt[i+1] != cnt[i] {
+					vpos = append(vpos, int32(i))
 				}
 			}
-			if t >= 0 && t < int64(len(vpos)) {
-				idx[i] = vpos[t]
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return b.eachChunk(ctx, func(s, e, lo, hi int32) {
+		base := int64(cnt[s])
+		valid := int64(cnt[e]) - base // the partition's non-null rows
+		for i := lo; i < hi; i++ {
+			var t int64 // the target's rank among the partition's non-null rows
+			if shift < 0 {
+				t = int64(cnt[i]) - base + shift
+			} else {
+				t = int64(cnt[i+1]) - base + shift - 1
+			}
+			if t >= 0 && t < valid {
+				idx[i] = vpos[base+t]
 			} else {
 				idx[i] = -1
 			}
 		}
-	}
-	return nil
+	})
 }
 
 // frameIndex returns, for each row, the row of its frame [lo, hi) that

@@ -103,55 +103,85 @@ func (b *winBounds) rowBound(f WindowFrame, fb FrameBound, i, s, e int, end bool
 }
 
 // rangeKeys converts the order key to ascending int64 or float64 values
-// (negated for a descending key) with their validity.
+// (negated for a descending key) with their validity, cancelCheckRows rows
+// at a time with ctx checked between (a key of one 20M-row partition is
+// three passes over 20M rows).
 func (b *winBounds) rangeKeys(ctx context.Context) ([]int64, []float64, []bool, error) {
 	k := b.orderKey
 	n := k.Len()
 	valid := make([]bool, n)
-	for i := range valid {
-		valid[i] = k.IsValid(i)
-	}
-	// The conversions below are one pass over the key; check before them.
-	if err := ctx.Err(); err != nil {
+	noNulls := k.NullN() == 0
+	err := eachRange(ctx, n, func(lo, hi int) {
+		if noNulls {
+			for i := lo; i < hi; i++ {
+				valid[i] = true
+			}
+			return
+		}
+		for i := lo; i < hi; i++ {
+			valid[i] = k.IsValid(i)
+		}
+	})
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	sign := int64(1)
-	if b.desc {
-		sign = -1
-	}
+	desc := b.desc
 	var ints []int64
 	var floats []float64
-	conv := func(get func(i int) int64) {
-		ints = make([]int64, n)
-		for i := range ints {
-			ints[i] = get(i) * sign
-		}
-	}
 	switch a := k.(type) {
 	case *array.Int8:
-		conv(func(i int) int64 { return int64(a.Value(i)) })
+		ints, err = rangeInts(ctx, a.Int8Values(), desc)
 	case *array.Int16:
-		conv(func(i int) int64 { return int64(a.Value(i)) })
+		ints, err = rangeInts(ctx, a.Int16Values(), desc)
 	case *array.Int32:
-		conv(func(i int) int64 { return int64(a.Value(i)) })
+		ints, err = rangeInts(ctx, a.Int32Values(), desc)
 	case *array.Int64:
-		conv(func(i int) int64 { return a.Value(i) })
+		ints, err = rangeInts(ctx, a.Int64Values(), desc)
 	case *array.Date32:
-		conv(func(i int) int64 { return int64(a.Value(i)) })
+		ints, err = rangeInts(ctx, a.Date32Values(), desc)
 	case *array.Timestamp:
-		conv(func(i int) int64 { return int64(a.Value(i)) })
+		ints, err = rangeInts(ctx, a.TimestampValues(), desc)
 	case *array.Float32:
-		floats = make([]float64, n)
-		for i := range floats {
-			floats[i] = float64(a.Value(i)) * float64(sign)
-		}
+		floats, err = rangeFloats(ctx, a.Float32Values(), desc)
 	case *array.Float64:
-		floats = make([]float64, n)
-		for i := range floats {
-			floats[i] = a.Value(i) * float64(sign)
-		}
+		floats, err = rangeFloats(ctx, a.Float64Values(), desc)
+	}
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return ints, floats, valid, nil
+}
+
+// rangeInts widens integer keys to int64, negated with desc, checking ctx
+// every cancelCheckRows rows.
+func rangeInts[T ~int8 | ~int16 | ~int32 | ~int64](ctx context.Context, v []T, desc bool) ([]int64, error) {
+	out := make([]int64, len(v))
+	sign := int64(1)
+	if desc {
+		sign = -1
+	}
+	err := eachRange(ctx, len(v), func(lo, hi int) {
+		for i, x := range v[lo:hi] {
+			out[lo+i] = int64(x) * sign
+		}
+	})
+	return out, err
+}
+
+// rangeFloats widens floating-point keys to float64, negated with desc,
+// checking ctx every cancelCheckRows rows.
+func rangeFloats[T float32 | float64](ctx context.Context, v []T, desc bool) ([]float64, error) {
+	out := make([]float64, len(v))
+	sign := 1.0
+	if desc {
+		sign = -1
+	}
+	err := eachRange(ctx, len(v), func(lo, hi int) {
+		for i, x := range v[lo:hi] {
+			out[lo+i] = float64(x) * sign
+		}
+	})
+	return out, err
 }
 
 // satAdd adds with saturation at the int64 range.

@@ -94,6 +94,14 @@ func TestWindowOpLargePartitions(t *testing.T) {
 			agg(vector.AggMin, rows, "running_min"),
 			agg(vector.AggSum, ranged, "range_sum"),
 			agg(vector.AggSum, whole, "partition_sum"),
+			// The passes chunked in issue 17's last round: lag and lead
+			// IGNORE NULLS, a whole-partition extreme's gather, lag with a
+			// default, last IGNORE NULLS.
+			{Func: vector.WinLag, N: 1, IgnoreNulls: true, Args: []vector.Expr{v}, Frame: rows, Name: "lag_ignore_nulls"},
+			{Func: vector.WinLead, N: 2, IgnoreNulls: true, Args: []vector.Expr{v}, Frame: rows, Name: "lead_ignore_nulls"},
+			agg(vector.AggMax, whole, "partition_max"),
+			{Func: vector.WinLag, N: 3, Args: []vector.Expr{v, vector.TypedLit(vector.Int64, int64(99))}, Frame: rows, Name: "lag_default"},
+			{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggLast, Args: []vector.Expr{v}, IgnoreNulls: true}, Frame: rows, Name: "running_last"},
 		},
 	})
 	if err != nil {
@@ -106,7 +114,7 @@ func TestWindowOpLargePartitions(t *testing.T) {
 	}
 	// got[c] is column c of the output as int64s, nullV for null.
 	const nullV = -1 << 40
-	got := make([][]int64, 16)
+	got := make([][]int64, 21)
 	for _, r := range out {
 		for c := range got {
 			col := r.Column(c)
@@ -175,7 +183,8 @@ func TestWindowOpLargePartitions(t *testing.T) {
 		}
 		return r
 	}
-	names := []string{"row_number", "rank", "dense_rank", "ntile", "lag", "nth_value", "running_sum", "range_running_sum", "moving_count", "moving_max", "running_min", "range_sum", "partition_sum"}
+	names := []string{"row_number", "rank", "dense_rank", "ntile", "lag", "nth_value", "running_sum", "range_running_sum", "moving_count", "moving_max", "running_min", "range_sum", "partition_sum",
+		"lag_ignore_nulls", "lead_ignore_nulls", "partition_max", "lag_default", "running_last"}
 	for s := 0; s < n; {
 		e := s + 1
 		for e < n && p[e] == p[s] {
@@ -183,6 +192,14 @@ func TestWindowOpLargePartitions(t *testing.T) {
 		}
 		dense := int64(0)
 		runSum, runMin := sumOf(s, s), int64(nullV)
+		var nonNull []int // the partition's rows with a value
+		for j := s; j < e; j++ {
+			if vv[j] != nullV {
+				nonNull = append(nonNull, j)
+			}
+		}
+		partMax := extreme(s, e, true)
+		lastSeen := int64(nullV)
 		for i := s; i < e; i++ {
 			ps, pe := i, i+1 // peer group
 			for ps > s && o[ps-1] == o[i] {
@@ -227,8 +244,29 @@ func TestWindowOpLargePartitions(t *testing.T) {
 			for rhi < e && o[rhi] <= o[i]+1 {
 				rhi++
 			}
+			if vv[i] != nullV {
+				lastSeen = vv[i]
+			}
+			// before: the partition's non-null rows before row i.
+			before, _ := slices.BinarySearch(nonNull, i)
+			lagIN, leadIN := int64(nullV), int64(nullV)
+			if before >= 1 {
+				lagIN = vv[nonNull[before-1]]
+			}
+			after := before // the first non-null row after i
+			if after < len(nonNull) && nonNull[after] == i {
+				after++
+			}
+			if after+1 < len(nonNull) {
+				leadIN = vv[nonNull[after+1]]
+			}
+			lagDefault := int64(99)
+			if i-3 >= s {
+				lagDefault = vv[i-3]
+			}
 			want := []int64{int64(i - s + 1), int64(ps - s + 1), dense, ntile, lag, nth, runSum, sumOf(s, pe), cnt,
-				extreme(mlo, i+1, true), runMin, sumOf(rlo, rhi), 0}
+				extreme(mlo, i+1, true), runMin, sumOf(rlo, rhi), 0,
+				lagIN, leadIN, partMax, lagDefault, lastSeen}
 			if i == s {
 				want[12] = sumOf(s, e)
 			} else {
