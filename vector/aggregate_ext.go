@@ -84,6 +84,9 @@ const (
 	// AggApproxPercentile is percentile_approx(x, p [, accuracy]) (and
 	// approx_percentile): Spark's Greenwald-Khanna summary.
 	AggApproxPercentile
+	// AggCollectSet is collect_set(x): the distinct non-null values in
+	// Spark's hash-set order.
+	AggCollectSet
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -100,6 +103,7 @@ var extAggNames = map[AggFunc]string{
 	AggCollectList: "collect_list",
 	AggPercentile:  "percentile", AggPercentileDesc: "percentile_cont", AggPercentileDisc: "percentile_disc",
 	AggPercentileDiscDesc: "percentile_disc", AggApproxPercentile: "percentile_approx",
+	AggCollectSet: "collect_set",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -131,7 +135,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList || call.Func == AggCollectSet {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
 		}
@@ -169,7 +173,7 @@ func extStateParts(f AggFunc) []string {
 	if f == AggTryAvg {
 		return []string{statePartValue, statePartCount}
 	}
-	if f == AggCollectList {
+	if f == AggCollectList || f == AggCollectSet {
 		return []string{statePartValue}
 	}
 	if isPercentile(f) {
@@ -259,6 +263,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
 	}
+	if call.Func == AggCollectSet {
+		acc, err := bindCollectSet(types[0], false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
+	}
 	if call.Func == AggMaxBy || call.Func == AggMinBy {
 		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
 		if err != nil {
@@ -318,6 +329,17 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, fmt.Errorf("partial state of collect_list must be (array), not %s: %w", typeList(types), ErrType)
 		}
 		acc, err := bindCollectList(l.Elem(), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggCollectSet {
+		l, ok := types[0].(*arrow.ListType)
+		if len(types) != 1 || !ok {
+			return nil, nil, fmt.Errorf("partial state of collect_set must be (array), not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindCollectSet(l.Elem(), true)
 		if err != nil {
 			return nil, nil, err
 		}
