@@ -37,6 +37,8 @@ func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Ex
 		return func() ([]Expr, error) { return statisticalArgs(f, name, args) }, true
 	case isPercentileName(name):
 		return func() ([]Expr, error) { return percentileArgs(f, name, args) }, true
+	case name == "mode":
+		return func() ([]Expr, error) { return modeArgs(f, args) }, true
 	case name == "max_by" || name == "min_by":
 		return func() ([]Expr, error) { return maxByArgs(f, name, args) }, true
 	case name == "try_sum" || name == "try_avg":

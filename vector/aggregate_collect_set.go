@@ -64,6 +64,8 @@ func bindCollectSet(elem arrow.DataType, merge bool) (*collectSetAcc, error) {
 	return &collectSetAcc{elem: elem, merge: merge, vals: v, set: newBytesTable()}, nil
 }
 
+func (c *collectSetAcc) setWindow() { c.window = true }
+
 func (c *collectSetAcc) resize(n int) {
 	if n > len(c.cnt) {
 		c.cnt = append(c.cnt, make([]int32, n-len(c.cnt))...)

@@ -87,6 +87,15 @@ const (
 	// AggCollectSet is collect_set(x): the distinct non-null values in
 	// Spark's hash-set order.
 	AggCollectSet
+	// AggMostFrequent is mode(x): the most frequent value, ties in the order of
+	// Spark's hash map.
+	AggMostFrequent
+	// AggMostFrequentLow is mode(x, true) and mode() WITHIN GROUP (ORDER BY x):
+	// ties to the lowest value.
+	AggMostFrequentLow
+	// AggMostFrequentHigh is mode() WITHIN GROUP (ORDER BY x DESC): ties to the
+	// highest value.
+	AggMostFrequentHigh
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -103,7 +112,7 @@ var extAggNames = map[AggFunc]string{
 	AggCollectList: "collect_list",
 	AggPercentile:  "percentile", AggPercentileDesc: "percentile_cont", AggPercentileDisc: "percentile_disc",
 	AggPercentileDiscDesc: "percentile_disc", AggApproxPercentile: "percentile_approx",
-	AggCollectSet: "collect_set",
+	AggCollectSet: "collect_set", AggMostFrequent: "mode", AggMostFrequentLow: "mode", AggMostFrequentHigh: "mode",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -135,7 +144,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList || call.Func == AggCollectSet {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList || call.Func == AggCollectSet || isMode(call.Func) {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
 		}
@@ -176,7 +185,7 @@ func extStateParts(f AggFunc) []string {
 	if f == AggCollectList || f == AggCollectSet {
 		return []string{statePartValue}
 	}
-	if isPercentile(f) {
+	if isPercentile(f) || isMode(f) {
 		return []string{statePartValue, statePartCount}
 	}
 	if f == AggApproxPercentile {
@@ -263,6 +272,13 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
 	}
+	if isMode(call.Func) {
+		acc, err := bindMode(types[0], modeTie(call.Func), false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
+	}
 	if call.Func == AggCollectSet {
 		acc, err := bindCollectSet(types[0], false)
 		if err != nil {
@@ -333,6 +349,17 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, err
 		}
 		return acc, acc.resultType(), nil
+	}
+	if isMode(call.Func) {
+		l, ok := types[0].(*arrow.ListType)
+		if len(types) != 2 || !ok {
+			return nil, nil, fmt.Errorf("partial state of mode must be (array, array<bigint>), not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindMode(l.Elem(), modeTie(call.Func), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, l.Elem(), nil
 	}
 	if call.Func == AggCollectSet {
 		l, ok := types[0].(*arrow.ListType)
