@@ -39,6 +39,8 @@ func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Ex
 		return func() ([]Expr, error) { return percentileArgs(f, name, args) }, true
 	case name == "mode":
 		return func() ([]Expr, error) { return modeArgs(f, args) }, true
+	case name == "histogram_numeric":
+		return func() ([]Expr, error) { return histogramArgs(f, args) }, true
 	case name == "max_by" || name == "min_by":
 		return func() ([]Expr, error) { return maxByArgs(f, name, args) }, true
 	case name == "try_sum" || name == "try_avg":

@@ -96,6 +96,9 @@ const (
 	// AggMostFrequentHigh is mode() WITHIN GROUP (ORDER BY x DESC): ties to the
 	// highest value.
 	AggMostFrequentHigh
+	// AggHistogramNumeric is histogram_numeric(x, nb): Spark's streaming
+	// histogram of nb bins.
+	AggHistogramNumeric
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -113,6 +116,7 @@ var extAggNames = map[AggFunc]string{
 	AggPercentile:  "percentile", AggPercentileDesc: "percentile_cont", AggPercentileDisc: "percentile_disc",
 	AggPercentileDiscDesc: "percentile_disc", AggApproxPercentile: "percentile_approx",
 	AggCollectSet: "collect_set", AggMostFrequent: "mode", AggMostFrequentLow: "mode", AggMostFrequentHigh: "mode",
+	AggHistogramNumeric: "histogram_numeric",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -150,7 +154,7 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if call.Func == AggMaxBy || call.Func == AggMinBy {
+	if call.Func == AggMaxBy || call.Func == AggMinBy || call.Func == AggHistogramNumeric {
 		if len(call.Args) != 2 {
 			return true, fmt.Errorf("%s takes 2 arguments, got %d", call.Func, len(call.Args))
 		}
@@ -188,7 +192,7 @@ func extStateParts(f AggFunc) []string {
 	if isPercentile(f) || isMode(f) {
 		return []string{statePartValue, statePartCount}
 	}
-	if f == AggApproxPercentile {
+	if f == AggApproxPercentile || f == AggHistogramNumeric {
 		return []string{statePartDigest, statePartValue}
 	}
 	return nil
@@ -272,6 +276,17 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
 	}
+	if call.Func == AggHistogramNumeric {
+		c, ok := evs[1].(ConstantEvaluator)
+		if !ok {
+			return nil, aggBindError(call, in, fmt.Errorf("histogram_numeric needs the nBins provided must be a constant literal: %w", ErrType))
+		}
+		acc, err := bindHistogram(types[0], c.Value(), false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType(), Nullable: true}}, nil
+	}
 	if isMode(call.Func) {
 		acc, err := bindMode(types[0], modeTie(call.Func), false)
 		if err != nil {
@@ -345,6 +360,17 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, fmt.Errorf("partial state of collect_list must be (array), not %s: %w", typeList(types), ErrType)
 		}
 		acc, err := bindCollectList(l.Elem(), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggHistogramNumeric {
+		l, ok := call.Args[1].(*Literal)
+		if len(types) != 2 || !ok {
+			return nil, nil, fmt.Errorf("partial state of histogram_numeric must be (bins, input type) with a literal nBins, not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindHistogram(types[1], l.Value, true)
 		if err != nil {
 			return nil, nil, err
 		}
