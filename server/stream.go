@@ -129,56 +129,8 @@ func sameShape(a, b *arrow.Schema) bool {
 
 // recordBytes estimates the bytes the IPC body of rec takes: exact for
 // fixed-width and string/binary columns (offsets included), proportional
-// to the sliced rows for other types.
+// to the sliced rows for other types, plus the padding of a column's
+// buffers to 8 bytes.
 func recordBytes(rec arrow.Record) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	length, offset := int64(d.Len()), int64(d.Offset())
-	bufs := d.Buffers()
-	var n int64
-	if len(bufs) > 0 && bufs[0] != nil {
-		n += (length + 7) / 8
-	}
-	switch dt := d.DataType().(type) {
-	case arrow.FixedWidthDataType:
-		return n + length*int64(dt.BitWidth())/8 + 8
-	case *arrow.StringType, *arrow.BinaryType:
-		if len(bufs) < 3 || bufs[1] == nil || length == 0 {
-			return n
-		}
-		offs := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())
-		if int64(len(offs)) > offset+length {
-			n += int64(offs[offset+length] - offs[offset])
-		}
-		return n + 4*(length+1)
-	case *arrow.LargeStringType, *arrow.LargeBinaryType:
-		if len(bufs) < 3 || bufs[1] == nil || length == 0 {
-			return n
-		}
-		offs := arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())
-		if int64(len(offs)) > offset+length {
-			n += offs[offset+length] - offs[offset]
-		}
-		return n + 8*(length+1)
-	}
-	// Nested and other types: the buffers' share of the rows.
-	var total int64
-	for _, b := range bufs {
-		if b != nil {
-			total += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		total += dataBytes(c)
-	}
-	if all := offset + length; all > 0 && d.DataType().ID() != arrow.STRUCT {
-		total = total * length / all
-	}
-	return n + total
+	return vector.SlicedRecordBytes(rec) + 8*rec.NumCols()
 }

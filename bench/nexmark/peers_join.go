@@ -60,26 +60,32 @@ func (p *q3Peer) answer() []string {
 // q4Delay is the delay of the watermark on auction.expires in q4.
 const q4Delay = second
 
-type q4Auction struct {
-	category, ts, expires, final int64
-	matched                      bool
+// closingAuction is an auction's closing price so far: the highest bid
+// within its lifetime. group is the column the query groups closed
+// auctions by (category in q4, seller in q6).
+type closingAuction struct {
+	group, ts, expires, final int64
+	matched                   bool
 }
 
 type q4Bid struct{ ts, price int64 }
 
-type q4Peer struct {
-	auctions map[int64]*q4Auction
+// closingPrices is the peer of q4's and q6's inner query: the closing
+// price of every auction, grouped by one of the auction's columns.
+type closingPrices struct {
+	groupCol int // the auction column closingAuction.group holds
+	auctions map[int64]*closingAuction
 	// pending holds bids on auctions not seen yet (the generator lets bids
 	// name a few auctions ahead).
 	pending              map[int64][]q4Bid
 	maxExpires, maxBidTs int64
 }
 
-func newQ4Peer() *q4Peer {
-	return &q4Peer{auctions: map[int64]*q4Auction{}, pending: map[int64][]q4Bid{}, maxExpires: noTime, maxBidTs: noTime}
+func newClosingPrices(groupCol int) closingPrices {
+	return closingPrices{groupCol: groupCol, auctions: map[int64]*closingAuction{}, pending: map[int64][]q4Bid{}, maxExpires: noTime, maxBidTs: noTime}
 }
 
-func (a *q4Auction) bid(b q4Bid) {
+func (a *closingAuction) bid(b q4Bid) {
 	if b.ts >= a.ts && b.ts <= a.expires {
 		if !a.matched || b.price > a.final {
 			a.final = b.price
@@ -88,10 +94,10 @@ func (a *q4Auction) bid(b q4Bid) {
 	}
 }
 
-func (p *q4Peer) epoch(b *Batch) {
-	ids, cats, ts, exp := ints(b.Auction, aID), ints(b.Auction, aCategory), times(b.Auction, aTime), times(b.Auction, aExpires)
+func (p *closingPrices) epoch(b *Batch) {
+	ids, groups, ts, exp := ints(b.Auction, aID), ints(b.Auction, p.groupCol), times(b.Auction, aTime), times(b.Auction, aExpires)
 	for i, id := range ids {
-		a := &q4Auction{category: cats[i], ts: int64(ts[i]), expires: int64(exp[i])}
+		a := &closingAuction{group: groups[i], ts: int64(ts[i]), expires: int64(exp[i])}
 		p.auctions[id] = a
 		for _, x := range p.pending[id] {
 			a.bid(x)
@@ -111,15 +117,23 @@ func (p *q4Peer) epoch(b *Batch) {
 	p.maxBidTs = maxTime(p.maxBidTs, bts)
 }
 
+// watermark is the final watermark: the auctions closed by it are the
+// query's answer.
+func (p *closingPrices) watermark() int64 { return min(p.maxExpires-q4Delay, p.maxBidTs) }
+
+type q4Peer struct{ closingPrices }
+
+func newQ4Peer() *q4Peer { return &q4Peer{newClosingPrices(aCategory)} }
+
 // answer is the outer aggregation: avg(final) per category over the
 // auctions closed by the final watermark.
 func (p *q4Peer) answer() []string {
-	w := min(p.maxExpires-q4Delay, p.maxBidTs)
+	w := p.watermark()
 	sum, n := map[int64]float64{}, map[int64]int64{}
 	for _, a := range p.auctions {
 		if a.matched && a.expires <= w {
-			sum[a.category] += float64(a.final)
-			n[a.category]++
+			sum[a.group] += float64(a.final)
+			n[a.group]++
 		}
 	}
 	var rows []string

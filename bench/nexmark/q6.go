@@ -19,65 +19,21 @@ FROM (SELECT A.id, A.seller, A.expires, max(B.price) AS final
       GROUP BY A.id, A.seller, A.expires)`,
 	newPeer: func() peer { return newQ6Peer() }}
 
-type q6Auction struct {
-	seller, ts, expires, final int64
-	matched                    bool
-}
-
 // q6Peer is q4's peer by seller: the closing price of every auction, then
 // per seller the running average over the last 11 closed auctions.
-type q6Peer struct {
-	auctions map[int64]*q6Auction
-	// pending holds bids on auctions not seen yet.
-	pending              map[int64][]q4Bid
-	maxExpires, maxBidTs int64
-}
+type q6Peer struct{ closingPrices }
 
-func newQ6Peer() *q6Peer {
-	return &q6Peer{auctions: map[int64]*q6Auction{}, pending: map[int64][]q4Bid{}, maxExpires: noTime, maxBidTs: noTime}
-}
-
-func (a *q6Auction) bid(b q4Bid) {
-	if b.ts >= a.ts && b.ts <= a.expires {
-		if !a.matched || b.price > a.final {
-			a.final = b.price
-		}
-		a.matched = true
-	}
-}
-
-func (p *q6Peer) epoch(b *Batch) {
-	ids, sellers, ts, exp := ints(b.Auction, aID), ints(b.Auction, aSeller), times(b.Auction, aTime), times(b.Auction, aExpires)
-	for i, id := range ids {
-		a := &q6Auction{seller: sellers[i], ts: int64(ts[i]), expires: int64(exp[i])}
-		p.auctions[id] = a
-		for _, x := range p.pending[id] {
-			a.bid(x)
-		}
-		delete(p.pending, id)
-	}
-	p.maxExpires = maxTime(p.maxExpires, exp)
-	bids, bts, prices := ints(b.Bid, bAuction), times(b.Bid, bTime), ints(b.Bid, bPrice)
-	for i, id := range bids {
-		x := q4Bid{int64(bts[i]), prices[i]}
-		if a, ok := p.auctions[id]; ok {
-			a.bid(x)
-		} else {
-			p.pending[id] = append(p.pending[id], x)
-		}
-	}
-	p.maxBidTs = maxTime(p.maxBidTs, bts)
-}
+func newQ6Peer() *q6Peer { return &q6Peer{newClosingPrices(aSeller)} }
 
 // answer: every auction closed by the final watermark with its seller's
 // average over it and the 10 closed before it (by closing time, then id).
 func (p *q6Peer) answer() []string {
-	w := min(p.maxExpires-q4Delay, p.maxBidTs)
+	w := p.watermark()
 	type closed struct{ id, expires, final int64 }
 	bySeller := map[int64][]closed{}
 	for id, a := range p.auctions {
 		if a.matched && a.expires <= w {
-			bySeller[a.seller] = append(bySeller[a.seller], closed{id, a.expires, a.final})
+			bySeller[a.group] = append(bySeller[a.group], closed{id, a.expires, a.final})
 		}
 	}
 	var rows []string

@@ -84,7 +84,7 @@ func (b *joinBatch[K]) size() int64 {
 	}
 	switch {
 	case b.rec != nil && b.sliced:
-		n += slicedRecordBytes(b.rec)
+		n += vector.SlicedRecordBytes(b.rec)
 	case b.rec != nil:
 		n += recordBytes(b.rec)
 	}

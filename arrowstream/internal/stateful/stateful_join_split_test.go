@@ -109,7 +109,7 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 				if part.sliced != (len(want) < tc.rows) {
 					t.Errorf("partition %d: sliced %v with %d of %d rows", p, part.sliced, len(want), tc.rows)
 				}
-				bytes += slicedRecordBytes(part.rec)
+				bytes += vector.SlicedRecordBytes(part.rec)
 				seen += len(want)
 			}
 			if seen != tc.rows {
@@ -118,7 +118,7 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 			// Each part counts its own rows: together about the whole
 			// (validity bitmaps and offsets rounded per part; a gathered
 			// column without nulls has no bitmap).
-			if whole := slicedRecordBytes(r.rec); tc.rows > 0 && (bytes < whole-3*int64(tc.rows+7)/8 || bytes > whole+int64(tc.parts)*3*8) {
+			if whole := vector.SlicedRecordBytes(r.rec); tc.rows > 0 && (bytes < whole-3*int64(tc.rows+7)/8 || bytes > whole+int64(tc.parts)*3*8) {
 				t.Errorf("parts count %d bytes, the rows are %d", bytes, whole)
 			}
 		})
@@ -143,10 +143,10 @@ func TestSlicedRecordBytes(t *testing.T) {
 	defer s.Release()
 	// Rows 10..19: their validity bits, 145 bytes of values and 11
 	// offsets.
-	if got, want := slicedRecordBytes(s), int64(2+145+4*11); got != want {
+	if got, want := vector.SlicedRecordBytes(s), int64(2+145+4*11); got != want {
 		t.Errorf("slice of rows 10..19: %d bytes, want %d", got, want)
 	}
-	if got, want := slicedRecordBytes(rec), int64(13+4951+4*101); got != want {
+	if got, want := vector.SlicedRecordBytes(rec), int64(13+4951+4*101); got != want {
 		t.Errorf("whole: %d bytes, want %d", got, want)
 	}
 }

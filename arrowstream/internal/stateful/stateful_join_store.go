@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // The join's state in the store mirrors its live batches: per partition
@@ -51,7 +52,7 @@ func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byt
 	// buffer while writing copied each batch several times. The rows'
 	// bytes, not their buffers': a batch may be a slice of an epoch's
 	// buffers (stateful_join_split.go).
-	size := int(slicedRecordBytes(rec)) + int(rec.NumCols())*72 + 1024
+	size := int(vector.SlicedRecordBytes(rec)) + int(rec.NumCols())*72 + 1024
 	var space []byte
 	if scratch != nil && cap(*scratch) >= size {
 		space = (*scratch)[:0]
