@@ -40,6 +40,9 @@ func mergeBranches(mem memory.Allocator, dt arrow.DataType, n int, srcs []caseSo
 	if dt.ID() == arrow.NULL {
 		return array.MakeArrayOfNull(mem, dt, n), nil
 	}
+	if out, ok, err := mergeConst(mem, dt, n, srcs, taken); ok || err != nil {
+		return out, err
+	}
 	choice := make([]int32, n)
 	for i := range choice {
 		choice[i] = -1

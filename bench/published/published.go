@@ -31,6 +31,13 @@ type Figure struct {
 	Source string
 	// Caveat says what makes the figure approximate or not like-for-like.
 	Caveat string
+	// PerCPUSecond is true when Cores is the CPU the setup was measured to
+	// use (the Nexmark README's Cores column: a CPU usage collector on
+	// every worker), so that PerCore is events per CPU-second. Such a
+	// figure stands beside our own events per CPU-second (getrusage), not
+	// beside our wall-clock rate divided by GOMAXPROCS, which counts idle
+	// and waiting cores as used.
+	PerCPUSecond bool
 }
 
 // PerCore is the published throughput divided by the cores it used.
@@ -47,17 +54,25 @@ func (f Figure) Peer() string { return f.Engine + " (published)" }
 
 // Figures returns the published figures that stand beside the workloads
 // present in measured, as harness figures in events/s/core flagged
-// Published. Each carries the ratio of the run's own per-core throughput
-// for that workload to the published one; the ratio compares different
-// hardware and setups, which the label and the Source say.
+// Published. Each carries the ratio of the run's own throughput for that
+// workload to the published one, on the published figure's basis: our
+// events per CPU-second (getrusage) beside a figure per measured
+// CPU-second (PerCPUSecond), our events/s/core beside a figure per
+// allotted core; the Normalisation says which, and for a per-CPU-second
+// figure also gives the ratio by events/s/core. The ratio compares
+// different hardware and setups, which the label and the Source say.
 func Figures(measured []harness.Figure) []harness.Figure {
 	ours := map[string]float64{}
+	oursCPU := map[string]float64{}
 	for _, f := range measured {
-		if f.Published || f.Peer != "" || f.Unit != "events/s/core" {
+		if f.Published || f.Peer != "" {
 			continue
 		}
-		if f.Figure == "throughput" || f.Figure == "events/s/core" {
+		switch {
+		case f.Unit == "events/s/core" && (f.Figure == "throughput" || f.Figure == "events/s/core"):
 			ours[f.Workload] = f.Value
+		case f.Figure == "events/cpu-s":
+			oursCPU[f.Workload] = f.Value
 		}
 	}
 	var out []harness.Figure
@@ -76,8 +91,18 @@ func Figures(measured []harness.Figure) []harness.Figure {
 		if p.Caveat != "" {
 			hf.Source += " (" + p.Caveat + ")"
 		}
-		if pc := p.PerCore(); pc > 0 && v > 0 {
+		pc := p.PerCore()
+		switch cpu := oursCPU[p.Workload]; {
+		case pc <= 0:
+		case p.PerCPUSecond && cpu > 0:
+			hf.Ratio = cpu / pc
+			hf.Normalisation += fmt.Sprintf("; compared with our %.0f events per CPU-second (getrusage, all threads)", cpu)
+			if v > 0 {
+				hf.Normalisation += fmt.Sprintf(" (by our events/s ÷ GOMAXPROCS, %.0f, the ratio would be %.1fx)", v, v/pc)
+			}
+		case v > 0:
 			hf.Ratio = v / pc
+			hf.Normalisation += fmt.Sprintf("; compared with our events/s ÷ GOMAXPROCS (%.0f)", v)
 		}
 		out = append(out, hf)
 	}

@@ -87,3 +87,40 @@ func TestFiguresBesideMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestFiguresPerCPUSecond: a Nexmark figure (Flink's Cores column is
+// measured CPU usage) stands beside our events per CPU-second when the run
+// measured it, and beside events/s/core only when it did not; a YSB
+// figure (cores allotted, not measured) always beside events/s/core.
+func TestFiguresPerCPUSecond(t *testing.T) {
+	measured := []harness.Figure{
+		{Workload: "ysb-dict", Figure: "throughput", Value: 5e6, Unit: "events/s/core"},
+		{Workload: "ysb-dict", Figure: "events/cpu-s", Value: 9e6, Unit: "events/s"},
+		{Workload: "nexmark-q20", Figure: "events/s/core", Value: 116e3, Unit: "events/s/core"},
+		{Workload: "nexmark-q20", Figure: "events/cpu-s", Value: 189.8e3, Unit: "events/s"},
+		// The peer's events per CPU-second must not be taken for ours.
+		{Workload: "nexmark-q20", Figure: "events/cpu-s", Value: 50e6, Unit: "events/s", Peer: "go-maps", Ratio: 0.004},
+	}
+	var sawQ20, sawYSB bool
+	for _, f := range published.Figures(measured) {
+		switch {
+		case f.Workload == "nexmark-q20":
+			sawQ20 = true
+			// Flink q20: 100 M events ÷ 5267.805 CPU-seconds = 18983/s.
+			if want := 189.8e3 / (100e6 / 5267.805); math.Abs(f.Ratio-want) > 0.01 {
+				t.Errorf("nexmark-q20: ratio %v, want %v (events per CPU-second)", f.Ratio, want)
+			}
+			if !strings.Contains(f.Normalisation, "CPU-second") || !strings.Contains(f.Normalisation, "6.1x") {
+				t.Errorf("nexmark-q20: normalisation does not name the basis and the per-core ratio: %q", f.Normalisation)
+			}
+		case f.Workload == "ysb-dict" && f.Peer == "flink (published)":
+			sawYSB = true
+			if math.Abs(f.Ratio-5) > 0.01 {
+				t.Errorf("ysb-dict: ratio %v, want 5e6 / 1e6 = 5 (events/s/core: the chart's cores are allotted, not measured)", f.Ratio)
+			}
+		}
+	}
+	if !sawQ20 || !sawYSB {
+		t.Fatalf("published figures missing: q20 %v, ysb %v", sawQ20, sawYSB)
+	}
+}
