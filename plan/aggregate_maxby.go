@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	for _, n := range []string{"max_by", "min_by", "try_avg", "collect_list"} {
+	for _, n := range []string{"max_by", "min_by", "try_avg", "collect_list", "collect_set"} {
 		if f, ok := vector.AggFuncByName(n); ok {
 			aggFuncs[n] = f
 		}

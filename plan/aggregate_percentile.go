@@ -36,6 +36,9 @@ func isPercentileName(name string) bool {
 // percentile_cont and percentile_disc (Spark's grammar has it for those
 // only), and those without it.
 func withinGroupCheck(f *sql.FuncCall, name string) error {
+	if name == "mode" {
+		return nil // modeArgs checks its forms
+	}
 	ordered := name == "percentile_cont" || name == "percentile_disc"
 	switch {
 	case f.Within != nil && !ordered:

@@ -37,6 +37,17 @@ func extAggregateArgs(f *sql.FuncCall, name string, fn vector.AggFunc, args []Ex
 		return func() ([]Expr, error) { return statisticalArgs(f, name, args) }, true
 	case isPercentileName(name):
 		return func() ([]Expr, error) { return percentileArgs(f, name, args) }, true
+	case name == "mode":
+		return func() ([]Expr, error) { return modeArgs(f, args) }, true
+	case name == "histogram_numeric":
+		return func() ([]Expr, error) { return histogramArgs(f, args) }, true
+	case (name == "collect_list" || name == "array_agg") && f.Distinct:
+		// Spark collects the values its distinct aggregation hands over, in
+		// an order the engine does not reproduce: refused, not answered in
+		// another order.
+		return func() ([]Expr, error) {
+			return nil, errorAt(f.Pos, ErrUnsupported, "%s(DISTINCT ...) is not supported (its element order is Spark's distinct aggregation's); use collect_set or array_distinct(collect_list(...)).", name)
+		}, true
 	case name == "max_by" || name == "min_by":
 		return func() ([]Expr, error) { return maxByArgs(f, name, args) }, true
 	case name == "try_sum" || name == "try_avg":

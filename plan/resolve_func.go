@@ -261,6 +261,11 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 			args[0] = castTo(args[0], vector.Float64)
 		}
 	}
+	if name == "mode" {
+		a.Args = args
+		modeCall(f, a)
+		args = a.Args
+	}
 	a.Args = args
 	dt, err := aggResultType(a)
 	if err != nil {
@@ -270,7 +275,9 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 	if f.Nulls == sql.IgnoreNulls && (a.Func == vector.AggFirst || a.Func == vector.AggLast) {
 		a.IgnoreNulls = true
 	}
-	a.Name = renderAgg(a, true)
+	if name != "mode" {
+		a.Name = renderAgg(a, true)
+	}
 	if isPercentileName(name) {
 		a.Func, a.Name = percentileFunc(f, a.Func), percentileName(f, name, a)
 	}

@@ -84,6 +84,21 @@ const (
 	// AggApproxPercentile is percentile_approx(x, p [, accuracy]) (and
 	// approx_percentile): Spark's Greenwald-Khanna summary.
 	AggApproxPercentile
+	// AggCollectSet is collect_set(x): the distinct non-null values in
+	// Spark's hash-set order.
+	AggCollectSet
+	// AggMostFrequent is mode(x): the most frequent value, ties in the order of
+	// Spark's hash map.
+	AggMostFrequent
+	// AggMostFrequentLow is mode(x, true) and mode() WITHIN GROUP (ORDER BY x):
+	// ties to the lowest value.
+	AggMostFrequentLow
+	// AggMostFrequentHigh is mode() WITHIN GROUP (ORDER BY x DESC): ties to the
+	// highest value.
+	AggMostFrequentHigh
+	// AggHistogramNumeric is histogram_numeric(x, nb): Spark's streaming
+	// histogram of nb bins.
+	AggHistogramNumeric
 
 	aggFuncEnd // one past the last aggregate function
 )
@@ -100,6 +115,8 @@ var extAggNames = map[AggFunc]string{
 	AggCollectList: "collect_list",
 	AggPercentile:  "percentile", AggPercentileDesc: "percentile_cont", AggPercentileDisc: "percentile_disc",
 	AggPercentileDiscDesc: "percentile_disc", AggApproxPercentile: "percentile_approx",
+	AggCollectSet: "collect_set", AggMostFrequent: "mode", AggMostFrequentLow: "mode", AggMostFrequentHigh: "mode",
+	AggHistogramNumeric: "histogram_numeric",
 }
 
 // AggFuncByName returns the aggregate function of a lower-case name among
@@ -131,13 +148,13 @@ func extArity(call AggregateCall) (bool, error) {
 		}
 		return true, nil
 	}
-	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList {
+	if _, ok := bitFuncs[call.Func]; ok || call.Func == AggTrySum || call.Func == AggTryAvg || call.Func == AggCollectList || call.Func == AggCollectSet || isMode(call.Func) {
 		if len(call.Args) != 1 {
 			return true, fmt.Errorf("%s takes 1 argument, got %d", call.Func, len(call.Args))
 		}
 		return true, nil
 	}
-	if call.Func == AggMaxBy || call.Func == AggMinBy {
+	if call.Func == AggMaxBy || call.Func == AggMinBy || call.Func == AggHistogramNumeric {
 		if len(call.Args) != 2 {
 			return true, fmt.Errorf("%s takes 2 arguments, got %d", call.Func, len(call.Args))
 		}
@@ -169,13 +186,13 @@ func extStateParts(f AggFunc) []string {
 	if f == AggTryAvg {
 		return []string{statePartValue, statePartCount}
 	}
-	if f == AggCollectList {
+	if f == AggCollectList || f == AggCollectSet {
 		return []string{statePartValue}
 	}
-	if isPercentile(f) {
+	if isPercentile(f) || isMode(f) {
 		return []string{statePartValue, statePartCount}
 	}
-	if f == AggApproxPercentile {
+	if f == AggApproxPercentile || f == AggHistogramNumeric {
 		return []string{statePartDigest, statePartValue}
 	}
 	return nil
@@ -259,6 +276,31 @@ func newExtRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		}
 		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
 	}
+	if call.Func == AggHistogramNumeric {
+		c, ok := evs[1].(ConstantEvaluator)
+		if !ok {
+			return nil, aggBindError(call, in, fmt.Errorf("histogram_numeric needs the nBins provided must be a constant literal: %w", ErrType))
+		}
+		acc, err := bindHistogram(types[0], c.Value(), false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType(), Nullable: true}}, nil
+	}
+	if isMode(call.Func) {
+		acc, err := bindMode(types[0], modeTie(call.Func), false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: types[0], Nullable: true}}, nil
+	}
+	if call.Func == AggCollectSet {
+		acc, err := bindCollectSet(types[0], false)
+		if err != nil {
+			return nil, aggBindError(call, in, err)
+		}
+		return &boundAgg{args: []Evaluator{Plain(evs[0], mem)}, acc: acc, result: arrow.Field{Type: acc.resultType()}}, nil
+	}
 	if call.Func == AggMaxBy || call.Func == AggMinBy {
 		acc, err := bindMaxBy(call.Func == AggMaxBy, types[0], types[1])
 		if err != nil {
@@ -318,6 +360,39 @@ func bindExtStateAggregate(call AggregateCall, types []arrow.DataType) (accumula
 			return nil, nil, fmt.Errorf("partial state of collect_list must be (array), not %s: %w", typeList(types), ErrType)
 		}
 		acc, err := bindCollectList(l.Elem(), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, acc.resultType(), nil
+	}
+	if call.Func == AggHistogramNumeric {
+		l, ok := call.Args[1].(*Literal)
+		if len(types) != 2 || !ok {
+			return nil, nil, fmt.Errorf("partial state of histogram_numeric must be (bins, input type) with a literal nBins, not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindHistogram(types[1], l.Value, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, acc.resultType(), nil
+	}
+	if isMode(call.Func) {
+		l, ok := types[0].(*arrow.ListType)
+		if len(types) != 2 || !ok {
+			return nil, nil, fmt.Errorf("partial state of mode must be (array, array<bigint>), not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindMode(l.Elem(), modeTie(call.Func), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		return acc, l.Elem(), nil
+	}
+	if call.Func == AggCollectSet {
+		l, ok := types[0].(*arrow.ListType)
+		if len(types) != 1 || !ok {
+			return nil, nil, fmt.Errorf("partial state of collect_set must be (array), not %s: %w", typeList(types), ErrType)
+		}
+		acc, err := bindCollectSet(l.Elem(), true)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -256,6 +256,9 @@ func bindWindowCall(in *arrow.Schema, mem memory.Allocator, c WindowCall, spec W
 		if s, ok := a.acc.(*statAcc); ok {
 			s.window, s.split = true, false // Spark evaluates a window's buffer unmerged
 		}
+		if s, ok := a.acc.(interface{ setWindow() }); ok {
+			s.setWindow() // Spark's window buffer is filled row by row, never merged
+		}
 		b.agg = a
 		b.field = arrow.Field{Name: name, Type: a.result.Type, Nullable: true}
 		if (c.Agg.Func == AggMin || c.Agg.Func == AggMax) && len(c.Agg.Args) == 1 {
