@@ -56,7 +56,11 @@ func (f *failingOp) Next(ctx context.Context) (arrow.Record, error) {
 
 // readHop reads the committed rows of the hop topic: per partition the
 // values and keys, and the markers.
-func readHop(t *testing.T, c *kfake.Cluster, mem memory.Allocator, topic string) (rows map[int32][]int64, keys map[string]map[int32]bool, markers int) {
+// readHop reads the committed records of topic until it holds at least
+// wantRows rows and wantMarkers markers (a generous deadline bounds the
+// wait: a loaded machine fetches slowly), then half a second more, so
+// that a record sent twice is read too.
+func readHop(t *testing.T, c *kfake.Cluster, mem memory.Allocator, topic string, wantRows, wantMarkers int) (rows map[int32][]int64, keys map[string]map[int32]bool, markers int) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
@@ -74,9 +78,17 @@ func readHop(t *testing.T, c *kfake.Cluster, mem memory.Allocator, topic string)
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(2*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(2*time.Minute))
 	defer cancel()
+	n := 0
+	grace := false
 	for {
+		if !grace && n >= wantRows && markers >= wantMarkers {
+			grace = true
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeout(ctx, testutil.Scaled(500*time.Millisecond))
+			defer stop()
+		}
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
 			return rows, keys, markers
@@ -97,6 +109,7 @@ func readHop(t *testing.T, c *kfake.Cluster, mem memory.Allocator, topic string)
 					ks, vs := rec.Column(0).(*array.String), rec.Column(1).(*array.Int64)
 					for i := 0; i < int(rec.NumRows()); i++ {
 						rows[r.Partition] = append(rows[r.Partition], vs.Value(i))
+						n++
 						if keys[ks.Value(i)] == nil {
 							keys[ks.Value(i)] = map[int32]bool{}
 						}
@@ -179,7 +192,7 @@ func TestHopSinkExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rows, keys, markers := readHop(t, c, mem, HopTopic("c1", "t", 0))
+	rows, keys, markers := readHop(t, c, mem, HopTopic("c1", "t", 0), 300, 3*4)
 	seen := map[int64]int{}
 	for _, vs := range rows {
 		for _, v := range vs {
