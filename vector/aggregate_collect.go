@@ -97,12 +97,20 @@ func (c *collectAcc) update(gids []int32, args []arrow.Array) error {
 
 // lists builds the lists of groups gids.
 func (c *collectAcc) lists(mem memory.Allocator, gids []int32) arrow.Array {
+	order, counts := groupSlotOrder(c.owners, gids)
+	return listsFromOrder(mem, c.resultType(), c.vals, order, counts)
+}
+
+// groupSlotOrder lists the value slots of groups gids, group by group and
+// in slot order within a group: the slots of gids[i] are
+// order[counts[i]:counts[i+1]]. owners gives each slot's group.
+func groupSlotOrder(owners, gids []int32) (order, counts []int32) {
 	pos := make(map[int32]int, len(gids))
 	for i, g := range gids {
 		pos[g] = i
 	}
-	counts := make([]int32, len(gids)+1)
-	for _, g := range c.owners {
+	counts = make([]int32, len(gids)+1)
+	for _, g := range owners {
 		if i, ok := pos[g]; ok && g >= 0 {
 			counts[i+1]++
 		}
@@ -110,20 +118,26 @@ func (c *collectAcc) lists(mem memory.Allocator, gids []int32) arrow.Array {
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	order := make([]int32, counts[len(gids)])
+	order = make([]int32, counts[len(gids)])
 	next := append([]int32(nil), counts[:len(gids)]...)
-	for s, g := range c.owners {
+	for s, g := range owners {
 		if i, ok := pos[g]; ok && g >= 0 {
 			order[next[i]] = int32(s)
 			next[i]++
 		}
 	}
-	values := c.vals.build(mem, order, nil)
+	return order, counts
+}
+
+// listsFromOrder builds a list array of type typ whose list i holds the
+// values of slots order[counts[i]:counts[i+1]].
+func listsFromOrder(mem memory.Allocator, typ arrow.DataType, vals byValues, order, counts []int32) arrow.Array {
+	values := vals.build(mem, order, nil)
 	defer values.Release()
 	offBuf := memory.NewResizableBuffer(mem)
 	offBuf.Resize(len(counts) * 4)
 	copy(castSlice[int32](offBuf.Bytes()), counts)
-	data := array.NewData(c.resultType(), len(gids), []*memory.Buffer{nil, offBuf}, []arrow.ArrayData{values.Data()}, 0, 0)
+	data := array.NewData(typ, len(counts)-1, []*memory.Buffer{nil, offBuf}, []arrow.ArrayData{values.Data()}, 0, 0)
 	offBuf.Release()
 	defer data.Release()
 	return array.MakeFromData(data)

@@ -238,41 +238,13 @@ func (c *collectSetAcc) setOrder(slots []int32, g int32) {
 	})
 }
 
-// lists builds the sets of groups gids.
+// lists builds the sets of groups gids, each in Spark's order.
 func (c *collectSetAcc) lists(mem memory.Allocator, gids []int32) arrow.Array {
-	pos := make(map[int32]int, len(gids))
-	for i, g := range gids {
-		pos[g] = i
-	}
-	counts := make([]int32, len(gids)+1)
-	for _, g := range c.owners {
-		if i, ok := pos[g]; ok {
-			counts[i+1]++
-		}
-	}
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
-	}
-	order := make([]int32, counts[len(gids)])
-	next := append([]int32(nil), counts[:len(gids)]...)
-	for s, g := range c.owners {
-		if i, ok := pos[g]; ok {
-			order[next[i]] = int32(s)
-			next[i]++
-		}
-	}
+	order, counts := groupSlotOrder(c.owners, gids)
 	for i, g := range gids {
 		c.setOrder(order[counts[i]:counts[i+1]], g)
 	}
-	values := c.vals.build(mem, order, nil)
-	defer values.Release()
-	offBuf := memory.NewResizableBuffer(mem)
-	offBuf.Resize(len(counts) * 4)
-	copy(castSlice[int32](offBuf.Bytes()), counts)
-	data := array.NewData(c.resultType(), len(gids), []*memory.Buffer{nil, offBuf}, []arrow.ArrayData{values.Data()}, 0, 0)
-	offBuf.Release()
-	defer data.Release()
-	return array.MakeFromData(data)
+	return listsFromOrder(mem, c.resultType(), c.vals, order, counts)
 }
 
 func (c *collectSetAcc) final(mem memory.Allocator, lo, hi int, _ []int64) (arrow.Array, error) {
