@@ -115,32 +115,6 @@ func scalaLongHash(v int64) int32 {
 	return javaLongHash(v)
 }
 
-// javaD2I and javaD2L convert as Java's (int) and (long) casts do: NaN to
-// 0, out-of-range values saturated.
-func javaD2I(d float64) int32 {
-	switch {
-	case d != d:
-		return 0
-	case d >= math.MaxInt32:
-		return math.MaxInt32
-	case d <= math.MinInt32:
-		return math.MinInt32
-	}
-	return int32(d)
-}
-
-func javaD2L(d float64) int64 {
-	switch {
-	case d != d:
-		return 0
-	case d >= math.MaxInt64:
-		return math.MaxInt64
-	case d <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(d)
-}
-
 // javaFloatHash is java.lang.Float.hashCode (floatToIntBits: one NaN).
 func javaFloatHash(f float32) int32 {
 	if f != f {
@@ -159,10 +133,10 @@ func javaDoubleHash(d float64) int32 {
 
 // scalaDoubleHash is Scala's ## of a Double (Statics.doubleHash).
 func scalaDoubleHash(d float64) int32 {
-	if iv := javaD2I(d); float64(iv) == d {
+	if iv := javaDoubleToInt(d); float64(iv) == d {
 		return iv
 	}
-	if lv := javaD2L(d); float64(lv) == d {
+	if lv := javaDoubleToLong(d); float64(lv) == d {
 		return javaLongHash(lv)
 	}
 	if fv := float32(d); float64(fv) == d {
@@ -174,10 +148,10 @@ func scalaDoubleHash(d float64) int32 {
 // scalaFloatHash is Scala's ## of a Float (Statics.floatHash).
 func scalaFloatHash(f float32) int32 {
 	d := float64(f)
-	if iv := javaD2I(d); float32(iv) == f {
+	if iv := javaDoubleToInt(d); float32(iv) == f {
 		return iv
 	}
-	if lv := javaD2L(d); float32(lv) == f {
+	if lv := javaDoubleToLong(d); float32(lv) == f {
 		return javaLongHash(lv)
 	}
 	return javaFloatHash(f)

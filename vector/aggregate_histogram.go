@@ -304,32 +304,15 @@ func (h *histogramAcc) build(mem memory.Allocator, lo, hi int, xt arrow.DataType
 	return b.NewArray()
 }
 
-// appendHistX appends x converted to the builder's type.
+// appendHistX appends x converted to the builder's type, as
+// percentile_approx converts its results (Java's casts); a NULL-typed
+// input's bins have NULL x.
 func appendHistX(b array.Builder, x float64) {
-	switch xb := b.(type) {
-	case *array.Float64Builder:
-		xb.Append(x)
-	case *array.Float32Builder:
-		xb.Append(float32(x))
-	case *array.Int8Builder:
-		xb.Append(int8(javaD2I(x)))
-	case *array.Int16Builder:
-		xb.Append(int16(javaD2I(x)))
-	case *array.Int32Builder:
-		xb.Append(javaD2I(x))
-	case *array.Int64Builder:
-		xb.Append(javaD2L(x))
-	case *array.Date32Builder:
-		xb.Append(arrow.Date32(javaD2I(x)))
-	case *array.MonthIntervalBuilder:
-		xb.Append(arrow.MonthInterval(javaD2I(x)))
-	case *array.TimestampBuilder:
-		xb.Append(arrow.Timestamp(javaD2L(x)))
-	case *array.DurationBuilder:
-		xb.Append(arrow.Duration(javaD2L(x)))
-	default:
+	if _, ok := b.(*array.NullBuilder); ok {
 		b.AppendNull()
+		return
 	}
+	appendFromDouble(b, x)
 }
 
 func (h *histogramAcc) final(mem memory.Allocator, lo, hi int, _ []int64) (arrow.Array, error) {
