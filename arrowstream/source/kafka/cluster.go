@@ -64,6 +64,14 @@ type TxnFaults interface {
 	AfterTxnCommit(table, stage string, epoch int64) error
 }
 
+// TxnBeginFaults is optionally implemented by a TxnFaults: BeforeTxnBegin
+// is called before an epoch's transaction begins, with nothing of it in
+// Kafka yet (the downstream's local state already committed); an error
+// fails the epoch. Tests use it to hold an instance there, as a slow one.
+type TxnBeginFaults interface {
+	BeforeTxnBegin(table, stage string, epoch int64) error
+}
+
 // Cluster is this instance's membership in a cluster: it makes the Kafka
 // sources of streaming queries cluster members and lists the members of
 // every table's group. Safe for concurrent use.

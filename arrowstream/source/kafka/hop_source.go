@@ -43,6 +43,7 @@ type hopSource struct {
 	wmAt     time.Time     // when the view was last fetched (monotonic)
 	wmFailed error         // the last fetch's error, logged once
 	wmSeen   int64         // the event time EventTimeMaxMs last reported (µs)
+	gate     hopGate       // candidates waiting for the hop's consumption (hop_watermark_gate.go)
 
 	mover *stateMover // the downstream stage's state (state_move.go)
 }
@@ -81,9 +82,33 @@ func (s *hopSource) refreshWatermark(ctx context.Context) {
 		s.wmFailed = err
 		return
 	}
+	cand, hold := s.wm.update(v, s.now())
+	s.mu.Unlock()
+	// The candidate is released once the hop's group has consumed every
+	// row it counts (hop_watermark_gate.go): the stable ends are listed
+	// after the marks were fetched, the consumption after that.
+	var ends, consumed map[int32]int64
+	if !hold {
+		ends, err = hopStableEnds(fctx, s.inner.admin, s.topic)
+	}
+	if err == nil {
+		consumed, err = hopConsumed(fctx, s.inner.admin, s.topic, s.inner.cluster.GroupID(s.inner.groupTable))
+	}
+	s.mu.Lock()
+	if err != nil {
+		if s.wmFailed == nil || s.wmFailed.Error() != err.Error() {
+			s.inner.cluster.opts.Logger.Warn("cluster: repartition watermark not updated", "topic", s.topic, "err", err)
+		}
+		s.wmFailed = err
+		return
+	}
 	s.wmFailed = nil
 	s.wmAt = time.Now()
-	s.wmUs, s.wmHold = s.wm.update(v, s.now())
+	if !hold {
+		s.gate.offer(cand, ends)
+	}
+	us, released := s.gate.release(consumed)
+	s.wmUs, s.wmHold = us, !released
 }
 
 // EventTimeMaxMs implements stream.EventTimeSource: the event time every

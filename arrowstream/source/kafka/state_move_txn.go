@@ -161,6 +161,11 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64, op int) (wrot
 		m.resetEpochLocked()
 		return false, nil
 	}
+	if f, ok := m.c.opts.Faults.(TxnBeginFaults); ok {
+		if err := f.BeforeTxnBegin(m.spec.Table, "changelog", epoch); err != nil {
+			return false, fmt.Errorf("kafka: cluster state of %s: epoch %d: %w", m.spec.Table, epoch, err)
+		}
+	}
 	if err := m.client.BeginTransaction(); err != nil {
 		m.resetClientLocked()
 		return false, fmt.Errorf("kafka: cluster state of %s: epoch %d: begin transaction: %w", m.spec.Table, epoch, err)
