@@ -110,7 +110,12 @@ func (s *Session) RestoreCatalog(ctx context.Context) ([]RestoredTable, error) {
 	for len(pending) > 0 && ctx.Err() == nil {
 		var failed []int
 		for _, i := range pending {
-			res, err := s.replay(ctx, defs[i].SQL)
+			d := defs[i]
+			var conf map[string]string
+			if d.Kind == kindStreaming {
+				conf = d.Conf // planned under the settings it was created with
+			}
+			res, err := s.withTableConf(ctx, conf, func(ctx context.Context) (*Result, error) { return s.replay(ctx, d.SQL) })
 			out[i].Err = err
 			if err != nil {
 				failed = append(failed, i)
@@ -229,7 +234,8 @@ func (s *Session) durableCreateStreaming(ctx context.Context, c *catalogLog, x *
 		if q != nil {
 			return &Result{Query: q}, nil // the same definition: it continues
 		}
-		return s.runStatement(ctx, &plain) // restart from its checkpoint
+		// Restart from its checkpoint, under the settings it was created with.
+		return s.withTableConf(ctx, cur.Conf, func(ctx context.Context) (*Result, error) { return s.runStatement(ctx, &plain) })
 	case recorded:
 		dir := cur.Checkpoint
 		if q != nil {
@@ -243,11 +249,12 @@ func (s *Session) durableCreateStreaming(ctx context.Context, c *catalogLog, x *
 	}
 	run := plain
 	run.OrRefresh = x.OrRefresh // without a record, OR REFRESH restarts a running query as before
+	conf := recordedTableConf(s.confCopy())
 	res, err := s.runStatement(ctx, &run)
 	if err != nil {
 		return nil, err
 	}
-	d := catalogDef{Name: name, Kind: kindStreaming, SQL: def}
+	d := catalogDef{Name: name, Kind: kindStreaming, SQL: def, Conf: conf}
 	if res.Query != nil {
 		d.Checkpoint = res.Query.CheckpointDir()
 	}

@@ -52,6 +52,12 @@ type catalogDef struct {
 	Seq int64 `json:"seq"`
 	// Checkpoint is a streaming table's checkpoint directory.
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Conf is a streaming table's settings when it was created (the
+	// session settings that shape its plan and semantics, tableConf):
+	// a restart runs its definition under them, so that a restarted
+	// process without the SETs of the script that created it plans the
+	// same query. Absent in records of earlier builds.
+	Conf map[string]string `json:"conf,omitempty"`
 }
 
 // catalogRecord is one log entry.

@@ -93,8 +93,11 @@ type Session struct {
 	access      *access.Policy
 	cluster     string
 
-	mu          sync.Mutex
-	conf        map[string]string
+	mu   sync.Mutex
+	conf map[string]string
+	// tableConf, while a recorded streaming table is restarted, holds the
+	// settings it was created with; they win over conf (catalog_conf.go).
+	tableConf   map[string]string
 	sourceFmts  map[string]SourceFormat
 	sinkFmts    map[string]SinkFormat
 	sinkKeys    map[string][]string // format -> its option keys, when it declared them
@@ -276,7 +279,11 @@ func (s *Session) Conf(key string) (string, bool) {
 func (s *Session) confCopy() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return maps.Clone(s.conf)
+	c := maps.Clone(s.conf)
+	for k, v := range s.tableConf {
+		c[k] = v
+	}
+	return c
 }
 
 // RegisterStream makes src readable as the streaming table name. Every
