@@ -82,9 +82,8 @@ const (
 	ConfStatePartitioning = stream.ConfStatePartitioning
 )
 
-// ConfClusterStatefulStableMembership acknowledges stable membership for
-// a stateful streaming table with an event-time watermark in cluster mode
-// (see stream.ConfClusterStatefulStableMembership, docs/cluster.md).
+// ConfClusterStatefulStableMembership is accepted and has no effect any
+// more (see stream.ConfClusterStatefulStableMembership).
 const ConfClusterStatefulStableMembership = stream.ConfClusterStatefulStableMembership
 
 // Settings of the state store (session conf or query option; recorded in

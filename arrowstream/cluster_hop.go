@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -274,14 +273,6 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 	if err != nil {
 		return nil, refuse(err)
 	}
-	if cut.eventCol >= 0 && !s.confIsTrue(stream.ConfClusterStatefulStableMembership) {
-		// The downstream watermark now waits for every input partition
-		// (hop_watermark.go), but TestClusterStatefulKillAcceptance still
-		// lost part of a window's count in 2 of 5 runs (cause not
-		// found yet): until it runs clean, a silent wrong answer under
-		// rebalances is refused unless stable membership is acknowledged.
-		return nil, refuse(fmt.Errorf("an event-time watermark across instances can still lose rows of a window when an instance joins, leaves or restarts (an open issue, docs/cluster.md); set %s = true to run it with every instance started before the input flows and none joining, leaving or dying", stream.ConfClusterStatefulStableMembership))
-	}
 	dir, temporary, err := s.checkpointDirFor(w.name, w.opts)
 	if err != nil {
 		return nil, err
@@ -402,15 +393,4 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		go dq.Stop()
 	}
 	return dq, nil
-}
-
-// confIsTrue reports whether the session sets key (in any case, as SET
-// takes it) to true.
-func (s *Session) confIsTrue(key string) bool {
-	for k, v := range s.confCopy() {
-		if strings.EqualFold(k, key) && strings.EqualFold(strings.TrimSpace(v), "true") {
-			return true
-		}
-	}
-	return false
 }

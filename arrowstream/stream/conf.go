@@ -65,14 +65,13 @@ func StateTuningKeys() []string {
 	return []string{ConfPebbleBlockCacheBytes, ConfPebbleMemtableBytes, ConfPebbleLocalDir, ConfPebbleChangelog, ConfPebbleMinDeltasForSnapshot, ConfPebbleLiveStateBytes}
 }
 
-// ConfClusterStatefulStableMembership acknowledges that a stateful
-// streaming table with an event-time watermark runs in cluster mode with
-// every instance started before the input flows and none joining,
-// leaving or dying: state moves with its hop partition and the
-// downstream watermark waits for every input partition, but the kill
-// acceptance test still lost part of a window's count once, cause not
-// found (docs/cluster.md). Stateful tables without a watermark need no
-// acknowledgement.
+// ConfClusterStatefulStableMembership is accepted and has no effect: it
+// acknowledged that a stateful streaming table with an event-time
+// watermark ran in cluster mode with stable membership, while such a
+// table could lose rows of a window when hop partitions moved. The
+// downstream watermark now waits until the hop's rows are consumed
+// (docs/cluster.md), so no acknowledgement is needed; scripts that still
+// set it keep working.
 const ConfClusterStatefulStableMembership = "arrowstream.cluster.stateful.stableMembership"
 
 // ConfClusterStatePartitionKeys, set by cluster mode on the downstream

@@ -163,7 +163,6 @@ func TestClusterStatefulKillAcceptance(t *testing.T) {
 
 	init := filepath.Join(t.TempDir(), "tables.sql")
 	sqlText := fmt.Sprintf(`SET spark.sql.shuffle.partitions = 6;
-SET arrowstream.cluster.stateful.stableMembership = true;
 CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' 'events', 'startingOffsets' 'earliest');
 CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;
 CREATE STREAMING TABLE wcounts TBLPROPERTIES ('outputMode' = 'append') AS

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,15 +90,6 @@ func newClockedClusterSession(t *testing.T, dir, brokerList, addr string, f faul
 func TestClusterWatermarkWaitsForAClaimedRange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster rebalances take seconds (-short)")
-	}
-	if raceEnabled && os.Getenv("ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE") == "" {
-		// Under -race this test once lost part of a window in the same
-		// shape as TestClusterStatefulKillAcceptance's remaining loss
-		// (docs/cluster.md, Limits): an open bug, which is why watermarked
-		// stateful cluster tables still need stableMembership. It runs
-		// without -race in CI; set ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE to
-		// run it here as the repro.
-		t.Skip("known loss under -race while partitions move (docs/cluster.md Limits); set ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE=1 to run it")
 	}
 	c := newCluster(t, 12, "ev")
 	bl := brokers(c)
