@@ -28,7 +28,9 @@ var (
 		plan.ConfTimeZone,
 		"spark.sql.ansi.enabled",
 	}
-	tableConfPrefixes = []string{"spark.sql.streaming.", "arrowstream.cluster.", "arrowstream.state."}
+	// stateStore.* shapes the state (provider, partitioning), except the
+	// tuning a restart may change (stream.StateTuningKeys).
+	tableConfPrefixes = []string{"spark.sql.streaming.", "arrowstream.cluster.", "stateStore."}
 )
 
 // recordedTableConf is the part of conf recorded with a streaming table:
@@ -49,6 +51,11 @@ func recordedTableConf(conf map[string]string) map[string]string {
 }
 
 func isTableConf(key string) bool {
+	for _, k := range stream.StateTuningKeys() {
+		if strings.EqualFold(key, k) {
+			return false
+		}
+	}
 	for _, k := range tableConfKeys {
 		if strings.EqualFold(key, k) {
 			return true
