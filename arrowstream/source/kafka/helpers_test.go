@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,6 +73,36 @@ type testSession struct {
 	mem   *poisonmem.Allocator
 	sinks *memsink.Catalog
 	dir   string
+	rows  *rowCounter // input rows per query name, when counted
+}
+
+// rowCounter counts the input rows of every progress of a session's
+// queries by query name (RecentProgress keeps only the last 100).
+type rowCounter struct {
+	mu   sync.Mutex
+	rows map[string]int64
+}
+
+func newRowCounter(s *arrowstream.Session) *rowCounter {
+	c := &rowCounter{rows: map[string]int64{}}
+	s.Streams().AddListener(c)
+	return c
+}
+
+func (c *rowCounter) OnQueryStarted(*arrowstream.StreamingQuery) {}
+
+func (c *rowCounter) OnQueryProgress(q *arrowstream.StreamingQuery, p *arrowstream.StreamingQueryProgress) {
+	c.mu.Lock()
+	c.rows[q.Name()] += p.NumInputRows
+	c.mu.Unlock()
+}
+
+func (c *rowCounter) OnQueryTerminated(*arrowstream.StreamingQuery, error) {}
+
+func (c *rowCounter) read(name string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rows[name]
 }
 
 func newTestSession(t *testing.T, dir string) *testSession {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,7 +75,7 @@ func newClockedClusterSession(t *testing.T, dir, brokerList, addr string, f faul
 	kafka.InstallCluster(s, cl)
 	sinks := memsink.NewCatalog()
 	memsink.Install(s, sinks, memsink.Options{Persist: true})
-	return &testSession{Session: s, mem: mem, sinks: sinks, dir: dir}, cl
+	return &testSession{Session: s, mem: mem, sinks: sinks, dir: dir, rows: newRowCounter(s)}, cl
 }
 
 // TestClusterWatermarkWaitsForAClaimedRange: instance B claims its input
@@ -103,6 +104,16 @@ func TestClusterWatermarkWaitsForAClaimedRange(t *testing.T) {
 	startHopWindows(t, b, bl)
 	waitGroup(t, ca, "agg", 2, 12)
 	waitGroup(t, ca, "agg-repartition-0", 2, 6)
+	// A's share of the a events below: those of the input partitions it
+	// owns (700 events over 12 partitions are 58 or 59 per partition).
+	aShare := int64(0)
+	for _, p := range ownedPartitions(t, ca, "agg") {
+		for i := 0; i < 700; i++ {
+			if int32(i%12) == p {
+				aShare++
+			}
+		}
+	}
 
 	fb.armed.Store(true)
 	produce(t, c, "ev", 12, "a", 0, 700) // ts 0 .. 6.99 s: window [0, 10)
@@ -135,7 +146,7 @@ func TestClusterWatermarkWaitsForAClaimedRange(t *testing.T) {
 	}
 	// A reads the f events (and its own part of the a events) while B's
 	// claimed range is missing: the window stays open.
-	waitUpstreamRows(t, a, "agg-repartition-0", 350+12) // A's a events and the f events
+	waitUpstreamRows(t, a, "agg-repartition-0", aShare+12) // A's a events and the f events
 	waitHopDrained(t, bl, "c1-agg-repartition-0")
 	quiet := time.Now().Add(testutil.Scaled(2 * time.Second))
 	for time.Now().Before(quiet) {
@@ -153,20 +164,13 @@ func TestClusterWatermarkWaitsForAClaimedRange(t *testing.T) {
 }
 
 // waitUpstreamRows waits until the session's query name has read n
-// input rows in the progress it keeps.
+// input rows (counted by the session's listener: RecentProgress keeps
+// only the last 100 progress reports, fewer than a loaded run makes).
 func waitUpstreamRows(t *testing.T, s *testSession, name string, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(testutil.Scaled(time.Minute))
 	for {
-		var got int64
-		for _, q := range s.Streams().Active() {
-			if q.Name() != name {
-				continue
-			}
-			for _, p := range q.RecentProgress() {
-				got += p.NumInputRows
-			}
-		}
+		got := s.rows.read(name)
 		if got >= n {
 			return
 		}
@@ -212,4 +216,30 @@ func waitHopDrained(t *testing.T, brokerList, hop string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// ownedPartitions is the partitions of table's input this instance owns.
+func ownedPartitions(t *testing.T, c *kafka.Cluster, table string) []int32 {
+	t.Helper()
+	ms, err := c.TableMembers(context.Background(), table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int32
+	for _, m := range ms {
+		if !m.Self {
+			continue
+		}
+		for _, tp := range m.Partitions {
+			p, err := strconv.Atoi(tp[strings.LastIndexByte(tp, '-')+1:])
+			if err != nil {
+				t.Fatalf("member partition %q: %v", tp, err)
+			}
+			out = append(out, int32(p))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("this instance owns no partition of %s: %+v", table, ms)
+	}
+	return out
 }

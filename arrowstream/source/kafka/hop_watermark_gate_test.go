@@ -61,7 +61,7 @@ func newTxnFaultSession(t *testing.T, brokerList, addr string, f kafka.TxnFaults
 	kafka.InstallCluster(s, cl)
 	sinks := memsink.NewCatalog()
 	memsink.Install(s, sinks, memsink.Options{Persist: true})
-	return &testSession{Session: s, mem: mem, sinks: sinks, dir: dir}, cl
+	return &testSession{Session: s, mem: mem, sinks: sinks, dir: dir, rows: newRowCounter(s)}, cl
 }
 
 // TestClusterWatermarkWaitsForHopConsumption: instance B's downstream
@@ -150,14 +150,7 @@ func waitUpstreamRowsOf(t *testing.T, name string, n int64, sessions ...*testSes
 	for {
 		var got int64
 		for _, s := range sessions {
-			for _, q := range s.Streams().Active() {
-				if q.Name() != name {
-					continue
-				}
-				for _, p := range q.RecentProgress() {
-					got += p.NumInputRows
-				}
-			}
+			got += s.rows.read(name)
 		}
 		if got >= n {
 			return
