@@ -140,21 +140,16 @@ func diffRows(got, want []string) string {
 // topic). A producer writes keyed events over 12 partitions; one
 // instance is killed with SIGKILL in the middle of the run, a fourth
 // starts, the killed one restarts from its checkpoint. Hop partitions
-// move with their state each time. At the end the union of the
-// instances' tables equals the single-instance result (0 lost, 0
-// duplicated) for both tables, read locally from every instance, through
-// a Flight SQL query on one instance, and through the ADBC driver's read
-// of the multi-endpoint FlightInfo.
+// move with their state each time. The killed instance restarts without
+// the --init file: its tables come back from its catalog with the
+// settings they were created under (6 shuffle partitions). At the end
+// the union of the instances' tables equals the single-instance result
+// (0 lost, 0 duplicated) for both tables, read locally from every
+// instance, through a Flight SQL query on one instance, and through the
+// ADBC driver's read of the multi-endpoint FlightInfo.
 func TestClusterStatefulKillAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster acceptance: five processes and rebalances take minutes (-short)")
-	}
-	if os.Getenv("ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE") != "1" {
-		// Open issue (docs/cluster.md, limits): with the watermark waiting
-		// for every input partition, 2 runs of 5 still lost part of
-		// a window's count (one hop partition's keys). It runs by hand
-		// until it passes 20 runs in a row.
-		t.Skip("open issue: a window can still lose rows under kill/join/restart (docs/cluster.md); set ARROWSTREAM_CLUSTER_KILL_ACCEPTANCE=1 to run it")
 	}
 	bin := buildBinary(t)
 	ports := freePorts(t, 5)
