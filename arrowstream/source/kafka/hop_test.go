@@ -27,7 +27,6 @@ const hopBuckets = 7
 func startHopAggregation(t *testing.T, s *testSession, brokerList string) *arrowstream.StreamingQuery {
 	t.Helper()
 	s.SetConf(arrowstream.ConfShufflePartitions, "6")
-	s.SetConf(arrowstream.ConfClusterStatefulStableMembership, "true")
 	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": brokerList, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +162,6 @@ func TestClusterStatefulAggregation(t *testing.T) {
 func startHopWindows(t *testing.T, s *testSession, brokerList string) *arrowstream.StreamingQuery {
 	t.Helper()
 	s.SetConf(arrowstream.ConfShufflePartitions, "6")
-	s.SetConf(arrowstream.ConfClusterStatefulStableMembership, "true")
 	if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": brokerList, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
 		t.Fatal(err)
 	}
