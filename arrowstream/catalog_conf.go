@@ -69,25 +69,34 @@ func isTableConf(key string) bool {
 	return false
 }
 
-// withTableConf runs f with conf winning over the session's settings
-// (nil: as they are). The caller holds ddlMu, so that one table's
-// settings are in force at a time.
+// tableConfKey carries, in a statement's context, the settings of the
+// recorded streaming table it restarts.
+type tableConfKey struct{}
+
+// withTableConf runs f with conf winning over the session's settings for
+// what f plans and starts under its context (nil: as they are). The
+// settings travel in the context, not in the session, so that statements
+// running meanwhile keep the session's.
 func (s *Session) withTableConf(ctx context.Context, conf map[string]string, f func(context.Context) (*Result, error)) (*Result, error) {
 	if len(conf) == 0 {
 		return f(ctx)
 	}
-	s.mu.Lock()
 	for k, v := range conf {
-		if cur, ok := s.conf[k]; ok && cur != v {
+		if cur, ok := s.Conf(k); ok && cur != v {
 			s.logger.Info("a restarted streaming table keeps the setting it was created with", "setting", k, "recorded", v, "session", cur)
 		}
 	}
-	s.tableConf = maps.Clone(conf)
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.tableConf = nil
-		s.mu.Unlock()
-	}()
-	return f(ctx)
+	return f(context.WithValue(ctx, tableConfKey{}, maps.Clone(conf)))
+}
+
+// confFor is the session's settings with those of the recorded table
+// ctx restarts, if any, winning.
+func (s *Session) confFor(ctx context.Context) map[string]string {
+	c := s.confCopy()
+	if tc, ok := ctx.Value(tableConfKey{}).(map[string]string); ok {
+		for k, v := range tc {
+			c[k] = v
+		}
+	}
+	return c
 }

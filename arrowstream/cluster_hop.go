@@ -281,7 +281,7 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 		os.RemoveAll(dir)
 		return nil, refuse(errors.New("a stateful query needs a durable checkpoint in cluster mode (a checkpoint root or checkpointLocation)"))
 	}
-	conf := s.confCopy()
+	conf := s.confFor(ctx)
 	parts := conf[ConfShufflePartitions]
 	recorded, err := hopPartitionsRecorded(dir)
 	if err != nil {

@@ -93,11 +93,8 @@ type Session struct {
 	access      *access.Policy
 	cluster     string
 
-	mu   sync.Mutex
-	conf map[string]string
-	// tableConf, while a recorded streaming table is restarted, holds the
-	// settings it was created with; they win over conf (catalog_conf.go).
-	tableConf   map[string]string
+	mu          sync.Mutex
+	conf        map[string]string
 	sourceFmts  map[string]SourceFormat
 	sinkFmts    map[string]SinkFormat
 	sinkKeys    map[string][]string // format -> its option keys, when it declared them
@@ -279,11 +276,7 @@ func (s *Session) Conf(key string) (string, bool) {
 func (s *Session) confCopy() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := maps.Clone(s.conf)
-	for k, v := range s.tableConf {
-		c[k] = v
-	}
-	return c
+	return maps.Clone(s.conf)
 }
 
 // RegisterStream makes src readable as the streaming table name. Every

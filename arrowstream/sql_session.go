@@ -81,7 +81,7 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 
 // runStatement analyzes and runs a parsed statement.
 func (s *Session) runStatement(ctx context.Context, stmt sql.Statement) (*Result, error) {
-	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confCopy())
+	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confFor(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if w.sink == nil && w.format == "" {
 		return nil, fmt.Errorf("arrowstream: writeStream needs a sink: set Format(...) or Sink(...)")
 	}
-	conf := s.confCopy()
+	conf := s.confFor(ctx)
 	if _, ok := conf[ConfShufflePartitions]; !ok {
 		conf[ConfShufflePartitions] = defaultShufflePartitions()
 	}
