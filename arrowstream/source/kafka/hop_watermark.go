@@ -38,8 +38,12 @@ import (
 //
 // The view is fetched before the epoch's hop ranges are listed, so every
 // row it counts was committed to the hop before the epoch's end offsets
-// were taken: the epoch, or an earlier one, reads it, and a row is late
-// only relative to what was in the hop before it was read.
+// were taken. That alone does not make it a watermark: the row may sit
+// unread in a hop partition another instance owns and that moves here
+// later. The value computed here is therefore a candidate, released once
+// the hop's group consumed every row it counts (hop_watermark_gate.go);
+// a row is then late only relative to what was in the hop, and consumed,
+// before it was read.
 
 // inputPart is one partition of an input topic.
 type inputPart struct {
