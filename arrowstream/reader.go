@@ -117,25 +117,25 @@ func (s *Session) formatTable(format string, schema *arrow.Schema, opts map[stri
 
 // batchStreamTable is a streaming source table that a batch query can also
 // read (plan.BatchTable): each Scan makes a fresh source and reads what it
-// has now. Under an accounting allocator (a server query's) the source
-// allocates on it, so that what a batch read holds (decoded batches, a
-// file's read window) counts against the query's memory limit.
+// has now. The source allocates on the planner's allocator (the embedded
+// session's own, or a server query's accounting one), so that what a
+// batch read holds (decoded batches, a file's read window) counts against
+// the query's memory limit when there is one.
 type batchStreamTable struct {
 	*streamTable
 	on func(mem memory.Allocator) (Source, error) // a source on mem
 }
 
-// Scan implements plan.BatchTable.
+// Scan implements plan.BatchTable. Exactly one source is made (and closed
+// with the operator): a first version made one with the session's factory
+// and replaced it, unclosed, by one on mem, which leaked what that source
+// had buffered (a MemoryStream's two one-row batches: 128 bytes).
 func (t *batchStreamTable) Scan(ctx context.Context, mem memory.Allocator) (vector.Operator, error) {
-	var src Source
-	var err error
-	if _, limited := mem.(vector.MemoryReserver); limited {
-		// A server query's accounting allocator: the source's batches
-		// and buffers count against the query's limit.
-		src, err = t.on(mem)
-	} else {
-		src, err = t.factory()
+	newSource := t.factory
+	if mem != nil {
+		newSource = func() (Source, error) { return t.on(mem) }
 	}
+	src, err := newSource()
 	if err != nil {
 		return nil, err
 	}

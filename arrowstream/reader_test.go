@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
+	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -130,5 +131,54 @@ func TestBatchSourceTable(t *testing.T) {
 	}
 	if _, err := s.SQL(ctx, "SELECT * FROM r"); err == nil || !strings.Contains(err.Error(), "STREAM") {
 		t.Fatalf("batch read of a stream-only source: %v", err)
+	}
+}
+
+// TestBatchSourceScanOnPlannerAllocator: a batch scan of a source table
+// makes exactly one source, on the allocator the planner gives it (not the
+// session's), and everything that source allocated is released once the
+// scan is closed: both allocators end at zero.
+func TestBatchSourceScanOnPlannerAllocator(t *testing.T) {
+	s, smem := newTestSession(t)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "value", Type: vector.Int64, Nullable: true}}, nil)
+	var made []memory.Allocator
+	s.RegisterSourceFormat("batchmem", func(mem memory.Allocator, _ *arrow.Schema, _ map[string]string) (Source, error) {
+		made = append(made, mem)
+		src := NewMemoryStream(mem, schema)
+		if _, err := src.AddData([]any{7}, []any{8}); err != nil {
+			return nil, err
+		}
+		return batchMemorySource{src}, nil
+	})
+	tb, err := s.formatTable("batchmem", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := smem.CurrentAlloc()
+	qmem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	made = nil
+	op, err := tb.(plan.BatchTable).Scan(t.Context(), qmem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := vector.Drain(t.Context(), op)
+	op.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, r := range recs {
+		rows += int(r.NumRows())
+		r.Release()
+	}
+	if rows != 2 {
+		t.Fatalf("read %d rows, want 2", rows)
+	}
+	if len(made) != 1 || made[0] != memory.Allocator(qmem) {
+		t.Fatalf("the scan made %d sources on %v, want one on the planner's allocator", len(made), made)
+	}
+	qmem.AssertSize(t, 0)
+	if got := smem.CurrentAlloc(); got != base {
+		t.Fatalf("the session's allocator holds %d bytes after the scan, %d before", got, base)
 	}
 }

@@ -367,7 +367,10 @@ func buildScan(ctx context.Context, mem memory.Allocator, s *Scan, env *Env) (ve
 	if err != nil {
 		return nil, &ReadError{Table: s.Name, Err: err}
 	}
-	return BuildScanOn(mem, s, raw, env)
+	// A batch query's allocator may borrow the table's records for the
+	// length of the query (vector/borrow.go), so that no operator's
+	// unwinding leaves one retained.
+	return BuildScanOn(mem, s, vector.BorrowScan(mem, raw), env)
 }
 
 func buildValues(mem memory.Allocator, v *Values) (vector.Operator, error) {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/arrowstream/arrowstream/memsink"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // service is the Flight service the gRPC server registers: plain Flight
@@ -122,12 +123,14 @@ func (v *service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	// The read is a query of its own: what it allocates (epoch columns,
 	// compressed bodies) is accounted and bounded as a SQL query's is.
 	mem := v.s.sql.newAllocator()
+	mem.borrows = true // ended by endQuery below
 	ctx, stop := limitedContext(ctx, mem)
 	defer stop()
-	op, err := memsink.NewSnapshotScan(snap, wantsEpochColumns(tk), mem)
+	raw, err := memsink.NewSnapshotScan(snap, wantsEpochColumns(tk), mem)
 	if err != nil {
 		return statusOf(err, codes.Internal)
 	}
+	op := vector.BorrowScan(mem, raw)
 	err = withLimitCause(v.s.sendStreamOn(ctx, stream, schema, op, mem), mem)
 	v.s.endQuery(mem)
 	return statusOf(err, codes.Internal)

@@ -228,6 +228,7 @@ func (fs *FrontendSession) QueryParams(ctx context.Context, sql string, params a
 	var cancelTimeout context.CancelFunc
 	r.qctx, cancelTimeout = s.queryContext(ctx)
 	r.mem = q.newAllocator()
+	r.mem.borrows = true // Close ends the query in endQuery
 	var stop context.CancelFunc
 	r.ctx, stop = limitedContext(r.qctx, r.mem)
 	r.cancel = func() { stop(); cancelTimeout() }

@@ -65,8 +65,8 @@ func startGovernedServer(t *testing.T, n int, limits Limits) (*Server, *memory.C
 }
 
 // startGovernedServerOn is startGovernedServer with the checked allocator
-// over under.
-func startGovernedServerOn(t *testing.T, under memory.Allocator, n int, limits Limits) (*Server, *memory.CheckedAllocator) {
+// over under, and extra catalogs.
+func startGovernedServerOn(t *testing.T, under memory.Allocator, n int, limits Limits, extra ...plan.Catalog) (*Server, *memory.CheckedAllocator) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(under)
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
@@ -76,6 +76,9 @@ func startGovernedServerOn(t *testing.T, under memory.Allocator, n int, limits L
 	static := plan.NewMemoryCatalog()
 	static.Register("big", bigTable(t, mem, n))
 	sess.AddCatalog(static)
+	for _, c := range extra {
+		sess.AddCatalog(c)
+	}
 	t.Cleanup(func() { sess.Streams().StopAll() })
 	cfg := ForSession(sess, cat)
 	cfg.Limits = limits

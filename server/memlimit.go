@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc/codes"
 
@@ -135,6 +136,10 @@ type queryAllocator struct {
 	// kept counts the long-lived buffers allocated through Underlying
 	// (not registered: they may outlive the query in a sink).
 	kept atomic.Int64
+	// borrows makes Borrow keep the table records the query's scans read
+	// until endQuery (memlimit_borrow.go); mu guards borrowed.
+	borrows  bool
+	borrowed []arrow.Record
 }
 
 var (

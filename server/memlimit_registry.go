@@ -119,9 +119,11 @@ func (a *queryAllocator) reclaim() (bytes int64, buffers int) {
 }
 
 // endQuery is called when a batch query has ended and its operators and
-// result stream are closed: a query that panicked over its limit is
-// reclaimed, and the pool counts it.
+// result stream are closed: the table records it borrowed are released,
+// and a query that panicked over its limit is reclaimed (the pool counts
+// it).
 func (s *Server) endQuery(a *queryAllocator) {
+	a.releaseBorrowed()
 	if !a.panicked.Load() {
 		return
 	}

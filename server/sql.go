@@ -356,6 +356,7 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	defer cancel()
 	qctx := ctx
 	mem := q.newAllocator()
+	mem.borrows = true // every way out below ends in endQuery
 	ctx, stop := limitedContext(ctx, mem)
 	defer stop()
 	var rows []arrow.Record

@@ -43,13 +43,13 @@ func openColumnar(ctx context.Context, mem memory.Allocator, format Format, path
 	var fileSchema *arrow.Schema
 	switch format {
 	case Parquet:
-		// Pages are read on Go's allocator, not mem: Arrow's page reader
-		// (v17) returns each page as a view of a buffer it has already
-		// released, so on a pooling allocator a page's bytes could be
-		// recycled under the decoder (and on the poisoning test allocator
-		// the reader sees no rows). Go memory stays valid while the page
-		// refers to it. The decoded columns still come from mem.
-		pf, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(memory.NewGoAllocator())))
+		// Pages are made on the Go heap and reserved through mem, the
+		// column chunks streamed (parquet_pages.go). The decoded columns
+		// come from mem.
+		props := parquet.NewReaderProperties(parquetPageMemory(mem))
+		props.BufferedStreamEnabled = true
+		props.BufferSize = parquetStreamBuffer
+		pf, err := file.NewParquetReader(f, file.WithReadProps(props))
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
@@ -67,7 +67,7 @@ func openColumnar(ctx context.Context, mem memory.Allocator, format Format, path
 			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
 		}
 		c.next = func() (arrow.Record, error) {
-			rec, err := rr.Read()
+			rec, err := readParquet(rr.Read)
 			if rec != nil {
 				rec.Retain()
 				return rec, nil

@@ -30,6 +30,10 @@ type lineStream struct {
 	header   bool // skip the first line (CSV with a header)
 	res      vector.MemoryReserver
 	reserved int64
+	// peakHeld is the most window bytes held at once (old and new
+	// window during a growth's copy), for tests to compare with the
+	// reservation.
+	peakHeld int64
 }
 
 // streamLines returns the operator over the CSV or JSON file r of name,
@@ -108,19 +112,38 @@ func (f *lineFile) skipPreamble() {
 	}
 }
 
-// growWindow grows the window to size bytes, reserving the growth.
+// growWindow grows the window to size bytes, or by less when the limit
+// refuses that much, reserving the growth before it is made.
+//
+// While the window is copied the old and the new one are both held, so
+// the new one is reserved whole before it is allocated and the old one's
+// reservation is returned only after the copy: the bytes reserved are
+// never fewer than the windows held, and a line the limit cannot hold is
+// refused before the process holds more than the limit (reserving only
+// the growth let the copy briefly take about twice the limit). When
+// doubling is refused, the window grows by one step (a chunk) if that
+// fits, so that a line of up to about half the limit is still read.
 func (f *lineFile) growWindow(size int) error {
 	st := f.stream
-	delta := int64(size - len(st.buf))
+	old := len(st.buf)
 	if st.res != nil {
-		if err := st.res.Reserve(delta); err != nil {
-			return fmt.Errorf("files: %s: reading it needs a window of %d bytes (a line that long, or chunks of ChunkBytes): %w", f.name, size, err)
+		err := st.res.Reserve(int64(size))
+		if step := old + max(f.chunk, 64<<10); err != nil && step < size && st.res.Reserve(int64(step)) == nil {
+			size, err = step, nil
+		}
+		if err != nil {
+			return fmt.Errorf("files: %s: reading it needs a window of %d bytes (a line that long, or chunks of ChunkBytes) while the %d-byte one is copied into it: %w", f.name, size, old, err)
 		}
 	}
-	st.reserved += delta
+	st.reserved += int64(size)
 	nb := make([]byte, size)
+	st.peakHeld = max(st.peakHeld, int64(old+size))
 	copy(nb, st.buf)
 	st.buf = nb
+	if st.res != nil {
+		_ = st.res.Reserve(-int64(old))
+	}
+	st.reserved -= int64(old)
 	return nil
 }
 

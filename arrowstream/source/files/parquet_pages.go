@@ -1,0 +1,108 @@
+package files
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// Counting a Parquet file's pages against the query's memory limit.
+//
+// arrow-go's page reader (v17) hands out each page as a view of a buffer
+// it has already freed, so pages cannot come from a pooling allocator:
+// they are made on the Go heap (a freed Go buffer stays valid while
+// something refers to it). They are still reserved through the query's
+// allocator (vector.MemoryReserver): pageAllocator reserves each page
+// buffer before making it and returns the reservation when the reader
+// frees it. A page buffer is the page's uncompressed bytes; the reader
+// first copies the page's compressed bytes into a buffer of its own (a
+// bytes.Buffer it does not allocate through us), which is at most about
+// as large (a codec stores a page it cannot shrink), so each page buffer
+// reserves twice its size: the page and its compressed bytes.
+//
+// The column chunk is read through a buffered stream (BufferedStreamEnabled,
+// parquetStreamBuffer bytes), so no chunk is read whole: without it the
+// reader copies a whole column chunk, twice, onto the Go heap, which no
+// limit saw.
+//
+// A reservation the limit refuses cannot be returned as an error through
+// memory.Allocator, so pageAllocator panics with a pageLimitError, which
+// the Parquet read recovers into an error naming the file (readParquet).
+
+// parquetStreamBuffer is the buffered stream's buffer per column chunk.
+const parquetStreamBuffer = 1 << 20
+
+// pageAllocator makes Parquet pages on the Go heap, reserving them
+// through res.
+type pageAllocator struct {
+	mem memory.Allocator // the Go allocator
+	res vector.MemoryReserver
+}
+
+var _ memory.Allocator = (*pageAllocator)(nil)
+
+// pageLimitError is the panic of a refused page reservation.
+type pageLimitError struct{ err error }
+
+// pageReservation is what a page buffer of n bytes reserves: the page and
+// its compressed bytes.
+func pageReservation(n int) int64 { return 2 * int64(n) }
+
+func (p *pageAllocator) reserve(n int64) {
+	if n == 0 {
+		return
+	}
+	if err := p.res.Reserve(n); err != nil {
+		panic(pageLimitError{fmt.Errorf("a Parquet page of %d bytes (and its compressed bytes): %w", n/2, err)})
+	}
+}
+
+// Allocate implements memory.Allocator.
+func (p *pageAllocator) Allocate(size int) []byte {
+	p.reserve(pageReservation(size))
+	return p.mem.Allocate(size)
+}
+
+// Reallocate implements memory.Allocator.
+func (p *pageAllocator) Reallocate(size int, b []byte) []byte {
+	if d := pageReservation(size) - pageReservation(len(b)); d > 0 {
+		p.reserve(d)
+	} else if d < 0 {
+		_ = p.res.Reserve(d)
+	}
+	return p.mem.Reallocate(size, b)
+}
+
+// Free implements memory.Allocator.
+func (p *pageAllocator) Free(b []byte) {
+	_ = p.res.Reserve(-pageReservation(len(b)))
+	p.mem.Free(b)
+}
+
+// parquetPageMemory returns the allocator for a Parquet file's pages read
+// for a query on mem: a pageAllocator when mem enforces a limit, else the
+// Go allocator.
+func parquetPageMemory(mem memory.Allocator) memory.Allocator {
+	goMem := memory.NewGoAllocator()
+	if res, ok := mem.(vector.MemoryReserver); ok {
+		return &pageAllocator{mem: goMem, res: res}
+	}
+	return goMem
+}
+
+// readParquet calls read (a Parquet reader's Read), turning a refused page
+// reservation into its error.
+func readParquet[T any](read func() (T, error)) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(pageLimitError)
+			if !ok {
+				panic(r)
+			}
+			err = pe.err
+		}
+	}()
+	return read()
+}
