@@ -146,6 +146,46 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			}
 			return w, func() bool { return in.produced.Load() == rows }
 		}, spread: true},
+		{name: "window_20M_expr_arg", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// A whole-partition sum of an argument expression that
+			// computes (not a column), spread over what runs after the
+			// input is read: the expression is evaluated over the 20M
+			// sorted rows in checked slices, then summed.
+			const rows = 20_000_000
+			in := newGenOp(mem, rows, false)
+			whole := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
+				End: vector.FrameBound{Kind: vector.FrameUnboundedFollowing}}
+			arg := vector.If(vector.Eq(vector.Mod(v, vector.TypedLit(vector.Int64, int64(7))), vector.TypedLit(vector.Int64, int64(0))),
+				vector.Mul(v, vector.TypedLit(vector.Int64, int64(3))), vector.Add(v, vector.TypedLit(vector.Int64, int64(1))))
+			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
+				Calls: []vector.WindowCall{
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{arg}}, Frame: whole, Name: "s"},
+				}})
+			if err != nil {
+				fatal(err)
+			}
+			return w, func() bool { return in.produced.Load() == rows }
+		}, spread: true},
+		{name: "array_reverse_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements: spread
+			// over the sequence and the function, which work over the
+			// elements in checked pieces.
+			return arrayOpCase(mem, fatal, "reverse", func(seq vector.Expr) []vector.Expr { return []vector.Expr{seq} })
+		}, spread: true},
+		{name: "array_distinct_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements: spread
+			// over the sequence and the function, which work over the
+			// elements in checked pieces.
+			return arrayOpCase(mem, fatal, "array_distinct", func(seq vector.Expr) []vector.Expr { return []vector.Expr{seq} })
+		}, spread: true},
+		{name: "array_slice_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements: spread
+			// over the sequence and the function, which work over the
+			// elements in checked pieces.
+			return arrayOpCase(mem, fatal, "slice", func(seq vector.Expr) []vector.Expr {
+				return []vector.Expr{seq, vector.TypedLit(vector.Int64, int64(2)), vector.TypedLit(vector.Int64, int64(20_000_000))}
+			})
+		}, spread: true},
 		{name: "sort_4M_strings", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			const rows = 4 << 20
 			in := newTextOp(mem, rows, func(buf []byte, i int) []byte {
@@ -203,4 +243,24 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			return e, func() bool { return in.produced.Load() >= 2<<16 }
 		}},
 	}
+}
+
+// arrayOpCase projects fn(args(sequence(value, value + 20M - 1))...) over
+// one input row; ready once the row is produced.
+func arrayOpCase(mem memory.Allocator, fatal func(...any), fn string, args func(seq vector.Expr) []vector.Expr) (vector.Operator, func() bool) {
+	v := vector.Col("value")
+	in := newGenOp(mem, 1, false)
+	seq, err := vector.LookupFunction("sequence", []vector.Expr{v, vector.Add(v, vector.TypedLit(vector.Int64, int64(20_000_000-1)))})
+	if err != nil {
+		fatal(err)
+	}
+	call, err := vector.LookupFunction(fn, args(seq))
+	if err != nil {
+		fatal(err)
+	}
+	p, err := vector.NewProject(mem, in, []vector.NamedExpr{{Name: "r", Expr: call}})
+	if err != nil {
+		fatal(err)
+	}
+	return p, func() bool { return in.produced.Load() == 1 }
 }
