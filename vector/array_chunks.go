@@ -16,6 +16,10 @@ import (
 // index list is allocated once (interruptibly) rather than grown by
 // append, and the elements are gathered with listOut.buildContext.
 
+// bigEncodeElems is the most elements encodeContext encodes in one call
+// (a few ms of work).
+const bigEncodeElems = 4 * cancelCheckRows
+
 // elemBudget counts the rows and elements a kernel has handled and reads
 // ctx every cancelCheckRows of them.
 type elemBudget struct {
@@ -89,9 +93,19 @@ func concatArraysContext(ctx context.Context, e *arrayFnEval, arrs []arrow.Array
 
 // encodeContext is encode with ctx checked: the KeyEncoder's
 // EncodeContext, or the fallback's renderings cancelCheckRows at a time.
+// Up to bigEncodeElems elements the one-call Encode runs after one check:
+// EncodeContext maps its buffers outside the Go heap for a large input,
+// and mapping and unmapping them for every batch of a few 100K elements
+// cost the set functions up to half again their time (BenchmarkArrayFunctions).
 func (k *elemKeys) encodeContext(ctx context.Context, arr arrow.Array) error {
 	k.arr = arr
 	if k.enc != nil {
+		if arr.Len() <= bigEncodeElems {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return k.enc.Encode([]arrow.Array{arr})
+		}
 		return k.enc.EncodeContext(ctx, []arrow.Array{arr})
 	}
 	k.slow = k.slow[:0]
