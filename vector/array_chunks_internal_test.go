@@ -304,3 +304,127 @@ func TestArrayFnsStopWhenCancelled(t *testing.T) {
 		col.Release()
 	}
 }
+
+// TestFlattenChunkedMatchesModel: flatten over random arrays of arrays
+// (NULL outer and inner arrays, empty ones, an inner array longer than a
+// check interval, a sliced input) gives the brute-force result, and over
+// one row of one 1M-element inner array it returns at the first read of
+// the context after a cancel, wherever that falls.
+func TestFlattenChunkedMatchesModel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(5, 6))
+	type outerRow struct {
+		null  bool
+		inner []listRow
+	}
+	rows := make([]outerRow, 120)
+	for i := range rows {
+		if r.IntN(8) == 0 {
+			rows[i].null = true
+			continue
+		}
+		maxLen := 5
+		if i == 7 {
+			maxLen = 150_000
+		}
+		rows[i].inner = randListRows(r, r.IntN(4), maxLen, 50)
+	}
+	dt := ListOf(ListOf(Int64))
+	b := array.NewListBuilder(mem, ListOf(Int64))
+	ib := b.ValueBuilder().(*array.ListBuilder)
+	vb := ib.ValueBuilder().(*array.Int64Builder)
+	for _, o := range rows {
+		if o.null {
+			b.AppendNull()
+			continue
+		}
+		b.Append(true)
+		for _, in := range o.inner {
+			if in.null {
+				ib.AppendNull()
+				continue
+			}
+			ib.Append(true)
+			for _, e := range in.elems {
+				if e == nil {
+					vb.AppendNull()
+				} else {
+					vb.Append(*e)
+				}
+			}
+		}
+	}
+	full := b.NewArray()
+	b.Release()
+	col := array.NewSlice(full, 1, int64(len(rows)))
+	full.Release()
+	defer col.Release()
+	rows = rows[1:]
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: dt, Nullable: true}}, nil)
+	f, err := LookupFunction("flatten", []Expr{Col("a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := f.Bind(schema, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := array.NewRecord(schema, []arrow.Array{col}, int64(col.Len()))
+	defer rec.Release()
+	got, err := ev.Eval(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	out := readListCol(got)
+	for i, o := range rows {
+		want := listRow{null: o.null}
+		for _, in := range o.inner {
+			if in.null {
+				want = listRow{null: true}
+				break
+			}
+			want.elems = append(want.elems, in.elems...)
+		}
+		if out[i].null != want.null || !slices.EqualFunc(out[i].elems, want.elems, sameElem) {
+			t.Fatalf("row %d: got %d elements (null %v), want %d (null %v)", i, len(out[i].elems), out[i].null, len(want.elems), want.null)
+		}
+	}
+
+	// One row of one inner array of 1M elements.
+	b = array.NewListBuilder(mem, ListOf(Int64))
+	ib = b.ValueBuilder().(*array.ListBuilder)
+	vb = ib.ValueBuilder().(*array.Int64Builder)
+	b.Append(true)
+	ib.Append(true)
+	for k := range 1 << 20 {
+		vb.Append(int64(k))
+	}
+	big := b.NewArray()
+	b.Release()
+	defer big.Release()
+	brec := array.NewRecord(schema, []arrow.Array{big}, 1)
+	defer brec.Release()
+	run := func(ctx context.Context) error {
+		out, err := ev.Eval(ctx, brec)
+		if out != nil {
+			out.Release()
+		}
+		return err
+	}
+	count := &stopAfterCtx{Context: context.Background(), after: -1}
+	if err := run(count); err != nil {
+		t.Fatal(err)
+	}
+	total := count.checks
+	if total < (1<<20)/cancelCheckRows {
+		t.Fatalf("%d checks over 1M elements, want at least one per %d", total, cancelCheckRows)
+	}
+	for _, after := range []int{0, total / 2, total - 1} {
+		ctx := &stopAfterCtx{Context: context.Background(), after: after}
+		if err := run(ctx); !errors.Is(err, context.Canceled) || ctx.checks != after+1 {
+			t.Fatalf("cancelled after %d of %d checks: err %v after %d checks, want context.Canceled after %d", after, total, err, ctx.checks, after+1)
+		}
+	}
+}
