@@ -239,7 +239,7 @@ func kernRemove(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) 
 
 // --- set operations: array_distinct, array_union, array_intersect, array_except ---
 
-func typeSetOp(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeSetOp(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	lt, err := sameElemArgs(f, args)
 	if err != nil {
 		return nil, nil, err
@@ -250,7 +250,8 @@ func typeSetOp(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, erro
 // kernSetOp keeps, in order of first appearance, the distinct elements
 // of a (array_distinct), of a then b (array_union), of a that are in b
 // (array_intersect) or not in b (array_except). NULL is one element.
-func kernSetOp(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+// It checks ctx as it goes (array_chunks.go).
+func kernSetOp(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	name := e.name
 	var views []listView
 	for _, a := range arrs {
@@ -269,7 +270,7 @@ func kernSetOp(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 		children[i], base[i] = v.values, total
 		total += int32(v.values.Len())
 	}
-	all, err := concatArrays(e.mem, children)
+	all, err := concatArraysContext(ctx, e, children)
 	if err != nil {
 		return nil, err
 	}
@@ -278,12 +279,24 @@ func kernSetOp(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ek.encode(all); err != nil {
+	defer ek.release()
+	if err := ek.encodeContext(ctx, all); err != nil {
 		return nil, err
 	}
 	seen, other := newElemSet(ek), newElemSet(ek)
-	out := newListOut(n)
+	maxOut := elemSpan(views[0])
+	if name == "array_union" {
+		maxOut += elemSpan(views[1])
+	}
+	out, err := newListOutContext(ctx, n, maxOut)
+	if err != nil {
+		return nil, err
+	}
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		valid := true
 		for _, v := range views {
 			valid = valid && v.valid(r)
@@ -297,35 +310,50 @@ func kernSetOp(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 		switch name {
 		case "array_distinct", "array_union":
 			for k, v := range views {
-				for j := v.offs[r]; j < v.offs[r+1]; j++ {
-					if g := base[k] + j; seen.add(int(g)) {
-						out.idx = append(out.idx, g)
+				err := budget.eachPiece(v.offs[r], v.offs[r+1], func(j0, j1 int32) {
+					for j := j0; j < j1; j++ {
+						if g := base[k] + j; seen.add(int(g)) {
+							out.idx = append(out.idx, g)
+						}
 					}
+				})
+				if err != nil {
+					return nil, err
 				}
 			}
 		default: // array_intersect, array_except
 			other.reset()
 			b := views[1]
-			for j := b.offs[r]; j < b.offs[r+1]; j++ {
-				other.add(int(base[1] + j))
+			err := budget.eachPiece(b.offs[r], b.offs[r+1], func(j0, j1 int32) {
+				for j := j0; j < j1; j++ {
+					other.add(int(base[1] + j))
+				}
+			})
+			if err != nil {
+				return nil, err
 			}
 			keep := name == "array_intersect"
-			for j := a.offs[r]; j < a.offs[r+1]; j++ {
-				g := int(base[0] + j)
-				in := false
-				if ek.null(g) {
-					in = other.null
-				} else {
-					in = other.has(ek, g)
+			err = budget.eachPiece(a.offs[r], a.offs[r+1], func(j0, j1 int32) {
+				for j := j0; j < j1; j++ {
+					g := int(base[0] + j)
+					in := false
+					if ek.null(g) {
+						in = other.null
+					} else {
+						in = other.has(ek, g)
+					}
+					if in == keep && seen.add(g) {
+						out.idx = append(out.idx, int32(g))
+					}
 				}
-				if in == keep && seen.add(g) {
-					out.idx = append(out.idx, int32(g))
-				}
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 		out.endRow(true)
 	}
-	return out.build(e.mem, e.dt, all)
+	return out.buildContext(ctx, e.mem, e.dt, all)
 }
 
 // --- order: sort_array, array_sort, array_min, array_max ---
@@ -419,8 +447,8 @@ func kernMinMax(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) 
 
 // --- shape: reverse, slice, flatten, concat, array_repeat, array_compact ---
 
-func typeArrayArg(k arrayKernel) arrayTyper {
-	return func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeArrayArg(k arrayKernelContext) func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
+	return func(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 		lt, err := listArg(f, args, 0)
 		if err != nil {
 			return nil, nil, err
@@ -430,48 +458,74 @@ func typeArrayArg(k arrayKernel) arrayTyper {
 }
 
 // kernReverse reverses each array.
-func kernReverse(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+func kernReverse(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	lv, ok := viewList(arrs[0])
 	if !ok {
 		return nullList(e, n), nil
 	}
-	out := newListOut(n)
+	out, err := newListOutContext(ctx, n, elemSpan(lv))
+	if err != nil {
+		return nil, err
+	}
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		if !lv.valid(r) {
 			out.nullRow()
 			continue
 		}
-		for j := lv.offs[r+1] - 1; j >= lv.offs[r]; j-- {
-			out.idx = append(out.idx, j)
+		// Pieces of the row's positions counted from its end.
+		first, last := lv.offs[r], lv.offs[r+1]-1
+		err := budget.eachPiece(0, last-first+1, func(k0, k1 int32) {
+			for j := last - k0; j > last-k1; j-- {
+				out.idx = append(out.idx, j)
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
 		out.endRow(true)
 	}
-	return out.build(e.mem, e.dt, lv.values)
+	return out.buildContext(ctx, e.mem, e.dt, lv.values)
 }
 
 // kernCompact is array_compact: the array without its NULL elements.
-func kernCompact(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+func kernCompact(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	lv, ok := viewList(arrs[0])
 	if !ok {
 		return nullList(e, n), nil
 	}
-	out := newListOut(n)
+	out, err := newListOutContext(ctx, n, elemSpan(lv))
+	if err != nil {
+		return nil, err
+	}
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		if !lv.valid(r) {
 			out.nullRow()
 			continue
 		}
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			if lv.values.IsValid(int(j)) {
-				out.idx = append(out.idx, j)
+		err := budget.eachPiece(lv.offs[r], lv.offs[r+1], func(j0, j1 int32) {
+			for j := j0; j < j1; j++ {
+				if lv.values.IsValid(int(j)) {
+					out.idx = append(out.idx, j)
+				}
 			}
+		})
+		if err != nil {
+			return nil, err
 		}
 		out.endRow(true)
 	}
-	return out.build(e.mem, e.dt, lv.values)
+	return out.buildContext(ctx, e.mem, e.dt, lv.values)
 }
 
-func typeSlice(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeSlice(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	lt, err := listArg(f, args, 0)
 	if err != nil {
 		return nil, nil, err
@@ -486,14 +540,21 @@ func typeSlice(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, erro
 
 // kernSlice is slice(a, start, length): start counts from 1 (negative
 // from the end); start 0 and a negative length are errors.
-func kernSlice(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+func kernSlice(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	lv, ok := viewList(arrs[0])
 	if !ok || arrs[1].DataType().ID() == arrow.NULL || arrs[2].DataType().ID() == arrow.NULL {
 		return nullList(e, n), nil
 	}
 	starts, lens := intReader(arrs[1]), intReader(arrs[2])
-	out := newListOut(n)
+	out, err := newListOutContext(ctx, n, elemSpan(lv))
+	if err != nil {
+		return nil, err
+	}
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		if !lv.valid(r) || arrs[1].IsNull(r) || arrs[2].IsNull(r) {
 			out.nullRow()
 			continue
@@ -511,16 +572,22 @@ func kernSlice(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 		}
 		if from >= 0 && from < size {
 			end := min(from+length, size)
-			for j := from; j < end; j++ {
-				out.idx = append(out.idx, lv.offs[r]+int32(j))
+			base := lv.offs[r]
+			err := budget.eachPiece(base+int32(from), base+int32(end), func(j0, j1 int32) {
+				for j := j0; j < j1; j++ {
+					out.idx = append(out.idx, j)
+				}
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 		out.endRow(true)
 	}
-	return out.build(e.mem, e.dt, lv.values)
+	return out.buildContext(ctx, e.mem, e.dt, lv.values)
 }
 
-func typeFlatten(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeFlatten(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	lt, err := listArg(f, args, 0)
 	if err != nil {
 		return nil, nil, err
@@ -534,14 +601,25 @@ func typeFlatten(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, er
 
 // kernFlatten concatenates the inner arrays of each row; a NULL inner
 // array makes the row NULL.
-func kernFlatten(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+func kernFlatten(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	lv, ok := viewList(arrs[0])
 	if !ok {
 		return nullList(e, n), nil
 	}
 	inner, _ := viewList(lv.values)
-	out := newListOut(n)
+	maxOut := 0
+	if len(lv.offs) > 0 && len(inner.offs) > 0 {
+		maxOut = int(inner.offs[lv.offs[n]] - inner.offs[lv.offs[0]])
+	}
+	out, err := newListOutContext(ctx, n, maxOut)
+	if err != nil {
+		return nil, err
+	}
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		valid := lv.valid(r)
 		start := len(out.idx)
 		for j := lv.offs[r]; valid && j < lv.offs[r+1]; j++ {
@@ -549,8 +627,16 @@ func kernFlatten(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
 				valid = false
 				break
 			}
-			for k := inner.offs[j]; k < inner.offs[j+1]; k++ {
-				out.idx = append(out.idx, k)
+			err := budget.eachPiece(inner.offs[j], inner.offs[j+1], func(k0, k1 int32) {
+				for k := k0; k < k1; k++ {
+					out.idx = append(out.idx, k)
+				}
+			})
+			if err == nil {
+				err = budget.spend(1) // the inner array, however short
+			}
+			if err != nil {
+				return nil, err
 			}
 		}
 		if !valid {
@@ -558,11 +644,11 @@ func kernFlatten(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error)
 		}
 		out.endRow(valid)
 	}
-	return out.build(e.mem, e.dt, inner.values)
+	return out.buildContext(ctx, e.mem, e.dt, inner.values)
 }
 
 // kernConcat is concat over arrays: NULL when any argument is NULL.
-func kernConcat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+func kernConcat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	var views []listView
 	children := make([]arrow.Array, 0, len(arrs))
 	base := make([]int32, 0, len(arrs))
@@ -586,13 +672,24 @@ func kernConcat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) 
 		}
 		return out.build(e.mem, e.dt, all)
 	}
-	all, err := concatArrays(e.mem, children)
+	all, err := concatArraysContext(ctx, e, children)
 	if err != nil {
 		return nil, err
 	}
 	defer all.Release()
-	out := newListOut(n)
+	maxOut := 0
+	for _, v := range views {
+		maxOut += elemSpan(v)
+	}
+	out, err := newListOutContext(ctx, n, maxOut)
+	if err != nil {
+		return nil, err
+	}
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		valid := true
 		for _, v := range views {
 			valid = valid && v.valid(r)
@@ -602,13 +699,18 @@ func kernConcat(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) 
 			continue
 		}
 		for k, v := range views {
-			for j := v.offs[r]; j < v.offs[r+1]; j++ {
-				out.idx = append(out.idx, base[k]+j)
+			err := budget.eachPiece(v.offs[r], v.offs[r+1], func(j0, j1 int32) {
+				for j := j0; j < j1; j++ {
+					out.idx = append(out.idx, base[k]+j)
+				}
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 		out.endRow(true)
 	}
-	return out.build(e.mem, e.dt, all)
+	return out.buildContext(ctx, e.mem, e.dt, all)
 }
 
 func typeRepeat(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {

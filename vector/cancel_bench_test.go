@@ -2,7 +2,9 @@ package vector_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -61,35 +63,96 @@ func (g *genOp) Next(ctx context.Context) (arrow.Record, error) {
 
 func (g *genOp) Close() error { return nil }
 
-// cancelTrial runs op to the end on a goroutine, cancels it once ready
-// reports true (polled; the trial waits on progress, not on time) and
-// returns how long Next took to return after the cancel.
-func cancelTrial(b *testing.B, op vector.Operator, ready func() bool) time.Duration {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan time.Time, 1)
+// runOp runs op to its end on a goroutine (with ctx), sending its final
+// error and the time it returned on the channel.
+func runOp(ctx context.Context, op vector.Operator) <-chan opEnd {
+	done := make(chan opEnd, 1)
 	go func() {
 		for {
 			rec, err := op.Next(ctx)
 			if err != nil {
-				break
+				done <- opEnd{err, time.Now()}
+				return
 			}
 			rec.Release()
 		}
-		done <- time.Now()
 	}()
+	return done
+}
+
+type opEnd struct {
+	err error
+	at  time.Time
+}
+
+// readyTime polls ready (every millisecond: the trials wait on progress,
+// not on time) until it reports true and returns when it did, or reports
+// that the operation ended first.
+func readyTime(ready func() bool, done <-chan opEnd) (time.Time, *opEnd) {
 	for !ready() {
 		select {
-		case <-done:
-			b.Fatal("the operation ended before it was cancelled: make the input larger")
+		case end := <-done:
+			return time.Time{}, &end
 		case <-time.After(time.Millisecond):
 		}
 	}
+	return time.Now(), nil
+}
+
+// spanAfterReady runs op uncancelled and returns how long it ran after
+// ready first reported true: the span a spread case's cancels are drawn
+// from.
+func spanAfterReady(b *testing.B, op vector.Operator, ready func() bool) time.Duration {
+	done := runOp(context.Background(), op)
+	at, end := readyTime(ready, done)
+	if end != nil {
+		b.Fatalf("the operation ended (%v) before it was ready to be cancelled", end.err)
+	}
+	e := <-done
+	if !errors.Is(e.err, io.EOF) {
+		b.Fatalf("the uncancelled run failed: %v", e.err)
+	}
+	if err := op.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return e.at.Sub(at)
+}
+
+// cancelTrial runs op to the end on a goroutine, cancels it delay after
+// ready first reports true, and returns how long Next took to return after
+// the cancel; early reports that the operation ended before the cancel
+// (the trial measured nothing). The operation must end with the context's
+// error: any other error (an overflow, a bad plan) fails the benchmark
+// rather than being timed as a cancel.
+func cancelTrial(b *testing.B, op vector.Operator, ready func() bool, delay time.Duration) (lat time.Duration, early bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := runOp(ctx, op)
+	closeOp := func() {
+		if err := op.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	at, end := readyTime(ready, done)
+	if end == nil && delay > 0 {
+		select {
+		case e := <-done:
+			end = &e
+		case <-time.After(time.Until(at.Add(delay))):
+		}
+	}
+	if end != nil {
+		if !errors.Is(end.err, io.EOF) {
+			b.Fatalf("the operation failed before it was cancelled: %v", end.err)
+		}
+		closeOp()
+		return 0, true
+	}
 	start := time.Now()
 	cancel()
-	var end time.Time
+	var e opEnd
 	select {
-	case end = <-done:
+	case e = <-done:
 	case <-time.After(40 * time.Millisecond):
 		if dir := os.Getenv("CANCEL_STACKS"); dir != "" {
 			// Where the slow trials are: the goroutines 40 ms after the cancel.
@@ -107,12 +170,18 @@ func cancelTrial(b *testing.B, op vector.Operator, ready func() bool) time.Durat
 				b.Fatal(err)
 			}
 		}
-		end = <-done
+		e = <-done
 	}
-	if err := op.Close(); err != nil {
-		b.Fatal(err)
+	if errors.Is(e.err, io.EOF) {
+		// It ended between the last poll and the cancel.
+		closeOp()
+		return 0, true
 	}
-	return end.Sub(start)
+	if !errors.Is(e.err, context.Canceled) {
+		b.Fatalf("the cancelled operation returned %v, want context.Canceled", e.err)
+	}
+	closeOp()
+	return e.at.Sub(start), false
 }
 
 // reportLatencies reports the p50 and p99 (the maximum below 100 trials)
@@ -146,7 +215,7 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 func BenchmarkCancelLatency(b *testing.B) {
 	const big = 4 << 20
 	cases := []cancelCase{
-		{"join_build_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "join_build_4M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Cancelled while the build side's table is being made.
 			left, right := newGenOp(mem, 1<<16, false), newGenOp(mem, big, true)
 			j, err := vector.NewHashJoin(mem, left, right, vector.JoinSpec{Type: vector.InnerJoin,
@@ -156,7 +225,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 			}
 			return j, func() bool { return right.produced.Load() == big }
 		}},
-		{"aggregate_50M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "aggregate_50M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			in := newGenOp(mem, 50_000_000, true)
 			a, err := vector.NewHashAggregate(mem, in, vector.AggregateSpec{
 				GroupBy:    []vector.NamedExpr{{Name: "k", Expr: vector.Mod(vector.Col("value"), vector.TypedLit(vector.Int64, int64(100_003)))}},
@@ -167,7 +236,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 			}
 			return a, func() bool { return in.produced.Load() >= 8_000_000 }
 		}},
-		{"aggregate_8M_distinct", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "aggregate_8M_distinct", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Every row its own group: cancelled while the batch that takes
 			// the table past 4M groups is grouped, which doubles its slots
 			// (8M to 16M: 256 MB).
@@ -181,7 +250,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 			}
 			return a, func() bool { return in.produced.Load() >= 4<<20 }
 		}},
-		{"sort_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "sort_4M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Cancelled once the input is read: while it sorts.
 			in := newGenOp(mem, big, true)
 			s, err := vector.NewSort(mem, in, []vector.SortKey{{Expr: vector.Col("value")}})
@@ -190,7 +259,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 			}
 			return s, func() bool { return in.produced.Load() == big }
 		}},
-		{"cross_join_1Kx50M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "cross_join_1Kx50M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			left, right := newGenOp(mem, 50_000_000, false), newGenOp(mem, 1000, false)
 			j, err := vector.NewHashJoin(mem, left, right, vector.JoinSpec{Type: vector.InnerJoin})
 			if err != nil {
@@ -208,12 +277,39 @@ func BenchmarkCancelLatency(b *testing.B) {
 			pool := newBenchPool()
 			defer pool.Close()
 			var lat []time.Duration
-			for range b.N {
+			// A spread case is cancelled at a uniform random point of the
+			// span an uncancelled run takes after ready (measured first, on
+			// this machine), so its cancels cover every pass however fast
+			// or slow the machine is.
+			var span time.Duration
+			if c.spread {
 				mem := &queryAlloc{pool: pool}
 				op, ready := c.op(mem)
-				lat = append(lat, cancelTrial(b, op, ready))
+				span = spanAfterReady(b, op, ready)
 				if n := mem.bytes.Load(); n != 0 {
-					b.Fatalf("%d bytes still allocated after the cancelled %s closed", n, c.name)
+					b.Fatalf("%d bytes still allocated after the uncancelled %s closed", n, c.name)
+				}
+				b.ReportMetric(float64(span.Microseconds())/1000, "span-ms")
+			}
+			for range b.N {
+				delay := time.Duration(rand.Float64() * float64(span))
+				for try := 0; ; try++ {
+					mem := &queryAlloc{pool: pool}
+					op, ready := c.op(mem)
+					d, early := cancelTrial(b, op, ready, delay)
+					if n := mem.bytes.Load(); n != 0 {
+						b.Fatalf("%d bytes still allocated after the cancelled %s closed", n, c.name)
+					}
+					if !early {
+						lat = append(lat, d)
+						break
+					}
+					// This run was faster than the measured one: cancel
+					// it earlier.
+					if delay == 0 || try == 8 {
+						b.Fatal("the operation ended before it was cancelled: make the input larger")
+					}
+					delay /= 2
 				}
 			}
 			reportLatencies(b, lat)

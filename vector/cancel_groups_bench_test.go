@@ -26,14 +26,14 @@ func cancelGroupCases(fatal func(...any)) []cancelCase {
 	key := []vector.NamedExpr{{Name: "k", Expr: vector.Col("value")}}
 	count := []vector.AggregateCall{{Func: vector.AggCountStar, Name: "n"}}
 	return []cancelCase{
-		{"aggregate_8M_two_keys", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "aggregate_8M_two_keys", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// GROUP BY a, b: the multi-key grouper.
 			in := newGenOp(mem, rows, true)
 			return agg(mem, in, vector.AggregateSpec{Aggregates: count, GroupBy: []vector.NamedExpr{key[0],
 					{Name: "m", Expr: vector.Mod(vector.Col("value"), vector.TypedLit(vector.Int64, int64(7)))}}}),
 				func() bool { return in.produced.Load() >= 4<<20 }
 		}},
-		{"aggregate_8M_accumulators", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "aggregate_8M_accumulators", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			in := newGenOp(mem, rows, true)
 			v := []vector.Expr{vector.Col("value")}
 			return agg(mem, in, vector.AggregateSpec{GroupBy: key, Aggregates: []vector.AggregateCall{
@@ -42,14 +42,14 @@ func cancelGroupCases(fatal func(...any)) []cancelCase {
 					{Func: vector.AggStddevSamp, Args: v, Name: "sd"}, {Func: vector.AggFirst, Args: v, Name: "f"}}}),
 				func() bool { return in.produced.Load() >= 4<<20 }
 		}},
-		{"aggregate_8M_finish", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "aggregate_8M_finish", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Cancelled once the input is read: while the last batch is
 			// folded or the groups are finished.
 			in := newGenOp(mem, rows, true)
 			return agg(mem, in, vector.AggregateSpec{GroupBy: key, Aggregates: count}),
 				func() bool { return in.produced.Load() == rows }
 		}},
-		{"live_merge_8M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "live_merge_8M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// A streaming aggregation's state taking 8M new groups in one
 			// epoch (StopQuery during it).
 			in := newGenOp(mem, rows, true)
@@ -61,6 +61,10 @@ func cancelGroupCases(fatal func(...any)) []cancelCase {
 type cancelCase struct {
 	name string
 	op   func(mem memory.Allocator) (vector.Operator, func() bool)
+	// spread: cancelled at a uniform random point of the time the
+	// operation runs after ready reports true (BenchmarkCancelLatency
+	// measures it with an uncancelled run first), not right at ready.
+	spread bool
 }
 
 // liveMergeOp merges every batch of its input, as the partial state of

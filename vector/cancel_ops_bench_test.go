@@ -3,7 +3,6 @@ package vector_test
 import (
 	"context"
 	"io"
-	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 
@@ -65,7 +64,7 @@ func (g *textOp) Close() error { return nil }
 func cancelOpCases(fatal func(...any)) []cancelCase {
 	v := vector.Col("value")
 	return []cancelCase{
-		{"window_20M_one_partition", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "window_20M_one_partition", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// Running sum and row_number over one partition: cancelled once
 			// the input is read (while it sorts and computes).
 			const rows = 20_000_000
@@ -83,15 +82,15 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			}
 			return w, func() bool { return in.produced.Load() == rows }
 		}},
-		{"window_20M_no_sort", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "window_20M_no_sort", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// The same calls without ORDER BY (row_number then numbers the
-			// rows in input order): no sort. Cancelled 0 to 150 polls (of
-			// about a millisecond each) after the input is read, so that
-			// the cancels spread over the concatenation and the passes over
-			// the partition (frames, running sum, row numbers), which a
-			// cancel right after the input never reaches.
+			// rows in input order): no sort. Spread: cancelled anywhere in
+			// the concatenation and the passes over the partition (frames,
+			// running sum, row numbers), which a cancel right after the
+			// input never reaches. The values are not shuffled: shuffled,
+			// the running sum overflows at row 3 and the run ends there.
 			const rows = 20_000_000
-			in := newGenOp(mem, rows, true)
+			in := newGenOp(mem, rows, false)
 			running := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
 				End: vector.FrameBound{Kind: vector.FrameCurrentRow}}
 			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
@@ -102,23 +101,16 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			if err != nil {
 				fatal(err)
 			}
-			polls := rand.IntN(151)
-			return w, func() bool {
-				if in.produced.Load() < rows {
-					return false
-				}
-				polls--
-				return polls < 0
-			}
-		}},
-		{"window_20M_partition_funcs", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			return w, func() bool { return in.produced.Load() == rows }
+		}, spread: true},
+		{name: "window_20M_partition_funcs", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// One partition without ORDER BY: sum and max over the whole
 			// partition (the accumulator's update, the extreme's scan and
 			// the gathers of the results), lag, and lead IGNORE NULLS over
-			// a column with nulls. Cancelled 0 to 150 polls after the
-			// input is read, like window_20M_no_sort.
+			// a column with nulls. Spread, and not shuffled (the sum would
+			// overflow), like window_20M_no_sort.
 			const rows = 20_000_000
-			in := newGenOp(mem, rows, true)
+			in := newGenOp(mem, rows, false)
 			whole := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
 				End: vector.FrameBound{Kind: vector.FrameUnboundedFollowing}}
 			holes := vector.If(vector.Eq(vector.Mod(v, vector.TypedLit(vector.Int64, int64(3))), vector.TypedLit(vector.Int64, int64(0))),
@@ -133,20 +125,13 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			if err != nil {
 				fatal(err)
 			}
-			polls := rand.IntN(151)
-			return w, func() bool {
-				if in.produced.Load() < rows {
-					return false
-				}
-				polls--
-				return polls < 0
-			}
-		}},
-		{"window_20M_range", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			return w, func() bool { return in.produced.Load() == rows }
+		}, spread: true},
+		{name: "window_20M_range", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// A RANGE frame with offsets over one partition of 20M rows
-			// already in order (the sort is quick), cancelled 0 to 150
-			// polls after the input is read: the key preparation, the
-			// frames and the sum.
+			// already in order (the sort is quick), spread over what runs
+			// after the input is read: the sort, the key preparation, the
+			// frames and the count.
 			const rows = 20_000_000
 			in := newGenOp(mem, rows, false)
 			ranged := vector.WindowFrame{Range: true, Start: vector.FrameBound{Kind: vector.FramePreceding, Offset: 5},
@@ -159,16 +144,49 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			if err != nil {
 				fatal(err)
 			}
-			polls := rand.IntN(151)
-			return w, func() bool {
-				if in.produced.Load() < rows {
-					return false
-				}
-				polls--
-				return polls < 0
+			return w, func() bool { return in.produced.Load() == rows }
+		}, spread: true},
+		{name: "window_20M_expr_arg", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// A whole-partition sum of an argument expression that
+			// computes (not a column), spread over what runs after the
+			// input is read: the expression is evaluated over the 20M
+			// sorted rows in checked slices, then summed.
+			const rows = 20_000_000
+			in := newGenOp(mem, rows, false)
+			whole := vector.WindowFrame{Start: vector.FrameBound{Kind: vector.FrameUnboundedPreceding},
+				End: vector.FrameBound{Kind: vector.FrameUnboundedFollowing}}
+			arg := vector.If(vector.Eq(vector.Mod(v, vector.TypedLit(vector.Int64, int64(7))), vector.TypedLit(vector.Int64, int64(0))),
+				vector.Mul(v, vector.TypedLit(vector.Int64, int64(3))), vector.Add(v, vector.TypedLit(vector.Int64, int64(1))))
+			w, err := vector.NewWindowOp(mem, in, vector.WindowOpSpec{
+				Calls: []vector.WindowCall{
+					{Func: vector.WinAggregate, Agg: vector.AggregateCall{Func: vector.AggSum, Args: []vector.Expr{arg}}, Frame: whole, Name: "s"},
+				}})
+			if err != nil {
+				fatal(err)
 			}
-		}},
-		{"sort_4M_strings", func(mem memory.Allocator) (vector.Operator, func() bool) {
+			return w, func() bool { return in.produced.Load() == rows }
+		}, spread: true},
+		{name: "array_reverse_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements: spread
+			// over the sequence and the function, which work over the
+			// elements in checked pieces.
+			return arrayOpCase(mem, fatal, "reverse", func(seq vector.Expr) []vector.Expr { return []vector.Expr{seq} })
+		}, spread: true},
+		{name: "array_distinct_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements: spread
+			// over the sequence and the function, which work over the
+			// elements in checked pieces.
+			return arrayOpCase(mem, fatal, "array_distinct", func(seq vector.Expr) []vector.Expr { return []vector.Expr{seq} })
+		}, spread: true},
+		{name: "array_slice_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements: spread
+			// over the sequence and the function, which work over the
+			// elements in checked pieces.
+			return arrayOpCase(mem, fatal, "slice", func(seq vector.Expr) []vector.Expr {
+				return []vector.Expr{seq, vector.TypedLit(vector.Int64, int64(2)), vector.TypedLit(vector.Int64, int64(20_000_000))}
+			})
+		}, spread: true},
+		{name: "sort_4M_strings", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			const rows = 4 << 20
 			in := newTextOp(mem, rows, func(buf []byte, i int) []byte {
 				buf = append(buf, "key-"...)
@@ -180,7 +198,7 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			}
 			return s, func() bool { return in.produced.Load() == rows }
 		}},
-		{"except_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "except_4M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			// 4M rows EXCEPT 2M of them: cancelled while the anti join's
 			// 2M rows without a match are being made distinct.
 			left, right := newGenOp(mem, 4<<20, false), newGenOp(mem, 2<<20, false)
@@ -195,7 +213,7 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			}
 			return a, func() bool { return left.produced.Load() >= 3<<20 }
 		}},
-		{"from_json_4M", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "from_json_4M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			in := newTextOp(mem, 4<<20, func(buf []byte, i int) []byte {
 				buf = append(buf, `{"a": [`...)
 				for k := range 10 {
@@ -212,7 +230,7 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			}
 			return p, func() bool { return in.produced.Load() >= 1<<20 }
 		}},
-		{"explode_100_per_row", func(mem memory.Allocator) (vector.Operator, func() bool) {
+		{name: "explode_100_per_row", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			in := newGenOp(mem, 4<<20, false)
 			seq, err := vector.LookupFunction("sequence", []vector.Expr{v, vector.Add(v, vector.TypedLit(vector.Int64, int64(99)))})
 			if err != nil {
@@ -225,4 +243,24 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 			return e, func() bool { return in.produced.Load() >= 2<<16 }
 		}},
 	}
+}
+
+// arrayOpCase projects fn(args(sequence(value, value + 20M - 1))...) over
+// one input row; ready once the row is produced.
+func arrayOpCase(mem memory.Allocator, fatal func(...any), fn string, args func(seq vector.Expr) []vector.Expr) (vector.Operator, func() bool) {
+	v := vector.Col("value")
+	in := newGenOp(mem, 1, false)
+	seq, err := vector.LookupFunction("sequence", []vector.Expr{v, vector.Add(v, vector.TypedLit(vector.Int64, int64(20_000_000-1)))})
+	if err != nil {
+		fatal(err)
+	}
+	call, err := vector.LookupFunction(fn, args(seq))
+	if err != nil {
+		fatal(err)
+	}
+	p, err := vector.NewProject(mem, in, []vector.NamedExpr{{Name: "r", Expr: call}})
+	if err != nil {
+		fatal(err)
+	}
+	return p, func() bool { return in.produced.Load() == 1 }
 }

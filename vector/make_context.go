@@ -131,3 +131,15 @@ func pointerFree(t reflect.Type) bool {
 		return false
 	}
 }
+
+// zeroedContext returns n zero elements, made as makeContext makes them: a
+// large pointer-free array is zeroed (and so faulted in) a chunk at a time
+// with ctx checked before each, where make would zero it all in one call.
+// The window passes' partition-sized arrays are made with it.
+func zeroedContext[T any](ctx context.Context, n int) ([]T, error) {
+	s, err := makeContext[T](ctx, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	return s[:n], nil
+}

@@ -64,6 +64,12 @@ func BenchmarkArrayFunctions(b *testing.B) {
 		{"transform-add", rec, transform},
 		{"array_contains", rec, call("array_contains", a, vector.Lit(int64(3)))},
 		{"array_distinct", rec, call("array_distinct", a)},
+		{"array_union", rec, call("array_union", a, a)},
+		{"array_except", rec, call("array_except", a, a)},
+		{"reverse", rec, call("reverse", a)},
+		{"slice", rec, call("slice", a, vector.Lit(int64(2)), vector.Lit(int64(5)))},
+		{"array_compact", rec, call("array_compact", a)},
+		{"concat", rec, call("concat", a, a)},
 		{"sort_array", rec, call("sort_array", a)},
 		{"element_at", rec, call("element_at", a, vector.Lit(int32(2)))},
 	}

@@ -24,17 +24,17 @@ var nestedFunctions = map[string]funcSpec{
 	"array_contains":     arrayFunc("array_contains", 2, 2, typeContains),
 	"array_position":     arrayFunc("array_position", 2, 2, typeContains),
 	"array_remove":       arrayFunc("array_remove", 2, 2, typeContains),
-	"array_distinct":     arrayFunc("array_distinct", 1, 1, typeSetOp),
-	"array_union":        arrayFunc("array_union", 2, 2, typeSetOp),
-	"array_intersect":    arrayFunc("array_intersect", 2, 2, typeSetOp),
-	"array_except":       arrayFunc("array_except", 2, 2, typeSetOp),
+	"array_distinct":     arrayFuncContext("array_distinct", 1, 1, typeSetOp),
+	"array_union":        arrayFuncContext("array_union", 2, 2, typeSetOp),
+	"array_intersect":    arrayFuncContext("array_intersect", 2, 2, typeSetOp),
+	"array_except":       arrayFuncContext("array_except", 2, 2, typeSetOp),
 	"sort_array":         arrayFunc("sort_array", 1, 2, typeSort),
 	"array_sort":         arrayFunc("array_sort", 1, 1, typeSort),
 	"array_min":          arrayFunc("array_min", 1, 1, typeSort),
 	"array_max":          arrayFunc("array_max", 1, 1, typeSort),
-	"array_compact":      arrayFunc("array_compact", 1, 1, typeArrayArg(kernCompact)),
-	"slice":              arrayFunc("slice", 3, 3, typeSlice),
-	"flatten":            arrayFunc("flatten", 1, 1, typeFlatten),
+	"array_compact":      arrayFuncContext("array_compact", 1, 1, typeArrayArg(kernCompact)),
+	"slice":              arrayFuncContext("slice", 3, 3, typeSlice),
+	"flatten":            arrayFuncContext("flatten", 1, 1, typeFlatten),
 	"array_repeat":       arrayFuncContext("array_repeat", 2, 2, typeRepeat),
 	"array_join":         arrayFunc("array_join", 2, 3, typeJoin),
 	"arrays_zip":         arrayFunc("arrays_zip", 1, -1, typeZip),
@@ -54,7 +54,7 @@ var nestedFunctions = map[string]funcSpec{
 
 // onArrays makes the string function name also take arrays: reverse and
 // concat of ARRAY arguments run kern, other arguments the string kernel.
-func onArrays(name string, kern arrayKernel) {
+func onArrays(name string, kern arrayKernelContext) {
 	base, ok := functions[name]
 	if !ok {
 		return
@@ -74,7 +74,7 @@ func onArrays(name string, kern arrayKernel) {
 			if err != nil {
 				return nil, err
 			}
-			ev := &arrayFnEval{name: name, args: args, dt: lt, mem: mem, mode: f.Mode, expr: f.String(), kern: kern}
+			ev := &arrayFnEval{name: name, args: args, dt: lt, mem: mem, mode: f.Mode, expr: f.String(), kernCtx: kern}
 			return fnFoldConstant(f, in, mem, ev, args...)
 		}
 		return f

@@ -14,7 +14,7 @@ import (
 func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, data arrow.Record, b *winBounds) (arrow.Array, error) {
 	a := c.call.Agg
 	f := c.call.Frame
-	args, err := evalAll(ctx, c.agg.args, data)
+	args, err := evalAllContext(ctx, mem, c.agg.args, data)
 	if err != nil {
 		return nil, err
 	}
@@ -31,8 +31,11 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 	}
 	switch {
 	case a.Func == AggCountStar:
-		out := make([]int64, b.n)
-		err := eachRange(ctx, b.n, func(c0, c1 int) {
+		out, err := zeroedContext[int64](ctx, b.n)
+		if err != nil {
+			return nil, err
+		}
+		err = eachRange(ctx, b.n, func(c0, c1 int) {
 			for i := c0; i < c1; i++ {
 				out[i] = int64(hi[i] - lo[i])
 			}
@@ -46,7 +49,10 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		if err != nil {
 			return nil, err
 		}
-		out := make([]int64, b.n)
+		out, err := zeroedContext[int64](ctx, b.n)
+		if err != nil {
+			return nil, err
+		}
 		err = eachRange(ctx, b.n, func(c0, c1 int) {
 			for i := c0; i < c1; i++ {
 				out[i] = int64(cnt[hi[i]] - cnt[lo[i]])
@@ -63,7 +69,7 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 		}
 		return takeContext(ctx, mem, args[0], idx)
 	case (a.Func == AggMin || a.Func == AggMax) && len(c.args) == 1:
-		raw, err := evalAll(ctx, c.args, data)
+		raw, err := evalAllContext(ctx, mem, c.args, data)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +91,10 @@ func (c *boundWindowCall) aggregate(ctx context.Context, mem memory.Allocator, d
 // before row i.
 func validPrefix(ctx context.Context, v arrow.Array) ([]int32, error) {
 	n := v.Len()
-	cnt := make([]int32, n+1)
+	cnt, err := zeroedContext[int32](ctx, n+1)
+	if err != nil {
+		return nil, err
+	}
 	if v.NullN() == 0 {
 		err := eachRange(ctx, n+1, func(c0, c1 int) {
 			for i := c0; i < c1; i++ {
@@ -99,7 +108,7 @@ func validPrefix(ctx context.Context, v arrow.Array) ([]int32, error) {
 		// a missing bitmap as all valid).
 		return cnt, nil
 	}
-	err := eachRange(ctx, n, func(c0, c1 int) {
+	err = eachRange(ctx, n, func(c0, c1 int) {
 		for i := c0; i < c1; i++ {
 			cnt[i+1] = cnt[i]
 			if v.IsValid(i) {
@@ -114,10 +123,13 @@ func validPrefix(ctx context.Context, v arrow.Array) ([]int32, error) {
 // whole partition) and gives every row its partition's value.
 func (c *boundWindowCall) partitionAggregate(ctx context.Context, mem memory.Allocator, args []arrow.Array, b *winBounds) (arrow.Array, error) {
 	parts := len(b.parts) - 1
-	gids := make([]int32, b.n)
+	gids, err := zeroedContext[int32](ctx, b.n)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]int64, parts)
 	p := int32(-1)
-	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+	err = b.eachChunk(ctx, func(s, e, c0, c1 int32) {
 		if c0 == s {
 			p++
 			rows[p] = int64(e - s)
@@ -149,7 +161,10 @@ func (c *boundWindowCall) frameAggregate(ctx context.Context, mem memory.Allocat
 	const chunk = 1 << 16
 	acc := c.agg.acc
 	acc.resize(b.n)
-	rows := make([]int64, b.n)
+	rows, err := zeroedContext[int64](ctx, b.n)
+	if err != nil {
+		return nil, err
+	}
 	idx := make([]int32, 0, chunk)
 	gids := make([]int32, 0, chunk)
 	taken := make([]arrow.Array, len(args))
@@ -210,17 +225,34 @@ func (c *boundWindowCall) frameAggregate(ctx context.Context, mem memory.Allocat
 // partition from chunk to chunk.
 func frameExtreme(ctx context.Context, v arrow.Array, b *winBounds, lo, hi []int32, max bool) ([]int32, error) {
 	cmp := newRowCmp(v, false, true)
-	idx := make([]int32, b.n)
+	idx, err := zeroedContext[int32](ctx, b.n)
+	if err != nil {
+		return nil, err
+	}
 	dq := make([]int32, 0, 64)
 	noNulls := v.NullN() == 0
 	var head int
 	var next int32 // the next row to push
-	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+	// A chunk's first frame may reach far past the chunk (a frame to the
+	// partition's end pushes every row of it), so the pushes are counted
+	// and checked on their own.
+	pushes := 0
+	var stopped error
+	err = b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+		if stopped != nil {
+			return
+		}
 		if c0 == s {
 			dq, head, next = dq[:0], 0, s
 		}
 		for i := c0; i < c1; i++ {
 			for ; next < hi[i]; next++ {
+				if pushes++; pushes == cancelCheckRows {
+					pushes = 0
+					if stopped = ctx.Err(); stopped != nil {
+						return
+					}
+				}
 				if !noNulls && v.IsNull(int(next)) {
 					continue
 				}
@@ -247,6 +279,9 @@ func frameExtreme(ctx context.Context, v arrow.Array, b *winBounds, lo, hi []int
 			}
 		}
 	})
+	if err == nil {
+		err = stopped
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -291,10 +326,16 @@ func runningInts[T int8 | int16 | int32 | int64](ctx context.Context, c *boundWi
 		if rt != arrow.FLOAT64 {
 			return nil, false, nil
 		}
-		out := make([]float64, b.n)
-		valid := make([]bool, b.n)
+		out, err := zeroedContext[float64](ctx, b.n)
+		if err != nil {
+			return nil, true, err
+		}
+		valid, err := zeroedContext[bool](ctx, b.n)
+		if err != nil {
+			return nil, true, err
+		}
 		var st runningState[float64]
-		err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+		err = b.eachChunk(ctx, func(s, e, c0, c1 int32) {
 			if c0 == s {
 				st = runningState[float64]{next: s}
 			}
@@ -321,11 +362,17 @@ func runningInts[T int8 | int16 | int32 | int64](ctx context.Context, c *boundWi
 	if rt != arrow.INT64 {
 		return nil, false, nil
 	}
-	out := make([]int64, b.n)
-	valid := make([]bool, b.n)
+	out, err := zeroedContext[int64](ctx, b.n)
+	if err != nil {
+		return nil, true, err
+	}
+	valid, err := zeroedContext[bool](ctx, b.n)
+	if err != nil {
+		return nil, true, err
+	}
 	var st runningState[int64]
 	var ovf error
-	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+	err = b.eachChunk(ctx, func(s, e, c0, c1 int32) {
 		if ovf != nil {
 			return
 		}
@@ -381,10 +428,16 @@ func runningFloats[T float32 | float64](ctx context.Context, mem memory.Allocato
 	if rt != arrow.FLOAT64 {
 		return nil, false, nil
 	}
-	out := make([]float64, b.n)
-	valid := make([]bool, b.n)
+	out, err := zeroedContext[float64](ctx, b.n)
+	if err != nil {
+		return nil, true, err
+	}
+	valid, err := zeroedContext[bool](ctx, b.n)
+	if err != nil {
+		return nil, true, err
+	}
 	var st runningState[float64]
-	err := b.eachChunk(ctx, func(s, e, c0, c1 int32) {
+	err = b.eachChunk(ctx, func(s, e, c0, c1 int32) {
 		if c0 == s {
 			st = runningState[float64]{next: s}
 		}

@@ -36,15 +36,26 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 	peers := w.needPeers()
 	b := &winBounds{n: n}
 	if peers {
-		b.peerLo, b.peerHi = make([]int32, n), make([]int32, n)
+		var err error
+		if b.peerLo, err = zeroedContext[int32](ctx, n); err != nil {
+			return nil, err
+		}
+		if b.peerHi, err = zeroedContext[int32](ctx, n); err != nil {
+			return nil, err
+		}
 	}
-	partDiff := make([]bool, n)
+	partDiff, err := zeroedContext[bool](ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	var peerDiff []bool
 	if peers {
-		peerDiff = make([]bool, n)
+		if peerDiff, err = zeroedContext[bool](ctx, n); err != nil {
+			return nil, err
+		}
 	}
 	if w.sort != nil {
-		keys, err := evalAll(ctx, w.sort.evs, data)
+		keys, err := evalAllContext(ctx, w.mem, w.sort.evs, data)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +80,7 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 		}
 	}
 	b.parts = append(b.parts, 0)
-	err := eachRange(ctx, n, func(lo, hi int) {
+	err = eachRange(ctx, n, func(lo, hi int) {
 		for i := max(lo, 1); i < hi; i++ {
 			if partDiff[i] {
 				b.parts = append(b.parts, int32(i))

@@ -13,9 +13,12 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 	n := b.n
 	switch c.call.Func {
 	case WinRowNumber, WinRank, WinDenseRank, WinNtile:
-		out := make([]int32, n)
+		out, err := zeroedContext[int32](ctx, n)
+		if err != nil {
+			return nil, err
+		}
 		var r int32 // dense_rank's rank, carried along the partition
-		err := b.eachChunk(ctx, func(s, e, lo, hi int32) {
+		err = b.eachChunk(ctx, func(s, e, lo, hi int32) {
 			switch c.call.Func {
 			case WinRowNumber:
 				for i := lo; i < hi; i++ {
@@ -44,8 +47,11 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 		}
 		return fixedArrayContext(ctx, mem, arrow.PrimitiveTypes.Int32, out, nil)
 	case WinPercentRank, WinCumeDist:
-		out := make([]float64, n)
-		err := b.eachChunk(ctx, func(s, e, lo, hi int32) {
+		out, err := zeroedContext[float64](ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		err = b.eachChunk(ctx, func(s, e, lo, hi int32) {
 			rows := float64(e - s)
 			for i := lo; i < hi; i++ {
 				if c.call.Func == WinCumeDist {
@@ -62,7 +68,7 @@ func (c *boundWindowCall) eval(ctx context.Context, mem memory.Allocator, data a
 	case WinLag, WinLead:
 		return c.offsetValue(ctx, mem, data, b)
 	case WinNthValue:
-		vals, err := evalAll(ctx, c.args, data)
+		vals, err := evalAllContext(ctx, mem, c.args, data)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +106,7 @@ func ntile(out []int32, first, rows, k int64) {
 // partition (counting non-null values only with IgnoreNulls), else the
 // default.
 func (c *boundWindowCall) offsetValue(ctx context.Context, mem memory.Allocator, data arrow.Record, b *winBounds) (arrow.Array, error) {
-	vals, err := evalAll(ctx, c.args, data)
+	vals, err := evalAllContext(ctx, mem, c.args, data)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +117,10 @@ func (c *boundWindowCall) offsetValue(ctx context.Context, mem memory.Allocator,
 	if c.call.Func == WinLag {
 		shift = -shift
 	}
-	idx := make([]int32, n)
+	idx, err := zeroedContext[int32](ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	if !c.call.IgnoreNulls || shift == 0 {
 		err := b.eachChunk(ctx, func(s32, e32, lo, hi int32) {
 			s, e := int64(s32), int64(e32)
@@ -200,7 +209,10 @@ func ignoreNullsOffsets(ctx context.Context, v arrow.Array, b *winBounds, shift 
 // ignoreNulls; -1 when there is none.
 func frameIndex(ctx context.Context, v arrow.Array, lo, hi []int32, nth int64, fromEnd, ignoreNulls bool) ([]int32, error) {
 	n := len(lo)
-	idx := make([]int32, n)
+	idx, err := zeroedContext[int32](ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	if !ignoreNulls || v.NullN() == 0 {
 		err := eachRange(ctx, n, func(c0, c1 int) {
 			for i := c0; i < c1; i++ {
@@ -220,9 +232,15 @@ func frameIndex(ctx context.Context, v arrow.Array, lo, hi []int32, nth int64, f
 		return idx, err
 	}
 	// cnt[i] is the number of non-null rows before row i; vpos lists them.
-	cnt := make([]int32, n+1)
-	vpos := make([]int32, 0, n)
-	err := eachRange(ctx, n, func(c0, c1 int) {
+	cnt, err := zeroedContext[int32](ctx, n+1)
+	if err != nil {
+		return nil, err
+	}
+	vpos, err := makeContext[int32](ctx, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	err = eachRange(ctx, n, func(c0, c1 int) {
 		for i := c0; i < c1; i++ {
 			cnt[i] = int32(len(vpos))
 			if v.IsValid(i) {

@@ -24,7 +24,12 @@ func rangeKeyKind(dt arrow.DataType) (float, ok bool) {
 // frame returns each row's frame [lo[i], hi[i]) (hi == lo: empty),
 // checking ctx every cancelCheckRows rows.
 func (b *winBounds) frame(ctx context.Context, f WindowFrame) (lo, hi []int32, err error) {
-	lo, hi = make([]int32, b.n), make([]int32, b.n)
+	if lo, err = zeroedContext[int32](ctx, b.n); err != nil {
+		return nil, nil, err
+	}
+	if hi, err = zeroedContext[int32](ctx, b.n); err != nil {
+		return nil, nil, err
+	}
 	ranged := f.Range && (f.Start.Kind == FramePreceding || f.Start.Kind == FrameFollowing ||
 		f.End.Kind == FramePreceding || f.End.Kind == FrameFollowing)
 	if ranged {
@@ -109,9 +114,12 @@ func (b *winBounds) rowBound(f WindowFrame, fb FrameBound, i, s, e int, end bool
 func (b *winBounds) rangeKeys(ctx context.Context) ([]int64, []float64, []bool, error) {
 	k := b.orderKey
 	n := k.Len()
-	valid := make([]bool, n)
+	valid, err := zeroedContext[bool](ctx, n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	noNulls := k.NullN() == 0
-	err := eachRange(ctx, n, func(lo, hi int) {
+	err = eachRange(ctx, n, func(lo, hi int) {
 		if noNulls {
 			for i := lo; i < hi; i++ {
 				valid[i] = true
@@ -155,12 +163,15 @@ func (b *winBounds) rangeKeys(ctx context.Context) ([]int64, []float64, []bool, 
 // rangeInts widens integer keys to int64, negated with desc, checking ctx
 // every cancelCheckRows rows.
 func rangeInts[T ~int8 | ~int16 | ~int32 | ~int64](ctx context.Context, v []T, desc bool) ([]int64, error) {
-	out := make([]int64, len(v))
+	out, err := zeroedContext[int64](ctx, len(v))
+	if err != nil {
+		return nil, err
+	}
 	sign := int64(1)
 	if desc {
 		sign = -1
 	}
-	err := eachRange(ctx, len(v), func(lo, hi int) {
+	err = eachRange(ctx, len(v), func(lo, hi int) {
 		for i, x := range v[lo:hi] {
 			out[lo+i] = int64(x) * sign
 		}
@@ -171,12 +182,15 @@ func rangeInts[T ~int8 | ~int16 | ~int32 | ~int64](ctx context.Context, v []T, d
 // rangeFloats widens floating-point keys to float64, negated with desc,
 // checking ctx every cancelCheckRows rows.
 func rangeFloats[T float32 | float64](ctx context.Context, v []T, desc bool) ([]float64, error) {
-	out := make([]float64, len(v))
+	out, err := zeroedContext[float64](ctx, len(v))
+	if err != nil {
+		return nil, err
+	}
 	sign := 1.0
 	if desc {
 		sign = -1
 	}
-	err := eachRange(ctx, len(v), func(lo, hi int) {
+	err = eachRange(ctx, len(v), func(lo, hi int) {
 		for i, x := range v[lo:hi] {
 			out[lo+i] = float64(x) * sign
 		}

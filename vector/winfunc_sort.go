@@ -16,7 +16,7 @@ func (w *WindowOp) sortPerm(ctx context.Context, data arrow.Record) ([]int32, er
 			return w.sort.sortRecord(ctx, data)
 		}
 	}
-	keys, err := evalAll(ctx, w.sort.evs, data)
+	keys, err := evalAllContext(ctx, w.mem, w.sort.evs, data)
 	if err != nil {
 		return nil, err
 	}
@@ -30,21 +30,49 @@ func (w *WindowOp) sortPerm(ctx context.Context, data arrow.Record) ([]int32, er
 	if err := w.sort.heap.set(int64(n) * (2*16 + 2*4)); err != nil {
 		return nil, err
 	}
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
+	// Every pass over the rows, and the zeroing (page faults) of the
+	// arrays, goes cancelCheckRows rows at a time with a check between
+	// chunks: over a 20M-row partition one whole pass is hundreds of ms.
+	perm, err := makeContext[int32](ctx, n, n)
+	if err != nil {
+		return nil, err
 	}
-	next := make([]int32, n)
-	pairs := make([]keyRow, n)
-	scratch := make([]keyRow, n)
+	next, err := makeContext[int32](ctx, n, n)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := makeContext[keyRow](ctx, n, n)
+	if err != nil {
+		return nil, err
+	}
+	// The radix passes scatter into scratch: zeroed (faulted in) here a
+	// chunk at a time, or the first scatter chunk would fault in pages all
+	// over it.
+	scratch, err := makeContext[keyRow](ctx, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	scratch = scratch[:n]
+	if err := eachRange(ctx, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			perm[i] = int32(i)
+		}
+	}); err != nil {
+		return nil, err
+	}
 	for k := len(keys) - 1; k >= 0; k-- {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		orderedKeys(pairs, keys[k], perm, w.sort.keys[k].Descending)
-		// Sort positions in the current order, so that ties keep it.
-		for i := range pairs {
-			pairs[i].row = int32(i)
+		desc := w.sort.keys[k].Descending
+		if err := eachRange(ctx, n, func(lo, hi int) {
+			orderedKeys(pairs[lo:hi], keys[k], perm[lo:hi], desc)
+			// Sort positions in the current order, so that ties keep it.
+			for i := lo; i < hi; i++ {
+				pairs[i].row = int32(i)
+			}
+		}); err != nil {
+			return nil, err
 		}
 		var sorted []keyRow
 		if n < 256 {
@@ -55,8 +83,12 @@ func (w *WindowOp) sortPerm(ctx context.Context, data arrow.Record) ([]int32, er
 		if err != nil {
 			return nil, err
 		}
-		for i, p := range sorted {
-			next[i] = perm[p.row]
+		if err := eachRange(ctx, n, func(lo, hi int) {
+			for i, p := range sorted[lo:hi] {
+				next[lo+i] = perm[p.row]
+			}
+		}); err != nil {
+			return nil, err
 		}
 		perm, next = next, perm
 	}
