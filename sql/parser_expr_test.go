@@ -326,3 +326,31 @@ func TestParseSelectAndOrderItems(t *testing.T) {
 		checkRoundTrip(t, tc.in, ty, ParseType)
 	}
 }
+
+// TestParseShiftOperators checks that << >> >>> parse only when their
+// characters touch, with Spark 4's precedence, and that the formatter
+// writes them back so that they parse to the same tree.
+func TestParseShiftOperators(t *testing.T) {
+	for in, want := range map[string]string{
+		"SELECT 1 << 2":           "SELECT 1 << 2",
+		"SELECT a >> b >>> c":     "SELECT a >> b >>> c",
+		"SELECT 1 + 2 << 3 & 4":   "SELECT 1 + 2 << 3 & 4",
+		"SELECT 1 << (2 & 3)":     "SELECT 1 << (2 & 3)",
+		"SELECT (1 << 2) + 3":     "SELECT (1 << 2) + 3",
+		"SELECT a >>>b<<c FROM t": "SELECT a >>> b << c FROM t",
+	} {
+		stmt, err := Parse(in)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got := Format(stmt); got != want {
+			t.Errorf("%s: formatted %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{"SELECT 1 < < 2", "SELECT 1 > > 2", "SELECT 1 >> > 2", "SELECT 1 <<"} {
+		if _, err := Parse(in); err == nil {
+			t.Errorf("%s: parsed, want a syntax error", in)
+		}
+	}
+}
