@@ -154,16 +154,26 @@ func (p *parser) parseCreateTable(pos Pos) *CreateTable {
 			p.unexpected("',' or ')' after the column definition")
 		}
 		p.closeParen(open)
-		if !p.isKw("USING") {
-			p.unexpected("USING and a data source format after the column list")
-		}
-	} else if !p.isKw("USING") {
-		p.unexpected("a column list or USING after the table name")
 	}
-	p.next() // USING
-	ct.Using = p.qualifiedName("a data source format after USING")
+	// Without USING the table has Spark's default data source
+	// (spark.sql.sources.default, parquet).
+	if p.acceptKw("USING") {
+		ct.Using = p.qualifiedName("a data source format after USING")
+	}
 	if p.acceptKw("OPTIONS") {
 		ct.Options = p.parseProperties("OPTIONS")
+	}
+	if p.isKw("AS") {
+		as := p.next()
+		if ct.Columns != nil {
+			p.failAt(as.pos, "Operation not allowed: Schema may not be specified in a Create Table As Select (CTAS) statement.")
+		}
+		if !startsQuery(p.peek()) {
+			p.unexpected("a query after AS")
+		}
+		ct.Query = p.parseQuery()
+	} else if ct.Columns == nil && ct.Using == nil {
+		p.unexpected("a column list, USING or AS after the table name")
 	}
 	return ct
 }
@@ -347,17 +357,19 @@ func (p *parser) parseSet() *Set {
 	return st
 }
 
-// parseInsert parses INSERT INTO [TABLE] name query.
+// parseInsert parses INSERT INTO [TABLE] name [(col, ...)] query and
+// INSERT OVERWRITE [TABLE] name [(col, ...)] query.
 func (p *parser) parseInsert() *Insert {
 	ins := &Insert{Pos: p.next().pos}
-	if p.isKw("OVERWRITE") {
-		p.failAt(p.peek().pos, "INSERT OVERWRITE is not supported; use INSERT INTO")
+	if p.acceptKw("OVERWRITE") {
+		ins.Overwrite = true
+	} else {
+		p.expectKw("INTO", "INTO or OVERWRITE after INSERT")
 	}
-	p.expectKw("INTO", "INTO after INSERT")
 	p.acceptKw("TABLE")
 	ins.Name = p.qualifiedName("a table name after INSERT INTO")
 	if p.peek().kind == tLParen && !startsQuery(p.peekAt(1)) {
-		p.failAt(p.peek().pos, "a column list in INSERT INTO is not supported; insert every column in order")
+		ins.Columns = p.identList("before the inserted column names")
 	}
 	if !startsQuery(p.peek()) {
 		p.unexpected("a query or VALUES after the table name")
