@@ -3,6 +3,7 @@ package arrowstream
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/arrowstream/arrowstream/plan"
@@ -98,3 +99,33 @@ func columnDefs(table string, pos sql.Pos, n plan.Node) ([]*sql.ColumnDef, error
 
 // backquoteName quotes a name as Spark's messages show it.
 func backquoteName(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// showFunctions answers SHOW [USER|SYSTEM|ALL] FUNCTIONS [LIKE pattern]
+// from the planner's function list (the registry calls resolve from), in
+// Spark's column function. The engine has no user functions: USER lists
+// none. The pattern is Spark's: * matches any characters, | separates
+// alternatives, case-insensitively.
+func (s *Session) showFunctions(x *sql.ShowFunctions) (*Result, error) {
+	var names []string
+	if x.Scope != "USER" {
+		names = plan.FunctionNames()
+	}
+	if x.HasLike {
+		var alts []string
+		for _, a := range strings.Split(x.Pattern, "|") {
+			alts = append(alts, strings.ReplaceAll(regexp.QuoteMeta(strings.TrimSpace(a)), `\*`, ".*"))
+		}
+		re, err := regexp.Compile("(?i)^(?:" + strings.Join(alts, "|") + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: SHOW FUNCTIONS LIKE %q: %w", x.Pattern, err)
+		}
+		kept := names[:0]
+		for _, n := range names {
+			if re.MatchString(n) {
+				kept = append(kept, n)
+			}
+		}
+		names = kept
+	}
+	return s.textResult("function", names)
+}

@@ -32,7 +32,7 @@ func rowStrings(t *testing.T, s *Session, query string) []string {
 				if col.IsNull(i) {
 					cells = append(cells, "NULL")
 				} else {
-					cells = append(cells, col.ValueStr(i))
+					cells = append(cells, strings.Clone(col.ValueStr(i))) // the record is released below
 				}
 			}
 			out = append(out, strings.Join(cells, "|"))
@@ -155,7 +155,7 @@ func TestInsertIntoMemoryStream(t *testing.T) {
 	var got []string
 	for _, r := range recs {
 		for i := 0; i < int(r.NumRows()); i++ {
-			got = append(got, r.Column(0).ValueStr(i)+"|"+r.Column(1).ValueStr(i))
+			got = append(got, strings.Clone(r.Column(0).ValueStr(i)+"|"+r.Column(1).ValueStr(i)))
 		}
 		r.Release()
 	}
@@ -195,4 +195,30 @@ func TestCatalogCreateTableAsSelect(t *testing.T) {
 	mustSQL(t, s2, "CREATE OR REPLACE TABLE ct AS SELECT 7L AS k, 'x' AS v")
 	s3, _ := catalogSession(t, root)
 	wantRows(t, s3, "SELECT k, v FROM ct", "7|x")
+}
+
+// TestShowFunctions: SHOW FUNCTIONS lists the functions calls resolve
+// from (scalar, aggregate, window, generator), filtered by Spark's
+// pattern (* any characters, | alternatives); USER lists none.
+func TestShowFunctions(t *testing.T) {
+	s, _ := newTestSession(t)
+	wantRows(t, s, "SHOW FUNCTIONS LIKE 'to_c*|row_num*|EXPLODE'", "explode", "row_number", "to_char")
+	wantRows(t, s, "SHOW SYSTEM FUNCTIONS 'shift*'", "shiftleft", "shiftright", "shiftrightunsigned")
+	wantRows(t, s, "SHOW ALL FUNCTIONS LIKE 'count*'", "count", "count_if")
+	wantRows(t, s, "SHOW USER FUNCTIONS")
+	all := rowStrings(t, s, "SHOW FUNCTIONS")
+	for _, name := range []string{"abs", "sum", "rank", "coalesce", "to_varchar", "posexplode"} {
+		if !slices.Contains(all, name) {
+			t.Errorf("SHOW FUNCTIONS does not list %s", name)
+		}
+	}
+	if slices.Contains(all, "subscript") {
+		t.Error("SHOW FUNCTIONS lists the internal function subscript")
+	}
+	// Every listed function resolves: the list and the planner agree.
+	for _, name := range all {
+		if _, err := s.SQL(context.Background(), "SELECT "+name+"()"); err != nil && strings.Contains(err.Error(), "Undefined function") {
+			t.Errorf("SHOW FUNCTIONS lists %s, which does not resolve: %v", name, err)
+		}
+	}
 }

@@ -187,6 +187,8 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{}, nil
 	case *sql.ShowTables:
 		return s.showTables()
+	case *sql.ShowFunctions:
+		return s.showFunctions(x)
 	case *sql.Set:
 		return s.set(x)
 	case *sql.Describe:

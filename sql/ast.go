@@ -134,6 +134,14 @@ type ShowTables struct {
 	Pos
 }
 
+// ShowFunctions is SHOW [USER|SYSTEM|ALL] FUNCTIONS [[LIKE] 'pattern'].
+type ShowFunctions struct {
+	Pos
+	Scope   string // "USER", "SYSTEM" or "ALL" (the default)
+	Pattern string // Spark's pattern: * any characters, | alternatives
+	HasLike bool   // a pattern was given
+}
+
 // Describe is DESCRIBE [TABLE] name (DESC is a synonym of DESCRIBE).
 type Describe struct {
 	Pos
@@ -352,6 +360,7 @@ func (*Query) stmtNode()                {}
 func (*Explain) stmtNode()              {}
 func (*DropTable) stmtNode()            {}
 func (*ShowTables) stmtNode()           {}
+func (*ShowFunctions) stmtNode()        {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
 func (*CreateView) stmtNode()           {}

@@ -135,8 +135,9 @@ func (f *formatter) stmt(s Statement) {
 		}
 		f.names(s.Name)
 		if s.Columns != nil {
-			f.str(" ")
+			f.str(" (")
 			f.identList(s.Columns)
+			f.str(")")
 		}
 		f.str(" ")
 		f.query(s.Query)
@@ -181,6 +182,11 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *ShowTables:
 		f.str("SHOW TABLES")
+	case *ShowFunctions:
+		f.str("SHOW " + s.Scope + " FUNCTIONS")
+		if s.HasLike {
+			f.str(" LIKE " + quoteString(s.Pattern))
+		}
 	case *Describe:
 		// TABLE is always written so that a table named history is not
 		// read back as DESCRIBE HISTORY.

@@ -28,7 +28,10 @@ func (p *parser) parseStatement() Statement {
 			return p.parseDrop()
 		case "SHOW":
 			p.next()
-			p.expectKw("TABLES", "TABLES after SHOW")
+			if sf := p.parseShowFunctions(t.pos); sf != nil {
+				return sf
+			}
+			p.expectKw("TABLES", "TABLES or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
@@ -376,4 +379,25 @@ func (p *parser) parseInsert() *Insert {
 	}
 	ins.Query = p.parseQuery()
 	return ins
+}
+
+// parseShowFunctions parses the rest of SHOW [USER|SYSTEM|ALL] FUNCTIONS
+// [[LIKE] 'pattern'] after SHOW; nil when the statement is not SHOW
+// FUNCTIONS (FUNCTIONS, USER, SYSTEM and ALL are not reserved here).
+func (p *parser) parseShowFunctions(pos Pos) *ShowFunctions {
+	sf := &ShowFunctions{Pos: pos, Scope: "ALL"}
+	switch {
+	case isWord(p.peek(), "FUNCTIONS"):
+		p.next()
+	case (isWord(p.peek(), "USER") || isWord(p.peek(), "SYSTEM") || p.isKw("ALL")) && isWord(p.peekAt(1), "FUNCTIONS"):
+		sf.Scope = strings.ToUpper(p.next().text)
+		p.next()
+	default:
+		return nil
+	}
+	p.acceptKw("LIKE")
+	if t := p.peek(); t.kind == tString {
+		sf.Pattern, sf.HasLike = p.next().text, true
+	}
+	return sf
 }
