@@ -342,7 +342,26 @@ type streamTable struct {
 }
 
 func (t *streamTable) Schema() *arrow.Schema { return t.schema }
-func (t *streamTable) Streaming() bool       { return true }
+
+// Append implements plan.Appender for a pushed stream (CREATE TABLE t
+// (cols) USING memory): the rows of one INSERT arrive together, as the
+// next blocks of the stream.
+func (t *streamTable) Append(records ...arrow.Record) error {
+	ms, ok := t.shared.(*MemoryStream)
+	if !ok {
+		return fmt.Errorf("arrowstream: INSERT INTO %s: only USING memory streams take inserted rows: %w", t.name, plan.ErrUnsupported)
+	}
+	_, err := ms.AddRecords(records...)
+	return err
+}
+
+// AcceptsInserts reports whether Append takes rows: only a memory stream's
+// table does (other streams read their rows from outside).
+func (t *streamTable) AcceptsInserts() bool {
+	_, ok := t.shared.(*MemoryStream)
+	return ok
+}
+func (t *streamTable) Streaming() bool { return true }
 
 // OpenSource returns the source for a query and whether the query owns it
 // (closes it when it stops); it implements engine.SourceTable.

@@ -66,6 +66,9 @@ func (s *Session) SQL(ctx context.Context, text string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if x, ok := stmt.(*sql.CreateTable); ok && x.Query != nil {
+		return s.createTableAs(ctx, x)
+	}
 	if c := s.durable.Load(); c != nil && isDDL(stmt) {
 		return s.durableDDL(ctx, c, stmt)
 	}
@@ -184,6 +187,8 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{}, nil
 	case *sql.ShowTables:
 		return s.showTables()
+	case *sql.ShowFunctions:
+		return s.showFunctions(x)
 	case *sql.Set:
 		return s.set(x)
 	case *sql.Describe:
@@ -279,6 +284,9 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 		opts[p.Key] = p.Value
 	}
 	format := identName(x.Using)
+	if x.Using == nil {
+		format = "parquet" // Spark's default data source (spark.sql.sources.default)
+	}
 	if _, hasPath := opts["path"]; strings.EqualFold(format, "parquet") && schema != nil && !hasPath {
 		t, err := s.newStaticTable(name, schema)
 		if err != nil {

@@ -72,6 +72,13 @@ func (t *durableStatic) Append(records ...arrow.Record) error {
 	return t.StaticTable.Append(records...)
 }
 
+// Overwrite refuses INSERT OVERWRITE: the files of the rows it replaces
+// would have to be archived and the new ones written as one step, which
+// the durable layout does not do yet.
+func (t *durableStatic) Overwrite(...arrow.Record) error {
+	return fmt.Errorf("arrowstream: INSERT OVERWRITE of %s: a static table of a durable catalog cannot be overwritten (insert into a new table instead): %w", filepath.Base(t.dir), plan.ErrUnsupported)
+}
+
 // staticDataDir is where the static table name keeps its rows.
 func (s *Session) staticDataDir(name string) string {
 	return filepath.Join(s.ckRoot, ReservedDir, "tables", strings.ToLower(name))

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -20,6 +21,28 @@ type Inserter interface {
 	// which have the table's schema, atomically: readers see all of them
 	// or none.
 	Append(records ...arrow.Record) error
+}
+
+// Appender is a table INSERT INTO appends to: an Inserter, or a stream
+// that takes pushed rows (CREATE TABLE t (cols) USING memory), whose
+// readers see the rows of one INSERT arrive together.
+type Appender interface {
+	Table
+	// Append adds records (borrowed) of the table's schema atomically.
+	Append(records ...arrow.Record) error
+}
+
+// Overwriter is a table INSERT OVERWRITE replaces the rows of.
+type Overwriter interface {
+	Appender
+	// Overwrite replaces every row by records (borrowed) atomically.
+	Overwrite(records ...arrow.Record) error
+}
+
+// appendRefuser is a table whose type has Append but that refuses rows
+// (a stream other than a pushed one), so that INSERT fails at analysis.
+type appendRefuser interface {
+	AcceptsInserts() bool
 }
 
 // StaticTable is a batch table in memory that INSERT INTO appends to:
@@ -66,6 +89,27 @@ func (t *StaticTable) Append(records ...arrow.Record) error {
 	return nil
 }
 
+// Overwrite implements Overwriter.
+func (t *StaticTable) Overwrite(records ...arrow.Record) error {
+	for i, r := range records {
+		if !r.Schema().Equal(t.schema) {
+			return fmt.Errorf("plan: insert record %d has schema %s, want %s", i, r.Schema(), t.schema)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.records
+	t.records = nil
+	for _, r := range records {
+		r.Retain()
+		t.records = append(t.records, r)
+	}
+	for _, r := range old {
+		r.Release()
+	}
+	return nil
+}
+
 // Release releases the rows.
 func (t *StaticTable) Release() {
 	t.mu.Lock()
@@ -79,9 +123,10 @@ func (t *StaticTable) Release() {
 // InsertStatement is an analyzed INSERT INTO: Plan yields rows of the
 // table's schema (cast by position, as Spark's store assignment).
 type InsertStatement struct {
-	Name  string
-	Table Inserter
-	Plan  Node
+	Name      string
+	Table     Appender
+	Overwrite bool // INSERT OVERWRITE: Table is an Overwriter
+	Plan      Node
 }
 
 func (*InsertStatement) statementPlan() {}
@@ -95,24 +140,42 @@ func analyzeInsert(b *budget, s *sql.Insert, cat Catalog) (*InsertStatement, err
 	if err != nil {
 		return nil, &Error{Pos: s.Pos, Msg: err.Error(), Err: err}
 	}
-	ins, ok := t.(Inserter)
+	ins, ok := t.(Appender)
+	if r, refuses := t.(appendRefuser); ok && refuses && !r.AcceptsInserts() {
+		ok = false
+	}
 	if !ok {
-		return nil, errorAt(s.Pos, ErrUnsupported, "INSERT INTO %s is not supported: only tables created with CREATE TABLE ... USING parquet (without a path) accept inserts.", backquote(name))
+		return nil, errorAt(s.Pos, ErrUnsupported, "INSERT INTO %s is not supported: only tables created with CREATE TABLE ... [USING parquet] (without a path) or CREATE TABLE ... USING memory accept inserts.", backquote(name))
+	}
+	if _, over := ins.(Overwriter); s.Overwrite && !over {
+		return nil, errorAt(s.Pos, ErrUnsupported, "INSERT OVERWRITE %s is not supported: only the static tables of a session without a durable catalog can be overwritten; a stream's rows cannot be taken back.", backquote(name))
+	}
+	want := ins.Schema()
+	// source[i] is the query column written to table column i; -1: NULL.
+	source, err := insertColumns(s, name, want)
+	if err != nil {
+		return nil, err
 	}
 	n, err := analyzeQuery(b, s.Query, cat)
 	if err != nil {
 		return nil, err
 	}
-	want := ins.Schema()
 	got := n.Schema()
-	if got.NumFields() != want.NumFields() {
-		return nil, errorAt(s.Pos, ErrType, "Cannot write to %s, the data to be inserted has %d columns, the table has %d columns.", backquote(name), got.NumFields(), want.NumFields())
+	if wantCols := countWritten(source); got.NumFields() != wantCols {
+		return nil, errorAt(s.Pos, ErrType, "[INSERT_COLUMN_ARITY_MISMATCH] Cannot write to %s, the data to be inserted has %d columns, the target has %d columns.", backquote(name), got.NumFields(), wantCols)
 	}
 	exprs := make([]NamedExpr, want.NumFields())
 	for i, f := range want.Fields() {
-		var e Expr = ColumnOf(got, i)
-		if !arrow.TypeEqual(f.Type, e.DataType()) {
-			e = castTo(e, f.Type)
+		var e Expr
+		if source[i] < 0 {
+			// A column left out of the list gets its default, NULL (Spark's
+			// spark.sql.defaultColumn.useNullsForMissingDefaultValues).
+			e = castTo(&Literal{Type: arrow.Null}, f.Type)
+		} else {
+			e = ColumnOf(got, source[i])
+			if !arrow.TypeEqual(f.Type, e.DataType()) {
+				e = castTo(e, f.Type)
+			}
 		}
 		exprs[i] = NamedExpr{Name: f.Name, Expr: e}
 	}
@@ -120,7 +183,51 @@ func analyzeInsert(b *budget, s *sql.Insert, cat Catalog) (*InsertStatement, err
 	if err != nil {
 		return nil, err
 	}
-	return &InsertStatement{Name: name, Table: ins, Plan: p}, nil
+	return &InsertStatement{Name: name, Table: ins, Overwrite: s.Overwrite, Plan: p}, nil
+}
+
+// insertColumns maps each table column to the position of the query column
+// written to it: by position without a column list, by the list's names
+// (case-insensitively, as Spark resolves them) with one.
+func insertColumns(s *sql.Insert, name string, want *arrow.Schema) ([]int, error) {
+	source := make([]int, want.NumFields())
+	if s.Columns == nil {
+		for i := range source {
+			source[i] = i
+		}
+		return source, nil
+	}
+	for i := range source {
+		source[i] = -1
+	}
+	for k, c := range s.Columns {
+		idx := -1
+		for i, f := range want.Fields() {
+			if strings.EqualFold(f.Name, c.Name) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return nil, errorAt(c.Pos, ErrUnresolved, "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name %s cannot be resolved in the table %s.", backquote(c.Name), backquote(name))
+		}
+		if source[idx] >= 0 {
+			return nil, errorAt(c.Pos, ErrType, "[COLUMN_ALREADY_EXISTS] The column %s already exists in the column list of INSERT INTO %s.", backquote(c.Name), backquote(name))
+		}
+		source[idx] = k
+	}
+	return source, nil
+}
+
+// countWritten is how many table columns the query writes.
+func countWritten(source []int) int {
+	n := 0
+	for _, s := range source {
+		if s >= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // ExecuteInsert runs an INSERT: it computes every row first and appends
@@ -161,6 +268,9 @@ func ExecuteInsert(ctx context.Context, mem memory.Allocator, st *InsertStatemen
 		}
 		out = append(out, array.NewRecord(schema, cols, r.NumRows()))
 		r.Release()
+	}
+	if st.Overwrite {
+		return st.Table.(Overwriter).Overwrite(out...)
 	}
 	return st.Table.Append(out...)
 }

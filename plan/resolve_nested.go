@@ -67,7 +67,12 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 			args = timestampsAsText(args)
 		}
 	case "map_contains_key":
-		if mt, ok := args[0].DataType().(*arrow.MapType); ok && len(args) == 2 && !arrow.TypeEqual(mt.KeyType(), vector.Unwrap(args[1].DataType())) {
+		// The count is checked first: map_contains_key() is an arity
+		// error of the registry, not an index out of range here.
+		if len(args) != 2 {
+			break
+		}
+		if mt, ok := args[0].DataType().(*arrow.MapType); ok && !arrow.TypeEqual(mt.KeyType(), vector.Unwrap(args[1].DataType())) {
 			if kt, ok := vector.CommonType(mt.KeyType(), args[1].DataType()); ok {
 				args[0], args[1] = castTo(args[0], vector.MapOf(kt, mt.ItemType())), castTo(args[1], kt)
 			}

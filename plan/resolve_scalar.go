@@ -229,6 +229,9 @@ func scalarOperator(x *sql.BinaryExpr, l, rr Expr) (e Expr, ok bool, err error) 
 	case sql.OpBitAnd, sql.OpBitOr, sql.OpBitXor:
 		e, err := newCall(x.Pos, x.Op.String(), l, rr)
 		return e, true, err
+	case sql.OpShiftLeft, sql.OpShiftRight, sql.OpShiftRightUnsigned:
+		e, err := newCall(x.Pos, shiftFuncs[x.Op], l, rr)
+		return e, true, err
 	case sql.OpAdd:
 		dayCount := func(e Expr) bool { return !isDate(e) && !isInterval(e) && !isYMInterval(e) && !isString(e.DataType()) }
 		switch {
@@ -252,6 +255,12 @@ func scalarOperator(x *sql.BinaryExpr, l, rr Expr) (e Expr, ok bool, err error) 
 		}
 	}
 	return nil, false, nil
+}
+
+// shiftFuncs names the functions the shift operators stand for (Spark 4
+// parses a << b as shiftleft(a, b)).
+var shiftFuncs = map[sql.BinaryOp]string{
+	sql.OpShiftLeft: "shiftleft", sql.OpShiftRight: "shiftright", sql.OpShiftRightUnsigned: "shiftrightunsigned",
 }
 
 // datePartFields maps the fields of date_part and EXTRACT to the functions

@@ -111,7 +111,7 @@ func (e *SessionEngine) options(s *Settings) (plan.Options, error) {
 // analyze under other settings than the client session's.
 var errSessionDDL = errors.New("the statement would run under the server session's settings")
 
-// checkSessionDDL refuses CREATE STREAMING TABLE and INSERT from a client
+// checkSessionDDL refuses CREATE STREAMING TABLE, CREATE TABLE ... AS and INSERT from a client
 // session whose ANSI mode or time zone differ from the embedded session's:
 // those queries are analyzed and kept by the embedded session, so they
 // would silently run under its settings. (TBLPROPERTIES can carry the
@@ -124,8 +124,12 @@ func (e *SessionEngine) checkSessionDDL(ctx context.Context, req Request) error 
 	if err != nil {
 		return nil // the run reports it
 	}
-	switch stmt.(type) {
+	switch x := stmt.(type) {
 	case *sql.CreateStreamingTable, *sql.Insert:
+	case *sql.CreateTable:
+		if x.Query == nil {
+			return nil
+		}
 	default:
 		return nil
 	}

@@ -45,8 +45,11 @@ type CreateTable struct {
 	IfNotExists bool
 	Name        []Ident      // possibly qualified
 	Columns     []*ColumnDef // nil when the column list is left out
-	Using       []Ident      // the data source format, such as rate or `rate-micro-batch`
+	Using       []Ident      // the data source format, such as rate or `rate-micro-batch`; nil: Spark's default (parquet)
 	Options     []*Property
+	// Query is the query of CREATE TABLE ... AS query (CTAS); nil without
+	// AS. Spark refuses a column list with it.
+	Query *Query
 }
 
 // ColumnDef is one column of CREATE TABLE: name TYPE [NOT NULL].
@@ -107,8 +110,10 @@ type Set struct {
 // Insert is INSERT INTO [TABLE] name query (the query may be VALUES).
 type Insert struct {
 	Pos
-	Name  []Ident
-	Query *Query
+	Overwrite bool // INSERT OVERWRITE: the rows replace the table's
+	Name      []Ident
+	Columns   []Ident // INSERT INTO t (c1, c2) ...; nil without a list
+	Query     *Query
 }
 
 // CreateView is CREATE [OR REPLACE] [GLOBAL] TEMPORARY VIEW [IF NOT
@@ -127,6 +132,14 @@ type CreateView struct {
 // ShowTables is SHOW TABLES.
 type ShowTables struct {
 	Pos
+}
+
+// ShowFunctions is SHOW [USER|SYSTEM|ALL] FUNCTIONS [[LIKE] 'pattern'].
+type ShowFunctions struct {
+	Pos
+	Scope   string // "USER", "SYSTEM" or "ALL" (the default)
+	Pattern string // Spark's pattern: * any characters, | alternatives
+	HasLike bool   // a pattern was given
 }
 
 // Describe is DESCRIBE [TABLE] name (DESC is a synonym of DESCRIBE).
@@ -347,6 +360,7 @@ func (*Query) stmtNode()                {}
 func (*Explain) stmtNode()              {}
 func (*DropTable) stmtNode()            {}
 func (*ShowTables) stmtNode()           {}
+func (*ShowFunctions) stmtNode()        {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
 func (*CreateView) stmtNode()           {}

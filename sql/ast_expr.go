@@ -129,25 +129,28 @@ type UnaryExpr struct {
 type BinaryOp uint8
 
 const (
-	OpOr         BinaryOp = iota + 1
-	OpAnd                 // AND
-	OpEq                  // = and ==
-	OpNullSafeEq          // <=>
-	OpNe                  // <> and !=
-	OpLt                  // <
-	OpLe                  // <=
-	OpGt                  // >
-	OpGe                  // >=
-	OpBitOr               // |
-	OpBitXor              // ^
-	OpBitAnd              // &
-	OpAdd                 // +
-	OpSub                 // -
-	OpConcat              // ||
-	OpMul                 // *
-	OpDiv                 // /
-	OpMod                 // %
-	OpIntDiv              // DIV
+	OpOr                 BinaryOp = iota + 1
+	OpAnd                         // AND
+	OpEq                          // = and ==
+	OpNullSafeEq                  // <=>
+	OpNe                          // <> and !=
+	OpLt                          // <
+	OpLe                          // <=
+	OpGt                          // >
+	OpGe                          // >=
+	OpBitOr                       // |
+	OpBitXor                      // ^
+	OpBitAnd                      // &
+	OpAdd                         // +
+	OpSub                         // -
+	OpConcat                      // ||
+	OpMul                         // *
+	OpDiv                         // /
+	OpMod                         // %
+	OpIntDiv                      // DIV
+	OpShiftLeft                   // <<
+	OpShiftRight                  // >>
+	OpShiftRightUnsigned          // >>>
 )
 
 var binaryOpNames = [...]string{
@@ -155,6 +158,7 @@ var binaryOpNames = [...]string{
 	OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=", OpBitOr: "|", OpBitXor: "^",
 	OpBitAnd: "&", OpAdd: "+", OpSub: "-", OpConcat: "||", OpMul: "*",
 	OpDiv: "/", OpMod: "%", OpIntDiv: "DIV",
+	OpShiftLeft: "<<", OpShiftRight: ">>", OpShiftRightUnsigned: ">>>",
 }
 
 // String returns the operator as written in SQL.

@@ -93,10 +93,16 @@ func (f *formatter) stmt(s Statement) {
 			}
 			f.str(")")
 		}
-		f.str(" USING ")
-		f.names(s.Using)
+		if s.Using != nil {
+			f.str(" USING ")
+			f.names(s.Using)
+		}
 		if s.Options != nil {
 			f.properties(" OPTIONS", s.Options, false)
+		}
+		if s.Query != nil {
+			f.str(" AS ")
+			f.query(s.Query)
 		}
 	case *CreateStreamingTable:
 		f.str("CREATE ")
@@ -122,8 +128,17 @@ func (f *formatter) stmt(s Statement) {
 		}
 		f.node(s.Stmt)
 	case *Insert:
-		f.str("INSERT INTO ")
+		if s.Overwrite {
+			f.str("INSERT OVERWRITE TABLE ")
+		} else {
+			f.str("INSERT INTO ")
+		}
 		f.names(s.Name)
+		if s.Columns != nil {
+			f.str(" (")
+			f.identList(s.Columns)
+			f.str(")")
+		}
 		f.str(" ")
 		f.query(s.Query)
 	case *Set:
@@ -167,6 +182,11 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *ShowTables:
 		f.str("SHOW TABLES")
+	case *ShowFunctions:
+		f.str("SHOW " + s.Scope + " FUNCTIONS")
+		if s.HasLike {
+			f.str(" LIKE " + quoteString(s.Pattern))
+		}
 	case *Describe:
 		// TABLE is always written so that a table named history is not
 		// read back as DESCRIBE HISTORY.

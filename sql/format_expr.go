@@ -15,6 +15,7 @@ const (
 	precBitOr
 	precBitXor
 	precBitAnd
+	precShift
 	precAdd
 	precMul
 	precUnary
@@ -35,6 +36,8 @@ func binaryPrec(op BinaryOp) int {
 		return precBitXor
 	case OpBitAnd:
 		return precBitAnd
+	case OpShiftLeft, OpShiftRight, OpShiftRightUnsigned:
+		return precShift
 	case OpAdd, OpSub, OpConcat:
 		return precAdd
 	}

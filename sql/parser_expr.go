@@ -218,7 +218,54 @@ func (p *parser) parseBitXor() Expr {
 }
 
 func (p *parser) parseBitAnd() Expr {
-	return p.binaryLevel(func(t *token) (BinaryOp, bool) { return OpBitAnd, t.kind == tAmp }, p.parseAdditive)
+	return p.binaryLevel(func(t *token) (BinaryOp, bool) { return OpBitAnd, t.kind == tAmp }, p.parseShift)
+}
+
+// parseShift parses the shift operators << >> >>> (Spark 4), which bind
+// tighter than & and looser than + -. The lexer keeps '<' and '>' single
+// characters, so that a nested type such as ARRAY<ARRAY<INT>> still
+// closes; here two or three of them count as one operator only when they
+// touch, as Spark's lexer reads them.
+func (p *parser) parseShift() Expr {
+	x := p.parseAdditive()
+	for {
+		op, n := p.shiftOp()
+		if n == 0 {
+			return x
+		}
+		var t *token
+		for range n {
+			t = p.next()
+		}
+		y := p.operand(t, p.parseAdditive)
+		x = &BinaryExpr{Pos: x.Position(), Op: op, L: x, R: y}
+	}
+}
+
+// shiftOp reports the shift operator at the current token and how many
+// tokens it spans (0: none).
+func (p *parser) shiftOp() (BinaryOp, int) {
+	first := p.peek()
+	if first.kind != tLt && first.kind != tGt {
+		return 0, 0
+	}
+	n := 1
+	for n < 3 {
+		t, prev := p.peekAt(n), p.peekAt(n-1)
+		if t.kind != first.kind || t.pos.Line != prev.pos.Line || t.pos.Col != prev.pos.Col+1 {
+			break
+		}
+		n++
+	}
+	switch {
+	case first.kind == tLt && n >= 2:
+		return OpShiftLeft, 2
+	case first.kind == tGt && n == 3:
+		return OpShiftRightUnsigned, 3
+	case first.kind == tGt && n == 2:
+		return OpShiftRight, 2
+	}
+	return 0, 0
 }
 
 func (p *parser) parseAdditive() Expr {

@@ -326,3 +326,62 @@ func TestParseSelectAndOrderItems(t *testing.T) {
 		checkRoundTrip(t, tc.in, ty, ParseType)
 	}
 }
+
+// TestParseShiftOperators checks that << >> >>> parse only when their
+// characters touch, with Spark 4's precedence, and that the formatter
+// writes them back so that they parse to the same tree.
+func TestParseShiftOperators(t *testing.T) {
+	for in, want := range map[string]string{
+		"SELECT 1 << 2":           "SELECT 1 << 2",
+		"SELECT a >> b >>> c":     "SELECT a >> b >>> c",
+		"SELECT 1 + 2 << 3 & 4":   "SELECT 1 + 2 << 3 & 4",
+		"SELECT 1 << (2 & 3)":     "SELECT 1 << (2 & 3)",
+		"SELECT (1 << 2) + 3":     "SELECT (1 << 2) + 3",
+		"SELECT a >>>b<<c FROM t": "SELECT a >>> b << c FROM t",
+	} {
+		stmt, err := Parse(in)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got := Format(stmt); got != want {
+			t.Errorf("%s: formatted %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{"SELECT 1 < < 2", "SELECT 1 > > 2", "SELECT 1 >> > 2", "SELECT 1 <<"} {
+		if _, err := Parse(in); err == nil {
+			t.Errorf("%s: parsed, want a syntax error", in)
+		}
+	}
+}
+
+// TestParseTableStatements: CTAS, CREATE TABLE without USING, INSERT with
+// a column list or OVERWRITE, and SHOW FUNCTIONS parse and format back to
+// text that parses to the same text.
+func TestParseTableStatements(t *testing.T) {
+	for in, want := range map[string]string{
+		"CREATE TABLE t AS SELECT 1 AS a":                     "CREATE TABLE t AS SELECT 1 AS a",
+		"create or replace table t using parquet as select 1": "CREATE OR REPLACE TABLE t USING parquet AS SELECT 1",
+		"CREATE TABLE t (a INT)":                              "CREATE TABLE t (a INT)",
+		"INSERT INTO TABLE t (b, a) VALUES (1, 2)":            "INSERT INTO t (b, a) VALUES (1, 2)",
+		"INSERT OVERWRITE t SELECT 1":                         "INSERT OVERWRITE TABLE t SELECT 1",
+		"SHOW FUNCTIONS":                                      "SHOW ALL FUNCTIONS",
+		"show user functions like 'a*|b'":                     "SHOW USER FUNCTIONS LIKE 'a*|b'",
+		"SHOW SYSTEM FUNCTIONS 'x'":                           "SHOW SYSTEM FUNCTIONS LIKE 'x'",
+	} {
+		stmt, err := Parse(in)
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		got := Format(stmt)
+		if got != want {
+			t.Errorf("%s: formatted %q, want %q", in, got, want)
+			continue
+		}
+		again, err := Parse(got)
+		if err != nil || Format(again) != got {
+			t.Errorf("%s: the formatted text does not read back: %v", got, err)
+		}
+	}
+}

@@ -28,7 +28,10 @@ func (p *parser) parseStatement() Statement {
 			return p.parseDrop()
 		case "SHOW":
 			p.next()
-			p.expectKw("TABLES", "TABLES after SHOW")
+			if sf := p.parseShowFunctions(t.pos); sf != nil {
+				return sf
+			}
+			p.expectKw("TABLES", "TABLES or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
@@ -154,16 +157,26 @@ func (p *parser) parseCreateTable(pos Pos) *CreateTable {
 			p.unexpected("',' or ')' after the column definition")
 		}
 		p.closeParen(open)
-		if !p.isKw("USING") {
-			p.unexpected("USING and a data source format after the column list")
-		}
-	} else if !p.isKw("USING") {
-		p.unexpected("a column list or USING after the table name")
 	}
-	p.next() // USING
-	ct.Using = p.qualifiedName("a data source format after USING")
+	// Without USING the table has Spark's default data source
+	// (spark.sql.sources.default, parquet).
+	if p.acceptKw("USING") {
+		ct.Using = p.qualifiedName("a data source format after USING")
+	}
 	if p.acceptKw("OPTIONS") {
 		ct.Options = p.parseProperties("OPTIONS")
+	}
+	if p.isKw("AS") {
+		as := p.next()
+		if ct.Columns != nil {
+			p.failAt(as.pos, "Operation not allowed: Schema may not be specified in a Create Table As Select (CTAS) statement.")
+		}
+		if !startsQuery(p.peek()) {
+			p.unexpected("a query after AS")
+		}
+		ct.Query = p.parseQuery()
+	} else if ct.Columns == nil && ct.Using == nil {
+		p.unexpected("a column list, USING or AS after the table name")
 	}
 	return ct
 }
@@ -347,21 +360,44 @@ func (p *parser) parseSet() *Set {
 	return st
 }
 
-// parseInsert parses INSERT INTO [TABLE] name query.
+// parseInsert parses INSERT INTO [TABLE] name [(col, ...)] query and
+// INSERT OVERWRITE [TABLE] name [(col, ...)] query.
 func (p *parser) parseInsert() *Insert {
 	ins := &Insert{Pos: p.next().pos}
-	if p.isKw("OVERWRITE") {
-		p.failAt(p.peek().pos, "INSERT OVERWRITE is not supported; use INSERT INTO")
+	if p.acceptKw("OVERWRITE") {
+		ins.Overwrite = true
+	} else {
+		p.expectKw("INTO", "INTO or OVERWRITE after INSERT")
 	}
-	p.expectKw("INTO", "INTO after INSERT")
 	p.acceptKw("TABLE")
 	ins.Name = p.qualifiedName("a table name after INSERT INTO")
 	if p.peek().kind == tLParen && !startsQuery(p.peekAt(1)) {
-		p.failAt(p.peek().pos, "a column list in INSERT INTO is not supported; insert every column in order")
+		ins.Columns = p.identList("before the inserted column names")
 	}
 	if !startsQuery(p.peek()) {
 		p.unexpected("a query or VALUES after the table name")
 	}
 	ins.Query = p.parseQuery()
 	return ins
+}
+
+// parseShowFunctions parses the rest of SHOW [USER|SYSTEM|ALL] FUNCTIONS
+// [[LIKE] 'pattern'] after SHOW; nil when the statement is not SHOW
+// FUNCTIONS (FUNCTIONS, USER, SYSTEM and ALL are not reserved here).
+func (p *parser) parseShowFunctions(pos Pos) *ShowFunctions {
+	sf := &ShowFunctions{Pos: pos, Scope: "ALL"}
+	switch {
+	case isWord(p.peek(), "FUNCTIONS"):
+		p.next()
+	case (isWord(p.peek(), "USER") || isWord(p.peek(), "SYSTEM") || p.isKw("ALL")) && isWord(p.peekAt(1), "FUNCTIONS"):
+		sf.Scope = strings.ToUpper(p.next().text)
+		p.next()
+	default:
+		return nil
+	}
+	p.acceptKw("LIKE")
+	if t := p.peek(); t.kind == tString {
+		sf.Pattern, sf.HasLike = p.next().text, true
+	}
+	return sf
 }

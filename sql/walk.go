@@ -20,6 +20,9 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, p := range n.Options {
 			Inspect(p, f)
 		}
+		if n.Query != nil {
+			inspectQuery(n.Query, f)
+		}
 	case *ColumnDef:
 		Inspect(n.Name, f)
 		inspectType(n.Type, f)
@@ -79,6 +82,7 @@ func Inspect(n Node, f func(Node) bool) {
 		}
 	case *Insert:
 		idents(n.Name, f)
+		idents(n.Columns, f)
 		inspectQuery(n.Query, f)
 	case *CreateView:
 		idents(n.Name, f)

@@ -389,6 +389,9 @@ func bindDateFormat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []
 	if !ok || !IsStringLike(args[1].DataType()) && args[1].DataType().ID() != arrow.NULL {
 		return nil, fmt.Errorf("the format %s of %s must be a constant string: %w", f.Args[1], f.Name, ErrType)
 	}
+	if dt := Unwrap(args[0].DataType()); IsNumeric(dt) && f.Name != "date_format" {
+		return bindToCharNumber(f, mem, args, v)
+	}
 	if v == nil {
 		return fnNullResult(String, mem), nil
 	}

@@ -127,6 +127,8 @@ var moreFunctions = map[string]funcSpec{
 	"to_unix_timestamp": {1, 2, func(a []Expr) Expr { return UnixTimestamp(a[0], arg(a, 1)) }},
 	"date_format":       {2, 2, rowBinder("date_format", bindDateFormat)},
 	"to_char":           {2, 2, rowBinder("to_char", bindDateFormat)},
+	"to_varchar":        {2, 2, rowBinder("to_varchar", bindDateFormat)},
+	"try_to_char":       {2, 2, rowBinder("try_to_char", bindDateFormat)},
 	"date_add":          {2, 2, rowBinder("date_add", bindDateAdd(1))},
 	"date_sub":          {2, 2, rowBinder("date_sub", bindDateAdd(-1))},
 	"next_day":          {2, 2, rowBinder("next_day", bindNextDay)},
@@ -192,7 +194,7 @@ func charsFirst(build func(args []Expr) Expr) func(args []Expr) Expr {
 // as its wall clock (a date cast, or timestampadd's own zone handling).
 var ntzSafe = []string{"date_add", "date_sub", "next_day", "timestampadd", "timestampdiff", "datediff", "add_months",
 	"last_day", "year", "month", "day", "dayofmonth", "quarter", "dayofweek", "weekday", "dayofyear", "weekofyear",
-	"unix_date", "date_subtract", "date_format", "to_char"}
+	"unix_date", "date_subtract", "date_format", "to_char", "to_varchar", "try_to_char"}
 
 func init() {
 	for name, spec := range moreFunctions {

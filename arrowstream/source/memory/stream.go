@@ -89,14 +89,25 @@ func (s *Stream) Schema() *arrow.Schema { return s.schema }
 
 // AddRecord appends one block (rec is retained) and returns its offset.
 func (s *Stream) AddRecord(rec arrow.Record) (stream.Offset, error) {
-	if !rec.Schema().Equal(s.schema) {
-		return nil, fmt.Errorf("arrowstream: memory stream: record schema %s differs from the stream's %s", rec.Schema(), s.schema)
+	return s.AddRecords(rec)
+}
+
+// AddRecords appends one block per record (each retained) at once: a
+// reader's latest offset includes all of them or none (INSERT INTO a
+// memory table). It returns the offset after the last one.
+func (s *Stream) AddRecords(recs ...arrow.Record) (stream.Offset, error) {
+	for _, rec := range recs {
+		if !rec.Schema().Equal(s.schema) {
+			return nil, fmt.Errorf("arrowstream: memory stream: record schema %s differs from the stream's %s", rec.Schema(), s.schema)
+		}
 	}
-	rec.Retain()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.blocks = append(s.blocks, rec)
-	s.current++
+	for _, rec := range recs {
+		rec.Retain()
+		s.blocks = append(s.blocks, rec)
+		s.current++
+	}
 	if s.arrived != nil {
 		close(s.arrived)
 		s.arrived = nil
