@@ -104,7 +104,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	if s.keyCodec, err = newRowCodec(mem, partial, keyCols); err != nil {
 		return nil, err
 	}
-	if s.valCodec, err = newRowCodec(mem, partial, valCols); err != nil {
+	if s.valCodec, err = newValueCodec(mem, partial, valCols); err != nil {
 		return nil, err
 	}
 	s.keyCols, s.valCols = keyCols, valCols
