@@ -58,9 +58,6 @@ func newCodec(mem memory.Allocator, in *arrow.Schema, cols []int,
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		f := in.Field(c)
-		if err := checkStateColumn(f); err != nil {
-			return nil, err
-		}
 		types[i] = f.Type
 		fields[i] = arrow.Field{Name: f.Name, Type: vector.Unwrap(f.Type), Nullable: true}
 	}
