@@ -45,6 +45,8 @@ type floatStateCase struct {
 	schema *arrow.Schema
 	// want, when set, is the answer instead of a batch query's.
 	want []st.Row
+	// provider is the state store provider ("" for the default).
+	provider string
 }
 
 // runFloatStateCase runs c's epochs with a restart between each, then
@@ -53,6 +55,10 @@ func runFloatStateCase(t *testing.T, c floatStateCase) {
 	t.Helper()
 	mem := poisonmem.New()
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	conf := map[string]string{arrowstream.ConfShufflePartitions: "2"}
+	if c.provider != "" {
+		conf[arrowstream.ConfStateStoreProvider] = c.provider
+	}
 	s := st.NewT(t, st.Options{
 		Allocator: mem, OutputMode: c.mode, StepTimeout: 2 * time.Minute,
 		Query: func(sess *arrowstream.Session) *arrowstream.DataFrame {
@@ -61,7 +67,7 @@ func runFloatStateCase(t *testing.T, c floatStateCase) {
 			}
 			return sess.SQLDataFrame(c.stream)
 		},
-		Conf: map[string]string{arrowstream.ConfShufflePartitions: "2"},
+		Conf: conf,
 	})
 	schema := c.schema
 	if schema == nil {
@@ -240,7 +246,10 @@ func TestStreamingStateKeepsFloatBits(t *testing.T) {
 			},
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { runFloatStateCase(t, c) })
+	for _, provider := range []string{"memory", "pebble"} {
+		for _, c := range cases {
+			c.provider = provider
+			t.Run(provider+"/"+c.name, func(t *testing.T) { runFloatStateCase(t, c) })
+		}
 	}
 }

@@ -67,26 +67,28 @@ func TestStreamingNestedState(t *testing.T) {
 		{{{"g", a(negZero, 1.0), sec(10)}}, {{"z", a(negZero, 1.0), sec(10)}}},
 		{{pusher}, nil},
 	}
-	// dropDuplicates on an array keeps the first row of each array with
-	// its bits, as Spark's streaming deduplication passes rows through:
-	// every later row repeats one of the first epoch's ([0, 1] repeats
-	// [-0.0, 1], NaN repeats the NaN with a payload). (A batch
-	// dropDuplicates is an aggregation whose key comes out normalized, in
-	// Spark too, so it is no oracle here.)
-	t.Run("dropDuplicates on an array", func(t *testing.T) {
-		runFloatStateCase(t, floatStateCase{
-			mode: arrowstream.Append, schema: nestedSchema(t), epochs: epochs, want: epochs[0][0],
-			streamDF: func(s *arrowstream.Session) *arrowstream.DataFrame { return s.ReadStream("input").DropDuplicates("a") },
-		})
-	})
-	for _, q := range nestedQueries {
-		t.Run(q.name, func(t *testing.T) {
+	for _, provider := range []string{"memory", "pebble"} {
+		// dropDuplicates on an array keeps the first row of each array with
+		// its bits, as Spark's streaming deduplication passes rows through:
+		// every later row repeats one of the first epoch's ([0, 1] repeats
+		// [-0.0, 1], NaN repeats the NaN with a payload). (A batch
+		// dropDuplicates is an aggregation whose key comes out normalized, in
+		// Spark too, so it is no oracle here.)
+		t.Run(provider+"/dropDuplicates on an array", func(t *testing.T) {
 			runFloatStateCase(t, floatStateCase{
-				mode: q.mode, schema: nestedSchema(t), epochs: epochs,
-				stream: fmt.Sprintf(q.sql, "STREAM input", "STREAM other"),
-				batch:  fmt.Sprintf(q.sql, "input_t", "other_t"),
+				mode: arrowstream.Append, schema: nestedSchema(t), epochs: epochs, want: epochs[0][0], provider: provider,
+				streamDF: func(s *arrowstream.Session) *arrowstream.DataFrame { return s.ReadStream("input").DropDuplicates("a") },
 			})
 		})
+		for _, q := range nestedQueries {
+			t.Run(provider+"/"+q.name, func(t *testing.T) {
+				runFloatStateCase(t, floatStateCase{
+					mode: q.mode, schema: nestedSchema(t), epochs: epochs, provider: provider,
+					stream: fmt.Sprintf(q.sql, "STREAM input", "STREAM other"),
+					batch:  fmt.Sprintf(q.sql, "input_t", "other_t"),
+				})
+			})
+		}
 	}
 }
 
