@@ -80,6 +80,16 @@ func TestStreamingNestedState(t *testing.T) {
 				streamDF: func(s *arrowstream.Session) *arrowstream.DataFrame { return s.ReadStream("input").DropDuplicates("a") },
 			})
 		})
+		// Session windows by an array key (batch plans no session
+		// window: every key's rows before 900 s fall in one session, so
+		// the batch aggregation by key is the oracle).
+		t.Run(provider+"/session window by an array", func(t *testing.T) {
+			runFloatStateCase(t, floatStateCase{
+				mode: arrowstream.Complete, schema: nestedSchema(t), epochs: epochs, provider: provider,
+				stream: "SELECT a, n, mk FROM (SELECT a, session_window(ts, '100 seconds') AS w, count(*) AS n, max(k) AS mk FROM STREAM input WHERE ts < timestamp_seconds(900) GROUP BY a, session_window(ts, '100 seconds'))",
+				batch:  "SELECT a, count(*) AS n, max(k) AS mk FROM input_t WHERE ts < timestamp_seconds(900) GROUP BY a",
+			})
+		})
 		for _, q := range nestedQueries {
 			t.Run(provider+"/"+q.name, func(t *testing.T) {
 				runFloatStateCase(t, floatStateCase{
