@@ -53,11 +53,25 @@ func TestStreamingTryAvgAndIntervalSumAcrossRestart(t *testing.T) {
 // months is a year-month interval value as a result row holds it.
 func months(n int32) arrow.MonthInterval { return arrow.MonthInterval(n) }
 
-// collect_list in a streaming aggregation is refused when the query
-// starts, with an error naming the type: the state store keeps partial
-// state rows through the key encoder, which has no list encoding yet.
-func TestStreamingCollectListRefused(t *testing.T) {
-	s, _ := distinctFixture(t, arrowstream.Update,
-		"SELECT k, collect_list(v) AS l FROM STREAM input GROUP BY k")
-	st.Run(t, s, st.ExpectFailure(st.AnalysisPhase, "array<bigint> cannot be a grouping or join key"))
+// collect_list and collect_set keep a list per group as state, in Update
+// mode across restarts: each epoch re-emits the touched groups' lists over
+// everything seen (collect_list in arrival order, collect_set without
+// repeats; sorted here, as Spark's set order is its hash table's).
+func TestStreamingCollectListSetUpdateAcrossRestart(t *testing.T) {
+	s, in := distinctFixture(t, arrowstream.Update,
+		"SELECT k, collect_list(v) AS l, sort_array(collect_set(v)) AS s, count(*) AS n FROM STREAM input GROUP BY k")
+	l := func(vs ...any) []any { return vs }
+	st.Run(t, s,
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"a", 2, 0}, st.Row{"a", 1, 0}, st.Row{"a", 2, 0}, st.Row{"b", nil, 0}),
+		st.CheckLastBatch(st.Row{"a", l(2, 1, 2), l(1, 2), 3}, st.Row{"b", l(), l(), 1}),
+		st.StopStream(),
+		st.AddData(in, st.Row{"a", 1, 0}, st.Row{"a", 3, 0}, st.Row{"b", 5, 0}),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.CheckLastBatch(st.Row{"a", l(2, 1, 2, 1, 3), l(1, 2, 3), 5}, st.Row{"b", l(5), l(5), 2}),
+		st.StopStream(),
+		st.StartStream(arrowstream.ProcessingTime(0), false),
+		st.AddData(in, st.Row{"b", 5, 0}, st.Row{"c", 7, 0}),
+		st.CheckLastBatch(st.Row{"b", l(5, 5), l(5), 3}, st.Row{"c", l(7), l(7), 1}),
+	)
 }

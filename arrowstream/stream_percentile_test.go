@@ -23,11 +23,3 @@ func TestStreamingApproxPercentileAcrossRestart(t *testing.T) {
 		st.CheckLastBatch(st.Row{"a", 3, []any{1, 11}}, st.Row{"b", 4, []any{4, 4}}),
 	)
 }
-
-// The exact percentiles keep every value (lists) as partial state, which
-// the state store does not encode yet: refused when the query starts.
-func TestStreamingPercentileRefused(t *testing.T) {
-	s, _ := distinctFixture(t, arrowstream.Update,
-		"SELECT k, percentile(v, 0.5) AS p FROM STREAM input GROUP BY k")
-	st.Run(t, s, st.ExpectFailure(st.AnalysisPhase, "cannot be a grouping or join key"))
-}

@@ -35,6 +35,10 @@ type collectSetAcc struct {
 	set    *bytesTable
 	cnt    []int32 // the distinct values of each group
 	tail   []bool  // a repeated value came after the group's last new one
+	// gen is each group's generation, part of its set keys: reset (a live
+	// aggregation's deleted group) starts a new one, so the old keys,
+	// which the table cannot delete, no longer count as repeats.
+	gen []uint32
 
 	rows, slots, groups, kg []int32  // scratch
 	h                       []int32  // scratch: hashes of the rows being added
@@ -70,12 +74,13 @@ func (c *collectSetAcc) resize(n int) {
 	if n > len(c.cnt) {
 		c.cnt = append(c.cnt, make([]int32, n-len(c.cnt))...)
 		c.tail = append(c.tail, make([]bool, n-len(c.tail))...)
+		c.gen = append(c.gen, make([]uint32, n-len(c.gen))...)
 	}
 }
 
 func (c *collectSetAcc) heapBytes() int64 {
 	return c.vals.heapBytes() + c.set.heapBytes() + sliceBytes(c.owners) + sliceBytes(c.hashes) +
-		sliceBytes(c.cnt) + sliceBytes(c.tail) + sliceBytes(c.rows) + sliceBytes(c.slots) +
+		sliceBytes(c.cnt) + sliceBytes(c.tail) + sliceBytes(c.gen) + sliceBytes(c.rows) + sliceBytes(c.slots) +
 		sliceBytes(c.groups) + sliceBytes(c.kg) + sliceBytes(c.h) + sliceBytes(c.w) + sliceBytes(c.nan) + sliceBytes(c.key)
 }
 
@@ -153,6 +158,7 @@ func (c *collectSetAcc) add(src arrow.Array, rows, groups []int32) error {
 			continue
 		}
 		key := binary.LittleEndian.AppendUint32(c.key[:0], uint32(g))
+		key = binary.LittleEndian.AppendUint32(key, c.gen[g])
 		if isStr {
 			key = append(key, str.ValueBytes()[soffs[r]:soffs[r+1]]...)
 		} else {
@@ -253,4 +259,27 @@ func (c *collectSetAcc) final(mem memory.Allocator, lo, hi int, _ []int64) (arro
 
 func (c *collectSetAcc) state(mem memory.Allocator, lo, hi int, _ []int64) ([]arrow.Array, error) {
 	return []arrow.Array{c.lists(mem, groupRange(lo, hi))}, nil
+}
+
+// stateAt returns the sets of groups gids as partial state lists (a live
+// aggregation's state; merging them back adds the values in this order).
+func (c *collectSetAcc) stateAt(mem memory.Allocator, gids []int32, _ []int64) ([]arrow.Array, error) {
+	return []arrow.Array{c.lists(mem, gids)}, nil
+}
+
+// reset empties groups gids: their slots lose their owner (the values stay
+// in the store until the accumulator is dropped) and a new generation
+// makes their old set keys unreachable.
+func (c *collectSetAcc) reset(gids []int32) {
+	drop := make(map[int32]bool, len(gids))
+	for _, g := range gids {
+		drop[g] = true
+		c.cnt[g], c.tail[g] = 0, false
+		c.gen[g]++
+	}
+	for s, g := range c.owners {
+		if g >= 0 && drop[g] {
+			c.owners[s] = -1
+		}
+	}
 }

@@ -75,7 +75,7 @@ func (l *LiveAggregate) bind() error {
 		la, ok := a.acc.(liveAccumulator)
 		if !ok {
 			b.grouper.release()
-			return fmt.Errorf("vector: %s cannot be kept in a live aggregation (accumulator %T): %w", l.spec.Aggregates[i], a.acc, ErrType)
+			return fmt.Errorf("%s is not supported in a streaming aggregation (its state cannot be kept between epochs yet): %w", l.spec.Aggregates[i], ErrType)
 		}
 		accs[i] = la
 	}

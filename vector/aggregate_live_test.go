@@ -33,6 +33,10 @@ func liveAggs() []vector.AggregateCall {
 		call(vector.AggFirst, "firstv", "v"),
 		lastS,
 		acd,
+		// List state: collect_set's reset must forget a deleted group's
+		// values (a later merge of the same value adds it again).
+		call(vector.AggCollectSet, "setv", "v"),
+		call(vector.AggCollectList, "listv", "v"),
 	}
 }
 

@@ -55,6 +55,10 @@ type KeyEncoder struct {
 	// big holds the buffers EncodeContext sized for a large input, mapped
 	// outside the Go heap (bigAlloc) until Release.
 	big bigMem
+
+	// exact keeps every float's bits (NewValueEncoder): the encoding of
+	// stored values, not of grouping keys.
+	exact bool
 }
 
 // NewKeyEncoder returns an encoder for key columns of the given types.
@@ -71,6 +75,24 @@ func NewKeyEncoder(mem memory.Allocator, types []arrow.DataType) (*KeyEncoder, e
 	e.fixed = len(types) == 1 && isFixedKey(e.types[0])
 	return e, nil
 }
+
+// NewValueEncoder returns an encoder with the layout of NewKeyEncoder's
+// (same widths, same decoding) that keeps the exact bits of every FLOAT
+// and DOUBLE, -0.0 and NaN payloads included, also inside structs and
+// arrays. It is for values kept in state and read back, which must be the
+// input's bits; its bytes and hashes do not implement grouping equality
+// (-0.0 and 0.0 encode differently), so it must not key a group or a join.
+func NewValueEncoder(mem memory.Allocator, types []arrow.DataType) (*KeyEncoder, error) {
+	e, err := NewKeyEncoder(mem, types)
+	if err != nil {
+		return nil, err
+	}
+	e.exact = true
+	return e, nil
+}
+
+// Exact reports whether the encoder keeps floats' bits (NewValueEncoder).
+func (e *KeyEncoder) Exact() bool { return e.exact }
 
 func checkKeyType(t arrow.DataType) error {
 	switch t.ID() {
@@ -355,6 +377,12 @@ func (e *KeyEncoder) encodeFixed(c arrow.Array, w, h []uint64, nulls []bool) err
 			w[i] = uint64(int64(v))
 		}
 	case *array.Float64:
+		if e.exact {
+			for i, v := range a.Float64Values() {
+				w[i] = math.Float64bits(v)
+			}
+			break
+		}
 		for i, v := range a.Float64Values() {
 			w[i] = floatKey(v)
 		}
@@ -498,7 +526,7 @@ func (e *KeyEncoder) encodeBytes(ctx context.Context, cols []arrow.Array, big bo
 		part, release := leafSlices(leaves, lo, hi, n)
 		defer release()
 		for _, l := range part {
-			if err := writeKeys(e.buf, e.pos[lo:hi], h[lo:hi], l); err != nil {
+			if err := writeKeys(e.buf, e.pos[lo:hi], h[lo:hi], l, e.exact); err != nil {
 				return err
 			}
 		}
@@ -607,7 +635,9 @@ func addVarWidths(widths []int32, offs []int32, bm []byte, off int) {
 // mixIn folds one column's hash of a row into the row's running hash.
 func mixIn(h, v uint64) uint64 { return bits.RotateLeft64(h, 27)*0x9e3779b97f4a7c15 ^ v }
 
-func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
+// writeKeys writes leaf l's part of each row's key; exact keeps floats'
+// bits (value encoding) instead of normalizing them for grouping.
+func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf, exact bool) error {
 	c := l.arr
 	// The values' offset applies even when there is no bitmap (validBits
 	// then reports 0).
@@ -654,6 +684,10 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 			buf[p], buf[p+1], pos[i], h[i] = 1, v, p+2, mixIn(h[i], uint64(v)+1)
 		}
 	case *array.Float64:
+		if exact {
+			writeExactFloat64s(buf, pos, h, a.Float64Values(), bm, off)
+			break
+		}
 		for i, v := range a.Float64Values() {
 			p := pos[i]
 			if bm != nil && !bitutil.BitIsSet(bm, off+i) {
@@ -666,7 +700,7 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 			pos[i], h[i] = p+9, mixIn(h[i], fmix64(word))
 		}
 	case *array.Float32:
-		writeFloat32Keys(buf, pos, h, a.Float32Values(), bm, off)
+		writeFloat32Keys(buf, pos, h, a.Float32Values(), bm, off, exact)
 	default:
 		w := fixedWidth(c.DataType().ID())
 		if w < 0 {
@@ -690,6 +724,22 @@ func writeKeys(buf []byte, pos []int32, h []uint64, l keyLeaf) error {
 		}
 	}
 	return nil
+}
+
+// writeExactFloat64s writes doubles with their bits (a value encoder's);
+// a loop of its own keeps the key path's loop free of the test.
+func writeExactFloat64s(buf []byte, pos []int32, h []uint64, vals []float64, bm []byte, off int) {
+	for i, v := range vals {
+		p := pos[i]
+		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
+			buf[p], pos[i], h[i] = 0, p+1, mixIn(h[i], nullHash)
+			continue
+		}
+		word := math.Float64bits(v)
+		buf[p] = 1
+		binary.LittleEndian.PutUint64(buf[p+1:], word)
+		pos[i], h[i] = p+9, mixIn(h[i], fmix64(word))
+	}
 }
 
 // writeVarKeys writes string or binary keys; idx, when set, maps rows to

@@ -89,8 +89,10 @@ func (e *KeyEncoder) prepareListKeys(ctx context.Context, leaves []keyLeaf) erro
 			if err != nil {
 				return err
 			}
-			// Element keys must be bytes, to be concatenated per row.
+			// Element keys must be bytes, to be concatenated per row; a
+			// value encoder's elements keep their floats' bits too.
 			sub.fixed = false
+			sub.exact = e.exact
 			e.subs = append(e.subs, sub)
 		}
 		sub := e.subs[k]
@@ -165,14 +167,17 @@ func float32Key(v float32) uint32 {
 	return math.Float32bits(v)
 }
 
-func writeFloat32Keys(buf []byte, pos []int32, h []uint64, vals []float32, bm []byte, off int) {
+func writeFloat32Keys(buf []byte, pos []int32, h []uint64, vals []float32, bm []byte, off int, exact bool) {
 	for i, v := range vals {
 		p := pos[i]
 		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
 			buf[p], pos[i], h[i] = 0, p+1, mixIn(h[i], nullHash)
 			continue
 		}
-		word := float32Key(v)
+		word := math.Float32bits(v)
+		if !exact {
+			word = float32Key(v)
+		}
 		buf[p] = 1
 		binary.LittleEndian.PutUint32(buf[p+1:], word)
 		pos[i], h[i] = p+5, mixIn(h[i], fmix64(uint64(word)))

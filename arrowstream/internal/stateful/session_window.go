@@ -85,7 +85,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	if s.keyCodec, err = newRowCodec(mem, partial, s.groupCols); err != nil {
 		return nil, err
 	}
-	if s.valCodec, err = newRowCodec(mem, partial, s.valCols); err != nil {
+	if s.valCodec, err = newValueCodec(mem, partial, s.valCols); err != nil {
 		return nil, err
 	}
 	s.state.schema = describeState("sessionWindow", s.keyCodec.schema, s.valCodec.schema)
@@ -218,7 +218,7 @@ func (s *statefulSessionWindow) codecsFor(p int) (codecPair, error) {
 		if err != nil {
 			return codecPair{}, err
 		}
-		v, err := newRowCodec(s.mem, s.partialSchema, s.valCols)
+		v, err := newValueCodec(s.mem, s.partialSchema, s.valCols)
 		if err != nil {
 			return codecPair{}, err
 		}

@@ -11,10 +11,15 @@ import (
 )
 
 // rowCodec encodes rows of a fixed set of columns to bytes and back, for
-// state store keys and values. It reuses vector.KeyEncoder's normalized
-// encoding, which is unambiguous and decodable for every key type; for
-// doubles it folds -0.0 into 0.0 and all NaNs into one, which state values
-// can afford.
+// state store keys and values. It reuses vector.KeyEncoder's encoding,
+// which is unambiguous and decodable for every key type. A key codec
+// (newRowCodec) normalizes floats as grouping does (-0.0 is 0.0, every NaN
+// one NaN), so equal keys have equal bytes; a value codec (newValueCodec)
+// has the same layout but keeps every float's bits, because a value read
+// back from state must be the input's (a join's stored row, a kept
+// max/first, a session's partial). Both decode the other's bytes, so
+// checkpoints written before value codecs existed still load (their
+// values come back normalized, as they were stored).
 type rowCodec struct {
 	schema *arrow.Schema
 	enc    *vector.KeyEncoder
@@ -34,18 +39,29 @@ type rowCodec struct {
 	hashKeys []int
 }
 
+// newRowCodec returns a key codec over columns cols of in: equal keys
+// under Spark's grouping equality encode to equal bytes.
 func newRowCodec(mem memory.Allocator, in *arrow.Schema, cols []int) (*rowCodec, error) {
+	return newCodec(mem, in, cols, vector.NewKeyEncoder)
+}
+
+// newValueCodec returns a value codec over columns cols of in: the bytes
+// keep every float's bits (-0.0, NaN payloads), so decoding gives back the
+// input's values exactly. Its bytes must not be compared as keys.
+func newValueCodec(mem memory.Allocator, in *arrow.Schema, cols []int) (*rowCodec, error) {
+	return newCodec(mem, in, cols, vector.NewValueEncoder)
+}
+
+func newCodec(mem memory.Allocator, in *arrow.Schema, cols []int,
+	newEncoder func(memory.Allocator, []arrow.DataType) (*vector.KeyEncoder, error)) (*rowCodec, error) {
 	types := make([]arrow.DataType, len(cols))
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		f := in.Field(c)
-		if err := checkStateColumn(f); err != nil {
-			return nil, err
-		}
 		types[i] = f.Type
 		fields[i] = arrow.Field{Name: f.Name, Type: vector.Unwrap(f.Type), Nullable: true}
 	}
-	enc, err := vector.NewKeyEncoder(mem, types)
+	enc, err := newEncoder(mem, types)
 	if err != nil {
 		return nil, err
 	}

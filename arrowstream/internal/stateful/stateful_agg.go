@@ -104,9 +104,17 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 	if s.keyCodec, err = newRowCodec(mem, partial, keyCols); err != nil {
 		return nil, err
 	}
-	if s.valCodec, err = newRowCodec(mem, partial, valCols); err != nil {
+	if s.valCodec, err = newValueCodec(mem, partial, valCols); err != nil {
 		return nil, err
 	}
+	// The state is kept live (the store gets only the changes): an
+	// aggregate whose partial state cannot be is refused now, when the
+	// query starts, not at its first epoch.
+	probe, err := vector.NewLiveAggregate(mem, partial, s.nKeys, spec.Aggregates)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: %w", err)
+	}
+	probe.Close()
 	s.keyCols, s.valCols = keyCols, valCols
 	s.state.schema = describeState("aggregate", s.keyCodec.schema, s.valCodec.schema)
 	return s, nil

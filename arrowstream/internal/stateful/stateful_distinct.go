@@ -250,7 +250,9 @@ func withNulls(mem memory.Allocator, a arrow.Array, rows []int32) (arrow.Array, 
 	}
 	buffers := append([]*memory.Buffer{bits}, data.Buffers()[1:]...)
 	var nd *array.Data
-	if d := data.Dictionary(); d != nil {
+	// Dictionary() is a typed nil for other types (an interface holding a
+	// nil *Data), so the type decides; a list or struct keeps its children.
+	if d := data.Dictionary(); data.DataType().ID() == arrow.DICTIONARY && d != nil {
 		nd = array.NewDataWithDictionary(data.DataType(), n, buffers, array.UnknownNullCount, off, d.(*array.Data))
 	} else {
 		nd = array.NewData(data.DataType(), n, buffers, data.Children(), array.UnknownNullCount, off)

@@ -118,7 +118,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 		for c := range all {
 			all[c] = c
 		}
-		codec, err := newRowCodec(mem, in, all)
+		codec, err := newValueCodec(mem, in, all)
 		if err != nil {
 			return nil, fmt.Errorf("arrowstream: stream-stream join: %w", err)
 		}

@@ -59,7 +59,7 @@ func (s *statefulJoin) ensureParts(n int) error {
 	for p := range s.parts {
 		jp := &joinPart{}
 		for i, side := range s.sides {
-			c, err := newRowCodec(s.mem, side.schema, side.codec.cols)
+			c, err := newValueCodec(s.mem, side.schema, side.codec.cols)
 			if err != nil {
 				return err
 			}

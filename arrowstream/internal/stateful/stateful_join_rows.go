@@ -40,7 +40,7 @@ func plainRecord(mem memory.Allocator, codec *rowCodec, rec arrow.Record) (arrow
 		default:
 			// Dictionaries nested in a type: through the row encoding,
 			// which decodes them.
-			one, err := newRowCodec(mem, rec.Schema(), []int{ci})
+			one, err := newValueCodec(mem, rec.Schema(), []int{ci})
 			if err != nil {
 				release()
 				return nil, err

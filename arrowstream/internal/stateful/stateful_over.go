@@ -92,7 +92,7 @@ func newStatefulOver(mem memory.Allocator, opID int, n *plan.StreamingOver) (*st
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: streaming OVER: %w", err)
 	}
-	rowCodec, err := newRowCodec(mem, in, all)
+	rowCodec, err := newValueCodec(mem, in, all)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: streaming OVER: %w", err)
 	}

@@ -87,7 +87,7 @@ func newStatefulTopN(mem memory.Allocator, opID int, n *plan.StreamingTopN, mode
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: streaming top-N: %w", err)
 	}
-	rowCodec, err := newRowCodec(mem, in, all)
+	rowCodec, err := newValueCodec(mem, in, all)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: streaming top-N: %w", err)
 	}
