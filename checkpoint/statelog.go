@@ -355,6 +355,11 @@ func (l *StateLog) Append(version int64, deltas []StateDelta) error {
 	if l.ep != nil {
 		return l.appendEpochLocked(version, deltas)
 	}
+	for i := range deltas {
+		// A log of its own (state/_log) walks the deltas' lengths
+		// before writing them: each needs its bytes.
+		deltas[i].materialize()
+	}
 	if l.max >= version || len(l.segs) > 0 && l.segs[len(l.segs)-1].first > version {
 		if err := l.truncateFrom(version); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // ChangelogWriter is the write path of a store for an operator that keeps
@@ -209,23 +211,9 @@ func (s *store) materialize() error {
 // version+1's delta (when encode is set or there are changes); changed
 // reports whether any change was logged. On error the store is aborted.
 func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, changed bool, err error) {
-	if s.err != nil {
-		err := s.err
-		s.Abort()
-		return nil, false, err
-	}
-	if len(s.pending) > 0 || len(s.deleted) > 0 {
-		s.Abort()
-		return nil, false, errMixedWrites
-	}
-	if err := s.takeMaintErr(ctx); err != nil {
-		return nil, false, err
-	}
-	cl := s.cl
-	changed = cl.arena != nil && cl.arena.len() > 0
-	s.changed = changed
-	if !changed && !encode {
-		return nil, false, nil
+	changed, err = s.checkChangelog(ctx)
+	if err != nil || !changed && !encode {
+		return nil, changed, err
 	}
 	raw, err = encodeChangelog(s.arena().arena)
 	if err != nil {
@@ -233,6 +221,26 @@ func (s *store) prepareChangelog(ctx context.Context, encode bool) (raw []byte, 
 		return nil, false, fmt.Errorf("checkpoint: encode state changelog for %s: %w", s.p.dir, err)
 	}
 	return raw, changed, nil
+}
+
+// checkChangelog checks that the store can commit its changelog and
+// reports whether it logged any change. On error the store is aborted.
+func (s *store) checkChangelog(ctx context.Context) (changed bool, err error) {
+	if s.err != nil {
+		err := s.err
+		s.Abort()
+		return false, err
+	}
+	if len(s.pending) > 0 || len(s.deleted) > 0 {
+		s.Abort()
+		return false, errMixedWrites
+	}
+	if err := s.takeMaintErr(ctx); err != nil {
+		return false, err
+	}
+	cl := s.cl
+	s.changed = cl.arena != nil && cl.arena.len() > 0
+	return s.changed, nil
 }
 
 // finishChangelog publishes version next of a changelog commit and leaves
@@ -254,8 +262,10 @@ func (s *store) finishChangelog(next int64, file bool) {
 }
 
 // encodeChangelog writes the arena's entries as one state file, in the
-// format encodeState writes: one chunk, built in a recycled scratch body
-// that compression (or the trailer's copy) then copies out.
+// format encodeState writes (one chunk). The commit path does not call it:
+// it appends the same bytes straight into the state log record
+// (appendDelta); this is the reference the tests compare that with, and
+// the path of a state log outside an epoch log.
 func encodeChangelog(a *changeArena) ([]byte, error) {
 	scratch := stateScratch.Get().(*[]byte)
 	defer stateScratch.Put(scratch)
@@ -264,4 +274,57 @@ func encodeChangelog(a *changeArena) ([]byte, error) {
 	body = a.appendChunk(body)
 	*scratch = body[:0]
 	return sealColumns(body)
+}
+
+// appendDelta appends the arena's entries as one sealed state file to dst,
+// byte for byte what encodeChangelog returns, without its copies: a body
+// stored as it is (the common case for an epoch's changelog, see
+// stateCompressMin) is written once, from the arena into dst, and a body
+// worth compressing is assembled once in a recycled scratch buffer and
+// compressed straight into dst.
+func (a *changeArena) appendDelta(dst []byte) []byte {
+	const head = 5
+	start := len(dst)
+	body := 12 + 8*(a.len()+1) + len(a.valid) + len(a.keys) + len(a.values)
+	if a.len() == 0 {
+		body = 0
+	}
+	if head+body < stateCompressMin {
+		dst = slices.Grow(dst, head+body+8)
+		dst = append(dst, stateColumnsMagic...)
+		dst = append(dst, stateCodecStored)
+		dst = a.appendChunk(dst)
+		return stateTrailerFrom(dst, start)
+	}
+	scratch := stateScratch.Get().(*[]byte)
+	defer stateScratch.Put(scratch)
+	chunk := a.appendChunk((*scratch)[:0])
+	*scratch = chunk[:0]
+	if !worthCompressing(chunk) {
+		dst = slices.Grow(dst, head+len(chunk)+8)
+		dst = append(dst, stateColumnsMagic...)
+		dst = append(dst, stateCodecStored)
+		dst = append(dst, chunk...)
+		return stateTrailerFrom(dst, start)
+	}
+	dst = slices.Grow(dst, head+s2.MaxEncodedLen(len(chunk))+8)
+	dst = append(dst, stateColumnsMagic...)
+	dst = append(dst, stateCodecS2)
+	n := len(dst)
+	enc := s2.Encode(dst[n:cap(dst)], chunk)
+	dst = dst[:n+len(enc)]
+	return stateTrailerFrom(dst, start)
+}
+
+// deltaLen is an upper bound of what appendDelta appends (for one
+// allocation of the record that holds it).
+func (a *changeArena) deltaLen() int {
+	body := 5 + 8
+	if a.len() > 0 {
+		body += 12 + 8*(a.len()+1) + len(a.valid) + len(a.keys) + len(a.values)
+	}
+	if m := s2.MaxEncodedLen(body); body >= stateCompressMin && m > 0 {
+		body = max(body, 5+8+m)
+	}
+	return body
 }
