@@ -88,14 +88,6 @@ func (d *StateDelta) rawLen() int {
 	return len(d.Raw)
 }
 
-// materialize makes d.Raw the delta's bytes (for a writer that needs them
-// on their own).
-func (d *StateDelta) materialize() {
-	if d.enc != nil {
-		d.Raw, d.enc = d.enc.appendDelta(nil), nil
-	}
-}
-
 func appendStateLogHeader(dst []byte, prevFirst, coverStart int64) []byte {
 	dst = append(dst, stateLogMagic[:]...)
 	dst = binary.LittleEndian.AppendUint32(dst, StateLogFormatVersion)
@@ -103,12 +95,13 @@ func appendStateLogHeader(dst []byte, prevFirst, coverStart int64) []byte {
 	return binary.LittleEndian.AppendUint64(dst, uint64(coverStart))
 }
 
-// appendStateRecord appends the framed record of version to dst.
-func appendStateRecord(dst []byte, version int64, deltas []StateDelta) []byte {
+// appendStateRecord appends the framed record of version to dst (lens as
+// appendStatePayload's).
+func appendStateRecord(dst []byte, version int64, deltas []StateDelta, lens []int64) []byte {
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
-	dst = appendStatePayload(dst, version, deltas, nil)
+	dst = appendStatePayload(dst, version, deltas, lens)
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
 	return dst

@@ -66,16 +66,16 @@ func randomArena(rng *rand.Rand) (a *changeArena, model map[string][]byte, delet
 
 // TestChangelogDeltaMatchesEncoded checks the delta the group commit
 // encodes straight into the state log record (appendDelta) against the
-// one encodeChangelog makes on its own: the same bytes at any offset of
-// the record, within the bound the record is grown by, decoding to the
-// epoch's changes; and a record built from the arenas equals the record
-// built from the encoded deltas, entry lengths included.
+// one encodeChangelog makes on its own (the path before): both decode to
+// the epoch's changes, the same bytes when the old one is stored, at any
+// offset of the record and of the length deltaLen says; and a record
+// built from the arenas equals the record built from their deltas, entry
+// lengths included.
 func TestChangelogDeltaMatchesEncoded(t *testing.T) {
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	for seed := range uint64(60) {
 		rng := rand.New(rand.NewPCG(seed, 19))
-		var arenas []*changeArena
 		var want []StateDelta
 		var got []StateDelta
 		for p := range 1 + rng.IntN(3) {
@@ -86,28 +86,32 @@ func TestChangelogDeltaMatchesEncoded(t *testing.T) {
 			}
 			prefix := make([]byte, rng.IntN(9))
 			buf := a.appendDelta(prefix)
-			if !bytes.Equal(buf[:len(prefix)], prefix) || !bytes.Equal(buf[len(prefix):], old) {
-				t.Fatalf("seed %d partition %d (%d entries): appendDelta wrote %d bytes, encodeChangelog %d, and they differ", seed, p, a.len(), len(buf)-len(prefix), len(old))
+			delta := buf[len(prefix):]
+			if !bytes.Equal(buf[:len(prefix)], prefix) {
+				t.Fatalf("seed %d partition %d: appendDelta changed the bytes before it", seed, p)
 			}
-			if a.deltaLen() < len(old) {
-				t.Fatalf("seed %d partition %d: deltaLen %d < the delta's %d bytes", seed, p, a.deltaLen(), len(old))
+			if len(delta) != a.deltaLen() {
+				t.Fatalf("seed %d partition %d: deltaLen %d, appendDelta wrote %d bytes", seed, p, a.deltaLen(), len(delta))
 			}
-			data := map[string][]byte{}
-			for k := range deleted {
-				data[k] = []byte("before")
-			}
-			data["untouched"] = []byte("u")
-			if err := decodeState(mem, buf[len(prefix):], data); err != nil {
-				t.Fatalf("seed %d partition %d: decode: %v", seed, p, err)
+			if old[4] == stateCodecStored && !bytes.Equal(delta, old) {
+				t.Fatalf("seed %d partition %d (%d entries): appendDelta wrote %d bytes, encodeChangelog stored %d, and they differ", seed, p, a.len(), len(delta), len(old))
 			}
 			wantData := maps.Clone(model)
 			wantData["untouched"] = []byte("u")
-			if !maps.EqualFunc(data, wantData, bytes.Equal) {
-				t.Fatalf("seed %d partition %d: decoded %d keys, want %d", seed, p, len(data), len(wantData))
+			for i, raw := range [][]byte{old, delta} {
+				data := map[string][]byte{"untouched": []byte("u")}
+				for k := range deleted {
+					data[k] = []byte("before")
+				}
+				if err := decodeState(mem, raw, data); err != nil {
+					t.Fatalf("seed %d partition %d: decode (new path: %v): %v", seed, p, i == 1, err)
+				}
+				if !maps.EqualFunc(data, wantData, bytes.Equal) {
+					t.Fatalf("seed %d partition %d: decoded %d keys (new path: %v), want %d", seed, p, len(data), i == 1, len(wantData))
+				}
 			}
 			path := fmt.Sprintf("0/%d", p)
-			arenas = append(arenas, a)
-			want = append(want, StateDelta{Path: path, Raw: old})
+			want = append(want, StateDelta{Path: path, Raw: delta})
 			got = append(got, StateDelta{Path: path, enc: a})
 		}
 		lens := make([]int64, len(got))
@@ -126,10 +130,17 @@ func TestChangelogDeltaMatchesEncoded(t *testing.T) {
 
 // TestChangelogGroupCommitReadsBack commits random changelog epochs of
 // three partitions through the group commit (deltas encoded straight into
-// the epoch log's records), restarts from the files every few epochs and
+// the log's records; the state log in the epoch log, and in state/_log as
+// older checkpoints keep it), restarts from the files every few epochs and
 // checks every partition against the model, also between restarts (reads
 // through the index the appends made).
 func TestChangelogGroupCommitReadsBack(t *testing.T) {
+	for _, inEpochLog := range []bool{true, false} {
+		t.Run(fmt.Sprintf("epochlog=%v", inEpochLog), func(t *testing.T) { changelogGroupCommitReadsBack(t, inEpochLog) })
+	}
+}
+
+func changelogGroupCommitReadsBack(t *testing.T, inEpochLog bool) {
 	ctx := context.Background()
 	root := t.TempDir()
 	mem := poisonmem.New()
@@ -151,9 +162,11 @@ func TestChangelogGroupCommitReadsBack(t *testing.T) {
 		epoch int64
 	)
 	open := func() {
-		ep, err = OpenSegmentLog(filepath.Join(root, EpochLogDir), w, true)
-		if err != nil {
-			t.Fatal(err)
+		if inEpochLog {
+			ep, err = OpenSegmentLog(filepath.Join(root, EpochLogDir), w, true)
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		l, err := OpenQueryStateLog(stateDir, ep, w)
 		if err != nil {
@@ -172,6 +185,9 @@ func TestChangelogGroupCommitReadsBack(t *testing.T) {
 	closeAll := func() {
 		if err := prov.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if ep == nil {
+			return
 		}
 		if err := ep.Close(); err != nil {
 			t.Fatal(err)
@@ -226,6 +242,9 @@ func TestChangelogGroupCommitReadsBack(t *testing.T) {
 		}
 		if err := prov.CommitGroup(ctx, stores); err != nil {
 			t.Fatal(err)
+		}
+		if ep == nil {
+			continue
 		}
 		if err := ep.Flush(); err != nil {
 			t.Fatal(err)
