@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync/atomic"
 )
 
 // OffsetSeq is one entry of the offset log: what epoch N reads, written
@@ -25,7 +29,20 @@ type OffsetSeq struct {
 // OffsetLog is the write-ahead log of epoch offsets: the v1 directory of
 // one file per epoch, or the offset records of the v2 epoch log
 // (epochlog.go).
-type OffsetLog struct{ entries entryLog }
+type OffsetLog struct {
+	entries entryLog
+	// conf is the JSON of the last entry's Conf: the settings are frozen
+	// at the first epoch, so every epoch's entry repeats them, and
+	// encoding the map each time was most of an empty epoch's
+	// allocations.
+	conf atomic.Pointer[confJSON]
+}
+
+// confJSON is an encoded Conf (immutable once published).
+type confJSON struct {
+	conf map[string]string
+	json []byte
+}
 
 // OpenOffsetLog opens the offset log of a checkpoint in the format the
 // checkpoint has (a new checkpoint gets w's format). A process that also
@@ -49,7 +66,7 @@ func (o *OffsetLog) Purge(before int64) error { return o.entries.purge(before) }
 
 // Add writes epoch's entry durably; false when it already exists.
 func (o *OffsetLog) Add(epoch int64, seq OffsetSeq) (bool, error) {
-	body, err := encodeOffsetSeq(seq)
+	body, err := o.encode(seq)
 	if err != nil {
 		return false, fmt.Errorf("checkpoint: offsets for epoch %d: %w", epoch, err)
 	}
@@ -62,7 +79,7 @@ func (o *OffsetLog) Add(epoch int64, seq OffsetSeq) (bool, error) {
 // visible before that write (Flush first). The v1 format has no shared
 // write: the entry is written at once. False when it already exists.
 func (o *OffsetLog) Stage(epoch int64, seq OffsetSeq) (bool, error) {
-	body, err := encodeOffsetSeq(seq)
+	body, err := o.encode(seq)
 	if err != nil {
 		return false, fmt.Errorf("checkpoint: offsets for epoch %d: %w", epoch, err)
 	}
@@ -111,28 +128,68 @@ func (o *OffsetLog) Epochs() ([]int64, error) { return o.entries.epochs() }
 // EntryBody returns epoch's raw entry body (for dumps).
 func (o *OffsetLog) EntryBody(epoch int64) ([]byte, bool, error) { return o.entries.get(epoch) }
 
-func encodeOffsetSeq(seq OffsetSeq) ([]byte, error) {
-	if seq.Conf == nil {
-		seq.Conf = map[string]string{}
+// encode is encodeOffsetSeq with the Conf's JSON kept from the last
+// entry while the settings stay the same.
+func (o *OffsetLog) encode(seq OffsetSeq) ([]byte, error) {
+	c := o.conf.Load()
+	if c == nil || !maps.Equal(c.conf, seq.Conf) {
+		conf := seq.Conf
+		if conf == nil {
+			conf = map[string]string{}
+		}
+		js, err := json.Marshal(conf)
+		if err != nil {
+			return nil, err
+		}
+		c = &confJSON{conf: maps.Clone(conf), json: js}
+		o.conf.Store(c)
 	}
-	meta, err := json.Marshal(seq)
+	return appendOffsetSeq(nil, seq, c.json)
+}
+
+// encodeOffsetSeq encodes an offset log entry: the metadata as one JSON
+// line (json.Marshal's bytes for the struct), then a line per source.
+func encodeOffsetSeq(seq OffsetSeq) ([]byte, error) {
+	conf := seq.Conf
+	if conf == nil {
+		conf = map[string]string{}
+	}
+	js, err := json.Marshal(conf)
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	b.Write(meta)
+	return appendOffsetSeq(nil, seq, js)
+}
+
+// appendOffsetSeq appends seq's entry to dst, with conf the JSON of
+// seq.Conf. The metadata line is what json.Marshal writes for the struct
+// (fields in their order, integers in decimal), written without
+// reflection.
+func appendOffsetSeq(dst []byte, seq OffsetSeq, conf []byte) ([]byte, error) {
+	n := 64 + len(conf)
+	for _, off := range seq.Offsets {
+		n += 1 + len(off)
+	}
+	dst = slices.Grow(dst, n)
+	dst = append(dst, `{"batchWatermarkMs":`...)
+	dst = strconv.AppendInt(dst, seq.BatchWatermarkMs, 10)
+	dst = append(dst, `,"batchTimestampMs":`...)
+	dst = strconv.AppendInt(dst, seq.BatchTimestampMs, 10)
+	dst = append(dst, `,"conf":`...)
+	dst = append(dst, conf...)
+	dst = append(dst, '}')
 	for i, off := range seq.Offsets {
-		b.WriteByte('\n')
+		dst = append(dst, '\n')
 		if off == nil {
-			b.WriteByte('-')
+			dst = append(dst, '-')
 			continue
 		}
 		if bytes.ContainsAny(off, "\n\r") || !json.Valid(off) {
 			return nil, fmt.Errorf("offset of source %d is not single-line JSON: %q", i, off)
 		}
-		b.Write(off)
+		dst = append(dst, off...)
 	}
-	return b.Bytes(), nil
+	return dst, nil
 }
 
 func decodeOffsetSeq(body []byte) (OffsetSeq, error) {

@@ -69,6 +69,9 @@ type record struct {
 	epoch int64
 	body  []byte
 	off   int64 // decoded records: the body's offset in its file
+	// build, when set instead of body, appends the body (a state record
+	// encoded straight into the segment's write buffer).
+	build func(dst []byte) []byte
 }
 
 // appendSegmentHeader appends a segment's header to dst.
@@ -79,13 +82,17 @@ func appendSegmentHeader(dst []byte) []byte {
 
 // appendRecord appends the framed record to dst.
 func appendRecord(dst []byte, r record) []byte {
-	n := recordFixedLen + len(r.body)
 	start := len(dst)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
 	dst = append(dst, byte(r.kind))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.epoch))
-	dst = append(dst, r.body...)
+	if r.build != nil {
+		dst = r.build(dst)
+	} else {
+		dst = append(dst, r.body...)
+	}
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
 	return dst
 }

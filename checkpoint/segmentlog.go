@@ -65,7 +65,14 @@ type SegmentLog struct {
 	// onPurge, when set, is told the segments Purge deleted (outside
 	// l.mu).
 	onPurge func(paths []string)
+	// wbuf is the write buffer of appends, kept between them (an epoch's
+	// records are encoded into it, then written) up to maxKeptWriteBuf.
+	wbuf []byte
 }
+
+// maxKeptWriteBuf: a larger write buffer (an epoch with a large state
+// record) is dropped after its append rather than held for good.
+const maxKeptWriteBuf = 4 << 20
 
 // stateRecordAt is a state record and where its body lies.
 type stateRecordAt struct {
@@ -235,11 +242,13 @@ func (l *SegmentLog) add(kind recordKind, epoch int64, body []byte) (bool, error
 // records, before it) durably, and returns where its body lies: the
 // segment's path, its first epoch and the offset. The record's epoch is
 // the one that produced the version (version-1), so that a segment never
-// holds a record of an epoch before its first.
-func (l *SegmentLog) appendState(version int64, body []byte) (seg string, first, off int64, err error) {
+// holds a record of an epoch before its first. build appends the
+// record's body to the segment's write buffer (encoded there, not copied
+// in).
+func (l *SegmentLog) appendState(version int64, build func(dst []byte) []byte) (seg string, first, off int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, body: body}})
+	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, build: build}})
 	if err != nil {
 		return "", 0, 0, err
 	}
@@ -384,7 +393,14 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 	// large (a new segment is named after its lowest epoch, so only an
 	// append of a later epoch may start one).
 	fresh := cur == nil || cur.last >= 0 && (cur.first+l.segEpochs <= low || cur.size >= stateSegmentBytes && low > cur.first)
-	var buf []byte
+	buf := l.wbuf[:0]
+	defer func() {
+		if cap(buf) <= maxKeptWriteBuf {
+			l.wbuf = buf[:0]
+		} else {
+			l.wbuf = nil
+		}
+	}()
 	if fresh {
 		if l.active != nil {
 			l.active.Close()

@@ -232,6 +232,15 @@ func worthCompressing(payload []byte) bool {
 	return len(enc) < len(sample)*9/10
 }
 
+// stateTrailerFrom appends the trailer of the state file that starts at
+// dst[start:].
+func stateTrailerFrom(dst []byte, start int) []byte {
+	var tr [8]byte
+	binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(dst[start:], castagnoli))
+	copy(tr[4:], stateMagic[:])
+	return append(dst, tr[:]...)
+}
+
 // stateTrailer appends the trailer decodeState checks: the CRC-32C of
 // body, then the state magic.
 func stateTrailer(body []byte) []byte {

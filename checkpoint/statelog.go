@@ -396,8 +396,9 @@ func (l *StateLog) appendLocked(version int64, deltas []StateDelta) (err error) 
 		return err
 	}
 	recOff := cur.size + int64(len(buf))
+	lens := make([]int64, len(deltas))
 	if len(deltas) > 0 {
-		buf = appendStateRecord(buf, version, deltas)
+		buf = appendStateRecord(buf, version, deltas, lens)
 	}
 	f, err := appendDurably(l.w, l.dir, cur.path, l.active, cur.size, fresh, buf)
 	l.active = f
@@ -412,15 +413,15 @@ func (l *StateLog) appendLocked(version int64, deltas []StateDelta) (err error) 
 		ref := stateRecRef{version: version, off: recOff}
 		// Entry offsets: the same walk appendStateRecord made.
 		pos := recOff + recordHeaderLen + 12
-		for _, d := range deltas {
+		for i, d := range deltas {
 			pos += 4 + int64(len(d.Path)) + 4
 			m := l.index[d.Path]
 			if m == nil {
 				m = map[int64]stateRef{}
 				l.index[d.Path] = m
 			}
-			m[version] = stateRef{seg: cur, off: pos, n: int64(len(d.Raw))}
-			pos += int64(len(d.Raw))
+			m[version] = stateRef{seg: cur, off: pos, n: lens[i]}
+			pos += lens[i]
 			ref.paths = append(ref.paths, d.Path)
 		}
 		cur.recs = append(cur.recs, ref)

@@ -191,13 +191,14 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 	if cover == 0 {
 		cover = version
 	}
-	n := 8 + 12
-	for _, d := range deltas {
-		n += 8 + len(d.Path) + len(d.Raw)
-	}
-	body := binary.LittleEndian.AppendUint64(make([]byte, 0, n), uint64(cover))
-	body = appendStatePayload(body, version, deltas)
-	path, first, off, err := l.ep.appendState(version, body)
+	// The record is encoded once, into the epoch log's write buffer: a
+	// changelog partition's delta goes from its arena into that buffer
+	// (StateDelta.enc), not through a delta and a record body of its own.
+	lens := make([]int64, len(deltas))
+	path, first, off, err := l.ep.appendState(version, func(dst []byte) []byte {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(cover))
+		return appendStatePayload(dst, version, deltas, lens)
+	})
 	if err != nil {
 		return err
 	}
@@ -206,8 +207,8 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 	pos := off + 8 + 12
 	for i, d := range deltas {
 		pos += 4 + int64(len(d.Path)) + 4
-		entries[i] = stateLogEntry{path: d.Path, off: pos, n: int64(len(d.Raw))}
-		pos += int64(len(d.Raw))
+		entries[i] = stateLogEntry{path: d.Path, off: pos, n: lens[i]}
+		pos += lens[i]
 	}
 	l.indexEntries(l.epochSeg(path, first), version, off, entries)
 	return nil

@@ -66,6 +66,26 @@ type StateDelta struct {
 	Path string
 	// Raw is the delta's bytes, in the provider's own format.
 	Raw []byte
+	// enc, when set instead of Raw, appends the delta's bytes: a
+	// changelog partition's epoch is encoded straight into the record
+	// (no delta of its own to copy in).
+	enc deltaEncoder
+}
+
+// deltaEncoder writes a delta into the record that holds it.
+type deltaEncoder interface {
+	// appendDelta appends the delta's bytes to dst.
+	appendDelta(dst []byte) []byte
+	// deltaLen bounds what appendDelta appends.
+	deltaLen() int
+}
+
+// rawLen bounds the delta's length.
+func (d *StateDelta) rawLen() int {
+	if d.enc != nil {
+		return d.enc.deltaLen()
+	}
+	return len(d.Raw)
 }
 
 func appendStateLogHeader(dst []byte, prevFirst, coverStart int64) []byte {
@@ -75,32 +95,45 @@ func appendStateLogHeader(dst []byte, prevFirst, coverStart int64) []byte {
 	return binary.LittleEndian.AppendUint64(dst, uint64(coverStart))
 }
 
-// appendStateRecord appends the framed record of version to dst.
-func appendStateRecord(dst []byte, version int64, deltas []StateDelta) []byte {
+// appendStateRecord appends the framed record of version to dst (lens as
+// appendStatePayload's).
+func appendStateRecord(dst []byte, version int64, deltas []StateDelta, lens []int64) []byte {
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
-	dst = appendStatePayload(dst, version, deltas)
+	dst = appendStatePayload(dst, version, deltas, lens)
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
 	return dst
 }
 
 // appendStatePayload appends a state record's payload (version, entry
-// count, entries) to dst.
-func appendStatePayload(dst []byte, version int64, deltas []StateDelta) []byte {
+// count, entries) to dst. When lens is not nil, lens[i] is set to the
+// length of deltas[i]'s bytes in the record.
+func appendStatePayload(dst []byte, version int64, deltas []StateDelta, lens []int64) []byte {
 	n := 12
-	for _, d := range deltas {
-		n += 8 + len(d.Path) + len(d.Raw)
+	for i := range deltas {
+		n += 8 + len(deltas[i].Path) + deltas[i].rawLen()
 	}
 	dst = slices.Grow(dst, n)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(version))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(deltas)))
-	for _, d := range deltas {
+	for i := range deltas {
+		d := &deltas[i]
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.Path)))
 		dst = append(dst, d.Path...)
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(d.Raw)))
-		dst = append(dst, d.Raw...)
+		at := len(dst)
+		dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
+		if d.enc != nil {
+			dst = d.enc.appendDelta(dst)
+		} else {
+			dst = append(dst, d.Raw...)
+		}
+		dl := len(dst) - at - 4
+		binary.LittleEndian.PutUint32(dst[at:], uint32(dl))
+		if lens != nil {
+			lens[i] = int64(dl)
+		}
 	}
 	return dst
 }

@@ -11,8 +11,8 @@ import (
 // with ErrCorrupt; it never panics and its entries stay inside the data.
 func FuzzDecodeStateSegment(f *testing.F) {
 	seg := appendStateLogHeader(nil, -1, 1)
-	seg = appendStateRecord(seg, 1, []StateDelta{{Path: "0/1", Raw: []byte("delta one")}, {Path: "0/7", Raw: nil}})
-	seg = appendStateRecord(seg, 3, []StateDelta{{Path: "2/0", Raw: []byte("x")}})
+	seg = appendStateRecord(seg, 1, []StateDelta{{Path: "0/1", Raw: []byte("delta one")}, {Path: "0/7", Raw: nil}}, nil)
+	seg = appendStateRecord(seg, 3, []StateDelta{{Path: "2/0", Raw: []byte("x")}}, nil)
 	f.Add(seg)
 	f.Add(seg[:len(seg)-3])
 	f.Add(appendStateLogHeader(nil, 5, 1))
@@ -40,7 +40,7 @@ func FuzzDecodeStateSegment(f *testing.F) {
 				}
 				deltas = append(deltas, StateDelta{Path: e.path, Raw: data[e.off : e.off+e.n]})
 			}
-			again = appendStateRecord(again, r.version, deltas)
+			again = appendStateRecord(again, r.version, deltas, nil)
 		}
 		if !bytes.Equal(again, data[:dec.valid]) {
 			t.Fatalf("re-encoding differs:\n%x\n%x", again, data[:dec.valid])

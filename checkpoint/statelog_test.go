@@ -287,7 +287,7 @@ func leaveCrashDebris(t *testing.T, r *rand.Rand, q *groupQuery, version int64, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := appendStateRecord(nil, version, []StateDelta{{Path: fmt.Sprintf("0/%d", r.Intn(parts)), Raw: raw}})
+	rec := appendStateRecord(nil, version, []StateDelta{{Path: fmt.Sprintf("0/%d", r.Intn(parts)), Raw: raw}}, nil)
 	switch r.Intn(3) {
 	case 0:
 		return

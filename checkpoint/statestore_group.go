@@ -149,13 +149,13 @@ func (m *MemoryProvider) CommitGroupAt(ctx context.Context, next int64, stores [
 			abort()
 			return fmt.Errorf("checkpoint: CommitGroup: %s reads version %d, the group commits version %d", s.p.dir, s.version, next)
 		}
-		raw, changed, err := s.prepare(ctx, false)
+		d, changed, err := s.prepareGroup(ctx)
 		if err != nil {
 			abort()
 			return fmt.Errorf("checkpoint: commit state %s: %w", s.p.dir, err)
 		}
 		if changed {
-			deltas = append(deltas, StateDelta{Path: s.p.rel, Raw: raw})
+			deltas = append(deltas, d)
 		}
 	}
 	slices.SortFunc(deltas, func(a, b StateDelta) int { return strings.Compare(a.Path, b.Path) })
@@ -301,6 +301,22 @@ func (s *store) prepare(ctx context.Context, encode bool) (raw []byte, changed b
 		return nil, false, fmt.Errorf("checkpoint: encode state delta for %s: %w", s.p.dir, err)
 	}
 	return raw, changed, nil
+}
+
+// prepareGroup is prepare for a group commit: a changelog's delta is not
+// encoded here but handed to the state log, which encodes it from the
+// partition's arena straight into the epoch's record (the arena stays
+// the store's until finish or Abort).
+func (s *store) prepareGroup(ctx context.Context) (StateDelta, bool, error) {
+	if s.done || s.cl == nil {
+		raw, changed, err := s.prepare(ctx, false)
+		return StateDelta{Path: s.p.rel, Raw: raw}, changed, err
+	}
+	changed, err := s.checkChangelog(ctx)
+	if err != nil || !changed {
+		return StateDelta{}, false, err
+	}
+	return StateDelta{Path: s.p.rel, enc: s.cl.arena}, true, nil
 }
 
 // finish applies a prepared commit whose delta is durable (a file when

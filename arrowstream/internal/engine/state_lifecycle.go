@@ -80,6 +80,11 @@ type opState struct {
 	// them), so that a damaged file fails the epoch's open, named as
 	// without lazy stores.
 	loaded bool
+	// lazyOK and logs describe parts, found when they are opened (each
+	// epoch asked every partition again): the partitions open lazily
+	// (lazyParts), and which of them take changelogs.
+	lazyOK bool
+	logs   []bool
 }
 
 func newStateLifecycle(writer *checkpoint.Writer, mem memory.Allocator, decls []stateful.StateDecl) *stateLifecycle {
@@ -165,13 +170,20 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 			}
 			op.parts[p] = part
 		}
+		op.lazyOK = l.lazyParts(op)
+		op.logs = make([]bool, n)
+		if op.lazyOK {
+			for p, part := range op.parts {
+				op.logs[p] = part.(checkpoint.Carrier).LogsChanges()
+			}
+		}
 	}
 	if cap(op.storeBuf) < n {
 		op.storeBuf = make([]checkpoint.StateStore, n)
 	}
 	op.stores = op.storeBuf[:n]
 	clear(op.stores)
-	if l.lazyParts(op) {
+	if op.lazyOK {
 		if cap(op.lazy) < n {
 			op.lazy = make([]checkpoint.LazyLogStore, n)
 		}
@@ -179,7 +191,7 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 		for p, part := range op.parts {
 			h := &op.lazy[p]
 			h.Reset(part, id)
-			if part.(checkpoint.Carrier).LogsChanges() {
+			if op.logs[p] {
 				op.stores[p] = h
 			} else {
 				op.stores[p] = &h.LazyStore
@@ -318,10 +330,14 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		c := stateful.StateCommit{NumRowsTotal: total, Partitions: int64(len(op.parts))}
 		for _, part := range op.parts {
 			c.MemoryUsedBytes += part.MemoryBytes()
-			for k, v := range part.Metrics() {
-				if c.CustomMetrics == nil {
-					c.CustomMetrics = map[string]int64{}
-				}
+			m := part.Metrics()
+			if len(m) == 0 {
+				continue // most providers' partitions have none
+			}
+			if c.CustomMetrics == nil {
+				c.CustomMetrics = map[string]int64{}
+			}
+			for k, v := range m {
 				c.CustomMetrics[k] += v
 			}
 		}

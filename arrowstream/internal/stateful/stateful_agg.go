@@ -175,7 +175,7 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	if err := s.fold(ctx, ep, input); err != nil {
 		return nil, err
 	}
-	changed, err := live.agg.State(live.dirty)
+	changed, err := live.changedState()
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ type aggLive struct {
 	// (a new id, or a deleted group whose key came back).
 	added []bool
 	gone  []bool // by group: deleted (dead) in the aggregate
+	// empty is the state record of an epoch that changed no group
+	// (changedState); nil until one did.
+	empty arrow.Record
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -176,7 +179,32 @@ func (l *aggLive) heapBytes() int64 {
 		int64(cap(l.added)) + int64(cap(l.gone))
 }
 
-func (l *aggLive) close() { l.agg.Close() }
+// changedState returns the partial state of the groups the epoch
+// changed (owned by the caller). An epoch that changed none gets one
+// empty record kept for those epochs (retained for it), not a record of
+// its own: an idle stateful query's epoch built one per operator.
+func (l *aggLive) changedState() (arrow.Record, error) {
+	if len(l.dirty) > 0 {
+		return l.agg.State(l.dirty)
+	}
+	if l.empty == nil {
+		rec, err := l.agg.State(nil)
+		if err != nil {
+			return nil, err
+		}
+		l.empty = rec
+	}
+	l.empty.Retain()
+	return l.empty, nil
+}
+
+func (l *aggLive) close() {
+	if l.empty != nil {
+		l.empty.Release()
+		l.empty = nil
+	}
+	l.agg.Close()
+}
 
 // growTo extends s to n elements (new ones zero).
 func growTo[T any](s []T, n int) []T {
