@@ -1,6 +1,7 @@
 package memsink
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -143,6 +144,9 @@ func stateParts(st *viewState) []part {
 // loc is where a key's live row is.
 type loc struct{ chunk, row uint32 }
 
+// noChunk marks a slot whose key has no row yet.
+const noChunk = ^uint32(0)
+
 // wchunk is the writer's side of a chunk.
 type wchunk struct {
 	rec    arrow.Record // the writer's reference
@@ -174,12 +178,14 @@ type viewWriter struct {
 	full    *arrow.Schema // plus _epoch and _commit_timestamp
 	keys    []int
 	keyCols []arrow.Array
-	enc     *vector.KeyEncoder
+	types   []arrow.DataType // of the key columns
 
-	fixed    map[uint64]int32 // single fixed-width key → slot
-	byBytes  map[string]int32 // other keys → slot
-	nullSlot int32            // slot of the null key (fixed path), -1
-	slots    []loc
+	// index numbers the keys (the batch hash aggregation's typed tables:
+	// a chunk's key columns are hashed and probed column-wise); slots[id]
+	// is where key id's live row is. ids is scratch for one chunk.
+	index *vector.KeyIndex
+	slots []loc
+	ids   []int32
 
 	chunks []*wchunk // by id; nil once compacted away
 	order  []uint32  // ids of the current chunks, in publication order
@@ -201,11 +207,13 @@ func newViewWriter(mem memory.Allocator, schema *arrow.Schema, keyNames []string
 		w.keys = append(w.keys, c)
 		types[i] = schema.Field(c).Type
 	}
-	enc, err := vector.NewKeyEncoder(mem, types)
+	// Fail early on a key type the index cannot take.
+	probe, err := vector.NewKeyIndex(mem, types)
 	if err != nil {
 		return nil, fmt.Errorf("view key (%s): %w", strings.Join(keyNames, ", "), err)
 	}
-	w.enc = enc
+	probe.Release()
+	w.types = types
 	w.keyCols = make([]arrow.Array, len(w.keys))
 	for _, f := range schema.Fields() {
 		if err := checkGather(mem, f); err != nil {
@@ -273,7 +281,10 @@ func (w *viewWriter) reset() {
 		}
 	}
 	w.chunks, w.order, w.slots = nil, nil, nil
-	w.fixed, w.byBytes, w.nullSlot = map[uint64]int32{}, map[string]int32{}, -1
+	if w.index != nil {
+		w.index.Release()
+		w.index = nil
+	}
 	w.total, w.dead = 0, 0
 }
 
@@ -327,55 +338,48 @@ func (w *viewWriter) load(recs []arrow.Record) error {
 
 // add appends a chunk and indexes its rows. With relocate the rows are
 // live rows moved by compaction: their slots are repointed, nothing dies.
+// The cost is the chunk's rows: its key columns are numbered in one
+// column-wise pass, then each row's slot is set (and the row it replaces
+// marked dead) by number; no other chunk is read.
 func (w *viewWriter) add(c *wchunk, relocate bool) error {
+	if w.index == nil {
+		x, err := vector.NewKeyIndex(w.mem, w.types)
+		if err != nil {
+			return fmt.Errorf("view key: %w", err)
+		}
+		w.index = x
+	}
 	id := uint32(len(w.chunks))
 	w.chunks = append(w.chunks, c)
 	w.order = append(w.order, id)
 	w.total += c.rec.NumRows()
+	n := int(c.rec.NumRows())
+	if cap(w.ids) < n {
+		w.ids = make([]int32, n)
+	}
+	ids := w.ids[:n]
 	for k, col := range w.keys {
 		w.keyCols[k] = c.rec.Column(col)
 	}
-	err := w.enc.Encode(w.keyCols)
+	err := w.index.Index(context.Background(), w.keyCols, ids)
 	clear(w.keyCols)
 	if err != nil {
 		return fmt.Errorf("view key: %w", err)
 	}
-	n := int(c.rec.NumRows())
-	if w.enc.IsFixed() {
-		words := w.enc.Fixed()
-		for i := 0; i < n; i++ {
-			l := loc{id, uint32(i)}
-			if w.enc.HasNull(i) {
-				if w.nullSlot < 0 {
-					w.nullSlot = w.newSlot(l)
-				} else {
-					w.point(w.nullSlot, l, relocate)
-				}
-				continue
-			}
-			if s, ok := w.fixed[words[i]]; ok {
-				w.point(s, l, relocate)
-			} else {
-				w.fixed[words[i]] = w.newSlot(l)
-			}
-		}
-		return nil
+	// Keys new to the index get an empty slot first (noChunk), so that
+	// nothing depends on the order the index numbers them in.
+	for len(w.slots) < w.index.Len() {
+		w.slots = append(w.slots, loc{chunk: noChunk})
 	}
-	for i := 0; i < n; i++ {
+	for i, s := range ids {
 		l := loc{id, uint32(i)}
-		key := w.enc.Key(i)
-		if s, ok := w.byBytes[string(key)]; ok {
-			w.point(s, l, relocate)
-		} else {
-			w.byBytes[string(key)] = w.newSlot(l)
+		if w.slots[s].chunk == noChunk {
+			w.slots[s] = l
+			continue
 		}
+		w.point(s, l, relocate)
 	}
 	return nil
-}
-
-func (w *viewWriter) newSlot(l loc) int32 {
-	w.slots = append(w.slots, l)
-	return int32(len(w.slots) - 1)
 }
 
 // point makes slot s point at l; unless relocating, the row it pointed at
