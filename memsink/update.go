@@ -3,6 +3,8 @@ package memsink
 import (
 	"context"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,12 +21,17 @@ import (
 //
 // The writer keeps every epoch's records as chunks (with _epoch and
 // _commit_timestamp columns appended, built once per epoch and shared by
-// slicing) and an index key → (chunk, row) of each key's live row. An
-// epoch's row for a key marks the previous row dead. Each commit publishes,
-// per chunk, an immutable viewChunk: the record and its live rows. Readers
-// gather the live rows of a chunk with dead rows once (vector.Take, cached
-// in the viewChunk and shared by every snapshot that lists it), so commits
-// never copy rows on behalf of readers. When too much is dead, or too many
+// slicing) and an index key → (chunk, row) of each key's live row: a
+// vector.KeyIndex numbers the keys (the batch hash aggregation's typed
+// tables, probed a chunk's key columns at a time) and a slice indexed by
+// that number holds the row. An epoch's row for a key marks the previous
+// row dead. Each commit publishes, per chunk, an immutable viewChunk: the
+// record and a copy of its dead-row bitmap; chunks no row died in since
+// keep their published viewChunk, so a commit costs the epoch's rows (and
+// a word per 64 rows of the chunks they touched). Readers gather the live
+// rows of a chunk with dead rows once (vector.Take, cached in the
+// viewChunk and shared by every snapshot that lists it), so commits never
+// copy rows on behalf of readers. When too much is dead, or too many
 // chunks are small, compaction rewrites the affected chunks into full ones
 // and moves their index entries, without touching published chunks.
 
@@ -41,7 +48,7 @@ type viewChunk struct {
 	mem    memory.Allocator
 	schema *arrow.Schema // the table's
 	rec    arrow.Record  // the table's columns plus _epoch and _commit_timestamp
-	sel    []int32       // live rows of rec; nil when all are live
+	dead   []uint64      // bitmap of rec's dead rows (the writer's, copied); nil when all are live
 	rows   int64         // live rows
 	held   int64         // rows of rec
 	bytes  int64
@@ -69,11 +76,11 @@ func (c *viewChunk) release() {
 func (c *viewChunk) resolve() (full, pub arrow.Record) {
 	c.once.Do(func() {
 		full := c.rec
-		if c.sel == nil {
+		if c.dead == nil {
 			full.Retain()
 		} else {
 			var err error
-			if full, err = takeRecord(c.mem, c.rec, c.sel); err != nil {
+			if full, err = takeRecord(c.mem, c.rec, liveRows(c.dead, c.held, c.rows)); err != nil {
 				// New checked that every column type supports Take.
 				panic(fmt.Sprintf("memsink: gather view rows: %v", err))
 			}
@@ -161,11 +168,21 @@ type wchunk struct {
 
 func (c *wchunk) live() int64 { return c.rec.NumRows() - c.ndead }
 
-func (c *wchunk) liveRows() []int32 {
-	out := make([]int32, 0, c.live())
-	for i := 0; i < int(c.rec.NumRows()); i++ {
-		if c.dead[i/64]&(1<<(i%64)) == 0 {
-			out = append(out, int32(i))
+func (c *wchunk) liveRows() []int32 { return liveRows(c.dead, c.rec.NumRows(), c.live()) }
+
+// liveRows lists the rows of an n-row chunk not set in its dead bitmap
+// (live of them).
+func liveRows(dead []uint64, n, live int64) []int32 {
+	out := make([]int32, 0, live)
+	for w, word := range dead {
+		base := int32(w * 64)
+		alive := ^word
+		if rest := n - int64(base); rest < 64 {
+			alive &= 1<<rest - 1
+		}
+		for alive != 0 {
+			out = append(out, base+int32(bits.TrailingZeros64(alive)))
+			alive &= alive - 1
 		}
 	}
 	return out
@@ -425,7 +442,10 @@ func (w *viewWriter) publish(c *wchunk) *viewChunk {
 	vc := &viewChunk{mem: w.mem, schema: w.schema, rec: c.rec, rows: c.live(), held: c.rec.NumRows(),
 		bytes: c.bytes, minEp: c.minEp, maxEp: c.maxEp, commit: c.commit}
 	if c.ndead > 0 {
-		vc.sel = c.liveRows()
+		// A copy of the bitmap (a word per 64 rows), not the live rows:
+		// a commit costs the changed rows, not the rows of every chunk
+		// they touched; the first reader lists the live rows (resolve).
+		vc.dead = slices.Clone(c.dead)
 	}
 	return vc
 }
