@@ -1,7 +1,10 @@
 package memsink
 
 import (
+	"context"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,12 +21,17 @@ import (
 //
 // The writer keeps every epoch's records as chunks (with _epoch and
 // _commit_timestamp columns appended, built once per epoch and shared by
-// slicing) and an index key → (chunk, row) of each key's live row. An
-// epoch's row for a key marks the previous row dead. Each commit publishes,
-// per chunk, an immutable viewChunk: the record and its live rows. Readers
-// gather the live rows of a chunk with dead rows once (vector.Take, cached
-// in the viewChunk and shared by every snapshot that lists it), so commits
-// never copy rows on behalf of readers. When too much is dead, or too many
+// slicing) and an index key → (chunk, row) of each key's live row: a
+// vector.KeyIndex numbers the keys (the batch hash aggregation's typed
+// tables, probed a chunk's key columns at a time) and a slice indexed by
+// that number holds the row. An epoch's row for a key marks the previous
+// row dead. Each commit publishes, per chunk, an immutable viewChunk: the
+// record and a copy of its dead-row bitmap; chunks no row died in since
+// keep their published viewChunk, so a commit costs the epoch's rows (and
+// a word per 64 rows of the chunks they touched). Readers gather the live
+// rows of a chunk with dead rows once (vector.Take, cached in the
+// viewChunk and shared by every snapshot that lists it), so commits never
+// copy rows on behalf of readers. When too much is dead, or too many
 // chunks are small, compaction rewrites the affected chunks into full ones
 // and moves their index entries, without touching published chunks.
 
@@ -40,7 +48,7 @@ type viewChunk struct {
 	mem    memory.Allocator
 	schema *arrow.Schema // the table's
 	rec    arrow.Record  // the table's columns plus _epoch and _commit_timestamp
-	sel    []int32       // live rows of rec; nil when all are live
+	dead   []uint64      // bitmap of rec's dead rows (the writer's, copied); nil when all are live
 	rows   int64         // live rows
 	held   int64         // rows of rec
 	bytes  int64
@@ -68,11 +76,11 @@ func (c *viewChunk) release() {
 func (c *viewChunk) resolve() (full, pub arrow.Record) {
 	c.once.Do(func() {
 		full := c.rec
-		if c.sel == nil {
+		if c.dead == nil {
 			full.Retain()
 		} else {
 			var err error
-			if full, err = takeRecord(c.mem, c.rec, c.sel); err != nil {
+			if full, err = takeRecord(c.mem, c.rec, liveRows(c.dead, c.held, c.rows)); err != nil {
 				// New checked that every column type supports Take.
 				panic(fmt.Sprintf("memsink: gather view rows: %v", err))
 			}
@@ -143,6 +151,9 @@ func stateParts(st *viewState) []part {
 // loc is where a key's live row is.
 type loc struct{ chunk, row uint32 }
 
+// noChunk marks a slot whose key has no row yet.
+const noChunk = ^uint32(0)
+
 // wchunk is the writer's side of a chunk.
 type wchunk struct {
 	rec    arrow.Record // the writer's reference
@@ -157,11 +168,21 @@ type wchunk struct {
 
 func (c *wchunk) live() int64 { return c.rec.NumRows() - c.ndead }
 
-func (c *wchunk) liveRows() []int32 {
-	out := make([]int32, 0, c.live())
-	for i := 0; i < int(c.rec.NumRows()); i++ {
-		if c.dead[i/64]&(1<<(i%64)) == 0 {
-			out = append(out, int32(i))
+func (c *wchunk) liveRows() []int32 { return liveRows(c.dead, c.rec.NumRows(), c.live()) }
+
+// liveRows lists the rows of an n-row chunk not set in its dead bitmap
+// (live of them).
+func liveRows(dead []uint64, n, live int64) []int32 {
+	out := make([]int32, 0, live)
+	for w, word := range dead {
+		base := int32(w * 64)
+		alive := ^word
+		if rest := n - int64(base); rest < 64 {
+			alive &= 1<<rest - 1
+		}
+		for alive != 0 {
+			out = append(out, base+int32(bits.TrailingZeros64(alive)))
+			alive &= alive - 1
 		}
 	}
 	return out
@@ -174,12 +195,14 @@ type viewWriter struct {
 	full    *arrow.Schema // plus _epoch and _commit_timestamp
 	keys    []int
 	keyCols []arrow.Array
-	enc     *vector.KeyEncoder
+	types   []arrow.DataType // of the key columns
 
-	fixed    map[uint64]int32 // single fixed-width key → slot
-	byBytes  map[string]int32 // other keys → slot
-	nullSlot int32            // slot of the null key (fixed path), -1
-	slots    []loc
+	// index numbers the keys (the batch hash aggregation's typed tables:
+	// a chunk's key columns are hashed and probed column-wise); slots[id]
+	// is where key id's live row is. ids is scratch for one chunk.
+	index *vector.KeyIndex
+	slots []loc
+	ids   []int32
 
 	chunks []*wchunk // by id; nil once compacted away
 	order  []uint32  // ids of the current chunks, in publication order
@@ -201,11 +224,13 @@ func newViewWriter(mem memory.Allocator, schema *arrow.Schema, keyNames []string
 		w.keys = append(w.keys, c)
 		types[i] = schema.Field(c).Type
 	}
-	enc, err := vector.NewKeyEncoder(mem, types)
+	// Fail early on a key type the index cannot take.
+	probe, err := vector.NewKeyIndex(mem, types)
 	if err != nil {
 		return nil, fmt.Errorf("view key (%s): %w", strings.Join(keyNames, ", "), err)
 	}
-	w.enc = enc
+	probe.Release()
+	w.types = types
 	w.keyCols = make([]arrow.Array, len(w.keys))
 	for _, f := range schema.Fields() {
 		if err := checkGather(mem, f); err != nil {
@@ -273,7 +298,10 @@ func (w *viewWriter) reset() {
 		}
 	}
 	w.chunks, w.order, w.slots = nil, nil, nil
-	w.fixed, w.byBytes, w.nullSlot = map[uint64]int32{}, map[string]int32{}, -1
+	if w.index != nil {
+		w.index.Release()
+		w.index = nil
+	}
 	w.total, w.dead = 0, 0
 }
 
@@ -327,55 +355,48 @@ func (w *viewWriter) load(recs []arrow.Record) error {
 
 // add appends a chunk and indexes its rows. With relocate the rows are
 // live rows moved by compaction: their slots are repointed, nothing dies.
+// The cost is the chunk's rows: its key columns are numbered in one
+// column-wise pass, then each row's slot is set (and the row it replaces
+// marked dead) by number; no other chunk is read.
 func (w *viewWriter) add(c *wchunk, relocate bool) error {
+	if w.index == nil {
+		x, err := vector.NewKeyIndex(w.mem, w.types)
+		if err != nil {
+			return fmt.Errorf("view key: %w", err)
+		}
+		w.index = x
+	}
 	id := uint32(len(w.chunks))
 	w.chunks = append(w.chunks, c)
 	w.order = append(w.order, id)
 	w.total += c.rec.NumRows()
+	n := int(c.rec.NumRows())
+	if cap(w.ids) < n {
+		w.ids = make([]int32, n)
+	}
+	ids := w.ids[:n]
 	for k, col := range w.keys {
 		w.keyCols[k] = c.rec.Column(col)
 	}
-	err := w.enc.Encode(w.keyCols)
+	err := w.index.Index(context.Background(), w.keyCols, ids)
 	clear(w.keyCols)
 	if err != nil {
 		return fmt.Errorf("view key: %w", err)
 	}
-	n := int(c.rec.NumRows())
-	if w.enc.IsFixed() {
-		words := w.enc.Fixed()
-		for i := 0; i < n; i++ {
-			l := loc{id, uint32(i)}
-			if w.enc.HasNull(i) {
-				if w.nullSlot < 0 {
-					w.nullSlot = w.newSlot(l)
-				} else {
-					w.point(w.nullSlot, l, relocate)
-				}
-				continue
-			}
-			if s, ok := w.fixed[words[i]]; ok {
-				w.point(s, l, relocate)
-			} else {
-				w.fixed[words[i]] = w.newSlot(l)
-			}
-		}
-		return nil
+	// Keys new to the index get an empty slot first (noChunk), so that
+	// nothing depends on the order the index numbers them in.
+	for len(w.slots) < w.index.Len() {
+		w.slots = append(w.slots, loc{chunk: noChunk})
 	}
-	for i := 0; i < n; i++ {
+	for i, s := range ids {
 		l := loc{id, uint32(i)}
-		key := w.enc.Key(i)
-		if s, ok := w.byBytes[string(key)]; ok {
-			w.point(s, l, relocate)
-		} else {
-			w.byBytes[string(key)] = w.newSlot(l)
+		if w.slots[s].chunk == noChunk {
+			w.slots[s] = l
+			continue
 		}
+		w.point(s, l, relocate)
 	}
 	return nil
-}
-
-func (w *viewWriter) newSlot(l loc) int32 {
-	w.slots = append(w.slots, l)
-	return int32(len(w.slots) - 1)
 }
 
 // point makes slot s point at l; unless relocating, the row it pointed at
@@ -421,7 +442,10 @@ func (w *viewWriter) publish(c *wchunk) *viewChunk {
 	vc := &viewChunk{mem: w.mem, schema: w.schema, rec: c.rec, rows: c.live(), held: c.rec.NumRows(),
 		bytes: c.bytes, minEp: c.minEp, maxEp: c.maxEp, commit: c.commit}
 	if c.ndead > 0 {
-		vc.sel = c.liveRows()
+		// A copy of the bitmap (a word per 64 rows), not the live rows:
+		// a commit costs the changed rows, not the rows of every chunk
+		// they touched; the first reader lists the live rows (resolve).
+		vc.dead = slices.Clone(c.dead)
 	}
 	return vc
 }
