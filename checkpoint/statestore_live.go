@@ -67,18 +67,21 @@ type LiveView interface {
 	Release()
 }
 
-// liveSnap is a view with the version it describes (0, nil: none).
+// liveSnap is a view with the version it describes (0, nil: none) and
+// the partition's sinceSnap when it was kept: the delta bytes a snapshot
+// of that version covers.
 type liveSnap struct {
 	version int64
 	view    LiveView
+	since   int64
 }
 
 var _ LiveSnapshotter = (*store)(nil)
 
 // WantsLiveSnapshot implements LiveSnapshotter: the epoch's commit would
-// make a snapshot due (snapshotDue with the changes logged so far) and
-// start maintenance (none is running, which would make this view stale
-// before the next one looks at it).
+// make a snapshot due (snapshotDue with the changes logged so far). When
+// maintenance is running or behind, the view waits for the next one,
+// which writes its snapshot at the view's version (fullSnapshot).
 func (s *store) WantsLiveSnapshot() bool {
 	if s.p.opts.NoLiveSnapshots {
 		return false
@@ -86,7 +89,7 @@ func (s *store) WantsLiveSnapshot() bool {
 	p := s.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.maintRunning || p.files == nil {
+	if p.files == nil {
 		// Without a file index the first maintenance lists the
 		// directory; its snapshot is folded as before.
 		return false
@@ -95,6 +98,11 @@ func (s *store) WantsLiveSnapshot() bool {
 	lastSnap := int64(0)
 	if k, ok := newestBase(p.files, s.version); ok {
 		lastSnap = k.version
+	}
+	if p.live.view != nil && p.live.version > lastSnap {
+		// A view kept for a snapshot not yet written (maintenance is
+		// behind) will do: a newer one would copy the state again.
+		return false
 	}
 	since := p.sinceSnap
 	if s.cl != nil {
@@ -113,38 +121,41 @@ func (s *store) SetLiveSnapshot(v LiveView) {
 }
 
 // setLive keeps view as the state at version, releasing the one it
-// replaces. Callers hold p.mu.
+// replaces. Callers hold p.mu, with sinceSnap counting version's delta.
 func (p *StorePartition) setLive(version int64, view LiveView) {
 	if p.live.view != nil {
 		p.live.view.Release()
 	}
-	p.live = liveSnap{version: version, view: view}
+	p.live = liveSnap{version: version, view: view, since: p.sinceSnap}
 }
 
 // dropLive releases the kept view. Callers hold p.mu.
 func (p *StorePartition) dropLive() { p.setLive(0, nil) }
 
-// takeLive returns the kept view when it describes version (the caller
-// owns it then), and releases a view of an older version, which no
-// snapshot will want. Callers hold p.mu.
-func (p *StorePartition) takeLive(version int64) LiveView {
+// takeLive returns the kept view when it describes a version after the
+// newest snapshot (after; the caller owns it then), with that version and
+// the delta bytes a snapshot of it covers; a view at or below after,
+// which no snapshot wants any more, is released. Callers hold p.mu.
+func (p *StorePartition) takeLive(after int64) (LiveView, liveSnap) {
 	switch {
 	case p.live.view == nil:
-		return nil
-	case p.live.version == version:
-		v := p.live.view
-		p.live = liveSnap{}
-		return v
-	case p.live.version < version:
+		return nil, liveSnap{}
+	case p.live.version <= after:
 		p.dropLive()
+		return nil, liveSnap{}
 	}
-	return nil
+	l := p.live
+	p.live = liveSnap{}
+	return l.view, l
 }
 
 // snapshotFromLive writes the full snapshot of version latest from the
 // operator's view of it (see the top of this file), and updates the
 // partition's snapshot bookkeeping as foldSnapshot does. covered is the
-// delta bytes the snapshot makes unnecessary to replay.
+// delta bytes the snapshot makes unnecessary to replay. latest is the
+// view's version, committed (its delta durable) when the view was kept,
+// and need not be the one maintenance started from: the snapshot is as
+// valid a base either way.
 func (p *StorePartition) snapshotFromLive(files map[fileKey]bool, latest, covered int64, view LiveView) error {
 	raw, entries, state, err := encodeLiveView(view)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -346,15 +347,25 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 // operator's live view of it when the partition holds one
 // (snapshotFromLive: nothing read, nothing folded), else folded from the
 // files (foldSnapshot, with changes as there).
+//
+// The view may be of another version than latest: maintenance runs
+// behind the commits (a worker pool serves every partition), and the
+// view kept is the one of the commit that made the snapshot due, or of
+// a later one. The snapshot is then of the view's version: as valid a
+// base (committed, its delta durable), and still no fold.
 func (p *StorePartition) fullSnapshot(files map[fileKey]bool, latest, covered int64, changes [][]byte) error {
+	after := int64(0) // the newest snapshot or segment: the view must be newer
+	if k, ok := newestBase(files, math.MaxInt64); ok {
+		after = k.version
+	}
 	p.mu.Lock()
-	view := p.takeLive(latest)
+	view, at := p.takeLive(after)
 	p.mu.Unlock()
 	if view == nil {
 		return p.foldSnapshot(files, latest, covered, changes)
 	}
 	defer view.Release()
-	return p.snapshotFromLive(files, latest, covered, view)
+	return p.snapshotFromLive(files, at.version, at.since, view)
 }
 
 // minSegmentSlack lets a small chain hold dead entries beyond twice the

@@ -320,6 +320,7 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 		for i, added := range s.live.added {
 			p := s.state.scheme.of(s.keyCodec, i, len(s.state.stores))
 			s.log.upsert(p, s.keyCodec.at(i), s.valCodec.at(i), added)
+			s.live.notePart(s.live.dirty[i], p)
 		}
 		return nil
 	}
@@ -340,7 +341,9 @@ func (s *statefulAggregate) offerLive() error {
 	if want == nil {
 		return nil
 	}
-	rec, err := s.live.agg.State(s.live.all())
+	// The groups of the partitions that asked (and those whose
+	// partition is not known yet: routing drops the others).
+	rec, err := s.live.agg.State(s.live.liveIn(want))
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
