@@ -95,10 +95,9 @@ func (s *store) WantsLiveSnapshot() bool {
 		return false
 	}
 	next := s.version + 1
-	lastSnap := int64(0)
-	if k, ok := newestBase(p.files, s.version); ok {
-		lastSnap = k.version
-	}
+	// The bases' sorted versions, not the file index: every changed
+	// partition asks every epoch.
+	lastSnap := p.purgeBase(s.version)
 	if p.live.view != nil && p.live.version > lastSnap {
 		// A view kept for a snapshot not yet written (maintenance is
 		// behind) will do: a newer one would copy the state again.
