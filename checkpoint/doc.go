@@ -26,5 +26,14 @@
 // each), so that a damaged file is reported with its name instead of
 // being read as a wrong answer.
 //
+// An operator that keeps its state live logs only each epoch's changes
+// (ChangelogWriter); snapshots of such a partition are made in the
+// background, as segments of the changes (statestore_segment.go) or,
+// when a full snapshot is due, from an immutable view of the operator's
+// state handed at the epoch boundary (LiveSnapshotter, LiveView:
+// statestore_live.go) instead of a fold of the logs. Every snapshot is an
+// ordinary state file: recovery is the newest snapshot plus the deltas
+// after it, whichever way it was made.
+//
 // Offsets are opaque bytes here: sources define their own encoding.
 package checkpoint

@@ -129,6 +129,7 @@ func (p *StorePartition) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.data, p.version, p.bytes, p.files = nil, -1, 0, nil
+	p.dropLive()
 	p.memBytes.Store(0)
 	p.baseVers.Store(nil)
 	p.dataless, p.rows, p.estBytes = false, 0, 0

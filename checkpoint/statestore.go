@@ -80,6 +80,11 @@ type StoreOptions struct {
 	MinVersionsToRetain int
 	// Allocator for the Arrow IPC encoding (nil: the Go allocator).
 	Allocator memory.Allocator
+	// NoLiveSnapshots makes every full snapshot of a changelog partition
+	// a fold of its files, even where its operator could hand its live
+	// state (LiveSnapshotter: WantsLiveSnapshot then says no); tests
+	// compare the two.
+	NoLiveSnapshots bool
 
 	// compactSlots bounds the partitions compacting a snapshot at once
 	// (set by the provider; nil: unbounded).
@@ -182,6 +187,12 @@ type StorePartition struct {
 	// arena holds the changelog of the open store, kept from epoch to
 	// epoch (statestore_changelog.go; nil until the first change).
 	arena *changeArena
+	// live is the operator's view of the state at a committed version
+	// (LiveSnapshotter), kept until maintenance writes a snapshot from it
+	// or a newer version makes it useless. Under mu.
+	live liveSnap
+	// liveSnaps counts the snapshots written from live views (tests).
+	liveSnaps int64
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
@@ -473,6 +484,7 @@ type store struct {
 	clBuf   changelog  // what cl points to once set
 	changed bool       // prepare found changes (maintenance is then due)
 	err     error      // the first failed read: fails Commit
+	live    LiveView   // the state after this epoch, when the operator handed one (LiveSnapshotter)
 }
 
 func (s *store) Version() int64 { return s.version }

@@ -171,6 +171,12 @@ func (s *store) releaseChangelog() {
 		}
 	}
 	s.cl = nil
+	if s.live != nil {
+		// Not published (an abort, or a commit that wrote no
+		// changelog): the view describes no version of the partition.
+		s.live.Release()
+		s.live = nil
+	}
 }
 
 // errMixedWrites refuses Put/Delete on a store in changelog mode: the
@@ -256,6 +262,10 @@ func (s *store) finishChangelog(next int64, file bool) {
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
+	if s.live != nil {
+		p.setLive(next, s.live)
+		s.live = nil
+	}
 	s.published(next, file) // releases the changelog
 }
 

@@ -255,3 +255,24 @@ func (p *StorePartition) Carry(from, rows int64) (int64, bool) {
 	p.version = from + 1
 	return live, true
 }
+
+var _ LiveSnapshotter = (*LazyLogStore)(nil)
+
+// WantsLiveSnapshot implements LiveSnapshotter: an unopened partition
+// (no change in this epoch) makes no snapshot due, and wants no view.
+func (l *LazyLogStore) WantsLiveSnapshot() bool {
+	if ls, ok := l.st.(LiveSnapshotter); ok && l.err == nil {
+		return ls.WantsLiveSnapshot()
+	}
+	return false
+}
+
+// SetLiveSnapshot implements LiveSnapshotter: the view goes to the opened
+// store; without one it is released.
+func (l *LazyLogStore) SetLiveSnapshot(v LiveView) {
+	if ls, ok := l.st.(LiveSnapshotter); ok && l.err == nil {
+		ls.SetLiveSnapshot(v)
+		return
+	}
+	v.Release()
+}

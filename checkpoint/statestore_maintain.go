@@ -75,6 +75,13 @@ func (p *StorePartition) WaitMaintenance() error {
 // grows).
 // Callers hold p.mu.
 func (p *StorePartition) snapshotDue(latest, lastSnap int64) bool {
+	return p.snapshotDueWith(latest, lastSnap, p.sinceSnap)
+}
+
+// snapshotDueWith is snapshotDue with since as the bytes of the deltas
+// since the last snapshot (a commit asks before its own are counted:
+// WantsLiveSnapshot). Callers hold p.mu.
+func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 	deltas := latest - lastSnap
 	if deltas <= int64(p.opts.MinDeltasForSnapshot) {
 		return false
@@ -87,7 +94,7 @@ func (p *StorePartition) snapshotDue(latest, lastSnap int64) bool {
 		}
 	}
 	maxDeltas := int64(p.opts.MaxDeltasForSnapshot)
-	return p.sinceSnap >= base || deltas >= 10*maxDeltas
+	return since >= base || deltas >= 10*maxDeltas
 }
 
 // maintain writes a snapshot of the latest version when one is due
@@ -148,6 +155,13 @@ func (p *StorePartition) maintain() error {
 		p.chain = snapChain{head: latest, entries: int64(len(data)), bytes: state}
 		p.mu.Unlock()
 	}
+	p.mu.Lock()
+	if p.live.view != nil && p.live.version <= latest {
+		// Not used (no snapshot was due, or a segment did): a later
+		// snapshot wants a later version.
+		p.dropLive()
+	}
+	p.mu.Unlock()
 	// Keep what rebuilding version (latest - retain) needs: its base
 	// snapshot and everything after.
 	oldest := latest - int64(p.opts.MinVersionsToRetain)

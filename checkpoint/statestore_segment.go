@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,7 +307,7 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	// The first snapshot is full: from the empty version, a full
 	// snapshot costs the changes too, and a chain always ends on one.
 	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots {
-		return p.compactSnapshot(files, latest, covered)
+		return p.fullSnapshot(files, latest, covered, nil)
 	}
 	var bufs payloadBufs
 	defer bufs.release()
@@ -315,11 +316,11 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 		return fmt.Errorf("checkpoint: snapshot segment of %s at version %d: %w", p.dir, latest, err)
 	}
 	if !ok {
-		return p.compactSnapshot(files, latest, covered)
+		return p.fullSnapshot(files, latest, covered, nil)
 	}
 	entries := chain.entries + added
 	if entries > 2*rows+p.opts.segmentSlack {
-		return p.foldSnapshot(files, latest, covered, payloads)
+		return p.fullSnapshot(files, latest, covered, payloads)
 	}
 	raw, err := sealColumnsOwned(segmentBody(payloads, size))
 	if err != nil {
@@ -340,6 +341,31 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	p.snapBytes = p.chain.bytes
 	p.mu.Unlock()
 	return nil
+}
+
+// fullSnapshot writes the full snapshot of version latest: from the
+// operator's live view of it when the partition holds one
+// (snapshotFromLive: nothing read, nothing folded), else folded from the
+// files (foldSnapshot, with changes as there).
+//
+// The view may be of another version than latest: maintenance runs
+// behind the commits (a worker pool serves every partition), and the
+// view kept is the one of the commit that made the snapshot due, or of
+// a later one. The snapshot is then of the view's version: as valid a
+// base (committed, its delta durable), and still no fold.
+func (p *StorePartition) fullSnapshot(files map[fileKey]bool, latest, covered int64, changes [][]byte) error {
+	after := int64(0) // the newest snapshot or segment: the view must be newer
+	if k, ok := newestBase(files, math.MaxInt64); ok {
+		after = k.version
+	}
+	p.mu.Lock()
+	view, at := p.takeLive(after)
+	p.mu.Unlock()
+	if view == nil {
+		return p.foldSnapshot(files, latest, covered, changes)
+	}
+	defer view.Release()
+	return p.snapshotFromLive(files, at.version, at.since, view)
 }
 
 // minSegmentSlack lets a small chain hold dead entries beyond twice the

@@ -1,8 +1,12 @@
 package stateful
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"unsafe"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
 // dedupLive is a deduplication's state kept in memory between epochs: per
@@ -100,3 +104,58 @@ func (l *dedupLive) bytes() int64 {
 	}
 	return n
 }
+
+// offerLive hands the partitions whose commit makes a snapshot due a view
+// of their keys as the epoch leaves them (live_snapshot.go): the keys and
+// eviction times copied out of the map (strings are shared, not copied),
+// written as state rows in the background.
+func (d *statefulDedup) offerLive() {
+	want := wantsLive(d.state.stores)
+	for p, w := range want {
+		if !w {
+			continue
+		}
+		part := &d.live.parts[p]
+		if part.spill != nil {
+			// A spilled partition's map is a cache, and its store takes
+			// Put/Delete, not a changelog: no live snapshot.
+			continue
+		}
+		v := &dedupView{keys: make([]string, 0, len(part.seen)), ats: make([]int64, 0, len(part.seen))}
+		for k, at := range part.seen {
+			v.keys = append(v.keys, k)
+			v.ats = append(v.ats, at)
+		}
+		d.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(v)
+	}
+}
+
+// dedupView is one partition's keys at a version, with their eviction
+// times (noEviction: none).
+type dedupView struct {
+	keys []string
+	ats  []int64
+}
+
+// Entries implements checkpoint.LiveView: the rows the changelog wrote
+// (dedupPartition): a timed key's value is its eviction time, little
+// endian; an untimed key's is empty.
+func (v *dedupView) Entries(_ context.Context, emit func(key, value []byte) error) error {
+	var at [8]byte
+	for i, k := range v.keys {
+		var value []byte
+		if v.ats[i] != noEviction {
+			binary.LittleEndian.PutUint64(at[:], uint64(v.ats[i]))
+			value = at[:]
+		}
+		// The store only reads the key during emit: a view of the
+		// string's bytes, not a copy per key.
+		if err := emit(unsafe.Slice(unsafe.StringData(k), len(k)), value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release implements checkpoint.LiveView.
+func (v *dedupView) Release() { v.keys, v.ats = nil, nil }

@@ -215,6 +215,9 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	if err == nil && s.log.on() {
 		err = s.log.finish(s.opID)
 	}
+	if err == nil && s.log.on() && s.spill == nil {
+		err = s.offerLive()
+	}
 	if err == nil && s.spill != nil {
 		err = s.trimSpilled()
 	} else if err == nil {
@@ -325,6 +328,7 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 		for i, added := range s.live.added {
 			p := s.state.scheme.of(s.keyCodec, i, len(s.state.stores))
 			s.log.upsert(p, s.keyCodec.at(i), s.valCodec.at(i), added)
+			s.live.notePart(s.live.dirty[i], p)
 		}
 		return nil
 	}
@@ -333,6 +337,30 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
 		}
 	}
+	return nil
+}
+
+// offerLive hands the partitions whose commit makes a snapshot due a
+// view of their groups as the epoch leaves them (live_snapshot.go): the
+// groups' keys and accumulators copied into one record, encoded in the
+// background.
+func (s *statefulAggregate) offerLive() error {
+	want := wantsLive(s.state.stores)
+	if want == nil {
+		return nil
+	}
+	// The groups of the partitions that asked (and those whose
+	// partition is not known yet: routing drops the others).
+	rec, err := s.live.agg.State(s.live.liveIn(want))
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	key, val, err := snapshotCodecs(s.mem, s.partialSchema, s.keyCodec, s.valCodec)
+	if err != nil {
+		rec.Release()
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	offerRecordSnapshot(s.state.stores, want, rec, key, val, s.state.scheme)
 	return nil
 }
 

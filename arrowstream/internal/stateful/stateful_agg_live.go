@@ -37,6 +37,11 @@ type aggLive struct {
 	// empty is the state record of an epoch that changed no group
 	// (changedState); nil until one did.
 	empty arrow.Record
+	// partOf is by group its state partition + 1 (0: not known, a group
+	// rebuilt from the stores and not changed since), noted when a
+	// change is logged, so that a live snapshot of a few partitions
+	// copies only their groups (offerLive).
+	partOf []int32
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -130,6 +135,25 @@ func (l *aggLive) remove(gids []int32) {
 	}
 }
 
+// notePart records that group g's state is in partition p.
+func (l *aggLive) notePart(g int32, p int) {
+	l.partOf = growTo(l.partOf, l.agg.NumGroups())
+	l.partOf[g] = int32(p) + 1
+}
+
+// liveIn returns the live groups of the partitions in want, and those
+// whose partition is not known.
+func (l *aggLive) liveIn(want []bool) []int32 {
+	l.partOf = growTo(l.partOf, l.agg.NumGroups())
+	var out []int32
+	for g := int32(0); g < int32(l.agg.NumGroups()); g++ {
+		if p := l.partOf[g]; !l.agg.IsDead(g) && (p == 0 || want[p-1]) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // all returns every live group.
 func (l *aggLive) all() []int32 {
 	out := make([]int32, 0, l.agg.NumLive())
@@ -166,6 +190,13 @@ func (l *aggLive) compact(ctx context.Context) error {
 		}
 	}
 	l.indexed = indexed
+	partOf := make([]int32, n)
+	for old, g := range remap {
+		if g >= 0 && old < len(l.partOf) {
+			partOf[g] = l.partOf[old]
+		}
+	}
+	l.partOf = partOf
 	l.touched = make([]uint32, n)
 	l.gone = make([]bool, n) // the dead groups are gone
 	l.stamp, l.dirty, l.added = 0, l.dirty[:0], l.added[:0]
@@ -176,7 +207,7 @@ func (l *aggLive) compact(ctx context.Context) error {
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timed[int32]{})) +
 		int64(cap(l.indexed)) + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
-		int64(cap(l.added)) + int64(cap(l.gone))
+		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4
 }
 
 // changedState returns the partial state of the groups the epoch

@@ -176,6 +176,7 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 			cw.SetLiveRows(int64(len(d.live.parts[p].seen)))
 		}
 	}
+	d.offerLive()
 	d.live.trimSpilled()
 	d.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(input.Schema(), out...)

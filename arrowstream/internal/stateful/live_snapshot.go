@@ -1,0 +1,174 @@
+package stateful
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// Snapshots from the operators' live state (checkpoint.LiveSnapshotter):
+// at the end of an epoch whose commit makes a snapshot due, an operator
+// hands the partitions that ask an immutable view of their state as the
+// epoch leaves it, and the stores' background maintenance writes the
+// snapshot from it instead of folding the state log's deltas. The view
+// is taken cheaply on the epoch's path (a copy of the aggregation's
+// accumulators as one Arrow record, the deduplication's key list); its
+// encoding into state rows runs in the background, in the first
+// partition's maintenance that reads it.
+
+// wantsLive returns, by partition, whether its store asks for a live
+// view (nil when none does, or the stores do not take changelogs).
+func wantsLive(stores []checkpoint.StateStore) []bool {
+	var want []bool
+	for p, st := range stores {
+		ls, ok := st.(checkpoint.LiveSnapshotter)
+		if !ok || !ls.WantsLiveSnapshot() {
+			continue
+		}
+		if want == nil {
+			want = make([]bool, len(stores))
+		}
+		want[p] = true
+	}
+	return want
+}
+
+// recordSnapshot is an operator's state as the rows of one Arrow record
+// (the key columns and the value columns a rowCodec pair encodes), shared
+// by the views of the partitions that asked: the first view read encodes
+// every row once and routes it to its partition; the last one released
+// frees the record. The codecs are the snapshot's own (the operator's
+// are in use by the next epoch).
+type recordSnapshot struct {
+	rec      arrow.Record
+	key, val *rowCodec
+	scheme   partitioning
+	want     []bool
+
+	once sync.Once
+	err  error
+	rows [][]int32 // by partition: its rows of rec (wanted ones only)
+	refs atomic.Int32
+}
+
+// offerRecordSnapshot hands the partitions in want (wantsLive) a view of
+// rec (owned by the snapshot from now on). key and val are codecs like
+// the operator's (same columns, same partitioning hash keys), the
+// snapshot's own.
+func offerRecordSnapshot(stores []checkpoint.StateStore, want []bool, rec arrow.Record, key, val *rowCodec, scheme partitioning) {
+	s := &recordSnapshot{rec: rec, key: key, val: val, scheme: scheme, want: want}
+	n := int32(0)
+	for _, w := range want {
+		if w {
+			n++
+		}
+	}
+	s.refs.Store(n)
+	if n == 0 {
+		rec.Release()
+		return
+	}
+	for p, w := range want {
+		if w {
+			stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(&recordView{s: s, part: p})
+		}
+	}
+}
+
+// snapshotCodecs returns fresh codecs for a recordSnapshot of rows in
+// schema, with c's and v's columns and c's partitioning hash keys.
+func snapshotCodecs(mem memory.Allocator, schema *arrow.Schema, c, v *rowCodec) (*rowCodec, *rowCodec, error) {
+	key, err := newRowCodec(mem, schema, c.cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	key.hashKeys = c.hashKeys
+	val, err := newRowCodec(mem, schema, v.cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, val, nil
+}
+
+// encode encodes every row and routes the wanted ones to their
+// partitions (once, by the first view read).
+func (s *recordSnapshot) encode() {
+	if err := s.key.encode(s.rec); err != nil {
+		s.err = err
+		return
+	}
+	if err := s.val.encode(s.rec); err != nil {
+		s.err = err
+		return
+	}
+	s.rows = make([][]int32, len(s.want))
+	n := len(s.want)
+	for i := 0; i < int(s.rec.NumRows()); i++ {
+		if p := s.scheme.of(s.key, i, n); s.want[p] {
+			s.rows[p] = append(s.rows[p], int32(i))
+		}
+	}
+}
+
+// recordView is one partition's view of a recordSnapshot.
+type recordView struct {
+	s    *recordSnapshot
+	part int
+	done atomic.Bool
+}
+
+// Entries implements checkpoint.LiveView. Views of several partitions
+// may be read at once (the stores' maintenance workers): after the
+// shared encode, they only read the codecs.
+func (v *recordView) Entries(_ context.Context, emit func(key, value []byte) error) error {
+	s := v.s
+	s.once.Do(s.encode)
+	if s.err != nil {
+		return s.err
+	}
+	var kb, vb [9]byte
+	for _, i := range s.rows[v.part] {
+		if err := emit(s.key.bytesAt(int(i), &kb), s.val.bytesAt(int(i), &vb)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release implements checkpoint.LiveView.
+func (v *recordView) Release() {
+	if !v.done.CompareAndSwap(false, true) {
+		return
+	}
+	if v.s.refs.Add(-1) == 0 {
+		v.s.rec.Release()
+		v.s.key.enc.Release()
+		v.s.val.enc.Release()
+		v.s.rows = nil
+	}
+}
+
+// bytesAt is at without the codec's scratch buffer: a fixed-width row is
+// written into buf (so that views of several partitions read one codec
+// at once).
+func (c *rowCodec) bytesAt(i int, buf *[9]byte) []byte {
+	if len(c.cols) == 0 {
+		return []byte{}
+	}
+	if !c.enc.IsFixed() {
+		return c.enc.Key(i)
+	}
+	if c.enc.HasNull(i) {
+		buf[0] = 0
+		return buf[:1]
+	}
+	buf[0] = 1
+	binary.LittleEndian.PutUint64(buf[1:], c.enc.Fixed()[i])
+	return buf[:]
+}

@@ -1,0 +1,205 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
+	"github.com/arrowstream/arrowstream/vector"
+	vt "github.com/arrowstream/arrowstream/vector/vectortest"
+)
+
+// liveSnapOpts make snapshots due every few epochs and keep few versions,
+// so that loads rebuild from snapshots with the deltas under them gone.
+func liveSnapOpts(mem memory.Allocator, live bool) checkpoint.StoreOptions {
+	return checkpoint.StoreOptions{Allocator: mem, MinDeltasForSnapshot: 1, MaxDeltasForSnapshot: 2, MinVersionsToRetain: 2, NoLiveSnapshots: !live}
+}
+
+func newOptStores(t *testing.T, dir string, n int, opts checkpoint.StoreOptions) *testStores {
+	t.Helper()
+	ts := &testStores{t: t, provider: checkpoint.NewMemoryProvider(&checkpoint.Writer{NoSync: true}, opts)}
+	for p := 0; p < n; p++ {
+		part, err := ts.provider.OpenPartition(filepath.Join(dir, "state", "0", strconv.Itoa(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.parts = append(ts.parts, part)
+	}
+	return ts
+}
+
+// readVersion reads every partition of dir at version through a fresh
+// provider (what a restarted process loads: newest snapshot plus deltas).
+func readVersion(t *testing.T, mem memory.Allocator, dir string, n int, version int64) []map[string]string {
+	t.Helper()
+	ts := newOptStores(t, dir, n, checkpoint.StoreOptions{Allocator: mem})
+	defer ts.close()
+	out := make([]map[string]string, n)
+	for p, part := range ts.parts {
+		st, err := part.Begin(version)
+		if err != nil {
+			t.Fatalf("load %s partition %d version %d: %v", dir, p, version, err)
+		}
+		m := map[string]string{}
+		if err := st.Range(func(k, v []byte) bool { m[string(k)] = string(v); return true }); err != nil {
+			t.Fatal(err)
+		}
+		st.Abort()
+		out[p] = m
+	}
+	return out
+}
+
+// liveSnapOp is what the test drives of an operator.
+type liveSnapOp interface {
+	Execute(ctx context.Context, ep Epoch, input vector.Operator) (vector.Operator, error)
+	Committed(c StateCommit)
+}
+
+// runLiveSnapOps runs the same random epochs through two instances of an
+// operator, one whose stores take snapshots from its live state and one
+// whose stores fold them from the files, restarting both now and then,
+// and checks that every version loads the same in both (the folded one
+// is the reference: it is checked against models elsewhere) and that
+// snapshots were made from live state.
+func runLiveSnapOps(t *testing.T, parts int, newOp func(memory.Allocator) liveSnapOp) {
+	mem := poisonmem.New()
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	dirs := [2]string{t.TempDir(), t.TempDir()} // live, folded
+	var stores [2]*testStores
+	var ops [2]liveSnapOp
+	for i := range stores {
+		stores[i] = newOptStores(t, dirs[i], parts, liveSnapOpts(mem, i == 0))
+		ops[i] = newOp(mem)
+	}
+	defer func() {
+		for _, s := range stores {
+			s.close()
+		}
+	}()
+	liveSnaps := int64(0)
+	countLive := func() {
+		for _, p := range stores[0].parts {
+			liveSnaps += p.(*checkpoint.StorePartition).LiveSnapshots()
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, uint64(parts)))
+	lateMs := int64(0)
+	for id := int64(0); id < 60; id++ {
+		wmMs := max(0, (id-4)*1000)
+		var data []vt.Row
+		for range 20 + rng.IntN(40) {
+			data = append(data, vt.Row{rng.Int64N(12), (max(0, id-5) + rng.Int64N(6)) * 1_000_000})
+		}
+		for i := range ops {
+			ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dirs[i], NumPartitions: parts}}
+			rec := vt.BuildRecord(mem, liveInSchema, data)
+			scan, err := vector.NewScan(liveInSchema, rec)
+			rec.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep.State = stores[i].begin(id)
+			out, err := ops[i].Execute(ctx, ep, scan)
+			if err != nil {
+				t.Fatalf("epoch %d: %v", id, err)
+			}
+			recs, err := vector.Drain(ctx, out)
+			out.Close()
+			releaseRecords(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops[i].Committed(stores[i].commit(ctx))
+		}
+		if rng.IntN(6) == 0 {
+			// A restart, after the background snapshots were written and
+			// before the next commit purges anything.
+			countLive()
+			for i := range stores {
+				stores[i].close()
+				stores[i] = newOptStores(t, dirs[i], parts, liveSnapOpts(mem, i == 0))
+				ops[i] = newOp(mem)
+			}
+		}
+		for _, p := range stores[0].parts {
+			if err := p.(*checkpoint.StorePartition).WaitMaintenance(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range stores[1].parts {
+			if err := p.(*checkpoint.StorePartition).WaitMaintenance(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		live, folded := readVersion(t, mem, dirs[0], parts, id+1), readVersion(t, mem, dirs[1], parts, id+1)
+		for p := range live {
+			if !maps.Equal(live[p], folded[p]) {
+				t.Fatalf("version %d partition %d: loads %d keys with live snapshots, %d folded (files %v)", id+1, p, len(live[p]), len(folded[p]), dirs[0])
+			}
+		}
+		lateMs = wmMs
+	}
+	countLive()
+	if liveSnaps == 0 {
+		t.Fatal("no snapshot was made from the operator's live state")
+	}
+}
+
+// TestAggregateLiveSnapshots: a watermarked aggregation's snapshots made
+// from its live groups load as the folded ones do.
+func TestAggregateLiveSnapshots(t *testing.T) {
+	spec := vector.AggregateSpec{
+		GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k"), vector.As(vector.Col("t"), "t")},
+		Aggregates: []vector.AggregateCall{
+			{Func: vector.AggCountStar, Name: "n"},
+			{Func: vector.AggSum, Args: []vector.Expr{vector.Col("k")}, Name: "s"},
+		},
+	}
+	for _, mode := range []stream.OutputMode{stream.Append, stream.Update} {
+		for _, parts := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", mode, parts), func(t *testing.T) {
+				runLiveSnapOps(t, parts, func(mem memory.Allocator) liveSnapOp {
+					op, err := newStatefulAggregate(mem, 0, liveInSchema, spec, mode, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return op
+				})
+			})
+		}
+	}
+}
+
+// TestDedupLiveSnapshots: a deduplication's snapshots made from its live
+// keys load as the folded ones do.
+func TestDedupLiveSnapshots(t *testing.T) {
+	for _, within := range []bool{false, true} {
+		for _, parts := range []int{1, 3} {
+			t.Run(fmt.Sprintf("within=%v/%d", within, parts), func(t *testing.T) {
+				keys := []int{0, 1}
+				if within {
+					keys = []int{0}
+				}
+				runLiveSnapOps(t, parts, func(mem memory.Allocator) liveSnapOp {
+					op, err := newStatefulDedup(mem, 0, liveInSchema, keys, 1, within, 2*time.Second)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return op
+				})
+			})
+		}
+	}
+}
