@@ -89,7 +89,7 @@ func snapshotCodecs(mem memory.Allocator, schema *arrow.Schema, c, v *rowCodec) 
 		return nil, nil, err
 	}
 	key.hashKeys = c.hashKeys
-	val, err := newRowCodec(mem, schema, v.cols)
+	val, err := newValueCodec(mem, schema, v.cols)
 	if err != nil {
 		return nil, nil, err
 	}
