@@ -80,24 +80,38 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
 	}
-	if err := p.w.WriteFile(p.file(latest, "snapshot"), raw, true); err != nil {
+	return p.installSnapshot(files, latest, covered, raw, int64(len(data)), state, func() {
+		if p.dataless {
+			// The exact size replaces the estimate, plus what was upserted
+			// since the compacted version.
+			p.estBytes = state + p.sinceSnap
+		}
+	})
+}
+
+// installSnapshot writes raw, the full snapshot of version latest holding
+// entries keys and state bytes, and records it as the partition's newest
+// base: in the file index, as the start of a new snapshot chain, and by
+// taking covered off the delta bytes a load would replay. locked runs
+// under p.mu after that, for what only the caller knows to update.
+func (p *StorePartition) installSnapshot(files map[fileKey]bool, latest, covered int64, raw []byte, entries, state int64, locked func()) error {
+	key := fileKey{latest, "snapshot"}
+	if err := p.w.WriteFile(p.file(key.version, key.kind), raw, true); err != nil {
 		return err
 	}
-	files[fileKey{latest, "snapshot"}] = true
+	files[key] = true
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.files != nil {
-		p.files[fileKey{latest, "snapshot"}] = true
+		p.files[key] = true
 		p.noteBases()
 	}
 	p.sinceSnap = max(p.sinceSnap-covered, 0)
 	p.snapBytes = state
-	p.chain = snapChain{head: latest, entries: int64(len(data)), bytes: state}
-	if p.dataless {
-		// The exact size replaces the estimate, plus what was upserted
-		// since the compacted version.
-		p.estBytes = state + p.sinceSnap
+	p.chain = snapChain{head: latest, entries: entries, bytes: state}
+	if locked != nil {
+		locked()
 	}
-	p.mu.Unlock()
 	return nil
 }
 

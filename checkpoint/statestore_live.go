@@ -160,24 +160,12 @@ func (p *StorePartition) snapshotFromLive(files map[fileKey]bool, latest, covere
 	if err != nil {
 		return fmt.Errorf("checkpoint: snapshot of %s at version %d from the operator's live state: %w", p.dir, latest, err)
 	}
-	if err := p.w.WriteFile(p.file(latest, "snapshot"), raw, true); err != nil {
-		return err
-	}
-	files[fileKey{latest, "snapshot"}] = true
-	p.mu.Lock()
-	if p.files != nil {
-		p.files[fileKey{latest, "snapshot"}] = true
-		p.noteBases()
-	}
-	p.sinceSnap = max(p.sinceSnap-covered, 0)
-	p.snapBytes = state
-	p.chain = snapChain{head: latest, entries: entries, bytes: state}
-	if p.dataless {
-		p.estBytes = state + p.sinceSnap
-	}
-	p.liveSnaps++
-	p.mu.Unlock()
-	return nil
+	return p.installSnapshot(files, latest, covered, raw, entries, state, func() {
+		if p.dataless {
+			p.estBytes = state + p.sinceSnap
+		}
+		p.liveSnaps++
+	})
 }
 
 // encodeLiveView encodes the view's entries as a full snapshot file:

@@ -141,19 +141,9 @@ func (p *StorePartition) maintain() error {
 		if err != nil {
 			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
 		}
-		if err := p.w.WriteFile(p.file(latest, "snapshot"), raw, true); err != nil {
+		if err := p.installSnapshot(files, latest, covered, raw, int64(len(data)), state, nil); err != nil {
 			return err
 		}
-		files[fileKey{latest, "snapshot"}] = true
-		p.mu.Lock()
-		if p.files != nil {
-			p.files[fileKey{latest, "snapshot"}] = true
-			p.noteBases()
-		}
-		p.sinceSnap = max(p.sinceSnap-covered, 0)
-		p.snapBytes = state
-		p.chain = snapChain{head: latest, entries: int64(len(data)), bytes: state}
-		p.mu.Unlock()
 	}
 	p.mu.Lock()
 	if p.live.view != nil && p.live.version <= latest {
