@@ -270,93 +270,80 @@ func (e *hofEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, erro
 	}
 	// The elements of the batch, rows[j] the row of element j.
 	lo, hi := lv.offs[0], lv.offs[n]
-	rows := make([]int32, 0, hi-lo)
-	pos := make([]int32, 0, hi-lo)
-	for r := 0; r < n; r++ {
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			rows = append(rows, int32(r))
-			pos = append(pos, j-lv.offs[r])
+	budget := newElemBudget(ctx)
+	rows, err := elemRowsContext(ctx, budget, lv, n)
+	if err != nil {
+		return nil, err
+	}
+	m, isMap := arrs[0].(*array.Map)
+	piece := func(a, z int) ([]arrow.Array, error) {
+		if isMap {
+			return []arrow.Array{
+				array.NewSlice(m.Keys(), int64(lo)+int64(a), int64(lo)+int64(z)),
+				array.NewSlice(m.Items(), int64(lo)+int64(a), int64(lo)+int64(z)),
+			}, nil
 		}
+		return []arrow.Array{
+			array.NewSlice(lv.values, int64(lo)+int64(a), int64(lo)+int64(z)),
+			positionColumn(e.mem, lv, rows, a, z),
+		}, nil
 	}
-	var params []arrow.Array
-	if m, isMap := arrs[0].(*array.Map); isMap {
-		k := array.NewSlice(m.Keys(), int64(lo), int64(hi))
-		defer k.Release()
-		v := array.NewSlice(m.Items(), int64(lo), int64(hi))
-		defer v.Release()
-		params = []arrow.Array{k, v}
-	} else {
-		x := array.NewSlice(lv.values, int64(lo), int64(hi))
-		defer x.Release()
-		i := int32Column(e.mem, pos)
-		defer i.Release()
-		params = []arrow.Array{x, i}
-	}
-	res, err := e.fns[0].eval(ctx, e.mem, rec, rows, params)
+	res, err := e.fns[0].evalChunked(ctx, e.mem, rec, rows, piece)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Release()
 	switch e.name {
 	case "transform":
-		offs := make([]int32, n+1)
-		valid := make([]bool, n)
-		nulls := 0
-		for r := 0; r <= n; r++ {
-			offs[r] = lv.offs[r] - lo
-			if r < n {
-				valid[r] = lv.valid(r)
-				if !valid[r] {
-					nulls++
-				}
-			}
-		}
+		offs, valid, nulls := rowShape(lv, n)
 		return buildList(e.mem, e.dt, offs, valid, nulls, res), nil
 	case "filter", "map_filter":
 		keep, _ := res.(*array.Boolean)
-		out := newListOut(n)
+		out, err := newListOutContext(ctx, n, int(hi-lo))
+		if err != nil {
+			return nil, err
+		}
 		for r := 0; r < n; r++ {
+			if err := budget.spend(1); err != nil {
+				return nil, err
+			}
 			if !lv.valid(r) {
 				out.nullRow()
 				continue
 			}
-			for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-				if keep != nil && keep.IsValid(int(j-lo)) && keep.Value(int(j-lo)) {
-					out.idx = append(out.idx, j)
+			err := budget.eachPiece(lv.offs[r], lv.offs[r+1], func(j0, j1 int32) {
+				if keep == nil {
+					return
 				}
+				for j := j0; j < j1; j++ {
+					if keep.IsValid(int(j-lo)) && keep.Value(int(j-lo)) {
+						out.idx = append(out.idx, j)
+					}
+				}
+			})
+			if err != nil {
+				return nil, err
 			}
 			out.endRow(true)
 		}
 		if e.name == "filter" {
-			return out.build(e.mem, e.dt, lv.values)
+			return out.buildContext(ctx, e.mem, e.dt, lv.values)
 		}
-		m := arrs[0].(*array.Map)
-		k, err := Take(e.mem, m.Keys(), out.idx)
+		k, err := takeContext(ctx, e.mem, m.Keys(), out.idx)
 		if err != nil {
 			return nil, err
 		}
 		defer k.Release()
-		v, err := Take(e.mem, m.Items(), out.idx)
+		v, err := takeContext(ctx, e.mem, m.Items(), out.idx)
 		if err != nil {
 			return nil, err
 		}
 		defer v.Release()
 		return buildMap(e.mem, e.dt.(*arrow.MapType), out.offs, out.valid, out.nulls, k, v), nil
 	case "exists", "forall":
-		return e.quantify(lv, res, lo, n)
+		return e.quantify(budget, lv, res, n)
 	case "transform_keys", "transform_values":
-		m := arrs[0].(*array.Map)
-		offs := make([]int32, n+1)
-		valid := make([]bool, n)
-		nulls := 0
-		for r := 0; r <= n; r++ {
-			offs[r] = lv.offs[r] - lo
-			if r < n {
-				if valid[r] = lv.valid(r); !valid[r] {
-					nulls++
-				}
-			}
-		}
+		offs, valid, nulls := rowShape(lv, n)
 		k := array.NewSlice(m.Keys(), int64(lo), int64(hi))
 		defer k.Release()
 		v := array.NewSlice(m.Items(), int64(lo), int64(hi))
@@ -378,27 +365,39 @@ func (e *hofEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, erro
 // quantify is exists (true if the predicate holds for an element, else
 // NULL if it is NULL for one, else false) and forall (false if it fails
 // for one, else NULL if it is NULL for one, else true).
-func (e *hofEval) quantify(lv listView, res arrow.Array, lo int32, n int) (arrow.Array, error) {
+// The elements are read in pieces through budget.
+func (e *hofEval) quantify(budget *elemBudget, lv listView, res arrow.Array, n int) (arrow.Array, error) {
+	lo := lv.offs[0]
 	pred, _ := res.(*array.Boolean)
 	all := e.name == "forall"
 	b := array.NewBooleanBuilder(e.mem)
 	defer b.Release()
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		if !lv.valid(r) {
 			b.AppendNull()
 			continue
 		}
 		decided, sawNull := false, false
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			k := int(j - lo)
-			if pred == nil || pred.IsNull(k) {
-				sawNull = true
-				continue
+		for a := lv.offs[r]; a < lv.offs[r+1] && !decided; {
+			z := min(lv.offs[r+1], a+cancelCheckRows)
+			for j := a; j < z; j++ {
+				k := int(j - lo)
+				if pred == nil || pred.IsNull(k) {
+					sawNull = true
+					continue
+				}
+				if pred.Value(k) != all {
+					decided = true
+					break
+				}
 			}
-			if pred.Value(k) != all {
-				decided = true
-				break
+			if err := budget.spend(int(z - a)); err != nil {
+				return nil, err
 			}
+			a = z
 		}
 		switch {
 		case decided:
@@ -420,35 +419,66 @@ func (e *hofEval) zipWith(ctx context.Context, rec arrow.Record, arrs []arrow.Ar
 	if !ok1 || !ok2 {
 		return array.MakeArrayOfNull(e.mem, e.dt, n), nil
 	}
-	var rows, ai, bi []int32
-	offs := make([]int32, 1, n+1)
+	total := 0
+	for r := 0; r < n; r++ {
+		if a.valid(r) && b.valid(r) {
+			total += max(a.size(r), b.size(r))
+		}
+	}
+	rows, err := makeContext[int32](ctx, total, total)
+	if err != nil {
+		return nil, err
+	}
+	offs := make([]int32, n+1)
 	valid := make([]bool, n)
 	nulls := 0
+	budget := newElemBudget(ctx)
+	at := int32(0)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		if !a.valid(r) || !b.valid(r) {
 			nulls++
-			offs = append(offs, int32(len(rows)))
+			offs[r+1] = at
 			continue
 		}
 		valid[r] = true
-		for j := 0; j < max(a.size(r), b.size(r)); j++ {
-			rows = append(rows, int32(r))
-			ai = append(ai, elemAt(a, r, j))
-			bi = append(bi, elemAt(b, r, j))
+		size := int32(max(a.size(r), b.size(r)))
+		err := budget.eachPiece(at, at+size, func(j0, j1 int32) {
+			fill := rows[j0:j1]
+			for k := range fill {
+				fill[k] = int32(r)
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
-		offs = append(offs, int32(len(rows)))
+		at += size
+		offs[r+1] = at
 	}
-	x, err := Take(e.mem, a.values, ai)
-	if err != nil {
-		return nil, err
+	// A piece's elements are gathered from both arrays, -1 (NULL) past
+	// the shorter one's end.
+	piece := func(p0, p1 int) ([]arrow.Array, error) {
+		ai := make([]int32, p1-p0)
+		bi := make([]int32, p1-p0)
+		for k := range ai {
+			r := int(rows[p0+k])
+			j := p0 + k - int(offs[r])
+			ai[k], bi[k] = elemAt(a, r, j), elemAt(b, r, j)
+		}
+		x, err := Take(e.mem, a.values, ai)
+		if err != nil {
+			return nil, err
+		}
+		y, err := Take(e.mem, b.values, bi)
+		if err != nil {
+			x.Release()
+			return nil, err
+		}
+		return []arrow.Array{x, y}, nil
 	}
-	defer x.Release()
-	y, err := Take(e.mem, b.values, bi)
-	if err != nil {
-		return nil, err
-	}
-	defer y.Release()
-	res, err := e.fns[0].eval(ctx, e.mem, rec, rows, []arrow.Array{x, y})
+	res, err := e.fns[0].evalChunked(ctx, e.mem, rec, rows, piece)
 	if err != nil {
 		return nil, err
 	}
@@ -481,6 +511,9 @@ func (e *hofEval) aggregate(ctx context.Context, rec arrow.Record, arrs []arrow.
 		}
 	}
 	for k := 0; k < longest; k++ {
+		// A step costs a few allocations whatever its width: ctx is read
+		// at every one (evalChunked), so that one array of millions of
+		// elements, a step per element, stops at once.
 		var rows, elems []int32
 		for r := 0; r < n; r++ {
 			if lv.valid(r) && lv.size(r) > k {
@@ -488,18 +521,18 @@ func (e *hofEval) aggregate(ctx context.Context, rec arrow.Record, arrs []arrow.
 				elems = append(elems, lv.offs[r]+int32(k))
 			}
 		}
-		accRows, err := Take(e.mem, acc, rows)
-		if err != nil {
-			return nil, err
-		}
-		x, err := Take(e.mem, lv.values, elems)
-		if err != nil {
-			accRows.Release()
-			return nil, err
-		}
-		merged, err := e.fns[0].eval(ctx, e.mem, rec, rows, []arrow.Array{accRows, x})
-		accRows.Release()
-		x.Release()
+		merged, err := e.fns[0].evalChunked(ctx, e.mem, rec, rows, func(a, z int) ([]arrow.Array, error) {
+			accRows, err := Take(e.mem, acc, rows[a:z])
+			if err != nil {
+				return nil, err
+			}
+			x, err := Take(e.mem, lv.values, elems[a:z])
+			if err != nil {
+				accRows.Release()
+				return nil, err
+			}
+			return []arrow.Array{accRows, x}, nil
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -545,7 +578,9 @@ func (e *hofEval) aggregate(ctx context.Context, rec arrow.Record, arrs []arrow.
 	for r := range rows {
 		rows[r] = int32(r)
 	}
-	return e.fns[1].eval(ctx, e.mem, rec, rows, []arrow.Array{result})
+	return e.fns[1].evalChunked(ctx, e.mem, rec, rows, func(a, z int) ([]arrow.Array, error) {
+		return []arrow.Array{array.NewSlice(result, int64(a), int64(z))}, nil
+	})
 }
 
 // int32Column builds an INT column of vals.
