@@ -186,6 +186,17 @@ func cancelOpCases(fatal func(...any)) []cancelCase {
 				return []vector.Expr{seq, vector.TypedLit(vector.Int64, int64(2)), vector.TypedLit(vector.Int64, int64(20_000_000))}
 			})
 		}, spread: true},
+		{name: "transform_20M", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
+			// One row whose array (from sequence) has 20M elements,
+			// transform(a, x -> x + 1): spread over the sequence and the
+			// lambda, which is evaluated over checked 64K-element slices.
+			return arrayOpCase(mem, fatal, "", func(seq vector.Expr) []vector.Expr {
+				x := &vector.LambdaVar{Name: "x#λ", Type: vector.Int64}
+				return []vector.Expr{&vector.HigherOrder{Name: "transform", Args: []vector.Expr{seq}, Fns: []*vector.Lambda{{
+					Params: []string{x.Name}, Body: vector.Add(x, vector.TypedLit(vector.Int64, int64(1))),
+				}}}}
+			})
+		}, spread: true},
 		{name: "sort_4M_strings", op: func(mem memory.Allocator) (vector.Operator, func() bool) {
 			const rows = 4 << 20
 			in := newTextOp(mem, rows, func(buf []byte, i int) []byte {
@@ -254,8 +265,11 @@ func arrayOpCase(mem memory.Allocator, fatal func(...any), fn string, args func(
 	if err != nil {
 		fatal(err)
 	}
-	call, err := vector.LookupFunction(fn, args(seq))
-	if err != nil {
+	// fn "" takes args' one expression as it is.
+	var call vector.Expr
+	if fn == "" {
+		call = args(seq)[0]
+	} else if call, err = vector.LookupFunction(fn, args(seq)); err != nil {
 		fatal(err)
 	}
 	p, err := vector.NewProject(mem, in, []vector.NamedExpr{{Name: "r", Expr: call}})

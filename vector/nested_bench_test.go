@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -89,5 +90,52 @@ func BenchmarkArrayFunctions(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*width), "ns/elem")
 		})
+	}
+}
+
+// BenchmarkTransformLarge evaluates transform(a, x -> x + 1) over one
+// batch of 4M elements, as 512K arrays of 8 and as one array: the lambda
+// runs over 64K-element slices with a context check between them, which
+// this measures against one evaluation over all of them.
+//
+//	go test -run '^$' -bench BenchmarkTransformLarge -benchtime 10x ./vector/
+func BenchmarkTransformLarge(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: vector.ListOf(vector.Int64), Nullable: true}}, nil)
+	x := &vector.LambdaVar{Name: "x#λ", Type: vector.Int64}
+	transform := &vector.HigherOrder{Name: "transform", Args: []vector.Expr{vector.Col("a")}, Fns: []*vector.Lambda{{
+		Params: []string{x.Name}, Body: vector.Add(x, vector.Lit(int64(1))),
+	}}}
+	const elems = 4 << 20
+	for _, width := range []int{8, elems} {
+		rows := elems / width
+		lb := array.NewListBuilder(mem, vector.Int64)
+		vb := lb.ValueBuilder().(*array.Int64Builder)
+		vb.Reserve(elems)
+		for i := 0; i < rows; i++ {
+			lb.Append(true)
+			for j := 0; j < width; j++ {
+				vb.Append(int64(i*width + j))
+			}
+		}
+		list := lb.NewArray()
+		lb.Release()
+		rec := array.NewRecord(schema, []arrow.Array{list}, int64(rows))
+		list.Release()
+		b.Run(fmt.Sprintf("%d_rows_of_%d", rows, width), func(b *testing.B) {
+			ev, err := transform.Bind(schema, mem)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				out, err := ev.Eval(context.Background(), rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*elems), "ns/elem")
+		})
+		rec.Release()
 	}
 }
