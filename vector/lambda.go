@@ -283,10 +283,11 @@ func (e *hofEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, erro
 				array.NewSlice(m.Items(), int64(lo)+int64(a), int64(lo)+int64(z)),
 			}, nil
 		}
-		return []arrow.Array{
-			array.NewSlice(lv.values, int64(lo)+int64(a), int64(lo)+int64(z)),
-			positionColumn(e.mem, lv, rows, a, z),
-		}, nil
+		x := array.NewSlice(lv.values, int64(lo)+int64(a), int64(lo)+int64(z))
+		if e.fns[0].params < 2 {
+			return []arrow.Array{x}, nil // the lambda does not take positions
+		}
+		return []arrow.Array{x, positionColumn(e.mem, lv, rows, a, z)}, nil
 	}
 	res, err := e.fns[0].evalChunked(ctx, e.mem, rec, rows, piece)
 	if err != nil {
