@@ -116,127 +116,6 @@ func sameElemArgs(f *FuncExpr, args []Evaluator) (*arrow.ListType, error) {
 // nullList is an all-NULL column of type dt (a NULL-typed argument).
 func nullList(e *arrayFnEval, n int) arrow.Array { return array.MakeArrayOfNull(e.mem, e.dt, n) }
 
-// --- membership: array_contains, array_position, array_remove ---
-
-func typeContains(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
-	if _, err := listArg(f, args, 0); err != nil {
-		return nil, nil, err
-	}
-	switch f.Name {
-	case "array_contains":
-		return Boolean, kernContains, nil
-	case "array_position":
-		return Int64, kernContains, nil
-	}
-	return args[0].DataType(), kernRemove, nil
-}
-
-// needleKeys encodes the element column and the searched values.
-func needleKeys(mem memory.Allocator, lv listView, needle arrow.Array) (*elemKeys, *elemKeys, error) {
-	ek, err := newElemKeys(mem, lv.values.DataType())
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := ek.encode(lv.values); err != nil {
-		return nil, nil, err
-	}
-	nk, err := newElemKeys(mem, lv.values.DataType())
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := nk.encode(needle); err != nil {
-		return nil, nil, err
-	}
-	return ek, nk, nil
-}
-
-// kernContains is array_contains (true, false, or NULL when not found and
-// the array has a NULL) and array_position (1-based, 0 when not found).
-func kernContains(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
-	lv, ok := viewList(arrs[0])
-	if !ok || arrs[1].DataType().ID() == arrow.NULL {
-		return nullList(e, n), nil
-	}
-	ek, nk, err := needleKeys(e.mem, lv, arrs[1])
-	if err != nil {
-		return nil, err
-	}
-	pos := e.dt.ID() == arrow.INT64
-	var bb *array.BooleanBuilder
-	var ib *array.Int64Builder
-	if pos {
-		ib = array.NewInt64Builder(e.mem)
-		defer ib.Release()
-		ib.Reserve(n)
-	} else {
-		bb = array.NewBooleanBuilder(e.mem)
-		defer bb.Release()
-		bb.Reserve(n)
-	}
-	for r := 0; r < n; r++ {
-		if !lv.valid(r) || arrs[1].IsNull(r) {
-			if pos {
-				ib.UnsafeAppendBoolToBitmap(false)
-			} else {
-				bb.UnsafeAppendBoolToBitmap(false)
-			}
-			continue
-		}
-		found, sawNull := int64(0), false
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			if ek.null(int(j)) {
-				sawNull = true
-				continue
-			}
-			if ek.equal(int(j), nk, r) {
-				found = int64(j-lv.offs[r]) + 1
-				break
-			}
-		}
-		switch {
-		case pos:
-			ib.UnsafeAppend(found)
-		case found > 0:
-			bb.UnsafeAppend(true)
-		case sawNull:
-			bb.UnsafeAppendBoolToBitmap(false)
-		default:
-			bb.UnsafeAppend(false)
-		}
-	}
-	if pos {
-		return ib.NewArray(), nil
-	}
-	return bb.NewArray(), nil
-}
-
-// kernRemove is array_remove: the elements not equal to the value (NULL
-// elements stay; a NULL value gives NULL).
-func kernRemove(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
-	lv, ok := viewList(arrs[0])
-	if !ok {
-		return nullList(e, n), nil
-	}
-	ek, nk, err := needleKeys(e.mem, lv, arrs[1])
-	if err != nil {
-		return nil, err
-	}
-	out := newListOut(n)
-	for r := 0; r < n; r++ {
-		if !lv.valid(r) || arrs[1].IsNull(r) {
-			out.nullRow()
-			continue
-		}
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			if ek.null(int(j)) || !ek.equal(int(j), nk, r) {
-				out.idx = append(out.idx, j)
-			}
-		}
-		out.endRow(true)
-	}
-	return out.build(e.mem, e.dt, lv.values)
-}
-
 // --- set operations: array_distinct, array_union, array_intersect, array_except ---
 
 func typeSetOp(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
@@ -356,7 +235,7 @@ func kernSetOp(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (
 	return out.buildContext(ctx, e.mem, e.dt, all)
 }
 
-// --- order: sort_array, array_sort, array_min, array_max ---
+// --- order: sort_array, array_sort (array_min, array_max: array_search.go) ---
 
 func typeSort(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
 	lt, err := listArg(f, args, 0)
@@ -367,8 +246,6 @@ func typeSort(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error
 		return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
 	switch f.Name {
-	case "array_min", "array_max":
-		return lt.Elem(), kernMinMax, nil
 	case "sort_array":
 		if len(args) == 2 {
 			v, ok := fnConstValue(args[1])
@@ -412,37 +289,6 @@ func kernSort(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 		out.endRow(true)
 	}
 	return out.build(e.mem, e.dt, lv.values)
-}
-
-// kernMinMax is array_min / array_max: the extreme non-NULL element.
-func kernMinMax(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
-	lv, ok := viewList(arrs[0])
-	if !ok {
-		return nullList(e, n), nil
-	}
-	isMax := e.name == "array_max"
-	cmp := newRowCmp(lv.values, false, true)
-	idx := make([]int32, n)
-	for r := 0; r < n; r++ {
-		idx[r] = -1
-		if !lv.valid(r) {
-			continue
-		}
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			if lv.values.IsNull(int(j)) {
-				continue
-			}
-			if idx[r] < 0 {
-				idx[r] = j
-				continue
-			}
-			c := cmp.cmp(j, idx[r])
-			if isMax && c > 0 || !isMax && c < 0 {
-				idx[r] = j
-			}
-		}
-	}
-	return Take(e.mem, lv.values, idx)
 }
 
 // --- shape: reverse, slice, flatten, concat, array_repeat, array_compact ---
