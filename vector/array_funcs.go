@@ -3,7 +3,6 @@ package vector
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -233,62 +232,6 @@ func kernSetOp(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (
 		out.endRow(true)
 	}
 	return out.buildContext(ctx, e.mem, e.dt, all)
-}
-
-// --- order: sort_array, array_sort (array_min, array_max: array_search.go) ---
-
-func typeSort(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
-	lt, err := listArg(f, args, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := keyKind(Unwrap(lt.Elem())); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
-	}
-	switch f.Name {
-	case "sort_array":
-		if len(args) == 2 {
-			v, ok := fnConstValue(args[1])
-			if _, isBool := v.(bool); !ok || !isBool || Unwrap(args[1].DataType()).ID() != arrow.BOOL {
-				return nil, nil, fmt.Errorf("[DATATYPE_MISMATCH.SORT_ORDER_NOT_BOOLEAN_LITERAL] the sort order of sort_array must be a boolean literal, not %s: %w", f.Args[1], ErrType)
-			}
-		}
-	}
-	return lt, kernSort, nil
-}
-
-// kernSort sorts each array: sort_array ascending with NULLs first
-// (descending, with false, NULLs last), array_sort ascending with NULLs
-// last.
-func kernSort(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
-	lv, ok := viewList(arrs[0])
-	if !ok {
-		return nullList(e, n), nil
-	}
-	desc, nullsFirst := false, true
-	if len(arrs) == 2 {
-		if b, ok := arrs[1].(*array.Boolean); ok && b.Len() > 0 && b.IsValid(0) && !b.Value(0) {
-			desc, nullsFirst = true, false
-		}
-	}
-	if e.name == "array_sort" {
-		nullsFirst = false
-	}
-	cmp := newRowCmp(lv.values, desc, nullsFirst)
-	out := newListOut(n)
-	for r := 0; r < n; r++ {
-		if !lv.valid(r) {
-			out.nullRow()
-			continue
-		}
-		start := len(out.idx)
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			out.idx = append(out.idx, j)
-		}
-		slices.SortStableFunc(out.idx[start:], cmp.cmp)
-		out.endRow(true)
-	}
-	return out.build(e.mem, e.dt, lv.values)
 }
 
 // --- shape: reverse, slice, flatten, concat, array_repeat, array_compact ---
