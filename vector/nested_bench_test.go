@@ -139,3 +139,49 @@ func BenchmarkTransformLarge(b *testing.B) {
 		rec.Release()
 	}
 }
+
+// BenchmarkSortArrayLarge sorts one batch of 1M random bigints with
+// sort_array, as 128K arrays of 8 and as one array (sorted in 64K runs
+// that are then merged, so that it can stop when cancelled).
+//
+//	go test -run '^$' -bench BenchmarkSortArrayLarge -benchtime 10x ./vector/
+func BenchmarkSortArrayLarge(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: vector.ListOf(vector.Int64), Nullable: true}}, nil)
+	call, err := vector.LookupFunction("sort_array", []vector.Expr{vector.Col("a")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const elems = 1 << 20
+	for _, width := range []int{8, elems} {
+		rows := elems / width
+		lb := array.NewListBuilder(mem, vector.Int64)
+		vb := lb.ValueBuilder().(*array.Int64Builder)
+		vb.Reserve(elems)
+		for i := 0; i < rows; i++ {
+			lb.Append(true)
+			for j := 0; j < width; j++ {
+				vb.Append(int64(uint64(i*width+j) * 0x9e3779b97f4a7c15 >> 20))
+			}
+		}
+		list := lb.NewArray()
+		lb.Release()
+		rec := array.NewRecord(schema, []arrow.Array{list}, int64(rows))
+		list.Release()
+		b.Run(fmt.Sprintf("%d_rows_of_%d", rows, width), func(b *testing.B) {
+			ev, err := call.Bind(schema, mem)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				out, err := ev.Eval(context.Background(), rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*elems), "ns/elem")
+		})
+		rec.Release()
+	}
+}
