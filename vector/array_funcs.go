@@ -576,7 +576,7 @@ func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) 
 
 // --- array_join ---
 
-func typeJoin(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeJoin(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	lt, err := listArg(f, args, 0)
 	if err != nil {
 		return nil, nil, err
@@ -593,8 +593,9 @@ func typeJoin(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error
 }
 
 // kernJoin is array_join(a, delim[, nullReplacement]): NULL elements are
-// skipped, or replaced when a replacement is given.
-func kernJoin(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+// skipped, or replaced when a replacement is given. A row's elements go in
+// pieces of cancelCheckRows through the element budget.
+func kernJoin(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	lv, ok := viewList(arrs[0])
 	if !ok || arrs[1].DataType().ID() == arrow.NULL {
 		return nullList(e, n), nil
@@ -611,28 +612,37 @@ func kernJoin(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	b := array.NewStringBuilder(e.mem)
 	defer b.Release()
 	var buf []byte
+	budget := newElemBudget(ctx)
 	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		if !lv.valid(r) || delims.IsNull(r) || repl != nil && repl.IsNull(r) {
 			b.AppendNull()
 			continue
 		}
 		buf = buf[:0]
 		first := true
-		for j := lv.offs[r]; j < lv.offs[r+1]; j++ {
-			var s string
-			switch {
-			case vals != nil && vals.IsValid(int(j)):
-				s = vals.Value(int(j))
-			case repl != nil:
-				s = repl.Value(r)
-			default:
-				continue
+		err := budget.eachPiece(lv.offs[r], lv.offs[r+1], func(j0, j1 int32) {
+			for j := j0; j < j1; j++ {
+				var s string
+				switch {
+				case vals != nil && vals.IsValid(int(j)):
+					s = vals.Value(int(j))
+				case repl != nil:
+					s = repl.Value(r)
+				default:
+					continue
+				}
+				if !first {
+					buf = append(buf, delims.Value(r)...)
+				}
+				first = false
+				buf = append(buf, s...)
 			}
-			if !first {
-				buf = append(buf, delims.Value(r)...)
-			}
-			first = false
-			buf = append(buf, s...)
+		})
+		if err != nil {
+			return nil, err
 		}
 		b.BinaryBuilder.Append(buf)
 	}
