@@ -655,7 +655,7 @@ func kernJoin(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (a
 // the k-th array's element (NULL past the end of a shorter array), fields
 // named 0, 1, ...; arrays_zip_named(name1, a, name2, b, ...) names them
 // (the planner passes the columns' names, as Spark does).
-func typeZip(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernel, error) {
+func typeZip(f *FuncExpr, args []Evaluator) (arrow.DataType, arrayKernelContext, error) {
 	fields := make([]arrow.Field, len(args))
 	for i := range args {
 		lt, err := listArg(f, args, i)
@@ -689,13 +689,15 @@ func zipNamed() funcSpec {
 				fields = append(fields, arrow.Field{Name: name, Type: lt.Elem(), Nullable: true})
 				arrs = append(arrs, args[i+1])
 			}
-			ev := &arrayFnEval{name: "arrays_zip", args: arrs, dt: ListOf(arrow.StructOf(fields...)), mem: mem, mode: f.Mode, expr: f.String(), kern: kernZip}
+			ev := &arrayFnEval{name: "arrays_zip", args: arrs, dt: ListOf(arrow.StructOf(fields...)), mem: mem, mode: f.Mode, expr: f.String(), kernCtx: kernZip}
 			return fnFoldConstant(f, in, mem, ev, arrs...)
 		}}
 	}}
 }
 
-func kernZip(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
+// A row's element indices are filled in pieces of cancelCheckRows through
+// the element budget and gathered with takeContext.
+func kernZip(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	st := e.dt.(*arrow.ListType).Elem().(*arrow.StructType)
 	views := make([]listView, len(arrs))
 	for i, a := range arrs {
@@ -708,7 +710,7 @@ func kernZip(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 	offs := make([]int32, 1, n+1)
 	valid := make([]bool, n)
 	nulls := 0
-	idx := make([][]int32, len(arrs))
+	// The rows' lengths first, so that the index lists are allocated once.
 	for r := 0; r < n; r++ {
 		ok := true
 		longest := 0
@@ -724,23 +726,44 @@ func kernZip(e *arrayFnEval, arrs []arrow.Array, n int) (arrow.Array, error) {
 			continue
 		}
 		valid[r] = true
+		offs = append(offs, offs[len(offs)-1]+int32(longest))
+	}
+	total := int(offs[n])
+	idx := make([][]int32, len(arrs))
+	for k := range idx {
+		var err error
+		if idx[k], err = makeContext[int32](ctx, total, total); err != nil {
+			return nil, err
+		}
+	}
+	budget := newElemBudget(ctx)
+	for r := 0; r < n; r++ {
+		if err := budget.spend(1); err != nil {
+			return nil, err
+		}
 		for k, v := range views {
-			for j := 0; j < longest; j++ {
-				if j < v.size(r) {
-					idx[k] = append(idx[k], v.offs[r]+int32(j))
-				} else {
-					idx[k] = append(idx[k], -1)
+			size, base := int32(v.size(r)), v.offs[r]
+			out := idx[k]
+			err := budget.eachPiece(offs[r], offs[r+1], func(a, z int32) {
+				for i := a; i < z; i++ {
+					if j := i - offs[r]; j < size {
+						out[i] = base + j
+					} else {
+						out[i] = -1
+					}
 				}
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
-		offs = append(offs, offs[len(offs)-1]+int32(longest))
 	}
 	fields := make([]arrow.Array, len(arrs))
 	defer func() { releaseArrays(fields) }()
 	children := make([]arrow.ArrayData, len(arrs))
 	m := int(offs[len(offs)-1])
 	for k, v := range views {
-		f, err := Take(e.mem, v.values, idx[k])
+		f, err := takeContext(ctx, e.mem, v.values, idx[k])
 		if err != nil {
 			return nil, err
 		}

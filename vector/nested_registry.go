@@ -37,7 +37,7 @@ var nestedFunctions = map[string]funcSpec{
 	"flatten":            arrayFuncContext("flatten", 1, 1, typeFlatten),
 	"array_repeat":       arrayFuncContext("array_repeat", 2, 2, typeRepeat),
 	"array_join":         arrayFuncContext("array_join", 2, 3, typeJoin),
-	"arrays_zip":         arrayFunc("arrays_zip", 1, -1, typeZip),
+	"arrays_zip":         arrayFuncContext("arrays_zip", 1, -1, typeZip),
 	"arrays_zip_named":   zipNamed(),
 	"sequence":           arrayFuncContext("sequence", 2, 3, typeSequence),
 	"map_from_arrays":    arrayFunc("map_from_arrays", 2, 2, typeMapFromArrays),
