@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"google.golang.org/grpc/codes"
 
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -39,6 +40,22 @@ type MemoryLimitError struct {
 	InUse int64
 	// Operator names the operator that allocated, when known.
 	Operator string
+	// Streaming: the query is a streaming table's. Its failure is
+	// permanent (stream.ErrPermanent): a restart policy does not restart
+	// it, since the restarted query would rebuild the same state from its
+	// checkpoint and replay the same epochs into the same limit.
+	Streaming bool
+	// Holder and Held name the operator holding the largest Go-heap
+	// reservation of the query when it failed (a streaming table's state,
+	// a hash table) and its bytes, when any: the allocation that breaks a
+	// limit is often not the one that filled it.
+	Holder string
+	Held   int64
+}
+
+// Is makes a streaming table's limit error a permanent failure.
+func (e *MemoryLimitError) Is(target error) bool {
+	return e.Streaming && target == stream.ErrPermanent
 }
 
 func (e *MemoryLimitError) Error() string {
@@ -46,10 +63,17 @@ func (e *MemoryLimitError) Error() string {
 	if e.Operator != "" {
 		op = " in " + e.Operator
 	}
-	if e.Scope == "server" {
-		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries hold %d, allocating %d more%s)", e.Limit, e.InUse, e.Requested, op)
+	note := ""
+	if e.Holder != "" {
+		note = fmt.Sprintf("; the largest reservation: %d bytes by %s", e.Held, e.Holder)
 	}
-	return fmt.Sprintf("RESOURCE_EXHAUSTED: query exceeded its memory limit of %d bytes (QueryMemoryBytes; holding %d, allocating %d more%s)", e.Limit, e.InUse, e.Requested, op)
+	if e.Streaming {
+		note += "; the streaming table is not restarted (it would replay the same data into the same limit): raise the limit or bound the state (a watermark), then recreate the table"
+	}
+	if e.Scope == "server" {
+		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries hold %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
+	}
+	return fmt.Sprintf("RESOURCE_EXHAUSTED: query exceeded its memory limit of %d bytes (QueryMemoryBytes; holding %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
 }
 
 // memoryPool is the server-wide account: the bytes all running queries
@@ -123,6 +147,9 @@ type queryAllocator struct {
 	// the query): a streaming query allocates on goroutines the server
 	// does not guard.
 	noPanic bool
+	// streaming marks the limit errors of a streaming table's allocator
+	// (MemoryLimitError.Streaming).
+	streaming bool
 	// ret hears of the bytes freed, to return memory to the OS after
 	// large releases (nil: no one).
 	ret *memReturner
@@ -140,6 +167,12 @@ type queryAllocator struct {
 	// until endQuery (memlimit_borrow.go); mu guards borrowed.
 	borrows  bool
 	borrowed []arrow.Record
+	// resMu guards reserved: the Go-heap bytes each operator holds
+	// reserved (Reserve, by operator label), to name the largest in a
+	// limit error. Updated on reservations only, not on Arrow
+	// allocations.
+	resMu    sync.Mutex
+	reserved map[string]int64
 }
 
 var (
@@ -158,13 +191,48 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 	if n <= 0 {
 		return nil
 	}
+	var e *MemoryLimitError
 	if a.limit > 0 && now > a.limit {
-		return &MemoryLimitError{Scope: "query", Limit: a.limit, Requested: n, InUse: now - n, Operator: op}
+		e = &MemoryLimitError{Scope: "query", Limit: a.limit, Requested: n, InUse: now - n, Operator: op, Streaming: a.streaming}
+	} else if a.pool != nil && a.pool.limit > 0 && pooled > a.pool.limit {
+		e = &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled - n, Operator: op, Streaming: a.streaming}
+	} else {
+		return nil
 	}
-	if a.pool != nil && a.pool.limit > 0 && pooled > a.pool.limit {
-		return &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled - n, Operator: op}
+	e.Holder, e.Held = a.largestReservation()
+	return e
+}
+
+// noteReserved records that operator op now holds n more bytes reserved.
+func (a *queryAllocator) noteReserved(op string, n int64) {
+	if op == "" {
+		op = "an unnamed operator"
 	}
-	return nil
+	a.resMu.Lock()
+	defer a.resMu.Unlock()
+	if a.reserved == nil {
+		a.reserved = map[string]int64{}
+	}
+	if v := a.reserved[op] + n; v > 0 {
+		a.reserved[op] = v
+	} else {
+		delete(a.reserved, op)
+	}
+}
+
+// largestReservation returns the operator holding the most reserved
+// bytes, and the bytes ("" and 0: none).
+func (a *queryAllocator) largestReservation() (string, int64) {
+	a.resMu.Lock()
+	defer a.resMu.Unlock()
+	var op string
+	var most int64
+	for k, v := range a.reserved {
+		if v > most || v == most && k < op {
+			op, most = k, v
+		}
+	}
+	return op, most
 }
 
 // add accounts n bytes (negative: freed) and returns the limit broken.
@@ -246,6 +314,7 @@ func (a *queryAllocator) reserveFor(n int64, op string) error {
 		a.stop(e)
 		return e
 	}
+	a.noteReserved(op, n)
 	a.notePeak()
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 func (s *Server) StreamingAllocator(name string) (memory.Allocator, func(fail func(error))) {
 	a := s.sql.newAllocator()
 	a.noPanic = true
+	a.streaming = true
 	var mu sync.Mutex
 	var failQuery func(error)
 	var pending error

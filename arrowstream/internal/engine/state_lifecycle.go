@@ -80,6 +80,9 @@ type opState struct {
 	// them), so that a damaged file fails the epoch's open, named as
 	// without lazy stores.
 	loaded bool
+	// acct reserves what the partitions hold in memory against the
+	// query's limit (nil until the first commit).
+	acct *stateful.StoreAccount
 	// lazyOK and logs describe parts, found when they are opened (each
 	// epoch asked every partition again): the partitions open lazily
 	// (lazyParts), and which of them take changelogs.
@@ -341,6 +344,18 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 				c.CustomMetrics[k] += v
 			}
 		}
+		if op.acct == nil {
+			op.acct = stateful.NewStoreAccount(l.mem, op.decl)
+		}
+		// A refusal has stopped the query (its allocator fails it with
+		// the limit's error); the committed epoch stays valid.
+		_ = op.acct.Set(c.MemoryUsedBytes, total)
+		if n := op.acct.Bytes(); n > 0 {
+			if c.CustomMetrics == nil {
+				c.CustomMetrics = map[string]int64{}
+			}
+			c.CustomMetrics[stateful.StoreMetric] = n
+		}
 		if l.provider != nil {
 			c.MemoryUsedBytes += l.provider.MemoryBytes()
 			for k, v := range l.provider.Metrics() {
@@ -402,6 +417,9 @@ func (l *stateLifecycle) close() error {
 	l.provider, l.logOpen, l.stateLog = nil, false, nil
 	for _, op := range l.ops {
 		op.parts, op.lazy = nil, nil
+		if op.acct != nil {
+			op.acct.Release()
+		}
 	}
 	return err
 }

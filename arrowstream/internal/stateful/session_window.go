@@ -56,6 +56,10 @@ type statefulSessionWindow struct {
 	index    *sessionIndex
 	pending  int64
 	progress stream.StateOperatorProgress
+	// acct reserves the index's Go-heap bytes against the query's limit
+	// (the sessions themselves are in the stores, accounted by the
+	// engine).
+	acct stateAccount
 }
 
 func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode) (*statefulSessionWindow, error) {
@@ -72,6 +76,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 		partialSchema: partial, lastEvictWm: -1,
 		state: statePartitions{opID: opID},
 	}
+	s.acct = newStateAccount(mem, "session window state")
 	s.valCols = []int{sk}
 	for i := 0; i < partial.NumFields(); i++ {
 		switch {
@@ -158,6 +163,10 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		out, err = s.allState()
 	}
 	if err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
+	if err := s.acct.set(s.index.bytes()); err != nil {
 		releaseRecords(out)
 		return nil, err
 	}
@@ -373,6 +382,7 @@ func (s *statefulSessionWindow) Committed(c StateCommit) {
 		s.progress.MemoryUsedBytes += s.index.bytes()
 		s.index.version = s.pending
 	}
+	s.acct.report(&s.progress.CustomMetrics)
 }
 
 // Abort: the epoch's updates were discarded; the index is rebuilt from
@@ -380,6 +390,14 @@ func (s *statefulSessionWindow) Committed(c StateCommit) {
 func (s *statefulSessionWindow) Abort() {
 	s.state.release()
 	s.index = nil
+	s.acct.release()
+}
+
+// Close lets go of the index and its reservation (the query stopped).
+func (s *statefulSessionWindow) Close() error {
+	s.index = nil
+	s.acct.release()
+	return nil
 }
 
 func (s *statefulSessionWindow) ShouldRunAnotherBatch(newWm int64) bool {

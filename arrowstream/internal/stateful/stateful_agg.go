@@ -62,7 +62,11 @@ type statefulAggregate struct {
 	log   changelogState // the changelog write path, when the stores take it
 	live  *aggLive       // nil until the first epoch loads it
 	spill *aggSpill      // with Pebble: live is a bounded cache (stateful_agg_spill.go)
-	raw   liveRawBinding // input rows folded into live directly
+	// acct reserves the Go-heap bytes of the live state's bookkeeping
+	// (time index, epoch marks) and of the spill cache against the
+	// query's limit; the groups reserve their own (vector.LiveAggregate).
+	acct stateAccount
+	raw  liveRawBinding // input rows folded into live directly
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
 
@@ -81,6 +85,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 		timeKey: timeKey, partialSchema: partial, lastEvictWm: -1,
 		state: statePartitions{opID: opID},
 	}
+	s.acct = newStateAccount(mem, aggStateName)
 	if timeKey >= 0 {
 		switch dt := partial.Field(timeKey).Type.(type) {
 		case *arrow.TimestampType:
@@ -223,6 +228,9 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	} else if err == nil {
 		err = live.compact(ctx)
 	}
+	if err == nil {
+		err = s.acct.set(s.extraHeap())
+	}
 	if err != nil {
 		releaseRecords(out)
 		return nil, err
@@ -242,7 +250,7 @@ func (s *statefulAggregate) loadLive(ctx context.Context, version int64) error {
 		s.live.close()
 		s.live = nil
 	}
-	agg, err := vector.NewLiveAggregate(s.mem, s.partialSchema, s.nKeys, s.spec.Aggregates)
+	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
 	}
@@ -468,7 +476,28 @@ func (s *statefulAggregate) Committed(c StateCommit) {
 		if s.spill != nil {
 			s.progress.MemoryUsedBytes += s.spill.heapBytes()
 		}
+		// What counts against the limit: the groups' own reservation
+		// and the account's.
+		s.acct.report(&s.progress.CustomMetrics)
+		s.progress.CustomMetrics[heapMetric] += s.live.agg.HeapBytes()
 	}
+}
+
+// aggStateName names the streaming aggregation's state in memory limit
+// errors.
+const aggStateName = "streaming aggregation state"
+
+// extraHeap is the Go-heap bytes of the live state besides its groups'
+// (which vector.LiveAggregate reserves itself).
+func (s *statefulAggregate) extraHeap() int64 {
+	var n int64
+	if s.live != nil {
+		n = s.live.heapBytes() - s.live.agg.HeapBytes()
+	}
+	if s.spill != nil {
+		n += s.spill.heapBytes()
+	}
+	return n
 }
 
 // Abort: the engine discarded the epoch's store updates, and the live
@@ -492,6 +521,7 @@ func (s *statefulAggregate) dropLive() {
 		s.live = nil
 	}
 	s.spill = nil
+	s.acct.release()
 }
 
 func (s *statefulAggregate) ShouldRunAnotherBatch(newWm int64) bool {

@@ -40,6 +40,9 @@ type statefulDedup struct {
 	state      statePartitions
 	live       *dedupLive // nil until the first epoch loads it
 	pending    int64      // the version live mirrors once this epoch commits
+	// acct reserves the live keys' Go-heap bytes against the query's
+	// limit.
+	acct stateAccount
 
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
@@ -63,6 +66,7 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 		delayMicros: delay.Microseconds(), keyCodec: codec, lastEvictWm: -1,
 		state: statePartitions{opID: opID},
 	}
+	d.acct = newStateAccount(mem, "deduplication state ("+d.name()+")")
 	kind := "dedup"
 	if withinWatermark {
 		kind = "dedupWithinWatermark"
@@ -114,6 +118,9 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 		return nil, err
 	}
 	if err := d.loadLiveFor(ep); err != nil {
+		return nil, err
+	}
+	if err := d.acct.set(d.live.bytes() + d.live.spilledBytes()); err != nil {
 		return nil, err
 	}
 	d.live.version, d.pending = -1, ep.ID+1
@@ -178,6 +185,10 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 	}
 	d.offerLive()
 	d.live.trimSpilled()
+	if err := d.acct.set(d.live.bytes() + d.live.spilledBytes()); err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
 	d.lastEvictWm = ep.WatermarkMs
 	scan, err := vector.NewScan(input.Schema(), out...)
 	releaseRecords(out)
@@ -294,6 +305,7 @@ func (d *statefulDedup) Committed(c StateCommit) {
 		d.live.version = d.pending
 		d.progress.MemoryUsedBytes += d.live.bytes() + d.live.spilledBytes()
 	}
+	d.acct.report(&d.progress.CustomMetrics)
 }
 
 // Abort: the epoch's updates were discarded; the live keys are rebuilt
@@ -301,6 +313,15 @@ func (d *statefulDedup) Committed(c StateCommit) {
 func (d *statefulDedup) Abort() {
 	d.state.release()
 	d.live = nil
+	d.acct.release()
+}
+
+// Close lets go of the live keys and their reservation (the query
+// stopped).
+func (d *statefulDedup) Close() error {
+	d.live = nil
+	d.acct.release()
+	return nil
 }
 
 func (d *statefulDedup) ShouldRunAnotherBatch(newWm int64) bool {

@@ -47,6 +47,9 @@ type statefulDistinctMark struct {
 	state   statePartitions
 	live    *dedupLive
 	pending int64
+	// acct reserves the live sets' Go-heap bytes against the query's
+	// limit.
+	acct stateAccount
 
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
@@ -62,6 +65,7 @@ func newStatefulDistinctMark(mem memory.Allocator, opID int, d *plan.DistinctMar
 		evicting: d.TimeCol >= 0 && mode != stream.Complete,
 		state:    statePartitions{opID: opID},
 	}
+	s.acct = newStateAccount(mem, "streaming DISTINCT aggregate state")
 	if d.TimeCol >= 0 {
 		switch dt := in.Field(d.TimeCol).Type.(type) {
 		case *arrow.TimestampType:
@@ -98,6 +102,9 @@ func (s *statefulDistinctMark) Execute(ctx context.Context, ep Epoch, input vect
 	if err := s.loadLive(ep.ID); err != nil {
 		return nil, err
 	}
+	if err := s.acct.set(s.live.bytes()); err != nil {
+		return nil, err
+	}
 	s.live.version, s.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
 	if err != nil {
@@ -122,6 +129,10 @@ func (s *statefulDistinctMark) Execute(ctx context.Context, ep Epoch, input vect
 			releaseRecords(out)
 			return nil, err
 		}
+	}
+	if err := s.acct.set(s.live.bytes()); err != nil {
+		releaseRecords(out)
+		return nil, err
 	}
 	for p, st := range s.state.stores {
 		if cw, ok := st.(checkpoint.ChangelogWriter); ok {
@@ -325,6 +336,7 @@ func (s *statefulDistinctMark) Committed(c StateCommit) {
 		s.live.version = s.pending
 		s.progress.MemoryUsedBytes += s.live.bytes()
 	}
+	s.acct.report(&s.progress.CustomMetrics)
 }
 
 // Abort: the epoch's updates were discarded; the live sets are rebuilt
@@ -332,6 +344,15 @@ func (s *statefulDistinctMark) Committed(c StateCommit) {
 func (s *statefulDistinctMark) Abort() {
 	s.state.release()
 	s.live = nil
+	s.acct.release()
+}
+
+// Close lets go of the live sets and their reservation (the query
+// stopped).
+func (s *statefulDistinctMark) Close() error {
+	s.live = nil
+	s.acct.release()
+	return nil
 }
 
 func (s *statefulDistinctMark) ShouldRunAnotherBatch(newWm int64) bool {

@@ -46,6 +46,9 @@ type statefulGroupState struct {
 	// loads it); pending is the version it holds once this epoch commits.
 	live    *groupLive
 	pending int64
+	// acct reserves the live state's Go-heap bytes (keys, user state
+	// values, timeouts) against the query's limit.
+	acct stateAccount
 	// log: the epoch's stores take changelogs (logsChanges).
 	log bool
 }
@@ -81,6 +84,7 @@ func newStatefulGroupState(mem memory.Allocator, opID int, n *plan.FlatMapGroups
 		mem: mem, node: n, fn: fn, keyExpr: ev, keyCodec: codec, keySchema: keySchema, timeCol: -1, lastEvictWm: -1,
 		state: statePartitions{opID: opID},
 	}
+	g.acct = newStateAccount(mem, "flatMapGroupsWithState state")
 	if cols := plan.EventTimeColumns(in); len(cols) > 0 {
 		g.timeCol = cols[0]
 	}
@@ -122,6 +126,9 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	if err := g.loadLive(ep.ID); err != nil {
 		return nil, err
 	}
+	if err := g.acct.set(g.live.liveBytes()); err != nil {
+		return nil, err
+	}
 	g.log = logsChanges(g.state.stores)
 	// From here the live state is this epoch's until it commits.
 	g.live.version, g.pending = -1, ep.ID+1
@@ -143,6 +150,10 @@ func (g *statefulGroupState) Execute(ctx context.Context, ep Epoch, input vector
 	defer keyRec.Release()
 	out, err := g.runGroups(ep, all, keyRec, groups)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.acct.set(g.live.liveBytes()); err != nil {
+		releaseRecords(out)
 		return nil, err
 	}
 	if g.log {
@@ -490,6 +501,7 @@ func (g *statefulGroupState) Committed(c StateCommit) {
 		g.live.version = g.pending
 		g.progress.MemoryUsedBytes += g.live.liveBytes()
 	}
+	g.acct.report(&g.progress.CustomMetrics)
 }
 
 // Abort: the engine discarded the epoch's store updates, and the live
@@ -497,6 +509,15 @@ func (g *statefulGroupState) Committed(c StateCommit) {
 func (g *statefulGroupState) Abort() {
 	g.state.release()
 	g.live = nil
+	g.acct.release()
+}
+
+// Close lets go of the live state and its reservation (the query
+// stopped).
+func (g *statefulGroupState) Close() error {
+	g.live = nil
+	g.acct.release()
+	return nil
 }
 
 // releaseOnError releases the function's rows of a key whose state could

@@ -78,6 +78,10 @@ type statefulJoin struct {
 	// log: the epoch's stores take changelogs (logsChanges): the batch
 	// and meta entries are logged, and the stores keep no decoded copy.
 	log bool
+	// acct reserves the live state's Go-heap bytes (key index, per-row
+	// keys and times) against the query's limit; its Arrow batches
+	// count through the allocator.
+	acct stateAccount
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -111,6 +115,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 	}
 	md := j.Schema().Metadata()
 	s := &statefulJoin{mem: mem, typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, liveVersion: -1}
+	s.acct = newStateAccount(mem, "stream-stream join state")
 	s.state = statePartitions{opID: opID}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
@@ -169,6 +174,7 @@ func (s *statefulJoin) Committed(c StateCommit) {
 	rows, bytes := s.liveSize()
 	s.progress.NumRowsTotal = rows
 	s.progress.MemoryUsedBytes += bytes
+	s.acct.report(&s.progress.CustomMetrics)
 }
 
 // Abort: the epoch's store updates were discarded, and the live state
@@ -222,6 +228,9 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		if err := s.rebuildLive(ctx, ep); err != nil {
 			return nil, err
 		}
+		if err := s.acct.set(s.liveHeap()); err != nil {
+			return nil, err
+		}
 	}
 	// The live state changes with the epoch: valid again once it commits.
 	s.liveVersion, s.pendingVersion = -1, ep.ID+1
@@ -242,6 +251,12 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 	out, err := s.joinPartitions(ctx, ep, fresh)
+	if err == nil {
+		err = s.acct.set(s.liveHeap())
+		if err != nil {
+			releaseRecords(out)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

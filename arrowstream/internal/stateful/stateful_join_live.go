@@ -58,6 +58,9 @@ type joinBatch[K joinKey] struct {
 	slot    int  // index in its side's batches
 	level   int  // merges it went through (stateful_join_merge.go)
 	bytes   int64
+	// arrow is the part of bytes in Arrow buffers (counted by the
+	// query's allocator; the rest is reserved, stateAccount).
+	arrow int64
 	// storedRec, storedMeta: the store holds the batch's rows, its meta
 	// entry (so that the side counts the store's entries).
 	storedRec, storedMeta bool
@@ -82,13 +85,27 @@ func (b *joinBatch[K]) size() int64 {
 	for _, k := range b.keys {
 		n += keyBytes(k)
 	}
+	return n + b.arrowSize()
+}
+
+// arrowSize is the part of size in the batch's Arrow buffers.
+func (b *joinBatch[K]) arrowSize() int64 {
 	switch {
 	case b.rec != nil && b.sliced:
-		n += vector.SlicedRecordBytes(b.rec)
+		return vector.SlicedRecordBytes(b.rec)
 	case b.rec != nil:
-		n += recordBytes(b.rec)
+		return recordBytes(b.rec)
 	}
-	return n
+	return 0
+}
+
+// resized recomputes b's sizes after its rows changed and adds the
+// change to the side's counts (old: the sizes counted before, of b and
+// of any batches merged into it).
+func (s *joinSideLive[K]) resized(b *joinBatch[K], oldBytes, oldArrow int64) {
+	b.bytes, b.arrow = b.size(), b.arrowSize()
+	s.bytes += b.bytes - oldBytes
+	s.arrow += b.arrow - oldArrow
 }
 
 // release frees the batch's rows.
@@ -122,6 +139,7 @@ type joinSideLive[K joinKey] struct {
 	due     timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
 	rows    int64                   // live rows
 	bytes   int64                   // approximate memory of batches and index
+	arrow   int64                   // the part of bytes in Arrow buffers
 	entries int64                   // the side's entries in the store
 	// changes are the batches whose store entries the epoch rewrites.
 	changes []*joinBatch[K]
@@ -159,10 +177,9 @@ func (s *joinSideLive[K]) add(b *joinBatch[K]) {
 // addPending makes b a batch of the side, indexed by time, its rows to
 // be indexed by key later (indexPending): probes scan them meanwhile.
 func (s *joinSideLive[K]) addPending(b *joinBatch[K]) {
-	b.bytes = b.size()
+	s.resized(b, 0, 0)
 	b.slot = len(s.batches)
 	s.batches = append(s.batches, b)
-	s.bytes += b.bytes
 	s.rows += int64(b.live())
 	s.pending = append(s.pending, b)
 	s.schedule(b)
@@ -255,6 +272,7 @@ func (s *joinSideLive[K]) drop(b *joinBatch[K]) {
 		s.batches = s.batches[:last]
 	}
 	s.bytes -= b.bytes
+	s.arrow -= b.arrow
 	s.entries -= entryCount(b.storedRec) + entryCount(b.storedMeta)
 	b.storedRec, b.storedMeta = false, false
 	b.release()
@@ -299,9 +317,7 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 	b.base = b.cursor
 	b.rewrite = true
 	s.mark(b)
-	old := b.bytes
-	b.bytes = b.size()
-	s.bytes += b.bytes - old
+	s.resized(b, b.bytes, b.arrow)
 	b.dirty = true
 	return nil
 }

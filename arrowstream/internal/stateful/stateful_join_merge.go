@@ -135,16 +135,16 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 	}
 	first.rec.Release()
 	first.rec, first.sliced = rec, false
-	old := first.bytes
+	old, oldArrow := first.bytes, first.arrow
 	for _, b := range tail[1:] {
 		first.keys = append(first.keys, b.keys...)
 		first.keyNull = append(first.keyNull, b.keyNull...)
 		old += b.bytes
+		oldArrow += b.arrow
 	}
 	first.end = end
 	first.level++
-	first.bytes = first.size()
-	s.bytes += first.bytes - old
+	s.resized(first, old, oldArrow)
 	// The others' store entries stay (they hold their rows): a merged
 	// batch never writes nor deletes entries, so the side's count of
 	// entries holds.

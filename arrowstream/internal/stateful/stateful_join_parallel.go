@@ -76,6 +76,7 @@ func (s *statefulJoin) dropLive() {
 		jp.release()
 	}
 	s.liveVersion = -1
+	s.acct.release()
 }
 
 // liveSize is the rows and approximate memory of the live state.
@@ -93,6 +94,24 @@ func (s *statefulJoin) liveSize() (rows, bytes int64) {
 		}
 	}
 	return rows, bytes
+}
+
+// liveHeap is the live state's Go-heap bytes: its approximate memory
+// without the Arrow buffers of its batches (those count in the query's
+// allocator as they are allocated). A sum over partitions, not rows.
+func (s *statefulJoin) liveHeap() int64 {
+	var n int64
+	for _, jp := range s.parts {
+		for i := 0; i < 2; i++ {
+			switch {
+			case jp.words != nil:
+				n += jp.words.sides[i].bytes - jp.words.sides[i].arrow
+			case jp.strs != nil:
+				n += jp.strs.sides[i].bytes - jp.strs.sides[i].arrow
+			}
+		}
+	}
+	return n
 }
 
 // logLiveRows declares every partition's entry count to its store, changed

@@ -50,6 +50,9 @@ type statefulOver struct {
 	state   statePartitions
 	live    *overLive
 	pending int64
+	// acct reserves the live entries' Go-heap bytes (overLive.bytes)
+	// against the query's limit.
+	acct stateAccount
 
 	lastWm   int64
 	progress stream.StateOperatorProgress
@@ -59,6 +62,9 @@ type overLive struct {
 	version int64
 	parts   []overPart
 	waiting int64 // rows waiting for the watermark, every partition's
+	// bytes approximates the Go-heap memory of every entry, maintained
+	// as entries are written and removed (overEntry.heap).
+	bytes int64
 }
 
 type overPart struct {
@@ -70,6 +76,15 @@ type overPart struct {
 type overEntry struct {
 	hist [][]byte  // the last n rows emitted, in order
 	wait []overRow // rows the watermark has not passed, in arrival order
+	// heap approximates its memory as last written (overEntryHeap).
+	heap int64
+}
+
+// overEntryHeap approximates the memory of an entry whose encoded state
+// value is valueLen bytes: the rows' bytes (about the value's) with a
+// row header each, the key, the entry and its map slots.
+func overEntryHeap(key string, valueLen, rows int) int64 {
+	return int64(len(key)+valueLen) + int64(rows)*32 + 160
 }
 
 type overRow struct {
@@ -97,7 +112,7 @@ func newStatefulOver(mem memory.Allocator, opID int, n *plan.StreamingOver) (*st
 		return nil, fmt.Errorf("arrowstream: streaming OVER: %w", err)
 	}
 	o := &statefulOver{mem: mem, node: n, input: in, out: n.Schema(), partCodec: partCodec, rowCodec: rowCodec,
-		lastWm: -1, state: statePartitions{opID: opID}}
+		lastWm: -1, state: statePartitions{opID: opID}, acct: newStateAccount(mem, "streaming OVER state")}
 	o.state.schema = fmt.Sprintf("over(%d)", n.Preceding) + describeState("", partCodec.schema, rowCodec.schema)
 	return o, nil
 }
@@ -110,6 +125,9 @@ func (o *statefulOver) Execute(ctx context.Context, ep Epoch, input vector.Opera
 		return nil, err
 	}
 	if err := o.loadLive(ep.ID); err != nil {
+		return nil, err
+	}
+	if err := o.acct.set(o.live.bytes); err != nil {
 		return nil, err
 	}
 	o.live.version, o.pending = -1, ep.ID+1
@@ -153,7 +171,11 @@ func (o *statefulOver) Execute(ctx context.Context, ep Epoch, input vector.Opera
 			return nil, err
 		}
 	}
-	if err := o.write(dirty); err != nil {
+	err = o.write(dirty)
+	if err == nil {
+		err = o.acct.set(o.live.bytes)
+	}
+	if err != nil {
 		releaseRecords(out)
 		return nil, err
 	}
@@ -323,6 +345,7 @@ func (o *statefulOver) write(dirty []map[string]struct{}) error {
 			e := o.live.parts[p].rows[key]
 			if len(e.hist) == 0 && len(e.wait) == 0 {
 				delete(o.live.parts[p].rows, key)
+				o.live.bytes -= e.heap
 				if logged {
 					cw.LogDelete([]byte(key))
 				} else if err := st.Delete([]byte(key)); err != nil {
@@ -331,6 +354,9 @@ func (o *statefulOver) write(dirty []map[string]struct{}) error {
 				continue
 			}
 			value = e.encode(value[:0])
+			heap := overEntryHeap(key, len(value), len(e.hist)+len(e.wait))
+			o.live.bytes += heap - e.heap
+			e.heap = heap
 			if logged {
 				cw.LogUpsert([]byte(key), value)
 			} else if err := st.Put([]byte(key), value); err != nil {
@@ -419,6 +445,8 @@ func (o *statefulOver) loadLive(version int64) error {
 				return false
 			}
 			key := string(k)
+			e.heap = overEntryHeap(key, len(v), len(e.hist)+len(e.wait))
+			live.bytes += e.heap
 			part.rows[key] = e
 			if len(e.wait) > 0 {
 				part.wait[key] = struct{}{}
@@ -444,13 +472,24 @@ func (o *statefulOver) Committed(c StateCommit) {
 	o.state.committed(&o.progress, c)
 	if o.live != nil {
 		o.live.version = o.pending
+		o.progress.MemoryUsedBytes += o.live.bytes
 	}
+	o.acct.report(&o.progress.CustomMetrics)
 }
 
 // Abort: the live state is rebuilt from the version the next epoch reads.
 func (o *statefulOver) Abort() {
 	o.state.release()
 	o.live = nil
+	o.acct.release()
+}
+
+// Close lets go of the live entries and their reservation (the query
+// stopped).
+func (o *statefulOver) Close() error {
+	o.live = nil
+	o.acct.release()
+	return nil
 }
 
 // ShouldRunAnotherBatch: rows wait for a watermark that has moved.

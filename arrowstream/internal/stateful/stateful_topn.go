@@ -50,6 +50,9 @@ type statefulTopN struct {
 	state   statePartitions
 	live    *topNLive
 	pending int64
+	// acct reserves the kept rows' Go-heap bytes (topNLive.bytes)
+	// against the query's limit.
+	acct stateAccount
 
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
@@ -59,6 +62,9 @@ type statefulTopN struct {
 type topNLive struct {
 	version int64
 	parts   []topNPart
+	// bytes approximates the Go-heap memory of every partition's kept
+	// rows, maintained as entries are set and removed (topNEntry.heap).
+	bytes int64
 }
 
 type topNPart struct {
@@ -70,6 +76,14 @@ type topNEntry struct {
 	rows  [][]byte // encoded rows in rank order
 	at    int64    // time key (µs) when timed
 	timed bool
+	heap  int64 // approximate memory with its key (topNEntryHeap)
+}
+
+// topNEntryHeap approximates the memory of a kept entry whose encoded
+// state value is valueLen bytes: the rows' bytes (about the value's)
+// with a slice header each, the key, the entry and its map slot.
+func topNEntryHeap(key string, valueLen, rows int) int64 {
+	return int64(len(key)+valueLen) + int64(rows)*24 + 112
 }
 
 func newStatefulTopN(mem memory.Allocator, opID int, n *plan.StreamingTopN, mode stream.OutputMode) (*statefulTopN, error) {
@@ -94,6 +108,7 @@ func newStatefulTopN(mem memory.Allocator, opID int, n *plan.StreamingTopN, mode
 	t := &statefulTopN{
 		mem: mem, node: n, mode: mode, input: in, out: n.Schema(), partCodec: partCodec, rowCodec: rowCodec,
 		timeCol: n.TimeCol, shift: n.TimeShift, lastEvictWm: -1, state: statePartitions{opID: opID},
+		acct: newStateAccount(mem, "streaming top-N state"),
 	}
 	if n.TimeCol >= 0 {
 		t.window = in.Field(n.TimeCol).Type.ID() == arrow.STRUCT
@@ -130,6 +145,9 @@ func (t *statefulTopN) Execute(ctx context.Context, ep Epoch, input vector.Opera
 		return nil, err
 	}
 	if err := t.loadLive(ep.ID); err != nil {
+		return nil, err
+	}
+	if err := t.acct.set(t.live.bytes); err != nil {
 		return nil, err
 	}
 	t.live.version, t.pending = -1, ep.ID+1
@@ -172,6 +190,10 @@ func (t *statefulTopN) Execute(ctx context.Context, ep Epoch, input vector.Opera
 		} else if final != nil {
 			final.Release()
 		}
+	}
+	if err := t.acct.set(t.live.bytes); err != nil {
+		releaseRecords(out)
+		return nil, err
 	}
 	for p, st := range t.state.stores {
 		if cw, ok := st.(checkpoint.ChangelogWriter); ok {
@@ -320,6 +342,11 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		}
 		part.rows[tp.key] = e
 		value = e.encode(value[:0])
+		e.heap = topNEntryHeap(tp.key, len(value), len(rows))
+		t.live.bytes += e.heap
+		if old != nil {
+			t.live.bytes -= old.heap
+		}
 		st := t.state.stores[tp.p]
 		if cw, ok := st.(checkpoint.ChangelogWriter); ok {
 			cw.LogUpsert([]byte(tp.key), value)
@@ -402,6 +429,7 @@ func (t *statefulTopN) evict(wmMs int64) (arrow.Record, error) {
 				continue
 			}
 			delete(part.rows, e.v)
+			t.live.bytes -= entry.heap
 			for i, r := range entry.rows {
 				rows = append(rows, r)
 				ranks = append(ranks, int32(i+1))
@@ -489,6 +517,8 @@ func (t *statefulTopN) loadLive(version int64) error {
 				return false
 			}
 			key := string(k)
+			e.heap = topNEntryHeap(key, len(v), len(e.rows))
+			live.bytes += e.heap
 			part.rows[key] = e
 			if e.timed {
 				part.due.push(e.at, key)
@@ -513,7 +543,9 @@ func (t *statefulTopN) Committed(c StateCommit) {
 	t.state.committed(&t.progress, c)
 	if t.live != nil {
 		t.live.version = t.pending
+		t.progress.MemoryUsedBytes += t.live.bytes
 	}
+	t.acct.report(&t.progress.CustomMetrics)
 }
 
 // Abort: the live rankings are rebuilt from the version the next epoch
@@ -521,6 +553,15 @@ func (t *statefulTopN) Committed(c StateCommit) {
 func (t *statefulTopN) Abort() {
 	t.state.release()
 	t.live = nil
+	t.acct.release()
+}
+
+// Close lets go of the kept rows and their reservation (the query
+// stopped).
+func (t *statefulTopN) Close() error {
+	t.live = nil
+	t.acct.release()
+	return nil
 }
 
 func (t *statefulTopN) ShouldRunAnotherBatch(newWm int64) bool {
