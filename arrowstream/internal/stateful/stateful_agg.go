@@ -63,6 +63,9 @@ type statefulAggregate struct {
 	live  *aggLive       // nil until the first epoch loads it
 	spill *aggSpill      // with Pebble: live is a bounded cache (stateful_agg_spill.go)
 	raw   liveRawBinding // input rows folded into live directly
+	// panes: a sliding window in Append mode, aggregated by panes
+	// (stateful_agg_panes.go); nil otherwise.
+	panes *paneMode
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
 
@@ -207,7 +210,12 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	case stream.Append:
 		if evicting && ep.HasWatermark {
 			var evicted arrow.Record
-			if evicted, err = s.evict(ctx, ep.WatermarkMs); evicted != nil {
+			if s.panes != nil && s.spill == nil {
+				evicted, err = s.evictPanes(ctx, ep.LateWatermarkMs, ep.WatermarkMs)
+			} else {
+				evicted, err = s.evict(ctx, ep.WatermarkMs)
+			}
+			if evicted != nil {
 				out = []arrow.Record{evicted}
 			}
 		}
