@@ -14,8 +14,8 @@ import (
 type SlidingPanes struct {
 	// Key is the grouping key that is the window.
 	Key int
-	// Width and Slide are the window's (µs); Slide divides Width.
-	Width, Slide int64
+	// Width, Slide and Start are the window's (µs); Slide divides Width.
+	Width, Slide, Start int64
 	// Input is the aggregation's input with the sliding window assignment
 	// replaced by a tumbling one of width Slide (the panes); every other
 	// node of the input is the original one.
@@ -50,7 +50,7 @@ func PanesFor(a *Aggregate) (SlidingPanes, bool) {
 		if !ok {
 			continue
 		}
-		return SlidingPanes{Key: key, Width: w.Width, Slide: w.Slide, Input: input}, true
+		return SlidingPanes{Key: key, Width: w.Width, Slide: w.Slide, Start: w.Start, Input: input}, true
 	}
 	return SlidingPanes{}, false
 }

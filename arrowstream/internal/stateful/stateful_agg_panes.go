@@ -49,6 +49,7 @@ const ConfSlidingPanes = "arrowstream.streaming.slidingWindowPanes"
 // paneMode is a sliding window aggregation's pane parameters.
 type paneMode struct {
 	width, slide int64     // µs; slide divides width
+	start        int64     // µs: windows and panes start and end at start + j·slide
 	input        plan.Node // the aggregation's input over panes
 	on           bool      // the current epoch's input is by panes
 }
@@ -87,6 +88,19 @@ func (p *paneMode) lastEnd(start, end int64) int64 {
 		return start + p.width
 	}
 	return end
+}
+
+// boundIn reports whether a window or pane bound (start + j·slide) lies
+// in (lo, hi] (µs).
+func (p *paneMode) boundIn(lo, hi int64) bool {
+	if hi <= lo {
+		return false
+	}
+	m := (p.start - (lo + 1)) % p.slide
+	if m < 0 {
+		m += p.slide
+	}
+	return lo+1+m <= hi
 }
 
 // windowBounds returns the start and end (µs) columns of a window key
@@ -142,7 +156,11 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 		l.indexed[g] = true // held in open: not indexed again
 		l.open = append(l.open, g)
 	}
-	if len(l.open) == 0 {
+	lo, hi := lateMs*1000, wmMs*1000
+	if len(l.open) == 0 || !s.panes.boundIn(lo, hi) {
+		// No window ends in (lo, hi]: none to emit, and no group's
+		// last window either (an epoch whose watermark moved less
+		// than a slide reads nothing).
 		return nil, nil
 	}
 	st, err := l.agg.State(l.open)
@@ -150,7 +168,6 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 		return nil, err
 	}
 	defer st.Release()
-	lo, hi := lateMs*1000, wmMs*1000
 	starts, ends, _ := windowBounds(st.Column(s.timeKey))
 	var take []int32
 	var wStarts, wEnds []arrow.Timestamp
@@ -264,5 +281,5 @@ func panesFor(x *plan.Aggregate, mode stream.OutputMode, timeKey int) *paneMode 
 	if !ok || p.Key != timeKey {
 		return nil
 	}
-	return &paneMode{width: p.Width, slide: p.Slide, input: p.Input}
+	return &paneMode{width: p.Width, slide: p.Slide, start: p.Start, input: p.Input}
 }
