@@ -106,13 +106,28 @@ func TestSlidingWindowPanesMatchModel(t *testing.T) {
 		for _, restart := range []string{"none", "restart", "toggle"} {
 			for seed := int64(1); seed <= seeds; seed++ {
 				name := fmt.Sprintf("noData=%v/%s/seed=%d", noData, restart, seed)
-				t.Run(name, func(t *testing.T) { runSlidingModel(t, seed, noData, restart) })
+				t.Run(name, func(t *testing.T) { runSlidingModel(t, seed, noData, restart, 3, 10, 24) })
 			}
 		}
 	}
 }
 
-func runSlidingModel(t *testing.T, seed int64, noData bool, restart string) {
+// TestSlidingWindowPanesManyKeys is TestSlidingWindowPanesMatchModel with
+// thousands of keys, so that the live state renumbers its groups
+// (compaction) while panes are open.
+func TestSlidingWindowPanesManyKeys(t *testing.T) {
+	modes := []string{"none", "toggle"}
+	if testing.Short() {
+		modes = modes[1:]
+	}
+	for _, restart := range modes {
+		t.Run(restart, func(t *testing.T) { runSlidingModel(t, 7, true, restart, 3000, 3000, 10) })
+	}
+}
+
+// runSlidingModel runs steps batches of up to perBatch events over keys
+// keys through the sliding window query and slidingModel.
+func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys, perBatch, steps int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
 	s, mem := newTestSession(t)
@@ -149,7 +164,7 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string) {
 	defer func() { q.Stop() }()
 	now := int64(100)
 	lateness := int64(rng.Intn(25) + 1)
-	for step := 0; step < 24; step++ {
+	for step := 0; step < steps; step++ {
 		if restart != "none" && rng.Intn(3) == 0 {
 			q.Stop()
 			if restart == "toggle" {
@@ -159,12 +174,12 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string) {
 		}
 		var events []slidingEvent
 		var rows [][]any
-		for i := rng.Intn(10) + 1; i > 0; i-- {
+		for i := rng.Intn(perBatch) + 1; i > 0; i-- {
 			ts := now - rng.Int63n(lateness)
 			if rng.Intn(10) == 0 {
 				ts = now - 20 - rng.Int63n(40) // far behind: mostly late
 			}
-			e := slidingEvent{key: int64(rng.Intn(3)), t: max(ts, 1)}
+			e := slidingEvent{key: int64(rng.Intn(keys)), t: max(ts, 1)}
 			var v any
 			if rng.Intn(5) > 0 {
 				x := rng.Int63n(200) - 100
