@@ -121,7 +121,7 @@ func TestSlidingWindowPanesManyKeys(t *testing.T) {
 		modes = modes[1:]
 	}
 	for _, restart := range modes {
-		t.Run(restart, func(t *testing.T) { runSlidingModel(t, 7, true, restart, 3000, 3000, 10) })
+		t.Run(restart, func(t *testing.T) { runSlidingModel(t, 7, true, restart, 3000, 4000, 12) })
 	}
 }
 
