@@ -8,6 +8,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -106,7 +107,7 @@ func TestSlidingWindowPanesMatchModel(t *testing.T) {
 		for _, restart := range []string{"none", "restart", "toggle"} {
 			for seed := int64(1); seed <= seeds; seed++ {
 				name := fmt.Sprintf("noData=%v/%s/seed=%d", noData, restart, seed)
-				t.Run(name, func(t *testing.T) { runSlidingModel(t, seed, noData, restart, 3, 10, 24) })
+				t.Run(name, func(t *testing.T) { runSlidingModel(t, seed, noData, restart, 3, 10, 24, "") })
 			}
 		}
 	}
@@ -121,16 +122,29 @@ func TestSlidingWindowPanesManyKeys(t *testing.T) {
 		modes = modes[1:]
 	}
 	for _, restart := range modes {
-		t.Run(restart, func(t *testing.T) { runSlidingModel(t, 7, true, restart, 3000, 4000, 12) })
+		t.Run(restart, func(t *testing.T) { runSlidingModel(t, 7, true, restart, 3000, 4000, 12, "") })
+	}
+}
+
+// TestSlidingWindowPebbleMatchesModel runs the model test with the Pebble
+// provider, whose bounded live state keeps Spark's expanded rows.
+func TestSlidingWindowPebbleMatchesModel(t *testing.T) {
+	for seed := int64(1); seed <= 2; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runSlidingModel(t, seed, true, "restart", 3, 10, 16, "pebble") })
 	}
 }
 
 // runSlidingModel runs steps batches of up to perBatch events over keys
-// keys through the sliding window query and slidingModel.
-func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys, perBatch, steps int) {
+// keys through the sliding window query and slidingModel (provider: the
+// state store, "" for the default).
+func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys, perBatch, steps int, provider string) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
 	s, mem := newTestSession(t)
+	if provider != "" {
+		pebblestate.Register(s)
+		s.SetConf(ConfStateStoreProvider, provider)
+	}
 	if !noData {
 		s.SetConf("spark.sql.streaming.noDataMicroBatches.enabled", "false")
 	}
