@@ -245,6 +245,14 @@ func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, 
 		return plan.BuildScanOn(e.mem, s, raw, env)
 	}
 	kids := n.Children()
+	if i, ok := e.stateful[n]; ok {
+		// A stateful operator may run over a rewritten input (a sliding
+		// window's aggregation over its panes), chosen per epoch from
+		// the query's settings.
+		if c, ok := e.order[i].(stateful.InputChooser); ok {
+			kids = c.ChildNodes(kids, ep.Conf)
+		}
+	}
 	children := make([]vector.Operator, len(kids))
 	for i, k := range kids {
 		op, err := e.build(ctx, k, ep, env, feeds)

@@ -113,7 +113,12 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 				break
 			}
 		}
-		return newStatefulAggregate(p.Mem, opID, x.Input.Schema(), spec, p.Mode, timeKey)
+		s, err := newStatefulAggregate(p.Mem, opID, x.Input.Schema(), spec, p.Mode, timeKey)
+		if err != nil {
+			return nil, err
+		}
+		s.panes = panesFor(x, p.Mode, timeKey)
+		return s, nil
 	case *plan.Deduplicate:
 		in := x.Input.Schema()
 		timeCol, delay := -1, int64(0)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -90,8 +89,12 @@ func (s *statefulSessionWindow) loadTouched(st checkpoint.StateStore, partials [
 // row) breaks ties, so the order is total and deterministic. The returned
 // records (one per input, owned) share the inputs' other columns.
 func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, c codecPair) ([]arrow.Record, error) {
-	ids := map[string]int32{}
-	var refs []sessionRef
+	rows := 0
+	for _, rec := range inputs {
+		rows += int(rec.NumRows())
+	}
+	ids := make(map[string]int32, rows)
+	refs := make([]sessionRef, 0, rows)
 	for ri, rec := range inputs {
 		if err := c.key.encode(rec); err != nil {
 			return nil, err
@@ -106,18 +109,7 @@ func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, c codecPair)
 			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
 	}
-	slices.SortFunc(refs, func(a, b sessionRef) int {
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.start, b.start); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.rec, b.rec); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.row, b.row)
-	})
+	refs = sortSessionRefs(refs, len(ids))
 	mStart := make([][]arrow.Timestamp, len(inputs))
 	mEnd := make([][]arrow.Timestamp, len(inputs))
 	for ri, rec := range inputs {
@@ -187,7 +179,7 @@ func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []
 		n += rec.NumRows()
 	}
 	for k, l := range lists {
-		sort.Slice(l, func(a, b int) bool { return l[a].start < l[b].start })
+		slices.SortFunc(l, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
 		es := make([]sessionEntry, len(l))
 		for i, e := range l {
 			es[i] = e.sessionEntry
@@ -199,3 +191,34 @@ func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []
 	}
 	return n, nil
 }
+
+// sortSessionRefs orders refs by (key, start, rec, row). refs come in
+// (rec, row) order, so a stable placement by key (a counting sort: keys
+// are numbered 0..nKeys-1) followed by a stable sort of each key's few
+// sessions by start gives that order without comparing keys: the
+// general sort was most of the merge's time with many keys of one or two
+// sessions each.
+func sortSessionRefs(refs []sessionRef, nKeys int) []sessionRef {
+	at := make([]int32, nKeys+1)
+	for _, r := range refs {
+		at[r.key+1]++
+	}
+	for k := 1; k <= nKeys; k++ {
+		at[k] += at[k-1]
+	}
+	out := make([]sessionRef, len(refs))
+	next := slices.Clone(at[:nKeys])
+	for _, r := range refs {
+		out[next[r.key]] = r
+		next[r.key]++
+	}
+	for k := 0; k < nKeys; k++ {
+		run := out[at[k]:at[k+1]]
+		if len(run) > 1 && !slices.IsSortedFunc(run, byStart) {
+			slices.SortStableFunc(run, byStart)
+		}
+	}
+	return out
+}
+
+func byStart(a, b sessionRef) int { return cmp.Compare(a.start, b.start) }

@@ -67,6 +67,9 @@ type statefulAggregate struct {
 	// query's limit; the groups reserve their own (vector.LiveAggregate).
 	acct stateAccount
 	raw  liveRawBinding // input rows folded into live directly
+	// panes: a sliding window in Append mode, aggregated by panes
+	// (stateful_agg_panes.go); nil otherwise.
+	panes *paneMode
 	// pending is the version the live state holds once this epoch commits.
 	pending int64
 
@@ -212,7 +215,12 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	case stream.Append:
 		if evicting && ep.HasWatermark {
 			var evicted arrow.Record
-			if evicted, err = s.evict(ctx, ep.WatermarkMs); evicted != nil {
+			if s.panes != nil && s.spill == nil {
+				evicted, err = s.evictPanes(ctx, ep.LateWatermarkMs, ep.WatermarkMs)
+			} else {
+				evicted, err = s.evict(ctx, ep.WatermarkMs)
+			}
+			if evicted != nil {
 				out = []arrow.Record{evicted}
 			}
 		}

@@ -80,7 +80,7 @@ func (s *statefulAggregate) fold(ctx context.Context, ep Epoch, input vector.Ope
 			return err
 		}
 		if evicting && ep.HasWatermark && !late {
-			late = s.anyAtOrBelow(keys[i][s.timeKey], ep.LateWatermarkMs)
+			late = s.anyLate(keys[i][s.timeKey], ep.LateWatermarkMs)
 		}
 	}
 	if late {
@@ -112,8 +112,7 @@ func (s *statefulAggregate) foldPartial(ctx context.Context, ep Epoch, input vec
 	evicting := s.evicting()
 	if evicting && ep.HasWatermark {
 		dropped, err := dropLate(s.mem, partials, func(rec arrow.Record) []int32 {
-			keep, _ := s.selectByTime(rec, ep.LateWatermarkMs, false)
-			return keep
+			return s.notLate(rec, ep.LateWatermarkMs)
 		})
 		s.progress.NumRowsDroppedByWatermark += dropped
 		if err != nil {

@@ -25,7 +25,11 @@ type aggLive struct {
 	version int64
 
 	times   timeHeap[int32] // groups with a valid time key, earliest first
-	indexed []bool          // by group: in times
+	indexed []bool          // by group: in times (or in open)
+	// open holds, for a sliding window aggregated by panes, the groups
+	// taken from times whose first window was emitted but not their
+	// last (stateful_agg_panes.go).
+	open []int32
 
 	touched []uint32 // by group: the epoch stamp of its last change
 	stamp   uint32
@@ -182,6 +186,11 @@ func (l *aggLive) compact(ctx context.Context) error {
 		}
 		l.times[i].v = g // same times, same heap order
 	}
+	for i, g := range l.open {
+		if l.open[i] = remap[g]; l.open[i] < 0 {
+			return fmt.Errorf("arrowstream: live aggregation state: open pane group %d was deleted", g)
+		}
+	}
 	n := l.agg.NumGroups()
 	indexed := make([]bool, n)
 	for old, g := range remap {
@@ -206,7 +215,7 @@ func (l *aggLive) compact(ctx context.Context) error {
 // heapBytes is the Go-heap memory of the live state.
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timed[int32]{})) +
-		int64(cap(l.indexed)) + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
+		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
 		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4
 }
 

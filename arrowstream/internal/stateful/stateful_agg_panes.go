@@ -1,0 +1,285 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// Sliding windows by panes (Flink's sliding-window panes). A sliding
+// window of width S and slide L puts each row into S/L windows; Spark
+// expands the row into all of them and aggregates each. In Append mode
+// the aggregation instead runs over the windows' panes — the tumbling
+// windows of width L — so that each row updates one group, and combines
+// a window's S/L panes when the window is emitted (its end at or below
+// the watermark). The answer is Spark's:
+//
+//   - A pane [p, p+L) lies in the windows ending at p+L, p+2L, …, p+S.
+//   - Batch N emits the windows whose end is in (W_late, W_evict]: those
+//     at or below W_late were emitted by an earlier batch (W_late is the
+//     previous batch's W_evict), and a row whose window ends there is
+//     late for that window (Spark drops that copy of the row), so adding
+//     the row to its pane changes only windows not yet emitted.
+//   - A row is dropped when all its windows are late: its pane's last
+//     window end p+S ≤ W_late. A pane leaves the state once its last
+//     window is emitted.
+//   - Only aggregates whose partial states combine exactly in any
+//     grouping are computed this way (plan.PanesFor); the others, and
+//     Update and Complete mode, keep the expanded rows.
+//
+// A state group whose window is not a pane (a whole window of width S:
+// state written before panes, or an epoch that ran with panes turned
+// off) counts in that window only, so that both kinds mix in one state.
+// The numRowsDroppedByWatermark metric counts dropped pane rows, not
+// dropped window copies.
+
+// ConfSlidingPanes turns the pane computation of sliding windows off
+// ("false"): the aggregation then runs over the expanded rows, as Spark
+// does. It is read each epoch; state written either way reads the other.
+const ConfSlidingPanes = "arrowstream.streaming.slidingWindowPanes"
+
+// paneMode is a sliding window aggregation's pane parameters.
+type paneMode struct {
+	width, slide int64     // µs; slide divides width
+	start        int64     // µs: windows and panes start and end at start + j·slide
+	input        plan.Node // the aggregation's input over panes
+	on           bool      // the current epoch's input is by panes
+}
+
+// InputChooser is a stateful operator that may run over another input
+// than its plan node's children: ChildNodes returns the nodes to build
+// for the epoch (kids: the node's own children).
+type InputChooser interface {
+	ChildNodes(kids []plan.Node, conf map[string]string) []plan.Node
+}
+
+// ChildNodes implements InputChooser: the pane input when panes are on
+// for the epoch (state kept live in memory, not turned off by
+// ConfSlidingPanes).
+func (s *statefulAggregate) ChildNodes(kids []plan.Node, conf map[string]string) []plan.Node {
+	if s.panes == nil {
+		return kids
+	}
+	s.panes.on = false
+	if strings.EqualFold(strings.TrimSpace(conf[ConfSlidingPanes]), "false") {
+		return kids
+	}
+	if _, bounded, err := liveStateBudget(conf); err != nil || bounded {
+		// The bounded (Pebble) path keeps its groups partly out of
+		// memory and evicts them whole.
+		return kids
+	}
+	s.panes.on = true
+	return []plan.Node{s.panes.input}
+}
+
+// lastEnd is the end of the last window a group of window [start, end)
+// counts in (µs).
+func (p *paneMode) lastEnd(start, end int64) int64 {
+	if end-start == p.slide {
+		return start + p.width
+	}
+	return end
+}
+
+// boundIn reports whether a window or pane bound (start + j·slide) lies
+// in (lo, hi] (µs).
+func (p *paneMode) boundIn(lo, hi int64) bool {
+	if hi <= lo {
+		return false
+	}
+	m := (p.start - (lo + 1)) % p.slide
+	if m < 0 {
+		m += p.slide
+	}
+	return lo+1+m <= hi
+}
+
+// windowBounds returns the start and end (µs) columns of a window key
+// column and the array whose validity says which are null.
+func windowBounds(col arrow.Array) (starts, ends []arrow.Timestamp, valid arrow.Array) {
+	st := col.(*array.Struct)
+	return st.Field(0).(*array.Timestamp).TimestampValues(), st.Field(1).(*array.Timestamp).TimestampValues(), st.Field(1)
+}
+
+// anyLate reports whether a valid row of the watermark key column col is
+// late at the late watermark wmMs: every window it counts in ends at or
+// before it.
+func (s *statefulAggregate) anyLate(col arrow.Array, wmMs int64) bool {
+	if s.panes == nil {
+		return s.anyAtOrBelow(col, wmMs)
+	}
+	starts, ends, valid := windowBounds(col)
+	limit := wmMs * 1000
+	for i := range ends {
+		if s.panes.lastEnd(int64(starts[i]), int64(ends[i])) <= limit && valid.IsValid(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// notLate returns the rows of rec (partial layout) that are not late at
+// the late watermark wmMs.
+func (s *statefulAggregate) notLate(rec arrow.Record, wmMs int64) []int32 {
+	if s.panes == nil {
+		keep, _ := s.selectByTime(rec, wmMs, false)
+		return keep
+	}
+	starts, ends, valid := windowBounds(rec.Column(s.timeKey))
+	limit := wmMs * 1000
+	keep := make([]int32, 0, len(ends))
+	for i := range ends {
+		if !valid.IsValid(i) || s.panes.lastEnd(int64(starts[i]), int64(ends[i])) > limit {
+			keep = append(keep, int32(i))
+		}
+	}
+	return keep
+}
+
+// evictPanes emits the windows whose end is in (lateMs, wmMs] from the
+// panes (and whole windows) that lie in them, and removes the groups
+// whose last window it emitted. It returns the windows' partial states,
+// one row per key and window (nil when none).
+func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) (arrow.Record, error) {
+	start := time.Now()
+	l := s.live
+	for _, g := range l.due(wmMs * 1000) {
+		l.indexed[g] = true // held in open: not indexed again
+		l.open = append(l.open, g)
+	}
+	lo, hi := lateMs*1000, wmMs*1000
+	if len(l.open) == 0 || !s.panes.boundIn(lo, hi) {
+		// No window ends in (lo, hi]: none to emit, and no group's
+		// last window either (an epoch whose watermark moved less
+		// than a slide reads nothing).
+		return nil, nil
+	}
+	st, err := l.agg.State(l.open)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Release()
+	starts, ends, _ := windowBounds(st.Column(s.timeKey))
+	var take []int32
+	var wStarts, wEnds []arrow.Timestamp
+	var gone []int32
+	keep := l.open[:0]
+	for i, g := range l.open {
+		a, b := int64(starts[i]), int64(ends[i])
+		first, step := b, s.panes.slide
+		if b-a != s.panes.slide {
+			step = b - a + 1 // a whole window: its own end only
+		}
+		last := s.panes.lastEnd(a, b)
+		for e := first; e <= last; e += step {
+			if e > lo && e <= hi {
+				take = append(take, int32(i))
+				wStarts = append(wStarts, arrow.Timestamp(e-s.panes.width))
+				wEnds = append(wEnds, arrow.Timestamp(e))
+			}
+		}
+		if last <= hi {
+			gone = append(gone, g)
+		} else {
+			keep = append(keep, g)
+		}
+	}
+	l.open = keep
+	var out arrow.Record
+	if len(take) > 0 {
+		if out, err = s.combinePanes(ctx, st, take, wStarts, wEnds); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.removeGroups(gone); err != nil {
+		if out != nil {
+			out.Release()
+		}
+		return nil, err
+	}
+	for _, g := range gone {
+		l.indexed[g] = false
+	}
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	return out, nil
+}
+
+// combinePanes returns the partial state of each (key, window) from the
+// pane rows take of st, each given its window's bounds: the rows of the
+// same key and window merged (a scratch live aggregation, whose merge is
+// the state's own).
+func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, take []int32, starts, ends []arrow.Timestamp) (arrow.Record, error) {
+	rows, err := vector.TakeRecord(s.mem, st, take)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]arrow.Array, rows.NumCols())
+	copy(cols, rows.Columns())
+	win := windowArray(s.mem, starts, ends)
+	defer win.Release()
+	cols[s.timeKey] = win
+	exp := array.NewRecord(s.partialSchema, cols, int64(len(take)))
+	rows.Release()
+	defer exp.Release()
+	agg, err := vector.NewLiveAggregate(s.mem, s.partialSchema, s.nKeys, s.spec.Aggregates)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
+	}
+	defer agg.Close()
+	if _, err := agg.Merge(ctx, exp); err != nil {
+		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
+	}
+	all := make([]int32, agg.NumGroups())
+	for i := range all {
+		all[i] = int32(i)
+	}
+	return agg.State(all)
+}
+
+// removeGroups deletes groups from the live state and the stores.
+func (s *statefulAggregate) removeGroups(gids []int32) error {
+	if len(gids) == 0 {
+		return nil
+	}
+	gone, err := s.live.agg.State(gids)
+	if err != nil {
+		return err
+	}
+	defer gone.Release()
+	if err := s.keyCodec.encode(gone); err != nil {
+		return err
+	}
+	for i := 0; s.log.on() && i < int(gone.NumRows()); i++ {
+		s.log.remove(s.state.scheme.of(s.keyCodec, i, len(s.state.stores)), s.keyCodec.at(i))
+	}
+	for i := 0; !s.log.on() && i < int(gone.NumRows()); i++ {
+		if err := s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i)); err != nil {
+			return fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
+		}
+	}
+	s.live.remove(gids)
+	s.progress.NumRowsRemoved += gone.NumRows()
+	return nil
+}
+
+// panesFor returns the pane parameters of an Append-mode aggregation over
+// a sliding window key timeKey, or nil.
+func panesFor(x *plan.Aggregate, mode stream.OutputMode, timeKey int) *paneMode {
+	if mode != stream.Append || timeKey < 0 {
+		return nil
+	}
+	p, ok := plan.PanesFor(x)
+	if !ok || p.Key != timeKey {
+		return nil
+	}
+	return &paneMode{width: p.Width, slide: p.Slide, start: p.Start, input: p.Input}
+}
