@@ -51,6 +51,19 @@ func TestMemoryMeter(t *testing.T) {
 	if h, ok := figs["heap_after_gc"]; !ok || h <= 0 || h >= n {
 		t.Errorf("heap after GC %v with %d bytes mapped", h, n)
 	}
+	// The runtime's share is split by class; the baseline's file pages are
+	// the binary's, its anonymous memory holds the runtime.
+	if figs["peak_go_resident"] <= 0 || figs["at_peak_heap_objects"] <= 0 ||
+		figs["at_peak_heap_objects"] > figs["peak_go_resident"] || figs["at_peak_stacks"] <= 0 {
+		t.Errorf("runtime figures %v", figs)
+	}
+	if _, ok := figs["gc_cpu_seconds"]; !ok {
+		t.Errorf("no gc_cpu_seconds in %v", figs)
+	}
+	if figs["baseline_rss_file"] <= 0 || figs["baseline_rss_anon"] <= 0 ||
+		figs["baseline_rss_file"]+figs["baseline_rss_anon"] > figs["baseline_rss"]*1.01 {
+		t.Errorf("baseline parts %v", figs)
+	}
 	// The peak was read before the buffer was freed: it does not move.
 	if p := m.Peak(); p != int64(figs["peak_rss"]) {
 		t.Errorf("peak moved from %v to %d", figs["peak_rss"], p)

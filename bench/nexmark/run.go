@@ -46,9 +46,15 @@ type engineRun struct {
 // per epoch: each epoch's latency runs from adding its records to the
 // streams to ProcessAllAvailable's return, when the epoch (and the no-data
 // epoch its watermark causes) is committed and its rows are visible in
-// the memory sink. Batches are borrowed.
-func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch) (_ *engineRun, err error) {
-	meter := harness.StartMemory()
+// the memory sink. Batches are borrowed. A positive target runs the
+// engine under a soft memory limit of that many bytes per held byte over
+// the baseline (harness.Config.MemoryTarget).
+func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch, target float64) (_ *engineRun, err error) {
+	meter, err := harness.StartMemoryFor(harness.Config{MemoryTarget: target})
+	if err != nil {
+		return nil, err
+	}
+	defer meter.Stop()
 	peak := newPeakAllocator(mem)
 	pool := vector.NewPoolAllocator(peak, 0)
 	defer pool.Close()

@@ -112,7 +112,7 @@ func RunQuery(ctx context.Context, cfg harness.Config, name string, size Size) (
 	}
 	defer os.RemoveAll(dir)
 
-	eng, err := runEngine(ctx, mem, dir, q, batches)
+	eng, err := runEngine(ctx, mem, dir, q, batches, cfg.MemoryTarget)
 	if err != nil {
 		return nil, fmt.Errorf("%s: engine: %w", workload, err)
 	}
