@@ -57,6 +57,11 @@ func TestMemoryMeter(t *testing.T) {
 		figs["at_peak_heap_objects"] > figs["peak_go_resident"] || figs["at_peak_stacks"] <= 0 {
 		t.Errorf("runtime figures %v", figs)
 	}
+	// The mapped buffer was touched before the first ObserveHeld: the
+	// sampled anonymous growth sees it (n bytes for n/2 held).
+	if r := figs["anon_growth_per_held_byte"]; r < 1.9 {
+		t.Errorf("anonymous growth per held byte %v after touching %d bytes, figures %v", r, n, figs)
+	}
 	if _, ok := figs["gc_cpu_seconds"]; !ok {
 		t.Errorf("no gc_cpu_seconds in %v", figs)
 	}

@@ -27,7 +27,11 @@ type engineRun struct {
 	cpu       time.Duration   // process CPU (getrusage) over the epochs
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
-	answer    []string
+	// arrowEnd is the Arrow bytes in use after the last epoch (the pool's
+	// free buffers left out) and heldEnd the held bytes then: what the
+	// held figure leaves out of the engine's Arrow memory.
+	arrowEnd, heldEnd int64
+	answer            []string
 	// stateRows and peakStateRows are the rows in the query's state
 	// (progress numRowsTotal over its stateful operators) after the last
 	// epoch and at most after any epoch.
@@ -129,7 +133,9 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		}
 		meter.ObserveHeld(held)
 		meter.ObservePooled(int64(pool.Retained() + pool.RetainedLarge()))
+		run.heldEnd = held
 	}
+	run.arrowEnd = peak.Current() - int64(pool.Retained()+pool.RetainedLarge())
 	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
 	// The Go heap after a collection, while the query still holds its
