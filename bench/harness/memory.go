@@ -240,7 +240,8 @@ func (m *MemoryMeter) Figures(workload string) []Figure {
 // "at_peak_heap_objects" live or unswept objects, "at_peak_heap_free"
 // free pages kept, "at_peak_heap_unused" free slots in spans in use,
 // "at_peak_stacks" goroutine and thread stacks); and the collector's CPU
-// over the run ("gc_cpu_seconds", the runtime's estimate).
+// over the run ("gc_cpu_seconds", the runtime's estimate, without the
+// marking it does on idle processors).
 func (m *MemoryMeter) runtimeFigures(fig func(string, float64, string) Figure) []Figure {
 	var figs []Figure
 	if m.baselineFile > 0 || m.baselineAnon > 0 {

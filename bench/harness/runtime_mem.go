@@ -12,13 +12,13 @@ import (
 // metadata. Memory outside the runtime (mapped buffers, the binary's
 // pages) is the resident set minus resident().
 type runtimeMem struct {
-	total        int64 // everything the runtime mapped
-	heapObjects  int64 // live and not yet swept objects
-	heapFree     int64 // free heap pages still mapped (not released)
-	heapReleased int64 // free heap pages returned to the OS
-	heapUnused   int64 // free slots inside spans in use
-	stacks       int64 // goroutine and OS thread stacks
-	gcCPU        float64
+	total        int64   // everything the runtime mapped
+	heapObjects  int64   // live and not yet swept objects
+	heapFree     int64   // free heap pages still mapped (not released)
+	heapReleased int64   // free heap pages returned to the OS
+	heapUnused   int64   // free slots inside spans in use
+	stacks       int64   // goroutine and OS thread stacks
+	gcCPU        float64 // the collector's CPU seconds so far (estimated, idle marking left out)
 }
 
 // resident is what the runtime holds mapped and not returned to the OS:
@@ -34,6 +34,7 @@ var runtimeMemNames = []string{
 	"/memory/classes/heap/stacks:bytes",
 	"/memory/classes/os-stacks:bytes",
 	"/cpu/classes/gc/total:cpu-seconds",
+	"/cpu/classes/gc/mark/idle:cpu-seconds",
 }
 
 // runtimeSampler reads runtimeMem with a reused sample slice (ObserveHeld
@@ -63,8 +64,11 @@ func (s *runtimeSampler) read() runtimeMem {
 		total: u(0), heapObjects: u(1), heapFree: u(2), heapReleased: u(3),
 		heapUnused: u(4), stacks: u(5) + u(6),
 	}
-	if v := s.samples[7].Value; v.Kind() == metrics.KindFloat64 {
-		r.gcCPU = v.Float64()
+	// The collector's CPU without its idle-priority marking, which runs
+	// only on processors that have nothing else to do (and which the
+	// runtime counts at their full time).
+	if v, idle := s.samples[7].Value, s.samples[8].Value; v.Kind() == metrics.KindFloat64 && idle.Kind() == metrics.KindFloat64 {
+		r.gcCPU = v.Float64() - idle.Float64()
 	}
 	return r
 }

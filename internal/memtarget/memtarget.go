@@ -24,6 +24,16 @@ type Policy struct {
 	// Ceiling is the largest limit set (0: none; else typically the
 	// process's hard budget).
 	Ceiling int64
+	// Slack is the share of the live heap (as the last collection marked
+	// it) the limit always leaves free over it, at least SlackMin bytes
+	// (0: 1/8 and 4 MiB). Without it a limit under what is live (memory
+	// the held bytes do not count: a query's own structures, an epoch's
+	// working set) makes the collector run back to back, up to half the
+	// CPU; with it the collector runs at most once per Slack of the live
+	// heap allocated, as with GOGC=100·Slack, and the ratio is met only
+	// where the live memory allows it.
+	Slack    float64
+	SlackMin int64
 }
 
 // Target applies a Policy to the process's soft memory limit. Safe for
@@ -31,6 +41,9 @@ type Policy struct {
 type Target struct {
 	policy Policy
 	set    func(int64) int64 // debug.SetMemoryLimit; tests replace it
+	// live reads what the limit must leave room for: the runtime's memory
+	// that is not heap objects or free heap, plus the live heap.
+	live func() int64
 
 	mu    sync.Mutex
 	prev  int64 // the limit before Start, restored by Stop
@@ -38,21 +51,35 @@ type Target struct {
 	held  int64 // the held bytes it was set for
 }
 
-// defaultHeadroom is Floor over Base when the policy leaves it zero.
-const defaultHeadroom = 4 << 20
+// Defaults: Floor over Base, Slack and SlackMin when the policy leaves
+// them zero.
+const (
+	defaultHeadroom = 4 << 20
+	defaultSlack    = 1.0 / 8
+	defaultSlackMin = 4 << 20
+)
 
 // Start validates p, measures Base when it is zero and sets the limit for
 // nothing held.
 func Start(p Policy) (*Target, error) {
-	return start(p, debug.SetMemoryLimit, runtimeMemory)
+	return start(p, debug.SetMemoryLimit, runtimeMemory, liveMemory)
 }
 
-func start(p Policy, set func(int64) int64, measure func() int64) (*Target, error) {
+func start(p Policy, set func(int64) int64, measure, live func() int64) (*Target, error) {
 	if !(p.Ratio > 0) || math.IsInf(p.Ratio, 0) {
 		return nil, fmt.Errorf("memtarget: ratio %v: must be a positive number", p.Ratio)
 	}
-	if p.Base < 0 || p.Floor < 0 || p.Ceiling < 0 {
-		return nil, fmt.Errorf("memtarget: negative base %d, floor %d or ceiling %d", p.Base, p.Floor, p.Ceiling)
+	if p.Base < 0 || p.Floor < 0 || p.Ceiling < 0 || p.SlackMin < 0 {
+		return nil, fmt.Errorf("memtarget: negative base %d, floor %d, ceiling %d or minimum slack %d", p.Base, p.Floor, p.Ceiling, p.SlackMin)
+	}
+	if p.Slack < 0 || math.IsNaN(p.Slack) || math.IsInf(p.Slack, 0) {
+		return nil, fmt.Errorf("memtarget: slack %v: must be a non-negative number", p.Slack)
+	}
+	if p.Slack == 0 {
+		p.Slack = defaultSlack
+	}
+	if p.SlackMin == 0 {
+		p.SlackMin = defaultSlackMin
 	}
 	if p.Base == 0 {
 		p.Base = measure()
@@ -63,17 +90,25 @@ func start(p Policy, set func(int64) int64, measure func() int64) (*Target, erro
 	if p.Ceiling > 0 && p.Floor > p.Ceiling {
 		return nil, fmt.Errorf("memtarget: floor %d above ceiling %d", p.Floor, p.Ceiling)
 	}
-	t := &Target{policy: p, set: set}
+	t := &Target{policy: p, set: set, live: live}
 	t.prev = set(-1) // a negative limit reads the current one
 	t.Update(0)
 	return t, nil
 }
 
-// Limit is the limit the policy gives for held bytes.
-func (p Policy) Limit(held int64) int64 {
+// Limit is the limit the policy gives for held bytes when live bytes
+// (the runtime's memory besides heap objects and free heap, plus the
+// live heap) must fit: Base + Ratio·held, at least Floor and live plus
+// its slack, at most Ceiling.
+func (p Policy) Limit(held, live int64) int64 {
 	limit := int64(math.MaxInt64)
 	if l := float64(p.Base) + p.Ratio*float64(max(held, 0)); l < math.MaxInt64 {
 		limit = max(int64(l), p.Floor)
+	}
+	if l := float64(live) + max(p.Slack*float64(live), float64(p.SlackMin)); l < math.MaxInt64 {
+		limit = max(limit, int64(l))
+	} else {
+		limit = math.MaxInt64
 	}
 	if p.Ceiling > 0 {
 		limit = min(limit, p.Ceiling)
@@ -82,10 +117,11 @@ func (p Policy) Limit(held int64) int64 {
 }
 
 // Update sets the limit for the bytes held now and returns it. Called
-// after each epoch (or each change of a table's size), it is cheap: a
-// limit equal to the last one is not set again.
+// after each epoch (or each change of a table's size), it is cheap (a
+// read of runtime/metrics; a limit equal to the last one is not set
+// again).
 func (t *Target) Update(held int64) int64 {
-	limit := t.policy.Limit(held)
+	limit := t.policy.Limit(held, t.live())
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.held = held
@@ -112,6 +148,28 @@ func (t *Target) Stop() {
 	defer t.mu.Unlock()
 	t.set(t.prev)
 	t.limit = t.prev
+}
+
+// liveMemory is what a limit must leave room for now: the runtime's
+// memory (as the limit counts it) less the heap's objects and free pages,
+// plus the live heap the last collection marked.
+func liveMemory() int64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	metrics.Read(s)
+	var v [5]int64
+	for i := range s {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		v[i] = int64(s[i].Value.Uint64())
+	}
+	return max(v[0]-v[1]-v[2]-v[3], 0) + v[4]
 }
 
 // runtimeMemory is what the Go runtime's memory limit counts now, after a
