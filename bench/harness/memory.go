@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,8 +243,18 @@ func (m *MemoryMeter) Figures(workload string) []Figure {
 // "at_peak_stacks" goroutine and thread stacks); and the collector's CPU
 // over the run ("gc_cpu_seconds", the runtime's estimate, without the
 // marking it does on idle processors).
-func (m *MemoryMeter) runtimeFigures(fig func(string, float64, string) Figure) []Figure {
+// A figure that is zero (no free heap at the peak, no collection during
+// a short run) is left out, as the workloads leave out figures they
+// cannot tell.
+func (m *MemoryMeter) runtimeFigures(mk func(string, float64, string) Figure) []Figure {
 	var figs []Figure
+	fig := func(name string, v float64, unit string) Figure {
+		if v <= 0 {
+			return Figure{}
+		}
+		return mk(name, v, unit)
+	}
+
 	if m.baselineFile > 0 || m.baselineAnon > 0 {
 		figs = append(figs, fig("baseline_rss_file", float64(m.baselineFile), "bytes"),
 			fig("baseline_rss_anon", float64(m.baselineAnon), "bytes"))
@@ -276,7 +287,7 @@ func (m *MemoryMeter) runtimeFigures(fig func(string, float64, string) Figure) [
 		figs = append(figs, fig("memory_target_ratio", m.target.Policy().Ratio, "ratio"),
 			fig("memory_target_base", float64(m.target.Policy().Base), "bytes"))
 	}
-	return figs
+	return slices.DeleteFunc(figs, func(f Figure) bool { return f.Figure == "" })
 }
 
 // heapGoal is the collector's current heap goal (runtime/metrics

@@ -21,6 +21,7 @@ func TestMemoryMeter(t *testing.T) {
 	for i := 0; i < n; i += 4096 {
 		b[i] = 1
 	}
+	runtime.GC() // a collection inside the run, for gc_cpu_seconds
 	m.ObserveHeld(n / 4)
 	m.ObserveHeld(n / 2)
 	m.ObserveHeld(n / 8)
