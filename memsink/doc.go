@@ -37,7 +37,11 @@
 // MaxRecordRows rows from the table's allocator, a run that keeps each
 // epoch as a row range: AsOf, Since, History and RecordsWithEpoch see the
 // same epochs as before, and a record spanning several epochs has Part
-// epoch -1. The run replaces its epochs in a new version; snapshots of
+// epoch -1. Background merges are tiered: a run is merged again only
+// with at least as many rows after it, so a row is copied a logarithmic
+// number of times on its way into a full record (and a few runs of
+// halving size wait to fill); [Table.Compact] merges everything it can.
+// The run replaces its epochs in a new version; snapshots of
 // older versions keep the records they list. Retention evicting part of a
 // run slices it, so the evicted rows' buffers stay held until the run is
 // recopied (at the next commit once it is half evicted). [Size] reports
