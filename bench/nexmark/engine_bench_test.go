@@ -57,7 +57,7 @@ func BenchmarkEngineEpochs(b *testing.B) {
 func engineEpochs(b *testing.B, q query, batches []Batch) {
 	var events, cpu, epochs int64
 	for b.Loop() {
-		run, err := runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, batches)
+		run, err := runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, batches, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
