@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
@@ -48,6 +49,13 @@ const joinScratchMax = 1 << 20
 // scratch's space when it is not nil (the bytes then live until scratch is
 // next used).
 func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byte, error) {
+	return encodeJoinRecord(s.mem, rec, scratch)
+}
+
+// encodeJoinRecord is encodeJoinBatch with the allocator given: a live
+// snapshot (stateful_join_snapshot.go) encodes batches on a maintenance
+// goroutine, without the operator.
+func encodeJoinRecord(mem memory.Allocator, rec arrow.Record, scratch *[]byte) ([]byte, error) {
 	// Sized for the rows and the stream's framing up front: growing the
 	// buffer while writing copied each batch several times. The rows'
 	// bytes, not their buffers': a batch may be a slice of an epoch's
@@ -67,7 +75,7 @@ func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byt
 			*scratch = buf.Bytes()[:0]
 		}
 	}()
-	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(s.mem))
+	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
 	if err := w.Write(rec); err != nil {
 		w.Close()
 		return nil, err
