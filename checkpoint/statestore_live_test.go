@@ -283,3 +283,64 @@ func TestLiveSnapshotDamage(t *testing.T) {
 		})
 	}
 }
+
+// sizedView is a mapView that tells its entries' bytes (LiveSizer),
+// possibly wrong: the hint only sizes the body.
+type sizedView struct {
+	*mapView
+	hint int64
+}
+
+func (v sizedView) EntryBytes() int64 { return v.hint }
+
+// TestEncodeLiveViewLargeValues: a view whose values straddle
+// liveDirectMin (written as chunks of their own) between small ones (in
+// the arena's chunks) decodes to its entries, with or without a size
+// hint, right or wrong.
+func TestEncodeLiveViewLargeValues(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	data := map[string]string{}
+	var total int64
+	for i := range 40 {
+		n := r.Intn(16)
+		switch i % 4 {
+		case 1:
+			n = liveDirectMin - 1 + r.Intn(3)
+		case 3:
+			n = liveDirectMin * (1 + r.Intn(4))
+		}
+		v := make([]byte, n)
+		r.Read(v)
+		k := fmt.Sprintf("k%03d", i)
+		data[k] = string(v)
+		total += int64(len(k) + n)
+	}
+	var held atomic.Int64
+	for _, hint := range []int64{-1, 0, total / 3, total} {
+		held.Add(1)
+		var view LiveView = &mapView{data: data, released: &held}
+		if hint >= 0 {
+			view = sizedView{view.(*mapView), hint}
+		}
+		raw, entries, state, err := encodeLiveView(view)
+		view.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if entries != int64(len(data)) || state != total {
+			t.Fatalf("hint %d: %d entries of %d bytes, want %d of %d", hint, entries, state, len(data), total)
+		}
+		got := map[string][]byte{}
+		if err := decodeState(nil, raw, got); err != nil {
+			t.Fatalf("hint %d: %v", hint, err)
+		}
+		if len(got) != len(data) {
+			t.Fatalf("hint %d: %d entries decoded, want %d", hint, len(got), len(data))
+		}
+		for k, v := range data {
+			if string(got[k]) != v {
+				t.Fatalf("hint %d: key %s decodes %d bytes, want %d", hint, k, len(got[k]), len(v))
+			}
+		}
+	}
+}

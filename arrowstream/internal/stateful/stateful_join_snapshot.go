@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Snapshots of the stream-stream join's state from its live batches
@@ -160,7 +162,8 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		if r.off != 0 || r.n != rec.NumRows() {
 			rec = rec.NewSlice(r.off, r.off+r.n)
 		}
-		raw, err := encodeJoinRecord(v.mem, rec, &scratch)
+		// The space is kept whatever its size: it lives for this call.
+		raw, err := encodeJoinRecordMax(v.mem, rec, &scratch, math.MaxInt)
 		if rec != r.rec {
 			rec.Release()
 		}
@@ -183,4 +186,25 @@ func (v *joinView) Release() {
 		r.rec.Release()
 	}
 	v.rows, v.metas = nil, nil
+}
+
+// EntryBytes implements checkpoint.LiveSizer: about the bytes of the
+// entries (each batch's rows and its IPC framing, as encodeJoinRecord
+// sizes its buffer), so that the snapshot's body is allocated once.
+func (v *joinView) EntryBytes() int64 {
+	var n int64
+	for _, m := range v.metas {
+		n += int64(len(m[0]) + len(m[1]))
+	}
+	for _, r := range v.rows {
+		rec := r.rec
+		if r.off != 0 || r.n != rec.NumRows() {
+			rec = rec.NewSlice(r.off, r.off+r.n)
+		}
+		n += int64(len(r.key)) + vector.SlicedRecordBytes(rec) + rec.NumCols()*72 + 1024
+		if rec != r.rec {
+			rec.Release()
+		}
+	}
+	return n
 }
