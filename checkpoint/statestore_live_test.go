@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand"
 	"os"
@@ -293,10 +294,31 @@ type sizedView struct {
 
 func (v sizedView) EntryBytes() int64 { return v.hint }
 
+// streamedView is a mapView that writes its large values through
+// emitFrom (LiveStreamer), in pieces.
+type streamedView struct{ *mapView }
+
+func (v streamedView) StreamEntries(ctx context.Context, emit func(key, value []byte) error, emitFrom func(key []byte, write func(w io.Writer) error) error) error {
+	return v.Entries(ctx, func(key, value []byte) error {
+		if len(value) < 1000 {
+			return emit(key, value)
+		}
+		return emitFrom(key, func(w io.Writer) error {
+			for i := 0; i < len(value); i += 4097 {
+				if _, err := w.Write(value[i:min(i+4097, len(value))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
 // TestEncodeLiveViewLargeValues: a view whose values straddle
 // liveDirectMin (written as chunks of their own) between small ones (in
 // the arena's chunks) decodes to its entries, with or without a size
-// hint, right or wrong.
+// hint, right or wrong, and with the large ones written by the view
+// straight into the body (LiveStreamer).
 func TestEncodeLiveViewLargeValues(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	data := map[string]string{}
@@ -316,11 +338,15 @@ func TestEncodeLiveViewLargeValues(t *testing.T) {
 		total += int64(len(k) + n)
 	}
 	var held atomic.Int64
-	for _, hint := range []int64{-1, 0, total / 3, total} {
+	for _, hint := range []int64{-2, -1, 0, total / 3, total} {
 		held.Add(1)
-		var view LiveView = &mapView{data: data, released: &held}
-		if hint >= 0 {
-			view = sizedView{view.(*mapView), hint}
+		mv := &mapView{data: data, released: &held}
+		var view LiveView = mv
+		switch {
+		case hint == -2:
+			view = streamedView{mv}
+		case hint >= 0:
+			view = sizedView{mv, hint}
 		}
 		raw, entries, state, err := encodeLiveView(view)
 		view.Release()

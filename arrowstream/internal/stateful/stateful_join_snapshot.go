@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"sync/atomic"
 
@@ -172,6 +173,33 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		}
 		if err := emit(r.key, raw); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// StreamEntries implements checkpoint.LiveStreamer: Entries with each
+// batch's IPC stream written straight into the snapshot's body.
+func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byte) error, emitFrom func(key []byte, write func(w io.Writer) error) error) error {
+	for _, m := range v.metas {
+		if err := emit(m[0], m[1]); err != nil {
+			return err
+		}
+	}
+	for _, r := range v.rows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := r.rec
+		if r.off != 0 || r.n != rec.NumRows() {
+			rec = rec.NewSlice(r.off, r.off+r.n)
+		}
+		err := emitFrom(r.key, func(w io.Writer) error { return writeJoinRecord(v.mem, w, rec) })
+		if rec != r.rec {
+			rec.Release()
+		}
+		if err != nil {
+			return fmt.Errorf("arrowstream: encode join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
 		}
 	}
 	return nil
