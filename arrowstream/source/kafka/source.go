@@ -75,6 +75,9 @@ type Source struct {
 	// idle: in cluster mode, the end-offset listing backs off while
 	// nothing arrives (cluster_idle.go).
 	idle idleBackoff
+	// kept is the readers' consumer client, kept across epochs
+	// (reader_client.go).
+	kept keptConsumer
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
@@ -268,6 +271,7 @@ func (s *Source) Close() error {
 		s.member.leave()
 		s.member = nil
 	}
+	s.closeConsumer()
 	s.client.Close()
 	return nil
 }
@@ -510,7 +514,8 @@ type partitionRange struct {
 	topic     string
 	partition int32
 	next, end int64
-	started   bool // a record of the range arrived
+	started   bool  // a record of the range arrived
+	done      int64 // the range's end, once it finished (next, end are -1)
 }
 
 // planRanges checks from → until for lost data and returns the ranges to
