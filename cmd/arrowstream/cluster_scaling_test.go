@@ -46,8 +46,8 @@ func TestClusterScaling(t *testing.T) {
 	if v := os.Getenv(scalingEnv + "_QUERIES"); v != "" {
 		kinds = strings.Split(v, ",")
 	}
-	bin := buildBinary(t)
-	ports := freePorts(t, 1+6*len(kinds))
+	bins := scalingBinaries(t)
+	ports := freePorts(t, 1+6*len(kinds)*len(bins))
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	startKfake(t, ports[0])
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
@@ -72,53 +72,80 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 		default:
 			t.Fatalf("%s_QUERIES: unknown table kind %q (passthrough, hop)", scalingEnv, kind)
 		}
-		rate := map[int]float64{}
-		for k := 1; k <= 3; k++ {
-			topic := fmt.Sprintf("%s%d", kind, k)
-			createTopic(t, cl, topic)
-			init := filepath.Join(t.TempDir(), "tables.sql")
-			sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
-			if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var insts []*clusterInstance
-			for range k {
-				ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
-				next++
-				ci.startIn(t, bin, brokers, topic, init)
-				insts = append(insts, ci)
-			}
-			waitGroupOf(t, insts[0], table, k)
-			stopPerf := perfRecord(t, insts, kind, k)
-			before := cpuSeconds(t, insts)
-			start := time.Now()
-			for i := 0; i < events; i += 10000 {
-				recs := make([]*kgo.Record, 0, 10000)
-				for j := i; j < min(i+10000, events); j++ {
-					v := "e" + strconv.Itoa(j)
-					recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
-				}
-				if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		for bi, b := range bins {
+			bin := b.path
+			rate := map[int]float64{}
+			for k := 1; k <= 3; k++ {
+				topic := fmt.Sprintf("%s%d-%d", kind, k, bi)
+				createTopic(t, cl, topic)
+				init := filepath.Join(t.TempDir(), "tables.sql")
+				sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
+				if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
 					t.Fatal(err)
 				}
-			}
-			deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
-			for localCount(t, insts, count) < events {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+				var insts []*clusterInstance
+				for range k {
+					ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
+					next++
+					ci.startIn(t, bin, brokers, topic, init)
+					insts = append(insts, ci)
 				}
-				time.Sleep(200 * time.Millisecond)
-			}
-			cpu := cpuSeconds(t, insts) - before
-			stopPerf()
-			rate[k] = float64(events) / cpu
-			t.Logf("%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance",
-				table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1])
-			for _, ci := range insts {
-				ci.p.interrupt(t)
+				waitGroupOf(t, insts[0], table, k)
+				stopPerf := perfRecord(t, insts, kind, k)
+				before := cpuSeconds(t, insts)
+				start := time.Now()
+				for i := 0; i < events; i += 10000 {
+					recs := make([]*kgo.Record, 0, 10000)
+					for j := i; j < min(i+10000, events); j++ {
+						v := "e" + strconv.Itoa(j)
+						recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
+					}
+					if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
+				for localCount(t, insts, count) < events {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				cpu := cpuSeconds(t, insts) - before
+				stopPerf()
+				rate[k] = float64(events) / cpu
+				t.Logf("%s%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance",
+					b.label, table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1])
+				for _, ci := range insts {
+					ci.p.interrupt(t)
+				}
 			}
 		}
 	}
+}
+
+// scalingBinsEnv lists binaries to compare in one run (label=path,...;
+// e.g. a build of main and of a branch, alternated table by table so
+// that both see the same load); by default the test builds this tree's.
+const scalingBinsEnv = "ARROWSTREAM_CLUSTER_SCALING_BINS"
+
+type scalingBinary struct{ label, path string }
+
+func scalingBinaries(t *testing.T) []scalingBinary {
+	t.Helper()
+	v := os.Getenv(scalingBinsEnv)
+	if v == "" {
+		return []scalingBinary{{path: buildBinary(t)}}
+	}
+	var out []scalingBinary
+	for _, item := range strings.Split(v, ",") {
+		label, path, ok := strings.Cut(item, "=")
+		if !ok || path == "" {
+			t.Fatalf("%s: %q is not label=path", scalingBinsEnv, item)
+		}
+		out = append(out, scalingBinary{label: label + ": ", path: path})
+	}
+	return out
 }
 
 // scalingPerfEnv names a directory: TestClusterScaling then records a
