@@ -49,7 +49,7 @@ func TestClusterScaling(t *testing.T) {
 	bins := scalingBinaries(t)
 	ports := freePorts(t, 1+6*len(kinds)*len(bins))
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	startKfake(t, ports[0])
+	broker := startKfakeProcess(t, ports[0])
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 				}
 				waitGroupOf(t, insts[0], table, k)
 				stopPerf := perfRecord(t, insts, kind, k)
-				before := cpuSeconds(t, insts)
+				before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
 				start := time.Now()
 				for i := 0; i < events; i += 10000 {
 					recs := make([]*kgo.Record, 0, 10000)
@@ -112,10 +112,11 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 					time.Sleep(200 * time.Millisecond)
 				}
 				cpu := cpuSeconds(t, insts) - before
+				brokerCPU := processCPU(t, broker.Pid) - brokerBefore
 				stopPerf()
 				rate[k] = float64(events) / cpu
-				t.Logf("%s%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance",
-					b.label, table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1])
+				t.Logf("%s%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
+					b.label, table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1], brokerCPU)
 				for _, ci := range insts {
 					ci.p.interrupt(t)
 				}
@@ -243,17 +244,23 @@ func cpuSeconds(t *testing.T, insts []*clusterInstance) float64 {
 	t.Helper()
 	total := 0.0
 	for _, ci := range insts {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ci.p.cmd.Process.Pid))
-		if err != nil {
-			t.Skipf("no /proc: %v", err)
-		}
-		// Fields after the command name (which may hold spaces): utime and
-		// stime are the 14th and 15th fields of the line.
-		rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
-		f := strings.Fields(rest)
-		ut, _ := strconv.ParseFloat(f[11], 64)
-		st, _ := strconv.ParseFloat(f[12], 64)
-		total += (ut + st) / 100 // USER_HZ
+		total += processCPU(t, ci.p.cmd.Process.Pid)
 	}
 	return total
+}
+
+// processCPU is the user + system CPU time of a process, in seconds.
+func processCPU(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	// Fields after the command name (which may hold spaces): utime and
+	// stime are the 14th and 15th fields of the line.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+	f := strings.Fields(rest)
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
 }
