@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,6 +77,13 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 			bin := b.path
 			rate := map[int]float64{}
 			for k := 1; k <= 3; k++ {
+				if os.Getenv(scalingProcsEnv) != "" {
+					// Each instance gets its share of the cores, as on a
+					// machine of its own: k processes of GOMAXPROCS =
+					// cores keep idle Ps spinning for work on cores the
+					// others use.
+					t.Setenv("GOMAXPROCS", strconv.Itoa(max(1, runtime.NumCPU()/k)))
+				}
 				topic := fmt.Sprintf("%s%d-%d", kind, k, bi)
 				createTopic(t, cl, topic)
 				init := filepath.Join(t.TempDir(), "tables.sql")
@@ -124,6 +132,10 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 		}
 	}
 }
+
+// scalingProcsEnv, when set, starts each of k instances with GOMAXPROCS
+// = cores/k (at least 1).
+const scalingProcsEnv = "ARROWSTREAM_CLUSTER_SCALING_SHARE_CORES"
 
 // scalingBinsEnv lists binaries to compare in one run (label=path,...;
 // e.g. a build of main and of a branch, alternated table by table so
