@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 )
 
@@ -40,6 +41,18 @@ type ChangelogWriter interface {
 	SetLiveRows(n int64)
 }
 
+// ChangelogStreamer is implemented by the ChangelogWriters that take a
+// value written by the caller straight into the epoch's changelog: an
+// operator whose value is an encoding it would otherwise write into a
+// buffer of its own for LogUpsert to copy (a join's batch, its rows as an
+// Arrow IPC stream of megabytes) writes it once.
+type ChangelogStreamer interface {
+	// LogUpsertFrom records that key holds, after this epoch, the bytes
+	// write writes to w (size: about how many, to reserve them). When
+	// write fails, nothing is recorded and its error is returned.
+	LogUpsertFrom(key []byte, size int, write func(w io.Writer) error) error
+}
+
 // changelog is one epoch's logged changes: keys with their value (a
 // delete has none), in log order, appended to byte arenas in the layout
 // of a state file's chunk (statecolumns.go), so that the commit writes
@@ -72,6 +85,13 @@ func (a *changeArena) reset() {
 }
 
 func (a *changeArena) add(key, value []byte, live bool) {
+	a.values = append(a.values, value...)
+	a.addKey(key, live)
+}
+
+// addKey ends an entry whose value is the bytes appended to values since
+// the previous entry.
+func (a *changeArena) addKey(key []byte, live bool) {
 	i := len(a.koff)
 	if i%8 == 0 {
 		a.valid = append(a.valid, 0)
@@ -80,7 +100,6 @@ func (a *changeArena) add(key, value []byte, live bool) {
 		a.valid[i/8] |= 1 << (i % 8)
 	}
 	a.keys = append(a.keys, key...)
-	a.values = append(a.values, value...)
 	a.koff = append(a.koff, uint32(len(a.keys)))
 	a.voff = append(a.voff, uint32(len(a.values)))
 }
@@ -141,6 +160,32 @@ func (s *store) LogUpsert(key, value []byte) {
 	cl := s.arena()
 	cl.arena.add(key, value, true)
 	cl.upserted += int64(len(key) + len(value))
+}
+
+var _ ChangelogStreamer = (*store)(nil)
+
+// arenaValues appends what is written to an arena's values.
+type arenaValues struct{ a *changeArena }
+
+func (w arenaValues) Write(p []byte) (int, error) {
+	w.a.values = append(w.a.values, p...)
+	return len(p), nil
+}
+
+// LogUpsertFrom implements ChangelogStreamer: the value is written at the
+// end of the arena's values, then its key is added.
+func (s *store) LogUpsertFrom(key []byte, size int, write func(w io.Writer) error) error {
+	cl := s.arena()
+	a := cl.arena
+	start := len(a.values)
+	a.values = slices.Grow(a.values, max(size, 0))
+	if err := write(arenaValues{a}); err != nil {
+		a.values = a.values[:start]
+		return err
+	}
+	a.addKey(key, true)
+	cl.upserted += int64(len(key) + len(a.values) - start)
+	return nil
 }
 
 // LogDelete implements ChangelogWriter.

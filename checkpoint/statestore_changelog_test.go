@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -33,6 +34,8 @@ func readAll(t *testing.T, s StateStore) map[string]string {
 // epoch), Put/Delete epochs, aborted epochs, restarts at random epochs,
 // replays of older versions and background compaction, and checks every
 // read against a brute-force model of every version.
+var errWriteFailed = errors.New("write failed")
+
 func TestChangelogMatchesModel(t *testing.T) {
 	ctx := context.Background()
 	for seed := range uint64(12) {
@@ -106,6 +109,30 @@ func TestChangelogMatchesModel(t *testing.T) {
 					case del:
 						s.(ChangelogWriter).LogDelete([]byte(k))
 						delete(model, k)
+					case rng.IntN(4) == 0:
+						// Written by the caller into the changelog, in
+						// pieces (ChangelogStreamer); a failed write
+						// records nothing.
+						fail := rng.IntN(3) == 0
+						err := s.(ChangelogStreamer).LogUpsertFrom([]byte(k), rng.IntN(8), func(w io.Writer) error {
+							for i := 0; i < len(v); i += 3 {
+								if _, err := w.Write([]byte(v[i:min(i+3, len(v))])); err != nil {
+									return err
+								}
+								if fail && i > 0 {
+									return errWriteFailed
+								}
+							}
+							return nil
+						})
+						switch {
+						case fail && !errors.Is(err, errWriteFailed):
+							t.Fatalf("failed write: %v", err)
+						case !fail && err != nil:
+							t.Fatal(err)
+						case !fail:
+							model[k] = v
+						}
 					default:
 						s.(ChangelogWriter).LogUpsert([]byte(k), []byte(v))
 						model[k] = v

@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 )
 
 // Carrier is a StatePartition that an epoch may leave unopened: when no
@@ -206,6 +208,27 @@ func (l *LazyLogStore) LogUpsert(key, value []byte) {
 	if st, err := l.open(); err == nil {
 		st.(ChangelogWriter).LogUpsert(key, value)
 	}
+}
+
+var _ ChangelogStreamer = (*LazyLogStore)(nil)
+
+// LogUpsertFrom implements ChangelogStreamer, as LogUpsert does: a failed
+// Begin is kept and fails the commit; write is not called then.
+func (l *LazyLogStore) LogUpsertFrom(key []byte, size int, write func(w io.Writer) error) error {
+	st, err := l.open()
+	if err != nil {
+		return nil
+	}
+	if cs, ok := st.(ChangelogStreamer); ok {
+		return cs.LogUpsertFrom(key, size, write)
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	if err := write(&buf); err != nil {
+		return err
+	}
+	st.(ChangelogWriter).LogUpsert(key, buf.Bytes())
+	return nil
 }
 
 // LogDelete implements ChangelogWriter.

@@ -2,7 +2,9 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 )
 
 // Snapshots from live state. A partition whose operator keeps its state
@@ -168,24 +170,99 @@ func (p *StorePartition) snapshotFromLive(files map[fileKey]bool, latest, covere
 	})
 }
 
+// LiveSizer may be implemented by a LiveView that knows about how many
+// key and value bytes its entries hold: the snapshot's body is then
+// allocated once at its size instead of doubling while it is written (a
+// copy of everything written so far, into fresh pages, at each doubling).
+type LiveSizer interface {
+	EntryBytes() int64
+}
+
+// LiveStreamer may be implemented by a LiveView whose values are
+// encodings it would otherwise write into a buffer of its own for emit to
+// copy (a join's batch, its rows as an Arrow IPC stream): StreamEntries is
+// Entries with a second way to hand an entry, emitFrom, whose write
+// writes the value straight into the snapshot's body.
+type LiveStreamer interface {
+	StreamEntries(ctx context.Context, emit func(key, value []byte) error, emitFrom func(key []byte, write func(w io.Writer) error) error) error
+}
+
+// bodyWriter appends what is written to a snapshot body.
+type bodyWriter struct{ body *[]byte }
+
+func (w bodyWriter) Write(p []byte) (int, error) {
+	*w.body = append(*w.body, p...)
+	return len(p), nil
+}
+
+// liveDirectMin is the value size from which an entry is written into
+// the body as a chunk of its own, straight from the view's bytes, instead
+// of through the arena: a join's batch (its rows as one Arrow IPC stream,
+// megabytes) was copied into the arena, whose growth copied it again,
+// and from the arena into the body.
+const liveDirectMin = 64 << 10
+
 // encodeLiveView encodes the view's entries as a full snapshot file:
-// entries are copied into a changelog arena and written chunk by chunk
-// into one body (the view's bytes need not outlive emit). entries and
+// small entries are copied into a changelog arena and written chunk by
+// chunk into one body (the view's bytes need not outlive emit), a large
+// value as a one-entry chunk copied once into the body. entries and
 // state are the entries written and their key and value bytes.
 func encodeLiveView(view LiveView) (raw []byte, entries, state int64, err error) {
 	var a changeArena
-	body := append([]byte(nil), stateColumnsMagic...)
+	size := 5
+	if s, ok := view.(LiveSizer); ok {
+		size += int(min(s.EntryBytes(), 1<<34)) + 4<<10
+	}
+	body := make([]byte, 0, size)
+	body = append(body, stateColumnsMagic...)
 	body = append(body, stateCodecStored)
-	err = view.Entries(context.Background(), func(key, value []byte) error {
-		if a.len() == stateChunkRows || len(a.keys)+len(a.values)+len(key)+len(value) > stateChunkBytes && a.len() > 0 {
+	emitFrom := func(key []byte, write func(w io.Writer) error) error {
+		// A one-entry chunk whose value length is patched in once
+		// written (appendChunk's layout).
+		body = a.appendChunk(body)
+		a.reset()
+		start := len(body)
+		body = appendChunkHeader(body, 1, len(key), 0)
+		body = binary.LittleEndian.AppendUint32(body, 0)
+		body = binary.LittleEndian.AppendUint32(body, uint32(len(key)))
+		body = binary.LittleEndian.AppendUint32(body, 0)
+		voff := len(body)
+		body = binary.LittleEndian.AppendUint32(body, 0)
+		body = append(body, 1)
+		body = append(body, key...)
+		vstart := len(body)
+		if err := write(bodyWriter{&body}); err != nil {
+			return err
+		}
+		n := len(body) - vstart
+		binary.LittleEndian.PutUint32(body[start+8:], uint32(n))
+		binary.LittleEndian.PutUint32(body[voff:], uint32(n))
+		entries++
+		state += int64(len(key) + n)
+		return nil
+	}
+	emit := func(key, value []byte) error {
+		if len(value) >= liveDirectMin {
 			body = a.appendChunk(body)
 			a.reset()
+			one := changeArena{keys: key, values: value, koff: []uint32{uint32(len(key))}, voff: []uint32{uint32(len(value))}, valid: []byte{1}}
+			body = one.appendChunk(body)
+		} else {
+			if a.len() == stateChunkRows || len(a.keys)+len(a.values)+len(key)+len(value) > stateChunkBytes && a.len() > 0 {
+				body = a.appendChunk(body)
+				a.reset()
+			}
+			a.add(key, value, true)
 		}
-		a.add(key, value, true)
 		entries++
 		state += int64(len(key) + len(value))
 		return nil
-	})
+	}
+	if st, ok := view.(LiveStreamer); ok {
+		err = st.StreamEntries(context.Background(), emit, emitFrom)
+	} else {
+		err = view.Entries(context.Background(), emit)
+	}
 	if err != nil {
 		return nil, 0, 0, err
 	}

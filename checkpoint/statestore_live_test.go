@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand"
 	"os"
@@ -281,5 +282,91 @@ func TestLiveSnapshotDamage(t *testing.T) {
 				t.Fatalf("want an error naming %s, got %v", name, err)
 			}
 		})
+	}
+}
+
+// sizedView is a mapView that tells its entries' bytes (LiveSizer),
+// possibly wrong: the hint only sizes the body.
+type sizedView struct {
+	*mapView
+	hint int64
+}
+
+func (v sizedView) EntryBytes() int64 { return v.hint }
+
+// streamedView is a mapView that writes its large values through
+// emitFrom (LiveStreamer), in pieces.
+type streamedView struct{ *mapView }
+
+func (v streamedView) StreamEntries(ctx context.Context, emit func(key, value []byte) error, emitFrom func(key []byte, write func(w io.Writer) error) error) error {
+	return v.Entries(ctx, func(key, value []byte) error {
+		if len(value) < 1000 {
+			return emit(key, value)
+		}
+		return emitFrom(key, func(w io.Writer) error {
+			for i := 0; i < len(value); i += 4097 {
+				if _, err := w.Write(value[i:min(i+4097, len(value))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// TestEncodeLiveViewLargeValues: a view whose values straddle
+// liveDirectMin (written as chunks of their own) between small ones (in
+// the arena's chunks) decodes to its entries, with or without a size
+// hint, right or wrong, and with the large ones written by the view
+// straight into the body (LiveStreamer).
+func TestEncodeLiveViewLargeValues(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	data := map[string]string{}
+	var total int64
+	for i := range 40 {
+		n := r.Intn(16)
+		switch i % 4 {
+		case 1:
+			n = liveDirectMin - 1 + r.Intn(3)
+		case 3:
+			n = liveDirectMin * (1 + r.Intn(4))
+		}
+		v := make([]byte, n)
+		r.Read(v)
+		k := fmt.Sprintf("k%03d", i)
+		data[k] = string(v)
+		total += int64(len(k) + n)
+	}
+	var held atomic.Int64
+	for _, hint := range []int64{-2, -1, 0, total / 3, total} {
+		held.Add(1)
+		mv := &mapView{data: data, released: &held}
+		var view LiveView = mv
+		switch {
+		case hint == -2:
+			view = streamedView{mv}
+		case hint >= 0:
+			view = sizedView{mv, hint}
+		}
+		raw, entries, state, err := encodeLiveView(view)
+		view.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if entries != int64(len(data)) || state != total {
+			t.Fatalf("hint %d: %d entries of %d bytes, want %d of %d", hint, entries, state, len(data), total)
+		}
+		got := map[string][]byte{}
+		if err := decodeState(nil, raw, got); err != nil {
+			t.Fatalf("hint %d: %v", hint, err)
+		}
+		if len(got) != len(data) {
+			t.Fatalf("hint %d: %d entries decoded, want %d", hint, len(got), len(data))
+		}
+		for k, v := range data {
+			if string(got[k]) != v {
+				t.Fatalf("hint %d: key %s decodes %d bytes, want %d", hint, k, len(got[k]), len(v))
+			}
+		}
 	}
 }

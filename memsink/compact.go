@@ -25,6 +25,13 @@ import (
 // (retention or Clear may have dropped some meanwhile); snapshots of
 // older versions keep the members they list until released.
 //
+// Background merges are tiered: a run is merged again only with at least
+// as many rows after it (see planCompaction), so that each row is copied
+// O(log n) times on its way into a full run instead of once per round (a
+// run grown by 32 epochs of 20 rows per round was copied some fifty times
+// before it filled, half of a small-epoch table's allocations, all of it
+// garbage the collector must chase). Compact merges everything at once.
+//
 // Views compact themselves (update.go); Complete-mode epochs replace each
 // other and are not merged.
 
@@ -84,7 +91,7 @@ func (t *Table) compactIfDue(v *version) {
 func (t *Table) compactInBackground() {
 	defer t.bg.Done()
 	for {
-		if err := t.Compact(t.bgCtx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := t.compact(t.bgCtx, true); err != nil && !errors.Is(err, context.Canceled) {
 			t.log.Warn("memory sink compaction failed; epochs stay as they are", "err", err)
 		}
 		// Only new small epochs start another round at once: a trimmed
@@ -106,7 +113,11 @@ func (t *Table) compactInBackground() {
 // never blocked and see the same rows and epochs before and after. It
 // returns the first error building a merged record (those epochs stay
 // as they were) or ctx's error.
-func (t *Table) Compact(ctx context.Context) error {
+func (t *Table) Compact(ctx context.Context) error { return t.compact(ctx, false) }
+
+// compact merges the table's small epochs, tiered (see planCompaction) or
+// all at once.
+func (t *Table) compact(ctx context.Context, tiered bool) error {
 	if t.view != nil || t.info.Mode == stream.Complete {
 		return nil
 	}
@@ -114,7 +125,7 @@ func (t *Table) Compact(ctx context.Context) error {
 	defer v.release()
 	var runs, members [][]*segment
 	var errs []error
-	for _, g := range planCompaction(v.segs) {
+	for _, g := range planCompaction(v.segs, tiered) {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
@@ -137,11 +148,22 @@ func (t *Table) Compact(ctx context.Context) error {
 // merged runs, each within MaxRecordRows rows and maxRunBytes bytes. A
 // group is worth building when it merges several segments or copies
 // several records or a trimmed run into one.
-func planCompaction(segs []*segment) [][]*segment {
+//
+// Tiered, a group leaves out its leading segments while each has more
+// rows than the segments after it in the group (unless it is a trimmed
+// run, which is copied to free what it pins): a row is then copied only
+// into a run at least twice the size of the one it was in, so at most
+// log2(MaxRecordRows/epoch rows) times, and the runs waiting to fill
+// stay few (each has more rows than all the runs after it).
+func planCompaction(segs []*segment, tiered bool) [][]*segment {
 	var out [][]*segment
 	var cur []*segment
 	var rows, bytes int64
 	flush := func() {
+		for tiered && len(cur) > 1 && !cur[0].pinned && cur[0].info.Rows > rows-cur[0].info.Rows {
+			rows -= cur[0].info.Rows
+			cur = cur[1:]
+		}
 		if len(cur) > 1 || len(cur) == 1 && (cur[0].pinned || len(cur[0].recs) > 1) {
 			out = append(out, cur)
 		}

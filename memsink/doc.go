@@ -37,7 +37,11 @@
 // MaxRecordRows rows from the table's allocator, a run that keeps each
 // epoch as a row range: AsOf, Since, History and RecordsWithEpoch see the
 // same epochs as before, and a record spanning several epochs has Part
-// epoch -1. The run replaces its epochs in a new version; snapshots of
+// epoch -1. Background merges are tiered: a run is merged again only
+// with at least as many rows after it, so a row is copied a logarithmic
+// number of times on its way into a full record (and a few runs of
+// halving size wait to fill); [Table.Compact] merges everything it can.
+// The run replaces its epochs in a new version; snapshots of
 // older versions keep the records they list. Retention evicting part of a
 // run slices it, so the evicted rows' buffers stay held until the run is
 // recopied (at the next commit once it is half evicted). [Size] reports
@@ -61,7 +65,7 @@
 // # Durability
 //
 // With Options.Persist every epoch's rows are written, before they become
-// visible, as zstd-compressed Arrow IPC with a CRC-32C trailer under
+// visible, as compressed Arrow IPC (LZ4, zstd from 1 MiB of columns) with a CRC-32C trailer under
 // <checkpoint>/sinks/memory/<epoch>.arrow, and [New] rebuilds the table from
 // those files, so a restarted process serves the same table. Files form a
 // chain (each names its predecessor and the first file needed), so a

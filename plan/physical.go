@@ -544,7 +544,7 @@ func closeAll(ops []vector.Operator) {
 // matches the plan; otherwise op is returned unchanged.
 func relabel(op vector.Operator, s *arrow.Schema) vector.Operator {
 	have := op.Schema()
-	if have.Equal(s) && arrow.NewSchema(have.Fields(), nil).Equal(arrow.NewSchema(s.Fields(), nil)) && fieldsMetaEqual(have, s) {
+	if schemasEqual(have, s) {
 		return op
 	}
 	if have.NumFields() != s.NumFields() {
@@ -561,13 +561,53 @@ func relabel(op vector.Operator, s *arrow.Schema) vector.Operator {
 	return &relabeled{input: op, schema: s}
 }
 
-func fieldsMetaEqual(a, b *arrow.Schema) bool {
-	for i := range a.Fields() {
-		if a.Field(i).Nullable != b.Field(i).Nullable || !a.Field(i).Metadata.Equal(b.Field(i).Metadata) {
+// schemasEqual is arrow's Schema.Equal (every field's name, type,
+// nullability and metadata; the endianness) without its cost for the
+// common case: relabel runs for every node of every streaming epoch, and
+// arrow.TypeEqual compares even an int64 with reflect.DeepEqual
+// (allocating). A type without parameters is equal to another of its
+// ID; the others are left to arrow.TypeEqual.
+func schemasEqual(a, b *arrow.Schema) bool {
+	if a == b {
+		return true
+	}
+	if a.NumFields() != b.NumFields() || a.Endianness() != b.Endianness() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !metadataEqual(fa.Metadata, fb.Metadata) {
+			return false
+		}
+		if fa.Type == nil || fb.Type == nil || fa.Type.ID() != fb.Type.ID() {
+			return false
+		}
+		if !parameterless(fa.Type.ID()) && !arrow.TypeEqual(fa.Type, fb.Type, arrow.CheckMetadata()) {
 			return false
 		}
 	}
 	return true
+}
+
+// metadataEqual is Metadata.Equal, which sorts (allocating) even when
+// both are empty.
+func metadataEqual(a, b arrow.Metadata) bool {
+	if a.Len() == 0 && b.Len() == 0 {
+		return true
+	}
+	return a.Equal(b)
+}
+
+// parameterless reports whether every type of id is the same type.
+func parameterless(id arrow.Type) bool {
+	switch id {
+	case arrow.NULL, arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY, arrow.STRING_VIEW, arrow.BINARY_VIEW,
+		arrow.DATE32, arrow.DATE64:
+		return true
+	}
+	return false
 }
 
 // relabeled re-labels records with another schema of the same types.

@@ -130,7 +130,11 @@ func runWindowed(ctx context.Context, cfg harness.Config, o ysb.Options, sz Size
 	// per row in the Go heap, which would raise the collector's heap goal
 	// during the runs) go; the answer check needs only d.Want.
 	d.Keys, d.TS = nil, nil
-	meter := harness.StartMemory()
+	meter, err := harness.StartMemoryFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", wl, err)
+	}
+	defer meter.Stop()
 	rate, peak, err := measure(sz.Reps, n, func(mem memory.Allocator) (func() error, error) {
 		dir, err := os.MkdirTemp(cfg.Dir, "windowed-")
 		if err != nil {

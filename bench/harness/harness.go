@@ -24,6 +24,12 @@ type Config struct {
 	Dir string
 	// Logger receives progress; never nil.
 	Logger *slog.Logger
+	// MemoryTarget, when positive, runs the engine under a soft memory
+	// limit of the runtime's baseline plus MemoryTarget times the bytes
+	// the query holds (internal/memtarget), set after every epoch by the
+	// workloads that measure held bytes (StartMemoryFor); zero leaves the
+	// runtime's defaults (GOGC=100, no limit).
+	MemoryTarget float64
 }
 
 // Figure is one measured (or, for published peers, cited) value. Its JSON

@@ -1,10 +1,16 @@
 package harness
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/arrowstream/arrowstream/internal/memtarget"
 )
 
 // MemoryMeter measures a workload's process memory against what the
@@ -36,6 +42,43 @@ type MemoryMeter struct {
 	pooled       atomic.Int64 // the most free bytes ObservePooled saw
 	heap         atomic.Int64 // Go heap objects after a GC, -1: not sampled
 	peak         atomic.Int64 // peak RSS when Stop ran, 0: not stopped
+
+	// The baseline's resident set split into anonymous memory and file
+	// pages (the binary's code and data: resident in any process running
+	// it, whatever it holds).
+	baselineAnon, baselineFile int64
+	sampler                    runtimeSampler
+	start                      runtimeMem // at StartMemory
+	mu                         sync.Mutex
+	atPeak                     runtimeMem        // at the largest runtime resident ObserveHeld saw
+	end                        runtimeMem        // when the peak was read
+	target                     *memtarget.Target // nil: no memory target
+	// peakAnon is the largest anonymous resident set sampled after an
+	// epoch (at most every anonEvery), lastAnon when it was sampled last.
+	peakAnon atomic.Int64
+	lastAnon atomic.Int64
+}
+
+// anonEvery spaces the samples of the anonymous resident set (a read of
+// /proc/self/status) so that runs of thousands of small epochs do not
+// pay for one per epoch.
+const anonEvery = 5 * time.Millisecond
+
+// StartMemoryFor is StartMemory under cfg's memory target: when
+// cfg.MemoryTarget is positive, ObserveHeld also sets the runtime's soft
+// memory limit to the baseline plus that many bytes per held byte, until
+// the peak is read (Stop, Peak, SampleHeap, Figures), when the previous
+// limit comes back.
+func StartMemoryFor(cfg Config) (*MemoryMeter, error) {
+	m := StartMemory()
+	if cfg.MemoryTarget > 0 {
+		t, err := memtarget.Start(memtarget.Policy{Ratio: cfg.MemoryTarget})
+		if err != nil {
+			return nil, fmt.Errorf("harness: memory target: %w", err)
+		}
+		m.target = t
+	}
+	return m, nil
 }
 
 // StartMemory takes the baseline and starts watching the peak.
@@ -45,6 +88,8 @@ func StartMemory() *MemoryMeter {
 	m.heap.Store(-1)
 	m.baselineHeap = HeapObjects()
 	m.baseline, _ = CurrentRSS()
+	m.baselineAnon, m.baselineFile = rssParts()
+	m.start = m.sampler.read()
 	m.rss = StartRSS()
 	return m
 }
@@ -55,7 +100,22 @@ func StartMemory() *MemoryMeter {
 // the last collection before the next one).
 func (m *MemoryMeter) ObserveHeld(bytes int64) {
 	storeMax(&m.held, bytes)
+	if m.target != nil && m.peak.Load() == 0 {
+		m.target.Update(bytes)
+	}
 	storeMax(&m.goal, heapGoal())
+	if now := time.Now().UnixNano(); now-m.lastAnon.Load() >= int64(anonEvery) {
+		m.lastAnon.Store(now)
+		if anon, _ := rssParts(); anon > 0 {
+			storeMax(&m.peakAnon, anon)
+		}
+	}
+	r := m.sampler.read()
+	m.mu.Lock()
+	if r.resident() > m.atPeak.resident() {
+		m.atPeak = r
+	}
+	m.mu.Unlock()
 }
 
 // ObservePooled records the bytes of free buffers the engine's allocator
@@ -96,6 +156,13 @@ func (m *MemoryMeter) stopPeak() {
 	if p, ok := m.rss.Peak(); ok && p > 0 {
 		m.peak.Store(p)
 	}
+	if m.target != nil {
+		m.target.Stop()
+	}
+	r := m.sampler.read()
+	m.mu.Lock()
+	m.end = r
+	m.mu.Unlock()
 }
 
 // Baseline is the resident set at StartMemory (0 where the OS does not
@@ -163,7 +230,64 @@ func (m *MemoryMeter) Figures(workload string) []Figure {
 	if p := m.pooled.Load(); p > 0 {
 		figs = append(figs, fig("peak_pool_free", float64(p), "bytes"))
 	}
-	return figs
+	return append(figs, m.runtimeFigures(fig)...)
+}
+
+// runtimeFigures tell where the resident set goes: the baseline's file
+// pages ("baseline_rss_file", the binary) and anonymous memory
+// ("baseline_rss_anon": the runtime, the generated input); the Go
+// runtime's memory by class when it held the most after an epoch
+// ("peak_go_resident": mapped and not returned to the OS, of which
+// "at_peak_heap_objects" live or unswept objects, "at_peak_heap_free"
+// free pages kept, "at_peak_heap_unused" free slots in spans in use,
+// "at_peak_stacks" goroutine and thread stacks); and the collector's CPU
+// over the run ("gc_cpu_seconds", the runtime's estimate, without the
+// marking it does on idle processors).
+// A figure that is zero (no free heap at the peak, no collection during
+// a short run) is left out, as the workloads leave out figures they
+// cannot tell.
+func (m *MemoryMeter) runtimeFigures(mk func(string, float64, string) Figure) []Figure {
+	var figs []Figure
+	fig := func(name string, v float64, unit string) Figure {
+		if v <= 0 {
+			return Figure{}
+		}
+		return mk(name, v, unit)
+	}
+
+	if m.baselineFile > 0 || m.baselineAnon > 0 {
+		figs = append(figs, fig("baseline_rss_file", float64(m.baselineFile), "bytes"),
+			fig("baseline_rss_anon", float64(m.baselineAnon), "bytes"))
+	}
+	// File pages are the kernel's to drop and read again (on a loaded
+	// machine it drops tens of MiB of the binary's during a run, which
+	// lowers the peak's growth over the baseline): the anonymous growth is
+	// the figure they do not blur. Sampled after epochs, it can miss a
+	// peak inside one.
+	if a := m.peakAnon.Load(); a > 0 && m.baselineAnon > 0 {
+		figs = append(figs, fig("peak_rss_anon_sampled", float64(a), "bytes"))
+		if held := m.Held(); held > 0 {
+			figs = append(figs, fig("anon_growth_per_held_byte", float64(max(a-m.baselineAnon, 0))/float64(held), "ratio"))
+		}
+	}
+	m.mu.Lock()
+	at, end := m.atPeak, m.end
+	m.mu.Unlock()
+	if at.total > 0 {
+		figs = append(figs, fig("peak_go_resident", float64(at.resident()), "bytes"),
+			fig("at_peak_heap_objects", float64(at.heapObjects), "bytes"),
+			fig("at_peak_heap_free", float64(at.heapFree), "bytes"),
+			fig("at_peak_heap_unused", float64(at.heapUnused), "bytes"),
+			fig("at_peak_stacks", float64(at.stacks), "bytes"))
+	}
+	if end.total > 0 {
+		figs = append(figs, fig("gc_cpu_seconds", max(end.gcCPU-m.start.gcCPU, 0), "s"))
+	}
+	if m.target != nil {
+		figs = append(figs, fig("memory_target_ratio", m.target.Policy().Ratio, "ratio"),
+			fig("memory_target_base", float64(m.target.Policy().Base), "bytes"))
+	}
+	return slices.DeleteFunc(figs, func(f Figure) bool { return f.Figure == "" })
 }
 
 // heapGoal is the collector's current heap goal (runtime/metrics
@@ -197,7 +321,8 @@ func ReportMemory(b interface {
 	const mib = 1 << 20
 	for _, f := range m.Figures("") {
 		switch f.Figure {
-		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss", "baseline_heap", "peak_heap_goal", "peak_pool_free":
+		case "baseline_rss", "peak_rss_growth", "peak_held", "heap_after_gc", "peak_rss", "baseline_heap", "peak_heap_goal", "peak_pool_free",
+			"baseline_rss_file", "peak_go_resident", "at_peak_heap_objects", "at_peak_heap_free":
 			b.ReportMetric(f.Value/mib, f.Figure+"-MiB")
 		case "rss_growth_per_held_byte":
 			b.ReportMetric(f.Value, "growth/held")

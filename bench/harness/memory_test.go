@@ -21,6 +21,7 @@ func TestMemoryMeter(t *testing.T) {
 	for i := 0; i < n; i += 4096 {
 		b[i] = 1
 	}
+	runtime.GC() // a collection inside the run, for gc_cpu_seconds
 	m.ObserveHeld(n / 4)
 	m.ObserveHeld(n / 2)
 	m.ObserveHeld(n / 8)
@@ -50,6 +51,26 @@ func TestMemoryMeter(t *testing.T) {
 	// The mapped buffer is not in the Go heap.
 	if h, ok := figs["heap_after_gc"]; !ok || h <= 0 || h >= n {
 		t.Errorf("heap after GC %v with %d bytes mapped", h, n)
+	}
+	// The runtime's share is split by class; the baseline's file pages are
+	// the binary's, its anonymous memory holds the runtime.
+	if figs["peak_go_resident"] <= 0 || figs["at_peak_heap_objects"] <= 0 ||
+		figs["at_peak_heap_objects"] > figs["peak_go_resident"] || figs["at_peak_stacks"] <= 0 {
+		t.Errorf("runtime figures %v", figs)
+	}
+	// The mapped buffer was touched before the first ObserveHeld: the
+	// sampled anonymous growth sees it (n bytes for n/2 held).
+	if r := figs["anon_growth_per_held_byte"]; r < 1.9 {
+		t.Errorf("anonymous growth per held byte %v after touching %d bytes, figures %v", r, n, figs)
+	}
+	// The collector's CPU is an estimate: a collection of a small heap
+	// may count as none, and the figure is then left out.
+	if v, ok := figs["gc_cpu_seconds"]; ok && v <= 0 {
+		t.Errorf("gc_cpu_seconds %v", v)
+	}
+	if figs["baseline_rss_file"] <= 0 || figs["baseline_rss_anon"] <= 0 ||
+		figs["baseline_rss_file"]+figs["baseline_rss_anon"] > figs["baseline_rss"]*1.01 {
+		t.Errorf("baseline parts %v", figs)
 	}
 	// The peak was read before the buffer was freed: it does not move.
 	if p := m.Peak(); p != int64(figs["peak_rss"]) {

@@ -22,6 +22,14 @@ func peakRSS() (int64, bool) {
 
 func currentRSS() (int64, bool) { return statusBytes("VmRSS:") }
 
+// rssParts splits the current resident set into anonymous memory (heap,
+// stacks, mapped buffers) and file pages (mostly the binary's own).
+func rssParts() (anon, file int64) {
+	anon, _ = statusBytes("RssAnon:")
+	file, _ = statusBytes("RssFile:")
+	return anon, file
+}
+
 // statusBytes reads a "<key> <n> kB" line of /proc/self/status.
 func statusBytes(key string) (int64, bool) {
 	raw, err := os.ReadFile("/proc/self/status")

@@ -37,7 +37,7 @@ func BenchmarkLinearity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, err = runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, warm)
+		_, err = runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, warm, 0)
 		for i := range warm {
 			warm[i].Release()
 		}
@@ -60,7 +60,7 @@ func BenchmarkLinearity(b *testing.B) {
 				var stateRows int64
 				for b.Loop() {
 					sp := harness.StartSpan()
-					run, err := runEngine(context.Background(), mem, b.TempDir(), q, batches)
+					run, err := runEngine(context.Background(), mem, b.TempDir(), q, batches, 0)
 					_, cpu := sp.Stop()
 					if err != nil {
 						b.Fatal(err)

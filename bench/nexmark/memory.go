@@ -43,5 +43,8 @@ func (p *peakAllocator) Free(b []byte) {
 	p.under.Free(b)
 }
 
+// Current is the bytes held now.
+func (p *peakAllocator) Current() int64 { return p.cur.Load() }
+
 // Peak is the most bytes held at once so far.
 func (p *peakAllocator) Peak() int64 { return p.peak.Load() }

@@ -27,7 +27,11 @@ type engineRun struct {
 	cpu       time.Duration   // process CPU (getrusage) over the epochs
 	latencies []time.Duration // per epoch: input accepted → rows visible
 	peak      int64           // most Arrow bytes the engine held at once
-	answer    []string
+	// arrowEnd is the Arrow bytes in use after the last epoch (the pool's
+	// free buffers left out) and heldEnd the held bytes then: what the
+	// held figure leaves out of the engine's Arrow memory.
+	arrowEnd, heldEnd int64
+	answer            []string
 	// stateRows and peakStateRows are the rows in the query's state
 	// (progress numRowsTotal over its stateful operators) after the last
 	// epoch and at most after any epoch.
@@ -46,9 +50,15 @@ type engineRun struct {
 // per epoch: each epoch's latency runs from adding its records to the
 // streams to ProcessAllAvailable's return, when the epoch (and the no-data
 // epoch its watermark causes) is committed and its rows are visible in
-// the memory sink. Batches are borrowed.
-func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch) (_ *engineRun, err error) {
-	meter := harness.StartMemory()
+// the memory sink. Batches are borrowed. A positive target runs the
+// engine under a soft memory limit of that many bytes per held byte over
+// the baseline (harness.Config.MemoryTarget).
+func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, batches []Batch, target float64) (_ *engineRun, err error) {
+	meter, err := harness.StartMemoryFor(harness.Config{MemoryTarget: target})
+	if err != nil {
+		return nil, err
+	}
+	defer meter.Stop()
 	peak := newPeakAllocator(mem)
 	pool := vector.NewPoolAllocator(peak, 0)
 	defer pool.Close()
@@ -123,7 +133,9 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		}
 		meter.ObserveHeld(held)
 		meter.ObservePooled(int64(pool.Retained() + pool.RetainedLarge()))
+		run.heldEnd = held
 	}
+	run.arrowEnd = peak.Current() - int64(pool.Retained()+pool.RetainedLarge())
 	_, run.cpu = span.Stop()
 	run.peak = peak.Peak()
 	// The Go heap after a collection, while the query still holds its

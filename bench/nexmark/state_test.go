@@ -36,11 +36,11 @@ func TestQ7StateBounded(t *testing.T) {
 		t.Fatal("the q7 SQL changed: update the test's rewrite")
 	}
 	ctx := context.Background()
-	bounded, err := runEngine(ctx, mem, t.TempDir(), q, batches)
+	bounded, err := runEngine(ctx, mem, t.TempDir(), q, batches, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	unbounded, err := runEngine(ctx, mem, t.TempDir(), hidden, batches)
+	unbounded, err := runEngine(ctx, mem, t.TempDir(), hidden, batches, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

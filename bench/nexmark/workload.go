@@ -112,7 +112,7 @@ func RunQuery(ctx context.Context, cfg harness.Config, name string, size Size) (
 	}
 	defer os.RemoveAll(dir)
 
-	eng, err := runEngine(ctx, mem, dir, q, batches)
+	eng, err := runEngine(ctx, mem, dir, q, batches, cfg.MemoryTarget)
 	if err != nil {
 		return nil, fmt.Errorf("%s: engine: %w", workload, err)
 	}
@@ -188,5 +188,15 @@ func figures(workload string, eng *engineRun, peer *peerRun) []harness.Figure {
 	// input generated, outside the Go heap), the held bytes (state plus
 	// retained sink bytes) and the ratios.
 	figs = append(figs, eng.mem.Figures(workload)...)
+	// What the Arrow allocator holds against the held bytes at the end
+	// (left out when zero, as other figures that do not apply).
+	for _, f := range []harness.Figure{
+		{Workload: workload, Figure: "arrow_in_use_at_end", Value: float64(eng.arrowEnd), Unit: "bytes"},
+		{Workload: workload, Figure: "held_at_end", Value: float64(eng.heldEnd), Unit: "bytes"},
+	} {
+		if f.Value > 0 {
+			figs = append(figs, f)
+		}
+	}
 	return figs
 }

@@ -39,6 +39,23 @@ type Config struct {
 	// the compaction's background work run as they would in a live
 	// process; zero feeds the epochs back to back.
 	Pace time.Duration
+	// SampleEvery, when positive, records a Sample (resident set against
+	// retained bytes) at most this often, for the figures over time of a
+	// long run.
+	SampleEvery time.Duration
+	// MemoryTarget, when positive, runs under a soft memory limit of the
+	// baseline plus MemoryTarget times the table's retained bytes
+	// (harness.Config.MemoryTarget).
+	MemoryTarget float64
+}
+
+// Sample is the process's memory after epoch Epoch, Elapsed into the run.
+type Sample struct {
+	Elapsed time.Duration
+	Epoch   int
+	// RSS is the resident set now, Retained the table's bytes (Arrow plus
+	// bookkeeping), HeapObjects the Go heap's live and unswept objects.
+	RSS, Retained, HeapObjects int64
 }
 
 // Result is what a run measured. RSS figures are 0 where the OS does not
@@ -60,6 +77,11 @@ type Result struct {
 	// AfterGCRSS is the resident set once the table is dropped and a GC
 	// ran; AfterFreeRSS once debug.FreeOSMemory returned free memory.
 	AfterGCRSS, AfterFreeRSS int64
+	// Samples are the figures over time (Config.SampleEvery).
+	Samples []Sample
+	// CPU is the process's CPU time over the epochs (all threads, the
+	// collector's included).
+	CPU time.Duration
 }
 
 // Growth is the peak resident set's growth over the start.
@@ -90,7 +112,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	s.RegisterStream("events", src)
 
 	input := memory.NewGoAllocator()
-	meter := harness.StartMemory()
+	meter, err := harness.StartMemoryFor(harness.Config{MemoryTarget: cfg.MemoryTarget})
+	if err != nil {
+		return res, err
+	}
+	defer meter.Stop()
 	res.Memory = meter
 	res.StartRSS = meter.Baseline()
 	r, err := s.SQL(ctx, "CREATE STREAMING TABLE small TBLPROPERTIES ('outputMode' = 'append') AS SELECT * FROM STREAM events")
@@ -99,7 +125,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	q := r.Query
 	defer q.Stop()
-	next := time.Now()
+	span := harness.StartSpan()
+	start := time.Now()
+	next, nextSample := start, start
 	for e := range cfg.Epochs {
 		if cfg.Pace > 0 {
 			if d := time.Until(next); d > 0 {
@@ -123,8 +151,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if tbl, ok := cat.Lookup("small"); ok {
 			sz := tbl.Size()
 			meter.ObserveHeld(sz.Bytes + sz.Overhead)
+			if now := time.Now(); cfg.SampleEvery > 0 && !now.Before(nextSample) {
+				rss, _ := harness.CurrentRSS()
+				res.Samples = append(res.Samples, Sample{Elapsed: now.Sub(start), Epoch: e + 1,
+					RSS: rss, Retained: sz.Bytes + sz.Overhead, HeapObjects: harness.HeapObjects()})
+				nextSample = now.Add(cfg.SampleEvery)
+			}
 		}
 	}
+	_, res.CPU = span.Stop()
 	tbl, ok := cat.Lookup("small")
 	if !ok {
 		return res, fmt.Errorf("table small is not in the catalog")

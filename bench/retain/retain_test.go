@@ -3,6 +3,7 @@ package retain
 import (
 	"context"
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +35,15 @@ func BenchmarkSmallEpochs(b *testing.B) {
 		{"compaction=on", memsink.Options{}},
 		{"compaction=on,offheap", memsink.Options{OffHeap: true}},
 		{"compaction=off", memsink.Options{CompactAfter: -1}},
+		{"compaction=on,target", memsink.Options{}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
+			target := 0.0
+			if strings.HasSuffix(c.name, ",target") {
+				target = *targetRatio
+			}
 			for range b.N {
-				res, err := Run(context.Background(), Config{Epochs: 18000, RowsPerEpoch: 20, Dir: b.TempDir(), Sink: c.opts})
+				res, err := Run(context.Background(), Config{Epochs: 18000, RowsPerEpoch: 20, Dir: b.TempDir(), Sink: c.opts, MemoryTarget: target})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -52,11 +58,20 @@ func BenchmarkSmallEpochs(b *testing.B) {
 // short).
 var pacedFor = flag.Duration("retain.paced", 0, "run BenchmarkSmallEpochsPaced for this long (e.g. 10m)")
 
+// targetRatio is the memory target of the ",target" cases: the runtime's
+// soft memory limit is its baseline plus this many bytes per retained
+// byte (internal/memtarget).
+var targetRatio = flag.Float64("retain.target", 1.25, "memory target of the ,target cases (runtime bytes per retained byte over the baseline)")
+
 // BenchmarkSmallEpochsPaced: the table at real time, 20 rows per
 // 10 ms epoch for -retain.paced (10m: 60,000 epochs, 1.2M rows), with
-// compaction on (the default) and with merged records off the Go heap:
+// compaction on (the default), with merged records off the Go heap and
+// under a memory target (-retain.target); logs the resident set against
+// the retained bytes every 30 s. Each case is its own process when run
+// as
 //
-//	go test -run '^$' -bench SmallEpochsPaced -benchtime 1x -timeout 30m ./bench/retain/ -retain.paced 10m
+//	go test -run '^$' -bench 'SmallEpochsPaced/compaction=on$' -benchtime 1x -timeout 30m ./bench/retain/ -retain.paced 10m
+//	go test -run '^$' -bench 'SmallEpochsPaced/compaction=on,target$' -benchtime 1x -timeout 30m ./bench/retain/ -retain.paced 10m
 func BenchmarkSmallEpochsPaced(b *testing.B) {
 	if *pacedFor <= 0 {
 		b.Skip("set -retain.paced (e.g. 10m) to run")
@@ -68,16 +83,34 @@ func BenchmarkSmallEpochsPaced(b *testing.B) {
 	}{
 		{"compaction=on", memsink.Options{}},
 		{"compaction=on,offheap", memsink.Options{OffHeap: true}},
+		{"compaction=on,target", memsink.Options{}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
+			target := 0.0
+			if strings.HasSuffix(c.name, ",target") {
+				target = *targetRatio
+			}
 			for range b.N {
-				res, err := Run(context.Background(), Config{Epochs: int(*pacedFor / pace), RowsPerEpoch: 20, Pace: pace, Dir: b.TempDir(), Sink: c.opts})
+				res, err := Run(context.Background(), Config{Epochs: int(*pacedFor / pace), RowsPerEpoch: 20, Pace: pace, Dir: b.TempDir(), Sink: c.opts,
+					SampleEvery: 30 * time.Second, MemoryTarget: target})
 				if err != nil {
 					b.Fatal(err)
 				}
 				report(b, res)
+				logSamples(b, res)
 			}
 		})
+	}
+}
+
+// logSamples logs the run's figures over time: the resident set's growth
+// over the start against the retained bytes.
+func logSamples(b *testing.B, res Result) {
+	const mib = 1 << 20
+	b.Logf("%8s %7s %12s %14s %14s %8s", "elapsed", "epoch", "retained MiB", "RSS growth MiB", "Go heap MiB", "growth/retained")
+	for _, s := range res.Samples {
+		b.Logf("%8s %7d %12.2f %14.2f %14.2f %8.2f", s.Elapsed.Round(time.Second), s.Epoch, float64(s.Retained)/mib,
+			float64(s.RSS-res.StartRSS)/mib, float64(s.HeapObjects)/mib, float64(s.RSS-res.StartRSS)/float64(max(s.Retained, 1)))
 	}
 }
 
@@ -90,6 +123,13 @@ func report(b *testing.B, res Result) {
 	b.ReportMetric(float64(res.StartRSS)/mib, "start-rss-MiB")
 	b.ReportMetric(float64(res.Growth())/mib, "rss-growth-MiB")
 	b.ReportMetric(res.Ratio(), "growth/retained")
+	b.ReportMetric(res.CPU.Seconds(), "cpu-s")
+	b.ReportMetric(float64(res.PeakRSS)/float64(max(res.Retained, 1)), "peak-rss/retained")
+	for _, f := range res.Memory.Figures("") {
+		if f.Figure == "gc_cpu_seconds" {
+			b.ReportMetric(f.Value, "gc-cpu-s")
+		}
+	}
 	b.ReportMetric(float64(res.AfterGCRSS-res.StartRSS)/mib, "after-drop-gc-MiB")
 	b.ReportMetric(float64(res.AfterFreeRSS-res.StartRSS)/mib, "after-drop-free-MiB")
 }

@@ -31,7 +31,7 @@ func Workload() harness.Workload {
 			}
 			defer os.RemoveAll(dir)
 			sp := harness.StartSpan()
-			res, err := Run(ctx, Config{Epochs: epochs, RowsPerEpoch: 20, Dir: dir, Sink: memsink.Options{}})
+			res, err := Run(ctx, Config{Epochs: epochs, RowsPerEpoch: 20, Dir: dir, Sink: memsink.Options{}, MemoryTarget: cfg.MemoryTarget})
 			wall, cpu := sp.Stop()
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", wl, err)

@@ -3,6 +3,8 @@ package ysb
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,7 +21,11 @@ import (
 // without. It reports the p50 and p99 of input accepted → rows visible,
 // and keepup: the offered duration (epochs × 10 ms) over the run's
 // elapsed time (1 when every epoch finished within its 10 ms slot; below 1
-// when the query fell behind the input).
+// when the query fell behind the input). With fsync it also reports
+// disk-sync-p50-ms and disk-sync-p99-ms: a 512-byte append and sync paced
+// the same way in the same run, without the engine, the floor under the
+// epochs' latency (an epoch's rows are visible only after its durable
+// write).
 func BenchmarkPacedLatency(b *testing.B) {
 	const epochs, pace = 100, 10 * time.Millisecond
 	for _, rate := range []struct {
@@ -61,7 +67,44 @@ func BenchmarkPacedLatency(b *testing.B) {
 				b.ReportMetric(ms(harness.Percentile(lat, 50)), "p50-ms")
 				b.ReportMetric(ms(harness.Percentile(lat, 99)), "p99-ms")
 				b.ReportMetric(float64(b.N)*float64(epochs)*float64(pace)/float64(elapsed), "keepup")
+				if sync {
+					// What one durable write costs on this disk now: the
+					// floor under the fsync p99 (every epoch's rows wait
+					// for one).
+					disk, err := diskSyncLatencies(b.TempDir(), epochs, pace)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(ms(harness.Percentile(disk, 50)), "disk-sync-p50-ms")
+					b.ReportMetric(ms(harness.Percentile(disk, 99)), "disk-sync-p99-ms")
+				}
 			})
 		}
 	}
+}
+
+// diskSyncLatencies times n appends of 512 bytes to a file in dir, each
+// followed by a sync, one per pace: what the epoch log's one durable write
+// per epoch costs on this disk in the same run, without the engine.
+func diskSyncLatencies(dir string, n int, pace time.Duration) ([]time.Duration, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "sync-probe"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	out := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		if _, err := f.Write(buf); err != nil {
+			return nil, fmt.Errorf("sync probe: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			return nil, fmt.Errorf("sync probe: %w", err)
+		}
+		took := time.Since(start)
+		out = append(out, took)
+		time.Sleep(max(pace-took, 0))
+	}
+	return out, nil
 }

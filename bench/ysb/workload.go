@@ -83,7 +83,12 @@ func run(ctx context.Context, cfg harness.Config, o Options) ([]harness.Figure, 
 			eps = append(eps, d.Records(input, enc, e*sz.perEpoch, (e+1)*sz.perEpoch, sz.batch))
 		}
 		d = nil
-		meter := harness.StartMemory()
+		meter, err := harness.StartMemoryFor(cfg)
+		if err != nil {
+			releaseEpochs(eps)
+			camp.Release()
+			return nil, fmt.Errorf("%s: %w", wl, err)
+		}
 		rate, peak, err := measureEngine(ctx, cfg, camp, eps, n, sz.reps, want, meter.ObserveHeld)
 		meter.Stop()
 		if err != nil {

@@ -35,6 +35,7 @@ type benchFlags struct {
 	seed        uint64
 	duckdbDir   string
 	noDuckDB    bool
+	memTarget   float64
 	logs        *logFlags
 }
 
@@ -48,6 +49,7 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the generated data")
 	fs.StringVar(&f.duckdbDir, "duckdb-dir", "", "`directory` of the DuckDB peer module (default: bench/peers/duckdb above the working directory)")
 	fs.BoolVar(&f.noDuckDB, "no-duckdb", false, "skip the DuckDB peers (they are built with cgo, about 80 s the first time)")
+	fs.Float64Var(&f.memTarget, "memory-target", 0, "run the engine under a Go soft memory limit of the baseline plus this many bytes per held byte (state + sink), set after every epoch; costs collector CPU (0: the runtime's defaults)")
 	f.logs = addLogFlags(fs)
 	return fs, f
 }
@@ -115,7 +117,10 @@ func benchCmd(ctx context.Context, args []string, env cliEnv) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cfg := harness.Config{Quick: f.quick, Seed: f.seed, Dir: dir, Logger: logger}
+	if f.memTarget < 0 {
+		return fmt.Errorf("--memory-target %v: must be positive (or 0: none)", f.memTarget)
+	}
+	cfg := harness.Config{Quick: f.quick, Seed: f.seed, Dir: dir, Logger: logger, MemoryTarget: f.memTarget}
 	figs, err := runWorkloads(ctx, cfg, selected)
 	if err != nil {
 		return err

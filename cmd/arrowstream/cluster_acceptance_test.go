@@ -80,6 +80,13 @@ func freePorts(t *testing.T, n int) []int {
 // startKfake runs the broker in a child process (the test binary).
 func startKfake(t *testing.T, port int) {
 	t.Helper()
+	startKfakeProcess(t, port)
+}
+
+// startKfakeProcess is startKfake returning the broker's process (whose
+// CPU time TestClusterScaling reports).
+func startKfakeProcess(t *testing.T, port int) *os.Process {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKfakeChild$", "-test.v")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", kfakeChildEnv, port))
 	stdin, err := cmd.StdinPipe()
@@ -123,6 +130,7 @@ func startKfake(t *testing.T, port int) {
 	case <-time.After(testutil.Scaled(time.Minute)):
 		t.Fatal("the kfake process did not start")
 	}
+	return cmd.Process
 }
 
 // clusterInstance is one `arrowstream serve` of the cluster.

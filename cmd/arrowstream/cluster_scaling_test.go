@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,10 +47,10 @@ func TestClusterScaling(t *testing.T) {
 	if v := os.Getenv(scalingEnv + "_QUERIES"); v != "" {
 		kinds = strings.Split(v, ",")
 	}
-	bin := buildBinary(t)
-	ports := freePorts(t, 1+6*len(kinds))
+	bins := scalingBinaries(t)
+	ports := freePorts(t, 1+6*len(kinds)*len(bins))
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	startKfake(t, ports[0])
+	broker := startKfakeProcess(t, ports[0])
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
 	if err != nil {
 		t.Fatal(err)
@@ -72,53 +73,92 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 		default:
 			t.Fatalf("%s_QUERIES: unknown table kind %q (passthrough, hop)", scalingEnv, kind)
 		}
-		rate := map[int]float64{}
-		for k := 1; k <= 3; k++ {
-			topic := fmt.Sprintf("%s%d", kind, k)
-			createTopic(t, cl, topic)
-			init := filepath.Join(t.TempDir(), "tables.sql")
-			sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
-			if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var insts []*clusterInstance
-			for range k {
-				ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
-				next++
-				ci.startIn(t, bin, brokers, topic, init)
-				insts = append(insts, ci)
-			}
-			waitGroupOf(t, insts[0], table, k)
-			stopPerf := perfRecord(t, insts, kind, k)
-			before := cpuSeconds(t, insts)
-			start := time.Now()
-			for i := 0; i < events; i += 10000 {
-				recs := make([]*kgo.Record, 0, 10000)
-				for j := i; j < min(i+10000, events); j++ {
-					v := "e" + strconv.Itoa(j)
-					recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
+		for bi, b := range bins {
+			bin := b.path
+			rate := map[int]float64{}
+			for k := 1; k <= 3; k++ {
+				if os.Getenv(scalingProcsEnv) != "" {
+					// Each instance gets its share of the cores, as on a
+					// machine of its own: k processes of GOMAXPROCS =
+					// cores keep idle Ps spinning for work on cores the
+					// others use.
+					t.Setenv("GOMAXPROCS", strconv.Itoa(max(1, runtime.NumCPU()/k)))
 				}
-				if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+				topic := fmt.Sprintf("%s%d-%d", kind, k, bi)
+				createTopic(t, cl, topic)
+				init := filepath.Join(t.TempDir(), "tables.sql")
+				sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
+				if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
 					t.Fatal(err)
 				}
-			}
-			deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
-			for localCount(t, insts, count) < events {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+				var insts []*clusterInstance
+				for range k {
+					ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
+					next++
+					ci.startIn(t, bin, brokers, topic, init)
+					insts = append(insts, ci)
 				}
-				time.Sleep(200 * time.Millisecond)
-			}
-			cpu := cpuSeconds(t, insts) - before
-			stopPerf()
-			rate[k] = float64(events) / cpu
-			t.Logf("%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance",
-				table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1])
-			for _, ci := range insts {
-				ci.p.interrupt(t)
+				waitGroupOf(t, insts[0], table, k)
+				stopPerf := perfRecord(t, insts, kind, k)
+				before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
+				start := time.Now()
+				for i := 0; i < events; i += 10000 {
+					recs := make([]*kgo.Record, 0, 10000)
+					for j := i; j < min(i+10000, events); j++ {
+						v := "e" + strconv.Itoa(j)
+						recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
+					}
+					if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
+				for localCount(t, insts, count) < events {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				cpu := cpuSeconds(t, insts) - before
+				brokerCPU := processCPU(t, broker.Pid) - brokerBefore
+				stopPerf()
+				rate[k] = float64(events) / cpu
+				t.Logf("%s%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
+					b.label, table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1], brokerCPU)
+				for _, ci := range insts {
+					ci.p.interrupt(t)
+				}
 			}
 		}
 	}
+}
+
+// scalingProcsEnv, when set, starts each of k instances with GOMAXPROCS
+// = cores/k (at least 1).
+const scalingProcsEnv = "ARROWSTREAM_CLUSTER_SCALING_SHARE_CORES"
+
+// scalingBinsEnv lists binaries to compare in one run (label=path,...;
+// e.g. a build of main and of a branch, alternated table by table so
+// that both see the same load); by default the test builds this tree's.
+const scalingBinsEnv = "ARROWSTREAM_CLUSTER_SCALING_BINS"
+
+type scalingBinary struct{ label, path string }
+
+func scalingBinaries(t *testing.T) []scalingBinary {
+	t.Helper()
+	v := os.Getenv(scalingBinsEnv)
+	if v == "" {
+		return []scalingBinary{{path: buildBinary(t)}}
+	}
+	var out []scalingBinary
+	for _, item := range strings.Split(v, ",") {
+		label, path, ok := strings.Cut(item, "=")
+		if !ok || path == "" {
+			t.Fatalf("%s: %q is not label=path", scalingBinsEnv, item)
+		}
+		out = append(out, scalingBinary{label: label + ": ", path: path})
+	}
+	return out
 }
 
 // scalingPerfEnv names a directory: TestClusterScaling then records a
@@ -216,17 +256,23 @@ func cpuSeconds(t *testing.T, insts []*clusterInstance) float64 {
 	t.Helper()
 	total := 0.0
 	for _, ci := range insts {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ci.p.cmd.Process.Pid))
-		if err != nil {
-			t.Skipf("no /proc: %v", err)
-		}
-		// Fields after the command name (which may hold spaces): utime and
-		// stime are the 14th and 15th fields of the line.
-		rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
-		f := strings.Fields(rest)
-		ut, _ := strconv.ParseFloat(f[11], 64)
-		st, _ := strconv.ParseFloat(f[12], 64)
-		total += (ut + st) / 100 // USER_HZ
+		total += processCPU(t, ci.p.cmd.Process.Pid)
 	}
 	return total
+}
+
+// processCPU is the user + system CPU time of a process, in seconds.
+func processCPU(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	// Fields after the command name (which may hold spaces): utime and
+	// stime are the 14th and 15th fields of the line.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+	f := strings.Fields(rest)
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
 }

@@ -261,6 +261,7 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		return nil, err
 	}
 	s.logLiveRows()
+	s.offerLive()
 	defer releaseRecords(out)
 	s.lastEvictWm = ep.WatermarkMs
 	return vector.NewScan(s.out, out...)

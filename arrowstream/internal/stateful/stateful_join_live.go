@@ -71,6 +71,10 @@ type joinBatch[K joinKey] struct {
 	// sliced: rec is a slice of an epoch's buffers shared with other
 	// partitions (stateful_join_split.go), so its size is its rows'.
 	sliced bool
+	// pieces are the store entries whose rows the batch holds, in row
+	// order, once batches were merged in memory (stateful_join_merge.go);
+	// nil: the batch is its own entry (id, rec, its meta).
+	pieces []joinPiece
 	// seg is the batch's candidate pairs of the probe being collected
 	// (candidates; nil between probes).
 	seg *joinPairs[K]

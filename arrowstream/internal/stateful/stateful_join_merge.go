@@ -136,6 +136,13 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 	first.rec.Release()
 	first.rec, first.sliced = rec, false
 	old, oldArrow := first.bytes, first.arrow
+	// The store entries the merged rows are, for a snapshot written from
+	// the live state (stateful_join_snapshot.go).
+	pieces := first.storedPieces()
+	for _, b := range tail[1:] {
+		pieces = append(pieces, b.storedPieces()...)
+	}
+	first.pieces = pieces
 	for _, b := range tail[1:] {
 		first.keys = append(first.keys, b.keys...)
 		first.keyNull = append(first.keyNull, b.keyNull...)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
@@ -48,11 +50,20 @@ const joinScratchMax = 1 << 20
 // scratch's space when it is not nil (the bytes then live until scratch is
 // next used).
 func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byte, error) {
-	// Sized for the rows and the stream's framing up front: growing the
-	// buffer while writing copied each batch several times. The rows'
-	// bytes, not their buffers': a batch may be a slice of an epoch's
-	// buffers (stateful_join_split.go).
-	size := int(vector.SlicedRecordBytes(rec)) + int(rec.NumCols())*72 + 1024
+	return encodeJoinRecord(s.mem, rec, scratch)
+}
+
+// encodeJoinRecord is encodeJoinBatch with the allocator given: a live
+// snapshot (stateful_join_snapshot.go) encodes batches on a maintenance
+// goroutine, without the operator.
+func encodeJoinRecord(mem memory.Allocator, rec arrow.Record, scratch *[]byte) ([]byte, error) {
+	return encodeJoinRecordMax(mem, rec, scratch, joinScratchMax)
+}
+
+// encodeJoinRecordMax is encodeJoinRecord keeping a scratch space of up
+// to keep bytes.
+func encodeJoinRecordMax(mem memory.Allocator, rec arrow.Record, scratch *[]byte, keep int) ([]byte, error) {
+	size := joinIPCSize(rec)
 	var space []byte
 	if scratch != nil && cap(*scratch) >= size {
 		space = (*scratch)[:0]
@@ -61,21 +72,34 @@ func (s *statefulJoin) encodeJoinBatch(rec arrow.Record, scratch *[]byte) ([]byt
 	}
 	buf := bytes.NewBuffer(space)
 	defer func() {
-		// A scratch space grown past joinScratchMax (a compacted batch)
-		// is not kept.
-		if scratch != nil && buf.Cap() <= joinScratchMax {
+		// A scratch space grown past keep (a compacted batch) is not
+		// kept.
+		if scratch != nil && buf.Cap() <= keep {
 			*scratch = buf.Bytes()[:0]
 		}
 	}()
-	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(s.mem))
-	if err := w.Write(rec); err != nil {
-		w.Close()
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
+	if err := writeJoinRecord(mem, buf, rec); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// joinIPCSize is about the bytes of rec's IPC stream, to reserve them up
+// front: growing the buffer while writing copied each batch several
+// times. The rows' bytes, not their buffers': a batch may be a slice of
+// an epoch's buffers (stateful_join_split.go).
+func joinIPCSize(rec arrow.Record) int {
+	return int(vector.SlicedRecordBytes(rec)) + int(rec.NumCols())*72 + 1024
+}
+
+// writeJoinRecord writes rec to w as an Arrow IPC stream.
+func writeJoinRecord(mem memory.Allocator, w io.Writer, rec arrow.Record) error {
+	iw := ipc.NewWriter(w, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
+	if err := iw.Write(rec); err != nil {
+		iw.Close()
+		return err
+	}
+	return iw.Close()
 }
 
 // decodeJoinBatch reads a batch written by encodeJoinBatch, checking its
@@ -134,8 +158,18 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 	if s.log {
 		scratch = &s.parts[p].ipcScratch
 	}
+	streamer, _ := st.(checkpoint.ChangelogStreamer)
 	for _, c := range live.changed() {
-		if c.rec != nil {
+		if c.rec != nil && s.log && streamer != nil {
+			// Encoded straight into the changelog: no copy of the rows
+			// made first in a buffer of ours.
+			err := streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), joinIPCSize(c.rec), func(w io.Writer) error {
+				return writeJoinRecord(s.mem, w, c.rec)
+			})
+			if err != nil {
+				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+		} else if c.rec != nil {
 			raw, err := s.encodeJoinBatch(c.rec, scratch)
 			if err != nil {
 				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)

@@ -85,6 +85,7 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 		kgo.ProducerBatchMaxBytes(16<<20),
 		kgo.MaxBufferedRecords(1<<16),
 		kgo.ClientID("arrowstream-"+c.opts.Name),
+		kgo.DisableClientMetrics(), // nothing reads them (a push per interval per instance)
 	)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)

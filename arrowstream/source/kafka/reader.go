@@ -13,11 +13,13 @@ import (
 )
 
 // reader is the operator Read returns: it fetches its ranges by offset
-// with a consumer of its own (no consumer group) and turns the records
-// into Arrow records of up to BatchRows rows.
+// with the source's consumer (no consumer group; kept across epochs,
+// reader_client.go) and turns the records into Arrow records of up to
+// BatchRows rows.
 type reader struct {
 	src     *Source
 	client  *kgo.Client
+	kept    bool // client is the source's kept consumer (reader_client.go)
 	ranges  map[string]map[int32]*partitionRange
 	open    int // ranges not finished
 	b       *recordBuilder
@@ -30,6 +32,13 @@ type reader struct {
 	// issues a broker's next fetch only once the previous one was taken).
 	fetched chan kgo.Fetches
 	cancel  context.CancelFunc
+	unsent  kgo.Fetches // taken by pollLoop when the reader was released
+
+	// With the kept client: records fetched past a finished range's end
+	// (carried to the next epoch's reader, reader_client.go), and the
+	// records carried to this one, taken before the first poll.
+	carried map[string]map[int32][]*kgo.Record
+	carryIn kgo.Fetches
 }
 
 // maxPartitionFetchBytes lets one fetch return a large slice of a
@@ -48,34 +57,15 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		consume[r.topic][r.partition] = kgo.NewOffset().At(r.next)
 		byTP[r.topic][r.partition] = r
 	}
-	var hopOpts []kgo.Opt
-	if s.hop {
-		// Aborted transactions are skipped; the commit markers come as
-		// records so that a range ending at one finishes (poll drops them).
-		hopOpts = []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
-	}
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{
-		kgo.SeedBrokers(s.opts.Brokers...),
-		kgo.ConsumePartitions(consume),
-		// Out-of-range offsets are data loss, not a reason to jump.
-		// An offset that went out of range resets to the log start (the
-		// default); poll notices the jump and checks for lost data. (With
-		// NoResetOffset every read starts measurably slower.)
-		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
-		// A reader lives for one epoch: pushing client metrics (KIP-714)
-		// from each cost a subscription request and a compressed push per
-		// epoch, 2-9% of an instance's CPU at three instances
-		// (docs/cluster.md, figures).
-		kgo.DisableClientMetrics(),
-	}, hopOpts...), dialOpts(s.opts.Control)...)...)
+	cl, kept, carryIn, err := s.borrowConsumer(consume)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: consumer: %w", err)
+		return nil, err
 	}
 	total := int64(0)
 	for _, r := range ranges {
 		total += r.end - r.next
 	}
-	return &reader{src: s, client: cl, ranges: byTP, open: len(ranges), b: newRecordBuilder(s.mem, s.opts.IncludeHeaders),
+	return &reader{src: s, client: cl, kept: kept, carryIn: carryIn, ranges: byTP, open: len(ranges), b: newRecordBuilder(s.mem, s.opts.IncludeHeaders),
 		pending: make([]*kgo.Record, 0, min(total, 1<<20))}, nil
 }
 
@@ -96,6 +86,14 @@ func (r *reader) Next(ctx context.Context) (arrow.Record, error) {
 			r.release()
 			return nil, io.EOF
 		}
+		if r.carryIn != nil {
+			in := r.carryIn
+			r.carryIn = nil
+			if err := r.take(ctx, in); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := r.poll(ctx); err != nil {
 			return nil, err
 		}
@@ -111,17 +109,21 @@ func (r *reader) build() arrow.Record {
 	return rec
 }
 
-// pollLoop runs in its own goroutine until the reader is released.
+// pollLoop runs in its own goroutine until the reader is released. A
+// fetch it took when the reader was released is kept in unsent (read
+// after fetched is closed): with the kept client, its records beyond the
+// ranges are the next epoch's (the client's position moved past them).
 func (r *reader) pollLoop(ctx context.Context) {
 	defer close(r.fetched)
 	for {
 		fs := r.client.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return
-		}
 		select {
 		case r.fetched <- fs:
 		case <-ctx.Done():
+			r.unsent = fs
+			return
+		}
+		if ctx.Err() != nil {
 			return
 		}
 	}
@@ -144,6 +146,13 @@ func (r *reader) poll(ctx context.Context) error {
 	case <-timer.C:
 		return r.timedOut()
 	}
+	return r.take(ctx, fetches)
+}
+
+// take queues the records of fetches that are in range. With the kept
+// client, records past a range's end are kept for the next epoch
+// (carry).
+func (r *reader) take(ctx context.Context, fetches kgo.Fetches) error {
 	for _, fe := range fetches.Errors() {
 		switch {
 		case errors.Is(fe.Err, kerr.OffsetOutOfRange): // defensive: the reset policy normally hides it
@@ -155,6 +164,7 @@ func (r *reader) poll(ctx context.Context) error {
 				return err
 			}
 			r.finish(rng)
+			rng.done = -1 // the client's position reset: not carried on
 		default:
 			return fmt.Errorf("kafka: fetch %s-%d: %w", fe.Topic, fe.Partition, fe.Err)
 		}
@@ -166,10 +176,14 @@ func (r *reader) poll(ctx context.Context) error {
 			for pi := range ft.Partitions {
 				fp := &ft.Partitions[pi]
 				rng := tr[fp.Partition]
-				if rng == nil || rng.next >= rng.end {
+				if rng == nil {
 					continue
 				}
-				for _, rec := range fp.Records {
+				if rng.next >= rng.end {
+					r.carry(rng, fp.Records) // fetched ahead of a finished range
+					continue
+				}
+				for i, rec := range fp.Records {
 					if rec.Offset < rng.next {
 						continue
 					}
@@ -183,6 +197,7 @@ func (r *reader) poll(ctx context.Context) error {
 						// Offsets the log skips (compaction, transaction
 						// markers) may end the range without a record at end-1.
 						rng.next = rng.end
+						r.carry(rng, fp.Records[i:])
 						break
 					}
 					if !rec.Attrs.IsControl() {
@@ -218,6 +233,7 @@ func (r *reader) finish(rng *partitionRange) {
 	if rng.end == -1 {
 		return // already finished
 	}
+	rng.done = rng.end
 	rng.next, rng.end = -1, -1
 	r.open--
 	r.client.PauseFetchPartitions(map[string][]int32{rng.topic: {rng.partition}})
@@ -235,7 +251,8 @@ func (r *reader) timedOut() error {
 	return fmt.Errorf("kafka: timed out after %s fetching records", r.src.opts.PollTimeout)
 }
 
-// release closes the consumer and the builders (idempotent).
+// release gives the consumer back (or closes one of its own) and
+// releases the builders (idempotent).
 func (r *reader) release() {
 	if r.closed {
 		return
@@ -243,12 +260,51 @@ func (r *reader) release() {
 	r.closed = true
 	if r.cancel != nil {
 		r.cancel()
-		for range r.fetched { // wait for the poller to stop
+		for fs := range r.fetched { // wait for the poller to stop
+			r.carryFetches(fs)
 		}
+		r.carryFetches(r.unsent)
 	}
-	r.client.Close()
+	if r.kept {
+		r.src.returnConsumer(r.ranges, r.carried)
+	} else {
+		r.client.Close()
+	}
 	r.b.release()
 	r.pending = nil
+}
+
+// carry keeps records fetched past a finished range's end for the next
+// epoch (the kept client's position is past them; nothing fetches them
+// again).
+func (r *reader) carry(rng *partitionRange, recs []*kgo.Record) {
+	if !r.kept || len(recs) == 0 {
+		return
+	}
+	if r.carried == nil {
+		r.carried = map[string]map[int32][]*kgo.Record{}
+	}
+	if r.carried[rng.topic] == nil {
+		r.carried[rng.topic] = map[int32][]*kgo.Record{}
+	}
+	r.carried[rng.topic][rng.partition] = append(r.carried[rng.topic][rng.partition], recs...)
+}
+
+// carryFetches carries the records of fetches the reader did not take.
+// Records of a range not finished are not carried: its partition is
+// moved to an offset again (returnConsumer).
+func (r *reader) carryFetches(fs kgo.Fetches) {
+	for _, f := range fs {
+		for ti := range f.Topics {
+			ft := &f.Topics[ti]
+			for pi := range ft.Partitions {
+				fp := &ft.Partitions[pi]
+				if rng := r.ranges[ft.Topic][fp.Partition]; rng != nil && rng.end == -1 {
+					r.carry(rng, fp.Records)
+				}
+			}
+		}
+	}
 }
 
 // Close implements vector.Operator.

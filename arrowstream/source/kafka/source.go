@@ -75,6 +75,9 @@ type Source struct {
 	// idle: in cluster mode, the end-offset listing backs off while
 	// nothing arrives (cluster_idle.go).
 	idle idleBackoff
+	// kept is the readers' consumer client, kept across epochs
+	// (reader_client.go).
+	kept keptConsumer
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
@@ -99,7 +102,9 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	// Offsets and topics are listed once per trigger and must be current
 	// (new topics for subscribePattern, deleted partitions): the cached
 	// metadata kadm uses may be at most a few milliseconds old.
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(10 * time.Millisecond)}, dialOpts(opts.Control)...)...)
+	// No KIP-714 client metrics: a push per interval from every source
+	// of every instance, for nothing arrowstream reads.
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(10 * time.Millisecond), kgo.DisableClientMetrics()}, dialOpts(opts.Control)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
@@ -268,6 +273,7 @@ func (s *Source) Close() error {
 		s.member.leave()
 		s.member = nil
 	}
+	s.closeConsumer()
 	s.client.Close()
 	return nil
 }
@@ -510,7 +516,8 @@ type partitionRange struct {
 	topic     string
 	partition int32
 	next, end int64
-	started   bool // a record of the range arrived
+	started   bool  // a record of the range arrived
+	done      int64 // the range's end, once it finished (next, end are -1)
 }
 
 // planRanges checks from → until for lost data and returns the ranges to

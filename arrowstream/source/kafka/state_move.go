@@ -180,6 +180,7 @@ func (m *stateMover) setup(ctx context.Context) error {
 			kgo.ProducerBatchMaxBytes(16<<20),
 			kgo.MaxBufferedRecords(1<<18),
 			kgo.ClientID("arrowstream-"+m.c.opts.Name),
+			kgo.DisableClientMetrics(), // nothing reads them (a push per interval per instance)
 		)
 		if err != nil {
 			return fmt.Errorf("kafka: cluster state of %s: %w", m.spec.Table, err)

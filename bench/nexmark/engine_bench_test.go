@@ -1,0 +1,72 @@
+package nexmark
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/bench/harness"
+)
+
+// BenchmarkEngineEpochs runs q3, q8 and q17 through the engine alone, the
+// input generated once before the timer and no peer, so that a CPU
+// profile of it shows the engine and not the generator:
+//
+//	go test -run '^$' -bench EngineEpochs -cpuprofile cpu.prof ./bench/nexmark/
+//
+// "full" is FullSize (200K events in 20 epochs of 10K); "empty" is 200
+// epochs of the same queries with no rows, what every epoch costs
+// outside the operators' per-row work (the loop, the plan's operators
+// built over the epoch's input, the state commit, the sink commit).
+// It reports CPU per epoch (getrusage over the epochs, every thread)
+// and, for "full", events per CPU-second.
+func BenchmarkEngineEpochs(b *testing.B) {
+	for _, name := range []string{"q3", "q8", "q17"} {
+		q, ok := lookup(name)
+		if !ok {
+			b.Fatalf("no query %s", name)
+		}
+		b.Run(name+"/full", func(b *testing.B) {
+			batches, err := Generate(harness.InputAllocator(), Config{Seed: 1}, FullSize)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer releaseBatches(batches)
+			engineEpochs(b, q, batches)
+		})
+		b.Run(name+"/empty", func(b *testing.B) {
+			// One generated event of each kind, sliced to no rows: the
+			// schemas of real input, 200 epochs of nothing.
+			one, err := Generate(harness.InputAllocator(), Config{Seed: 1}, Size{Events: 50, EpochEvents: 50})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer releaseBatches(one)
+			batches := make([]Batch, 200)
+			for i := range batches {
+				batches[i] = Batch{FirstEvent: 0, Events: 0,
+					Person: one[0].Person.NewSlice(0, 0), Auction: one[0].Auction.NewSlice(0, 0), Bid: one[0].Bid.NewSlice(0, 0)}
+			}
+			defer releaseBatches(batches)
+			engineEpochs(b, q, batches)
+		})
+	}
+}
+
+func engineEpochs(b *testing.B, q query, batches []Batch) {
+	var events, cpu, epochs int64
+	for b.Loop() {
+		run, err := runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, batches, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += run.events
+		cpu += run.cpu.Nanoseconds()
+		epochs += int64(len(batches))
+	}
+	if events > 0 {
+		b.ReportMetric(float64(events)/(float64(cpu)/1e9), "events/cpu-s")
+	}
+	b.ReportMetric(float64(cpu)/float64(epochs), "cpu-ns/epoch")
+}
