@@ -1,8 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"runtime/metrics"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -45,12 +49,12 @@ type MemoryLimitError struct {
 	// it, since the restarted query would rebuild the same state from its
 	// checkpoint and replay the same epochs into the same limit.
 	Streaming bool
-	// Holder and Held name the operator holding the largest Go-heap
-	// reservation of the query when it failed (a streaming table's state,
-	// a hash table) and its bytes, when any: the allocation that breaks a
-	// limit is often not the one that filled it.
-	Holder string
-	Held   int64
+	// Holders names the operators holding the largest Go-heap
+	// reservations of the query when it failed (a streaming table's
+	// state, a hash table), at most three, largest first, with their
+	// bytes: the allocation that breaks a limit is often not the one that
+	// filled it.
+	Holders []string
 }
 
 // Is makes a streaming table's limit error a permanent failure.
@@ -64,8 +68,8 @@ func (e *MemoryLimitError) Error() string {
 		op = " in " + e.Operator
 	}
 	note := ""
-	if e.Holder != "" {
-		note = fmt.Sprintf("; the largest reservation: %d bytes by %s", e.Held, e.Holder)
+	if len(e.Holders) > 0 {
+		note = "; the largest reservations: " + strings.Join(e.Holders, ", ")
 	}
 	if e.Streaming {
 		note += "; the streaming table is not restarted (it would replay the same data into the same limit): raise the limit or bound the state (a watermark), then recreate the table"
@@ -199,7 +203,7 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 	} else {
 		return nil
 	}
-	e.Holder, e.Held = a.largestReservation()
+	e.Holders = a.largestReservations(3)
 	return e
 }
 
@@ -220,19 +224,27 @@ func (a *queryAllocator) noteReserved(op string, n int64) {
 	}
 }
 
-// largestReservation returns the operator holding the most reserved
-// bytes, and the bytes ("" and 0: none).
-func (a *queryAllocator) largestReservation() (string, int64) {
+// largestReservations describes the n operators holding the most
+// reserved bytes ("N bytes by op"), largest first.
+func (a *queryAllocator) largestReservations(n int) []string {
 	a.resMu.Lock()
-	defer a.resMu.Unlock()
-	var op string
-	var most int64
-	for k, v := range a.reserved {
-		if v > most || v == most && k < op {
-			op, most = k, v
-		}
+	ops := make([]string, 0, len(a.reserved))
+	for k := range a.reserved {
+		ops = append(ops, k)
 	}
-	return op, most
+	held := maps.Clone(a.reserved)
+	a.resMu.Unlock()
+	slices.SortFunc(ops, func(x, y string) int {
+		if c := cmp.Compare(held[y], held[x]); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	out := make([]string, 0, n)
+	for _, op := range ops[:min(n, len(ops))] {
+		out = append(out, fmt.Sprintf("%d bytes by %s", held[op], op))
+	}
+	return out
 }
 
 // add accounts n bytes (negative: freed) and returns the limit broken.

@@ -53,7 +53,12 @@ func startStateServer(t *testing.T) *stateServer {
 	cfg.Limits = Limits{QueryMemoryBytes: stateLimit, QueryTimeout: 2 * time.Minute}
 	srv := startServer(t, cfg)
 	sess.SetStreamingAllocator(srv.StreamingAllocator)
-	t.Cleanup(func() { sess.Streams().StopAll() })
+	t.Cleanup(func() {
+		sess.Streams().StopAll()
+		// Dropped tables and drained queries ask for a return of memory
+		// to the OS: let it end before the leak check.
+		srv.ret.wg.Wait()
+	})
 	return &stateServer{srv: srv, mem: mem, sess: sess, cl: sqlClient(t, srv)}
 }
 

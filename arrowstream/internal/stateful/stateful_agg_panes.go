@@ -230,7 +230,7 @@ func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, t
 	exp := array.NewRecord(s.partialSchema, cols, int64(len(take)))
 	rows.Release()
 	defer exp.Release()
-	agg, err := vector.NewLiveAggregate(s.mem, s.partialSchema, s.nKeys, s.spec.Aggregates)
+	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
 	}

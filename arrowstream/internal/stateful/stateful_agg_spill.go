@@ -400,7 +400,7 @@ func (s *statefulAggregate) trimSpilled() error {
 	if live.heapBytes()+sp.indexBytes <= sp.budget && !live.agg.ShouldCompact() {
 		return nil
 	}
-	agg, err := vector.NewLiveAggregate(s.mem, s.partialSchema, s.nKeys, s.spec.Aggregates)
+	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
 	if err != nil {
 		return err
 	}
@@ -428,7 +428,7 @@ func (s *statefulAggregate) loadLiveFor(ctx context.Context, ep Epoch) error {
 	if !bounded {
 		return s.loadLive(ctx, ep.ID)
 	}
-	agg, err := vector.NewLiveAggregate(s.mem, s.partialSchema, s.nKeys, s.spec.Aggregates)
+	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
 	}
