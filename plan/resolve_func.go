@@ -496,6 +496,7 @@ var castFunctions = map[string]arrow.DataType{
 	"boolean": vector.Boolean, "int": vector.Int32, "bigint": vector.Int64,
 	"double": vector.Float64, "string": vector.String, "binary": vector.Binary,
 	"timestamp": vector.Timestamp, "date": vector.Date,
+	"tinyint": vector.Int8, "smallint": vector.Int16, "float": vector.Float32,
 }
 
 // tryOps maps the try_ arithmetic functions to their operators.

@@ -114,7 +114,11 @@ func (p *parser) parsePredicate() Expr {
 			}
 			p.next()
 			n := p.acceptKw("NOT")
-			p.expectKw("NULL", "NULL or NOT NULL after IS")
+			if e, ok := p.parseIsCompare(x, n); ok {
+				x = e
+				continue
+			}
+			p.expectKw("NULL", "NULL, TRUE, FALSE or DISTINCT FROM after IS")
 			x = &IsNull{Pos: x.Position(), X: x, Not: n}
 		case "IN":
 			p.skip(k + 1)
@@ -544,4 +548,31 @@ func (p *parser) parseCast(try bool) Expr {
 	c.Type = p.parseType()
 	p.closeParen(open)
 	return c
+}
+
+// parseIsCompare parses the rest of x IS [NOT] DISTINCT FROM y and
+// x IS [NOT] TRUE|FALSE, which Spark rewrites to null-safe equality:
+// x IS NOT DISTINCT FROM y is x <=> y, x IS TRUE is x <=> true, and the
+// other forms are their negations. ok is false when IS is followed by
+// neither (IS [NOT] NULL).
+func (p *parser) parseIsCompare(x Expr, not bool) (Expr, bool) {
+	var r Expr
+	switch {
+	case p.isKw("DISTINCT"):
+		t := p.next()
+		p.expectKw("FROM", "FROM after IS DISTINCT")
+		r = p.operand(t, p.parseComparison)
+		// DISTINCT is the negation of <=>: IS NOT DISTINCT is <=> itself.
+		not = !not
+	case p.isKw("TRUE"), p.isKw("FALSE"):
+		t := p.next()
+		r = &Literal{Pos: t.pos, Kind: LitBool, Value: strings.ToLower(t.kw)}
+	default:
+		return nil, false
+	}
+	var e Expr = &BinaryExpr{Pos: x.Position(), Op: OpNullSafeEq, L: x, R: r}
+	if not {
+		e = &UnaryExpr{Pos: x.Position(), Op: OpNot, X: e}
+	}
+	return e, true
 }

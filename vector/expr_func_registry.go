@@ -118,6 +118,8 @@ var functions = map[string]funcSpec{
 	"boolean":           castFunc(Boolean),
 	"int":               castFunc(Int32),
 	"bigint":            castFunc(Int64),
+	"tinyint":           castFunc(Int8),
+	"smallint":          castFunc(Int16),
 	"double":            castFunc(Float64),
 	"string":            castFunc(String),
 	"binary":            castFunc(Binary),
