@@ -294,6 +294,7 @@ var functionUsage = map[string]string{
 	"try_to_binary":         "try_to_binary(s [, format]): to_binary that is NULL for malformed input.",
 	"try_to_char":           "try_to_char(x, format): to_char that is NULL for malformed input.",
 	"try_to_number":         "try_to_number(s, format): to_number that is NULL for malformed input.",
+	"typeof":                "typeof(x): the name of x's type, as Spark writes it (int, decimal(2,1), array<int>, ...); intervals are refused.",
 	"ucase":                 "ucase(s): s in upper case.",
 	"unbase64":              "unbase64(s): base64 text decoded to binary.",
 	"unhex":                 "unhex(s): hexadecimal text decoded to binary.",

@@ -30,12 +30,15 @@ func IsAggregateFunction(name string) bool {
 
 // specialFuncs are the functions the analyzer resolves itself.
 var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now",
-	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil"}
+	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil", "typeof"}
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	name := strings.ToLower(f.Name.Name)
 	if name == "grouping" || name == "grouping_id" {
 		return r.groupingCall(f, name)
+	}
+	if name == "typeof" && f.Over == nil {
+		return r.typeofCall(f)
 	}
 	if isAggregateAlias(name) {
 		return r.aggregateAlias(f, name)
