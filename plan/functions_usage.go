@@ -45,6 +45,7 @@ var functionUsage = map[string]string{
 	"bigint":                "bigint(x): x cast to BIGINT.",
 	"binary":                "binary(x): x cast to BINARY.",
 	"bit_and":               "bit_and(x): aggregate, the bitwise AND of the non-NULL values.",
+	"bit_count":             "bit_count(x): the number of one bits of an integer widened with its sign to 64 bits (1 or 0 for a boolean).",
 	"bit_length":            "bit_length(s): the length of s in bits.",
 	"bit_or":                "bit_or(x): aggregate, the bitwise OR of the non-NULL values.",
 	"bit_xor":               "bit_xor(x): aggregate, the bitwise exclusive OR of the non-NULL values.",
