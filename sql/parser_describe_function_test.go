@@ -60,3 +60,25 @@ func TestParseIsDistinctFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestParseLikeQuantified(t *testing.T) {
+	cases := map[string]string{
+		"SELECT a LIKE ANY ('x%', 'y')":       "SELECT a LIKE 'x%' OR a LIKE 'y'",
+		"SELECT a NOT ILIKE ALL ('x%', b)":    "SELECT a NOT ILIKE 'x%' AND a NOT ILIKE b",
+		"SELECT a LIKE SOME ('x')":            "SELECT a LIKE 'x'",
+		"SELECT a LIKE 'all' FROM t":          "SELECT a LIKE 'all' FROM t",
+		"SELECT any(b) FROM t WHERE a LIKE c": "SELECT any(b) FROM t WHERE a LIKE c",
+	}
+	for src, want := range cases {
+		st, err := Parse(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if got := Format(st); got != want {
+			t.Errorf("%s: formats as %q, want %q", src, got, want)
+		}
+	}
+	if _, err := Parse("SELECT a LIKE ANY ()"); err == nil {
+		t.Error("LIKE ANY (): parsed, want a syntax error")
+	}
+}

@@ -126,7 +126,7 @@ func (p *parser) parsePredicate() Expr {
 		case "BETWEEN", "LIKE", "ILIKE", "RLIKE", "REGEXP":
 			// These words are not reserved: without NOT they are operators
 			// only when an operand follows (SELECT a like FROM t aliases a).
-			if !not && !canStartExpr(p.peekAt(1)) {
+			if !not && !canStartExpr(p.peekAt(1)) && !p.likeQuantifierAt(1) {
 				return x
 			}
 			p.skip(k + 1)
@@ -135,6 +135,10 @@ func (p *parser) parsePredicate() Expr {
 				and := p.expectKw("AND", "AND after the lower bound of BETWEEN")
 				hi := p.operand(and, p.parseComparison)
 				x = &Between{Pos: x.Position(), X: x, Low: lo, High: hi, Not: not}
+				continue
+			}
+			if (t.kw == "LIKE" || t.kw == "ILIKE") && p.likeQuantifierAt(0) {
+				x = p.parseLikeQuantified(x, likeOps[t.kw], not)
 				continue
 			}
 			l := &Like{Pos: x.Position(), Op: likeOps[t.kw], X: x, Not: not, Pattern: p.operand(t, p.parseComparison)}
@@ -575,4 +579,45 @@ func (p *parser) parseIsCompare(x Expr, not bool) (Expr, bool) {
 		e = &UnaryExpr{Pos: x.Position(), Op: OpNot, X: e}
 	}
 	return e, true
+}
+
+// parseLikeQuantified parses the rest of x [NOT] LIKE|ILIKE ANY|SOME|ALL
+// (p1, ...) from the quantifier on, as Spark's parser rewrites it: the
+// OR (ANY, SOME) or AND (ALL) of x [NOT] LIKE p for each pattern, whose
+// three-valued logic is that of Spark's LikeAny/LikeAll family (a NULL
+// pattern makes the answer NULL unless another decides it).
+func (p *parser) parseLikeQuantified(x Expr, op LikeOp, not bool) Expr {
+	q := strings.ToUpper(p.next().text)
+	join := OpOr
+	if q == "ALL" {
+		join = OpAnd
+	}
+	open := p.expect(tLParen, "'(' after "+q)
+	if p.peek().kind == tRParen {
+		p.unexpected("a pattern between '(' and ')'")
+	}
+	var out Expr
+	for {
+		l := &Like{Pos: x.Position(), Op: op, X: x, Not: not, Pattern: p.parseExprWhat("a pattern of LIKE " + q)}
+		if out == nil {
+			out = l
+		} else {
+			out = &BinaryExpr{Pos: x.Position(), Op: join, L: out, R: l}
+		}
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if p.peek().kind != tRParen {
+		p.unexpected("',' or ')' after a pattern of LIKE " + q)
+	}
+	p.closeParen(open)
+	return out
+}
+
+// likeQuantifierAt reports whether the tokens from k on are ANY, SOME or
+// ALL and '(' (LIKE ANY (...)).
+func (p *parser) likeQuantifierAt(k int) bool {
+	t := p.peekAt(k)
+	return (isWord(t, "ANY") || isWord(t, "SOME") || isWord(t, "ALL")) && p.peekAt(k+1).kind == tLParen
 }
