@@ -34,6 +34,14 @@ var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotn
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	name := strings.ToLower(f.Name.Name)
+	if f.Bare && r.sc != nil {
+		// CURRENT_DATE without parentheses names a column of that name
+		// when there is one, as in Spark.
+		e, err := r.sc.lookup([]sql.Ident{f.Name}, f.Pos)
+		if err == nil || !errors.Is(err, ErrUnresolved) {
+			return e, err
+		}
+	}
 	if name == "grouping" || name == "grouping_id" {
 		return r.groupingCall(f, name)
 	}

@@ -427,7 +427,7 @@ func (p *parser) parseWord(t *token) Expr {
 	case "CURRENT_TIMESTAMP", "CURRENT_DATE":
 		if next.kind != tLParen {
 			p.next()
-			return &FuncCall{Pos: t.pos, Name: identOf(t)}
+			return &FuncCall{Pos: t.pos, Name: identOf(t), Bare: true}
 		}
 		return p.parseCall(p.next())
 	case "LEFT", "RIGHT":
