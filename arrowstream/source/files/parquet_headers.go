@@ -206,7 +206,7 @@ func compressedPageBytes(ctx context.Context, r io.ReaderAt, size int64, md *met
 			}
 			if n > largestBytes {
 				largestBytes = n
-				largest = fmt.Sprintf("column %s of row group %d (%d pages)", md.Schema.Column(c).Path(), g, pages)
+				largest = fmt.Sprintf("column %s of row group %d, pages: %d", md.Schema.Column(c).Path(), g, pages)
 			}
 		}
 	}
