@@ -67,6 +67,27 @@ func TestCheckpointQuota(t *testing.T) {
 	e.alive(t)
 }
 
+// TestStateQuota: a streaming aggregation whose state (its latest
+// memoryUsedBytes) grows past --max-state-bytes is stopped, FAILED in
+// system.streaming_queries with RESOURCE_EXHAUSTED naming the table and
+// the flag, and while the running tables hold more than the limit no
+// new one starts.
+func TestStateQuota(t *testing.T) {
+	e := startServe(t, "--max-state-bytes", "1")
+	c := e.admin()
+	c.mustRun(t, "CREATE TABLE ticks USING rate OPTIONS (rowsPerSecond '100')")
+	c.mustRun(t, "CREATE STREAMING TABLE agg TBLPROPERTIES ('outputMode' = 'complete') AS SELECT value % 10 AS k, count(*) AS n FROM STREAM ticks GROUP BY value % 10")
+	var rows [][]string
+	waitFor(t, "the aggregation to be stopped", func() bool {
+		rows = c.mustRun(t, "SELECT name, status, exception FROM system.streaming_queries")
+		return len(rows) == 1 && rows[0][1] == "FAILED"
+	})
+	if ex := rows[0][2]; !strings.Contains(ex, "RESOURCE_EXHAUSTED") || !strings.Contains(ex, `"agg" stopped`) || !strings.Contains(ex, "--max-state-bytes") {
+		t.Errorf("stopped table row %v: want RESOURCE_EXHAUSTED naming agg and --max-state-bytes", rows[0])
+	}
+	e.alive(t)
+}
+
 // TestStalledReadersReleased: DoGet streams whose client reads nothing
 // hold a concurrent-query slot only until --stall-timeout cancels them.
 func TestStalledReadersReleased(t *testing.T) {
