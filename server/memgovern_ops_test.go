@@ -34,7 +34,7 @@ var governedOps = []struct {
 	{"intersect_all", []string{"HashAggregate"}, "SELECT count(*) FROM (SELECT value FROM big INTERSECT ALL SELECT value + 1 FROM big)"},
 	{"from_json", []string{"Project"},
 		"SELECT count(j) FROM (SELECT from_json(concat('{\"a\":[', repeat(CAST(value AS STRING) || ',', 24), '0]}'), 'a ARRAY<BIGINT>') AS j FROM big)"},
-	{"explode", []string{"Explode"}, "SELECT count(*) FROM (SELECT explode(sequence(1, 40)) AS e FROM big)"},
+	{"explode", []string{"Explode", "Project"}, "SELECT count(*) FROM (SELECT explode(sequence(value, value + 39)) AS e FROM big)"},
 }
 
 // arrayCancelOps are queries whose time goes into the array kernels made
