@@ -222,3 +222,20 @@ func TestShowFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeFunction: DESCRIBE FUNCTION answers a listed function's
+// kind and usage in column function_desc; an unknown name is an error.
+func TestDescribeFunction(t *testing.T) {
+	s, _ := newTestSession(t)
+	rows := rowStrings(t, s, "DESC FUNCTION boolean")
+	if len(rows) != 3 || rows[0] != "Function: boolean" || rows[1] != "Kind: scalar function" || !strings.HasPrefix(rows[2], "Usage: boolean(x)") {
+		t.Errorf("DESC FUNCTION boolean: %q", rows)
+	}
+	// rowStrings sorts the rows.
+	if rows := rowStrings(t, s, "DESCRIBE FUNCTION EXTENDED 'sum'"); !slices.Contains(rows, "Extended Usage:") || !slices.Contains(rows, "Function: sum") {
+		t.Errorf("DESCRIBE FUNCTION EXTENDED 'sum': %q", rows)
+	}
+	if _, err := s.SQL(context.Background(), "DESC FUNCTION no_such_function"); err == nil || !strings.Contains(err.Error(), "UNRESOLVED_ROUTINE") {
+		t.Errorf("DESC FUNCTION no_such_function: %v, want UNRESOLVED_ROUTINE", err)
+	}
+}

@@ -189,6 +189,12 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return s.showTables()
 	case *sql.ShowFunctions:
 		return s.showFunctions(x)
+	case *sql.DescribeFunction:
+		rows, err := plan.DescribeFunction(x.Pos, x.Name, x.Extended)
+		if err != nil {
+			return nil, err
+		}
+		return s.textResult("function_desc", rows)
 	case *sql.Set:
 		return s.set(x)
 	case *sql.Describe:

@@ -129,6 +129,9 @@ var infixOps = map[string]string{
 	"+": "+", "-": "-", "*": "*", "/": "/", "%": "%",
 	"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "<=>": "<=>",
 	"and": "AND", "or": "OR",
+	// The planner's forms of a - b for dates and timestamps print as
+	// Spark names them.
+	"date_subtract": "-", "timestamp_subtract": "-",
 }
 
 func (p *exprPrinter) list(args []Expr) {

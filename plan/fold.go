@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -13,16 +14,78 @@ import (
 
 var emptySchema = arrow.NewSchema(nil, nil)
 
+// foldBudget bounds the Arrow bytes one folded constant may allocate
+// while it is evaluated. Folding runs while a statement is planned, on no
+// query's allocator and under no query's context: a constant such as
+// sort_array(sequence(20000000, 1, -1)) folded in full would take
+// hundreds of MB, and its time, outside the query's memory limit and out
+// of reach of its cancellation. A constant over the budget is left
+// unfolded, for run time, where the query's allocator and context
+// govern it (as a constant whose evaluation fails is).
+const foldBudget = 4 << 20
+
+// errFoldTooLarge is the panic of foldAllocator past its budget, and
+// foldConstant's error.
+var errFoldTooLarge = errors.New("plan: constant too large to fold")
+
+// foldAllocator is the Go allocator counting every byte allocated
+// (freed bytes are not given back: the count bounds the work too),
+// panicking with errFoldTooLarge past left. The kernels allocate on the
+// calling goroutine, where foldConstant recovers the panic; what the
+// unwound kernel held is Go memory the collector takes.
+type foldAllocator struct {
+	mem  memory.Allocator
+	left int
+}
+
+// newFoldAllocator is a foldAllocator over the Go allocator with
+// foldBudget to spend.
+func newFoldAllocator() *foldAllocator {
+	return &foldAllocator{mem: memory.NewGoAllocator(), left: foldBudget}
+}
+
+func (a *foldAllocator) take(n int) {
+	if n > a.left {
+		panic(errFoldTooLarge)
+	}
+	a.left -= n
+}
+
+// Allocate implements memory.Allocator.
+func (a *foldAllocator) Allocate(size int) []byte {
+	a.take(size)
+	return a.mem.Allocate(size)
+}
+
+// Reallocate implements memory.Allocator.
+func (a *foldAllocator) Reallocate(size int, b []byte) []byte {
+	a.take(max(size-len(b), 0))
+	return a.mem.Reallocate(size, b)
+}
+
+// Free implements memory.Allocator.
+func (a *foldAllocator) Free(b []byte) { a.mem.Free(b) }
+
 // foldConstant evaluates a constant expression (no columns) with vector's
 // kernels, so that folding gives exactly what execution would. Runtime
 // errors (overflow, division by zero) are returned: the caller decides
-// whether to keep the expression unfolded.
-func foldConstant(e Expr) (*Literal, error) {
+// whether to keep the expression unfolded. A constant whose evaluation
+// allocates more than foldBudget is errFoldTooLarge.
+func foldConstant(e Expr) (l *Literal, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errFoldTooLarge {
+				panic(r)
+			}
+			l, err = nil, fmt.Errorf("%w: %s", errFoldTooLarge, shortExpr(e))
+		}
+	}()
+	mem := newFoldAllocator()
 	ve, err := ToVectorExpr(e, nil)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := ve.Bind(emptySchema, memory.DefaultAllocator)
+	ev, err := ve.Bind(emptySchema, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -73,4 +136,13 @@ func aggResultType(a *AggregateExpr) (arrow.DataType, error) {
 	}
 	defer agg.Close()
 	return agg.Schema().Field(0).Type, nil
+}
+
+// shortExpr is e's text cut to 100 bytes, for an error message.
+func shortExpr(e Expr) string {
+	s := e.String()
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }

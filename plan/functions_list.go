@@ -11,7 +11,7 @@ import (
 // that are not functions a user calls.
 var internalFunctions = map[string]bool{
 	"date_subtract": true, "subscript": true, "arrays_zip_named": true, "posexplode_entries": true,
-	"json_tuple_item": true,
+	"json_tuple_item": true, "timestamp_subtract": true,
 }
 
 // FunctionNames lists, sorted and once each, the functions a query can

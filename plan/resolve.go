@@ -251,6 +251,11 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 		args := timestampsAsText([]Expr{l, rr})
 		return r.typedCall(x.Pos, "concat", args[0], args[1])
 	}
+	if x.Op == sql.OpSub {
+		if e, ok, err := r.timestampSubtract(x.Pos, l, rr); ok {
+			return e, err
+		}
+	}
 	if op, ok := arithmeticOps[x.Op]; ok && r.legacy() && (op == "+" || op == "-") {
 		if err := legacyDateArithmetic(x.Pos, op, l, rr); err != nil {
 			return nil, err

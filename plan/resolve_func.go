@@ -30,12 +30,23 @@ func IsAggregateFunction(name string) bool {
 
 // specialFuncs are the functions the analyzer resolves itself.
 var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now",
-	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil"}
+	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil", "typeof"}
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	name := strings.ToLower(f.Name.Name)
+	if f.Bare && r.sc != nil {
+		// CURRENT_DATE without parentheses names a column of that name
+		// when there is one, as in Spark.
+		e, err := r.sc.lookup([]sql.Ident{f.Name}, f.Pos)
+		if err == nil || !errors.Is(err, ErrUnresolved) {
+			return e, err
+		}
+	}
 	if name == "grouping" || name == "grouping_id" {
 		return r.groupingCall(f, name)
+	}
+	if name == "typeof" && f.Over == nil {
+		return r.typeofCall(f)
 	}
 	if isAggregateAlias(name) {
 		return r.aggregateAlias(f, name)
@@ -496,6 +507,7 @@ var castFunctions = map[string]arrow.DataType{
 	"boolean": vector.Boolean, "int": vector.Int32, "bigint": vector.Int64,
 	"double": vector.Float64, "string": vector.String, "binary": vector.Binary,
 	"timestamp": vector.Timestamp, "date": vector.Date,
+	"tinyint": vector.Int8, "smallint": vector.Int16, "float": vector.Float32,
 }
 
 // tryOps maps the try_ arithmetic functions to their operators.

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -133,24 +132,40 @@ func isConstant(e Expr) bool {
 // when newCall could fold it. Placeholder columns get short names; only
 // when the bind fails is it repeated with the arguments' text as names, for
 // the error message. Typing a chain of n calls is so O(n), not O(n²).
+//
+// Binding folds constant arguments (vector evaluates a call over
+// constants once, at bind time): on the fold allocator, whose budget
+// stops a constant too large to fold, when the call is bound again with
+// its constant arguments as placeholder columns.
 func inferType(e Expr) (arrow.DataType, error) {
-	dt, err := bindPlaceholders(e, false)
+	dt, err := bindPlaceholders(e, false, false)
+	if errors.Is(err, errFoldTooLarge) {
+		dt, err = bindPlaceholders(e, false, true)
+	}
 	if err != nil {
-		_, err = bindPlaceholders(e, true)
+		_, err = bindPlaceholders(e, true, false)
 	}
 	return dt, err
 }
 
-func bindPlaceholders(e Expr, textNames bool) (arrow.DataType, error) {
+func bindPlaceholders(e Expr, textNames, columnsForConstants bool) (dt arrow.DataType, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errFoldTooLarge {
+				panic(r)
+			}
+			dt, err = nil, errFoldTooLarge
+		}
+	}()
 	kids := e.Children()
 	fields := make([]arrow.Field, 0, len(kids))
 	placeholders := make([]Expr, len(kids))
 	for i, k := range kids {
-		if c, ok := k.(*Call); ok && c.typing.folded != nil {
+		if c, ok := k.(*Call); ok && c.typing.folded != nil && !columnsForConstants {
 			placeholders[i] = c.typing.folded
 			continue
 		}
-		if isConstant(k) {
+		if isConstant(k) && !columnsForConstants {
 			placeholders[i] = k
 			continue
 		}
@@ -167,7 +182,7 @@ func bindPlaceholders(e Expr, textNames bool) (arrow.DataType, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, err := ve.Bind(arrow.NewSchema(fields, nil), memory.DefaultAllocator)
+	ev, err := ve.Bind(arrow.NewSchema(fields, nil), newFoldAllocator())
 	if err != nil {
 		return nil, err
 	}

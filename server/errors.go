@@ -68,7 +68,12 @@ func panicError(what string, v any) error {
 
 // timeoutError rewrites a deadline error of a query run under the
 // server's query timeout so that the message says which limit fired.
+//
+// A query the stopping server cancelled says so (Unavailable).
 func (s *Server) timeoutError(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errServerStopping) {
+		return status.Errorf(codes.Unavailable, "query stopped: %v", errServerStopping)
+	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && s.cfg.Limits.QueryTimeout > 0 && ctx.Err() != nil {
 		return status.Error(codes.DeadlineExceeded, fmt.Sprintf("query exceeded the server's query timeout of %s: %v", s.cfg.Limits.QueryTimeout, err))
 	}

@@ -34,7 +34,35 @@ var governedOps = []struct {
 	{"intersect_all", []string{"HashAggregate"}, "SELECT count(*) FROM (SELECT value FROM big INTERSECT ALL SELECT value + 1 FROM big)"},
 	{"from_json", []string{"Project"},
 		"SELECT count(j) FROM (SELECT from_json(concat('{\"a\":[', repeat(CAST(value AS STRING) || ',', 24), '0]}'), 'a ARRAY<BIGINT>') AS j FROM big)"},
-	{"explode", []string{"Explode"}, "SELECT count(*) FROM (SELECT explode(sequence(1, 40)) AS e FROM big)"},
+	{"explode", []string{"Explode", "Project"}, "SELECT count(*) FROM (SELECT explode(sequence(value, value + 39)) AS e FROM big)"},
+}
+
+// arrayCancelOps are queries whose time goes into the array kernels made
+// interruptible (they check the context every 64K elements or so): the
+// higher-order functions, sort_array/array_sort, array_contains,
+// array_position, array_remove, array_min/max, array_join, arrays_zip,
+// flatten, array_distinct, each over 200-element arrays of every row of
+// big; and single arrays of 20M elements (sort_array, explode) in one
+// row, where a kernel's one call over the array is the whole query.
+var arrayCancelOps = []struct {
+	name string
+	sql  string
+}{
+	{"transform", "SELECT sum(size(transform(sequence(1, 200), x -> x * value))) FROM big"},
+	{"filter", "SELECT sum(size(filter(sequence(1, 200), x -> x % 3 = value % 3))) FROM big"},
+	{"aggregate", "SELECT sum(aggregate(sequence(1, 200), CAST(0 AS BIGINT), (acc, x) -> acc + x * value)) FROM big"},
+	{"sort_array", "SELECT sum(element_at(sort_array(sequence(value + 200, value, -1)), 1)) FROM big"},
+	{"array_sort", "SELECT sum(element_at(array_sort(sequence(value + 200, value, -1)), 1)) FROM big"},
+	{"array_contains", "SELECT count_if(array_contains(sequence(1, 200), value % 400)) FROM big"},
+	{"array_position", "SELECT sum(array_position(sequence(1, 200), value % 400)) FROM big"},
+	{"array_remove", "SELECT sum(size(array_remove(sequence(1, 200), value % 400))) FROM big"},
+	{"array_min_max", "SELECT sum(array_min(sequence(value, value + 200)) + array_max(sequence(value, value + 200))) FROM big"},
+	{"array_join", "SELECT sum(length(array_join(transform(sequence(1, 100), x -> CAST(x + value AS STRING)), ','))) FROM big"},
+	{"arrays_zip", "SELECT sum(size(arrays_zip(sequence(1, 200), sequence(value, value + 199)))) FROM big"},
+	{"flatten", "SELECT sum(size(flatten(array(sequence(1, 100), sequence(value, value + 99))))) FROM big"},
+	{"array_distinct", "SELECT sum(size(array_distinct(transform(sequence(1, 200), x -> (x * value) % 50)))) FROM big"},
+	{"sort_array_huge", "SELECT element_at(sort_array(sequence(20000000, 1, -1)), 1) FROM big WHERE value = 7"},
+	{"explode_huge", "SELECT count(*) FROM (SELECT explode(sequence(1, 20000000)) AS e FROM big WHERE value = 7)"},
 }
 
 // TestOperatorsMemoryLimit: under a 16 MiB per-query limit each of
@@ -63,16 +91,25 @@ func TestOperatorsMemoryLimit(t *testing.T) {
 	}
 }
 
-// TestOperatorsCancel: each of governedOps, cancelled by its client once
-// it runs and holds memory, ends with Canceled; the server stops it,
-// releases everything it allocated (the checked allocator back where it
-// was) and serves the next query. How long the stop takes is measured by
-// vector's BenchmarkCancelLatency, not asserted here.
+// TestOperatorsCancel: each of governedOps and arrayCancelOps, cancelled
+// by its client once it runs and holds memory, ends with Canceled; the
+// server stops it, releases everything it allocated (the checked
+// allocator back where it was) and serves the next query. How long the
+// stop takes is logged; it is measured by vector's BenchmarkCancelLatency
+// (and the array kernels' StopWhenCancelled tests), not asserted here.
 func TestOperatorsCancel(t *testing.T) {
 	srv, mem := startGovernedServer(t, 2_000_000, Limits{QueryTimeout: -1})
 	base := mem.CurrentAlloc()
 	cl := sqlClient(t, srv)
+	type cancelCase struct{ name, sql string }
+	var cases []cancelCase
 	for _, c := range governedOps {
+		cases = append(cases, cancelCase{c.name, c.sql})
+	}
+	for _, c := range arrayCancelOps {
+		cases = append(cases, cancelCase{c.name, c.sql})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -86,12 +123,15 @@ func TestOperatorsCancel(t *testing.T) {
 				}
 				return srv.active.Load() > 0 && mem.CurrentAlloc() > base+(1<<20)
 			})
+			cancelled := time.Now()
 			cancel()
 			if err := <-done; status.Code(err) != codes.Canceled {
 				t.Fatalf("client saw %v, want Canceled", err)
 			}
 			waitFor(t, time.Minute, "the server to stop the query", func() bool { return srv.active.Load() == 0 })
+			stopped := time.Since(cancelled)
 			waitFor(t, time.Minute, "the query's memory to be released", func() bool { return mem.CurrentAlloc() == base })
+			t.Logf("stopped %v after the cancel, memory released %v after it", stopped.Round(time.Millisecond), time.Since(cancelled).Round(time.Millisecond))
 		})
 	}
 	if err := runFlightSQL(context.Background(), cl, "SELECT count(*) FROM big"); err != nil {

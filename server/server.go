@@ -250,13 +250,31 @@ func (s *Server) acquireStream() (func(), error) {
 	}
 }
 
-// queryContext applies the query timeout.
+// queryContext applies the query timeout, and ends the query when the
+// server stops (StopQueries, Stop): a stopping server cancels its running
+// statements at once instead of waiting out its grace period for a query
+// that may never end (SIGTERM stopped a cross join only when the grace
+// ran out).
 func (s *Server) queryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	var cancelTimeout context.CancelFunc
 	if s.cfg.Limits.QueryTimeout > 0 {
-		return context.WithTimeout(ctx, s.cfg.Limits.QueryTimeout)
+		ctx, cancelTimeout = context.WithTimeout(ctx, s.cfg.Limits.QueryTimeout)
+	} else {
+		ctx, cancelTimeout = context.WithCancel(ctx)
 	}
-	return context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
+	stopWatch := context.AfterFunc(s.life, func() { cancel(errServerStopping) })
+	return ctx, func() {
+		stopWatch()
+		cancel(context.Canceled)
+		cancelTimeout()
+	}
 }
+
+// StopQueries cancels every running statement and subscription, as Stop
+// does first; the process calls it as soon as it is asked to stop, before
+// it stops its streaming queries and front ends.
+func (s *Server) StopQueries() { s.stopLife() }
 
 // recoverUnary and recoverStream are the goroutine roots of every call: a
 // panic becomes an Internal error (a memory limit, ResourceExhausted) and

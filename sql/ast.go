@@ -148,6 +148,14 @@ type Describe struct {
 	Name []Ident
 }
 
+// DescribeFunction is DESCRIBE FUNCTION [EXTENDED] name (DESC is a
+// synonym of DESCRIBE): the function's kind and usage.
+type DescribeFunction struct {
+	Pos
+	Name     string // as written (a word, quoted name, string or operator)
+	Extended bool
+}
+
 // DescribeHistory is DESCRIBE HISTORY name: the committed epochs of a sink
 // table.
 type DescribeHistory struct {
@@ -363,6 +371,7 @@ func (*ShowTables) stmtNode()           {}
 func (*ShowFunctions) stmtNode()        {}
 func (*Describe) stmtNode()             {}
 func (*DescribeHistory) stmtNode()      {}
+func (*DescribeFunction) stmtNode()     {}
 func (*CreateView) stmtNode()           {}
 func (*Set) stmtNode()                  {}
 func (*Insert) stmtNode()               {}

@@ -270,6 +270,10 @@ type FuncCall struct {
 	// Within is WITHIN GROUP (ORDER BY x) of percentile_cont and
 	// percentile_disc; x is then Args[0] (before the percentage).
 	Within *WithinGroup
+	// Bare is CURRENT_DATE or CURRENT_TIMESTAMP written without
+	// parentheses: a column of that name, where one is in scope, wins
+	// (Spark resolves these functions only when no column does).
+	Bare bool
 }
 
 // FieldAccess is X.Field where X is not a plain name path (those are

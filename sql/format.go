@@ -192,6 +192,12 @@ func (f *formatter) stmt(s Statement) {
 		// read back as DESCRIBE HISTORY.
 		f.str("DESCRIBE TABLE ")
 		f.names(s.Name)
+	case *DescribeFunction:
+		f.str("DESCRIBE FUNCTION ")
+		if s.Extended {
+			f.str("EXTENDED ")
+		}
+		f.str(quoteString(s.Name))
 	case *DescribeHistory:
 		f.str("DESCRIBE HISTORY ")
 		f.names(s.Name)

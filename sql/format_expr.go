@@ -164,6 +164,9 @@ func (f *formatter) expr(e Expr, min int) {
 			break
 		}
 		f.funcName(e.Name)
+		if e.Bare {
+			break
+		}
 		f.str("(")
 		if e.Distinct {
 			f.str("DISTINCT ")

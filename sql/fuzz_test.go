@@ -31,6 +31,10 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add(benchQuery)
+	for _, s := range []string{"DESC FUNCTION EXTENDED 'abs'", "DESCRIBE FUNCTION &", "SELECT a NOT ILIKE ALL ('x%', b), a IS NOT DISTINCT FROM b, c IS TRUE, current_date",
+		"SELECT INTERVAL -'1 2:3:4.5' DAY TO SECOND, INTERVAL '10:20' HOUR TO MINUTE"} {
+		f.Add(s)
+	}
 	for _, tc := range windowQueries {
 		f.Add(tc.src)
 	}

@@ -75,8 +75,8 @@ func (l *IntervalLit) Kind() (kind IntervalKind, fields string) {
 }
 
 // rangePart adds a field range part (INTERVAL '1-2' YEAR TO MONTH) to iv.
-// Only YEAR TO MONTH is supported; the value is a string "[+|-]y-m",
-// whitespace around it ignored.
+// YEAR TO MONTH's value is a string "[+|-]y-m", whitespace around it
+// ignored; the day-time ranges are read by dayTimeRange.
 func (iv *Interval) rangePart(l *IntervalLit, p IntervalPart) error {
 	if !p.Quoted {
 		return errors.New("The value of from-to unit must be a string")
@@ -84,9 +84,13 @@ func (iv *Interval) rangePart(l *IntervalLit, p IntervalPart) error {
 	if len(l.Parts) > 1 {
 		return errors.New("Can only have a single from-to unit in the interval literal syntax")
 	}
-	from, to, _ := strings.Cut(p.Unit, " TO ")
 	if p.Unit != "YEAR TO MONTH" {
-		return fmt.Errorf("Intervals FROM %s TO %s are not supported", strings.ToLower(from), strings.ToLower(to))
+		micros, err := dayTimeRange(p.Neg, p.Value, p.Unit)
+		if err != nil {
+			return err
+		}
+		iv.Days, iv.Micros = int32(micros/MicrosPerDay), micros%MicrosPerDay
+		return nil
 	}
 	v := strings.TrimSpace(p.Value)
 	neg := p.Neg

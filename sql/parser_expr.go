@@ -114,7 +114,11 @@ func (p *parser) parsePredicate() Expr {
 			}
 			p.next()
 			n := p.acceptKw("NOT")
-			p.expectKw("NULL", "NULL or NOT NULL after IS")
+			if e, ok := p.parseIsCompare(x, n); ok {
+				x = e
+				continue
+			}
+			p.expectKw("NULL", "NULL, TRUE, FALSE or DISTINCT FROM after IS")
 			x = &IsNull{Pos: x.Position(), X: x, Not: n}
 		case "IN":
 			p.skip(k + 1)
@@ -122,7 +126,7 @@ func (p *parser) parsePredicate() Expr {
 		case "BETWEEN", "LIKE", "ILIKE", "RLIKE", "REGEXP":
 			// These words are not reserved: without NOT they are operators
 			// only when an operand follows (SELECT a like FROM t aliases a).
-			if !not && !canStartExpr(p.peekAt(1)) {
+			if !not && !canStartExpr(p.peekAt(1)) && !p.likeQuantifierAt(1) {
 				return x
 			}
 			p.skip(k + 1)
@@ -131,6 +135,10 @@ func (p *parser) parsePredicate() Expr {
 				and := p.expectKw("AND", "AND after the lower bound of BETWEEN")
 				hi := p.operand(and, p.parseComparison)
 				x = &Between{Pos: x.Position(), X: x, Low: lo, High: hi, Not: not}
+				continue
+			}
+			if (t.kw == "LIKE" || t.kw == "ILIKE") && p.likeQuantifierAt(0) {
+				x = p.parseLikeQuantified(x, likeOps[t.kw], not)
 				continue
 			}
 			l := &Like{Pos: x.Position(), Op: likeOps[t.kw], X: x, Not: not, Pattern: p.operand(t, p.parseComparison)}
@@ -419,7 +427,7 @@ func (p *parser) parseWord(t *token) Expr {
 	case "CURRENT_TIMESTAMP", "CURRENT_DATE":
 		if next.kind != tLParen {
 			p.next()
-			return &FuncCall{Pos: t.pos, Name: identOf(t)}
+			return &FuncCall{Pos: t.pos, Name: identOf(t), Bare: true}
 		}
 		return p.parseCall(p.next())
 	case "LEFT", "RIGHT":
@@ -544,4 +552,72 @@ func (p *parser) parseCast(try bool) Expr {
 	c.Type = p.parseType()
 	p.closeParen(open)
 	return c
+}
+
+// parseIsCompare parses the rest of x IS [NOT] DISTINCT FROM y and
+// x IS [NOT] TRUE|FALSE, which Spark rewrites to null-safe equality:
+// x IS NOT DISTINCT FROM y is x <=> y, x IS TRUE is x <=> true, and the
+// other forms are their negations. ok is false when IS is followed by
+// neither (IS [NOT] NULL).
+func (p *parser) parseIsCompare(x Expr, not bool) (Expr, bool) {
+	var r Expr
+	switch {
+	case p.isKw("DISTINCT"):
+		t := p.next()
+		p.expectKw("FROM", "FROM after IS DISTINCT")
+		r = p.operand(t, p.parseComparison)
+		// DISTINCT is the negation of <=>: IS NOT DISTINCT is <=> itself.
+		not = !not
+	case p.isKw("TRUE"), p.isKw("FALSE"):
+		t := p.next()
+		r = &Literal{Pos: t.pos, Kind: LitBool, Value: strings.ToLower(t.kw)}
+	default:
+		return nil, false
+	}
+	var e Expr = &BinaryExpr{Pos: x.Position(), Op: OpNullSafeEq, L: x, R: r}
+	if not {
+		e = &UnaryExpr{Pos: x.Position(), Op: OpNot, X: e}
+	}
+	return e, true
+}
+
+// parseLikeQuantified parses the rest of x [NOT] LIKE|ILIKE ANY|SOME|ALL
+// (p1, ...) from the quantifier on, as Spark's parser rewrites it: the
+// OR (ANY, SOME) or AND (ALL) of x [NOT] LIKE p for each pattern, whose
+// three-valued logic is that of Spark's LikeAny/LikeAll family (a NULL
+// pattern makes the answer NULL unless another decides it).
+func (p *parser) parseLikeQuantified(x Expr, op LikeOp, not bool) Expr {
+	q := strings.ToUpper(p.next().text)
+	join := OpOr
+	if q == "ALL" {
+		join = OpAnd
+	}
+	open := p.expect(tLParen, "'(' after "+q)
+	if p.peek().kind == tRParen {
+		p.unexpected("a pattern between '(' and ')'")
+	}
+	var out Expr
+	for {
+		l := &Like{Pos: x.Position(), Op: op, X: x, Not: not, Pattern: p.parseExprWhat("a pattern of LIKE " + q)}
+		if out == nil {
+			out = l
+		} else {
+			out = &BinaryExpr{Pos: x.Position(), Op: join, L: out, R: l}
+		}
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	if p.peek().kind != tRParen {
+		p.unexpected("',' or ')' after a pattern of LIKE " + q)
+	}
+	p.closeParen(open)
+	return out
+}
+
+// likeQuantifierAt reports whether the tokens from k on are ANY, SOME or
+// ALL and '(' (LIKE ANY (...)).
+func (p *parser) likeQuantifierAt(k int) bool {
+	t := p.peekAt(k)
+	return (isWord(t, "ANY") || isWord(t, "SOME") || isWord(t, "ALL")) && p.peekAt(k+1).kind == tLParen
 }

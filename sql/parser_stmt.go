@@ -307,7 +307,8 @@ func (p *parser) parseDrop() *DropTable {
 	return d
 }
 
-// parseDescribe parses DESCRIBE [TABLE] name and DESCRIBE HISTORY name.
+// parseDescribe parses DESCRIBE [TABLE] name, DESCRIBE HISTORY name and
+// DESCRIBE FUNCTION [EXTENDED] name.
 // HISTORY is a keyword only when a name follows it, so a table called
 // history can still be described.
 func (p *parser) parseDescribe() Statement {
@@ -315,6 +316,9 @@ func (p *parser) parseDescribe() Statement {
 	if p.isKw("HISTORY") && isName(p.peekAt(1)) {
 		p.next()
 		return &DescribeHistory{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE HISTORY")}
+	}
+	if isWord(p.peek(), "FUNCTION") && describesFunction(p.peekAt(1)) {
+		return p.parseDescribeFunction(d.pos)
 	}
 	p.acceptKw("TABLE")
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
@@ -400,4 +404,33 @@ func (p *parser) parseShowFunctions(pos Pos) *ShowFunctions {
 		sf.Pattern, sf.HasLike = p.next().text, true
 	}
 	return sf
+}
+
+// describesFunction reports whether t, after DESCRIBE FUNCTION, starts a
+// function name (so that a table called function can still be described):
+// a word, a quoted name, a string or an operator such as +.
+func describesFunction(t *token) bool {
+	switch t.kind {
+	case tEOF, tErr, tSemi, tLParen, tRParen, tComma, tDot:
+		return false
+	}
+	return true
+}
+
+// parseDescribeFunction parses the rest of DESCRIBE FUNCTION [EXTENDED]
+// name after DESCRIBE; name is a word (reserved ones too: DESC FUNCTION
+// boolean), a `quoted` name, a 'string' or an operator.
+func (p *parser) parseDescribeFunction(pos Pos) *DescribeFunction {
+	p.next() // FUNCTION
+	df := &DescribeFunction{Pos: pos}
+	if isWord(p.peek(), "EXTENDED") && describesFunction(p.peekAt(1)) {
+		p.next()
+		df.Extended = true
+	}
+	t := p.next()
+	df.Name = t.text
+	if df.Name == "" { // an operator: its text as written
+		df.Name = t.raw
+	}
+	return df
 }

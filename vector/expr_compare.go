@@ -132,7 +132,9 @@ func compareType(op CompareOp, lt, rt arrow.DataType) (arrow.DataType, error) {
 		case arrow.FLOAT32:
 			return Float64, nil
 		case arrow.INT32, arrow.INT64, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING, arrow.BINARY,
-			arrow.BOOL, arrow.DATE32, arrow.TIMESTAMP:
+			arrow.BOOL, arrow.DATE32, arrow.TIMESTAMP, arrow.DURATION:
+			// DURATION: day-time intervals, whatever their fields, compare
+			// as their microseconds, as Spark compares them.
 			return common, nil
 		case arrow.STRUCT, arrow.LIST:
 			if err := checkOrderable(common); err == nil {
@@ -242,7 +244,7 @@ func newCmpKernel(op CompareOp, dt arrow.DataType, c any, mem memory.Allocator) 
 	case arrow.INT32, arrow.DATE32:
 		i, _ := toInt64(c)
 		return &cmpFixed[int32]{op: op, c: int32(i)}
-	case arrow.INT64, arrow.TIMESTAMP:
+	case arrow.INT64, arrow.TIMESTAMP, arrow.DURATION:
 		i, _ := toInt64(c)
 		return &cmpFixed[int64]{op: op, c: i}
 	case arrow.FLOAT64:

@@ -118,6 +118,8 @@ var functions = map[string]funcSpec{
 	"boolean":           castFunc(Boolean),
 	"int":               castFunc(Int32),
 	"bigint":            castFunc(Int64),
+	"tinyint":           castFunc(Int8),
+	"smallint":          castFunc(Int16),
 	"double":            castFunc(Float64),
 	"string":            castFunc(String),
 	"binary":            castFunc(Binary),
@@ -158,6 +160,14 @@ func LookupFunction(name string, args []Expr) (Expr, error) {
 		}
 	}
 	return spec.build(args), nil
+}
+
+// FunctionArity returns the numbers of arguments the scalar function name
+// takes (max < 0: any number from min); ok is false for a name the
+// registry does not hold.
+func FunctionArity(name string) (minArgs, maxArgs int, ok bool) {
+	spec, ok := functions[strings.ToLower(name)]
+	return spec.min, spec.max, ok
 }
 
 // FunctionNames lists the names LookupFunction knows, for help and error

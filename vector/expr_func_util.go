@@ -274,10 +274,19 @@ func fnConstantArgs(args ...Evaluator) bool {
 	return true
 }
 
+// FoldValueBytes bounds the value a constant is folded into at bind time
+// (as its array's bytes). A constant is held as a Go value (a list as
+// []any, a boxed interface per element), on the Go heap outside any
+// query's allocator: a 20M-element array folded that way took GBs no
+// limit saw. A larger constant stays an evaluator, computed per batch on
+// the query's allocator, under its context.
+const FoldValueBytes = 1 << 20
+
 // fnFoldConstant evaluates ev once when all of args are constants and returns
 // it as a constant, so that kernels above see a literal (CAST('2026-01-01'
 // AS TIMESTAMP) in a comparison stays a constant operand). A runtime error
-// of the constant becomes a bind error of e.
+// of the constant becomes a bind error of e. A value over FoldValueBytes
+// is not folded.
 func fnFoldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator, args ...Evaluator) (Evaluator, error) {
 	if !fnConstantArgs(args...) {
 		return ev, nil
@@ -292,6 +301,9 @@ func fnFoldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator
 		return nil, newBindError(e, in, err)
 	}
 	defer arr.Release()
+	if SlicedDataBytes(arr.Data()) > FoldValueBytes {
+		return ev, nil
+	}
 	return &constEval{dt: ev.DataType(), v: ValueAt(arr, 0), mem: mem}, nil
 }
 

@@ -128,6 +128,24 @@ func bindAbsWide(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eva
 	switch dt.ID() {
 	case arrow.NULL:
 		return fnNullResult(Float64, mem), nil
+	case arrow.INT8:
+		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
+			return mapFixed(m, a, dt, func(v int8) (int8, bool) {
+				if v < 0 {
+					return -v, v != math.MinInt8
+				}
+				return v, true
+			})
+		}
+	case arrow.INT16:
+		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
+			return mapFixed(m, a, dt, func(v int16) (int16, bool) {
+				if v < 0 {
+					return -v, v != math.MinInt16
+				}
+				return v, true
+			})
+		}
 	case arrow.INT32:
 		m.kern = func(m *mathEval, a arrow.Array) (arrow.Array, error) {
 			return mapFixed(m, a, dt, func(v int32) (int32, bool) {

@@ -369,6 +369,8 @@ func toInt64(v any) (int64, bool) {
 		return int64(x), true
 	case arrow.Date32:
 		return int64(x), true
+	case arrow.Duration:
+		return int64(x), true
 	}
 	return 0, false
 }

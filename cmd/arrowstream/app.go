@@ -247,6 +247,10 @@ func (a *app) watch(ctx context.Context) {
 // shutdown stops the queries, then the servers.
 func (a *app) shutdown() {
 	start := time.Now()
+	if a.flight != nil {
+		// Running statements end now, not when the grace below runs out.
+		a.flight.StopQueries()
+	}
 	if a.engine != nil {
 		if left := a.engine.stop(a.flags.stopTimeout); len(left) > 0 {
 			a.logger.Error("queries did not stop in time", "queries", strings.Join(left, ", "), "timeout", a.flags.stopTimeout)

@@ -115,7 +115,7 @@ func TestDocsConfigurationListsEveryFlag(t *testing.T) {
 // names, posexplode of a map) rather than functions of Spark's.
 var internalFunctions = map[string]bool{
 	"date_subtract": true, "subscript": true, "arrays_zip_named": true, "posexplode_entries": true,
-	"json_tuple_item": true,
+	"json_tuple_item": true, "timestamp_subtract": true,
 }
 
 // TestDocsSQLListsEveryFunction checks that docs/sql.md names every

@@ -24,6 +24,8 @@ type flightServer interface {
 	// Stop stops accepting calls and waits for running ones until ctx
 	// ends, then cancels them.
 	Stop(ctx context.Context) error
+	// StopQueries cancels the running statements (the start of a stop).
+	StopQueries()
 }
 
 // flightConfig are the Flight SQL server's command-line settings.
@@ -104,3 +106,4 @@ type flightAdapter struct{ s *server.Server }
 
 func (f flightAdapter) Addr() string                   { return f.s.Addr().String() }
 func (f flightAdapter) Stop(ctx context.Context) error { return f.s.Stop(ctx) }
+func (f flightAdapter) StopQueries()                   { f.s.StopQueries() }

@@ -13,6 +13,7 @@ type fakeFlight string
 
 func (f fakeFlight) Addr() string                   { return string(f) }
 func (f fakeFlight) Stop(ctx context.Context) error { return nil }
+func (f fakeFlight) StopQueries()                   {}
 
 // TestBannerShellCommandPastes pastes the banner's shell command into a
 // real POSIX shell and checks the words it gets: the SQL arrives as one

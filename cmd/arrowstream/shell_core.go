@@ -190,7 +190,7 @@ func classify(stmt string) (int, sql.Statement) {
 			return stmtStreamingQuery, st
 		}
 		return stmtQuery, st
-	case *sql.ShowTables, *sql.Describe, *sql.DescribeHistory, *sql.Explain:
+	case *sql.ShowTables, *sql.ShowFunctions, *sql.Describe, *sql.DescribeHistory, *sql.DescribeFunction, *sql.Explain:
 		return stmtQuery, st
 	case *sql.Set:
 		if !st.HasValue {

@@ -54,6 +54,14 @@ func openColumnar(ctx context.Context, mem memory.Allocator, format Format, path
 			f.Close()
 			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
 		}
+		// The reader's compressed-bytes buffers are measured from the page
+		// headers and reserved before any page is read
+		// (parquet_headers.go).
+		release, err := reserveCompressedPages(ctx, mem, f, pf)
+		if err != nil {
+			pf.Close()
+			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
+		}
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
 		if err == nil {
 			fileSchema, err = fr.Schema()
@@ -64,6 +72,7 @@ func openColumnar(ctx context.Context, mem memory.Allocator, format Format, path
 		}
 		if err != nil {
 			pf.Close()
+			release()
 			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
 		}
 		c.next = func() (arrow.Record, error) {
@@ -74,7 +83,7 @@ func openColumnar(ctx context.Context, mem memory.Allocator, format Format, path
 			}
 			return nil, err
 		}
-		c.closeFn = func() { rr.Release(); pf.Close() }
+		c.closeFn = func() { rr.Release(); pf.Close(); release() }
 	case Arrow:
 		br := bufio.NewReader(f)
 		magic, _ := br.Peek(6)

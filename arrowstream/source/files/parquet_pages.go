@@ -1,9 +1,13 @@
 package files
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/file"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -16,11 +20,12 @@ import (
 // something refers to it). They are still reserved through the query's
 // allocator (vector.MemoryReserver): pageAllocator reserves each page
 // buffer before making it and returns the reservation when the reader
-// frees it. A page buffer is the page's uncompressed bytes; the reader
-// first copies the page's compressed bytes into a buffer of its own (a
-// bytes.Buffer it does not allocate through us), which is at most about
-// as large (a codec stores a page it cannot shrink), so each page buffer
-// reserves twice its size: the page and its compressed bytes.
+// frees it. A page buffer is the page's uncompressed bytes. The
+// reader first copies the page's compressed bytes into a buffer of its
+// own (a bytes.Buffer it does not allocate through us, one per column
+// being read); those buffers are measured from the page headers and
+// reserved when the file is opened (reserveCompressedPages,
+// parquet_headers.go), so a page buffer reserves its own size only.
 //
 // The column chunk is read through a buffered stream (BufferedStreamEnabled,
 // parquetStreamBuffer bytes), so no chunk is read whole: without it the
@@ -46,16 +51,15 @@ var _ memory.Allocator = (*pageAllocator)(nil)
 // pageLimitError is the panic of a refused page reservation.
 type pageLimitError struct{ err error }
 
-// pageReservation is what a page buffer of n bytes reserves: the page and
-// its compressed bytes.
-func pageReservation(n int) int64 { return 2 * int64(n) }
+// pageReservation is what a page buffer of n bytes reserves.
+func pageReservation(n int) int64 { return int64(n) }
 
 func (p *pageAllocator) reserve(n int64) {
 	if n == 0 {
 		return
 	}
 	if err := p.res.Reserve(n); err != nil {
-		panic(pageLimitError{fmt.Errorf("a Parquet page of %d bytes (and its compressed bytes): %w", n/2, err)})
+		panic(pageLimitError{fmt.Errorf("a Parquet page of %d bytes: %w", n, err)})
 	}
 }
 
@@ -90,6 +94,31 @@ func parquetPageMemory(mem memory.Allocator) memory.Allocator {
 		return &pageAllocator{mem: goMem, res: res}
 	}
 	return goMem
+}
+
+// reserveCompressedPages reserves, through mem when it enforces a limit,
+// what the page reader's compressed-bytes buffers of pf (read from f)
+// will hold, measured from its page headers, and returns the function
+// that returns the reservation. A reservation the limit refuses is the
+// error, naming the largest column chunk.
+func reserveCompressedPages(ctx context.Context, mem memory.Allocator, f *os.File, pf *file.Reader) (func(), error) {
+	res, ok := mem.(vector.MemoryReserver)
+	if !ok {
+		return func() {}, nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n, largest, err := compressedPageBytes(ctx, f, st.Size(), pf.MetaData())
+	if err != nil {
+		return nil, fmt.Errorf("measuring its pages: %w", err)
+	}
+	if err := res.Reserve(n); err != nil {
+		return nil, fmt.Errorf("compressed pages of %d bytes (the largest in %s): %w", n, largest, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = res.Reserve(-n) }) }, nil
 }
 
 // readParquet calls read (a Parquet reader's Read), turning a refused page

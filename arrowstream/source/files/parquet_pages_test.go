@@ -71,7 +71,7 @@ func readParquetFile(t *testing.T, mem memory.Allocator, path string) (int64, er
 	}
 	op, err := s.open(context.Background(), path)
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer op.Close()
 	var rows int64
@@ -90,7 +90,8 @@ func readParquetFile(t *testing.T, mem memory.Allocator, path string) (int64, er
 
 // TestParquetPagesCounted: a Parquet file whose one page holds 40 MB
 // (compressed about as much) is refused under a 16 MiB limit with the
-// limit's error naming the file, before the page is read: the bytes the
+// limit's error naming the file, before the page is read (its compressed
+// bytes, measured from the page header, do not fit): the bytes the
 // read allocated on the Go heap stay under the limit (reading the column
 // chunk whole took it twice, 80 MB, and nothing counted it). Under a
 // 256 MiB limit the same file is read whole, and its reservations are
