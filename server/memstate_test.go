@@ -40,9 +40,8 @@ func startStateServer(t *testing.T) *stateServer {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	sess := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: t.TempDir(), NoSync: true})
-	// Few state partitions: an epoch's fixed cost per partition (a
-	// session window's, about 11 MiB over the default 200) stays well
-	// under the limit, which the state's growth then meets.
+	// Few state partitions: what an epoch costs per partition stays
+	// small beside the state, whose growth is what meets the limit.
 	sess.SetConf("spark.sql.shuffle.partitions", "4")
 	cat := memsink.NewCatalog()
 	// Tables keep their last epoch only: what the limit meets is the
