@@ -68,7 +68,7 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 	if s.index != nil && s.index.version == version {
 		return nil
 	}
-	idx := &sessionIndex{version: version, live: newSessionLive(len(s.state.stores))}
+	idx := &sessionIndex{version: version, live: newSessionLive(len(s.state.stores), s.log.on())}
 	byEnd := s.indexed()
 	var err error
 	for p, st := range s.state.stores {
@@ -80,8 +80,10 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 			}
 			idx.count += int64(len(entries))
 			key := string(k)
-			// The store's bytes are only valid during the call.
-			idx.live.set(p, key, append([]byte(nil), v...))
+			if idx.live.on() {
+				// The store's bytes are only valid during the call.
+				idx.live.set(p, key, append([]byte(nil), v...))
+			}
 			if byEnd {
 				for _, en := range entries {
 					idx.push(sessionEnd{end: en.end, part: int32(p), key: key})
@@ -145,9 +147,16 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 	var keys, vals [][]byte
 	for _, d := range keysDue {
 		p := int(d.part)
-		v, ok := idx.live.parts[p][d.key]
-		if !ok {
+		k := unsafe.Slice(unsafe.StringData(d.key), len(d.key))
+		v, err := s.readState(p, k)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
 			continue
+		}
+		if !idx.live.on() {
+			v = append([]byte(nil), v...) // a store's bytes may not outlive its next write
 		}
 		// A live value is never changed in place: the entries may
 		// alias it.
@@ -157,7 +166,6 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 		}
 		var keep []sessionEntry
 		taken := 0
-		k := unsafe.Slice(unsafe.StringData(d.key), len(d.key))
 		for _, en := range entries {
 			if en.end <= limit {
 				keys = append(keys, k)

@@ -2,6 +2,7 @@ package stateful
 
 import (
 	"context"
+	"fmt"
 	"unsafe"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
@@ -21,16 +22,27 @@ import (
 // with the index (one scan of the stores) after a restart or an aborted
 // epoch. Partitions are merged in parallel, each touching only its map
 // and its byte count.
+//
+// Only stores that take a changelog (the memory provider's) get live
+// sessions: they then drop their own decoded copy. A provider that keeps
+// the state on disk with a bounded working set (Pebble) is read and
+// written per key as before (parts nil), so that the sessions stay
+// bounded by its cache and not by the heap.
 type sessionLive struct {
-	parts []map[string][]byte
-	bytes []int64 // by partition: keys and values, with liveEntryBytes each
+	parts []map[string][]byte // nil: not live, the stores are read
+	bytes []int64             // by partition: keys and values, with liveEntryBytes each
 }
 
 // liveEntryBytes approximates a map entry's Go-heap overhead besides its
 // key and value bytes (string and slice headers, the map's slot).
 const liveEntryBytes = 64
 
-func newSessionLive(n int) sessionLive {
+// newSessionLive returns n empty partitions, or a sessionLive that is not
+// live (on false).
+func newSessionLive(n int, on bool) sessionLive {
+	if !on {
+		return sessionLive{}
+	}
 	l := sessionLive{parts: make([]map[string][]byte, n), bytes: make([]int64, n)}
 	for p := range l.parts {
 		l.parts[p] = map[string][]byte{}
@@ -38,8 +50,25 @@ func newSessionLive(n int) sessionLive {
 	return l
 }
 
-// get returns key's value in partition p (nil: no stored session).
-func (l *sessionLive) get(p int, key []byte) []byte { return l.parts[p][string(key)] }
+// on reports whether the sessions are live.
+func (l *sessionLive) on() bool { return l.parts != nil }
+
+// readState returns key's value in partition p (nil: no stored
+// session), from the live sessions or the store. The bytes are only
+// read, and only until the next write of the partition.
+func (s *statefulSessionWindow) readState(p int, key []byte) ([]byte, error) {
+	if s.index.live.on() {
+		return s.index.live.parts[p][string(key)], nil
+	}
+	v, ok, err := s.state.stores[p].Get(key)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return v, nil
+}
 
 // set makes v the value of key in partition p and reports whether the
 // key is new. v is kept (not copied); the caller does not change it.
@@ -87,6 +116,9 @@ func (l *sessionLive) counts() []int64 {
 // writeState records key=v in partition p: in the live map, and in the
 // epoch's changelog when the stores take one (else a Put on st).
 func (s *statefulSessionWindow) writeState(p int, key string, v []byte) error {
+	if !s.index.live.on() {
+		return s.state.stores[p].Put([]byte(key), v)
+	}
 	added := s.index.live.set(p, key, v)
 	if s.log.on() {
 		s.log.upsert(p, unsafe.Slice(unsafe.StringData(key), len(key)), v, added)
@@ -97,6 +129,9 @@ func (s *statefulSessionWindow) writeState(p int, key string, v []byte) error {
 
 // deleteState removes key from partition p, live and in the stores.
 func (s *statefulSessionWindow) deleteState(p int, key string) error {
+	if !s.index.live.on() {
+		return s.state.stores[p].Delete([]byte(key))
+	}
 	s.index.live.remove(p, key)
 	if s.log.on() {
 		s.log.remove(p, []byte(key))

@@ -54,13 +54,18 @@ func (s *statefulSessionWindow) loadTouched(partials []arrow.Record, c codecPair
 			return nil, nil, nil, err
 		}
 		ids[ri] = keys.number(c.key, int(rec.NumRows()), make([]int32, 0, rec.NumRows()), func(i int) {
-			k := c.key.at(i)
-			v := s.index.live.get(p, k)
-			if v == nil || err != nil {
+			if err != nil {
 				return
 			}
-			// Live values are never changed in place: the entries
-			// may alias v until the decode.
+			k := c.key.at(i)
+			v, e := s.readState(p, k)
+			if e != nil || v == nil {
+				err = e
+				return
+			}
+			// Live values are never changed in place, and a store's
+			// are not written before the decode: the entries may
+			// alias v until then.
 			entries, e := splitSessions(v)
 			if e != nil {
 				err = fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, e)

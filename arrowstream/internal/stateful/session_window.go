@@ -115,6 +115,9 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		return nil, err
 	}
 	s.log.bind(&s.state)
+	if s.index != nil && s.index.live.on() != s.log.on() {
+		s.index = nil // the stores changed write path: rebuild
+	}
 	if err := s.loadIndex(ep.ID); err != nil {
 		input.Close()
 		return nil, err
@@ -344,6 +347,9 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 // mode's every-epoch read, from the live sessions (in no particular
 // order, as the stores' was not either).
 func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
+	if !s.index.live.on() {
+		return s.storedState()
+	}
 	var keys, vals [][]byte
 	for p, m := range s.index.live.parts {
 		for k, v := range m {
@@ -356,6 +362,40 @@ func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
 				keys = append(keys, kb)
 				vals = append(vals, en.val)
 			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rec, err := s.decodeState(codecPair{s.keyCodec, s.valCodec}, keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Record{rec}, nil
+}
+
+// storedState is allState read from the stores (sessions not live).
+func (s *statefulSessionWindow) storedState() ([]arrow.Record, error) {
+	var keys, vals [][]byte
+	var err error
+	for p, st := range s.state.stores {
+		rangeErr := st.Range(func(k, v []byte) bool {
+			entries, e := splitSessions(v)
+			if e != nil {
+				err = fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, e)
+				return false
+			}
+			for _, en := range entries {
+				keys = append(keys, k)
+				vals = append(vals, en.val)
+			}
+			return true
+		})
+		if rangeErr != nil {
+			return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, p, rangeErr)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(keys) == 0 {
