@@ -264,6 +264,13 @@ func (p *exprPrinter) call(x *Call) {
 		}
 		p.b.WriteByte(')')
 		return
+	case ymToStringFunc, dtToStringFunc: // CAST(interval AS STRING)
+		if len(x.Args) == 2 {
+			p.b.WriteString("CAST(")
+			p.expr(x.Args[0])
+			p.b.WriteString(" AS STRING)")
+			return
+		}
 	case "subscript": // x[i]
 		if len(x.Args) == 2 {
 			p.expr(x.Args[0])
@@ -349,6 +356,11 @@ func (p *exprPrinter) literal(l *Literal) {
 		p.b.WriteString("'" + strings.ReplaceAll(v, "'", "\\'") + "'")
 		return
 	case arrow.Duration:
+		if l.dtFields != 0 {
+			start, end := l.dtFields.fields()
+			p.b.WriteString(vector.FormatDayTime(int64(v), start, end))
+			return
+		}
 		p.b.WriteString("INTERVAL '" + vector.FormatInterval(int64(v)) + "'")
 		return
 	case arrow.MonthInterval:

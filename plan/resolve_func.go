@@ -475,7 +475,7 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 		// (106751991 days 04:00:54.775807).
 		return nil, errorAt(x.Pos, ErrType, "[INTERVAL_ARITHMETIC_OVERFLOW] The day-time interval %s is out of range: %v.", sql.Format(x), err)
 	}
-	return &Literal{Value: arrow.Duration(us), Type: vector.Interval, dayField: dayFieldsOnly(x)}, nil
+	return &Literal{Value: arrow.Duration(us), Type: vector.Interval, dayField: dayFieldsOnly(x), dtFields: dtLiteralFields(x)}, nil
 }
 
 // filteredAggregate rewrites agg(x) FILTER (WHERE c) as

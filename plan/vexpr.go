@@ -132,6 +132,9 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 	if e, ok, err := ymCallToVector(call, args); ok {
 		return e, err
 	}
+	if fn == dtToStringFunc && len(args) == 2 {
+		return vector.DTToString(args[0], args[1]), nil
+	}
 	arith := func(op vector.ArithOp) (vector.Expr, error) {
 		if len(args) != 2 {
 			return nil, fmt.Errorf("%s takes 2 arguments, got %d: %w", fn, len(args), ErrType)
