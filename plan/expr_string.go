@@ -366,6 +366,9 @@ func (p *exprPrinter) literal(l *Literal) {
 	case arrow.MonthInterval:
 		p.b.WriteString(vector.FormatYearMonth(int32(v), l.ymFields))
 		return
+	case arrow.MonthDayNanoInterval:
+		p.b.WriteString("INTERVAL '" + vector.FormatCalendarInterval(v.Months, v.Days, v.Nanoseconds/1000) + "'")
+		return
 	case int64:
 		if p.pretty {
 			fmt.Fprint(&p.b, v)

@@ -116,6 +116,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if isInterval(v) && isString(to) {
 			return dtCastToString(x.Pos, v)
 		}
+		if isCalendarInterval(v) && isString(to) {
+			return newCall(x.Pos, calToStringFunc, v)
+		}
 		c := castTo(v, to)
 		if l, ok := c.(*Literal); ok && l.Value != nil {
 			cl := *l

@@ -74,7 +74,7 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		return e, true, err
 	case "date_part", "datepart":
 		return r.datePart(f, name)
-	case "mod", "pmod", "positive", "negative", "nvl2", "nullif", "equal_null", "decode", "div", "uuid":
+	case "mod", "pmod", "positive", "negative", "nvl2", "nullif", "equal_null", "decode", "div", "uuid", "make_interval":
 	default:
 		return nil, false, nil
 	}
@@ -149,6 +149,9 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 			}
 		}
 		e, err := newCase(f.Pos, []Expr{c}, args[1:], true)
+		return e, true, err
+	case "make_interval":
+		e, err := makeIntervalCall(f.Pos, args)
 		return e, true, err
 	case "nullif":
 		if err := want(2); err != nil {
