@@ -99,7 +99,7 @@ func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, er
 // spark.sql.session.timeZone) override them for that table's query.
 func AnalyzeWith(stmt sql.Statement, cat Catalog, opts Options) (Statement, error) {
 	b := newBudget(context.Background(), 0)
-	b.legacy = !opts.ANSI
+	b.setOptions(opts)
 	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func AnalyzeSQLWith(text string, cat Catalog, opts Options) (Node, error) {
 		return nil, errorAt(st.Position(), ErrUnsupported, "Expected a query, got another statement.")
 	}
 	b := newBudget(context.Background(), 0)
-	b.legacy = !opts.ANSI
+	b.setOptions(opts)
 	n, err := analyzeQuery(b, q, cat)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,12 @@ type outItem struct {
 // grouping and aggregates, HAVING, the select list, DISTINCT and ORDER BY.
 func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	cur := in
+	if s.having != nil && !s.grouped && s.b.legacySwitches().HavingAsWhere {
+		var err error
+		if s, err = havingAsWhere(s); err != nil {
+			return nil, err
+		}
+	}
 	if s.where != nil {
 		r := &resolver{b: s.b, a: s.a, sc: cur, clause: "WHERE"}
 		c, err := r.expr(s.where)
@@ -691,4 +697,83 @@ func uniqueNames(keys []NamedExpr, aggs []AggregateExpr) bool {
 		seen[a.Name] = true
 	}
 	return true
+}
+
+// havingAsWhere applies spark.sql.legacy.parser.havingWithoutGroupByAsWhere
+// to a select with HAVING and no GROUP BY. Spark's parser then filters the
+// select's projection by the condition instead of making the query a
+// global aggregate; a select list with aggregates is still an aggregate
+// (Spark resolves the filter over it as HAVING), so only a select without
+// aggregates changes. The condition joins WHERE: the same rows pass as
+// above the projection as long as it names input columns, not the
+// select's aliases, and no window function sees the rows first; those
+// cases are refused rather than answered differently from Spark.
+func havingAsWhere(s selectSpec) (selectSpec, error) {
+	having := s.having
+	s.having = nil
+	if containsAggregate(s) {
+		s.having = having
+		return s, nil
+	}
+	aliases := map[string]bool{}
+	for _, it := range s.items {
+		if it.Alias != nil {
+			aliases[strings.ToLower(it.Alias.Name)] = true
+		}
+	}
+	var bad error
+	visit := func(n sql.Node) bool {
+		if bad != nil {
+			return false
+		}
+		switch x := n.(type) {
+		case *sql.FuncCall:
+			if IsAggregateFunction(x.Name.Name) && x.Over == nil {
+				bad = errorAt(x.Pos, ErrAggregate, "Aggregate/Window/Generate expressions are not valid in where clause of the query (HAVING without GROUP BY is WHERE under %s): %s.", ConfHavingAsWhere, sql.Format(x))
+			}
+		case *sql.ColumnRef:
+			if len(x.Parts) == 1 && aliases[strings.ToLower(x.Parts[0].Name)] {
+				bad = errorAt(x.Pos, ErrUnsupported, "HAVING naming the select alias %s is not supported under %s=true; name the input column.", backquote(x.Parts[0].Name), ConfHavingAsWhere)
+			}
+		case *sql.Subquery, *sql.Query:
+			return false
+		}
+		return true
+	}
+	sql.Inspect(having, visit)
+	if bad != nil {
+		return s, bad
+	}
+	if s.qualify != nil || selectHasWindow(s) {
+		return s, errorAt(having.Position(), ErrUnsupported, "HAVING without GROUP BY beside window functions is not supported under %s=true (it filters after them).", ConfHavingAsWhere)
+	}
+	if s.where == nil {
+		s.where = having
+	} else {
+		s.where = &sql.BinaryExpr{Pos: having.Position(), Op: sql.OpAnd, L: s.where, R: having}
+	}
+	return s, nil
+}
+
+// selectHasWindow reports whether the select list or ORDER BY calls a
+// window function.
+func selectHasWindow(s selectSpec) bool {
+	found := false
+	visit := func(n sql.Node) bool {
+		if f, ok := n.(*sql.FuncCall); ok && f.Over != nil {
+			found = true
+		}
+		switch n.(type) {
+		case *sql.Subquery, *sql.Query:
+			return false
+		}
+		return !found
+	}
+	for _, it := range s.items {
+		sql.Inspect(it.Expr, visit)
+	}
+	for _, o := range s.orderBy {
+		sql.Inspect(o.Expr, visit)
+	}
+	return found
 }

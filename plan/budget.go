@@ -26,10 +26,13 @@ type budget struct {
 	// coercions follow Spark 3's TypeCoercion rather than
 	// AnsiTypeCoercion where they differ.
 	legacy bool
-	ctx    context.Context
-	n      int
-	max    int
-	fail   error
+	// switches are the session's spark.sql.legacy.* parser and analyzer
+	// settings.
+	switches LegacySwitches
+	ctx      context.Context
+	n        int
+	max      int
+	fail     error
 }
 
 const checkEvery = 256
@@ -42,6 +45,21 @@ func newBudget(ctx context.Context, max int) *budget {
 		max = DefaultMaxPlanExprs
 	}
 	return &budget{ctx: ctx, max: max}
+}
+
+// setOptions records the session settings analysis reads.
+func (b *budget) setOptions(o Options) {
+	b.legacy = !o.ANSI
+	b.switches = o.Legacy
+}
+
+// legacySwitches returns the session's legacy switches (none for a nil
+// budget: the DataFrame builders).
+func (b *budget) legacySwitches() LegacySwitches {
+	if b == nil {
+		return LegacySwitches{}
+	}
+	return b.switches
 }
 
 // step accounts for one resolved expression.
@@ -81,7 +99,9 @@ type AnalyzeOptions struct {
 // expressions) and the limits of opts.
 func AnalyzeContext(ctx context.Context, stmt sql.Statement, cat Catalog, opts AnalyzeOptions) (Statement, error) {
 	b := newBudget(ctx, opts.MaxPlanExprs)
-	b.legacy = opts.Session != nil && !opts.Session.ANSI
+	if opts.Session != nil {
+		b.setOptions(*opts.Session)
+	}
 	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil || opts.Session == nil {
 		return st, err

@@ -56,6 +56,9 @@ type Literal struct {
 	// only (INTERVAL '2' DAY): Spark types it INTERVAL DAY, and a date
 	// plus or minus it stays a date.
 	dayField bool
+	// dtFields are the fields of a day-time interval literal's type (0:
+	// unknown), which its cast to a string shows.
+	dtFields dtFields
 	// castValue marks the value of an explicit CAST to the literal's own
 	// type (cast(1 AS int)): Spark's DecimalPrecision does not treat it
 	// as a literal of the query (see coerce_arith.go).

@@ -264,6 +264,13 @@ func (p *exprPrinter) call(x *Call) {
 		}
 		p.b.WriteByte(')')
 		return
+	case ymToStringFunc, dtToStringFunc: // CAST(interval AS STRING)
+		if len(x.Args) == 2 {
+			p.b.WriteString("CAST(")
+			p.expr(x.Args[0])
+			p.b.WriteString(" AS STRING)")
+			return
+		}
 	case "subscript": // x[i]
 		if len(x.Args) == 2 {
 			p.expr(x.Args[0])
@@ -349,10 +356,18 @@ func (p *exprPrinter) literal(l *Literal) {
 		p.b.WriteString("'" + strings.ReplaceAll(v, "'", "\\'") + "'")
 		return
 	case arrow.Duration:
+		if l.dtFields != 0 {
+			start, end := l.dtFields.fields()
+			p.b.WriteString(vector.FormatDayTime(int64(v), start, end))
+			return
+		}
 		p.b.WriteString("INTERVAL '" + vector.FormatInterval(int64(v)) + "'")
 		return
 	case arrow.MonthInterval:
 		p.b.WriteString(vector.FormatYearMonth(int32(v), l.ymFields))
+		return
+	case arrow.MonthDayNanoInterval:
+		p.b.WriteString("INTERVAL '" + vector.FormatCalendarInterval(v.Months, v.Days, v.Nanoseconds/1000) + "'")
 		return
 	case int64:
 		if p.pretty {

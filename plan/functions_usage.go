@@ -162,6 +162,7 @@ var functionUsage = map[string]string{
 	"ltrim":                 "ltrim(s [, chars]): s without leading spaces (or characters of chars).",
 	"make_date":             "make_date(year, month, day): the date of the fields.",
 	"make_dt_interval":      "make_dt_interval([days [, hours [, mins [, secs]]]]): a day-time interval.",
+	"make_interval":         "make_interval([years [, months [, weeks [, days [, hours [, mins [, secs]]]]]]]): a calendar interval of months, days and microseconds.",
 	"make_timestamp":        "make_timestamp(year, month, day, hour, min, sec [, zone]): the timestamp of the fields.",
 	"make_timestamp_ltz":    "make_timestamp_ltz(year, month, day, hour, min, sec [, zone]): the TIMESTAMP of the fields.",
 	"make_timestamp_ntz":    "make_timestamp_ntz(year, month, day, hour, min, sec): the TIMESTAMP_NTZ of the fields.",

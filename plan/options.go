@@ -17,6 +17,13 @@ const (
 	ConfANSI = "spark.sql.ansi.enabled"
 	// ConfTimeZone is spark.sql.session.timeZone (default UTC).
 	ConfTimeZone = "spark.sql.session.timeZone"
+	// ConfHavingAsWhere is spark.sql.legacy.parser.havingWithoutGroupByAsWhere
+	// (default false).
+	ConfHavingAsWhere = "spark.sql.legacy.parser.havingWithoutGroupByAsWhere"
+	// ConfStarInCount is
+	// spark.sql.legacy.allowStarWithSingleTableIdentifierInCount (default
+	// false).
+	ConfStarInCount = "spark.sql.legacy.allowStarWithSingleTableIdentifierInCount"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -29,6 +36,20 @@ type Options struct {
 	ANSI bool
 	// TimeZone is spark.sql.session.timeZone; nil means UTC.
 	TimeZone *time.Location
+	// Legacy are Spark's legacy parser and analyzer switches; they change
+	// what a statement means, so analysis reads them.
+	Legacy LegacySwitches
+}
+
+// LegacySwitches are Spark's spark.sql.legacy.* settings the analyzer
+// honours (all false by default, Spark's defaults).
+type LegacySwitches struct {
+	// HavingAsWhere: HAVING without GROUP BY filters the rows, as WHERE,
+	// instead of making the query a global aggregate.
+	HavingAsWhere bool
+	// StarInCount: count(t.*) counts the rows whose columns of t are all
+	// non-NULL, as count(a, b, ...).
+	StarInCount bool
 }
 
 // DefaultOptions are Spark 4's defaults: ANSI on, UTC.
@@ -62,6 +83,16 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", ConfANSI, v, ErrType)
 			}
 			o.ANSI = b
+		case strings.EqualFold(k, ConfHavingAsWhere), strings.EqualFold(k, ConfStarInCount):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			if strings.EqualFold(k, ConfHavingAsWhere) {
+				o.Legacy.HavingAsWhere = b
+			} else {
+				o.Legacy.StarInCount = b
+			}
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)
 			if err != nil {

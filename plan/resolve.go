@@ -113,6 +113,12 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if isYMInterval(v) && isString(to) {
 			return ymCastToString(x.Pos, v)
 		}
+		if isInterval(v) && isString(to) {
+			return dtCastToString(x.Pos, v)
+		}
+		if isCalendarInterval(v) && isString(to) {
+			return newCall(x.Pos, calToStringFunc, v)
+		}
 		c := castTo(v, to)
 		if l, ok := c.(*Literal); ok && l.Value != nil {
 			cl := *l

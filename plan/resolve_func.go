@@ -200,7 +200,12 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 	for _, x := range f.Args {
 		if st, ok := x.(*sql.Star); ok {
 			if len(st.Qualifier) > 0 {
-				return nil, errorAt(x.Position(), ErrUnsupported, "%s(%s.*) is not allowed. Please use count(*) or expand the columns manually, e.g. count(col1, col2)", name, sql.Format(&sql.ColumnRef{Parts: st.Qualifier}))
+				cols, err := r.countStarColumns(f, name, st)
+				if err != nil {
+					return nil, err
+				}
+				argExprs = append(argExprs, cols...)
+				continue
 			}
 			if name != "count" || len(f.Args) != 1 || f.Distinct {
 				return nil, errorAt(x.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
@@ -470,7 +475,7 @@ func intervalOf(x *sql.IntervalLit) (Expr, error) {
 		// (106751991 days 04:00:54.775807).
 		return nil, errorAt(x.Pos, ErrType, "[INTERVAL_ARITHMETIC_OVERFLOW] The day-time interval %s is out of range: %v.", sql.Format(x), err)
 	}
-	return &Literal{Value: arrow.Duration(us), Type: vector.Interval, dayField: dayFieldsOnly(x)}, nil
+	return &Literal{Value: arrow.Duration(us), Type: vector.Interval, dayField: dayFieldsOnly(x), dtFields: dtLiteralFields(x)}, nil
 }
 
 // filteredAggregate rewrites agg(x) FILTER (WHERE c) as
@@ -534,4 +539,29 @@ func tryArithmetic(f *sql.FuncCall, name string, args []Expr, legacy bool) (Expr
 	c.Mode = vector.ModeTry
 	c.Null = true
 	return &c, nil
+}
+
+// countStarColumns expands t.* in count's arguments into t's columns, as
+// Spark expands a star in a function's arguments: count(t.*, x) is
+// count(t.a, t.b, x). A lone count(t.*) is refused (Spark's
+// SPARK-34281) unless the session sets
+// spark.sql.legacy.allowStarWithSingleTableIdentifierInCount; other
+// aggregates refuse t.* as before.
+func (r *resolver) countStarColumns(f *sql.FuncCall, name string, st *sql.Star) ([]sql.Expr, error) {
+	if name != "count" || (len(f.Args) == 1 && !r.b.legacySwitches().StarInCount) {
+		return nil, errorAt(st.Position(), ErrUnsupported, "%s(%s.*) is not allowed. Please use count(*) or expand the columns manually, e.g. count(col1, col2)", name, sql.Format(&sql.ColumnRef{Parts: st.Qualifier}))
+	}
+	if r.sc == nil {
+		return nil, errorAt(st.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
+	}
+	cols, err := r.sc.expandStar(st.Qualifier, st.Position())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sql.Expr, len(cols))
+	for i, c := range cols {
+		parts := append(append([]sql.Ident(nil), st.Qualifier...), sql.Ident{Name: c.Name})
+		out[i] = &sql.ColumnRef{Pos: st.Pos, Parts: parts}
+	}
+	return out, nil
 }

@@ -74,7 +74,7 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		return e, true, err
 	case "date_part", "datepart":
 		return r.datePart(f, name)
-	case "mod", "pmod", "positive", "negative", "nvl2", "equal_null", "decode", "div", "uuid":
+	case "mod", "pmod", "positive", "negative", "nvl2", "nullif", "equal_null", "decode", "div", "uuid", "make_interval":
 	default:
 		return nil, false, nil
 	}
@@ -149,6 +149,15 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 			}
 		}
 		e, err := newCase(f.Pos, []Expr{c}, args[1:], true)
+		return e, true, err
+	case "make_interval":
+		e, err := makeIntervalCall(f.Pos, args)
+		return e, true, err
+	case "nullif":
+		if err := want(2); err != nil {
+			return nil, true, err
+		}
+		e, err := nullIf(f.Pos, args[0], args[1])
 		return e, true, err
 	case "equal_null":
 		if err := want(2); err != nil {
@@ -301,4 +310,37 @@ func (r *resolver) datePart(f *sql.FuncCall, name string) (Expr, bool, error) {
 	}
 	e, err := newCall(f.Pos, fn, src)
 	return e, true, err
+}
+
+// nullIf is nullif(a, b): NULL when a = b, else a, with a's type (Spark's
+// NullIf, If(EqualTo(a, b), NULL, a)). The rewrite evaluates a twice, so a
+// nondeterministic a (uuid()) is refused rather than compared with one
+// value and answered with another.
+func nullIf(pos sql.Pos, a, b Expr) (Expr, error) {
+	if hasNondeterministic(a) {
+		return nil, errorAt(pos, ErrUnsupported, "nullif(%s, %s): a nondeterministic first argument is not supported (it would be evaluated twice).", a, b)
+	}
+	l, r := coerceComparison(a, b)
+	eq, err := newCall(pos, "=", l, r)
+	if err != nil {
+		return nil, err
+	}
+	dt := a.DataType()
+	if isNullType(dt) {
+		return &Literal{Type: arrow.Null}, nil
+	}
+	return newCase(pos, []Expr{eq}, []Expr{&Literal{Type: dt}, a}, true)
+}
+
+// hasNondeterministic reports whether e calls a nondeterministic function.
+func hasNondeterministic(e Expr) bool {
+	if c, ok := e.(*Call); ok && nondeterministic[c.Func] {
+		return true
+	}
+	for _, k := range e.Children() {
+		if hasNondeterministic(k) {
+			return true
+		}
+	}
+	return false
 }

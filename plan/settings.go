@@ -30,8 +30,8 @@ var settings = map[string]settingRule{
 	"spark.sql.groupbyordinal":                                   {only: "true"},
 	"spark.sql.orderbyordinal":                                   {only: "true"},
 	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
-	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {only: "false"},
-	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {only: "false"},
+	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {},
+	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {},
 	// EXCEPTION: an inner WITH redefining an outer CTE's name is refused
 	// (checkNestedCTENames); elsewhere the inner definition wins.
 	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION"},

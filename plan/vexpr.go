@@ -132,6 +132,15 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 	if e, ok, err := ymCallToVector(call, args); ok {
 		return e, err
 	}
+	if e, ok := calendarCallToVector(call, args); ok {
+		if f, isF := e.(*vector.FuncExpr); isF {
+			f.Mode, f.Loc = call.Mode, call.Loc
+		}
+		return e, nil
+	}
+	if fn == dtToStringFunc && len(args) == 2 {
+		return vector.DTToString(args[0], args[1]), nil
+	}
 	arith := func(op vector.ArithOp) (vector.Expr, error) {
 		if len(args) != 2 {
 			return nil, fmt.Errorf("%s takes 2 arguments, got %d: %w", fn, len(args), ErrType)

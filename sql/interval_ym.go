@@ -31,19 +31,7 @@ func isYMUnit(u string) bool { return u == "YEAR" || u == "MONTH" || u == "YEAR 
 // of both fields, a y-m string, or INTERVAL 'text').
 func (l *IntervalLit) Kind() (kind IntervalKind, fields string) {
 	var ym, dt bool
-	var units []string
-	if l.Parts == nil {
-		words := strings.Fields(l.Text)
-		for _, w := range words {
-			if u := intervalUnits[strings.ToUpper(w)]; u != "" {
-				units = append(units, u)
-			}
-		}
-	} else {
-		for _, p := range l.Parts {
-			units = append(units, p.Unit)
-		}
-	}
+	units := l.Units()
 	for _, u := range units {
 		if isYMUnit(u) {
 			ym = true
@@ -72,6 +60,24 @@ func (l *IntervalLit) Kind() (kind IntervalKind, fields string) {
 		}
 	}
 	return IntervalYearMonth, fields
+}
+
+// Units are the canonical units of the literal's parts (YEAR, ..., DAY
+// TO SECOND), or for INTERVAL 'text' those of the text's words, in order.
+func (l *IntervalLit) Units() []string {
+	var units []string
+	if l.Parts == nil {
+		for _, w := range strings.Fields(l.Text) {
+			if u := intervalUnits[strings.ToUpper(w)]; u != "" {
+				units = append(units, u)
+			}
+		}
+		return units
+	}
+	for _, p := range l.Parts {
+		units = append(units, p.Unit)
+	}
+	return units
 }
 
 // rangePart adds a field range part (INTERVAL '1-2' YEAR TO MONTH) to iv.

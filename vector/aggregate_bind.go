@@ -203,9 +203,14 @@ func newRawAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCall,
 		b.result = arrow.Field{Type: acc.resultType(), Nullable: true}
 		b.args = []Evaluator{Plain(evs[0], mem)}
 	case AggMin, AggMax:
+		if acc, ok := newNestedMinMax(types[0], call.Func == AggMax, mem); ok {
+			b.acc, b.args = acc, []Evaluator{Plain(evs[0], mem)}
+			b.result = arrow.Field{Type: types[0], Nullable: true}
+			break
+		}
 		kind, wide, ok := minMaxStorage(types[0])
 		if !ok {
-			return nil, typeErr("a number, string, binary, boolean, date, timestamp or decimal")
+			return nil, typeErr("a number, string, binary, boolean, date, timestamp, decimal or an orderable struct or array")
 		}
 		acc := &minMaxAcc{isMax: call.Func == AggMax, dt: types[0], kind: kind}
 		b.args = []Evaluator{Plain(evs[0], mem)}
@@ -313,6 +318,11 @@ func bindStateAggregate(in *arrow.Schema, mem memory.Allocator, call AggregateCa
 		b.acc = acc
 		b.result = arrow.Field{Name: name, Type: acc.resultType(), Nullable: true}
 	case AggMin, AggMax:
+		if acc, ok := newNestedMinMax(types[0], call.Func == AggMax, mem); ok {
+			b.acc = acc
+			b.result = arrow.Field{Name: name, Type: types[0], Nullable: true}
+			break
+		}
 		kind, wide, ok := minMaxStorage(types[0])
 		if !ok {
 			return nil, stateErr("(a value)")

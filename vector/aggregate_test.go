@@ -446,8 +446,8 @@ func TestHashAggregateErrors(t *testing.T) {
 		vt.RunOperator(t, vt.OperatorCase{Name: name, Inputs: []vt.Input{{Schema: winSchema, Rows: []vt.Row{{[]any{0, 1}, nil}}}},
 			Build: completeBuild(spec), WantErr: want, Shapes: vt.Shapes[:1]})
 	}
-	winBad("min-struct", vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggMin, "m", "w")}},
-		"cannot bind min(w): function min requires a number, string, binary, boolean, date, timestamp or decimal, not struct<start:timestamp,end:timestamp>")
+	winBad("min-map", vector.AggregateSpec{Aggregates: []vector.AggregateCall{call(vector.AggMin, "m", "l")}},
+		"cannot bind min(l): function min requires a number, string, binary, boolean, date, timestamp, decimal or an orderable struct or array, not map<bigint,bigint>")
 	winBad("map-key", vector.AggregateSpec{GroupBy: []vector.NamedExpr{vector.As(vector.Col("l"), "l")}}, "map<bigint,bigint> cannot be a grouping or join key: [GROUP_EXPRESSION_TYPE_IS_NOT_ORDERABLE]")
 }
 

@@ -518,6 +518,7 @@ func makeDTInterval(args []Expr) Expr {
 var ymFunctions = map[string]funcSpec{
 	"make_ym_interval": {0, 2, makeYMInterval},
 	"make_dt_interval": {0, 4, makeDTInterval},
+	"make_interval":    {0, 7, makeInterval},
 }
 
 func init() {

@@ -126,7 +126,7 @@ func newSort(mem memory.Allocator, input Operator, keys []SortKey, limit int64) 
 			return nil, err
 		}
 		ev = Plain(ev, mem)
-		kind, err := keyKind(ev.DataType())
+		kind, err := sortKeyKind(ev.DataType())
 		if err != nil {
 			return nil, newBindError(k.Expr, in, err)
 		}

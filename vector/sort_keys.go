@@ -52,6 +52,18 @@ func keyKind(dt arrow.DataType) (sortKind, error) {
 	return 0, fmt.Errorf("cannot sort by a %s value: %w", TypeName(dt), ErrType)
 }
 
+// sortKeyKind is keyKind for the keys of a Sort (ORDER BY, window and
+// top-N orders), which may also be day-time or year-month intervals:
+// signed counts of microseconds or months, ordered as numbers as Spark
+// orders them. (Array kernels that order elements keep keyKind.)
+func sortKeyKind(dt arrow.DataType) (sortKind, error) {
+	switch dt.ID() {
+	case arrow.DURATION, arrow.INTERVAL_MONTHS:
+		return sortFixed, nil
+	}
+	return keyKind(dt)
+}
+
 // rowCmp compares two rows of one key column, nulls and direction included.
 type rowCmp interface {
 	cmp(a, b int32) int
@@ -203,6 +215,10 @@ func newRowCmp(arr arrow.Array, desc, nullsFirst bool) rowCmp {
 		return &intCmp[int32]{o, castSlice[int32](arrow.Date32Traits.CastToBytes(a.Date32Values()))}
 	case *array.Timestamp:
 		return &intCmp[int64]{o, castSlice[int64](arrow.TimestampTraits.CastToBytes(a.TimestampValues()))}
+	case *array.Duration:
+		return &intCmp[int64]{o, castSlice[int64](arrow.DurationTraits.CastToBytes(a.DurationValues()))}
+	case *array.MonthInterval:
+		return &intCmp[int32]{o, castSlice[int32](arrow.MonthIntervalTraits.CastToBytes(a.MonthIntervalValues()))}
 	case *array.Float32:
 		return &floatCmp[float32]{o, a.Float32Values()}
 	case *array.Float64:
@@ -266,6 +282,10 @@ func orderedKeys(dst []keyRow, arr arrow.Array, idx []int32, desc bool) {
 		intKeys(dst, castSlice[int32](arrow.Date32Traits.CastToBytes(a.Date32Values())), idx)
 	case *array.Timestamp:
 		intKeys(dst, castSlice[int64](arrow.TimestampTraits.CastToBytes(a.TimestampValues())), idx)
+	case *array.Duration:
+		intKeys(dst, castSlice[int64](arrow.DurationTraits.CastToBytes(a.DurationValues())), idx)
+	case *array.MonthInterval:
+		intKeys(dst, castSlice[int32](arrow.MonthIntervalTraits.CastToBytes(a.MonthIntervalValues())), idx)
 	case *array.Float32:
 		floatKeys(dst, a.Float32Values(), idx)
 	case *array.Float64:

@@ -139,7 +139,7 @@ func takeData(mem memory.Allocator, d *array.Data, idx []int32) (*array.Data, er
 		return takeFixed[uint8](mem, d, idx, validity, nulls), nil
 	case arrow.INT16, arrow.UINT16:
 		return takeFixed[uint16](mem, d, idx, validity, nulls), nil
-	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32:
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32, arrow.INTERVAL_MONTHS:
 		return takeFixed[uint32](mem, d, idx, validity, nulls), nil
 	case arrow.INT64, arrow.UINT64, arrow.FLOAT64, arrow.TIMESTAMP, arrow.DATE64, arrow.DURATION:
 		return takeFixed[uint64](mem, d, idx, validity, nulls), nil

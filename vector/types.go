@@ -72,6 +72,8 @@ func TypeName(dt arrow.DataType) string {
 		return "date"
 	case *arrow.NullType:
 		return "void"
+	case *arrow.MonthDayNanoIntervalType:
+		return "interval" // Spark's CalendarIntervalType
 	case *arrow.MonthIntervalType:
 		return "interval year to month"
 	case *arrow.Decimal128Type:

@@ -70,6 +70,8 @@ func ValueAt(arr arrow.Array, i int) any {
 		return a.Value(i)
 	case *array.MonthInterval:
 		return a.Value(i)
+	case *array.MonthDayNanoInterval:
+		return a.Value(i)
 	case *array.Dictionary:
 		return ValueAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.Struct:
@@ -121,6 +123,8 @@ func FormatValue(v any, dt arrow.DataType) string {
 		return "INTERVAL '" + FormatInterval(int64(x)) + "'"
 	case arrow.MonthInterval:
 		return FormatYearMonth(int32(x), YMYearToMonth)
+	case arrow.MonthDayNanoInterval:
+		return "INTERVAL '" + FormatCalendarInterval(x.Months, x.Days, x.Nanoseconds/1000) + "'"
 	case float64:
 		if dt != nil && dt.ID() == arrow.FLOAT32 {
 			// The shortest text of the float, not of its double.
@@ -270,6 +274,12 @@ func AppendValue(b array.Builder, v any) error {
 		bb.Append(x)
 	case *array.MonthIntervalBuilder:
 		x, ok := v.(arrow.MonthInterval)
+		if !ok {
+			return bad()
+		}
+		bb.Append(x)
+	case *array.MonthDayNanoIntervalBuilder:
+		x, ok := v.(arrow.MonthDayNanoInterval)
 		if !ok {
 			return bad()
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Formatter renders values the way Spark's HiveResult.toHiveString does,
@@ -82,6 +84,9 @@ func (f Formatter) value(b *strings.Builder, arr arrow.Array, i int, nested bool
 		b.WriteString(DayTimeInterval(toMicros(int64(a.Value(i)), unit)))
 	case *array.MonthInterval:
 		b.WriteString(YearMonthInterval(int32(a.Value(i))))
+	case *array.MonthDayNanoInterval:
+		v := a.Value(i) // a calendar interval: nanoseconds are microseconds * 1000
+		b.WriteString(vector.FormatCalendarInterval(v.Months, v.Days, v.Nanoseconds/1000))
 	case *array.Dictionary:
 		f.value(b, a.Dictionary(), a.GetValueIndex(i), nested)
 	case *array.Map:
@@ -302,6 +307,8 @@ func TypeName(dt arrow.DataType) string {
 		return "interval day to second"
 	case *arrow.MonthIntervalType:
 		return "interval year to month"
+	case *arrow.MonthDayNanoIntervalType:
+		return "interval"
 	case *arrow.DictionaryType:
 		return TypeName(t.ValueType)
 	case *arrow.MapType:
