@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -108,6 +109,19 @@ type DescribedSource interface {
 // continuousPollInterval).
 type NotifyingSource interface {
 	DataAvailable() <-chan struct{}
+}
+
+// IdlePollSource lets an idle micro-batch query sleep longer than the
+// polling delay (10 ms): IdlePollDelay is how long the source will have
+// nothing new to report (0: ask again after the usual delay), for
+// instance because it reports its last listing of a remote system until
+// its next one is due. An idle query sleeps the shortest delay of its
+// sources (a source without this method counts as the polling delay),
+// at least the polling delay and at most a second. Every idle poll costs
+// a goroutine wake-up, a planning and an idle progress record, which is
+// most of an idle cluster instance's CPU (docs/cluster.md).
+type IdlePollSource interface {
+	IdlePollDelay() time.Duration
 }
 
 // MetricsSource reports source-specific metrics (Spark's

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,14 +65,14 @@ func TestClusterScaling(t *testing.T) {
 		switch kind {
 		case "passthrough":
 			table, count = "passthrough", "SELECT count(*) FROM passthrough"
-			tables = `CREATE STREAMING TABLE passthrough AS SELECT CAST(value AS STRING) AS v FROM STREAM events;`
+			tables = `CREATE STREAMING TABLE passthrough TBLPROPERTIES ('outputMode' = 'append'%s) AS SELECT CAST(value AS STRING) AS v FROM STREAM events;`
 		case "hop":
 			// 1,000 keys, not the input's partitioning: every row crosses
 			// the hop; 6 hop partitions, as the acceptance tests.
 			table, count = "counts", "SELECT CAST(coalesce(sum(n), 0) AS BIGINT) FROM counts"
 			tables = `SET spark.sql.shuffle.partitions = 6;
-CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
-  SELECT u, count(*) AS n FROM (SELECT CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) % 1000 AS INT) AS u FROM STREAM events) GROUP BY u;`
+CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
+  SELECT u, count(*) AS n FROM (SELECT CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% 1000 AS INT) AS u FROM STREAM events) GROUP BY u;`
 		default:
 			t.Fatalf("%s_QUERIES: unknown table kind %q (passthrough, hop)", scalingEnv, kind)
 		}
@@ -87,7 +90,11 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 				topic := fmt.Sprintf("%s%d-%d", kind, k, bi)
 				createTopic(t, cl, topic)
 				init := filepath.Join(t.TempDir(), "tables.sql")
-				sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest');\n%s\n", brokers, topic, tables)
+				props := ""
+				if b.trigger != "" {
+					props = fmt.Sprintf(", 'trigger' = '%s'", b.trigger)
+				}
+				sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest'%s);\n%s\n", brokers, topic, b.options, fmt.Sprintf(tables, props))
 				if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -99,6 +106,12 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 					insts = append(insts, ci)
 				}
 				waitGroupOf(t, insts[0], table, k)
+				if d, err := time.ParseDuration(os.Getenv(scalingIdleEnv)); err == nil && d > 0 {
+					idle := cpuSeconds(t, insts)
+					time.Sleep(d) // a measurement window, not a wait for progress
+					t.Logf("%s%s, %d instance(s): idle, %.1f CPU-ms per second per instance",
+						b.label, table, k, (cpuSeconds(t, insts)-idle)*1000/d.Seconds()/float64(k))
+				}
 				stopPerf := perfRecord(t, insts, kind, k)
 				before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
 				start := time.Now()
@@ -137,12 +150,25 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete') AS
 // = cores/k (at least 1).
 const scalingProcsEnv = "ARROWSTREAM_CLUSTER_SCALING_SHARE_CORES"
 
+// scalingIdleEnv, a duration, makes TestClusterScaling first measure
+// the instances' CPU while they wait for input for that long (the cost
+// every instance pays per second whatever its share).
+const scalingIdleEnv = "ARROWSTREAM_CLUSTER_SCALING_IDLE"
+
 // scalingBinsEnv lists binaries to compare in one run (label=path,...;
 // e.g. a build of main and of a branch, alternated table by table so
 // that both see the same load); by default the test builds this tree's.
+// A path may end in ?option=value&... (URL query syntax): more options
+// of the Kafka input table for that entry, e.g.
+// branch-min=/tmp/as?minOffsetsPerTrigger=50000&maxTriggerDelay=500ms;
+// trigger=<interval> sets the tables' trigger instead.
 const scalingBinsEnv = "ARROWSTREAM_CLUSTER_SCALING_BINS"
 
-type scalingBinary struct{ label, path string }
+type scalingBinary struct {
+	label, path string
+	options     string // ", 'key' 'value'..." appended to the input table's OPTIONS
+	trigger     string // the tables' trigger (TBLPROPERTIES), from ?trigger=...
+}
 
 func scalingBinaries(t *testing.T) []scalingBinary {
 	t.Helper()
@@ -156,7 +182,23 @@ func scalingBinaries(t *testing.T) []scalingBinary {
 		if !ok || path == "" {
 			t.Fatalf("%s: %q is not label=path", scalingBinsEnv, item)
 		}
-		out = append(out, scalingBinary{label: label + ": ", path: path})
+		b := scalingBinary{label: label + ": ", path: path}
+		if p, query, ok := strings.Cut(path, "?"); ok {
+			opts, err := url.ParseQuery(query)
+			if err != nil {
+				t.Fatalf("%s: options of %q: %v", scalingBinsEnv, item, err)
+			}
+			b.path = p
+			keys := slices.Sorted(maps.Keys(opts))
+			for _, k := range keys {
+				if k == "trigger" {
+					b.trigger = opts.Get(k)
+					continue
+				}
+				b.options += fmt.Sprintf(", '%s' '%s'", k, opts.Get(k))
+			}
+		}
+		out = append(out, b)
 	}
 	return out
 }

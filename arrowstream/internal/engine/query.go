@@ -395,7 +395,7 @@ func (q *Query) waitForNextTrigger(ctx context.Context, m *microBatch, start tim
 		// NotifyingSource says data was added.
 		woken, stop := anyClosed(wake)
 		defer stop()
-		t := time.NewTimer(pollingDelay)
+		t := time.NewTimer(idlePollDelay(m.cfg.Sources))
 		defer t.Stop()
 		select {
 		case <-t.C:

@@ -217,6 +217,12 @@ type groupMember struct {
 	uncached bool // set before use: never cache (a hop's downstream)
 	// offsetFetches counts OffsetFetch requests (tests, metrics).
 	offsetFetches atomic.Int64
+	// plans counts the epochs planned over owned partitions, with data
+	// or not (tests: fetches per poll).
+	plans atomic.Int64
+	// listings counts the end-offset listings of the member's source
+	// (tests: polls per listing).
+	listings atomic.Int64
 	// assignVer counts assignment changes (the idle backoff lists again
 	// after one).
 	assignVer atomic.Uint64

@@ -67,3 +67,80 @@ func TestClusterOffsetFetchesCached(t *testing.T) {
 	}
 	checkExactlyOnce(t, got, want)
 }
+
+// TestClusterHopPlansFromCache: the hop's downstream member plans its
+// epochs from its cache (the last stable fetch plus its own committed
+// transactions), not from an OffsetFetch at every poll (every 10 ms, also
+// while idle, before); the counts stay exactly the single-instance ones.
+func TestClusterHopPlansFromCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster groups take seconds to form (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	defer a.close(t)
+	startHopAggregation(t, a, bl)
+	waitGroup(t, ca, "agg", 1, 12)
+	waitGroup(t, ca, "agg-repartition-0", 1, 6)
+	produce(t, c, "ev", 12, "a", 0, 700)
+	waitAgg(t, wantAgg(700), a)
+
+	const hop = "agg-repartition-0"
+	fetches, plans := kafka.OffsetFetchesOf(ca, hop), kafka.PlansOf(ca, hop)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for kafka.PlansOf(ca, hop)-plans < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the downstream planned %d times in the deadline, want 20", kafka.PlansOf(ca, hop)-plans)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	df, dp := kafka.OffsetFetchesOf(ca, hop)-fetches, kafka.PlansOf(ca, hop)-plans
+	t.Logf("idle downstream: %d OffsetFetch requests over %d plannings", df, dp)
+	if df > 2 {
+		t.Fatalf("%d OffsetFetch requests over %d idle plannings; want the cache to answer", df, dp)
+	}
+	produce(t, c, "ev", 12, "a", 700, 700)
+	waitAgg(t, wantAgg(1400), a)
+}
+
+// TestClusterIdlePollsFollowListings: an idle cluster instance's query
+// asks its source again when the source's next listing is due
+// (stream.IdlePollSource), not every 10 ms with the cached answer in
+// between (up to ten polls per listing before); new data after the idle
+// spell is still read, exactly once.
+func TestClusterIdlePollsFollowListings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster groups take seconds to form (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	defer a.close(t)
+	if err := a.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": bl, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := a.ReadStream("ks").Select("CAST(value AS STRING) AS v").
+		WriteStream().Format("memory").QueryName("out").Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop()
+	produce(t, c, "ev", 12, "a", 0, 120)
+	waitUnion(t, 120, "a", a)
+	listings, plans := kafka.ListingsOf(ca, "out"), kafka.PlansOf(ca, "out")
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for kafka.ListingsOf(ca, "out")-listings < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listings in the deadline, want 20", kafka.ListingsOf(ca, "out")-listings)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	dl, dp := kafka.ListingsOf(ca, "out")-listings, kafka.PlansOf(ca, "out")-plans
+	t.Logf("idle: %d plannings over %d listings", dp, dl)
+	if dp > 2*dl+2 {
+		t.Fatalf("idle: %d plannings over %d listings; want the query to wait for the next listing", dp, dl)
+	}
+	produce(t, c, "ev", 12, "b", 0, 120)
+	checkExactlyOnce(t, waitUnion(t, 120, "b", a), append(values("a", 0, 120), values("b", 0, 120)...))
+}

@@ -14,7 +14,11 @@ import "time"
 // data, a rebalance) lists at once again. Between listings the source
 // reports the ends it last listed, so the engine finds no new data. This
 // delays noticing new data by at most idleBackoffMax after an idle
-// period; it changes nothing that is read or claimed.
+// period; it changes nothing that is read or claimed. The engine sleeps
+// until the next listing is due (IdlePollDelay) rather than asking for
+// the cached answer every 10 ms: those polls were most of an idle
+// instance's CPU (a wake-up, a planning and an idle progress record
+// each, per stage).
 
 const (
 	idleBackoffMin = 20 * time.Millisecond
@@ -28,6 +32,27 @@ type idleBackoff struct {
 	assign   uint64           // the member's assignment version of last
 	listedAt time.Time
 	wait     time.Duration // zero: list at every poll
+	// held: the source is holding its epoch back for
+	// minOffsetsPerTrigger (trigger_delay.go); listings that find more
+	// data keep the hold's wait instead of listing at every poll.
+	held bool
+}
+
+// holding records that the source holds its epoch back until deadline
+// at the latest: the next listing waits idleBackoffMax after the last
+// one, but not past the deadline. So a held instance lists a few times
+// per hold instead of at every 10 ms poll, and notices that the minimum
+// is reached up to idleBackoffMax late.
+func (b *idleBackoff) holding(deadline time.Time) {
+	b.held = true
+	b.wait = max(0, min(idleBackoffMax, deadline.Sub(b.listedAt)))
+}
+
+// released ends a hold: the next listing is taken at the next poll.
+func (b *idleBackoff) released() {
+	if b.held {
+		b.held, b.wait = false, 0
+	}
 }
 
 // cached returns the last listing when the source may skip the brokers
@@ -45,8 +70,32 @@ func (b *idleBackoff) listed(now time.Time, assign uint64, ends PartitionOffsets
 	switch {
 	case b.last != nil && assign == b.assign && sameOffsets(b.last, ends):
 		b.wait = min(max(2*b.wait, idleBackoffMin), idleBackoffMax)
+	case b.held && assign == b.assign:
+		// New data while held: the hold decides (holding, released).
 	default:
 		b.wait = 0
 	}
 	b.last, b.assign, b.listedAt = ends.clone(), assign, now
+}
+
+// untilNextListing is how long the source will report its last listing
+// (0: it lists at the next poll).
+func (b *idleBackoff) untilNextListing(now time.Time) time.Duration {
+	if b.last == nil || b.wait == 0 {
+		return 0
+	}
+	return max(0, b.listedAt.Add(b.wait).Sub(now))
+}
+
+// IdlePollDelay implements stream.IdlePollSource: in cluster mode, while
+// the end-offset listing backs off (nothing arrives, or an epoch is held
+// for minOffsetsPerTrigger), the source has nothing new to report before
+// its next listing, so the idle query need not ask every 10 ms. An
+// assignment change is then noticed at the next listing (at most
+// idleBackoffMax later).
+func (s *Source) IdlePollDelay() time.Duration {
+	if s.cluster == nil {
+		return 0
+	}
+	return s.idle.untilNextListing(time.Now())
 }

@@ -26,7 +26,19 @@ import (
 // outcome is unknown (the request failed) drops the cache; the next use
 // fetches again. The hop's downstream side (hop_source_moving.go,
 // state_move_txn.go) commits through transactions: its member is
-// uncached and always fetches.
+// uncached for claims, and its cache (for planning only) is filled by
+// the stable fetch each epoch's Read makes and moved by the epoch's
+// committed transaction (noteStable, noteTxnCommitLocked).
+//
+// Why the downstream may plan from that cache: its partitions' committed
+// offsets move only by its own transactions while its assignment is
+// unchanged (the coordinator refuses a TxnOffsetCommit of a stale
+// generation), so the stable fetch plus its own commits is what a fetch
+// would return. And a plan is only a proposal: Read fetches the stable
+// offsets again and reads a planned range only if it still starts at the
+// committed offset, so a stale cache costs at most an epoch that reads
+// nothing, never a row. Before, the downstream fetched its committed
+// offsets at every poll (every 10 ms, also while idle).
 
 // offsetCache is the member's view of its group's committed offsets and
 // claim histories; nil fields mean "fetch".
@@ -45,9 +57,6 @@ func (gm *groupMember) invalidateCacheLocked() {
 // cache when it is valid, otherwise fetched (and cached if nothing
 // changed meanwhile). The result is the caller's to modify.
 func (gm *groupMember) cachedCommitted(ctx context.Context) (PartitionOffsets, map[string]map[int32]claimHistory, error) {
-	if gm.uncached {
-		return gm.committedOffsets(ctx)
-	}
 	gm.mu.Lock()
 	if c := gm.cache; c != nil {
 		offs, hists := c.clone()
@@ -61,7 +70,7 @@ func (gm *groupMember) cachedCommitted(ctx context.Context) (PartitionOffsets, m
 		return nil, nil, err
 	}
 	gm.mu.Lock()
-	if gm.cacheVer == ver {
+	if gm.cacheVer == ver && !gm.uncached {
 		// No assignment change and no claim since the fetch began.
 		gm.cache = &offsetCache{offs: offs, hists: hists}
 		offs, hists = gm.cache.clone()
@@ -113,4 +122,42 @@ func (c *offsetCache) clone() (PartitionOffsets, map[string]map[int32]claimHisto
 		hists[t] = m
 	}
 	return c.offs.clone(), hists
+}
+
+// noteStable makes offs, fetched stable by the hop's downstream Read
+// while the cache version was ver, the member's cache for planning,
+// unless the assignment or a transaction changed it meanwhile.
+func (gm *groupMember) noteStable(offs PartitionOffsets, ver uint64) {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	if gm.cacheVer == ver {
+		gm.cache = &offsetCache{offs: offs.clone(), hists: map[string]map[int32]claimHistory{}}
+	}
+}
+
+// cacheVersion is the cache's version (noteStable).
+func (gm *groupMember) cacheVersion() uint64 {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	return gm.cacheVer
+}
+
+// noteTxnCommitLocked records offsets of topic committed by the
+// member's transaction that just committed (gm.mu held).
+func (gm *groupMember) noteTxnCommitLocked(topic string, offsets map[int32]int64) {
+	gm.cacheVer++
+	if gm.cache == nil {
+		return
+	}
+	for p, off := range offsets {
+		gm.cache.offs.set(topic, p, off)
+	}
+}
+
+// invalidateCache drops the cache (a transaction whose outcome is not
+// known to be a commit).
+func (gm *groupMember) invalidateCache() {
+	gm.mu.Lock()
+	gm.invalidateCacheLocked()
+	gm.mu.Unlock()
 }

@@ -142,6 +142,7 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 	for t := range owned {
 		topics = append(topics, t)
 	}
+	s.member.listings.Add(1)
 	ends, err := s.listOffsets(ctx, false, topics)
 	if err != nil {
 		return nil, err
@@ -206,6 +207,7 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 	if len(latest) == 0 {
 		return s.noNewEpoch(start), nil
 	}
+	s.member.plans.Add(1)
 	committed, _, err := s.member.cachedCommitted(ctx)
 	if err != nil {
 		return nil, err
@@ -259,6 +261,12 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 	if len(until) == 0 {
 		return s.noNewEpoch(start), nil
 	}
+	if now := time.Now(); start != nil && s.delay.hold(now, from, until) {
+		// Held for minOffsetsPerTrigger: list less often meanwhile.
+		s.idle.holding(s.delay.deadline())
+		return s.noNewEpoch(start), nil
+	}
+	s.idle.released()
 	if s.opts.MaxOffsetsPerTrigger > 0 {
 		until = rateLimit(s.opts.MaxOffsetsPerTrigger, from, until)
 	}

@@ -11,3 +11,27 @@ func OffsetFetchesOf(c *Cluster, table string) int64 {
 	}
 	return gm.offsetFetches.Load()
 }
+
+// PlansOf is the number of plannings over owned partitions by the member
+// of table's group on c (-1 when its query does not run there).
+func PlansOf(c *Cluster, table string) int64 {
+	c.mu.Lock()
+	gm := c.members[c.GroupID(table)]
+	c.mu.Unlock()
+	if gm == nil {
+		return -1
+	}
+	return gm.plans.Load()
+}
+
+// ListingsOf is the number of end-offset listings by the source in
+// table's group on c (-1 when its query does not run there).
+func ListingsOf(c *Cluster, table string) int64 {
+	c.mu.Lock()
+	gm := c.members[c.GroupID(table)]
+	c.mu.Unlock()
+	if gm == nil {
+		return -1
+	}
+	return gm.listings.Load()
+}

@@ -199,6 +199,17 @@ func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (
 	return stream.Offset(b.Bytes()), nil
 }
 
+// IdlePollDelay implements stream.IdlePollSource: the inner source's
+// delay, no longer than the watermark's refresh when the stage has an
+// event time (a watermark that moves with no new rows runs an epoch).
+func (s *hopSource) IdlePollDelay() time.Duration {
+	d := s.inner.IdlePollDelay()
+	if s.spec.EventTimeColumn >= 0 {
+		d = min(d, wmRefresh)
+	}
+	return d
+}
+
 func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
 	return s.inner.Commit(ctx, end)
 }

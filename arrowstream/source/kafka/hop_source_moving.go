@@ -110,7 +110,11 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 func stableOffsets(ctx context.Context, gm *groupMember) (PartitionOffsets, error) {
 	wait := 5 * time.Millisecond
 	for {
+		ver := gm.cacheVersion()
 		committed, _, err := gm.committedOffsets(kadm.RequireStable(ctx))
+		if err == nil {
+			gm.noteStable(committed, ver) // plans from it (cluster_offset_cache.go)
+		}
 		if err == nil || !errors.Is(err, kerr.UnstableOffsetCommit) {
 			return committed, err
 		}

@@ -46,6 +46,15 @@ type SourceOptions struct {
 	// MaxOffsetsPerTrigger bounds the offsets one epoch reads, split
 	// across partitions in proportion to their backlog (0: no bound).
 	MaxOffsetsPerTrigger int64
+	// MinOffsetsPerTrigger holds an epoch back until this many offsets
+	// are available after its start, or MaxTriggerDelay has passed since
+	// the last epoch was let through (0: no minimum; Spark's
+	// minOffsetsPerTrigger, trigger_delay.go). In cluster mode it counts
+	// the offsets of this instance's own partitions.
+	MinOffsetsPerTrigger int64
+	// MaxTriggerDelay bounds how long MinOffsetsPerTrigger holds data
+	// back (Spark's maxTriggerDelay; 0: 15 minutes).
+	MaxTriggerDelay time.Duration
 	// FailOnDataLoss fails the query when offsets it must read are gone
 	// (aged out, a partition deleted); false logs a warning and goes on.
 	FailOnDataLoss bool
@@ -76,7 +85,7 @@ var unsupportedConsumerOptions = []string{
 // them). Other kafka.* consumer settings are not supported.
 func SourceOptionKeys() []string {
 	keys := []string{"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
-		"endingOffsets", "maxOffsetsPerTrigger", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions"}
+		"endingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions"}
 	for _, name := range unsupportedConsumerOptions {
 		keys = append(keys, "kafka."+name)
 	}
@@ -92,6 +101,7 @@ func ParseSourceOptions(opts map[string]string) (SourceOptions, error) {
 		FailOnDataLoss:  true,
 		PollTimeout:     120 * time.Second,
 		BatchRows:       8192,
+		MaxTriggerDelay: DefaultMaxTriggerDelay,
 	}
 	lower := make(map[string]string, len(opts))
 	for k, v := range opts {
@@ -163,6 +173,21 @@ func ParseSourceOptions(opts map[string]string) (SourceOptions, error) {
 			return o, fmt.Errorf("kafka: option maxOffsetsPerTrigger=%q: must be a positive integer", v)
 		}
 		o.MaxOffsetsPerTrigger = n
+	}
+	if v, ok := lower["minoffsetspertrigger"]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("kafka: option minOffsetsPerTrigger=%q: must be a positive integer", v)
+		}
+		o.MinOffsetsPerTrigger = n
+	}
+	if v, ok := lower["maxtriggerdelay"]; ok {
+		if o.MaxTriggerDelay, err = parseTriggerDelay(v); err != nil {
+			return o, fmt.Errorf("kafka: option maxTriggerDelay=%q: %w", v, err)
+		}
+	}
+	if o.MinOffsetsPerTrigger > 0 && o.MaxOffsetsPerTrigger > 0 && o.MinOffsetsPerTrigger > o.MaxOffsetsPerTrigger {
+		return o, fmt.Errorf("kafka: option minOffsetsPerTrigger=%d is higher than maxOffsetsPerTrigger=%d", o.MinOffsetsPerTrigger, o.MaxOffsetsPerTrigger)
 	}
 	if v, ok := lower["failondataloss"]; ok {
 		if o.FailOnDataLoss, err = strconv.ParseBool(strings.TrimSpace(v)); err != nil {

@@ -56,6 +56,25 @@ func TestParseSourceOptions(t *testing.T) {
 		{"-2 ending", base("subscribe", "t", "endingOffsets", `{"t":{"0":-2}}`), "option endingOffsets", nil},
 		{"trailing json", base("subscribe", "t", "startingOffsets", `{"t":{"0":1}} x`), "option startingOffsets", nil},
 		{"bad max offsets", base("subscribe", "t", "maxOffsetsPerTrigger", "0"), "option maxOffsetsPerTrigger", nil},
+		{"min offsets and delay", base("subscribe", "t", "minOffsetsPerTrigger", "500", "maxTriggerDelay", "30s"), "", func(t *testing.T, o kafka.SourceOptions) {
+			if o.MinOffsetsPerTrigger != 500 || o.MaxTriggerDelay != 30*time.Second {
+				t.Fatalf("%+v", o)
+			}
+		}},
+		{"delay in milliseconds", base("subscribe", "t", "minOffsetsPerTrigger", "5", "maxTriggerDelay", "250"), "", func(t *testing.T, o kafka.SourceOptions) {
+			if o.MaxTriggerDelay != 250*time.Millisecond {
+				t.Fatalf("%+v", o)
+			}
+		}},
+		{"default delay", base("subscribe", "t", "minOffsetsPerTrigger", "5"), "", func(t *testing.T, o kafka.SourceOptions) {
+			if o.MaxTriggerDelay != 15*time.Minute {
+				t.Fatalf("%+v", o)
+			}
+		}},
+		{"bad min offsets", base("subscribe", "t", "minOffsetsPerTrigger", "-1"), "option minOffsetsPerTrigger", nil},
+		{"bad delay", base("subscribe", "t", "minOffsetsPerTrigger", "5", "maxTriggerDelay", "soon"), "option maxTriggerDelay", nil},
+		{"zero delay", base("subscribe", "t", "minOffsetsPerTrigger", "5", "maxTriggerDelay", "0"), "option maxTriggerDelay", nil},
+		{"min above max", base("subscribe", "t", "minOffsetsPerTrigger", "50", "maxOffsetsPerTrigger", "10"), "minOffsetsPerTrigger=50 is higher than maxOffsetsPerTrigger=10", nil},
 		{"bad failOnDataLoss", base("subscribe", "t", "failOnDataLoss", "maybe"), "option failOnDataLoss", nil},
 		{"bad includeHeaders", base("subscribe", "t", "includeHeaders", "2x"), "option includeHeaders", nil},
 		{"bad poll timeout", base("subscribe", "t", "kafkaConsumer.pollTimeoutMs", "-5"), "option kafkaConsumer.pollTimeoutMs", nil},

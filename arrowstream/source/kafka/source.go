@@ -78,6 +78,8 @@ type Source struct {
 	// kept is the readers' consumer client, kept across epochs
 	// (reader_client.go).
 	kept keptConsumer
+	// delay holds epochs back for minOffsetsPerTrigger (trigger_delay.go).
+	delay triggerDelay
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
@@ -95,6 +97,9 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	if opts.PollTimeout <= 0 {
 		opts.PollTimeout = 120e9
 	}
+	if opts.MaxTriggerDelay <= 0 {
+		opts.MaxTriggerDelay = DefaultMaxTriggerDelay
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -108,7 +113,8 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
-	return &Source{mem: mem, opts: opts, schema: Schema(opts.IncludeHeaders), logger: logger, client: cl, admin: kadm.NewClient(cl), cluster: opts.Cluster}, nil
+	return &Source{mem: mem, opts: opts, schema: Schema(opts.IncludeHeaders), logger: logger, client: cl, admin: kadm.NewClient(cl), cluster: opts.Cluster,
+		delay: triggerDelay{min: opts.MinOffsetsPerTrigger, maxDelay: opts.MaxTriggerDelay}}, nil
 }
 
 // Schema implements arrowstream.Source.
@@ -227,7 +233,7 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start stream.Offset) (str
 	if s.cluster != nil {
 		return s.clusterLatestFrom(ctx, start, latest)
 	}
-	if s.opts.MaxOffsetsPerTrigger <= 0 {
+	if s.opts.MaxOffsetsPerTrigger <= 0 && s.opts.MinOffsetsPerTrigger <= 0 {
 		return latest.Encode(), nil
 	}
 	from, err := decodeOffset(start)
@@ -259,6 +265,12 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start stream.Offset) (str
 				}
 			}
 		}
+	}
+	if start != nil && s.delay.hold(time.Now(), from, latest) {
+		return start, nil
+	}
+	if s.opts.MaxOffsetsPerTrigger <= 0 {
+		return latest.Encode(), nil
 	}
 	return rateLimit(s.opts.MaxOffsetsPerTrigger, from, latest).Encode(), nil
 }

@@ -147,6 +147,33 @@ func (m *stateMover) changelogEnd(ctx context.Context, k partKey) (int64, error)
 	return lo.Offset, nil
 }
 
+// changelogEnds lists the last stable offsets of the partitions keys,
+// one listing per changelog topic (under mu). A partition whose topic
+// could not be listed is missing from the result.
+func (m *stateMover) changelogEnds(ctx context.Context, keys []partKey) map[partKey]int64 {
+	out := make(map[partKey]int64, len(keys))
+	byOp := map[int][]partKey{}
+	for _, k := range keys {
+		byOp[k.op] = append(byOp[k.op], k)
+	}
+	for op, ks := range byOp {
+		topic, _, err := m.ensureChangelog(ctx, op)
+		if err != nil {
+			continue
+		}
+		listed, err := m.admin.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			continue
+		}
+		for _, k := range ks {
+			if lo, ok := listed.Lookup(topic, k.part); ok && lo.Err == nil {
+				out[k] = lo.Offset
+			}
+		}
+	}
+	return out
+}
+
 // commitEpoch writes the epoch's state changes, the hop offsets it read
 // and the instance's bookmark in one transaction, or nothing when the
 // epoch already committed (a replay). It returns whether it wrote.
@@ -172,6 +199,7 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64, op int) (wrot
 	}
 	written, err := m.writeEpochLocked(ctx, epoch, op)
 	if err != nil {
+		m.src.member.invalidateCache() // the hop offsets may or may not have moved
 		abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30e9)
 		defer cancel()
 		aerr := m.client.AbortBufferedRecords(abortCtx)
@@ -188,24 +216,25 @@ func (m *stateMover) commitEpoch(ctx context.Context, epoch int64, op int) (wrot
 	m.bk = m.epochBookmarkLocked(epoch)
 	m.src.member.cluster.noteResumed(m.src.member.group) // the downstream processes again
 	// Where the changelog ends now, for the partitions written: the local
-	// state is the changelog's while it still ends there.
+	// state is the changelog's while it still ends there. Held partitions
+	// never written here take the end the restore read up to. One listing
+	// per changelog topic serves every partition (a listing per partition
+	// was a round trip per partition per epoch).
+	need := make([]partKey, 0, len(written))
 	for k := range written {
-		end, err := m.changelogEnd(ctx, k)
-		if err != nil {
-			delete(m.ends, endsKey(k))
-			continue
-		}
-		m.ends[endsKey(k)] = end
+		need = append(need, k)
 	}
 	for k, st := range m.applied {
-		if st == partHeld {
-			if _, ok := m.ends[endsKey(k)]; !ok {
-				// Held but never written here: its end is the one the
-				// restore read up to.
-				if end, err := m.changelogEnd(ctx, k); err == nil {
-					m.ends[endsKey(k)] = end
-				}
-			}
+		if _, ok := m.ends[endsKey(k)]; st == partHeld && !ok && !written[k] {
+			need = append(need, k)
+		}
+	}
+	ends := m.changelogEnds(ctx, need)
+	for _, k := range need {
+		if end, ok := ends[k]; ok {
+			m.ends[endsKey(k)] = end
+		} else if written[k] {
+			delete(m.ends, endsKey(k))
 		}
 	}
 	if err := m.saveEnds(); err != nil {
@@ -344,6 +373,7 @@ func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64, op int) 
 	if err := m.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return nil, fmt.Errorf("commit transaction: %w", err)
 	}
+	gm.noteTxnCommitLocked(hop, offsets)
 	return written, nil
 }
 
