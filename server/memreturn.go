@@ -137,6 +137,12 @@ func (r *memReturner) returnNow() {
 	if r.pool != nil {
 		trimmed = r.pool.Retained()
 		r.pool.Close()
+		// The pool unmaps large buffers on a goroutine of its own: wait
+		// for them, so that the return (and its log line) comes after
+		// the memory left the process.
+		if w, ok := r.pool.(interface{ WaitUnmapped() }); ok {
+			w.WaitUnmapped()
+		}
 	}
 	r.free()
 	r.mu.Lock()
