@@ -256,9 +256,10 @@ func (a *queryAllocator) add(n int64, op string) *MemoryLimitError {
 		pooled = a.pool.inUse.Add(n)
 	}
 	if n < 0 && now == 0 {
-		// The query released all it held: if that was much, the memory
-		// is free to return now (its operators have closed).
-		a.ret.drained(a.peak.Load())
+		// The query released all it held: if that was much, or it was
+		// stopped by a limit, the memory is free to return now (its
+		// operators have closed).
+		a.ret.drained(a.peak.Load(), a.err.Load() != nil)
 	}
 	return a.over(n, now, pooled, op)
 }

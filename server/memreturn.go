@@ -70,12 +70,21 @@ func (r *memReturner) released(n int64) {
 // holding at most peak bytes: a query that held more than the threshold
 // asks for a return, now that its buffers and operators are released
 // (a return in the middle of the release, from released, leaves the rest
-// of it in the process).
-func (r *memReturner) drained(peak int64) {
-	if r == nil || r.threshold <= 0 || peak < r.threshold {
+// of it in the process). So does one stopped by a memory limit (limitHit)
+// that held a quarter of the threshold: its peak counts what it was
+// granted, not the allocation that was refused nor the garbage it left on
+// the Go heap, so under a query limit no larger than the threshold (the
+// defaults are equal) a failed query would never ask, and its memory
+// stayed resident until the runtime's scavenger got to it (70 s after a
+// failed cross join under 64 MiB). A failure is not steady state: the
+// extra return costs nothing while queries succeed.
+func (r *memReturner) drained(peak int64, limitHit bool) {
+	if r == nil || r.threshold <= 0 {
 		return
 	}
-	r.request()
+	if peak >= r.threshold || limitHit && peak >= r.threshold/4 {
+		r.request()
+	}
 }
 
 // dropped is called after a table was dropped: its buffers (not counted
@@ -128,6 +137,12 @@ func (r *memReturner) returnNow() {
 	if r.pool != nil {
 		trimmed = r.pool.Retained()
 		r.pool.Close()
+		// The pool unmaps large buffers on a goroutine of its own: wait
+		// for them, so that the return (and its log line) comes after
+		// the memory left the process.
+		if w, ok := r.pool.(interface{ WaitUnmapped() }); ok {
+			w.WaitUnmapped()
+		}
 	}
 	r.free()
 	r.mu.Lock()

@@ -173,3 +173,43 @@ func TestQueryAllocatorDrained(t *testing.T) {
 	}
 	checked.AssertSize(t, 0)
 }
+
+// TestQueryAllocatorDrainedAfterLimit: a query stopped by its memory
+// limit asks for a return when it is back at zero although it never held
+// the threshold (under a limit no larger than the threshold it cannot:
+// the defaults are equal), once it held a quarter of it; the same query
+// not stopped by a limit does not ask, nor does a tiny one that was.
+func TestQueryAllocatorDrainedAfterLimit(t *testing.T) {
+	r, _, _ := fakeReturner(8<<20, nil)
+	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	run := func(limit int64, hold, refused int) {
+		a := newQueryAllocator(checked, limit)
+		a.ret = r
+		a.cancel = func(error) {}
+		if err := a.Reserve(int64(hold)); err != nil {
+			t.Fatal(err)
+		}
+		if refused > 0 {
+			if err := a.Reserve(int64(refused)); err == nil {
+				t.Fatalf("a reservation of %d bytes over a limit of %d was granted", refused, limit)
+			}
+		}
+		if err := a.Reserve(-int64(hold)); err != nil {
+			t.Fatal(err)
+		}
+		r.wg.Wait()
+	}
+	run(8<<20, 3<<20, 0) // 3 MiB of an 8 MiB threshold, no limit hit
+	if n := r.returns.Load(); n != 0 {
+		t.Fatalf("%d returns after a 3 MiB query that succeeded", n)
+	}
+	run(1<<20, 1<<19, 1<<20) // stopped by a 1 MiB limit holding 512 KiB
+	if n := r.returns.Load(); n != 0 {
+		t.Fatalf("%d returns after a 512 KiB query stopped by its limit", n)
+	}
+	run(8<<20, 3<<20, 6<<20) // stopped by an 8 MiB limit holding 3 MiB
+	if n := r.returns.Load(); n != 1 {
+		t.Fatalf("%d returns after a 3 MiB query stopped by its limit, want 1", n)
+	}
+	checked.AssertSize(t, 0)
+}

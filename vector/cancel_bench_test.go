@@ -3,6 +3,7 @@ package vector_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -63,26 +64,48 @@ func (g *genOp) Next(ctx context.Context) (arrow.Record, error) {
 
 func (g *genOp) Close() error { return nil }
 
-// runOp runs op to its end on a goroutine (with ctx), sending its final
-// error and the time it returned on the channel.
-func runOp(ctx context.Context, op vector.Operator) <-chan opEnd {
-	done := make(chan opEnd, 1)
+// runOp runs op to its end on a goroutine (with ctx) locked to its OS
+// thread, so that the thread's CPU clock measures the operation's own
+// work, sending its final error, the time it returned and its thread's CPU
+// clock then on the channel. A *cpuGapCtx is started on that thread. tid
+// receives the thread's id before the first Next.
+func runOp(ctx context.Context, op vector.Operator) (done <-chan opEnd, tid <-chan int) {
+	d, t := make(chan opEnd, 1), make(chan int, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		id := currentTid()
+		if g, ok := ctx.(*cpuGapCtx); ok {
+			g.start(id)
+		}
+		t <- id
+		gaps, _ := ctx.(*cpuGapCtx)
 		for {
 			rec, err := op.Next(ctx)
+			if gaps != nil && err == nil {
+				gaps.returned()
+			}
 			if err != nil {
-				done <- opEnd{err, time.Now()}
+				if gaps != nil {
+					gaps.ended()
+				}
+				cpu, _ := threadCPU(id)
+				d <- opEnd{err, time.Now(), cpu}
 				return
 			}
 			rec.Release()
+			if gaps != nil {
+				gaps.skip()
+			}
 		}
 	}()
-	return done
+	return d, t
 }
 
 type opEnd struct {
 	err error
 	at  time.Time
+	cpu time.Duration // the operation's thread's CPU clock when it returned
 }
 
 // readyTime polls ready (every millisecond: the trials wait on progress,
@@ -100,10 +123,11 @@ func readyTime(ready func() bool, done <-chan opEnd) (time.Time, *opEnd) {
 }
 
 // spanAfterReady runs op uncancelled and returns how long it ran after
-// ready first reported true: the span a spread case's cancels are drawn
-// from.
-func spanAfterReady(b *testing.B, op vector.Operator, ready func() bool) time.Duration {
-	done := runOp(context.Background(), op)
+// ready first reported true (the span a spread case's cancels are drawn
+// from) and the longest CPU time it spent between two context checks.
+func spanAfterReady(b *testing.B, op vector.Operator, ready func() bool) (time.Duration, *cpuGapCtx) {
+	gaps := newCPUGapCtx(context.Background())
+	done, _ := runOp(gaps, op)
 	at, end := readyTime(ready, done)
 	if end != nil {
 		b.Fatalf("the operation ended (%v) before it was ready to be cancelled", end.err)
@@ -115,7 +139,7 @@ func spanAfterReady(b *testing.B, op vector.Operator, ready func() bool) time.Du
 	if err := op.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return e.at.Sub(at)
+	return e.at.Sub(at), gaps
 }
 
 // cancelTrial runs op to the end on a goroutine, cancels it delay after
@@ -124,10 +148,11 @@ func spanAfterReady(b *testing.B, op vector.Operator, ready func() bool) time.Du
 // (the trial measured nothing). The operation must end with the context's
 // error: any other error (an overflow, a bad plan) fails the benchmark
 // rather than being timed as a cancel.
-func cancelTrial(b *testing.B, op vector.Operator, ready func() bool, delay time.Duration) (lat time.Duration, early bool) {
+func cancelTrial(b *testing.B, op vector.Operator, ready func() bool, delay time.Duration) (lat, cpu time.Duration, early bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := runOp(ctx, op)
+	done, tids := runOp(ctx, op)
+	tid := <-tids
 	closeOp := func() {
 		if err := op.Close(); err != nil {
 			b.Fatal(err)
@@ -146,8 +171,9 @@ func cancelTrial(b *testing.B, op vector.Operator, ready func() bool, delay time
 			b.Fatalf("the operation failed before it was cancelled: %v", end.err)
 		}
 		closeOp()
-		return 0, true
+		return 0, 0, true
 	}
+	cpuStart, cpuOK := threadCPU(tid)
 	start := time.Now()
 	cancel()
 	var e opEnd
@@ -175,25 +201,35 @@ func cancelTrial(b *testing.B, op vector.Operator, ready func() bool, delay time
 	if errors.Is(e.err, io.EOF) {
 		// It ended between the last poll and the cancel.
 		closeOp()
-		return 0, true
+		return 0, 0, true
 	}
 	if !errors.Is(e.err, context.Canceled) {
 		b.Fatalf("the cancelled operation returned %v, want context.Canceled", e.err)
 	}
 	closeOp()
-	return e.at.Sub(start), false
+	if !cpuOK {
+		return e.at.Sub(start), -1, false
+	}
+	return e.at.Sub(start), e.cpu - cpuStart, false
 }
 
 // reportLatencies reports the p50 and p99 (the maximum below 100 trials)
-// of the cancel-to-return times in milliseconds.
-func reportLatencies(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	q := func(p float64) float64 {
-		i := min(int(p*float64(len(lat))), len(lat)-1)
-		return float64(lat[i].Microseconds()) / 1000
+// of the cancel-to-return times in milliseconds, and the p99 of the CPU
+// time the operation's thread spent from the cancel to its return
+// (cpu-p99-ms: the work it did before it saw the cancel, which unlike the
+// wall time does not grow with the machine's load; not reported where the
+// thread's CPU clock cannot be read).
+func reportLatencies(b *testing.B, lat, cpu []time.Duration) {
+	q := func(d []time.Duration, p float64) float64 {
+		slices.Sort(d)
+		i := min(int(p*float64(len(d))), len(d)-1)
+		return float64(d[i].Microseconds()) / 1000
 	}
-	b.ReportMetric(q(0.5), "p50-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(q(lat, 0.5), "p50-ms")
+	b.ReportMetric(q(lat, 0.99), "p99-ms")
+	if len(cpu) == len(lat) {
+		b.ReportMetric(q(cpu, 0.99), "cpu-p99-ms")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -212,6 +248,18 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // running 40 ms after its cancel to dir. The other operations of issue 17
 // have their own benchmarks: BenchmarkStopLatencyRate
 // (arrowstream/internal/engine) and BenchmarkCancelPlanning (plan).
+//
+// The wall time from a cancel to the return grows with the machine's load
+// (the operation waits for a core); what the code controls is the CPU
+// work between two context checks. So each trial also reports the CPU
+// time the operation's thread spent from the cancel to its return
+// (cpu-p99-ms), and a spread case the longest CPU time its uncancelled run
+// spent between two checks (maxgap-cpu-ms; CANCEL_GAPS=1 logs where in the
+// code that gap was, on the standard error) and in its final Next after
+// its last check (end-cpu-ms: mostly releasing what it held, which a
+// cancelled operation does too before it returns). Neither depends on the load. CANCEL_LOAD=n runs the
+// benchmark beside n busy loops (processes it starts and kills) for a
+// reproducible load of about n+1.
 func BenchmarkCancelLatency(b *testing.B) {
 	const big = 4 << 20
 	cases := []cancelCase{
@@ -270,13 +318,15 @@ func BenchmarkCancelLatency(b *testing.B) {
 	}
 	cases = append(cases, cancelGroupCases(b.Fatal)...)
 	cases = append(cases, cancelOpCases(b.Fatal)...)
+	stopLoad := busyLoad(b)
+	defer stopLoad()
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			// As in the server: one pool for the process, one counting
 			// allocator per query.
 			pool := newBenchPool()
 			defer pool.Close()
-			var lat []time.Duration
+			var lat, cpu []time.Duration
 			// A spread case is cancelled at a uniform random point of the
 			// span an uncancelled run takes after ready (measured first, on
 			// this machine), so its cancels cover every pass however fast
@@ -285,23 +335,35 @@ func BenchmarkCancelLatency(b *testing.B) {
 			if c.spread {
 				mem := &queryAlloc{pool: pool}
 				op, ready := c.op(mem)
-				span = spanAfterReady(b, op, ready)
+				var gaps *cpuGapCtx
+				span, gaps = spanAfterReady(b, op, ready)
 				if n := mem.bytes.Load(); n != 0 {
 					b.Fatalf("%d bytes still allocated after the uncancelled %s closed", n, c.name)
 				}
 				b.ReportMetric(float64(span.Microseconds())/1000, "span-ms")
+				if gaps.tid != 0 {
+					b.ReportMetric(float64(gaps.max.Microseconds())/1000, "maxgap-cpu-ms")
+					b.ReportMetric(float64(gaps.final.Microseconds())/1000, "end-cpu-ms")
+					if os.Getenv("CANCEL_GAPS") != "" {
+						// Not b.Log: a benchmark's log is cut at a few lines.
+						fmt.Fprintf(os.Stderr, "%s: %s\n", c.name, gaps.where())
+					}
+				}
 			}
 			for range b.N {
 				delay := time.Duration(rand.Float64() * float64(span))
 				for try := 0; ; try++ {
 					mem := &queryAlloc{pool: pool}
 					op, ready := c.op(mem)
-					d, early := cancelTrial(b, op, ready, delay)
+					d, dcpu, early := cancelTrial(b, op, ready, delay)
 					if n := mem.bytes.Load(); n != 0 {
 						b.Fatalf("%d bytes still allocated after the cancelled %s closed", n, c.name)
 					}
 					if !early {
 						lat = append(lat, d)
+						if dcpu >= 0 {
+							cpu = append(cpu, dcpu)
+						}
 						break
 					}
 					// This run was faster than the measured one: cancel
@@ -312,7 +374,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 					delay /= 2
 				}
 			}
-			reportLatencies(b, lat)
+			reportLatencies(b, lat, cpu)
 		})
 	}
 }

@@ -23,6 +23,8 @@ type MappedAllocator struct {
 
 	mu   sync.Mutex
 	maps map[*byte][]byte // first byte → the whole mapping
+
+	unmaps unmapper // large mappings freed, unmapped off the caller's goroutine
 }
 
 var (
@@ -130,7 +132,9 @@ func (a *MappedAllocator) mapping(b []byte) ([]byte, bool) {
 	return m, ok
 }
 
-// Free implements memory.Allocator: a mapped buffer is unmapped.
+// Free implements memory.Allocator: a mapped buffer is unmapped (one of
+// asyncUnmapBytes or more on a goroutine of the allocator's, moments
+// later: WaitUnmapped waits for it). It leaves MappedBytes at once.
 func (a *MappedAllocator) Free(b []byte) {
 	if cap(b) == 0 {
 		return
@@ -141,11 +145,14 @@ func (a *MappedAllocator) Free(b []byte) {
 	delete(a.maps, p)
 	a.mu.Unlock()
 	if ok {
-		sysUnmap(m)
+		a.unmaps.unmap(m)
 		return
 	}
 	a.heap.Free(b)
 }
+
+// WaitUnmapped returns once every buffer freed so far is unmapped.
+func (a *MappedAllocator) WaitUnmapped() { a.unmaps.wait() }
 
 // MappedBytes returns the bytes of the buffers now mapped.
 func (a *MappedAllocator) MappedBytes() int64 {

@@ -37,6 +37,8 @@ type PoolAllocator struct {
 	// maxRetained bytes of them (largeRetained).
 	large         [][]byte
 	largeRetained int
+
+	unmaps unmapper // large buffers dropped, unmapped off the caller's goroutine
 }
 
 // NewPoolAllocator returns a pool over under that retains at most
@@ -146,6 +148,15 @@ func (p *PoolAllocator) Underlying() memory.Allocator {
 	return p.under
 }
 
+// WaitUnmapped returns once every large buffer the pool (and a
+// MappedAllocator under it) dropped so far is unmapped.
+func (p *PoolAllocator) WaitUnmapped() {
+	p.unmaps.wait()
+	if m, ok := p.under.(*MappedAllocator); ok {
+		m.WaitUnmapped()
+	}
+}
+
 // Retained returns the bytes of free buffers the pool holds.
 func (p *PoolAllocator) Retained() int {
 	p.mu.Lock()
@@ -160,7 +171,7 @@ func (p *PoolAllocator) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, b := range p.large {
-		sysUnmap(b)
+		p.unmaps.unmap(b)
 	}
 	p.large, p.largeRetained = nil, 0
 	for c, l := range p.free {

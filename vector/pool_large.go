@@ -53,7 +53,7 @@ func (p *PoolAllocator) ReturnLarge(b []byte) {
 	p.mu.Lock()
 	if p.passThrough || len(b) > p.maxRetained {
 		p.mu.Unlock()
-		sysUnmap(b)
+		p.unmaps.unmap(b)
 		return
 	}
 	var drop [][]byte
@@ -73,7 +73,7 @@ func (p *PoolAllocator) ReturnLarge(b []byte) {
 	p.largeRetained += len(b)
 	p.mu.Unlock()
 	for _, x := range drop {
-		sysUnmap(x)
+		p.unmaps.unmap(x)
 	}
 }
 
