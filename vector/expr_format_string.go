@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -299,10 +300,20 @@ func pad(dst []byte, s string, sp fmtSpec) []byte {
 	if n <= 0 {
 		return append(dst, s...)
 	}
+	// The spaces are appended in place: a wide conversion makes no
+	// temporary string of its width.
 	if strings.Contains(sp.flags, "-") {
-		return append(append(dst, s...), strings.Repeat(" ", n)...)
+		return appendSpaces(append(dst, s...), n)
 	}
-	return append(append(dst, strings.Repeat(" ", n)...), s...)
+	return append(appendSpaces(dst, n), s...)
+}
+
+func appendSpaces(dst []byte, n int) []byte {
+	dst = slices.Grow(dst, n)
+	for range n {
+		dst = append(dst, ' ')
+	}
+	return dst
 }
 
 // group inserts thousands separators into a run of digits.

@@ -41,7 +41,7 @@ func newValueBudget(mem memory.Allocator, fn string) valueBudget {
 // would have built; the limit's error (RESOURCE_EXHAUSTED) stays in the
 // chain.
 func (b *valueBudget) reserveErr(what string, n int64, err error) error {
-	return fmt.Errorf("%s: %s of %d bytes refused before it was built: %w", b.fn, what, n, err)
+	return fmt.Errorf("%s: %s of %d bytes is refused: %w", b.fn, what, n, err)
 }
 
 // scratch makes the reservation cover a scratch buffer of n bytes (it
