@@ -30,7 +30,8 @@ var errFoldTooLarge = errors.New("plan: constant too large to fold")
 
 // foldAllocator is the Go allocator counting every byte allocated
 // (freed bytes are not given back: the count bounds the work too),
-// panicking with errFoldTooLarge past left. The kernels allocate on the
+// panicking with errFoldTooLarge past left (a reservation is refused
+// instead). The kernels allocate on the
 // calling goroutine, where foldConstant recovers the panic; what the
 // unwound kernel held is Go memory the collector takes.
 type foldAllocator struct {
@@ -66,6 +67,22 @@ func (a *foldAllocator) Reallocate(size int, b []byte) []byte {
 // Free implements memory.Allocator.
 func (a *foldAllocator) Free(b []byte) { a.mem.Free(b) }
 
+// Reserve implements vector.MemoryReserver: a kernel's Go-heap scratch
+// (repeat's value before it is copied) spends the same budget, and is
+// refused (errFoldTooLarge, as an error: the kernel has built nothing
+// yet) before it is allocated. Returned bytes are not given back, as
+// freed Arrow bytes are not.
+func (a *foldAllocator) Reserve(n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if n > int64(a.left) {
+		return errFoldTooLarge
+	}
+	a.left -= int(n)
+	return nil
+}
+
 // foldConstant evaluates a constant expression (no columns) with vector's
 // kernels, so that folding gives exactly what execution would. Runtime
 // errors (overflow, division by zero) are returned: the caller decides
@@ -91,6 +108,10 @@ func foldConstant(e Expr) (l *Literal, err error) {
 	}
 	if c, ok := ev.(vector.ConstantEvaluator); ok {
 		return &Literal{Value: c.Value(), Type: ev.DataType()}, nil
+	}
+	if vector.TooLargeToFold(ev) {
+		// Its size is known to be over the folding cap: not built.
+		return nil, fmt.Errorf("%w: %s", errFoldTooLarge, shortExpr(e))
 	}
 	rec := array.NewRecord(emptySchema, nil, 1)
 	defer rec.Release()

@@ -40,14 +40,16 @@ var heldTableOps = []struct {
 	{"intersect", "SELECT * FROM wide INTERSECT SELECT * FROM wide", true},
 	{"lateral_view", "SELECT k, e FROM wide LATERAL VIEW explode(array(s, s2, s3, s4, s5, s)) t AS e", false},
 	{"posexplode", "SELECT posexplode(array(s, s2, s3, s4, s5, s)) FROM wide", false},
-	{"semi_join", "SELECT k, concat(s, s2, s3, s4, s5) FROM wide WHERE k IN (SELECT k FROM wide)", false},
-	{"anti_join", "SELECT k, concat(s, s2, s3, s4, s5) FROM wide a WHERE NOT EXISTS (SELECT 1 FROM wide b WHERE b.k = a.k + 10)", false},
+	// concat knows its result's size and refuses it before allocating
+	// it (vector/expr_value_size.go): no panic, nothing to reclaim.
+	{"semi_join", "SELECT k, concat(s, s2, s3, s4, s5) FROM wide WHERE k IN (SELECT k FROM wide)", true},
+	{"anti_join", "SELECT k, concat(s, s2, s3, s4, s5) FROM wide a WHERE NOT EXISTS (SELECT 1 FROM wide b WHERE b.k = a.k + 10)", true},
 	{"grouped_first", "SELECT k, first(s), first(s2), first(s3), first(s4), first(s5) FROM wide GROUP BY k", false},
 	{"scalar_subquery", "SELECT *, (SELECT max(k) FROM wide) AS m FROM wide ORDER BY k", false},
 	{"grouping_sets", "SELECT k, s, s2, s3, s4, count(*) FROM wide GROUP BY GROUPING SETS ((k, s, s2, s3, s4), (k, s, s2), (s, s3, s4))", true},
 	{"cross_join", "SELECT * FROM wide a CROSS JOIN wide b", false},
 	{"hash_join", "SELECT * FROM wide a JOIN wide b ON a.k = b.k", false},
-	{"concat", "SELECT concat(s, s2, s3, s4, s5, s) FROM wide", false},
+	{"concat", "SELECT concat(s, s2, s3, s4, s5, s) FROM wide", true},
 }
 
 // wideTable is heldTableOps' table, on mem.

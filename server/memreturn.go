@@ -44,10 +44,19 @@ type memReturner struct {
 	returns   atomic.Int64   // returns done (tests, logs)
 	wg        sync.WaitGroup // the goroutine (tests wait on it)
 	sleep     func(time.Duration)
+	// done is closed by stop: the goroutine's wait ends and no new one
+	// starts, so that a stopped server leaves no goroutine behind (it
+	// could sleep out the rest of returnInterval after the server's
+	// Stop returned).
+	done chan struct{}
+	// startMu orders starting the goroutine (wg.Add) against stop's
+	// close and wg.Wait.
+	startMu sync.Mutex
 }
 
 func newMemReturner(threshold int64, alloc any, log *slog.Logger) *memReturner {
-	r := &memReturner{threshold: threshold, log: log, free: debug.FreeOSMemory, sleep: time.Sleep}
+	r := &memReturner{threshold: threshold, log: log, free: debug.FreeOSMemory, done: make(chan struct{})}
+	r.sleep = r.wait
 	if p, ok := alloc.(pooled); ok {
 		r.pool = p
 	}
@@ -96,11 +105,52 @@ func (r *memReturner) dropped() {
 	r.request()
 }
 
+// wait sleeps d or until stop.
+func (r *memReturner) wait(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.done:
+	}
+}
+
+// stopped reports whether stop was called.
+func (r *memReturner) stopped() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the goroutine (its wait is cut short, the return it waited
+// for is skipped) and waits for it; later requests are ignored. The
+// server's Stop calls it.
+func (r *memReturner) stop() {
+	if r == nil {
+		return
+	}
+	r.startMu.Lock()
+	if !r.stopped() {
+		close(r.done)
+	}
+	r.startMu.Unlock()
+	r.wg.Wait()
+}
+
 // request asks for a return and starts the goroutine unless it runs; it
 // never blocks.
 func (r *memReturner) request() {
 	r.pending.Store(true)
 	if !r.running.CompareAndSwap(false, true) {
+		return
+	}
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	if r.stopped() {
+		r.running.Store(false)
 		return
 	}
 	r.wg.Add(1)
@@ -120,6 +170,10 @@ func (r *memReturner) loop() {
 			if !first && wait > 0 {
 				r.sleep(wait)
 				r.pending.Store(false) // this return serves the requests made meanwhile
+			}
+			if r.stopped() {
+				r.running.Store(false)
+				return
 			}
 			r.returnNow()
 		}

@@ -217,6 +217,7 @@ func (s *Server) Stop(ctx context.Context) error {
 	if done != nil {
 		<-done
 	}
+	s.ret.stop() // its goroutine may be waiting out returnInterval
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,9 +94,21 @@ type fmtSpec struct {
 }
 
 // javaFormat formats args by format as java.util.Formatter.
-func javaFormat(dst []byte, format string, args []fmtArg) ([]byte, error) {
+//
+// grow (nil: none) hears of dst's capacity each time a conversion grew it,
+// so that a format of many wide conversions ('%1000000s' repeated) is
+// refused over the query's limit after one conversion rather than after
+// the whole value.
+func javaFormat(dst []byte, format string, args []fmtArg, grow func(capBytes int) error) ([]byte, error) {
 	next, last := 0, -1
+	held := cap(dst)
 	for i := 0; i < len(format); {
+		if grow != nil && cap(dst) > held {
+			held = cap(dst)
+			if err := grow(held); err != nil {
+				return nil, err
+			}
+		}
 		c := format[i]
 		if c != '%' {
 			dst = append(dst, c)
@@ -136,7 +149,82 @@ func javaFormat(dst []byte, format string, args []fmtArg) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if grow != nil && cap(dst) > held {
+		if err := grow(cap(dst)); err != nil {
+			return nil, err
+		}
+	}
 	return dst, nil
+}
+
+// checkFormat reports the errors javaFormat gives for format whatever
+// the arguments' values (a bad conversion, flag, width or precision; %<
+// first; a missing argument), without building the value: a constant
+// format of wide conversions is checked at bind time in time and memory
+// linear in its length.
+func checkFormat(format string, nargs int) error {
+	_, err := scanFormat(format, nargs)
+	return err
+}
+
+// scanFormat is checkFormat that also returns the least size of the
+// value (the literal text and every conversion's width).
+func scanFormat(format string, nargs int) (int64, error) {
+	next, last := 0, -1
+	var least int64
+	for i := 0; i < len(format); {
+		if format[i] != '%' {
+			i++
+			least++
+			continue
+		}
+		spec, n, err := parseFmtSpec(format[i+1:])
+		if err != nil {
+			return 0, err
+		}
+		i += 1 + n
+		least += int64(max(spec.width, 0))
+		if spec.conv == '%' || spec.conv == 'n' {
+			continue
+		}
+		k := 0
+		switch {
+		case spec.index > 0:
+			k = spec.index - 1
+		case spec.index < 0:
+			if last < 0 {
+				return 0, fmt.Errorf("%w: %%< with no previous argument", errFormat)
+			}
+			k = last
+		default:
+			k = next
+			next++
+		}
+		if k >= nargs {
+			return 0, fmt.Errorf("%w: missing argument for format specifier '%%%c'", errFormat, spec.conv)
+		}
+		last = k
+		if conv := spec.conv | 0x20; conv != 'e' && conv != 'f' && conv != 's' && conv != 'b' && spec.precision >= 0 {
+			return 0, fmt.Errorf("%w: precision with %%%c", errFormat, spec.conv)
+		}
+	}
+	return least, nil
+}
+
+// foldBytes implements foldSizer: a constant format's least size, so
+// that one of many wide conversions is not folded (nor built) at bind
+// time.
+func (e *formatStringEval) foldBytes() int64 {
+	v, ok := fnConstValue(e.args[0])
+	if !ok {
+		return 0
+	}
+	format, ok := v.(string)
+	if !ok {
+		return 0
+	}
+	least, _ := scanFormat(format, len(e.args)-1)
+	return least
 }
 
 // parseFmtSpec parses %[index$][flags][width][.precision]conversion after
@@ -212,10 +300,20 @@ func pad(dst []byte, s string, sp fmtSpec) []byte {
 	if n <= 0 {
 		return append(dst, s...)
 	}
+	// The spaces are appended in place: a wide conversion makes no
+	// temporary string of its width.
 	if strings.Contains(sp.flags, "-") {
-		return append(append(dst, s...), strings.Repeat(" ", n)...)
+		return appendSpaces(append(dst, s...), n)
 	}
-	return append(append(dst, strings.Repeat(" ", n)...), s...)
+	return append(appendSpaces(dst, n), s...)
+}
+
+func appendSpaces(dst []byte, n int) []byte {
+	dst = slices.Grow(dst, n)
+	for range n {
+		dst = append(dst, ' ')
+	}
+	return dst
 }
 
 // group inserts thousands separators into a run of digits.
@@ -452,6 +550,16 @@ func (e *formatStringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Ar
 	b.Reserve(n)
 	vals := make([]fmtArg, len(arrs)-1)
 	var buf []byte
+	// The value is built on the Go heap: its scratch is reserved on the
+	// query's account as it grows, and capped as repeat's is.
+	budget := newValueBudget(e.mem, e.f.Name)
+	defer budget.release()
+	grow := func(c int) error {
+		if c > maxValueBytes {
+			return fmt.Errorf("%s: a value over the limit of %d bytes: %w", e.f.Name, maxValueBytes, ErrOverflow)
+		}
+		return budget.scratch(int64(c))
+	}
 	for i := 0; i < n; i++ {
 		if arrs[0].IsNull(i) {
 			b.AppendNull()
@@ -463,7 +571,7 @@ func (e *formatStringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Ar
 			}
 		}
 		format := arrs[0].(*array.String).Value(i)
-		if buf, err = javaFormat(buf[:0], format, vals); err != nil {
+		if buf, err = javaFormat(buf[:0], format, vals, grow); err != nil {
 			return nil, &EvalError{Expr: e.f.String(), Row: i, Err: err, Values: "format=" + FormatValue(format, String)}
 		}
 		b.BinaryBuilder.Append(buf)
@@ -491,7 +599,7 @@ func bindFormatString(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args 
 	if v, ok := fnConstValue(format); ok {
 		// A constant format is checked once, at bind time.
 		if s, isStr := v.(string); isStr {
-			if _, err := javaFormat(nil, s, make([]fmtArg, len(args)-1)); err != nil && !strings.Contains(err.Error(), "missing argument") {
+			if err := checkFormat(s, len(args)-1); err != nil && !strings.Contains(err.Error(), "missing argument") {
 				return nil, err
 			}
 		}

@@ -31,7 +31,7 @@ var moreFunctions = map[string]funcSpec{
 	})},
 	"split_part": {3, 3, rowsFunc("split_part", []rowKind{rowStr, rowStr, rowInt}, String, rowKernels{str: splitPartKernel})},
 	"replace":    {2, 3, rowsFunc("replace", []rowKind{rowStr, rowStr, rowStr}, String, rowKernels{str: replaceKernel})},
-	"repeat":     {2, 2, rowsFunc("repeat", []rowKind{rowStr, rowInt}, String, rowKernels{str: repeatKernel})},
+	"repeat":     {2, 2, rowsFunc("repeat", []rowKind{rowStr, rowInt}, String, rowKernels{str: repeatKernel, size: repeatSize})},
 	"reverse":    {1, 1, rowsFunc("reverse", []rowKind{rowStr}, String, rowKernels{str: reverseKernel})},
 	"octet_length": {1, 1, rowsFunc("octet_length", []rowKind{rowBytes}, Int32, rowKernels{
 		num: func(a []rowArg, i int) (int64, bool, error) { return int64(len(a[0].str(i))), true, nil },

@@ -288,7 +288,7 @@ const FoldValueBytes = 1 << 20
 // of the constant becomes a bind error of e. A value over FoldValueBytes
 // is not folded.
 func fnFoldConstant(e Expr, in *arrow.Schema, mem memory.Allocator, ev Evaluator, args ...Evaluator) (Evaluator, error) {
-	if !fnConstantArgs(args...) {
+	if !fnConstantArgs(args...) || tooLargeToFold(ev) {
 		return ev, nil
 	}
 	rec := array.NewRecord(arrow.NewSchema(nil, nil), nil, 1)

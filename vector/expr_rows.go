@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -95,6 +96,12 @@ type rowKernels struct {
 	num  func(a []rowArg, i int) (v int64, ok bool, err error)
 	flt  func(a []rowArg, i int) (v float64, ok bool, err error)
 	bool func(a []rowArg, i int) (v bool, ok bool, err error)
+	// size, when set, is an upper bound of the bytes of row i's str
+	// value, computed without building it (repeat: n × len), so that
+	// the output and the scratch are checked against the query's account
+	// before they are allocated (expr_value_size.go). A bound over
+	// maxValueBytes means the kernel refuses the row (it reports why).
+	size func(a []rowArg, i int) int64
 }
 
 // rowEval evaluates a row kernel over whole columns.
@@ -340,16 +347,38 @@ func (r *rowEval) rowError(a []rowArg, i int, err error) error {
 }
 
 func (r *rowEval) evalStr(a []rowArg, n int, v *validityOut) (arrow.Array, error) {
+	budget := newValueBudget(r.mem, r.f.Name)
+	defer budget.release()
 	// The first string argument's size is the usual size of the result.
 	hint := 0
 	if len(a) > 0 && !a[0].constant && a[0].offs != nil {
 		hint = int(a[0].offs[n] - a[0].offs[0])
 	}
+	if r.k.size != nil {
+		total, err := r.presize(a, n, v, &budget)
+		if err != nil {
+			v.release()
+			return nil, err
+		}
+		hint = int(min(total, math.MaxInt32))
+	}
 	out := newStrOut(r.mem, n, hint)
 	var scratch []byte
 	for i := 0; i < n; i++ {
 		if v.valid(i) {
+			if r.k.size != nil {
+				// Sized once, so that appends never regrow it (the
+				// reservation covers it: presize).
+				if b := min(r.k.size(a, i), maxValueBytes); b > int64(cap(scratch)) {
+					scratch = make([]byte, 0, b)
+				}
+			}
 			res, ok, err := r.k.str(a, i, scratch[:0])
+			if err == nil && int64(cap(res)) > budget.acct.held {
+				// A kernel of unknown size grew its scratch: reserve it
+				// now, so that the next growth is refused over the limit.
+				err = budget.scratch(int64(cap(res)))
+			}
 			if err != nil {
 				out.release()
 				v.release()
@@ -365,6 +394,55 @@ func (r *rowEval) evalStr(a []rowArg, n int, v *validityOut) (arrow.Array, error
 		out.next()
 	}
 	return out.build(r.dt, v)
+}
+
+// presize sums the size bounds of the valid rows and checks, before
+// anything is built, that the output column and the largest value's
+// scratch fit the query's account: the scratch stays reserved for the
+// evaluation. A row over maxValueBytes gets the kernel's own error.
+func (r *rowEval) presize(a []rowArg, n int, v *validityOut, budget *valueBudget) (int64, error) {
+	var total, largest int64
+	for i := 0; i < n; i++ {
+		if !v.valid(i) {
+			continue
+		}
+		b := r.k.size(a, i)
+		if b > maxValueBytes {
+			if _, _, err := r.k.str(a, i, nil); err != nil {
+				return 0, r.rowError(a, i, err)
+			}
+			b = maxValueBytes
+		}
+		total = satAdd(total, b)
+		largest = max(largest, b)
+	}
+	if err := budget.scratch(largest); err != nil {
+		return 0, err
+	}
+	if err := budget.output(total); err != nil {
+		return 0, err
+	}
+	if total > math.MaxInt32 {
+		return 0, fmt.Errorf("%s: the result column of %d bytes exceeds the 2 GiB limit of a batch: %w", r.f.Name, total, ErrOverflow)
+	}
+	return total, nil
+}
+
+// foldBytes implements foldSizer: the size of a call of constants whose
+// kernel knows it.
+func (r *rowEval) foldBytes() int64 {
+	if r.k.size == nil {
+		return 0
+	}
+	a := make([]rowArg, len(r.args))
+	for i, ev := range r.args {
+		c, ok := fnConstValue(ev)
+		if !ok || c == nil {
+			return 0
+		}
+		a[i] = constRowArg(c, r.kinds[min(i, len(r.kinds)-1)])
+	}
+	return r.k.size(a, 0)
 }
 
 func (r *rowEval) evalBool(a []rowArg, n int, v *validityOut) (arrow.Array, error) {

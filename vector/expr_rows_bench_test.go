@@ -55,6 +55,20 @@ func BenchmarkRowFunctions(b *testing.B) {
 	b.Run("lpad", func(b *testing.B) {
 		run(b, vector.String, strs, fn(b, "lpad", x, vector.Lit(int32(32)), vector.Lit(".")))
 	})
+	// The value-building kernels size their output before building it
+	// (expr_value_size.go): repeat, rpad and concat measure that cost.
+	b.Run("repeat", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "repeat", x, vector.Lit(int32(3))))
+	})
+	b.Run("rpad", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "rpad", x, vector.Lit(int32(40)), vector.Lit("é.")))
+	})
+	b.Run("concat", func(b *testing.B) {
+		run(b, vector.String, strs, vector.Concat(x, vector.Lit("|"), x))
+	})
+	b.Run("format_string", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "format_string", vector.Lit("%-30s|"), x))
+	})
 	b.Run("split_part", func(b *testing.B) {
 		run(b, vector.String, strs, fn(b, "split_part", x, vector.Lit("/"), vector.Lit(int32(3))))
 	})

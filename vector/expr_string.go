@@ -353,6 +353,20 @@ type concatEval struct {
 
 func (c *concatEval) DataType() arrow.DataType { return c.dt }
 
+// foldBytes implements foldSizer: the sum of the constants' sizes.
+func (c *concatEval) foldBytes() int64 {
+	var n int64
+	for _, a := range c.args {
+		switch x, _ := fnConstValue(a); x := x.(type) {
+		case string:
+			n += int64(len(x))
+		case []byte:
+			n += int64(len(x))
+		}
+	}
+	return n
+}
+
 func (c *concatEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, error) {
 	arrs, err := fnEvalArgs(ctx, rec, c.args)
 	if err != nil {
@@ -388,6 +402,15 @@ func (c *concatEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, e
 		cols = append(cols, plain)
 		pieces[k].offs, pieces[k].data = fnBinaryView(plain)
 		size += int(pieces[k].offs[n] - pieces[k].offs[0])
+	}
+	// The result's size is known before it is built: refuse it over the
+	// query's limit, or past a batch's 2 GiB, without allocating it.
+	budget := newValueBudget(c.mem, "concat")
+	if err := budget.output(int64(size)); err != nil {
+		return nil, err
+	}
+	if size > math.MaxInt32 {
+		return nil, fmt.Errorf("concat: the result column of %d bytes exceeds the 2 GiB limit of a batch: %w", size, ErrOverflow)
 	}
 	out := newStrOut(c.mem, n, size)
 	v := newValidityOut(c.mem, n, cols...)

@@ -140,10 +140,11 @@ func bindPad(left bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evalu
 		}
 		kind := bytesKind(dt)
 		return bindRows(f, in, mem, args, []rowKind{kind, rowInt, kind}, dt, rowKernels{
+			size: func(a []rowArg, i int) int64 { return padSize(a[0].str(i), a[1].int(i), a[2].str(i), bin) },
 			str: func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 				s, n, pad := a[0].str(i), a[1].int(i), a[2].str(i)
-				if n > 1<<30 {
-					return nil, false, fmt.Errorf("the padded length %d exceeds the limit of %d: %w", n, 1<<30, ErrOverflow)
+				if n > maxValueBytes {
+					return nil, false, fmt.Errorf("the padded length %d exceeds the limit of %d: %w", n, maxValueBytes, ErrOverflow)
 				}
 				have := charCount(s, bin)
 				if n <= have {
@@ -175,6 +176,22 @@ func bindPad(left bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evalu
 			},
 		})
 	}
+}
+
+// padSize bounds the bytes of lpad/rpad(s, n, pad) without building it:
+// s cut to n characters, or s and the pad characters it lacks (whole
+// copies of pad, the last one possibly cut).
+func padSize(s []byte, n int64, pad []byte, bin bool) int64 {
+	if n > maxValueBytes {
+		return 1 << 62 // the kernel refuses it
+	}
+	have := charCount(s, bin)
+	if n <= have || len(pad) == 0 {
+		return int64(len(s))
+	}
+	padLen := charCount(pad, bin)
+	copies := (n - have + padLen - 1) / padLen
+	return satAdd(int64(len(s)), satMul(copies, int64(len(pad))))
 }
 
 func arg3(args []Evaluator) Evaluator {
@@ -363,13 +380,18 @@ func replaceKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 }
 
 // repeatKernel is repeat(str, n): str n times (empty for n <= 0).
+// repeatSize is the exact size of repeat(str, n).
+func repeatSize(a []rowArg, i int) int64 {
+	return satMul(int64(len(a[0].str(i))), a[1].int(i))
+}
+
 func repeatKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 	s, n := a[0].str(i), a[1].int(i)
 	if n <= 0 || len(s) == 0 {
 		return dst, true, nil
 	}
-	if int64(len(s))*n > 1<<30 {
-		return nil, false, fmt.Errorf("repeat of %d bytes %d times exceeds the limit of %d bytes: %w", len(s), n, 1<<30, ErrOverflow)
+	if repeatSize(a, i) > maxValueBytes { // saturating: a huge n does not wrap
+		return nil, false, fmt.Errorf("repeat of %d bytes %d times exceeds the limit of %d bytes: %w", len(s), n, maxValueBytes, ErrOverflow)
 	}
 	for ; n > 0; n-- {
 		dst = append(dst, s...)

@@ -13,10 +13,20 @@ import (
 // dropping the rows a watermark made late, and the epoch's partial
 // aggregation before the merge with the state.
 
+// Names of the batch operators a streaming epoch runs inside stateful
+// operators, in memory-limit errors.
+const (
+	partialAggName   = "HashAggregate (the epoch's partial aggregation)"
+	finalizeAggName  = "HashAggregate (finalizing the epoch's groups)"
+	sessionMergeName = "HashAggregate (merging session windows)"
+)
+
 // partialAggregate consumes input (it closes it) and returns the epoch's
 // partial aggregate records under spec, owned by the caller.
 func partialAggregate(ctx context.Context, mem memory.Allocator, input vector.Operator, spec vector.AggregateSpec) ([]arrow.Record, error) {
-	op, err := vector.NewHashAggregate(mem, input, spec)
+	// Labelled, so that a limit error in an epoch names it rather than
+	// "an unnamed operator".
+	op, err := vector.NewHashAggregate(vector.ForOperator(mem, partialAggName), input, spec)
 	if err != nil {
 		input.Close()
 		return nil, err

@@ -145,7 +145,7 @@ func (s *statefulSessionWindow) mergeSessions(ctx context.Context, resessioned [
 	if err != nil {
 		return nil, err
 	}
-	op, err := vector.NewHashAggregate(s.mem, scan, s.stateSpec(vector.AggMerge))
+	op, err := vector.NewHashAggregate(vector.ForOperator(s.mem, sessionMergeName), scan, s.stateSpec(vector.AggMerge))
 	if err != nil {
 		scan.Close()
 		return nil, err

@@ -106,7 +106,7 @@ func finalizePartial(mem memory.Allocator, partial *arrow.Schema, spec vector.Ag
 	if err != nil {
 		return nil, err
 	}
-	op, err := vector.NewHashAggregate(mem, scan, spec)
+	op, err := vector.NewHashAggregate(vector.ForOperator(mem, finalizeAggName), scan, spec)
 	if err != nil {
 		scan.Close()
 		return nil, err

@@ -57,11 +57,18 @@ func openColumnar(ctx context.Context, mem memory.Allocator, format Format, path
 		// The reader's compressed-bytes buffers are measured from the page
 		// headers and reserved before any page is read
 		// (parquet_headers.go).
-		release, err := reserveCompressedPages(ctx, mem, f, pf)
+		releaseBufs, err := reserveStreamBuffers(mem, pf)
 		if err != nil {
 			pf.Close()
 			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
 		}
+		releasePages, err := reserveCompressedPages(ctx, mem, f, pf)
+		if err != nil {
+			pf.Close()
+			releaseBufs()
+			return nil, fmt.Errorf("files: parquet %s: %w", path, err)
+		}
+		release := func() { releasePages(); releaseBufs() }
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
 		if err == nil {
 			fileSchema, err = fr.Schema()

@@ -188,9 +188,10 @@ func TestParquetCompressedPagesMeasured(t *testing.T) {
 	}
 	// The reservation at its peak: the page (its uncompressed bytes, the
 	// chunk's less its header) and the reader's buffer, 16 KiB grown to
-	// the compressed page (the chunk's bytes less a header).
-	lo := (uncompressed - 1<<10) + max(chunk-1<<10, decompressBufferStart)
-	hi := uncompressed + max(chunk, decompressBufferStart)
+	// the compressed page (the chunk's bytes less a header), and the
+	// column's stream buffer.
+	lo := (uncompressed - 1<<10) + max(chunk-1<<10, decompressBufferStart) + parquetStreamBuffer
+	hi := uncompressed + max(chunk, decompressBufferStart) + parquetStreamBuffer
 	t.Logf("page %d bytes, chunk %d bytes compressed, reserved at most %d", uncompressed, chunk, mem.peak)
 	if mem.peak < lo || mem.peak > hi {
 		t.Errorf("reserved at most %d bytes, want the page and its compressed bytes as measured, %d..%d", mem.peak, lo, hi)
@@ -243,7 +244,8 @@ func TestParquetCompressedPagesOverLimit(t *testing.T) {
 	if !errors.Is(err, errOverLimit) {
 		t.Errorf("error %v is not the limit's", err)
 	}
-	if mem.peak != 0 || mem.held != 0 {
+	// Only the three columns' stream buffers were reserved (and returned).
+	if mem.peak > 3*parquetStreamBuffer || mem.held != 0 {
 		t.Errorf("reserved %d bytes (%d still held) before refusing: a page was read", mem.peak, mem.held)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
@@ -283,4 +285,72 @@ func FuzzParsePageHeader(f *testing.F) {
 			t.Fatalf("header %+v from %d bytes", h, len(b))
 		}
 	})
+}
+
+// TestParquetStreamBuffersCounted: the reader's buffered stream holds a
+// 1 MiB buffer per column however small the column's chunk, so a file of
+// 40 short columns takes 40 MiB to read. Under a 16 MiB limit it is
+// refused when it is opened, with the limit's error naming the file and
+// the stream buffers, having reserved nothing else; a file of 3 columns
+// still reads under the same limit, and the allocator ends at zero.
+func TestParquetStreamBuffersCounted(t *testing.T) {
+	dir := t.TempDir()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+	wide, narrow := filepath.Join(dir, "wide.parquet"), filepath.Join(dir, "narrow.parquet")
+	value := func(c, r int) string { return fmt.Sprintf("v%d-%d", c, r) }
+	writeColumnsParquet(t, wide, 40, 100, value, props)
+	writeColumnsParquet(t, narrow, 3, 100, value, props)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "c0", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	open := func(mem memory.Allocator, path string) (int64, error) {
+		s, err := NewSource(mem, schema, Options{Format: Parquet, Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := s.open(context.Background(), path)
+		if err != nil {
+			return 0, err
+		}
+		defer op.Close()
+		var rows int64
+		for {
+			rec, err := op.Next(context.Background())
+			if isEOF(err) {
+				return rows, nil
+			}
+			if err != nil {
+				return rows, err
+			}
+			rows += rec.NumRows()
+			rec.Release()
+		}
+	}
+
+	mem := &limitedMem{CheckedAllocator: memory.NewCheckedAllocator(memory.NewGoAllocator()), limit: 16 << 20}
+	_, err := open(mem, wide)
+	if err == nil {
+		t.Fatal("read a 40-column file, whose stream buffers take 40 MiB, under a 16 MiB limit")
+	}
+	t.Logf("refused: %v", err)
+	for _, want := range []string{wide, "stream buffers", "40 columns"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if !errors.Is(err, errOverLimit) {
+		t.Errorf("error %v is not the limit's", err)
+	}
+	if mem.peak != 0 || mem.held != 0 {
+		t.Errorf("reserved %d bytes (%d still held) before refusing", mem.peak, mem.held)
+	}
+	mem.AssertSize(t, 0)
+
+	mem = &limitedMem{CheckedAllocator: memory.NewCheckedAllocator(memory.NewGoAllocator()), limit: 16 << 20}
+	n, err := open(mem, narrow)
+	if err != nil || n != 100 {
+		t.Fatalf("read %d rows (%v) of a 3-column file under a 16 MiB limit, want 100", n, err)
+	}
+	if mem.peak < 3*parquetStreamBuffer || mem.held != 0 {
+		t.Errorf("reserved at most %d bytes for 3 stream buffers of %d, %d still held", mem.peak, parquetStreamBuffer, mem.held)
+	}
+	mem.AssertSize(t, 0)
 }

@@ -30,7 +30,8 @@ import (
 // The column chunk is read through a buffered stream (BufferedStreamEnabled,
 // parquetStreamBuffer bytes), so no chunk is read whole: without it the
 // reader copies a whole column chunk, twice, onto the Go heap, which no
-// limit saw.
+// limit saw. The streams' buffers (one per column) are reserved when the
+// file is opened (reserveStreamBuffers).
 //
 // A reservation the limit refuses cannot be returned as an error through
 // memory.Allocator, so pageAllocator panics with a pageLimitError, which
@@ -116,6 +117,27 @@ func reserveCompressedPages(ctx context.Context, mem memory.Allocator, f *os.Fil
 	}
 	if err := res.Reserve(n); err != nil {
 		return nil, fmt.Errorf("compressed pages of %d bytes (the largest in %s): %w", n, largest, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = res.Reserve(-n) }) }, nil
+}
+
+// reserveStreamBuffers reserves, through mem when it enforces a limit,
+// the buffered streams' buffers of pf: the record reader reads every
+// column of a row group at once, each through a stream whose buffer is
+// parquetStreamBuffer bytes on the Go heap however small its chunk, so a
+// file of many columns holds a MiB per column. A refusal is the error,
+// naming the columns and the buffer size; the function returned returns
+// the reservation.
+func reserveStreamBuffers(mem memory.Allocator, pf *file.Reader) (func(), error) {
+	res, ok := mem.(vector.MemoryReserver)
+	if !ok {
+		return func() {}, nil
+	}
+	cols := pf.MetaData().Schema.NumColumns()
+	n := int64(cols) * parquetStreamBuffer
+	if err := res.Reserve(n); err != nil {
+		return nil, fmt.Errorf("the reader's stream buffers of %d bytes (%d columns, %d bytes each): %w", n, cols, parquetStreamBuffer, err)
 	}
 	var once sync.Once
 	return func() { once.Do(func() { _ = res.Reserve(-n) }) }, nil

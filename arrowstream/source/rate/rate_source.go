@@ -47,7 +47,7 @@ type RateOptions struct {
 	// Clock drives the elapsed seconds (default the system clock).
 	Clock Clock
 	// MaxRowsPerTrigger bounds the rows of one epoch (0: Limits'); an
-	// epoch covers whole seconds, at least one.
+	// epoch may end inside a second (its offset "S+R").
 	MaxRowsPerTrigger int64
 	// Limits cap RowsPerSecond and give the default MaxRowsPerTrigger.
 	Limits Limits
@@ -192,39 +192,30 @@ func (r *RateSource) LatestOffset(context.Context) (stream.Offset, error) {
 }
 
 // LatestOffsetFrom implements AdmissionControlSource: the latest second,
-// but no further than the seconds whose rows fit in MaxRowsPerTrigger
-// (at least one second past start), so that a query that lags behind the
-// clock catches up in bounded epochs.
+// but no further than MaxRowsPerTrigger rows past start, so that a query
+// that lags behind the clock catches up in bounded epochs. The bound is
+// exact: an epoch may end inside a second (rate_offset.go).
 func (r *RateSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
 	latest, err := r.LatestOffset(ctx)
 	if err != nil {
 		return nil, err
 	}
 	to, _ := stream.LongOffset(latest)
-	from := int64(0)
-	if start != nil {
-		if from, err = stream.LongOffset(start); err != nil {
-			return nil, fmt.Errorf("arrowstream: rate source: %w", err)
-		}
+	from, err := parseRateOffset(start)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: rate source: %w", err)
 	}
-	from = max(from, 0)
-	if to <= from+1 {
+	fromV, toV := r.value(from), valueAtSecond(to, r.opts.RowsPerSecond, r.rampUpSecs)
+	if toV <= fromV {
+		if start == nil {
+			return latest, nil
+		}
+		return start, nil // nothing new
+	}
+	if toV-fromV <= r.opts.MaxRowsPerTrigger {
 		return latest, nil
 	}
-	base := valueAtSecond(from, r.opts.RowsPerSecond, r.rampUpSecs)
-	budget := r.opts.MaxRowsPerTrigger
-	// The largest end in [from+1, to] within budget, by binary search
-	// (valueAtSecond is non-decreasing).
-	lo, hi := from+1, to
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if valueAtSecond(mid, r.opts.RowsPerSecond, r.rampUpSecs)-base <= budget {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return stream.Offset(strconv.FormatInt(lo, 10)), nil
+	return r.posOf(fromV+r.opts.MaxRowsPerTrigger, from.s, to).offset(), nil
 }
 
 // valueAtSecond is the number of rows generated in the first `seconds`
@@ -242,25 +233,26 @@ func valueAtSecond(seconds, rowsPerSecond, rampUpSeconds int64) int64 {
 
 // Read implements Source.
 func (r *RateSource) Read(_ context.Context, start, end stream.Offset) (vector.Operator, error) {
-	from, err := stream.LongOffset(start)
+	from, err := parseRateOffset(start)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: rate source: %w", err)
 	}
-	to, err := stream.LongOffset(end)
+	to, err := parseRateOffset(end)
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: rate source: %w", err)
 	}
-	from = max(from, 0)
-	if to < from {
-		return nil, fmt.Errorf("arrowstream: rate source: end offset %d before start %d", to, from)
+	lo, hi := r.value(from), r.value(to)
+	if hi < lo {
+		return nil, fmt.Errorf("arrowstream: rate source: end offset %s before start %s", to.offset(), from.offset())
 	}
-	lo := valueAtSecond(from, r.opts.RowsPerSecond, r.rampUpSecs)
-	hi := valueAtSecond(to, r.opts.RowsPerSecond, r.rampUpSecs)
 	if hi == lo {
 		return vector.NewScan(RateSchema)
 	}
-	localStart := r.start() + from*1000
-	msPerValue := float64((to-from)*1000) / float64(hi-lo)
+	// Whole seconds keep Spark's spacing (the range's duration spread
+	// over its rows); a partial second starts or ends at its share.
+	fromMs, toMs := r.msAt(from), r.msAt(to)
+	localStart := r.start() + int64(fromMs)
+	msPerValue := (toMs - fromMs) / float64(hi-lo)
 	return newGenerator(r.mem, lo, hi, int64(r.opts.NumPartitions), localStart, msPerValue), nil
 }
 
