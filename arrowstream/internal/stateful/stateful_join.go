@@ -55,6 +55,7 @@ type joinSide struct {
 // matches and its evictions, not to the size of the state.
 type statefulJoin struct {
 	mem         memory.Allocator
+	empty       emptyRecords // the sides' empty records, shared by epochs
 	typ         plan.JoinType
 	nullSafe    []bool
 	residual    vector.Expr
@@ -187,6 +188,7 @@ func (s *statefulJoin) Abort() {
 // Close frees the live state (the query stopped).
 func (s *statefulJoin) Close() error {
 	s.dropLive()
+	s.empty.release()
 	return nil
 }
 
