@@ -60,7 +60,7 @@ var reuseShapes = []reuseShape{
 // "toggle", reuse switched on and off across them. Every epoch's new sink
 // rows must be equal; both allocators end at zero.
 func TestReusedPlanMatchesFreshPlan(t *testing.T) {
-	seeds := int64(3)
+	seeds := int64(2)
 	if testing.Short() {
 		seeds = 1
 	}
