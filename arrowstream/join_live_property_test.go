@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
+	"github.com/arrowstream/arrowstream/arrowstream/pebblestate"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // joinEventSchema: a join key (nullable), an event time in seconds and a
@@ -59,7 +61,7 @@ func TestStreamStreamJoinLiveProperty(t *testing.T) {
 					}
 					name := fmt.Sprintf("%s/range=%v/strkey=%v/dense=%v/seed%d", strings.ReplaceAll(typ, " ", "_"), ranged, strKey, dense, seed)
 					t.Run(name, func(t *testing.T) {
-						runJoinLiveProperty(t, typ, ranged, strKey, dense, int64(seed))
+						runJoinLiveProperty(t, typ, ranged, strKey, dense, int64(seed), joinPropertyEnv{})
 					})
 				}
 			}
@@ -67,17 +69,58 @@ func TestStreamStreamJoinLiveProperty(t *testing.T) {
 	}
 }
 
+// TestStreamStreamJoinLivePropertyPoolPebble: the same property on the
+// session's pool (vector.PoolAllocator over the checked allocator, as a
+// server or the bench runs: the join keeps its batches from the allocator
+// under the pool, stateful/long_lived.go) and with the Pebble state
+// provider, inner and left outer, over 3 and 4 partitions.
+func TestStreamStreamJoinLivePropertyPoolPebble(t *testing.T) {
+	for _, provider := range []string{"memory", "pebble"} {
+		for _, typ := range []string{"INNER JOIN", "LEFT OUTER JOIN"} {
+			for seed := int64(1); seed <= 2; seed++ {
+				name := fmt.Sprintf("%s/%s/seed%d", provider, strings.ReplaceAll(typ, " ", "_"), seed)
+				t.Run(name, func(t *testing.T) {
+					runJoinLiveProperty(t, typ, true, seed%2 == 0, seed == 1, seed, joinPropertyEnv{pool: true, provider: provider})
+				})
+			}
+		}
+	}
+	t.Run("memory/INNER_JOIN/never-evicting", func(t *testing.T) {
+		runJoinLiveProperty(t, "INNER JOIN", false, false, true, 4, joinPropertyEnv{pool: true, provider: "memory"})
+	})
+}
+
+// joinPropertyEnv is where runJoinLiveProperty runs: on a pool over its
+// checked allocator (pool), with a state provider (default memory).
+type joinPropertyEnv struct {
+	pool     bool
+	provider string
+}
+
 // dense: the left side brings 10..49 rows an epoch, the right 1..5, so
 // that the right side's few keys probe many stored left rows (the scan of
 // batches not indexed yet, stateful_join_scan.go) and the left side's many
 // keys index the right side's.
-func runJoinLiveProperty(t *testing.T, typ string, ranged, strKey, dense bool, seed int64) {
+func runJoinLiveProperty(t *testing.T, typ string, ranged, strKey, dense bool, seed int64, env joinPropertyEnv) {
 	ctx := context.Background()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer checked.AssertSize(t, 0)
+	var mem memory.Allocator = checked
+	if env.pool {
+		pool := vector.NewPoolAllocator(checked, 0)
+		defer pool.Close() // before AssertSize: it returns the free buffers
+		mem = pool
+	}
 	rng := rand.New(rand.NewSource(seed))
 	parts := []string{"1", "3", "4"}[seed%3]
-	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: parts}})
+	conf := map[string]string{ConfShufflePartitions: parts}
+	if env.provider != "" {
+		conf[ConfStateStoreProvider] = env.provider
+	}
+	s := NewSession(SessionOptions{Allocator: mem, Conf: conf})
+	if env.provider == "pebble" {
+		pebblestate.Register(s)
+	}
 	srcs := [2]*MemoryStream{NewMemoryStream(mem, joinEventSchema), NewMemoryStream(mem, joinEventSchema)}
 	for i, name := range []string{"l", "r"} {
 		defer srcs[i].Close()

@@ -163,7 +163,9 @@ var stateCases = []stateCase{
 			return sess.ReadStream("ticks").DropDuplicates("value").Select("value").
 				WriteStream().Format("memory").QueryName("dedup_state").Start(ctx)
 		}},
-	{name: "session_state", state: "state store of stateful operator",
+	// The sessions live in the operator (the memory provider's stores
+	// keep no copy of them): its own reservation is named.
+	{name: "session_state", state: "session window state",
 		sql: `CREATE STREAMING TABLE session_state AS SELECT value, count(*) AS n FROM STREAM slow
 			WATERMARK timestamp DELAY OF INTERVAL 1 HOUR GROUP BY session_window(timestamp, '1 hour'), value`},
 	{name: "topn_state", state: "streaming top-N state",

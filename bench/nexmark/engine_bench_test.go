@@ -9,11 +9,13 @@ import (
 	"github.com/arrowstream/arrowstream/bench/harness"
 )
 
-// BenchmarkEngineEpochs runs q3, q8 and q17 through the engine alone, the
-// input generated once before the timer and no peer, so that a CPU
-// profile of it shows the engine and not the generator:
+// BenchmarkEngineEpochs runs q3, q8, q17 and the stream-stream joins q4,
+// q7 and q20 through the engine alone, the input generated once before
+// the timer and no peer, so that a CPU profile of it shows the engine and
+// not the generator:
 //
 //	go test -run '^$' -bench EngineEpochs -cpuprofile cpu.prof ./bench/nexmark/
+//	go test -run '^$' -bench 'EngineEpochs/q20/full' -benchtime 10x -cpuprofile cpu.prof ./bench/nexmark/
 //
 // "full" is FullSize (200K events in 20 epochs of 10K); "empty" is 200
 // epochs of the same queries with no rows, what every epoch costs
@@ -22,7 +24,7 @@ import (
 // It reports CPU per epoch (getrusage over the epochs, every thread)
 // and, for "full", events per CPU-second.
 func BenchmarkEngineEpochs(b *testing.B) {
-	for _, name := range []string{"q3", "q8", "q17"} {
+	for _, name := range []string{"q3", "q8", "q17", "q4", "q7", "q20"} {
 		q, ok := lookup(name)
 		if !ok {
 			b.Fatalf("no query %s", name)

@@ -13,7 +13,7 @@ import (
 
 var linearity = flag.Bool("linearity", false, "run BenchmarkLinearity over 200K..3.2M events (minutes)")
 
-// BenchmarkLinearity runs q4, q7 and q20 through the engine at 200K, 400K,
+// BenchmarkLinearity runs q4, q5, q7, q11 and q20 through the engine at 200K, 400K,
 // 800K, 1.6M and 3.2M events (epochs of 10K events at the generator's
 // default rate) and reports the process CPU per event of each run (the
 // engine and the read of its answer; generation is outside the span) and
@@ -25,7 +25,7 @@ func BenchmarkLinearity(b *testing.B) {
 	if !*linearity {
 		b.Skip("opt-in: -args -linearity")
 	}
-	for _, name := range []string{"q4", "q7", "q20"} {
+	for _, name := range []string{"q4", "q5", "q7", "q11", "q20"} {
 		q, ok := lookup(name)
 		if !ok {
 			b.Fatalf("no query %s", name)

@@ -11,15 +11,16 @@ import (
 )
 
 // sessionIndex is what a session window operator keeps in memory between
-// epochs besides the stored sessions: their number, and an index of the
-// sessions by end time, so that eviction reads only the keys that have a
-// due session and no epoch ranges over the whole state. It mirrors the
-// stores as of version; it is rebuilt from them (one scan) after a
-// restart or an aborted epoch.
+// epochs: the stored sessions themselves (live, session_live.go), their
+// number, and an index of the sessions by end time, so that eviction
+// reads only the keys that have a due session and no epoch ranges over
+// the whole state. It mirrors the stores as of version; it is rebuilt
+// from them (one scan) after a restart or an aborted epoch.
 type sessionIndex struct {
 	// version is the state version it mirrors, -1 while an epoch changes
 	// the state (until its commit).
 	version  int64
+	live     sessionLive          // every stored session, by partition and key
 	count    int64                // stored sessions
 	ends     timeHeap[sessionKey] // (end, partition, key) of stored sessions
 	keyBytes int64                // bytes of the keys in ends
@@ -67,19 +68,23 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 	if s.index != nil && s.index.version == version {
 		return nil
 	}
-	idx := &sessionIndex{version: version}
+	idx := &sessionIndex{version: version, live: newSessionLive(len(s.state.stores), s.log.on())}
 	byEnd := s.indexed()
 	var err error
 	for p, st := range s.state.stores {
 		scanErr := st.Scan(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
-				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
+				err = fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, e)
 				return false
 			}
 			idx.count += int64(len(entries))
+			key := string(k)
+			if idx.live.on() {
+				// The store's bytes are only valid during the call.
+				idx.live.set(p, key, append([]byte(nil), v...))
+			}
 			if byEnd {
-				key := string(k)
 				for _, en := range entries {
 					idx.push(sessionEnd{end: en.end, part: int32(p), key: key})
 				}
@@ -94,12 +99,16 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 		}
 	}
 	s.index = idx
+	if s.log.on() {
+		s.log.rows = idx.live.counts()
+	}
 	return nil
 }
 
-// bytes approximates the index's memory (its entries and their keys).
+// bytes approximates the index's memory: the live sessions, the end
+// index's entries and their keys.
 func (idx *sessionIndex) bytes() int64 {
-	return int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
+	return idx.live.total() + int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
 }
 
 // apply folds the partitions' changes of the epoch into the index.
@@ -137,28 +146,33 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 	}
 	var keys, vals [][]byte
 	for _, d := range keysDue {
-		st := s.state.stores[d.part]
-		k := []byte(d.key)
-		v, ok, err := st.Get(k)
+		p := int(d.part)
+		k := unsafe.Slice(unsafe.StringData(d.key), len(d.key))
+		v, err := s.readState(p, k)
 		if err != nil {
-			return nil, fmt.Errorf("arrowstream: read state of operator %d partition %d: %w", s.opID, d.part, err)
+			return nil, err
 		}
-		if !ok {
+		if v == nil {
 			continue
 		}
+		if !idx.live.on() {
+			v = append([]byte(nil), v...) // a store's bytes may not outlive its next write
+		}
+		// A live value is never changed in place: the entries may
+		// alias it.
 		entries, err := splitSessions(v)
 		if err != nil {
-			return nil, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+			return nil, fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
 		}
 		var keep []sessionEntry
 		taken := 0
 		for _, en := range entries {
 			if en.end <= limit {
 				keys = append(keys, k)
-				vals = append(vals, append([]byte(nil), en.val...))
+				vals = append(vals, en.val)
 				taken++
 			} else {
-				keep = append(keep, sessionEntry{end: en.end, val: append([]byte(nil), en.val...)})
+				keep = append(keep, en)
 			}
 		}
 		if taken == 0 {
@@ -167,9 +181,9 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 		idx.count -= int64(taken)
 		var werr error
 		if len(keep) == 0 {
-			werr = st.Delete(k)
+			werr = s.deleteState(p, d.key)
 		} else {
-			werr = st.Put(k, joinSessions(keep))
+			werr = s.writeState(p, d.key, joinSessions(keep))
 		}
 		if werr != nil {
 			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, d.part, werr)

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -19,97 +18,98 @@ import (
 // aggregate states of each merged session, save each touched key's
 // sessions. It returns the number of sessions saved, and notes the
 // sessions replaced and saved in d (p is the partition).
-func (s *statefulSessionWindow) mergePartition(ctx context.Context, st checkpoint.StateStore, partials []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
-	inputs := make([]arrow.Record, 0, len(partials)+1)
-	old, err := s.loadTouched(st, partials, c, d)
+func (s *statefulSessionWindow) mergePartition(ctx context.Context, partials []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
+	keys := newSessionKeys()
+	old, oldIDs, ids, err := s.loadTouched(partials, c, p, d, keys)
 	if err != nil {
 		return 0, err
 	}
+	inputs := make([]arrow.Record, 0, len(partials)+1)
 	if old != nil {
 		defer old.Release()
 		inputs = append(inputs, old)
+		ids = append([][]int32{oldIDs}, ids...)
 	}
 	inputs = append(inputs, partials...)
-	resessioned, err := s.resessionize(inputs, c)
-	defer func() { releaseRecords(resessioned) }()
-	if err != nil {
-		return 0, err
-	}
+	resessioned := s.resessionize(inputs, ids, int(keys.n))
+	defer releaseRecords(resessioned)
 	merged, err := s.mergeSessions(ctx, resessioned)
 	defer releaseRecords(merged)
 	if err != nil {
 		return 0, err
 	}
-	return s.saveSessions(st, merged, c, p, d)
+	return s.saveSessions(merged, c, p, d)
 }
 
-// loadTouched decodes the stored sessions of the keys partials touch into
-// one record (nil when none is stored). They come before the new rows, so
-// that first/last see input order.
-func (s *statefulSessionWindow) loadTouched(st checkpoint.StateStore, partials []arrow.Record, c codecPair, d *sessionDelta) (arrow.Record, error) {
-	touched := map[string]bool{}
+// loadTouched numbers the keys of partials (ids: by record, each row's
+// key number) and decodes the stored sessions of the keys they touch
+// (from the live sessions of partition p) into one record (nil when none
+// is stored), with their keys' numbers (oldIDs). They come before the
+// new rows, so that first/last see input order.
+func (s *statefulSessionWindow) loadTouched(partials []arrow.Record, c codecPair, p int, d *sessionDelta, keys *sessionKeys) (old arrow.Record, oldIDs []int32, ids [][]int32, err error) {
 	var oldKeys, oldVals [][]byte
-	for _, rec := range partials {
+	ids = make([][]int32, len(partials))
+	for ri, rec := range partials {
 		if err := c.key.encode(rec); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			k := c.key.at(i)
-			if touched[string(k)] {
-				continue
-			}
-			touched[string(k)] = true
-			v, ok, err := st.Get(k)
+		ids[ri] = keys.number(c.key, int(rec.NumRows()), make([]int32, 0, rec.NumRows()), func(i int) {
 			if err != nil {
-				return nil, fmt.Errorf("arrowstream: read state of operator %d: %w", s.opID, err)
+				return
 			}
-			if ok {
-				entries, err := splitSessions(v)
-				if err != nil {
-					return nil, fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
-				}
-				kc := []byte(string(k))
-				d.removed += int64(len(entries))
-				for _, e := range entries {
-					oldKeys = append(oldKeys, kc)
-					oldVals = append(oldVals, e.val)
-				}
+			k := c.key.at(i)
+			v, e := s.readState(p, k)
+			if e != nil || v == nil {
+				err = e
+				return
 			}
+			// Live values are never changed in place, and a store's
+			// are not written before the decode: the entries may
+			// alias v until then.
+			entries, e := splitSessions(v)
+			if e != nil {
+				err = fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, e)
+				return
+			}
+			kc := []byte(string(k))
+			id := keys.n - 1
+			d.removed += int64(len(entries))
+			for _, en := range entries {
+				oldKeys = append(oldKeys, kc)
+				oldVals = append(oldVals, en.val)
+				oldIDs = append(oldIDs, id)
+			}
+		})
+		if err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	if len(oldKeys) == 0 {
-		return nil, nil
+		return nil, nil, ids, nil
 	}
-	return s.decodeState(c, oldKeys, oldVals)
+	old, err = s.decodeState(c, oldKeys, oldVals)
+	return old, oldIDs, ids, err
 }
 
-// resessionize gives every row of inputs its merged session: it numbers
-// the keys, sorts every session by (key, start), sweeps, and sets each
-// row's session to [min start, max end) of the overlapping ones. (rec,
-// row) breaks ties, so the order is total and deterministic. The returned
-// records (one per input, owned) share the inputs' other columns.
-func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, c codecPair) ([]arrow.Record, error) {
+// resessionize gives every row of inputs its merged session: it sorts
+// every session by (key number, start), sweeps, and sets each row's
+// session to [min start, max end) of the overlapping ones. (rec, row)
+// breaks ties, so the order is total and deterministic. ids are by input
+// each row's key number (nKeys of them). The returned records (one per
+// input, owned) share the inputs' other columns.
+func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, ids [][]int32, nKeys int) []arrow.Record {
 	rows := 0
 	for _, rec := range inputs {
 		rows += int(rec.NumRows())
 	}
-	ids := make(map[string]int32, rows)
 	refs := make([]sessionRef, 0, rows)
 	for ri, rec := range inputs {
-		if err := c.key.encode(rec); err != nil {
-			return nil, err
-		}
 		starts, ends := sessionBounds(rec, s.sk)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			id, ok := ids[string(c.key.at(i))]
-			if !ok {
-				id = int32(len(ids))
-				ids[string(c.key.at(i))] = id
-			}
+		for i, id := range ids[ri] {
 			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
 	}
-	refs = sortSessionRefs(refs, len(ids))
+	refs = sortSessionRefs(refs, nKeys)
 	mStart := make([][]arrow.Timestamp, len(inputs))
 	mEnd := make([][]arrow.Timestamp, len(inputs))
 	for ri, rec := range inputs {
@@ -135,7 +135,7 @@ func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, c codecPair)
 		out[ri] = array.NewRecord(s.partialSchema, cols, rec.NumRows())
 		win.Release()
 	}
-	return out, nil
+	return out
 }
 
 // mergeSessions merges the aggregate states of the rows that share a key
@@ -157,12 +157,15 @@ func (s *statefulSessionWindow) mergeSessions(ctx context.Context, resessioned [
 
 // saveSessions writes each touched key's merged sessions, sorted by start,
 // and returns how many it wrote.
-func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
+func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
 	type entry struct {
 		start arrow.Timestamp
 		sessionEntry
 	}
-	lists := map[string][]entry{}
+	keys := newSessionKeys()
+	var names []string // by key number: its encoded bytes
+	var lists [][]entry
+	var ids []int32
 	var n int64
 	for _, rec := range merged {
 		if err := c.key.encode(rec); err != nil {
@@ -171,21 +174,28 @@ func (s *statefulSessionWindow) saveSessions(st checkpoint.StateStore, merged []
 		if err := c.val.encode(rec); err != nil {
 			return n, err
 		}
+		ids = keys.number(c.key, int(rec.NumRows()), ids[:0], func(i int) {
+			names = append(names, string(c.key.at(i)))
+			lists = append(lists, nil)
+		})
 		starts, ends := sessionBounds(rec, s.sk)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			k := string(c.key.at(i))
-			lists[k] = append(lists[k], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), c.val.at(i)...)}})
+		for i, id := range ids {
+			lists[id] = append(lists[id], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), c.val.at(i)...)}})
 		}
 		n += rec.NumRows()
 	}
-	for k, l := range lists {
-		slices.SortFunc(l, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
-		es := make([]sessionEntry, len(l))
-		for i, e := range l {
-			es[i] = e.sessionEntry
+	var es []sessionEntry
+	for id, l := range lists {
+		if len(l) > 1 {
+			slices.SortFunc(l, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
+		}
+		k := names[id]
+		es = es[:0]
+		for _, e := range l {
+			es = append(es, e.sessionEntry)
 			d.added = append(d.added, sessionEnd{end: e.end, part: int32(p), key: k})
 		}
-		if err := st.Put([]byte(k), joinSessions(es)); err != nil {
+		if err := s.writeState(p, k, joinSessions(es)); err != nil {
 			return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -47,18 +48,18 @@ type statefulSessionWindow struct {
 	partCodecs []codecPair
 
 	state statePartitions
+	log   changelogState // the changelog write path, when the stores take it
 
 	lastEvictWm int64
 	hasWm       bool
-	// index counts the stored sessions and indexes them by end (nil
-	// until the first epoch loads it); pending is the version it mirrors
-	// once this epoch commits.
+	// index holds the stored sessions live, counts them and indexes them
+	// by end (nil until the first epoch loads it); pending is the
+	// version it mirrors once this epoch commits.
 	index    *sessionIndex
 	pending  int64
 	progress stream.StateOperatorProgress
-	// acct reserves the index's Go-heap bytes against the query's limit
-	// (the sessions themselves are in the stores, accounted by the
-	// engine).
+	// acct reserves the index's Go-heap bytes (the live sessions
+	// included) against the query's limit.
 	acct stateAccount
 }
 
@@ -113,9 +114,16 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		input.Close()
 		return nil, err
 	}
+	s.log.bind(&s.state)
+	if s.index != nil && s.index.live.on() != s.log.on() {
+		s.index = nil // the stores changed write path: rebuild
+	}
 	if err := s.loadIndex(ep.ID); err != nil {
 		input.Close()
 		return nil, err
+	}
+	if s.log.on() && len(s.log.rows) != len(s.state.stores) {
+		s.log.rows = s.index.live.counts()
 	}
 	s.index.version, s.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
@@ -161,6 +169,11 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		}
 	default:
 		out, err = s.allState()
+	}
+	if err == nil && s.log.on() {
+		if err = s.log.finish(s.opID); err == nil {
+			s.offerLive()
+		}
 	}
 	if err != nil {
 		releaseRecords(out)
@@ -267,7 +280,7 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 	deltas := make([]sessionDelta, n)
 	errs := runPartitions(s.opID, byPart, func(p int) error {
 		var err error
-		rows[p], err = s.mergePartition(ctx, s.state.stores[p], byPart[p], codecs[p], p, &deltas[p])
+		rows[p], err = s.mergePartition(ctx, byPart[p], codecs[p], p, &deltas[p])
 		return err
 	})
 	for p := range rows {
@@ -331,15 +344,45 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 }
 
 // allState returns every stored session (partial layout): Complete
-// mode's every-epoch read.
+// mode's every-epoch read, from the live sessions (in no particular
+// order, as the stores' was not either).
 func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
+	if !s.index.live.on() {
+		return s.storedState()
+	}
+	var keys, vals [][]byte
+	for p, m := range s.index.live.parts {
+		for k, v := range m {
+			entries, err := splitSessions(v)
+			if err != nil {
+				return nil, fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
+			}
+			kb := unsafe.Slice(unsafe.StringData(k), len(k))
+			for _, en := range entries {
+				keys = append(keys, kb)
+				vals = append(vals, en.val)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rec, err := s.decodeState(codecPair{s.keyCodec, s.valCodec}, keys, vals)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Record{rec}, nil
+}
+
+// storedState is allState read from the stores (sessions not live).
+func (s *statefulSessionWindow) storedState() ([]arrow.Record, error) {
 	var keys, vals [][]byte
 	var err error
 	for p, st := range s.state.stores {
 		rangeErr := st.Range(func(k, v []byte) bool {
 			entries, e := splitSessions(v)
 			if e != nil {
-				err = fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, e)
+				err = fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, e)
 				return false
 			}
 			for _, en := range entries {

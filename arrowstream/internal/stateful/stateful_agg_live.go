@@ -3,7 +3,6 @@ package stateful
 import (
 	"context"
 	"fmt"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -24,8 +23,8 @@ type aggLive struct {
 	// its commit) or after an abort: the next epoch reloads.
 	version int64
 
-	times   timeHeap[int32] // groups with a valid time key, earliest first
-	indexed []bool          // by group: in times (or in open)
+	times   timeBuckets // groups with a valid time key, by time
+	indexed []bool      // by group: in times (or in open)
 	// open holds, for a sliding window aggregated by panes, the groups
 	// taken from times whose first window was emitted but not their
 	// last (stateful_agg_panes.go).
@@ -121,11 +120,9 @@ func (l *aggLive) touch(g int32, before int) {
 
 // due pops the groups whose time is at or below limit (µs).
 func (l *aggLive) due(limit int64) []int32 {
-	var out []int32
-	for l.times.due(limit) {
-		e := l.times.pop()
-		l.indexed[e.v] = false
-		out = append(out, e.v)
+	out := l.times.popDue(limit, nil)
+	for _, g := range out {
+		l.indexed[g] = false
 	}
 	return out
 }
@@ -179,12 +176,8 @@ func (l *aggLive) compact(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for i := range l.times {
-		g := remap[l.times[i].v]
-		if g < 0 {
-			return fmt.Errorf("arrowstream: live aggregation state: indexed group %d was deleted", l.times[i].v)
-		}
-		l.times[i].v = g // same times, same heap order
+	if g, ok := l.times.remap(remap); !ok { // same times, same order
+		return fmt.Errorf("arrowstream: live aggregation state: indexed group %d was deleted", g)
 	}
 	for i, g := range l.open {
 		if l.open[i] = remap[g]; l.open[i] < 0 {
@@ -214,7 +207,7 @@ func (l *aggLive) compact(ctx context.Context) error {
 
 // heapBytes is the Go-heap memory of the live state.
 func (l *aggLive) heapBytes() int64 {
-	return l.agg.HeapBytes() + int64(cap(l.times))*int64(unsafe.Sizeof(timed[int32]{})) +
+	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
 		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4
 }

@@ -212,7 +212,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 			live.schedule(b)
 			if b.shouldCompact() {
-				if err := live.compact(s.mem, b); err != nil {
+				if err := live.compact(s.keep, b); err != nil {
 					return res, err
 				}
 			}
@@ -221,7 +221,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		// (not indexed) and only indexed batches merge, so after it the
 		// tail would never merge (stateful_join_merge.go).
 		if s.mergeable(i) && (hit[i] >= mergeMinHits || len(live.batches) > mergeMaxBatches) {
-			if _, err := live.mergeTail(s.mem); err != nil {
+			if _, err := live.mergeTail(s.keep); err != nil {
 				return res, err
 			}
 		}
@@ -515,7 +515,7 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Reco
 		b.rec = rec
 		return b, nil
 	}
-	t, err := vector.TakeRecord(s.mem, rec, rows)
+	t, err := vector.TakeRecord(s.keep, rec, rows)
 	if err != nil {
 		return nil, err
 	}

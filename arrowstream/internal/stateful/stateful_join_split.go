@@ -54,7 +54,7 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		order[next[p]] = int32(j)
 		next[p]++
 	}
-	rec, err := vector.TakeRecord(s.mem, r.rec, order)
+	rec, err := vector.TakeRecord(s.keep, r.rec, order)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 		{0, 10, 8}, {1, 10, 8}, {500, 1000, 1}, {500, 1000, 7}, {2000, 3, 200}, {3000, 100000, 200}, {64, 1, 16},
 	} {
 		t.Run(fmt.Sprintf("rows%d-keys%d-parts%d", tc.rows, tc.keys, tc.parts), func(t *testing.T) {
-			s := &statefulJoin{mem: mem}
+			s := &statefulJoin{mem: mem, keep: mem}
 			r := splitTestRows(mem, rng, tc.rows, tc.keys)
 			defer r.release()
 			parts, err := s.splitSide(r, tc.parts)
@@ -163,7 +163,7 @@ func BenchmarkJoinSplitSide(b *testing.B) {
 	mem := memory.NewGoAllocator()
 	r := splitTestRows(mem, rand.New(rand.NewSource(1)), rows, 50_000)
 	defer r.release()
-	s := &statefulJoin{mem: mem}
+	s := &statefulJoin{mem: mem, keep: mem}
 	b.Run("split", func(b *testing.B) {
 		cpu0 := processCPU()
 		for b.Loop() {

@@ -114,7 +114,7 @@ func (s *statefulJoin) decodeJoinBatch(raw []byte, schema *arrow.Schema) (rec ar
 			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, checkpoint.ErrCorrupt)
 		}
 	}()
-	rd, err := ipc.NewReader(bytes.NewReader(raw), ipc.WithAllocator(s.mem), ipc.WithSchema(schema))
+	rd, err := ipc.NewReader(bytes.NewReader(raw), ipc.WithAllocator(s.keep), ipc.WithSchema(schema))
 	if err != nil {
 		return nil, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
 	}
@@ -129,7 +129,7 @@ func (s *statefulJoin) decodeJoinBatch(raw []byte, schema *arrow.Schema) (rec ar
 	if err := rd.Err(); err != nil {
 		return nil, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
 	}
-	return concatRecords(s.mem, schema, recs)
+	return concatRecords(s.keep, schema, recs)
 }
 
 // encodeJoinMeta renders a batch's cursor and matched flags.
@@ -305,7 +305,7 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 		b.storedRec = true
 		live.add(b)
 		if s.mergeable(i) {
-			if _, err := live.mergeTail(s.mem); err != nil {
+			if _, err := live.mergeTail(s.keep); err != nil {
 				return nil, wrap(err)
 			}
 		}

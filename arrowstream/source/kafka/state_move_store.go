@@ -1,8 +1,10 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -257,6 +259,48 @@ func (s *movingLogStore) LogUpsert(key, value []byte) {
 	s.cur[string(key)] = append([]byte(nil), value...)
 }
 
+// LogUpsertFrom implements checkpoint.ChangelogStreamer, so that an
+// operator writing large encoded values (the stream-stream join's
+// batches, megabytes of Arrow IPC) keeps its one-pass path in a cluster.
+// The value is needed twice: for the changelog topic (the change this
+// store records) and for the inner store. It is written once into a
+// buffer of the change's own, and, when the inner store streams, into
+// the inner changelog in the same pass; when write fails nothing is
+// recorded in either.
+func (s *movingLogStore) LogUpsertFrom(key []byte, size int, write func(w io.Writer) error) error {
+	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)))
+	switch inner, ok := s.cw.(checkpoint.ChangelogStreamer); {
+	case s.over:
+		if err := write(buf); err != nil {
+			return err
+		}
+	case ok:
+		if err := inner.LogUpsertFrom(key, size, func(w io.Writer) error {
+			return write(io.MultiWriter(w, buf))
+		}); err != nil {
+			return err
+		}
+	default:
+		if err := write(buf); err != nil {
+			return err
+		}
+		s.cw.LogUpsert(key, buf.Bytes())
+	}
+	// The buffer is the change's alone (never nil, as note's): no copy.
+	value := buf.Bytes()
+	if value == nil {
+		value = []byte{}
+	}
+	s.changes = append(s.changes, stateChange{key: append([]byte(nil), key...), value: value})
+	if s.over {
+		// cur and the change share the bytes: neither is modified in
+		// place (Put and LogUpsert replace a value with a copy).
+		s.logged = true
+		s.cur[string(key)] = value
+	}
+	return nil
+}
+
 func (s *movingLogStore) LogDelete(key []byte) {
 	s.note(key, nil, true)
 	if !s.over {
@@ -279,4 +323,5 @@ func (s *movingLogStore) SetLiveRows(n int64) {
 var (
 	_ checkpoint.StateStoreProvider = (*movingProvider)(nil)
 	_ checkpoint.ChangelogWriter    = (*movingLogStore)(nil)
+	_ checkpoint.ChangelogStreamer  = (*movingLogStore)(nil)
 )
