@@ -561,6 +561,12 @@ func relabel(op vector.Operator, s *arrow.Schema) vector.Operator {
 	return &relabeled{input: op, schema: s}
 }
 
+// SchemasEqual reports whether a and b are equal as arrow's Schema.Equal
+// says (names, types, nullability, metadata), without allocating for
+// parameterless types: the streaming engine compares an epoch's input
+// with the schema its compiled operators were bound to.
+func SchemasEqual(a, b *arrow.Schema) bool { return schemasEqual(a, b) }
+
 // schemasEqual is arrow's Schema.Equal (every field's name, type,
 // nullability and metadata; the endianness) without its cost for the
 // common case: relabel runs for every node of every streaming epoch, and
@@ -628,6 +634,9 @@ func (r *relabeled) Next(ctx context.Context) (arrow.Record, error) {
 }
 
 func (r *relabeled) Close() error { return r.input.Close() }
+
+// Rerun implements vector.Rerunner.
+func (r *relabeled) Rerun() error { return vector.Rerun(r.input) }
 
 // DrainAndClose reads every record of op into memory and closes op (also
 // on error).

@@ -19,7 +19,17 @@ type Env struct {
 	// processing time for a streaming query (the recorded one on replay),
 	// the query's start for a batch query.
 	BatchTimestamp time.Time
+
+	// timestampRead is set when an expression converted under this Env
+	// took BatchTimestamp as a constant (see ReadBatchTimestamp).
+	timestampRead bool
 }
+
+// ReadBatchTimestamp reports whether an expression converted under env
+// (ToVectorExpr, BuildOperator) took its BatchTimestamp as a constant:
+// operators built so are valid for that timestamp only, and a streaming
+// query that keeps its operators across epochs rebuilds them.
+func (env *Env) ReadBatchTimestamp() bool { return env != nil && env.timestampRead }
 
 // nowFunc is the clock of batch queries (a variable for tests).
 var nowFunc = time.Now
@@ -29,6 +39,7 @@ func (env *Env) batchMicros() (int64, error) {
 	if env == nil || env.BatchTimestamp.IsZero() {
 		return 0, fmt.Errorf("current_timestamp() needs the batch timestamp (plan.Env.BatchTimestamp): %w", ErrUnsupported)
 	}
+	env.timestampRead = true
 	return env.BatchTimestamp.UnixMicro(), nil
 }
 

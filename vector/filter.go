@@ -169,6 +169,17 @@ func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, erro
 	return f.sel, nil
 }
 
+// Rerun implements Rerunner: the bound predicate and the selection
+// scratch are kept, the run's end or error is forgotten, and the input
+// reruns.
+func (f *Filter) Rerun() error {
+	if f.closed {
+		return fmt.Errorf("vector: filter: %w", ErrCannotRerun)
+	}
+	f.err = nil
+	return Rerun(f.input)
+}
+
 // Close implements Operator; it closes the input.
 func (f *Filter) Close() error {
 	if f.closed {

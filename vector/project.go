@@ -128,6 +128,16 @@ func projectRecord(ctx context.Context, schema *arrow.Schema, exprs []NamedExpr,
 	return array.NewRecord(schema, cols, rec.NumRows()), nil
 }
 
+// Rerun implements Rerunner: the bound expressions are kept, the run's end
+// or error is forgotten, and the input reruns.
+func (p *Project) Rerun() error {
+	if p.closed {
+		return fmt.Errorf("vector: project: %w", ErrCannotRerun)
+	}
+	p.err = nil
+	return Rerun(p.input)
+}
+
 // Close implements Operator; it closes the input.
 func (p *Project) Close() error {
 	if p.closed {

@@ -336,6 +336,21 @@ func (w *WindowAssign) newWindowArray(n int) (arrow.Array, []int64, []int64) {
 	return array.MakeFromData(st), sv, ev
 }
 
+// Rerun implements Rerunner: a batch left pending by a consumer that
+// stopped early is released, the run's end or error forgotten (the bound
+// time expression and the scratch are kept), and the input reruns.
+func (w *WindowAssign) Rerun() error {
+	if w.closed {
+		return fmt.Errorf("vector: window: %w", ErrCannotRerun)
+	}
+	if w.rec != nil {
+		w.dropBatch()
+	}
+	w.valid, w.next, w.nextWin = nil, 0, 0
+	w.err = nil
+	return Rerun(w.input)
+}
+
 // Close implements Operator; it releases the pending batch and closes the
 // input.
 func (w *WindowAssign) Close() error {

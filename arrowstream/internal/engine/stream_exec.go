@@ -53,9 +53,18 @@ type streamExec struct {
 	state   *stateLifecycle
 	planner stateful.Planner // plans stateful nodes, builds engine-only ones per epoch
 
+	// chains are the stateless parts of the plan compiled once and rerun
+	// every epoch (compiled.go); unchainable marks nodes found to need
+	// building every epoch (current_timestamp(), operators that cannot
+	// rerun).
+	chains      map[plan.Node]*chain
+	unchainable map[plan.Node]bool
+
 	wmNodes []*plan.EventTimeWatermark
 	wmNames map[*plan.EventTimeWatermark]string
 	wmStats []stateful.EventTimeStats
+
+	reuse bool // this epoch reuses compiled chains (ConfReusePlan)
 }
 
 // NewExec plans root (analyzed) for incremental execution in mode, with
@@ -85,6 +94,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	e := &streamExec{
 		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{},
 		stateful: map[plan.Node]int{}, wmNames: map[*plan.EventTimeWatermark]string{},
+		chains: map[plan.Node]*chain{}, unchainable: map[plan.Node]bool{},
 	}
 	srcIndex := map[plan.Table]int{}
 	opID := 0
@@ -181,6 +191,7 @@ func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []
 	}()
 	sep := stateful.Epoch{EpochInfo: ep}
 	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
+	e.reuse = reusePlan(ep.Conf)
 	return e.build(ctx, e.root, sep, env, feeds)
 }
 
@@ -235,8 +246,17 @@ func (e *streamExec) feeds(ctx context.Context, inputs []vector.Operator) ([]*fe
 	return feeds, nil
 }
 
-// build builds node n's operator for the epoch.
+// build builds node n's operator for the epoch: from its compiled chain
+// when n is stateless and its operators rerun (compiled.go), else afresh.
 func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, env *plan.Env, feeds []*feed) (vector.Operator, error) {
+	if e.reuse && e.chainable(n) {
+		return e.buildChained(ctx, n, env, func(l chainLeaf) (vector.Operator, error) {
+			if l.raw != nil {
+				return feeds[e.scanSrc[l.raw]].next()
+			}
+			return e.build(ctx, l.node, ep, env, feeds)
+		})
+	}
 	if s, ok := n.(*plan.Scan); ok && s.Streaming {
 		raw, err := feeds[e.scanSrc[s]].next()
 		if err != nil {
@@ -373,6 +393,7 @@ func (e *streamExec) StateProgress() []stream.StateOperatorProgress {
 // Close implements executor: it closes the sources the query created and
 // the state store provider.
 func (e *streamExec) Close() error {
+	e.closeChains()
 	// Operators that keep Arrow memory across epochs (the stream-stream
 	// join's live batches) free it.
 	for _, op := range e.order {

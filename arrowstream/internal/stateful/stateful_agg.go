@@ -57,6 +57,9 @@ type statefulAggregate struct {
 	// that finalized any (nil until then): an epoch with no changed
 	// group answers an empty scan of it without building a finalizer.
 	finalSchema *arrow.Schema
+	// emptySchema is the schema of an epoch that finalized nothing before
+	// any did (finalizeNothing), nil until one ran.
+	emptySchema *arrow.Schema
 
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
@@ -424,6 +427,9 @@ func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (
 		releaseRecords(recs)
 		return vector.NewOwnedScan(s.finalSchema, nil), nil
 	}
+	if len(recs) == 0 && s.emptySchema != nil {
+		return vector.NewOwnedScan(s.emptySchema, nil), nil
+	}
 	spec := s.stateSpec(vector.AggFinal)
 	out := make([]arrow.Record, 0, len(recs))
 	for _, rec := range recs {
@@ -441,10 +447,32 @@ func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (
 	}
 	releaseRecords(recs)
 	if len(out) == 0 {
-		return finalizePartial(s.mem, s.partialSchema, spec, nil)
+		return s.finalizeNothing(ctx, spec)
 	}
 	s.finalSchema = out[0].Schema()
 	return vector.NewOwnedScan(out[0].Schema(), out), nil
+}
+
+// finalizeNothing finalizes an epoch that changed no group before any
+// epoch finalized rows: the finalizer (a hash aggregation) is built once
+// and drained, and when it answers no rows its schema is kept, so that
+// the next such epochs answer an empty scan without building another
+// (a query whose input stays empty paid for one every epoch).
+func (s *statefulAggregate) finalizeNothing(ctx context.Context, spec vector.AggregateSpec) (vector.Operator, error) {
+	op, err := finalizePartial(s.mem, s.partialSchema, spec, nil)
+	if err != nil {
+		return nil, err
+	}
+	schema := op.Schema()
+	recs, err := vector.Drain(ctx, op)
+	op.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		s.emptySchema = schema
+	}
+	return vector.NewOwnedScan(schema, recs), nil
 }
 
 // allEmpty reports whether every record of recs has no rows.

@@ -54,7 +54,8 @@ type joinSide struct {
 // stores the new rows. An epoch costs in proportion to its input, its
 // matches and its evictions, not to the size of the state.
 type statefulJoin struct {
-	mem memory.Allocator
+	mem   memory.Allocator
+	empty emptyRecords // the sides' empty records, shared by epochs
 	// keep allocates the rows the state keeps across epochs (split,
 	// compacted, merged and restored batches): the allocator under the
 	// query's pool (longLived), whose buffers are the size asked for. On
@@ -193,6 +194,7 @@ func (s *statefulJoin) Abort() {
 // Close frees the live state (the query stopped).
 func (s *statefulJoin) Close() error {
 	s.dropLive()
+	s.empty.release()
 	return nil
 }
 

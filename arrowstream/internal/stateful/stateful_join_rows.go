@@ -70,11 +70,7 @@ func plainRecord(mem memory.Allocator, codec *rowCodec, rec arrow.Record) (arrow
 // for none).
 func (s *statefulJoin) decodeSide(codec *rowCodec, r *sideRows, enc [][]byte) error {
 	if len(enc) == 0 {
-		cols := make([]arrow.Array, codec.schema.NumFields())
-		for c, f := range codec.schema.Fields() {
-			cols[c] = array.MakeArrayOfNull(s.mem, f.Type, 0)
-		}
-		r.rec = assemble(codec.schema, nil, cols, 0)
+		r.rec = s.empty.get(s.mem, codec.schema)
 		return nil
 	}
 	cols, err := codec.decode(s.mem, enc)
