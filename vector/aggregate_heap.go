@@ -8,6 +8,11 @@ package vector
 // that HeapBytes, called per merged batch of a streaming aggregation,
 // does not scan the groups).
 
+// HeapBytes is the Go-heap memory of the encoder's buffers (the keys it
+// encoded last, their hashes and offsets), for callers that keep an
+// encoder's output and account for it.
+func (e *KeyEncoder) HeapBytes() int64 { return e.heapBytes() }
+
 func (e *KeyEncoder) heapBytes() int64 {
 	return sliceBytes(e.hashes) + sliceBytes(e.words) + sliceBytes(e.nulls) + sliceBytes(e.widths) +
 		sliceBytes(e.offs) + sliceBytes(e.buf) + sliceBytes(e.pos)
