@@ -29,6 +29,15 @@ type StateStoreProvider interface {
 	Close() error
 }
 
+// BufferedPartition is a StatePartition that keeps buffers between
+// epochs besides its state (the memory provider's changelog encode
+// arena); the engine reserves them on the table's account with the
+// partition's MemoryBytes.
+type BufferedPartition interface {
+	// BufferBytes is the memory of those buffers after the last commit.
+	BufferBytes() int64
+}
+
 // StatePartition is the durable state of one (operator, partition).
 type StatePartition interface {
 	// Begin opens the store for an epoch reading version (the epoch id);
@@ -131,6 +140,8 @@ func (p *StorePartition) Close() error {
 	p.data, p.version, p.bytes, p.files = nil, -1, 0, nil
 	p.dropLive()
 	p.memBytes.Store(0)
+	p.arena = nil
+	p.arenaBytes.Store(0)
 	p.baseVers.Store(nil)
 	p.dataless, p.rows, p.estBytes = false, 0, 0
 	return err

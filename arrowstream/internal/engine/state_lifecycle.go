@@ -331,8 +331,12 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		}
 		op.stores = nil
 		c := stateful.StateCommit{NumRowsTotal: total, Partitions: int64(len(op.parts))}
+		var buffers int64
 		for _, part := range op.parts {
 			c.MemoryUsedBytes += part.MemoryBytes()
+			if b, ok := part.(checkpoint.BufferedPartition); ok {
+				buffers += b.BufferBytes()
+			}
 			m := part.Metrics()
 			if len(m) == 0 {
 				continue // most providers' partitions have none
@@ -349,7 +353,7 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		}
 		// A refusal has stopped the query (its allocator fails it with
 		// the limit's error); the committed epoch stays valid.
-		_ = op.acct.Set(c.MemoryUsedBytes, total)
+		_ = op.acct.Set(c.MemoryUsedBytes, total, buffers)
 		if n := op.acct.Bytes(); n > 0 {
 			if c.CustomMetrics == nil {
 				c.CustomMetrics = map[string]int64{}

@@ -171,10 +171,11 @@ func (a *stateAccount) report(m *map[string]int64) {
 }
 
 // StoreAccount reserves, against the query's limit, the memory an
-// operator's state stores hold decoded between epochs (the memory
-// provider's map of a partition not in changelog mode: the session
-// window's sessions, the streaming limit's count, a spilled state's
-// keys), which the engine learns after each commit.
+// operator's state stores hold between epochs (the memory provider's map
+// of a partition not in changelog mode: the session window's sessions,
+// the streaming limit's count, a spilled state's keys; and the changelog
+// encode arenas the partitions keep for their next epochs), which the
+// engine learns after each commit.
 type StoreAccount struct{ a stateAccount }
 
 // storeEntryOverhead approximates a store entry's memory besides its key
@@ -196,14 +197,15 @@ const StoreMetric = "stateStoreBytesReserved"
 
 // Set makes the reservation the stores' memory: keyValueBytes of keys and
 // values in rows entries (0 bytes: the stores hold nothing decoded, the
-// operator's live state does). A refusal stops the query through its
-// allocator and is returned.
-func (s *StoreAccount) Set(keyValueBytes, rows int64) error {
+// operator's live state does), and buffers bytes of buffers kept between
+// epochs (checkpoint.BufferedPartition). A refusal stops the query
+// through its allocator and is returned.
+func (s *StoreAccount) Set(keyValueBytes, rows, buffers int64) error {
 	n := keyValueBytes
 	if n > 0 {
 		n += rows * storeEntryOverhead
 	}
-	return s.a.set(n)
+	return s.a.set(n + max(buffers, 0))
 }
 
 // Bytes is what the account holds.
