@@ -140,7 +140,7 @@ type StorePartition struct {
 	// arenaBytes is the capacity of the changelog arena the partition
 	// keeps between epochs, for BufferBytes.
 	arenaBytes atomic.Int64
-	busy     bool // a store is open on this partition
+	busy       bool // a store is open on this partition
 	// dataless: the last commit was a changelog (ChangelogWriter): the
 	// operator holds the state, data is nil and is loaded from the files
 	// only when a store reads it; rows is the key count it declared and
