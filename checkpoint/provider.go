@@ -29,6 +29,21 @@ type StateStoreProvider interface {
 	Close() error
 }
 
+// BoundedProvider is a StateStoreProvider whose memory is bounded by its
+// settings rather than by the state it holds (the Pebble provider: a
+// block cache shared by the query's partitions and each partition's
+// memtables, allocated outside the Go heap with cgo). The engine
+// reserves those bounds on the table's account, instead of the
+// partitions' key and value bytes, which live on disk.
+type BoundedProvider interface {
+	// SharedMemoryBound is the memory shared by every partition of the
+	// query (the block cache).
+	SharedMemoryBound() int64
+	// PartitionMemoryBound is what each open partition may hold (its
+	// memtables).
+	PartitionMemoryBound() int64
+}
+
 // BufferedPartition is a StatePartition that keeps buffers between
 // epochs besides its state (the memory provider's changelog encode
 // arena); the engine reserves them on the table's account with the

@@ -191,6 +191,17 @@ func NewStoreAccount(mem memory.Allocator, d StateDecl) *StoreAccount {
 	return &StoreAccount{a: newStateAccount(mem, fmt.Sprintf("state store of stateful operator %d (%s)", d.OpID, kind))}
 }
 
+// NewProviderAccount returns the account of the memory a state store
+// provider shares between an operator's partitions (the Pebble block
+// cache), named "state store provider <name> (<what>)".
+func NewProviderAccount(mem memory.Allocator, name, what string) *StoreAccount {
+	return &StoreAccount{a: newStateAccount(mem, fmt.Sprintf("state store provider %s (%s)", name, what))}
+}
+
+// SetFixed makes the reservation n bytes: a bound from the provider's
+// settings (checkpoint.BoundedProvider), not what the state holds.
+func (s *StoreAccount) SetFixed(n int64) error { return s.a.set(n) }
+
 // StoreMetric is the custom progress metric that reports what an
 // operator's StoreAccount holds.
 const StoreMetric = "stateStoreBytesReserved"
