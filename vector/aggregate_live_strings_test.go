@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -113,4 +114,66 @@ func TestLiveAggregateCountsStringBytes(t *testing.T) {
 	if got := live.HeapBytes(); got > values/8 {
 		t.Errorf("every group deleted and compacted: HeapBytes %d still counts the strings (%d bytes)", got, values)
 	}
+}
+
+// BenchmarkLiveAggregateStrings merges partial batches of 4096 groups
+// (of 65536) into a live aggregation keeping min, max, first and last of
+// 64-byte strings, as a streaming aggregation's epoch does, with the
+// reservation of HeapBytes after each merge: the running string counts
+// (session 13) against the header-only count before.
+//
+//	go test -run '^$' -bench BenchmarkLiveAggregateStrings ./vector/
+func BenchmarkLiveAggregateStrings(b *testing.B) {
+	const groups, batch = 1 << 16, 4096
+	ctx := context.Background()
+	mem := memory.NewGoAllocator()
+	spec := vector.AggregateSpec{GroupBy: byK(), Aggregates: []vector.AggregateCall{
+		call(vector.AggMin, "mins", "s"),
+		call(vector.AggMax, "maxs", "s"),
+		call(vector.AggFirst, "firsts", "s"),
+		call(vector.AggLast, "lasts", "s"),
+	}}
+	partial, err := vector.PartialSchema(liveRawSchema, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var epochs [][]arrow.Record
+	for e := range 16 {
+		raw := make([]vt.Row, batch)
+		for i := range raw {
+			k := (e*batch + i*7919) % groups
+			raw[i] = vt.Row{int64(k), strings.Repeat(string(rune('a'+(i+e)%26)), 64), nil, nil}
+		}
+		spec.Mode = vector.AggPartial
+		rec := vt.BuildRecord(mem, liveRawSchema, raw)
+		scan, err := vector.NewScan(liveRawSchema, rec)
+		rec.Release()
+		if err != nil {
+			b.Fatal(err)
+		}
+		op, err := vector.NewHashAggregate(mem, scan, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs, err := vector.Drain(ctx, op)
+		op.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		epochs = append(epochs, recs)
+	}
+	live, err := vector.NewLiveAggregate(mem, partial, 1, spec.Aggregates)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer live.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for _, rec := range epochs[i%len(epochs)] {
+			if _, err := live.Merge(ctx, rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(live.HeapBytes()), "heap-bytes")
 }
