@@ -29,6 +29,30 @@ type StateStoreProvider interface {
 	Close() error
 }
 
+// BoundedProvider is a StateStoreProvider whose memory is bounded by its
+// settings rather than by the state it holds (the Pebble provider: a
+// block cache shared by the query's partitions and each partition's
+// memtables, allocated outside the Go heap with cgo). The engine
+// reserves those bounds on the table's account, instead of the
+// partitions' key and value bytes, which live on disk.
+type BoundedProvider interface {
+	// SharedMemoryBound is the memory shared by every partition of the
+	// query (the block cache).
+	SharedMemoryBound() int64
+	// PartitionMemoryBound is what each open partition may hold (its
+	// memtables).
+	PartitionMemoryBound() int64
+}
+
+// BufferedPartition is a StatePartition that keeps buffers between
+// epochs besides its state (the memory provider's changelog encode
+// arena); the engine reserves them on the table's account with the
+// partition's MemoryBytes.
+type BufferedPartition interface {
+	// BufferBytes is the memory of those buffers after the last commit.
+	BufferBytes() int64
+}
+
 // StatePartition is the durable state of one (operator, partition).
 type StatePartition interface {
 	// Begin opens the store for an epoch reading version (the epoch id);
@@ -131,6 +155,8 @@ func (p *StorePartition) Close() error {
 	p.data, p.version, p.bytes, p.files = nil, -1, 0, nil
 	p.dropLive()
 	p.memBytes.Store(0)
+	p.arena = nil
+	p.arenaBytes.Store(0)
 	p.baseVers.Store(nil)
 	p.dataless, p.rows, p.estBytes = false, 0, 0
 	return err

@@ -137,7 +137,10 @@ type StorePartition struct {
 	// memBytes is bytes as of the last change, for MemoryBytes
 	// (stored under mu wherever bytes changes).
 	memBytes atomic.Int64
-	busy     bool // a store is open on this partition
+	// arenaBytes is the capacity of the changelog arena the partition
+	// keeps between epochs, for BufferBytes.
+	arenaBytes atomic.Int64
+	busy       bool // a store is open on this partition
 	// dataless: the last commit was a changelog (ChangelogWriter): the
 	// operator holds the state, data is nil and is loaded from the files
 	// only when a store reads it; rows is the key count it declared and
@@ -201,6 +204,11 @@ type StorePartition struct {
 func (p *StorePartition) MemoryBytes() int64 {
 	return p.memBytes.Load()
 }
+
+// BufferBytes returns the bytes of the changelog encode arena the
+// partition keeps between epochs (reused by its next epochs; at most
+// maxKeptArena unless its epochs use a quarter of it). It takes no lock.
+func (p *StorePartition) BufferBytes() int64 { return p.arenaBytes.Load() }
 
 // OpenStorePartition opens the partition directory, creating it if needed.
 // Nothing is loaded until Begin.

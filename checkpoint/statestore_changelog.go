@@ -210,9 +210,11 @@ func (s *store) releaseChangelog() {
 		if held > maxKeptArena && used < held/4 {
 			if s.p.arena == a {
 				s.p.arena = nil
+				s.p.arenaBytes.Store(0)
 			}
 		} else {
 			a.reset()
+			s.p.arenaBytes.Store(int64(held))
 		}
 	}
 	s.cl = nil

@@ -2,9 +2,16 @@ package vector
 
 // The Go-heap sizes of hash aggregation's structures, which HashAggregate
 // reserves against the query's memory limit (see heapAccount). They count
-// backing arrays (cap, not len: that is what the heap holds); the bytes
-// of string values kept by min/max and first/last are counted by the
-// string headers only.
+// backing arrays (cap, not len: that is what the heap holds), and the
+// bytes of the string values min/max, first/last, collect_list/set and
+// max_by/min_by keep (min/max and first/last keep a running count, so
+// that HeapBytes, called per merged batch of a streaming aggregation,
+// does not scan the groups).
+
+// HeapBytes is the Go-heap memory of the encoder's buffers (the keys it
+// encoded last, their hashes and offsets), for callers that keep an
+// encoder's output and account for it.
+func (e *KeyEncoder) HeapBytes() int64 { return e.heapBytes() }
 
 func (e *KeyEncoder) heapBytes() int64 {
 	return sliceBytes(e.hashes) + sliceBytes(e.words) + sliceBytes(e.nulls) + sliceBytes(e.widths) +
@@ -49,12 +56,12 @@ func (s *sumAcc) heapBytes() int64 {
 
 func (m *minMaxAcc) heapBytes() int64 {
 	return m.nullCounter.heapBytes() + sliceBytes(m.i64) + sliceBytes(m.i32) + sliceBytes(m.f64) +
-		sliceBytes(m.decs) + sliceBytes(m.strs) + sliceBytes(m.has) + sliceBytes(m.bools)
+		sliceBytes(m.decs) + sliceBytes(m.strs) + m.strBytes + sliceBytes(m.has) + sliceBytes(m.bools)
 }
 
 func (f *fixedValues[T]) heapBytes() int64 { return sliceBytes(f.vals) }
 func (b *boolValues) heapBytes() int64     { return sliceBytes(b.vals) }
-func (b *bytesValues) heapBytes() int64    { return sliceBytes(b.vals) }
+func (b *bytesValues) heapBytes() int64    { return sliceBytes(b.vals) + b.bytes }
 
 func (f *firstLastAcc) heapBytes() int64 {
 	return sliceBytes(f.set) + sliceBytes(f.null) + f.vals.heapBytes() + sliceBytes(f.rows) + sliceBytes(f.groups)

@@ -149,6 +149,7 @@ func (m *minMaxAcc) reset(gids []int32) {
 		case valDecimal:
 			m.decs[g] = pick(m.isMax, decimal128.New(math.MinInt64, 0), decimal128.New(math.MaxInt64, math.MaxUint64))
 		case valBytes:
+			m.strBytes -= int64(len(m.strs[g]))
 			m.strs[g], m.has[g] = "", false
 		}
 	}
@@ -185,6 +186,7 @@ func (f *firstLastAcc) reset(gids []int32) {
 	}
 	if b, ok := f.vals.(*bytesValues); ok {
 		for _, g := range gids {
+			b.bytes -= int64(len(b.vals[g]))
 			b.vals[g] = "" // let the string go
 		}
 	}

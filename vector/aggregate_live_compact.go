@@ -91,6 +91,7 @@ func (m *minMaxAcc) keepGroups(live []int32) {
 	m.f64 = keepIn(m.f64, live)
 	m.decs = keepIn(m.decs, live)
 	m.strs = keepIn(m.strs, live)
+	m.strBytes = stringBytes(m.strs)
 	m.has = keepIn(m.has, live)
 }
 

@@ -178,8 +178,11 @@ type minMaxAcc struct {
 	f64    []float64
 	decs   []decimal128.Num
 	strs   []string
-	has    []bool
-	bools  []int32 // scratch
+	// strBytes is the bytes of the strings strs holds (kept as they are
+	// replaced, so that the state's size is known without a scan).
+	strBytes int64
+	has      []bool
+	bools    []int32 // scratch
 }
 
 func (m *minMaxAcc) resize(n int) { m.grow(nil, n) }
@@ -241,6 +244,7 @@ func (m *minMaxAcc) update(gids []int32, args []arrow.Array) error {
 			}
 			v := unsafeString(data[offs[i]:offs[i+1]])
 			if !m.has[g] || m.isMax && v > m.strs[g] || !m.isMax && v < m.strs[g] {
+				m.strBytes += int64(len(v) - len(m.strs[g]))
 				m.strs[g] = strings.Clone(v)
 				m.has[g] = true
 			}
@@ -403,6 +407,9 @@ func (b *boolValues) build(mem memory.Allocator, lo, hi int, valid []bool) arrow
 type bytesValues struct {
 	dt   arrow.DataType
 	vals []string
+	// bytes is the bytes of the strings vals holds, kept as they are
+	// replaced (the state's size without a scan).
+	bytes int64
 }
 
 func (b *bytesValues) resize(n int)          { b.vals = growZero(b.vals, n) }
@@ -410,7 +417,9 @@ func (b *bytesValues) grow(g *grower, n int) { b.vals = growZeroWith(g, b.vals, 
 func (b *bytesValues) copyRows(arr arrow.Array, rows, groups []int32) {
 	offs, data := BinaryParts(arr)
 	for j, r := range rows {
-		b.vals[groups[j]] = string(data[offs[r]:offs[r+1]])
+		g := groups[j]
+		b.bytes += int64(offs[r+1]-offs[r]) - int64(len(b.vals[g]))
+		b.vals[g] = string(data[offs[r]:offs[r+1]])
 	}
 }
 func (b *bytesValues) build(mem memory.Allocator, lo, hi int, valid []bool) arrow.Array {

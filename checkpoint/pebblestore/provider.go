@@ -129,6 +129,18 @@ func (p *Provider) MemoryBytes() int64 {
 	return p.cache.Metrics().Size
 }
 
+var _ checkpoint.BoundedProvider = (*Provider)(nil)
+
+// SharedMemoryBound implements checkpoint.BoundedProvider: the block
+// cache's size.
+func (p *Provider) SharedMemoryBound() int64 { return p.opts.BlockCacheBytes }
+
+// PartitionMemoryBound implements checkpoint.BoundedProvider: two
+// memtables (the one being written and one being flushed; a commit
+// flushes, so each holds at most one epoch's writes). The epoch's
+// indexed batch, on the Go heap, is not included.
+func (p *Provider) PartitionMemoryBound() int64 { return 2 * p.opts.MemtableBytes }
+
 // Metrics implements checkpoint.StateStoreProvider: block cache figures.
 func (p *Provider) Metrics() map[string]int64 {
 	m := p.cache.Metrics()

@@ -46,6 +46,9 @@ type stateLifecycle struct {
 	// version is the version the open epoch reads (its id): the group
 	// commit writes version+1 even when no partition was opened.
 	version int64
+	// sharedAcct reserves a BoundedProvider's shared memory (its block
+	// cache) against the query's limit while the provider is open.
+	sharedAcct *stateful.StoreAccount
 }
 
 // useEpochLog sets the run's epoch log. A state log that lives in an
@@ -113,6 +116,17 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 		}
 		if err != nil {
 			return err
+		}
+		if bp, ok := l.provider.(checkpoint.BoundedProvider); ok {
+			// Its memory is set by its settings: the shared part is
+			// reserved as it opens (a refusal fails the start with the
+			// limit's error), the partitions' with each commit.
+			l.sharedAcct = stateful.NewProviderAccount(l.mem, l.provider.Name(), "shared block cache")
+			if err := l.sharedAcct.SetFixed(bp.SharedMemoryBound()); err != nil {
+				l.provider.Close()
+				l.provider, l.sharedAcct = nil, nil
+				return err
+			}
 		}
 	}
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
@@ -331,8 +345,12 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		}
 		op.stores = nil
 		c := stateful.StateCommit{NumRowsTotal: total, Partitions: int64(len(op.parts))}
+		var buffers int64
 		for _, part := range op.parts {
 			c.MemoryUsedBytes += part.MemoryBytes()
+			if b, ok := part.(checkpoint.BufferedPartition); ok {
+				buffers += b.BufferBytes()
+			}
 			m := part.Metrics()
 			if len(m) == 0 {
 				continue // most providers' partitions have none
@@ -349,7 +367,13 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		}
 		// A refusal has stopped the query (its allocator fails it with
 		// the limit's error); the committed epoch stays valid.
-		_ = op.acct.Set(c.MemoryUsedBytes, total)
+		if bp, ok := l.provider.(checkpoint.BoundedProvider); ok {
+			// Keys and values on disk; in memory the memtables, bounded
+			// by the settings.
+			_ = op.acct.SetFixed(int64(len(op.parts))*bp.PartitionMemoryBound() + buffers)
+		} else {
+			_ = op.acct.Set(c.MemoryUsedBytes, total, buffers)
+		}
 		if n := op.acct.Bytes(); n > 0 {
 			if c.CustomMetrics == nil {
 				c.CustomMetrics = map[string]int64{}
@@ -415,6 +439,10 @@ func (l *stateLifecycle) close() error {
 	}
 	err := l.provider.Close()
 	l.provider, l.logOpen, l.stateLog = nil, false, nil
+	if l.sharedAcct != nil {
+		l.sharedAcct.Release()
+		l.sharedAcct = nil
+	}
 	for _, op := range l.ops {
 		op.parts, op.lazy = nil, nil
 		if op.acct != nil {

@@ -108,8 +108,11 @@ func (l *dedupLive) bytes() int64 {
 // offerLive hands the partitions whose commit makes a snapshot due a view
 // of their keys as the epoch leaves them (live_snapshot.go): the keys and
 // eviction times copied out of the map (strings are shared, not copied),
-// written as state rows in the background.
-func (d *statefulDedup) offerLive() {
+// written as state rows in the background. The views' slices are
+// reserved on the table's account until the maintenance releases them
+// (the key strings are the map's, counted by the state's account; a key
+// evicted while the view holds it is not counted twice, nor at all).
+func (d *statefulDedup) offerLive() error {
 	want := wantsLive(d.state.stores)
 	for p, w := range want {
 		if !w {
@@ -121,13 +124,24 @@ func (d *statefulDedup) offerLive() {
 			// Put/Delete, not a changelog: no live snapshot.
 			continue
 		}
-		v := &dedupView{keys: make([]string, 0, len(part.seen)), ats: make([]int64, 0, len(part.seen))}
+		hold, err := d.views.hold(dedupViewBytes(len(part.seen)))
+		if err != nil {
+			return err
+		}
+		v := &dedupView{keys: make([]string, 0, len(part.seen)), ats: make([]int64, 0, len(part.seen)), hold: hold}
 		for k, at := range part.seen {
 			v.keys = append(v.keys, k)
 			v.ats = append(v.ats, at)
 		}
 		d.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(v)
 	}
+	return nil
+}
+
+// dedupViewBytes is the heap a view of n keys holds: a string header and
+// an eviction time a key, and the view itself.
+func dedupViewBytes(n int) int64 {
+	return int64(n)*int64(unsafe.Sizeof("")+unsafe.Sizeof(int64(0))) + int64(unsafe.Sizeof(dedupView{}))
 }
 
 // dedupView is one partition's keys at a version, with their eviction
@@ -135,6 +149,7 @@ func (d *statefulDedup) offerLive() {
 type dedupView struct {
 	keys []string
 	ats  []int64
+	hold *viewHold // the slices' reservation
 }
 
 // Entries implements checkpoint.LiveView: the rows the changelog wrote
@@ -158,4 +173,7 @@ func (v *dedupView) Entries(_ context.Context, emit func(key, value []byte) erro
 }
 
 // Release implements checkpoint.LiveView.
-func (v *dedupView) Release() { v.keys, v.ats = nil, nil }
+func (v *dedupView) Release() {
+	v.keys, v.ats = nil, nil
+	v.hold.release()
+}

@@ -55,14 +55,19 @@ type recordSnapshot struct {
 	err  error
 	rows [][]int32 // by partition: its rows of rec (wanted ones only)
 	refs atomic.Int32
+	// hold reserves, on the table's account, the encoders' buffers and
+	// the rows once encoded, until the last view is released (the
+	// record's Arrow buffers count through their allocator).
+	hold *viewHold
 }
 
 // offerRecordSnapshot hands the partitions in want (wantsLive) a view of
 // rec (owned by the snapshot from now on). key and val are codecs like
 // the operator's (same columns, same partitioning hash keys), the
-// snapshot's own.
-func offerRecordSnapshot(stores []checkpoint.StateStore, want []bool, rec arrow.Record, key, val *rowCodec, scheme partitioning) {
-	s := &recordSnapshot{rec: rec, key: key, val: val, scheme: scheme, want: want}
+// snapshot's own. views reserves what the encoding holds.
+func offerRecordSnapshot(stores []checkpoint.StateStore, want []bool, rec arrow.Record, key, val *rowCodec, scheme partitioning, views viewAccount) {
+	hold, _ := views.hold(0) // nothing yet: encode reserves
+	s := &recordSnapshot{rec: rec, key: key, val: val, scheme: scheme, want: want, hold: hold}
 	n := int32(0)
 	for _, w := range want {
 		if w {
@@ -114,6 +119,11 @@ func (s *recordSnapshot) encode() {
 			s.rows[p] = append(s.rows[p], int32(i))
 		}
 	}
+	held := s.key.enc.HeapBytes() + s.val.enc.HeapBytes()
+	for _, r := range s.rows {
+		held += int64(cap(r)) * 4
+	}
+	s.err = s.hold.add(held)
 }
 
 // recordView is one partition's view of a recordSnapshot.
@@ -151,6 +161,7 @@ func (v *recordView) Release() {
 		v.s.key.enc.Release()
 		v.s.val.enc.Release()
 		v.s.rows = nil
+		v.s.hold.release()
 	}
 }
 

@@ -3,6 +3,8 @@ package stateful
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
@@ -17,16 +19,23 @@ import (
 //
 // The operator keeps a running estimate of its structures' sizes (updated
 // where they grow and shrink, never a scan of the rows) and hands it to
-// set after each change of the state within an epoch. A refused
-// reservation stops the query (the allocator cancels it with its limit's
-// error, naming the operator); set returns the error so that the epoch
-// fails before its state is committed. Over an allocator that enforces
-// nothing the account only counts.
+// set after each change of the state within an epoch. While an epoch
+// adds to the state, each partition's growthMeter reserves the growth as
+// it happens, a chunk at a time (grow), so that one epoch's growth cannot
+// pass the limit by more than the partitions' unreserved chunks before it
+// is refused; set at the epoch's end makes the reservation the estimate
+// again (returning what was reserved ahead for state that was evicted). A
+// refused reservation stops the query (the allocator cancels it with its
+// limit's error, naming the operator); set and grow return the error so
+// that the epoch fails before its state is committed. Over an allocator
+// that enforces nothing the account only counts.
 //
-// One goroutine uses an account at a time (the operator's epoch loop).
+// set and release are called by the operator's epoch loop; grow also by
+// its partitions running in parallel (mu orders them).
 type stateAccount struct {
 	r    vector.MemoryReserver
 	what string // the operator's state, for errors
+	mu   *sync.Mutex
 	held int64
 }
 
@@ -34,12 +43,23 @@ type stateAccount struct {
 // "stream-stream join state"), reserving through mem labelled with what.
 func newStateAccount(mem memory.Allocator, what string) stateAccount {
 	r, _ := vector.ForOperator(mem, what).(vector.MemoryReserver)
-	return stateAccount{r: r, what: what}
+	return stateAccount{r: r, what: what, mu: new(sync.Mutex)}
+}
+
+// lock takes the account's mutex (an account built as a literal in a
+// test has none and is used by one goroutine).
+func (a *stateAccount) lock() func() {
+	if a.mu == nil {
+		return func() {}
+	}
+	a.mu.Lock()
+	return a.mu.Unlock
 }
 
 // set makes the reservation n bytes (growing or shrinking it). On error
 // the reservation is unchanged.
 func (a *stateAccount) set(n int64) error {
+	defer a.lock()()
 	n = max(n, 0)
 	delta := n - a.held
 	if delta == 0 {
@@ -54,16 +74,85 @@ func (a *stateAccount) set(n int64) error {
 	return nil
 }
 
+// grow reserves delta more bytes (the state grew within an epoch; set at
+// its end trues the reservation up). On error the reservation is
+// unchanged.
+func (a *stateAccount) grow(delta int64) error {
+	if delta <= 0 {
+		return nil
+	}
+	defer a.lock()()
+	if a.r != nil {
+		if err := a.r.Reserve(delta); err != nil {
+			return fmt.Errorf("arrowstream: %s would grow to %d bytes within the epoch: %w", a.what, a.held+delta, err)
+		}
+	}
+	a.held += delta
+	return nil
+}
+
 // bytes is what the account holds.
-func (a *stateAccount) bytes() int64 { return a.held }
+func (a *stateAccount) bytes() int64 {
+	defer a.lock()()
+	return a.held
+}
 
 // release returns everything reserved (the state was dropped or the
 // query stopped).
 func (a *stateAccount) release() {
+	defer a.lock()()
 	if a.r != nil && a.held != 0 {
 		_ = a.r.Reserve(-a.held)
 	}
 	a.held = 0
+}
+
+// growthChunk is how much of an operator's state may grow within an epoch
+// before it is reserved, split over its partitions (growthMeter); every
+// partition reserves at least minGrowthChunk at a time so that the hot
+// path stays a comparison. An epoch's growth unreserved is thus at most
+// the larger of growthChunk and minGrowthChunk a partition (200
+// partitions: 12.5 MiB).
+const (
+	growthChunk    = 1 << 20
+	minGrowthChunk = 64 << 10
+)
+
+// growthMeter reserves on an account the growth of one partition's state
+// estimate within an epoch, each time it has grown by a chunk since the
+// last reservation. A partition's loop calls note with its estimate after
+// each addition (a comparison unless a chunk is due). One goroutine uses
+// a meter.
+type growthMeter struct {
+	acct  *stateAccount
+	mark  int64 // the estimate when the last chunk was reserved
+	chunk int64
+}
+
+// newGrowthMeter returns the meter of a partition whose estimate is est
+// now, on acct, for an operator of parts partitions.
+func newGrowthMeter(acct *stateAccount, est int64, parts int) growthMeter {
+	return growthMeter{acct: acct, mark: est, chunk: max(growthChunk/int64(max(parts, 1)), minGrowthChunk)}
+}
+
+// note is called with the partition's estimate after it changed; it
+// reserves the growth since the last reservation once that is a chunk.
+func (m *growthMeter) note(est int64) error {
+	if est-m.mark < m.chunk {
+		if est < m.mark {
+			m.mark = est // shrank (an eviction): grow from here
+		}
+		return nil
+	}
+	return m.reserve(est)
+}
+
+func (m *growthMeter) reserve(est int64) error {
+	if err := m.acct.grow(est - m.mark); err != nil {
+		return err
+	}
+	m.mark = est
+	return nil
 }
 
 // heapMetric is the custom progress metric that reports what an
@@ -82,10 +171,11 @@ func (a *stateAccount) report(m *map[string]int64) {
 }
 
 // StoreAccount reserves, against the query's limit, the memory an
-// operator's state stores hold decoded between epochs (the memory
-// provider's map of a partition not in changelog mode: the session
-// window's sessions, the streaming limit's count, a spilled state's
-// keys), which the engine learns after each commit.
+// operator's state stores hold between epochs (the memory provider's map
+// of a partition not in changelog mode: the session window's sessions,
+// the streaming limit's count, a spilled state's keys; and the changelog
+// encode arenas the partitions keep for their next epochs), which the
+// engine learns after each commit.
 type StoreAccount struct{ a stateAccount }
 
 // storeEntryOverhead approximates a store entry's memory besides its key
@@ -101,20 +191,32 @@ func NewStoreAccount(mem memory.Allocator, d StateDecl) *StoreAccount {
 	return &StoreAccount{a: newStateAccount(mem, fmt.Sprintf("state store of stateful operator %d (%s)", d.OpID, kind))}
 }
 
+// NewProviderAccount returns the account of the memory a state store
+// provider shares between an operator's partitions (the Pebble block
+// cache), named "state store provider <name> (<what>)".
+func NewProviderAccount(mem memory.Allocator, name, what string) *StoreAccount {
+	return &StoreAccount{a: newStateAccount(mem, fmt.Sprintf("state store provider %s (%s)", name, what))}
+}
+
+// SetFixed makes the reservation n bytes: a bound from the provider's
+// settings (checkpoint.BoundedProvider), not what the state holds.
+func (s *StoreAccount) SetFixed(n int64) error { return s.a.set(n) }
+
 // StoreMetric is the custom progress metric that reports what an
 // operator's StoreAccount holds.
 const StoreMetric = "stateStoreBytesReserved"
 
 // Set makes the reservation the stores' memory: keyValueBytes of keys and
 // values in rows entries (0 bytes: the stores hold nothing decoded, the
-// operator's live state does). A refusal stops the query through its
-// allocator and is returned.
-func (s *StoreAccount) Set(keyValueBytes, rows int64) error {
+// operator's live state does), and buffers bytes of buffers kept between
+// epochs (checkpoint.BufferedPartition). A refusal stops the query
+// through its allocator and is returned.
+func (s *StoreAccount) Set(keyValueBytes, rows, buffers int64) error {
 	n := keyValueBytes
 	if n > 0 {
 		n += rows * storeEntryOverhead
 	}
-	return s.a.set(n)
+	return s.a.set(n + max(buffers, 0))
 }
 
 // Bytes is what the account holds.
@@ -122,3 +224,68 @@ func (s *StoreAccount) Bytes() int64 { return s.a.bytes() }
 
 // Release returns the reservation (the stores were closed).
 func (s *StoreAccount) Release() { s.a.release() }
+
+// viewAccount reserves, on the table's account, the Go-heap memory of
+// the live snapshot views an operator hands its stores' background
+// maintenance (live_snapshot.go), from when a view holds it until the
+// maintenance releases the view, which may be epochs later. A refusal
+// stops the query through its allocator, as the state's own accounts do.
+type viewAccount struct {
+	r    vector.MemoryReserver
+	what string
+}
+
+// newViewAccount returns the account of the views of the state named
+// what, reserving through mem labelled "live snapshot views of <what>".
+func newViewAccount(mem memory.Allocator, what string) viewAccount {
+	what = "live snapshot views of " + what
+	r, _ := vector.ForOperator(mem, what).(vector.MemoryReserver)
+	return viewAccount{r: r, what: what}
+}
+
+// viewHold is what one view holds reserved. add and release may be
+// called from the maintenance's goroutines.
+type viewHold struct {
+	r    vector.MemoryReserver
+	what string
+	n    atomic.Int64
+}
+
+// hold returns a view's reservation of n bytes.
+func (a viewAccount) hold(n int64) (*viewHold, error) {
+	h := &viewHold{r: a.r, what: a.what}
+	return h, h.add(n)
+}
+
+// add reserves n more bytes for the view. On error nothing is added.
+func (h *viewHold) add(n int64) error {
+	if h == nil || n <= 0 {
+		return nil
+	}
+	if h.r != nil {
+		if err := h.r.Reserve(n); err != nil {
+			return fmt.Errorf("arrowstream: %s would grow by %d bytes: %w", h.what, n, err)
+		}
+	}
+	h.n.Add(n)
+	return nil
+}
+
+// bytes is what the view holds reserved.
+func (h *viewHold) bytes() int64 {
+	if h == nil {
+		return 0
+	}
+	return h.n.Load()
+}
+
+// release returns the view's reservation (once: later calls return
+// nothing).
+func (h *viewHold) release() {
+	if h == nil {
+		return
+	}
+	if n := h.n.Swap(0); n != 0 && h.r != nil {
+		_ = h.r.Reserve(-n)
+	}
+}

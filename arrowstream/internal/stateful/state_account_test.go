@@ -195,7 +195,8 @@ func TestOperatorsReportReservedState(t *testing.T) {
 // BenchmarkDedupLiveAccounted measures a dedup partition taking 4096 new
 // keys per batch, with and without the account's update after each
 // batch (the hook the operator runs once per epoch, per batch here to
-// bound its cost from above).
+// bound its cost from above) and the growth meter noted after every key
+// (as the operator's partition loop does since session 13).
 func BenchmarkDedupLiveAccounted(b *testing.B) {
 	keys := make([][]byte, 4096)
 	for i := range keys {
@@ -210,12 +211,21 @@ func BenchmarkDedupLiveAccounted(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if i%64 == 0 {
 					l.parts[0] = dedupPart{seen: make(map[string]int64, len(keys))}
+					if accounted {
+						a.release()
+					}
 				}
 				p := &l.parts[0]
+				meter := newGrowthMeter(&a, p.bytes, 1)
 				for j, k := range keys {
 					k[0] = byte(i)
 					k[1] = byte(i >> 8)
 					p.add(k, int64(j), false)
+					if accounted {
+						if err := meter.note(p.bytes); err != nil {
+							b.Fatal(err)
+						}
+					}
 				}
 				if accounted {
 					if err := a.set(l.bytes()); err != nil {

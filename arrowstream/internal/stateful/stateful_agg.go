@@ -69,7 +69,9 @@ type statefulAggregate struct {
 	// (time index, epoch marks) and of the spill cache against the
 	// query's limit; the groups reserve their own (vector.LiveAggregate).
 	acct stateAccount
-	raw  liveRawBinding // input rows folded into live directly
+	// views reserves the live snapshot views handed to the stores.
+	views viewAccount
+	raw   liveRawBinding // input rows folded into live directly
 	// panes: a sliding window in Append mode, aggregated by panes
 	// (stateful_agg_panes.go); nil otherwise.
 	panes *paneMode
@@ -92,6 +94,7 @@ func newStatefulAggregate(mem memory.Allocator, opID int, input *arrow.Schema, s
 		state: statePartitions{opID: opID},
 	}
 	s.acct = newStateAccount(mem, aggStateName)
+	s.views = newViewAccount(mem, aggStateName)
 	if timeKey >= 0 {
 		switch dt := partial.Field(timeKey).Type.(type) {
 		case *arrow.TimestampType:
@@ -379,7 +382,7 @@ func (s *statefulAggregate) offerLive() error {
 		rec.Release()
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
-	offerRecordSnapshot(s.state.stores, want, rec, key, val, s.state.scheme)
+	offerRecordSnapshot(s.state.stores, want, rec, key, val, s.state.scheme, s.views)
 	return nil
 }
 

@@ -43,6 +43,8 @@ type statefulDedup struct {
 	// acct reserves the live keys' Go-heap bytes against the query's
 	// limit.
 	acct stateAccount
+	// views reserves the live snapshot views handed to the stores.
+	views viewAccount
 
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
@@ -67,6 +69,7 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 		state: statePartitions{opID: opID},
 	}
 	d.acct = newStateAccount(mem, "deduplication state ("+d.name()+")")
+	d.views = newViewAccount(mem, "deduplication state ("+d.name()+")")
 	kind := "dedup"
 	if withinWatermark {
 		kind = "dedupWithinWatermark"
@@ -183,7 +186,10 @@ func (d *statefulDedup) Execute(ctx context.Context, ep Epoch, input vector.Oper
 			cw.SetLiveRows(int64(len(d.live.parts[p].seen)))
 		}
 	}
-	d.offerLive()
+	if err := d.offerLive(); err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
 	d.live.trimSpilled()
 	if err := d.acct.set(d.live.bytes() + d.live.spilledBytes()); err != nil {
 		releaseRecords(out)
@@ -205,6 +211,7 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 	var evictAt [8]byte
 	cw, logged := st.(checkpoint.ChangelogWriter)
 	logged = logged && live.spill == nil
+	meter := newGrowthMeter(&d.acct, live.bytes, len(d.state.stores))
 	for _, rec := range recs {
 		if err := codec.encode(rec); err != nil {
 			releaseRecords(out)
@@ -245,6 +252,10 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 				value = evictAt[:]
 			}
 			live.add(key, at, timed)
+			if err := meter.note(live.bytes); err != nil {
+				releaseRecords(out)
+				return nil, err
+			}
 			if logged {
 				cw.LogUpsert(key, value)
 			} else if err := st.Put(key, value); err != nil {

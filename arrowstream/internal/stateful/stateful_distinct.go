@@ -50,6 +50,10 @@ type statefulDistinctMark struct {
 	// acct reserves the live sets' Go-heap bytes against the query's
 	// limit.
 	acct stateAccount
+	// meter reserves the epoch's growth as it happens; est is the
+	// live state's estimate it follows (the partitions run in turn).
+	meter growthMeter
+	est   int64
 
 	lastEvictWm int64
 	progress    stream.StateOperatorProgress
@@ -106,6 +110,8 @@ func (s *statefulDistinctMark) Execute(ctx context.Context, ep Epoch, input vect
 		return nil, err
 	}
 	s.live.version, s.pending = -1, ep.ID+1
+	s.est = s.live.bytes()
+	s.meter = newGrowthMeter(&s.acct, s.est, 1)
 	recs, err := vector.Drain(ctx, input)
 	if err != nil {
 		return nil, err
@@ -202,6 +208,10 @@ func (s *statefulDistinctMark) mark(ep Epoch, rec arrow.Record) (arrow.Record, e
 				value = evictAt[:]
 			}
 			part.add(key, at, evictable)
+			s.est += int64(len(key)) + dedupEntryOverhead
+			if err := s.meter.note(s.est); err != nil {
+				return nil, err
+			}
 			st := s.state.stores[p]
 			if cw, ok := st.(checkpoint.ChangelogWriter); ok {
 				cw.LogUpsert(key, value)

@@ -307,7 +307,11 @@ func (g *statefulGroupState) runPartition(ep Epoch, p int, codec *rowCodec, all,
 		releaseRecords(out)
 		return nil, err
 	}
+	meter := newGrowthMeter(&g.acct, live.bytes, len(g.state.stores))
 	for _, gr := range groups {
+		if err := meter.note(live.bytes); err != nil {
+			return fail(err)
+		}
 		rows, err := vector.TakeRecord(g.mem, all, gr.rows)
 		if err != nil {
 			return fail(err)

@@ -338,6 +338,7 @@ func (o *statefulOver) evaluate(ctx context.Context, ep Epoch, cand arrow.Record
 // write stores the dirty partitions' entries.
 func (o *statefulOver) write(dirty []map[string]struct{}) error {
 	var value []byte
+	meter := newGrowthMeter(&o.acct, o.live.bytes, 1)
 	for p, keys := range dirty {
 		st := o.state.stores[p]
 		cw, logged := st.(checkpoint.ChangelogWriter)
@@ -357,6 +358,9 @@ func (o *statefulOver) write(dirty []map[string]struct{}) error {
 			heap := overEntryHeap(key, len(value), len(e.hist)+len(e.wait))
 			o.live.bytes += heap - e.heap
 			e.heap = heap
+			if err := meter.note(o.live.bytes); err != nil {
+				return err
+			}
 			if logged {
 				cw.LogUpsert([]byte(key), value)
 			} else if err := st.Put([]byte(key), value); err != nil {

@@ -302,6 +302,7 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		times[r], valids[r] = t.times(rec)
 	}
 	sel := make([][]int32, len(ranked))
+	meter := newGrowthMeter(&t.acct, t.live.bytes, 1)
 	var value []byte
 	for _, tp := range parts {
 		l := lists[tp.key]
@@ -346,6 +347,9 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		t.live.bytes += e.heap
 		if old != nil {
 			t.live.bytes -= old.heap
+		}
+		if err := meter.note(t.live.bytes); err != nil {
+			return nil, err
 		}
 		st := t.state.stores[tp.p]
 		if cw, ok := st.(checkpoint.ChangelogWriter); ok {
