@@ -419,7 +419,11 @@ func TestCompactionRecopiesTrimmedRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the small epochs merged", func() bool { return tbl.Size().Records <= 4 })
+	// Tiered merges (a run is merged again only when as many rows follow
+	// it) can settle at a handful of runs, depending on how far the
+	// background rounds run behind the commits: 4–6 records seen under
+	// -race, where a bound of 4 waited forever.
+	waitFor(t, "the small epochs merged", func() bool { return tbl.Size().Records <= 8 })
 	runBytes := tbl.Size().Bytes
 	for ; e < 36+30; e++ { // evicts 26 of the run's 36 epochs
 		if err := tbl.AddBatch(context.Background(), e, epochOp(t, mem, e, big, big)); err != nil {
