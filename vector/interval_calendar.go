@@ -63,19 +63,7 @@ func appendCalendarInterval(dst []byte, months, days int32, micros int64) []byte
 				rest = -rest
 			}
 			dst = strconv.AppendInt(dst, rest/microsPerSecond, 10)
-			if frac := rest % microsPerSecond; frac != 0 {
-				digits := 6
-				for frac%10 == 0 {
-					frac /= 10
-					digits--
-				}
-				dst = append(dst, '.')
-				s := strconv.FormatInt(frac, 10)
-				for i := len(s); i < digits; i++ {
-					dst = append(dst, '0')
-				}
-				dst = append(dst, s...)
-			}
+			dst = appendMicrosFraction(dst, rest%microsPerSecond)
 			dst = append(dst, " seconds "...)
 		}
 	}

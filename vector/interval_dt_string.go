@@ -122,7 +122,13 @@ func appendSeconds(dst []byte, us int64) []byte {
 		dst = append(dst, '0')
 	}
 	dst = strconv.AppendInt(dst, us/microsPerSecond, 10)
-	frac := us % microsPerSecond
+	return appendMicrosFraction(dst, us%microsPerSecond)
+}
+
+// appendMicrosFraction appends a second's fraction of frac microseconds
+// (0 ≤ frac < 1e6) as '.' and its digits without trailing zeros (".5",
+// ".000001"), and nothing when frac is 0.
+func appendMicrosFraction(dst []byte, frac int64) []byte {
 	if frac == 0 {
 		return dst
 	}
