@@ -205,7 +205,8 @@ func scalingBinaries(t *testing.T) []scalingBinary {
 
 // scalingPerfEnv names a directory: TestClusterScaling then records a
 // CPU profile of each instance with perf(1) while the input is processed
-// (<dir>/<table kind>-<k>-<i>.data; read it with perf report -i).
+// (<dir>/<table kind>-<k>-<i>.data; read it with perf report -i), at
+// 499 Hz or the frequency in <scalingPerfEnv>_FREQ.
 const scalingPerfEnv = "ARROWSTREAM_CLUSTER_SCALING_PERF"
 
 // perfRecord starts perf record on the instances when scalingPerfEnv is
@@ -219,7 +220,11 @@ func perfRecord(t *testing.T, insts []*clusterInstance, kind string, k int) func
 	var cmds []*exec.Cmd
 	for i, ci := range insts {
 		out := filepath.Join(dir, fmt.Sprintf("%s-%d-%d.data", kind, k, i))
-		c := exec.Command("perf", "record", "-g", "-F", "499", "-o", out, "-p", strconv.Itoa(ci.p.cmd.Process.Pid))
+		freq := "499"
+		if f := os.Getenv(scalingPerfEnv + "_FREQ"); f != "" {
+			freq = f
+		}
+		c := exec.Command("perf", "record", "-g", "-F", freq, "-o", out, "-p", strconv.Itoa(ci.p.cmd.Process.Pid))
 		if err := c.Start(); err != nil {
 			t.Logf("perf record: %v (no profile)", err)
 			continue
