@@ -50,7 +50,8 @@ type FaultHook func(step WriteStep, path string) error
 type Writer struct {
 	// Hook, when set, is called at each step (fault injection).
 	Hook FaultHook
-	// NoSync skips fsync (tests of logic only; never in production).
+	// NoSync skips fsync: tests of logic, and files that are only caches
+	// (a reader recovers from their loss or damage), never checkpoint state.
 	NoSync bool
 	// LogFormat is the offset and commit log format of a new checkpoint:
 	// 0 or 2 for the v2 epoch log, 1 for Spark's one file per epoch. An

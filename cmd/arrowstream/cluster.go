@@ -20,6 +20,7 @@ type clusterFlags struct {
 	name           string
 	advertise      string
 	sessionTimeout time.Duration
+	hopMaxDelay    time.Duration
 }
 
 func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
@@ -28,6 +29,7 @@ func addClusterFlags(fs *flag.FlagSet) *clusterFlags {
 	fs.StringVar(&c.name, "cluster-name", "", "cluster mode: the cluster's `name` (a table's consumer group is <name>-<table>)")
 	fs.StringVar(&c.advertise, "cluster-advertise", "", "cluster mode: the Flight SQL `address` other instances and clients reach this one at (default: --addr)")
 	fs.DurationVar(&c.sessionTimeout, "cluster-session-timeout", 10*time.Second, "cluster mode: how long a silent instance keeps its partitions before the others take them over")
+	fs.DurationVar(&c.hopMaxDelay, "cluster-hop-max-delay", kafka.DefaultHopPaceMaxDelay, "cluster mode: how long a repartition hop's downstream epoch may wait for this instance's upstream commit, so that it reads every instance's writes of a round at once (0: no waiting)")
 	return c
 }
 
@@ -44,6 +46,9 @@ func (c *clusterFlags) validate(flightAddr string) error {
 	}
 	if c.sessionTimeout <= 0 {
 		return errors.New("--cluster-session-timeout must be positive")
+	}
+	if c.hopMaxDelay < 0 {
+		return errors.New("--cluster-hop-max-delay must not be negative (0: no waiting)")
 	}
 	addr := c.address(flightAddr)
 	if addr == "" {
@@ -78,8 +83,12 @@ func (c *clusterFlags) membership(flightAddr string, logger *slog.Logger) (*kafk
 			brokers = append(brokers, b)
 		}
 	}
+	pace := c.hopMaxDelay
+	if pace == 0 {
+		pace = -1 // no pacing (ClusterOptions' 0 is the default)
+	}
 	return kafka.NewCluster(kafka.ClusterOptions{Name: c.name, Brokers: brokers, Address: c.address(flightAddr),
-		SessionTimeout: c.sessionTimeout, Logger: logger})
+		SessionTimeout: c.sessionTimeout, HopPaceMaxDelay: pace, Logger: logger})
 }
 
 // clusterLister presents the membership to system.cluster_members.

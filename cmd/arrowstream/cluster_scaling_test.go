@@ -112,6 +112,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					t.Logf("%s%s, %d instance(s): idle, %.1f CPU-ms per second per instance",
 						b.label, table, k, (cpuSeconds(t, insts)-idle)*1000/d.Seconds()/float64(k))
 				}
+				epochsBefore := stageEpochs(t, insts)
 				stopPerf := perfRecord(t, insts, kind, k)
 				before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
 				start := time.Now()
@@ -138,12 +139,63 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 				rate[k] = float64(events) / cpu
 				t.Logf("%s%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
 					b.label, table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1], brokerCPU)
+				if epochs := stageEpochs(t, insts); len(epochs) > 0 {
+					var parts []string
+					for _, name := range slices.Sorted(maps.Keys(epochs)) {
+						parts = append(parts, fmt.Sprintf("%s %v", name, epochsSince(epochs[name], epochsBefore[name])))
+					}
+					t.Logf("%s%s, %d instance(s): epochs per instance: %s", b.label, table, k, strings.Join(parts, "; "))
+				}
 				for _, ci := range insts {
 					ci.p.interrupt(t)
 				}
 			}
 		}
 	}
+}
+
+// stageEpochs returns, per query name, each instance's last batch id
+// (system.query_progress; -1 when it has none): the epochs a stage ran
+// in a window are the difference of two calls.
+func stageEpochs(t *testing.T, insts []*clusterInstance) map[string][]int64 {
+	t.Helper()
+	out := map[string][]int64{}
+	for i, ci := range insts {
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.Scaled(time.Minute))
+		recs, err := readSQL(ctx, ci.addr, "SELECT name, max(batch_id) FROM system.query_progress WHERE name IS NOT NULL GROUP BY name")
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			names, ids := r.Column(0).(*array.String), r.Column(1).(*array.Int64)
+			for j := 0; j < int(r.NumRows()); j++ {
+				name := names.Value(j)
+				if out[name] == nil {
+					out[name] = make([]int64, len(insts))
+					for x := range out[name] {
+						out[name][x] = -1
+					}
+				}
+				out[name][i] = ids.Value(j)
+			}
+		}
+		releaseRecords(recs)
+	}
+	return out
+}
+
+// epochsSince is after - before per instance.
+func epochsSince(after, before []int64) []int64 {
+	out := make([]int64, len(after))
+	for i, a := range after {
+		b := int64(-1)
+		if i < len(before) {
+			b = before[i]
+		}
+		out[i] = a - b
+	}
+	return out
 }
 
 // scalingProcsEnv, when set, starts each of k instances with GOMAXPROCS
@@ -205,7 +257,8 @@ func scalingBinaries(t *testing.T) []scalingBinary {
 
 // scalingPerfEnv names a directory: TestClusterScaling then records a
 // CPU profile of each instance with perf(1) while the input is processed
-// (<dir>/<table kind>-<k>-<i>.data; read it with perf report -i).
+// (<dir>/<table kind>-<k>-<i>.data; read it with perf report -i), at
+// 499 Hz or the frequency in <scalingPerfEnv>_FREQ.
 const scalingPerfEnv = "ARROWSTREAM_CLUSTER_SCALING_PERF"
 
 // perfRecord starts perf record on the instances when scalingPerfEnv is
@@ -219,7 +272,11 @@ func perfRecord(t *testing.T, insts []*clusterInstance, kind string, k int) func
 	var cmds []*exec.Cmd
 	for i, ci := range insts {
 		out := filepath.Join(dir, fmt.Sprintf("%s-%d-%d.data", kind, k, i))
-		c := exec.Command("perf", "record", "-g", "-F", "499", "-o", out, "-p", strconv.Itoa(ci.p.cmd.Process.Pid))
+		freq := "499"
+		if f := os.Getenv(scalingPerfEnv + "_FREQ"); f != "" {
+			freq = f
+		}
+		c := exec.Command("perf", "record", "-g", "-F", freq, "-o", out, "-p", strconv.Itoa(ci.p.cmd.Process.Pid))
 		if err := c.Start(); err != nil {
 			t.Logf("perf record: %v (no profile)", err)
 			continue

@@ -47,6 +47,12 @@ type ClusterOptions struct {
 	// Faults, when set, injects failures around the Kafka transactions
 	// of repartition hops (tests of exactly once; nil in production).
 	Faults TxnFaults
+	// HopPaceMaxDelay bounds how long a hop's downstream epoch waits for
+	// the next commit of its own instance's upstream stage, so that one
+	// downstream epoch reads a round of every instance's writes
+	// (hop_pace.go; default DefaultHopPaceMaxDelay, negative: no pacing,
+	// an epoch at every commit seen).
+	HopPaceMaxDelay time.Duration
 }
 
 // TxnFaults injects failures around an epoch's Kafka transaction: the
@@ -82,7 +88,8 @@ type Cluster struct {
 	members    map[string]*groupMember  // by group id, while their query runs
 	rebalances map[string]*rebalanceLog // by group id, kept across restarts
 
-	reads stageReads // upstream stages' epoch ranges, for their hop sinks' marks
+	reads stageReads          // upstream stages' epoch ranges, for their hop sinks' marks
+	paces map[string]*hopPace // by hop topic: the local upstream's commits (hop_pace.go)
 }
 
 // NewCluster checks opts and returns the membership (it connects only
@@ -108,6 +115,9 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.HopPaceMaxDelay == 0 {
+		opts.HopPaceMaxDelay = DefaultHopPaceMaxDelay
 	}
 	return &Cluster{opts: opts, members: map[string]*groupMember{}, rebalances: map[string]*rebalanceLog{}}, nil
 }

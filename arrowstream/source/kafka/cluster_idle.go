@@ -55,6 +55,14 @@ func (b *idleBackoff) released() {
 	}
 }
 
+// relist makes the next poll list the ends (new data is known to be
+// there: the local upstream of a hop committed).
+func (b *idleBackoff) relist() {
+	if !b.held {
+		b.wait = 0
+	}
+}
+
 // cached returns the last listing when the source may skip the brokers
 // now: it is backing off and the assignment has not changed.
 func (b *idleBackoff) cached(now time.Time, assign uint64) (PartitionOffsets, bool) {

@@ -1,5 +1,7 @@
 package kafka
 
+import "time"
+
 // OffsetFetchesOf is the number of OffsetFetch requests the member of
 // table's group on c has sent (-1 when its query does not run there).
 func OffsetFetchesOf(c *Cluster, table string) int64 {
@@ -35,3 +37,19 @@ func ListingsOf(c *Cluster, table string) int64 {
 	}
 	return gm.listings.Load()
 }
+
+// HopPaceForTest and HopPacerForTest expose the hop's pacing rule
+// (hop_pace.go).
+type HopPaceForTest struct{ p *hopPace }
+
+func NewHopPaceForTest() HopPaceForTest          { return HopPaceForTest{newHopPace()} }
+func (p HopPaceForTest) Committed(now time.Time) { p.p.committed(now) }
+func (p HopPaceForTest) Next() <-chan struct{}   { return p.p.next() }
+
+type HopPacerForTest struct{ h *hopPacer }
+
+func NewHopPacerForTest(p HopPaceForTest, maxDelay time.Duration) HopPacerForTest {
+	return HopPacerForTest{&hopPacer{pace: p.p, maxDelay: maxDelay}}
+}
+func (h HopPacerForTest) Hold(now time.Time) bool                   { return h.h.hold(now) }
+func (h HopPacerForTest) UntilDeadline(now time.Time) time.Duration { return h.h.untilDeadline(now) }

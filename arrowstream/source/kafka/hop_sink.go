@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -59,6 +60,7 @@ type hopSink struct {
 	inputIDs   map[string][16]byte // input topic ids, for the marks
 	epochEvent int64               // the largest event time of the epoch's rows
 	faults     TxnFaults
+	pace       *hopPace // wakes the local downstream stage after a commit (hop_pace.go)
 }
 
 // HopTopic is the internal topic of hop n of table in cluster name.
@@ -97,7 +99,7 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	}
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
-		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults}, nil
+		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: c.hopPace(topic)}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -257,6 +259,7 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: commit transaction: %w", s.topic, epoch, err)
 	}
 	s.written, s.writtenKnown = epoch, true
+	s.pace.committed(time.Now())
 	if s.faults != nil {
 		if err := s.faults.AfterTxnCommit(s.spec.Table, "repartition", epoch); err != nil {
 			return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)

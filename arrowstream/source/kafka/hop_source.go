@@ -46,6 +46,9 @@ type hopSource struct {
 	gate     hopGate       // candidates waiting for the hop's consumption (hop_watermark_gate.go)
 
 	mover *stateMover // the downstream stage's state (state_move.go)
+
+	pacer hopPacer // waits for the local upstream's commits (hop_pace.go)
+	paced uint64   // the local upstream's commits at the last planning
 }
 
 // noEventTimeMs is reported while an input partition that holds the
@@ -148,7 +151,8 @@ func (c *Cluster) HopSource(mem memory.Allocator, spec stream.HopSpec) (stream.S
 	inner.groupTable = spec.Table + "-repartition-" + fmt.Sprint(spec.Hop)
 	inner.mover = newStateMover(c, mem, spec, inner)
 	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema,
-		idle: c.opts.IdleTimeout, now: c.opts.Now, wm: newHopWatermark(c.opts.IdleTimeout), wmHold: true, wmSeen: math.MinInt64, mover: inner.mover}, nil
+		idle: c.opts.IdleTimeout, now: c.opts.Now, wm: newHopWatermark(c.opts.IdleTimeout), wmHold: true, wmSeen: math.MinInt64, mover: inner.mover,
+		pacer: hopPacer{pace: c.hopPace(topic), maxDelay: c.opts.HopPaceMaxDelay}}, nil
 }
 
 func (s *hopSource) Schema() *arrow.Schema { return s.schema }
@@ -177,9 +181,22 @@ func (s *hopSource) LatestOffset(ctx context.Context) (stream.Offset, error) {
 
 func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (stream.Offset, error) {
 	s.refreshWatermark(ctx)
+	if n, _, _ := s.pacer.pace.state(); n != s.paced {
+		// The local upstream committed since the last planning: its rows
+		// are in the hop now, whatever the idle backoff's last listing
+		// says.
+		s.paced = n
+		s.inner.idle.relist()
+	}
 	end, err := s.inner.LatestOffsetFrom(ctx, start)
-	if err != nil || start == nil || !end.Equal(start) {
+	if err != nil || start == nil {
 		return end, err
+	}
+	if !end.Equal(start) {
+		if s.pacer.hold(time.Now()) {
+			return start, nil // planned again at the local upstream's next commit (hop_pace.go)
+		}
+		return end, nil
 	}
 	// No hop data, but the input partitions moved the watermark on since
 	// the last epoch took it (the rows came in an epoch planned before
@@ -204,11 +221,21 @@ func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (
 // event time (a watermark that moves with no new rows runs an epoch).
 func (s *hopSource) IdlePollDelay() time.Duration {
 	d := s.inner.IdlePollDelay()
+	if h := s.pacer.untilDeadline(time.Now()); h > 0 {
+		// Held for the local upstream, whose commit wakes the query
+		// (DataAvailable); the deadline lets the epoch through anyway.
+		d = h
+	}
 	if s.spec.EventTimeColumn >= 0 {
 		d = min(d, wmRefresh)
 	}
 	return d
 }
+
+// DataAvailable implements stream.NotifyingSource: the local upstream's
+// next commit wakes the idle downstream query at once (an epoch held for
+// it, or the idle backoff's listing that would notice its rows later).
+func (s *hopSource) DataAvailable() <-chan struct{} { return s.pacer.pace.next() }
 
 func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
 	return s.inner.Commit(ctx, end)
@@ -330,6 +357,7 @@ var (
 	_ stream.PartitionedSource  = (*hopSource)(nil)
 	_ stream.CheckpointedSource = (*hopSource)(nil)
 	_ stream.EventTimeSource    = (*hopSource)(nil)
+	_ stream.NotifyingSource    = (*hopSource)(nil)
 	_ stream.ClusterTableSource = (*Source)(nil)
 )
 

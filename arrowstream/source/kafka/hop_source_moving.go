@@ -28,7 +28,14 @@ import (
 //   - otherwise the epoch reads each planned range whose partition this
 //     instance owns now and whose committed offset (stable: no
 //     transaction pending) is still the range's start; the others moved
-//     on. The decision is written to the claims file before reading.
+//     on. A decision that differs from the plan is written to the claims
+//     file before reading. One that reads the whole plan (the usual
+//     case) writes nothing: the plan is durable in the offset log
+//     (DurablePlan), so a replay of a committed epoch without a claims
+//     file reads the plan. A claims file an earlier attempt of the same
+//     epoch left is removed (and the removal synced) first, so a missing
+//     file always means the whole plan. That saved a sealed file, its
+//     fsync and its directory's per downstream epoch.
 
 // WrapStateProvider implements arrowstream.StateMover: the downstream
 // stage's state partitions record their changes for the changelog topic
@@ -58,11 +65,15 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 	}
 	if done {
 		b, err := checkpoint.ReadSealedFile(path)
-		if err != nil {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			decided = planned // the epoch read its whole plan
+		case err != nil:
 			return nil, fmt.Errorf("kafka: the replay of a committed epoch needs its claims file: %w", err)
-		}
-		if decided, err = decodeClusterOffset(b); err != nil {
-			return nil, fmt.Errorf("kafka: claims %s: %w", path, err)
+		default:
+			if decided, err = decodeClusterOffset(b); err != nil {
+				return nil, fmt.Errorf("kafka: claims %s: %w", path, err)
+			}
 		}
 		s.logger.Info("cluster: replay of an epoch whose transaction committed: its ranges are read again, Kafka is not written", "ranges", string(decided.encode()))
 	} else {
@@ -83,11 +94,13 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 				}
 			}
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := removeDurably(path); err != nil {
 			return nil, fmt.Errorf("kafka: claims: %w", err)
 		}
-		if err := s.recordDecision(path, decided); err != nil {
-			return nil, err
+		if !decided.sameAs(planned) {
+			if err := s.recordDecision(path, decided); err != nil {
+				return nil, err
+			}
 		}
 	}
 	s.mover.noteRead(owned, decided, name)
@@ -101,6 +114,24 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 		return vector.NewScan(s.schema)
 	}
 	return newReader(s, ranges)
+}
+
+// removeDurably removes path, if it exists, and syncs its directory, so
+// that the file cannot come back after a crash of the machine.
+func removeDurably(path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // stableOffsets fetches the group's committed offsets with no

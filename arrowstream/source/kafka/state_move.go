@@ -158,7 +158,12 @@ func newStateMover(c *Cluster, mem memory.Allocator, spec stream.HopSpec, src *S
 
 // endsFile keeps, per changelog partition, where this instance's last
 // write left the changelog (the local state is the changelog's while the
-// changelog still ends there).
+// changelog still ends there). It is a cache, written after the state
+// and the transaction it describes are durable, and not synced: after a
+// crash of the machine it may be older than the changelog (the partition
+// is restored from the changelog) or damaged (read as absent: every
+// partition is restored). It cost an fsync of the file and of its
+// directory per downstream epoch.
 const endsFile = "changelog-ends"
 
 // setup makes the transactional client, fences an earlier run of this
@@ -208,12 +213,15 @@ func (m *stateMover) loadEnds() error {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("kafka: cluster state: %w", err)
-	}
 	ends := map[string]int64{}
-	if err := json.Unmarshal(b, &ends); err != nil {
-		return fmt.Errorf("kafka: cluster state: %s: %w", path, err)
+	if err == nil {
+		err = json.Unmarshal(b, &ends)
+	}
+	if err != nil {
+		// Damaged (not synced, endsFile): nothing is known to be the
+		// changelog's, so every partition is restored from it.
+		m.logger.Warn("cluster: state: changelog ends unreadable; state partitions are restored from the changelog", "path", path, "err", err)
+		return nil
 	}
 	m.ends = ends
 	return nil
@@ -224,7 +232,7 @@ func (m *stateMover) saveEnds() error {
 	if err != nil {
 		return err
 	}
-	w := &checkpoint.Writer{}
+	w := &checkpoint.Writer{NoSync: true} // a cache (endsFile)
 	if err := w.WriteSealedFile(filepath.Join(m.src.dir, endsFile), b, true); err != nil {
 		return fmt.Errorf("kafka: cluster state: %w", err)
 	}

@@ -1,0 +1,142 @@
+package kafka
+
+import (
+	"sync"
+	"time"
+)
+
+// Pacing the downstream stage of a hop to its own instance's upstream.
+//
+// Every upstream writer commits one transaction per epoch, and each
+// touches every hop partition (its rows, hashed over all of them, and a
+// marker per partition). The downstream stage ran an epoch as soon as
+// any writer's commit became visible, so with k instances each
+// downstream instance ran k epochs for every epoch of its own upstream,
+// each carrying a k-th of the rows: k times the fixed work per epoch
+// (its Kafka transaction with the offset commits, the claims and
+// changelog-ends files, the sink's epoch file, the engine's offset and
+// commit logs), paid on every instance. That, not the rows, was what
+// grew with the instance count (docs/cluster.md, "Pacing").
+//
+// The instances' upstream stages share the input evenly and run at about
+// the same cadence, so the downstream stage takes its cadence from the
+// upstream stage of its own process: while that stage is active (it
+// committed within the last maxDelay), a downstream epoch with data
+// waits until the local upstream has committed again since the last
+// downstream epoch was let through, or until the local upstream is late:
+// twice its last interval between commits after its last commit (so
+// when the input stops, the last rows of other writers wait about one
+// upstream epoch, not maxDelay), and never longer than maxDelay after
+// the last downstream epoch.
+// Each downstream epoch then reads what every writer committed in one
+// round, one transaction for all of it, so the cluster runs as many
+// downstream epochs as one instance would. The upstream's commit wakes
+// the waiting downstream at once (stream.NotifyingSource). With one
+// instance nothing waits longer than before (its own commit is every
+// commit). An instance whose upstream has no input (idle, or more
+// instances than input partitions) does not wait at all. The price is
+// latency: rows of another instance's writer wait for the local
+// upstream's next commit, at most maxDelay. Nothing read, committed or
+// decided changes: a held epoch is simply planned later.
+
+// DefaultHopPaceMaxDelay bounds how long a downstream epoch waits for
+// its instance's upstream commit (ClusterOptions.HopPaceMaxDelay).
+const DefaultHopPaceMaxDelay = time.Second
+
+// hopPace is shared by one hop's upstream sink and downstream source in
+// one process (Cluster.hopPace).
+type hopPace struct {
+	mu    sync.Mutex
+	n     uint64        // upstream commits so far
+	at    time.Time     // the last one (zero: none)
+	every time.Duration // between the last two (0: fewer than two)
+	wake  chan struct{} // closed at the next commit
+}
+
+func newHopPace() *hopPace { return &hopPace{wake: make(chan struct{})} }
+
+// committed records an upstream commit and wakes the waiting downstream.
+func (p *hopPace) committed(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	if !p.at.IsZero() {
+		p.every = now.Sub(p.at)
+	}
+	p.at = now
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// next returns a channel closed at the next upstream commit.
+func (p *hopPace) next() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.wake
+}
+
+// state returns the commits so far, when the last was and the interval
+// before it.
+func (p *hopPace) state() (uint64, time.Time, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n, p.at, p.every
+}
+
+// hopPacer is the downstream source's side (the engine calls a source
+// from one goroutine at a time).
+type hopPacer struct {
+	pace     *hopPace
+	maxDelay time.Duration // <= 0: no pacing
+	seen     uint64        // upstream commits when the last epoch was let through
+	last     time.Time     // when it was; zero: never
+	held     bool          // the last planning held an epoch
+	until    time.Time     // when the held epoch is let through anyway
+}
+
+// hold reports whether an epoch with data waits for the local upstream:
+// the upstream is active, has not committed since the last epoch was
+// let through, and is not late (see above). A false answer lets the
+// epoch through and restarts the wait.
+func (h *hopPacer) hold(now time.Time) bool {
+	if h.pace == nil || h.maxDelay <= 0 {
+		return false
+	}
+	n, at, every := h.pace.state()
+	if !h.last.IsZero() && n == h.seen && !at.IsZero() && now.Sub(at) < h.maxDelay {
+		until := h.last.Add(h.maxDelay)
+		if every > 0 && at.Add(2*every).Before(until) {
+			until = at.Add(2 * every)
+		}
+		if now.Before(until) {
+			h.held, h.until = true, until
+			return true
+		}
+	}
+	h.seen, h.last, h.held = n, now, false
+	return false
+}
+
+// untilDeadline is how long a held epoch may still wait (0: not held).
+func (h *hopPacer) untilDeadline(now time.Time) time.Duration {
+	if !h.held {
+		return 0
+	}
+	return max(0, h.until.Sub(now))
+}
+
+// hopPace returns the pace shared by the stages of hop topic in this
+// process.
+func (c *Cluster) hopPace(topic string) *hopPace {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paces == nil {
+		c.paces = map[string]*hopPace{}
+	}
+	p, ok := c.paces[topic]
+	if !ok {
+		p = newHopPace()
+		c.paces[topic] = p
+	}
+	return p
+}

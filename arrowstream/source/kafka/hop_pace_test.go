@@ -1,0 +1,207 @@
+package kafka_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
+	"github.com/arrowstream/arrowstream/internal/testutil"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
+	"github.com/arrowstream/arrowstream/memsink"
+)
+
+// newPacedClusterSession is newClusterSession with the hop's pacing
+// delay set (kafka.ClusterOptions.HopPaceMaxDelay).
+func newPacedClusterSession(t *testing.T, dir, brokerList, name, addr string, pace time.Duration) (*testSession, *kafka.Cluster) {
+	t.Helper()
+	cl, err := kafka.NewCluster(kafka.ClusterOptions{Name: name, Brokers: strings.Split(brokerList, ","), Address: addr,
+		SessionTimeout: 6 * time.Second, HopPaceMaxDelay: pace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := poisonmem.New()
+	s := arrowstream.NewSession(arrowstream.SessionOptions{Allocator: mem, CheckpointRoot: dir, NoSync: true, Cluster: name})
+	kafka.InstallCluster(s, cl)
+	sinks := memsink.NewCatalog()
+	memsink.Install(s, sinks, memsink.Options{Persist: true})
+	return &testSession{Session: s, mem: mem, sinks: sinks, dir: dir}, cl
+}
+
+// activeQuery returns the session's running query named name.
+func activeQuery(t *testing.T, s *testSession, name string) *arrowstream.StreamingQuery {
+	t.Helper()
+	for _, q := range s.Streams().Active() {
+		if q.Name() == name {
+			return q
+		}
+	}
+	t.Fatalf("no active query %s", name)
+	return nil
+}
+
+// TestClusterHopPacedToLocalUpstream: with two instances, each
+// instance's downstream stage runs at most one data epoch per commit of
+// its own upstream stage (plus its first), where it ran one per commit
+// of either upstream: each downstream epoch reads a round of both
+// writers' rows in one transaction. The counts stay exactly the
+// single-instance counts.
+func TestClusterHopPacedToLocalUpstream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster rebalances take seconds (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newPacedClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001", 20*time.Second)
+	defer a.close(t)
+	b, _ := newPacedClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1002", 20*time.Second)
+	defer b.close(t)
+	for _, s := range []*testSession{a, b} {
+		s.SetConf(arrowstream.ConfShufflePartitions, "6")
+		if err := s.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": bl, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
+			t.Fatal(err)
+		}
+		// The default trigger: an epoch as soon as the source has data.
+		q, err := s.ReadStream("ks").
+			Select(fmt.Sprintf("CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% %d AS INT) AS u", hopBuckets)).
+			GroupBy("u").Count().
+			WriteStream().Format("memory").OutputMode(arrowstream.Complete).QueryName("agg").Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Stop()
+	}
+	waitGroup(t, ca, "agg", 2, 12)
+	waitGroup(t, ca, "agg-repartition-0", 2, 6)
+
+	// Rounds of input, each read by both upstreams before the next is
+	// produced: both writers commit once per round, at moments of their
+	// own, and each downstream sees both commits.
+	const rounds, per = 25, 60
+	for i := range rounds {
+		produce(t, c, "ev", 12, "a", i*per, per)
+		waitHopUpstreamRows(t, int64((i+1)*per), a, b)
+	}
+	waitAgg(t, wantAgg(rounds*per), a, b)
+
+	for _, s := range []*testSession{a, b} {
+		up, down := activeQuery(t, s, "agg-repartition-0"), activeQuery(t, s, "agg")
+		up.Stop()
+		down.Stop()
+		ups, downs := dataEpochs(up), dataEpochs(down)
+		if len(ups) < 3 {
+			t.Fatalf("upstream epochs %v: want the input read in several epochs", ups)
+		}
+		// The first downstream epoch is let through; every other waits
+		// for a commit of the local upstream since the one before, or
+		// until that upstream is late (a round that took twice the one
+		// before, on a loaded machine): a fifth more is tolerated.
+		// Without the pacing each instance ran up to one epoch per
+		// commit of either upstream (35 and 36 for 25 in two of three
+		// runs).
+		if len(downs) > len(ups)+1+len(ups)/5 {
+			t.Fatalf("%d downstream epochs (%v) for %d epochs of the local upstream (%v): want one per local commit",
+				len(downs), downs, len(ups), ups)
+		}
+		t.Logf("upstream epochs %d, downstream epochs %d", len(ups), len(downs))
+	}
+}
+
+// waitHopUpstreamRows waits until the sessions' upstream stages of agg have
+// read n rows in all.
+func waitHopUpstreamRows(t *testing.T, n int64, sessions ...*testSession) {
+	t.Helper()
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for {
+		var got int64
+		for _, s := range sessions {
+			for _, p := range activeQuery(t, s, "agg-repartition-0").RecentProgress() {
+				got += p.NumInputRows
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream stages read %d rows, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestHopPacerHolds checks the downstream's rule on a manual clock.
+func TestHopPacerHolds(t *testing.T) {
+	p := kafka.NewHopPaceForTest()
+	h := kafka.NewHopPacerForTest(p, time.Second)
+	t0 := time.Unix(1000, 0)
+	if h.Hold(t0) {
+		t.Fatal("first epoch held")
+	}
+	// The local upstream never committed: inactive, nothing waits.
+	if h.Hold(t0.Add(10 * time.Millisecond)) {
+		t.Fatal("held with an inactive upstream")
+	}
+	p.Committed(t0.Add(20 * time.Millisecond))
+	if h.Hold(t0.Add(30 * time.Millisecond)) {
+		t.Fatal("held after a local commit")
+	}
+	// Active upstream, no commit since: held until a commit or the delay.
+	if !h.Hold(t0.Add(40 * time.Millisecond)) {
+		t.Fatal("not held without a local commit")
+	}
+	if d := h.UntilDeadline(t0.Add(530 * time.Millisecond)); d != 500*time.Millisecond {
+		t.Fatalf("until deadline %v, want 500ms", d)
+	}
+	if h.Hold(t0.Add(1030 * time.Millisecond)) {
+		t.Fatal("held past the delay")
+	}
+	if d := h.UntilDeadline(t0.Add(1030 * time.Millisecond)); d != 0 {
+		t.Fatalf("until deadline %v after a let-through, want 0", d)
+	}
+	// The upstream's last commit is older than the delay: inactive.
+	if h.Hold(t0.Add(1040 * time.Millisecond)) {
+		t.Fatal("held with an upstream idle for longer than the delay")
+	}
+	p.Committed(t0.Add(2000 * time.Millisecond))
+	if h.Hold(t0.Add(2001 * time.Millisecond)) {
+		t.Fatal("held after a commit")
+	}
+	if !h.Hold(t0.Add(2002 * time.Millisecond)) {
+		t.Fatal("not held")
+	}
+	// One interval known (1.98 s): the delay bounds the wait.
+	if d := h.UntilDeadline(t0.Add(2002 * time.Millisecond)); d != 999*time.Millisecond {
+		t.Fatalf("until deadline %v, want 999ms", d)
+	}
+	woken := p.Next()
+	p.Committed(t0.Add(2100 * time.Millisecond))
+	select {
+	case <-woken:
+	default:
+		t.Fatal("a commit did not wake the downstream")
+	}
+	if h.Hold(t0.Add(2101 * time.Millisecond)) {
+		t.Fatal("held after a commit")
+	}
+	// The upstream commits every 100 ms now: it is late 200 ms after its
+	// last commit, long before the delay.
+	if !h.Hold(t0.Add(2102 * time.Millisecond)) {
+		t.Fatal("not held")
+	}
+	if d := h.UntilDeadline(t0.Add(2150 * time.Millisecond)); d != 150*time.Millisecond {
+		t.Fatalf("until deadline %v, want 150ms (twice the upstream's interval after its commit)", d)
+	}
+	if h.Hold(t0.Add(2300 * time.Millisecond)) {
+		t.Fatal("held after the upstream is late")
+	}
+	// No pacing: never held.
+	off := kafka.NewHopPacerForTest(p, -1)
+	for i := range 3 {
+		if off.Hold(t0.Add(time.Duration(2200+i) * time.Millisecond)) {
+			t.Fatal("held without pacing")
+		}
+	}
+}
