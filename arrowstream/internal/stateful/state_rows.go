@@ -79,6 +79,12 @@ func (c *rowCodec) encode(rec arrow.Record) error {
 	for i, ci := range c.cols {
 		cols[i] = rec.Column(ci)
 	}
+	return c.encodeCols(cols)
+}
+
+// encodeCols is encode over the row's columns themselves (borrowed: the
+// caller holds them while it reads the rows' bytes and hashes).
+func (c *rowCodec) encodeCols(cols []arrow.Array) error {
 	c.last, c.sparkDone = cols, false
 	if len(cols) == 0 {
 		return nil
