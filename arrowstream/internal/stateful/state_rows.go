@@ -139,6 +139,17 @@ func (c *rowCodec) at(i int) []byte {
 	return c.enc.Key(i)
 }
 
+// encodedBytes is the size of the last encode's rows (at(i) of every i).
+func (c *rowCodec) encodedBytes() int {
+	if len(c.cols) == 0 {
+		return 0
+	}
+	if c.enc.IsFixed() {
+		return len(c.scratch) * c.enc.Len()
+	}
+	return c.enc.EncodedBytes()
+}
+
 // hash returns row i's stable hash (0 for the empty key).
 func (c *rowCodec) hash(i int) uint64 {
 	if len(c.cols) == 0 {

@@ -391,6 +391,7 @@ func (s *statefulAggregate) logChanged(changed arrow.Record) error {
 		if err := s.keyCodec.encodeCols(keys); err != nil {
 			return err
 		}
+		l.keys.reserve(groups, s.keyCodec.encodedBytes())
 		pos = make([]int32, len(l.dirty))
 		for i := range pos {
 			pos[i] = -1
@@ -399,7 +400,7 @@ func (s *statefulAggregate) logChanged(changed arrow.Record) error {
 			g := l.dirty[i]
 			p := s.state.scheme.of(s.keyCodec, j, len(s.state.stores))
 			l.partOf[g] = int32(p) + 1
-			l.keys.keep(g, s.keyCodec.at(j), groups)
+			l.keys.keep(g, s.keyCodec.at(j))
 			pos[i] = int32(j)
 		}
 	}

@@ -41,13 +41,20 @@ type storeKeys struct {
 	keyEnd   []uint32
 }
 
+// reserve makes room for the keys of groups ids and about bytes more key
+// bytes, so that keep does not grow anything key by key.
+func (k *storeKeys) reserve(groups, bytes int) {
+	k.keyStart, k.keyEnd = growTo(k.keyStart, groups), growTo(k.keyEnd, groups)
+	k.arena = slices.Grow(k.arena, bytes)
+}
+
 // keep records key as group g's (copied; ignored once the arena would
 // pass 4 GiB: the key is then encoded when needed, as without the cache).
-func (k *storeKeys) keep(g int32, key []byte, groups int) {
+// reserve(groups > g) came first.
+func (k *storeKeys) keep(g int32, key []byte) {
 	if len(key) == 0 || len(k.arena)+len(key) > math.MaxUint32 {
 		return
 	}
-	k.keyStart, k.keyEnd = growTo(k.keyStart, groups), growTo(k.keyEnd, groups)
 	if k.keyEnd[g] != 0 {
 		return // kept already: the same key
 	}

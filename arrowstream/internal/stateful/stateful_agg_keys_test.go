@@ -73,11 +73,11 @@ func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode st
 	rng := rand.New(rand.NewPCG(7, uint64(len(scheme))))
 	conf := map[string]string{stream.ConfStatePartitioning: scheme}
 	lateMs, fromKept, compactions := int64(0), 0, 0
-	for id := int64(0); id < 36; id++ {
+	for id := int64(0); id < 24; id++ {
 		wmMs := max(0, (id-2)*1000)
 		var rows [][2]int64
 		var data []vt.Row
-		for range 1500 {
+		for range 600 {
 			k := rng.Int64N(900)
 			if !byKey {
 				k = 0 // one group per time: up to 4000 a second
