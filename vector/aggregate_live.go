@@ -229,6 +229,21 @@ func (l *LiveAggregate) State(gids []int32) (arrow.Record, error) {
 	return rec, nil
 }
 
+// Keys returns the key columns of the groups gids (dead ones included),
+// in that order, without their accumulators: a caller that needs only
+// the keys of some groups (a streaming aggregation encoding the store keys
+// of the groups new in an epoch) does not gather their state. The arrays
+// are owned by the caller.
+func (l *LiveAggregate) Keys(gids []int32) ([]arrow.Array, error) {
+	groups := l.b.grouper.numGroups()
+	for _, g := range gids {
+		if g < 0 || int(g) >= groups {
+			return nil, fmt.Errorf("vector: live aggregation: group %d of %d", g, groups)
+		}
+	}
+	return l.keysAt(gids)
+}
+
 // keysAt returns the key columns of the groups gids.
 func (l *LiveAggregate) keysAt(gids []int32) ([]arrow.Array, error) {
 	switch g := l.b.grouper.(type) {

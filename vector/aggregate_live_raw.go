@@ -119,12 +119,16 @@ func (l *LiveAggregate) countRows(gids []int32) {
 	groups := l.b.grouper.numGroups()
 	l.rows = growZero(l.rows, groups)
 	l.dead = growZero(l.dead, groups)
+	rows, dead := l.rows, l.dead
 	for _, g := range gids {
-		l.rows[g]++
-		if l.dead[g] {
-			l.dead[g] = false
+		// A dead group has no rows (Delete empties it), so only a
+		// group without rows can be one: the dead flag is read for new
+		// and deleted groups, not for every row.
+		if rows[g] == 0 && dead[g] {
+			dead[g] = false
 			l.nDead--
 		}
+		rows[g]++
 	}
 }
 

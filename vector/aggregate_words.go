@@ -33,6 +33,7 @@ type wordsGrouper struct {
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
+	nullw  []uint64   // scratch of keysOf: the null word of each group asked for
 
 	// Interruptible growth (aggregate_words_grow.go): big holds slot
 	// tables taken from the allocator's large-buffer cache; growCtx is
@@ -318,7 +319,7 @@ func (g *wordsGrouper) finish() []int64 {
 }
 
 func (g *wordsGrouper) heapBytes() int64 {
-	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes)
+	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes) + sliceBytes(g.nullw)
 }
 
 func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, error) {
@@ -330,9 +331,22 @@ func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, er
 }
 
 // keysOf rebuilds the key columns of the groups gids from their words.
+// The null words of the groups are gathered once into a scratch slice;
+// each leaf's values and each validity bitmap are then written by plain
+// loops over it (no call per row: a streaming aggregation asks for the
+// keys of every group it changes and of every group it evicts).
 func (g *wordsGrouper) keysOf(mem memory.Allocator, gids []int32) (out []arrow.Array, err error) {
 	n := len(gids)
 	k := g.k
+	tuples := g.tuples
+	g.nullw = grow(g.nullw, n)
+	nullw := g.nullw[:n]
+	var anyNull uint64
+	for r, gid := range gids {
+		w := tuples[int(gid)*k+k-1]
+		nullw[r] = w
+		anyNull |= w
+	}
 	leafData := make([]arrow.ArrayData, len(g.leaves))
 	defer func() {
 		for _, d := range leafData {
@@ -342,9 +356,7 @@ func (g *wordsGrouper) keysOf(mem memory.Allocator, gids []int32) (out []arrow.A
 		}
 	}()
 	for i, l := range g.leaves {
-		word := func(r int) uint64 { return g.tuples[int(gids[r])*k+i] }
-		null := func(r int) bool { return g.tuples[int(gids[r])*k+k-1]&(1<<i) != 0 }
-		leafData[i] = buildWords(mem, l, n, word, null)
+		leafData[i] = buildWords(mem, l, tuples, gids, k, i, nullw, anyNull)
 	}
 	out = make([]arrow.Array, 0, len(g.types))
 	for c, dt := range g.types {
@@ -359,8 +371,7 @@ func (g *wordsGrouper) keysOf(mem memory.Allocator, gids []int32) (out []arrow.A
 			out = append(out, array.MakeFromData(fields[0]))
 			continue
 		}
-		bit := uint64(1) << (structNullBit + c)
-		valid, nulls := wordsValidity(mem, n, func(r int) bool { return g.tuples[int(gids[r])*k+k-1]&bit != 0 })
+		valid, nulls := wordsValidity(mem, nullw, anyNull, uint64(1)<<(structNullBit+c))
 		d := array.NewData(st, n, []*memory.Buffer{valid}, fields, nulls, 0)
 		if valid != nil {
 			valid.Release()
@@ -371,45 +382,48 @@ func (g *wordsGrouper) keysOf(mem memory.Allocator, gids []int32) (out []arrow.A
 	return out, nil
 }
 
-// wordsValidity builds a validity bitmap for n rows (nil when none is null).
-func wordsValidity(mem memory.Allocator, n int, null func(r int) bool) (*memory.Buffer, int) {
-	nulls := 0
-	for r := range n {
-		if null(r) {
-			nulls++
-		}
-	}
-	if nulls == 0 {
+// wordsValidity builds the validity bitmap of the rows whose null word
+// (nullw, by row; anyNull their union) has bit clear: nil when no row
+// has it set.
+func wordsValidity(mem memory.Allocator, nullw []uint64, anyNull, bit uint64) (*memory.Buffer, int) {
+	if anyNull&bit == 0 {
 		return nil, 0
 	}
+	n := len(nullw)
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	bm := buf.Bytes()
 	clear(bm)
-	for r := range n {
-		if !null(r) {
+	nulls := 0
+	for r, w := range nullw {
+		if w&bit == 0 {
 			bitutil.SetBit(bm, r)
+		} else {
+			nulls++
 		}
 	}
 	return buf, nulls
 }
 
-// buildWords makes the array of leaf l from n words.
-func buildWords(mem memory.Allocator, l wordLeaf, n int, word func(r int) uint64, null func(r int) bool) arrow.ArrayData {
-	valid, nulls := wordsValidity(mem, n, null)
+// buildWords makes the array of leaf l (word w of each tuple of k words)
+// for the groups gids; nullw and anyNull are the groups' null words and
+// their union (leaf w null sets bit w).
+func buildWords(mem memory.Allocator, l wordLeaf, tuples []uint64, gids []int32, k, w int, nullw []uint64, anyNull uint64) arrow.ArrayData {
+	n := len(gids)
+	valid, nulls := wordsValidity(mem, nullw, anyNull, uint64(1)<<w)
 	data := memory.NewResizableBuffer(mem)
 	data.Resize(n * l.width)
 	if n > 0 {
 		b := data.Bytes()
 		switch l.width {
 		case 1:
-			storeWords(unsafe.Slice((*uint8)(unsafe.Pointer(&b[0])), n), word)
+			storeWords(unsafe.Slice((*uint8)(unsafe.Pointer(&b[0])), n), tuples, gids, k, w)
 		case 2:
-			storeWords(unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n), word)
+			storeWords(unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n), tuples, gids, k, w)
 		case 4:
-			storeWords(unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n), word)
+			storeWords(unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n), tuples, gids, k, w)
 		default:
-			storeWords(unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), word)
+			storeWords(unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), tuples, gids, k, w)
 		}
 	}
 	d := array.NewData(l.dt, n, []*memory.Buffer{valid, data}, nil, nulls, 0)
@@ -420,11 +434,12 @@ func buildWords(mem memory.Allocator, l wordLeaf, n int, word func(r int) uint64
 	return d
 }
 
-// storeWords truncates each word to the value's width (the words of signed
-// values are sign-extended, so truncation gives the value back).
-func storeWords[T uint8 | uint16 | uint32 | uint64](dst []T, word func(r int) uint64) {
-	for r := range dst {
-		dst[r] = T(word(r))
+// storeWords writes word w of the tuple of each group of gids, truncated
+// to the value's width (the words of signed values are sign-extended, so
+// truncation gives the value back).
+func storeWords[T uint8 | uint16 | uint32 | uint64](dst []T, tuples []uint64, gids []int32, k, w int) {
+	for r, gid := range gids[:len(dst)] {
+		dst[r] = T(tuples[int(gid)*k+w])
 	}
 }
 

@@ -138,6 +138,15 @@ func (e *KeyEncoder) Hashes() []uint64 { return e.hashes[:e.n] }
 // word of a null key is 0 and HasNull tells it apart.
 func (e *KeyEncoder) Fixed() []uint64 { return e.words[:e.n] }
 
+// EncodedBytes is the size of the last Encode's keys on the bytes path
+// (the sum of len(Key(i))), and 0 on the fixed path.
+func (e *KeyEncoder) EncodedBytes() int {
+	if e.fixed || e.n == 0 {
+		return 0
+	}
+	return int(e.offs[e.n] - e.offs[0])
+}
+
 // Key returns the normalized key bytes of row i (bytes path only).
 func (e *KeyEncoder) Key(i int) []byte { return e.buf[e.offs[i]:e.offs[i+1]] }
 

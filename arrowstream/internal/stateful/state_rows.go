@@ -79,6 +79,12 @@ func (c *rowCodec) encode(rec arrow.Record) error {
 	for i, ci := range c.cols {
 		cols[i] = rec.Column(ci)
 	}
+	return c.encodeCols(cols)
+}
+
+// encodeCols is encode over the row's columns themselves (borrowed: the
+// caller holds them while it reads the rows' bytes and hashes).
+func (c *rowCodec) encodeCols(cols []arrow.Array) error {
 	c.last, c.sparkDone = cols, false
 	if len(cols) == 0 {
 		return nil
@@ -131,6 +137,17 @@ func (c *rowCodec) at(i int) []byte {
 		return b
 	}
 	return c.enc.Key(i)
+}
+
+// encodedBytes is the size of the last encode's rows (at(i) of every i).
+func (c *rowCodec) encodedBytes() int {
+	if len(c.cols) == 0 {
+		return 0
+	}
+	if c.enc.IsFixed() {
+		return len(c.scratch) * c.enc.Len()
+	}
+	return c.enc.EncodedBytes()
 }
 
 // hash returns row i's stable hash (0 for the empty key).

@@ -181,6 +181,8 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		return nil, err
 	}
 	s.bindSpilled()
+	// Kept partitions hold for the partitioning they were noted under.
+	s.live.partitionsFor(s.partitionKey())
 	// From here the live state is this epoch's until it commits.
 	s.live.version, s.pending = -1, ep.ID+1
 	live := s.live
@@ -213,10 +215,7 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		changed.Retain()
 		out = []arrow.Record{changed}
 		if evicting && ep.HasWatermark {
-			var evicted arrow.Record
-			if evicted, err = s.evict(ctx, ep.WatermarkMs); evicted != nil {
-				evicted.Release()
-			}
+			_, err = s.evict(ctx, ep.WatermarkMs, false)
 		}
 	case stream.Append:
 		if evicting && ep.HasWatermark {
@@ -224,7 +223,7 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 			if s.panes != nil && s.spill == nil {
 				evicted, err = s.evictPanes(ctx, ep.LateWatermarkMs, ep.WatermarkMs)
 			} else {
-				evicted, err = s.evict(ctx, ep.WatermarkMs)
+				evicted, err = s.evict(ctx, ep.WatermarkMs, true)
 			}
 			if evicted != nil {
 				out = []arrow.Record{evicted}
@@ -334,11 +333,17 @@ func (s *statefulAggregate) decodeState(keys, vals [][]byte) (arrow.Record, erro
 	return assemble(s.partialSchema, k, v, len(keys)), nil
 }
 
-// save writes the changed groups (partial layout) to their partitions'
-// stores.
+// save writes the changed groups (partial layout, in the order of the
+// live state's dirty groups) to their partitions' stores. When the epoch
+// logs changes, a group's store key and partition are kept with it at its
+// first change (stateful_agg_keys.go): only the keys of the groups new to
+// that are encoded, from the live groups' keys, and the values.
 func (s *statefulAggregate) save(changed arrow.Record) error {
 	if changed.NumRows() == 0 {
 		return nil
+	}
+	if s.log.on() {
+		return s.logChanged(changed)
 	}
 	if err := s.keyCodec.encode(changed); err != nil {
 		return err
@@ -346,18 +351,69 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 	if err := s.valCodec.encode(changed); err != nil {
 		return err
 	}
-	if s.log.on() {
-		for i, added := range s.live.added {
-			p := s.state.scheme.of(s.keyCodec, i, len(s.state.stores))
-			s.log.upsert(p, s.keyCodec.at(i), s.valCodec.at(i), added)
-			s.live.notePart(s.live.dirty[i], p)
-		}
-		return nil
-	}
 	for i := 0; i < int(changed.NumRows()); i++ {
 		if err := s.state.storeOf(s.keyCodec, i).Put(s.keyCodec.at(i), s.valCodec.at(i)); err != nil {
 			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
 		}
+	}
+	return nil
+}
+
+// logChanged logs the changed groups (save) as upserts.
+func (s *statefulAggregate) logChanged(changed arrow.Record) error {
+	l := s.live
+	groups := l.agg.NumGroups()
+	l.partOf = growTo(l.partOf, groups)
+	// The groups whose store key or partition is not kept yet: their
+	// keys are encoded (once, from the live groups) and kept.
+	var missing []int32 // by position in dirty
+	for i, g := range l.dirty {
+		if _, _, ok := l.storedKey(g); !ok {
+			missing = append(missing, int32(i))
+		}
+	}
+	// pos: by dirty position, its row in the encode (-1: kept).
+	var pos []int32
+	if len(missing) > 0 {
+		gids := make([]int32, len(missing))
+		for j, i := range missing {
+			gids[j] = l.dirty[i]
+		}
+		keys, err := l.agg.Keys(gids)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, a := range keys {
+				a.Release()
+			}
+		}()
+		if err := s.keyCodec.encodeCols(keys); err != nil {
+			return err
+		}
+		l.keys.reserve(groups, s.keyCodec.encodedBytes())
+		pos = make([]int32, len(l.dirty))
+		for i := range pos {
+			pos[i] = -1
+		}
+		for j, i := range missing {
+			g := l.dirty[i]
+			p := s.state.scheme.of(s.keyCodec, j, len(s.state.stores))
+			l.partOf[g] = int32(p) + 1
+			l.keys.keep(g, s.keyCodec.at(j))
+			pos[i] = int32(j)
+		}
+	}
+	if err := s.valCodec.encode(changed); err != nil {
+		return err
+	}
+	for i, added := range l.added {
+		key, p, ok := l.storedKey(l.dirty[i])
+		if !ok { // not kept (the arena is full): from the encode
+			j := int(pos[i])
+			key, p = s.keyCodec.at(j), int(l.partOf[l.dirty[i]])-1
+		}
+		s.log.upsert(p, key, s.valCodec.at(i), added)
 	}
 	return nil
 }
@@ -388,37 +444,74 @@ func (s *statefulAggregate) offerLive() error {
 
 // evict removes the groups whose time key is at or below the watermark,
 // from the live state and the stores, and returns them (partial layout;
-// nil when none is due).
-func (s *statefulAggregate) evict(ctx context.Context, wmMs int64) (arrow.Record, error) {
+// nil when none is due, or when rows is false: the caller does not use
+// them, and when the stores' keys of the groups are known their state is
+// not gathered at all).
+func (s *statefulAggregate) evict(ctx context.Context, wmMs int64, rows bool) (arrow.Record, error) {
 	if s.spill != nil {
-		return s.evictSpilled(ctx, wmMs)
+		gone, err := s.evictSpilled(ctx, wmMs)
+		if !rows && gone != nil {
+			gone.Release()
+			gone = nil
+		}
+		return gone, err
 	}
 	start := time.Now()
 	due := s.live.due(wmMs * 1000)
 	if len(due) == 0 {
 		return nil, nil
 	}
-	gone, err := s.live.agg.State(due)
-	if err != nil {
+	var gone arrow.Record
+	if rows || !s.log.on() || !s.live.allStored(due) {
+		var err error
+		if gone, err = s.live.agg.State(due); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.dropStored(due, gone); err != nil {
+		if gone != nil {
+			gone.Release()
+		}
 		return nil, err
 	}
-	if err := s.keyCodec.encode(gone); err != nil {
+	s.live.remove(due)
+	s.progress.NumRowsRemoved += int64(len(due))
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	if !rows && gone != nil {
 		gone.Release()
-		return nil, err
+		gone = nil
+	}
+	return gone, nil
+}
+
+// dropStored deletes the groups gids from the stores. gone is their state
+// (partial layout, in the order of gids); it may be nil when every group's
+// store key and partition are known (aggLive.allStored) and the epoch
+// logs changes, as its keys are then not encoded again.
+func (s *statefulAggregate) dropStored(gids []int32, gone arrow.Record) error {
+	l := s.live
+	if s.log.on() && l.allStored(gids) {
+		for _, g := range gids {
+			key, p, _ := l.storedKey(g)
+			s.log.remove(p, key)
+		}
+		return nil
+	}
+	if gone == nil {
+		return fmt.Errorf("arrowstream: delete state of operator %d: the keys of %d groups are not known", s.opID, len(gids))
+	}
+	if err := s.keyCodec.encode(gone); err != nil {
+		return err
 	}
 	for i := 0; s.log.on() && i < int(gone.NumRows()); i++ {
 		s.log.remove(s.state.scheme.of(s.keyCodec, i, len(s.state.stores)), s.keyCodec.at(i))
 	}
 	for i := 0; !s.log.on() && i < int(gone.NumRows()); i++ {
 		if err := s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i)); err != nil {
-			gone.Release()
-			return nil, fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
+			return fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
 		}
 	}
-	s.live.remove(due)
-	s.progress.NumRowsRemoved += gone.NumRows()
-	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
-	return gone, nil
+	return nil
 }
 
 // finalize turns partial-state records into final rows (owned records are

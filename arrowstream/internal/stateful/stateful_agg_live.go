@@ -45,6 +45,10 @@ type aggLive struct {
 	// change is logged, so that a live snapshot of a few partitions
 	// copies only their groups (offerLive).
 	partOf []int32
+	// partsUnder is the partitioning partOf follows; keys the groups'
+	// store keys (stateful_agg_keys.go).
+	partsUnder partKey
+	keys       storeKeys
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -199,6 +203,7 @@ func (l *aggLive) compact(ctx context.Context) error {
 		}
 	}
 	l.partOf = partOf
+	l.keys.remap(remap, n)
 	l.touched = make([]uint32, n)
 	l.gone = make([]bool, n) // the dead groups are gone
 	l.stamp, l.dirty, l.added = 0, l.dirty[:0], l.added[:0]
@@ -209,7 +214,7 @@ func (l *aggLive) compact(ctx context.Context) error {
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
-		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4
+		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes()
 }
 
 // changedState returns the partial state of the groups the epoch

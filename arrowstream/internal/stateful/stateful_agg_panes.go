@@ -250,24 +250,19 @@ func (s *statefulAggregate) removeGroups(gids []int32) error {
 	if len(gids) == 0 {
 		return nil
 	}
-	gone, err := s.live.agg.State(gids)
-	if err != nil {
-		return err
-	}
-	defer gone.Release()
-	if err := s.keyCodec.encode(gone); err != nil {
-		return err
-	}
-	for i := 0; s.log.on() && i < int(gone.NumRows()); i++ {
-		s.log.remove(s.state.scheme.of(s.keyCodec, i, len(s.state.stores)), s.keyCodec.at(i))
-	}
-	for i := 0; !s.log.on() && i < int(gone.NumRows()); i++ {
-		if err := s.state.storeOf(s.keyCodec, i).Delete(s.keyCodec.at(i)); err != nil {
-			return fmt.Errorf("arrowstream: delete state of operator %d: %w", s.opID, err)
+	var gone arrow.Record
+	if !s.log.on() || !s.live.allStored(gids) {
+		var err error
+		if gone, err = s.live.agg.State(gids); err != nil {
+			return err
 		}
+		defer gone.Release()
+	}
+	if err := s.dropStored(gids, gone); err != nil {
+		return err
 	}
 	s.live.remove(gids)
-	s.progress.NumRowsRemoved += gone.NumRows()
+	s.progress.NumRowsRemoved += int64(len(gids))
 	return nil
 }
 
