@@ -49,6 +49,10 @@ type aggLive struct {
 	// store keys (stateful_agg_keys.go).
 	partsUnder partKey
 	keys       storeKeys
+	// paneScratch is combinePanes' aggregation of pane rows into
+	// windows, kept empty between evicting epochs for its capacity (nil
+	// until the first, or after a failed one).
+	paneScratch *vector.LiveAggregate
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -242,6 +246,15 @@ func (l *aggLive) close() {
 		l.empty = nil
 	}
 	l.agg.Close()
+	l.dropPaneScratch()
+}
+
+// dropPaneScratch closes combinePanes' scratch aggregation, if any.
+func (l *aggLive) dropPaneScratch() {
+	if l.paneScratch != nil {
+		l.paneScratch.Close()
+		l.paneScratch = nil
+	}
 }
 
 // growTo extends s to n elements (new ones zero).

@@ -216,7 +216,10 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 // combinePanes returns the partial state of each (key, window) from the
 // pane rows take of st, each given its window's bounds: the rows of the
 // same key and window merged (a scratch live aggregation, whose merge is
-// the state's own).
+// the state's own). The scratch is kept in the live state between
+// evicting epochs, emptied, so that its hash table and accumulators keep
+// the size the last combination reached instead of growing from the
+// smallest again every epoch; it holds no group between calls.
 func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, take []int32, starts, ends []arrow.Timestamp) (arrow.Record, error) {
 	rows, err := vector.TakeRecord(s.mem, st, take)
 	if err != nil {
@@ -230,19 +233,51 @@ func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, t
 	exp := array.NewRecord(s.partialSchema, cols, int64(len(take)))
 	rows.Release()
 	defer exp.Release()
-	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
+	agg, err := s.paneScratch()
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
 	}
-	defer agg.Close()
-	if _, err := agg.Merge(ctx, exp); err != nil {
+	out, err := combineInto(ctx, agg, exp)
+	if err == nil {
+		err = agg.Reset()
+	}
+	if err != nil {
+		// A failed merge (cancelled, over the memory limit) may leave
+		// the scratch part-filled: the next epoch binds a fresh one.
+		s.live.dropPaneScratch()
+		if out != nil {
+			out.Release()
+		}
 		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
+	}
+	return out, nil
+}
+
+// combineInto merges the rows of exp into the empty aggregation agg and
+// returns the state of all its groups.
+func combineInto(ctx context.Context, agg *vector.LiveAggregate, exp arrow.Record) (arrow.Record, error) {
+	if _, err := agg.Merge(ctx, exp); err != nil {
+		return nil, err
 	}
 	all := make([]int32, agg.NumGroups())
 	for i := range all {
 		all[i] = int32(i)
 	}
 	return agg.State(all)
+}
+
+// paneScratch returns the live state's empty scratch aggregation of
+// combinePanes, binding it on first use.
+func (s *statefulAggregate) paneScratch() (*vector.LiveAggregate, error) {
+	l := s.live
+	if l.paneScratch == nil {
+		agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
+		if err != nil {
+			return nil, err
+		}
+		l.paneScratch = agg
+	}
+	return l.paneScratch, nil
 }
 
 // removeGroups deletes groups from the live state and the stores.
