@@ -49,10 +49,9 @@ type aggLive struct {
 	// store keys (stateful_agg_keys.go).
 	partsUnder partKey
 	keys       storeKeys
-	// paneScratch is combinePanes' aggregation of pane rows into
-	// windows, kept empty between evicting epochs for its capacity (nil
-	// until the first, or after a failed one).
-	paneScratch *vector.LiveAggregate
+	// panes is evictPanes' scratch, kept between evicting epochs for its
+	// capacity only (stateful_agg_panes.go).
+	panes paneScratch
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -218,7 +217,8 @@ func (l *aggLive) compact(ctx context.Context) error {
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
-		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes()
+		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
+		l.panes.bytes()
 }
 
 // changedState returns the partial state of the groups the epoch
@@ -249,11 +249,11 @@ func (l *aggLive) close() {
 	l.dropPaneScratch()
 }
 
-// dropPaneScratch closes combinePanes' scratch aggregation, if any.
+// dropPaneScratch closes evictPanes' scratch aggregation, if any.
 func (l *aggLive) dropPaneScratch() {
-	if l.paneScratch != nil {
-		l.paneScratch.Close()
-		l.paneScratch = nil
+	if l.panes.agg != nil {
+		l.panes.agg.Close()
+		l.panes.agg = nil
 	}
 }
 

@@ -169,9 +169,13 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 	}
 	defer st.Release()
 	starts, ends, _ := windowBounds(st.Column(s.timeKey))
-	var take []int32
-	var wStarts, wEnds []arrow.Timestamp
-	var gone []int32
+	// The slices are the live state's, reused each evicting epoch; none
+	// outlives this call (windowArray and removeGroups copy what they
+	// keep).
+	take, wStarts, wEnds, gone := l.panes.take[:0], l.panes.starts[:0], l.panes.ends[:0], l.panes.gone[:0]
+	defer func() {
+		l.panes.take, l.panes.starts, l.panes.ends, l.panes.gone = take, wStarts, wEnds, gone
+	}()
 	keep := l.open[:0]
 	for i, g := range l.open {
 		a, b := int64(starts[i]), int64(ends[i])
@@ -270,14 +274,30 @@ func combineInto(ctx context.Context, agg *vector.LiveAggregate, exp arrow.Recor
 // combinePanes, binding it on first use.
 func (s *statefulAggregate) paneScratch() (*vector.LiveAggregate, error) {
 	l := s.live
-	if l.paneScratch == nil {
+	if l.panes.agg == nil {
 		agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
 		if err != nil {
 			return nil, err
 		}
-		l.paneScratch = agg
+		l.panes.agg = agg
 	}
-	return l.paneScratch, nil
+	return l.panes.agg, nil
+}
+
+// paneScratch is what evictPanes reuses from one evicting epoch to the
+// next instead of building it again: the aggregation that combines panes
+// into windows (empty between calls) and the row selections (cut to zero
+// at each call).
+type paneScratch struct {
+	agg          *vector.LiveAggregate
+	take, gone   []int32
+	starts, ends []arrow.Timestamp
+}
+
+// bytes is the Go heap of the selections (the aggregation reserves its
+// own through the allocator).
+func (p *paneScratch) bytes() int64 {
+	return int64(cap(p.take)+cap(p.gone))*4 + int64(cap(p.starts)+cap(p.ends))*8
 }
 
 // removeGroups deletes groups from the live state and the stores.
