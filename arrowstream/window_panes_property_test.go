@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
@@ -158,7 +159,15 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys
 	defer src.Close()
 	s.RegisterStream("events", src)
 	dir := t.TempDir()
-	sink := &collectsink.Sink{}
+	// failNext makes the sink fail the next epoch it is given (the
+	// "abort" mode); Fail is set once, before any query reads it.
+	var failNext atomic.Bool
+	sink := &collectsink.Sink{Fail: func(int64) error {
+		if failNext.CompareAndSwap(true, false) {
+			return errSlidingAbort
+		}
+		return nil
+	}}
 	got := &newRows{sink: sink}
 	slide := []int64{1, 2, 3, 5}[rng.Intn(4)]
 	width := slide * int64(2+rng.Intn(4))
@@ -217,22 +226,14 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys
 			// The sink fails the step's first epoch after it ran (an
 			// evicting one when the watermark moved): the query ends,
 			// and the restart re-runs the epoch from the checkpoint.
-			failed := false
-			sink.Fail = func(int64) error {
-				if failed {
-					return nil
-				}
-				failed = true
-				return errSlidingAbort
-			}
+			failNext.Store(true)
 			if err := q.ProcessAllAvailable(ctx); err != nil && !errors.Is(err, errSlidingAbort) {
 				t.Fatal(err)
 			}
-			if failed {
+			q.Stop()
+			if !failNext.Swap(false) {
 				aborts++
 			}
-			q.Stop()
-			sink.Fail = nil
 			q = begin()
 		}
 		if err := q.ProcessAllAvailable(ctx); err != nil {
