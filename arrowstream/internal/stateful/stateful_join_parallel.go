@@ -122,17 +122,27 @@ func (s *statefulJoin) logLiveRows() {
 		return
 	}
 	for p, st := range s.state.stores {
-		var n int64
+		var n, bytes int64
 		jp := s.parts[p]
 		for i := 0; i < 2; i++ {
+			var entries, arrow int64
 			switch {
 			case jp.words != nil:
-				n += jp.words.sides[i].entries
+				entries, arrow = jp.words.sides[i].entries, jp.words.sides[i].arrow
 			case jp.strs != nil:
-				n += jp.strs.sides[i].entries
+				entries, arrow = jp.strs.sides[i].entries, jp.strs.sides[i].arrow
 			}
+			n += entries
+			bytes += arrow + entries*s.sides[i].entryFraming()
 		}
 		st.(checkpoint.ChangelogWriter).SetLiveRows(n)
+		if ls, ok := st.(checkpoint.LiveBytesSetter); ok {
+			// A stored batch is its rows' Arrow buffers as an IPC
+			// stream, a meta entry a few bytes: the partition
+			// snapshots only once a load would replay twice this
+			// (checkpoint.LiveBytesSetter).
+			ls.SetLiveBytes(bytes)
+		}
 	}
 }
 
@@ -275,4 +285,11 @@ func loadJoinPart[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p i
 	}
 	*dst = lp
 	return nil
+}
+
+// entryFraming is about what one of the side's stored entries costs
+// beside its rows: a batch's IPC framing (its schema and buffer
+// headers, as joinIPCSize reserves for it) or a meta entry, less.
+func (side *joinSide) entryFraming() int64 {
+	return int64(side.codec.schema.NumFields())*72 + 1024
 }
