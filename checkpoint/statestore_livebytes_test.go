@@ -68,11 +68,19 @@ func TestSnapshotByDeclaredLiveBytes(t *testing.T) {
 				}
 				cw.SetLiveRows(int64(len(model)))
 				s.(LiveBytesSetter).SetLiveBytes(live)
+				// The operator asks after its changes whether the
+				// commit makes a snapshot due (it then hands a view of
+				// its live state): the answer must be the maintenance's,
+				// or the snapshot is folded from the files instead.
+				wants := s.(LiveSnapshotter).WantsLiveSnapshot()
 				if _, err := s.Commit(ctx); err != nil {
 					t.Fatal(err)
 				}
 				if err := p.WaitMaintenance(); err != nil {
 					t.Fatal(err)
+				}
+				if _, err := os.Stat(p.file(e+1, "snapshot")); err == nil && !wants && e > 0 {
+					t.Fatalf("epoch %d: a full snapshot was written but the commit did not ask for the live view", e)
 				}
 				versions = append(versions, clone(model))
 				p.mu.Lock()

@@ -88,7 +88,7 @@ func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 	}
 	maxDeltas := int64(p.opts.MaxDeltasForSnapshot)
 	if p.dataless && p.liveBytesKnown {
-		return p.replayDue(lastSnap, since) || deltas >= 10*maxDeltas
+		return p.replayDue(lastSnap, since, p.liveBytes) || deltas >= 10*maxDeltas
 	}
 	base := p.snapBytes
 	if base <= 0 || lastSnap == 0 {
@@ -101,7 +101,7 @@ func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 }
 
 // replayDue is snapshotDue for a partition whose operator declares its
-// live bytes (LiveBytesSetter): a snapshot is due once what a load would
+// live bytes (LiveBytesSetter, live): a snapshot is due once what a load would
 // replay (the newest snapshot and the deltas since, since bytes) is at
 // least twice the live state, so that at least half of it is dead. A
 // snapshot then costs the live bytes and is paid for by as many bytes
@@ -113,7 +113,7 @@ func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 // a state each time it doubled, and a state that turns over (a join side
 // evicted by watermark) a first time at MinDeltasForSnapshot. Callers
 // hold p.mu.
-func (p *StorePartition) replayDue(lastSnap, since int64) bool {
+func (p *StorePartition) replayDue(lastSnap, since, live int64) bool {
 	replay := since
 	switch {
 	case p.snapBytes > 0:
@@ -121,9 +121,9 @@ func (p *StorePartition) replayDue(lastSnap, since int64) bool {
 	case lastSnap > 0:
 		// Written by an earlier process: its size is not known here;
 		// the live state stands in.
-		replay += p.liveBytes
+		replay += live
 	}
-	return replay >= 2*max(p.liveBytes, 1)
+	return replay >= 2*max(live, 1)
 }
 
 // maintain writes a snapshot of the latest version when one is due
