@@ -56,6 +56,9 @@ type joinSide struct {
 type statefulJoin struct {
 	mem   memory.Allocator
 	empty emptyRecords // the sides' empty records, shared by epochs
+	// framing is each side's stored batch framing (batchFraming; 0: not
+	// measured yet).
+	framing [2]int64
 	// keep allocates the rows the state keeps across epochs (split,
 	// compacted, merged and restored batches): the allocator under the
 	// query's pool (longLived), whose buffers are the size asked for. On
