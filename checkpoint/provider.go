@@ -159,5 +159,6 @@ func (p *StorePartition) Close() error {
 	p.arenaBytes.Store(0)
 	p.baseVers.Store(nil)
 	p.dataless, p.rows, p.estBytes = false, 0, 0
+	p.liveBytes, p.liveBytesKnown = 0, false
 	return err
 }

@@ -148,6 +148,11 @@ type StorePartition struct {
 	dataless bool
 	rows     int64
 	estBytes int64
+	// liveBytes is the live state's key and value bytes as its operator
+	// last declared them (LiveBytesSetter), when liveBytesKnown: the
+	// measure snapshotDue compares the replay with.
+	liveBytes      int64
+	liveBytesKnown bool
 	// files indexes the partition's delta and snapshot files: listed once
 	// (at the first load or maintenance), then kept up to date, so that
 	// commits and maintenance never list the directory.

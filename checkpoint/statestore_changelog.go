@@ -41,6 +41,21 @@ type ChangelogWriter interface {
 	SetLiveRows(n int64)
 }
 
+// LiveBytesSetter is implemented by the ChangelogWriters whose partition
+// decides its snapshots on the bytes of live state an operator declares.
+// An operator that knows about how many key and value bytes its live
+// entries hold (a join: its live batches, each one stored entry) declares
+// them each epoch it changes the partition; the partition then writes a
+// snapshot only when a load would replay at least twice those bytes
+// (snapshotDue), so a state that only grows, whose log since the last
+// snapshot is all live, is never rewritten whole to save no replay.
+type LiveBytesSetter interface {
+	// SetLiveBytes declares the key and value bytes of the entries the
+	// partition holds after this epoch (an estimate within a few percent
+	// serves: it is compared with a factor of two).
+	SetLiveBytes(n int64)
+}
+
 // ChangelogStreamer is implemented by the ChangelogWriters that take a
 // value written by the caller straight into the epoch's changelog: an
 // operator whose value is an encoding it would otherwise write into a
@@ -63,6 +78,9 @@ type ChangelogStreamer interface {
 type changelog struct {
 	arena *changeArena // nil until the first change
 	rows  int64        // live keys after the epoch (SetLiveRows)
+	// liveBytes is the live entries' bytes after the epoch
+	// (SetLiveBytes; negative: not declared).
+	liveBytes int64
 	// upserted and deleted are the key and value bytes of the upserts
 	// and the key bytes of the deletes.
 	upserted, deleted int64
@@ -135,7 +153,7 @@ func (s *store) changes() *changelog {
 		// In the store: every partition of a changelog operator sets its
 		// live rows every epoch, and a changelog of its own was one of
 		// the two allocations per partition of an empty epoch.
-		s.clBuf = changelog{rows: -1}
+		s.clBuf = changelog{rows: -1, liveBytes: -1}
 		s.cl = &s.clBuf
 	}
 	return s.cl
@@ -197,6 +215,9 @@ func (s *store) LogDelete(key []byte) {
 
 // SetLiveRows implements ChangelogWriter.
 func (s *store) SetLiveRows(n int64) { s.changes().rows = n }
+
+// SetLiveBytes implements LiveBytesSetter.
+func (s *store) SetLiveBytes(n int64) { s.changes().liveBytes = n }
 
 // releaseChangelog ends the epoch's changelog; the partition keeps the
 // arena for its next epochs (see maxKeptArena).
@@ -305,10 +326,14 @@ func (s *store) finishChangelog(next int64, file bool) {
 		p.estBytes = p.bytes
 		p.data, p.bytes, p.dataless = nil, 0, true
 		p.memBytes.Store(0)
+		p.liveBytesKnown = false
 	}
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
+	if cl.liveBytes >= 0 {
+		p.liveBytes, p.liveBytesKnown = cl.liveBytes, true
+	}
 	if s.live != nil {
 		p.setLive(next, s.live)
 		s.live = nil

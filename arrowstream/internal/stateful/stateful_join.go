@@ -56,6 +56,9 @@ type joinSide struct {
 type statefulJoin struct {
 	mem   memory.Allocator
 	empty emptyRecords // the sides' empty records, shared by epochs
+	// framing is each side's stored batch framing (batchFraming; 0: not
+	// measured yet).
+	framing [2]int64
 	// keep allocates the rows the state keeps across epochs (split,
 	// compacted, merged and restored batches): the allocator under the
 	// query's pool (longLived), whose buffers are the size asked for. On
@@ -382,6 +385,18 @@ func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows
 // encodeKeys evaluates the side's join keys over its rows.
 func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRows) error {
 	n := int(r.rec.NumRows())
+	if n == 0 {
+		// An epoch without rows on this side (most sides of an idle
+		// query): no key expressions bound, no key schema nor codec
+		// built, which was half of the join's empty epoch.
+		r.keyNull, r.hashes = []bool{}, []uint64{}
+		if s.fixedKeys {
+			r.words = []uint64{}
+		} else {
+			r.keys = []string{}
+		}
+		return nil
+	}
 	keyCols := make([]arrow.Array, len(side.keys))
 	defer func() {
 		for _, c := range keyCols {
@@ -418,9 +433,6 @@ func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRo
 		r.words = make([]uint64, n)
 	} else {
 		r.keys = make([]string, n)
-	}
-	if n == 0 {
-		return nil
 	}
 	if err := codec.encode(keyRec); err != nil {
 		return err
