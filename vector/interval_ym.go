@@ -194,6 +194,12 @@ func retype(ev Evaluator, dt arrow.DataType, mem memory.Allocator) Evaluator {
 			if dt.ID() == arrow.INTERVAL_MONTHS {
 				v = arrow.MonthInterval(x)
 			}
+		case arrow.Duration:
+			v = int64(x)
+		case int64:
+			if dt.ID() == arrow.DURATION {
+				v = arrow.Duration(x)
+			}
 		}
 		return newConst(dt, v, mem)
 	}
