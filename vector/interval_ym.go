@@ -423,7 +423,7 @@ func DateAddYM(d, x Expr, sign int64) Expr {
 // session time zone (UTC for a timestamp_ntz), the day clamped to the
 // month's end, as timestampadd(MONTH, ...).
 func TimestampAddYM(ts, x Expr, sign int64) Expr {
-	return &FuncExpr{Name: map[bool]string{true: "+", false: "-"}[sign > 0], Args: []Expr{ts, x}, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	return &FuncExpr{ntzSafe: true, Name: map[bool]string{true: "+", false: "-"}[sign > 0], Args: []Expr{ts, x}, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		b, err := ymOperand(f, args, 1, mem)
 		if err != nil {
 			return nil, err
