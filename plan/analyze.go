@@ -462,15 +462,20 @@ func unionOf(pos sql.Pos, nodes []Node) (Node, error) {
 		}
 		targets[c] = t
 	}
+	dts := unionDTFields(nodes)
 	out := make([]Node, len(nodes))
 	for i, n := range nodes {
 		s := n.Schema()
 		need := false
 		exprs := make([]NamedExpr, s.NumFields())
 		for c := range exprs {
-			var e Expr = ColumnOf(s, c)
+			col := ColumnOf(s, c)
+			var e Expr = col
 			if !arrow.TypeEqual(s.Field(c).Type, targets[c]) {
 				e = castTo(e, targets[c])
+				need = true
+			} else if col.dt != dts[c] {
+				col.dt = dts[c]
 				need = true
 			}
 			exprs[c] = NamedExpr{Name: s.Field(c).Name, Expr: e}
@@ -489,6 +494,30 @@ func unionOf(pos sql.Pos, nodes []Node) (Node, error) {
 		return nil, errorAt(pos, ErrType, "%v", trimSentinel(err))
 	}
 	return u, nil
+}
+
+// unionDTFields is, per column, the fields of the day-time interval type
+// Spark widens the inputs' types to: the span of all inputs' fields, 0
+// (unknown) when one input's are unknown.
+func unionDTFields(nodes []Node) []dtFields {
+	out := make([]dtFields, nodes[0].Schema().NumFields())
+	for c := range out {
+		for i, n := range nodes {
+			f := dtFieldsOfField(n.Schema().Field(c))
+			if f == 0 {
+				out[c] = 0
+				break
+			}
+			if i == 0 {
+				out[c] = f
+				continue
+			}
+			as, ae := out[c].fields()
+			bs, be := f.fields()
+			out[c] = knownDT(min(as, bs), max(ae, be))
+		}
+	}
+	return out
 }
 
 // toDF renames every column of n by position.

@@ -136,18 +136,30 @@ func LoadTimeZone(v string) (*time.Location, error) {
 
 // parseOffset reads h, hh, hh:mm or hhmm (at most 18 hours).
 func parseOffset(s string) (int, bool) {
-	h, m := s, "0"
+	h, m, sec := s, "0", "0"
 	if i := strings.IndexByte(s, ':'); i >= 0 {
 		h, m = s[:i], s[i+1:]
+		// Java's ZoneOffset also takes seconds: +hh:mm:ss.
+		if j := strings.IndexByte(m, ':'); j >= 0 {
+			m, sec = m[:j], m[j+1:]
+			if len(m) != 2 || len(sec) != 2 {
+				return 0, false
+			}
+		}
 	} else if len(s) == 4 {
 		h, m = s[:2], s[2:]
 	}
 	hv, err1 := strconv.Atoi(h)
 	mv, err2 := strconv.Atoi(m)
-	if err1 != nil || err2 != nil || len(h) > 2 || hv > 18 || mv > 59 || mv < 0 || hv < 0 {
+	sv, err3 := strconv.Atoi(sec)
+	if err1 != nil || err2 != nil || err3 != nil || len(h) > 2 || hv > 18 || mv > 59 || mv < 0 || hv < 0 || sv < 0 || sv > 59 {
 		return 0, false
 	}
-	return hv*3600 + mv*60, true
+	total := hv*3600 + mv*60 + sv
+	if total > 18*3600 {
+		return 0, false
+	}
+	return total, true
 }
 
 // wallToInstant reads wall-clock microseconds (a local date and time

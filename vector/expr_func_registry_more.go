@@ -194,7 +194,8 @@ func charsFirst(build func(args []Expr) Expr) func(args []Expr) Expr {
 // as its wall clock (a date cast, or timestampadd's own zone handling).
 var ntzSafe = []string{"date_add", "date_sub", "next_day", "timestampadd", "timestampdiff", "datediff", "add_months",
 	"last_day", "year", "month", "day", "dayofmonth", "quarter", "dayofweek", "weekday", "dayofyear", "weekofyear",
-	"unix_date", "date_subtract", "date_format", "to_char", "to_varchar", "try_to_char"}
+	"unix_date", "date_subtract", "date_format", "to_char", "to_varchar", "try_to_char",
+	"yearofweek"}
 
 func init() {
 	for name, spec := range moreFunctions {

@@ -194,6 +194,12 @@ func retype(ev Evaluator, dt arrow.DataType, mem memory.Allocator) Evaluator {
 			if dt.ID() == arrow.INTERVAL_MONTHS {
 				v = arrow.MonthInterval(x)
 			}
+		case arrow.Duration:
+			v = int64(x)
+		case int64:
+			if dt.ID() == arrow.DURATION {
+				v = arrow.Duration(x)
+			}
 		}
 		return newConst(dt, v, mem)
 	}
@@ -417,7 +423,7 @@ func DateAddYM(d, x Expr, sign int64) Expr {
 // session time zone (UTC for a timestamp_ntz), the day clamped to the
 // month's end, as timestampadd(MONTH, ...).
 func TimestampAddYM(ts, x Expr, sign int64) Expr {
-	return &FuncExpr{Name: map[bool]string{true: "+", false: "-"}[sign > 0], Args: []Expr{ts, x}, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	return &FuncExpr{ntzSafe: true, Name: map[bool]string{true: "+", false: "-"}[sign > 0], Args: []Expr{ts, x}, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		b, err := ymOperand(f, args, 1, mem)
 		if err != nil {
 			return nil, err
