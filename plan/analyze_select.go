@@ -71,7 +71,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := expandItems(cur, s.items)
+	items, err := expandItems(cur, s.items, s.a.lateralOuter())
 	if err != nil {
 		return nil, err
 	}
@@ -127,13 +127,24 @@ func resolveItem(r *resolver, it *outItem) error {
 }
 
 // expandItems expands * and t.* and records the other items as pending.
-func expandItems(sc *scope, items []*sql.SelectItem) ([]outItem, error) {
+// In a LATERAL subquery (outer not nil), t.* may name a FROM item before
+// it: its columns become outer references.
+func expandItems(sc *scope, items []*sql.SelectItem, outer *scope) ([]outItem, error) {
 	out := make([]outItem, 0, len(items))
 	for _, it := range items {
 		if st, ok := it.Expr.(*sql.Star); ok {
 			cols, err := sc.expandStar(st.Qualifier, st.Pos)
 			if err != nil {
 				fields, ok := structStar(sc, st)
+				if !ok && outer != nil && len(st.Qualifier) > 0 {
+					if oc, oerr := outer.expandStar(st.Qualifier, st.Pos); oerr == nil {
+						for _, c := range oc {
+							parts := append(append([]sql.Ident(nil), st.Qualifier...), sql.Ident{Pos: st.Pos, Name: c.Name})
+							out = append(out, outItem{src: &sql.ColumnRef{Pos: st.Pos, Parts: parts}, pos: st.Pos, name: c.Name, alias: true})
+						}
+						continue
+					}
+				}
 				if !ok {
 					return nil, err
 				}

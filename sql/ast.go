@@ -286,9 +286,11 @@ type TableRef struct {
 	Alias     *Ident
 }
 
-// SubqueryRef is (query) [watermark clause] [[AS] alias].
+// SubqueryRef is [LATERAL] (query) [watermark clause] [[AS] alias]. A
+// LATERAL subquery may reference the columns of the FROM items before it.
 type SubqueryRef struct {
 	Pos
+	Lateral   bool
 	Query     *Query
 	Watermark *Watermark
 	Alias     *Ident

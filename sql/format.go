@@ -446,6 +446,9 @@ func (f *formatter) fromItem(it FromItem) {
 		f.watermark(it.Watermark)
 		f.alias(it.Alias)
 	case *SubqueryRef:
+		if it.Lateral {
+			f.str("LATERAL ")
+		}
 		f.str("(")
 		f.query(it.Query)
 		f.str(")")
