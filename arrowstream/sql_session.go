@@ -181,10 +181,17 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		}
 		return &Result{}, nil
 	case *sql.DropTable:
-		if err := s.dropTable(identName(x.Name), x.IfExists); err != nil {
+		key, _ := s.tableKey(identName(x.Name))
+		if err := s.dropTable(key, x.IfExists); err != nil {
 			return nil, err
 		}
 		return &Result{}, nil
+	case *sql.CreateDatabase:
+		return &Result{}, s.createDatabase(x)
+	case *sql.DropDatabase:
+		return &Result{}, s.dropDatabase(x)
+	case *sql.Use:
+		return &Result{}, s.useDatabase(x)
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.ShowFunctions:
@@ -251,7 +258,8 @@ func (s *Session) set(x *sql.Set) (*Result, error) {
 
 // createView registers a temporary view in the session's catalog.
 func (s *Session) createView(x *plan.CreateViewStatement) error {
-	if _, err := s.Catalog().Table(x.View.Name); err == nil && !x.OrReplace {
+	// Views belong to no database: their name is their key.
+	if _, err := s.catalog.Table(x.View.Name); err == nil && !x.OrReplace {
 		if x.IfNotExists {
 			return nil
 		}
@@ -263,7 +271,10 @@ func (s *Session) createView(x *plan.CreateViewStatement) error {
 }
 
 func (s *Session) createTable(x *sql.CreateTable) error {
-	name := identName(x.Name)
+	name, db := s.tableKey(identName(x.Name))
+	if err := s.checkDatabase(db); err != nil {
+		return err
+	}
 	if x.OrReplace {
 		s.dropLocal(name)
 	}

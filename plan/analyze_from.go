@@ -131,6 +131,13 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 		}
 		sc = withQualifier(scan, qual)
 	}
+	if dc, ok := a.cat.(DatabaseCatalog); ok && x.Alias == nil && (len(x.Name) > 1 || a.lookupCTE(name) == nil) {
+		if db := dc.TableDatabase(name); db != "" {
+			for i := range sc.cols {
+				sc.cols[i].db = db
+			}
+		}
+	}
 	if x.Watermark != nil {
 		var err error
 		if sc, err = applyWatermark(sc, x.Watermark); err != nil {

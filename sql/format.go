@@ -182,6 +182,27 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *ShowTables:
 		f.str("SHOW TABLES")
+	case *CreateDatabase:
+		f.str("CREATE DATABASE ")
+		if s.IfNotExists {
+			f.str("IF NOT EXISTS ")
+		}
+		f.names([]Ident{s.Name})
+		if s.Comment != "" {
+			f.str(" COMMENT " + quoteString(s.Comment))
+		}
+	case *DropDatabase:
+		f.str("DROP DATABASE ")
+		if s.IfExists {
+			f.str("IF EXISTS ")
+		}
+		f.names([]Ident{s.Name})
+		if s.Cascade {
+			f.str(" CASCADE")
+		}
+	case *Use:
+		f.str("USE ")
+		f.names([]Ident{s.Name})
 	case *ShowFunctions:
 		f.str("SHOW " + s.Scope + " FUNCTIONS")
 		if s.HasLike {

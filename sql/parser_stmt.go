@@ -43,6 +43,9 @@ func (p *parser) parseStatement() Statement {
 		if isWord(t, "SUBSCRIBE") {
 			return p.parseSubscribe()
 		}
+		if isWord(t, "USE") && isName(p.peekAt(1)) {
+			return p.parseUse()
+		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET)")
 	return nil
@@ -97,8 +100,10 @@ func (p *parser) parseCreate() Statement {
 		return p.parseCreateStreaming(create.pos, false)
 	case p.isKw("TABLE"):
 		return p.parseCreateTable(create.pos)
+	case wordIs(p.peek(), "DATABASE", "SCHEMA"):
+		return p.parseCreateDatabase(create.pos)
 	}
-	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW or OR REFRESH after CREATE")
+	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW, DATABASE or OR REFRESH after CREATE")
 	return nil
 }
 
@@ -290,11 +295,14 @@ func (p *parser) stringValue() string {
 }
 
 // parseDrop parses DROP TABLE [IF EXISTS] name.
-func (p *parser) parseDrop() *DropTable {
+func (p *parser) parseDrop() Statement {
 	drop := p.next()
+	if wordIs(p.peek(), "DATABASE", "SCHEMA") {
+		return p.parseDropDatabase(drop.pos)
+	}
 	d := &DropTable{Pos: drop.pos}
 	if !p.acceptKw("VIEW") {
-		p.expectKw("TABLE", "TABLE or VIEW after DROP")
+		p.expectKw("TABLE", "TABLE, VIEW or DATABASE after DROP")
 	} else {
 		d.View = true
 	}

@@ -1,0 +1,30 @@
+package sql
+
+// CreateDatabase is CREATE DATABASE|SCHEMA [IF NOT EXISTS] name [COMMENT
+// 'text'] [WITH DBPROPERTIES (...)] (a LOCATION is refused by the parser:
+// a database is a namespace of the session, never a directory).
+type CreateDatabase struct {
+	Pos
+	Name        Ident
+	IfNotExists bool
+	Comment     string
+}
+
+// DropDatabase is DROP DATABASE|SCHEMA [IF EXISTS] name [RESTRICT|CASCADE].
+type DropDatabase struct {
+	Pos
+	Name     Ident
+	IfExists bool
+	Cascade  bool
+}
+
+// Use is USE [DATABASE|SCHEMA|NAMESPACE] name: the current database of the
+// session, where unqualified table names resolve.
+type Use struct {
+	Pos
+	Name Ident
+}
+
+func (*CreateDatabase) stmtNode() {}
+func (*DropDatabase) stmtNode()   {}
+func (*Use) stmtNode()            {}
