@@ -24,6 +24,9 @@ const (
 	// spark.sql.legacy.allowStarWithSingleTableIdentifierInCount (default
 	// false).
 	ConfStarInCount = "spark.sql.legacy.allowStarWithSingleTableIdentifierInCount"
+	// ConfQuotedRegexColumnNames is spark.sql.parser.quotedRegexColumnNames
+	// (default false).
+	ConfQuotedRegexColumnNames = "spark.sql.parser.quotedRegexColumnNames"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -50,6 +53,10 @@ type LegacySwitches struct {
 	// StarInCount: count(t.*) counts the rows whose columns of t are all
 	// non-NULL, as count(a, b, ...).
 	StarInCount bool
+	// QuotedRegexColumnNames: a backquoted select item that is not a
+	// plain name (`(a)?+.+`, t.`(x|y)`) is a regular expression selecting
+	// the columns whose names match it.
+	QuotedRegexColumnNames bool
 }
 
 // DefaultOptions are Spark 4's defaults: ANSI on, UTC.
@@ -93,6 +100,12 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 			} else {
 				o.Legacy.StarInCount = b
 			}
+		case strings.EqualFold(k, ConfQuotedRegexColumnNames):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			o.Legacy.QuotedRegexColumnNames = b
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)
 			if err != nil {

@@ -32,6 +32,7 @@ var settings = map[string]settingRule{
 	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
 	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {},
 	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {},
+	"spark.sql.parser.quotedregexcolumnnames":                    {},
 	// EXCEPTION: an inner WITH redefining an outer CTE's name is refused
 	// (checkNestedCTENames); elsewhere the inner definition wins.
 	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION"},

@@ -33,6 +33,7 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.optimizenullawareantijoin",
 		"spark.sql.optimizer.enablejsonexpressionoptimization",
 		"spark.sql.orderbyordinal=true",
+		"spark.sql.parser.quotedregexcolumnnames",
 		"spark.sql.readsidecharpadding",
 		"spark.sql.session.timezone",
 		"spark.sql.shuffle.partitions",

@@ -27,6 +27,9 @@ type Node interface {
 type Ident struct {
 	Pos
 	Name string
+	// Quoted: written in backquotes (a regex column name under
+	// spark.sql.parser.quotedRegexColumnNames).
+	Quoted bool
 }
 
 // Statement is one SQL statement: *CreateTable, *CreateStreamingTable,
