@@ -147,6 +147,18 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 			sc.cols[i].qual = qual
 		}
 	}
+	if x.Columns != nil {
+		// t AS x(a, b): the alias renames the columns too, by position.
+		names := make([]string, len(x.Columns))
+		for i, c := range x.Columns {
+			names[i] = c.Name
+		}
+		n, err := toDF(sc.node, names, x.Alias.Pos)
+		if err != nil {
+			return nil, err
+		}
+		sc = withQualifier(&SubqueryAlias{Input: n, Alias: qual}, qual)
+	}
 	return sc, nil
 }
 

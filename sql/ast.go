@@ -287,6 +287,7 @@ type TableRef struct {
 	Version   *Literal // VERSION AS OF: an integer or string literal; nil when absent
 	Watermark *Watermark
 	Alias     *Ident
+	Columns   []Ident // column aliases: t AS x(a, b); nil when absent
 }
 
 // SubqueryRef is [LATERAL] (query) [watermark clause] [[AS] alias]. A

@@ -466,6 +466,11 @@ func (f *formatter) fromItem(it FromItem) {
 		}
 		f.watermark(it.Watermark)
 		f.alias(it.Alias)
+		if it.Columns != nil {
+			f.str("(")
+			f.identList(it.Columns)
+			f.str(")")
+		}
 	case *SubqueryRef:
 		if it.Lateral {
 			f.str("LATERAL ")

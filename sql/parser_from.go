@@ -187,6 +187,7 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 		ref.Version = p.parseVersion()
 		ref.Watermark = p.parseWatermark()
 		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
 		return ref
 	}
 	p.unexpected(what)

@@ -97,6 +97,7 @@ func Inspect(n Node, f func(Node) bool) {
 		}
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
+		idents(n.Columns, f)
 	case *SubqueryRef:
 		inspectQuery(n.Query, f)
 		inspectWatermark(n.Watermark, f)
