@@ -1,14 +1,19 @@
 package arrowstream
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Databases (Spark's namespaces of spark_catalog) are a session's name
@@ -190,4 +195,65 @@ func (s *Session) databaseTables(lower string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// describeQuery runs DESCRIBE QUERY: the columns the query would answer
+// with, without running it.
+func (s *Session) describeQuery(ctx context.Context, x *sql.DescribeQuery) (*Result, error) {
+	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confFor(ctx))
+	if err != nil {
+		return nil, err
+	}
+	st, err := plan.AnalyzeWith(x.Query, s.Catalog(), opts)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := st.(*plan.QueryStatement)
+	if !ok {
+		return nil, fmt.Errorf("arrowstream: DESCRIBE QUERY: not a query")
+	}
+	return s.describeSchema(q.Plan.Schema())
+}
+
+// showColumns runs SHOW COLUMNS {IN|FROM} t [{IN|FROM} db]: the table's
+// column names in col_name. A database given twice must agree
+// ([SHOW_COLUMNS_WITH_CONFLICT_NAMESPACE]); a temporary view has none.
+func (s *Session) showColumns(x *sql.ShowColumns) (*Result, error) {
+	parts := make([]string, len(x.Table))
+	for i, p := range x.Table {
+		parts[i] = p.Name
+	}
+	if x.Database != nil {
+		db := x.Database.Name
+		if q := parts; len(q) > 1 {
+			if len(q) == 3 && strings.EqualFold(q[0], "spark_catalog") {
+				q = q[1:]
+			}
+			if len(q) != 2 || !strings.EqualFold(q[0], db) {
+				return nil, fmt.Errorf("arrowstream: [SHOW_COLUMNS_WITH_CONFLICT_NAMESPACE] SHOW COLUMNS with conflicting namespaces: %s != %s", backquoteName(strings.Join(parts[:len(parts)-1], ".")), backquoteName(db))
+			}
+		}
+		parts = []string{db, parts[len(parts)-1]}
+	}
+	name := strings.Join(parts, ".")
+	if len(parts) > 1 {
+		// A qualified name is a database's table, never a temporary view.
+		if key, db := s.tableKey(name); db == "" || !s.dbs.exists(db) && db != plan.GlobalTempDatabase {
+			return nil, fmt.Errorf("arrowstream: [TABLE_OR_VIEW_NOT_FOUND] The table or view %s cannot be found: %w", backquoteName(name), plan.ErrTableNotFound)
+		} else if t, err := s.catalog.Table(key); err == nil {
+			if v, ok := t.(*plan.View); ok && !strings.Contains(v.Name, ".") {
+				return nil, fmt.Errorf("arrowstream: [TABLE_OR_VIEW_NOT_FOUND] The table or view %s cannot be found: %w", backquoteName(name), plan.ErrTableNotFound)
+			}
+		}
+	}
+	t, err := s.Catalog().Table(name)
+	if err != nil {
+		return nil, err
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "col_name", Type: vector.String}}, nil)
+	return s.rowsResult(schema, func(b *array.RecordBuilder) {
+		for _, f := range t.Schema().Fields() {
+			b.Field(0).(*array.StringBuilder).Append(f.Name)
+		}
+	})
 }

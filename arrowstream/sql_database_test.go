@@ -99,3 +99,27 @@ func TestDatabasesDurableRefused(t *testing.T) {
 	}
 	sqlErr(t, s, "CREATE DATABASE d", "durable catalog")
 }
+
+// TestDescribeQueryAndShowColumns: DESCRIBE [QUERY] query lists the
+// query's columns without running it; SHOW COLUMNS lists a table's names,
+// with the database given either way (conflicts refused).
+func TestDescribeQueryAndShowColumns(t *testing.T) {
+	s, _ := newTestSession(t)
+	wantRows(t, s, "DESCRIBE QUERY SELECT 1 AS a, 'x' AS b", "a|int|NULL", "b|string|NULL")
+	wantRows(t, s, "DESC WITH s AS (SELECT 2.5D AS d) SELECT d, d / 0 AS z FROM s", "d|double|NULL", "z|double|NULL")
+	wantRows(t, s, "DESCRIBE VALUES (1L, 'h') AS v(x, y)", "x|bigint|NULL", "y|string|NULL")
+	sqlErr(t, s, "DESCRIBE QUERY SELECT nope", "cannot be resolved")
+
+	mustSQL(t, s, "CREATE DATABASE sc")
+	defer mustSQL(t, s, "DROP DATABASE sc CASCADE")
+	mustSQL(t, s, "CREATE TABLE sc.t (c1 INT, `c 2` STRING)")
+	mustSQL(t, s, "CREATE TEMPORARY VIEW tv AS SELECT 1 AS v")
+	defer mustSQL(t, s, "DROP VIEW tv")
+	wantRows(t, s, "SHOW COLUMNS IN sc.t", "c1", "c 2")
+	wantRows(t, s, "SHOW COLUMNS FROM t IN sc", "c1", "c 2")
+	wantRows(t, s, "SHOW COLUMNS IN sc.t FROM SC", "c1", "c 2")
+	sqlErr(t, s, "SHOW COLUMNS IN sc.t FROM other", "SHOW_COLUMNS_WITH_CONFLICT_NAMESPACE")
+	wantRows(t, s, "SHOW COLUMNS IN tv", "v")
+	sqlErr(t, s, "SHOW COLUMNS IN tv FROM sc", "not found")
+	sqlErr(t, s, "SHOW COLUMNS IN nope", "not found")
+}

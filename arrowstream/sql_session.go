@@ -206,6 +206,10 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return s.set(x)
 	case *sql.Describe:
 		return s.describe(identName(x.Name))
+	case *sql.DescribeQuery:
+		return s.describeQuery(ctx, x)
+	case *sql.ShowColumns:
+		return s.showColumns(x)
 	case *sql.DescribeHistory:
 		name := identName(x.Name)
 		t, err := s.Catalog().Table(name)
@@ -378,6 +382,11 @@ func (s *Session) describe(name string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.describeSchema(t.Schema())
+}
+
+// describeSchema lists the columns of a schema as DESCRIBE does.
+func (s *Session) describeSchema(ts *arrow.Schema) (*Result, error) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "col_name", Type: vector.String},
 		{Name: "data_type", Type: vector.String},
@@ -385,7 +394,7 @@ func (s *Session) describe(name string) (*Result, error) {
 		{Name: "comment", Type: vector.String, Nullable: true},
 	}, nil)
 	return s.rowsResult(schema, func(b *array.RecordBuilder) {
-		for _, f := range t.Schema().Fields() {
+		for _, f := range ts.Fields() {
 			b.Field(0).(*array.StringBuilder).Append(f.Name)
 			b.Field(1).(*array.StringBuilder).Append(vector.TypeName(f.Type))
 			b.Field(2).(*array.StringBuilder).AppendNull()

@@ -28,3 +28,21 @@ type Use struct {
 func (*CreateDatabase) stmtNode() {}
 func (*DropDatabase) stmtNode()   {}
 func (*Use) stmtNode()            {}
+
+// DescribeQuery is DESC[RIBE] [QUERY] query: the query's columns, as
+// DESCRIBE shows a table's.
+type DescribeQuery struct {
+	Pos
+	Query *Query
+}
+
+// ShowColumns is SHOW COLUMNS {IN|FROM} table [{IN|FROM} database]: the
+// table's column names.
+type ShowColumns struct {
+	Pos
+	Table    []Ident
+	Database *Ident // nil when absent
+}
+
+func (*DescribeQuery) stmtNode() {}
+func (*ShowColumns) stmtNode()   {}

@@ -153,7 +153,7 @@ var syntaxErrors = []struct{ in, err string }{
 	{"EXPLAIN", "syntax error at 1:8: expected a statement after EXPLAIN, found end of input"},
 	{"DROP t", "syntax error at 1:6: expected TABLE, VIEW or DATABASE after DROP, found 't'"},
 	{"DROP TABLE", "syntax error at 1:11: expected a table or view name after DROP, found end of input"},
-	{"SHOW TABLE", "syntax error at 1:6: expected TABLES or [USER|SYSTEM|ALL] FUNCTIONS after SHOW, found 'TABLE'"},
+	{"SHOW TABLE", "syntax error at 1:6: expected TABLES, COLUMNS or [USER|SYSTEM|ALL] FUNCTIONS after SHOW, found 'TABLE'"},
 	{"DESCRIBE", "syntax error at 1:9: expected a table name after DESCRIBE, found end of input"},
 	// Nesting limits.
 	{"SELECT " + strings.Repeat("(", 1200) + "1" + strings.Repeat(")", 1200), "syntax error at 1:1007: nesting too deep: more than 1000 levels"},

@@ -182,6 +182,16 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *ShowTables:
 		f.str("SHOW TABLES")
+	case *DescribeQuery:
+		f.str("DESCRIBE QUERY ")
+		f.query(s.Query)
+	case *ShowColumns:
+		f.str("SHOW COLUMNS IN ")
+		f.names(s.Table)
+		if s.Database != nil {
+			f.str(" IN ")
+			f.names([]Ident{*s.Database})
+		}
 	case *CreateDatabase:
 		f.str("CREATE DATABASE ")
 		if s.IfNotExists {

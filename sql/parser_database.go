@@ -106,3 +106,18 @@ func (p *parser) acceptWord(w string) bool {
 	}
 	return false
 }
+
+// parseShowColumns parses the rest of SHOW COLUMNS {IN|FROM} table
+// [{IN|FROM} database].
+func (p *parser) parseShowColumns(pos Pos) *ShowColumns {
+	p.next() // COLUMNS
+	if !p.acceptKw("IN") && !p.acceptKw("FROM") {
+		p.unexpected("IN or FROM after SHOW COLUMNS")
+	}
+	sc := &ShowColumns{Pos: pos, Table: p.qualifiedName("a table name after SHOW COLUMNS IN")}
+	if p.acceptKw("IN") || p.acceptKw("FROM") {
+		db := p.databaseName("a database name")
+		sc.Database = &db
+	}
+	return sc
+}

@@ -31,7 +31,10 @@ func (p *parser) parseStatement() Statement {
 			if sf := p.parseShowFunctions(t.pos); sf != nil {
 				return sf
 			}
-			p.expectKw("TABLES", "TABLES or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
+			if wordIs(p.peek(), "COLUMNS") {
+				return p.parseShowColumns(t.pos)
+			}
+			p.expectKw("TABLES", "TABLES, COLUMNS or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
@@ -327,6 +330,12 @@ func (p *parser) parseDescribe() Statement {
 	}
 	if isWord(p.peek(), "FUNCTION") && describesFunction(p.peekAt(1)) {
 		return p.parseDescribeFunction(d.pos)
+	}
+	if wordIs(p.peek(), "QUERY") && startsQuery(p.peekAt(1)) {
+		p.next()
+	}
+	if startsQuery(p.peek()) {
+		return &DescribeQuery{Pos: d.pos, Query: p.parseQuery()}
 	}
 	p.acceptKw("TABLE")
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}

@@ -38,6 +38,10 @@ func Inspect(n Node, f func(Node) bool) {
 		idents(n.Name, f)
 	case *Describe:
 		idents(n.Name, f)
+	case *DescribeQuery:
+		inspectQuery(n.Query, f)
+	case *ShowColumns:
+		idents(n.Table, f)
 	case *DescribeHistory:
 		idents(n.Name, f)
 	case *Subscribe:
