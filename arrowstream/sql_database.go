@@ -175,6 +175,17 @@ func (s *Session) dropDatabase(x *sql.DropDatabase) error {
 	return nil
 }
 
+// inOtherDatabase reports whether the catalog key n is a table of a
+// database other than default (or a global temporary view).
+func (s *Session) inOtherDatabase(n string) bool {
+	i := strings.IndexByte(n, '.')
+	if i < 0 {
+		return false
+	}
+	db := strings.ToLower(n[:i])
+	return db == plan.GlobalTempDatabase || db != defaultDatabase && s.dbs.exists(db)
+}
+
 // checkDatabase refuses a new table in a database that does not exist
 // (the current one after it was dropped).
 func (s *Session) checkDatabase(db string) error {

@@ -2,6 +2,7 @@ package arrowstream
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -53,9 +54,14 @@ func TestDatabases(t *testing.T) {
 	sqlErr(t, s, "SELECT g FROM gv", "cannot be found")
 	mustSQL(t, s, "DROP VIEW global_temp.gv")
 
+	sqlErr(t, s, "SHOW TABLES", "SHOW TABLES lists the default database")
 	sqlErr(t, s, "USE nodb", "SCHEMA_NOT_FOUND")
 	mustSQL(t, s, "USE default")
 	wantRows(t, s, "SELECT i1 FROM t0", "0")
+	// The default database's listing leaves the other databases' tables out.
+	if got := rowStrings(t, s, "SHOW TABLES"); strings.Join(got, ",") != "t0|false" {
+		t.Fatalf("SHOW TABLES: %q", got)
+	}
 	sqlErr(t, s, "SELECT i1 FROM t1", "cannot be found")
 	sqlErr(t, s, "DROP DATABASE mydb1", "SCHEMA_NOT_EMPTY")
 	sqlErr(t, s, "DROP DATABASE default", "default database")

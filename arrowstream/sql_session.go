@@ -358,8 +358,19 @@ func (s *Session) dropTable(name string, ifExists bool) error {
 }
 
 func (s *Session) showTables() (*Result, error) {
+	if db := s.dbs.currentDB(); db != defaultDatabase {
+		// Spark answers namespace, tableName, isTemporary; this engine's
+		// SHOW TABLES has its own columns, so it is not passed off as
+		// Spark's answer for another database.
+		return nil, fmt.Errorf("arrowstream: SHOW TABLES in database %s: SHOW TABLES lists the default database's tables (tableName, isStreaming); USE default, or SHOW COLUMNS IN %s.name: %w", backquoteName(db), db, plan.ErrUnsupported)
+	}
 	cat := s.Catalog()
-	names := cat.(plan.TableLister).TableNames()
+	var names []string
+	for _, n := range cat.(plan.TableLister).TableNames() {
+		if !s.inOtherDatabase(n) {
+			names = append(names, n)
+		}
+	}
 	sort.Strings(names)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "tableName", Type: vector.String},
