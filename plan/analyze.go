@@ -177,8 +177,10 @@ func AnalyzeQuery(q *sql.Query, cat Catalog) (Node, error) {
 }
 
 func analyzeQuery(b *budget, q *sql.Query, cat Catalog) (Node, error) {
-	if err := checkNestedCTENames(q); err != nil {
-		return nil, err
+	if !b.legacySwitches().CTECorrected {
+		if err := checkNestedCTENames(q); err != nil {
+			return nil, err
+		}
 	}
 	a := &analyzer{cat: cat, b: b}
 	sc, err := a.query(q)

@@ -71,7 +71,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := expandItems(cur, s.items)
+	items, err := expandItems(cur, s.items, s.a.lateralOuter(), s.b.legacySwitches().QuotedRegexColumnNames)
 	if err != nil {
 		return nil, err
 	}
@@ -127,13 +127,41 @@ func resolveItem(r *resolver, it *outItem) error {
 }
 
 // expandItems expands * and t.* and records the other items as pending.
-func expandItems(sc *scope, items []*sql.SelectItem) ([]outItem, error) {
+// In a LATERAL subquery (outer not nil), t.* may name a FROM item before
+// it: its columns become outer references.
+//
+// With regex (spark.sql.parser.quotedRegexColumnNames) a backquoted
+// pattern item expands to the columns it matches (regex_columns.go).
+func expandItems(sc *scope, items []*sql.SelectItem, outer *scope, regex bool) ([]outItem, error) {
 	out := make([]outItem, 0, len(items))
 	for _, it := range items {
+		if qual, pattern, ok := regexColumn(it.Expr, regex); ok {
+			if it.Alias != nil {
+				return nil, errorAt(it.Alias.Pos, ErrUnsupported, "A regex column name `%s` cannot be aliased.", pattern)
+			}
+			cols, err := expandRegex(sc, qual, pattern, it.Pos)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cols {
+				ref := c.Expr.(*ColumnRef)
+				out = append(out, outItem{pos: it.Pos, expr: ref, name: c.Name, qual: sc.cols[ref.Index].qual})
+			}
+			continue
+		}
 		if st, ok := it.Expr.(*sql.Star); ok {
 			cols, err := sc.expandStar(st.Qualifier, st.Pos)
 			if err != nil {
 				fields, ok := structStar(sc, st)
+				if !ok && outer != nil && len(st.Qualifier) > 0 {
+					if oc, oerr := outer.expandStar(st.Qualifier, st.Pos); oerr == nil {
+						for _, c := range oc {
+							parts := append(append([]sql.Ident(nil), st.Qualifier...), sql.Ident{Pos: st.Pos, Name: c.Name})
+							out = append(out, outItem{src: &sql.ColumnRef{Pos: st.Pos, Parts: parts}, pos: st.Pos, name: c.Name, alias: true})
+						}
+						continue
+					}
+				}
 				if !ok {
 					return nil, err
 				}

@@ -24,6 +24,12 @@ const (
 	// spark.sql.legacy.allowStarWithSingleTableIdentifierInCount (default
 	// false).
 	ConfStarInCount = "spark.sql.legacy.allowStarWithSingleTableIdentifierInCount"
+	// ConfQuotedRegexColumnNames is spark.sql.parser.quotedRegexColumnNames
+	// (default false).
+	ConfQuotedRegexColumnNames = "spark.sql.parser.quotedRegexColumnNames"
+	// ConfCTEPrecedence is spark.sql.legacy.ctePrecedencePolicy (EXCEPTION,
+	// the default, or CORRECTED).
+	ConfCTEPrecedence = "spark.sql.legacy.ctePrecedencePolicy"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -50,6 +56,14 @@ type LegacySwitches struct {
 	// StarInCount: count(t.*) counts the rows whose columns of t are all
 	// non-NULL, as count(a, b, ...).
 	StarInCount bool
+	// QuotedRegexColumnNames: a backquoted select item that is not a
+	// plain name (`(a)?+.+`, t.`(x|y)`) is a regular expression selecting
+	// the columns whose names match it.
+	QuotedRegexColumnNames bool
+	// CTECorrected: spark.sql.legacy.ctePrecedencePolicy=CORRECTED, a
+	// nested WITH may redefine an enclosing one's name (the inner
+	// definition wins) instead of being refused.
+	CTECorrected bool
 }
 
 // DefaultOptions are Spark 4's defaults: ANSI on, UTC.
@@ -92,6 +106,21 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 				o.Legacy.HavingAsWhere = b
 			} else {
 				o.Legacy.StarInCount = b
+			}
+		case strings.EqualFold(k, ConfQuotedRegexColumnNames):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			o.Legacy.QuotedRegexColumnNames = b
+		case strings.EqualFold(k, ConfCTEPrecedence):
+			switch strings.ToUpper(strings.TrimSpace(v)) {
+			case "EXCEPTION":
+				o.Legacy.CTECorrected = false
+			case "CORRECTED":
+				o.Legacy.CTECorrected = true
+			default:
+				return o, fmt.Errorf("plan: %s must be EXCEPTION or CORRECTED (LEGACY is not supported), got %q: %w", k, v, ErrUnsupported)
 			}
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)

@@ -27,6 +27,9 @@ type Node interface {
 type Ident struct {
 	Pos
 	Name string
+	// Quoted: written in backquotes (a regex column name under
+	// spark.sql.parser.quotedRegexColumnNames).
+	Quoted bool
 }
 
 // Statement is one SQL statement: *CreateTable, *CreateStreamingTable,
@@ -284,11 +287,14 @@ type TableRef struct {
 	Version   *Literal // VERSION AS OF: an integer or string literal; nil when absent
 	Watermark *Watermark
 	Alias     *Ident
+	Columns   []Ident // column aliases: t AS x(a, b); nil when absent
 }
 
-// SubqueryRef is (query) [watermark clause] [[AS] alias].
+// SubqueryRef is [LATERAL] (query) [watermark clause] [[AS] alias]. A
+// LATERAL subquery may reference the columns of the FROM items before it.
 type SubqueryRef struct {
 	Pos
+	Lateral   bool
 	Query     *Query
 	Watermark *Watermark
 	Alias     *Ident

@@ -34,7 +34,10 @@ func (p *parser) parseStatement() Statement {
 			if sf := p.parseShowFunctions(t.pos); sf != nil {
 				return sf
 			}
-			p.expectKw("TABLES", "TABLES or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
+			if wordIs(p.peek(), "COLUMNS") {
+				return p.parseShowColumns(t.pos)
+			}
+			p.expectKw("TABLES", "TABLES, COLUMNS or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
@@ -45,6 +48,9 @@ func (p *parser) parseStatement() Statement {
 		}
 		if isWord(t, "SUBSCRIBE") {
 			return p.parseSubscribe()
+		}
+		if isWord(t, "USE") && isName(p.peekAt(1)) {
+			return p.parseUse()
 		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET)")
@@ -100,8 +106,10 @@ func (p *parser) parseCreate() Statement {
 		return p.parseCreateStreaming(create.pos, false)
 	case p.isKw("TABLE"):
 		return p.parseCreateTable(create.pos)
+	case wordIs(p.peek(), "DATABASE", "SCHEMA"):
+		return p.parseCreateDatabase(create.pos)
 	}
-	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW or OR REFRESH after CREATE")
+	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW, DATABASE or OR REFRESH after CREATE")
 	return nil
 }
 
@@ -293,11 +301,14 @@ func (p *parser) stringValue() string {
 }
 
 // parseDrop parses DROP TABLE [IF EXISTS] name.
-func (p *parser) parseDrop() *DropTable {
+func (p *parser) parseDrop() Statement {
 	drop := p.next()
+	if wordIs(p.peek(), "DATABASE", "SCHEMA") {
+		return p.parseDropDatabase(drop.pos)
+	}
 	d := &DropTable{Pos: drop.pos}
 	if !p.acceptKw("VIEW") {
-		p.expectKw("TABLE", "TABLE or VIEW after DROP")
+		p.expectKw("TABLE", "TABLE, VIEW or DATABASE after DROP")
 	} else {
 		d.View = true
 	}
@@ -322,6 +333,12 @@ func (p *parser) parseDescribe() Statement {
 	}
 	if isWord(p.peek(), "FUNCTION") && describesFunction(p.peekAt(1)) {
 		return p.parseDescribeFunction(d.pos)
+	}
+	if wordIs(p.peek(), "QUERY") && startsQuery(p.peekAt(1)) {
+		p.next()
+	}
+	if startsQuery(p.peek()) {
+		return &DescribeQuery{Pos: d.pos, Query: p.parseQuery()}
 	}
 	p.acceptKw("TABLE")
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
