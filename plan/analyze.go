@@ -360,8 +360,8 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 	return selectBlock(in, selectSpec{
 		b: a.b, a: a,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: groupBy, grouped: len(groupBy) > 0 || s.GroupingSets != nil || s.GroupByAll,
-		groupingSets: s.GroupingSets,
-		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
+		groupingSets: s.GroupingSets, groupByListLen: s.GroupByListLen,
+		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
 		windows: s.Windows, qualify: s.Qualify,
 	})
 }

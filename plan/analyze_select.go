@@ -29,6 +29,9 @@ type selectSpec struct {
 	// groupingSets are GROUPING SETS, CUBE or ROLLUP's sets of groupBy's
 	// expressions; nil for a plain GROUP BY.
 	groupingSets [][]sql.Expr
+	// groupByListLen is sql.Select.GroupByListLen: the Hive form's count
+	// of grouping columns at the head of groupBy.
+	groupByListLen int
 }
 
 // outItem is one output column of a select list being built.
@@ -379,15 +382,23 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	if err := starWithGroupOrdinal(s.groupBy, items); err != nil {
 		return nil, err
 	}
-	for _, g := range s.groupBy {
+	listKeys := 0
+	for gi, g := range s.groupBy {
 		e, err := groupKey(kr, g, items)
 		if err != nil {
 			return nil, err
+		}
+		if gi == s.groupByListLen {
+			listKeys = len(keys)
 		}
 		k := exprKey(e)
 		if i, dup := keyIndex[k]; dup {
 			keyOf[g] = i
 			continue
+		}
+		if s.groupByListLen > 0 && gi >= s.groupByListLen {
+			// Spark's Hive form: a set may only name grouping columns.
+			return nil, errorAt(g.Position(), ErrUnresolved, "the grouping set expression %s is not in the GROUP BY list (%d columns) before GROUPING SETS.", sql.Format(g), listKeys)
 		}
 		keyIndex[k] = len(keys)
 		keyOf[g] = len(keys)

@@ -68,6 +68,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		return nil, errors.New("plan: nil expression")
 	case *sql.ColumnRef:
 		e, err := r.sc.lookup(x.Parts, x.Pos)
+		if err != nil && errors.Is(err, ErrUnresolved) && len(x.Parts) == 1 && strings.EqualFold(x.Parts[0].Name, "grouping__id") {
+			return r.hiveGroupingID(x)
+		}
 		if err != nil && r.a != nil && !r.noOuter && errors.Is(err, ErrUnresolved) {
 			if o, ok := r.a.lookupOuter(x); ok {
 				return o, nil
