@@ -373,7 +373,7 @@ func (a *analyzer) orderOutput(sc *scope, items []*sql.OrderItem) (*scope, error
 	r := &resolver{b: a.b, sc: sc, clause: "ORDER BY"}
 	keys := make([]SortKey, len(items))
 	for i, o := range items {
-		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY"); err != nil {
+		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY", a.b.legacySwitches().NoOrderByOrdinal); err != nil {
 			return nil, err
 		} else if ok {
 			keys[i] = SortKey{Expr: ColumnOf(out, k), Desc: o.Desc, Nulls: nullOrder(o.Nulls)}
