@@ -273,7 +273,9 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 		if err := want(1, 1); err != nil {
 			return nil, err
 		}
-		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && isString(args[0].DataType()) {
+		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && (isString(args[0].DataType()) || isNullType(args[0].DataType())) {
+			// Spark casts a string, and an untyped NULL (NullType's
+			// default numeric type), to DOUBLE: sum(NULL) is a NULL double.
 			args[0] = castTo(args[0], vector.Float64)
 		}
 	}
