@@ -122,6 +122,10 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if isCalendarInterval(v) && isString(to) {
 			return newCall(x.Pos, calToStringFunc, v)
 		}
+		if vector.IsIntegral(v.DataType()) && to.ID() == arrow.BINARY && !r.legacy() {
+			// Spark's ANSI mode refuses it (its bytes depend on the width).
+			return nil, errorAt(x.Pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(v.DataType()), vector.TypeName(v.DataType()))
+		}
 		c := castTo(v, to)
 		if l, ok := c.(*Literal); ok && l.Value != nil {
 			cl := *l

@@ -112,6 +112,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if to, ok := castFunctions[name]; ok && len(args) == 1 {
 		// A plan cast, so that the session's time zone and ANSI mode
 		// reach it as they reach CAST.
+		if vector.IsIntegral(args[0].DataType()) && to.ID() == arrow.BINARY && !r.legacy() {
+			return nil, errorAt(f.Pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(args[0].DataType()), vector.TypeName(args[0].DataType()))
+		}
 		return castTo(args[0], to), nil
 	}
 	switch name {
