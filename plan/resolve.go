@@ -249,6 +249,13 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.binaryOf(x, l, rr)
+}
+
+// binaryOf resolves the operator of x over its resolved operands l and rr
+// (x's operand trees are not read again: try_add and its siblings reuse
+// it over their arguments).
+func (r *resolver) binaryOf(x *sql.BinaryExpr, l, rr Expr) (Expr, error) {
 	switch x.Op {
 	case sql.OpAnd, sql.OpOr:
 		lb, err := requireBoolean(x.L.Position(), x.Op.String(), l)
