@@ -210,6 +210,18 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 				argExprs = append(argExprs, cols...)
 				continue
 			}
+			if name == "count" && f.Distinct && r.sc != nil {
+				// count(DISTINCT *): the distinct rows of every column,
+				// as Spark expands the star.
+				cols, err := r.sc.expandStar(nil, st.Position())
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range cols {
+					argExprs = append(argExprs, &sql.ColumnRef{Pos: st.Pos, Parts: []sql.Ident{{Name: c.Name}}})
+				}
+				continue
+			}
 			if name != "count" || len(f.Args) != 1 || f.Distinct {
 				return nil, errorAt(x.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 			}
