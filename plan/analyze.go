@@ -362,8 +362,8 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 	return selectBlock(in, selectSpec{
 		b: a.b, a: a,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: groupBy, grouped: len(groupBy) > 0 || s.GroupingSets != nil || s.GroupByAll,
-		groupingSets: s.GroupingSets,
-		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
+		groupingSets: s.GroupingSets, groupByListLen: s.GroupByListLen,
+		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
 		windows: s.Windows, qualify: s.Qualify,
 	})
 }
@@ -375,7 +375,7 @@ func (a *analyzer) orderOutput(sc *scope, items []*sql.OrderItem) (*scope, error
 	r := &resolver{b: a.b, sc: sc, clause: "ORDER BY"}
 	keys := make([]SortKey, len(items))
 	for i, o := range items {
-		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY"); err != nil {
+		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY", a.b.legacySwitches().NoOrderByOrdinal); err != nil {
 			return nil, err
 		} else if ok {
 			keys[i] = SortKey{Expr: ColumnOf(out, k), Desc: o.Desc, Nulls: nullOrder(o.Nulls)}

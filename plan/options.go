@@ -30,6 +30,10 @@ const (
 	// ConfCTEPrecedence is spark.sql.legacy.ctePrecedencePolicy (EXCEPTION,
 	// the default, or CORRECTED).
 	ConfCTEPrecedence = "spark.sql.legacy.ctePrecedencePolicy"
+	// ConfGroupByOrdinal is spark.sql.groupByOrdinal (default true).
+	ConfGroupByOrdinal = "spark.sql.groupByOrdinal"
+	// ConfOrderByOrdinal is spark.sql.orderByOrdinal (default true).
+	ConfOrderByOrdinal = "spark.sql.orderByOrdinal"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -47,9 +51,16 @@ type Options struct {
 	Legacy LegacySwitches
 }
 
-// LegacySwitches are Spark's spark.sql.legacy.* settings the analyzer
-// honours (all false by default, Spark's defaults).
+// LegacySwitches are Spark's spark.sql.legacy.* settings, and the other
+// parser/analyzer switches, the analyzer honours (the zero value is
+// Spark's defaults).
 type LegacySwitches struct {
+	// NoGroupByOrdinal is spark.sql.groupByOrdinal=false: an integer
+	// literal in GROUP BY is a constant, not a select item's position.
+	NoGroupByOrdinal bool
+	// NoOrderByOrdinal is spark.sql.orderByOrdinal=false: likewise in
+	// ORDER BY (sorting by a constant keeps any order).
+	NoOrderByOrdinal bool
 	// HavingAsWhere: HAVING without GROUP BY filters the rows, as WHERE,
 	// instead of making the query a global aggregate.
 	HavingAsWhere bool
@@ -97,6 +108,16 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", ConfANSI, v, ErrType)
 			}
 			o.ANSI = b
+		case strings.EqualFold(k, ConfGroupByOrdinal), strings.EqualFold(k, ConfOrderByOrdinal):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			if strings.EqualFold(k, ConfGroupByOrdinal) {
+				o.Legacy.NoGroupByOrdinal = !b
+			} else {
+				o.Legacy.NoOrderByOrdinal = !b
+			}
 		case strings.EqualFold(k, ConfHavingAsWhere), strings.EqualFold(k, ConfStarInCount):
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
 			if err != nil {

@@ -205,6 +205,11 @@ type Select struct {
 	// ROLLUP, each a list of GroupBy's expressions (the same nodes); nil
 	// for a plain GROUP BY.
 	GroupingSets [][]Expr
+	// GroupByListLen is, for the Hive form GROUP BY a, b GROUPING SETS
+	// (...), how many of GroupBy's expressions are the list before
+	// GROUPING SETS (the grouping columns); the rest are set expressions
+	// written differently, which must resolve to one of them. 0 otherwise.
+	GroupByListLen int
 	// GroupByAll is GROUP BY ALL: group by every select item that has no
 	// aggregate.
 	GroupByAll bool

@@ -104,7 +104,7 @@ var syntaxErrors = []struct{ in, err string }{
 	{"SELECT 1e39F", "syntax error at 1:8: FLOAT literal 1e39F is out of range"},
 	{"SELECT 1e999", "syntax error at 1:8: DOUBLE literal 1e999 is out of range"},
 	{"SELECT 1.5L", "syntax error at 1:8: invalid numeric literal '1.5L': BIGINT needs an integer"},
-	{"SELECT 12abc", "syntax error at 1:8: invalid numeric literal '12abc'"},
+	{"SELECT 1.2abc", "syntax error at 1:8: invalid numeric literal '1.2abc'"},
 	{"SELECT 123456789012345678901234567890123456789", "syntax error at 1:8: DECIMAL literal 123456789012345678901234567890123456789 has more than 38 digits"},
 	{"SELECT INTERVAL 10", "syntax error at 1:19: expected an interval unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND or MICROSECOND), found end of input"},
 	{"SELECT INTERVAL 10 FOO", "syntax error at 1:20: expected an interval unit (YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND or MICROSECOND), found 'FOO'"},

@@ -388,7 +388,14 @@ func (f *formatter) selectBlock(s *Select) {
 	if s.GroupByAll {
 		f.str(" GROUP BY ALL")
 	} else if s.GroupingSets != nil {
-		f.str(" GROUP BY GROUPING SETS (")
+		if s.GroupByListLen > 0 {
+			// The Hive form: the grouping columns, then their sets.
+			f.str(" GROUP BY ")
+			f.exprList(s.GroupBy[:s.GroupByListLen])
+			f.str(" GROUPING SETS (")
+		} else {
+			f.str(" GROUP BY GROUPING SETS (")
+		}
 		for i, set := range s.GroupingSets {
 			f.sep(i)
 			f.str("(")

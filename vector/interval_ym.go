@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -236,6 +237,18 @@ func ymOperand(f *FuncExpr, args []Evaluator, k int, mem memory.Allocator) (Eval
 // bindYMResult binds a row kernel over args (already converted) whose
 // int32 result is a year-month interval.
 func bindYMResult(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator, kinds []rowKind, num func(a []rowArg, i int) (int64, bool, error)) (Evaluator, error) {
+	if f.Mode == ModeTry {
+		// try_add and its siblings: overflow and division by zero are
+		// NULL, as Spark's TryEval.
+		strict := num
+		num = func(a []rowArg, i int) (int64, bool, error) {
+			v, ok, err := strict(a, i)
+			if err != nil && (errors.Is(err, ErrOverflow) || errors.Is(err, ErrDivideByZero)) {
+				return 0, false, nil
+			}
+			return v, ok, err
+		}
+	}
 	ev, err := bindRows(f, in, mem, args, kinds, Int32, rowKernels{num: num})
 	if err != nil {
 		return nil, err
