@@ -332,6 +332,18 @@ func (a *queryAllocator) reserveFor(n int64, op string) error {
 	return nil
 }
 
+// MemoryLimit is the limit the query's memory counts against: the
+// smaller of its own and the server's (0: none). Streaming operators
+// bound the growth they reserve a chunk at a time by it
+// (arrowstream/internal/stateful growthMeter).
+func (a *queryAllocator) MemoryLimit() int64 {
+	l := a.limit
+	if a.pool != nil && a.pool.limit > 0 && (l <= 0 || a.pool.limit < l) {
+		l = a.pool.limit
+	}
+	return max(l, 0)
+}
+
 // Allocate implements memory.Allocator.
 func (a *queryAllocator) Allocate(size int) []byte { return a.allocate(size, "") }
 
@@ -390,6 +402,9 @@ func (o *operatorAllocator) Reallocate(size int, b []byte) []byte {
 func (o *operatorAllocator) Free(b []byte) { o.a.Free(b) }
 
 func (o *operatorAllocator) Reserve(n int64) error { return o.a.reserveFor(n, o.op) }
+
+// MemoryLimit is the query's (queryAllocator.MemoryLimit).
+func (o *operatorAllocator) MemoryLimit() int64 { return o.a.MemoryLimit() }
 
 func (o *operatorAllocator) ForOperator(name string) memory.Allocator {
 	return &operatorAllocator{a: o.a, op: name}

@@ -37,13 +37,29 @@ type stateAccount struct {
 	what string // the operator's state, for errors
 	mu   *sync.Mutex
 	held int64
+	// limit is the limit the reservations count against (0: none
+	// known), which bounds the growth reserved a chunk at a time
+	// (growthMeter).
+	limit int64
+}
+
+// memoryLimiter is implemented by an accounting allocator that can tell
+// the limit its reservations count against (the server's query
+// allocator: the smaller of the query's and the server's limit).
+type memoryLimiter interface {
+	MemoryLimit() int64
 }
 
 // newStateAccount returns the account of the state named what (e.g.
 // "stream-stream join state"), reserving through mem labelled with what.
 func newStateAccount(mem memory.Allocator, what string) stateAccount {
-	r, _ := vector.ForOperator(mem, what).(vector.MemoryReserver)
-	return stateAccount{r: r, what: what, mu: new(sync.Mutex)}
+	labelled := vector.ForOperator(mem, what)
+	r, _ := labelled.(vector.MemoryReserver)
+	var limit int64
+	if l, ok := labelled.(memoryLimiter); ok {
+		limit = max(l.MemoryLimit(), 0)
+	}
+	return stateAccount{r: r, what: what, mu: new(sync.Mutex), limit: limit}
 }
 
 // lock takes the account's mutex (an account built as a literal in a
@@ -110,13 +126,35 @@ func (a *stateAccount) release() {
 // growthChunk is how much of an operator's state may grow within an epoch
 // before it is reserved, split over its partitions (growthMeter); every
 // partition reserves at least minGrowthChunk at a time so that the hot
-// path stays a comparison. An epoch's growth unreserved is thus at most
-// the larger of growthChunk and minGrowthChunk a partition (200
-// partitions: 12.5 MiB).
+// path stays a comparison. Under a known limit a partition's chunk is
+// also at most limit/(4×partitions) (but not below floorGrowthChunk), so
+// that a small limit with many partitions is not passed by the chunks:
+// an operator's growth unreserved is at most the smaller of the larger of
+// growthChunk and minGrowthChunk a partition (200 partitions: 12.5 MiB)
+// and a quarter of the limit, or floorGrowthChunk a partition when that
+// is more (growthSlack).
 const (
-	growthChunk    = 1 << 20
-	minGrowthChunk = 64 << 10
+	growthChunk      = 1 << 20
+	minGrowthChunk   = 64 << 10
+	floorGrowthChunk = 1 << 10
 )
+
+// growthChunkFor is the chunk of each of parts partitions under limit
+// (0: none known).
+func growthChunkFor(limit int64, parts int) int64 {
+	parts = max(parts, 1)
+	c := max(growthChunk/int64(parts), minGrowthChunk)
+	if limit > 0 {
+		c = min(c, max(limit/(4*int64(parts)), floorGrowthChunk))
+	}
+	return c
+}
+
+// growthSlack is the most an operator of parts partitions may hold
+// unreserved within an epoch under limit: a chunk a partition.
+func growthSlack(limit int64, parts int) int64 {
+	return growthChunkFor(limit, parts) * int64(max(parts, 1))
+}
 
 // growthMeter reserves on an account the growth of one partition's state
 // estimate within an epoch, each time it has grown by a chunk since the
@@ -132,7 +170,7 @@ type growthMeter struct {
 // newGrowthMeter returns the meter of a partition whose estimate is est
 // now, on acct, for an operator of parts partitions.
 func newGrowthMeter(acct *stateAccount, est int64, parts int) growthMeter {
-	return growthMeter{acct: acct, mark: est, chunk: max(growthChunk/int64(max(parts, 1)), minGrowthChunk)}
+	return growthMeter{acct: acct, mark: est, chunk: growthChunkFor(acct.limit, parts)}
 }
 
 // note is called with the partition's estimate after it changed; it
