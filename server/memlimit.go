@@ -177,6 +177,28 @@ type queryAllocator struct {
 	// allocations.
 	resMu    sync.Mutex
 	reserved map[string]int64
+	// label names, in limit errors, what allocates or reserves through
+	// the query's allocator without an operator's label (ForOperator):
+	// the buffers of a query outside its plan's operators, so that no
+	// error says "an unnamed operator".
+	label string
+}
+
+// Default labels of allocations made without an operator's label.
+const (
+	batchQueryLabel     = "the query's result stream and buffers outside its operators"
+	streamingQueryLabel = "streaming table %s (its sources, sink and epoch buffers outside its operators)"
+)
+
+// opName is op, or the allocator's label when op is empty.
+func (a *queryAllocator) opName(op string) string {
+	if op == "" {
+		if a.label != "" {
+			return a.label
+		}
+		return "an unnamed operator"
+	}
+	return op
 }
 
 var (
@@ -209,9 +231,7 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 
 // noteReserved records that operator op now holds n more bytes reserved.
 func (a *queryAllocator) noteReserved(op string, n int64) {
-	if op == "" {
-		op = "an unnamed operator"
-	}
+	op = a.opName(op)
 	a.resMu.Lock()
 	defer a.resMu.Unlock()
 	if a.reserved == nil {
@@ -303,7 +323,7 @@ func (a *queryAllocator) limitErr() error {
 // allocation accounts an Arrow allocation of n bytes (see
 // MemoryLimitError for why it is granted over the limit).
 func (a *queryAllocator) allocation(n int64, op string) {
-	e := a.add(n, op)
+	e := a.add(n, a.opName(op))
 	if e == nil {
 		a.notePeak()
 		return
@@ -322,7 +342,7 @@ func (a *queryAllocator) allocation(n int64, op string) {
 func (a *queryAllocator) Reserve(n int64) error { return a.reserveFor(n, "") }
 
 func (a *queryAllocator) reserveFor(n int64, op string) error {
-	if e := a.add(n, op); e != nil {
+	if e := a.add(n, a.opName(op)); e != nil {
 		a.undo(n)
 		a.stop(e)
 		return e
