@@ -44,6 +44,19 @@ type BoundedProvider interface {
 	PartitionMemoryBound() int64
 }
 
+// EpochBufferProvider is a StateStoreProvider whose stores hold an
+// epoch's updates in memory of their own until the commit (the Pebble
+// provider's batch of updated keys and values, on the Go heap). The
+// engine hands it the reservation function of the table's account: its
+// stores reserve the updates as they grow (a refusal fails the write, so
+// the epoch fails before its commit) and return the reservation when the
+// store is committed or aborted.
+type EpochBufferProvider interface {
+	// SetEpochBufferReserver sets the function stores reserve n bytes
+	// with (negative: returned); nil reserves nothing.
+	SetEpochBufferReserver(reserve func(n int64) error)
+}
+
 // BufferedPartition is a StatePartition that keeps buffers between
 // epochs besides its state (the memory provider's changelog encode
 // arena); the engine reserves them on the table's account with the

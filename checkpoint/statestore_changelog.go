@@ -322,12 +322,12 @@ func (s *store) finishChangelog(next int64, file bool) {
 // A group commit appends the entries straight into the state log's
 // record instead (appendDelta).
 func encodeChangelog(a *changeArena) ([]byte, error) {
-	scratch := stateScratch.Get().(*[]byte)
-	defer stateScratch.Put(scratch)
-	body := append((*scratch)[:0], stateColumnsMagic...)
+	scratch := getScratch()
+	defer putScratch(scratch)
+	body := append(scratch.b[:0], stateColumnsMagic...)
 	body = append(body, stateCodecStored)
 	body = a.appendChunk(body)
-	*scratch = body[:0]
+	scratch.b = body[:0]
 	return sealColumns(body)
 }
 

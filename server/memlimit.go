@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -75,7 +76,7 @@ func (e *MemoryLimitError) Error() string {
 		note += "; the streaming table is not restarted (it would replay the same data into the same limit): raise the limit or bound the state (a watermark), then recreate the table"
 	}
 	if e.Scope == "server" {
-		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries hold %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
+		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries and shared state buffers hold %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
 	}
 	return fmt.Sprintf("RESOURCE_EXHAUSTED: query exceeded its memory limit of %d bytes (QueryMemoryBytes; holding %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
 }
@@ -91,11 +92,16 @@ type memoryPool struct {
 	// reclaimed counts the queries whose allocator panicked past twice
 	// their limit and were reclaimed (memlimit_registry.go).
 	reclaimed atomic.Int64
+	// shared returns the bytes of buffers every streaming table shares
+	// and none accounts (checkpoint.SharedBufferBytes: the pooled state
+	// encode scratch, the epoch logs' write buffers), counted against
+	// the limit beside the queries' bytes.
+	shared func() int64
 }
 
 // newMemoryPool returns the pool for a server whose allocator is alloc.
 func newMemoryPool(limit int64, alloc any) *memoryPool {
-	p := &memoryPool{limit: limit}
+	p := &memoryPool{limit: limit, shared: checkpoint.SharedBufferBytes}
 	if m, ok := alloc.(interface{ MappedBytes() int64 }); ok {
 		p.mapped = m.MappedBytes
 	}
@@ -122,16 +128,25 @@ func (p *memoryPool) processBytes() int64 {
 	return n
 }
 
+// sharedBytes is what the shared buffers hold (0: none counted).
+func (p *memoryPool) sharedBytes() int64 {
+	if p == nil || p.shared == nil {
+		return 0
+	}
+	return p.shared()
+}
+
 // admit refuses new work when the process is at its memory limit: the
-// queries' accounted bytes, or the whole heap with the large buffers
-// mapped outside it (tables, state, ingest), at or past the limit.
+// queries' accounted bytes with the shared buffers, or the whole heap
+// with the large buffers mapped outside it (tables, state, ingest), at or
+// past the limit.
 func (p *memoryPool) admit() error {
 	if p == nil || p.limit <= 0 {
 		return nil
 	}
-	held, heap := p.inUse.Load(), p.processBytes()
+	held, heap := p.inUse.Load()+p.sharedBytes(), p.processBytes()
 	if held >= p.limit || heap >= p.limit {
-		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries hold %d, the heap and mapped buffers %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
+		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries and shared state buffers hold %d, the heap and mapped buffers %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
 	}
 	return nil
 }
@@ -220,8 +235,8 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 	var e *MemoryLimitError
 	if a.limit > 0 && now > a.limit {
 		e = &MemoryLimitError{Scope: "query", Limit: a.limit, Requested: n, InUse: now - n, Operator: op, Streaming: a.streaming}
-	} else if a.pool != nil && a.pool.limit > 0 && pooled > a.pool.limit {
-		e = &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled - n, Operator: op, Streaming: a.streaming}
+	} else if a.pool != nil && a.pool.limit > 0 && pooled+a.pool.sharedBytes() > a.pool.limit {
+		e = &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled + a.pool.sharedBytes() - n, Operator: op, Streaming: a.streaming}
 	} else {
 		return nil
 	}

@@ -44,3 +44,31 @@ func TestUnlabelledAllocationsNamed(t *testing.T) {
 	}
 	st.Free(b)
 }
+
+// TestSharedBuffersCountAgainstServerLimit: the buffers every streaming
+// table shares (checkpoint.SharedBufferBytes) count against the server's
+// limit beside the queries' bytes: with them at the limit new work is
+// refused and a query's allocation breaks the server's limit.
+func TestSharedBuffersCountAgainstServerLimit(t *testing.T) {
+	const limit = 64 << 20
+	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer checked.AssertSize(t, 0)
+	pool := newMemoryPool(limit, checked)
+	var shared int64
+	pool.shared = func() int64 { return shared }
+	a := newQueryAllocator(checked, 0)
+	a.pool = pool
+	if err := a.Reserve(1 << 20); err != nil {
+		t.Fatalf("1 MiB with no shared buffers: %v", err)
+	}
+	shared = limit
+	err := a.Reserve(1 << 20)
+	var mle *MemoryLimitError
+	if !errors.As(err, &mle) || mle.Scope != "server" {
+		t.Fatalf("1 MiB more with the shared buffers at the server's limit: %v, want the server's limit", err)
+	}
+	if err := pool.admit(); err == nil || !strings.Contains(err.Error(), "shared state buffers") {
+		t.Errorf("admission with the shared buffers at the limit: %v, want a refusal", err)
+	}
+	_ = a.Reserve(-(1 << 20))
+}

@@ -84,7 +84,11 @@ func (p *Partition) Begin(version int64) (checkpoint.StateStore, error) {
 		p.loadMicros = time.Since(start).Microseconds()
 	}
 	p.busy = true
-	return &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys, exists: map[string]bool{}}, nil
+	st := &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys, exists: map[string]bool{}}
+	if p.prov != nil {
+		st.acct.reserve = p.prov.epochReserver()
+	}
+	return st, nil
 }
 
 // restore rebuilds the working directory at version from the checkpoint.

@@ -49,6 +49,9 @@ type stateLifecycle struct {
 	// sharedAcct reserves a BoundedProvider's shared memory (its block
 	// cache) against the query's limit while the provider is open.
 	sharedAcct *stateful.StoreAccount
+	// batchAcct reserves the epoch buffers of an EpochBufferProvider's
+	// stores (the Pebble batch) while they hold them.
+	batchAcct *stateful.StoreAccount
 }
 
 // useEpochLog sets the run's epoch log. A state log that lives in an
@@ -127,6 +130,10 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 				l.provider, l.sharedAcct = nil, nil
 				return err
 			}
+		}
+		if ebp, ok := l.provider.(checkpoint.EpochBufferProvider); ok {
+			l.batchAcct = stateful.NewProviderAccount(l.mem, l.provider.Name(), "epoch batch")
+			ebp.SetEpochBufferReserver(l.batchAcct.Add)
 		}
 	}
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
@@ -439,6 +446,10 @@ func (l *stateLifecycle) close() error {
 	}
 	err := l.provider.Close()
 	l.provider, l.logOpen, l.stateLog = nil, false, nil
+	if l.batchAcct != nil {
+		l.batchAcct.Release()
+		l.batchAcct = nil
+	}
 	if l.sharedAcct != nil {
 		l.sharedAcct.Release()
 		l.sharedAcct = nil

@@ -107,6 +107,19 @@ func (a *stateAccount) grow(delta int64) error {
 	return nil
 }
 
+// shrink returns up to n bytes of the reservation.
+func (a *stateAccount) shrink(n int64) {
+	defer a.lock()()
+	n = min(n, a.held)
+	if n <= 0 {
+		return
+	}
+	if a.r != nil {
+		_ = a.r.Reserve(-n)
+	}
+	a.held -= n
+}
+
 // bytes is what the account holds.
 func (a *stateAccount) bytes() int64 {
 	defer a.lock()()
@@ -255,6 +268,19 @@ func (s *StoreAccount) Set(keyValueBytes, rows, buffers int64) error {
 		n += rows * storeEntryOverhead
 	}
 	return s.a.set(n + max(buffers, 0))
+}
+
+// Add reserves delta more bytes, or returns -delta bytes when it is
+// negative: memory the stores hold while an epoch fills them (the Pebble
+// provider's epoch batches, checkpoint.EpochBufferProvider). It is safe
+// for concurrent use by the partitions' stores. A refusal stops the query
+// through its allocator and is returned.
+func (s *StoreAccount) Add(delta int64) error {
+	if delta < 0 {
+		s.a.shrink(-delta)
+		return nil
+	}
+	return s.a.grow(delta)
 }
 
 // Bytes is what the account holds.
