@@ -198,6 +198,17 @@ func (m *growthMeter) note(est int64) error {
 	return m.reserve(est)
 }
 
+// grown is note for an estimate that leaves out memory reserved ahead
+// of it (candidate rows reserved before they are built, then counted in
+// the estimate as the state takes them): it reserves only past the
+// highest mark reached, never lowering it.
+func (m *growthMeter) grown(est int64) error {
+	if est-m.mark < m.chunk {
+		return nil
+	}
+	return m.reserve(est)
+}
+
 func (m *growthMeter) reserve(est int64) error {
 	if err := m.acct.grow(est - m.mark); err != nil {
 		return err
