@@ -107,6 +107,7 @@ func NewMemoryProvider(w *Writer, opts StoreOptions) *MemoryProvider {
 	opts.compactSlots = make(chan struct{}, 1)
 	// Maintenance of all its partitions shares a few workers.
 	opts.maint = newMaintPool(defaultMaintWorkers())
+	opts.epochReserve = &epochReserver{}
 	return &MemoryProvider{w: w, opts: opts}
 }
 

@@ -97,6 +97,9 @@ type StoreOptions struct {
 	segmentSlack int64
 	// fullSnapshots turns segments off (benchmarks compare the two).
 	fullSnapshots bool
+	// epochReserve reserves the stores' epoch writes (set by the
+	// provider, shared by its partitions; epoch_account.go).
+	epochReserve *epochReserver
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {
@@ -250,7 +253,7 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 	// allocation of an empty epoch). A store is not used after its
 	// Commit or Abort (StateStore), so the next Begin may take it over.
 	s := &p.cur
-	*s = store{p: p, version: version}
+	*s = store{p: p, version: version, acct: epochMeter{reserve: p.opts.epochReserve.get()}}
 	return s, nil
 }
 
@@ -493,6 +496,7 @@ type store struct {
 	changed bool       // prepare found changes (maintenance is then due)
 	err     error      // the first failed read: fails Commit
 	live    LiveView   // the state after this epoch, when the operator handed one (LiveSnapshotter)
+	acct    epochMeter // reserves the epoch's writes (epoch_account.go)
 }
 
 func (s *store) Version() int64 { return s.version }
@@ -525,6 +529,9 @@ func (s *store) Put(key, value []byte) error {
 	}
 	if err := s.materialize(); err != nil {
 		return err
+	}
+	if err := s.acct.grow(int64(len(key)+len(value)) + storeEntryBytes); err != nil {
+		return fmt.Errorf("checkpoint: put into state %s: %w", s.p.dir, err)
 	}
 	k := string(key)
 	delete(s.deleted, k)
@@ -662,6 +669,7 @@ func (s *store) published(next int64, file bool) {
 	// The store is done before the partition is free: the next Begin
 	// takes the same store over (p.cur).
 	s.releaseChangelog()
+	s.acct.release()
 	s.done = true
 	start := false
 	if p.maintRunning {
@@ -683,6 +691,7 @@ func (s *store) Abort() {
 	}
 	s.done = true
 	s.releaseChangelog()
+	s.acct.release()
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()

@@ -151,6 +151,9 @@ func (s *store) arena() *changelog {
 		}
 		cl.arena = s.p.arena
 		cl.arena.reset()
+		// The capacity kept from earlier epochs is reserved by the
+		// engine's store account: only growth past it is the epoch's.
+		s.acct.held -= cl.arena.capBytes()
 	}
 	return cl
 }
@@ -158,8 +161,27 @@ func (s *store) arena() *changelog {
 // LogUpsert implements ChangelogWriter.
 func (s *store) LogUpsert(key, value []byte) {
 	cl := s.arena()
+	s.arenaGrew(int64(len(key)+len(value)) + arenaEntryBytes)
 	cl.arena.add(key, value, true)
 	cl.upserted += int64(len(key) + len(value))
+}
+
+// arenaGrew reserves n more bytes logged in the epoch's arena (past the
+// capacity it kept, which the engine reserves after each commit). A
+// refusal fails the commit: the log calls return no error, and the
+// allocator has stopped the query.
+func (s *store) arenaGrew(n int64) error {
+	if s.acct.reserve == nil {
+		return nil
+	}
+	err := s.acct.grow(n)
+	if err != nil {
+		err = fmt.Errorf("checkpoint: log into state %s: %w", s.p.dir, err)
+		if s.err == nil {
+			s.err = err
+		}
+	}
+	return err
 }
 
 var _ ChangelogStreamer = (*store)(nil)
@@ -185,12 +207,13 @@ func (s *store) LogUpsertFrom(key []byte, size int, write func(w io.Writer) erro
 	}
 	a.addKey(key, true)
 	cl.upserted += int64(len(key) + len(a.values) - start)
-	return nil
+	return s.arenaGrew(int64(len(key)+len(a.values)-start) + arenaEntryBytes)
 }
 
 // LogDelete implements ChangelogWriter.
 func (s *store) LogDelete(key []byte) {
 	cl := s.arena()
+	s.arenaGrew(int64(len(key)) + arenaEntryBytes)
 	cl.arena.add(key, nil, false)
 	cl.deleted += int64(len(key))
 }

@@ -132,7 +132,7 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 			}
 		}
 		if ebp, ok := l.provider.(checkpoint.EpochBufferProvider); ok {
-			l.batchAcct = stateful.NewProviderAccount(l.mem, l.provider.Name(), "epoch batch")
+			l.batchAcct = stateful.NewProviderAccount(l.mem, l.provider.Name(), "epoch writes")
 			ebp.SetEpochBufferReserver(l.batchAcct.Add)
 		}
 	}
