@@ -3,7 +3,7 @@ package checkpoint
 import "sync"
 
 // The memory provider's stores reserve what an epoch adds to them while
-// it fills them (EpochBufferProvider): the pending map of a partition
+// it fills them (EpochBufferPartition): the pending map of a partition
 // that takes Put/Delete (its key and value copies, storeEntryBytes each)
 // and the changelog arena past the capacity it kept from earlier epochs
 // (which the engine reserves after each commit, BufferedPartition). A
@@ -13,8 +13,8 @@ import "sync"
 // returned when the store is committed or aborted: the engine's store
 // account then reserves what the partition keeps.
 
-// epochReserver is the reservation function a provider's stores share,
-// set by SetEpochBufferReserver (possibly after the partitions opened).
+// epochReserver is the reservation function of a partition's stores,
+// set by SetEpochBufferReserver.
 type epochReserver struct {
 	mu sync.Mutex
 	fn func(n int64) error
@@ -27,19 +27,17 @@ func (r *epochReserver) set(fn func(n int64) error) {
 }
 
 func (r *epochReserver) get() func(n int64) error {
-	if r == nil {
-		return nil
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.fn
 }
 
-var _ EpochBufferProvider = (*MemoryProvider)(nil)
+var _ EpochBufferPartition = (*StorePartition)(nil)
 
-// SetEpochBufferReserver implements EpochBufferProvider.
-func (m *MemoryProvider) SetEpochBufferReserver(reserve func(n int64) error) {
-	m.opts.epochReserve.set(reserve)
+// SetEpochBufferReserver implements EpochBufferPartition: the stores
+// begun after it reserve their epoch's writes with reserve.
+func (p *StorePartition) SetEpochBufferReserver(reserve func(n int64) error) {
+	p.epochReserve.set(reserve)
 }
 
 // epochChunk is how far an epoch's writes may pass their reservation.

@@ -13,8 +13,8 @@ var errEpochLimit = errors.New("over the epoch test limit")
 
 // TestEpochWritesReserved: the memory provider's stores reserve an
 // epoch's writes while it fills them (the pending map of Put, the
-// changelog arena past its kept capacity) on the reserver the provider
-// was given: past the limit a Put is refused, a logged epoch fails its
+// changelog arena past its kept capacity) on the reserver their
+// partition was given: past the limit a Put is refused, a logged epoch fails its
 // commit, the reservation never passes the limit, and commits and aborts
 // return it. Before session 14 they were reserved only after the commit.
 func TestEpochWritesReserved(t *testing.T) {
@@ -30,7 +30,6 @@ func TestEpochWritesReserved(t *testing.T) {
 	ctx := context.Background()
 	prov := NewMemoryProvider(&Writer{NoSync: true}, StoreOptions{})
 	defer prov.Close()
-	prov.SetEpochBufferReserver(reserve)
 	dir := t.TempDir()
 	value := make([]byte, 100)
 
@@ -39,6 +38,7 @@ func TestEpochWritesReserved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		part.(EpochBufferPartition).SetEpochBufferReserver(reserve)
 		st, err := part.Begin(0)
 		if err != nil {
 			t.Fatal(err)
@@ -67,6 +67,7 @@ func TestEpochWritesReserved(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		part.(EpochBufferPartition).SetEpochBufferReserver(reserve)
 		// A small epoch commits and returns its reservation.
 		st, err := part.Begin(0)
 		if err != nil {
@@ -120,13 +121,13 @@ func BenchmarkEpochWritesAccounted(b *testing.B) {
 		b.Run(fmt.Sprintf("accounted=%v", accounted), func(b *testing.B) {
 			prov := NewMemoryProvider(&Writer{NoSync: true}, StoreOptions{MinDeltasForSnapshot: 1 << 30, MaxDeltasForSnapshot: 1 << 30, MinVersionsToRetain: 2})
 			defer prov.Close()
-			if accounted {
-				var held atomic.Int64
-				prov.SetEpochBufferReserver(func(n int64) error { held.Add(n); return nil })
-			}
 			part, err := prov.OpenPartition(filepath.Join(b.TempDir(), "p"))
 			if err != nil {
 				b.Fatal(err)
+			}
+			if accounted {
+				var held atomic.Int64
+				part.(EpochBufferPartition).SetEpochBufferReserver(func(n int64) error { held.Add(n); return nil })
 			}
 			keys := make([][]byte, 4096)
 			for i := range keys {

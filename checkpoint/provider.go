@@ -44,16 +44,17 @@ type BoundedProvider interface {
 	PartitionMemoryBound() int64
 }
 
-// EpochBufferProvider is a StateStoreProvider whose stores hold an
-// epoch's updates in memory of their own until the commit (the Pebble
-// provider's batch of updated keys and values, on the Go heap). The
-// engine hands it the reservation function of the table's account: its
-// stores reserve the updates as they grow (a refusal fails the write, so
-// the epoch fails before its commit) and return the reservation when the
-// store is committed or aborted.
-type EpochBufferProvider interface {
-	// SetEpochBufferReserver sets the function stores reserve n bytes
-	// with (negative: returned); nil reserves nothing.
+// EpochBufferPartition is a StatePartition whose stores hold an epoch's
+// writes in memory of their own until the commit (the memory provider's
+// pending map and changelog arena, the Pebble provider's batch of updated
+// keys and values). The engine hands it the reservation function of its
+// operator's account: its stores reserve the writes as they grow (a
+// refusal fails the write, or the commit, so the epoch fails before its
+// state is committed) and return the reservation when the store is
+// committed or aborted.
+type EpochBufferPartition interface {
+	// SetEpochBufferReserver sets the function the partition's stores
+	// reserve n bytes with (negative: returned); nil reserves nothing.
 	SetEpochBufferReserver(reserve func(n int64) error)
 }
 
@@ -107,7 +108,6 @@ func NewMemoryProvider(w *Writer, opts StoreOptions) *MemoryProvider {
 	opts.compactSlots = make(chan struct{}, 1)
 	// Maintenance of all its partitions shares a few workers.
 	opts.maint = newMaintPool(defaultMaintWorkers())
-	opts.epochReserve = &epochReserver{}
 	return &MemoryProvider{w: w, opts: opts}
 }
 

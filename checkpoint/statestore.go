@@ -97,9 +97,6 @@ type StoreOptions struct {
 	segmentSlack int64
 	// fullSnapshots turns segments off (benchmarks compare the two).
 	fullSnapshots bool
-	// epochReserve reserves the stores' epoch writes (set by the
-	// provider, shared by its partitions; epoch_account.go).
-	epochReserve *epochReserver
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {
@@ -132,6 +129,9 @@ type StorePartition struct {
 	dir  string
 	w    *Writer
 	opts StoreOptions
+	// epochReserve reserves its stores' epoch writes
+	// (epoch_account.go).
+	epochReserve epochReserver
 
 	mu      sync.Mutex
 	version int64             // version held in data, -1 when none loaded
@@ -253,7 +253,7 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 	// allocation of an empty epoch). A store is not used after its
 	// Commit or Abort (StateStore), so the next Begin may take it over.
 	s := &p.cur
-	*s = store{p: p, version: version, acct: epochMeter{reserve: p.opts.epochReserve.get()}}
+	*s = store{p: p, version: version, acct: epochMeter{reserve: p.epochReserve.get()}}
 	return s, nil
 }
 

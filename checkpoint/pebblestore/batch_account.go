@@ -1,9 +1,11 @@
 package pebblestore
 
+import "github.com/arrowstream/arrowstream/checkpoint"
+
 // batchAccount reserves a store's epoch batch (the updated keys and
 // values Pebble copies into it, and its index, on the Go heap) on the
 // table's account while the store holds it
-// (checkpoint.EpochBufferProvider), a chunk at a time so that a write
+// (checkpoint.EpochBufferPartition), a chunk at a time so that a write
 // costs an addition: the batch may pass what is reserved by less than a
 // chunk. A refusal fails the write (and so the epoch, before its commit);
 // the reservation is returned once the batch is committed or dropped.
@@ -56,4 +58,14 @@ func (a *batchAccount) release() {
 		_ = a.reserve(-a.reserved)
 	}
 	a.held, a.reserved = 0, 0
+}
+
+var _ checkpoint.EpochBufferPartition = (*Partition)(nil)
+
+// SetEpochBufferReserver implements checkpoint.EpochBufferPartition: the
+// stores begun after it reserve their batches with reserve.
+func (p *Partition) SetEpochBufferReserver(reserve func(n int64) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reserve = reserve
 }

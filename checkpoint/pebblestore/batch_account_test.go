@@ -6,12 +6,14 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
 var errBatchLimit = errors.New("over the batch test limit")
 
 // TestEpochBatchReserved: a store's epoch batch reserves the keys and
-// values it holds on the account the provider was given, a chunk at a
+// values it holds on the account its partition was given, a chunk at a
 // time: an epoch that writes more than the limit fails a write near it
 // (before the commit), the reservation never passes the limit, and both
 // an abort and a commit return it. Before session 14 the batch was
@@ -28,11 +30,11 @@ func TestEpochBatchReserved(t *testing.T) {
 		return nil
 	}
 	prov := newTestProvider(t, Options{})
-	prov.SetEpochBufferReserver(reserve)
 	part, err := prov.OpenPartition(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	part.(checkpoint.EpochBufferPartition).SetEpochBufferReserver(reserve)
 	value := make([]byte, valueLen)
 
 	// Under the limit: the batch's heap and its reservation.

@@ -20,9 +20,13 @@ import (
 
 // Partition is one state partition in its own Pebble instance.
 type Partition struct {
-	prov  *Provider
-	dir   string // the partition's checkpoint directory
-	local string // the working Pebble directory
+	prov *Provider
+	// reserve reserves its stores' epoch batches on the operator's
+	// account (SetEpochBufferReserver; nil: none). Set before a store
+	// begins, read under mu.
+	reserve func(n int64) error
+	dir     string // the partition's checkpoint directory
+	local   string // the working Pebble directory
 
 	mu      sync.Mutex
 	db      *pebble.DB
@@ -85,9 +89,7 @@ func (p *Partition) Begin(version int64) (checkpoint.StateStore, error) {
 	}
 	p.busy = true
 	st := &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys, exists: map[string]bool{}}
-	if p.prov != nil {
-		st.acct.reserve = p.prov.epochReserver()
-	}
+	st.acct.reserve = p.reserve
 	return st, nil
 }
 

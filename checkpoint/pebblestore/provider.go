@@ -82,26 +82,6 @@ type Provider struct {
 	// opened; stateDir is the state directory it belongs to.
 	glog     *checkpoint.StateLog
 	stateDir string
-	// reserve reserves the stores' epoch batches on the table's account
-	// (SetEpochBufferReserver; nil: none).
-	reserve func(n int64) error
-}
-
-var _ checkpoint.EpochBufferProvider = (*Provider)(nil)
-
-// SetEpochBufferReserver implements checkpoint.EpochBufferProvider: the
-// stores opened after it reserve their epoch batches with reserve.
-func (p *Provider) SetEpochBufferReserver(reserve func(n int64) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.reserve = reserve
-}
-
-// epochReserver is the stores' reservation function (nil: none).
-func (p *Provider) epochReserver() func(n int64) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.reserve
 }
 
 // NewProvider returns a provider; Close releases its block cache.

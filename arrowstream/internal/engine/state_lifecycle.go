@@ -49,9 +49,6 @@ type stateLifecycle struct {
 	// sharedAcct reserves a BoundedProvider's shared memory (its block
 	// cache) against the query's limit while the provider is open.
 	sharedAcct *stateful.StoreAccount
-	// batchAcct reserves the epoch buffers of an EpochBufferProvider's
-	// stores (the Pebble batch) while they hold them.
-	batchAcct *stateful.StoreAccount
 }
 
 // useEpochLog sets the run's epoch log. A state log that lives in an
@@ -89,6 +86,9 @@ type opState struct {
 	// acct reserves what the partitions hold in memory against the
 	// query's limit (nil until the first commit).
 	acct *stateful.StoreAccount
+	// epochAcct reserves what an epoch writes into the partitions'
+	// stores while they hold it (checkpoint.EpochBufferPartition).
+	epochAcct *stateful.StoreAccount
 	// lazyOK and logs describe parts, found when they are opened (each
 	// epoch asked every partition again): the partitions open lazily
 	// (lazyParts), and which of them take changelogs.
@@ -130,10 +130,6 @@ func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int,
 				l.provider, l.sharedAcct = nil, nil
 				return err
 			}
-		}
-		if ebp, ok := l.provider.(checkpoint.EpochBufferProvider); ok {
-			l.batchAcct = stateful.NewProviderAccount(l.mem, l.provider.Name(), "epoch writes")
-			ebp.SetEpochBufferReserver(l.batchAcct.Add)
 		}
 	}
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok && !l.logOpen {
@@ -193,6 +189,12 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 				return fmt.Errorf("arrowstream: open state of operator %d partition %d: %w", op.decl.OpID, p, err)
 			}
 			op.parts[p] = part
+			if eb, ok := part.(checkpoint.EpochBufferPartition); ok {
+				if op.epochAcct == nil {
+					op.epochAcct = stateful.NewStoreEpochAccount(l.mem, op.decl)
+				}
+				eb.SetEpochBufferReserver(op.epochAcct.Add)
+			}
 		}
 		op.lazyOK = l.lazyParts(op)
 		op.logs = make([]bool, n)
@@ -446,10 +448,6 @@ func (l *stateLifecycle) close() error {
 	}
 	err := l.provider.Close()
 	l.provider, l.logOpen, l.stateLog = nil, false, nil
-	if l.batchAcct != nil {
-		l.batchAcct.Release()
-		l.batchAcct = nil
-	}
 	if l.sharedAcct != nil {
 		l.sharedAcct.Release()
 		l.sharedAcct = nil
@@ -458,6 +456,9 @@ func (l *stateLifecycle) close() error {
 		op.parts, op.lazy = nil, nil
 		if op.acct != nil {
 			op.acct.Release()
+		}
+		if op.epochAcct != nil {
+			op.epochAcct.Release()
 		}
 	}
 	return err

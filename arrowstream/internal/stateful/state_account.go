@@ -248,9 +248,22 @@ const storeEntryOverhead = 80
 // NewStoreAccount returns the account of the stores of the operator that
 // declared d over mem.
 func NewStoreAccount(mem memory.Allocator, d StateDecl) *StoreAccount {
+	return &StoreAccount{a: newStateAccount(mem, storeAccountName(d))}
+}
+
+// storeAccountName names the stores of the operator that declared d.
+func storeAccountName(d StateDecl) string {
 	kind, _, _ := strings.Cut(d.Schema, " ")
 	kind, _, _ = strings.Cut(kind, "(")
-	return &StoreAccount{a: newStateAccount(mem, fmt.Sprintf("state store of stateful operator %d (%s)", d.OpID, kind))}
+	return fmt.Sprintf("state store of stateful operator %d (%s)", d.OpID, kind)
+}
+
+// NewStoreEpochAccount returns the account of what an epoch writes into
+// the stores of the operator that declared d while they hold it
+// (checkpoint.EpochBufferPartition), named "state store of stateful
+// operator N (kind), the epoch's writes".
+func NewStoreEpochAccount(mem memory.Allocator, d StateDecl) *StoreAccount {
+	return &StoreAccount{a: newStateAccount(mem, storeAccountName(d)+", the epoch's writes")}
 }
 
 // NewProviderAccount returns the account of the memory a state store
@@ -282,8 +295,8 @@ func (s *StoreAccount) Set(keyValueBytes, rows, buffers int64) error {
 }
 
 // Add reserves delta more bytes, or returns -delta bytes when it is
-// negative: memory the stores hold while an epoch fills them (the Pebble
-// provider's epoch batches, checkpoint.EpochBufferProvider). It is safe
+// negative: memory the stores hold while an epoch fills them
+// (checkpoint.EpochBufferPartition). It is safe
 // for concurrent use by the partitions' stores. A refusal stops the query
 // through its allocator and is returned.
 func (s *StoreAccount) Add(delta int64) error {
