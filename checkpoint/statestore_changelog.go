@@ -169,6 +169,9 @@ func (s *store) arena() *changelog {
 		}
 		cl.arena = s.p.arena
 		cl.arena.reset()
+		// The capacity kept from earlier epochs is reserved by the
+		// engine's store account: only growth past it is the epoch's.
+		s.acct.held -= cl.arena.capBytes()
 	}
 	return cl
 }
@@ -176,8 +179,27 @@ func (s *store) arena() *changelog {
 // LogUpsert implements ChangelogWriter.
 func (s *store) LogUpsert(key, value []byte) {
 	cl := s.arena()
+	s.arenaGrew(int64(len(key)+len(value)) + arenaEntryBytes)
 	cl.arena.add(key, value, true)
 	cl.upserted += int64(len(key) + len(value))
+}
+
+// arenaGrew reserves n more bytes logged in the epoch's arena (past the
+// capacity it kept, which the engine reserves after each commit). A
+// refusal fails the commit: the log calls return no error, and the
+// allocator has stopped the query.
+func (s *store) arenaGrew(n int64) error {
+	if s.acct.reserve == nil {
+		return nil
+	}
+	err := s.acct.grow(n)
+	if err != nil {
+		err = fmt.Errorf("checkpoint: log into state %s: %w", s.p.dir, err)
+		if s.err == nil {
+			s.err = err
+		}
+	}
+	return err
 }
 
 var _ ChangelogStreamer = (*store)(nil)
@@ -203,12 +225,13 @@ func (s *store) LogUpsertFrom(key []byte, size int, write func(w io.Writer) erro
 	}
 	a.addKey(key, true)
 	cl.upserted += int64(len(key) + len(a.values) - start)
-	return nil
+	return s.arenaGrew(int64(len(key)+len(a.values)-start) + arenaEntryBytes)
 }
 
 // LogDelete implements ChangelogWriter.
 func (s *store) LogDelete(key []byte) {
 	cl := s.arena()
+	s.arenaGrew(int64(len(key)) + arenaEntryBytes)
 	cl.arena.add(key, nil, false)
 	cl.deleted += int64(len(key))
 }
@@ -347,12 +370,12 @@ func (s *store) finishChangelog(next int64, file bool) {
 // A group commit appends the entries straight into the state log's
 // record instead (appendDelta).
 func encodeChangelog(a *changeArena) ([]byte, error) {
-	scratch := stateScratch.Get().(*[]byte)
-	defer stateScratch.Put(scratch)
-	body := append((*scratch)[:0], stateColumnsMagic...)
+	scratch := getScratch()
+	defer putScratch(scratch)
+	body := append(scratch.b[:0], stateColumnsMagic...)
 	body = append(body, stateCodecStored)
 	body = a.appendChunk(body)
-	*scratch = body[:0]
+	scratch.b = body[:0]
 	return sealColumns(body)
 }
 

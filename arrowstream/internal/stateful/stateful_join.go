@@ -92,6 +92,9 @@ type statefulJoin struct {
 	// keys and times) against the query's limit; its Arrow batches
 	// count through the allocator.
 	acct stateAccount
+	// views reserves the live snapshot views handed to the stores'
+	// maintenance while it holds them (stateful_join_snapshot.go).
+	views viewAccount
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -126,6 +129,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 	md := j.Schema().Metadata()
 	s := &statefulJoin{mem: mem, keep: longLived(mem), typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, liveVersion: -1}
 	s.acct = newStateAccount(mem, "stream-stream join state")
+	s.views = newViewAccount(mem, "stream-stream join state")
 	s.state = statePartitions{opID: opID}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
