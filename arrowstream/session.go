@@ -103,6 +103,8 @@ type Session struct {
 	extraTables []plan.Catalog       // other catalogs consulted after the session's (sink tables)
 	hop         stream.Repartitioner // cluster mode: the repartition hops (cluster_hop.go)
 
+	dbs databases // CREATE DATABASE, USE (sql_database.go)
+
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
 	// restoring is set while RestoreCatalog replays the catalog.
 	restoring atomic.Bool
@@ -393,7 +395,8 @@ func (t *streamTable) OpenSource() (Source, bool, error) {
 type sessionCatalog struct{ s *Session }
 
 func (c sessionCatalog) Table(name string) (plan.Table, error) {
-	t, err := c.s.catalog.Table(name)
+	key, _ := c.s.tableKey(name)
+	t, err := c.s.catalog.Table(key)
 	if err == nil {
 		return t, nil
 	}
@@ -401,8 +404,15 @@ func (c sessionCatalog) Table(name string) (plan.Table, error) {
 	extra := append([]plan.Catalog(nil), c.s.extraTables...)
 	c.s.mu.Unlock()
 	for _, cat := range extra {
-		if t, err2 := cat.Table(name); err2 == nil {
+		if t, err2 := cat.Table(key); err2 == nil {
 			return t, nil
+		}
+		// Sink tables belong to no database: found by their name from
+		// any current database.
+		if key != name {
+			if t, err2 := cat.Table(name); err2 == nil {
+				return t, nil
+			}
 		}
 	}
 	return nil, err

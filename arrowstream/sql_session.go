@@ -181,10 +181,17 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		}
 		return &Result{}, nil
 	case *sql.DropTable:
-		if err := s.dropTable(identName(x.Name), x.IfExists); err != nil {
+		key, _ := s.tableKey(identName(x.Name))
+		if err := s.dropTable(key, x.IfExists); err != nil {
 			return nil, err
 		}
 		return &Result{}, nil
+	case *sql.CreateDatabase:
+		return &Result{}, s.createDatabase(x)
+	case *sql.DropDatabase:
+		return &Result{}, s.dropDatabase(x)
+	case *sql.Use:
+		return &Result{}, s.useDatabase(x)
 	case *sql.ShowTables:
 		return s.showTables()
 	case *sql.ShowFunctions:
@@ -199,6 +206,10 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return s.set(x)
 	case *sql.Describe:
 		return s.describe(identName(x.Name))
+	case *sql.DescribeQuery:
+		return s.describeQuery(ctx, x)
+	case *sql.ShowColumns:
+		return s.showColumns(x)
 	case *sql.DescribeHistory:
 		name := identName(x.Name)
 		t, err := s.Catalog().Table(name)
@@ -251,7 +262,8 @@ func (s *Session) set(x *sql.Set) (*Result, error) {
 
 // createView registers a temporary view in the session's catalog.
 func (s *Session) createView(x *plan.CreateViewStatement) error {
-	if _, err := s.Catalog().Table(x.View.Name); err == nil && !x.OrReplace {
+	// Views belong to no database: their name is their key.
+	if _, err := s.catalog.Table(x.View.Name); err == nil && !x.OrReplace {
 		if x.IfNotExists {
 			return nil
 		}
@@ -263,7 +275,10 @@ func (s *Session) createView(x *plan.CreateViewStatement) error {
 }
 
 func (s *Session) createTable(x *sql.CreateTable) error {
-	name := identName(x.Name)
+	name, db := s.tableKey(identName(x.Name))
+	if err := s.checkDatabase(db); err != nil {
+		return err
+	}
 	if x.OrReplace {
 		s.dropLocal(name)
 	}
@@ -343,8 +358,19 @@ func (s *Session) dropTable(name string, ifExists bool) error {
 }
 
 func (s *Session) showTables() (*Result, error) {
+	if db := s.dbs.currentDB(); db != defaultDatabase {
+		// Spark answers namespace, tableName, isTemporary; this engine's
+		// SHOW TABLES has its own columns, so it is not passed off as
+		// Spark's answer for another database.
+		return nil, fmt.Errorf("arrowstream: SHOW TABLES in database %s: SHOW TABLES lists the default database's tables (tableName, isStreaming); USE default, or SHOW COLUMNS IN %s.name: %w", backquoteName(db), db, plan.ErrUnsupported)
+	}
 	cat := s.Catalog()
-	names := cat.(plan.TableLister).TableNames()
+	var names []string
+	for _, n := range cat.(plan.TableLister).TableNames() {
+		if !s.inOtherDatabase(n) {
+			names = append(names, n)
+		}
+	}
 	sort.Strings(names)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "tableName", Type: vector.String},
@@ -367,6 +393,11 @@ func (s *Session) describe(name string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.describeSchema(t.Schema())
+}
+
+// describeSchema lists the columns of a schema as DESCRIBE does.
+func (s *Session) describeSchema(ts *arrow.Schema) (*Result, error) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "col_name", Type: vector.String},
 		{Name: "data_type", Type: vector.String},
@@ -374,7 +405,7 @@ func (s *Session) describe(name string) (*Result, error) {
 		{Name: "comment", Type: vector.String, Nullable: true},
 	}, nil)
 	return s.rowsResult(schema, func(b *array.RecordBuilder) {
-		for _, f := range t.Schema().Fields() {
+		for _, f := range ts.Fields() {
 			b.Field(0).(*array.StringBuilder).Append(f.Name)
 			b.Field(1).(*array.StringBuilder).Append(vector.TypeName(f.Type))
 			b.Field(2).(*array.StringBuilder).AppendNull()

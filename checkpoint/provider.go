@@ -44,6 +44,20 @@ type BoundedProvider interface {
 	PartitionMemoryBound() int64
 }
 
+// EpochBufferPartition is a StatePartition whose stores hold an epoch's
+// writes in memory of their own until the commit (the memory provider's
+// pending map and changelog arena, the Pebble provider's batch of updated
+// keys and values). The engine hands it the reservation function of its
+// operator's account: its stores reserve the writes as they grow (a
+// refusal fails the write, or the commit, so the epoch fails before its
+// state is committed) and return the reservation when the store is
+// committed or aborted.
+type EpochBufferPartition interface {
+	// SetEpochBufferReserver sets the function the partition's stores
+	// reserve n bytes with (negative: returned); nil reserves nothing.
+	SetEpochBufferReserver(reserve func(n int64) error)
+}
+
 // BufferedPartition is a StatePartition that keeps buffers between
 // epochs besides its state (the memory provider's changelog encode
 // arena); the engine reserves them on the table's account with the
@@ -159,5 +173,6 @@ func (p *StorePartition) Close() error {
 	p.arenaBytes.Store(0)
 	p.baseVers.Store(nil)
 	p.dataless, p.rows, p.estBytes = false, 0, 0
+	p.liveBytes, p.liveBytesKnown = 0, false
 	return err
 }

@@ -68,6 +68,8 @@ type SegmentLog struct {
 	// wbuf is the write buffer of appends, kept between them (an epoch's
 	// records are encoded into it, then written) up to maxKeptWriteBuf.
 	wbuf []byte
+	// wbufMeter counts wbuf's capacity in SharedBufferBytes while kept.
+	wbufMeter sharedMeter
 }
 
 // maxKeptWriteBuf: a larger write buffer (an epoch with a large state
@@ -348,6 +350,8 @@ func (l *SegmentLog) Close() error {
 		_, _, err = l.appendLocked(nil)
 	}
 	l.closed = true
+	l.wbuf = nil
+	l.wbufMeter.note(0)
 	if l.active != nil {
 		err = errors.Join(err, l.active.Close())
 		l.active = nil
@@ -400,6 +404,10 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 		} else {
 			l.wbuf = nil
 		}
+		if l.wbufMeter.n == nil {
+			l.wbufMeter = newSharedMeter(l)
+		}
+		l.wbufMeter.note(cap(l.wbuf))
 	}()
 	if fresh {
 		if l.active != nil {

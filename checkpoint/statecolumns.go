@@ -55,10 +55,6 @@ const (
 	stateChunkBytes = 1 << 30
 )
 
-// stateScratch recycles the uncompressed bodies that are compressed and
-// then dropped, so that an epoch's deltas do not each allocate one.
-var stateScratch = sync.Pool{New: func() any { return new([]byte) }}
-
 // stateChunks writes the entries of a state file body as chunks. Entries
 // are added in order (they reference the caller's bytes until done); each
 // chunk is written in one pass into a body grown once to its size, so
@@ -67,6 +63,9 @@ type stateChunks struct {
 	buf    []byte // the body so far, up to the open chunk
 	ents   []stateEntry
 	kn, vn int // key and value bytes of ents
+	// m counts buf's and ents' capacities while pooled
+	// (shared_buffers.go).
+	m sharedMeter
 }
 
 type stateEntry struct {
@@ -77,7 +76,11 @@ type stateEntry struct {
 
 // stateEncoders recycles the encoders' bodies and entry lists across
 // files.
-var stateEncoders = sync.Pool{New: func() any { return new(stateChunks) }}
+var stateEncoders = sync.Pool{New: func() any {
+	c := new(stateChunks)
+	c.m = newSharedMeter(c)
+	return c
+}}
 
 // newStateChunks takes a recycled encoder, its body started; put it back
 // with release once its body is no longer used.
@@ -91,6 +94,7 @@ func (c *stateChunks) release() {
 	clear(c.ents)
 	c.ents, c.kn, c.vn = c.ents[:0], 0, 0
 	c.buf = c.buf[:0]
+	c.m.note(cap(c.buf) + cap(c.ents)*stateEntrySize)
 	stateEncoders.Put(c)
 }
 
@@ -225,10 +229,10 @@ func worthCompressing(payload []byte) bool {
 	}
 	mid := len(payload)/2 - compressSample/2
 	sample := payload[mid : mid+compressSample]
-	scratch := stateScratch.Get().(*[]byte)
-	defer stateScratch.Put(scratch)
-	enc := s2.Encode((*scratch)[:cap(*scratch)], sample)
-	*scratch = enc[:0]
+	scratch := getScratch()
+	defer putScratch(scratch)
+	enc := s2.Encode(scratch.b[:cap(scratch.b)], sample)
+	scratch.b = enc[:0]
 	return len(enc) < len(sample)*9/10
 }
 
@@ -285,8 +289,9 @@ func decodeColumns(body []byte, data map[string][]byte, maxBuffer int) error {
 func decodeColumnsInto(body []byte, data map[string][]byte, maxBuffer int, alias bool) error {
 	var scratch *[]byte
 	if !alias {
-		scratch = stateScratch.Get().(*[]byte)
-		defer stateScratch.Put(scratch)
+		sb := getScratch()
+		defer putScratch(sb)
+		scratch = &sb.b
 	}
 	payload, err := columnsPayloadInto(body, maxBuffer, scratch)
 	if err != nil {

@@ -129,6 +129,9 @@ type StorePartition struct {
 	dir  string
 	w    *Writer
 	opts StoreOptions
+	// epochReserve reserves its stores' epoch writes
+	// (epoch_account.go).
+	epochReserve epochReserver
 
 	mu      sync.Mutex
 	version int64             // version held in data, -1 when none loaded
@@ -148,6 +151,11 @@ type StorePartition struct {
 	dataless bool
 	rows     int64
 	estBytes int64
+	// liveBytes is the live state's key and value bytes as its operator
+	// last declared them (LiveBytesSetter), when liveBytesKnown: the
+	// measure snapshotDue compares the replay with.
+	liveBytes      int64
+	liveBytesKnown bool
 	// files indexes the partition's delta and snapshot files: listed once
 	// (at the first load or maintenance), then kept up to date, so that
 	// commits and maintenance never list the directory.
@@ -250,7 +258,7 @@ func (p *StorePartition) Begin(version int64) (StateStore, error) {
 	// allocation of an empty epoch). A store is not used after its
 	// Commit or Abort (StateStore), so the next Begin may take it over.
 	s := &p.cur
-	*s = store{p: p, version: version}
+	*s = store{p: p, version: version, acct: epochMeter{reserve: p.epochReserve.get()}}
 	return s, nil
 }
 
@@ -493,6 +501,7 @@ type store struct {
 	changed bool       // prepare found changes (maintenance is then due)
 	err     error      // the first failed read: fails Commit
 	live    LiveView   // the state after this epoch, when the operator handed one (LiveSnapshotter)
+	acct    epochMeter // reserves the epoch's writes (epoch_account.go)
 }
 
 func (s *store) Version() int64 { return s.version }
@@ -525,6 +534,9 @@ func (s *store) Put(key, value []byte) error {
 	}
 	if err := s.materialize(); err != nil {
 		return err
+	}
+	if err := s.acct.grow(int64(len(key)+len(value)) + storeEntryBytes); err != nil {
+		return fmt.Errorf("checkpoint: put into state %s: %w", s.p.dir, err)
 	}
 	k := string(key)
 	delete(s.deleted, k)
@@ -662,6 +674,7 @@ func (s *store) published(next int64, file bool) {
 	// The store is done before the partition is free: the next Begin
 	// takes the same store over (p.cur).
 	s.releaseChangelog()
+	s.acct.release()
 	s.done = true
 	start := false
 	if p.maintRunning {
@@ -683,6 +696,7 @@ func (s *store) Abort() {
 	}
 	s.done = true
 	s.releaseChangelog()
+	s.acct.release()
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()

@@ -41,6 +41,21 @@ type ChangelogWriter interface {
 	SetLiveRows(n int64)
 }
 
+// LiveBytesSetter is implemented by the ChangelogWriters whose partition
+// decides its snapshots on the bytes of live state an operator declares.
+// An operator that knows about how many key and value bytes its live
+// entries hold (a join: its live batches, each one stored entry) declares
+// them each epoch it changes the partition; the partition then writes a
+// snapshot only when a load would replay at least twice those bytes
+// (snapshotDue), so a state that only grows, whose log since the last
+// snapshot is all live, is never rewritten whole to save no replay.
+type LiveBytesSetter interface {
+	// SetLiveBytes declares the key and value bytes of the entries the
+	// partition holds after this epoch (an estimate within a few percent
+	// serves: it is compared with a factor of two).
+	SetLiveBytes(n int64)
+}
+
 // ChangelogStreamer is implemented by the ChangelogWriters that take a
 // value written by the caller straight into the epoch's changelog: an
 // operator whose value is an encoding it would otherwise write into a
@@ -63,6 +78,9 @@ type ChangelogStreamer interface {
 type changelog struct {
 	arena *changeArena // nil until the first change
 	rows  int64        // live keys after the epoch (SetLiveRows)
+	// liveBytes is the live entries' bytes after the epoch
+	// (SetLiveBytes; negative: not declared).
+	liveBytes int64
 	// upserted and deleted are the key and value bytes of the upserts
 	// and the key bytes of the deletes.
 	upserted, deleted int64
@@ -135,7 +153,7 @@ func (s *store) changes() *changelog {
 		// In the store: every partition of a changelog operator sets its
 		// live rows every epoch, and a changelog of its own was one of
 		// the two allocations per partition of an empty epoch.
-		s.clBuf = changelog{rows: -1}
+		s.clBuf = changelog{rows: -1, liveBytes: -1}
 		s.cl = &s.clBuf
 	}
 	return s.cl
@@ -151,6 +169,9 @@ func (s *store) arena() *changelog {
 		}
 		cl.arena = s.p.arena
 		cl.arena.reset()
+		// The capacity kept from earlier epochs is reserved by the
+		// engine's store account: only growth past it is the epoch's.
+		s.acct.held -= cl.arena.capBytes()
 	}
 	return cl
 }
@@ -158,8 +179,27 @@ func (s *store) arena() *changelog {
 // LogUpsert implements ChangelogWriter.
 func (s *store) LogUpsert(key, value []byte) {
 	cl := s.arena()
+	s.arenaGrew(int64(len(key)+len(value)) + arenaEntryBytes)
 	cl.arena.add(key, value, true)
 	cl.upserted += int64(len(key) + len(value))
+}
+
+// arenaGrew reserves n more bytes logged in the epoch's arena (past the
+// capacity it kept, which the engine reserves after each commit). A
+// refusal fails the commit: the log calls return no error, and the
+// allocator has stopped the query.
+func (s *store) arenaGrew(n int64) error {
+	if s.acct.reserve == nil {
+		return nil
+	}
+	err := s.acct.grow(n)
+	if err != nil {
+		err = fmt.Errorf("checkpoint: log into state %s: %w", s.p.dir, err)
+		if s.err == nil {
+			s.err = err
+		}
+	}
+	return err
 }
 
 var _ ChangelogStreamer = (*store)(nil)
@@ -185,18 +225,22 @@ func (s *store) LogUpsertFrom(key []byte, size int, write func(w io.Writer) erro
 	}
 	a.addKey(key, true)
 	cl.upserted += int64(len(key) + len(a.values) - start)
-	return nil
+	return s.arenaGrew(int64(len(key)+len(a.values)-start) + arenaEntryBytes)
 }
 
 // LogDelete implements ChangelogWriter.
 func (s *store) LogDelete(key []byte) {
 	cl := s.arena()
+	s.arenaGrew(int64(len(key)) + arenaEntryBytes)
 	cl.arena.add(key, nil, false)
 	cl.deleted += int64(len(key))
 }
 
 // SetLiveRows implements ChangelogWriter.
 func (s *store) SetLiveRows(n int64) { s.changes().rows = n }
+
+// SetLiveBytes implements LiveBytesSetter.
+func (s *store) SetLiveBytes(n int64) { s.changes().liveBytes = n }
 
 // releaseChangelog ends the epoch's changelog; the partition keeps the
 // arena for its next epochs (see maxKeptArena).
@@ -305,10 +349,14 @@ func (s *store) finishChangelog(next int64, file bool) {
 		p.estBytes = p.bytes
 		p.data, p.bytes, p.dataless = nil, 0, true
 		p.memBytes.Store(0)
+		p.liveBytesKnown = false
 	}
 	p.estBytes += cl.upserted
 	p.sinceSnap += cl.upserted + cl.deleted
 	p.rows = max(cl.rows, 0)
+	if cl.liveBytes >= 0 {
+		p.liveBytes, p.liveBytesKnown = cl.liveBytes, true
+	}
 	if s.live != nil {
 		p.setLive(next, s.live)
 		s.live = nil
@@ -322,12 +370,12 @@ func (s *store) finishChangelog(next int64, file bool) {
 // A group commit appends the entries straight into the state log's
 // record instead (appendDelta).
 func encodeChangelog(a *changeArena) ([]byte, error) {
-	scratch := stateScratch.Get().(*[]byte)
-	defer stateScratch.Put(scratch)
-	body := append((*scratch)[:0], stateColumnsMagic...)
+	scratch := getScratch()
+	defer putScratch(scratch)
+	body := append(scratch.b[:0], stateColumnsMagic...)
 	body = append(body, stateCodecStored)
 	body = a.appendChunk(body)
-	*scratch = body[:0]
+	scratch.b = body[:0]
 	return sealColumns(body)
 }
 

@@ -56,6 +56,8 @@ var (
 	_ StateStore      = (*LazyStore)(nil)
 	_ MultiGetter     = (*LazyStore)(nil)
 	_ ChangelogWriter = (*LazyLogStore)(nil)
+	_ LiveBytesSetter = (*LazyLogStore)(nil)
+	_ LiveBytesSetter = (*store)(nil)
 )
 
 // Reset points l at version of part, unopened (the engine reuses its
@@ -246,6 +248,15 @@ func (l *LazyLogStore) SetLiveRows(n int64) {
 		return
 	}
 	l.rows = n
+}
+
+// SetLiveBytes implements LiveBytesSetter. An unopened store changed
+// nothing this epoch: the partition keeps the bytes declared when it last
+// changed.
+func (l *LazyLogStore) SetLiveBytes(n int64) {
+	if ls, ok := l.st.(LiveBytesSetter); ok {
+		ls.SetLiveBytes(n)
+	}
 }
 
 var _ Carrier = (*StorePartition)(nil)

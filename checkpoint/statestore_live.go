@@ -108,6 +108,13 @@ func (s *store) WantsLiveSnapshot() bool {
 	since := p.sinceSnap
 	if s.cl != nil {
 		since += s.cl.upserted + s.cl.deleted
+		if s.cl.liveBytes >= 0 && p.dataless {
+			// The live bytes this epoch declared, not the last
+			// commit's: the view is asked for after the epoch's changes.
+			deltas := next - lastSnap
+			return deltas > int64(p.opts.MinDeltasForSnapshot) &&
+				(p.replayDue(lastSnap, since, s.cl.liveBytes) || deltas >= 10*int64(p.opts.MaxDeltasForSnapshot))
+		}
 	}
 	return p.snapshotDueWith(next, lastSnap, since)
 }

@@ -86,6 +86,10 @@ func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 	if deltas <= int64(p.opts.MinDeltasForSnapshot) {
 		return false
 	}
+	maxDeltas := int64(p.opts.MaxDeltasForSnapshot)
+	if p.dataless && p.liveBytesKnown {
+		return p.replayDue(lastSnap, since, p.liveBytes) || deltas >= 10*maxDeltas
+	}
 	base := p.snapBytes
 	if base <= 0 || lastSnap == 0 {
 		base = p.bytes
@@ -93,8 +97,33 @@ func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 			base = p.estBytes
 		}
 	}
-	maxDeltas := int64(p.opts.MaxDeltasForSnapshot)
 	return since >= base || deltas >= 10*maxDeltas
+}
+
+// replayDue is snapshotDue for a partition whose operator declares its
+// live bytes (LiveBytesSetter, live): a snapshot is due once what a load would
+// replay (the newest snapshot and the deltas since, since bytes) is at
+// least twice the live state, so that at least half of it is dead. A
+// snapshot then costs the live bytes and is paid for by as many bytes
+// of dead changes (amortized O(changes)), and a load reads at most about
+// twice the state. A state that only grows has a log that is all live:
+// a snapshot of it replaces the log's bytes by as many and saves a load
+// nothing, so it is not written (the delta count bound still applies).
+// The rule measured against the last snapshot's size alone rewrote such
+// a state each time it doubled, and a state that turns over (a join side
+// evicted by watermark) a first time at MinDeltasForSnapshot. Callers
+// hold p.mu.
+func (p *StorePartition) replayDue(lastSnap, since, live int64) bool {
+	replay := since
+	switch {
+	case p.snapBytes > 0:
+		replay += p.snapBytes
+	case lastSnap > 0:
+		// Written by an earlier process: its size is not known here;
+		// the live state stands in.
+		replay += live
+	}
+	return replay >= 2*max(live, 1)
 }
 
 // maintain writes a snapshot of the latest version when one is due

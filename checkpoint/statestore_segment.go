@@ -227,20 +227,20 @@ func (p *StorePartition) deltaPayloads(files map[fileKey]bool, from, to int64, b
 // payloadBufs are the decompression buffers of one snapshot's deltas,
 // taken from the package's pool of scratch buffers and given back by
 // release.
-type payloadBufs struct{ taken []*[]byte }
+type payloadBufs struct{ taken []*scratchBuf }
 
 // get takes a buffer.
 func (b *payloadBufs) get() *[]byte {
-	buf := stateScratch.Get().(*[]byte)
+	buf := getScratch()
 	b.taken = append(b.taken, buf)
-	return buf
+	return &buf.b
 }
 
 // release gives every buffer taken back; the payloads decompressed into
 // them must no longer be used.
 func (b *payloadBufs) release() {
 	for _, buf := range b.taken {
-		stateScratch.Put(buf)
+		putScratch(buf)
 	}
 	b.taken = nil
 }

@@ -177,8 +177,10 @@ func AnalyzeQuery(q *sql.Query, cat Catalog) (Node, error) {
 }
 
 func analyzeQuery(b *budget, q *sql.Query, cat Catalog) (Node, error) {
-	if err := checkNestedCTENames(q); err != nil {
-		return nil, err
+	if !b.legacySwitches().CTECorrected {
+		if err := checkNestedCTENames(q); err != nil {
+			return nil, err
+		}
 	}
 	a := &analyzer{cat: cat, b: b}
 	sc, err := a.query(q)
@@ -360,8 +362,8 @@ func (a *analyzer) selectQuery(s *sql.Select, orderBy []*sql.OrderItem) (*scope,
 	return selectBlock(in, selectSpec{
 		b: a.b, a: a,
 		pos: s.Pos, items: s.Items, where: s.Where, groupBy: groupBy, grouped: len(groupBy) > 0 || s.GroupingSets != nil || s.GroupByAll,
-		groupingSets: s.GroupingSets,
-		having:       s.Having, orderBy: orderBy, distinct: s.Distinct,
+		groupingSets: s.GroupingSets, groupByListLen: s.GroupByListLen,
+		having: s.Having, orderBy: orderBy, distinct: s.Distinct,
 		windows: s.Windows, qualify: s.Qualify,
 	})
 }
@@ -373,7 +375,7 @@ func (a *analyzer) orderOutput(sc *scope, items []*sql.OrderItem) (*scope, error
 	r := &resolver{b: a.b, sc: sc, clause: "ORDER BY"}
 	keys := make([]SortKey, len(items))
 	for i, o := range items {
-		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY"); err != nil {
+		if k, ok, err := ordinalOf(o.Expr, out.NumFields(), "ORDER BY", a.b.legacySwitches().NoOrderByOrdinal); err != nil {
 			return nil, err
 		} else if ok {
 			keys[i] = SortKey{Expr: ColumnOf(out, k), Desc: o.Desc, Nulls: nullOrder(o.Nulls)}
@@ -462,15 +464,20 @@ func unionOf(pos sql.Pos, nodes []Node) (Node, error) {
 		}
 		targets[c] = t
 	}
+	dts := unionDTFields(nodes)
 	out := make([]Node, len(nodes))
 	for i, n := range nodes {
 		s := n.Schema()
 		need := false
 		exprs := make([]NamedExpr, s.NumFields())
 		for c := range exprs {
-			var e Expr = ColumnOf(s, c)
+			col := ColumnOf(s, c)
+			var e Expr = col
 			if !arrow.TypeEqual(s.Field(c).Type, targets[c]) {
 				e = castTo(e, targets[c])
+				need = true
+			} else if col.dt != dts[c] {
+				col.dt = dts[c]
 				need = true
 			}
 			exprs[c] = NamedExpr{Name: s.Field(c).Name, Expr: e}
@@ -489,6 +496,30 @@ func unionOf(pos sql.Pos, nodes []Node) (Node, error) {
 		return nil, errorAt(pos, ErrType, "%v", trimSentinel(err))
 	}
 	return u, nil
+}
+
+// unionDTFields is, per column, the fields of the day-time interval type
+// Spark widens the inputs' types to: the span of all inputs' fields, 0
+// (unknown) when one input's are unknown.
+func unionDTFields(nodes []Node) []dtFields {
+	out := make([]dtFields, nodes[0].Schema().NumFields())
+	for c := range out {
+		for i, n := range nodes {
+			f := dtFieldsOfField(n.Schema().Field(c))
+			if f == 0 {
+				out[c] = 0
+				break
+			}
+			if i == 0 {
+				out[c] = f
+				continue
+			}
+			as, ae := out[c].fields()
+			bs, be := f.fields()
+			out[c] = knownDT(min(as, bs), max(ae, be))
+		}
+	}
+	return out
 }
 
 // toDF renames every column of n by position.

@@ -25,6 +25,12 @@ func (a *analyzer) fromClause(items []sql.FromItem, pos sql.Pos) (*scope, error)
 		return nil, err
 	}
 	for _, it := range items[1:] {
+		if x, ok := it.(*sql.SubqueryRef); ok && x.Lateral {
+			if sc, err = a.lateralJoin(sc, x, InnerJoin, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		r, err := a.fromItem(it)
 		if err != nil {
 			return nil, err
@@ -45,29 +51,7 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		if err != nil {
 			return nil, err
 		}
-		n, err := a.finish(sc)
-		if err != nil {
-			return nil, err
-		}
-		if x.Columns != nil {
-			names := make([]string, len(x.Columns))
-			for i, c := range x.Columns {
-				names[i] = c.Name
-			}
-			if n, err = toDF(n, names, x.Pos); err != nil {
-				return nil, err
-			}
-		}
-		sc = &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}
-		if x.Watermark != nil {
-			if sc, err = applyWatermark(sc, x.Watermark); err != nil {
-				return nil, err
-			}
-		}
-		if x.Alias != nil {
-			return withQualifier(&SubqueryAlias{Input: sc.node, Alias: x.Alias.Name}, x.Alias.Name), nil
-		}
-		return sc, nil
+		return a.subqueryRefScope(x, sc)
 	case *sql.TableFunc:
 		return a.tableFunc(x)
 	case *sql.Join:
@@ -80,6 +64,34 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		return a.lateralView(x)
 	}
 	return nil, errorAt(it.Position(), ErrUnsupported, "Unsupported FROM item.")
+}
+
+// subqueryRefScope is the scope of the FROM item x whose query analyzed
+// to sc: its column aliases, watermark and alias applied.
+func (a *analyzer) subqueryRefScope(x *sql.SubqueryRef, sc *scope) (*scope, error) {
+	n, err := a.finish(sc)
+	if err != nil {
+		return nil, err
+	}
+	if x.Columns != nil {
+		names := make([]string, len(x.Columns))
+		for i, c := range x.Columns {
+			names[i] = c.Name
+		}
+		if n, err = toDF(n, names, x.Pos); err != nil {
+			return nil, err
+		}
+	}
+	sc = &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}
+	if x.Watermark != nil {
+		if sc, err = applyWatermark(sc, x.Watermark); err != nil {
+			return nil, err
+		}
+	}
+	if x.Alias != nil {
+		return withQualifier(&SubqueryAlias{Input: sc.node, Alias: x.Alias.Name}, x.Alias.Name), nil
+	}
+	return sc, nil
 }
 
 func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
@@ -119,6 +131,13 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 		}
 		sc = withQualifier(scan, qual)
 	}
+	if dc, ok := a.cat.(DatabaseCatalog); ok && x.Alias == nil && (len(x.Name) > 1 || a.lookupCTE(name) == nil) {
+		if db := dc.TableDatabase(name); db != "" {
+			for i := range sc.cols {
+				sc.cols[i].db = db
+			}
+		}
+	}
 	if x.Watermark != nil {
 		var err error
 		if sc, err = applyWatermark(sc, x.Watermark); err != nil {
@@ -127,6 +146,18 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 		for i := range sc.cols {
 			sc.cols[i].qual = qual
 		}
+	}
+	if x.Columns != nil {
+		// t AS x(a, b): the alias renames the columns too, by position.
+		names := make([]string, len(x.Columns))
+		for i, c := range x.Columns {
+			names[i] = c.Name
+		}
+		n, err := toDF(sc.node, names, x.Alias.Pos)
+		if err != nil {
+			return nil, err
+		}
+		sc = withQualifier(&SubqueryAlias{Input: n, Alias: qual}, qual)
 	}
 	return sc, nil
 }
@@ -231,6 +262,9 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 	l, err := a.fromItem(x.Left)
 	if err != nil {
 		return nil, err
+	}
+	if sr, ok := x.Right.(*sql.SubqueryRef); ok && sr.Lateral {
+		return a.lateralJoin(l, sr, joinKinds[x.Kind], x.On)
 	}
 	r, err := a.fromItem(x.Right)
 	if err != nil {

@@ -29,6 +29,9 @@ type selectSpec struct {
 	// groupingSets are GROUPING SETS, CUBE or ROLLUP's sets of groupBy's
 	// expressions; nil for a plain GROUP BY.
 	groupingSets [][]sql.Expr
+	// groupByListLen is sql.Select.GroupByListLen: the Hive form's count
+	// of grouping columns at the head of groupBy.
+	groupByListLen int
 }
 
 // outItem is one output column of a select list being built.
@@ -71,7 +74,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	items, err := expandItems(cur, s.items)
+	items, err := expandItems(cur, s.items, s.a.lateralOuter(), s.b.legacySwitches().QuotedRegexColumnNames)
 	if err != nil {
 		return nil, err
 	}
@@ -127,13 +130,41 @@ func resolveItem(r *resolver, it *outItem) error {
 }
 
 // expandItems expands * and t.* and records the other items as pending.
-func expandItems(sc *scope, items []*sql.SelectItem) ([]outItem, error) {
+// In a LATERAL subquery (outer not nil), t.* may name a FROM item before
+// it: its columns become outer references.
+//
+// With regex (spark.sql.parser.quotedRegexColumnNames) a backquoted
+// pattern item expands to the columns it matches (regex_columns.go).
+func expandItems(sc *scope, items []*sql.SelectItem, outer *scope, regex bool) ([]outItem, error) {
 	out := make([]outItem, 0, len(items))
 	for _, it := range items {
+		if qual, pattern, ok := regexColumn(it.Expr, regex); ok {
+			if it.Alias != nil {
+				return nil, errorAt(it.Alias.Pos, ErrUnsupported, "A regex column name `%s` cannot be aliased.", pattern)
+			}
+			cols, err := expandRegex(sc, qual, pattern, it.Pos)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cols {
+				ref := c.Expr.(*ColumnRef)
+				out = append(out, outItem{pos: it.Pos, expr: ref, name: c.Name, qual: sc.cols[ref.Index].qual})
+			}
+			continue
+		}
 		if st, ok := it.Expr.(*sql.Star); ok {
 			cols, err := sc.expandStar(st.Qualifier, st.Pos)
 			if err != nil {
 				fields, ok := structStar(sc, st)
+				if !ok && outer != nil && len(st.Qualifier) > 0 {
+					if oc, oerr := outer.expandStar(st.Qualifier, st.Pos); oerr == nil {
+						for _, c := range oc {
+							parts := append(append([]sql.Ident(nil), st.Qualifier...), sql.Ident{Pos: st.Pos, Name: c.Name})
+							out = append(out, outItem{src: &sql.ColumnRef{Pos: st.Pos, Parts: parts}, pos: st.Pos, name: c.Name, alias: true})
+						}
+						continue
+					}
+				}
 				if !ok {
 					return nil, err
 				}
@@ -303,7 +334,7 @@ func resolveOrder(r *resolver, s selectSpec, items []outItem, rewrite func(Expr,
 	out := make([]orderKey, 0, len(s.orderBy))
 	for _, o := range s.orderBy {
 		k := orderKey{pos: o.Pos, output: -1, desc: o.Desc, nulls: nullOrder(o.Nulls)}
-		if i, ok, err := ordinalOf(o.Expr, len(items), "ORDER BY"); err != nil {
+		if i, ok, err := ordinalOf(o.Expr, len(items), "ORDER BY", r.b.legacySwitches().NoOrderByOrdinal); err != nil {
 			return nil, err
 		} else if ok {
 			k.output = i
@@ -338,10 +369,11 @@ func resolveOrder(r *resolver, s selectSpec, items []outItem, rewrite func(Expr,
 }
 
 // ordinalOf recognises an integer literal position (1-based) of a list
-// of n items.
-func ordinalOf(e sql.Expr, n int, clause string) (int, bool, error) {
+// of n items; with off (spark.sql.groupByOrdinal/orderByOrdinal=false)
+// there are none: the literal is a constant.
+func ordinalOf(e sql.Expr, n int, clause string, off bool) (int, bool, error) {
 	l, ok := e.(*sql.Literal)
-	if !ok || l.Kind != sql.LitInt {
+	if off || !ok || l.Kind != sql.LitInt {
 		return 0, false, nil
 	}
 	v, err := strconv.Atoi(l.Value)
@@ -376,18 +408,28 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	var keys []NamedExpr
 	keyIndex := map[string]int{}
 	keyOf := map[sql.Expr]int{}
-	if err := starWithGroupOrdinal(s.groupBy, items); err != nil {
-		return nil, err
+	if !s.b.legacySwitches().NoGroupByOrdinal { // without ordinals a * is fine
+		if err := starWithGroupOrdinal(s.groupBy, items); err != nil {
+			return nil, err
+		}
 	}
-	for _, g := range s.groupBy {
+	listKeys := 0
+	for gi, g := range s.groupBy {
 		e, err := groupKey(kr, g, items)
 		if err != nil {
 			return nil, err
+		}
+		if gi == s.groupByListLen {
+			listKeys = len(keys)
 		}
 		k := exprKey(e)
 		if i, dup := keyIndex[k]; dup {
 			keyOf[g] = i
 			continue
+		}
+		if s.groupByListLen > 0 && gi >= s.groupByListLen {
+			// Spark's Hive form: a set may only name grouping columns.
+			return nil, errorAt(g.Position(), ErrUnresolved, "the grouping set expression %s is not in the GROUP BY list (%d columns) before GROUPING SETS.", sql.Format(g), listKeys)
 		}
 		keyIndex[k] = len(keys)
 		keyOf[g] = len(keys)
@@ -540,7 +582,7 @@ func starWithGroupOrdinal(groupBy []sql.Expr, items []outItem) error {
 // groupKey resolves one GROUP BY item: an ordinal or a select alias
 // stands for that select item's expression.
 func groupKey(r *resolver, g sql.Expr, items []outItem) (Expr, error) {
-	if i, ok, err := ordinalOf(g, len(items), "GROUP BY"); err != nil {
+	if i, ok, err := ordinalOf(g, len(items), "GROUP BY", r.b.legacySwitches().NoGroupByOrdinal); err != nil {
 		return nil, err
 	} else if ok {
 		it := items[i]

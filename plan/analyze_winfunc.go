@@ -22,7 +22,7 @@ var windowOnly = map[string]vector.WindowFunc{
 // nullTreatment lists the functions that take IGNORE NULLS / RESPECT NULLS.
 var nullTreatment = map[string]bool{
 	"lag": true, "lead": true, "nth_value": true,
-	"first": true, "first_value": true, "last": true, "last_value": true,
+	"first": true, "first_value": true, "last": true, "last_value": true, "any_value": true,
 }
 
 // winCollector holds a select block's named windows (WINDOW clause) and

@@ -36,6 +36,9 @@ type ColumnRef struct {
 	Name  string
 	Type  arrow.DataType
 	Null  bool // the column is nullable
+	// dt is a day-time interval column's type fields where its schema
+	// field carries them (DTFieldsKey); 0 is unknown.
+	dt dtFields
 }
 
 // Literal is a constant. Value is in vector's canonical Go form of Type
@@ -360,7 +363,7 @@ func Columns(e Expr) []int {
 // ColumnOf builds a reference to column i of schema s.
 func ColumnOf(s *arrow.Schema, i int) *ColumnRef {
 	f := s.Field(i)
-	return &ColumnRef{Index: i, Name: f.Name, Type: f.Type, Null: f.Nullable}
+	return &ColumnRef{Index: i, Name: f.Name, Type: f.Type, Null: f.Nullable, dt: dtFieldsOfField(f)}
 }
 
 // NewLiteral returns a literal whose type follows the Go value as

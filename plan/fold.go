@@ -107,7 +107,7 @@ func foldConstant(e Expr) (l *Literal, err error) {
 		return nil, err
 	}
 	if c, ok := ev.(vector.ConstantEvaluator); ok {
-		return &Literal{Value: c.Value(), Type: ev.DataType()}, nil
+		return &Literal{Value: c.Value(), Type: ev.DataType(), dtFields: dtFieldsOf(e)}, nil
 	}
 	if vector.TooLargeToFold(ev) {
 		// Its size is known to be over the folding cap: not built.
@@ -127,7 +127,9 @@ func foldConstant(e Expr) (l *Literal, err error) {
 	if d, ok := arr.(*array.Duration); ok && !d.IsNull(0) {
 		v = d.Value(0)
 	}
-	return &Literal{Value: v, Type: ev.DataType()}, nil
+	// A day-time interval keeps its type's fields (the schema's metadata
+	// and CAST AS STRING read them).
+	return &Literal{Value: v, Type: ev.DataType(), dtFields: dtFieldsOf(e)}, nil
 }
 
 // aggResultType types an aggregate by asking vector's hash aggregation for

@@ -98,6 +98,7 @@ var functionUsage = map[string]string{
 	"double":                "double(x): x cast to DOUBLE.",
 	"e":                     "e(): Euler's number.",
 	"element_at":            "element_at(arr, i), element_at(map, k): the i-th element (from 1; negative from the end) or the value of key k.",
+	"elt":                   "elt(n, input1, input2, ...): the n-th input (from 1); NULL or INVALID_ARRAY_INDEX out of range.",
 	"encode":                "encode(s, charset): s encoded in charset as binary.",
 	"endswith":              "endswith(s, suffix): whether s ends with suffix.",
 	"every":                 "every(b): aggregate, true when every non-NULL b is true.",

@@ -169,6 +169,17 @@ func (r *resolver) groupingCall(f *sql.FuncCall, name string) (Expr, error) {
 	return &groupingRef{ctx: r.grouping, fn: name, text: text}, nil
 }
 
+// hiveGroupingID resolves Hive's virtual column grouping__id (when no
+// column of that name is in scope): grouping_id() of every grouping
+// column, a BIGINT, as Spark; outside GROUPING SETS/CUBE/ROLLUP it is
+// Spark's error.
+func (r *resolver) hiveGroupingID(c *sql.ColumnRef) (Expr, error) {
+	if r.grouping == nil {
+		return nil, errorAt(c.Pos, ErrAggregate, "[UNSUPPORTED_GROUPING_EXPRESSION] grouping__id/grouping()/grouping_id() can only be used with GroupingSets/Cube/Rollup.")
+	}
+	return &groupingRef{ctx: r.grouping, fn: "grouping_id", text: "grouping__id"}, nil
+}
+
 // groupByAll is the grouping of GROUP BY ALL: every select item without an
 // aggregate (none: a global aggregate), as Spark.
 func groupByAll(s *sql.Select) ([]sql.Expr, error) {

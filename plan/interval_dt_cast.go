@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"strconv"
 	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -75,6 +78,8 @@ func dtFieldsOf(e Expr) dtFields {
 	switch x := e.(type) {
 	case *Literal:
 		return x.dtFields
+	case *ColumnRef:
+		return x.dt
 	case *Call:
 		switch x.Func {
 		case "negative", "abs":
@@ -114,3 +119,41 @@ func dtCastToString(pos sql.Pos, x Expr) (Expr, error) {
 // dtToStringFunc is the planner's name of a day-time interval's cast to a
 // string.
 const dtToStringFunc = "dt_interval_string"
+
+// DTFieldsKey is the field metadata that carries a day-time interval
+// column's type fields (vector.DTFields(start, end) in decimal) from the
+// projection that computed it to the queries over it (a view, a
+// subquery), so that EXTRACT and CAST AS STRING of the column know them.
+const DTFieldsKey = "arrowstream.dt_interval_fields"
+
+// withDTFields is md with DTFieldsKey set to f (removed when f is 0).
+func withDTFields(md arrow.Metadata, f dtFields) arrow.Metadata {
+	md = withoutKey(md, DTFieldsKey)
+	if f == 0 {
+		return md
+	}
+	keys := append(append([]string(nil), md.Keys()...), DTFieldsKey)
+	vals := append(append([]string(nil), md.Values()...), strconv.Itoa(int(f)-1))
+	return arrow.NewMetadata(keys, vals)
+}
+
+// dtFieldsOfField reads DTFieldsKey of a day-time interval field; 0 when
+// absent or malformed.
+func dtFieldsOfField(f arrow.Field) dtFields {
+	if !f.HasMetadata() || f.Type == nil || f.Type.ID() != arrow.DURATION {
+		return 0
+	}
+	i := f.Metadata.FindKey(DTFieldsKey)
+	if i < 0 {
+		return 0
+	}
+	v, err := strconv.Atoi(f.Metadata.Values()[i])
+	if err != nil || v < 0 || v >= 16 {
+		return 0
+	}
+	start, end := dtFields(v + 1).fields()
+	if start > end || end > vector.DTSecond {
+		return 0
+	}
+	return dtFields(v + 1)
+}

@@ -155,8 +155,16 @@ func projectSchema(in *arrow.Schema, input Node, exprs []NamedExpr) (*arrow.Sche
 			if input == nil {
 				fields[i].Metadata = withoutKey(fields[i].Metadata, WatermarkShiftKey)
 			}
+			if c.dt != dtFieldsOfField(in.Field(c.Index)) {
+				// A union's input widened to the union's fields (or a
+				// reference built without them: unknown).
+				fields[i].Metadata = withDTFields(fields[i].Metadata, c.dt)
+			}
 		case !isCol && input != nil:
 			fields[i].Metadata = derivedMetadata(input, ne.Expr)
+		}
+		if !isCol {
+			fields[i].Metadata = withDTFields(fields[i].Metadata, dtFieldsOf(ne.Expr))
 		}
 	}
 	return arrow.NewSchema(fields, nil), nil
@@ -306,6 +314,12 @@ func unionSchema(inputs []Node) (*arrow.Schema, error) {
 					c+1, vector.QuoteIdent(fields[c].Name), ordinalWord(i+2), vector.TypeName(f.Type), vector.TypeName(fields[c].Type), ErrType)
 			}
 			fields[c].Nullable = fields[c].Nullable || f.Nullable
+			// Spark widens a day-time interval column of the union to
+			// span every input's fields; keep the fields only where all
+			// inputs agree (else they are unknown).
+			if dtFieldsOfField(fields[c]) != dtFieldsOfField(f) {
+				fields[c].Metadata = withDTFields(fields[c].Metadata, 0)
+			}
 		}
 	}
 	return arrow.NewSchema(fields, nil), nil

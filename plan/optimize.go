@@ -299,6 +299,13 @@ func FoldConstants(n Node) (Node, error) {
 // already folded (newCall) is replaced by its value without a descent.
 func foldExpr(e Expr) (Expr, error) {
 	if c, ok := e.(*Call); ok && c.typing.folded != nil && arrow.TypeEqual(c.typing.folded.Type, c.Type) {
+		if f := dtFieldsOf(c); f != 0 && c.typing.folded.dtFields != f {
+			// A day-time interval keeps its type's fields (a copy: the
+			// folded literal is shared).
+			l := *c.typing.folded
+			l.dtFields = f
+			return &l, nil
+		}
 		return c.typing.folded, nil
 	}
 	kids := e.Children()

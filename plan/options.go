@@ -24,6 +24,16 @@ const (
 	// spark.sql.legacy.allowStarWithSingleTableIdentifierInCount (default
 	// false).
 	ConfStarInCount = "spark.sql.legacy.allowStarWithSingleTableIdentifierInCount"
+	// ConfQuotedRegexColumnNames is spark.sql.parser.quotedRegexColumnNames
+	// (default false).
+	ConfQuotedRegexColumnNames = "spark.sql.parser.quotedRegexColumnNames"
+	// ConfCTEPrecedence is spark.sql.legacy.ctePrecedencePolicy (EXCEPTION,
+	// the default, or CORRECTED).
+	ConfCTEPrecedence = "spark.sql.legacy.ctePrecedencePolicy"
+	// ConfGroupByOrdinal is spark.sql.groupByOrdinal (default true).
+	ConfGroupByOrdinal = "spark.sql.groupByOrdinal"
+	// ConfOrderByOrdinal is spark.sql.orderByOrdinal (default true).
+	ConfOrderByOrdinal = "spark.sql.orderByOrdinal"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -41,15 +51,30 @@ type Options struct {
 	Legacy LegacySwitches
 }
 
-// LegacySwitches are Spark's spark.sql.legacy.* settings the analyzer
-// honours (all false by default, Spark's defaults).
+// LegacySwitches are Spark's spark.sql.legacy.* settings, and the other
+// parser/analyzer switches, the analyzer honours (the zero value is
+// Spark's defaults).
 type LegacySwitches struct {
+	// NoGroupByOrdinal is spark.sql.groupByOrdinal=false: an integer
+	// literal in GROUP BY is a constant, not a select item's position.
+	NoGroupByOrdinal bool
+	// NoOrderByOrdinal is spark.sql.orderByOrdinal=false: likewise in
+	// ORDER BY (sorting by a constant keeps any order).
+	NoOrderByOrdinal bool
 	// HavingAsWhere: HAVING without GROUP BY filters the rows, as WHERE,
 	// instead of making the query a global aggregate.
 	HavingAsWhere bool
 	// StarInCount: count(t.*) counts the rows whose columns of t are all
 	// non-NULL, as count(a, b, ...).
 	StarInCount bool
+	// QuotedRegexColumnNames: a backquoted select item that is not a
+	// plain name (`(a)?+.+`, t.`(x|y)`) is a regular expression selecting
+	// the columns whose names match it.
+	QuotedRegexColumnNames bool
+	// CTECorrected: spark.sql.legacy.ctePrecedencePolicy=CORRECTED, a
+	// nested WITH may redefine an enclosing one's name (the inner
+	// definition wins) instead of being refused.
+	CTECorrected bool
 }
 
 // DefaultOptions are Spark 4's defaults: ANSI on, UTC.
@@ -83,6 +108,16 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", ConfANSI, v, ErrType)
 			}
 			o.ANSI = b
+		case strings.EqualFold(k, ConfGroupByOrdinal), strings.EqualFold(k, ConfOrderByOrdinal):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			if strings.EqualFold(k, ConfGroupByOrdinal) {
+				o.Legacy.NoGroupByOrdinal = !b
+			} else {
+				o.Legacy.NoOrderByOrdinal = !b
+			}
 		case strings.EqualFold(k, ConfHavingAsWhere), strings.EqualFold(k, ConfStarInCount):
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
 			if err != nil {
@@ -92,6 +127,21 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 				o.Legacy.HavingAsWhere = b
 			} else {
 				o.Legacy.StarInCount = b
+			}
+		case strings.EqualFold(k, ConfQuotedRegexColumnNames):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			o.Legacy.QuotedRegexColumnNames = b
+		case strings.EqualFold(k, ConfCTEPrecedence):
+			switch strings.ToUpper(strings.TrimSpace(v)) {
+			case "EXCEPTION":
+				o.Legacy.CTECorrected = false
+			case "CORRECTED":
+				o.Legacy.CTECorrected = true
+			default:
+				return o, fmt.Errorf("plan: %s must be EXCEPTION or CORRECTED (LEGACY is not supported), got %q: %w", k, v, ErrUnsupported)
 			}
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)
@@ -136,18 +186,30 @@ func LoadTimeZone(v string) (*time.Location, error) {
 
 // parseOffset reads h, hh, hh:mm or hhmm (at most 18 hours).
 func parseOffset(s string) (int, bool) {
-	h, m := s, "0"
+	h, m, sec := s, "0", "0"
 	if i := strings.IndexByte(s, ':'); i >= 0 {
 		h, m = s[:i], s[i+1:]
+		// Java's ZoneOffset also takes seconds: +hh:mm:ss.
+		if j := strings.IndexByte(m, ':'); j >= 0 {
+			m, sec = m[:j], m[j+1:]
+			if len(m) != 2 || len(sec) != 2 {
+				return 0, false
+			}
+		}
 	} else if len(s) == 4 {
 		h, m = s[:2], s[2:]
 	}
 	hv, err1 := strconv.Atoi(h)
 	mv, err2 := strconv.Atoi(m)
-	if err1 != nil || err2 != nil || len(h) > 2 || hv > 18 || mv > 59 || mv < 0 || hv < 0 {
+	sv, err3 := strconv.Atoi(sec)
+	if err1 != nil || err2 != nil || err3 != nil || len(h) > 2 || hv > 18 || mv > 59 || mv < 0 || hv < 0 || sv < 0 || sv > 59 {
 		return 0, false
 	}
-	return hv*3600 + mv*60, true
+	total := hv*3600 + mv*60 + sv
+	if total > 18*3600 {
+		return 0, false
+	}
+	return total, true
 }
 
 // wallToInstant reads wall-clock microseconds (a local date and time

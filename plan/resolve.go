@@ -68,6 +68,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		return nil, errors.New("plan: nil expression")
 	case *sql.ColumnRef:
 		e, err := r.sc.lookup(x.Parts, x.Pos)
+		if err != nil && errors.Is(err, ErrUnresolved) && len(x.Parts) == 1 && strings.EqualFold(x.Parts[0].Name, "grouping__id") {
+			return r.hiveGroupingID(x)
+		}
 		if err != nil && r.a != nil && !r.noOuter && errors.Is(err, ErrUnresolved) {
 			if o, ok := r.a.lookupOuter(x); ok {
 				return o, nil
@@ -118,6 +121,10 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		}
 		if isCalendarInterval(v) && isString(to) {
 			return newCall(x.Pos, calToStringFunc, v)
+		}
+		if vector.IsIntegral(v.DataType()) && to.ID() == arrow.BINARY && !r.legacy() {
+			// Spark's ANSI mode refuses it (its bytes depend on the width).
+			return nil, errorAt(x.Pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(v.DataType()), vector.TypeName(v.DataType()))
 		}
 		c := castTo(v, to)
 		if l, ok := c.(*Literal); ok && l.Value != nil {
@@ -242,6 +249,13 @@ func (r *resolver) binaryOver(x *sql.BinaryExpr, l Expr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.binaryOf(x, l, rr)
+}
+
+// binaryOf resolves the operator of x over its resolved operands l and rr
+// (x's operand trees are not read again: try_add and its siblings reuse
+// it over their arguments).
+func (r *resolver) binaryOf(x *sql.BinaryExpr, l, rr Expr) (Expr, error) {
 	switch x.Op {
 	case sql.OpAnd, sql.OpOr:
 		lb, err := requireBoolean(x.L.Position(), x.Op.String(), l)

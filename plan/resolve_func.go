@@ -112,11 +112,14 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if to, ok := castFunctions[name]; ok && len(args) == 1 {
 		// A plan cast, so that the session's time zone and ANSI mode
 		// reach it as they reach CAST.
+		if vector.IsIntegral(args[0].DataType()) && to.ID() == arrow.BINARY && !r.legacy() {
+			return nil, errorAt(f.Pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(args[0].DataType()), vector.TypeName(args[0].DataType()))
+		}
 		return castTo(args[0], to), nil
 	}
 	switch name {
 	case "try_add", "try_subtract", "try_multiply", "try_divide":
-		return tryArithmetic(f, name, args, r.legacy())
+		return r.tryArithmetic(f, name, args)
 	case "greatest", "least":
 		return greatestCall(f, name, args)
 	case "try_to_timestamp":
@@ -207,6 +210,18 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 				argExprs = append(argExprs, cols...)
 				continue
 			}
+			if name == "count" && f.Distinct && r.sc != nil {
+				// count(DISTINCT *): the distinct rows of every column,
+				// as Spark expands the star.
+				cols, err := r.sc.expandStar(nil, st.Position())
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range cols {
+					argExprs = append(argExprs, &sql.ColumnRef{Pos: st.Pos, Parts: []sql.Ident{{Name: c.Name}}})
+				}
+				continue
+			}
 			if name != "count" || len(f.Args) != 1 || f.Distinct {
 				return nil, errorAt(x.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 			}
@@ -273,7 +288,9 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 		if err := want(1, 1); err != nil {
 			return nil, err
 		}
-		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && isString(args[0].DataType()) {
+		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && (isString(args[0].DataType()) || isNullType(args[0].DataType())) {
+			// Spark casts a string, and an untyped NULL (NullType's
+			// default numeric type), to DOUBLE: sum(NULL) is a NULL double.
 			args[0] = castTo(args[0], vector.Float64)
 		}
 	}
@@ -516,29 +533,46 @@ var castFunctions = map[string]arrow.DataType{
 }
 
 // tryOps maps the try_ arithmetic functions to their operators.
-var tryOps = map[string]string{"try_add": "+", "try_subtract": "-", "try_multiply": "*", "try_divide": "/"}
+var tryOps = map[string]sql.BinaryOp{"try_add": sql.OpAdd, "try_subtract": sql.OpSub, "try_multiply": sql.OpMul, "try_divide": sql.OpDiv}
 
-// tryArithmetic resolves try_add(a, b) and its siblings: the operator with
-// Spark's coercions, evaluated in try mode (NULL instead of
+// tryArithmetic resolves try_add(a, b) and its siblings as the operator
+// itself (Spark's TryAdd is Add, or for dates and intervals the operator's
+// replacement, under TryEval): the same coercions and type rules as a + b
+// (date + int is date_add, timestamp ± interval, year-month interval
+// arithmetic), with the arithmetic evaluated in try mode (NULL instead of
 // ARITHMETIC_OVERFLOW or DIVIDE_BY_ZERO).
-func tryArithmetic(f *sql.FuncCall, name string, args []Expr, legacy bool) (Expr, error) {
+func (r *resolver) tryArithmetic(f *sql.FuncCall, name string, args []Expr) (Expr, error) {
 	if len(args) != 2 {
 		return nil, errorAt(f.Pos, ErrType, "%s() takes 2 arguments, got %d.", name, len(args))
 	}
-	op := tryOps[name]
-	l, r := args[0], args[1]
-	if (op == "+" || op == "-") && (isInterval(l) || isInterval(r)) {
-		return nil, errorAt(f.Pos, ErrUnsupported, "%s() of an interval is not supported.", name)
-	}
-	l, r = coerceArithmetic(l, r, legacy)
-	e, err := newCall(f.Pos, op, l, r)
+	x := &sql.BinaryExpr{Pos: f.Pos, Op: tryOps[name], L: f.Args[0], R: f.Args[1]}
+	e, err := r.binaryOf(x, args[0], args[1])
 	if err != nil {
 		return nil, err
 	}
-	c := *(e.(*Call))
-	c.Mode = vector.ModeTry
-	c.Null = true
-	return &c, nil
+	return tryMode(e), nil
+}
+
+// tryMode sets try mode on the arithmetic operator at the top of e (under
+// the cast back to a string operand's type). Other forms the operator
+// resolves to (date_add, a timestamp difference) keep their mode.
+func tryMode(e Expr) Expr {
+	switch y := e.(type) {
+	case *Cast:
+		c := *y
+		c.X = tryMode(y.X)
+		return &c
+	case *Call:
+		switch y.Func {
+		case "+", "-", "*", "/":
+			c := *y
+			c.Mode = vector.ModeTry
+			c.Null = true
+			c.typing.folded = nil // folded (if at all) in ANSI mode
+			return &c
+		}
+	}
+	return e
 }
 
 // countStarColumns expands t.* in count's arguments into t's columns, as

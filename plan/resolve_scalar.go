@@ -72,7 +72,7 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		}
 		e, err := newCall(f.Pos, fn, append([]Expr{&Literal{Value: unit, Type: vector.String}}, args...)...)
 		return e, true, err
-	case "date_part", "datepart":
+	case "date_part", "datepart", "extract":
 		return r.datePart(f, name)
 	case "mod", "pmod", "positive", "negative", "nvl2", "nullif", "equal_null", "decode", "div", "uuid", "make_interval":
 	default:
@@ -272,9 +272,9 @@ var shiftFuncs = map[sql.BinaryOp]string{
 	sql.OpShiftLeft: "shiftleft", sql.OpShiftRight: "shiftright", sql.OpShiftRightUnsigned: "shiftrightunsigned",
 }
 
-// datePartFields maps the fields of date_part and EXTRACT to the functions
-// that compute them (SECOND, a decimal with the fraction in Spark, is not
-// among them).
+// datePartFields maps the fields of date_part and EXTRACT of a date or
+// timestamp to the functions that compute them; SECOND, YEAROFWEEK and
+// DAYOFWEEK_ISO are built by datePartOther.
 var datePartFields = map[string]string{
 	"YEAR": "year", "Y": "year", "YEARS": "year", "YR": "year", "YRS": "year",
 	"QUARTER": "quarter", "QTR": "quarter",
@@ -284,21 +284,27 @@ var datePartFields = map[string]string{
 	"DAYOFWEEK": "dayofweek", "DOW": "dayofweek", "DOY": "dayofyear",
 	"HOUR": "hour", "H": "hour", "HOURS": "hour", "HR": "hour", "HRS": "hour",
 	"MINUTE": "minute", "M": "minute", "MIN": "minute", "MINS": "minute", "MINUTES": "minute",
+	"SECOND": secondFractionFunc, "S": secondFractionFunc, "SEC": secondFractionFunc, "SECONDS": secondFractionFunc, "SECS": secondFractionFunc,
+	"YEAROFWEEK":    yearOfWeekFunc,
+	"DAYOFWEEK_ISO": "weekday", "DOW_ISO": "weekday",
 }
 
-// datePart resolves date_part('field', source) and EXTRACT(field FROM
-// source) as the field's function.
+// datePart resolves date_part('field', source), extract('field', source)
+// and EXTRACT(field FROM source) as the field's function. A NULL field is
+// a NULL double, as Spark's DatePart of a null field.
 func (r *resolver) datePart(f *sql.FuncCall, name string) (Expr, bool, error) {
 	if len(f.Args) != 2 {
 		return nil, true, errorAt(f.Pos, ErrType, "%s() needs 2 arguments, got %d.", name, len(f.Args))
 	}
 	lit, ok := f.Args[0].(*sql.Literal)
+	if ok && lit.Kind == sql.LitNull {
+		if _, err := r.expr(f.Args[1]); err != nil {
+			return nil, true, err
+		}
+		return &Literal{Type: vector.Float64}, true, nil
+	}
 	if !ok || lit.Kind != sql.LitString {
 		return nil, true, errorAt(f.Args[0].Position(), ErrType, "The field of %s() must be a string literal such as 'YEAR'.", name)
-	}
-	fn, ok := datePartFields[strings.ToUpper(lit.Value)]
-	if !ok {
-		return nil, true, errorAt(f.Args[0].Position(), ErrUnsupported, "The field %s of %s() is not supported.", strings.ToUpper(lit.Value), name)
 	}
 	src, err := r.expr(f.Args[1])
 	if err != nil {
@@ -306,6 +312,23 @@ func (r *resolver) datePart(f *sql.FuncCall, name string) (Expr, bool, error) {
 	}
 	if isYMInterval(src) {
 		e, err := ymExtract(f.Pos, lit.Value, src)
+		return e, true, err
+	}
+	if isInterval(src) {
+		e, err := dtExtract(f.Pos, lit.Value, src)
+		return e, true, err
+	}
+	fn, ok := datePartFields[strings.ToUpper(lit.Value)]
+	if !ok {
+		return nil, true, errorAt(f.Args[0].Position(), ErrType, "[INVALID_EXTRACT_FIELD] Cannot extract %s from %s.", strings.ToUpper(lit.Value), src)
+	}
+	if fn == "weekday" {
+		// Spark's DAYOFWEEK_ISO is WeekDay(source) + 1: Monday is 1.
+		wd, err := newCall(f.Pos, "weekday", src)
+		if err != nil {
+			return nil, true, err
+		}
+		e, err := newCall(f.Pos, "+", wd, &Literal{Value: int32(1), Type: vector.Int32})
 		return e, true, err
 	}
 	e, err := newCall(f.Pos, fn, src)

@@ -14,7 +14,10 @@ import (
 // join, reachable only qualified) or shadowed (an input column named
 // window when the select block adds its own window column).
 type scopeCol struct {
-	qual     string
+	qual string
+	// db is the database of the table the column was read from (not
+	// aliased), for db.table.column; "" otherwise.
+	db       string
 	hidden   bool
 	shadowed bool
 }
@@ -104,7 +107,16 @@ func (s *scope) lookup(parts []sql.Ident, pos sql.Pos) (Expr, error) {
 	}
 	var hits []int
 	rest := parts[1:]
-	if len(parts) >= 2 {
+	// spark_catalog.db.table.column, then db.table.column.
+	if len(parts) >= 4 && strings.EqualFold(parts[0].Name, "spark_catalog") {
+		hits = s.matchDB(match(parts[2].Name, parts[3].Name, true), parts[1].Name)
+		rest = parts[4:]
+	}
+	if len(hits) == 0 && len(parts) >= 3 {
+		hits = s.matchDB(match(parts[1].Name, parts[2].Name, true), parts[0].Name)
+		rest = parts[3:]
+	}
+	if len(hits) == 0 && len(parts) >= 2 {
 		hits = match(parts[0].Name, parts[1].Name, true)
 		rest = parts[2:]
 	}
@@ -134,6 +146,34 @@ func (s *scope) lookup(parts []sql.Ident, pos sql.Pos) (Expr, error) {
 		e = g
 	}
 	return e, nil
+}
+
+// matchDB keeps the hits whose table is in database db.
+func (s *scope) matchDB(hits []int, db string) []int {
+	out := hits[:0]
+	for _, h := range hits {
+		if s.cols[h].db != "" && strings.EqualFold(s.cols[h].db, db) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// starQualifies reports whether qual (t, db.t or spark_catalog.db.t)
+// names the table of column c.
+func starQualifies(c scopeCol, qual []sql.Ident) bool {
+	if len(qual) == 3 && strings.EqualFold(qual[0].Name, "spark_catalog") {
+		qual = qual[1:]
+	}
+	switch len(qual) {
+	case 1:
+		return strings.EqualFold(c.qual, qual[0].Name)
+	case 2:
+		if c.db != "" && strings.EqualFold(c.db, qual[0].Name) && strings.EqualFold(c.qual, qual[1].Name) {
+			return true
+		}
+	}
+	return strings.EqualFold(c.qual, joinIdents(qual))
 }
 
 // fieldAccess resolves x.name for a struct x.
@@ -195,7 +235,7 @@ func (s *scope) expandStar(qual []sql.Ident, pos sql.Pos) ([]NamedExpr, error) {
 			if c.hidden {
 				continue
 			}
-		} else if !strings.EqualFold(c.qual, q) {
+		} else if !starQualifies(c, qual) {
 			continue
 		}
 		out = append(out, NamedExpr{Name: f.Name, Expr: ColumnOf(schema, i)})

@@ -10,6 +10,8 @@ type settingRule struct {
 	// only, when not empty, is the one value the engine implements (its
 	// fixed behaviour, Spark's default); other values are refused.
 	only string
+	// also, when not empty, is a second value the engine implements.
+	also string
 	// why, when set, says why the other values are refused.
 	why string
 }
@@ -27,14 +29,17 @@ var settings = map[string]settingRule{
 	"spark.sql.streaming.statestore.providerclass":               {},
 	"spark.sql.streaming.aggregation.stateformatversion":         {},
 	"spark.sql.groupbyaliases":                                   {only: "true"},
-	"spark.sql.groupbyordinal":                                   {only: "true"},
-	"spark.sql.orderbyordinal":                                   {only: "true"},
+	"spark.sql.groupbyordinal":                                   {},
+	"spark.sql.orderbyordinal":                                   {},
 	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
 	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {},
 	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {},
+	"spark.sql.parser.quotedregexcolumnnames":                    {},
 	// EXCEPTION: an inner WITH redefining an outer CTE's name is refused
 	// (checkNestedCTENames); elsewhere the inner definition wins.
-	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION"},
+	// CORRECTED: the inner definition wins everywhere (LEGACY, the outer
+	// one, is not implemented).
+	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION", also: "CORRECTED"},
 	// Spark's own physical-planning switches: they choose how Spark
 	// computes a query, never its answer, and the engine has its own
 	// planner, so every value leaves the engine's answers as they are.
@@ -64,6 +69,9 @@ func CheckSetting(key, value string) error {
 	r, ok := settings[strings.ToLower(key)]
 	if !ok {
 		return fmt.Errorf("SET %s: the setting is not supported by this engine: %w", key, ErrUnsupported)
+	}
+	if r.also != "" && strings.EqualFold(strings.TrimSpace(value), r.also) {
+		return nil
 	}
 	if r.only != "" && !strings.EqualFold(strings.TrimSpace(value), r.only) {
 		if r.why != "" {

@@ -21,7 +21,7 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.codegen.factorymode",
 		"spark.sql.codegen.wholestage",
 		"spark.sql.groupbyaliases=true",
-		"spark.sql.groupbyordinal=true",
+		"spark.sql.groupbyordinal",
 		"spark.sql.join.forceapplyshuffledhashjoin",
 		"spark.sql.join.prefersortmergejoin",
 		"spark.sql.legacy.allowparameterlesscount=false",
@@ -32,7 +32,8 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.legacy.parser.havingwithoutgroupbyaswhere",
 		"spark.sql.optimizenullawareantijoin",
 		"spark.sql.optimizer.enablejsonexpressionoptimization",
-		"spark.sql.orderbyordinal=true",
+		"spark.sql.orderbyordinal",
+		"spark.sql.parser.quotedregexcolumnnames",
 		"spark.sql.readsidecharpadding",
 		"spark.sql.session.timezone",
 		"spark.sql.shuffle.partitions",
@@ -68,13 +69,13 @@ func TestSettingsListed(t *testing.T) {
 			t.Errorf("SET %s = %v, want a refusal naming the setting", refused, err)
 		}
 	}
-	for _, v := range []string{"LEGACY", "CORRECTED"} {
-		if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", v); err == nil {
-			t.Errorf("ctePrecedencePolicy=%s accepted; only EXCEPTION is implemented", v)
-		}
+	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "LEGACY"); err == nil {
+		t.Errorf("ctePrecedencePolicy=LEGACY accepted; only EXCEPTION and CORRECTED are implemented")
 	}
-	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "exception"); err != nil {
-		t.Errorf("ctePrecedencePolicy=exception: %v", err)
+	for _, v := range []string{"exception", "corrected"} {
+		if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", v); err != nil {
+			t.Errorf("ctePrecedencePolicy=%s: %v", v, err)
+		}
 	}
 }
 

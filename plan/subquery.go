@@ -92,9 +92,12 @@ func (o *outerRef) String() string           { return "outer(" + vector.QuoteIde
 // names the subquery cannot resolve are looked up here, and each becomes
 // an outerRef to refs.
 type outerCtx struct {
-	sc   *scope
-	refs []Expr
-	keys map[string]int
+	sc *scope
+	// lateral: the enclosing scope is the FROM items before a LATERAL
+	// subquery (whose t.* may expand over them).
+	lateral bool
+	refs    []Expr
+	keys    map[string]int
 }
 
 // lookupOuter resolves a name the subquery's own scope does not have in

@@ -29,6 +29,9 @@ func (r *resolver) timestampSubtract(pos sql.Pos, l, rr Expr) (e Expr, ok bool, 
 	}
 	switch {
 	case isAnyTimestamp(other), isDate(other):
+	case isNullType(other.DataType()):
+		// timestamp - NULL: Spark's NULL takes the timestamp's type, and
+		// the difference is a NULL interval day to second.
 	case isString(other.DataType()):
 		if r.legacy() {
 			// Without ANSI, Spark promotes a string operand of arithmetic

@@ -149,6 +149,12 @@ func callToVector(call *Call, args []vector.Expr) (vector.Expr, error) {
 		}
 		return e, nil
 	}
+	if e, ok, err := dtCallToVector(call, args); ok {
+		return e, err
+	}
+	if e, ok := extractCallToVector(call, args); ok {
+		return e, nil
+	}
 	if fn == dtToStringFunc && len(args) == 2 {
 		return vector.DTToString(args[0], args[1]), nil
 	}

@@ -52,8 +52,17 @@ func analyzeCreateView(b *budget, s *sql.CreateView, cat Catalog) (*CreateViewSt
 			return nil, err
 		}
 	}
+	name := joinIdents(s.Name)
+	if s.Global {
+		// Spark keeps global temporary views in the global_temp database:
+		// read as global_temp.name only.
+		if len(s.Name) > 2 || len(s.Name) == 2 && !strings.EqualFold(s.Name[0].Name, GlobalTempDatabase) {
+			return nil, errorAt(s.Pos, ErrType, "[TEMP_VIEW_NAME_TOO_MANY_NAME_PARTS] A global temporary view is named name or global_temp.name, not %s.", name)
+		}
+		name = GlobalTempDatabase + "." + s.Name[len(s.Name)-1].Name
+	}
 	return &CreateViewStatement{
-		View:      &View{Name: joinIdents(s.Name), Plan: n},
+		View:      &View{Name: name, Plan: n},
 		OrReplace: s.OrReplace, IfNotExists: s.IfNotExists,
 	}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -75,7 +76,7 @@ func (e *MemoryLimitError) Error() string {
 		note += "; the streaming table is not restarted (it would replay the same data into the same limit): raise the limit or bound the state (a watermark), then recreate the table"
 	}
 	if e.Scope == "server" {
-		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries hold %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
+		return fmt.Sprintf("RESOURCE_EXHAUSTED: query stopped: the server's memory limit of %d bytes (ServerMemoryBytes, --memory-limit) is reached (queries and shared state buffers hold %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
 	}
 	return fmt.Sprintf("RESOURCE_EXHAUSTED: query exceeded its memory limit of %d bytes (QueryMemoryBytes; holding %d, allocating %d more%s)%s", e.Limit, e.InUse, e.Requested, op, note)
 }
@@ -91,11 +92,16 @@ type memoryPool struct {
 	// reclaimed counts the queries whose allocator panicked past twice
 	// their limit and were reclaimed (memlimit_registry.go).
 	reclaimed atomic.Int64
+	// shared returns the bytes of buffers every streaming table shares
+	// and none accounts (checkpoint.SharedBufferBytes: the pooled state
+	// encode scratch, the epoch logs' write buffers), counted against
+	// the limit beside the queries' bytes.
+	shared func() int64
 }
 
 // newMemoryPool returns the pool for a server whose allocator is alloc.
 func newMemoryPool(limit int64, alloc any) *memoryPool {
-	p := &memoryPool{limit: limit}
+	p := &memoryPool{limit: limit, shared: checkpoint.SharedBufferBytes}
 	if m, ok := alloc.(interface{ MappedBytes() int64 }); ok {
 		p.mapped = m.MappedBytes
 	}
@@ -122,16 +128,25 @@ func (p *memoryPool) processBytes() int64 {
 	return n
 }
 
+// sharedBytes is what the shared buffers hold (0: none counted).
+func (p *memoryPool) sharedBytes() int64 {
+	if p == nil || p.shared == nil {
+		return 0
+	}
+	return p.shared()
+}
+
 // admit refuses new work when the process is at its memory limit: the
-// queries' accounted bytes, or the whole heap with the large buffers
-// mapped outside it (tables, state, ingest), at or past the limit.
+// queries' accounted bytes with the shared buffers, or the whole heap
+// with the large buffers mapped outside it (tables, state, ingest), at or
+// past the limit.
 func (p *memoryPool) admit() error {
 	if p == nil || p.limit <= 0 {
 		return nil
 	}
-	held, heap := p.inUse.Load(), p.processBytes()
+	held, heap := p.inUse.Load()+p.sharedBytes(), p.processBytes()
 	if held >= p.limit || heap >= p.limit {
-		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries hold %d, the heap and mapped buffers %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
+		return statusf(codes.ResourceExhausted, "RESOURCE_EXHAUSTED: the server is at its memory limit of %d bytes (ServerMemoryBytes, --memory-limit; queries and shared state buffers hold %d, the heap and mapped buffers %d): new queries and ingest are refused until memory is freed; retry later", p.limit, held, heap)
 	}
 	return nil
 }
@@ -177,6 +192,28 @@ type queryAllocator struct {
 	// allocations.
 	resMu    sync.Mutex
 	reserved map[string]int64
+	// label names, in limit errors, what allocates or reserves through
+	// the query's allocator without an operator's label (ForOperator):
+	// the buffers of a query outside its plan's operators, so that no
+	// error says "an unnamed operator".
+	label string
+}
+
+// Default labels of allocations made without an operator's label.
+const (
+	batchQueryLabel     = "the query's result stream and buffers outside its operators"
+	streamingQueryLabel = "streaming table %s (its sources, sink and epoch buffers outside its operators)"
+)
+
+// opName is op, or the allocator's label when op is empty.
+func (a *queryAllocator) opName(op string) string {
+	if op == "" {
+		if a.label != "" {
+			return a.label
+		}
+		return "an unnamed operator"
+	}
+	return op
 }
 
 var (
@@ -198,8 +235,8 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 	var e *MemoryLimitError
 	if a.limit > 0 && now > a.limit {
 		e = &MemoryLimitError{Scope: "query", Limit: a.limit, Requested: n, InUse: now - n, Operator: op, Streaming: a.streaming}
-	} else if a.pool != nil && a.pool.limit > 0 && pooled > a.pool.limit {
-		e = &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled - n, Operator: op, Streaming: a.streaming}
+	} else if a.pool != nil && a.pool.limit > 0 && pooled+a.pool.sharedBytes() > a.pool.limit {
+		e = &MemoryLimitError{Scope: "server", Limit: a.pool.limit, Requested: n, InUse: pooled + a.pool.sharedBytes() - n, Operator: op, Streaming: a.streaming}
 	} else {
 		return nil
 	}
@@ -209,9 +246,7 @@ func (a *queryAllocator) over(n, now, pooled int64, op string) *MemoryLimitError
 
 // noteReserved records that operator op now holds n more bytes reserved.
 func (a *queryAllocator) noteReserved(op string, n int64) {
-	if op == "" {
-		op = "an unnamed operator"
-	}
+	op = a.opName(op)
 	a.resMu.Lock()
 	defer a.resMu.Unlock()
 	if a.reserved == nil {
@@ -303,7 +338,7 @@ func (a *queryAllocator) limitErr() error {
 // allocation accounts an Arrow allocation of n bytes (see
 // MemoryLimitError for why it is granted over the limit).
 func (a *queryAllocator) allocation(n int64, op string) {
-	e := a.add(n, op)
+	e := a.add(n, a.opName(op))
 	if e == nil {
 		a.notePeak()
 		return
@@ -322,7 +357,7 @@ func (a *queryAllocator) allocation(n int64, op string) {
 func (a *queryAllocator) Reserve(n int64) error { return a.reserveFor(n, "") }
 
 func (a *queryAllocator) reserveFor(n int64, op string) error {
-	if e := a.add(n, op); e != nil {
+	if e := a.add(n, a.opName(op)); e != nil {
 		a.undo(n)
 		a.stop(e)
 		return e
@@ -330,6 +365,18 @@ func (a *queryAllocator) reserveFor(n int64, op string) error {
 	a.noteReserved(op, n)
 	a.notePeak()
 	return nil
+}
+
+// MemoryLimit is the limit the query's memory counts against: the
+// smaller of its own and the server's (0: none). Streaming operators
+// bound the growth they reserve a chunk at a time by it
+// (arrowstream/internal/stateful growthMeter).
+func (a *queryAllocator) MemoryLimit() int64 {
+	l := a.limit
+	if a.pool != nil && a.pool.limit > 0 && (l <= 0 || a.pool.limit < l) {
+		l = a.pool.limit
+	}
+	return max(l, 0)
 }
 
 // Allocate implements memory.Allocator.
@@ -390,6 +437,9 @@ func (o *operatorAllocator) Reallocate(size int, b []byte) []byte {
 func (o *operatorAllocator) Free(b []byte) { o.a.Free(b) }
 
 func (o *operatorAllocator) Reserve(n int64) error { return o.a.reserveFor(n, o.op) }
+
+// MemoryLimit is the query's (queryAllocator.MemoryLimit).
+func (o *operatorAllocator) MemoryLimit() int64 { return o.a.MemoryLimit() }
 
 func (o *operatorAllocator) ForOperator(name string) memory.Allocator {
 	return &operatorAllocator{a: o.a, op: name}

@@ -158,6 +158,19 @@ var stateCases = []stateCase{
 	{name: "join_state", state: "stream-stream join state",
 		sql: `CREATE STREAMING TABLE join_state AS SELECT a.value FROM STREAM ticks a JOIN STREAM tocks b
 			ON a.value = b.value AND a.value + b.value < 0`},
+	// Wide rows: the join's stored rows' Arrow buffers, which it
+	// allocates itself, are most of its memory. Its sources are slower,
+	// so that on a loaded machine no single epoch's projection outgrows
+	// the limit before the join's state does.
+	// What breaks the limit is the join's own Arrow buffers (named
+	// "stream-stream join (stateful operator 0)") or its changelog's
+	// copy of them ("state store of stateful operator 0
+	// (symmetricHashJoin), the epoch's writes"): both name the operator.
+	{name: "join_rows", state: "stateful operator 0",
+		sql: `CREATE STREAMING TABLE join_rows AS SELECT a.value FROM
+			(SELECT value, repeat('x', 400) AS pad FROM STREAM wide_a) a JOIN
+			(SELECT value, repeat('y', 400) AS pad FROM STREAM wide_b) b
+			ON a.value = b.value AND length(a.pad) + length(b.pad) + a.value < 0`},
 	{name: "dedup_state", state: "deduplication state",
 		start: func(ctx context.Context, sess *arrowstream.Session) (*arrowstream.StreamingQuery, error) {
 			return sess.ReadStream("ticks").DropDuplicates("value").Select("value").
@@ -178,6 +191,15 @@ var stateCases = []stateCase{
 	{name: "distinct_state", state: "streaming DISTINCT aggregate state",
 		sql: `CREATE STREAMING TABLE distinct_state AS SELECT window.start, count(DISTINCT value) AS n FROM STREAM ticks
 			WATERMARK timestamp DELAY OF INTERVAL 1 HOUR GROUP BY window(timestamp, '1 hour')`},
+	{name: "count_state", state: "streaming aggregation state",
+		sql: `CREATE STREAMING TABLE count_state TBLPROPERTIES ('outputMode' = 'update') AS SELECT value, count(*) AS n
+			FROM STREAM ticks GROUP BY value`},
+	// Complete mode: every epoch sorts the whole result, which an
+	// explode makes far larger than the aggregation's few groups.
+	{name: "sort_complete", state: "Sort",
+		sql: `CREATE STREAMING TABLE sort_complete TBLPROPERTIES ('outputMode' = 'complete') AS SELECT g, x
+			FROM (SELECT value % 4 AS g, count(*) AS n FROM STREAM ticks GROUP BY value % 4)
+			LATERAL VIEW explode(sequence(1, n)) t AS x ORDER BY x DESC, g`},
 	{name: "collect_state", state: "streaming aggregation state",
 		sql: `CREATE STREAMING TABLE collect_state AS SELECT window.start, collect_list(value) AS vs FROM STREAM ticks
 			WATERMARK timestamp DELAY OF INTERVAL 1 HOUR GROUP BY window(timestamp, '1 hour')`},
@@ -195,6 +217,8 @@ func TestStreamingStateMemoryLimit(t *testing.T) {
 	s.rows(t, "CREATE TABLE ticks USING rate OPTIONS (rowsPerSecond '20000')")
 	s.rows(t, "CREATE TABLE tocks USING rate OPTIONS (rowsPerSecond '20000')")
 	s.rows(t, "CREATE TABLE slow USING rate OPTIONS (rowsPerSecond '5000')")
+	s.rows(t, "CREATE TABLE wide_a USING rate OPTIONS (rowsPerSecond '5000')")
+	s.rows(t, "CREATE TABLE wide_b USING rate OPTIONS (rowsPerSecond '5000')")
 	// The canary keeps no state and no rows (its filter passes none).
 	s.rows(t, "CREATE STREAMING TABLE canary AS SELECT value FROM STREAM ticks WHERE value < 0")
 	cases := stateCases
@@ -236,6 +260,11 @@ func TestStreamingStateMemoryLimit(t *testing.T) {
 			if !strings.Contains(r[1], want) {
 				t.Errorf("%s: failed with %q, want it to name %q", tc.name, r[1], want)
 			}
+		}
+		t.Logf("%s: %s", tc.name, r[1])
+		// Every allocation and reservation names what made it.
+		if strings.Contains(r[1], "unnamed") || !strings.Contains(r[1], " more in ") {
+			t.Errorf("%s: failed with %q: the operator that allocated is not named", tc.name, r[1])
 		}
 	}
 	// The canary was not stopped by the others' failures: it goes on.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -18,6 +19,7 @@ func (s *Server) StreamingAllocator(name string) (memory.Allocator, func(fail fu
 	a := s.sql.newAllocator()
 	a.noPanic = true
 	a.streaming = true
+	a.label = fmt.Sprintf(streamingQueryLabel, name)
 	var mu sync.Mutex
 	var failQuery func(error)
 	var pending error

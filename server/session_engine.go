@@ -193,7 +193,7 @@ func isRowCommand(st plan.Statement) bool {
 		return true
 	case *plan.CommandStatement:
 		switch x.Stmt.(type) {
-		case *sql.ShowTables, *sql.ShowFunctions, *sql.Describe, *sql.DescribeHistory, *sql.DescribeFunction:
+		case *sql.ShowTables, *sql.ShowFunctions, *sql.Describe, *sql.DescribeHistory, *sql.DescribeFunction, *sql.DescribeQuery, *sql.ShowColumns:
 			return true
 		}
 	}

@@ -84,7 +84,7 @@ func TestFlightSQLSessionSettings(t *testing.T) {
 	// implement, a bad value; none changes the session.
 	for _, bad := range []string{
 		"SET spark.sql.no.such.setting = 1",
-		"SET spark.sql.groupByOrdinal = false",
+		"SET spark.sql.groupByAliases = false",
 		"SET spark.sql.ansi.enabled = maybe",
 		"SET spark.sql.session.timeZone = Mars/Olympus",
 	} {

@@ -63,6 +63,7 @@ func (q *sqlServer) request(ctx context.Context, sql string, params arrow.Record
 
 func (q *sqlServer) newAllocator() *queryAllocator {
 	a := newQueryAllocator(q.s.mem, q.s.cfg.Limits.QueryMemoryBytes)
+	a.label = batchQueryLabel
 	a.pool = q.s.pool
 	a.ret = q.s.ret
 	return a

@@ -27,6 +27,9 @@ type Node interface {
 type Ident struct {
 	Pos
 	Name string
+	// Quoted: written in backquotes (a regex column name under
+	// spark.sql.parser.quotedRegexColumnNames).
+	Quoted bool
 }
 
 // Statement is one SQL statement: *CreateTable, *CreateStreamingTable,
@@ -202,6 +205,11 @@ type Select struct {
 	// ROLLUP, each a list of GroupBy's expressions (the same nodes); nil
 	// for a plain GROUP BY.
 	GroupingSets [][]Expr
+	// GroupByListLen is, for the Hive form GROUP BY a, b GROUPING SETS
+	// (...), how many of GroupBy's expressions are the list before
+	// GROUPING SETS (the grouping columns); the rest are set expressions
+	// written differently, which must resolve to one of them. 0 otherwise.
+	GroupByListLen int
 	// GroupByAll is GROUP BY ALL: group by every select item that has no
 	// aggregate.
 	GroupByAll bool
@@ -284,11 +292,14 @@ type TableRef struct {
 	Version   *Literal // VERSION AS OF: an integer or string literal; nil when absent
 	Watermark *Watermark
 	Alias     *Ident
+	Columns   []Ident // column aliases: t AS x(a, b); nil when absent
 }
 
-// SubqueryRef is (query) [watermark clause] [[AS] alias].
+// SubqueryRef is [LATERAL] (query) [watermark clause] [[AS] alias]. A
+// LATERAL subquery may reference the columns of the FROM items before it.
 type SubqueryRef struct {
 	Pos
+	Lateral   bool
 	Query     *Query
 	Watermark *Watermark
 	Alias     *Ident

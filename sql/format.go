@@ -182,6 +182,37 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *ShowTables:
 		f.str("SHOW TABLES")
+	case *DescribeQuery:
+		f.str("DESCRIBE QUERY ")
+		f.query(s.Query)
+	case *ShowColumns:
+		f.str("SHOW COLUMNS IN ")
+		f.names(s.Table)
+		if s.Database != nil {
+			f.str(" IN ")
+			f.names([]Ident{*s.Database})
+		}
+	case *CreateDatabase:
+		f.str("CREATE DATABASE ")
+		if s.IfNotExists {
+			f.str("IF NOT EXISTS ")
+		}
+		f.names([]Ident{s.Name})
+		if s.Comment != "" {
+			f.str(" COMMENT " + quoteString(s.Comment))
+		}
+	case *DropDatabase:
+		f.str("DROP DATABASE ")
+		if s.IfExists {
+			f.str("IF EXISTS ")
+		}
+		f.names([]Ident{s.Name})
+		if s.Cascade {
+			f.str(" CASCADE")
+		}
+	case *Use:
+		f.str("USE ")
+		f.names([]Ident{s.Name})
 	case *ShowFunctions:
 		f.str("SHOW " + s.Scope + " FUNCTIONS")
 		if s.HasLike {
@@ -357,7 +388,14 @@ func (f *formatter) selectBlock(s *Select) {
 	if s.GroupByAll {
 		f.str(" GROUP BY ALL")
 	} else if s.GroupingSets != nil {
-		f.str(" GROUP BY GROUPING SETS (")
+		if s.GroupByListLen > 0 {
+			// The Hive form: the grouping columns, then their sets.
+			f.str(" GROUP BY ")
+			f.exprList(s.GroupBy[:s.GroupByListLen])
+			f.str(" GROUPING SETS (")
+		} else {
+			f.str(" GROUP BY GROUPING SETS (")
+		}
 		for i, set := range s.GroupingSets {
 			f.sep(i)
 			f.str("(")
@@ -445,7 +483,15 @@ func (f *formatter) fromItem(it FromItem) {
 		}
 		f.watermark(it.Watermark)
 		f.alias(it.Alias)
+		if it.Columns != nil {
+			f.str("(")
+			f.identList(it.Columns)
+			f.str(")")
+		}
 	case *SubqueryRef:
+		if it.Lateral {
+			f.str("LATERAL ")
+		}
 		f.str("(")
 		f.query(it.Query)
 		f.str(")")

@@ -9,6 +9,8 @@ import (
 // posType is reflect's view of Pos, which stripPos zeroes.
 var posType = reflect.TypeOf(Pos{})
 
+var identType = reflect.TypeOf(Ident{})
+
 // stripPos zeroes every Pos inside v (a tree the caller owns), so that two
 // trees parsed from differently laid out text compare equal.
 func stripPos(v any) {
@@ -22,6 +24,11 @@ func stripValue(v reflect.Value) {
 			stripValue(v.Elem())
 		}
 	case reflect.Struct:
+		if v.Type() == identType && v.CanSet() {
+			// Backquotes matter only around names that are not plain
+			// words, which Format always quotes.
+			v.FieldByName("Quoted").SetBool(false)
+		}
 		if v.Type() == posType {
 			if v.CanSet() {
 				v.Set(reflect.Zero(posType))

@@ -269,7 +269,59 @@ func (l *lexer) number(pos Pos) token {
 	}
 	l.col = pos.Col + utf8.RuneCountInString(l.src[start:l.off])
 	raw := l.src[start:l.off]
+	if digitLedIdentifier(raw) {
+		return token{kind: tWord, text: raw, raw: raw, pos: pos}
+	}
 	return token{kind: tNumber, text: raw, raw: raw, pos: pos}
+}
+
+// digitLedIdentifier reports whether raw, a run of ASCII letters, digits
+// and underscores that starts with a digit, is an identifier rather than
+// a number: Spark's lexer takes the longest token, and its IDENTIFIER is
+// (LETTER | DIGIT | '_')+, so 2012_s or 12abc name columns while 12, 12L,
+// 1e5, 1.5 and 2BD (a literal as long as the identifier wins the tie) are
+// numbers.
+func digitLedIdentifier(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return !numberLiteralShape(raw)
+}
+
+// numberLiteralShape reports whether raw (no '.', sign or other
+// punctuation) is one of Spark's numeric literals: DIGIT+, DIGIT+ with L,
+// S or Y, or DIGIT+ [E DIGIT+] with an optional D, F or BD.
+func numberLiteralShape(raw string) bool {
+	i := 0
+	for i < len(raw) && '0' <= raw[i] && raw[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	rest := strings.ToUpper(raw[i:])
+	switch rest {
+	case "", "L", "S", "Y", "D", "F", "BD":
+		return true
+	}
+	if rest[0] != 'E' {
+		return false
+	}
+	j := 1
+	for j < len(rest) && '0' <= rest[j] && rest[j] <= '9' {
+		j++
+	}
+	if j == 1 {
+		return false
+	}
+	switch rest[j:] {
+	case "", "D", "F", "BD":
+		return true
+	}
+	return false
 }
 
 // str scans a string literal delimited by quote, decoding Spark's

@@ -233,7 +233,7 @@ func isAliasName(t *token) bool {
 	return t.kind == tQuoted || t.kind == tWord && !isReserved(t.kw) && !notAlias[t.kw]
 }
 
-func identOf(t *token) Ident { return Ident{Pos: t.pos, Name: t.text} }
+func identOf(t *token) Ident { return Ident{Pos: t.pos, Name: t.text, Quoted: t.kind == tQuoted} }
 
 // ident consumes a name that is not a reserved word.
 func (p *parser) ident(what string) Ident {

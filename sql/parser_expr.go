@@ -491,6 +491,13 @@ func (p *parser) parseCall(name *token) Expr {
 	default:
 		if p.acceptKw("DISTINCT") {
 			fc.Distinct = true
+			if p.peek().kind == tStar && (p.peekAt(1).kind == tRParen || p.peekAt(1).kind == tComma) {
+				// count(DISTINCT *): every column (the analyzer expands it).
+				fc.Args = append(fc.Args, &Star{Pos: p.next().pos})
+				if !p.accept(tComma) {
+					break
+				}
+			}
 		} else if p.isKw("ALL") && startsExpr(p.peekAt(1), p.peekAt(2)) {
 			p.next()
 		}

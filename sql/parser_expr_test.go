@@ -243,8 +243,8 @@ func TestExprTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &BinaryExpr{Pos: Pos{1, 1}, Op: OpAdd,
-		L: &FuncCall{Pos: Pos{1, 1}, Name: Ident{Pos{1, 1}, "count"}, Distinct: true,
-			Args: []Expr{&ColumnRef{Pos: Pos{1, 16}, Parts: []Ident{{Pos{1, 16}, "t"}, {Pos{1, 18}, "a"}}}}},
+		L: &FuncCall{Pos: Pos{1, 1}, Name: Ident{Pos: Pos{1, 1}, Name: "count"}, Distinct: true,
+			Args: []Expr{&ColumnRef{Pos: Pos{1, 16}, Parts: []Ident{{Pos: Pos{1, 16}, Name: "t"}, {Pos: Pos{1, 18}, Name: "a"}}}}},
 		R: &Literal{Pos: Pos{1, 23}, Kind: LitInt, Value: "1"},
 	}
 	if !reflect.DeepEqual(e, want) {

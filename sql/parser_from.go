@@ -50,7 +50,14 @@ func (p *parser) parseJoins(what string) FromItem {
 		}
 		right := p.parseFromPrimary("a table, STREAM or subquery after " + kwText)
 		j := &Join{Pos: left.Position(), Kind: kind, Natural: natural, Left: left, Right: right}
+		lateral := isLateral(right)
+		if lateral && kind != JoinInner && kind != JoinCross && kind != JoinLeft {
+			p.failAt(left.Position(), "[UNSUPPORTED_FEATURE.LATERAL_JOIN_OF_TYPE] The feature is not supported: %s with LATERAL correlation (only INNER, CROSS and LEFT OUTER joins may be LATERAL).", kwText)
+		}
 		if natural {
+			if lateral {
+				p.failAt(left.Position(), "[UNSUPPORTED_FEATURE.LATERAL_NATURAL_JOIN] The feature is not supported: NATURAL join with LATERAL correlation.")
+			}
 			left = j
 			continue
 		}
@@ -58,7 +65,11 @@ func (p *parser) parseJoins(what string) FromItem {
 		case p.acceptKw("ON"):
 			j.On = p.parseExprWhat("a join condition after ON")
 			p.implicitAlias = nil
-		case p.acceptKw("USING"):
+		case p.isKw("USING"):
+			if lateral {
+				p.failAt(left.Position(), "[UNSUPPORTED_FEATURE.LATERAL_JOIN_USING] The feature is not supported: JOIN USING with LATERAL correlation.")
+			}
+			p.next()
 			j.Using = p.identList("after USING")
 			p.implicitAlias = nil
 		}
@@ -124,6 +135,9 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 	p.enter()
 	defer p.leave()
 	t := p.peek()
+	if wordIs(t, "LATERAL") && !wordIs(p.peekAt(1), "VIEW") {
+		return p.parseLateralSubquery()
+	}
 	switch {
 	case t.kind == tLParen:
 		if !parenStartsQuery(p) {
@@ -173,10 +187,33 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 		ref.Version = p.parseVersion()
 		ref.Watermark = p.parseWatermark()
 		ref.Alias = p.parseTableAlias()
+		ref.Columns = p.parseColumnAliases(ref.Alias)
 		return ref
 	}
 	p.unexpected(what)
 	return nil
+}
+
+// parseLateralSubquery parses LATERAL (query) [[AS] alias [(columns)]].
+func (p *parser) parseLateralSubquery() FromItem {
+	kw := p.next()
+	open := p.peek()
+	if open.kind != tLParen || !parenStartsQuery(p) {
+		p.failAt(kw.pos, "LATERAL can only be used with a subquery: LATERAL (SELECT ...).")
+	}
+	p.next()
+	q := p.parseQuery()
+	p.closeParen(open)
+	ref := &SubqueryRef{Pos: kw.pos, Lateral: true, Query: q}
+	ref.Alias = p.parseTableAlias()
+	ref.Columns = p.parseColumnAliases(ref.Alias)
+	return ref
+}
+
+// isLateral reports whether a FROM item is a LATERAL subquery.
+func isLateral(it FromItem) bool {
+	s, ok := it.(*SubqueryRef)
+	return ok && s.Lateral
 }
 
 // parseColumnAliases parses the column list of an alias, t(a, b), when

@@ -36,7 +36,7 @@ func (p *parser) parseGroupBy(s *Select) {
 		case wordIs(t, "GROUPING") && wordIs(p.peekAt(1), "SETS"):
 			p.next()
 			p.next()
-			items = append(items, p.groupingElements())
+			items = append(items, p.groupingSetsElements())
 			sets = true
 		default:
 			e := p.parseExprWhat("an expression in GROUP BY")
@@ -45,6 +45,10 @@ func (p *parser) parseGroupBy(s *Select) {
 		if !p.accept(tComma) {
 			break
 		}
+	}
+	if !sets && wordIs(p.peek(), "GROUPING") && wordIs(p.peekAt(1), "SETS") {
+		p.hiveGroupingSets(s, items)
+		return
 	}
 	if p.isKw("WITH") && wordIs(p.peekAt(1), "ROLLUP", "CUBE") && !sets {
 		p.next()
@@ -95,6 +99,108 @@ func (p *parser) parseGroupBy(s *Select) {
 	}
 }
 
+// hiveGroupingSets parses the Hive form GROUP BY a, b GROUPING SETS
+// ((a), (b), ()): the list before GROUPING SETS (items, plain expressions)
+// is the grouping columns, in grouping_id's bit order, and the sets
+// replace it (they are not crossed with it). GroupBy holds the list then
+// every set expression that is not written as a list item (an ordinal, or
+// a different spelling); the analyzer checks that each of those resolves
+// to a column of the list (GroupByListLen).
+func (p *parser) hiveGroupingSets(s *Select, items [][][]Expr) {
+	p.next()
+	p.next()
+	sets := p.groupingSetsElements()
+	seen := map[string]Expr{}
+	for _, it := range items {
+		e := it[0][0]
+		k := groupingKey(e)
+		if _, ok := seen[k]; !ok {
+			seen[k] = e
+		}
+		s.GroupBy = append(s.GroupBy, e)
+	}
+	s.GroupByListLen = len(s.GroupBy)
+	for _, set := range sets {
+		for i, e := range set {
+			k := groupingKey(e)
+			if first, ok := seen[k]; ok {
+				set[i] = first
+				continue
+			}
+			seen[k] = e
+			s.GroupBy = append(s.GroupBy, e)
+		}
+	}
+	s.GroupingSets = sets
+}
+
+// groupingSetsElements parses the list of GROUPING SETS: each element is
+// a grouping set (an expression or a parenthesized list of them) or, as
+// in Spark, a nested ROLLUP(...), CUBE(...) or GROUPING SETS(...), whose
+// sets are spliced in, in order (duplicates are kept: each set is
+// aggregated once per appearance).
+func (p *parser) groupingSetsElements() [][]Expr {
+	open := p.next()
+	if open.kind != tLParen {
+		p.unexpected("'(' to start a list of grouping sets")
+	}
+	if p.peek().kind == tRParen {
+		p.next()
+		return [][]Expr{{}}
+	}
+	var out [][]Expr
+	for {
+		t := p.peek()
+		switch {
+		case wordIs(t, "CUBE", "ROLLUP") && p.peekAt(1).kind == tLParen:
+			p.next()
+			at := p.peek().pos
+			elems := p.groupingElements()
+			for _, e := range elems {
+				if len(e) == 0 {
+					p.failAt(at, "Empty set in %s grouping sets is not supported.", strings.ToUpper(t.text))
+				}
+			}
+			if strings.EqualFold(t.text, "CUBE") {
+				out = append(out, cubeSets(elems)...)
+			} else {
+				out = append(out, rollupSets(elems)...)
+			}
+		case wordIs(t, "GROUPING") && wordIs(p.peekAt(1), "SETS") && p.peekAt(2).kind == tLParen:
+			p.next()
+			p.next()
+			out = append(out, p.groupingSetsElements()...)
+		default:
+			out = append(out, p.groupingElement())
+		}
+		if !p.accept(tComma) {
+			break
+		}
+	}
+	p.closeParen(open)
+	return out
+}
+
+// groupingElement parses one grouping set: an expression or a
+// parenthesized, possibly empty, list of them.
+func (p *parser) groupingElement() []Expr {
+	if p.peek().kind == tLParen && !p.isKwAt(1, "SELECT") && !p.isKwAt(1, "WITH") {
+		in := p.next()
+		var list []Expr
+		if p.peek().kind != tRParen {
+			for {
+				list = append(list, p.parseExprWhat("an expression in a grouping set"))
+				if !p.accept(tComma) {
+					break
+				}
+			}
+		}
+		p.closeParen(in)
+		return list
+	}
+	return []Expr{p.parseExprWhat("an expression in a grouping set")}
+}
+
 // groupingElements parses ( element, ... ) where an element is an
 // expression or a parenthesized list of them (possibly empty): a grouping
 // set of GROUPING SETS, or a column group of CUBE and ROLLUP.
@@ -109,22 +215,7 @@ func (p *parser) groupingElements() [][]Expr {
 		return [][]Expr{{}}
 	}
 	for {
-		if p.peek().kind == tLParen && !p.isKwAt(1, "SELECT") && !p.isKwAt(1, "WITH") {
-			in := p.next()
-			var list []Expr
-			if p.peek().kind != tRParen {
-				for {
-					list = append(list, p.parseExprWhat("an expression in a grouping set"))
-					if !p.accept(tComma) {
-						break
-					}
-				}
-			}
-			p.closeParen(in)
-			out = append(out, list)
-		} else {
-			out = append(out, []Expr{p.parseExprWhat("an expression in a grouping set")})
-		}
+		out = append(out, p.groupingElement())
 		if !p.accept(tComma) {
 			break
 		}

@@ -1,6 +1,9 @@
 package sql
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // parseStatement parses one statement, dispatching on its first word.
 func (p *parser) parseStatement() Statement {
@@ -31,7 +34,10 @@ func (p *parser) parseStatement() Statement {
 			if sf := p.parseShowFunctions(t.pos); sf != nil {
 				return sf
 			}
-			p.expectKw("TABLES", "TABLES or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
+			if wordIs(p.peek(), "COLUMNS") {
+				return p.parseShowColumns(t.pos)
+			}
+			p.expectKw("TABLES", "TABLES, COLUMNS or [USER|SYSTEM|ALL] FUNCTIONS after SHOW")
 			return &ShowTables{Pos: t.pos}
 		case "DESCRIBE", "DESC":
 			return p.parseDescribe()
@@ -42,6 +48,9 @@ func (p *parser) parseStatement() Statement {
 		}
 		if isWord(t, "SUBSCRIBE") {
 			return p.parseSubscribe()
+		}
+		if isWord(t, "USE") && isName(p.peekAt(1)) {
+			return p.parseUse()
 		}
 	}
 	p.unexpected("a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET)")
@@ -97,8 +106,10 @@ func (p *parser) parseCreate() Statement {
 		return p.parseCreateStreaming(create.pos, false)
 	case p.isKw("TABLE"):
 		return p.parseCreateTable(create.pos)
+	case wordIs(p.peek(), "DATABASE", "SCHEMA"):
+		return p.parseCreateDatabase(create.pos)
 	}
-	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW or OR REFRESH after CREATE")
+	p.unexpected("TABLE, STREAMING TABLE, TEMPORARY VIEW, DATABASE or OR REFRESH after CREATE")
 	return nil
 }
 
@@ -290,11 +301,14 @@ func (p *parser) stringValue() string {
 }
 
 // parseDrop parses DROP TABLE [IF EXISTS] name.
-func (p *parser) parseDrop() *DropTable {
+func (p *parser) parseDrop() Statement {
 	drop := p.next()
+	if wordIs(p.peek(), "DATABASE", "SCHEMA") {
+		return p.parseDropDatabase(drop.pos)
+	}
 	d := &DropTable{Pos: drop.pos}
 	if !p.acceptKw("VIEW") {
-		p.expectKw("TABLE", "TABLE or VIEW after DROP")
+		p.expectKw("TABLE", "TABLE, VIEW or DATABASE after DROP")
 	} else {
 		d.View = true
 	}
@@ -320,6 +334,12 @@ func (p *parser) parseDescribe() Statement {
 	if isWord(p.peek(), "FUNCTION") && describesFunction(p.peekAt(1)) {
 		return p.parseDescribeFunction(d.pos)
 	}
+	if wordIs(p.peek(), "QUERY") && startsQuery(p.peekAt(1)) {
+		p.next()
+	}
+	if startsQuery(p.peek()) {
+		return &DescribeQuery{Pos: d.pos, Query: p.parseQuery()}
+	}
 	p.acceptKw("TABLE")
 	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
 }
@@ -331,6 +351,9 @@ func (p *parser) parseDescribe() Statement {
 func (p *parser) parseSet() *Set {
 	start := p.next()
 	st := &Set{Pos: start.pos}
+	if isWord(p.peek(), "TIME") && isWord(p.peekAt(1), "ZONE") {
+		return p.parseSetTimeZone(st)
+	}
 	var key strings.Builder
 	prev := tEOF
 	for k := p.peek().kind; k != tEq && k != tEOF && k != tSemi; k = p.peek().kind {
@@ -362,6 +385,63 @@ func (p *parser) parseSet() *Set {
 	}
 	st.Value = val.String()
 	return st
+}
+
+// parseSetTimeZone parses the rest of SET TIME ZONE 'zone' | INTERVAL … |
+// LOCAL, Spark's spelling of SET spark.sql.session.timeZone: an interval
+// is a fixed offset of whole seconds within ±18 hours, written as Java's
+// ZoneOffset (+10:00, +15:40:32, Z). LOCAL, the JVM's default zone, has
+// no counterpart here and is refused.
+func (p *parser) parseSetTimeZone(st *Set) *Set {
+	p.next()
+	p.next()
+	st.Key, st.HasValue = "spark.sql.session.timeZone", true
+	end := func() bool { k := p.peek().kind; return k == tEOF || k == tSemi }
+	t := p.peek()
+	switch {
+	case t.kind == tString:
+		p.next()
+		st.Value = t.text
+	case isWord(t, "LOCAL"):
+		p.failAt(t.pos, "SET TIME ZONE LOCAL (the JVM's default time zone) is not supported: name the zone, as SET TIME ZONE 'America/Los_Angeles'")
+	case p.isKw("INTERVAL"):
+		e := p.parseExprWhat("an interval after SET TIME ZONE")
+		lit, ok := e.(*IntervalLit)
+		if !ok {
+			p.failAt(t.pos, "expected an interval literal after SET TIME ZONE")
+		}
+		iv, err := lit.Value()
+		if err != nil {
+			p.failAt(t.pos, "%v", err)
+		}
+		us, err := iv.Fixed()
+		const maxOffset = 18 * 3600 * 1_000_000
+		if err != nil || iv.Months != 0 || us%1_000_000 != 0 || us > maxOffset || us < -maxOffset {
+			p.failAt(t.pos, "The interval value must be in the range of [-18, +18] hours with second precision")
+		}
+		st.Value = zoneOffsetText(us / 1_000_000)
+	}
+	if st.Value == "" || !end() {
+		p.failAt(st.Pos, "Invalid time zone displacement value")
+	}
+	return st
+}
+
+// zoneOffsetText is Java's ZoneOffset text of an offset in seconds: Z,
+// +hh:mm or +hh:mm:ss.
+func zoneOffsetText(secs int64) string {
+	if secs == 0 {
+		return "Z"
+	}
+	sign := byte('+')
+	if secs < 0 {
+		sign, secs = '-', -secs
+	}
+	s := fmt.Sprintf("%c%02d:%02d", sign, secs/3600, secs/60%60)
+	if secs%60 != 0 {
+		s += fmt.Sprintf(":%02d", secs%60)
+	}
+	return s
 }
 
 // parseInsert parses INSERT INTO [TABLE] name [(col, ...)] query and

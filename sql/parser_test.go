@@ -249,6 +249,11 @@ func TestParseSet(t *testing.T) {
 		{"SET spark.sql.ansi.enabled = false", "spark.sql.ansi.enabled", "false"},
 		{"SET spark.sql.session.timeZone='America/Los_Angeles'", "spark.sql.session.timeZone", "America/Los_Angeles"},
 		{"set spark.sql.session.timeZone = UTC", "spark.sql.session.timeZone", "UTC"},
+		{"SET TIME ZONE 'Asia/Hong_Kong'", "spark.sql.session.timeZone", "Asia/Hong_Kong"},
+		{"set time zone INTERVAL 10 HOURS", "spark.sql.session.timeZone", "+10:00"},
+		{"SET TIME ZONE INTERVAL '15:40:32' HOUR TO SECOND", "spark.sql.session.timeZone", "+15:40:32"},
+		{"SET TIME ZONE INTERVAL -'05:30' HOUR TO MINUTE", "spark.sql.session.timeZone", "-05:30"},
+		{"SET TIME ZONE INTERVAL 0 HOURS", "spark.sql.session.timeZone", "Z"},
 	} {
 		st, err := Parse(c.src)
 		if err != nil {
@@ -259,7 +264,9 @@ func TestParseSet(t *testing.T) {
 			t.Errorf("%s: got %#v", c.src, st)
 		}
 	}
-	for _, bad := range []string{"SET", "SET = 1", "SET a b = 1"} {
+	for _, bad := range []string{"SET", "SET = 1", "SET a b = 1", "SET TIME ZONE", "SET TIME ZONE LOCAL",
+		"SET TIME ZONE INTERVAL 3 DAYS", "SET TIME ZONE INTERVAL 24 HOURS", "SET TIME ZONE INTERVAL '19:40:32' HOUR TO SECOND",
+		"SET TIME ZONE INTERVAL 10 HOURS 'GMT+1'", "SET TIME ZONE INTERVAL 1.5 SECONDS"} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

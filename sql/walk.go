@@ -38,6 +38,10 @@ func Inspect(n Node, f func(Node) bool) {
 		idents(n.Name, f)
 	case *Describe:
 		idents(n.Name, f)
+	case *DescribeQuery:
+		inspectQuery(n.Query, f)
+	case *ShowColumns:
+		idents(n.Table, f)
 	case *DescribeHistory:
 		idents(n.Name, f)
 	case *Subscribe:
@@ -97,6 +101,7 @@ func Inspect(n Node, f func(Node) bool) {
 		}
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
+		idents(n.Columns, f)
 	case *SubqueryRef:
 		inspectQuery(n.Query, f)
 		inspectWatermark(n.Watermark, f)

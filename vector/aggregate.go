@@ -209,7 +209,17 @@ func NewHashAggregate(mem memory.Allocator, input Operator, spec AggregateSpec) 
 	if err != nil {
 		return nil, err
 	}
-	return &HashAggregate{mem: mem, input: input, bound: b, heap: newHeapAccount(mem, "hash aggregation")}, nil
+	h := &HashAggregate{mem: mem, input: input, bound: b, heap: newHeapAccount(mem, "hash aggregation")}
+	if r, ok := b.grouper.(growReserver); ok && h.heap.r != nil {
+		// The slot table reserves each growth before making it: the
+		// growth that cannot fit is refused before its table is mapped,
+		// faulted in and filled (the cross join of issue 17 spent a third
+		// of its CPU to refusal on that last growth). The per-batch
+		// accounting in consume then settles the reservation to what is
+		// held.
+		r.setGrowReserve(func(delta int64) error { return h.heap.set(h.heap.held + delta) })
+	}
+	return h, nil
 }
 
 // boundAggregation is a spec bound to an input schema.

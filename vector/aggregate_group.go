@@ -61,6 +61,17 @@ type contextGrouper interface {
 	groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error
 }
 
+// growReserver is a grouper whose table asks before it grows: fn is given
+// the bytes a growth adds and refuses it with an error (the query's memory
+// limit), which the growing groupContext then returns.
+type growReserver interface {
+	setGrowReserve(fn func(delta int64) error)
+}
+
+func (g *fixedGrouper) setGrowReserve(fn func(int64) error) { g.t.growReserve = fn }
+func (g *bytesGrouper) setGrowReserve(fn func(int64) error) { g.t.growReserve = fn }
+func (g *wordsGrouper) setGrowReserve(fn func(int64) error) { g.growReserve = fn }
+
 func (g *fixedGrouper) groupContext(ctx context.Context, keys []arrow.Array, gids []int32) error {
 	return g.t.withContext(ctx, func() error { return g.group(keys, gids) })
 }

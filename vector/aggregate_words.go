@@ -42,6 +42,9 @@ type wordsGrouper struct {
 	big     bigMem
 	growCtx context.Context
 	growErr error
+	// growReserve, when set, is asked for a growth's added slot bytes
+	// before the growth (slotTable.growReserve).
+	growReserve func(delta int64) error
 }
 
 // wordLeaf is one fixed-width value of the key: column col, or field

@@ -39,6 +39,12 @@ func (g *wordsGrouper) growTable() {
 	case g.growCtx == nil:
 		g.rehash(newLen)
 	case g.growErr == nil:
+		if g.growReserve != nil {
+			if err := g.growReserve(int64(newLen-len(g.slots)) * 8); err != nil {
+				g.growErr = err
+				return
+			}
+		}
 		if err := g.rehashContext(g.growCtx, newLen); err != nil {
 			g.growErr = err
 		}

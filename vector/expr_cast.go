@@ -241,7 +241,7 @@ func castKernelFor(from, to arrow.DataType) castKernel {
 	case f == arrow.DECIMAL128 || t == arrow.DECIMAL128:
 		return decimalKernel(from, to)
 	case t == arrow.BINARY:
-		return nil // only string → binary, handled above
+		return intToBinaryKernel(f) // string → binary is handled above
 	case castIsNumericID(f) && castIsNumericID(t):
 		return numericKernel(f, t)
 	case f == arrow.BOOL && castIsNumericID(t):

@@ -25,6 +25,10 @@ type FuncExpr struct {
 	// not parse under ANSI, as Spark does, and are NULL without it).
 	Mode EvalMode
 	bind func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error)
+	// ntzSafe is set where bind reads a TIMESTAMP_NTZ argument as its own
+	// wall clock (timestamp_ntz ± a year-month interval), so the generic
+	// refusal of such arguments does not apply.
+	ntzSafe bool
 }
 
 func (f *FuncExpr) String() string { return funcString(f.Name, f.Args...) }
@@ -36,7 +40,7 @@ func (f *FuncExpr) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNTZArgs(f.Name, args); err != nil {
+	if err := checkNTZArgs(f.Name, args); err != nil && !f.ntzSafe {
 		return nil, newBindError(f, in, err)
 	}
 	ev, err := f.bind(f, in, mem, args)
@@ -106,9 +110,9 @@ var functions = map[string]funcSpec{
 	"second":            {1, 1, func(a []Expr) Expr { return Second(a[0]) }},
 	"abs":               {1, 1, func(a []Expr) Expr { return Abs(a[0]) }},
 	"round":             {1, 2, func(a []Expr) Expr { return Round(a[0], arg(a, 1)) }},
-	"floor":             {1, 1, func(a []Expr) Expr { return Floor(a[0]) }},
-	"ceil":              {1, 1, func(a []Expr) Expr { return Ceil(a[0]) }},
-	"ceiling":           {1, 1, func(a []Expr) Expr { return Ceil(a[0]) }},
+	"floor":             {1, 2, func(a []Expr) Expr { return floorCeilCall("floor", false, a) }},
+	"ceil":              {1, 2, func(a []Expr) Expr { return floorCeilCall("ceil", true, a) }},
+	"ceiling":           {1, 2, func(a []Expr) Expr { return floorCeilCall("ceiling", true, a) }},
 	"coalesce":          {1, -1, func(a []Expr) Expr { return Coalesce(a...) }},
 	"nvl":               {2, 2, func(a []Expr) Expr { return Coalesce(a...) }},
 	"ifnull":            {2, 2, func(a []Expr) Expr { return Coalesce(a...) }},

@@ -30,7 +30,7 @@ var moreFunctions = map[string]funcSpec{
 		num: func(a []rowArg, i int) (int64, bool, error) { return locateKernel(a, i, 1, 0, -1) },
 	})},
 	"split_part": {3, 3, rowsFunc("split_part", []rowKind{rowStr, rowStr, rowInt}, String, rowKernels{str: splitPartKernel})},
-	"replace":    {2, 3, rowsFunc("replace", []rowKind{rowStr, rowStr, rowStr}, String, rowKernels{str: replaceKernel})},
+	"replace":    {2, 3, rowsFunc("replace", []rowKind{rowStr, rowStr, rowStr}, String, rowKernels{str: replaceKernel, size: replaceSize})},
 	"repeat":     {2, 2, rowsFunc("repeat", []rowKind{rowStr, rowInt}, String, rowKernels{str: repeatKernel, size: repeatSize})},
 	"reverse":    {1, 1, rowsFunc("reverse", []rowKind{rowStr}, String, rowKernels{str: reverseKernel})},
 	"octet_length": {1, 1, rowsFunc("octet_length", []rowKind{rowBytes}, Int32, rowKernels{
@@ -50,7 +50,7 @@ var moreFunctions = map[string]funcSpec{
 		},
 	})},
 	"initcap":        {1, 1, rowsFunc("initcap", []rowKind{rowStr}, String, rowKernels{str: initcapKernel})},
-	"translate":      {3, 3, rowsFunc("translate", []rowKind{rowStr, rowStr, rowStr}, String, rowKernels{str: translateKernel})},
+	"translate":      {3, 3, rowsFunc("translate", []rowKind{rowStr, rowStr, rowStr}, String, rowKernels{str: translateKernel, size: translateSize})},
 	"levenshtein":    {2, 3, rowsFunc("levenshtein", []rowKind{rowStr, rowStr, rowInt}, Int32, rowKernels{num: levenshteinKernel})},
 	"soundex":        {1, 1, rowsFunc("soundex", []rowKind{rowStr}, String, rowKernels{str: soundexKernel})},
 	"rlike":          {2, 2, rowBinder("rlike", bindRLike)},
@@ -194,7 +194,8 @@ func charsFirst(build func(args []Expr) Expr) func(args []Expr) Expr {
 // as its wall clock (a date cast, or timestampadd's own zone handling).
 var ntzSafe = []string{"date_add", "date_sub", "next_day", "timestampadd", "timestampdiff", "datediff", "add_months",
 	"last_day", "year", "month", "day", "dayofmonth", "quarter", "dayofweek", "weekday", "dayofyear", "weekofyear",
-	"unix_date", "date_subtract", "date_format", "to_char", "to_varchar", "try_to_char"}
+	"unix_date", "date_subtract", "date_format", "to_char", "to_varchar", "try_to_char",
+	"yearofweek"}
 
 func init() {
 	for name, spec := range moreFunctions {

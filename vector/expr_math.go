@@ -398,6 +398,9 @@ func roundDecimal(v decimal128.Num, s, scale int32) (decimal128.Num, bool) {
 
 func bindFloorCeil(ceil bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
 	return func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+		if len(args) == 2 {
+			return ceilFloorScale(f, in, mem, args, ceil)
+		}
 		x, err := mathArg(f, in, mem, args[0])
 		if err != nil {
 			return nil, err

@@ -66,6 +66,17 @@ func BenchmarkRowFunctions(b *testing.B) {
 	b.Run("concat", func(b *testing.B) {
 		run(b, vector.String, strs, vector.Concat(x, vector.Lit("|"), x))
 	})
+	// replace with a longer replacement counts its matches first; with a
+	// shorter one and translate to ASCII the bound is the input's length.
+	b.Run("replace_grow", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "replace", x, vector.Lit("/"), vector.Lit("::")))
+	})
+	b.Run("replace_shrink", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "replace", x, vector.Lit("/page"), vector.Lit("p")))
+	})
+	b.Run("translate", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "translate", x, vector.Lit("/ae"), vector.Lit("|AE")))
+	})
 	b.Run("format_string", func(b *testing.B) {
 		run(b, vector.String, strs, fn(b, "format_string", vector.Lit("%-30s|"), x))
 	})

@@ -35,6 +35,25 @@ func initcapKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 // translateKernel is translate(s, from, to): each character of from
 // replaced by the character at the same place of to, or removed when to
 // is shorter; the first occurrence of a repeated character counts.
+// translateSize bounds translate(str, from, to) before it is built: each
+// character becomes itself, nothing, or a character of to; a byte that is
+// not UTF-8 becomes U+FFFD (3 bytes). So the string's length times the
+// widest of to's characters (and of 3 when the string is not valid UTF-8)
+// bounds it: the exact length for an ASCII to and valid text.
+func translateSize(a []rowArg, i int) int64 {
+	s, to := a[0].str(i), a[2].str(i)
+	widest := 1
+	for len(to) > 0 {
+		r, w := utf8.DecodeRune(to)
+		to = to[w:]
+		widest = max(widest, utf8.RuneLen(r)) // an invalid byte: U+FFFD, 3
+	}
+	if widest < 3 && !utf8.Valid(s) {
+		widest = 3
+	}
+	return satMul(int64(len(s)), int64(widest))
+}
+
 func translateKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 	s, from, to := a[0].str(i), a[1].str(i), a[2].str(i)
 	for len(s) > 0 {

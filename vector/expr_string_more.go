@@ -358,6 +358,22 @@ func splitPartKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 	return append(dst, s...), true, nil
 }
 
+// replaceSize bounds replace(str, search[, replace]) before it is built:
+// the string's length when the replacement is no longer than the search
+// (nothing to count), else its exact size, len + matches × growth (the
+// matches counted left to right without overlap, as the kernel finds them).
+func replaceSize(a []rowArg, i int) int64 {
+	s, old := a[0].str(i), a[1].str(i)
+	var repl []byte
+	if len(a) > 2 {
+		repl = a[2].str(i)
+	}
+	if len(old) == 0 || len(repl) <= len(old) {
+		return int64(len(s))
+	}
+	return satAdd(int64(len(s)), satMul(int64(bytes.Count(s, old)), int64(len(repl)-len(old))))
+}
+
 // replaceKernel is replace(str, search[, replace]): every occurrence of
 // search replaced (an empty search changes nothing).
 func replaceKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {

@@ -92,7 +92,12 @@ func bindEpoch(unit int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Ev
 			k = epochInts[int64](unit)
 		case arrow.FLOAT64:
 			if unit == fnMicrosPerSecond {
-				k = epochDoubles
+				k = epochFloats[float64]
+			}
+		case arrow.FLOAT32:
+			// Spark's SecondsToTimestamp widens a float to a double.
+			if unit == fnMicrosPerSecond {
+				k = epochFloats[float32]
 			}
 		case arrow.DECIMAL128:
 			if unit == fnMicrosPerSecond {
@@ -132,14 +137,15 @@ func epochInts[S int8 | int16 | int32 | int64](unit int64) castKernel {
 	}
 }
 
-// epochDoubles is timestamp_seconds(double): NaN and ±Inf are NULL,
+// epochFloats is timestamp_seconds(double or float): NaN and ±Inf are NULL,
 // out-of-range values an error.
-func epochDoubles(c *castEval, arr arrow.Array) (arrow.Array, error) {
-	src := fnRawValues[float64](arr)
+func epochFloats[F float32 | float64](c *castEval, arr arrow.Array) (arrow.Array, error) {
+	src := fnRawValues[F](arr)
 	n := len(src)
 	buf, dst := fnFixedBuf[int64](c.mem, n)
 	v := newValidityOut(c.mem, n, arr)
-	for i, x := range src {
+	for i, f := range src {
+		x := float64(f)
 		if !v.valid(i) {
 			dst[i] = 0
 			continue

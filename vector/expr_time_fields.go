@@ -26,13 +26,21 @@ func Second(ts Expr) Expr {
 
 // bindTimeField binds a field that is (wall micros / unit) mod count.
 func bindTimeField(unit, count int64) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
+	return bindWallField(Int32, func(v int64) int32 { return int32(fnFloorMod(fnFloorDiv(v, unit), count)) })
+}
+
+// bindWallField binds a field of type to computed by field from the
+// wall-clock microseconds of a timestamp (in the session time zone; a
+// TIMESTAMP_NTZ is its own wall clock; dates and strings are cast to a
+// timestamp first).
+func bindWallField[D any](to arrow.DataType, field func(wallMicros int64) D) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
 	return func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		ts := args[0]
 		dt := Unwrap(ts.DataType())
 		loc := f.Loc
 		switch {
 		case dt.ID() == arrow.NULL:
-			return fnNullResult(Int32, mem), nil
+			return fnNullResult(to, mem), nil
 		case IsTimestampNTZ(dt):
 			loc = nil // already a wall clock
 		case dt.ID() == arrow.TIMESTAMP:
@@ -44,18 +52,18 @@ func bindTimeField(unit, count int64) func(*FuncExpr, *arrow.Schema, memory.Allo
 		}
 		k := func(c *castEval, arr arrow.Array) (arrow.Array, error) {
 			src := fnRawValues[int64](arr)
-			return castFixedResult(c, arr, func(dst []int32, _ *validityOut) error {
+			return castFixedResult(c, arr, func(dst []D, _ *validityOut) error {
 				var z zoneCache
 				for i, v := range src {
 					if !isUTC(c.loc) {
 						v = toWall(&z, c.loc, v)
 					}
-					dst[i] = int32(fnFloorMod(fnFloorDiv(v, unit), count))
+					dst[i] = field(v)
 				}
 				return nil
 			})
 		}
-		ev := &castEval{child: ts, from: ts.DataType(), to: Int32, kern: k, mem: mem, loc: loc, expr: f.String(), operand: f.Args[0].String()}
+		ev := &castEval{child: ts, from: ts.DataType(), to: to, kern: k, mem: mem, loc: loc, expr: f.String(), operand: f.Args[0].String()}
 		return fnFoldConstant(f, in, mem, ev, ts)
 	}
 }

@@ -94,6 +94,13 @@ func TestValueKernelsMatchModel(t *testing.T) {
 		{"lpad", mustFunc(t, "lpad", Col("s"), Col("n"), Col("p")), func(s string, n int64, p string) string { return modelPad(s, n, p, true) }},
 		{"rpad", mustFunc(t, "rpad", Col("s"), Col("n"), Col("p")), func(s string, n int64, p string) string { return modelPad(s, n, p, false) }},
 		{"concat", Concat(Col("s"), Col("p"), Col("s")), func(s string, _ int64, p string) string { return s + p + s }},
+		{"replace", mustFunc(t, "replace", Col("s"), Col("p"), Lit("[日本語]")), func(s string, _ int64, p string) string {
+			if p == "" {
+				return s
+			}
+			return strings.ReplaceAll(s, p, "[日本語]")
+		}},
+		{"translate", mustFunc(t, "translate", Col("s"), Col("p"), Lit("€x")), modelTranslate},
 		{"format_string", mustFunc(t, "format_string", Lit("%1$8s|%2$-3s"), Col("s"), Col("p")), func(s string, _ int64, p string) string {
 			return fmt.Sprintf("%8s|%-3s", s, p)
 		}},
@@ -119,7 +126,8 @@ func TestValueKernelsMatchModel(t *testing.T) {
 			want := make([]*string, rows)
 			wantBytes := 0
 			for i := range rows {
-				usesN, usesP := c.name != "concat", c.name != "repeat"
+				usesN := c.name != "concat" && c.name != "replace" && c.name != "translate"
+				usesP := c.name != "repeat"
 				if sv[i] == nil || usesP && pv[i] == nil || usesN && nv[i] == nil {
 					continue
 				}
@@ -173,6 +181,30 @@ func TestValueKernelsMatchModel(t *testing.T) {
 			small.AssertSize(t, 0)
 		}
 	}
+}
+
+// modelTranslate is Spark's translate(s, from, "€x") on runes: a character
+// of from is replaced by the character at its position in the replacement,
+// or deleted past its end (the first occurrence in from counts).
+func modelTranslate(s string, _ int64, from string) string {
+	to := []rune("€x")
+	var out []rune
+	for _, r := range s {
+		idx := -1
+		for k, f := range []rune(from) {
+			if f == r {
+				idx = k
+				break
+			}
+		}
+		switch {
+		case idx < 0:
+			out = append(out, r)
+		case idx < len(to):
+			out = append(out, to[idx])
+		}
+	}
+	return string(out)
 }
 
 func mustFunc(t *testing.T, name string, args ...Expr) Expr {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/bits"
+	"unsafe"
 )
 
 // Open-addressing group tables for hash aggregation.
@@ -53,6 +54,11 @@ type slotTable struct {
 	// probe stop.
 	growCtx context.Context
 	growErr error
+	// growReserve, when set (by the HashAggregate that owns the grouper),
+	// is asked for the bytes a growth adds before it is made, so that a
+	// growth past the query's memory limit is refused without mapping,
+	// faulting and rehashing a table that would be refused right after.
+	growReserve func(delta int64) error
 }
 
 const minTableSlots = 1 << 8
@@ -86,13 +92,20 @@ func (t *slotTable) rehash(newLen int, pos func(key uint64, shift uint) uint64) 
 	}
 }
 
-// grow rehashes into newLen slots, interruptibly while growCtx is set; it
-// returns false when that growth was cancelled (growErr says why; the
+// grow rehashes into newLen slots, interruptibly while growCtx is set (and
+// then only once growReserve, if set, accepted the added bytes); it
+// returns false when that growth was cancelled or refused (growErr says why; the
 // table is unchanged and the caller must stop probing).
 func (t *slotTable) grow(newLen int, pos func(key uint64, shift uint) uint64) bool {
 	if t.growCtx == nil {
 		t.rehash(newLen, pos)
 		return true
+	}
+	if t.growReserve != nil {
+		if err := t.growReserve(int64(newLen-len(t.slots)) * int64(unsafe.Sizeof(groupSlot{}))); err != nil {
+			t.growErr = err
+			return false
+		}
 	}
 	if err := t.rehashContext(t.growCtx, newLen, pos); err != nil {
 		t.growErr = err

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -194,6 +195,12 @@ func retype(ev Evaluator, dt arrow.DataType, mem memory.Allocator) Evaluator {
 			if dt.ID() == arrow.INTERVAL_MONTHS {
 				v = arrow.MonthInterval(x)
 			}
+		case arrow.Duration:
+			v = int64(x)
+		case int64:
+			if dt.ID() == arrow.DURATION {
+				v = arrow.Duration(x)
+			}
 		}
 		return newConst(dt, v, mem)
 	}
@@ -230,6 +237,18 @@ func ymOperand(f *FuncExpr, args []Evaluator, k int, mem memory.Allocator) (Eval
 // bindYMResult binds a row kernel over args (already converted) whose
 // int32 result is a year-month interval.
 func bindYMResult(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator, kinds []rowKind, num func(a []rowArg, i int) (int64, bool, error)) (Evaluator, error) {
+	if f.Mode == ModeTry {
+		// try_add and its siblings: overflow and division by zero are
+		// NULL, as Spark's TryEval.
+		strict := num
+		num = func(a []rowArg, i int) (int64, bool, error) {
+			v, ok, err := strict(a, i)
+			if err != nil && (errors.Is(err, ErrOverflow) || errors.Is(err, ErrDivideByZero)) {
+				return 0, false, nil
+			}
+			return v, ok, err
+		}
+	}
 	ev, err := bindRows(f, in, mem, args, kinds, Int32, rowKernels{num: num})
 	if err != nil {
 		return nil, err
@@ -417,7 +436,7 @@ func DateAddYM(d, x Expr, sign int64) Expr {
 // session time zone (UTC for a timestamp_ntz), the day clamped to the
 // month's end, as timestampadd(MONTH, ...).
 func TimestampAddYM(ts, x Expr, sign int64) Expr {
-	return &FuncExpr{Name: map[bool]string{true: "+", false: "-"}[sign > 0], Args: []Expr{ts, x}, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	return &FuncExpr{ntzSafe: true, Name: map[bool]string{true: "+", false: "-"}[sign > 0], Args: []Expr{ts, x}, bind: func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		b, err := ymOperand(f, args, 1, mem)
 		if err != nil {
 			return nil, err

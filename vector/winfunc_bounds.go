@@ -26,7 +26,7 @@ type winBounds struct {
 
 // boundaries evaluates the partition and order keys over the sorted data
 // and finds where partitions and peer groups change.
-func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBounds, error) {
+func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (_ *winBounds, err error) {
 	n := int(data.NumRows())
 	if err := w.heap.set(int64(n) * 10); err != nil {
 		return nil, err
@@ -35,8 +35,14 @@ func (w *WindowOp) boundaries(ctx context.Context, data arrow.Record) (*winBound
 	// row_number, ROWS frames and lag/lead do not read them.
 	peers := w.needPeers()
 	b := &winBounds{n: n}
+	// A cancel after the order key is retained below must not leak it
+	// (with one partition it is the whole sorted key column).
+	defer func() {
+		if err != nil {
+			b.release()
+		}
+	}()
 	if peers {
-		var err error
 		if b.peerLo, err = zeroedContext[int32](ctx, n); err != nil {
 			return nil, err
 		}

@@ -145,6 +145,7 @@ func (s *store) commitGrouped(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	s.done = true
+	defer s.acct.release() // the batch is written or dropped by then
 	p := s.p
 	p.mu.Lock()
 	defer p.mu.Unlock()

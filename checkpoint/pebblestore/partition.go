@@ -20,9 +20,13 @@ import (
 
 // Partition is one state partition in its own Pebble instance.
 type Partition struct {
-	prov  *Provider
-	dir   string // the partition's checkpoint directory
-	local string // the working Pebble directory
+	prov *Provider
+	// reserve reserves its stores' epoch batches on the operator's
+	// account (SetEpochBufferReserver; nil: none). Set before a store
+	// begins, read under mu.
+	reserve func(n int64) error
+	dir     string // the partition's checkpoint directory
+	local   string // the working Pebble directory
 
 	mu      sync.Mutex
 	db      *pebble.DB
@@ -84,7 +88,9 @@ func (p *Partition) Begin(version int64) (checkpoint.StateStore, error) {
 		p.loadMicros = time.Since(start).Microseconds()
 	}
 	p.busy = true
-	return &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys, exists: map[string]bool{}}, nil
+	st := &store{p: p, version: version, batch: p.db.NewIndexedBatch(), numKeys: p.numKeys, exists: map[string]bool{}}
+	st.acct.reserve = p.reserve
+	return st, nil
 }
 
 // restore rebuilds the working directory at version from the checkpoint.

@@ -25,6 +25,9 @@ type store struct {
 	// not committed.
 	err  error
 	done bool
+	// acct reserves the batch's updates on the table's account while the
+	// store holds them (batch_account.go).
+	acct batchAccount
 }
 
 func (s *store) Version() int64 { return s.version }
@@ -82,6 +85,9 @@ func (s *store) Put(key, value []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := s.acct.grow(len(key), len(value)); err != nil {
+		return s.fail("put", key, err)
+	}
 	if err := s.batch.Set(key, value, nil); err != nil {
 		return s.fail("put", key, err)
 	}
@@ -96,6 +102,9 @@ func (s *store) Delete(key []byte) error {
 	live, err := s.live(key)
 	if err != nil || !live {
 		return err
+	}
+	if err := s.acct.grow(len(key), 0); err != nil {
+		return s.fail("delete", key, err)
 	}
 	if err := s.batch.Delete(key, nil); err != nil {
 		return s.fail("delete", key, err)
@@ -153,6 +162,7 @@ func (s *store) Commit(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	s.done = true
+	defer s.acct.release() // the batch is written or dropped by then
 	p := s.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -172,6 +182,7 @@ func (s *store) Abort() {
 	}
 	s.done = true
 	s.batch.Close()
+	s.acct.release()
 	s.p.mu.Lock()
 	s.p.busy = false
 	s.p.mu.Unlock()

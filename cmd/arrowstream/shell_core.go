@@ -190,7 +190,7 @@ func classify(stmt string) (int, sql.Statement) {
 			return stmtStreamingQuery, st
 		}
 		return stmtQuery, st
-	case *sql.ShowTables, *sql.ShowFunctions, *sql.Describe, *sql.DescribeHistory, *sql.DescribeFunction, *sql.Explain:
+	case *sql.ShowTables, *sql.ShowFunctions, *sql.Describe, *sql.DescribeHistory, *sql.DescribeFunction, *sql.DescribeQuery, *sql.ShowColumns, *sql.Explain:
 		return stmtQuery, st
 	case *sql.Set:
 		if !st.HasValue {

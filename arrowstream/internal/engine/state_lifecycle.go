@@ -86,6 +86,9 @@ type opState struct {
 	// acct reserves what the partitions hold in memory against the
 	// query's limit (nil until the first commit).
 	acct *stateful.StoreAccount
+	// epochAcct reserves what an epoch writes into the partitions'
+	// stores while they hold it (checkpoint.EpochBufferPartition).
+	epochAcct *stateful.StoreAccount
 	// lazyOK and logs describe parts, found when they are opened (each
 	// epoch asked every partition again): the partitions open lazily
 	// (lazyParts), and which of them take changelogs.
@@ -186,6 +189,12 @@ func (l *stateLifecycle) openOp(op *opState, checkpointDir string, id int64, num
 				return fmt.Errorf("arrowstream: open state of operator %d partition %d: %w", op.decl.OpID, p, err)
 			}
 			op.parts[p] = part
+			if eb, ok := part.(checkpoint.EpochBufferPartition); ok {
+				if op.epochAcct == nil {
+					op.epochAcct = stateful.NewStoreEpochAccount(l.mem, op.decl)
+				}
+				eb.SetEpochBufferReserver(op.epochAcct.Add)
+			}
 		}
 		op.lazyOK = l.lazyParts(op)
 		op.logs = make([]bool, n)
@@ -447,6 +456,9 @@ func (l *stateLifecycle) close() error {
 		op.parts, op.lazy = nil, nil
 		if op.acct != nil {
 			op.acct.Release()
+		}
+		if op.epochAcct != nil {
+			op.epochAcct.Release()
 		}
 	}
 	return err

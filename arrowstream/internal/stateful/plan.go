@@ -2,6 +2,7 @@ package stateful
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -96,6 +97,13 @@ func (p Planner) Plan(n plan.Node, opID int) (Op, bool, error) {
 }
 
 func (p Planner) plan(n plan.Node, opID int) (Op, error) {
+	// Each stateful operator allocates through the allocator labelled
+	// with its name (vector.ForOperator), so that a limit error that its
+	// Arrow buffers or an epoch's reservation break names it (its state
+	// accounts label their own reservations with the state's name).
+	if name := statefulOperatorName(n, opID); name != "" {
+		p.Mem = vector.ForOperator(p.Mem, name)
+	}
 	switch x := n.(type) {
 	case *plan.Aggregate:
 		spec, err := plan.AggregateSpecFor(x, nil)
@@ -202,4 +210,34 @@ func hasStreamingAggregate(n plan.Node) bool {
 		}
 	}
 	return false
+}
+
+// statefulOperatorName names the stateful operator of node n (opID) in
+// memory-limit errors, or "" for a node that has none.
+func statefulOperatorName(n plan.Node, opID int) string {
+	var what string
+	switch x := n.(type) {
+	case *plan.Aggregate:
+		what = "streaming aggregation"
+		if plan.SessionKey(x) >= 0 {
+			what = "session window"
+		}
+	case *plan.Deduplicate:
+		what = "streaming deduplication"
+	case *plan.Limit:
+		what = "streaming limit"
+	case *plan.Join:
+		what = "stream-stream join"
+	case *plan.FlatMapGroupsWithState:
+		what = "flatMapGroupsWithState"
+	case *plan.DistinctMark:
+		what = "streaming DISTINCT aggregate"
+	case *plan.StreamingTopN:
+		what = "streaming top-N"
+	case *plan.StreamingOver:
+		what = "streaming OVER"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s (stateful operator %d)", what, opID)
 }

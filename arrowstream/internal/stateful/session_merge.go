@@ -167,6 +167,9 @@ func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair,
 	var lists [][]entry
 	var ids []int32
 	var n int64
+	// The partition's growth is reserved as the sessions are copied and
+	// saved (session_growth.go).
+	g := s.newSessionGrowth(p)
 	for _, rec := range merged {
 		if err := c.key.encode(rec); err != nil {
 			return n, err
@@ -180,7 +183,11 @@ func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair,
 		})
 		starts, ends := sessionBounds(rec, s.sk)
 		for i, id := range ids {
-			lists[id] = append(lists[id], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), c.val.at(i)...)}})
+			v := c.val.at(i)
+			lists[id] = append(lists[id], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), v...)}})
+			if err := g.copied(len(v)); err != nil {
+				return n, err
+			}
 		}
 		n += rec.NumRows()
 	}
@@ -197,6 +204,9 @@ func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair,
 		}
 		if err := s.writeState(p, k, joinSessions(es)); err != nil {
 			return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+		}
+		if err := g.saved(len(k), len(es)); err != nil {
+			return n, err
 		}
 	}
 	return n, nil

@@ -37,13 +37,29 @@ type stateAccount struct {
 	what string // the operator's state, for errors
 	mu   *sync.Mutex
 	held int64
+	// limit is the limit the reservations count against (0: none
+	// known), which bounds the growth reserved a chunk at a time
+	// (growthMeter).
+	limit int64
+}
+
+// memoryLimiter is implemented by an accounting allocator that can tell
+// the limit its reservations count against (the server's query
+// allocator: the smaller of the query's and the server's limit).
+type memoryLimiter interface {
+	MemoryLimit() int64
 }
 
 // newStateAccount returns the account of the state named what (e.g.
 // "stream-stream join state"), reserving through mem labelled with what.
 func newStateAccount(mem memory.Allocator, what string) stateAccount {
-	r, _ := vector.ForOperator(mem, what).(vector.MemoryReserver)
-	return stateAccount{r: r, what: what, mu: new(sync.Mutex)}
+	labelled := vector.ForOperator(mem, what)
+	r, _ := labelled.(vector.MemoryReserver)
+	var limit int64
+	if l, ok := labelled.(memoryLimiter); ok {
+		limit = max(l.MemoryLimit(), 0)
+	}
+	return stateAccount{r: r, what: what, mu: new(sync.Mutex), limit: limit}
 }
 
 // lock takes the account's mutex (an account built as a literal in a
@@ -91,6 +107,19 @@ func (a *stateAccount) grow(delta int64) error {
 	return nil
 }
 
+// shrink returns up to n bytes of the reservation.
+func (a *stateAccount) shrink(n int64) {
+	defer a.lock()()
+	n = min(n, a.held)
+	if n <= 0 {
+		return
+	}
+	if a.r != nil {
+		_ = a.r.Reserve(-n)
+	}
+	a.held -= n
+}
+
 // bytes is what the account holds.
 func (a *stateAccount) bytes() int64 {
 	defer a.lock()()
@@ -110,13 +139,35 @@ func (a *stateAccount) release() {
 // growthChunk is how much of an operator's state may grow within an epoch
 // before it is reserved, split over its partitions (growthMeter); every
 // partition reserves at least minGrowthChunk at a time so that the hot
-// path stays a comparison. An epoch's growth unreserved is thus at most
-// the larger of growthChunk and minGrowthChunk a partition (200
-// partitions: 12.5 MiB).
+// path stays a comparison. Under a known limit a partition's chunk is
+// also at most limit/(4×partitions) (but not below floorGrowthChunk), so
+// that a small limit with many partitions is not passed by the chunks:
+// an operator's growth unreserved is at most the smaller of the larger of
+// growthChunk and minGrowthChunk a partition (200 partitions: 12.5 MiB)
+// and a quarter of the limit, or floorGrowthChunk a partition when that
+// is more (growthSlack).
 const (
-	growthChunk    = 1 << 20
-	minGrowthChunk = 64 << 10
+	growthChunk      = 1 << 20
+	minGrowthChunk   = 64 << 10
+	floorGrowthChunk = 1 << 10
 )
+
+// growthChunkFor is the chunk of each of parts partitions under limit
+// (0: none known).
+func growthChunkFor(limit int64, parts int) int64 {
+	parts = max(parts, 1)
+	c := max(growthChunk/int64(parts), minGrowthChunk)
+	if limit > 0 {
+		c = min(c, max(limit/(4*int64(parts)), floorGrowthChunk))
+	}
+	return c
+}
+
+// growthSlack is the most an operator of parts partitions may hold
+// unreserved within an epoch under limit: a chunk a partition.
+func growthSlack(limit int64, parts int) int64 {
+	return growthChunkFor(limit, parts) * int64(max(parts, 1))
+}
 
 // growthMeter reserves on an account the growth of one partition's state
 // estimate within an epoch, each time it has grown by a chunk since the
@@ -132,7 +183,7 @@ type growthMeter struct {
 // newGrowthMeter returns the meter of a partition whose estimate is est
 // now, on acct, for an operator of parts partitions.
 func newGrowthMeter(acct *stateAccount, est int64, parts int) growthMeter {
-	return growthMeter{acct: acct, mark: est, chunk: max(growthChunk/int64(max(parts, 1)), minGrowthChunk)}
+	return growthMeter{acct: acct, mark: est, chunk: growthChunkFor(acct.limit, parts)}
 }
 
 // note is called with the partition's estimate after it changed; it
@@ -142,6 +193,17 @@ func (m *growthMeter) note(est int64) error {
 		if est < m.mark {
 			m.mark = est // shrank (an eviction): grow from here
 		}
+		return nil
+	}
+	return m.reserve(est)
+}
+
+// grown is note for an estimate that leaves out memory reserved ahead
+// of it (candidate rows reserved before they are built, then counted in
+// the estimate as the state takes them): it reserves only past the
+// highest mark reached, never lowering it.
+func (m *growthMeter) grown(est int64) error {
+	if est-m.mark < m.chunk {
 		return nil
 	}
 	return m.reserve(est)
@@ -186,9 +248,22 @@ const storeEntryOverhead = 80
 // NewStoreAccount returns the account of the stores of the operator that
 // declared d over mem.
 func NewStoreAccount(mem memory.Allocator, d StateDecl) *StoreAccount {
+	return &StoreAccount{a: newStateAccount(mem, storeAccountName(d))}
+}
+
+// storeAccountName names the stores of the operator that declared d.
+func storeAccountName(d StateDecl) string {
 	kind, _, _ := strings.Cut(d.Schema, " ")
 	kind, _, _ = strings.Cut(kind, "(")
-	return &StoreAccount{a: newStateAccount(mem, fmt.Sprintf("state store of stateful operator %d (%s)", d.OpID, kind))}
+	return fmt.Sprintf("state store of stateful operator %d (%s)", d.OpID, kind)
+}
+
+// NewStoreEpochAccount returns the account of what an epoch writes into
+// the stores of the operator that declared d while they hold it
+// (checkpoint.EpochBufferPartition), named "state store of stateful
+// operator N (kind), the epoch's writes".
+func NewStoreEpochAccount(mem memory.Allocator, d StateDecl) *StoreAccount {
+	return &StoreAccount{a: newStateAccount(mem, storeAccountName(d)+", the epoch's writes")}
 }
 
 // NewProviderAccount returns the account of the memory a state store
@@ -217,6 +292,19 @@ func (s *StoreAccount) Set(keyValueBytes, rows, buffers int64) error {
 		n += rows * storeEntryOverhead
 	}
 	return s.a.set(n + max(buffers, 0))
+}
+
+// Add reserves delta more bytes, or returns -delta bytes when it is
+// negative: memory the stores hold while an epoch fills them
+// (checkpoint.EpochBufferPartition). It is safe
+// for concurrent use by the partitions' stores. A refusal stops the query
+// through its allocator and is returned.
+func (s *StoreAccount) Add(delta int64) error {
+	if delta < 0 {
+		s.a.shrink(-delta)
+		return nil
+	}
+	return s.a.grow(delta)
 }
 
 // Bytes is what the account holds.

@@ -35,6 +35,10 @@ func (r *limitedReserver) Reserve(n int64) error {
 	return nil
 }
 
+// MemoryLimit tells the limit, as the server's query allocator does
+// (memoryLimiter).
+func (r *limitedReserver) MemoryLimit() int64 { return r.limit }
+
 func (r *limitedReserver) ForOperator(name string) memory.Allocator {
 	r.ops = append(r.ops, name)
 	return r

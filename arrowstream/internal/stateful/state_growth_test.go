@@ -21,9 +21,20 @@ import (
 // epoch's changes, so the whole epoch's keys (16 MiB) were in memory
 // before the refusal. After the refusal the epoch aborts and Close
 // returns every reservation.
+//
+// With 200 partitions each partition's growth (150K keys: 750 a
+// partition, about 60 KiB) stayed under the 64 KiB minimum chunk before
+// session 14, so nothing was reserved within the epoch and all 12 MB
+// were built before the refusal; the chunk is now bounded by
+// limit/(4×partitions), so the state stops within a quarter of the limit
+// past it.
 func TestStateGrowthReservedWithinEpoch(t *testing.T) {
-	const rows, limit = 200_000, 1 << 20
-	for _, parts := range []int{1, 4} {
+	const limit = 1 << 20
+	for _, parts := range []int{1, 4, 200} {
+		rows := 200_000
+		if parts == 200 {
+			rows = 150_000
+		}
 		t.Run(fmt.Sprintf("partitions=%d", parts), func(t *testing.T) {
 			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
@@ -53,7 +64,10 @@ func TestStateGrowthReservedWithinEpoch(t *testing.T) {
 				out.Close()
 			}
 			held := op.live.bytes()
-			slack := max(int64(growthChunk), int64(parts)*minGrowthChunk)
+			slack := growthSlack(limit, parts)
+			if slack > limit/4+int64(parts)*floorGrowthChunk {
+				t.Errorf("%d partitions may hold %d bytes unreserved under a %d-byte limit: more than a quarter of it", parts, slack, limit)
+			}
 			t.Logf("%d partitions: refused with %d bytes of state estimated (limit %d, unreserved at most %d): %v", parts, held, limit, slack, err)
 			if !errors.Is(err, errOverLimit) || !strings.Contains(err.Error(), "within the epoch") {
 				t.Fatalf("epoch of %d new keys under a %d-byte limit: %v, want the limit's error while the state grows", rows, limit, err)

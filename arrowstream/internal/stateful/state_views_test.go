@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
@@ -108,5 +110,73 @@ func TestLiveViewsCounted(t *testing.T) {
 		if r.held.Load() != 0 {
 			t.Errorf("after the last view's release %d bytes stay reserved", r.held.Load())
 		}
+	})
+	t.Run("join", func(t *testing.T) {
+		// A left outer join keeps matched flags: its views carry meta
+		// entries besides the batches' headers.
+		mem := memory.NewGoAllocator()
+		r := &limitedReserver{Allocator: mem, limit: 1 << 40}
+		ctx := context.Background()
+		dir := t.TempDir()
+		stores := newTestStores(t, mem, dir, 2)
+		defer stores.close()
+		op := newJoinSnapOp(t, r, "k = k2", "left", false)
+		op.mem = mem
+		defer op.j.Close()
+		data := make([]vt.Row, keys)
+		for i := range data {
+			data[i] = vt.Row{int64(i), int64(i) * 1000}
+		}
+		rec := vt.BuildRecord(mem, liveInSchema, data)
+		scan, err := vector.NewScan(liveInSchema, rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := Epoch{}
+		ep.ID, ep.CheckpointDir, ep.NumPartitions = 0, dir, 2
+		ep.State = stores.begin(0)
+		out, err := op.Execute(ctx, ep, scan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := vector.Drain(ctx, out)
+		out.Close()
+		releaseRecords(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.Committed(stores.commit(ctx))
+		before := r.held.Load()
+		views := []*viewStore{{}, {}}
+		op.j.state.stores = []checkpoint.StateStore{views[0], views[1]}
+		op.j.log = true
+		op.j.offerLive()
+		offered := r.held.Load() - before
+		n := 0
+		for _, st := range views {
+			if st.view == nil {
+				t.Fatal("no view handed to a store")
+			}
+			if err := st.view.Entries(ctx, func(_, _ []byte) error { n++; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		encoded := r.held.Load() - before
+		t.Logf("join views of %d rows (%d entries): %d bytes reserved when offered, %d with the encode scratch", keys, n, offered, encoded)
+		if offered <= 0 || encoded <= offered {
+			t.Errorf("join views reserved %d bytes when offered, %d once encoded: want both counted", offered, encoded)
+		}
+		if !slices.Contains(r.ops, "live snapshot views of stream-stream join state") {
+			t.Errorf("reserved as %v, want the views named", r.ops)
+		}
+		for _, st := range views {
+			st.view.Release()
+			st.view.Release() // once only
+		}
+		if got := r.held.Load() - before; got != 0 {
+			t.Errorf("after the views' release %d bytes stay reserved", got)
+		}
+		op.j.state.stores = nil
 	})
 }

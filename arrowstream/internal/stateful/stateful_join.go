@@ -56,6 +56,9 @@ type joinSide struct {
 type statefulJoin struct {
 	mem   memory.Allocator
 	empty emptyRecords // the sides' empty records, shared by epochs
+	// framing is each side's stored batch framing (batchFraming; 0: not
+	// measured yet).
+	framing [2]int64
 	// keep allocates the rows the state keeps across epochs (split,
 	// compacted, merged and restored batches): the allocator under the
 	// query's pool (longLived), whose buffers are the size asked for. On
@@ -89,6 +92,9 @@ type statefulJoin struct {
 	// keys and times) against the query's limit; its Arrow batches
 	// count through the allocator.
 	acct stateAccount
+	// views reserves the live snapshot views handed to the stores'
+	// maintenance while it holds them (stateful_join_snapshot.go).
+	views viewAccount
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -123,6 +129,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 	md := j.Schema().Metadata()
 	s := &statefulJoin{mem: mem, keep: longLived(mem), typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, liveVersion: -1}
 	s.acct = newStateAccount(mem, "stream-stream join state")
+	s.views = newViewAccount(mem, "stream-stream join state")
 	s.state = statePartitions{opID: opID}
 	var fields []arrow.Field
 	for i, in := range []*arrow.Schema{j.Left.Schema(), j.Right.Schema()} {
@@ -382,6 +389,18 @@ func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows
 // encodeKeys evaluates the side's join keys over its rows.
 func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRows) error {
 	n := int(r.rec.NumRows())
+	if n == 0 {
+		// An epoch without rows on this side (most sides of an idle
+		// query): no key expressions bound, no key schema nor codec
+		// built, which was half of the join's empty epoch.
+		r.keyNull, r.hashes = []bool{}, []uint64{}
+		if s.fixedKeys {
+			r.words = []uint64{}
+		} else {
+			r.keys = []string{}
+		}
+		return nil
+	}
 	keyCols := make([]arrow.Array, len(side.keys))
 	defer func() {
 		for _, c := range keyCols {
@@ -418,9 +437,6 @@ func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRo
 		r.words = make([]uint64, n)
 	} else {
 		r.keys = make([]string, n)
-	}
-	if n == 0 {
-		return nil
 	}
 	if err := codec.encode(keyRec); err != nil {
 		return err

@@ -70,7 +70,15 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	arrival := make([]bool, fresh[0].rec.NumRows())
 	semi := s.typ == plan.LeftSemiJoin
 
+	// The epoch's growth is reserved as it happens (stateful_join_growth.go).
+	meter := newGrowthMeter(&s.acct, lp.heap(), len(s.parts))
+	if err := meter.note(lp.heap() + lp.pendingRefBytes()); err != nil {
+		return res, err
+	}
 	segs := candidates(lp, fresh, keys)
+	if err := meter.note(lp.heap()); err != nil {
+		return res, err
+	}
 	// hit[i]: how many of side i's stored batches the epoch's probes read
 	// (a merge of the side is worth its copy only when probes read
 	// several: stateful_join_merge.go).
@@ -224,6 +232,9 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			if _, err := live.mergeTail(s.keep); err != nil {
 				return res, err
 			}
+			if err := meter.note(lp.heap()); err != nil {
+				return res, err
+			}
 		}
 		// The new rows: stored, dropped, or emitted with nulls.
 		var tcol joinTimes
@@ -258,6 +269,9 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			var matched []bool
 			if s.tracksMatches(i) {
 				matched = newMatched[i]
+			}
+			if err := meter.note(lp.heap() + newBatchHeap(keys[i], keep, side.evict != evictNever, s.tracksMatches(i))); err != nil {
+				return res, err
 			}
 			b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8, fresh[i].rec, keep, keys[i], fresh[i].keyNull, matched)
 			if err != nil {

@@ -145,6 +145,7 @@ type joinSideLive[K joinKey] struct {
 	bytes   int64                   // approximate memory of batches and index
 	arrow   int64                   // the part of bytes in Arrow buffers
 	entries int64                   // the side's entries in the store
+	metas   int64                   // how many of them are meta entries
 	// changes are the batches whose store entries the epoch rewrites.
 	changes []*joinBatch[K]
 	// pending are the batches not indexed yet, in the order they were
@@ -278,6 +279,7 @@ func (s *joinSideLive[K]) drop(b *joinBatch[K]) {
 	s.bytes -= b.bytes
 	s.arrow -= b.arrow
 	s.entries -= entryCount(b.storedRec) + entryCount(b.storedMeta)
+	s.metas -= entryCount(b.storedMeta)
 	b.storedRec, b.storedMeta = false, false
 	b.release()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
@@ -122,17 +123,15 @@ func (s *statefulJoin) logLiveRows() {
 		return
 	}
 	for p, st := range s.state.stores {
-		var n int64
-		jp := s.parts[p]
-		for i := 0; i < 2; i++ {
-			switch {
-			case jp.words != nil:
-				n += jp.words.sides[i].entries
-			case jp.strs != nil:
-				n += jp.strs.sides[i].entries
-			}
-		}
+		n, bytes := s.partLive(p)
 		st.(checkpoint.ChangelogWriter).SetLiveRows(n)
+		if ls, ok := st.(checkpoint.LiveBytesSetter); ok {
+			// A stored batch is its rows' Arrow buffers as an IPC
+			// stream, a meta entry a few bytes: the partition
+			// snapshots only once a load would replay twice this
+			// (checkpoint.LiveBytesSetter).
+			ls.SetLiveBytes(bytes)
+		}
 	}
 }
 
@@ -275,4 +274,65 @@ func loadJoinPart[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p i
 	}
 	*dst = lp
 	return nil
+}
+
+// partLive returns partition p's entries in the store and about how many
+// key and value bytes they hold: a batch entry is its rows' Arrow bytes
+// and the framing of an IPC stream of the side's schema, a meta entry a
+// few bytes (its bitmap of matched flags is not counted).
+func (s *statefulJoin) partLive(p int) (entries, bytes int64) {
+	jp := s.parts[p]
+	for i := 0; i < 2; i++ {
+		var n, metas, arrow int64
+		switch {
+		case jp.words != nil:
+			side := jp.words.sides[i]
+			n, metas, arrow = side.entries, side.metas, side.arrow
+		case jp.strs != nil:
+			side := jp.strs.sides[i]
+			n, metas, arrow = side.entries, side.metas, side.arrow
+		}
+		entries += n
+		bytes += arrow + (n-metas)*s.batchFraming(i) + metas*joinMetaBytes
+	}
+	return entries, bytes
+}
+
+// joinMetaBytes is about what a meta entry holds: its key, the cursor
+// and the has-flags byte.
+const joinMetaBytes = 9 + 5
+
+// batchFraming returns what a stored batch of side i holds beside its
+// rows' buffers: its key and the IPC stream's schema, record batch header
+// and end marker, measured once by encoding an empty batch (the estimate
+// joinIPCSize reserves was over twice it for a two-column side).
+func (s *statefulJoin) batchFraming(i int) int64 {
+	if s.framing[i] > 0 {
+		return s.framing[i]
+	}
+	schema := s.sides[i].codec.schema
+	cols := make([]arrow.Array, schema.NumFields())
+	for c, f := range schema.Fields() {
+		cols[c] = array.MakeArrayOfNull(s.mem, f.Type, 0)
+	}
+	rec := array.NewRecord(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+	var n countingWriter
+	if err := writeJoinRecord(s.mem, &n, rec); err != nil {
+		// Not expected for an empty batch; the reserve's estimate then.
+		return int64(joinIPCSize(rec)) + 9
+	}
+	s.framing[i] = int64(n) + 9
+	return s.framing[i]
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter int
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -72,6 +73,22 @@ type joinView struct {
 	rows  []joinViewRows
 	metas [][2][]byte // key, value
 	done  atomic.Bool
+	// hold reserves the view's Go-heap bytes (its entries' headers and
+	// keys, the meta entries, the encode scratch) while the maintenance
+	// holds it; the records' Arrow buffers count through the allocator.
+	hold *viewHold
+}
+
+// heapBytes is the view's Go-heap bytes besides its encode scratch.
+func (v *joinView) heapBytes() int64 {
+	n := int64(unsafe.Sizeof(*v)) + int64(cap(v.rows))*int64(unsafe.Sizeof(joinViewRows{})) + int64(cap(v.metas))*int64(unsafe.Sizeof([2][]byte{}))
+	for _, r := range v.rows {
+		n += int64(len(r.key))
+	}
+	for _, m := range v.metas {
+		n += int64(len(m[0]) + len(m[1]))
+	}
+	return n
 }
 
 // addSide adds the entries of side tag's live batches and reports how
@@ -139,9 +156,18 @@ func (s *statefulJoin) offerLive() {
 		case jp.strs != nil:
 			v = joinPartView(s.mem, jp.strs)
 		}
-		if v != nil {
-			s.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(v)
+		if v == nil {
+			continue
 		}
+		hold, err := s.views.hold(v.heapBytes())
+		if err != nil {
+			// Refused (the limit stops the query): the snapshot is
+			// folded from the files, as without a view.
+			v.Release()
+			continue
+		}
+		v.hold = hold
+		s.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(v)
 	}
 }
 
@@ -163,8 +189,13 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		if r.off != 0 || r.n != rec.NumRows() {
 			rec = rec.NewSlice(r.off, r.off+r.n)
 		}
-		// The space is kept whatever its size: it lives for this call.
+		// The space is kept whatever its size: it lives for this call,
+		// reserved with the view.
+		had := cap(scratch)
 		raw, err := encodeJoinRecordMax(v.mem, rec, &scratch, math.MaxInt)
+		if err == nil && cap(scratch) > had {
+			err = v.hold.add(int64(cap(scratch) - had))
+		}
 		if rec != r.rec {
 			rec.Release()
 		}
@@ -214,6 +245,7 @@ func (v *joinView) Release() {
 		r.rec.Release()
 	}
 	v.rows, v.metas = nil, nil
+	v.hold.release()
 }
 
 // EntryBytes implements checkpoint.LiveSizer: about the bytes of the

@@ -217,6 +217,7 @@ func (s *joinSideLive[K]) changed() []joinChange {
 			if !b.storedMeta {
 				b.storedMeta = true
 				s.entries++
+				s.metas++
 			}
 		}
 		b.rewrite, b.dirty = false, false
@@ -281,6 +282,7 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 	// Every entry of the side counts, those of batches loaded fully
 	// evicted too: they stay in the store.
 	live.entries = int64(len(raws) + len(metas))
+	live.metas = int64(len(metas))
 	ids := make([]uint64, 0, len(raws))
 	for id := range raws {
 		ids = append(ids, id)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -160,7 +161,11 @@ func (o *statefulOver) Execute(ctx context.Context, ep Epoch, input vector.Opera
 	for p := range dirty {
 		dirty[p] = map[string]struct{}{}
 	}
-	err = o.add(recs, dirty)
+	// One meter for the epoch: the waiting rows are reserved as add
+	// copies them, and write's entries count them without reserving them
+	// again (grown).
+	meter := newGrowthMeter(&o.acct, o.live.bytes, 1)
+	err = o.add(recs, dirty, &meter)
 	releaseRecords(recs)
 	if err != nil {
 		return nil, err
@@ -171,7 +176,7 @@ func (o *statefulOver) Execute(ctx context.Context, ep Epoch, input vector.Opera
 			return nil, err
 		}
 	}
-	err = o.write(dirty)
+	err = o.write(dirty, &meter)
 	if err == nil {
 		err = o.acct.set(o.live.bytes)
 	}
@@ -188,7 +193,8 @@ func (o *statefulOver) Execute(ctx context.Context, ep Epoch, input vector.Opera
 }
 
 // add appends recs' rows to their partitions' waiting rows.
-func (o *statefulOver) add(recs []arrow.Record, dirty []map[string]struct{}) error {
+func (o *statefulOver) add(recs []arrow.Record, dirty []map[string]struct{}, meter *growthMeter) error {
+	var added int64 // the rows copied, before their entries count them
 	for _, rec := range recs {
 		if err := o.partCodec.encode(rec); err != nil {
 			return err
@@ -201,12 +207,18 @@ func (o *statefulOver) add(recs []arrow.Record, dirty []map[string]struct{}) err
 			p := o.state.scheme.of(o.partCodec, i, len(o.state.stores))
 			part := &o.live.parts[p]
 			key := string(o.partCodec.at(i))
+			row := o.rowCodec.at(i)
+			added += int64(len(row)) + overRowBytes
 			e := part.rows[key]
 			if e == nil {
 				e = &overEntry{}
 				part.rows[key] = e
+				added += int64(len(key)) + overNewEntryBytes
 			}
-			e.wait = append(e.wait, overRow{int64(times[i]), append([]byte(nil), o.rowCodec.at(i)...)})
+			if err := meter.note(o.live.bytes + added); err != nil {
+				return err
+			}
+			e.wait = append(e.wait, overRow{int64(times[i]), append([]byte(nil), row...)})
 			part.wait[key] = struct{}{}
 			dirty[p][key] = struct{}{}
 			o.live.waiting++
@@ -336,9 +348,8 @@ func (o *statefulOver) evaluate(ctx context.Context, ep Epoch, cand arrow.Record
 }
 
 // write stores the dirty partitions' entries.
-func (o *statefulOver) write(dirty []map[string]struct{}) error {
+func (o *statefulOver) write(dirty []map[string]struct{}, meter *growthMeter) error {
 	var value []byte
-	meter := newGrowthMeter(&o.acct, o.live.bytes, 1)
 	for p, keys := range dirty {
 		st := o.state.stores[p]
 		cw, logged := st.(checkpoint.ChangelogWriter)
@@ -358,7 +369,7 @@ func (o *statefulOver) write(dirty []map[string]struct{}) error {
 			heap := overEntryHeap(key, len(value), len(e.hist)+len(e.wait))
 			o.live.bytes += heap - e.heap
 			e.heap = heap
-			if err := meter.note(o.live.bytes); err != nil {
+			if err := meter.grown(o.live.bytes); err != nil {
 				return err
 			}
 			if logged {
@@ -503,3 +514,11 @@ func (o *statefulOver) ShouldRunAnotherBatch(newWm int64) bool {
 
 // Report implements Op.
 func (o *statefulOver) Report() stream.StateOperatorProgress { return o.progress }
+
+// A waiting row's bytes besides its encoded row (its time and slice
+// header, its share of the list's growth), and a new partition entry's
+// besides its key (the map slot, the string, the entry).
+const (
+	overRowBytes      = int64(unsafe.Sizeof(overRow{})) * 3 / 2
+	overNewEntryBytes = 160
+)

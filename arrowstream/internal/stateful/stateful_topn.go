@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -291,8 +292,17 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 	encoded := make([][][]byte, len(ranked))
 	times := make([][]arrow.Timestamp, len(ranked))
 	valids := make([]arrow.Array, len(ranked))
+	// The candidates' encoded rows are reserved before they are copied
+	// (topNCandidateBytes); the partitions' entries then take them over,
+	// counted in the estimate without reserving them again (grown).
+	meter := newGrowthMeter(&t.acct, t.live.bytes, 1)
+	var candBytes int64
 	for r, rec := range ranked {
 		if err := t.rowCodec.encode(rec); err != nil {
+			return nil, err
+		}
+		candBytes += topNCandidateBytes(t.rowCodec, int(rec.NumRows()))
+		if err := meter.note(t.live.bytes + candBytes); err != nil {
 			return nil, err
 		}
 		encoded[r] = make([][]byte, rec.NumRows())
@@ -302,7 +312,6 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		times[r], valids[r] = t.times(rec)
 	}
 	sel := make([][]int32, len(ranked))
-	meter := newGrowthMeter(&t.acct, t.live.bytes, 1)
 	var value []byte
 	for _, tp := range parts {
 		l := lists[tp.key]
@@ -348,7 +357,7 @@ func (t *statefulTopN) rank(ctx context.Context, ep Epoch, recs []arrow.Record) 
 		if old != nil {
 			t.live.bytes -= old.heap
 		}
-		if err := meter.note(t.live.bytes); err != nil {
+		if err := meter.grown(t.live.bytes); err != nil {
 			return nil, err
 		}
 		st := t.state.stores[tp.p]
@@ -574,3 +583,13 @@ func (t *statefulTopN) ShouldRunAnotherBatch(newWm int64) bool {
 
 // Report implements Op.
 func (t *statefulTopN) Report() stream.StateOperatorProgress { return t.progress }
+
+// topNCandidateBytes is the Go-heap bytes of copying the n rows c has
+// encoded: each row's bytes and its slice header.
+func topNCandidateBytes(c *rowCodec, n int) int64 {
+	b := int64(n) * int64(unsafe.Sizeof([]byte(nil)))
+	for i := range n {
+		b += int64(len(c.at(i)))
+	}
+	return b
+}

@@ -2,6 +2,7 @@ package rate
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -54,6 +55,9 @@ func TestRateBoundExactModel(t *testing.T) {
 			end, err := r.LatestOffsetFrom(ctx, committed)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !json.Valid(end) {
+				t.Fatalf("trial %d step %d: end offset %q is not JSON (the offset log keeps JSON offsets only)", trial, step, end)
 			}
 			if committed != nil && string(end) == string(committed) {
 				continue
