@@ -2,8 +2,10 @@ package arrowstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
@@ -91,12 +93,17 @@ func (m *slidingModel) emit(wm int64) []vt.Row {
 	return out
 }
 
+// errSlidingAbort is the sink failure of runSlidingModel's "abort" mode.
+var errSlidingAbort = errors.New("sink failed on purpose")
+
 // TestSlidingWindowPanesMatchModel streams random events (random order
 // within a random lateness, some far behind, null values) through key,
 // window(eventTime, width, slide, start) with count(*), count, sum, min
 // and max in Append mode, computed by panes, and checks every batch's
 // output against slidingModel, with and without no-data batches, with
-// restarts at random epoch boundaries, and with panes turned off and on
+// restarts at random epoch boundaries, with epochs failed by the sink
+// after they ran and re-run by a restart ("abort": the combination's
+// scratch kept between evicting epochs must carry nothing), and with panes turned off and on
 // across restarts (the state of either kind read by the other).
 func TestSlidingWindowPanesMatchModel(t *testing.T) {
 	seeds := int64(4)
@@ -104,7 +111,7 @@ func TestSlidingWindowPanesMatchModel(t *testing.T) {
 		seeds = 2
 	}
 	for _, noData := range []bool{true, false} {
-		for _, restart := range []string{"none", "restart", "toggle"} {
+		for _, restart := range []string{"none", "restart", "toggle", "abort"} {
 			for seed := int64(1); seed <= seeds; seed++ {
 				name := fmt.Sprintf("noData=%v/%s/seed=%d", noData, restart, seed)
 				t.Run(name, func(t *testing.T) { runSlidingModel(t, seed, noData, restart, 3, 10, 24, "") })
@@ -152,7 +159,15 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys
 	defer src.Close()
 	s.RegisterStream("events", src)
 	dir := t.TempDir()
-	sink := &collectsink.Sink{}
+	// failNext makes the sink fail the next epoch it is given (the
+	// "abort" mode); Fail is set once, before any query reads it.
+	var failNext atomic.Bool
+	sink := &collectsink.Sink{Fail: func(int64) error {
+		if failNext.CompareAndSwap(true, false) {
+			return errSlidingAbort
+		}
+		return nil
+	}}
 	got := &newRows{sink: sink}
 	slide := []int64{1, 2, 3, 5}[rng.Intn(4)]
 	width := slide * int64(2+rng.Intn(4))
@@ -178,6 +193,7 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys
 	defer func() { q.Stop() }()
 	now := int64(100)
 	lateness := int64(rng.Intn(25) + 1)
+	aborts := 0
 	for step := 0; step < steps; step++ {
 		if restart != "none" && rng.Intn(3) == 0 {
 			q.Stop()
@@ -206,6 +222,20 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys
 		if _, err := src.AddData(rows...); err != nil {
 			t.Fatal(err)
 		}
+		if restart == "abort" && rng.Intn(3) == 0 {
+			// The sink fails the step's first epoch after it ran (an
+			// evicting one when the watermark moved): the query ends,
+			// and the restart re-runs the epoch from the checkpoint.
+			failNext.Store(true)
+			if err := q.ProcessAllAvailable(ctx); err != nil && !errors.Is(err, errSlidingAbort) {
+				t.Fatal(err)
+			}
+			q.Stop()
+			if !failNext.Swap(false) {
+				aborts++
+			}
+			q = begin()
+		}
 		if err := q.ProcessAllAvailable(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -213,6 +243,9 @@ func runSlidingModel(t *testing.T, seed int64, noData bool, restart string, keys
 		if rows := got.take(); !vt.RowsEqual(vt.SortRows(want), vt.SortRows(rows)) {
 			t.Fatalf("step %d (window %d/%d/%d s, delay %d s, panes %v, watermark now %d s):\n%swant\n%s", step, width, slide, start, delay, panes, m.wm, vt.FormatRows(rows), vt.FormatRows(want))
 		}
+	}
+	if restart == "abort" && aborts == 0 {
+		t.Fatal("no epoch was failed: the abort mode tested nothing")
 	}
 }
 

@@ -49,6 +49,9 @@ type aggLive struct {
 	// store keys (stateful_agg_keys.go).
 	partsUnder partKey
 	keys       storeKeys
+	// panes is evictPanes' scratch, kept between evicting epochs for its
+	// capacity only (stateful_agg_panes.go).
+	panes paneScratch
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -214,7 +217,8 @@ func (l *aggLive) compact(ctx context.Context) error {
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
-		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes()
+		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
+		l.panes.bytes()
 }
 
 // changedState returns the partial state of the groups the epoch
@@ -242,6 +246,15 @@ func (l *aggLive) close() {
 		l.empty = nil
 	}
 	l.agg.Close()
+	l.dropPaneScratch()
+}
+
+// dropPaneScratch closes evictPanes' scratch aggregation, if any.
+func (l *aggLive) dropPaneScratch() {
+	if l.panes.agg != nil {
+		l.panes.agg.Close()
+		l.panes.agg = nil
+	}
 }
 
 // growTo extends s to n elements (new ones zero).

@@ -169,9 +169,13 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 	}
 	defer st.Release()
 	starts, ends, _ := windowBounds(st.Column(s.timeKey))
-	var take []int32
-	var wStarts, wEnds []arrow.Timestamp
-	var gone []int32
+	// The slices are the live state's, reused each evicting epoch; none
+	// outlives this call (windowArray and removeGroups copy what they
+	// keep).
+	take, wStarts, wEnds, gone := l.panes.take[:0], l.panes.starts[:0], l.panes.ends[:0], l.panes.gone[:0]
+	defer func() {
+		l.panes.take, l.panes.starts, l.panes.ends, l.panes.gone = take, wStarts, wEnds, gone
+	}()
 	keep := l.open[:0]
 	for i, g := range l.open {
 		a, b := int64(starts[i]), int64(ends[i])
@@ -216,7 +220,10 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 // combinePanes returns the partial state of each (key, window) from the
 // pane rows take of st, each given its window's bounds: the rows of the
 // same key and window merged (a scratch live aggregation, whose merge is
-// the state's own).
+// the state's own). The scratch is kept in the live state between
+// evicting epochs, emptied, so that its hash table and accumulators keep
+// the size the last combination reached instead of growing from the
+// smallest again every epoch; it holds no group between calls.
 func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, take []int32, starts, ends []arrow.Timestamp) (arrow.Record, error) {
 	rows, err := vector.TakeRecord(s.mem, st, take)
 	if err != nil {
@@ -230,19 +237,67 @@ func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, t
 	exp := array.NewRecord(s.partialSchema, cols, int64(len(take)))
 	rows.Release()
 	defer exp.Release()
-	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
+	agg, err := s.paneScratch()
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
 	}
-	defer agg.Close()
-	if _, err := agg.Merge(ctx, exp); err != nil {
+	out, err := combineInto(ctx, agg, exp)
+	if err == nil {
+		err = agg.Reset()
+	}
+	if err != nil {
+		// A failed merge (cancelled, over the memory limit) may leave
+		// the scratch part-filled: the next epoch binds a fresh one.
+		s.live.dropPaneScratch()
+		if out != nil {
+			out.Release()
+		}
 		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
+	}
+	return out, nil
+}
+
+// combineInto merges the rows of exp into the empty aggregation agg and
+// returns the state of all its groups.
+func combineInto(ctx context.Context, agg *vector.LiveAggregate, exp arrow.Record) (arrow.Record, error) {
+	if _, err := agg.Merge(ctx, exp); err != nil {
+		return nil, err
 	}
 	all := make([]int32, agg.NumGroups())
 	for i := range all {
 		all[i] = int32(i)
 	}
 	return agg.State(all)
+}
+
+// paneScratch returns the live state's empty scratch aggregation of
+// combinePanes, binding it on first use.
+func (s *statefulAggregate) paneScratch() (*vector.LiveAggregate, error) {
+	l := s.live
+	if l.panes.agg == nil {
+		agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, aggStateName), s.partialSchema, s.nKeys, s.spec.Aggregates)
+		if err != nil {
+			return nil, err
+		}
+		l.panes.agg = agg
+	}
+	return l.panes.agg, nil
+}
+
+// paneScratch is what evictPanes reuses from one evicting epoch to the
+// next instead of building it again: the aggregation that combines panes
+// into windows (empty between calls) and the row selections (cut to zero
+// at each call).
+type paneScratch struct {
+	agg          *vector.LiveAggregate
+	take, gone   []int32
+	starts, ends []arrow.Timestamp
+}
+
+// bytes is the Go heap of the selections (the aggregation reserves its
+// own through the allocator).
+func (p *paneScratch) bytes() int64 {
+	return int64(cap(p.take)+cap(p.gone))*4 + int64(cap(p.starts)+cap(p.ends))*8
 }
 
 // removeGroups deletes groups from the live state and the stores.
