@@ -161,7 +161,9 @@ func kernSetOp(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (
 	if err := ek.encodeContext(ctx, all); err != nil {
 		return nil, err
 	}
-	seen, other := newElemSet(ek), newElemSet(ek)
+	seen, other := newElemSet(ek, e.mem, name), newElemSet(ek, e.mem, name)
+	defer seen.release()
+	defer other.release()
 	maxOut := elemSpan(views[0])
 	if name == "array_union" {
 		maxOut += elemSpan(views[1])
@@ -183,8 +185,14 @@ func kernSetOp(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (
 			out.nullRow()
 			continue
 		}
-		seen.reset()
 		a := views[0]
+		room := int(a.offs[r+1] - a.offs[r])
+		if name == "array_union" {
+			room += int(views[1].offs[r+1] - views[1].offs[r])
+		}
+		if err := seen.prepare(ctx, room); err != nil {
+			return nil, err
+		}
 		switch name {
 		case "array_distinct", "array_union":
 			for k, v := range views {
@@ -200,8 +208,10 @@ func kernSetOp(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) (
 				}
 			}
 		default: // array_intersect, array_except
-			other.reset()
 			b := views[1]
+			if err := other.prepare(ctx, int(b.offs[r+1]-b.offs[r])); err != nil {
+				return nil, err
+			}
 			err := budget.eachPiece(b.offs[r], b.offs[r+1], func(j0, j1 int32) {
 				for j := j0; j < j1; j++ {
 					other.add(int(base[1] + j))

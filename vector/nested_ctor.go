@@ -301,9 +301,12 @@ func checkDuplicateKeys(mem memory.Allocator, keys arrow.Array, offs []int32) er
 	if err := ek.encode(keys); err != nil {
 		return err
 	}
-	set := newElemSet(ek)
+	set := newElemSet(ek, mem, "map key check")
+	defer set.release()
 	for r := 0; r+1 < len(offs); r++ {
-		set.reset()
+		if err := set.prepare(context.Background(), int(offs[r+1]-offs[r])); err != nil {
+			return err
+		}
 		for j := offs[r]; j < offs[r+1]; j++ {
 			if !set.add(int(j)) {
 				return fmt.Errorf("[DUPLICATED_MAP_KEY] Duplicate map key %s was found, please check the input data. If you want to remove the duplicated keys, you can set \"spark.sql.mapKeyDedupPolicy\" to \"LAST_WIN\" so that the key inserted at last takes precedence: %w", FormatValue(ValueAt(keys, int(j)), keys.DataType()), ErrInvalidInput)
