@@ -16,7 +16,7 @@ import (
 // extremes included) to collect_set, compared with the Scala HashSet
 // model; to mode's lowest-tie form, compared with a brute-force count;
 // and to histogram_numeric, checked for its invariants: at most nb bins,
-// centres ascending, counts summing to the number of values.
+// centres ascending (without NaN), counts summing to the number of values.
 func FuzzListAggregates(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8}, uint8(3))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0x80}, uint8(2))
@@ -142,10 +142,15 @@ func FuzzListAggregates(f *testing.F) {
 		if len(h.bins) > nb {
 			t.Fatalf("%d bins > %d", len(h.bins), nb)
 		}
+		// Spark's NumericHistogram.add places a value by a binary search
+		// whose comparisons are all false for NaN, so with a NaN among the
+		// values the bins are not ordered (in Spark either): the order is
+		// checked for NaN-free input only.
+		hasNaN := slices.ContainsFunc(vals, math.IsNaN)
 		total := 0.0
 		for i, bin := range h.bins {
 			total += bin.y
-			if i > 0 && h.bins[i-1].x > bin.x {
+			if !hasNaN && i > 0 && h.bins[i-1].x > bin.x {
 				t.Fatalf("bins out of order: %v", h.bins)
 			}
 		}

@@ -31,13 +31,16 @@ type modeAcc struct {
 	window bool // a window's buffer: the values were added one by one
 	vals   byValues
 	set    *bytesTable
-	owner  []int32  // the group of each entry
-	count  []int64  // the count of each entry
-	jhash  []int32  // the Java hashCode of each entry's value
-	word   []uint64 // the value of a fixed-width entry (ordering)
-	sarena []byte   // the bytes of string entries
-	soffs  []int32  // entry i's bytes: sarena[soffs[i]:soffs[i+1]]
-	ngroup int
+	owner  []int32 // the group of each entry
+	// setEntry maps the set's numbering (values other than NaN, in the
+	// order the set took them) to the entries (which hold NaNs too).
+	setEntry []int32
+	count    []int64  // the count of each entry
+	jhash    []int32  // the Java hashCode of each entry's value
+	word     []uint64 // the value of a fixed-width entry (ordering)
+	sarena   []byte   // the bytes of string entries
+	soffs    []int32  // entry i's bytes: sarena[soffs[i]:soffs[i+1]]
+	ngroup   int
 
 	key                []byte  // scratch
 	rows, slots, fresh []int32 // scratch
@@ -98,7 +101,7 @@ func (m *modeAcc) setWindow() { m.window = true }
 func (m *modeAcc) resize(n int) { m.ngroup = max(m.ngroup, n) }
 
 func (m *modeAcc) heapBytes() int64 {
-	return m.vals.heapBytes() + m.set.heapBytes() + sliceBytes(m.owner) + sliceBytes(m.count) +
+	return m.vals.heapBytes() + m.set.heapBytes() + sliceBytes(m.owner) + sliceBytes(m.setEntry) + sliceBytes(m.count) +
 		sliceBytes(m.jhash) + sliceBytes(m.word) + sliceBytes(m.sarena) + sliceBytes(m.soffs) +
 		sliceBytes(m.key) + sliceBytes(m.rows) + sliceBytes(m.slots) + sliceBytes(m.fresh)
 }
@@ -170,15 +173,17 @@ func (m *modeAcc) add(col arrow.Array, gids []int32, cnt []int64) error {
 			isNaN = m.kind == modeFloat && math.IsNaN(math.Float64frombits(words[i]))
 		}
 		m.key = key
-		e, added := int32(len(m.owner)), true
 		if !isNaN { // NaN is not == to itself in Scala: every NaN is its own key
-			e, added = m.set.insertKey(fmix64(uint64(uint32(jh[i]))<<32|uint64(uint32(g))), key)
+			se, added := m.set.insertKey(fmix64(uint64(uint32(jh[i]))<<32|uint64(uint32(g))), key)
+			if !added {
+				// The set numbers only what it holds; the entries also hold
+				// NaNs, so the set's number is mapped to the entry.
+				m.count[m.setEntry[se]] += n
+				continue
+			}
+			m.setEntry = append(m.setEntry, int32(len(m.owner)))
 		}
-		if !added {
-			m.count[e] += n
-			continue
-		}
-		e = int32(len(m.owner))
+		e := int32(len(m.owner))
 		m.owner = append(m.owner, g)
 		m.count = append(m.count, n)
 		m.jhash = append(m.jhash, jh[i])
