@@ -160,6 +160,12 @@ func unwrapAddress(b []byte) (addr string, inner []byte, ok bool) {
 	if k <= 0 || n > uint64(len(rest)-k) {
 		return "", nil, false
 	}
+	// A length written in more bytes than its shortest varint is not
+	// what wrapAddress writes: refuse it, so every accepted prefix is
+	// the one this package produced (and re-encodes to itself).
+	if k != len(binary.AppendUvarint(nil, n)) {
+		return "", nil, false
+	}
 	start := len(addressMagic) + k
 	return string(b[start : start+int(n)]), b[start+int(n):], true
 }
