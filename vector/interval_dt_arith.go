@@ -204,31 +204,9 @@ func DTMultiply(x, num Expr, div bool) Expr {
 				return p, true, nil
 			})
 		case nt.ID() == arrow.DECIMAL128:
-			return bindDTResult(f, in, mem, conv, []rowKind{rowInt, rowStr}, func(x []rowArg, i int) (int64, bool, error) {
-				d, ok := new(big.Rat).SetString(string(x[1].str(i)))
-				if !ok {
-					return 0, false, fmt.Errorf("%q is not a decimal: %w", x[1].str(i), ErrType)
-				}
-				m := new(big.Rat).SetInt64(x[0].int(i))
-				if !div {
-					return ratMicros(m.Mul(m, d))
-				}
-				if d.Sign() == 0 {
-					return 0, false, errDivideByZero
-				}
-				return ratMicros(m.Quo(m, d))
-			})
+			return bindDTResult(f, in, mem, conv, []rowKind{rowInt, rowStr}, scaleByDecimal(div, ratMicros))
 		case IsNumeric(nt) || IsStringLike(nt):
-			return bindDTResult(f, in, mem, conv, []rowKind{rowInt, rowFloat}, func(x []rowArg, i int) (int64, bool, error) {
-				m, n := float64(x[0].int(i)), x[1].float(i)
-				if !div {
-					return floatMicros(m * n)
-				}
-				if n == 0 {
-					return 0, false, errDivideByZero
-				}
-				return floatMicros(m / n)
-			})
+			return bindDTResult(f, in, mem, conv, []rowKind{rowInt, rowFloat}, scaleByFloat(div, floatMicros))
 		}
 		return nil, fmt.Errorf("cannot %s a day-time interval by %s: %w", map[bool]string{false: "multiply", true: "divide"}[div], TypeName(nt), ErrType)
 	}}
@@ -260,4 +238,40 @@ func TimestampAddDT(ts, x Expr, sign int64) Expr {
 			return op(x[0].int(i), x[1].int(i))
 		}})
 	}}
+}
+
+// scaleByDecimal is the row function of an interval (argument 0, in its
+// unit) multiplied or divided by a decimal (argument 1, as its string),
+// computed exactly and then fitted to the unit by fit (which rounds and
+// checks the range as the interval kind requires).
+func scaleByDecimal(div bool, fit func(*big.Rat) (int64, bool, error)) func(x []rowArg, i int) (int64, bool, error) {
+	return func(x []rowArg, i int) (int64, bool, error) {
+		d, ok := new(big.Rat).SetString(string(x[1].str(i)))
+		if !ok {
+			return 0, false, fmt.Errorf("%q is not a decimal: %w", x[1].str(i), ErrType)
+		}
+		m := new(big.Rat).SetInt64(x[0].int(i))
+		if !div {
+			return fit(m.Mul(m, d))
+		}
+		if d.Sign() == 0 {
+			return 0, false, errDivideByZero
+		}
+		return fit(m.Quo(m, d))
+	}
+}
+
+// scaleByFloat is scaleByDecimal for a floating-point (or numeric string)
+// factor: the product or quotient in float64, fitted by fit.
+func scaleByFloat(div bool, fit func(float64) (int64, bool, error)) func(x []rowArg, i int) (int64, bool, error) {
+	return func(x []rowArg, i int) (int64, bool, error) {
+		m, n := float64(x[0].int(i)), x[1].float(i)
+		if !div {
+			return fit(m * n)
+		}
+		if n == 0 {
+			return 0, false, errDivideByZero
+		}
+		return fit(m / n)
+	}
 }

@@ -377,31 +377,9 @@ func YMMultiply(x, num Expr, div bool) Expr {
 				return ratMonths(new(big.Rat).SetFrac64(m, n))
 			})
 		case nt.ID() == arrow.DECIMAL128:
-			return bindYMResult(f, in, mem, conv, []rowKind{rowInt, rowStr}, func(x []rowArg, i int) (int64, bool, error) {
-				d, ok := new(big.Rat).SetString(string(x[1].str(i)))
-				if !ok {
-					return 0, false, fmt.Errorf("%q is not a decimal: %w", x[1].str(i), ErrType)
-				}
-				m := new(big.Rat).SetInt64(x[0].int(i))
-				if !div {
-					return ratMonths(m.Mul(m, d))
-				}
-				if d.Sign() == 0 {
-					return 0, false, errDivideByZero
-				}
-				return ratMonths(m.Quo(m, d))
-			})
+			return bindYMResult(f, in, mem, conv, []rowKind{rowInt, rowStr}, scaleByDecimal(div, ratMonths))
 		case IsNumeric(nt) || IsStringLike(nt):
-			return bindYMResult(f, in, mem, conv, []rowKind{rowInt, rowFloat}, func(x []rowArg, i int) (int64, bool, error) {
-				m, n := float64(x[0].int(i)), x[1].float(i)
-				if !div {
-					return floatMonths(m * n)
-				}
-				if n == 0 {
-					return 0, false, errDivideByZero
-				}
-				return floatMonths(m / n)
-			})
+			return bindYMResult(f, in, mem, conv, []rowKind{rowInt, rowFloat}, scaleByFloat(div, floatMonths))
 		}
 		return nil, fmt.Errorf("cannot %s a year-month interval by %s: %w", map[bool]string{false: "multiply", true: "divide"}[div], TypeName(nt), ErrType)
 	}}
