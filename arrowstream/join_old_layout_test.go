@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -54,7 +55,9 @@ func TestStreamStreamJoinReadsOldLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewrite version 1 of the join's state (epoch 0's) in the old layout.
-	toOldLayout(t, mem, dir)
+	// The left side's stored rows: the columns the query reads of it.
+	left := s.SQLDataFrame("SELECT k AS lk, v AS lv FROM STREAM l").Schema()
+	toOldLayout(t, mem, dir, left)
 
 	q = start()
 	addJoinEvents(t, mem, srcs, [2][]joinEvent{nil, {{k: 1, t: 13, v: 1}, {k: 2, t: 14, v: 2}, {k: 2, t: 15, v: 3}}})
@@ -113,7 +116,7 @@ func openLoggedPartition(t *testing.T, mem memory.Allocator, dir string) (*check
 
 // toOldLayout rewrites version 1 of a join state partition (batches of
 // left rows k, lt, lv) as one entry per row, as earlier versions wrote it.
-func toOldLayout(t *testing.T, mem memory.Allocator, dir string) {
+func toOldLayout(t *testing.T, mem memory.Allocator, dir string, left *arrow.Schema) {
 	t.Helper()
 	prov, part := openLoggedPartition(t, mem, dir)
 	st, err := part.Begin(1)
@@ -133,13 +136,13 @@ func toOldLayout(t *testing.T, mem memory.Allocator, dir string) {
 	if len(batches) != 1 {
 		t.Fatalf("%d batches of left rows in version 1, want 1", len(batches))
 	}
-	rd, err := ipc.NewReader(bytes.NewReader(batches[0]), ipc.WithAllocator(mem))
+	rd, err := ipc.NewReader(joinEntryStream(t, batches[0], left), ipc.WithAllocator(mem))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Release()
 	if !rd.Next() {
-		t.Fatal("empty batch")
+		t.Fatalf("empty batch: %v", rd.Err())
 	}
 	rec := rd.Record()
 	types := make([]arrow.DataType, rec.NumCols())
@@ -204,4 +207,20 @@ func toOldLayout(t *testing.T, mem memory.Allocator, dir string) {
 	if err := prov.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// joinEntryStream returns the Arrow IPC stream of a join batch entry: an
+// entry written without its schema ("ASJ1" and the messages after the
+// schema) gets the side's schema message back in front.
+func joinEntryStream(t *testing.T, raw []byte, schema *arrow.Schema) io.Reader {
+	t.Helper()
+	if !bytes.HasPrefix(raw, []byte("ASJ1")) {
+		return bytes.NewReader(raw)
+	}
+	var head bytes.Buffer
+	if err := ipc.NewWriter(&head, ipc.WithSchema(schema)).Close(); err != nil {
+		t.Fatal(err)
+	}
+	const eos = 8
+	return io.MultiReader(bytes.NewReader(head.Bytes()[:head.Len()-eos]), bytes.NewReader(raw[4:]))
 }

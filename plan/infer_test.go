@@ -72,6 +72,15 @@ Join Inner, (a#3 = a#5)
 :  :- Scan t [a, b, c] PushedFilters: [(a IS NOT NULL), (a = 7)]
 :  +- Scan u [a, d] PushedFilters: [(a = 7), (a IS NOT NULL)]
 +- Scan t [a, b, c] PushedFilters: [(a = 7), (a IS NOT NULL)]`},
+		// Nexmark q20's shape: a filter on a column of one side that is not
+		// a join key says nothing about the other side's rows. A row of t
+		// whose key has only rows with d <> 10 in u so far must be kept: a
+		// later row of u with that key may match it (nothing declares u.a
+		// unique or u's rows for a key complete).
+		{"non-key-not-transferred", "SELECT * FROM t JOIN u ON t.a = u.a WHERE u.d = 10", `
+Join Inner, (a#0 = a#3)
+:- Scan t [a, b, c] PushedFilters: [(a IS NOT NULL)]
++- Scan u [a, d] PushedFilters: [(CAST(d AS BIGINT) = 10L), (a IS NOT NULL)]`},
 		{"streaming", "SELECT * FROM STREAM clicks c1 JOIN STREAM clicks c2 ON c1.user_id = c2.user_id WHERE c2.user_id % 2 = 0", `
 Join Inner, (user_id#0 = user_id#3)
 :- Filter ((user_id IS NOT NULL) AND ((user_id % 2) = 0))

@@ -1,7 +1,6 @@
 package stateful
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -107,32 +106,39 @@ func (o *joinSnapOp) Execute(ctx context.Context, ep Epoch, input vector.Operato
 func (o *joinSnapOp) Committed(c StateCommit) { o.j.Committed(c) }
 
 // joinEntriesNorm renders a join partition's entries with each batch
-// entry's rows (decoded) in place of its IPC bytes: a batch merged in
-// memory is written to a live snapshot as slices of the merged rows,
-// whose encoding need not be byte for byte the one logged.
-func joinEntriesNorm(t *testing.T, m map[string]string) map[string]string {
-	t.Helper()
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if len(k) != 9 || k[0]&0xf0 != joinBatchTag {
-			out[k] = v
-			continue
+// entry's rows (decoded with its side's schema, from schemas) in place of
+// its IPC bytes: a batch merged in memory is written to a live snapshot as
+// slices of the merged rows, whose encoding need not be byte for byte the
+// one logged.
+func joinEntriesNorm(schemas [2]*arrow.Schema) func(t *testing.T, m map[string]string) map[string]string {
+	return func(t *testing.T, m map[string]string) map[string]string {
+		t.Helper()
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			if len(k) != 9 || k[0]&0xf0 != joinBatchTag || int(k[0]&0x0f) >= len(schemas) {
+				out[k] = v
+				continue
+			}
+			stream, _, err := joinBatchStream(memory.DefaultAllocator, []byte(v), schemas[k[0]&0x0f])
+			if err != nil {
+				t.Fatalf("entry %x: %v", k, err)
+			}
+			rd, err := ipc.NewReader(stream)
+			if err != nil {
+				t.Fatalf("entry %x: %v", k, err)
+			}
+			var rows []vt.Row
+			for rd.Next() {
+				rows = append(rows, vt.RowsOf(rd.Record())...)
+			}
+			if err := rd.Err(); err != nil {
+				t.Fatalf("entry %x: %v", k, err)
+			}
+			rd.Release()
+			out[k] = fmt.Sprint(rows)
 		}
-		rd, err := ipc.NewReader(bytes.NewReader([]byte(v)))
-		if err != nil {
-			t.Fatalf("entry %x: %v", k, err)
-		}
-		var rows []vt.Row
-		for rd.Next() {
-			rows = append(rows, vt.RowsOf(rd.Record())...)
-		}
-		if err := rd.Err(); err != nil {
-			t.Fatalf("entry %x: %v", k, err)
-		}
-		rd.Release()
-		out[k] = fmt.Sprint(rows)
+		return out
 	}
-	return out
 }
 
 // TestJoinLiveSnapshots: a stream-stream join's snapshots made from its
@@ -152,9 +158,14 @@ func TestJoinLiveSnapshots(t *testing.T) {
 	} {
 		for _, parts := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/%d", c.name, parts), func(t *testing.T) {
+				probe := newJoinSnapOp(t, memory.DefaultAllocator, c.on, c.typ, c.watermark)
+				schemas := [2]*arrow.Schema{probe.j.sides[0].codec.schema, probe.j.sides[1].codec.schema}
+				if err := probe.Close(); err != nil {
+					t.Fatal(err)
+				}
 				runLiveSnapOpsNorm(t, parts, func(mem memory.Allocator) liveSnapOp {
 					return newJoinSnapOp(t, mem, c.on, c.typ, c.watermark)
-				}, joinEntriesNorm)
+				}, joinEntriesNorm(schemas))
 			})
 		}
 	}

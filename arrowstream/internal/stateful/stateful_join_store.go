@@ -92,29 +92,23 @@ func joinIPCSize(rec arrow.Record) int {
 	return int(vector.SlicedRecordBytes(rec)) + int(rec.NumCols())*72 + 1024
 }
 
-// writeJoinRecord writes rec to w as an Arrow IPC stream.
-func writeJoinRecord(mem memory.Allocator, w io.Writer, rec arrow.Record) error {
-	iw := ipc.NewWriter(w, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
-	if err := iw.Write(rec); err != nil {
-		iw.Close()
-		return err
-	}
-	return iw.Close()
-}
-
 // decodeJoinBatch reads a batch written by encodeJoinBatch, checking its
 // schema against the side's (the store's checksum passed, but a buggy
 // writer must not crash the reader).
 func (s *statefulJoin) decodeJoinBatch(raw []byte, schema *arrow.Schema) (rec arrow.Record, err error) {
-	if err := checkpoint.CheckIPCFraming(raw); err != nil {
+	stream, stored, err := joinBatchStream(s.mem, raw, schema)
+	if err != nil {
 		return nil, err
+	}
+	if err := checkpoint.CheckIPCFraming(stored); err != nil {
+		return nil, fmt.Errorf("join batch: %w: %w", err, checkpoint.ErrCorrupt)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("undecodable Arrow IPC: %v: %w", r, checkpoint.ErrCorrupt)
 		}
 	}()
-	rd, err := ipc.NewReader(bytes.NewReader(raw), ipc.WithAllocator(s.keep), ipc.WithSchema(schema))
+	rd, err := ipc.NewReader(stream, ipc.WithAllocator(s.keep), ipc.WithSchema(schema))
 	if err != nil {
 		return nil, fmt.Errorf("arrow IPC: %v: %w", err, checkpoint.ErrCorrupt)
 	}
