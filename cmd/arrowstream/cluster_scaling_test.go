@@ -38,8 +38,8 @@ const scalingEnv = "ARROWSTREAM_CLUSTER_SCALING"
 // the figures and asserts nothing about speed. Run it with
 // ARROWSTREAM_CLUSTER_SCALING=<events>; ARROWSTREAM_CLUSTER_SCALING_QUERIES
 // picks the tables (passthrough,hop by default), and
-// ARROWSTREAM_CLUSTER_SCALING_MODE the measurements (live, backlog or
-// both: live,backlog; see scalingModeEnv).
+// ARROWSTREAM_CLUSTER_SCALING_MODE the measurements (live, backlog,
+// catchup or several: live,backlog; see scalingModeEnv).
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv(scalingEnv) == "" {
 		t.Skipf("a measurement: set %s=1 to run it", scalingEnv)
@@ -109,11 +109,19 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					for range k {
 						ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
 						next++
-						ci.startIn(t, bin, brokers, topic, init)
+						if mode == scalingCatchUp {
+							// Stopped while the input is produced: a session
+							// timeout longer than the production keeps the
+							// groups as they are.
+							ci.p = startProcess(t, bin, "serve", "--checkpoint", ci.dir, "--addr", ci.addr, "--http", "", "--status", "off",
+								"--cluster", brokers, "--cluster-name", topic, "--cluster-session-timeout", "60s", "--init", init)
+						} else {
+							ci.startIn(t, bin, brokers, topic, init)
+						}
 						insts = append(insts, ci)
 					}
 					waitGroupOf(t, insts[0], table, k)
-					if mode == scalingBacklog && kind == "hop" {
+					if mode != scalingLive && kind == "hop" {
 						// The hop's group too: in backlog mode nothing may
 						// rebalance while the input is read.
 						waitGroupOf(t, insts[0], table+"-repartition-0", k)
@@ -125,7 +133,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 							b.label, table, k, (cpuSeconds(t, insts)-idle)*1000/d.Seconds()/float64(k))
 					}
 					var backlog []*kgo.Record
-					if mode == scalingBacklog {
+					if mode != scalingLive {
 						// Built before the measurement: the whole input is
 						// then produced at once.
 						backlog = scalingRecords(topic, 0, events)
@@ -134,11 +142,17 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					stopPerf := perfRecord(t, insts, kind, k)
 					before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
 					start := time.Now()
-					if mode == scalingBacklog {
+					if mode != scalingLive {
+						if mode == scalingCatchUp {
+							stopInstances(t, insts)
+						}
 						if err := cl.ProduceSync(context.Background(), backlog...).FirstErr(); err != nil {
 							t.Fatal(err)
 						}
 						backlog = nil
+						if mode == scalingCatchUp {
+							continueInstances(t, insts)
+						}
 					} else {
 						// Live: the input arrives in chunks of 10,000 events,
 						// each produced once the previous one is acknowledged,
@@ -194,10 +208,16 @@ const (
 	// are processed: throughput while catching up on a backlog, which is
 	// what scaling out is for.
 	scalingBacklog = "backlog"
+	// scalingCatchUp: as backlog, but the instances are stopped
+	// (SIGSTOP) while the input is produced and continued once all of
+	// it is in the topic: pure catch-up, no epoch planned before the
+	// whole input is there (a stopped process uses no CPU, so the figure
+	// still counts from the first record produced).
+	scalingCatchUp = "catchup"
 )
 
 // scalingModeEnv picks the measurements: live (the default), backlog,
-// or a comma-separated list of them (each run for every table kind and
+// catchup, or a comma-separated list of them (each run for every table kind and
 // binary, in that order).
 const scalingModeEnv = "ARROWSTREAM_CLUSTER_SCALING_MODE"
 
@@ -210,8 +230,8 @@ func scalingModes(t *testing.T) []string {
 	var out []string
 	for _, m := range strings.Split(v, ",") {
 		m = strings.TrimSpace(m)
-		if m != scalingLive && m != scalingBacklog {
-			t.Fatalf("%s: unknown mode %q (%s, %s)", scalingModeEnv, m, scalingLive, scalingBacklog)
+		if m != scalingLive && m != scalingBacklog && m != scalingCatchUp {
+			t.Fatalf("%s: unknown mode %q (%s, %s, %s)", scalingModeEnv, m, scalingLive, scalingBacklog, scalingCatchUp)
 		}
 		out = append(out, m)
 	}
