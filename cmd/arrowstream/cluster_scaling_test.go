@@ -37,7 +37,9 @@ const scalingEnv = "ARROWSTREAM_CLUSTER_SCALING"
 // instance; the hop's transactions, changelog and state count). It logs
 // the figures and asserts nothing about speed. Run it with
 // ARROWSTREAM_CLUSTER_SCALING=<events>; ARROWSTREAM_CLUSTER_SCALING_QUERIES
-// picks the tables (passthrough,hop by default).
+// picks the tables (passthrough,hop by default), and
+// ARROWSTREAM_CLUSTER_SCALING_MODE the measurements (live, backlog,
+// catchup or several: live,backlog; see scalingModeEnv).
 func TestClusterScaling(t *testing.T) {
 	if os.Getenv(scalingEnv) == "" {
 		t.Skipf("a measurement: set %s=1 to run it", scalingEnv)
@@ -50,8 +52,9 @@ func TestClusterScaling(t *testing.T) {
 	if v := os.Getenv(scalingEnv + "_QUERIES"); v != "" {
 		kinds = strings.Split(v, ",")
 	}
+	modes := scalingModes(t)
 	bins := scalingBinaries(t)
-	ports := freePorts(t, 1+6*len(kinds)*len(bins))
+	ports := freePorts(t, 1+6*len(kinds)*len(bins)*len(modes))
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	broker := startKfakeProcess(t, ports[0])
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
@@ -60,6 +63,9 @@ func TestClusterScaling(t *testing.T) {
 	}
 	defer cl.Close()
 	next := 1
+	// nsPerEvent[mode][bin][kind][k]: for the hop's cost per event (the
+	// count's CPU-ns per event minus the passthrough's, same round).
+	nsPerEvent := map[string]map[string]map[string]map[int]float64{}
 	for _, kind := range kinds {
 		var table, count, tables string
 		switch kind {
@@ -76,80 +82,207 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 		default:
 			t.Fatalf("%s_QUERIES: unknown table kind %q (passthrough, hop)", scalingEnv, kind)
 		}
-		for bi, b := range bins {
-			bin := b.path
-			rate := map[int]float64{}
-			for k := 1; k <= 3; k++ {
-				if os.Getenv(scalingProcsEnv) != "" {
-					// Each instance gets its share of the cores, as on a
-					// machine of its own: k processes of GOMAXPROCS =
-					// cores keep idle Ps spinning for work on cores the
-					// others use.
-					t.Setenv("GOMAXPROCS", strconv.Itoa(max(1, runtime.NumCPU()/k)))
-				}
-				topic := fmt.Sprintf("%s%d-%d", kind, k, bi)
-				createTopic(t, cl, topic)
-				init := filepath.Join(t.TempDir(), "tables.sql")
-				props := ""
-				if b.trigger != "" {
-					props = fmt.Sprintf(", 'trigger' = '%s'", b.trigger)
-				}
-				sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest'%s);\n%s\n", brokers, topic, b.options, fmt.Sprintf(tables, props))
-				if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				var insts []*clusterInstance
-				for range k {
-					ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
-					next++
-					ci.startIn(t, bin, brokers, topic, init)
-					insts = append(insts, ci)
-				}
-				waitGroupOf(t, insts[0], table, k)
-				if d, err := time.ParseDuration(os.Getenv(scalingIdleEnv)); err == nil && d > 0 {
-					idle := cpuSeconds(t, insts)
-					time.Sleep(d) // a measurement window, not a wait for progress
-					t.Logf("%s%s, %d instance(s): idle, %.1f CPU-ms per second per instance",
-						b.label, table, k, (cpuSeconds(t, insts)-idle)*1000/d.Seconds()/float64(k))
-				}
-				epochsBefore := stageEpochs(t, insts)
-				stopPerf := perfRecord(t, insts, kind, k)
-				before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
-				start := time.Now()
-				for i := 0; i < events; i += 10000 {
-					recs := make([]*kgo.Record, 0, 10000)
-					for j := i; j < min(i+10000, events); j++ {
-						v := "e" + strconv.Itoa(j)
-						recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte(v)})
+		for _, mode := range modes {
+			for bi, b := range bins {
+				bin := b.path
+				rate := map[int]float64{}
+				for k := 1; k <= 3; k++ {
+					if os.Getenv(scalingProcsEnv) != "" {
+						// Each instance gets its share of the cores, as on a
+						// machine of its own: k processes of GOMAXPROCS =
+						// cores keep idle Ps spinning for work on cores the
+						// others use.
+						t.Setenv("GOMAXPROCS", strconv.Itoa(max(1, runtime.NumCPU()/k)))
 					}
-					if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+					topic := fmt.Sprintf("%s%d-%d-%s", kind, k, bi, mode)
+					createTopic(t, cl, topic)
+					init := filepath.Join(t.TempDir(), "tables.sql")
+					props := ""
+					if b.trigger != "" {
+						props = fmt.Sprintf(", 'trigger' = '%s'", b.trigger)
+					}
+					sqlText := fmt.Sprintf("CREATE TABLE events USING kafka OPTIONS ('kafka.bootstrap.servers' '%s', 'subscribe' '%s', 'startingOffsets' 'earliest'%s);\n%s\n", brokers, topic, b.options, fmt.Sprintf(tables, props))
+					if err := os.WriteFile(init, []byte(sqlText), 0o644); err != nil {
 						t.Fatal(err)
 					}
-				}
-				deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
-				for localCount(t, insts, count) < events {
-					if time.Now().After(deadline) {
-						t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+					var insts []*clusterInstance
+					for range k {
+						ci := &clusterInstance{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", ports[next])}
+						next++
+						if mode == scalingCatchUp {
+							// Stopped while the input is produced: a session
+							// timeout longer than the production keeps the
+							// groups as they are.
+							ci.p = startProcess(t, bin, "serve", "--checkpoint", ci.dir, "--addr", ci.addr, "--http", "", "--status", "off",
+								"--cluster", brokers, "--cluster-name", topic, "--cluster-session-timeout", "60s", "--init", init)
+						} else {
+							ci.startIn(t, bin, brokers, topic, init)
+						}
+						insts = append(insts, ci)
 					}
-					time.Sleep(200 * time.Millisecond)
-				}
-				cpu := cpuSeconds(t, insts) - before
-				brokerCPU := processCPU(t, broker.Pid) - brokerBefore
-				stopPerf()
-				rate[k] = float64(events) / cpu
-				t.Logf("%s%s, %d instance(s): %d events in %.1f s wall, %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
-					b.label, table, k, events, time.Since(start).Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1], brokerCPU)
-				if epochs := stageEpochs(t, insts); len(epochs) > 0 {
-					var parts []string
-					for _, name := range slices.Sorted(maps.Keys(epochs)) {
-						parts = append(parts, fmt.Sprintf("%s %v", name, epochsSince(epochs[name], epochsBefore[name])))
+					waitGroupOf(t, insts[0], table, k)
+					if mode != scalingLive && kind == "hop" {
+						// The hop's group too: in backlog mode nothing may
+						// rebalance while the input is read.
+						waitGroupOf(t, insts[0], table+"-repartition-0", k)
 					}
-					t.Logf("%s%s, %d instance(s): epochs per instance: %s", b.label, table, k, strings.Join(parts, "; "))
-				}
-				for _, ci := range insts {
-					ci.p.interrupt(t)
+					if d, err := time.ParseDuration(os.Getenv(scalingIdleEnv)); err == nil && d > 0 {
+						idle := cpuSeconds(t, insts)
+						time.Sleep(d) // a measurement window, not a wait for progress
+						t.Logf("%s%s, %d instance(s): idle, %.1f CPU-ms per second per instance",
+							b.label, table, k, (cpuSeconds(t, insts)-idle)*1000/d.Seconds()/float64(k))
+					}
+					var backlog []*kgo.Record
+					if mode != scalingLive {
+						// Built before the measurement: the whole input is
+						// then produced at once.
+						backlog = scalingRecords(topic, 0, events)
+					}
+					epochsBefore := stageEpochs(t, insts)
+					stopPerf := perfRecord(t, insts, kind, k)
+					before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
+					start := time.Now()
+					if mode != scalingLive {
+						if mode == scalingCatchUp {
+							stopInstances(t, insts)
+						}
+						if err := cl.ProduceSync(context.Background(), backlog...).FirstErr(); err != nil {
+							t.Fatal(err)
+						}
+						backlog = nil
+						if mode == scalingCatchUp {
+							continueInstances(t, insts)
+						}
+					} else {
+						// Live: the input arrives in chunks of 10,000 events,
+						// each produced once the previous one is acknowledged,
+						// while the instances read it.
+						for i := 0; i < events; i += 10000 {
+							if err := cl.ProduceSync(context.Background(), scalingRecords(topic, i, min(i+10000, events))...).FirstErr(); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					produced := time.Since(start)
+					deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
+					for localCount(t, insts, count) < events {
+						if time.Now().After(deadline) {
+							t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
+						}
+						time.Sleep(200 * time.Millisecond)
+					}
+					cpu := cpuSeconds(t, insts) - before
+					brokerCPU := processCPU(t, broker.Pid) - brokerBefore
+					stopPerf()
+					rate[k] = float64(events) / cpu
+					t.Logf("%s%s, %s, %d instance(s): %d events in %.1f s wall (produced in %.1f s), %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
+						b.label, table, mode, k, events, time.Since(start).Seconds(), produced.Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1], brokerCPU)
+					setNsPerEvent(nsPerEvent, mode, b.label, kind, k, 1e9/rate[k])
+					if epochs := stageEpochs(t, insts); len(epochs) > 0 {
+						var parts []string
+						for _, name := range slices.Sorted(maps.Keys(epochs)) {
+							parts = append(parts, fmt.Sprintf("%s %v", name, epochsSince(epochs[name], epochsBefore[name])))
+						}
+						t.Logf("%s%s, %s, %d instance(s): epochs per instance: %s", b.label, table, mode, k, strings.Join(parts, "; "))
+					}
+					for _, ci := range insts {
+						ci.p.interrupt(t)
+					}
 				}
 			}
+		}
+	}
+	logHopCost(t, nsPerEvent)
+}
+
+// Measurement modes of TestClusterScaling.
+const (
+	// scalingLive: the instances read the input while it is produced in
+	// chunks of 10,000 events; the CPU counts from the first record
+	// produced until all are processed, so it includes every process's
+	// per-wall-second cost for as long as the input takes to arrive.
+	scalingLive = "live"
+	// scalingBacklog: the instances have joined (both groups of a
+	// stateful table assigned) and idle, then the whole input is produced
+	// at once; the CPU counts from the first record produced until all
+	// are processed: throughput while catching up on a backlog, which is
+	// what scaling out is for.
+	scalingBacklog = "backlog"
+	// scalingCatchUp: as backlog, but the instances are stopped
+	// (SIGSTOP) while the input is produced and continued once all of
+	// it is in the topic: pure catch-up, no epoch planned before the
+	// whole input is there (a stopped process uses no CPU, so the figure
+	// still counts from the first record produced).
+	scalingCatchUp = "catchup"
+)
+
+// scalingModeEnv picks the measurements: live (the default), backlog,
+// catchup, or a comma-separated list of them (each run for every table kind and
+// binary, in that order).
+const scalingModeEnv = "ARROWSTREAM_CLUSTER_SCALING_MODE"
+
+func scalingModes(t *testing.T) []string {
+	t.Helper()
+	v := os.Getenv(scalingModeEnv)
+	if v == "" {
+		return []string{scalingLive}
+	}
+	var out []string
+	for _, m := range strings.Split(v, ",") {
+		m = strings.TrimSpace(m)
+		if m != scalingLive && m != scalingBacklog && m != scalingCatchUp {
+			t.Fatalf("%s: unknown mode %q (%s, %s, %s)", scalingModeEnv, m, scalingLive, scalingBacklog, scalingCatchUp)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// scalingRecords returns events from to to of the scaling input: value
+// "e<i>" in partition i mod clusterPartitions.
+func scalingRecords(topic string, from, to int) []*kgo.Record {
+	recs := make([]*kgo.Record, 0, to-from)
+	for j := from; j < to; j++ {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(j % clusterPartitions), Value: []byte("e" + strconv.Itoa(j))})
+	}
+	return recs
+}
+
+func setNsPerEvent(m map[string]map[string]map[string]map[int]float64, mode, label, kind string, k int, ns float64) {
+	if m[mode] == nil {
+		m[mode] = map[string]map[string]map[int]float64{}
+	}
+	if m[mode][label] == nil {
+		m[mode][label] = map[string]map[int]float64{}
+	}
+	if m[mode][label][kind] == nil {
+		m[mode][label][kind] = map[int]float64{}
+	}
+	m[mode][label][kind][k] = ns
+}
+
+// logHopCost logs the repartition hop's cost per event: the count's
+// CPU-ns per event minus the passthrough's, same mode, binary and
+// instance count of the run (the difference of two noisy figures: the
+// hop, the aggregation and its state, against reading and writing the
+// rows).
+func logHopCost(t *testing.T, m map[string]map[string]map[string]map[int]float64) {
+	t.Helper()
+	for _, mode := range slices.Sorted(maps.Keys(m)) {
+		for _, label := range slices.Sorted(maps.Keys(m[mode])) {
+			hop, pass := m[mode][label]["hop"], m[mode][label]["passthrough"]
+			if hop == nil || pass == nil {
+				continue
+			}
+			var parts []string
+			for k := 1; k <= 3; k++ {
+				h, okH := hop[k]
+				p, okP := pass[k]
+				if okH && okP {
+					parts = append(parts, fmt.Sprintf("%d instance(s) %.0f", k, h-p))
+				}
+			}
+			t.Logf("%s%s: the hop's cost (count minus passthrough), CPU-ns per event: %s", label, mode, strings.Join(parts, ", "))
 		}
 	}
 }

@@ -165,6 +165,13 @@ func TestHopSinkExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What follows is stream.EpochIdempotentSink's contract (a later
+	// AddBatch of a committed epoch, in this run or after a restart, is
+	// ignored); the sink declares it, so that the engine writes an
+	// upstream epoch's commit record with the next epoch's offsets.
+	if ei, ok := s1.(stream.EpochIdempotentSink); !ok || !ei.EpochIdempotent() {
+		t.Fatalf("the hop sink (%T) does not declare itself epoch-idempotent", s1)
+	}
 	if err := add(s1, 0, 0, 100, nil); err != nil {
 		t.Fatal(err)
 	}

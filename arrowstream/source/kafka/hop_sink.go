@@ -213,6 +213,18 @@ func (s *hopSink) doneThrough(ctx context.Context) (int64, error) {
 	return at - 1, nil
 }
 
+// EpochIdempotent implements stream.EpochIdempotentSink: an epoch whose
+// transaction committed is never written again (AddBatch skips every
+// epoch up to the writer's bookkeeping offset, fetched with
+// RequireStable by a new sink), so a commit record lost in a crash only
+// re-runs the epoch, which writes nothing. The engine then writes the
+// commit record of epoch N with the offsets of epoch N+1: one fdatasync
+// per upstream epoch instead of two. Each fdatasync also wakes the Go
+// runtime's sysmon and hands the P off while it blocks, a cost every
+// instance pays per epoch, so with k instances running k times the
+// epochs (docs/cluster.md, figures) it grew with the instance count.
+func (s *hopSink) EpochIdempotent() bool { return true }
+
 // AddBatch implements stream.Sink: the epoch's rows and the writer's
 // epoch mark go to Kafka in one transaction, or (a replay of an epoch
 // that committed) nothing is written.
