@@ -83,6 +83,9 @@ type Call struct {
 	// (try_ functions are ModeTry), and the time zone (nil is UTC).
 	Mode vector.EvalMode
 	Loc  *time.Location
+	// UDF is the user function a call of one calls (Func is its name in
+	// lower case); nil for the engine's operators and functions.
+	UDF *ScalarFunction
 
 	// typing caches what newCall learnt about the call while typing it, so
 	// that typing the call's parent costs one node, not a walk of the

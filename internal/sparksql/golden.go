@@ -32,6 +32,9 @@ type File struct {
 	// alternative setting sets (Spark runs every combination and expects
 	// the same output under each).
 	Dims [][][]Setting
+	// TestUDF: the file runs with Spark's test UDF registered as udf
+	// (the files under udf/; see testUDF).
+	TestUDF bool
 	// SkipReason, when set, says why none of the file's queries can run
 	// here: they are all counted skipped.
 	SkipReason string
