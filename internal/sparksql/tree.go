@@ -94,10 +94,14 @@ func loadTree(dir string) ([]*File, error) {
 		if top == "udf" {
 			// Spark runs these with its test UDF registered (and those
 			// under udf/postgreSQL/ as PostgreSQL files too).
-			f.TestUDF = true
+			f.Functions = append(f.Functions, "udf")
 			if strings.HasPrefix(sub, "postgreSQL/") {
 				f.Settings = append(f.Settings, dirSettings["postgreSQL"]...)
+				top = "postgreSQL"
 			}
+		}
+		if top == "postgreSQL" {
+			f.Functions = append(f.Functions, pgFunctions...)
 		}
 		f.ANSI = settingIs(f.Settings, "spark.sql.ansi.enabled", "true")
 		if err := readDirectives(in, f); err != nil {
