@@ -15,9 +15,11 @@ import (
 )
 
 // ScalarFunction is a user-defined scalar function: what Spark's
-// spark.udf.register gives a session. A call name(a, b, ...) casts its
-// arguments to Args (as Spark casts a Scala UDF's inputs to its declared
-// types) and evaluates Eval over whole columns.
+// spark.udf.register gives a session. A call name(a, b, ...) casts each
+// argument to its type in Args where the cast keeps every value (INT to
+// BIGINT, a number or date to STRING, NULL to anything; other arguments
+// are refused: write the CAST) and evaluates Eval over whole columns, one
+// call per batch.
 //
 // A user function is opaque to the optimizer: it is never folded as a
 // constant (Spark's ScalaUDF is not foldable), so udf(1) is computed when
@@ -154,9 +156,15 @@ func invokeUDF(pos sql.Pos, f *ScalarFunction, args []Expr) (Expr, error) {
 	}
 	cast := make([]Expr, len(args))
 	for i, a := range args {
+		// Only a cast that keeps every value (an up-cast: INT to BIGINT,
+		// a number to STRING, NULL to anything) is made implicitly; for
+		// anything else the caller writes the CAST it means.
+		if !canUpCast(a.DataType(), f.Args[i]) {
+			return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve %s(...): parameter %d requires the %s type, however %s has the type %s.", backquote(f.Name), i+1, vector.TypeName(f.Args[i]), a, vector.TypeName(a.DataType()))
+		}
 		cast[i] = castTo(a, f.Args[i])
 		if _, err := inferType(cast[i]); err != nil && cast[i] != a && !isRuntimeError(err) {
-			return nil, errorAt(pos, ErrType, "[DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE] Cannot resolve %s(...): parameter %d requires the %s type, however %s has the type %s.", backquote(f.Name), i+1, vector.TypeName(f.Args[i]), a, vector.TypeName(a.DataType()))
+			return nil, typeError(pos, cast[i], err)
 		}
 	}
 	return &Call{Func: strings.ToLower(f.Name), Args: cast, Type: f.Result, Null: true, UDF: f,
