@@ -108,6 +108,10 @@ type Cast struct {
 	// ymFields are the fields of a year-month interval target type
 	// (INTERVAL YEAR, MONTH or YEAR TO MONTH).
 	ymFields vector.YMFields
+	// unnamed marks a cast a user function's builder made, not the
+	// query's author: Spark's automatic column names leave it out
+	// (udf(k), not CAST(udf(CAST(k AS STRING)) AS INT)).
+	unnamed bool
 }
 
 // GetField extracts field Index (named Name) of the struct X:

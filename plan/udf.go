@@ -108,13 +108,21 @@ type FunctionBuilder struct {
 	pos sql.Pos
 }
 
-// Cast is CAST(e AS to) as written in SQL, refused as SQL refuses it.
+// Cast is CAST(e AS to) as written in SQL, refused as SQL refuses it;
+// automatic column names leave it out, as Spark's leave out the casts
+// it did not read in the query.
 func (b *FunctionBuilder) Cast(e Expr, to arrow.DataType) (Expr, error) {
 	var ym vector.YMFields
 	if isYMInterval(&Cast{To: to}) {
 		ym, _ = ymFieldsOf(e)
 	}
-	return b.r.explicitCast(b.pos, e, to, ym, false)
+	c, err := b.r.explicitCast(b.pos, e, to, ym, false)
+	if cc, ok := c.(*Cast); ok && cc != e {
+		u := *cc
+		u.unnamed = true
+		c = &u
+	}
+	return c, err
 }
 
 // Invoke calls f over args, cast to f.Args.
