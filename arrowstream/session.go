@@ -105,6 +105,8 @@ type Session struct {
 
 	dbs databases // CREATE DATABASE, USE (sql_database.go)
 
+	funcs map[string]*plan.ScalarFunction // RegisterFunction, by lower-case name (under mu)
+
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
 	// restoring is set while RestoreCatalog replays the catalog.
 	restoring atomic.Bool

@@ -182,6 +182,9 @@ func analyzeQuery(b *budget, q *sql.Query, cat Catalog) (Node, error) {
 			return nil, err
 		}
 	}
+	if fc, ok := cat.(FunctionCatalog); ok && b != nil {
+		b.funcs = fc
+	}
 	a := &analyzer{cat: cat, b: b}
 	sc, err := a.query(q)
 	if err != nil {

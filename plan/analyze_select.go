@@ -79,7 +79,7 @@ func selectBlock(in *scope, s selectSpec) (*scope, error) {
 		return nil, err
 	}
 	aggregating := s.grouped || s.having != nil || containsAggregate(s)
-	cur, items, err = assignGenerator(cur, items, special, aggregating)
+	cur, items, err = assignGenerator(s.b, cur, items, special, aggregating)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func assignWindows(cur *scope, s selectSpec, special map[sql.Expr]Expr) (*scope,
 	}
 	f := calls[0]
 	name := strings.ToLower(f.Name.Name)
-	r := &resolver{sc: cur, clause: name + "()"}
+	r := &resolver{funcs: s.b.userFuncs(), sc: cur, clause: name + "()"}
 	if len(f.Args) < 2 || name == "window" && len(f.Args) > 4 || name == "session_window" && len(f.Args) > 2 {
 		return nil, errorAt(f.Pos, ErrType, "%s() needs a time column and %s, got %d arguments.", name,
 			map[bool]string{true: "a gap duration", false: "1 to 3 durations"}[name == "session_window"], len(f.Args))
@@ -162,7 +162,7 @@ func durationArg(a sql.Expr) (int64, error) {
 // (explode, posexplode, inline and their _outer forms); a generator of
 // several columns (posexplode, explode of a map, inline) becomes that many
 // items over the struct the Explode appends.
-func assignGenerator(cur *scope, items []outItem, special map[sql.Expr]Expr, aggregating bool) (*scope, []outItem, error) {
+func assignGenerator(b *budget, cur *scope, items []outItem, special map[sql.Expr]Expr, aggregating bool) (*scope, []outItem, error) {
 	var gen *outItem
 	at := -1
 	for i := range items {
@@ -185,7 +185,7 @@ func assignGenerator(cur *scope, items []outItem, special map[sql.Expr]Expr, agg
 	if aggregating {
 		return nil, nil, errorAt(f.Pos, ErrUnsupported, "Generators are not supported when it's nested in expressions or used together with aggregate functions: %s.", sql.Format(f))
 	}
-	r := &resolver{sc: cur, clause: "explode()", special: special}
+	r := &resolver{funcs: b.userFuncs(), sc: cur, clause: "explode()", special: special}
 	var g genInput
 	if multiArgGenerator(f.Name.Name) {
 		args := make([]Expr, len(f.Args))

@@ -33,6 +33,10 @@ type budget struct {
 	n        int
 	max      int
 	fail     error
+
+	// funcs are the session's user functions (nil: none), which calls
+	// resolve anywhere in the statement.
+	funcs FunctionCatalog
 }
 
 const checkEvery = 256

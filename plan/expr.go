@@ -83,6 +83,9 @@ type Call struct {
 	// (try_ functions are ModeTry), and the time zone (nil is UTC).
 	Mode vector.EvalMode
 	Loc  *time.Location
+	// UDF is the user function a call of one calls (Func is its name in
+	// lower case); nil for the engine's operators and functions.
+	UDF *ScalarFunction
 
 	// typing caches what newCall learnt about the call while typing it, so
 	// that typing the call's parent costs one node, not a walk of the
@@ -105,6 +108,10 @@ type Cast struct {
 	// ymFields are the fields of a year-month interval target type
 	// (INTERVAL YEAR, MONTH or YEAR TO MONTH).
 	ymFields vector.YMFields
+	// unnamed marks a cast a user function's builder made, not the
+	// query's author: Spark's automatic column names leave it out
+	// (udf(k), not CAST(udf(CAST(k AS STRING)) AS INT)).
+	unnamed bool
 }
 
 // GetField extracts field Index (named Name) of the struct X:

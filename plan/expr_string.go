@@ -162,6 +162,10 @@ func (p *exprPrinter) expr(e Expr) {
 		}
 		p.literal(x)
 	case *Cast:
+		if p.pretty && x.unnamed {
+			p.expr(x.X)
+			return
+		}
 		p.b.WriteString("CAST(")
 		p.expr(x.X)
 		p.b.WriteString(" AS ")

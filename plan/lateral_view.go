@@ -23,7 +23,7 @@ func (a *analyzer) lateralView(x *sql.LateralView) (*scope, error) {
 	if !isGenerator(f.Name.Name) {
 		return nil, errorAt(f.Pos, ErrUnsupported, "LATERAL VIEW needs a generator (explode, posexplode, inline, json_tuple, stack and the _outer forms), not %s.", strings.ToLower(f.Name.Name))
 	}
-	r := &resolver{sc: sc, clause: "LATERAL VIEW", special: map[sql.Expr]Expr{}}
+	r := &resolver{funcs: a.b.userFuncs(), sc: sc, clause: "LATERAL VIEW", special: map[sql.Expr]Expr{}}
 	var g genInput
 	if multiArgGenerator(f.Name.Name) {
 		args := make([]Expr, len(f.Args))

@@ -62,16 +62,11 @@ func (a *analyzer) pivot(x *sql.Pivot) (*scope, error) {
 			return nil, errorAt(v.Pos, ErrType, "[NON_LITERAL_PIVOT_VALUES] Literal expressions required for pivot values, found %s.", sql.Format(v.Expr))
 		}
 		for _, ag := range x.Aggs {
-			fc, ok := ag.Expr.(*sql.FuncCall)
-			if !ok || !IsAggregateFunction(fc.Name.Name) {
-				return nil, errorAt(ag.Pos, ErrAggregate, "Aggregate expression required for pivot, but %s did not appear in any aggregate function.", sql.Format(ag.Expr))
-			}
-			g := *fc
 			var cond sql.Expr = &sql.BinaryExpr{Pos: v.Pos, Op: sql.OpNullSafeEq, L: x.Column, R: v.Expr}
-			if fc.Filter != nil {
-				cond = &sql.BinaryExpr{Pos: v.Pos, Op: sql.OpAnd, L: fc.Filter, R: cond}
+			g, bad := pivotAggregate(ag.Expr, cond)
+			if bad != nil {
+				return nil, errorAt(ag.Pos, ErrAggregate, "Aggregate expression required for pivot, but %s did not appear in any aggregate function.", sql.Format(bad))
 			}
-			g.Filter = cond
 			name := pivotValueName(v)
 			if len(x.Aggs) > 1 {
 				an := sql.Format(ag.Expr)
@@ -80,7 +75,7 @@ func (a *analyzer) pivot(x *sql.Pivot) (*scope, error) {
 				}
 				name += "_" + an
 			}
-			items = append(items, &sql.SelectItem{Pos: ag.Pos, Expr: &g, Alias: &sql.Ident{Pos: ag.Pos, Name: name}})
+			items = append(items, &sql.SelectItem{Pos: ag.Pos, Expr: g, Alias: &sql.Ident{Pos: ag.Pos, Name: name}})
 		}
 	}
 	sc, err := selectBlock(&scope{node: in.node, cols: in.cols}, selectSpec{

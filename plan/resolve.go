@@ -39,6 +39,9 @@ type resolver struct {
 	noOuter bool
 	// types caches the types of binary operators (see typedCall).
 	types map[callTypeKey]arrow.DataType
+	// funcs are the user functions where the resolver has no budget
+	// that holds them (nil: see lookupUDF).
+	funcs FunctionCatalog
 }
 
 // legacy reports whether the analysis runs with ANSI off (see budget).
@@ -113,35 +116,7 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isYMInterval(v) && isString(to) {
-			return ymCastToString(x.Pos, v)
-		}
-		if isInterval(v) && isString(to) {
-			return dtCastToString(x.Pos, v)
-		}
-		if isCalendarInterval(v) && isString(to) {
-			return newCall(x.Pos, calToStringFunc, v)
-		}
-		if vector.IsIntegral(v.DataType()) && to.ID() == arrow.BINARY && !r.legacy() {
-			// Spark's ANSI mode refuses it (its bytes depend on the width).
-			return nil, errorAt(x.Pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(v.DataType()), vector.TypeName(v.DataType()))
-		}
-		c := castTo(v, to)
-		if l, ok := c.(*Literal); ok && l.Value != nil {
-			cl := *l
-			cl.castValue = true
-			c = &cl
-		}
-		if cc, ok := c.(*Cast); ok && x.Try {
-			cc.Mode = vector.ModeTry
-		}
-		if cc, ok := c.(*Cast); ok && isYMInterval(cc) {
-			cc.ymFields = ymTypeFields(x.Type.Name)
-		}
-		if _, err := inferType(c); err != nil && c != v && !isRuntimeError(err) {
-			return nil, typeError(x.Pos, c, err)
-		}
-		return c, nil
+		return r.explicitCast(x.Pos, v, to, ymTypeFields(x.Type.Name), x.Try)
 	case *sql.FuncCall:
 		return r.call(x)
 	case *sql.FieldAccess:
@@ -648,4 +623,39 @@ func exprKey(e Expr) string {
 // analysis must not refuse the query for it.
 func isRuntimeError(err error) bool {
 	return errors.Is(err, vector.ErrInvalidInput) || errors.Is(err, vector.ErrOverflow) || errors.Is(err, vector.ErrDivideByZero)
+}
+
+// explicitCast is CAST(v AS to) (TRY_CAST when try) as the SQL syntax
+// means it, with Spark's checks of what may be cast to what; ym are the
+// fields of a year-month interval target type.
+func (r *resolver) explicitCast(pos sql.Pos, v Expr, to arrow.DataType, ym vector.YMFields, try bool) (Expr, error) {
+	if isYMInterval(v) && isString(to) {
+		return ymCastToString(pos, v)
+	}
+	if isInterval(v) && isString(to) {
+		return dtCastToString(pos, v)
+	}
+	if isCalendarInterval(v) && isString(to) {
+		return newCall(pos, calToStringFunc, v)
+	}
+	if vector.IsIntegral(v.DataType()) && to.ID() == arrow.BINARY && !r.legacy() {
+		// Spark's ANSI mode refuses it (its bytes depend on the width).
+		return nil, errorAt(pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(v.DataType()), vector.TypeName(v.DataType()))
+	}
+	c := castTo(v, to)
+	if l, ok := c.(*Literal); ok && l.Value != nil {
+		cl := *l
+		cl.castValue = true
+		c = &cl
+	}
+	if cc, ok := c.(*Cast); ok && try {
+		cc.Mode = vector.ModeTry
+	}
+	if cc, ok := c.(*Cast); ok && isYMInterval(cc) {
+		cc.ymFields = ym
+	}
+	if _, err := inferType(c); err != nil && c != v && !isRuntimeError(err) {
+		return nil, typeError(pos, c, err)
+	}
+	return c, nil
 }

@@ -42,6 +42,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return e, err
 		}
 	}
+	if u := r.lookupUDF(name); u != nil {
+		return r.udfCall(f, u)
+	}
 	if name == "grouping" || name == "grouping_id" {
 		return r.groupingCall(f, name)
 	}

@@ -357,7 +357,7 @@ func nullIf(pos sql.Pos, a, b Expr) (Expr, error) {
 
 // hasNondeterministic reports whether e calls a nondeterministic function.
 func hasNondeterministic(e Expr) bool {
-	if c, ok := e.(*Call); ok && nondeterministic[c.Func] {
+	if c, ok := e.(*Call); ok && (nondeterministic[c.Func] || c.UDF != nil && !c.UDF.Deterministic) {
 		return true
 	}
 	for _, k := range e.Children() {

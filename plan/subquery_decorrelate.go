@@ -203,6 +203,9 @@ func decorrelateAggregate(x *Aggregate) (Node, []Expr, bool, error) {
 		return nil, nil, false, err
 	}
 	pairs, ok := equalityPairs(preds)
+	for _, p := range pairs {
+		ok = ok && pullsUpOverAggregate(p.inner)
+	}
 	if !ok {
 		return nil, nil, false, errorAt(sql.Pos{}, ErrUnsupported, "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_COLUMN_IS_NOT_ALLOWED_IN_PREDICATE] Correlated column is not allowed in a non-equality predicate below an aggregate.")
 	}

@@ -104,6 +104,9 @@ func ToVectorExpr(e Expr, env *Env) (vector.Expr, error) {
 			}
 			args[i] = v
 		}
+		if x.UDF != nil {
+			return &udfExpr{f: x.UDF, args: args}, nil
+		}
 		return callToVector(x, args)
 	case *HigherOrder:
 		return x.toVector(env)

@@ -17,9 +17,18 @@
 // ("typeCoercion/native/concat"); files under postgreSQL/ run with
 // spark.sql.ansi.enabled=true and spark.sql.legacy.interval.enabled=true,
 // under ansi/ with ANSI on, under timestampNTZ/ with
-// spark.sql.timestampType=TIMESTAMP_NTZ, others with ANSI off; files under
-// udf/ (which need Scala or Python UDFs) are counted skipped; an input
-// without results is left out. In both layouts an input's --SET lines are
+// spark.sql.timestampType=TIMESTAMP_NTZ, others with ANSI off; an input
+// without results is left out. As Spark's suite does, the files under
+// udf/ run with its test UDF registered as udf (IntegratedUDFTestUtils'
+// TestInternalScalaUDF: udf(x) is CAST(f(CAST(x AS STRING)) AS
+// typeof(x)), f returning its string; udf.go), those under
+// udf/postgreSQL/ also with the postgreSQL/ settings, and the PostgreSQL
+// files (postgreSQL/ and udf/postgreSQL/) with the suite's booleq, boolne
+// and vol. They are registered through the engine's user-function API
+// (Session.RegisterFunction), so a udf(...) is an opaque call the
+// optimizer neither folds nor sees through, as in Spark; Spark's Python
+// and pandas variants of these files expect the same answers and are not
+// run separately. In both layouts an input's --SET lines are
 // set before its queries, and of each --CONFIG_DIM dimension the first
 // alternative the engine accepts (Spark expects one output under all).
 // Settings are set with SET, which refuses what the engine cannot honour;

@@ -32,6 +32,10 @@ type File struct {
 	// alternative setting sets (Spark runs every combination and expects
 	// the same output under each).
 	Dims [][][]Setting
+	// Functions are the user functions SQLQueryTestSuite registers for
+	// the file (see suiteFunctions): udf under udf/, booleq, boolne and
+	// vol under postgreSQL/ and udf/postgreSQL/.
+	Functions []string
 	// SkipReason, when set, says why none of the file's queries can run
 	// here: they are all counted skipped.
 	SkipReason string

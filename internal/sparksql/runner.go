@@ -120,6 +120,12 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 		}
 		return fr
 	}
+	if err := registerFunctions(s, f.Functions); err != nil {
+		for i, c := range f.Cases {
+			fr.add(QueryResult{File: f.Name, Index: i + 1, SQL: c.SQL, Outcome: Failed, Detail: err.Error()})
+		}
+		return fr
+	}
 	if err := createTestTables(s, mem); err != nil {
 		for i, c := range f.Cases {
 			fr.add(QueryResult{File: f.Name, Index: i + 1, SQL: c.SQL, Outcome: Failed, Detail: err.Error()})

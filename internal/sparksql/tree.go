@@ -29,9 +29,6 @@ var (
 		"ansi":         {{"spark.sql.ansi.enabled", "true"}},
 		"timestampNTZ": {{"spark.sql.timestampType", "TIMESTAMP_NTZ"}},
 	}
-	dirSkipped = map[string]string{
-		"udf": "runs with a Scala, Python or pandas UDF registered as udf (the engine has no such UDFs)",
-	}
 )
 
 // isTree reports whether dir/inputs is Spark's whole sql-tests tree (it
@@ -90,10 +87,21 @@ func loadTree(dir string) ([]*File, error) {
 		if f.Cases, err = ParseOutput(string(b)); err != nil {
 			return nil, fmt.Errorf("sparksql: %s: %w", out, err)
 		}
-		top, _, nested := strings.Cut(rel, "/")
+		top, sub, nested := strings.Cut(rel, "/")
 		if nested {
 			f.Settings = append(f.Settings, dirSettings[top]...)
-			f.SkipReason = dirSkipped[top]
+		}
+		if top == "udf" {
+			// Spark runs these with its test UDF registered (and those
+			// under udf/postgreSQL/ as PostgreSQL files too).
+			f.Functions = append(f.Functions, "udf")
+			if strings.HasPrefix(sub, "postgreSQL/") {
+				f.Settings = append(f.Settings, dirSettings["postgreSQL"]...)
+				top = "postgreSQL"
+			}
+		}
+		if top == "postgreSQL" {
+			f.Functions = append(f.Functions, pgFunctions...)
 		}
 		f.ANSI = settingIs(f.Settings, "spark.sql.ansi.enabled", "true")
 		if err := readDirectives(in, f); err != nil {

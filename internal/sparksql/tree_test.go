@@ -72,6 +72,8 @@ func TestLoadTreeConventions(t *testing.T) {
 		"results/typeCoercion/native/c.sql.out": one,
 		"inputs/udf/u.sql":                      "SELECT udf(1);\n",
 		"results/udf/u.sql.out":                 one,
+		"inputs/udf/postgreSQL/pu.sql":          "SELECT udf(1);\n",
+		"results/udf/postgreSQL/pu.sql.out":     one,
 		"inputs/noresults.sql":                  "SELECT 1;\n",
 	})
 	files, err := LoadDir(dir)
@@ -82,8 +84,8 @@ func TestLoadTreeConventions(t *testing.T) {
 	for _, f := range files {
 		got[f.Name] = f
 	}
-	if len(files) != 6 || got["noresults"] != nil {
-		t.Fatalf("loaded %d files (%v), want 6 without the input lacking results", len(files), got)
+	if len(files) != 7 || got["noresults"] != nil {
+		t.Fatalf("loaded %d files (%v), want 7 without the input lacking results", len(files), got)
 	}
 	checks := []struct {
 		name     string
@@ -96,7 +98,14 @@ func TestLoadTreeConventions(t *testing.T) {
 		{"postgreSQL/p", true, []Setting{{"spark.sql.ansi.enabled", "true"}, {"spark.sql.legacy.interval.enabled", "true"}}, false},
 		{"timestampNTZ/ts", false, []Setting{{"spark.sql.timestampType", "TIMESTAMP_NTZ"}}, false},
 		{"typeCoercion/native/c", false, nil, false},
-		{"udf/u", false, nil, true},
+		{"udf/u", false, nil, false},
+		{"udf/postgreSQL/pu", true, []Setting{{"spark.sql.ansi.enabled", "true"}, {"spark.sql.legacy.interval.enabled", "true"}}, false},
+	}
+	pg := []string{"booleq", "boolne", "vol"}
+	for name, want := range map[string][]string{"top": nil, "postgreSQL/p": pg, "udf/u": {"udf"}, "udf/postgreSQL/pu": append([]string{"udf"}, pg...)} {
+		if f := got[name]; f != nil && !reflect.DeepEqual(f.Functions, want) {
+			t.Errorf("%s: functions %v, want %v", name, f.Functions, want)
+		}
 	}
 	for _, c := range checks {
 		f := got[c.name]
@@ -111,9 +120,15 @@ func TestLoadTreeConventions(t *testing.T) {
 	if d := got["typeCoercion/native/c"].Dims; len(d) != 1 || len(d[0]) != 2 {
 		t.Errorf("config dims %v", d)
 	}
-	sum := (&Runner{}).Run(context.Background(), []*File{got["udf/u"]})
-	if sum.Counts[Skipped] != 1 {
-		t.Errorf("udf file: %v, want its query skipped", sum.Counts)
+	// Spark's test UDF is registered for the files under udf/ only.
+	sum := (&Runner{}).Run(context.Background(), []*File{got["udf/u"], got["udf/postgreSQL/pu"], got["top"]})
+	if sum.Counts[Passed] != 3 {
+		t.Errorf("udf files: %v, want their queries passed", sum.Counts)
+	}
+	top := *got["top"]
+	top.Cases = []Case{{SQL: "SELECT udf(1)", Schema: "struct<udf(1):int>", Output: []string{"1"}}}
+	if fr := (&Runner{}).RunFile(context.Background(), &top); fr.Counts[Failed] != 1 {
+		t.Errorf("udf(1) outside udf/: %+v, want it to fail (no function udf)", fr.Queries)
 	}
 }
 
