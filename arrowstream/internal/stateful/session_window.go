@@ -37,6 +37,9 @@ type statefulSessionWindow struct {
 	// timed: the session's time column carries the watermark; only then
 	// are late rows dropped and sessions evicted (Append).
 	timed bool
+	// premergeable: the aggregates merge the same in any order, so the
+	// epoch's rows are merged among themselves first (premerge).
+	premergeable bool
 
 	partialSchema *arrow.Schema
 	groupCols     []int     // partial columns of the state key
@@ -74,7 +77,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	}
 	s := &statefulSessionWindow{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
-		partialSchema: partial, lastEvictWm: -1,
+		partialSchema: partial, lastEvictWm: -1, premergeable: premergeable(spec),
 		state: statePartitions{opID: opID},
 	}
 	s.acct = newStateAccount(mem, "session window state")
@@ -152,6 +155,9 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	}
 	partials, err := s.partials(ctx, schema, recs)
 	if err != nil {
+		return nil, err
+	}
+	if partials, err = s.premerge(ctx, partials); err != nil {
 		return nil, err
 	}
 	err = s.mergeAndSave(ctx, partials)
