@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -12,25 +13,27 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// mergePartition merges one partition's partial session aggregates with
-// the stored sessions of the keys they touch, in four phases: load the
-// stored sessions, re-sessionize stored and new rows together, merge the
-// aggregate states of each merged session, save each touched key's
+// mergeGroup merges a group of partitions' partial session aggregates
+// with the stored sessions of the keys they touch, in four phases: load
+// the stored sessions, re-sessionize stored and new rows together, merge
+// the aggregate states of each merged session, save each touched key's
 // sessions. It returns the number of sessions saved, and notes the
-// sessions replaced and saved in d (p is the partition).
-func (s *statefulSessionWindow) mergePartition(ctx context.Context, partials []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
+// sessions replaced and saved in deltas (by partition; the group's
+// partitions are its own).
+func (s *statefulSessionWindow) mergeGroup(ctx context.Context, grp sessionMergeGroup, c codecPair, deltas []sessionDelta) (int64, error) {
 	keys := newSessionKeys()
-	old, oldIDs, ids, err := s.loadTouched(partials, c, p, d, keys)
+	var touched sessionTouched
+	old, oldIDs, ids, err := s.loadTouched(grp, c, deltas, keys, &touched)
 	if err != nil {
 		return 0, err
 	}
-	inputs := make([]arrow.Record, 0, len(partials)+1)
+	inputs := make([]arrow.Record, 0, len(grp.recs)+1)
 	if old != nil {
 		defer old.Release()
 		inputs = append(inputs, old)
 		ids = append([][]int32{oldIDs}, ids...)
 	}
-	inputs = append(inputs, partials...)
+	inputs = append(inputs, grp.recs...)
 	resessioned := s.resessionize(inputs, ids, int(keys.n))
 	defer releaseRecords(resessioned)
 	merged, err := s.mergeSessions(ctx, resessioned)
@@ -38,18 +41,28 @@ func (s *statefulSessionWindow) mergePartition(ctx context.Context, partials []a
 	if err != nil {
 		return 0, err
 	}
-	return s.saveSessions(merged, c, p, d)
+	return s.saveSessions(merged, c, deltas, keys, &touched)
 }
 
-// loadTouched numbers the keys of partials (ids: by record, each row's
-// key number) and decodes the stored sessions of the keys they touch
-// (from the live sessions of partition p) into one record (nil when none
-// is stored), with their keys' numbers (oldIDs). They come before the
-// new rows, so that first/last see input order.
-func (s *statefulSessionWindow) loadTouched(partials []arrow.Record, c codecPair, p int, d *sessionDelta, keys *sessionKeys) (old arrow.Record, oldIDs []int32, ids [][]int32, err error) {
+// sessionTouched is what the load notes of each key a merge touches, by
+// the key's number: its encoded bytes and its partition, which the save
+// reuses (it numbers the merged rows' keys with the same numbers).
+type sessionTouched struct {
+	names []string
+	parts []int32
+}
+
+// loadTouched numbers the keys of the group's records (ids: by record,
+// each row's key number; touched: each key's bytes and partition) and
+// decodes the stored sessions of the keys they touch (from the live
+// sessions of their partitions) into one record (nil when none is
+// stored), with their keys' numbers (oldIDs). They come before the new
+// rows, so that first/last see input order.
+func (s *statefulSessionWindow) loadTouched(grp sessionMergeGroup, c codecPair, deltas []sessionDelta, keys *sessionKeys, touched *sessionTouched) (old arrow.Record, oldIDs []int32, ids [][]int32, err error) {
 	var oldKeys, oldVals [][]byte
-	ids = make([][]int32, len(partials))
-	for ri, rec := range partials {
+	ids = make([][]int32, len(grp.recs))
+	for ri, rec := range grp.recs {
+		p := int(grp.parts[ri])
 		if err := c.key.encode(rec); err != nil {
 			return nil, nil, nil, err
 		}
@@ -58,6 +71,9 @@ func (s *statefulSessionWindow) loadTouched(partials []arrow.Record, c codecPair
 				return
 			}
 			k := c.key.at(i)
+			name := string(k)
+			touched.names = append(touched.names, name)
+			touched.parts = append(touched.parts, int32(p))
 			v, e := s.readState(p, k)
 			if e != nil || v == nil {
 				err = e
@@ -71,9 +87,9 @@ func (s *statefulSessionWindow) loadTouched(partials []arrow.Record, c codecPair
 				err = fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, e)
 				return
 			}
-			kc := []byte(string(k))
+			kc := unsafe.Slice(unsafe.StringData(name), len(name))
 			id := keys.n - 1
-			d.removed += int64(len(entries))
+			deltas[p].removed += int64(len(entries))
 			for _, en := range entries {
 				oldKeys = append(oldKeys, kc)
 				oldVals = append(oldVals, en.val)
@@ -155,21 +171,35 @@ func (s *statefulSessionWindow) mergeSessions(ctx context.Context, resessioned [
 	return merged, err
 }
 
-// saveSessions writes each touched key's merged sessions, sorted by start,
-// and returns how many it wrote.
-func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair, p int, d *sessionDelta) (int64, error) {
+// saveSessions writes each touched key's merged sessions, sorted by
+// start, and returns how many it wrote. The merged rows' keys are
+// numbered by keys, which numbered them at the load (touched: their bytes
+// and partitions); a key it did not number is an error.
+func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair, deltas []sessionDelta, keys *sessionKeys, touched *sessionTouched) (int64, error) {
 	type entry struct {
 		start arrow.Timestamp
 		sessionEntry
 	}
-	keys := newSessionKeys()
-	var names []string // by key number: its encoded bytes
-	var lists [][]entry
+	lists := make([][]entry, keys.n)
 	var ids []int32
 	var n int64
-	// The partition's growth is reserved as the sessions are copied and
+	unknown := false
+	// Each partition's growth is reserved as the sessions are copied and
 	// saved (session_growth.go).
-	g := s.newSessionGrowth(p)
+	growth := map[int32]*sessionGrowth{}
+	var last *sessionGrowth
+	growthOf := func(p int32) *sessionGrowth {
+		if last != nil && int32(last.p) == p {
+			return last
+		}
+		g, ok := growth[p]
+		if !ok {
+			g = s.newSessionGrowth(int(p))
+			growth[p] = g
+		}
+		last = g
+		return g
+	}
 	for _, rec := range merged {
 		if err := c.key.encode(rec); err != nil {
 			return n, err
@@ -177,15 +207,15 @@ func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair,
 		if err := c.val.encode(rec); err != nil {
 			return n, err
 		}
-		ids = keys.number(c.key, int(rec.NumRows()), ids[:0], func(i int) {
-			names = append(names, string(c.key.at(i)))
-			lists = append(lists, nil)
-		})
+		ids = keys.number(c.key, int(rec.NumRows()), ids[:0], func(int) { unknown = true })
+		if unknown || int(keys.n) > len(lists) {
+			return n, fmt.Errorf("arrowstream: session merge of operator %d: a merged session's key was not among the merged rows' keys", s.opID)
+		}
 		starts, ends := sessionBounds(rec, s.sk)
 		for i, id := range ids {
 			v := c.val.at(i)
 			lists[id] = append(lists[id], entry{starts[i], sessionEntry{int64(ends[i]), append([]byte(nil), v...)}})
-			if err := g.copied(len(v)); err != nil {
+			if err := growthOf(touched.parts[id]).copied(len(v)); err != nil {
 				return n, err
 			}
 		}
@@ -193,19 +223,22 @@ func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair,
 	}
 	var es []sessionEntry
 	for id, l := range lists {
+		if len(l) == 0 {
+			continue
+		}
 		if len(l) > 1 {
 			slices.SortFunc(l, func(a, b entry) int { return cmp.Compare(a.start, b.start) })
 		}
-		k := names[id]
+		k, p := touched.names[id], touched.parts[id]
 		es = es[:0]
 		for _, e := range l {
 			es = append(es, e.sessionEntry)
-			d.added = append(d.added, sessionEnd{end: e.end, part: int32(p), key: k})
+			deltas[p].added = append(deltas[p].added, sessionEnd{end: e.end, part: p, key: k})
 		}
-		if err := s.writeState(p, k, joinSessions(es)); err != nil {
+		if err := s.writeState(int(p), k, joinSessions(es)); err != nil {
 			return n, fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
 		}
-		if err := g.saved(len(k), len(es)); err != nil {
+		if err := growthOf(p).saved(len(k), len(es)); err != nil {
 			return n, err
 		}
 	}

@@ -121,3 +121,69 @@ func TestSessionPremergeMatchesModel(t *testing.T) {
 		t.Fatalf("distinct keys: %d rows passed on, want %d", n, len(distinct))
 	}
 }
+
+// TestSessionMergeGroups checks the grouping of partitions for the merge
+// on random partitionings: at most the limit of groups (and no more than
+// the partitions with rows), every partition with rows in exactly one
+// group with all its records in order, groups of consecutive partitions
+// in partition order, and no group over its share of the rows by more
+// than one partition's rows.
+func TestSessionMergeGroups(t *testing.T) {
+	mem := poisonmem.New()
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(19, 12))
+	for trial := 0; trial < 300; trial++ {
+		byPart := make([][]arrow.Record, 1+rng.IntN(40))
+		var total, most int64
+		active := 0
+		for p := range byPart {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			active++
+			var n int64
+			for range 1 + rng.IntN(3) {
+				rows := make([][2]int64, 1+rng.IntN(20))
+				byPart[p] = append(byPart[p], sessionRecord(mem, rows, 1))
+				n += int64(len(rows))
+			}
+			total += n
+			most = max(most, n)
+		}
+		limit := 1 + rng.IntN(6)
+		groups := sessionMergeGroups(byPart, limit)
+		if len(groups) > limit || len(groups) > active || (active > 0 && len(groups) == 0) {
+			t.Fatalf("trial %d: %d groups for %d active partitions, limit %d", trial, len(groups), active, limit)
+		}
+		var recs []arrow.Record
+		var parts []int32
+		for g, grp := range groups {
+			var rows int64
+			for i, r := range grp.recs {
+				rows += r.NumRows()
+				if i > 0 && grp.parts[i] < grp.parts[i-1] {
+					t.Fatalf("trial %d: group %d not in partition order: %v", trial, g, grp.parts)
+				}
+			}
+			if len(groups) > 1 && rows > total/int64(len(groups))+most {
+				t.Fatalf("trial %d: group %d has %d of %d rows in %d groups (largest partition %d)", trial, g, rows, total, len(groups), most)
+			}
+			recs = append(recs, grp.recs...)
+			parts = append(parts, grp.parts...)
+		}
+		var want []arrow.Record
+		var wantParts []int32
+		for p, rs := range byPart {
+			for _, r := range rs {
+				want = append(want, r)
+				wantParts = append(wantParts, int32(p))
+			}
+		}
+		if !slices.Equal(recs, want) || !slices.Equal(parts, wantParts) {
+			t.Fatalf("trial %d: groups hold partitions %v, want %v", trial, parts, wantParts)
+		}
+		for _, rs := range byPart {
+			releaseRecords(rs)
+		}
+	}
+}
