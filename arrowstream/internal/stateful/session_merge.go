@@ -20,7 +20,7 @@ import (
 // sessions. It returns the number of sessions saved, and notes the
 // sessions replaced and saved in deltas (by partition; the group's
 // partitions are its own).
-func (s *statefulSessionWindow) mergeGroup(ctx context.Context, grp sessionMergeGroup, c codecPair, deltas []sessionDelta) (int64, error) {
+func (s *statefulSessionWindow) mergeGroup(ctx context.Context, grp sessionMergeGroup, c codecPair, sc *sessionScratch, deltas []sessionDelta) (int64, error) {
 	keys := newSessionKeys()
 	var touched sessionTouched
 	old, oldIDs, ids, err := s.loadTouched(grp, c, deltas, keys, &touched)
@@ -34,7 +34,7 @@ func (s *statefulSessionWindow) mergeGroup(ctx context.Context, grp sessionMerge
 		ids = append([][]int32{oldIDs}, ids...)
 	}
 	inputs = append(inputs, grp.recs...)
-	resessioned := s.resessionize(inputs, ids, int(keys.n))
+	resessioned := s.resessionize(inputs, ids, int(keys.n), sc)
 	defer releaseRecords(resessioned)
 	merged, err := s.mergeSessions(ctx, resessioned)
 	defer releaseRecords(merged)
@@ -113,24 +113,30 @@ func (s *statefulSessionWindow) loadTouched(grp sessionMergeGroup, c codecPair, 
 // breaks ties, so the order is total and deterministic. ids are by input
 // each row's key number (nKeys of them). The returned records (one per
 // input, owned) share the inputs' other columns.
-func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, ids [][]int32, nKeys int) []arrow.Record {
+func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, ids [][]int32, nKeys int, sc *sessionScratch) []arrow.Record {
 	rows := 0
 	for _, rec := range inputs {
 		rows += int(rec.NumRows())
 	}
-	refs := make([]sessionRef, 0, rows)
+	refs := sc.refs[:0]
 	for ri, rec := range inputs {
 		starts, ends := sessionBounds(rec, s.sk)
 		for i, id := range ids[ri] {
 			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
 	}
-	refs = sortSessionRefs(refs, nKeys)
+	sc.refs = refs
+	refs = sc.sortRefs(refs, nKeys)
+	// The merged bounds of every row, each input's rows a slice of them
+	// (windowArray copies them out).
+	sc.bounds = slices.Grow(sc.bounds[:0], 2*rows)[:2*rows]
 	mStart := make([][]arrow.Timestamp, len(inputs))
 	mEnd := make([][]arrow.Timestamp, len(inputs))
+	at := 0
 	for ri, rec := range inputs {
-		mStart[ri] = make([]arrow.Timestamp, rec.NumRows())
-		mEnd[ri] = make([]arrow.Timestamp, rec.NumRows())
+		n := int(rec.NumRows())
+		mStart[ri], mEnd[ri] = sc.bounds[at:at+n], sc.bounds[rows+at:rows+at+n]
+		at += n
 	}
 	for lo := 0; lo < len(refs); {
 		hi, end := lo+1, refs[lo].end
@@ -151,7 +157,42 @@ func (s *statefulSessionWindow) resessionize(inputs []arrow.Record, ids [][]int3
 		out[ri] = array.NewRecord(s.partialSchema, cols, rec.NumRows())
 		win.Release()
 	}
+	sc.trim()
 	return out
+}
+
+// sessionScratch is the buffers of a re-sessionization, kept between
+// epochs by whoever runs it (the premerge, each merge group) so that an
+// epoch does not allocate and clear them again.
+type sessionScratch struct {
+	refs, sorted []sessionRef
+	at, next     []int32
+	bounds       []arrow.Timestamp
+}
+
+// maxKeptSessionRefs bounds the refs a scratch keeps between epochs
+// (about 1.5 MiB with the bounds): a larger epoch's buffers are dropped
+// after it, so that one large epoch does not hold its buffers for good.
+const maxKeptSessionRefs = 1 << 15
+
+// trim drops buffers grown past maxKeptSessionRefs.
+func (sc *sessionScratch) trim() {
+	if cap(sc.refs) > maxKeptSessionRefs || cap(sc.sorted) > maxKeptSessionRefs || cap(sc.bounds) > 2*maxKeptSessionRefs {
+		sc.refs, sc.sorted, sc.bounds = nil, nil, nil
+	}
+	if cap(sc.at) > maxKeptSessionRefs {
+		sc.at, sc.next = nil, nil
+	}
+}
+
+// sortRefs is sortSessionRefs into the scratch's buffers (the result is
+// valid until the next call).
+func (sc *sessionScratch) sortRefs(refs []sessionRef, nKeys int) []sessionRef {
+	sc.at = slices.Grow(sc.at[:0], nKeys+1)[:nKeys+1]
+	clear(sc.at)
+	sc.next = slices.Grow(sc.next[:0], nKeys)[:nKeys]
+	sc.sorted = slices.Grow(sc.sorted[:0], len(refs))[:len(refs)]
+	return placeSessionRefs(refs, nKeys, sc.at, sc.next, sc.sorted)
 }
 
 // mergeSessions merges the aggregate states of the rows that share a key
@@ -252,15 +293,19 @@ func (s *statefulSessionWindow) saveSessions(merged []arrow.Record, c codecPair,
 // general sort was most of the merge's time with many keys of one or two
 // sessions each.
 func sortSessionRefs(refs []sessionRef, nKeys int) []sessionRef {
-	at := make([]int32, nKeys+1)
+	return placeSessionRefs(refs, nKeys, make([]int32, nKeys+1), make([]int32, nKeys), make([]sessionRef, len(refs)))
+}
+
+// placeSessionRefs is sortSessionRefs with its buffers: at (nKeys+1,
+// zeroed), next (nKeys) and out (len(refs)), which it returns.
+func placeSessionRefs(refs []sessionRef, nKeys int, at, next []int32, out []sessionRef) []sessionRef {
 	for _, r := range refs {
 		at[r.key+1]++
 	}
 	for k := 1; k <= nKeys; k++ {
 		at[k] += at[k-1]
 	}
-	out := make([]sessionRef, len(refs))
-	next := slices.Clone(at[:nKeys])
+	copy(next, at[:nKeys])
 	for _, r := range refs {
 		out[next[r.key]] = r
 		next[r.key]++

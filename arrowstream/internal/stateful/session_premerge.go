@@ -55,7 +55,7 @@ func (s *statefulSessionWindow) premerge(ctx context.Context, partials []arrow.R
 		return partials, nil
 	}
 	defer releaseRecords(partials)
-	resessioned := s.resessionize(partials, ids, int(keys.n))
+	resessioned := s.resessionize(partials, ids, int(keys.n), &s.scratch)
 	defer releaseRecords(resessioned)
 	return s.mergeSessions(ctx, resessioned)
 }

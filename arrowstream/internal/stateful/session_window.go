@@ -50,6 +50,10 @@ type statefulSessionWindow struct {
 	// partCodecs are each partition's own codecs (encoders keep scratch
 	// buffers), for the partitions processed in parallel.
 	partCodecs []codecPair
+	// scratch is the premerge's buffers, groupScratch each merge group's
+	// (kept between epochs).
+	scratch      sessionScratch
+	groupScratch []*sessionScratch
 
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
@@ -290,11 +294,14 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 			return err
 		}
 	}
+	for len(s.groupScratch) < len(groups) {
+		s.groupScratch = append(s.groupScratch, &sessionScratch{})
+	}
 	rows := make([]int64, len(groups))
 	deltas := make([]sessionDelta, n)
 	errs := runEachPartition(s.opID, len(groups), func(int) bool { return true }, func(g int) error {
 		var err error
-		rows[g], err = s.mergeGroup(ctx, groups[g], codecs[g], deltas)
+		rows[g], err = s.mergeGroup(ctx, groups[g], codecs[g], s.groupScratch[g], deltas)
 		return err
 	})
 	for g := range rows {
