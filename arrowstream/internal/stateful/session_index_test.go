@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -105,11 +106,17 @@ func (m *sessionModel) count() int64 {
 // random epochs with aborted, replayed and restarted epochs, and checks
 // every committed epoch's output and numRowsTotal against the brute-force
 // model: eviction from the end-time index must find every due session,
-// and the index must be rebuilt after an abort or a restart.
+// and the index must be rebuilt after an abort or a restart. With 16
+// partitions and GOMAXPROCS 1 and 3, the partitions are merged in one
+// and in three groups (sessionMergeGroups).
 func TestSessionIndexAbortRestart(t *testing.T) {
 	const gap = 2_000_000 // µs
-	for _, parts := range []int{1, 3} {
-		t.Run(fmt.Sprint(parts), func(t *testing.T) {
+	for _, c := range []struct{ parts, procs int }{{1, 0}, {3, 0}, {16, 1}, {16, 3}} {
+		parts := c.parts
+		t.Run(fmt.Sprintf("%d/procs=%d", parts, c.procs), func(t *testing.T) {
+			if c.procs > 0 {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.procs))
+			}
 			mem := poisonmem.New()
 			defer mem.AssertSize(t, 0)
 			ctx := context.Background()
@@ -136,8 +143,8 @@ func TestSessionIndexAbortRestart(t *testing.T) {
 			for id := int64(0); id < 40; id++ {
 				wmMs := max(0, (id-4)*1000)
 				var rows [][2]int64
-				for i := 0; i < 12; i++ {
-					rows = append(rows, [2]int64{rng.Int64N(5), (max(0, id-6)*1000 + rng.Int64N(7000)) * 1000})
+				for i := 0; i < 12*parts; i++ {
+					rows = append(rows, [2]int64{rng.Int64N(int64(5 * parts)), (max(0, id-6)*1000 + rng.Int64N(7000)) * 1000})
 				}
 				want := model.epoch(rows, gap, wmMs, lateMs)
 				ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dir, NumPartitions: parts}}

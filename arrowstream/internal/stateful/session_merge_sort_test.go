@@ -11,9 +11,11 @@ import (
 
 // TestSortSessionRefsMatchesFullSort checks sortSessionRefs against a
 // full sort by (key, start, rec, row) on random refs in (rec, row) order:
-// few or many keys, ties on start, sessions out of order.
+// few or many keys, ties on start, sessions out of order; and the same
+// through one sessionScratch reused across all the trials.
 func TestSortSessionRefsMatchesFullSort(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
+	var sc sessionScratch
 	for trial := 0; trial < 500; trial++ {
 		nKeys := 1 + rng.Intn(20)
 		var refs []sessionRef
@@ -28,6 +30,9 @@ func TestSortSessionRefsMatchesFullSort(t *testing.T) {
 		})
 		if got := sortSessionRefs(refs, nKeys); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: got %v, want %v", trial, got, want)
+		}
+		if got := sc.sortRefs(refs, nKeys); !slices.Equal(got, want) {
+			t.Fatalf("trial %d, reused scratch: got %v, want %v", trial, got, want)
 		}
 	}
 }

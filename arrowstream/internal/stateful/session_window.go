@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -37,6 +38,9 @@ type statefulSessionWindow struct {
 	// timed: the session's time column carries the watermark; only then
 	// are late rows dropped and sessions evicted (Append).
 	timed bool
+	// premergeable: the aggregates merge the same in any order, so the
+	// epoch's rows are merged among themselves first (premerge).
+	premergeable bool
 
 	partialSchema *arrow.Schema
 	groupCols     []int     // partial columns of the state key
@@ -46,6 +50,10 @@ type statefulSessionWindow struct {
 	// partCodecs are each partition's own codecs (encoders keep scratch
 	// buffers), for the partitions processed in parallel.
 	partCodecs []codecPair
+	// scratch is the premerge's buffers, groupScratch each merge group's
+	// (kept between epochs).
+	scratch      sessionScratch
+	groupScratch []*sessionScratch
 
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
@@ -74,7 +82,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	}
 	s := &statefulSessionWindow{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
-		partialSchema: partial, lastEvictWm: -1,
+		partialSchema: partial, lastEvictWm: -1, premergeable: premergeable(spec),
 		state: statePartitions{opID: opID},
 	}
 	s.acct = newStateAccount(mem, "session window state")
@@ -152,6 +160,9 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	}
 	partials, err := s.partials(ctx, schema, recs)
 	if err != nil {
+		return nil, err
+	}
+	if partials, err = s.premerge(ctx, partials); err != nil {
 		return nil, err
 	}
 	err = s.mergeAndSave(ctx, partials)
@@ -250,9 +261,15 @@ func (s *statefulSessionWindow) codecsFor(p int) (codecPair, error) {
 }
 
 // mergeAndSave splits the epoch's partial rows by their key's partition
-// and merges each partition's rows with its stored sessions, partitions
-// in parallel (at most GOMAXPROCS at a time), each with its own codecs and
-// store.
+// and merges them with the stored sessions of the keys they touch. The
+// partitions are merged in groups of consecutive partitions (at most
+// GOMAXPROCS groups, balanced by rows, run in parallel), each group with
+// its own codecs: one merge per group instead of one per partition, so
+// that an epoch of a few rows per partition (200 shuffle partitions) pays
+// the merge's fixed costs (key numbering, decode, the merge's hash
+// aggregation, goroutines) a few times, not 200 times. A key belongs to
+// one partition, so a group's merge gives each partition what its own
+// merge gave.
 func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arrow.Record) error {
 	n := len(s.state.stores)
 	var byPart [][]arrow.Record
@@ -269,22 +286,26 @@ func (s *statefulSessionWindow) mergeAndSave(ctx context.Context, partials []arr
 			releaseRecords(recs)
 		}
 	}()
-	codecs := make([]codecPair, n)
-	for p := range codecs {
+	groups := sessionMergeGroups(byPart, runtime.GOMAXPROCS(0))
+	codecs := make([]codecPair, len(groups))
+	for g := range codecs {
 		var err error
-		if codecs[p], err = s.codecsFor(p); err != nil {
+		if codecs[g], err = s.codecsFor(g); err != nil {
 			return err
 		}
 	}
-	rows := make([]int64, n)
+	for len(s.groupScratch) < len(groups) {
+		s.groupScratch = append(s.groupScratch, &sessionScratch{})
+	}
+	rows := make([]int64, len(groups))
 	deltas := make([]sessionDelta, n)
-	errs := runPartitions(s.opID, byPart, func(p int) error {
+	errs := runEachPartition(s.opID, len(groups), func(int) bool { return true }, func(g int) error {
 		var err error
-		rows[p], err = s.mergePartition(ctx, byPart[p], codecs[p], p, &deltas[p])
+		rows[g], err = s.mergeGroup(ctx, groups[g], codecs[g], s.groupScratch[g], deltas)
 		return err
 	})
-	for p := range rows {
-		s.progress.NumRowsUpdated += rows[p]
+	for g := range rows {
+		s.progress.NumRowsUpdated += rows[g]
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
