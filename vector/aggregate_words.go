@@ -333,7 +333,8 @@ func (g *wordsGrouper) finish() []int64 {
 }
 
 func (g *wordsGrouper) heapBytes() int64 {
-	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes) + sliceBytes(g.nullw)
+	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes) + sliceBytes(g.nullw) +
+		sliceBytes(g.full) + sliceBytes(g.ids)
 }
 
 func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, error) {
