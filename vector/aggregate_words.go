@@ -24,7 +24,19 @@ import (
 type wordsGrouper struct {
 	types  []arrow.DataType // the key columns' types
 	leaves []wordLeaf
-	k      int // words per tuple: the leaves and the null word
+	k      int // words stored per tuple (aggregate_words_layout.go)
+
+	// The stored layout (aggregate_words_layout.go): nw logical words
+	// (the leaves and the null word), rel how each is had from a tuple,
+	// pcols the scratch columns of the stored ones in tuple order,
+	// inOrder when every word is stored in logical order; full and ids
+	// are keysOf's scratch for the logical words of the groups it rebuilds.
+	nw      int
+	rel     []wordRel
+	pcols   [][]uint64
+	inOrder bool
+	full    []uint64
+	ids     []int32
 
 	tuples []uint64 // group g holds tuples[g*k : g*k+k]
 	rows   []int64  // by group: rows counted
@@ -99,7 +111,8 @@ func newWordsGrouper(types []arrow.DataType) *wordsGrouper {
 	if len(leaves) == 0 || len(leaves) > maxWordLeaves || len(types) == 1 && leaves[0].field < 0 {
 		return nil
 	}
-	g := &wordsGrouper{types: types, leaves: leaves, k: len(leaves) + 1}
+	g := &wordsGrouper{types: types, leaves: leaves}
+	g.initLayout(len(leaves) + 1)
 	g.slots, g.mask = make([]uint64, 64), 63
 	return g
 }
@@ -114,15 +127,16 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 		return fmt.Errorf("vector: grouping by %d key columns, got %d: %w", len(g.types), len(keys), ErrType)
 	}
 	n := len(gids)
-	if cap(g.cols) < g.k {
-		g.cols = make([][]uint64, g.k)
+	if cap(g.cols) < g.nw {
+		g.cols = make([][]uint64, g.nw)
 	}
-	g.cols = g.cols[:g.k]
+	g.cols = g.cols[:g.nw]
 	for i := range g.cols {
 		g.cols[i] = grow(g.cols[i], n)[:n]
 	}
-	nullw := g.cols[g.k-1]
+	nullw := g.cols[g.nw-1]
 	clear(nullw)
+	nulls := false // some row has a null bit
 	for i, l := range g.leaves {
 		col := keys[l.col]
 		if col.Len() != n {
@@ -139,6 +153,7 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 			return err
 		}
 		if col.NullN() > 0 {
+			nulls = true
 			bit := uint64(1) << i
 			for r := range n {
 				if col.IsNull(r) {
@@ -153,6 +168,7 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 		if !ok || st.NullN() == 0 {
 			continue
 		}
+		nulls = true
 		bit := uint64(1) << (structNullBit + c)
 		for r := range n {
 			if !st.IsNull(r) {
@@ -167,25 +183,21 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 			}
 		}
 	}
+	// Only the stored words are hashed and compared: the derived ones
+	// follow from them for every group and, once checked, every row.
+	g.fitLayout(n, nulls)
 	g.hashes = grow(g.hashes, n)[:n]
 	hashes := g.hashes
 	for i := range hashes {
 		hashes[i] = tupleSeed
 	}
-	for _, w := range g.cols {
+	for _, w := range g.pcols {
 		for i, v := range w[:n] {
 			hi, lo := bits.Mul64(hashes[i]^v, tupleMul)
 			hashes[i] = hi ^ lo
 		}
 	}
-	switch g.k {
-	case 2:
-		probeWords(g, gids, hashes, 2)
-	case 3:
-		probeWords(g, gids, hashes, 3)
-	default:
-		probeWords(g, gids, hashes, 4)
-	}
+	probeWords(g, gids, hashes, g.k)
 	return nil
 }
 
@@ -195,9 +207,8 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 // rows are looked up.
 const wordsProbeChunk = 512
 
-// probeWords finds or adds the tuple of every row (k words, a constant
-// per instantiation so that the comparison unrolls), a chunk of rows at a
-// time in two passes. The first looks every row up at its home slot only
+// probeWords finds or adds the tuple of every row (its k stored words,
+// aggregate_words_layout.go), a chunk of rows at a time in two passes. The first looks every row up at its home slot only
 // and does not write the table, so that the loads of successive rows do
 // not wait on one another and their cache misses overlap: in a steady
 // stream most rows find their group there. The second takes the chunk's
@@ -205,7 +216,7 @@ const wordsProbeChunk = 512
 // probe, which adds groups; ids are thus given in order of first
 // appearance, as one sequential pass would give them.
 func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
-	cols := g.cols[:k]
+	cols := g.pcols[:k]
 	for lo := 0; lo < len(hashes); lo += wordsProbeChunk {
 		hi := min(lo+wordsProbeChunk, len(hashes))
 		slots, mask, tuples := g.slots, g.mask, g.tuples
@@ -322,7 +333,8 @@ func (g *wordsGrouper) finish() []int64 {
 }
 
 func (g *wordsGrouper) heapBytes() int64 {
-	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes) + sliceBytes(g.nullw)
+	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes) + sliceBytes(g.nullw) +
+		sliceBytes(g.full) + sliceBytes(g.ids)
 }
 
 func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, error) {
@@ -340,8 +352,8 @@ func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, er
 // keys of every group it changes and of every group it evicts).
 func (g *wordsGrouper) keysOf(mem memory.Allocator, gids []int32) (out []arrow.Array, err error) {
 	n := len(gids)
-	k := g.k
-	tuples := g.tuples
+	k := g.nw
+	tuples, gids := g.fullTuples(gids)
 	g.nullw = grow(g.nullw, n)
 	nullw := g.nullw[:n]
 	var anyNull uint64

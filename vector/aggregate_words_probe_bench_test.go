@@ -59,9 +59,8 @@ func BenchmarkWindowKeyProbeLive(b *testing.B) {
 			}
 			if e%4 == 3 { // keep the last two windows' groups
 				var live []int32
-				k := g.k
 				for gid := range g.numGroups() {
-					if int64(g.tuples[gid*k]) >= int64(e-1)*10_000_000 {
+					if int64(g.word(gid, 0)) >= int64(e-1)*10_000_000 {
 						live = append(live, int32(gid))
 					}
 				}

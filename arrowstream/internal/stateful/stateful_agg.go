@@ -366,19 +366,22 @@ func (s *statefulAggregate) logChanged(changed arrow.Record) error {
 	l.partOf = growTo(l.partOf, groups)
 	// The groups whose store key or partition is not kept yet: their
 	// keys are encoded (once, from the live groups) and kept.
-	var missing []int32 // by position in dirty
+	sc := &l.logged
+	missing := sc.missing[:0] // by position in dirty
 	for i, g := range l.dirty {
 		if _, _, ok := l.storedKey(g); !ok {
 			missing = append(missing, int32(i))
 		}
 	}
+	sc.missing = missing
 	// pos: by dirty position, its row in the encode (-1: kept).
 	var pos []int32
 	if len(missing) > 0 {
-		gids := make([]int32, len(missing))
-		for j, i := range missing {
-			gids[j] = l.dirty[i]
+		gids := sc.gids[:0]
+		for _, i := range missing {
+			gids = append(gids, l.dirty[i])
 		}
+		sc.gids = gids
 		keys, err := l.agg.Keys(gids)
 		if err != nil {
 			return err
@@ -392,7 +395,8 @@ func (s *statefulAggregate) logChanged(changed arrow.Record) error {
 			return err
 		}
 		l.keys.reserve(groups, s.keyCodec.encodedBytes())
-		pos = make([]int32, len(l.dirty))
+		pos = growTo(sc.pos[:0], len(l.dirty))
+		sc.pos = pos
 		for i := range pos {
 			pos[i] = -1
 		}

@@ -52,6 +52,21 @@ type aggLive struct {
 	// panes is evictPanes' scratch, kept between evicting epochs for its
 	// capacity only (stateful_agg_panes.go).
 	panes paneScratch
+	// logged is logChanged's scratch, kept for its capacity only: an
+	// epoch of a windowed aggregation has tens of thousands of changed
+	// groups, whose lists grew from empty every epoch.
+	logged logScratch
+}
+
+// logScratch: by position in dirty, the groups whose store key is not
+// kept (missing), their ids (gids), and each dirty group's row in the
+// key encode or -1 (pos).
+type logScratch struct {
+	missing, gids, pos []int32
+}
+
+func (s *logScratch) bytes() int64 {
+	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos)) * 4
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
@@ -218,7 +233,7 @@ func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
 		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
-		l.panes.bytes()
+		l.panes.bytes() + l.logged.bytes()
 }
 
 // changedState returns the partial state of the groups the epoch
