@@ -1,7 +1,6 @@
 package stateful
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 
@@ -11,13 +10,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// ipcStreamEncoder writes records of one schema, each as a whole Arrow IPC
-// stream: the very bytes writeJoinRecord (a fresh ipc.Writer) writes, the
-// schema message, the record batch message and the end marker. A fresh
-// writer builds the schema's flatbuffer for every stream, which was most of
-// the cost of logging a join partition's few new rows each epoch; here the
-// schema message is built once and kept as bytes, and one started writer
-// encodes the record batch messages.
+// ipcStreamEncoder writes records of one schema, each as a join batch
+// entry: the very bytes writeJoinRecord writes (the magic, then the IPC
+// stream's record batch message and end marker; the schema message is left
+// out, stateful_join_ipc.go). writeJoinRecord starts a fresh ipc.Writer for
+// every entry, which builds the schema's flatbuffer message only to skip
+// it: most of the cost of logging a join partition's few new rows each
+// epoch. Here one writer, started once, encodes the record batch messages.
 //
 // A record whose schema is not the encoder's (by pointer), or a schema with
 // a dictionary-encoded column (a started writer would leave out
@@ -27,11 +26,10 @@ import (
 type ipcStreamEncoder struct {
 	mem    memory.Allocator
 	schema *arrow.Schema
-	// header is the schema message of the stream; nil: every record goes
-	// through writeJoinRecord.
-	header []byte
 	out    retargetWriter
-	w      *ipc.Writer
+	// w is the started writer; nil: every record goes through
+	// writeJoinRecord.
+	w *ipc.Writer
 }
 
 // ipcEOS is the IPC stream's end marker: a continuation token and a
@@ -49,18 +47,8 @@ func newIPCStreamEncoder(mem memory.Allocator, schema *arrow.Schema) (*ipcStream
 	if schemaHasDictionary(schema) {
 		return e, nil
 	}
-	// The schema message: a stream with no record is it and the end
-	// marker.
-	var head bytes.Buffer
-	if err := ipc.NewWriter(&head, ipc.WithSchema(schema), ipc.WithAllocator(mem)).Close(); err != nil {
-		return nil, fmt.Errorf("arrow IPC schema message: %w", err)
-	}
-	raw := head.Bytes()
-	if len(raw) < len(ipcEOS) || !bytes.Equal(raw[len(raw)-len(ipcEOS):], ipcEOS[:]) {
-		return e, nil // not the layout expected: the plain path
-	}
-	// Start a writer on an empty record written nowhere: its later
-	// writes are record batch messages only.
+	// Start a writer on an empty record written nowhere (the schema
+	// message with it): its later writes are record batch messages only.
 	e.out.w = io.Discard
 	w := ipc.NewWriter(&e.out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	b := array.NewRecordBuilder(mem, schema)
@@ -71,17 +59,16 @@ func newIPCStreamEncoder(mem memory.Allocator, schema *arrow.Schema) (*ipcStream
 	if err != nil {
 		return nil, fmt.Errorf("arrow IPC writer: %w", err)
 	}
-	e.header = bytes.Clone(raw[:len(raw)-len(ipcEOS)])
 	e.w = w
 	return e, nil
 }
 
-// write writes rec to dst as a whole IPC stream.
+// write writes rec to dst as a join batch entry.
 func (e *ipcStreamEncoder) write(dst io.Writer, rec arrow.Record) error {
-	if e.header == nil || rec.Schema() != e.schema {
+	if e.w == nil || rec.Schema() != e.schema {
 		return writeJoinRecord(e.mem, dst, rec)
 	}
-	if _, err := dst.Write(e.header); err != nil {
+	if _, err := dst.Write(joinBatchMagic[:]); err != nil {
 		return err
 	}
 	e.out.w = dst

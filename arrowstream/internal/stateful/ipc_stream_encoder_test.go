@@ -94,7 +94,7 @@ func TestIPCStreamEncoderMatchesWriter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if enc.header == nil {
+		if enc.w == nil {
 			t.Fatalf("schema %d: the encoder took the plain path", si)
 		}
 		for i := 0; i < 40; i++ {
@@ -116,7 +116,7 @@ func TestIPCStreamEncoderMatchesWriter(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Fatalf("schema %d record %d (%d rows): encoder wrote %d bytes, ipc.Writer %d, and they differ", si, i, rec.NumRows(), got.Len(), want.Len())
 			}
-			js := &statefulJoin{keep: mem}
+			js := &statefulJoin{mem: mem, keep: mem}
 			back, err := js.decodeJoinBatch(got.Bytes(), schema)
 			if err != nil {
 				t.Fatalf("schema %d record %d: %v", si, i, err)
@@ -143,7 +143,7 @@ func TestIPCStreamEncoderPlainPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if enc.header != nil {
+		if enc.w != nil {
 			t.Errorf("%v: a dictionary column must take the plain path", s)
 		}
 	}
@@ -196,7 +196,7 @@ func TestIPCStreamEncoderPlainPaths(t *testing.T) {
 
 // TestIPCStreamEncoderBuildsSchemaOnce checks the point of the encoder: a
 // record written through it allocates less than through a fresh writer,
-// which builds the schema's message each time.
+// which builds the schema's message each time (to leave it out).
 func TestIPCStreamEncoderBuildsSchemaOnce(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	schema := encoderSchemas()[2]
