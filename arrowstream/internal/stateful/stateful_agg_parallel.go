@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -61,27 +62,49 @@ func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []
 }
 
 // runEachPartition runs work for every partition p < n for which active(p)
-// holds, as runPartitions does.
+// holds, as runPartitions does. The active partitions are listed first
+// (active is never called while work runs); then at most GOMAXPROCS workers,
+// the calling goroutine one of them, take the next partition in turn. A
+// goroutine per partition, most of them parked on a semaphore, made an epoch
+// of 200 partitions with a few rows each pay 200 goroutine starts, parks
+// and wake-ups: a large share of a small epoch's CPU.
 func runEachPartition(opID, n int, active func(p int) bool, work func(p int) error) []error {
 	errs := make([]error, n)
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	parts := make([]int32, 0, n)
 	for p := 0; p < n; p++ {
-		if !active(p) {
-			continue
+		if active(p) {
+			parts = append(parts, int32(p))
 		}
+	}
+	runOne := func(p int) {
+		defer func() {
+			if r := recover(); r != nil {
+				errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, opID, r, debug.Stack())
+			}
+		}()
+		errs[p] = work(p)
+	}
+	var next atomic.Int64
+	drain := func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= int64(len(parts)) {
+				return
+			}
+			runOne(int(parts[i]))
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
-		go func(p int) {
+		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, opID, r, debug.Stack())
-				}
-			}()
-			errs[p] = work(p)
-		}(p)
+			drain()
+		}()
+	}
+	if workers > 0 {
+		drain()
 	}
 	wg.Wait()
 	return errs

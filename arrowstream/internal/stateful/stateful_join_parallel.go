@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
@@ -27,6 +28,23 @@ type joinPart struct {
 	// ipcScratch is the space the partition's batches are encoded into
 	// for a changelog (which copies them).
 	ipcScratch []byte
+	// enc encodes each side's batches as IPC streams (the schema message
+	// built once, not per batch); made at the side's first batch.
+	enc [2]*ipcStreamEncoder
+}
+
+// encoder returns the partition's stream encoder of side tag for schema,
+// made (again) when the side has none for that schema.
+func (jp *joinPart) encoder(mem memory.Allocator, tag byte, schema *arrow.Schema) (*ipcStreamEncoder, error) {
+	if e := jp.enc[tag]; e != nil && e.schema == schema {
+		return e, nil
+	}
+	e, err := newIPCStreamEncoder(mem, schema)
+	if err != nil {
+		return nil, err
+	}
+	jp.enc[tag] = e
+	return e, nil
 }
 
 func (jp *joinPart) release() {

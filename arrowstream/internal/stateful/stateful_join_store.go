@@ -63,6 +63,11 @@ func encodeJoinRecord(mem memory.Allocator, rec arrow.Record, scratch *[]byte) (
 // encodeJoinRecordMax is encodeJoinRecord keeping a scratch space of up
 // to keep bytes.
 func encodeJoinRecordMax(mem memory.Allocator, rec arrow.Record, scratch *[]byte, keep int) ([]byte, error) {
+	return encodeJoinRecordWith(&ipcStreamEncoder{mem: mem}, rec, scratch, keep)
+}
+
+// encodeJoinRecordWith is encodeJoinRecordMax writing through enc.
+func encodeJoinRecordWith(enc *ipcStreamEncoder, rec arrow.Record, scratch *[]byte, keep int) ([]byte, error) {
 	size := joinIPCSize(rec)
 	var space []byte
 	if scratch != nil && cap(*scratch) >= size {
@@ -78,7 +83,7 @@ func encodeJoinRecordMax(mem memory.Allocator, rec arrow.Record, scratch *[]byte
 			*scratch = buf.Bytes()[:0]
 		}
 	}()
-	if err := writeJoinRecord(mem, buf, rec); err != nil {
+	if err := enc.write(buf, rec); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -154,22 +159,28 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 	}
 	streamer, _ := st.(checkpoint.ChangelogStreamer)
 	for _, c := range live.changed() {
-		if c.rec != nil && s.log && streamer != nil {
-			// Encoded straight into the changelog: no copy of the rows
-			// made first in a buffer of ours.
-			err := streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), joinIPCSize(c.rec), func(w io.Writer) error {
-				return writeJoinRecord(s.mem, w, c.rec)
-			})
+		if c.rec != nil {
+			enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
 			if err != nil {
 				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 			}
-		} else if c.rec != nil {
-			raw, err := s.encodeJoinBatch(c.rec, scratch)
-			if err != nil {
-				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
-			}
-			if err := putState(st, s.log, joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
-				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
+			if s.log && streamer != nil {
+				// Encoded straight into the changelog: no copy of the
+				// rows made first in a buffer of ours.
+				err = streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), joinIPCSize(c.rec), func(w io.Writer) error {
+					return enc.write(w, c.rec)
+				})
+				if err != nil {
+					return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+				}
+			} else {
+				raw, err := encodeJoinRecordWith(enc, c.rec, scratch, joinScratchMax)
+				if err != nil {
+					return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+				}
+				if err := putState(st, s.log, joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
+					return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
+				}
 			}
 		}
 		if c.meta != nil {

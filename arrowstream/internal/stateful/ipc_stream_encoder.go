@@ -1,0 +1,109 @@
+package stateful
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// ipcStreamEncoder writes records of one schema, each as a join batch
+// entry: the very bytes writeJoinRecord writes (the magic, then the IPC
+// stream's record batch message and end marker; the schema message is left
+// out, stateful_join_ipc.go). writeJoinRecord starts a fresh ipc.Writer for
+// every entry, which builds the schema's flatbuffer message only to skip
+// it: most of the cost of logging a join partition's few new rows each
+// epoch. Here one writer, started once, encodes the record batch messages.
+//
+// A record whose schema is not the encoder's (by pointer), or a schema with
+// a dictionary-encoded column (a started writer would leave out
+// dictionaries it already wrote), goes through writeJoinRecord. An encoder
+// is used by one goroutine at a time. It holds no Arrow buffers: nothing to
+// release.
+type ipcStreamEncoder struct {
+	mem    memory.Allocator
+	schema *arrow.Schema
+	out    retargetWriter
+	// w is the started writer; nil: every record goes through
+	// writeJoinRecord.
+	w *ipc.Writer
+}
+
+// ipcEOS is the IPC stream's end marker: a continuation token and a
+// zero-length message.
+var ipcEOS = [8]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// retargetWriter passes writes on to the writer set for the current record.
+type retargetWriter struct{ w io.Writer }
+
+func (r *retargetWriter) Write(p []byte) (int, error) { return r.w.Write(p) }
+
+// newIPCStreamEncoder makes an encoder for schema.
+func newIPCStreamEncoder(mem memory.Allocator, schema *arrow.Schema) (*ipcStreamEncoder, error) {
+	e := &ipcStreamEncoder{mem: mem, schema: schema}
+	if schemaHasDictionary(schema) {
+		return e, nil
+	}
+	// Start a writer on an empty record written nowhere (the schema
+	// message with it): its later writes are record batch messages only.
+	e.out.w = io.Discard
+	w := ipc.NewWriter(&e.out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	b := array.NewRecordBuilder(mem, schema)
+	empty := b.NewRecord()
+	b.Release()
+	err := w.Write(empty)
+	empty.Release()
+	if err != nil {
+		return nil, fmt.Errorf("arrow IPC writer: %w", err)
+	}
+	e.w = w
+	return e, nil
+}
+
+// write writes rec to dst as a join batch entry.
+func (e *ipcStreamEncoder) write(dst io.Writer, rec arrow.Record) error {
+	if e.w == nil || rec.Schema() != e.schema {
+		return writeJoinRecord(e.mem, dst, rec)
+	}
+	if _, err := dst.Write(joinBatchMagic[:]); err != nil {
+		return err
+	}
+	e.out.w = dst
+	err := e.w.Write(rec)
+	e.out.w = io.Discard
+	if err != nil {
+		return err
+	}
+	_, err = dst.Write(ipcEOS[:])
+	return err
+}
+
+// schemaHasDictionary reports whether a column of schema, or a field
+// nested in one, is dictionary-encoded.
+func schemaHasDictionary(schema *arrow.Schema) bool {
+	for _, f := range schema.Fields() {
+		if typeHasDictionary(f.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+func typeHasDictionary(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.DictionaryType:
+		return true
+	case arrow.ExtensionType:
+		return typeHasDictionary(t.StorageType())
+	case arrow.NestedType:
+		for _, f := range t.Fields() {
+			if typeHasDictionary(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
