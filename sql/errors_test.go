@@ -57,7 +57,7 @@ var syntaxErrors = []struct{ in, err string }{
 	{"SELECT a FROM t WHERE a = 1 b", "syntax error at 1:29: expected ';' or end of input after the statement, found 'b'"},
 	{"SELECT 1 INTERSECT", "syntax error at 1:19: expected SELECT or '(' after INTERSECT, found end of input"},
 	{"SELECT 1 FROM t MINUS", "syntax error at 1:22: expected SELECT or '(' after MINUS, found end of input"},
-	{"SELECT 1 LIMIT 1 UNION SELECT 2", "syntax error at 1:18: expected end of query after ORDER BY or LIMIT, found 'UNION' (put the query before UNION in parentheses)"},
+	{"SELECT 1 LIMIT 1 UNION SELECT 2", "syntax error at 1:18: expected end of query after ORDER BY, LIMIT or OFFSET, found 'UNION' (put the query before UNION in parentheses)"},
 	{"SELECT 1 UNION", "syntax error at 1:15: expected SELECT or '(' after UNION, found end of input"},
 	{"WITH a AS SELECT 1", "syntax error at 1:11: expected AS and '(' before the query of common table expression 'a', found 'SELECT'"},
 	{"WITH a AS (SELECT 1)", "syntax error at 1:21: expected ',' or a query after the common table expressions, found end of input"},

@@ -5,7 +5,7 @@ func startsQuery(t *token) bool {
 	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH" || t.kw == "VALUES")
 }
 
-// parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n]. A query
+// parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n] [OFFSET m]. A query
 // that is only a parenthesized query is returned as that inner query, so
 // redundant parentheses leave no trace in the tree.
 func (p *parser) parseQuery() *Query {
@@ -29,10 +29,14 @@ func (p *parser) parseQuery() *Query {
 	if p.acceptKw("LIMIT") && !p.acceptKw("ALL") { // LIMIT ALL: no limit
 		q.Limit = p.parseExprWhat("an expression after LIMIT")
 	}
-	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
-		p.failAt(t.pos, "expected end of query after ORDER BY or LIMIT, found %s (put the query before %s in parentheses)", describe(*t), t.kw)
+	// Spark's grammar: [LIMIT n] [OFFSET m], in that order only.
+	if p.acceptKw("OFFSET") {
+		q.Offset = p.parseExprWhat("an expression after OFFSET")
 	}
-	if q.With == nil && q.OrderBy == nil && q.Limit == nil {
+	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
+		p.failAt(t.pos, "expected end of query after ORDER BY, LIMIT or OFFSET, found %s (put the query before %s in parentheses)", describe(*t), t.kw)
+	}
+	if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
 		if inner, ok := q.Body.(*Query); ok {
 			return inner
 		}
@@ -135,7 +139,7 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 		}
 		q := p.parseQuery()
 		p.closeParen(open)
-		if q.With == nil && q.OrderBy == nil && q.Limit == nil {
+		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
 			return q.Body
 		}
 		return q
@@ -151,7 +155,7 @@ func selectFollows(t *token) bool {
 		return true
 	case tWord:
 		switch t.kw {
-		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS", "QUALIFY", "WINDOW":
+		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION", "INTERSECT", "EXCEPT", "MINUS", "QUALIFY", "WINDOW":
 			return true
 		}
 	}

@@ -97,6 +97,9 @@ var queries = []struct{ in, out string }{
 	{"SELECT a FROM t LIMIT 0", "SELECT a FROM t LIMIT 0"},
 	{"SELECT a FROM t limit 3", "SELECT a FROM t LIMIT 3"},
 	{"SELECT a limit 3", "SELECT a LIMIT 3"},
+	{"SELECT a FROM t ORDER BY a LIMIT 2 offset 1", "SELECT a FROM t ORDER BY a LIMIT 2 OFFSET 1"},
+	{"SELECT a FROM t offset 4", "SELECT a FROM t OFFSET 4"},
+	{"SELECT * FROM t WHERE a IN (SELECT b FROM u OFFSET 1)", "SELECT * FROM t WHERE a IN (SELECT b FROM u OFFSET 1)"},
 	// Unions.
 	{"SELECT value FROM STREAM input UNION ALL SELECT value + 1 AS value FROM STREAM input",
 		"SELECT value FROM STREAM input UNION ALL SELECT value + 1 AS value FROM STREAM input"},
