@@ -122,6 +122,8 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 	switch {
 	case t.kind == tWord && t.kw == "SELECT":
 		return p.parseSelect()
+	case t.kind == tWord && t.kw == "FROM":
+		return p.parseFromFirst()
 	case t.kind == tWord && t.kw == "VALUES":
 		v := p.parseValues()
 		if !p.isKw("AS") && !isAliasName(p.peek()) {
@@ -164,7 +166,27 @@ func selectFollows(t *token) bool {
 
 // fromFollows reports whether t may follow a FROM clause.
 func fromFollows(t *token) bool {
-	return t.kind != tComma && (selectFollows(t) && !(t.kind == tWord && t.kw == "FROM"))
+	// SELECT follows the FROM clause of the FROM-first form.
+	return t.kind != tComma && (selectFollows(t) && !(t.kind == tWord && t.kw == "FROM") || t.kind == tWord && t.kw == "SELECT")
+}
+
+// parseFromFirst parses Spark's (Hive's) FROM-first form, FROM items
+// SELECT ... [WHERE ...] [GROUP BY ...] [HAVING ...], as the same SELECT
+// written the usual way. Spark unions several SELECT bodies after one FROM
+// (a multi-insert form); only one is taken here, so a second is a syntax
+// error rather than a guess.
+func (p *parser) parseFromFirst() *Select {
+	p.next() // FROM
+	from := p.parseFrom()
+	if !p.isKw("SELECT") {
+		p.unexpected("SELECT after the FROM clause")
+	}
+	s := p.parseSelect()
+	if s.From != nil {
+		p.failAt(s.Pos, "a SELECT after a FROM clause cannot have its own FROM")
+	}
+	s.From = from
+	return s
 }
 
 // parseSelect parses SELECT [DISTINCT | ALL] items [FROM ...] [WHERE ...]

@@ -99,6 +99,8 @@ var queries = []struct{ in, out string }{
 	{"SELECT a limit 3", "SELECT a LIMIT 3"},
 	{"SELECT a FROM t ORDER BY a LIMIT 2 offset 1", "SELECT a FROM t ORDER BY a LIMIT 2 OFFSET 1"},
 	{"SELECT a FROM t offset 4", "SELECT a FROM t OFFSET 4"},
+	{"FROM (SELECT a FROM t WHERE a = 1) s SELECT * WHERE a > 0 ORDER BY a", "SELECT * FROM (SELECT a FROM t WHERE a = 1) AS s WHERE a > 0 ORDER BY a"},
+	{"FROM t, u SELECT t.a, count(*) GROUP BY t.a", "SELECT t.a, count(*) FROM t, u GROUP BY t.a"},
 	{"SELECT * FROM t WHERE a IN (SELECT b FROM u OFFSET 1)", "SELECT * FROM t WHERE a IN (SELECT b FROM u OFFSET 1)"},
 	// Unions.
 	{"SELECT value FROM STREAM input UNION ALL SELECT value + 1 AS value FROM STREAM input",
