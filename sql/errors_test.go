@@ -17,7 +17,8 @@ var syntaxErrors = []struct{ in, err string }{
 	{"SELECT FROM t", "syntax error at 1:8: expected a select item, found 'FROM'"},
 	{"SELECT", "syntax error at 1:7: expected a select item, found end of input"},
 	{"SELECT a AS FROM t", "syntax error at 1:13: expected an alias after AS, found 'FROM'"},
-	{"SELECT (a, b) FROM t", "syntax error at 1:10: row values (a, b, ...) are not supported; use struct(a, b, ...)"},
+	{"SELECT (a AS x) FROM t", "syntax error at 1:15: expected ',' in the row value (a, b, ...), found ')'"},
+	{"SELECT (a, b AS) FROM t", "syntax error at 1:14: expected ')' to close '(' at 1:8, found 'AS'"},
 	// FROM.
 	{"SELECT a FROM", "syntax error at 1:14: expected a table, STREAM or subquery after FROM, found end of input"},
 	{"SELECT a FROM t WHER a = 1", "syntax error at 1:17: expected a join, ',', WHERE, GROUP BY, HAVING, ORDER BY, LIMIT or UNION after FROM item, found 'WHER'"},
