@@ -418,21 +418,29 @@ func projectSubqueries(node *Node, exprs []NamedExpr) error {
 }
 
 // aggregateSubqueries joins the subqueries in aggregate arguments (such as
-// FILTER (WHERE x IN (SELECT ...))) to the aggregate's input, rewriting
-// aggs in place.
-func aggregateSubqueries(input Node, aggs []AggregateExpr) (Node, error) {
+// FILTER (WHERE x IN (SELECT ...))) and in grouping keys (GROUP BY EXISTS
+// (SELECT ...)) to the aggregate's input, rewriting aggs in place; it
+// returns the keys over the joined input (a copy when any changed).
+func aggregateSubqueries(input Node, keys []NamedExpr, aggs []AggregateExpr) (Node, []NamedExpr, error) {
 	var es []Expr
+	for _, k := range keys {
+		es = append(es, k.Expr)
+	}
 	for _, a := range aggs {
 		es = append(es, a.Args...)
 	}
 	if !anySubquery(es) {
-		return input, nil
+		return input, keys, nil
 	}
 	n, out, err := planSubqueries(input, es)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	k := 0
+	newKeys := make([]NamedExpr, len(keys))
+	for i, k := range keys {
+		newKeys[i] = NamedExpr{Name: k.Name, Expr: out[i]}
+	}
+	k := len(keys)
 	for i := range aggs {
 		args := make([]Expr, len(aggs[i].Args))
 		for j := range args {
@@ -441,5 +449,5 @@ func aggregateSubqueries(input Node, aggs []AggregateExpr) (Node, error) {
 		}
 		aggs[i].Args = args
 	}
-	return n, nil
+	return n, newKeys, nil
 }

@@ -524,6 +524,14 @@ func (p *parser) parseCall(name *token) Expr {
 				if !p.accept(tComma) {
 					break
 				}
+			} else if p.peek().kind == tLParen && p.peekAt(1).kind == tStar && p.peekAt(2).kind == tRParen && (p.peekAt(3).kind == tRParen || p.peekAt(3).kind == tComma) {
+				// count(DISTINCT (*)): Spark parses (*) as a parenthesized star.
+				p.next()
+				fc.Args = append(fc.Args, &Star{Pos: p.next().pos})
+				p.next()
+				if !p.accept(tComma) {
+					break
+				}
 			}
 		} else if p.isKw("ALL") && startsExpr(p.peekAt(1), p.peekAt(2)) {
 			p.next()

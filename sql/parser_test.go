@@ -99,6 +99,7 @@ var queries = []struct{ in, out string }{
 	{"SELECT a limit 3", "SELECT a LIMIT 3"},
 	{"SELECT a FROM t ORDER BY a LIMIT 2 offset 1", "SELECT a FROM t ORDER BY a LIMIT 2 OFFSET 1"},
 	{"SELECT a FROM t offset 4", "SELECT a FROM t OFFSET 4"},
+	{"SELECT count(DISTINCT ( * )) FROM t", "SELECT count(DISTINCT *) FROM t"},
 	{"SELECT (a, b + 1) FROM t WHERE (a, b) IN (SELECT x, y FROM u)", "SELECT struct(a, b + 1) FROM t WHERE struct(a, b) IN (SELECT x, y FROM u)"},
 	{"SELECT * FROM t WHERE (a AS p, b AS q) NOT IN ((1, 2), (3, 4))", "SELECT * FROM t WHERE struct(a AS p, b AS q) NOT IN (struct(1, 2), struct(3, 4))"},
 	{"FROM (SELECT a FROM t WHERE a = 1) s SELECT * WHERE a > 0 ORDER BY a", "SELECT * FROM (SELECT a FROM t WHERE a = 1) AS s WHERE a > 0 ORDER BY a"},
