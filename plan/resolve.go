@@ -285,6 +285,9 @@ func (r *resolver) binaryOf(x *sql.BinaryExpr, l, rr Expr) (Expr, error) {
 		return e, err
 	}
 	if op, ok := comparisonOps[x.Op]; ok {
+		if r.legacy() {
+			l, rr = legacyBooleanEquality(op, l, rr)
+		}
 		l, rr = coerceComparison(l, rr)
 		return r.typedCall(x.Pos, op, l, rr)
 	}
