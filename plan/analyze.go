@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -293,30 +294,44 @@ func (a *analyzer) query(q *sql.Query) (*scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	if q.Limit != nil {
-		n, err := limitValue(q.Limit)
-		if err != nil {
-			return nil, err
+	if q.Limit != nil || q.Offset != nil {
+		// Spark's Offset alone keeps every row after the skipped ones.
+		l := &Limit{Input: sc.node, N: math.MaxInt64}
+		if q.Limit != nil {
+			if l.N, err = limitValue(q.Limit, "limit"); err != nil {
+				return nil, err
+			}
 		}
-		sc = &scope{node: &Limit{Input: sc.node, N: n}, cols: sc.cols}
+		if q.Offset != nil {
+			if l.Offset, err = limitValue(q.Offset, "offset"); err != nil {
+				return nil, err
+			}
+		}
+		if l.N != math.MaxInt64 || l.Offset > 0 { // OFFSET 0 alone is no operator
+			sc = &scope{node: l, cols: sc.cols}
+		}
 	}
 	return sc, nil
 }
 
-// limitValue evaluates a LIMIT expression: a constant non-negative
-// integer.
-func limitValue(e sql.Expr) (int64, error) {
-	r := &resolver{sc: &scope{node: &Values{schema: emptySchema}}, clause: "LIMIT"}
+// limitValue evaluates a LIMIT or OFFSET expression (what names which): a
+// constant non-negative integer, with Spark's INVALID_LIMIT_LIKE_EXPRESSION
+// messages.
+func limitValue(e sql.Expr, what string) (int64, error) {
+	r := &resolver{sc: &scope{node: &Values{schema: emptySchema}}, clause: strings.ToUpper(what)}
 	x, err := r.expr(e)
 	if err != nil {
-		return 0, errorAt(e.Position(), ErrType, "The limit expression must be an integer constant, but got %s.", sql.Format(e))
+		return 0, errorAt(e.Position(), ErrType, "The %s expression must be an integer constant, but got %s.", what, sql.Format(e))
 	}
-	if !isConstant(x) || !vector.IsIntegral(x.DataType()) {
-		return 0, errorAt(e.Position(), ErrType, "The limit expression must be an integer constant, but got %s.", sql.Format(e))
+	if !isConstant(x) {
+		return 0, errorAt(e.Position(), ErrType, "The %s expression must evaluate to a constant value, but got %s.", what, sql.Format(e))
+	}
+	if !vector.IsIntegral(x.DataType()) {
+		return 0, errorAt(e.Position(), ErrType, "The %s expression must be an integer constant, but got %s.", what, sql.Format(e))
 	}
 	l, err := foldConstant(x)
 	if err != nil {
-		return 0, errorAt(e.Position(), ErrType, "The limit expression %s is invalid: %v.", sql.Format(e), err)
+		return 0, errorAt(e.Position(), ErrType, "The %s expression %s is invalid: %v.", what, sql.Format(e), err)
 	}
 	var n int64
 	switch v := l.Value.(type) {
@@ -325,10 +340,10 @@ func limitValue(e sql.Expr) (int64, error) {
 	case int64:
 		n = v
 	default:
-		return 0, errorAt(e.Position(), ErrType, "The limit expression must not be null.")
+		return 0, errorAt(e.Position(), ErrType, "The %s expression must not be null.", what)
 	}
 	if n < 0 {
-		return 0, errorAt(e.Position(), ErrType, "The limit expression must be equal to or greater than 0, but got %d.", n)
+		return 0, errorAt(e.Position(), ErrType, "The %s expression must be equal to or greater than 0, but got %d.", what, n)
 	}
 	return n, nil
 }

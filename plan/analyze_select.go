@@ -496,7 +496,11 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 		aggs[i] = *a
 		aggs[i].Name = uniqueName(a.Name, used)
 	}
-	aggIn, err := aggregateSubqueries(cur.node, aggs)
+	var aggKeys []NamedExpr
+	if gs == nil { // grouping sets keep their keys' subqueries unplanned (refused when built)
+		aggKeys = keys
+	}
+	aggIn, aggKeys, err := aggregateSubqueries(cur.node, aggKeys, aggs)
 	if err != nil {
 		return nil, err
 	}
@@ -504,7 +508,7 @@ func aggregateBlock(cur *scope, s selectSpec, items []outItem, special map[sql.E
 	if gs != nil {
 		agg, err = groupingSetsAggregate(aggIn, gs, aggs)
 	} else {
-		agg, err = NewAggregate(aggIn, keys, aggs)
+		agg, err = NewAggregate(aggIn, aggKeys, aggs)
 	}
 	if err != nil {
 		return nil, errorAt(s.pos, ErrType, "%v", err)

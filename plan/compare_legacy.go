@@ -72,3 +72,23 @@ func inferTypeOpaque(e Expr) (arrow.DataType, error) {
 	}
 	return ev.DataType(), nil
 }
+
+// legacyBooleanEquality is Spark 3's BooleanEquality coercion (ANSI off):
+// a boolean compared for equality (=, <=>, and <>, which Spark parses as
+// NOT =) with a number is cast to the number's type, so true = 1 and
+// false = 0 hold and true = 2 does not (Spark's shortcuts for the literals
+// 1 and 0 give the same answers). With ANSI on the comparison is a type
+// error, as in Spark's AnsiTypeCoercion.
+func legacyBooleanEquality(op string, l, r Expr) (Expr, Expr) {
+	if op != "=" && op != "<=>" && op != "<>" {
+		return l, r
+	}
+	lt, rt := vector.Unwrap(l.DataType()), vector.Unwrap(r.DataType())
+	switch {
+	case lt.ID() == arrow.BOOL && vector.IsNumeric(rt):
+		return castTo(l, rt), r
+	case rt.ID() == arrow.BOOL && vector.IsNumeric(lt):
+		return l, castTo(r, lt)
+	}
+	return l, r
+}

@@ -27,7 +27,7 @@ func cteNames(q *sql.Query, outer []string, startOfQuery bool) error {
 	if len(q.With) == 0 {
 		// A parenthesized query with nothing around it is the same plan
 		// as the query inside; anything else is an operator around it.
-		if inner, ok := q.Body.(*sql.Query); ok && len(q.OrderBy) == 0 && q.Limit == nil {
+		if inner, ok := q.Body.(*sql.Query); ok && len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil {
 			return cteNames(inner, outer, startOfQuery)
 		}
 		return cteOther(q, outer)
@@ -46,7 +46,7 @@ func cteNames(q *sql.Query, outer []string, startOfQuery bool) error {
 		}
 		names = append(names, c.Name.Name)
 	}
-	rest := &sql.Query{Pos: q.Pos, Body: q.Body, OrderBy: q.OrderBy, Limit: q.Limit}
+	rest := &sql.Query{Pos: q.Pos, Body: q.Body, OrderBy: q.OrderBy, Limit: q.Limit, Offset: q.Offset}
 	return cteOther(rest, names)
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -129,6 +130,9 @@ func (n *Join) String() string {
 func (n *Union) String() string { return "Union" }
 
 func (n *Limit) String() string {
+	if n.N == math.MaxInt64 { // OFFSET without LIMIT
+		return fmt.Sprintf("Offset %d", n.Offset)
+	}
 	if n.Offset > 0 {
 		return fmt.Sprintf("Limit %d OFFSET %d", n.N, n.Offset)
 	}

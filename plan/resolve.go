@@ -260,6 +260,9 @@ func (r *resolver) binaryOf(x *sql.BinaryExpr, l, rr Expr) (Expr, error) {
 		return e, err
 	}
 	if op, ok := comparisonOps[x.Op]; ok {
+		if r.legacy() {
+			l, rr = legacyBooleanEquality(op, l, rr)
+		}
 		l, rr = coerceComparison(l, rr)
 		return r.typedCall(x.Pos, op, l, rr)
 	}
@@ -378,6 +381,9 @@ func (r *resolver) in(x *sql.In) (Expr, error) {
 			return r.inCall(x, lv, ll)
 		}
 	}
+	for i, it := range list {
+		list[i] = renameStructItem(v.DataType(), it)
+	}
 	// A string value against numbers (or the reverse) compares in the
 	// comparison type; otherwise vector widens numbers itself.
 	for _, it := range list {
@@ -392,6 +398,31 @@ func (r *resolver) in(x *sql.In) (Expr, error) {
 		}
 	}
 	return r.inCall(x, v, list)
+}
+
+// renameStructItem gives an IN list item built as a struct (a row value
+// (1, 2) or struct(...)) the field names of the value's struct type t when
+// their fields have the same types in the same order: Spark's In compares
+// structs by position (DataType.equalsStructurally), so (a, b) IN ((1,
+// 2.0)) compares a with 1 and b with 2.0 although the names differ.
+func renameStructItem(t arrow.DataType, it Expr) Expr {
+	st, ok := t.(*arrow.StructType)
+	c, isCall := it.(*Call)
+	if !ok || !isCall || c.Func != "named_struct" || len(c.Args) != 2*st.NumFields() {
+		return it
+	}
+	args := make([]Expr, len(c.Args))
+	for i, f := range st.Fields() {
+		if !arrow.TypeEqual(f.Type, c.Args[2*i+1].DataType()) {
+			return it
+		}
+		args[2*i], args[2*i+1] = &Literal{Value: f.Name, Type: vector.String}, c.Args[2*i+1]
+	}
+	out, err := newCall(sql.Pos{}, "named_struct", args...)
+	if err != nil {
+		return it
+	}
+	return out
 }
 
 func (r *resolver) inCall(x *sql.In, v Expr, list []Expr) (Expr, error) {

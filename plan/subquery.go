@@ -26,13 +26,14 @@ const (
 // columns. Plan is the analyzed subquery; its outerRefs index Outer, the
 // values of the enclosing query it is correlated with (expressions over
 // the clause's input, so that rewrites of the clause rewrite them too).
-// Lhs is the value of x IN (query).
+// Lhs is the values of x IN (query), one per column of the subquery (a
+// row value (a, b) IN (SELECT x, y ...) compares column by column).
 type subqueryExpr struct {
 	kind  subqueryKind
 	id    int
 	pos   sql.Pos
 	plan  Node
-	lhs   Expr // subIn only
+	lhs   []Expr // subIn only
 	outer []Expr
 }
 
@@ -51,13 +52,13 @@ func (s *subqueryExpr) Children() []Expr {
 	if s.lhs == nil {
 		return s.outer
 	}
-	return append([]Expr{s.lhs}, s.outer...)
+	return append(append([]Expr(nil), s.lhs...), s.outer...)
 }
 
 func (s *subqueryExpr) withChildren(kids []Expr) *subqueryExpr {
 	c := *s
 	if s.lhs != nil {
-		c.lhs, kids = kids[0], kids[1:]
+		c.lhs, kids = kids[:len(s.lhs):len(s.lhs)], kids[len(s.lhs):]
 	}
 	c.outer = kids
 	return &c
@@ -68,7 +69,14 @@ func (s *subqueryExpr) String() string {
 	case subExists:
 		return "exists(subquery)"
 	case subIn:
-		return fmt.Sprintf("(%s IN (listquery()))", s.lhs)
+		if len(s.lhs) == 1 {
+			return fmt.Sprintf("(%s IN (listquery()))", s.lhs[0])
+		}
+		parts := make([]string, len(s.lhs))
+		for i, e := range s.lhs {
+			parts[i] = fmt.Sprint(e)
+		}
+		return fmt.Sprintf("((%s) IN (listquery()))", strings.Join(parts, ", "))
 	}
 	return "scalarsubquery()"
 }
@@ -164,7 +172,9 @@ func (r *resolver) subquery(x *sql.Subquery) (Expr, error) {
 	return s, nil
 }
 
-// inSubquery resolves x [NOT] IN (query).
+// inSubquery resolves x [NOT] IN (query). As in Spark, x built as a
+// struct (a row value (a, b), struct(a, b) or named_struct) stands for its
+// fields, compared with the subquery's columns one by one.
 func (r *resolver) inSubquery(x *sql.In) (Expr, error) {
 	v, err := r.expr(x.X)
 	if err != nil {
@@ -174,14 +184,31 @@ func (r *resolver) inSubquery(x *sql.In) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := s.plan.Schema().NumFields(); n != 1 {
-		return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] Cannot resolve %s IN (subquery): the number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery (left: 1, right: %d).", sql.Format(x.X), n)
+	lhs := []Expr{v}
+	if c, ok := v.(*Call); ok && c.Func == "named_struct" && len(c.Args)%2 == 0 && len(c.Args) > 0 {
+		lhs = make([]Expr, 0, len(c.Args)/2)
+		for i := 1; i < len(c.Args); i += 2 {
+			lhs = append(lhs, c.Args[i])
+		}
 	}
-	rt := s.plan.Schema().Field(0).Type
-	if _, err := inEquality(x.Pos, v, &ColumnRef{Name: s.plan.Schema().Field(0).Name, Type: rt, Null: true}); err != nil {
-		return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_DATA_TYPE_MISMATCH] Cannot resolve %s IN (subquery) due to data type mismatch: the left side is %s and the subquery returns %s.", sql.Format(x.X), vector.TypeName(v.DataType()), vector.TypeName(rt))
+	rs := s.plan.Schema()
+	if n := rs.NumFields(); n != len(lhs) {
+		return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH] Cannot resolve %s IN (subquery): the number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery (left: %d, right: %d).", sql.Format(x.X), len(lhs), n)
 	}
-	s.lhs = v
+	var bad []string
+	for i, l := range lhs {
+		rt := rs.Field(i).Type
+		if _, err := inEquality(x.Pos, l, &ColumnRef{Name: rs.Field(i).Name, Type: rt, Null: true}); err != nil {
+			bad = append(bad, fmt.Sprintf("%s (%s) and %s (%s)", l, vector.TypeName(l.DataType()), vector.QuoteIdent(rs.Field(i).Name), vector.TypeName(rt)))
+		}
+	}
+	if len(bad) > 0 {
+		if len(lhs) == 1 {
+			return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_DATA_TYPE_MISMATCH] Cannot resolve %s IN (subquery) due to data type mismatch: the left side is %s and the subquery returns %s.", sql.Format(x.X), vector.TypeName(v.DataType()), vector.TypeName(rs.Field(0).Type))
+		}
+		return nil, errorAt(x.Pos, ErrType, "[DATATYPE_MISMATCH.IN_SUBQUERY_DATA_TYPE_MISMATCH] Cannot resolve %s IN (subquery) due to data type mismatch: the data type of one or more elements in the left hand side of an IN subquery is not compatible with the data type of the output of the subquery; mismatched columns: %s.", sql.Format(x.X), strings.Join(bad, ", "))
+	}
+	s.lhs = lhs
 	if x.Not {
 		return newCall(x.Pos, "not", s)
 	}

@@ -95,11 +95,15 @@ func keepColumns(n Node, k int) (Node, error) {
 }
 
 // semiJoin plans a filter conjunct [NOT] EXISTS (correlated) or x IN
-// (query) as a semi (anti) join; ok is false for other conjuncts.
+// (query) as a semi (anti) join; ok is false for other conjuncts. A
+// multi-column NOT IN conjunct is a null-aware anti join, as Spark's
+// RewritePredicateSubquery plans it: a left row goes when some subquery
+// row (of its correlation group) has no column pair known to differ,
+// since (a, b) = (x, y) is then true or NULL and NOT IN not true.
 func semiJoin(left Node, c Expr) (Node, bool, error) {
 	typ := LeftSemiJoin
 	if n, ok := c.(*Call); ok && n.Func == "not" && len(n.Args) == 1 {
-		if s, ok := n.Args[0].(*subqueryExpr); ok && s.kind == subExists {
+		if s, ok := n.Args[0].(*subqueryExpr); ok && (s.kind == subExists || s.kind == subIn && len(s.lhs) > 1) {
 			typ, c = LeftAntiJoin, s
 		}
 	}
@@ -115,14 +119,17 @@ func semiJoin(left Node, c Expr) (Node, bool, error) {
 		return nil, false, nil
 	}
 	nl := left.Schema().NumFields()
-	conds := make([]Expr, 0, len(preds)+1)
+	conds := make([]Expr, 0, len(preds)+len(s.lhs))
 	for _, p := range preds {
 		conds = append(conds, bindOuter(p, s.outer, nl))
 	}
-	if s.kind == subIn {
-		eq, err := inEquality(s.pos, s.lhs, shift(ColumnOf(inner.Schema(), 0), nl))
+	for i, l := range s.lhs {
+		eq, err := inEquality(s.pos, l, shift(ColumnOf(inner.Schema(), i), nl))
 		if err != nil {
 			return nil, false, err
+		}
+		if typ == LeftAntiJoin {
+			eq = mustCall("or", eq, mustCall("isnull", eq))
 		}
 		conds = append(conds, eq)
 	}
@@ -184,6 +191,8 @@ func joinSubquery(left Node, s *subqueryExpr) (Node, Expr, error) {
 		return scalarCorrelated(left, inner, preds, s)
 	case !ok:
 		return nil, nil, errorAt(s.pos, ErrUnsupported, "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_COLUMN_IS_NOT_ALLOWED_IN_PREDICATE] A correlated %s used as a value (not a WHERE conjunct) needs equality correlation.", s)
+	case s.kind == subIn && len(s.lhs) > 1:
+		return nil, nil, errorAt(s.pos, ErrUnsupported, "A multi-column %s used as a value (not a WHERE or HAVING conjunct) is not supported.", s)
 	}
 	// Group the subquery by its correlation keys (and, for IN, its
 	// value): at most one row per left row.
@@ -229,7 +238,7 @@ func joinSubquery(left Node, s *subqueryExpr) (Node, Expr, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	eq, err := inEquality(s.pos, s.lhs, ColumnOf(a1.Schema(), len(pairs)).withIndex(nl+len(pairs)))
+	eq, err := inEquality(s.pos, s.lhs[0], ColumnOf(a1.Schema(), len(pairs)).withIndex(nl+len(pairs)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,7 +264,7 @@ func joinSubquery(left Node, s *subqueryExpr) (Node, Expr, error) {
 		{Cond: mustCall("isnotnull", match), Then: litTrue},
 		{Cond: mustCall("isnull", rows), Then: litFalse},
 		{Cond: mustCall("=", rows, zero), Then: litFalse},
-		{Cond: mustCall("or", mustCall("isnull", s.lhs), mustCall(">", rows, vals)), Then: litNullB},
+		{Cond: mustCall("or", mustCall("isnull", s.lhs[0]), mustCall(">", rows, vals)), Then: litNullB},
 	}, Else: litFalse}
 	return j2, v, nil
 }
@@ -409,21 +418,29 @@ func projectSubqueries(node *Node, exprs []NamedExpr) error {
 }
 
 // aggregateSubqueries joins the subqueries in aggregate arguments (such as
-// FILTER (WHERE x IN (SELECT ...))) to the aggregate's input, rewriting
-// aggs in place.
-func aggregateSubqueries(input Node, aggs []AggregateExpr) (Node, error) {
+// FILTER (WHERE x IN (SELECT ...))) and in grouping keys (GROUP BY EXISTS
+// (SELECT ...)) to the aggregate's input, rewriting aggs in place; it
+// returns the keys over the joined input (a copy when any changed).
+func aggregateSubqueries(input Node, keys []NamedExpr, aggs []AggregateExpr) (Node, []NamedExpr, error) {
 	var es []Expr
+	for _, k := range keys {
+		es = append(es, k.Expr)
+	}
 	for _, a := range aggs {
 		es = append(es, a.Args...)
 	}
 	if !anySubquery(es) {
-		return input, nil
+		return input, keys, nil
 	}
 	n, out, err := planSubqueries(input, es)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	k := 0
+	newKeys := make([]NamedExpr, len(keys))
+	for i, k := range keys {
+		newKeys[i] = NamedExpr{Name: k.Name, Expr: out[i]}
+	}
+	k := len(keys)
 	for i := range aggs {
 		args := make([]Expr, len(aggs[i].Args))
 		for j := range args {
@@ -432,5 +449,5 @@ func aggregateSubqueries(input Node, aggs []AggregateExpr) (Node, error) {
 		}
 		aggs[i].Args = args
 	}
-	return n, nil
+	return n, newKeys, nil
 }

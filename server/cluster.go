@@ -176,7 +176,7 @@ func plainTableRead(text string) (string, bool) {
 		return "", false
 	}
 	qu, ok := st.(*sql.Query)
-	if !ok || len(qu.With) > 0 || len(qu.OrderBy) > 0 || qu.Limit != nil {
+	if !ok || len(qu.With) > 0 || len(qu.OrderBy) > 0 || qu.Limit != nil || qu.Offset != nil {
 		return "", false
 	}
 	sel, ok := qu.Body.(*sql.Select)

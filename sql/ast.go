@@ -175,6 +175,7 @@ type Query struct {
 	Body    QueryBody
 	OrderBy []*OrderItem
 	Limit   Expr // nil when absent
+	Offset  Expr // OFFSET n: rows skipped before the limit applies; nil when absent
 }
 
 // QueryBody is what a Query computes before ordering: a *Select, a *Union,

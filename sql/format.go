@@ -309,6 +309,10 @@ func (f *formatter) query(q *Query) {
 		f.str(" LIMIT ")
 		f.expr(q.Limit, 0)
 	}
+	if q.Offset != nil {
+		f.str(" OFFSET ")
+		f.expr(q.Offset, 0)
+	}
 }
 
 func (f *formatter) cte(c *CTE) {

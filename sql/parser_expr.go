@@ -383,8 +383,8 @@ func (p *parser) parsePrimary() Expr {
 			return &Subquery{Pos: open.pos, Query: q}
 		}
 		x := p.parseExprWhat("an expression after '('")
-		if p.peek().kind == tComma {
-			p.failAt(p.peek().pos, "row values (a, b, ...) are not supported; use struct(a, b, ...)")
+		if p.peek().kind == tComma || p.isKw("AS") {
+			return p.parseRowValue(open, x)
 		}
 		p.closeParen(open)
 		return x
@@ -395,6 +395,33 @@ func (p *parser) parsePrimary() Expr {
 	}
 	p.unexpected("an expression")
 	return nil
+}
+
+// parseRowValue parses the rest of Spark's row constructor (a [AS n],
+// b [AS m], ...), of two or more items, after its first expression first.
+// It is struct(a [AS n], b [AS m], ...), as Spark builds it (field names
+// from the aliases, the columns' names, else col1, col2, ...), so that
+// (a, b) IN (SELECT x, y ...) compares column by column and (a, b) IN
+// ((1, 2), ...) compares structs.
+func (p *parser) parseRowValue(open *token, first Expr) Expr {
+	args := []Expr{p.rowItemAlias(first)}
+	if p.peek().kind != tComma {
+		p.unexpected("',' in the row value (a, b, ...)")
+	}
+	for p.accept(tComma) {
+		args = append(args, p.rowItemAlias(p.parseExprWhat("an expression in the row value")))
+	}
+	p.closeParen(open)
+	return &FuncCall{Pos: open.pos, Name: Ident{Pos: open.pos, Name: "struct"}, Args: args}
+}
+
+// rowItemAlias takes the AS name after a row value's item x, if any.
+func (p *parser) rowItemAlias(x Expr) Expr {
+	if p.isKw("AS") && isAnyName(p.peekAt(1)) {
+		p.next()
+		return &ArgAlias{Pos: x.Position(), X: x, Name: identOf(p.next())}
+	}
+	return x
 }
 
 // parseWord parses a primary that starts with a word: a keyword-led
@@ -494,6 +521,14 @@ func (p *parser) parseCall(name *token) Expr {
 			if p.peek().kind == tStar && (p.peekAt(1).kind == tRParen || p.peekAt(1).kind == tComma) {
 				// count(DISTINCT *): every column (the analyzer expands it).
 				fc.Args = append(fc.Args, &Star{Pos: p.next().pos})
+				if !p.accept(tComma) {
+					break
+				}
+			} else if p.peek().kind == tLParen && p.peekAt(1).kind == tStar && p.peekAt(2).kind == tRParen && (p.peekAt(3).kind == tRParen || p.peekAt(3).kind == tComma) {
+				// count(DISTINCT (*)): Spark parses (*) as a parenthesized star.
+				p.next()
+				fc.Args = append(fc.Args, &Star{Pos: p.next().pos})
+				p.next()
 				if !p.accept(tComma) {
 					break
 				}

@@ -5,7 +5,7 @@ func startsQuery(t *token) bool {
 	return t.kind == tLParen || t.kind == tWord && (t.kw == "SELECT" || t.kw == "WITH" || t.kw == "VALUES")
 }
 
-// parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n]. A query
+// parseQuery parses [WITH ...] body [ORDER BY ...] [LIMIT n] [OFFSET m]. A query
 // that is only a parenthesized query is returned as that inner query, so
 // redundant parentheses leave no trace in the tree.
 func (p *parser) parseQuery() *Query {
@@ -29,10 +29,14 @@ func (p *parser) parseQuery() *Query {
 	if p.acceptKw("LIMIT") && !p.acceptKw("ALL") { // LIMIT ALL: no limit
 		q.Limit = p.parseExprWhat("an expression after LIMIT")
 	}
-	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
-		p.failAt(t.pos, "expected end of query after ORDER BY or LIMIT, found %s (put the query before %s in parentheses)", describe(*t), t.kw)
+	// Spark's grammar: [LIMIT n] [OFFSET m], in that order only.
+	if p.acceptKw("OFFSET") {
+		q.Offset = p.parseExprWhat("an expression after OFFSET")
 	}
-	if q.With == nil && q.OrderBy == nil && q.Limit == nil {
+	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
+		p.failAt(t.pos, "expected end of query after ORDER BY, LIMIT or OFFSET, found %s (put the query before %s in parentheses)", describe(*t), t.kw)
+	}
+	if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
 		if inner, ok := q.Body.(*Query); ok {
 			return inner
 		}
@@ -118,6 +122,8 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 	switch {
 	case t.kind == tWord && t.kw == "SELECT":
 		return p.parseSelect()
+	case t.kind == tWord && t.kw == "FROM":
+		return p.parseFromFirst()
 	case t.kind == tWord && t.kw == "VALUES":
 		v := p.parseValues()
 		if !p.isKw("AS") && !isAliasName(p.peek()) {
@@ -135,7 +141,7 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 		}
 		q := p.parseQuery()
 		p.closeParen(open)
-		if q.With == nil && q.OrderBy == nil && q.Limit == nil {
+		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
 			return q.Body
 		}
 		return q
@@ -151,7 +157,7 @@ func selectFollows(t *token) bool {
 		return true
 	case tWord:
 		switch t.kw {
-		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "INTERSECT", "EXCEPT", "MINUS", "QUALIFY", "WINDOW":
+		case "FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", "UNION", "INTERSECT", "EXCEPT", "MINUS", "QUALIFY", "WINDOW":
 			return true
 		}
 	}
@@ -160,7 +166,27 @@ func selectFollows(t *token) bool {
 
 // fromFollows reports whether t may follow a FROM clause.
 func fromFollows(t *token) bool {
-	return t.kind != tComma && (selectFollows(t) && !(t.kind == tWord && t.kw == "FROM"))
+	// SELECT follows the FROM clause of the FROM-first form.
+	return t.kind != tComma && (selectFollows(t) && !(t.kind == tWord && t.kw == "FROM") || t.kind == tWord && t.kw == "SELECT")
+}
+
+// parseFromFirst parses Spark's (Hive's) FROM-first form, FROM items
+// SELECT ... [WHERE ...] [GROUP BY ...] [HAVING ...], as the same SELECT
+// written the usual way. Spark unions several SELECT bodies after one FROM
+// (a multi-insert form); only one is taken here, so a second is a syntax
+// error rather than a guess.
+func (p *parser) parseFromFirst() *Select {
+	p.next() // FROM
+	from := p.parseFrom()
+	if !p.isKw("SELECT") {
+		p.unexpected("SELECT after the FROM clause")
+	}
+	s := p.parseSelect()
+	if s.From != nil {
+		p.failAt(s.Pos, "a SELECT after a FROM clause cannot have its own FROM")
+	}
+	s.From = from
+	return s
 }
 
 // parseSelect parses SELECT [DISTINCT | ALL] items [FROM ...] [WHERE ...]

@@ -13,7 +13,7 @@ func (p *parser) parseStatement() Statement {
 	}
 	if t.kind == tWord {
 		switch t.kw {
-		case "SELECT", "WITH", "VALUES":
+		case "SELECT", "WITH", "VALUES", "FROM":
 			return p.parseQuery()
 		case "CREATE":
 			return p.parseCreate()
@@ -62,7 +62,7 @@ func startsStatement(t *token) bool {
 		return true
 	}
 	switch t.kw {
-	case "SELECT", "WITH", "VALUES", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC", "SET", "INSERT":
+	case "SELECT", "WITH", "VALUES", "FROM", "CREATE", "EXPLAIN", "DROP", "SHOW", "DESCRIBE", "DESC", "SET", "INSERT":
 		return t.kind == tWord
 	}
 	return false

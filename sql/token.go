@@ -90,7 +90,7 @@ var keywords = map[string]bool{
 	"EXISTS": false, "EXPLAIN": false, "EXTENDED": false, "FILTER": false,
 	"FIRST": false, "FOR": false, "HISTORY": false, "IF": false,
 	"ILIKE": false, "INTERVAL": false, "LAST": false, "LIKE": false,
-	"LIMIT": false, "MINUS": false, "NULLS": false, "OF": false,
+	"LIMIT": false, "OFFSET": false, "MINUS": false, "NULLS": false, "OF": false,
 	"OPTIONS": false, "OVER": false, "REFRESH": false, "REGEXP": false,
 	"RLIKE": false, "SEMI": false, "SHOW": false, "STREAM": false,
 	"STREAMING": false, "SYSTEM_VERSION": false, "TABLES": false,
@@ -108,8 +108,8 @@ var keywords = map[string]bool{
 
 // notAlias lists non-reserved words that cannot be an alias written
 // without AS, because a clause may start with them right where an alias
-// could stand (Spark's strict-non-reserved words plus LIMIT).
-var notAlias = map[string]bool{"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS": true, "QUALIFY": true}
+// could stand (Spark's strict-non-reserved words plus LIMIT and OFFSET).
+var notAlias = map[string]bool{"LIMIT": true, "OFFSET": true, "ANTI": true, "SEMI": true, "MINUS": true, "QUALIFY": true}
 
 // quoteWhenFormatting lists non-reserved words that Format backquotes when
 // they are used as names, because in some position they start a construct
@@ -117,7 +117,7 @@ var notAlias = map[string]bool{"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS
 var quoteWhenFormatting = map[string]bool{
 	"STREAM": true, "INTERVAL": true, "DATE": true, "TIMESTAMP": true,
 	"TIMESTAMP_LTZ": true, "TIMESTAMP_NTZ": true,
-	"LIMIT": true, "ANTI": true, "SEMI": true, "MINUS": true,
+	"LIMIT": true, "OFFSET": true, "ANTI": true, "SEMI": true, "MINUS": true,
 }
 
 // lookupKeyword returns the canonical upper-case keyword for word, or ""

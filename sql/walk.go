@@ -55,6 +55,7 @@ func Inspect(n Node, f func(Node) bool) {
 			Inspect(o, f)
 		}
 		Inspect(n.Limit, f)
+		Inspect(n.Offset, f)
 	case *CTE:
 		Inspect(n.Name, f)
 		idents(n.Columns, f)

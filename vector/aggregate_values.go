@@ -427,6 +427,16 @@ func (b *bytesValues) build(mem memory.Allocator, lo, hi int, valid []bool) arro
 }
 
 func newGroupValues(t arrow.DataType) (groupValues, bool) {
+	// The narrow numbers keep their own width: first/last only copy values
+	// (Spark's first(smallint) is a smallint), so no widening is needed.
+	switch t.ID() {
+	case arrow.INT8:
+		return &fixedValues[int8]{dt: t}, true
+	case arrow.INT16:
+		return &fixedValues[int16]{dt: t}, true
+	case arrow.FLOAT32:
+		return &fixedValues[float32]{dt: t}, true
+	}
 	kind, ok := valueKindOf(t)
 	if !ok {
 		return nil, false

@@ -79,7 +79,9 @@ func (e *InList) Bind(in *arrow.Schema, mem memory.Allocator) (Evaluator, error)
 	if isNullType(x) {
 		return newConst(Boolean, nil, mem), nil
 	}
-	if !allConst {
+	// Structs, arrays and maps have no constant set: they compare item by
+	// item with = (field by field, as Spark's In over structs does).
+	if !allConst || isNestedID(common.ID()) {
 		return e.bindOr(x, items, mem, in)
 	}
 	ev, err := newInEval(textOf(e), x, items, common, mem)

@@ -64,7 +64,7 @@ func (l *Limit) Next(ctx context.Context) (arrow.Record, error) {
 			continue
 		}
 		start := l.skip
-		end := min(n, start+l.left)
+		end := start + min(n-start, l.left) // start+l.left may overflow (OFFSET without LIMIT)
 		l.skip = 0
 		l.left -= end - start
 		if start == 0 && end == n {

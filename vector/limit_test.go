@@ -1,6 +1,7 @@
 package vector_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -26,6 +27,9 @@ func TestLimit(t *testing.T) {
 		{Name: "offset", Inputs: in, Build: limitOf(3, 1), Want: abRows[1:4], Ordered: true},
 		{Name: "offset-4", Inputs: in, Build: limitOf(3, 4), Want: abRows[4:], Ordered: true},
 		{Name: "offset-past-end", Inputs: in, Build: limitOf(3, 9)},
+		// SQL's OFFSET without LIMIT: the largest n, which must not overflow
+		// when added to the rows skipped in a batch.
+		{Name: "offset-no-limit", Inputs: in, Build: limitOf(math.MaxInt64, 2), Want: abRows[2:], Ordered: true},
 		{Name: "empty-input", Inputs: []vt.Input{{Schema: abSchema}}, Build: limitOf(3, 0)},
 		{Name: "negative", Inputs: in, Build: limitOf(-1, 0), WantErr: "limit must not be negative, got -1"},
 		{Name: "negative-offset", Inputs: in, Build: limitOf(1, -2), WantErr: "offset must not be negative, got -2"},
