@@ -77,6 +77,79 @@ func (b *valueBudget) output(n int64) error {
 // release returns the reservation.
 func (b *valueBudget) release() { b.acct.release() }
 
+// grownCap is the capacity a buffer of capacity c grows to for need bytes:
+// double (amortized appends) when the account has room for it, else
+// exactly need, so that a value or column that fits the limit is not
+// refused for its doubling. fits reports whether a capacity fits the
+// account (and takes it when it does); its error is the one returned
+// when even need does not fit.
+func grownCap(c, need int, fits func(capBytes int) error) (int, error) {
+	if d := max(2*c, 64); d > need {
+		if fits(d) == nil {
+			return d, nil
+		}
+	}
+	if err := fits(need); err != nil {
+		return 0, err
+	}
+	return need, nil
+}
+
+// valueBuf is the Go-heap scratch a row kernel of unknown size builds its
+// value in (regexp_replace): it grows only through room, which reserves
+// the new capacity on the query's account before it is allocated, so a
+// value past the limit is refused while it is built, never after.
+type valueBuf struct {
+	b      []byte
+	budget *valueBudget
+}
+
+// room makes room for k more bytes.
+func (v *valueBuf) room(k int) error {
+	need := len(v.b) + k
+	if need <= cap(v.b) {
+		return nil
+	}
+	if need > maxValueBytes || need < 0 {
+		return fmt.Errorf("%s: a value over the limit of %d bytes: %w", v.budget.fn, maxValueBytes, ErrOverflow)
+	}
+	c, err := grownCap(cap(v.b), need, func(c int) error { return v.budget.growing(int64(min(c, maxValueBytes))) })
+	if err != nil {
+		return err
+	}
+	nb := make([]byte, len(v.b), min(c, maxValueBytes))
+	copy(nb, v.b)
+	v.b = nb
+	return nil
+}
+
+// growing is scratch for a value whose size is not known before it is
+// built: the error says the value was refused as it grew.
+func (b *valueBudget) growing(n int64) error {
+	if n <= b.acct.held || b.acct.r == nil {
+		b.acct.held = max(b.acct.held, n)
+		return nil
+	}
+	if err := b.acct.r.Reserve(n - b.acct.held); err != nil {
+		return fmt.Errorf("%s: a value growing to %d bytes is refused: %w", b.fn, n, err)
+	}
+	b.acct.held = n
+	return nil
+}
+
+// outputRoom checks, before a result column of cap bytes holding used
+// bytes grows for k more, that the growth fits the account (doubling when
+// it fits, else exactly), and returns the capacity to grow to (cap when
+// no growth is needed). The buffer itself is counted by the allocator
+// once allocated, so nothing stays reserved.
+func (b *valueBudget) outputRoom(used, capBytes, k int) (int, error) {
+	need := used + k
+	if need <= capBytes {
+		return capBytes, nil
+	}
+	return grownCap(capBytes, need, func(c int) error { return b.output(int64(c - capBytes)) })
+}
+
 // foldSizer is implemented by an evaluator of constants that knows the
 // size of its value before computing it, so that folding can leave a
 // large constant for run time without building it.
