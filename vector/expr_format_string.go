@@ -145,6 +145,11 @@ func javaFormat(dst []byte, format string, args []fmtArg, grow func(capBytes int
 			return nil, fmt.Errorf("%w: missing argument for format specifier '%%%c'", errFormat, spec.conv)
 		}
 		last = k
+		if grow != nil {
+			if dst, held, err = preGrow(dst, held, spec, args[k], grow); err != nil {
+				return nil, err
+			}
+		}
 		if dst, err = formatOne(dst, spec, args[k]); err != nil {
 			return nil, err
 		}
@@ -155,6 +160,27 @@ func javaFormat(dst []byte, format string, args []fmtArg, grow func(capBytes int
 		}
 	}
 	return dst, nil
+}
+
+// preGrow makes dst's capacity, before a conversion is formatted, cover
+// a bound of what it appends (its width and precision, its argument's
+// text, and room for a number's digits), reserving it through grow
+// first: a wide conversion is refused over the limit before it is built.
+// A bound that falls short only leaves the conversion to grow dst itself,
+// which javaFormat reserves after it.
+func preGrow(dst []byte, held int, sp fmtSpec, a fmtArg, grow func(capBytes int) error) ([]byte, int, error) {
+	text := len(a.s)
+	if sp.conv == 'S' {
+		text *= 2 // upper case can widen a character (ɐ, 2 bytes, to Ɐ, 3)
+	}
+	need := len(dst) + max(sp.width, 0) + max(sp.precision, 0) + text + 512
+	if need <= cap(dst) {
+		return dst, held, nil
+	}
+	if err := grow(need); err != nil {
+		return nil, 0, err
+	}
+	return slices.Grow(dst, need-len(dst)), need, nil
 }
 
 // checkFormat reports the errors javaFormat gives for format whatever
@@ -573,6 +599,16 @@ func (e *formatStringEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Ar
 		format := arrs[0].(*array.String).Value(i)
 		if buf, err = javaFormat(buf[:0], format, vals, grow); err != nil {
 			return nil, &EvalError{Expr: e.f.String(), Row: i, Err: err, Values: "format=" + FormatValue(format, String)}
+		}
+		// The result column grows only after its growth is checked
+		// against the query's account (else a batch of wide values
+		// would be built past the limit, then refused).
+		if used := b.DataLen(); used+len(buf) > b.DataCap() {
+			c, err := budget.outputRoom(used, b.DataCap(), len(buf))
+			if err != nil {
+				return nil, &EvalError{Expr: e.f.String(), Row: i, Err: err, Values: "format=" + FormatValue(format, String)}
+			}
+			b.ReserveData(c - used)
 		}
 		b.BinaryBuilder.Append(buf)
 	}

@@ -195,6 +195,18 @@ func (s *strOut) reserve(k int) {
 	s.data = s.dataBuf.Buf()[:n]
 }
 
+// growTo makes the data buffer's capacity at least c bytes (exactly c
+// when it grows), for a caller that checked the growth against the
+// query's account (valueBudget.outputRoom).
+func (s *strOut) growTo(c int) {
+	if c <= cap(s.data) {
+		return
+	}
+	n := len(s.data)
+	s.dataBuf.Reserve(c)
+	s.data = s.dataBuf.Buf()[:n]
+}
+
 func (s *strOut) appendBytes(b []byte) {
 	s.reserve(len(b))
 	s.data = append(s.data, b...)

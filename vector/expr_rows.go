@@ -102,6 +102,11 @@ type rowKernels struct {
 	// before they are allocated (expr_value_size.go). A bound over
 	// maxValueBytes means the kernel refuses the row (it reports why).
 	size func(a []rowArg, i int) int64
+	// build, set instead of str for a value whose size is not known
+	// before it is built (regexp_replace), appends row i's value to
+	// out, asking out.room before each growth: the value is refused over
+	// the query's limit as it grows, not after it is built.
+	build func(a []rowArg, i int, out *valueBuf) (ok bool, err error)
 }
 
 // rowEval evaluates a row kernel over whole columns.
@@ -321,7 +326,7 @@ func (r *rowEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, erro
 	}
 	v := newValidityOut(r.mem, n, strict...)
 	switch {
-	case r.k.str != nil:
+	case r.k.str != nil || r.k.build != nil:
 		return r.evalStr(a, n, v)
 	case r.k.bool != nil:
 		return r.evalBool(a, n, v)
@@ -354,30 +359,38 @@ func (r *rowEval) evalStr(a []rowArg, n int, v *validityOut) (arrow.Array, error
 	if len(a) > 0 && !a[0].constant && a[0].offs != nil {
 		hint = int(a[0].offs[n] - a[0].offs[0])
 	}
+	var scratch []byte
 	if r.k.size != nil {
-		total, err := r.presize(a, n, v, &budget)
+		total, largest, err := r.presize(a, n, v, &budget)
 		if err != nil {
 			v.release()
 			return nil, err
 		}
 		hint = int(min(total, math.MaxInt32))
+		// Sized once for the largest value (its reservation is held:
+		// presize), so that appends never regrow it and no row's size is
+		// computed twice.
+		scratch = make([]byte, 0, min(largest, maxValueBytes))
+	} else if hint > 0 {
+		// An unsized kernel's output is checked as it grows; its first
+		// buffer too.
+		if err := budget.output(int64(hint)); err != nil {
+			v.release()
+			return nil, err
+		}
 	}
 	out := newStrOut(r.mem, n, hint)
-	var scratch []byte
+	vb := valueBuf{budget: &budget}
 	for i := 0; i < n; i++ {
 		if v.valid(i) {
-			if r.k.size != nil {
-				// Sized once, so that appends never regrow it (the
-				// reservation covers it: presize).
-				if b := min(r.k.size(a, i), maxValueBytes); b > int64(cap(scratch)) {
-					scratch = make([]byte, 0, b)
+			res, ok, err := r.row(a, i, scratch[:0], &vb, &budget)
+			if err == nil && ok && r.k.size == nil && len(out.data)+len(res) > cap(out.data) {
+				// The result column of an unsized kernel grows only
+				// after its growth is checked against the account.
+				var c int
+				if c, err = budget.outputRoom(len(out.data), cap(out.data), len(res)); err == nil {
+					out.growTo(c)
 				}
-			}
-			res, ok, err := r.k.str(a, i, scratch[:0])
-			if err == nil && int64(cap(res)) > budget.acct.held {
-				// A kernel of unknown size grew its scratch: reserve it
-				// now, so that the next growth is refused over the limit.
-				err = budget.scratch(int64(cap(res)))
 			}
 			if err != nil {
 				out.release()
@@ -389,19 +402,38 @@ func (r *rowEval) evalStr(a []rowArg, n int, v *validityOut) (arrow.Array, error
 			} else {
 				v.setNull(i)
 			}
-			scratch = res
+			if r.k.build == nil {
+				scratch = res
+			}
 		}
 		out.next()
 	}
 	return out.build(r.dt, v)
 }
 
+// row builds row i's value with the kernel: into vb, reserving as it
+// grows (build), or into scratch (str), whose growth by a kernel of
+// unknown size is reserved after the row.
+func (r *rowEval) row(a []rowArg, i int, scratch []byte, vb *valueBuf, budget *valueBudget) ([]byte, bool, error) {
+	if r.k.build != nil {
+		vb.b = vb.b[:0]
+		ok, err := r.k.build(a, i, vb)
+		return vb.b, ok, err
+	}
+	res, ok, err := r.k.str(a, i, scratch)
+	if err == nil && int64(cap(res)) > budget.acct.held {
+		// A kernel of unknown size grew its scratch: reserve it now, so
+		// that the next growth is refused over the limit.
+		err = budget.scratch(int64(cap(res)))
+	}
+	return res, ok, err
+}
+
 // presize sums the size bounds of the valid rows and checks, before
 // anything is built, that the output column and the largest value's
 // scratch fit the query's account: the scratch stays reserved for the
 // evaluation. A row over maxValueBytes gets the kernel's own error.
-func (r *rowEval) presize(a []rowArg, n int, v *validityOut, budget *valueBudget) (int64, error) {
-	var total, largest int64
+func (r *rowEval) presize(a []rowArg, n int, v *validityOut, budget *valueBudget) (total, largest int64, err error) {
 	for i := 0; i < n; i++ {
 		if !v.valid(i) {
 			continue
@@ -409,7 +441,7 @@ func (r *rowEval) presize(a []rowArg, n int, v *validityOut, budget *valueBudget
 		b := r.k.size(a, i)
 		if b > maxValueBytes {
 			if _, _, err := r.k.str(a, i, nil); err != nil {
-				return 0, r.rowError(a, i, err)
+				return 0, 0, r.rowError(a, i, err)
 			}
 			b = maxValueBytes
 		}
@@ -417,15 +449,15 @@ func (r *rowEval) presize(a []rowArg, n int, v *validityOut, budget *valueBudget
 		largest = max(largest, b)
 	}
 	if err := budget.scratch(largest); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := budget.output(total); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if total > math.MaxInt32 {
-		return 0, fmt.Errorf("%s: the result column of %d bytes exceeds the 2 GiB limit of a batch: %w", r.f.Name, total, ErrOverflow)
+		return 0, 0, fmt.Errorf("%s: the result column of %d bytes exceeds the 2 GiB limit of a batch: %w", r.f.Name, total, ErrOverflow)
 	}
-	return total, nil
+	return total, largest, nil
 }
 
 // foldBytes implements foldSizer: the size of a call of constants whose

@@ -77,6 +77,10 @@ func BenchmarkRowFunctions(b *testing.B) {
 	b.Run("translate", func(b *testing.B) {
 		run(b, vector.String, strs, fn(b, "translate", x, vector.Lit("/ae"), vector.Lit("|AE")))
 	})
+	// regexp_replace builds in a buffer that reserves as it grows.
+	b.Run("regexp_replace", func(b *testing.B) {
+		run(b, vector.String, strs, fn(b, "regexp_replace", x, vector.Lit("/([a-z]+)"), vector.Lit("<$1>")))
+	})
 	b.Run("format_string", func(b *testing.B) {
 		run(b, vector.String, strs, fn(b, "format_string", vector.Lit("%-30s|"), x))
 	})

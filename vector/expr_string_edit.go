@@ -34,24 +34,80 @@ func initcapKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 
 // translateKernel is translate(s, from, to): each character of from
 // replaced by the character at the same place of to, or removed when to
-// is shorter; the first occurrence of a repeated character counts.
-// translateSize bounds translate(str, from, to) before it is built: each
-// character becomes itself, nothing, or a character of to; a byte that is
-// not UTF-8 becomes U+FFFD (3 bytes). So the string's length times the
-// widest of to's characters (and of 3 when the string is not valid UTF-8)
-// bounds it: the exact length for an ASCII to and valid text.
+// is shorter; the first occurrence of a repeated character counts. A byte
+// that is not UTF-8 is U+FFFD (3 bytes), in s, from and to alike.
+//
+// translateSize is the exact size of translate(str, from, to), computed
+// before it is built (presize) without building it: the width of each
+// character's image summed, through a table for ASCII characters and a
+// walk of from for the others (as the kernel does), so that a value just
+// under the query's limit is not refused for an estimate.
 func translateSize(a []rowArg, i int) int64 {
-	s, to := a[0].str(i), a[2].str(i)
-	widest := 1
-	for len(to) > 0 {
-		r, w := utf8.DecodeRune(to)
-		to = to[w:]
-		widest = max(widest, utf8.RuneLen(r)) // an invalid byte: U+FFFD, 3
+	s, from, to := a[0].str(i), a[1].str(i), a[2].str(i)
+	// ascii[c] is the width of the image of ASCII character c plus one
+	// (0: not in from, the character itself).
+	var ascii [utf8.RuneSelf]uint8
+	wide := false // from has a character that is not ASCII
+	for f, t := from, to; len(f) > 0; {
+		fr, fw := utf8.DecodeRune(f)
+		f = f[fw:]
+		w := 0
+		if len(t) > 0 {
+			tr, tw := utf8.DecodeRune(t)
+			t = t[tw:]
+			w = utf8.RuneLen(tr)
+		}
+		if fr < utf8.RuneSelf {
+			if ascii[fr] == 0 {
+				ascii[fr] = uint8(w + 1)
+			}
+		} else {
+			wide = true
+		}
 	}
-	if widest < 3 && !utf8.Valid(s) {
-		widest = 3
+	var n int64
+	for len(s) > 0 {
+		if c := s[0]; c < utf8.RuneSelf {
+			s = s[1:]
+			if m := ascii[c]; m != 0 {
+				n += int64(m - 1)
+			} else {
+				n++
+			}
+			continue
+		}
+		r, w := utf8.DecodeRune(s)
+		s = s[w:]
+		if !wide {
+			n += int64(utf8.RuneLen(r)) // an invalid byte: U+FFFD, 3
+			continue
+		}
+		n += int64(translateWidth(r, from, to))
 	}
-	return satMul(int64(len(s)), int64(widest))
+	return n
+}
+
+// translateWidth is the width of the image of r, a character that is not
+// ASCII, under translate's from and to.
+func translateWidth(r rune, from, to []byte) int {
+	for len(from) > 0 {
+		fr, fw := utf8.DecodeRune(from)
+		from = from[fw:]
+		var tr rune
+		hasTo := len(to) > 0
+		if hasTo {
+			var tw int
+			tr, tw = utf8.DecodeRune(to)
+			to = to[tw:]
+		}
+		if fr == r {
+			if !hasTo {
+				return 0
+			}
+			return utf8.RuneLen(tr)
+		}
+	}
+	return utf8.RuneLen(r)
 }
 
 func translateKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {

@@ -31,10 +31,11 @@ const maxValueBytes = 1 << 30
 type valueBudget struct {
 	acct heapAccount
 	fn   string
+	step int64 // growthStep
 }
 
 func newValueBudget(mem memory.Allocator, fn string) valueBudget {
-	return valueBudget{acct: newHeapAccount(mem, fn), fn: fn}
+	return valueBudget{acct: newHeapAccount(mem, fn), fn: fn, step: growthStep(mem)}
 }
 
 // reserveErr wraps a refused reservation naming the function and what it
@@ -76,6 +77,92 @@ func (b *valueBudget) output(n int64) error {
 
 // release returns the reservation.
 func (b *valueBudget) release() { b.acct.release() }
+
+// grownCap is the capacity a buffer of capacity c grows to for need bytes:
+// doubled (amortized appends), but by at most step bytes past need when
+// step > 0. A refused reservation fails the query on a server (the
+// refusal cancels it), so a growth cannot be retried smaller: the step
+// (a sixteenth of the query's limit) bounds how near the limit a value
+// or column that would fit can still be refused, and keeps the copies
+// of a growing buffer few (a growth of exactly need every time would copy
+// it once per append). fits takes the capacity on the query's account.
+func grownCap(c, need int, step int64, fits func(capBytes int) error) (int, error) {
+	inc := max(c, 64)
+	if step > 0 {
+		inc = int(min(int64(inc), step))
+	}
+	n := max(c+inc, need)
+	if err := fits(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// growthStep is the most a buffer grows past what it needs on mem's
+// account: a sixteenth of the query's memory limit (at least 4 KiB), or
+// 0 (doubling) when mem tells no limit.
+func growthStep(mem memory.Allocator) int64 {
+	l, ok := mem.(interface{ MemoryLimit() int64 })
+	if !ok || l.MemoryLimit() <= 0 {
+		return 0
+	}
+	return max(l.MemoryLimit()/16, 4<<10)
+}
+
+// valueBuf is the Go-heap scratch a row kernel of unknown size builds its
+// value in (regexp_replace): it grows only through room, which reserves
+// the new capacity on the query's account before it is allocated, so a
+// value past the limit is refused while it is built, never after.
+type valueBuf struct {
+	b      []byte
+	budget *valueBudget
+}
+
+// room makes room for k more bytes.
+func (v *valueBuf) room(k int) error {
+	need := len(v.b) + k
+	if need <= cap(v.b) {
+		return nil
+	}
+	if need > maxValueBytes || need < 0 {
+		return fmt.Errorf("%s: a value over the limit of %d bytes: %w", v.budget.fn, maxValueBytes, ErrOverflow)
+	}
+	c, err := grownCap(cap(v.b), need, v.budget.step, func(c int) error { return v.budget.growing(int64(min(c, maxValueBytes))) })
+	if err != nil {
+		return err
+	}
+	nb := make([]byte, len(v.b), min(c, maxValueBytes))
+	copy(nb, v.b)
+	v.b = nb
+	return nil
+}
+
+// growing is scratch for a value whose size is not known before it is
+// built: the error says the value was refused as it grew.
+func (b *valueBudget) growing(n int64) error {
+	if n <= b.acct.held || b.acct.r == nil {
+		b.acct.held = max(b.acct.held, n)
+		return nil
+	}
+	if err := b.acct.r.Reserve(n - b.acct.held); err != nil {
+		return fmt.Errorf("%s: a value growing to %d bytes is refused: %w", b.fn, n, err)
+	}
+	b.acct.held = n
+	return nil
+}
+
+// outputRoom checks, before a result column of cap bytes holding used
+// bytes grows for k more, that the growth fits the account (grownCap),
+// and returns the capacity to grow to (cap when
+// no growth is needed). The buffer itself is counted by the allocator
+// once allocated, so nothing stays reserved.
+func (b *valueBudget) outputRoom(used, capBytes, k int) (int, error) {
+	need := used + k
+	if need <= capBytes {
+		return capBytes, nil
+	}
+	return grownCap(capBytes, need, b.step, func(c int) error { return b.output(int64(c - capBytes)) })
+}
 
 // foldSizer is implemented by an evaluator of constants that knows the
 // size of its value before computing it, so that folding can leave a
