@@ -164,6 +164,7 @@ func bindRegexpReplace(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args
 	// The parsed replacement, reused across rows (an evaluator runs on one
 	// goroutine at a time, as the regex cache assumes).
 	var parts []replPart
+	acct := newMatchAccount(mem, "regexp_replace")
 	return bindRows(f, in, mem, args, kinds, String, rowKernels{
 		build: func(a []rowArg, i int, out *valueBuf) (bool, error) {
 			// The context flag is kept with the compiled regex: parsing
@@ -193,14 +194,19 @@ func bindRegexpReplace(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args
 			// suffixes would change what those see (javaFindAll).
 			each := func(f func(m []int) bool) error {
 				if hasContext {
-					for _, m := range re.FindAllSubmatchIndex(rest, -1) {
+					ms, err := acct.contextMatches(re, rest)
+					defer acct.done()
+					if err != nil {
+						return err
+					}
+					for _, m := range ms {
 						if !f(m) {
 							break
 						}
 					}
 					return nil
 				}
-				return javaFindAll(re, false, rest, f)
+				return javaFindAll(re, false, rest, nil, f)
 			}
 			// The callback's error is its own: each's result is assigned
 			// after the walk, so sharing err would drop it.

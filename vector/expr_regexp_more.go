@@ -98,12 +98,21 @@ func regexMinLen(re *regexp.Regexp) int {
 // regex with a look-behind assertion (^, \b) that can match the empty
 // string is refused: the sequence can then only be had by matching
 // suffixes, which changes what those assertions see.
-func javaFindAll(re *regexp.Regexp, hasContext bool, s []byte, f func(m []int) bool) error {
+//
+// A regex with such an assertion (hasContext) has its matches found at
+// once (contextMatches), their positions reserved on acct (nil: not
+// counted).
+func javaFindAll(re *regexp.Regexp, hasContext bool, s []byte, acct *matchAccount, f func(m []int) bool) error {
 	if hasContext {
 		if regexMinLen(re) == 0 {
 			return fmt.Errorf("[INVALID_PARAMETER_VALUE.PATTERN] the regex %q can match the empty string and uses ^, \\A, \\b or \\B: iterating its matches is not supported: %w", re.String(), ErrInvalidFormat)
 		}
-		for _, m := range re.FindAllSubmatchIndex(s, -1) {
+		ms, err := acct.contextMatches(re, s)
+		defer acct.done()
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
 			if !f(m) {
 				return nil
 			}
@@ -181,6 +190,7 @@ func bindRegexpCount(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args [
 	if err != nil {
 		return nil, err
 	}
+	acct := newMatchAccount(mem, "regexp_count")
 	return bindRows(f, in, mem, args, []rowKind{rowStr, rowStr}, Int32, rowKernels{
 		num: func(a []rowArg, i int) (int64, bool, error) {
 			re, ctxt, err := c.at(a, 1, i)
@@ -188,7 +198,7 @@ func bindRegexpCount(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args [
 				return 0, false, err
 			}
 			n := int64(0)
-			err = javaFindAll(re, ctxt, a[0].str(i), func([]int) bool { n++; return true })
+			err = javaFindAll(re, ctxt, a[0].str(i), acct, func([]int) bool { n++; return true })
 			return n, err == nil, err
 		},
 	})
@@ -281,7 +291,7 @@ func bindRegexpExtractAll(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, a
 	if err != nil {
 		return nil, err
 	}
-	ev := &regexpAllEval{args: conv, kinds: kinds, mem: mem, re: c, expr: f.String()}
+	ev := &regexpAllEval{args: conv, kinds: kinds, mem: mem, re: c, expr: f.String(), acct: newMatchAccount(mem, "regexp_extract_all")}
 	return fnFoldConstant(f, in, mem, ev, conv...)
 }
 
@@ -291,6 +301,7 @@ type regexpAllEval struct {
 	mem   memory.Allocator
 	re    *regexAt
 	expr  string
+	acct  *matchAccount
 }
 
 func (e *regexpAllEval) DataType() arrow.DataType { return ListOf(String) }
@@ -351,7 +362,7 @@ func (e *regexpAllEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array
 			return nil, &EvalError{Expr: e.expr, Row: r, Err: err}
 		}
 		s := a[0].str(r)
-		err = javaFindAll(re, ctxt, s, func(m []int) bool {
+		err = javaFindAll(re, ctxt, s, e.acct, func(m []int) bool {
 			if m[2*idx] < 0 {
 				elems.Append("")
 			} else {
