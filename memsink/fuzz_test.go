@@ -2,6 +2,7 @@ package memsink
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"testing"
 	"time"
@@ -60,10 +61,15 @@ func decodeChecked(t *testing.T, raw []byte) error {
 			panic("WATCHDOG: decode hangs")
 		}
 	}()
-	// Arrow's checked allocator, not the poisoning one: a fuzzed length can
-	// ask for gigabytes, and poisoning them on release makes the worker
-	// miss the fuzz coordinator's hang deadline.
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	// Arrow's checked allocator, not the poisoning one, and no buffer over
+	// fuzzDecodeCap: a fuzzed length (an LZ4 buffer's uncompressed size)
+	// asks for up to maxDecodeBuffer (2 GiB), which the decoder allows a
+	// real file, and zeroing that took 3–6 s per input, past the fuzz
+	// coordinator's hang deadline on a loaded machine. The files fuzzed
+	// here decode into a few KiB; a refused allocation panics inside the
+	// IPC reader as one over maxDecodeBuffer does, so the decoder's
+	// recovery and freeing are what the input exercises.
+	mem := &cappedAllocator{CheckedAllocator: memory.NewCheckedAllocator(memory.NewGoAllocator())}
 	defer mem.AssertSize(t, 0)
 	_, _, recs, err := decodeFile(mem, raw)
 	if err == nil {
@@ -73,6 +79,30 @@ func decodeChecked(t *testing.T, raw []byte) error {
 	}
 	releaseAll(recs)
 	return err
+}
+
+// fuzzDecodeCap bounds one buffer of a fuzzed decode (see decodeChecked).
+const fuzzDecodeCap = 1 << 20
+
+// cappedAllocator is a checked allocator that refuses, by panicking as
+// scopedAllocator does past maxDecodeBuffer, any buffer over
+// fuzzDecodeCap.
+type cappedAllocator struct {
+	*memory.CheckedAllocator
+}
+
+func (a *cappedAllocator) Allocate(size int) []byte {
+	if size > fuzzDecodeCap {
+		panic(fmt.Sprintf("fuzzed decode: buffer of %d bytes", size))
+	}
+	return a.CheckedAllocator.Allocate(size)
+}
+
+func (a *cappedAllocator) Reallocate(size int, b []byte) []byte {
+	if size > fuzzDecodeCap {
+		panic(fmt.Sprintf("fuzzed decode: buffer of %d bytes", size))
+	}
+	return a.CheckedAllocator.Reallocate(size, b)
 }
 
 // FuzzDecodeFile feeds arbitrary bytes, as a damaged file would be, to
@@ -101,6 +131,9 @@ func FuzzDecodeRecordBatches(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0xff})
 	f.Add([]byte{1, 8, 0, 0, 0, 0x7f, 0x7f, 0x7f, 0x7f})
 	f.Add([]byte{1, 200, 0, 0, 0, 1})
+	// A buffer length of about 2 GiB in the first base (3–6 s to
+	// allocate and zero before fuzzDecodeCap): refused, recovered, freed.
+	f.Add([]byte{0, 0x48, 0x01, 0, 0, 0x7f, 0x7f, 0x7f, 0x7f})
 	f.Fuzz(func(t *testing.T, patch []byte) {
 		if raw := applyPatch(bases, patch); raw != nil {
 			decodeChecked(t, raw)
