@@ -90,6 +90,20 @@ func translateSize(a []rowArg, i int) int64 {
 // translateWidth is the width of the image of r, a character that is not
 // ASCII, under translate's from and to.
 func translateWidth(r rune, from, to []byte) int {
+	repl, found, keep := translateImage(r, from, to)
+	switch {
+	case !found:
+		return utf8.RuneLen(r)
+	case !keep:
+		return 0
+	}
+	return utf8.RuneLen(repl)
+}
+
+// translateImage finds r's first occurrence in from: found is false when
+// there is none, keep is false when to has no character at its place (r
+// is deleted), repl is that character otherwise.
+func translateImage(r rune, from, to []byte) (repl rune, found, keep bool) {
 	for len(from) > 0 {
 		fr, fw := utf8.DecodeRune(from)
 		from = from[fw:]
@@ -101,13 +115,10 @@ func translateWidth(r rune, from, to []byte) int {
 			to = to[tw:]
 		}
 		if fr == r {
-			if !hasTo {
-				return 0
-			}
-			return utf8.RuneLen(tr)
+			return tr, true, hasTo
 		}
 	}
-	return utf8.RuneLen(r)
+	return 0, false, false
 }
 
 func translateKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
@@ -115,23 +126,7 @@ func translateKernel(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
 	for len(s) > 0 {
 		r, w := utf8.DecodeRune(s)
 		s = s[w:]
-		f, t := from, to
-		found, repl, keep := false, rune(0), false
-		for len(f) > 0 {
-			fr, fw := utf8.DecodeRune(f)
-			f = f[fw:]
-			var tr rune
-			hasTo := len(t) > 0
-			if hasTo {
-				var tw int
-				tr, tw = utf8.DecodeRune(t)
-				t = t[tw:]
-			}
-			if fr == r {
-				found, repl, keep = true, tr, hasTo
-				break
-			}
-		}
+		repl, found, keep := translateImage(r, from, to)
 		switch {
 		case !found:
 			dst = utf8.AppendRune(dst, r)
