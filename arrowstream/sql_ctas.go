@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/arrowstream/arrowstream/plan"
@@ -101,14 +102,19 @@ func columnDefs(table string, pos sql.Pos, n plan.Node) ([]*sql.ColumnDef, error
 func backquoteName(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 // showFunctions answers SHOW [USER|SYSTEM|ALL] FUNCTIONS [LIKE pattern]
-// from the planner's function list (the registry calls resolve from), in
-// Spark's column function. The engine has no user functions: USER lists
-// none. The pattern is Spark's: * matches any characters, | separates
-// alternatives, case-insensitively.
+// from the planner's function list (the registry calls resolve from) and
+// the session's user functions (RegisterFunction), in Spark's column
+// function: SYSTEM lists the built-in ones, USER the user functions, ALL
+// (the default) both. The pattern is Spark's: * matches any characters, |
+// separates alternatives, case-insensitively.
 func (s *Session) showFunctions(x *sql.ShowFunctions) (*Result, error) {
 	var names []string
 	if x.Scope != "USER" {
 		names = plan.FunctionNames()
+	}
+	if x.Scope != "SYSTEM" {
+		names = append(names, s.userFunctionNames()...)
+		slices.Sort(names)
 	}
 	if x.HasLike {
 		var alts []string

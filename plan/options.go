@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -227,7 +228,13 @@ func wallToInstant(loc *time.Location, wall int64) int64 {
 
 // applyOptions stamps o into every cast and call of n (try_ functions
 // keep their own mode).
-func applyOptions(n Node, o Options) (Node, error) {
+func applyOptions(n Node, o Options) (Node, error) { return applyOptionsAbove(n, o, nil) }
+
+// applyOptionsAbove is applyOptions over the operators of n down to, not
+// into, the nodes of stop: a DataFrame operation stamps what it added on
+// top of inputs that were stamped when they were built, perhaps under
+// other settings.
+func applyOptionsAbove(n Node, o Options, stop []Node) (Node, error) {
 	mode, loc := o.mode(), o.loc()
 	if mode == vector.ModeANSI && loc == nil {
 		return n, nil // the zero values already say so
@@ -278,7 +285,7 @@ func applyOptions(n Node, o Options) (Node, error) {
 	rec = func(n Node) (Node, error) {
 		var err error
 		n = mapChildren(n, func(k Node) Node {
-			if err != nil {
+			if err != nil || slices.Contains(stop, k) {
 				return k
 			}
 			var r Node
@@ -289,6 +296,9 @@ func applyOptions(n Node, o Options) (Node, error) {
 			return nil, err
 		}
 		return mapExprs(n, stamp)
+	}
+	if slices.Contains(stop, n) {
+		return n, nil
 	}
 	return rec(n)
 }
