@@ -97,12 +97,13 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
 	for _, sg := range segs {
 		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
-		// The pairs are gathered here only for a residual condition to
-		// filter; without one every pair is output, gathered with all
-		// partitions' at once (stateful_join_output.go).
+		// The pairs are gathered here only for a residual condition whose
+		// answer the partition needs (a side's matched flags); otherwise
+		// the pairs are gathered with all partitions' at once, and the
+		// residual filters them there (stateful_join_output.go).
 		var joined arrow.Record
 		var keep []bool
-		if s.residual != nil {
+		if s.residual != nil && !s.residualDeferred() {
 			var err error
 			joined, err = s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
 			if err != nil {
