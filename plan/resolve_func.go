@@ -42,6 +42,10 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return e, err
 		}
 	}
+	f, err := r.expandRegexArgs(f)
+	if err != nil {
+		return nil, err
+	}
 	if u := r.lookupUDF(name); u != nil {
 		return r.udfCall(f, u)
 	}
@@ -95,7 +99,7 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		return castTo(&CurrentTimestamp{}, vector.Date), nil
 	}
 	for _, a := range f.Args {
-		if _, ok := a.(*sql.Star); ok {
+		if _, ok := a.(*sql.Star); ok && name != "struct" {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
 	}
