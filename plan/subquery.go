@@ -215,7 +215,9 @@ func (r *resolver) analyzeSubquery(q *sql.Query, pos sql.Pos, kind subqueryKind)
 	}
 	ctx := &outerCtx{sc: r.sc, res: r}
 	r.a.outer = append(r.a.outer, ctx)
+	r.a.region++
 	sc, err := r.a.query(q)
+	r.a.region--
 	r.a.outer = r.a.outer[:len(r.a.outer)-1]
 	if err != nil {
 		return nil, err
