@@ -76,6 +76,10 @@ type LegacySwitches struct {
 	// nested WITH may redefine an enclosing one's name (the inner
 	// definition wins) instead of being refused.
 	CTECorrected bool
+	// CTELegacy: spark.sql.legacy.ctePrecedencePolicy=LEGACY, Spark 2's
+	// order of CTE substitution (cte_legacy.go); CTECorrected is set too
+	// (no name conflict is refused).
+	CTELegacy bool
 }
 
 // DefaultOptions are Spark 4's defaults: ANSI on, UTC.
@@ -138,11 +142,13 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 		case strings.EqualFold(k, ConfCTEPrecedence):
 			switch strings.ToUpper(strings.TrimSpace(v)) {
 			case "EXCEPTION":
-				o.Legacy.CTECorrected = false
+				o.Legacy.CTECorrected, o.Legacy.CTELegacy = false, false
 			case "CORRECTED":
-				o.Legacy.CTECorrected = true
+				o.Legacy.CTECorrected, o.Legacy.CTELegacy = true, false
+			case "LEGACY":
+				o.Legacy.CTECorrected, o.Legacy.CTELegacy = true, true
 			default:
-				return o, fmt.Errorf("plan: %s must be EXCEPTION or CORRECTED (LEGACY is not supported), got %q: %w", k, v, ErrUnsupported)
+				return o, fmt.Errorf("plan: %s must be EXCEPTION, CORRECTED or LEGACY, got %q: %w", k, v, ErrUnsupported)
 			}
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)

@@ -42,6 +42,10 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return e, err
 		}
 	}
+	f, err := r.expandRegexArgs(f)
+	if err != nil {
+		return nil, err
+	}
 	if u := r.lookupUDF(name); u != nil {
 		return r.udfCall(f, u)
 	}
@@ -95,7 +99,7 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		return castTo(&CurrentTimestamp{}, vector.Date), nil
 	}
 	for _, a := range f.Args {
-		if _, ok := a.(*sql.Star); ok {
+		if _, ok := a.(*sql.Star); ok && name != "struct" {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
 	}
@@ -186,6 +190,9 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		return nil, errorAt(f.Pos, ErrAggregate, "It is not allowed to use an aggregate function in the argument of another aggregate function. Please use the inner aggregate function in a sub-query.")
 	}
 	if r.aggs == nil {
+		if e, ok, err := r.outerAggregate(f, name); ok {
+			return e, err
+		}
 		return nil, errorAt(f.Pos, ErrAggregate, "Aggregate functions are not allowed in %s: %s.", r.clauseName(), sql.Format(f))
 	}
 	a, err := r.aggregateExpr(f, name, true)
@@ -294,6 +301,11 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && (isString(args[0].DataType()) || isNullType(args[0].DataType())) {
 			// Spark casts a string, and an untyped NULL (NullType's
 			// default numeric type), to DOUBLE: sum(NULL) is a NULL double.
+			args[0] = castTo(args[0], vector.Float64)
+		}
+		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && r.legacy() && isLTZTimestamp(args[0].DataType()) {
+			// With ANSI off Spark sums and averages a TIMESTAMP as its
+			// seconds, a DOUBLE (TypeCoercion's rule, as Hive does).
 			args[0] = castTo(args[0], vector.Float64)
 		}
 	}
@@ -601,4 +613,11 @@ func (r *resolver) countStarColumns(f *sql.FuncCall, name string, st *sql.Star) 
 		out[i] = &sql.ColumnRef{Pos: st.Pos, Parts: parts}
 	}
 	return out, nil
+}
+
+// isLTZTimestamp reports whether dt is TIMESTAMP (an instant), not
+// TIMESTAMP_NTZ.
+func isLTZTimestamp(dt arrow.DataType) bool {
+	_, ok := vector.Unwrap(dt).(*arrow.TimestampType)
+	return ok && !vector.IsTimestampNTZ(dt)
 }

@@ -69,10 +69,10 @@ func TestSettingsListed(t *testing.T) {
 			t.Errorf("SET %s = %v, want a refusal naming the setting", refused, err)
 		}
 	}
-	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "LEGACY"); err == nil {
-		t.Errorf("ctePrecedencePolicy=LEGACY accepted; only EXCEPTION and CORRECTED are implemented")
+	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "OUTER"); err == nil {
+		t.Errorf("ctePrecedencePolicy=OUTER accepted; only EXCEPTION, CORRECTED and LEGACY are")
 	}
-	for _, v := range []string{"exception", "corrected"} {
+	for _, v := range []string{"exception", "corrected", "legacy"} {
 		if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", v); err != nil {
 			t.Errorf("ctePrecedencePolicy=%s: %v", v, err)
 		}
