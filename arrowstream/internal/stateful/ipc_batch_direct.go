@@ -32,23 +32,26 @@ import (
 // directMessage is the template of a schema's record batch message and
 // where its numbers are.
 type directMessage struct {
-	head    []byte // continuation, length, flatbuffer and padding
-	length  int    // position of RecordBatch.length (int64)
-	bodyLen int    // position of Message.bodyLength (int64)
-	nodes   int    // position of the first FieldNode (16 bytes each)
-	buffers int    // position of the first Buffer (16 bytes each)
-	kinds   []directKind
-	scratch []byte // a shifted bitmap or rebased offsets
-	bufs    []directBuf
+	head     []byte // continuation, length, flatbuffer and padding
+	length   int    // position of RecordBatch.length (int64)
+	bodyLen  int    // position of Message.bodyLength (int64)
+	nodes    int    // position of the first FieldNode (16 bytes each)
+	buffers  int    // position of the first Buffer (16 bytes each)
+	nNodes   int    // field nodes of a batch (a struct's children count)
+	nBuffers int    // body buffers of a batch
+	scratch  []byte // shifted bitmaps and rebased offsets
+	bufs     []directBuf
+	counts   []int64 // each node's length and null count, in order
 }
 
-// directKind is how a column's buffers are written.
+// directKind is how an array's buffers are written.
 type directKind uint8
 
 const (
 	directFixed directKind = iota
 	directBool
 	directBinary
+	directStruct // its validity, then its children
 )
 
 // directBuf is one body buffer of a batch: bytes of a column (or of the
@@ -59,7 +62,7 @@ type directBuf struct {
 	n         int
 }
 
-// directKindOf returns how a column of type dt is written, false when
+// directKindOf returns how an array of type dt is written, false when
 // the direct path does not take it.
 func directKindOf(dt arrow.DataType) (directKind, bool) {
 	switch dt.ID() {
@@ -78,8 +81,34 @@ func directKindOf(dt arrow.DataType) (directKind, bool) {
 		return directBool, true
 	case arrow.STRING, arrow.BINARY:
 		return directBinary, true
+	case arrow.STRUCT:
+		return directStruct, true
 	}
 	return 0, false
+}
+
+// directShape counts the field nodes and body buffers of an array of
+// type dt, false when a type in it is not one the direct path writes.
+func directShape(dt arrow.DataType) (nodes, buffers int, ok bool) {
+	k, ok := directKindOf(dt)
+	if !ok {
+		return 0, 0, false
+	}
+	switch k {
+	case directBinary:
+		return 1, 3, true
+	case directStruct:
+		nodes, buffers = 1, 1
+		for _, f := range dt.(*arrow.StructType).Fields() {
+			n, b, ok := directShape(f.Type)
+			if !ok {
+				return 0, 0, false
+			}
+			nodes, buffers = nodes+n, buffers+b
+		}
+		return nodes, buffers, true
+	}
+	return 1, 2, true
 }
 
 // newDirectMessage prepares the direct path for schema: nil (and no
@@ -88,16 +117,16 @@ func directKindOf(dt arrow.DataType) (directKind, bool) {
 func newDirectMessage(mem memory.Allocator, w *ipc.Writer, out *retargetWriter, schema *arrow.Schema) (*directMessage, error) {
 	d := &directMessage{}
 	for _, f := range schema.Fields() {
-		k, ok := directKindOf(f.Type)
+		n, b, ok := directShape(f.Type)
 		if !ok {
 			return nil, nil
 		}
-		d.kinds = append(d.kinds, k)
+		d.nNodes, d.nBuffers = d.nNodes+n, d.nBuffers+b
 	}
-	if len(d.kinds) == 0 {
+	if d.nNodes == 0 {
 		return nil, nil
 	}
-	cols := make([]arrow.Array, len(d.kinds))
+	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		cols[i] = array.MakeArrayOfNull(mem, f.Type, 1)
 	}
@@ -188,14 +217,7 @@ func (d *directMessage) parse(msg []byte) bool {
 	nv, bv := ref(nodes), ref(buffers)
 	nn, ok1 := u32(nv)
 	nb, ok2 := u32(bv)
-	want := 0
-	for _, k := range d.kinds {
-		want += 2
-		if k == directBinary {
-			want++
-		}
-	}
-	if !ok1 || !ok2 || nn != len(d.kinds) || nb != want ||
+	if !ok1 || !ok2 || nn != d.nNodes || nb != d.nBuffers ||
 		nv+4+16*nn > len(fb) || bv+4+16*nb > len(fb) {
 		return false
 	}
@@ -213,13 +235,15 @@ var ipcPad [8]byte
 // rec is one the template does not fit.
 func (d *directMessage) write(dst io.Writer, rec arrow.Record) (bool, error) {
 	rows := rec.NumRows()
-	if rows <= 0 || int(rec.NumCols()) != len(d.kinds) {
+	if rows <= 0 {
 		return false, nil
 	}
-	d.bufs = d.bufs[:0]
-	d.scratch = d.scratch[:0]
-	for c, k := range d.kinds {
-		d.column(k, rec.Column(c).Data())
+	d.bufs, d.scratch, d.counts = d.bufs[:0], d.scratch[:0], d.counts[:0]
+	for _, col := range rec.Columns() {
+		d.column(col)
+	}
+	if len(d.bufs) != d.nBuffers || len(d.counts) != 2*d.nNodes {
+		return false, nil // not the template's schema
 	}
 	var pos int64
 	for i := range d.bufs {
@@ -231,10 +255,8 @@ func (d *directMessage) write(dst io.Writer, rec arrow.Record) (bool, error) {
 	if pos == 0 {
 		return false, nil // the flatbuffer would leave bodyLength out
 	}
-	for c := range d.kinds {
-		data := rec.Column(c).Data()
-		binary.LittleEndian.PutUint64(d.head[d.nodes+16*c:], uint64(data.Len()))
-		binary.LittleEndian.PutUint64(d.head[d.nodes+16*c+8:], uint64(data.NullN()))
+	for i, v := range d.counts {
+		binary.LittleEndian.PutUint64(d.head[d.nodes+8*i:], uint64(v))
 	}
 	binary.LittleEndian.PutUint64(d.head[d.length:], uint64(rows))
 	binary.LittleEndian.PutUint64(d.head[d.bodyLen:], uint64(pos))
@@ -332,9 +354,17 @@ func copyBits(in []byte, off, n int, out []byte) {
 
 func pad64(n int64) int64 { return (n + 63) / 64 * 64 }
 
-// column adds the body buffers of one column.
-func (d *directMessage) column(k directKind, data arrow.ArrayData) {
+// column adds the field nodes and body buffers of one column, in the
+// order ipc.Writer visits them (a struct, then its children as the struct
+// array slices them).
+func (d *directMessage) column(arr arrow.Array) {
+	k, ok := directKindOf(arr.DataType())
+	if !ok {
+		return // counted as missing buffers by write
+	}
+	data := arr.Data()
 	n := data.Len()
+	d.counts = append(d.counts, int64(n), int64(data.NullN()))
 	switch nulls := data.NullN(); {
 	case nulls == 0:
 		d.add(nil)
@@ -346,6 +376,11 @@ func (d *directMessage) column(k directKind, data arrow.ArrayData) {
 	}
 	off := data.Offset()
 	switch k {
+	case directStruct:
+		st := arr.(*array.Struct)
+		for i := 0; i < st.NumField(); i++ {
+			d.column(st.Field(i))
+		}
 	case directBool:
 		d.bitmap(data, bufBytes(data, 1))
 	case directFixed:

@@ -35,6 +35,17 @@ func directSchemas() []*arrow.Schema {
 			{Name: "extra", Type: arrow.BinaryTypes.String, Nullable: true},
 		}, nil),
 		arrow.NewSchema([]arrow.Field{{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true}}, nil),
+		// Nexmark q8's sides: a window struct beside the keys.
+		arrow.NewSchema([]arrow.Field{
+			{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+			{Name: "window", Type: windowType, Nullable: true},
+		}, nil),
+		// Structs nested, with nullable children of each kind.
+		arrow.NewSchema([]arrow.Field{{Name: "s", Nullable: true, Type: arrow.StructOf(
+			arrow.Field{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
+			arrow.Field{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+			arrow.Field{Name: "t", Nullable: true, Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true})},
+		)}}, nil),
 	}
 }
 
@@ -79,6 +90,11 @@ func fillDirect(b array.Builder, nullable bool, rows int, nulls float64, rng *ra
 			bb.Append(decimal128.FromI64(rng.Int63()))
 		case *array.FixedSizeBinaryBuilder:
 			bb.Append([]byte{byte(r), byte(r >> 8), 7})
+		case *array.StructBuilder:
+			bb.Append(true)
+			for c, f := range bb.Type().(*arrow.StructType).Fields() {
+				fillDirect(bb.FieldBuilder(c), f.Nullable, 1, nulls, rng)
+			}
 		default:
 			panic(fmt.Sprintf("no random values for %T", b))
 		}
@@ -157,7 +173,7 @@ func TestIPCDirectMatchesWriter(t *testing.T) {
 func TestIPCDirectRefuses(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	for _, s := range []*arrow.Schema{encoderSchemas()[2],
+	for _, s := range []*arrow.Schema{encoderSchemas()[2], // a list column
 		arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.BinaryTypes.LargeString}}, nil)} {
 		enc, err := newIPCStreamEncoder(mem, s)
 		if err != nil {
