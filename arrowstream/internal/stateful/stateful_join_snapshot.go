@@ -210,8 +210,24 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 }
 
 // StreamEntries implements checkpoint.LiveStreamer: Entries with each
-// batch's IPC stream written straight into the snapshot's body.
+// batch's IPC stream written straight into the snapshot's body, through
+// one encoder per schema for the whole snapshot (a fresh ipc.Writer per
+// batch built and dropped the schema's message every time).
 func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byte) error, emitFrom func(key []byte, write func(w io.Writer) error) error) error {
+	var encs []*ipcStreamEncoder
+	encoder := func(schema *arrow.Schema) (*ipcStreamEncoder, error) {
+		for _, e := range encs {
+			if e.schema == schema {
+				return e, nil
+			}
+		}
+		e, err := newIPCStreamEncoder(v.mem, schema)
+		if err != nil {
+			return nil, err
+		}
+		encs = append(encs, e)
+		return e, nil
+	}
 	for _, m := range v.metas {
 		if err := emit(m[0], m[1]); err != nil {
 			return err
@@ -225,7 +241,10 @@ func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byt
 		if r.off != 0 || r.n != rec.NumRows() {
 			rec = rec.NewSlice(r.off, r.off+r.n)
 		}
-		err := emitFrom(r.key, func(w io.Writer) error { return writeJoinRecord(v.mem, w, rec) })
+		enc, err := encoder(rec.Schema())
+		if err == nil {
+			err = emitFrom(r.key, func(w io.Writer) error { return enc.write(w, rec) })
+		}
 		if rec != r.rec {
 			rec.Release()
 		}
