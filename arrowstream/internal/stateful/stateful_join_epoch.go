@@ -242,7 +242,11 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		if side.evict != evictNever {
 			tcol = timesOf(fresh[i].rec.Column(side.evictCol))
 		}
-		var keep, nulls []int32
+		// keep is sized for every new row (most are stored): grown
+		// row by row it was reallocated about log2(rows) times, a tenth
+		// of q7's join CPU.
+		keep := make([]int32, 0, len(newMatched[i]))
+		var nulls []int32
 		for j := range newMatched[i] {
 			switch {
 			case fresh[i].excluded[j]:
