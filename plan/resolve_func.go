@@ -129,6 +129,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		// to_timestamp already gives NULL for what does not parse.
 		name = "to_timestamp"
 	}
+	if e, ok, err := r.timestampTypeCall(f, name, args); ok {
+		return e, err
+	}
 	switch name {
 	case "coalesce", "nvl", "ifnull":
 		if len(args) == 0 || name != "coalesce" && len(args) != 2 {
@@ -377,10 +380,10 @@ func literalOf(x *sql.Literal) (Expr, error) {
 			return nil, bad(err)
 		}
 		return &Literal{Value: b, Type: vector.Binary}, nil
-	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampNTZ:
+	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampLTZ, sql.LitTimestampNTZ:
 		to := vector.Date
 		switch x.Kind {
-		case sql.LitTimestamp:
+		case sql.LitTimestamp, sql.LitTimestampLTZ:
 			to = vector.Timestamp
 		case sql.LitTimestampNTZ:
 			to = vector.TimestampNTZ // a wall time in no zone
@@ -392,7 +395,7 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		if l.Value == nil {
 			return nil, errorAt(x.Pos, ErrType, "Cannot parse the %s value %q.", x.Kind, x.Value)
 		}
-		if x.Kind == sql.LitTimestamp {
+		if x.Kind == sql.LitTimestamp || x.Kind == sql.LitTimestampLTZ {
 			// A zone in the text makes the value the same in every
 			// session time zone; without one it is a wall time.
 			if z, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to, Loc: time.FixedZone("probe", 3600)}); err == nil && z.Value != l.Value {
