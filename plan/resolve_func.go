@@ -29,7 +29,7 @@ func IsAggregateFunction(name string) bool {
 }
 
 // specialFuncs are the functions the analyzer resolves itself.
-var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now",
+var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now", "localtimestamp",
 	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil", "typeof"}
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
@@ -88,6 +88,13 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return nil, errorAt(f.Pos, ErrType, "%s() takes no arguments, got %d.", name, len(f.Args))
 		}
 		return &CurrentTimestamp{}, nil
+	case "localtimestamp":
+		// The batch's current time as a wall clock in the session time
+		// zone (a TIMESTAMP_NTZ), as Spark's LocalTimestamp.
+		if len(f.Args) != 0 {
+			return nil, errorAt(f.Pos, ErrType, "localtimestamp() takes no arguments, got %d.", len(f.Args))
+		}
+		return castTo(&CurrentTimestamp{}, vector.TimestampNTZ), nil
 	case "current_date":
 		if len(f.Args) != 0 {
 			return nil, errorAt(f.Pos, ErrType, "current_date() takes no arguments, got %d.", len(f.Args))

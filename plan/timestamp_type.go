@@ -99,7 +99,8 @@ func hasInstantTimestamp(dt arrow.DataType) bool {
 // session's timestamp type; ok is false for the others.
 //   - to_timestamp and to_timestamp_ltz of a TIMESTAMP_NTZ are its cast to
 //     TIMESTAMP (the wall clock read in the session time zone), as Spark's
-//     ParseToTimestamp casts a non-string argument.
+//     ParseToTimestamp casts a non-string argument; so is to_timestamp of
+//     a number under TIMESTAMP_LTZ (seconds since the epoch).
 //   - Under TIMESTAMP_NTZ, to_timestamp and make_timestamp give
 //     TIMESTAMP_NTZ. make_timestamp's time zone argument is then unused,
 //     so only a constant zone that loads is taken (and dropped); a number
@@ -111,6 +112,11 @@ func (r *resolver) timestampTypeCall(f *sql.FuncCall, name string, args []Expr) 
 		return castTo(args[0], vector.Timestamp), true, nil
 	}
 	if !r.ntz() {
+		if name == "to_timestamp" && len(args) == 1 && vector.IsNumeric(args[0].DataType()) {
+			// Spark's ParseToTimestamp casts a number: seconds since
+			// the epoch.
+			return castTo(args[0], vector.Timestamp), true, nil
+		}
 		return nil, false, nil
 	}
 	if name == "from_json" {
