@@ -93,6 +93,14 @@ func columnDefs(table string, pos sql.Pos, n plan.Node) ([]*sql.ColumnDef, error
 		if err != nil {
 			return nil, fmt.Errorf("arrowstream: CREATE TABLE %s AS SELECT: column %s of type %s cannot be a table column: %w", table, f.Name, vector.TypeName(f.Type), plan.ErrUnsupported)
 		}
+		// The query's TIMESTAMP is an instant whatever the session's
+		// spark.sql.timestampType says when the table is created.
+		sql.Inspect(tn, func(n sql.Node) bool {
+			if t, ok := n.(*sql.TypeName); ok && t.Name == "TIMESTAMP" {
+				t.LTZ = true
+			}
+			return true
+		})
 		cols[i] = &sql.ColumnDef{Pos: pos, Name: sql.Ident{Pos: pos, Name: f.Name}, Type: tn}
 	}
 	return cols, nil

@@ -101,6 +101,9 @@ func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, er
 func AnalyzeWith(stmt sql.Statement, cat Catalog, opts Options) (Statement, error) {
 	b := newBudget(context.Background(), 0)
 	b.setOptions(opts)
+	if opts.TimestampNTZ {
+		sessionTimestampTypes(stmt)
+	}
 	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil {
 		return nil, err
@@ -152,6 +155,9 @@ func AnalyzeSQLWith(text string, cat Catalog, opts Options) (Node, error) {
 	}
 	b := newBudget(context.Background(), 0)
 	b.setOptions(opts)
+	if opts.TimestampNTZ {
+		sessionTimestampTypes(q)
+	}
 	n, err := analyzeQuery(b, q, cat)
 	if err != nil {
 		return nil, err

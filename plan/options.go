@@ -35,6 +35,9 @@ const (
 	ConfGroupByOrdinal = "spark.sql.groupByOrdinal"
 	// ConfOrderByOrdinal is spark.sql.orderByOrdinal (default true).
 	ConfOrderByOrdinal = "spark.sql.orderByOrdinal"
+	// ConfTimestampType is spark.sql.timestampType: TIMESTAMP_LTZ (the
+	// default) or TIMESTAMP_NTZ.
+	ConfTimestampType = "spark.sql.timestampType"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -47,6 +50,10 @@ type Options struct {
 	ANSI bool
 	// TimeZone is spark.sql.session.timeZone; nil means UTC.
 	TimeZone *time.Location
+	// TimestampNTZ is spark.sql.timestampType=TIMESTAMP_NTZ: TIMESTAMP in
+	// types and literals, to_timestamp and make_timestamp mean
+	// TIMESTAMP_NTZ (timestamp_type.go).
+	TimestampNTZ bool
 	// Legacy are Spark's legacy parser and analyzer switches; they change
 	// what a statement means, so analysis reads them.
 	Legacy LegacySwitches
@@ -149,6 +156,15 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 				o.Legacy.CTECorrected, o.Legacy.CTELegacy = true, true
 			default:
 				return o, fmt.Errorf("plan: %s must be EXCEPTION, CORRECTED or LEGACY, got %q: %w", k, v, ErrUnsupported)
+			}
+		case strings.EqualFold(k, ConfTimestampType):
+			switch strings.ToUpper(strings.TrimSpace(v)) {
+			case "TIMESTAMP_LTZ":
+				o.TimestampNTZ = false
+			case "TIMESTAMP_NTZ":
+				o.TimestampNTZ = true
+			default:
+				return o, fmt.Errorf("plan: %s must be TIMESTAMP_LTZ or TIMESTAMP_NTZ, got %q: %w", k, v, ErrType)
 			}
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)

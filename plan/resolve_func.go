@@ -29,7 +29,7 @@ func IsAggregateFunction(name string) bool {
 }
 
 // specialFuncs are the functions the analyzer resolves itself.
-var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now",
+var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now", "localtimestamp",
 	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil", "typeof"}
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
@@ -92,6 +92,13 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return nil, errorAt(f.Pos, ErrType, "%s() takes no arguments, got %d.", name, len(f.Args))
 		}
 		return &CurrentTimestamp{}, nil
+	case "localtimestamp":
+		// The batch's current time as a wall clock in the session time
+		// zone (a TIMESTAMP_NTZ), as Spark's LocalTimestamp.
+		if len(f.Args) != 0 {
+			return nil, errorAt(f.Pos, ErrType, "localtimestamp() takes no arguments, got %d.", len(f.Args))
+		}
+		return castTo(&CurrentTimestamp{}, vector.TimestampNTZ), nil
 	case "current_date":
 		if len(f.Args) != 0 {
 			return nil, errorAt(f.Pos, ErrType, "current_date() takes no arguments, got %d.", len(f.Args))
@@ -132,6 +139,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	case "try_to_timestamp":
 		// to_timestamp already gives NULL for what does not parse.
 		name = "to_timestamp"
+	}
+	if e, ok, err := r.timestampTypeCall(f, name, args); ok {
+		return e, err
 	}
 	switch name {
 	case "coalesce", "nvl", "ifnull":
@@ -389,10 +399,10 @@ func literalOf(x *sql.Literal) (Expr, error) {
 			return nil, bad(err)
 		}
 		return &Literal{Value: b, Type: vector.Binary}, nil
-	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampNTZ:
+	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampLTZ, sql.LitTimestampNTZ:
 		to := vector.Date
 		switch x.Kind {
-		case sql.LitTimestamp:
+		case sql.LitTimestamp, sql.LitTimestampLTZ:
 			to = vector.Timestamp
 		case sql.LitTimestampNTZ:
 			to = vector.TimestampNTZ // a wall time in no zone
@@ -404,7 +414,7 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		if l.Value == nil {
 			return nil, errorAt(x.Pos, ErrType, "Cannot parse the %s value %q.", x.Kind, x.Value)
 		}
-		if x.Kind == sql.LitTimestamp {
+		if x.Kind == sql.LitTimestamp || x.Kind == sql.LitTimestampLTZ {
 			// A zone in the text makes the value the same in every
 			// session time zone; without one it is a wall time.
 			if z, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to, Loc: time.FixedZone("probe", 3600)}); err == nil && z.Value != l.Value {

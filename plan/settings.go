@@ -54,7 +54,7 @@ var settings = map[string]settingRule{
 	"spark.sql.optimizenullawareantijoin":                  {},
 	"spark.sql.optimizer.enablejsonexpressionoptimization": {},
 	// Type and interval settings (settings_types.go says why).
-	"spark.sql.timestamptype":              {only: "TIMESTAMP_LTZ", why: whyTimestampType},
+	"spark.sql.timestamptype":              {only: "TIMESTAMP_LTZ", also: "TIMESTAMP_NTZ"},
 	"spark.sql.legacy.interval.enabled":    {only: "false", why: whyLegacyInterval},
 	"spark.sql.legacy.charvarcharasstring": {only: "false", why: whyCharVarcharAsString},
 	"spark.sql.readsidecharpadding":        {},
