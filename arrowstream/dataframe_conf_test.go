@@ -96,7 +96,8 @@ func sameOutcome(t *testing.T, what string, sqlRows []string, sqlErr error, dfRo
 
 // TestDataFrameFollowsSessionSettings is a differential test of the
 // DataFrame builder against the session's SQL: under every combination
-// of spark.sql.session.timeZone and spark.sql.ansi.enabled, an expression
+// of spark.sql.session.timeZone and spark.sql.ansi.enabled (and
+// spark.sql.timestampType=TIMESTAMP_NTZ in two of them), an expression
 // in Select, WithColumn, Filter and GroupBy gives what the same
 // expression gives in a SELECT (the rows, or the same error class). The
 // builder once resolved and ran every DataFrame expression in UTC under
@@ -128,6 +129,9 @@ func TestDataFrameFollowsSessionSettings(t *testing.T) {
 		"concat(x, s)",
 		"date_trunc('DAY', ts)",
 		"from_unixtime(0)",
+		"to_timestamp('2024-05-01 08:00:00')",
+		"typeof(CAST(s AS TIMESTAMP))",
+		"typeof(TIMESTAMP '2024-03-10 12:00:00')",
 	}
 	preds := []string{
 		"hour(ts) < 12",
@@ -135,11 +139,20 @@ func TestDataFrameFollowsSessionSettings(t *testing.T) {
 		"CAST(s AS INT) > 0",
 		"ts > '2024-06-01 00:00:00'",
 	}
+	type setting struct{ tz, ansi, tsType string }
+	var settings []setting
 	for _, tz := range []string{"UTC", "America/Los_Angeles", "Asia/Kolkata"} {
 		for _, ansi := range []string{"true", "false"} {
-			s.SetConf("spark.sql.session.timeZone", tz)
-			s.SetConf("spark.sql.ansi.enabled", ansi)
-			conf := "tz=" + tz + " ansi=" + ansi
+			settings = append(settings, setting{tz, ansi, "TIMESTAMP_LTZ"})
+		}
+	}
+	settings = append(settings, setting{"America/Los_Angeles", "true", "TIMESTAMP_NTZ"}, setting{"UTC", "false", "TIMESTAMP_NTZ"})
+	for _, st := range settings {
+		{
+			s.SetConf("spark.sql.session.timeZone", st.tz)
+			s.SetConf("spark.sql.ansi.enabled", st.ansi)
+			s.SetConf("spark.sql.timestampType", st.tsType)
+			conf := "tz=" + st.tz + " ansi=" + st.ansi + " timestampType=" + st.tsType
 			for _, e := range exprs {
 				rows, err := sqlStrings(s, "SELECT "+e+" AS c FROM t")
 				dfRows, dfErr := collectStrings(s.Table("t").Select(e + " AS c"))
@@ -160,6 +173,7 @@ func TestDataFrameFollowsSessionSettings(t *testing.T) {
 	// The settings are read when an operation is made, as Spark analyzes
 	// a DataFrame's operation then: an expression made in Los Angeles
 	// keeps Los Angeles when the session moves on.
+	s.SetConf("spark.sql.timestampType", "TIMESTAMP_LTZ")
 	s.SetConf("spark.sql.ansi.enabled", "true")
 	s.SetConf("spark.sql.session.timeZone", "America/Los_Angeles")
 	la := s.Table("t").Select("hour(ts) AS h")

@@ -95,7 +95,7 @@ func wrap(what string, err error) error {
 
 // ResolveExpr resolves one expression over input's columns.
 func (bd Builder) ResolveExpr(input Node, expr string) (Expr, error) {
-	e, err := sql.ParseExpr(expr)
+	e, err := bd.parseExpr(expr)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("expression %q", expr), err)
 	}
@@ -110,23 +110,42 @@ func (bd Builder) ResolveExpr(input Node, expr string) (Expr, error) {
 // ResolveExpr is Builder{}.ResolveExpr.
 func ResolveExpr(input Node, expr string) (Expr, error) { return Builder{}.ResolveExpr(input, expr) }
 
-func parseItems(items []string) ([]*sql.SelectItem, error) {
+func (bd Builder) parseItems(items []string) ([]*sql.SelectItem, error) {
 	out := make([]*sql.SelectItem, len(items))
 	for i, s := range items {
 		it, err := sql.ParseSelectItem(s)
 		if err != nil {
 			return nil, wrap(fmt.Sprintf("select item %q", s), err)
 		}
+		bd.sessionTypes(it.Expr)
 		out[i] = it
 	}
 	return out, nil
+}
+
+// parseExpr parses an expression of the dialect as the session reads it.
+func (bd Builder) parseExpr(text string) (sql.Expr, error) {
+	e, err := sql.ParseExpr(text)
+	if err == nil {
+		bd.sessionTypes(e)
+	}
+	return e, err
+}
+
+// sessionTypes rewrites a parsed expression's TIMESTAMP types and
+// literals to TIMESTAMP_NTZ under spark.sql.timestampType=TIMESTAMP_NTZ,
+// as analysis does to a statement.
+func (bd Builder) sessionTypes(e sql.Expr) {
+	if bd.set && bd.opts.TimestampNTZ && e != nil {
+		sessionTimestampTypes(e)
+	}
 }
 
 // Select is select(items...): each item is "expr [AS name]", * or t.*.
 // An item may be explode(...) (one per select) or window(...); aggregate
 // items make it a global aggregation, as in Spark.
 func (bd Builder) Select(input Node, items ...string) (Node, error) {
-	its, err := parseItems(items)
+	its, err := bd.parseItems(items)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +166,7 @@ func SelectExprs(input Node, items ...NamedExpr) (Node, error) {
 
 // Where is filter(cond) / where(cond).
 func (bd Builder) Where(input Node, cond string) (Node, error) {
-	e, err := sql.ParseExpr(cond)
+	e, err := bd.parseExpr(cond)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("filter %q", cond), err)
 	}
@@ -172,7 +191,7 @@ func Where(input Node, cond string) (Node, error) { return Builder{}.Where(input
 // WithColumn is withColumn(name, expr): it replaces a column of that name
 // (case-insensitively) in place, or appends a new one.
 func (bd Builder) WithColumn(input Node, name, expr string) (Node, error) {
-	e, err := sql.ParseExpr(expr)
+	e, err := bd.parseExpr(expr)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("withColumn %q", name), err)
 	}
@@ -270,11 +289,11 @@ func WithWatermark(input Node, column, delay string) (Node, error) {
 // aggregates.
 func (bd Builder) GroupBy(input Node, keys []string, aggs []string) (Node, error) {
 	what := "groupBy " + quoteList(keys) + ".agg " + quoteList(aggs)
-	kits, err := parseItems(keys)
+	kits, err := bd.parseItems(keys)
 	if err != nil {
 		return nil, wrap(what, err)
 	}
-	aits, err := parseItems(aggs)
+	aits, err := bd.parseItems(aggs)
 	if err != nil {
 		return nil, wrap(what, err)
 	}
@@ -363,7 +382,7 @@ func (bd Builder) JoinOn(left, right Node, on string, joinType string) (Node, er
 	l, r := scopeOf(left), scopeOf(right)
 	var cond Expr
 	if strings.TrimSpace(on) != "" {
-		e, err := sql.ParseExpr(on)
+		e, err := bd.parseExpr(on)
 		if err != nil {
 			return nil, wrap(what, err)
 		}
@@ -444,6 +463,7 @@ func (bd Builder) OrderBy(input Node, items ...string) (Node, error) {
 		if err != nil {
 			return nil, wrap(fmt.Sprintf("orderBy %q", s), err)
 		}
+		bd.sessionTypes(o.Expr)
 		e, err := r.expr(o.Expr)
 		if err != nil {
 			return nil, wrap(fmt.Sprintf("orderBy %q", s), err)
@@ -488,6 +508,7 @@ func (bd Builder) FlatMapGroups(input Node, spec FlatMapSpec) (Node, error) {
 	if err != nil {
 		return nil, wrap(what, err)
 	}
+	bd.sessionTypes(it.Expr)
 	r := &resolver{b: bd.budget(), sc: scopeOf(input), clause: "groupByKey"}
 	k, err := r.expr(it.Expr)
 	if err != nil {
