@@ -60,13 +60,29 @@ func wrapOp(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// then applies a builder step unless an earlier one failed.
-func (df *DataFrame) then(op string, f func(plan.Node) (plan.Node, error)) *DataFrame {
+// then applies a builder step unless an earlier one failed. The step
+// builds under the session's settings at the time of the call (ANSI mode,
+// time zone, user functions), as Spark analyzes a DataFrame's operation
+// when it is made.
+func (df *DataFrame) then(op string, f func(plan.Builder, plan.Node) (plan.Node, error)) *DataFrame {
 	if df.err != nil {
 		return df
 	}
-	n, err := f(df.node)
+	bd, err := df.s.builder()
+	if err != nil {
+		return df.s.frame(nil, wrapOp(op, err))
+	}
+	n, err := f(bd, df.node)
 	return df.s.frame(n, wrapOp(op, err))
+}
+
+// builder returns the plan builder of the session's current settings.
+func (s *Session) builder() (plan.Builder, error) {
+	opts, err := plan.OptionsFromConf(plan.DefaultOptions(), s.confCopy())
+	if err != nil {
+		return plan.Builder{}, err
+	}
+	return plan.NewBuilder(opts, sessionCatalog{s}), nil
 }
 
 // Err returns the first error of the chain that built df.
@@ -101,12 +117,12 @@ func (df *DataFrame) Explain() (string, error) {
 
 // Select computes the given items ("expr [AS name]", "*").
 func (df *DataFrame) Select(items ...string) *DataFrame {
-	return df.then("select", func(n plan.Node) (plan.Node, error) { return plan.Select(n, items...) })
+	return df.then("select", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.Select(n, items...) })
 }
 
 // Filter keeps the rows where cond is true (also Where).
 func (df *DataFrame) Filter(cond string) *DataFrame {
-	return df.then("filter", func(n plan.Node) (plan.Node, error) { return plan.Where(n, cond) })
+	return df.then("filter", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.Where(n, cond) })
 }
 
 // Where is Filter.
@@ -114,24 +130,24 @@ func (df *DataFrame) Where(cond string) *DataFrame { return df.Filter(cond) }
 
 // WithColumn adds or replaces the column name.
 func (df *DataFrame) WithColumn(name, expr string) *DataFrame {
-	return df.then("withColumn", func(n plan.Node) (plan.Node, error) { return plan.WithColumn(n, name, expr) })
+	return df.then("withColumn", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.WithColumn(n, name, expr) })
 }
 
 // ToDF renames every column, by position.
 func (df *DataFrame) ToDF(names ...string) *DataFrame {
-	return df.then("toDF", func(n plan.Node) (plan.Node, error) { return plan.ToDF(n, names...) })
+	return df.then("toDF", func(_ plan.Builder, n plan.Node) (plan.Node, error) { return plan.ToDF(n, names...) })
 }
 
 // WithWatermark declares column the event time, with late data older than
 // the watermark (max event time minus delay, e.g. "10 seconds") dropped by
 // stateful operators.
 func (df *DataFrame) WithWatermark(column, delay string) *DataFrame {
-	return df.then("withWatermark", func(n plan.Node) (plan.Node, error) { return plan.WithWatermark(n, column, delay) })
+	return df.then("withWatermark", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.WithWatermark(n, column, delay) })
 }
 
 // Alias names df for qualified references (t.col).
 func (df *DataFrame) Alias(name string) *DataFrame {
-	return df.then("alias", func(n plan.Node) (plan.Node, error) { return plan.Alias(n, name), nil })
+	return df.then("alias", func(_ plan.Builder, n plan.Node) (plan.Node, error) { return plan.Alias(n, name), nil })
 }
 
 // GroupedData is the result of GroupBy, awaiting Agg.
@@ -145,7 +161,7 @@ func (df *DataFrame) GroupBy(keys ...string) *GroupedData { return &GroupedData{
 
 // Agg computes aggregates per group ("count(*) AS n", "sum(x)").
 func (g *GroupedData) Agg(aggs ...string) *DataFrame {
-	return g.df.then("groupBy", func(n plan.Node) (plan.Node, error) { return plan.GroupBy(n, g.keys, aggs) })
+	return g.df.then("groupBy", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.GroupBy(n, g.keys, aggs) })
 }
 
 // Count is Agg("count(*) AS count").
@@ -154,13 +170,13 @@ func (g *GroupedData) Count() *DataFrame { return g.Agg("count(*) AS count") }
 // DropDuplicates keeps the first row of every combination of cols (all
 // columns when none).
 func (df *DataFrame) DropDuplicates(cols ...string) *DataFrame {
-	return df.then("dropDuplicates", func(n plan.Node) (plan.Node, error) { return plan.DropDuplicates(n, cols, false) })
+	return df.then("dropDuplicates", func(_ plan.Builder, n plan.Node) (plan.Node, error) { return plan.DropDuplicates(n, cols, false) })
 }
 
 // DropDuplicatesWithinWatermark drops duplicates of cols while the first
 // occurrence's event time plus the watermark delay is above the watermark.
 func (df *DataFrame) DropDuplicatesWithinWatermark(cols ...string) *DataFrame {
-	return df.then("dropDuplicatesWithinWatermark", func(n plan.Node) (plan.Node, error) { return plan.DropDuplicates(n, cols, true) })
+	return df.then("dropDuplicatesWithinWatermark", func(_ plan.Builder, n plan.Node) (plan.Node, error) { return plan.DropDuplicates(n, cols, true) })
 }
 
 // Join joins df with right on a condition; joinType is Spark's ("inner",
@@ -170,7 +186,7 @@ func (df *DataFrame) Join(right *DataFrame, on, joinType string) *DataFrame {
 	if right.err != nil {
 		return df.s.frame(nil, wrapOp("join", right.err))
 	}
-	return df.then("join", func(n plan.Node) (plan.Node, error) { return plan.JoinOn(n, right.node, on, joinType) })
+	return df.then("join", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.JoinOn(n, right.node, on, joinType) })
 }
 
 // JoinUsing joins on equality of the named columns of both sides.
@@ -178,12 +194,14 @@ func (df *DataFrame) JoinUsing(right *DataFrame, cols []string, joinType string)
 	if right.err != nil {
 		return df.s.frame(nil, wrapOp("join", right.err))
 	}
-	return df.then("join", func(n plan.Node) (plan.Node, error) { return plan.JoinUsing(n, right.node, cols, joinType) })
+	return df.then("join", func(bd plan.Builder, n plan.Node) (plan.Node, error) {
+		return bd.JoinUsing(n, right.node, cols, joinType)
+	})
 }
 
 // Union appends the rows of others (UNION ALL, by position).
 func (df *DataFrame) Union(others ...*DataFrame) *DataFrame {
-	return df.then("union", func(n plan.Node) (plan.Node, error) {
+	return df.then("union", func(bd plan.Builder, n plan.Node) (plan.Node, error) {
 		inputs := []plan.Node{n}
 		for _, o := range others {
 			if o.err != nil {
@@ -191,18 +209,18 @@ func (df *DataFrame) Union(others ...*DataFrame) *DataFrame {
 			}
 			inputs = append(inputs, o.node)
 		}
-		return plan.UnionAll(inputs...)
+		return bd.UnionAll(inputs...)
 	})
 }
 
 // Limit keeps the first n rows.
 func (df *DataFrame) Limit(n int64) *DataFrame {
-	return df.then("limit", func(in plan.Node) (plan.Node, error) { return plan.WithLimit(in, n) })
+	return df.then("limit", func(_ plan.Builder, in plan.Node) (plan.Node, error) { return plan.WithLimit(in, n) })
 }
 
 // OrderBy sorts by items ("expr [ASC|DESC] [NULLS FIRST|LAST]").
 func (df *DataFrame) OrderBy(items ...string) *DataFrame {
-	return df.then("orderBy", func(n plan.Node) (plan.Node, error) { return plan.OrderBy(n, items...) })
+	return df.then("orderBy", func(bd plan.Builder, n plan.Node) (plan.Node, error) { return bd.OrderBy(n, items...) })
 }
 
 // Collect runs a static DataFrame as a batch query and returns its records

@@ -64,14 +64,14 @@ func (g *GroupedData) groupState(outputSchema *arrow.Schema, mode OutputMode, ti
 	if mapGroups {
 		op = "mapGroupsWithState"
 	}
-	return g.df.then(op, func(n plan.Node) (plan.Node, error) {
+	return g.df.then(op, func(bd plan.Builder, n plan.Node) (plan.Node, error) {
 		if len(g.keys) != 1 {
 			return nil, fmt.Errorf("groupByKey takes one key expression, got %d", len(g.keys))
 		}
 		if fn == nil {
 			return nil, errors.New("no function")
 		}
-		return plan.FlatMapGroups(n, plan.FlatMapSpec{Key: g.keys[0], Func: fn, FuncName: funcName(fn),
+		return bd.FlatMapGroups(n, plan.FlatMapSpec{Key: g.keys[0], Func: fn, FuncName: funcName(fn),
 			OutputSchema: outputSchema, Mode: plan.OutputMode(mode), Timeout: timeout, MapGroups: mapGroups})
 	})
 }

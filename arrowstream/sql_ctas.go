@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/arrowstream/arrowstream/plan"
@@ -92,6 +93,14 @@ func columnDefs(table string, pos sql.Pos, n plan.Node) ([]*sql.ColumnDef, error
 		if err != nil {
 			return nil, fmt.Errorf("arrowstream: CREATE TABLE %s AS SELECT: column %s of type %s cannot be a table column: %w", table, f.Name, vector.TypeName(f.Type), plan.ErrUnsupported)
 		}
+		// The query's TIMESTAMP is an instant whatever the session's
+		// spark.sql.timestampType says when the table is created.
+		sql.Inspect(tn, func(n sql.Node) bool {
+			if t, ok := n.(*sql.TypeName); ok && t.Name == "TIMESTAMP" {
+				t.LTZ = true
+			}
+			return true
+		})
 		cols[i] = &sql.ColumnDef{Pos: pos, Name: sql.Ident{Pos: pos, Name: f.Name}, Type: tn}
 	}
 	return cols, nil
@@ -101,14 +110,19 @@ func columnDefs(table string, pos sql.Pos, n plan.Node) ([]*sql.ColumnDef, error
 func backquoteName(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 // showFunctions answers SHOW [USER|SYSTEM|ALL] FUNCTIONS [LIKE pattern]
-// from the planner's function list (the registry calls resolve from), in
-// Spark's column function. The engine has no user functions: USER lists
-// none. The pattern is Spark's: * matches any characters, | separates
-// alternatives, case-insensitively.
+// from the planner's function list (the registry calls resolve from) and
+// the session's user functions (RegisterFunction), in Spark's column
+// function: SYSTEM lists the built-in ones, USER the user functions, ALL
+// (the default) both. The pattern is Spark's: * matches any characters, |
+// separates alternatives, case-insensitively.
 func (s *Session) showFunctions(x *sql.ShowFunctions) (*Result, error) {
 	var names []string
 	if x.Scope != "USER" {
 		names = plan.FunctionNames()
+	}
+	if x.Scope != "SYSTEM" {
+		names = append(names, s.userFunctionNames()...)
+		slices.Sort(names)
 	}
 	if x.HasLike {
 		var alts []string

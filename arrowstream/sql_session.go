@@ -197,6 +197,9 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 	case *sql.ShowFunctions:
 		return s.showFunctions(x)
 	case *sql.DescribeFunction:
+		if rows, ok := s.describeUserFunction(x.Name, x.Extended); ok {
+			return s.textResult("function_desc", rows)
+		}
 		rows, err := plan.DescribeFunction(x.Pos, x.Name, x.Extended)
 		if err != nil {
 			return nil, err

@@ -2,9 +2,11 @@ package arrowstream
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // RegisterFunction makes the user function f callable by name from the
@@ -46,4 +48,42 @@ func (c sessionCatalog) Function(name string) *plan.ScalarFunction {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	return c.s.funcs[strings.ToLower(name)]
+}
+
+// userFunctionNames lists the session's user functions, sorted (SHOW USER
+// FUNCTIONS; Spark lists a temporary function by its bare name).
+func (s *Session) userFunctionNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.funcs))
+	for n := range s.funcs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// describeUserFunction answers DESCRIBE FUNCTION [EXTENDED] for a user
+// function of the session: ok is false when name is not one.
+func (s *Session) describeUserFunction(name string, extended bool) (rows []string, ok bool) {
+	f := sessionCatalog{s}.Function(strings.TrimSpace(name))
+	if f == nil {
+		return nil, false
+	}
+	key := strings.ToLower(f.Name)
+	args := make([]string, len(f.Args))
+	for i, t := range f.Args {
+		args[i] = vector.TypeName(t)
+	}
+	rows = []string{
+		"Function: " + key,
+		"Kind: user function registered in this session",
+		fmt.Sprintf("Usage: %s(%s) - returns %s.", key, strings.Join(args, ", "), vector.TypeName(f.Result)),
+	}
+	if extended {
+		rows = append(rows, "Extended Usage:",
+			fmt.Sprintf("    Arguments: %d", len(f.Args)),
+			fmt.Sprintf("    Deterministic: %t", f.Deterministic))
+	}
+	return rows, true
 }

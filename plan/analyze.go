@@ -101,6 +101,9 @@ func analyzeStatement(b *budget, stmt sql.Statement, cat Catalog) (Statement, er
 func AnalyzeWith(stmt sql.Statement, cat Catalog, opts Options) (Statement, error) {
 	b := newBudget(context.Background(), 0)
 	b.setOptions(opts)
+	if opts.TimestampNTZ {
+		sessionTimestampTypes(stmt)
+	}
 	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil {
 		return nil, err
@@ -154,6 +157,9 @@ func AnalyzeSQLWith(text string, cat Catalog, opts Options) (Node, error) {
 	}
 	b := newBudget(context.Background(), 0)
 	b.setOptions(opts)
+	if opts.TimestampNTZ {
+		sessionTimestampTypes(q)
+	}
 	n, err := analyzeQuery(b, q, cat)
 	if err != nil {
 		return nil, err
@@ -206,6 +212,11 @@ type analyzer struct {
 	// analyzed; subqueries numbers subquery expressions.
 	outer      []*outerCtx
 	subqueries int
+	// cteRegion, region and cteBlocked order CTE lookups under the LEGACY
+	// precedence policy (cte_legacy.go).
+	cteRegion  []int
+	region     int
+	cteBlocked int
 }
 
 type cteDef struct {
@@ -241,6 +252,9 @@ func dropHidden(sc *scope) (Node, error) {
 
 func (a *analyzer) lookupCTE(name string) *cteDef {
 	k := strings.ToLower(name)
+	if a.b.legacySwitches().CTELegacy {
+		return a.lookupCTELegacy(k)
+	}
 	for i := len(a.ctes) - 1; i >= 0; i-- {
 		if d, ok := a.ctes[i][k]; ok {
 			return d
@@ -258,13 +272,19 @@ func (a *analyzer) query(q *sql.Query) (*scope, error) {
 	}
 	if len(q.With) > 0 {
 		a.ctes = append(a.ctes, map[string]*cteDef{})
-		defer func() { a.ctes = a.ctes[:len(a.ctes)-1] }()
+		a.cteRegion = append(a.cteRegion, a.region)
+		defer func() {
+			a.ctes = a.ctes[:len(a.ctes)-1]
+			a.cteRegion = a.cteRegion[:len(a.cteRegion)-1]
+		}()
 		for _, c := range q.With {
 			k := strings.ToLower(c.Name.Name)
 			if _, dup := a.ctes[len(a.ctes)-1][k]; dup {
 				return nil, errorAt(c.Pos, ErrAmbiguous, "CTE definition can't have duplicate names: %s.", backquote(c.Name.Name))
 			}
+			leave := a.enterCTEBody()
 			sc, err := a.query(c.Query)
+			leave()
 			if err != nil {
 				return nil, err
 			}

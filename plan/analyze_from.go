@@ -288,13 +288,16 @@ func (a *analyzer) join(x *sql.Join) (*scope, error) {
 	var cond Expr
 	if x.On != nil {
 		both := &scope{node: newJoinInput(l.node, r.node), cols: append(append([]scopeCol(nil), l.cols...), r.cols...)}
-		res := &resolver{b: a.b, sc: both, clause: "ON"}
+		res := &resolver{a: a, b: a.b, sc: both, clause: "ON", noOuter: true}
 		c, err := res.expr(x.On)
 		if err != nil {
 			return nil, err
 		}
 		if cond, err = requireBoolean(x.On.Position(), "ON", c); err != nil {
 			return nil, err
+		}
+		if hasSubquery(cond) {
+			return joinOnSubqueries(x.On.Position(), l, r, typ, cond)
 		}
 	}
 	return joinScopes(l, r, typ, cond)

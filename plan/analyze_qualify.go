@@ -93,14 +93,20 @@ func applyWindows(cur *scope, s selectSpec, items []outItem, order []orderKey, q
 	}
 	for _, k := range specs {
 		group := bySpec[k]
-		base := node.Schema().NumFields()
 		funcs := make([]WindowExpr, len(group))
 		for i, p := range group {
 			funcs[i] = p.fn
 			funcs[i].Name = uniqueName(p.fn.Name, used)
+		}
+		in, part, keys, funcs, err := windowSubqueries(node, group[0].part, group[0].order, funcs)
+		if err != nil {
+			return nil, err
+		}
+		base := in.Schema().NumFields()
+		for i, p := range group {
 			column[exprKey(p)] = base + i
 		}
-		w, err := NewWindow(node, group[0].part, group[0].order, funcs)
+		w, err := NewWindow(in, part, keys, funcs)
 		if err != nil {
 			return nil, errorAt(s.pos, ErrType, "%v", err)
 		}

@@ -440,12 +440,18 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 		out.Offset = v.Value.(int64)
 		out.FloatOffset = float64(out.Offset)
 	case arrow.FLOAT32, arrow.FLOAT64:
-		if !vector.IsNumeric(l.Type) {
+		if !vector.IsNumeric(l.Type) && !isString(l.Type) {
 			return bad("a number")
 		}
+		// A string ('inf') is cast to the key's type, as Spark coerces
+		// the bound; NaN, which Spark orders above every number, is not
+		// taken as an offset.
 		v, err := foldConstant(castTo(l, vector.Float64))
-		if err != nil {
+		if err != nil || v.Value == nil {
 			return bad("a number")
+		}
+		if math.IsNaN(v.Value.(float64)) {
+			return out, errorAt(b.Offset.Position(), ErrUnsupported, "A NaN frame bound (%s) is not supported.", sql.Format(b.Offset))
 		}
 		out.FloatOffset = v.Value.(float64)
 		if keyType.ID() == arrow.FLOAT32 {
@@ -459,15 +465,22 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 			return bad("a number")
 		}
 		if dec, ok := l.Value.(decimal128.Num); ok {
-			s := l.Type.(*arrow.Decimal128Type).Scale
-			if f := dec.ToFloat64(s); f != math.Trunc(f) {
+			// The frame holds the rows whose integer key k has k - c
+			// within the decimal offset: for FOLLOWING d, k <= c + d,
+			// and for PRECEDING d, k >= c - d, both of which mean the
+			// offset floor(d) for integers (1.1 FOLLOWING is 1
+			// FOLLOWING), as Spark's comparison of k with c + 1.1 gives.
+			sc := l.Type.(*arrow.Decimal128Type).Scale
+			f := dec.ToFloat64(sc)
+			if math.Abs(f) > 1<<53 {
 				return bad("an integer (the order key is an integer)")
 			}
+			out.Offset = int64(math.Floor(f))
+			out.FloatOffset = float64(out.Offset)
+			return out, nil
 		}
 		if !vector.IsIntegral(l.Type) {
-			if _, isDec := l.Value.(decimal128.Num); !isDec {
-				return bad("an integer (the order key is an integer)")
-			}
+			return bad("an integer (the order key is an integer)")
 		}
 		v, err := foldConstant(castTo(l, vector.Int64))
 		if err != nil {

@@ -37,6 +37,9 @@ type budget struct {
 	// funcs are the session's user functions (nil: none), which calls
 	// resolve anywhere in the statement.
 	funcs FunctionCatalog
+
+	// ntz: spark.sql.timestampType=TIMESTAMP_NTZ (timestamp_type.go).
+	ntz bool
 }
 
 const checkEvery = 256
@@ -55,6 +58,7 @@ func newBudget(ctx context.Context, max int) *budget {
 func (b *budget) setOptions(o Options) {
 	b.legacy = !o.ANSI
 	b.switches = o.Legacy
+	b.ntz = o.TimestampNTZ
 }
 
 // legacySwitches returns the session's legacy switches (none for a nil
@@ -105,6 +109,9 @@ func AnalyzeContext(ctx context.Context, stmt sql.Statement, cat Catalog, opts A
 	b := newBudget(ctx, opts.MaxPlanExprs)
 	if opts.Session != nil {
 		b.setOptions(*opts.Session)
+		if opts.Session.TimestampNTZ {
+			sessionTimestampTypes(stmt)
+		}
 	}
 	st, err := analyzeStatement(b, stmt, cat)
 	if err != nil || opts.Session == nil {

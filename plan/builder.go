@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -16,16 +17,73 @@ import (
 // table's name) and return a new node; the SQL analyzer builds its plans
 // with the same code. Errors name the bad input and suggest close names.
 
-// Read returns the streaming scan of source name.
-func Read(cat Catalog, name string) (Node, error) {
-	a := &analyzer{cat: cat}
-	return a.scan(sql.Pos{}, name, true)
+// Builder builds DataFrame operations under a session's settings: its
+// Options (ANSI mode, time zone, legacy switches) decide coercions while
+// expressions resolve and are stamped into the new operators' casts and
+// calls, as AnalyzeWith does for SQL, and its functions resolve user
+// function calls. So a DataFrame expression means what the same
+// expression means in the session's SQL. The zero Builder uses the
+// defaults (ANSI, UTC, no user functions); the package-level functions
+// below are the zero Builder's methods.
+type Builder struct {
+	opts  Options
+	set   bool
+	funcs FunctionCatalog
 }
 
-// ReadStatic returns the batch scan of table name.
-func ReadStatic(cat Catalog, name string) (Node, error) {
+// NewBuilder returns a Builder with the session's options and user
+// functions (funcs may be nil).
+func NewBuilder(opts Options, funcs FunctionCatalog) Builder {
+	return Builder{opts: opts, set: true, funcs: funcs}
+}
+
+// budget returns the analysis settings of one operation: nil (the
+// defaults) for the zero Builder.
+func (bd Builder) budget() *budget {
+	if !bd.set && bd.funcs == nil {
+		return nil
+	}
+	b := newBudget(context.Background(), 0)
+	if bd.set {
+		b.setOptions(bd.opts)
+	}
+	b.funcs = bd.funcs
+	return b
+}
+
+// finish stamps the builder's options into the operators an operation
+// added on top of inputs (the inputs were stamped when they were built).
+func (bd Builder) finish(n Node, err error, inputs ...Node) (Node, error) {
+	if err != nil || !bd.set {
+		return n, err
+	}
+	return applyOptionsAbove(n, bd.opts, inputs)
+}
+
+// Read returns the streaming scan of source name, or the plan of the
+// streaming view name.
+func Read(cat Catalog, name string) (Node, error) { return readNamed(cat, name, true) }
+
+// ReadStatic returns the batch scan of table name, or the plan of the
+// view name (spark.table reads views as FROM does).
+func ReadStatic(cat Catalog, name string) (Node, error) { return readNamed(cat, name, false) }
+
+func readNamed(cat Catalog, name string, stream bool) (Node, error) {
 	a := &analyzer{cat: cat}
-	return a.scan(sql.Pos{}, name, false)
+	if v := a.view(name); v != nil {
+		if stream != v.Streaming() {
+			if stream {
+				return nil, errorAt(sql.Pos{}, ErrStreaming, "View %s is not streaming: read it as a table.", backquote(name))
+			}
+			return nil, errorAt(sql.Pos{}, ErrStreaming, "View %s reads a stream: read it with readStream.", backquote(name))
+		}
+		qual := name
+		if i := strings.LastIndexByte(qual, '.'); i >= 0 {
+			qual = qual[i+1:]
+		}
+		return &SubqueryAlias{Input: v.Plan, Alias: qual}, nil
+	}
+	return a.scan(sql.Pos{}, name, stream)
 }
 
 // Alias names input so that its columns resolve as name.col.
@@ -36,18 +94,21 @@ func wrap(what string, err error) error {
 }
 
 // ResolveExpr resolves one expression over input's columns.
-func ResolveExpr(input Node, expr string) (Expr, error) {
+func (bd Builder) ResolveExpr(input Node, expr string) (Expr, error) {
 	e, err := sql.ParseExpr(expr)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("expression %q", expr), err)
 	}
-	r := &resolver{sc: scopeOf(input)}
+	r := &resolver{b: bd.budget(), sc: scopeOf(input)}
 	x, err := r.expr(e)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("expression %q", expr), err)
 	}
 	return x, nil
 }
+
+// ResolveExpr is Builder{}.ResolveExpr.
+func ResolveExpr(input Node, expr string) (Expr, error) { return Builder{}.ResolveExpr(input, expr) }
 
 func parseItems(items []string) ([]*sql.SelectItem, error) {
 	out := make([]*sql.SelectItem, len(items))
@@ -64,17 +125,20 @@ func parseItems(items []string) ([]*sql.SelectItem, error) {
 // Select is select(items...): each item is "expr [AS name]", * or t.*.
 // An item may be explode(...) (one per select) or window(...); aggregate
 // items make it a global aggregation, as in Spark.
-func Select(input Node, items ...string) (Node, error) {
+func (bd Builder) Select(input Node, items ...string) (Node, error) {
 	its, err := parseItems(items)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := selectBlock(scopeOf(input), selectSpec{items: its})
+	sc, err := selectBlock(scopeOf(input), selectSpec{items: its, b: bd.budget()})
 	if err != nil {
 		return nil, wrap("select "+quoteList(items), err)
 	}
-	return sc.node, nil
+	return bd.finish(sc.node, nil, input)
 }
+
+// Select is Builder{}.Select.
+func Select(input Node, items ...string) (Node, error) { return Builder{}.Select(input, items...) }
 
 // SelectExprs projects already resolved expressions.
 func SelectExprs(input Node, items ...NamedExpr) (Node, error) {
@@ -82,12 +146,12 @@ func SelectExprs(input Node, items ...NamedExpr) (Node, error) {
 }
 
 // Where is filter(cond) / where(cond).
-func Where(input Node, cond string) (Node, error) {
+func (bd Builder) Where(input Node, cond string) (Node, error) {
 	e, err := sql.ParseExpr(cond)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("filter %q", cond), err)
 	}
-	r := &resolver{sc: scopeOf(input), clause: "WHERE"}
+	r := &resolver{b: bd.budget(), sc: scopeOf(input), clause: "WHERE"}
 	c, err := r.expr(e)
 	if err == nil {
 		c, err = requireBoolean(e.Position(), "filter", c)
@@ -95,19 +159,26 @@ func Where(input Node, cond string) (Node, error) {
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("filter %q", cond), err)
 	}
-	return NewFilter(input, c)
+	f, err := NewFilter(input, c)
+	if err != nil {
+		return nil, err
+	}
+	return bd.finish(f, nil, input)
 }
+
+// Where is Builder{}.Where.
+func Where(input Node, cond string) (Node, error) { return Builder{}.Where(input, cond) }
 
 // WithColumn is withColumn(name, expr): it replaces a column of that name
 // (case-insensitively) in place, or appends a new one.
-func WithColumn(input Node, name, expr string) (Node, error) {
+func (bd Builder) WithColumn(input Node, name, expr string) (Node, error) {
 	e, err := sql.ParseExpr(expr)
 	if err != nil {
 		return nil, wrap(fmt.Sprintf("withColumn %q", name), err)
 	}
 	sc := scopeOf(input)
 	special := map[sql.Expr]Expr{}
-	r := &resolver{sc: sc, clause: "withColumn", special: special}
+	r := &resolver{b: bd.budget(), sc: sc, clause: "withColumn", special: special}
 	var x Expr
 	if f, ok := e.(*sql.FuncCall); ok && (strings.EqualFold(f.Name.Name, "window") || isGenerator(f.Name.Name)) {
 		// window and explode add rows: go through a select.
@@ -119,7 +190,7 @@ func WithColumn(input Node, name, expr string) (Node, error) {
 			}
 		}
 		items = append(items, expr+" AS `"+strings.ReplaceAll(name, "`", "``")+"`")
-		return Select(input, items...)
+		return bd.Select(input, items...)
 	}
 	if x, err = r.expr(e); err != nil {
 		return nil, wrap(fmt.Sprintf("withColumn %q", name), err)
@@ -138,7 +209,13 @@ func WithColumn(input Node, name, expr string) (Node, error) {
 	if !replaced {
 		exprs = append(exprs, NamedExpr{Name: name, Expr: x})
 	}
-	return NewProject(input, exprs)
+	n, err := NewProject(input, exprs)
+	return bd.finish(n, err, input)
+}
+
+// WithColumn is Builder{}.WithColumn.
+func WithColumn(input Node, name, expr string) (Node, error) {
+	return Builder{}.WithColumn(input, name, expr)
 }
 
 // ToDF is toDF(names...): renames every column by position.
@@ -152,13 +229,13 @@ func ToDF(input Node, names ...string) (Node, error) {
 
 // WithWatermark is withWatermark(column, delay): delay is an interval
 // string such as "10 seconds".
-func WithWatermark(input Node, column, delay string) (Node, error) {
+func (bd Builder) WithWatermark(input Node, column, delay string) (Node, error) {
 	what := fmt.Sprintf("withWatermark(%q, %q)", column, delay)
 	e, err := sql.ParseExpr(column)
 	if err != nil {
 		return nil, wrap(what, err)
 	}
-	r := &resolver{sc: scopeOf(input), clause: "withWatermark"}
+	r := &resolver{b: bd.budget(), sc: scopeOf(input), clause: "withWatermark"}
 	x, err := r.expr(e)
 	if err != nil {
 		return nil, wrap(what, err)
@@ -182,11 +259,16 @@ func WithWatermark(input Node, column, delay string) (Node, error) {
 	return w, nil
 }
 
+// WithWatermark is Builder{}.WithWatermark.
+func WithWatermark(input Node, column, delay string) (Node, error) {
+	return Builder{}.WithWatermark(input, column, delay)
+}
+
 // GroupBy is groupBy(keys...).agg(aggs...): keys are "expr [AS name]"
 // (window(...) and session_window(...) included), aggs aggregate items
 // such as "count(*) AS count". The output is the keys then the
 // aggregates.
-func GroupBy(input Node, keys []string, aggs []string) (Node, error) {
+func (bd Builder) GroupBy(input Node, keys []string, aggs []string) (Node, error) {
 	what := "groupBy " + quoteList(keys) + ".agg " + quoteList(aggs)
 	kits, err := parseItems(keys)
 	if err != nil {
@@ -206,12 +288,17 @@ func GroupBy(input Node, keys []string, aggs []string) (Node, error) {
 			}
 		}
 	}
-	spec := selectSpec{items: append(kits, aits...), groupBy: groupBy, grouped: true}
+	spec := selectSpec{items: append(kits, aits...), groupBy: groupBy, grouped: true, b: bd.budget()}
 	sc, err := selectBlock(scopeOf(input), spec)
 	if err != nil {
 		return nil, wrap(what, err)
 	}
-	return sc.node, nil
+	return bd.finish(sc.node, nil, input)
+}
+
+// GroupBy is Builder{}.GroupBy.
+func GroupBy(input Node, keys []string, aggs []string) (Node, error) {
+	return Builder{}.GroupBy(input, keys, aggs)
 }
 
 // DropDuplicates is dropDuplicates(cols...) (all columns when none), or
@@ -267,7 +354,7 @@ func ParseJoinType(s string) (JoinType, error) {
 
 // JoinOn is join(right, expr, type): on is a condition over both sides
 // (qualified names come from Alias or the scanned tables).
-func JoinOn(left, right Node, on string, joinType string) (Node, error) {
+func (bd Builder) JoinOn(left, right Node, on string, joinType string) (Node, error) {
 	what := fmt.Sprintf("join on %q", on)
 	typ, err := ParseJoinType(joinType)
 	if err != nil {
@@ -281,7 +368,7 @@ func JoinOn(left, right Node, on string, joinType string) (Node, error) {
 			return nil, wrap(what, err)
 		}
 		both := &scope{node: newJoinInput(left, right), cols: append(append([]scopeCol(nil), l.cols...), r.cols...)}
-		c, err := (&resolver{sc: both, clause: "join condition"}).expr(e)
+		c, err := (&resolver{b: bd.budget(), sc: both, clause: "join condition"}).expr(e)
 		if err == nil {
 			cond, err = requireBoolean(e.Position(), "join condition", c)
 		}
@@ -293,12 +380,17 @@ func JoinOn(left, right Node, on string, joinType string) (Node, error) {
 	if err != nil {
 		return nil, wrap(what, err)
 	}
-	return sc.node, nil
+	return bd.finish(sc.node, nil, left, right)
+}
+
+// JoinOn is Builder{}.JoinOn.
+func JoinOn(left, right Node, on string, joinType string) (Node, error) {
+	return Builder{}.JoinOn(left, right, on, joinType)
 }
 
 // JoinUsing is join(right, Seq(cols...), type): an equi-join on columns
 // of the same name; the output has them once, first.
-func JoinUsing(left, right Node, using []string, joinType string) (Node, error) {
+func (bd Builder) JoinUsing(left, right Node, using []string, joinType string) (Node, error) {
 	what := "join using " + quoteList(using)
 	typ, err := ParseJoinType(joinType)
 	if err != nil {
@@ -311,11 +403,16 @@ func JoinUsing(left, right Node, using []string, joinType string) (Node, error) 
 	if err != nil {
 		return nil, wrap(what, err)
 	}
-	return sc.node, nil
+	return bd.finish(sc.node, nil, left, right)
+}
+
+// JoinUsing is Builder{}.JoinUsing.
+func JoinUsing(left, right Node, using []string, joinType string) (Node, error) {
+	return Builder{}.JoinUsing(left, right, using, joinType)
 }
 
 // UnionAll is union(others...): by position, widening column types.
-func UnionAll(inputs ...Node) (Node, error) {
+func (bd Builder) UnionAll(inputs ...Node) (Node, error) {
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("union of nothing: %w", ErrType)
 	}
@@ -323,8 +420,11 @@ func UnionAll(inputs ...Node) (Node, error) {
 	if err != nil {
 		return nil, wrap("union", err)
 	}
-	return n, nil
+	return bd.finish(n, nil, inputs...)
 }
+
+// UnionAll is Builder{}.UnionAll.
+func UnionAll(inputs ...Node) (Node, error) { return Builder{}.UnionAll(inputs...) }
 
 // WithLimit is limit(n).
 func WithLimit(input Node, n int64) (Node, error) {
@@ -335,9 +435,9 @@ func WithLimit(input Node, n int64) (Node, error) {
 }
 
 // OrderBy is orderBy(items...): "expr [ASC|DESC] [NULLS FIRST|LAST]".
-func OrderBy(input Node, items ...string) (Node, error) {
+func (bd Builder) OrderBy(input Node, items ...string) (Node, error) {
 	sc := scopeOf(input)
-	r := &resolver{sc: sc, clause: "ORDER BY"}
+	r := &resolver{b: bd.budget(), sc: sc, clause: "ORDER BY"}
 	keys := make([]SortKey, len(items))
 	for i, s := range items {
 		o, err := sql.ParseOrderItem(s)
@@ -353,8 +453,11 @@ func OrderBy(input Node, items ...string) (Node, error) {
 	if len(keys) == 0 {
 		return input, nil
 	}
-	return &Sort{Input: input, Keys: keys}, nil
+	return bd.finish(&Sort{Input: input, Keys: keys}, nil, input)
 }
+
+// OrderBy is Builder{}.OrderBy.
+func OrderBy(input Node, items ...string) (Node, error) { return Builder{}.OrderBy(input, items...) }
 
 // FlatMapSpec describes groupByKey(key).flatMapGroupsWithState(...).
 type FlatMapSpec struct {
@@ -376,7 +479,7 @@ type FlatMapSpec struct {
 
 // FlatMapGroups is groupByKey(...).flatMapGroupsWithState(...) or
 // mapGroupsWithState(...).
-func FlatMapGroups(input Node, spec FlatMapSpec) (Node, error) {
+func (bd Builder) FlatMapGroups(input Node, spec FlatMapSpec) (Node, error) {
 	what := fmt.Sprintf("flatMapGroupsWithState(key %q)", spec.Key)
 	if spec.OutputSchema == nil {
 		return nil, wrap(what, fmt.Errorf("no output schema: %w", ErrType))
@@ -385,7 +488,7 @@ func FlatMapGroups(input Node, spec FlatMapSpec) (Node, error) {
 	if err != nil {
 		return nil, wrap(what, err)
 	}
-	r := &resolver{sc: scopeOf(input), clause: "groupByKey"}
+	r := &resolver{b: bd.budget(), sc: scopeOf(input), clause: "groupByKey"}
 	k, err := r.expr(it.Expr)
 	if err != nil {
 		return nil, wrap(what, err)
@@ -400,8 +503,13 @@ func FlatMapGroups(input Node, spec FlatMapSpec) (Node, error) {
 	if spec.Mode == Complete {
 		return nil, wrap(what, fmt.Errorf("the function's output mode must be Update or Append, not Complete: %w", ErrStreaming))
 	}
-	return &FlatMapGroupsWithState{Input: input, Keys: []NamedExpr{{Name: name, Expr: k}}, Func: spec.Func, FuncName: spec.FuncName,
-		OutputSchema: spec.OutputSchema, Mode: spec.Mode, Timeout: spec.Timeout, MapGroups: spec.MapGroups}, nil
+	return bd.finish(&FlatMapGroupsWithState{Input: input, Keys: []NamedExpr{{Name: name, Expr: k}}, Func: spec.Func, FuncName: spec.FuncName,
+		OutputSchema: spec.OutputSchema, Mode: spec.Mode, Timeout: spec.Timeout, MapGroups: spec.MapGroups}, nil, input)
+}
+
+// FlatMapGroups is Builder{}.FlatMapGroups.
+func FlatMapGroups(input Node, spec FlatMapSpec) (Node, error) {
+	return Builder{}.FlatMapGroups(input, spec)
 }
 
 func quoteList(items []string) string {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ const (
 	ConfGroupByOrdinal = "spark.sql.groupByOrdinal"
 	// ConfOrderByOrdinal is spark.sql.orderByOrdinal (default true).
 	ConfOrderByOrdinal = "spark.sql.orderByOrdinal"
+	// ConfTimestampType is spark.sql.timestampType: TIMESTAMP_LTZ (the
+	// default) or TIMESTAMP_NTZ.
+	ConfTimestampType = "spark.sql.timestampType"
 )
 
 // Options are the session settings that analysis records in a plan: the
@@ -46,6 +50,10 @@ type Options struct {
 	ANSI bool
 	// TimeZone is spark.sql.session.timeZone; nil means UTC.
 	TimeZone *time.Location
+	// TimestampNTZ is spark.sql.timestampType=TIMESTAMP_NTZ: TIMESTAMP in
+	// types and literals, to_timestamp and make_timestamp mean
+	// TIMESTAMP_NTZ (timestamp_type.go).
+	TimestampNTZ bool
 	// Legacy are Spark's legacy parser and analyzer switches; they change
 	// what a statement means, so analysis reads them.
 	Legacy LegacySwitches
@@ -75,6 +83,10 @@ type LegacySwitches struct {
 	// nested WITH may redefine an enclosing one's name (the inner
 	// definition wins) instead of being refused.
 	CTECorrected bool
+	// CTELegacy: spark.sql.legacy.ctePrecedencePolicy=LEGACY, Spark 2's
+	// order of CTE substitution (cte_legacy.go); CTECorrected is set too
+	// (no name conflict is refused).
+	CTELegacy bool
 }
 
 // DefaultOptions are Spark 4's defaults: ANSI on, UTC.
@@ -137,11 +149,22 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 		case strings.EqualFold(k, ConfCTEPrecedence):
 			switch strings.ToUpper(strings.TrimSpace(v)) {
 			case "EXCEPTION":
-				o.Legacy.CTECorrected = false
+				o.Legacy.CTECorrected, o.Legacy.CTELegacy = false, false
 			case "CORRECTED":
-				o.Legacy.CTECorrected = true
+				o.Legacy.CTECorrected, o.Legacy.CTELegacy = true, false
+			case "LEGACY":
+				o.Legacy.CTECorrected, o.Legacy.CTELegacy = true, true
 			default:
-				return o, fmt.Errorf("plan: %s must be EXCEPTION or CORRECTED (LEGACY is not supported), got %q: %w", k, v, ErrUnsupported)
+				return o, fmt.Errorf("plan: %s must be EXCEPTION, CORRECTED or LEGACY, got %q: %w", k, v, ErrUnsupported)
+			}
+		case strings.EqualFold(k, ConfTimestampType):
+			switch strings.ToUpper(strings.TrimSpace(v)) {
+			case "TIMESTAMP_LTZ":
+				o.TimestampNTZ = false
+			case "TIMESTAMP_NTZ":
+				o.TimestampNTZ = true
+			default:
+				return o, fmt.Errorf("plan: %s must be TIMESTAMP_LTZ or TIMESTAMP_NTZ, got %q: %w", k, v, ErrType)
 			}
 		case strings.EqualFold(k, ConfTimeZone):
 			loc, err := LoadTimeZone(v)
@@ -227,7 +250,13 @@ func wallToInstant(loc *time.Location, wall int64) int64 {
 
 // applyOptions stamps o into every cast and call of n (try_ functions
 // keep their own mode).
-func applyOptions(n Node, o Options) (Node, error) {
+func applyOptions(n Node, o Options) (Node, error) { return applyOptionsAbove(n, o, nil) }
+
+// applyOptionsAbove is applyOptions over the operators of n down to, not
+// into, the nodes of stop: a DataFrame operation stamps what it added on
+// top of inputs that were stamped when they were built, perhaps under
+// other settings.
+func applyOptionsAbove(n Node, o Options, stop []Node) (Node, error) {
 	stamp := optionStamp(o)
 	if stamp == nil {
 		return n, nil
@@ -236,7 +265,7 @@ func applyOptions(n Node, o Options) (Node, error) {
 	rec = func(n Node) (Node, error) {
 		var err error
 		n = mapChildren(n, func(k Node) Node {
-			if err != nil {
+			if err != nil || slices.Contains(stop, k) {
 				return k
 			}
 			var r Node
@@ -247,6 +276,9 @@ func applyOptions(n Node, o Options) (Node, error) {
 			return nil, err
 		}
 		return mapExprs(n, stamp)
+	}
+	if slices.Contains(stop, n) {
+		return n, nil
 	}
 	return rec(n)
 }

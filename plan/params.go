@@ -141,7 +141,9 @@ func NullParam(dt arrow.DataType, pos sql.Pos) (sql.Expr, error) {
 	default:
 		return nil, fmt.Errorf("parameter of type %s cannot be bound", dt)
 	}
-	return &sql.Cast{Pos: pos, X: &sql.Literal{Pos: pos, Kind: sql.LitNull}, Type: &sql.TypeName{Pos: pos, Name: name, Params: params}}, nil
+	// LTZ: a TIMESTAMP parameter is an instant under either
+	// spark.sql.timestampType.
+	return &sql.Cast{Pos: pos, X: &sql.Literal{Pos: pos, Kind: sql.LitNull}, Type: &sql.TypeName{Pos: pos, Name: name, Params: params, LTZ: name == "TIMESTAMP"}}, nil
 }
 
 func typeName(name string, pos sql.Pos) *sql.TypeName { return &sql.TypeName{Pos: pos, Name: name} }

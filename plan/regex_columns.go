@@ -145,3 +145,39 @@ func expandRegex(sc *scope, qual []sql.Ident, pattern string, pos sql.Pos) ([]Na
 	}
 	return out, nil
 }
+
+// expandRegexArgs expands the regex column arguments of a function call
+// (SUM(`(a)?+.+`)) into the columns they match, as Spark expands an
+// UnresolvedRegex among a function's arguments like a star.
+func (r *resolver) expandRegexArgs(f *sql.FuncCall) (*sql.FuncCall, error) {
+	if r.sc == nil || !r.b.legacySwitches().QuotedRegexColumnNames {
+		return f, nil
+	}
+	var args []sql.Expr
+	for i, a := range f.Args {
+		qual, pattern, ok := regexColumn(a, true)
+		if !ok {
+			if args != nil {
+				args = append(args, a)
+			}
+			continue
+		}
+		if args == nil {
+			args = append([]sql.Expr(nil), f.Args[:i]...)
+		}
+		cols, err := expandRegex(r.sc, qual, pattern, a.Position())
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cols {
+			parts := append(append([]sql.Ident(nil), qual...), sql.Ident{Pos: a.Position(), Name: c.Name, Quoted: true})
+			args = append(args, &sql.ColumnRef{Pos: a.Position(), Parts: parts})
+		}
+	}
+	if args == nil {
+		return f, nil
+	}
+	g := *f
+	g.Args = args
+	return &g, nil
+}

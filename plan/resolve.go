@@ -47,6 +47,10 @@ type resolver struct {
 // legacy reports whether the analysis runs with ANSI off (see budget).
 func (r *resolver) legacy() bool { return r.b != nil && r.b.legacy }
 
+// ntz reports whether the session's TIMESTAMP is TIMESTAMP_NTZ
+// (spark.sql.timestampType, see budget).
+func (r *resolver) ntz() bool { return r.b != nil && r.b.ntz }
+
 func (r *resolver) exprs(es []sql.Expr) ([]Expr, error) {
 	out := make([]Expr, len(es))
 	for i, e := range es {

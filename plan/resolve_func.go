@@ -29,7 +29,7 @@ func IsAggregateFunction(name string) bool {
 }
 
 // specialFuncs are the functions the analyzer resolves itself.
-var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now",
+var specialFuncs = []string{"coalesce", "nvl", "ifnull", "if", "isnull", "isnotnull", "current_timestamp", "now", "localtimestamp",
 	"current_date", "window", "session_window", "window_time", "explode", "explode_outer", "abs", "round", "floor", "ceil", "typeof"}
 
 func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
@@ -41,6 +41,10 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		if err == nil || !errors.Is(err, ErrUnresolved) {
 			return e, err
 		}
+	}
+	f, err := r.expandRegexArgs(f)
+	if err != nil {
+		return nil, err
 	}
 	if u := r.lookupUDF(name); u != nil {
 		return r.udfCall(f, u)
@@ -88,6 +92,13 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return nil, errorAt(f.Pos, ErrType, "%s() takes no arguments, got %d.", name, len(f.Args))
 		}
 		return &CurrentTimestamp{}, nil
+	case "localtimestamp":
+		// The batch's current time as a wall clock in the session time
+		// zone (a TIMESTAMP_NTZ), as Spark's LocalTimestamp.
+		if len(f.Args) != 0 {
+			return nil, errorAt(f.Pos, ErrType, "localtimestamp() takes no arguments, got %d.", len(f.Args))
+		}
+		return castTo(&CurrentTimestamp{}, vector.TimestampNTZ), nil
 	case "current_date":
 		if len(f.Args) != 0 {
 			return nil, errorAt(f.Pos, ErrType, "current_date() takes no arguments, got %d.", len(f.Args))
@@ -95,7 +106,7 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 		return castTo(&CurrentTimestamp{}, vector.Date), nil
 	}
 	for _, a := range f.Args {
-		if _, ok := a.(*sql.Star); ok {
+		if _, ok := a.(*sql.Star); ok && name != "struct" {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
 	}
@@ -128,6 +139,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	case "try_to_timestamp":
 		// to_timestamp already gives NULL for what does not parse.
 		name = "to_timestamp"
+	}
+	if e, ok, err := r.timestampTypeCall(f, name, args); ok {
+		return e, err
 	}
 	switch name {
 	case "coalesce", "nvl", "ifnull":
@@ -186,6 +200,9 @@ func (r *resolver) aggregate(f *sql.FuncCall, name string) (Expr, error) {
 		return nil, errorAt(f.Pos, ErrAggregate, "It is not allowed to use an aggregate function in the argument of another aggregate function. Please use the inner aggregate function in a sub-query.")
 	}
 	if r.aggs == nil {
+		if e, ok, err := r.outerAggregate(f, name); ok {
+			return e, err
+		}
 		return nil, errorAt(f.Pos, ErrAggregate, "Aggregate functions are not allowed in %s: %s.", r.clauseName(), sql.Format(f))
 	}
 	a, err := r.aggregateExpr(f, name, true)
@@ -296,6 +313,11 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 			// default numeric type), to DOUBLE: sum(NULL) is a NULL double.
 			args[0] = castTo(args[0], vector.Float64)
 		}
+		if (a.Func == vector.AggSum || a.Func == vector.AggAvg) && r.legacy() && isLTZTimestamp(args[0].DataType()) {
+			// With ANSI off Spark sums and averages a TIMESTAMP as its
+			// seconds, a DOUBLE (TypeCoercion's rule, as Hive does).
+			args[0] = castTo(args[0], vector.Float64)
+		}
 	}
 	if name == "mode" {
 		a.Args = args
@@ -377,10 +399,10 @@ func literalOf(x *sql.Literal) (Expr, error) {
 			return nil, bad(err)
 		}
 		return &Literal{Value: b, Type: vector.Binary}, nil
-	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampNTZ:
+	case sql.LitDate, sql.LitTimestamp, sql.LitTimestampLTZ, sql.LitTimestampNTZ:
 		to := vector.Date
 		switch x.Kind {
-		case sql.LitTimestamp:
+		case sql.LitTimestamp, sql.LitTimestampLTZ:
 			to = vector.Timestamp
 		case sql.LitTimestampNTZ:
 			to = vector.TimestampNTZ // a wall time in no zone
@@ -392,7 +414,7 @@ func literalOf(x *sql.Literal) (Expr, error) {
 		if l.Value == nil {
 			return nil, errorAt(x.Pos, ErrType, "Cannot parse the %s value %q.", x.Kind, x.Value)
 		}
-		if x.Kind == sql.LitTimestamp {
+		if x.Kind == sql.LitTimestamp || x.Kind == sql.LitTimestampLTZ {
 			// A zone in the text makes the value the same in every
 			// session time zone; without one it is a wall time.
 			if z, err := foldConstant(&Cast{X: &Literal{Value: x.Value, Type: vector.String}, To: to, Loc: time.FixedZone("probe", 3600)}); err == nil && z.Value != l.Value {
@@ -601,4 +623,11 @@ func (r *resolver) countStarColumns(f *sql.FuncCall, name string, st *sql.Star) 
 		out[i] = &sql.ColumnRef{Pos: st.Pos, Parts: parts}
 	}
 	return out, nil
+}
+
+// isLTZTimestamp reports whether dt is TIMESTAMP (an instant), not
+// TIMESTAMP_NTZ.
+func isLTZTimestamp(dt arrow.DataType) bool {
+	_, ok := vector.Unwrap(dt).(*arrow.TimestampType)
+	return ok && !vector.IsTimestampNTZ(dt)
 }

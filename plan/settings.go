@@ -37,9 +37,9 @@ var settings = map[string]settingRule{
 	"spark.sql.parser.quotedregexcolumnnames":                    {},
 	// EXCEPTION: an inner WITH redefining an outer CTE's name is refused
 	// (checkNestedCTENames); elsewhere the inner definition wins.
-	// CORRECTED: the inner definition wins everywhere (LEGACY, the outer
-	// one, is not implemented).
-	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION", also: "CORRECTED"},
+	// CORRECTED: the inner definition wins everywhere. LEGACY: Spark 2's
+	// substitution order (cte_legacy.go).
+	"spark.sql.legacy.cteprecedencepolicy": {only: "EXCEPTION", also: "CORRECTED|LEGACY"},
 	// Spark's own physical-planning switches: they choose how Spark
 	// computes a query, never its answer, and the engine has its own
 	// planner, so every value leaves the engine's answers as they are.
@@ -54,7 +54,7 @@ var settings = map[string]settingRule{
 	"spark.sql.optimizenullawareantijoin":                  {},
 	"spark.sql.optimizer.enablejsonexpressionoptimization": {},
 	// Type and interval settings (settings_types.go says why).
-	"spark.sql.timestamptype":              {only: "TIMESTAMP_LTZ", why: whyTimestampType},
+	"spark.sql.timestamptype":              {only: "TIMESTAMP_LTZ", also: "TIMESTAMP_NTZ"},
 	"spark.sql.legacy.interval.enabled":    {only: "false", why: whyLegacyInterval},
 	"spark.sql.legacy.charvarcharasstring": {only: "false", why: whyCharVarcharAsString},
 	"spark.sql.readsidecharpadding":        {},
@@ -70,8 +70,10 @@ func CheckSetting(key, value string) error {
 	if !ok {
 		return fmt.Errorf("SET %s: the setting is not supported by this engine: %w", key, ErrUnsupported)
 	}
-	if r.also != "" && strings.EqualFold(strings.TrimSpace(value), r.also) {
-		return nil
+	for _, v := range strings.Split(r.also, "|") {
+		if v != "" && strings.EqualFold(strings.TrimSpace(value), v) {
+			return nil
+		}
 	}
 	if r.only != "" && !strings.EqualFold(strings.TrimSpace(value), r.only) {
 		if r.why != "" {

@@ -69,10 +69,10 @@ func TestSettingsListed(t *testing.T) {
 			t.Errorf("SET %s = %v, want a refusal naming the setting", refused, err)
 		}
 	}
-	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "LEGACY"); err == nil {
-		t.Errorf("ctePrecedencePolicy=LEGACY accepted; only EXCEPTION and CORRECTED are implemented")
+	if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", "OUTER"); err == nil {
+		t.Errorf("ctePrecedencePolicy=OUTER accepted; only EXCEPTION, CORRECTED and LEGACY are")
 	}
-	for _, v := range []string{"exception", "corrected"} {
+	for _, v := range []string{"exception", "corrected", "legacy"} {
 		if err := CheckSetting("spark.sql.legacy.ctePrecedencePolicy", v); err != nil {
 			t.Errorf("ctePrecedencePolicy=%s: %v", v, err)
 		}
@@ -83,7 +83,6 @@ func TestSettingsListed(t *testing.T) {
 // defaults and refused otherwise with the reason.
 func TestTypeSettingsSayWhy(t *testing.T) {
 	for _, c := range []struct{ key, ok, bad, why string }{
-		{"spark.sql.timestampType", "TIMESTAMP_LTZ", "TIMESTAMP_NTZ", "TIMESTAMP_NTZ as the session's TIMESTAMP type is not implemented"},
 		{"spark.sql.legacy.interval.enabled", "false", "true", "legacy CalendarInterval results"},
 		{"spark.sql.legacy.charVarcharAsString", "false", "true", "CHAR(n) and VARCHAR(n) table columns are refused"},
 	} {
@@ -94,6 +93,23 @@ func TestTypeSettingsSayWhy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.why) || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("SET %s=%s = %v, want a refusal saying %q", c.key, c.bad, err, c.why)
 		}
+	}
+	// spark.sql.timestampType takes both of Spark's values
+	// (timestamp_type.go); another is an error naming the key.
+	for _, v := range []string{"TIMESTAMP_LTZ", "timestamp_ntz"} {
+		if err := CheckSetting("spark.sql.timestampType", v); err != nil {
+			t.Errorf("SET spark.sql.timestampType=%s: %v", v, err)
+		}
+		o, err := OptionsFromConf(DefaultOptions(), map[string]string{"spark.sql.timestampType": v})
+		if err != nil || o.TimestampNTZ != strings.EqualFold(v, "TIMESTAMP_NTZ") {
+			t.Errorf("OptionsFromConf(spark.sql.timestampType=%s) = %+v, %v", v, o, err)
+		}
+	}
+	if err := CheckSetting("spark.sql.timestampType", "TIMESTAMP_XYZ"); err == nil {
+		t.Errorf("SET spark.sql.timestampType=TIMESTAMP_XYZ accepted")
+	}
+	if _, err := OptionsFromConf(DefaultOptions(), map[string]string{"spark.sql.timestampType": "TIMESTAMP_XYZ"}); err == nil || !strings.Contains(err.Error(), "spark.sql.timestampType") {
+		t.Errorf("OptionsFromConf(spark.sql.timestampType=TIMESTAMP_XYZ) = %v, want an error naming the key", err)
 	}
 	for _, v := range []string{"true", "false"} {
 		if err := CheckSetting("spark.sql.readSideCharPadding", v); err != nil {

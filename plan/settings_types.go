@@ -6,9 +6,6 @@ package plan
 // no CHAR(n) columns (ConvertColumnType refuses them), so no query the
 // engine runs answers differently under either value.
 const (
-	whyTimestampType = "TIMESTAMP_NTZ as the session's TIMESTAMP type is not implemented " +
-		"(TIMESTAMP literals, casts, to_timestamp and table columns stay TIMESTAMP_LTZ); " +
-		"write TIMESTAMP_NTZ explicitly where a wall time without a zone is meant"
 	whyLegacyInterval = "the legacy CalendarInterval results of interval literals and " +
 		"timestamp subtraction are not implemented; the engine gives Spark's ANSI " +
 		"year-month and day-time intervals, the default"

@@ -106,6 +106,10 @@ type outerCtx struct {
 	lateral bool
 	refs    []Expr
 	keys    map[string]int
+	// res is the enclosing clause's resolver (nil for LATERAL): a HAVING
+	// takes the subquery's aggregates of only its columns (see
+	// outerAggregate).
+	res *resolver
 }
 
 // lookupOuter resolves a name the subquery's own scope does not have in
@@ -132,15 +136,88 @@ func (a *analyzer) lookupOuter(x *sql.ColumnRef) (Expr, bool) {
 	return &outerRef{index: i, name: AutoName(e), typ: e.DataType(), null: e.Nullable()}, true
 }
 
+// outerRefTo is an outerRef to e, a value of the enclosing query.
+func (ctx *outerCtx) outerRefTo(e Expr) *outerRef {
+	k := exprKey(e)
+	if ctx.keys == nil {
+		ctx.keys = map[string]int{}
+	}
+	i, ok := ctx.keys[k]
+	if !ok {
+		i = len(ctx.refs)
+		ctx.keys[k] = i
+		ctx.refs = append(ctx.refs, e)
+	}
+	return &outerRef{index: i, name: AutoName(e), typ: e.DataType(), null: e.Nullable()}
+}
+
+// outerAggregate resolves an aggregate call f of a subquery clause that
+// takes no aggregates (its WHERE) as an aggregate of the enclosing
+// query, when every column f reads is the enclosing query's and that
+// query's clause is a HAVING: as Spark's analyzer does for a subquery in
+// HAVING (min(emp.salary) in HAVING EXISTS (SELECT ... WHERE bonus_amt <
+// min(emp.salary)) is the group's minimum). ok is false otherwise.
+func (r *resolver) outerAggregate(f *sql.FuncCall, name string) (Expr, bool, error) {
+	if r.a == nil || len(r.a.outer) == 0 {
+		return nil, false, nil
+	}
+	stack := r.a.outer
+	ctx := stack[len(stack)-1]
+	if ctx.res == nil || ctx.res.clause != "HAVING" || ctx.res.aggs == nil {
+		return nil, false, nil
+	}
+	// Resolve the call here first, to see what its columns are; the outer
+	// values this looks up are not kept.
+	n, keys := len(ctx.refs), len(ctx.keys)
+	probe := *r
+	probe.aggs = &aggCollector{}
+	a, err := probe.aggregateExpr(f, name, true)
+	if len(ctx.keys) != keys {
+		for k, i := range ctx.keys {
+			if i >= n {
+				delete(ctx.keys, k)
+			}
+		}
+	}
+	ctx.refs = ctx.refs[:n]
+	if err != nil {
+		return nil, false, nil
+	}
+	outer, local := false, false
+	for _, x := range a.Args {
+		Walk(x, func(e Expr) bool {
+			switch e.(type) {
+			case *outerRef:
+				outer = true
+			case *ColumnRef:
+				local = true
+			}
+			return true
+		})
+	}
+	if !outer || local {
+		return nil, false, nil
+	}
+	r.a.outer = stack[:len(stack)-1]
+	e, err := ctx.res.expr(f)
+	r.a.outer = stack
+	if err != nil {
+		return nil, true, err
+	}
+	return ctx.outerRefTo(e), true, nil
+}
+
 // analyzeSubquery analyzes q with the resolver's scope as the enclosing
 // scope for correlated names.
 func (r *resolver) analyzeSubquery(q *sql.Query, pos sql.Pos, kind subqueryKind) (*subqueryExpr, error) {
 	if r.a == nil {
 		return nil, errorAt(pos, ErrUnsupported, "Subqueries are only supported in SQL queries.")
 	}
-	ctx := &outerCtx{sc: r.sc}
+	ctx := &outerCtx{sc: r.sc, res: r}
 	r.a.outer = append(r.a.outer, ctx)
+	r.a.region++
 	sc, err := r.a.query(q)
+	r.a.region--
 	r.a.outer = r.a.outer[:len(r.a.outer)-1]
 	if err != nil {
 		return nil, err

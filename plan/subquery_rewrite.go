@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
@@ -113,7 +115,19 @@ func semiJoin(left Node, c Expr) (Node, bool, error) {
 	}
 	inner, preds, _, err := decorrelated(s)
 	if err != nil {
-		return nil, false, err
+		if !isCorrelationErr(err) {
+			return nil, false, err
+		}
+		// Outer references that cannot be pulled up as predicates: the
+		// subquery's rows per distinct outer value (a domain join).
+		rn, pairs, derr := domainSubquery(left, s)
+		if derr != nil {
+			return nil, false, derr
+		}
+		inner, preds = rn, make([]Expr, len(pairs))
+		for i, p := range pairs {
+			preds[i] = mustCall("<=>", p.outer, p.inner)
+		}
 	}
 	if s.kind == subExists && len(preds) == 0 {
 		return nil, false, nil
@@ -177,22 +191,34 @@ func planSubqueries(input Node, exprs []Expr) (Node, []Expr, error) {
 func joinSubquery(left Node, s *subqueryExpr) (Node, Expr, error) {
 	inner, preds, grouped, err := decorrelated(s)
 	if err != nil {
-		return nil, nil, err
+		if len(s.outer) == 0 || !isCorrelationErr(err) {
+			return nil, nil, err
+		}
+		// Outer references where they cannot be pulled up as
+		// predicates: a domain join, where Spark takes them.
+		if s.kind == subScalar {
+			return scalarDomain(left, s)
+		}
+		inner, preds, grouped = nil, nil, false
 	}
 	nl := left.Schema().NumFields()
 	pairs, ok := equalityPairs(preds)
 	switch {
-	case s.kind == subScalar && len(preds) == 0:
+	case s.kind == subScalar && len(preds) == 0 && inner != nil:
 		return scalarUncorrelated(left, inner)
 	case s.kind == subScalar:
 		if !grouped || !ok {
-			return nil, nil, errorAt(s.pos, ErrUnsupported, "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.MUST_AGGREGATE_CORRELATED_SCALAR_SUBQUERY] Correlated scalar subqueries must be aggregated to return at most one row, with equality correlation.")
+			return scalarDomain(left, s)
 		}
 		return scalarCorrelated(left, inner, preds, s)
-	case !ok:
-		return nil, nil, errorAt(s.pos, ErrUnsupported, "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_COLUMN_IS_NOT_ALLOWED_IN_PREDICATE] A correlated %s used as a value (not a WHERE conjunct) needs equality correlation.", s)
 	case s.kind == subIn && len(s.lhs) > 1:
 		return nil, nil, errorAt(s.pos, ErrUnsupported, "A multi-column %s used as a value (not a WHERE or HAVING conjunct) is not supported.", s)
+	case !ok || inner == nil:
+		// A non-equality correlation: the subquery's rows per distinct
+		// outer value, joined back on those values.
+		if inner, pairs, err = domainSubquery(left, s); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Group the subquery by its correlation keys (and, for IN, its
 	// value): at most one row per left row.
@@ -267,6 +293,13 @@ func joinSubquery(left Node, s *subqueryExpr) (Node, Expr, error) {
 		{Cond: mustCall("or", mustCall("isnull", s.lhs[0]), mustCall(">", rows, vals)), Then: litNullB},
 	}, Else: litFalse}
 	return j2, v, nil
+}
+
+// isCorrelationErr reports whether err is decorrelate's refusal of an
+// outer reference it cannot pull up (which a domain join may take).
+func isCorrelationErr(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && strings.Contains(e.Msg, "[UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.CORRELATED_REFERENCE]")
 }
 
 func (c *ColumnRef) withIndex(i int) *ColumnRef {

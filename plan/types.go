@@ -338,6 +338,10 @@ func comparisonType(l, r arrow.DataType) arrow.DataType {
 		return r // TIMESTAMP or TIMESTAMP_NTZ
 	case l.ID() == arrow.TIMESTAMP && r.ID() == arrow.DATE32:
 		return l
+	case l.ID() == arrow.TIMESTAMP && r.ID() == arrow.TIMESTAMP && vector.IsTimestampNTZ(l) != vector.IsTimestampNTZ(r):
+		// Spark's wider type of TIMESTAMP_NTZ and TIMESTAMP is TIMESTAMP:
+		// the wall clock is read in the session time zone.
+		return vector.Timestamp
 	}
 	return nil
 }

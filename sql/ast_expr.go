@@ -40,8 +40,12 @@ const (
 	LitString                   // 'text' or "text"
 	LitBinary                   // X'0AFF'
 	LitDate                     // DATE '2026-01-01'
-	LitTimestamp                // TIMESTAMP '2026-01-01 00:00:00' (also TIMESTAMP_LTZ)
+	LitTimestamp                // TIMESTAMP '2026-01-01 00:00:00' (the session's timestamp type)
 	LitTimestampNTZ             // TIMESTAMP_NTZ '2026-01-01 00:00:00'
+	// LitTimestampLTZ is TIMESTAMP_LTZ '2026-01-01 00:00:00': a TIMESTAMP
+	// whatever spark.sql.timestampType says. It prints as TIMESTAMP, as
+	// Spark names it.
+	LitTimestampLTZ
 )
 
 var literalKindNames = [...]string{
@@ -49,7 +53,7 @@ var literalKindNames = [...]string{
 	LitSmallInt: "SMALLINT", LitTinyInt: "TINYINT", LitDecimal: "DECIMAL",
 	LitFloat: "FLOAT", LitDouble: "DOUBLE", LitString: "STRING",
 	LitBinary: "BINARY", LitDate: "DATE", LitTimestamp: "TIMESTAMP",
-	LitTimestampNTZ: "TIMESTAMP_NTZ",
+	LitTimestampNTZ: "TIMESTAMP_NTZ", LitTimestampLTZ: "TIMESTAMP",
 }
 
 // String returns the SQL type name of the kind, such as "BIGINT".
@@ -304,7 +308,11 @@ type Subquery struct {
 // (synonyms such as INTEGER and LONG are canonicalised).
 type TypeName struct {
 	Pos
-	Name   string
+	Name string
+	// LTZ is set when the text said TIMESTAMP_LTZ (Name TIMESTAMP): that
+	// type stays TIMESTAMP under spark.sql.timestampType=TIMESTAMP_NTZ,
+	// where a plain TIMESTAMP means TIMESTAMP_NTZ.
+	LTZ    bool
 	Params []int          // DECIMAL(p[, s]), VARCHAR(n), CHAR(n); nil when absent
 	Elem   *TypeName      // ARRAY<Elem>, MAP<Key, Elem>
 	Key    *TypeName      // MAP<Key, Elem>

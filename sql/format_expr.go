@@ -313,7 +313,7 @@ func (f *formatter) literal(l *Literal) {
 		f.str("X'" + l.Value + "'")
 	case LitDate:
 		f.str("DATE " + quoteString(l.Value))
-	case LitTimestamp:
+	case LitTimestamp, LitTimestampLTZ:
 		f.str("TIMESTAMP " + quoteString(l.Value))
 	case LitTimestampNTZ:
 		f.str("TIMESTAMP_NTZ " + quoteString(l.Value))

@@ -471,8 +471,10 @@ func (p *parser) parseWord(t *token) Expr {
 			p.next()
 			kind := LitDate
 			switch t.kw {
-			case "TIMESTAMP", "TIMESTAMP_LTZ":
+			case "TIMESTAMP":
 				kind = LitTimestamp
+			case "TIMESTAMP_LTZ":
+				kind = LitTimestampLTZ
 			case "TIMESTAMP_NTZ":
 				kind = LitTimestampNTZ
 			}

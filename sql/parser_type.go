@@ -36,7 +36,7 @@ func (p *parser) parseType() *TypeName {
 		p.failAt(t.pos, "unknown type %s", describe(*t))
 	}
 	p.next()
-	tn := &TypeName{Pos: t.pos, Name: name}
+	tn := &TypeName{Pos: t.pos, Name: name, LTZ: strings.EqualFold(t.text, "TIMESTAMP_LTZ")}
 	switch name {
 	case "DECIMAL":
 		if open := p.peek(); open.kind == tLParen {

@@ -108,11 +108,11 @@ func (g *wordsGrouper) keepGroups(live []int32) {
 	for 2*(len(live)+1) > size {
 		size *= 2
 	}
-	if len(g.slots) <= 4*size {
+	if g.numSlots() <= 4*size {
 		// Keep the table's size: the groups dropped are usually replaced
 		// by as many new ones (the next windows), which would otherwise
 		// grow it back step by step.
-		size = len(g.slots)
+		size = g.numSlots()
 	}
 	g.rehash(size)
 }

@@ -76,8 +76,8 @@ func (g *wordsGrouper) resetGroups() {
 	}
 	g.tuples = g.tuples[:0]
 	g.rows = g.rows[:0]
-	if len(g.slots) <= 4*size {
-		size = len(g.slots)
+	if g.numSlots() <= 4*size {
+		size = g.numSlots()
 	}
 	g.rehash(size)
 }

@@ -40,8 +40,12 @@ type wordsGrouper struct {
 
 	tuples []uint64 // group g holds tuples[g*k : g*k+k]
 	rows   []int64  // by group: rows counted
-	slots  []uint64 // 0 for empty, else wordsSlot(hash, group)
-	mask   int
+	// slots holds the open-addressing table, k+1 words a slot: the
+	// first 0 for empty, else wordsSlot(hash, group), then the group's k
+	// stored words, so that a probe compares the key in the slot it
+	// loaded (one cache line) instead of following it to the tuple.
+	slots []uint64
+	mask  int // slot count - 1
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
@@ -113,7 +117,7 @@ func newWordsGrouper(types []arrow.DataType) *wordsGrouper {
 	}
 	g := &wordsGrouper{types: types, leaves: leaves}
 	g.initLayout(len(leaves) + 1)
-	g.slots, g.mask = make([]uint64, 64), 63
+	g.slots, g.mask = make([]uint64, 64*(g.k+1)), 63
 	return g
 }
 
@@ -208,38 +212,24 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 const wordsProbeChunk = 512
 
 // probeWords finds or adds the tuple of every row (its k stored words,
-// aggregate_words_layout.go), a chunk of rows at a time in two passes. The first looks every row up at its home slot only
-// and does not write the table, so that the loads of successive rows do
-// not wait on one another and their cache misses overlap: in a steady
-// stream most rows find their group there. The second takes the chunk's
-// remaining rows in order (collisions and new keys) through the full
-// probe, which adds groups; ids are thus given in order of first
+// aggregate_words_layout.go), a chunk of rows at a time in two passes.
+// The first looks every row up at its home slot only and does not write
+// the table, so that the loads of successive rows do not wait on one
+// another and their cache misses overlap: in a steady stream most rows
+// find their group there, and as the slot holds the key's words the
+// match is decided on the slot's own cache line. The second takes the
+// chunk's remaining rows in order (collisions and new keys) through the
+// full probe, which adds groups; ids are thus given in order of first
 // appearance, as one sequential pass would give them.
 func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 	cols := g.pcols[:k]
 	for lo := 0; lo < len(hashes); lo += wordsProbeChunk {
 		hi := min(lo+wordsProbeChunk, len(hashes))
-		slots, mask, tuples := g.slots, g.mask, g.tuples
-		misses := 0
-		for i := lo; i < hi; i++ {
-			h := hashes[i]
-			if s := slots[int(h)&mask]; s != 0 && s&^slotGroup == h&^slotGroup {
-				gid := int(uint32(s)) - 1
-				t := tuples[gid*k : gid*k+k]
-				eq := true
-				for j := range k {
-					if t[j] != cols[j][i] {
-						eq = false
-						break
-					}
-				}
-				if eq {
-					gids[i] = int32(gid)
-					continue
-				}
-			}
-			gids[i] = -1
-			misses++
+		var misses int
+		if k == 2 {
+			misses = findHome2(g.slots, g.mask, cols[0][lo:hi], cols[1][lo:hi], gids[lo:hi], hashes[lo:hi])
+		} else {
+			misses = findHome(g.slots, g.mask, cols, gids, hashes, lo, hi, k)
 		}
 		if misses == 0 {
 			continue
@@ -265,65 +255,125 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 	}
 }
 
-// slotGroup is the part of a slot that holds the group (+1); the rest
-// holds the high half of the key's hash, which rules out most other keys
-// met on the way without reading their tuples.
-const slotGroup = 1<<32 - 1
-
-// wordsSlot is the slot of group gid whose key hashes to h.
-func wordsSlot(h uint64, gid int32) uint64 { return h&^slotGroup | uint64(uint32(gid)+1) }
-
-// probeWordsRow finds or adds the tuple of row i, with no row counted.
-func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int32 {
-	if 2*(g.numGroups()+1) > len(g.slots) {
-		g.growTable()
-	}
-	p := int(h) & g.mask
-	for {
-		s := g.slots[p]
-		if s == 0 {
-			gid := int32(g.numGroups())
-			for _, col := range cols {
-				g.tuples = append(g.tuples, col[i])
-			}
-			g.slots[p] = wordsSlot(h, gid)
-			return gid
-		}
-		if s&^slotGroup == h&^slotGroup {
-			gid := int(uint32(s)) - 1
-			t := g.tuples[gid*k : gid*k+k]
+// findHome sets gids[i] for the rows in [lo, hi) whose key is in its home
+// slot, -1 for the others, and returns how many are -1.
+func findHome(slots []uint64, mask int, cols [][]uint64, gids []int32, hashes []uint64, lo, hi, k int) int {
+	sw, misses := k+1, 0
+	for i := lo; i < hi; i++ {
+		h := hashes[i]
+		b := (int(h) & mask) * sw
+		s := slots[b : b+sw : b+sw]
+		if s[0] != 0 && s[0]&^slotGroup == h&^slotGroup {
 			eq := true
-			for j := range k {
-				if t[j] != cols[j][i] {
+			for j, col := range cols {
+				if s[1+j] != col[i] {
 					eq = false
 					break
 				}
 			}
 			if eq {
-				return int32(gid)
+				gids[i] = int32(uint32(s[0])) - 1
+				continue
 			}
 		}
-		p = (p + 1) & g.mask
+		gids[i] = -1
+		misses++
 	}
+	return misses
+}
+
+// findHome2 is findHome for two stored words (a window and a key, the
+// usual streaming key), on one chunk's rows, without the inner loop.
+func findHome2(slots []uint64, mask int, c0, c1 []uint64, gids []int32, hashes []uint64) int {
+	misses := 0
+	c0, c1, gids = c0[:len(hashes)], c1[:len(hashes)], gids[:len(hashes)]
+	for i, h := range hashes {
+		b := (int(h) & mask) * 3
+		s := slots[b : b+3 : b+3]
+		if s[0] != 0 && s[0]&^slotGroup == h&^slotGroup && s[1] == c0[i] && s[2] == c1[i] {
+			gids[i] = int32(uint32(s[0])) - 1
+			continue
+		}
+		gids[i] = -1
+		misses++
+	}
+	return misses
+}
+
+// slotGroup is the part of a slot's first word that holds the group
+// (+1); the rest holds the high half of the key's hash, which rules out
+// most other keys met on the way without comparing their words.
+const slotGroup = 1<<32 - 1
+
+// wordsSlot is the first word of the slot of group gid whose key hashes
+// to h.
+func wordsSlot(h uint64, gid int32) uint64 { return h&^slotGroup | uint64(uint32(gid)+1) }
+
+// probeWordsRow finds or adds the tuple of row i, with no row counted.
+func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int32 {
+	if 2*(len(g.tuples)+k) > k*(g.mask+1) { // 2*(groups+1) > slots, without a division
+		g.growTable()
+	}
+	sw := k + 1
+	for p := int(h) & g.mask; ; p = (p + 1) & g.mask {
+		s := g.slots[p*sw : p*sw+sw : p*sw+sw]
+		if s[0] == 0 {
+			gid := int32(g.numGroups())
+			for j, col := range cols {
+				s[1+j] = col[i]
+				g.tuples = append(g.tuples, col[i])
+			}
+			s[0] = wordsSlot(h, gid)
+			return gid
+		}
+		if s[0]&^slotGroup == h&^slotGroup {
+			eq := true
+			for j, col := range cols {
+				if s[1+j] != col[i] {
+					eq = false
+					break
+				}
+			}
+			if eq {
+				return int32(uint32(s[0])) - 1
+			}
+		}
+	}
+}
+
+// placeWords puts group gid, of tuple t hashing to h, in the first free
+// slot of its chain in slots (mask+1 slots of len(t)+1 words).
+func placeWords(slots []uint64, mask int, h uint64, gid int32, t []uint64) {
+	sw := len(t) + 1
+	p := int(h) & mask
+	for slots[p*sw] != 0 {
+		p = (p + 1) & mask
+	}
+	slots[p*sw] = wordsSlot(h, gid)
+	copy(slots[p*sw+1:p*sw+sw], t)
+}
+
+// numSlots is the table's slot count (0 once released).
+func (g *wordsGrouper) numSlots() int {
+	if g.slots == nil {
+		return 0
+	}
+	return g.mask + 1
 }
 
 // rehash places every group in a fresh table of size slots.
 func (g *wordsGrouper) rehash(size int) {
-	if size == len(g.slots) {
+	k := g.k
+	if size*(k+1) == len(g.slots) {
 		clear(g.slots)
 	} else {
 		bigFree(&g.big, g.slots)
-		g.slots = make([]uint64, size)
+		g.slots = make([]uint64, size*(k+1))
 	}
 	g.mask = size - 1
-	k := g.k
 	for gid := range g.numGroups() {
-		h := tupleHash(g.tuples[gid*k : gid*k+k])
-		p := int(h) & g.mask
-		for g.slots[p] != 0 {
-			p = (p + 1) & g.mask
-		}
-		g.slots[p] = wordsSlot(h, int32(gid))
+		t := g.tuples[gid*k : gid*k+k]
+		placeWords(g.slots, g.mask, tupleHash(t), int32(gid), t)
 	}
 }
 

@@ -34,13 +34,13 @@ func (g *wordsGrouper) groupContext(ctx context.Context, keys []arrow.Array, gid
 // batch go on regardless, the table grows in one step at three quarters
 // full so that it can never fill up.
 func (g *wordsGrouper) growTable() {
-	newLen := 2 * len(g.slots)
+	newLen := 2 * g.numSlots()
 	switch {
 	case g.growCtx == nil:
 		g.rehash(newLen)
 	case g.growErr == nil:
 		if g.growReserve != nil {
-			if err := g.growReserve(int64(newLen-len(g.slots)) * 8); err != nil {
+			if err := g.growReserve(int64(newLen*(g.k+1)-len(g.slots)) * 8); err != nil {
 				g.growErr = err
 				return
 			}
@@ -48,7 +48,7 @@ func (g *wordsGrouper) growTable() {
 		if err := g.rehashContext(g.growCtx, newLen); err != nil {
 			g.growErr = err
 		}
-	case 4*(g.numGroups()+1) > 3*len(g.slots):
+	case 4*(g.numGroups()+1) > 3*g.numSlots():
 		g.rehash(newLen)
 	}
 }
@@ -57,7 +57,7 @@ func (g *wordsGrouper) growTable() {
 // bigAlloc, faulted in with ctx checks), cancelCheckRows groups at a time
 // with ctx checked between; on cancellation the table is left as it was.
 func (g *wordsGrouper) rehashContext(ctx context.Context, newLen int) error {
-	slots, err := bigAlloc[uint64](ctx, &g.big, newLen)
+	slots, err := bigAlloc[uint64](ctx, &g.big, newLen*(g.k+1))
 	if err != nil {
 		return err
 	}
@@ -70,12 +70,8 @@ func (g *wordsGrouper) rehashContext(ctx context.Context, newLen int) error {
 			return err
 		}
 		for gid := lo; gid < min(lo+cancelCheckRows, n); gid++ {
-			h := tupleHash(g.tuples[gid*k : gid*k+k])
-			p := int(h) & mask
-			for slots[p] != 0 {
-				p = (p + 1) & mask
-			}
-			slots[p] = wordsSlot(h, int32(gid))
+			t := g.tuples[gid*k : gid*k+k]
+			placeWords(slots, mask, tupleHash(t), int32(gid), t)
 		}
 	}
 	bigFree(&g.big, g.slots)

@@ -46,6 +46,9 @@ func (g *wordsGrouper) layout(derived map[int]wordRel) {
 		g.k++
 	}
 	g.storedCols()
+	if g.slots != nil && len(g.slots) != g.numSlots()*(g.k+1) {
+		g.rehash(g.numSlots()) // empty: the slots take the new width
+	}
 }
 
 // storedCols points pcols at the scratch columns of the stored words, in
@@ -141,7 +144,7 @@ func (g *wordsGrouper) learnLayout(n int, nulls bool) {
 // and rehashes the table: a batch had a key it does not derive.
 func (g *wordsGrouper) widen(w int) {
 	r := g.rel[w]
-	k, groups := g.k, g.numGroups()
+	k, groups, size := g.k, g.numGroups(), g.numSlots()
 	t := make([]uint64, groups*(k+1), max(cap(g.tuples)/k*(k+1), groups*(k+1)))
 	for gid := range groups {
 		old := g.tuples[gid*k : gid*k+k]
@@ -155,7 +158,7 @@ func (g *wordsGrouper) widen(w int) {
 	g.tuples, g.k = t, k+1
 	g.rel[w] = wordRel{stored: true, pos: k}
 	g.storedCols()
-	g.rehash(len(g.slots))
+	g.rehash(size) // the slots widen with the tuples
 }
 
 // word returns logical word w of group gid's key.

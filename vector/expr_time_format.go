@@ -481,7 +481,9 @@ func (f *dtFields) resolve() (int64, bool) {
 	secs := days*86400 + h*3600 + f.minute*60 + f.second - int64(f.offset)
 	// secs*10^6 fits for |secs| <= 9_223_372_036_854; adding the fraction
 	// can still pass the largest timestamp (294247-01-10 04:00:54.775807).
-	if secs > 9_223_372_036_854 || secs < -9_223_372_036_854 || f.micros > math.MaxInt64-secs*fnMicrosPerSecond {
+	// Only a positive secs can: for a negative one MaxInt64-secs*10^6
+	// would itself overflow (every time before 1970 was refused).
+	if secs > 9_223_372_036_854 || secs < -9_223_372_036_854 || secs > 0 && f.micros > math.MaxInt64-secs*fnMicrosPerSecond {
 		return 0, false
 	}
 	return secs*fnMicrosPerSecond + f.micros, true

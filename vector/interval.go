@@ -196,11 +196,17 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 		return nil, err
 	}
 	dt := Unwrap(ts.DataType())
+	// A TIMESTAMP_NTZ moves its wall clock by the interval's microseconds,
+	// as an instant does (a day-time interval is a fixed length in Spark),
+	// and stays a TIMESTAMP_NTZ.
+	res := Timestamp
 	switch dt.ID() {
 	case arrow.NULL:
 		return fnNullResult(Timestamp, mem), nil
 	case arrow.TIMESTAMP:
-		if !arrow.TypeEqual(dt, Timestamp) {
+		if IsTimestampNTZ(dt) {
+			res = TimestampNTZ
+		} else if !arrow.TypeEqual(dt, Timestamp) {
 			return nil, newBindError(t, in, fmt.Errorf("cannot add an interval to %s: %w", TypeName(dt), ErrType))
 		}
 	case arrow.DATE32, arrow.STRING:
@@ -225,11 +231,11 @@ func (t *TimestampAddIntervalExpr) Bind(in *arrow.Schema, mem memory.Allocator) 
 			}
 			bad := func(i int) bool { s := src[i] + d; return (src[i]^s)&(d^s) < 0 }
 			if i := castFirstBadRow(arr, bad); i >= 0 {
-				return c.rowError(arr, i, errCastOverflow(Timestamp))
+				return c.rowError(arr, i, errCastOverflow(res))
 			}
 			return nil
 		})
 	}
-	ev := &castEval{child: ts, from: Timestamp, to: Timestamp, kern: k, mem: mem, expr: t.String(), operand: t.TS.String()}
+	ev := &castEval{child: ts, from: res, to: res, kern: k, mem: mem, expr: t.String(), operand: t.TS.String()}
 	return fnFoldConstant(t, in, mem, ev, ts)
 }

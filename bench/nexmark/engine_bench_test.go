@@ -2,6 +2,8 @@ package nexmark
 
 import (
 	"context"
+	"flag"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -9,13 +11,19 @@ import (
 	"github.com/arrowstream/arrowstream/bench/harness"
 )
 
-// BenchmarkEngineEpochs runs q3, q8, q17 and the stream-stream joins q4,
+// partitions, when positive, runs BenchmarkEngineEpochs with that many
+// shuffle partitions (spark.sql.shuffle.partitions; Spark's default is 200)
+// instead of the session's default of GOMAXPROCS.
+var partitions = flag.Int("nexmark.partitions", 0, "spark.sql.shuffle.partitions of BenchmarkEngineEpochs (0: the session's default)")
+
+// BenchmarkEngineEpochs runs q3, q8, q11, q17 and the stream-stream joins q4,
 // q7 and q20 through the engine alone, the input generated once before
 // the timer and no peer, so that a CPU profile of it shows the engine and
 // not the generator:
 //
 //	go test -run '^$' -bench EngineEpochs -cpuprofile cpu.prof ./bench/nexmark/
 //	go test -run '^$' -bench 'EngineEpochs/q20/full' -benchtime 10x -cpuprofile cpu.prof ./bench/nexmark/
+//	go test -run '^$' -bench 'EngineEpochs/q4/full' -benchtime 10x ./bench/nexmark/ -args -nexmark.partitions 200
 //
 // "full" is FullSize (200K events in 20 epochs of 10K); "empty" is 200
 // epochs of the same queries with no rows, what every epoch costs
@@ -24,10 +32,13 @@ import (
 // It reports CPU per epoch (getrusage over the epochs, every thread)
 // and, for "full", events per CPU-second.
 func BenchmarkEngineEpochs(b *testing.B) {
-	for _, name := range []string{"q3", "q8", "q17", "q4", "q7", "q20"} {
+	for _, name := range []string{"q3", "q8", "q11", "q17", "q4", "q7", "q20"} {
 		q, ok := lookup(name)
 		if !ok {
 			b.Fatalf("no query %s", name)
+		}
+		if *partitions > 0 {
+			q.conf = map[string]string{"spark.sql.shuffle.partitions": strconv.Itoa(*partitions)}
 		}
 		b.Run(name+"/full", func(b *testing.B) {
 			batches, err := Generate(harness.InputAllocator(), Config{Seed: 1}, FullSize)

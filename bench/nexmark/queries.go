@@ -15,6 +15,10 @@ type query struct {
 	// update runs the query in Update mode into a memory-sink view (the
 	// latest row per key) instead of Append mode.
 	update bool
+	// conf holds session settings for the engine's run (Spark's keys),
+	// e.g. spark.sql.shuffle.partitions from BenchmarkEngineEpochs'
+	// -nexmark.partitions.
+	conf map[string]string
 }
 
 // The watermark clause every event-time query puts on its streams: the

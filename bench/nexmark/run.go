@@ -64,6 +64,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	defer pool.Close()
 	s := arrowstream.NewSession(arrowstream.SessionOptions{
 		Allocator: pool, Logger: slog.New(slog.DiscardHandler), CheckpointRoot: dir, NoSync: true,
+		Conf: q.conf,
 	})
 	pebblestate.Register(s)
 	cat := memsink.NewCatalog()

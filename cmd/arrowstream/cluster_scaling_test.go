@@ -53,6 +53,7 @@ func TestClusterScaling(t *testing.T) {
 		kinds = strings.Split(v, ",")
 	}
 	modes := scalingModes(t)
+	counts := scalingInstanceCounts(t)
 	bins := scalingBinaries(t)
 	ports := freePorts(t, 1+6*len(kinds)*len(bins)*len(modes))
 	brokers := fmt.Sprintf("127.0.0.1:%d", ports[0])
@@ -86,13 +87,16 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 			for bi, b := range bins {
 				bin := b.path
 				rate := map[int]float64{}
-				for k := 1; k <= 3; k++ {
-					if os.Getenv(scalingProcsEnv) != "" {
+				for _, k := range counts {
+					if os.Getenv(scalingProcsEnv) != "" || b.shareCores {
 						// Each instance gets its share of the cores, as on a
 						// machine of its own: k processes of GOMAXPROCS =
 						// cores keep idle Ps spinning for work on cores the
 						// others use.
 						t.Setenv("GOMAXPROCS", strconv.Itoa(max(1, runtime.NumCPU()/k)))
+					} else if len(bins) > 1 {
+						// Another binary of the run may have set it.
+						t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.NumCPU()))
 					}
 					topic := fmt.Sprintf("%s%d-%d-%s", kind, k, bi, mode)
 					createTopic(t, cl, topic)
@@ -238,6 +242,32 @@ func scalingModes(t *testing.T) []string {
 	return out
 }
 
+// scalingInstancesEnv picks the instance counts measured (a list with
+// 1, the reference: 1,3 leaves out the two instances to run more rounds
+// in the same time); 1,2,3 by default.
+const scalingInstancesEnv = "ARROWSTREAM_CLUSTER_SCALING_INSTANCES"
+
+func scalingInstanceCounts(t *testing.T) []int {
+	t.Helper()
+	v := os.Getenv(scalingInstancesEnv)
+	if v == "" {
+		return []int{1, 2, 3}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 || k > 3 || slices.Contains(out, k) {
+			t.Fatalf("%s: %q is not a list of distinct instance counts 1 to 3", scalingInstancesEnv, v)
+		}
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	if out[0] != 1 {
+		t.Fatalf("%s: %q lacks 1, the single instance that efficiency is relative to", scalingInstancesEnv, v)
+	}
+	return out
+}
+
 // scalingRecords returns events from to to of the scaling input: value
 // "e<i>" in partition i mod clusterPartitions.
 func scalingRecords(topic string, from, to int) []*kgo.Record {
@@ -353,6 +383,9 @@ type scalingBinary struct {
 	label, path string
 	options     string // ", 'key' 'value'..." appended to the input table's OPTIONS
 	trigger     string // the tables' trigger (TBLPROPERTIES), from ?trigger=...
+	// shareCores: ?gomaxprocs=share starts this binary's k instances
+	// with GOMAXPROCS = cores/k, as scalingProcsEnv does for all.
+	shareCores bool
 }
 
 func scalingBinaries(t *testing.T) []scalingBinary {
@@ -378,6 +411,13 @@ func scalingBinaries(t *testing.T) []scalingBinary {
 			for _, k := range keys {
 				if k == "trigger" {
 					b.trigger = opts.Get(k)
+					continue
+				}
+				if k == "gomaxprocs" {
+					if opts.Get(k) != "share" {
+						t.Fatalf("%s: %q: gomaxprocs=%q (only share: cores / instances)", scalingBinsEnv, item, opts.Get(k))
+					}
+					b.shareCores = true
 					continue
 				}
 				b.options += fmt.Sprintf(", '%s' '%s'", k, opts.Get(k))

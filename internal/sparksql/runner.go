@@ -368,7 +368,13 @@ func sortedQuery(text string, s *arrowstream.Session) bool {
 	if err != nil {
 		return false
 	}
-	st, err := plan.Analyze(stmt, s.Catalog())
+	// Analyzed with the session's settings (ANSI off accepts what ANSI
+	// refuses), as the statement ran.
+	opts, err := s.AnalysisOptions()
+	if err != nil {
+		return false
+	}
+	st, err := plan.AnalyzeWith(stmt, s.Catalog(), opts)
 	if err != nil {
 		return false
 	}

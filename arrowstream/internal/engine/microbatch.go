@@ -23,8 +23,10 @@ const pollingDelay = 10 * time.Millisecond
 // (staged to ride with the next epoch's write, commitWithNext) durable
 // once no next epoch has come for this long, not at the first idle poll:
 // a query fed every few milliseconds then pays one fdatasync per epoch
-// instead of two. Until then a crash re-runs that epoch, which the
-// epoch-idempotent sink discards; a stop flushes it at once.
+// instead of two. A query whose epochs come at longer intervals waits
+// longer (idleFlusher: twice the interval, at most maxIdleFlushDelay).
+// Until then a crash re-runs that epoch, which the epoch-idempotent sink
+// discards; a stop flushes it at once.
 const idleFlushDelay = 50 * time.Millisecond
 
 // Config is everything the micro-batch and continuous loops need.
@@ -65,10 +67,9 @@ type microBatch struct {
 	// commit record rides with the next epoch's offsets record (one
 	// durable write per epoch; checkpoint.OpenEpochLogs has the argument).
 	commitWithNext bool
-	// stagedAt is when the last commit record was staged (commitWithNext);
-	// idleFlush is idleFlushDelay (tests change it).
-	stagedAt  time.Time
-	idleFlush time.Duration
+	// idleFlush decides when the idle loop writes the last staged commit
+	// record (commitWithNext) without waiting further for the next epoch.
+	idleFlush idleFlusher
 
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
@@ -101,7 +102,7 @@ func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
 	if idem {
 		idem = cfg.Sink.(stream.EpochIdempotentSink).EpochIdempotent()
 	}
-	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem, idleFlush: idleFlushDelay}, nil
+	return &microBatch{cfg: cfg, q: q, offsets: offsets, commits: commits, commitWithNext: idem, idleFlush: idleFlusher{base: idleFlushDelay}}, nil
 }
 
 // closeLogs writes a commit record still waiting for the next epoch and
@@ -287,8 +288,8 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 			m.cfg.Exec.ShouldRunAnotherBatch(m.tracker.global)
 		if !isNew && !another {
 			// Idle: the last epoch's commit record waits for no next
-			// epoch, once a next epoch is overdue (idleFlushDelay).
-			if m.commits.Pending() && time.Since(m.stagedAt) >= m.idleFlush {
+			// epoch, once a next epoch is overdue (idleFlusher).
+			if m.commits.Pending() && m.idleFlush.due(time.Now()) {
 				if err := m.commits.Flush(); err != nil {
 					return triggerResult{}, err
 				}
@@ -438,7 +439,7 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		if err != nil {
 			return err
 		}
-		m.stagedAt = time.Now()
+		m.idleFlush.staged(time.Now())
 		if !ok {
 			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Dir())
 		}

@@ -57,7 +57,7 @@ func TestStatefulEpochOneDurableWrite(t *testing.T) {
 		// The loop idles between the steps: its flush of the last commit
 		// record would be a second append (idleFlushDelay), whatever the
 		// machine's speed; the records ride with the next epoch instead.
-		q.mb.idleFlush = time.Hour
+		q.mb.idleFlush.base = time.Hour
 		q.Start(nil)
 		t.Cleanup(func() { q.Stop() })
 		return q
@@ -155,7 +155,7 @@ func TestDurablePlanSourceKeepsTwoWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.mb.idleFlush = time.Hour
+	q.mb.idleFlush.base = time.Hour
 	q.Start(nil)
 	defer q.Stop()
 	const epochs = 5

@@ -30,6 +30,9 @@ type ipcStreamEncoder struct {
 	// w is the started writer; nil: every record goes through
 	// writeJoinRecord.
 	w *ipc.Writer
+	// direct writes the record batch message without w for a schema of
+	// flat columns (ipc_batch_direct.go); nil: through w.
+	direct *directMessage
 }
 
 // ipcEOS is the IPC stream's end marker: a continuation token and a
@@ -60,6 +63,9 @@ func newIPCStreamEncoder(mem memory.Allocator, schema *arrow.Schema) (*ipcStream
 		return nil, fmt.Errorf("arrow IPC writer: %w", err)
 	}
 	e.w = w
+	if e.direct, err = newDirectMessage(mem, w, &e.out, schema); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -71,13 +77,22 @@ func (e *ipcStreamEncoder) write(dst io.Writer, rec arrow.Record) error {
 	if _, err := dst.Write(joinBatchMagic[:]); err != nil {
 		return err
 	}
-	e.out.w = dst
-	err := e.w.Write(rec)
-	e.out.w = io.Discard
-	if err != nil {
-		return err
+	done := false
+	if e.direct != nil {
+		var err error
+		if done, err = e.direct.write(dst, rec); err != nil {
+			return err
+		}
 	}
-	_, err = dst.Write(ipcEOS[:])
+	if !done {
+		e.out.w = dst
+		err := e.w.Write(rec)
+		e.out.w = io.Discard
+		if err != nil {
+			return err
+		}
+	}
+	_, err := dst.Write(ipcEOS[:])
 	return err
 }
 

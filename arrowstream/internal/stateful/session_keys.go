@@ -12,8 +12,20 @@ type sessionKeys struct {
 	n      int32
 }
 
-func newSessionKeys() *sessionKeys {
-	return &sessionKeys{fixed: map[uint64]int32{}, str: map[string]int32{}, nullID: -1}
+// reset empties k (the zero value too) for another merge, keeping its maps' room: an epoch's
+// merge numbered its keys into maps grown from empty, about a tenth of
+// q11's merge (map growth and rehashing every epoch). Maps that numbered
+// more than maxKeptSessionRefs keys are dropped instead, so that clearing
+// them (a cost of their room, not of their keys) stays bounded and one
+// large epoch does not hold them for good.
+func (k *sessionKeys) reset() {
+	if k.fixed == nil || k.n > maxKeptSessionRefs {
+		*k = sessionKeys{fixed: map[uint64]int32{}, str: map[string]int32{}}
+	} else {
+		clear(k.fixed)
+		clear(k.str)
+	}
+	k.nullID, k.n = -1, 0
 }
 
 // number appends to ids the number of each row's key of c's last encode

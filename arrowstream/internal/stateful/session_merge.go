@@ -21,7 +21,7 @@ import (
 // sessions replaced and saved in deltas (by partition; the group's
 // partitions are its own).
 func (s *statefulSessionWindow) mergeGroup(ctx context.Context, grp sessionMergeGroup, c codecPair, sc *sessionScratch, deltas []sessionDelta) (int64, error) {
-	keys := newSessionKeys()
+	keys := sc.sessionKeys()
 	var touched sessionTouched
 	old, oldIDs, ids, err := s.loadTouched(grp, c, deltas, keys, &touched)
 	if err != nil {
@@ -168,6 +168,14 @@ type sessionScratch struct {
 	refs, sorted []sessionRef
 	at, next     []int32
 	bounds       []arrow.Timestamp
+	keys         sessionKeys
+}
+
+// sessionKeys returns the scratch's key numbering, emptied (valid until
+// the next call).
+func (sc *sessionScratch) sessionKeys() *sessionKeys {
+	sc.keys.reset()
+	return &sc.keys
 }
 
 // maxKeptSessionRefs bounds the refs a scratch keeps between epochs

@@ -42,7 +42,7 @@ func (s *statefulSessionWindow) premerge(ctx context.Context, partials []arrow.R
 	if rows < 2 {
 		return partials, nil
 	}
-	keys := newSessionKeys()
+	keys := s.scratch.sessionKeys()
 	ids := make([][]int32, len(partials))
 	for ri, rec := range partials {
 		if err := s.keyCodec.encode(rec); err != nil {

@@ -244,15 +244,12 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		releaseRecords(out)
 		return nil, firstErr
 	}
-	matched, err := s.gatherOutPairs(pairs)
+	matched, err := s.gatherOutPairs(ctx, pairs)
 	if err != nil {
 		releaseRecords(out)
 		return nil, err
 	}
-	if matched != nil {
-		out = append([]arrow.Record{matched}, out...)
-	}
-	return out, nil
+	return append(matched, out...), nil
 }
 
 // rebuildLive reads both sides' state from the open stores into the

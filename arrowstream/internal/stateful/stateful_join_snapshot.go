@@ -171,6 +171,25 @@ func (s *statefulJoin) offerLive() {
 	}
 }
 
+// viewEncoders are the encoders of one snapshot, one per schema (by
+// pointer), started at their schema's first batch: a fresh ipc.Writer per
+// batch built and dropped the schema's message every time.
+type viewEncoders []*ipcStreamEncoder
+
+func (v *viewEncoders) of(mem memory.Allocator, schema *arrow.Schema) (*ipcStreamEncoder, error) {
+	for _, e := range *v {
+		if e.schema == schema {
+			return e, nil
+		}
+	}
+	e, err := newIPCStreamEncoder(mem, schema)
+	if err != nil {
+		return nil, err
+	}
+	*v = append(*v, e)
+	return e, nil
+}
+
 // Entries implements checkpoint.LiveView: the meta entries, then each
 // batch entry encoded as the operator would have logged it, into one
 // reused buffer (the store copies what emit gives it).
@@ -181,6 +200,7 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		}
 	}
 	var scratch []byte
+	var encs viewEncoders
 	for _, r := range v.rows {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -192,7 +212,11 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		// The space is kept whatever its size: it lives for this call,
 		// reserved with the view.
 		had := cap(scratch)
-		raw, err := encodeJoinRecordMax(v.mem, rec, &scratch, math.MaxInt)
+		var raw []byte
+		enc, err := encs.of(v.mem, rec.Schema())
+		if err == nil {
+			raw, err = encodeJoinRecordWith(enc, rec, &scratch, math.MaxInt)
+		}
 		if err == nil && cap(scratch) > had {
 			err = v.hold.add(int64(cap(scratch) - had))
 		}
@@ -212,6 +236,7 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 // StreamEntries implements checkpoint.LiveStreamer: Entries with each
 // batch's IPC stream written straight into the snapshot's body.
 func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byte) error, emitFrom func(key []byte, write func(w io.Writer) error) error) error {
+	var encs viewEncoders
 	for _, m := range v.metas {
 		if err := emit(m[0], m[1]); err != nil {
 			return err
@@ -225,7 +250,10 @@ func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byt
 		if r.off != 0 || r.n != rec.NumRows() {
 			rec = rec.NewSlice(r.off, r.off+r.n)
 		}
-		err := emitFrom(r.key, func(w io.Writer) error { return writeJoinRecord(v.mem, w, rec) })
+		enc, err := encs.of(v.mem, rec.Schema())
+		if err == nil {
+			err = emitFrom(r.key, func(w io.Writer) error { return enc.write(w, rec) })
+		}
 		if rec != r.rec {
 			rec.Release()
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package stateful
+
+const raceEnabled = false
