@@ -235,6 +235,8 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 		return &Result{Schema: rec.Schema(), Op: op}, nil
 	case *sql.Subscribe:
 		return nil, fmt.Errorf("arrowstream: SUBSCRIBE %s: a subscription never ends, so it is served over Flight SQL (arrowstream serve, the arrowstream sql shell), not as a session result: %w", identName(x.Name), plan.ErrUnsupported)
+	case *sql.Truncate:
+		return &Result{}, s.truncate(identName(x.Name))
 	}
 	return nil, fmt.Errorf("arrowstream: statement %T is not supported", stmt)
 }

@@ -127,6 +127,8 @@ func stampStatement(st Statement, opts Options) (Statement, error) {
 		c := *x
 		c.Stmt = inner
 		return &c, nil
+	case *InsertStatement:
+		return stampInsert(x, opts)
 	case *StreamingTableStatement:
 		o, err := OptionsFromConf(opts, x.Properties)
 		if err != nil {

@@ -131,6 +131,35 @@ type InsertStatement struct {
 
 func (*InsertStatement) statementPlan() {}
 
+// stampInsert stamps the session's options into an INSERT's plan: its
+// query computes under the session's mode and time zone, as a SELECT does;
+// the casts to the table's column types (the top projection analyzeInsert
+// builds) are ANSI casts whatever the mode, in the session time zone, as
+// Spark's default store assignment policy (ANSI) casts them.
+func stampInsert(st *InsertStatement, opts Options) (*InsertStatement, error) {
+	p, ok := st.Plan.(*Project)
+	if !ok {
+		return nil, fmt.Errorf("plan: INSERT INTO %s: the plan is a %T, not the projection to the table's columns", backquote(st.Name), st.Plan)
+	}
+	in, err := applyOptions(p.Input, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := *p
+	c.Input = in
+	store := opts
+	store.ANSI = true
+	var top Node = &c
+	if stamp := optionStamp(store); stamp != nil {
+		if top, err = mapExprs(top, stamp); err != nil {
+			return nil, err
+		}
+	}
+	out := *st
+	out.Plan = top
+	return &out, nil
+}
+
 func analyzeInsert(b *budget, s *sql.Insert, cat Catalog) (*InsertStatement, error) {
 	name := joinIdents(s.Name)
 	if cat == nil {

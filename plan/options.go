@@ -257,11 +257,40 @@ func applyOptions(n Node, o Options) (Node, error) { return applyOptionsAbove(n,
 // top of inputs that were stamped when they were built, perhaps under
 // other settings.
 func applyOptionsAbove(n Node, o Options, stop []Node) (Node, error) {
+	stamp := optionStamp(o)
+	if stamp == nil {
+		return n, nil
+	}
+	var rec func(Node) (Node, error)
+	rec = func(n Node) (Node, error) {
+		var err error
+		n = mapChildren(n, func(k Node) Node {
+			if err != nil || slices.Contains(stop, k) {
+				return k
+			}
+			var r Node
+			r, err = rec(k)
+			return r
+		})
+		if err != nil {
+			return nil, err
+		}
+		return mapExprs(n, stamp)
+	}
+	if slices.Contains(stop, n) {
+		return n, nil
+	}
+	return rec(n)
+}
+
+// optionStamp is the rewrite that stamps o into one expression's casts and
+// calls, or nil when o's are the zero values (ANSI, UTC) they already have.
+func optionStamp(o Options) func(Expr) (Expr, error) {
 	mode, loc := o.mode(), o.loc()
 	if mode == vector.ModeANSI && loc == nil {
-		return n, nil // the zero values already say so
+		return nil // the zero values already say so
 	}
-	stamp := func(e Expr) (Expr, error) {
+	return func(e Expr) (Expr, error) {
 		return Transform(e, func(x Expr) (Expr, error) {
 			switch y := x.(type) {
 			case *Literal:
@@ -303,24 +332,4 @@ func applyOptionsAbove(n Node, o Options, stop []Node) (Node, error) {
 			return x, nil
 		})
 	}
-	var rec func(Node) (Node, error)
-	rec = func(n Node) (Node, error) {
-		var err error
-		n = mapChildren(n, func(k Node) Node {
-			if err != nil || slices.Contains(stop, k) {
-				return k
-			}
-			var r Node
-			r, err = rec(k)
-			return r
-		})
-		if err != nil {
-			return nil, err
-		}
-		return mapExprs(n, stamp)
-	}
-	if slices.Contains(stop, n) {
-		return n, nil
-	}
-	return rec(n)
 }

@@ -441,9 +441,6 @@ func (r *resolver) inCall(x *sql.In, v Expr, list []Expr) (Expr, error) {
 }
 
 func (r *resolver) like(x *sql.Like) (Expr, error) {
-	if x.Escape != nil && x.Escape.Value != "\\" {
-		return nil, errorAt(x.Escape.Pos, ErrUnsupported, "LIKE ... ESCAPE %q is not supported (only the default escape '\\').", x.Escape.Value)
-	}
 	v, err := r.expr(x.X)
 	if err != nil {
 		return nil, err
@@ -451,6 +448,11 @@ func (r *resolver) like(x *sql.Like) (Expr, error) {
 	p, err := r.expr(x.Pattern)
 	if err != nil {
 		return nil, err
+	}
+	if x.Escape != nil && x.Escape.Value != "\\" {
+		if p, err = likeEscaped(x, p); err != nil {
+			return nil, err
+		}
 	}
 	if !isString(v.DataType()) {
 		v = castTo(v, vector.String)

@@ -234,6 +234,8 @@ func (f *formatter) stmt(s Statement) {
 		f.names(s.Name)
 	case *Subscribe:
 		f.subscribe(s)
+	case *Truncate:
+		f.truncate(s)
 	}
 }
 

@@ -49,6 +49,9 @@ func (p *parser) parseStatement() Statement {
 		if isWord(t, "SUBSCRIBE") {
 			return p.parseSubscribe()
 		}
+		if isWord(t, "TRUNCATE") && p.isKwAt(1, "TABLE") {
+			return p.parseTruncate()
+		}
 		if isWord(t, "USE") && isName(p.peekAt(1)) {
 			return p.parseUse()
 		}

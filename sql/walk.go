@@ -46,6 +46,8 @@ func Inspect(n Node, f func(Node) bool) {
 		idents(n.Name, f)
 	case *Subscribe:
 		idents(n.Name, f)
+	case *Truncate:
+		idents(n.Name, f)
 	case *Query:
 		for _, c := range n.With {
 			Inspect(c, f)

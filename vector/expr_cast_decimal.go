@@ -324,10 +324,9 @@ func decimalKernel(from, to arrow.DataType) castKernel {
 			s := strconv.FormatFloat(f, 'e', -1, bitSize)
 			v, scale, ok := parseBigDecimal([]byte(s))
 			if !ok {
-				// NaN and infinities.
-				if c.mode == ModeANSI {
-					return nil, false, errCastInvalid(sparkLiteral(f, Float64), Float64, to)
-				}
+				// NaN and infinities have no decimal: NULL, also under
+				// ANSI (Spark's Cast catches the NumberFormatException
+				// of Decimal(NaN) whatever the mode).
 				return nil, true, nil
 			}
 			return fit(v, scale)

@@ -26,8 +26,9 @@ func runSparkSQL(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print every query that did not pass, with why")
 	runExpr := fs.String("run", "", "run only the files whose name matches this regular expression")
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound of one statement")
+	pgData := fs.String("pgdata", "", "directory of Spark's PostgreSQL test data (agg.data, onek.data, tenk.data) loaded as aggtest, onek and tenk1 (default: test-data/postgresql beside DIR, as in Spark's tree, when it exists)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: arrowstream sparksql [-v] [-run REGEXP] [DIR]\n\nDIR holds inputs/ and results/, flat or Spark's whole sql-tests tree (default $%s, else ../shared/sparksql from the repository root)\n", sparksqlEnv)
+		fmt.Fprintf(stderr, "usage: arrowstream sparksql [-v] [-run REGEXP] [-pgdata DIR] [DIR]\n\nDIR holds inputs/ and results/, flat or Spark's whole sql-tests tree (default $%s, else ../shared/sparksql from the repository root)\n", sparksqlEnv)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -62,7 +63,13 @@ func runSparkSQL(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r := &sparksql.Runner{QueryTimeout: *timeout}
+	if *pgData == "" {
+		*pgData = sparksql.PostgresDataDir(dir)
+	} else if st, err := os.Stat(*pgData); err != nil || !st.IsDir() {
+		fmt.Fprintf(stderr, "arrowstream sparksql: -pgdata %s: not a directory\n", *pgData)
+		return 2
+	}
+	r := &sparksql.Runner{QueryTimeout: *timeout, PostgresData: *pgData}
 	sum := r.Run(ctx, files)
 	if *verbose {
 		sum.WriteDetails(stdout)

@@ -8,7 +8,10 @@
 // input file, in order); the expected output is results/ansi/X.sql.out
 // when it exists (the target is Spark's ANSI mode) and results/X.sql.out
 // otherwise. Each file runs on a fresh session that has the suite's
-// tables testdata, arraydata and mapdata.
+// tables testdata, arraydata and mapdata, and, when Runner.PostgresData
+// names Spark's test-data/postgresql directory, aggtest, onek and tenk1
+// read from its agg.data, onek.data and tenk.data with the suite's schemas
+// and CSV options (tab-separated, no header); the files are read in place.
 //
 // A directory whose inputs/ holds Spark's whole sql-tests tree (it has
 // subdirectories other than ansi/) is read recursively with the

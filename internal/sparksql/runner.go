@@ -70,6 +70,11 @@ type Runner struct {
 	QueryTimeout time.Duration
 	// Logf, when set, receives progress lines (one per file).
 	Logf func(format string, args ...any)
+	// PostgresData is the directory of Spark's PostgreSQL test data
+	// (agg.data, onek.data, tenk.data), from which every file's session
+	// gets the suite's tables aggtest, onek and tenk1 (PostgresDataDir
+	// finds it beside a sql-tests tree). Empty: the tables do not exist.
+	PostgresData string
 }
 
 // DefaultTimeZone is the session time zone of SQLQueryTestSuite.
@@ -127,6 +132,12 @@ func (r *Runner) RunFile(ctx context.Context, f *File) FileResult {
 		return fr
 	}
 	if err := createTestTables(s, mem); err != nil {
+		for i, c := range f.Cases {
+			fr.add(QueryResult{File: f.Name, Index: i + 1, SQL: c.SQL, Outcome: Failed, Detail: err.Error()})
+		}
+		return fr
+	}
+	if err := createPostgresTables(ctx, s, mem, r.PostgresData); err != nil {
 		for i, c := range f.Cases {
 			fr.add(QueryResult{File: f.Name, Index: i + 1, SQL: c.SQL, Outcome: Failed, Detail: err.Error()})
 		}
