@@ -57,6 +57,13 @@ type Writer struct {
 	// 0 or 2 for the v2 epoch log, 1 for Spark's one file per epoch. An
 	// existing checkpoint keeps its own format (OpenEpochLogs).
 	LogFormat int
+	// BufferedAppends writes the segment logs' appends through the page
+	// cache only, as where O_DIRECT is refused (appendfile.go); tests use
+	// it to force that path.
+	BufferedAppends bool
+	// DirectAppendMin is the least bytes of whole blocks an append writes
+	// with O_DIRECT; 0 means DefaultDirectAppendMin.
+	DirectAppendMin int
 }
 
 func (w *Writer) step(s WriteStep, path string) error {

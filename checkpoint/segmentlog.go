@@ -51,7 +51,7 @@ type SegmentLog struct {
 	segs    []*segmentInfo // ascending by first epoch
 	entries [2]map[int64][]byte
 	staged  []record
-	active  *os.File // the newest segment, open for appending; nil until needed
+	active  *appendFile // the newest segment, open for appending; nil until needed
 	closed  bool
 
 	// loadedState holds the state records read at open until the state
@@ -463,23 +463,23 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 // left by a crash, and checks that nobody else appended to it.
 func (l *SegmentLog) openActive(cur *segmentInfo) error {
 	if l.active == nil {
-		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_APPEND, 0o644)
+		f, err := openAppendFile(cur.path, l.w)
 		if err != nil {
 			return fmt.Errorf("checkpoint: open %s: %w", cur.path, err)
 		}
-		st, err := f.Stat()
+		size, err := f.size()
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
 		}
-		if st.Size() != cur.size {
+		if size != cur.size {
 			// A torn tail from a crash (known since open), or an append
 			// that failed: cut it before appending after it.
-			if st.Size() < cur.size {
+			if size < cur.size {
 				f.Close()
-				return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, st.Size(), ErrCorrupt)
+				return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, size, ErrCorrupt)
 			}
-			if err := f.Truncate(cur.size); err != nil {
+			if err := f.f.Truncate(cur.size); err != nil {
 				f.Close()
 				return fmt.Errorf("checkpoint: cut the torn tail of %s at %d: %w", cur.path, cur.size, err)
 			}
@@ -488,12 +488,12 @@ func (l *SegmentLog) openActive(cur *segmentInfo) error {
 		l.active = f
 		return nil
 	}
-	st, err := l.active.Stat()
+	size, err := l.active.size()
 	if err != nil {
 		return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
 	}
-	if st.Size() != cur.size {
-		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, st.Size(), cur.size, l.dir, ErrExists)
+	if size != cur.size {
+		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, size, cur.size, l.dir, ErrExists)
 	}
 	return nil
 }
@@ -689,18 +689,19 @@ func (l *SegmentLog) where(kind recordKind, epoch int64) string {
 // logs (the epoch log and the state log) do: a fresh segment is created
 // (O_EXCL, so a second writer is refused) and its directory entry synced;
 // an existing one is appended to through active, which holds size bytes.
+// A large append writes its whole blocks with O_DIRECT (appendfile.go).
 // On success buf is durable (fdatasync) and the open file is returned for
 // the next append. On failure what this append may have left is cut (a
 // fresh file removed) and the file closed (nil returned), so that the next
 // append reopens the segment and checks its size again; a failure before
 // anything was written leaves active as it was.
-func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fresh bool, buf []byte) (f *os.File, err error) {
+func appendDurably(w *Writer, dir, path string, active *appendFile, size int64, fresh bool, buf []byte) (f *appendFile, err error) {
 	if err := w.step(BeforeTempWrite, path); err != nil {
 		return active, err
 	}
 	f = active
 	if fresh {
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		f, err = createAppendFile(path, w)
 		if err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return nil, fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", path, dir, ErrExists)
@@ -710,7 +711,7 @@ func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fre
 	}
 	defer func() {
 		if err != nil {
-			f.Truncate(size)
+			f.f.Truncate(size)
 			f.Close()
 			f = nil
 			if fresh {
@@ -718,14 +719,14 @@ func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fre
 			}
 		}
 	}()
-	if _, err := f.Write(buf); err != nil {
+	if err := f.writeAt(buf, size); err != nil {
 		return f, fmt.Errorf("checkpoint: append to %s: %w", path, err)
 	}
 	if err := w.step(AfterTempWrite, path); err != nil {
 		return f, err
 	}
 	if w.sync() {
-		if err := fdatasync(f); err != nil {
+		if err := fdatasync(f.f); err != nil {
 			return f, fmt.Errorf("checkpoint: fdatasync %s: %w", path, err)
 		}
 		if fresh {
