@@ -55,7 +55,7 @@ type StateLog struct {
 	mu     sync.Mutex
 	segs   []*stateSeg // ascending by first version
 	index  map[string]map[int64]stateRef
-	max    int64    // highest version with a record, 0 when none
+	max    int64       // highest version with a record, 0 when none
 	active *appendFile // the newest segment, open for appending; nil until needed
 	closed bool
 
