@@ -62,8 +62,11 @@ type appendFile struct {
 	// scratch is an aligned buffer that the whole blocks of an append are
 	// copied into when the caller's bytes are not aligned in memory.
 	scratch []byte
-	// direct and buffered count the bytes written each way.
+	// directBytes and bufferedBytes count the bytes written each way.
 	directBytes, bufferedBytes int64
+	// testDirect, when set, replaces the direct write (tests inject
+	// refusals and failures with it).
+	testDirect func(p []byte, off int64) (int, error)
 }
 
 // directMin is the least whole blocks' bytes an append writes direct for
@@ -142,7 +145,7 @@ func (a *appendFile) writeAt(p []byte, off int64) error {
 		copy(a.scratch, mid)
 		mid = a.scratch
 	}
-	if _, err := a.d.WriteAt(mid, lo); err != nil {
+	if _, err := a.writeDirect(mid, lo); err != nil {
 		st, serr := a.f.Stat()
 		if !errors.Is(err, syscall.EINVAL) || a.directBytes > 0 || serr != nil || st.Size() != lo {
 			return fmt.Errorf("direct write of %d bytes at %d: %w", len(mid), lo, err)
@@ -154,6 +157,14 @@ func (a *appendFile) writeAt(p []byte, off int64) error {
 	}
 	a.directBytes += int64(len(mid))
 	return a.writeBuffered(p[hi-off:], hi)
+}
+
+// writeDirect writes p, aligned, at off through the O_DIRECT file.
+func (a *appendFile) writeDirect(p []byte, off int64) (int, error) {
+	if a.testDirect != nil {
+		return a.testDirect(p, off)
+	}
+	return a.d.WriteAt(p, off)
 }
 
 // writeBuffered writes p at off through the page cache.
