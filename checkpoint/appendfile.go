@@ -59,11 +59,9 @@ type appendFile struct {
 	min int
 	// chosen: whether to write direct was decided (d set or not).
 	chosen bool
-	// scratch is an aligned buffer that the whole blocks of an append are
-	// copied into when the caller's bytes are not aligned in memory.
-	scratch []byte
-	// directBytes and bufferedBytes count the bytes written each way.
-	directBytes, bufferedBytes int64
+	// directBytes and bufferedBytes count the bytes written each way,
+	// copiedBytes those copied to be aligned.
+	directBytes, bufferedBytes, copiedBytes int64
 	// testDirect, when set, replaces the direct write (tests inject
 	// refusals and failures with it).
 	testDirect func(p []byte, off int64) (int, error)
@@ -138,12 +136,11 @@ func (a *appendFile) writeAt(p []byte, off int64) error {
 	}
 	mid := p[lo-off : hi-off]
 	if uintptr(unsafe.Pointer(unsafe.SliceData(mid)))&(directBlock-1) != 0 {
-		if cap(a.scratch) < len(mid) {
-			a.scratch = alignedBytes(len(mid))
-		}
-		a.scratch = a.scratch[:len(mid)]
-		copy(a.scratch, mid)
-		mid = a.scratch
+		// Not built in place (alignedAt): copied, into a buffer not kept
+		// (the segment logs build in place; a caller that does not pays
+		// an allocation, which is cheaper than the pages it saves).
+		mid = append(alignedBytes(len(mid))[:0], mid...)
+		a.copiedBytes += int64(len(mid))
 	}
 	if _, err := a.writeDirect(mid, lo); err != nil {
 		st, serr := a.f.Stat()
@@ -202,8 +199,31 @@ func (a *appendFile) useBuffered(why string) {
 		a.d.Close()
 		a.d = nil
 	}
-	a.chosen, a.min, a.scratch = true, 0, nil
+	a.chosen, a.min = true, 0
 	slog.Debug("checkpoint: appends are buffered", "file", a.path, "reason", why)
+}
+
+// alignedAt returns a zero-length slice of b's array (reslicing from its
+// start) at a byte whose address lies at off's offset within a block, so
+// that bytes appended to it for a write at file offset off have their
+// whole blocks aligned in memory. b smaller than a block is returned
+// empty as it is (an append that grows it copies its blocks).
+func alignedAt(b []byte, off int64) []byte {
+	b = b[:0]
+	if cap(b) < 2*directBlock {
+		return b
+	}
+	skip := (int(off) - int(uintptr(unsafe.Pointer(unsafe.SliceData(b[:1]))))) & (directBlock - 1)
+	return b[skip:skip]
+}
+
+// arrayEnd is the address just past b's capacity: two slices with the
+// same end share their array's tail (0 for no capacity).
+func arrayEnd(b []byte) uintptr {
+	if cap(b) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b[:1]))) + uintptr(cap(b))
 }
 
 // alignedBytes returns n bytes whose first byte is aligned to

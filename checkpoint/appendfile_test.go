@@ -405,3 +405,31 @@ func segFilesIn(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestEpochLogBuildsInPlace: once its write buffer is large enough, the
+// epoch log builds an epoch's records where their whole blocks are
+// aligned in memory, so a direct append copies nothing, whatever the
+// segment's length within a block.
+func TestEpochLogBuildsInPlace(t *testing.T) {
+	l, err := OpenSegmentLog(filepath.Join(directDir(t), EpochLogDir), &Writer{NoSync: true, DirectAppendMin: directBlock}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	body := make([]byte, 5*directBlock)
+	var copied, direct int64
+	for v := int64(1); v <= 8; v++ {
+		if _, err := l.stage(kindOffsets, v-1, []byte(fmt.Sprint(`{"v":`, v*v*v, "}"))); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := l.appendState(v, func(dst []byte) []byte { return append(dst, body[:len(body)-int(v)*37]...) }); err != nil {
+			t.Fatal(err)
+		}
+		c, d := l.active.copiedBytes-copied, l.active.directBytes-direct
+		copied, direct = l.active.copiedBytes, l.active.directBytes
+		if v > 1 && (c != 0 || d == 0) {
+			// (The first append grew the buffer from nothing.)
+			t.Fatalf("append %d: %d bytes direct, %d of them copied to align them", v, d, c)
+		}
+	}
+}

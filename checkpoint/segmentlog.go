@@ -397,18 +397,6 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 	// large (a new segment is named after its lowest epoch, so only an
 	// append of a later epoch may start one).
 	fresh := cur == nil || cur.last >= 0 && (cur.first+l.segEpochs <= low || cur.size >= stateSegmentBytes && low > cur.first)
-	buf := l.wbuf[:0]
-	defer func() {
-		if cap(buf) <= maxKeptWriteBuf {
-			l.wbuf = buf[:0]
-		} else {
-			l.wbuf = nil
-		}
-		if l.wbufMeter.n == nil {
-			l.wbufMeter = newSharedMeter(l)
-		}
-		l.wbufMeter.note(cap(l.wbuf))
-	}()
 	if fresh {
 		if l.active != nil {
 			l.active.Close()
@@ -422,15 +410,37 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 			}
 		}
 		cur = &segmentInfo{first: low, path: filepath.Join(l.dir, segmentName(low)), last: -1}
-		buf = appendSegmentHeader(buf)
 	} else if err := l.openActive(cur); err != nil {
 		return nil, nil, err
-	} else if cur.size < segmentHeaderLen {
-		buf = appendSegmentHeader(buf)
 	}
 	base := cur.size
 	if fresh {
 		base = 0
+	}
+	// The records are built in place where their whole blocks can be
+	// written direct from (appendfile.go): at the kept buffer's byte
+	// that lies on base's offset within a block.
+	buf := alignedAt(l.wbuf, base)
+	defer func() {
+		if cap(buf) > maxKeptWriteBuf {
+			l.wbuf = nil
+		} else if arrayEnd(buf) != arrayEnd(l.wbuf) {
+			// A new array: append grew it from its start. Kept with a
+			// block and an eighth to spare, so that an epoch of the same
+			// size fits after the alignment's skip.
+			if n := len(buf) + len(buf)/8 + directBlock; cap(buf) >= n || n > maxKeptWriteBuf {
+				l.wbuf = buf[:0]
+			} else {
+				l.wbuf = make([]byte, 0, n)
+			}
+		}
+		if l.wbufMeter.n == nil {
+			l.wbufMeter = newSharedMeter(l)
+		}
+		l.wbufMeter.note(cap(l.wbuf))
+	}()
+	if base < segmentHeaderLen {
+		buf = appendSegmentHeader(buf)
 	}
 	for i, r := range all {
 		if i >= len(l.staged) {
