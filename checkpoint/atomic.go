@@ -106,8 +106,17 @@ func (w *Writer) WriteFile(path string, data []byte, overwrite bool) (err error)
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("checkpoint: write %s: %w", tmp, err)
+	// A large file's whole blocks go with O_DIRECT, as a segment log's
+	// appends do (appendfile.go): a snapshot or a persisted epoch is
+	// written once and read back rarely.
+	a := &appendFile{path: tmp, f: f, min: w.directMin()}
+	werr := a.writeAt(data, 0)
+	if a.d != nil {
+		werr = errors.Join(werr, a.d.Close())
+		a.d = nil
+	}
+	if werr != nil {
+		return fmt.Errorf("checkpoint: write %s: %w", tmp, werr)
 	}
 	if w.sync() {
 		if err := f.Sync(); err != nil {
