@@ -47,7 +47,7 @@ const directBlock = 4096
 
 // DefaultDirectAppendMin is the least number of whole blocks' bytes an
 // append writes with O_DIRECT (Writer.DirectAppendMin).
-const DefaultDirectAppendMin = 256 << 10
+const DefaultDirectAppendMin = 128 << 10
 
 // appendFile is a segment file open for appending at its end.
 type appendFile struct {

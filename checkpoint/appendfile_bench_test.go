@@ -19,7 +19,7 @@ import (
 // the bytes written each way.
 func BenchmarkAppendDurably(b *testing.B) {
 	for _, sync := range []bool{false, true} {
-		for _, n := range []int{256, 16 << 10, 256 << 10, 1800 << 10} {
+		for _, n := range []int{256, 16 << 10, 64 << 10, 128 << 10, 256 << 10, 1800 << 10} {
 			for _, mode := range []string{"buffered", "direct"} {
 				name := fmt.Sprintf("sync=%v/bytes=%d/%s", sync, n, mode)
 				b.Run(name, func(b *testing.B) {
