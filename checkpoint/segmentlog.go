@@ -28,8 +28,10 @@ const DefaultSegmentEpochs = 128
 // commit share one write and one fdatasync.
 //
 // Durability: an append writes every record it carries (the staged ones
-// first) with one write and one fdatasync; a new segment also fsyncs the
-// directory once, when it is created. Opening reads every segment once
+// first) with one write and one fdatasync (a large append is up to three
+// writes in file order, its whole blocks direct: appendfile.go); a new
+// segment also fsyncs the directory once, when it is created. Opening
+// reads every segment once
 // and keeps the records in memory (retention bounds them), so reads and
 // retention never list the directory again.
 //
