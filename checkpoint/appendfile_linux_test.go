@@ -98,3 +98,30 @@ func TestSegmentLogDirectLeavesNoPages(t *testing.T) {
 		t.Fatalf("%d of %d pages in the page cache after three appends of %d bytes", res, pages, len(body))
 	}
 }
+
+// TestAppendFileMemoryFS: on tmpfs (where the page cache is the storage)
+// a file takes buffered appends without trying O_DIRECT.
+func TestAppendFileMemoryFS(t *testing.T) {
+	const shm = "/dev/shm"
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(shm, &fs); err != nil || fs.Type != tmpfsMagic {
+		t.Skipf("no tmpfs at %s", shm)
+	}
+	dir, err := os.MkdirTemp(shm, "appendfile")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer os.RemoveAll(dir)
+	a, err := createAppendFile(filepath.Join(dir, "0.seg"), &Writer{DirectAppendMin: directBlock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	p := make([]byte, 5*directBlock)
+	if err := a.writeAt(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	if a.d != nil || a.directBytes != 0 || !a.chosen {
+		t.Fatalf("tmpfs file: direct file %v, %d bytes direct", a.d, a.directBytes)
+	}
+}
