@@ -57,6 +57,13 @@ type Writer struct {
 	// 0 or 2 for the v2 epoch log, 1 for Spark's one file per epoch. An
 	// existing checkpoint keeps its own format (OpenEpochLogs).
 	LogFormat int
+	// BufferedAppends writes the segment logs' appends through the page
+	// cache only, as where O_DIRECT is refused (appendfile.go); tests use
+	// it to force that path.
+	BufferedAppends bool
+	// DirectAppendMin is the least bytes of whole blocks an append writes
+	// with O_DIRECT; 0 means DefaultDirectAppendMin.
+	DirectAppendMin int
 }
 
 func (w *Writer) step(s WriteStep, path string) error {
@@ -99,8 +106,17 @@ func (w *Writer) WriteFile(path string, data []byte, overwrite bool) (err error)
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("checkpoint: write %s: %w", tmp, err)
+	// A large file's whole blocks go with O_DIRECT, as a segment log's
+	// appends do (appendfile.go): a snapshot or a persisted epoch is
+	// written once and read back rarely.
+	a := &appendFile{path: tmp, f: f, min: w.directMin()}
+	werr := a.writeAt(data, 0)
+	if a.d != nil {
+		werr = errors.Join(werr, a.d.Close())
+		a.d = nil
+	}
+	if werr != nil {
+		return fmt.Errorf("checkpoint: write %s: %w", tmp, werr)
 	}
 	if w.sync() {
 		if err := f.Sync(); err != nil {

@@ -28,8 +28,10 @@ const DefaultSegmentEpochs = 128
 // commit share one write and one fdatasync.
 //
 // Durability: an append writes every record it carries (the staged ones
-// first) with one write and one fdatasync; a new segment also fsyncs the
-// directory once, when it is created. Opening reads every segment once
+// first) with one write and one fdatasync (a large append is up to three
+// writes in file order, its whole blocks direct: appendfile.go); a new
+// segment also fsyncs the directory once, when it is created. Opening
+// reads every segment once
 // and keeps the records in memory (retention bounds them), so reads and
 // retention never list the directory again.
 //
@@ -51,7 +53,7 @@ type SegmentLog struct {
 	segs    []*segmentInfo // ascending by first epoch
 	entries [2]map[int64][]byte
 	staged  []record
-	active  *os.File // the newest segment, open for appending; nil until needed
+	active  *appendFile // the newest segment, open for appending; nil until needed
 	closed  bool
 
 	// loadedState holds the state records read at open until the state
@@ -397,18 +399,6 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 	// large (a new segment is named after its lowest epoch, so only an
 	// append of a later epoch may start one).
 	fresh := cur == nil || cur.last >= 0 && (cur.first+l.segEpochs <= low || cur.size >= stateSegmentBytes && low > cur.first)
-	buf := l.wbuf[:0]
-	defer func() {
-		if cap(buf) <= maxKeptWriteBuf {
-			l.wbuf = buf[:0]
-		} else {
-			l.wbuf = nil
-		}
-		if l.wbufMeter.n == nil {
-			l.wbufMeter = newSharedMeter(l)
-		}
-		l.wbufMeter.note(cap(l.wbuf))
-	}()
 	if fresh {
 		if l.active != nil {
 			l.active.Close()
@@ -422,15 +412,37 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 			}
 		}
 		cur = &segmentInfo{first: low, path: filepath.Join(l.dir, segmentName(low)), last: -1}
-		buf = appendSegmentHeader(buf)
 	} else if err := l.openActive(cur); err != nil {
 		return nil, nil, err
-	} else if cur.size < segmentHeaderLen {
-		buf = appendSegmentHeader(buf)
 	}
 	base := cur.size
 	if fresh {
 		base = 0
+	}
+	// The records are built in place where their whole blocks can be
+	// written direct from (appendfile.go): at the kept buffer's byte
+	// that lies on base's offset within a block.
+	buf := alignedAt(l.wbuf, base)
+	defer func() {
+		if cap(buf) > maxKeptWriteBuf {
+			l.wbuf = nil
+		} else if arrayEnd(buf) != arrayEnd(l.wbuf) {
+			// A new array: append grew it from its start. Kept with a
+			// block and an eighth to spare, so that an epoch of the same
+			// size fits after the alignment's skip.
+			if n := len(buf) + len(buf)/8 + directBlock; cap(buf) >= n || n > maxKeptWriteBuf {
+				l.wbuf = buf[:0]
+			} else {
+				l.wbuf = make([]byte, 0, n)
+			}
+		}
+		if l.wbufMeter.n == nil {
+			l.wbufMeter = newSharedMeter(l)
+		}
+		l.wbufMeter.note(cap(l.wbuf))
+	}()
+	if base < segmentHeaderLen {
+		buf = appendSegmentHeader(buf)
 	}
 	for i, r := range all {
 		if i >= len(l.staged) {
@@ -463,23 +475,23 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 // left by a crash, and checks that nobody else appended to it.
 func (l *SegmentLog) openActive(cur *segmentInfo) error {
 	if l.active == nil {
-		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_APPEND, 0o644)
+		f, err := openAppendFile(cur.path, l.w)
 		if err != nil {
 			return fmt.Errorf("checkpoint: open %s: %w", cur.path, err)
 		}
-		st, err := f.Stat()
+		size, err := f.size()
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
 		}
-		if st.Size() != cur.size {
+		if size != cur.size {
 			// A torn tail from a crash (known since open), or an append
 			// that failed: cut it before appending after it.
-			if st.Size() < cur.size {
+			if size < cur.size {
 				f.Close()
-				return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, st.Size(), ErrCorrupt)
+				return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, size, ErrCorrupt)
 			}
-			if err := f.Truncate(cur.size); err != nil {
+			if err := f.f.Truncate(cur.size); err != nil {
 				f.Close()
 				return fmt.Errorf("checkpoint: cut the torn tail of %s at %d: %w", cur.path, cur.size, err)
 			}
@@ -488,12 +500,12 @@ func (l *SegmentLog) openActive(cur *segmentInfo) error {
 		l.active = f
 		return nil
 	}
-	st, err := l.active.Stat()
+	size, err := l.active.size()
 	if err != nil {
 		return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
 	}
-	if st.Size() != cur.size {
-		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, st.Size(), cur.size, l.dir, ErrExists)
+	if size != cur.size {
+		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, size, cur.size, l.dir, ErrExists)
 	}
 	return nil
 }
@@ -689,18 +701,19 @@ func (l *SegmentLog) where(kind recordKind, epoch int64) string {
 // logs (the epoch log and the state log) do: a fresh segment is created
 // (O_EXCL, so a second writer is refused) and its directory entry synced;
 // an existing one is appended to through active, which holds size bytes.
+// A large append writes its whole blocks with O_DIRECT (appendfile.go).
 // On success buf is durable (fdatasync) and the open file is returned for
 // the next append. On failure what this append may have left is cut (a
 // fresh file removed) and the file closed (nil returned), so that the next
 // append reopens the segment and checks its size again; a failure before
 // anything was written leaves active as it was.
-func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fresh bool, buf []byte) (f *os.File, err error) {
+func appendDurably(w *Writer, dir, path string, active *appendFile, size int64, fresh bool, buf []byte) (f *appendFile, err error) {
 	if err := w.step(BeforeTempWrite, path); err != nil {
 		return active, err
 	}
 	f = active
 	if fresh {
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		f, err = createAppendFile(path, w)
 		if err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return nil, fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", path, dir, ErrExists)
@@ -710,7 +723,7 @@ func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fre
 	}
 	defer func() {
 		if err != nil {
-			f.Truncate(size)
+			f.f.Truncate(size)
 			f.Close()
 			f = nil
 			if fresh {
@@ -718,14 +731,14 @@ func appendDurably(w *Writer, dir, path string, active *os.File, size int64, fre
 			}
 		}
 	}()
-	if _, err := f.Write(buf); err != nil {
+	if err := f.writeAt(buf, size); err != nil {
 		return f, fmt.Errorf("checkpoint: append to %s: %w", path, err)
 	}
 	if err := w.step(AfterTempWrite, path); err != nil {
 		return f, err
 	}
 	if w.sync() {
-		if err := fdatasync(f); err != nil {
+		if err := fdatasync(f.f); err != nil {
 			return f, fmt.Errorf("checkpoint: fdatasync %s: %w", path, err)
 		}
 		if fresh {

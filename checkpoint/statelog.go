@@ -55,8 +55,8 @@ type StateLog struct {
 	mu     sync.Mutex
 	segs   []*stateSeg // ascending by first version
 	index  map[string]map[int64]stateRef
-	max    int64    // highest version with a record, 0 when none
-	active *os.File // the newest segment, open for appending; nil until needed
+	max    int64       // highest version with a record, 0 when none
+	active *appendFile // the newest segment, open for appending; nil until needed
 	closed bool
 
 	// ep, when set, is the epoch log that holds the records
@@ -471,21 +471,21 @@ func (l *StateLog) truncateFrom(v int64) error {
 // and checks that nobody else appended to it. Callers hold l.mu.
 func (l *StateLog) openActive(cur *stateSeg) error {
 	if l.active == nil {
-		f, err := os.OpenFile(cur.path, os.O_RDWR|os.O_APPEND, 0o644)
+		f, err := openAppendFile(cur.path, l.w)
 		if err != nil {
 			return fmt.Errorf("checkpoint: open %s: %w", cur.path, err)
 		}
-		st, err := f.Stat()
+		size, err := f.size()
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
 		}
-		if st.Size() < cur.size {
+		if size < cur.size {
 			f.Close()
-			return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, st.Size(), ErrCorrupt)
+			return fmt.Errorf("checkpoint: %s shrank from %d to %d bytes while open: %w", cur.path, cur.size, size, ErrCorrupt)
 		}
-		if st.Size() != cur.size {
-			if err := f.Truncate(cur.size); err != nil {
+		if size != cur.size {
+			if err := f.f.Truncate(cur.size); err != nil {
 				f.Close()
 				return fmt.Errorf("checkpoint: cut the torn tail of %s at %d: %w", cur.path, cur.size, err)
 			}
@@ -494,12 +494,12 @@ func (l *StateLog) openActive(cur *stateSeg) error {
 		l.active = f
 		return nil
 	}
-	st, err := l.active.Stat()
+	size, err := l.active.size()
 	if err != nil {
 		return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
 	}
-	if st.Size() != cur.size {
-		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, st.Size(), cur.size, l.dir, ErrExists)
+	if size != cur.size {
+		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, size, cur.size, l.dir, ErrExists)
 	}
 	return nil
 }
