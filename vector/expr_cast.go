@@ -140,7 +140,8 @@ func (c *castEval) Eval(ctx context.Context, rec arrow.Record) (arrow.Array, err
 }
 
 // apply casts an array of the evaluator's input type; dictionary strings
-// are cast once per distinct value (string casts never fail).
+// are cast once per distinct value (mapStrings: an entry that fails the
+// cast fails it only when a valid row refers to it).
 func (c *castEval) apply(arr arrow.Array) (arrow.Array, error) {
 	if _, ok := arr.(*array.Dictionary); ok {
 		return mapStrings(c.mem, arr, func(a arrow.Array) (arrow.Array, error) { return c.kern(c, a) })

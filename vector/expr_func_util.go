@@ -2,6 +2,7 @@ package vector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -348,6 +349,20 @@ func mapStrings(mem memory.Allocator, arr arrow.Array, kernel func(arrow.Array) 
 		return kernel(plain)
 	}
 	res, err := kernel(d.Dictionary())
+	var ee *EvalError
+	if errors.As(err, &ee) {
+		// An entry failed (an ANSI cast of '2026-01-01' to TINYINT): it
+		// may be one no valid row refers to (under a null index, or
+		// referred to only by rows a CASE or coalesce took away), and the
+		// error names an entry, not a row. Row by row, only a valid row
+		// fails, under its own number.
+		plain, derr := DecodeDictionary(mem, d)
+		if derr != nil {
+			return nil, derr
+		}
+		defer plain.Release()
+		return kernel(plain)
+	}
 	if err != nil {
 		return nil, err
 	}
