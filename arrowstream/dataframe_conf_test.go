@@ -22,6 +22,12 @@ func collectStrings(df *DataFrame) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return releaseAsStrings(recs), nil
+}
+
+// releaseAsStrings returns the records' rows as sorted "a|b" strings
+// (NULL for null) and releases the records.
+func releaseAsStrings(recs []arrow.Record) []string {
 	var out []string
 	for _, r := range recs {
 		for i := 0; i < int(r.NumRows()); i++ {
@@ -38,7 +44,7 @@ func collectStrings(df *DataFrame) ([]string, error) {
 		r.Release()
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // sqlStrings is rowStrings returning the error instead of failing.
@@ -52,22 +58,7 @@ func sqlStrings(s *Session, query string) (rows []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range recs {
-		for i := 0; i < int(r.NumRows()); i++ {
-			var cells []string
-			for c := 0; c < int(r.NumCols()); c++ {
-				if col := r.Column(c); col.IsNull(i) {
-					cells = append(cells, "NULL")
-				} else {
-					cells = append(cells, strings.Clone(col.ValueStr(i)))
-				}
-			}
-			rows = append(rows, strings.Join(cells, "|"))
-		}
-		r.Release()
-	}
-	slices.Sort(rows)
-	return rows, nil
+	return releaseAsStrings(recs), nil
 }
 
 // dropTestTable drops a static table a test made, so that the checked

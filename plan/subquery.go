@@ -123,17 +123,7 @@ func (a *analyzer) lookupOuter(x *sql.ColumnRef) (Expr, bool) {
 	if err != nil {
 		return nil, false
 	}
-	k := exprKey(e)
-	if ctx.keys == nil {
-		ctx.keys = map[string]int{}
-	}
-	i, ok := ctx.keys[k]
-	if !ok {
-		i = len(ctx.refs)
-		ctx.keys[k] = i
-		ctx.refs = append(ctx.refs, e)
-	}
-	return &outerRef{index: i, name: AutoName(e), typ: e.DataType(), null: e.Nullable()}, true
+	return ctx.outerRefTo(e), true
 }
 
 // outerRefTo is an outerRef to e, a value of the enclosing query.
