@@ -72,3 +72,88 @@ func TestDescribeFunction(t *testing.T) {
 		t.Error("timestamp_subtract: described, want an error")
 	}
 }
+
+// TestFunctionListComplete: every Spark function the engine resolves is
+// listed by SHOW FUNCTIONS and described by DESCRIBE FUNCTION. A function
+// that the analyzer rewrites (nvl2, pmod, extract, the lambda functions)
+// once answered DESCRIBE FUNCTION with "not supported by this engine"
+// while queries used it. Each of Spark's built-in names is called with no
+// arguments: an answer other than "not supported" or UNRESOLVED_ROUTINE
+// (an arity error, a result) means the engine knows it. The rewritten
+// functions are called properly as well, so that the list holds nothing
+// the engine does not run.
+func TestFunctionListComplete(t *testing.T) {
+	listed := FunctionNames()
+	unknown := func(err error) bool {
+		return err != nil && (strings.Contains(err.Error(), "not supported by this engine") || strings.Contains(err.Error(), "UNRESOLVED_ROUTINE") || strings.Contains(err.Error(), "Undefined function"))
+	}
+	analyze := func(query string) error {
+		st, err := sql.Parse(query)
+		if err != nil {
+			return err
+		}
+		_, err = Analyze(st, nil)
+		return err
+	}
+	for name := range sparkBuiltins {
+		if slices.Contains(listed, name) {
+			continue
+		}
+		st, err := sql.Parse("SELECT " + name + "()")
+		if err != nil {
+			continue // an operator, or a name the parser takes as syntax
+		}
+		if _, err := Analyze(st, nil); !unknown(err) {
+			t.Errorf("%s() resolves (%v) but SHOW FUNCTIONS does not list it", name, err)
+		}
+	}
+	calls := map[string]string{
+		"aggregate":        "aggregate(array(1, 2), 0, (a, x) -> a + x)",
+		"reduce":           "reduce(array(1, 2), 0, (a, x) -> a + x)",
+		"transform":        "transform(array(1, 2), x -> x + 1)",
+		"filter":           "filter(array(1, 2), x -> x > 1)",
+		"exists":           "exists(array(1, 2), x -> x > 1)",
+		"forall":           "forall(array(1, 2), x -> x > 1)",
+		"date_part":        "date_part('year', DATE '2024-01-01')",
+		"datepart":         "datepart('year', DATE '2024-01-01')",
+		"extract":          "extract(YEAR FROM DATE '2024-01-01')",
+		"dateadd":          "dateadd(DATE '2024-01-01', 1)",
+		"equal_null":       "equal_null(1, NULL)",
+		"mod":              "mod(7, 3)",
+		"pmod":             "pmod(-7, 3)",
+		"positive":         "positive(1)",
+		"negative":         "negative(1)",
+		"nullif":           "nullif(1, 2)",
+		"nvl2":             "nvl2(1, 2, 3)",
+		"struct":           "struct(1, 'a')",
+		"try_add":          "try_add(1, 2)",
+		"try_subtract":     "try_subtract(1, 2)",
+		"try_multiply":     "try_multiply(1, 2)",
+		"try_divide":       "try_divide(1, 2)",
+		"zip_with":         "zip_with(array(1), array(2), (x, y) -> x + y)",
+		"map_filter":       "map_filter(map(1, 2), (k, v) -> v > 1)",
+		"transform_keys":   "transform_keys(map(1, 2), (k, v) -> k + 1)",
+		"transform_values": "transform_values(map(1, 2), (k, v) -> v + 1)",
+	}
+	names := append([]string(nil), rewrittenFunctions...)
+	for n := range higherOrderFuncs {
+		names = append(names, n)
+	}
+	for _, name := range names {
+		call, ok := calls[name]
+		if !ok {
+			t.Errorf("no test call for the rewritten function %s", name)
+			continue
+		}
+		if err := analyze("SELECT " + call); err != nil {
+			t.Errorf("%s: %v", call, err)
+		}
+		if !slices.Contains(listed, name) {
+			t.Errorf("SHOW FUNCTIONS does not list %s", name)
+		}
+		rows, err := DescribeFunction(sql.Pos{}, name, false)
+		if err != nil || len(rows) < 3 || !strings.HasPrefix(rows[2], "Usage: "+name) {
+			t.Errorf("DESCRIBE FUNCTION %s: %q, %v", name, rows, err)
+		}
+	}
+}

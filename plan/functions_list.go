@@ -14,6 +14,17 @@ var internalFunctions = map[string]bool{
 	"json_tuple_item": true, "timestamp_subtract": true,
 }
 
+// rewrittenFunctions are the functions the analyzer rewrites into other
+// expressions (nvl2 into CASE, pmod into %, extract into the field's
+// function) rather than calls of the scalar registry: SHOW FUNCTIONS and
+// DESCRIBE FUNCTION list them, and the higher-order functions, too
+// (TestFunctionListComplete).
+var rewrittenFunctions = []string{
+	"date_part", "datepart", "dateadd", "equal_null", "extract",
+	"mod", "negative", "nullif", "nvl2", "pmod", "positive", "struct",
+	"try_add", "try_divide", "try_multiply", "try_subtract",
+}
+
 // FunctionNames lists, sorted and once each, the functions a query can
 // call: the scalar registry the planner resolves calls from, the
 // functions the analyzer resolves itself, the aggregates, the window-only
@@ -26,6 +37,10 @@ func FunctionNames() []string {
 		}
 	}
 	names = append(names, specialFuncs...)
+	names = append(names, rewrittenFunctions...)
+	for n := range higherOrderFuncs {
+		names = append(names, n)
+	}
 	names = append(names, AggregateFunctionNames()...)
 	for n := range windowOnly {
 		names = append(names, n)

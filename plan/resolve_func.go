@@ -110,7 +110,12 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 			return nil, errorAt(a.Position(), ErrUnsupported, "Invalid usage of '*' in %s().", name)
 		}
 	}
-	if higherOrderFuncs[name] && hasLambda(f) {
+	if higherOrderFuncs[name] {
+		if !hasLambda(f) {
+			// Spark takes a value where a function is due as the function
+			// that returns it (transform(a, 0)); the engine does not.
+			return nil, errorAt(f.Pos, ErrUnsupported, "%s() without a lambda function argument is not supported: write the function as a lambda (x -> ...).", name)
+		}
 		return r.higherOrder(f, name)
 	}
 	if e, ok, err := r.callNested(f, name); ok {
