@@ -364,8 +364,13 @@ func (d *directMessage) column(arr arrow.Array) {
 	}
 	data := arr.Data()
 	n := data.Len()
-	d.counts = append(d.counts, int64(n), int64(data.NullN()))
-	switch nulls := data.NullN(); {
+	// arr.NullN, not data.NullN: the data's count may not be computed yet
+	// (-1), and the message carries the real count, as ipc.Writer's does.
+	// A batch the join keeps has its counts settled (settleNullCounts), so
+	// this only reads them while another goroutine reads the batch too.
+	nulls := arr.NullN()
+	d.counts = append(d.counts, int64(n), int64(nulls))
+	switch {
 	case nulls == 0:
 		d.add(nil)
 	case nulls == n:

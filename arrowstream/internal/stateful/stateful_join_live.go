@@ -310,6 +310,7 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 	if err != nil {
 		return err
 	}
+	settleNullCounts(rec)
 	b.rec.Release()
 	b.rec, b.sliced = rec, false
 	b.keys = append([]K(nil), b.keys[off:]...)
