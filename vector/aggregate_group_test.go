@@ -17,18 +17,7 @@ var dictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, Valu
 // dictRecord builds a (k dictionary<int16,string>, v bigint) record over a
 // given dictionary; a negative index is a null key.
 func dictRecord(mem memory.Allocator, dict arrow.Array, idx []int16, vals []int64) arrow.Record {
-	ib := array.NewInt16Builder(mem)
-	defer ib.Release()
-	for _, i := range idx {
-		if i < 0 {
-			ib.AppendNull()
-		} else {
-			ib.Append(i)
-		}
-	}
-	ix := ib.NewArray()
-	defer ix.Release()
-	k := array.NewDictionaryArray(dictType, ix, dict)
+	k := dictColumn(mem, dict, idx)
 	defer k.Release()
 	vb := array.NewInt64Builder(mem)
 	defer vb.Release()

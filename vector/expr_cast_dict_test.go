@@ -18,24 +18,12 @@ import (
 // dictStrings builds a dictionary<int16, string> record of column k over
 // entries, with row i referring to entry idx[i] (-1: null).
 func dictStrings(mem memory.Allocator, entries []string, idx []int16) arrow.Record {
-	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: vector.String}
 	sb := array.NewStringBuilder(mem)
 	defer sb.Release()
 	sb.AppendValues(entries, nil)
 	dict := sb.NewArray()
 	defer dict.Release()
-	ib := array.NewInt16Builder(mem)
-	defer ib.Release()
-	for _, i := range idx {
-		if i < 0 {
-			ib.AppendNull()
-		} else {
-			ib.Append(i)
-		}
-	}
-	ix := ib.NewArray()
-	defer ix.Release()
-	k := array.NewDictionaryArray(dictType, ix, dict)
+	k := dictColumn(mem, dict, idx)
 	defer k.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: dictType, Nullable: true}}, nil)
 	return array.NewRecord(schema, []arrow.Array{k}, int64(len(idx)))

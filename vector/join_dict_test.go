@@ -15,14 +15,21 @@ import (
 )
 
 // dictColumn builds a dictionary<int16, string> array of the given indices
-// over dict (a nil entry of dict is a null value).
+// over dict (a nil entry of dict is a null value; a negative index is a
+// null row).
 func dictColumn(mem memory.Allocator, dict arrow.Array, idx []int16) arrow.Array {
 	ib := array.NewInt16Builder(mem)
 	defer ib.Release()
-	ib.AppendValues(idx, nil)
+	for _, i := range idx {
+		if i < 0 {
+			ib.AppendNull()
+		} else {
+			ib.Append(i)
+		}
+	}
 	ix := ib.NewArray()
 	defer ix.Release()
-	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: vector.String}, ix, dict)
+	return array.NewDictionaryArray(dictType, ix, dict)
 }
 
 func stringArr(mem memory.Allocator, vals ...any) arrow.Array {

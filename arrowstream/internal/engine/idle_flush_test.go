@@ -2,15 +2,10 @@ package engine
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
-	"github.com/arrowstream/arrowstream/arrowstream/stream"
-	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 )
 
@@ -63,30 +58,9 @@ func TestPacedEpochsOneDurableWrite(t *testing.T) {
 	ctx := context.Background()
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
-	dir := t.TempDir()
 	src := memsource.New(mem, valueSchema)
 	defer src.Close()
-	var mu sync.Mutex
-	appends := 0
-	w := &checkpoint.Writer{NoSync: true, Hook: func(step checkpoint.WriteStep, path string) error {
-		if step == checkpoint.AfterTempWrite && strings.Contains(path, checkpoint.EpochLogDir) {
-			mu.Lock()
-			appends++
-			mu.Unlock()
-		}
-		return nil
-	}}
-	exec := newCountExecutor(t, mem, stream.Update)
-	exec.life.writer = w
-	q, err := New(ctx, "test", Config{
-		CheckpointDir: dir, Sources: []stream.Source{src}, SourceDescriptions: []string{"MemoryStream[value]"},
-		Sink: idemSink{&collectsink.Sink{}}, SinkDescription: "collect", Exec: exec, Trigger: processingTime(0),
-		Conf:   map[string]string{stream.ConfShufflePartitions: "2"},
-		Writer: w, MinBatchesToRetain: 100, Clock: systemClock{},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, appends := countingStatefulQuery(ctx, t, mem, src)
 	q.Start(nil)
 	defer q.Stop()
 	const epochs = 10
@@ -100,10 +74,9 @@ func TestPacedEpochsOneDurableWrite(t *testing.T) {
 		// The query idles as a paced stage does between its epochs.
 		time.Sleep(120 * time.Millisecond)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if appends >= 2*epochs {
-		t.Errorf("%d stateful epochs 120 ms or more apart made %d epoch log appends, want fewer than %d (the idle loop flushed every commit record between epochs)", epochs, appends, 2*epochs)
+	got := appends()
+	if got >= 2*epochs {
+		t.Errorf("%d stateful epochs 120 ms or more apart made %d epoch log appends, want fewer than %d (the idle loop flushed every commit record between epochs)", epochs, got, 2*epochs)
 	}
-	t.Logf("%d epochs, %d epoch log appends", epochs, appends)
+	t.Logf("%d epochs, %d epoch log appends", epochs, got)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/arrowstream/arrowstream/arrowstream/internal/collectsink"
 	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -131,9 +132,32 @@ func TestDurablePlanSourceKeepsTwoWrites(t *testing.T) {
 	ctx := context.Background()
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
-	dir := t.TempDir()
 	src := memsource.New(mem, valueSchema)
 	defer src.Close()
+	q, appends := countingStatefulQuery(ctx, t, mem, durableSrc{src})
+	q.mb.idleFlush.base = time.Hour
+	q.Start(nil)
+	defer q.Stop()
+	const epochs = 5
+	for i := 0; i < epochs; i++ {
+		if _, err := src.AddData([]any{i}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.ProcessAllAvailable(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := appends(); got != 2*epochs {
+		t.Errorf("%d stateful epochs over a DurablePlanSource made %d epoch log appends, want %d", epochs, got, 2*epochs)
+	}
+}
+
+// countingStatefulQuery makes a stateful count query over src into an
+// epoch-idempotent sink, on 2 shuffle partitions with a checkpoint in a
+// temporary directory, and returns it with a function that tells how many
+// appends its epoch log has had so far.
+func countingStatefulQuery(ctx context.Context, t *testing.T, mem memory.Allocator, src stream.Source) (*Query, func() int) {
+	t.Helper()
 	var mu sync.Mutex
 	appends := 0
 	w := &checkpoint.Writer{NoSync: true, Hook: func(step checkpoint.WriteStep, path string) error {
@@ -147,7 +171,7 @@ func TestDurablePlanSourceKeepsTwoWrites(t *testing.T) {
 	exec := newCountExecutor(t, mem, stream.Update)
 	exec.life.writer = w
 	q, err := New(ctx, "test", Config{
-		CheckpointDir: dir, Sources: []stream.Source{durableSrc{src}}, SourceDescriptions: []string{"MemoryStream[value]"},
+		CheckpointDir: t.TempDir(), Sources: []stream.Source{src}, SourceDescriptions: []string{"MemoryStream[value]"},
 		Sink: idemSink{&collectsink.Sink{}}, SinkDescription: "collect", Exec: exec, Trigger: processingTime(0),
 		Conf:   map[string]string{stream.ConfShufflePartitions: "2"},
 		Writer: w, MinBatchesToRetain: 100, Clock: systemClock{},
@@ -155,21 +179,9 @@ func TestDurablePlanSourceKeepsTwoWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.mb.idleFlush.base = time.Hour
-	q.Start(nil)
-	defer q.Stop()
-	const epochs = 5
-	for i := 0; i < epochs; i++ {
-		if _, err := src.AddData([]any{i}); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.ProcessAllAvailable(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if appends != 2*epochs {
-		t.Errorf("%d stateful epochs over a DurablePlanSource made %d epoch log appends, want %d", epochs, appends, 2*epochs)
+	return q, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return appends
 	}
 }

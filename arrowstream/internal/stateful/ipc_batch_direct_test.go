@@ -154,15 +154,7 @@ func TestIPCDirectMatchesWriter(t *testing.T) {
 			if !bytes.Equal(viaEnc.Bytes(), want.Bytes()) {
 				t.Fatalf("schema %d record %d: the encoder's entry differs from ipc.Writer's", si, i)
 			}
-			js := &statefulJoin{mem: mem, keep: mem}
-			back, err := js.decodeJoinBatch(got.Bytes(), schema)
-			if err != nil {
-				t.Fatalf("schema %d record %d: %v", si, i, err)
-			}
-			if !array.RecordEqual(back, rec) {
-				t.Fatalf("schema %d record %d: read back %v, wrote %v", si, i, back, rec)
-			}
-			back.Release()
+			assertJoinEntryReadsBack(t, mem, got.Bytes(), rec, fmt.Sprintf("schema %d record %d", si, i))
 			rec.Release()
 		}
 	}

@@ -116,17 +116,24 @@ func TestIPCStreamEncoderMatchesWriter(t *testing.T) {
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
 				t.Fatalf("schema %d record %d (%d rows): encoder wrote %d bytes, ipc.Writer %d, and they differ", si, i, rec.NumRows(), got.Len(), want.Len())
 			}
-			js := &statefulJoin{mem: mem, keep: mem}
-			back, err := js.decodeJoinBatch(got.Bytes(), schema)
-			if err != nil {
-				t.Fatalf("schema %d record %d: %v", si, i, err)
-			}
-			if !array.RecordEqual(back, rec) {
-				t.Fatalf("schema %d record %d: read back %v, wrote %v", si, i, back, rec)
-			}
-			back.Release()
+			assertJoinEntryReadsBack(t, mem, got.Bytes(), rec, fmt.Sprintf("schema %d record %d", si, i))
 			rec.Release()
 		}
+	}
+}
+
+// assertJoinEntryReadsBack decodes a join batch entry as the join's
+// restore does and checks that it is rec.
+func assertJoinEntryReadsBack(t *testing.T, mem memory.Allocator, entry []byte, rec arrow.Record, what string) {
+	t.Helper()
+	js := &statefulJoin{mem: mem, keep: mem}
+	back, err := js.decodeJoinBatch(entry, rec.Schema())
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	defer back.Release()
+	if !array.RecordEqual(back, rec) {
+		t.Fatalf("%s: read back %v, wrote %v", what, back, rec)
 	}
 }
 
