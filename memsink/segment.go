@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // segment holds committed epochs of an Append, Update or Complete table:
@@ -236,7 +238,9 @@ func rangeParts(segs []*segment, lo, hi pos) (parts []part, owned []arrow.Record
 }
 
 // sliceRows returns new (owned) records holding rows lo to hi of recs
-// taken in order, sharing their buffers.
+// taken in order, sharing their buffers, with their null counts settled
+// (a kept segment's and a snapshot's records are read by several
+// goroutines: see appendSplit).
 func sliceRows(recs []arrow.Record, lo, hi int64) []arrow.Record {
 	var out []arrow.Record
 	var off int64
@@ -244,7 +248,9 @@ func sliceRows(recs []arrow.Record, lo, hi int64) []arrow.Record {
 		n := r.NumRows()
 		a, b := max(lo-off, 0), min(hi-off, n)
 		if a < b {
-			out = append(out, r.NewSlice(a, b))
+			piece := r.NewSlice(a, b)
+			vector.SettleNullCounts(piece)
+			out = append(out, piece)
 		}
 		off += n
 		if off >= hi {

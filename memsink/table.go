@@ -333,14 +333,20 @@ func describe(s *arrow.Schema) string {
 }
 
 // appendSplit appends rec (owned) to recs, sliced into MaxRecordRows-row
-// pieces when longer.
+// pieces when longer. What it appends has its null counts settled
+// (vector.SettleNullCounts): a slice starts with unknown counts, which the
+// first reader would compute into the shared data while other readers of
+// the table do the same.
 func appendSplit(recs []arrow.Record, rec arrow.Record) []arrow.Record {
 	n := rec.NumRows()
 	if n <= MaxRecordRows {
+		vector.SettleNullCounts(rec)
 		return append(recs, rec)
 	}
 	for i := int64(0); i < n; i += MaxRecordRows {
-		recs = append(recs, rec.NewSlice(i, min(i+MaxRecordRows, n)))
+		piece := rec.NewSlice(i, min(i+MaxRecordRows, n))
+		vector.SettleNullCounts(piece)
+		recs = append(recs, piece)
 	}
 	rec.Release()
 	return recs

@@ -324,6 +324,7 @@ func (w *viewWriter) apply(info EpochInfo, recs []arrow.Record) error {
 		cols := make([]arrow.Array, 0, rec.NumCols()+2)
 		cols = append(append(cols, rec.Columns()...), e, s)
 		full := array.NewRecord(w.full, cols, n)
+		vector.SettleNullCounts(full)
 		e.Release()
 		s.Release()
 		c := &wchunk{rec: full, bytes: share(info.Bytes, n, info.Rows) + 16*n,
@@ -532,6 +533,7 @@ func (w *viewWriter) gather(ids []uint32) (out []arrow.Record, err error) {
 			}
 			releaseAll(group)
 		}
+		vector.SettleNullCounts(rec) // a lone piece is a slice: see appendSplit
 		out = append(out, rec)
 		group, groupRows = group[:0], 0
 		return nil

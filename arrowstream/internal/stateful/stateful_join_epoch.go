@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
 
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
@@ -545,39 +544,9 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Reco
 	return b, nil
 }
 
-// settleNullCounts computes the null count of every column of a batch the
-// join keeps, and of their children and dictionaries, before the batch
-// joins the state. Arrow computes a null count lazily and stores it in the
-// array's data on first use; a kept batch is read by the background
-// snapshot (its IPC encoder asks for null counts) while a later epoch
-// reads it too (Take of evicted rows asks as well), and two first uses at
-// once are a data race (found by the race detector in
-// TestStreamStreamJoinLiveProperty). Settled, both only read.
-func settleNullCounts(rec arrow.Record) {
-	for _, c := range rec.Columns() {
-		settleDataNulls(c.Data())
-	}
-}
-
-func settleDataNulls(ad arrow.ArrayData) {
-	d, ok := ad.(*array.Data)
-	if !ok || d == nil {
-		return
-	}
-	if d.NullN() < 0 {
-		n := 0
-		switch bufs := d.Buffers(); {
-		case d.DataType().ID() == arrow.NULL:
-			n = d.Len()
-		case len(bufs) > 0 && bufs[0] != nil && d.Len() > 0:
-			n = d.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), d.Len())
-		}
-		d.SetNullN(n)
-	}
-	for _, ch := range d.Children() {
-		settleDataNulls(ch)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		settleDataNulls(d.Dictionary())
-	}
-}
+// settleNullCounts settles the null counts of a batch the join keeps
+// before the batch joins the state: the background snapshot (its IPC
+// encoder asks for null counts) and a later epoch (Take of evicted rows)
+// read it at once (a data race the race detector found in
+// TestStreamStreamJoinLiveProperty). See vector.SettleNullCounts.
+func settleNullCounts(rec arrow.Record) { vector.SettleNullCounts(rec) }
