@@ -155,6 +155,7 @@ func NewMemTable(schema *arrow.Schema, records ...arrow.Record) (*MemTable, erro
 	}
 	for _, r := range records {
 		r.Retain()
+		vector.SettleNullCounts(r) // concurrent queries read it: see vector.SettleNullCounts
 	}
 	return &MemTable{schema: schema, records: append([]arrow.Record(nil), records...)}, nil
 }

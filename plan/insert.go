@@ -84,6 +84,7 @@ func (t *StaticTable) Append(records ...arrow.Record) error {
 	defer t.mu.Unlock()
 	for _, r := range records {
 		r.Retain()
+		vector.SettleNullCounts(r) // concurrent queries read it: see vector.SettleNullCounts
 		t.records = append(t.records, r)
 	}
 	return nil
@@ -102,6 +103,7 @@ func (t *StaticTable) Overwrite(records ...arrow.Record) error {
 	t.records = nil
 	for _, r := range records {
 		r.Retain()
+		vector.SettleNullCounts(r) // concurrent queries read it: see vector.SettleNullCounts
 		t.records = append(t.records, r)
 	}
 	for _, r := range old {
