@@ -70,6 +70,24 @@ func TestPartitionDirectoriesMadeLazily(t *testing.T) {
 	if err := q.run(epochs, map[int]change{11: {"c": "1"}}, true); err != nil {
 		t.Fatal(err)
 	}
+	model = applyChanges(model, map[int]change{11: {"c": "1"}})
+	if err := q.prov.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A snapshotted partition whose directory is lost is rebuilt from
+	// the state log, which still holds every version here (the
+	// partitions that never snapshot keep it): a snapshot is a shortcut.
+	if err := os.RemoveAll(filepath.Join(root, "state", "0", "3")); err != nil {
+		t.Fatal(err)
+	}
+	q = openGroupQuery(t, root, w, parts, opts)
+	got, err = q.read(epochs + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalStates(got, model) {
+		t.Fatalf("without partition 3's directory version %d reads %v, want %v", epochs+1, got, model)
+	}
 }
 
 // TestPartitionDirectoryMadeByDeltaFile: without a state log a commit's
