@@ -96,7 +96,7 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 // under p.mu after that, for what only the caller knows to update.
 func (p *StorePartition) installSnapshot(files map[fileKey]bool, latest, covered int64, raw []byte, entries, state int64, locked func()) error {
 	key := fileKey{latest, "snapshot"}
-	if err := p.w.WriteFile(p.file(key.version, key.kind), raw, true); err != nil {
+	if err := p.writeFile(p.file(key.version, key.kind), raw); err != nil {
 		return err
 	}
 	files[key] = true

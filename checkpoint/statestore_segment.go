@@ -327,7 +327,7 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 		return fmt.Errorf("checkpoint: encode snapshot segment for %s: %w", p.dir, err)
 	}
 	key := fileKey{latest, segmentKind(base.version)}
-	if err := p.w.WriteFile(p.file(key.version, key.kind), raw, true); err != nil {
+	if err := p.writeFile(p.file(key.version, key.kind), raw); err != nil {
 		return err
 	}
 	files[key] = true
