@@ -105,5 +105,5 @@ func (s *Source) IdlePollDelay() time.Duration {
 	if s.cluster == nil {
 		return 0
 	}
-	return s.idle.untilNextListing(time.Now())
+	return s.idle.untilNextListing(s.now())
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -130,7 +129,7 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 		return nil, errors.New("kafka: cluster-mode source used outside a query (no checkpoint directory)")
 	}
 	ver := s.member.assignVer.Load() // before ownedNow: a change after it lists again
-	if cached, ok := s.idle.cached(time.Now(), ver); ok {
+	if cached, ok := s.idle.cached(s.now(), ver); ok {
 		return cached, nil
 	}
 	owned := s.member.ownedNow()
@@ -163,7 +162,7 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 			}
 		}
 	}
-	s.idle.listed(time.Now(), ver, out)
+	s.idle.listed(s.now(), ver, out)
 	return out, nil
 }
 
@@ -205,6 +204,7 @@ func (gm *groupMember) committedOffsets(ctx context.Context) (PartitionOffsets, 
 // partition with data, or start itself when there is none (no epoch).
 func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, latest PartitionOffsets) (stream.Offset, error) {
 	if len(latest) == 0 {
+		s.idleCall()
 		return s.noNewEpoch(start), nil
 	}
 	s.member.plans.Add(1)
@@ -259,9 +259,10 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 		}
 	}
 	if len(until) == 0 {
+		s.idleCall()
 		return s.noNewEpoch(start), nil
 	}
-	if now := time.Now(); start != nil && s.delay.hold(now, from, until) {
+	if s.delay.hold(s.now(), from, until) {
 		// Held for minOffsetsPerTrigger: list less often meanwhile.
 		s.idle.holding(s.delay.deadline())
 		return s.noNewEpoch(start), nil
@@ -271,6 +272,17 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 		until = rateLimit(s.opts.MaxOffsetsPerTrigger, from, until)
 	}
 	return clusterOffset{From: from, End: until}.encode(), nil
+}
+
+// idleCall tells the trigger delay of a planning that found nothing
+// waiting on this instance's partitions. As Spark's delayBatch, which
+// runs at every latestOffset whatever it finds, an expired delay then
+// restarts: the first records after an idle spell wait for
+// minOffsetsPerTrigger, or for maxTriggerDelay from this call, instead
+// of going through at once in a small epoch (at k instances, each
+// instance's share of a burst started with one).
+func (s *Source) idleCall() {
+	s.delay.hold(s.now(), nil, nil)
 }
 
 // sameAs reports whether o and p hold the same ranges.

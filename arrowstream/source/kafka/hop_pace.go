@@ -27,7 +27,12 @@ import (
 // twice its last interval between commits after its last commit (so
 // when the input stops, the last rows of other writers wait about one
 // upstream epoch, not maxDelay), and never longer than maxDelay after
-// the last downstream epoch.
+// the last downstream epoch. Once the local upstream is late (its input
+// ended, or it is slow), the downstream still runs at most one epoch
+// per upstream interval until the upstream has been quiet for maxDelay:
+// the other writers' last commits of a burst come one by one, and each
+// ran an epoch of its own (about one more downstream epoch per instance
+// per burst at three instances).
 // Each downstream epoch then reads what every writer committed in one
 // round, one transaction for all of it, so the cluster runs as many
 // downstream epochs as one instance would. The upstream's commit wakes
@@ -105,8 +110,16 @@ func (h *hopPacer) hold(now time.Time) bool {
 	n, at, every := h.pace.state()
 	if !h.last.IsZero() && n == h.seen && !at.IsZero() && now.Sub(at) < h.maxDelay {
 		until := h.last.Add(h.maxDelay)
-		if every > 0 && at.Add(2*every).Before(until) {
-			until = at.Add(2 * every)
+		if every > 0 {
+			// Late, the upstream no longer sets the pace, but the
+			// downstream keeps its cadence: one epoch per interval.
+			pace := at.Add(2 * every)
+			if next := h.last.Add(every); next.After(pace) {
+				pace = next
+			}
+			if pace.Before(until) {
+				until = pace
+			}
 		}
 		if now.Before(until) {
 			h.held, h.until = true, until

@@ -197,6 +197,23 @@ func TestHopPacerHolds(t *testing.T) {
 	if h.Hold(t0.Add(2300 * time.Millisecond)) {
 		t.Fatal("held after the upstream is late")
 	}
+	// Late, the downstream keeps the upstream's cadence: one epoch per
+	// 100 ms, until the upstream has been quiet for the delay.
+	if !h.Hold(t0.Add(2310 * time.Millisecond)) {
+		t.Fatal("not held within an upstream interval of the last epoch")
+	}
+	if d := h.UntilDeadline(t0.Add(2310 * time.Millisecond)); d != 90*time.Millisecond {
+		t.Fatalf("until deadline %v, want 90ms (one upstream interval after the last epoch)", d)
+	}
+	if h.Hold(t0.Add(2400 * time.Millisecond)) {
+		t.Fatal("held for longer than an upstream interval after the last epoch")
+	}
+	if !h.Hold(t0.Add(2450 * time.Millisecond)) {
+		t.Fatal("not held within an upstream interval of the last epoch")
+	}
+	if h.Hold(t0.Add(3100 * time.Millisecond)) {
+		t.Fatal("held with an upstream quiet for the delay")
+	}
 	// No pacing: never held.
 	off := kafka.NewHopPacerForTest(p, -1)
 	for i := range 3 {

@@ -80,6 +80,9 @@ type Source struct {
 	kept keptConsumer
 	// delay holds epochs back for minOffsetsPerTrigger (trigger_delay.go).
 	delay triggerDelay
+	// now is the clock of the trigger delay and the listing schedule
+	// (time.Now; a scripted clock in tests).
+	now func() time.Time
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
@@ -114,7 +117,7 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
 	return &Source{mem: mem, opts: opts, schema: Schema(opts.IncludeHeaders), logger: logger, client: cl, admin: kadm.NewClient(cl), cluster: opts.Cluster,
-		delay: triggerDelay{min: opts.MinOffsetsPerTrigger, maxDelay: opts.MaxTriggerDelay}}, nil
+		delay: triggerDelay{min: opts.MinOffsetsPerTrigger, maxDelay: opts.MaxTriggerDelay}, now: time.Now}, nil
 }
 
 // Schema implements arrowstream.Source.
@@ -266,7 +269,11 @@ func (s *Source) LatestOffsetFrom(ctx context.Context, start stream.Offset) (str
 			}
 		}
 	}
-	if start != nil && s.delay.hold(time.Now(), from, latest) {
+	// Every planning consults the delay, also when nothing is waiting
+	// (Spark's delayBatch runs at every latestOffset): an expired delay
+	// restarts then, so the first records after an idle spell wait for
+	// the minimum too.
+	if s.delay.hold(s.now(), from, latest) {
 		return start, nil
 	}
 	if s.opts.MaxOffsetsPerTrigger <= 0 {

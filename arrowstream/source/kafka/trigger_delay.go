@@ -23,7 +23,11 @@ import (
 //
 // As Spark's (KafkaMicroBatchStream.delayBatch): the first call lets the
 // epoch through, and an expired delay lets the next call through whether
-// or not there is data (the delay is then measured from it).
+// or not there is data (the delay is then measured from it). The source
+// asks at every planning, also one that finds nothing waiting, as Spark
+// asks at every trigger: so after an idle spell the delay has restarted
+// and the first records wait for the minimum, instead of going through
+// at once in a small epoch (TestTriggerDelayScriptedAsSpark).
 
 // DefaultMaxTriggerDelay is maxTriggerDelay's default (Spark's 15m).
 const DefaultMaxTriggerDelay = 15 * time.Minute
