@@ -1,0 +1,431 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// sessionDecoded is the session window's open sessions kept decoded
+// between epochs, in the form the merge computes with: per grouping key
+// its sessions sorted by start (start, end and a session id), and the
+// sessions' aggregate states in a vector.LiveAggregate keyed by the
+// session id, updated in place. An epoch then neither decodes the stored
+// sessions of the keys it touches nor merges them again through a hash
+// aggregation: a new row finds its key's sessions in a map, is placed
+// among them by a sweep over the few sessions of the key, and is folded
+// into its session's accumulators by one Merge of the epoch's rows.
+// Stored sessions that a new row bridges are merged into the earliest of
+// them (its state first, the others in start order, then the new rows in
+// input order: the order the stored-then-new merge gave, so first and
+// last answer as before).
+//
+// The stores' format does not change: the touched keys' sessions are
+// encoded once at the end of the epoch into the live map (session_live.go)
+// and the changelog, as the merge wrote them before; the live map keeps
+// serving snapshots, eviction's output and Complete mode's reads. It is
+// rebuilt with the index (from the live map) after a restart or an
+// aborted epoch, so it always mirrors the index's version.
+type sessionDecoded struct {
+	agg     *vector.LiveAggregate
+	schema  *arrow.Schema // the aggregate's input: the session id, then the aggregate states
+	keys    map[string]*keySessions
+	nextSid int64
+	// Scratch kept between epochs (for capacity only).
+	refs, sorted []sessionRef
+	at, next     []int32
+	merged       []liveSession
+	touched      []*keySessions
+}
+
+// keySessions is one grouping key's open sessions, sorted by start and
+// disjoint (overlapping or touching sessions are merged).
+type keySessions struct {
+	key  string
+	part int32
+	list []liveSession
+}
+
+// liveSession is one open session: its bounds (µs), its id (the
+// aggregate's key) and its group in the aggregate.
+type liveSession struct {
+	start, end int64
+	sid        int64
+	gid        int32
+}
+
+// sessionSidName names the session id column of the decoded aggregate.
+const sessionSidName = "__session_id"
+
+// newSessionDecoded returns an empty decoded state for s, or nil when an
+// aggregate's partial state cannot be kept live (extension aggregates):
+// those keep the encoded merge.
+func (s *statefulSessionWindow) newSessionDecoded() *sessionDecoded {
+	if s.noDecoded {
+		return nil
+	}
+	fields := []arrow.Field{{Name: sessionSidName, Type: arrow.PrimitiveTypes.Int64}}
+	fields = append(fields, s.partialSchema.Fields()[s.nKeys:]...)
+	schema := arrow.NewSchema(fields, nil)
+	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, sessionMergeName), schema, 1, s.spec.Aggregates)
+	if err != nil {
+		return nil
+	}
+	return &sessionDecoded{agg: agg, schema: schema, keys: map[string]*keySessions{}}
+}
+
+// close lets go of the aggregate and its reservation.
+func (d *sessionDecoded) close() {
+	if d != nil && d.agg != nil {
+		d.agg.Close()
+		d.agg = nil
+	}
+}
+
+// heapBytes approximates the decoded state's Go-heap bytes besides the
+// aggregate's (which reserves its own): the key map and session lists.
+func (d *sessionDecoded) heapBytes() int64 {
+	const perKey = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
+	n := int64(len(d.keys)) * perKey
+	for k, ks := range d.keys {
+		n += int64(len(k)) + int64(cap(ks.list))*int64(unsafe.Sizeof(liveSession{}))
+	}
+	return n
+}
+
+// sidRecord builds the aggregate's input from a session id column and
+// the partial rows' aggregate states (columns from nKeys on; borrowed).
+func (d *sessionDecoded) sidRecord(mem memory.Allocator, sids []int64, states []arrow.Array) arrow.Record {
+	b := array.NewInt64Builder(mem)
+	b.AppendValues(sids, nil)
+	sid := b.NewArray()
+	b.Release()
+	cols := append([]arrow.Array{sid}, states...)
+	rec := array.NewRecord(d.schema, cols, int64(len(sids)))
+	sid.Release()
+	return rec
+}
+
+// loadDecoded builds the decoded state from the live map (the index's
+// version): every stored session decoded once and merged into a fresh
+// aggregate.
+func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionIndex) error {
+	d := s.newSessionDecoded()
+	if d == nil {
+		return nil
+	}
+	var vals [][]byte
+	var owners []*keySessions
+	for p, m := range idx.live.parts {
+		for k, v := range m {
+			entries, err := splitSessions(v)
+			if err != nil {
+				d.close()
+				return fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
+			}
+			ks := &keySessions{key: k, part: int32(p), list: make([]liveSession, 0, len(entries))}
+			d.keys[k] = ks
+			for _, en := range entries {
+				vals = append(vals, en.val)
+				owners = append(owners, ks)
+			}
+		}
+	}
+	if len(vals) > 0 {
+		cols, err := s.valCodec.decode(s.mem, vals)
+		if err != nil {
+			d.close()
+			return fmt.Errorf("arrowstream: state of operator %d: decode sessions: %w", s.opID, err)
+		}
+		defer releaseArrays(cols)
+		win := cols[0].(*array.Struct)
+		starts := win.Field(0).(*array.Timestamp).TimestampValues()
+		ends := win.Field(1).(*array.Timestamp).TimestampValues()
+		sids := make([]int64, len(vals))
+		for i := range sids {
+			sids[i] = d.nextSid
+			d.nextSid++
+		}
+		rec := d.sidRecord(s.mem, sids, cols[1:])
+		gids, err := d.agg.Merge(ctx, rec)
+		rec.Release()
+		if err != nil {
+			d.close()
+			return fmt.Errorf("arrowstream: state of operator %d: load sessions: %w", s.opID, err)
+		}
+		for i, ks := range owners {
+			ks.list = append(ks.list, liveSession{start: int64(starts[i]), end: int64(ends[i]), sid: sids[i], gid: gids[i]})
+		}
+	}
+	idx.dec = d
+	return nil
+}
+
+func releaseArrays(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
+}
+
+// mergeDecoded folds the epoch's partial rows (borrowed) into the decoded
+// sessions and writes each touched key's sessions to the live map and
+// the changelog.
+func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arrow.Record) error {
+	d := s.index.dec
+	n := len(s.state.stores)
+	keys := s.scratch.sessionKeys()
+	var owners []*keySessions // by key number
+	d.touched = d.touched[:0]
+	ids := make([][]int32, len(partials))
+	refs := d.refs[:0]
+	for ri, rec := range partials {
+		if err := s.keyCodec.encode(rec); err != nil {
+			return err
+		}
+		ids[ri] = keys.number(s.keyCodec, int(rec.NumRows()), make([]int32, 0, rec.NumRows()), func(i int) {
+			k := s.keyCodec.at(i)
+			ks, ok := d.keys[string(k)]
+			if !ok {
+				name := string(k)
+				ks = &keySessions{key: name, part: int32(s.state.scheme.of(s.keyCodec, i, n))}
+				d.keys[name] = ks
+			}
+			owners = append(owners, ks)
+		})
+		starts, ends := sessionBounds(rec, s.sk)
+		for i, id := range ids[ri] {
+			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
+		}
+	}
+	d.refs = refs
+	nKeys := int(keys.n)
+	d.at = slices.Grow(d.at[:0], nKeys+1)[:nKeys+1]
+	clear(d.at)
+	d.next = slices.Grow(d.next[:0], nKeys)[:nKeys]
+	d.sorted = slices.Grow(d.sorted[:0], len(refs))[:len(refs)]
+	sorted := placeSessionRefs(refs, nKeys, d.at, d.next, d.sorted)
+
+	// Place every new row in its key's sessions: per key, a sweep over
+	// its stored sessions and its new rows, both by start.
+	sidOf := make([][]int64, len(partials))
+	for ri, rec := range partials {
+		sidOf[ri] = make([]int64, rec.NumRows())
+	}
+	var absorbed []int32 // groups of stored sessions merged into another
+	var into []int64     // the session id each is merged into
+	firstNew := d.nextSid
+	for k := 0; k < nKeys; k++ {
+		ks := owners[k]
+		newRefs := sorted[d.at[k]:d.at[k+1]]
+		old := ks.list
+		merged := d.merged[:0]
+		i, j := 0, 0
+		for i < len(old) || j < len(newRefs) {
+			// The cluster starts at the earlier of the next stored
+			// session and the next new row.
+			var cur liveSession
+			stored := i < len(old) && (j >= len(newRefs) || old[i].start <= int64(newRefs[j].start))
+			if stored {
+				cur = old[i]
+				i++
+			} else {
+				cur = liveSession{start: int64(newRefs[j].start), end: int64(newRefs[j].end), sid: -1, gid: -1}
+			}
+			firstRef := j
+			if !stored {
+				j++
+			}
+			for {
+				if i < len(old) && old[i].start <= cur.end && (j >= len(newRefs) || old[i].start <= int64(newRefs[j].start)) {
+					if cur.sid < 0 {
+						// The first stored session of the cluster
+						// takes the new rows before it.
+						cur.sid, cur.gid = old[i].sid, old[i].gid
+					} else {
+						absorbed = append(absorbed, old[i].gid)
+						into = append(into, cur.sid)
+					}
+					cur.end = max(cur.end, old[i].end)
+					i++
+					continue
+				}
+				if j < len(newRefs) && int64(newRefs[j].start) <= cur.end {
+					cur.end = max(cur.end, int64(newRefs[j].end))
+					j++
+					continue
+				}
+				break
+			}
+			if cur.sid < 0 {
+				cur.sid = d.nextSid
+				d.nextSid++
+			}
+			for _, r := range newRefs[firstRef:j] {
+				sidOf[r.rec][r.row] = cur.sid
+			}
+			merged = append(merged, cur)
+		}
+		s.index.count += int64(len(merged) - len(old))
+		ks.list = append(ks.list[:0], merged...)
+		d.merged = merged
+		d.touched = append(d.touched, ks)
+	}
+
+	// Stored sessions bridged by a new row go into the earliest one
+	// first, then the new rows, record by record in input order.
+	if len(absorbed) > 0 {
+		st, err := d.agg.State(absorbed)
+		if err != nil {
+			return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+		}
+		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
+		st.Release()
+		_, err = d.agg.Merge(ctx, rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+		}
+		d.agg.Delete(absorbed)
+	}
+	newGids := make([]int32, d.nextSid-firstNew)
+	for ri, rec := range partials {
+		in := d.sidRecord(s.mem, sidOf[ri], rec.Columns()[s.nKeys:])
+		gids, err := d.agg.Merge(ctx, in)
+		in.Release()
+		if err != nil {
+			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+		}
+		for i, sid := range sidOf[ri] {
+			if sid >= firstNew {
+				newGids[sid-firstNew] = gids[i]
+			}
+		}
+	}
+	for _, ks := range d.touched {
+		for i := range ks.list {
+			if sid := ks.list[i].sid; sid >= firstNew {
+				ks.list[i].gid = newGids[sid-firstNew]
+			}
+		}
+	}
+	return s.saveDecoded(d)
+}
+
+// saveDecoded encodes every session of the keys the epoch touched (one
+// State of their groups, one encode) and writes each key's sessions to
+// the live map and the changelog; the index gets the sessions' ends.
+func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
+	var gids []int32
+	var starts, ends []arrow.Timestamp
+	for _, ks := range d.touched {
+		for _, ls := range ks.list {
+			gids = append(gids, ls.gid)
+			starts = append(starts, arrow.Timestamp(ls.start))
+			ends = append(ends, arrow.Timestamp(ls.end))
+		}
+	}
+	if len(gids) == 0 {
+		return nil
+	}
+	st, err := d.agg.State(gids)
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+	}
+	defer st.Release()
+	win := windowArray(s.mem, starts, ends)
+	defer win.Release()
+	cols := append([]arrow.Array{win}, st.Columns()[1:]...)
+	if err := s.valCodec.encodeCols(cols); err != nil {
+		return err
+	}
+	growth := map[int32]*sessionGrowth{}
+	growthOf := func(p int32) *sessionGrowth {
+		g, ok := growth[p]
+		if !ok {
+			g = s.newSessionGrowth(int(p))
+			growth[p] = g
+		}
+		return g
+	}
+	var es []sessionEntry
+	row := 0
+	for _, ks := range d.touched {
+		es = es[:0]
+		g := growthOf(ks.part)
+		for _, ls := range ks.list {
+			v := s.valCodec.at(row)
+			row++
+			es = append(es, sessionEntry{end: ls.end, val: v})
+			if err := g.copied(len(v)); err != nil {
+				return err
+			}
+			if s.indexed() {
+				s.index.push(sessionEnd{end: ls.end, part: ks.part, key: ks.key})
+			}
+		}
+		// A touched key has a session (its new rows' at least).
+		// joinSessions copies the encoded rows out of the codec.
+		if err := s.writeState(int(ks.part), ks.key, joinSessions(es)); err != nil {
+			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+		}
+		if err := g.saved(len(ks.key), len(es)); err != nil {
+			return err
+		}
+	}
+	s.progress.NumRowsUpdated += int64(len(gids))
+	return nil
+}
+
+// evictDecoded drops from the decoded state key's sessions that end at
+// or below limit (eviction took them from the live map) and returns
+// their groups appended to gids.
+func (d *sessionDecoded) evict(key string, limit int64, gids []int32) []int32 {
+	ks, ok := d.keys[key]
+	if !ok {
+		return gids
+	}
+	keep := ks.list[:0]
+	for _, ls := range ks.list {
+		if ls.end <= limit {
+			gids = append(gids, ls.gid)
+			continue
+		}
+		keep = append(keep, ls)
+	}
+	ks.list = keep
+	if len(keep) == 0 {
+		delete(d.keys, key)
+	}
+	return gids
+}
+
+// deleteGroups empties evicted groups and compacts the aggregate when
+// dead groups hold half of it (renumbering the sessions' groups).
+func (d *sessionDecoded) deleteGroups(ctx context.Context, gids []int32) error {
+	if len(gids) == 0 {
+		return nil
+	}
+	d.agg.Delete(gids)
+	if !d.agg.ShouldCompact() {
+		return nil
+	}
+	remap, err := d.agg.Compact(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ks := range d.keys {
+		for i := range ks.list {
+			ks.list[i].gid = remap[ks.list[i].gid]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+var sessionValSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "v", Type: vector.Int64, Nullable: true},
+	{Name: "session", Type: vector.WindowType},
+}, nil)
+
+// sessionValRow is one input row: key (nil: null), value (nil: null),
+// session start (µs).
+type sessionValRow struct {
+	k     *string
+	v     *int64
+	start int64
+}
+
+func sessionValRecord(mem memory.Allocator, rows []sessionValRow, gap int64) arrow.Record {
+	kb := array.NewStringBuilder(mem)
+	defer kb.Release()
+	vb := array.NewInt64Builder(mem)
+	defer vb.Release()
+	sb := array.NewStructBuilder(mem, vector.WindowType)
+	defer sb.Release()
+	starts := sb.FieldBuilder(0).(*array.TimestampBuilder)
+	ends := sb.FieldBuilder(1).(*array.TimestampBuilder)
+	for _, r := range rows {
+		if r.k == nil {
+			kb.AppendNull()
+		} else {
+			kb.Append(*r.k)
+		}
+		if r.v == nil {
+			vb.AppendNull()
+		} else {
+			vb.Append(*r.v)
+		}
+		sb.Append(true)
+		starts.Append(arrow.Timestamp(r.start))
+		ends.Append(arrow.Timestamp(r.start + gap))
+	}
+	k, v, s := kb.NewArray(), vb.NewArray(), sb.NewArray()
+	defer k.Release()
+	defer v.Release()
+	defer s.Release()
+	return array.NewRecord(sessionValSchema, []arrow.Array{k, v, s}, int64(len(rows)))
+}
+
+// sessionValModel is the brute-force sessionization: every accepted row
+// of a key kept in its session, sessions merged when they overlap or
+// touch, and count(*), count(v), sum(v), min(v), max(v) computed from
+// the rows.
+type sessionValModel struct {
+	sessions map[string][]modelSession // key ("<null>" for null) → sessions by start
+}
+
+type modelSession struct {
+	start, end int64
+	vals       []*int64
+}
+
+func (m *sessionValModel) epoch(rows []sessionValRow, gap, wmMs, lateMs int64, evict bool) []string {
+	for _, r := range rows {
+		if evict && r.start+gap <= lateMs*1000 {
+			continue
+		}
+		k := "<null>"
+		if r.k != nil {
+			k = *r.k
+		}
+		all := append(m.sessions[k], modelSession{r.start, r.start + gap, []*int64{r.v}})
+		sort.SliceStable(all, func(i, j int) bool { return all[i].start < all[j].start })
+		var merged []modelSession
+		for _, s := range all {
+			if n := len(merged); n > 0 && s.start <= merged[n-1].end {
+				merged[n-1].end = max(merged[n-1].end, s.end)
+				merged[n-1].vals = append(merged[n-1].vals, s.vals...)
+				continue
+			}
+			merged = append(merged, modelSession{s.start, s.end, append([]*int64(nil), s.vals...)})
+		}
+		m.sessions[k] = merged
+	}
+	var out []string
+	for k, ss := range m.sessions {
+		var keep []modelSession
+		for _, s := range ss {
+			if evict && s.end > wmMs*1000 {
+				keep = append(keep, s)
+				continue
+			}
+			out = append(out, s.row(k))
+			if !evict {
+				keep = append(keep, s)
+			}
+		}
+		if len(keep) == 0 {
+			delete(m.sessions, k)
+		} else {
+			m.sessions[k] = keep
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// row is "k start end count(*) count(v) sum min max" (null as "(null)").
+func (s modelSession) row(k string) string {
+	var n, sum int64
+	var lo, hi *int64
+	for _, v := range s.vals {
+		if v == nil {
+			continue
+		}
+		n++
+		sum += *v
+		if lo == nil || *v < *lo {
+			lo = v
+		}
+		if hi == nil || *v > *hi {
+			hi = v
+		}
+	}
+	str := func(p *int64) string {
+		if p == nil {
+			return "(null)"
+		}
+		return fmt.Sprint(*p)
+	}
+	sumS := "(null)"
+	if n > 0 {
+		sumS = fmt.Sprint(sum)
+	}
+	return fmt.Sprint(k, " ", s.start, " ", s.end, " ", len(s.vals), " ", n, " ", sumS, " ", str(lo), " ", str(hi))
+}
+
+// TestSessionDecodedMatchesModel runs session windows with the sessions
+// kept decoded between epochs (session_decoded.go) over random epochs of
+// string keys (nulls included) and nullable values, with late rows,
+// aborted and replayed epochs, restarts from the files and 1 and 5
+// partitions, in Append and Update mode. Each committed epoch's output
+// must equal (a) the brute-force model's count, count(v), sum, min and max
+// and (b) in every column (first, last with ignored nulls, avg too) the
+// output of the encoded path (noDecoded) run beside it on its own stores;
+// numRowsTotal must be the model's session count.
+func TestSessionDecodedMatchesModel(t *testing.T) {
+	const gap = 2_000_000 // µs
+	for _, mode := range []stream.OutputMode{stream.Append, stream.Update} {
+		for _, parts := range []int{1, 5} {
+			t.Run(fmt.Sprintf("%v/%d", mode, parts), func(t *testing.T) {
+				testSessionDecoded(t, mode, parts, gap)
+			})
+		}
+	}
+}
+
+func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int64) {
+	mem := poisonmem.New()
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	v := func() vector.Expr { return vector.Col("v") }
+	spec := vector.AggregateSpec{
+		GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k"), vector.As(vector.Col("session"), "session")},
+		Aggregates: []vector.AggregateCall{
+			{Func: vector.AggCountStar, Name: "n"},
+			{Func: vector.AggCount, Args: []vector.Expr{v()}, Name: "nv"},
+			{Func: vector.AggSum, Args: []vector.Expr{v()}, Name: "s"},
+			{Func: vector.AggMin, Args: []vector.Expr{v()}, Name: "lo"},
+			{Func: vector.AggMax, Args: []vector.Expr{v()}, Name: "hi"},
+			{Func: vector.AggFirst, Args: []vector.Expr{v()}, Name: "f"},
+			{Func: vector.AggLast, Args: []vector.Expr{v()}, IgnoreNulls: true, Name: "l"},
+			{Func: vector.AggAvg, Args: []vector.Expr{v()}, Name: "a"},
+		},
+	}
+	type side struct {
+		dir    string
+		stores *testStores
+		op     *statefulSessionWindow
+	}
+	newOp := func(decoded bool) *statefulSessionWindow {
+		op, err := newStatefulSessionWindow(mem, 0, sessionValSchema, spec, 1, 2, true, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.noDecoded = !decoded
+		return op
+	}
+	sides := make([]*side, 2) // 0 decoded, 1 encoded
+	for i := range sides {
+		dir := t.TempDir()
+		sides[i] = &side{dir: dir, stores: newTestStores(t, mem, dir, parts), op: newOp(i == 0)}
+		defer sides[i].stores.close()
+	}
+	defer func() {
+		for _, sd := range sides {
+			sd.op.Close()
+		}
+	}()
+	evict := mode == stream.Append
+	model := &sessionValModel{sessions: map[string][]modelSession{}}
+	rng := rand.New(rand.NewPCG(uint64(parts), uint64(mode)))
+	lateMs := int64(0)
+	keyNames := []string{"a", "bb", "", "ccc", "d", "e", "ffff", "g"}
+	for id := int64(0); id < 30; id++ {
+		wmMs := max(0, (id-4)*1000)
+		var rows []sessionValRow
+		for i := 0; i < 2+rng.IntN(10*parts); i++ {
+			r := sessionValRow{start: (max(0, id-6)*1000 + rng.Int64N(7000)) * 1000}
+			if rng.IntN(8) == 0 {
+				r.start = rng.Int64N(max(1, id-3)*1000) * 1000 // likely late
+			}
+			if k := rng.IntN(len(keyNames) + 1); k < len(keyNames) {
+				r.k = &keyNames[k]
+			}
+			if rng.IntN(4) != 0 {
+				x := rng.Int64N(100) - 50
+				r.v = &x
+			}
+			rows = append(rows, r)
+		}
+		want := model.epoch(rows, gap, wmMs, lateMs, evict)
+		ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, NumPartitions: parts}}
+		run := func(sd *side) [][]string {
+			ep.CheckpointDir = sd.dir
+			rec := sessionValRecord(mem, rows, gap)
+			scan, err := vector.NewScan(sessionValSchema, rec)
+			rec.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep.State = sd.stores.begin(id)
+			out, err := sd.op.Execute(ctx, ep, scan)
+			if err != nil {
+				t.Fatalf("epoch %d: %v", id, err)
+			}
+			recs, err := vector.Drain(ctx, out)
+			out.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var full, modelCols []string
+			for _, r := range recs {
+				sess := r.Column(1).(*array.Struct)
+				st, en := sess.Field(0).(*array.Timestamp), sess.Field(1).(*array.Timestamp)
+				for i := 0; i < int(r.NumRows()); i++ {
+					k := "<null>"
+					if r.Column(0).IsValid(i) {
+						k = r.Column(0).(*array.String).Value(i)
+					}
+					cells := []string{k, fmt.Sprint(int64(st.Value(i))), fmt.Sprint(int64(en.Value(i)))}
+					for c := 2; c < int(r.NumCols()); c++ {
+						cells = append(cells, r.Column(c).ValueStr(i))
+					}
+					full = append(full, strings.Join(cells, " "))
+					modelCols = append(modelCols, strings.Join(cells[:8], " "))
+				}
+				r.Release()
+			}
+			slices.Sort(full)
+			slices.Sort(modelCols)
+			return [][]string{full, modelCols}
+		}
+		var got [2][][]string
+		for i, sd := range sides {
+			for rng.IntN(4) == 0 {
+				run(sd)
+				sd.stores.abort()
+				sd.op.Abort()
+			}
+			got[i] = run(sd)
+			sd.op.Committed(sd.stores.commit(ctx))
+		}
+		if sides[0].op.index.dec == nil {
+			t.Fatal("the sessions were not kept decoded")
+		}
+		if !slices.Equal(got[0][1], want) {
+			t.Fatalf("epoch %d: decoded path\n%v\nmodel\n%v", id, strings.Join(got[0][1], "\n"), strings.Join(want, "\n"))
+		}
+		if !slices.Equal(got[0][0], got[1][0]) {
+			t.Fatalf("epoch %d: decoded path\n%v\nencoded path\n%v", id, strings.Join(got[0][0], "\n"), strings.Join(got[1][0], "\n"))
+		}
+		var n int64
+		for _, ss := range model.sessions {
+			n += int64(len(ss))
+		}
+		if p := sides[0].op.Report(); p.NumRowsTotal != n {
+			t.Fatalf("epoch %d: numRowsTotal %d, want %d", id, p.NumRowsTotal, n)
+		}
+		if rng.IntN(5) == 0 {
+			for i, sd := range sides {
+				sd.op.Close()
+				sd.op = newOp(i == 0)
+			}
+		}
+		if evict {
+			lateMs = wmMs
+		}
+	}
+}
