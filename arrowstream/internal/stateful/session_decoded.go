@@ -38,6 +38,9 @@ type sessionDecoded struct {
 	schema  *arrow.Schema // the aggregate's input: the session id, then the aggregate states
 	keys    map[string]*keySessions
 	nextSid int64
+	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
+	// as keys come and go so that the account need not range over them.
+	keyBytes int64
 	// Scratch kept between epochs (for capacity only).
 	refs, sorted []sessionRef
 	at, next     []int32
@@ -59,6 +62,9 @@ type liveSession struct {
 	start, end int64
 	sid        int64
 	gid        int32
+	// moved: the session is new or its end moved in this epoch (the end
+	// index gets an entry for it; an unchanged one has its entry).
+	moved bool
 }
 
 // sessionSidName names the session id column of the decoded aggregate.
@@ -91,13 +97,25 @@ func (d *sessionDecoded) close() {
 
 // heapBytes approximates the decoded state's Go-heap bytes besides the
 // aggregate's (which reserves its own): the key map and session lists.
-func (d *sessionDecoded) heapBytes() int64 {
-	const perKey = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
-	n := int64(len(d.keys)) * perKey
-	for k, ks := range d.keys {
-		n += int64(len(k)) + int64(cap(ks.list))*int64(unsafe.Sizeof(liveSession{}))
-	}
-	return n
+// (sessions is their number).
+func (d *sessionDecoded) heapBytes(sessions int64) int64 {
+	return d.keyBytes + sessions*int64(unsafe.Sizeof(liveSession{}))
+}
+
+// perKeyBytes approximates a key's map entry and keySessions besides the
+// key's bytes.
+const perKeyBytes = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
+
+// addKey makes ks the entry of its key.
+func (d *sessionDecoded) addKey(ks *keySessions) {
+	d.keys[ks.key] = ks
+	d.keyBytes += int64(len(ks.key)) + perKeyBytes
+}
+
+// dropKey removes key's entry.
+func (d *sessionDecoded) dropKey(key string) {
+	delete(d.keys, key)
+	d.keyBytes -= int64(len(key)) + perKeyBytes
 }
 
 // sidRecord builds the aggregate's input from a session id column and
@@ -131,7 +149,7 @@ func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionInd
 				return fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
 			}
 			ks := &keySessions{key: k, part: int32(p), list: make([]liveSession, 0, len(entries))}
-			d.keys[k] = ks
+			d.addKey(ks)
 			for _, en := range entries {
 				vals = append(vals, en.val)
 				owners = append(owners, ks)
@@ -197,7 +215,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			if !ok {
 				name := string(k)
 				ks = &keySessions{key: name, part: int32(s.state.scheme.of(s.keyCodec, i, n))}
-				d.keys[name] = ks
+				d.addKey(ks)
 			}
 			owners = append(owners, ks)
 		})
@@ -240,6 +258,12 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			} else {
 				cur = liveSession{start: int64(newRefs[j].start), end: int64(newRefs[j].end), sid: -1, gid: -1}
 			}
+			// storedEnd: the end of the stored session that the cluster
+			// keeps (-1: none, the session is new).
+			storedEnd := int64(-1)
+			if stored {
+				storedEnd = cur.end
+			}
 			firstRef := j
 			if !stored {
 				j++
@@ -250,6 +274,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 						// The first stored session of the cluster
 						// takes the new rows before it.
 						cur.sid, cur.gid = old[i].sid, old[i].gid
+						storedEnd = old[i].end
 					} else {
 						absorbed = append(absorbed, old[i].gid)
 						into = append(into, cur.sid)
@@ -269,6 +294,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 				cur.sid = d.nextSid
 				d.nextSid++
 			}
+			cur.moved = storedEnd < 0 || cur.end != storedEnd
 			for _, r := range newRefs[firstRef:j] {
 				sidOf[r.rec][r.row] = cur.sid
 			}
@@ -361,16 +387,18 @@ func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
 	for _, ks := range d.touched {
 		es = es[:0]
 		g := growthOf(ks.part)
-		for _, ls := range ks.list {
+		for i := range ks.list {
+			ls := &ks.list[i]
 			v := s.valCodec.at(row)
 			row++
 			es = append(es, sessionEntry{end: ls.end, val: v})
 			if err := g.copied(len(v)); err != nil {
 				return err
 			}
-			if s.indexed() {
+			if s.indexed() && ls.moved {
 				s.index.push(sessionEnd{end: ls.end, part: ks.part, key: ks.key})
 			}
+			ls.moved = false
 		}
 		// A touched key has a session (its new rows' at least).
 		// joinSessions copies the encoded rows out of the codec.
@@ -403,7 +431,7 @@ func (d *sessionDecoded) evict(key string, limit int64, gids []int32) []int32 {
 	}
 	ks.list = keep
 	if len(keep) == 0 {
-		delete(d.keys, key)
+		d.dropKey(key)
 	}
 	return gids
 }

@@ -128,7 +128,7 @@ func (s *statefulSessionWindow) loadIndex(ctx context.Context, version int64) er
 func (idx *sessionIndex) bytes() int64 {
 	var dec int64
 	if idx.dec != nil {
-		dec = idx.dec.heapBytes()
+		dec = idx.dec.heapBytes(idx.count)
 	}
 	return dec + idx.live.total() + int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
 }
