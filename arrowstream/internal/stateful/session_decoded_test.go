@@ -314,3 +314,96 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		}
 	}
 }
+
+// TestSessionDecodedCompacts evicts thousands of sessions so that the
+// decoded aggregate's dead groups are compacted away (the sessions'
+// groups renumbered), and checks every epoch against the model across
+// the compactions and the sessions that outlive them.
+func TestSessionDecodedCompacts(t *testing.T) {
+	const gap = 2_000_000 // µs
+	mem := poisonmem.New()
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	dir := t.TempDir()
+	stores := newTestStores(t, mem, dir, 2)
+	defer stores.close()
+	spec := vector.AggregateSpec{
+		GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k"), vector.As(vector.Col("session"), "session")},
+		Aggregates: []vector.AggregateCall{
+			{Func: vector.AggCountStar, Name: "n"},
+			{Func: vector.AggCount, Args: []vector.Expr{vector.Col("v")}, Name: "nv"},
+			{Func: vector.AggSum, Args: []vector.Expr{vector.Col("v")}, Name: "s"},
+			{Func: vector.AggMin, Args: []vector.Expr{vector.Col("v")}, Name: "lo"},
+			{Func: vector.AggMax, Args: []vector.Expr{vector.Col("v")}, Name: "hi"},
+		},
+	}
+	op, err := newStatefulSessionWindow(mem, 0, sessionValSchema, spec, 1, 2, true, stream.Append)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	model := &sessionValModel{sessions: map[string][]modelSession{}}
+	names := make([]string, 1500)
+	for i := range names {
+		names[i] = fmt.Sprint("key", i)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	lateMs := int64(0)
+	compacted := false
+	for id := int64(0); id < 12; id++ {
+		wmMs := max(0, (id-1)*3000)
+		var rows []sessionValRow
+		for i := range names {
+			x := rng.Int64N(1000)
+			rows = append(rows, sessionValRow{k: &names[i], v: &x, start: (id*3000 + rng.Int64N(500)) * 1000})
+			if i%7 == 0 { // a long-lived key: its session keeps growing
+				rows = append(rows, sessionValRow{k: &names[i], v: &x, start: (id*3000 + 1500) * 1000})
+			}
+		}
+		want := model.epoch(rows, gap, wmMs, lateMs, true)
+		rec := sessionValRecord(mem, rows, gap)
+		scan, err := vector.NewScan(sessionValSchema, rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dir, NumPartitions: 2}}
+		ep.State = stores.begin(id)
+		out, err := op.Execute(ctx, ep, scan)
+		if err != nil {
+			t.Fatalf("epoch %d: %v", id, err)
+		}
+		recs, err := vector.Drain(ctx, out)
+		out.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range recs {
+			sess := r.Column(1).(*array.Struct)
+			st, en := sess.Field(0).(*array.Timestamp), sess.Field(1).(*array.Timestamp)
+			for i := 0; i < int(r.NumRows()); i++ {
+				cells := []string{r.Column(0).(*array.String).Value(i), fmt.Sprint(int64(st.Value(i))), fmt.Sprint(int64(en.Value(i)))}
+				for c := 2; c < int(r.NumCols()); c++ {
+					cells = append(cells, r.Column(c).ValueStr(i))
+				}
+				got = append(got, strings.Join(cells, " "))
+			}
+			r.Release()
+		}
+		slices.Sort(got)
+		op.Committed(stores.commit(ctx))
+		if !slices.Equal(got, want) {
+			t.Fatalf("epoch %d: %d rows, want %d", id, len(got), len(want))
+		}
+		lateMs = wmMs
+		// Every session id took a group: fewer groups than ids means
+		// the dead ones were dropped.
+		if d := op.index.dec; int64(d.agg.NumGroups()) < d.nextSid {
+			compacted = true
+		}
+	}
+	if !compacted {
+		t.Fatal("the decoded aggregate was never compacted")
+	}
+}
