@@ -199,6 +199,13 @@ func releaseArrays(cols []arrow.Array) {
 // the changelog.
 func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arrow.Record) error {
 	d := s.index.dec
+	rows := 0
+	for _, rec := range partials {
+		rows += int(rec.NumRows())
+	}
+	if rows == 0 {
+		return nil // an empty epoch: not even the numbering's maps are cleared
+	}
 	n := len(s.state.stores)
 	keys := s.scratch.sessionKeys()
 	var owners []*keySessions // by key number
