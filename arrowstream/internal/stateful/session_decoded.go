@@ -37,6 +37,11 @@ type sessionDecoded struct {
 	agg     *vector.LiveAggregate
 	schema  *arrow.Schema // the aggregate's input: the session id, then the aggregate states
 	keys    map[string]*keySessions
+	// fixed and nullKey find the same keys by their fixed-width word
+	// when the key codec's encoding is fixed-width (no string per row).
+	fixed   map[uint64]*keySessions
+	nullKey *keySessions
+	stamp   uint32 // the current epoch's stamp (keySessions.stamp)
 	nextSid int64
 	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
 	// as keys come and go so that the account need not range over them.
@@ -54,6 +59,9 @@ type keySessions struct {
 	key  string
 	part int32
 	list []liveSession
+	// stamp and num: the key's number in the epoch of that stamp.
+	stamp uint32
+	num   int32
 }
 
 // liveSession is one open session: its bounds (µs), its id (the
@@ -84,7 +92,11 @@ func (s *statefulSessionWindow) newSessionDecoded() *sessionDecoded {
 	if err != nil {
 		return nil
 	}
-	return &sessionDecoded{agg: agg, schema: schema, keys: map[string]*keySessions{}}
+	d := &sessionDecoded{agg: agg, schema: schema, keys: map[string]*keySessions{}}
+	if len(s.keyCodec.cols) > 0 && s.keyCodec.enc.IsFixed() {
+		d.fixed = map[uint64]*keySessions{}
+	}
+	return d
 }
 
 // close lets go of the aggregate and its reservation.
@@ -110,12 +122,39 @@ const perKeyBytes = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
 func (d *sessionDecoded) addKey(ks *keySessions) {
 	d.keys[ks.key] = ks
 	d.keyBytes += int64(len(ks.key)) + perKeyBytes
+	if d.fixed != nil {
+		if w, ok := fixedKeyWord(ks.key); ok {
+			d.fixed[w] = ks
+		} else {
+			d.nullKey = ks
+		}
+	}
 }
 
 // dropKey removes key's entry.
 func (d *sessionDecoded) dropKey(key string) {
 	delete(d.keys, key)
 	d.keyBytes -= int64(len(key)) + perKeyBytes
+	if d.fixed != nil {
+		if w, ok := fixedKeyWord(key); ok {
+			delete(d.fixed, w)
+		} else {
+			d.nullKey = nil
+		}
+	}
+}
+
+// fixedKeyWord reads a fixed-width key's word from its stored bytes
+// (rowCodec.at: 1 then the word little-endian, or 0 alone for null).
+func fixedKeyWord(key string) (uint64, bool) {
+	if len(key) != 9 {
+		return 0, false
+	}
+	var w uint64
+	for j := 0; j < 8; j++ {
+		w |= uint64(key[1+j]) << (8 * j)
+	}
+	return w, true
 }
 
 // sidRecord builds the aggregate's input from a session id column and
@@ -207,32 +246,53 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 		return nil // an empty epoch: not even the numbering's maps are cleared
 	}
 	n := len(s.state.stores)
-	keys := s.scratch.sessionKeys()
+	// Each key the epoch touches gets a number (by first row) for the
+	// sort by (key, start): one lookup per row finds the key's sessions
+	// and its number (stamped with the epoch).
+	d.stamp++
+	if d.stamp == 0 { // wrapped: an old stamp could look current
+		for _, ks := range d.keys {
+			ks.stamp = 0
+		}
+		d.stamp = 1
+	}
 	var owners []*keySessions // by key number
 	d.touched = d.touched[:0]
-	ids := make([][]int32, len(partials))
 	refs := d.refs[:0]
+	c := s.keyCodec
 	for ri, rec := range partials {
-		if err := s.keyCodec.encode(rec); err != nil {
+		if err := c.encode(rec); err != nil {
 			return err
 		}
-		ids[ri] = keys.number(s.keyCodec, int(rec.NumRows()), make([]int32, 0, rec.NumRows()), func(i int) {
-			k := s.keyCodec.at(i)
-			ks, ok := d.keys[string(k)]
-			if !ok {
-				name := string(k)
-				ks = &keySessions{key: name, part: int32(s.state.scheme.of(s.keyCodec, i, n))}
+		fixed := len(c.cols) > 0 && c.enc.IsFixed()
+		var words []uint64
+		if fixed {
+			words = c.enc.Fixed()
+		}
+		starts, ends := sessionBounds(rec, s.sk)
+		for i := range int(rec.NumRows()) {
+			var ks *keySessions
+			switch {
+			case fixed && c.enc.HasNull(i):
+				ks = d.nullKey
+			case fixed:
+				ks = d.fixed[words[i]]
+			default:
+				ks = d.keys[string(c.at(i))]
+			}
+			if ks == nil {
+				ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, n))}
 				d.addKey(ks)
 			}
-			owners = append(owners, ks)
-		})
-		starts, ends := sessionBounds(rec, s.sk)
-		for i, id := range ids[ri] {
-			refs = append(refs, sessionRef{key: id, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
+			if ks.stamp != d.stamp {
+				ks.stamp, ks.num = d.stamp, int32(len(owners))
+				owners = append(owners, ks)
+			}
+			refs = append(refs, sessionRef{key: ks.num, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
 	}
 	d.refs = refs
-	nKeys := int(keys.n)
+	nKeys := len(owners)
 	d.at = slices.Grow(d.at[:0], nKeys+1)[:nKeys+1]
 	clear(d.at)
 	d.next = slices.Grow(d.next[:0], nKeys)[:nKeys]

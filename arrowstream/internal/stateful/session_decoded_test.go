@@ -24,6 +24,34 @@ var sessionValSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "session", Type: vector.WindowType},
 }, nil)
 
+// sessionIntSchema is sessionValSchema with integer keys (the key codec's
+// fixed-width path): a key name's number, parsed from "k<n>".
+var sessionIntSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "k", Type: vector.Int64, Nullable: true},
+	{Name: "v", Type: vector.Int64, Nullable: true},
+	{Name: "session", Type: vector.WindowType},
+}, nil)
+
+// sessionIntRecord is sessionValRecord with the keys as integers.
+func sessionIntRecord(mem memory.Allocator, rows []sessionValRow, gap int64) arrow.Record {
+	rec := sessionValRecord(mem, rows, gap)
+	defer rec.Release()
+	kb := array.NewInt64Builder(mem)
+	defer kb.Release()
+	for _, r := range rows {
+		if r.k == nil {
+			kb.AppendNull()
+			continue
+		}
+		var n int64
+		fmt.Sscanf(*r.k, "k%d", &n)
+		kb.Append(n)
+	}
+	k := kb.NewArray()
+	defer k.Release()
+	return array.NewRecord(sessionIntSchema, []arrow.Array{k, rec.Column(1), rec.Column(2)}, rec.NumRows())
+}
+
 // sessionValRow is one input row: key (nil: null), value (nil: null),
 // session start (µs).
 type sessionValRow struct {
@@ -164,14 +192,20 @@ func TestSessionDecodedMatchesModel(t *testing.T) {
 	const gap = 2_000_000 // µs
 	for _, mode := range []stream.OutputMode{stream.Append, stream.Update} {
 		for _, parts := range []int{1, 5} {
-			t.Run(fmt.Sprintf("%v/%d", mode, parts), func(t *testing.T) {
-				testSessionDecoded(t, mode, parts, gap)
-			})
+			for _, intKeys := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/%d/int=%v", mode, parts, intKeys), func(t *testing.T) {
+					testSessionDecoded(t, mode, parts, gap, intKeys)
+				})
+			}
 		}
 	}
 }
 
-func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int64) {
+func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int64, intKeys bool) {
+	schema, record := sessionValSchema, sessionValRecord
+	if intKeys {
+		schema, record = sessionIntSchema, sessionIntRecord
+	}
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
@@ -195,7 +229,7 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		op     *statefulSessionWindow
 	}
 	newOp := func(decoded bool) *statefulSessionWindow {
-		op, err := newStatefulSessionWindow(mem, 0, sessionValSchema, spec, 1, 2, true, mode)
+		op, err := newStatefulSessionWindow(mem, 0, schema, spec, 1, 2, true, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,6 +252,9 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 	rng := rand.New(rand.NewPCG(uint64(parts), uint64(mode)))
 	lateMs := int64(0)
 	keyNames := []string{"a", "bb", "", "ccc", "d", "e", "ffff", "g"}
+	if intKeys {
+		keyNames = []string{"k0", "k1", "k-7", "k12", "k3", "k1000000", "k5", "k6"}
+	}
 	for id := int64(0); id < 30; id++ {
 		wmMs := max(0, (id-4)*1000)
 		var rows []sessionValRow
@@ -239,8 +276,8 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, NumPartitions: parts}}
 		run := func(sd *side) [][]string {
 			ep.CheckpointDir = sd.dir
-			rec := sessionValRecord(mem, rows, gap)
-			scan, err := vector.NewScan(sessionValSchema, rec)
+			rec := record(mem, rows, gap)
+			scan, err := vector.NewScan(schema, rec)
 			rec.Release()
 			if err != nil {
 				t.Fatal(err)
@@ -261,8 +298,15 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 				st, en := sess.Field(0).(*array.Timestamp), sess.Field(1).(*array.Timestamp)
 				for i := 0; i < int(r.NumRows()); i++ {
 					k := "<null>"
-					if r.Column(0).IsValid(i) {
-						k = r.Column(0).(*array.String).Value(i)
+					switch col := r.Column(0).(type) {
+					case *array.String:
+						if col.IsValid(i) {
+							k = col.Value(i)
+						}
+					case *array.Int64:
+						if col.IsValid(i) {
+							k = fmt.Sprint("k", col.Value(i))
+						}
 					}
 					cells := []string{k, fmt.Sprint(int64(st.Value(i))), fmt.Sprint(int64(en.Value(i)))}
 					for c := 2; c < int(r.NumCols()); c++ {
