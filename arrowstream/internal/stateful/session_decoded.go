@@ -34,9 +34,9 @@ import (
 // rebuilt with the index (from the live map) after a restart or an
 // aborted epoch, so it always mirrors the index's version.
 type sessionDecoded struct {
-	agg     *vector.LiveAggregate
-	schema  *arrow.Schema // the aggregate's input: the session id, then the aggregate states
-	keys    map[string]*keySessions
+	agg    *vector.LiveAggregate
+	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
+	keys   map[string]*keySessions
 	// fixed and nullKey find the same keys by their fixed-width word
 	// when the key codec's encoding is fixed-width (no string per row).
 	fixed   map[uint64]*keySessions

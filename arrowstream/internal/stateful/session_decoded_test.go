@@ -334,6 +334,7 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		if sides[0].op.index.dec == nil {
 			t.Fatal("the sessions were not kept decoded")
 		}
+		checkDecodedMirrors(t, sides[0].op)
 		if !slices.Equal(got[0][1], want) {
 			t.Fatalf("epoch %d: decoded path\n%v\nmodel\n%v", id, strings.Join(got[0][1], "\n"), strings.Join(want, "\n"))
 		}
@@ -441,6 +442,7 @@ func TestSessionDecodedCompacts(t *testing.T) {
 			t.Fatalf("epoch %d: %d rows, want %d", id, len(got), len(want))
 		}
 		lateMs = wmMs
+		checkDecodedMirrors(t, op)
 		// Every session id took a group: fewer groups than ids means
 		// the dead ones were dropped.
 		if d := op.index.dec; int64(d.agg.NumGroups()) < d.nextSid {
@@ -449,5 +451,76 @@ func TestSessionDecodedCompacts(t *testing.T) {
 	}
 	if !compacted {
 		t.Fatal("the decoded aggregate was never compacted")
+	}
+}
+
+// checkDecodedMirrors checks that the decoded sessions hold what the live
+// map holds: the same keys in the same partitions, each key's sessions
+// with the same bounds, and states that encode to the stored bytes; and
+// that the fixed-width lookup finds exactly the keys of the map.
+func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
+	t.Helper()
+	d := op.index.dec
+	var keys int
+	for p, m := range op.index.live.parts {
+		keys += len(m)
+		for k, v := range m {
+			ks := d.keys[k]
+			if ks == nil || int(ks.part) != p {
+				t.Fatalf("key %q of partition %d: decoded %+v", k, p, ks)
+			}
+			entries, err := splitSessions(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != len(ks.list) {
+				t.Fatalf("key %q: %d stored sessions, %d decoded", k, len(entries), len(ks.list))
+			}
+			gids := make([]int32, len(ks.list))
+			starts := make([]arrow.Timestamp, len(ks.list))
+			ends := make([]arrow.Timestamp, len(ks.list))
+			for i, ls := range ks.list {
+				gids[i], starts[i], ends[i] = ls.gid, arrow.Timestamp(ls.start), arrow.Timestamp(ls.end)
+			}
+			st, err := d.agg.State(gids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			win := windowArray(op.mem, starts, ends)
+			err = op.valCodec.encodeCols(append([]arrow.Array{win}, st.Columns()[1:]...))
+			if err == nil {
+				for i, en := range entries {
+					if en.end != ks.list[i].end || string(en.val) != string(op.valCodec.at(i)) {
+						err = fmt.Errorf("key %q session %d: stored end %d, decoded %+v: the encodings differ", k, i, en.end, ks.list[i])
+						break
+					}
+				}
+			}
+			win.Release()
+			st.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(d.keys) != keys {
+		t.Fatalf("%d decoded keys, %d stored", len(d.keys), keys)
+	}
+	if d.fixed != nil {
+		n := len(d.fixed)
+		if d.nullKey != nil {
+			n++
+		}
+		for _, ks := range d.fixed {
+			if d.keys[ks.key] != ks {
+				t.Fatalf("the fixed-width lookup holds key %q, not among the decoded keys", ks.key)
+			}
+		}
+		if d.nullKey != nil && d.keys[d.nullKey.key] != d.nullKey {
+			t.Fatal("the null key is not among the decoded keys")
+		}
+		if n != len(d.keys) {
+			t.Fatalf("the fixed-width lookup holds %d keys, the decoded %d", n, len(d.keys))
+		}
 	}
 }
