@@ -1,6 +1,7 @@
 package stateful
 
 import (
+	"context"
 	"fmt"
 	"time"
 	"unsafe"
@@ -24,6 +25,17 @@ type sessionIndex struct {
 	count    int64                // stored sessions
 	ends     timeHeap[sessionKey] // (end, partition, key) of stored sessions
 	keyBytes int64                // bytes of the keys in ends
+	// dec is the sessions decoded (session_decoded.go), nil when they
+	// are not live or their aggregates cannot be kept decoded.
+	dec *sessionDecoded
+}
+
+// dropIndex lets go of the index (rebuilt by the next epoch's load).
+func (s *statefulSessionWindow) dropIndex() {
+	if s.index != nil {
+		s.index.dec.close()
+		s.index = nil
+	}
 }
 
 func (idx *sessionIndex) push(e sessionEnd) {
@@ -64,10 +76,11 @@ func (s *statefulSessionWindow) indexed() bool { return s.mode == stream.Append 
 
 // loadIndex makes the index mirror version, rebuilding it from the open
 // stores when it does not.
-func (s *statefulSessionWindow) loadIndex(version int64) error {
+func (s *statefulSessionWindow) loadIndex(ctx context.Context, version int64) error {
 	if s.index != nil && s.index.version == version {
 		return nil
 	}
+	s.dropIndex()
 	idx := &sessionIndex{version: version, live: newSessionLive(len(s.state.stores), s.log.on())}
 	byEnd := s.indexed()
 	var err error
@@ -98,6 +111,11 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 			return err
 		}
 	}
+	if idx.live.on() {
+		if err := s.loadDecoded(ctx, idx); err != nil {
+			return err
+		}
+	}
 	s.index = idx
 	if s.log.on() {
 		s.log.rows = idx.live.counts()
@@ -108,7 +126,11 @@ func (s *statefulSessionWindow) loadIndex(version int64) error {
 // bytes approximates the index's memory: the live sessions, the end
 // index's entries and their keys.
 func (idx *sessionIndex) bytes() int64 {
-	return idx.live.total() + int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
+	var dec int64
+	if idx.dec != nil {
+		dec = idx.dec.heapBytes(idx.count)
+	}
+	return dec + idx.live.total() + int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
 }
 
 // apply folds the partitions' changes of the epoch into the index.
@@ -126,7 +148,7 @@ func (idx *sessionIndex) apply(deltas []sessionDelta, byEnd bool) {
 // evictIndexed removes the sessions whose end is at or below the
 // watermark and returns them (partial layout): it pops the due entries of
 // the index and rewrites only their keys.
-func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error) {
+func (s *statefulSessionWindow) evictIndexed(ctx context.Context, wmMs int64) ([]arrow.Record, error) {
 	start := time.Now()
 	limit := wmMs * 1000
 	idx := s.index
@@ -145,6 +167,7 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 		}
 	}
 	var keys, vals [][]byte
+	var evicted []int32 // groups of the decoded sessions evicted
 	for _, d := range keysDue {
 		p := int(d.part)
 		k := unsafe.Slice(unsafe.StringData(d.key), len(d.key))
@@ -179,6 +202,9 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 			continue // a stale entry: the session grew past the watermark
 		}
 		idx.count -= int64(taken)
+		if idx.dec != nil {
+			evicted = idx.dec.evict(d.key, limit, evicted)
+		}
 		var werr error
 		if len(keep) == 0 {
 			werr = s.deleteState(p, d.key)
@@ -187,6 +213,11 @@ func (s *statefulSessionWindow) evictIndexed(wmMs int64) ([]arrow.Record, error)
 		}
 		if werr != nil {
 			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, d.part, werr)
+		}
+	}
+	if idx.dec != nil {
+		if err := idx.dec.deleteGroups(ctx, evicted); err != nil {
+			return nil, fmt.Errorf("arrowstream: evict sessions of operator %d: %w", s.opID, err)
 		}
 	}
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()

@@ -41,6 +41,10 @@ type statefulSessionWindow struct {
 	// premergeable: the aggregates merge the same in any order, so the
 	// epoch's rows are merged among themselves first (premerge).
 	premergeable bool
+	// noDecoded keeps the sessions encoded between epochs (decoded and
+	// merged again each epoch): the path of the aggregates a live
+	// aggregation cannot hold, forced by tests to compare both.
+	noDecoded bool
 
 	partialSchema *arrow.Schema
 	groupCols     []int     // partial columns of the state key
@@ -124,9 +128,9 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	}
 	s.log.bind(&s.state)
 	if s.index != nil && s.index.live.on() != s.log.on() {
-		s.index = nil // the stores changed write path: rebuild
+		s.dropIndex() // the stores changed write path: rebuild
 	}
-	if err := s.loadIndex(ep.ID); err != nil {
+	if err := s.loadIndex(ctx, ep.ID); err != nil {
 		input.Close()
 		return nil, err
 	}
@@ -162,10 +166,14 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	if err != nil {
 		return nil, err
 	}
-	if partials, err = s.premerge(ctx, partials); err != nil {
-		return nil, err
+	if s.index.dec != nil {
+		err = s.mergeDecoded(ctx, partials)
+	} else {
+		if partials, err = s.premerge(ctx, partials); err != nil {
+			return nil, err
+		}
+		err = s.mergeAndSave(ctx, partials)
 	}
-	err = s.mergeAndSave(ctx, partials)
 	releaseRecords(partials)
 	if err != nil {
 		return nil, err
@@ -176,7 +184,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	switch s.mode {
 	case stream.Append:
 		if s.timed && ep.HasWatermark {
-			out, err = s.evictIndexed(ep.WatermarkMs)
+			out, err = s.evictIndexed(ctx, ep.WatermarkMs)
 		}
 	default:
 		out, err = s.allState()
@@ -444,6 +452,9 @@ func (s *statefulSessionWindow) Committed(c StateCommit) {
 	if s.index != nil {
 		s.progress.NumRowsTotal = s.index.count
 		s.progress.MemoryUsedBytes += s.index.bytes()
+		if s.index.dec != nil {
+			s.progress.MemoryUsedBytes += s.index.dec.agg.HeapBytes()
+		}
 		s.index.version = s.pending
 	}
 	s.acct.report(&s.progress.CustomMetrics)
@@ -453,13 +464,13 @@ func (s *statefulSessionWindow) Committed(c StateCommit) {
 // the version the next epoch reads.
 func (s *statefulSessionWindow) Abort() {
 	s.state.release()
-	s.index = nil
+	s.dropIndex()
 	s.acct.release()
 }
 
 // Close lets go of the index and its reservation (the query stopped).
 func (s *statefulSessionWindow) Close() error {
-	s.index = nil
+	s.dropIndex()
 	s.acct.release()
 	return nil
 }

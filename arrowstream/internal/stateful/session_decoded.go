@@ -1,0 +1,526 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// sessionDecoded is the session window's open sessions kept decoded
+// between epochs, in the form the merge computes with: per grouping key
+// its sessions sorted by start (start, end and a session id), and the
+// sessions' aggregate states in a vector.LiveAggregate keyed by the
+// session id, updated in place. An epoch then neither decodes the stored
+// sessions of the keys it touches nor merges them again through a hash
+// aggregation: a new row finds its key's sessions in a map, is placed
+// among them by a sweep over the few sessions of the key, and is folded
+// into its session's accumulators by one Merge of the epoch's rows.
+// Stored sessions that a new row bridges are merged into the earliest of
+// them (its state first, the others in start order, then the new rows in
+// input order: the order the stored-then-new merge gave, so first and
+// last answer as before).
+//
+// The stores' format does not change: the touched keys' sessions are
+// encoded once at the end of the epoch into the live map (session_live.go)
+// and the changelog, as the merge wrote them before; the live map keeps
+// serving snapshots, eviction's output and Complete mode's reads. It is
+// rebuilt with the index (from the live map) after a restart or an
+// aborted epoch, so it always mirrors the index's version.
+type sessionDecoded struct {
+	agg    *vector.LiveAggregate
+	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
+	keys   map[string]*keySessions
+	// fixed and nullKey find the same keys by their fixed-width word
+	// when the key codec's encoding is fixed-width (no string per row).
+	fixed   map[uint64]*keySessions
+	nullKey *keySessions
+	stamp   uint32 // the current epoch's stamp (keySessions.stamp)
+	nextSid int64
+	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
+	// as keys come and go so that the account need not range over them.
+	keyBytes int64
+	// Scratch kept between epochs (for capacity only).
+	refs, sorted []sessionRef
+	at, next     []int32
+	merged       []liveSession
+	touched      []*keySessions
+}
+
+// keySessions is one grouping key's open sessions, sorted by start and
+// disjoint (overlapping or touching sessions are merged).
+type keySessions struct {
+	key  string
+	part int32
+	list []liveSession
+	// stamp and num: the key's number in the epoch of that stamp.
+	stamp uint32
+	num   int32
+}
+
+// liveSession is one open session: its bounds (µs), its id (the
+// aggregate's key) and its group in the aggregate.
+type liveSession struct {
+	start, end int64
+	sid        int64
+	gid        int32
+	// moved: the session is new or its end moved in this epoch (the end
+	// index gets an entry for it; an unchanged one has its entry).
+	moved bool
+}
+
+// sessionSidName names the session id column of the decoded aggregate.
+const sessionSidName = "__session_id"
+
+// newSessionDecoded returns an empty decoded state for s, or nil when an
+// aggregate's partial state cannot be kept live (extension aggregates):
+// those keep the encoded merge.
+func (s *statefulSessionWindow) newSessionDecoded() *sessionDecoded {
+	if s.noDecoded {
+		return nil
+	}
+	fields := []arrow.Field{{Name: sessionSidName, Type: arrow.PrimitiveTypes.Int64}}
+	fields = append(fields, s.partialSchema.Fields()[s.nKeys:]...)
+	schema := arrow.NewSchema(fields, nil)
+	agg, err := vector.NewLiveAggregate(vector.ForOperator(s.mem, sessionMergeName), schema, 1, s.spec.Aggregates)
+	if err != nil {
+		return nil
+	}
+	d := &sessionDecoded{agg: agg, schema: schema, keys: map[string]*keySessions{}}
+	if len(s.keyCodec.cols) > 0 && s.keyCodec.enc.IsFixed() {
+		d.fixed = map[uint64]*keySessions{}
+	}
+	return d
+}
+
+// close lets go of the aggregate and its reservation.
+func (d *sessionDecoded) close() {
+	if d != nil && d.agg != nil {
+		d.agg.Close()
+		d.agg = nil
+	}
+}
+
+// heapBytes approximates the decoded state's Go-heap bytes besides the
+// aggregate's (which reserves its own): the key map and session lists.
+// (sessions is their number).
+func (d *sessionDecoded) heapBytes(sessions int64) int64 {
+	return d.keyBytes + sessions*int64(unsafe.Sizeof(liveSession{}))
+}
+
+// perKeyBytes approximates a key's map entry and keySessions besides the
+// key's bytes.
+const perKeyBytes = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
+
+// addKey makes ks the entry of its key.
+func (d *sessionDecoded) addKey(ks *keySessions) {
+	d.keys[ks.key] = ks
+	d.keyBytes += int64(len(ks.key)) + perKeyBytes
+	if d.fixed != nil {
+		if w, ok := fixedKeyWord(ks.key); ok {
+			d.fixed[w] = ks
+		} else {
+			d.nullKey = ks
+		}
+	}
+}
+
+// dropKey removes key's entry.
+func (d *sessionDecoded) dropKey(key string) {
+	delete(d.keys, key)
+	d.keyBytes -= int64(len(key)) + perKeyBytes
+	if d.fixed != nil {
+		if w, ok := fixedKeyWord(key); ok {
+			delete(d.fixed, w)
+		} else {
+			d.nullKey = nil
+		}
+	}
+}
+
+// fixedKeyWord reads a fixed-width key's word from its stored bytes
+// (rowCodec.at: 1 then the word little-endian, or 0 alone for null).
+func fixedKeyWord(key string) (uint64, bool) {
+	if len(key) != 9 {
+		return 0, false
+	}
+	var w uint64
+	for j := 0; j < 8; j++ {
+		w |= uint64(key[1+j]) << (8 * j)
+	}
+	return w, true
+}
+
+// sidRecord builds the aggregate's input from a session id column and
+// the partial rows' aggregate states (columns from nKeys on; borrowed).
+func (d *sessionDecoded) sidRecord(mem memory.Allocator, sids []int64, states []arrow.Array) arrow.Record {
+	b := array.NewInt64Builder(mem)
+	b.AppendValues(sids, nil)
+	sid := b.NewArray()
+	b.Release()
+	cols := append([]arrow.Array{sid}, states...)
+	rec := array.NewRecord(d.schema, cols, int64(len(sids)))
+	sid.Release()
+	return rec
+}
+
+// loadDecoded builds the decoded state from the live map (the index's
+// version): every stored session decoded once and merged into a fresh
+// aggregate.
+func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionIndex) error {
+	d := s.newSessionDecoded()
+	if d == nil {
+		return nil
+	}
+	var vals [][]byte
+	var owners []*keySessions
+	for p, m := range idx.live.parts {
+		for k, v := range m {
+			entries, err := splitSessions(v)
+			if err != nil {
+				d.close()
+				return fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
+			}
+			ks := &keySessions{key: k, part: int32(p), list: make([]liveSession, 0, len(entries))}
+			d.addKey(ks)
+			for _, en := range entries {
+				vals = append(vals, en.val)
+				owners = append(owners, ks)
+			}
+		}
+	}
+	if len(vals) > 0 {
+		cols, err := s.valCodec.decode(s.mem, vals)
+		if err != nil {
+			d.close()
+			return fmt.Errorf("arrowstream: state of operator %d: decode sessions: %w", s.opID, err)
+		}
+		defer releaseArrays(cols)
+		win := cols[0].(*array.Struct)
+		starts := win.Field(0).(*array.Timestamp).TimestampValues()
+		ends := win.Field(1).(*array.Timestamp).TimestampValues()
+		sids := make([]int64, len(vals))
+		for i := range sids {
+			sids[i] = d.nextSid
+			d.nextSid++
+		}
+		rec := d.sidRecord(s.mem, sids, cols[1:])
+		gids, err := d.agg.Merge(ctx, rec)
+		rec.Release()
+		if err != nil {
+			d.close()
+			return fmt.Errorf("arrowstream: state of operator %d: load sessions: %w", s.opID, err)
+		}
+		for i, ks := range owners {
+			ks.list = append(ks.list, liveSession{start: int64(starts[i]), end: int64(ends[i]), sid: sids[i], gid: gids[i]})
+		}
+	}
+	idx.dec = d
+	return nil
+}
+
+func releaseArrays(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
+}
+
+// mergeDecoded folds the epoch's partial rows (borrowed) into the decoded
+// sessions and writes each touched key's sessions to the live map and
+// the changelog.
+func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arrow.Record) error {
+	d := s.index.dec
+	rows := 0
+	for _, rec := range partials {
+		rows += int(rec.NumRows())
+	}
+	if rows == 0 {
+		return nil // an empty epoch: not even the numbering's maps are cleared
+	}
+	n := len(s.state.stores)
+	// Each key the epoch touches gets a number (by first row) for the
+	// sort by (key, start): one lookup per row finds the key's sessions
+	// and its number (stamped with the epoch).
+	d.stamp++
+	if d.stamp == 0 { // wrapped: an old stamp could look current
+		for _, ks := range d.keys {
+			ks.stamp = 0
+		}
+		d.stamp = 1
+	}
+	var owners []*keySessions // by key number
+	d.touched = d.touched[:0]
+	refs := d.refs[:0]
+	c := s.keyCodec
+	for ri, rec := range partials {
+		if err := c.encode(rec); err != nil {
+			return err
+		}
+		fixed := len(c.cols) > 0 && c.enc.IsFixed()
+		var words []uint64
+		if fixed {
+			words = c.enc.Fixed()
+		}
+		starts, ends := sessionBounds(rec, s.sk)
+		for i := range int(rec.NumRows()) {
+			var ks *keySessions
+			switch {
+			case fixed && c.enc.HasNull(i):
+				ks = d.nullKey
+			case fixed:
+				ks = d.fixed[words[i]]
+			default:
+				ks = d.keys[string(c.at(i))]
+			}
+			if ks == nil {
+				ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, n))}
+				d.addKey(ks)
+			}
+			if ks.stamp != d.stamp {
+				ks.stamp, ks.num = d.stamp, int32(len(owners))
+				owners = append(owners, ks)
+			}
+			refs = append(refs, sessionRef{key: ks.num, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
+		}
+	}
+	d.refs = refs
+	nKeys := len(owners)
+	d.at = slices.Grow(d.at[:0], nKeys+1)[:nKeys+1]
+	clear(d.at)
+	d.next = slices.Grow(d.next[:0], nKeys)[:nKeys]
+	d.sorted = slices.Grow(d.sorted[:0], len(refs))[:len(refs)]
+	sorted := placeSessionRefs(refs, nKeys, d.at, d.next, d.sorted)
+
+	// Place every new row in its key's sessions: per key, a sweep over
+	// its stored sessions and its new rows, both by start.
+	sidOf := make([][]int64, len(partials))
+	for ri, rec := range partials {
+		sidOf[ri] = make([]int64, rec.NumRows())
+	}
+	var absorbed []int32 // groups of stored sessions merged into another
+	var into []int64     // the session id each is merged into
+	firstNew := d.nextSid
+	for k := 0; k < nKeys; k++ {
+		ks := owners[k]
+		newRefs := sorted[d.at[k]:d.at[k+1]]
+		old := ks.list
+		merged := d.merged[:0]
+		i, j := 0, 0
+		for i < len(old) || j < len(newRefs) {
+			// The cluster starts at the earlier of the next stored
+			// session and the next new row.
+			var cur liveSession
+			stored := i < len(old) && (j >= len(newRefs) || old[i].start <= int64(newRefs[j].start))
+			if stored {
+				cur = old[i]
+				i++
+			} else {
+				cur = liveSession{start: int64(newRefs[j].start), end: int64(newRefs[j].end), sid: -1, gid: -1}
+			}
+			// storedEnd: the end of the stored session that the cluster
+			// keeps (-1: none, the session is new).
+			storedEnd := int64(-1)
+			if stored {
+				storedEnd = cur.end
+			}
+			firstRef := j
+			if !stored {
+				j++
+			}
+			for {
+				if i < len(old) && old[i].start <= cur.end && (j >= len(newRefs) || old[i].start <= int64(newRefs[j].start)) {
+					if cur.sid < 0 {
+						// The first stored session of the cluster
+						// takes the new rows before it.
+						cur.sid, cur.gid = old[i].sid, old[i].gid
+						storedEnd = old[i].end
+					} else {
+						absorbed = append(absorbed, old[i].gid)
+						into = append(into, cur.sid)
+					}
+					cur.end = max(cur.end, old[i].end)
+					i++
+					continue
+				}
+				if j < len(newRefs) && int64(newRefs[j].start) <= cur.end {
+					cur.end = max(cur.end, int64(newRefs[j].end))
+					j++
+					continue
+				}
+				break
+			}
+			if cur.sid < 0 {
+				cur.sid = d.nextSid
+				d.nextSid++
+			}
+			cur.moved = storedEnd < 0 || cur.end != storedEnd
+			for _, r := range newRefs[firstRef:j] {
+				sidOf[r.rec][r.row] = cur.sid
+			}
+			merged = append(merged, cur)
+		}
+		s.index.count += int64(len(merged) - len(old))
+		ks.list = append(ks.list[:0], merged...)
+		d.merged = merged
+		d.touched = append(d.touched, ks)
+	}
+
+	// Stored sessions bridged by a new row go into the earliest one
+	// first, then the new rows, record by record in input order.
+	if len(absorbed) > 0 {
+		st, err := d.agg.State(absorbed)
+		if err != nil {
+			return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+		}
+		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
+		st.Release()
+		_, err = d.agg.Merge(ctx, rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+		}
+		d.agg.Delete(absorbed)
+	}
+	newGids := make([]int32, d.nextSid-firstNew)
+	for ri, rec := range partials {
+		in := d.sidRecord(s.mem, sidOf[ri], rec.Columns()[s.nKeys:])
+		gids, err := d.agg.Merge(ctx, in)
+		in.Release()
+		if err != nil {
+			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+		}
+		for i, sid := range sidOf[ri] {
+			if sid >= firstNew {
+				newGids[sid-firstNew] = gids[i]
+			}
+		}
+	}
+	for _, ks := range d.touched {
+		for i := range ks.list {
+			if sid := ks.list[i].sid; sid >= firstNew {
+				ks.list[i].gid = newGids[sid-firstNew]
+			}
+		}
+	}
+	return s.saveDecoded(d)
+}
+
+// saveDecoded encodes every session of the keys the epoch touched (one
+// State of their groups, one encode) and writes each key's sessions to
+// the live map and the changelog; the index gets the sessions' ends.
+func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
+	var gids []int32
+	var starts, ends []arrow.Timestamp
+	for _, ks := range d.touched {
+		for _, ls := range ks.list {
+			gids = append(gids, ls.gid)
+			starts = append(starts, arrow.Timestamp(ls.start))
+			ends = append(ends, arrow.Timestamp(ls.end))
+		}
+	}
+	if len(gids) == 0 {
+		return nil
+	}
+	st, err := d.agg.State(gids)
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+	}
+	defer st.Release()
+	win := windowArray(s.mem, starts, ends)
+	defer win.Release()
+	cols := append([]arrow.Array{win}, st.Columns()[1:]...)
+	if err := s.valCodec.encodeCols(cols); err != nil {
+		return err
+	}
+	growth := map[int32]*sessionGrowth{}
+	growthOf := func(p int32) *sessionGrowth {
+		g, ok := growth[p]
+		if !ok {
+			g = s.newSessionGrowth(int(p))
+			growth[p] = g
+		}
+		return g
+	}
+	var es []sessionEntry
+	row := 0
+	for _, ks := range d.touched {
+		es = es[:0]
+		g := growthOf(ks.part)
+		for i := range ks.list {
+			ls := &ks.list[i]
+			v := s.valCodec.at(row)
+			row++
+			es = append(es, sessionEntry{end: ls.end, val: v})
+			if err := g.copied(len(v)); err != nil {
+				return err
+			}
+			if s.indexed() && ls.moved {
+				s.index.push(sessionEnd{end: ls.end, part: ks.part, key: ks.key})
+			}
+			ls.moved = false
+		}
+		// A touched key has a session (its new rows' at least).
+		// joinSessions copies the encoded rows out of the codec.
+		if err := s.writeState(int(ks.part), ks.key, joinSessions(es)); err != nil {
+			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
+		}
+		if err := g.saved(len(ks.key), len(es)); err != nil {
+			return err
+		}
+	}
+	s.progress.NumRowsUpdated += int64(len(gids))
+	return nil
+}
+
+// evictDecoded drops from the decoded state key's sessions that end at
+// or below limit (eviction took them from the live map) and returns
+// their groups appended to gids.
+func (d *sessionDecoded) evict(key string, limit int64, gids []int32) []int32 {
+	ks, ok := d.keys[key]
+	if !ok {
+		return gids
+	}
+	keep := ks.list[:0]
+	for _, ls := range ks.list {
+		if ls.end <= limit {
+			gids = append(gids, ls.gid)
+			continue
+		}
+		keep = append(keep, ls)
+	}
+	ks.list = keep
+	if len(keep) == 0 {
+		d.dropKey(key)
+	}
+	return gids
+}
+
+// deleteGroups empties evicted groups and compacts the aggregate when
+// dead groups hold half of it (renumbering the sessions' groups).
+func (d *sessionDecoded) deleteGroups(ctx context.Context, gids []int32) error {
+	if len(gids) == 0 {
+		return nil
+	}
+	d.agg.Delete(gids)
+	if !d.agg.ShouldCompact() {
+		return nil
+	}
+	remap, err := d.agg.Compact(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ks := range d.keys {
+		for i := range ks.list {
+			ks.list[i].gid = remap[ks.list[i].gid]
+		}
+	}
+	return nil
+}
