@@ -69,6 +69,10 @@ type Result struct {
 	// StartRSS is the resident set before the query starts (after a GC
 	// that returned free memory), PeakRSS the highest while it ran.
 	StartRSS, PeakRSS int64
+	// PeakArrow is the most bytes the session's Arrow allocator had out
+	// at once (the pool's free buffers included, as in the engine
+	// workloads' peak_memory).
+	PeakArrow int64
 	// HeapAfterGC is the Go heap in use after a GC at the end.
 	HeapAfterGC int64
 	// Memory measured the run (baseline, peak, the table's retained bytes
@@ -101,8 +105,13 @@ func (r Result) Ratio() float64 {
 // set, then drops the table and measures it again.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	var res Result
+	// The session's default allocator (a pool over mapped memory) with
+	// the Arrow peak measured under the pool, as the engine workloads do.
+	peak := harness.NewPeakAllocator(vector.NewMappedAllocator())
+	pool := vector.NewPoolAllocator(peak, 0)
+	defer pool.Close()
 	s := arrowstream.NewSession(arrowstream.SessionOptions{
-		Logger: slog.New(slog.DiscardHandler), CheckpointRoot: cfg.Dir, NoSync: true,
+		Allocator: pool, Logger: slog.New(slog.DiscardHandler), CheckpointRoot: cfg.Dir, NoSync: true,
 	})
 	cat := memsink.NewCatalog()
 	memsink.Install(s, cat, cfg.Sink)
@@ -168,6 +177,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Epochs, res.Rows = int64(res.Size.Epochs), res.Size.Rows
 	res.Retained = res.Size.Bytes + res.Size.Overhead
 	res.PeakRSS = meter.Peak()
+	res.PeakArrow = peak.Peak()
 	if want := int64(cfg.Epochs * cfg.RowsPerEpoch); res.Rows != want {
 		return res, fmt.Errorf("table holds %d rows, want %d", res.Rows, want)
 	}
