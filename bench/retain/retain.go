@@ -43,9 +43,11 @@ type Config struct {
 	// retained bytes) at most this often, for the figures over time of a
 	// long run.
 	SampleEvery time.Duration
-	// MemoryTarget, when positive, runs under a soft memory limit of the
-	// baseline plus MemoryTarget times the table's retained bytes
-	// (harness.Config.MemoryTarget).
+	// MemoryTarget, when positive, runs under the session's memory
+	// target (arrowstream.Session.StartMemoryTarget, what a server runs
+	// with --memory-target): a soft memory limit of the runtime's
+	// baseline plus MemoryTarget times the bytes the session holds (the
+	// table's retained bytes).
 	MemoryTarget float64
 }
 
@@ -121,11 +123,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	s.RegisterStream("events", src)
 
 	input := memory.NewGoAllocator()
-	meter, err := harness.StartMemoryFor(harness.Config{MemoryTarget: cfg.MemoryTarget})
-	if err != nil {
-		return res, err
-	}
+	meter := harness.StartMemory()
 	defer meter.Stop()
+	if cfg.MemoryTarget > 0 {
+		// The session's own target (what a server runs with
+		// --memory-target): it measures the table through the catalog
+		// memsink.Install registered, after every epoch.
+		mt, err := s.StartMemoryTarget(arrowstream.MemoryTargetOptions{Ratio: cfg.MemoryTarget})
+		if err != nil {
+			return res, err
+		}
+		defer mt.Stop()
+	}
 	res.Memory = meter
 	res.StartRSS = meter.Baseline()
 	r, err := s.SQL(ctx, "CREATE STREAMING TABLE small TBLPROPERTIES ('outputMode' = 'append') AS SELECT * FROM STREAM events")
