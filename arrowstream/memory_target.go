@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arrowstream/arrowstream/internal/memtarget"
@@ -83,6 +84,7 @@ type MemoryTarget struct {
 	t      *memtarget.Target
 	cancel context.CancelFunc
 	done   chan struct{}
+	last   atomic.Int64 // when an epoch last caused an update (Unix ns)
 
 	mu   sync.Mutex
 	held int64 // the held bytes of the last update
@@ -153,8 +155,23 @@ func (m *MemoryTarget) update() {
 // OnQueryStarted implements QueryListener.
 func (m *MemoryTarget) OnQueryStarted(*StreamingQuery) {}
 
-// OnQueryProgress implements QueryListener: the limit follows each epoch.
-func (m *MemoryTarget) OnQueryProgress(*StreamingQuery, *StreamingQueryProgress) { m.update() }
+// progressGap spaces the updates epochs cause: a measure reads every
+// running query's progress and every table's size, so many queries with
+// small epochs would otherwise pay for it quadratically. An epoch within
+// the gap of the last update leaves the limit to the next one (or the
+// ticker): a limit set for fewer held bytes only makes the collector run
+// a little sooner.
+const progressGap = 10 * time.Millisecond
+
+// OnQueryProgress implements QueryListener: the limit follows the epochs,
+// at most one update per progressGap.
+func (m *MemoryTarget) OnQueryProgress(*StreamingQuery, *StreamingQueryProgress) {
+	now := time.Now().UnixNano()
+	if last := m.last.Load(); now-last < int64(progressGap) || !m.last.CompareAndSwap(last, now) {
+		return
+	}
+	m.update()
+}
 
 // OnQueryTerminated implements QueryListener.
 func (m *MemoryTarget) OnQueryTerminated(*StreamingQuery, error) { m.update() }
