@@ -107,6 +107,8 @@ type Session struct {
 
 	funcs map[string]*plan.ScalarFunction // RegisterFunction, by lower-case name (under mu)
 
+	held []heldSource // AddHeldBytes (memory_target.go), under mu
+
 	durable atomic.Pointer[catalogLog] // set by RestoreCatalog
 	// restoring is set while RestoreCatalog replays the catalog.
 	restoring atomic.Bool

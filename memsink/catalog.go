@@ -88,3 +88,22 @@ func (c *Catalog) List() []string {
 	sort.Slice(out, func(i, j int) bool { return fold(out[i]) < fold(out[j]) })
 	return out
 }
+
+// HeldBytes is what the catalog's tables hold together: their Arrow
+// buffers plus the estimated bookkeeping beside them (Size.Bytes +
+// Size.Overhead, what MaxBytes counts). A process's memory target
+// (arrowstream.Session.StartMemoryTarget) counts it as held data.
+func (c *Catalog) HeldBytes() int64 {
+	c.mu.RLock()
+	tables := make([]*Table, 0, len(c.tables))
+	for _, e := range c.tables {
+		tables = append(tables, e.table)
+	}
+	c.mu.RUnlock()
+	var n int64
+	for _, t := range tables {
+		sz := t.Size()
+		n += sz.Bytes + sz.Overhead
+	}
+	return n
+}

@@ -68,6 +68,17 @@ func Install(sess Registrar, cat *Catalog, defaults Options) {
 		r.RegisterSinkOptions("memory", OptionKeys())
 	}
 	sess.AddCatalog(PlanCatalog{cat})
+	// A session with a memory target counts the tables as held data.
+	if r, ok := sess.(HeldRegistrar); ok {
+		r.AddHeldBytes("memory sink", cat.HeldBytes)
+	}
+}
+
+// HeldRegistrar is a session that sets the process's memory limit from
+// the bytes its queries and tables hold (arrowstream.Session): Install
+// registers the catalog's HeldBytes with it.
+type HeldRegistrar interface {
+	AddHeldBytes(name string, f func() int64)
 }
 
 // OptionKeys are the options of the memory sink (TBLPROPERTIES of CREATE

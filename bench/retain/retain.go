@@ -43,9 +43,11 @@ type Config struct {
 	// retained bytes) at most this often, for the figures over time of a
 	// long run.
 	SampleEvery time.Duration
-	// MemoryTarget, when positive, runs under a soft memory limit of the
-	// baseline plus MemoryTarget times the table's retained bytes
-	// (harness.Config.MemoryTarget).
+	// MemoryTarget, when positive, runs under the session's memory
+	// target (arrowstream.Session.StartMemoryTarget, what a server runs
+	// with --memory-target): a soft memory limit of the runtime's
+	// baseline plus MemoryTarget times the bytes the session holds (the
+	// table's retained bytes).
 	MemoryTarget float64
 }
 
@@ -69,6 +71,10 @@ type Result struct {
 	// StartRSS is the resident set before the query starts (after a GC
 	// that returned free memory), PeakRSS the highest while it ran.
 	StartRSS, PeakRSS int64
+	// PeakArrow is the most bytes the session's Arrow allocator had out
+	// at once (the pool's free buffers included, as in the engine
+	// workloads' peak_memory).
+	PeakArrow int64
 	// HeapAfterGC is the Go heap in use after a GC at the end.
 	HeapAfterGC int64
 	// Memory measured the run (baseline, peak, the table's retained bytes
@@ -101,8 +107,13 @@ func (r Result) Ratio() float64 {
 // set, then drops the table and measures it again.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	var res Result
+	// The session's default allocator (a pool over mapped memory) with
+	// the Arrow peak measured under the pool, as the engine workloads do.
+	peak := harness.NewPeakAllocator(vector.NewMappedAllocator())
+	pool := vector.NewPoolAllocator(peak, 0)
+	defer pool.Close()
 	s := arrowstream.NewSession(arrowstream.SessionOptions{
-		Logger: slog.New(slog.DiscardHandler), CheckpointRoot: cfg.Dir, NoSync: true,
+		Allocator: pool, Logger: slog.New(slog.DiscardHandler), CheckpointRoot: cfg.Dir, NoSync: true,
 	})
 	cat := memsink.NewCatalog()
 	memsink.Install(s, cat, cfg.Sink)
@@ -112,11 +123,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	s.RegisterStream("events", src)
 
 	input := memory.NewGoAllocator()
-	meter, err := harness.StartMemoryFor(harness.Config{MemoryTarget: cfg.MemoryTarget})
-	if err != nil {
-		return res, err
-	}
+	meter := harness.StartMemory()
 	defer meter.Stop()
+	if cfg.MemoryTarget > 0 {
+		// The session's own target (what a server runs with
+		// --memory-target): it measures the table through the catalog
+		// memsink.Install registered, after every epoch.
+		mt, err := s.StartMemoryTarget(arrowstream.MemoryTargetOptions{Ratio: cfg.MemoryTarget})
+		if err != nil {
+			return res, err
+		}
+		defer mt.Stop()
+	}
 	res.Memory = meter
 	res.StartRSS = meter.Baseline()
 	r, err := s.SQL(ctx, "CREATE STREAMING TABLE small TBLPROPERTIES ('outputMode' = 'append') AS SELECT * FROM STREAM events")
@@ -168,6 +186,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Epochs, res.Rows = int64(res.Size.Epochs), res.Size.Rows
 	res.Retained = res.Size.Bytes + res.Size.Overhead
 	res.PeakRSS = meter.Peak()
+	res.PeakArrow = peak.Peak()
 	if want := int64(cfg.Epochs * cfg.RowsPerEpoch); res.Rows != want {
 		return res, fmt.Errorf("table holds %d rows, want %d", res.Rows, want)
 	}

@@ -39,6 +39,7 @@ func Workload() harness.Workload {
 			figs := []harness.Figure{
 				{Workload: wl, Figure: "epochs/cpu-s", Value: harness.PerCore(float64(epochs), wall, cpu), Unit: "epochs/s"},
 				{Workload: wl, Figure: "bookkeeping_per_epoch", Value: float64(res.Size.Overhead) / float64(max(res.Epochs, 1)), Unit: "bytes"},
+				{Workload: wl, Figure: "peak_memory", Value: float64(res.PeakArrow), Unit: "bytes"},
 			}
 			return append(figs, res.Memory.Figures(wl)...), nil
 		},

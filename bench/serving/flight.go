@@ -61,7 +61,17 @@ func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error
 		rows, reps = 1<<20, 2
 	}
 	d := ysb.Generate(rows, ysb.EventsPerSecond, cfg.Seed)
-	mem := memory.NewGoAllocator()
+	// The process's peak RSS (server, peer and client in one process) and
+	// the Arrow allocators' peaks (the tables', loaded first and then only
+	// read, plus the server's own: its default allocator, a pool over
+	// mapped memory, with the peak measured under the pool) from the
+	// tables' loading to the last read.
+	rss := harness.StartRSS()
+	peak := harness.NewPeakAllocator(memory.NewGoAllocator())
+	var mem memory.Allocator = peak
+	srvPeak := harness.NewPeakAllocator(vector.NewMappedAllocator())
+	srvMem := vector.NewPoolAllocator(srvPeak, 0)
+	defer srvMem.Close()
 	cat := memsink.NewCatalog()
 	big, err := sinkTable(ctx, mem, cat, "events", d, 0, d.Len(), 8)
 	if err != nil {
@@ -73,7 +83,7 @@ func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error
 		return nil, err
 	}
 	defer small.Close()
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Sinks: cat, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Sinks: cat, Allocator: srvMem, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +170,10 @@ func runFlight(ctx context.Context, cfg harness.Config) ([]harness.Figure, error
 	figs := []harness.Figure{
 		{Workload: "flight-doget", Figure: "throughput", Value: ob, Unit: "rows/s"},
 		{Workload: "flight-doget", Figure: "throughput", Value: bb, Unit: "rows/s", Peer: "flight-bare", Ratio: ob / bb},
+	}
+	for _, wl := range []string{"flight-doget", "flight-doget-small"} {
+		figs = append(figs, harness.Figure{Workload: wl, Figure: "peak_memory", Value: float64(peak.Peak() + srvPeak.Peak()), Unit: "bytes"})
+		figs = append(figs, harness.RSSFigure(wl, rss)...)
 	}
 	for _, p := range []float64{50, 99} {
 		o, b := ms(harness.Percentile(oursLat, p)), ms(harness.Percentile(bareLat, p))

@@ -235,7 +235,8 @@ func measureLatency(ctx context.Context, cfg harness.Config, d *Data, camp arrow
 func measureJSON(ctx context.Context, cfg harness.Config, d *Data, camp arrow.Record, sz sizes) ([]harness.Figure, error) {
 	m := min(sz.jsonEvents, d.Len())
 	lines := d.JSONLines(0, m)
-	pool := vector.NewPoolAllocator(memory.NewGoAllocator(), 0)
+	peak := harness.NewPeakAllocator(memory.NewGoAllocator())
+	pool := vector.NewPoolAllocator(peak, 0)
 	defer pool.Close()
 	sp := harness.StartSpan()
 	recs, err := DecodeJSON(pool, lines, sz.batch)
@@ -250,6 +251,10 @@ func measureJSON(ctx context.Context, cfg harness.Config, d *Data, camp arrow.Re
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	// The process's peak RSS and the allocator's peak cover decoding and
+	// running the query together, as the throughput does.
+	peak.ResetPeak()
+	rss := harness.StartRSS()
 	sp = harness.StartSpan()
 	recs, err = DecodeJSON(pool, lines, sz.batch)
 	if err != nil {
@@ -269,9 +274,11 @@ func measureJSON(ctx context.Context, cfg harness.Config, d *Data, camp arrow.Re
 	if diff := Diff(res.Answer, d.Reference(0, m)); diff != "" {
 		return nil, fmt.Errorf("wrong answer: %s", diff)
 	}
-	return []harness.Figure{
+	figs := []harness.Figure{
 		{Workload: "ysb-json", Figure: "throughput", Value: harness.PerCore(float64(m), wall, cpu), Unit: "events/s/core"},
 		{Workload: "ysb-json", Figure: "decode_throughput", Value: decodeRate, Unit: "events/s/core"},
 		{Workload: "ysb-json", Figure: "json_bytes_per_event", Value: float64(len(lines)) / float64(m), Unit: "bytes"},
-	}, nil
+		{Workload: "ysb-json", Figure: "peak_memory", Value: float64(peak.Peak()), Unit: "bytes"},
+	}
+	return append(figs, harness.RSSFigure("ysb-json", rss)...), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/server/pgwire"
@@ -64,6 +66,9 @@ func (f *appFlags) validate() error {
 	if f.sinkMaxBytes < 0 || f.sinkMaxEpochs < 0 || f.maxRows < 0 {
 		return errors.New("--sink-max-bytes, --sink-max-epochs and --max-rows must not be negative")
 	}
+	if t := f.flight.memoryTarget; !(t >= 0) || math.IsInf(t, 0) {
+		return fmt.Errorf("--memory-target %v: must be a positive ratio (or 0: off)", t)
+	}
 	return f.gov.validate()
 }
 
@@ -113,6 +118,9 @@ type app struct {
 	pg     *pgwire.Server
 	ckRoot string
 	lock   *rootLock // held on ckRoot until shutdown
+	// memTarget keeps the runtime's memory limit in proportion to what
+	// the engine holds (--memory-target; nil: off).
+	memTarget *arrowstream.MemoryTarget
 }
 
 // startApp builds the engine and starts the HTTP and Flight SQL servers.
@@ -186,8 +194,14 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 		sink:   memsink.Options{MaxBytes: f.sinkMaxBytes, MaxEpochs: f.sinkMaxEpochs, Persist: true, OffHeap: f.sinkOffHeap},
 		logger: a.logger,
 	})
+	// Before the restored tables fill: the target measures the runtime's
+	// memory with nothing held.
+	if a.memTarget, err = startMemoryTarget(a.engine, f.flight); err != nil {
+		return nil, err
+	}
 	if err := a.engine.restore(ctx); err != nil {
 		a.engine.stop(f.stopTimeout)
+		a.memTarget.Stop()
 		return nil, err
 	}
 	if f.httpAddr != "" {
@@ -273,6 +287,7 @@ func (a *app) shutdown() {
 			a.logger.Warn("HTTP server stop", "err", err)
 		}
 	}
+	a.memTarget.Stop()
 	a.lock.release()
 	a.logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond), "checkpoint", a.ckRoot)
 }

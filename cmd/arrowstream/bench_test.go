@@ -45,9 +45,19 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 				t.Fatal("no figures")
 			}
 			ours, cited, rss := 0, 0, 0
+			// Per reported workload (a group reports several): whether it
+			// has a figure of ours, a peak_rss and a peak_memory.
+			own, rssOf, arrowOf := map[string]bool{}, map[string]bool{}, map[string]bool{}
 			for _, f := range figs {
 				if f.Figure == "peak_rss" {
 					rss++
+					rssOf[f.Workload] = true
+				}
+				if f.Figure == "peak_memory" {
+					arrowOf[f.Workload] = true
+				}
+				if f.Peer == "" && f.Figure != "skipped" {
+					own[f.Workload] = true
 				}
 				if f.Figure == "skipped" {
 					if f.Source == "" {
@@ -76,8 +86,18 @@ func TestBenchQuickEveryWorkload(t *testing.T) {
 			}
 			// The engine workloads report the process's peak RSS beside
 			// the Arrow allocator's peak (read from /proc on Linux).
-			if runtime.GOOS == "linux" && w.Name != "flight" && rss == 0 {
+			if runtime.GOOS == "linux" && rss == 0 {
 				t.Errorf("no peak_rss figure in %s", w.Name)
+			}
+			// Every workload reported, each with both (issue #19: the
+			// process's peak RSS next to the Arrow allocator's peak).
+			for wl := range own {
+				if runtime.GOOS == "linux" && !rssOf[wl] {
+					t.Errorf("no peak_rss figure for %s", wl)
+				}
+				if !arrowOf[wl] {
+					t.Errorf("no peak_memory figure (the Arrow allocator's peak) for %s", wl)
+				}
 			}
 			// YSB and every Nexmark query run here have published figures
 			// beside them, but q6, which Flink does not run (FLINK-19059;

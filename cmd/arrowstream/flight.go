@@ -36,6 +36,7 @@ type flightConfig struct {
 	allowInsecure bool
 	memoryLimit   int64
 	queryMemory   int64
+	memoryTarget  float64 // --memory-target (memtarget.go)
 }
 
 func addFlightFlags(fs *flag.FlagSet) *flightConfig {
@@ -45,6 +46,7 @@ func addFlightFlags(fs *flag.FlagSet) *flightConfig {
 	fs.StringVar(&c.password, "password", "", "the password of --user (prefer the environment variable)")
 	fs.BoolVar(&c.allowInsecure, "allow-insecure", false, "allow serving a non-loopback address without authentication or TLS")
 	fs.Int64Var(&c.memoryLimit, "memory-limit", defaultMemoryLimit(), "process memory limit in `bytes`: queries together hold at most this much, and new queries and ingest are refused while the heap is past it; also the Go runtime's soft limit (default: 3/4 of RAM or of the cgroup limit; 0: none)")
+	fs.Float64Var(&c.memoryTarget, "memory-target", 0, "keep the Go runtime's soft memory limit at its memory with nothing held plus this `ratio` per byte the tables and streaming state hold, at most --memory-limit (1.25 keeps the process near 1.5× what it holds; costs collector CPU, docs/operations.md; 0: off, the limit is --memory-limit)")
 	fs.Int64Var(&c.queryMemory, "query-memory", -1, "per-query memory limit in `bytes`: over it a query fails with RESOURCE_EXHAUSTED (default: a quarter of --memory-limit; 0: none)")
 	return c
 }
@@ -80,9 +82,10 @@ func startFlightServer(ctx context.Context, e *engine, cfg *flightConfig, gov *g
 	if cfg.queryMemory < 0 {
 		sc.Limits.QueryMemoryBytes = sc.Limits.ServerMemoryBytes / 4
 	}
-	if cfg.memoryLimit > 0 {
+	if cfg.memoryLimit > 0 && cfg.memoryTarget == 0 {
 		// The garbage collector works harder near the limit rather than
-		// letting the heap reach it.
+		// letting the heap reach it. (A memory target sets the limit
+		// itself, with --memory-limit as its ceiling.)
 		debug.SetMemoryLimit(cfg.memoryLimit)
 	}
 	sc.Logger = e.logger

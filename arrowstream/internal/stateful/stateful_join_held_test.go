@@ -2,11 +2,13 @@ package stateful
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
@@ -116,4 +118,81 @@ func TestJoinStateBytesMatchAllocator(t *testing.T) {
 		}
 	}
 	t.Logf("worst allocator/reported ratio %.3f", worst)
+}
+
+// TestJoinEvictingStateBytesMatchAllocator: the same for a join whose
+// watermark evicts (a time-bounded condition, as q7): its batches are
+// split across partitions, evicted by cursor and compacted, and the
+// Arrow bytes it reports stay within 1.1× of what the allocator holds
+// for it at every epoch, with one partition and with several (where the
+// split's slices share an epoch's buffers).
+func TestJoinEvictingStateBytesMatchAllocator(t *testing.T) {
+	const (
+		factor = 1.1
+		timed  = "k = k2 AND t2 >= t - INTERVAL 2 SECONDS AND t2 <= t + INTERVAL 2 SECONDS"
+	)
+	for _, parts := range []int{1, 3, 8} {
+		t.Run(fmt.Sprintf("partitions=%d", parts), func(t *testing.T) {
+			checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer checked.AssertSize(t, 0)
+			pool := vector.NewPoolAllocator(checked, 0)
+			defer pool.Close()
+			other := memory.NewGoAllocator() // input and stores: not counted
+			ctx := context.Background()
+			dir := t.TempDir()
+			opts := checkpoint.StoreOptions{Allocator: other, MinDeltasForSnapshot: 1, MaxDeltasForSnapshot: 2, MinVersionsToRetain: 2}
+			stores := newOptStores(t, dir, parts, opts)
+			op := newJoinSnapOp(t, pool, timed, "inner", true)
+			op.mem = other
+			defer func() {
+				if err := op.Close(); err != nil {
+					t.Error(err)
+				}
+				stores.close()
+			}()
+			rng := rand.New(rand.NewPCG(3, uint64(parts)))
+			worst := 0.0
+			for id := int64(0); id < 40; id++ {
+				var data []vt.Row
+				for range 1000 + rng.IntN(4000) {
+					data = append(data, vt.Row{rng.Int64N(1 << 20), (max(0, id-5) + rng.Int64N(6)) * 1_000_000})
+				}
+				ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: max(0, (id-4)*1000), HasWatermark: true, CheckpointDir: dir, NumPartitions: parts}}
+				rec := vt.BuildRecord(other, liveInSchema, data)
+				scan, err := vector.NewScan(liveInSchema, rec)
+				rec.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ep.State = stores.begin(id)
+				out, err := op.Execute(ctx, ep, scan)
+				if err != nil {
+					t.Fatalf("epoch %d: %v", id, err)
+				}
+				recs, err := vector.Drain(ctx, out)
+				out.Close()
+				releaseRecords(recs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				op.Committed(stores.commit(ctx))
+				for _, part := range stores.parts {
+					if err := part.(*checkpoint.StorePartition).WaitMaintenance(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				held := int64(checked.CurrentAlloc()) - int64(pool.Retained()+pool.RetainedLarge())
+				reported := joinArrowBytes(op.j)
+				if reported == 0 {
+					t.Fatalf("epoch %d: no state reported", id)
+				}
+				r := float64(held) / float64(reported)
+				worst = max(worst, r, 1/r)
+				if r > factor || r < 1/factor {
+					t.Fatalf("epoch %d: the allocator holds %d bytes for the join's state, the join reports %d (%.2f×, allowed %.2f×)", id, held, reported, r, factor)
+				}
+			}
+			t.Logf("worst allocator/reported ratio %.3f", worst)
+		})
+	}
 }
