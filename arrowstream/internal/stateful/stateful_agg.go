@@ -411,13 +411,32 @@ func (s *statefulAggregate) logChanged(changed arrow.Record) error {
 	if err := s.valCodec.encode(changed); err != nil {
 		return err
 	}
-	for i, added := range l.added {
-		key, p, ok := l.storedKey(l.dirty[i])
-		if !ok { // not kept (the arena is full): from the encode
-			j := int(pos[i])
-			key, p = s.keyCodec.at(j), int(l.partOf[l.dirty[i]])-1
+	// Every changed group's partition is noted now: log them partition
+	// by partition, each partition's in one call (changelog_batch.go).
+	b := &sc.batch
+	parts := b.setParts(len(l.dirty))
+	for i, g := range l.dirty {
+		parts[i] = l.partOf[g] - 1
+	}
+	b.byPartition(len(s.state.stores))
+	for p := range s.state.stores {
+		ents := b.entries(p)
+		if len(ents) == 0 {
+			continue
 		}
-		s.log.upsert(p, key, s.valCodec.at(i), added)
+		b.reset()
+		added := 0
+		for _, i := range ents {
+			key := l.keys.of(l.dirty[i])
+			if key == nil { // not kept (the arena is full): from the encode
+				key = s.keyCodec.at(int(pos[i]))
+			}
+			b.add(key, s.valCodec.at(int(i)))
+			if l.added[i] {
+				added++
+			}
+		}
+		s.log.upserts(p, b, added)
 	}
 	return nil
 }
@@ -495,9 +514,22 @@ func (s *statefulAggregate) evict(ctx context.Context, wmMs int64, rows bool) (a
 func (s *statefulAggregate) dropStored(gids []int32, gone arrow.Record) error {
 	l := s.live
 	if s.log.on() && l.allStored(gids) {
-		for _, g := range gids {
-			key, p, _ := l.storedKey(g)
-			s.log.remove(p, key)
+		b := &l.logged.batch
+		parts := b.setParts(len(gids))
+		for i, g := range gids {
+			parts[i] = l.partOf[g] - 1
+		}
+		b.byPartition(len(s.state.stores))
+		for p := range s.state.stores {
+			ents := b.entries(p)
+			if len(ents) == 0 {
+				continue
+			}
+			b.reset()
+			for _, i := range ents {
+				b.addKey(l.keys.of(gids[i]))
+			}
+			s.log.removes(p, b)
 		}
 		return nil
 	}
