@@ -16,7 +16,7 @@ type changelogState struct {
 	// batchers are the writers as ChangelogBatchers when all are (nil:
 	// logBatches log entry by entry).
 	batchers []checkpoint.ChangelogBatcher
-	rows    []int64                      // live keys by partition
+	rows     []int64 // live keys by partition
 }
 
 // bind takes the epoch's stores when every one of them takes a changelog
