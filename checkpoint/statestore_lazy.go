@@ -233,6 +233,45 @@ func (l *LazyLogStore) LogUpsertFrom(key []byte, size int, write func(w io.Write
 	return nil
 }
 
+var _ ChangelogBatcher = (*LazyLogStore)(nil)
+
+// LogUpserts implements ChangelogBatcher (entry by entry when the opened
+// store does not batch).
+func (l *LazyLogStore) LogUpserts(keys []byte, keyEnds []uint32, values []byte, valueEnds []uint32) {
+	st, err := l.open()
+	if err != nil {
+		return
+	}
+	if b, ok := st.(ChangelogBatcher); ok {
+		b.LogUpserts(keys, keyEnds, values, valueEnds)
+		return
+	}
+	cw := st.(ChangelogWriter)
+	var k, v uint32
+	for i, ke := range keyEnds {
+		cw.LogUpsert(keys[k:ke], values[v:valueEnds[i]])
+		k, v = ke, valueEnds[i]
+	}
+}
+
+// LogDeletes implements ChangelogBatcher, as LogUpserts.
+func (l *LazyLogStore) LogDeletes(keys []byte, keyEnds []uint32) {
+	st, err := l.open()
+	if err != nil {
+		return
+	}
+	if b, ok := st.(ChangelogBatcher); ok {
+		b.LogDeletes(keys, keyEnds)
+		return
+	}
+	cw := st.(ChangelogWriter)
+	var k uint32
+	for _, ke := range keyEnds {
+		cw.LogDelete(keys[k:ke])
+		k = ke
+	}
+}
+
 // LogDelete implements ChangelogWriter.
 func (l *LazyLogStore) LogDelete(key []byte) {
 	if st, err := l.open(); err == nil {

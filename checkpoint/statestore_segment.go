@@ -303,10 +303,13 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 	base, ok := newestBase(files, latest-1)
 	p.mu.Lock()
 	chain, rows := p.chain, p.rows
+	smaller := ok && p.liveSmaller(base.version, chain, rows)
 	p.mu.Unlock()
 	// The first snapshot is full: from the empty version, a full
 	// snapshot costs the changes too, and a chain always ends on one.
-	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots {
+	// So is one whose live view holds fewer bytes than the changes a
+	// segment would copy (liveSmaller).
+	if !ok || chain.head != base.version || chain.links >= maxSegmentLinks || p.opts.fullSnapshots || smaller {
 		return p.fullSnapshot(files, latest, covered, nil)
 	}
 	var bufs payloadBufs
@@ -366,6 +369,25 @@ func (p *StorePartition) fullSnapshot(files map[fileKey]bool, latest, covered in
 	}
 	defer view.Release()
 	return p.snapshotFromLive(files, at.version, at.since, view)
+}
+
+// liveSmaller reports whether the partition keeps a live view newer than
+// base whose entries hold fewer bytes than the deltas since the last
+// snapshot (sinceSnap), estimated as the live rows at the chain's bytes
+// per entry. A segment costs the changes (read back from the state log,
+// concatenated, compressed, written) and a full snapshot from the view
+// the live entries: for a state that turns over (a windowed
+// aggregation's groups are upserted and deleted within a few epochs) the
+// changes since the last snapshot are many times the live entries, and
+// the view, already paid for on the epoch's path, went unused while the
+// segment copied them. A state that grows keeps its segments (its
+// changes are about as many as its new live entries, its view is the
+// whole state). Callers hold p.mu.
+func (p *StorePartition) liveSmaller(base int64, chain snapChain, rows int64) bool {
+	if p.live.view == nil || p.live.version <= base || chain.entries <= 0 {
+		return false
+	}
+	return float64(rows)*float64(chain.bytes)/float64(chain.entries) < float64(p.sinceSnap)
 }
 
 // minSegmentSlack lets a small chain hold dead entries beyond twice the

@@ -229,6 +229,32 @@ func (l *LiveAggregate) State(gids []int32) (arrow.Record, error) {
 	return rec, nil
 }
 
+// Values returns the state columns of the groups gids (the columns of
+// Schema after the keys), in that order, without their keys: a caller
+// that keeps the groups' keys encoded already (a streaming aggregation
+// logging its changed groups) does not rebuild them. The arrays are
+// owned by the caller.
+func (l *LiveAggregate) Values(gids []int32) ([]arrow.Array, error) {
+	groups := l.b.grouper.numGroups()
+	for _, g := range gids {
+		if g < 0 || int(g) >= groups {
+			return nil, fmt.Errorf("vector: live aggregation: group %d of %d", g, groups)
+		}
+	}
+	var cols []arrow.Array
+	l.rows = growZero(l.rows, groups)
+	for _, a := range l.accs {
+		a.resize(groups)
+		st, err := a.stateAt(l.mem, gids, l.rows)
+		if err != nil {
+			releaseArrays(cols)
+			return nil, err
+		}
+		cols = append(cols, st...)
+	}
+	return cols, nil
+}
+
 // Keys returns the key columns of the groups gids (dead ones included),
 // in that order, without their accumulators: a caller that needs only
 // the keys of some groups (a streaming aggregation encoding the store keys

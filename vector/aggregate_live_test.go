@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -167,6 +168,20 @@ func TestLiveAggregateMatchesBatch(t *testing.T) {
 				want := partialOf(t, mem, spec, all)
 				if g, w := sortedRows(got), sortedRows(want...); !slices.Equal(g, w) {
 					t.Fatalf("step %d: state\n%v\nwant\n%v", step, g, w)
+				}
+				// Values are State's columns after the keys.
+				vals, err := live.Values(gids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(vals) != int(got.NumCols())-len(keys) {
+					t.Fatalf("step %d: %d value columns, state has %d after %d keys", step, len(vals), got.NumCols(), len(keys))
+				}
+				for i, v := range vals {
+					if !array.Equal(v, got.Column(len(keys)+i)) {
+						t.Fatalf("step %d: value column %d\n%v\nstate's\n%v", step, i, v, got.Column(len(keys)+i))
+					}
+					v.Release()
 				}
 				got.Release()
 				releaseRecords(want)

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"testing"
 	"time"
@@ -13,11 +14,17 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
+// windowedFull makes BenchmarkWindowed run the data set of arrowstream
+// bench windowed (32 epochs), whose state snapshots more often than the
+// quick one's.
+var windowedFull = flag.Bool("windowed.full", false, "BenchmarkWindowed over the full data set (32 epochs), as arrowstream bench windowed")
+
 // BenchmarkWindowed runs the windowed workload's engine path and its Go
-// peer on the quick data set (8 epochs × 64K rows, 10K keys), for
-// profiling: go test -run '^$' -bench Windowed/engine -cpuprofile w.prof.
+// peer on the quick data set (8 epochs × 64K rows, 10K keys; -args
+// -windowed.full: the full one), for profiling: go test -run '^$' -bench
+// 'Windowed/engine' -cpuprofile w.prof.
 func BenchmarkWindowed(b *testing.B) {
-	sz := SizesFor(true)
+	sz := SizesFor(!*windowedFull)
 	d := gen.Windowed(sz.WinEpochs, sz.WinEpochRows, sz.WinKeys, 1)
 	recs := d.Records(memory.NewGoAllocator())
 	defer release(recs)

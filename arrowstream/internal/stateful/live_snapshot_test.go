@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -67,12 +68,15 @@ type liveSnapOp interface {
 	Committed(c StateCommit)
 }
 
-// runLiveSnapOps runs the same random epochs through two instances of an
-// operator, one whose stores take snapshots from its live state and one
-// whose stores fold them from the files, restarting both now and then,
-// and checks that every version loads the same in both (the folded one
-// is the reference: it is checked against models elsewhere) and that
-// snapshots were made from live state.
+// runLiveSnapOps runs the same random epochs through three instances of
+// an operator, one whose stores take snapshots from its live state and
+// one whose stores fold them from the files, restarting both now and
+// then, and one never restarted whose stores make no snapshot (its
+// versions load from the changelog alone), and checks that every version
+// loads the same in all three (the folded one is the reference: it is
+// checked against models elsewhere), that every epoch's output is the
+// same with and without restarts, and that snapshots were made from live
+// state.
 func runLiveSnapOps(t *testing.T, parts int, newOp func(memory.Allocator) liveSnapOp) {
 	runLiveSnapOpsNorm(t, parts, newOp, nil)
 }
@@ -84,11 +88,18 @@ func runLiveSnapOpsNorm(t *testing.T, parts int, newOp func(memory.Allocator) li
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
-	dirs := [2]string{t.TempDir(), t.TempDir()} // live, folded
-	var stores [2]*testStores
-	var ops [2]liveSnapOp
+	dirs := [3]string{t.TempDir(), t.TempDir(), t.TempDir()} // live, folded, changelog alone
+	var stores [3]*testStores
+	var ops [3]liveSnapOp
+	optsOf := func(i int) checkpoint.StoreOptions {
+		if i == 2 {
+			// No snapshot: every version loads from the changelog alone.
+			return checkpoint.StoreOptions{Allocator: mem, MinDeltasForSnapshot: 1 << 30, MaxDeltasForSnapshot: 1 << 30, MinVersionsToRetain: 1000}
+		}
+		return liveSnapOpts(mem, i == 0)
+	}
 	for i := range stores {
-		stores[i] = newOptStores(t, dirs[i], parts, liveSnapOpts(mem, i == 0))
+		stores[i] = newOptStores(t, dirs[i], parts, optsOf(i))
 		ops[i] = newOp(mem)
 	}
 	// An operator holding Arrow memory (the join's batches) frees it
@@ -108,7 +119,7 @@ func runLiveSnapOpsNorm(t *testing.T, parts int, newOp func(memory.Allocator) li
 			s.close()
 		}
 	}()
-	liveSnaps := int64(0)
+	liveSnaps, emitted := int64(0), 0
 	countLive := func() {
 		for _, p := range stores[0].parts {
 			liveSnaps += p.(*checkpoint.StorePartition).LiveSnapshots()
@@ -122,6 +133,7 @@ func runLiveSnapOpsNorm(t *testing.T, parts int, newOp func(memory.Allocator) li
 		for range 20 + rng.IntN(40) {
 			data = append(data, vt.Row{rng.Int64N(12), (max(0, id-5) + rng.Int64N(6)) * 1_000_000})
 		}
+		var outs [3][]string
 		for i := range ops {
 			ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, CheckpointDir: dirs[i], NumPartitions: parts}}
 			rec := vt.BuildRecord(mem, liveInSchema, data)
@@ -137,19 +149,29 @@ func runLiveSnapOpsNorm(t *testing.T, parts int, newOp func(memory.Allocator) li
 			}
 			recs, err := vector.Drain(ctx, out)
 			out.Close()
+			for _, r := range vt.Rows[vt.Row](vt.Normalizer{}, recs...) {
+				outs[i] = append(outs[i], fmt.Sprint(r...))
+			}
+			slices.Sort(outs[i])
 			releaseRecords(recs)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ops[i].Committed(stores[i].commit(ctx))
 		}
+		emitted += len(outs[2])
+		for i := range 2 {
+			if !slices.Equal(outs[i], outs[2]) {
+				t.Fatalf("epoch %d: instance %d (restarted) emits %d rows, the one never restarted %d:\n%v\n%v", id, i, len(outs[i]), len(outs[2]), outs[i], outs[2])
+			}
+		}
 		if rng.IntN(6) == 0 {
 			// A restart, after the background snapshots were written and
 			// before the next commit purges anything.
 			countLive()
-			for i := range stores {
+			for i := range 2 {
 				stores[i].close()
-				stores[i] = newOptStores(t, dirs[i], parts, liveSnapOpts(mem, i == 0))
+				stores[i] = newOptStores(t, dirs[i], parts, optsOf(i))
 				closeOp(ops[i])
 				ops[i] = newOp(mem)
 			}
@@ -164,13 +186,22 @@ func runLiveSnapOpsNorm(t *testing.T, parts int, newOp func(memory.Allocator) li
 				t.Fatal(err)
 			}
 		}
+		for _, p := range stores[2].parts {
+			if err := p.(*checkpoint.StorePartition).WaitMaintenance(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		live, folded := readVersion(t, mem, dirs[0], parts, id+1), readVersion(t, mem, dirs[1], parts, id+1)
+		logOnly := readVersion(t, mem, dirs[2], parts, id+1)
 		for p := range live {
 			if norm != nil {
-				live[p], folded[p] = norm(t, live[p]), norm(t, folded[p])
+				live[p], folded[p], logOnly[p] = norm(t, live[p]), norm(t, folded[p]), norm(t, logOnly[p])
 			}
 			if !maps.Equal(live[p], folded[p]) {
 				t.Fatalf("version %d partition %d: loads %d keys with live snapshots, %d folded (files %v)", id+1, p, len(live[p]), len(folded[p]), dirs[0])
+			}
+			if !maps.Equal(logOnly[p], folded[p]) {
+				t.Fatalf("version %d partition %d: loads %d keys from the changelog alone, %d folded (files %v)", id+1, p, len(logOnly[p]), len(folded[p]), dirs[2])
 			}
 		}
 		lateMs = wmMs
@@ -178,6 +209,9 @@ func runLiveSnapOpsNorm(t *testing.T, parts int, newOp func(memory.Allocator) li
 	countLive()
 	if liveSnaps == 0 {
 		t.Fatal("no snapshot was made from the operator's live state")
+	}
+	if emitted == 0 {
+		t.Fatal("no row was emitted: the outputs compared nothing")
 	}
 }
 

@@ -13,7 +13,10 @@ import (
 // stores report as their length without a copy to count.
 type changelogState struct {
 	writers []checkpoint.ChangelogWriter // the epoch's stores; nil: Put/Delete
-	rows    []int64                      // live keys by partition
+	// batchers are the writers as ChangelogBatchers when all are (nil:
+	// logBatches log entry by entry).
+	batchers []checkpoint.ChangelogBatcher
+	rows     []int64 // live keys by partition
 }
 
 // bind takes the epoch's stores when every one of them takes a changelog
@@ -24,11 +27,12 @@ func (c *changelogState) bind(s *statePartitions) {
 	for _, st := range s.stores {
 		w, ok := st.(checkpoint.ChangelogWriter)
 		if !ok {
-			c.writers = nil
+			c.writers, c.batchers = nil, nil
 			return
 		}
 		c.writers = append(c.writers, w)
 	}
+	c.bindBatchers()
 	if len(c.rows) != len(c.writers) {
 		c.rows = nil // counted again by recount
 	}

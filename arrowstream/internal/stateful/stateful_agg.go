@@ -191,18 +191,29 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	if err := s.fold(ctx, ep, input); err != nil {
 		return nil, err
 	}
-	changed, err := live.changedState()
-	if err != nil {
-		return nil, err
+	var changed arrow.Record
+	if s.mode != stream.Update && s.log.on() {
+		// Only the log reads the changed groups, and it keeps their keys:
+		// their values alone are gathered.
+		if err := s.logChangedValues(); err != nil {
+			return nil, err
+		}
+		s.progress.NumRowsUpdated = int64(len(live.dirty))
+	} else {
+		var err error
+		if changed, err = live.changedState(); err != nil {
+			return nil, err
+		}
+		defer changed.Release()
+		if err := s.save(changed); err != nil {
+			return nil, err
+		}
+		s.progress.NumRowsUpdated = changed.NumRows()
 	}
-	defer changed.Release()
-	if err := s.save(changed); err != nil {
-		return nil, err
-	}
-	s.progress.NumRowsUpdated = changed.NumRows()
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 
 	var out []arrow.Record
+	var err error
 	switch s.mode {
 	case stream.Complete:
 		var all arrow.Record
@@ -343,7 +354,7 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 		return nil
 	}
 	if s.log.on() {
-		return s.logChanged(changed)
+		return s.logChanged(changed.Columns()[s.nKeys:])
 	}
 	if err := s.keyCodec.encode(changed); err != nil {
 		return err
@@ -359,8 +370,28 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 	return nil
 }
 
-// logChanged logs the changed groups (save) as upserts.
-func (s *statefulAggregate) logChanged(changed arrow.Record) error {
+// logChangedValues logs the epoch's changed groups from their values
+// (LiveAggregate.Values), without the record of their whole state.
+func (s *statefulAggregate) logChangedValues() error {
+	if len(s.live.dirty) == 0 {
+		return nil
+	}
+	vals, err := s.live.agg.Values(s.live.dirty)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, a := range vals {
+			a.Release()
+		}
+	}()
+	return s.logChanged(vals)
+}
+
+// logChanged logs the changed groups (save) as upserts; vals are their
+// state columns (the partial layout's after the keys), in the order of
+// the live state's dirty groups.
+func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
 	l := s.live
 	groups := l.agg.NumGroups()
 	l.partOf = growTo(l.partOf, groups)
@@ -408,16 +439,35 @@ func (s *statefulAggregate) logChanged(changed arrow.Record) error {
 			pos[i] = int32(j)
 		}
 	}
-	if err := s.valCodec.encode(changed); err != nil {
+	if err := s.valCodec.encodeCols(vals); err != nil {
 		return err
 	}
-	for i, added := range l.added {
-		key, p, ok := l.storedKey(l.dirty[i])
-		if !ok { // not kept (the arena is full): from the encode
-			j := int(pos[i])
-			key, p = s.keyCodec.at(j), int(l.partOf[l.dirty[i]])-1
+	// Every changed group's partition is noted now: log them partition
+	// by partition, each partition's in one call (changelog_batch.go).
+	b := &sc.batch
+	parts := b.setParts(len(l.dirty))
+	for i, g := range l.dirty {
+		parts[i] = l.partOf[g] - 1
+	}
+	b.byPartition(len(s.state.stores))
+	for p := range s.state.stores {
+		ents := b.entries(p)
+		if len(ents) == 0 {
+			continue
 		}
-		s.log.upsert(p, key, s.valCodec.at(i), added)
+		b.reset()
+		added := 0
+		for _, i := range ents {
+			key := l.keys.of(l.dirty[i])
+			if key == nil { // not kept (the arena is full): from the encode
+				key = s.keyCodec.at(int(pos[i]))
+			}
+			b.add(key, s.valCodec.at(int(i)))
+			if l.added[i] {
+				added++
+			}
+		}
+		s.log.upserts(p, b, added)
 	}
 	return nil
 }
@@ -495,9 +545,22 @@ func (s *statefulAggregate) evict(ctx context.Context, wmMs int64, rows bool) (a
 func (s *statefulAggregate) dropStored(gids []int32, gone arrow.Record) error {
 	l := s.live
 	if s.log.on() && l.allStored(gids) {
-		for _, g := range gids {
-			key, p, _ := l.storedKey(g)
-			s.log.remove(p, key)
+		b := &l.logged.batch
+		parts := b.setParts(len(gids))
+		for i, g := range gids {
+			parts[i] = l.partOf[g] - 1
+		}
+		b.byPartition(len(s.state.stores))
+		for p := range s.state.stores {
+			ents := b.entries(p)
+			if len(ents) == 0 {
+				continue
+			}
+			b.reset()
+			for _, i := range ents {
+				b.addKey(l.keys.of(gids[i]))
+			}
+			s.log.removes(p, b)
 		}
 		return nil
 	}

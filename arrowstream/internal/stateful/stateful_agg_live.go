@@ -63,10 +63,12 @@ type aggLive struct {
 // key encode or -1 (pos).
 type logScratch struct {
 	missing, gids, pos []int32
+	// batch lays the changes out by partition (changelog_batch.go).
+	batch logBatches
 }
 
 func (s *logScratch) bytes() int64 {
-	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos)) * 4
+	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos))*4 + s.batch.bytes()
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {

@@ -1,0 +1,128 @@
+package stateful
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// recordingWriter records the changes logged into it, one line each.
+type recordingWriter struct{ log []string }
+
+func (w *recordingWriter) LogUpsert(key, value []byte) {
+	w.log = append(w.log, fmt.Sprintf("+%s=%s", key, value))
+}
+func (w *recordingWriter) LogDelete(key []byte) { w.log = append(w.log, fmt.Sprintf("-%s", key)) }
+func (w *recordingWriter) SetLiveRows(int64)    {}
+
+// batchingWriter is a recordingWriter that takes batches, recording
+// each batch's entries as LogUpsert/LogDelete would, and the batches.
+type batchingWriter struct {
+	recordingWriter
+	batches int
+}
+
+func (w *batchingWriter) LogUpserts(keys []byte, kend []uint32, vals []byte, vend []uint32) {
+	w.batches++
+	var k, v uint32
+	for i, ke := range kend {
+		w.LogUpsert(keys[k:ke], vals[v:vend[i]])
+		k, v = ke, vend[i]
+	}
+}
+
+func (w *batchingWriter) LogDeletes(keys []byte, kend []uint32) {
+	w.batches++
+	var k uint32
+	for _, ke := range kend {
+		w.LogDelete(keys[k:ke])
+		k = ke
+	}
+}
+
+// TestLogBatchesByPartition: the entries laid out by partition are a
+// stable sort of them by partition, and the changes logged from the
+// scratch reach every partition's writer in entry order, as one call per
+// partition to a ChangelogBatcher and entry by entry to a plain
+// ChangelogWriter, with the same changes and key counts.
+func TestLogBatchesByPartition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var b logBatches
+	for round := range 30 {
+		parts := 1 + rng.IntN(9)
+		n := rng.IntN(200)
+		ps := b.setParts(n)
+		for i := range ps {
+			ps[i] = int32(rng.IntN(parts))
+		}
+		b.byPartition(parts)
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(x, y int32) int { return int(b.part[x] - b.part[y]) })
+		if !slices.Equal(b.order[:n], want) {
+			t.Fatalf("round %d: order %v, want %v", round, b.order[:n], want)
+		}
+		plain, batching := make([]*recordingWriter, parts), make([]*batchingWriter, parts)
+		var cs [2]changelogState
+		for p := range parts {
+			plain[p], batching[p] = &recordingWriter{}, &batchingWriter{}
+			cs[0].writers = append(cs[0].writers, plain[p])
+			cs[1].writers = append(cs[1].writers, batching[p])
+		}
+		for i := range cs {
+			cs[i].bindBatchers()
+			cs[i].rows = make([]int64, parts)
+		}
+		if cs[0].batchers != nil || cs[1].batchers == nil {
+			t.Fatal("batchers bound to the wrong writers")
+		}
+		del := round%2 == 1
+		for i := range cs {
+			for p := range parts {
+				ents := b.entries(p)
+				if len(ents) == 0 {
+					continue
+				}
+				b.reset()
+				for _, e := range ents {
+					if del {
+						b.addKey(fmt.Appendf(nil, "k%d", e))
+					} else {
+						b.add(fmt.Appendf(nil, "k%d", e), fmt.Appendf(nil, "v%d", e*3))
+					}
+				}
+				if del {
+					cs[i].removes(p, &b)
+				} else {
+					cs[i].upserts(p, &b, len(ents)/2)
+				}
+			}
+		}
+		for p := range parts {
+			var want []string
+			for _, e := range b.entries(p) {
+				if del {
+					want = append(want, fmt.Sprintf("-k%d", e))
+				} else {
+					want = append(want, fmt.Sprintf("+k%d=v%d", e, e*3))
+				}
+			}
+			if !slices.Equal(plain[p].log, want) || !slices.Equal(batching[p].log, want) {
+				t.Fatalf("round %d partition %d: logged %v and %v, want %v", round, p, plain[p].log, batching[p].log, want)
+			}
+			if len(want) > 0 && batching[p].batches != 1 {
+				t.Fatalf("round %d partition %d: %d batches, want 1", round, p, batching[p].batches)
+			}
+			if cs[0].rows[p] != cs[1].rows[p] {
+				t.Fatalf("round %d partition %d: key counts %d and %d", round, p, cs[0].rows[p], cs[1].rows[p])
+			}
+		}
+	}
+}
+
+var _ checkpoint.ChangelogBatcher = (*batchingWriter)(nil)
