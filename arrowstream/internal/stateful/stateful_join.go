@@ -95,6 +95,9 @@ type statefulJoin struct {
 	// views reserves the live snapshot views handed to the stores'
 	// maintenance while it holds them (stateful_join_snapshot.go).
 	views viewAccount
+	// keyEval are each side's join keys bound for the new rows of every
+	// epoch (stateful_join_keys.go).
+	keyEval [2]*joinKeyEval
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -200,6 +203,10 @@ func (s *statefulJoin) Abort() {
 
 // Close frees the live state (the query stopped).
 func (s *statefulJoin) Close() error {
+	for i := range s.keyEval {
+		s.keyEval[i].release()
+		s.keyEval[i] = nil
+	}
 	s.dropLive()
 	s.empty.release()
 	return nil
@@ -358,7 +365,7 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 			return nil, err
 		}
 	}
-	if err := s.encodeKeys(ctx, side, r); err != nil {
+	if err := s.encodeNewKeys(ctx, side, r); err != nil {
 		r.release()
 		return nil, err
 	}
@@ -382,100 +389,6 @@ func (s *statefulJoin) sideOnly(ctx context.Context, side *joinSide, r *sideRows
 	}
 	for i := 0; i < b.Len(); i++ {
 		r.excluded[i] = !b.IsValid(i) || !b.Value(i)
-	}
-	return nil
-}
-
-// encodeKeys evaluates the side's join keys over its rows.
-func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRows) error {
-	n := int(r.rec.NumRows())
-	if n == 0 {
-		// An epoch without rows on this side (most sides of an idle
-		// query): no key expressions bound, no key schema nor codec
-		// built, which was half of the join's empty epoch.
-		r.keyNull, r.hashes = []bool{}, []uint64{}
-		if s.fixedKeys {
-			r.words = []uint64{}
-		} else {
-			r.keys = []string{}
-		}
-		return nil
-	}
-	keyCols := make([]arrow.Array, len(side.keys))
-	defer func() {
-		for _, c := range keyCols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	fields := make([]arrow.Field, len(side.keys))
-	idx := make([]int, len(side.keys))
-	for k, e := range side.keys {
-		ev, err := e.Bind(side.codec.schema, s.mem)
-		if err != nil {
-			return err
-		}
-		ev = vector.Plain(ev, s.mem)
-		a, err := ev.Eval(ctx, r.rec)
-		if err != nil {
-			return err
-		}
-		keyCols[k] = a
-		fields[k] = arrow.Field{Name: fmt.Sprintf("k%d", k), Type: a.DataType(), Nullable: true}
-		idx[k] = k
-	}
-	keyRec := array.NewRecord(arrow.NewSchema(fields, nil), keyCols, int64(n))
-	defer keyRec.Release()
-	codec, err := newRowCodec(s.mem, keyRec.Schema(), idx)
-	if err != nil {
-		return err
-	}
-	r.keyNull = make([]bool, n)
-	r.hashes = make([]uint64, n)
-	if s.fixedKeys {
-		r.words = make([]uint64, n)
-	} else {
-		r.keys = make([]string, n)
-	}
-	if err := codec.encode(keyRec); err != nil {
-		return err
-	}
-	if s.fixedKeys {
-		if !codec.enc.IsFixed() {
-			return fmt.Errorf("arrowstream: stream-stream join key of %s is not fixed-width", vector.TypeName(keyCols[0].DataType()))
-		}
-		copy(r.words, codec.enc.Fixed())
-	} else {
-		// The keys share one string (one allocation, not one per row).
-		size := 0
-		for i := 0; i < n; i++ {
-			size += len(codec.at(i))
-		}
-		buf := make([]byte, 0, size)
-		for i := 0; i < n; i++ {
-			buf = append(buf, codec.at(i)...)
-		}
-		all := string(buf)
-		off := 0
-		for i := 0; i < n; i++ {
-			l := len(codec.at(i))
-			r.keys[i] = all[off : off+l]
-			off += l
-		}
-	}
-	for i := 0; i < n; i++ {
-		r.hashes[i] = s.state.scheme.hash(codec, i)
-	}
-	for k, c := range keyCols {
-		if c.NullN() == 0 || s.nullSafe[k] {
-			continue
-		}
-		for i := 0; i < n; i++ {
-			if c.IsNull(i) {
-				r.keyNull[i] = true
-			}
-		}
 	}
 	return nil
 }

@@ -1,0 +1,228 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// A side's join keys bound once and kept for the query's epochs. Each
+// epoch with rows on a side evaluated its key expressions over the new
+// rows; it bound them again, built the key record's schema (a name index
+// map each) and a fresh row codec whose encoder and hash buffers then grew
+// from empty: about a tenth of a Nexmark q3 epoch, whose sides bring a few
+// hundred rows (BenchmarkEngineEpochs/q3/full profile, session 17). An
+// Evaluator may keep scratch buffers between calls and serves one
+// goroutine at a time (vector.Evaluator), and the new rows of both sides
+// are loaded one after the other on the query's goroutine, so the kept
+// evaluators, schema and codec are reused there. The restore path, whose
+// partitions load in parallel, binds its own (encodeKeys).
+
+// joinKeyEval is a side's join keys bound over its row schema, with the
+// key record's schema and a key codec over it.
+type joinKeyEval struct {
+	evs    []vector.Evaluator
+	schema *arrow.Schema
+	codec  *rowCodec
+}
+
+// bindKeys binds side's join keys; the codec is made at the first encode
+// (newKeyEvalCodec), from the types the keys evaluate to.
+func (s *statefulJoin) bindKeys(side *joinSide) (*joinKeyEval, error) {
+	ke := &joinKeyEval{evs: make([]vector.Evaluator, len(side.keys))}
+	for k, e := range side.keys {
+		ev, err := e.Bind(side.codec.schema, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		ke.evs[k] = vector.Plain(ev, s.mem)
+	}
+	return ke, nil
+}
+
+// keptKeys returns side i's kept key evaluators, bound at first use.
+func (s *statefulJoin) keptKeys(i int) (*joinKeyEval, error) {
+	if s.keyEval[i] == nil {
+		ke, err := s.bindKeys(s.sides[i])
+		if err != nil {
+			return nil, err
+		}
+		s.keyEval[i] = ke
+	}
+	return s.keyEval[i], nil
+}
+
+// codecFor returns the key codec for key columns cols, made again when
+// their types differ from the kept schema's (the first encode, or an
+// evaluator whose result type changed).
+func (ke *joinKeyEval) codecFor(s *statefulJoin, cols []arrow.Array) (*rowCodec, error) {
+	if ke.codec != nil && sameTypes(ke.schema, cols) {
+		return ke.codec, nil
+	}
+	fields := make([]arrow.Field, len(cols))
+	idx := make([]int, len(cols))
+	for k, a := range cols {
+		fields[k] = arrow.Field{Name: fmt.Sprintf("k%d", k), Type: a.DataType(), Nullable: true}
+		idx[k] = k
+	}
+	schema := arrow.NewSchema(fields, nil)
+	codec, err := newRowCodec(s.mem, schema, idx)
+	if err != nil {
+		return nil, err
+	}
+	if ke.codec != nil {
+		ke.codec.enc.Release()
+	}
+	ke.schema, ke.codec = schema, codec
+	return codec, nil
+}
+
+// sameTypes tells whether cols have the types of schema's fields.
+func sameTypes(schema *arrow.Schema, cols []arrow.Array) bool {
+	if schema.NumFields() != len(cols) {
+		return false
+	}
+	for k, a := range cols {
+		t, want := a.DataType(), schema.Field(k).Type
+		// Parameterless types are singletons: comparing the interface
+		// values is enough, and arrow.TypeEqual would reflect.
+		if t != want && !arrow.TypeEqual(t, want) {
+			return false
+		}
+	}
+	return true
+}
+
+// release frees the codec's encoder buffers.
+func (ke *joinKeyEval) release() {
+	if ke != nil && ke.codec != nil {
+		ke.codec.enc.Release()
+		ke.codec = nil
+	}
+}
+
+// encodeKeys evaluates the side's join keys over its rows, binding them
+// for this call (the restore path: see above).
+func (s *statefulJoin) encodeKeys(ctx context.Context, side *joinSide, r *sideRows) error {
+	if r.rec.NumRows() == 0 {
+		s.encodeNoKeys(r)
+		return nil
+	}
+	ke, err := s.bindKeys(side)
+	if err != nil {
+		return err
+	}
+	defer ke.release()
+	return s.encodeKeysWith(ctx, ke, r)
+}
+
+// encodeNoKeys gives r, which has no rows, its empty key slices. An epoch
+// without rows on a side (most sides of an idle query) binds no key
+// expressions and builds no key schema nor codec, which was half of the
+// join's empty epoch.
+func (s *statefulJoin) encodeNoKeys(r *sideRows) {
+	r.keyNull, r.hashes = []bool{}, []uint64{}
+	if s.fixedKeys {
+		r.words = []uint64{}
+	} else {
+		r.keys = []string{}
+	}
+}
+
+// encodeKeysWith evaluates bound keys ke over r's rows (at least one) and
+// sets r's keys, key nulls and hashes.
+func (s *statefulJoin) encodeKeysWith(ctx context.Context, ke *joinKeyEval, r *sideRows) error {
+	n := int(r.rec.NumRows())
+	keyCols := make([]arrow.Array, len(ke.evs))
+	defer func() {
+		for _, c := range keyCols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for k, ev := range ke.evs {
+		a, err := ev.Eval(ctx, r.rec)
+		if err != nil {
+			return err
+		}
+		keyCols[k] = a
+	}
+	codec, err := ke.codecFor(s, keyCols)
+	if err != nil {
+		return err
+	}
+	keyRec := array.NewRecord(ke.schema, keyCols, int64(n))
+	defer keyRec.Release()
+	// The codec outlives the key columns: it must not keep them.
+	defer func() { codec.last = nil }()
+	r.keyNull = make([]bool, n)
+	r.hashes = make([]uint64, n)
+	if s.fixedKeys {
+		r.words = make([]uint64, n)
+	} else {
+		r.keys = make([]string, n)
+	}
+	if err := codec.encode(keyRec); err != nil {
+		return err
+	}
+	if s.fixedKeys {
+		if !codec.enc.IsFixed() {
+			return fmt.Errorf("arrowstream: stream-stream join key of %s is not fixed-width", vector.TypeName(keyCols[0].DataType()))
+		}
+		copy(r.words, codec.enc.Fixed())
+	} else {
+		// The keys share one string (one allocation, not one per row).
+		size := 0
+		for i := 0; i < n; i++ {
+			size += len(codec.at(i))
+		}
+		buf := make([]byte, 0, size)
+		for i := 0; i < n; i++ {
+			buf = append(buf, codec.at(i)...)
+		}
+		all := string(buf)
+		off := 0
+		for i := 0; i < n; i++ {
+			l := len(codec.at(i))
+			r.keys[i] = all[off : off+l]
+			off += l
+		}
+	}
+	for i := 0; i < n; i++ {
+		r.hashes[i] = s.state.scheme.hash(codec, i)
+	}
+	for k, c := range keyCols {
+		if c.NullN() == 0 || s.nullSafe[k] {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			if c.IsNull(i) {
+				r.keyNull[i] = true
+			}
+		}
+	}
+	return nil
+}
+
+// encodeNewKeys is encodeKeys for an epoch's new rows of side, with the
+// side's kept evaluators and codec.
+func (s *statefulJoin) encodeNewKeys(ctx context.Context, side *joinSide, r *sideRows) error {
+	if r.rec.NumRows() == 0 {
+		s.encodeNoKeys(r)
+		return nil
+	}
+	i := 0
+	if side == s.sides[1] {
+		i = 1
+	}
+	ke, err := s.keptKeys(i)
+	if err != nil {
+		return err
+	}
+	return s.encodeKeysWith(ctx, ke, r)
+}
