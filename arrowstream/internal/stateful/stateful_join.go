@@ -95,6 +95,9 @@ type statefulJoin struct {
 	// views reserves the live snapshot views handed to the stores'
 	// maintenance while it holds them (stateful_join_snapshot.go).
 	views viewAccount
+	// prune, when set, keeps out of the state the rows of one side that
+	// can never match (stateful_join_prune.go).
+	prune *joinPrune
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -185,6 +188,9 @@ func (s *statefulJoin) State() StateDecl { return s.state.decl() }
 func (s *statefulJoin) Committed(c StateCommit) {
 	s.state.committed(&s.progress, c)
 	s.liveVersion = s.pendingVersion
+	if s.prune != nil {
+		s.prune.commit()
+	}
 	rows, bytes := s.liveSize()
 	s.progress.NumRowsTotal = rows
 	s.progress.MemoryUsedBytes += bytes
@@ -196,6 +202,9 @@ func (s *statefulJoin) Committed(c StateCommit) {
 func (s *statefulJoin) Abort() {
 	s.state.release()
 	s.dropLive()
+	if s.prune != nil {
+		s.prune.abort()
+	}
 }
 
 // Close frees the live state (the query stopped).
@@ -218,6 +227,9 @@ type sideRows struct {
 	keyNull  []bool
 	hashes   []uint64
 	excluded []bool // rows failing the side's own condition
+	// unstored marks rows that are joined but not stored: they can match
+	// no later row of the other side (joinPrune); nil: none.
+	unstored []bool
 	// sliced: rec is a slice of buffers shared with other partitions'
 	// rows (stateful_join_split.go).
 	sliced bool
@@ -263,6 +275,10 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 			return nil, err
 		}
 		fresh[i] = r
+	}
+	if s.prune != nil {
+		s.prune.mark(fresh[s.prune.b.Side], ep)
+		s.progress.CustomMetrics["numRowsNotStoredByMaxBound"] = s.prune.skipped
 	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 	out, err := s.joinPartitions(ctx, ep, fresh)
