@@ -14,7 +14,9 @@ import (
 // with the window ends a row can join, and not where one fails.
 func TestJoinMaxBoundFor(t *testing.T) {
 	cat := testCatalog(t)
-	f := func(name string, dt arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: dt, Nullable: true} }
+	f := func(name string, dt arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: dt, Nullable: true}
+	}
 	bidSchema := arrow.NewSchema([]arrow.Field{f("a", vector.Int64), f("price", vector.Int64), f("fprice", vector.Float64), f("ts", vector.Timestamp)}, nil)
 	cat.Register("bids", &plan.SourceTable{TableSchema: bidSchema})
 	cat.Register("bids2", &plan.SourceTable{TableSchema: bidSchema})
