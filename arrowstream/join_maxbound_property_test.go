@@ -180,3 +180,76 @@ JOIN (SELECT %[3]s AS m, window.end - INTERVAL 1 MILLISECOND AS rt FROM STREAM %
 	}
 	t.Logf("%d rows (%d on a window's last millisecond), %d rows not stored", len(answers[0]), boundary, runs[0].skipped)
 }
+
+// TestJoinMaxBoundAfterRestart: a restarted query reads the running
+// maxima again from the rows its join stored, so a row below a window's
+// maximum seen before the restart is not stored, and the answer is still
+// the window's maximum row.
+func TestJoinMaxBoundAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := NewSession(SessionOptions{Allocator: mem, Conf: map[string]string{ConfShufflePartitions: "2"}})
+	src := NewMemoryStream(mem, maxBidSchema)
+	defer src.Close()
+	s.RegisterStream("bids", src)
+	query := `SELECT B.a, B.price FROM STREAM bids WATERMARK ts DELAY OF INTERVAL 1 SECOND AS B
+JOIN (SELECT max(price) AS m, window.end - INTERVAL 1 MILLISECOND AS rt
+      FROM STREAM bids WATERMARK ts DELAY OF INTERVAL 1 SECOND GROUP BY window(ts, '2 seconds')) M
+  ON B.price = M.m AND B.ts BETWEEN M.rt - INTERVAL 2 SECONDS AND M.rt`
+	dir, sink := t.TempDir(), &collectsink.Sink{}
+	start := func() *StreamingQuery {
+		q, err := s.SQLDataFrame(query).WriteStream().Sink(sink).OutputMode(Append).Option("checkpointLocation", dir).Start(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	add := func(q *StreamingQuery, a, price, ms int64) {
+		b := array.NewRecordBuilder(mem, maxBidSchema)
+		b.Field(0).(*array.Int64Builder).Append(a)
+		b.Field(1).(*array.Int64Builder).Append(price)
+		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(ms * 1000))
+		rec := b.NewRecord()
+		b.Release()
+		_, err := src.AddRecord(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.ProcessAllAvailable(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	skipped := func(q *StreamingQuery) int64 {
+		var n int64
+		for _, p := range q.RecentProgress() {
+			for _, op := range p.StateOperators {
+				n += op.CustomMetrics["numRowsNotStoredByMaxBound"]
+			}
+		}
+		return n
+	}
+	q := start()
+	add(q, 1, 5, 10_500) // window [10 s, 12 s): max 5
+	if err := q.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	q = start()
+	defer func() { q.Stop() }()
+	add(q, 2, 3, 10_600) // below the max seen before the restart
+	if n := skipped(q); n != 1 {
+		t.Errorf("after the restart %d rows not stored, want 1 (the maxima read again from the stored rows)", n)
+	}
+	add(q, 3, 0, 100_000) // closes the window
+	if err := q.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range sink.All() {
+		got = append(got, fmt.Sprint(r))
+	}
+	if want := []string{"[1 5]"}; !slices.Equal(got, want) {
+		t.Fatalf("answer %v, want %v", got, want)
+	}
+}

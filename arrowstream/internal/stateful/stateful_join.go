@@ -255,6 +255,9 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		if err := s.rebuildLive(ctx, ep); err != nil {
 			return nil, err
 		}
+		if s.prune != nil {
+			s.seedPrune()
+		}
 		if err := s.acct.set(s.liveHeap()); err != nil {
 			return nil, err
 		}

@@ -21,9 +21,9 @@ import (
 // epoch or before (Append mode), so it is no reason to keep a row.
 //
 // The maxima are an optimisation's memory, not state: an epoch's are
-// staged and kept only once it commits; after a restart they start empty
-// (rows are then kept until their windows' maxima are seen again), which
-// costs storage, never an answer.
+// staged and kept only once it commits; after a restart they are read
+// again from the stored rows (seed), a subset of the rows seen, so at
+// most the maxima before the restart: storage, never an answer.
 type joinPrune struct {
 	b plan.JoinMaxBound
 	// max: window end (µs) → largest value seen in committed epochs;
@@ -62,25 +62,8 @@ func (p *joinPrune) mark(r *sideRows, ep Epoch) {
 	if ep.HasWatermark {
 		p.wmUs = ep.WatermarkMs * 1000
 	}
-	vals, valid := intColumn(r.rec.Column(p.b.ValueCol), p.vals)
-	p.vals = vals
-	wt := timesOf(r.rec.Column(p.b.WindowTimeCol))
+	vals, valid := p.raise(r.rec, 0, n, p.staged)
 	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
-	for j := 0; j < n; j++ {
-		t, ok := wt.at(j)
-		if !ok || (valid != nil && !valid[j]) {
-			continue
-		}
-		x := vals[j]
-		// The windows containing t: starts s = start + k·slide with
-		// s ≤ t < s + width.
-		for s := t - floorMod(t-start, slide); s > t-width; s -= slide {
-			end := s + width
-			if m, ok := p.seen(end); !ok || x > m {
-				p.staged[end] = x
-			}
-		}
-	}
 	rt := timesOf(r.rec.Column(p.b.RangeCol))
 	unstored := make([]bool, n)
 	align := floorMod(start+width, slide) // every window end ≡ align (mod slide)
@@ -107,6 +90,50 @@ func (p *joinPrune) mark(r *sideRows, ep Epoch) {
 		}
 	}
 	r.unstored = unstored
+}
+
+// raise raises the running maxima in into with rows [lo, hi) of rec (the
+// rows side's codec schema) and returns the values read and their
+// validity (nil: all valid).
+func (p *joinPrune) raise(rec arrow.Record, lo, hi int, into map[int64]int64) ([]int64, []bool) {
+	vals, valid := intColumn(rec.Column(p.b.ValueCol), p.vals)
+	p.vals = vals
+	wt := timesOf(rec.Column(p.b.WindowTimeCol))
+	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
+	for j := lo; j < hi; j++ {
+		t, ok := wt.at(j)
+		if !ok || (valid != nil && !valid[j]) {
+			continue
+		}
+		x := vals[j]
+		// The windows containing t: starts s = start + k·slide with
+		// s ≤ t < s + width.
+		for s := t - floorMod(t-start, slide); s > t-width; s -= slide {
+			end := s + width
+			if m, ok := p.seen(end); !ok || x > m {
+				into[end] = x
+			}
+		}
+	}
+	return vals, valid
+}
+
+// seed raises the kept maxima with the rows the live state holds of the
+// rows side (after it was rebuilt from the store).
+func (s *statefulJoin) seedPrune() {
+	p := s.prune
+	for _, jp := range s.parts {
+		switch {
+		case jp.words != nil:
+			for _, b := range jp.words.sides[p.b.Side].batches {
+				p.raise(b.rec, int(b.cursor), int(b.end), p.max)
+			}
+		case jp.strs != nil:
+			for _, b := range jp.strs.sides[p.b.Side].batches {
+				p.raise(b.rec, int(b.cursor), int(b.end), p.max)
+			}
+		}
+	}
 }
 
 // commit keeps the epoch's maxima and forgets the closed windows.
