@@ -280,7 +280,13 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		fresh[i] = r
 	}
 	if s.prune != nil {
-		s.prune.mark(fresh[s.prune.b.Side], ep)
+		i := s.prune.b.Side
+		s.prune.mark(fresh[i], ep)
+		before := fresh[i].rec.NumRows()
+		if err := s.dropUnpartnered(i, fresh[i], fresh[1-i]); err != nil {
+			return nil, err
+		}
+		s.progress.CustomMetrics["numRowsDroppedUnmatchable"] = before - fresh[i].rec.NumRows()
 		s.progress.CustomMetrics["numRowsNotStoredByMaxBound"] = s.prune.skipped
 	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
