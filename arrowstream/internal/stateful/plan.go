@@ -142,7 +142,16 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		return newStatefulLimit(p.Mem, opID, x.Input.Schema(), x.N), nil
 	case *plan.Join:
 		if x.Left.IsStreaming() && x.Right.IsStreaming() {
-			return newStatefulJoin(p.Mem, opID, x)
+			j, err := newStatefulJoin(p.Mem, opID, x)
+			if err != nil {
+				return nil, err
+			}
+			// The bound holds when the max side emits a window once, after
+			// it closed: Append mode.
+			if b, ok := plan.JoinMaxBoundFor(x); ok && p.Mode == stream.Append {
+				j.prune = newJoinPrune(b)
+			}
+			return j, nil
 		}
 	case *plan.FlatMapGroupsWithState:
 		return newStatefulGroupState(p.Mem, opID, x)

@@ -98,6 +98,9 @@ type statefulJoin struct {
 	// keyEval are each side's join keys bound for the new rows of every
 	// epoch (stateful_join_keys.go).
 	keyEval [2]*joinKeyEval
+	// prune, when set, keeps out of the state the rows of one side that
+	// can never match (stateful_join_prune.go).
+	prune *joinPrune
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -188,6 +191,9 @@ func (s *statefulJoin) State() StateDecl { return s.state.decl() }
 func (s *statefulJoin) Committed(c StateCommit) {
 	s.state.committed(&s.progress, c)
 	s.liveVersion = s.pendingVersion
+	if s.prune != nil {
+		s.prune.commit()
+	}
 	rows, bytes := s.liveSize()
 	s.progress.NumRowsTotal = rows
 	s.progress.MemoryUsedBytes += bytes
@@ -199,6 +205,9 @@ func (s *statefulJoin) Committed(c StateCommit) {
 func (s *statefulJoin) Abort() {
 	s.state.release()
 	s.dropLive()
+	if s.prune != nil {
+		s.prune.abort()
+	}
 }
 
 // Close frees the live state (the query stopped).
@@ -225,6 +234,9 @@ type sideRows struct {
 	keyNull  []bool
 	hashes   []uint64
 	excluded []bool // rows failing the side's own condition
+	// unstored marks rows that are joined but not stored: they can match
+	// no later row of the other side (joinPrune); nil: none.
+	unstored []bool
 	// sliced: rec is a slice of buffers shared with other partitions'
 	// rows (stateful_join_split.go).
 	sliced bool
@@ -250,6 +262,9 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		if err := s.rebuildLive(ctx, ep); err != nil {
 			return nil, err
 		}
+		if s.prune != nil {
+			s.seedPrune()
+		}
 		if err := s.acct.set(s.liveHeap()); err != nil {
 			return nil, err
 		}
@@ -270,6 +285,16 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 			return nil, err
 		}
 		fresh[i] = r
+	}
+	if s.prune != nil {
+		i := s.prune.b.Side
+		s.prune.mark(fresh[i], ep)
+		before := fresh[i].rec.NumRows()
+		if err := s.dropUnpartnered(i, fresh[i], fresh[1-i]); err != nil {
+			return nil, err
+		}
+		s.progress.CustomMetrics["numRowsDroppedUnmatchable"] = before - fresh[i].rec.NumRows()
+		s.progress.CustomMetrics["numRowsNotStoredByMaxBound"] = s.prune.skipped
 	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 	out, err := s.joinPartitions(ctx, ep, fresh)

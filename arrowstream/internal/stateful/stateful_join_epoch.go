@@ -256,6 +256,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				continue
 			case semi && i == 0 && arrival[j]:
 				continue
+			case fresh[i].unstored != nil && fresh[i].unstored[j]:
+				continue
 			}
 			if evict {
 				if t, ok := tcol.at(j); ok && t <= thr {

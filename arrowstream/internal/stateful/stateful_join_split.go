@@ -27,7 +27,7 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 	}
 	whole := func(p int) []*sideRows {
 		r.rec.Retain()
-		out[p] = &sideRows{rec: r.rec, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded, sliced: r.sliced}
+		out[p] = &sideRows{rec: r.rec, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded, unstored: r.unstored, sliced: r.sliced}
 		return out
 	}
 	if n == 1 {
@@ -75,6 +75,13 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		}
 		keyNull[k], hashes[k], excluded[k] = r.keyNull[j], r.hashes[j], r.excluded[j]
 	}
+	var unstored []bool
+	if r.unstored != nil {
+		unstored = make([]bool, rows)
+		for k, j := range order {
+			unstored[k] = r.unstored[j]
+		}
+	}
 	for p := 0; p < n; p++ {
 		lo, hi := start[p], start[p+1]
 		if lo == hi {
@@ -82,6 +89,9 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		}
 		part := &sideRows{rec: rec.NewSlice(int64(lo), int64(hi)), sliced: true,
 			keyNull: keyNull[lo:hi:hi], hashes: hashes[lo:hi:hi], excluded: excluded[lo:hi:hi]}
+		if unstored != nil {
+			part.unstored = unstored[lo:hi:hi]
+		}
 		if words != nil {
 			part.words = words[lo:hi:hi]
 		} else {

@@ -1,0 +1,200 @@
+package stateful
+
+import (
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/arrowstream/arrowstream/plan"
+)
+
+// joinPrune keeps out of an inner join's state the rows of its rows side
+// that can never match (plan.JoinMaxBound: the other side is the
+// per-window maximum of the same stream). It keeps, per open window end,
+// the largest value of the rows side seen in that window; a new row is
+// not stored when, in every window it can still join, that running
+// maximum exceeds its value: the window's max, emitted later, is at least
+// the running maximum (the aggregation reads a superset of these rows and
+// drops none of them as late while the window is open) and so is not the
+// row's value. The row still probes the epoch's and the stored rows of
+// the other side as any other. A window whose end is at or below the
+// epoch's watermark is closed: the aggregation emitted its row in this
+// epoch or before (Append mode), so it is no reason to keep a row.
+//
+// The maxima are an optimisation's memory, not state: an epoch's are
+// staged and kept only once it commits; after a restart they are read
+// again from the stored rows (seed), a subset of the rows seen, so at
+// most the maxima before the restart: storage, never an answer.
+type joinPrune struct {
+	b plan.JoinMaxBound
+	// max: window end (µs) → largest value seen in committed epochs;
+	// staged: the running epoch's raises.
+	max, staged map[int64]int64
+	// wmUs is the running epoch's watermark (µs): windows ending at or
+	// below it are dropped from max when the epoch commits.
+	wmUs int64
+	// skipped counts the rows the epoch did not store.
+	skipped int64
+	vals    []int64 // scratch
+}
+
+func newJoinPrune(b plan.JoinMaxBound) *joinPrune {
+	return &joinPrune{b: b, max: map[int64]int64{}, staged: map[int64]int64{}}
+}
+
+// seen is the running maximum of the window ending at end.
+func (p *joinPrune) seen(end int64) (int64, bool) {
+	m, ok := p.max[end]
+	if s, sok := p.staged[end]; sok && (!ok || s > m) {
+		return s, true
+	}
+	return m, ok
+}
+
+// mark raises the running maxima with the epoch's new rows r of the rows
+// side and marks in r.unstored those it need not store. ep is the epoch.
+func (p *joinPrune) mark(r *sideRows, ep Epoch) {
+	p.skipped = 0
+	n := int(r.rec.NumRows())
+	if n == 0 {
+		return
+	}
+	p.wmUs = minTime
+	if ep.HasWatermark {
+		p.wmUs = ep.WatermarkMs * 1000
+	}
+	vals, valid := p.raise(r.rec, 0, n, p.staged)
+	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
+	rt := timesOf(r.rec.Column(p.b.RangeCol))
+	unstored := make([]bool, n)
+	align := floorMod(start+width, slide) // every window end ≡ align (mod slide)
+	for j := 0; j < n; j++ {
+		t, ok := rt.at(j)
+		if !ok || (valid != nil && !valid[j]) {
+			continue // the join's own rules decide (no match ever)
+		}
+		x := vals[j]
+		lo := t + p.b.Lo
+		keep := false
+		for e := lo + floorMod(align-lo, slide); e <= t+p.b.Hi; e += slide {
+			if e <= p.wmUs {
+				continue // closed: its max row was emitted already
+			}
+			if m, ok := p.seen(e); !ok || m <= x {
+				keep = true
+				break
+			}
+		}
+		if !keep {
+			unstored[j] = true
+			p.skipped++
+		}
+	}
+	r.unstored = unstored
+}
+
+// raise raises the running maxima in into with rows [lo, hi) of rec (the
+// rows side's codec schema) and returns the values read and their
+// validity (nil: all valid).
+func (p *joinPrune) raise(rec arrow.Record, lo, hi int, into map[int64]int64) ([]int64, []bool) {
+	vals, valid := intColumn(rec.Column(p.b.ValueCol), p.vals)
+	p.vals = vals
+	wt := timesOf(rec.Column(p.b.WindowTimeCol))
+	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
+	for j := lo; j < hi; j++ {
+		t, ok := wt.at(j)
+		if !ok || (valid != nil && !valid[j]) {
+			continue
+		}
+		x := vals[j]
+		// The windows containing t: starts s = start + k·slide with
+		// s ≤ t < s + width.
+		for s := t - floorMod(t-start, slide); s > t-width; s -= slide {
+			end := s + width
+			if m, ok := p.seen(end); !ok || x > m {
+				into[end] = x
+			}
+		}
+	}
+	return vals, valid
+}
+
+// seed raises the kept maxima with the rows the live state holds of the
+// rows side (after it was rebuilt from the store).
+func (s *statefulJoin) seedPrune() {
+	p := s.prune
+	for _, jp := range s.parts {
+		switch {
+		case jp.words != nil:
+			for _, b := range jp.words.sides[p.b.Side].batches {
+				p.raise(b.rec, int(b.cursor), int(b.end), p.max)
+			}
+		case jp.strs != nil:
+			for _, b := range jp.strs.sides[p.b.Side].batches {
+				p.raise(b.rec, int(b.cursor), int(b.end), p.max)
+			}
+		}
+	}
+}
+
+// commit keeps the epoch's maxima and forgets the closed windows.
+func (p *joinPrune) commit() {
+	for e, m := range p.staged {
+		if old, ok := p.max[e]; !ok || m > old {
+			p.max[e] = m
+		}
+	}
+	clear(p.staged)
+	for e := range p.max {
+		if e <= p.wmUs {
+			delete(p.max, e)
+		}
+	}
+}
+
+// abort forgets the epoch's maxima.
+func (p *joinPrune) abort() { clear(p.staged) }
+
+const minTime = -1 << 63
+
+// floorMod is a mod m in [0, m) for m > 0.
+func floorMod(a, m int64) int64 {
+	r := a % m
+	if r < 0 {
+		r += m
+	}
+	return r
+}
+
+// intColumn reads an integral column as int64s into buf, with its validity
+// (nil: every row valid).
+func intColumn(a arrow.Array, buf []int64) ([]int64, []bool) {
+	n := a.Len()
+	buf = buf[:0]
+	switch c := a.(type) {
+	case *array.Int64:
+		buf = append(buf, c.Int64Values()...)
+	case *array.Int32:
+		for _, v := range c.Int32Values() {
+			buf = append(buf, int64(v))
+		}
+	case *array.Int16:
+		for _, v := range c.Int16Values() {
+			buf = append(buf, int64(v))
+		}
+	case *array.Int8:
+		for _, v := range c.Int8Values() {
+			buf = append(buf, int64(v))
+		}
+	default:
+		// Not an integral column: every row invalid, nothing pruned.
+		return buf, make([]bool, n)
+	}
+	if a.NullN() == 0 {
+		return buf, nil
+	}
+	valid := make([]bool, n)
+	for i := range valid {
+		valid[i] = a.IsValid(i)
+	}
+	return buf, valid
+}
