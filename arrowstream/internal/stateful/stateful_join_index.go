@@ -9,9 +9,20 @@ package stateful
 // its own slice cost an object and a slice per key, and a map the
 // garbage collector scans: about half the join's CPU in Nexmark q7,
 // whose keys are nearly unique). Slots of removed keys are reused.
+//
+// A key's second reference moves its refs to a joinRefSmall-ref piece
+// carved from the same chunks, so that a key with a few rows (an auction's
+// first bids in Nexmark q4) costs no allocation of its own either; only
+// beyond joinRefSmall do its refs grow on the heap by append's doubling
+// (it had allocated 2, then 4 refs per key: most of the join's allocated
+// bytes in q4).
 
-// joinRefChunk is how many first references one allocation holds.
-const joinRefChunk = 256
+const (
+	// joinRefChunk is how many references one allocation holds.
+	joinRefChunk = 256
+	// joinRefSmall is the capacity of a key's second piece.
+	joinRefSmall = 4
+)
 
 // joinKeyIndex maps a join key to its rows.
 type joinKeyIndex[K joinKey] struct {
@@ -43,6 +54,9 @@ func (x *joinKeyIndex[K]) get(k K) *joinKeyRefs[K] {
 func (x *joinKeyIndex[K]) insert(k K, ref joinRef[K]) (fresh bool) {
 	if i, ok := x.slot[k]; ok {
 		kr := &x.slab[i]
+		if n := len(kr.refs); n == cap(kr.refs) && n < joinRefSmall {
+			kr.refs = append(x.carve(joinRefSmall)[:0], kr.refs...)
+		}
 		kr.refs = append(kr.refs, ref)
 		kr.live++
 		return false
@@ -56,13 +70,22 @@ func (x *joinKeyIndex[K]) insert(k K, ref joinRef[K]) (fresh bool) {
 		x.slab = append(x.slab, joinKeyRefs[K]{})
 	}
 	x.slot[k] = i
-	if len(x.chunk) == 0 {
+	refs := x.carve(1)
+	refs[0] = ref
+	x.slab[i] = joinKeyRefs[K]{refs: refs, live: 1}
+	return true
+}
+
+// carve returns n zeroed refs (len and cap n) from the current chunk,
+// starting a new chunk when it has fewer left. A piece's capacity ends
+// where it does, so appending past it never writes into a neighbour.
+func (x *joinKeyIndex[K]) carve(n int) []joinRef[K] {
+	if len(x.chunk) < n {
 		x.chunk = make([]joinRef[K], joinRefChunk)
 	}
-	x.chunk[0] = ref
-	x.slab[i] = joinKeyRefs[K]{refs: x.chunk[:1:1], live: 1}
-	x.chunk = x.chunk[1:]
-	return true
+	p := x.chunk[:n:n]
+	x.chunk = x.chunk[n:]
+	return p
 }
 
 // remove drops k (its rows are all evicted).
