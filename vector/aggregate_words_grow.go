@@ -37,7 +37,10 @@ func (g *wordsGrouper) growTable() {
 	newLen := 2 * g.numSlots()
 	switch {
 	case g.growCtx == nil:
-		g.rehash(newLen)
+		slots := make([]uint64, newLen*(g.k+1))
+		moveSlots(slots, newLen-1, g.slots, g.k)
+		bigFree(&g.big, g.slots)
+		g.slots, g.mask = slots, newLen-1
 	case g.growErr == nil:
 		if g.growReserve != nil {
 			if err := g.growReserve(int64(newLen*(g.k+1)-len(g.slots)) * 8); err != nil {
@@ -49,30 +52,30 @@ func (g *wordsGrouper) growTable() {
 			g.growErr = err
 		}
 	case 4*(g.numGroups()+1) > 3*g.numSlots():
-		g.rehash(newLen)
+		slots := make([]uint64, newLen*(g.k+1))
+		moveSlots(slots, newLen-1, g.slots, g.k)
+		bigFree(&g.big, g.slots)
+		g.slots, g.mask = slots, newLen-1
 	}
 }
 
 // rehashContext moves every group into a table of newLen slots (from
-// bigAlloc, faulted in with ctx checks), cancelCheckRows groups at a time
-// with ctx checked between; on cancellation the table is left as it was.
+// bigAlloc, faulted in with ctx checks), cancelCheckRows old slots at a
+// time with ctx checked between; on cancellation the table is left as it
+// was.
 func (g *wordsGrouper) rehashContext(ctx context.Context, newLen int) error {
 	slots, err := bigAlloc[uint64](ctx, &g.big, newLen*(g.k+1))
 	if err != nil {
 		return err
 	}
-	mask := newLen - 1
-	k := g.k
-	n := g.numGroups()
-	for lo := 0; lo < n; lo += cancelCheckRows {
+	mask, sw := newLen-1, g.k+1
+	step := cancelCheckRows * sw
+	for lo := 0; lo < len(g.slots); lo += step {
 		if err := ctx.Err(); err != nil {
 			bigFree(&g.big, slots)
 			return err
 		}
-		for gid := lo; gid < min(lo+cancelCheckRows, n); gid++ {
-			t := g.tuples[gid*k : gid*k+k]
-			placeWords(slots, mask, tupleHash(t), int32(gid), t)
-		}
+		moveSlots(slots, mask, g.slots[lo:min(lo+step, len(g.slots))], g.k)
 	}
 	bigFree(&g.big, g.slots)
 	g.slots, g.mask = slots, mask
@@ -129,4 +132,31 @@ func (g *wordsGrouper) release() {
 	}
 	g.slots, g.mask = nil, 0
 	g.big.release()
+}
+
+// moveSlots places the groups of the slot table old (or a run of its
+// slots; k+1 words a slot, as wordsGrouper.slots) into slots, an empty
+// table of mask+1 slots of the same width, taking them in old's slot
+// order. A growth doubles the table, so a group found at old position p
+// (its home plus its run) lands at about p or p + len(old): two ascending
+// streams of writes the cache and the prefetcher follow, where placing
+// the groups in id order (the tuples' order) wrote each to a random slot
+// of the new table, a cache miss per group once the table is larger than
+// the cache (a slot holding the key's words is 24 bytes for two words).
+// Any order of insertion makes the same set of probe chains valid.
+func moveSlots(slots []uint64, mask int, old []uint64, k int) {
+	sw := k + 1
+	for b := 0; b+sw <= len(old); b += sw {
+		s := old[b : b+sw : b+sw]
+		if s[0] == 0 {
+			continue
+		}
+		// The slot's words are the group's stored tuple: its hash is the
+		// one the group was placed with.
+		p := int(tupleHash(s[1:])) & mask
+		for slots[p*sw] != 0 {
+			p = (p + 1) & mask
+		}
+		copy(slots[p*sw:p*sw+sw:p*sw+sw], s)
+	}
 }
