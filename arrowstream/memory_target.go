@@ -36,26 +36,13 @@ func (s *Session) AddHeldBytes(name string, f func() int64) {
 func (s *Session) HeldBytes() int64 {
 	var n int64
 	for _, q := range s.manager.Active() {
-		n += stateBytes(q.LastProgress())
+		n += q.LastProgress().StateMemoryBytes()
 	}
 	s.mu.Lock()
 	held := s.held
 	s.mu.Unlock()
 	for _, h := range held {
 		n += max(h.bytes(), 0)
-	}
-	return n
-}
-
-// stateBytes sums memoryUsedBytes over a progress report's stateful
-// operators (0 for none).
-func stateBytes(p *StreamingQueryProgress) int64 {
-	if p == nil {
-		return 0
-	}
-	var n int64
-	for _, op := range p.StateOperators {
-		n += op.MemoryUsedBytes
 	}
 	return n
 }

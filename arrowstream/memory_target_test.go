@@ -64,9 +64,9 @@ func TestMemoryTargetFollowsHeldBytes(t *testing.T) {
 	// limit set for it.
 	check := func(what string) int64 {
 		t.Helper()
-		state := stateBytes(counts.LastProgress())
+		state := counts.LastProgress().StateMemoryBytes()
 		if p := raw.LastProgress(); p != nil && s.Streams().Get(raw.ID()) != nil {
-			state += stateBytes(p)
+			state += p.StateMemoryBytes()
 		}
 		want := state + cat.HeldBytes()
 		if got := s.HeldBytes(); got != want {
@@ -107,7 +107,7 @@ func TestMemoryTargetFollowsHeldBytes(t *testing.T) {
 		}
 		held = h
 	}
-	if stateBytes(counts.LastProgress()) <= 0 {
+	if counts.LastProgress().StateMemoryBytes() <= 0 {
 		t.Fatal("the aggregation reports no state bytes")
 	}
 

@@ -29,6 +29,19 @@ type StreamingQueryProgress struct {
 	Latency map[string]float64 `json:"latencyMs,omitempty"`
 }
 
+// StateMemoryBytes sums memoryUsedBytes over the report's stateful
+// operators (0 for a nil report or none).
+func (p *StreamingQueryProgress) StateMemoryBytes() int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, op := range p.StateOperators {
+		n += op.MemoryUsedBytes
+	}
+	return n
+}
+
 // StateOperatorProgress reports one stateful operator.
 type StateOperatorProgress struct {
 	OperatorName              string           `json:"operatorName"`

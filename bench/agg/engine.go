@@ -146,7 +146,7 @@ func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow
 			return nil, fmt.Errorf("agg: windowed epoch %d: %w", i, err)
 		}
 		if held != nil {
-			held(stateBytes(q.LastProgress()) + sink.bytes())
+			held(q.LastProgress().StateMemoryBytes() + sink.bytes())
 		}
 	}
 	if held != nil {
@@ -160,15 +160,3 @@ func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow
 	return &sink.rows, nil
 }
 
-// stateBytes sums memoryUsedBytes (the operators' live state) over a
-// progress report's stateful operators.
-func stateBytes(p *arrowstream.StreamingQueryProgress) int64 {
-	if p == nil {
-		return 0
-	}
-	var n int64
-	for _, op := range p.StateOperators {
-		n += op.MemoryUsedBytes
-	}
-	return n
-}

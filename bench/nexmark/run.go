@@ -127,7 +127,7 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		run.events += b.Events
 		run.stateRows = stateRows(sq.LastProgress())
 		run.peakStateRows = max(run.peakStateRows, run.stateRows)
-		held := stateBytes(sq.LastProgress())
+		held := sq.LastProgress().StateMemoryBytes()
 		if t, ok := cat.Lookup(q.name); ok {
 			sz := t.Size()
 			held += sz.Bytes + sz.Overhead
@@ -149,19 +149,6 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 		return nil, err
 	}
 	return run, nil
-}
-
-// stateBytes sums memoryUsedBytes over a progress report's stateful
-// operators.
-func stateBytes(p *arrowstream.StreamingQueryProgress) int64 {
-	if p == nil {
-		return 0
-	}
-	var n int64
-	for _, op := range p.StateOperators {
-		n += op.MemoryUsedBytes
-	}
-	return n
 }
 
 // stateRows sums numRowsTotal over a progress report's stateful operators.
