@@ -159,4 +159,3 @@ func RunWindowedObserved(ctx context.Context, mem memory.Allocator, recs []arrow
 	}
 	return &sink.rows, nil
 }
-
