@@ -2,8 +2,11 @@ package kafka_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/internal/testutil"
@@ -140,6 +143,51 @@ func TestClusterIdlePollsFollowListings(t *testing.T) {
 	t.Logf("idle: %d plannings over %d listings", dp, dl)
 	if dp > 2*dl+2 {
 		t.Fatalf("idle: %d plannings over %d listings; want the query to wait for the next listing", dp, dl)
+	}
+	produce(t, c, "ev", 12, "b", 0, 120)
+	checkExactlyOnce(t, waitUnion(t, 120, "b", a), append(values("a", 0, 120), values("b", 0, 120)...))
+}
+
+// TestClusterListingsReuseMetadata: an idle cluster source lists its
+// partitions' ends several times a second; each listing asked the broker
+// for the topic's metadata first (kadm's ListOffsets with a 10 ms
+// metadata age), a second round trip per listing on every instance. Now
+// the metadata is reused for up to a second; the data is still read
+// exactly once.
+func TestClusterListingsReuseMetadata(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster groups take seconds to form (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	var metadata atomic.Int64
+	c.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		metadata.Add(1)
+		return nil, nil, false
+	})
+	bl := brokers(c)
+	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	defer a.close(t)
+	startPassthrough(t, a, bl)
+	produce(t, c, "ev", 12, "a", 0, 120)
+	waitUnion(t, 120, "a", a)
+	waitMembers(t, ca, 1)
+	listings, before := kafka.ListingsOf(ca, "out"), metadata.Load()
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for kafka.ListingsOf(ca, "out")-listings < 30 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listings in the deadline, want 30", kafka.ListingsOf(ca, "out")-listings)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	dl, dm := kafka.ListingsOf(ca, "out")-listings, metadata.Load()-before
+	t.Logf("idle: %d Metadata requests over %d listings", dm, dl)
+	// 30 listings take at least 2.6 s at the idle backoff (at most 100 ms
+	// apart): with a one-second metadata age about one in ten asks for
+	// metadata; every one did before. The bound leaves room for the other
+	// clients' own refreshes.
+	if dm > dl/2 {
+		t.Fatalf("idle: %d Metadata requests over %d listings; want the listings to reuse the topic's metadata", dm, dl)
 	}
 	produce(t, c, "ev", 12, "b", 0, 120)
 	checkExactlyOnce(t, waitUnion(t, 120, "b", a), append(values("a", 0, 120), values("b", 0, 120)...))

@@ -2,6 +2,33 @@ package kafka
 
 import "time"
 
+// clusterMetadataMinAge is how old the topic metadata behind a cluster
+// source's listings may be. kadm asks for metadata before every
+// ListOffsets, and with the 10 ms a single-instance source allows, each
+// listing was a Metadata round trip and a ListOffsets round trip: about
+// half of what an idle instance spent on listing (a perf profile of an
+// idle `serve` with a count through the hop: the input's and the hop's
+// listings, up to 10 per second each, were 17% of its CPU, the Metadata
+// requests 9.5%), paid by every instance per wall-second whatever its
+// share. In cluster mode the partitions a source reads are its group's
+// assignment, which follows the group consumer's own metadata (refreshed
+// every few minutes, as a Kafka consumer's), so newer topic metadata in
+// the listing changes nothing that is read; a moved leader is still
+// found at once (franz-go drops the cached topic when a ListOffsets
+// answers NOT_LEADER and retries). A topic created after the listing
+// looked (the hop's, at start) is seen up to this much later.
+const clusterMetadataMinAge = time.Second
+
+// listingMetadataMinAge is the metadata age the source's listing client
+// allows: fresh outside cluster mode (subscribePattern finds new topics
+// at the next trigger), clusterMetadataMinAge in it.
+func listingMetadataMinAge(opts SourceOptions) time.Duration {
+	if opts.Cluster != nil {
+		return clusterMetadataMinAge
+	}
+	return 10 * time.Millisecond
+}
+
 // An idle query polls its sources every 10 ms (the engine's
 // pollingDelay), and in cluster mode each poll listed the owned
 // partitions' end offsets at the brokers (a Metadata and a ListOffsets

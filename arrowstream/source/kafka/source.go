@@ -109,10 +109,11 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 	}
 	// Offsets and topics are listed once per trigger and must be current
 	// (new topics for subscribePattern, deleted partitions): the cached
-	// metadata kadm uses may be at most a few milliseconds old.
+	// metadata kadm uses may be at most a few milliseconds old, except in
+	// cluster mode (listingMetadataMinAge).
 	// No KIP-714 client metrics: a push per interval from every source
 	// of every instance, for nothing arrowstream reads.
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(10 * time.Millisecond), kgo.DisableClientMetrics()}, dialOpts(opts.Control)...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.MetadataMinAge(listingMetadataMinAge(opts)), kgo.DisableClientMetrics()}, dialOpts(opts.Control)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
