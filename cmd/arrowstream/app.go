@@ -121,6 +121,9 @@ type app struct {
 	// memTarget keeps the runtime's memory limit in proportion to what
 	// the engine holds (--memory-target; nil: off).
 	memTarget *arrowstream.MemoryTarget
+	// stopCoreSharing ends the sharing of the host's cores among cluster
+	// instances (cluster_cores.go; nil outside cluster mode).
+	stopCoreSharing func()
 }
 
 // startApp builds the engine and starts the HTTP and Flight SQL servers.
@@ -184,6 +187,14 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 	cluster, err := f.cluster.membership(f.flight.addr, a.logger)
 	if err != nil {
 		return nil, err
+	}
+	if cluster != nil {
+		a.stopCoreSharing = startCoreSharing(cluster, a.logger)
+		defer func() {
+			if err != nil {
+				a.stopCoreSharing()
+			}
+		}()
 	}
 	a.engine = newEngine(engineOptions{
 		cluster:        cluster,
@@ -261,6 +272,9 @@ func (a *app) watch(ctx context.Context) {
 // shutdown stops the queries, then the servers.
 func (a *app) shutdown() {
 	start := time.Now()
+	if a.stopCoreSharing != nil {
+		a.stopCoreSharing()
+	}
 	if a.flight != nil {
 		// Running statements end now, not when the grace below runs out.
 		a.flight.StopQueries()

@@ -189,6 +189,9 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 						}
 						t.Logf("%s%s, %s, %d instance(s): epochs per instance: %s", b.label, table, mode, k, strings.Join(parts, "; "))
 					}
+					if k > 1 {
+						t.Logf("%s%s, %s, %d instance(s): GOMAXPROCS %s", b.label, table, mode, k, strings.Join(sharedCores(insts), ", "))
+					}
 					for _, ci := range insts {
 						ci.p.interrupt(t)
 					}
@@ -547,4 +550,24 @@ func processCPU(t *testing.T, pid int) float64 {
 	ut, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100 // USER_HZ
+}
+
+// sharedCores returns each instance's GOMAXPROCS as its last "share its
+// cores" log line says ("default" without one: serve left it alone).
+func sharedCores(insts []*clusterInstance) []string {
+	out := make([]string, len(insts))
+	for i, ci := range insts {
+		ci.p.mu.Lock()
+		text := ci.p.out.String()
+		ci.p.mu.Unlock()
+		out[i] = "default"
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "share its cores") {
+				if _, v, ok := strings.Cut(line, "gomaxprocs="); ok {
+					out[i], _, _ = strings.Cut(v, " ")
+				}
+			}
+		}
+	}
+	return out
 }

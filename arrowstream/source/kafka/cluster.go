@@ -90,6 +90,8 @@ type Cluster struct {
 
 	reads stageReads          // upstream stages' epoch ranges, for their hop sinks' marks
 	paces map[string]*hopPace // by hop topic: the local upstream's commits (hop_pace.go)
+	// changed is closed at the next rebalance callback (Rebalanced).
+	changed chan struct{}
 }
 
 // NewCluster checks opts and returns the membership (it connects only

@@ -47,6 +47,7 @@ type rebalanceLog struct {
 func (c *Cluster) noteRebalance(gm *groupMember, how string, tps map[string][]int32, gen int32, owned int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.signalRebalancedLocked()
 	l := c.rebalances[gm.group]
 	if l == nil {
 		l = &rebalanceLog{}
