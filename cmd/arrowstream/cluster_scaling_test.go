@@ -94,9 +94,13 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 						// cores keep idle Ps spinning for work on cores the
 						// others use.
 						t.Setenv("GOMAXPROCS", strconv.Itoa(max(1, runtime.NumCPU()/k)))
-					} else if len(bins) > 1 {
-						// Another binary of the run may have set it.
-						t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.NumCPU()))
+					} else {
+						// Unset (another binary of the run may have set
+						// it): each build picks its own, and serve shares
+						// the cores among the instances of a host only
+						// when the operator did not set it.
+						t.Setenv("GOMAXPROCS", "")
+						os.Unsetenv("GOMAXPROCS")
 					}
 					topic := fmt.Sprintf("%s%d-%d-%s", kind, k, bi, mode)
 					createTopic(t, cl, topic)

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"net"
 )
 
@@ -39,13 +40,44 @@ func (c *Cluster) signalRebalancedLocked() {
 // SQL address names this instance's host (the host part compared as
 // written: "127.0.0.1:1001" and "127.0.0.1:1002" share a host,
 // "localhost:1001" and "127.0.0.1:1002" do not). It fails while a group
-// rebalances (the coordinator describes no members then).
+// rebalances (the coordinator describes no members, or members without
+// their metadata, until it is over), rather than count a part of them.
 func (c *Cluster) ColocatedInstances(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	groups := make([]string, 0, len(c.members))
+	for g := range c.members {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
 	ms, err := c.Members(ctx)
 	if err != nil {
 		return 0, err
 	}
+	if err := settled(groups, ms); err != nil {
+		return 0, fmt.Errorf("kafka: cluster %s: %w", c.opts.Name, err)
+	}
 	return colocated(ms, c.opts.Address), nil
+}
+
+// settled checks that every one of groups lists this instance, and every
+// member its address.
+func settled(groups []string, ms []Member) error {
+	self := map[string]bool{}
+	for _, g := range groups {
+		self[g] = false
+	}
+	for _, m := range ms {
+		if m.Address == "" {
+			return fmt.Errorf("group %s is rebalancing (member %s has no address yet)", m.Group, m.MemberID)
+		}
+		self[m.Group] = self[m.Group] || m.Self
+	}
+	for g, ok := range self {
+		if !ok {
+			return fmt.Errorf("group %s is rebalancing (this instance is not among its members yet)", g)
+		}
+	}
+	return nil
 }
 
 // colocated counts the distinct addresses among members whose host is

@@ -28,3 +28,20 @@ func TestColocatedCountsDistinctAddressesOfTheHost(t *testing.T) {
 		}
 	}
 }
+
+func TestSettledRefusesARebalancingGroup(t *testing.T) {
+	ok := []Member{{Group: "g", MemberID: "a", Address: "h:1", Self: true}, {Group: "g", MemberID: "b", Address: "h:2"}}
+	if err := settled([]string{"g"}, ok); err != nil {
+		t.Fatalf("settled(%v) = %v", ok, err)
+	}
+	for _, ms := range [][]Member{
+		{{Group: "g", MemberID: "a", Address: "h:1", Self: true}, {Group: "g", MemberID: "b"}},                 // b's metadata not there yet
+		{{Group: "g", MemberID: "b", Address: "h:2"}},                                                          // this instance not in the group yet
+		{{Group: "g", MemberID: "a", Address: "h:1", Self: true}, {Group: "h", MemberID: "b", Address: "h:2"}}, // one group settled, one not
+		{{Group: "g", MemberID: "a", Address: "h:1", Self: true}},                                              // group h described no members
+	} {
+		if err := settled([]string{"g", "h"}, ms); err == nil {
+			t.Errorf("settled(%v) = nil, want an error", ms)
+		}
+	}
+}
