@@ -5,10 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/arrowstream/arrowstream/arrowstream"
+	"github.com/arrowstream/arrowstream/arrowstream/source/kafka"
 	"github.com/arrowstream/arrowstream/internal/testutil"
 )
 
@@ -124,5 +128,22 @@ func TestCoreSharerFollowsTheMembership(t *testing.T) {
 	case p := <-f.set:
 		t.Fatalf("GOMAXPROCS set to %d with the count unchanged", p)
 	default:
+	}
+}
+
+// TestClusterEnginePinsShufflePartitions: in cluster mode the default of
+// spark.sql.shuffle.partitions (GOMAXPROCS) is taken when serve starts,
+// so a table created after the cores are shared (GOMAXPROCS lowered) has
+// as many hop and state partitions as one created before on a peer.
+func TestClusterEnginePinsShufflePartitions(t *testing.T) {
+	c, err := kafka.NewCluster(kafka.ClusterOptions{Name: "c1", Brokers: []string{"127.0.0.1:1"}, Address: "127.0.0.1:2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(engineOptions{checkpointRoot: t.TempDir(), cluster: c})
+	defer e.stop(time.Minute)
+	v, ok := e.session.Conf(arrowstream.ConfShufflePartitions)
+	if want := strconv.Itoa(runtime.GOMAXPROCS(0)); !ok || v != want {
+		t.Fatalf("cluster mode: %s = %q (set: %v), want %s pinned at the start", arrowstream.ConfShufflePartitions, v, ok, want)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +70,11 @@ func newEngine(opts engineOptions) *engine {
 	sopts := arrowstream.SessionOptions{Logger: logger, CheckpointRoot: opts.checkpointRoot, Access: opts.access}
 	if opts.cluster != nil {
 		sopts.Cluster = opts.cluster.Name()
+		// spark.sql.shuffle.partitions defaults to GOMAXPROCS, which serve
+		// lowers once other instances share the host (cluster_cores.go):
+		// pinned at the start, a table created later gets the partitions
+		// its instance's peers on the same machine got.
+		sopts.Conf = map[string]string{arrowstream.ConfShufflePartitions: strconv.Itoa(runtime.GOMAXPROCS(0))}
 	}
 	s := arrowstream.NewSession(sopts)
 	pebblestate.Register(s)
