@@ -36,9 +36,11 @@ import (
 type sessionDecoded struct {
 	agg    *vector.LiveAggregate
 	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
-	keys   map[string]*keySessions
-	// fixed and nullKey find the same keys by their fixed-width word
-	// when the key codec's encoding is fixed-width (no string per row).
+	// The keys' sessions by key: in keys, or, when the key codec's
+	// encoding is fixed-width, in fixed by the key's word and nullKey for
+	// the null key instead (keys then stays empty: no string hashed per
+	// row, nor a second map kept per key).
+	keys    map[string]*keySessions
 	fixed   map[uint64]*keySessions
 	nullKey *keySessions
 	stamp   uint32 // the current epoch's stamp (keySessions.stamp)
@@ -120,27 +122,58 @@ const perKeyBytes = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
 
 // addKey makes ks the entry of its key.
 func (d *sessionDecoded) addKey(ks *keySessions) {
-	d.keys[ks.key] = ks
 	d.keyBytes += int64(len(ks.key)) + perKeyBytes
-	if d.fixed != nil {
-		if w, ok := fixedKeyWord(ks.key); ok {
-			d.fixed[w] = ks
-		} else {
-			d.nullKey = ks
-		}
+	if d.fixed == nil {
+		d.keys[ks.key] = ks
+	} else if w, ok := fixedKeyWord(ks.key); ok {
+		d.fixed[w] = ks
+	} else {
+		d.nullKey = ks
 	}
 }
 
 // dropKey removes key's entry.
 func (d *sessionDecoded) dropKey(key string) {
-	delete(d.keys, key)
 	d.keyBytes -= int64(len(key)) + perKeyBytes
-	if d.fixed != nil {
-		if w, ok := fixedKeyWord(key); ok {
-			delete(d.fixed, w)
-		} else {
-			d.nullKey = nil
-		}
+	if d.fixed == nil {
+		delete(d.keys, key)
+	} else if w, ok := fixedKeyWord(key); ok {
+		delete(d.fixed, w)
+	} else {
+		d.nullKey = nil
+	}
+}
+
+// lookup returns key's entry (nil: the key has no open session).
+func (d *sessionDecoded) lookup(key string) *keySessions {
+	if d.fixed == nil {
+		return d.keys[key]
+	}
+	if w, ok := fixedKeyWord(key); ok {
+		return d.fixed[w]
+	}
+	return d.nullKey
+}
+
+// numKeys is the number of keys with open sessions.
+func (d *sessionDecoded) numKeys() int {
+	n := len(d.keys) + len(d.fixed)
+	if d.nullKey != nil {
+		n++
+	}
+	return n
+}
+
+// each calls f with every key's entry, in no particular order.
+func (d *sessionDecoded) each(f func(*keySessions)) {
+	for _, ks := range d.keys {
+		f(ks)
+	}
+	for _, ks := range d.fixed {
+		f(ks)
+	}
+	if d.nullKey != nil {
+		f(d.nullKey)
 	}
 }
 
@@ -251,9 +284,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	// and its number (stamped with the epoch).
 	d.stamp++
 	if d.stamp == 0 { // wrapped: an old stamp could look current
-		for _, ks := range d.keys {
-			ks.stamp = 0
-		}
+		d.each(func(ks *keySessions) { ks.stamp = 0 })
 		d.stamp = 1
 	}
 	var owners []*keySessions // by key number
@@ -480,29 +511,6 @@ func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
 	return nil
 }
 
-// evictDecoded drops from the decoded state key's sessions that end at
-// or below limit (eviction took them from the live map) and returns
-// their groups appended to gids.
-func (d *sessionDecoded) evict(key string, limit int64, gids []int32) []int32 {
-	ks, ok := d.keys[key]
-	if !ok {
-		return gids
-	}
-	keep := ks.list[:0]
-	for _, ls := range ks.list {
-		if ls.end <= limit {
-			gids = append(gids, ls.gid)
-			continue
-		}
-		keep = append(keep, ls)
-	}
-	ks.list = keep
-	if len(keep) == 0 {
-		d.dropKey(key)
-	}
-	return gids
-}
-
 // deleteGroups empties evicted groups and compacts the aggregate when
 // dead groups hold half of it (renumbering the sessions' groups).
 func (d *sessionDecoded) deleteGroups(ctx context.Context, gids []int32) error {
@@ -517,10 +525,10 @@ func (d *sessionDecoded) deleteGroups(ctx context.Context, gids []int32) error {
 	if err != nil {
 		return err
 	}
-	for _, ks := range d.keys {
+	d.each(func(ks *keySessions) {
 		for i := range ks.list {
 			ks.list[i].gid = remap[ks.list[i].gid]
 		}
-	}
+	})
 	return nil
 }
