@@ -3,6 +3,7 @@ package stateful
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -25,7 +26,13 @@ type sessionAssign struct {
 	gap     int64            // µs, without gapExpr
 	gapExpr vector.Evaluator // the row's gap (interval or string), or nil
 	schema  *arrow.Schema
+	// starts and ends are the bounds' scratch (capacity kept between
+	// batches up to maxKeptAssignRows).
+	starts, ends []arrow.Timestamp
 }
+
+// maxKeptAssignRows bounds the rows whose bounds' scratch is kept.
+const maxKeptAssignRows = 1 << 16
 
 func NewSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.Operator, env *plan.Env) (vector.Operator, error) {
 	x, err := plan.ToVectorExpr(n.Time, env)
@@ -113,35 +120,50 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 			sel = nil
 		}
 	}
-	sb := array.NewStructBuilder(s.mem, vector.WindowType)
-	defer sb.Release()
-	starts := sb.FieldBuilder(0).(*array.TimestampBuilder)
-	ends := sb.FieldBuilder(1).(*array.TimestampBuilder)
-	add := func(i int) {
-		t := ts.Value(i)
-		gap := s.gap
-		if gaps != nil {
-			gap = gaps[i]
+	// The bounds are computed as whole columns into buffers kept between
+	// batches and copied into the window column in bulk (no builder call
+	// per row).
+	vals := ts.TimestampValues()
+	n := len(vals)
+	if sel != nil {
+		n = len(sel)
+	}
+	s.starts = slices.Grow(s.starts[:0], n)[:n]
+	s.ends = slices.Grow(s.ends[:0], n)[:n]
+	starts, ends := s.starts, s.ends
+	if sel != nil {
+		for j, i := range sel {
+			starts[j] = vals[i]
 		}
-		sb.Append(true)
-		starts.Append(t)
-		ends.Append(t + arrow.Timestamp(gap))
+	} else {
+		copy(starts, vals)
+	}
+	switch {
+	case gaps == nil:
+		gap := arrow.Timestamp(s.gap)
+		for j, t := range starts {
+			ends[j] = t + gap
+		}
+	case sel == nil:
+		for j, t := range starts {
+			ends[j] = t + arrow.Timestamp(gaps[j])
+		}
+	default:
+		for j, i := range sel {
+			ends[j] = starts[j] + arrow.Timestamp(gaps[i])
+		}
+	}
+	if cap(s.starts) > maxKeptAssignRows {
+		s.starts, s.ends = nil, nil // a burst: not kept
 	}
 	base := rec
 	if sel != nil {
-		for _, i := range sel {
-			add(int(i))
-		}
 		if base, err = vector.TakeRecord(s.mem, rec, sel); err != nil {
 			return nil, err
 		}
 		defer base.Release()
-	} else {
-		for i := 0; i < ts.Len(); i++ {
-			add(i)
-		}
 	}
-	win := sb.NewArray()
+	win := windowArray(s.mem, starts, ends)
 	defer win.Release()
 	cols := append(append([]arrow.Array(nil), base.Columns()...), win)
 	return array.NewRecord(s.schema, cols, int64(win.Len())), nil
