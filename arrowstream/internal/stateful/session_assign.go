@@ -3,7 +3,6 @@ package stateful
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -26,13 +25,7 @@ type sessionAssign struct {
 	gap     int64            // µs, without gapExpr
 	gapExpr vector.Evaluator // the row's gap (interval or string), or nil
 	schema  *arrow.Schema
-	// starts and ends are the bounds' scratch (capacity kept between
-	// batches up to maxKeptAssignRows).
-	starts, ends []arrow.Timestamp
 }
-
-// maxKeptAssignRows bounds the rows whose bounds' scratch is kept.
-const maxKeptAssignRows = 1 << 16
 
 func NewSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.Operator, env *plan.Env) (vector.Operator, error) {
 	x, err := plan.ToVectorExpr(n.Time, env)
@@ -120,17 +113,17 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 			sel = nil
 		}
 	}
-	// The bounds are computed as whole columns into buffers kept between
-	// batches and copied into the window column in bulk (no builder call
-	// per row).
+	// The bounds are computed as whole columns, straight into the window
+	// column's buffers (no builder call per row).
 	vals := ts.TimestampValues()
 	n := len(vals)
 	if sel != nil {
 		n = len(sel)
 	}
-	s.starts = slices.Grow(s.starts[:0], n)[:n]
-	s.ends = slices.Grow(s.ends[:0], n)[:n]
-	starts, ends := s.starts, s.ends
+	startBuf, starts := newTimestampBuffer(s.mem, n)
+	defer startBuf.Release()
+	endBuf, ends := newTimestampBuffer(s.mem, n)
+	defer endBuf.Release()
 	if sel != nil {
 		for j, i := range sel {
 			starts[j] = vals[i]
@@ -153,9 +146,6 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 			ends[j] = starts[j] + arrow.Timestamp(gaps[i])
 		}
 	}
-	if cap(s.starts) > maxKeptAssignRows {
-		s.starts, s.ends = nil, nil // a burst: not kept
-	}
 	base := rec
 	if sel != nil {
 		if base, err = vector.TakeRecord(s.mem, rec, sel); err != nil {
@@ -163,10 +153,33 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 		}
 		defer base.Release()
 	}
-	win := windowArray(s.mem, starts, ends)
+	win := windowFromBuffers(n, startBuf, endBuf)
 	defer win.Release()
 	cols := append(append([]arrow.Array(nil), base.Columns()...), win)
 	return array.NewRecord(s.schema, cols, int64(win.Len())), nil
+}
+
+// newTimestampBuffer allocates n timestamps in mem (the caller releases
+// the buffer) and returns them as a slice to fill.
+func newTimestampBuffer(mem memory.Allocator, n int) (*memory.Buffer, []arrow.Timestamp) {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(arrow.TimestampTraits.BytesRequired(n))
+	return buf, arrow.TimestampTraits.CastFromBytes(buf.Bytes())[:n]
+}
+
+// windowFromBuffers makes a window column (no nulls) of n rows whose
+// bounds are in starts and ends (retained by the column).
+func windowFromBuffers(n int, starts, ends *memory.Buffer) arrow.Array {
+	fields := make([]arrow.ArrayData, 2)
+	for i, buf := range []*memory.Buffer{starts, ends} {
+		fields[i] = array.NewData(vector.WindowType.Field(i).Type, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	}
+	d := array.NewData(vector.WindowType, n, []*memory.Buffer{nil}, fields, 0, 0)
+	for _, f := range fields {
+		f.Release()
+	}
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // rowGaps evaluates the per-row gap of rec's rows in µs; a null or
