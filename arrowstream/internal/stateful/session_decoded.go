@@ -48,11 +48,28 @@ type sessionDecoded struct {
 	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
 	// as keys come and go so that the account need not range over them.
 	keyBytes int64
-	// Scratch kept between epochs (for capacity only).
+	// Scratch kept between epochs (for capacity only; trim drops what
+	// a burst grew).
 	refs, sorted []sessionRef
 	at, next     []int32
 	merged       []liveSession
 	touched      []*keySessions
+	sids         []int64 // the session id of each new row, by record
+	saveGids     []int32
+	saveBounds   []arrow.Timestamp // starts, then ends
+}
+
+// trim drops the scratch grown past maxKeptSessionRefs rows or keys.
+func (d *sessionDecoded) trim() {
+	if cap(d.refs) > maxKeptSessionRefs || cap(d.sorted) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs {
+		d.refs, d.sorted, d.sids = nil, nil, nil
+	}
+	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs {
+		d.at, d.next, d.merged, d.touched = nil, nil, nil, nil
+	}
+	if cap(d.saveGids) > maxKeptSessionRefs {
+		d.saveGids, d.saveBounds = nil, nil
+	}
 }
 
 // keySessions is one grouping key's open sessions, sorted by start and
@@ -332,9 +349,13 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 
 	// Place every new row in its key's sessions: per key, a sweep over
 	// its stored sessions and its new rows, both by start.
+	d.sids = slices.Grow(d.sids[:0], rows)[:rows]
 	sidOf := make([][]int64, len(partials))
+	off := 0
 	for ri, rec := range partials {
-		sidOf[ri] = make([]int64, rec.NumRows())
+		n := int(rec.NumRows())
+		sidOf[ri] = d.sids[off : off+n : off+n]
+		off += n
 	}
 	var absorbed []int32 // groups of stored sessions merged into another
 	var into []int64     // the session id each is merged into
@@ -441,25 +462,33 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			}
 		}
 	}
-	return s.saveDecoded(d)
+	err := s.saveDecoded(d)
+	d.trim()
+	return err
 }
 
 // saveDecoded encodes every session of the keys the epoch touched (one
 // State of their groups, one encode) and writes each key's sessions to
 // the live map and the changelog; the index gets the sessions' ends.
 func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
-	var gids []int32
-	var starts, ends []arrow.Timestamp
+	n := 0
 	for _, ks := range d.touched {
-		for _, ls := range ks.list {
-			gids = append(gids, ls.gid)
-			starts = append(starts, arrow.Timestamp(ls.start))
-			ends = append(ends, arrow.Timestamp(ls.end))
-		}
+		n += len(ks.list)
 	}
-	if len(gids) == 0 {
+	if n == 0 {
 		return nil
 	}
+	gids := slices.Grow(d.saveGids[:0], n)[:0]
+	bounds := slices.Grow(d.saveBounds[:0], 2*n)[:2*n]
+	starts, ends := bounds[:n:n], bounds[n:]
+	for _, ks := range d.touched {
+		for _, ls := range ks.list {
+			starts[len(gids)] = arrow.Timestamp(ls.start)
+			ends[len(gids)] = arrow.Timestamp(ls.end)
+			gids = append(gids, ls.gid)
+		}
+	}
+	d.saveGids, d.saveBounds = gids, bounds
 	st, err := d.agg.State(gids)
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
