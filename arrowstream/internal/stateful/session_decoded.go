@@ -81,6 +81,31 @@ type keySessions struct {
 	// stamp and num: the key's number in the epoch of that stamp.
 	stamp uint32
 	num   int32
+	// armed is the time of the key's arming entry in the end index
+	// (armedOK: it has one): an entry at or before the end of the key's
+	// first session, still in the index. The key has no entry per
+	// session end; eviction pops the arming entry, takes the due
+	// sessions and arms the key again at its new first end (see arm).
+	armed   int64
+	armedOK bool
+}
+
+// arm gives ks an end index entry at its first session's end unless its
+// arming entry is already at or before it (a key's sessions' ends only
+// grow, but a new session can come before the first). Other entries of
+// the key (the load's one per session, entries left from before a key
+// was dropped and came back) are harmless: eviction takes what is due
+// from any of them and re-arms only from the arming one.
+func (idx *sessionIndex) arm(ks *keySessions) {
+	if len(ks.list) == 0 {
+		return
+	}
+	first := ks.list[0].end
+	if ks.armedOK && ks.armed <= first {
+		return
+	}
+	idx.push(sessionEnd{end: first, part: ks.part, key: ks.key})
+	ks.armed, ks.armedOK = first, true
 }
 
 // liveSession is one open session: its bounds (µs), its id (the
@@ -89,9 +114,6 @@ type liveSession struct {
 	start, end int64
 	sid        int64
 	gid        int32
-	// moved: the session is new or its end moved in this epoch (the end
-	// index gets an entry for it; an unchanged one has its entry).
-	moved bool
 }
 
 // sessionSidName names the session id column of the decoded aggregate.
@@ -271,6 +293,15 @@ func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionInd
 			ks.list = append(ks.list, liveSession{start: int64(starts[i]), end: int64(ends[i]), sid: sids[i], gid: gids[i]})
 		}
 	}
+	if s.indexed() {
+		// The load indexed every session's end: the first one's entry
+		// arms the key.
+		d.each(func(ks *keySessions) {
+			if len(ks.list) > 0 {
+				ks.armed, ks.armedOK = ks.list[0].end, true
+			}
+		})
+	}
 	idx.dec = d
 	return nil
 }
@@ -377,12 +408,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			} else {
 				cur = liveSession{start: int64(newRefs[j].start), end: int64(newRefs[j].end), sid: -1, gid: -1}
 			}
-			// storedEnd: the end of the stored session that the cluster
-			// keeps (-1: none, the session is new).
-			storedEnd := int64(-1)
-			if stored {
-				storedEnd = cur.end
-			}
 			firstRef := j
 			if !stored {
 				j++
@@ -393,7 +418,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 						// The first stored session of the cluster
 						// takes the new rows before it.
 						cur.sid, cur.gid = old[i].sid, old[i].gid
-						storedEnd = old[i].end
 					} else {
 						absorbed = append(absorbed, old[i].gid)
 						into = append(into, cur.sid)
@@ -413,7 +437,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 				cur.sid = d.nextSid
 				d.nextSid++
 			}
-			cur.moved = storedEnd < 0 || cur.end != storedEnd
 			for _, r := range newRefs[firstRef:j] {
 				sidOf[r.rec][r.row] = cur.sid
 			}
@@ -522,10 +545,9 @@ func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
 			if err := g.copied(len(v)); err != nil {
 				return err
 			}
-			if s.indexed() && ls.moved {
-				s.index.push(sessionEnd{end: ls.end, part: ks.part, key: ks.key})
-			}
-			ls.moved = false
+		}
+		if s.indexed() {
+			s.index.arm(ks)
 		}
 		// A touched key has a session (its new rows' at least).
 		// joinSessions copies the encoded rows out of the codec.

@@ -509,9 +509,26 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
 	if d.fixed != nil && len(d.keys) > 0 {
 		t.Fatalf("%d keys found by string beside the fixed-width words", len(d.keys))
 	}
+	// Eviction finds a key by its arming entry: at or before the end of
+	// its first session, and in the end index.
+	pending := map[sessionKey]map[int64]bool{}
+	for _, e := range op.index.ends {
+		if pending[e.v] == nil {
+			pending[e.v] = map[int64]bool{}
+		}
+		pending[e.v][e.at] = true
+	}
 	var n int
 	d.each(func(ks *keySessions) {
 		n++
+		if op.indexed() && len(ks.list) > 0 {
+			if !ks.armedOK || ks.armed > ks.list[0].end {
+				t.Fatalf("key %q: armed %v at %d, first session ends at %d", ks.key, ks.armedOK, ks.armed, ks.list[0].end)
+			}
+			if !pending[sessionKey{part: ks.part, key: ks.key}][ks.armed] {
+				t.Fatalf("key %q: no end index entry at its arming time %d", ks.key, ks.armed)
+			}
+		}
 		// Eviction takes a prefix of the list: the sessions must be
 		// disjoint and sorted, so that their ends increase.
 		for i := 1; i < len(ks.list); i++ {

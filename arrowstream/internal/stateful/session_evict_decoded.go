@@ -13,6 +13,9 @@ import (
 
 // evictDecoded is evictIndexed for sessions kept decoded: the due keys
 // are found in the decoded state, and what a key evicts is read there.
+// The end index holds one arming entry per key (sessionIndex.arm), not
+// one per session end: a popped arming entry whose key still has
+// sessions arms it again at its first session's end.
 // A key's sessions are disjoint and sorted by start, so their ends are
 // increasing and the due ones are a prefix of the list: a key whose
 // first session ends after the watermark has nothing due (a stale index
@@ -31,7 +34,16 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 	for idx.ends.due(limit) {
 		e := idx.pop()
 		ks := d.lookup(e.key)
-		if ks == nil || len(ks.list) == 0 || ks.list[0].end > limit {
+		if ks == nil || len(ks.list) == 0 {
+			continue // the key's sessions were all evicted
+		}
+		if ks.list[0].end > limit {
+			// Nothing due: the key's first session grew past the
+			// watermark. Its arming entry arms it at the new end.
+			if ks.armedOK && ks.armed == e.end {
+				ks.armedOK = false
+				idx.arm(ks)
+			}
 			continue
 		}
 		n := 0
@@ -51,6 +63,10 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 			werr = s.deleteState(p, ks.key)
 		} else {
 			ks.list = append(ks.list[:0], ks.list[n:]...)
+			if ks.armedOK && ks.armed == e.end {
+				ks.armedOK = false
+				idx.arm(ks)
+			}
 			tail, err := skipSessions(idx.live.parts[p][ks.key], n)
 			if err != nil {
 				return nil, fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
