@@ -582,3 +582,40 @@ func TestSkipSessions(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSessionFraming reads arbitrary bytes as a stored session list: the
+// split and the skip must not panic, and must agree: what the split
+// reads, the skip steps over session by session, and past the last one
+// it fails.
+func FuzzSessionFraming(f *testing.F) {
+	f.Add(joinSessions([]sessionEntry{{end: 5, val: []byte("ab")}, {end: -1, val: nil}}), uint8(1))
+	f.Add([]byte{0x80}, uint8(1))
+	f.Add([]byte{3, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(0))
+	f.Add([]byte{0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x81, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(1))
+	f.Fuzz(func(t *testing.T, v []byte, n uint8) {
+		es, err := splitSessions(v)
+		if err != nil {
+			if _, err := skipSessions(v, len(v)+1); err == nil {
+				t.Fatal("the skip read a list the split rejects")
+			}
+			return
+		}
+		k := int(n) % (len(es) + 2)
+		tail, err := skipSessions(v, k)
+		switch {
+		case k > len(es):
+			if err == nil {
+				t.Fatalf("skipped %d of %d sessions", k, len(es))
+			}
+		case err != nil:
+			t.Fatalf("skip %d of %d: %v", k, len(es), err)
+		default:
+			// Compared as sessions: a length's varint need not be the
+			// shortest one.
+			rest, err := splitSessions(tail)
+			if err != nil || fmt.Sprint(rest) != fmt.Sprint(es[k:]) {
+				t.Fatalf("skip %d of %d: %x (%v), want the sessions %v", k, len(es), tail, err, es[k:])
+			}
+		}
+	})
+}
