@@ -113,38 +113,73 @@ func (s *sessionAssign) assign(ctx context.Context, rec arrow.Record) (arrow.Rec
 			sel = nil
 		}
 	}
-	sb := array.NewStructBuilder(s.mem, vector.WindowType)
-	defer sb.Release()
-	starts := sb.FieldBuilder(0).(*array.TimestampBuilder)
-	ends := sb.FieldBuilder(1).(*array.TimestampBuilder)
-	add := func(i int) {
-		t := ts.Value(i)
-		gap := s.gap
-		if gaps != nil {
-			gap = gaps[i]
+	// The bounds are computed as whole columns, straight into the window
+	// column's buffers (no builder call per row).
+	vals := ts.TimestampValues()
+	n := len(vals)
+	if sel != nil {
+		n = len(sel)
+	}
+	startBuf, starts := newTimestampBuffer(s.mem, n)
+	defer startBuf.Release()
+	endBuf, ends := newTimestampBuffer(s.mem, n)
+	defer endBuf.Release()
+	if sel != nil {
+		for j, i := range sel {
+			starts[j] = vals[i]
 		}
-		sb.Append(true)
-		starts.Append(t)
-		ends.Append(t + arrow.Timestamp(gap))
+	} else {
+		copy(starts, vals)
+	}
+	switch {
+	case gaps == nil:
+		gap := arrow.Timestamp(s.gap)
+		for j, t := range starts {
+			ends[j] = t + gap
+		}
+	case sel == nil:
+		for j, t := range starts {
+			ends[j] = t + arrow.Timestamp(gaps[j])
+		}
+	default:
+		for j, i := range sel {
+			ends[j] = starts[j] + arrow.Timestamp(gaps[i])
+		}
 	}
 	base := rec
 	if sel != nil {
-		for _, i := range sel {
-			add(int(i))
-		}
 		if base, err = vector.TakeRecord(s.mem, rec, sel); err != nil {
 			return nil, err
 		}
 		defer base.Release()
-	} else {
-		for i := 0; i < ts.Len(); i++ {
-			add(i)
-		}
 	}
-	win := sb.NewArray()
+	win := windowFromBuffers(n, startBuf, endBuf)
 	defer win.Release()
 	cols := append(append([]arrow.Array(nil), base.Columns()...), win)
 	return array.NewRecord(s.schema, cols, int64(win.Len())), nil
+}
+
+// newTimestampBuffer allocates n timestamps in mem (the caller releases
+// the buffer) and returns them as a slice to fill.
+func newTimestampBuffer(mem memory.Allocator, n int) (*memory.Buffer, []arrow.Timestamp) {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(arrow.TimestampTraits.BytesRequired(n))
+	return buf, arrow.TimestampTraits.CastFromBytes(buf.Bytes())[:n]
+}
+
+// windowFromBuffers makes a window column (no nulls) of n rows whose
+// bounds are in starts and ends (retained by the column).
+func windowFromBuffers(n int, starts, ends *memory.Buffer) arrow.Array {
+	fields := make([]arrow.ArrayData, 2)
+	for i, buf := range []*memory.Buffer{starts, ends} {
+		fields[i] = array.NewData(vector.WindowType.Field(i).Type, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	}
+	d := array.NewData(vector.WindowType, n, []*memory.Buffer{nil}, fields, 0, 0)
+	for _, f := range fields {
+		f.Release()
+	}
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // rowGaps evaluates the per-row gap of rec's rows in µs; a null or

@@ -36,9 +36,11 @@ import (
 type sessionDecoded struct {
 	agg    *vector.LiveAggregate
 	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
-	keys   map[string]*keySessions
-	// fixed and nullKey find the same keys by their fixed-width word
-	// when the key codec's encoding is fixed-width (no string per row).
+	// The keys' sessions by key: in keys, or, when the key codec's
+	// encoding is fixed-width, in fixed by the key's word and nullKey for
+	// the null key instead (keys then stays empty: no string hashed per
+	// row, nor a second map kept per key).
+	keys    map[string]*keySessions
 	fixed   map[uint64]*keySessions
 	nullKey *keySessions
 	stamp   uint32 // the current epoch's stamp (keySessions.stamp)
@@ -46,11 +48,28 @@ type sessionDecoded struct {
 	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
 	// as keys come and go so that the account need not range over them.
 	keyBytes int64
-	// Scratch kept between epochs (for capacity only).
+	// Scratch kept between epochs (for capacity only; trim drops what
+	// a burst grew).
 	refs, sorted []sessionRef
 	at, next     []int32
 	merged       []liveSession
 	touched      []*keySessions
+	sids         []int64 // the session id of each new row, by record
+	saveGids     []int32
+	saveBounds   []arrow.Timestamp // starts, then ends
+}
+
+// trim drops the scratch grown past maxKeptSessionRefs rows or keys.
+func (d *sessionDecoded) trim() {
+	if cap(d.refs) > maxKeptSessionRefs || cap(d.sorted) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs {
+		d.refs, d.sorted, d.sids = nil, nil, nil
+	}
+	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs {
+		d.at, d.next, d.merged, d.touched = nil, nil, nil, nil
+	}
+	if cap(d.saveGids) > maxKeptSessionRefs {
+		d.saveGids, d.saveBounds = nil, nil
+	}
 }
 
 // keySessions is one grouping key's open sessions, sorted by start and
@@ -62,6 +81,31 @@ type keySessions struct {
 	// stamp and num: the key's number in the epoch of that stamp.
 	stamp uint32
 	num   int32
+	// armed is the time of the key's arming entry in the end index
+	// (armedOK: it has one): an entry at or before the end of the key's
+	// first session, still in the index. The key has no entry per
+	// session end; eviction pops the arming entry, takes the due
+	// sessions and arms the key again at its new first end (see arm).
+	armed   int64
+	armedOK bool
+}
+
+// arm gives ks an end index entry at its first session's end unless its
+// arming entry is already at or before it (a key's sessions' ends only
+// grow, but a new session can come before the first). Other entries of
+// the key (the load's one per session, entries left from before a key
+// was dropped and came back) are harmless: eviction takes what is due
+// from any of them and re-arms only from the arming one.
+func (idx *sessionIndex) arm(ks *keySessions) {
+	if len(ks.list) == 0 {
+		return
+	}
+	first := ks.list[0].end
+	if ks.armedOK && ks.armed <= first {
+		return
+	}
+	idx.push(sessionEnd{end: first, part: ks.part, key: ks.key})
+	ks.armed, ks.armedOK = first, true
 }
 
 // liveSession is one open session: its bounds (µs), its id (the
@@ -70,9 +114,6 @@ type liveSession struct {
 	start, end int64
 	sid        int64
 	gid        int32
-	// moved: the session is new or its end moved in this epoch (the end
-	// index gets an entry for it; an unchanged one has its entry).
-	moved bool
 }
 
 // sessionSidName names the session id column of the decoded aggregate.
@@ -120,27 +161,58 @@ const perKeyBytes = int64(unsafe.Sizeof(keySessions{})) + liveEntryBytes
 
 // addKey makes ks the entry of its key.
 func (d *sessionDecoded) addKey(ks *keySessions) {
-	d.keys[ks.key] = ks
 	d.keyBytes += int64(len(ks.key)) + perKeyBytes
-	if d.fixed != nil {
-		if w, ok := fixedKeyWord(ks.key); ok {
-			d.fixed[w] = ks
-		} else {
-			d.nullKey = ks
-		}
+	if d.fixed == nil {
+		d.keys[ks.key] = ks
+	} else if w, ok := fixedKeyWord(ks.key); ok {
+		d.fixed[w] = ks
+	} else {
+		d.nullKey = ks
 	}
 }
 
 // dropKey removes key's entry.
 func (d *sessionDecoded) dropKey(key string) {
-	delete(d.keys, key)
 	d.keyBytes -= int64(len(key)) + perKeyBytes
-	if d.fixed != nil {
-		if w, ok := fixedKeyWord(key); ok {
-			delete(d.fixed, w)
-		} else {
-			d.nullKey = nil
-		}
+	if d.fixed == nil {
+		delete(d.keys, key)
+	} else if w, ok := fixedKeyWord(key); ok {
+		delete(d.fixed, w)
+	} else {
+		d.nullKey = nil
+	}
+}
+
+// lookup returns key's entry (nil: the key has no open session).
+func (d *sessionDecoded) lookup(key string) *keySessions {
+	if d.fixed == nil {
+		return d.keys[key]
+	}
+	if w, ok := fixedKeyWord(key); ok {
+		return d.fixed[w]
+	}
+	return d.nullKey
+}
+
+// numKeys is the number of keys with open sessions.
+func (d *sessionDecoded) numKeys() int {
+	n := len(d.keys) + len(d.fixed)
+	if d.nullKey != nil {
+		n++
+	}
+	return n
+}
+
+// each calls f with every key's entry, in no particular order.
+func (d *sessionDecoded) each(f func(*keySessions)) {
+	for _, ks := range d.keys {
+		f(ks)
+	}
+	for _, ks := range d.fixed {
+		f(ks)
+	}
+	if d.nullKey != nil {
+		f(d.nullKey)
 	}
 }
 
@@ -221,6 +293,15 @@ func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionInd
 			ks.list = append(ks.list, liveSession{start: int64(starts[i]), end: int64(ends[i]), sid: sids[i], gid: gids[i]})
 		}
 	}
+	if s.indexed() {
+		// The load indexed every session's end: the first one's entry
+		// arms the key.
+		d.each(func(ks *keySessions) {
+			if len(ks.list) > 0 {
+				ks.armed, ks.armedOK = ks.list[0].end, true
+			}
+		})
+	}
 	idx.dec = d
 	return nil
 }
@@ -251,9 +332,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	// and its number (stamped with the epoch).
 	d.stamp++
 	if d.stamp == 0 { // wrapped: an old stamp could look current
-		for _, ks := range d.keys {
-			ks.stamp = 0
-		}
+		d.each(func(ks *keySessions) { ks.stamp = 0 })
 		d.stamp = 1
 	}
 	var owners []*keySessions // by key number
@@ -301,9 +380,13 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 
 	// Place every new row in its key's sessions: per key, a sweep over
 	// its stored sessions and its new rows, both by start.
+	d.sids = slices.Grow(d.sids[:0], rows)[:rows]
 	sidOf := make([][]int64, len(partials))
+	off := 0
 	for ri, rec := range partials {
-		sidOf[ri] = make([]int64, rec.NumRows())
+		n := int(rec.NumRows())
+		sidOf[ri] = d.sids[off : off+n : off+n]
+		off += n
 	}
 	var absorbed []int32 // groups of stored sessions merged into another
 	var into []int64     // the session id each is merged into
@@ -325,12 +408,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			} else {
 				cur = liveSession{start: int64(newRefs[j].start), end: int64(newRefs[j].end), sid: -1, gid: -1}
 			}
-			// storedEnd: the end of the stored session that the cluster
-			// keeps (-1: none, the session is new).
-			storedEnd := int64(-1)
-			if stored {
-				storedEnd = cur.end
-			}
 			firstRef := j
 			if !stored {
 				j++
@@ -341,7 +418,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 						// The first stored session of the cluster
 						// takes the new rows before it.
 						cur.sid, cur.gid = old[i].sid, old[i].gid
-						storedEnd = old[i].end
 					} else {
 						absorbed = append(absorbed, old[i].gid)
 						into = append(into, cur.sid)
@@ -361,7 +437,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 				cur.sid = d.nextSid
 				d.nextSid++
 			}
-			cur.moved = storedEnd < 0 || cur.end != storedEnd
 			for _, r := range newRefs[firstRef:j] {
 				sidOf[r.rec][r.row] = cur.sid
 			}
@@ -410,25 +485,33 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			}
 		}
 	}
-	return s.saveDecoded(d)
+	err := s.saveDecoded(d)
+	d.trim()
+	return err
 }
 
 // saveDecoded encodes every session of the keys the epoch touched (one
 // State of their groups, one encode) and writes each key's sessions to
 // the live map and the changelog; the index gets the sessions' ends.
 func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
-	var gids []int32
-	var starts, ends []arrow.Timestamp
+	n := 0
 	for _, ks := range d.touched {
-		for _, ls := range ks.list {
-			gids = append(gids, ls.gid)
-			starts = append(starts, arrow.Timestamp(ls.start))
-			ends = append(ends, arrow.Timestamp(ls.end))
-		}
+		n += len(ks.list)
 	}
-	if len(gids) == 0 {
+	if n == 0 {
 		return nil
 	}
+	gids := slices.Grow(d.saveGids[:0], n)[:0]
+	bounds := slices.Grow(d.saveBounds[:0], 2*n)[:2*n]
+	starts, ends := bounds[:n:n], bounds[n:]
+	for _, ks := range d.touched {
+		for _, ls := range ks.list {
+			starts[len(gids)] = arrow.Timestamp(ls.start)
+			ends[len(gids)] = arrow.Timestamp(ls.end)
+			gids = append(gids, ls.gid)
+		}
+	}
+	d.saveGids, d.saveBounds = gids, bounds
 	st, err := d.agg.State(gids)
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
@@ -462,10 +545,9 @@ func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
 			if err := g.copied(len(v)); err != nil {
 				return err
 			}
-			if s.indexed() && ls.moved {
-				s.index.push(sessionEnd{end: ls.end, part: ks.part, key: ks.key})
-			}
-			ls.moved = false
+		}
+		if s.indexed() {
+			s.index.arm(ks)
 		}
 		// A touched key has a session (its new rows' at least).
 		// joinSessions copies the encoded rows out of the codec.
@@ -478,29 +560,6 @@ func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
 	}
 	s.progress.NumRowsUpdated += int64(len(gids))
 	return nil
-}
-
-// evictDecoded drops from the decoded state key's sessions that end at
-// or below limit (eviction took them from the live map) and returns
-// their groups appended to gids.
-func (d *sessionDecoded) evict(key string, limit int64, gids []int32) []int32 {
-	ks, ok := d.keys[key]
-	if !ok {
-		return gids
-	}
-	keep := ks.list[:0]
-	for _, ls := range ks.list {
-		if ls.end <= limit {
-			gids = append(gids, ls.gid)
-			continue
-		}
-		keep = append(keep, ls)
-	}
-	ks.list = keep
-	if len(keep) == 0 {
-		d.dropKey(key)
-	}
-	return gids
 }
 
 // deleteGroups empties evicted groups and compacts the aggregate when
@@ -517,10 +576,10 @@ func (d *sessionDecoded) deleteGroups(ctx context.Context, gids []int32) error {
 	if err != nil {
 		return err
 	}
-	for _, ks := range d.keys {
+	d.each(func(ks *keySessions) {
 		for i := range ks.list {
 			ks.list[i].gid = remap[ks.list[i].gid]
 		}
-	}
+	})
 	return nil
 }

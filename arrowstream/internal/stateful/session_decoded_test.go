@@ -465,7 +465,7 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
 	for p, m := range op.index.live.parts {
 		keys += len(m)
 		for k, v := range m {
-			ks := d.keys[k]
+			ks := d.lookup(k)
 			if ks == nil || int(ks.part) != p {
 				t.Fatalf("key %q of partition %d: decoded %+v", k, p, ks)
 			}
@@ -503,24 +503,119 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
 			}
 		}
 	}
-	if len(d.keys) != keys {
-		t.Fatalf("%d decoded keys, %d stored", len(d.keys), keys)
+	if d.numKeys() != keys {
+		t.Fatalf("%d decoded keys, %d stored", d.numKeys(), keys)
 	}
-	if d.fixed != nil {
-		n := len(d.fixed)
-		if d.nullKey != nil {
-			n++
+	if d.fixed != nil && len(d.keys) > 0 {
+		t.Fatalf("%d keys found by string beside the fixed-width words", len(d.keys))
+	}
+	// Eviction finds a key by its arming entry: at or before the end of
+	// its first session, and in the end index.
+	pending := map[sessionKey]map[int64]bool{}
+	for _, e := range op.index.ends {
+		if pending[e.v] == nil {
+			pending[e.v] = map[int64]bool{}
 		}
-		for _, ks := range d.fixed {
-			if d.keys[ks.key] != ks {
-				t.Fatalf("the fixed-width lookup holds key %q, not among the decoded keys", ks.key)
+		pending[e.v][e.at] = true
+	}
+	var n int
+	d.each(func(ks *keySessions) {
+		n++
+		if op.indexed() && len(ks.list) > 0 {
+			if !ks.armedOK || ks.armed > ks.list[0].end {
+				t.Fatalf("key %q: armed %v at %d, first session ends at %d", ks.key, ks.armedOK, ks.armed, ks.list[0].end)
+			}
+			if !pending[sessionKey{part: ks.part, key: ks.key}][ks.armed] {
+				t.Fatalf("key %q: no end index entry at its arming time %d", ks.key, ks.armed)
 			}
 		}
-		if d.nullKey != nil && d.keys[d.nullKey.key] != d.nullKey {
-			t.Fatal("the null key is not among the decoded keys")
+		// Eviction takes a prefix of the list: the sessions must be
+		// disjoint and sorted, so that their ends increase.
+		for i := 1; i < len(ks.list); i++ {
+			if ks.list[i].start <= ks.list[i-1].end {
+				t.Fatalf("key %q: session %+v follows %+v", ks.key, ks.list[i], ks.list[i-1])
+			}
 		}
-		if n != len(d.keys) {
-			t.Fatalf("the fixed-width lookup holds %d keys, the decoded %d", n, len(d.keys))
+		if d.lookup(ks.key) != ks {
+			t.Fatalf("key %q is not found by its own bytes", ks.key)
+		}
+		if _, ok := op.index.live.parts[ks.part][ks.key]; !ok {
+			t.Fatalf("decoded key %q of partition %d is not stored", ks.key, ks.part)
+		}
+	})
+	if n != keys {
+		t.Fatalf("%d decoded keys visited, %d stored", n, keys)
+	}
+}
+
+// TestSkipSessions checks that skipping n framed sessions of a state value
+// leaves the value of the sessions after them (what eviction keeps), and
+// that a truncated value is an error, not a panic.
+func TestSkipSessions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 200; trial++ {
+		es := make([]sessionEntry, rng.IntN(6))
+		for i := range es {
+			val := make([]byte, rng.IntN(300))
+			for j := range val {
+				val[j] = byte(rng.IntN(256))
+			}
+			es[i] = sessionEntry{end: rng.Int64(), val: val}
+		}
+		v := joinSessions(es)
+		for n := 0; n <= len(es); n++ {
+			tail, err := skipSessions(v, n)
+			if err != nil {
+				t.Fatalf("trial %d: skip %d of %d: %v", trial, n, len(es), err)
+			}
+			if want := joinSessions(es[n:]); string(tail) != string(want) {
+				t.Fatalf("trial %d: skip %d of %d: %x, want %x", trial, n, len(es), tail, want)
+			}
+		}
+		if _, err := skipSessions(v, len(es)+1); err == nil {
+			t.Fatalf("trial %d: skipped %d sessions of %d", trial, len(es)+1, len(es))
+		}
+		if len(v) > 0 {
+			if _, err := skipSessions(v[:len(v)-1], len(es)); err == nil {
+				t.Fatalf("trial %d: a truncated value was skipped", trial)
+			}
 		}
 	}
+}
+
+// FuzzSessionFraming reads arbitrary bytes as a stored session list: the
+// split and the skip must not panic, and must agree: what the split
+// reads, the skip steps over session by session, and past the last one
+// it fails.
+func FuzzSessionFraming(f *testing.F) {
+	f.Add(joinSessions([]sessionEntry{{end: 5, val: []byte("ab")}, {end: -1, val: nil}}), uint8(1))
+	f.Add([]byte{0x80}, uint8(1))
+	f.Add([]byte{3, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(0))
+	f.Add([]byte{0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x81, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(1))
+	f.Fuzz(func(t *testing.T, v []byte, n uint8) {
+		es, err := splitSessions(v)
+		if err != nil {
+			if _, err := skipSessions(v, len(v)+1); err == nil {
+				t.Fatal("the skip read a list the split rejects")
+			}
+			return
+		}
+		k := int(n) % (len(es) + 2)
+		tail, err := skipSessions(v, k)
+		switch {
+		case k > len(es):
+			if err == nil {
+				t.Fatalf("skipped %d of %d sessions", k, len(es))
+			}
+		case err != nil:
+			t.Fatalf("skip %d of %d: %v", k, len(es), err)
+		default:
+			// Compared as sessions: a length's varint need not be the
+			// shortest one.
+			rest, err := splitSessions(tail)
+			if err != nil || fmt.Sprint(rest) != fmt.Sprint(es[k:]) {
+				t.Fatalf("skip %d of %d: %x (%v), want the sessions %v", k, len(es), tail, err, es[k:])
+			}
+		}
+	})
 }

@@ -149,6 +149,9 @@ func (idx *sessionIndex) apply(deltas []sessionDelta, byEnd bool) {
 // watermark and returns them (partial layout): it pops the due entries of
 // the index and rewrites only their keys.
 func (s *statefulSessionWindow) evictIndexed(ctx context.Context, wmMs int64) ([]arrow.Record, error) {
+	if s.index.dec != nil {
+		return s.evictDecoded(ctx, wmMs)
+	}
 	start := time.Now()
 	limit := wmMs * 1000
 	idx := s.index
@@ -167,7 +170,6 @@ func (s *statefulSessionWindow) evictIndexed(ctx context.Context, wmMs int64) ([
 		}
 	}
 	var keys, vals [][]byte
-	var evicted []int32 // groups of the decoded sessions evicted
 	for _, d := range keysDue {
 		p := int(d.part)
 		k := unsafe.Slice(unsafe.StringData(d.key), len(d.key))
@@ -202,9 +204,6 @@ func (s *statefulSessionWindow) evictIndexed(ctx context.Context, wmMs int64) ([
 			continue // a stale entry: the session grew past the watermark
 		}
 		idx.count -= int64(taken)
-		if idx.dec != nil {
-			evicted = idx.dec.evict(d.key, limit, evicted)
-		}
 		var werr error
 		if len(keep) == 0 {
 			werr = s.deleteState(p, d.key)
@@ -213,11 +212,6 @@ func (s *statefulSessionWindow) evictIndexed(ctx context.Context, wmMs int64) ([
 		}
 		if werr != nil {
 			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, d.part, werr)
-		}
-	}
-	if idx.dec != nil {
-		if err := idx.dec.deleteGroups(ctx, evicted); err != nil {
-			return nil, fmt.Errorf("arrowstream: evict sessions of operator %d: %w", s.opID, err)
 		}
 	}
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()

@@ -1,0 +1,144 @@
+package stateful
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+)
+
+// evictDecoded is evictIndexed for sessions kept decoded: the due keys
+// are found in the decoded state, and what a key evicts is read there.
+// The end index holds one arming entry per key (sessionIndex.arm), not
+// one per session end: a popped arming entry whose key still has
+// sessions arms it again at its first session's end.
+// A key's sessions are disjoint and sorted by start, so their ends are
+// increasing and the due ones are a prefix of the list: a key whose
+// first session ends after the watermark has nothing due (a stale index
+// entry, or a key already evicted by an earlier entry of this call), so
+// no set of keys seen is needed. The evicted sessions' states come from
+// the decoded aggregate (one State of their groups) instead of decoding
+// their stored bytes, and a key that keeps sessions keeps the tail of
+// its stored value (the value is a concatenation of framed sessions).
+func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([]arrow.Record, error) {
+	start := time.Now()
+	limit := wmMs * 1000
+	idx, d := s.index, s.index.dec
+	var keys [][]byte
+	var gids []int32
+	var starts, ends []arrow.Timestamp
+	for idx.ends.due(limit) {
+		e := idx.pop()
+		ks := d.lookup(e.key)
+		if ks == nil || len(ks.list) == 0 {
+			continue // the key's sessions were all evicted
+		}
+		if ks.list[0].end > limit {
+			// Nothing due: the key's first session grew past the
+			// watermark. Its arming entry arms it at the new end.
+			if ks.armedOK && ks.armed == e.end {
+				ks.armedOK = false
+				idx.arm(ks)
+			}
+			continue
+		}
+		n := 0
+		for n < len(ks.list) && ks.list[n].end <= limit {
+			ls := ks.list[n]
+			gids = append(gids, ls.gid)
+			starts = append(starts, arrow.Timestamp(ls.start))
+			ends = append(ends, arrow.Timestamp(ls.end))
+			keys = append(keys, unsafe.Slice(unsafe.StringData(ks.key), len(ks.key)))
+			n++
+		}
+		idx.count -= int64(n)
+		p := int(ks.part)
+		var werr error
+		if n == len(ks.list) {
+			d.dropKey(ks.key)
+			werr = s.deleteState(p, ks.key)
+		} else {
+			ks.list = append(ks.list[:0], ks.list[n:]...)
+			if ks.armedOK && ks.armed == e.end {
+				ks.armedOK = false
+				idx.arm(ks)
+			}
+			tail, err := skipSessions(idx.live.parts[p][ks.key], n)
+			if err != nil {
+				return nil, fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
+			}
+			// A copy: the live value is shared with snapshot views and
+			// its evicted head is not kept.
+			werr = s.writeState(p, ks.key, append([]byte(nil), tail...))
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, p, werr)
+		}
+	}
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	if len(gids) == 0 {
+		return nil, nil
+	}
+	rec, err := s.decodedRows(keys, gids, starts, ends)
+	if err == nil {
+		err = d.deleteGroups(ctx, gids)
+	}
+	if err != nil {
+		if rec != nil {
+			rec.Release()
+		}
+		return nil, fmt.Errorf("arrowstream: evict sessions of operator %d: %w", s.opID, err)
+	}
+	s.progress.NumRowsRemoved += int64(len(gids))
+	return []arrow.Record{rec}, nil
+}
+
+// decodedRows builds decoded sessions as rows of the partial layout: the
+// grouping keys decoded from their state keys, the session from its
+// bounds and the aggregate states from the decoded aggregate's groups.
+func (s *statefulSessionWindow) decodedRows(keys [][]byte, gids []int32, starts, ends []arrow.Timestamp) (arrow.Record, error) {
+	k, err := s.keyCodec.decode(s.mem, keys)
+	if err != nil {
+		return nil, fmt.Errorf("decode keys: %w", err)
+	}
+	defer releaseArrays(k)
+	st, err := s.index.dec.agg.State(gids)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Release()
+	win := windowArray(s.mem, starts, ends)
+	defer win.Release()
+	cols := make([]arrow.Array, s.partialSchema.NumFields())
+	for i, col := range s.groupCols {
+		cols[col] = k[i]
+	}
+	cols[s.sk] = win
+	states := st.Columns()[1:]
+	for i, col := range s.valCols[1:] {
+		cols[col] = states[i]
+	}
+	for i, c := range cols {
+		if !arrow.TypeEqual(c.DataType(), s.partialSchema.Field(i).Type) {
+			return nil, fmt.Errorf("session column %s is a %s, the layout's a %s", s.partialSchema.Field(i).Name, c.DataType(), s.partialSchema.Field(i).Type)
+		}
+	}
+	return array.NewRecord(s.partialSchema, cols, int64(len(gids))), nil
+}
+
+// skipSessions returns what follows the first n sessions of a state value
+// (joinSessions' framing): the value of the sessions after them.
+func skipSessions(v []byte, n int) ([]byte, error) {
+	for range n {
+		l, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < l+8 {
+			return nil, fmt.Errorf("corrupt session list")
+		}
+		v = v[w+8+int(l):]
+	}
+	return v, nil
+}
