@@ -42,9 +42,12 @@ type subplanSharing struct {
 	tables map[plan.Table]int
 	// depth > 0 while the walk is inside a copy.
 	depth int
-	// opInCopy and wmInCopy mark, in the walk's order, the stateful
-	// operators and watermark nodes inside a copy; srcUses counts each
-	// source's scans outside the copies.
+	// opNodes lists the stateful operators' nodes in the walk's order
+	// (one node may be walked twice: a plan that holds the same subtree
+	// twice); opInCopy and wmInCopy mark the stateful operators and
+	// watermark nodes inside a copy; srcUses counts each source's scans
+	// outside the copies.
+	opNodes  []plan.Node
 	opInCopy []bool
 	wmInCopy []bool
 	srcUses  []int
@@ -114,10 +117,6 @@ func (e *streamExec) settleShape(conf map[string]string) {
 	if sh == nil || len(sh.dupOf) == 0 || !shareSubplans(conf) {
 		return
 	}
-	nodes := make([]plan.Node, len(e.order))
-	for n, i := range e.stateful {
-		nodes[i] = n
-	}
 	keep := make([]bool, len(e.order))
 	order := e.order[:0:0]
 	clear(e.stateful)
@@ -129,7 +128,7 @@ func (e *streamExec) settleShape(conf map[string]string) {
 			continue
 		}
 		keep[i] = true
-		e.stateful[nodes[i]] = len(order)
+		e.stateful[sh.opNodes[i]] = len(order)
 		order = append(order, op)
 	}
 	e.order = order
@@ -138,8 +137,6 @@ func (e *streamExec) settleShape(conf map[string]string) {
 	for i, w := range e.wmNodes {
 		if !sh.wmInCopy[i] {
 			wms = append(wms, w)
-		} else {
-			delete(e.wmNames, w)
 		}
 	}
 	e.wmNodes = wms

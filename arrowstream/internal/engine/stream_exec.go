@@ -169,6 +169,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 				e.stateful[n] = len(e.order)
 				e.order = append(e.order, op)
 				sh.opInCopy = append(sh.opInCopy, sh.depth > 0)
+				sh.opNodes = append(sh.opNodes, n)
 				opID++
 			}
 		}
