@@ -16,7 +16,9 @@ import (
 // plans with a nondeterministic call or a batch scan get none.
 func TestSubplanKey(t *testing.T) {
 	cat := testCatalog(t)
-	f := func(name string, dt arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: dt, Nullable: true} }
+	f := func(name string, dt arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: dt, Nullable: true}
+	}
 	bidSchema := arrow.NewSchema([]arrow.Field{f("a", vector.Int64), f("b", vector.Int64), f("ts", vector.Timestamp)}, nil)
 	cat.Register("bids", &plan.SourceTable{TableSchema: bidSchema})
 	cat.Register("bids2", &plan.SourceTable{TableSchema: bidSchema})
