@@ -16,6 +16,13 @@ const (
 	// PartitioningKeyEncoder (checkpoints written before it existed, which
 	// do not record the key and keep their scheme).
 	ConfStatePartitioning = "stateStore.partitioning"
+	// ConfShareStatefulSubplans: "true" (every new query) runs a stateful
+	// subplan that the plan reads twice (a CTE or view read by both sides
+	// of a join) once per epoch for all its readers, with one state;
+	// "false" runs each copy with its own state, as Spark does. A
+	// checkpoint that does not record it was written before it existed
+	// and keeps running every copy.
+	ConfShareStatefulSubplans = "arrowstream.streaming.shareStatefulSubplans"
 )
 
 // Values of ConfStatePartitioning.

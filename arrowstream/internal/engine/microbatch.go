@@ -140,6 +140,7 @@ func (m *microBatch) populateStartOffsets() error {
 		m.batchID = 0
 		m.conf = copyConf(m.cfg.Conf)
 		setStatePartitioning(m.conf, nil, false)
+		setSubplanSharing(m.conf, nil, false)
 		policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 		if err != nil {
 			return err
@@ -181,6 +182,7 @@ func (m *microBatch) populateStartOffsets() error {
 	}
 	keepStateTuning(m.conf, m.cfg.Conf)
 	setStatePartitioning(m.conf, seq.Conf, true)
+	setSubplanSharing(m.conf, seq.Conf, true)
 	policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 	if err != nil {
 		return err

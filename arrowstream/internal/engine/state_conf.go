@@ -56,3 +56,20 @@ func setStatePartitioning(conf, recorded map[string]string, restarted bool) {
 		conf[stream.ConfStatePartitioning] = stream.PartitioningKeyEncoder
 	}
 }
+
+// setSubplanSharing fixes in a run's conf (which the offset log records)
+// whether stateful subplans read twice run once (shared_subplan.go): a
+// new query shares unless its settings say "false"; a checkpoint that
+// does not record the setting was written before it existed, with state
+// for every copy, and keeps running every copy.
+func setSubplanSharing(conf, recorded map[string]string, restarted bool) {
+	if !restarted {
+		if conf[stream.ConfShareStatefulSubplans] == "" {
+			conf[stream.ConfShareStatefulSubplans] = "true"
+		}
+		return
+	}
+	if recorded[stream.ConfShareStatefulSubplans] == "" {
+		conf[stream.ConfShareStatefulSubplans] = "false"
+	}
+}

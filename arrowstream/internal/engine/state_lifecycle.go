@@ -104,6 +104,20 @@ func newStateLifecycle(writer *checkpoint.Writer, mem memory.Allocator, decls []
 	return l
 }
 
+// keep drops the operators whose keep entry is false (the copies of a
+// shared subplan, shared_subplan.go), before any epoch opened them: their
+// state is neither opened nor declared.
+func (l *stateLifecycle) keep(keep []bool) {
+	ops := l.ops[:0]
+	for i, op := range l.ops {
+		if keep[i] {
+			ops = append(ops, op)
+		}
+	}
+	clear(l.ops[len(ops):])
+	l.ops = ops
+}
+
 // open opens every operator's partitions at version ep.ID. On error
 // nothing stays open.
 func (l *stateLifecycle) open(checkpointDir string, id int64, numPartitions int, conf map[string]string) error {

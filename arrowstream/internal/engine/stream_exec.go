@@ -65,6 +65,16 @@ type streamExec struct {
 	wmStats []stateful.EventTimeStats
 
 	reuse bool // this epoch reuses compiled chains (ConfReusePlan)
+
+	// sharing describes the copies of stateful subplans found in the plan
+	// (shared_subplan.go) until the first epoch settles the shape
+	// (shaped); shared then maps each shared subtree's root, the first
+	// and its copies, to its run in the epoch, and readers counts the
+	// readers of each shared operator (by index in order).
+	sharing *subplanSharing
+	shaped  bool
+	shared  map[plan.Node]*sharedRun
+	readers []int
 }
 
 // NewExec plans root (analyzed) for incremental execution in mode, with
@@ -100,8 +110,10 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	opID := 0
 	planner := stateful.Planner{Mem: mem, Mode: mode}
 	e.planner = planner
+	sh := newSubplanSharing()
 	var walk func(n plan.Node) error
 	walk = func(n plan.Node) error {
+		inCopy := false
 		switch x := n.(type) {
 		case *plan.Scan:
 			if !x.Streaming {
@@ -122,6 +134,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 				e.sources = append(e.sources, src)
 				e.owned = append(e.owned, own)
 				e.srcUses = append(e.srcUses, 0)
+				sh.srcUses = append(sh.srcUses, 0)
 				desc := x.Name
 				if d, ok := src.(stream.DescribedSource); ok {
 					desc = d.Description()
@@ -130,10 +143,14 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 			}
 			e.scanSrc[x] = i
 			e.srcUses[i]++
+			if sh.depth == 0 {
+				sh.srcUses[i]++
+			}
 			return nil
 		case *plan.EventTimeWatermark:
 			e.wmNames[x] = "watermark" + strconv.Itoa(len(e.wmNodes))
 			e.wmNodes = append(e.wmNodes, x)
+			sh.wmInCopy = append(sh.wmInCopy, sh.depth > 0)
 		}
 		if n.IsStreaming() {
 			op, ok, err := planner.Plan(n, opID)
@@ -141,8 +158,18 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 				return err
 			}
 			if ok {
+				// Planned in the unshared shape, numbered as without
+				// sharing; a copy is dropped when the first epoch
+				// settles the shape (shared_subplan.go).
+				if first := sh.copyOf(n); first != nil {
+					sh.dupOf[n] = first
+					inCopy = true
+					sh.depth++
+				}
 				e.stateful[n] = len(e.order)
 				e.order = append(e.order, op)
+				sh.opInCopy = append(sh.opInCopy, sh.depth > 0)
+				sh.opNodes = append(sh.opNodes, n)
 				opID++
 			}
 		}
@@ -151,9 +178,13 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 				return err
 			}
 		}
+		if inCopy {
+			sh.depth--
+		}
 		return nil
 	}
 	err = walk(opt)
+	e.sharing = sh
 	decls := make([]stateful.StateDecl, len(e.order))
 	for i, op := range e.order {
 		decls[i] = op.State()
@@ -174,6 +205,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 // Execute implements executor: it opens the operators' state at the
 // epoch's version, then builds the plan over the inputs.
 func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []vector.Operator) (vector.Operator, error) {
+	e.settleShape(ep.Conf)
 	if err := e.state.open(ep.CheckpointDir, ep.ID, ep.NumPartitions, ep.Conf); err != nil {
 		for _, in := range inputs {
 			in.Close()
@@ -188,6 +220,7 @@ func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []
 		for _, f := range feeds {
 			f.release()
 		}
+		e.releaseShared()
 	}()
 	sep := stateful.Epoch{EpochInfo: ep}
 	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
@@ -246,9 +279,18 @@ func (e *streamExec) feeds(ctx context.Context, inputs []vector.Operator) ([]*fe
 	return feeds, nil
 }
 
-// build builds node n's operator for the epoch: from its compiled chain
-// when n is stateless and its operators rerun (compiled.go), else afresh.
+// build builds node n's operator for the epoch: a view of a shared
+// subplan's output (shared_subplan.go), from its compiled chain when n is
+// stateless and its operators rerun (compiled.go), else afresh.
 func (e *streamExec) build(ctx context.Context, n plan.Node, ep stateful.Epoch, env *plan.Env, feeds []*feed) (vector.Operator, error) {
+	if r := e.shared[n]; r != nil {
+		return e.buildShared(ctx, r, ep, env, feeds)
+	}
+	return e.buildNode(ctx, n, ep, env, feeds)
+}
+
+// buildNode is build without the shared subplans' check.
+func (e *streamExec) buildNode(ctx context.Context, n plan.Node, ep stateful.Epoch, env *plan.Env, feeds []*feed) (vector.Operator, error) {
 	if e.reuse && e.chainable(n) {
 		return e.buildChained(ctx, n, env, func(l chainLeaf) (vector.Operator, error) {
 			if l.raw != nil {
@@ -385,7 +427,7 @@ func (e *streamExec) ShouldRunAnotherBatch(wm int64) bool {
 func (e *streamExec) StateProgress() []stream.StateOperatorProgress {
 	out := make([]stream.StateOperatorProgress, len(e.order))
 	for i, op := range e.order {
-		out[i] = op.Report()
+		out[i] = e.withReaders(i, op.Report())
 	}
 	return out
 }
