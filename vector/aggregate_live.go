@@ -34,6 +34,7 @@ type LiveAggregate struct {
 	nulls []bool   // fixed-width key: whether the key is null, by group
 	gids  []int32  // scratch
 	heap  heapAccount
+	final *liveFinal // Final's layout, bound at its first call
 }
 
 // NewLiveAggregate returns an empty live aggregation of partial-state rows
@@ -385,7 +386,7 @@ func (l *LiveAggregate) Close() {
 		return
 	}
 	l.b.grouper.release()
-	l.b, l.accs = nil, nil
+	l.b, l.accs, l.final = nil, nil, nil
 	l.rows, l.dead, l.words, l.nulls, l.gids = nil, nil, nil, nil, nil
 	l.heap.release()
 }

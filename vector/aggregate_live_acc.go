@@ -75,11 +75,11 @@ func (s *sumAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]ar
 	var sums arrow.Array
 	switch s.kind {
 	case sumInt:
-		sums = newFixedArray(mem, s.resType, gatherOf(s.ints, gids), nil)
+		sums = gatherFixedArray(mem, s.resType, s.ints, gids, nil)
 	case sumDecimal:
-		sums = newFixedArray(mem, s.resType, gatherOf(s.decs, gids), nil)
+		sums = gatherFixedArray(mem, s.resType, s.decs, gids, nil)
 	default:
-		sums = newFixedArray(mem, Float64, gatherOf(s.floats, gids), nil)
+		sums = gatherFixedArray(mem, Float64, s.floats, gids, nil)
 	}
 	return []arrow.Array{sums, newFixedArray(mem, Int64, counts, nil)}, nil
 }
@@ -117,9 +117,9 @@ func (m *minMaxAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([
 	}
 	switch m.kind {
 	case valInt64:
-		a = newFixedArray(mem, m.dt, gatherOf(m.i64, gids), valid)
+		a = gatherFixedArray(mem, m.dt, m.i64, gids, valid)
 	case valInt32:
-		a = newFixedArray(mem, m.dt, gatherOf(m.i32, gids), valid)
+		a = gatherFixedArray(mem, m.dt, m.i32, gids, valid)
 	case valBool:
 		vals := make([]bool, len(gids))
 		for i, g := range gids {
@@ -127,9 +127,9 @@ func (m *minMaxAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([
 		}
 		a = newBoolArray(mem, vals, valid)
 	case valFloat64:
-		a = newFixedArray(mem, m.dt, gatherOf(m.f64, gids), valid)
+		a = gatherFixedArray(mem, m.dt, m.f64, gids, valid)
 	case valDecimal:
-		a = newFixedArray(mem, m.dt, gatherOf(m.decs, gids), valid)
+		a = gatherFixedArray(mem, m.dt, m.decs, gids, valid)
 	default:
 		a = newBytesArray(mem, m.dt, gatherOf(m.strs, gids), valid)
 	}
@@ -163,13 +163,13 @@ func (f *firstLastAcc) stateAt(mem memory.Allocator, gids []int32, _ []int64) ([
 	var v arrow.Array
 	switch x := f.vals.(type) {
 	case *fixedValues[int64]:
-		v = newFixedArray(mem, x.dt, gatherOf(x.vals, gids), valid)
+		v = gatherFixedArray(mem, x.dt, x.vals, gids, valid)
 	case *fixedValues[int32]:
-		v = newFixedArray(mem, x.dt, gatherOf(x.vals, gids), valid)
+		v = gatherFixedArray(mem, x.dt, x.vals, gids, valid)
 	case *fixedValues[float64]:
-		v = newFixedArray(mem, x.dt, gatherOf(x.vals, gids), valid)
+		v = gatherFixedArray(mem, x.dt, x.vals, gids, valid)
 	case *fixedValues[decimal128.Num]:
-		v = newFixedArray(mem, x.dt, gatherOf(x.vals, gids), valid)
+		v = gatherFixedArray(mem, x.dt, x.vals, gids, valid)
 	case *boolValues:
 		v = newBoolArray(mem, gatherOf(x.vals, gids), valid)
 	case *bytesValues:

@@ -191,8 +191,23 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	if err := s.fold(ctx, ep, input); err != nil {
 		return nil, err
 	}
+	// Update mode emits the changed groups' final rows: read straight
+	// from the live accumulators when they can (direct), so that neither
+	// their partial state nor a finalizing aggregation is built.
+	var direct arrow.Record
+	defer func() {
+		if direct != nil { // not handed on: an error
+			direct.Release()
+		}
+	}()
+	if s.mode == stream.Update && len(live.dirty) > 0 {
+		var err error
+		if direct, err = s.finalChanged(); err != nil {
+			return nil, err
+		}
+	}
 	var changed arrow.Record
-	if s.mode != stream.Update && s.log.on() {
+	if (s.mode != stream.Update || direct != nil) && s.log.on() {
 		// Only the log reads the changed groups, and it keeps their keys:
 		// their values alone are gathered.
 		if err := s.logChangedValues(); err != nil {
@@ -223,8 +238,10 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 			out = []arrow.Record{all}
 		}
 	case stream.Update:
-		changed.Retain()
-		out = []arrow.Record{changed}
+		if direct == nil {
+			changed.Retain()
+			out = []arrow.Record{changed}
+		}
 		if evicting && ep.HasWatermark {
 			_, err = s.evict(ctx, ep.WatermarkMs, false)
 		}
@@ -260,7 +277,28 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 		return nil, err
 	}
 	s.lastEvictWm = ep.WatermarkMs
+	if direct != nil {
+		rec := direct
+		direct = nil
+		return vector.NewOwnedScan(rec.Schema(), []arrow.Record{rec}), nil
+	}
 	return s.finalize(ctx, out)
+}
+
+// finalChanged returns the final rows of the groups the epoch changed,
+// read from the live state (vector.LiveAggregate.Final), or nil when an
+// aggregate cannot be finalized so (finalize then finalizes their partial
+// state).
+func (s *statefulAggregate) finalChanged() (arrow.Record, error) {
+	rec, ok, err := s.live.agg.Final(s.live.dirty)
+	if err != nil {
+		return nil, fmt.Errorf("arrowstream: final rows of operator %d: %w", s.opID, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	s.finalSchema = rec.Schema()
+	return rec, nil
 }
 
 // loadLive makes the live state hold version: it keeps it when it does
