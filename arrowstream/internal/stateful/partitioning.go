@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // partitioning is how a stateful operator assigns a key to one of its
@@ -72,3 +73,16 @@ func (p partitioning) partition(h uint64, n int) int {
 
 // of is the partition of row i of c's last encode among n.
 func (p partitioning) of(c *rowCodec, i, n int) int { return p.partition(p.hash(c, i), n) }
+
+// ofGroup is the partition among n of key j of keys, encoded from a live
+// aggregation's words as c would encode it (encodeNewKeys): hash's
+// choice, from the hashes keys holds.
+func (p partitioning) ofGroup(c *rowCodec, keys *vector.GroupKeys, j, n int) int {
+	if p == partitionMurmur3 && c.sparkHashable {
+		if c.hashKeys != nil && len(c.hashKeys) == 0 {
+			return p.partition(0, n) // no hashed key: as sparkHash
+		}
+		return p.partition(uint64(uint32(keys.SparkHash(j))), n)
+	}
+	return p.partition(keys.Hash(j), n)
+}

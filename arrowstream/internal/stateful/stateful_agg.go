@@ -445,36 +445,45 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
 	sc.missing = missing
 	// pos: by dirty position, its row in the encode (-1: kept).
 	var pos []int32
+	fromWords := false // the new keys are in sc.words, not keyCodec's
 	if len(missing) > 0 {
 		gids := sc.gids[:0]
 		for _, i := range missing {
 			gids = append(gids, l.dirty[i])
 		}
 		sc.gids = gids
-		keys, err := l.agg.Keys(gids)
+		words, keys, err := s.encodeNewKeys(gids)
 		if err != nil {
 			return err
 		}
+		fromWords = words
 		defer func() {
 			for _, a := range keys {
 				a.Release()
 			}
 		}()
-		if err := s.keyCodec.encodeCols(keys); err != nil {
-			return err
-		}
-		l.keys.reserve(groups, s.keyCodec.encodedBytes())
+		n := len(s.state.stores)
 		pos = growTo(sc.pos[:0], len(l.dirty))
 		sc.pos = pos
 		for i := range pos {
 			pos[i] = -1
 		}
-		for j, i := range missing {
-			g := l.dirty[i]
-			p := s.state.scheme.of(s.keyCodec, j, len(s.state.stores))
-			l.partOf[g] = int32(p) + 1
-			l.keys.keep(g, s.keyCodec.at(j))
-			pos[i] = int32(j)
+		if fromWords {
+			l.keys.reserve(groups, sc.words.EncodedBytes())
+			for j, i := range missing {
+				g := l.dirty[i]
+				l.partOf[g] = int32(s.state.scheme.ofGroup(s.keyCodec, &sc.words, j, n)) + 1
+				l.keys.keep(g, sc.words.Key(j))
+				pos[i] = int32(j)
+			}
+		} else {
+			l.keys.reserve(groups, s.keyCodec.encodedBytes())
+			for j, i := range missing {
+				g := l.dirty[i]
+				l.partOf[g] = int32(s.state.scheme.of(s.keyCodec, j, n)) + 1
+				l.keys.keep(g, s.keyCodec.at(j))
+				pos[i] = int32(j)
+			}
 		}
 	}
 	if err := s.valCodec.encodeCols(vals); err != nil {
@@ -498,7 +507,11 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
 		for _, i := range ents {
 			key := l.keys.of(l.dirty[i])
 			if key == nil { // not kept (the arena is full): from the encode
-				key = s.keyCodec.at(int(pos[i]))
+				if fromWords {
+					key = sc.words.Key(int(pos[i]))
+				} else {
+					key = s.keyCodec.at(int(pos[i]))
+				}
 			}
 			b.add(key, s.valCodec.at(int(i)))
 			if l.added[i] {

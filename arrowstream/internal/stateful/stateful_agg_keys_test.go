@@ -30,19 +30,23 @@ func TestStoredKeysMatchModel(t *testing.T) {
 		name    string
 		byKey   bool // GROUP BY k, t (else GROUP BY t: the fixed-width key path)
 		timeKey int
+		hashed  string // ConfClusterStatePartitionKeys ("-": unset)
 	}
-	for _, sh := range []shape{{"k,t", true, 1}, {"t", false, 0}} {
+	for _, sh := range []shape{{"k,t", true, 1, "-"}, {"t", false, 0, "-"}, {"k,t hashing k", true, 1, "0"}, {"k,t hashing none", true, 1, ""}} {
 		for _, scheme := range []string{stream.PartitioningKeyEncoder, stream.PartitioningMurmur3} {
 			for _, mode := range []stream.OutputMode{stream.Append, stream.Update} {
 				t.Run(fmt.Sprintf("%s/%s/%s", sh.name, scheme, mode), func(t *testing.T) {
-					runStoredKeys(t, sh.byKey, sh.timeKey, scheme, mode)
+					runStoredKeys(t, sh.byKey, sh.timeKey, scheme, mode, sh.hashed)
 				})
 			}
 		}
 	}
 }
 
-func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode stream.OutputMode) {
+// runStoredKeys is one case of TestStoredKeysMatchModel; GROUP BY k, t
+// keeps its keys as words, whose store keys are encoded from them
+// (stateful_agg_wordkeys.go): the run checks that it did.
+func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode stream.OutputMode, hashed string) {
 	const parts = 3
 	mem := poisonmem.New()
 	defer mem.AssertSize(t, 0)
@@ -72,7 +76,10 @@ func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode st
 	model := &aggModel{mode: mode, state: map[[2]int64][2]int64{}}
 	rng := rand.New(rand.NewPCG(7, uint64(len(scheme))))
 	conf := map[string]string{stream.ConfStatePartitioning: scheme}
-	lateMs, fromKept, compactions := int64(0), 0, 0
+	if hashed != "-" {
+		conf[stream.ConfClusterStatePartitionKeys] = hashed
+	}
+	lateMs, fromKept, compactions, fromWords := int64(0), 0, 0, 0
 	for id := int64(0); id < 24; id++ {
 		wmMs := max(0, (id-2)*1000)
 		var rows [][2]int64
@@ -148,6 +155,9 @@ func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode st
 			compactions++
 		}
 		checkStoredKeys(t, op, parts, id)
+		if op.live.logged.words.Len() > 0 {
+			fromWords++
+		}
 		if rng.IntN(6) == 0 {
 			op.Close()
 			op = newOp()
@@ -160,6 +170,9 @@ func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode st
 	}
 	if fromKept == 0 || compactions == 0 {
 		t.Fatalf("%d epochs evicted with kept keys, %d compactions: the test did not reach the paths it checks", fromKept, compactions)
+	}
+	if byKey != (fromWords > 0) {
+		t.Fatalf("GROUP BY k, t %v: keys encoded from words after %d epochs", byKey, fromWords)
 	}
 }
 

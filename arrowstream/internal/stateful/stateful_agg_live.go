@@ -65,10 +65,15 @@ type logScratch struct {
 	missing, gids, pos []int32
 	// batch lays the changes out by partition (changelog_batch.go).
 	batch logBatches
+	// words holds the new groups' keys encoded from the aggregation's
+	// words, every the positions of all key columns
+	// (stateful_agg_wordkeys.go).
+	words vector.GroupKeys
+	every []int
 }
 
 func (s *logScratch) bytes() int64 {
-	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos))*4 + s.batch.bytes()
+	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos))*4 + s.batch.bytes() + s.words.HeapBytes() + int64(cap(s.every))*8
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
