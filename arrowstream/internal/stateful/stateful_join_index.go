@@ -15,9 +15,11 @@ import "slices"
 // A key's second reference moves its refs to a joinRefSmall-ref piece
 // carved from the same chunks, so that a key with a few rows (an auction's
 // first bids in Nexmark q4) costs no allocation of its own either; only
-// beyond joinRefSmall do its refs grow on the heap by append's doubling
+// beyond joinRefSmall do its refs grow on the heap by append's growth
 // (it had allocated 2, then 4 refs per key: most of the join's allocated
-// bytes in q4).
+// bytes in q4). A batch is indexed by insertRows, which counts each key's
+// rows in the batch first, so that a key's refs grow at most once a batch
+// (its per-slot count scratch, 4 bytes a slot, is not in the side's bytes).
 
 const (
 	// joinRefChunk is how many references one allocation holds.
