@@ -23,6 +23,8 @@ import (
 // joinLivePart is one partition's live state.
 type joinLivePart[K joinKey] struct {
 	sides [2]*joinSideLive[K]
+	// heads is newPairs' scratch: a probing row's chain head.
+	heads []int32
 }
 
 func (lp *joinLivePart[K]) release() {
@@ -115,12 +117,22 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				return res, err
 			}
 		}
+		// kept lists the passing pairs only when a residual was evaluated
+		// here (its rows are taken from joined); otherwise every pair
+		// passes and only their count is needed.
 		var kept []int32
+		nkept := 0
+		if keep != nil {
+			kept = make([]int32, 0, countTrue(keep))
+		}
 		for k := range sg.li {
 			if keep != nil && !keep[k] {
 				continue
 			}
-			kept = append(kept, int32(k))
+			nkept++
+			if keep != nil {
+				kept = append(kept, int32(k))
+			}
 			l, r := sg.li[k], sg.ri[k]
 			if sg.l == nil {
 				newMatched[0][l] = true
@@ -147,7 +159,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				lp.sides[1].mark(b)
 			}
 		}
-		if semi || len(kept) == 0 {
+		if semi || nkept == 0 {
 			if joined != nil {
 				joined.Release()
 			}
@@ -161,7 +173,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		}
 		out := joined
 		var err error
-		if len(kept) < len(sg.li) {
+		if keep != nil && len(kept) < len(sg.li) {
 			out, err = vector.TakeRecord(s.mem, joined, kept)
 			joined.Release()
 			if err != nil {
@@ -373,30 +385,59 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 	if len(keys[0]) < len(keys[1]) {
 		build = 0
 	}
-	probe := 1 - build
-	head, next := probeHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
-	nn := &joinPairs[K]{}
-	for i, k := range keys[probe] {
-		if fresh[probe].keyNull[i] || fresh[probe].excluded[i] {
-			continue
-		}
-		h, ok := head[k]
-		if !ok {
-			continue
-		}
-		for j := h; j >= 0; j = next[j] {
-			if build == 1 {
-				nn.li, nn.ri = append(nn.li, int32(i)), append(nn.ri, j)
-			} else {
-				nn.li, nn.ri = append(nn.li, j), append(nn.ri, int32(i))
-			}
-		}
-	}
-	if len(nn.li) > 0 {
+	if nn := newPairs(keys, fresh, build, &lp.heads); nn != nil {
 		segs = append(segs, nn)
 	}
 	return segs
 }
+
+// newPairs joins the new rows of the two sides by key through a chained
+// hash of side build's: nil for no pair. The map is probed once per row
+// of the other side, each hit's chain head kept in *heads (scratch kept
+// across epochs), so that the pairs are counted before they are written:
+// li and ri are allocated once at their size. Grown by append they were
+// copied about log2(pairs) times, the largest of the join's allocations
+// in Nexmark q4, whose pairs are nearly all of this kind (bids on the
+// epoch's own auctions).
+func newPairs[K joinKey](keys [2][]K, fresh [2]*sideRows, build int, heads *[]int32) *joinPairs[K] {
+	probe := 1 - build
+	head, next := probeHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
+	hs := (*heads)[:0]
+	n := 0
+	for i, k := range keys[probe] {
+		h := int32(-1)
+		if !fresh[probe].keyNull[i] && !fresh[probe].excluded[i] {
+			if x, ok := head[k]; ok {
+				h = x
+				for j := x; j >= 0; j = next[j] {
+					n++
+				}
+			}
+		}
+		hs = append(hs, h)
+	}
+	*heads = hs
+	if cap(hs) > maxKeptHeads {
+		*heads = nil // an outsized epoch's scratch is not kept
+	}
+	if n == 0 {
+		return nil
+	}
+	pi, bi := make([]int32, 0, n), make([]int32, 0, n)
+	for i, h := range hs {
+		for j := h; j >= 0; j = next[j] {
+			pi, bi = append(pi, int32(i)), append(bi, j)
+		}
+	}
+	if build == 1 {
+		return &joinPairs[K]{li: pi, ri: bi}
+	}
+	return &joinPairs[K]{li: bi, ri: pi}
+}
+
+// maxKeptHeads bounds the probe scratch a partition keeps between epochs
+// (int32s; 1 MiB).
+const maxKeptHeads = 1 << 18
 
 // srcRecord is the record of a pairs source.
 func srcRecord[K joinKey](fresh *sideRows, b *joinBatch[K]) arrow.Record {

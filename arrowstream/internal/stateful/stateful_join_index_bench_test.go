@@ -13,8 +13,8 @@ import (
 
 // BenchmarkJoinSideIndex: the key index's per-row cost on the shape of a
 // Nexmark q7 partition (keys nearly unique, rows evicted in time order, a
-// window of live batches) and a q4/q20 one (few rows per key, never
-// evicted): each iteration adds one batch of 5,000 rows to the index and,
+// window of live batches), a q20 one (few rows per key, never evicted) and
+// a q4 one (as q20, but half the rows on 8 hot keys): each iteration adds one batch of 5,000 rows to the index and,
 // for the evicting shape, evicts what the rising threshold passes. The
 // batches and their records are built before the timer; ns/row is the
 // index's cost per stored row in process CPU time (getrusage, so that a
@@ -27,7 +27,8 @@ func BenchmarkJoinSideIndex(b *testing.B) {
 		name  string
 		keys  int
 		evict bool
-	}{{"q7-unique-evicting", 1 << 30, true}, {"q20-few-per-key", 20_000, false}} {
+		hot   int // when set, half the rows go to this many keys
+	}{{"q7-unique-evicting", 1 << 30, true, 0}, {"q20-few-per-key", 20_000, false, 0}, {"q4-hot-keys", 20_000, false, 8}} {
 		b.Run(shape.name, func(b *testing.B) {
 			mem := memory.NewGoAllocator()
 			schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -47,6 +48,9 @@ func BenchmarkJoinSideIndex(b *testing.B) {
 				keys[p] = make([]uint64, rows)
 				for i := range keys[p] {
 					keys[p][i] = uint64(rng.Intn(shape.keys))
+					if shape.hot > 0 && rng.Intn(2) == 0 {
+						keys[p][i] = uint64(rng.Intn(shape.hot))
+					}
 				}
 			}
 			side := newJoinSideLive[uint64]()

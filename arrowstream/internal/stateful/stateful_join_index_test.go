@@ -43,3 +43,90 @@ func TestJoinKeyIndexMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinKeyIndexInsertRowsMatchesModel: batches indexed at once
+// (insertRows, with null keys, partly evicted batches, keys with one to
+// hundreds of rows in a batch) interleaved with single inserts and
+// removals give every key the refs, in order, of a model that appends
+// them one by one; the bytes insertRows reports are the model's
+// (joinKeyOverhead and the key's bytes per key indexed first, a ref's per
+// ref); and a key's refs grow at most once per batch: a batch of 2,000
+// rows of a key indexed once costs one allocation, not a doubling per
+// power of two.
+func TestJoinKeyIndexInsertRowsMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	x := newJoinKeyIndex[uint64]()
+	model := map[uint64][]joinRef[uint64]{}
+	check := func(step int) {
+		t.Helper()
+		if x.len() != len(model) {
+			t.Fatalf("step %d: %d keys, want %d", step, x.len(), len(model))
+		}
+		for mk, want := range model {
+			kr := x.get(mk)
+			if kr == nil || !slices.Equal(kr.refs, want) || int(kr.live) != len(want) {
+				t.Fatalf("step %d: key %d has %v, want %v", step, mk, kr, want)
+			}
+		}
+	}
+	for step := range 600 {
+		switch rng.Intn(6) {
+		case 0:
+			k := uint64(rng.Intn(200))
+			x.remove(k)
+			delete(model, k)
+		case 1:
+			k := uint64(rng.Intn(200))
+			ref := joinRef[uint64]{&joinBatch[uint64]{}, int32(step)}
+			x.insert(k, ref)
+			model[k] = append(model[k], ref)
+		default:
+			n := rng.Intn(400)
+			space := 1 + rng.Intn(200)
+			b := &joinBatch[uint64]{base: int32(rng.Intn(50)), keys: make([]uint64, n), keyNull: make([]bool, n)}
+			b.end = b.base + int32(n)
+			for i := range b.keys {
+				b.keys[i] = uint64(rng.Intn(space))
+				b.keyNull[i] = rng.Intn(15) == 0
+			}
+			from := b.base
+			if n > 0 && rng.Intn(3) == 0 {
+				from += int32(rng.Intn(n))
+			}
+			var want int64
+			for r := from; r < b.end; r++ {
+				k := r - b.base
+				if b.keyNull[k] {
+					continue
+				}
+				if _, ok := model[b.keys[k]]; !ok {
+					want += joinKeyOverhead + keyBytes(b.keys[k])
+				}
+				want += joinRefBytes
+				model[b.keys[k]] = append(model[b.keys[k]], joinRef[uint64]{b, r})
+			}
+			if got := x.insertRows(b, from, b.end); got != want {
+				t.Fatalf("step %d: insertRows reports %d bytes, the model %d", step, got, want)
+			}
+		}
+		check(step)
+	}
+	// One hot key: its refs grow once for the batch.
+	hot := newJoinKeyIndex[uint64]()
+	hot.insert(7, joinRef[uint64]{&joinBatch[uint64]{}, 0})
+	b := &joinBatch[uint64]{keys: make([]uint64, 2000), keyNull: make([]bool, 2000), end: 2000}
+	for i := range b.keys {
+		b.keys[i] = 7
+	}
+	hot.insertRows(b, 0, 10) // warm the scratch
+	allocs := testing.AllocsPerRun(20, func() {
+		hot.remove(7)
+		hot.insert(7, joinRef[uint64]{b, 0})
+		hot.insertRows(b, 0, b.end)
+	})
+	// The refs' growth, and now and then a new chunk of first refs
+	// (appended one by one, 9 or 10).
+	if allocs > 2 {
+		t.Fatalf("%v allocations to index 2,000 rows of one key", allocs)
+	}
+}

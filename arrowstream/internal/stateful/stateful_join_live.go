@@ -206,16 +206,7 @@ func (s *joinSideLive[K]) indexPending() {
 // indexBatch adds b's live rows to the key index.
 func (s *joinSideLive[K]) indexBatch(b *joinBatch[K]) {
 	b.indexed = true
-	for r := b.cursor; r < b.end; r++ {
-		k := r - b.base
-		if b.keyNull[k] {
-			continue
-		}
-		if s.index.insert(b.keys[k], joinRef[K]{b, r}) {
-			s.bytes += joinKeyOverhead + keyBytes(b.keys[k])
-		}
-		s.bytes += joinRefBytes
-	}
+	s.bytes += s.index.insertRows(b, b.cursor, b.end)
 }
 
 // schedule indexes b by its earliest live eviction time, if any.

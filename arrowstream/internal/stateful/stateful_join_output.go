@@ -101,7 +101,7 @@ func (s *statefulJoin) filterPairs(ctx context.Context, pairs []joinOutPairs) (a
 	if keep == nil { // every pair passes
 		return array.NewRecord(s.out, joined.Columns(), joined.NumRows()), nil
 	}
-	var kept []int32
+	kept := make([]int32, 0, countTrue(keep))
 	for k, ok := range keep {
 		if ok {
 			kept = append(kept, int32(k))
@@ -172,4 +172,15 @@ func (s *statefulJoin) gatherPairs(pairs []joinOutPairs, schema *arrow.Schema) (
 		}
 	}
 	return array.NewRecord(schema, cols, int64(n)), nil
+}
+
+// countTrue counts the set flags of keep (to size the rows it selects).
+func countTrue(keep []bool) int {
+	n := 0
+	for _, ok := range keep {
+		if ok {
+			n++
+		}
+	}
+	return n
 }
