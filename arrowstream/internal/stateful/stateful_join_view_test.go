@@ -83,7 +83,7 @@ func testJoinViews(t *testing.T, on string, bound int64, watermark bool, keys in
 		}
 		stores.close()
 	}()
-	rng := rand.New(rand.NewSource(int64(11+parts)))
+	rng := rand.New(rand.NewSource(int64(11 + parts)))
 	var sides [2][]viewRow
 	restarts, viewed, sparse := 0, 0, 0
 	for id := int64(0); id < 36; id++ {
