@@ -32,7 +32,7 @@ import (
 // merges a side's tail only when its probes read at least mergeMinHits
 // of the side's batches, or when the side holds more than
 // mergeMaxBatches: a side rarely matched keeps its first batches as they
-// were made (a slice each of its epoch's rows, stateful_join_split.go),
+// were made (a view each of its epoch's input, stateful_join_view.go),
 // and its batch count stays bounded all the same (each batch is a few
 // dozen Go objects the collector walks; unbounded, one run of q20 cost a
 // quarter more per event at 3.2 M events than at 200 K).
