@@ -3,6 +3,7 @@ package stateful
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -64,7 +65,10 @@ type statefulJoin struct {
 	// query's pool (longLived), whose buffers are the size asked for. On
 	// the pool, whose power-of-two classes round each buffer up, q20's
 	// state held 1.47× the bytes it reported.
-	keep        memory.Allocator
+	keep memory.Allocator
+	// viewHeld is the bytes of the input records the live batches view
+	// (stateful_join_view.go), each counted once.
+	viewHeld    atomic.Int64
 	typ         plan.JoinType
 	nullSafe    []bool
 	residual    vector.Expr
@@ -237,9 +241,18 @@ type sideRows struct {
 	// unstored marks rows that are joined but not stored: they can match
 	// no later row of the other side (joinPrune); nil: none.
 	unstored []bool
-	// sliced: rec is a slice of buffers shared with other partitions'
-	// rows (stateful_join_split.go).
-	sliced bool
+	// sel, in: the rows are a view of an epoch's input record in, rows
+	// sel of rec (nil: every row; stateful_join_split.go).
+	sel []int32
+	in  *joinInput
+}
+
+// count is how many rows r has.
+func (r *sideRows) count() int {
+	if r.sel != nil {
+		return len(r.sel)
+	}
+	return int(r.rec.NumRows())
 }
 
 func (r *sideRows) release() {

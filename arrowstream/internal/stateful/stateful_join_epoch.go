@@ -67,9 +67,9 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	keys := [2][]K{keysOf[K](fresh[0]), keysOf[K](fresh[1])}
 	var newMatched [2][]bool
 	for i := range fresh {
-		newMatched[i] = make([]bool, fresh[i].rec.NumRows())
+		newMatched[i] = make([]bool, fresh[i].count())
 	}
-	arrival := make([]bool, fresh[0].rec.NumRows())
+	arrival := make([]bool, fresh[0].count())
 	semi := s.typ == plan.LeftSemiJoin
 
 	// The epoch's growth is reserved as it happens (stateful_join_growth.go).
@@ -99,6 +99,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
 	for _, sg := range segs {
 		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
+		// The pairs' rows in the records (the sources may be views).
+		lrows, rrows := selRows(srcSel(fresh[0], sg.l), sg.li), selRows(srcSel(fresh[1], sg.r), sg.ri)
 		// The pairs are gathered here only for a residual condition whose
 		// answer the partition needs (a side's matched flags); otherwise
 		// the pairs are gathered with all partitions' at once, and the
@@ -107,7 +109,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		var keep []bool
 		if s.residual != nil && !s.residualDeferred() {
 			var err error
-			joined, err = s.pairs(lrec, rrec, sg.li, sg.ri, s.joined)
+			joined, err = s.pairs(lrec, rrec, lrows, rrows, s.joined)
 			if err != nil {
 				return res, err
 			}
@@ -168,7 +170,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		if joined == nil {
 			lrec.Retain()
 			rrec.Retain()
-			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: sg.li, ri: sg.ri})
+			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: lrows, ri: rrows})
 			continue
 		}
 		out := joined
@@ -190,11 +192,11 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				rows = append(rows, int32(i))
 			}
 		}
-		if err := s.emitSide(&res, 0, fresh[0].rec, rows); err != nil {
+		if err := s.emitSide(&res, 0, fresh[0].rec, selRows(fresh[0].sel, rows)); err != nil {
 			return res, err
 		}
 		for _, f := range flips {
-			if err := s.emitSide(&res, 0, f.l.rec, f.li); err != nil {
+			if err := s.emitSide(&res, 0, f.l.rec, selRows(f.l.sel, f.li)); err != nil {
 				return res, err
 			}
 		}
@@ -220,7 +222,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 						rows = append(rows, r-b.base)
 					}
 				}
-				if err := s.emitNulls(&res, i, b.rec, rows); err != nil {
+				if err := s.emitNulls(&res, i, b.rec, selRows(b.sel, rows)); err != nil {
 					return res, err
 				}
 			}
@@ -234,6 +236,12 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			live.schedule(b)
 			if b.shouldCompact() {
 				if err := live.compact(s.keep, b); err != nil {
+					return res, err
+				}
+			} else if b.in != nil && b.in.sparse() {
+				// Its input record is mostly dead: the batch's rows
+				// copied out, the store untouched (stateful_join_view.go).
+				if err := live.copyOut(s.keep, b); err != nil {
 					return res, err
 				}
 			}
@@ -272,7 +280,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 				continue
 			}
 			if evict {
-				if t, ok := tcol.at(j); ok && t <= thr {
+				if t, ok := tcol.at(selRow(fresh[i].sel, j)); ok && t <= thr {
 					if side.outer && !newMatched[i][j] {
 						nulls = append(nulls, int32(j))
 					}
@@ -281,7 +289,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 			keep = append(keep, int32(j))
 		}
-		if err := s.emitNulls(&res, i, fresh[i].rec, nulls); err != nil {
+		if err := s.emitNulls(&res, i, fresh[i].rec, selRows(fresh[i].sel, nulls)); err != nil {
 			return res, err
 		}
 		if len(keep) > 0 {
@@ -292,11 +300,10 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			if err := meter.note(lp.heap() + newBatchHeap(keys[i], keep, side.evict != evictNever, s.tracksMatches(i))); err != nil {
 				return res, err
 			}
-			b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8, fresh[i].rec, keep, keys[i], fresh[i].keyNull, matched)
+			b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8, fresh[i], keep, keys[i], matched)
 			if err != nil {
 				return res, err
 			}
-			b.sliced = fresh[i].sliced && b.rec == fresh[i].rec
 			live.addPending(b)
 			b.rewrite = true
 			live.mark(b)
@@ -439,6 +446,15 @@ func newPairs[K joinKey](keys [2][]K, fresh [2]*sideRows, build int, heads *[]in
 // (int32s; 1 MiB).
 const maxKeptHeads = 1 << 18
 
+// srcSel is the selection of a pairs source's rows in its record (nil:
+// the identity).
+func srcSel[K joinKey](fresh *sideRows, b *joinBatch[K]) []int32 {
+	if b == nil {
+		return fresh.sel
+	}
+	return b.sel
+}
+
 // srcRecord is the record of a pairs source.
 func srcRecord[K joinKey](fresh *sideRows, b *joinBatch[K]) arrow.Record {
 	if b == nil {
@@ -524,17 +540,20 @@ func (s *statefulJoin) tracksMatches(i int) bool {
 	return s.sides[i].outer || (s.typ == plan.LeftSemiJoin && i == 0)
 }
 
-// buildJoinBatch makes a batch of rows rows of side i's record rec
-// (borrowed), sorted by eviction time; keys, keyNull and matched (nil:
-// untracked) are by row of rec.
-func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Record, rows []int32, keys []K, keyNull []bool, matched []bool) (*joinBatch[K], error) {
+// buildJoinBatch makes a batch of rows rows of side i's new rows r
+// (borrowed), sorted by eviction time; keys and matched (nil: untracked)
+// are by row of r. When r is a view of an input record (r.in) the batch
+// is a view of it too (stateful_join_view.go); otherwise its rows are
+// r's record itself when they are all of it in order, else a copy.
+func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, r *sideRows, rows []int32, keys []K, matched []bool) (*joinBatch[K], error) {
 	side := s.sides[i]
+	rec, keyNull := r.rec, r.keyNull
 	var times []int64
 	if side.evict != evictNever {
 		tcol := timesOf(rec.Column(side.evictCol))
 		all := make([]int64, len(rows))
 		for k, j := range rows {
-			t, ok := tcol.at(int(j))
+			t, ok := tcol.at(selRow(r.sel, int(j)))
 			if !ok {
 				t = noEvictTime
 			}
@@ -559,7 +578,7 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Reco
 	n := len(rows)
 	b := &joinBatch[K]{id: id, end: int32(n), times: times,
 		keys: make([]K, n), keyNull: make([]bool, n)}
-	identity := n == int(rec.NumRows())
+	identity := n == r.count() && r.sel == nil
 	for k, j := range rows {
 		b.keys[k], b.keyNull[k] = keys[j], keyNull[j]
 		identity = identity && int(j) == k
@@ -572,13 +591,27 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, rec arrow.Reco
 			}
 		}
 	}
-	if identity {
+	switch {
+	case r.in != nil:
+		// A view: the record kept (its null counts settled by the
+		// split), the rows selected.
+		rec.Retain()
+		b.rec, b.in = rec, r.in
+		if !identity {
+			b.sel = selRows(r.sel, rows)
+			if r.sel == nil {
+				b.sel = append([]int32(nil), rows...)
+			}
+		}
+		r.in.hold(int64(n))
+		return b, nil
+	case identity:
 		rec.Retain()
 		settleNullCounts(rec)
 		b.rec = rec
 		return b, nil
 	}
-	t, err := vector.TakeRecord(s.keep, rec, rows)
+	t, err := vector.TakeRecord(s.keep, rec, selRows(r.sel, rows))
 	if err != nil {
 		return nil, err
 	}

@@ -68,9 +68,11 @@ type joinBatch[K joinKey] struct {
 	// probes scan them (stateful_join_scan.go), scans counting how often.
 	indexed bool
 	scans   int
-	// sliced: rec is a slice of an epoch's buffers shared with other
-	// partitions (stateful_join_split.go), so its size is its rows'.
-	sliced bool
+	// sel, in: the batch is a view of an epoch's input record in
+	// (stateful_join_view.go): row k of the batch (k = row − base) is row
+	// sel[k] of rec (nil: row k). sel is never written once made.
+	sel []int32
+	in  *joinInput
 	// pieces are the store entries whose rows the batch holds, in row
 	// order, once batches were merged in memory (stateful_join_merge.go);
 	// nil: the batch is its own entry (id, rec, its meta).
@@ -85,18 +87,20 @@ func (b *joinBatch[K]) live() int32 { return b.end - b.cursor }
 // size approximates the batch's memory: its buffers and per-row slices.
 func (b *joinBatch[K]) size() int64 {
 	var zero K
-	n := int64(len(b.keys))*int64(unsafe.Sizeof(zero)) + int64(len(b.keyNull)+len(b.matched)) + int64(len(b.times))*8
+	n := int64(len(b.keys))*int64(unsafe.Sizeof(zero)) + int64(len(b.keyNull)+len(b.matched)) + int64(len(b.times))*8 + int64(len(b.sel))*4
 	for _, k := range b.keys {
 		n += keyBytes(k)
 	}
 	return n + b.arrowSize()
 }
 
-// arrowSize is the part of size in the batch's Arrow buffers.
+// arrowSize is the part of size in the batch's Arrow buffers (a view's:
+// its rows' share of the record it views; the record is counted whole,
+// once, in statefulJoin.viewHeld).
 func (b *joinBatch[K]) arrowSize() int64 {
 	switch {
-	case b.rec != nil && b.sliced:
-		return vector.SlicedRecordBytes(b.rec)
+	case b.rec != nil && b.in != nil:
+		return b.in.viewShare(int(b.end - b.base))
 	case b.rec != nil:
 		return recordBytes(b.rec)
 	}
@@ -114,6 +118,7 @@ func (s *joinSideLive[K]) resized(b *joinBatch[K], oldBytes, oldArrow int64) {
 
 // release frees the batch's rows.
 func (b *joinBatch[K]) release() {
+	b.dropView()
 	if b.rec != nil {
 		b.rec.Release()
 		b.rec = nil
@@ -252,6 +257,9 @@ func (s *joinSideLive[K]) evict(b *joinBatch[K], thr int64) (from int32) {
 		}
 	}
 	b.cursor = from + n
+	if b.in != nil {
+		b.in.live.Add(-int64(n))
+	}
 	b.dirty = true
 	s.mark(b)
 	s.rows -= int64(n)
@@ -295,7 +303,7 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 	n := b.end - b.cursor
 	idx := make([]int32, n)
 	for i := range idx {
-		idx[i] = off + int32(i)
+		idx[i] = int32(selRow(b.sel, int(off)+i))
 	}
 	rec, err := vector.TakeRecord(mem, b.rec, idx)
 	if err != nil {
@@ -303,7 +311,8 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 	}
 	settleNullCounts(rec)
 	b.rec.Release()
-	b.rec, b.sliced = rec, false
+	b.dropView()
+	b.rec = rec
 	b.keys = append([]K(nil), b.keys[off:]...)
 	b.keyNull = append([]bool(nil), b.keyNull[off:]...)
 	if b.times != nil {

@@ -4,7 +4,10 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // Merging a join side's live batches. A side that never evicts and tracks
@@ -29,7 +32,7 @@ import (
 // merges a side's tail only when its probes read at least mergeMinHits
 // of the side's batches, or when the side holds more than
 // mergeMaxBatches: a side rarely matched keeps its first batches as they
-// were made (a slice each of its epoch's rows, stateful_join_split.go),
+// were made (a view each of its epoch's input, stateful_join_view.go),
 // and its batch count stays bounded all the same (each batch is a few
 // dozen Go objects the collector walks; unbounded, one run of q20 cost a
 // quarter more per event at 3.2 M events than at 200 K).
@@ -55,6 +58,55 @@ const (
 // evicts and tracks no matched flags.
 func (s *statefulJoin) mergeable(i int) bool {
 	return s.sides[i].evict == evictNever && !s.tracksMatches(i)
+}
+
+// mergeRecords is the rows of tail's batches (recs: their records) in
+// one record: a concatenation, or one gather per column when some batch
+// is a view of its record (stateful_join_view.go).
+func mergeRecords[K joinKey](mem memory.Allocator, tail []*joinBatch[K], recs []arrow.Record) (arrow.Record, error) {
+	views := false
+	for _, b := range tail {
+		views = views || b.sel != nil
+	}
+	schema := tail[0].rec.Schema()
+	if !views {
+		return concatRecords(mem, schema, recs)
+	}
+	var distinct []arrow.Record
+	index := map[arrow.Record]int32{}
+	var src, rows []int32
+	for _, b := range tail {
+		k, ok := index[b.rec]
+		if !ok {
+			k = int32(len(distinct))
+			index[b.rec] = k
+			distinct = append(distinct, b.rec)
+		}
+		for r := int32(0); r < b.end; r++ {
+			src = append(src, k)
+			rows = append(rows, int32(selRow(b.sel, int(r))))
+		}
+	}
+	cols := make([]arrow.Array, 0, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	chunks := make([]arrow.Array, len(distinct))
+	for c := 0; c < schema.NumFields(); c++ {
+		for k, rec := range distinct {
+			chunks[k] = rec.Column(c)
+		}
+		a, err := vector.GatherChunks(mem, chunks, src, rows)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, a)
+	}
+	rec := array.NewRecord(schema, cols, int64(len(rows)))
+	settleNullCounts(rec)
+	return rec, nil
 }
 
 // mergeTail merges the side's newest mergeFanIn batches while they are of
@@ -103,7 +155,7 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 		recs[j], offs[j] = b.rec, end
 		end += b.end
 	}
-	rec, err := concatRecords(mem, first.rec.Schema(), recs)
+	rec, err := mergeRecords(mem, tail, recs)
 	if err != nil {
 		return fmt.Errorf("arrowstream: join state merge of batches %d..%d: %w", first.id, tail[len(tail)-1].id, err)
 	}
@@ -134,7 +186,8 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 		}
 	}
 	first.rec.Release()
-	first.rec, first.sliced = rec, false
+	first.dropView()
+	first.rec = rec
 	old, oldArrow := first.bytes, first.arrow
 	// The store entries the merged rows are, for a snapshot written from
 	// the live state (stateful_join_snapshot.go).

@@ -2,6 +2,7 @@ package stateful
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -98,21 +99,41 @@ func (s *statefulJoin) dropLive() {
 	s.acct.release()
 }
 
-// liveSize is the rows and approximate memory of the live state.
+// liveSize is the rows and approximate memory of the live state: the
+// input records that batches view counted whole, once each, in place of
+// the views' shares (stateful_join_view.go).
 func (s *statefulJoin) liveSize() (rows, bytes int64) {
 	for _, jp := range s.parts {
 		for i := 0; i < 2; i++ {
 			switch {
 			case jp.words != nil:
 				rows += jp.words.sides[i].rows
-				bytes += jp.words.sides[i].bytes
+				bytes += jp.words.sides[i].bytes - jp.words.sides[i].arrow
 			case jp.strs != nil:
 				rows += jp.strs.sides[i].rows
-				bytes += jp.strs.sides[i].bytes
+				bytes += jp.strs.sides[i].bytes - jp.strs.sides[i].arrow
 			}
 		}
 	}
-	return rows, bytes
+	return rows, bytes + s.heldArrow()
+}
+
+// heldArrow is the Arrow bytes the live state holds: its batches' own
+// buffers, and the input records its views hold, each counted whole and
+// once (stateful_join_view.go).
+func (s *statefulJoin) heldArrow() int64 {
+	var n int64
+	for _, jp := range s.parts {
+		for i := 0; i < 2; i++ {
+			switch {
+			case jp.words != nil:
+				n += jp.words.sides[i].arrow - jp.words.sides[i].viewShares()
+			case jp.strs != nil:
+				n += jp.strs.sides[i].arrow - jp.strs.sides[i].viewShares()
+			}
+		}
+	}
+	return n + s.viewHeld.Load()
 }
 
 // liveHeap is the live state's Go-heap bytes: its approximate memory
@@ -244,6 +265,10 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		releaseRecords(out)
 		return nil, firstErr
 	}
+	if err := s.copyOutSparse(split); err != nil {
+		releaseRecords(out)
+		return nil, err
+	}
 	matched, err := s.gatherOutPairs(ctx, pairs)
 	if err != nil {
 		releaseRecords(out)
@@ -350,4 +375,30 @@ type countingWriter int
 func (w *countingWriter) Write(p []byte) (int, error) {
 	*w += countingWriter(len(p))
 	return len(p), nil
+}
+
+// copyOutSparse copies out the epoch's new batches that view an input
+// record whose stored rows are under half of it (the rest not stored:
+// unmatched, evicted on arrival, failing the side's own condition), so
+// that the state does not hold an input for a few of its rows
+// (stateful_join_view.go).
+func (s *statefulJoin) copyOutSparse(split [2][]*sideRows) error {
+	for i, parts := range split {
+		for p, r := range parts {
+			if r == nil || r.in == nil || !r.in.sparse() {
+				continue
+			}
+			var err error
+			switch jp := s.parts[p]; {
+			case jp.words != nil:
+				err = jp.words.sides[i].copyOutSparse(s.keep, r.in)
+			case jp.strs != nil:
+				err = jp.strs.sides[i].copyOutSparse(s.keep, r.in)
+			}
+			if err != nil {
+				return fmt.Errorf("arrowstream: copy join state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+		}
+	}
+	return nil
 }

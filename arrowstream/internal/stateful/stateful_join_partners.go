@@ -34,7 +34,6 @@ func (s *statefulJoin) dropUnpartnered(i int, r, other *sideRows) error {
 	}
 	r.rec.Release()
 	r.rec = rec
-	r.sliced = false
 	r.keyNull, r.hashes = pick(r.keyNull, keep), pick(r.hashes, keep)
 	r.excluded, r.unstored = pick(r.excluded, keep), pick(r.unstored, keep)
 	if r.words != nil {

@@ -65,6 +65,26 @@ type joinViewRows struct {
 	key    []byte
 	rec    arrow.Record
 	off, n int64
+	// sel: the rows are rows sel of rec (a batch that views its input,
+	// stateful_join_view.go; off and n then 0 and len(sel)).
+	sel []int32
+}
+
+// record returns the entry's rows as a record of their own: rec itself,
+// a slice of it, or its rows gathered through sel. release frees it.
+func (r joinViewRows) record(mem memory.Allocator) (rec arrow.Record, release func(), err error) {
+	switch {
+	case r.sel != nil:
+		rec, err = gatherSel(mem, r.rec, r.sel)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rec, rec.Release, nil
+	case r.off != 0 || r.n != r.rec.NumRows():
+		rec = r.rec.NewSlice(r.off, r.off+r.n)
+		return rec, rec.Release, nil
+	}
+	return r.rec, func() {}, nil
 }
 
 // joinView is one partition's join state at one version.
@@ -102,7 +122,10 @@ func addJoinSideView[K joinKey](v *joinView, side *joinSideLive[K], tag byte) in
 		if b.pieces == nil {
 			if b.storedRec {
 				b.rec.Retain()
-				v.rows = append(v.rows, joinViewRows{key: joinStoreKey(joinBatchTag, tag, b.id), rec: b.rec, n: b.rec.NumRows()})
+				v.rows = append(v.rows, joinViewRows{key: joinStoreKey(joinBatchTag, tag, b.id), rec: b.rec, n: b.rec.NumRows(), sel: b.sel})
+				if b.sel != nil {
+					v.rows[len(v.rows)-1].n = int64(len(b.sel))
+				}
 				n++
 			}
 			if b.storedMeta {
@@ -205,9 +228,9 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec := r.rec
-		if r.off != 0 || r.n != rec.NumRows() {
-			rec = rec.NewSlice(r.off, r.off+r.n)
+		rec, done, err := r.record(v.mem)
+		if err != nil {
+			return fmt.Errorf("arrowstream: gather join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
 		}
 		// The space is kept whatever its size: it lives for this call,
 		// reserved with the view.
@@ -220,9 +243,7 @@ func (v *joinView) Entries(ctx context.Context, emit func(key, value []byte) err
 		if err == nil && cap(scratch) > had {
 			err = v.hold.add(int64(cap(scratch) - had))
 		}
-		if rec != r.rec {
-			rec.Release()
-		}
+		done()
 		if err != nil {
 			return fmt.Errorf("arrowstream: encode join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
 		}
@@ -246,17 +267,15 @@ func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec := r.rec
-		if r.off != 0 || r.n != rec.NumRows() {
-			rec = rec.NewSlice(r.off, r.off+r.n)
+		rec, done, err := r.record(v.mem)
+		if err != nil {
+			return fmt.Errorf("arrowstream: gather join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
 		}
 		enc, err := encs.of(v.mem, rec.Schema())
 		if err == nil {
 			err = emitFrom(r.key, func(w io.Writer) error { return enc.write(w, rec) })
 		}
-		if rec != r.rec {
-			rec.Release()
-		}
+		done()
 		if err != nil {
 			return fmt.Errorf("arrowstream: encode join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
 		}
@@ -285,6 +304,12 @@ func (v *joinView) EntryBytes() int64 {
 		n += int64(len(m[0]) + len(m[1]))
 	}
 	for _, r := range v.rows {
+		if r.sel != nil {
+			// The rows' share of the record they are gathered from.
+			share := vector.SlicedRecordBytes(r.rec) * int64(len(r.sel)) / max(r.rec.NumRows(), 1)
+			n += int64(len(r.key)) + share + r.rec.NumCols()*72 + 1024
+			continue
+		}
 		rec := r.rec
 		if r.off != 0 || r.n != rec.NumRows() {
 			rec = rec.NewSlice(r.off, r.off+r.n)

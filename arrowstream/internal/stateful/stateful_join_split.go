@@ -1,33 +1,34 @@
 package stateful
 
-import (
-	"github.com/arrowstream/arrowstream/vector"
-)
-
-// Splitting an epoch's new rows of a side by state partition. The rows are
-// gathered once into partition order, and each partition gets a zero-copy
-// slice of that one record (and of its keys, hashes and flags): one Take
-// of every column per side and epoch instead of one per partition (with
-// 200 shuffle partitions an epoch of 10K rows made 200 Takes of ~50 rows
-// per column, most of their cost allocation), and none at all when every
-// row belongs to one partition. A partition that stores all its new rows
-// keeps its slice as the stored batch (buildJoinBatch retains it): the
-// rows are so copied once on their way into the state, not twice. The
-// slices share the epoch's buffers until the last of them is released
-// (merged, compacted or evicted), so a sliced batch counts its own rows'
-// bytes (slicedRecordBytes), not the shared buffers'.
+// Splitting an epoch's new rows of a side by state partition. Each
+// partition gets a view of the one record of the side's new rows: the
+// record (retained) and the selection of its rows in the partition, with
+// their keys, hashes and flags gathered into partition order (small
+// slices; the rows' columns are not copied). A partition's stored batch
+// keeps the view (stateful_join_view.go): the rows reach the state
+// without a copy. When every row belongs to one partition the selection
+// is nil (the identity).
 
 // splitSide splits a side's new rows by their key's partition (entry p
-// nil when partition p has none). The parts are owned by the caller.
+// nil when partition p has none). The parts are owned by the caller; they
+// share in, the view of r's record.
 func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 	out := make([]*sideRows, n)
-	rows := int(r.rec.NumRows())
+	rows := r.count()
 	if rows == 0 {
 		return out, nil
 	}
+	in := r.in
+	if in == nil {
+		in = newJoinInput(r.rec, &s.viewHeld)
+	}
+	// Settled here, once: the partitions' batches view the record from
+	// their goroutines, and the background snapshot encodes it (see
+	// settleNullCounts).
+	settleNullCounts(r.rec)
 	whole := func(p int) []*sideRows {
 		r.rec.Retain()
-		out[p] = &sideRows{rec: r.rec, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded, unstored: r.unstored, sliced: r.sliced}
+		out[p] = &sideRows{rec: r.rec, sel: r.sel, in: in, keys: r.keys, words: r.words, keyNull: r.keyNull, hashes: r.hashes, excluded: r.excluded, unstored: r.unstored}
 		return out
 	}
 	if n == 1 {
@@ -54,11 +55,8 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		order[next[p]] = int32(j)
 		next[p]++
 	}
-	rec, err := vector.TakeRecord(s.keep, r.rec, order)
-	if err != nil {
-		return nil, err
-	}
-	defer rec.Release()
+	// The selection of each part: rows of r's record.
+	sel := selRows(r.sel, order)
 	var words []uint64
 	var keys []string
 	if r.words != nil {
@@ -87,7 +85,8 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		if lo == hi {
 			continue
 		}
-		part := &sideRows{rec: rec.NewSlice(int64(lo), int64(hi)), sliced: true,
+		r.rec.Retain()
+		part := &sideRows{rec: r.rec, sel: sel[lo:hi:hi], in: in,
 			keyNull: keyNull[lo:hi:hi], hashes: hashes[lo:hi:hi], excluded: excluded[lo:hi:hi]}
 		if unstored != nil {
 			part.unstored = unstored[lo:hi:hi]

@@ -45,10 +45,11 @@ func splitTestRows(mem memory.Allocator, rng *rand.Rand, n, keys int) *sideRows 
 	return r
 }
 
-// TestJoinSplitSideMatchesRows: each partition's part holds exactly the
+// TestJoinSplitSideMatchesRows: each partition's part selects exactly the
 // rows of its partition, in input order, with their keys, hashes and
-// flags; the parts' sizes add up to the rows' bytes; one partition takes
-// the input as is; nothing leaks.
+// flags; every part is a view of the input record itself (no copy), all
+// sharing one joinInput; one partition takes the input as is (no
+// selection); nothing leaks.
 func TestJoinSplitSideMatchesRows(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -74,7 +75,7 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 			if len(parts) != tc.parts {
 				t.Fatalf("%d parts, want %d", len(parts), tc.parts)
 			}
-			var bytes int64
+			var in *joinInput
 			seen := 0
 			for p, part := range parts {
 				// The brute-force model: the input's rows of partition p.
@@ -90,36 +91,47 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 					}
 					continue
 				}
-				if int(part.rec.NumRows()) != len(want) || len(part.words) != len(want) || len(part.keyNull) != len(want) || len(part.hashes) != len(want) || len(part.excluded) != len(want) {
-					t.Fatalf("partition %d: %d rows (%d keys), want %d", p, part.rec.NumRows(), len(part.words), len(want))
+				if part.rec != r.rec {
+					t.Fatalf("partition %d: a record other than the input's (a copy)", p)
+				}
+				if in == nil {
+					in = part.in
+				}
+				if part.in == nil || part.in != in || part.in.rec != r.rec {
+					t.Fatalf("partition %d: not a view of the shared input", p)
+				}
+				if part.count() != len(want) || len(part.words) != len(want) || len(part.keyNull) != len(want) || len(part.hashes) != len(want) || len(part.excluded) != len(want) {
+					t.Fatalf("partition %d: %d rows (%d keys), want %d", p, part.count(), len(part.words), len(want))
 				}
 				wantRec, err := vector.TakeRecord(mem, r.rec, want)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !array.RecordEqual(part.rec, wantRec) {
-					t.Errorf("partition %d: rows differ:\n got %v\nwant %v", p, part.rec, wantRec)
+				got, err := gatherSel(mem, part.rec, part.sel)
+				if err != nil {
+					t.Fatal(err)
 				}
+				if !array.RecordEqual(got, wantRec) {
+					t.Errorf("partition %d: rows differ:\n got %v\nwant %v", p, got, wantRec)
+				}
+				got.Release()
 				wantRec.Release()
 				for k, j := range want {
 					if part.words[k] != r.words[j] || part.keyNull[k] != r.keyNull[j] || part.hashes[k] != r.hashes[j] || part.excluded[k] != r.excluded[j] {
 						t.Fatalf("partition %d row %d: key data of another row", p, k)
 					}
 				}
-				if part.sliced != (len(want) < tc.rows) {
-					t.Errorf("partition %d: sliced %v with %d of %d rows", p, part.sliced, len(want), tc.rows)
+				if (part.sel != nil) != (len(want) < tc.rows) {
+					t.Errorf("partition %d: selection %v with %d of %d rows", p, part.sel != nil, len(want), tc.rows)
 				}
-				bytes += vector.SlicedRecordBytes(part.rec)
 				seen += len(want)
 			}
 			if seen != tc.rows {
 				t.Fatalf("parts hold %d rows, want %d", seen, tc.rows)
 			}
-			// Each part counts its own rows: together about the whole
-			// (validity bitmaps and offsets rounded per part; a gathered
-			// column without nulls has no bitmap).
-			if whole := vector.SlicedRecordBytes(r.rec); tc.rows > 0 && (bytes < whole-3*int64(tc.rows+7)/8 || bytes > whole+int64(tc.parts)*3*8) {
-				t.Errorf("parts count %d bytes, the rows are %d", bytes, whole)
+			// No view holds the input yet: nothing counted as held.
+			if in != nil && (in.bytes != heldRecordBytes(r.rec) || in.holders.Load() != 0 || s.viewHeld.Load() != 0) {
+				t.Errorf("input of %d bytes, %d holders, %d held; want %d, 0, 0", in.bytes, in.holders.Load(), s.viewHeld.Load(), heldRecordBytes(r.rec))
 			}
 		})
 	}
@@ -152,9 +164,9 @@ func TestSlicedRecordBytes(t *testing.T) {
 }
 
 // BenchmarkJoinSplitSide: splitting an epoch's 10,000 new rows of a
-// bid-like side over 200 state partitions, as one gather into partition
-// order sliced per partition (split), against one Take per partition
-// (perPartitionTake, the former way), in the same run. ns/row is process
+// bid-like side over 200 state partitions, as a selection of the input per
+// partition (split), against one Take per partition (perPartitionTake, an
+// earlier way), in the same run. ns/row is process
 // CPU per row (getrusage).
 //
 //	go test -run XXX -bench JoinSplitSide ./arrowstream/internal/stateful/

@@ -159,44 +159,63 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 	}
 	streamer, _ := st.(checkpoint.ChangelogStreamer)
 	for _, c := range live.changed() {
-		if c.rec != nil {
-			enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
-			if err != nil {
-				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
-			}
-			if s.log && streamer != nil {
-				// Encoded straight into the changelog: no copy of the
-				// rows made first in a buffer of ours.
-				err = streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), joinIPCSize(c.rec), func(w io.Writer) error {
-					return enc.write(w, c.rec)
-				})
-				if err != nil {
-					return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
-				}
-			} else {
-				raw, err := encodeJoinRecordWith(enc, c.rec, scratch, joinScratchMax)
-				if err != nil {
-					return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
-				}
-				if err := putState(st, s.log, joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
-					return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
-				}
-			}
-		}
-		if c.meta != nil {
-			if err := putState(st, s.log, joinStoreKey(joinMetaTag, tag, c.id), c.meta); err != nil {
-				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
-			}
+		if err := s.writeChange(p, tag, st, streamer, scratch, c); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// joinChange is a batch to write: its rows (nil: unchanged) and its
-// meta entry (nil: none needed).
+// writeChange writes one batch's changed entries to partition p's store
+// st. The rows of a view are gathered into a record of their own for the
+// write, released once written.
+func (s *statefulJoin) writeChange(p int, tag byte, st checkpoint.StateStore, streamer checkpoint.ChangelogStreamer, scratch *[]byte, c joinChange) error {
+	if c.rec != nil {
+		rec, err := gatherSel(s.mem, c.rec, c.sel)
+		if err != nil {
+			return fmt.Errorf("arrowstream: gather join state of operator %d partition %d: %w", s.state.opID, p, err)
+		}
+		defer rec.Release()
+		c.rec = rec
+	}
+	if c.rec != nil {
+		enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
+		if err != nil {
+			return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+		}
+		if s.log && streamer != nil {
+			// Encoded straight into the changelog: no copy of the
+			// rows made first in a buffer of ours.
+			err = streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), joinIPCSize(c.rec), func(w io.Writer) error {
+				return enc.write(w, c.rec)
+			})
+			if err != nil {
+				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+		} else {
+			raw, err := encodeJoinRecordWith(enc, c.rec, scratch, joinScratchMax)
+			if err != nil {
+				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+			if err := putState(st, s.log, joinStoreKey(joinBatchTag, tag, c.id), raw); err != nil {
+				return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+		}
+	}
+	if c.meta != nil {
+		if err := putState(st, s.log, joinStoreKey(joinMetaTag, tag, c.id), c.meta); err != nil {
+			return fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.state.opID, p, err)
+		}
+	}
+	return nil
+}
+
+// joinChange is a batch to write: its rows (nil: unchanged; rows sel of
+// rec for a view) and its meta entry (nil: none needed).
 type joinChange struct {
 	id   uint64
 	rec  arrow.Record
+	sel  []int32
 	meta []byte
 }
 
@@ -211,7 +230,7 @@ func (s *joinSideLive[K]) changed() []joinChange {
 		}
 		c := joinChange{id: b.id}
 		if b.rewrite {
-			c.rec = b.rec
+			c.rec, c.sel = b.rec, b.sel
 			if !b.storedRec {
 				b.storedRec = true
 				s.entries++
@@ -332,7 +351,7 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 	for j := range rows {
 		rows[j] = int32(j)
 	}
-	b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8|1, r.rec, rows, keysOf[K](r), r.keyNull, legacyMatched)
+	b, err := buildJoinBatch(s, i, uint64(ep.ID)<<8|1, r, rows, keysOf[K](r), legacyMatched)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -382,7 +401,7 @@ func loadJoinBatch[K joinKey](ctx context.Context, s *statefulJoin, i int, id ui
 	for j := range rows {
 		rows[j] = int32(j)
 	}
-	b, err := buildJoinBatch(s, i, id, rec, rows, keysOf[K](r), r.keyNull, matched)
+	b, err := buildJoinBatch(s, i, id, r, rows, keysOf[K](r), matched)
 	if err != nil {
 		return nil, err
 	}
