@@ -48,6 +48,9 @@ type joinPrune struct {
 // epoch, 10K bids against one or two open windows).
 type endCache struct {
 	slots [endCacheSlots]endSlot
+	// last is the slot found last: most rows ask for it again, and finding
+	// a slot costs a 64-bit division.
+	last *endSlot
 }
 
 const endCacheSlots = 64
@@ -62,7 +65,11 @@ type endSlot struct {
 // slot returns the slot of end, loaded from p (seen) on a miss, the
 // slot's previous end stored in into first when it was raised.
 func (p *joinPrune) slot(end int64, into map[int64]int64) *endSlot {
+	if l := p.ends.last; l != nil && l.used && l.end == end {
+		return l
+	}
 	e := &p.ends.slots[uint64(end/p.b.Slide)%endCacheSlots]
+	p.ends.last = e
 	if e.used && e.end == end {
 		return e
 	}

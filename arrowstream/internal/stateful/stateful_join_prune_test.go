@@ -215,3 +215,28 @@ func pruneEpoch(wmMs int64) Epoch {
 	ep.HasWatermark, ep.WatermarkMs = true, wmMs
 	return ep
 }
+
+// BenchmarkJoinPruneMark: the max bound over an epoch of 10K rows in time
+// order across two 10 s windows (Nexmark q7's bid side):
+//
+//	go test -run '^$' -bench JoinPruneMark -benchmem ./arrowstream/internal/stateful/
+func BenchmarkJoinPruneMark(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	const sec = int64(1_000_000)
+	bound := plan.JoinMaxBound{ValueCol: 0, WindowTimeCol: 1, RangeCol: 1, Width: 10 * sec, Slide: 10 * sec, Lo: -10 * sec, Hi: 0}
+	const n = 10_000
+	vals, times := make([]*int64, n), make([]*int64, n)
+	for j := range vals {
+		v, tm := int64(j*7919%100_000), int64(j)*2000
+		vals[j], times[j] = &v, &tm
+	}
+	rec := pruneTestRecord(mem, vals, times)
+	defer rec.Release()
+	p := newJoinPrune(bound)
+	r := &sideRows{rec: rec}
+	for b.Loop() {
+		p.mark(r, pruneEpoch(0))
+		p.abort()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+}
