@@ -184,7 +184,7 @@ func TestJoinPruneMatchesModel(t *testing.T) {
 
 // TestJoinPruneLooksUpEachWindowOnce: an epoch of 10K rows in time order
 // over two windows reads the kept maxima a few times, not per row (the
-// cache of window ends; about 30K map lookups without it).
+// cache of window ends; 20,001 lookups without it).
 func TestJoinPruneLooksUpEachWindowOnce(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
