@@ -102,6 +102,10 @@ type statefulJoin struct {
 	// keyEval are each side's join keys bound for the new rows of every
 	// epoch (stateful_join_keys.go).
 	keyEval [2]*joinKeyEval
+	// rowsHashed counts the rows whose partition hash was computed (a
+	// test checks that the max bound's dropped rows are not hashed;
+	// the restore path keys partitions in parallel).
+	rowsHashed atomic.Int64
 	// prune, when set, keeps out of the state the rows of one side that
 	// can never match (stateful_join_prune.go).
 	prune *joinPrune
@@ -293,7 +297,9 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		}
 	}()
 	for i, in := range []vector.Operator{left, right} {
-		r, err := s.loadNew(ctx, ep, s.sides[i], in)
+		// The max bound's side encodes its keys after the bound marked
+		// its rows (dropUnpartnered).
+		r, err := s.loadNew(ctx, ep, s.sides[i], in, s.prune == nil || i != s.prune.b.Side)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +309,7 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 		i := s.prune.b.Side
 		s.prune.mark(fresh[i], ep)
 		before := fresh[i].rec.NumRows()
-		if err := s.dropUnpartnered(i, fresh[i], fresh[1-i]); err != nil {
+		if err := s.dropUnpartnered(ctx, i, fresh[i], fresh[1-i]); err != nil {
 			return nil, err
 		}
 		s.progress.CustomMetrics["numRowsDroppedUnmatchable"] = before - fresh[i].rec.NumRows()
@@ -328,8 +334,8 @@ func (s *statefulJoin) ExecuteTwo(ctx context.Context, ep Epoch, left, right vec
 }
 
 // loadNew reads a side's new input rows (late rows dropped) into one
-// record of plain columns, with their join keys.
-func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in vector.Operator) (*sideRows, error) {
+// record of plain columns, with their join keys if keys.
+func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in vector.Operator, keys bool) (*sideRows, error) {
 	late := ep.LateWatermarkMs * 1000
 	var recs []arrow.Record
 	defer func() { releaseRecords(recs) }()
@@ -402,6 +408,9 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 			r.release()
 			return nil, err
 		}
+	}
+	if !keys {
+		return r, nil
 	}
 	if err := s.encodeNewKeys(ctx, side, r); err != nil {
 		r.release()

@@ -136,6 +136,13 @@ func (s *statefulJoin) encodeNoKeys(r *sideRows) {
 // encodeKeysWith evaluates bound keys ke over r's rows (at least one) and
 // sets r's keys, key nulls and hashes.
 func (s *statefulJoin) encodeKeysWith(ctx context.Context, ke *joinKeyEval, r *sideRows) error {
+	return s.encodeKeysHashing(ctx, ke, r, true)
+}
+
+// encodeKeysHashing is encodeKeysWith; without hashes it leaves r.hashes
+// nil (the partition hash, Spark's Murmur3 of the key columns, is about
+// half of the encoding: a row the max bound drops never needs it).
+func (s *statefulJoin) encodeKeysHashing(ctx context.Context, ke *joinKeyEval, r *sideRows, hashes bool) error {
 	n := int(r.rec.NumRows())
 	keyCols := make([]arrow.Array, len(ke.evs))
 	defer func() {
@@ -161,7 +168,10 @@ func (s *statefulJoin) encodeKeysWith(ctx context.Context, ke *joinKeyEval, r *s
 	// The codec outlives the key columns: it must not keep them.
 	defer func() { codec.last = nil }()
 	r.keyNull = make([]bool, n)
-	r.hashes = make([]uint64, n)
+	r.hashes = nil
+	if hashes {
+		r.hashes = make([]uint64, n)
+	}
 	if s.fixedKeys {
 		r.words = make([]uint64, n)
 	} else {
@@ -193,9 +203,10 @@ func (s *statefulJoin) encodeKeysWith(ctx context.Context, ke *joinKeyEval, r *s
 			off += l
 		}
 	}
-	for i := 0; i < n; i++ {
+	for i := range r.hashes {
 		r.hashes[i] = s.state.scheme.hash(codec, i)
 	}
+	s.rowsHashed.Add(int64(len(r.hashes)))
 	for k, c := range keyCols {
 		if c.NullN() == 0 || s.nullSafe[k] {
 			continue
@@ -212,6 +223,12 @@ func (s *statefulJoin) encodeKeysWith(ctx context.Context, ke *joinKeyEval, r *s
 // encodeNewKeys is encodeKeys for an epoch's new rows of side, with the
 // side's kept evaluators and codec.
 func (s *statefulJoin) encodeNewKeys(ctx context.Context, side *joinSide, r *sideRows) error {
+	return s.encodeNewKeysHashing(ctx, side, r, true)
+}
+
+// encodeNewKeysHashing is encodeNewKeys, without the partition hashes
+// unless hashes.
+func (s *statefulJoin) encodeNewKeysHashing(ctx context.Context, side *joinSide, r *sideRows, hashes bool) error {
 	if r.rec.NumRows() == 0 {
 		s.encodeNoKeys(r)
 		return nil
@@ -224,5 +241,5 @@ func (s *statefulJoin) encodeNewKeys(ctx context.Context, side *joinSide, r *sid
 	if err != nil {
 		return err
 	}
-	return s.encodeKeysWith(ctx, ke, r)
+	return s.encodeKeysHashing(ctx, ke, r, hashes)
 }

@@ -1,0 +1,242 @@
+package stateful
+
+import (
+	"fmt"
+	"maps"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
+)
+
+// pruneTestSchema: a value (nullable int64) and an event time (nullable).
+var pruneTestSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "t", Type: vector.Timestamp, Nullable: true},
+}, nil)
+
+// pruneTestRecord builds rows of (value, time µs); a nil pointer is NULL.
+func pruneTestRecord(mem memory.Allocator, vals, times []*int64) arrow.Record {
+	b := array.NewRecordBuilder(mem, pruneTestSchema)
+	defer b.Release()
+	for j := range vals {
+		if vals[j] == nil {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.Int64Builder).Append(*vals[j])
+		}
+		if times[j] == nil {
+			b.Field(1).AppendNull()
+		} else {
+			b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(*times[j]))
+		}
+	}
+	return b.NewRecord()
+}
+
+// pruneModel is the max bound by its definition, with maps only: the
+// running maximum of each window end over the rows of committed epochs
+// and of the running one, windows closed by a committed watermark
+// forgotten.
+type pruneModel struct {
+	b        plan.JoinMaxBound
+	max      map[int64]int64
+	wmClosed int64
+}
+
+func (m *pruneModel) ends(t int64) []int64 {
+	var out []int64
+	for s := t - floorMod(t-m.b.Start, m.b.Slide); s > t-m.b.Width; s -= m.b.Slide {
+		out = append(out, s+m.b.Width)
+	}
+	return out
+}
+
+// epoch returns the unstored marks of the rows and the maxima the epoch
+// would commit.
+func (m *pruneModel) epoch(vals, times []*int64, wm int64) ([]bool, map[int64]int64) {
+	cur := maps.Clone(m.max)
+	for j := range vals {
+		if vals[j] == nil || times[j] == nil {
+			continue
+		}
+		for _, e := range m.ends(*times[j]) {
+			if old, ok := cur[e]; !ok || *vals[j] > old {
+				cur[e] = *vals[j]
+			}
+		}
+	}
+	unstored := make([]bool, len(vals))
+	align := floorMod(m.b.Start+m.b.Width, m.b.Slide)
+	for j := range vals {
+		if vals[j] == nil || times[j] == nil {
+			continue
+		}
+		t, x := *times[j], *vals[j]
+		keep := false
+		lo := t + m.b.Lo
+		for e := lo + floorMod(align-lo, m.b.Slide); e <= t+m.b.Hi; e += m.b.Slide {
+			if e <= wm {
+				continue
+			}
+			if mx, ok := cur[e]; !ok || mx <= x {
+				keep = true
+			}
+		}
+		unstored[j] = !keep
+	}
+	for e := range cur {
+		if e <= wm {
+			delete(cur, e)
+		}
+	}
+	return unstored, cur
+}
+
+// TestJoinPruneMatchesModel: the max bound's marks and kept maxima, read
+// through its cache of window ends, equal the model's over random epochs:
+// tumbling and sliding windows, offsets, ranges, rows mostly in time
+// order with stragglers, jumps and rows far ahead (window ends that share
+// a cache slot), NULL values and times, negative times,
+// aborted epochs, and restarts that seed the maxima from kept rows.
+func TestJoinPruneMatchesModel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const sec = int64(1_000_000)
+	for seed := int64(1); seed <= 24; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		width := sec * int64(1+rng.Intn(4))
+		slide := width
+		if seed%2 == 0 {
+			slide = width / int64(1+rng.Intn(4))
+		}
+		b := plan.JoinMaxBound{Side: 0, ValueCol: 0, WindowTimeCol: 1, RangeCol: 1,
+			Width: width, Slide: slide, Start: int64(rng.Intn(3)) * sec / 2,
+			Lo: -int64(rng.Intn(3)) * sec, Hi: int64(1+rng.Intn(4)) * sec}
+		t.Run(fmt.Sprintf("seed%d/width=%d/slide=%d", seed, width/1000, slide/1000), func(t *testing.T) {
+			p := newJoinPrune(b)
+			model := &pruneModel{b: b, max: map[int64]int64{}}
+			now := -20 * sec
+			for ep := 0; ep < 40; ep++ {
+				n := []int{0, 1, 5, 300, 2000}[rng.Intn(5)]
+				vals, times := make([]*int64, n), make([]*int64, n)
+				for j := 0; j < n; j++ {
+					now += int64(rng.Intn(int(sec / 20)))
+					if rng.Intn(400) == 0 {
+						now += 100 * sec // a jump over many windows
+					}
+					tm := now
+					switch rng.Intn(40) {
+					case 0, 1, 2, 3:
+						tm -= int64(rng.Intn(int(8 * sec))) // a straggler
+					case 4:
+						// Far ahead, in the cache slot of a window of now's.
+						tm += int64(endCacheSlots*(1+rng.Intn(3))) * slide
+					}
+					v := int64(rng.Intn(60))
+					if rng.Intn(20) != 0 {
+						vals[j] = &v
+					}
+					if rng.Intn(30) != 0 {
+						times[j] = &tm
+					}
+				}
+				wm := now - 3*sec
+				rec := pruneTestRecord(mem, vals, times)
+				r := &sideRows{rec: rec}
+				p.mark(r, pruneEpoch(floorDiv(wm, 1000)))
+				wmUs := floorDiv(wm, 1000) * 1000
+				want, committed := model.epoch(vals, times, wmUs)
+				got := r.unstored
+				if n == 0 {
+					got = []bool{}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("epoch %d: unstored marks differ from the model's\ngot  %v\nwant %v", ep, got, want)
+				}
+				switch rng.Intn(6) {
+				case 0:
+					p.abort()
+				case 1:
+					// A restart: the maxima seeded from the rows kept.
+					p.commit()
+					model.max = committed
+					p = newJoinPrune(b)
+					p.max = maps.Clone(committed)
+				default:
+					p.commit()
+					model.max = committed
+				}
+				if !maps.Equal(p.max, model.max) {
+					t.Fatalf("epoch %d: kept maxima %v, model %v", ep, p.max, model.max)
+				}
+				rec.Release()
+			}
+		})
+	}
+}
+
+// TestJoinPruneLooksUpEachWindowOnce: an epoch of 10K rows in time order
+// over two windows reads the kept maxima a few times, not per row (the
+// cache of window ends; 20,001 lookups without it).
+func TestJoinPruneLooksUpEachWindowOnce(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const sec = int64(1_000_000)
+	b := plan.JoinMaxBound{ValueCol: 0, WindowTimeCol: 1, RangeCol: 1, Width: 10 * sec, Slide: 10 * sec, Lo: 0, Hi: 10 * sec}
+	p := newJoinPrune(b)
+	const n = 10_000
+	vals, times := make([]*int64, n), make([]*int64, n)
+	for j := range vals {
+		v, tm := int64(j*7919%1000), int64(j)*2000 // 20 s: two windows
+		vals[j], times[j] = &v, &tm
+	}
+	rec := pruneTestRecord(mem, vals, times)
+	defer rec.Release()
+	r := &sideRows{rec: rec}
+	p.mark(r, pruneEpoch(0))
+	if p.skipped == 0 || p.skipped == n {
+		t.Fatalf("%d of %d rows not stored: the test should prune some", p.skipped, n)
+	}
+	if p.lookups > 16 {
+		t.Fatalf("%d lookups of the kept maxima for %d rows over 2 windows, want a few", p.lookups, n)
+	}
+}
+
+// pruneEpoch is an epoch with watermark wmMs.
+func pruneEpoch(wmMs int64) Epoch {
+	var ep Epoch
+	ep.HasWatermark, ep.WatermarkMs = true, wmMs
+	return ep
+}
+
+// BenchmarkJoinPruneMark: the max bound over an epoch of 10K rows in time
+// order across two 10 s windows (Nexmark q7's bid side):
+//
+//	go test -run '^$' -bench JoinPruneMark -benchmem ./arrowstream/internal/stateful/
+func BenchmarkJoinPruneMark(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	const sec = int64(1_000_000)
+	bound := plan.JoinMaxBound{ValueCol: 0, WindowTimeCol: 1, RangeCol: 1, Width: 10 * sec, Slide: 10 * sec, Lo: -10 * sec, Hi: 0}
+	const n = 10_000
+	vals, times := make([]*int64, n), make([]*int64, n)
+	for j := range vals {
+		v, tm := int64(j*7919%100_000), int64(j)*2000
+		vals[j], times[j] = &v, &tm
+	}
+	rec := pruneTestRecord(mem, vals, times)
+	defer rec.Release()
+	p := newJoinPrune(bound)
+	r := &sideRows{rec: rec}
+	for b.Loop() {
+		p.mark(r, pruneEpoch(0))
+		p.abort()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
+}
