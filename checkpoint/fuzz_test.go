@@ -69,6 +69,8 @@ func FuzzParseMetadata(f *testing.F) {
 	f.Add([]byte(`{"id":"6f1c0ab4-2d6e-4a57-9b1e-0c3f5d2a7e91"}`))
 	f.Add([]byte(`{"id":"6f1c0ab4-2d6e-4a57-9b1e-0c3f5d2a7e91","version":2}`))
 	f.Add([]byte(`{"id":""}`))
+	f.Add([]byte(`{"id":"6f1c0ab4-2d6e-4a57-9b1e-0c3f5d2a7e91","stateSchemas":{"0":"aggregate key<k:int> value<n:bigint>"}}`))
+	f.Add([]byte(`{"id":"6f1c0ab4-2d6e-4a57-9b1e-0c3f5d2a7e91","stateSchemas":{"0":5}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseMetadata("fuzz/metadata", data)
 		if err != nil {

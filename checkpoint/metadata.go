@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // QueryMetadata is the checkpoint's metadata file: the stable query id.
@@ -15,6 +16,20 @@ type QueryMetadata struct {
 	// Version is the file's format version; absent (0) means 1, the only
 	// one so far. A later format sets it, and this build refuses it.
 	Version int `json:"version,omitempty"`
+	// StateSchemas are the state schemas of the query's stateful
+	// operators, by operator id (decimal), recorded when the checkpoint
+	// was created. They replace the state/<op>/_metadata/schema file
+	// Spark writes in the first epoch: three directories and a file per
+	// operator that a run never reads back (an optional field: a build
+	// without it ignores it and writes the files). Absent in checkpoints
+	// written before, and for operators the query gained later.
+	StateSchemas map[string]string `json:"stateSchemas,omitempty"`
+}
+
+// StateSchema returns the state schema recorded for operator opID.
+func (m QueryMetadata) StateSchema(opID int) (string, bool) {
+	s, ok := m.StateSchemas[strconv.Itoa(opID)]
+	return s, ok
 }
 
 // MetadataVersion is the newest metadata file format this build reads.
@@ -24,6 +39,13 @@ const MetadataVersion = 1
 // random id when the checkpoint is new. The file is written once and never
 // overwritten; a concurrent creator wins and its id is returned.
 func LoadOrCreateMetadata(checkpointDir string, w *Writer) (QueryMetadata, error) {
+	return LoadOrCreateMetadataWith(checkpointDir, w, nil)
+}
+
+// LoadOrCreateMetadataWith is LoadOrCreateMetadata that records
+// stateSchemas (QueryMetadata.StateSchemas) in a metadata file it
+// creates; an existing file is returned as it is.
+func LoadOrCreateMetadataWith(checkpointDir string, w *Writer, stateSchemas map[string]string) (QueryMetadata, error) {
 	if err := w.MkdirAll(checkpointDir); err != nil {
 		return QueryMetadata{}, err
 	}
@@ -32,7 +54,7 @@ func LoadOrCreateMetadata(checkpointDir string, w *Writer) (QueryMetadata, error
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		return m, err
 	}
-	m = QueryMetadata{ID: NewUUID()}
+	m = QueryMetadata{ID: NewUUID(), StateSchemas: stateSchemas}
 	data, _ := json.Marshal(m)
 	if err := w.WriteSealedFile(path, data, false); err != nil && !errors.Is(err, ErrExists) {
 		return QueryMetadata{}, err

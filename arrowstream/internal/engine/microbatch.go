@@ -173,7 +173,7 @@ func (m *microBatch) populateStartOffsets() error {
 	}
 	// Persisted settings win over the session's; the state store provider
 	// must not change under existing state.
-	if err := checkStateProvider(m.cfg.CheckpointDir, seq.Conf[stream.ConfStateStoreProvider], m.cfg.Conf[stream.ConfStateStoreProvider]); err != nil {
+	if err := checkStateProvider(m.cfg.CheckpointDir, m.q.recordsState, seq.Conf[stream.ConfStateStoreProvider], m.cfg.Conf[stream.ConfStateStoreProvider]); err != nil {
 		return err
 	}
 	m.conf = copyConf(m.cfg.Conf)

@@ -65,6 +65,10 @@ type Query struct {
 	// flush asks a continuous query to commit its open epoch now
 	// (ProcessAllAvailable); nil for micro-batch queries.
 	flush chan struct{}
+	// recordsState: the checkpoint's metadata records stateful
+	// operators, whose state may live in its epoch log alone (no state
+	// directory).
+	recordsState bool
 }
 
 // ID is the query's id, stable across restarts from the same checkpoint.
@@ -231,9 +235,19 @@ func New(ctx context.Context, name string, cfg Config) (*Query, error) {
 	if cfg.Clock == nil {
 		return nil, fmt.Errorf("arrowstream: query %q: no clock", name)
 	}
-	meta, err := checkpoint.LoadOrCreateMetadata(cfg.CheckpointDir, cfg.Writer)
+	// A new checkpoint records its operators' state schemas in the
+	// metadata file (state_schema.go).
+	var schemas map[string]string
+	rec, _ := cfg.Exec.(stateSchemaRecorder)
+	if rec != nil && recordsStateSchemas(cfg.Writer) {
+		schemas = rec.StateSchemas()
+	}
+	meta, err := checkpoint.LoadOrCreateMetadataWith(cfg.CheckpointDir, cfg.Writer, schemas)
 	if err != nil {
 		return nil, err
+	}
+	if rec != nil {
+		rec.UseRecordedStateSchemas(cfg.CheckpointDir, meta)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	q := &Query{
@@ -245,6 +259,7 @@ func New(ctx context.Context, name string, cfg Config) (*Query, error) {
 		// Before the query runs, so that no ProcessAllAvailable misses it.
 		q.flush = make(chan struct{}, 1)
 	}
+	q.recordsState = len(meta.StateSchemas) > 0
 	if q.mb, err = newMicroBatch(cfg, q); err != nil {
 		cancel()
 		return nil, err

@@ -25,15 +25,17 @@ func keepStateTuning(conf, current map[string]string) {
 // cannot be read by the other, so a mismatch is refused instead of
 // starting from empty state. recorded is the provider in the offset log
 // (absent: an old checkpoint, memory); requested is empty when the query
-// does not set one, and then the recorded one is used.
-func checkStateProvider(checkpointDir, recorded, requested string) error {
+// does not set one, and then the recorded one is used. hasState says that
+// the checkpoint's metadata records stateful operators: their state may
+// live in the epoch log alone, without a state directory.
+func checkStateProvider(checkpointDir string, hasState bool, recorded, requested string) error {
 	if recorded == "" {
 		recorded = "memory"
 	}
 	if requested == "" || strings.EqualFold(recorded, requested) {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(checkpointDir, "state")); err != nil {
+	if _, err := os.Stat(filepath.Join(checkpointDir, "state")); err != nil && !hasState {
 		return nil // no state: nothing to misread
 	}
 	return fmt.Errorf("arrowstream: the checkpoint %s holds state written by the %q state store provider but the query sets %s = %q; restart with %s = %q or start on a new checkpoint location",

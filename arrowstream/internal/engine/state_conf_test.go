@@ -27,7 +27,7 @@ func TestCheckStateProvider(t *testing.T) {
 		{t.TempDir(), "pebble", "memory", false}, // no state to misread
 	}
 	for _, tc := range tests {
-		err := checkStateProvider(tc.dir, tc.recorded, tc.requested)
+		err := checkStateProvider(tc.dir, false, tc.recorded, tc.requested)
 		if (err != nil) != tc.refused {
 			t.Errorf("recorded %q requested %q: %v, refused want %v", tc.recorded, tc.requested, err, tc.refused)
 		}

@@ -49,6 +49,11 @@ type stateLifecycle struct {
 	// sharedAcct reserves a BoundedProvider's shared memory (its block
 	// cache) against the query's limit while the provider is open.
 	sharedAcct *stateful.StoreAccount
+	// recorded is the metadata of the checkpoint in recordedDir, whose
+	// StateSchemas stand for state/<op>/_metadata/schema files
+	// (state_schema.go); recordedDir is empty when none was given.
+	recorded    checkpoint.QueryMetadata
+	recordedDir string
 }
 
 // useEpochLog sets the run's epoch log. A state log that lives in an
@@ -479,7 +484,10 @@ func (l *stateLifecycle) close() error {
 }
 
 // checkSchema records an operator's state schema on first use and
-// compares it on every later start. The file is sealed (checkpoint.Seal),
+// compares it on every later start: with the state/<op>/_metadata/schema
+// file when there is one (checkpoints in Spark's v1 layout, v2 ones
+// written before their metadata recorded the schemas), else with the
+// schema recorded in the checkpoint's metadata. The file is sealed (checkpoint.Seal),
 // so that a damaged one is reported as damage (checkpoint.ErrCorrupt,
 // naming the file) rather than as a different query's state; files
 // written before sealing (no trailer) are compared as they are.
@@ -506,6 +514,16 @@ func (l *stateLifecycle) checkSchema(d stateful.StateDecl, checkpointDir string)
 		return nil
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("arrowstream: read %s: %w", path, err)
+	}
+	// No schema file: a v2 checkpoint records the schemas in its metadata
+	// when it is created (state_schema.go). An operator the query gained
+	// after that still gets its file.
+	if schema, meta, ok := l.recordedSchema(checkpointDir, d.OpID); ok {
+		if schema != d.Schema {
+			return fmt.Errorf("arrowstream: the state of stateful operator %d in %s was written by a different query: its metadata %s records %s, this query needs %s; start the changed query on a new checkpoint location",
+				d.OpID, filepath.Join(checkpointDir, "state"), meta, schema, d.Schema)
+		}
+		return nil
 	}
 	if err := l.writer.MkdirAll(dir); err != nil {
 		return err
