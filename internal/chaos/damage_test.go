@@ -62,7 +62,11 @@ var damageKinds = []damageKind{
 	// before the state records moved into the epoch log.
 	{kind: "state log", file: "state/_log/1.seg", future: futureSegmentVersion, v1: true},
 	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureStateFormat},
-	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }},
+	// A new checkpoint in the v2 layout records the state schemas in its
+	// metadata file (the "metadata" rows damage them too); the schema
+	// file is Spark's v1 layout's, and that of v2 checkpoints written
+	// before the metadata recorded the schemas.
+	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }, v1: true},
 	{kind: "memsink data", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format")},
 	{kind: "file-source log", file: "sources/0", csv: true, future: futureLogVersion},
 }
