@@ -27,12 +27,14 @@ import (
 // input order: the order the stored-then-new merge gave, so first and
 // last answer as before).
 //
-// The stores' format does not change: the touched keys' sessions are
-// encoded once at the end of the epoch into the live map (session_live.go)
-// and the changelog, as the merge wrote them before; the live map keeps
-// serving snapshots, eviction's output and Complete mode's reads. It is
-// rebuilt with the index (from the live map) after a restart or an
-// aborted epoch, so it always mirrors the index's version.
+// The stores' format does not change, and no encoded copy is kept beside
+// the decoded sessions: at the end of the epoch the sessions of the keys
+// it changed (merged or partly evicted) are encoded once, straight into
+// the changelog, in the framing the stores hold (joinSessions); snapshots
+// and eviction's output are built from the decoded sessions. The decoded
+// state is rebuilt from the stores (newest snapshot plus changelogs)
+// after a restart or an aborted epoch, so it always mirrors the index's
+// version.
 type sessionDecoded struct {
 	agg    *vector.LiveAggregate
 	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
@@ -57,6 +59,32 @@ type sessionDecoded struct {
 	sids         []int64 // the session id of each new row, by record
 	saveGids     []int32
 	saveBounds   []arrow.Timestamp // starts, then ends
+	saveFirst    []int32           // by touched key: its first encoded row
+	// deleted are the stored keys whose sessions were all evicted this
+	// epoch (their deletes are logged with the epoch's upserts).
+	deleted []*keySessions
+	logb    logBatches
+}
+
+// begin starts an epoch: a new stamp, nothing touched or deleted yet.
+func (d *sessionDecoded) begin() {
+	d.stamp++
+	if d.stamp == 0 { // wrapped: an old stamp could look current
+		d.each(func(ks *keySessions) { ks.stamp = 0 })
+		d.stamp = 1
+	}
+	d.touched = d.touched[:0]
+	clear(d.deleted)
+	d.deleted = d.deleted[:0]
+}
+
+// touch notes that ks's sessions changed this epoch (once per epoch: its
+// stamp is the epoch's afterwards), so that the save logs them.
+func (d *sessionDecoded) touch(ks *keySessions) {
+	if ks.stamp != d.stamp {
+		ks.stamp = d.stamp
+		d.touched = append(d.touched, ks)
+	}
 }
 
 // trim drops the scratch grown past maxKeptSessionRefs rows or keys.
@@ -67,8 +95,14 @@ func (d *sessionDecoded) trim() {
 	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs {
 		d.at, d.next, d.merged, d.touched = nil, nil, nil, nil
 	}
-	if cap(d.saveGids) > maxKeptSessionRefs {
-		d.saveGids, d.saveBounds = nil, nil
+	if cap(d.saveGids) > maxKeptSessionRefs || cap(d.saveFirst) > maxKeptSessionRefs {
+		d.saveGids, d.saveBounds, d.saveFirst = nil, nil, nil
+	}
+	if cap(d.deleted) > maxKeptSessionRefs {
+		d.deleted = nil
+	}
+	if d.logb.bytes() > 64*maxKeptSessionRefs {
+		d.logb = logBatches{}
 	}
 }
 
@@ -78,9 +112,13 @@ type keySessions struct {
 	key  string
 	part int32
 	list []liveSession
-	// stamp and num: the key's number in the epoch of that stamp.
+	// stamp and num: the key's number in the epoch of that stamp (the
+	// merge's), and the key is in the epoch's touched list.
 	stamp uint32
 	num   int32
+	// stored: the stores hold the key (it was loaded or logged); a key
+	// new this epoch is not, until the save logs it.
+	stored bool
 	// armed is the time of the key's arming entry in the end index
 	// (armedOK: it has one): an entry at or before the end of the key's
 	// first session, still in the index. The key has no entry per
@@ -242,70 +280,6 @@ func (d *sessionDecoded) sidRecord(mem memory.Allocator, sids []int64, states []
 	return rec
 }
 
-// loadDecoded builds the decoded state from the live map (the index's
-// version): every stored session decoded once and merged into a fresh
-// aggregate.
-func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionIndex) error {
-	d := s.newSessionDecoded()
-	if d == nil {
-		return nil
-	}
-	var vals [][]byte
-	var owners []*keySessions
-	for p, m := range idx.live.parts {
-		for k, v := range m {
-			entries, err := splitSessions(v)
-			if err != nil {
-				d.close()
-				return fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
-			}
-			ks := &keySessions{key: k, part: int32(p), list: make([]liveSession, 0, len(entries))}
-			d.addKey(ks)
-			for _, en := range entries {
-				vals = append(vals, en.val)
-				owners = append(owners, ks)
-			}
-		}
-	}
-	if len(vals) > 0 {
-		cols, err := s.valCodec.decode(s.mem, vals)
-		if err != nil {
-			d.close()
-			return fmt.Errorf("arrowstream: state of operator %d: decode sessions: %w", s.opID, err)
-		}
-		defer releaseArrays(cols)
-		win := cols[0].(*array.Struct)
-		starts := win.Field(0).(*array.Timestamp).TimestampValues()
-		ends := win.Field(1).(*array.Timestamp).TimestampValues()
-		sids := make([]int64, len(vals))
-		for i := range sids {
-			sids[i] = d.nextSid
-			d.nextSid++
-		}
-		rec := d.sidRecord(s.mem, sids, cols[1:])
-		gids, err := d.agg.Merge(ctx, rec)
-		rec.Release()
-		if err != nil {
-			d.close()
-			return fmt.Errorf("arrowstream: state of operator %d: load sessions: %w", s.opID, err)
-		}
-		for i, ks := range owners {
-			ks.list = append(ks.list, liveSession{start: int64(starts[i]), end: int64(ends[i]), sid: sids[i], gid: gids[i]})
-		}
-	}
-	if s.indexed() {
-		// The load indexed every session's end: the first one's entry
-		// arms the key.
-		d.each(func(ks *keySessions) {
-			if len(ks.list) > 0 {
-				ks.armed, ks.armedOK = ks.list[0].end, true
-			}
-		})
-	}
-	idx.dec = d
-	return nil
-}
-
 func releaseArrays(cols []arrow.Array) {
 	for _, c := range cols {
 		if c != nil {
@@ -330,13 +304,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	// Each key the epoch touches gets a number (by first row) for the
 	// sort by (key, start): one lookup per row finds the key's sessions
 	// and its number (stamped with the epoch).
-	d.stamp++
-	if d.stamp == 0 { // wrapped: an old stamp could look current
-		d.each(func(ks *keySessions) { ks.stamp = 0 })
-		d.stamp = 1
-	}
 	var owners []*keySessions // by key number
-	d.touched = d.touched[:0]
 	refs := d.refs[:0]
 	c := s.keyCodec
 	for ri, rec := range partials {
@@ -364,8 +332,9 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 				d.addKey(ks)
 			}
 			if ks.stamp != d.stamp {
-				ks.stamp, ks.num = d.stamp, int32(len(owners))
+				ks.num = int32(len(owners))
 				owners = append(owners, ks)
+				d.touch(ks)
 			}
 			refs = append(refs, sessionRef{key: ks.num, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
@@ -445,7 +414,6 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 		s.index.count += int64(len(merged) - len(old))
 		ks.list = append(ks.list[:0], merged...)
 		d.merged = merged
-		d.touched = append(d.touched, ks)
 	}
 
 	// Stored sessions bridged by a new row go into the earliest one
@@ -478,87 +446,17 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			}
 		}
 	}
-	for _, ks := range d.touched {
+	for _, ks := range owners {
 		for i := range ks.list {
 			if sid := ks.list[i].sid; sid >= firstNew {
 				ks.list[i].gid = newGids[sid-firstNew]
 			}
 		}
-	}
-	err := s.saveDecoded(d)
-	d.trim()
-	return err
-}
-
-// saveDecoded encodes every session of the keys the epoch touched (one
-// State of their groups, one encode) and writes each key's sessions to
-// the live map and the changelog; the index gets the sessions' ends.
-func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
-	n := 0
-	for _, ks := range d.touched {
-		n += len(ks.list)
-	}
-	if n == 0 {
-		return nil
-	}
-	gids := slices.Grow(d.saveGids[:0], n)[:0]
-	bounds := slices.Grow(d.saveBounds[:0], 2*n)[:2*n]
-	starts, ends := bounds[:n:n], bounds[n:]
-	for _, ks := range d.touched {
-		for _, ls := range ks.list {
-			starts[len(gids)] = arrow.Timestamp(ls.start)
-			ends[len(gids)] = arrow.Timestamp(ls.end)
-			gids = append(gids, ls.gid)
-		}
-	}
-	d.saveGids, d.saveBounds = gids, bounds
-	st, err := d.agg.State(gids)
-	if err != nil {
-		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
-	}
-	defer st.Release()
-	win := windowArray(s.mem, starts, ends)
-	defer win.Release()
-	cols := append([]arrow.Array{win}, st.Columns()[1:]...)
-	if err := s.valCodec.encodeCols(cols); err != nil {
-		return err
-	}
-	growth := map[int32]*sessionGrowth{}
-	growthOf := func(p int32) *sessionGrowth {
-		g, ok := growth[p]
-		if !ok {
-			g = s.newSessionGrowth(int(p))
-			growth[p] = g
-		}
-		return g
-	}
-	var es []sessionEntry
-	row := 0
-	for _, ks := range d.touched {
-		es = es[:0]
-		g := growthOf(ks.part)
-		for i := range ks.list {
-			ls := &ks.list[i]
-			v := s.valCodec.at(row)
-			row++
-			es = append(es, sessionEntry{end: ls.end, val: v})
-			if err := g.copied(len(v)); err != nil {
-				return err
-			}
-		}
 		if s.indexed() {
 			s.index.arm(ks)
 		}
-		// A touched key has a session (its new rows' at least).
-		// joinSessions copies the encoded rows out of the codec.
-		if err := s.writeState(int(ks.part), ks.key, joinSessions(es)); err != nil {
-			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
-		}
-		if err := g.saved(len(ks.key), len(es)); err != nil {
-			return err
-		}
+		s.progress.NumRowsUpdated += int64(len(ks.list))
 	}
-	s.progress.NumRowsUpdated += int64(len(gids))
 	return nil
 }
 

@@ -239,7 +239,14 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 	sides := make([]*side, 2) // 0 decoded, 1 encoded
 	for i := range sides {
 		dir := t.TempDir()
-		sides[i] = &side{dir: dir, stores: newTestStores(t, mem, dir, parts), op: newOp(i == 0)}
+		// The decoded side's stores snapshot every few epochs (from
+		// its live sessions) and keep few versions: its restarts load
+		// snapshots with the changelogs under them purged.
+		stores := newTestStores(t, mem, dir, parts)
+		if i == 0 {
+			stores = newOptStores(t, dir, parts, liveSnapOpts(mem, true))
+		}
+		sides[i] = &side{dir: dir, stores: stores, op: newOp(i == 0)}
 		defer sides[i].stores.close()
 	}
 	defer func() {
@@ -334,7 +341,8 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		if sides[0].op.index.dec == nil {
 			t.Fatal("the sessions were not kept decoded")
 		}
-		checkDecodedMirrors(t, sides[0].op)
+		sides[0].stores.waitMaintenance()
+		checkDecodedMirrors(t, sides[0].op, readVersion(t, mem, sides[0].dir, parts, id+1))
 		if !slices.Equal(got[0][1], want) {
 			t.Fatalf("epoch %d: decoded path\n%v\nmodel\n%v", id, strings.Join(got[0][1], "\n"), strings.Join(want, "\n"))
 		}
@@ -442,7 +450,8 @@ func TestSessionDecodedCompacts(t *testing.T) {
 			t.Fatalf("epoch %d: %d rows, want %d", id, len(got), len(want))
 		}
 		lateMs = wmMs
-		checkDecodedMirrors(t, op)
+		stores.waitMaintenance()
+		checkDecodedMirrors(t, op, readVersion(t, mem, dir, 2, id+1))
 		// Every session id took a group: fewer groups than ids means
 		// the dead ones were dropped.
 		if d := op.index.dec; int64(d.agg.NumGroups()) < d.nextSid {
@@ -454,22 +463,28 @@ func TestSessionDecodedCompacts(t *testing.T) {
 	}
 }
 
-// checkDecodedMirrors checks that the decoded sessions hold what the live
-// map holds: the same keys in the same partitions, each key's sessions
-// with the same bounds, and states that encode to the stored bytes; and
-// that the fixed-width lookup finds exactly the keys of the map.
-func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
+// checkDecodedMirrors checks that the decoded sessions hold what the
+// stores hold at the version they mirror (stored: each partition as a
+// restarted process loads it, newest snapshot plus changelogs): the same
+// keys in the same partitions, each key's sessions with the same bounds,
+// and states that encode to the stored bytes; that the fixed-width
+// lookup finds exactly the stored keys; and that no encoded copy of the
+// sessions is kept beside the decoded ones.
+func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow, stored []map[string]string) {
 	t.Helper()
 	d := op.index.dec
+	if op.index.live.on() {
+		t.Fatal("an encoded copy of the sessions is kept beside the decoded ones")
+	}
 	var keys int
-	for p, m := range op.index.live.parts {
+	for p, m := range stored {
 		keys += len(m)
 		for k, v := range m {
 			ks := d.lookup(k)
 			if ks == nil || int(ks.part) != p {
 				t.Fatalf("key %q of partition %d: decoded %+v", k, p, ks)
 			}
-			entries, err := splitSessions(v)
+			entries, err := splitSessions([]byte(v))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -539,7 +554,7 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
 		if d.lookup(ks.key) != ks {
 			t.Fatalf("key %q is not found by its own bytes", ks.key)
 		}
-		if _, ok := op.index.live.parts[ks.part][ks.key]; !ok {
+		if _, ok := stored[ks.part][ks.key]; !ok {
 			t.Fatalf("decoded key %q of partition %d is not stored", ks.key, ks.part)
 		}
 	})

@@ -144,8 +144,14 @@ func (s *statefulSessionWindow) deleteState(p int, key string) error {
 // of their keys and values as the epoch leaves them (live_snapshot.go):
 // the map's entries copied out (strings and values shared, not copied;
 // neither is ever changed in place).
-func (s *statefulSessionWindow) offerLive() {
+func (s *statefulSessionWindow) offerLive() error {
 	want := wantsLive(s.state.stores)
+	if want == nil {
+		return nil
+	}
+	if s.index.dec != nil {
+		return s.offerDecoded(want)
+	}
 	for p, w := range want {
 		if !w {
 			continue
@@ -158,6 +164,7 @@ func (s *statefulSessionWindow) offerLive() {
 		}
 		s.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(v)
 	}
+	return nil
 }
 
 // sessionView is one partition's keys and values at a version.
