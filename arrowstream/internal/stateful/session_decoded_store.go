@@ -2,7 +2,6 @@ package stateful
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -145,9 +144,7 @@ func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
 			b.kend = append(b.kend, uint32(len(b.keys)))
 			for j, ls := range ks.list {
 				v := s.valCodec.at(int(first[i]) + j)
-				b.vals = binary.AppendUvarint(b.vals, uint64(len(v)))
-				b.vals = binary.LittleEndian.AppendUint64(b.vals, uint64(ls.end))
-				b.vals = append(b.vals, v...)
+				b.vals = appendSession(b.vals, ls.end, v)
 				if err := g.copied(len(v)); err != nil {
 					return err
 				}

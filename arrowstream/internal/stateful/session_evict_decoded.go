@@ -2,7 +2,6 @@ package stateful
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -122,17 +121,4 @@ func (s *statefulSessionWindow) decodedRows(keys [][]byte, gids []int32, starts,
 		}
 	}
 	return array.NewRecord(s.partialSchema, cols, int64(len(gids))), nil
-}
-
-// skipSessions returns what follows the first n sessions of a state value
-// (joinSessions' framing): the value of the sessions after them.
-func skipSessions(v []byte, n int) ([]byte, error) {
-	for range n {
-		l, w := binary.Uvarint(v)
-		if w <= 0 || uint64(len(v)-w) < l+8 {
-			return nil, fmt.Errorf("corrupt session list")
-		}
-		v = v[w+8+int(l):]
-	}
-	return v, nil
 }

@@ -8,7 +8,10 @@ import (
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
-// The session window's stored sessions kept live in the operator. Each
+// The session window's stored sessions kept live in the operator, encoded:
+// the path of the aggregates that cannot be kept decoded (extension
+// aggregates; session_decoded.go holds the others decoded, with no
+// encoded copy beside them). Each
 // partition's keys map to their state value exactly as the stores hold it
 // (joinSessions: the key's sessions sorted by start, each with its end
 // and encoded row), so that an epoch reads the sessions of the keys it

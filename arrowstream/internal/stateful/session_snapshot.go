@@ -2,7 +2,6 @@ package stateful
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -130,9 +129,7 @@ func (v *sessionSnapView) Entries(_ context.Context, emit func(key, value []byte
 		buf = buf[:0]
 		for r := s.first[k]; r < s.first[k+1]; r++ {
 			val := s.val.bytesAt(int(r), &vb)
-			buf = binary.AppendUvarint(buf, uint64(len(val)))
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(s.ends[r]))
-			buf = append(buf, val...)
+			buf = appendSession(buf, int64(s.ends[r]), val)
 		}
 		if err := emit(stringBytes(s.keys[k]), buf); err != nil {
 			return err

@@ -237,11 +237,16 @@ func joinSessions(es []sessionEntry) []byte {
 	}
 	out := make([]byte, 0, n)
 	for _, e := range es {
-		out = binary.AppendUvarint(out, uint64(len(e.val)))
-		out = binary.LittleEndian.AppendUint64(out, uint64(e.end))
-		out = append(out, e.val...)
+		out = appendSession(out, e.end, e.val)
 	}
 	return out
+}
+
+// appendSession appends one session's frame (joinSessions) to out.
+func appendSession(out []byte, end int64, val []byte) []byte {
+	out = binary.AppendUvarint(out, uint64(len(val)))
+	out = binary.LittleEndian.AppendUint64(out, uint64(end))
+	return append(out, val...)
 }
 
 // splitSessions parses a state value; the entries' bytes alias v.
