@@ -57,6 +57,7 @@ type sessionDecoded struct {
 	merged       []liveSession
 	touched      []*keySessions
 	sids         []int64 // the session id of each new row, by record
+	rowGids      []int32 // the group of each new row, by record (-1: a new session's, until made)
 	saveGids     []int32
 	saveBounds   []arrow.Timestamp // starts, then ends
 	saveFirst    []int32           // by touched key: its first encoded row
@@ -90,7 +91,7 @@ func (d *sessionDecoded) touch(ks *keySessions) {
 // trim drops the scratch grown past maxKeptSessionRefs rows or keys.
 func (d *sessionDecoded) trim() {
 	if cap(d.refs) > maxKeptSessionRefs || cap(d.sorted) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs {
-		d.refs, d.sorted, d.sids = nil, nil, nil
+		d.refs, d.sorted, d.sids, d.rowGids = nil, nil, nil, nil
 	}
 	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs {
 		d.at, d.next, d.merged, d.touched = nil, nil, nil, nil
@@ -350,15 +351,19 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	// Place every new row in its key's sessions: per key, a sweep over
 	// its stored sessions and its new rows, both by start.
 	d.sids = slices.Grow(d.sids[:0], rows)[:rows]
+	d.rowGids = slices.Grow(d.rowGids[:0], rows)[:rows]
 	sidOf := make([][]int64, len(partials))
+	gidOf := make([][]int32, len(partials))
 	off := 0
 	for ri, rec := range partials {
 		n := int(rec.NumRows())
 		sidOf[ri] = d.sids[off : off+n : off+n]
+		gidOf[ri] = d.rowGids[off : off+n : off+n]
 		off += n
 	}
 	var absorbed []int32 // groups of stored sessions merged into another
 	var into []int64     // the session id each is merged into
+	var intoGids []int32 // and its group
 	firstNew := d.nextSid
 	for k := 0; k < nKeys; k++ {
 		ks := owners[k]
@@ -390,6 +395,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 					} else {
 						absorbed = append(absorbed, old[i].gid)
 						into = append(into, cur.sid)
+						intoGids = append(intoGids, cur.gid)
 					}
 					cur.end = max(cur.end, old[i].end)
 					i++
@@ -408,6 +414,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			}
 			for _, r := range newRefs[firstRef:j] {
 				sidOf[r.rec][r.row] = cur.sid
+				gidOf[r.rec][r.row] = cur.gid // -1 for a new session
 			}
 			merged = append(merged, cur)
 		}
@@ -417,7 +424,10 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	}
 
 	// Stored sessions bridged by a new row go into the earliest one
-	// first, then the new rows, record by record in input order.
+	// first, then the new rows, record by record in input order. The
+	// sweep knows every stored session's group: only the new sessions'
+	// groups are made (one probe each), and the rows are folded into
+	// their groups without a lookup of their session id.
 	if len(absorbed) > 0 {
 		st, err := d.agg.State(absorbed)
 		if err != nil {
@@ -425,25 +435,29 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 		}
 		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
 		st.Release()
-		_, err = d.agg.Merge(ctx, rec)
+		err = d.agg.MergeAt(ctx, rec, intoGids)
 		rec.Release()
 		if err != nil {
 			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
 		}
 		d.agg.Delete(absorbed)
 	}
-	newGids := make([]int32, d.nextSid-firstNew)
+	newGids, err := d.newGroups(ctx, s, firstNew)
+	if err != nil {
+		return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+	}
 	for ri, rec := range partials {
+		gids := gidOf[ri]
+		for i, g := range gids {
+			if g < 0 {
+				gids[i] = newGids[sidOf[ri][i]-firstNew]
+			}
+		}
 		in := d.sidRecord(s.mem, sidOf[ri], rec.Columns()[s.nKeys:])
-		gids, err := d.agg.Merge(ctx, in)
+		err := d.agg.MergeAt(ctx, in, gids)
 		in.Release()
 		if err != nil {
 			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
-		}
-		for i, sid := range sidOf[ri] {
-			if sid >= firstNew {
-				newGids[sid-firstNew] = gids[i]
-			}
 		}
 	}
 	for _, ks := range owners {
@@ -458,6 +472,28 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 		s.progress.NumRowsUpdated += int64(len(ks.list))
 	}
 	return nil
+}
+
+// newGroups makes the groups of the sessions the epoch opened (ids from
+// firstNew to nextSid) and returns them by id - firstNew.
+func (d *sessionDecoded) newGroups(ctx context.Context, s *statefulSessionWindow, firstNew int64) ([]int32, error) {
+	n := int(d.nextSid - firstNew)
+	if n == 0 {
+		return nil, nil
+	}
+	b := array.NewInt64Builder(s.mem)
+	b.Reserve(n)
+	for sid := firstNew; sid < d.nextSid; sid++ {
+		b.UnsafeAppend(sid)
+	}
+	sids := b.NewArray()
+	b.Release()
+	defer sids.Release()
+	gids, err := d.agg.Groups(ctx, []arrow.Array{sids})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(gids), nil
 }
 
 // deleteGroups empties evicted groups and compacts the aggregate when
