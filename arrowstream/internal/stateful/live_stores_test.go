@@ -70,6 +70,16 @@ func (ts *testStores) abort() {
 	ts.open = nil
 }
 
+// waitMaintenance waits for the partitions' background snapshots.
+func (ts *testStores) waitMaintenance() {
+	ts.t.Helper()
+	for _, p := range ts.parts {
+		if err := p.(*checkpoint.StorePartition).WaitMaintenance(); err != nil {
+			ts.t.Fatal(err)
+		}
+	}
+}
+
 // close waits for the partitions' background snapshots.
 func (ts *testStores) close() {
 	if err := ts.provider.Close(); err != nil {

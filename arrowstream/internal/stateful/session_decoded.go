@@ -27,12 +27,14 @@ import (
 // input order: the order the stored-then-new merge gave, so first and
 // last answer as before).
 //
-// The stores' format does not change: the touched keys' sessions are
-// encoded once at the end of the epoch into the live map (session_live.go)
-// and the changelog, as the merge wrote them before; the live map keeps
-// serving snapshots, eviction's output and Complete mode's reads. It is
-// rebuilt with the index (from the live map) after a restart or an
-// aborted epoch, so it always mirrors the index's version.
+// The stores' format does not change, and no encoded copy is kept beside
+// the decoded sessions: at the end of the epoch the sessions of the keys
+// it changed (merged or partly evicted) are encoded once, straight into
+// the changelog, in the framing the stores hold (joinSessions); snapshots
+// and eviction's output are built from the decoded sessions. The decoded
+// state is rebuilt from the stores (newest snapshot plus changelogs)
+// after a restart or an aborted epoch, so it always mirrors the index's
+// version.
 type sessionDecoded struct {
 	agg    *vector.LiveAggregate
 	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
@@ -55,20 +57,53 @@ type sessionDecoded struct {
 	merged       []liveSession
 	touched      []*keySessions
 	sids         []int64 // the session id of each new row, by record
+	rowGids      []int32 // the group of each new row, by record (-1: a new session's, until made)
 	saveGids     []int32
 	saveBounds   []arrow.Timestamp // starts, then ends
+	saveFirst    []int32           // by touched key: its first encoded row
+	// deleted are the stored keys whose sessions were all evicted this
+	// epoch (their deletes are logged with the epoch's upserts).
+	deleted []*keySessions
+	logb    logBatches
+}
+
+// begin starts an epoch: a new stamp, nothing touched or deleted yet.
+func (d *sessionDecoded) begin() {
+	d.stamp++
+	if d.stamp == 0 { // wrapped: an old stamp could look current
+		d.each(func(ks *keySessions) { ks.stamp = 0 })
+		d.stamp = 1
+	}
+	d.touched = d.touched[:0]
+	clear(d.deleted)
+	d.deleted = d.deleted[:0]
+}
+
+// touch notes that ks's sessions changed this epoch (once per epoch: its
+// stamp is the epoch's afterwards), so that the save logs them.
+func (d *sessionDecoded) touch(ks *keySessions) {
+	if ks.stamp != d.stamp {
+		ks.stamp = d.stamp
+		d.touched = append(d.touched, ks)
+	}
 }
 
 // trim drops the scratch grown past maxKeptSessionRefs rows or keys.
 func (d *sessionDecoded) trim() {
 	if cap(d.refs) > maxKeptSessionRefs || cap(d.sorted) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs {
-		d.refs, d.sorted, d.sids = nil, nil, nil
+		d.refs, d.sorted, d.sids, d.rowGids = nil, nil, nil, nil
 	}
 	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs {
 		d.at, d.next, d.merged, d.touched = nil, nil, nil, nil
 	}
-	if cap(d.saveGids) > maxKeptSessionRefs {
-		d.saveGids, d.saveBounds = nil, nil
+	if cap(d.saveGids) > maxKeptSessionRefs || cap(d.saveFirst) > maxKeptSessionRefs {
+		d.saveGids, d.saveBounds, d.saveFirst = nil, nil, nil
+	}
+	if cap(d.deleted) > maxKeptSessionRefs {
+		d.deleted = nil
+	}
+	if d.logb.bytes() > 64*maxKeptSessionRefs {
+		d.logb = logBatches{}
 	}
 }
 
@@ -78,9 +113,13 @@ type keySessions struct {
 	key  string
 	part int32
 	list []liveSession
-	// stamp and num: the key's number in the epoch of that stamp.
+	// stamp and num: the key's number in the epoch of that stamp (the
+	// merge's), and the key is in the epoch's touched list.
 	stamp uint32
 	num   int32
+	// stored: the stores hold the key (it was loaded or logged); a key
+	// new this epoch is not, until the save logs it.
+	stored bool
 	// armed is the time of the key's arming entry in the end index
 	// (armedOK: it has one): an entry at or before the end of the key's
 	// first session, still in the index. The key has no entry per
@@ -242,70 +281,6 @@ func (d *sessionDecoded) sidRecord(mem memory.Allocator, sids []int64, states []
 	return rec
 }
 
-// loadDecoded builds the decoded state from the live map (the index's
-// version): every stored session decoded once and merged into a fresh
-// aggregate.
-func (s *statefulSessionWindow) loadDecoded(ctx context.Context, idx *sessionIndex) error {
-	d := s.newSessionDecoded()
-	if d == nil {
-		return nil
-	}
-	var vals [][]byte
-	var owners []*keySessions
-	for p, m := range idx.live.parts {
-		for k, v := range m {
-			entries, err := splitSessions(v)
-			if err != nil {
-				d.close()
-				return fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
-			}
-			ks := &keySessions{key: k, part: int32(p), list: make([]liveSession, 0, len(entries))}
-			d.addKey(ks)
-			for _, en := range entries {
-				vals = append(vals, en.val)
-				owners = append(owners, ks)
-			}
-		}
-	}
-	if len(vals) > 0 {
-		cols, err := s.valCodec.decode(s.mem, vals)
-		if err != nil {
-			d.close()
-			return fmt.Errorf("arrowstream: state of operator %d: decode sessions: %w", s.opID, err)
-		}
-		defer releaseArrays(cols)
-		win := cols[0].(*array.Struct)
-		starts := win.Field(0).(*array.Timestamp).TimestampValues()
-		ends := win.Field(1).(*array.Timestamp).TimestampValues()
-		sids := make([]int64, len(vals))
-		for i := range sids {
-			sids[i] = d.nextSid
-			d.nextSid++
-		}
-		rec := d.sidRecord(s.mem, sids, cols[1:])
-		gids, err := d.agg.Merge(ctx, rec)
-		rec.Release()
-		if err != nil {
-			d.close()
-			return fmt.Errorf("arrowstream: state of operator %d: load sessions: %w", s.opID, err)
-		}
-		for i, ks := range owners {
-			ks.list = append(ks.list, liveSession{start: int64(starts[i]), end: int64(ends[i]), sid: sids[i], gid: gids[i]})
-		}
-	}
-	if s.indexed() {
-		// The load indexed every session's end: the first one's entry
-		// arms the key.
-		d.each(func(ks *keySessions) {
-			if len(ks.list) > 0 {
-				ks.armed, ks.armedOK = ks.list[0].end, true
-			}
-		})
-	}
-	idx.dec = d
-	return nil
-}
-
 func releaseArrays(cols []arrow.Array) {
 	for _, c := range cols {
 		if c != nil {
@@ -330,13 +305,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	// Each key the epoch touches gets a number (by first row) for the
 	// sort by (key, start): one lookup per row finds the key's sessions
 	// and its number (stamped with the epoch).
-	d.stamp++
-	if d.stamp == 0 { // wrapped: an old stamp could look current
-		d.each(func(ks *keySessions) { ks.stamp = 0 })
-		d.stamp = 1
-	}
 	var owners []*keySessions // by key number
-	d.touched = d.touched[:0]
 	refs := d.refs[:0]
 	c := s.keyCodec
 	for ri, rec := range partials {
@@ -364,8 +333,9 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 				d.addKey(ks)
 			}
 			if ks.stamp != d.stamp {
-				ks.stamp, ks.num = d.stamp, int32(len(owners))
+				ks.num = int32(len(owners))
 				owners = append(owners, ks)
+				d.touch(ks)
 			}
 			refs = append(refs, sessionRef{key: ks.num, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
 		}
@@ -381,15 +351,19 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 	// Place every new row in its key's sessions: per key, a sweep over
 	// its stored sessions and its new rows, both by start.
 	d.sids = slices.Grow(d.sids[:0], rows)[:rows]
+	d.rowGids = slices.Grow(d.rowGids[:0], rows)[:rows]
 	sidOf := make([][]int64, len(partials))
+	gidOf := make([][]int32, len(partials))
 	off := 0
 	for ri, rec := range partials {
 		n := int(rec.NumRows())
 		sidOf[ri] = d.sids[off : off+n : off+n]
+		gidOf[ri] = d.rowGids[off : off+n : off+n]
 		off += n
 	}
 	var absorbed []int32 // groups of stored sessions merged into another
 	var into []int64     // the session id each is merged into
+	var intoGids []int32 // and its group
 	firstNew := d.nextSid
 	for k := 0; k < nKeys; k++ {
 		ks := owners[k]
@@ -421,6 +395,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 					} else {
 						absorbed = append(absorbed, old[i].gid)
 						into = append(into, cur.sid)
+						intoGids = append(intoGids, cur.gid)
 					}
 					cur.end = max(cur.end, old[i].end)
 					i++
@@ -439,17 +414,20 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			}
 			for _, r := range newRefs[firstRef:j] {
 				sidOf[r.rec][r.row] = cur.sid
+				gidOf[r.rec][r.row] = cur.gid // -1 for a new session
 			}
 			merged = append(merged, cur)
 		}
 		s.index.count += int64(len(merged) - len(old))
 		ks.list = append(ks.list[:0], merged...)
 		d.merged = merged
-		d.touched = append(d.touched, ks)
 	}
 
 	// Stored sessions bridged by a new row go into the earliest one
-	// first, then the new rows, record by record in input order.
+	// first, then the new rows, record by record in input order. The
+	// sweep knows every stored session's group: only the new sessions'
+	// groups are made (one probe each), and the rows are folded into
+	// their groups without a lookup of their session id.
 	if len(absorbed) > 0 {
 		st, err := d.agg.State(absorbed)
 		if err != nil {
@@ -457,109 +435,65 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 		}
 		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
 		st.Release()
-		_, err = d.agg.Merge(ctx, rec)
+		err = d.agg.MergeAt(ctx, rec, intoGids)
 		rec.Release()
 		if err != nil {
 			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
 		}
 		d.agg.Delete(absorbed)
 	}
-	newGids := make([]int32, d.nextSid-firstNew)
+	newGids, err := d.newGroups(ctx, s, firstNew)
+	if err != nil {
+		return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+	}
 	for ri, rec := range partials {
+		gids := gidOf[ri]
+		for i, g := range gids {
+			if g < 0 {
+				gids[i] = newGids[sidOf[ri][i]-firstNew]
+			}
+		}
 		in := d.sidRecord(s.mem, sidOf[ri], rec.Columns()[s.nKeys:])
-		gids, err := d.agg.Merge(ctx, in)
+		err := d.agg.MergeAt(ctx, in, gids)
 		in.Release()
 		if err != nil {
 			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
 		}
-		for i, sid := range sidOf[ri] {
-			if sid >= firstNew {
-				newGids[sid-firstNew] = gids[i]
-			}
-		}
 	}
-	for _, ks := range d.touched {
+	for _, ks := range owners {
 		for i := range ks.list {
 			if sid := ks.list[i].sid; sid >= firstNew {
 				ks.list[i].gid = newGids[sid-firstNew]
 			}
 		}
-	}
-	err := s.saveDecoded(d)
-	d.trim()
-	return err
-}
-
-// saveDecoded encodes every session of the keys the epoch touched (one
-// State of their groups, one encode) and writes each key's sessions to
-// the live map and the changelog; the index gets the sessions' ends.
-func (s *statefulSessionWindow) saveDecoded(d *sessionDecoded) error {
-	n := 0
-	for _, ks := range d.touched {
-		n += len(ks.list)
-	}
-	if n == 0 {
-		return nil
-	}
-	gids := slices.Grow(d.saveGids[:0], n)[:0]
-	bounds := slices.Grow(d.saveBounds[:0], 2*n)[:2*n]
-	starts, ends := bounds[:n:n], bounds[n:]
-	for _, ks := range d.touched {
-		for _, ls := range ks.list {
-			starts[len(gids)] = arrow.Timestamp(ls.start)
-			ends[len(gids)] = arrow.Timestamp(ls.end)
-			gids = append(gids, ls.gid)
-		}
-	}
-	d.saveGids, d.saveBounds = gids, bounds
-	st, err := d.agg.State(gids)
-	if err != nil {
-		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
-	}
-	defer st.Release()
-	win := windowArray(s.mem, starts, ends)
-	defer win.Release()
-	cols := append([]arrow.Array{win}, st.Columns()[1:]...)
-	if err := s.valCodec.encodeCols(cols); err != nil {
-		return err
-	}
-	growth := map[int32]*sessionGrowth{}
-	growthOf := func(p int32) *sessionGrowth {
-		g, ok := growth[p]
-		if !ok {
-			g = s.newSessionGrowth(int(p))
-			growth[p] = g
-		}
-		return g
-	}
-	var es []sessionEntry
-	row := 0
-	for _, ks := range d.touched {
-		es = es[:0]
-		g := growthOf(ks.part)
-		for i := range ks.list {
-			ls := &ks.list[i]
-			v := s.valCodec.at(row)
-			row++
-			es = append(es, sessionEntry{end: ls.end, val: v})
-			if err := g.copied(len(v)); err != nil {
-				return err
-			}
-		}
 		if s.indexed() {
 			s.index.arm(ks)
 		}
-		// A touched key has a session (its new rows' at least).
-		// joinSessions copies the encoded rows out of the codec.
-		if err := s.writeState(int(ks.part), ks.key, joinSessions(es)); err != nil {
-			return fmt.Errorf("arrowstream: write state of operator %d: %w", s.opID, err)
-		}
-		if err := g.saved(len(ks.key), len(es)); err != nil {
-			return err
-		}
+		s.progress.NumRowsUpdated += int64(len(ks.list))
 	}
-	s.progress.NumRowsUpdated += int64(len(gids))
 	return nil
+}
+
+// newGroups makes the groups of the sessions the epoch opened (ids from
+// firstNew to nextSid) and returns them by id - firstNew.
+func (d *sessionDecoded) newGroups(ctx context.Context, s *statefulSessionWindow, firstNew int64) ([]int32, error) {
+	n := int(d.nextSid - firstNew)
+	if n == 0 {
+		return nil, nil
+	}
+	b := array.NewInt64Builder(s.mem)
+	b.Reserve(n)
+	for sid := firstNew; sid < d.nextSid; sid++ {
+		b.UnsafeAppend(sid)
+	}
+	sids := b.NewArray()
+	b.Release()
+	defer sids.Release()
+	gids, err := d.agg.Groups(ctx, []arrow.Array{sids})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(gids), nil
 }
 
 // deleteGroups empties evicted groups and compacts the aggregate when

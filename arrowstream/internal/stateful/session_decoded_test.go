@@ -239,7 +239,14 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 	sides := make([]*side, 2) // 0 decoded, 1 encoded
 	for i := range sides {
 		dir := t.TempDir()
-		sides[i] = &side{dir: dir, stores: newTestStores(t, mem, dir, parts), op: newOp(i == 0)}
+		// The decoded side's stores snapshot every few epochs (from
+		// its live sessions) and keep few versions: its restarts load
+		// snapshots with the changelogs under them purged.
+		stores := newTestStores(t, mem, dir, parts)
+		if i == 0 {
+			stores = newOptStores(t, dir, parts, liveSnapOpts(mem, true))
+		}
+		sides[i] = &side{dir: dir, stores: stores, op: newOp(i == 0)}
 		defer sides[i].stores.close()
 	}
 	defer func() {
@@ -334,7 +341,8 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		if sides[0].op.index.dec == nil {
 			t.Fatal("the sessions were not kept decoded")
 		}
-		checkDecodedMirrors(t, sides[0].op)
+		sides[0].stores.waitMaintenance()
+		checkDecodedMirrors(t, sides[0].op, readVersion(t, mem, sides[0].dir, parts, id+1))
 		if !slices.Equal(got[0][1], want) {
 			t.Fatalf("epoch %d: decoded path\n%v\nmodel\n%v", id, strings.Join(got[0][1], "\n"), strings.Join(want, "\n"))
 		}
@@ -442,7 +450,8 @@ func TestSessionDecodedCompacts(t *testing.T) {
 			t.Fatalf("epoch %d: %d rows, want %d", id, len(got), len(want))
 		}
 		lateMs = wmMs
-		checkDecodedMirrors(t, op)
+		stores.waitMaintenance()
+		checkDecodedMirrors(t, op, readVersion(t, mem, dir, 2, id+1))
 		// Every session id took a group: fewer groups than ids means
 		// the dead ones were dropped.
 		if d := op.index.dec; int64(d.agg.NumGroups()) < d.nextSid {
@@ -454,22 +463,28 @@ func TestSessionDecodedCompacts(t *testing.T) {
 	}
 }
 
-// checkDecodedMirrors checks that the decoded sessions hold what the live
-// map holds: the same keys in the same partitions, each key's sessions
-// with the same bounds, and states that encode to the stored bytes; and
-// that the fixed-width lookup finds exactly the keys of the map.
-func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
+// checkDecodedMirrors checks that the decoded sessions hold what the
+// stores hold at the version they mirror (stored: each partition as a
+// restarted process loads it, newest snapshot plus changelogs): the same
+// keys in the same partitions, each key's sessions with the same bounds,
+// and states that encode to the stored bytes; that the fixed-width
+// lookup finds exactly the stored keys; and that no encoded copy of the
+// sessions is kept beside the decoded ones.
+func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow, stored []map[string]string) {
 	t.Helper()
 	d := op.index.dec
+	if op.index.live.on() {
+		t.Fatal("an encoded copy of the sessions is kept beside the decoded ones")
+	}
 	var keys int
-	for p, m := range op.index.live.parts {
+	for p, m := range stored {
 		keys += len(m)
 		for k, v := range m {
 			ks := d.lookup(k)
 			if ks == nil || int(ks.part) != p {
 				t.Fatalf("key %q of partition %d: decoded %+v", k, p, ks)
 			}
-			entries, err := splitSessions(v)
+			entries, err := splitSessions([]byte(v))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -539,7 +554,7 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
 		if d.lookup(ks.key) != ks {
 			t.Fatalf("key %q is not found by its own bytes", ks.key)
 		}
-		if _, ok := op.index.live.parts[ks.part][ks.key]; !ok {
+		if _, ok := stored[ks.part][ks.key]; !ok {
 			t.Fatalf("decoded key %q of partition %d is not stored", ks.key, ks.part)
 		}
 	})
@@ -548,74 +563,29 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow) {
 	}
 }
 
-// TestSkipSessions checks that skipping n framed sessions of a state value
-// leaves the value of the sessions after them (what eviction keeps), and
-// that a truncated value is an error, not a panic.
-func TestSkipSessions(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for trial := 0; trial < 200; trial++ {
-		es := make([]sessionEntry, rng.IntN(6))
-		for i := range es {
-			val := make([]byte, rng.IntN(300))
-			for j := range val {
-				val[j] = byte(rng.IntN(256))
-			}
-			es[i] = sessionEntry{end: rng.Int64(), val: val}
-		}
-		v := joinSessions(es)
-		for n := 0; n <= len(es); n++ {
-			tail, err := skipSessions(v, n)
-			if err != nil {
-				t.Fatalf("trial %d: skip %d of %d: %v", trial, n, len(es), err)
-			}
-			if want := joinSessions(es[n:]); string(tail) != string(want) {
-				t.Fatalf("trial %d: skip %d of %d: %x, want %x", trial, n, len(es), tail, want)
-			}
-		}
-		if _, err := skipSessions(v, len(es)+1); err == nil {
-			t.Fatalf("trial %d: skipped %d sessions of %d", trial, len(es)+1, len(es))
-		}
-		if len(v) > 0 {
-			if _, err := skipSessions(v[:len(v)-1], len(es)); err == nil {
-				t.Fatalf("trial %d: a truncated value was skipped", trial)
-			}
-		}
-	}
-}
-
 // FuzzSessionFraming reads arbitrary bytes as a stored session list: the
-// split and the skip must not panic, and must agree: what the split
-// reads, the skip steps over session by session, and past the last one
-// it fails.
+// split must not panic, and what it reads must frame again (appendSession,
+// as the save and the snapshots write) into a value that splits into the
+// same sessions.
 func FuzzSessionFraming(f *testing.F) {
-	f.Add(joinSessions([]sessionEntry{{end: 5, val: []byte("ab")}, {end: -1, val: nil}}), uint8(1))
-	f.Add([]byte{0x80}, uint8(1))
-	f.Add([]byte{3, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(0))
-	f.Add([]byte{0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x81, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(1))
-	f.Fuzz(func(t *testing.T, v []byte, n uint8) {
+	f.Add(joinSessions([]sessionEntry{{end: 5, val: []byte("ab")}, {end: -1, val: nil}}))
+	f.Add([]byte{0x80})
+	f.Add([]byte{3, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add([]byte{0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0x81, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Fuzz(func(t *testing.T, v []byte) {
 		es, err := splitSessions(v)
 		if err != nil {
-			if _, err := skipSessions(v, len(v)+1); err == nil {
-				t.Fatal("the skip read a list the split rejects")
-			}
 			return
 		}
-		k := int(n) % (len(es) + 2)
-		tail, err := skipSessions(v, k)
-		switch {
-		case k > len(es):
-			if err == nil {
-				t.Fatalf("skipped %d of %d sessions", k, len(es))
-			}
-		case err != nil:
-			t.Fatalf("skip %d of %d: %v", k, len(es), err)
-		default:
-			// Compared as sessions: a length's varint need not be the
-			// shortest one.
-			rest, err := splitSessions(tail)
-			if err != nil || fmt.Sprint(rest) != fmt.Sprint(es[k:]) {
-				t.Fatalf("skip %d of %d: %x (%v), want the sessions %v", k, len(es), tail, err, es[k:])
-			}
+		var again []byte
+		for _, e := range es {
+			again = appendSession(again, e.end, e.val)
+		}
+		// Compared as sessions: a length's varint need not be the
+		// shortest one.
+		back, err := splitSessions(again)
+		if err != nil || fmt.Sprint(back) != fmt.Sprint(es) {
+			t.Fatalf("%x framed again as %x (%v): %v, want %v", v, again, err, back, es)
 		}
 	})
 }

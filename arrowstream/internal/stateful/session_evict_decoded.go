@@ -2,10 +2,8 @@ package stateful
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -21,9 +19,10 @@ import (
 // first session ends after the watermark has nothing due (a stale index
 // entry, or a key already evicted by an earlier entry of this call), so
 // no set of keys seen is needed. The evicted sessions' states come from
-// the decoded aggregate (one State of their groups) instead of decoding
-// their stored bytes, and a key that keeps sessions keeps the tail of
-// its stored value (the value is a concatenation of framed sessions).
+// the decoded aggregate (one State of their groups); a key that keeps
+// sessions is noted as touched, so that the epoch's save logs its kept
+// sessions once (with its merge's changes, if any), and a stored key left
+// without any is logged as deleted.
 func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([]arrow.Record, error) {
 	start := time.Now()
 	limit := wmMs * 1000
@@ -52,32 +51,26 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 			gids = append(gids, ls.gid)
 			starts = append(starts, arrow.Timestamp(ls.start))
 			ends = append(ends, arrow.Timestamp(ls.end))
-			keys = append(keys, unsafe.Slice(unsafe.StringData(ks.key), len(ks.key)))
+			keys = append(keys, stringBytes(ks.key))
 			n++
 		}
 		idx.count -= int64(n)
-		p := int(ks.part)
-		var werr error
 		if n == len(ks.list) {
+			// The key is gone; the stores drop it if they hold it.
 			d.dropKey(ks.key)
-			werr = s.deleteState(p, ks.key)
-		} else {
-			ks.list = append(ks.list[:0], ks.list[n:]...)
-			if ks.armedOK && ks.armed == e.end {
-				ks.armedOK = false
-				idx.arm(ks)
+			ks.list = ks.list[:0]
+			if ks.stored {
+				d.deleted = append(d.deleted, ks)
 			}
-			tail, err := skipSessions(idx.live.parts[p][ks.key], n)
-			if err != nil {
-				return nil, fmt.Errorf("arrowstream: state of operator %d partition %d: %w", s.opID, p, err)
-			}
-			// A copy: the live value is shared with snapshot views and
-			// its evicted head is not kept.
-			werr = s.writeState(p, ks.key, append([]byte(nil), tail...))
+			continue
 		}
-		if werr != nil {
-			return nil, fmt.Errorf("arrowstream: write state of operator %d partition %d: %w", s.opID, p, werr)
+		ks.list = append(ks.list[:0], ks.list[n:]...)
+		if ks.armedOK && ks.armed == e.end {
+			ks.armedOK = false
+			idx.arm(ks)
 		}
+		// The kept sessions are logged by the epoch's save.
+		d.touch(ks)
 	}
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
 	if len(gids) == 0 {
@@ -128,17 +121,4 @@ func (s *statefulSessionWindow) decodedRows(keys [][]byte, gids []int32, starts,
 		}
 	}
 	return array.NewRecord(s.partialSchema, cols, int64(len(gids))), nil
-}
-
-// skipSessions returns what follows the first n sessions of a state value
-// (joinSessions' framing): the value of the sessions after them.
-func skipSessions(v []byte, n int) ([]byte, error) {
-	for range n {
-		l, w := binary.Uvarint(v)
-		if w <= 0 || uint64(len(v)-w) < l+8 {
-			return nil, fmt.Errorf("corrupt session list")
-		}
-		v = v[w+8+int(l):]
-	}
-	return v, nil
 }

@@ -20,8 +20,12 @@ import (
 type sessionIndex struct {
 	// version is the state version it mirrors, -1 while an epoch changes
 	// the state (until its commit).
-	version  int64
-	live     sessionLive          // every stored session, by partition and key
+	version int64
+	// logged: built for stores that take a changelog (the memory
+	// provider's): the sessions are then held by the operator, decoded
+	// (dec) or, for aggregates that cannot be, encoded (live).
+	logged   bool
+	live     sessionLive          // every stored session, by partition and key; not kept beside dec
 	count    int64                // stored sessions
 	ends     timeHeap[sessionKey] // (end, partition, key) of stored sessions
 	keyBytes int64                // bytes of the keys in ends
@@ -81,7 +85,15 @@ func (s *statefulSessionWindow) loadIndex(ctx context.Context, version int64) er
 		return nil
 	}
 	s.dropIndex()
-	idx := &sessionIndex{version: version, live: newSessionLive(len(s.state.stores), s.log.on())}
+	idx := &sessionIndex{version: version, logged: s.log.on()}
+	// With a changelog the sessions are held decoded when the aggregates
+	// allow it, and then only decoded: no encoded copy beside them.
+	var d *sessionDecoded
+	if idx.logged {
+		d = s.newSessionDecoded()
+	}
+	idx.live = newSessionLive(len(s.state.stores), idx.logged && d == nil)
+	var ld sessionLoad
 	byEnd := s.indexed()
 	var err error
 	for p, st := range s.state.stores {
@@ -97,6 +109,9 @@ func (s *statefulSessionWindow) loadIndex(ctx context.Context, version int64) er
 				// The store's bytes are only valid during the call.
 				idx.live.set(p, key, append([]byte(nil), v...))
 			}
+			if d != nil {
+				ld.add(d, key, p, entries)
+			}
 			if byEnd {
 				for _, en := range entries {
 					idx.push(sessionEnd{end: en.end, part: int32(p), key: key})
@@ -108,19 +123,37 @@ func (s *statefulSessionWindow) loadIndex(ctx context.Context, version int64) er
 			err = fmt.Errorf("arrowstream: rebuild the session index of operator %d partition %d from version %d: %w", s.opID, p, version, scanErr)
 		}
 		if err != nil {
+			d.close()
 			return err
 		}
 	}
-	if idx.live.on() {
-		if err := s.loadDecoded(ctx, idx); err != nil {
+	if d != nil {
+		if err := s.loadDecoded(ctx, d, &ld); err != nil {
+			d.close()
 			return err
 		}
+		idx.dec = d
 	}
 	s.index = idx
 	if s.log.on() {
-		s.log.rows = idx.live.counts()
+		s.log.rows = idx.keyCounts(len(s.state.stores))
 	}
 	return nil
+}
+
+// keyCounts returns each of the n partitions' number of keys (the state
+// rows the stores hold).
+func (idx *sessionIndex) keyCounts(n int) []int64 {
+	if idx.dec == nil {
+		return idx.live.counts()
+	}
+	out := make([]int64, n)
+	idx.dec.each(func(ks *keySessions) {
+		if ks.stored {
+			out[ks.part]++
+		}
+	})
+	return out
 }
 
 // bytes approximates the index's memory: the live sessions, the end

@@ -8,7 +8,10 @@ import (
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
-// The session window's stored sessions kept live in the operator. Each
+// The session window's stored sessions kept live in the operator, encoded:
+// the path of the aggregates that cannot be kept decoded (extension
+// aggregates; session_decoded.go holds the others decoded, with no
+// encoded copy beside them). Each
 // partition's keys map to their state value exactly as the stores hold it
 // (joinSessions: the key's sessions sorted by start, each with its end
 // and encoded row), so that an epoch reads the sessions of the keys it
@@ -144,8 +147,14 @@ func (s *statefulSessionWindow) deleteState(p int, key string) error {
 // of their keys and values as the epoch leaves them (live_snapshot.go):
 // the map's entries copied out (strings and values shared, not copied;
 // neither is ever changed in place).
-func (s *statefulSessionWindow) offerLive() {
+func (s *statefulSessionWindow) offerLive() error {
 	want := wantsLive(s.state.stores)
+	if want == nil {
+		return nil
+	}
+	if s.index.dec != nil {
+		return s.offerDecoded(want)
+	}
 	for p, w := range want {
 		if !w {
 			continue
@@ -158,6 +167,7 @@ func (s *statefulSessionWindow) offerLive() {
 		}
 		s.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(v)
 	}
+	return nil
 }
 
 // sessionView is one partition's keys and values at a version.

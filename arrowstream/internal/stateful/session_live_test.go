@@ -75,8 +75,11 @@ func TestSessionWindowStoresHoldNoCopy(t *testing.T) {
 			t.Errorf("partition %d holds %d bytes of decoded state: the sessions should be live in the operator only", p, b)
 		}
 	}
-	if got := op.acct.bytes(); got < op.index.live.total() || op.index.live.total() == 0 {
-		t.Errorf("the account reserves %d bytes for %d bytes of live sessions", got, op.index.live.total())
+	if op.index.dec == nil || op.index.live.on() {
+		t.Fatalf("sessions decoded %v, an encoded copy kept %v: want decoded only", op.index.dec != nil, op.index.live.on())
+	}
+	if got := op.acct.bytes(); got < op.index.bytes() || op.index.bytes() == 0 {
+		t.Errorf("the account reserves %d bytes for %d bytes of live sessions", got, op.index.bytes())
 	}
 	// A new operator (a restart) reads the same sessions from the files.
 	op2 := newOp()

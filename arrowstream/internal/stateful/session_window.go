@@ -73,6 +73,8 @@ type statefulSessionWindow struct {
 	// acct reserves the index's Go-heap bytes (the live sessions
 	// included) against the query's limit.
 	acct stateAccount
+	// views reserves the live snapshot views handed to the stores.
+	views viewAccount
 }
 
 func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode) (*statefulSessionWindow, error) {
@@ -90,6 +92,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 		state: statePartitions{opID: opID},
 	}
 	s.acct = newStateAccount(mem, "session window state")
+	s.views = newViewAccount(mem, "session window state")
 	s.valCols = []int{sk}
 	for i := 0; i < partial.NumFields(); i++ {
 		switch {
@@ -127,7 +130,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		return nil, err
 	}
 	s.log.bind(&s.state)
-	if s.index != nil && s.index.live.on() != s.log.on() {
+	if s.index != nil && s.index.logged != s.log.on() {
 		s.dropIndex() // the stores changed write path: rebuild
 	}
 	if err := s.loadIndex(ctx, ep.ID); err != nil {
@@ -135,7 +138,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		return nil, err
 	}
 	if s.log.on() && len(s.log.rows) != len(s.state.stores) {
-		s.log.rows = s.index.live.counts()
+		s.log.rows = s.index.keyCounts(len(s.state.stores))
 	}
 	s.index.version, s.pending = -1, ep.ID+1
 	recs, err := vector.Drain(ctx, input)
@@ -167,6 +170,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		return nil, err
 	}
 	if s.index.dec != nil {
+		s.index.dec.begin()
 		err = s.mergeDecoded(ctx, partials)
 	} else {
 		if partials, err = s.premerge(ctx, partials); err != nil {
@@ -189,9 +193,12 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	default:
 		out, err = s.allState()
 	}
+	if err == nil && s.index.dec != nil {
+		err = s.saveDecoded(s.index.dec)
+	}
 	if err == nil && s.log.on() {
 		if err = s.log.finish(s.opID); err == nil {
-			s.offerLive()
+			err = s.offerLive()
 		}
 	}
 	if err != nil {
@@ -230,11 +237,16 @@ func joinSessions(es []sessionEntry) []byte {
 	}
 	out := make([]byte, 0, n)
 	for _, e := range es {
-		out = binary.AppendUvarint(out, uint64(len(e.val)))
-		out = binary.LittleEndian.AppendUint64(out, uint64(e.end))
-		out = append(out, e.val...)
+		out = appendSession(out, e.end, e.val)
 	}
 	return out
+}
+
+// appendSession appends one session's frame (joinSessions) to out.
+func appendSession(out []byte, end int64, val []byte) []byte {
+	out = binary.AppendUvarint(out, uint64(len(val)))
+	out = binary.LittleEndian.AppendUint64(out, uint64(end))
+	return append(out, val...)
 }
 
 // splitSessions parses a state value; the entries' bytes alias v.
@@ -376,6 +388,9 @@ func (s *statefulSessionWindow) decodeState(c codecPair, keys, vals [][]byte) (a
 // mode's every-epoch read, from the live sessions (in no particular
 // order, as the stores' was not either).
 func (s *statefulSessionWindow) allState() ([]arrow.Record, error) {
+	if s.index.dec != nil {
+		return s.allDecoded()
+	}
 	if !s.index.live.on() {
 		return s.storedState()
 	}

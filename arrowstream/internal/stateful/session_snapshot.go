@@ -1,0 +1,152 @@
+package stateful
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
+)
+
+// Snapshots of the decoded sessions (checkpoint.LiveSnapshotter): when a
+// commit makes snapshots due, the epoch copies the sessions of the
+// partitions that asked out of the decoded state (their keys and bounds,
+// and their aggregate states as one Arrow record: one State of their
+// groups), and the stores' background maintenance encodes them into the
+// stores' values (joinSessions' framing) with a value codec of the
+// snapshot's own. The decoded state itself is never shared with the
+// maintenance: the next epochs change it in place.
+
+// sessionSnapshot is the copy shared by the views of the partitions that
+// asked; the last view released frees it.
+type sessionSnapshot struct {
+	keys  []string
+	first []int32 // by key: its first session; key i's are first[i]:first[i+1]
+	ends  []arrow.Timestamp
+	// byPart: each partition's keys (indexes into keys).
+	byPart [][]int32
+	cols   []arrow.Array // the session, then the aggregate states; owned
+	val    *rowCodec
+
+	once sync.Once
+	err  error
+	refs atomic.Int32
+	hold *viewHold
+}
+
+// offerDecoded hands the partitions in want (wantsLive) a view of their
+// decoded sessions as the epoch leaves them.
+func (s *statefulSessionWindow) offerDecoded(want []bool) error {
+	d := s.index.dec
+	snap := &sessionSnapshot{byPart: make([][]int32, len(want))}
+	var gids []int32
+	var starts []arrow.Timestamp
+	d.each(func(ks *keySessions) {
+		if !want[ks.part] || len(ks.list) == 0 {
+			return
+		}
+		snap.byPart[ks.part] = append(snap.byPart[ks.part], int32(len(snap.keys)))
+		snap.keys = append(snap.keys, ks.key)
+		snap.first = append(snap.first, int32(len(gids)))
+		for _, ls := range ks.list {
+			gids = append(gids, ls.gid)
+			starts = append(starts, arrow.Timestamp(ls.start))
+			snap.ends = append(snap.ends, arrow.Timestamp(ls.end))
+		}
+	})
+	snap.first = append(snap.first, int32(len(gids)))
+	held := int64(cap(snap.keys))*int64(unsafe.Sizeof("")) + int64(cap(snap.first))*4 + int64(cap(snap.ends))*8
+	for _, b := range snap.byPart {
+		held += int64(cap(b)) * 4
+	}
+	hold, err := s.views.hold(held)
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	snap.hold = hold
+	st, err := d.agg.State(gids)
+	if err != nil {
+		hold.release()
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	defer st.Release()
+	snap.cols = append(snap.cols, windowArray(s.mem, starts, snap.ends))
+	for _, c := range st.Columns()[1:] {
+		c.Retain()
+		snap.cols = append(snap.cols, c)
+	}
+	if snap.val, err = newValueCodec(s.mem, s.partialSchema, s.valCols); err != nil {
+		releaseArrays(snap.cols)
+		hold.release()
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	n := int32(0)
+	for _, w := range want {
+		if w {
+			n++
+		}
+	}
+	snap.refs.Store(n)
+	for p, w := range want {
+		if w {
+			s.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(&sessionSnapView{s: snap, part: p})
+		}
+	}
+	return nil
+}
+
+// encode encodes every session's row (once, by the first view read).
+func (s *sessionSnapshot) encode() {
+	if s.err = s.val.encodeCols(s.cols); s.err != nil {
+		return
+	}
+	s.err = s.hold.add(s.val.enc.HeapBytes())
+}
+
+// sessionSnapView is one partition's view of a sessionSnapshot.
+type sessionSnapView struct {
+	s    *sessionSnapshot
+	part int
+	done atomic.Bool
+}
+
+// Entries implements checkpoint.LiveView. Views of several partitions
+// may be read at once: after the shared encode they only read the codec
+// (bytesAt), each framing its values in its own buffer.
+func (v *sessionSnapView) Entries(_ context.Context, emit func(key, value []byte) error) error {
+	s := v.s
+	s.once.Do(s.encode)
+	if s.err != nil {
+		return s.err
+	}
+	var buf []byte
+	var vb [9]byte
+	for _, k := range s.byPart[v.part] {
+		buf = buf[:0]
+		for r := s.first[k]; r < s.first[k+1]; r++ {
+			val := s.val.bytesAt(int(r), &vb)
+			buf = appendSession(buf, int64(s.ends[r]), val)
+		}
+		if err := emit(stringBytes(s.keys[k]), buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release implements checkpoint.LiveView.
+func (v *sessionSnapView) Release() {
+	if !v.done.CompareAndSwap(false, true) {
+		return
+	}
+	if v.s.refs.Add(-1) == 0 {
+		releaseArrays(v.s.cols)
+		v.s.val.enc.Release()
+		v.s.hold.release()
+		v.s.keys, v.s.byPart, v.s.cols = nil, nil, nil
+	}
+}
