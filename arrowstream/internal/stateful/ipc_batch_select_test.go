@@ -28,8 +28,8 @@ func (w *extendBuffer) Extend(n int) []byte {
 	start := len(w.b)
 	w.b = slices.Grow(w.b, n)[:start+n]
 	out := w.b[start:]
-	for i := range out {
-		if w.stale {
+	if w.stale {
+		for i := range out {
 			out[i] = 0xA5 // the encoder must write every byte
 		}
 	}
