@@ -62,10 +62,12 @@ func (d *directMessage) planSel(rec arrow.Record, sel []int32) (int, bool) {
 	d.sbufs, d.counts = d.sbufs[:0], d.counts[:0]
 	for _, col := range rec.Columns() {
 		if !d.selColumn(col, sel) {
+			d.dropSel()
 			return 0, false
 		}
 	}
 	if len(d.sbufs) != d.nBuffers || len(d.counts) != 2*d.nNodes {
+		d.dropSel()
 		return 0, false
 	}
 	var pos int64
@@ -76,6 +78,7 @@ func (d *directMessage) planSel(rec arrow.Record, sel []int32) (int, bool) {
 		pos += bitutil.CeilByte64(n)
 	}
 	if pos == 0 {
+		d.dropSel()
 		return 0, false
 	}
 	for i, v := range d.counts {
@@ -89,6 +92,7 @@ func (d *directMessage) planSel(rec arrow.Record, sel []int32) (int, bool) {
 
 // writeSel writes the join batch entry planned by planSel to dst.
 func (d *directMessage) writeSel(dst io.Writer) error {
+	defer d.dropSel()
 	if _, err := dst.Write(joinBatchMagic[:]); err != nil {
 		return err
 	}
@@ -119,9 +123,15 @@ func (d *directMessage) writeSel(dst io.Writer) error {
 			}
 		}
 	}
-	d.selRows = nil
 	_, err := dst.Write(ipcEOS[:])
 	return err
+}
+
+// dropSel forgets the planned selection's source buffers and rows, so that
+// the encoder does not keep a released record's memory reachable.
+func (d *directMessage) dropSel() {
+	clear(d.sbufs)
+	d.sbufs, d.selRows = d.sbufs[:0], nil
 }
 
 // selColumn adds the field nodes and buffers of rows sel of arr, in the
