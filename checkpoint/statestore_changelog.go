@@ -290,6 +290,16 @@ func (w arenaValues) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Extend lends the next n bytes of the arena's values to a writer that
+// fills them itself (an encoder gathering rows straight into the log
+// instead of into a buffer it then writes); their old contents are
+// whatever the reused arena held, so the caller writes all n.
+func (w arenaValues) Extend(n int) []byte {
+	start := len(w.a.values)
+	w.a.values = slices.Grow(w.a.values, n)[:start+n]
+	return w.a.values[start : start+n]
+}
+
 // LogUpsertFrom implements ChangelogStreamer: the value is written at the
 // end of the arena's values, then its key is added.
 func (s *store) LogUpsertFrom(key []byte, size int, write func(w io.Writer) error) error {

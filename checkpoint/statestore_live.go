@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Snapshots from live state. A partition whose operator keeps its state
@@ -200,6 +201,14 @@ type bodyWriter struct{ body *[]byte }
 func (w bodyWriter) Write(p []byte) (int, error) {
 	*w.body = append(*w.body, p...)
 	return len(p), nil
+}
+
+// Extend lends the next n bytes of the body to a writer that fills them
+// itself (as arenaValues.Extend).
+func (w bodyWriter) Extend(n int) []byte {
+	start := len(*w.body)
+	*w.body = slices.Grow(*w.body, n)[:start+n]
+	return (*w.body)[start : start+n]
 }
 
 // liveDirectMin is the value size from which an entry is written into

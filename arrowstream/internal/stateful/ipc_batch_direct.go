@@ -42,6 +42,10 @@ type directMessage struct {
 	scratch  []byte // shifted bitmaps and rebased offsets
 	bufs     []directBuf
 	counts   []int64 // each node's length and null count, in order
+	// sbufs and selRows: the body buffers and rows of the selection
+	// planSel planned (ipc_batch_select.go).
+	sbufs   []selBuf
+	selRows []int32
 }
 
 // directKind is how an array's buffers are written.

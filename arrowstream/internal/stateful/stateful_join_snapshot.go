@@ -267,6 +267,21 @@ func (v *joinView) StreamEntries(ctx context.Context, emit func(key, value []byt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if r.sel != nil {
+			// A view's rows, encoded through its selection straight
+			// into the body (ipc_batch_select.go) when the direct path
+			// takes them.
+			enc, err := encs.of(v.mem, r.rec.Schema())
+			if err != nil {
+				return fmt.Errorf("arrowstream: encode join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
+			}
+			if _, ok := enc.planSel(r.rec, r.sel); ok {
+				if err := emitFrom(r.key, enc.writeSel); err != nil {
+					return fmt.Errorf("arrowstream: encode join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)
+				}
+				continue
+			}
+		}
 		rec, done, err := r.record(v.mem)
 		if err != nil {
 			return fmt.Errorf("arrowstream: gather join batch %x of a live snapshot: %w", binary.BigEndian.Uint64(r.key[1:]), err)

@@ -167,9 +167,23 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 }
 
 // writeChange writes one batch's changed entries to partition p's store
-// st. The rows of a view are gathered into a record of their own for the
-// write, released once written.
+// st. The rows of a view are encoded through its selection straight into
+// the changelog (ipc_batch_select.go) when the direct path takes them,
+// else gathered into a record of their own for the write, released once
+// written.
 func (s *statefulJoin) writeChange(p int, tag byte, st checkpoint.StateStore, streamer checkpoint.ChangelogStreamer, scratch *[]byte, c joinChange) error {
+	if c.rec != nil && c.sel != nil && s.log && streamer != nil {
+		enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
+		if err != nil {
+			return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+		}
+		if size, ok := enc.planSel(c.rec, c.sel); ok {
+			if err := streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), size, enc.writeSel); err != nil {
+				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
+			}
+			c.rec = nil // written
+		}
+	}
 	if c.rec != nil {
 		rec, err := gatherSel(s.mem, c.rec, c.sel)
 		if err != nil {
