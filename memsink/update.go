@@ -394,8 +394,11 @@ func (w *viewWriter) add(c *wchunk) error {
 	id := w.appendChunk(c)
 	// Keys new to the index get an empty slot first (noChunk), so that
 	// nothing depends on the order the index numbers them in.
-	for len(w.slots) < w.index.Len() {
-		w.slots = append(w.slots, loc{chunk: noChunk})
+	if more := w.index.Len() - len(w.slots); more > 0 {
+		w.slots = slices.Grow(w.slots, more)
+		for range more {
+			w.slots = append(w.slots, loc{chunk: noChunk})
+		}
 	}
 	for i, s := range ids {
 		l := loc{id, uint32(i)}
@@ -554,7 +557,12 @@ func (w *viewWriter) gather(ids []uint32) (out []*wchunk, err error) {
 			cols[j][v] = w.chunks[id].rec.Column(j)
 		}
 	}
-	var src, rows, keys []int32
+	live := int64(0)
+	for _, id := range ids {
+		live += w.chunks[id].live()
+	}
+	room := int(min(live, MaxRecordRows))
+	src, rows, keys := make([]int32, 0, room), make([]int32, 0, room), make([]int32, 0, room)
 	flush := func() error {
 		if len(rows) == 0 {
 			return nil
