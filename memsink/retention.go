@@ -146,6 +146,7 @@ func heldSize(segs []*segment, states []*viewState, w *viewWriter) Size {
 		for _, id := range w.order {
 			c := w.chunks[id]
 			add(c.rec, c.bytes)
+			z.Overhead += int64(cap(c.keys)) * 4 // the rows' key numbers
 		}
 		z.DeadRows = w.dead
 	}

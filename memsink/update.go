@@ -33,7 +33,9 @@ import (
 // viewChunk and shared by every snapshot that lists it), so commits never
 // copy rows on behalf of readers. When too much is dead, or too many
 // chunks are small, compaction rewrites the affected chunks into full ones
-// and moves their index entries, without touching published chunks.
+// and moves their index entries, without touching published chunks: each
+// chunk keeps its rows' key numbers (4 bytes a row), so moved rows are
+// repointed by number, not probed in the index again.
 
 const (
 	// smallChunkRows: chunks with fewer live rows are merged by compaction.
@@ -164,11 +166,23 @@ type wchunk struct {
 	maxEp  int64
 	commit time.Time
 	pub    *viewChunk // published form; nil when rows died since
+	// keys[i] is the key number (the index's) of row i, kept so that
+	// compaction moves rows by number without probing the index again.
+	keys []int32
 }
 
 func (c *wchunk) live() int64 { return c.rec.NumRows() - c.ndead }
 
-func (c *wchunk) liveRows() []int32 { return liveRows(c.dead, c.rec.NumRows(), c.live()) }
+func (c *wchunk) liveRows() []int32 {
+	if c.dead == nil {
+		out := make([]int32, c.rec.NumRows())
+		for i := range out {
+			out[i] = int32(i)
+		}
+		return out
+	}
+	return liveRows(c.dead, c.rec.NumRows(), c.live())
+}
 
 // liveRows lists the rows of an n-row chunk not set in its dead bitmap
 // (live of them).
@@ -199,10 +213,9 @@ type viewWriter struct {
 
 	// index numbers the keys (the batch hash aggregation's typed tables:
 	// a chunk's key columns are hashed and probed column-wise); slots[id]
-	// is where key id's live row is. ids is scratch for one chunk.
+	// is where key id's live row is.
 	index *vector.KeyIndex
 	slots []loc
-	ids   []int32
 
 	chunks []*wchunk // by id; nil once compacted away
 	order  []uint32  // ids of the current chunks, in publication order
@@ -329,7 +342,7 @@ func (w *viewWriter) apply(info EpochInfo, recs []arrow.Record) error {
 		s.Release()
 		c := &wchunk{rec: full, bytes: share(info.Bytes, n, info.Rows) + 16*n,
 			minEp: info.Epoch, maxEp: info.Epoch, commit: info.CommitTime}
-		if err := w.add(c, false); err != nil {
+		if err := w.add(c); err != nil {
 			return err
 		}
 	}
@@ -346,7 +359,7 @@ func (w *viewWriter) load(recs []arrow.Record) error {
 		if c.minEp == c.maxEp {
 			c.commit = time.UnixMicro(int64(rec.Column(int(rec.NumCols()) - 1).(*array.Timestamp).Value(0))).UTC()
 		}
-		if err := w.add(c, false); err != nil {
+		if err := w.add(c); err != nil {
 			releaseAll(recs[i+1:])
 			return err
 		}
@@ -354,12 +367,11 @@ func (w *viewWriter) load(recs []arrow.Record) error {
 	return nil
 }
 
-// add appends a chunk and indexes its rows. With relocate the rows are
-// live rows moved by compaction: their slots are repointed, nothing dies.
-// The cost is the chunk's rows: its key columns are numbered in one
-// column-wise pass, then each row's slot is set (and the row it replaces
-// marked dead) by number; no other chunk is read.
-func (w *viewWriter) add(c *wchunk, relocate bool) error {
+// add appends a chunk and indexes its rows, each superseding the row its
+// key had. The cost is the chunk's rows: its key columns are numbered in
+// one column-wise pass, then each row's slot is set (and the row it
+// replaces marked dead) by number; no other chunk is read.
+func (w *viewWriter) add(c *wchunk) error {
 	if w.index == nil {
 		x, err := vector.NewKeyIndex(w.mem, w.types)
 		if err != nil {
@@ -367,27 +379,26 @@ func (w *viewWriter) add(c *wchunk, relocate bool) error {
 		}
 		w.index = x
 	}
-	id := uint32(len(w.chunks))
-	w.chunks = append(w.chunks, c)
-	w.order = append(w.order, id)
-	w.total += c.rec.NumRows()
 	n := int(c.rec.NumRows())
-	if cap(w.ids) < n {
-		w.ids = make([]int32, n)
-	}
-	ids := w.ids[:n]
+	ids := make([]int32, n)
 	for k, col := range w.keys {
 		w.keyCols[k] = c.rec.Column(col)
 	}
 	err := w.index.Index(context.Background(), w.keyCols, ids)
 	clear(w.keyCols)
 	if err != nil {
+		c.rec.Release()
 		return fmt.Errorf("view key: %w", err)
 	}
+	c.keys = ids
+	id := w.appendChunk(c)
 	// Keys new to the index get an empty slot first (noChunk), so that
 	// nothing depends on the order the index numbers them in.
-	for len(w.slots) < w.index.Len() {
-		w.slots = append(w.slots, loc{chunk: noChunk})
+	if more := w.index.Len() - len(w.slots); more > 0 {
+		w.slots = slices.Grow(w.slots, more)
+		for range more {
+			w.slots = append(w.slots, loc{chunk: noChunk})
+		}
 	}
 	for i, s := range ids {
 		l := loc{id, uint32(i)}
@@ -395,25 +406,41 @@ func (w *viewWriter) add(c *wchunk, relocate bool) error {
 			w.slots[s] = l
 			continue
 		}
-		w.point(s, l, relocate)
+		w.point(s, l)
 	}
 	return nil
 }
 
-// point makes slot s point at l; unless relocating, the row it pointed at
-// is superseded.
-func (w *viewWriter) point(s int32, l loc, relocate bool) {
-	if !relocate {
-		old := w.slots[s]
-		c := w.chunks[old.chunk]
-		if c.dead == nil {
-			c.dead = make([]uint64, (c.rec.NumRows()+63)/64)
-		}
-		c.dead[old.row/64] |= 1 << (old.row % 64)
-		c.ndead++
-		c.pub = nil
-		w.dead++
+// relocate appends a chunk of live rows moved by compaction, whose key
+// numbers c.keys carries: their slots are repointed, nothing dies, and
+// the index is not probed.
+func (w *viewWriter) relocate(c *wchunk) {
+	id := w.appendChunk(c)
+	for i, s := range c.keys {
+		w.slots[s] = loc{id, uint32(i)}
 	}
+}
+
+// appendChunk makes c a current chunk and returns its id.
+func (w *viewWriter) appendChunk(c *wchunk) uint32 {
+	id := uint32(len(w.chunks))
+	w.chunks = append(w.chunks, c)
+	w.order = append(w.order, id)
+	w.total += c.rec.NumRows()
+	return id
+}
+
+// point makes slot s point at l; the row it pointed at is superseded.
+func (w *viewWriter) point(s int32, l loc) {
+	old := w.slots[s]
+	c := w.chunks[old.chunk]
+	if c.dead == nil {
+		c.dead = make([]uint64, (c.rec.NumRows()+63)/64)
+	}
+	c.dead[old.row/64] |= 1 << (old.row % 64)
+	c.ndead++
+	c.pub = nil
+	w.dead++
 	w.slots[s] = l
 }
 
@@ -494,77 +521,85 @@ func (w *viewWriter) compact() (int64, error) {
 	w.order = keep
 	seen := map[*memory.Buffer]struct{}{}
 	moved := int64(0)
-	for i, rec := range out {
-		c := &wchunk{rec: rec, bytes: recordBytes(seen, rec)}
+	for _, c := range out {
+		rec := c.rec
+		c.bytes = recordBytes(seen, rec)
 		c.minEp, c.maxEp = epochRange(rec)
 		if c.minEp == c.maxEp {
 			c.commit = time.UnixMicro(int64(rec.Column(int(rec.NumCols()) - 1).(*array.Timestamp).Value(0))).UTC()
 		}
 		moved += rec.NumRows()
-		if err := w.add(c, true); err != nil {
-			releaseAll(out[i+1:])
-			return moved, err
-		}
+		w.relocate(c)
 	}
 	return moved, nil
 }
 
-// gather returns the live rows of the given chunks packed into records of
-// up to MaxRecordRows rows (owned by the caller).
-func (w *viewWriter) gather(ids []uint32) (out []arrow.Record, err error) {
-	var group []arrow.Record
-	var groupRows int64
+// gather returns the live rows of the given chunks packed into new chunks
+// of up to MaxRecordRows rows (their records owned by the caller), with
+// the rows' key numbers. Each output column is one vector.GatherChunks
+// over the victims' columns, so a row is copied once (a Take per chunk
+// and a concatenation copied it twice), and the key numbers travel with
+// the rows, so the index is not probed again.
+func (w *viewWriter) gather(ids []uint32) (out []*wchunk, err error) {
 	defer func() {
-		releaseAll(group)
 		if err != nil {
-			releaseAll(out)
+			for _, c := range out {
+				c.rec.Release()
+			}
 			out = nil
 		}
 	}()
+	ncols := len(w.full.Fields())
+	cols := make([][]arrow.Array, ncols)
+	for j := range cols {
+		cols[j] = make([]arrow.Array, len(ids))
+		for v, id := range ids {
+			cols[j][v] = w.chunks[id].rec.Column(j)
+		}
+	}
+	live := int64(0)
+	for _, id := range ids {
+		live += w.chunks[id].live()
+	}
+	room := int(min(live, MaxRecordRows))
+	src, rows, keys := make([]int32, 0, room), make([]int32, 0, room), make([]int32, 0, room)
 	flush := func() error {
-		if len(group) == 0 {
+		if len(rows) == 0 {
 			return nil
 		}
-		rec := group[0]
-		if len(group) > 1 {
-			var err error
-			if rec, err = vector.ConcatRecords(w.mem, w.full, group); err != nil {
-				return err
+		arrs := make([]arrow.Array, ncols)
+		defer func() {
+			for _, a := range arrs {
+				if a != nil {
+					a.Release()
+				}
 			}
-			releaseAll(group)
+		}()
+		for j := range arrs {
+			a, err := vector.GatherChunks(w.mem, cols[j], src, rows)
+			if err != nil {
+				return fmt.Errorf("view compaction: column %s: %w", w.full.Field(j).Name, err)
+			}
+			arrs[j] = a
 		}
-		vector.SettleNullCounts(rec) // a lone piece is a slice: see appendSplit
-		out = append(out, rec)
-		group, groupRows = group[:0], 0
+		rec := array.NewRecord(w.full, arrs, int64(len(rows)))
+		vector.SettleNullCounts(rec)
+		out = append(out, &wchunk{rec: rec, keys: slices.Clone(keys)})
+		src, rows, keys = src[:0], rows[:0], keys[:0]
 		return nil
 	}
-	for _, id := range ids {
+	for v, id := range ids {
 		c := w.chunks[id]
-		var piece arrow.Record
-		switch {
-		case c.live() == 0:
-			continue
-		case c.ndead == 0:
-			piece = c.rec
-			piece.Retain()
-		default:
-			if piece, err = takeRecord(w.mem, c.rec, c.liveRows()); err != nil {
-				return nil, err
-			}
-		}
-		for off := int64(0); off < piece.NumRows(); {
-			n := min(piece.NumRows()-off, MaxRecordRows-groupRows)
-			group = append(group, piece.NewSlice(off, off+n))
-			groupRows += n
-			off += n
-			if groupRows == MaxRecordRows {
+		for _, r := range c.liveRows() {
+			src = append(src, int32(v))
+			rows = append(rows, r)
+			keys = append(keys, c.keys[r])
+			if len(rows) == MaxRecordRows {
 				if err := flush(); err != nil {
-					piece.Release()
 					return nil, err
 				}
 			}
 		}
-		piece.Release()
 	}
 	if err := flush(); err != nil {
 		return nil, err

@@ -42,16 +42,32 @@ func (c *nullCounter) resetGroups(gids []int32) {
 	}
 }
 
-func (c *countAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]arrow.Array, error) {
-	out := make([]int64, len(gids))
-	for i, g := range gids {
-		if c.merge {
-			out[i] = c.counts[g]
+// countArray returns the count of non-null rows of each group of gids
+// (counts[g] when merging states) as an Int64 array, written straight
+// into its Arrow buffer: no Go slice is filled and copied.
+func (c *nullCounter) countArray(mem memory.Allocator, merge bool, counts []int64, gids []int32, rows []int64) arrow.Array {
+	if merge {
+		return gatherFixedArray(mem, Int64, counts, gids, nil)
+	}
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(len(gids) * 8)
+	if dst := castSlice[int64](buf.Bytes()); dst != nil {
+		dst = dst[:len(gids)]
+		if c.nulls == nil {
+			for i, g := range gids {
+				dst[i] = rows[g]
+			}
 		} else {
-			out[i] = c.valid(int(g), rows)
+			for i, g := range gids {
+				dst[i] = rows[g] - c.nulls[g]
+			}
 		}
 	}
-	return []arrow.Array{newFixedArray(mem, Int64, out, nil)}, nil
+	return fixedArrayOf(mem, Int64, len(gids), buf, nil)
+}
+
+func (c *countAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]arrow.Array, error) {
+	return []arrow.Array{c.countArray(mem, c.merge, c.counts, gids, rows)}, nil
 }
 
 func (c *countAcc) reset(gids []int32) {
@@ -64,14 +80,6 @@ func (c *countAcc) reset(gids []int32) {
 }
 
 func (s *sumAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]arrow.Array, error) {
-	counts := make([]int64, len(gids))
-	for i, g := range gids {
-		if s.merge {
-			counts[i] = s.counts[g]
-		} else {
-			counts[i] = s.valid(int(g), rows)
-		}
-	}
 	var sums arrow.Array
 	switch s.kind {
 	case sumInt:
@@ -81,7 +89,7 @@ func (s *sumAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]ar
 	default:
 		sums = gatherFixedArray(mem, Float64, s.floats, gids, nil)
 	}
-	return []arrow.Array{sums, newFixedArray(mem, Int64, counts, nil)}, nil
+	return []arrow.Array{sums, s.countArray(mem, s.merge, s.counts, gids, rows)}, nil
 }
 
 func (s *sumAcc) reset(gids []int32) {

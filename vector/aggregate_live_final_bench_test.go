@@ -84,4 +84,19 @@ func BenchmarkLiveFinal(b *testing.B) {
 		}
 		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N*changed), "cpu-ns/group")
 	})
+	// values: the changed groups' state columns alone, what the
+	// changelog of an Update-mode epoch encodes (LiveAggregate.Values).
+	b.Run("values", func(b *testing.B) {
+		cpu := processCPU()
+		for b.Loop() {
+			vals, err := live.Values(gids)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, a := range vals {
+				a.Release()
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N*changed), "cpu-ns/group")
+	})
 }
