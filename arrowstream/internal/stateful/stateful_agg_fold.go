@@ -96,7 +96,13 @@ func (s *statefulAggregate) fold(ctx context.Context, ep Epoch, input vector.Ope
 		if evicting {
 			times, valid = s.timesOf(keys[i][s.timeKey])
 		}
-		s.live.note(gids, times, valid)
+		// Once per group of the batch when it was tallied, unless a
+		// null window struct may group rows of different times.
+		if ids, first, ok := raw.Groups(); ok && (!evicting || keys[i][s.timeKey].NullN() == 0) {
+			s.live.noteGroups(ids, first, times, valid)
+		} else {
+			s.live.note(gids, times, valid)
+		}
 	}
 	return nil
 }
