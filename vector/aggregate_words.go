@@ -368,8 +368,9 @@ func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int
 
 // probeWordsRow2 is probeWordsRow for two stored words w0, w1 (the
 // window and key of the usual streaming key): the slot width a constant,
-// the words compared without a loop. A third to a half of a windowed
-// batch's rows come here (new groups, and keys not in their home slot).
+// the words compared without a loop. About a third of a windowed
+// batch's rows come here (new groups, and keys neither in their home
+// slot nor in the next).
 func probeWordsRow2(g *wordsGrouper, w0, w1, h uint64) int32 {
 	if len(g.tuples)+2 > g.mask+1 { // 2*(groups+1) > slots
 		g.growTable()
