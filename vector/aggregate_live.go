@@ -33,6 +33,7 @@ type LiveAggregate struct {
 	words []uint64 // fixed-width key: the key word by group
 	nulls []bool   // fixed-width key: whether the key is null, by group
 	gids  []int32  // scratch
+	tally batchTally
 	heap  heapAccount
 	final *liveFinal // Final's layout, bound at its first call
 }
@@ -80,6 +81,9 @@ func (l *LiveAggregate) bind() error {
 		}
 		accs[i] = la
 	}
+	if g, ok := b.grouper.(*wordsGrouper); ok {
+		g.noRows = true // l.rows counts them
+	}
 	l.b, l.accs = b, accs
 	return nil
 }
@@ -107,6 +111,7 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 	if n == 0 {
 		return gids, nil
 	}
+	l.tally.ok = false
 	b := l.b
 	before := b.grouper.numGroups()
 	keys, err := evalAll(ctx, b.keyEvs, rec)
@@ -330,6 +335,7 @@ func (l *LiveAggregate) ShouldCompact() bool {
 // accumulators can (see compactInPlace), and otherwise costs one State and
 // one Merge of the live groups.
 func (l *LiveAggregate) Compact(ctx context.Context) (remap []int32, err error) {
+	l.tally.ok = false // its ids are renumbered
 	groups := l.NumGroups()
 	remap = make([]int32, groups)
 	live := make([]int32, 0, groups-l.nDead)
@@ -377,7 +383,7 @@ func (l *LiveAggregate) rebuild(ctx context.Context, live []int32) error {
 // HeapBytes is the Go-heap memory of the groups: tables, keys,
 // accumulators and bookkeeping (string values by their headers).
 func (l *LiveAggregate) HeapBytes() int64 {
-	return l.b.heapBytes(l.gids) + sliceBytes(l.rows) + sliceBytes(l.dead) + sliceBytes(l.words) + sliceBytes(l.nulls)
+	return l.b.heapBytes(l.gids) + sliceBytes(l.rows) + sliceBytes(l.dead) + sliceBytes(l.words) + sliceBytes(l.nulls) + l.tally.heapBytes()
 }
 
 // Close lets go of the state and its memory reservation.
@@ -388,5 +394,6 @@ func (l *LiveAggregate) Close() {
 	l.b.grouper.release()
 	l.b, l.accs, l.final = nil, nil, nil
 	l.rows, l.dead, l.words, l.nulls, l.gids = nil, nil, nil, nil, nil
+	l.tally = batchTally{}
 	l.heap.release()
 }

@@ -99,7 +99,9 @@ func (m *minMaxAcc) keepGroups(live []int32) {
 // slots.
 func (g *wordsGrouper) keepGroups(live []int32) {
 	k := g.k
-	g.rows = keepIn(growZero(g.rows, g.numGroups()), live)
+	if !g.noRows {
+		g.rows = keepIn(growZero(g.rows, g.numGroups()), live)
+	}
 	for i, gid := range live {
 		copy(g.tuples[i*k:i*k+k], g.tuples[int(gid)*k:int(gid)*k+k])
 	}

@@ -76,6 +76,7 @@ func (r *LiveRaw) Keys(ctx context.Context, rec arrow.Record) ([]arrow.Array, er
 // group whose key comes back is live again.
 func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Array) ([]int32, error) {
 	l := r.l
+	l.tally.ok = false
 	n := int(rec.NumRows())
 	l.gids = grow(l.gids, n)
 	gids := l.gids[:n]
@@ -91,8 +92,14 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 		return nil, err
 	}
 	l.noteNewKeys(keys, gids, before)
-	l.countRows(gids)
 	groups := b.grouper.numGroups()
+	l.tally.count(gids, groups)
+	tallied := l.tally.ok
+	if tallied {
+		l.countTallied()
+	} else {
+		l.countRows(gids)
+	}
 	for i, a := range b.aggs {
 		if err := resizeContext(ctx, a.acc, groups); err != nil {
 			return nil, err
@@ -102,7 +109,9 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 			return nil, err
 		}
 		// Asserted per batch: Compact replaces the accumulators.
-		err = a.acc.(rawMerger).updateRaw(gids, args)
+		if tm, ok := a.acc.(talliedMerger); !tallied || !ok || !tm.updateTallied(l.tally.ids, l.tally.n, args) {
+			err = a.acc.(rawMerger).updateRaw(gids, args)
+		}
 		releaseArrays(args)
 		if err != nil {
 			return nil, err

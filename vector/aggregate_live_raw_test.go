@@ -114,6 +114,17 @@ func TestLiveRawMatchesMerge(t *testing.T) {
 				if !slices.Equal(firstSeen, mergeIDs) {
 					t.Fatalf("step %d: raw groups %v, merged %v", step, firstSeen, mergeIDs)
 				}
+				// The batch's tally: its distinct groups in the same order,
+				// each with its first row.
+				ids, first, ok := raw.Groups()
+				if !ok || !slices.Equal(ids, firstSeen) || len(first) != len(ids) {
+					t.Fatalf("step %d: Groups %v (%v), want %v", step, ids, ok, firstSeen)
+				}
+				for j, g := range ids {
+					if i := slices.Index(gids, g); int(first[j]) != i {
+						t.Fatalf("step %d: group %d first at row %d, Groups says %d", step, g, i, first[j])
+					}
+				}
 				if viaRaw.NumGroups() != viaMerge.NumGroups() || viaRaw.NumLive() != viaMerge.NumLive() {
 					t.Fatalf("step %d: raw %d/%d groups, merged %d/%d", step, viaRaw.NumLive(), viaRaw.NumGroups(), viaMerge.NumLive(), viaMerge.NumGroups())
 				}

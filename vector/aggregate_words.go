@@ -39,7 +39,11 @@ type wordsGrouper struct {
 	ids     []int32
 
 	tuples []uint64 // group g holds tuples[g*k : g*k+k]
-	rows   []int64  // by group: rows counted
+	rows   []int64  // by group: rows counted (unless noRows)
+	// noRows is set by a LiveAggregate, which counts its groups' rows
+	// itself (and resets them on Delete): the grouper's own count, one
+	// more random write per row and 8 bytes per group, would go unread.
+	noRows bool
 	// slots holds the open-addressing table, k+1 words a slot: the
 	// first 0 for empty, else wordsSlot(hash, group), then the group's k
 	// stored words, so that a probe compares the key in the slot it
@@ -237,6 +241,18 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 		if need := len(g.tuples) + misses*k; need > cap(g.tuples) && !g.growTuples(need) {
 			return // cancelled: groupContext returns growErr
 		}
+		if k == 2 {
+			c0, c1 := cols[0], cols[1]
+			for i := lo; i < hi; i++ {
+				if gids[i] < 0 {
+					gids[i] = probeWordsRow2(g, c0[i], c1[i], hashes[i])
+					if g.growErr != nil {
+						return // a growth was cancelled: groupContext returns it
+					}
+				}
+			}
+			continue
+		}
 		for i := lo; i < hi; i++ {
 			if gids[i] < 0 {
 				gids[i] = probeWordsRow(g, cols, i, hashes[i], k)
@@ -246,7 +262,7 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 			}
 		}
 	}
-	if !g.growRows(len(g.tuples) / k) {
+	if g.noRows || !g.growRows(len(g.tuples)/k) {
 		return
 	}
 	rows := g.rows
@@ -294,6 +310,15 @@ func findHome2(slots []uint64, mask int, c0, c1 []uint64, gids []int32, hashes [
 			gids[i] = int32(uint32(s[0])) - 1
 			continue
 		}
+		if s[0] != 0 {
+			// A key pushed off its home slot is most often in the next.
+			b = ((int(h) + 1) & mask) * 3
+			s = slots[b : b+3 : b+3]
+			if s[0] != 0 && s[0]&^slotGroup == h&^slotGroup && s[1] == c0[i] && s[2] == c1[i] {
+				gids[i] = int32(uint32(s[0])) - 1
+				continue
+			}
+		}
 		gids[i] = -1
 		misses++
 	}
@@ -337,6 +362,31 @@ func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int
 			if eq {
 				return int32(uint32(s[0])) - 1
 			}
+		}
+	}
+}
+
+// probeWordsRow2 is probeWordsRow for two stored words w0, w1 (the
+// window and key of the usual streaming key): the slot width a constant,
+// the words compared without a loop. About a third of a windowed
+// batch's rows come here (new groups, and keys neither in their home
+// slot nor in the next).
+func probeWordsRow2(g *wordsGrouper, w0, w1, h uint64) int32 {
+	if len(g.tuples)+2 > g.mask+1 { // 2*(groups+1) > slots
+		g.growTable()
+	}
+	slots, mask, tag := g.slots, g.mask, h&^slotGroup
+	for p := int(h) & mask; ; p = (p + 1) & mask {
+		s := slots[p*3 : p*3+3 : p*3+3]
+		if s[0] == 0 {
+			gid := int32(len(g.tuples) / 2)
+			s[1], s[2] = w0, w1
+			g.tuples = append(g.tuples, w0, w1)
+			s[0] = tag | uint64(uint32(gid)+1)
+			return gid
+		}
+		if s[0]&^slotGroup == tag && s[1] == w0 && s[2] == w1 {
+			return int32(uint32(s[0])) - 1
 		}
 	}
 }

@@ -96,7 +96,14 @@ func (s *statefulAggregate) fold(ctx context.Context, ep Epoch, input vector.Ope
 		if evicting {
 			times, valid = s.timesOf(keys[i][s.timeKey])
 		}
-		s.live.note(gids, times, valid)
+		// Once per group of the batch when it was tallied, unless a
+		// null window struct may group rows of different times (a null
+		// timestamp key groups rows that are all null).
+		if ids, first, ok := raw.Groups(); ok && (!evicting || !s.timeIsWindow || keys[i][s.timeKey].NullN() == 0) {
+			s.live.noteGroups(ids, first, times, valid)
+		} else {
+			s.live.note(gids, times, valid)
+		}
 	}
 	return nil
 }

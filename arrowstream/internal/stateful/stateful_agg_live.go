@@ -138,6 +138,43 @@ func (l *aggLive) note(gids []int32, times []arrow.Timestamp, valid arrow.Array)
 	}
 }
 
+// noteGroups is note for a batch given as its distinct groups ids (in
+// order of first appearance) and the first row of each: the same groups
+// noted in the same order, once per group instead of once per row. A
+// group's time is its first row's: the time is a grouping key, so every
+// row of a group carries the same one (the caller passes times only when
+// the key has no null struct, whose rows group together whatever their
+// fields hold).
+func (l *aggLive) noteGroups(ids, first []int32, times []arrow.Timestamp, valid arrow.Array) {
+	n := l.agg.NumGroups()
+	before := len(l.touched)
+	l.touched = growTo(l.touched, n)
+	l.gone = growTo(l.gone, n)
+	touched, stamp := l.touched, l.stamp
+	for _, g := range ids {
+		if touched[g] != stamp {
+			l.touch(g, before)
+		}
+	}
+	if times == nil {
+		return
+	}
+	l.indexed = growTo(l.indexed, n)
+	indexed := l.indexed
+	var bm []byte
+	off := 0
+	if valid.NullN() > 0 {
+		bm, off = valid.NullBitmapBytes(), valid.Data().Offset()
+	}
+	for j, g := range ids {
+		i := int(first[j])
+		if !indexed[g] && (bm == nil || bitutil.BitIsSet(bm, off+i)) {
+			indexed[g] = true
+			l.times.push(int64(times[i]), g)
+		}
+	}
+}
+
 // touch notes the first change of group g in this epoch (groups from
 // before on were created in it).
 func (l *aggLive) touch(g int32, before int) {
