@@ -149,6 +149,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					epochsBefore := stageEpochs(t, insts)
 					stopPerf := perfRecord(t, insts, kind, k)
 					before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
+					volBefore, involBefore := contextSwitches(insts)
 					start := time.Now()
 					if mode != scalingLive {
 						if mode == scalingCatchUp {
@@ -181,6 +182,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					}
 					cpu := cpuSeconds(t, insts) - before
 					brokerCPU := processCPU(t, broker.Pid) - brokerBefore
+					vol, invol := contextSwitches(insts)
 					stopPerf()
 					rate[k] = float64(events) / cpu
 					t.Logf("%s%s, %s, %d instance(s): %d events in %.1f s wall (produced in %.1f s), %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
@@ -193,6 +195,8 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 						}
 						t.Logf("%s%s, %s, %d instance(s): epochs per instance: %s", b.label, table, mode, k, strings.Join(parts, "; "))
 					}
+					t.Logf("%s%s, %s, %d instance(s): %d voluntary and %d involuntary context switches", b.label, table, mode, k, vol-volBefore, invol-involBefore)
+					logStageEpochs(t, insts, epochsBefore, start, fmt.Sprintf("%s%s, %s, %d instance(s):", b.label, table, mode, k))
 					if k > 1 {
 						t.Logf("%s%s, %s, %d instance(s): GOMAXPROCS %s", b.label, table, mode, k, strings.Join(sharedCores(insts), ", "))
 					}

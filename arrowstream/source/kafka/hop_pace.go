@@ -43,6 +43,20 @@ import (
 // latency: rows of another instance's writer wait for the local
 // upstream's next commit, at most maxDelay. Nothing read, committed or
 // decided changes: a held epoch is simply planned later.
+//
+// An epoch of the local upstream in flight (its sink is writing it, not
+// yet committed) also holds the downstream, when the local upstream has
+// not committed since the last downstream epoch: at most maxDelay after
+// that upstream epoch began writing. Without it two cases ran an epoch
+// for part of a round: the start of a burst, when the upstream of this
+// instance had not committed yet (inactive: not held) and another
+// writer's first commit ran a downstream epoch while the local one was
+// writing; and a local upstream late against its last interval but
+// already writing its next epoch (let through by the late rule, then
+// again at that commit). Each such epoch cost the full fixed work for a
+// fraction of a round (at three instances in backlog, each downstream
+// ran about twice its upstream's epochs). One instance never waits on
+// it: its downstream has data only after its own commit.
 
 // DefaultHopPaceMaxDelay bounds how long a downstream epoch waits for
 // its instance's upstream commit (ClusterOptions.HopPaceMaxDelay).
@@ -55,7 +69,10 @@ type hopPace struct {
 	n     uint64        // upstream commits so far
 	at    time.Time     // the last one (zero: none)
 	every time.Duration // between the last two (0: fewer than two)
-	wake  chan struct{} // closed at the next commit
+	wake  chan struct{} // closed at the next commit, or when an epoch in flight ends without one
+	// writing is when the epoch the local upstream is writing began
+	// (zero: none in flight).
+	writing time.Time
 }
 
 func newHopPace() *hopPace { return &hopPace{wake: make(chan struct{})} }
@@ -69,6 +86,28 @@ func (p *hopPace) committed(now time.Time) {
 		p.every = now.Sub(p.at)
 	}
 	p.at = now
+	p.writing = time.Time{}
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// started records that the local upstream began writing an epoch.
+func (p *hopPace) started(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.writing = now
+}
+
+// ended records that the local upstream's epoch in flight is over (after
+// committed, nothing to do). One that ended without a commit (failed,
+// a replay that wrote nothing, a stop) wakes a downstream held for it.
+func (p *hopPace) ended() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writing.IsZero() {
+		return
+	}
+	p.writing = time.Time{}
 	close(p.wake)
 	p.wake = make(chan struct{})
 }
@@ -88,6 +127,14 @@ func (p *hopPace) state() (uint64, time.Time, time.Duration) {
 	return p.n, p.at, p.every
 }
 
+// inFlight returns when the local upstream's epoch in flight began
+// writing (zero: none).
+func (p *hopPace) inFlight() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writing
+}
+
 // hopPacer is the downstream source's side (the engine calls a source
 // from one goroutine at a time).
 type hopPacer struct {
@@ -100,14 +147,20 @@ type hopPacer struct {
 }
 
 // hold reports whether an epoch with data waits for the local upstream:
-// the upstream is active, has not committed since the last epoch was
-// let through, and is not late (see above). A false answer lets the
-// epoch through and restarts the wait.
+// the upstream has not committed since the last epoch was let through,
+// and it is writing an epoch that began less than maxDelay ago, or it
+// is active and not late (see above). A false answer lets the epoch
+// through and restarts the wait.
 func (h *hopPacer) hold(now time.Time) bool {
 	if h.pace == nil || h.maxDelay <= 0 {
 		return false
 	}
 	n, at, every := h.pace.state()
+	if w := h.pace.inFlight(); n == h.seen && !w.IsZero() && now.Sub(w) < h.maxDelay {
+		// Its commit (or its end without one) wakes the query.
+		h.held, h.until = true, w.Add(h.maxDelay)
+		return true
+	}
 	if !h.last.IsZero() && n == h.seen && !at.IsZero() && now.Sub(at) < h.maxDelay {
 		until := h.last.Add(h.maxDelay)
 		if every > 0 {

@@ -222,3 +222,74 @@ func TestHopPacerHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestHopPacerWaitsForLocalEpochInFlight: an epoch the local upstream is
+// writing holds the downstream until it commits, or ends without a
+// commit, or began maxDelay ago, when the upstream has not committed
+// since the last downstream epoch: at the start of a burst (the local
+// upstream inactive) and when the late rule would let an epoch through.
+// Before, both cases ran a downstream epoch for part of a round.
+func TestHopPacerWaitsForLocalEpochInFlight(t *testing.T) {
+	p := kafka.NewHopPaceForTest()
+	h := kafka.NewHopPacerForTest(p, time.Second)
+	t0 := time.Unix(1000, 0)
+	// The start of a burst: the local upstream never committed and
+	// writes its first epoch; another writer's rows wait for it.
+	p.Started(t0)
+	if !h.Hold(t0.Add(10 * time.Millisecond)) {
+		t.Fatal("first epoch let through while the local upstream writes its first")
+	}
+	if d := h.UntilDeadline(t0.Add(10 * time.Millisecond)); d != 990*time.Millisecond {
+		t.Fatalf("until deadline %v, want 990ms (the delay after the local epoch began)", d)
+	}
+	woken := p.Next()
+	p.Committed(t0.Add(100 * time.Millisecond))
+	select {
+	case <-woken:
+	default:
+		t.Fatal("the local commit did not wake the downstream")
+	}
+	p.Ended() // after a commit: nothing more
+	if h.Hold(t0.Add(101 * time.Millisecond)) {
+		t.Fatal("held after the local commit")
+	}
+	// The upstream commits every 100 ms; late at 300 ms, but its next
+	// epoch began writing at 250 ms: held until that commit.
+	p.Started(t0.Add(150 * time.Millisecond))
+	p.Committed(t0.Add(200 * time.Millisecond))
+	if h.Hold(t0.Add(201 * time.Millisecond)) {
+		t.Fatal("held after a local commit while nothing was in flight")
+	}
+	p.Started(t0.Add(250 * time.Millisecond))
+	if !h.Hold(t0.Add(310 * time.Millisecond)) {
+		t.Fatal("a late upstream writing its next epoch did not hold the downstream")
+	}
+	// Not beyond the delay after the local epoch began.
+	if h.Hold(t0.Add(1250 * time.Millisecond)) {
+		t.Fatal("held for longer than the delay after the local epoch began")
+	}
+	// An epoch in flight that ends without a commit (a failure, a
+	// replay that writes nothing) wakes the downstream and stops holding.
+	p.Started(t0.Add(1300 * time.Millisecond))
+	if !h.Hold(t0.Add(1310 * time.Millisecond)) {
+		t.Fatal("not held while the local upstream writes")
+	}
+	woken = p.Next()
+	p.Ended()
+	select {
+	case <-woken:
+	default:
+		t.Fatal("an epoch that ended without a commit did not wake the downstream")
+	}
+	if h.Hold(t0.Add(1320 * time.Millisecond)) {
+		t.Fatal("held after the local epoch ended (the upstream inactive since 200 ms)")
+	}
+	// A local commit since the last downstream epoch lets it through even
+	// while the next local epoch is in flight: one instance never waits.
+	one := kafka.NewHopPacerForTest(p, time.Second)
+	p.Committed(t0.Add(2000 * time.Millisecond))
+	p.Started(t0.Add(2001 * time.Millisecond))
+	if one.Hold(t0.Add(2002 * time.Millisecond)) {
+		t.Fatal("held after a local commit since the last epoch")
+	}
+}

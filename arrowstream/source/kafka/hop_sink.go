@@ -251,6 +251,10 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 		}
 	}
 	s.writtenKnown = false // until this epoch's outcome is known
+	// The local downstream waits for this epoch's commit rather than
+	// run an epoch for part of a round (hop_pace.go).
+	s.pace.started(time.Now())
+	defer s.pace.ended()
 	if epoch <= done {
 		s.written, s.writtenKnown = done, true
 		s.logger.Info("cluster: repartition: epoch already written by this writer; skipped", "epoch", epoch)
