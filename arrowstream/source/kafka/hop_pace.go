@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -91,11 +92,57 @@ func (p *hopPace) committed(now time.Time) {
 	p.wake = make(chan struct{})
 }
 
-// started records that the local upstream began writing an epoch.
+// started records that the local upstream planned an epoch: it is in
+// flight from now until it commits or ends.
 func (p *hopPace) started(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.writing = now
+}
+
+// writingFrom records that the local upstream's sink began writing an
+// epoch, in flight since its planning when the source told (started),
+// else from now (a source not linked, hop_mark.go).
+func (p *hopPace) writingFrom(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writing.IsZero() {
+		p.writing = now
+	}
+}
+
+// link makes the upstream stage whose checkpoint is dir tell pace when
+// it plans an epoch (stageRead.planned), whichever of the stage's
+// source and hop sink is created first.
+func (s *stageReads) link(dir string, pace *hopPace) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir = filepath.Clean(dir)
+	if s.paces == nil {
+		s.paces = map[string]*hopPace{}
+	}
+	s.paces[dir] = pace
+	if r := s.stages[dir]; r != nil {
+		r.mu.Lock()
+		r.pace = pace
+		r.mu.Unlock()
+	}
+}
+
+// planned tells the stage's hop pace that the source planned an epoch
+// with data (nil-safe): the epoch is in flight from its planning, which
+// comes before its claim, its offset log write and its read, so a
+// downstream planned meanwhile waits for it too.
+func (r *stageRead) planned(now time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	pace := r.pace
+	r.mu.Unlock()
+	if pace != nil {
+		pace.started(now)
+	}
 }
 
 // ended records that the local upstream's epoch in flight is over (after

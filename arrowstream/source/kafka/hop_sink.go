@@ -97,9 +97,11 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 		cl.Close()
 		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
 	}
+	pace := c.hopPace(topic)
+	c.reads.link(spec.CheckpointDir, pace) // the stage's source tells it when an epoch is planned
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
-		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: c.hopPace(topic)}, nil
+		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: pace}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -253,7 +255,7 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 	s.writtenKnown = false // until this epoch's outcome is known
 	// The local downstream waits for this epoch's commit rather than
 	// run an epoch for part of a round (hop_pace.go).
-	s.pace.started(time.Now())
+	s.pace.writingFrom(time.Now())
 	defer s.pace.ended()
 	if epoch <= done {
 		s.written, s.writtenKnown = done, true
