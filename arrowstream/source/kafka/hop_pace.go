@@ -45,19 +45,20 @@ import (
 // upstream's next commit, at most maxDelay. Nothing read, committed or
 // decided changes: a held epoch is simply planned later.
 //
-// An epoch of the local upstream in flight (its sink is writing it, not
-// yet committed) also holds the downstream, when the local upstream has
-// not committed since the last downstream epoch: at most maxDelay after
-// that upstream epoch began writing. Without it two cases ran an epoch
+// An epoch of the local upstream in flight (planned by its source, not
+// yet committed or ended) also holds the downstream, when the local
+// upstream has not committed since the last downstream epoch: at most
+// maxDelay after that upstream epoch was planned. Without it two cases
+// ran an epoch
 // for part of a round: the start of a burst, when the upstream of this
 // instance had not committed yet (inactive: not held) and another
 // writer's first commit ran a downstream epoch while the local one was
 // writing; and a local upstream late against its last interval but
 // already writing its next epoch (let through by the late rule, then
 // again at that commit). Each such epoch cost the full fixed work for a
-// fraction of a round (at three instances in backlog, each downstream
-// ran about twice its upstream's epochs). One instance never waits on
-// it: its downstream has data only after its own commit.
+// fraction of a round (at three instances in backlog the downstreams ran
+// about one and a half times their upstreams' epochs). One instance
+// never waits on it: its downstream has data only after its own commit.
 
 // DefaultHopPaceMaxDelay bounds how long a downstream epoch waits for
 // its instance's upstream commit (ClusterOptions.HopPaceMaxDelay).
@@ -71,8 +72,8 @@ type hopPace struct {
 	at    time.Time     // the last one (zero: none)
 	every time.Duration // between the last two (0: fewer than two)
 	wake  chan struct{} // closed at the next commit, or when an epoch in flight ends without one
-	// writing is when the epoch the local upstream is writing began
-	// (zero: none in flight).
+	// writing is when the local upstream's epoch in flight was planned
+	// (or, unlinked, began writing; zero: none in flight).
 	writing time.Time
 }
 
@@ -174,8 +175,8 @@ func (p *hopPace) state() (uint64, time.Time, time.Duration) {
 	return p.n, p.at, p.every
 }
 
-// inFlight returns when the local upstream's epoch in flight began
-// writing (zero: none).
+// inFlight returns when the local upstream's epoch in flight was
+// planned (zero: none).
 func (p *hopPace) inFlight() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
