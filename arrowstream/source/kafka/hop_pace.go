@@ -200,14 +200,36 @@ type hopPacer struct {
 // is active and not late (see above). A false answer lets the epoch
 // through and restarts the wait.
 func (h *hopPacer) hold(now time.Time) bool {
+	n, held := h.check(now)
+	if held {
+		return true
+	}
+	h.seen, h.last = n, now
+	return false
+}
+
+// holds reports whether an epoch planned now would be held (and then
+// records until when, for untilDeadline); a false answer changes
+// nothing, unlike hold's. A paced downstream asks it before listing:
+// whatever a listing would find then waits for the local upstream's
+// next commit, which wakes the query, or for the deadline, so the
+// listing is put off until then (hopSource.LatestOffsetFrom).
+func (h *hopPacer) holds(now time.Time) bool {
+	_, held := h.check(now)
+	return held
+}
+
+// check is holds, also returning the upstream commits it saw.
+func (h *hopPacer) check(now time.Time) (uint64, bool) {
+	h.held = false
 	if h.pace == nil || h.maxDelay <= 0 {
-		return false
+		return 0, false
 	}
 	n, at, every := h.pace.state()
 	if w := h.pace.inFlight(); n == h.seen && !w.IsZero() && now.Sub(w) < h.maxDelay {
 		// Its commit (or its end without one) wakes the query.
 		h.held, h.until = true, w.Add(h.maxDelay)
-		return true
+		return n, true
 	}
 	if !h.last.IsZero() && n == h.seen && !at.IsZero() && now.Sub(at) < h.maxDelay {
 		until := h.last.Add(h.maxDelay)
@@ -224,11 +246,10 @@ func (h *hopPacer) hold(now time.Time) bool {
 		}
 		if now.Before(until) {
 			h.held, h.until = true, until
-			return true
+			return n, true
 		}
 	}
-	h.seen, h.last, h.held = n, now, false
-	return false
+	return n, false
 }
 
 // untilDeadline is how long a held epoch may still wait (0: not held).

@@ -293,3 +293,56 @@ func TestHopPacerWaitsForLocalEpochInFlight(t *testing.T) {
 		t.Fatal("held after a local commit since the last epoch")
 	}
 }
+
+// TestClusterPacedHopListsAtLocalCommits: while the paced downstream
+// would hold an epoch for its local upstream's commit anyway, it does not
+// list the hop's ends at every idle poll (20 to 100 ms apart): it lists
+// when that commit wakes it (or at the pacing deadline). With the
+// upstream committing every ~300 ms (minOffsetsPerTrigger out of reach,
+// maxTriggerDelay 300ms) the downstream listed about four times per epoch
+// before, about once now. The counts stay exact.
+func TestClusterPacedHopListsAtLocalCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster groups take seconds to form (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newPacedClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001", 5*time.Second)
+	defer a.close(t)
+	a.SetConf(arrowstream.ConfShufflePartitions, "6")
+	if err := a.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": bl, "subscribe": "ev", "startingOffsets": "earliest",
+		"minOffsetsPerTrigger": "1000000", "maxTriggerDelay": "300ms"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := a.ReadStream("ks").
+		Select(fmt.Sprintf("CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% %d AS INT) AS u", hopBuckets)).
+		GroupBy("u").Count().
+		WriteStream().Format("memory").OutputMode(arrowstream.Complete).QueryName("agg").Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop()
+	waitGroup(t, ca, "agg", 1, 12)
+	waitGroup(t, ca, "agg-repartition-0", 1, 6)
+	const per = 24
+	produce(t, c, "ev", 12, "a", 0, per)
+	waitAgg(t, wantAgg(per), a)
+
+	down := activeQuery(t, a, "agg")
+	epochs, listings := len(dataEpochs(down)), kafka.ListingsOf(ca, "agg-repartition-0")
+	// Input all along for about 3 s: the upstream commits every ~300 ms.
+	const rounds = 50
+	for i := 1; i <= rounds; i++ {
+		produce(t, c, "ev", 12, "a", i*per, per)
+		time.Sleep(60 * time.Millisecond) // the input's pace, not a wait for progress
+	}
+	waitAgg(t, wantAgg((rounds+1)*per), a)
+	de, dl := len(dataEpochs(down))-epochs, kafka.ListingsOf(ca, "agg-repartition-0")-listings
+	t.Logf("downstream: %d data epochs, %d listings of the hop", de, dl)
+	if de < 3 {
+		t.Fatalf("%d downstream data epochs: want the input read in several", de)
+	}
+	if dl > 2*int64(de)+4 {
+		t.Fatalf("downstream: %d listings for %d data epochs; want about one per local upstream commit", dl, de)
+	}
+}
