@@ -191,6 +191,7 @@ type hopPacer struct {
 	seen     uint64        // upstream commits when the last epoch was let through
 	last     time.Time     // when it was; zero: never
 	held     bool          // the last planning held an epoch
+	since    time.Time     // when an epoch in flight first held since the last let-through (zero: not yet)
 	until    time.Time     // when the held epoch is let through anyway
 }
 
@@ -204,7 +205,7 @@ func (h *hopPacer) hold(now time.Time) bool {
 	if held {
 		return true
 	}
-	h.seen, h.last = n, now
+	h.seen, h.last, h.since = n, now, time.Time{}
 	return false
 }
 
@@ -226,10 +227,23 @@ func (h *hopPacer) check(now time.Time) (uint64, bool) {
 		return 0, false
 	}
 	n, at, every := h.pace.state()
-	if w := h.pace.inFlight(); n == h.seen && !w.IsZero() && now.Sub(w) < h.maxDelay {
-		// Its commit (or its end without one) wakes the query.
-		h.held, h.until = true, w.Add(h.maxDelay)
-		return n, true
+	if w := h.pace.inFlight(); n == h.seen && !w.IsZero() {
+		// Its commit (or its end without one) wakes the query. At most
+		// maxDelay after the epoch was planned, and after this hold
+		// began: an upstream that fails and plans again and again
+		// before its sink runs must not hold the other writers' rows
+		// for good.
+		if h.since.IsZero() {
+			h.since = now
+		}
+		until := w.Add(h.maxDelay)
+		if u := h.since.Add(h.maxDelay); u.Before(until) {
+			until = u
+		}
+		if now.Before(until) {
+			h.held, h.until = true, until
+			return n, true
+		}
 	}
 	if !h.last.IsZero() && n == h.seen && !at.IsZero() && now.Sub(at) < h.maxDelay {
 		until := h.last.Add(h.maxDelay)

@@ -284,6 +284,24 @@ func TestHopPacerWaitsForLocalEpochInFlight(t *testing.T) {
 	if h.Hold(t0.Add(1320 * time.Millisecond)) {
 		t.Fatal("held after the local epoch ended (the upstream inactive since 200 ms)")
 	}
+	// An upstream that plans again and again without committing (its
+	// epochs fail before its sink runs) holds the downstream at most the
+	// delay after the hold began, not for good.
+	stuck := kafka.NewHopPacerForTest(p, time.Second)
+	if stuck.Hold(t0.Add(1500 * time.Millisecond)) { // let through: seen is now the current count
+		t.Fatal("held with nothing in flight")
+	}
+	for i := range 30 {
+		now := t0.Add(1600*time.Millisecond + time.Duration(i)*100*time.Millisecond)
+		p.Started(now.Add(-10 * time.Millisecond)) // planned again
+		if held := stuck.Hold(now); held != (i < 10) {
+			t.Fatalf("at %v after the hold began: held %v; want held for the delay (1s) only", now.Sub(t0.Add(1600*time.Millisecond)), held)
+		}
+		if i >= 10 {
+			break
+		}
+	}
+	p.Ended()
 	// A local commit since the last downstream epoch lets it through even
 	// while the next local epoch is in flight: one instance never waits.
 	one := kafka.NewHopPacerForTest(p, time.Second)

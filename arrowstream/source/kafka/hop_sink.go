@@ -232,6 +232,9 @@ func (s *hopSink) EpochIdempotent() bool { return true }
 // that committed) nothing is written.
 func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) error {
 	defer data.Close()
+	// However it ends: a downstream held for this epoch (planned by the
+	// stage's source) waits no more (hop_pace.go).
+	defer s.pace.ended()
 	s.once.Do(func() { s.topicID, s.ready = ensureHopTopic(ctx, s.admin, s.topic, s.spec.Partitions) })
 	if s.ready != nil {
 		err := s.ready
@@ -256,7 +259,6 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 	// The local downstream waits for this epoch's commit rather than
 	// run an epoch for part of a round (hop_pace.go).
 	s.pace.writingFrom(time.Now())
-	defer s.pace.ended()
 	if epoch <= done {
 		s.written, s.writtenKnown = done, true
 		s.logger.Info("cluster: repartition: epoch already written by this writer; skipped", "epoch", epoch)
