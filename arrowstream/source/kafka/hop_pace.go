@@ -48,9 +48,9 @@ import (
 // An epoch of the local upstream in flight (planned by its source, not
 // yet committed or ended) also holds the downstream, when the local
 // upstream has not committed since the last downstream epoch: at most
-// maxDelay after that upstream epoch was planned. Without it two cases
-// ran an epoch
-// for part of a round: the start of a burst, when the upstream of this
+// maxDelay after that upstream epoch was planned, or after the hold
+// began if that comes first. Without it two cases ran an epoch for
+// part of a round: the start of a burst, when the upstream of this
 // instance had not committed yet (inactive: not held) and another
 // writer's first commit ran a downstream epoch while the local one was
 // writing; and a local upstream late against its last interval but
@@ -59,6 +59,11 @@ import (
 // fraction of a round (at three instances in backlog the downstreams ran
 // about one and a half times their upstreams' epochs). One instance
 // never waits on it: its downstream has data only after its own commit.
+//
+// While an epoch would be held, the downstream does not list the hop's
+// ends either (hopPacer.holds): whatever a listing found would wait for
+// the same commit or deadline, and each idle poll's listing (20 to 100
+// ms apart) cost a round trip, a planning and a wake-up of the process.
 
 // DefaultHopPaceMaxDelay bounds how long a downstream epoch waits for
 // its instance's upstream commit (ClusterOptions.HopPaceMaxDelay).
