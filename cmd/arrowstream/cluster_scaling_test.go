@@ -149,6 +149,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					epochsBefore := stageEpochs(t, insts)
 					stopPerf := perfRecord(t, insts, kind, k)
 					before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
+					volBefore, involBefore := contextSwitches(insts)
 					start := time.Now()
 					if mode != scalingLive {
 						if mode == scalingCatchUp {
@@ -173,15 +174,29 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					}
 					produced := time.Since(start)
 					deadline := time.Now().Add(testutil.Scaled(5 * time.Minute))
+					probes := 0
 					for localCount(t, insts, count) < events {
+						probes++
 						if time.Now().After(deadline) {
 							t.Fatalf("%s, %d instances: the input was not processed in time", table, k)
 						}
 						time.Sleep(200 * time.Millisecond)
 					}
+					probes++
 					cpu := cpuSeconds(t, insts) - before
 					brokerCPU := processCPU(t, broker.Pid) - brokerBefore
+					vol, invol := contextSwitches(insts)
 					stopPerf()
+					if os.Getenv(scalingEpochLogEnv) != "" {
+						// What the count probe above costs the instances
+						// (every instance queried per probe; counted in cpu).
+						probeBefore := cpuSeconds(t, insts)
+						for range 10 {
+							localCount(t, insts, count)
+						}
+						t.Logf("%s%s, %s, %d instance(s): %d count probes during the measurement, %.1f CPU-ms each on the instances",
+							b.label, table, mode, k, probes, (cpuSeconds(t, insts)-probeBefore)*100)
+					}
 					rate[k] = float64(events) / cpu
 					t.Logf("%s%s, %s, %d instance(s): %d events in %.1f s wall (produced in %.1f s), %.2f CPU-s: %.0f events per CPU-second (%.0f CPU-ns per event), efficiency %.2f× the single instance; the kfake broker (not counted) %.2f CPU-s",
 						b.label, table, mode, k, events, time.Since(start).Seconds(), produced.Seconds(), cpu, rate[k], 1e9/rate[k], rate[k]/rate[1], brokerCPU)
@@ -193,6 +208,8 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 						}
 						t.Logf("%s%s, %s, %d instance(s): epochs per instance: %s", b.label, table, mode, k, strings.Join(parts, "; "))
 					}
+					t.Logf("%s%s, %s, %d instance(s): %d voluntary and %d involuntary context switches", b.label, table, mode, k, vol-volBefore, invol-involBefore)
+					logStageEpochs(t, insts, epochsBefore, start, fmt.Sprintf("%s%s, %s, %d instance(s):", b.label, table, mode, k))
 					if k > 1 {
 						t.Logf("%s%s, %s, %d instance(s): GOMAXPROCS %s", b.label, table, mode, k, strings.Join(sharedCores(insts), ", "))
 					}

@@ -271,6 +271,7 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 	if s.opts.MaxOffsetsPerTrigger > 0 {
 		until = rateLimit(s.opts.MaxOffsetsPerTrigger, from, until)
 	}
+	s.read.planned(s.now()) // the local hop downstream waits for this epoch (hop_pace.go)
 	return clusterOffset{From: from, End: until}.encode(), nil
 }
 

@@ -45,6 +45,8 @@ type HopPaceForTest struct{ p *hopPace }
 func NewHopPaceForTest() HopPaceForTest          { return HopPaceForTest{newHopPace()} }
 func (p HopPaceForTest) Committed(now time.Time) { p.p.committed(now) }
 func (p HopPaceForTest) Next() <-chan struct{}   { return p.p.next() }
+func (p HopPaceForTest) Started(now time.Time)   { p.p.started(now) }
+func (p HopPaceForTest) Ended()                  { p.p.ended() }
 
 type HopPacerForTest struct{ h *hopPacer }
 

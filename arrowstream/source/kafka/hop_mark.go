@@ -71,6 +71,7 @@ type stageRead struct {
 	instance string        // the source's cluster instance id
 	decided  clusterOffset // the ranges of the epoch read last
 	set      bool
+	pace     *hopPace // the stage's hop sink's pace (nil: none linked; hop_pace.go)
 }
 
 // record notes the ranges of the epoch being run (nil-safe).
@@ -95,6 +96,7 @@ func (r *stageRead) ranges() (string, clusterOffset, bool) {
 type stageReads struct {
 	mu     sync.Mutex
 	stages map[string]*stageRead
+	paces  map[string]*hopPace // linked by the hop sinks, by the same directory
 }
 
 // register returns the record of the stage whose checkpoint is dir.
@@ -104,7 +106,7 @@ func (s *stageReads) register(dir, instance string) *stageRead {
 	if s.stages == nil {
 		s.stages = map[string]*stageRead{}
 	}
-	r := &stageRead{instance: instance}
+	r := &stageRead{instance: instance, pace: s.paces[filepath.Clean(dir)]}
 	s.stages[filepath.Clean(dir)] = r
 	return r
 }

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -43,6 +44,26 @@ import (
 // latency: rows of another instance's writer wait for the local
 // upstream's next commit, at most maxDelay. Nothing read, committed or
 // decided changes: a held epoch is simply planned later.
+//
+// An epoch of the local upstream in flight (planned by its source, not
+// yet committed or ended) also holds the downstream, when the local
+// upstream has not committed since the last downstream epoch: at most
+// maxDelay after that upstream epoch was planned, or after the hold
+// began if that comes first. Without it two cases ran an epoch for
+// part of a round: the start of a burst, when the upstream of this
+// instance had not committed yet (inactive: not held) and another
+// writer's first commit ran a downstream epoch while the local one was
+// writing; and a local upstream late against its last interval but
+// already writing its next epoch (let through by the late rule, then
+// again at that commit). Each such epoch cost the full fixed work for a
+// fraction of a round (at three instances in backlog the downstreams ran
+// about one and a half times their upstreams' epochs). One instance
+// never waits on it: its downstream has data only after its own commit.
+//
+// While an epoch would be held, the downstream does not list the hop's
+// ends either (hopPacer.holds): whatever a listing found would wait for
+// the same commit or deadline, and each idle poll's listing (20 to 100
+// ms apart) cost a round trip, a planning and a wake-up of the process.
 
 // DefaultHopPaceMaxDelay bounds how long a downstream epoch waits for
 // its instance's upstream commit (ClusterOptions.HopPaceMaxDelay).
@@ -55,7 +76,10 @@ type hopPace struct {
 	n     uint64        // upstream commits so far
 	at    time.Time     // the last one (zero: none)
 	every time.Duration // between the last two (0: fewer than two)
-	wake  chan struct{} // closed at the next commit
+	wake  chan struct{} // closed at the next commit, or when an epoch in flight ends without one
+	// writing is when the local upstream's epoch in flight was planned
+	// (or, unlinked, began writing; zero: none in flight).
+	writing time.Time
 }
 
 func newHopPace() *hopPace { return &hopPace{wake: make(chan struct{})} }
@@ -69,6 +93,74 @@ func (p *hopPace) committed(now time.Time) {
 		p.every = now.Sub(p.at)
 	}
 	p.at = now
+	p.writing = time.Time{}
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// started records that the local upstream planned an epoch: it is in
+// flight from now until it commits or ends.
+func (p *hopPace) started(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.writing = now
+}
+
+// writingFrom records that the local upstream's sink began writing an
+// epoch, in flight since its planning when the source told (started),
+// else from now (a source not linked, hop_mark.go).
+func (p *hopPace) writingFrom(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writing.IsZero() {
+		p.writing = now
+	}
+}
+
+// link makes the upstream stage whose checkpoint is dir tell pace when
+// it plans an epoch (stageRead.planned), whichever of the stage's
+// source and hop sink is created first.
+func (s *stageReads) link(dir string, pace *hopPace) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dir = filepath.Clean(dir)
+	if s.paces == nil {
+		s.paces = map[string]*hopPace{}
+	}
+	s.paces[dir] = pace
+	if r := s.stages[dir]; r != nil {
+		r.mu.Lock()
+		r.pace = pace
+		r.mu.Unlock()
+	}
+}
+
+// planned tells the stage's hop pace that the source planned an epoch
+// with data (nil-safe): the epoch is in flight from its planning, which
+// comes before its claim, its offset log write and its read, so a
+// downstream planned meanwhile waits for it too.
+func (r *stageRead) planned(now time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	pace := r.pace
+	r.mu.Unlock()
+	if pace != nil {
+		pace.started(now)
+	}
+}
+
+// ended records that the local upstream's epoch in flight is over (after
+// committed, nothing to do). One that ended without a commit (failed,
+// a replay that wrote nothing, a stop) wakes a downstream held for it.
+func (p *hopPace) ended() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writing.IsZero() {
+		return
+	}
+	p.writing = time.Time{}
 	close(p.wake)
 	p.wake = make(chan struct{})
 }
@@ -88,6 +180,14 @@ func (p *hopPace) state() (uint64, time.Time, time.Duration) {
 	return p.n, p.at, p.every
 }
 
+// inFlight returns when the local upstream's epoch in flight was
+// planned (zero: none).
+func (p *hopPace) inFlight() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writing
+}
+
 // hopPacer is the downstream source's side (the engine calls a source
 // from one goroutine at a time).
 type hopPacer struct {
@@ -96,18 +196,60 @@ type hopPacer struct {
 	seen     uint64        // upstream commits when the last epoch was let through
 	last     time.Time     // when it was; zero: never
 	held     bool          // the last planning held an epoch
+	since    time.Time     // when an epoch in flight first held since the last let-through (zero: not yet)
 	until    time.Time     // when the held epoch is let through anyway
 }
 
 // hold reports whether an epoch with data waits for the local upstream:
-// the upstream is active, has not committed since the last epoch was
-// let through, and is not late (see above). A false answer lets the
-// epoch through and restarts the wait.
+// the upstream has not committed since the last epoch was let through,
+// and it is writing an epoch that began less than maxDelay ago, or it
+// is active and not late (see above). A false answer lets the epoch
+// through and restarts the wait.
 func (h *hopPacer) hold(now time.Time) bool {
+	n, held := h.check(now)
+	if held {
+		return true
+	}
+	h.seen, h.last, h.since = n, now, time.Time{}
+	return false
+}
+
+// holds reports whether an epoch planned now would be held (and then
+// records until when, for untilDeadline); a false answer changes
+// nothing, unlike hold's. A paced downstream asks it before listing:
+// whatever a listing would find then waits for the local upstream's
+// next commit, which wakes the query, or for the deadline, so the
+// listing is put off until then (hopSource.LatestOffsetFrom).
+func (h *hopPacer) holds(now time.Time) bool {
+	_, held := h.check(now)
+	return held
+}
+
+// check is holds, also returning the upstream commits it saw.
+func (h *hopPacer) check(now time.Time) (uint64, bool) {
+	h.held = false
 	if h.pace == nil || h.maxDelay <= 0 {
-		return false
+		return 0, false
 	}
 	n, at, every := h.pace.state()
+	if w := h.pace.inFlight(); n == h.seen && !w.IsZero() {
+		// Its commit (or its end without one) wakes the query. At most
+		// maxDelay after the epoch was planned, and after this hold
+		// began: an upstream that fails and plans again and again
+		// before its sink runs must not hold the other writers' rows
+		// for good.
+		if h.since.IsZero() {
+			h.since = now
+		}
+		until := w.Add(h.maxDelay)
+		if u := h.since.Add(h.maxDelay); u.Before(until) {
+			until = u
+		}
+		if now.Before(until) {
+			h.held, h.until = true, until
+			return n, true
+		}
+	}
 	if !h.last.IsZero() && n == h.seen && !at.IsZero() && now.Sub(at) < h.maxDelay {
 		until := h.last.Add(h.maxDelay)
 		if every > 0 {
@@ -123,11 +265,10 @@ func (h *hopPacer) hold(now time.Time) bool {
 		}
 		if now.Before(until) {
 			h.held, h.until = true, until
-			return true
+			return n, true
 		}
 	}
-	h.seen, h.last, h.held = n, now, false
-	return false
+	return n, false
 }
 
 // untilDeadline is how long a held epoch may still wait (0: not held).

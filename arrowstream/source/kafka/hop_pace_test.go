@@ -222,3 +222,145 @@ func TestHopPacerHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestHopPacerWaitsForLocalEpochInFlight: an epoch the local upstream is
+// writing holds the downstream until it commits, or ends without a
+// commit, or began maxDelay ago, when the upstream has not committed
+// since the last downstream epoch: at the start of a burst (the local
+// upstream inactive) and when the late rule would let an epoch through.
+// Before, both cases ran a downstream epoch for part of a round.
+func TestHopPacerWaitsForLocalEpochInFlight(t *testing.T) {
+	p := kafka.NewHopPaceForTest()
+	h := kafka.NewHopPacerForTest(p, time.Second)
+	t0 := time.Unix(1000, 0)
+	// The start of a burst: the local upstream never committed and
+	// writes its first epoch; another writer's rows wait for it.
+	p.Started(t0)
+	if !h.Hold(t0.Add(10 * time.Millisecond)) {
+		t.Fatal("first epoch let through while the local upstream writes its first")
+	}
+	if d := h.UntilDeadline(t0.Add(10 * time.Millisecond)); d != 990*time.Millisecond {
+		t.Fatalf("until deadline %v, want 990ms (the delay after the local epoch began)", d)
+	}
+	woken := p.Next()
+	p.Committed(t0.Add(100 * time.Millisecond))
+	select {
+	case <-woken:
+	default:
+		t.Fatal("the local commit did not wake the downstream")
+	}
+	p.Ended() // after a commit: nothing more
+	if h.Hold(t0.Add(101 * time.Millisecond)) {
+		t.Fatal("held after the local commit")
+	}
+	// The upstream commits every 100 ms; late at 300 ms, but its next
+	// epoch began writing at 250 ms: held until that commit.
+	p.Started(t0.Add(150 * time.Millisecond))
+	p.Committed(t0.Add(200 * time.Millisecond))
+	if h.Hold(t0.Add(201 * time.Millisecond)) {
+		t.Fatal("held after a local commit while nothing was in flight")
+	}
+	p.Started(t0.Add(250 * time.Millisecond))
+	if !h.Hold(t0.Add(310 * time.Millisecond)) {
+		t.Fatal("a late upstream writing its next epoch did not hold the downstream")
+	}
+	// Not beyond the delay after the local epoch began.
+	if h.Hold(t0.Add(1250 * time.Millisecond)) {
+		t.Fatal("held for longer than the delay after the local epoch began")
+	}
+	// An epoch in flight that ends without a commit (a failure, a
+	// replay that writes nothing) wakes the downstream and stops holding.
+	p.Started(t0.Add(1300 * time.Millisecond))
+	if !h.Hold(t0.Add(1310 * time.Millisecond)) {
+		t.Fatal("not held while the local upstream writes")
+	}
+	woken = p.Next()
+	p.Ended()
+	select {
+	case <-woken:
+	default:
+		t.Fatal("an epoch that ended without a commit did not wake the downstream")
+	}
+	if h.Hold(t0.Add(1320 * time.Millisecond)) {
+		t.Fatal("held after the local epoch ended (the upstream inactive since 200 ms)")
+	}
+	// An upstream that plans again and again without committing (its
+	// epochs fail before its sink runs) holds the downstream at most the
+	// delay after the hold began, not for good.
+	stuck := kafka.NewHopPacerForTest(p, time.Second)
+	if stuck.Hold(t0.Add(1500 * time.Millisecond)) { // let through: seen is now the current count
+		t.Fatal("held with nothing in flight")
+	}
+	for i := range 30 {
+		now := t0.Add(1600*time.Millisecond + time.Duration(i)*100*time.Millisecond)
+		p.Started(now.Add(-10 * time.Millisecond)) // planned again
+		if held := stuck.Hold(now); held != (i < 10) {
+			t.Fatalf("at %v after the hold began: held %v; want held for the delay (1s) only", now.Sub(t0.Add(1600*time.Millisecond)), held)
+		}
+		if i >= 10 {
+			break
+		}
+	}
+	p.Ended()
+	// A local commit since the last downstream epoch lets it through even
+	// while the next local epoch is in flight: one instance never waits.
+	one := kafka.NewHopPacerForTest(p, time.Second)
+	p.Committed(t0.Add(2000 * time.Millisecond))
+	p.Started(t0.Add(2001 * time.Millisecond))
+	if one.Hold(t0.Add(2002 * time.Millisecond)) {
+		t.Fatal("held after a local commit since the last epoch")
+	}
+}
+
+// TestClusterPacedHopListsAtLocalCommits: while the paced downstream
+// would hold an epoch for its local upstream's commit anyway, it does not
+// list the hop's ends at every idle poll (20 to 100 ms apart): it lists
+// when that commit wakes it (or at the pacing deadline). With the
+// upstream committing every ~300 ms (minOffsetsPerTrigger out of reach,
+// maxTriggerDelay 300ms) the downstream listed about four times per epoch
+// before, about once now. The counts stay exact.
+func TestClusterPacedHopListsAtLocalCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster groups take seconds to form (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newPacedClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001", 5*time.Second)
+	defer a.close(t)
+	a.SetConf(arrowstream.ConfShufflePartitions, "6")
+	if err := a.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": bl, "subscribe": "ev", "startingOffsets": "earliest",
+		"minOffsetsPerTrigger": "1000000", "maxTriggerDelay": "300ms"}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := a.ReadStream("ks").
+		Select(fmt.Sprintf("CAST(CAST(substring(CAST(value AS STRING), 2) AS INT) %% %d AS INT) AS u", hopBuckets)).
+		GroupBy("u").Count().
+		WriteStream().Format("memory").OutputMode(arrowstream.Complete).QueryName("agg").Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop()
+	waitGroup(t, ca, "agg", 1, 12)
+	waitGroup(t, ca, "agg-repartition-0", 1, 6)
+	const per = 24
+	produce(t, c, "ev", 12, "a", 0, per)
+	waitAgg(t, wantAgg(per), a)
+
+	down := activeQuery(t, a, "agg")
+	epochs, listings := len(dataEpochs(down)), kafka.ListingsOf(ca, "agg-repartition-0")
+	// Input all along for about 3 s: the upstream commits every ~300 ms.
+	const rounds = 50
+	for i := 1; i <= rounds; i++ {
+		produce(t, c, "ev", 12, "a", i*per, per)
+		time.Sleep(60 * time.Millisecond) // the input's pace, not a wait for progress
+	}
+	waitAgg(t, wantAgg((rounds+1)*per), a)
+	de, dl := len(dataEpochs(down))-epochs, kafka.ListingsOf(ca, "agg-repartition-0")-listings
+	t.Logf("downstream: %d data epochs, %d listings of the hop", de, dl)
+	if de < 3 {
+		t.Fatalf("%d downstream data epochs: want the input read in several", de)
+	}
+	if dl > 2*int64(de)+4 {
+		t.Fatalf("downstream: %d listings for %d data epochs; want about one per local upstream commit", dl, de)
+	}
+}

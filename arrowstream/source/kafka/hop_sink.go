@@ -97,9 +97,11 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 		cl.Close()
 		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
 	}
+	pace := c.hopPace(topic)
+	c.reads.link(spec.CheckpointDir, pace) // the stage's source tells it when an epoch is planned
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
-		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: c.hopPace(topic)}, nil
+		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: pace}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -230,6 +232,9 @@ func (s *hopSink) EpochIdempotent() bool { return true }
 // that committed) nothing is written.
 func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operator) error {
 	defer data.Close()
+	// However it ends: a downstream held for this epoch (planned by the
+	// stage's source) waits no more (hop_pace.go).
+	defer s.pace.ended()
 	s.once.Do(func() { s.topicID, s.ready = ensureHopTopic(ctx, s.admin, s.topic, s.spec.Partitions) })
 	if s.ready != nil {
 		err := s.ready
@@ -251,6 +256,9 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 		}
 	}
 	s.writtenKnown = false // until this epoch's outcome is known
+	// The local downstream waits for this epoch's commit rather than
+	// run an epoch for part of a round (hop_pace.go).
+	s.pace.writingFrom(time.Now())
 	if epoch <= done {
 		s.written, s.writtenKnown = done, true
 		s.logger.Info("cluster: repartition: epoch already written by this writer; skipped", "epoch", epoch)

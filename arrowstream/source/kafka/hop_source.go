@@ -188,6 +188,14 @@ func (s *hopSource) LatestOffsetFrom(ctx context.Context, start stream.Offset) (
 		s.paced = n
 		s.inner.idle.relist()
 	}
+	if start != nil && s.spec.EventTimeColumn < 0 && s.pacer.holds(time.Now()) {
+		// Whatever a listing finds now would wait for the local
+		// upstream's commit, which wakes the query, or for the pacing
+		// deadline (IdlePollDelay): list then, not every idle poll
+		// meanwhile. A stage with an event time lists on, for the
+		// epochs that only move its watermark.
+		return start, nil
+	}
 	end, err := s.inner.LatestOffsetFrom(ctx, start)
 	if err != nil || start == nil {
 		return end, err
