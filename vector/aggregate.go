@@ -372,19 +372,8 @@ func (h *HashAggregate) consumeBatch(ctx context.Context, rec arrow.Record) erro
 		return err
 	}
 	groups := b.grouper.numGroups()
-	for _, a := range b.aggs {
-		if err := resizeContext(ctx, a.acc, groups); err != nil {
-			return err
-		}
-		args, err := evalAll(ctx, a.args, rec)
-		if err != nil {
-			return err
-		}
-		err = a.acc.update(gids, args)
-		releaseArrays(args)
-		if err != nil {
-			return err
-		}
+	if err := updateAggs(ctx, b.aggs, groups, gids, rec); err != nil {
+		return err
 	}
 	return nil
 }
@@ -433,4 +422,24 @@ func (h *HashAggregate) Close() error {
 	h.bound.grouper.release()
 	h.bound = &boundAggregation{schema: h.bound.schema}
 	return h.input.Close()
+}
+
+// updateAggs folds rec's rows into the accumulators of aggs, row i into
+// group gids[i], after sizing them for groups groups.
+func updateAggs(ctx context.Context, aggs []*boundAgg, groups int, gids []int32, rec arrow.Record) error {
+	for _, a := range aggs {
+		if err := resizeContext(ctx, a.acc, groups); err != nil {
+			return err
+		}
+		args, err := evalAll(ctx, a.args, rec)
+		if err != nil {
+			return err
+		}
+		err = a.acc.update(gids, args)
+		releaseArrays(args)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

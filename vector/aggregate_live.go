@@ -131,19 +131,8 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 	}
 	l.countRows(gids)
 	groups := b.grouper.numGroups()
-	for _, a := range b.aggs {
-		if err := resizeContext(ctx, a.acc, groups); err != nil {
-			return nil, err
-		}
-		args, err := evalAll(ctx, a.args, rec)
-		if err != nil {
-			return nil, err
-		}
-		err = a.acc.update(gids, args)
-		releaseArrays(args)
-		if err != nil {
-			return nil, err
-		}
+	if err := updateAggs(ctx, b.aggs, groups, gids, rec); err != nil {
+		return nil, err
 	}
 	if err := l.heap.set(l.HeapBytes()); err != nil {
 		return nil, err

@@ -81,19 +81,8 @@ func (l *LiveAggregate) MergeAt(ctx context.Context, rec arrow.Record, gids []in
 		}
 	}
 	l.countRows(gids)
-	for _, a := range b.aggs {
-		if err := resizeContext(ctx, a.acc, groups); err != nil {
-			return err
-		}
-		args, err := evalAll(ctx, a.args, rec)
-		if err != nil {
-			return err
-		}
-		err = a.acc.update(gids, args)
-		releaseArrays(args)
-		if err != nil {
-			return err
-		}
+	if err := updateAggs(ctx, b.aggs, groups, gids, rec); err != nil {
+		return err
 	}
 	return l.heap.set(l.HeapBytes())
 }
