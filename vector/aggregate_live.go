@@ -113,18 +113,11 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 	}
 	l.tally.ok = false
 	b := l.b
-	before := b.grouper.numGroups()
 	keys, err := evalAll(ctx, b.keyEvs, rec)
 	if err != nil {
 		return nil, err
 	}
-	err = groupContextOf(ctx, b.grouper, keys, gids)
-	if err == nil {
-		err = l.growGroups(ctx)
-	}
-	if err == nil {
-		l.noteNewKeys(keys, gids, before)
-	}
+	err = l.assignGroups(ctx, keys, gids)
 	releaseArrays(keys)
 	if err != nil {
 		return nil, err
@@ -385,4 +378,20 @@ func (l *LiveAggregate) Close() {
 	l.rows, l.dead, l.words, l.nulls, l.gids = nil, nil, nil, nil, nil
 	l.tally = batchTally{}
 	l.heap.release()
+}
+
+// assignGroups puts each row of keys into its group (gids[i]): groups
+// first seen get the next ids and their state room, and their keys are
+// noted.
+func (l *LiveAggregate) assignGroups(ctx context.Context, keys []arrow.Array, gids []int32) error {
+	b := l.b
+	before := b.grouper.numGroups()
+	if err := groupContextOf(ctx, b.grouper, keys, gids); err != nil {
+		return err
+	}
+	if err := l.growGroups(ctx); err != nil {
+		return err
+	}
+	l.noteNewKeys(keys, gids, before)
+	return nil
 }

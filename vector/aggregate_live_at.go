@@ -42,14 +42,9 @@ func (l *LiveAggregate) Groups(ctx context.Context, keys []arrow.Array) ([]int32
 	if n == 0 {
 		return gids, nil
 	}
-	before := b.grouper.numGroups()
-	if err := groupContextOf(ctx, b.grouper, keys, gids); err != nil {
+	if err := l.assignGroups(ctx, keys, gids); err != nil {
 		return nil, err
 	}
-	if err := l.growGroups(ctx); err != nil {
-		return nil, err
-	}
-	l.noteNewKeys(keys, gids, before)
 	groups := b.grouper.numGroups()
 	for _, a := range b.aggs {
 		if err := resizeContext(ctx, a.acc, groups); err != nil {

@@ -84,14 +84,9 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 		return gids, nil
 	}
 	b := l.b
-	before := b.grouper.numGroups()
-	if err := groupContextOf(ctx, b.grouper, keys, gids); err != nil {
+	if err := l.assignGroups(ctx, keys, gids); err != nil {
 		return nil, err
 	}
-	if err := l.growGroups(ctx); err != nil {
-		return nil, err
-	}
-	l.noteNewKeys(keys, gids, before)
 	groups := b.grouper.numGroups()
 	l.tally.count(gids, groups)
 	tallied := l.tally.ok
