@@ -85,6 +85,13 @@ func (w *Writer) sync() bool { return w == nil || !w.NoSync }
 // file system makes atomic, so two writers racing for the same name cannot
 // both succeed. On any error the temp file is removed.
 func (w *Writer) WriteFile(path string, data []byte, overwrite bool) (err error) {
+	return w.writeFileParts(path, [][]byte{data}, overwrite)
+}
+
+// writeFileParts is WriteFile of the concatenation of parts, written one
+// after another (a snapshot pack's partition bodies and index are not
+// copied into one buffer first).
+func (w *Writer) writeFileParts(path string, parts [][]byte, overwrite bool) (err error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if err := w.step(BeforeTempWrite, path); err != nil {
 		return err
@@ -110,7 +117,14 @@ func (w *Writer) WriteFile(path string, data []byte, overwrite bool) (err error)
 	// appends do (appendfile.go): a snapshot or a persisted epoch is
 	// written once and read back rarely.
 	a := &appendFile{path: tmp, f: f, min: w.directMin()}
-	werr := a.writeAt(data, 0)
+	var werr error
+	off := int64(0)
+	for _, data := range parts {
+		if werr = a.writeAt(data, off); werr != nil {
+			break
+		}
+		off += int64(len(data))
+	}
 	if a.d != nil {
 		werr = errors.Join(werr, a.d.Close())
 		a.d = nil

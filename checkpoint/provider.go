@@ -98,6 +98,9 @@ type MemoryProvider struct {
 	// byRel finds a group-committed partition by its state log path
 	// ("<operator>/<partition>"), for purgeLog.
 	byRel map[string]*StorePartition
+	// packs are the snapshot packs of each operator (by its state
+	// directory) of the group-committed partitions.
+	packs map[string]*snapPacks
 }
 
 // NewMemoryProvider returns the "memory" provider writing through w.
@@ -140,7 +143,7 @@ func (m *MemoryProvider) Metrics() map[string]int64 { return nil }
 func (m *MemoryProvider) Close() error {
 	m.mu.Lock()
 	parts := m.parts
-	m.parts, m.byRel = nil, nil
+	m.parts, m.byRel, m.packs = nil, nil, nil
 	glog := m.glog
 	m.glog = nil
 	m.mu.Unlock()

@@ -501,14 +501,7 @@ func testStateLogPurge(t *testing.T, useLog bool) {
 		if v == 11 {
 			// Partition 0 changed in every one of 12 versions: a snapshot
 			// (or segment) is due by now (MaxDeltasForSnapshot 4).
-			ents, _ := os.ReadDir(filepath.Join(root, "state", "0", "0"))
-			var bases []string
-			for _, e := range ents {
-				if n := e.Name(); strings.HasSuffix(n, ".snapshot") || strings.HasSuffix(n, ".segment") {
-					bases = append(bases, n)
-				}
-			}
-			if len(bases) == 0 {
+			if len(partitionBases(t, filepath.Join(root, "state", "0"), "0")) == 0 {
 				t.Fatalf("no snapshot of partition 0 after 12 changed versions")
 			}
 		}

@@ -98,6 +98,12 @@ type StoreOptions struct {
 	segmentSlack int64
 	// fullSnapshots turns segments off (benchmarks compare the two).
 	fullSnapshots bool
+	// PartitionSnapshotFiles writes each group-committed partition's
+	// snapshots into files of its own (<partition>/<version>.snapshot),
+	// as builds before snapshot packs did, instead of one pack per
+	// operator and version (statestore_pack.go): checkpoints for builds
+	// that do not read packs, and tests of such checkpoints.
+	PartitionSnapshotFiles bool
 }
 
 func (o StoreOptions) withDefaults() StoreOptions {
@@ -207,6 +213,16 @@ type StorePartition struct {
 	live liveSnap
 	// liveSnaps counts the snapshots written from live views (tests).
 	liveSnaps int64
+	// packs are the operator's snapshot packs (statestore_pack.go), read
+	// by its group-committed partitions and written unless
+	// PartitionSnapshotFiles; nil without group commit. packPart names
+	// the partition in them.
+	packs    *snapPacks
+	packPart string
+	// mbatch is the pack batch of the operator maintenance job running
+	// this partition's snapshot (putBase); only that job sets and reads
+	// it, while the partition's maintenance is running.
+	mbatch *packBatch
 }
 
 // MemoryBytes returns the bytes of keys and values the partition holds in
@@ -330,8 +346,14 @@ func (p *StorePartition) load(version int64) (map[string][]byte, error) {
 		}
 		clear(data)
 	}
+	if snapErr == nil && p.packs != nil {
+		// A pack whose index is unreadable may have held a newer base
+		// of this partition: a lost shortcut when the deltas since the
+		// base found are all there, else the load fails naming it.
+		snapErr = p.packs.damage(base, version)
+	}
 	if snapErr != nil {
-		if base == 0 && !p.deltasFrom(files, 1, version) {
+		if !p.deltasFrom(files, base+1, version) {
 			return nil, snapErr
 		}
 		slog.Warn("state snapshot unreadable; rebuilt from deltas", "err", snapErr, "from_version", base)
@@ -535,6 +557,9 @@ type store struct {
 	err     error      // the first failed read: fails Commit
 	live    LiveView   // the state after this epoch, when the operator handed one (LiveSnapshotter)
 	acct    epochMeter // reserves the epoch's writes (epoch_account.go)
+	// due, during a group commit, collects the partition's maintenance
+	// for its operator's job instead of submitting it (published).
+	due *maintDue
 }
 
 func (s *store) Version() int64 { return s.version }
@@ -717,8 +742,14 @@ func (s *store) published(next int64, file bool) {
 		p.maintRunning = true
 		p.maint.Add(1)
 	}
+	due := s.due
+	s.due = nil
 	p.mu.Unlock()
-	if start {
+	switch {
+	case !start:
+	case due != nil && p.packs != nil && !p.opts.PartitionSnapshotFiles:
+		due.add(p) // the group commit submits its operator's job
+	default:
 		p.opts.maint.submit(p)
 	}
 }

@@ -90,29 +90,28 @@ func (p *StorePartition) foldSnapshot(files map[fileKey]bool, latest, covered in
 }
 
 // installSnapshot writes raw, the full snapshot of version latest holding
-// entries keys and state bytes, and records it as the partition's newest
-// base: in the file index, as the start of a new snapshot chain, and by
-// taking covered off the delta bytes a load would replay. locked runs
-// under p.mu after that, for what only the caller knows to update.
+// entries keys and state bytes (putBase: a file, or an entry of the
+// operator's pack), and records it as the partition's newest base: in the
+// file index, as the start of a new snapshot chain, and by taking covered
+// off the delta bytes a load would replay. locked runs under p.mu after
+// that, for what only the caller knows to update.
 func (p *StorePartition) installSnapshot(files map[fileKey]bool, latest, covered int64, raw []byte, entries, state int64, locked func()) error {
 	key := fileKey{latest, "snapshot"}
-	if err := p.writeFile(p.file(key.version, key.kind), raw); err != nil {
-		return err
-	}
-	files[key] = true
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.files != nil {
-		p.files[key] = true
-		p.noteBases()
-	}
-	p.sinceSnap = max(p.sinceSnap-covered, 0)
-	p.snapBytes = state
-	p.chain = snapChain{head: latest, entries: entries, bytes: state}
-	if locked != nil {
-		locked()
-	}
-	return nil
+	return p.putBase(key, raw, func() {
+		files[key] = true
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.files != nil {
+			p.files[key] = true
+			p.noteBases()
+		}
+		p.sinceSnap = max(p.sinceSnap-covered, 0)
+		p.snapBytes = state
+		p.chain = snapChain{head: latest, entries: entries, bytes: state}
+		if locked != nil {
+			locked()
+		}
+	})
 }
 
 // foldMaps recycles the transient maps of foldSnapshot. A fold fills its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -101,6 +102,16 @@ func (m *MemoryProvider) attach(p *StorePartition) error {
 		return err
 	}
 	p.glog, p.rel = m.glog, rel
+	// Packs are read whatever the partition writes
+	// (PartitionSnapshotFiles).
+	op := filepath.Dir(p.dir)
+	if m.packs == nil {
+		m.packs = map[string]*snapPacks{}
+	}
+	if m.packs[op] == nil {
+		m.packs[op] = newSnapPacks(op, m.w)
+	}
+	p.packs, p.packPart = m.packs[op], filepath.Base(p.dir)
 	if m.byRel == nil {
 		m.byRel = map[string]*StorePartition{}
 	}
@@ -163,9 +174,14 @@ func (m *MemoryProvider) CommitGroupAt(ctx context.Context, next int64, stores [
 		abort()
 		return err
 	}
+	var due maintDue
 	for _, s := range all {
+		s.due = &due
 		s.finish(next, false)
 	}
+	// The snapshots this commit made due are written per operator, one
+	// pack each (statestore_packjob.go).
+	due.submit(m.opts.maint)
 	return m.purgeLog(next)
 }
 
@@ -355,9 +371,9 @@ func (p *StorePartition) logged(v int64) bool {
 }
 
 // hasDelta reports whether version v's changes can be read: from the
-// state log (which covers it), or from <v>.delta.
+// state log (which covers it and has not purged it), or from <v>.delta.
 func (p *StorePartition) hasDelta(files map[fileKey]bool, v int64) bool {
-	return p.logged(v) || files[fileKey{v, "delta"}]
+	return p.logged(v) && v >= p.glog.heldFrom() || files[fileKey{v, "delta"}]
 }
 
 // applyDelta applies version v's changes to data and returns the bytes

@@ -13,11 +13,21 @@ import (
 // its first file (a snapshot under group commit, a delta without it), not
 // when it is opened; partitions that never write a file have none, and
 // every partition, with a directory or without, loads the model's state
-// after a restart. Opening made all 20 directories before.
+// after a restart. Opening made all 20 directories before. With snapshot
+// packs (the default) no partition makes a directory: the snapshots are
+// in the operator's packs.
 func TestPartitionDirectoriesMadeLazily(t *testing.T) {
+	for _, perPartition := range []bool{true, false} {
+		t.Run(fmt.Sprintf("perPartition=%v", perPartition), func(t *testing.T) {
+			testPartitionDirectoriesMadeLazily(t, perPartition)
+		})
+	}
+}
+
+func testPartitionDirectoriesMadeLazily(t *testing.T, perPartition bool) {
 	root := t.TempDir()
 	w := &Writer{NoSync: true}
-	opts := StoreOptions{MinDeltasForSnapshot: 2, MaxDeltasForSnapshot: 3}
+	opts := StoreOptions{MinDeltasForSnapshot: 2, MaxDeltasForSnapshot: 3, PartitionSnapshotFiles: perPartition}
 	const parts = 20
 	q := openGroupQuery(t, root, w, parts, opts)
 	model := make([]map[string]string, parts)
@@ -46,6 +56,12 @@ func TestPartitionDirectoriesMadeLazily(t *testing.T) {
 		dir := filepath.Join(root, "state", "0", fmt.Sprint(i))
 		ents, err := os.ReadDir(dir)
 		switch {
+		case !perPartition && !errors.Is(err, os.ErrNotExist):
+			t.Errorf("partition %d has a directory (%v, %d entries): its snapshots belong in packs", i, err, len(ents))
+		case !perPartition:
+			if changed[i] && len(partitionBases(t, filepath.Join(root, "state", "0"), fmt.Sprint(i))) > 0 {
+				snapshotted++
+			}
 		case changed[i] && err == nil && len(ents) > 0:
 			snapshotted++
 		case changed[i] && err != nil && !errors.Is(err, os.ErrNotExist):
@@ -79,6 +95,15 @@ func TestPartitionDirectoriesMadeLazily(t *testing.T) {
 	// partitions that never snapshot keep it): a snapshot is a shortcut.
 	if err := os.RemoveAll(filepath.Join(root, "state", "0", "3")); err != nil {
 		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(root, "state", "0", "*"+packExt))
+	if !perPartition && len(packs) == 0 {
+		t.Fatal("no snapshot pack")
+	}
+	for _, pk := range packs {
+		if err := os.Remove(pk); err != nil {
+			t.Fatal(err)
+		}
 	}
 	q = openGroupQuery(t, root, w, parts, opts)
 	got, err = q.read(epochs + 1)

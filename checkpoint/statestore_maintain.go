@@ -1,10 +1,8 @@
 package checkpoint
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 )
 
 // fileIndex returns a copy of the partition's file index, listing the
@@ -15,6 +13,15 @@ func (p *StorePartition) fileIndex() (map[fileKey]bool, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.packs != nil {
+			keys, err := p.packs.keys(p.packPart)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range keys {
+				files[k] = true
+			}
+		}
 		p.files = files
 		p.noteBases()
 	}
@@ -24,11 +31,16 @@ func (p *StorePartition) fileIndex() (map[fileKey]bool, error) {
 // maintainInBackground runs maintain and records its error for the next
 // commit.
 func (p *StorePartition) maintainInBackground() {
-	defer p.maint.Done()
 	p.mu.Lock()
 	latest := p.version
 	p.mu.Unlock()
-	err := p.maintain()
+	p.endMaintenance(latest, p.maintain())
+}
+
+// endMaintenance ends the background maintenance of version latest,
+// recording err for the next commit and when maintenance is due next.
+func (p *StorePartition) endMaintenance(latest int64, err error) {
+	defer p.maint.Done()
 	next := int64(0) // after an error: at the next commit
 	if err == nil {
 		next = p.nextMaintenance(latest)
@@ -133,15 +145,27 @@ func (p *StorePartition) replayDue(lastSnap, since, live int64) bool {
 // modified in place, only replaced) and encodes it without the lock, so
 // that the next epoch's store is not held up.
 func (p *StorePartition) maintain() error {
+	files, latest, err := p.maintainSnapshot()
+	if err != nil || files == nil {
+		return err
+	}
+	return p.cleanup(files, latest)
+}
+
+// maintainSnapshot is maintain's first half: the snapshot, when one is
+// due. It returns the file index cleanup works from (nil: nothing to
+// clean up), which the snapshot's install adds its file to, and the
+// version maintained.
+func (p *StorePartition) maintainSnapshot() (map[fileKey]bool, int64, error) {
 	p.mu.Lock()
 	files, err := p.fileIndex()
 	latest := p.version
 	p.mu.Unlock()
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if latest <= 0 {
-		return nil
+		return nil, 0, nil
 	}
 	lastSnap := int64(0)
 	if k, ok := newestBase(files, latest); ok {
@@ -154,12 +178,12 @@ func (p *StorePartition) maintain() error {
 		covered := p.sinceSnap
 		p.mu.Unlock()
 		if err := p.snapshotLive(files, latest, covered); err != nil {
-			return err
+			return nil, 0, err
 		}
 	} else if p.version != latest || p.data == nil {
 		// Moved on (or closed) meanwhile: the next maintenance snapshots.
 		p.mu.Unlock()
-		return nil
+		return nil, 0, nil
 	} else {
 		data := maps.Clone(p.data)
 		covered, state := p.sinceSnap, p.bytes
@@ -168,10 +192,10 @@ func (p *StorePartition) maintain() error {
 		// not sorted (that was a third of a snapshot's cost).
 		raw, err := encodeStateMap(data)
 		if err != nil {
-			return fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
+			return nil, 0, fmt.Errorf("checkpoint: encode snapshot for %s: %w", p.dir, err)
 		}
 		if err := p.installSnapshot(files, latest, covered, raw, int64(len(data)), state, nil); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	p.mu.Lock()
@@ -181,6 +205,13 @@ func (p *StorePartition) maintain() error {
 		p.dropLive()
 	}
 	p.mu.Unlock()
+	return files, latest, nil
+}
+
+// cleanup is maintain's second half: it deletes the files (or pack
+// entries) no longer needed to rebuild the versions retained at latest,
+// from files, the index maintainSnapshot returned.
+func (p *StorePartition) cleanup(files map[fileKey]bool, latest int64) error {
 	// Keep what rebuilding version (latest - retain) needs: its base
 	// snapshot and everything after.
 	oldest := latest - int64(p.opts.MinVersionsToRetain)
@@ -202,8 +233,8 @@ func (p *StorePartition) maintain() error {
 			chains = p.keepChains(files, keepFrom)
 		}
 		if !chains[k] {
-			if err := os.Remove(p.file(k.version, k.kind)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("checkpoint: delete old state file: %w", err)
+			if err := p.removeBase(k); err != nil {
+				return err
 			}
 			p.mu.Lock()
 			if p.files != nil {

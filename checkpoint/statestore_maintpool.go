@@ -14,7 +14,7 @@ import (
 // starting a goroutine per partition.
 type maintPool struct {
 	mu      sync.Mutex
-	queue   []*StorePartition
+	queue   []func()
 	workers int
 	limit   int
 }
@@ -34,9 +34,13 @@ func defaultMaintWorkers() int { return max(4*runtime.GOMAXPROCS(0), 16) }
 
 // submit queues p's maintenance. The caller has done p.maint.Add(1);
 // maintainInBackground does the Done.
-func (q *maintPool) submit(p *StorePartition) {
+func (q *maintPool) submit(p *StorePartition) { q.submitJob(p.maintainInBackground) }
+
+// submitJob queues job (the maintenance of one partition, or of an
+// operator's partitions: maintDue).
+func (q *maintPool) submitJob(job func()) {
 	q.mu.Lock()
-	q.queue = append(q.queue, p)
+	q.queue = append(q.queue, job)
 	start := q.workers < q.limit
 	if start {
 		q.workers++
@@ -56,11 +60,11 @@ func (q *maintPool) work() {
 			q.mu.Unlock()
 			return
 		}
-		p := q.queue[0]
+		job := q.queue[0]
 		q.queue[0] = nil
 		q.queue = q.queue[1:]
 		q.mu.Unlock()
-		p.maintainInBackground()
+		job()
 	}
 }
 

@@ -158,13 +158,7 @@ func (p *StorePartition) readChain(files map[fileKey]bool, k fileKey, data map[s
 		return err
 	}
 	for _, f := range chain {
-		path := p.file(f.version, f.kind)
-		if aliased {
-			err = p.readAliased(path, data)
-		} else {
-			_, err = p.readInto(path, data)
-		}
-		if err != nil {
+		if err := p.readBase(f, data, aliased); err != nil {
 			return err
 		}
 	}
@@ -330,20 +324,18 @@ func (p *StorePartition) snapshotLive(files map[fileKey]bool, latest, covered in
 		return fmt.Errorf("checkpoint: encode snapshot segment for %s: %w", p.dir, err)
 	}
 	key := fileKey{latest, segmentKind(base.version)}
-	if err := p.writeFile(p.file(key.version, key.kind), raw); err != nil {
-		return err
-	}
-	files[key] = true
-	p.mu.Lock()
-	if p.files != nil {
-		p.files[key] = true
-		p.noteBases()
-	}
-	p.sinceSnap = max(p.sinceSnap-covered, 0)
-	p.chain = snapChain{head: latest, links: chain.links + 1, entries: entries, bytes: chain.bytes + addedBytes}
-	p.snapBytes = p.chain.bytes
-	p.mu.Unlock()
-	return nil
+	return p.putBase(key, raw, func() {
+		files[key] = true
+		p.mu.Lock()
+		if p.files != nil {
+			p.files[key] = true
+			p.noteBases()
+		}
+		p.sinceSnap = max(p.sinceSnap-covered, 0)
+		p.chain = snapChain{head: latest, links: chain.links + 1, entries: entries, bytes: chain.bytes + addedBytes}
+		p.snapBytes = p.chain.bytes
+		p.mu.Unlock()
+	})
 }
 
 // fullSnapshot writes the full snapshot of version latest: from the
