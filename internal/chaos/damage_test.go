@@ -49,6 +49,9 @@ type damageKind struct {
 	// Spark's v1 layout (one file per epoch), as checkpoints written
 	// before the v2 epoch log do.
 	v1 bool
+	// snapFiles: the fixture's state partitions write their snapshots
+	// into files of their own, as builds before snapshot packs did.
+	snapFiles bool
 }
 
 var damageKinds = []damageKind{
@@ -61,7 +64,11 @@ var damageKinds = []damageKind{
 	// checkpoints with v1 offset and commit logs, and of those written
 	// before the state records moved into the epoch log.
 	{kind: "state log", file: "state/_log/1.seg", future: futureSegmentVersion, v1: true},
-	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureStateFormat},
+	// A partition's own snapshot file, as written before snapshot packs
+	// (and still read); the pack holds every partition's snapshot of one
+	// version (checkpoint/statestore_pack.go).
+	{kind: "state snapshot", file: "state/0/0/11.snapshot", future: futureStateFormat, snapFiles: true},
+	{kind: "state snapshot pack", file: "state/0/11.0.pack", future: futurePackFormat},
 	// A new checkpoint in the v2 layout records the state schemas in its
 	// metadata file (the "metadata" rows damage them too); the schema
 	// file is Spark's v1 layout's, and that of v2 checkpoints written
@@ -151,6 +158,12 @@ var wantOutcome = map[string]string{
 	"state snapshot/extra temp file": recovered,
 	"state snapshot/future version":  detected,
 
+	"state snapshot pack/truncated":       recovered,
+	"state snapshot pack/flipped byte":    recovered,
+	"state snapshot pack/missing":         recovered,
+	"state snapshot pack/extra temp file": recovered,
+	"state snapshot pack/future version":  detected,
+
 	"state schema/truncated":       detected,
 	"state schema/flipped byte":    detected,
 	"state schema/missing":         recovered,
@@ -196,21 +209,23 @@ func TestCheckpointDamage(t *testing.T) {
 		pristine string
 		want     []string
 	}
-	type variant struct{ csv, v1 bool }
+	type variant struct{ csv, v1, snapFiles bool }
 	fixtures := map[variant]*fixture{}
 	restart := func(v variant, dir string) ([]string, error) {
 		q := damageQuery
 		if v.v1 {
 			q.logFormat = 1
 		}
+		q.snapFiles = v.snapFiles
 		return runFixture(t, mem, dir, q, source(v.csv), steps(600, 50, 2))
 	}
-	for _, v := range []variant{{}, {csv: true}, {v1: true}} {
+	for _, v := range []variant{{}, {csv: true}, {v1: true}, {snapFiles: true}} {
 		f := &fixture{pristine: t.TempDir()}
 		q := damageQuery
 		if v.v1 {
 			q.logFormat = 1
 		}
+		q.snapFiles = v.snapFiles
 		if _, err := runFixture(t, mem, f.pristine, q, source(v.csv), steps(0, 50, 12)); err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +239,7 @@ func TestCheckpointDamage(t *testing.T) {
 	}
 	var results []damageResult
 	for _, k := range damageKinds {
-		v := variant{csv: k.csv, v1: k.v1}
+		v := variant{csv: k.csv, v1: k.v1, snapFiles: k.snapFiles}
 		pristine, want := fixtures[v].pristine, fixtures[v].want
 		for _, d := range damages {
 			if d.only != "" && d.only != k.kind {
@@ -395,6 +410,21 @@ func futureStateFormat(t *testing.T, p string) {
 	}
 	body[3] = '3'
 	binary.LittleEndian.PutUint32(raw[len(raw)-8:], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	writeFile(t, p, raw)
+}
+
+// futurePackFormat rewrites a snapshot pack's footer as a later format
+// would: its format byte raised, its checksum valid.
+func futurePackFormat(t *testing.T, p string) {
+	raw := readFile(t, p)
+	n := len(raw)
+	foot := raw[n-24:]
+	if string(foot[20:]) != "ASPK" {
+		t.Fatalf("%s: not a snapshot pack", p)
+	}
+	foot[12]++
+	indexOff := binary.LittleEndian.Uint64(foot[:8])
+	binary.LittleEndian.PutUint32(raw[n-8:], crc32.Checksum(raw[indexOff:n-8], crc32.MakeTable(crc32.Castagnoli)))
 	writeFile(t, p, raw)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/source/files"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/memsink"
@@ -145,6 +146,10 @@ type fixtureQuery struct {
 	// logFormat is the offset and commit log format of a new checkpoint
 	// (SessionOptions.CheckpointLogFormat: 0 for the newest).
 	logFormat int
+	// snapFiles writes each state partition's snapshots into files of its
+	// own, as builds before snapshot packs did
+	// (checkpoint.StoreOptions.PartitionSnapshotFiles).
+	snapFiles bool
 }
 
 // runFixture starts q on the checkpoint dir (memory sink persisted there),
@@ -159,6 +164,11 @@ func runFixture(t *testing.T, mem memory.Allocator, dir string, q fixtureQuery, 
 		Allocator: mem, NoSync: true, Logger: quietLogger(), CheckpointLogFormat: q.logFormat,
 		Conf: map[string]string{arrowstream.ConfShufflePartitions: "2"},
 	})
+	if q.snapFiles {
+		sess.RegisterStateStoreProvider("memory", func(_ map[string]string, w *checkpoint.Writer, mem memory.Allocator) (checkpoint.StateStoreProvider, error) {
+			return checkpoint.NewMemoryProvider(w, checkpoint.StoreOptions{Allocator: mem, PartitionSnapshotFiles: true}), nil
+		})
+	}
 	cat := memsink.NewCatalog()
 	memsink.Install(sess, cat, memsink.Options{Persist: true, Logger: quietLogger()})
 	defer func() {
