@@ -90,6 +90,7 @@ func (c *changelogState) upserts(p int, b *logBatches, added int) {
 		}
 	}
 	c.rows[p] += int64(added)
+	c.noteUpserts(p, len(b.kend), len(b.keys)+len(b.vals))
 }
 
 // removes logs the scratch's keys (addKey) as deletes in partition p.

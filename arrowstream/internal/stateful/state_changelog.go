@@ -17,6 +17,12 @@ type changelogState struct {
 	// logBatches log entry by entry).
 	batchers []checkpoint.ChangelogBatcher
 	rows     []int64 // live keys by partition
+	// upBytes and ups are the key and value bytes and the count of the
+	// upserts each partition logged (since the counts were last reset):
+	// their mean entry size times the live keys is the live bytes the
+	// partition declares (finish), which its snapshot schedule weighs
+	// the replay against (checkpoint.LiveBytesSetter).
+	upBytes, ups []int64
 }
 
 // bind takes the epoch's stores when every one of them takes a changelog
@@ -55,6 +61,18 @@ func (c *changelogState) upsert(p int, key, value []byte, added bool) {
 	if added {
 		c.rows[p]++
 	}
+	c.noteUpserts(p, 1, len(key)+len(value))
+}
+
+// noteUpserts counts n upserts of bytes key and value bytes in partition
+// p, for the live bytes finish declares.
+func (c *changelogState) noteUpserts(p, n, bytes int) {
+	if len(c.ups) != len(c.writers) {
+		c.ups = make([]int64, len(c.writers))
+		c.upBytes = make([]int64, len(c.writers))
+	}
+	c.ups[p] += int64(n)
+	c.upBytes[p] += int64(bytes)
 }
 
 // remove logs the deletion of key from partition p.
@@ -64,16 +82,28 @@ func (c *changelogState) remove(p int, key []byte) {
 }
 
 // finish declares every partition's key count, which also puts the
-// partitions without changes in changelog mode (an empty delta).
+// partitions without changes in changelog mode (an empty delta), and,
+// where the store weighs its snapshots by them
+// (checkpoint.LiveBytesSetter), the live bytes of a partition that logged
+// upserts: its live keys at the mean size of the entries it logged (an
+// aggregation's keys and values are of about one size; the store compares
+// with a factor of two). Without them an aggregation's partitions were
+// snapshotted by the bytes of changes alone, whatever their size.
 func (c *changelogState) finish(opID int) error {
 	if len(c.rows) != len(c.writers) {
 		return fmt.Errorf("arrowstream: state of operator %d: key counts for %d partitions, %d stores", opID, len(c.rows), len(c.writers))
 	}
+	sized := len(c.ups) == len(c.writers)
 	for p, w := range c.writers {
 		if c.rows[p] < 0 {
 			return fmt.Errorf("arrowstream: state of operator %d partition %d: negative key count %d", opID, p, c.rows[p])
 		}
 		w.SetLiveRows(c.rows[p])
+		if sized && c.ups[p] > 0 {
+			if ls, ok := w.(checkpoint.LiveBytesSetter); ok {
+				ls.SetLiveBytes(c.rows[p] * c.upBytes[p] / c.ups[p])
+			}
+		}
 	}
 	return nil
 }
