@@ -17,13 +17,13 @@ import (
 // groupQuery is a query's state under group commit in a test: a memory
 // provider with its state log over parts partitions of operator 0.
 type groupQuery struct {
-	t     *testing.T
+	t     testing.TB
 	root  string
 	prov  *MemoryProvider
 	parts []StatePartition
 }
 
-func openGroupQuery(t *testing.T, root string, w *Writer, parts int, opts StoreOptions) *groupQuery {
+func openGroupQuery(t testing.TB, root string, w *Writer, parts int, opts StoreOptions) *groupQuery {
 	t.Helper()
 	mem := poisonmem.New()
 	opts.Allocator = mem
