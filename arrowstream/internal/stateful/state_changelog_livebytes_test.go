@@ -17,9 +17,9 @@ type bytesWriter struct {
 }
 
 func (w *bytesWriter) LogUpsert(key, value []byte) {}
-func (w *bytesWriter) LogDelete(key []byte)         {}
-func (w *bytesWriter) SetLiveRows(n int64)          { w.rows = n }
-func (w *bytesWriter) SetLiveBytes(n int64)         { w.live, w.declared = n, true }
+func (w *bytesWriter) LogDelete(key []byte)        {}
+func (w *bytesWriter) SetLiveRows(n int64)         { w.rows = n }
+func (w *bytesWriter) SetLiveBytes(n int64)        { w.live, w.declared = n, true }
 
 var _ checkpoint.LiveBytesSetter = (*bytesWriter)(nil)
 
