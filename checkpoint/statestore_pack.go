@@ -103,8 +103,6 @@ type snapPacks struct {
 	packs   map[string]*snapPack // by file name
 	byPart  map[string]map[fileKey]packRef
 	damaged []packDamage
-	// written counts the pack files this process wrote (tests).
-	written int64
 }
 
 // packRef locates a partition's base in a pack.
@@ -333,7 +331,6 @@ func (s *snapPacks) write(version int64, bases []pendingBase) error {
 		if err != nil {
 			return err
 		}
-		s.written++
 		s.add(&snapPack{path: path, version: version, seq: seq, entries: entries})
 		return nil
 	}
@@ -418,6 +415,7 @@ func parsePackIndex(path string, buf []byte, indexOff int64) ([]packEntry, error
 		return nil, corrupt(fmt.Sprintf("of %d entries in %d bytes", count, len(idx)))
 	}
 	entries := make([]packEntry, 0, count)
+	v, _, _ := parsePackName(filepath.Base(path))
 	str := func() (string, bool) {
 		if len(idx) < 2 {
 			return "", false
@@ -439,7 +437,6 @@ func parsePackIndex(path string, buf []byte, indexOff int64) ([]packEntry, error
 		off := int64(binary.LittleEndian.Uint64(idx))
 		size := int64(binary.LittleEndian.Uint64(idx[8:]))
 		idx = idx[16:]
-		v, _, _ := parsePackName(filepath.Base(path))
 		if _, seg := segmentBase(kind); kind != "snapshot" && !seg || part == "" || strings.ContainsAny(part, "/\\") {
 			return nil, corrupt(fmt.Sprintf("entry %q of partition %q", kind, part))
 		}
