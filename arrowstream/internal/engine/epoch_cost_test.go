@@ -121,11 +121,13 @@ func emptyRecord(mem memory.Allocator) arrow.Record {
 // rows of a stateful query over three sources, everything the process
 // allocates for it counted (the caller's records, the query loop, its
 // idle trigger, the state and log commits, the sink). Main before branch
-// epochfix: 109 per epoch; after it 62 (no closure per phase of the
+// epochfix: 109 per epoch; after it 55 (no closure per phase of the
 // trigger, the idle trigger's report built only when published, the idle
 // wait without watching goroutines and with one timer, the inputs' slices
 // kept, a report's rates in one array, the memory stream's offsets
-// formatted once). The bound leaves room for the collector's own and for
+// formatted once, runEachPartition's and the state account's, the commit
+// entry without json.Marshal, the epoch log's record lists kept). The
+// bound leaves room for the collector's own and for
 // small changes elsewhere.
 func TestEmptyEpochAllocations(t *testing.T) {
 	if raceEnabled {
