@@ -36,14 +36,16 @@ func (e firstInputExec) Execute(ctx context.Context, ep stream.EpochInfo, in []v
 }
 
 // epochCostQuery starts a stateful count query over nsrc memory streams
-// (the first one counted) into an epoch-idempotent sink, without fsync,
-// and returns it with its sources and the number of durable appends
-// made so far (the checkpoint's write hook).
-func epochCostQuery(t *testing.T, mem memory.Allocator, nsrc int) (*Query, []*memsource.Stream, func() int) {
+// (the first one counted) into an epoch-idempotent sink, with fsync when
+// durable, and returns it with its sources and the number of durable writes
+// made so far (the checkpoint's write hook: every write of a checkpoint
+// file, each followed by its fsync or fdatasync when sync, passes
+// AfterTempWrite).
+func epochCostQuery(t *testing.T, mem memory.Allocator, nsrc int, durable bool) (*Query, []*memsource.Stream, func() int) {
 	t.Helper()
 	var mu sync.Mutex
 	appends := 0
-	w := &checkpoint.Writer{NoSync: true, Hook: func(step checkpoint.WriteStep, path string) error {
+	w := &checkpoint.Writer{NoSync: !durable, Hook: func(step checkpoint.WriteStep, path string) error {
 		if step == checkpoint.AfterTempWrite {
 			mu.Lock()
 			appends++
@@ -134,7 +136,7 @@ func TestEmptyEpochAllocations(t *testing.T) {
 		t.Skip("the race detector allocates on its own")
 	}
 	mem := memory.NewGoAllocator()
-	q, srcs, appends := epochCostQuery(t, mem, 3)
+	q, srcs, appends := epochCostQuery(t, mem, 3, false)
 	empty := emptyRecord(mem)
 	defer empty.Release()
 	for range 5 { // the first epochs open the state and the logs
@@ -157,6 +159,28 @@ func TestEmptyEpochAllocations(t *testing.T) {
 // maxEmptyEpochAllocs is TestEmptyEpochAllocations' bound.
 const maxEmptyEpochAllocs = 85
 
+// TestEmptyEpochOneDurableWrite: with fsync on, an empty epoch of a
+// stateful query over three sources (and the idle trigger after it) makes
+// one durable write: the epoch log's append carrying its offsets, state
+// and the previous epoch's commit record, then one fdatasync.
+func TestEmptyEpochOneDurableWrite(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	q, srcs, writes := epochCostQuery(t, mem, 3, true)
+	empty := emptyRecord(mem)
+	defer empty.Release()
+	for range 3 {
+		emptyEpoch(t, q, srcs, empty)
+	}
+	before := writes()
+	const epochs = 30
+	for range epochs {
+		emptyEpoch(t, q, srcs, empty)
+	}
+	if got := writes() - before; got != epochs {
+		t.Errorf("%d empty epochs with fsync made %d durable writes, want %d", epochs, got, epochs)
+	}
+}
+
 // TestIdleWaitWatchesSourcesWithoutGoroutines: an idle query over a few
 // notifying sources waits on their channels in its own select; it used
 // to start a goroutine per source for every idle wait (anyClosed), three
@@ -166,7 +190,7 @@ func TestIdleWaitWatchesSourcesWithoutGoroutines(t *testing.T) {
 	// Cleanups run last first: this one after the query stops and its
 	// sources close.
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	q, srcs, _ := epochCostQuery(t, mem, 3)
+	q, srcs, _ := epochCostQuery(t, mem, 3, false)
 	empty := emptyRecord(mem)
 	defer empty.Release()
 	emptyEpoch(t, q, srcs, empty)
