@@ -261,7 +261,7 @@ func (c *CommitLog) Drop(before int64) error { return c.entries.drop(before) }
 
 // Add records epoch as committed, durably; false when it already was.
 func (c *CommitLog) Add(epoch int64, m CommitMetadata) (bool, error) {
-	body, err := json.Marshal(m)
+	body, err := encodeCommit(m)
 	if err != nil {
 		return false, err
 	}
@@ -275,7 +275,7 @@ func (c *CommitLog) Add(epoch int64, m CommitMetadata) (bool, error) {
 // The v1 format has no shared write: the entry is written at once. False
 // when the epoch already has an entry.
 func (c *CommitLog) AddWithNext(epoch int64, m CommitMetadata) (bool, error) {
-	body, err := json.Marshal(m)
+	body, err := encodeCommit(m)
 	if err != nil {
 		return false, err
 	}

@@ -53,6 +53,7 @@ type SegmentLog struct {
 	segs    []*segmentInfo // ascending by first epoch
 	entries [2]map[int64][]byte
 	staged  []record
+	allBuf  []record    // appendLocked's list of records, kept empty between appends
 	active  *appendFile // the newest segment, open for appending; nil until needed
 	closed  bool
 
@@ -370,7 +371,10 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 	if l.closed {
 		return nil, nil, fmt.Errorf("checkpoint: epoch log %s is closed", l.dir)
 	}
-	all := append(slices.Clip(l.staged), recs...)
+	// The staged records and recs, in a slice kept for the next append
+	// (the staged one is kept too: an epoch's two or three records
+	// allocated three slices).
+	all := append(append(l.allBuf[:0], l.staged...), recs...)
 	low := all[0].epoch
 	for _, r := range all {
 		low = min(low, r.epoch)
@@ -467,7 +471,10 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 		cur.recs = append(cur.recs, recordRef{r.kind, r.epoch})
 		cur.last = max(cur.last, r.epoch)
 	}
-	l.staged = nil
+	clear(all) // no bodies held past the append
+	l.allBuf = all[:0]
+	clear(l.staged)
+	l.staged = l.staged[:0]
 	return cur, offs, nil
 }
 

@@ -408,7 +408,7 @@ func (c *continuousRun) endEpoch(ctx context.Context, force bool) error {
 		}
 		now := m.cfg.Clock.Now()
 		copy(m.available, m.committed)
-		c.q.record(c.q.nextTrigger(), triggerResult{progress: m.idleProgress(now, time.Now(), map[string]int64{})}, now)
+		c.q.record(c.q.nextTrigger(), triggerResult{progress: m.idleProgress(now, 0, map[string]int64{})}, now)
 		return nil
 	}
 	now := m.cfg.Clock.Now()

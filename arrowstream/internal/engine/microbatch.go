@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,16 @@ type microBatch struct {
 
 	availableNowTargets []stream.Offset
 	lastTriggerStart    time.Time
+
+	// Kept from trigger to trigger so that an epoch allocates no more of
+	// them: the sources' wake channels, the idle wait's timer.
+	wake      []<-chan struct{}
+	idleTimer *time.Timer
+	// Also kept: the sources' row counters and operators of an epoch, the
+	// idle trigger's report.
+	inputRows []atomic.Int64
+	inputs    []vector.Operator
+	idle      idleReport
 }
 
 func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
@@ -244,6 +255,39 @@ func (m *microBatch) numPartitions() int {
 type triggerResult struct {
 	ran      bool
 	progress *stream.StreamingQueryProgress
+	// idle, for a trigger that found nothing to do, holds what its report
+	// is built from: Query.record builds it (idleReport.build) only when
+	// it publishes it, at most every noDataProgressInterval, while
+	// ProcessAllAvailable makes an idle trigger after every epoch.
+	idle *idleReport
+}
+
+// idleReport is an idle trigger's report before it is built.
+type idleReport struct {
+	m                *microBatch
+	start, wallStart time.Time
+	elapsed          time.Duration
+	durations        map[string]int64
+}
+
+// build returns the idle trigger's progress report.
+func (r *idleReport) build() *stream.StreamingQueryProgress {
+	return r.m.idleProgress(r.start, r.elapsed, r.durations)
+}
+
+// phaseClock times a trigger's phases (ms, summed per phase name), for
+// its report's durationMs. A method pair instead of a closure per phase:
+// the closures and the variables they captured were a tenth of an empty
+// epoch's allocations.
+type phaseClock struct {
+	durations map[string]int64
+	t         time.Time
+}
+
+func (c *phaseClock) start() { c.t = time.Now() }
+
+func (c *phaseClock) end(phase string) {
+	c.durations[phase] += time.Since(c.t).Milliseconds()
 }
 
 // runTrigger runs one trigger: construct the next batch if needed, then run
@@ -251,38 +295,11 @@ type triggerResult struct {
 func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 	start := m.cfg.Clock.Now()
 	wallStart := time.Now()
-	durations := map[string]int64{}
-	timed := func(phase string, f func() error) error {
-		t := time.Now()
-		err := f()
-		durations[phase] += time.Since(t).Milliseconds()
-		return err
-	}
+	clock := phaseClock{durations: make(map[string]int64, 8)} // the phases and triggerExecution
 	if !m.constructed {
-		var isNew bool
-		err := timed("latestOffset", func() error {
-			for i, src := range m.cfg.Sources {
-				latest, err := src.LatestOffset(ctx)
-				if err != nil {
-					return fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.SourceDescriptions[i], err)
-				}
-				m.latest[i] = latest
-				end := latest
-				if ac, ok := src.(stream.AdmissionControlSource); ok && m.cfg.Trigger.Kind != TriggerOnce {
-					if end, err = ac.LatestOffsetFrom(ctx, m.committed[i]); err != nil {
-						return fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.SourceDescriptions[i], err)
-					}
-				}
-				if m.availableNowTargets != nil {
-					end = m.availableNowTargets[i]
-				}
-				m.available[i] = end
-				if end != nil && !end.Equal(m.committed[i]) {
-					isNew = true
-				}
-			}
-			return nil
-		})
+		clock.start()
+		isNew, err := m.latestOffsets(ctx)
+		clock.end("latestOffset")
 		if err != nil {
 			return triggerResult{}, err
 		}
@@ -297,7 +314,8 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 				}
 			}
 			copy(m.available, m.committed)
-			return triggerResult{progress: m.idleProgress(start, wallStart, durations)}, nil
+			m.idle = idleReport{m: m, start: start, wallStart: wallStart, elapsed: time.Since(wallStart), durations: clock.durations}
+			return triggerResult{idle: &m.idle}, nil
 		}
 		m.batchTimestampMs = m.cfg.Clock.Now().UnixMilli()
 		m.lateWatermarkMs = m.batchWatermarkMs
@@ -305,39 +323,72 @@ func (m *microBatch) runTrigger(ctx context.Context) (triggerResult, error) {
 			m.lateWatermarkMs = 0
 		}
 		m.batchWatermarkMs = m.tracker.global
-		err = timed("walCommit", func() error {
-			seq := checkpoint.OffsetSeq{BatchWatermarkMs: m.batchWatermarkMs, BatchTimestampMs: m.batchTimestampMs, Conf: m.conf}
-			for _, o := range m.available {
-				seq.Offsets = append(seq.Offsets, []byte(o))
-			}
-			add := m.offsets.Add
-			m.planStaged = m.stageOffsets()
-			if m.planStaged {
-				add = m.offsets.Stage
-			}
-			ok, err := add(m.batchID, seq)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Dir())
-			}
-			if m.planStaged {
-				return nil
-			}
-			return m.planDurable(ctx)
-		})
+		clock.start()
+		err = m.writeOffsets(ctx)
+		clock.end("walCommit")
 		if err != nil {
 			return triggerResult{}, err
 		}
 		m.constructed = true
 	}
-	return m.runBatch(ctx, start, wallStart, durations, timed)
+	return m.runBatch(ctx, start, wallStart, &clock)
+}
+
+// latestOffsets asks every source for its latest offset and the end of
+// the next batch (m.latest, m.available), and reports whether any has
+// data past what was committed.
+func (m *microBatch) latestOffsets(ctx context.Context) (isNew bool, err error) {
+	for i, src := range m.cfg.Sources {
+		latest, err := src.LatestOffset(ctx)
+		if err != nil {
+			return false, fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.SourceDescriptions[i], err)
+		}
+		m.latest[i] = latest
+		end := latest
+		if ac, ok := src.(stream.AdmissionControlSource); ok && m.cfg.Trigger.Kind != TriggerOnce {
+			if end, err = ac.LatestOffsetFrom(ctx, m.committed[i]); err != nil {
+				return false, fmt.Errorf("arrowstream: source %s: latest offset: %w", m.cfg.SourceDescriptions[i], err)
+			}
+		}
+		if m.availableNowTargets != nil {
+			end = m.availableNowTargets[i]
+		}
+		m.available[i] = end
+		if end != nil && !end.Equal(m.committed[i]) {
+			isNew = true
+		}
+	}
+	return isNew, nil
+}
+
+// writeOffsets writes (or stages, stageOffsets) the batch's offsets record.
+func (m *microBatch) writeOffsets(ctx context.Context) error {
+	seq := checkpoint.OffsetSeq{BatchWatermarkMs: m.batchWatermarkMs, BatchTimestampMs: m.batchTimestampMs, Conf: m.conf,
+		Offsets: make([]json.RawMessage, 0, len(m.available))}
+	for _, o := range m.available {
+		seq.Offsets = append(seq.Offsets, []byte(o))
+	}
+	add := m.offsets.Add
+	m.planStaged = m.stageOffsets()
+	if m.planStaged {
+		add = m.offsets.Stage
+	}
+	ok, err := add(m.batchID, seq)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("arrowstream: offsets for batch %d already exist in %s: is another query using this checkpoint concurrently?", m.batchID, m.offsets.Dir())
+	}
+	if m.planStaged {
+		return nil
+	}
+	return m.planDurable(ctx)
 }
 
 // runBatch executes the constructed batch, commits it to the sink, the
 // state and the commit log.
-func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, durations map[string]int64, timed func(string, func() error) error) (triggerResult, error) {
+func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, clock *phaseClock) (triggerResult, error) {
 	ep := stream.EpochInfo{
 		ID:               m.batchID,
 		BatchTimestampMs: m.batchTimestampMs,
@@ -348,43 +399,33 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 		NumPartitions:    m.numPartitions(),
 		Conf:             m.conf,
 	}
-	inputRows := make([]atomic.Int64, len(m.cfg.Sources))
-	inputs := make([]vector.Operator, len(m.cfg.Sources))
-	closeInputs := func() {
+	// The counters and the inputs' slice serve every epoch of the run:
+	// the epoch's operators are done with them when runBatch returns.
+	n := len(m.cfg.Sources)
+	if len(m.inputRows) != n {
+		m.inputRows, m.inputs = make([]atomic.Int64, n), make([]vector.Operator, n)
+	}
+	inputRows, inputs := m.inputRows, m.inputs
+	for i := range inputRows {
+		inputRows[i].Store(0)
+		inputs[i] = nil
+	}
+	clock.start()
+	err := m.readInputs(ctx, inputs, inputRows)
+	clock.end("getBatch")
+	if err != nil {
 		for _, in := range inputs {
 			if in != nil {
 				in.Close()
 			}
 		}
-	}
-	err := timed("getBatch", func() error {
-		for i, src := range m.cfg.Sources {
-			var op vector.Operator
-			if m.available[i] != nil && !m.available[i].Equal(m.committed[i]) {
-				var err error
-				op, err = src.Read(ctx, m.committed[i], m.available[i])
-				if err != nil {
-					return fmt.Errorf("arrowstream: source %s: read (%s, %s]: %w", m.cfg.SourceDescriptions[i], m.committed[i], m.available[i], err)
-				}
-			} else {
-				op = emptyInput(src.Schema())
-			}
-			inputs[i] = &countingOperator{Operator: op, rows: &inputRows[i]}
-		}
-		return nil
-	})
-	if err != nil {
-		closeInputs()
 		return triggerResult{}, err
 	}
-	var out vector.Operator
-	err = timed("queryPlanning", func() error {
-		var err error
-		out, err = m.cfg.Exec.Execute(ctx, ep, inputs)
-		return err
-	})
+	clock.start()
+	out, err := m.cfg.Exec.Execute(ctx, ep, inputs)
+	clock.end("queryPlanning")
+	clear(inputs) // Execute owns them now, even on error
 	if err != nil {
-		// Execute owns its inputs even on error.
 		m.cfg.Exec.AbortState(ep)
 		return triggerResult{}, err
 	}
@@ -394,68 +435,108 @@ func (m *microBatch) runBatch(ctx context.Context, start, wallStart time.Time, d
 			return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
 		}
 	}
-	var outputRows atomic.Int64
-	err = timed("addBatch", func() error {
-		// State is committed before the sink sees the epoch (Spark
-		// commits it inside the tasks of the sink's job): the output is
-		// drained first, so that every state read and write of the epoch
-		// has happened, and dropped when any failed. A failure after the
-		// state commit re-runs the epoch from the version it read.
-		if m.cfg.Exec.HasState() {
-			var err error
-			if out, err = commitStateFirst(ctx, m.cfg.Exec, ep, out); err != nil {
-				return err
-			}
-		}
-		if m.planStaged {
-			// The state commit wrote the staged offsets record with
-			// its state record; flush it when it did not (a provider
-			// without the epoch log's state records).
-			err := m.offsets.SegmentLog().Flush()
-			if err == nil {
-				m.planStaged = false
-				err = m.planDurable(ctx)
-			}
-			if err != nil {
-				out.Close()
-				return err
-			}
-		}
-		return m.cfg.Sink.AddBatch(ctx, m.batchID, &countingOperator{Operator: out, rows: &outputRows})
-	})
+	clock.start()
+	outputRows, err := m.addBatch(ctx, ep, out)
+	clock.end("addBatch")
 	if err != nil {
 		m.cfg.Exec.AbortState(ep)
 		return triggerResult{}, fmt.Errorf("arrowstream: epoch %d: %w", m.batchID, err)
 	}
-	err = timed("commitOffsets", func() error {
-		m.tracker.observe(m.cfg.Exec.WatermarkNodes(), sourceEventTime(m.cfg.Sources, m.cfg.Exec.EventTimeStats()))
-		add := m.commits.Add
-		if m.commitWithNext {
-			add = m.commits.AddWithNext
-		}
-		meta := checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global}
-		if sm, ok := m.cfg.Exec.(stateLogMarker); ok {
-			meta.StateLog = sm.StateLogEnd()
-		}
-		ok, err := add(m.batchID, meta)
-		if err != nil {
-			return err
-		}
-		m.idleFlush.staged(time.Now())
-		if !ok {
-			return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Dir())
-		}
-		return nil
-	})
+	clock.start()
+	err = m.commitBatch()
+	clock.end("commitOffsets")
 	if err != nil {
 		return triggerResult{}, err
 	}
-	prog := m.batchProgress(start, wallStart, durations, ep, inputRows, outputRows.Load())
+	prog := m.batchProgress(start, wallStart, clock.durations, ep, inputRows, outputRows)
 	copy(m.committed, m.available)
 	m.batchID++
 	m.constructed = false
 	m.ranBatch = true
 	return triggerResult{ran: true, progress: prog}, nil
+}
+
+// readInputs sets inputs[i] to source i's data of the batch, counting its
+// rows into inputRows[i]. On error the inputs set so far are the caller's
+// to close.
+func (m *microBatch) readInputs(ctx context.Context, inputs []vector.Operator, inputRows []atomic.Int64) error {
+	for i, src := range m.cfg.Sources {
+		var op vector.Operator
+		if m.available[i] != nil && !m.available[i].Equal(m.committed[i]) {
+			var err error
+			op, err = src.Read(ctx, m.committed[i], m.available[i])
+			if err != nil {
+				return fmt.Errorf("arrowstream: source %s: read (%s, %s]: %w", m.cfg.SourceDescriptions[i], m.committed[i], m.available[i], err)
+			}
+		} else {
+			op = emptyInput(src.Schema())
+		}
+		inputs[i] = &countingOperator{Operator: op, rows: &inputRows[i]}
+	}
+	return nil
+}
+
+// addBatch commits the epoch's state (a stateful query) and hands its
+// output to the sink, returning how many rows the sink took.
+func (m *microBatch) addBatch(ctx context.Context, ep stream.EpochInfo, out vector.Operator) (int64, error) {
+	// State is committed before the sink sees the epoch (Spark
+	// commits it inside the tasks of the sink's job): the output is
+	// drained first, so that every state read and write of the epoch
+	// has happened, and dropped when any failed. A failure after the
+	// state commit re-runs the epoch from the version it read.
+	if m.cfg.Exec.HasState() {
+		var err error
+		if out, err = commitStateFirst(ctx, m.cfg.Exec, ep, out); err != nil {
+			return 0, err
+		}
+	}
+	if m.planStaged {
+		// The state commit wrote the staged offsets record with
+		// its state record; flush it when it did not (a provider
+		// without the epoch log's state records).
+		err := m.offsets.SegmentLog().Flush()
+		if err == nil {
+			m.planStaged = false
+			err = m.planDurable(ctx)
+		}
+		if err != nil {
+			out.Close()
+			return 0, err
+		}
+	}
+	counted := &countedOutput{}
+	counted.Operator, counted.countingOperator.rows = out, &counted.rows
+	err := m.cfg.Sink.AddBatch(ctx, m.batchID, counted)
+	return counted.rows.Load(), err
+}
+
+// countedOutput is the sink's input with its row counter, one allocation.
+type countedOutput struct {
+	countingOperator
+	rows atomic.Int64
+}
+
+// commitBatch writes the batch's commit record (or stages it to ride with
+// the next epoch's write, commitWithNext).
+func (m *microBatch) commitBatch() error {
+	m.tracker.observe(m.cfg.Exec.WatermarkNodes(), sourceEventTime(m.cfg.Sources, m.cfg.Exec.EventTimeStats()))
+	add := m.commits.Add
+	if m.commitWithNext {
+		add = m.commits.AddWithNext
+	}
+	meta := checkpoint.CommitMetadata{NextBatchWatermarkMs: m.tracker.global}
+	if sm, ok := m.cfg.Exec.(stateLogMarker); ok {
+		meta.StateLog = sm.StateLogEnd()
+	}
+	ok, err := add(m.batchID, meta)
+	if err != nil {
+		return err
+	}
+	m.idleFlush.staged(time.Now())
+	if !ok {
+		return fmt.Errorf("arrowstream: commit for batch %d already exists in %s: is another query using this checkpoint concurrently?", m.batchID, m.commits.Dir())
+	}
+	return nil
 }
 
 // stageOffsets says whether the batch's offsets record can wait for the

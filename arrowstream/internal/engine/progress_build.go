@@ -20,6 +20,9 @@ func (m *microBatch) batchProgress(start, wallStart time.Time, durations map[str
 	first := m.lastTriggerStart.IsZero()
 	m.lastTriggerStart = start
 	var total int64
+	// The rates of the sources and the total, in one allocation.
+	fl := floats(make([]float64, 0, 2*(len(m.cfg.Sources)+1)))
+	p.Sources = make([]stream.SourceProgress, 0, len(m.cfg.Sources))
 	for i := range m.cfg.Sources {
 		rows := inputRows[i].Load()
 		total += rows
@@ -30,14 +33,14 @@ func (m *microBatch) batchProgress(start, wallStart time.Time, durations map[str
 			LatestOffset: offsetJSON(m.latest[i]),
 			NumInputRows: rows,
 		}
-		sp.InputRowsPerSecond, sp.ProcessedRowsPerSecond = rates(rows, first, sinceLast, elapsed)
+		sp.InputRowsPerSecond, sp.ProcessedRowsPerSecond = fl.rates(rows, first, sinceLast, elapsed)
 		if ms, ok := m.cfg.Sources[i].(stream.MetricsSource); ok {
 			sp.Metrics = ms.Metrics()
 		}
 		p.Sources = append(p.Sources, sp)
 	}
 	p.NumInputRows = total
-	p.InputRowsPerSecond, p.ProcessedRowsPerSecond = rates(total, first, sinceLast, elapsed)
+	p.InputRowsPerSecond, p.ProcessedRowsPerSecond = fl.rates(total, first, sinceLast, elapsed)
 	p.Sink.NumOutputRows = outputRows
 	p.StateOperators = m.cfg.Exec.StateProgress()
 	if p.StateOperators == nil {
@@ -58,14 +61,16 @@ func (m *microBatch) batchProgress(start, wallStart time.Time, durations map[str
 }
 
 // idleProgress reports a trigger that found nothing to do.
-func (m *microBatch) idleProgress(start, wallStart time.Time, durations map[string]int64) *stream.StreamingQueryProgress {
-	durations["triggerExecution"] = time.Since(wallStart).Milliseconds()
+// elapsed is how long the trigger took.
+func (m *microBatch) idleProgress(start time.Time, elapsed time.Duration, durations map[string]int64) *stream.StreamingQueryProgress {
+	durations["triggerExecution"] = elapsed.Milliseconds()
 	p := m.baseProgress(start, durations)
 	p.BatchID = m.batchID
 	p.BatchDuration = durations["triggerExecution"]
 	// As Spark: the last execution's state operators, with the per-trigger
 	// counters zeroed (none before the first epoch of this run).
 	p.StateOperators = []stream.StateOperatorProgress{}
+	p.Sources = make([]stream.SourceProgress, 0, len(m.cfg.Sources))
 	if m.ranBatch {
 		for _, so := range m.cfg.Exec.StateProgress() {
 			so.NumRowsUpdated, so.NumRowsDroppedByWatermark = 0, 0
@@ -102,24 +107,31 @@ func (m *microBatch) baseProgress(start time.Time, durations map[string]int64) *
 	return p
 }
 
+// floats hands out pointers to rates kept in one array: a report's rates
+// are one allocation instead of one each. Its capacity must hold every
+// rate handed out (an append that grew it would move the earlier ones'
+// storage away from the report, harmlessly but wastefully).
+type floats []float64
+
 // rates returns input rows per second (over the time since the previous
 // trigger; omitted for the first) and processed rows per second (over the
-// batch duration, at least 1 ms).
-func rates(rows int64, first bool, sinceLast, batch time.Duration) (*float64, *float64) {
-	var in *float64
+// batch duration, at least 1 ms), kept in f's array.
+func (f *floats) rates(rows int64, first bool, sinceLast, batch time.Duration) (in, proc *float64) {
 	if !first && sinceLast > 0 {
-		in = finite(float64(rows) / sinceLast.Seconds())
+		in = f.finite(float64(rows) / sinceLast.Seconds())
 	}
 	d := max(batch, time.Millisecond)
-	return in, finite(float64(rows) / d.Seconds())
+	return in, f.finite(float64(rows) / d.Seconds())
 }
 
-// finite returns &v, or nil for NaN and infinities (which Spark omits).
-func finite(v float64) *float64 {
+// finite returns a pointer to v kept in f's array, nil for NaN and
+// infinities (which Spark omits).
+func (f *floats) finite(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}
-	return &v
+	*f = append(*f, v)
+	return &(*f)[len(*f)-1]
 }
 
 // offsetJSON embeds an offset as JSON when it parses, else as a string,

@@ -379,7 +379,8 @@ func (q *Query) runOnce(ctx context.Context, m *microBatch) (err error) {
 		triggerStart := m.cfg.Clock.Now()
 		// Taken before the trigger looks for data, so that data added
 		// after that look wakes an idle wait (NotifyingSource).
-		wake := wakeChannels(m.cfg.Sources)
+		m.wake = appendWakeChannels(m.wake[:0], m.cfg.Sources)
+		wake := m.wake
 		var res triggerResult
 		res, err = m.runTrigger(ctx)
 		if err != nil {
@@ -408,18 +409,16 @@ func (q *Query) waitForNextTrigger(ctx context.Context, m *microBatch, start tim
 		}
 		// Idle: poll again after a short real-time delay, or as soon as a
 		// NotifyingSource says data was added.
-		woken, stop := anyClosed(wake)
-		defer stop()
-		t := time.NewTimer(idlePollDelay(m.cfg.Sources))
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-woken:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		// One timer per run, reset for each idle wait (since Go 1.23 a
+		// reset timer delivers no stale tick).
+		d := idlePollDelay(m.cfg.Sources)
+		if m.idleTimer == nil {
+			m.idleTimer = time.NewTimer(d)
+		} else {
+			m.idleTimer.Reset(d)
 		}
+		defer m.idleTimer.Stop()
+		return waitWake(ctx, m.idleTimer.C, wake)
 	}
 	next := time.UnixMilli((start.UnixMilli()/interval.Milliseconds())*interval.Milliseconds() + interval.Milliseconds())
 	if m.cfg.Clock.Now().After(next) {
@@ -443,6 +442,9 @@ func (q *Query) record(seq int64, res triggerResult, now time.Time) {
 			q.lastIdleLog, q.idleLogged = now, true
 			publish = true
 		}
+	}
+	if publish && res.progress == nil && res.idle != nil {
+		res.progress = res.idle.build()
 	}
 	if publish && res.progress != nil {
 		q.recent = append(q.recent, res.progress)

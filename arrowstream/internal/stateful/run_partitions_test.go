@@ -96,3 +96,53 @@ func TestRunEachPartitionRunsActiveOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEachPartitionSmallEpochAllocations: an epoch with no active
+// partition allocates only the error slots, one with a single active
+// partition runs it on the caller with nothing more than the list of
+// active partitions (before: the list, two closures, a counter and a wait
+// group whatever the epoch held; about five allocations).
+func TestRunEachPartitionSmallEpochAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	work := func(int) error { return nil }
+	for _, tc := range []struct {
+		name   string
+		active func(int) bool
+		max    float64
+	}{
+		{"none", func(int) bool { return false }, 1},
+		{"one", func(p int) bool { return p == 3 }, 2},
+	} {
+		got := testing.AllocsPerRun(100, func() { runEachPartition(1, 8, tc.active, work) })
+		if got > tc.max {
+			t.Errorf("%s active: %.0f allocations per call, want at most %.0f", tc.name, got, tc.max)
+		}
+	}
+	var caller bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		id := goroutineID()
+		runEachPartition(1, 8, func(p int) bool { return p == 5 }, func(int) error {
+			caller = goroutineID() == id
+			return nil
+		})
+	}()
+	<-done
+	if !caller {
+		t.Error("the single active partition ran on another goroutine than the caller")
+	}
+}
+
+// goroutineID is the current goroutine's number, from its stack header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := strings.Fields(string(buf))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
+}

@@ -63,19 +63,26 @@ func newStateAccount(mem memory.Allocator, what string) stateAccount {
 }
 
 // lock takes the account's mutex (an account built as a literal in a
-// test has none and is used by one goroutine).
-func (a *stateAccount) lock() func() {
-	if a.mu == nil {
-		return func() {}
+// test has none and is used by one goroutine); unlock releases it. A pair
+// of methods, not a returned unlock function: the method value
+// (a.mu.Unlock) was an allocation per call, a few per epoch.
+func (a *stateAccount) lock() {
+	if a.mu != nil {
+		a.mu.Lock()
 	}
-	a.mu.Lock()
-	return a.mu.Unlock
+}
+
+func (a *stateAccount) unlock() {
+	if a.mu != nil {
+		a.mu.Unlock()
+	}
 }
 
 // set makes the reservation n bytes (growing or shrinking it). On error
 // the reservation is unchanged.
 func (a *stateAccount) set(n int64) error {
-	defer a.lock()()
+	a.lock()
+	defer a.unlock()
 	n = max(n, 0)
 	delta := n - a.held
 	if delta == 0 {
@@ -97,7 +104,8 @@ func (a *stateAccount) grow(delta int64) error {
 	if delta <= 0 {
 		return nil
 	}
-	defer a.lock()()
+	a.lock()
+	defer a.unlock()
 	if a.r != nil {
 		if err := a.r.Reserve(delta); err != nil {
 			return fmt.Errorf("arrowstream: %s would grow to %d bytes within the epoch: %w", a.what, a.held+delta, err)
@@ -109,7 +117,8 @@ func (a *stateAccount) grow(delta int64) error {
 
 // shrink returns up to n bytes of the reservation.
 func (a *stateAccount) shrink(n int64) {
-	defer a.lock()()
+	a.lock()
+	defer a.unlock()
 	n = min(n, a.held)
 	if n <= 0 {
 		return
@@ -122,14 +131,16 @@ func (a *stateAccount) shrink(n int64) {
 
 // bytes is what the account holds.
 func (a *stateAccount) bytes() int64 {
-	defer a.lock()()
+	a.lock()
+	defer a.unlock()
 	return a.held
 }
 
 // release returns everything reserved (the state was dropped or the
 // query stopped).
 func (a *stateAccount) release() {
-	defer a.lock()()
+	a.lock()
+	defer a.unlock()
 	if a.r != nil && a.held != 0 {
 		_ = a.r.Reserve(-a.held)
 	}

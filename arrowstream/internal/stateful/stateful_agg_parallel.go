@@ -68,21 +68,27 @@ func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []
 // goroutine per partition, most of them parked on a semaphore, made an epoch
 // of 200 partitions with a few rows each pay 200 goroutine starts, parks
 // and wake-ups: a large share of a small epoch's CPU.
+//
+// An epoch in which no partition is active (an empty epoch) allocates
+// only the error slots; one in which a single partition is (a small one)
+// runs it on the caller, without a worker closure, counter or goroutine.
 func runEachPartition(opID, n int, active func(p int) bool, work func(p int) error) []error {
 	errs := make([]error, n)
-	parts := make([]int32, 0, n)
+	var parts []int32
 	for p := 0; p < n; p++ {
 		if active(p) {
+			if parts == nil {
+				parts = make([]int32, 0, n-p)
+			}
 			parts = append(parts, int32(p))
 		}
 	}
-	runOne := func(p int) {
-		defer func() {
-			if r := recover(); r != nil {
-				errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, opID, r, debug.Stack())
-			}
-		}()
-		errs[p] = work(p)
+	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	if workers <= 1 {
+		for _, p := range parts {
+			runPartition(opID, int(p), errs, work)
+		}
+		return errs
 	}
 	var next atomic.Int64
 	drain := func() {
@@ -91,10 +97,9 @@ func runEachPartition(opID, n int, active func(p int) bool, work func(p int) err
 			if i >= int64(len(parts)) {
 				return
 			}
-			runOne(int(parts[i]))
+			runPartition(opID, int(parts[i]), errs, work)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(parts))
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
 		wg.Add(1)
@@ -103,11 +108,20 @@ func runEachPartition(opID, n int, active func(p int) bool, work func(p int) err
 			drain()
 		}()
 	}
-	if workers > 0 {
-		drain()
-	}
+	drain()
 	wg.Wait()
 	return errs
+}
+
+// runPartition runs work(p) into errs[p], a panic turned into the
+// partition's error.
+func runPartition(opID, p int, errs []error, work func(p int) error) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs[p] = fmt.Errorf("arrowstream: state partition %d of operator %d panicked: %v\n%s", p, opID, r, debug.Stack())
+		}
+	}()
+	errs[p] = work(p)
 }
 
 // partialStateSpec is the aggregation over partial-state input whose first

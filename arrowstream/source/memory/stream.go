@@ -76,7 +76,7 @@ func (s *Stream) LatestOffsetFrom(_ context.Context, start stream.Offset) (strea
 	if s.maxPerTrigger > 0 && from+s.maxPerTrigger < end {
 		end = from + s.maxPerTrigger
 	}
-	return stream.Offset(strconv.FormatInt(end, 10)), nil
+	return stream.Offset(strconv.AppendInt(nil, end, 10)), nil
 }
 
 // New returns an empty stream of schema.
@@ -112,7 +112,7 @@ func (s *Stream) AddRecords(recs ...arrow.Record) (stream.Offset, error) {
 		close(s.arrived)
 		s.arrived = nil
 	}
-	return stream.Offset(strconv.FormatInt(s.current, 10)), nil
+	return stream.Offset(strconv.AppendInt(nil, s.current, 10)), nil
 }
 
 // AddData appends one block built from rows of Go values (as
@@ -157,7 +157,7 @@ func (s *Stream) LatestOffset(context.Context) (stream.Offset, error) {
 	if s.current < 0 {
 		return nil, nil
 	}
-	return stream.Offset(strconv.FormatInt(s.current, 10)), nil
+	return stream.Offset(strconv.AppendInt(nil, s.current, 10)), nil
 }
 
 // Read implements Source: the blocks start+1 .. end, in order.
