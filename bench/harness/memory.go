@@ -3,7 +3,6 @@ package harness
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"slices"
 	"sync"
@@ -83,7 +82,7 @@ func StartMemoryFor(cfg Config) (*MemoryMeter, error) {
 
 // StartMemory takes the baseline and starts watching the peak.
 func StartMemory() *MemoryMeter {
-	debug.FreeOSMemory()
+	Settle()
 	m := &MemoryMeter{}
 	m.heap.Store(-1)
 	m.baselineHeap = HeapObjects()

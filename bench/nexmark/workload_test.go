@@ -99,3 +99,31 @@ func TestWorkloadsCoverQueries(t *testing.T) {
 		t.Error("empty size accepted")
 	}
 }
+
+// TestEngineCPUCountsTheStop: the engine's CPU figure counts stopping the
+// query after its epochs, which waits for the background snapshots the
+// epochs started (they ran after the last epoch's span before, counted
+// in no figure), and the answer is still read after the stop.
+func TestEngineCPUCountsTheStop(t *testing.T) {
+	if _, ok := harness.ProcessCPU(); !ok {
+		t.Skip("no process CPU time on this platform")
+	}
+	q, _ := lookup("q5")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	batches, err := Generate(mem, Config{Seed: 3, EventRate: tinySize.EventRate}, tinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseBatches(batches)
+	run, err := runEngine(context.Background(), mem, t.TempDir(), q, batches, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.stopCPU <= 0 || run.cpu < run.stopCPU {
+		t.Errorf("engine CPU %v, of which the stop %v: the stop is not counted", run.cpu, run.stopCPU)
+	}
+	if len(run.answer) == 0 {
+		t.Error("no answer read after the stop")
+	}
+}

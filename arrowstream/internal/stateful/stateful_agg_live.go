@@ -308,11 +308,15 @@ func (l *aggLive) close() {
 	l.dropPaneScratch()
 }
 
-// dropPaneScratch closes evictPanes' scratch aggregation, if any.
+// dropPaneScratch closes evictPanes' scratch aggregations, if any.
 func (l *aggLive) dropPaneScratch() {
 	if l.panes.agg != nil {
 		l.panes.agg.Close()
 		l.panes.agg = nil
+	}
+	if l.panes.byKey != nil {
+		l.panes.byKey.Close()
+		l.panes.byKey = nil
 	}
 }
 

@@ -225,6 +225,18 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 // the size the last combination reached instead of growing from the
 // smallest again every epoch; it holds no group between calls.
 func (s *statefulAggregate) combinePanes(ctx context.Context, st arrow.Record, take []int32, starts, ends []arrow.Timestamp) (arrow.Record, error) {
+	if out, ok, err := s.combineByEnd(ctx, st, take, ends); ok || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
+		}
+		return out, nil
+	}
+	return s.combineByWindow(ctx, st, take, starts, ends)
+}
+
+// combineByWindow is combinePanes over the rows expanded into their
+// windows, merged by all keys (the window one of them).
+func (s *statefulAggregate) combineByWindow(ctx context.Context, st arrow.Record, take []int32, starts, ends []arrow.Timestamp) (arrow.Record, error) {
 	rows, err := vector.TakeRecord(s.mem, st, take)
 	if err != nil {
 		return nil, err
@@ -292,12 +304,18 @@ type paneScratch struct {
 	agg          *vector.LiveAggregate
 	take, gone   []int32
 	starts, ends []arrow.Timestamp
+	// byKey is combineByEnd's aggregation (the layout without the
+	// window column), noByKey set when that layout does not bind; sel
+	// its row selection when an epoch emits several window ends.
+	byKey   *vector.LiveAggregate
+	noByKey bool
+	sel     []int32
 }
 
-// bytes is the Go heap of the selections (the aggregation reserves its
+// bytes is the Go heap of the selections (the aggregations reserve their
 // own through the allocator).
 func (p *paneScratch) bytes() int64 {
-	return int64(cap(p.take)+cap(p.gone))*4 + int64(cap(p.starts)+cap(p.ends))*8
+	return int64(cap(p.take)+cap(p.gone)+cap(p.sel))*4 + int64(cap(p.starts)+cap(p.ends))*8
 }
 
 // removeGroups deletes groups from the live state and the stores.
