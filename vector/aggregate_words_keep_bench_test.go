@@ -17,7 +17,6 @@ import (
 // the slots, at 62-71 against 20-31 CPU ns per dropped group for the
 // rehash: walking all 64K slots costs more than placing 10K groups again.)
 //
-//
 //	go test -run '^$' -bench WordsKeepGroups ./vector/
 func BenchmarkWordsKeepGroups(b *testing.B) {
 	mem := memory.NewGoAllocator()
