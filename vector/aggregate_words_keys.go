@@ -22,6 +22,12 @@ import (
 // (LiveAggregate.EncodeKeys), in the order asked for. Its slices are
 // reused by the next EncodeKeys.
 type GroupKeys struct {
+	// NoHashes, set by the caller before EncodeKeys, leaves the
+	// KeyEncoder hashes out (Hash must not be called then): a caller that
+	// places keys by Spark's hash alone does not read them, and they were
+	// a third of the encoding's work.
+	NoHashes bool
+
 	buf    []byte
 	offs   []int32
 	hashes []uint64
@@ -32,7 +38,7 @@ type GroupKeys struct {
 }
 
 // Len is the number of keys of the last EncodeKeys.
-func (k *GroupKeys) Len() int { return len(k.hashes) }
+func (k *GroupKeys) Len() int { return max(len(k.offs)-1, 0) }
 
 // Key returns key i's bytes: a view, valid until the next EncodeKeys.
 func (k *GroupKeys) Key(i int) []byte { return k.buf[k.offs[i]:k.offs[i+1]] }
@@ -183,7 +189,11 @@ func (g *wordsGrouper) encodeKeys(gids []int32, sparkCols []int, out *GroupKeys)
 	}
 	offs[n] = int32(total)
 	out.buf = grow(out.buf, total)[:total]
-	out.hashes = grow(out.hashes, n)[:n]
+	hashed := !out.NoHashes
+	out.hashes = out.hashes[:0]
+	if hashed {
+		out.hashes = grow(out.hashes, n)[:n]
+	}
 	out.pos = grow(out.pos, n)[:n]
 	buf, h, pos := out.buf, out.hashes, out.pos
 	copy(pos, offs[:n])
@@ -206,20 +216,30 @@ func (g *wordsGrouper) encodeKeys(gids []int32, sparkCols []int, out *GroupKeys)
 		}
 		col = l.col
 		if anyNull&hide == 0 && widths[i] == 8 {
-			writeWords8(buf, pos, h, tuples, ids, nw, i)
+			if hashed {
+				writeWords8(buf, pos, h, tuples, ids, nw, i)
+			} else {
+				writeWords8Bytes(buf, pos, tuples, ids, nw, i)
+			}
 			continue
 		}
 		w := widths[i]
 		for r, id := range ids {
 			p := pos[r]
 			if nullw[r]&hide != 0 {
-				buf[p], pos[r], h[r] = 0, p+1, mixIn(h[r], nullHash)
+				buf[p], pos[r] = 0, p+1
+				if hashed {
+					h[r] = mixIn(h[r], nullHash)
+				}
 				continue
 			}
 			v := tuples[int(id)*nw+i]
 			buf[p] = 1
 			putWord(buf[p+1:p+1+int32(w)], v)
-			pos[r], h[r] = p+1+int32(w), mixIn(h[r], hashWord(v, w))
+			pos[r] = p + 1 + int32(w)
+			if hashed {
+				h[r] = mixIn(h[r], hashWord(v, w))
+			}
 		}
 	}
 	for r := range h {
@@ -243,6 +263,16 @@ func writeWords8(buf []byte, pos []int32, h []uint64, tuples []uint64, ids []int
 		buf[p] = 1
 		binary.LittleEndian.PutUint64(buf[p+1:p+9], v)
 		pos[r], h[r] = p+9, mixIn(h[r], hashWord(v, 8))
+	}
+}
+
+// writeWords8Bytes is writeWords8 without the hashes (GroupKeys.NoHashes).
+func writeWords8Bytes(buf []byte, pos []int32, tuples []uint64, ids []int32, nw, i int) {
+	for r, id := range ids[:len(pos)] {
+		p := pos[r]
+		buf[p] = 1
+		binary.LittleEndian.PutUint64(buf[p+1:p+9], tuples[int(id)*nw+i])
+		pos[r] = p + 9
 	}
 }
 

@@ -42,6 +42,14 @@ func BenchmarkGroupKeys(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpuNanos()-cpu0)/float64(b.N*len(gids)), "cpu-ns/key")
 	})
+	b.Run("words-nohash", func(b *testing.B) { // GroupKeys.NoHashes: Spark's hash alone
+		out := GroupKeys{NoHashes: true}
+		cpu0 := cpuNanos()
+		for b.Loop() {
+			g.encodeKeys(gids, all, &out)
+		}
+		b.ReportMetric(float64(cpuNanos()-cpu0)/float64(b.N*len(gids)), "cpu-ns/key")
+	})
 	b.Run("columns", func(b *testing.B) {
 		spark := make([]int32, len(gids))
 		cpu0 := cpuNanos()

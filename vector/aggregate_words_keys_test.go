@@ -207,6 +207,21 @@ func checkGroupKeys(t *testing.T, mem memory.Allocator, g *wordsGrouper, enc *Ke
 			t.Fatalf("group %d (row %d): Spark hash of %v %d, HashRows' %d", gid, i, sparkCols, out.SparkHash(i), spark[i])
 		}
 	}
+	// The same keys without the encoder's hashes (the buffers reused).
+	out.NoHashes = true
+	defer func() { out.NoHashes = false }()
+	g.encodeKeys(gids, sparkCols, out)
+	if out.Len() != len(gids) || out.EncodedBytes() != enc.EncodedBytes() {
+		t.Fatalf("NoHashes: %d keys of %d bytes, want %d of %d", out.Len(), out.EncodedBytes(), len(gids), enc.EncodedBytes())
+	}
+	for i, gid := range gids {
+		if !bytes.Equal(out.Key(i), enc.Key(i)) {
+			t.Fatalf("NoHashes: group %d (row %d): key %x, the encoder's %x", gid, i, out.Key(i), enc.Key(i))
+		}
+		if spark != nil && out.SparkHash(i) != spark[i] {
+			t.Fatalf("NoHashes: group %d (row %d): Spark hash %d, HashRows' %d", gid, i, out.SparkHash(i), spark[i])
+		}
+	}
 }
 
 // TestLiveAggregateEncodeKeys: EncodeKeys encodes a words-keyed live

@@ -209,7 +209,8 @@ func (s *statefulAggregate) Execute(ctx context.Context, ep Epoch, input vector.
 	var changed arrow.Record
 	if (s.mode != stream.Update || direct != nil) && s.log.on() {
 		// Only the log reads the changed groups, and it keeps their keys:
-		// their values alone are gathered.
+		// their values alone are gathered, in id order (sortDirty).
+		live.sortDirty()
 		if err := s.logChangedValues(); err != nil {
 			return nil, err
 		}

@@ -72,9 +72,61 @@ func (k *storeKeys) of(g int32) []byte {
 }
 
 // remap carries the kept keys over a renumbering (remap: the new id of
-// every old one, -1 for a dropped group) into a new arena that holds only
-// the kept groups' keys.
+// every old one, -1 for a dropped group; the kept groups in their old
+// order, so new ids never pass old ones) so that the arena holds only the
+// kept groups' keys. It moves them down in place, arena and bounds, when
+// the arena holds the keys in id order, as a state grown by its epochs
+// does (each epoch keeps its new groups' keys, in id order, after the
+// ones before): a windowed aggregation renumbers about every epoch, and a
+// fresh arena each time, half the size and grown again by the next
+// epoch's keys, was a copy of every key twice. Otherwise (keys kept in
+// another order, as after a restart) into a fresh arena.
 func (k *storeKeys) remap(remap []int32, groups int) {
+	if !k.inIDOrder(remap) {
+		k.remapFresh(remap, groups)
+		return
+	}
+	end := uint32(0) // the arena's bytes kept so far
+	for old, g := range remap {
+		if g < 0 || int(g) >= len(k.keyEnd) {
+			continue
+		}
+		if old >= len(k.keyEnd) { // not kept
+			k.keyStart[g], k.keyEnd[g] = 0, 0
+			continue
+		}
+		s, e := k.keyStart[old], k.keyEnd[old]
+		if e == 0 {
+			k.keyStart[g], k.keyEnd[g] = 0, 0
+			continue
+		}
+		copy(k.arena[end:], k.arena[s:e])
+		k.keyStart[g], k.keyEnd[g] = end, end+e-s
+		end += e - s
+	}
+	k.arena = k.arena[:end]
+	k.keyStart = cutTo(k.keyStart, groups)
+	k.keyEnd = cutTo(k.keyEnd, groups)
+}
+
+// inIDOrder reports whether the kept keys of the groups remap keeps lie
+// in the arena in id order, so that remap can move them down in place.
+func (k *storeKeys) inIDOrder(remap []int32) bool {
+	last := uint32(0)
+	for old := range min(len(remap), len(k.keyEnd)) {
+		if remap[old] < 0 || k.keyEnd[old] == 0 {
+			continue
+		}
+		if k.keyStart[old] < last {
+			return false
+		}
+		last = k.keyEnd[old]
+	}
+	return true
+}
+
+// remapFresh is remap into a new arena.
+func (k *storeKeys) remapFresh(remap []int32, groups int) {
 	arena := make([]byte, 0, len(k.arena)/2)
 	start, end := make([]uint32, groups), make([]uint32, groups)
 	for old, g := range remap {
@@ -86,6 +138,16 @@ func (k *storeKeys) remap(remap []int32, groups int) {
 		end[g] = uint32(len(arena))
 	}
 	k.arena, k.keyStart, k.keyEnd = arena, start, end
+}
+
+// cutTo makes s n elements long: cut, the elements past n zeroed (a
+// later growTo extends from zero), or extended with zeros.
+func cutTo[T any](s []T, n int) []T {
+	if n >= len(s) {
+		return growTo(s, n)
+	}
+	clear(s[n:])
+	return s[:n]
 }
 
 // bytes is the Go-heap memory of the kept keys.

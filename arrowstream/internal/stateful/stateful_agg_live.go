@@ -36,7 +36,10 @@ type aggLive struct {
 	// added: by dirty entry, the group was not live before this epoch
 	// (a new id, or a deleted group whose key came back).
 	added []bool
-	gone  []bool // by group: deleted (dead) in the aggregate
+	// addedBits is sortDirty's scratch (by group: added), kept for its
+	// capacity (stateful_agg_dirty.go).
+	addedBits []uint64
+	gone      []bool // by group: deleted (dead) in the aggregate
 	// empty is the state record of an epoch that changed no group
 	// (changedState); nil until one did.
 	empty arrow.Record
@@ -250,33 +253,45 @@ func (l *aggLive) compact(ctx context.Context) error {
 			return fmt.Errorf("arrowstream: live aggregation state: open pane group %d was deleted", g)
 		}
 	}
+	// The by-group slices are renumbered in place (a windowed
+	// aggregation compacts about every epoch; fresh ones were allocated
+	// and grown back each time).
 	n := l.agg.NumGroups()
-	indexed := make([]bool, n)
-	for old, g := range remap {
-		if g >= 0 && old < len(l.indexed) {
-			indexed[g] = l.indexed[old]
-		}
-	}
-	l.indexed = indexed
-	partOf := make([]int32, n)
-	for old, g := range remap {
-		if g >= 0 && old < len(l.partOf) {
-			partOf[g] = l.partOf[old]
-		}
-	}
-	l.partOf = partOf
+	l.indexed = remapIn(l.indexed, remap, n)
+	l.partOf = remapIn(l.partOf, remap, n)
 	l.keys.remap(remap, n)
-	l.touched = make([]uint32, n)
-	l.gone = make([]bool, n) // the dead groups are gone
+	clear(l.touched) // stamps restart at 0
+	l.touched = cutTo(l.touched, n)
+	clear(l.gone) // the dead groups are gone
+	l.gone = cutTo(l.gone, n)
 	l.stamp, l.dirty, l.added = 0, l.dirty[:0], l.added[:0]
 	return nil
+}
+
+// remapIn carries s, by group, over a renumbering (remap: the new id of
+// every old one, -1 for a dropped group; kept groups keep their order, so
+// a new id is never past its old one and a forward pass moves each value
+// down before anything overwrites it) and cuts it to n groups. Groups
+// past len(s) hold the zero value.
+func remapIn[T any](s []T, remap []int32, n int) []T {
+	var zero T
+	for old, g := range remap {
+		switch {
+		case g < 0 || int(g) >= len(s):
+		case old < len(s):
+			s[g] = s[old]
+		default:
+			s[g] = zero
+		}
+	}
+	return cutTo(s, n)
 }
 
 // heapBytes is the Go-heap memory of the live state.
 func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
-		int64(cap(l.added)) + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
+		int64(cap(l.added)) + int64(cap(l.addedBits))*8 + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
 		l.panes.bytes() + l.logged.bytes()
 }
 

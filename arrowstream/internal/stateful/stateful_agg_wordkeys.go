@@ -22,6 +22,9 @@ func (s *statefulAggregate) encodeNewKeys(gids []int32) (bool, []arrow.Array, er
 			sparkCols = l.logged.allCols(len(c.cols))
 		}
 	}
+	// Partitioned by Spark's hash (ofGroup), the encoder's hashes go
+	// unread.
+	l.logged.words.NoHashes = sparkCols != nil
 	ok, err := l.agg.EncodeKeys(c.enc, gids, sparkCols, &l.logged.words)
 	if err != nil || ok {
 		return ok, nil, err
