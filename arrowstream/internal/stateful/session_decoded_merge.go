@@ -1,0 +1,286 @@
+package stateful
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
+
+// The decoded sessions' merge (session_decoded.go) works on the epoch's
+// rows as whole columns, by row number across the epoch's records: one
+// pass finds each row's key and writes its number, a counting sort of
+// the row numbers by key (each key's run then sorted by start where the
+// input was not) gives every key its new rows, and the sweep over a
+// key's stored sessions and new rows writes each row's session id and
+// group in place. The sort moves 4-byte row numbers, not a copy of each
+// row's bounds and place (an earlier version built and sorted a 24-byte
+// reference per row, and wrote back through a slice per record); the
+// bounds are read from the records' columns.
+
+// epochRows is the epoch's partial rows' session bounds by row number
+// across the records, and where each record's rows begin.
+type epochRows struct {
+	starts, ends []arrow.Timestamp
+	from         []int // by record: its first row number; then the total
+}
+
+// rowsOf returns the bounds of the partial rows of partials (session
+// column sk) by row number: the single record's own columns, or, for
+// several records, their concatenation into the scratch buf.
+func rowsOf(partials []arrow.Record, sk int, buf []arrow.Timestamp) (epochRows, []arrow.Timestamp) {
+	er := epochRows{from: make([]int, 0, len(partials)+1)}
+	total := 0
+	for _, rec := range partials {
+		er.from = append(er.from, total)
+		total += int(rec.NumRows())
+	}
+	er.from = append(er.from, total)
+	if len(partials) == 1 {
+		er.starts, er.ends = sessionBounds(partials[0], sk)
+		return er, buf
+	}
+	buf = slices.Grow(buf[:0], 2*total)[:2*total]
+	er.starts, er.ends = buf[:total:total], buf[total:]
+	for ri, rec := range partials {
+		st, en := sessionBounds(rec, sk)
+		copy(er.starts[er.from[ri]:], st)
+		copy(er.ends[er.from[ri]:], en)
+	}
+	return er, buf
+}
+
+// numberKeys writes the number of every row's key (by row number) to
+// d.rowKey and returns the touched keys by number: one lookup per row
+// finds the key's sessions (by its word when fixed-width), a key the
+// epoch has not met yet gets the next number (its stamp), and a key
+// without open sessions gets its entry.
+func (s *statefulSessionWindow) numberKeys(d *sessionDecoded, partials []arrow.Record, er epochRows) ([]*keySessions, error) {
+	n := len(s.state.stores)
+	owners := d.owners[:0]
+	d.rowKey = slices.Grow(d.rowKey[:0], er.from[len(partials)])[:er.from[len(partials)]]
+	c := s.keyCodec
+	for ri, rec := range partials {
+		if err := c.encode(rec); err != nil {
+			return nil, err
+		}
+		keyOf := d.rowKey[er.from[ri]:er.from[ri+1]]
+		fixed := len(c.cols) > 0 && c.enc.IsFixed()
+		var words []uint64
+		if fixed {
+			words = c.enc.Fixed()
+		}
+		for i := range keyOf {
+			var ks *keySessions
+			switch {
+			case fixed && c.enc.HasNull(i):
+				ks = d.nullKey
+			case fixed:
+				ks = d.fixed[words[i]]
+			default:
+				ks = d.keys[string(c.at(i))]
+			}
+			if ks == nil {
+				ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, n))}
+				d.addKey(ks)
+			}
+			if ks.stamp != d.stamp {
+				ks.num = int32(len(owners))
+				owners = append(owners, ks)
+				d.touch(ks)
+			}
+			keyOf[i] = ks.num
+		}
+	}
+	d.owners = owners
+	return owners, nil
+}
+
+// orderByKey sorts the row numbers by key (a counting sort: d.at[k] to
+// d.at[k+1] are key k's rows in d.order), each key's rows by start, ties
+// in row order (the order first and last see).
+func (d *sessionDecoded) orderByKey(nKeys int, starts []arrow.Timestamp) []int32 {
+	rows := len(d.rowKey)
+	d.at = slices.Grow(d.at[:0], nKeys+1)[:nKeys+1]
+	clear(d.at)
+	at := d.at
+	for _, k := range d.rowKey {
+		at[k+1]++
+	}
+	for k := 1; k <= nKeys; k++ {
+		at[k] += at[k-1]
+	}
+	d.next = slices.Grow(d.next[:0], nKeys)[:nKeys]
+	next := d.next
+	copy(next, at[:nKeys])
+	d.order = slices.Grow(d.order[:0], rows)[:rows]
+	order := d.order
+	for r, k := range d.rowKey {
+		order[next[k]] = int32(r)
+		next[k]++
+	}
+	byStart := func(a, b int32) int { return cmp.Compare(starts[a], starts[b]) }
+	for k := 0; k < nKeys; k++ {
+		run := order[at[k]:at[k+1]]
+		if len(run) > 1 && !rowsSortedByStart(run, starts) {
+			slices.SortStableFunc(run, byStart)
+		}
+	}
+	return order
+}
+
+// rowsSortedByStart reports whether the rows run are in start order.
+func rowsSortedByStart(run []int32, starts []arrow.Timestamp) bool {
+	prev := starts[run[0]]
+	for _, r := range run[1:] {
+		if starts[r] < prev {
+			return false
+		}
+		prev = starts[r]
+	}
+	return true
+}
+
+// mergeDecoded folds the epoch's partial rows (borrowed) into the decoded
+// sessions; the save logs the touched keys' sessions.
+func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arrow.Record) error {
+	d := s.index.dec
+	var er epochRows
+	er, d.bounds = rowsOf(partials, s.sk, d.bounds)
+	rows := er.from[len(partials)]
+	if rows == 0 {
+		return nil // an empty epoch: not even the numbering's maps are cleared
+	}
+	owners, err := s.numberKeys(d, partials, er)
+	if err != nil {
+		return err
+	}
+	defer clear(d.owners) // no key kept alive by the scratch
+	nKeys := len(owners)
+	order := d.orderByKey(nKeys, er.starts)
+	starts, ends := er.starts, er.ends
+
+	// Place every new row in its key's sessions: per key, a sweep over
+	// its stored sessions and its new rows, both by start. Each row gets
+	// its session's id and group (-1: a new session's, made below).
+	d.sids = slices.Grow(d.sids[:0], rows)[:rows]
+	d.rowGids = slices.Grow(d.rowGids[:0], rows)[:rows]
+	sids, rowGids := d.sids, d.rowGids
+	var absorbed []int32 // groups of stored sessions merged into another
+	var into []int64     // the session id each is merged into
+	var intoGids []int32 // and its group
+	firstNew := d.nextSid
+	for k := 0; k < nKeys; k++ {
+		ks := owners[k]
+		newRows := order[d.at[k]:d.at[k+1]]
+		old := ks.list
+		merged := d.merged[:0]
+		i, j := 0, 0
+		for i < len(old) || j < len(newRows) {
+			// The cluster starts at the earlier of the next stored
+			// session and the next new row.
+			var cur liveSession
+			stored := i < len(old) && (j >= len(newRows) || old[i].start <= int64(starts[newRows[j]]))
+			if stored {
+				cur = old[i]
+				i++
+			} else {
+				r := newRows[j]
+				cur = liveSession{start: int64(starts[r]), end: int64(ends[r]), sid: -1, gid: -1}
+			}
+			firstRow := j
+			if !stored {
+				j++
+			}
+			for {
+				if i < len(old) && old[i].start <= cur.end && (j >= len(newRows) || old[i].start <= int64(starts[newRows[j]])) {
+					if cur.sid < 0 {
+						// The first stored session of the cluster
+						// takes the new rows before it.
+						cur.sid, cur.gid = old[i].sid, old[i].gid
+					} else {
+						absorbed = append(absorbed, old[i].gid)
+						into = append(into, cur.sid)
+						intoGids = append(intoGids, cur.gid)
+					}
+					cur.end = max(cur.end, old[i].end)
+					i++
+					continue
+				}
+				if j < len(newRows) && int64(starts[newRows[j]]) <= cur.end {
+					cur.end = max(cur.end, int64(ends[newRows[j]]))
+					j++
+					continue
+				}
+				break
+			}
+			if cur.sid < 0 {
+				cur.sid = d.nextSid
+				d.nextSid++
+			}
+			for _, r := range newRows[firstRow:j] {
+				sids[r] = cur.sid
+				rowGids[r] = cur.gid // -1 for a new session
+			}
+			merged = append(merged, cur)
+		}
+		s.index.count += int64(len(merged) - len(old))
+		ks.list = append(ks.list[:0], merged...)
+		d.merged = merged
+	}
+
+	// Stored sessions bridged by a new row go into the earliest one
+	// first, then the new rows, record by record in input order. The
+	// sweep knows every stored session's group: only the new sessions'
+	// groups are made (one probe each), and the rows are folded into
+	// their groups without a lookup of their session id.
+	if len(absorbed) > 0 {
+		st, err := d.agg.State(absorbed)
+		if err != nil {
+			return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+		}
+		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
+		st.Release()
+		err = d.agg.MergeAt(ctx, rec, intoGids)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+		}
+		d.agg.Delete(absorbed)
+	}
+	newGids, err := d.newGroups(ctx, s, firstNew)
+	if err != nil {
+		return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+	}
+	for r, g := range rowGids {
+		if g < 0 {
+			rowGids[r] = newGids[sids[r]-firstNew]
+		}
+	}
+	for ri, rec := range partials {
+		lo, hi := er.from[ri], er.from[ri+1]
+		if lo == hi {
+			continue
+		}
+		in := d.sidRecord(s.mem, sids[lo:hi], rec.Columns()[s.nKeys:])
+		err := d.agg.MergeAt(ctx, in, rowGids[lo:hi])
+		in.Release()
+		if err != nil {
+			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
+		}
+	}
+	for _, ks := range owners {
+		for i := range ks.list {
+			if sid := ks.list[i].sid; sid >= firstNew {
+				ks.list[i].gid = newGids[sid-firstNew]
+			}
+		}
+		if s.indexed() {
+			s.index.arm(ks)
+		}
+		s.progress.NumRowsUpdated += int64(len(ks.list))
+	}
+	return nil
+}
