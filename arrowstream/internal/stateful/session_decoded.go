@@ -35,7 +35,11 @@ import (
 // after a restart or an aborted epoch, so it always mirrors the index's
 // version.
 type sessionDecoded struct {
-	agg    *vector.LiveAggregate
+	agg *vector.LiveAggregate
+	// raw folds the epoch's input rows straight into their sessions'
+	// groups (nil when an aggregate's state cannot take input rows:
+	// first, last, approx_count_distinct; those merge partial rows).
+	raw    *vector.LiveRawAt
 	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
 	// The keys' sessions by key: in keys, or, when the key codec's
 	// encoding is fixed-width, in fixed by the key's word and nullKey for
@@ -175,6 +179,9 @@ func (s *statefulSessionWindow) newSessionDecoded() *sessionDecoded {
 		return nil
 	}
 	d := &sessionDecoded{agg: agg, schema: schema, keys: map[string]*keySessions{}}
+	if raw, ok, err := agg.RawAt(s.input, s.spec.GroupBy); err == nil && ok {
+		d.raw = raw
+	}
 	if len(s.keyCodec.cols) > 0 && s.keyCodec.enc.IsFixed() {
 		d.fixed = map[uint64]*keySessions{}
 	}

@@ -20,34 +20,102 @@ import (
 // reference per row, and wrote back through a slice per record); the
 // bounds are read from the records' columns.
 
-// epochRows is the epoch's partial rows' session bounds by row number
-// across the records, and where each record's rows begin.
-type epochRows struct {
-	starts, ends []arrow.Timestamp
-	from         []int // by record: its first row number; then the total
+// sessionBatch is one record of the epoch's rows for the decoded merge:
+// input rows folded straight into their groups (raw), or partial rows
+// merged into them; keys are the rows' grouping keys in the partial
+// layout's order (the session among them at sk). It owns both.
+type sessionBatch struct {
+	rec  arrow.Record
+	keys []arrow.Array
+	raw  bool
 }
 
-// rowsOf returns the bounds of the partial rows of partials (session
-// column sk) by row number: the single record's own columns, or, for
-// several records, their concatenation into the scratch buf.
-func rowsOf(partials []arrow.Record, sk int, buf []arrow.Timestamp) (epochRows, []arrow.Timestamp) {
-	er := epochRows{from: make([]int, 0, len(partials)+1)}
+func releaseSessionBatches(bs []sessionBatch) {
+	for _, b := range bs {
+		b.rec.Release()
+		releaseArrays(b.keys)
+	}
+}
+
+// sessionBatches turns the epoch's input records (consumed) into the
+// decoded merge's batches: the input rows themselves with their
+// evaluated grouping keys when the aggregates take input rows (no
+// partial row per input row), else their partial rows.
+func (s *statefulSessionWindow) sessionBatches(ctx context.Context, schema *arrow.Schema, recs []arrow.Record) ([]sessionBatch, error) {
+	if raw := s.index.dec.raw; raw != nil {
+		out := make([]sessionBatch, 0, len(recs))
+		ok := true
+		for _, rec := range recs {
+			keys, err := raw.Keys(ctx, rec)
+			if err != nil {
+				releaseSessionBatches(out)
+				releaseRecords(recs[len(out):])
+				return nil, fmt.Errorf("arrowstream: session keys of operator %d: %w", s.opID, err)
+			}
+			for i, k := range keys {
+				// The keys must come in the layout's types (the key
+				// codec's); a column of another encoding goes the
+				// partial way, which converts it.
+				if !arrow.TypeEqual(k.DataType(), s.partialSchema.Field(i).Type) {
+					ok = false
+				}
+			}
+			if !ok {
+				releaseArrays(keys)
+				break
+			}
+			out = append(out, sessionBatch{rec: rec, keys: keys, raw: true})
+		}
+		if ok {
+			return out, nil
+		}
+		for _, b := range out { // the records go the partial way
+			releaseArrays(b.keys)
+		}
+	}
+	partials, err := s.partials(ctx, schema, recs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sessionBatch, len(partials))
+	for i, p := range partials {
+		keys := slices.Clone(p.Columns()[:s.nKeys])
+		for _, k := range keys {
+			k.Retain()
+		}
+		out[i] = sessionBatch{rec: p, keys: keys}
+	}
+	return out, nil
+}
+
+// epochRows is the epoch's rows' session bounds by row number across
+// the batches, and where each batch's rows begin.
+type epochRows struct {
+	starts, ends []arrow.Timestamp
+	from         []int // by batch: its first row number; then the total
+}
+
+// rowsOf returns the session bounds (key sk) of the batches' rows by row
+// number: the single batch's own columns, or, for several, their
+// concatenation into the scratch buf.
+func rowsOf(batches []sessionBatch, sk int, buf []arrow.Timestamp) (epochRows, []arrow.Timestamp) {
+	er := epochRows{from: make([]int, 0, len(batches)+1)}
 	total := 0
-	for _, rec := range partials {
+	for _, b := range batches {
 		er.from = append(er.from, total)
-		total += int(rec.NumRows())
+		total += int(b.rec.NumRows())
 	}
 	er.from = append(er.from, total)
-	if len(partials) == 1 {
-		er.starts, er.ends = sessionBounds(partials[0], sk)
+	if len(batches) == 1 {
+		er.starts, er.ends, _ = windowBounds(batches[0].keys[sk])
 		return er, buf
 	}
 	buf = slices.Grow(buf[:0], 2*total)[:2*total]
 	er.starts, er.ends = buf[:total:total], buf[total:]
-	for ri, rec := range partials {
-		st, en := sessionBounds(rec, sk)
-		copy(er.starts[er.from[ri]:], st)
-		copy(er.ends[er.from[ri]:], en)
+	for bi, b := range batches {
+		st, en, _ := windowBounds(b.keys[sk])
+		copy(er.starts[er.from[bi]:], st)
+		copy(er.ends[er.from[bi]:], en)
 	}
 	return er, buf
 }
@@ -57,13 +125,18 @@ func rowsOf(partials []arrow.Record, sk int, buf []arrow.Timestamp) (epochRows, 
 // finds the key's sessions (by its word when fixed-width), a key the
 // epoch has not met yet gets the next number (its stamp), and a key
 // without open sessions gets its entry.
-func (s *statefulSessionWindow) numberKeys(d *sessionDecoded, partials []arrow.Record, er epochRows) ([]*keySessions, error) {
+func (s *statefulSessionWindow) numberKeys(d *sessionDecoded, batches []sessionBatch, er epochRows) ([]*keySessions, error) {
 	n := len(s.state.stores)
 	owners := d.owners[:0]
-	d.rowKey = slices.Grow(d.rowKey[:0], er.from[len(partials)])[:er.from[len(partials)]]
+	rows := er.from[len(batches)]
+	d.rowKey = slices.Grow(d.rowKey[:0], rows)[:rows]
 	c := s.keyCodec
-	for ri, rec := range partials {
-		if err := c.encode(rec); err != nil {
+	cols := make([]arrow.Array, len(s.groupCols))
+	for ri, b := range batches {
+		for i, col := range s.groupCols {
+			cols[i] = b.keys[col]
+		}
+		if err := c.encodeCols(cols); err != nil {
 			return nil, err
 		}
 		keyOf := d.rowKey[er.from[ri]:er.from[ri+1]]
@@ -143,17 +216,17 @@ func rowsSortedByStart(run []int32, starts []arrow.Timestamp) bool {
 	return true
 }
 
-// mergeDecoded folds the epoch's partial rows (borrowed) into the decoded
+// mergeDecoded folds the epoch's rows (borrowed) into the decoded
 // sessions; the save logs the touched keys' sessions.
-func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arrow.Record) error {
+func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, batches []sessionBatch) error {
 	d := s.index.dec
 	var er epochRows
-	er, d.bounds = rowsOf(partials, s.sk, d.bounds)
-	rows := er.from[len(partials)]
+	er, d.bounds = rowsOf(batches, s.sk, d.bounds)
+	rows := er.from[len(batches)]
 	if rows == 0 {
 		return nil // an empty epoch: not even the numbering's maps are cleared
 	}
-	owners, err := s.numberKeys(d, partials, er)
+	owners, err := s.numberKeys(d, batches, er)
 	if err != nil {
 		return err
 	}
@@ -259,14 +332,18 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arr
 			rowGids[r] = newGids[sids[r]-firstNew]
 		}
 	}
-	for ri, rec := range partials {
-		lo, hi := er.from[ri], er.from[ri+1]
+	for bi, b := range batches {
+		lo, hi := er.from[bi], er.from[bi+1]
 		if lo == hi {
 			continue
 		}
-		in := d.sidRecord(s.mem, sids[lo:hi], rec.Columns()[s.nKeys:])
-		err := d.agg.MergeAt(ctx, in, rowGids[lo:hi])
-		in.Release()
+		if b.raw {
+			err = d.raw.UpdateAt(ctx, b.rec, rowGids[lo:hi])
+		} else {
+			in := d.sidRecord(s.mem, sids[lo:hi], b.rec.Columns()[s.nKeys:])
+			err = d.agg.MergeAt(ctx, in, rowGids[lo:hi])
+			in.Release()
+		}
 		if err != nil {
 			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
 		}
