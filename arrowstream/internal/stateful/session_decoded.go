@@ -48,8 +48,12 @@ type sessionDecoded struct {
 	keys    map[string]*keySessions
 	fixed   map[uint64]*keySessions
 	nullKey *keySessions
-	stamp   uint32 // the current epoch's stamp (keySessions.stamp)
-	nextSid int64
+	// keyIdx numbers each epoch's keys as whole columns (emptied every
+	// epoch); noKeyIdx: the keys' types have no index (row by row).
+	keyIdx   *vector.KeyIndex
+	noKeyIdx bool
+	stamp    uint32 // the current epoch's stamp (keySessions.stamp)
+	nextSid  int64
 	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
 	// as keys come and go so that the account need not range over them.
 	keyBytes int64
@@ -193,6 +197,10 @@ func (d *sessionDecoded) close() {
 	if d != nil && d.agg != nil {
 		d.agg.Close()
 		d.agg = nil
+	}
+	if d != nil && d.keyIdx != nil {
+		d.keyIdx.Release()
+		d.keyIdx = nil
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // The decoded sessions' merge (session_decoded.go) works on the epoch's
@@ -121,54 +123,101 @@ func rowsOf(batches []sessionBatch, sk int, buf []arrow.Timestamp) (epochRows, [
 }
 
 // numberKeys writes the number of every row's key (by row number) to
-// d.rowKey and returns the touched keys by number: one lookup per row
-// finds the key's sessions (by its word when fixed-width), a key the
-// epoch has not met yet gets the next number (its stamp), and a key
-// without open sessions gets its entry.
-func (s *statefulSessionWindow) numberKeys(d *sessionDecoded, batches []sessionBatch, er epochRows) ([]*keySessions, error) {
-	n := len(s.state.stores)
-	owners := d.owners[:0]
+// d.rowKey and returns the touched keys by number. The epoch's keys are
+// numbered as whole columns by d.keyIdx (a key index emptied every epoch,
+// whose small table stays in cache; numbers in order of first
+// appearance), and only each key's first row looks up its sessions in
+// the decoded state's map (by its word when fixed-width), making the
+// entry of a key without open sessions. Keys the index cannot take go
+// row by row through the map (numberRows).
+func (s *statefulSessionWindow) numberKeys(ctx context.Context, d *sessionDecoded, batches []sessionBatch, er epochRows) ([]*keySessions, error) {
 	rows := er.from[len(batches)]
 	d.rowKey = slices.Grow(d.rowKey[:0], rows)[:rows]
+	d.owners = d.owners[:0]
 	c := s.keyCodec
+	if len(c.cols) > 0 && d.keyIdx == nil && !d.noKeyIdx {
+		types := make([]arrow.DataType, len(s.groupCols))
+		for i, col := range s.groupCols {
+			types[i] = s.partialSchema.Field(col).Type
+		}
+		x, err := vector.NewKeyIndex(s.mem, types)
+		if err != nil {
+			d.noKeyIdx = true
+		} else {
+			d.keyIdx = x
+		}
+	}
+	if d.keyIdx != nil {
+		if err := d.keyIdx.Reset(); err != nil {
+			d.keyIdx = nil // released by the failed Reset
+			return nil, fmt.Errorf("arrowstream: key numbering of operator %d: %w", s.opID, err)
+		}
+	}
 	cols := make([]arrow.Array, len(s.groupCols))
-	for ri, b := range batches {
+	for bi, b := range batches {
 		for i, col := range s.groupCols {
 			cols[i] = b.keys[col]
 		}
 		if err := c.encodeCols(cols); err != nil {
 			return nil, err
 		}
-		keyOf := d.rowKey[er.from[ri]:er.from[ri+1]]
-		fixed := len(c.cols) > 0 && c.enc.IsFixed()
-		var words []uint64
-		if fixed {
-			words = c.enc.Fixed()
+		keyOf := d.rowKey[er.from[bi]:er.from[bi+1]]
+		if d.keyIdx == nil {
+			s.numberRows(d, keyOf)
+			continue
 		}
-		for i := range keyOf {
-			var ks *keySessions
-			switch {
-			case fixed && c.enc.HasNull(i):
-				ks = d.nullKey
-			case fixed:
-				ks = d.fixed[words[i]]
-			default:
-				ks = d.keys[string(c.at(i))]
+		if err := d.keyIdx.Index(ctx, cols, keyOf); err != nil {
+			return nil, fmt.Errorf("arrowstream: key numbering of operator %d: %w", s.opID, err)
+		}
+		for i, k := range keyOf {
+			if int(k) < len(d.owners) {
+				continue // a key met before in the epoch
 			}
-			if ks == nil {
-				ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, n))}
-				d.addKey(ks)
+			ks := s.keyEntry(d, i)
+			if int(k) != len(d.owners) || ks.stamp == d.stamp {
+				// The index and the codec must agree on key equality.
+				return nil, fmt.Errorf("arrowstream: key numbering of operator %d: key %d of row %d disagrees with the stored keys", s.opID, k, i)
 			}
-			if ks.stamp != d.stamp {
-				ks.num = int32(len(owners))
-				owners = append(owners, ks)
-				d.touch(ks)
-			}
-			keyOf[i] = ks.num
+			ks.stamp, ks.num = d.stamp, k
+			d.owners = append(d.owners, ks)
+			d.touched = append(d.touched, ks)
 		}
 	}
-	d.owners = owners
-	return owners, nil
+	return d.owners, nil
+}
+
+// keyEntry returns the entry of row i's key of the key codec's last
+// encode, made when the key has no open session.
+func (s *statefulSessionWindow) keyEntry(d *sessionDecoded, i int) *keySessions {
+	c := s.keyCodec
+	var ks *keySessions
+	switch {
+	case d.fixed == nil:
+		ks = d.keys[string(c.at(i))]
+	case c.enc.HasNull(i):
+		ks = d.nullKey
+	default:
+		ks = d.fixed[c.enc.Fixed()[i]]
+	}
+	if ks == nil {
+		ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, len(s.state.stores)))}
+		d.addKey(ks)
+	}
+	return ks
+}
+
+// numberRows numbers the rows of the key codec's last encode row by row:
+// one map lookup per row (keys the key index cannot take).
+func (s *statefulSessionWindow) numberRows(d *sessionDecoded, keyOf []int32) {
+	for i := range keyOf {
+		ks := s.keyEntry(d, i)
+		if ks.stamp != d.stamp {
+			ks.num = int32(len(d.owners))
+			d.owners = append(d.owners, ks)
+			d.touch(ks)
+		}
+		keyOf[i] = ks.num
+	}
 }
 
 // orderByKey sorts the row numbers by key (a counting sort: d.at[k] to
@@ -226,7 +275,7 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, batches []sess
 	if rows == 0 {
 		return nil // an empty epoch: not even the numbering's maps are cleared
 	}
-	owners, err := s.numberKeys(d, batches, er)
+	owners, err := s.numberKeys(ctx, d, batches, er)
 	if err != nil {
 		return err
 	}
