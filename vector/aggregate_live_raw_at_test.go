@@ -205,3 +205,102 @@ func TestLiveRawAtDeclines(t *testing.T) {
 		live.Close()
 	}
 }
+
+// BenchmarkLiveRawAt folds 64K input rows (SUM, COUNT) into 10K groups the
+// caller already knows (each row's group given, as a session window gives
+// its sessions'): "mergeAt" makes a partial row per input row
+// (PartialRows) and folds those with MergeAt, "updateAt" folds the input
+// rows straight in (LiveRawAt.UpdateAt). Compare the two in one run:
+//
+//	go test -run '^$' -bench 'BenchmarkLiveRawAt' -cpu 1 ./vector/
+func BenchmarkLiveRawAt(b *testing.B) {
+	ctx := context.Background()
+	mem := memory.NewGoAllocator()
+	groupBy := []vector.NamedExpr{vector.As(vector.Col("k"), "k")}
+	spec := vector.AggregateSpec{GroupBy: groupBy, Mode: vector.AggPartial, Aggregates: []vector.AggregateCall{
+		{Func: vector.AggSum, Args: []vector.Expr{vector.Col("v")}, Name: "s"},
+		{Func: vector.AggCountStar, Name: "n"},
+	}}
+	keys, vals := benchAggData(benchAggBatch, 10_000, 3)
+	recs := benchAggRecords(keys, vals)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	partial, err := vector.PartialSchema(benchAggSchema, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema := arrow.NewSchema(append([]arrow.Field{{Name: "id", Type: vector.Int64}}, partial.Fields()[1:]...), nil)
+	setup := func(b *testing.B) (*vector.LiveAggregate, [][]int32, [][]int64) {
+		live, err := vector.NewLiveAggregate(mem, schema, 1, spec.Aggregates)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var gids [][]int32
+		var ids [][]int64
+		for _, r := range recs {
+			// The rows' groups: the group of their key, as ids.
+			k := r.Column(0).(*array.Int64).Int64Values()
+			gids = append(gids, groupsOfBench(b, mem, live, k))
+			ids = append(ids, k)
+		}
+		return live, gids, ids
+	}
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(len(keys))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	}
+	b.Run("mergeAt", func(b *testing.B) {
+		live, gids, ids := setup(b)
+		defer live.Close()
+		b.ResetTimer()
+		for range b.N {
+			for i, r := range recs {
+				p, ok, err := vector.PartialRows(ctx, mem, r, spec)
+				if err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+				in := withIDs(mem, schema, ids[i], p.Columns()[1:])
+				p.Release()
+				err = live.MergeAt(ctx, in, gids[i])
+				in.Release()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		report(b)
+	})
+	b.Run("updateAt", func(b *testing.B) {
+		live, gids, _ := setup(b)
+		defer live.Close()
+		raw, ok, err := live.RawAt(benchAggSchema, groupBy)
+		if err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+		b.ResetTimer()
+		for range b.N {
+			for i, r := range recs {
+				if err := raw.UpdateAt(ctx, r, gids[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		report(b)
+	})
+}
+
+// groupsOfBench is groupsOf for a benchmark.
+func groupsOfBench(b *testing.B, mem memory.Allocator, l *vector.LiveAggregate, ids []int64) []int32 {
+	bl := array.NewInt64Builder(mem)
+	bl.AppendValues(ids, nil)
+	a := bl.NewArray()
+	bl.Release()
+	defer a.Release()
+	gids, err := l.Groups(context.Background(), []arrow.Array{a})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return append([]int32(nil), gids...)
+}
