@@ -3,6 +3,7 @@ package vector
 import (
 	"context"
 	"fmt"
+	"math/bits"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -18,11 +19,14 @@ import (
 // instance — so that a batch of keys is hashed and probed column-wise, with
 // no per-row interface call or allocation.
 //
-// Keys are never removed. A KeyIndex is not safe for concurrent use.
+// Keys are never removed one by one; Reset forgets them all. A KeyIndex
+// is not safe for concurrent use.
 type KeyIndex struct {
 	g     grouper
 	ctxg  contextGrouper // g, when it grows interruptibly
 	nkeys int
+	mem   memory.Allocator
+	types []arrow.DataType
 }
 
 // NewKeyIndex returns an index for keys of the given column types. It
@@ -35,7 +39,7 @@ func NewKeyIndex(mem memory.Allocator, types []arrow.DataType) (*KeyIndex, error
 	if err != nil {
 		return nil, err
 	}
-	x := &KeyIndex{g: g, nkeys: len(types)}
+	x := &KeyIndex{g: g, nkeys: len(types), mem: mem, types: types}
 	x.ctxg, _ = g.(contextGrouper)
 	return x, nil
 }
@@ -69,3 +73,54 @@ func (x *KeyIndex) HeapBytes() int64 { return x.g.heapBytes() }
 // Release returns the Arrow and mapped memory the index holds; the index
 // must not be used afterwards. It is idempotent.
 func (x *KeyIndex) Release() { x.g.release() }
+
+// Reset forgets every key: the next key indexed is 0 again. The table
+// keeps its room when its grouper can be emptied in place (so that a
+// caller numbering each batch's keys afresh, as a merge numbers an
+// epoch's keys, does not grow a table from empty every time), unless it
+// is more than four times what the keys just forgotten needed (one large
+// batch does not leave every later one a large table to clear); other
+// groupers are replaced by a fresh one. After an error (a fresh grouper
+// that cannot be made) the index must not be used again.
+func (x *KeyIndex) Reset() error {
+	switch r := x.g.(type) {
+	case *fixedGrouper:
+		r.forgetKeys()
+		return nil
+	case groupResetter:
+		r.resetGroups()
+		return nil
+	}
+	x.g.release()
+	g, err := newGrouper(x.mem, x.types)
+	if err != nil {
+		return err
+	}
+	x.g = g
+	x.ctxg, _ = g.(contextGrouper)
+	return nil
+}
+
+// forgetKeys drops every group of a single fixed-width key (KeyIndex's
+// Reset; LiveAggregate.Reset binds a fresh grouper for these): the slots
+// are emptied in place, or, when the table is more than four times what
+// the groups just dropped needed, replaced by one of that size (its
+// large-buffer memory returned).
+func (g *fixedGrouper) forgetKeys() {
+	t := g.t
+	size := minTableSlots
+	for 2*(t.n+1) > size {
+		size *= 2
+	}
+	if len(t.slots) > 4*size {
+		t.release()
+		t.slots = make([]groupSlot, size)
+		t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+		t.mask = uint64(size - 1)
+	} else {
+		clear(t.slots)
+	}
+	t.n, t.nullGid, t.nullRows = 0, -1, 0
+	t.sinceFlush, t.carry = 0, nil
+	g.words, g.nulls = nil, nil
+}

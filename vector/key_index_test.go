@@ -15,7 +15,8 @@ import (
 // layout (one fixed-width column, a tuple of fixed-width columns, keys
 // with strings), with repeats and nulls, and checks each number against a
 // brute-force map: equal keys share a number, new keys take the next
-// numbers, in order of first appearance.
+// numbers, in order of first appearance; after a Reset numbering starts
+// afresh.
 func TestKeyIndexMatchesMap(t *testing.T) {
 	layouts := []struct {
 		name   string
@@ -53,6 +54,12 @@ func TestKeyIndexMatchesMap(t *testing.T) {
 				defer x.Release()
 				model := map[string]int32{}
 				for batch := range 20 {
+					if rng.IntN(4) == 0 { // numbering afresh
+						if err := x.Reset(); err != nil {
+							t.Fatal(err)
+						}
+						clear(model)
+					}
 					rows := make([]vt.Row, rng.IntN(400))
 					for i := range rows {
 						rows[i] = l.row(rng)
@@ -111,4 +118,44 @@ func nullOr(rng *rand.Rand, v any) any {
 		return nil
 	}
 	return v
+}
+
+// TestKeyIndexResetShrinks: a Reset after a batch of many keys keeps the
+// numbering right and lets go of a table far larger than the next
+// batches need.
+func TestKeyIndexResetShrinks(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: vector.Int64, Nullable: true}}, nil)
+	x, err := vector.NewKeyIndex(mem, []arrow.DataType{vector.Int64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	index := func(rows []vt.Row) []int32 {
+		rec := vt.BuildRecord(mem, schema, rows)
+		defer rec.Release()
+		ids := make([]int32, len(rows))
+		if err := x.Index(t.Context(), rec.Columns(), ids); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	big := make([]vt.Row, 50_000)
+	for i := range big {
+		big[i] = vt.Row{int64(i)}
+	}
+	index(big)
+	large := x.HeapBytes()
+	for range 2 {
+		if err := x.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		ids := index([]vt.Row{{int64(7)}, {nil}, {int64(49_999)}, {int64(7)}, {nil}})
+		if fmt.Sprint(ids) != "[0 1 2 0 1]" || x.Len() != 3 {
+			t.Fatalf("after Reset: ids %v, Len %d", ids, x.Len())
+		}
+	}
+	if small := x.HeapBytes(); small*8 > large {
+		t.Fatalf("table of %d bytes after Reset, %d before", small, large)
+	}
 }

@@ -2,7 +2,6 @@ package stateful
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"unsafe"
 
@@ -36,7 +35,11 @@ import (
 // after a restart or an aborted epoch, so it always mirrors the index's
 // version.
 type sessionDecoded struct {
-	agg    *vector.LiveAggregate
+	agg *vector.LiveAggregate
+	// raw folds the epoch's input rows straight into their sessions'
+	// groups (nil when an aggregate's state cannot take input rows:
+	// first, last, approx_count_distinct; those merge partial rows).
+	raw    *vector.LiveRawAt
 	schema *arrow.Schema // the aggregate's input: the session id, then the aggregate states
 	// The keys' sessions by key: in keys, or, when the key codec's
 	// encoding is fixed-width, in fixed by the key's word and nullKey for
@@ -45,22 +48,29 @@ type sessionDecoded struct {
 	keys    map[string]*keySessions
 	fixed   map[uint64]*keySessions
 	nullKey *keySessions
-	stamp   uint32 // the current epoch's stamp (keySessions.stamp)
-	nextSid int64
+	// keyIdx numbers each epoch's keys as whole columns (emptied every
+	// epoch); noKeyIdx: the keys' types have no index (row by row).
+	keyIdx   *vector.KeyIndex
+	noKeyIdx bool
+	stamp    uint32 // the current epoch's stamp (keySessions.stamp)
+	nextSid  int64
 	// keyBytes is the keys' bytes in keys (with perKeyBytes each), kept
 	// as keys come and go so that the account need not range over them.
 	keyBytes int64
 	// Scratch kept between epochs (for capacity only; trim drops what
 	// a burst grew).
-	refs, sorted []sessionRef
-	at, next     []int32
-	merged       []liveSession
-	touched      []*keySessions
-	sids         []int64 // the session id of each new row, by record
-	rowGids      []int32 // the group of each new row, by record (-1: a new session's, until made)
-	saveGids     []int32
-	saveBounds   []arrow.Timestamp // starts, then ends
-	saveFirst    []int32           // by touched key: its first encoded row
+	rowKey     []int32           // the key number of each new row, by row number across records
+	order      []int32           // the row numbers by key, each key's by start
+	bounds     []arrow.Timestamp // several records' session bounds, concatenated
+	owners     []*keySessions    // the touched keys by number (cleared after the merge)
+	at, next   []int32
+	merged     []liveSession
+	touched    []*keySessions
+	sids       []int64 // the session id of each new row, by row number
+	rowGids    []int32 // the group of each new row, by row number (-1: a new session's, until made)
+	saveGids   []int32
+	saveBounds []arrow.Timestamp // starts, then ends
+	saveFirst  []int32           // by touched key: its first encoded row
 	// deleted are the stored keys whose sessions were all evicted this
 	// epoch (their deletes are logged with the epoch's upserts).
 	deleted []*keySessions
@@ -90,11 +100,11 @@ func (d *sessionDecoded) touch(ks *keySessions) {
 
 // trim drops the scratch grown past maxKeptSessionRefs rows or keys.
 func (d *sessionDecoded) trim() {
-	if cap(d.refs) > maxKeptSessionRefs || cap(d.sorted) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs {
-		d.refs, d.sorted, d.sids, d.rowGids = nil, nil, nil, nil
+	if cap(d.rowKey) > maxKeptSessionRefs || cap(d.order) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs || cap(d.bounds) > 2*maxKeptSessionRefs {
+		d.rowKey, d.order, d.sids, d.rowGids, d.bounds = nil, nil, nil, nil, nil
 	}
-	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs {
-		d.at, d.next, d.merged, d.touched = nil, nil, nil, nil
+	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs || cap(d.owners) > maxKeptSessionRefs {
+		d.at, d.next, d.merged, d.touched, d.owners = nil, nil, nil, nil, nil
 	}
 	if cap(d.saveGids) > maxKeptSessionRefs || cap(d.saveFirst) > maxKeptSessionRefs {
 		d.saveGids, d.saveBounds, d.saveFirst = nil, nil, nil
@@ -173,6 +183,9 @@ func (s *statefulSessionWindow) newSessionDecoded() *sessionDecoded {
 		return nil
 	}
 	d := &sessionDecoded{agg: agg, schema: schema, keys: map[string]*keySessions{}}
+	if raw, ok, err := agg.RawAt(s.input, s.spec.GroupBy); err == nil && ok {
+		d.raw = raw
+	}
 	if len(s.keyCodec.cols) > 0 && s.keyCodec.enc.IsFixed() {
 		d.fixed = map[uint64]*keySessions{}
 	}
@@ -184,6 +197,10 @@ func (d *sessionDecoded) close() {
 	if d != nil && d.agg != nil {
 		d.agg.Close()
 		d.agg = nil
+	}
+	if d != nil && d.keyIdx != nil {
+		d.keyIdx.Release()
+		d.keyIdx = nil
 	}
 }
 
@@ -287,191 +304,6 @@ func releaseArrays(cols []arrow.Array) {
 			c.Release()
 		}
 	}
-}
-
-// mergeDecoded folds the epoch's partial rows (borrowed) into the decoded
-// sessions and writes each touched key's sessions to the live map and
-// the changelog.
-func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, partials []arrow.Record) error {
-	d := s.index.dec
-	rows := 0
-	for _, rec := range partials {
-		rows += int(rec.NumRows())
-	}
-	if rows == 0 {
-		return nil // an empty epoch: not even the numbering's maps are cleared
-	}
-	n := len(s.state.stores)
-	// Each key the epoch touches gets a number (by first row) for the
-	// sort by (key, start): one lookup per row finds the key's sessions
-	// and its number (stamped with the epoch).
-	var owners []*keySessions // by key number
-	refs := d.refs[:0]
-	c := s.keyCodec
-	for ri, rec := range partials {
-		if err := c.encode(rec); err != nil {
-			return err
-		}
-		fixed := len(c.cols) > 0 && c.enc.IsFixed()
-		var words []uint64
-		if fixed {
-			words = c.enc.Fixed()
-		}
-		starts, ends := sessionBounds(rec, s.sk)
-		for i := range int(rec.NumRows()) {
-			var ks *keySessions
-			switch {
-			case fixed && c.enc.HasNull(i):
-				ks = d.nullKey
-			case fixed:
-				ks = d.fixed[words[i]]
-			default:
-				ks = d.keys[string(c.at(i))]
-			}
-			if ks == nil {
-				ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, n))}
-				d.addKey(ks)
-			}
-			if ks.stamp != d.stamp {
-				ks.num = int32(len(owners))
-				owners = append(owners, ks)
-				d.touch(ks)
-			}
-			refs = append(refs, sessionRef{key: ks.num, start: starts[i], end: ends[i], rec: int32(ri), row: int32(i)})
-		}
-	}
-	d.refs = refs
-	nKeys := len(owners)
-	d.at = slices.Grow(d.at[:0], nKeys+1)[:nKeys+1]
-	clear(d.at)
-	d.next = slices.Grow(d.next[:0], nKeys)[:nKeys]
-	d.sorted = slices.Grow(d.sorted[:0], len(refs))[:len(refs)]
-	sorted := placeSessionRefs(refs, nKeys, d.at, d.next, d.sorted)
-
-	// Place every new row in its key's sessions: per key, a sweep over
-	// its stored sessions and its new rows, both by start.
-	d.sids = slices.Grow(d.sids[:0], rows)[:rows]
-	d.rowGids = slices.Grow(d.rowGids[:0], rows)[:rows]
-	sidOf := make([][]int64, len(partials))
-	gidOf := make([][]int32, len(partials))
-	off := 0
-	for ri, rec := range partials {
-		n := int(rec.NumRows())
-		sidOf[ri] = d.sids[off : off+n : off+n]
-		gidOf[ri] = d.rowGids[off : off+n : off+n]
-		off += n
-	}
-	var absorbed []int32 // groups of stored sessions merged into another
-	var into []int64     // the session id each is merged into
-	var intoGids []int32 // and its group
-	firstNew := d.nextSid
-	for k := 0; k < nKeys; k++ {
-		ks := owners[k]
-		newRefs := sorted[d.at[k]:d.at[k+1]]
-		old := ks.list
-		merged := d.merged[:0]
-		i, j := 0, 0
-		for i < len(old) || j < len(newRefs) {
-			// The cluster starts at the earlier of the next stored
-			// session and the next new row.
-			var cur liveSession
-			stored := i < len(old) && (j >= len(newRefs) || old[i].start <= int64(newRefs[j].start))
-			if stored {
-				cur = old[i]
-				i++
-			} else {
-				cur = liveSession{start: int64(newRefs[j].start), end: int64(newRefs[j].end), sid: -1, gid: -1}
-			}
-			firstRef := j
-			if !stored {
-				j++
-			}
-			for {
-				if i < len(old) && old[i].start <= cur.end && (j >= len(newRefs) || old[i].start <= int64(newRefs[j].start)) {
-					if cur.sid < 0 {
-						// The first stored session of the cluster
-						// takes the new rows before it.
-						cur.sid, cur.gid = old[i].sid, old[i].gid
-					} else {
-						absorbed = append(absorbed, old[i].gid)
-						into = append(into, cur.sid)
-						intoGids = append(intoGids, cur.gid)
-					}
-					cur.end = max(cur.end, old[i].end)
-					i++
-					continue
-				}
-				if j < len(newRefs) && int64(newRefs[j].start) <= cur.end {
-					cur.end = max(cur.end, int64(newRefs[j].end))
-					j++
-					continue
-				}
-				break
-			}
-			if cur.sid < 0 {
-				cur.sid = d.nextSid
-				d.nextSid++
-			}
-			for _, r := range newRefs[firstRef:j] {
-				sidOf[r.rec][r.row] = cur.sid
-				gidOf[r.rec][r.row] = cur.gid // -1 for a new session
-			}
-			merged = append(merged, cur)
-		}
-		s.index.count += int64(len(merged) - len(old))
-		ks.list = append(ks.list[:0], merged...)
-		d.merged = merged
-	}
-
-	// Stored sessions bridged by a new row go into the earliest one
-	// first, then the new rows, record by record in input order. The
-	// sweep knows every stored session's group: only the new sessions'
-	// groups are made (one probe each), and the rows are folded into
-	// their groups without a lookup of their session id.
-	if len(absorbed) > 0 {
-		st, err := d.agg.State(absorbed)
-		if err != nil {
-			return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
-		}
-		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
-		st.Release()
-		err = d.agg.MergeAt(ctx, rec, intoGids)
-		rec.Release()
-		if err != nil {
-			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
-		}
-		d.agg.Delete(absorbed)
-	}
-	newGids, err := d.newGroups(ctx, s, firstNew)
-	if err != nil {
-		return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
-	}
-	for ri, rec := range partials {
-		gids := gidOf[ri]
-		for i, g := range gids {
-			if g < 0 {
-				gids[i] = newGids[sidOf[ri][i]-firstNew]
-			}
-		}
-		in := d.sidRecord(s.mem, sidOf[ri], rec.Columns()[s.nKeys:])
-		err := d.agg.MergeAt(ctx, in, gids)
-		in.Release()
-		if err != nil {
-			return fmt.Errorf("arrowstream: merge sessions of operator %d: %w", s.opID, err)
-		}
-	}
-	for _, ks := range owners {
-		for i := range ks.list {
-			if sid := ks.list[i].sid; sid >= firstNew {
-				ks.list[i].gid = newGids[sid-firstNew]
-			}
-		}
-		if s.indexed() {
-			s.index.arm(ks)
-		}
-		s.progress.NumRowsUpdated += int64(len(ks.list))
-	}
-	return nil
 }
 
 // newGroups makes the groups of the sessions the epoch opened (ids from

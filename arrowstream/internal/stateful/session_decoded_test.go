@@ -193,15 +193,19 @@ func TestSessionDecodedMatchesModel(t *testing.T) {
 	for _, mode := range []stream.OutputMode{stream.Append, stream.Update} {
 		for _, parts := range []int{1, 5} {
 			for _, intKeys := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%v/%d/int=%v", mode, parts, intKeys), func(t *testing.T) {
-					testSessionDecoded(t, mode, parts, gap, intKeys)
-				})
+				// raw: no first/last, so the input rows are folded
+				// straight into their sessions (no partial rows).
+				for _, raw := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%v/%d/int=%v/raw=%v", mode, parts, intKeys, raw), func(t *testing.T) {
+						testSessionDecoded(t, mode, parts, gap, intKeys, raw)
+					})
+				}
 			}
 		}
 	}
 }
 
-func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int64, intKeys bool) {
+func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int64, intKeys, raw bool) {
 	schema, record := sessionValSchema, sessionValRecord
 	if intKeys {
 		schema, record = sessionIntSchema, sessionIntRecord
@@ -222,6 +226,11 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 			{Func: vector.AggLast, Args: []vector.Expr{v()}, IgnoreNulls: true, Name: "l"},
 			{Func: vector.AggAvg, Args: []vector.Expr{v()}, Name: "a"},
 		},
+	}
+	if raw {
+		spec.Aggregates = slices.DeleteFunc(spec.Aggregates, func(c vector.AggregateCall) bool {
+			return c.Func == vector.AggFirst || c.Func == vector.AggLast
+		})
 	}
 	type side struct {
 		dir    string
@@ -280,12 +289,26 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 			rows = append(rows, r)
 		}
 		want := model.epoch(rows, gap, wmMs, lateMs, evict)
+		// Some epochs come as several records (the merge numbers rows
+		// across them): cut at up to two random rows, empty pieces too.
+		var cuts []int64
+		for range rng.IntN(3) {
+			cuts = append(cuts, rng.Int64N(int64(len(rows))+1))
+		}
+		slices.Sort(cuts)
 		ep := Epoch{EpochInfo: stream.EpochInfo{ID: id, WatermarkMs: wmMs, LateWatermarkMs: lateMs, HasWatermark: true, NumPartitions: parts}}
 		run := func(sd *side) [][]string {
 			ep.CheckpointDir = sd.dir
 			rec := record(mem, rows, gap)
-			scan, err := vector.NewScan(schema, rec)
+			var pieces []arrow.Record
+			from := int64(0)
+			for _, c := range append(cuts, rec.NumRows()) {
+				pieces = append(pieces, rec.NewSlice(from, c))
+				from = c
+			}
 			rec.Release()
+			scan, err := vector.NewScan(schema, pieces...)
+			releaseRecords(pieces)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,6 +363,9 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 		}
 		if sides[0].op.index.dec == nil {
 			t.Fatal("the sessions were not kept decoded")
+		}
+		if (sides[0].op.index.dec.raw != nil) != raw {
+			t.Fatalf("input rows folded raw: %v, want %v", sides[0].op.index.dec.raw != nil, raw)
 		}
 		sides[0].stores.waitMaintenance()
 		checkDecodedMirrors(t, sides[0].op, readVersion(t, mem, sides[0].dir, parts, id+1))

@@ -46,6 +46,7 @@ type statefulSessionWindow struct {
 	// aggregation cannot hold, forced by tests to compare both.
 	noDecoded bool
 
+	input         *arrow.Schema // the operator's input
 	partialSchema *arrow.Schema
 	groupCols     []int     // partial columns of the state key
 	valCols       []int     // partial columns of a stored session: the session, then the aggregate states
@@ -88,7 +89,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	}
 	s := &statefulSessionWindow{
 		mem: mem, opID: opID, spec: spec, mode: mode, nKeys: len(spec.GroupBy), sk: sk, sessCol: sessCol, timed: timed,
-		partialSchema: partial, lastEvictWm: -1, premergeable: premergeable(spec),
+		input: input, partialSchema: partial, lastEvictWm: -1, premergeable: premergeable(spec),
 		state: statePartitions{opID: opID},
 	}
 	s.acct = newStateAccount(mem, "session window state")
@@ -165,22 +166,30 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 			return nil, err
 		}
 	}
-	partials, err := s.partials(ctx, schema, recs)
-	if err != nil {
-		return nil, err
-	}
-	if s.index.dec != nil {
-		s.index.dec.begin()
-		err = s.mergeDecoded(ctx, partials)
+	if d := s.index.dec; d != nil {
+		d.begin()
+		batches, err := s.sessionBatches(ctx, schema, recs)
+		if err != nil {
+			return nil, err
+		}
+		err = s.mergeDecoded(ctx, batches)
+		releaseSessionBatches(batches)
+		if err != nil {
+			return nil, err
+		}
 	} else {
+		partials, err := s.partials(ctx, schema, recs)
+		if err != nil {
+			return nil, err
+		}
 		if partials, err = s.premerge(ctx, partials); err != nil {
 			return nil, err
 		}
 		err = s.mergeAndSave(ctx, partials)
-	}
-	releaseRecords(partials)
-	if err != nil {
-		return nil, err
+		releaseRecords(partials)
+		if err != nil {
+			return nil, err
+		}
 	}
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 
