@@ -342,16 +342,13 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		}
 		// A batch's segment of this probe is found through its seg field
 		// (set here, cleared below), not a map lookup per pair.
+		// The new rows' keys are looked up as one column.
 		first := len(segs)
-		for j, k := range keys[i] {
-			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
+		for j, slot := range other.index.findAll(keys[i], fresh[i].keyNull) {
+			if slot < 0 || fresh[i].excluded[j] {
 				continue
 			}
-			kr := other.index.get(k)
-			if kr == nil {
-				continue
-			}
-			for _, ref := range kr.refs {
+			for _, ref := range other.index.slab[slot].refs {
 				if !ref.alive() {
 					continue
 				}

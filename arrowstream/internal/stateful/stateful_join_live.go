@@ -137,6 +137,7 @@ func (r joinRef[K]) alive() bool { return r.row >= r.b.cursor }
 // joinKeyRefs are the rows of one key. Evicted rows are dropped from refs
 // lazily: when they are more than half of it.
 type joinKeyRefs[K joinKey] struct {
+	key  K
 	refs []joinRef[K]
 	live int32
 }
