@@ -61,6 +61,25 @@ func (m *WordMap) Add(w uint64, id int32) {
 	t.n++
 }
 
+// FindOrAdd returns the id of word w, mapping w to id first when it has
+// none (added): one walk of w's probe run where Find and then Add take
+// two. For words that are keys (one id a word).
+func (m *WordMap) FindOrAdd(w uint64, id int32) (got int32, added bool) {
+	m.Reserve(1)
+	t := &m.t
+	for p := fixedHash(w) >> t.shift; ; p++ {
+		s := &t.slots[p&t.mask]
+		if s.gid == 0 {
+			*s = groupSlot{key: w, gid: uint32(id) + 1}
+			t.n++
+			return id, true
+		}
+		if s.key == w {
+			return int32(s.gid) - 1, false
+		}
+	}
+}
+
 // Find returns the id of word w, -1 when it has none (the first id added
 // for w, when it has several).
 func (m *WordMap) Find(w uint64) int32 {

@@ -11,7 +11,8 @@ import (
 // map from word to the ids added for it. Words come from a small space
 // (runs collide and wrap around the table's end), from a space of words
 // differing only in their high bits, and now and then a word gets a
-// second id (a hash shared by two keys); the table grows from empty and
+// second id (a hash shared by two keys), FindOrAdd finds a word's one id
+// or adds it; the table grows from empty and
 // shrinks to empty again by removal, which must leave every remaining
 // word reachable (backward shift) and Len exact.
 func TestWordMapMatchesModel(t *testing.T) {
@@ -89,6 +90,17 @@ func TestWordMapMatchesModel(t *testing.T) {
 					if len(ids) == 0 && m.Find(w) != -1 {
 						t.Fatalf("step %d: Find(%#x) of an absent word = %d", step, w, m.Find(w))
 					}
+				case len(ids) == 1 && rng.Intn(2) == 0:
+					if got, added := m.FindOrAdd(w, nextID); added || got != ids[0] {
+						t.Fatalf("step %d: FindOrAdd(%#x) of a present word = %d, %v; want %d", step, w, got, added, ids[0])
+					}
+				case len(ids) == 0 && rng.Intn(2) == 0:
+					if got, added := m.FindOrAdd(w, nextID); !added || got != nextID {
+						t.Fatalf("step %d: FindOrAdd(%#x) of an absent word = %d, %v; want %d added", step, w, got, added, nextID)
+					}
+					model[w] = append(ids, nextID)
+					nextID++
+					size++
 				case len(ids) == 0 || rng.Intn(8) == 0:
 					m.Add(w, nextID)
 					model[w] = append(ids, nextID)

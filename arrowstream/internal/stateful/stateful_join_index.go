@@ -131,24 +131,29 @@ func (x *joinKeyIndex[K]) insert(k K, ref joinRef[K]) (fresh bool) {
 // slotFor returns k's slot, making an empty one (no refs) when k is not
 // indexed (fresh).
 func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
-	if i := x.find(k); i >= 0 {
-		return i, false
-	}
-	return x.newSlot(k), true
-}
-
-// newSlot makes an empty slot for k, which is not indexed.
-func (x *joinKeyIndex[K]) newSlot(k K) (i int32) {
+	// The slot k gets if it is new: the last freed, else the next.
+	next := int32(len(x.slab))
 	if n := len(x.free); n > 0 {
-		i = x.free[n-1]
+		next = x.free[n-1]
+	}
+	if x.fixed {
+		// One walk of the key's probe run finds or adds it.
+		if i, fresh = x.words.FindOrAdd(x.keyWord(k), next); !fresh {
+			return i, false
+		}
+	} else {
+		if i := x.find(k); i >= 0 {
+			return i, false
+		}
+		x.words.Add(x.keyWord(k), next)
+	}
+	if n := len(x.free); n > 0 {
 		x.free = x.free[:n-1]
 	} else {
-		i = int32(len(x.slab))
 		x.slab = append(x.slab, joinKeyRefs[K]{})
 	}
-	x.words.Add(x.keyWord(k), i)
-	x.slab[i] = joinKeyRefs[K]{key: k}
-	return i
+	x.slab[next] = joinKeyRefs[K]{key: k}
+	return next, true
 }
 
 // reserve makes room for c more refs of slot i in one step: a key's first
@@ -187,8 +192,8 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 			continue
 		}
 		if i < 0 {
-			if i = x.find(b.keys[k]); i < 0 {
-				i = x.newSlot(b.keys[k])
+			var isNew bool
+			if i, isNew = x.slotFor(b.keys[k]); isNew {
 				bytes += joinKeyOverhead + keyBytes(b.keys[k])
 			}
 		}
