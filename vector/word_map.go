@@ -217,5 +217,11 @@ func (m *WordMap) Each(fn func(w uint64, id int32)) {
 	}
 }
 
+// Clear empties the map, keeping its slots for the next adds.
+func (m *WordMap) Clear() {
+	clear(m.t.slots)
+	m.t.n = 0
+}
+
 // Reset empties the map, dropping its slots.
 func (m *WordMap) Reset() { *m = WordMap{} }

@@ -1,9 +1,7 @@
 package stateful
 
 import (
-	"hash/maphash"
 	"slices"
-	"unsafe"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -44,8 +42,7 @@ type joinKeyIndex[K joinKey] struct {
 	// scan. A byte key's word is its hash, so several slots may share
 	// one, told apart by the key kept in the slot.
 	words vector.WordMap
-	seed  maphash.Seed // hashes byte keys; unused for fixed ones
-	fixed bool         // K is uint64: a key is its own word
+	joinKeyWords[K]
 	slab  []joinKeyRefs[K]
 	free  []int32
 	chunk []joinRef[K] // the rest of the current chunk of first refs
@@ -56,18 +53,7 @@ type joinKeyIndex[K joinKey] struct {
 }
 
 func newJoinKeyIndex[K joinKey]() joinKeyIndex[K] {
-	var zero K
-	return joinKeyIndex[K]{seed: maphash.MakeSeed(), fixed: unsafe.Sizeof(zero) == unsafe.Sizeof(uint64(0))}
-}
-
-// keyWord is k's word in the table: a fixed key itself, else its hash.
-// joinKey is exactly uint64 or string, so the size tells which K is (a
-// type switch on any(k) would box the key).
-func (x *joinKeyIndex[K]) keyWord(k K) uint64 {
-	if x.fixed {
-		return *(*uint64)(unsafe.Pointer(&k))
-	}
-	return maphash.String(x.seed, *(*string)(unsafe.Pointer(&k)))
+	return joinKeyIndex[K]{joinKeyWords: newJoinKeyWords[K]()}
 }
 
 // len is the number of keys indexed.
@@ -75,7 +61,7 @@ func (x *joinKeyIndex[K]) len() int { return x.words.Len() }
 
 // find returns k's slot, -1 when k is not indexed.
 func (x *joinKeyIndex[K]) find(k K) int32 {
-	w := x.keyWord(k)
+	w := x.word(k)
 	if x.fixed {
 		return x.words.Find(w)
 	}
@@ -95,8 +81,7 @@ func (x *joinKeyIndex[K]) findAll(keys []K, null []bool) []int32 {
 	ids := slices.Grow(x.found[:0], len(keys))[:len(keys)]
 	x.found = ids
 	if x.fixed {
-		ws := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(keys))), len(keys))
-		x.words.FindAll(ws, null, ids)
+		x.words.FindAll(fixedWords(keys), null, ids)
 		return ids
 	}
 	for j, k := range keys {
@@ -138,14 +123,14 @@ func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
 	}
 	if x.fixed {
 		// One walk of the key's probe run finds or adds it.
-		if i, fresh = x.words.FindOrAdd(x.keyWord(k), next); !fresh {
+		if i, fresh = x.words.FindOrAdd(x.word(k), next); !fresh {
 			return i, false
 		}
 	} else {
 		if i := x.find(k); i >= 0 {
 			return i, false
 		}
-		x.words.Add(x.keyWord(k), next)
+		x.words.Add(x.word(k), next)
 	}
 	if n := len(x.free); n > 0 {
 		x.free = x.free[:n-1]
@@ -243,7 +228,7 @@ func (x *joinKeyIndex[K]) remove(k K) {
 	if i < 0 {
 		return
 	}
-	x.words.Remove(x.keyWord(k), i)
+	x.words.Remove(x.word(k), i)
 	x.slab[i] = joinKeyRefs[K]{}
 	x.free = append(x.free, i)
 }
