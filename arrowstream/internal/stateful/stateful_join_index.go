@@ -62,7 +62,7 @@ func (x *joinKeyIndex[K]) len() int { return x.words.Len() }
 // find returns k's slot, -1 when k is not indexed.
 func (x *joinKeyIndex[K]) find(k K) int32 {
 	w := x.word(k)
-	if x.fixed {
+	if x.fixed() {
 		return x.words.Find(w)
 	}
 	it := x.words.Probe(w)
@@ -80,7 +80,7 @@ func (x *joinKeyIndex[K]) find(k K) int32 {
 func (x *joinKeyIndex[K]) findAll(keys []K, null []bool) []int32 {
 	ids := slices.Grow(x.found[:0], len(keys))[:len(keys)]
 	x.found = ids
-	if x.fixed {
+	if x.fixed() {
 		x.words.FindAll(fixedWords(keys), null, ids)
 		return ids
 	}
@@ -121,7 +121,7 @@ func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
 	if n := len(x.free); n > 0 {
 		next = x.free[n-1]
 	}
-	if x.fixed {
+	if x.fixed() {
 		// One walk of the key's probe run finds or adds it.
 		if i, fresh = x.words.FindOrAdd(x.word(k), next); !fresh {
 			return i, false
@@ -240,6 +240,7 @@ func (x *joinKeyIndex[K]) each(fn func(k K, kr *joinKeyRefs[K])) {
 	})
 }
 
+// release drops the keys (the index stays usable, its hash seed kept).
 func (x *joinKeyIndex[K]) release() {
-	*x = joinKeyIndex[K]{}
+	*x = joinKeyIndex[K]{joinKeyWords: x.joinKeyWords}
 }

@@ -16,21 +16,30 @@ import (
 // allocates nothing to hash its rows.
 
 // joinKeyWords gives a join key its word in a vector.WordMap: a fixed
-// key is its own word, a byte key's word is its hash.
+// key is its own word, a byte key's word is its hash (seed made by
+// newJoinKeyWords).
 type joinKeyWords[K joinKey] struct {
-	seed  maphash.Seed
-	fixed bool // K is uint64
+	seed maphash.Seed
 }
 
 func newJoinKeyWords[K joinKey]() joinKeyWords[K] {
-	var zero K
-	return joinKeyWords[K]{seed: maphash.MakeSeed(), fixed: unsafe.Sizeof(zero) == unsafe.Sizeof(uint64(0))}
+	return joinKeyWords[K]{seed: maphash.MakeSeed()}
 }
 
-// word is k's word. joinKey is exactly uint64 or string, so the size
-// tells which K is (a type switch on any(k) would box the key).
+// isFixed tells whether K is uint64. joinKey is exactly uint64 or string,
+// so the size tells which K is (a type switch on any(k) would box the
+// key); a constant of each instantiation.
+func isFixed[K joinKey]() bool {
+	var zero K
+	return unsafe.Sizeof(zero) == unsafe.Sizeof(uint64(0))
+}
+
+// fixed tells whether keys are their own words.
+func (kw joinKeyWords[K]) fixed() bool { return isFixed[K]() }
+
+// word is k's word.
 func (kw joinKeyWords[K]) word(k K) uint64 {
-	if kw.fixed {
+	if isFixed[K]() {
 		return *(*uint64)(unsafe.Pointer(&k))
 	}
 	return maphash.String(kw.seed, *(*string)(unsafe.Pointer(&k)))
@@ -78,7 +87,7 @@ func (h *joinRowHash[K]) build(keys []K, keyNull, excluded []bool) {
 			continue
 		}
 		f := int32(j)
-		if h.fixed {
+		if h.fixed() {
 			f, _ = h.heads.FindOrAdd(h.word(k), int32(j))
 		} else if f = h.first(k); f < 0 {
 			f = int32(j)
@@ -94,7 +103,7 @@ func (h *joinRowHash[K]) build(keys []K, keyNull, excluded []bool) {
 // first returns the first row with key k, -1 for none.
 func (h *joinRowHash[K]) first(k K) int32 {
 	w := h.word(k)
-	if h.fixed {
+	if h.fixed() {
 		return h.heads.Find(w)
 	}
 	it := h.heads.Probe(w)
@@ -109,7 +118,7 @@ func (h *joinRowHash[K]) first(k K) int32 {
 // firstAll writes the first row with each key of keys to out (-1: none,
 // or a null key), fixed keys probed as one column.
 func (h *joinRowHash[K]) firstAll(keys []K, keyNull []bool, out []int32) {
-	if h.fixed {
+	if h.fixed() {
 		h.heads.FindAll(fixedWords(keys), keyNull, out)
 		return
 	}

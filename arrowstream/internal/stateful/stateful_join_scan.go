@@ -44,7 +44,7 @@ const scanFilterBits = 1 << 12
 // are not words (their bytes would need hashing: the hash is asked
 // directly).
 func scanFilter[K joinKey](rh *joinRowHash[K]) []uint64 {
-	if !rh.fixed {
+	if !rh.fixed() {
 		return nil
 	}
 	bits := make([]uint64, scanFilterBits/64)
