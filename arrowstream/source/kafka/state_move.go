@@ -346,17 +346,17 @@ func (m *stateMover) restoreOf(k partKey, version int64) (restore, error) {
 		m.logger.Debug("cluster: state partition not owned here: emptied", "operator", k.op, "partition", k.part)
 		return restore{change: true}, nil
 	}
-	before := m.c.restores.records.Load()
 	if snap {
 		// The local snapshot plus the changelog's tail: only what other
 		// owners wrote since this instance last held k is read.
-		tail, upTo, err := m.readChangelogTail(ctx, k, snapAt)
+		tail, upTo, n, err := m.readChangelogTail(ctx, k, snapAt)
 		if err == nil {
 			m.restored[endsKey(k)] = upTo
 			m.c.restores.partitions.Add(1)
 			m.c.restores.fromSnapshot.Add(1)
+			m.c.restores.records.Add(n)
 			m.logger.Info("cluster: state partition restored from its local snapshot and the changelog's tail", "operator", k.op, "partition", k.part,
-				"snapshotAt", snapAt, "changelogEnd", upTo, "records", m.c.restores.records.Load()-before, "keysChanged", len(tail))
+				"snapshotAt", snapAt, "changelogEnd", upTo, "records", n, "keysChanged", len(tail))
 			return restore{change: true, snapshot: true, tail: tail}, nil
 		}
 		if !errors.Is(err, errTailGone) {
@@ -365,15 +365,16 @@ func (m *stateMover) restoreOf(k partKey, version int64) (restore, error) {
 		}
 		m.logger.Info("cluster: state partition: the local snapshot's tail is not in the changelog; restoring it whole", "operator", k.op, "partition", k.part, "err", err)
 	}
-	contents, upTo, err := m.readChangelog(ctx, k, -1)
+	contents, upTo, n, err := m.readChangelog(ctx, k, -1)
 	if err != nil {
 		m.applied[k] = cur
 		return restore{}, err
 	}
 	m.restored[endsKey(k)] = upTo
 	m.c.restores.partitions.Add(1)
+	m.c.restores.records.Add(n)
 	m.logger.Info("cluster: state partition restored from its changelog", "operator", k.op, "partition", k.part, "keys", len(contents), "changelogEnd", upTo,
-		"records", m.c.restores.records.Load()-before)
+		"records", n)
 	return restore{change: true, contents: contents}, nil
 }
 
@@ -430,7 +431,7 @@ func (m *stateMover) replayLocked(ctx context.Context, k partKey) (map[string][]
 		m.applied[k] = partDropped
 		return nil, true, nil
 	}
-	contents, _, err := m.readChangelog(ctx, k, upTo)
+	contents, _, _, err := m.readChangelog(ctx, k, upTo)
 	if err != nil {
 		return nil, false, err
 	}
