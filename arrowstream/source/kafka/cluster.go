@@ -90,6 +90,8 @@ type Cluster struct {
 
 	reads stageReads          // upstream stages' epoch ranges, for their hop sinks' marks
 	paces map[string]*hopPace // by hop topic: the local upstream's commits (hop_pace.go)
+	// restores counts what state partitions' restores read (Restores).
+	restores restoreCounters
 	// changed is closed at the next rebalance callback (Rebalanced).
 	changed chan struct{}
 }

@@ -227,12 +227,16 @@ func (m *stateMover) loadEnds() error {
 	return nil
 }
 
-func (m *stateMover) saveEnds() error {
+func (m *stateMover) saveEnds() error { return m.writeEnds(false) }
+
+// writeEnds writes the ends file; sync: durably (a partition's end is
+// forgotten before its local state changes, forgetEndLocked).
+func (m *stateMover) writeEnds(sync bool) error {
 	b, err := json.Marshal(m.ends)
 	if err != nil {
 		return err
 	}
-	w := &checkpoint.Writer{NoSync: true} // a cache (endsFile)
+	w := &checkpoint.Writer{NoSync: !sync} // a cache (endsFile) unless an end is forgotten
 	if err := w.WriteSealedFile(filepath.Join(m.src.dir, endsFile), b, true); err != nil {
 		return fmt.Errorf("kafka: cluster state: %w", err)
 	}
@@ -272,20 +276,32 @@ func (m *stateMover) replayDone(ctx context.Context, hash string) (bool, error) 
 	return m.bk.Hash == hash && hash != "", nil
 }
 
-// restoreOf says how partition k must start the epoch reading version:
-// keep it (ok false) or hold the contents returned (nil map: empty).
-func (m *stateMover) restoreOf(k partKey, version int64) (contents map[string][]byte, change bool, err error) {
+// restore says how a state partition starts an epoch: as it is (change
+// false), holding contents (nil: empty), or, with snapshot, holding the
+// local snapshot (the inner store's state at the epoch's start) with the
+// changelog's tail applied over it (tail: the last change of each key
+// after the snapshot, nil for a deletion).
+type restore struct {
+	change   bool
+	contents map[string][]byte
+	snapshot bool
+	tail     map[string][]byte
+}
+
+// restoreOf says how partition k must start the epoch reading version.
+func (m *stateMover) restoreOf(k partKey, version int64) (restore, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*60e9)
 	defer cancel()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.setup(ctx); err != nil {
-		return nil, false, err
+		return restore{}, err
 	}
 	if m.bk.epoch >= version {
 		// A replay of an epoch that committed: the state that epoch saw,
 		// so that its output is the one the transaction stands for.
-		return m.replayLocked(ctx, k)
+		contents, change, err := m.replayLocked(ctx, k)
+		return restore{change: change, contents: contents}, err
 	}
 	want := partDropped
 	if m.ownedLocked()[k.part] {
@@ -293,43 +309,88 @@ func (m *stateMover) restoreOf(k partKey, version int64) (contents map[string][]
 	}
 	cur := m.applied[k]
 	if cur == want {
-		return nil, false, nil
+		return restore{}, nil
 	}
+	// snapAt: where the changelog ended when the local state was last the
+	// changelog's (this instance's last write, or its last restore), if
+	// this instance has such a snapshot of k.
+	snapAt, snap := int64(0), false
 	if cur == partUnknown && want == partHeld {
 		// The local state is the changelog's when the changelog ends where
 		// this instance's last write left it.
 		if end, ok := m.ends[endsKey(k)]; ok {
 			now, err := m.changelogEnd(ctx, k)
 			if err != nil {
-				return nil, false, err
+				return restore{}, err
 			}
 			if now == end {
 				m.applied[k] = partHeld
-				return nil, false, nil
+				return restore{}, nil
 			}
+			snapAt, snap = end, now > end
 		}
 	}
 	if err := m.mayChangeLocked(); err != nil {
-		return nil, false, err
+		return restore{}, err
 	}
 	if _, ok := m.changed[k]; !ok {
 		m.changed[k] = cur
 	}
 	m.applied[k] = want
-	delete(m.ends, endsKey(k))
+	if err := m.forgetEndLocked(k); err != nil {
+		m.applied[k] = cur
+		return restore{}, err
+	}
 	if want == partDropped {
 		m.dropped = append(m.dropped, endsKey(k))
 		m.logger.Debug("cluster: state partition not owned here: emptied", "operator", k.op, "partition", k.part)
-		return nil, true, nil
+		return restore{change: true}, nil
 	}
-	contents, upTo, err := m.readChangelog(ctx, k, -1)
+	if snap {
+		// The local snapshot plus the changelog's tail: only what other
+		// owners wrote since this instance last held k is read.
+		tail, upTo, n, err := m.readChangelogTail(ctx, k, snapAt)
+		if err == nil {
+			m.restored[endsKey(k)] = upTo
+			m.c.restores.partitions.Add(1)
+			m.c.restores.fromSnapshot.Add(1)
+			m.c.restores.records.Add(n)
+			m.logger.Info("cluster: state partition restored from its local snapshot and the changelog's tail", "operator", k.op, "partition", k.part,
+				"snapshotAt", snapAt, "changelogEnd", upTo, "records", n, "keysChanged", len(tail))
+			return restore{change: true, snapshot: true, tail: tail}, nil
+		}
+		if !errors.Is(err, errTailGone) {
+			m.applied[k] = cur
+			return restore{}, err
+		}
+		m.logger.Info("cluster: state partition: the local snapshot's tail is not in the changelog; restoring it whole", "operator", k.op, "partition", k.part, "err", err)
+	}
+	contents, upTo, n, err := m.readChangelog(ctx, k, -1)
 	if err != nil {
 		m.applied[k] = cur
-		return nil, false, err
+		return restore{}, err
 	}
 	m.restored[endsKey(k)] = upTo
-	m.logger.Info("cluster: state partition restored from its changelog", "operator", k.op, "partition", k.part, "keys", len(contents), "changelogEnd", upTo)
-	return contents, true, nil
+	m.c.restores.partitions.Add(1)
+	m.c.restores.records.Add(n)
+	m.logger.Info("cluster: state partition restored from its changelog", "operator", k.op, "partition", k.part, "keys", len(contents), "changelogEnd", upTo,
+		"records", n)
+	return restore{change: true, contents: contents}, nil
+}
+
+// forgetEndLocked drops partition k's changelog end from the ends file,
+// synced, before the epoch changes k's local state: once the local store
+// commits that change (emptied, or rebuilt) the end no longer describes
+// it, and a start that found it there (a crash before the epoch's
+// transaction saved the ends) would take the changed local state for the
+// changelog's at that end, or lay the changelog's tail over it. A
+// rebalance pays one fsync per moved partition; steady epochs none.
+func (m *stateMover) forgetEndLocked(k partKey) error {
+	if _, ok := m.ends[endsKey(k)]; !ok {
+		return nil
+	}
+	delete(m.ends, endsKey(k))
+	return m.writeEnds(true)
 }
 
 // mayChangeLocked refuses to change a partition under live operator
@@ -363,12 +424,14 @@ func (m *stateMover) replayLocked(ctx context.Context, k partKey) (map[string][]
 	if _, ok := m.changed[k]; !ok {
 		m.changed[k] = m.applied[k]
 	}
-	delete(m.ends, key)
+	if err := m.forgetEndLocked(k); err != nil {
+		return nil, false, err
+	}
 	if dropped {
 		m.applied[k] = partDropped
 		return nil, true, nil
 	}
-	contents, _, err := m.readChangelog(ctx, k, upTo)
+	contents, _, _, err := m.readChangelog(ctx, k, upTo)
 	if err != nil {
 		return nil, false, err
 	}

@@ -56,21 +56,25 @@ func (p *movingPartition) Close() error              { return p.inner.Close() }
 // Begin opens the inner store and, when the partition moved, overlays the
 // contents it must hold.
 func (p *movingPartition) Begin(version int64) (checkpoint.StateStore, error) {
-	contents, change, err := p.m.restoreOf(p.k, version)
+	r, err := p.m.restoreOf(p.k, version)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: cluster state of operator %d partition %d: %w", p.k.op, p.k.part, err)
 	}
 	st, err := p.inner.Begin(version)
 	if err != nil {
-		if change {
+		if r.change {
 			p.m.aborted()
 		}
 		return nil, err
 	}
 	p.m.opened()
 	ms := &movingStore{inner: st, m: p.m, k: p.k}
-	if change {
-		if err := ms.overlay(contents); err != nil {
+	if r.change {
+		overlay := func() error { return ms.overlay(r.contents) }
+		if r.snapshot {
+			overlay = func() error { return ms.overlaySnapshot(r.tail) }
+		}
+		if err := overlay(); err != nil {
 			st.Abort()
 			p.m.aborted()
 			return nil, err
@@ -94,9 +98,15 @@ type movingStore struct {
 	// With an overlay (the partition moved this epoch) reads and writes
 	// go to cur, which starts as the moved contents; Commit replaces the
 	// inner store's keys (old) with cur's.
-	over     bool
-	cur      map[string][]byte
-	old      [][]byte
+	over bool
+	cur  map[string][]byte
+	old  [][]byte
+	// With an overlay over the local snapshot (overlaySnapshot) cur
+	// starts as the snapshot, and only the keys changed since (by the
+	// changelog's tail or the epoch) are written at Commit: touched
+	// holds them, each with whether the snapshot had it.
+	snapshot bool
+	touched  map[string]bool
 	logged   bool  // the operator used the changelog path
 	liveRows int64 // its SetLiveRows (-1: none)
 }
@@ -110,6 +120,43 @@ func (s *movingStore) overlay(contents map[string][]byte) error {
 		s.old = append(s.old, append([]byte(nil), k...))
 		return true
 	})
+}
+
+// overlaySnapshot starts the overlay from the inner store's state (the
+// local snapshot, which was the changelog's at the tail's start) with
+// the changelog's tail laid over it: the state the changelog holds at
+// the tail's end.
+func (s *movingStore) overlaySnapshot(tail map[string][]byte) error {
+	s.over, s.snapshot, s.liveRows = true, true, -1
+	s.cur, s.touched = map[string][]byte{}, map[string]bool{}
+	if err := s.inner.Scan(func(k, v []byte) bool {
+		s.cur[string(k)] = append(make([]byte, 0, len(v)), v...)
+		return true
+	}); err != nil {
+		return err
+	}
+	for k, v := range tail {
+		s.touch(k)
+		if v == nil {
+			delete(s.cur, k)
+			continue
+		}
+		s.cur[k] = v
+	}
+	return nil
+}
+
+// touch records that key changes under a snapshot overlay (before the
+// change: whether the snapshot had it is what cur holds now, on the
+// first change).
+func (s *movingStore) touch(key string) {
+	if !s.snapshot {
+		return
+	}
+	if _, ok := s.touched[key]; !ok {
+		_, had := s.cur[key]
+		s.touched[key] = had
+	}
 }
 
 func (s *movingStore) Version() int64 { return s.inner.Version() }
@@ -127,6 +174,7 @@ func (s *movingStore) Put(key, value []byte) error {
 	if !s.over {
 		return s.inner.Put(key, value)
 	}
+	s.touch(string(key))
 	s.cur[string(key)] = append([]byte(nil), value...)
 	return nil
 }
@@ -136,6 +184,7 @@ func (s *movingStore) Delete(key []byte) error {
 	if !s.over {
 		return s.inner.Delete(key)
 	}
+	s.touch(string(key))
 	delete(s.cur, string(key))
 	return nil
 }
@@ -212,6 +261,9 @@ func (s *movingStore) Commit(ctx context.Context) (int64, error) {
 // writeOverlay makes the inner store hold cur: its old keys deleted, cur's
 // written, by the path the operator used.
 func (s *movingStore) writeOverlay() error {
+	if s.snapshot {
+		return s.writeSnapshotOverlay()
+	}
 	if s.logged && s.cw != nil {
 		for _, k := range s.old {
 			s.cw.LogDelete(k)
@@ -239,6 +291,40 @@ func (s *movingStore) writeOverlay() error {
 	return nil
 }
 
+// writeSnapshotOverlay makes the inner store, which holds the local
+// snapshot, hold cur: only the keys touched since are written (a restart
+// that takes its partitions back rewrites what changed, not its whole
+// state).
+func (s *movingStore) writeSnapshotOverlay() error {
+	if s.logged && s.cw != nil {
+		for k, had := range s.touched {
+			if v, ok := s.cur[k]; ok {
+				s.cw.LogUpsert([]byte(k), v)
+			} else if had {
+				s.cw.LogDelete([]byte(k))
+			}
+		}
+		n := s.liveRows
+		if n < 0 {
+			n = int64(len(s.cur))
+		}
+		s.cw.SetLiveRows(n)
+		return nil
+	}
+	for k, had := range s.touched {
+		if v, ok := s.cur[k]; ok {
+			if err := s.inner.Put([]byte(k), v); err != nil {
+				return err
+			}
+		} else if had {
+			if err := s.inner.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (s *movingStore) Abort() {
 	s.inner.Abort()
 	s.changes = nil
@@ -256,6 +342,7 @@ func (s *movingLogStore) LogUpsert(key, value []byte) {
 		return
 	}
 	s.logged = true
+	s.touch(string(key))
 	s.cur[string(key)] = append([]byte(nil), value...)
 }
 
@@ -296,6 +383,7 @@ func (s *movingLogStore) LogUpsertFrom(key []byte, size int, write func(w io.Wri
 		// cur and the change share the bytes: neither is modified in
 		// place (Put and LogUpsert replace a value with a copy).
 		s.logged = true
+		s.touch(string(key))
 		s.cur[string(key)] = value
 	}
 	return nil
@@ -308,6 +396,7 @@ func (s *movingLogStore) LogDelete(key []byte) {
 		return
 	}
 	s.logged = true
+	s.touch(string(key))
 	delete(s.cur, string(key))
 }
 
