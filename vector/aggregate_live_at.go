@@ -70,14 +70,23 @@ func (l *LiveAggregate) MergeAt(ctx context.Context, rec arrow.Record, gids []in
 	}
 	b := l.b
 	groups := b.grouper.numGroups()
-	for _, g := range gids {
-		if g < 0 || int(g) >= groups {
-			return fmt.Errorf("vector: live aggregation: merge into group %d of %d", g, groups)
-		}
+	if err := checkGroupIDs(gids, groups, "merge"); err != nil {
+		return err
 	}
 	l.countRows(gids)
 	if err := updateAggs(ctx, b.aggs, groups, gids, rec); err != nil {
 		return err
 	}
 	return l.heap.set(l.HeapBytes())
+}
+
+// checkGroupIDs refuses a group id a fold into known groups (MergeAt,
+// UpdateAt) cannot take: every id must be one of the groups groups.
+func checkGroupIDs(gids []int32, groups int, verb string) error {
+	for _, g := range gids {
+		if g < 0 || int(g) >= groups {
+			return fmt.Errorf("vector: live aggregation: %s into group %d of %d", verb, g, groups)
+		}
+	}
+	return nil
 }

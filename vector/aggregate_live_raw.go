@@ -39,16 +39,10 @@ func (l *LiveAggregate) Raw(input *arrow.Schema, groupBy []NamedExpr) (*LiveRaw,
 	if len(groupBy) != len(l.spec.GroupBy) {
 		return nil, false, fmt.Errorf("vector: live aggregation of %d keys bound to input by %d", len(l.spec.GroupBy), len(groupBy))
 	}
-	for i, a := range l.b.aggs {
-		if _, ok := a.acc.(rawMerger); !ok || l.spec.Aggregates[i].Distinct {
-			return nil, false, nil
-		}
-	}
-	raw, err := bindAggregation(input, l.mem, AggregateSpec{GroupBy: groupBy, Aggregates: l.spec.Aggregates, Mode: AggPartial})
-	if err != nil {
+	raw, ok, err := l.bindRaw(input, groupBy)
+	if !ok || err != nil {
 		return nil, false, err
 	}
-	raw.grouper.release() // only the evaluators are used
 	for i, t := range raw.keyTypes {
 		if !arrow.TypeEqual(t, l.b.keyTypes[i]) {
 			return nil, false, fmt.Errorf("vector: live aggregation key %d is %s, the input's %s: %w", i, TypeName(l.b.keyTypes[i]), TypeName(t), ErrType)
@@ -62,6 +56,23 @@ func (l *LiveAggregate) Raw(input *arrow.Schema, groupBy []NamedExpr) (*LiveRaw,
 		r.argEvs[i] = a.args
 	}
 	return r, true, nil
+}
+
+// bindRaw binds l's calls to rows of input grouped by groupBy, for
+// their evaluators only (the binding's grouper is released), or false
+// when some call's state cannot take input rows directly.
+func (l *LiveAggregate) bindRaw(input *arrow.Schema, groupBy []NamedExpr) (*boundAggregation, bool, error) {
+	for i, a := range l.b.aggs {
+		if _, ok := a.acc.(rawMerger); !ok || l.spec.Aggregates[i].Distinct {
+			return nil, false, nil
+		}
+	}
+	raw, err := bindAggregation(input, l.mem, AggregateSpec{GroupBy: groupBy, Aggregates: l.spec.Aggregates, Mode: AggPartial})
+	if err != nil {
+		return nil, false, err
+	}
+	raw.grouper.release() // only the evaluators are used
+	return raw, true, nil
 }
 
 // Keys evaluates the grouping keys of input rows rec (owned by the

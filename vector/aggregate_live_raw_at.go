@@ -31,16 +31,10 @@ type LiveRawAt struct {
 // (first, last, approx_count_distinct, DISTINCT): the caller then
 // aggregates partially and uses MergeAt.
 func (l *LiveAggregate) RawAt(input *arrow.Schema, groupBy []NamedExpr) (*LiveRawAt, bool, error) {
-	for i, a := range l.b.aggs {
-		if _, ok := a.acc.(rawMerger); !ok || l.spec.Aggregates[i].Distinct {
-			return nil, false, nil
-		}
-	}
-	raw, err := bindAggregation(input, l.mem, AggregateSpec{GroupBy: groupBy, Aggregates: l.spec.Aggregates, Mode: AggPartial})
-	if err != nil {
+	raw, ok, err := l.bindRaw(input, groupBy)
+	if !ok || err != nil {
 		return nil, false, err
 	}
-	raw.grouper.release() // only the evaluators are used
 	r := &LiveRawAt{l: l, keyEvs: raw.keyEvs, keyTypes: raw.keyTypes, argEvs: make([][]Evaluator, len(raw.aggs))}
 	for i, a := range raw.aggs {
 		// The raw binding's evaluators (with its widening) feed the
@@ -76,10 +70,8 @@ func (r *LiveRawAt) UpdateAt(ctx context.Context, rec arrow.Record, gids []int32
 	}
 	b := l.b
 	groups := b.grouper.numGroups()
-	for _, g := range gids {
-		if g < 0 || int(g) >= groups {
-			return fmt.Errorf("vector: live aggregation: fold into group %d of %d", g, groups)
-		}
+	if err := checkGroupIDs(gids, groups, "fold"); err != nil {
+		return err
 	}
 	l.tally.ok = false
 	l.countRows(gids)
