@@ -67,7 +67,10 @@ func TestSettleReturnsFreeHeap(t *testing.T) {
 	Settle()
 	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(s)
-	if free := s[0].Value.Uint64(); free > 1<<20 {
+	// A margin of an eighth of the garbage: the runtime (more so under
+	// -race) keeps a few pages of its own as free heap; without Settle
+	// nearly all 64 MiB stay there.
+	if free := s[0].Value.Uint64(); free > size/8 {
 		t.Errorf("free heap kept after Settle = %d bytes, want the %d freed returned to the OS", free, size)
 	}
 	_ = garbage

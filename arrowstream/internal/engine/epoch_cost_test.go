@@ -48,7 +48,7 @@ func epochCostQuery(t *testing.T, mem memory.Allocator, nsrc int, durable bool) 
 	w := &checkpoint.Writer{NoSync: !durable, Hook: func(step checkpoint.WriteStep, path string) error {
 		// Background snapshots are the state store's maintenance, not the
 		// epoch's writes (as in TestStatefulEpochOneDurableWrite).
-		if step == checkpoint.AfterTempWrite && !strings.HasSuffix(path, ".snapshot") {
+		if step == checkpoint.AfterTempWrite && !backgroundSnapshot(path) {
 			mu.Lock()
 			appends++
 			mu.Unlock()
