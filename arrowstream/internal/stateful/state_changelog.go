@@ -42,6 +42,17 @@ func (c *changelogState) bind(s *statePartitions) {
 	if len(c.rows) != len(c.writers) {
 		c.rows = nil // counted again by recount
 	}
+	c.sizeUpserts()
+}
+
+// sizeUpserts sizes the upsert counts to the writers. bind calls it
+// before the partitions run in parallel: each then writes its own element
+// only (noteUpserts); sizing them there lazily raced.
+func (c *changelogState) sizeUpserts() {
+	if len(c.ups) != len(c.writers) {
+		c.ups = make([]int64, len(c.writers))
+		c.upBytes = make([]int64, len(c.writers))
+	}
 }
 
 // on reports whether the epoch writes changelogs.
@@ -67,10 +78,6 @@ func (c *changelogState) upsert(p int, key, value []byte, added bool) {
 // noteUpserts counts n upserts of bytes key and value bytes in partition
 // p, for the live bytes finish declares.
 func (c *changelogState) noteUpserts(p, n, bytes int) {
-	if len(c.ups) != len(c.writers) {
-		c.ups = make([]int64, len(c.writers))
-		c.upBytes = make([]int64, len(c.writers))
-	}
 	c.ups[p] += int64(n)
 	c.upBytes[p] += int64(bytes)
 }

@@ -41,6 +41,7 @@ func TestChangelogDeclaresLiveBytes(t *testing.T) {
 		c.writers = append(c.writers, ws[p])
 	}
 	c.rows = make([]int64, parts)
+	c.sizeUpserts()                        // as bind does
 	model := make([]map[string]int, parts) // key → value length
 	for p := range model {
 		model[p] = map[string]int{}
