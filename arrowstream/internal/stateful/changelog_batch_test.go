@@ -76,6 +76,7 @@ func TestLogBatchesByPartition(t *testing.T) {
 		}
 		for i := range cs {
 			cs[i].bindBatchers()
+			cs[i].sizeUpserts() // as bind does
 			cs[i].rows = make([]int64, parts)
 		}
 		if cs[0].batchers != nil || cs[1].batchers == nil {
