@@ -43,8 +43,28 @@ type sessionSnapshot struct {
 func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	d := s.index.dec
 	snap := &sessionSnapshot{byPart: make([][]int32, len(want))}
-	var gids []int32
-	var starts []arrow.Timestamp
+	// The copy is sized up front from the decoded state's counts (keys
+	// spread evenly over the partitions, with an eighth to spare): grown
+	// by appends it cost a tenth of q11's operator in reallocations.
+	wanted := 0
+	for _, w := range want {
+		if w {
+			wanted++
+		}
+	}
+	keys := sizeShare(d.numKeys(), wanted, len(want))
+	sessions := sizeShare(int(s.index.count), wanted, len(want))
+	snap.keys = make([]string, 0, keys)
+	snap.first = make([]int32, 0, keys+1)
+	snap.ends = make([]arrow.Timestamp, 0, sessions)
+	gids := make([]int32, 0, sessions)
+	starts := make([]arrow.Timestamp, 0, sessions)
+	perPart := sizeShare(d.numKeys(), 1, len(want))
+	for p, w := range want {
+		if w {
+			snap.byPart[p] = make([]int32, 0, perPart)
+		}
+	}
 	d.each(func(ks *keySessions) {
 		if !want[ks.part] || len(ks.list) == 0 {
 			return
@@ -97,6 +117,17 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 		}
 	}
 	return nil
+}
+
+// sizeShare is the capacity for the share of n that of parts of all
+// partitions hold: all of n when they are all, else their even share
+// and an eighth more.
+func sizeShare(n, of, all int) int {
+	if of >= all || all <= 0 {
+		return n
+	}
+	share := n * of / all
+	return share + share/8 + 1
 }
 
 // encode encodes every session's row (once, by the first view read).
