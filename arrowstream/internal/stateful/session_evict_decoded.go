@@ -22,8 +22,10 @@ import (
 // the decoded aggregate (one State of their groups); a key that keeps
 // sessions is noted as touched, so that the epoch's save logs its kept
 // sessions once (with its merge's changes, if any), and a stored key left
-// without any is logged as deleted.
-func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([]arrow.Record, error) {
+// without any is logged as deleted. The evicted sessions come as final
+// rows (final set: decodedFinal) or, when their aggregates cannot be
+// finalized from the live state, as partial rows.
+func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([]arrow.Record, bool, error) {
 	start := time.Now()
 	limit := wmMs * 1000
 	idx, d := s.index, s.index.dec
@@ -74,9 +76,12 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 	}
 	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
 	if len(gids) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
-	rec, err := s.decodedRows(keys, gids, starts, ends)
+	rec, final, err := s.decodedFinal(keys, gids, starts, ends)
+	if err == nil && !final {
+		rec, err = s.decodedRows(keys, gids, starts, ends)
+	}
 	if err == nil {
 		err = d.deleteGroups(ctx, gids)
 	}
@@ -84,10 +89,10 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 		if rec != nil {
 			rec.Release()
 		}
-		return nil, fmt.Errorf("arrowstream: evict sessions of operator %d: %w", s.opID, err)
+		return nil, false, fmt.Errorf("arrowstream: evict sessions of operator %d: %w", s.opID, err)
 	}
 	s.progress.NumRowsRemoved += int64(len(gids))
-	return []arrow.Record{rec}, nil
+	return []arrow.Record{rec}, final, nil
 }
 
 // decodedRows builds decoded sessions as rows of the partial layout: the

@@ -180,11 +180,9 @@ func (idx *sessionIndex) apply(deltas []sessionDelta, byEnd bool) {
 
 // evictIndexed removes the sessions whose end is at or below the
 // watermark and returns them (partial layout): it pops the due entries of
-// the index and rewrites only their keys.
+// the index and rewrites only their keys. (Sessions kept decoded are
+// evicted by evictDecoded.)
 func (s *statefulSessionWindow) evictIndexed(ctx context.Context, wmMs int64) ([]arrow.Record, error) {
-	if s.index.dec != nil {
-		return s.evictDecoded(ctx, wmMs)
-	}
 	start := time.Now()
 	limit := wmMs * 1000
 	idx := s.index

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -76,6 +77,13 @@ type statefulSessionWindow struct {
 	acct stateAccount
 	// views reserves the live snapshot views handed to the stores.
 	views viewAccount
+	// finalSchema is the output layout, bound once (finalLayout);
+	// noLiveFinal: evicted decoded sessions are finalized from partial
+	// rows (an aggregate the live aggregate cannot finalize by group).
+	finalSchema *arrow.Schema
+	noLiveFinal bool
+	// keep is the late-row filter's selection, kept between records.
+	keep []int32
 }
 
 func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schema, spec vector.AggregateSpec, sk, sessCol int, timed bool, mode stream.OutputMode) (*statefulSessionWindow, error) {
@@ -149,17 +157,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		return nil, err
 	}
 	if s.mode == stream.Append && s.timed && ep.HasWatermark {
-		limit := arrow.Timestamp(ep.LateWatermarkMs * 1000)
-		dropped, err := dropLate(s.mem, recs, func(rec arrow.Record) []int32 {
-			_, ends := sessionBounds(rec, s.sessCol)
-			keep := make([]int32, 0, len(ends))
-			for r, e := range ends {
-				if e > limit {
-					keep = append(keep, int32(r))
-				}
-			}
-			return keep
-		})
+		dropped, err := s.dropLateSessions(recs, arrow.Timestamp(ep.LateWatermarkMs*1000))
 		s.progress.NumRowsDroppedByWatermark += dropped
 		if err != nil {
 			releaseRecords(recs)
@@ -194,10 +192,15 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 	s.progress.AllUpdatesTimeMs = time.Since(start).Milliseconds()
 
 	var out []arrow.Record
+	final := false // out holds final rows (evicted decoded sessions)
 	switch s.mode {
 	case stream.Append:
 		if s.timed && ep.HasWatermark {
-			out, err = s.evictIndexed(ctx, ep.WatermarkMs)
+			if s.index.dec != nil {
+				out, final, err = s.evictDecoded(ctx, ep.WatermarkMs)
+			} else {
+				out, err = s.evictIndexed(ctx, ep.WatermarkMs)
+			}
 		}
 	default:
 		out, err = s.allState()
@@ -219,7 +222,55 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		return nil, err
 	}
 	s.lastEvictWm, s.hasWm = ep.WatermarkMs, ep.HasWatermark
-	return s.finalize(out)
+	return s.output(out, final)
+}
+
+// dropLateSessions drops the rows of recs whose session ends at or
+// before limit (late), replacing the records that have any and returning
+// how many were dropped. Most epochs have none: one read of the ends
+// finds that, with no selection built; the selection of a record that
+// has some reuses s.keep.
+func (s *statefulSessionWindow) dropLateSessions(recs []arrow.Record, limit arrow.Timestamp) (int64, error) {
+	late := false
+	for _, rec := range recs {
+		_, ends := sessionBounds(rec, s.sessCol)
+		if firstLate(ends, limit) < len(ends) {
+			late = true
+			break
+		}
+	}
+	if !late {
+		return 0, nil
+	}
+	return dropLate(s.mem, recs, func(rec arrow.Record) []int32 {
+		_, ends := sessionBounds(rec, s.sessCol)
+		first := firstLate(ends, limit)
+		keep := slices.Grow(s.keep[:0], len(ends))
+		for r := range first {
+			keep = append(keep, int32(r))
+		}
+		for r := first; r < len(ends); r++ {
+			if ends[r] > limit {
+				keep = append(keep, int32(r))
+			}
+		}
+		s.keep = keep
+		if cap(s.keep) > maxKeptSessionRefs {
+			s.keep = nil // a burst: not kept
+		}
+		return keep
+	})
+}
+
+// firstLate returns the first row of ends at or before limit (len(ends):
+// none).
+func firstLate(ends []arrow.Timestamp, limit arrow.Timestamp) int {
+	for r, e := range ends {
+		if e <= limit {
+			return r
+		}
+	}
+	return len(ends)
 }
 
 // sessionRef is one session row (stored or new) of one grouping key.
