@@ -317,12 +317,17 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 			if err != nil {
 				t.Fatalf("epoch %d: %v", id, err)
 			}
+			outSchema := out.Schema()
 			recs, err := vector.Drain(ctx, out)
 			out.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var full, modelCols []string
+			// The schema first: the decoded side's rows are finalized
+			// from the live aggregate, the encoded side's by a hash
+			// aggregation; both must answer the same layout.
+			full := []string{outSchema.String()}
+			var modelCols []string
 			for _, r := range recs {
 				sess := r.Column(1).(*array.Struct)
 				st, en := sess.Field(0).(*array.Timestamp), sess.Field(1).(*array.Timestamp)
@@ -344,6 +349,9 @@ func testSessionDecoded(t *testing.T, mode stream.OutputMode, parts int, gap int
 					}
 					full = append(full, strings.Join(cells, " "))
 					modelCols = append(modelCols, strings.Join(cells[:8], " "))
+				}
+				if !r.Schema().Equal(outSchema) {
+					t.Fatalf("epoch %d: a record of schema %v in an output of %v", id, r.Schema(), outSchema)
 				}
 				r.Release()
 			}
