@@ -47,9 +47,23 @@ func listingMetadataMinAge(opts SourceOptions) time.Duration {
 // instance's CPU (a wake-up, a planning and an idle progress record
 // each, per stage).
 
+//
+// The wait doubles on past idleBackoffMax up to idleBackoffIdleMax
+// (session 21): an idle instance's CPU was mostly those wake-ups (strace
+// of an idle instance counting through the hop: 19 ListOffsets per
+// second of its two stages against 1.6 heartbeats and 1.8 Metadata; each
+// wake-up also sets the runtime's sysmon polling every 20 µs for a
+// millisecond, `perf`: sysmon 26% and the listings 22% of an idle
+// instance's samples), paid per wall-second by every instance whatever
+// its share of the input. The cost is latency after an idle spell: the
+// first rows after about 300 ms without any are noticed up to
+// idleBackoffIdleMax late (100 ms before); within a burst, a source held
+// for minOffsetsPerTrigger still lists every idleBackoffMax (holding).
+
 const (
-	idleBackoffMin = 20 * time.Millisecond
-	idleBackoffMax = 100 * time.Millisecond
+	idleBackoffMin     = 20 * time.Millisecond
+	idleBackoffMax     = 100 * time.Millisecond
+	idleBackoffIdleMax = 500 * time.Millisecond
 )
 
 // idleBackoff is the cluster source's listing schedule (the engine calls
@@ -104,7 +118,7 @@ func (b *idleBackoff) cached(now time.Time, assign uint64) (PartitionOffsets, bo
 func (b *idleBackoff) listed(now time.Time, assign uint64, ends PartitionOffsets) {
 	switch {
 	case b.last != nil && assign == b.assign && sameOffsets(b.last, ends):
-		b.wait = min(max(2*b.wait, idleBackoffMin), idleBackoffMax)
+		b.wait = min(max(2*b.wait, idleBackoffMin), idleBackoffIdleMax)
 	case b.held && assign == b.assign:
 		// New data while held: the hold decides (holding, released).
 	default:

@@ -6,8 +6,9 @@ import (
 )
 
 // TestIdleBackoff: the listing backs off only while the ends stay the
-// same under the same assignment, up to idleBackoffMax, and any change
-// lists at once again.
+// same under the same assignment, doubling up to idleBackoffIdleMax
+// (past idleBackoffMax: an idle instance's wake-ups, session 21), and
+// any change lists at once again.
 func TestIdleBackoff(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ends := func(off int64) PartitionOffsets {
@@ -25,7 +26,7 @@ func TestIdleBackoff(t *testing.T) {
 		t.Fatal("one listing is no idleness, but cached")
 	}
 	now := t0
-	for i, want := range []time.Duration{20, 40, 80, 100, 100} {
+	for i, want := range []time.Duration{20, 40, 80, 160, 320, 500, 500} {
 		now = now.Add(time.Millisecond)
 		b.listed(now, 1, ends(5))
 		if b.wait != want*time.Millisecond {
