@@ -47,32 +47,9 @@ func listingMetadataMinAge(opts SourceOptions) time.Duration {
 // instance's CPU (a wake-up, a planning and an idle progress record
 // each, per stage).
 
-//
-//
-// Once the ends have not moved for idleLongAfter, the wait doubles on
-// past idleBackoffMax up to idleBackoffIdleMax (session 21): an idle
-// instance's CPU was mostly those wake-ups (strace of an idle instance
-// counting through the hop: 19 ListOffsets per second of its two stages
-// against 1.6 heartbeats and 1.8 Metadata; each wake-up also sets the
-// runtime's sysmon polling every 20 µs for a millisecond, `perf`: sysmon
-// 26% and the listings 22% of an idle instance's samples), paid per
-// wall-second by every instance whatever its share of the input. The
-// cost is latency after an idle spell: the first rows after more than
-// idleLongAfter without any are noticed up to idleBackoffIdleMax late
-// (idleBackoffMax before). Not sooner: input that pauses between short
-// bursts keeps the instances' upstreams listing within idleBackoffMax of
-// each other, which the hop's pacing needs (with the long wait after
-// every listing that found nothing, TestClusterHopPacedToLocalUpstream's
-// two upstreams noticed each round up to 500 ms apart and their
-// downstreams ran 32 epochs for 25 rounds, 21–22 with this rule). A
-// source held for minOffsetsPerTrigger lists every idleBackoffMax
-// (holding).
-
 const (
-	idleBackoffMin     = 20 * time.Millisecond
-	idleBackoffMax     = 100 * time.Millisecond
-	idleBackoffIdleMax = 500 * time.Millisecond
-	idleLongAfter      = 2 * time.Second
+	idleBackoffMin = 20 * time.Millisecond
+	idleBackoffMax = 100 * time.Millisecond
 )
 
 // idleBackoff is the cluster source's listing schedule (the engine calls
@@ -81,10 +58,7 @@ type idleBackoff struct {
 	last     PartitionOffsets // the ends listed last (nil: none yet)
 	assign   uint64           // the member's assignment version of last
 	listedAt time.Time
-	// movedAt: when a listing last found other ends (or another
-	// assignment) than the one before it.
-	movedAt time.Time
-	wait    time.Duration // zero: list at every poll
+	wait     time.Duration // zero: list at every poll
 	// held: the source is holding its epoch back for
 	// minOffsetsPerTrigger (trigger_delay.go); listings that find more
 	// data keep the hold's wait instead of listing at every poll.
@@ -130,16 +104,11 @@ func (b *idleBackoff) cached(now time.Time, assign uint64) (PartitionOffsets, bo
 func (b *idleBackoff) listed(now time.Time, assign uint64, ends PartitionOffsets) {
 	switch {
 	case b.last != nil && assign == b.assign && sameOffsets(b.last, ends):
-		limit := idleBackoffMax
-		if now.Sub(b.movedAt) >= idleLongAfter {
-			limit = idleBackoffIdleMax
-		}
-		b.wait = min(max(2*b.wait, idleBackoffMin), limit)
+		b.wait = min(max(2*b.wait, idleBackoffMin), idleBackoffMax)
 	case b.held && assign == b.assign:
 		// New data while held: the hold decides (holding, released).
-		b.movedAt = now
 	default:
-		b.wait, b.movedAt = 0, now
+		b.wait = 0
 	}
 	b.last, b.assign, b.listedAt = ends.clone(), assign, now
 }

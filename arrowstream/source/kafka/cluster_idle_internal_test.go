@@ -6,9 +6,8 @@ import (
 )
 
 // TestIdleBackoff: the listing backs off only while the ends stay the
-// same under the same assignment, up to idleBackoffMax, past it up to
-// idleBackoffIdleMax once nothing has moved for idleLongAfter (an idle
-// instance's wake-ups, session 21), and any change lists at once again.
+// same under the same assignment, up to idleBackoffMax, and any change
+// lists at once again.
 func TestIdleBackoff(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ends := func(off int64) PartitionOffsets {
@@ -26,15 +25,11 @@ func TestIdleBackoff(t *testing.T) {
 		t.Fatal("one listing is no idleness, but cached")
 	}
 	now := t0
-	const ms = time.Millisecond
-	steps := []struct{ after, wait time.Duration }{ // after: since the last listing
-		{ms, 20 * ms}, {ms, 40 * ms}, {ms, 80 * ms}, {ms, 100 * ms}, {ms, 100 * ms},
-		{idleLongAfter, 200 * ms}, {ms, 400 * ms}, {ms, 500 * ms}, {ms, 500 * ms}}
-	for i, st := range steps {
-		now = now.Add(st.after)
+	for i, want := range []time.Duration{20, 40, 80, 100, 100} {
+		now = now.Add(time.Millisecond)
 		b.listed(now, 1, ends(5))
-		if b.wait != st.wait {
-			t.Fatalf("listing %d: wait %v, want %v", i, b.wait, st.wait)
+		if b.wait != want*time.Millisecond {
+			t.Fatalf("listing %d: wait %v, want %v ms", i, b.wait, want)
 		}
 		got, ok := b.cached(now.Add(b.wait-time.Millisecond), 1)
 		if !ok || !sameOffsets(got, ends(5)) {
@@ -52,17 +47,10 @@ func TestIdleBackoff(t *testing.T) {
 	if _, ok := b.cached(now, 2); ok {
 		t.Fatal("cached across an assignment change")
 	}
-	// New data resets the wait, and the idle spell.
+	// New data resets the wait.
 	b.listed(now, 1, ends(6))
 	if _, ok := b.cached(now, 1); ok || b.wait != 0 {
 		t.Fatalf("new data: wait %v", b.wait)
-	}
-	for range 6 {
-		now = now.Add(time.Millisecond)
-		b.listed(now, 1, ends(6))
-	}
-	if b.wait != idleBackoffMax {
-		t.Fatalf("right after new data: wait %v, want %v", b.wait, idleBackoffMax)
 	}
 	// A listing under another assignment is not idleness either.
 	b.listed(now, 1, ends(6))
