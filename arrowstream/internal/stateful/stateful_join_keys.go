@@ -1,8 +1,10 @@
 package stateful
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -186,22 +188,7 @@ func (s *statefulJoin) encodeKeysHashing(ctx context.Context, ke *joinKeyEval, r
 		}
 		copy(r.words, codec.enc.Fixed())
 	} else {
-		// The keys share one string (one allocation, not one per row).
-		size := 0
-		for i := 0; i < n; i++ {
-			size += len(codec.at(i))
-		}
-		buf := make([]byte, 0, size)
-		for i := 0; i < n; i++ {
-			buf = append(buf, codec.at(i)...)
-		}
-		all := string(buf)
-		off := 0
-		for i := 0; i < n; i++ {
-			l := len(codec.at(i))
-			r.keys[i] = all[off : off+l]
-			off += l
-		}
+		shareKeyRuns(codec, r.keys)
 	}
 	for i := range r.hashes {
 		r.hashes[i] = s.state.scheme.hash(codec, i)
@@ -242,4 +229,54 @@ func (s *statefulJoin) encodeNewKeysHashing(ctx context.Context, side *joinSide,
 		return err
 	}
 	return s.encodeKeysHashing(ctx, ke, r, hashes)
+}
+
+// shareKeyRuns sets keys[i] to the encoded key of row i of codec's last
+// encode. The keys share one string (one allocation, not one per row),
+// built without a second copy (strings.Builder), and a key equal to the
+// previous row's is that row's string, not a copy: rows often come in
+// runs of one key (q5 joins on the window, and an evicting epoch's
+// counts come window by window), so the string holds each run's key
+// once, and the kept state with it.
+func shareKeyRuns(codec *rowCodec, keys []string) {
+	// Passes over the rows compare each key with the previous one (a few
+	// bytes): sizing, copying the runs' keys, slicing them. A fixed-width
+	// encoding's at is one scratch buffer: the previous key is copied.
+	fixed := codec.enc.IsFixed()
+	var scratch [16]byte
+	keep := func(k []byte) []byte {
+		if fixed {
+			return append(scratch[:0], k...)
+		}
+		return k
+	}
+	size := 0
+	var prev []byte
+	for i := range keys {
+		k := codec.at(i)
+		if i == 0 || !bytes.Equal(k, prev) {
+			size += len(k)
+		}
+		prev = keep(k)
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	for i := range keys {
+		k := codec.at(i)
+		if i == 0 || !bytes.Equal(k, prev) {
+			sb.Write(k)
+		}
+		prev = keep(k)
+	}
+	all, off := sb.String(), 0
+	for i := range keys {
+		k := codec.at(i)
+		if i > 0 && bytes.Equal(k, prev) {
+			keys[i] = keys[i-1]
+		} else {
+			keys[i] = all[off : off+len(k)]
+			off += len(k)
+		}
+		prev = keep(k)
+	}
 }

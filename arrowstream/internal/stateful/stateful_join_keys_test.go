@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -128,4 +129,145 @@ func TestJoinKeysKeptAcrossEpochs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJoinByteKeysShareRuns: byte keys (a window struct, a string, a
+// single bigint kept as bytes) come in runs of one key; every row's key
+// is its encoding (the model: a codec over the key columns, row by
+// row), and a row whose key equals the previous row's holds the same
+// string (no copy kept per row).
+func TestJoinByteKeysShareRuns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	win := arrow.StructOf(
+		arrow.Field{Name: "start", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
+		arrow.Field{Name: "end", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "w", Type: win, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	codec, err := newValueCodec(mem, schema, []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(5))
+	for _, keys := range [][]string{{"w"}, {"b"}, {"a"}, {"w", "a"}} {
+		t.Run(fmt.Sprint(keys), func(t *testing.T) {
+			side := &joinSide{name: "left", schema: schema, codec: codec}
+			for _, k := range keys {
+				side.keys = append(side.keys, vector.Col(k))
+			}
+			s := &statefulJoin{mem: mem, keep: mem, nullSafe: make([]bool, len(keys)),
+				sides: [2]*joinSide{side, {name: "right"}}, state: statePartitions{scheme: partitionMurmur3}}
+			for e, n := range []int{1, 200, 3000, 0, 17} {
+				rec := runsTestRecord(mem, rng, schema, n)
+				got := &sideRows{rec: rec}
+				if err := s.encodeNewKeys(context.Background(), side, got); err != nil {
+					t.Fatal(err)
+				}
+				want := modelKeys(t, mem, rec, keys)
+				if !slices.Equal(got.keys, want) {
+					t.Fatalf("epoch %d: keys differ from their encodings:\n%q\n%q", e, got.keys, want)
+				}
+				shared := 0
+				for i := 1; i < n; i++ {
+					if want[i] != want[i-1] {
+						continue
+					}
+					if unsafe.StringData(got.keys[i]) != unsafe.StringData(got.keys[i-1]) {
+						t.Fatalf("epoch %d: row %d's key equals row %d's but is a copy of it", e, i, i-1)
+					}
+					shared++
+				}
+				if n > 100 && shared == 0 {
+					t.Fatalf("epoch %d: no run of equal keys in %d rows", e, n)
+				}
+				rec.Release()
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// runsTestRecord is n rows of (w window, b string, a int64) in runs of
+// 1-40 rows of one value per column, nulls included.
+func runsTestRecord(mem memory.Allocator, rng *rand.Rand, schema *arrow.Schema, n int) arrow.Record {
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	wb := b.Field(0).(*array.StructBuilder)
+	for j := 0; j < n; {
+		run := 1 + rng.Intn(40)
+		start, null, str, a := rng.Int63n(5)*2_000_000, rng.Intn(10) == 0, fmt.Sprintf("k%d", rng.Intn(4)), rng.Int63n(3)
+		for ; run > 0 && j < n; run, j = run-1, j+1 {
+			if null {
+				wb.AppendNull()
+				b.Field(1).AppendNull()
+				b.Field(2).AppendNull()
+				continue
+			}
+			wb.Append(true)
+			wb.FieldBuilder(0).(*array.TimestampBuilder).Append(arrow.Timestamp(start))
+			wb.FieldBuilder(1).(*array.TimestampBuilder).Append(arrow.Timestamp(start + 10_000_000))
+			b.Field(1).(*array.StringBuilder).Append(str)
+			b.Field(2).(*array.Int64Builder).Append(a)
+		}
+	}
+	return b.NewRecord()
+}
+
+// modelKeys encodes rec's columns names with a codec of their own and
+// copies each row's bytes.
+func modelKeys(t *testing.T, mem memory.Allocator, rec arrow.Record, names []string) []string {
+	t.Helper()
+	var idx []int
+	for _, name := range names {
+		idx = append(idx, rec.Schema().FieldIndices(name)[0])
+	}
+	c, err := newRowCodec(mem, rec.Schema(), idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.enc.Release()
+	if err := c.encode(rec); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, rec.NumRows())
+	for i := range out {
+		out[i] = string(c.at(i))
+	}
+	return out
+}
+
+// BenchmarkJoinWindowKeys keys 10K rows by a window struct in runs (q5's
+// join of the counts on their window): CPU per row of the key encoding.
+func BenchmarkJoinWindowKeys(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	win := arrow.StructOf(
+		arrow.Field{Name: "start", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
+		arrow.Field{Name: "end", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "w", Type: win, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	codec, err := newValueCodec(mem, schema, []int{0, 1, 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := runsTestRecord(mem, rand.New(rand.NewSource(1)), schema, 10_000)
+	defer rec.Release()
+	side := &joinSide{name: "left", schema: schema, codec: codec, keys: []vector.Expr{vector.Col("w")}}
+	s := &statefulJoin{mem: mem, keep: mem, nullSafe: []bool{false},
+		sides: [2]*joinSide{side, {name: "right"}}, state: statePartitions{scheme: partitionMurmur3}}
+	defer s.Close()
+	for b.Loop() {
+		r := &sideRows{rec: rec}
+		if err := s.encodeNewKeys(context.Background(), side, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10_000), "ns/row")
 }
