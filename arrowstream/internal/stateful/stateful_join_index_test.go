@@ -3,6 +3,8 @@ package stateful
 import (
 	"math/rand"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -12,35 +14,70 @@ import (
 // come back), checked after every step against a map of slices. Pieces
 // carved from one chunk must never see each other's refs.
 func TestJoinKeyIndexMatchesModel(t *testing.T) {
+	t.Run("fixed", func(t *testing.T) { testJoinKeyIndexMatchesModel(t, fixedTestKey) })
+	t.Run("bytes", func(t *testing.T) { testJoinKeyIndexMatchesModel(t, bytesTestKey) })
+}
+
+// fixedTestKey and bytesTestKey make the join key numbered n of each
+// kind the index takes: a fixed key's word (spread over the high bits
+// too), an encoded key's bytes (of varying length, empty included).
+func fixedTestKey(n int) uint64 { return uint64(n) * 0x9e3779b97f4a7c15 }
+
+func bytesTestKey(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat("k", n%5) + strconv.Itoa(n)
+}
+
+func testJoinKeyIndexMatchesModel[K joinKey](t *testing.T, key func(int) K) {
 	rng := rand.New(rand.NewSource(7))
-	x := newJoinKeyIndex[uint64]()
-	model := map[uint64][]joinRef[uint64]{}
-	b := &joinBatch[uint64]{}
+	x := newJoinKeyIndex[K]()
+	model := map[K][]joinRef[K]{}
+	b := &joinBatch[K]{}
 	for step := range 20_000 {
-		k := uint64(rng.Intn(300))
+		k := key(rng.Intn(300))
 		if rng.Intn(40) == 0 {
 			x.remove(k)
 			delete(model, k)
 		} else {
-			ref := joinRef[uint64]{b, int32(step)}
+			ref := joinRef[K]{b, int32(step)}
 			_, had := model[k]
 			if fresh := x.insert(k, ref); fresh == had {
-				t.Fatalf("step %d: insert(%d) fresh=%v, key was indexed: %v", step, k, fresh, had)
+				t.Fatalf("step %d: insert(%v) fresh=%v, key was indexed: %v", step, k, fresh, had)
 			}
 			model[k] = append(model[k], ref)
 		}
 		if step%97 != 0 && step < 19_999 {
 			continue
 		}
-		if x.len() != len(model) {
-			t.Fatalf("step %d: %d keys, want %d", step, x.len(), len(model))
+		checkJoinKeyIndex(t, step, &x, model)
+	}
+}
+
+// checkJoinKeyIndex compares x with model: the key count, every model
+// key's refs and live count, keys the model lacks are absent, and each
+// visits exactly the model's keys.
+func checkJoinKeyIndex[K joinKey](t *testing.T, step int, x *joinKeyIndex[K], model map[K][]joinRef[K]) {
+	t.Helper()
+	if x.len() != len(model) {
+		t.Fatalf("step %d: %d keys, want %d", step, x.len(), len(model))
+	}
+	for mk, want := range model {
+		kr := x.get(mk)
+		if kr == nil || !slices.Equal(kr.refs, want) || int(kr.live) != len(want) {
+			t.Fatalf("step %d: key %v has %v, want %v", step, mk, kr, want)
 		}
-		for mk, want := range model {
-			kr := x.get(mk)
-			if kr == nil || !slices.Equal(kr.refs, want) || int(kr.live) != len(want) {
-				t.Fatalf("step %d: key %d has %v, want %v", step, mk, kr, want)
-			}
+	}
+	seen := 0
+	x.each(func(k K, kr *joinKeyRefs[K]) {
+		seen++
+		if want, ok := model[k]; !ok || !slices.Equal(kr.refs, want) {
+			t.Fatalf("step %d: each visits key %v with %d refs, the model has %d (%v)", step, k, len(kr.refs), len(want), ok)
 		}
+	})
+	if seen != len(model) {
+		t.Fatalf("step %d: each visits %d keys, want %d", step, seen, len(model))
 	}
 }
 
@@ -54,39 +91,33 @@ func TestJoinKeyIndexMatchesModel(t *testing.T) {
 // rows of a key indexed once costs one allocation, not a doubling per
 // power of two.
 func TestJoinKeyIndexInsertRowsMatchesModel(t *testing.T) {
+	t.Run("fixed", func(t *testing.T) { testJoinKeyIndexInsertRows(t, fixedTestKey) })
+	t.Run("bytes", func(t *testing.T) { testJoinKeyIndexInsertRows(t, bytesTestKey) })
+	testJoinKeyIndexHotKey(t)
+}
+
+func testJoinKeyIndexInsertRows[K joinKey](t *testing.T, key func(int) K) {
 	rng := rand.New(rand.NewSource(11))
-	x := newJoinKeyIndex[uint64]()
-	model := map[uint64][]joinRef[uint64]{}
-	check := func(step int) {
-		t.Helper()
-		if x.len() != len(model) {
-			t.Fatalf("step %d: %d keys, want %d", step, x.len(), len(model))
-		}
-		for mk, want := range model {
-			kr := x.get(mk)
-			if kr == nil || !slices.Equal(kr.refs, want) || int(kr.live) != len(want) {
-				t.Fatalf("step %d: key %d has %v, want %v", step, mk, kr, want)
-			}
-		}
-	}
+	x := newJoinKeyIndex[K]()
+	model := map[K][]joinRef[K]{}
 	for step := range 600 {
 		switch rng.Intn(6) {
 		case 0:
-			k := uint64(rng.Intn(200))
+			k := key(rng.Intn(200))
 			x.remove(k)
 			delete(model, k)
 		case 1:
-			k := uint64(rng.Intn(200))
-			ref := joinRef[uint64]{&joinBatch[uint64]{}, int32(step)}
+			k := key(rng.Intn(200))
+			ref := joinRef[K]{&joinBatch[K]{}, int32(step)}
 			x.insert(k, ref)
 			model[k] = append(model[k], ref)
 		default:
 			n := rng.Intn(400)
 			space := 1 + rng.Intn(200)
-			b := &joinBatch[uint64]{base: int32(rng.Intn(50)), keys: make([]uint64, n), keyNull: make([]bool, n)}
+			b := &joinBatch[K]{base: int32(rng.Intn(50)), keys: make([]K, n), keyNull: make([]bool, n)}
 			b.end = b.base + int32(n)
 			for i := range b.keys {
-				b.keys[i] = uint64(rng.Intn(space))
+				b.keys[i] = key(rng.Intn(space))
 				b.keyNull[i] = rng.Intn(15) == 0
 			}
 			from := b.base
@@ -103,14 +134,19 @@ func TestJoinKeyIndexInsertRowsMatchesModel(t *testing.T) {
 					want += joinKeyOverhead + keyBytes(b.keys[k])
 				}
 				want += joinRefBytes
-				model[b.keys[k]] = append(model[b.keys[k]], joinRef[uint64]{b, r})
+				model[b.keys[k]] = append(model[b.keys[k]], joinRef[K]{b, r})
 			}
 			if got := x.insertRows(b, from, b.end); got != want {
 				t.Fatalf("step %d: insertRows reports %d bytes, the model %d", step, got, want)
 			}
 		}
-		check(step)
+		checkJoinKeyIndex(t, step, &x, model)
 	}
+}
+
+// testJoinKeyIndexHotKey: 2,000 rows of one key indexed at once grow its
+// refs once.
+func testJoinKeyIndexHotKey(t *testing.T) {
 	// One hot key: its refs grow once for the batch.
 	hot := newJoinKeyIndex[uint64]()
 	hot.insert(7, joinRef[uint64]{&joinBatch[uint64]{}, 0})

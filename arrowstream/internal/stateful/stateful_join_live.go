@@ -137,6 +137,7 @@ func (r joinRef[K]) alive() bool { return r.row >= r.b.cursor }
 // joinKeyRefs are the rows of one key. Evicted rows are dropped from refs
 // lazily: when they are more than half of it.
 type joinKeyRefs[K joinKey] struct {
+	key  K
 	refs []joinRef[K]
 	live int32
 }
@@ -170,8 +171,8 @@ func newJoinSideLive[K joinKey]() *joinSideLive[K] {
 	return &joinSideLive[K]{index: newJoinKeyIndex[K]()}
 }
 
-// Approximate Go-heap bytes of a key index entry (map slot, refs header,
-// the struct) and of one ref.
+// Approximate Go-heap bytes of a key index entry (its table slots, at
+// most half full, and its slab entry with the refs header) and of one ref.
 const (
 	joinKeyOverhead = 64
 	joinRefBytes    = int64(unsafe.Sizeof(joinRef[uint64]{}))
