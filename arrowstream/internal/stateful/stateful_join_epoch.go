@@ -355,26 +355,29 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		// (set here, cleared below), not a map lookup per pair.
 		// The new rows' keys are looked up as one column.
 		first := len(segs)
-		for j, slot := range other.index.findAll(keys[i], fresh[i].keyNull) {
+		x := &other.index
+		for j, slot := range x.findAll(keys[i], fresh[i].keyNull) {
 			if slot < 0 || fresh[i].excluded[j] {
 				continue
 			}
-			for _, ref := range other.index.slab[slot].refs {
-				if !ref.alive() {
+			// The key's chain of rows (stateful_join_index.go).
+			for g := x.slab[slot].head; g >= 0; g = x.next[g] {
+				b, row := x.locate(g)
+				if b == nil || row < b.cursor {
 					continue
 				}
-				sg := ref.b.seg
+				sg := b.seg
 				if sg == nil {
 					sg = &joinPairs[K]{}
 					if i == 0 {
-						sg.r = ref.b
+						sg.r = b
 					} else {
-						sg.l = ref.b
+						sg.l = b
 					}
-					ref.b.seg = sg
+					b.seg = sg
 					segs = append(segs, sg)
 				}
-				row := ref.row - ref.b.base
+				row -= b.base
 				if i == 0 {
 					sg.li, sg.ri = append(sg.li, int32(j)), append(sg.ri, row)
 				} else {
