@@ -78,6 +78,7 @@ type joinKeyIndex[K joinKey] struct {
 	// maxNumber bounds the numbers (math.MaxInt32; tests lower it to
 	// renumber often).
 	maxNumber int32
+	renumbers int // how many times the rows were renumbered
 }
 
 func newJoinKeyIndex[K joinKey]() joinKeyIndex[K] {
@@ -319,6 +320,7 @@ func (x *joinKeyIndex[K]) removeSlot(i int32) {
 // in number order (a batch's live rows [cursor, end) a range), and
 // rebuilds the chains of the new numbers with their dead rows left out.
 func (x *joinKeyIndex[K]) renumber() {
+	x.renumbers++
 	old := x.spans
 	gids := make([]int32, len(old))
 	var at int32

@@ -131,11 +131,12 @@ func testJoinSideIndexModel[K joinKey](t *testing.T, evicting bool, key func(int
 	if evicting {
 		// Few numbers: renumbered every few batches. (A side that
 		// never evicts would run out.)
-		side.index.maxNumber = 8192
+		side.index.maxNumber = 4096
 	}
 	defer func() { side.release() }()
 	model := map[int64]modelRow[K]{}
 	var nextV, thr, id int64
+	var renumbers, restarts, merges int
 	newBatch := func(rows []modelRow[K]) *joinBatch[K] {
 		vb := array.NewInt64Builder(mem)
 		b := &joinBatch[K]{id: uint64(id), end: int32(len(rows)), keys: make([]K, len(rows)), keyNull: make([]bool, len(rows))}
@@ -183,7 +184,7 @@ func testJoinSideIndexModel[K joinKey](t *testing.T, evicting bool, key func(int
 				side.indexPending()
 			}
 		case op < 6 && evicting: // the watermark rises
-			thr += int64(rng.Intn(60))
+			thr += int64(rng.Intn(100))
 			for side.due.due(thr) {
 				b := side.due.pop().v
 				if b.rec == nil {
@@ -209,11 +210,15 @@ func testJoinSideIndexModel[K joinKey](t *testing.T, evicting bool, key func(int
 			side.changes = side.changes[:0]
 		case op < 6: // the tail merges
 			side.indexPending()
-			if _, err := side.mergeTail(mem); err != nil {
+			m, err := side.mergeTail(mem)
+			if err != nil {
 				t.Fatal(err)
 			}
-		case op == 6: // a restart: the side rebuilt from its batches
+			merges += m
+		case op == 6 && rng.Intn(4) == 0: // a restart: the side rebuilt from its batches
+			renumbers += side.index.renumbers
 			side = restartJoinSide(t, mem, side, !evicting)
+			restarts++
 		default: // a probe
 			m := 1 + rng.Intn(40)
 			probe := make([]K, m)
@@ -253,6 +258,11 @@ func testJoinSideIndexModel[K joinKey](t *testing.T, evicting bool, key func(int
 			}
 		}
 		checkJoinSideIndex(t, step, side, model)
+	}
+	renumbers += side.index.renumbers
+	t.Logf("%d restarts, %d renumberings, %d merges", restarts, renumbers, merges)
+	if restarts == 0 || (evicting && renumbers == 0) || (!evicting && merges == 0) {
+		t.Fatal("the test does not cover restarts, renumbering or merges")
 	}
 }
 
