@@ -299,8 +299,9 @@ func restartJoinSide[K joinKey](t *testing.T, mem memory.Allocator, side *joinSi
 
 // checkJoinSideIndex: every key's chain holds exactly the model's live
 // rows of the key that the side indexed (pending batches' rows are not),
-// in ascending numbers, the slot's counts match its chain, and the side's
-// bytes are its batches' and its index's.
+// in ascending numbers, the slot's counts match its chain, the index's
+// ranges are of the side's indexed batches, and the side's bytes are its
+// batches' and its index's.
 func checkJoinSideIndex[K joinKey](t *testing.T, step int, side *joinSideLive[K], model map[int64]modelRow[K]) {
 	t.Helper()
 	x := &side.index
@@ -374,6 +375,16 @@ func checkJoinSideIndex[K joinKey](t *testing.T, step int, side *joinSideLive[K]
 			}
 		}
 	})
+	// The ranges are of the side's indexed batches with rows, in order.
+	held := map[*joinBatch[K]]bool{}
+	for _, b := range side.batches {
+		held[b] = b.indexed
+	}
+	for j, sp := range x.spans {
+		if !held[sp.b] || (j > 0 && sp.start < x.spans[j-1].b.gid+x.spans[j-1].b.end) {
+			t.Fatalf("step %d: range %d (batch %d from %d) is not of an indexed batch of the side, or overlaps the one before", step, j, sp.b.id, sp.start)
+		}
+	}
 	if rows != x.rows {
 		t.Fatalf("step %d: slots count %d live rows, the index %d", step, rows, x.rows)
 	}
