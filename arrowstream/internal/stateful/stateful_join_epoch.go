@@ -25,6 +25,18 @@ type joinLivePart[K joinKey] struct {
 	sides [2]*joinSideLive[K]
 	// heads is newPairs' scratch: a probing row's chain head.
 	heads []int32
+	// rows chains a side's new rows by key for a probe (newPairs,
+	// scanPending); made at the first.
+	rows *joinRowHash[K]
+}
+
+// rowHash returns the partition's row hash, chaining keys.
+func (lp *joinLivePart[K]) rowHash(keys []K, keyNull, excluded []bool) *joinRowHash[K] {
+	if lp.rows == nil {
+		lp.rows = newJoinRowHash[K]()
+	}
+	lp.rows.build(keys, keyNull, excluded)
+	return lp.rows
 }
 
 func (lp *joinLivePart[K]) release() {
@@ -330,8 +342,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 			if int64(len(keys[i]))*joinScanRatio >= other.pendingLive() {
 				other.indexPending()
 			} else {
-				head, next := probeHash(keys[i], fresh[i].keyNull, fresh[i].excluded)
-				segs = scanPending(other, i, head, next, segs)
+				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), segs)
 				// Indexed after the probe of the index below, which must
 				// not find the rows the scan found.
 				defer other.settlePending()
@@ -342,31 +353,31 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		}
 		// A batch's segment of this probe is found through its seg field
 		// (set here, cleared below), not a map lookup per pair.
+		// The new rows' keys are looked up as one column.
 		first := len(segs)
-		for j, k := range keys[i] {
-			if fresh[i].keyNull[j] || fresh[i].excluded[j] {
+		x := &other.index
+		for j, slot := range x.findAll(keys[i], fresh[i].keyNull) {
+			if slot < 0 || fresh[i].excluded[j] {
 				continue
 			}
-			kr := other.index.get(k)
-			if kr == nil {
-				continue
-			}
-			for _, ref := range kr.refs {
-				if !ref.alive() {
+			// The key's chain of rows (stateful_join_index.go).
+			for g := x.slab[slot].head; g >= 0; g = x.next[g] {
+				b, row := x.locate(g)
+				if b == nil || row < b.cursor {
 					continue
 				}
-				sg := ref.b.seg
+				sg := b.seg
 				if sg == nil {
 					sg = &joinPairs[K]{}
 					if i == 0 {
-						sg.r = ref.b
+						sg.r = b
 					} else {
-						sg.l = ref.b
+						sg.l = b
 					}
-					ref.b.seg = sg
+					b.seg = sg
 					segs = append(segs, sg)
 				}
-				row := ref.row - ref.b.base
+				row -= b.base
 				if i == 0 {
 					sg.li, sg.ri = append(sg.li, int32(j)), append(sg.ri, row)
 				} else {
@@ -392,7 +403,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 	if len(keys[0]) < len(keys[1]) {
 		build = 0
 	}
-	if nn := newPairs(keys, fresh, build, &lp.heads); nn != nil {
+	if nn := newPairs(lp, keys, fresh, build); nn != nil {
 		segs = append(segs, nn)
 	}
 	return segs
@@ -406,26 +417,24 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 // copied about log2(pairs) times, the largest of the join's allocations
 // in Nexmark q4, whose pairs are nearly all of this kind (bids on the
 // epoch's own auctions).
-func newPairs[K joinKey](keys [2][]K, fresh [2]*sideRows, build int, heads *[]int32) *joinPairs[K] {
+func newPairs[K joinKey](lp *joinLivePart[K], keys [2][]K, fresh [2]*sideRows, build int) *joinPairs[K] {
 	probe := 1 - build
-	head, next := probeHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
-	hs := (*heads)[:0]
+	rh := lp.rowHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
+	next := rh.next
+	hs := resizeInt32(lp.heads, len(keys[probe]))
+	rh.firstAll(keys[probe], fresh[probe].keyNull, hs)
 	n := 0
-	for i, k := range keys[probe] {
-		h := int32(-1)
-		if !fresh[probe].keyNull[i] && !fresh[probe].excluded[i] {
-			if x, ok := head[k]; ok {
-				h = x
-				for j := x; j >= 0; j = next[j] {
-					n++
-				}
-			}
+	for i, h := range hs {
+		if h >= 0 && fresh[probe].excluded[i] {
+			hs[i], h = -1, -1
 		}
-		hs = append(hs, h)
+		for j := h; j >= 0; j = next[j] {
+			n++
+		}
 	}
-	*heads = hs
+	lp.heads = hs
 	if cap(hs) > maxKeptHeads {
-		*heads = nil // an outsized epoch's scratch is not kept
+		lp.heads = nil // an outsized epoch's scratch is not kept
 	}
 	if n == 0 {
 		return nil

@@ -32,7 +32,7 @@ func (lp *joinLivePart[K]) pendingRefBytes() int64 {
 	var n int64
 	for _, s := range lp.sides {
 		if s != nil && len(s.pending) > 0 {
-			n += s.pendingLive() * joinRefBytes
+			n += s.pendingLive() * joinRowBytes
 		}
 	}
 	return n

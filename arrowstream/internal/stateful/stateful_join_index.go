@@ -1,183 +1,431 @@
 package stateful
 
-import "slices"
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/arrowstream/arrowstream/vector"
+)
 
 // The key index of a join side's live state: from a join key to the
-// stored rows with that key. Its entries live in a slab addressed by a
-// map from the key to an int32 slot, and a key's first row reference is
-// carved out of a chunk shared by the keys of one insertion, so that
-// indexing a row whose key is new costs one map insertion and no
-// allocation of its own (a map of pointers to a struct per key holding
-// its own slice cost an object and a slice per key, and a map the
-// garbage collector scans: about half the join's CPU in Nexmark q7,
-// whose keys are nearly unique). Slots of removed keys are reused.
+// stored rows with that key, laid out as a hash join's build side. An
+// open-addressing table (vector.WordMap) maps the key's word to its slot;
+// the slot holds the key and the head, tail and lengths of a chain of the
+// key's rows; the chain's links are one int32 per indexed row in an array
+// (next) by row number. Every indexed row has a number of the side's (a
+// gid): a batch indexed gets the next free range of numbers, row r of the
+// batch being number b.gid+r, and a table of the ranges (spans, in number
+// order) tells a number's batch by a binary search.
 //
-// A key's second reference moves its refs to a joinRefSmall-ref piece
-// carved from the same chunks, so that a key with a few rows (an auction's
-// first bids in Nexmark q4) costs no allocation of its own either; only
-// beyond joinRefSmall do its refs grow on the heap by append's growth
-// (it had allocated 2, then 4 refs per key: most of the join's allocated
-// bytes in q4). A batch is indexed by insertRows, which counts each key's
-// rows in the batch first, so that a key's refs grow at most once a batch
-// (its per-slot count scratch, 4 bytes a slot, is not in the side's bytes).
+// A row so costs 4 bytes and no allocation of its own (the per-key lists
+// of 16-byte refs, a batch pointer and a row each, it replaces cost a
+// pointer the collector scans, a list per key grown by doubling, and its
+// slack): indexing a batch is a column probe of its keys and one write
+// of a link per row, and the keys' rows are chained in number order, the
+// order batches were indexed.
+//
+// Eviction leaves the rows it evicts in their chains when they are not at
+// the head (a batch's evicted rows are a prefix of it: a key's oldest rows
+// are usually its head, popped at once); a chain with more dead rows than
+// live is pruned when it passes twice its live rows, and the numbers of
+// evicted rows are reclaimed by renumbering every live row when the link
+// array would grow while most of its numbers are dead (each chain walked
+// once, dead links dropped: paid for by the evictions that made them
+// dead). A merge of batches whose ranges are adjacent (the newest of a
+// side that never evicts, stateful_join_merge.go) keeps every number: the
+// merged batch's range is the union of theirs. Compaction and copy-out
+// keep a batch's row numbers, so neither touches the index.
 
-const (
-	// joinRefChunk is how many references one allocation holds.
-	joinRefChunk = 256
-	// joinRefSmall is the capacity of a key's second piece.
-	joinRefSmall = 4
-)
+// joinRowBytes is the approximate heap bytes of an indexed row: its 4-byte
+// link, in an array kept at most about twice the live rows.
+const joinRowBytes = 8
+
+// renumberMin is how many dead numbers the link array holds before a
+// renumbering is worth its walk of the chains.
+const renumberMin = 4096
+
+// joinKeySlot is a key's entry: its chain of rows, by number. n counts the
+// rows chained, live counts those not evicted.
+type joinKeySlot[K joinKey] struct {
+	key        K
+	head, tail int32
+	n, live    int32
+}
+
+// joinSpan is the range of numbers of an indexed batch: from start (its
+// first row indexed) to b.gid+b.end.
+type joinSpan[K joinKey] struct {
+	start int32
+	b     *joinBatch[K]
+}
 
 // joinKeyIndex maps a join key to its rows.
 type joinKeyIndex[K joinKey] struct {
-	slot  map[K]int32
-	slab  []joinKeyRefs[K]
+	// words maps a key's word (keyWord) to its slot: the vector package's
+	// open-addressing table (vector.WordMap), not a Go map, so that a
+	// batch of keys is probed column-wise and the collector has no map to
+	// scan. A byte key's word is its hash, so several slots may share
+	// one, told apart by the key kept in the slot.
+	words vector.WordMap
+	joinKeyWords[K]
+	slab  []joinKeySlot[K]
 	free  []int32
-	chunk []joinRef[K] // the rest of the current chunk of first refs
-	// insertRows' scratch: each row's slot, and the refs each slot gets
-	// (by slot; zero between calls).
-	rowSlots, adds []int32
+	next  []int32       // by number: the next row of the key's chain, -1 at its end
+	spans []joinSpan[K] // the indexed batches' ranges, by start
+	rows  int64         // live rows chained
+	found []int32       // findAll's scratch (probe)
+	// maxNumber bounds the numbers (math.MaxInt32; tests lower it to
+	// renumber often).
+	maxNumber int32
+	renumbers int // how many times the rows were renumbered
 }
 
 func newJoinKeyIndex[K joinKey]() joinKeyIndex[K] {
-	return joinKeyIndex[K]{slot: map[K]int32{}}
+	return joinKeyIndex[K]{joinKeyWords: newJoinKeyWords[K](), maxNumber: math.MaxInt32}
 }
 
 // len is the number of keys indexed.
-func (x *joinKeyIndex[K]) len() int { return len(x.slot) }
+func (x *joinKeyIndex[K]) len() int { return x.words.Len() }
 
-// get returns k's rows, nil when k has none. The pointer is valid until
-// the next insert.
-func (x *joinKeyIndex[K]) get(k K) *joinKeyRefs[K] {
-	i, ok := x.slot[k]
-	if !ok {
-		return nil
+// find returns k's slot, -1 when k is not indexed.
+func (x *joinKeyIndex[K]) find(k K) int32 {
+	w := x.word(k)
+	if x.fixed() {
+		return x.words.Find(w)
 	}
-	return &x.slab[i]
+	it := x.words.Probe(w)
+	for i := it.Next(); i >= 0; i = it.Next() {
+		if x.slab[i].key == k {
+			return i
+		}
+	}
+	return -1
 }
 
-// insert adds ref to k's rows and counts it live, telling whether k was
-// not indexed before.
-func (x *joinKeyIndex[K]) insert(k K, ref joinRef[K]) (fresh bool) {
-	i, fresh := x.slotFor(k)
-	x.reserve(i, 1)
-	kr := &x.slab[i]
-	kr.refs = append(kr.refs, ref)
-	kr.live++
-	return fresh
+// has tells whether k has rows indexed.
+func (x *joinKeyIndex[K]) has(k K) bool { return x.find(k) >= 0 }
+
+// findAll returns the slot of every key of keys (-1: not indexed, or a
+// null key), in a scratch slice valid until the next call. Fixed keys are
+// probed as one column (vector.WordMap.FindAll).
+func (x *joinKeyIndex[K]) findAll(keys []K, null []bool) []int32 {
+	ids := slices.Grow(x.found[:0], len(keys))[:len(keys)]
+	x.found = ids
+	if x.fixed() {
+		x.words.FindAll(fixedWords(keys), null, ids)
+		return ids
+	}
+	for j, k := range keys {
+		ids[j] = -1
+		if !null[j] {
+			ids[j] = x.find(k)
+		}
+	}
+	return ids
 }
 
-// slotFor returns k's slot, making an empty one (no refs) when k is not
+// slotFor returns k's slot, making an empty one (no rows) when k is not
 // indexed (fresh).
 func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
-	if i, ok := x.slot[k]; ok {
-		return i, false
+	// The slot k gets if it is new: the last freed, else the next.
+	next := int32(len(x.slab))
+	if n := len(x.free); n > 0 {
+		next = x.free[n-1]
+	}
+	if x.fixed() {
+		// One walk of the key's probe run finds or adds it.
+		if i, fresh = x.words.FindOrAdd(x.word(k), next); !fresh {
+			return i, false
+		}
+	} else {
+		if i := x.find(k); i >= 0 {
+			return i, false
+		}
+		x.words.Add(x.word(k), next)
 	}
 	if n := len(x.free); n > 0 {
-		i = x.free[n-1]
 		x.free = x.free[:n-1]
 	} else {
-		i = int32(len(x.slab))
-		x.slab = append(x.slab, joinKeyRefs[K]{})
+		x.slab = append(x.slab, joinKeySlot[K]{})
 	}
-	x.slot[k] = i
-	x.slab[i] = joinKeyRefs[K]{}
-	return i, true
+	x.slab[next] = joinKeySlot[K]{key: k, head: -1, tail: -1}
+	return next, true
 }
 
-// reserve makes room for c more refs of slot i in one step: a key's first
-// ref in a one-ref piece, up to joinRefSmall in a carved piece, beyond on
-// the heap, grown once by at least c (append's growth).
-func (x *joinKeyIndex[K]) reserve(i int32, c int) {
-	kr := &x.slab[i]
-	n := len(kr.refs)
-	switch need := n + c; {
-	case need <= cap(kr.refs):
-	case need == 1:
-		kr.refs = x.carve(1)[:0]
-	case need <= joinRefSmall:
-		kr.refs = append(x.carve(joinRefSmall)[:0], kr.refs...)
-	default:
-		kr.refs = slices.Grow(kr.refs, c)
-	}
-}
-
-// insertRows adds the rows [from, to) of b whose keys are not null,
-// counting them live: each key's refs grow at most once for the batch
-// (a key with many rows in it, Nexmark q4's hot auctions with hundreds of
-// bids an epoch, had its refs copied at every doubling). It returns the
-// approximate heap bytes it added (joinKeyOverhead and the key's bytes
-// for each key indexed first, joinRefBytes a ref).
+// insertRows indexes the rows [from, to) of b (not indexed before) whose
+// keys are not null, counting them live: b gets the next range of
+// numbers, and each row is linked at the tail of its key's chain. It
+// returns the approximate heap bytes it added (joinKeyOverhead and the
+// key's bytes for each key indexed first, joinRowBytes a row).
 func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int64) {
-	slots := x.rowSlots[:0]
-	for r := from; r < to; r++ {
-		k := r - b.base
+	n := int(to - from)
+	if n <= 0 {
+		b.gid = int32(len(x.next)) - from
+		return 0
+	}
+	x.reserveNumbers(n)
+	start := int32(len(x.next))
+	b.gid = start - from
+	x.next = slices.Grow(x.next, n)[:int(start)+n]
+	x.spans = append(x.spans, joinSpan[K]{start: start, b: b})
+	lo, hi := from-b.base, to-b.base
+	// The keys already indexed are found as a column; a row whose key is
+	// not (or was made by an earlier row of the batch) looks again.
+	found := x.findAll(b.keys[lo:hi], b.keyNull[lo:hi])
+	next := x.next
+	for j, i := range found {
+		g := start + int32(j)
+		next[g] = -1
+		k := lo + int32(j)
 		if b.keyNull[k] {
-			slots = append(slots, -1)
 			continue
 		}
-		i, isNew := x.slotFor(b.keys[k])
-		if isNew {
-			bytes += joinKeyOverhead + keyBytes(b.keys[k])
-		}
-		bytes += joinRefBytes
-		if int(i) >= len(x.adds) {
-			x.adds = append(x.adds, make([]int32, int(i)+1-len(x.adds))...)
-		}
-		x.adds[i]++
-		slots = append(slots, i)
-	}
-	for _, i := range slots {
-		if i >= 0 && x.adds[i] > 0 {
-			x.reserve(i, int(x.adds[i]))
-			x.adds[i] = 0
-		}
-	}
-	for j, i := range slots {
 		if i < 0 {
-			continue
+			var isNew bool
+			if i, isNew = x.slotFor(b.keys[k]); isNew {
+				bytes += joinKeyOverhead + keyBytes(b.keys[k])
+			}
 		}
-		kr := &x.slab[i]
-		kr.refs = append(kr.refs, joinRef[K]{b, from + int32(j)})
-		kr.live++
-	}
-	x.rowSlots = slots
-	if cap(slots) > maxKeptHeads {
-		x.rowSlots = nil // an outsized batch's scratch is not kept
+		s := &x.slab[i]
+		if s.n == 0 {
+			s.head = g
+		} else {
+			next[s.tail] = g
+		}
+		s.tail = g
+		s.n++
+		s.live++
+		x.rows++
+		bytes += joinRowBytes
 	}
 	return bytes
 }
 
-// carve returns n zeroed refs (len and cap n) from the current chunk,
-// starting a new chunk when it has fewer left. A piece's capacity ends
-// where it does, so appending past it never writes into a neighbour.
-func (x *joinKeyIndex[K]) carve(n int) []joinRef[K] {
-	if len(x.chunk) < n {
-		x.chunk = make([]joinRef[K], joinRefChunk)
+// reserveNumbers makes room for n more numbers: when the link array would
+// grow (or the numbers run out) while most of its numbers are dead, the
+// live rows are renumbered first.
+func (x *joinKeyIndex[K]) reserveNumbers(n int) {
+	have := len(x.next)
+	over := int64(have)+int64(n) > int64(x.maxNumber)
+	grows := have+n > cap(x.next) && int64(have) >= 2*x.rows+renumberMin
+	if over || grows {
+		x.renumber()
 	}
-	p := x.chunk[:n:n]
-	x.chunk = x.chunk[n:]
-	return p
+	if int64(len(x.next))+int64(n) > int64(x.maxNumber) {
+		// 2^31 live rows in one partition's side: far beyond its memory.
+		panic(fmt.Sprintf("arrowstream: join key index: %d live rows and %d more exceed %d row numbers", len(x.next), n, x.maxNumber))
+	}
 }
 
-// remove drops k (its rows are all evicted).
-func (x *joinKeyIndex[K]) remove(k K) {
-	i, ok := x.slot[k]
-	if !ok {
-		return
+// locate returns the batch and row of number g, nil when g's batch left
+// the index (dropped).
+func (x *joinKeyIndex[K]) locate(g int32) (*joinBatch[K], int32) {
+	j := x.spanAt(g)
+	if j < 0 {
+		return nil, 0
 	}
-	delete(x.slot, k)
-	x.slab[i] = joinKeyRefs[K]{}
+	b := x.spans[j].b
+	return b, g - b.gid
+}
+
+// spanAt returns the index of the span holding number g, -1 for none.
+func (x *joinKeyIndex[K]) spanAt(g int32) int {
+	sp := x.spans
+	lo, hi := 0, len(sp)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if sp[m].start <= g {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 || g-sp[lo-1].b.gid >= sp[lo-1].b.end {
+		return -1
+	}
+	return lo - 1
+}
+
+// alive tells whether number g is a live row.
+func (x *joinKeyIndex[K]) alive(g int32) bool {
+	b, row := x.locate(g)
+	return b != nil && row >= b.cursor
+}
+
+// evictRows unindexes the evicted rows [from, to) of b (b.cursor already
+// past them) and returns the heap bytes it freed. A key whose rows are
+// all evicted leaves the index; an evicted row at the head of its chain
+// is unlinked, others wait for the chain's pruning or a renumbering.
+func (x *joinKeyIndex[K]) evictRows(b *joinBatch[K], from, to int32) (bytes int64) {
+	lo, hi := from-b.base, to-b.base
+	for j, i := range x.findAll(b.keys[lo:hi], b.keyNull[lo:hi]) {
+		if i < 0 {
+			continue
+		}
+		s := &x.slab[i]
+		if s.live <= 0 {
+			continue // not this key's slot any more: it left (a miscount)
+		}
+		g := b.gid + from + int32(j)
+		s.live--
+		x.rows--
+		bytes += joinRowBytes
+		switch {
+		case s.live == 0:
+			bytes += joinKeyOverhead + keyBytes(s.key)
+			x.removeSlot(i)
+		case s.head == g:
+			s.head = x.next[g]
+			s.n--
+		case s.n > 2*s.live+4:
+			x.prune(s)
+		}
+	}
+	return bytes
+}
+
+// prune unlinks the dead rows of s's chain.
+func (x *joinKeyIndex[K]) prune(s *joinKeySlot[K]) {
+	next := x.next
+	head, tail, n := int32(-1), int32(-1), int32(0)
+	for g := s.head; g >= 0; g = next[g] {
+		if !x.alive(g) {
+			continue
+		}
+		if n == 0 {
+			head = g
+		} else {
+			next[tail] = g
+		}
+		tail = g
+		n++
+	}
+	if tail >= 0 {
+		next[tail] = -1
+	}
+	s.head, s.tail, s.n = head, tail, n
+}
+
+// removeSlot drops slot i's key and chain.
+func (x *joinKeyIndex[K]) removeSlot(i int32) {
+	s := &x.slab[i]
+	x.rows -= int64(s.live)
+	x.words.Remove(x.word(s.key), i)
+	x.slab[i] = joinKeySlot[K]{}
 	x.free = append(x.free, i)
 }
 
-// each calls fn for every key and its rows.
-func (x *joinKeyIndex[K]) each(fn func(k K, kr *joinKeyRefs[K])) {
-	for k, i := range x.slot {
-		fn(k, &x.slab[i])
+// renumber gives the live rows the numbers from 0 on, batch after batch
+// in number order (a batch's live rows [cursor, end) a range), and
+// rebuilds the chains of the new numbers with their dead rows left out.
+func (x *joinKeyIndex[K]) renumber() {
+	x.renumbers++
+	old := x.spans
+	gids := make([]int32, len(old))
+	var at int32
+	for j, sp := range old {
+		b := sp.b
+		gids[j] = math.MinInt32 // no live row: the span leaves
+		if b.cursor < b.end {
+			gids[j] = at - b.cursor
+			at += b.end - b.cursor
+		}
+	}
+	next := make([]int32, at, at+at/4+16)
+	for g := range next {
+		next[g] = -1
+	}
+	oldNext := x.next
+	x.words.Each(func(_ uint64, i int32) {
+		s := &x.slab[i]
+		head, tail, n := int32(-1), int32(-1), int32(0)
+		for g := s.head; g >= 0; g = oldNext[g] {
+			j := x.spanAt(g)
+			if j < 0 || g-old[j].b.gid < old[j].b.cursor {
+				continue
+			}
+			ng := gids[j] + g - old[j].b.gid
+			if n == 0 {
+				head = ng
+			} else {
+				next[tail] = ng
+			}
+			tail = ng
+			n++
+		}
+		s.head, s.tail, s.n = head, tail, n
+	})
+	spans := old[:0]
+	for j, sp := range old {
+		if gids[j] == math.MinInt32 {
+			continue
+		}
+		sp.b.gid = gids[j]
+		spans = append(spans, joinSpan[K]{start: gids[j] + sp.b.cursor, b: sp.b})
+	}
+	clear(old[len(spans):])
+	x.spans = spans
+	x.next = next
+}
+
+// spanOf returns the index of b's span, -1 when b has none.
+func (x *joinKeyIndex[K]) spanOf(b *joinBatch[K]) int {
+	if j := x.spanAt(b.gid + b.end - 1); j >= 0 && x.spans[j].b == b {
+		return j // b's last row is in its span if it has one
+	}
+	return -1
+}
+
+// forget removes b's span (b is dropped: its rows are all evicted, and any
+// left in chains are dead).
+func (x *joinKeyIndex[K]) forget(b *joinBatch[K]) {
+	if j := x.spanOf(b); j >= 0 {
+		x.spans = slices.Delete(x.spans, j, j+1)
 	}
 }
 
+// joinRanges makes the ranges of tail's batches (tail[0] the first; the
+// others indexed right after it, rows numbered from offs[j] in the first
+// once merged) one range of the first's, telling whether their numbers
+// allowed it: each must start where the previous ends. The links are
+// left as they are: the rows keep their numbers.
+func (x *joinKeyIndex[K]) joinRanges(tail []*joinBatch[K], offs []int32) bool {
+	first := tail[0]
+	lo, n := -1, 0
+	var gid int32
+	for j, b := range tail {
+		if b.end == 0 {
+			continue // no rows, no range
+		}
+		sp := x.spanOf(b)
+		switch {
+		case sp < 0 || b.cursor != 0:
+			return false
+		case lo < 0:
+			lo, gid = sp, b.gid-offs[j]
+		case sp != lo+n || b.gid-offs[j] != gid:
+			return false
+		}
+		n++
+	}
+	if n == 0 {
+		return true
+	}
+	first.gid = gid
+	x.spans[lo] = joinSpan[K]{start: gid, b: first}
+	x.spans = slices.Delete(x.spans, lo+1, lo+n)
+	return true
+}
+
+// each calls fn for every key and its slot.
+func (x *joinKeyIndex[K]) each(fn func(k K, s *joinKeySlot[K])) {
+	x.words.Each(func(_ uint64, i int32) {
+		fn(x.slab[i].key, &x.slab[i])
+	})
+}
+
+// release drops the keys (the index stays usable, its hash seed kept).
 func (x *joinKeyIndex[K]) release() {
-	*x = joinKeyIndex[K]{}
+	*x = joinKeyIndex[K]{joinKeyWords: x.joinKeyWords, maxNumber: x.maxNumber}
 }

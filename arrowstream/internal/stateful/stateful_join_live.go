@@ -68,6 +68,9 @@ type joinBatch[K joinKey] struct {
 	// probes scan them (stateful_join_scan.go), scans counting how often.
 	indexed bool
 	scans   int
+	// gid: row r's number in the key index is gid+r (set when indexed;
+	// stateful_join_index.go).
+	gid int32
 	// sel, in: the batch is a view of an epoch's input record in
 	// (stateful_join_view.go): row k of the batch (k = row − base) is row
 	// sel[k] of rec (nil: row k). sel is never written once made.
@@ -126,21 +129,6 @@ func (b *joinBatch[K]) release() {
 	b.keys, b.keyNull, b.times, b.matched = nil, nil, nil, nil
 }
 
-// joinRef is a stored row: its batch and its row number there.
-type joinRef[K joinKey] struct {
-	b   *joinBatch[K]
-	row int32
-}
-
-func (r joinRef[K]) alive() bool { return r.row >= r.b.cursor }
-
-// joinKeyRefs are the rows of one key. Evicted rows are dropped from refs
-// lazily: when they are more than half of it.
-type joinKeyRefs[K joinKey] struct {
-	refs []joinRef[K]
-	live int32
-}
-
 // joinSideLive is one side's live state in one partition.
 type joinSideLive[K joinKey] struct {
 	batches []*joinBatch[K]
@@ -170,12 +158,9 @@ func newJoinSideLive[K joinKey]() *joinSideLive[K] {
 	return &joinSideLive[K]{index: newJoinKeyIndex[K]()}
 }
 
-// Approximate Go-heap bytes of a key index entry (map slot, refs header,
-// the struct) and of one ref.
-const (
-	joinKeyOverhead = 64
-	joinRefBytes    = int64(unsafe.Sizeof(joinRef[uint64]{}))
-)
+// joinKeyOverhead is the approximate Go-heap bytes of a key index entry:
+// its table slots, at most half full, and its slab entry.
+const joinKeyOverhead = 64
 
 // add makes b a batch of the side: indexes its live rows by key and by
 // time.
@@ -230,33 +215,11 @@ func (s *joinSideLive[K]) evict(b *joinBatch[K], thr int64) (from int32) {
 	from = b.cursor
 	rel := b.times[from-b.base:]
 	n := int32(sort.Search(len(rel), func(i int) bool { return rel[i] > thr }))
-	for r := from; r < from+n && b.indexed; r++ {
-		k := r - b.base
-		if b.keyNull[k] {
-			continue
-		}
-		key := b.keys[k]
-		kr := s.index.get(key)
-		if kr == nil {
-			continue
-		}
-		kr.live--
-		if kr.live <= 0 {
-			s.bytes -= joinKeyOverhead + keyBytes(key) + int64(len(kr.refs))*joinRefBytes
-			s.index.remove(key)
-		} else if len(kr.refs) > 2*int(kr.live)+4 {
-			kept := kr.refs[:0]
-			for _, ref := range kr.refs {
-				if ref.alive() && !(ref.b == b && ref.row < from+n) {
-					kept = append(kept, ref)
-				}
-			}
-			clear(kr.refs[len(kept):])
-			s.bytes -= int64(len(kr.refs)-len(kept)) * joinRefBytes
-			kr.refs = kept
-		}
-	}
+	// The cursor first: the index tells the rows it unlinks dead by it.
 	b.cursor = from + n
+	if b.indexed {
+		s.bytes -= s.index.evictRows(b, from, b.cursor)
+	}
 	if b.in != nil {
 		b.in.live.Add(-int64(n))
 	}
@@ -274,6 +237,9 @@ func (s *joinSideLive[K]) drop(b *joinBatch[K]) {
 		s.batches[i].slot = i
 		s.batches[last] = nil
 		s.batches = s.batches[:last]
+	}
+	if b.indexed {
+		s.index.forget(b)
 	}
 	s.bytes -= b.bytes
 	s.arrow -= b.arrow

@@ -139,10 +139,9 @@ func mergeCandidate[K joinKey](b *joinBatch[K]) bool {
 
 // mergeBatches concatenates tail, the side's newest batches, into its
 // first batch, one level up, and removes the others. The key index keeps
-// its refs: the first batch's rows keep their numbers, and the others',
-// renumbered after them, are the tail of their key's refs (refs are
-// appended in the order batches are added, and tail was added last), so
-// only those are rewritten.
+// its links: the first batch's rows keep their numbers, and the others'
+// were numbered right after them (batches are indexed in the order they
+// are added, and tail was added last), so only the ranges' table changes.
 func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K]) error {
 	first := tail[0]
 	recs := make([]arrow.Record, len(tail))
@@ -159,30 +158,15 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 	if err != nil {
 		return fmt.Errorf("arrowstream: join state merge of batches %d..%d: %w", first.id, tail[len(tail)-1].id, err)
 	}
-	offset := func(b *joinBatch[K]) (int32, bool) {
-		for j, t := range tail[1:] {
-			if t == b {
-				return offs[j+1], true
-			}
-		}
-		return 0, false
-	}
-	for _, b := range tail[1:] {
-		for r := int32(0); r < b.end; r++ {
-			if b.keyNull[r] {
-				continue
-			}
-			kr := s.index.get(b.keys[r])
-			if kr == nil {
-				continue
-			}
-			for j := len(kr.refs) - 1; j >= 0; j-- {
-				off, ok := offset(kr.refs[j].b)
-				if !ok {
-					break // the first batch's rows, or older ones
-				}
-				kr.refs[j] = joinRef[K]{first, kr.refs[j].row + off}
-			}
+	// The key index keeps every link: the tail's rows were numbered
+	// right after the first's, in order, so they keep their numbers as
+	// rows of the first. After evictions elsewhere (not in a side that
+	// merges) a renumbering lays the ranges out again.
+	if !s.index.joinRanges(tail, offs) {
+		s.index.renumber()
+		if !s.index.joinRanges(tail, offs) {
+			rec.Release()
+			return fmt.Errorf("arrowstream: join state merge of batches %d..%d: their key index ranges are not adjacent", first.id, tail[len(tail)-1].id)
 		}
 	}
 	first.rec.Release()

@@ -93,8 +93,8 @@ func TestJoinSideMergeTail(t *testing.T) {
 			}
 			bytes += b.bytes
 		}
-		side.index.each(func(_ uint64, kr *joinKeyRefs[uint64]) {
-			bytes += joinKeyOverhead + int64(len(kr.refs))*joinRefBytes
+		side.index.each(func(_ uint64, s *joinKeySlot[uint64]) {
+			bytes += joinKeyOverhead + int64(s.live)*joinRowBytes
 		})
 		if bytes != side.bytes {
 			t.Fatalf("epoch %d: side counts %d bytes, its batches and index hold %d", epoch, side.bytes, bytes)

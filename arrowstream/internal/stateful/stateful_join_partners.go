@@ -167,7 +167,7 @@ func unpartneredKeep[K joinKey](s *statefulJoin, i int, r *sideRows, keys, other
 			return true // no live state to ask: keep the row
 		}
 		side := lp.sides[o]
-		if side.index.get(k) != nil {
+		if side.index.has(k) {
 			return true
 		}
 		if pending[p] == nil {

@@ -35,45 +35,23 @@ func (s *joinSideLive[K]) pendingLive() int64 {
 	return n
 }
 
-// probeHash chains the rows of keys that can match (not null, not
-// excluded) by key: head[k] is the first such row with key k, next[j]
-// the following one with j's key (−1: none), so a walk from head visits
-// the rows in ascending order.
-func probeHash[K joinKey](keys []K, keyNull, excluded []bool) (head map[K]int32, next []int32) {
-	head = make(map[K]int32, len(keys))
-	next = make([]int32, len(keys))
-	for j := len(keys) - 1; j >= 0; j-- {
-		k := keys[j]
-		if keyNull[j] || excluded[j] {
-			continue
-		}
-		h, ok := head[k]
-		if !ok {
-			h = -1
-		}
-		next[j] = h
-		head[k] = int32(j)
-	}
-	return head, next
-}
-
 // scanFilterBits is the size of the bit filter of a probe's fixed-width
 // keys (a power of two): a stored row whose key's bit is clear is passed
 // over without a map lookup, most rows when the probe has few keys.
 const scanFilterBits = 1 << 12
 
-// scanFilter is the bit filter of head's keys; nil for keys that are not
-// words (their bytes would need hashing: the map is asked directly).
-func scanFilter[K joinKey](head map[K]int32) []uint64 {
-	words, ok := any(head).(map[uint64]int32)
-	if !ok {
+// scanFilter is the bit filter of the keys rh chains; nil for keys that
+// are not words (their bytes would need hashing: the hash is asked
+// directly).
+func scanFilter[K joinKey](rh *joinRowHash[K]) []uint64 {
+	if !rh.fixed() {
 		return nil
 	}
 	bits := make([]uint64, scanFilterBits/64)
-	for k := range words {
+	rh.heads.Each(func(k uint64, _ int32) {
 		h := scanBit(k)
 		bits[h/64] |= 1 << (h % 64)
-	}
+	})
 	return bits
 }
 
@@ -82,10 +60,11 @@ func scanFilter[K joinKey](head map[K]int32) []uint64 {
 func scanBit(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> (64 - 12) }
 
 // scanPending adds to segs the candidate pairs of new rows of side i
-// (head, next: probeHash of their keys) with the live rows of the other
-// side's pending batches, one segment per batch, and counts the scan.
-func scanPending[K joinKey](other *joinSideLive[K], i int, head map[K]int32, next []int32, segs []*joinPairs[K]) []*joinPairs[K] {
-	bits := scanFilter(head)
+// (rh: their rows chained by key) with the live rows of the other side's
+// pending batches, one segment per batch, and counts the scan.
+func scanPending[K joinKey](other *joinSideLive[K], i int, rh *joinRowHash[K], segs []*joinPairs[K]) []*joinPairs[K] {
+	bits := scanFilter(rh)
+	next := rh.next
 	for _, b := range other.pending {
 		if b.rec == nil || b.indexed {
 			continue
@@ -103,8 +82,8 @@ func scanPending[K joinKey](other *joinSideLive[K], i int, head map[K]int32, nex
 					continue
 				}
 			}
-			h, ok := head[b.keys[k]]
-			if !ok {
+			h := rh.first(b.keys[k])
+			if h < 0 {
 				continue
 			}
 			for j := h; j >= 0; j = next[j] {
