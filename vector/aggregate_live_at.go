@@ -28,7 +28,7 @@ func (l *LiveAggregate) Groups(ctx context.Context, keys []arrow.Array) ([]int32
 	}
 	n := 0
 	for i, k := range keys {
-		if !arrow.TypeEqual(Unwrap(k.DataType()), b.keyTypes[i]) {
+		if !TypesEqual(Unwrap(k.DataType()), b.keyTypes[i]) {
 			return nil, fmt.Errorf("vector: live aggregation key %d is %s, given %s: %w", i, TypeName(b.keyTypes[i]), TypeName(k.DataType()), ErrType)
 		}
 		if i == 0 {

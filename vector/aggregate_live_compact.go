@@ -1,5 +1,7 @@
 package vector
 
+import "math/bits"
+
 // Renumbering a LiveAggregate in place. Compact used to rebuild the state
 // from scratch (State of every live group into Arrow columns, then Merge
 // of those rows into a fresh table): a hash probe, an allocation and a
@@ -117,4 +119,75 @@ func (g *wordsGrouper) keepGroups(live []int32) {
 		size = g.numSlots()
 	}
 	g.rehash(size)
+}
+
+// keepGroups moves the kept keys down in the arena and rebuilds the slots
+// from the hashes they hold: no key is hashed or compared again, and the
+// arena, the offsets and (unless it is more than four times what the
+// survivors need) the slot array keep their capacity for the groups of the
+// next windows, which a rebuild grew again from empty (q8's aggregation
+// by id, name and window, every time a window closed). The dictionary
+// shortcut's groups are renumbered (a dropped one is looked up again);
+// the tuple cache starts afresh.
+func (g *bytesGrouper) keepGroups(live []int32) {
+	t := g.t
+	n := t.n
+	newID := make([]int32, n) // old group → new group + 1; 0: dropped
+	for i, gid := range live {
+		newID[gid] = int32(i) + 1
+	}
+	// Keys: live ascends, so key i moves to where no key not yet moved
+	// lies; offs[i+1] is written after every read of an offset at or
+	// below it (a later group's offsets lie above, or are unchanged when
+	// no group before it was dropped).
+	end := 0
+	for i, gid := range live {
+		s, e := t.offs[gid], t.offs[gid+1]
+		copy(t.arena[end:], t.arena[s:e])
+		end += e - s
+		t.offs[i+1] = end
+	}
+	t.arena = t.arena[:end]
+	t.offs = t.offs[:len(live)+1]
+	// Slots: the survivors' (hash, group, rows), renumbered, put back.
+	kept := make([]groupSlot, 0, len(live))
+	for _, s := range t.slots {
+		if s.gid != 0 && newID[s.gid-1] != 0 {
+			s.gid = uint32(newID[s.gid-1])
+			kept = append(kept, s)
+		}
+	}
+	size := minTableSlots
+	for 2*(len(live)+1) > size {
+		size *= 2
+	}
+	if len(t.slots) <= 4*size {
+		size = len(t.slots)
+		clear(t.slots)
+	} else {
+		t.release()
+		t.slots = make([]groupSlot, size)
+		t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+		t.mask = uint64(size - 1)
+	}
+	for _, s := range kept {
+		p := hashPos(s.key, t.shift)
+		for t.slots[p&t.mask].gid != 0 {
+			p++
+		}
+		t.slots[p&t.mask] = s
+	}
+	t.n = len(live)
+	if t.carry != nil {
+		t.carry = keepIn(growZero(t.carry, n), live)
+	}
+	if g.extra != nil {
+		g.extra = keepIn(growZero(g.extra, n), live)
+	}
+	for j, gid := range g.dictGids {
+		if gid >= 0 {
+			g.dictGids[j] = newID[gid] - 1
+		}
+	}
+	g.tuples.release()
 }

@@ -63,7 +63,7 @@ func (l *LiveAggregate) Final(gids []int32) (arrow.Record, bool, error) {
 		cols = append(cols, col)
 	}
 	for i, c := range cols {
-		if !arrow.TypeEqual(c.DataType(), f.schema.Field(i).Type) {
+		if !TypesEqual(c.DataType(), f.schema.Field(i).Type) {
 			// A layout Final does not reproduce (FinalRows declines such
 			// keys too): the caller's general path decides.
 			releaseArrays(cols)

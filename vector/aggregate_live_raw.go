@@ -44,7 +44,7 @@ func (l *LiveAggregate) Raw(input *arrow.Schema, groupBy []NamedExpr) (*LiveRaw,
 		return nil, false, err
 	}
 	for i, t := range raw.keyTypes {
-		if !arrow.TypeEqual(t, l.b.keyTypes[i]) {
+		if !TypesEqual(t, l.b.keyTypes[i]) {
 			return nil, false, fmt.Errorf("vector: live aggregation key %d is %s, the input's %s: %w", i, TypeName(l.b.keyTypes[i]), TypeName(t), ErrType)
 		}
 	}

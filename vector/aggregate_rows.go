@@ -63,7 +63,7 @@ func rowsAsGroups(ctx context.Context, mem memory.Allocator, rec arrow.Record, s
 	}
 	cols = append(cols, keys...)
 	for i, k := range keys {
-		if !arrow.TypeEqual(k.DataType(), b.keyTypes[i]) {
+		if !TypesEqual(k.DataType(), b.keyTypes[i]) {
 			releaseArrays(cols)
 			return nil, false, nil
 		}

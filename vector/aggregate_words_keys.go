@@ -94,7 +94,7 @@ func (g *wordsGrouper) keysLike(types []arrow.DataType, sparkCols []int) bool {
 		return false
 	}
 	for i, t := range types {
-		if !arrow.TypeEqual(t, Unwrap(g.types[i])) {
+		if !TypesEqual(t, Unwrap(g.types[i])) {
 			return false
 		}
 		if st, ok := t.(*arrow.StructType); ok && st.NumFields() == 0 {

@@ -247,7 +247,7 @@ func (e *KeyEncoder) check(cols []arrow.Array) (int, error) {
 		if c.Len() != n {
 			return 0, fmt.Errorf("vector: key column %d has %d rows, want %d", i, c.Len(), n)
 		}
-		if !arrow.TypeEqual(Unwrap(c.DataType()), e.types[i]) {
+		if !TypesEqual(Unwrap(c.DataType()), e.types[i]) {
 			return 0, fmt.Errorf("vector: key column %d is %s, want %s: %w", i, TypeName(c.DataType()), TypeName(e.types[i]), ErrType)
 		}
 	}

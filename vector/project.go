@@ -120,7 +120,7 @@ func projectRecord(ctx context.Context, schema *arrow.Schema, exprs []NamedExpr,
 	// A misbehaving evaluator must surface as an error, not as the panic
 	// array.NewRecord raises on a length or type mismatch.
 	for i, c := range cols {
-		if c.Len() != int(rec.NumRows()) || !arrow.TypeEqual(c.DataType(), schema.Field(i).Type) {
+		if c.Len() != int(rec.NumRows()) || !TypesEqual(c.DataType(), schema.Field(i).Type) {
 			return nil, fmt.Errorf("vector: project: %s returned %d values of %s for %d rows of %s",
 				exprs[i].Expr, c.Len(), TypeName(c.DataType()), rec.NumRows(), TypeName(schema.Field(i).Type))
 		}
