@@ -25,9 +25,10 @@ func resident(t *testing.T, b []byte) []bool {
 }
 
 // TestPrefaultMapsWholePagesOnly: prefault maps in every page lying
-// wholly inside the buffer without writing to it (a page written before
-// keeps its bytes), leaves the partial pages at its ends to the copy, and
-// leaves a small buffer alone.
+// wholly inside a fresh buffer without writing to it (a page written
+// before keeps its bytes), leaves the partial pages at its ends to the
+// copy, and leaves alone a small buffer and one whose first whole page is
+// mapped (a reused buffer).
 func TestPrefaultMapsWholePagesOnly(t *testing.T) {
 	const pages = 64
 	b, err := sysMap(pages * pageBytes)
@@ -50,6 +51,19 @@ func TestPrefaultMapsWholePagesOnly(t *testing.T) {
 	for i, v := range b {
 		if v != 0 && i != 5*pageBytes+7 {
 			t.Fatalf("byte %d is %d after prefault, want 0", i, v)
+		}
+	}
+
+	reused, err := sysMap(pages * pageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sysUnmap(reused)
+	reused[0] = 1
+	prefault(reused)
+	for p, ok := range resident(t, reused) {
+		if ok != (p == 0) {
+			t.Errorf("buffer with its first page mapped: page %d resident %v, want %v", p, ok, p == 0)
 		}
 	}
 
