@@ -177,6 +177,9 @@ func gatherChunksBinary(mem memory.Allocator, chunks []arrow.Array, src, rows []
 	dataBuf := memory.NewResizableBuffer(mem)
 	dataBuf.Resize(total)
 	out := dataBuf.Bytes()
+	// A join's gathered strings are most of its output and are kept (a
+	// memory sink holds them): usually fresh pages, mapped in at once.
+	prefault(out)
 	pos := int32(0)
 	for o, r := range rows {
 		in := ins[src[o]]
