@@ -109,6 +109,9 @@ type statefulJoin struct {
 	// prune, when set, keeps out of the state the rows of one side that
 	// can never match (stateful_join_prune.go).
 	prune *joinPrune
+	// scratch is the epoch's temporaries kept between epochs (the split's
+	// and the pair gather's; stateful_join_scratch.go).
+	scratch joinScratch
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {

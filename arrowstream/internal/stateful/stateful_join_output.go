@@ -142,7 +142,9 @@ func (s *statefulJoin) gatherPairs(pairs []joinOutPairs, schema *arrow.Schema) (
 		// and row there.
 		var recs []arrow.Record
 		index := map[arrow.Record]int32{}
-		src, rows := make([]int32, 0, n), make([]int32, 0, n)
+		// src and rows are the join's scratch: GatherChunks copies the
+		// values, nothing keeps them.
+		src, rows := int32s(&s.scratch.src, n)[:0], int32s(&s.scratch.rows, n)[:0]
 		for _, p := range pairs {
 			rec, idx := p.l, p.li
 			if side == 1 {
