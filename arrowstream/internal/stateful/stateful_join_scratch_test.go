@@ -38,7 +38,7 @@ func TestJoinSplitSideWarmAllocs(t *testing.T) {
 	}
 	split()
 	// out, the input's joinInput, sel, words and the two parts.
-	if n := testing.AllocsPerRun(20, split); n > 6 {
+	if n := testing.AllocsPerRun(20, split); !raceEnabled && n > 6 {
 		t.Errorf("warm split: %.0f allocations, want at most 6", n)
 	}
 }
@@ -142,7 +142,8 @@ func TestJoinGatherPairsScratch(t *testing.T) {
 	gather()
 	base := testing.AllocsPerRun(10, gather)
 	t.Logf("warm gather: %.0f allocations", base) // 161 before the scratch
-	if base > warmGatherAllocs {
+	// The race detector's instrumentation allocates too (159 there).
+	if !raceEnabled && base > warmGatherAllocs {
 		t.Errorf("warm gather: %.0f allocations, want at most %d", base, warmGatherAllocs)
 	}
 }
