@@ -109,6 +109,12 @@ type statefulJoin struct {
 	// prune, when set, keeps out of the state the rows of one side that
 	// can never match (stateful_join_prune.go).
 	prune *joinPrune
+	// scratch is the epoch's temporaries kept between epochs (the split's
+	// and the pair gather's; stateful_join_scratch.go).
+	scratch joinScratch
+	// narrow is the deferred residual over only the columns it reads
+	// (stateful_join_residual.go); nil: it reads the gathered pairs.
+	narrow *narrowResidual
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -173,6 +179,9 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 	s.state.schema = describeState("symmetricHashJoin", s.sides[0].codec.schema, s.sides[1].codec.schema)
 	s.findEviction(lk, rk, residual, j.Left.Schema().NumFields())
 	if err := s.sideOnlyConditions(residual, j.Left.Schema().NumFields()); err != nil {
+		return nil, err
+	}
+	if s.narrow, err = newNarrowResidual(residual, s.joined); err != nil {
 		return nil, err
 	}
 	if len(spec.LeftKeys) == 1 && !spec.NullSafe[0] {

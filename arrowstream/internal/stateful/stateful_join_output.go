@@ -89,6 +89,9 @@ func (s *statefulJoin) gatherOutPairs(ctx context.Context, pairs []joinOutPairs)
 // filterPairs gathers pairs and keeps those the residual condition
 // passes, as a record of the output schema (nil: none).
 func (s *statefulJoin) filterPairs(ctx context.Context, pairs []joinOutPairs) (arrow.Record, error) {
+	if s.narrow != nil {
+		return s.filterPairsNarrow(ctx, pairs)
+	}
 	joined, err := s.gatherPairs(pairs, s.joined)
 	if joined == nil || err != nil {
 		return nil, err
@@ -124,6 +127,12 @@ func (s *statefulJoin) filterPairs(ctx context.Context, pairs []joinOutPairs) (a
 // gatherPairs gathers pairs into one record of schema (the output's or
 // the residual's, of the same columns); nil for no pairs.
 func (s *statefulJoin) gatherPairs(pairs []joinOutPairs, schema *arrow.Schema) (arrow.Record, error) {
+	return s.gatherPairCols(pairs, schema, nil)
+}
+
+// gatherPairCols is gatherPairs of the joined columns cols (ascending;
+// nil: all) into a record of schema, their fields.
+func (s *statefulJoin) gatherPairCols(pairs []joinOutPairs, schema *arrow.Schema, cols []int) (arrow.Record, error) {
 	n := 0
 	for _, p := range pairs {
 		n += len(p.li)
@@ -131,18 +140,38 @@ func (s *statefulJoin) gatherPairs(pairs []joinOutPairs, schema *arrow.Schema) (
 	if n == 0 {
 		return nil, nil
 	}
-	cols := make([]arrow.Array, 0, schema.NumFields())
+	out := make([]arrow.Array, 0, schema.NumFields())
 	defer func() {
-		for _, c := range cols {
+		for _, c := range out {
 			c.Release()
 		}
 	}()
+	off := 0 // the side's first joined ordinal
 	for side := 0; side < 2; side++ {
+		// The side's columns gathered: all, or those of cols.
+		ncols := int(pairs[0].l.NumCols())
+		if side == 1 {
+			off, ncols = ncols, int(pairs[0].r.NumCols())
+		}
+		var want []int
+		for _, c := range cols {
+			if c >= off && c < off+ncols {
+				want = append(want, c-off)
+			}
+		}
+		if cols != nil && len(want) == 0 {
+			continue
+		}
+		if cols != nil {
+			ncols = len(want)
+		}
 		// The distinct records of the side, and each output row's record
 		// and row there.
 		var recs []arrow.Record
 		index := map[arrow.Record]int32{}
-		src, rows := make([]int32, 0, n), make([]int32, 0, n)
+		// src and rows are the join's scratch: GatherChunks copies the
+		// values, nothing keeps them.
+		src, rows := int32s(&s.scratch.src, n)[:0], int32s(&s.scratch.rows, n)[:0]
 		for _, p := range pairs {
 			rec, idx := p.l, p.li
 			if side == 1 {
@@ -160,7 +189,11 @@ func (s *statefulJoin) gatherPairs(pairs []joinOutPairs, schema *arrow.Schema) (
 			rows = append(rows, idx...)
 		}
 		chunks := make([]arrow.Array, len(recs))
-		for c := 0; c < int(recs[0].NumCols()); c++ {
+		for x := 0; x < ncols; x++ {
+			c := x
+			if cols != nil {
+				c = want[x]
+			}
 			for k, rec := range recs {
 				chunks[k] = rec.Column(c)
 			}
@@ -168,10 +201,10 @@ func (s *statefulJoin) gatherPairs(pairs []joinOutPairs, schema *arrow.Schema) (
 			if err != nil {
 				return nil, err
 			}
-			cols = append(cols, a)
+			out = append(out, a)
 		}
 	}
-	return array.NewRecord(schema, cols, int64(n)), nil
+	return array.NewRecord(schema, out, int64(n)), nil
 }
 
 // countTrue counts the set flags of keep (to size the rows it selects).

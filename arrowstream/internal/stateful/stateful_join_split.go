@@ -1,5 +1,7 @@
 package stateful
 
+import "slices"
+
 // Splitting an epoch's new rows of a side by state partition. Each
 // partition gets a view of the one record of the side's new rows: the
 // record (retained) and the selection of its rows in the partition, with
@@ -35,9 +37,11 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		return whole(0), nil
 	}
 	// A counting sort of the rows by partition: start[p] is where
-	// partition p's rows begin in order.
-	part := make([]int32, rows)
-	start := make([]int32, n+1)
+	// partition p's rows begin in order. part, start and next are the
+	// join's scratch (nothing keeps them after the split).
+	part := int32s(&s.scratch.part, rows)
+	start := int32s(&s.scratch.start, n+1)
+	clear(start)
 	for j, h := range r.hashes {
 		p := s.state.scheme.partition(h, n)
 		part[j] = int32(p)
@@ -49,36 +53,39 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		}
 		start[p+1] += start[p]
 	}
-	order := make([]int32, rows)
-	next := append([]int32(nil), start[:n]...)
-	for j, p := range part {
-		order[next[p]] = int32(j)
-		next[p]++
-	}
-	// The selection of each part: rows of r's record.
-	sel := selRows(r.sel, order)
+	// One pass scatters each row's selection and key to its place. The
+	// parts carry no hashes: nothing after the split reads them.
+	next := int32s(&s.scratch.next, n)
+	copy(next, start[:n])
+	sel := make([]int32, rows)
 	var words []uint64
 	var keys []string
-	if r.words != nil {
+	switch {
+	case r.words != nil:
 		words = make([]uint64, rows)
-	} else {
-		keys = make([]string, rows)
-	}
-	keyNull, hashes, excluded := make([]bool, rows), make([]uint64, rows), make([]bool, rows)
-	for k, j := range order {
-		if words != nil {
+		for j, p := range part {
+			k := next[p]
+			next[p]++
+			sel[k] = int32(selRow(r.sel, j))
 			words[k] = r.words[j]
-		} else {
+		}
+	default:
+		keys = make([]string, rows)
+		for j, p := range part {
+			k := next[p]
+			next[p]++
+			sel[k] = int32(selRow(r.sel, j))
 			keys[k] = r.keys[j]
 		}
-		keyNull[k], hashes[k], excluded[k] = r.keyNull[j], r.hashes[j], r.excluded[j]
 	}
+	// The flags: a set without a true one (nearly always: keys are rarely
+	// null, most joins have no side condition) is read in place, its
+	// slices as false as the gathered ones.
+	keyNull := gatherFlags(r.keyNull, part, start, n)
+	excluded := gatherFlags(r.excluded, part, start, n)
 	var unstored []bool
 	if r.unstored != nil {
-		unstored = make([]bool, rows)
-		for k, j := range order {
-			unstored[k] = r.unstored[j]
-		}
+		unstored = gatherFlags(r.unstored, part, start, n)
 	}
 	for p := 0; p < n; p++ {
 		lo, hi := start[p], start[p+1]
@@ -87,7 +94,7 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		}
 		r.rec.Retain()
 		part := &sideRows{rec: r.rec, sel: sel[lo:hi:hi], in: in,
-			keyNull: keyNull[lo:hi:hi], hashes: hashes[lo:hi:hi], excluded: excluded[lo:hi:hi]}
+			keyNull: keyNull[lo:hi:hi], excluded: excluded[lo:hi:hi]}
 		if unstored != nil {
 			part.unstored = unstored[lo:hi:hi]
 		}
@@ -99,4 +106,20 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 		out[p] = part
 	}
 	return out, nil
+}
+
+// gatherFlags returns flags in partition order (row j at its part's
+// next place from start): flags itself when none is set, since then
+// every part's slice of it holds the same falses.
+func gatherFlags(flags []bool, part, start []int32, n int) []bool {
+	if !slices.Contains(flags, true) {
+		return flags
+	}
+	out := make([]bool, len(flags))
+	next := append([]int32(nil), start[:n]...)
+	for j, p := range part {
+		out[next[p]] = flags[j]
+		next[p]++
+	}
+	return out
 }

@@ -46,7 +46,7 @@ func splitTestRows(mem memory.Allocator, rng *rand.Rand, n, keys int) *sideRows 
 }
 
 // TestJoinSplitSideMatchesRows: each partition's part selects exactly the
-// rows of its partition, in input order, with their keys, hashes and
+// rows of its partition, in input order, with their keys and
 // flags; every part is a view of the input record itself (no copy), all
 // sharing one joinInput; one partition takes the input as is (no
 // selection); nothing leaks.
@@ -54,13 +54,31 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rng := rand.New(rand.NewSource(7))
-	for _, tc := range []struct{ rows, keys, parts int }{
-		{0, 10, 8}, {1, 10, 8}, {500, 1000, 1}, {500, 1000, 7}, {2000, 3, 200}, {3000, 100000, 200}, {64, 1, 16},
+	// One join for every case: each split reuses the scratch the one
+	// before left (larger, smaller, other partition counts).
+	s := &statefulJoin{mem: mem, keep: mem}
+	for _, tc := range []struct {
+		rows, keys, parts int
+		flags             string // "random", "none" (no flag set), "unstored"
+	}{
+		{0, 10, 8, "random"}, {1, 10, 8, "random"}, {500, 1000, 1, "random"}, {500, 1000, 7, "random"},
+		{2000, 3, 200, "random"}, {3000, 100000, 200, "random"}, {64, 1, 16, "random"},
+		{3000, 1000, 2, "none"}, {700, 1000, 7, "none"}, {100000, 5000, 3, "unstored"}, {900, 50, 5, "unstored"},
+		{2500, 1000, 2, "none"},
 	} {
-		t.Run(fmt.Sprintf("rows%d-keys%d-parts%d", tc.rows, tc.keys, tc.parts), func(t *testing.T) {
-			s := &statefulJoin{mem: mem, keep: mem}
+		t.Run(fmt.Sprintf("rows%d-keys%d-parts%d-%s", tc.rows, tc.keys, tc.parts, tc.flags), func(t *testing.T) {
 			r := splitTestRows(mem, rng, tc.rows, tc.keys)
 			defer r.release()
+			switch tc.flags {
+			case "none":
+				clear(r.keyNull)
+				clear(r.excluded)
+			case "unstored":
+				r.unstored = make([]bool, tc.rows)
+				for j := range r.unstored {
+					r.unstored[j] = rng.Intn(3) == 0
+				}
+			}
 			parts, err := s.splitSide(r, tc.parts)
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +118,7 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 				if part.in == nil || part.in != in || part.in.rec != r.rec {
 					t.Fatalf("partition %d: not a view of the shared input", p)
 				}
-				if part.count() != len(want) || len(part.words) != len(want) || len(part.keyNull) != len(want) || len(part.hashes) != len(want) || len(part.excluded) != len(want) {
+				if part.count() != len(want) || len(part.words) != len(want) || len(part.keyNull) != len(want) || len(part.excluded) != len(want) || (r.unstored != nil && len(part.unstored) != len(want)) {
 					t.Fatalf("partition %d: %d rows (%d keys), want %d", p, part.count(), len(part.words), len(want))
 				}
 				wantRec, err := vector.TakeRecord(mem, r.rec, want)
@@ -117,8 +135,11 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 				got.Release()
 				wantRec.Release()
 				for k, j := range want {
-					if part.words[k] != r.words[j] || part.keyNull[k] != r.keyNull[j] || part.hashes[k] != r.hashes[j] || part.excluded[k] != r.excluded[j] {
+					if part.words[k] != r.words[j] || part.keyNull[k] != r.keyNull[j] || part.excluded[k] != r.excluded[j] {
 						t.Fatalf("partition %d row %d: key data of another row", p, k)
+					}
+					if r.unstored != nil && part.unstored[k] != r.unstored[j] {
+						t.Fatalf("partition %d row %d: unstored flag of another row", p, k)
 					}
 				}
 				if (part.sel != nil) != (len(want) < tc.rows) {

@@ -1,0 +1,30 @@
+package stateful
+
+// The join epoch's temporaries, kept between epochs. Splitting a side's
+// new rows by partition and gathering the epoch's output pairs each
+// needed a few slices of the epoch's rows that nothing keeps after the
+// step (q4: about 10 K bids an epoch, 4–8 bytes a row each, a fifth of
+// the join's Go-heap bytes). Both steps run on the epoch's goroutine, one
+// at a time, so one set serves them; a slice grown for a large epoch is
+// dropped again when an epoch uses less than a quarter of it.
+
+// joinScratch holds the reusable temporaries (each valid only inside
+// the step that filled it).
+type joinScratch struct {
+	part, start, next []int32 // splitSide
+	src, rows         []int32 // gatherPairs
+}
+
+// scratchRows is the smallest scratch capacity dropped for disuse.
+const scratchRows = 1 << 16
+
+// int32s returns *buf resized to n (contents undefined), growing it or
+// dropping an oversized one.
+func int32s(buf *[]int32, n int) []int32 {
+	b := *buf
+	if cap(b) < n || (cap(b) > scratchRows && cap(b) > 4*n) {
+		b = make([]int32, n)
+		*buf = b
+	}
+	return b[:n]
+}
