@@ -588,7 +588,7 @@ func schemasEqual(a, b *arrow.Schema) bool {
 		if fa.Type == nil || fb.Type == nil || fa.Type.ID() != fb.Type.ID() {
 			return false
 		}
-		if !parameterless(fa.Type.ID()) && !arrow.TypeEqual(fa.Type, fb.Type, arrow.CheckMetadata()) {
+		if !vector.ParameterlessType(fa.Type.ID()) && !arrow.TypeEqual(fa.Type, fb.Type, arrow.CheckMetadata()) {
 			return false
 		}
 	}
@@ -602,18 +602,6 @@ func metadataEqual(a, b arrow.Metadata) bool {
 		return true
 	}
 	return a.Equal(b)
-}
-
-// parameterless reports whether every type of id is the same type.
-func parameterless(id arrow.Type) bool {
-	switch id {
-	case arrow.NULL, arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
-		arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY, arrow.STRING_VIEW, arrow.BINARY_VIEW,
-		arrow.DATE32, arrow.DATE64:
-		return true
-	}
-	return false
 }
 
 // relabeled re-labels records with another schema of the same types.

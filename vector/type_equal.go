@@ -42,14 +42,15 @@ func TypesEqual(a, b arrow.DataType) bool {
 		}
 		return true
 	}
-	if parameterlessType(a.ID()) {
+	if ParameterlessType(a.ID()) {
 		return true
 	}
 	return arrow.TypeEqual(a, b)
 }
 
-// parameterlessType reports whether every type of id is the same type.
-func parameterlessType(id arrow.Type) bool {
+// ParameterlessType reports whether every type of id is the same type
+// (no unit, zone, width or children to compare).
+func ParameterlessType(id arrow.Type) bool {
 	switch id {
 	case arrow.NULL, arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,

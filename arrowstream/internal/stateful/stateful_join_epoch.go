@@ -478,11 +478,17 @@ func (s *statefulJoin) residualMask(ctx context.Context, joined arrow.Record) ([
 	if s.residual == nil || joined.NumRows() == 0 {
 		return nil, nil
 	}
-	ev, err := s.residual.Bind(s.joined, s.mem)
+	return s.conditionMask(ctx, s.residual, s.joined, joined)
+}
+
+// conditionMask evaluates the join condition expr, bound to schema, over
+// rec: true where a row passes (a NULL result does not).
+func (s *statefulJoin) conditionMask(ctx context.Context, expr vector.Expr, schema *arrow.Schema, rec arrow.Record) ([]bool, error) {
+	ev, err := expr.Bind(schema, s.mem)
 	if err != nil {
 		return nil, err
 	}
-	res, err := ev.Eval(ctx, joined)
+	res, err := ev.Eval(ctx, rec)
 	if err != nil {
 		return nil, err
 	}

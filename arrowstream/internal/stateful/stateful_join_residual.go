@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/vector"
@@ -110,22 +109,5 @@ func (s *statefulJoin) filterPairsNarrow(ctx context.Context, pairs []joinOutPai
 // mask evaluates the narrow residual over cand, the candidates' columns
 // it reads: true where a pair passes.
 func (nr *narrowResidual) mask(ctx context.Context, s *statefulJoin, cand arrow.Record) ([]bool, error) {
-	ev, err := nr.expr.Bind(nr.schema, s.mem)
-	if err != nil {
-		return nil, err
-	}
-	res, err := ev.Eval(ctx, cand)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Release()
-	b, ok := res.(*array.Boolean)
-	if !ok {
-		return nil, fmt.Errorf("arrowstream: join condition %s is %s, not boolean", s.residual, vector.TypeName(res.DataType()))
-	}
-	keep := make([]bool, b.Len())
-	for k := range keep {
-		keep[k] = b.IsValid(k) && b.Value(k)
-	}
-	return keep, nil
+	return s.conditionMask(ctx, nr.expr, nr.schema, cand)
 }
