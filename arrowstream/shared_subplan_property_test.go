@@ -218,7 +218,17 @@ func runSharedDifferential(t *testing.T, shapeName string, seed int64, restart, 
 // recorded: one operator for both readers when shared, none when not.
 func checkSharedShape(t *testing.T, q *StreamingQuery, share bool) {
 	t.Helper()
-	p := q.LastProgress()
+	// The newest report of an epoch that ran its operators: an idle
+	// trigger of a query restarted after an abort may report before this
+	// run executed anything, and such a report lists no state operators
+	// (as Spark's without a last execution).
+	var p *StreamingQueryProgress
+	recent := q.RecentProgress()
+	for i := len(recent) - 1; i >= 0 && p == nil; i-- {
+		if len(recent[i].StateOperators) > 0 {
+			p = recent[i]
+		}
+	}
 	if p == nil {
 		return
 	}
