@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -263,8 +264,10 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 		return s.noNewEpoch(start), nil
 	}
 	if s.delay.hold(s.now(), from, until) {
-		// Held for minOffsetsPerTrigger: list less often meanwhile.
+		// Held for minOffsetsPerTrigger: list less often meanwhile; the
+		// local hop downstream waits for it (hop_pace.go).
 		s.idle.holding(s.delay.deadline())
+		s.read.holding(s.delay.deadline())
 		return s.noNewEpoch(start), nil
 	}
 	s.idle.released()
@@ -284,6 +287,7 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 // instance's share of a burst started with one).
 func (s *Source) idleCall() {
 	s.delay.hold(s.now(), nil, nil)
+	s.read.holding(time.Time{}) // nothing held for the hop downstream to wait on
 }
 
 // sameAs reports whether o and p hold the same ranges.

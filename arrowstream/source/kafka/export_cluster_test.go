@@ -47,6 +47,7 @@ func (p HopPaceForTest) Committed(now time.Time) { p.p.committed(now) }
 func (p HopPaceForTest) Next() <-chan struct{}   { return p.p.next() }
 func (p HopPaceForTest) Started(now time.Time)   { p.p.started(now) }
 func (p HopPaceForTest) Ended()                  { p.p.ended() }
+func (p HopPaceForTest) Held(deadline time.Time) { p.p.held(deadline) }
 
 type HopPacerForTest struct{ h *hopPacer }
 

@@ -60,6 +60,21 @@ import (
 // about one and a half times their upstreams' epochs). One instance
 // never waits on it: its downstream has data only after its own commit.
 //
+// A local upstream that holds its input for minOffsetsPerTrigger
+// (trigger_delay.go: rows are waiting on its partitions, fewer than the
+// minimum, and its maxTriggerDelay has not passed) holds the downstream
+// too, as an epoch in flight does: when its commit has not come since
+// the last downstream epoch, at most maxDelay after the hold began, and
+// never past maxDelay after the upstream's own deadline. Its next commit
+// comes within the trigger's bounds. Without it the rule above took such
+// an upstream for late: after two epochs run back to back (a backlog
+// past the minimum) its last interval was the short time between them,
+// so the downstream let an epoch through between every two of its
+// commits; and at the start of a burst, an upstream that held its first
+// rows had not committed yet (inactive), so the other writers' first
+// commits ran one downstream epoch each (session 22: at three instances
+// in live mode 8 downstream epochs per instance for 6 upstream ones).
+//
 // While an epoch would be held, the downstream does not list the hop's
 // ends either (hopPacer.holds): whatever a listing found would wait for
 // the same commit or deadline, and each idle poll's listing (20 to 100
@@ -80,6 +95,9 @@ type hopPace struct {
 	// writing is when the local upstream's epoch in flight was planned
 	// (or, unlinked, began writing; zero: none in flight).
 	writing time.Time
+	// holding is when the local upstream's trigger delay lets its held
+	// input through at the latest (zero: not holding; trigger_delay.go).
+	holding time.Time
 }
 
 func newHopPace() *hopPace { return &hopPace{wake: make(chan struct{})} }
@@ -93,7 +111,7 @@ func (p *hopPace) committed(now time.Time) {
 		p.every = now.Sub(p.at)
 	}
 	p.at = now
-	p.writing = time.Time{}
+	p.writing, p.holding = time.Time{}, time.Time{}
 	close(p.wake)
 	p.wake = make(chan struct{})
 }
@@ -103,7 +121,24 @@ func (p *hopPace) committed(now time.Time) {
 func (p *hopPace) started(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.writing = now
+	p.writing, p.holding = now, time.Time{}
+}
+
+// held records that the local upstream holds input for
+// minOffsetsPerTrigger until deadline at the latest (zero: it no longer
+// holds any; its last planning found nothing waiting).
+func (p *hopPace) held(deadline time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding = deadline
+}
+
+// holdingUntil returns when the local upstream's held input is let
+// through at the latest (zero: none held).
+func (p *hopPace) holdingUntil() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.holding
 }
 
 // writingFrom records that the local upstream's sink began writing an
@@ -148,6 +183,21 @@ func (r *stageRead) planned(now time.Time) {
 	r.mu.Unlock()
 	if pace != nil {
 		pace.started(now)
+	}
+}
+
+// holding tells the stage's hop pace that the source holds its input
+// for minOffsetsPerTrigger until deadline at the latest, or (zero) that
+// it holds none (nil-safe).
+func (r *stageRead) holding(deadline time.Time) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	pace := r.pace
+	r.mu.Unlock()
+	if pace != nil {
+		pace.held(deadline)
 	}
 }
 
@@ -242,6 +292,22 @@ func (h *hopPacer) check(now time.Time) (uint64, bool) {
 			h.since = now
 		}
 		until := w.Add(h.maxDelay)
+		if u := h.since.Add(h.maxDelay); u.Before(until) {
+			until = u
+		}
+		if now.Before(until) {
+			h.held, h.until = true, until
+			return n, true
+		}
+	}
+	if d := h.pace.holdingUntil(); n == h.seen && !d.IsZero() {
+		// Held for minOffsetsPerTrigger: the upstream plans at its
+		// deadline at the latest (then in flight, above), and its commit
+		// wakes the query.
+		if h.since.IsZero() {
+			h.since = now
+		}
+		until := d.Add(h.maxDelay)
 		if u := h.since.Add(h.maxDelay); u.Before(until) {
 			until = u
 		}

@@ -35,6 +35,17 @@ func TestStageReadTellsHopPaceOfPlannedEpochs(t *testing.T) {
 		if got := pace.inFlight(); !got.IsZero() {
 			t.Fatalf("sink first %v: in flight since %v after the epoch ended", sinkFirst, got)
 		}
+		// A hold for minOffsetsPerTrigger is told the same way; the next
+		// planning of an epoch ends it.
+		r.holding(t0.Add(500 * time.Millisecond))
+		if got := pace.holdingUntil(); !got.Equal(t0.Add(500 * time.Millisecond)) {
+			t.Fatalf("sink first %v: holding until %v, want %v", sinkFirst, got, t0.Add(500*time.Millisecond))
+		}
+		r.planned(t0.Add(time.Second))
+		if got := pace.holdingUntil(); !got.IsZero() {
+			t.Fatalf("sink first %v: holding until %v after the next planning", sinkFirst, got)
+		}
+		pace.ended()
 		other := reads.register("/ck/u", "i1")
 		other.planned(t0)
 		if got := pace.inFlight(); !got.IsZero() {
@@ -43,4 +54,5 @@ func TestStageReadTellsHopPaceOfPlannedEpochs(t *testing.T) {
 	}
 	var none *stageRead
 	none.planned(t0) // a source outside cluster mode: nil-safe
+	none.holding(t0)
 }

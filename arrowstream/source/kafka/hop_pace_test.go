@@ -364,3 +364,61 @@ func TestClusterPacedHopListsAtLocalCommits(t *testing.T) {
 		t.Fatalf("downstream: %d listings for %d data epochs; want about one per local upstream commit", dl, de)
 	}
 }
+
+// TestHopPacerWaitsForLocalUpstreamHeldForMinimum: a local upstream that
+// holds its input for minOffsetsPerTrigger holds the downstream as an
+// epoch in flight does (until its next commit, at most the delay after
+// the hold began), where it was taken for late: after two epochs back to
+// back its last interval was short, and a downstream epoch ran between
+// every two of its commits; at the start of a burst, holding its first
+// rows, it had not committed yet and did not hold the downstream at all.
+func TestHopPacerWaitsForLocalUpstreamHeldForMinimum(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := kafka.NewHopPaceForTest()
+	h := kafka.NewHopPacerForTest(p, time.Second)
+	// The start of a burst: the local upstream holds its first rows (it
+	// never committed); another writer's first commit waits for it.
+	p.Held(t0.Add(500 * time.Millisecond))
+	if !h.Hold(t0.Add(10 * time.Millisecond)) {
+		t.Fatal("first epoch let through while the local upstream holds its first rows")
+	}
+	p.Started(t0.Add(500 * time.Millisecond))
+	p.Committed(t0.Add(600 * time.Millisecond))
+	if h.Hold(t0.Add(601 * time.Millisecond)) {
+		t.Fatal("held after the local commit")
+	}
+	// Two epochs back to back (a backlog past the minimum): the last
+	// interval is 50 ms. Then it holds for the minimum until 1,200 ms.
+	p.Started(t0.Add(600 * time.Millisecond))
+	p.Committed(t0.Add(650 * time.Millisecond))
+	if h.Hold(t0.Add(651 * time.Millisecond)) {
+		t.Fatal("held after the local commit")
+	}
+	p.Held(t0.Add(1200 * time.Millisecond))
+	for _, ms := range []int{700, 800, 1000, 1200, 1400} {
+		if !h.Hold(t0.Add(time.Duration(ms) * time.Millisecond)) {
+			t.Fatalf("let through at %d ms while the local upstream holds its input (its last interval 50 ms)", ms)
+		}
+	}
+	if d := h.UntilDeadline(t0.Add(1400 * time.Millisecond)); d != 300*time.Millisecond {
+		t.Fatalf("until deadline %v, want 300ms (the delay after the hold began at 700 ms)", d)
+	}
+	// Not beyond the delay after the hold began.
+	if h.Hold(t0.Add(1700 * time.Millisecond)) {
+		t.Fatal("held for longer than the delay after the hold began")
+	}
+	// Nothing held any more (its planning found nothing waiting): the
+	// rules without it apply, an upstream inactive for the delay holds
+	// nothing.
+	p.Held(time.Time{})
+	if h.Hold(t0.Add(2700 * time.Millisecond)) {
+		t.Fatal("held with nothing held or in flight, the upstream inactive")
+	}
+	// A local commit since the last downstream epoch lets it through
+	// while the upstream holds its next input: one instance never waits.
+	p.Committed(t0.Add(2800 * time.Millisecond))
+	p.Held(t0.Add(3300 * time.Millisecond))
+	if h.Hold(t0.Add(2801 * time.Millisecond)) {
+		t.Fatal("held after a local commit since the last epoch")
+	}
+}

@@ -289,6 +289,9 @@ func (s *Source) Commit(context.Context, stream.Offset) error { return nil }
 
 // Close implements arrowstream.Source.
 func (s *Source) Close() error {
+	// A closed source holds no input the local hop downstream would wait
+	// for (hop_pace.go); a restarted stage tells its own.
+	s.read.holding(time.Time{})
 	if s.member != nil {
 		s.member.leave()
 		s.member = nil
