@@ -71,7 +71,10 @@ type statefulAggregate struct {
 	acct stateAccount
 	// views reserves the live snapshot views handed to the stores.
 	views viewAccount
-	raw   liveRawBinding // input rows folded into live directly
+	// keyedSnaps counts the live snapshots offered from the kept store
+	// keys (offerKeyedSnapshot), for tests.
+	keyedSnaps int
+	raw        liveRawBinding // input rows folded into live directly
 	// panes: a sliding window in Append mode, aggregated by panes
 	// (stateful_agg_panes.go); nil otherwise.
 	panes *paneMode
@@ -535,7 +538,26 @@ func (s *statefulAggregate) offerLive() error {
 	}
 	// The groups of the partitions that asked (and those whose
 	// partition is not known yet: routing drops the others).
-	rec, err := s.live.agg.State(s.live.liveIn(want))
+	gids := s.live.liveIn(want)
+	if s.live.allStored(gids) {
+		// Every group's store key and partition are kept: the snapshot
+		// takes them and the values alone (live_snapshot.go).
+		vals, err := s.live.agg.Values(gids)
+		if err != nil {
+			return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+		}
+		val, err := newValueCodec(s.mem, s.partialSchema, s.valCodec.cols)
+		if err != nil {
+			releaseArrays(vals)
+			return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+		}
+		if err := offerKeyedSnapshot(s.state.stores, want, s.live, gids, vals, val, s.views); err != nil {
+			return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+		}
+		s.keyedSnaps++
+		return nil
+	}
+	rec, err := s.live.agg.State(gids)
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
