@@ -72,10 +72,10 @@ type statefulAggregate struct {
 	acct stateAccount
 	// views reserves the live snapshot views handed to the stores.
 	views viewAccount
-	// keyedSnaps counts the live snapshots offered from the kept store
-	// keys (offerKeyedSnapshot), for tests.
-	keyedSnaps int
-	raw        liveRawBinding // input rows folded into live directly
+	// keyedSnaps and recordSnaps count the live snapshots offered from
+	// the kept store keys and from a record of the groups, for tests.
+	keyedSnaps, recordSnaps int
+	raw                     liveRawBinding // input rows folded into live directly
 	// panes: a sliding window in Append mode, aggregated by panes
 	// (stateful_agg_panes.go); nil otherwise.
 	panes *paneMode
@@ -545,6 +545,7 @@ func (s *statefulAggregate) offerLive() error {
 		s.keyedSnaps++
 		return s.offerKeyed(s.state.stores, want, gids)
 	}
+	s.recordSnaps++
 	return s.offerRecord(s.state.stores, want, gids)
 }
 
