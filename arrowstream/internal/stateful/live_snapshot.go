@@ -183,3 +183,139 @@ func (c *rowCodec) bytesAt(i int, buf *[9]byte) []byte {
 	binary.LittleEndian.PutUint64(buf[1:], c.enc.Fixed()[i])
 	return buf[:]
 }
+
+// keyedSnapshot is an aggregation's state as its groups' kept store keys
+// (stateful_agg_keys.go) and their value columns, shared as a
+// recordSnapshot is: when every group a snapshot takes has its store key
+// and partition kept, as a windowed aggregation's groups do from their
+// first change, the key columns are neither rebuilt from the groups nor
+// encoded and hashed again (a group's kept key is the key codec's bytes
+// and its partition the scheme's of them). The keys are copied, since
+// the next epoch renumbers and overwrites the arena; the values are
+// encoded in the background, by the first view read.
+type keyedSnapshot struct {
+	arena []byte    // the groups' keys end to end, in row order
+	ends  []uint32  // by row: its key's end in arena (start: the row before's end)
+	rows  [][]int32 // by partition: its rows (wanted ones only)
+	vals  []arrow.Array
+	val   *rowCodec
+
+	once sync.Once
+	err  error
+	refs atomic.Int32
+	hold *viewHold
+}
+
+// offerKeyedSnapshot hands the partitions in want (wantsLive) a view of
+// the groups gids, whose store keys and partitions l keeps
+// (aggLive.allStored), with vals their value columns in the order of
+// gids (owned by the snapshot from now on) and val a value codec like the
+// operator's, the snapshot's own. views reserves what the snapshot
+// holds.
+func offerKeyedSnapshot(stores []checkpoint.StateStore, want []bool, l *aggLive, gids []int32, vals []arrow.Array, val *rowCodec, views viewAccount) error {
+	release := func() {
+		for _, a := range vals {
+			a.Release()
+		}
+		val.enc.Release()
+	}
+	n := 0
+	for _, g := range gids {
+		key, _, _ := l.storedKey(g)
+		n += len(key)
+	}
+	s := &keyedSnapshot{arena: make([]byte, 0, n), ends: make([]uint32, len(gids)), rows: make([][]int32, len(want)), vals: vals, val: val}
+	counts := make([]int, len(want))
+	for _, g := range gids {
+		counts[l.partOf[g]-1]++
+	}
+	for p, c := range counts {
+		if want[p] && c > 0 {
+			s.rows[p] = make([]int32, 0, c)
+		}
+	}
+	for i, g := range gids {
+		key, p, _ := l.storedKey(g)
+		s.arena = append(s.arena, key...)
+		s.ends[i] = uint32(len(s.arena))
+		if want[p] {
+			s.rows[p] = append(s.rows[p], int32(i))
+		}
+	}
+	hold, err := views.hold(int64(cap(s.arena)) + int64(len(gids))*8 + int64(len(want))*24)
+	if err != nil {
+		release()
+		return err
+	}
+	s.hold = hold
+	refs := int32(0)
+	for _, w := range want {
+		if w {
+			refs++
+		}
+	}
+	s.refs.Store(refs)
+	if refs == 0 {
+		release()
+		hold.release()
+		return nil
+	}
+	for p, w := range want {
+		if w {
+			stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(&keyedView{s: s, part: p})
+		}
+	}
+	return nil
+}
+
+// encode encodes every row's values (once, by the first view read).
+func (s *keyedSnapshot) encode() {
+	if err := s.val.encodeCols(s.vals); err != nil {
+		s.err = err
+		return
+	}
+	s.err = s.hold.add(s.val.enc.HeapBytes())
+}
+
+// keyedView is one partition's view of a keyedSnapshot.
+type keyedView struct {
+	s    *keyedSnapshot
+	part int
+	done atomic.Bool
+}
+
+// Entries implements checkpoint.LiveView. Views of several partitions
+// may be read at once: after the shared encode, they only read.
+func (v *keyedView) Entries(_ context.Context, emit func(key, value []byte) error) error {
+	s := v.s
+	s.once.Do(s.encode)
+	if s.err != nil {
+		return s.err
+	}
+	var vb [9]byte
+	for _, i := range s.rows[v.part] {
+		start := uint32(0)
+		if i > 0 {
+			start = s.ends[i-1]
+		}
+		if err := emit(s.arena[start:s.ends[i]], s.val.bytesAt(int(i), &vb)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release implements checkpoint.LiveView.
+func (v *keyedView) Release() {
+	if !v.done.CompareAndSwap(false, true) {
+		return
+	}
+	if v.s.refs.Add(-1) == 0 {
+		for _, a := range v.s.vals {
+			a.Release()
+		}
+		v.s.val.enc.Release()
+		v.s.vals, v.s.arena, v.s.ends, v.s.rows = nil, nil, nil, nil
+		v.s.hold.release()
+	}
+}

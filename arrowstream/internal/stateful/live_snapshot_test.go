@@ -232,13 +232,26 @@ func TestAggregateLiveSnapshots(t *testing.T) {
 	for _, mode := range []stream.OutputMode{stream.Append, stream.Update} {
 		for _, parts := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/%d", mode, parts), func(t *testing.T) {
+				var made []*statefulAggregate
 				runLiveSnapOps(t, parts, func(mem memory.Allocator) liveSnapOp {
 					op, err := newStatefulAggregate(mem, 0, liveInSchema, spec, mode, 1)
 					if err != nil {
 						t.Fatal(err)
 					}
+					made = append(made, op)
 					return op
 				})
+				// Both ways ran: from the kept store keys (every group
+				// changed since the last restart) and from a record of
+				// the groups' state (groups rebuilt from the stores).
+				keyed, record := 0, 0
+				for _, op := range made {
+					keyed += op.keyedSnaps
+					record += op.recordSnaps
+				}
+				if keyed == 0 || record == 0 {
+					t.Fatalf("live snapshots: %d from the kept store keys, %d from records: the test did not reach both", keyed, record)
+				}
 			})
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -71,7 +72,10 @@ type statefulAggregate struct {
 	acct stateAccount
 	// views reserves the live snapshot views handed to the stores.
 	views viewAccount
-	raw   liveRawBinding // input rows folded into live directly
+	// keyedSnaps and recordSnaps count the live snapshots offered from
+	// the kept store keys and from a record of the groups, for tests.
+	keyedSnaps, recordSnaps int
+	raw                     liveRawBinding // input rows folded into live directly
 	// panes: a sliding window in Append mode, aggregated by panes
 	// (stateful_agg_panes.go); nil otherwise.
 	panes *paneMode
@@ -526,8 +530,9 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
 
 // offerLive hands the partitions whose commit makes a snapshot due a
 // view of their groups as the epoch leaves them (live_snapshot.go): the
-// groups' keys and accumulators copied into one record, encoded in the
-// background.
+// groups' kept store keys and their values when every group has its key
+// and partition kept, else their keys and accumulators copied into one
+// record; either is encoded in the background.
 func (s *statefulAggregate) offerLive() error {
 	want := wantsLive(s.state.stores)
 	if want == nil {
@@ -535,7 +540,37 @@ func (s *statefulAggregate) offerLive() error {
 	}
 	// The groups of the partitions that asked (and those whose
 	// partition is not known yet: routing drops the others).
-	rec, err := s.live.agg.State(s.live.liveIn(want))
+	gids := s.live.liveIn(want)
+	if s.live.allStored(gids) {
+		s.keyedSnaps++
+		return s.offerKeyed(s.state.stores, want, gids)
+	}
+	s.recordSnaps++
+	return s.offerRecord(s.state.stores, want, gids)
+}
+
+// offerKeyed offers the groups gids, whose store keys and partitions are
+// all kept, from those and their values alone (offerKeyedSnapshot).
+func (s *statefulAggregate) offerKeyed(stores []checkpoint.StateStore, want []bool, gids []int32) error {
+	vals, err := s.live.agg.Values(gids)
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	val, err := newValueCodec(s.mem, s.partialSchema, s.valCodec.cols)
+	if err != nil {
+		releaseArrays(vals)
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	if err := offerKeyedSnapshot(stores, want, s.live, gids, vals, val, s.views); err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	}
+	return nil
+}
+
+// offerRecord offers the groups gids as a record of their whole state
+// (offerRecordSnapshot), keys encoded and routed in the background.
+func (s *statefulAggregate) offerRecord(stores []checkpoint.StateStore, want []bool, gids []int32) error {
+	rec, err := s.live.agg.State(gids)
 	if err != nil {
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
@@ -544,7 +579,7 @@ func (s *statefulAggregate) offerLive() error {
 		rec.Release()
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
-	offerRecordSnapshot(s.state.stores, want, rec, key, val, s.state.scheme, s.views)
+	offerRecordSnapshot(stores, want, rec, key, val, s.state.scheme, s.views)
 	return nil
 }
 
