@@ -200,7 +200,7 @@ func (s *statefulSessionWindow) keyEntry(d *sessionDecoded, i int) *keySessions 
 		ks = d.fixed[c.enc.Fixed()[i]]
 	}
 	if ks == nil {
-		ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, len(s.state.stores)))}
+		ks = newKeySessions(c.at(i), int32(s.state.scheme.of(c, i, len(s.state.stores))))
 		d.addKey(ks)
 	}
 	return ks
