@@ -60,6 +60,7 @@ type sessionDecoded struct {
 	// Scratch kept between epochs (for capacity only; trim drops what
 	// a burst grew).
 	rowKey     []int32           // the key number of each new row, by row number across records
+	firsts     []int32           // a batch's rows that bring a key into the epoch
 	order      []int32           // the row numbers by key, each key's by start
 	bounds     []arrow.Timestamp // several records' session bounds, concatenated
 	owners     []*keySessions    // the touched keys by number (cleared after the merge)
@@ -106,7 +107,7 @@ func (d *sessionDecoded) touch(ks *keySessions) {
 // trim drops the scratch grown past maxKeptSessionRefs rows or keys.
 func (d *sessionDecoded) trim() {
 	if cap(d.rowKey) > maxKeptSessionRefs || cap(d.order) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs || cap(d.bounds) > 2*maxKeptSessionRefs {
-		d.rowKey, d.order, d.sids, d.rowGids, d.bounds = nil, nil, nil, nil, nil
+		d.rowKey, d.order, d.sids, d.rowGids, d.bounds, d.firsts = nil, nil, nil, nil, nil, nil
 	}
 	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs || cap(d.owners) > maxKeptSessionRefs {
 		d.at, d.next, d.merged, d.touched, d.owners = nil, nil, nil, nil, nil

@@ -112,3 +112,35 @@ func TestSessionSnapshotEntryBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionNumberKeysEncodesFirstRows: the merge's key numbering
+// encodes (and hashes for a partition) only the rows that bring a key
+// into the epoch, gathered, not every row of the batch.
+func TestSessionNumberKeysEncodesFirstRows(t *testing.T) {
+	const gap = 2_000_000
+	mem := poisonmem.New()
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	stores := newTestStores(t, mem, dir, 2)
+	defer stores.close()
+	op, err := newStatefulSessionWindow(mem, 0, sessionInSchema, sessionCountSpec, 1, 1, true, stream.Append)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	const keys, perKey = 50, 40
+	for id := int64(0); id < 2; id++ {
+		var rows [][2]int64
+		for r := int64(0); r < keys*perKey; r++ {
+			rows = append(rows, [2]int64{(r * 7) % keys, id*10_000_000 + r})
+		}
+		recs, _ := runSessionEpoch(t, mem, op, stores, dir, id, 0, 0, rows, gap)
+		releaseRecords(recs)
+		if n := op.keyCodec.enc.Len(); n != keys {
+			t.Fatalf("epoch %d: the key codec encoded %d rows, want the %d keys' first rows", id, n, keys)
+		}
+		if n := op.index.dec.numKeys(); n != keys {
+			t.Fatalf("epoch %d: %d keys with sessions, want %d", id, n, keys)
+		}
+	}
+}
