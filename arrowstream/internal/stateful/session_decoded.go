@@ -60,6 +60,7 @@ type sessionDecoded struct {
 	// Scratch kept between epochs (for capacity only; trim drops what
 	// a burst grew).
 	rowKey     []int32           // the key number of each new row, by row number across records
+	firsts     []int32           // a batch's rows that bring a key into the epoch
 	order      []int32           // the row numbers by key, each key's by start
 	bounds     []arrow.Timestamp // several records' session bounds, concatenated
 	owners     []*keySessions    // the touched keys by number (cleared after the merge)
@@ -71,6 +72,11 @@ type sessionDecoded struct {
 	saveGids   []int32
 	saveBounds []arrow.Timestamp // starts, then ends
 	saveFirst  []int32           // by touched key: its first encoded row
+	// The sessions an eviction takes (their keys' bytes, groups and
+	// bounds), kept between epochs; evKeys is cleared after each pass.
+	evKeys           [][]byte
+	evGids           []int32
+	evStarts, evEnds []arrow.Timestamp
 	// deleted are the stored keys whose sessions were all evicted this
 	// epoch (their deletes are logged with the epoch's upserts).
 	deleted []*keySessions
@@ -101,13 +107,16 @@ func (d *sessionDecoded) touch(ks *keySessions) {
 // trim drops the scratch grown past maxKeptSessionRefs rows or keys.
 func (d *sessionDecoded) trim() {
 	if cap(d.rowKey) > maxKeptSessionRefs || cap(d.order) > maxKeptSessionRefs || cap(d.sids) > maxKeptSessionRefs || cap(d.bounds) > 2*maxKeptSessionRefs {
-		d.rowKey, d.order, d.sids, d.rowGids, d.bounds = nil, nil, nil, nil, nil
+		d.rowKey, d.order, d.sids, d.rowGids, d.bounds, d.firsts = nil, nil, nil, nil, nil, nil
 	}
 	if cap(d.at) > maxKeptSessionRefs || cap(d.touched) > maxKeptSessionRefs || cap(d.merged) > maxKeptSessionRefs || cap(d.owners) > maxKeptSessionRefs {
 		d.at, d.next, d.merged, d.touched, d.owners = nil, nil, nil, nil, nil
 	}
 	if cap(d.saveGids) > maxKeptSessionRefs || cap(d.saveFirst) > maxKeptSessionRefs {
 		d.saveGids, d.saveBounds, d.saveFirst = nil, nil, nil
+	}
+	if cap(d.evKeys) > maxKeptSessionRefs {
+		d.evKeys, d.evGids, d.evStarts, d.evEnds = nil, nil, nil, nil
 	}
 	if cap(d.deleted) > maxKeptSessionRefs {
 		d.deleted = nil
@@ -137,6 +146,33 @@ type keySessions struct {
 	// sessions and arms the key again at its new first end (see arm).
 	armed   int64
 	armedOK bool
+	// one is list's storage while the key has at most one session (most
+	// keys: a bidder's bids extend its one open session), and word is a
+	// fixed-width key's bytes, key's storage: a new key is one
+	// allocation, not three (the entry, the key string, the list). A
+	// string of key outliving ks (a stale end index entry, a snapshot's
+	// copy) keeps ks alive until it goes: at most until the next
+	// eviction pass or the snapshot's encode.
+	one  [1]liveSession
+	word [fixedKeyLen]byte
+}
+
+// fixedKeyLen is the length of a fixed-width key's stored bytes
+// (rowCodec.at: 1 then the word; fixedKeyWord).
+const fixedKeyLen = 9
+
+// newKeySessions returns the entry of a key new to the decoded state
+// (key's bytes are copied), its list in the entry's own storage.
+func newKeySessions(key []byte, part int32) *keySessions {
+	ks := &keySessions{part: part}
+	ks.list = ks.one[:0]
+	if len(key) == fixedKeyLen {
+		copy(ks.word[:], key)
+		ks.key = unsafe.String(&ks.word[0], fixedKeyLen)
+	} else {
+		ks.key = string(key)
+	}
+	return ks
 }
 
 // arm gives ks an end index entry at its first session's end unless its
@@ -275,7 +311,7 @@ func (d *sessionDecoded) each(f func(*keySessions)) {
 // fixedKeyWord reads a fixed-width key's word from its stored bytes
 // (rowCodec.at: 1 then the word little-endian, or 0 alone for null).
 func fixedKeyWord(key string) (uint64, bool) {
-	if len(key) != 9 {
+	if len(key) != fixedKeyLen {
 		return 0, false
 	}
 	var w uint64

@@ -158,32 +158,73 @@ func (s *statefulSessionWindow) numberKeys(ctx context.Context, d *sessionDecode
 		for i, col := range s.groupCols {
 			cols[i] = b.keys[col]
 		}
-		if err := c.encodeCols(cols); err != nil {
-			return nil, err
-		}
 		keyOf := d.rowKey[er.from[bi]:er.from[bi+1]]
 		if d.keyIdx == nil {
+			if err := c.encodeCols(cols); err != nil {
+				return nil, err
+			}
 			s.numberRows(d, keyOf)
 			continue
 		}
 		if err := d.keyIdx.Index(ctx, cols, keyOf); err != nil {
 			return nil, fmt.Errorf("arrowstream: key numbering of operator %d: %w", s.opID, err)
 		}
-		for i, k := range keyOf {
-			if int(k) < len(d.owners) {
-				continue // a key met before in the epoch
-			}
-			ks := s.keyEntry(d, i)
-			if int(k) != len(d.owners) || ks.stamp == d.stamp {
-				// The index and the codec must agree on key equality.
-				return nil, fmt.Errorf("arrowstream: key numbering of operator %d: key %d of row %d disagrees with the stored keys", s.opID, k, i)
-			}
-			ks.stamp, ks.num = d.stamp, k
-			d.owners = append(d.owners, ks)
-			d.touched = append(d.touched, ks)
+		if err := s.enterFirstRows(d, cols, keyOf); err != nil {
+			return nil, err
 		}
 	}
 	return d.owners, nil
+}
+
+// enterFirstRows finds the entries of the keys the batch's rows (key
+// columns cols, numbered keyOf) bring into the epoch: the first row of
+// each key number not met before. Only those rows are encoded by the key
+// codec (and hashed for a new key's partition), gathered when they are
+// not all of the batch's: in q11 about 970 of 9,200 rows.
+func (s *statefulSessionWindow) enterFirstRows(d *sessionDecoded, cols []arrow.Array, keyOf []int32) error {
+	firsts := d.firsts[:0]
+	for i, k := range keyOf {
+		switch next := int32(len(d.owners) + len(firsts)); {
+		case k < next:
+			continue // a key met before in the epoch
+		case k > next:
+			// The index numbers keys in order of first appearance.
+			return fmt.Errorf("arrowstream: key numbering of operator %d: key %d of row %d, want at most %d", s.opID, k, i, next)
+		}
+		firsts = append(firsts, int32(i))
+	}
+	d.firsts = firsts
+	if len(firsts) == 0 {
+		return nil
+	}
+	enc := cols
+	if len(firsts) < len(keyOf) {
+		enc = make([]arrow.Array, len(cols))
+		defer func() { releaseArrays(enc) }()
+		for i, col := range cols {
+			g, err := vector.Gather(s.mem, col, firsts)
+			if err != nil {
+				return fmt.Errorf("arrowstream: key numbering of operator %d: %w", s.opID, err)
+			}
+			enc[i] = g
+		}
+	}
+	c := s.keyCodec
+	if err := c.encodeCols(enc); err != nil {
+		return err
+	}
+	defer c.encodeCols(nil) // the codec keeps no gathered column
+	for j, i := range firsts {
+		ks := s.keyEntry(d, j)
+		if ks.stamp == d.stamp {
+			// The index and the codec must agree on key equality.
+			return fmt.Errorf("arrowstream: key numbering of operator %d: key %d of row %d disagrees with the stored keys", s.opID, keyOf[i], i)
+		}
+		ks.stamp, ks.num = d.stamp, keyOf[i]
+		d.owners = append(d.owners, ks)
+		d.touched = append(d.touched, ks)
+	}
+	return nil
 }
 
 // keyEntry returns the entry of row i's key of the key codec's last
@@ -200,7 +241,7 @@ func (s *statefulSessionWindow) keyEntry(d *sessionDecoded, i int) *keySessions 
 		ks = d.fixed[c.enc.Fixed()[i]]
 	}
 	if ks == nil {
-		ks = &keySessions{key: string(c.at(i)), part: int32(s.state.scheme.of(c, i, len(s.state.stores)))}
+		ks = newKeySessions(c.at(i), int32(s.state.scheme.of(c, i, len(s.state.stores))))
 		d.addKey(ks)
 	}
 	return ks

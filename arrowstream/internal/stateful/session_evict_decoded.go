@@ -29,9 +29,12 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 	start := time.Now()
 	limit := wmMs * 1000
 	idx, d := s.index, s.index.dec
-	var keys [][]byte
-	var gids []int32
-	var starts, ends []arrow.Timestamp
+	keys, gids := d.evKeys[:0], d.evGids[:0]
+	starts, ends := d.evStarts[:0], d.evEnds[:0]
+	defer func() {
+		clear(keys) // no key kept alive by the scratch
+		d.evKeys, d.evGids, d.evStarts, d.evEnds = keys[:0], gids[:0], starts[:0], ends[:0]
+	}()
 	for idx.ends.due(limit) {
 		e := idx.pop()
 		ks := d.lookup(e.key)
