@@ -115,6 +115,9 @@ type statefulJoin struct {
 	// narrow is the deferred residual over only the columns it reads
 	// (stateful_join_residual.go); nil: it reads the gathered pairs.
 	narrow *narrowResidual
+	// maxRowNumbers, when not 0, lowers the sides' key index row-number
+	// limit (math.MaxInt32): tests run out of numbers with a few rows.
+	maxRowNumbers int32
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {

@@ -2,6 +2,7 @@ package stateful
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -89,7 +90,10 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	if err := meter.note(lp.heap() + lp.pendingRefBytes()); err != nil {
 		return res, err
 	}
-	segs := candidates(lp, fresh, keys)
+	segs, err := candidates(lp, fresh, keys)
+	if err != nil {
+		return res, s.sideErr(p, err)
+	}
 	if err := meter.note(lp.heap()); err != nil {
 		return res, err
 	}
@@ -330,9 +334,14 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 }
 
 // candidates returns the candidate pairs of the epoch: equal non-null
-// keys, at least one row new, grouped by the stored batch they read.
-func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) []*joinPairs[K] {
+// keys, at least one row new, grouped by the stored batch they read. Its
+// error (a side's key index out of row numbers) is a joinSideError.
+func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) ([]*joinPairs[K], error) {
 	var segs []*joinPairs[K]
+	// settle[i]: side i's pending rows were scanned, to be indexed (when
+	// due) after the probes of the index, which must not find the rows
+	// the scan found.
+	var settle [2]bool
 	// New rows of side i against the stored rows of the other side: the
 	// indexed ones through the key index, the pending ones by a scan
 	// (stateful_join_scan.go).
@@ -340,12 +349,12 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		other := lp.sides[1-i]
 		if len(other.pending) > 0 && len(keys[i]) > 0 {
 			if int64(len(keys[i]))*joinScanRatio >= other.pendingLive() {
-				other.indexPending()
+				if err := other.indexPending(); err != nil {
+					return nil, joinSideError{side: 1 - i, err: err}
+				}
 			} else {
 				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), segs)
-				// Indexed after the probe of the index below, which must
-				// not find the rows the scan found.
-				defer other.settlePending()
+				settle[1-i] = true
 			}
 		}
 		if other.index.len() == 0 {
@@ -396,17 +405,42 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 	// New rows against new rows: a chained hash of the side with fewer
 	// (Nexmark q4: an epoch's few auctions, not its many bids), probed by
 	// the other's.
-	if len(keys[0]) == 0 || len(keys[1]) == 0 {
-		return segs
+	if len(keys[0]) > 0 && len(keys[1]) > 0 {
+		build := 1
+		if len(keys[0]) < len(keys[1]) {
+			build = 0
+		}
+		if nn := newPairs(lp, keys, fresh, build); nn != nil {
+			segs = append(segs, nn)
+		}
 	}
-	build := 1
-	if len(keys[0]) < len(keys[1]) {
-		build = 0
+	for i, due := range settle {
+		if due {
+			if err := lp.sides[i].settlePending(); err != nil {
+				return nil, joinSideError{side: i, err: err}
+			}
+		}
 	}
-	if nn := newPairs(lp, keys, fresh, build); nn != nil {
-		segs = append(segs, nn)
+	return segs, nil
+}
+
+// joinSideError is an error of one side's live state (0 left, 1 right).
+type joinSideError struct {
+	side int
+	err  error
+}
+
+func (e joinSideError) Error() string { return e.err.Error() }
+func (e joinSideError) Unwrap() error { return e.err }
+
+// sideErr names the join's operator, partition p and, for a
+// joinSideError, the side in err.
+func (s *statefulJoin) sideErr(p int, err error) error {
+	var se joinSideError
+	if errors.As(err, &se) {
+		return fmt.Errorf("arrowstream: stream-stream join of operator %d partition %d, %s side: %w", s.state.opID, p, s.sides[se.side].name, se.err)
 	}
-	return segs
+	return fmt.Errorf("arrowstream: stream-stream join of operator %d partition %d: %w", s.state.opID, p, err)
 }
 
 // newPairs joins the new rows of the two sides by key through a chained
