@@ -374,7 +374,8 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 		var keep []int32
 		if tcol != nil || dcol != nil {
 			n := int(plain.NumRows())
-			keep = make([]int32, 0, n)
+			// The join's scratch: the Take below keeps none of it.
+			keep = int32s(&s.scratch.late, n)[:0]
 			tt, dt := timesOf(tcol), timesOf(dcol)
 			for i := 0; i < n; i++ {
 				if tcol != nil {

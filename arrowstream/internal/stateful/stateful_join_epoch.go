@@ -29,6 +29,8 @@ type joinLivePart[K joinKey] struct {
 	// rows chains a side's new rows by key for a probe (newPairs,
 	// scanPending); made at the first.
 	rows *joinRowHash[K]
+	// keep is joinEpoch's scratch: the new rows of a side to store.
+	keep []int32
 }
 
 // rowHash returns the partition's row hash, chaining keys.
@@ -115,8 +117,6 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
 	for _, sg := range segs {
 		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
-		// The pairs' rows in the records (the sources may be views).
-		lrows, rrows := selRows(srcSel(fresh[0], sg.l), sg.li), selRows(srcSel(fresh[1], sg.r), sg.ri)
 		// The pairs are gathered here only for a residual condition whose
 		// answer the partition needs (a side's matched flags); otherwise
 		// the pairs are gathered with all partitions' at once, and the
@@ -124,6 +124,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		var joined arrow.Record
 		var keep []bool
 		if s.residual != nil && !s.residualDeferred() {
+			// The pairs' rows in the records (the sources may be views).
+			lrows, rrows := selRows(srcSel(fresh[0], sg.l), sg.li), selRows(srcSel(fresh[1], sg.r), sg.ri)
 			var err error
 			joined, err = s.pairs(lrec, rrec, lrows, rrows, s.joined)
 			if err != nil {
@@ -184,9 +186,15 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			continue
 		}
 		if joined == nil {
+			// The pairs' rows in the records (the sources may be views),
+			// mapped in place: the segment's lists are the epoch's own
+			// and read no more (a copy of each was a tenth of q4's
+			// Go-heap bytes, session 22).
+			selRowsInPlace(srcSel(fresh[0], sg.l), sg.li)
+			selRowsInPlace(srcSel(fresh[1], sg.r), sg.ri)
 			lrec.Retain()
 			rrec.Retain()
-			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: lrows, ri: rrows})
+			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: sg.li, ri: sg.ri})
 			continue
 		}
 		out := joined
@@ -280,8 +288,9 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		}
 		// keep is sized for every new row (most are stored): grown
 		// row by row it was reallocated about log2(rows) times, a tenth
-		// of q7's join CPU.
-		keep := make([]int32, 0, len(newMatched[i]))
+		// of q7's join CPU. It is the partition's scratch: the batch
+		// built copies what it keeps of it.
+		keep := int32s(&lp.keep, len(newMatched[i]))[:0]
 		var nulls []int32
 		for j := range newMatched[i] {
 			switch {
