@@ -176,7 +176,7 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 	}
 	start := int32(len(x.next))
 	b.gid = start - from
-	x.next = slices.Grow(x.next, n)[:int(start)+n]
+	x.next = growLinks(x.next, n)[:int(start)+n]
 	x.spans = append(x.spans, joinSpan[K]{start: start, b: b})
 	lo, hi := from-b.base, to-b.base
 	// The keys already indexed are found as a column; a row whose key is
@@ -209,6 +209,22 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 		bytes += joinRowBytes
 	}
 	return bytes, nil
+}
+
+// growLinks returns next with room for n more links, its capacity at
+// least doubled when it grows. A side that never evicts (q4's bids) grows
+// it by an epoch's rows at a time: by append's 1.25× steps it was copied
+// whole every few epochs, about five times its final size allocated (a
+// tenth of q4's Go-heap bytes, session 22); doubled, about twice, the
+// slack joinRowBytes already counts.
+func growLinks(next []int32, n int) []int32 {
+	need := len(next) + n
+	if need <= cap(next) {
+		return next
+	}
+	grown := make([]int32, len(next), max(need, 2*cap(next)))
+	copy(grown, next)
+	return grown
 }
 
 // reserveNumbers makes room for n more numbers: when the link array would
