@@ -115,6 +115,9 @@ type statefulJoin struct {
 	// narrow is the deferred residual over only the columns it reads
 	// (stateful_join_residual.go); nil: it reads the gathered pairs.
 	narrow *narrowResidual
+	// maxRowNumbers, when not 0, lowers the sides' key index row-number
+	// limit (math.MaxInt32): tests run out of numbers with a few rows.
+	maxRowNumbers int32
 }
 
 func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoin, error) {
@@ -371,7 +374,8 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 		var keep []int32
 		if tcol != nil || dcol != nil {
 			n := int(plain.NumRows())
-			keep = make([]int32, 0, n)
+			// The join's scratch: the Take below keeps none of it.
+			keep = int32s(&s.scratch.late, n)[:0]
 			tt, dt := timesOf(tcol), timesOf(dcol)
 			for i := 0; i < n; i++ {
 				if tcol != nil {

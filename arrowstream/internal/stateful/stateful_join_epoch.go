@@ -2,6 +2,7 @@ package stateful
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -28,6 +29,8 @@ type joinLivePart[K joinKey] struct {
 	// rows chains a side's new rows by key for a probe (newPairs,
 	// scanPending); made at the first.
 	rows *joinRowHash[K]
+	// keep is joinEpoch's scratch: the new rows of a side to store.
+	keep []int32
 }
 
 // rowHash returns the partition's row hash, chaining keys.
@@ -89,7 +92,10 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	if err := meter.note(lp.heap() + lp.pendingRefBytes()); err != nil {
 		return res, err
 	}
-	segs := candidates(lp, fresh, keys)
+	segs, err := candidates(lp, fresh, keys)
+	if err != nil {
+		return res, s.sideErr(p, err)
+	}
 	if err := meter.note(lp.heap()); err != nil {
 		return res, err
 	}
@@ -111,8 +117,6 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	flipOf := map[*joinBatch[K]]*joinPairs[K]{}
 	for _, sg := range segs {
 		lrec, rrec := srcRecord(fresh[0], sg.l), srcRecord(fresh[1], sg.r)
-		// The pairs' rows in the records (the sources may be views).
-		lrows, rrows := selRows(srcSel(fresh[0], sg.l), sg.li), selRows(srcSel(fresh[1], sg.r), sg.ri)
 		// The pairs are gathered here only for a residual condition whose
 		// answer the partition needs (a side's matched flags); otherwise
 		// the pairs are gathered with all partitions' at once, and the
@@ -120,6 +124,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		var joined arrow.Record
 		var keep []bool
 		if s.residual != nil && !s.residualDeferred() {
+			// The pairs' rows in the records (the sources may be views).
+			lrows, rrows := selRows(srcSel(fresh[0], sg.l), sg.li), selRows(srcSel(fresh[1], sg.r), sg.ri)
 			var err error
 			joined, err = s.pairs(lrec, rrec, lrows, rrows, s.joined)
 			if err != nil {
@@ -180,9 +186,15 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			continue
 		}
 		if joined == nil {
+			// The pairs' rows in the records (the sources may be views),
+			// mapped in place: the segment's lists are the epoch's own
+			// and read no more (a copy of each was a tenth of q4's
+			// Go-heap bytes, session 22).
+			selRowsInPlace(srcSel(fresh[0], sg.l), sg.li)
+			selRowsInPlace(srcSel(fresh[1], sg.r), sg.ri)
 			lrec.Retain()
 			rrec.Retain()
-			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: lrows, ri: rrows})
+			res.pairs = append(res.pairs, joinOutPairs{l: lrec, r: rrec, li: sg.li, ri: sg.ri})
 			continue
 		}
 		out := joined
@@ -276,8 +288,9 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		}
 		// keep is sized for every new row (most are stored): grown
 		// row by row it was reallocated about log2(rows) times, a tenth
-		// of q7's join CPU.
-		keep := make([]int32, 0, len(newMatched[i]))
+		// of q7's join CPU. It is the partition's scratch: the batch
+		// built copies what it keeps of it.
+		keep := int32s(&lp.keep, len(newMatched[i]))[:0]
 		var nulls []int32
 		for j := range newMatched[i] {
 			switch {
@@ -330,9 +343,14 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 }
 
 // candidates returns the candidate pairs of the epoch: equal non-null
-// keys, at least one row new, grouped by the stored batch they read.
-func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) []*joinPairs[K] {
+// keys, at least one row new, grouped by the stored batch they read. Its
+// error (a side's key index out of row numbers) is a joinSideError.
+func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K) ([]*joinPairs[K], error) {
 	var segs []*joinPairs[K]
+	// settle[i]: side i's pending rows were scanned, to be indexed (when
+	// due) after the probes of the index, which must not find the rows
+	// the scan found.
+	var settle [2]bool
 	// New rows of side i against the stored rows of the other side: the
 	// indexed ones through the key index, the pending ones by a scan
 	// (stateful_join_scan.go).
@@ -340,12 +358,12 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 		other := lp.sides[1-i]
 		if len(other.pending) > 0 && len(keys[i]) > 0 {
 			if int64(len(keys[i]))*joinScanRatio >= other.pendingLive() {
-				other.indexPending()
+				if err := other.indexPending(); err != nil {
+					return nil, joinSideError{side: 1 - i, err: err}
+				}
 			} else {
 				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), segs)
-				// Indexed after the probe of the index below, which must
-				// not find the rows the scan found.
-				defer other.settlePending()
+				settle[1-i] = true
 			}
 		}
 		if other.index.len() == 0 {
@@ -396,17 +414,42 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 	// New rows against new rows: a chained hash of the side with fewer
 	// (Nexmark q4: an epoch's few auctions, not its many bids), probed by
 	// the other's.
-	if len(keys[0]) == 0 || len(keys[1]) == 0 {
-		return segs
+	if len(keys[0]) > 0 && len(keys[1]) > 0 {
+		build := 1
+		if len(keys[0]) < len(keys[1]) {
+			build = 0
+		}
+		if nn := newPairs(lp, keys, fresh, build); nn != nil {
+			segs = append(segs, nn)
+		}
 	}
-	build := 1
-	if len(keys[0]) < len(keys[1]) {
-		build = 0
+	for i, due := range settle {
+		if due {
+			if err := lp.sides[i].settlePending(); err != nil {
+				return nil, joinSideError{side: i, err: err}
+			}
+		}
 	}
-	if nn := newPairs(lp, keys, fresh, build); nn != nil {
-		segs = append(segs, nn)
+	return segs, nil
+}
+
+// joinSideError is an error of one side's live state (0 left, 1 right).
+type joinSideError struct {
+	side int
+	err  error
+}
+
+func (e joinSideError) Error() string { return e.err.Error() }
+func (e joinSideError) Unwrap() error { return e.err }
+
+// sideErr names the join's operator, partition p and, for a
+// joinSideError, the side in err.
+func (s *statefulJoin) sideErr(p int, err error) error {
+	var se joinSideError
+	if errors.As(err, &se) {
+		return fmt.Errorf("arrowstream: stream-stream join of operator %d partition %d, %s side: %w", s.state.opID, p, s.sides[se.side].name, se.err)
 	}
-	return segs
+	return fmt.Errorf("arrowstream: stream-stream join of operator %d partition %d: %w", s.state.opID, p, err)
 }
 
 // newPairs joins the new rows of the two sides by key through a chained

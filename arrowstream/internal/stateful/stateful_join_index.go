@@ -1,6 +1,7 @@
 package stateful
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -153,21 +154,29 @@ func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
 	return next, true
 }
 
+// errJoinRowNumbers is returned when a side's live rows would need more
+// row numbers than the key index has (maxNumber): the index is left as
+// it was, the batch not indexed.
+var errJoinRowNumbers = errors.New("join key index: out of row numbers")
+
 // insertRows indexes the rows [from, to) of b (not indexed before) whose
 // keys are not null, counting them live: b gets the next range of
 // numbers, and each row is linked at the tail of its key's chain. It
 // returns the approximate heap bytes it added (joinKeyOverhead and the
-// key's bytes for each key indexed first, joinRowBytes a row).
-func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int64) {
+// key's bytes for each key indexed first, joinRowBytes a row), or
+// errJoinRowNumbers with nothing indexed.
+func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int64, err error) {
 	n := int(to - from)
 	if n <= 0 {
 		b.gid = int32(len(x.next)) - from
-		return 0
+		return 0, nil
 	}
-	x.reserveNumbers(n)
+	if err := x.reserveNumbers(n); err != nil {
+		return 0, err
+	}
 	start := int32(len(x.next))
 	b.gid = start - from
-	x.next = slices.Grow(x.next, n)[:int(start)+n]
+	x.next = growLinks(x.next, n)[:int(start)+n]
 	x.spans = append(x.spans, joinSpan[K]{start: start, b: b})
 	lo, hi := from-b.base, to-b.base
 	// The keys already indexed are found as a column; a row whose key is
@@ -199,13 +208,32 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 		x.rows++
 		bytes += joinRowBytes
 	}
-	return bytes
+	return bytes, nil
+}
+
+// growLinks returns next with room for n more links, its capacity at
+// least doubled when it grows. A side that never evicts (q4's bids) grows
+// it by an epoch's rows at a time: by append's 1.25× steps it was copied
+// whole every few epochs, about five times its final size allocated (a
+// tenth of q4's Go-heap bytes, session 22); doubled, about twice, the
+// slack joinRowBytes already counts.
+func growLinks(next []int32, n int) []int32 {
+	need := len(next) + n
+	if need <= cap(next) {
+		return next
+	}
+	grown := make([]int32, len(next), max(need, 2*cap(next)))
+	copy(grown, next)
+	return grown
 }
 
 // reserveNumbers makes room for n more numbers: when the link array would
 // grow (or the numbers run out) while most of its numbers are dead, the
-// live rows are renumbered first.
-func (x *joinKeyIndex[K]) reserveNumbers(n int) {
+// live rows are renumbered first. When the live rows and n more still
+// exceed the numbers, it returns errJoinRowNumbers (wrapped) and adds
+// none: 2^31 rows in one partition's side is beyond its memory, but a
+// query must fail with an error, not a panic.
+func (x *joinKeyIndex[K]) reserveNumbers(n int) error {
 	have := len(x.next)
 	over := int64(have)+int64(n) > int64(x.maxNumber)
 	grows := have+n > cap(x.next) && int64(have) >= 2*x.rows+renumberMin
@@ -213,9 +241,9 @@ func (x *joinKeyIndex[K]) reserveNumbers(n int) {
 		x.renumber()
 	}
 	if int64(len(x.next))+int64(n) > int64(x.maxNumber) {
-		// 2^31 live rows in one partition's side: far beyond its memory.
-		panic(fmt.Sprintf("arrowstream: join key index: %d live rows and %d more exceed %d row numbers", len(x.next), n, x.maxNumber))
+		return fmt.Errorf("%w: %d live rows and %d more exceed %d", errJoinRowNumbers, len(x.next), n, x.maxNumber)
 	}
+	return nil
 }
 
 // locate returns the batch and row of number g, nil when g's batch left

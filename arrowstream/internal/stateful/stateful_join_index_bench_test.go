@@ -166,7 +166,7 @@ func BenchmarkJoinSideProbeFew(b *testing.B) {
 			keys := [2][]uint64{fresh[0].words, nil}
 			cpu0 = processCPU()
 			for b.Loop() {
-				segs := candidates(lp, fresh, keys)
+				segs := candidatesOK(lp, fresh, keys)
 				found := 0
 				for _, sg := range segs {
 					found += len(sg.li)

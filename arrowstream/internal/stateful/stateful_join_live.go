@@ -164,9 +164,9 @@ const joinKeyOverhead = 64
 
 // add makes b a batch of the side: indexes its live rows by key and by
 // time.
-func (s *joinSideLive[K]) add(b *joinBatch[K]) {
+func (s *joinSideLive[K]) add(b *joinBatch[K]) error {
 	s.addPending(b)
-	s.indexPending()
+	return s.indexPending()
 }
 
 // addPending makes b a batch of the side, indexed by time, its rows to
@@ -183,20 +183,33 @@ func (s *joinSideLive[K]) addPending(b *joinBatch[K]) {
 // indexPending indexes the live rows of the pending batches by key, in
 // the order the batches were added (a merge relies on a key's refs being
 // in that order).
-func (s *joinSideLive[K]) indexPending() {
-	for _, b := range s.pending {
+// On an error (the index out of row numbers) the batches from the one
+// that failed stay pending.
+func (s *joinSideLive[K]) indexPending() error {
+	for j, b := range s.pending {
 		if b.rec != nil && !b.indexed {
-			s.indexBatch(b)
+			if err := s.indexBatch(b); err != nil {
+				n := copy(s.pending, s.pending[j:])
+				clear(s.pending[n:])
+				s.pending = s.pending[:n]
+				return err
+			}
 		}
 	}
 	clear(s.pending)
 	s.pending = s.pending[:0]
+	return nil
 }
 
 // indexBatch adds b's live rows to the key index.
-func (s *joinSideLive[K]) indexBatch(b *joinBatch[K]) {
+func (s *joinSideLive[K]) indexBatch(b *joinBatch[K]) error {
+	bytes, err := s.index.insertRows(b, b.cursor, b.end)
+	if err != nil {
+		return err
+	}
 	b.indexed = true
-	s.bytes += s.index.insertRows(b, b.cursor, b.end)
+	s.bytes += bytes
+	return nil
 }
 
 // schedule indexes b by its earliest live eviction time, if any.

@@ -196,7 +196,7 @@ func BenchmarkJoinSideProbe(b *testing.B) {
 			}
 			keys := [2][]uint64{fresh[0].words, nil}
 			for b.Loop() {
-				for _, sg := range candidates(lp, fresh, keys) {
+				for _, sg := range candidatesOK(lp, fresh, keys) {
 					t, err := vector.TakeRecord(mem, sg.r.rec, sg.ri)
 					if err != nil {
 						b.Fatal(err)

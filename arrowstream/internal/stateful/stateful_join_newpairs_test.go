@@ -53,7 +53,7 @@ func TestJoinNewPairsMatchModel(t *testing.T) {
 				}
 			}
 		}
-		segs := candidates(lp, fresh, keys)
+		segs := candidatesOK(lp, fresh, keys)
 		var got []string
 		for _, sg := range segs {
 			if sg.l != nil || sg.r != nil {
@@ -84,8 +84,8 @@ func TestJoinNewPairsMatchModel(t *testing.T) {
 		fresh[1].words[j] = uint64(rng.Intn(300))
 	}
 	keys := [2][]uint64{fresh[0].words, fresh[1].words}
-	candidates(lp, fresh, keys)
-	allocs := testing.AllocsPerRun(20, func() { candidates(lp, fresh, keys) })
+	candidatesOK(lp, fresh, keys)
+	allocs := testing.AllocsPerRun(20, func() { candidatesOK(lp, fresh, keys) })
 	// li, ri, the pairs and the segments: the row hash and its chains are
 	// the partition's (a Go map and a chain per probe allocated 8 here),
 	// and 6,000 pairs grown by append cost 38.

@@ -227,7 +227,7 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		}
 	}()
 	for i := range fresh {
-		parts, err := s.splitSide(fresh[i], n)
+		parts, err := s.splitSide(i, fresh[i], n)
 		if err != nil {
 			return nil, err
 		}

@@ -108,17 +108,18 @@ func scanPending[K joinKey](other *joinSideLive[K], i int, rh *joinRowHash[K], s
 
 // settlePending indexes the side's pending batches when the oldest of
 // them has been scanned joinScanLimit times.
-func (s *joinSideLive[K]) settlePending() {
+func (s *joinSideLive[K]) settlePending() error {
 	for _, b := range s.pending {
 		if b.rec == nil || b.indexed {
 			continue
 		}
 		if b.scans >= joinScanLimit {
-			s.indexPending()
+			return s.indexPending()
 		}
-		return
+		return nil
 	}
 	// Every pending batch was dropped or indexed.
 	clear(s.pending)
 	s.pending = s.pending[:0]
+	return nil
 }

@@ -7,12 +7,22 @@ package stateful
 // the join's Go-heap bytes). Both steps run on the epoch's goroutine, one
 // at a time, so one set serves them; a slice grown for a large epoch is
 // dropped again when an epoch uses less than a quarter of it.
+//
+// The split's parts (their selections and fixed keys) are read by the
+// partitions' epochs until the output is gathered, so each side has its
+// own, reused by the side's next split (the stored batches copy theirs:
+// a fresh pair of slices of the epoch's rows per side was a sixth of
+// q4's Go-heap bytes, session 22).
 
 // joinScratch holds the reusable temporaries (each valid only inside
-// the step that filled it).
+// the step that filled it, the split's sel and words until the epoch's
+// end).
 type joinScratch struct {
 	part, start, next []int32 // splitSide
-	src, rows         []int32 // gatherPairs
+	sel               [2][]int32
+	words             [2][]uint64 // splitSide, by side: the parts' rows and keys
+	src, rows         []int32     // gatherPairs
+	late              []int32     // loadNew: an input record's rows not late
 }
 
 // scratchRows is the smallest scratch capacity dropped for disuse.
@@ -24,6 +34,16 @@ func int32s(buf *[]int32, n int) []int32 {
 	b := *buf
 	if cap(b) < n || (cap(b) > scratchRows && cap(b) > 4*n) {
 		b = make([]int32, n)
+		*buf = b
+	}
+	return b[:n]
+}
+
+// uint64s is int32s for a []uint64.
+func uint64s(buf *[]uint64, n int) []uint64 {
+	b := *buf
+	if cap(b) < n || (cap(b) > scratchRows && cap(b) > 4*n) {
+		b = make([]uint64, n)
 		*buf = b
 	}
 	return b[:n]

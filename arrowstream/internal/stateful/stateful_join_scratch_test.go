@@ -1,7 +1,9 @@
 package stateful
 
 import (
+	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -13,9 +15,9 @@ import (
 
 // TestJoinSplitSideWarmAllocs: a warm join splits an epoch's rows (q4's
 // shape: 10 K rows, 2 partitions, no key null nor excluded row) with the
-// parts' own slices only (the selection, the keys, the parts): the
-// counting sort's arrays are the join's scratch, the all-false flags are
-// read in place and no hashes are gathered. It took 11 allocations.
+// parts only: the counting sort's arrays and the parts' selections and
+// keys are the join's scratch, the all-false flags are read in place and
+// no hashes are gathered. It took 11 allocations, then 6.
 func TestJoinSplitSideWarmAllocs(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -26,7 +28,7 @@ func TestJoinSplitSideWarmAllocs(t *testing.T) {
 	clear(r.keyNull)
 	clear(r.excluded)
 	split := func() {
-		parts, err := s.splitSide(r, 2)
+		parts, err := s.splitSide(0, r, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,9 +39,10 @@ func TestJoinSplitSideWarmAllocs(t *testing.T) {
 		}
 	}
 	split()
-	// out, the input's joinInput, sel, words and the two parts.
-	if n := testing.AllocsPerRun(20, split); !raceEnabled && n > 6 {
-		t.Errorf("warm split: %.0f allocations, want at most 6", n)
+	// out, the input's joinInput and the two parts (the parts' sel and
+	// words are the side's scratch: 6 allocations when they were not).
+	if n := testing.AllocsPerRun(20, split); !raceEnabled && n > 4 {
+		t.Errorf("warm split: %.0f allocations, want at most 4", n)
 	}
 }
 
@@ -145,5 +148,55 @@ func TestJoinGatherPairsScratch(t *testing.T) {
 	// The race detector's instrumentation allocates too (159 there).
 	if !raceEnabled && base > warmGatherAllocs {
 		t.Errorf("warm gather: %.0f allocations, want at most %d", base, warmGatherAllocs)
+	}
+}
+
+// TestJoinSplitSidesOwnScratch: the parts of one side's split stay as
+// they were through the other side's split (both sides' parts are read
+// by the partitions' epochs), and a side's next split reuses its scratch.
+func TestJoinSplitSidesOwnScratch(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewSource(7))
+	s := &statefulJoin{mem: mem, keep: mem}
+	render := func(parts []*sideRows) string {
+		return fmt.Sprint(func() (out [][2]any) {
+			for _, p := range parts {
+				if p != nil {
+					out = append(out, [2]any{slices.Clone(p.sel), slices.Clone(p.words)})
+				}
+			}
+			return out
+		}())
+	}
+	release := func(parts []*sideRows) {
+		for _, p := range parts {
+			if p != nil {
+				p.release()
+			}
+		}
+	}
+	r0 := splitTestRows(mem, rng, 5000, 700)
+	defer r0.release()
+	r1 := splitTestRows(mem, rng, 6000, 900)
+	defer r1.release()
+	for round := range 3 {
+		p0, err := s.splitSide(0, r0, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := render(p0)
+		p1, err := s.splitSide(1, r1, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := render(p0); after != before {
+			t.Fatalf("round %d: the left side's parts changed by the right side's split", round)
+		}
+		if render(p1) == before {
+			t.Fatalf("round %d: the sides' splits are equal", round)
+		}
+		release(p0)
+		release(p1)
 	}
 }

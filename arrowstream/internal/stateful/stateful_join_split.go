@@ -11,10 +11,12 @@ import "slices"
 // without a copy. When every row belongs to one partition the selection
 // is nil (the identity).
 
-// splitSide splits a side's new rows by their key's partition (entry p
+// splitSide splits side i's new rows by their key's partition (entry p
 // nil when partition p has none). The parts are owned by the caller; they
-// share in, the view of r's record.
-func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
+// share in, the view of r's record. Their selections and fixed keys are
+// side i's scratch (joinScratch.sel, words): valid until the side's next
+// split, which is the next epoch's (a stored batch copies them).
+func (s *statefulJoin) splitSide(i int, r *sideRows, n int) ([]*sideRows, error) {
 	out := make([]*sideRows, n)
 	rows := r.count()
 	if rows == 0 {
@@ -57,12 +59,12 @@ func (s *statefulJoin) splitSide(r *sideRows, n int) ([]*sideRows, error) {
 	// parts carry no hashes: nothing after the split reads them.
 	next := int32s(&s.scratch.next, n)
 	copy(next, start[:n])
-	sel := make([]int32, rows)
+	sel := int32s(&s.scratch.sel[i], rows)
 	var words []uint64
 	var keys []string
 	switch {
 	case r.words != nil:
-		words = make([]uint64, rows)
+		words = uint64s(&s.scratch.words[i], rows)
 		for j, p := range part {
 			k := next[p]
 			next[p]++

@@ -79,7 +79,7 @@ func TestJoinSplitSideMatchesRows(t *testing.T) {
 					r.unstored[j] = rng.Intn(3) == 0
 				}
 			}
-			parts, err := s.splitSide(r, tc.parts)
+			parts, err := s.splitSide(0, r, tc.parts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +200,7 @@ func BenchmarkJoinSplitSide(b *testing.B) {
 	b.Run("split", func(b *testing.B) {
 		cpu0 := processCPU()
 		for b.Loop() {
-			out, err := s.splitSide(r, parts)
+			out, err := s.splitSide(0, r, parts)
 			if err != nil {
 				b.Fatal(err)
 			}

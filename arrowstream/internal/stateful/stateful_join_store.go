@@ -312,6 +312,9 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 		return nil, wrap(err)
 	}
 	live := newJoinSideLive[K]()
+	if s.maxRowNumbers > 0 {
+		live.index.maxNumber = s.maxRowNumbers
+	}
 	defer func() {
 		if err != nil {
 			live.release()
@@ -343,7 +346,9 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 		}
 		_, b.storedMeta = metas[id]
 		b.storedRec = true
-		live.add(b)
+		if err := live.add(b); err != nil {
+			return nil, wrap(fmt.Errorf("batch %d: %w", id, err))
+		}
 		if s.mergeable(i) {
 			if _, err := live.mergeTail(s.keep); err != nil {
 				return nil, wrap(err)
@@ -370,7 +375,9 @@ func loadJoinSide[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p, 
 		return nil, wrap(err)
 	}
 	b.rewrite = true
-	live.add(b)
+	if err := live.add(b); err != nil {
+		return nil, wrap(err)
+	}
 	live.mark(b)
 	for _, k := range legacyKeys {
 		if err := deleteState(st, s.log, k); err != nil {

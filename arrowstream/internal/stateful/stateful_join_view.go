@@ -111,6 +111,16 @@ func selRows(sel, rows []int32) []int32 {
 	return out
 }
 
+// selRowsInPlace is selRows writing the records' rows over rows.
+func selRowsInPlace(sel, rows []int32) {
+	if sel == nil {
+		return
+	}
+	for k, r := range rows {
+		rows[k] = sel[r]
+	}
+}
+
 // selRow maps one row of a selection to its record's row.
 func selRow(sel []int32, row int) int {
 	if sel == nil {

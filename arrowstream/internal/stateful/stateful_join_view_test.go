@@ -284,7 +284,7 @@ func TestJoinViewHeldCountsRecordOnce(t *testing.T) {
 	r := splitTestRows(input, rand.New(rand.NewSource(56)), n, 1000)
 	clear(r.excluded)
 	s := &statefulJoin{mem: input, keep: keep}
-	split, err := s.splitSide(r, 2)
+	split, err := s.splitSide(0, r, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
