@@ -61,10 +61,10 @@ type valueRowWriter interface {
 // EncodeValues encodes the state columns (Schema's after the keys) of the
 // groups gids into out exactly as enc (a value encoder over those
 // columns' types) would encode the arrays Values(gids) returns, without
-// building the arrays and without the encoder's hashes. It reports false,
-// and leaves out alone, when it cannot: enc is not a value encoder of
-// those types, or an aggregate's state is not one it writes (the caller
-// then encodes Values).
+// building the arrays and without the encoder's hashes. It reports false
+// when it cannot (out then holds no rows of use): enc is not a value
+// encoder of those types, an aggregate's state is not one it writes, or
+// the rows pass 2 GiB (the caller then encodes Values).
 func (l *LiveAggregate) EncodeValues(enc *KeyEncoder, gids []int32, out *GroupValues) (bool, error) {
 	if enc == nil || !enc.Exact() || !l.valuesLike(enc.Types()) {
 		return false, nil
@@ -86,8 +86,8 @@ func (l *LiveAggregate) EncodeValues(enc *KeyEncoder, gids []int32, out *GroupVa
 		nullable = nullable || w.nullableValues()
 	}
 	// Offsets: every row fixed bytes, less one value per null column.
-	out.offs = grow(out.offs, n+1)[:n+1]
-	out.pos = grow(out.pos, n)[:n]
+	out.offs = grow(out.offs, n+1)
+	out.pos = grow(out.pos, n)
 	total := int64(0)
 	if !nullable {
 		for i := range n {
@@ -116,7 +116,7 @@ func (l *LiveAggregate) EncodeValues(enc *KeyEncoder, gids []int32, out *GroupVa
 		return false, nil // past the offsets' range: the encoder's path decides
 	}
 	out.offs[n] = int32(total)
-	out.buf = grow(out.buf, int(total))[:total]
+	out.buf = grow(out.buf, int(total))
 	copy(out.pos, out.offs[:n])
 	for _, a := range l.accs {
 		a.(valueRowWriter).writeValues(out.buf, out.pos, gids, l.rows)
