@@ -397,7 +397,7 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 		return nil
 	}
 	if s.log.on() {
-		return s.logChanged(changed.Columns()[s.nKeys:])
+		return s.logChanged(changed.Columns()[s.nKeys:], nil)
 	}
 	if err := s.keyCodec.encode(changed); err != nil {
 		return err
@@ -413,13 +413,23 @@ func (s *statefulAggregate) save(changed arrow.Record) error {
 	return nil
 }
 
-// logChangedValues logs the epoch's changed groups from their values
-// (LiveAggregate.Values), without the record of their whole state.
+// logChangedValues logs the epoch's changed groups from their values,
+// without the record of their whole state: their value rows written
+// straight from the accumulators (LiveAggregate.EncodeValues) when it
+// can, else their state columns (Values) encoded by valCodec.
 func (s *statefulAggregate) logChangedValues() error {
-	if len(s.live.dirty) == 0 {
+	l := s.live
+	if len(l.dirty) == 0 {
 		return nil
 	}
-	vals, err := s.live.agg.Values(s.live.dirty)
+	ok, err := l.agg.EncodeValues(s.valCodec.enc, l.dirty, &l.logged.vals)
+	if err != nil {
+		return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
+	}
+	if ok {
+		return s.logChanged(nil, &l.logged.vals)
+	}
+	vals, err := l.agg.Values(l.dirty)
 	if err != nil {
 		return err
 	}
@@ -428,13 +438,14 @@ func (s *statefulAggregate) logChangedValues() error {
 			a.Release()
 		}
 	}()
-	return s.logChanged(vals)
+	return s.logChanged(vals, nil)
 }
 
-// logChanged logs the changed groups (save) as upserts; vals are their
-// state columns (the partial layout's after the keys), in the order of
-// the live state's dirty groups.
-func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
+// logChanged logs the changed groups (save) as upserts, in the order of
+// the live state's dirty groups; their values are rows when not nil
+// (encoded already), else vals, their state columns (the partial
+// layout's after the keys), which valCodec encodes.
+func (s *statefulAggregate) logChanged(vals []arrow.Array, rows *vector.GroupValues) error {
 	l := s.live
 	groups := l.agg.NumGroups()
 	l.partOf = growTo(l.partOf, groups)
@@ -491,8 +502,10 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
 			}
 		}
 	}
-	if err := s.valCodec.encodeCols(vals); err != nil {
-		return err
+	if rows == nil {
+		if err := s.valCodec.encodeCols(vals); err != nil {
+			return err
+		}
 	}
 	// Every changed group's partition is noted now: log them partition
 	// by partition, each partition's in one call (changelog_batch.go).
@@ -518,7 +531,11 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array) error {
 					key = s.keyCodec.at(int(pos[i]))
 				}
 			}
-			b.add(key, s.valCodec.at(int(i)))
+			if rows != nil {
+				b.add(key, rows.Row(int(i)))
+			} else {
+				b.add(key, s.valCodec.at(int(i)))
+			}
 			if l.added[i] {
 				added++
 			}

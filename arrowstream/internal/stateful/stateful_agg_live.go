@@ -73,10 +73,13 @@ type logScratch struct {
 	// (stateful_agg_wordkeys.go).
 	words vector.GroupKeys
 	every []int
+	// vals holds the changed groups' value rows written from the
+	// accumulators (LiveAggregate.EncodeValues).
+	vals vector.GroupValues
 }
 
 func (s *logScratch) bytes() int64 {
-	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos))*4 + s.batch.bytes() + s.words.HeapBytes() + int64(cap(s.every))*8
+	return int64(cap(s.missing)+cap(s.gids)+cap(s.pos))*4 + s.batch.bytes() + s.words.HeapBytes() + s.vals.HeapBytes() + int64(cap(s.every))*8
 }
 
 func newAggLive(agg *vector.LiveAggregate) *aggLive {
