@@ -35,6 +35,10 @@ type joinPrune struct {
 	// skipped counts the rows the epoch did not store.
 	skipped int64
 	vals    []int64 // scratch
+	// unstored is mark's flags, kept between epochs: the epoch's rows
+	// hold them until they are released (sideRows.unstored), and a fresh
+	// slice an epoch was fresh pages to fault in.
+	unstored []bool
 	// ends caches seen by window end for raise and mark (below).
 	ends endCache
 	// lookups counts the calls of seen (a test checks the cache).
@@ -123,7 +127,7 @@ func (p *joinPrune) mark(r *sideRows, ep Epoch) {
 	vals, valid := p.raise(r.rec, 0, n, p.staged)
 	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
 	rt := timesOf(r.rec.Column(p.b.RangeCol))
-	unstored := make([]bool, n)
+	unstored := bools(&p.unstored, n)
 	align := floorMod(start+width, slide) // every window end ≡ align (mod slide)
 	for j := 0; j < n; j++ {
 		t, ok := rt.at(j)
