@@ -251,3 +251,40 @@ func BenchmarkDropUnpartnered(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
 }
+
+// TestFirstEndMatchesFloorMod: the max bound's first window end at or
+// above lo, kept from the last row's (firstEnd), equals the division's
+// answer for rows in time order, out of order, on the edges of a slide
+// (lo at an end, one past it, a slide below it and one above that) and
+// far apart (the difference overflowing int64).
+func TestFirstEndMatchesFloorMod(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 200; round++ {
+		slide := []int64{1, 2, 7, 1000, 2_000_000, 10_000_000}[rng.Intn(6)]
+		align := rng.Int63n(slide)
+		var f firstEnd
+		lo := rng.Int63n(1<<40) - 1<<39
+		for k := 0; k < 500; k++ {
+			want := lo + floorMod(align-lo, slide)
+			if got := f.at(lo, align, slide); got != want {
+				t.Fatalf("slide %d align %d: first end at or above %d is %d, want %d", slide, align, lo, got, want)
+			}
+			switch rng.Intn(8) {
+			case 0:
+				lo = want - slide // a slide below the end
+			case 1:
+				lo = want - slide + 1
+			case 2:
+				lo = want + 1
+			case 3:
+				lo = want
+			case 4:
+				lo -= rng.Int63n(3 * slide) // a straggler
+			case 5:
+				lo = []int64{math.MinInt64 / 2, math.MaxInt64 / 2, 0}[rng.Intn(3)]
+			default:
+				lo += rng.Int63n(slide/3 + 1)
+			}
+		}
+	}
+}
