@@ -373,8 +373,8 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 		}
 		var keep []int32
 		if tcol != nil || dcol != nil {
+			// The join's scratch: TakeRecord copies the rows kept.
 			n := int(plain.NumRows())
-			// The join's scratch: the Take below keeps none of it.
 			keep = int32s(&s.scratch.late, n)[:0]
 			tt, dt := timesOf(tcol), timesOf(dcol)
 			for i := 0; i < n; i++ {
@@ -415,7 +415,11 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 		}
 		r.rec = rec
 	}
-	r.excluded = make([]bool, r.rec.NumRows())
+	si := 0
+	if side == s.sides[1] {
+		si = 1
+	}
+	r.excluded = bools(&s.scratch.excluded[si], int(r.rec.NumRows()))
 	if side.only != nil && r.rec.NumRows() > 0 {
 		if err := s.sideOnly(ctx, side, r); err != nil {
 			r.release()

@@ -46,12 +46,26 @@ func (s *statefulJoin) dropUnpartnered(ctx context.Context, i int, r, other *sid
 			few = otherSideRows(s, 1-i, other.keys, func(jp *joinPart) *joinLivePart[string] { return jp.strs }) < int64(unstored)
 		}
 	}
-	if err := s.encodeNewKeysHashing(ctx, side, r, !few); err != nil {
-		return err
+	fast := false
+	var set map[uint64]struct{}
+	if few && s.fixedKeys {
+		// One integral key: the rows asked from its column's values
+		// (fixedPartneredKeep), the rows kept encoded below.
+		set = otherKeySet(s, 1-i, other.words, other, func(jp *joinPart) *joinLivePart[uint64] { return jp.words })
+		var err error
+		if keep, fast, err = s.fixedPartneredKeep(ctx, i, r, set); err != nil {
+			return err
+		}
+	}
+	if !fast {
+		if err := s.encodeNewKeysHashing(ctx, side, r, !few); err != nil {
+			return err
+		}
 	}
 	switch {
+	case fast:
 	case few && s.fixedKeys:
-		keep = partneredKeep(r, r.words, otherKeySet(s, 1-i, other.words, other, func(jp *joinPart) *joinLivePart[uint64] { return jp.words }))
+		keep = partneredKeep(r, r.words, set)
 	case few:
 		keep = partneredKeep(r, r.keys, otherKeySet(s, 1-i, other.keys, other, func(jp *joinPart) *joinLivePart[string] { return jp.strs }))
 	case s.fixedKeys:

@@ -23,6 +23,25 @@ type joinScratch struct {
 	words             [2][]uint64 // splitSide, by side: the parts' rows and keys
 	src, rows         []int32     // gatherPairs
 	late              []int32     // loadNew: an input record's rows not late
+	partnered         []int32     // dropUnpartnered: the rows kept
+	// excluded are each side's new rows' flags (sideRows.excluded): they
+	// live for the epoch (released with the side's rows) and nothing
+	// keeps them after it (the split and the batches copy them).
+	excluded [2][]bool
+}
+
+// bools returns *buf resized to n and cleared, growing it or dropping an
+// oversized one.
+func bools(buf *[]bool, n int) []bool {
+	b := *buf
+	if cap(b) < n || (cap(b) > scratchRows && cap(b) > 4*n) {
+		b = make([]bool, n)
+		*buf = b
+		return b
+	}
+	b = b[:n]
+	clear(b)
+	return b
 }
 
 // scratchRows is the smallest scratch capacity dropped for disuse.
