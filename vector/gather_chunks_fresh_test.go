@@ -74,14 +74,28 @@ func BenchmarkGatherChunksFresh(b *testing.B) {
 	}
 	pool := NewPoolAllocator(mem, 0)
 	defer pool.Close()
+	// one-chunk: the same rows from a single chunk of all 64 (a join side
+	// whose matches are in one stored batch).
+	one, err := Concatenate(chunks, mem)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer one.Release()
+	oneSrc, oneRows := make([]int32, out), make([]int32, out)
+	for o := range oneRows {
+		oneRows[o] = src[o]*per + rows[o]
+	}
 	for _, c := range []struct {
-		name string
-		mem  memory.Allocator
-	}{{"fresh", freshAllocator{}}, {"warm", pool}} {
+		name      string
+		mem       memory.Allocator
+		chunks    []arrow.Array
+		src, rows []int32
+	}{{"fresh", freshAllocator{}, chunks, src, rows}, {"warm", pool, chunks, src, rows},
+		{"fresh-one-chunk", freshAllocator{}, []arrow.Array{one}, oneSrc, oneRows}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(out) * 400)
 			for b.Loop() {
-				a, err := GatherChunks(c.mem, chunks, src, rows)
+				a, err := GatherChunks(c.mem, c.chunks, c.src, c.rows)
 				if err != nil {
 					b.Fatal(err)
 				}
