@@ -291,7 +291,7 @@ func TestSegmentLogDirectMatchesBuffered(t *testing.T) {
 			if _, err := l.stage(kindOffsets, int64(e), x.offsets); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, err := l.appendState(int64(e)+1, func(dst []byte) []byte { return append(dst, x.state...) }); err != nil {
+			if _, _, _, err := l.appendState(int64(e)+1, 0, func(dst []byte) []byte { return append(dst, x.state...) }); err != nil {
 				t.Fatal(err)
 			}
 			if l.active != nil {
@@ -351,7 +351,7 @@ func TestSegmentLogDirectMatchesBuffered(t *testing.T) {
 		if _, ok := l.get(kindOffsets, int64(n-1)); ok {
 			kept = whole[:mid]
 		}
-		if _, _, _, err := l.appendState(int64(n), func(dst []byte) []byte { return append(dst, last...) }); err != nil {
+		if _, _, _, err := l.appendState(int64(n), 0, func(dst []byte) []byte { return append(dst, last...) }); err != nil {
 			t.Fatalf("cut at %d: append after the torn tail: %v", cut, err)
 		}
 		if l.active == nil || l.active.directBytes == 0 {
@@ -395,7 +395,7 @@ func TestEpochLogBuildsInPlace(t *testing.T) {
 		if _, err := l.stage(kindOffsets, v-1, []byte(fmt.Sprint(`{"v":`, v*v*v, "}"))); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := l.appendState(v, func(dst []byte) []byte { return append(dst, body[:len(body)-int(v)*37]...) }); err != nil {
+		if _, _, _, err := l.appendState(v, 0, func(dst []byte) []byte { return append(dst, body[:len(body)-int(v)*37]...) }); err != nil {
 			t.Fatal(err)
 		}
 		c, d := l.active.copiedBytes-copied, l.active.directBytes-direct
@@ -405,4 +405,73 @@ func TestEpochLogBuildsInPlace(t *testing.T) {
 			t.Fatalf("append %d: %d bytes direct, %d of them copied to align them", v, d, c)
 		}
 	}
+}
+
+// TestEpochLogSizesWriteBufferFirst: a state record whose size the caller
+// gives is built in a write buffer made large enough before it (not grown
+// by append while it is built), so even the log's first append and those
+// that outgrow the buffer write their whole blocks direct without
+// copying them to align them, and the buffer is kept for the next append.
+func TestEpochLogSizesWriteBufferFirst(t *testing.T) {
+	l, err := OpenSegmentLog(filepath.Join(directDir(t), EpochLogDir), &Writer{NoSync: true, DirectAppendMin: directBlock}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	body := make([]byte, 256<<10)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	var copied, direct int64
+	size := 6 * directBlock
+	for v := int64(1); v <= 8; v++ {
+		if _, err := l.stage(kindOffsets, v-1, []byte(fmt.Sprint(`{"v":`, v*v*v, "}"))); err != nil {
+			t.Fatal(err)
+		}
+		n := size - int(v)*37 // at most size: the hint is a bound
+		if _, _, _, err := l.appendState(v, size, func(dst []byte) []byte { return append(dst, body[:n]...) }); err != nil {
+			t.Fatal(err)
+		}
+		c, d := l.active.copiedBytes-copied, l.active.directBytes-direct
+		copied, direct = l.active.copiedBytes, l.active.directBytes
+		if c != 0 || d == 0 {
+			t.Fatalf("append %d (%d bytes): %d bytes direct, %d of them copied to align them", v, n, d, c)
+		}
+		if cap(l.wbuf) < n {
+			t.Fatalf("append %d (%d bytes): kept a %d-byte write buffer", v, n, cap(l.wbuf))
+		}
+		size += size / 3 // past the buffer's spare every other append
+	}
+	l.Close()
+	got := readSegmentStates(t, l.dir)
+	if len(got) != 8 {
+		t.Fatalf("read back %d state records, want 8", len(got))
+	}
+	size = 6 * directBlock
+	for v, b := range got {
+		if n := size - (v+1)*37; !bytes.Equal(b, body[:n]) {
+			t.Fatalf("state record %d: read back %d bytes, want the %d appended", v+1, len(b), n)
+		}
+		size += size / 3
+	}
+}
+
+// readSegmentStates returns the bodies of the state records of the epoch
+// log in dir, in log order.
+func readSegmentStates(t *testing.T, dir string) [][]byte {
+	t.Helper()
+	l, err := OpenSegmentLog(dir, &Writer{NoSync: true}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	recs, err := l.stateRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, r := range recs {
+		out = append(out, r.body)
+	}
+	return out
 }

@@ -72,6 +72,9 @@ type record struct {
 	// build, when set instead of body, appends the body (a state record
 	// encoded straight into the segment's write buffer).
 	build func(dst []byte) []byte
+	// size is the length of the body build appends (at most; 0 when not
+	// known), so that the write buffer is sized before it is built.
+	size int
 }
 
 // appendSegmentHeader appends a segment's header to dst.

@@ -249,11 +249,11 @@ func (l *SegmentLog) add(kind recordKind, epoch int64, body []byte) (bool, error
 // the one that produced the version (version-1), so that a segment never
 // holds a record of an epoch before its first. build appends the
 // record's body to the segment's write buffer (encoded there, not copied
-// in).
-func (l *SegmentLog) appendState(version int64, build func(dst []byte) []byte) (seg string, first, off int64, err error) {
+// in); size is the length it appends, at most (0: not known).
+func (l *SegmentLog) appendState(version int64, size int, build func(dst []byte) []byte) (seg string, first, off int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, build: build}})
+	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, build: build, size: size}})
 	if err != nil {
 		return "", 0, 0, err
 	}
@@ -362,6 +362,25 @@ func (l *SegmentLog) Close() error {
 	return err
 }
 
+// fitWriteBuf replaces the kept write buffer, before an append builds
+// recs in it, with one that holds them after the alignment's skip and
+// with an eighth to spare (the size appendLocked keeps a buffer it grew
+// at), when the records' known length says they would not fit and the
+// buffer would be kept (maxKeptWriteBuf). The old buffer's bytes are
+// not copied: an append starts it empty. Callers hold l.mu.
+func (l *SegmentLog) fitWriteBuf(recs []record) {
+	n := segmentHeaderLen
+	for _, r := range recs {
+		n += recordHeaderLen + recordFixedLen + len(r.body) + r.size
+	}
+	if cap(l.wbuf) >= n+directBlock {
+		return
+	}
+	if n += n/8 + directBlock; n <= maxKeptWriteBuf {
+		l.wbuf = make([]byte, 0, n)
+	}
+}
+
 // appendLocked writes the staged records and recs to the active segment
 // (starting a new one when the active one spans segEpochs) with one write
 // and one fdatasync, then makes them visible. It returns the segment and
@@ -425,7 +444,13 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 	}
 	// The records are built in place where their whole blocks can be
 	// written direct from (appendfile.go): at the kept buffer's byte
-	// that lies on base's offset within a block.
+	// that lies on base's offset within a block. A kept buffer too small
+	// for them is replaced before they are built, not grown by append
+	// while they are: growing copied the bytes built so far and the
+	// whole old array and zeroed the rest of the new one (fresh pages),
+	// its blocks were not aligned, so the direct write copied them again,
+	// and the array was then replaced by one with room to spare.
+	l.fitWriteBuf(all)
 	buf := alignedAt(l.wbuf, base)
 	defer func() {
 		if cap(buf) > maxKeptWriteBuf {

@@ -195,7 +195,7 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 	// changelog partition's delta goes from its arena into that buffer
 	// (StateDelta.enc), not through a delta and a record body of its own.
 	lens := make([]int64, len(deltas))
-	path, first, off, err := l.ep.appendState(version, func(dst []byte) []byte {
+	path, first, off, err := l.ep.appendState(version, 8+statePayloadLen(deltas), func(dst []byte) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(cover))
 		return appendStatePayload(dst, version, deltas, lens)
 	})

@@ -111,11 +111,7 @@ func appendStateRecord(dst []byte, version int64, deltas []StateDelta, lens []in
 // count, entries) to dst. When lens is not nil, lens[i] is set to the
 // length of deltas[i]'s bytes in the record.
 func appendStatePayload(dst []byte, version int64, deltas []StateDelta, lens []int64) []byte {
-	n := 12
-	for i := range deltas {
-		n += 8 + len(deltas[i].Path) + deltas[i].rawLen()
-	}
-	dst = slices.Grow(dst, n)
+	dst = slices.Grow(dst, statePayloadLen(deltas))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(version))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(deltas)))
 	for i := range deltas {
@@ -136,6 +132,15 @@ func appendStatePayload(dst []byte, version int64, deltas []StateDelta, lens []i
 		}
 	}
 	return dst
+}
+
+// statePayloadLen is the length appendStatePayload appends.
+func statePayloadLen(deltas []StateDelta) int {
+	n := 12
+	for i := range deltas {
+		n += 8 + len(deltas[i].Path) + deltas[i].rawLen()
+	}
+	return n
 }
 
 // stateSegmentDecode is the result of decoding one state log segment.

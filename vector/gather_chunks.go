@@ -31,9 +31,13 @@ func GatherChunks(mem memory.Allocator, chunks []arrow.Array, src, rows []int32)
 			return nil, fmt.Errorf("vector: gather from chunks of %s and %s", TypeName(dt), TypeName(c.DataType()))
 		}
 	}
-	if len(chunks) == 1 {
+	if len(chunks) == 1 && dt.ID() != arrow.STRING && dt.ID() != arrow.BINARY {
 		return Take(mem, chunks[0], rows)
 	}
+	// Strings from one chunk too go through gatherChunksBinary, which maps
+	// a large output's fresh pages in at once (prefault): a join's output
+	// gathered from one stored batch is kept by the sink as well; Take,
+	// which serves every operator, does not.
 	var data *array.Data
 	switch dt.ID() {
 	case arrow.INT8, arrow.UINT8:
