@@ -288,15 +288,7 @@ func (h *hopPacer) check(now time.Time) (uint64, bool) {
 		// began: an upstream that fails and plans again and again
 		// before its sink runs must not hold the other writers' rows
 		// for good.
-		if h.since.IsZero() {
-			h.since = now
-		}
-		until := w.Add(h.maxDelay)
-		if u := h.since.Add(h.maxDelay); u.Before(until) {
-			until = u
-		}
-		if now.Before(until) {
-			h.held, h.until = true, until
+		if h.holdFrom(now, w) {
 			return n, true
 		}
 	}
@@ -304,15 +296,7 @@ func (h *hopPacer) check(now time.Time) (uint64, bool) {
 		// Held for minOffsetsPerTrigger: the upstream plans at its
 		// deadline at the latest (then in flight, above), and its commit
 		// wakes the query.
-		if h.since.IsZero() {
-			h.since = now
-		}
-		until := d.Add(h.maxDelay)
-		if u := h.since.Add(h.maxDelay); u.Before(until) {
-			until = u
-		}
-		if now.Before(until) {
-			h.held, h.until = true, until
+		if h.holdFrom(now, d) {
 			return n, true
 		}
 	}
@@ -335,6 +319,24 @@ func (h *hopPacer) check(now time.Time) (uint64, bool) {
 		}
 	}
 	return n, false
+}
+
+// holdFrom holds an epoch planned now until maxDelay after from (the
+// upstream's epoch planned, or its minimum's deadline), and at most
+// maxDelay after this hold began; it reports whether now is before that.
+func (h *hopPacer) holdFrom(now, from time.Time) bool {
+	if h.since.IsZero() {
+		h.since = now
+	}
+	until := from.Add(h.maxDelay)
+	if u := h.since.Add(h.maxDelay); u.Before(until) {
+		until = u
+	}
+	if !now.Before(until) {
+		return false
+	}
+	h.held, h.until = true, until
+	return true
 }
 
 // untilDeadline is how long a held epoch may still wait (0: not held).
