@@ -177,3 +177,46 @@ func TestChangelogDeferredWrittenAtCommit(t *testing.T) {
 		deferred.check(t)
 	}
 }
+
+// TestLazyStoreDeferred: a LazyLogStore hands a deferred value to the
+// store it opens, and releases it at once when the Begin failed (the
+// commit fails then, and nothing would release it).
+func TestLazyStoreDeferred(t *testing.T) {
+	q := openGroupQuery(t, t.TempDir(), &Writer{NoSync: true}, 1, StoreOptions{})
+	p := q.parts[0]
+	var deferred deferredValues
+	busy, err := p.Begin(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h LazyLogStore
+	h.Reset(p, 0)
+	if err := h.LogUpsertDeferred([]byte("k"), deferred.value("lost")); err != nil {
+		t.Fatal(err)
+	}
+	if deferred.released != 1 {
+		t.Errorf("after a failed Begin: %d of %d values released", deferred.released, deferred.made)
+	}
+	if st, _, err := h.Settle(); err == nil || st != nil {
+		t.Fatalf("Settle = %v, %v; want the Begin error", st, err)
+	}
+	h.Abort()
+	busy.Abort()
+
+	h.Reset(p, 0)
+	if err := h.LogUpsertDeferred([]byte("k"), deferred.value("kept")); err != nil {
+		t.Fatal(err)
+	}
+	if deferred.released != 1 {
+		t.Errorf("a value released before the commit")
+	}
+	st, err := h.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.(*store).cl.arena.deferred; n != len("kept") {
+		t.Errorf("the store's arena defers %d bytes, want %d", n, len("kept"))
+	}
+	h.Abort()
+	deferred.check(t)
+}
