@@ -68,6 +68,33 @@ type ChangelogStreamer interface {
 	LogUpsertFrom(key []byte, size int, write func(w io.Writer) error) error
 }
 
+// ChangelogDeferrer is implemented by the ChangelogWriters that take a
+// value the caller writes when the epoch's changelog is encoded, straight
+// into the record that holds it: a join batch viewing its epoch's input
+// (its rows an Arrow IPC stream gathered through a selection) is written
+// once, at the commit, instead of into the changelog's arena first and
+// copied from there into the state log's record.
+type ChangelogDeferrer interface {
+	// LogUpsertDeferred records that key holds, after this epoch, the
+	// bytes v fills. The store takes v: it calls v.Release exactly once,
+	// when it no longer needs it (after the epoch's commit or abort, or
+	// at once when the store has failed).
+	LogUpsertDeferred(key []byte, v DeferredValue) error
+}
+
+// DeferredValue is a logged value whose bytes are written when the
+// changelog is encoded (ChangelogDeferrer); what it reads stays unchanged
+// until Release.
+type DeferredValue interface {
+	// Len is the value's length in bytes.
+	Len() int
+	// Fill writes the value into dst (Len bytes long, stale contents):
+	// the same bytes on every call.
+	Fill(dst []byte)
+	// Release ends the store's use of the value.
+	Release()
+}
+
 // ChangelogBatcher is implemented by the ChangelogWriters that take many
 // changes in one call: an operator that logs thousands of keys an epoch
 // (a windowed aggregation's changed and evicted groups) gathers a
@@ -106,17 +133,65 @@ type changelog struct {
 // changeArena holds a changelog's entries: key and value bytes, the end
 // offset of each entry's key and value, and a validity bit per entry
 // (clear: deleted).
+//
+// A deferred value (ChangelogDeferrer) holds no bytes in values: it is
+// written where it stands among them (at) when the arena is encoded, and
+// the entries' value ends count its bytes.
 type changeArena struct {
 	keys, values []byte
 	koff, voff   []uint32
 	valid        []byte
+	defers       []deferredAt
+	deferred     int // bytes of the deferred values
+}
+
+// deferredAt is a deferred value written before values[at:].
+type deferredAt struct {
+	at int
+	v  DeferredValue
 }
 
 func (a *changeArena) len() int { return len(a.koff) }
 
+// valuesLen is the length of the encoded values, deferred ones included.
+func (a *changeArena) valuesLen() int { return len(a.values) + a.deferred }
+
 func (a *changeArena) reset() {
+	a.releaseDeferred()
 	a.keys, a.values = a.keys[:0], a.values[:0]
 	a.koff, a.voff, a.valid = a.koff[:0], a.voff[:0], a.valid[:0]
+}
+
+// releaseDeferred releases the deferred values (the entries that end
+// with them are no longer encodable: reset follows).
+func (a *changeArena) releaseDeferred() {
+	for i := range a.defers {
+		a.defers[i].v.Release()
+	}
+	clear(a.defers)
+	a.defers, a.deferred = a.defers[:0], 0
+}
+
+// addDeferred adds an entry whose value v is written at encoding.
+func (a *changeArena) addDeferred(key []byte, v DeferredValue, n int) {
+	a.defers = append(a.defers, deferredAt{at: len(a.values), v: v})
+	a.deferred += n
+	a.addKey(key, true)
+}
+
+// appendValues appends the entries' values, the deferred ones filled in
+// place (dst's capacity reserved by the caller serves them).
+func (a *changeArena) appendValues(dst []byte) []byte {
+	pos := 0
+	for _, d := range a.defers {
+		dst = append(dst, a.values[pos:d.at]...)
+		n := d.v.Len()
+		start := len(dst)
+		dst = slices.Grow(dst, n)[:start+n]
+		d.v.Fill(dst[start:])
+		pos = d.at
+	}
+	return append(dst, a.values[pos:]...)
 }
 
 func (a *changeArena) add(key, value []byte, live bool) {
@@ -136,7 +211,7 @@ func (a *changeArena) addKey(key []byte, live bool) {
 	}
 	a.keys = append(a.keys, key...)
 	a.koff = append(a.koff, uint32(len(a.keys)))
-	a.voff = append(a.voff, uint32(len(a.values)))
+	a.voff = append(a.voff, uint32(a.valuesLen()))
 }
 
 // addBatch adds entries whose keys and values are end to end in keys and
@@ -145,7 +220,7 @@ func (a *changeArena) addKey(key []byte, live bool) {
 func (a *changeArena) addBatch(keys []byte, keyEnds []uint32, values []byte, valueEnds []uint32, live bool) {
 	i0 := len(a.koff)
 	n := len(keyEnds)
-	kbase, vbase := uint32(len(a.keys)), uint32(len(a.values))
+	kbase, vbase := uint32(len(a.keys)), uint32(a.valuesLen())
 	a.keys = append(a.keys, keys...)
 	a.values = append(a.values, values...)
 	a.koff = slices.Grow(a.koff, n)
@@ -178,8 +253,8 @@ func (a *changeArena) appendChunk(dst []byte) []byte {
 	if n == 0 {
 		return dst
 	}
-	dst = slices.Grow(dst, 12+8*(n+1)+len(a.valid)+len(a.keys)+len(a.values))
-	dst = appendChunkHeader(dst, n, len(a.keys), len(a.values))
+	dst = slices.Grow(dst, 12+8*(n+1)+len(a.valid)+len(a.keys)+a.valuesLen())
+	dst = appendChunkHeader(dst, n, len(a.keys), a.valuesLen())
 	for _, offs := range [][]uint32{a.koff, a.voff} {
 		dst = binary.LittleEndian.AppendUint32(dst, 0)
 		for _, o := range offs {
@@ -188,7 +263,7 @@ func (a *changeArena) appendChunk(dst []byte) []byte {
 	}
 	dst = append(dst, a.valid...)
 	dst = append(dst, a.keys...)
-	return append(dst, a.values...)
+	return a.appendValues(dst)
 }
 
 // maxKeptArena: a partition keeps an arena over this size between epochs
@@ -333,6 +408,21 @@ func (s *store) LogUpsertFrom(key []byte, size int, write func(w io.Writer) erro
 	return s.arenaGrew(int64(len(key)+len(a.values)-start) + arenaEntryBytes)
 }
 
+var _ ChangelogDeferrer = (*store)(nil)
+
+// LogUpsertDeferred implements ChangelogDeferrer: the arena keeps v, not
+// its bytes, until the commit encodes the changelog (appendChunk), and
+// releases it with the epoch's changelog (releaseChangelog).
+func (s *store) LogUpsertDeferred(key []byte, v DeferredValue) error {
+	cl := s.arena()
+	n := v.Len()
+	cl.arena.addDeferred(key, v, n)
+	cl.upserted += int64(len(key) + n)
+	// The value's bytes are the caller's (held by it until Release),
+	// not the arena's: only the entry is reserved.
+	return s.arenaGrew(int64(len(key)) + arenaEntryBytes)
+}
+
 // LogDelete implements ChangelogWriter.
 func (s *store) LogDelete(key []byte) {
 	cl := s.arena()
@@ -352,6 +442,7 @@ func (s *store) SetLiveBytes(n int64) { s.changes().liveBytes = n }
 func (s *store) releaseChangelog() {
 	if s.cl != nil && s.cl.arena != nil {
 		a := s.cl.arena
+		a.releaseDeferred()
 		// Only the partition's open store uses the arena (one at a
 		// time): no lock, and callers may hold p.mu.
 		used := len(a.keys) + len(a.values) + 4*(len(a.koff)+len(a.voff))
@@ -510,7 +601,7 @@ func (a *changeArena) appendDelta(dst []byte) []byte {
 func (a *changeArena) deltaLen() int {
 	n := 5 + 8 // magic and codec, trailer
 	if a.len() > 0 {
-		n += 12 + 8*(a.len()+1) + len(a.valid) + len(a.keys) + len(a.values)
+		n += 12 + 8*(a.len()+1) + len(a.valid) + len(a.keys) + a.valuesLen()
 	}
 	return n
 }

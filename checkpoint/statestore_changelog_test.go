@@ -55,6 +55,8 @@ func TestChangelogMatchesModel(t *testing.T) {
 			p := open()
 			defer func() { p.Close() }()
 			history := []map[string]string{{}} // by version
+			var deferred deferredValues
+			defer deferred.check(t)
 			version := int64(0)
 			for epoch := 0; epoch < 60; epoch++ {
 				switch r := rng.IntN(10); {
@@ -139,6 +141,12 @@ func TestChangelogMatchesModel(t *testing.T) {
 						case !fail:
 							model[k] = v
 						}
+					case rng.IntN(3) == 0:
+						// Written at the commit (ChangelogDeferrer).
+						if err := s.(ChangelogDeferrer).LogUpsertDeferred([]byte(k), deferred.value(v)); err != nil {
+							t.Fatal(err)
+						}
+						model[k] = v
 					default:
 						s.(ChangelogWriter).LogUpsert([]byte(k), []byte(v))
 						model[k] = v

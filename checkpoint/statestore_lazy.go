@@ -212,6 +212,27 @@ func (l *LazyLogStore) LogUpsert(key, value []byte) {
 	}
 }
 
+var _ ChangelogDeferrer = (*LazyLogStore)(nil)
+
+// LogUpsertDeferred implements ChangelogDeferrer, as LogUpsert does: a
+// failed Begin is kept and fails the commit (v is released at once); a
+// store that does not defer gets v's bytes filled now.
+func (l *LazyLogStore) LogUpsertDeferred(key []byte, v DeferredValue) error {
+	st, err := l.open()
+	if err != nil {
+		v.Release()
+		return nil
+	}
+	if cd, ok := st.(ChangelogDeferrer); ok {
+		return cd.LogUpsertDeferred(key, v)
+	}
+	defer v.Release()
+	buf := make([]byte, v.Len())
+	v.Fill(buf)
+	st.(ChangelogWriter).LogUpsert(key, buf)
+	return nil
+}
+
 var _ ChangelogStreamer = (*LazyLogStore)(nil)
 
 // LogUpsertFrom implements ChangelogStreamer, as LogUpsert does: a failed

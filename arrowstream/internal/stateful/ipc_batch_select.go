@@ -3,6 +3,7 @@ package stateful
 import (
 	"encoding/binary"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -127,6 +128,65 @@ func (d *directMessage) writeSel(dst io.Writer) error {
 	return err
 }
 
+// deferSel hands the entry planned by planSel (size bytes) over as a
+// value the changelog writes at the commit (checkpoint.DeferredValue):
+// the record retained, the message's header and buffers copied from the
+// plan, which the encoder's next entry overwrites. rec's buffers and sel
+// are not changed while the batch lives (a view's selection is its own
+// slice), so the value reads what writeSel would have read now.
+func (d *directMessage) deferSel(rec arrow.Record, size int) *selValue {
+	v := &selValue{rec: rec, head: slices.Clone(d.head), sbufs: slices.Clone(d.sbufs), sel: d.selRows, size: size}
+	rec.Retain()
+	d.dropSel()
+	return v
+}
+
+// selValue is a join batch entry of rows sel of rec, written by the state
+// log's commit straight into the epoch's record: the rows a batch views
+// in its epoch's input go from the input to the log with one copy, not
+// into the changelog's arena first and from there into the record.
+type selValue struct {
+	rec   arrow.Record
+	head  []byte
+	sbufs []selBuf
+	sel   []int32
+	size  int
+}
+
+// Len implements checkpoint.DeferredValue.
+func (v *selValue) Len() int { return v.size }
+
+// Fill implements checkpoint.DeferredValue: the bytes writeSel writes.
+func (v *selValue) Fill(dst []byte) {
+	pos := copy(dst, joinBatchMagic[:])
+	pos += copy(dst[pos:], v.head)
+	for i := range v.sbufs {
+		b := &v.sbufs[i]
+		if b.n == 0 {
+			continue
+		}
+		padded := int(bitutil.CeilByte64(int64(b.n)))
+		out := dst[pos : pos+padded]
+		fillSelBuf(b, v.sel, out[:b.n])
+		clear(out[b.n:])
+		pos += padded
+	}
+	copy(dst[pos:], ipcEOS[:])
+}
+
+// Release implements checkpoint.DeferredValue.
+func (v *selValue) Release() {
+	if v.rec != nil {
+		v.rec.Release()
+	}
+	*v = selValue{}
+}
+
+// deferSel hands the entry planSel prepared over as a deferred value.
+func (e *ipcStreamEncoder) deferSel(rec arrow.Record, size int) *selValue {
+	return e.direct.deferSel(rec, size)
+}
+
 // dropSel forgets the planned selection's source buffers and rows, so that
 // the encoder does not keep a released record's memory reachable.
 func (d *directMessage) dropSel() {
@@ -211,8 +271,10 @@ func countSetAt(bitmap []byte, off int, sel []int32) int {
 }
 
 // fillSel writes buffer b of the planned selection into out (len b.n).
-func (d *directMessage) fillSel(b *selBuf, out []byte) {
-	sel := d.selRows
+func (d *directMessage) fillSel(b *selBuf, out []byte) { fillSelBuf(b, d.selRows, out) }
+
+// fillSelBuf writes buffer b of rows sel into out (len b.n).
+func fillSelBuf(b *selBuf, sel []int32, out []byte) {
 	switch b.kind {
 	case selZeros:
 		clear(out)

@@ -3,6 +3,7 @@ package stateful
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand"
 	"slices"
 	"testing"
@@ -130,13 +131,28 @@ func TestIPCSelectMatchesGather(t *testing.T) {
 			if err := enc.write(&want, gathered); err != nil {
 				t.Fatal(err)
 			}
-			for _, lend := range []bool{true, false} {
+			for _, mode := range []string{"lent", "written", "deferred"} {
+				lend := mode == "lent"
 				size, ok := enc.planSel(rec, sel)
 				if !ok {
 					t.Fatalf("%s: the selection path refused the record", name)
 				}
 				var got []byte
-				if lend {
+				if mode == "deferred" {
+					// Filled at a commit: after the encoder planned
+					// and wrote another entry over its plan.
+					v := enc.deferSel(rec, size)
+					other := randomSelection(rng, int(rec.NumRows()))
+					if _, ok := enc.planSel(rec, other); !ok {
+						t.Fatalf("%s: the selection path refused the record", name)
+					}
+					if err := enc.writeSel(io.Discard); err != nil {
+						t.Fatal(err)
+					}
+					got = bytes.Repeat([]byte{0xa5}, v.Len())
+					v.Fill(got)
+					v.Release()
+				} else if lend {
 					w := &extendBuffer{b: []byte("xyz"), stale: true}
 					if err := enc.writeSel(w); err != nil {
 						t.Fatal(err)
@@ -150,7 +166,7 @@ func TestIPCSelectMatchesGather(t *testing.T) {
 					got = w.Bytes()
 				}
 				if bytewise && !bytes.Equal(got, want.Bytes()) {
-					t.Fatalf("%s, lent=%v: wrote %d bytes, the gathered record's entry is %d, and they differ", name, lend, len(got), want.Len())
+					t.Fatalf("%s, %s: wrote %d bytes, the gathered record's entry is %d, and they differ", name, mode, len(got), want.Len())
 				}
 				if size != len(got) {
 					t.Fatalf("%s: planned %d bytes, wrote %d", name, size, len(got))

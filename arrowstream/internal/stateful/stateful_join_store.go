@@ -158,8 +158,9 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 		scratch = &s.parts[p].ipcScratch
 	}
 	streamer, _ := st.(checkpoint.ChangelogStreamer)
+	deferrer, _ := st.(checkpoint.ChangelogDeferrer)
 	for _, c := range live.changed() {
-		if err := s.writeChange(p, tag, st, streamer, scratch, c); err != nil {
+		if err := s.writeChange(p, tag, st, streamer, deferrer, scratch, c); err != nil {
 			return err
 		}
 	}
@@ -167,18 +168,25 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 }
 
 // writeChange writes one batch's changed entries to partition p's store
-// st. The rows of a view are encoded through its selection straight into
-// the changelog (ipc_batch_select.go) when the direct path takes them,
-// else gathered into a record of their own for the write, released once
-// written.
-func (s *statefulJoin) writeChange(p int, tag byte, st checkpoint.StateStore, streamer checkpoint.ChangelogStreamer, scratch *[]byte, c joinChange) error {
+// st. The rows of a view are encoded through its selection when the
+// direct path takes them: by the commit straight into the state log's
+// record when the store defers values, else straight into the changelog
+// (ipc_batch_select.go); else gathered into a record of their own for
+// the write, released once written.
+func (s *statefulJoin) writeChange(p int, tag byte, st checkpoint.StateStore, streamer checkpoint.ChangelogStreamer, deferrer checkpoint.ChangelogDeferrer, scratch *[]byte, c joinChange) error {
 	if c.rec != nil && c.sel != nil && s.log && streamer != nil {
 		enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
 		if err != nil {
 			return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 		}
 		if size, ok := enc.planSel(c.rec, c.sel); ok {
-			if err := streamer.LogUpsertFrom(joinStoreKey(joinBatchTag, tag, c.id), size, enc.writeSel); err != nil {
+			key := joinStoreKey(joinBatchTag, tag, c.id)
+			if deferrer != nil {
+				err = deferrer.LogUpsertDeferred(key, enc.deferSel(c.rec, size))
+			} else {
+				err = streamer.LogUpsertFrom(key, size, enc.writeSel)
+			}
+			if err != nil {
 				return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 			}
 			c.rec = nil // written
