@@ -186,6 +186,17 @@ type LiveSizer interface {
 	EntryBytes() int64
 }
 
+// LiveShaper may be implemented by a LiveView whose entries are all
+// smaller than liveDirectMin and that knows exactly how many it emits and
+// their key and value bytes: the arena that gathers them into chunks is
+// then allocated once at a chunk's size, and the body at the chunks' size
+// with their offsets. Grown by appends, both copied everything written so
+// far into fresh pages at each doubling (most of q11's background
+// snapshot encode). A wrong shape only sizes the buffers wrongly.
+type LiveShaper interface {
+	EntryShape() (entries int, keyBytes, valueBytes int64)
+}
+
 // LiveStreamer may be implemented by a LiveView whose values are
 // encodings it would otherwise write into a buffer of its own for emit to
 // copy (a join's batch, its rows as an Arrow IPC stream): StreamEntries is
@@ -226,7 +237,11 @@ const liveDirectMin = 64 << 10
 func encodeLiveView(view LiveView) (raw []byte, entries, state int64, err error) {
 	var a changeArena
 	size := 5
-	if s, ok := view.(LiveSizer); ok {
+	if s, ok := view.(LiveShaper); ok {
+		n, kb, vb := s.EntryShape()
+		size += shapedBodyBytes(n, kb, vb)
+		a.presize(n, kb, vb)
+	} else if s, ok := view.(LiveSizer); ok {
 		size += int(min(s.EntryBytes(), 1<<34)) + 4<<10
 	}
 	body := make([]byte, 0, size)
@@ -285,6 +300,38 @@ func encodeLiveView(view LiveView) (raw []byte, entries, state int64, err error)
 	body = a.appendChunk(body)
 	raw, err = sealColumnsOwned(body)
 	return raw, entries, state, err
+}
+
+// shapedBodyBytes is the body bytes of n entries of keyBytes and
+// valueBytes in all, written as arena chunks (appendChunk's layout: per
+// chunk a header and two leading offsets, per entry two offsets and a
+// validity bit), with the trailer.
+func shapedBodyBytes(n int, keyBytes, valueBytes int64) int {
+	if n <= 0 || keyBytes < 0 || valueBytes < 0 {
+		return 0
+	}
+	data := min(keyBytes+valueBytes, 1<<34)
+	chunks := n/stateChunkRows + int(data/stateChunkBytes) + 2
+	return int(data) + 8*n + n/8 + chunks*(12+8+1) + 8
+}
+
+// presize sizes an empty arena for one chunk of n entries of keyBytes
+// and valueBytes in all (a share of them when they need several chunks).
+func (a *changeArena) presize(n int, keyBytes, valueBytes int64) {
+	if n <= 0 || keyBytes < 0 || valueBytes < 0 {
+		return
+	}
+	rows := min(n, stateChunkRows)
+	if rows < n {
+		keyBytes = keyBytes/int64(n)*int64(rows) + keyBytes/int64(n)
+		valueBytes = valueBytes/int64(n)*int64(rows) + valueBytes/int64(n)
+	}
+	keyBytes, valueBytes = min(keyBytes, stateChunkBytes), min(valueBytes, stateChunkBytes)
+	a.keys = make([]byte, 0, keyBytes)
+	a.values = make([]byte, 0, valueBytes)
+	a.koff = make([]uint32, 0, rows)
+	a.voff = make([]uint32, 0, rows)
+	a.valid = make([]byte, 0, (rows+7)/8)
 }
 
 // LiveSnapshots returns how many snapshots this partition wrote from its

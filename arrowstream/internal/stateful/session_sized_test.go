@@ -57,7 +57,9 @@ func TestSessionNewKeyAllocs(t *testing.T) {
 
 // TestSessionSnapshotEntryBytes: a partition's view of a live snapshot
 // sizes its entries (checkpoint.LiveSizer), exactly the key and value
-// bytes its Entries emits, so that the snapshot's body is allocated once.
+// bytes its Entries emits, so that the snapshot's body is allocated once,
+// and its shape (checkpoint.LiveShaper: entries, key and value bytes), so
+// that the encode's arena is too.
 func TestSessionSnapshotEntryBytes(t *testing.T) {
 	const gap = 2_000_000
 	mem := poisonmem.New()
@@ -97,10 +99,16 @@ func TestSessionSnapshotEntryBytes(t *testing.T) {
 			t.Fatalf("partition %d: the session snapshot's view (%T) does not size its entries", p, c.view)
 		}
 		est := sz.EntryBytes()
-		var got int64
+		shaper, ok := c.view.(checkpoint.LiveShaper)
+		if !ok {
+			t.Fatalf("partition %d: the session snapshot's view (%T) does not tell its shape", p, c.view)
+		}
+		n, kb, vb := shaper.EntryShape()
+		var got, gotKeys int64
 		entries := 0
 		err := c.view.Entries(context.Background(), func(key, value []byte) error {
 			got += int64(len(key) + len(value))
+			gotKeys += int64(len(key))
 			entries++
 			return nil
 		})
@@ -109,6 +117,9 @@ func TestSessionSnapshotEntryBytes(t *testing.T) {
 		}
 		if entries == 0 || est != got {
 			t.Fatalf("partition %d: EntryBytes %d, the %d entries emitted %d bytes", p, est, entries, got)
+		}
+		if n != entries || kb != gotKeys || kb+vb != got {
+			t.Fatalf("partition %d: EntryShape %d entries, %d key and %d value bytes; emitted %d, %d and %d", p, n, kb, vb, entries, gotKeys, got-gotKeys)
 		}
 	}
 }

@@ -174,21 +174,29 @@ func (v *sessionSnapView) Entries(_ context.Context, emit func(key, value []byte
 // so that the snapshot's body is allocated once at its size instead of
 // doubling while it is written. It encodes the rows, as Entries would.
 func (v *sessionSnapView) EntryBytes() int64 {
+	_, kb, vb := v.EntryShape()
+	return kb + vb
+}
+
+// EntryShape implements checkpoint.LiveShaper: Entries emits one entry
+// per key of the partition (each well under a direct chunk's size), and
+// their key and value bytes, so that the encode's arena is allocated once
+// too. It encodes the rows, as Entries would.
+func (v *sessionSnapView) EntryShape() (entries int, keyBytes, valueBytes int64) {
 	s := v.s
 	s.once.Do(s.encode)
 	if s.err != nil {
-		return 0
+		return 0, 0, 0
 	}
-	var n int64
 	var vb [9]byte
 	for _, k := range s.byPart[v.part] {
-		n += int64(len(s.keys[k]))
+		keyBytes += int64(len(s.keys[k]))
 		for r := s.first[k]; r < s.first[k+1]; r++ {
 			l := len(s.val.bytesAt(int(r), &vb))
-			n += int64(uvarintLen(uint64(l)) + 8 + l)
+			valueBytes += int64(uvarintLen(uint64(l)) + 8 + l)
 		}
 	}
-	return n
+	return len(s.byPart[v.part]), keyBytes, valueBytes
 }
 
 // uvarintLen is the length of x as binary.AppendUvarint writes it.
