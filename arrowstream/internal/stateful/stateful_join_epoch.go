@@ -31,6 +31,9 @@ type joinLivePart[K joinKey] struct {
 	rows *joinRowHash[K]
 	// keep is joinEpoch's scratch: the new rows of a side to store.
 	keep []int32
+	// pairs are newPairs' scratch: the new rows' pairs (probe, build),
+	// read until the epoch's output is gathered (joinPartitions).
+	pairs [2][]int32
 }
 
 // rowHash returns the partition's row hash, chaining keys.
@@ -456,10 +459,11 @@ func (s *statefulJoin) sideErr(p int, err error) error {
 // hash of side build's: nil for no pair. The map is probed once per row
 // of the other side, each hit's chain head kept in *heads (scratch kept
 // across epochs), so that the pairs are counted before they are written:
-// li and ri are allocated once at their size. Grown by append they were
-// copied about log2(pairs) times, the largest of the join's allocations
-// in Nexmark q4, whose pairs are nearly all of this kind (bids on the
-// epoch's own auctions).
+// li and ri are sized once, slices of the partition's scratch (lp.pairs,
+// valid until its next epoch). Grown by append they were copied about
+// log2(pairs) times, the largest of the join's allocations in Nexmark
+// q4, whose pairs are nearly all of this kind (bids on the epoch's own
+// auctions); fresh each epoch, their pages were faulted in again.
 func newPairs[K joinKey](lp *joinLivePart[K], keys [2][]K, fresh [2]*sideRows, build int) *joinPairs[K] {
 	probe := 1 - build
 	rh := lp.rowHash(keys[build], fresh[build].keyNull, fresh[build].excluded)
@@ -482,7 +486,9 @@ func newPairs[K joinKey](lp *joinLivePart[K], keys [2][]K, fresh [2]*sideRows, b
 	if n == 0 {
 		return nil
 	}
-	pi, bi := make([]int32, 0, n), make([]int32, 0, n)
+	// The pairs' lists are the partition's scratch (lp.pairs): nothing
+	// reads them after the epoch's output is gathered.
+	pi, bi := int32s(&lp.pairs[0], n)[:0:n], int32s(&lp.pairs[1], n)[:0:n]
 	for i, h := range hs {
 		for j := h; j >= 0; j = next[j] {
 			pi, bi = append(pi, int32(i)), append(bi, j)

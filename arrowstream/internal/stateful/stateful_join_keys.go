@@ -138,13 +138,15 @@ func (s *statefulJoin) encodeNoKeys(r *sideRows) {
 // encodeKeysWith evaluates bound keys ke over r's rows (at least one) and
 // sets r's keys, key nulls and hashes.
 func (s *statefulJoin) encodeKeysWith(ctx context.Context, ke *joinKeyEval, r *sideRows) error {
-	return s.encodeKeysHashing(ctx, ke, r, true)
+	return s.encodeKeysHashing(ctx, ke, r, true, nil)
 }
 
 // encodeKeysHashing is encodeKeysWith; without hashes it leaves r.hashes
 // nil (the partition hash, Spark's Murmur3 of the key columns, is about
-// half of the encoding: a row the max bound drops never needs it).
-func (s *statefulJoin) encodeKeysHashing(ctx context.Context, ke *joinKeyEval, r *sideRows, hashes bool) error {
+// half of the encoding: a row the max bound drops never needs it). With
+// buf the key words, key nulls and hashes are buf's slices (an epoch's
+// new rows: see joinKeyScratch), else fresh ones.
+func (s *statefulJoin) encodeKeysHashing(ctx context.Context, ke *joinKeyEval, r *sideRows, hashes bool, buf *joinKeyScratch) error {
 	n := int(r.rec.NumRows())
 	keyCols := make([]arrow.Array, len(ke.evs))
 	defer func() {
@@ -169,14 +171,25 @@ func (s *statefulJoin) encodeKeysHashing(ctx context.Context, ke *joinKeyEval, r
 	defer keyRec.Release()
 	// The codec outlives the key columns: it must not keep them.
 	defer func() { codec.last = nil }()
-	r.keyNull = make([]bool, n)
 	r.hashes = nil
-	if hashes {
-		r.hashes = make([]uint64, n)
-	}
-	if s.fixedKeys {
-		r.words = make([]uint64, n)
+	if buf != nil {
+		r.keyNull = bools(&buf.keyNull, n)
+		if hashes {
+			r.hashes = uint64s(&buf.hashes, n)
+		}
+		if s.fixedKeys {
+			r.words = uint64s(&buf.words, n)
+		}
 	} else {
+		r.keyNull = make([]bool, n)
+		if hashes {
+			r.hashes = make([]uint64, n)
+		}
+		if s.fixedKeys {
+			r.words = make([]uint64, n)
+		}
+	}
+	if !s.fixedKeys {
 		r.keys = make([]string, n)
 	}
 	if err := codec.encode(keyRec); err != nil {
@@ -228,7 +241,7 @@ func (s *statefulJoin) encodeNewKeysHashing(ctx context.Context, side *joinSide,
 	if err != nil {
 		return err
 	}
-	return s.encodeKeysHashing(ctx, ke, r, hashes)
+	return s.encodeKeysHashing(ctx, ke, r, hashes, &s.scratch.newKeys[i])
 }
 
 // shareKeyRuns sets keys[i] to the encoded key of row i of codec's last

@@ -271,3 +271,90 @@ func BenchmarkJoinWindowKeys(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10_000), "ns/row")
 }
+
+// TestJoinNewKeysScratchPerSide: an epoch's new rows' key words, nulls
+// and hashes are a scratch of their side kept across epochs (from the
+// second epoch on, no fresh slices of the epoch's rows), with the
+// values a fresh encoding gives; one side's keys are not changed by the
+// other side's encoding in the same epoch (both sides' rows are read
+// until the epoch's end), and an epoch with fewer rows leaves no stale
+// key null behind.
+func TestJoinNewKeysScratchPerSide(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "c", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}, nil)
+	codec, err := newValueCodec(mem, schema, []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := &joinSide{name: "left", schema: schema, codec: codec, keys: []vector.Expr{vector.Col("a")}}
+	right := &joinSide{name: "right", schema: schema, codec: codec, keys: []vector.Expr{vector.Col("a")}}
+	s := &statefulJoin{mem: mem, keep: mem, fixedKeys: true, nullSafe: []bool{false},
+		sides: [2]*joinSide{left, right}, state: statePartitions{scheme: partitionMurmur3}}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	type keys struct {
+		words, hashes []uint64
+		null          []bool
+	}
+	snap := func(r *sideRows) keys {
+		return keys{slices.Clone(r.words), slices.Clone(r.hashes), slices.Clone(r.keyNull)}
+	}
+	same := func(a keys, r *sideRows) bool {
+		return slices.Equal(a.words, r.words) && slices.Equal(a.hashes, r.hashes) && slices.Equal(a.null, r.keyNull)
+	}
+	rng := rand.New(rand.NewSource(23))
+	type bufs struct {
+		words, hashes *uint64
+		null          *bool
+	}
+	var prev [2]bufs
+	for e, n := range []int{3000, 2500, 900, 3000, 40} {
+		var rows [2]*sideRows
+		var want [2]keys
+		for i, side := range s.sides {
+			rec := keysTestRecord(mem, rng, schema, n-i*7)
+			rows[i] = &sideRows{rec: rec}
+			defer rows[i].release()
+			if err := s.encodeNewKeys(context.Background(), side, rows[i]); err != nil {
+				t.Fatal(err)
+			}
+			model := &sideRows{rec: rec}
+			if err := s.encodeKeys(context.Background(), side, model); err != nil {
+				t.Fatal(err)
+			}
+			want[i] = snap(model)
+			if !same(want[i], rows[i]) {
+				t.Fatalf("epoch %d, side %d: the new rows' keys differ from a fresh encoding", e, i)
+			}
+			now := bufs{&rows[i].words[0], &rows[i].hashes[0], &rows[i].keyNull[0]}
+			if e > 0 && now != prev[i] {
+				t.Fatalf("epoch %d, side %d: the new rows' key words, hashes or nulls are fresh slices, not the side's scratch", e, i)
+			}
+			prev[i] = now
+		}
+		if !same(want[0], rows[0]) {
+			t.Fatalf("epoch %d: the left side's keys changed by the right side's encoding", e)
+		}
+	}
+	// Warm: encoding an epoch's rows allocates none of the row-sized
+	// slices (the key evaluation and record still allocate a few).
+	rec := keysTestRecord(mem, rng, schema, 3000)
+	defer rec.Release()
+	allocs := testing.AllocsPerRun(5, func() {
+		r := &sideRows{rec: rec}
+		if err := s.encodeNewKeys(context.Background(), left, r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("%.0f allocations per warm encoding, want at most 4 (7 with fresh slices)", allocs)
+	}
+}

@@ -28,6 +28,21 @@ type joinScratch struct {
 	// live for the epoch (released with the side's rows) and nothing
 	// keeps them after it (the split and the batches copy them).
 	excluded [2][]bool
+	// newKeys are each side's new rows' key words, nulls and hashes
+	// (encodeNewKeys), alive as excluded.
+	newKeys [2]joinKeyScratch
+}
+
+// joinKeyScratch holds a side's new rows' encoded keys across epochs
+// (sideRows.words, keyNull, hashes). Nothing keeps them past the epoch:
+// the split copies the words and hashes into partition order (or hands
+// the parts these slices for one partition) and a stored batch copies
+// its keys and nulls (buildJoinBatch). Fresh slices of the epoch's rows
+// were the largest Go-heap line of Nexmark q4 (session 23), their pages
+// faulted in again each epoch.
+type joinKeyScratch struct {
+	words, hashes []uint64
+	keyNull       []bool
 }
 
 // bools returns *buf resized to n and cleared, growing it or dropping an
