@@ -65,7 +65,16 @@ type appendFile struct {
 	// testDirect, when set, replaces the direct write (tests inject
 	// refusals and failures with it).
 	testDirect func(p []byte, off int64) (int, error)
+	// exclusive: the file holds its lock (lockExclusive), so no other
+	// log appends to it while it is open, and its length is the one its
+	// owner keeps: the epoch log's appends need not stat it.
+	exclusive bool
+	// stats counts size calls (tests check that locked appends make none).
+	stats int
 }
+
+// errBusy: another open file holds the segment's lock.
+var errBusy = errors.New("locked by another open file")
 
 // directMin is the least whole blocks' bytes an append writes direct for
 // w, 0 when its appends are all buffered.
@@ -113,6 +122,7 @@ func (a *appendFile) Close() error {
 
 // size returns the file's length as the file system has it.
 func (a *appendFile) size() (int64, error) {
+	a.stats++
 	st, err := a.f.Stat()
 	if err != nil {
 		return 0, err

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -34,4 +35,21 @@ func openDirect(f *os.File, path string) (*os.File, string) {
 		return nil, "the path no longer names the open file"
 	}
 	return d, ""
+}
+
+// lockExclusive takes an exclusive advisory lock (flock) on f's open file
+// without waiting. It reports whether f now holds it; errBusy when another
+// open file (of this process or another) holds it. A file system without
+// flock (ENOLCK, EOPNOTSUPP, EINVAL, ENOSYS) answers false and no error:
+// its appends then check the file's size instead.
+func lockExclusive(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return false, errBusy
+	default:
+		return false, nil
+	}
 }

@@ -479,7 +479,7 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 		}
 		buf = appendRecord(buf, r)
 	}
-	f, err := appendDurably(l.w, l.dir, cur.path, l.active, cur.size, fresh, buf)
+	f, err := appendDurablyLocked(l.w, l.dir, cur.path, l.active, cur.size, fresh, true, buf)
 	l.active = f
 	if err != nil {
 		return nil, nil, err
@@ -511,6 +511,12 @@ func (l *SegmentLog) openActive(cur *segmentInfo) error {
 		if err != nil {
 			return fmt.Errorf("checkpoint: open %s: %w", cur.path, err)
 		}
+		// Locked before its size is read or its tail cut: a log that
+		// another one appends to is refused, not cut back.
+		if f.exclusive, err = lockExclusive(f.f); err != nil {
+			f.Close()
+			return concurrentUse(cur.path, l.dir, err)
+		}
 		size, err := f.size()
 		if err != nil {
 			f.Close()
@@ -532,6 +538,12 @@ func (l *SegmentLog) openActive(cur *segmentInfo) error {
 		l.active = f
 		return nil
 	}
+	if l.active.exclusive {
+		// Nobody else appends while the lock is held, and a failed append
+		// closed the file (appendDurably), so its length is cur.size:
+		// an fstat per epoch would only say so again.
+		return nil
+	}
 	size, err := l.active.size()
 	if err != nil {
 		return fmt.Errorf("checkpoint: stat %s: %w", cur.path, err)
@@ -540,6 +552,11 @@ func (l *SegmentLog) openActive(cur *segmentInfo) error {
 		return fmt.Errorf("checkpoint: %s changed size under this query (%d bytes, %d expected): multiple streaming queries are concurrently using %s: %w", cur.path, size, cur.size, l.dir, ErrExists)
 	}
 	return nil
+}
+
+// concurrentUse is the error of a segment whose lock another log holds.
+func concurrentUse(path, dir string, err error) error {
+	return fmt.Errorf("checkpoint: %s is %v: multiple streaming queries are concurrently using %s: %w", path, err, dir, ErrExists)
 }
 
 // get returns the written body of epoch's record of kind.
@@ -740,6 +757,12 @@ func (l *SegmentLog) where(kind recordKind, epoch int64) string {
 // append reopens the segment and checks its size again; a failure before
 // anything was written leaves active as it was.
 func appendDurably(w *Writer, dir, path string, active *appendFile, size int64, fresh bool, buf []byte) (f *appendFile, err error) {
+	return appendDurablyLocked(w, dir, path, active, size, fresh, false, buf)
+}
+
+// appendDurablyLocked is appendDurably that, with lock set, locks a fresh
+// segment (lockExclusive) before writing to it, as the epoch log does.
+func appendDurablyLocked(w *Writer, dir, path string, active *appendFile, size int64, fresh, lock bool, buf []byte) (f *appendFile, err error) {
 	if err := w.step(BeforeTempWrite, path); err != nil {
 		return active, err
 	}
@@ -751,6 +774,13 @@ func appendDurably(w *Writer, dir, path string, active *appendFile, size int64, 
 				return nil, fmt.Errorf("checkpoint: %s appeared while creating it: multiple streaming queries are concurrently using %s: %w", path, dir, ErrExists)
 			}
 			return nil, fmt.Errorf("checkpoint: create %s: %w", path, err)
+		}
+		if lock {
+			if f.exclusive, err = lockExclusive(f.f); err != nil {
+				// Not removed: the file is the lock holder's now.
+				f.Close()
+				return nil, concurrentUse(path, dir, err)
+			}
 		}
 	}
 	defer func() {

@@ -149,6 +149,7 @@ func epochModelRun(t *testing.T, seed int64) {
 	crash := func() {
 		crashes++
 		ew.prov.Close() // in-memory state goes; staged records are lost
+		ew.offs.SegmentLog().crashClose()
 		crashAt = 0
 		ew = openEpochWorld(t, root, w, parts, opts)
 	}
@@ -273,4 +274,18 @@ func leaveEpochDebris(t *testing.T, r *rand.Rand, ew *epochWorld) {
 	if _, err := f.Write(rec); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// crashClose drops what a process killed now loses: the staged records and
+// the open segment (the kernel closes it, releasing its lock).
+func (l *SegmentLog) crashClose() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.staged)
+	l.staged = l.staged[:0]
+	if l.active != nil {
+		l.active.Close()
+		l.active = nil
+	}
+	l.closed = true
 }
