@@ -53,7 +53,19 @@ type wordsGrouper struct {
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
-	nullw  []uint64   // scratch of keysOf: the null word of each group asked for
+
+	// Scratch of the run-length path (aggregate_words_runs.go): the
+	// leaf columns, the runs' starts (and the previous leaf's, split by
+	// the next), the runs' groups.
+	runCols   []arrow.Array
+	runStarts []int32
+	runSplit  []int32
+	runGids   []int32
+	// noRuns turns the run-length path off (tests: the generic path as
+	// the oracle); runBatches counts the batches it grouped.
+	noRuns     bool
+	runBatches int
+	nullw      []uint64 // scratch of keysOf: the null word of each group asked for
 
 	// Interruptible growth (aggregate_words_grow.go): big holds slot
 	// tables taken from the allocator's large-buffer cache; growCtx is
@@ -134,6 +146,10 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 	if len(keys) != len(g.types) {
 		return fmt.Errorf("vector: grouping by %d key columns, got %d: %w", len(g.types), len(keys), ErrType)
 	}
+	if g.groupRuns(keys, gids) {
+		g.countRows(gids)
+		return nil
+	}
 	n := len(gids)
 	if cap(g.cols) < g.nw {
 		g.cols = make([][]uint64, g.nw)
@@ -206,7 +222,20 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 		}
 	}
 	probeWords(g, gids, hashes, g.k)
+	g.countRows(gids)
 	return nil
+}
+
+// countRows adds the batch's rows to their groups' counts (unless noRows,
+// or a growth of this batch was cancelled: its rows are then not counted).
+func (g *wordsGrouper) countRows(gids []int32) {
+	if g.growErr != nil || g.noRows || !g.growRows(len(g.tuples)/g.k) {
+		return
+	}
+	rows := g.rows
+	for _, gid := range gids {
+		rows[gid]++
+	}
 }
 
 // wordsProbeChunk is how many rows probeWords looks up before it adds the
@@ -261,13 +290,6 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 				}
 			}
 		}
-	}
-	if g.noRows || !g.growRows(len(g.tuples)/k) {
-		return
-	}
-	rows := g.rows
-	for _, gid := range gids {
-		rows[gid]++
 	}
 }
 
@@ -434,7 +456,7 @@ func (g *wordsGrouper) finish() []int64 {
 
 func (g *wordsGrouper) heapBytes() int64 {
 	return sliceBytes(g.tuples) + sliceBytes(g.rows) + sliceBytes(g.slots) + sliceBytes(g.hashes) + int64(len(g.cols))*sliceBytes(g.hashes) + sliceBytes(g.nullw) +
-		sliceBytes(g.full) + sliceBytes(g.ids)
+		sliceBytes(g.full) + sliceBytes(g.ids) + sliceBytes(g.runStarts) + sliceBytes(g.runSplit) + sliceBytes(g.runGids)
 }
 
 func (g *wordsGrouper) keys(mem memory.Allocator, lo, hi int) ([]arrow.Array, error) {
