@@ -61,6 +61,9 @@ type statefulAggregate struct {
 	// emptySchema is the schema of an epoch that finalized nothing before
 	// any did (finalizeNothing), nil until one ran.
 	emptySchema *arrow.Schema
+	// finalPass finalizes by passing the state columns through when the
+	// aggregates allow it (finalPassOf; bound at the first finalize).
+	finalPass finalPassState
 
 	state statePartitions
 	log   changelogState // the changelog write path, when the stores take it
@@ -698,8 +701,15 @@ func (s *statefulAggregate) finalize(ctx context.Context, recs []arrow.Record) (
 		return vector.NewOwnedScan(s.emptySchema, nil), nil
 	}
 	spec := s.stateSpec(vector.AggFinal)
+	pass := s.finalPassOf(spec)
 	out := make([]arrow.Record, 0, len(recs))
 	for _, rec := range recs {
+		if pass != nil {
+			if f, ok := pass.Rows(rec); ok {
+				out = append(out, f)
+				continue
+			}
+		}
 		f, ok, err := vector.FinalRows(ctx, s.mem, rec, spec)
 		if err != nil {
 			releaseRecords(out)

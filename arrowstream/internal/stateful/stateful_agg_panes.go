@@ -253,7 +253,7 @@ func (s *statefulAggregate) combineByWindow(ctx context.Context, st arrow.Record
 	if err != nil {
 		return nil, fmt.Errorf("arrowstream: state of operator %d: combine panes: %w", s.opID, err)
 	}
-	out, err := combineInto(ctx, agg, exp)
+	out, err := s.combineInto(ctx, agg, exp)
 	if err == nil {
 		err = agg.Reset()
 	}
@@ -270,16 +270,24 @@ func (s *statefulAggregate) combineByWindow(ctx context.Context, st arrow.Record
 }
 
 // combineInto merges the rows of exp into the empty aggregation agg and
-// returns the state of all its groups.
-func combineInto(ctx context.Context, agg *vector.LiveAggregate, exp arrow.Record) (arrow.Record, error) {
+// returns the state of all its groups. The group list is the live
+// state's, kept between evicting epochs (State copies what it reads).
+func (s *statefulAggregate) combineInto(ctx context.Context, agg *vector.LiveAggregate, exp arrow.Record) (arrow.Record, error) {
 	if _, err := agg.Merge(ctx, exp); err != nil {
 		return nil, err
 	}
-	all := make([]int32, agg.NumGroups())
-	for i := range all {
-		all[i] = int32(i)
+	p := &s.live.panes
+	p.all = identity(p.all, agg.NumGroups())
+	return agg.State(p.all)
+}
+
+// identity returns 0, 1, …, n-1 in dst's storage when it has room.
+func identity(dst []int32, n int) []int32 {
+	dst = growCap(dst[:0], n)[:n]
+	for i := range dst {
+		dst[i] = int32(i)
 	}
-	return agg.State(all)
+	return dst
 }
 
 // paneScratch returns the live state's empty scratch aggregation of
@@ -310,12 +318,17 @@ type paneScratch struct {
 	byKey   *vector.LiveAggregate
 	noByKey bool
 	sel     []int32
+	// all is combineInto's list of the scratch's groups (0, 1, …);
+	// winStarts and winEnds the bounds combineEnd gives its groups.
+	all                []int32
+	winStarts, winEnds []arrow.Timestamp
 }
 
 // bytes is the Go heap of the selections (the aggregations reserve their
 // own through the allocator).
 func (p *paneScratch) bytes() int64 {
-	return int64(cap(p.take)+cap(p.gone)+cap(p.sel))*4 + int64(cap(p.starts)+cap(p.ends))*8
+	return int64(cap(p.take)+cap(p.gone)+cap(p.sel)+cap(p.all))*4 +
+		int64(cap(p.starts)+cap(p.ends)+cap(p.winStarts)+cap(p.winEnds))*8
 }
 
 // removeGroups deletes groups from the live state and the stores.

@@ -83,7 +83,7 @@ func (s *statefulAggregate) combineEnd(ctx context.Context, agg *vector.LiveAggr
 		}
 		defer in.Release()
 	}
-	merged, err := combineInto(ctx, agg, in)
+	merged, err := s.combineInto(ctx, agg, in)
 	if err == nil {
 		err = agg.Reset()
 	}
@@ -97,12 +97,13 @@ func (s *statefulAggregate) combineEnd(ctx context.Context, agg *vector.LiveAggr
 		return nil, err
 	}
 	defer merged.Release()
+	// The bounds are kept between evicting epochs (windowArray copies
+	// them): one window for every group.
+	p := &s.live.panes
 	n := int(merged.NumRows())
-	starts, ends := make([]arrow.Timestamp, n), make([]arrow.Timestamp, n)
-	for i := range starts {
-		starts[i], ends[i] = e-arrow.Timestamp(s.panes.width), e
-	}
-	win := windowArray(s.mem, starts, ends)
+	p.winStarts = fillTimes(p.winStarts, n, e-arrow.Timestamp(s.panes.width))
+	p.winEnds = fillTimes(p.winEnds, n, e)
+	win := windowArray(s.mem, p.winStarts, p.winEnds)
 	defer win.Release()
 	cols := make([]arrow.Array, 0, merged.NumCols()+1)
 	cols = append(cols, merged.Columns()[:s.timeKey]...)
@@ -132,6 +133,15 @@ func (s *statefulAggregate) paneByKeyScratch() (_ *vector.LiveAggregate, ok bool
 	}
 	l.panes.byKey = agg
 	return agg, true, nil
+}
+
+// fillTimes returns n copies of t in dst's storage when it has room.
+func fillTimes(dst []arrow.Timestamp, n int, t arrow.Timestamp) []arrow.Timestamp {
+	dst = growCap(dst[:0], n)[:n]
+	for i := range dst {
+		dst[i] = t
+	}
+	return dst
 }
 
 // distinctEnds returns the window ends of ends, ascending, once each.
