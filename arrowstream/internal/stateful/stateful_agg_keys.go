@@ -52,7 +52,9 @@ const (
 	keyChunkBits = 20 // a chunk holds at most 1 MiB
 	keyChunkMax  = 1 << keyChunkBits
 	keyChunkMin  = 4 << 10
-	keyChunks    = 1 << (32 - keyChunkBits) // positions are uint32
+	// positions are uint32, and a key's end may be its chunk's end: the
+	// last chunk number is left out so that no end wraps to 0 (not kept)
+	keyChunks = 1<<(32-keyChunkBits) - 1
 )
 
 // reserve makes room for the keys of groups ids and about bytes more key
