@@ -29,6 +29,8 @@ type LiveRaw struct {
 	l      *LiveAggregate
 	keyEvs []Evaluator
 	argEvs [][]Evaluator
+	masked []*maskedSum // by call: the sum's CASE as a masked add, or nil
+	all    []uint64     // every row's bit set: the first condition's rows
 }
 
 // Raw returns the raw-input binding of l for rows of input grouped by
@@ -48,12 +50,13 @@ func (l *LiveAggregate) Raw(input *arrow.Schema, groupBy []NamedExpr) (*LiveRaw,
 			return nil, false, fmt.Errorf("vector: live aggregation key %d is %s, the input's %s: %w", i, TypeName(l.b.keyTypes[i]), TypeName(t), ErrType)
 		}
 	}
-	r := &LiveRaw{l: l, keyEvs: raw.keyEvs, argEvs: make([][]Evaluator, len(raw.aggs))}
+	r := &LiveRaw{l: l, keyEvs: raw.keyEvs, argEvs: make([][]Evaluator, len(raw.aggs)), masked: make([]*maskedSum, len(raw.aggs))}
 	for i, a := range raw.aggs {
 		// The raw binding's evaluators, with its widening (min/max of
 		// tinyint, the sum's plain argument), feed the state's
 		// accumulators, which store the same types.
 		r.argEvs[i] = a.args
+		r.masked[i] = maskedSumOf(a.args)
 	}
 	return r, true, nil
 }
@@ -110,6 +113,16 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 		if err := resizeContext(ctx, a.acc, groups); err != nil {
 			return nil, err
 		}
+		// Asserted per batch: Compact replaces the accumulators.
+		if s, ok := a.acc.(*sumAcc); ok && r.masked[i] != nil {
+			done, err := r.masked[i].update(ctx, s, rec, gids, r.allRows(n), l.mem)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				continue
+			}
+		}
 		args, err := evalAll(ctx, r.argEvs[i], rec)
 		if err != nil {
 			return nil, err
@@ -127,6 +140,16 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 		return nil, err
 	}
 	return gids, nil
+}
+
+// allRows returns n rows' bits, all set, kept across batches.
+func (r *LiveRaw) allRows(n int) []uint64 {
+	nw := words64(n)
+	if len(r.all) < nw {
+		r.all = make([]uint64, nw)
+		fillWords(r.all, true)
+	}
+	return r.all[:nw]
 }
 
 // countRows adds a row to every group of gids and revives dead ones.

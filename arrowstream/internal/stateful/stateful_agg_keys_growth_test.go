@@ -2,6 +2,8 @@ package stateful
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
@@ -13,7 +15,8 @@ import (
 // TestStoreKeysArenaGrowsByDoubling runs a windowed aggregation shaped as
 // q8's: every epoch brings 200 new groups, kept for 16 epochs, so the
 // arena of kept store keys (stateful_agg_keys.go) grows by one epoch's
-// keys at a time. It checks that the arena is reallocated O(log n) times,
+// keys at a time. It checks that the arena grows O(log n) times (a chunk
+// twice the last's each time),
 // not nearly every epoch: append's growth (slices.Grow) adds only a
 // quarter of the capacity past 256 bytes, which copied the arena of fresh
 // memory ten times in a 20-epoch q8 run. The output is left to
@@ -60,17 +63,49 @@ func TestStoreKeysArenaGrowsByDoubling(t *testing.T) {
 		}
 		releaseRecords(recs)
 		op.Committed(stores.commit(ctx))
-		if c := cap(op.live.keys.arena); c != lastCap {
+		if c := len(op.live.keys.chunks); c != lastCap {
 			reallocs++
 			lastCap = c
 		}
 	}
-	kept := len(op.live.keys.arena)
+	kept := op.live.keys.held()
 	if kept == 0 {
 		t.Fatal("no store keys kept: the test did not reach the arena")
 	}
 	// Doubling from the first epoch's keys: log2(epochs) + 1 growths.
 	if reallocs > 6 {
 		t.Fatalf("the arena of kept keys (%d bytes, %d epochs of %d new keys) was reallocated %d times, want at most 6", kept, epochs, perEpoch, reallocs)
+	}
+}
+
+// TestStoreKeysKeepDoesNotMove: a kept key stays where it was kept while
+// the arena grows by many more keys (chunks, never a copy of the kept
+// ones), until a remap; a key longer than a chunk is not kept. With the
+// arena as one slice grown by doubling, every growth copied it.
+func TestStoreKeysKeepDoesNotMove(t *testing.T) {
+	var k storeKeys
+	const groups = 40000
+	k.reserve(1, 0)
+	k.keep(0, []byte("first-key"))
+	first := &k.of(0)[0]
+	for g := int32(1); g < groups; g++ {
+		k.reserve(int(g)+1, 24)
+		k.keep(g, fmt.Appendf(nil, "key-%d-%s", g, strings.Repeat("x", int(g%17))))
+		if p := &k.of(0)[0]; p != first {
+			t.Fatalf("after %d keys the first key moved: the arena was copied", g)
+		}
+	}
+	if len(k.chunks) < 2 {
+		t.Fatalf("%d bytes of keys in %d chunk: the test did not grow the arena", k.held(), len(k.chunks))
+	}
+	for g := int32(1); g < groups; g++ {
+		if got, want := string(k.of(g)), fmt.Sprintf("key-%d-%s", g, strings.Repeat("x", int(g%17))); got != want {
+			t.Fatalf("group %d: key %q, want %q", g, got, want)
+		}
+	}
+	k.reserve(groups+1, keyChunkMax+1)
+	k.keep(groups, make([]byte, keyChunkMax+1))
+	if k.of(groups) != nil {
+		t.Fatal("a key longer than a chunk was kept")
 	}
 }

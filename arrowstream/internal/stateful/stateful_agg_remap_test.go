@@ -77,8 +77,8 @@ func TestStoreKeysRemapMatchesModel(t *testing.T) {
 					t.Fatalf("round %d step %d: group %d has key %q, want %q", round, step, g, got, want)
 				}
 			}
-			if len(k.arena) != bytes {
-				t.Fatalf("round %d step %d: arena holds %d bytes, the kept keys %d", round, step, len(k.arena), bytes)
+			if k.held() != bytes {
+				t.Fatalf("round %d step %d: arena holds %d bytes, the kept keys %d", round, step, k.held(), bytes)
 			}
 		}
 	}
