@@ -3,6 +3,7 @@ package stateful
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -336,6 +337,16 @@ func (l *aggLive) dropPaneScratch() {
 		l.panes.byKey.Close()
 		l.panes.byKey = nil
 	}
+}
+
+// growCap returns s with room for need elements: s itself when it has it,
+// else a copy with at least twice s's capacity, so that a buffer grown by
+// successive reservations is copied O(log n) times.
+func growCap[T any](s []T, need int) []T {
+	if need <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(need, 2*cap(s))-len(s))
 }
 
 // growTo extends s to n elements (new ones zero).
