@@ -210,17 +210,7 @@ func (g *wordsGrouper) group(keys []arrow.Array, gids []int32) error {
 	// Only the stored words are hashed and compared: the derived ones
 	// follow from them for every group and, once checked, every row.
 	g.fitLayout(n, nulls)
-	g.hashes = grow(g.hashes, n)[:n]
-	hashes := g.hashes
-	for i := range hashes {
-		hashes[i] = tupleSeed
-	}
-	for _, w := range g.pcols {
-		for i, v := range w[:n] {
-			hi, lo := bits.Mul64(hashes[i]^v, tupleMul)
-			hashes[i] = hi ^ lo
-		}
-	}
+	hashes := g.hashStored(n)
 	probeWords(g, gids, hashes, g.k)
 	g.countRows(gids)
 	return nil
@@ -626,4 +616,21 @@ func toWords[T wordValue](vals []T, out []uint64) {
 	for i, v := range vals[:len(out)] {
 		out[i] = uint64(v)
 	}
+}
+
+// hashStored hashes the first n rows' stored key words (the derived ones
+// follow from them) into g.hashes, reused across batches.
+func (g *wordsGrouper) hashStored(n int) []uint64 {
+	g.hashes = grow(g.hashes, n)[:n]
+	hashes := g.hashes
+	for i := range hashes {
+		hashes[i] = tupleSeed
+	}
+	for _, w := range g.pcols {
+		for i, v := range w[:n] {
+			hi, lo := bits.Mul64(hashes[i]^v, tupleMul)
+			hashes[i] = hi ^ lo
+		}
+	}
+	return hashes
 }

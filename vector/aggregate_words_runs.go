@@ -1,8 +1,6 @@
 package vector
 
 import (
-	"math/bits"
-
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 )
@@ -65,17 +63,7 @@ func (g *wordsGrouper) groupRuns(keys []arrow.Array, gids []int32) bool {
 		wordsAt(col, starts, g.cols[i])
 	}
 	g.fitLayout(m, false)
-	g.hashes = grow(g.hashes, m)[:m]
-	hashes := g.hashes
-	for i := range hashes {
-		hashes[i] = tupleSeed
-	}
-	for _, w := range g.pcols {
-		for i, v := range w[:m] {
-			hi, lo := bits.Mul64(hashes[i]^v, tupleMul)
-			hashes[i] = hi ^ lo
-		}
-	}
+	hashes := g.hashStored(m)
 	g.runGids = grow(g.runGids, m)[:m]
 	rg := g.runGids
 	probeWords(g, rg, hashes, g.k)
