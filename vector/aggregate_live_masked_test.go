@@ -3,7 +3,6 @@ package vector_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -138,24 +137,7 @@ func TestLiveRawMaskedSum(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		all := make([]int32, viaRaw.NumGroups())
-		for i := range all {
-			all[i] = int32(i)
-		}
-		got, err := viaRaw.State(all)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := viaMerge.State(all)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, w := vt.Rows[vt.Row](vt.Normalizer{}, got), vt.Rows[vt.Row](vt.Normalizer{}, want)
-		if fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Fatalf("step %d: raw state\n%v\nmerged\n%v", step, g, w)
-		}
-		got.Release()
-		want.Release()
+		requireSameState(t, step, viaRaw, viaMerge)
 	}
 }
 

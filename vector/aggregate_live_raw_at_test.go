@@ -130,24 +130,7 @@ func TestLiveRawAtMatchesMergeAt(t *testing.T) {
 		if viaRaw.NumGroups() != viaMerge.NumGroups() || viaRaw.NumLive() != viaMerge.NumLive() {
 			t.Fatalf("step %d: raw %d/%d groups, merged %d/%d", step, viaRaw.NumLive(), viaRaw.NumGroups(), viaMerge.NumLive(), viaMerge.NumGroups())
 		}
-		all := make([]int32, viaRaw.NumGroups())
-		for i := range all {
-			all[i] = int32(i)
-		}
-		got, err := viaRaw.State(all)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := viaMerge.State(all)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, w := vt.Rows[vt.Row](vt.Normalizer{}, got), vt.Rows[vt.Row](vt.Normalizer{}, want)
-		if fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Fatalf("step %d: raw state\n%v\nmerged\n%v", step, g, w)
-		}
-		got.Release()
-		want.Release()
+		requireSameState(t, step, viaRaw, viaMerge)
 	}
 	one := vt.BuildRecord(mem, liveRawSchema, []vt.Row{{int64(1), "a", int64(2), 1.0}})
 	defer one.Release()

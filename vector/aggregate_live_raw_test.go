@@ -151,24 +151,7 @@ func TestLiveRawMatchesMerge(t *testing.T) {
 						t.Fatalf("step %d: compaction remaps differ", step)
 					}
 				}
-				all := make([]int32, viaRaw.NumGroups())
-				for i := range all {
-					all[i] = int32(i)
-				}
-				got, err := viaRaw.State(all)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := viaMerge.State(all)
-				if err != nil {
-					t.Fatal(err)
-				}
-				g, w := vt.Rows[vt.Row](vt.Normalizer{}, got), vt.Rows[vt.Row](vt.Normalizer{}, want)
-				if fmt.Sprint(g) != fmt.Sprint(w) {
-					t.Fatalf("step %d: raw state\n%v\nmerged\n%v", step, g, w)
-				}
-				got.Release()
-				want.Release()
+				requireSameState(t, step, viaRaw, viaMerge)
 			}
 		})
 	}
@@ -209,5 +192,29 @@ func TestLiveRawDeclines(t *testing.T) {
 	}
 	if _, _, err := live.Raw(liveRawSchema, nil); err == nil {
 		t.Error("Raw bound no keys to a keyed aggregation")
+	}
+}
+
+// requireSameState fails the test when raw's state of every group is not
+// merged's, row for row (the oracle of the raw-fold tests).
+func requireSameState(t *testing.T, step int, raw, merged *vector.LiveAggregate) {
+	t.Helper()
+	all := make([]int32, raw.NumGroups())
+	for i := range all {
+		all[i] = int32(i)
+	}
+	got, err := raw.State(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	want, err := merged.State(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	g, w := vt.Rows[vt.Row](vt.Normalizer{}, got), vt.Rows[vt.Row](vt.Normalizer{}, want)
+	if fmt.Sprint(g) != fmt.Sprint(w) {
+		t.Fatalf("step %d: raw state\n%v\nmerged\n%v", step, g, w)
 	}
 }
