@@ -289,6 +289,10 @@ func FuzzStatisticalAggregates(f *testing.F) {
 		var rows []vt.Row
 		tiny := false
 		spread := map[int64][2]float64{} // per group: min and max of x
+		// per group: whether x, and y and x over the rows where both are
+		// non-NULL, hold one value repeated
+		constX := map[int64]constRun{}
+		constPair := map[int64][2]constRun{}
 		for len(data) >= 10 && len(rows) < 200 {
 			k := int64(data[0] % 3)
 			var y, x any
@@ -311,6 +315,13 @@ func FuzzStatisticalAggregates(f *testing.F) {
 					r = [2]float64{f, f}
 				}
 				spread[k] = [2]float64{math.Min(r[0], f), math.Max(r[1], f)}
+			}
+			xf, xok := x.(float64)
+			if xok {
+				constX[k] = constX[k].see(xf)
+			}
+			if yi, ok := y.(int32); ok && xok {
+				constPair[k] = [2]constRun{constPair[k][0].see(float64(yi)), constPair[k][1].see(xf)}
 			}
 			rows = append(rows, vt.Row{k, y, x})
 			data = data[10:]
@@ -357,6 +368,16 @@ func FuzzStatisticalAggregates(f *testing.F) {
 			}
 			for i := 1; i < len(a); i++ {
 				if (a[i] == nil) != (b[i] == nil) {
+					if constX[k].repeated() || constPair[k][0].repeated() || constPair[k][1].repeated() {
+						// A moment of one value repeated is exactly 0 in one
+						// fold order and a rounding residue in another:
+						// Spark's merge into an empty buffer sets the mean
+						// to 0 + (avg/n)*n, which need not be avg, and the
+						// next merge's delta is then that residue. Spark
+						// turns the same zero/non-zero test into NULL or a
+						// value, so the two orders may differ here as its do.
+						continue
+					}
 					t.Errorf("k=%d %s: complete %v, merged %v", k, statCalls[i-1].Name, a[i], b[i])
 					continue
 				}
@@ -374,6 +395,25 @@ func FuzzStatisticalAggregates(f *testing.F) {
 		}
 	})
 }
+
+// constRun tracks whether the values seen are one value repeated.
+type constRun struct {
+	n     int
+	v     float64
+	mixed bool
+}
+
+func (c constRun) see(v float64) constRun {
+	if c.n > 0 && v != c.v {
+		c.mixed = true
+	}
+	c.n++
+	c.v = v
+	return c
+}
+
+// repeated: two or more values, all equal.
+func (c constRun) repeated() bool { return c.n >= 2 && !c.mixed }
 
 // TestStatisticalAggregateLargeInputFoldsInOnePass: a complete
 // aggregation holds its input for Spark's two-slice fold only up to a
