@@ -107,6 +107,51 @@ func TestClusterHopPlansFromCache(t *testing.T) {
 	waitAgg(t, wantAgg(1400), a)
 }
 
+// TestClusterIdleHopPlansFromCacheAfterRebalance: a rebalance drops the
+// hop downstream's planning cache; while no data comes the downstream
+// runs no epoch (no Read to fill it again), and it fetched its committed
+// offsets at every planning, about one OffsetFetch per listing on every
+// idle instance (docs/cluster.md, k23g). Its planning's own fetch now
+// fills the cache; new data after the idle spell is still counted on the
+// two instances exactly once.
+func TestClusterIdleHopPlansFromCacheAfterRebalance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster rebalances take seconds (-short)")
+	}
+	c := newCluster(t, 12, "ev")
+	bl := brokers(c)
+	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	defer a.close(t)
+	startHopAggregation(t, a, bl)
+	waitGroup(t, ca, "agg-repartition-0", 1, 6)
+	produce(t, c, "ev", 12, "a", 0, 120)
+	waitAgg(t, wantAgg(120), a)
+
+	// A second instance: both groups rebalance, which drops a's caches.
+	b, cb := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1002")
+	defer b.close(t)
+	startHopAggregation(t, b, bl)
+	const hop = "agg-repartition-0"
+	waitGroup(t, ca, "agg", 2, 12)
+	waitGroup(t, cb, hop, 2, 6)
+
+	fetches, plans := kafka.OffsetFetchesOf(ca, hop), kafka.PlansOf(ca, hop)
+	deadline := time.Now().Add(testutil.Scaled(2 * time.Minute))
+	for kafka.PlansOf(ca, hop)-plans < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the downstream planned %d times in the deadline, want 20", kafka.PlansOf(ca, hop)-plans)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	df, dp := kafka.OffsetFetchesOf(ca, hop)-fetches, kafka.PlansOf(ca, hop)-plans
+	t.Logf("idle downstream after a rebalance: %d OffsetFetch requests over %d plannings", df, dp)
+	if df > 2 {
+		t.Fatalf("%d OffsetFetch requests over %d idle plannings after a rebalance; want the planning's fetch cached", df, dp)
+	}
+	produce(t, c, "ev", 12, "a", 120, 600)
+	waitAgg(t, wantAgg(720), a, b)
+}
+
 // TestClusterIdlePollsFollowListings: an idle cluster instance's query
 // asks its source again when the source's next listing is due
 // (stream.IdlePollSource), not every 10 ms with the cached answer in

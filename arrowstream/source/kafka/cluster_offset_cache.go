@@ -27,8 +27,10 @@ import (
 // fetches again. The hop's downstream side (hop_source_moving.go,
 // state_move_txn.go) commits through transactions: its member is
 // uncached for claims, and its cache (for planning only) is filled by
-// the stable fetch each epoch's Read makes and moved by the epoch's
-// committed transaction (noteStable, noteTxnCommitLocked).
+// the stable fetch each epoch's Read makes, or by a planning's fetch
+// while it has none (after a rebalance, before the next epoch), and
+// moved by the epoch's committed transaction (noteStable,
+// noteTxnCommitLocked).
 //
 // Why the downstream may plan from that cache: its partitions' committed
 // offsets move only by its own transactions while its assignment is
@@ -70,8 +72,17 @@ func (gm *groupMember) cachedCommitted(ctx context.Context) (PartitionOffsets, m
 		return nil, nil, err
 	}
 	gm.mu.Lock()
-	if gm.cacheVer == ver && !gm.uncached {
-		// No assignment change and no claim since the fetch began.
+	if gm.cacheVer == ver {
+		// No assignment change, no claim and no committed transaction
+		// since the fetch began. For a hop's downstream (uncached) this
+		// is its planning cache, as a stable fetch fills it (noteStable):
+		// without it an idle downstream whose cache a rebalance dropped
+		// fetched at every planning until its next epoch's Read, about
+		// one OffsetFetch per listing (8.7 a second on an idle instance
+		// of three, a third of its requests; docs/cluster.md, k23g). A
+		// transaction of the previous owner still pending makes the plan
+		// start too early, which Read's stable fetch refuses (an epoch
+		// that reads nothing), as for a stale noteStable.
 		gm.cache = &offsetCache{offs: offs, hists: hists}
 		offs, hists = gm.cache.clone()
 	}
@@ -102,7 +113,14 @@ func (gm *groupMember) cachedCommittedLocked(ctx context.Context) (PartitionOffs
 // (gm.mu held).
 func (gm *groupMember) noteClaimLocked(t string, p int32, end int64, h claimHistory) {
 	gm.cacheVer++
-	if gm.cache == nil || gm.uncached {
+	if gm.uncached {
+		// A hop downstream's claim of a fresh partition (a claim of
+		// nothing): its planning cache would still lack it and plan the
+		// claim again; the next planning fetches instead.
+		gm.cache = nil
+		return
+	}
+	if gm.cache == nil {
 		return
 	}
 	gm.cache.offs.set(t, p, end)
