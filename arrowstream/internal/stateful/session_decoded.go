@@ -46,8 +46,13 @@ type sessionDecoded struct {
 	// the null key instead (keys then stays empty: no string hashed per
 	// row, nor a second map kept per key).
 	keys    map[string]*keySessions
-	fixed   map[uint64]*keySessions
+	fixed   *sessionWords
 	nullKey *keySessions
+	// byWords: the single key is integral (wordKeyType), so the epoch's
+	// rows are numbered by their values in fixed (numberWords), with no
+	// key index or key encode per row; wordBuf is its scratch.
+	byWords bool
+	wordBuf []uint64
 	// keyIdx numbers each epoch's keys as whole columns (emptied every
 	// epoch); noKeyIdx: the keys' types have no index (row by row).
 	keyIdx   *vector.KeyIndex
@@ -166,12 +171,7 @@ const fixedKeyLen = 9
 func newKeySessions(key []byte, part int32) *keySessions {
 	ks := &keySessions{part: part}
 	ks.list = ks.one[:0]
-	if len(key) == fixedKeyLen {
-		copy(ks.word[:], key)
-		ks.key = unsafe.String(&ks.word[0], fixedKeyLen)
-	} else {
-		ks.key = string(key)
-	}
+	ks.setKey(key)
 	return ks
 }
 
@@ -223,7 +223,8 @@ func (s *statefulSessionWindow) newSessionDecoded() *sessionDecoded {
 		d.raw = raw
 	}
 	if len(s.keyCodec.cols) > 0 && s.keyCodec.enc.IsFixed() {
-		d.fixed = map[uint64]*keySessions{}
+		d.fixed = newSessionWords()
+		d.byWords = !s.noWordKeys && len(s.groupCols) == 1 && wordKeyType(s.partialSchema.Field(s.groupCols[0]).Type)
 	}
 	return d
 }
@@ -257,7 +258,7 @@ func (d *sessionDecoded) addKey(ks *keySessions) {
 	if d.fixed == nil {
 		d.keys[ks.key] = ks
 	} else if w, ok := fixedKeyWord(ks.key); ok {
-		d.fixed[w] = ks
+		d.fixed.put(w, ks)
 	} else {
 		d.nullKey = ks
 	}
@@ -269,7 +270,7 @@ func (d *sessionDecoded) dropKey(key string) {
 	if d.fixed == nil {
 		delete(d.keys, key)
 	} else if w, ok := fixedKeyWord(key); ok {
-		delete(d.fixed, w)
+		d.fixed.del(w)
 	} else {
 		d.nullKey = nil
 	}
@@ -281,14 +282,17 @@ func (d *sessionDecoded) lookup(key string) *keySessions {
 		return d.keys[key]
 	}
 	if w, ok := fixedKeyWord(key); ok {
-		return d.fixed[w]
+		return d.fixed.get(w)
 	}
 	return d.nullKey
 }
 
 // numKeys is the number of keys with open sessions.
 func (d *sessionDecoded) numKeys() int {
-	n := len(d.keys) + len(d.fixed)
+	n := len(d.keys)
+	if d.fixed != nil {
+		n += d.fixed.n
+	}
 	if d.nullKey != nil {
 		n++
 	}
@@ -300,8 +304,8 @@ func (d *sessionDecoded) each(f func(*keySessions)) {
 	for _, ks := range d.keys {
 		f(ks)
 	}
-	for _, ks := range d.fixed {
-		f(ks)
+	if d.fixed != nil {
+		d.fixed.each(f)
 	}
 	if d.nullKey != nil {
 		f(d.nullKey)

@@ -135,6 +135,15 @@ func (s *statefulSessionWindow) numberKeys(ctx context.Context, d *sessionDecode
 	d.rowKey = slices.Grow(d.rowKey[:0], rows)[:rows]
 	d.owners = d.owners[:0]
 	c := s.keyCodec
+	if d.byWords {
+		for bi, b := range batches {
+			keyOf := d.rowKey[er.from[bi]:er.from[bi+1]]
+			if err := s.numberWords(d, b.keys[s.groupCols[0]], keyOf); err != nil {
+				return nil, err
+			}
+		}
+		return d.owners, nil
+	}
 	if len(c.cols) > 0 && d.keyIdx == nil && !d.noKeyIdx {
 		types := make([]arrow.DataType, len(s.groupCols))
 		for i, col := range s.groupCols {
@@ -238,7 +247,7 @@ func (s *statefulSessionWindow) keyEntry(d *sessionDecoded, i int) *keySessions 
 	case c.enc.HasNull(i):
 		ks = d.nullKey
 	default:
-		ks = d.fixed[c.enc.Fixed()[i]]
+		ks = d.fixed.get(c.enc.Fixed()[i])
 	}
 	if ks == nil {
 		ks = newKeySessions(c.at(i), int32(s.state.scheme.of(c, i, len(s.state.stores))))

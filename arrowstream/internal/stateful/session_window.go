@@ -46,6 +46,9 @@ type statefulSessionWindow struct {
 	// merged again each epoch): the path of the aggregates a live
 	// aggregation cannot hold, forced by tests to compare both.
 	noDecoded bool
+	// noWordKeys numbers a single integral key as any fixed-width one
+	// (key index, key codec), forced by tests to compare both.
+	noWordKeys bool
 
 	input         *arrow.Schema // the operator's input
 	partialSchema *arrow.Schema
