@@ -43,7 +43,7 @@ func TestEvictBySlotMatchesByWindow(t *testing.T) {
 				var wm int64                       // ms
 				emitted := 0
 				for epoch := range 40 {
-					rec := paneRows(t, bySlot, rng, wm*1000)
+					rec := paneRows(t, bySlot, rng, wm*1000, int64(epoch))
 					for _, op := range []*statefulAggregate{bySlot, byWindow} {
 						op.live.beginEpoch()
 						times, valid := op.keyTimes(rec)
@@ -131,9 +131,10 @@ func (deleteSink) Delete([]byte) error { return nil }
 
 // paneRows is a batch of partial rows of op for panes not late at the
 // late watermark lateUs (their last window ends after it), from a pane
-// whose windows are partly emitted to a few slides ahead; keys 0–9 and
-// null, a count and a max (null when the key is).
-func paneRows(t *testing.T, op *statefulAggregate, rng *rand.Rand, lateUs int64) arrow.Record {
+// whose windows are partly emitted to a few slides ahead; keys base to
+// base+9 (keys drift as epochs go, leaving stale slots) and null, a
+// count and a max (null when the key is).
+func paneRows(t *testing.T, op *statefulAggregate, rng *rand.Rand, lateUs, base int64) arrow.Record {
 	t.Helper()
 	b := array.NewRecordBuilder(op.mem, op.partialSchema)
 	defer b.Release()
@@ -143,7 +144,7 @@ func paneRows(t *testing.T, op *statefulAggregate, rng *rand.Rand, lateUs int64)
 		first = 0
 	}
 	for range rng.IntN(40) {
-		k := int64(rng.IntN(11))
+		k := base + int64(rng.IntN(11))
 		p := first + int64(rng.IntN(8))*slide
 		for i := range op.partialSchema.Fields() {
 			switch {
@@ -153,7 +154,7 @@ func paneRows(t *testing.T, op *statefulAggregate, rng *rand.Rand, lateUs int64)
 				w.FieldBuilder(0).(*array.TimestampBuilder).Append(arrow.Timestamp(p))
 				w.FieldBuilder(1).(*array.TimestampBuilder).Append(arrow.Timestamp(p + slide))
 			case i < op.nKeys || i == op.nKeys+1: // k, and max(k)
-				if k == 10 {
+				if k == base+10 {
 					b.Field(i).AppendNull()
 				} else {
 					b.Field(i).(*array.Int64Builder).Append(k)
