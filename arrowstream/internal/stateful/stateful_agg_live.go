@@ -325,6 +325,7 @@ func (l *aggLive) close() {
 	}
 	l.agg.Close()
 	l.dropPaneScratch()
+	l.panes.slots.release()
 }
 
 // dropPaneScratch closes evictPanes' scratch aggregations, if any.
@@ -337,6 +338,7 @@ func (l *aggLive) dropPaneScratch() {
 		l.panes.byKey.Close()
 		l.panes.byKey = nil
 	}
+	l.panes.slots.forget()
 }
 
 // growCap returns s with room for need elements: s itself when it has it,

@@ -163,9 +163,37 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 		// than a slide reads nothing).
 		return nil, nil
 	}
-	st, err := l.agg.State(l.open)
+	out, gone, ok, err := s.evictBySlot(ctx, lo, hi)
+	if !ok && err == nil {
+		out, gone, err = s.evictByState(ctx, lo, hi)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if err := s.removeGroups(gone); err != nil {
+		if out != nil {
+			out.Release()
+		}
+		return nil, err
+	}
+	for _, g := range gone {
+		l.indexed[g] = false
+	}
+	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
+	return out, nil
+}
+
+// evictByState is evictPanes' emission when the panes are not combined
+// by slot (evictBySlot): the open panes' state read whole, keys and
+// window included, and combined by key and window. It returns the
+// windows' partial states and the groups whose last window it emitted
+// (in the live state's scratch, valid until the next evicting epoch).
+func (s *statefulAggregate) evictByState(ctx context.Context, lo, hi int64) (arrow.Record, []int32, error) {
+	l := s.live
+	l.panes.slots.forget() // l.open is cut below without the slots
+	st, err := l.agg.State(l.open)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer st.Release()
 	starts, ends, _ := windowBounds(st.Column(s.timeKey))
@@ -198,23 +226,14 @@ func (s *statefulAggregate) evictPanes(ctx context.Context, lateMs, wmMs int64) 
 		}
 	}
 	l.open = keep
-	var out arrow.Record
-	if len(take) > 0 {
-		if out, err = s.combinePanes(ctx, st, take, wStarts, wEnds); err != nil {
-			return nil, err
-		}
+	if len(take) == 0 {
+		return nil, gone, nil
 	}
-	if err := s.removeGroups(gone); err != nil {
-		if out != nil {
-			out.Release()
-		}
-		return nil, err
+	out, err := s.combinePanes(ctx, st, take, wStarts, wEnds)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, g := range gone {
-		l.indexed[g] = false
-	}
-	s.progress.AllRemovalsTimeMs += time.Since(start).Milliseconds()
-	return out, nil
+	return out, gone, nil
 }
 
 // combinePanes returns the partial state of each (key, window) from the
@@ -322,13 +341,16 @@ type paneScratch struct {
 	// winStarts and winEnds the bounds combineEnd gives its groups.
 	all                []int32
 	winStarts, winEnds []arrow.Timestamp
+	// slots holds the open panes' bounds and slots in byKey
+	// (stateful_agg_panes_slots.go).
+	slots paneSlots
 }
 
 // bytes is the Go heap of the selections (the aggregations reserve their
 // own through the allocator).
 func (p *paneScratch) bytes() int64 {
 	return int64(cap(p.take)+cap(p.gone)+cap(p.sel)+cap(p.all))*4 +
-		int64(cap(p.starts)+cap(p.ends)+cap(p.winStarts)+cap(p.winEnds))*8
+		int64(cap(p.starts)+cap(p.ends)+cap(p.winStarts)+cap(p.winEnds))*8 + p.slots.bytes()
 }
 
 // removeGroups deletes groups from the live state and the stores.

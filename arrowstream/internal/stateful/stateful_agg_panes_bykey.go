@@ -97,6 +97,12 @@ func (s *statefulAggregate) combineEnd(ctx context.Context, agg *vector.LiveAggr
 		return nil, err
 	}
 	defer merged.Release()
+	return s.withWindowEnd(merged, e), nil
+}
+
+// withWindowEnd returns merged (partial states in the by-key layout) with
+// the window ending at e inserted as the time key, for every row.
+func (s *statefulAggregate) withWindowEnd(merged arrow.Record, e arrow.Timestamp) arrow.Record {
 	// The bounds are kept between evicting epochs (windowArray copies
 	// them): one window for every group.
 	p := &s.live.panes
@@ -109,7 +115,7 @@ func (s *statefulAggregate) combineEnd(ctx context.Context, agg *vector.LiveAggr
 	cols = append(cols, merged.Columns()[:s.timeKey]...)
 	cols = append(cols, win)
 	cols = append(cols, merged.Columns()[s.timeKey:]...)
-	return array.NewRecord(s.partialSchema, cols, int64(n)), nil
+	return array.NewRecord(s.partialSchema, cols, int64(n))
 }
 
 // paneByKeyScratch returns the live state's empty scratch aggregation of
