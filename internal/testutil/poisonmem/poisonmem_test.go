@@ -1,6 +1,7 @@
 package poisonmem_test
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"sync"
@@ -154,6 +155,44 @@ func TestLeakReportNamesAllocationSite(t *testing.T) {
 	mem.AssertSize(&r, 0)
 	if len(r.msgs) != 0 {
 		t.Fatalf("after release: %v", r.msgs)
+	}
+}
+
+// asFuzzWorker makes the test binary look like a fuzzing worker (the
+// -test.fuzzworker flag go test -fuzz passes) until tb ends.
+func asFuzzWorker(tb testing.TB) {
+	f := flag.Lookup("test.fuzzworker")
+	if f == nil {
+		tb.Fatal("testing registers no -test.fuzzworker flag")
+	}
+	old := f.Value.String()
+	if err := f.Value.Set("true"); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// TestFuzzWorkerLeakReportWithoutStacks: in a fuzzing worker the
+// allocator does not record stacks (they were most of FuzzExprEval's
+// execution time), yet a leak still fails, and says how to see where.
+func TestFuzzWorkerLeakReportWithoutStacks(t *testing.T) {
+	asFuzzWorker(t)
+	mem := poisonmem.New()
+	arr := leakSomething(mem)
+	defer arr.Release()
+	var r recorder
+	mem.AssertSize(&r, 0)
+	if len(r.msgs) != 1 {
+		t.Fatalf("AssertSize reported %d failures, want 1", len(r.msgs))
+	}
+	msg := r.msgs[0]
+	for _, want := range []string{"LEAK of", "go test -run"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("leak report lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "leakSomething") {
+		t.Errorf("a fuzzing worker's leak report lists a stack it should not have recorded:\n%s", msg)
 	}
 }
 
