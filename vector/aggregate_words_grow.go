@@ -26,7 +26,9 @@ func (g *wordsGrouper) groupContext(ctx context.Context, keys []arrow.Array, gid
 	return err
 }
 
-// growTable doubles the slot table. While growCtx is set the new table is
+// growTable grows the slot table: fourfold while the grown table is
+// small (smallGrowBytes), else twofold, so that a table growing from
+// nothing moves its groups about a third as often. While growCtx is set the new table is
 // taken from the large-buffer cache and filled cancelCheckRows groups at a
 // time; a cancelled growth leaves the table as it was and records
 // growErr, and probeWords ends the batch after the row that asked for the
@@ -34,7 +36,7 @@ func (g *wordsGrouper) groupContext(ctx context.Context, keys []arrow.Array, gid
 // batch go on regardless, the table grows in one step at three quarters
 // full so that it can never fill up.
 func (g *wordsGrouper) growTable() {
-	newLen := 2 * g.numSlots()
+	newLen := g.grownSlots()
 	switch {
 	case g.growCtx == nil:
 		slots := make([]uint64, newLen*(g.k+1))
@@ -57,6 +59,15 @@ func (g *wordsGrouper) growTable() {
 		bigFree(&g.big, g.slots)
 		g.slots, g.mask = slots, newLen-1
 	}
+}
+
+// grownSlots is the slot count growTable grows the table to.
+func (g *wordsGrouper) grownSlots() int {
+	n := g.numSlots()
+	if 4*n*(g.k+1)*8 <= smallGrowBytes {
+		return 4 * n
+	}
+	return 2 * n
 }
 
 // rehashContext moves every group into a table of newLen slots (from
@@ -90,7 +101,7 @@ func (g *wordsGrouper) growTuples(need int) bool {
 		return false
 	}
 	if g.growCtx == nil {
-		t := make([]uint64, len(g.tuples), max(need, 2*cap(g.tuples)))
+		t := make([]uint64, len(g.tuples), groupGrownCap[uint64](cap(g.tuples), need))
 		copy(t, g.tuples)
 		g.tuples = t
 		return true

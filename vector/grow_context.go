@@ -47,13 +47,13 @@ func copyContext[T any](ctx context.Context, dst, src []T) error {
 }
 
 // growCapContext returns s with room for need elements (a copy with at
-// least twice the capacity when s has less), copying interruptibly; on
+// least twice the capacity when s has less, groupGrownCap), copying interruptibly; on
 // cancellation it returns s unchanged and ctx's error.
 func growCapContext[T any](ctx context.Context, s []T, need int) ([]T, error) {
 	if cap(s) >= need {
 		return s, nil
 	}
-	t, err := makeContext[T](ctx, len(s), max(need, 2*cap(s)))
+	t, err := makeContext[T](ctx, len(s), groupGrownCap[T](cap(s), need))
 	if err != nil {
 		return s, err
 	}
