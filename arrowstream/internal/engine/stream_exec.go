@@ -185,6 +185,9 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	}
 	err = walk(opt)
 	e.sharing = sh
+	if err == nil {
+		e.reduceJoins(opt, sh)
+	}
 	decls := make([]stateful.StateDecl, len(e.order))
 	for i, op := range e.order {
 		decls[i] = op.State()

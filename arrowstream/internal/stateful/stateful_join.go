@@ -115,6 +115,10 @@ type statefulJoin struct {
 	// narrow is the deferred residual over only the columns it reads
 	// (stateful_join_residual.go); nil: it reads the gathered pairs.
 	narrow *narrowResidual
+	// reduce, when set, keeps of the output pairs only those the max or
+	// min aggregation reading the join needs (stateful_join_reduce.go).
+	reduce        *joinReduce
+	reduceScratch joinReduceScratch
 	// maxRowNumbers, when not 0, lowers the sides' key index row-number
 	// limit (math.MaxInt32): tests run out of numbers with a few rows.
 	maxRowNumbers int32

@@ -60,7 +60,7 @@ func (s *statefulJoin) residualDeferred() bool {
 // has no passing pair).
 func (s *statefulJoin) gatherOutPairs(ctx context.Context, pairs []joinOutPairs) ([]arrow.Record, error) {
 	if !s.residualDeferred() {
-		rec, err := s.gatherPairs(pairs, s.out)
+		rec, err := s.gatherPairs(s.reducePairs(pairs), s.out)
 		if rec == nil || err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ func (s *statefulJoin) filterPairsNarrow(ctx context.Context, pairs []joinOutPai
 	case n == 0:
 		return nil, nil
 	case n == len(keep):
-		return s.gatherPairs(pairs, s.out)
+		return s.gatherPairs(s.reducePairs(pairs), s.out)
 	}
 	// The passing pairs, as pairs of the same records (borrowed from
 	// pairs, which hold them), moved to the front of pairs' own lists:
@@ -106,7 +106,7 @@ func (s *statefulJoin) filterPairsNarrow(ctx context.Context, pairs []joinOutPai
 			kept = append(kept, joinOutPairs{l: p.l, r: p.r, li: p.li[:m:m], ri: p.ri[:m:m]})
 		}
 	}
-	return s.gatherPairs(kept, s.out)
+	return s.gatherPairs(s.reducePairs(kept), s.out)
 }
 
 // mask evaluates the narrow residual over cand, the candidates' columns
