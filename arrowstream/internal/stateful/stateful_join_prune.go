@@ -1,6 +1,8 @@
 package stateful
 
 import (
+	"math"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
@@ -41,8 +43,10 @@ type joinPrune struct {
 	unstored []bool
 	// ends caches seen by window end for raise and mark (below).
 	ends endCache
-	// lookups counts the calls of seen (a test checks the cache).
-	lookups int64
+	// lookups counts the calls of seen (a test checks the cache); runs
+	// the runs of rows raiseRuns and markRuns took (a test checks that
+	// rows in time order take few).
+	lookups, runs int64
 }
 
 // endCache is a direct-mapped cache of the running maxima by window end.
@@ -125,9 +129,14 @@ func (p *joinPrune) mark(r *sideRows, ep Epoch) {
 		return
 	}
 	vals, valid := p.raise(r.rec, 0, n, p.staged)
-	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
 	rt := timesOf(r.rec.Column(p.b.RangeCol))
 	unstored := bools(&p.unstored, n)
+	if valid == nil && rt.valid == nil {
+		p.markRuns(rt.ts, vals, unstored)
+		r.unstored = unstored
+		return
+	}
+	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
 	align := floorMod(start+width, slide) // every window end ≡ align (mod slide)
 	var first firstEnd
 	for j := 0; j < n; j++ {
@@ -163,6 +172,11 @@ func (p *joinPrune) raise(rec arrow.Record, lo, hi int, into map[int64]int64) ([
 	p.vals = vals
 	p.ends = endCache{} // the maps may have changed since the last call
 	wt := timesOf(rec.Column(p.b.WindowTimeCol))
+	if valid == nil && wt.valid == nil {
+		p.raiseRuns(wt.ts, vals, lo, hi, into)
+		p.flushEnds(into)
+		return vals, valid
+	}
 	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
 	// The largest window start ≤ t is the smallest value ≥ t-slide+1
 	// that is ≡ start (mod slide): last.at(t-slide+1, align, slide).
@@ -184,6 +198,131 @@ func (p *joinPrune) raise(rec arrow.Record, lo, hi int, into map[int64]int64) ([
 	}
 	p.flushEnds(into)
 	return vals, valid
+}
+
+// raiseRuns is raise over rows without nulls, by runs: consecutive rows
+// whose times lie in the same windows (rows mostly in time order: an
+// epoch of Nexmark q7's bids is one or two runs) raise those windows once
+// with the run's largest value. The run's bounds are where the set of
+// windows containing t changes: the latest start ≤ t (sLast) and the
+// earliest start > t-width (sFirst) stay the same for t in
+// [max(sLast, sFirst-slide+width), min(sLast+slide, sFirst+width)).
+// The maxima come out as raise's per-row loop leaves them (a maximum does
+// not depend on the order it is taken in).
+func (p *joinPrune) raiseRuns(ts []arrow.Timestamp, vals []int64, lo, hi int, into map[int64]int64) {
+	width, slide := p.b.Width, p.b.Slide
+	align := floorMod(p.b.Start, slide)
+	var last firstEnd
+	for j := lo; j < hi; {
+		t := int64(ts[j])
+		sLast := last.at(t-slide+1, align, slide)
+		sFirst := sLast
+		for sFirst-slide > t-width {
+			sFirst -= slide
+		}
+		loT := max(sLast, sFirst-slide+width)
+		hiT := min(satAdd(sLast, slide), satAdd(sFirst, width))
+		x := vals[j]
+		k := j + 1
+		for ; k < hi; k++ {
+			u := int64(ts[k])
+			if u < loT || u >= hiT {
+				break
+			}
+			x = max(x, vals[k])
+		}
+		p.runs++
+		for s := sLast; s >= sFirst; s -= slide {
+			if c := p.slot(s+width, into); !c.ok || x > c.max {
+				c.max, c.ok, c.dirty = x, true, true
+			}
+		}
+		j = k
+	}
+}
+
+// markRuns is mark's loop over rows without nulls, by runs: consecutive
+// rows whose join ranges [t+Lo, t+Hi] hold the same window ends share
+// the decision's threshold, the smallest running maximum of those
+// windows still open (a window without one keeps every row): a row is
+// stored when its value is at least the threshold, and never when every
+// window it can join is closed. The ends are e0 (the first ≥ t+Lo) to
+// eLast (the last ≤ t+Hi), the same for t in
+// [max(e0-slide-Lo+1, eLast-Hi), min(e0-Lo+1, eLast+slide-Hi)); with no
+// end in the range, the upper bound is e0-Hi.
+func (p *joinPrune) markRuns(ts []arrow.Timestamp, vals []int64, unstored []bool) {
+	width, slide, start := p.b.Width, p.b.Slide, p.b.Start
+	align := floorMod(start+width, slide) // every window end ≡ align (mod slide)
+	var first firstEnd
+	n := len(vals)
+	for j := 0; j < n; {
+		t := int64(ts[j])
+		e0 := first.at(t+p.b.Lo, align, slide)
+		loT, hiT := e0-slide-p.b.Lo+1, min(e0-p.b.Lo+1, e0-p.b.Hi)
+		open, thr := false, int64(0)
+		if e0 <= t+p.b.Hi {
+			eLast := e0
+			for eLast+slide <= t+p.b.Hi {
+				eLast += slide
+			}
+			loT = max(loT, eLast-p.b.Hi)
+			hiT = min(e0-p.b.Lo+1, satAdd(eLast, slide)-p.b.Hi)
+			for e := e0; e <= eLast; e += slide {
+				if e <= p.wmUs {
+					continue // closed: its max row was emitted already
+				}
+				c := p.slot(e, nil)
+				m := c.max
+				if !c.ok {
+					m = minTime // no maximum yet: every row is kept
+				}
+				if !open || m < thr {
+					thr = m
+				}
+				open = true
+			}
+		}
+		if t < loT || t >= hiT { // bounds past the int64 range: the row alone
+			if !open || vals[j] < thr {
+				unstored[j] = true
+				p.skipped++
+			}
+			j++
+			continue
+		}
+		p.runs++
+		k := j
+		if !open {
+			for ; k < n; k++ {
+				if u := int64(ts[k]); u < loT || u >= hiT {
+					break
+				}
+				unstored[k] = true
+			}
+			p.skipped += int64(k - j)
+		} else {
+			skipped := int64(0)
+			for ; k < n; k++ {
+				if u := int64(ts[k]); u < loT || u >= hiT {
+					break
+				}
+				if vals[k] < thr {
+					unstored[k] = true
+					skipped++
+				}
+			}
+			p.skipped += skipped
+		}
+		j = k
+	}
+}
+
+// satAdd is a+b for b ≥ 0, at most the largest int64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // seed raises the kept maxima with the rows the live state holds of the

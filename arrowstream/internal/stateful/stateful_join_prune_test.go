@@ -104,7 +104,9 @@ func (m *pruneModel) epoch(vals, times []*int64, wm int64) ([]bool, map[int64]in
 // tumbling and sliding windows, offsets, ranges, rows mostly in time
 // order with stragglers, jumps and rows far ahead (window ends that share
 // a cache slot), NULL values and times, negative times,
-// aborted epochs, and restarts that seed the maxima from kept rows.
+// aborted epochs, and restarts that seed the maxima from kept rows. Half
+// the seeds have no NULLs, so that their epochs take the run paths
+// (raiseRuns, markRuns) rather than the per-row loops.
 func TestJoinPruneMatchesModel(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -116,10 +118,14 @@ func TestJoinPruneMatchesModel(t *testing.T) {
 		if seed%2 == 0 {
 			slide = width / int64(1+rng.Intn(4))
 		}
+		if seed%6 == 0 {
+			slide = width * 2 / 5 // rows in two or three windows
+		}
 		b := plan.JoinMaxBound{Side: 0, ValueCol: 0, WindowTimeCol: 1, RangeCol: 1,
 			Width: width, Slide: slide, Start: int64(rng.Intn(3)) * sec / 2,
 			Lo: -int64(rng.Intn(3)) * sec, Hi: int64(1+rng.Intn(4)) * sec}
-		t.Run(fmt.Sprintf("seed%d/width=%d/slide=%d", seed, width/1000, slide/1000), func(t *testing.T) {
+		nulls := seed%4 < 2
+		t.Run(fmt.Sprintf("seed%d/width=%d/slide=%d/nulls=%v", seed, width/1000, slide/1000, nulls), func(t *testing.T) {
 			p := newJoinPrune(b)
 			model := &pruneModel{b: b, max: map[int64]int64{}}
 			now := -20 * sec
@@ -138,12 +144,20 @@ func TestJoinPruneMatchesModel(t *testing.T) {
 					case 4:
 						// Far ahead, in the cache slot of a window of now's.
 						tm += int64(endCacheSlots*(1+rng.Intn(3))) * slide
+					case 5, 6, 7, 8:
+						// At a bound of the run paths, ±1 µs, often
+						// behind the rows before it: a window's start,
+						// or a time whose join range [tm+Lo, tm+Hi]
+						// starts or ends at a window end, near now.
+						s := now - floorMod(now-b.Start, slide)
+						edge := s + []int64{0, width, width - b.Lo, width - b.Hi}[rng.Intn(4)] - int64(rng.Intn(3))*slide
+						tm = edge + int64(rng.Intn(3)-1)
 					}
 					v := int64(rng.Intn(60))
-					if rng.Intn(20) != 0 {
+					if !nulls || rng.Intn(20) != 0 {
 						vals[j] = &v
 					}
-					if rng.Intn(30) != 0 {
+					if !nulls || rng.Intn(30) != 0 {
 						times[j] = &tm
 					}
 				}
@@ -206,6 +220,39 @@ func TestJoinPruneLooksUpEachWindowOnce(t *testing.T) {
 	}
 	if p.lookups > 16 {
 		t.Fatalf("%d lookups of the kept maxima for %d rows over 2 windows, want a few", p.lookups, n)
+	}
+}
+
+// TestJoinPruneTakesRowsByRuns: an epoch of 10K rows without NULLs in
+// time order over two tumbling windows is raised and marked in a few runs
+// (one per window and per join range; 10,000 each row by row), with the
+// model's marks.
+func TestJoinPruneTakesRowsByRuns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const sec = int64(1_000_000)
+	b := plan.JoinMaxBound{ValueCol: 0, WindowTimeCol: 1, RangeCol: 1, Width: 10 * sec, Slide: 10 * sec, Lo: 1000, Hi: 10*sec + 1000}
+	p := newJoinPrune(b)
+	model := &pruneModel{b: b, max: map[int64]int64{}}
+	const n = 10_000
+	vals, times := make([]*int64, n), make([]*int64, n)
+	for j := range vals {
+		v, tm := int64(j*7919%1000), int64(j)*2000 // 20 s: two windows
+		vals[j], times[j] = &v, &tm
+	}
+	rec := pruneTestRecord(mem, vals, times)
+	defer rec.Release()
+	r := &sideRows{rec: rec}
+	p.mark(r, pruneEpoch(0))
+	want, _ := model.epoch(vals, times, 0)
+	if !slices.Equal(r.unstored, want) {
+		t.Fatalf("unstored marks differ from the model's")
+	}
+	if p.skipped == 0 || p.skipped == n {
+		t.Fatalf("%d of %d rows not stored: the test should prune some", p.skipped, n)
+	}
+	if p.runs > 8 {
+		t.Fatalf("%d runs for %d rows in time order over 2 windows, want a few", p.runs, n)
 	}
 }
 
