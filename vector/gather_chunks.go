@@ -61,6 +61,32 @@ func GatherChunks(mem memory.Allocator, chunks []arrow.Array, src, rows []int32)
 	return array.MakeFromData(data), nil
 }
 
+// GatherChunksSlabBytes is how many bytes a SlabAllocator needs to serve
+// every buffer of a GatherChunks of n rows of type dt except string and
+// binary data: a validity bitmap (counted whether or not a row is null),
+// the values or offsets, each rounded up to 64 bytes as arrow's buffers
+// request them. Types gathered otherwise count 0.
+func GatherChunksSlabBytes(dt arrow.DataType, n int) int {
+	bitmap := roundUp64(int(bitutil.BytesForBits(int64(n))))
+	switch dt.ID() {
+	case arrow.INT8, arrow.UINT8:
+		return bitmap + roundUp64(n)
+	case arrow.INT16, arrow.UINT16:
+		return bitmap + roundUp64(2*n)
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32:
+		return bitmap + roundUp64(4*n)
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64, arrow.TIMESTAMP, arrow.DATE64, arrow.DURATION:
+		return bitmap + roundUp64(8*n)
+	case arrow.DECIMAL128:
+		return bitmap + roundUp64(16*n)
+	case arrow.BOOL:
+		return 2 * bitmap
+	case arrow.STRING, arrow.BINARY:
+		return bitmap + roundUp64(4*(n+1))
+	}
+	return 0
+}
+
 // chunkBits are a chunk's validity bitmap (nil: no nulls) and offset.
 type chunkBits struct {
 	bits []byte
@@ -178,7 +204,13 @@ func gatherChunksBinary(mem memory.Allocator, chunks []arrow.Array, src, rows []
 	offBuf := memory.NewResizableBuffer(mem)
 	offBuf.Resize((len(rows) + 1) * 4)
 	offs := castSlice[int32](offBuf.Bytes())[:len(rows)+1]
-	dataBuf := memory.NewResizableBuffer(mem)
+	// Strings' data stay out of a slab (sized without them): prefaulted
+	// on their own below.
+	dataMem := mem
+	if s, ok := mem.(*SlabAllocator); ok {
+		dataMem = s.under
+	}
+	dataBuf := memory.NewResizableBuffer(dataMem)
 	dataBuf.Resize(total)
 	out := dataBuf.Bytes()
 	// A join's gathered strings are most of its output and are kept (a

@@ -146,6 +146,16 @@ func (s *statefulJoin) gatherPairCols(pairs []joinOutPairs, schema *arrow.Schema
 			c.Release()
 		}
 	}()
+	// The record's buffers other than string data come from one slab whose
+	// fresh pages are mapped in at once: the output is kept (a memory sink
+	// holds it), so its fixed-width values, offsets and bitmaps, each below
+	// the size a buffer is prefaulted at, were faulted in a page at a time.
+	size := 0
+	for _, f := range schema.Fields() {
+		size += vector.GatherChunksSlabBytes(f.Type, n)
+	}
+	mem := vector.NewSlabAllocator(s.mem, size)
+	defer mem.Done()
 	off := 0 // the side's first joined ordinal
 	for side := 0; side < 2; side++ {
 		// The side's columns gathered: all, or those of cols.
@@ -197,7 +207,7 @@ func (s *statefulJoin) gatherPairCols(pairs []joinOutPairs, schema *arrow.Schema
 			for k, rec := range recs {
 				chunks[k] = rec.Column(c)
 			}
-			a, err := vector.GatherChunks(s.mem, chunks, src, rows)
+			a, err := vector.GatherChunks(mem, chunks, src, rows)
 			if err != nil {
 				return nil, err
 			}
