@@ -69,6 +69,13 @@ func (l *LiveAggregate) EncodeValues(enc *KeyEncoder, gids []int32, out *GroupVa
 	if enc == nil || !enc.Exact() || !l.valuesLike(enc.Types()) {
 		return false, nil
 	}
+	if enc.IsFixed() && fixedWidth(enc.Types()[0].ID()) != 8 {
+		// One column on the encoder's fixed path is stored framed as a
+		// flag byte and its 64-bit word (the state store's rowCodec), not
+		// as its own width: a 32-bit value written here as 5 bytes made
+		// a min/max of an int32 or date column unreadable at restore.
+		return false, nil
+	}
 	groups := l.b.grouper.numGroups()
 	for _, g := range gids {
 		if g < 0 || int(g) >= groups {

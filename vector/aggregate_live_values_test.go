@@ -180,7 +180,8 @@ func TestEncodeValuesMatchesEncoder(t *testing.T) {
 }
 
 // TestEncodeValuesDeclines: an aggregate whose state EncodeValues does not
-// write (max of a string, min of a narrow integer), a key encoder (not
+// write (max of a string, min of a narrow integer), a lone 32-bit state
+// column (its encoder's fixed path is framed in 64-bit words), a key encoder (not
 // exact) or an encoder of other types make it decline, leaving out alone;
 // a group id out of range is an error naming it.
 func TestEncodeValuesDeclines(t *testing.T) {
@@ -214,6 +215,9 @@ func TestEncodeValuesDeclines(t *testing.T) {
 		"max string": {call(vector.AggCount, "nv", "v"), call(vector.AggMax, "maxs", "s")},
 		"min int16":  {{Func: vector.AggMin, Name: "m16", Args: []vector.Expr{i16}}},
 		"first":      {call(vector.AggFirst, "fv", "v")},
+		// One 32-bit column: its value encoder is on the fixed path, whose
+		// rows the store frames as a flag byte and a 64-bit word.
+		"min int32 alone": {{Func: vector.AggMin, Name: "m32", Args: []vector.Expr{vector.Cast(vector.Col("v"), vector.Int32)}}},
 	} {
 		live, types := open(aggs)
 		enc, err := vector.NewValueEncoder(mem, types)

@@ -1,6 +1,7 @@
 package stateful
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -174,6 +175,14 @@ func (c *rowCodec) decode(mem memory.Allocator, rows [][]byte) ([]arrow.Array, e
 				for j := 0; j < 8; j++ {
 					words[i] |= uint64(r[1+j]) << (8 * j)
 				}
+			case 5:
+				// A 32-bit value framed at its own width: the changelogs
+				// of a min/max of an int32 or date column written before
+				// the live aggregation framed them as the store does.
+				if !narrow32(c.enc.Types()[0]) {
+					return nil, fmt.Errorf("arrowstream: state row %d has %d bytes, want a fixed-width key of %s", i, len(r), c.enc.Types()[0])
+				}
+				words[i] = uint64(int64(int32(binary.LittleEndian.Uint32(r[1:]))))
 			default:
 				return nil, fmt.Errorf("arrowstream: state row %d has %d bytes, want a fixed-width key", i, len(r))
 			}
@@ -185,6 +194,12 @@ func (c *rowCodec) decode(mem memory.Allocator, rows [][]byte) ([]arrow.Array, e
 		return []arrow.Array{a}, nil
 	}
 	return c.enc.DecodeKeys(mem, rows)
+}
+
+// narrow32 reports whether t is a 32-bit type whose fixed-path word is
+// its sign-extended value.
+func narrow32(t arrow.DataType) bool {
+	return t.ID() == arrow.INT32 || t.ID() == arrow.DATE32
 }
 
 // assemble builds a record of schema from key columns followed by value
