@@ -346,8 +346,8 @@ func TestClusterPacedHopListsAtLocalCommits(t *testing.T) {
 	produce(t, c, "ev", 12, "a", 0, per)
 	waitAgg(t, wantAgg(per), a)
 
-	down := activeQuery(t, a, "agg")
-	epochs, listings := len(dataEpochs(down)), kafka.ListingsOf(ca, "agg-repartition-0")
+	down, up := activeQuery(t, a, "agg"), activeQuery(t, a, "agg-repartition-0")
+	epochs, upEpochs, listings := len(dataEpochs(down)), len(dataEpochs(up)), kafka.ListingsOf(ca, "agg-repartition-0")
 	// Input all along for about 3 s: the upstream commits every ~300 ms.
 	const rounds = 50
 	for i := 1; i <= rounds; i++ {
@@ -356,12 +356,17 @@ func TestClusterPacedHopListsAtLocalCommits(t *testing.T) {
 	}
 	waitAgg(t, wantAgg((rounds+1)*per), a)
 	de, dl := len(dataEpochs(down))-epochs, kafka.ListingsOf(ca, "agg-repartition-0")-listings
-	t.Logf("downstream: %d data epochs, %d listings of the hop", de, dl)
+	ue := len(dataEpochs(up)) - upEpochs
+	t.Logf("downstream: %d data epochs, %d listings of the hop; upstream: %d data epochs", de, dl, ue)
 	if de < 3 {
 		t.Fatalf("%d downstream data epochs: want the input read in several", de)
 	}
-	if dl > 2*int64(de)+4 {
-		t.Fatalf("downstream: %d listings for %d data epochs; want about one per local upstream commit", dl, de)
+	// About two listings per epoch here (the wake-up's and the epoch's
+	// own), four before the pacing: a loaded machine under -race adds a
+	// few where a hold reaches its deadline (83 for 37 epochs at load
+	// 25–30), so the bound sits between the two rates.
+	if dl > 2*int64(de)+int64(de)/2+4 {
+		t.Fatalf("downstream: %d listings for %d data epochs (upstream %d); want about one per local upstream commit", dl, de, ue)
 	}
 }
 
