@@ -572,6 +572,12 @@ func storeWords[T uint8 | uint16 | uint32 | uint64](dst []T, tuples []uint64, gi
 
 // leafWords writes the values of a fixed-width column as words (signed
 // values sign-extended).
+// ColumnWords writes the 64-bit word of each of the first len(out) rows of
+// col, an integer, date, time, timestamp or duration column, to out: a
+// signed value sign-extended, as the words grouper and the key encoder's
+// fixed path hold it; a null row's word is whatever its slot holds.
+func ColumnWords(col arrow.Array, out []uint64) error { return leafWords(col, out) }
+
 func leafWords(col arrow.Array, out []uint64) error {
 	switch a := col.(type) {
 	case *array.Int8:

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowstream/arrowstream/vector"
 )
@@ -146,33 +145,8 @@ func keyWords(col arrow.Array, buf []uint64) ([]uint64, error) {
 		buf = make([]uint64, n, n+n/4)
 	}
 	buf = buf[:n]
-	switch a := col.(type) {
-	case *array.Int64:
-		for i, v := range a.Int64Values() {
-			buf[i] = uint64(v)
-		}
-	case *array.Timestamp:
-		for i, v := range a.TimestampValues() {
-			buf[i] = uint64(v)
-		}
-	case *array.Int32:
-		for i, v := range a.Int32Values() {
-			buf[i] = uint64(int64(v))
-		}
-	case *array.Date32:
-		for i, v := range a.Date32Values() {
-			buf[i] = uint64(int64(v))
-		}
-	case *array.Int16:
-		for i, v := range a.Int16Values() {
-			buf[i] = uint64(int64(v))
-		}
-	case *array.Int8:
-		for i, v := range a.Int8Values() {
-			buf[i] = uint64(int64(v))
-		}
-	default:
-		return buf, fmt.Errorf("a key column of %s has no word", vector.TypeName(col.DataType()))
+	if err := vector.ColumnWords(col, buf); err != nil {
+		return buf, fmt.Errorf("arrowstream: session key: %w", err)
 	}
 	return buf, nil
 }
