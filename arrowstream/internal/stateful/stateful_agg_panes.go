@@ -90,6 +90,18 @@ func (p *paneMode) lastEnd(start, end int64) int64 {
 	return end
 }
 
+// windowEnds is the ends of the windows a group of window [start, end)
+// counts in (µs): first, first+step, … up to last. A pane counts in every
+// window ending a slide apart from its own end on; a whole window only in
+// its own.
+func (p *paneMode) windowEnds(start, end int64) (first, step, last int64) {
+	first, step = end, p.slide
+	if end-start != p.slide {
+		step = end - start + 1 // a whole window: its own end only
+	}
+	return first, step, p.lastEnd(start, end)
+}
+
 // boundIn reports whether a window or pane bound (start + j·slide) lies
 // in (lo, hi] (µs).
 func (p *paneMode) boundIn(lo, hi int64) bool {
@@ -207,11 +219,7 @@ func (s *statefulAggregate) evictByState(ctx context.Context, lo, hi int64) (arr
 	keep := l.open[:0]
 	for i, g := range l.open {
 		a, b := int64(starts[i]), int64(ends[i])
-		first, step := b, s.panes.slide
-		if b-a != s.panes.slide {
-			step = b - a + 1 // a whole window: its own end only
-		}
-		last := s.panes.lastEnd(a, b)
+		first, step, last := s.panes.windowEnds(a, b)
 		for e := first; e <= last; e += step {
 			if e > lo && e <= hi {
 				take = append(take, int32(i))

@@ -94,11 +94,7 @@ func (s *statefulAggregate) evictBySlot(ctx context.Context, lo, hi int64) (_ ar
 	keep := 0
 	for i, g := range l.open {
 		a, b := int64(p.starts[i]), int64(p.ends[i])
-		first, step := b, s.panes.slide
-		if b-a != s.panes.slide {
-			step = b - a + 1 // a whole window: its own end only
-		}
-		last := s.panes.lastEnd(a, b)
+		first, step, last := s.panes.windowEnds(a, b)
 		for e := first; e <= last; e += step {
 			if e > lo && e <= hi {
 				gids = append(gids, g)
