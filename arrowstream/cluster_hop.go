@@ -332,6 +332,9 @@ func (s *Session) startWithHop(ctx context.Context, w *DataStreamWriter) (*Strea
 			upOpts[k] = v
 		}
 	}
+	// A fenced hop transaction fails an upstream epoch (hop_fence.go in
+	// the kafka package): the stage runs it again rather than stopping.
+	hopStageRestarts(upOpts)
 	// Each stage stops the other: a stage alone would either stall (the
 	// downstream) or fill the hop for nobody (the upstream).
 	var (

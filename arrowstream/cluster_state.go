@@ -65,16 +65,26 @@ func movingStage(dn *DataStreamWriter, cut hopCut) error {
 	for k, v := range dn.opts {
 		opts[k] = v
 	}
+	// Partitions that move under a running stage fail its epoch once
+	// (the operators then rebuild their state from the moved one): the
+	// stage restarts from its checkpoint for that.
+	hopStageRestarts(opts)
+	dn.opts = opts
+	return nil
+}
+
+// hopStageRestarts gives a stage of a repartition hop the "on-failure"
+// restart policy (20 attempts, 200 ms backoff) unless the query sets its
+// own: an epoch failed by the cluster (a rebalance moving state under the
+// downstream; a writer's transaction fenced by the broker, upstream or
+// downstream) runs again from the stage's checkpoint, where Kafka's
+// committed offsets say what was written, instead of stopping the table.
+func hopStageRestarts(opts map[string]string) {
 	if _, err := engine.RestartOptions(opts, false); err == nil && !hasOption(opts, stream.OptRestartPolicy) {
-		// Partitions that move under a running stage fail its epoch once
-		// (the operators then rebuild their state from the moved one):
-		// the stage restarts from its checkpoint for that.
 		opts[stream.OptRestartPolicy] = "on-failure"
 		opts[stream.OptRestartMaxAttempts] = "20"
 		opts[stream.OptRestartBackoff] = "200ms"
 	}
-	dn.opts = opts
-	return nil
 }
 
 func hasOption(opts map[string]string, key string) bool {

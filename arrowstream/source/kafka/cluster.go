@@ -38,6 +38,10 @@ type ClusterOptions struct {
 	SessionTimeout time.Duration
 	// Logger receives rebalances (default slog.Default()).
 	Logger *slog.Logger
+	// TxnTimeout is the transaction timeout a repartition hop's upstream
+	// writer starts with (default max(SessionTimeout, 10s)); it doubles
+	// after each transaction the broker aborted for its age (hop_fence.go).
+	TxnTimeout time.Duration
 	// IdleTimeout: an input partition of a repartition hop whose claims
 	// and marks did not move for this long is idle and does not hold the
 	// downstream watermark back (Flink's idleness; default 30s).
@@ -72,10 +76,19 @@ type TxnFaults interface {
 
 // TxnBeginFaults is optionally implemented by a TxnFaults: BeforeTxnBegin
 // is called before an epoch's transaction begins, with nothing of it in
-// Kafka yet (the downstream's local state already committed); an error
-// fails the epoch. Tests use it to hold an instance there, as a slow one.
+// Kafka yet (the downstream's local state already committed; the
+// upstream's rows not yet read); an error fails the epoch. Tests use it
+// to hold an instance there, as a slow one, or to fence its producer.
 type TxnBeginFaults interface {
 	BeforeTxnBegin(table, stage string, epoch int64) error
+}
+
+// TxnReadFaults is optionally implemented by a TxnFaults: WhileReading is
+// called by a hop's upstream writer once per epoch, after it encoded the
+// epoch's first record of rows and before it reads on. Tests hold it
+// there as an epoch slow to read.
+type TxnReadFaults interface {
+	WhileReading(table, stage string, epoch int64)
 }
 
 // Cluster is this instance's membership in a cluster: it makes the Kafka

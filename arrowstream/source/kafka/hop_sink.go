@@ -37,13 +37,18 @@ type hopSink struct {
 	mem    memory.Allocator
 	spec   stream.HopSpec
 	topic  string
-	writer string // stable id of the upstream stage's checkpoint
-	group  string // bookkeeping group of this writer
-	client *kgo.Client
+	writer string      // stable id of the upstream stage's checkpoint
+	group  string      // bookkeeping group of this writer
+	client *kgo.Client // nil after a failed transaction: newClient makes another
 	admin  *kadm.Client
 	logger interface {
 		Info(msg string, args ...any)
+		Warn(msg string, args ...any)
 	}
+	// newClient makes the transactional producer with a timeout; each
+	// one's InitProducerID fences the writer's earlier producers.
+	newClient func(timeout time.Duration) (*kgo.Client, error)
+	timeout   txnTimeout // hop_fence.go
 
 	once      sync.Once
 	ready     error
@@ -79,18 +84,26 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	}
 	topic := HopTopic(c.opts.Name, spec.Table, spec.Hop)
 	txn := topic + "-w-" + writer
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(c.opts.Brokers...),
-		kgo.TransactionalID(txn),
-		kgo.TransactionTimeout(max(c.opts.SessionTimeout, 10e9)),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchMaxBytes(16<<20),
-		kgo.MaxBufferedRecords(1<<16),
-		kgo.ClientID("arrowstream-"+c.opts.Name),
-		kgo.DisableClientMetrics(), // nothing reads them (a push per interval per instance)
-	)
+	newClient := func(timeout time.Duration) (*kgo.Client, error) {
+		cl, err := kgo.NewClient(
+			kgo.SeedBrokers(c.opts.Brokers...),
+			kgo.TransactionalID(txn),
+			kgo.TransactionTimeout(timeout),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.ProducerBatchMaxBytes(16<<20),
+			kgo.MaxBufferedRecords(1<<16),
+			kgo.ClientID("arrowstream-"+c.opts.Name),
+			kgo.DisableClientMetrics(), // nothing reads them (a push per interval per instance)
+		)
+		if err != nil {
+			return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
+		}
+		return cl, nil
+	}
+	timeout := newTxnTimeout(c.opts)
+	cl, err := newClient(timeout.cur)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
+		return nil, err
 	}
 	enc, err := newHopEncoder()
 	if err != nil {
@@ -101,7 +114,8 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	c.reads.link(spec.CheckpointDir, pace) // the stage's source tells it when an epoch is planned
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
 		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
-		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: pace}, nil
+		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: pace,
+		newClient: newClient, timeout: timeout}, nil
 }
 
 func checkHopSpec(spec stream.HopSpec) error {
@@ -235,6 +249,13 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 	// However it ends: a downstream held for this epoch (planned by the
 	// stage's source) waits no more (hop_pace.go).
 	defer s.pace.ended()
+	if s.client == nil {
+		cl, err := s.newClient(s.timeout.cur)
+		if err != nil {
+			return err
+		}
+		s.client, s.admin = cl, kadm.NewClient(cl)
+	}
 	s.once.Do(func() { s.topicID, s.ready = ensureHopTopic(ctx, s.admin, s.topic, s.spec.Partitions) })
 	if s.ready != nil {
 		err := s.ready
@@ -252,6 +273,10 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 	if !s.writtenKnown {
 		var err error
 		if done, err = s.doneThrough(ctx); err != nil {
+			if errors.Is(err, kerr.InvalidTransactionTimeout) && s.timeout.refused() {
+				// Grown past the broker's transaction.max.timeout.ms.
+				s.resetClient()
+			}
 			return err
 		}
 	}
@@ -264,18 +289,29 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 		s.logger.Info("cluster: repartition: epoch already written by this writer; skipped", "epoch", epoch)
 		return nil
 	}
+	if f, ok := s.faults.(TxnBeginFaults); ok {
+		if err := f.BeforeTxnBegin(s.spec.Table, "repartition", epoch); err != nil {
+			return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)
+		}
+	}
+	began := time.Now()
 	if err := s.client.BeginTransaction(); err != nil {
+		s.failedTxn(epoch, began, err)
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: begin transaction: %w", s.topic, epoch, err)
 	}
 	if err := s.writeEpoch(ctx, epoch, data); err != nil {
-		abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30e9)
-		defer cancel()
-		if aerr := s.client.AbortBufferedRecords(abortCtx); aerr == nil {
-			_ = s.client.EndTransaction(abortCtx, kgo.TryAbort)
+		if !txnFenced(err) {
+			abortCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30e9)
+			defer cancel()
+			if aerr := s.client.AbortBufferedRecords(abortCtx); aerr == nil {
+				_ = s.client.EndTransaction(abortCtx, kgo.TryAbort)
+			}
 		}
+		s.failedTxn(epoch, began, err)
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)
 	}
 	if err := s.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		s.failedTxn(epoch, began, err)
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: commit transaction: %w", s.topic, epoch, err)
 	}
 	s.written, s.writtenKnown = epoch, true
@@ -288,8 +324,52 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 	return nil
 }
 
+// failedTxn drops the producer after a transaction that did not commit:
+// the next epoch (the stage runs this one again from its checkpoint)
+// makes another, whose InitProducerID aborts whatever this one left open
+// and fences it, and reads the writer's bookkeeping offset with
+// RequireStable, so an epoch whose commit's outcome was unknown is
+// written again only if it did not commit. A transaction fenced by the
+// broker is logged with its cause (hop_fence.go).
+func (s *hopSink) failedTxn(epoch int64, began time.Time, err error) {
+	if txnFenced(err) {
+		elapsed := time.Since(began)
+		if s.timeout.fenced(elapsed) {
+			s.logger.Warn("cluster: repartition: the writer's transaction outlived its timeout and was aborted by the broker; "+
+				"the epoch runs again with a new producer and a longer timeout",
+				"epoch", epoch, "elapsed", elapsed.Round(time.Millisecond), "nextTimeout", s.timeout.cur, "err", err)
+		} else {
+			s.logger.Warn("cluster: repartition: the writer's producer was fenced by another with its transactional id; "+
+				"the epoch runs again with a new producer", "epoch", epoch, "elapsed", elapsed.Round(time.Millisecond), "err", err)
+		}
+	}
+	s.resetClient()
+}
+
+// resetClient closes the producer; AddBatch makes another.
+func (s *hopSink) resetClient() {
+	if s.client != nil {
+		s.client.Close()
+	}
+	s.client, s.admin, s.writtenKnown = nil, nil, false
+}
+
+// hopHoldBytes bounds the encoded records an upstream epoch holds in
+// memory before it produces them (writeEpoch).
+const hopHoldBytes = 64 << 20
+
 // writeEpoch produces the epoch's rows, one marker per partition and the
 // writer's epoch mark, all inside the open transaction.
+//
+// The records are held until the epoch's rows are all read, hashed and
+// encoded (up to hopHoldBytes of them; past that they are produced as
+// they come), and produced then: the transaction begins on the broker at
+// its first produce (AddPartitionsToTxn), so it lasts the sends and
+// commits, not the epoch's reading. Under load a large epoch (a backlog
+// read at once) spent longer than the transaction timeout reading, the
+// broker aborted the transaction and the next produce failed with
+// INVALID_PRODUCER_EPOCH (hop_fence.go). Nothing is visible downstream
+// before the commit either way.
 func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Operator) error {
 	var (
 		mu       sync.Mutex
@@ -302,6 +382,28 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 				firstErr = err
 			}
 			mu.Unlock()
+		}
+	}
+	var (
+		held      []*kgo.Record
+		heldBytes int
+		holding   = true
+		sent      bool // a record of the epoch was encoded (the read hook ran)
+	)
+	release := func() {
+		for _, r := range held {
+			s.client.Produce(ctx, r, promise)
+		}
+		held, holding = nil, false
+	}
+	send := func(r *kgo.Record) {
+		if !holding {
+			s.client.Produce(ctx, r, promise)
+			return
+		}
+		held = append(held, r)
+		if heldBytes += len(r.Value); heldBytes >= hopHoldBytes {
+			release()
 		}
 	}
 	s.epochEvent = math.MinInt64
@@ -326,7 +428,11 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 		if err != nil {
 			return err
 		}
-		s.client.Produce(ctx, &kgo.Record{Topic: s.topic, Partition: int32(p), Key: hopKeyData, Value: v}, promise)
+		send(&kgo.Record{Topic: s.topic, Partition: int32(p), Key: hopKeyData, Value: v})
+		if f, ok := s.faults.(TxnReadFaults); ok && !sent {
+			f.WhileReading(s.spec.Table, "repartition", epoch)
+		}
+		sent = true
 		return nil
 	}
 	var hashes []int32
@@ -387,8 +493,9 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 			return err
 		}
 		marker := encodeHopMarker(s.maxEvent, s.writer)
-		s.client.Produce(ctx, &kgo.Record{Topic: s.topic, Partition: int32(p), Key: hopKeyMarker, Value: marker}, promise)
+		send(&kgo.Record{Topic: s.topic, Partition: int32(p), Key: hopKeyMarker, Value: marker})
 	}
+	release()
 	if err := s.client.Flush(ctx); err != nil {
 		return err
 	}
@@ -494,7 +601,9 @@ func (s *hopSink) commitEpochMark(ctx context.Context, epoch int64) error {
 // CloseSink implements stream.ClosingSink.
 func (s *hopSink) CloseSink() error {
 	s.closeOnce.Do(func() {
-		s.client.Close()
+		if s.client != nil {
+			s.client.Close()
+		}
 		s.enc.Close()
 	})
 	return nil
