@@ -409,12 +409,12 @@ func (s *statefulSessionWindow) mergeDecoded(ctx context.Context, batches []sess
 	// groups are made (one probe each), and the rows are folded into
 	// their groups without a lookup of their session id.
 	if len(absorbed) > 0 {
-		st, err := d.agg.State(absorbed)
+		states, err := d.agg.Values(absorbed)
 		if err != nil {
 			return fmt.Errorf("arrowstream: state of operator %d: %w", s.opID, err)
 		}
-		rec := d.sidRecord(s.mem, into, st.Columns()[1:])
-		st.Release()
+		rec := d.sidRecord(s.mem, into, states)
+		releaseArrays(states)
 		err = d.agg.MergeAt(ctx, rec, intoGids)
 		rec.Release()
 		if err != nil {

@@ -107,11 +107,11 @@ func (s *statefulSessionWindow) decodedRows(keys [][]byte, gids []int32, starts,
 		return nil, fmt.Errorf("decode keys: %w", err)
 	}
 	defer releaseArrays(k)
-	st, err := s.index.dec.agg.State(gids)
+	states, err := s.index.dec.agg.Values(gids) // no session id column
 	if err != nil {
 		return nil, err
 	}
-	defer st.Release()
+	defer releaseArrays(states)
 	win := windowArray(s.mem, starts, ends)
 	defer win.Release()
 	cols := make([]arrow.Array, s.partialSchema.NumFields())
@@ -119,7 +119,6 @@ func (s *statefulSessionWindow) decodedRows(keys [][]byte, gids []int32, starts,
 		cols[col] = k[i]
 	}
 	cols[s.sk] = win
-	states := st.Columns()[1:]
 	for i, col := range s.valCols[1:] {
 		cols[col] = states[i]
 	}

@@ -88,17 +88,13 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
 	snap.hold = hold
-	st, err := d.agg.State(gids)
+	states, err := d.agg.Values(gids) // owned; no session id column
 	if err != nil {
 		hold.release()
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
-	defer st.Release()
 	snap.cols = append(snap.cols, windowArray(s.mem, starts, snap.ends))
-	for _, c := range st.Columns()[1:] {
-		c.Retain()
-		snap.cols = append(snap.cols, c)
-	}
+	snap.cols = append(snap.cols, states...)
 	if snap.val, err = newValueCodec(s.mem, s.partialSchema, s.valCols); err != nil {
 		releaseArrays(snap.cols)
 		hold.release()
