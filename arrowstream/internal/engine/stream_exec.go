@@ -214,11 +214,17 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 		return nil, fmt.Errorf("arrowstream: the query reads no streaming source; use a batch query instead")
 	}
 	e.wmStats = make([]stateful.EventTimeStats, len(e.wmNodes))
+	e.nameWatermarks()
+	return e, nil
+}
+
+// nameWatermarks sets WatermarkNodes' answer from wmNodes (when the plan
+// is planned, and when the first epoch settles its shape).
+func (e *streamExec) nameWatermarks() {
 	e.wmList = make([]string, len(e.wmNodes))
 	for i, w := range e.wmNodes {
 		e.wmList[i] = e.wmNames[w]
 	}
-	return e, nil
 }
 
 // Execute implements executor: it opens the operators' state at the
