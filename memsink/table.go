@@ -316,7 +316,9 @@ func checkShape(got, want *arrow.Schema) error {
 	ok := got.NumFields() == want.NumFields()
 	for i := 0; ok && i < got.NumFields(); i++ {
 		g, w := got.Field(i), want.Field(i)
-		ok = g.Name == w.Name && arrow.TypeEqual(g.Type, w.Type)
+		// vector.TypesEqual: arrow.TypeEqual allocates (reflect) for
+		// most types, and this runs for every column of every epoch.
+		ok = g.Name == w.Name && vector.TypesEqual(g.Type, w.Type)
 	}
 	if !ok {
 		return fmt.Errorf("input has columns (%s), table has (%s)", describe(got), describe(want))
@@ -397,9 +399,7 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 	old := t.cur.Load()
 	seg := newSegment(info, recs)
 	defer seg.release() // the creator's reference
-	segs := make([]*segment, 0, len(old.segs)+1)
-	segs = append(append(segs, old.segs...), seg)
-	segs, evicted, trimmed := t.evict(segs, old.evicted)
+	segs, evicted, trimmed := t.evict(appendSegment(old.segs, seg), old.evicted)
 	if trimmed != nil {
 		defer trimmed.release() // the creator's reference
 	}
@@ -420,6 +420,25 @@ func (t *Table) commitSegment(info EpochInfo, recs []arrow.Record) error {
 	}
 	t.compactIfDue(v)
 	return nil
+}
+
+// appendSegment returns the current version's segments (cur) with seg
+// after them, in cur's own array when it has room. That is safe because
+// every version is made from the current one (commits, compaction,
+// uncommitted rows) or from a fresh array (Clear, recovery, a trimmed
+// run), so no published version sharing cur's array ends after cur: the
+// slot written belongs to none, and readers of older versions never look
+// past their own length. A full array is replaced by one of twice the
+// length, so that an epoch's commit does not copy every retained
+// segment's pointer (it did: a copy per epoch, of fresh memory, growing
+// with the retained epochs).
+func appendSegment(cur []*segment, seg *segment) []*segment {
+	if len(cur) < cap(cur) {
+		return append(cur, seg)
+	}
+	grown := make([]*segment, len(cur), 2*len(cur)+4)
+	copy(grown, cur)
+	return append(grown, seg)
 }
 
 // evict applies the retention limits to segs: it returns the segments

@@ -29,10 +29,12 @@ type Executor interface {
 	CommitState(ctx context.Context, ep stream.EpochInfo) error
 	// AbortState discards the epoch's state updates.
 	AbortState(ep stream.EpochInfo)
-	// WatermarkNodes lists the plan's watermark nodes (stable names).
+	// WatermarkNodes lists the plan's watermark nodes (stable names); the
+	// caller must not change the slice.
 	WatermarkNodes() []string
 	// EventTimeStats returns what each watermark node observed in the last
-	// executed epoch.
+	// executed epoch, in a slice the caller may change but must not keep
+	// past the next call.
 	EventTimeStats() []stateful.EventTimeStats
 	// ShouldRunAnotherBatch reports whether a no-data epoch would produce
 	// output or evict state given the new global watermark (§3.5).

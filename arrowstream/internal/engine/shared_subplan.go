@@ -141,6 +141,7 @@ func (e *streamExec) settleShape(conf map[string]string) {
 	}
 	e.wmNodes = wms
 	e.wmStats = make([]stateful.EventTimeStats, len(wms))
+	e.nameWatermarks()
 	e.srcUses = sh.srcUses
 	e.shared = map[plan.Node]*sharedRun{}
 	e.readers = make([]int, len(e.order))

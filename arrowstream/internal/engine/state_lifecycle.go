@@ -43,6 +43,9 @@ type stateLifecycle struct {
 	stateLog *checkpoint.StateLog
 	// groupBuf backs the stores an epoch commits together.
 	groupBuf []checkpoint.StateStore
+	// commits backs commit's answer, kept from epoch to epoch (the
+	// caller hands each operator its entry by value).
+	commits []stateful.StateCommit
 	// version is the version the open epoch reads (its id): the group
 	// commit writes version+1 even when no partition was opened.
 	version int64
@@ -309,9 +312,14 @@ func (l *stateLifecycle) stores(i int) []checkpoint.StateStore { return l.ops[i]
 
 // commit commits every open store (version id+1) and returns, per
 // operator, what describes its stores. On error every store not yet
-// committed is aborted: the epoch must be re-run from its version.
+// committed is aborted: the epoch must be re-run from its version. The
+// slice returned is valid until the next commit.
 func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, error) {
-	out := make([]stateful.StateCommit, len(l.ops))
+	if len(l.commits) != len(l.ops) {
+		l.commits = make([]stateful.StateCommit, len(l.ops))
+	}
+	out := l.commits
+	clear(out)
 	totals := make([]int64, len(l.ops))
 	var groupTime time.Duration
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {

@@ -64,6 +64,17 @@ type streamExec struct {
 	wmNames map[*plan.EventTimeWatermark]string
 	wmStats []stateful.EventTimeStats
 
+	// Kept from epoch to epoch, so that an epoch's fixed work allocates
+	// none of them (issue 19, branch ep25): WatermarkNodes' answer (the
+	// names never change), EventTimeStats' copy, the epoch's feeds and
+	// the plan nodes' children (plan.Node.Children allocates a slice
+	// per call; the plan does not change after newStreamExec).
+	wmList   []string
+	statsOut []stateful.EventTimeStats
+	feedBuf  []feed
+	feedPtrs []*feed
+	kids     map[plan.Node][]plan.Node
+
 	reuse bool // this epoch reuses compiled chains (ConfReusePlan)
 
 	// sharing describes the copies of stateful subplans found in the plan
@@ -105,6 +116,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 		mem: mem, root: opt, mode: mode, scanSrc: map[*plan.Scan]int{},
 		stateful: map[plan.Node]int{}, wmNames: map[*plan.EventTimeWatermark]string{},
 		chains: map[plan.Node]*chain{}, unchainable: map[plan.Node]bool{},
+		kids: map[plan.Node][]plan.Node{},
 	}
 	srcIndex := map[plan.Table]int{}
 	opID := 0
@@ -202,7 +214,17 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 		return nil, fmt.Errorf("arrowstream: the query reads no streaming source; use a batch query instead")
 	}
 	e.wmStats = make([]stateful.EventTimeStats, len(e.wmNodes))
+	e.nameWatermarks()
 	return e, nil
+}
+
+// nameWatermarks sets WatermarkNodes' answer from wmNodes (when the plan
+// is planned, and when the first epoch settles its shape).
+func (e *streamExec) nameWatermarks() {
+	e.wmList = make([]string, len(e.wmNodes))
+	for i, w := range e.wmNodes {
+		e.wmList[i] = e.wmNames[w]
+	}
 }
 
 // Execute implements executor: it opens the operators' state at the
@@ -222,6 +244,7 @@ func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []
 	defer func() {
 		for _, f := range feeds {
 			f.release()
+			*f = feed{} // kept for the next epoch: hold none of this one's
 		}
 		e.releaseShared()
 	}()
@@ -260,9 +283,15 @@ func (f *feed) release() {
 }
 
 func (e *streamExec) feeds(ctx context.Context, inputs []vector.Operator) ([]*feed, error) {
-	feeds := make([]*feed, len(inputs))
+	if len(e.feedBuf) != len(inputs) {
+		e.feedBuf, e.feedPtrs = make([]feed, len(inputs)), make([]*feed, len(inputs))
+		for i := range e.feedBuf {
+			e.feedPtrs[i] = &e.feedBuf[i]
+		}
+	}
+	feeds := e.feedPtrs
 	for i, in := range inputs {
-		feeds[i] = &feed{op: in, schema: in.Schema()}
+		e.feedBuf[i] = feed{op: in, schema: in.Schema()}
 		if e.srcUses[i] > 1 {
 			recs, err := vector.Drain(ctx, in)
 			in.Close()
@@ -280,6 +309,16 @@ func (e *streamExec) feeds(ctx context.Context, inputs []vector.Operator) ([]*fe
 		}
 	}
 	return feeds, nil
+}
+
+// children returns n's children, asked of the plan once.
+func (e *streamExec) children(n plan.Node) []plan.Node {
+	kids, ok := e.kids[n]
+	if !ok {
+		kids = n.Children()
+		e.kids[n] = kids
+	}
+	return kids
 }
 
 // build builds node n's operator for the epoch: a view of a shared
@@ -309,14 +348,10 @@ func (e *streamExec) buildNode(ctx context.Context, n plan.Node, ep stateful.Epo
 		}
 		return plan.BuildScanOn(e.mem, s, raw, env)
 	}
-	kids := n.Children()
-	if i, ok := e.stateful[n]; ok {
-		// A stateful operator may run over a rewritten input (a sliding
-		// window's aggregation over its panes), chosen per epoch from
-		// the query's settings.
-		if c, ok := e.order[i].(stateful.InputChooser); ok {
-			kids = c.ChildNodes(kids, ep.Conf)
-		}
+	kids := e.children(n)
+	_, isWM := n.(*plan.EventTimeWatermark)
+	if i, ok := e.stateful[n]; ok || isWM {
+		return e.buildOneOrTwo(ctx, n, i, isWM, kids, ep, env, feeds)
 	}
 	children := make([]vector.Operator, len(kids))
 	for i, k := range kids {
@@ -329,18 +364,6 @@ func (e *streamExec) buildNode(ctx context.Context, n plan.Node, ep stateful.Epo
 		}
 		children[i] = op
 	}
-	if w, ok := n.(*plan.EventTimeWatermark); ok {
-		i := e.wmIndex(w)
-		return stateful.NewEventTimeWatermark(children[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[i]), nil
-	}
-	if i, ok := e.stateful[n]; ok {
-		op := e.order[i]
-		ep.State = e.state.stores(i)
-		if two, ok := op.(stateful.TwoInputOp); ok && len(children) == 2 {
-			return two.ExecuteTwo(ctx, ep, children[0], children[1])
-		}
-		return op.Execute(ctx, ep, children[0])
-	}
 	if out, ok, err := e.planner.BuildEpoch(n, children, env); ok {
 		return out, err // it owns children, even on error
 	}
@@ -352,6 +375,44 @@ func (e *streamExec) buildNode(ctx context.Context, n plan.Node, ep stateful.Epo
 		return nil, err
 	}
 	return out, nil
+}
+
+// buildOneOrTwo builds a watermark node or stateful operator i over its
+// one or two children. The children's operators are handed on one by
+// one, never as a slice, so they stay in an array on the stack: every
+// epoch builds these nodes, and a slice each was a tenth of an empty
+// q7 epoch's allocations.
+func (e *streamExec) buildOneOrTwo(ctx context.Context, n plan.Node, i int, isWM bool, kids []plan.Node, ep stateful.Epoch, env *plan.Env, feeds []*feed) (vector.Operator, error) {
+	if !isWM {
+		// A stateful operator may run over a rewritten input (a sliding
+		// window's aggregation over its panes), chosen per epoch from
+		// the query's settings.
+		if c, ok := e.order[i].(stateful.InputChooser); ok {
+			kids = c.ChildNodes(kids, ep.Conf)
+		}
+	}
+	if len(kids) == 0 || len(kids) > 2 {
+		return nil, fmt.Errorf("arrowstream: %s has %d inputs, want one or two", n, len(kids))
+	}
+	var buf [2]vector.Operator
+	for j, k := range kids {
+		op, err := e.build(ctx, k, ep, env, feeds)
+		if err != nil {
+			closeOps(buf[:j])
+			return nil, err
+		}
+		buf[j] = op
+	}
+	if isWM {
+		w := n.(*plan.EventTimeWatermark)
+		return stateful.NewEventTimeWatermark(buf[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[e.wmIndex(w)]), nil
+	}
+	op := e.order[i]
+	ep.State = e.state.stores(i)
+	if two, ok := op.(stateful.TwoInputOp); ok && len(kids) == 2 {
+		return two.ExecuteTwo(ctx, ep, buf[0], buf[1])
+	}
+	return op.Execute(ctx, ep, buf[0])
 }
 
 func (e *streamExec) wmIndex(w *plan.EventTimeWatermark) int {
@@ -402,18 +463,15 @@ func (e *streamExec) AbortState(stream.EpochInfo) {
 	}
 }
 
-// WatermarkNodes implements executor.
-func (e *streamExec) WatermarkNodes() []string {
-	out := make([]string, len(e.wmNodes))
-	for i, w := range e.wmNodes {
-		out[i] = e.wmNames[w]
-	}
-	return out
-}
+// WatermarkNodes implements executor. The slice is the executor's, the
+// same every call: callers read it.
+func (e *streamExec) WatermarkNodes() []string { return e.wmList }
 
-// EventTimeStats implements executor.
+// EventTimeStats implements executor. The copy is kept for the next
+// call: callers may change it (sourceEventTime does) but not keep it.
 func (e *streamExec) EventTimeStats() []stateful.EventTimeStats {
-	return append([]stateful.EventTimeStats(nil), e.wmStats...)
+	e.statsOut = append(e.statsOut[:0], e.wmStats...)
+	return e.statsOut
 }
 
 // ShouldRunAnotherBatch implements executor.
