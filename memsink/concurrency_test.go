@@ -144,10 +144,15 @@ func TestConcurrentReaders(t *testing.T) {
 		{"complete", arrowstream.SinkInfo{Mode: arrowstream.Complete}, memsink.Options{MaxEpochs: 3}, 300, checkComplete},
 		{"view", arrowstream.SinkInfo{Mode: arrowstream.Update, KeyColumns: []string{"i"}}, memsink.Options{UpdateAsView: true, MaxEpochs: 2}, 300, checkView},
 	}
+	// The writer runs for about softTime, and on past it (a loaded machine
+	// may give it little CPU) until minWork epochs and snapshots happened;
+	// hardTime only bounds a stuck run, so a slow machine cannot fail it.
 	const (
 		readers  = 3
-		maxTime  = 400 * time.Millisecond
+		softTime = 400 * time.Millisecond
+		hardTime = 5 * time.Minute
 		maxEpoch = 300
+		minWork  = 10
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,8 +160,9 @@ func TestConcurrentReaders(t *testing.T) {
 			info := c.info
 			info.QueryName, info.Schema = "q", epochSchema
 			tbl := newTable(t, mem, info, c.opts)
-			ctx, cancel := context.WithTimeout(context.Background(), maxTime)
+			ctx, cancel := context.WithTimeout(context.Background(), hardTime)
 			defer cancel()
+			soft := time.Now().Add(softTime)
 			var done atomic.Bool
 			var snapshots atomic.Int64
 			var wg sync.WaitGroup
@@ -211,7 +217,10 @@ func TestConcurrentReaders(t *testing.T) {
 				}()
 			}
 			var epochs int64
-			for e := int64(0); e < maxEpoch && ctx.Err() == nil; e++ {
+			enough := func() bool {
+				return time.Now().After(soft) && epochs >= minWork && snapshots.Load() >= minWork
+			}
+			for e := int64(0); e < maxEpoch && ctx.Err() == nil && !enough(); e++ {
 				if err := tbl.AddBatch(ctx, e, epochOp(t, mem, e, c.rows, 128)); err != nil {
 					if ctx.Err() != nil {
 						break
@@ -226,7 +235,7 @@ func TestConcurrentReaders(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			if epochs < 10 || snapshots.Load() < 10 {
+			if epochs < minWork || snapshots.Load() < minWork {
 				t.Errorf("too little happened: %d epochs, %d snapshots", epochs, snapshots.Load())
 			}
 			s := tbl.Snapshot()
