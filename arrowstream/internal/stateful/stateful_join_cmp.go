@@ -26,13 +26,13 @@ import (
 // expression.
 
 // pairOp is a comparison of a pairCmp, its operands ordered so that only
-// these four remain (a > b is b < a).
+// these three remain (a > b is b < a). An equality of two columns of the
+// sides is a join key, never left in the residual.
 type pairOp uint8
 
 const (
 	pairLT pairOp = iota
 	pairLE
-	pairEQ
 	pairNE
 )
 
@@ -97,8 +97,6 @@ func (pc *pairCond) add(e plan.Expr, joined *arrow.Schema, nLeft int) bool {
 		return pc.cmp(pairLT, b, a, joined, nLeft)
 	case ">=":
 		return pc.cmp(pairLE, b, a, joined, nLeft)
-	case "=":
-		return pc.cmp(pairEQ, a, b, joined, nLeft)
 	case "<>":
 		return pc.cmp(pairNE, a, b, joined, nLeft)
 	}
@@ -245,8 +243,6 @@ func cmpPairs[T int32 | int64](op pairOp, av, bv []T, a, b pairColumn, sa, sb in
 			ok = x < y
 		case pairLE:
 			ok = x <= y
-		case pairEQ:
-			ok = x == y
 		default:
 			ok = x != y
 		}
