@@ -175,9 +175,9 @@ func (pc *pairCond) filter(p joinOutPairs) int {
 		}
 		a, b := pairArg(p, c.a), pairArg(p, c.b)
 		if c.wide {
-			n = cmpPairs(c.op, pairValues[int64](a), pairValues[int64](b), a, b, c.a.side, c.b.side, p.li[:n], p.ri[:n])
+			n = cmpPairs(c.op, a.values64(), b.values64(), a, b, c.a.side, c.b.side, p.li[:n], p.ri[:n])
 		} else {
-			n = cmpPairs(c.op, pairValues[int32](a), pairValues[int32](b), a, b, c.a.side, c.b.side, p.li[:n], p.ri[:n])
+			n = cmpPairs(c.op, a.values32(), b.values32(), a, b, c.a.side, c.b.side, p.li[:n], p.ri[:n])
 		}
 	}
 	return n
@@ -204,21 +204,22 @@ func pairArg(p joinOutPairs, o pairCol) pairColumn {
 	return c
 }
 
-// pairValues is c's values from its first row on (empty for a column of
-// no rows, whose values buffer may be absent).
-func pairValues[T int32 | int64](c pairColumn) []T {
+// values64 and values32 are c's values from its first row on (empty
+// for a column of no rows, whose values buffer may be absent).
+func (c pairColumn) values64() []int64 {
 	buf := c.data.Buffers()[1]
 	if buf == nil || c.data.Len() == 0 {
 		return nil
 	}
-	var vs []T
-	switch any(vs).(type) {
-	case []int64:
-		vs = any(arrow.Int64Traits.CastFromBytes(buf.Bytes())).([]T)
-	default:
-		vs = any(arrow.Int32Traits.CastFromBytes(buf.Bytes())).([]T)
+	return arrow.Int64Traits.CastFromBytes(buf.Bytes())[c.offset : c.offset+c.data.Len()]
+}
+
+func (c pairColumn) values32() []int32 {
+	buf := c.data.Buffers()[1]
+	if buf == nil || c.data.Len() == 0 {
+		return nil
 	}
-	return vs[c.offset : c.offset+c.data.Len()]
+	return arrow.Int32Traits.CastFromBytes(buf.Bytes())[c.offset : c.offset+c.data.Len()]
 }
 
 // cmpPairs keeps the pairs (li, ri) whose values av op bv are both
