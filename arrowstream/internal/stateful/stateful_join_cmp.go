@@ -155,7 +155,12 @@ func (pc *pairCond) fits(pairs []joinOutPairs) bool {
 				if o.side == 1 {
 					rec = p.r
 				}
-				if o.col >= int(rec.NumCols()) || !arrow.TypeEqual(rec.Column(o.col).DataType(), c.typ) {
+				if o.col >= int(rec.NumCols()) {
+					return false
+				}
+				// The same type value is the common case; TypeEqual
+				// allocates its options.
+				if dt := rec.Column(o.col).DataType(); dt != c.typ && !arrow.TypeEqual(dt, c.typ) {
 					return false
 				}
 			}
