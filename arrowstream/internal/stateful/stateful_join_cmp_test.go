@@ -17,7 +17,7 @@ import (
 // a right side (auction, bt, bi, bd, extra) on id = auction AND cond: the
 // times are timestamps, i1 and bi int32, d1 and bd dates (int32 words),
 // every one of them nullable.
-func cmpJoin(t *testing.T, mem memory.Allocator, cond string) (*statefulJoin, *plan.Join) {
+func cmpJoin(t testing.TB, mem memory.Allocator, cond string) (*statefulJoin, *plan.Join) {
 	t.Helper()
 	cat := plan.NewMemoryCatalog()
 	cat.Register("a", &plan.SourceTable{TableSchema: arrow.NewSchema([]arrow.Field{
@@ -218,7 +218,7 @@ func BenchmarkJoinResidualPairs(b *testing.B) {
 		inPlace bool
 	}{{"in-place", true}, {"narrow", false}} {
 		b.Run(c.name, func(b *testing.B) {
-			j, jn := cmpJoin(&testing.T{}, mem, "bt BETWEEN t1 AND t2")
+			j, jn := cmpJoin(b, mem, "bt BETWEEN t1 AND t2")
 			defer j.Close()
 			if !c.inPlace {
 				j.inPlace = nil
