@@ -115,6 +115,9 @@ type statefulJoin struct {
 	// narrow is the deferred residual over only the columns it reads
 	// (stateful_join_residual.go); nil: it reads the gathered pairs.
 	narrow *narrowResidual
+	// inPlace is the deferred residual evaluated on the pairs' records in
+	// place (stateful_join_cmp.go); nil: not of that form.
+	inPlace *pairCond
 	// reduce, when set, keeps of the output pairs only those the max or
 	// min aggregation reading the join needs (stateful_join_reduce.go).
 	reduce        *joinReduce
@@ -191,6 +194,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 	if s.narrow, err = newNarrowResidual(residual, s.joined); err != nil {
 		return nil, err
 	}
+	s.inPlace = newPairCond(residual, s.joined, s.sides[0].codec.schema.NumFields())
 	if len(spec.LeftKeys) == 1 && !spec.NullSafe[0] {
 		enc, err := vector.NewKeyEncoder(mem, []arrow.DataType{vector.Unwrap(lk[0].DataType())})
 		if err != nil {

@@ -89,6 +89,9 @@ func (s *statefulJoin) gatherOutPairs(ctx context.Context, pairs []joinOutPairs)
 // filterPairs gathers pairs and keeps those the residual condition
 // passes, as a record of the output schema (nil: none).
 func (s *statefulJoin) filterPairs(ctx context.Context, pairs []joinOutPairs) (arrow.Record, error) {
+	if s.inPlace != nil && s.inPlace.fits(pairs) {
+		return s.filterPairsInPlace(pairs)
+	}
 	if s.narrow != nil {
 		return s.filterPairsNarrow(ctx, pairs)
 	}

@@ -24,6 +24,8 @@ type joinScratch struct {
 	src, rows         []int32     // gatherPairs
 	late              []int32     // loadNew: an input record's rows not late
 	partnered         []int32     // dropUnpartnered: the rows kept
+	// kept: filterPairsInPlace's groups of passing pairs.
+	kept []joinOutPairs
 	// excluded are each side's new rows' flags (sideRows.excluded): they
 	// live for the epoch (released with the side's rows) and nothing
 	// keeps them after it (the split and the batches copy them).
