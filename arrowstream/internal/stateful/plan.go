@@ -151,6 +151,10 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 			if b, ok := plan.JoinMaxBoundFor(x); ok && p.Mode == stream.Append {
 				j.prune = newJoinPrune(b)
 			}
+			// Likewise: the rows side's windows come once, all at a time.
+			if b, ok := plan.JoinSelfMaxFor(x); ok && p.Mode == stream.Append {
+				j.selfMax = &joinSelfMax{b: b}
+			}
 			return j, nil
 		}
 	case *plan.FlatMapGroupsWithState:

@@ -109,6 +109,9 @@ type statefulJoin struct {
 	// prune, when set, keeps out of the state the rows of one side that
 	// can never match (stateful_join_prune.go).
 	prune *joinPrune
+	// selfMax, when set, drops the new rows of one side that are below
+	// their window's largest value (stateful_join_selfmax.go).
+	selfMax *joinSelfMax
 	// scratch is the epoch's temporaries kept between epochs (the split's
 	// and the pair gather's; stateful_join_scratch.go).
 	scratch joinScratch
@@ -426,6 +429,16 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 	si := 0
 	if side == s.sides[1] {
 		si = 1
+	}
+	if s.selfMax != nil && si == s.selfMax.b.Side && r.rec.NumRows() > 0 {
+		rec, err := s.selfMax.filter(s.mem, r.rec)
+		r.rec.Release()
+		if err != nil {
+			r.rec = nil
+			return nil, fmt.Errorf("arrowstream: %s input of the stream-stream join: %w", side.name, err)
+		}
+		r.rec = rec
+		s.progress.CustomMetrics["numRowsDroppedBelowWindowMax"] = s.selfMax.dropped
 	}
 	r.excluded = bools(&s.scratch.excluded[si], int(r.rec.NumRows()))
 	if side.only != nil && r.rec.NumRows() > 0 {
