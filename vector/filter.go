@@ -26,8 +26,8 @@ type Filter struct {
 	pred   Evaluator
 	always int // constant predicate: 1 keeps every row, 0 drops every row, -1 not constant
 	sel    []int32
-	direct *directCompare // column-vs-constant predicate selected without a mask
-	err    error          // sticky: io.EOF or the first error
+	direct selNode // predicate selected without a mask (filter_select.go)
+	err    error   // sticky: io.EOF or the first error
 	closed bool
 }
 
@@ -55,7 +55,9 @@ func NewFilter(mem memory.Allocator, input Operator, predicate Expr) (*Filter, e
 			f.always = 0
 		}
 	}
-	f.direct = newDirectCompare(predicate, schema, mem)
+	if f.always < 0 {
+		f.direct = newSelNode(predicate, schema, mem)
+	}
 	return f, nil
 }
 
@@ -149,7 +151,10 @@ func (f *Filter) selectionReleasing(ctx context.Context, rec arrow.Record) (sel 
 // selection returns the indices of the rows of rec (borrowed) that pass.
 func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, error) {
 	if f.direct != nil {
-		f.sel = f.direct.selectRows(rec, f.sel)
+		if n := int(rec.NumRows()); cap(f.sel) < n {
+			f.sel = make([]int32, n)
+		}
+		f.sel = f.direct.refine(rec, f.sel, true)
 		return f.sel, nil
 	}
 	mask, err := f.pred.Eval(ctx, rec)
