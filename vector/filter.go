@@ -26,8 +26,11 @@ type Filter struct {
 	pred   Evaluator
 	always int // constant predicate: 1 keeps every row, 0 drops every row, -1 not constant
 	sel    []int32
-	direct selNode // predicate selected without a mask (filter_select.go)
-	err    error   // sticky: io.EOF or the first error
+	direct *directCompare // column-vs-constant predicate selected without a mask
+	// tree selects a batch of at most selTreeMaxRows rows without masks
+	// (filter_select.go); larger batches go through the masks.
+	tree   selNode
+	err    error // sticky: io.EOF or the first error
 	closed bool
 }
 
@@ -56,7 +59,10 @@ func NewFilter(mem memory.Allocator, input Operator, predicate Expr) (*Filter, e
 		}
 	}
 	if f.always < 0 {
-		f.direct = newSelNode(predicate, schema, mem)
+		f.direct = newDirectCompare(predicate, schema, mem)
+		if f.direct == nil {
+			f.tree = newSelNode(predicate, schema, mem)
+		}
 	}
 	return f, nil
 }
@@ -151,10 +157,14 @@ func (f *Filter) selectionReleasing(ctx context.Context, rec arrow.Record) (sel 
 // selection returns the indices of the rows of rec (borrowed) that pass.
 func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, error) {
 	if f.direct != nil {
-		if n := int(rec.NumRows()); cap(f.sel) < n {
+		f.sel = f.direct.selectRows(rec, f.sel)
+		return f.sel, nil
+	}
+	if n := int(rec.NumRows()); f.tree != nil && n <= selTreeMaxRows {
+		if cap(f.sel) < n {
 			f.sel = make([]int32, n)
 		}
-		f.sel = f.direct.refine(rec, f.sel, true)
+		f.sel = f.tree.refine(rec, f.sel, true)
 		return f.sel, nil
 	}
 	mask, err := f.pred.Eval(ctx, rec)

@@ -2,6 +2,7 @@ package vector_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand"
 	"sync/atomic"
@@ -91,7 +92,7 @@ func selTreePred(r *rand.Rand, depth int) vector.Expr {
 // selection path.
 func TestFilterSelectionTreeMatchesMask(t *testing.T) {
 	r := rand.New(rand.NewSource(19))
-	rows := selTreeRows(r, 400)
+	rows := selTreeRows(r, 400) // one batch of 400 in the 1024 layouts: under selTreeMaxRows
 	fixed := []vector.Expr{
 		// q3's persons and auctions, and q8's sides.
 		vector.And(vector.Or(vector.Or(vector.Eq(vector.Col("s"), vector.Lit("OR")), vector.Eq(vector.Col("s"), vector.Lit("ID"))),
@@ -171,7 +172,7 @@ func (c *countingAllocator) Allocate(size int) []byte {
 // and the filter allocates nothing at all.
 func TestFilterConjunctionAllocatesNoMask(t *testing.T) {
 	mem := vt.NewAllocator(t)
-	rows := make([]vt.Row, 1000)
+	rows := make([]vt.Row, 500) // under selTreeMaxRows
 	for k := range rows {
 		rows[k] = vt.Row{int32(k % 7), int64(k), selTreeStrings[1+k%3], arrow.Timestamp(k), 0.5}
 	}
@@ -203,5 +204,48 @@ func TestFilterConjunctionAllocatesNoMask(t *testing.T) {
 		if n := counting.n.Load(); n != 0 {
 			t.Errorf("%s: 20 batches made %d allocations, want 0 (no masks)", pred, n)
 		}
+	}
+}
+
+var selTreeRowsFlag = flag.Int("filter.rows", 256, "BenchmarkFilterSelectionTree's batch rows (over 512: the masks for both)")
+
+// BenchmarkFilterSelectionTree filters batches of 256 rows (-filter.rows) by q3's persons'
+// condition (three string equalities ORed, AND a non-null id; about half
+// the rows pass, or all of them in "all/": then no gather follows and the
+// figure is the selection's alone), selected without masks and, hidden
+// from Filter, through the masks.
+func BenchmarkFilterSelectionTree(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	r := rand.New(rand.NewSource(1))
+	rows := make([]vt.Row, *selTreeRowsFlag)
+	states := []string{"AZ", "CA", "ID", "OR", "WA", "WY"}
+	for k := range rows {
+		rows[k] = vt.Row{int32(k), int64(k), states[r.Intn(len(states))], arrow.Timestamp(k), 0.5}
+	}
+	half := vt.BuildRecord(mem, selTreeSchema, rows)
+	defer half.Release()
+	for k := range rows {
+		rows[k][2] = states[1+r.Intn(3)]
+	}
+	all := vt.BuildRecord(mem, selTreeSchema, rows)
+	defer all.Release()
+	pred := vector.And(vector.Or(vector.Or(vector.Eq(vector.Col("s"), vector.Lit("OR")), vector.Eq(vector.Col("s"), vector.Lit("ID"))),
+		vector.Eq(vector.Col("s"), vector.Lit("CA"))), vector.IsNotNull(vector.Col("l")))
+	for _, c := range []struct {
+		name string
+		rec  arrow.Record
+		pred vector.Expr
+	}{{"half/select", half, pred}, {"half/mask", half, opaque{pred}}, {"all/select", all, pred}, {"all/mask", all, opaque{pred}}} {
+		b.Run(c.name, func(b *testing.B) {
+			rec := c.rec
+			f, err := vector.NewFilter(mem, &opsRepeat{rec: rec, left: b.N}, c.pred)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			b.SetBytes(int64(len(rows)))
+			b.ResetTimer()
+			opsDrain(b, f)
+		})
 	}
 }
