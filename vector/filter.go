@@ -27,7 +27,10 @@ type Filter struct {
 	always int // constant predicate: 1 keeps every row, 0 drops every row, -1 not constant
 	sel    []int32
 	direct *directCompare // column-vs-constant predicate selected without a mask
-	err    error          // sticky: io.EOF or the first error
+	// tree selects a batch of at most selTreeMaxRows rows without masks
+	// (filter_select.go); larger batches go through the masks.
+	tree   selNode
+	err    error // sticky: io.EOF or the first error
 	closed bool
 }
 
@@ -55,7 +58,12 @@ func NewFilter(mem memory.Allocator, input Operator, predicate Expr) (*Filter, e
 			f.always = 0
 		}
 	}
-	f.direct = newDirectCompare(predicate, schema, mem)
+	if f.always < 0 {
+		f.direct = newDirectCompare(predicate, schema, mem)
+		if f.direct == nil {
+			f.tree = newSelNode(predicate, schema, mem)
+		}
+	}
 	return f, nil
 }
 
@@ -150,6 +158,13 @@ func (f *Filter) selectionReleasing(ctx context.Context, rec arrow.Record) (sel 
 func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, error) {
 	if f.direct != nil {
 		f.sel = f.direct.selectRows(rec, f.sel)
+		return f.sel, nil
+	}
+	if n := int(rec.NumRows()); f.tree != nil && n <= selTreeMaxRows {
+		if cap(f.sel) < n {
+			f.sel = make([]int32, n)
+		}
+		f.sel = f.tree.refine(rec, f.sel, true)
 		return f.sel, nil
 	}
 	mask, err := f.pred.Eval(ctx, rec)

@@ -3,7 +3,6 @@ package vector
 import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -132,17 +131,65 @@ func (d *directCompare) selectRows(rec arrow.Record, sel []int32) []int32 {
 		}
 		sel = selectCompare(vals, d.c32, d.op, sel)
 	}
-	if arr.NullN() > 0 {
-		// Null rows never pass: drop them from the selection.
-		bm, off := arr.NullBitmapBytes(), arr.Data().Offset()
-		k := 0
-		for _, i := range sel {
-			sel[k] = i
-			k += int(b2u(bitutil.BitIsSet(bm, off+int(i))))
-		}
-		sel = sel[:k]
+	// Null rows never pass: drop them from the selection.
+	return dropNulls(arr, sel)
+}
+
+// refine implements selNode: every row goes through selectRows' one
+// branch-free pass; candidates are compared one by one.
+func (d *directCompare) refine(rec arrow.Record, sel []int32, all bool) []int32 {
+	if all {
+		return d.selectRows(rec, sel)
 	}
-	return sel
+	arr := rec.Column(d.col)
+	k := 0
+	if d.wide {
+		var vals []int64
+		switch a := arr.(type) {
+		case *array.Int64:
+			vals = a.Int64Values()
+		case *array.Timestamp:
+			vals = reinterpret[int64](a.TimestampValues())
+		}
+		k = refineCompare(vals, d.c64, d.op, sel)
+	} else {
+		var vals []int32
+		switch a := arr.(type) {
+		case *array.Int32:
+			vals = a.Int32Values()
+		case *array.Date32:
+			vals = reinterpret[int32](a.Date32Values())
+		}
+		k = refineCompare(vals, d.c32, d.op, sel)
+	}
+	return dropNulls(arr, sel[:k])
+}
+
+// refineCompare keeps, in place, the candidates sel whose values satisfy
+// `v op c` and returns how many.
+func refineCompare[T int32 | int64](vals []T, c T, op CompareOp, sel []int32) int {
+	k := 0
+	for _, i := range sel {
+		v := vals[i]
+		var ok bool
+		switch op {
+		case CompareEq:
+			ok = v == c
+		case CompareNotEq:
+			ok = v != c
+		case CompareLt:
+			ok = v < c
+		case CompareLe:
+			ok = v <= c
+		case CompareGt:
+			ok = v > c
+		case CompareGe:
+			ok = v >= c
+		}
+		sel[k] = i
+		k += int(b2u(ok))
+	}
+	return k
 }
 
 // selectCompare writes the indices of the values that satisfy `v op c`,
