@@ -209,26 +209,50 @@ func (w *WindowAssign) tumble() (arrow.Record, error) {
 	n := int(in.NumRows())
 	win, sv, ev := w.newWindowArray(n)
 	defer win.Release()
-	width, slide, start := w.spec.width, w.spec.slide, w.spec.start
 	if w.valid == nil {
-		ts := w.ts[:n]
-		for i, t := range ts {
-			ls := t - floorModSlide(t-start, slide)
-			sv[i] = ls
-			ev[i] = ls + width
-		}
+		tumbleRuns(w.spec, w.ts[:n], sv, ev)
 	} else {
-		for o, i := range w.valid {
-			t := w.ts[i]
-			ls := t - floorModSlide(t-start, slide)
-			sv[o] = ls
-			ev[o] = ls + width
-		}
+		tumbleRows(w.spec, w.ts, w.valid, sv, ev)
 	}
 	cols := make([]arrow.Array, 0, in.NumCols()+1)
 	cols = append(cols, in.Columns()...)
 	cols = append(cols, win)
 	return array.NewRecord(w.schema, cols, int64(n)), nil
+}
+
+// tumbleRuns writes the tumbling window (start in sv, end in ev) of every
+// time in ts. Rows come mostly in time order, so consecutive rows share
+// their window: the start is computed (a 64-bit division) only for a row
+// outside the previous row's window [ls, ls+slide), and the run's rows
+// take it with two comparisons. When ls+slide overflows, hi wraps below
+// ls and every row is computed afresh (t >= ls > hi).
+func tumbleRuns(s windowSpec, ts, sv, ev []int64) {
+	width, slide, start := s.width, s.slide, s.start
+	ls, hi := int64(1), int64(0) // empty: the first row is computed
+	for i, t := range ts {
+		if t < ls || t >= hi {
+			ls = t - floorModSlide(t-start, slide)
+			hi = ls + slide
+		}
+		sv[i] = ls
+		ev[i] = ls + width
+	}
+}
+
+// tumbleRows is tumbleRuns over the rows of ts listed in rows (the rows
+// with a time), writing the o-th row's window at sv[o], ev[o].
+func tumbleRows(s windowSpec, ts []int64, rows []int32, sv, ev []int64) {
+	width, slide, start := s.width, s.slide, s.start
+	ls, hi := int64(1), int64(0)
+	for o, i := range rows {
+		t := ts[i]
+		if t < ls || t >= hi {
+			ls = t - floorModSlide(t-start, slide)
+			hi = ls + slide
+		}
+		sv[o] = ls
+		ev[o] = ls + width
+	}
 }
 
 // slideNext produces the next output record of the pending sliding-window
