@@ -236,7 +236,9 @@ func TestWindowAssignManyWindows(t *testing.T) {
 // times mostly in order (runs of one window) with stragglers behind the
 // run, rows at a window's last and next instant, NULL times (the path
 // over the valid rows), and times next to MinInt64 and MaxInt64 where the
-// run's bound ls+slide overflows or a difference t-ls wraps around.
+// run's bound ls+slide overflows or a difference t-ls wraps around;
+// batches longer than the probe of 256 rows take the run path (rows in
+// order) or the per-row loop (out of order) for the rest.
 func TestWindowAssignTumbleRuns(t *testing.T) {
 	mem := vt.NewAllocator(t)
 	r := rand.New(rand.NewSource(25))
@@ -248,11 +250,18 @@ func TestWindowAssignTumbleRuns(t *testing.T) {
 			// A window starting at MaxInt64: ls = MaxInt64 and ls+slide wraps.
 			slide, start = 10, 7
 		}
-		rows := make([]vt.Row, 1+r.Intn(120))
+		rows := make([]vt.Row, 1+r.Intn(700))
 		cur := r.Int63n(400) - 200
+		mixed := 20 // iter%3 == 0: rows in order but at window edges (the run path past the probe)
+		if iter%3 == 0 {
+			mixed = 12
+		}
 		for i := range rows {
 			var ts int64
-			switch k := r.Intn(20); {
+			switch k := r.Intn(mixed + 4); {
+			case k >= mixed: // in order, at the next window's start
+				cur += slide - ((cur-start)%slide+slide)%slide
+				ts = cur
 			case k < 12: // in order, often in the same window
 				cur += r.Int63n(slide/2 + 1)
 				ts = cur
