@@ -3,6 +3,7 @@ package vector_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -227,5 +228,82 @@ func TestWindowAssignManyWindows(t *testing.T) {
 	}
 	for _, o := range out {
 		o.Release()
+	}
+}
+
+// TestWindowAssignTumbleRuns checks the tumbling path's windows, computed
+// once per run of rows in one window, against Spark's per-row assignment:
+// times mostly in order (runs of one window) with stragglers behind the
+// run, rows at a window's last and next instant, NULL times (the path
+// over the valid rows), and times next to MinInt64 and MaxInt64 where the
+// run's bound ls+slide overflows or a difference t-ls wraps around;
+// batches longer than the probe of 256 rows take the run path (rows in
+// order) or the per-row loop (out of order) for the rest.
+func TestWindowAssignTumbleRuns(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	r := rand.New(rand.NewSource(25))
+	const maxT, minT = int64(math.MaxInt64), int64(math.MinInt64)
+	for iter := 0; iter < 300; iter++ {
+		slide := 1 + r.Int63n(20)
+		start := r.Int63n(2*slide-1) - (slide - 1)
+		if iter%10 == 0 {
+			// A window starting at MaxInt64: ls = MaxInt64 and ls+slide wraps.
+			slide, start = 10, 7
+		}
+		rows := make([]vt.Row, 1+r.Intn(700))
+		cur := r.Int63n(400) - 200
+		mixed := 20 // iter%3 == 0: rows in order but at window edges (the run path past the probe)
+		if iter%3 == 0 {
+			mixed = 12
+		}
+		for i := range rows {
+			var ts int64
+			switch k := r.Intn(mixed + 4); {
+			case k >= mixed: // in order, at the next window's start
+				cur += slide - ((cur-start)%slide+slide)%slide
+				ts = cur
+			case k < 12: // in order, often in the same window
+				cur += r.Int63n(slide/2 + 1)
+				ts = cur
+			case k < 14: // a straggler behind the run
+				ts = cur - r.Int63n(3*slide+1)
+			case k < 16: // a window's last or next instant
+				ls := cur - ((cur-start)%slide+slide)%slide
+				ts = ls + slide - r.Int63n(2)
+				if r.Intn(2) == 0 {
+					ts = ls - r.Int63n(2)
+				}
+			case k < 18: // next to the extremes
+				if r.Intn(2) == 0 {
+					ts = maxT - r.Int63n(3*slide)
+				} else {
+					ts = minT + r.Int63n(3*slide)
+				}
+			default:
+				ts = r.Int63n(400) - 200
+			}
+			rows[i] = vt.Row{ts, "x"}
+			if iter%2 == 1 && r.Intn(8) == 0 {
+				rows[i][0] = nil
+			}
+		}
+		rec := vt.BuildRecord(mem, eventSchema, rows)
+		w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), slide, slide, start, "window")
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := vector.Drain(context.Background(), w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := windowWant(rows, slide, slide, start)
+		if got := vt.RowsOf(out...); !vt.RowsEqual(want, got) {
+			t.Fatalf("iter %d slide %d start %d:\nwant\n%sgot\n%s", iter, slide, start, vt.FormatRows(want), vt.FormatRows(got))
+		}
+		for _, o := range out {
+			o.Release()
+		}
+		w.Close()
 	}
 }

@@ -168,8 +168,11 @@ func (p *joinPrune) mark(r *sideRows, ep Epoch) {
 // rows side's codec schema) and returns the values read and their
 // validity (nil: all valid).
 func (p *joinPrune) raise(rec arrow.Record, lo, hi int, into map[int64]int64) ([]int64, []bool) {
-	vals, valid := intColumn(rec.Column(p.b.ValueCol), p.vals)
-	p.vals = vals
+	col := rec.Column(p.b.ValueCol)
+	vals, valid := intColumn(col, p.vals)
+	if _, inPlace := col.(*array.Int64); !inPlace {
+		p.vals = vals // kept for the next batch; an in-place view is not
+	}
 	p.ends = endCache{} // the maps may have changed since the last call
 	wt := timesOf(rec.Column(p.b.WindowTimeCol))
 	if valid == nil && wt.valid == nil {
@@ -391,14 +394,16 @@ func floorMod(a, m int64) int64 {
 	return r
 }
 
-// intColumn reads an integral column as int64s into buf, with its validity
-// (nil: every row valid).
+// intColumn reads an integral column as int64s, with its validity (nil:
+// every row valid). An Int64 column's values are returned in place (the
+// caller reads them only while it holds the array and must not keep the
+// slice or write to it); narrower types are widened into buf.
 func intColumn(a arrow.Array, buf []int64) ([]int64, []bool) {
 	n := a.Len()
 	buf = buf[:0]
 	switch c := a.(type) {
 	case *array.Int64:
-		buf = append(buf, c.Int64Values()...)
+		buf = c.Int64Values()
 	case *array.Int32:
 		for _, v := range c.Int32Values() {
 			buf = append(buf, int64(v))

@@ -287,3 +287,44 @@ func BenchmarkJoinPruneMark(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/row")
 }
+
+// TestJoinPruneReadsInt64InPlace: the bound reads an Int64 value column
+// in place (no copy of an epoch's values into its buffer, which is kept
+// for narrower columns only and never aliases an array), with the
+// model's marks over a sliced record (the values' offset) with and
+// without NULLs.
+func TestJoinPruneReadsInt64InPlace(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const sec = int64(1_000_000)
+	b := plan.JoinMaxBound{ValueCol: 0, WindowTimeCol: 1, RangeCol: 1, Width: 10 * sec, Slide: 10 * sec, Lo: -10 * sec, Hi: 0}
+	for _, nulls := range []bool{false, true} {
+		const n, off, m = 10_000, 137, 9_000
+		vals, times := make([]*int64, n), make([]*int64, n)
+		for j := range vals {
+			v, tm := int64(j*7919%1000), int64(j)*2000
+			vals[j], times[j] = &v, &tm
+			if nulls && j%97 == 5 {
+				vals[j] = nil
+			}
+		}
+		rec := pruneTestRecord(mem, vals, times)
+		sl := rec.NewSlice(off, off+m)
+		rec.Release()
+		p := newJoinPrune(b)
+		model := &pruneModel{b: b, max: map[int64]int64{}}
+		r := &sideRows{rec: sl}
+		p.mark(r, pruneEpoch(0))
+		sl.Release() // the marks are computed; nothing of the record is kept
+		want, _ := model.epoch(vals[off:off+m], times[off:off+m], 0)
+		if !slices.Equal(r.unstored, want) {
+			t.Fatalf("nulls %v: unstored marks differ from the model's", nulls)
+		}
+		if p.skipped == 0 || p.skipped == m {
+			t.Fatalf("nulls %v: %d of %d rows not stored: the test should prune some", nulls, p.skipped, m)
+		}
+		if cap(p.vals) != 0 {
+			t.Fatalf("nulls %v: the bound copied the Int64 values into its buffer (cap %d)", nulls, cap(p.vals))
+		}
+	}
+}
