@@ -152,7 +152,7 @@ func TestReserveAdvisesAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Stop()
-	big := grow(128 << 20) // lands in the reserved, advised address space
+	big := grow(128 << 20)                         // lands in the reserved, advised address space
 	p := uintptr(unsafe.Pointer(&big[len(big)-1])) // its end: its start may share the last mapping
 	if !advised(t, p) {
 		t.Errorf("an allocation after a 512 MiB reserve, at %#x, is not advised (VmFlags %v)", p, vmFlags(t, p))
