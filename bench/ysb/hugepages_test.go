@@ -10,9 +10,9 @@ import (
 
 // TestMain, with ARROWSTREAM_HUGE_PAGES=1, runs the package's tests and
 // benchmarks with the Go heap advised MADV_HUGEPAGE, as `arrowstream
-// bench` and the servers run by default (--huge-pages): the same test
-// binary then measures BenchmarkPacedLatency's p99 with and without huge
-// faults (docs/performance.md, issue 19).
+// bench --huge-pages` and the servers with --huge-pages run: the same
+// test binary then measures BenchmarkPacedLatency's p99 with and without
+// huge faults (docs/performance.md, issue 19).
 func TestMain(m *testing.M) {
 	var a *hugeheap.Advisor
 	if os.Getenv("ARROWSTREAM_HUGE_PAGES") == "1" {

@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// --huge-pages=false starts nothing and says so; the flag is on by
-// default in bench, run and serve.
+// --huge-pages=false starts nothing and says so; the flag is off by
+// default in bench, run and serve, and --huge-pages turns it on.
 func TestHugePagesFlag(t *testing.T) {
 	var log bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&log, nil))
+	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if a := startHugeHeap(false, 0, logger); a != nil {
 		a.Stop()
 		t.Fatalf("startHugeHeap(off) started an advisor: %+v", a.Stats())
@@ -53,8 +53,11 @@ func TestHugePagesFlag(t *testing.T) {
 			return f.flight.hugePages
 		}},
 	} {
-		if !c.on() {
-			t.Errorf("%s: --huge-pages is off by default", c.name)
+		if c.on() {
+			t.Errorf("%s: --huge-pages is on by default", c.name)
+		}
+		if !c.on("--huge-pages") {
+			t.Errorf("%s: --huge-pages leaves it off", c.name)
 		}
 		if c.on("--huge-pages=false") {
 			t.Errorf("%s: --huge-pages=false leaves it on", c.name)
