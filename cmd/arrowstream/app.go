@@ -17,6 +17,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/access"
+	"github.com/arrowstream/arrowstream/internal/hugeheap"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/server/pgwire"
 )
@@ -121,6 +122,9 @@ type app struct {
 	// memTarget keeps the runtime's memory limit in proportion to what
 	// the engine holds (--memory-target; nil: off).
 	memTarget *arrowstream.MemoryTarget
+	// hugeHeap advises the heap's memory MADV_HUGEPAGE (--huge-pages;
+	// nil: off).
+	hugeHeap *hugeheap.Advisor
 	// stopCoreSharing ends the sharing of the host's cores among cluster
 	// instances (cluster_cores.go; nil outside cluster mode).
 	stopCoreSharing func()
@@ -196,6 +200,14 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 			}
 		}()
 	}
+	// Before the engine and the restore allocate: the advice covers the
+	// heap as it is and follows its growth.
+	a.hugeHeap = startHugeHeap(f.flight.hugePages, 0, a.logger)
+	defer func() {
+		if err != nil {
+			a.hugeHeap.Stop()
+		}
+	}()
 	a.engine = newEngine(engineOptions{
 		cluster:        cluster,
 		access:         policy,
@@ -302,6 +314,7 @@ func (a *app) shutdown() {
 		}
 	}
 	a.memTarget.Stop()
+	a.hugeHeap.Stop()
 	a.lock.release()
 	a.logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond), "checkpoint", a.ckRoot)
 }
