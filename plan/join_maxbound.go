@@ -59,6 +59,33 @@ func JoinMaxBoundFor(j *Join) (JoinMaxBound, bool) {
 	}
 	lk, rk, nullSafe, residual := EquiJoinKeys(j)
 	nl := j.Left.Schema().NumFields()
+	var found JoinMaxBound
+	ok := eachColumnKeySide(j, lk, rk, nullSafe, func(_, side int, rows, other Node, rc, mc *ColumnRef) bool {
+		b, ok := maxBoundOf(rows, other, rc.Index, mc.Index)
+		if !ok {
+			return false
+		}
+		b.Side = side
+		if b.Lo, b.Hi, b.RangeCol, ok = rangeOfEnds(residual, side, nl, rows, other); !ok {
+			return false
+		}
+		if b.Hi < b.Lo || (b.Hi-b.Lo)/b.Slide+1 > maxBoundWindows {
+			return false
+		}
+		found = b
+		return true
+	})
+	return found, ok
+}
+
+// eachColumnKeySide calls f for every equi key i of j (lk, rk, nullSafe
+// from EquiJoinKeys) that is not null-safe and is a column on both
+// sides, twice: with the left input as the rows side (side 0, rc its
+// key column, mc the right's) and with the right (side 1); it stops at
+// the first call that returns true and says whether one did. Both
+// planner rules that match a side of a join against an aggregate of the
+// other (JoinMaxBoundFor, JoinSelfMaxFor) walk the keys this way.
+func eachColumnKeySide(j *Join, lk, rk []Expr, nullSafe []bool, f func(i, side int, rows, other Node, rc, mc *ColumnRef) bool) bool {
 	for i := range lk {
 		if nullSafe[i] {
 			continue
@@ -72,24 +99,12 @@ func JoinMaxBoundFor(j *Join) (JoinMaxBound, bool) {
 			}
 			rc, ok1 := rowsKey.(*ColumnRef)
 			mc, ok2 := maxKey.(*ColumnRef)
-			if !ok1 || !ok2 {
-				continue
+			if ok1 && ok2 && f(i, side, rows, other, rc, mc) {
+				return true
 			}
-			b, ok := maxBoundOf(rows, other, rc.Index, mc.Index)
-			if !ok {
-				continue
-			}
-			b.Side = side
-			if b.Lo, b.Hi, b.RangeCol, ok = rangeOfEnds(residual, side, nl, rows, other); !ok {
-				continue
-			}
-			if b.Hi < b.Lo || (b.Hi-b.Lo)/b.Slide+1 > maxBoundWindows {
-				continue
-			}
-			return b, true
 		}
 	}
-	return JoinMaxBound{}, false
+	return false
 }
 
 // maxBoundOf matches column mcol of other as max(c) per window of a scan

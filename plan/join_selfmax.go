@@ -48,51 +48,38 @@ func JoinSelfMaxFor(j *Join) (JoinSelfMax, bool) {
 	}
 	lk, rk, nullSafe, residual := EquiJoinKeys(j)
 	nl := j.Left.Schema().NumFields()
-	for i := range lk {
-		if nullSafe[i] {
-			continue
+	var found JoinSelfMax
+	ok := eachColumnKeySide(j, lk, rk, nullSafe, func(i, side int, rows, other Node, rc, mc *ColumnRef) bool {
+		a, acol, ok := toAggregate(other, mc.Index)
+		if !ok || acol != 0 || len(a.GroupBy) != 1 {
+			return false
 		}
-		for side := 0; side < 2; side++ {
-			rowsKey, maxKey := lk[i], rk[i]
-			rows, other := j.Left, j.Right
-			if side == 1 {
-				rowsKey, maxKey = rk[i], lk[i]
-				rows, other = j.Right, j.Left
-			}
-			rc, ok1 := rowsKey.(*ColumnRef)
-			mc, ok2 := maxKey.(*ColumnRef)
-			if !ok1 || !ok2 {
+		// The value comparisons: equi keys and residual conjuncts.
+		var pairs [][2]int // (rows column, other column)
+		for k := range lk {
+			if k == i || nullSafe[k] {
 				continue
 			}
-			a, acol, ok := toAggregate(other, mc.Index)
-			if !ok || acol != 0 || len(a.GroupBy) != 1 {
-				continue
-			}
-			// The value comparisons: equi keys and residual conjuncts.
-			var pairs [][2]int // (rows column, other column)
-			for k := range lk {
-				if k == i || nullSafe[k] {
-					continue
+			r, ok1 := lk[k].(*ColumnRef)
+			m, ok2 := rk[k].(*ColumnRef)
+			if ok1 && ok2 {
+				if side == 1 {
+					r, m = m, r
 				}
-				r, ok1 := lk[k].(*ColumnRef)
-				m, ok2 := rk[k].(*ColumnRef)
-				if ok1 && ok2 {
-					if side == 1 {
-						r, m = m, r
-					}
-					pairs = append(pairs, [2]int{r.Index, m.Index})
-				}
-			}
-			pairs = append(pairs, atLeastPairs(residual, side, nl)...)
-			for _, p := range pairs {
-				if b, ok := selfMaxOf(rows, other, a, rc.Index, p[0], p[1]); ok {
-					b.Side = side
-					return b, true
-				}
+				pairs = append(pairs, [2]int{r.Index, m.Index})
 			}
 		}
-	}
-	return JoinSelfMax{}, false
+		pairs = append(pairs, atLeastPairs(residual, side, nl)...)
+		for _, p := range pairs {
+			if b, ok := selfMaxOf(rows, other, a, rc.Index, p[0], p[1]); ok {
+				b.Side = side
+				found = b
+				return true
+			}
+		}
+		return false
+	})
+	return found, ok
 }
 
 // atLeastPairs lists the conjuncts of residual that read `r >= m` (or
