@@ -113,26 +113,35 @@ func (d *directCompare) selectRows(rec arrow.Record, sel []int32) []int32 {
 	}
 	sel = sel[:n]
 	if d.wide {
-		var vals []int64
-		switch a := arr.(type) {
-		case *array.Int64:
-			vals = a.Int64Values()
-		case *array.Timestamp:
-			vals = reinterpret[int64](a.TimestampValues())
-		}
-		sel = selectCompare(vals, d.c64, d.op, sel)
+		sel = selectCompare(wideValues(arr), d.c64, d.op, sel)
 	} else {
-		var vals []int32
-		switch a := arr.(type) {
-		case *array.Int32:
-			vals = a.Int32Values()
-		case *array.Date32:
-			vals = reinterpret[int32](a.Date32Values())
-		}
-		sel = selectCompare(vals, d.c32, d.op, sel)
+		sel = selectCompare(narrowValues(arr), d.c32, d.op, sel)
 	}
 	// Null rows never pass: drop them from the selection.
 	return dropNulls(arr, sel)
+}
+
+// wideValues is the int64 words of a wide compare's column (Int64 or
+// Timestamp), narrowValues the int32 words of a narrow one's (Int32 or
+// Date32); nil for any other type (the planner chose the width by it).
+func wideValues(arr arrow.Array) []int64 {
+	switch a := arr.(type) {
+	case *array.Int64:
+		return a.Int64Values()
+	case *array.Timestamp:
+		return reinterpret[int64](a.TimestampValues())
+	}
+	return nil
+}
+
+func narrowValues(arr arrow.Array) []int32 {
+	switch a := arr.(type) {
+	case *array.Int32:
+		return a.Int32Values()
+	case *array.Date32:
+		return reinterpret[int32](a.Date32Values())
+	}
+	return nil
 }
 
 // refine implements selNode: every row goes through selectRows' one
@@ -142,25 +151,11 @@ func (d *directCompare) refine(rec arrow.Record, sel []int32, all bool) []int32 
 		return d.selectRows(rec, sel)
 	}
 	arr := rec.Column(d.col)
-	k := 0
+	var k int
 	if d.wide {
-		var vals []int64
-		switch a := arr.(type) {
-		case *array.Int64:
-			vals = a.Int64Values()
-		case *array.Timestamp:
-			vals = reinterpret[int64](a.TimestampValues())
-		}
-		k = refineCompare(vals, d.c64, d.op, sel)
+		k = refineCompare(wideValues(arr), d.c64, d.op, sel)
 	} else {
-		var vals []int32
-		switch a := arr.(type) {
-		case *array.Int32:
-			vals = a.Int32Values()
-		case *array.Date32:
-			vals = reinterpret[int32](a.Date32Values())
-		}
-		k = refineCompare(vals, d.c32, d.op, sel)
+		k = refineCompare(narrowValues(arr), d.c32, d.op, sel)
 	}
 	return dropNulls(arr, sel[:k])
 }
