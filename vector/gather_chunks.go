@@ -183,8 +183,9 @@ type binaryChunk struct {
 	data []byte
 }
 
-func gatherChunksBinary(mem memory.Allocator, chunks []arrow.Array, src, rows []int32) *array.Data {
-	validity, nulls := gatherChunksValidity(mem, chunks, src, rows)
+// binaryChunks reads each string/binary chunk's offsets and values (empty
+// for an empty chunk), for the copying and the view gathers alike.
+func binaryChunks(chunks []arrow.Array) []binaryChunk {
 	ins := make([]binaryChunk, len(chunks))
 	for k, c := range chunks {
 		d := c.Data()
@@ -196,6 +197,12 @@ func gatherChunksBinary(mem memory.Allocator, chunks []arrow.Array, src, rows []
 			ins[k].data = b.Bytes()
 		}
 	}
+	return ins
+}
+
+func gatherChunksBinary(mem memory.Allocator, chunks []arrow.Array, src, rows []int32) *array.Data {
+	validity, nulls := gatherChunksValidity(mem, chunks, src, rows)
+	ins := binaryChunks(chunks)
 	total := 0
 	for o, r := range rows {
 		in := ins[src[o]]

@@ -45,17 +45,7 @@ func GatherChunksView(mem memory.Allocator, chunks []arrow.Array, src, rows []in
 		}
 	}
 	validity, nulls := gatherChunksValidity(mem, chunks, src, rows)
-	ins := make([]binaryChunk, len(chunks))
-	for k, c := range chunks {
-		d := c.Data()
-		if d.Len() == 0 {
-			continue
-		}
-		ins[k].offs = castSlice[int32](bufferBytes(d, 1))[d.Offset() : d.Offset()+d.Len()+1]
-		if b := d.Buffers()[2]; b != nil {
-			ins[k].data = b.Bytes()
-		}
-	}
+	ins := binaryChunks(chunks)
 	viewBuf := memory.NewResizableBuffer(mem)
 	viewBuf.Resize(len(rows) * arrow.ViewHeaderSizeBytes)
 	views := viewBuf.Bytes()[:len(rows)*arrow.ViewHeaderSizeBytes]
