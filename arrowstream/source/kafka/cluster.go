@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
@@ -403,6 +404,12 @@ func (gm *groupMember) describe(ctx context.Context) ([]Member, error) {
 	self, _ := gm.client.GroupMetadata()
 	var out []Member
 	for _, g := range described.Sorted() {
+		if errors.Is(g.Err, kerr.GroupIDNotFound) {
+			// The group has not formed yet (its first member is still
+			// joining; a broker may not know the id until then): it has
+			// no members, which is what a reader should see.
+			continue
+		}
 		if g.Err != nil {
 			return nil, fmt.Errorf("kafka: cluster %s: describe group %s: %w", gm.cluster.opts.Name, gm.group, g.Err)
 		}
