@@ -113,7 +113,7 @@ func maxBoundOf(rows, other Node, rcol, mcol int) (JoinMaxBound, bool) {
 	if !vector.IsIntegral(rows.Schema().Field(rcol).Type) {
 		return JoinMaxBound{}, false
 	}
-	agg, aggCol, ok := toAggregate(other, mcol)
+	agg, aggCol, ok := toAggregateOutput(other, mcol, true)
 	if !ok || len(agg.GroupBy) != 1 || aggCol < 1 {
 		return JoinMaxBound{}, false
 	}
@@ -161,29 +161,6 @@ func maxBoundOf(rows, other Node, rcol, mcol int) (JoinMaxBound, bool) {
 		return JoinMaxBound{}, false
 	}
 	return JoinMaxBound{ValueCol: rcol, WindowTimeCol: wcol, Width: wa.Width, Slide: wa.Slide, Start: wa.Start}, true
-}
-
-// toAggregate follows column col of n down through projections (a column
-// passed on), filters and aliases to the aggregation that computes it.
-func toAggregate(n Node, col int) (*Aggregate, int, bool) {
-	for {
-		switch x := n.(type) {
-		case *Project:
-			c, ok := x.Exprs[col].Expr.(*ColumnRef)
-			if !ok {
-				return nil, 0, false
-			}
-			n, col = x.Input, c.Index
-		case *Filter:
-			n = x.Input
-		case *SubqueryAlias:
-			n = x.Input
-		case *Aggregate:
-			return x, col, true
-		default:
-			return nil, 0, false
-		}
-	}
 }
 
 // toScanColumn follows column col of n down through projections (a
@@ -371,7 +348,7 @@ func endShiftExpr(n Node, e Expr, depth int) (int64, bool) {
 		if !ok {
 			return 0, false
 		}
-		agg, col, isAgg := toAggregate(n, c.Index)
+		agg, col, isAgg := toAggregateOutput(n, c.Index, true)
 		if !isAgg || col != 0 || len(agg.GroupBy) != 1 {
 			return 0, false
 		}

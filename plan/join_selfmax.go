@@ -50,7 +50,7 @@ func JoinSelfMaxFor(j *Join) (JoinSelfMax, bool) {
 	nl := j.Left.Schema().NumFields()
 	var found JoinSelfMax
 	ok := eachColumnKeySide(j, lk, rk, nullSafe, func(i, side int, rows, other Node, rc, mc *ColumnRef) bool {
-		a, acol, ok := toAggregate(other, mc.Index)
+		a, acol, ok := toAggregateOutput(other, mc.Index, true)
 		if !ok || acol != 0 || len(a.GroupBy) != 1 {
 			return false
 		}
@@ -127,7 +127,7 @@ func selfMaxOf(rows, other Node, a *Aggregate, wcol, rcol, mcol int) (JoinSelfMa
 	if !vector.IsIntegral(rows.Schema().Field(rcol).Type) {
 		return JoinSelfMax{}, false
 	}
-	ma, macol, ok := toAggregate(other, mcol)
+	ma, macol, ok := toAggregateOutput(other, mcol, true)
 	if !ok || ma != a || macol < 1 {
 		return JoinSelfMax{}, false
 	}
