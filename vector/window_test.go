@@ -140,24 +140,7 @@ func TestWindowAssignRandom(t *testing.T) {
 				rows[i][0] = nil
 			}
 		}
-		rec := vt.BuildRecord(mem, eventSchema, rows)
-		w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), width, slide, start, "window")
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := vector.Drain(context.Background(), w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := windowWant(rows, width, slide, start)
-		if got := vt.RowsOf(out...); !vt.RowsEqual(want, got) {
-			t.Fatalf("width %d slide %d start %d:\nwant\n%sgot\n%s", width, slide, start, vt.FormatRows(want), vt.FormatRows(got))
-		}
-		for _, o := range out {
-			o.Release()
-		}
-		w.Close()
+		checkWindowAssign(t, mem, rows, width, slide, start, "")
 	}
 }
 
@@ -287,23 +270,32 @@ func TestWindowAssignTumbleRuns(t *testing.T) {
 				rows[i][0] = nil
 			}
 		}
-		rec := vt.BuildRecord(mem, eventSchema, rows)
-		w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), slide, slide, start, "window")
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := vector.Drain(context.Background(), w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := windowWant(rows, slide, slide, start)
-		if got := vt.RowsOf(out...); !vt.RowsEqual(want, got) {
-			t.Fatalf("iter %d slide %d start %d:\nwant\n%sgot\n%s", iter, slide, start, vt.FormatRows(want), vt.FormatRows(got))
-		}
+		checkWindowAssign(t, mem, rows, slide, slide, start, fmt.Sprintf("iter %d ", iter))
+	}
+}
+
+// checkWindowAssign runs rows (columns t, x) through a window assignment
+// and compares its output with windowWant's, label naming the case.
+func checkWindowAssign(t *testing.T, mem memory.Allocator, rows []vt.Row, width, slide, start int64, label string) {
+	t.Helper()
+	rec := vt.BuildRecord(mem, eventSchema, rows)
+	w, err := vector.NewWindowAssign(mem, opsScan(t, rec), vector.Col("t"), width, slide, start, "window")
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	out, err := vector.Drain(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
 		for _, o := range out {
 			o.Release()
 		}
-		w.Close()
+	}()
+	want := windowWant(rows, width, slide, start)
+	if got := vt.RowsOf(out...); !vt.RowsEqual(want, got) {
+		t.Fatalf("%swidth %d slide %d start %d:\nwant\n%sgot\n%s", label, width, slide, start, vt.FormatRows(want), vt.FormatRows(got))
 	}
 }
