@@ -92,6 +92,16 @@ type TxnReadFaults interface {
 	WhileReading(table, stage string, epoch int64)
 }
 
+// ClaimFaults is optionally implemented by a TxnFaults: ClaimGeneration
+// is called before an instance claims input ranges in group (offsets:
+// how many offsets the claim covers, 0 for a claim of partitions'
+// starts) and returns the generation the claim is sent with. Tests send
+// a stale one, which the coordinator refuses as it refuses a claim that
+// races a rebalance.
+type ClaimFaults interface {
+	ClaimGeneration(group string, generation int32, offsets int64) int32
+}
+
 // Cluster is this instance's membership in a cluster: it makes the Kafka
 // sources of streaming queries cluster members and lists the members of
 // every table's group. Safe for concurrent use.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,9 @@ import (
 type clusterOffset struct {
 	From PartitionOffsets
 	End  PartitionOffsets
+	// Retry counts the plans of the same ranges after an epoch that read
+	// none of them (cluster_replan.go); 0 is not encoded.
+	Retry int64
 }
 
 func (o clusterOffset) encode() stream.Offset {
@@ -61,15 +65,20 @@ func (o clusterOffset) encode() stream.Offset {
 	b.Write(o.From.Encode())
 	b.WriteString(`,"end":`)
 	b.Write(o.End.Encode())
+	if o.Retry > 0 {
+		b.WriteString(`,"retry":`)
+		b.WriteString(strconv.FormatInt(o.Retry, 10))
+	}
 	b.WriteByte('}')
 	return stream.Offset(b.Bytes())
 }
 
 func decodeClusterOffset(o stream.Offset) (clusterOffset, error) {
 	var raw struct {
-		V    int             `json:"v"`
-		From json.RawMessage `json:"from"`
-		End  json.RawMessage `json:"end"`
+		V     int             `json:"v"`
+		From  json.RawMessage `json:"from"`
+		End   json.RawMessage `json:"end"`
+		Retry int64           `json:"retry"`
 	}
 	if err := json.Unmarshal(o, &raw); err != nil || raw.V != 1 || raw.From == nil || raw.End == nil {
 		return clusterOffset{}, fmt.Errorf("kafka: offset %s is not a cluster-mode offset (was this checkpoint written outside cluster mode?)", o)
@@ -82,7 +91,7 @@ func decodeClusterOffset(o stream.Offset) (clusterOffset, error) {
 	if err != nil {
 		return clusterOffset{}, fmt.Errorf("kafka: offset %s: %w", o, err)
 	}
-	return clusterOffset{From: from, End: end}, nil
+	return clusterOffset{From: from, End: end, Retry: raw.Retry}, nil
 }
 
 // ClusterPartitioned implements stream.PartitionedSource: in cluster mode
@@ -274,8 +283,12 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 	if s.opts.MaxOffsetsPerTrigger > 0 {
 		until = rateLimit(s.opts.MaxOffsetsPerTrigger, from, until)
 	}
+	plan := clusterOffset{From: from, End: until}
+	if !s.replan(start, &plan) {
+		return start, nil // the ranges start could not read: not yet (cluster_replan.go)
+	}
 	s.read.planned(s.now()) // the local hop downstream waits for this epoch (hop_pace.go)
-	return clusterOffset{From: from, End: until}.encode(), nil
+	return plan.encode(), nil
 }
 
 // idleCall tells the trigger delay of a planning that found nothing
@@ -371,6 +384,7 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 	}
 	sum := sha256.Sum256(end)
 	path := filepath.Join(s.dir, claimsDir, hex.EncodeToString(sum[:12]))
+	gen := s.member.generation()
 	var decided clusterOffset
 	if b, err := checkpoint.ReadSealedFile(path); err == nil {
 		if decided, err = decodeClusterOffset(b); err != nil {
@@ -398,6 +412,7 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 	if err != nil {
 		return nil, err
 	}
+	s.noteDecided(end, planned, decided, gen)
 	s.consumed = decided.End
 	s.noteReadUpTo(decided.End)
 	s.read.record(decided)
@@ -492,6 +507,9 @@ func (gm *groupMember) claim(ctx context.Context, want map[string]map[int32][2]i
 	if memberID == "" || gen < 0 {
 		return out, nil
 	}
+	if f, ok := gm.cluster.opts.Faults.(ClaimFaults); ok {
+		gen = f.ClaimGeneration(gm.group, gen, claimedOffsets(want))
+	}
 	committed, hists, err := gm.cachedCommittedLocked(ctx)
 	if err != nil {
 		return nil, err
@@ -572,6 +590,19 @@ func (gm *groupMember) claim(ctx context.Context, want map[string]map[int32][2]i
 		gm.logger.Info("cluster: claim refused (a rebalance is under way; the partitions are planned again)", "refused", strings.Join(refused, "; "), "generation", gen)
 	}
 	return out, nil
+}
+
+// claimedOffsets is how many offsets the wanted ranges cover (ClaimFaults).
+func claimedOffsets(want map[string]map[int32][2]int64) int64 {
+	n := int64(0)
+	for _, ps := range want {
+		for _, r := range ps {
+			if r[0] >= 0 {
+				n += r[1] - r[0]
+			}
+		}
+	}
+	return n
 }
 
 // countOffsets is the number of partitions in po.

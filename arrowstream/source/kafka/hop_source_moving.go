@@ -58,6 +58,7 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 		return nil, err
 	}
 	hop := s.opts.Subscribe[0]
+	gen := s.member.generation()
 	var decided clusterOffset
 	owned := map[int32]bool{}
 	for _, p := range s.member.ownedNow()[hop] {
@@ -104,6 +105,7 @@ func (s *Source) clusterReadMoving(ctx context.Context, end stream.Offset) (vect
 		}
 	}
 	s.mover.noteRead(owned, decided, name)
+	s.noteDecided(end, planned, decided, gen)
 	ranges, err := s.planRanges(ctx, decided.From, decided.End)
 	if err != nil {
 		return nil, err

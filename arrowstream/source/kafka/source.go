@@ -80,6 +80,9 @@ type Source struct {
 	kept keptConsumer
 	// delay holds epochs back for minOffsetsPerTrigger (trigger_delay.go).
 	delay triggerDelay
+	// short: in cluster mode, the last epoch that read less than it
+	// planned (cluster_replan.go).
+	short shortRead
 	// now is the clock of the trigger delay and the listing schedule
 	// (time.Now; a scripted clock in tests).
 	now func() time.Time
