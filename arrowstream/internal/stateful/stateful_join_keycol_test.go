@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/vector"
@@ -30,7 +32,7 @@ func TestJoinBatchKeysInPlaceMatchCodec(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/seed%d", dt, seed), func(t *testing.T) {
 				rng := rand.New(rand.NewSource(seed))
 				n := 1 + rng.Intn(2000)
-				full := fixedKeyTestRecord(mem, rng, dt, n+7)
+				full := nullsOverValues(mem, rng, fixedKeyTestRecord(mem, rng, dt, n+7))
 				defer full.Release()
 				rec := full.NewSlice(int64(rng.Intn(7)), int64(n+7-rng.Intn(7)))
 				defer rec.Release()
@@ -161,4 +163,30 @@ func TestJoinBatchKeysInPlaceMatchCodec(t *testing.T) {
 			})
 		}
 	}
+}
+
+// nullsOverValues returns rec (released) with more of its key column's
+// rows null, over their values (a builder writes 0 under a null: the key
+// word of a null must be 0 whatever its slot holds).
+func nullsOverValues(mem memory.Allocator, rng *rand.Rand, rec arrow.Record) arrow.Record {
+	defer rec.Release()
+	old := rec.Column(0).Data()
+	n := old.Len()
+	valid := memory.NewResizableBuffer(mem)
+	valid.Resize(int(bitutil.BytesForBits(int64(n))))
+	bits := valid.Bytes()
+	nulls := 0
+	for j := 0; j < n; j++ {
+		if rec.Column(0).IsValid(j) && rng.Intn(7) > 0 {
+			bitutil.SetBit(bits, j)
+		} else {
+			nulls++
+		}
+	}
+	data := array.NewData(old.DataType(), n, []*memory.Buffer{valid, old.Buffers()[1]}, nil, nulls, old.Offset())
+	valid.Release()
+	col := array.MakeFromData(data)
+	data.Release()
+	defer col.Release()
+	return array.NewRecord(rec.Schema(), []arrow.Array{col, rec.Column(1)}, int64(n))
 }
