@@ -32,7 +32,10 @@ type joinSide struct {
 	evict    int           // evictNever, evictKey, evictValue
 	evictCol int           // column whose time drives eviction
 	offset   int64         // µs added to W×1000 for evictValue
-	outer    bool          // unmatched rows are emitted with nulls on eviction
+	// keyCol is the column of the rows that is the only join key, read
+	// in place by stored batches (stateful_join_keycol.go); -1: none.
+	keyCol int
+	outer  bool // unmatched rows are emitted with nulls on eviction
 	// derivedLate, when set, drops the rows behind a derived column's
 	// watermark bound too (stateful_join_cond.go).
 	derivedLate *derivedLate
@@ -204,6 +207,9 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 			return nil, fmt.Errorf("arrowstream: stream-stream join key %s: %w", spec.LeftKeys[0], err)
 		}
 		s.fixedKeys = enc.IsFixed()
+	}
+	for _, side := range s.sides {
+		side.keyCol = keyColumnOf(side, s.fixedKeys)
 	}
 	return s, nil
 }

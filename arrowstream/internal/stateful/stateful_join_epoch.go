@@ -640,11 +640,19 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, r *sideRows, r
 		}
 	}
 	n := len(rows)
-	b := &joinBatch[K]{id: id, end: int32(n), times: times,
-		keys: make([]K, n), keyNull: make([]bool, n)}
+	b := &joinBatch[K]{id: id, end: int32(n), times: times}
+	// A key that is a column of the rows is read from the kept record
+	// (stateful_join_keycol.go), not copied.
+	if deriveKeys[K](side, rec) {
+		b.derived, b.keyCol = true, side.keyCol
+	} else {
+		b.keys, b.keyNull = make([]K, n), make([]bool, n)
+		for k, j := range rows {
+			b.keys[k], b.keyNull[k] = keys[j], keyNull[j]
+		}
+	}
 	identity := n == r.count() && r.sel == nil
 	for k, j := range rows {
-		b.keys[k], b.keyNull[k] = keys[j], keyNull[j]
 		identity = identity && int(j) == k
 	}
 	if s.tracksMatches(i) {

@@ -76,6 +76,10 @@ type joinKeyIndex[K joinKey] struct {
 	spans []joinSpan[K] // the indexed batches' ranges, by start
 	rows  int64         // live rows chained
 	found []int32       // findAll's scratch (probe)
+	// keyBuf, nullBuf: the keys of a batch read from its record
+	// (joinBatch.keySpan), kept across epochs.
+	keyBuf  []K
+	nullBuf []bool
 	// maxNumber bounds the numbers (math.MaxInt32; tests lower it to
 	// renumber often).
 	maxNumber int32
@@ -181,19 +185,19 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 	lo, hi := from-b.base, to-b.base
 	// The keys already indexed are found as a column; a row whose key is
 	// not (or was made by an earlier row of the batch) looks again.
-	found := x.findAll(b.keys[lo:hi], b.keyNull[lo:hi])
+	keys, keyNull := b.keySpan(lo, hi, &x.keyBuf, &x.nullBuf)
+	found := x.findAll(keys, keyNull)
 	next := x.next
 	for j, i := range found {
 		g := start + int32(j)
 		next[g] = -1
-		k := lo + int32(j)
-		if b.keyNull[k] {
+		if keyNull[j] {
 			continue
 		}
 		if i < 0 {
 			var isNew bool
-			if i, isNew = x.slotFor(b.keys[k]); isNew {
-				bytes += joinKeyOverhead + keyBytes(b.keys[k])
+			if i, isNew = x.slotFor(keys[j]); isNew {
+				bytes += joinKeyOverhead + keyBytes(keys[j])
 			}
 		}
 		s := &x.slab[i]
@@ -287,7 +291,8 @@ func (x *joinKeyIndex[K]) alive(g int32) bool {
 // is unlinked, others wait for the chain's pruning or a renumbering.
 func (x *joinKeyIndex[K]) evictRows(b *joinBatch[K], from, to int32) (bytes int64) {
 	lo, hi := from-b.base, to-b.base
-	for j, i := range x.findAll(b.keys[lo:hi], b.keyNull[lo:hi]) {
+	keys, keyNull := b.keySpan(lo, hi, &x.keyBuf, &x.nullBuf)
+	for j, i := range x.findAll(keys, keyNull) {
 		if i < 0 {
 			continue
 		}

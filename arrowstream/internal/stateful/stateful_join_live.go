@@ -45,7 +45,11 @@ type joinBatch[K joinKey] struct {
 	cursor int32
 	// By row − base:
 	keys    []K
-	keyNull []bool  // a null (not null-safe) key: never indexed, never matches
+	keyNull []bool // a null (not null-safe) key: never indexed, never matches
+	// derived: keys and keyNull are nil, the keys are rec's column keyCol
+	// read in place (keySpan, stateful_join_keycol.go).
+	derived bool
+	keyCol  int
 	times   []int64 // ascending eviction times; nil when the side never evicts
 	matched []bool  // nil when the side does not track matches
 	// dirty: the cursor or a matched flag changed this epoch, so its
@@ -292,8 +296,10 @@ func (s *joinSideLive[K]) compact(mem memory.Allocator, b *joinBatch[K]) error {
 	b.rec.Release()
 	b.dropView()
 	b.rec = rec
-	b.keys = append([]K(nil), b.keys[off:]...)
-	b.keyNull = append([]bool(nil), b.keyNull[off:]...)
+	if !b.derived {
+		b.keys = append([]K(nil), b.keys[off:]...)
+		b.keyNull = append([]bool(nil), b.keyNull[off:]...)
+	}
 	if b.times != nil {
 		b.times = append([]int64(nil), b.times[off:]...)
 	}

@@ -154,6 +154,18 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 		recs[j], offs[j] = b.rec, end
 		end += b.end
 	}
+	// Batches whose keys are their records' column stay so merged (the
+	// merged record holds the column); with any that keeps slices, all
+	// keep slices, read before the records change.
+	derived := true
+	for _, b := range tail {
+		derived = derived && b.derived && b.keyCol == first.keyCol
+	}
+	if !derived {
+		for _, b := range tail {
+			b.materializeKeys()
+		}
+	}
 	rec, err := mergeRecords(mem, tail, recs)
 	if err != nil {
 		return fmt.Errorf("arrowstream: join state merge of batches %d..%d: %w", first.id, tail[len(tail)-1].id, err)

@@ -120,15 +120,17 @@ func otherKeySet[K joinKey](s *statefulJoin, o int, otherKeys []K, other *sideRo
 			set[k] = struct{}{}
 		}
 	}
+	var kb []K
+	var nb []bool
 	for _, jp := range s.parts {
 		for _, b := range live(jp).sides[o].batches {
 			if b.rec == nil {
 				continue
 			}
-			lo, hi := b.cursor-b.base, b.end-b.base
-			for k := lo; k < hi; k++ {
-				if !b.keyNull[k] {
-					set[b.keys[k]] = struct{}{}
+			keys, keyNull := b.keySpan(b.cursor-b.base, b.end-b.base, &kb, &nb)
+			for k, key := range keys {
+				if !keyNull[k] {
+					set[key] = struct{}{}
 				}
 			}
 		}
@@ -167,6 +169,8 @@ func unpartneredKeep[K joinKey](s *statefulJoin, i int, r *sideRows, keys, other
 	// pending[p]: the keys of partition p's other-side batches that are
 	// not indexed yet (made when a row of p asks).
 	pending := make([]map[K]struct{}, n)
+	var kb []K
+	var nb []bool
 	partner := func(j int) bool {
 		k := keys[j]
 		if _, ok := fresh[k]; ok {
@@ -190,7 +194,8 @@ func unpartneredKeep[K joinKey](s *statefulJoin, i int, r *sideRows, keys, other
 				if b.rec == nil {
 					continue
 				}
-				for _, pk := range b.keys[b.cursor-b.base : b.end-b.base] {
+				keys, _ := b.keySpan(b.cursor-b.base, b.end-b.base, &kb, &nb)
+				for _, pk := range keys {
 					pending[p][pk] = struct{}{}
 				}
 			}

@@ -71,18 +71,20 @@ func scanPending[K joinKey](other *joinSideLive[K], i int, rh *joinRowHash[K], s
 		}
 		b.scans++
 		sg := &joinPairs[K]{}
-		words, _ := any(b.keys).([]uint64)
+		lo := b.cursor - b.base
+		keys, keyNull := b.keySpan(lo, b.end-b.base, &other.index.keyBuf, &other.index.nullBuf)
+		words, _ := any(keys).([]uint64)
 		for r := b.cursor; r < b.end; r++ {
-			k := r - b.base
-			if b.keyNull[k] {
+			k, q := r-b.base, r-b.cursor
+			if keyNull[q] {
 				continue
 			}
 			if bits != nil {
-				if h := scanBit(words[k]); bits[h/64]&(1<<(h%64)) == 0 {
+				if h := scanBit(words[q]); bits[h/64]&(1<<(h%64)) == 0 {
 					continue
 				}
 			}
-			h := rh.first(b.keys[k])
+			h := rh.first(keys[q])
 			if h < 0 {
 				continue
 			}
