@@ -19,6 +19,7 @@ import (
 	"github.com/arrowstream/arrowstream/bench/retain"
 	"github.com/arrowstream/arrowstream/bench/serving"
 	"github.com/arrowstream/arrowstream/bench/ysb"
+	"github.com/arrowstream/arrowstream/internal/hugeheap"
 )
 
 const benchExamples = `  arrowstream bench --quick                   # every workload, small inputs, about a minute
@@ -130,7 +131,7 @@ func benchCmd(ctx context.Context, args []string, env cliEnv) error {
 	// Process-wide, before any workload: the engine and its peers run
 	// under the same advice, and every run still starts from a heap
 	// returned to the OS (harness.Settle; the advice outlives that).
-	hh := startHugeHeap(f.hugePages, f.hugeReserve, logger)
+	hh := startHugeHeap(f.hugePages, hugeheap.Options{Reserve: f.hugeReserve}, logger)
 	defer hh.Stop()
 	cfg := harness.Config{Quick: f.quick, Seed: f.seed, Dir: dir, Logger: logger, MemoryTarget: f.memTarget}
 	figs, err := runWorkloads(ctx, cfg, selected)

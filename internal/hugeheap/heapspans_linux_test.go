@@ -87,7 +87,7 @@ func TestStartAdvisesOnlyTheHeap(t *testing.T) {
 	foreign := mmapProbe(t, 8<<20)
 	bss := uintptr(unsafe.Pointer(&bssProbe[len(bssProbe)/2]))
 	before := hugeSpans(t)
-	a, err := Start(Options{enabledFile: madviseMode(t), Interval: 1 << 62})
+	a, err := Start(Options{ModeFile: madviseMode(t), Interval: 1 << 62})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestInactiveOrMissingModeAdvisesNothing(t *testing.T) {
 		if mode == "" {
 			file += ".missing"
 		}
-		a, err := Start(Options{enabledFile: file})
+		a, err := Start(Options{ModeFile: file})
 		if mode == "" && err == nil {
 			t.Errorf("no mode file: Start did not fail")
 		}

@@ -39,8 +39,12 @@ type Options struct {
 	// it is not resident.
 	Reserve int64
 
-	// enabledFile and mapsFile replace EnabledFile and MapsFile in tests.
-	enabledFile, mapsFile string
+	// ModeFile is the kernel's THP mode file (default EnabledFile); a
+	// program's tests point it elsewhere.
+	ModeFile string
+
+	// mapsFile replaces MapsFile in tests.
+	mapsFile string
 }
 
 // Stats say what an Advisor did.
@@ -94,13 +98,13 @@ func Start(o Options) (*Advisor, error) {
 	if o.MaxInterval < o.Interval {
 		o.MaxInterval = max(5*time.Second, o.Interval)
 	}
-	if o.enabledFile == "" {
-		o.enabledFile = EnabledFile
+	if o.ModeFile == "" {
+		o.ModeFile = EnabledFile
 	}
 	if o.mapsFile == "" {
 		o.mapsFile = MapsFile
 	}
-	mode, err := readMode(o.enabledFile)
+	mode, err := readMode(o.ModeFile)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func writeMode(t *testing.T, mode string) string {
 
 func TestMissingModeFileNamesIt(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "no-such-enabled")
-	a, err := Start(Options{enabledFile: f})
+	a, err := Start(Options{ModeFile: f})
 	if err == nil {
 		a.Stop()
 		t.Fatal("Start with a missing mode file: no error")
@@ -113,7 +113,7 @@ func TestMissingModeFileNamesIt(t *testing.T) {
 
 func TestBadModeFileNamesIt(t *testing.T) {
 	f := writeMode(t, "madvise")
-	_, err := Start(Options{enabledFile: f})
+	_, err := Start(Options{ModeFile: f})
 	if err == nil || !strings.Contains(err.Error(), f) {
 		t.Errorf("Start with an unbracketed mode: error %v, want one naming %s", err, f)
 	}
@@ -121,7 +121,7 @@ func TestBadModeFileNamesIt(t *testing.T) {
 
 func TestInactiveModesAdviseNothing(t *testing.T) {
 	for _, mode := range []string{"always madvise [never]", "[always] madvise never"} {
-		a, err := Start(Options{enabledFile: writeMode(t, mode)})
+		a, err := Start(Options{ModeFile: writeMode(t, mode)})
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
