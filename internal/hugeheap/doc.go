@@ -4,7 +4,8 @@
 // heap grows. Only the heap: the runtime's metadata mappings, the bss and
 // other anonymous memory are touched sparsely, and a huge page there
 // makes 2 MB resident for a few bytes used (session 25 advised every
-// anonymous mapping: +4–11 MB of resident set at the start).
+// anonymous mapping, those among them, and overrode the runtime's own
+// MADV_NOHUGEPAGE on GC metadata).
 //
 // Why: Go (1.26) does not advise its heap arenas, and with the kernel's
 // THP setting at "madvise" an unadvised page is faulted in 4 KB at a
