@@ -202,7 +202,7 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 	}
 	// Before the engine and the restore allocate: the advice covers the
 	// heap as it is and follows its growth.
-	a.hugeHeap = startHugeHeap(f.flight.hugePages, 0, a.logger)
+	a.hugeHeap = startHugeHeap(f.flight.hugePages, hugeheap.Options{}, a.logger)
 	defer func() {
 		if err != nil {
 			a.hugeHeap.Stop()

@@ -19,6 +19,7 @@ import (
 	"github.com/arrowstream/arrowstream/bench/retain"
 	"github.com/arrowstream/arrowstream/bench/serving"
 	"github.com/arrowstream/arrowstream/bench/ysb"
+	"github.com/arrowstream/arrowstream/internal/hugeheap"
 )
 
 const benchExamples = `  arrowstream bench --quick                   # every workload, small inputs, about a minute
@@ -52,7 +53,7 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&f.duckdbDir, "duckdb-dir", "", "`directory` of the DuckDB peer module (default: bench/peers/duckdb above the working directory)")
 	fs.BoolVar(&f.noDuckDB, "no-duckdb", false, "skip the DuckDB peers (they are built with cgo, about 80 s the first time)")
 	fs.Float64Var(&f.memTarget, "memory-target", 0, "run the engine under a Go soft memory limit of the baseline plus this many bytes per held byte (state + sink), set after every epoch; costs collector CPU (0: the runtime's defaults)")
-	fs.BoolVar(&f.hugePages, "huge-pages", false, hugePagesUsage+"; the whole process, the engine and its Go peers alike")
+	fs.BoolVar(&f.hugePages, "huge-pages", true, hugePagesUsage+"; the whole process, the engine and its Go peers alike")
 	fs.Int64Var(&f.hugeReserve, "huge-pages-reserve", 0, "with --huge-pages, grow the heap once by this many `bytes`, untouched, and advise them, so that later growth lands in advised memory (0: none)")
 	f.logs = addLogFlags(fs)
 	return fs, f
@@ -130,7 +131,7 @@ func benchCmd(ctx context.Context, args []string, env cliEnv) error {
 	// Process-wide, before any workload: the engine and its peers run
 	// under the same advice, and every run still starts from a heap
 	// returned to the OS (harness.Settle; the advice outlives that).
-	hh := startHugeHeap(f.hugePages, f.hugeReserve, logger)
+	hh := startHugeHeap(f.hugePages, hugeheap.Options{Reserve: f.hugeReserve}, logger)
 	defer hh.Stop()
 	cfg := harness.Config{Quick: f.quick, Seed: f.seed, Dir: dir, Logger: logger, MemoryTarget: f.memTarget}
 	figs, err := runWorkloads(ctx, cfg, selected)

@@ -1,6 +1,11 @@
 // Package hugeheap asks the kernel to back the Go heap with transparent
-// huge pages (madvise MADV_HUGEPAGE on the process's anonymous private
-// read-write mappings), and advises again as the heap grows.
+// huge pages (madvise MADV_HUGEPAGE on the heap arenas' read-write
+// mappings, found as maps.go's heapSpans says), and advises again as the
+// heap grows. Only the heap: the runtime's metadata mappings, the bss and
+// other anonymous memory are touched sparsely, and a huge page there
+// makes 2 MB resident for a few bytes used (session 25 advised every
+// anonymous mapping, those among them, and overrode the runtime's own
+// MADV_NOHUGEPAGE on GC metadata).
 //
 // Why: Go (1.26) does not advise its heap arenas, and with the kernel's
 // THP setting at "madvise" an unadvised page is faulted in 4 KB at a

@@ -1,7 +1,6 @@
 package hugeheap
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // EnabledFile is the kernel's THP mode: "always", "madvise" or "never",
@@ -39,8 +39,12 @@ type Options struct {
 	// it is not resident.
 	Reserve int64
 
-	// enabledFile and mapsFile replace EnabledFile and MapsFile in tests.
-	enabledFile, mapsFile string
+	// ModeFile is the kernel's THP mode file (default EnabledFile); a
+	// program's tests point it elsewhere.
+	ModeFile string
+
+	// mapsFile replaces MapsFile in tests.
+	mapsFile string
 }
 
 // Stats say what an Advisor did.
@@ -53,11 +57,11 @@ type Stats struct {
 	// Passes counts the passes over the mappings (one at Start, one per
 	// growth seen).
 	Passes int64
-	// Calls counts the madvise calls made (one per mapping not advised
-	// by an earlier pass).
+	// Calls counts the madvise calls made (one per heap mapping not
+	// advised by an earlier pass).
 	Calls int64
-	// Mappings and Bytes are the anonymous private read-write mappings
-	// the last pass covered and their size.
+	// Mappings and Bytes are the Go heap's read-write mappings the last
+	// pass covered (heapSpans) and their size.
 	Mappings int
 	Bytes    int64
 }
@@ -66,10 +70,13 @@ type Stats struct {
 type Advisor struct {
 	opts Options
 
-	mu        sync.Mutex
-	stats     Stats
-	seen      map[uintptr]uintptr // start → end of each mapping advised by the last pass
-	lastTotal uint64              // /memory/classes/total:bytes at the last pass
+	mu    sync.Mutex
+	stats Stats
+	seen  map[uintptr]uintptr // start → end of each heap span advised by the last pass
+	// anchor is a heap object the Advisor keeps, to find the heap's
+	// mappings by (heapSpans): the collector does not move objects.
+	anchor    *[8]uintptr
+	lastTotal uint64 // /memory/classes/total:bytes at the last pass
 	sample    []metrics.Sample
 
 	stop chan struct{}
@@ -78,9 +85,10 @@ type Advisor struct {
 
 const totalMetric = "/memory/classes/total:bytes"
 
-// Start reads the kernel's THP mode and, in "madvise" mode, advises every
-// anonymous private read-write mapping of the process and starts watching
-// the heap's growth. In "always" or "never" mode it returns an inactive
+// Start reads the kernel's THP mode and, in "madvise" mode, advises the
+// Go heap's mappings (its arenas' read-write memory; not the runtime's
+// metadata, the bss or other anonymous memory) and starts watching the
+// heap's growth. In "always" or "never" mode it returns an inactive
 // Advisor (nothing to advise). Its error names the file it could not
 // read. Stop ends the watching.
 func Start(o Options) (*Advisor, error) {
@@ -90,17 +98,17 @@ func Start(o Options) (*Advisor, error) {
 	if o.MaxInterval < o.Interval {
 		o.MaxInterval = max(5*time.Second, o.Interval)
 	}
-	if o.enabledFile == "" {
-		o.enabledFile = EnabledFile
+	if o.ModeFile == "" {
+		o.ModeFile = EnabledFile
 	}
 	if o.mapsFile == "" {
 		o.mapsFile = MapsFile
 	}
-	mode, err := readMode(o.enabledFile)
+	mode, err := readMode(o.ModeFile)
 	if err != nil {
 		return nil, err
 	}
-	a := &Advisor{opts: o, stats: Stats{Mode: mode}, sample: []metrics.Sample{{Name: totalMetric}}}
+	a := &Advisor{opts: o, stats: Stats{Mode: mode}, sample: []metrics.Sample{{Name: totalMetric}}, anchor: new([8]uintptr)}
 	if mode != "madvise" {
 		return a, nil
 	}
@@ -174,7 +182,8 @@ func (a *Advisor) Check() (bool, error) {
 	return true, a.pass()
 }
 
-// pass advises the mappings not advised by the previous pass; a.mu held.
+// pass advises the heap's mappings not advised by the previous pass;
+// a.mu held.
 func (a *Advisor) pass() error {
 	metrics.Read(a.sample)
 	if a.sample[0].Value.Kind() == metrics.KindUint64 {
@@ -184,21 +193,22 @@ func (a *Advisor) pass() error {
 	if err != nil {
 		return fmt.Errorf("hugeheap: %w", err)
 	}
-	seen := make(map[uintptr]uintptr, len(a.seen)+4)
+	spans := heapSpans(maps, []uintptr{uintptr(unsafe.Pointer(a.anchor))})
+	seen := make(map[uintptr]uintptr, len(spans))
 	var calls int64
 	var size int64
 	var firstErr error
-	forEachAnon(maps, func(start, end uintptr) {
-		seen[start] = end
-		size += int64(end - start)
-		if e, ok := a.seen[start]; ok && e == end {
-			return
+	for _, s := range spans {
+		seen[s.start] = s.end
+		size += int64(s.end - s.start)
+		if e, ok := a.seen[s.start]; ok && e == s.end {
+			continue
 		}
 		calls++
-		if err := adviseHuge(start, end-start); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("hugeheap: madvise %#x-%#x: %w", start, end, err)
+		if err := adviseHuge(s.start, s.end-s.start); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("hugeheap: madvise %#x-%#x: %w", s.start, s.end, err)
 		}
-	})
+	}
 	a.seen = seen
 	a.stats.Passes++
 	a.stats.Calls += calls
@@ -247,84 +257,5 @@ func (s Stats) String() string {
 	if !s.Active {
 		return fmt.Sprintf("THP mode %q: nothing advised", s.Mode)
 	}
-	return fmt.Sprintf("THP mode %q: %d anonymous mappings, %d MiB advised MADV_HUGEPAGE", s.Mode, s.Mappings, s.Bytes>>20)
-}
-
-// forEachAnon calls fn with the bounds of each anonymous private
-// read-write mapping in a maps file's text: perms "rw-p", inode 0, and no
-// path or a name the kernel gives anonymous memory ("[anon:…]", as Go
-// names its heap where the kernel allows it). [heap] (the C allocator's
-// brk) and [stack] are left alone.
-func forEachAnon(maps []byte, fn func(start, end uintptr)) {
-	for len(maps) > 0 {
-		line := maps
-		if i := bytes.IndexByte(maps, '\n'); i >= 0 {
-			line, maps = maps[:i], maps[i+1:]
-		} else {
-			maps = nil
-		}
-		start, end, ok := parseAnon(line)
-		if ok {
-			fn(start, end)
-		}
-	}
-}
-
-// parseAnon parses one maps line: "start-end perms offset dev inode [path]".
-func parseAnon(line []byte) (start, end uintptr, ok bool) {
-	var f [6][]byte
-	n := 0
-	for n < 6 {
-		for len(line) > 0 && line[0] == ' ' {
-			line = line[1:]
-		}
-		if len(line) == 0 {
-			break
-		}
-		if n == 5 {
-			f[5] = line // the path may hold spaces
-			n++
-			break
-		}
-		i := bytes.IndexByte(line, ' ')
-		if i < 0 {
-			i = len(line)
-		}
-		f[n], line = line[:i], line[i:]
-		n++
-	}
-	if n < 5 || string(f[1]) != "rw-p" || string(f[4]) != "0" {
-		return 0, 0, false
-	}
-	if n == 6 && !bytes.HasPrefix(f[5], []byte("[anon:")) {
-		return 0, 0, false
-	}
-	dash := bytes.IndexByte(f[0], '-')
-	if dash < 0 {
-		return 0, 0, false
-	}
-	s, ok1 := parseHex(f[0][:dash])
-	e, ok2 := parseHex(f[0][dash+1:])
-	if !ok1 || !ok2 || e <= s {
-		return 0, 0, false
-	}
-	return s, e, true
-}
-
-func parseHex(b []byte) (uintptr, bool) {
-	if len(b) == 0 || len(b) > 16 {
-		return 0, false
-	}
-	var v uintptr
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | uintptr(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | uintptr(c-'a'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
+	return fmt.Sprintf("THP mode %q: %d heap mappings, %d MiB advised MADV_HUGEPAGE", s.Mode, s.Mappings, s.Bytes>>20)
 }

@@ -85,7 +85,7 @@ func growFresh(t *testing.T, strict bool) ([][]byte, uintptr) {
 
 func TestStartAdvisesTheHeap(t *testing.T) {
 	live := grow(8 << 20)
-	a, err := Start(Options{enabledFile: madviseMode(t), Interval: time.Hour})
+	a, err := Start(Options{ModeFile: madviseMode(t), Interval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestStartAdvisesTheHeap(t *testing.T) {
 }
 
 func TestCheckAdvisesAfterGrowth(t *testing.T) {
-	a, err := Start(Options{enabledFile: madviseMode(t), Interval: time.Hour})
+	a, err := Start(Options{ModeFile: madviseMode(t), Interval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestCheckAdvisesAfterGrowth(t *testing.T) {
 }
 
 func TestWatcherAdvisesAfterGrowth(t *testing.T) {
-	a, err := Start(Options{enabledFile: madviseMode(t), Interval: time.Millisecond, MaxInterval: 20 * time.Millisecond})
+	a, err := Start(Options{ModeFile: madviseMode(t), Interval: time.Millisecond, MaxInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestWatcherAdvisesAfterGrowth(t *testing.T) {
 }
 
 func TestReserveAdvisesAhead(t *testing.T) {
-	a, err := Start(Options{enabledFile: madviseMode(t), Interval: time.Hour, Reserve: 512 << 20})
+	a, err := Start(Options{ModeFile: madviseMode(t), Interval: time.Hour, Reserve: 512 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
