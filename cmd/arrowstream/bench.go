@@ -53,7 +53,7 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	fs.StringVar(&f.duckdbDir, "duckdb-dir", "", "`directory` of the DuckDB peer module (default: bench/peers/duckdb above the working directory)")
 	fs.BoolVar(&f.noDuckDB, "no-duckdb", false, "skip the DuckDB peers (they are built with cgo, about 80 s the first time)")
 	fs.Float64Var(&f.memTarget, "memory-target", 0, "run the engine under a Go soft memory limit of the baseline plus this many bytes per held byte (state + sink), set after every epoch; costs collector CPU (0: the runtime's defaults)")
-	fs.BoolVar(&f.hugePages, "huge-pages", true, hugePagesUsage+"; the whole process, the engine and its Go peers alike")
+	fs.BoolVar(&f.hugePages, "huge-pages", false, hugePagesUsage+"; the whole process, the engine and its Go peers alike")
 	fs.Int64Var(&f.hugeReserve, "huge-pages-reserve", 0, "with --huge-pages, grow the heap once by this many `bytes`, untouched, and advise them, so that later growth lands in advised memory (0: none)")
 	f.logs = addLogFlags(fs)
 	return fs, f

@@ -48,7 +48,7 @@ func addFlightFlags(fs *flag.FlagSet) *flightConfig {
 	fs.BoolVar(&c.allowInsecure, "allow-insecure", false, "allow serving a non-loopback address without authentication or TLS")
 	fs.Int64Var(&c.memoryLimit, "memory-limit", defaultMemoryLimit(), "process memory limit in `bytes`: queries together hold at most this much, and new queries and ingest are refused while the heap is past it; also the Go runtime's soft limit (default: 3/4 of RAM or of the cgroup limit; 0: none)")
 	fs.Float64Var(&c.memoryTarget, "memory-target", 0, "keep the Go runtime's soft memory limit at its memory with nothing held plus this `ratio` per byte the tables and streaming state hold, at most --memory-limit (1.25 keeps the process near 1.5× what it holds; costs collector CPU, docs/operations.md; 0: off, the limit is --memory-limit)")
-	fs.BoolVar(&c.hugePages, "huge-pages", true, hugePagesUsage)
+	fs.BoolVar(&c.hugePages, "huge-pages", false, hugePagesUsage)
 	fs.Int64Var(&c.queryMemory, "query-memory", -1, "per-query memory limit in `bytes`: over it a query fails with RESOURCE_EXHAUSTED (default: a quarter of --memory-limit; 0: none)")
 	return c
 }

@@ -9,11 +9,9 @@ import (
 )
 
 // hugePagesUsage is --huge-pages' help, shared by bench, run and serve.
-// On by default since session 26 (issue 19): it saves CPU where the heap
-// takes fresh memory (q20 +31 %) and kept the issue's memory acceptance
-// where it was kept (docs/performance.md, sessions 25 and 26), at some
-// MiB of resident set more.
-const hugePagesUsage = "back the Go heap with transparent huge pages: madvise(MADV_HUGEPAGE) its arenas, again as it grows; less CPU for fresh memory, some MiB more resident memory (needs THP \"madvise\" mode; --huge-pages=false: off; docs/operations.md)"
+// Off by default: it saves CPU where the heap grows (q20 +34 %) but
+// raises the resident set (docs/performance.md, sessions 25 and 26).
+const hugePagesUsage = "back the Go heap with transparent huge pages: madvise(MADV_HUGEPAGE) its arenas, again as it grows; less CPU for fresh memory, more resident memory (needs THP \"madvise\" mode; docs/operations.md)"
 
 // startHugeHeap starts the heap's huge-page advice when on (nil when off,
 // or when the kernel's THP mode cannot be read) and logs what was
@@ -22,7 +20,7 @@ const hugePagesUsage = "back the Go heap with transparent huge pages: madvise(MA
 // advice is process-wide: the program starts it, once.
 func startHugeHeap(on bool, o hugeheap.Options, logger *slog.Logger) *hugeheap.Advisor {
 	if !on {
-		logger.Info("huge pages: off (--huge-pages=false), nothing advised")
+		logger.Debug("huge pages: off (--huge-pages=false), nothing advised")
 		return nil
 	}
 	a, err := hugeheap.Start(o)

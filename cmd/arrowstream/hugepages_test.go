@@ -11,9 +11,8 @@ import (
 	"github.com/arrowstream/arrowstream/internal/hugeheap"
 )
 
-// --huge-pages=false starts nothing and says so; the flag is on by
-// default in bench, run and serve (issue 19, session 26), and
-// --huge-pages=false turns it off.
+// --huge-pages=false starts nothing and says so; the flag is off by
+// default in bench, run and serve, and --huge-pages turns it on.
 func TestHugePagesFlag(t *testing.T) {
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -58,8 +57,8 @@ func TestHugePagesFlag(t *testing.T) {
 			return f.flight.hugePages
 		}},
 	} {
-		if !c.on() {
-			t.Errorf("%s: --huge-pages is off by default", c.name)
+		if c.on() {
+			t.Errorf("%s: --huge-pages is on by default", c.name)
 		}
 		if !c.on("--huge-pages") {
 			t.Errorf("%s: --huge-pages leaves it off", c.name)
