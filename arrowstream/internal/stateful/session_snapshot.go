@@ -3,7 +3,6 @@ package stateful
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -61,11 +60,11 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	}
 	keys := sizeShare(d.numKeys(), wanted, len(want))
 	sessions := sizeShare(int(s.index.count), wanted, len(want))
-	snap.keys = slices.Grow(snap.keys[:0], keys)
-	snap.first = slices.Grow(snap.first[:0], keys+1)
-	snap.ends = slices.Grow(snap.ends[:0], sessions)
-	d.snapGids = slices.Grow(d.snapGids[:0], sessions)
-	d.snapStarts = slices.Grow(d.snapStarts[:0], sessions)
+	snap.keys = refill(snap.keys, keys)
+	snap.first = refill(snap.first, keys+1)
+	snap.ends = refill(snap.ends, sessions)
+	d.snapGids = refill(d.snapGids, sessions)
+	d.snapStarts = refill(d.snapStarts, sessions)
 	gids, starts := d.snapGids, d.snapStarts
 	if len(snap.byPart) != len(want) {
 		snap.byPart = make([][]int32, len(want))
@@ -74,7 +73,7 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	for p, w := range want {
 		snap.byPart[p] = snap.byPart[p][:0]
 		if w {
-			snap.byPart[p] = slices.Grow(snap.byPart[p], perPart)
+			snap.byPart[p] = refill(snap.byPart[p], perPart)
 		}
 	}
 	d.each(func(ks *keySessions) {
@@ -197,6 +196,21 @@ func (s *sessionSnapshot) drop() {
 	}
 	s.hold.release()
 	s.keys, s.first, s.ends, s.byPart, s.cols, s.val = nil, nil, nil, nil, nil, nil
+}
+
+// refill returns s emptied when it holds n, else a new slice: of
+// exactly n for a first snapshot (its copy is sized, not grown by
+// appends; sizeShare), of n and a quarter more to replace a kept buffer
+// too small, so that a state growing between snapshots (q11's grows
+// through the run) does not outgrow its buffers at every snapshot.
+func refill[T any](s []T, n int) []T {
+	switch {
+	case cap(s) >= n:
+		return s[:0]
+	case cap(s) == 0:
+		return make([]T, 0, n)
+	}
+	return make([]T, 0, n+n/4)
 }
 
 // sizeShare is the capacity for the share of n that of parts of all

@@ -114,17 +114,40 @@ func TestSessionSnapshotBuffersReused(t *testing.T) {
 		t.Fatalf("snapshots after the first allocated %d and %d bytes, the first %d: want at most %d", second, third, first, limit)
 	}
 
+	// The state grows between snapshots (new keys, by less than a
+	// quarter): the kept buffers, replaced once with room to spare, are
+	// refilled again after the next growth.
+	grown := [2]uint64{}
+	for i := range grown {
+		var rows [][2]int64
+		for k := int64(0); k < 300; k++ {
+			rows = append(rows, [2]int64{100_000 + 1_000*int64(i) + k, 1_000_000})
+		}
+		recs, _ := runSessionEpoch(t, mem, op, stores, dir, int64(1+i), 0, 0, rows, gap)
+		releaseRecords(recs)
+		want := fresh()
+		var got map[string]string
+		grown[i], got = cycle()
+		if !maps.Equal(got, want) {
+			t.Fatalf("snapshot %d of a grown state differs from a fresh one", i+1)
+		}
+	}
+	t.Logf("snapshot cycle bytes after growth: %d, %d", grown[0], grown[1])
+	if limit := first / 2; grown[1] > limit {
+		t.Fatalf("the snapshot after the state grew again allocated %d bytes, the first %d: want at most %d", grown[1], first, limit)
+	}
+
 	// Interleaved with epochs: A is held while B is made (no spare),
 	// A's buffers are released and reused by C while B is still held.
 	a := snapshotOf(t, op)
 	wantA := fresh()
-	epoch(1, 3500)
+	epoch(3, 3500)
 	b := snapshotOf(t, op)
 	wantB := fresh()
 	if got := entriesOf(t, a, true); !maps.Equal(got, wantA) {
 		t.Fatal("snapshot A changed by the epoch after it")
 	}
-	epoch(2, 2000)
+	epoch(4, 2000)
 	c := snapshotOf(t, op) // A's buffers
 	wantC := fresh()
 	if maps.Equal(wantB, wantC) {
