@@ -166,6 +166,9 @@ func (sp *sessionSnapSpare) put(snap *sessionSnapshot) {
 	clear(snap.keys) // no key string keeps its entry alive
 	snap.keys = snap.keys[:0]
 	clear(snap.cols)
+	if snap.val != nil {
+		snap.val.encodeCols(nil) // the codec keeps no released column
+	}
 	sp.mu.Lock()
 	keep := sp.snap == nil && !sp.closed
 	if keep {
