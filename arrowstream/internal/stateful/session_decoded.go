@@ -86,6 +86,10 @@ type sessionDecoded struct {
 	// epoch (their deletes are logged with the epoch's upserts).
 	deleted []*keySessions
 	logb    logBatches
+	// snapGids and snapStarts are a live snapshot's groups and starts
+	// (offerDecoded), read into arrays before it returns.
+	snapGids   []int32
+	snapStarts []arrow.Timestamp
 }
 
 // begin starts an epoch: a new stamp, nothing touched or deleted yet.
@@ -125,6 +129,9 @@ func (d *sessionDecoded) trim() {
 	}
 	if cap(d.deleted) > maxKeptSessionRefs {
 		d.deleted = nil
+	}
+	if cap(d.snapGids) > maxKeptSessionRefs {
+		d.snapGids, d.snapStarts = nil, nil
 	}
 	if d.logb.bytes() > 64*maxKeptSessionRefs {
 		d.logb = logBatches{}

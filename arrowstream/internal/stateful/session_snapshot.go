@@ -36,13 +36,19 @@ type sessionSnapshot struct {
 	err  error
 	refs atomic.Int32
 	hold *viewHold
+	// spare takes the buffers back when the last view is released.
+	spare *sessionSnapSpare
 }
 
 // offerDecoded hands the partitions in want (wantsLive) a view of their
 // decoded sessions as the epoch leaves them.
 func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	d := s.index.dec
-	snap := &sessionSnapshot{byPart: make([][]int32, len(want))}
+	// The buffers of the last snapshot the maintenance released (its
+	// keys, bounds, partition lists and value codec) are refilled: a
+	// snapshot every few epochs otherwise faults in fresh pages for a
+	// copy the size of the state each time.
+	snap := s.snapSpare.take()
 	// The copy is sized up front from the decoded state's counts (keys
 	// spread evenly over the partitions, with an eighth to spare): grown
 	// by appends it cost a tenth of q11's operator in reallocations.
@@ -54,15 +60,20 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	}
 	keys := sizeShare(d.numKeys(), wanted, len(want))
 	sessions := sizeShare(int(s.index.count), wanted, len(want))
-	snap.keys = make([]string, 0, keys)
-	snap.first = make([]int32, 0, keys+1)
-	snap.ends = make([]arrow.Timestamp, 0, sessions)
-	gids := make([]int32, 0, sessions)
-	starts := make([]arrow.Timestamp, 0, sessions)
+	snap.keys = refill(snap.keys, keys)
+	snap.first = refill(snap.first, keys+1)
+	snap.ends = refill(snap.ends, sessions)
+	d.snapGids = refill(d.snapGids, sessions)
+	d.snapStarts = refill(d.snapStarts, sessions)
+	gids, starts := d.snapGids, d.snapStarts
+	if len(snap.byPart) != len(want) {
+		snap.byPart = make([][]int32, len(want))
+	}
 	perPart := sizeShare(d.numKeys(), 1, len(want))
 	for p, w := range want {
+		snap.byPart[p] = snap.byPart[p][:0]
 		if w {
-			snap.byPart[p] = make([]int32, 0, perPart)
+			snap.byPart[p] = refill(snap.byPart[p], perPart)
 		}
 	}
 	d.each(func(ks *keySessions) {
@@ -78,6 +89,7 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 			snap.ends = append(snap.ends, arrow.Timestamp(ls.end))
 		}
 	})
+	d.snapGids, d.snapStarts = gids[:0], starts[:0]
 	snap.first = append(snap.first, int32(len(gids)))
 	held := int64(cap(snap.keys))*int64(unsafe.Sizeof("")) + int64(cap(snap.first))*4 + int64(cap(snap.ends))*8
 	for _, b := range snap.byPart {
@@ -85,20 +97,24 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	}
 	hold, err := s.views.hold(held)
 	if err != nil {
+		s.snapSpare.put(snap)
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
 	snap.hold = hold
 	states, err := d.agg.Values(gids) // owned; no session id column
 	if err != nil {
-		hold.release()
+		s.snapSpare.put(snap)
 		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
 	}
-	snap.cols = append(snap.cols, windowArray(s.mem, starts, snap.ends))
+	snap.cols = append(snap.cols[:0], windowArray(s.mem, starts, snap.ends))
 	snap.cols = append(snap.cols, states...)
-	if snap.val, err = newValueCodec(s.mem, s.partialSchema, s.valCols); err != nil {
-		releaseArrays(snap.cols)
-		hold.release()
-		return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+	if snap.val == nil {
+		if snap.val, err = newValueCodec(s.mem, s.partialSchema, s.valCols); err != nil {
+			releaseArrays(snap.cols)
+			snap.cols = snap.cols[:0]
+			s.snapSpare.put(snap)
+			return fmt.Errorf("arrowstream: state of operator %d: live snapshot: %w", s.opID, err)
+		}
 	}
 	n := int32(0)
 	for _, w := range want {
@@ -113,6 +129,91 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 		}
 	}
 	return nil
+}
+
+// sessionSnapSpare keeps the buffers of the last live snapshot whose
+// views were all released, for the operator's next snapshot. Views are
+// released by the stores' maintenance goroutines while the epoch may be
+// making the next snapshot, hence the lock. After the operator closes,
+// released buffers are dropped.
+type sessionSnapSpare struct {
+	mu     sync.Mutex
+	snap   *sessionSnapshot // nil: none kept
+	closed bool
+}
+
+// take returns a snapshot to fill: one with the kept buffers (its
+// lengths to be reset by the caller, its reservation released), or a
+// new one.
+func (sp *sessionSnapSpare) take() *sessionSnapshot {
+	sp.mu.Lock()
+	old := sp.snap
+	sp.snap = nil
+	sp.mu.Unlock()
+	snap := &sessionSnapshot{spare: sp}
+	if old != nil {
+		old.hold.release()
+		snap.keys, snap.first, snap.ends, snap.byPart = old.keys, old.first, old.ends, old.byPart
+		snap.cols, snap.val = old.cols[:0], old.val
+	}
+	return snap
+}
+
+// put keeps a released snapshot's buffers (their arrays already
+// released), or drops them when some are kept already or the operator
+// has closed. Its reservation stays held while they are kept.
+func (sp *sessionSnapSpare) put(snap *sessionSnapshot) {
+	clear(snap.keys) // no key string keeps its entry alive
+	snap.keys = snap.keys[:0]
+	clear(snap.cols)
+	if snap.val != nil {
+		snap.val.encodeCols(nil) // the codec keeps no released column
+	}
+	sp.mu.Lock()
+	keep := sp.snap == nil && !sp.closed
+	if keep {
+		sp.snap = snap
+	}
+	sp.mu.Unlock()
+	if !keep {
+		snap.drop()
+	}
+}
+
+// close drops the kept buffers; those released later are dropped too.
+func (sp *sessionSnapSpare) close() {
+	sp.mu.Lock()
+	old := sp.snap
+	sp.snap, sp.closed = nil, true
+	sp.mu.Unlock()
+	if old != nil {
+		old.drop()
+	}
+}
+
+// drop frees a snapshot's codec and reservation (its arrays are
+// released already).
+func (s *sessionSnapshot) drop() {
+	if s.val != nil {
+		s.val.enc.Release()
+	}
+	s.hold.release()
+	s.keys, s.first, s.ends, s.byPart, s.cols, s.val = nil, nil, nil, nil, nil, nil
+}
+
+// refill returns s emptied when it holds n, else a new slice: of
+// exactly n for a first snapshot (its copy is sized, not grown by
+// appends; sizeShare), of n and a quarter more to replace a kept buffer
+// too small, so that a state growing between snapshots (q11's grows
+// through the run) does not outgrow its buffers at every snapshot.
+func refill[T any](s []T, n int) []T {
+	switch {
+	case cap(s) >= n:
+		return s[:0]
+	case cap(s) == 0:
+		return make([]T, 0, n)
+	}
+	return make([]T, 0, n+n/4)
 }
 
 // sizeShare is the capacity for the share of n that of parts of all
@@ -212,8 +313,6 @@ func (v *sessionSnapView) Release() {
 	}
 	if v.s.refs.Add(-1) == 0 {
 		releaseArrays(v.s.cols)
-		v.s.val.enc.Release()
-		v.s.hold.release()
-		v.s.keys, v.s.byPart, v.s.cols = nil, nil, nil
+		v.s.spare.put(v.s)
 	}
 }

@@ -80,6 +80,8 @@ type statefulSessionWindow struct {
 	acct stateAccount
 	// views reserves the live snapshot views handed to the stores.
 	views viewAccount
+	// snapSpare keeps a released live snapshot's buffers for the next.
+	snapSpare *sessionSnapSpare
 	// finalSchema is the output layout, bound once (finalLayout);
 	// noLiveFinal: evicted decoded sessions are finalized from partial
 	// rows (an aggregate the live aggregate cannot finalize by group).
@@ -105,6 +107,7 @@ func newStatefulSessionWindow(mem memory.Allocator, opID int, input *arrow.Schem
 	}
 	s.acct = newStateAccount(mem, "session window state")
 	s.views = newViewAccount(mem, "session window state")
+	s.snapSpare = &sessionSnapSpare{}
 	s.valCols = []int{sk}
 	for i := 0; i < partial.NumFields(); i++ {
 		switch {
@@ -550,6 +553,7 @@ func (s *statefulSessionWindow) Abort() {
 func (s *statefulSessionWindow) Close() error {
 	s.dropIndex()
 	s.acct.release()
+	s.snapSpare.close()
 	return nil
 }
 
