@@ -63,6 +63,7 @@ func TestClusterIdleSourceWatches(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	bl := brokers(c)
 	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	defer a.close(t) // before goleak's check (deferred calls run last first)
 	qa := startPassthrough(t, a, bl) // a trigger every 20 ms: every one asks the source
 	produce(t, c, "ev", 12, "a", 0, 120)
 	waitUnion(t, 120, "a", a)
@@ -97,6 +98,7 @@ func TestClusterIdleSourceWatches(t *testing.T) {
 
 	// A second instance: each watcher follows its member's partitions.
 	b, cb := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1002")
+	defer b.close(t)
 	qb := startPassthrough(t, b, bl)
 	waitMembers(t, cb, 2)
 	pa, pb := waitArmed(t, ca), waitArmed(t, cb)
@@ -115,13 +117,14 @@ func TestClusterIdleSourceWatches(t *testing.T) {
 	}
 	checkExactlyOnce(t, all, append(append(values("a", 0, 120), values("b", 0, 24)...), values("c", 0, 120)...))
 
-	// Stopping while armed: the queries stop, the watchers' goroutines and
-	// clients with them (goleak above).
+	// Stopping while armed (a cancellation of the query's run): the
+	// queries stop, the watchers' goroutines and clients with them
+	// (goleak above).
+	waitArmed(t, ca)
+	waitArmed(t, cb)
 	for _, q := range []interface{ Stop() error }{qa, qb} {
 		if err := q.Stop(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a.close(t)
-	b.close(t)
 }
