@@ -63,7 +63,7 @@ func TestClusterIdleSourceWatches(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	bl := brokers(c)
 	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
-	defer a.close(t) // before goleak's check (deferred calls run last first)
+	defer a.close(t)                 // before goleak's check (deferred calls run last first)
 	qa := startPassthrough(t, a, bl) // a trigger every 20 ms: every one asks the source
 	produce(t, c, "ev", 12, "a", 0, 120)
 	waitUnion(t, 120, "a", a)
