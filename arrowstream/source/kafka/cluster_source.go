@@ -170,7 +170,7 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 		}
 	}
 	s.idle.listed(s.now(), ver, out)
-	s.afterListing(s.now(), ver, out)
+	s.afterListing(ver, out)
 	return out, nil
 }
 

@@ -180,7 +180,10 @@ func (w *endWatcher) quiet(ver uint64) bool {
 
 // arm makes the watcher fetch from ends (the owned partitions' listed
 // ends at assignment version ver). It starts the loop at the first arm.
-func (w *endWatcher) arm(ver uint64, ends PartitionOffsets, now time.Time) {
+// The stand-down after a failure is real time (broke), whatever the
+// source's clock.
+func (w *endWatcher) arm(ver uint64, ends PartitionOffsets) {
+	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.armed && w.ver == ver && sameOffsets(w.ends, ends) {
@@ -375,13 +378,13 @@ func (s *Source) watchedCache(now time.Time, ver uint64) (PartitionOffsets, bool
 // the one before (the source is idle; not while an epoch is held for
 // minOffsetsPerTrigger, which lists on its own schedule), and schedules
 // the channel's poll at the source's next due listing.
-func (s *Source) afterListing(now time.Time, ver uint64, ends PartitionOffsets) {
+func (s *Source) afterListing(ver uint64, ends PartitionOffsets) {
 	if s.watch == nil {
 		return
 	}
 	b := &s.idle
 	if !b.held && b.wait > 0 && len(ends) > 0 {
-		s.watch.arm(ver, ends, now)
+		s.watch.arm(ver, ends)
 	}
 	s.watch.pollAfter(max(s.IdlePollDelay(), 10*time.Millisecond))
 }
