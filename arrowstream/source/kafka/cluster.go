@@ -58,6 +58,11 @@ type ClusterOptions struct {
 	// (hop_pace.go; default DefaultHopPaceMaxDelay, negative: no pacing,
 	// an epoch at every commit seen).
 	HopPaceMaxDelay time.Duration
+	// ListWhileIdle: an idle input source lists its partitions' ends on
+	// the idle backoff (every 100 ms) instead of waiting on a long-poll
+	// fetch (cluster_watch.go); for tests of the listing schedule, and a
+	// broker that does not hold fetches.
+	ListWhileIdle bool
 }
 
 // TxnFaults injects failures around an epoch's Kafka transaction: the
@@ -264,6 +269,9 @@ type groupMember struct {
 	// assignVer counts assignment changes (the idle backoff lists again
 	// after one).
 	assignVer atomic.Uint64
+	// watch, when set, is woken after each assignment change (the
+	// source's watcher wakes the query: cluster_watch.go); under mu.
+	watch *endWatcher
 }
 
 // instanceFile holds the instance id in the source's checkpoint directory.
@@ -351,7 +359,11 @@ func (gm *groupMember) assigned(_ context.Context, cl *kgo.Client, tps map[strin
 	gm.invalidateCacheLocked()
 	gm.assignVer.Add(1)
 	n := gm.ownedCountLocked()
+	w := gm.watch
 	gm.mu.Unlock()
+	if w != nil {
+		w.assignChanged()
+	}
 	_, gen := cl.GroupMetadata() // the callback may run before join returns
 	gm.cluster.noteRebalance(gm, "assigned", tps, gen, n)
 	gm.logger.Info("cluster: rebalance: partitions assigned", "partitions", formatTPs(tps), "owned", n, "generation", gen)
@@ -378,7 +390,11 @@ func (gm *groupMember) drop(tps map[string][]int32, how string, gen int32) {
 	gm.invalidateCacheLocked()
 	gm.assignVer.Add(1)
 	n := gm.ownedCountLocked()
+	w := gm.watch
 	gm.mu.Unlock()
+	if w != nil {
+		w.assignChanged()
+	}
 	gm.cluster.noteRebalance(gm, how, tps, gen, n)
 	gm.logger.Info("cluster: rebalance: partitions "+how, "partitions", formatTPs(tps), "owned", n)
 }

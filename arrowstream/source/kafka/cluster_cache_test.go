@@ -156,14 +156,16 @@ func TestClusterIdleHopPlansFromCacheAfterRebalance(t *testing.T) {
 // asks its source again when the source's next listing is due
 // (stream.IdlePollSource), not every 10 ms with the cached answer in
 // between (up to ten polls per listing before); new data after the idle
-// spell is still read, exactly once.
+// spell is still read, exactly once. The source lists on its backoff
+// (ListWhileIdle: without it an idle source waits on its watcher,
+// TestClusterIdleSourceWatches).
 func TestClusterIdlePollsFollowListings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster groups take seconds to form (-short)")
 	}
 	c := newCluster(t, 12, "ev")
 	bl := brokers(c)
-	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	a, ca := newClusterSessionOpts(t, t.TempDir(), bl, kafka.ClusterOptions{Name: "c1", Address: "127.0.0.1:1001", SessionTimeout: 6 * time.Second, ListWhileIdle: true})
 	defer a.close(t)
 	if err := a.RegisterSource("ks", "kafka", nil, map[string]string{"kafka.bootstrap.servers": bl, "subscribe": "ev", "startingOffsets": "earliest"}); err != nil {
 		t.Fatal(err)
@@ -198,7 +200,7 @@ func TestClusterIdlePollsFollowListings(t *testing.T) {
 // for the topic's metadata first (kadm's ListOffsets with a 10 ms
 // metadata age), a second round trip per listing on every instance. Now
 // the metadata is reused for up to a second; the data is still read
-// exactly once.
+// exactly once. The source lists on its backoff (ListWhileIdle).
 func TestClusterListingsReuseMetadata(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster groups take seconds to form (-short)")
@@ -211,7 +213,7 @@ func TestClusterListingsReuseMetadata(t *testing.T) {
 		return nil, nil, false
 	})
 	bl := brokers(c)
-	a, ca := newClusterSession(t, t.TempDir(), bl, "c1", "127.0.0.1:1001")
+	a, ca := newClusterSessionOpts(t, t.TempDir(), bl, kafka.ClusterOptions{Name: "c1", Address: "127.0.0.1:1001", SessionTimeout: 6 * time.Second, ListWhileIdle: true})
 	defer a.close(t)
 	startPassthrough(t, a, bl)
 	produce(t, c, "ev", 12, "a", 0, 120)

@@ -132,5 +132,13 @@ func (s *Source) IdlePollDelay() time.Duration {
 	if s.cluster == nil {
 		return 0
 	}
-	return s.idle.untilNextListing(s.now())
+	now := s.now()
+	if s.watch != nil && s.member != nil {
+		// A quiet watcher wakes the query when data arrives: the source
+		// lists again watchRelist after its last listing at the latest.
+		if ver := s.member.assignVer.Load(); s.idle.assign == ver && !s.idle.held && s.watch.quiet(ver) {
+			return max(0, s.idle.listedAt.Add(watchRelist).Sub(now))
+		}
+	}
+	return s.idle.untilNextListing(now)
 }

@@ -126,6 +126,9 @@ func (s *Source) clusterSetCheckpointDir(dir string) error {
 	// A hop's downstream commits its offsets in transactions, not by
 	// claims: its committed offsets are always fetched.
 	gm.uncached = s.hop
+	if s.watch != nil {
+		gm.setWatcher(s.watch)
+	}
 	s.member, s.dir = gm, dir
 	if !s.hop {
 		s.read = s.cluster.reads.register(queryDir, id)
@@ -140,6 +143,9 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 	}
 	ver := s.member.assignVer.Load() // before ownedNow: a change after it lists again
 	if cached, ok := s.idle.cached(s.now(), ver); ok {
+		return cached, nil
+	}
+	if cached, ok := s.watchedCache(s.now(), ver); ok {
 		return cached, nil
 	}
 	owned := s.member.ownedNow()
@@ -173,6 +179,7 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 		}
 	}
 	s.idle.listed(s.now(), ver, out)
+	s.afterListing(ver, out)
 	return out, nil
 }
 

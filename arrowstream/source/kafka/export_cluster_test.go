@@ -56,3 +56,40 @@ func NewHopPacerForTest(p HopPaceForTest, maxDelay time.Duration) HopPacerForTes
 }
 func (h HopPacerForTest) Hold(now time.Time) bool                   { return h.h.hold(now) }
 func (h HopPacerForTest) UntilDeadline(now time.Time) time.Duration { return h.h.untilDeadline(now) }
+
+// WatchOf reports the watcher of the source in table's group on c: the
+// fetches that returned, the wakes by data, and the partitions it is
+// armed on (nil when not armed); ok is false without a watcher.
+func WatchOf(c *Cluster, table string) (fetches, wakes int, armed map[string][]int32, ok bool) {
+	fetches, wakes, armed, _, ok = WatchOwnedOf(c, table)
+	return
+}
+
+// WatchOwnedOf is WatchOf with the partitions the member owns now.
+func WatchOwnedOf(c *Cluster, table string) (fetches, wakes int, armed, owned map[string][]int32, ok bool) {
+	c.mu.Lock()
+	gm := c.members[c.GroupID(table)]
+	c.mu.Unlock()
+	if gm == nil {
+		return 0, 0, nil, nil, false
+	}
+	gm.mu.Lock()
+	w := gm.watch
+	gm.mu.Unlock()
+	if w == nil {
+		return 0, 0, nil, nil, false
+	}
+	owned = gm.ownedNow()
+	fetches, wakes = w.counts()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.armed {
+		armed = map[string][]int32{}
+		for t, ps := range w.ends {
+			for p := range ps {
+				armed[t] = append(armed[t], p)
+			}
+		}
+	}
+	return fetches, wakes, armed, owned, true
+}

@@ -150,6 +150,7 @@ func (c *Cluster) HopSource(mem memory.Allocator, spec stream.HopSpec) (stream.S
 	inner.hop = true
 	inner.groupTable = spec.Table + "-repartition-" + fmt.Sprint(spec.Hop)
 	inner.mover = newStateMover(c, mem, spec, inner)
+	inner.watchHop(c.hopPace(topic)) // cluster_watch.go
 	return &hopSource{inner: inner, mem: mem, spec: spec, topic: topic, schema: spec.Schema,
 		idle: c.opts.IdleTimeout, now: c.opts.Now, wm: newHopWatermark(c.opts.IdleTimeout), wmHold: true, wmSeen: math.MinInt64, mover: inner.mover,
 		pacer: hopPacer{pace: c.hopPace(topic), maxDelay: c.opts.HopPaceMaxDelay}}, nil
@@ -243,7 +244,15 @@ func (s *hopSource) IdlePollDelay() time.Duration {
 // DataAvailable implements stream.NotifyingSource: the local upstream's
 // next commit wakes the idle downstream query at once (an epoch held for
 // it, or the idle backoff's listing that would notice its rows later).
-func (s *hopSource) DataAvailable() <-chan struct{} { return s.pacer.pace.next() }
+// With the inner source's watcher, its channel, which forwards those
+// commits and wakes at any instance's committed hop records too
+// (cluster_watch.go).
+func (s *hopSource) DataAvailable() <-chan struct{} {
+	if s.inner.watch != nil {
+		return s.inner.watch.next()
+	}
+	return s.pacer.pace.next()
+}
 
 func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
 	return s.inner.Commit(ctx, end)

@@ -46,7 +46,13 @@ func install(sess stream.FormatRegistrar, cluster *Cluster) {
 		if schema != nil && !schema.Equal(Schema(o.IncludeHeaders)) {
 			return nil, errUserSchema
 		}
-		return NewSource(mem, o)
+		src, err := NewSource(mem, o)
+		if err != nil || cluster == nil || cluster.opts.ListWhileIdle {
+			return src, err
+		}
+		// An idle cluster instance waits on a long-poll fetch instead of
+		// listing (cluster_watch.go).
+		return newWatchedSource(src), nil
 	})
 	stream.DeclareSourceOptions(sess, "kafka", SourceOptionKeys())
 	sess.RegisterSinkFormat("kafka", func(ctx context.Context, mem memory.Allocator, info stream.SinkInfo) (stream.Sink, error) {

@@ -86,6 +86,9 @@ type Source struct {
 	// now is the clock of the trigger delay and the listing schedule
 	// (time.Now; a scripted clock in tests).
 	now func() time.Time
+	// watch: the long-poll fetch of a cluster input source that wakes the
+	// idle query (cluster_watch.go); nil otherwise.
+	watch *endWatcher
 }
 
 // SetClusterTable implements stream.ClusterTableSource: the source joins
@@ -295,6 +298,9 @@ func (s *Source) Close() error {
 	// A closed source holds no input the local hop downstream would wait
 	// for (hop_pace.go); a restarted stage tells its own.
 	s.read.holding(time.Time{})
+	if s.watch != nil {
+		s.watch.close()
+	}
 	if s.member != nil {
 		s.member.leave()
 		s.member = nil
