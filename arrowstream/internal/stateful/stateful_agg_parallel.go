@@ -73,6 +73,12 @@ func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []
 // only the error slots; one in which a single partition is (a small one)
 // runs it on the caller, without a worker closure, counter or goroutine.
 func runEachPartition(opID, n int, active func(p int) bool, work func(p int) error) []error {
+	return runEachPartitionOn(opID, n, runtime.GOMAXPROCS(0), active, work)
+}
+
+// runEachPartitionOn is runEachPartition with at most maxWorkers workers
+// (1: every partition on the caller, in order).
+func runEachPartitionOn(opID, n, maxWorkers int, active func(p int) bool, work func(p int) error) []error {
 	errs := make([]error, n)
 	var parts []int32
 	for p := 0; p < n; p++ {
@@ -83,7 +89,7 @@ func runEachPartition(opID, n int, active func(p int) bool, work func(p int) err
 			parts = append(parts, int32(p))
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	workers := min(maxWorkers, len(parts))
 	if workers <= 1 {
 		for _, p := range parts {
 			runPartition(opID, int(p), errs, work)

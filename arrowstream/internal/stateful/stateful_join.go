@@ -92,6 +92,10 @@ type statefulJoin struct {
 	parts          []*joinPart
 	liveVersion    int64
 	pendingVersion int64
+	// serialRows: an epoch with fewer new rows (both sides) runs its
+	// partitions one after another on the caller (joinWorkers); 0: always
+	// in parallel.
+	serialRows int
 	// log: the epoch's stores take changelogs (logsChanges): the batch
 	// and meta entries are logged, and the stores keep no decoded copy.
 	log bool
@@ -163,7 +167,7 @@ func newStatefulJoin(mem memory.Allocator, opID int, j *plan.Join) (*statefulJoi
 		outFields[i].Type = vector.Unwrap(outFields[i].Type)
 	}
 	md := j.Schema().Metadata()
-	s := &statefulJoin{mem: mem, keep: longLived(mem), typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, liveVersion: -1}
+	s := &statefulJoin{mem: mem, keep: longLived(mem), typ: j.Type, nullSafe: spec.NullSafe, residual: spec.Residual, out: arrow.NewSchema(outFields, &md), lastEvictWm: -1, liveVersion: -1, serialRows: joinSerialRows}
 	s.acct = newStateAccount(mem, "stream-stream join state")
 	s.views = newViewAccount(mem, "stream-stream join state")
 	s.state = statePartitions{opID: opID}

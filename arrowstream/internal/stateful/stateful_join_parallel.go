@@ -3,6 +3,7 @@ package stateful
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -191,6 +192,28 @@ func (s *statefulJoin) partActive(ep Epoch, p int, split [2][]*sideRows) bool {
 	return false
 }
 
+// joinSerialRows is the epoch size, in new rows of both sides, below
+// which the join's partitions run one after another on the caller. Their
+// work is then tens of µs a partition, and handing one to a worker costs
+// as much in CPU: the goroutine's start, the futex wake of an idle
+// thread, the scheduler's spinning while it looks for work and when it
+// runs out (q3's 10K-event epoch brings about 300 rows to its join; two
+// partitions run on two threads cost it 10–17 % more CPU than on one,
+// docs/performance.md "q3 and q8: small epochs' partitions on the
+// caller"). Above it the partitions run in parallel, as Spark's tasks,
+// for the epoch's latency. Eviction is not counted: a row is evicted
+// once, so an epoch's evictions are about as many as its new rows over
+// time.
+const joinSerialRows = 2048
+
+// joinWorkers is how many workers run an epoch of rows new rows.
+func (s *statefulJoin) joinWorkers(rows int) int {
+	if rows < s.serialRows {
+		return 1
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 // joinPartition runs partition p's epoch over its new rows of each side
 // (fresh[i] nil: none; owned by the caller).
 func (s *statefulJoin) joinPartition(ctx context.Context, ep Epoch, p int, fresh [2]*sideRows) (joinPartResult, error) {
@@ -212,8 +235,9 @@ func (s *statefulJoin) joinPartition(ctx context.Context, ep Epoch, p int, fresh
 }
 
 // joinPartitions splits both sides' new rows by partition, runs the
-// active partitions in parallel and returns their outputs in partition
-// order, adding their metrics to the progress.
+// active partitions (in parallel unless the epoch is small: joinWorkers)
+// and returns their outputs in partition order, adding their metrics to
+// the progress.
 func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*sideRows) ([]arrow.Record, error) {
 	n := len(s.state.stores)
 	var split [2][]*sideRows
@@ -226,7 +250,9 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 			}
 		}
 	}()
+	rows := 0
 	for i := range fresh {
+		rows += fresh[i].count()
 		parts, err := s.splitSide(i, fresh[i], n)
 		if err != nil {
 			return nil, err
@@ -237,7 +263,8 @@ func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*s
 		fresh[i].release()
 	}
 	results := make([]joinPartResult, n)
-	errs := runEachPartition(s.state.opID, n, func(p int) bool { return s.partActive(ep, p, split) }, func(p int) error {
+	workers := s.joinWorkers(rows)
+	errs := runEachPartitionOn(s.state.opID, n, workers, func(p int) bool { return s.partActive(ep, p, split) }, func(p int) error {
 		var err error
 		results[p], err = s.joinPartition(ctx, ep, p, [2]*sideRows{split[0][p], split[1][p]})
 		return err
