@@ -244,7 +244,9 @@ func (l *aggLive) all() []int32 {
 	return out
 }
 
-// compact renumbers the groups when deleted ones hold most ids, carrying
+// compact renumbers the groups when deleted ones hold most ids, or when
+// as many new groups as the latest epoch added would grow the table and
+// dropping the deleted ones first would not (ShouldCompactFor), carrying
 // the time index over. It must run between epochs' uses of group ids.
 func (l *aggLive) compact(ctx context.Context) error {
 	n := l.agg.NumGroups()
