@@ -311,6 +311,29 @@ func (l *LiveAggregate) ShouldCompact() bool {
 	return l.nDead >= 1024 && 2*l.nDead >= l.NumGroups()
 }
 
+// ShouldCompactFor is ShouldCompact, or true when adding more new groups
+// would grow the grouper's table and dropping the dead groups first would
+// not (at least 1024 of them), for a state that adds at most a quarter
+// of its live groups at a time. A state whose dead groups stay under half
+// (a sliding window's panes: each epoch adds a few hundred of several
+// thousand and drops as many a few epochs later) otherwise doubled its
+// table once the dead ones filled it — fresh memory faulted in for ids
+// that were about to go — where a compaction rehashes into the table it
+// has. A state renewed in large shares (a tumbling window: half its
+// groups each epoch) reaches ShouldCompact by itself at its next
+// eviction; compacting it early as well would only add a pass.
+func (l *LiveAggregate) ShouldCompactFor(adding int) bool {
+	if l.ShouldCompact() {
+		return true
+	}
+	r, ok := l.b.grouper.(interface{ room() int })
+	if !ok || l.nDead < 1024 || adding <= 0 || 4*adding > l.NumLive() {
+		return false
+	}
+	room := r.room()
+	return room < adding && room+l.nDead >= adding
+}
+
 // Compact drops the dead groups: the live ones are renumbered densely in
 // their old order, and remap gives the new id of every old one (-1 for a
 // dead group). It moves the live groups down in place when the grouper and

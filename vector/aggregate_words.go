@@ -440,6 +440,10 @@ func (g *wordsGrouper) rehash(size int) {
 }
 
 func (g *wordsGrouper) numGroups() int { return len(g.tuples) / g.k }
+
+// room is how many groups can be added before the table grows (a group
+// is added to a table of s slots holding n only while 2*(n+1) <= s).
+func (g *wordsGrouper) room() int { return max(g.numSlots()/2-g.numGroups(), 0) }
 func (g *wordsGrouper) finish() []int64 {
 	return growZero(g.rows, g.numGroups())
 }

@@ -56,6 +56,11 @@ type aggLive struct {
 	// panes is evictPanes' scratch, kept between evicting epochs for its
 	// capacity only (stateful_agg_panes.go).
 	panes paneScratch
+	// ids is the number of group ids at the last compact, newIDs the
+	// latest increase of it between two (0 until one added groups):
+	// compact drops the dead groups early when as many new ones would
+	// grow the table and dropping them first would not.
+	ids, newIDs int
 	// logged is logChanged's scratch, kept for its capacity only: an
 	// epoch of a windowed aggregation has tens of thousands of changed
 	// groups, whose lists grew from empty every epoch.
@@ -239,10 +244,17 @@ func (l *aggLive) all() []int32 {
 	return out
 }
 
-// compact renumbers the groups when deleted ones hold most ids, carrying
+// compact renumbers the groups when deleted ones hold most ids, or when
+// as many new groups as the latest epoch added would grow the table and
+// dropping the deleted ones first would not (ShouldCompactFor), carrying
 // the time index over. It must run between epochs' uses of group ids.
 func (l *aggLive) compact(ctx context.Context) error {
-	if !l.agg.ShouldCompact() {
+	n := l.agg.NumGroups()
+	if n > l.ids {
+		l.newIDs = n - l.ids
+	}
+	l.ids = n
+	if !l.agg.ShouldCompactFor(l.newIDs) {
 		return nil
 	}
 	remap, err := l.agg.Compact(ctx)
@@ -260,7 +272,8 @@ func (l *aggLive) compact(ctx context.Context) error {
 	// The by-group slices are renumbered in place (a windowed
 	// aggregation compacts about every epoch; fresh ones were allocated
 	// and grown back each time).
-	n := l.agg.NumGroups()
+	n = l.agg.NumGroups()
+	l.ids = n
 	l.indexed = remapIn(l.indexed, remap, n)
 	l.partOf = remapIn(l.partOf, remap, n)
 	l.keys.remap(remap, n)
