@@ -196,7 +196,7 @@ func (w *endWatcher) arm(ver uint64, ends PartitionOffsets) {
 	if w.done == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel, w.kick, w.done = cancel, make(chan struct{}, 1), make(chan struct{})
-		go w.loop(ctx)
+		go w.loop(ctx, w.kick, w.done)
 	}
 	w.kickLocked()
 }
@@ -242,9 +242,11 @@ func (w *endWatcher) close() {
 }
 
 // loop fetches from the armed ends until a record arrives, then idles
-// until it is armed again. Only the loop uses the client.
-func (w *endWatcher) loop(ctx context.Context) {
-	defer close(w.done)
+// until it is armed again. Only the loop uses the client. Its kick and
+// done channels are passed in, not read from w: close clears w's fields
+// under the lock and may run before the goroutine starts.
+func (w *endWatcher) loop(ctx context.Context, kick <-chan struct{}, done chan struct{}) {
+	defer close(done)
 	var cl *kgo.Client
 	defer func() {
 		if cl != nil {
@@ -258,7 +260,6 @@ func (w *endWatcher) loop(ctx context.Context) {
 		}
 		consuming = nil
 	}
-	kick := w.kickChan()
 	for {
 		select {
 		case <-ctx.Done():
@@ -298,13 +299,6 @@ func (w *endWatcher) loop(ctx context.Context) {
 		stop()
 		stopConsuming()
 	}
-}
-
-// kickChan returns the loop's kick channel (set before the loop starts).
-func (w *endWatcher) kickChan() chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.kick
 }
 
 // wait polls until a record at or past the armed ends arrives (a wake),
