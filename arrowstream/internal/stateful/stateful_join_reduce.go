@@ -28,6 +28,9 @@ type joinReduce struct {
 	side int  // the side whose rows the aggregation's keys are columns of
 	col  int  // the aggregated column, a joined ordinal
 	max  bool // keep the largest value (false: the smallest)
+	// hashed makes every reduction use the hash table (tests: the dense
+	// numbering's oracle).
+	hashed bool
 }
 
 // ReduceJoinForAggregate lets join, a stream-stream join whose only reader
@@ -108,7 +111,17 @@ type joinReduceScratch struct {
 	recs      map[arrow.Record]uint64
 	outGroups []joinOutPairs
 	vals64    []int64 // a group's values (int32 columns widened)
+	base      []int32 // per pair group: its side record's first dense number
+	dense     []int32 // per dense number: its slot, -1 for none yet
 }
+
+// reduceDenseRows bounds the dense numbering of the reduced side's rows:
+// it is used while their records hold at most this many rows per pair
+// (and below reduceDenseMax), as clearing it costs a word a row.
+const (
+	reduceDenseRows = 4
+	reduceDenseMax  = 1 << 22
+)
 
 const reduceEmpty = ^uint64(0)
 
@@ -137,62 +150,38 @@ func (s *statefulJoin) reducePairs(pairs []joinOutPairs) []joinOutPairs {
 		}
 	}
 	sc := &s.reduceScratch
-	size := 1
-	for size < 2*n {
-		size <<= 1
-	}
-	if cap(sc.keys) < size {
-		sc.keys, sc.slot = make([]uint64, size), make([]int32, size)
-	}
-	keys, slot := sc.keys[:size], sc.slot[:size]
-	for i := range keys {
-		keys[i] = reduceEmpty
-	}
 	if sc.recs == nil {
 		sc.recs = map[arrow.Record]uint64{}
 	}
 	clear(sc.recs)
+	// The side's records numbered in order of first sight, and their rows
+	// in all (a record's rows are numbered from its base on).
+	base := int32s(&sc.base, len(pairs))
+	rows := 0
+	for g, p := range pairs {
+		rec := p.l
+		if r.side == 1 {
+			rec = p.r
+		}
+		id, ok := sc.recs[rec]
+		if !ok {
+			id = uint64(rows)<<32 | uint64(len(sc.recs))
+			sc.recs[rec] = id
+			rows += int(rec.NumRows())
+		}
+		base[g] = int32(id >> 32)
+	}
 	bestG, bestX := int32s(&sc.bestG, n)[:0], int32s(&sc.bestX, n)[:0]
 	if cap(sc.bestV) < n {
 		sc.bestV, sc.bestNull = make([]int64, n), make([]bool, n)
 	}
-	bestV, bestNull := sc.bestV[:0], sc.bestNull[:0]
-	mask := uint64(size - 1)
-	for g, p := range pairs {
-		rec, rows := p.l, p.li
-		if r.side == 1 {
-			rec, rows = p.r, p.ri
-		}
-		id, ok := sc.recs[rec]
-		if !ok {
-			id = uint64(len(sc.recs))
-			sc.recs[rec] = id
-		}
-		vals, valid, off, vrows := s.reduceValues(p, r.col, nl)
-		for x, row := range rows {
-			vr := int(vrows[x])
-			v := vals[vr]
-			null := valid != nil && !bitutil.BitIsSet(valid, off+vr)
-			k := id<<32 | uint64(uint32(row))
-			h := (k * 0x9E3779B97F4A7C15) >> 20 & mask
-			for keys[h] != reduceEmpty && keys[h] != k {
-				h = (h + 1) & mask
-			}
-			if keys[h] == reduceEmpty {
-				keys[h] = k
-				slot[h] = int32(len(bestG))
-				bestG, bestX = append(bestG, int32(g)), append(bestX, int32(x))
-				bestV, bestNull = append(bestV, v), append(bestNull, null)
-				continue
-			}
-			b := slot[h]
-			switch {
-			case null:
-			case bestNull[b], r.max && v > bestV[b], !r.max && v < bestV[b]:
-				bestG[b], bestX[b], bestV[b], bestNull[b] = int32(g), int32(x), v, false
-			}
-		}
+	best := reduceBest{g: bestG, x: bestX, v: sc.bestV[:0], null: sc.bestNull[:0], max: r.max}
+	if !r.hashed && rows <= reduceDenseRows*n && rows < reduceDenseMax {
+		s.reduceDense(pairs, base, rows, nl, &best)
+	} else {
+		s.reduceHashed(pairs, n, nl, &best)
 	}
+	bestG, bestX = best.g, best.x
 	m := len(bestG)
 	if m == n {
 		return pairs
@@ -226,6 +215,109 @@ func (s *statefulJoin) reducePairs(pairs []joinOutPairs) []joinOutPairs {
 	}
 	sc.outGroups = out
 	return out
+}
+
+// reduceBest is the kept pair of each slot (a reduced-side row): its
+// pair group, its place in the group, its value and whether it is null.
+type reduceBest struct {
+	g, x []int32
+	v    []int64
+	null []bool
+	max  bool
+}
+
+// add opens a slot for the pair (g, x) and returns its number.
+func (b *reduceBest) add(g, x int, v int64, null bool) int32 {
+	b.g, b.x = append(b.g, int32(g)), append(b.x, int32(x))
+	b.v, b.null = append(b.v, v), append(b.null, null)
+	return int32(len(b.g) - 1)
+}
+
+// offer keeps the pair (g, x) in slot k when its value is better: a
+// non-null value before a null, then the larger (smaller); a tie keeps
+// the pair seen first.
+func (b *reduceBest) offer(k int32, g, x int, v int64, null bool) {
+	switch {
+	case null:
+	case b.null[k], b.max && v > b.v[k], !b.max && v < b.v[k]:
+		b.g[k], b.x[k], b.v[k], b.null[k] = int32(g), int32(x), v, false
+	}
+}
+
+// reduceDense finds each reduced-side row's slot by its dense number (its
+// record's base plus its row): an index, where reduceHashed probes a
+// table. q4's reduced side is the live auctions, a few hundred rows a
+// record against thousands of pairs, so the numbering is smaller than the
+// table and every lookup one read. Both open the slots in the same order
+// and keep the same pairs.
+func (s *statefulJoin) reduceDense(pairs []joinOutPairs, base []int32, total, nl int, best *reduceBest) {
+	sc := &s.reduceScratch
+	dense := int32s(&sc.dense, total)
+	for i := range dense {
+		dense[i] = -1
+	}
+	side := s.reduce.side
+	for g, p := range pairs {
+		rows := p.li
+		if side == 1 {
+			rows = p.ri
+		}
+		d := dense[base[g]:]
+		vals, valid, off, vrows := s.reduceValues(p, s.reduce.col, nl)
+		for x, row := range rows {
+			vr := int(vrows[x])
+			v := vals[vr]
+			null := valid != nil && !bitutil.BitIsSet(valid, off+vr)
+			if k := d[row]; k >= 0 {
+				best.offer(k, g, x, v, null)
+			} else {
+				d[row] = best.add(g, x, v, null)
+			}
+		}
+	}
+}
+
+// reduceHashed finds each reduced-side row's slot in an open-addressing
+// table of (record number, row) keys.
+func (s *statefulJoin) reduceHashed(pairs []joinOutPairs, n, nl int, best *reduceBest) {
+	sc := &s.reduceScratch
+	size := 1
+	for size < 2*n {
+		size <<= 1
+	}
+	if cap(sc.keys) < size {
+		sc.keys, sc.slot = make([]uint64, size), make([]int32, size)
+	}
+	keys, slot := sc.keys[:size], sc.slot[:size]
+	for i := range keys {
+		keys[i] = reduceEmpty
+	}
+	mask := uint64(size - 1)
+	side := s.reduce.side
+	for g, p := range pairs {
+		rec, rows := p.l, p.li
+		if side == 1 {
+			rec, rows = p.r, p.ri
+		}
+		id := sc.recs[rec] & (1<<32 - 1)
+		vals, valid, off, vrows := s.reduceValues(p, s.reduce.col, nl)
+		for x, row := range rows {
+			vr := int(vrows[x])
+			v := vals[vr]
+			null := valid != nil && !bitutil.BitIsSet(valid, off+vr)
+			k := id<<32 | uint64(uint32(row))
+			h := (k * 0x9E3779B97F4A7C15) >> 20 & mask
+			for keys[h] != reduceEmpty && keys[h] != k {
+				h = (h + 1) & mask
+			}
+			if keys[h] == reduceEmpty {
+				keys[h] = k
+				slot[h] = best.add(g, x, v, null)
+				continue
+			}
+			best.offer(slot[h], g, x, v, null)
+		}
+	}
 }
 
 // valueColumn is the joined column col of pair group p (nl: the left
