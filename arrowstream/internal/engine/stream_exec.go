@@ -120,7 +120,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	}
 	srcIndex := map[plan.Table]int{}
 	opID := 0
-	planner := stateful.Planner{Mem: mem, Mode: mode}
+	planner := stateful.NewPlanner(mem, mode)
 	e.planner = planner
 	sh := newSubplanSharing()
 	var walk func(n plan.Node) error

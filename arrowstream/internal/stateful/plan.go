@@ -83,6 +83,17 @@ type TwoInputOp interface {
 type Planner struct {
 	Mem  memory.Allocator
 	Mode stream.OutputMode
+
+	// assign keeps the session assignments' schemas that BuildEpoch
+	// builds alike every epoch (nil in a Planner not made by NewPlanner:
+	// built anew each time).
+	assign *assignSchemas
+}
+
+// NewPlanner returns a Planner for one query, which keeps across its
+// epochs what BuildEpoch builds alike every epoch.
+func NewPlanner(mem memory.Allocator, mode stream.OutputMode) Planner {
+	return Planner{Mem: mem, Mode: mode, assign: &assignSchemas{}}
 }
 
 // Plan returns the stateful operator for a streaming node (opID numbers
@@ -176,7 +187,7 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 // nodes. It owns children, even on error.
 func (p Planner) BuildEpoch(n plan.Node, children []vector.Operator, env *plan.Env) (vector.Operator, bool, error) {
 	if sw, ok := n.(*plan.SessionWindow); ok {
-		op, err := NewSessionAssign(p.Mem, sw, children[0], env)
+		op, err := newSessionAssign(p.Mem, sw, children[0], env, p.assign)
 		return op, true, err
 	}
 	return nil, false, nil

@@ -28,6 +28,12 @@ type sessionAssign struct {
 }
 
 func NewSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.Operator, env *plan.Env) (vector.Operator, error) {
+	return newSessionAssign(mem, n, input, env, nil)
+}
+
+// newSessionAssign is NewSessionAssign with its output schema from
+// schemas (nil: a new one).
+func newSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.Operator, env *plan.Env, schemas *assignSchemas) (vector.Operator, error) {
 	x, err := plan.ToVectorExpr(n.Time, env)
 	if err != nil {
 		input.Close()
@@ -46,9 +52,7 @@ func NewSessionAssign(mem memory.Allocator, n *plan.SessionWindow, input vector.
 	ps := n.Schema()
 	out := ps.Field(ps.NumFields() - 1)
 	out.Type = vector.WindowType
-	md := in.Metadata()
-	schema := arrow.NewSchema(append(append([]arrow.Field(nil), in.Fields()...), out), &md)
-	sa := &sessionAssign{mem: mem, input: input, time: ev, gap: n.Gap, schema: schema}
+	sa := &sessionAssign{mem: mem, input: input, time: ev, gap: n.Gap, schema: schemas.schema(in, out)}
 	if n.GapExpr != nil {
 		gx, err := plan.ToVectorExpr(n.GapExpr, env)
 		if err != nil {
