@@ -3,6 +3,7 @@ package stateful
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -14,19 +15,16 @@ import (
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
-// TestKeyedViewShape: a live snapshot offered from the kept store keys
-// tells the store its exact shape (checkpoint.LiveShaper: entries, key
-// and value bytes, what Entries then emits), so that the snapshot's
-// arena and body are sized once; asked before or after Entries, for each
-// partition, with null sums (shorter values) among the groups.
-func TestKeyedViewShape(t *testing.T) {
+// shapeOp is a windowed count and sum (GROUP BY k, t) over 3 partitions
+// after one epoch of 3000 rows (700 keys, 3 times, null keys among them),
+// committed: every live group has its store key and partition kept.
+// done closes the operator and then its stores.
+func shapeOp(t *testing.T, mem memory.Allocator) (op *statefulAggregate, done func()) {
+	t.Helper()
 	const parts = 3
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
 	dir := t.TempDir()
 	provider := checkpoint.NewMemoryProvider(&checkpoint.Writer{NoSync: true}, checkpoint.StoreOptions{Allocator: mem, NoLiveSnapshots: true})
-	defer provider.Close()
 	spec := vector.AggregateSpec{
 		GroupBy: []vector.NamedExpr{vector.As(vector.Col("k"), "k"), vector.As(vector.Col("t"), "t")},
 		Aggregates: []vector.AggregateCall{
@@ -36,9 +34,13 @@ func TestKeyedViewShape(t *testing.T) {
 	}
 	op, err := newStatefulAggregate(mem, 0, liveInSchema, spec, stream.Append, 1)
 	if err != nil {
+		provider.Close()
 		t.Fatal(err)
 	}
-	defer op.Close()
+	done = func() {
+		op.Close()
+		provider.Close()
+	}
 	var data []vt.Row
 	for i := range 3000 {
 		var k any = int64(i % 700)
@@ -80,6 +82,20 @@ func TestKeyedViewShape(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return op, done
+}
+
+// TestKeyedViewShape: a live snapshot offered from the kept store keys
+// tells the store its exact shape (checkpoint.LiveShaper: entries, key
+// and value bytes, what Entries then emits), so that the snapshot's
+// arena and body are sized once; asked before or after Entries, for each
+// partition, with null sums (shorter values) among the groups.
+func TestKeyedViewShape(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	op, done := shapeOp(t, mem)
+	defer done()
 	for _, shapeFirst := range []bool{true, false} {
 		want := []bool{true, false, true}
 		gids := op.live.liveIn(want)
@@ -128,5 +144,46 @@ func TestKeyedViewShape(t *testing.T) {
 		if total != len(gids) {
 			t.Fatalf("%d entries, want %d", total, len(gids))
 		}
+	}
+}
+
+// TestLiveInKeepsList: the live groups of the wanted partitions offered
+// for a snapshot are those of a model (live, of a wanted or unknown
+// partition), after groups are deleted too, and asking again takes no
+// allocation: the list is kept for its capacity between epochs.
+func TestLiveInKeepsList(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	op, done := shapeOp(t, mem)
+	defer done()
+	l := op.live
+	model := func(want []bool) []int32 {
+		var out []int32
+		for g := int32(0); g < int32(l.agg.NumGroups()); g++ {
+			if p := l.partOf[g]; !l.agg.IsDead(g) && (p == 0 || want[p-1]) {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	check := func(want []bool) {
+		t.Helper()
+		got, exp := l.liveIn(want), model(want)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("liveIn(%v): %d groups %v…, want %d %v…", want, len(got), got[:min(len(got), 8)], len(exp), exp[:min(len(exp), 8)])
+		}
+	}
+	all := []bool{true, true, true}
+	check(all)
+	check([]bool{false, true, false})
+	var drop []int32
+	for g := int32(0); g < int32(l.agg.NumGroups()); g += 3 {
+		drop = append(drop, g)
+	}
+	l.remove(drop)
+	check([]bool{true, false, true})
+	check(all)
+	if n := testing.AllocsPerRun(20, func() { l.liveIn(all) }); n != 0 {
+		t.Fatalf("liveIn allocated %v times a call, want 0 (its list kept)", n)
 	}
 }
