@@ -15,7 +15,7 @@ import (
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
 
-// shapeOp is a windowed count and sum (GROUP BY k, t) over 3 partitions
+// shapeOp is a count and sum GROUP BY k, t (t the time key) over 3 partitions
 // after one epoch of 3000 rows (700 keys, 3 times, null keys among them),
 // committed: every live group has its store key and partition kept.
 // done closes the operator and then its stores.
