@@ -61,6 +61,8 @@ type aggLive struct {
 	// compact drops the dead groups early when as many new ones would
 	// grow the table and dropping them first would not.
 	ids, newIDs int
+	// offered is liveIn's result, kept for its capacity only.
+	offered []int32
 	// logged is logChanged's scratch, kept for its capacity only: an
 	// epoch of a windowed aggregation has tens of thousands of changed
 	// groups, whose lists grew from empty every epoch.
@@ -221,15 +223,19 @@ func (l *aggLive) notePart(g int32, p int) {
 }
 
 // liveIn returns the live groups of the partitions in want, and those
-// whose partition is not known.
+// whose partition is not known, in a slice valid until the next call
+// (kept for its capacity: a windowed aggregation offers a live snapshot
+// of some ten thousand groups most epochs, and the list grew from empty
+// into fresh memory each time).
 func (l *aggLive) liveIn(want []bool) []int32 {
 	l.partOf = growTo(l.partOf, l.agg.NumGroups())
-	var out []int32
+	out := l.offered[:0]
 	for g := int32(0); g < int32(l.agg.NumGroups()); g++ {
 		if p := l.partOf[g]; !l.agg.IsDead(g) && (p == 0 || want[p-1]) {
 			out = append(out, g)
 		}
 	}
+	l.offered = out
 	return out
 }
 
@@ -309,7 +315,7 @@ func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
 		int64(cap(l.added)) + int64(cap(l.addedBits))*8 + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
-		l.panes.bytes() + l.logged.bytes()
+		l.panes.bytes() + l.logged.bytes() + int64(cap(l.offered))*4
 }
 
 // changedState returns the partial state of the groups the epoch
