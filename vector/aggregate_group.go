@@ -188,6 +188,21 @@ type bytesGrouper struct {
 	newGids  []int32     // scratch: their groups
 
 	tuples tupleCache // composite keys of dictionary and fixed-width columns
+
+	// views is keyViews' scratch, kept: made per call it was fresh
+	// memory every epoch of q8 (24 bytes a logged or evicted group).
+	views [][]byte
+}
+
+// keyViews returns views of the keys of groups gids, valid until the next
+// call or a change of the groups.
+func (g *bytesGrouper) keyViews(gids []int32) [][]byte {
+	v := grow(g.views, len(gids))[:len(gids)]
+	for i, gid := range gids {
+		v[i] = g.t.key(int(gid))
+	}
+	g.views = v
+	return v
 }
 
 func (g *bytesGrouper) group(keys []arrow.Array, gids []int32) error {
@@ -322,6 +337,7 @@ func (g *bytesGrouper) finish() []int64 {
 }
 
 func (g *bytesGrouper) release() {
+	g.views = nil
 	g.t.release()
 	g.tuples.release()
 	if g.dict != nil {

@@ -276,11 +276,10 @@ func (l *LiveAggregate) keysAt(gids []int32) ([]arrow.Array, error) {
 	case *wordsGrouper:
 		return g.keysOf(l.mem, gids)
 	case *bytesGrouper:
-		keys := make([][]byte, len(gids))
-		for i, gid := range gids {
-			keys[i] = g.t.key(int(gid))
-		}
-		return g.enc.DecodeKeys(l.mem, keys)
+		views := g.keyViews(gids)
+		cols, err := g.enc.DecodeKeys(l.mem, views)
+		clear(views) // the arena may move: hold none of it
+		return cols, err
 	}
 	return nil, fmt.Errorf("vector: live aggregation over a %T", l.b.grouper)
 }

@@ -828,6 +828,12 @@ func (e *KeyEncoder) DecodeKeys(mem memory.Allocator, keys [][]byte) ([]arrow.Ar
 	builders := make([]array.Builder, len(e.types))
 	for i, t := range e.types {
 		builders[i] = array.NewBuilder(mem, t)
+		// Sized once for every key (a struct's builder reserves its
+		// fields'): appended row by row, each buffer (values, offsets,
+		// validity) grew by doubling, about twice its final bytes of
+		// fresh memory a call (q8's evicted and new person groups every
+		// epoch). A string's bytes still grow as they come.
+		builders[i].Reserve(len(keys))
 	}
 	defer func() {
 		for _, b := range builders {
