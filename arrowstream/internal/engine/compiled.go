@@ -134,7 +134,7 @@ func (e *streamExec) buildChained(ctx context.Context, n plan.Node, env *plan.En
 			}
 		}
 		c.inUse.Store(true)
-		return &chainView{c: c}, nil
+		return e.newView(c), nil
 	}
 	if old := e.chains[n]; old != nil && !old.inUse.Load() {
 		e.dropChain(n, old)
@@ -186,7 +186,20 @@ func (e *streamExec) buildChained(ctx context.Context, n plan.Node, env *plan.En
 		return root, nil
 	}
 	fresh.inUse.Store(true)
-	return &chainView{c: fresh}, nil
+	return e.newView(fresh), nil
+}
+
+// newView returns an epoch's view of chain c. The epoch's views share one
+// array, made for the epoch (Execute drops the last epoch's): one
+// allocation instead of one per chain, and a view is never handed out
+// again, so that a late second Close of an earlier epoch's view cannot
+// close a later epoch's inputs.
+func (e *streamExec) newView(c *chain) *chainView {
+	if len(e.views) == cap(e.views) {
+		e.views = make([]chainView, 0, max(len(e.chains), 2*cap(e.views), 1))
+	}
+	e.views = append(e.views, chainView{c: c})
+	return &e.views[len(e.views)-1]
 }
 
 func (e *streamExec) dropChain(n plan.Node, c *chain) {

@@ -44,8 +44,10 @@ type stateLifecycle struct {
 	// groupBuf backs the stores an epoch commits together.
 	groupBuf []checkpoint.StateStore
 	// commits backs commit's answer, kept from epoch to epoch (the
-	// caller hands each operator its entry by value).
+	// caller hands each operator its entry by value); totals backs the
+	// live rows commit counts per operator.
 	commits []stateful.StateCommit
+	totals  []int64
 	// version is the version the open epoch reads (its id): the group
 	// commit writes version+1 even when no partition was opened.
 	version int64
@@ -97,6 +99,11 @@ type opState struct {
 	// epochAcct reserves what an epoch writes into the partitions'
 	// stores while they hold it (checkpoint.EpochBufferPartition).
 	epochAcct *stateful.StoreAccount
+	// metrics backs the CustomMetrics of the operator's StateCommit,
+	// kept from epoch to epoch: the operators copy it into their report
+	// (Committed), and the commit's answer is valid only until the next
+	// commit.
+	metrics map[string]int64
 	// lazyOK and logs describe parts, found when they are opened (each
 	// epoch asked every partition again): the partitions open lazily
 	// (lazyParts), and which of them take changelogs.
@@ -316,11 +323,11 @@ func (l *stateLifecycle) stores(i int) []checkpoint.StateStore { return l.ops[i]
 // slice returned is valid until the next commit.
 func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, error) {
 	if len(l.commits) != len(l.ops) {
-		l.commits = make([]stateful.StateCommit, len(l.ops))
+		l.commits, l.totals = make([]stateful.StateCommit, len(l.ops)), make([]int64, len(l.ops))
 	}
-	out := l.commits
+	out, totals := l.commits, l.totals
 	clear(out)
-	totals := make([]int64, len(l.ops))
+	clear(totals)
 	var groupTime time.Duration
 	if gc, ok := l.provider.(checkpoint.GroupCommitter); ok {
 		// Every operator's partitions together: one durable write.
@@ -381,21 +388,19 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 		}
 		op.stores = nil
 		c := stateful.StateCommit{NumRowsTotal: total, Partitions: int64(len(op.parts))}
+		if op.metrics == nil {
+			op.metrics = map[string]int64{}
+		}
+		metrics := op.metrics
+		clear(metrics)
 		var buffers int64
 		for _, part := range op.parts {
 			c.MemoryUsedBytes += part.MemoryBytes()
 			if b, ok := part.(checkpoint.BufferedPartition); ok {
 				buffers += b.BufferBytes()
 			}
-			m := part.Metrics()
-			if len(m) == 0 {
-				continue // most providers' partitions have none
-			}
-			if c.CustomMetrics == nil {
-				c.CustomMetrics = map[string]int64{}
-			}
-			for k, v := range m {
-				c.CustomMetrics[k] += v
+			for k, v := range part.Metrics() { // most providers' partitions have none
+				metrics[k] += v
 			}
 		}
 		if op.acct == nil {
@@ -411,19 +416,16 @@ func (l *stateLifecycle) commit(ctx context.Context) ([]stateful.StateCommit, er
 			_ = op.acct.Set(c.MemoryUsedBytes, total, buffers)
 		}
 		if n := op.acct.Bytes(); n > 0 {
-			if c.CustomMetrics == nil {
-				c.CustomMetrics = map[string]int64{}
-			}
-			c.CustomMetrics[stateful.StoreMetric] = n
+			metrics[stateful.StoreMetric] = n
 		}
 		if l.provider != nil {
 			c.MemoryUsedBytes += l.provider.MemoryBytes()
 			for k, v := range l.provider.Metrics() {
-				if c.CustomMetrics == nil {
-					c.CustomMetrics = map[string]int64{}
-				}
-				c.CustomMetrics[k] = v
+				metrics[k] = v
 			}
+		}
+		if len(metrics) > 0 {
+			c.CustomMetrics = metrics
 		}
 		c.CommitTimeMs = (time.Since(start) + groupTime).Milliseconds()
 		out[i] = c

@@ -74,6 +74,9 @@ type streamExec struct {
 	feedBuf  []feed
 	feedPtrs []*feed
 	kids     map[plan.Node][]plan.Node
+	// views holds the epoch's chain views (newView); each epoch starts a
+	// new array.
+	views []chainView
 
 	reuse bool // this epoch reuses compiled chains (ConfReusePlan)
 
@@ -251,6 +254,7 @@ func (e *streamExec) Execute(ctx context.Context, ep stream.EpochInfo, inputs []
 	sep := stateful.Epoch{EpochInfo: ep}
 	env := &plan.Env{BatchTimestamp: time.UnixMilli(ep.BatchTimestampMs)}
 	e.reuse = reusePlan(ep.Conf)
+	e.views = nil
 	return e.build(ctx, e.root, sep, env, feeds)
 }
 

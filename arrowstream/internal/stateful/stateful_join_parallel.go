@@ -178,18 +178,43 @@ func (s *statefulJoin) logLiveRows() {
 // partActive tells whether partition p has work this epoch: new rows on
 // either side, or stored rows at or below a side's eviction threshold.
 func (s *statefulJoin) partActive(ep Epoch, p int, split [2][]*sideRows) bool {
-	for i, side := range s.sides {
-		if split[i][p] != nil {
+	for i := range s.sides {
+		if split[i][p] != nil || s.evictDue(ep, p, i) {
 			return true
-		}
-		if thr, evict := s.evictThreshold(ep, side); evict {
-			jp := s.parts[p]
-			if (jp.words != nil && jp.words.sides[i].due.due(thr)) || (jp.strs != nil && jp.strs.sides[i].due.due(thr)) {
-				return true
-			}
 		}
 	}
 	return false
+}
+
+// evictDue reports whether side i of partition p holds rows the epoch's
+// watermark evicts.
+func (s *statefulJoin) evictDue(ep Epoch, p, i int) bool {
+	thr, evict := s.evictThreshold(ep, s.sides[i])
+	if !evict {
+		return false
+	}
+	jp := s.parts[p]
+	return (jp.words != nil && jp.words.sides[i].due.due(thr)) || (jp.strs != nil && jp.strs.sides[i].due.due(thr))
+}
+
+// nothingToDo reports whether an epoch with no new rows on either side
+// leaves every partition as it is: no partition has rows due for
+// eviction. Such an epoch (a no-data batch whose watermark evicts nothing
+// here, or an epoch whose inputs brought no rows) joins nothing and
+// changes no state, so joinPartitions skips the split and the
+// partitions' run and their per-epoch slices.
+func (s *statefulJoin) nothingToDo(ep Epoch, fresh [2]*sideRows) bool {
+	if fresh[0].count() != 0 || fresh[1].count() != 0 {
+		return false
+	}
+	for p := range s.parts {
+		for i := range s.sides {
+			if s.evictDue(ep, p, i) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // joinSerialRows is the epoch size, in new rows of both sides, below
@@ -240,6 +265,11 @@ func (s *statefulJoin) joinPartition(ctx context.Context, ep Epoch, p int, fresh
 // the progress.
 func (s *statefulJoin) joinPartitions(ctx context.Context, ep Epoch, fresh [2]*sideRows) ([]arrow.Record, error) {
 	n := len(s.state.stores)
+	if len(s.parts) == n && s.nothingToDo(ep, fresh) {
+		fresh[0].release()
+		fresh[1].release()
+		return nil, nil
+	}
 	var split [2][]*sideRows
 	defer func() {
 		for _, parts := range split {
