@@ -37,3 +37,46 @@ func TestAddEventTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestAddEventTimesAfterEpoch checks the statistics' sum exactly for
+// chunks of times after 1970 (the unsigned path), chunks with one time
+// before it at any place (the floor path), and times at, next to and
+// between whole milliseconds. The sums stay below 2^53, so SumMs is exact.
+func TestAddEventTimesAfterEpoch(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for iter := 0; iter < 200; iter++ {
+		n := 1 + r.Intn(3000)
+		vals := make([]arrow.Timestamp, n)
+		for i := range vals {
+			ms := r.Int63n(1e9)
+			switch r.Intn(4) {
+			case 0:
+				vals[i] = arrow.Timestamp(ms * 1000)
+			case 1:
+				vals[i] = arrow.Timestamp(ms*1000 + 999)
+			case 2:
+				vals[i] = arrow.Timestamp(ms*1000 + 1)
+			default:
+				vals[i] = arrow.Timestamp(ms*1000 + r.Int63n(1000))
+			}
+		}
+		switch iter % 6 {
+		case 0: // one time before 1970, inside its last millisecond
+			vals[r.Intn(n)] = arrow.Timestamp(-1 - r.Int63n(999))
+		case 3:
+			vals[r.Intn(n)] = arrow.Timestamp(-1 - r.Int63n(1e9))
+		}
+		if iter%7 == 0 {
+			vals[r.Intn(n)] = 0
+		}
+		got := EventTimeStats{MinMs: math.MaxInt64, MaxMs: math.MinInt64}
+		addEventTimes(&got, vals)
+		var sum int64
+		for _, v := range vals {
+			sum += floorDiv(int64(v), 1000)
+		}
+		if got.SumMs != float64(sum) || got.Count != int64(n) {
+			t.Fatalf("iter %d (%d rows): count %d sum %v, want %d %d", iter, n, got.Count, got.SumMs, n, sum)
+		}
+	}
+}
