@@ -75,21 +75,8 @@ func addEventTimes(s *EventTimeStats, vals []arrow.Timestamp) {
 		lo, hi, sum := int64(math.MaxInt64), int64(math.MinInt64), int64(0)
 		for _, v := range part {
 			x := int64(v)
+			sum += floorDiv(x, 1000)
 			lo, hi = min(lo, x), max(hi, x)
-		}
-		if lo >= 0 {
-			// Times after 1970 (every stream's in practice): floor
-			// division is the unsigned one, a multiply and a shift by
-			// the constant, with no remainder to correct.
-			var u uint64
-			for _, v := range part {
-				u += uint64(v) / 1000
-			}
-			sum = int64(u)
-		} else {
-			for _, v := range part {
-				sum += floorDiv(int64(v), 1000)
-			}
 		}
 		s.Count += int64(len(part))
 		s.SumMs += float64(sum)
