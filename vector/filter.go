@@ -122,12 +122,14 @@ func (f *Filter) nextSelected(ctx context.Context) (arrow.Record, []int32, error
 		if f.always == 1 {
 			return rec, nil, nil
 		}
-		sel, err := f.selectionReleasing(ctx, rec)
+		sel, all, err := f.selectionReleasing(ctx, rec)
 		if err != nil {
 			f.err = err
 			return nil, nil, err
 		}
 		switch {
+		case all:
+			return rec, nil, nil
 		case len(sel) == 0:
 			rec.Release()
 		case int64(len(sel)) == rec.NumRows():
@@ -142,46 +144,53 @@ func (f *Filter) nextSelected(ctx context.Context) (arrow.Record, []int32, error
 // defer: a query's allocator panics on an allocation far past its limit
 // and the server recovers the panic, so the batch (perhaps a table's, not
 // the query's) must not stay retained by the unwound frame.
-func (f *Filter) selectionReleasing(ctx context.Context, rec arrow.Record) (sel []int32, err error) {
+func (f *Filter) selectionReleasing(ctx context.Context, rec arrow.Record) (sel []int32, all bool, err error) {
 	ok := false
 	defer func() {
 		if !ok {
 			rec.Release()
 		}
 	}()
-	sel, err = f.selection(ctx, rec)
+	sel, all, err = f.selection(ctx, rec)
 	ok = err == nil
-	return sel, err
+	return sel, all, err
 }
 
-// selection returns the indices of the rows of rec (borrowed) that pass.
-func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, error) {
+// selection returns the indices of the rows of rec (borrowed) that pass,
+// or all (and no indices) when the predicate's mask is true for every row:
+// a condition that holds everywhere (Nexmark q7's inferred `price IS NOT
+// NULL` over a column without nulls) then costs a population count of the
+// mask instead of an index per row.
+func (f *Filter) selection(ctx context.Context, rec arrow.Record) ([]int32, bool, error) {
 	if f.direct != nil {
 		f.sel = f.direct.selectRows(rec, f.sel)
-		return f.sel, nil
+		return f.sel, false, nil
 	}
 	if n := int(rec.NumRows()); f.tree != nil && n <= selTreeMaxRows {
 		if cap(f.sel) < n {
 			f.sel = make([]int32, n)
 		}
 		f.sel = f.tree.refine(rec, f.sel, true)
-		return f.sel, nil
+		return f.sel, false, nil
 	}
 	mask, err := f.pred.Eval(ctx, rec)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer mask.Release()
 	if mask.Len() != int(rec.NumRows()) {
-		return nil, fmt.Errorf("vector: filter condition %s returned %d values for %d rows", f.expr, mask.Len(), rec.NumRows())
+		return nil, false, fmt.Errorf("vector: filter condition %s returned %d values for %d rows", f.expr, mask.Len(), rec.NumRows())
 	}
 	b, ok := mask.(*array.Boolean)
 	if !ok {
 		// NULL-typed condition: no row is true.
-		return f.sel[:0], nil
+		return f.sel[:0], false, nil
+	}
+	if allTrue(b) {
+		return f.sel[:0], true, nil
 	}
 	f.sel = selectTrue(f.sel, b)
-	return f.sel, nil
+	return f.sel, false, nil
 }
 
 // Rerun implements Rerunner: the bound predicate and the selection

@@ -165,6 +165,16 @@ func selectTrue(sel []int32, mask *array.Boolean) []int32 {
 	return selectBits(sel, bufferBytes(d, 1), valid, d.Offset(), mask.Len())
 }
 
+// allTrue reports whether mask is true (and not null) at every row.
+func allTrue(mask *array.Boolean) bool {
+	n := mask.Len()
+	if mask.NullN() > 0 || n == 0 {
+		return false
+	}
+	d := mask.Data()
+	return bitutil.CountSetBits(bufferBytes(d, 1), d.Offset(), n) == n
+}
+
 // selectValid returns the rows where arr is not null, reusing sel's
 // storage.
 func selectValid(sel []int32, arr arrow.Array) []int32 {

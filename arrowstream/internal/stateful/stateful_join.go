@@ -393,6 +393,11 @@ func (s *statefulJoin) loadNew(ctx context.Context, ep Epoch, side *joinSide, in
 			dcol = plain.Column(side.derivedLate.col)
 		}
 		var keep []int32
+		if dcol == nil && tcol != nil && noneLate(tcol, late) {
+			// No row is late (a stream in time order, past the
+			// watermark): one pass over the times, no row list.
+			tcol = nil
+		}
 		if tcol != nil || dcol != nil {
 			// The join's scratch: TakeRecord copies the rows kept.
 			n := int(plain.NumRows())

@@ -1,6 +1,8 @@
 package stateful
 
 import (
+	"math"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 )
@@ -47,4 +49,19 @@ func timesOf(a arrow.Array) joinTimes {
 		}
 	}
 	return out
+}
+
+// noneLate reports whether every row of the timestamp column a has a time
+// after late (µs); false for any other column or when a row has no time
+// (the row-by-row filter then decides).
+func noneLate(a arrow.Array, late int64) bool {
+	ts, ok := a.(*array.Timestamp)
+	if !ok || ts.NullN() > 0 {
+		return false
+	}
+	lo := int64(math.MaxInt64)
+	for _, t := range ts.TimestampValues() {
+		lo = min(lo, int64(t))
+	}
+	return lo > late
 }

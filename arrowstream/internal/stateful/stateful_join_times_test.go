@@ -69,3 +69,50 @@ func TestTimesOfMatchesTimeAt(t *testing.T) {
 		}
 	}
 }
+
+// TestNoneLateMatchesRows checks the join's no-late-row pre-check against
+// the row-by-row late filter's rule (a row is late when it has a time at
+// or before the late watermark): sliced columns, a row exactly at the
+// watermark, rows with no time (which make the check give way to the
+// row-by-row filter).
+func TestNoneLateMatchesRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewSource(3))
+	for iter := 0; iter < 1000; iter++ {
+		n := 1 + r.Intn(200)
+		b := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond})
+		nulls := iter%5 == 0
+		for i := 0; i < n; i++ {
+			if nulls && r.Intn(10) == 0 {
+				b.AppendNull()
+				continue
+			}
+			b.Append(arrow.Timestamp(r.Int63n(1000)))
+		}
+		whole := b.NewArray()
+		b.Release()
+		lo := r.Intn(n)
+		hi := lo + 1 + r.Intn(n-lo)
+		sl := array.NewSlice(whole, int64(lo), int64(hi))
+		ts := sl.(*array.Timestamp)
+		late := int64(r.Intn(40)) - 1
+		if iter%4 == 0 && ts.IsValid(0) {
+			late = int64(ts.Value(0)) // a row exactly at the watermark
+		}
+		want := sl.NullN() == 0
+		for i := 0; i < sl.Len(); i++ {
+			if ts.IsValid(i) && int64(ts.Value(i)) <= late {
+				want = false
+			}
+		}
+		if got := noneLate(sl, late); got != want {
+			t.Fatalf("iter %d: rows %d..%d, late %d: noneLate %v, want %v", iter, lo, hi, late, got, want)
+		}
+		sl.Release()
+		whole.Release()
+	}
+	if noneLate(nil, 0) {
+		t.Error("noneLate of no column: true")
+	}
+}
