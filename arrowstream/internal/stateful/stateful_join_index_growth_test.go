@@ -7,12 +7,11 @@ import (
 
 // TestJoinKeyIndexGrowsWithoutCopies: an index that grows from empty
 // batch by batch (a side that never evicts, as q3's persons and
-// auctions, each epoch adding keys) allocates about what it keeps: its
-// slots in pages that never move and a key table that splits its pages,
-// where the slots grown by append and the table by doubling allocated
-// (and dropped) about three times what they kept, memory the harness's
-// runs touch for the first time (docs/performance.md, "The join's key
-// index: slots in pages, a table that splits"). 20,000 keys in 80
+// auctions, each epoch adding keys) does not copy its slots: they are in
+// pages that never move, where the slots grown by append allocated (and
+// dropped) about four times what they kept, memory the harness's runs
+// touch for the first time (docs/performance.md, "The join's key index:
+// slots in pages, a table that splits"). 20,000 keys in 80
 // batches of 250 new keys each (and as many repeats); the bound is on
 // the bytes allocated per key indexed.
 func TestJoinKeyIndexGrowsWithoutCopies(t *testing.T) {
@@ -47,11 +46,11 @@ func TestJoinKeyIndexGrowsWithoutCopies(t *testing.T) {
 	}
 	perKey := float64(after.TotalAlloc-before.TotalAlloc) / float64(keys)
 	t.Logf("%.1f bytes allocated a key (%d keys, %d rows)", perKey, keys, len(x.next))
-	// Kept: a 24-byte slot (pages at most twice their use), a 16-byte
-	// table slot at a load of 3/8 to 3/4, two 4-byte links (an array
-	// doubled): about 100 bytes (93 measured). Appended and doubled it was
-	// 258.
-	if perKey > 130 {
-		t.Fatalf("the index allocated %.1f bytes a key; want at most 130", perKey)
+	// A 24-byte slot (pages at most twice their use), the table's 16-byte
+	// slots doubled (at most half full, and the dropped tables), two
+	// 4-byte links (an array doubled): 170 measured; with the slots
+	// grown by append, 258.
+	if perKey > 210 {
+		t.Fatalf("the index allocated %.1f bytes a key; want at most 210", perKey)
 	}
 }
