@@ -382,7 +382,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 				continue
 			}
 			// The key's chain of rows (stateful_join_index.go).
-			for g := x.slab[slot].head; g >= 0; g = x.next[g] {
+			for g := x.slab.at(slot).head; g >= 0; g = x.next[g] {
 				b, row := x.locate(g)
 				if b == nil || row < b.cursor {
 					continue

@@ -70,7 +70,7 @@ type joinKeyIndex[K joinKey] struct {
 	// one, told apart by the key kept in the slot.
 	words vector.WordMap
 	joinKeyWords[K]
-	slab  []joinKeySlot[K]
+	slab  joinKeySlab[K] // the keys' slots, by id (the WordMap's)
 	free  []int32
 	next  []int32       // by number: the next row of the key's chain, -1 at its end
 	spans []joinSpan[K] // the indexed batches' ranges, by start
@@ -101,7 +101,7 @@ func (x *joinKeyIndex[K]) find(k K) int32 {
 	}
 	it := x.words.Probe(w)
 	for i := it.Next(); i >= 0; i = it.Next() {
-		if x.slab[i].key == k {
+		if x.slab.at(i).key == k {
 			return i
 		}
 	}
@@ -134,7 +134,7 @@ func (x *joinKeyIndex[K]) findAll(keys []K, null []bool) []int32 {
 // indexed (fresh).
 func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
 	// The slot k gets if it is new: the last freed, else the next.
-	next := int32(len(x.slab))
+	next := x.slab.len()
 	if n := len(x.free); n > 0 {
 		next = x.free[n-1]
 	}
@@ -152,9 +152,9 @@ func (x *joinKeyIndex[K]) slotFor(k K) (i int32, fresh bool) {
 	if n := len(x.free); n > 0 {
 		x.free = x.free[:n-1]
 	} else {
-		x.slab = append(x.slab, joinKeySlot[K]{})
+		x.slab.grow()
 	}
-	x.slab[next] = joinKeySlot[K]{key: k, head: -1, tail: -1}
+	*x.slab.at(next) = joinKeySlot[K]{key: k, head: -1, tail: -1}
 	return next, true
 }
 
@@ -187,6 +187,18 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 	// not (or was made by an earlier row of the batch) looks again.
 	keys, keyNull := b.keySpan(lo, hi, &x.keyBuf, &x.nullBuf)
 	found := x.findAll(keys, keyNull)
+	// The table grows once for the keys the batch may add, not by
+	// doublings as they come (each a table of fresh memory and a pass
+	// over every key).
+	fresh := 0
+	for j, i := range found {
+		if i < 0 && !keyNull[j] {
+			fresh++
+		}
+	}
+	if fresh > 0 {
+		x.words.Reserve(fresh)
+	}
 	next := x.next
 	for j, i := range found {
 		g := start + int32(j)
@@ -200,7 +212,7 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 				bytes += joinKeyOverhead + keyBytes(keys[j])
 			}
 		}
-		s := &x.slab[i]
+		s := x.slab.at(i)
 		if s.n == 0 {
 			s.head = g
 		} else {
@@ -296,7 +308,7 @@ func (x *joinKeyIndex[K]) evictRows(b *joinBatch[K], from, to int32) (bytes int6
 		if i < 0 {
 			continue
 		}
-		s := &x.slab[i]
+		s := x.slab.at(i)
 		if s.live <= 0 {
 			continue // not this key's slot any more: it left (a miscount)
 		}
@@ -342,10 +354,10 @@ func (x *joinKeyIndex[K]) prune(s *joinKeySlot[K]) {
 
 // removeSlot drops slot i's key and chain.
 func (x *joinKeyIndex[K]) removeSlot(i int32) {
-	s := &x.slab[i]
+	s := x.slab.at(i)
 	x.rows -= int64(s.live)
 	x.words.Remove(x.word(s.key), i)
-	x.slab[i] = joinKeySlot[K]{}
+	*s = joinKeySlot[K]{}
 	x.free = append(x.free, i)
 }
 
@@ -371,7 +383,7 @@ func (x *joinKeyIndex[K]) renumber() {
 	}
 	oldNext := x.next
 	x.words.Each(func(_ uint64, i int32) {
-		s := &x.slab[i]
+		s := x.slab.at(i)
 		head, tail, n := int32(-1), int32(-1), int32(0)
 		for g := s.head; g >= 0; g = oldNext[g] {
 			j := x.spanAt(g)
@@ -454,7 +466,8 @@ func (x *joinKeyIndex[K]) joinRanges(tail []*joinBatch[K], offs []int32) bool {
 // each calls fn for every key and its slot.
 func (x *joinKeyIndex[K]) each(fn func(k K, s *joinKeySlot[K])) {
 	x.words.Each(func(_ uint64, i int32) {
-		fn(x.slab[i].key, &x.slab[i])
+		s := x.slab.at(i)
+		fn(s.key, s)
 	})
 }
 

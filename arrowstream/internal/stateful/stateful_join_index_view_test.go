@@ -24,7 +24,7 @@ func (x *joinKeyIndex[K]) get(k K) *joinKeyRefs[K] {
 	if i < 0 {
 		return nil
 	}
-	s := &x.slab[i]
+	s := x.slab.at(i)
 	kr := &joinKeyRefs[K]{key: k, live: s.live}
 	for g := s.head; g >= 0; g = x.next[g] {
 		b, row := x.locate(g)
