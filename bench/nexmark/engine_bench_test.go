@@ -29,8 +29,11 @@ var partitions = flag.Int("nexmark.partitions", 0, "spark.sql.shuffle.partitions
 // epochs of the same queries with no rows, what every epoch costs
 // outside the operators' per-row work (the loop, the plan's operators
 // built over the epoch's input, the state commit, the sink commit).
-// It reports CPU per epoch (getrusage over the epochs, every thread)
-// and, for "full", events per CPU-second.
+// It reports CPU per epoch (getrusage over the epochs, every thread),
+// the Go heap bytes allocated and the minor page faults taken per epoch
+// (both far steadier than CPU on a shared machine: every allocated byte
+// is fresh memory in a run this short, and a first touch costs 13–17 µs
+// a page here), and, for "full", events per CPU-second.
 func BenchmarkEngineEpochs(b *testing.B) {
 	for _, name := range []string{"q3", "q8", "q11", "q17", "q4", "q7", "q20"} {
 		q, ok := lookup(name)
@@ -68,7 +71,7 @@ func BenchmarkEngineEpochs(b *testing.B) {
 }
 
 func engineEpochs(b *testing.B, q query, batches []Batch) {
-	var events, cpu, epochs int64
+	var events, cpu, epochs, alloc, faults int64
 	for b.Loop() {
 		run, err := runEngine(context.Background(), memory.NewGoAllocator(), b.TempDir(), q, batches, 0)
 		if err != nil {
@@ -77,6 +80,12 @@ func engineEpochs(b *testing.B, q query, batches []Batch) {
 		events += run.events
 		cpu += run.cpu.Nanoseconds()
 		epochs += int64(len(batches))
+		alloc += run.allocBytes
+		faults += run.faults
+	}
+	b.ReportMetric(float64(alloc)/float64(epochs), "heap-B/epoch")
+	if faults >= 0 {
+		b.ReportMetric(float64(faults)/float64(epochs), "faults/epoch")
 	}
 	if events > 0 {
 		b.ReportMetric(float64(events)/(float64(cpu)/1e9), "events/cpu-s")

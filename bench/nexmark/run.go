@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
 	"time"
 
@@ -38,6 +39,12 @@ type engineRun struct {
 	// (progress numRowsTotal over its stateful operators) after the last
 	// epoch and at most after any epoch.
 	stateRows, peakStateRows int64
+	// faults is the minor page faults the process took over the epochs
+	// (-1 where not available) and allocBytes the Go heap bytes allocated
+	// over them (runtime.MemStats.TotalAlloc; Arrow buffers from the Go
+	// allocator included): in a run this short no collection comes round
+	// to recycle them, so each allocated byte is a fresh byte of memory.
+	faults, allocBytes int64
 	// mem measured the process's memory over the run against the most,
 	// after any epoch, of the bytes the query is meant to hold: its state
 	// (progress memoryUsedBytes over its stateful operators) plus what its
@@ -108,6 +115,10 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	defer sq.Stop()
 
 	run := &engineRun{latencies: make([]time.Duration, 0, len(batches)), mem: meter}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	alloc0 := ms.TotalAlloc
+	faults0, faultsOK := harness.ProcessFaults()
 	span := harness.StartSpan()
 	for i := range batches {
 		b := &batches[i]
@@ -144,6 +155,12 @@ func runEngine(ctx context.Context, mem memory.Allocator, dir string, q query, b
 	}
 	run.arrowEnd = peak.Current() - int64(pool.Retained()+pool.RetainedLarge())
 	_, run.cpu = span.Stop()
+	run.faults = -1
+	if faults1, ok := harness.ProcessFaults(); ok && faultsOK {
+		run.faults = faults1 - faults0
+	}
+	runtime.ReadMemStats(&ms)
+	run.allocBytes = int64(ms.TotalAlloc - alloc0)
 	run.aside = span.AsideCPU()
 	run.peak = peak.Peak()
 	// The Go heap after a collection, while the query still holds its
