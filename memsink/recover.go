@@ -418,12 +418,14 @@ func (t *Table) checkCommitted() error {
 }
 
 // missing names where the record of epoch, committed but not found, was
-// due: the end of the log's newest segment, or its per-epoch file when
-// the table has no log yet.
+// due: the end of the log's newest segment, its per-epoch file when the
+// table has no log yet, or the directory when it holds neither.
 func (p *persister) missing(epoch int64) string {
 	if n := len(p.log.segs); n > 0 {
-		s := p.log.segs[n-1]
-		return fmt.Sprintf("its record is missing from %s (%d bytes)", s.path, s.size)
+		return fmt.Sprintf("%s, the log's newest segment, ends before its record", p.log.segs[n-1].path)
 	}
-	return fmt.Sprintf("%s is missing (and the log in %s holds no segment)", p.path(epochFile(epoch)), p.dir)
+	if len(p.chain) > 0 {
+		return fmt.Sprintf("%s is missing", p.path(epochFile(epoch)))
+	}
+	return fmt.Sprintf("%s holds no log segment and no epoch file", p.dir)
 }
