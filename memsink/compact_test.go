@@ -372,7 +372,7 @@ func TestBackgroundCompactionWithReaders(t *testing.T) {
 
 // TestCompactionPersisted: a persisted table whose epochs were merged (and
 // a merged run trimmed by retention) restarts with the same epochs, rows
-// and commit times, and its files are exactly the retained epochs'.
+// and commit times, and its chain is exactly the retained epochs.
 func TestCompactionPersisted(t *testing.T) {
 	dir := t.TempDir()
 	mem := vt.NewAllocator(t)
@@ -391,8 +391,8 @@ func TestCompactionPersisted(t *testing.T) {
 	if len(want.history) != 25 || want.history[0].Epoch != 35 {
 		t.Fatalf("retained %+v", want.history)
 	}
-	if files := sinkFiles(t, dir); len(files) != 25 {
-		t.Errorf("%d sink files for 25 retained epochs: %v", len(files), files)
+	if chain := tbl.ChainForTest(); len(chain) != 25 || chain[0] != "35.arrow" {
+		t.Errorf("%d chain entries for 25 retained epochs: %v", len(chain), chain)
 	}
 	tbl.Close()
 	again := newTable(t, mem, info, opts)

@@ -64,12 +64,15 @@
 //
 // # Durability
 //
-// With Options.Persist every epoch's rows are written, before they become
-// visible, as compressed Arrow IPC (LZ4, zstd from 1 MiB of columns) with a CRC-32C trailer under
-// <checkpoint>/sinks/memory/<epoch>.arrow, and [New] rebuilds the table from
-// those files, so a restarted process serves the same table. Files form a
-// chain (each names its predecessor and the first file needed), so a
-// missing or damaged file is reported by name, never skipped. Without
+// With Options.Persist every epoch's rows are appended durably, before they
+// become visible, as compressed Arrow IPC (LZ4, zstd from 1 MiB of columns)
+// framed with a CRC-32C to a log of segment files under
+// <checkpoint>/sinks/memory/<n>.seg (one pwrite and one fdatasync per
+// epoch; earlier builds wrote <epoch>.arrow files, still read), and [New]
+// rebuilds the table from them, so a restarted process serves the same
+// table. Records form a chain (each names its predecessor and the first
+// one needed), so a missing or damaged record is reported by file (and
+// offset), never skipped; a torn tail a crash left is cut back. Without
 // persistence, [CanRecover] applies Spark's rule that only Complete-mode
 // queries may restart from an existing checkpoint.
 //

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,21 +148,11 @@ func parseMeta(md arrow.Metadata) (fileMeta, error) {
 	return m, nil
 }
 
-// encodeFile frames recs (of schema) with meta as a persisted file. The
-// IPC stream format is used rather than the file format: it allows each
-// record its own dictionaries (the file format allows one per column),
-// and arrow/go v17's file writer leaks the dictionaries it wrote.
+// encodeFile frames recs (of schema) with meta as a per-epoch file of
+// the format earlier builds wrote (tests build such directories with it).
 func encodeFile(mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record) ([]byte, error) {
-	md := m.metadata()
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(arrow.NewSchema(schema.Fields(), &md)), ipc.WithAllocator(mem), fileCodec(recs))
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			w.Close()
-			return nil, err
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := encodeIPC(&buf, mem, schema, m, recs); err != nil {
 		return nil, err
 	}
 	var tr [8]byte
@@ -168,6 +160,22 @@ func encodeFile(mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []a
 	copy(tr[4:], fileMagic[:])
 	buf.Write(tr[:])
 	return buf.Bytes(), nil
+}
+
+// encodeIPC writes recs (of schema) with meta as an Arrow IPC stream. The
+// IPC stream format is used rather than the file format: it allows each
+// record its own dictionaries (the file format allows one per column),
+// and arrow/go v17's file writer leaks the dictionaries it wrote.
+func encodeIPC(dst io.Writer, mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record) error {
+	md := m.metadata()
+	w := ipc.NewWriter(dst, ipc.WithSchema(arrow.NewSchema(schema.Fields(), &md)), ipc.WithAllocator(mem), fileCodec(recs))
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
 }
 
 // zstdFromBytes is the size of a file's columns from which it is
@@ -193,7 +201,7 @@ func fileCodec(recs []arrow.Record) ipc.Option {
 	return ipc.WithLZ4()
 }
 
-// decodeFile checks and decodes a persisted file: its metadata, its
+// decodeFile checks and decodes a per-epoch file: its metadata, its
 // schema (without the metadata) and its records (owned by the caller).
 // Damage is reported as an error wrapping checkpoint.ErrCorrupt, never a
 // panic.
@@ -205,6 +213,11 @@ func decodeFile(mem memory.Allocator, raw []byte) (m fileMeta, schema *arrow.Sch
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(raw[len(raw)-8:]); got != want {
 		return m, nil, nil, fmt.Errorf("checksum mismatch (file has %08x, content gives %08x): %w", want, got, checkpoint.ErrCorrupt)
 	}
+	return decodeIPC(mem, body)
+}
+
+// decodeIPC decodes a checked IPC stream of a file or a log record.
+func decodeIPC(mem memory.Allocator, body []byte) (m fileMeta, schema *arrow.Schema, recs []arrow.Record, err error) {
 	// Lengths that point past the end would make the IPC reader allocate
 	// them before noticing (up to 2 GiB per message).
 	if err := checkpoint.CheckIPCFraming(body); err != nil {
@@ -313,25 +326,38 @@ func (a *scopedAllocator) freeAll() {
 	}
 }
 
-// persister writes a table's files; it is used under the table's writer
-// lock.
+// persister writes a table's epochs to its log (sinklog.go); a
+// directory written by an earlier build also holds per-epoch files,
+// which stay in the chain until superseded. It is used under the table's
+// writer lock.
 type persister struct {
 	t     *Table
 	dir   string
 	w     *checkpoint.Writer
-	chain []string // names of the table's files, oldest (the base) first
+	log   *sinkLog
+	chain []string // the table's chain (logical file names), oldest (the base) first
 	// rowsSinceBase counts, for a view, the rows of the epoch files after
 	// the base; a view snapshot is written when they exceed the view's.
 	rowsSinceBase int64
 }
 
 func newPersister(t *Table) *persister {
-	return &persister{t: t, dir: filepath.Join(t.info.CheckpointDir, filepath.FromSlash(SinkDir)), w: t.opts.Writer}
+	dir := filepath.Join(t.info.CheckpointDir, filepath.FromSlash(SinkDir))
+	return &persister{t: t, dir: dir, w: t.opts.Writer, log: newSinkLog(dir, t.opts.Writer)}
 }
 
 func (p *persister) path(name string) string { return filepath.Join(p.dir, name) }
 
-// writeEpoch durably writes an epoch's records as the chain's next file.
+// where names a chain entry's storage in errors: its log record or its
+// per-epoch file.
+func (p *persister) where(name string) string {
+	if loc, ok := p.log.at[name]; ok {
+		return loc.where()
+	}
+	return p.path(name)
+}
+
+// writeEpoch durably writes an epoch's records as the chain's next entry.
 func (p *persister) writeEpoch(info EpochInfo, prev int64, base string, schema *arrow.Schema, recs []arrow.Record) error {
 	name := epochFile(info.Epoch)
 	m := fileMeta{Epoch: info.Epoch, Prev: prev, Base: base, Commit: info.CommitTime, Replaced: info.Replaced, Rows: info.Rows, EpochRows: info.Rows}
@@ -343,36 +369,37 @@ func (p *persister) writeEpoch(info EpochInfo, prev int64, base string, schema *
 }
 
 func (p *persister) write(name string, m fileMeta, schema *arrow.Schema, recs []arrow.Record) error {
-	raw, err := encodeFile(p.t.mem, schema, m, recs)
-	if err != nil {
-		return fmt.Errorf("memsink: table %q: encode %s: %w", p.t.Name(), p.path(name), err)
+	buf := bytes.NewBuffer(p.log.frameStart())
+	if err := encodeIPC(buf, p.t.mem, schema, m, recs); err != nil {
+		return fmt.Errorf("memsink: table %q: encode %s in %s: %w", p.t.Name(), name, p.dir, err)
 	}
-	if err := p.w.MkdirAll(p.dir); err != nil {
-		return fmt.Errorf("memsink: table %q: %w", p.t.Name(), err)
-	}
-	// A retried epoch rewrites its file: overwriting is allowed.
-	if err := p.w.WriteFile(p.path(name), raw, true); err != nil {
-		// Never leave a file that the chain does not list.
-		os.Remove(p.path(name))
+	if err := p.log.append(name, m.View, m.Epoch, buf.Bytes()); err != nil {
 		return fmt.Errorf("memsink: table %q: persist epoch %d: %w", p.t.Name(), m.Epoch, err)
 	}
 	return nil
 }
 
-// trim deletes the chain's files before base (superseded or evicted, now
-// that a later file is durable). Failures are logged: recovery deletes
-// leftovers too.
+// trim drops the chain's entries before base (superseded or evicted, now
+// that a later entry is durable): a segment without live records left is
+// deleted whole, a per-epoch file of an earlier build one by one.
+// Failures are logged: recovery deletes leftovers too.
 func (p *persister) trim(base string) {
 	i := 0
 	for i < len(p.chain) && p.chain[i] != base {
 		i++
 	}
-	if i == len(p.chain) {
+	if i == len(p.chain) || i == 0 {
 		return
 	}
+	warn := func(path string, err error) {
+		p.t.log.Warn("cannot delete superseded sink file", "file", path, "err", err)
+	}
 	for _, name := range p.chain[:i] {
+		if p.log.drop(name, warn) {
+			continue
+		}
 		if err := os.Remove(p.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.t.log.Warn("cannot delete superseded sink file", "file", p.path(name), "err", err)
+			warn(p.path(name), err)
 		}
 	}
 	p.chain = append(p.chain[:0], p.chain[i:]...)
@@ -410,9 +437,12 @@ func (p *persister) afterView(st *viewState) {
 	p.rowsSinceBase = 0
 }
 
-// clear deletes every file of the table.
+// clear deletes every segment and file of the table.
 func (p *persister) clear() error {
-	names, err := p.list()
+	if err := p.log.clear(); err != nil {
+		return fmt.Errorf("memsink: table %q: clear: %w", p.t.Name(), err)
+	}
+	names, _, err := p.list()
 	if err != nil {
 		return err
 	}
@@ -425,29 +455,38 @@ func (p *persister) clear() error {
 	return nil
 }
 
-// list returns the names of the table's files, oldest first (an epoch's
-// view snapshot after the epoch's file). Stale temp files of interrupted
-// writes are removed.
-func (p *persister) list() ([]string, error) {
+// close closes the log's open segment.
+func (p *persister) close() { p.log.closeActive() }
+
+// list returns the names of the table's per-epoch files (oldest first, an
+// epoch's view snapshot after the epoch's file) and the sequence numbers
+// of its log segments (ascending). Stale temp files of interrupted writes
+// of earlier builds are removed.
+func (p *persister) list() (names []string, segs []int64, err error) {
 	ents, err := os.ReadDir(p.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("memsink: table %q: list %s: %w", p.t.Name(), p.dir, err)
+		return nil, nil, fmt.Errorf("memsink: table %q: list %s: %w", p.t.Name(), p.dir, err)
 	}
-	var names []string
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
 			os.Remove(p.path(e.Name()))
 			continue
 		}
-		if _, _, ok := parseFileName(e.Name()); ok && e.Type().IsRegular() {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if _, _, ok := parseFileName(e.Name()); ok {
 			names = append(names, e.Name())
+		} else if seq, ok := parseLogSegmentName(e.Name()); ok {
+			segs = append(segs, seq)
 		}
 	}
 	sortFiles(names)
-	return names, nil
+	slices.Sort(segs)
+	return names, segs, nil
 }
 
 func sortFiles(names []string) {

@@ -73,7 +73,7 @@ func TestPersistRoundTrip(t *testing.T) {
 		opts      memsink.Options
 		epochs    [][]vt.Row // epoch ids 0, 2, 4, ...
 		ordered   bool
-		wantFiles string
+		wantChain string
 		// after restart: epoch 2*len(epochs) adds these rows
 		next     []vt.Row
 		wantNext []vt.Row
@@ -82,7 +82,7 @@ func TestPersistRoundTrip(t *testing.T) {
 			name: "append", info: arrowstream.SinkInfo{Mode: arrowstream.Append},
 			epochs:    [][]vt.Row{{r(1, "a"), r(2, nil)}, {}, {r(3, "c")}},
 			ordered:   true,
-			wantFiles: "[0.arrow 2.arrow 4.arrow]",
+			wantChain: "[0.arrow 2.arrow 4.arrow]",
 			next:      []vt.Row{r(4, "d")},
 			wantNext:  []vt.Row{r(1, "a"), r(2, nil), r(3, "c"), r(4, "d")},
 		},
@@ -90,7 +90,7 @@ func TestPersistRoundTrip(t *testing.T) {
 			name: "append with retention", info: arrowstream.SinkInfo{Mode: arrowstream.Append}, opts: memsink.Options{MaxEpochs: 2},
 			epochs:    [][]vt.Row{{r(1, "a")}, {r(2, "b")}, {r(3, "c")}},
 			ordered:   true,
-			wantFiles: "[2.arrow 4.arrow]",
+			wantChain: "[2.arrow 4.arrow]",
 			next:      []vt.Row{r(4, "d")},
 			wantNext:  []vt.Row{r(3, "c"), r(4, "d")},
 		},
@@ -98,7 +98,7 @@ func TestPersistRoundTrip(t *testing.T) {
 			name: "complete", info: arrowstream.SinkInfo{Mode: arrowstream.Complete},
 			epochs:    [][]vt.Row{{r(1, "a")}, {r(1, "b"), r(2, "b")}, {r(1, "c")}},
 			ordered:   true,
-			wantFiles: "[4.arrow]",
+			wantChain: "[4.arrow]",
 			next:      []vt.Row{r(9, "z")},
 			wantNext:  []vt.Row{r(9, "z")},
 		},
@@ -106,76 +106,95 @@ func TestPersistRoundTrip(t *testing.T) {
 			name: "complete with history", info: arrowstream.SinkInfo{Mode: arrowstream.Complete}, opts: memsink.Options{MaxEpochs: 2},
 			epochs:    [][]vt.Row{{r(1, "a")}, {r(1, "b"), r(2, "b")}, {r(1, "c")}},
 			ordered:   true,
-			wantFiles: "[2.arrow 4.arrow]",
+			wantChain: "[2.arrow 4.arrow]",
 			next:      []vt.Row{r(9, "z")},
 			wantNext:  []vt.Row{r(9, "z")},
 		},
 		{
 			name: "view", info: viewInfo, opts: memsink.Options{UpdateAsView: true},
 			epochs:    [][]vt.Row{{r(1, "a"), r(2, "a")}, {r(1, "b")}, {}},
-			wantFiles: "[0.arrow 2.arrow 4.arrow]",
+			wantChain: "[0.arrow 2.arrow 4.arrow]",
 			next:      []vt.Row{r(2, "c"), r(3, "c")},
 			wantNext:  []vt.Row{r(1, "b"), r(2, "c"), r(3, "c")},
 		},
 		{
 			name: "view with snapshot file", info: viewInfo, opts: memsink.Options{UpdateAsView: true, MaxEpochs: 2},
 			epochs:    [][]vt.Row{{r(1, "a"), r(2000, "a")}, heavy, heavy[:30_000], {r(1, "z")}},
-			wantFiles: "[4.view.arrow 6.arrow]",
+			wantChain: "[4.view.arrow 6.arrow]",
 			next:      []vt.Row{r(2000, "y")},
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			mem := vt.NewAllocator(t)
-			dir := t.TempDir()
-			info := c.info
-			info.QueryName, info.Schema, info.CheckpointDir = "q", kv, dir
-			tbl := newTable(t, mem, info, persistOpts(c.opts))
-			for i, rows := range c.epochs {
-				add(t, tbl, mem, int64(2*i), rows...)
+	// legacy: the epochs written are rewritten as the per-epoch files of
+	// earlier builds before the restart, which then continues the
+	// directory with log segments (a mixed directory, read by the second
+	// restart).
+	for _, legacy := range []bool{false, true} {
+		for _, c := range cases {
+			name := c.name
+			if legacy {
+				name += "/legacy files"
 			}
-			if got := fmt.Sprint(sinkFiles(t, dir)); got != c.wantFiles {
-				t.Errorf("files %s, want %s", got, c.wantFiles)
-			}
-			before := stateOf(tbl)
-			tbl.Close()
-
-			// Restart: a new table over the same directory.
-			again := newTable(t, mem, info, persistOpts(c.opts))
-			after := stateOf(again)
-			if c.ordered {
-				checkOrdered(t, "rows after restart", before.rows, after.rows)
-			} else {
-				checkRows(t, "rows after restart", before.rows, after.rows)
-			}
-			if after.latest != before.latest || fmt.Sprint(after.history) != fmt.Sprint(before.history) {
-				t.Errorf("after restart: latest %d, history %v; before: %d, %v", after.latest, after.history, before.latest, before.history)
-			}
-			// The engine re-runs the last epoch: ignored. Then it moves on.
-			last := int64(2 * (len(c.epochs) - 1))
-			add(t, again, mem, last, r(666, "replayed"))
-			add(t, again, mem, last+2, c.next...)
-			if c.wantNext != nil {
-				got := rowsOf(again.AllData())
-				if c.ordered {
-					checkOrdered(t, "after the next epoch", c.wantNext, got)
-				} else {
-					checkRows(t, "after the next epoch", c.wantNext, got)
+			t.Run(name, func(t *testing.T) {
+				mem := vt.NewAllocator(t)
+				dir := t.TempDir()
+				info := c.info
+				info.QueryName, info.Schema, info.CheckpointDir = "q", kv, dir
+				tbl := newTable(t, mem, info, persistOpts(c.opts))
+				for i, rows := range c.epochs {
+					add(t, tbl, mem, int64(2*i), rows...)
 				}
-			}
-			// A second restart sees the new epoch too.
-			want := stateOf(again)
-			again.Close()
-			third := newTable(t, mem, info, persistOpts(c.opts))
-			if got := stateOf(third); got.latest != last+2 || len(got.rows) != len(want.rows) {
-				t.Errorf("second restart: latest %d with %d rows, want %d with %d", got.latest, len(got.rows), last+2, len(want.rows))
-			}
-		})
+				if got := fmt.Sprint(tbl.ChainForTest()); got != c.wantChain {
+					t.Errorf("chain %s, want %s", got, c.wantChain)
+				}
+				if got := fmt.Sprint(sinkFiles(t, dir)); got != "[0.seg]" {
+					t.Errorf("files %s, want one log segment", got)
+				}
+				before := stateOf(tbl)
+				tbl.Close()
+				if legacy {
+					memsink.ToLegacyFiles(t, dir)
+				}
+
+				// Restart: a new table over the same directory.
+				again := newTable(t, mem, info, persistOpts(c.opts))
+				after := stateOf(again)
+				if c.ordered {
+					checkOrdered(t, "rows after restart", before.rows, after.rows)
+				} else {
+					checkRows(t, "rows after restart", before.rows, after.rows)
+				}
+				if after.latest != before.latest || fmt.Sprint(after.history) != fmt.Sprint(before.history) {
+					t.Errorf("after restart: latest %d, history %v; before: %d, %v", after.latest, after.history, before.latest, before.history)
+				}
+				// The engine re-runs the last epoch: ignored. Then it moves on.
+				last := int64(2 * (len(c.epochs) - 1))
+				add(t, again, mem, last, r(666, "replayed"))
+				add(t, again, mem, last+2, c.next...)
+				if c.wantNext != nil {
+					got := rowsOf(again.AllData())
+					if c.ordered {
+						checkOrdered(t, "after the next epoch", c.wantNext, got)
+					} else {
+						checkRows(t, "after the next epoch", c.wantNext, got)
+					}
+				}
+				// A second restart sees the new epoch too.
+				want := stateOf(again)
+				again.Close()
+				third := newTable(t, mem, info, persistOpts(c.opts))
+				if got := stateOf(third); got.latest != last+2 || len(got.rows) != len(want.rows) {
+					t.Errorf("second restart: latest %d with %d rows, want %d with %d", got.latest, len(got.rows), last+2, len(want.rows))
+				}
+				third.Close()
+			})
+		}
 	}
 }
 
-// TestPersistDamage: a damaged or missing file fails recovery with an error
-// naming it; nothing is silently dropped.
+// TestPersistDamage: a damaged or missing per-epoch file (as earlier
+// builds wrote, still read) fails recovery with an error naming it;
+// nothing is silently dropped. The log's damage cases are in
+// sinklog_test.go.
 func TestPersistDamage(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -203,6 +222,7 @@ func TestPersistDamage(t *testing.T) {
 				add(t, tbl, mem, e, epochRows(e, 5)...)
 			}
 			tbl.Close()
+			memsink.ToLegacyFiles(t, dir)
 			c.damage(t, dir)
 			if c.name == "schema changed" {
 				info.Schema = memsinkOneColumn
@@ -258,7 +278,8 @@ func rename(t *testing.T, dir, from, to string) {
 // TestPersistWriteFailure: a failed durable write fails the epoch and
 // leaves the table and the directory unchanged; the retry succeeds.
 func TestPersistWriteFailure(t *testing.T) {
-	for _, step := range []checkpoint.WriteStep{checkpoint.BeforeTempWrite, checkpoint.AfterTempWrite, checkpoint.AfterRename, checkpoint.BeforeDirSync} {
+	// An append to the log passes these steps (it syncs no directory).
+	for _, step := range []checkpoint.WriteStep{checkpoint.BeforeTempWrite, checkpoint.AfterTempWrite, checkpoint.AfterRename} {
 		t.Run(step.String(), func(t *testing.T) {
 			mem := vt.NewAllocator(t)
 			dir := t.TempDir()
@@ -273,13 +294,14 @@ func TestPersistWriteFailure(t *testing.T) {
 			}
 			tbl := newTable(t, mem, info, opts)
 			add(t, tbl, mem, 0, r(1, "a"))
+			before := logBytes(t, dir)
 			fail = true
 			err := tbl.AddBatch(context.Background(), 1, op(t, mem, kv, []vt.Row{r(2, "b")}, vt.Shape{}))
 			if err == nil || !strings.Contains(err.Error(), "persist epoch 1") || !strings.Contains(err.Error(), "disk on fire") {
 				t.Fatalf("want a persist error, got %v", err)
 			}
-			if tbl.LatestEpoch() != 0 || fmt.Sprint(sinkFiles(t, dir)) != "[0.arrow]" {
-				t.Fatalf("after the failure: latest %d, files %v", tbl.LatestEpoch(), sinkFiles(t, dir))
+			if tbl.LatestEpoch() != 0 || fmt.Sprint(tbl.ChainForTest()) != "[0.arrow]" || logBytes(t, dir) != before {
+				t.Fatalf("after the failure: latest %d, chain %v, log of %d bytes (%d before)", tbl.LatestEpoch(), tbl.ChainForTest(), logBytes(t, dir), before)
 			}
 			fail = false
 			add(t, tbl, mem, 1, r(3, "c"))
@@ -290,7 +312,7 @@ func TestPersistWriteFailure(t *testing.T) {
 	}
 }
 
-// TestRecoveryDeletesLeftovers: files outside the chain (a superseded
+// TestRecoveryDeletesLeftovers: per-epoch files outside the chain (a superseded
 // Complete result a crash left behind, an uncommitted write) are removed.
 func TestRecoveryDeletesLeftovers(t *testing.T) {
 	mem := vt.NewAllocator(t)
@@ -301,6 +323,7 @@ func TestRecoveryDeletesLeftovers(t *testing.T) {
 		add(t, tbl, mem, e, epochRows(e, 2)...)
 	}
 	tbl.Close()
+	memsink.ToLegacyFiles(t, dir)
 	if err := os.WriteFile(sinkPath(dir, ".3.arrow.0123.tmp"), []byte("partial"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -416,4 +439,20 @@ func TestPersistClear(t *testing.T) {
 	tbl.Close()
 	again := newTable(t, mem, info, persistOpts(memsink.Options{}))
 	checkOrdered(t, "after Clear and restart", []vt.Row{r(3, "c")}, rowsOf(again.AllData()))
+}
+
+// logBytes is the total size of the log segments in dir's sink directory.
+func logBytes(t testing.TB, dir string) int64 {
+	t.Helper()
+	var n int64
+	for _, f := range sinkFiles(t, dir) {
+		if strings.HasSuffix(f, ".seg") {
+			st, err := os.Stat(sinkPath(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += st.Size()
+		}
+	}
+	return n
 }

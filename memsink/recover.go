@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -31,10 +32,11 @@ func releaseLoaded(files []*loaded) {
 	}
 }
 
-// recover rebuilds the table from its persisted files: the chain from the
-// newest file back to its base. Files outside the chain (superseded or
-// evicted ones a crash left behind, writes that never committed) are
-// deleted afterwards.
+// recover rebuilds the table from its persisted records: the chain from
+// the newest record back to its base, each link a record of the log or a
+// per-epoch file of an earlier build. Records and files outside the chain
+// (superseded or evicted ones a crash left behind) are dropped afterwards:
+// files deleted, segments deleted once none of their records is live.
 func (t *Table) recover(ctx context.Context) error {
 	p := t.persist
 	// Create the directory now: its presence tells CanRecover that this
@@ -42,10 +44,23 @@ func (t *Table) recover(ctx context.Context) error {
 	if err := p.w.MkdirAll(p.dir); err != nil {
 		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
 	}
-	names, err := p.list()
-	if err != nil || len(names) == 0 {
+	files, segs, err := p.list()
+	if err != nil {
 		return err
 	}
+	if err := p.scanLog(segs); err != nil {
+		return err
+	}
+	names := slices.Clone(files)
+	for n := range p.log.at {
+		if !slices.Contains(files, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sortFiles(names)
 	chain, err := p.loadChain(ctx, names)
 	if err != nil {
 		return err
@@ -59,20 +74,110 @@ func (t *Table) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("memsink: table %q: recover: %w", t.Name(), err)
 	}
-	for _, n := range names {
-		if !slices.Contains(p.chain, n) {
+	inChain := make(map[string]bool, len(p.chain))
+	for _, n := range p.chain {
+		inChain[n] = true
+	}
+	for _, n := range files {
+		if _, inLog := p.log.at[n]; !inChain[n] || inLog {
 			t.log.Warn("deleting sink file outside the recovered chain", "file", p.path(n))
 			if err := os.Remove(p.path(n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.log.Warn("cannot delete sink file", "file", p.path(n), "err", err)
 			}
 		}
 	}
-	t.log.Info("recovered memory sink", "dir", p.dir, "files", len(chain), "latest_epoch", t.LatestEpoch(), "rows", t.Size().Rows)
+	p.adoptLog(inChain)
+	t.log.Info("recovered memory sink", "dir", p.dir, "entries", len(chain), "segments", len(p.log.segs), "latest_epoch", t.LatestEpoch(), "rows", t.Size().Rows)
 	return nil
 }
 
-// loadChain reads the newest file and then each predecessor down to the
-// newest file's base, and returns them oldest first.
+// scanLog reads and checks the log's segments (sequence numbers segs,
+// ascending) and indexes their records; a later copy of an entry wins. A
+// torn tail of the newest segment (a crash during an append) is cut back
+// durably to its last whole record; anywhere else it is damage.
+func (p *persister) scanLog(segs []int64) error {
+	l := p.log
+	for i, seq := range segs {
+		path := filepath.Join(p.dir, logSegmentName(seq))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("memsink: table %q: read %s: %w", p.t.Name(), path, err)
+		}
+		scan, err := decodeLogSegment(path, data)
+		if err != nil {
+			return fmt.Errorf("memsink: table %q: %w", p.t.Name(), err)
+		}
+		l.nextSeq = seq + 1
+		if scan.torn != "" {
+			if i < len(segs)-1 {
+				return fmt.Errorf("memsink: table %q: %s: damaged at offset %d (%s) in a segment that is not the newest: %w",
+					p.t.Name(), path, scan.valid, scan.torn, checkpoint.ErrCorrupt)
+			}
+			p.t.log.Warn("cutting the torn tail of the sink log (a crash during an append)", "file", path, "offset", scan.valid, "tail", scan.torn)
+			if err := cutTail(path, scan.valid, l.syncs()); err != nil {
+				return fmt.Errorf("memsink: table %q: cut the torn tail of %s at %d: %w", p.t.Name(), path, scan.valid, err)
+			}
+			if scan.valid < logHeaderLen {
+				continue // removed: nothing of it was written
+			}
+		}
+		seg := &logSegment{seq: seq, path: path, size: scan.valid}
+		l.segs = append(l.segs, seg)
+		for _, r := range scan.records {
+			l.at[r.name()] = logLoc{seg: seg, ipc: r.ipc, n: r.n, frameAt: r.off}
+		}
+	}
+	return nil
+}
+
+// cutTail truncates path to size, durably; a file with no whole header
+// is removed.
+func cutTail(path string, size int64, sync bool) error {
+	if size < logHeaderLen {
+		return os.Remove(path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	if sync {
+		return fdatasync(f)
+	}
+	return nil
+}
+
+// adoptLog keeps the log's records of the recovered chain (inChain) and
+// deletes the segments left without any (all superseded or evicted),
+// except the newest, which the next epoch appends to.
+func (p *persister) adoptLog(inChain map[string]bool) {
+	l := p.log
+	for n, loc := range l.at {
+		if inChain[n] {
+			loc.seg.live++
+		} else {
+			delete(l.at, n)
+		}
+	}
+	kept := l.segs[:0]
+	for i, s := range l.segs {
+		if s.live == 0 && i < len(l.segs)-1 {
+			p.t.log.Info("deleting sink log segment without live records", "file", s.path)
+			if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				p.t.log.Warn("cannot delete sink log segment", "file", s.path, "err", err)
+			}
+			continue
+		}
+		kept = append(kept, s)
+	}
+	l.segs = kept
+}
+
+// loadChain reads the newest entry and then each predecessor down to the
+// newest entry's base, and returns them oldest first.
 func (p *persister) loadChain(ctx context.Context, names []string) (chain []*loaded, err error) {
 	defer func() {
 		if err != nil {
@@ -104,16 +209,20 @@ func (p *persister) loadChain(ctx context.Context, names []string) (chain []*loa
 			break
 		}
 		if f.meta.View || f.meta.Prev < 0 || f.meta.Prev >= f.meta.Epoch || f.meta.Epoch <= baseEpoch {
-			return chain, fmt.Errorf("memsink: table %q: %s: chain broken (epoch %d, predecessor %d) before reaching the table's first file %s: %w",
-				p.t.Name(), p.path(name), f.meta.Epoch, f.meta.Prev, p.path(base), checkpoint.ErrCorrupt)
+			return chain, fmt.Errorf("memsink: table %q: %s: chain broken (epoch %d, predecessor %d) before reaching the table's first entry %s: %w",
+				p.t.Name(), p.where(name), f.meta.Epoch, f.meta.Prev, p.path(base), checkpoint.ErrCorrupt)
 		}
 		prev := epochFile(f.meta.Prev)
 		if baseView && f.meta.Prev == baseEpoch {
 			prev = base
 		}
 		if !present[prev] {
-			return chain, fmt.Errorf("memsink: table %q: %s is missing: %s names epoch %d as its predecessor and the table's files start at %s: %w",
-				p.t.Name(), p.path(prev), name, f.meta.Prev, base, checkpoint.ErrCorrupt)
+			by := name
+			if loc, ok := p.log.at[name]; ok {
+				by = loc.where()
+			}
+			return chain, fmt.Errorf("memsink: table %q: %s is missing: %s names epoch %d as its predecessor and the table's files start at %s (no file or log record holds it): %w",
+				p.t.Name(), p.path(prev), by, f.meta.Prev, base, checkpoint.ErrCorrupt)
 		}
 		name = prev
 	}
@@ -121,21 +230,35 @@ func (p *persister) loadChain(ctx context.Context, names []string) (chain []*loa
 	return chain, nil
 }
 
-// read reads and checks one file.
+// read reads and checks one entry: its log record, or its file.
 func (p *persister) read(name string) (*loaded, error) {
-	path := p.path(name)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("memsink: table %q: read %s: %w", p.t.Name(), path, err)
+	var raw []byte
+	var err error
+	loc, inLog := p.log.at[name]
+	where := p.where(name)
+	if inLog {
+		raw, err = p.log.readIPC(loc)
+	} else {
+		raw, err = os.ReadFile(where)
 	}
-	m, schema, recs, err := decodeFile(p.t.mem, raw)
 	if err != nil {
-		return nil, fmt.Errorf("memsink: table %q: %s: %w", p.t.Name(), path, err)
+		return nil, fmt.Errorf("memsink: table %q: read %s: %w", p.t.Name(), where, err)
+	}
+	var m fileMeta
+	var schema *arrow.Schema
+	var recs []arrow.Record
+	if inLog {
+		m, schema, recs, err = decodeIPC(p.t.mem, raw)
+	} else {
+		m, schema, recs, err = decodeFile(p.t.mem, raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memsink: table %q: %s: %w", p.t.Name(), where, err)
 	}
 	f := &loaded{name: name, meta: m}
 	if err := p.adoptLoaded(f, schema, recs); err != nil {
 		releaseAll(f.recs)
-		return nil, fmt.Errorf("memsink: table %q: %s: %w", p.t.Name(), path, err)
+		return nil, fmt.Errorf("memsink: table %q: %s: %w", p.t.Name(), where, err)
 	}
 	return f, nil
 }
@@ -272,8 +395,8 @@ func (t *Table) checkCommitted() error {
 		return fmt.Errorf("memsink: table %q: %w", t.Name(), err)
 	}
 	if latest := t.LatestEpoch(); ok && latest < last {
-		return fmt.Errorf("memsink: table %q: epoch %d is committed but the sink's files end at epoch %d: %s is missing: %w",
-			t.Name(), last, latest, t.persist.path(epochFile(last)), checkpoint.ErrCorrupt)
+		return fmt.Errorf("memsink: table %q: epoch %d is committed but the sink's records end at epoch %d: %s: %w",
+			t.Name(), last, latest, t.persist.missing(last), checkpoint.ErrCorrupt)
 	}
 	// The sink sees an epoch only after its offsets are durable: a sink
 	// ahead of the offset log means the log lost records (a segment cut
@@ -292,4 +415,17 @@ func (t *Table) checkCommitted() error {
 			t.Name(), latest, end, offsets.EntryName(next), checkpoint.ErrCorrupt)
 	}
 	return nil
+}
+
+// missing names where the record of epoch, committed but not found, was
+// due: the end of the log's newest segment, its per-epoch file when the
+// table has no log yet, or the directory when it holds neither.
+func (p *persister) missing(epoch int64) string {
+	if n := len(p.log.segs); n > 0 {
+		return fmt.Sprintf("%s, the log's newest segment, ends before its record", p.log.segs[n-1].path)
+	}
+	if len(p.chain) > 0 {
+		return fmt.Sprintf("%s is missing", p.path(epochFile(epoch)))
+	}
+	return fmt.Sprintf("%s holds no log segment and no epoch file", p.dir)
 }

@@ -582,6 +582,9 @@ func (t *Table) Close() error {
 	if t.view != nil {
 		t.view.reset()
 	}
+	if t.persist != nil {
+		t.persist.close()
+	}
 	t.mu.Unlock()
 	// A compaction in progress drops its work once it sees the table
 	// closed; waiting for it means Close leaves nothing allocated behind.

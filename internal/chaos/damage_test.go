@@ -52,6 +52,9 @@ type damageKind struct {
 	// snapFiles: the fixture's state partitions write their snapshots
 	// into files of their own, as builds before snapshot packs did.
 	snapFiles bool
+	// sinkFiles: the fixture's memory sink directory holds one file per
+	// epoch, as builds before the sink's log wrote it (still read).
+	sinkFiles bool
 }
 
 var damageKinds = []damageKind{
@@ -74,7 +77,10 @@ var damageKinds = []damageKind{
 	// file is Spark's v1 layout's, and that of v2 checkpoints written
 	// before the metadata recorded the schemas.
 	{kind: "state schema", file: "state/0/_metadata/schema", future: func(t *testing.T, p string) { appendTo(t, p, " v2") }, v1: true},
-	{kind: "memsink data", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format")},
+	// The memory sink appends its epochs to a log (memsink/sinklog.go);
+	// "memsink file" is the per-epoch file earlier builds wrote.
+	{kind: "memsink log", file: "sinks/memory/0.seg", future: futureSegmentVersion},
+	{kind: "memsink file", file: "sinks/memory/11.arrow", future: futureIPCFormat("arrowstream.memsink.format"), sinkFiles: true},
 	{kind: "file-source log", file: "sources/0", csv: true, future: futureLogVersion},
 }
 
@@ -82,34 +88,34 @@ var damageKinds = []damageKind{
 var damages = []struct {
 	name  string
 	apply func(t *testing.T, k damageKind, path string)
-	// only: the damage applies to this kind alone ("": every kind).
-	only string
+	// only: the damage applies to these kinds alone (none: every kind).
+	only []string
 }{
 	{"truncated", func(t *testing.T, _ damageKind, p string) {
 		b := readFile(t, p)
 		writeFile(t, p, b[:len(b)/2])
-	}, ""},
+	}, nil},
 	{"flipped byte", func(t *testing.T, _ damageKind, p string) {
 		b := readFile(t, p)
 		b[len(b)/2] ^= 0xff
 		writeFile(t, p, b)
-	}, ""},
+	}, nil},
 	{"missing", func(t *testing.T, _ damageKind, p string) {
 		if err := os.Remove(p); err != nil {
 			t.Fatal(err)
 		}
-	}, ""},
+	}, nil},
 	{"extra temp file", func(t *testing.T, _ damageKind, p string) {
 		// What a write killed after its temp write leaves: a half-written
 		// dot-file beside the real one.
 		writeFile(t, filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".0123456789abcdef.tmp"), []byte("half a file"))
-	}, ""},
-	{"future version", func(t *testing.T, k damageKind, p string) { k.future(t, p) }, ""},
+	}, nil},
+	{"future version", func(t *testing.T, k damageKind, p string) { k.future(t, p) }, nil},
 	{"torn tail", func(t *testing.T, _ damageKind, p string) {
 		// What a crash during an append leaves: part of the last record.
 		b := readFile(t, p)
 		writeFile(t, p, b[:len(b)-5])
-	}, "epoch log"},
+	}, []string{"epoch log", "memsink log"}},
 }
 
 // The outcomes of a case.
@@ -170,11 +176,21 @@ var wantOutcome = map[string]string{
 	"state schema/extra temp file": recovered,
 	"state schema/future version":  detected,
 
-	"memsink data/truncated":       detected,
-	"memsink data/flipped byte":    detected,
-	"memsink data/missing":         detected,
-	"memsink data/extra temp file": recovered,
-	"memsink data/future version":  detected,
+	// A torn tail of the sink's log is cut back on recovery; here it cut
+	// a committed epoch's rows, which the restart detects (the sink ends
+	// before the commit log).
+	"memsink log/truncated":       detected,
+	"memsink log/flipped byte":    detected,
+	"memsink log/missing":         detected,
+	"memsink log/extra temp file": recovered,
+	"memsink log/future version":  detected,
+	"memsink log/torn tail":       detected,
+
+	"memsink file/truncated":       detected,
+	"memsink file/flipped byte":    detected,
+	"memsink file/missing":         detected,
+	"memsink file/extra temp file": recovered,
+	"memsink file/future version":  detected,
 
 	"file-source log/truncated":       detected,
 	"file-source log/flipped byte":    detected,
@@ -209,7 +225,7 @@ func TestCheckpointDamage(t *testing.T) {
 		pristine string
 		want     []string
 	}
-	type variant struct{ csv, v1, snapFiles bool }
+	type variant struct{ csv, v1, snapFiles, sinkFiles bool }
 	fixtures := map[variant]*fixture{}
 	restart := func(v variant, dir string) ([]string, error) {
 		q := damageQuery
@@ -219,7 +235,7 @@ func TestCheckpointDamage(t *testing.T) {
 		q.snapFiles = v.snapFiles
 		return runFixture(t, mem, dir, q, source(v.csv), steps(600, 50, 2))
 	}
-	for _, v := range []variant{{}, {csv: true}, {v1: true}, {snapFiles: true}} {
+	for _, v := range []variant{{}, {csv: true}, {v1: true}, {snapFiles: true}, {sinkFiles: true}} {
 		f := &fixture{pristine: t.TempDir()}
 		q := damageQuery
 		if v.v1 {
@@ -228,6 +244,9 @@ func TestCheckpointDamage(t *testing.T) {
 		q.snapFiles = v.snapFiles
 		if _, err := runFixture(t, mem, f.pristine, q, source(v.csv), steps(0, 50, 12)); err != nil {
 			t.Fatal(err)
+		}
+		if v.sinkFiles {
+			sinkLogToFiles(t, filepath.Join(f.pristine, "sinks", "memory"))
 		}
 		refDir := t.TempDir()
 		copyDir(t, f.pristine, refDir)
@@ -239,10 +258,10 @@ func TestCheckpointDamage(t *testing.T) {
 	}
 	var results []damageResult
 	for _, k := range damageKinds {
-		v := variant{csv: k.csv, v1: k.v1, snapFiles: k.snapFiles}
+		v := variant{csv: k.csv, v1: k.v1, snapFiles: k.snapFiles, sinkFiles: k.sinkFiles}
 		pristine, want := fixtures[v].pristine, fixtures[v].want
 		for _, d := range damages {
-			if d.only != "" && d.only != k.kind {
+			if d.only != nil && !slices.Contains(d.only, k.kind) {
 				continue
 			}
 			name := k.kind + "/" + d.name
@@ -267,7 +286,7 @@ func TestCheckpointDamage(t *testing.T) {
 					res.outcome, res.message = detected, strings.ReplaceAll(msg, dir, "<checkpoint>")
 					// A deleted segment can only be named by its directory.
 					named := strings.Contains(err.Error(), path) ||
-						k.kind == "epoch log" && d.name == "missing" && strings.Contains(err.Error(), filepath.Dir(path))
+						(k.kind == "epoch log" || k.kind == "memsink log") && d.name == "missing" && strings.Contains(err.Error(), filepath.Dir(path))
 					if !named {
 						t.Errorf("the error does not name %s: %v", path, err)
 					}
@@ -461,5 +480,41 @@ func futureIPCFormat(key string) func(t *testing.T, p string) {
 		binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli)))
 		copy(tr[4:], magic)
 		writeFile(t, p, append(buf.Bytes(), tr[:]...))
+	}
+}
+
+// sinkLogToFiles rewrites the memory sink's log segments in dir as the
+// per-epoch files builds before the log wrote (each record's Arrow IPC
+// stream, then its CRC-32C and "ASMS"), and removes the segments. The
+// segment format is memsink/sinklog.go's: an 8-byte header, then records
+// of uint64 length | uint32 CRC-32C | "ASMR" | kind byte | int64 epoch |
+// IPC stream.
+func sinkLogToFiles(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".seg") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b := readFile(t, p)
+		for off := 8; off < len(b); {
+			n := int(binary.LittleEndian.Uint64(b[off:]))
+			payload := b[off+16 : off+16+n]
+			name := fmt.Sprintf("%d.arrow", int64(binary.LittleEndian.Uint64(payload[1:9])))
+			if payload[0] == 'V' {
+				name = fmt.Sprintf("%d.view.arrow", int64(binary.LittleEndian.Uint64(payload[1:9])))
+			}
+			body := payload[9:]
+			raw := binary.LittleEndian.AppendUint32(slices.Clone(body), crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+			writeFile(t, filepath.Join(dir, name), append(raw, "ASMS"...))
+			off += 16 + n
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,0 +1,17 @@
+package memsink
+
+import (
+	"os"
+	"syscall"
+)
+
+// fdatasync flushes f's data and the metadata needed to read it back (its
+// size), without the timestamps an fsync also writes.
+func fdatasync(f *os.File) error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
