@@ -28,3 +28,22 @@ func (s *Session) clusterStateCheck(query string, stateful bool) error {
 	}
 	return fmt.Errorf("arrowstream: cluster mode (cluster %q): streaming query %s keeps state (an aggregation, deduplication, stream-stream join or flatMapGroupsWithState); each instance would see only its own partitions' rows, and this session has no repartition hop to move keyed rows between instances (install the cluster with kafka.InstallCluster; docs/cluster.md)", s.cluster, query)
 }
+
+// clusterConfSource is a cluster source that reads the query's settings
+// (the Kafka input's arrowstream.cluster.batchHold).
+type clusterConfSource interface {
+	SetClusterConf(conf map[string]string) error
+}
+
+// clusterSourceConf gives a query's sources its settings before it
+// starts; a setting a source cannot take refuses the query.
+func clusterSourceConf(conf map[string]string, sources []stream.Source) error {
+	for _, src := range sources {
+		if cs, ok := src.(clusterConfSource); ok {
+			if err := cs.SetClusterConf(conf); err != nil {
+				return fmt.Errorf("arrowstream: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -163,6 +163,10 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		exec.Close()
 		return nil, err
 	}
+	if err := clusterSourceConf(conf, sources); err != nil {
+		exec.Close()
+		return nil, err
+	}
 	if w.clusterTable != "" {
 		for _, src := range sources {
 			if ct, ok := src.(stream.ClusterTableSource); ok {

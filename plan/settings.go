@@ -60,6 +60,8 @@ var settings = map[string]settingRule{
 	"spark.sql.readsidecharpadding":        {},
 	// Read when a stateful table starts in cluster mode (docs/cluster.md).
 	"arrowstream.cluster.stateful.stablemembership": {only: "true"},
+	// The cap of a cluster Kafka input's batch hold (docs/cluster.md).
+	"arrowstream.cluster.batchhold": {},
 }
 
 // CheckSetting reports whether SET key = value can take effect: the

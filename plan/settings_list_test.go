@@ -13,6 +13,7 @@ import (
 // Everything else is refused with the setting's name.
 func TestSettingsListed(t *testing.T) {
 	want := []string{
+		"arrowstream.cluster.batchhold",
 		"arrowstream.cluster.stateful.stablemembership=true",
 		"spark.sql.adaptive.enabled",
 		"spark.sql.ansi.enabled",

@@ -178,6 +178,13 @@ func (s *Source) clusterLatest(ctx context.Context) (PartitionOffsets, error) {
 			}
 		}
 	}
+	if !s.hop {
+		owning := 0
+		for _, ps := range owned {
+			owning += len(ps)
+		}
+		s.hold.listed(owning, countOffsets(ends), s.idle.last, out, s.idle.assign == ver)
+	}
 	s.idle.listed(s.now(), ver, out)
 	s.afterListing(ver, out)
 	return out, nil
@@ -286,6 +293,13 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 		s.read.holding(s.delay.deadline())
 		return s.noNewEpoch(start), nil
 	}
+	if held, until := s.hold.hold(s.now(), s.maxHold()); held {
+		// Held to batch like a single instance (cluster_hold.go), paced
+		// as for minOffsetsPerTrigger.
+		s.idle.holding(until)
+		s.read.holding(until)
+		return s.noNewEpoch(start), nil
+	}
 	s.idle.released()
 	if s.opts.MaxOffsetsPerTrigger > 0 {
 		until = rateLimit(s.opts.MaxOffsetsPerTrigger, from, until)
@@ -307,6 +321,7 @@ func (s *Source) clusterLatestFrom(ctx context.Context, start stream.Offset, lat
 // instance's share of a burst started with one).
 func (s *Source) idleCall() {
 	s.delay.hold(s.now(), nil, nil)
+	s.hold.idle(s.now())
 	s.read.holding(time.Time{}) // nothing held for the hop downstream to wait on
 }
 
@@ -385,6 +400,7 @@ func (s *Source) clusterRead(ctx context.Context, end stream.Offset) (vector.Ope
 	if s.mover != nil {
 		return s.clusterReadMoving(ctx, end)
 	}
+	s.hold.readStarted(s.now()) // the epoch's duration, for the batch hold (cluster_hold.go)
 	planned, err := decodeClusterOffset(end)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,11 @@ type SourceOptions struct {
 	// MaxTriggerDelay bounds how long MinOffsetsPerTrigger holds data
 	// back (Spark's maxTriggerDelay; 0: 15 minutes).
 	MaxTriggerDelay time.Duration
+	// ClusterBatchHold caps how long a cluster input holds an epoch to
+	// batch like a single instance (the option clusterBatchHold,
+	// cluster_hold.go): 0 takes the session's arrowstream.cluster.batchHold
+	// or DefaultClusterBatchHold, negative turns the hold off.
+	ClusterBatchHold time.Duration
 	// FailOnDataLoss fails the query when offsets it must read are gone
 	// (aged out, a partition deleted); false logs a warning and goes on.
 	FailOnDataLoss bool
@@ -85,7 +90,7 @@ var unsupportedConsumerOptions = []string{
 // them). Other kafka.* consumer settings are not supported.
 func SourceOptionKeys() []string {
 	keys := []string{"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
-		"endingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions"}
+		"endingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "clusterBatchHold", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions"}
 	for _, name := range unsupportedConsumerOptions {
 		keys = append(keys, "kafka."+name)
 	}
@@ -184,6 +189,11 @@ func ParseSourceOptions(opts map[string]string) (SourceOptions, error) {
 	if v, ok := lower["maxtriggerdelay"]; ok {
 		if o.MaxTriggerDelay, err = parseTriggerDelay(v); err != nil {
 			return o, fmt.Errorf("kafka: option maxTriggerDelay=%q: %w", v, err)
+		}
+	}
+	if v, ok := lower["clusterbatchhold"]; ok {
+		if o.ClusterBatchHold, err = parseClusterBatchHold(v); err != nil {
+			return o, fmt.Errorf("kafka: option clusterBatchHold=%q: %w", v, err)
 		}
 	}
 	if o.MinOffsetsPerTrigger > 0 && o.MaxOffsetsPerTrigger > 0 && o.MinOffsetsPerTrigger > o.MaxOffsetsPerTrigger {

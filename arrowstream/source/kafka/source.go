@@ -80,6 +80,11 @@ type Source struct {
 	kept keptConsumer
 	// delay holds epochs back for minOffsetsPerTrigger (trigger_delay.go).
 	delay triggerDelay
+	// hold: in cluster mode, an input holds epochs back to batch like a
+	// single instance (cluster_hold.go); confHold is the session's cap
+	// (SetClusterConf; 0: unset, negative: off).
+	hold     clusterHold
+	confHold time.Duration
 	// short: in cluster mode, the last epoch that read less than it
 	// planned (cluster_replan.go).
 	short shortRead
