@@ -90,10 +90,29 @@ type sessionDecoded struct {
 	// (offerDecoded), read into arrays before it returns.
 	snapGids   []int32
 	snapStarts []arrow.Timestamp
+	// The entries of keys whose sessions were all evicted, for keys new
+	// to the state (newKey): an entry a bidder leaves is the next new
+	// bidder's, instead of fresh memory per new key each epoch. A dropped
+	// entry first waits in limbo: its key's string (a fixed-width key's
+	// aliases the entry's own bytes) may still be read by a live
+	// snapshot the maintenance encodes in the background, so it is
+	// reused only once every snapshot handed out before is released
+	// (recycle). Stale end index entries may read a reused entry's new
+	// key: eviction only takes a key's due sessions, which any entry of
+	// the key would take in the same pass, so that is harmless (see
+	// sessionIndex.arm).
+	free, limbo []*keySessions
 }
 
-// begin starts an epoch: a new stamp, nothing touched or deleted yet.
-func (d *sessionDecoded) begin() {
+// begin starts an epoch: a new stamp, nothing touched or deleted yet;
+// idle reports that no live snapshot handed out is still unreleased
+// (the dropped entries in limbo can then be reused).
+func (d *sessionDecoded) begin(idle bool) {
+	if idle && len(d.limbo) > 0 {
+		d.free = append(d.free, d.limbo...)
+		clear(d.limbo)
+		d.limbo = d.limbo[:0]
+	}
 	d.stamp++
 	if d.stamp == 0 { // wrapped: an old stamp could look current
 		d.each(func(ks *keySessions) { ks.stamp = 0 })
@@ -132,6 +151,16 @@ func (d *sessionDecoded) trim() {
 	}
 	if cap(d.snapGids) > maxKeptSessionRefs {
 		d.snapGids, d.snapStarts = nil, nil
+	}
+	if len(d.free) > maxKeptSessionRefs {
+		clear(d.free[maxKeptSessionRefs:])
+		d.free = d.free[:maxKeptSessionRefs]
+	}
+	if len(d.limbo) > maxKeptSessionRefs {
+		// Snapshots outstanding for long: let the garbage collector
+		// take what waits.
+		clear(d.limbo)
+		d.limbo = d.limbo[:0]
 	}
 	if d.logb.bytes() > 64*maxKeptSessionRefs {
 		d.logb = logBatches{}
@@ -174,12 +203,43 @@ type keySessions struct {
 const fixedKeyLen = 9
 
 // newKeySessions returns the entry of a key new to the decoded state
-// (key's bytes are copied), its list in the entry's own storage.
-func newKeySessions(key []byte, part int32) *keySessions {
-	ks := &keySessions{part: part}
-	ks.list = ks.one[:0]
+// (key's bytes are copied).
+func (d *sessionDecoded) newKeySessions(key []byte, part int32) *keySessions {
+	ks := d.newKey()
+	ks.part = part
 	ks.setKey(key)
 	return ks
+}
+
+// newKey returns an empty entry for a key new to the decoded state: a
+// reused one (free) or a new one, its list in its own storage unless a
+// reused entry's list had grown past it (that capacity is kept).
+func (d *sessionDecoded) newKey() *keySessions {
+	n := len(d.free)
+	if n == 0 {
+		ks := &keySessions{}
+		ks.list = ks.one[:0]
+		return ks
+	}
+	ks := d.free[n-1]
+	d.free[n-1] = nil
+	d.free = d.free[:n-1]
+	list := ks.list[:0]
+	*ks = keySessions{}
+	if cap(list) > len(ks.one) {
+		clear(list[:cap(list)])
+		ks.list = list
+	} else {
+		ks.list = ks.one[:0]
+	}
+	return ks
+}
+
+// release puts the entry of a key dropped from the state (dropKey) in
+// limbo, for reuse by a later epoch's new keys (newKey): not this
+// epoch's, as the epoch's save still reads it (deleted, touched).
+func (d *sessionDecoded) release(ks *keySessions) {
+	d.limbo = append(d.limbo, ks)
 }
 
 // arm gives ks an end index entry at its first session's end unless its
@@ -252,7 +312,8 @@ func (d *sessionDecoded) close() {
 // aggregate's (which reserves its own): the key map and session lists.
 // (sessions is their number).
 func (d *sessionDecoded) heapBytes(sessions int64) int64 {
-	return d.keyBytes + sessions*int64(unsafe.Sizeof(liveSession{}))
+	spare := int64(len(d.free)+len(d.limbo)) * int64(unsafe.Sizeof(keySessions{}))
+	return d.keyBytes + sessions*int64(unsafe.Sizeof(liveSession{})) + spare
 }
 
 // perKeyBytes approximates a key's map entry and keySessions besides the

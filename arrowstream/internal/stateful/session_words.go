@@ -154,7 +154,7 @@ func keyWords(col arrow.Array, buf []uint64) ([]uint64, error) {
 // numberWords is numberKeys for a single integral key (d.byWords): each
 // row's key is found by its value in the decoded state's word table, one
 // probe per row, and numbered at its first row of the epoch. A key
-// without open sessions gets its entry at once (so that its later rows
+// without open sessions gets its entry at once (newKey, so that its later rows
 // find it); only those rows are then gathered and encoded by the key
 // codec, for the entry's stored bytes and partition. In steady q11 that
 // is the ~200 new bidders of an epoch's ~9,200 rows, where the general
@@ -172,12 +172,12 @@ func (s *statefulSessionWindow) numberWords(d *sessionDecoded, col arrow.Array, 
 		var ks *keySessions
 		if nulls && col.IsNull(i) {
 			if ks = d.nullKey; ks == nil {
-				ks = d.freshKey()
+				ks = d.newKey()
 				d.nullKey = ks
 				fresh = append(fresh, int32(i))
 			}
 		} else if ks = d.fixed.get(w); ks == nil {
-			ks = d.freshKey()
+			ks = d.newKey()
 			d.fixed.put(w, ks)
 			fresh = append(fresh, int32(i))
 		}
@@ -213,14 +213,6 @@ func (s *statefulSessionWindow) numberWords(d *sessionDecoded, col arrow.Array, 
 		d.keyBytes += int64(len(ks.key)) + perKeyBytes
 	}
 	return nil
-}
-
-// freshKey returns an entry for a key new to the decoded state, its key
-// bytes and partition set once its rows are encoded (numberWords).
-func (d *sessionDecoded) freshKey() *keySessions {
-	ks := &keySessions{}
-	ks.list = ks.one[:0]
-	return ks
 }
 
 // setKey sets ks's stored key bytes (copied; a fixed-width key's into
