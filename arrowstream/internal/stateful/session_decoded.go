@@ -64,16 +64,20 @@ type sessionDecoded struct {
 	keyBytes int64
 	// Scratch kept between epochs (for capacity only; trim drops what
 	// a burst grew).
-	rowKey     []int32           // the key number of each new row, by row number across records
-	firsts     []int32           // a batch's rows that bring a key into the epoch
-	order      []int32           // the row numbers by key, each key's by start
-	bounds     []arrow.Timestamp // several records' session bounds, concatenated
-	owners     []*keySessions    // the touched keys by number (cleared after the merge)
-	at, next   []int32
-	merged     []liveSession
-	touched    []*keySessions
-	sids       []int64 // the session id of each new row, by row number
-	rowGids    []int32 // the group of each new row, by row number (-1: a new session's, until made)
+	rowKey   []int32           // the key number of each new row, by row number across records
+	firsts   []int32           // a batch's rows that bring a key into the epoch
+	order    []int32           // the row numbers by key, each key's by start
+	bounds   []arrow.Timestamp // several records' session bounds, concatenated
+	owners   []*keySessions    // the touched keys by number (cleared after the merge)
+	at, next []int32
+	merged   []liveSession
+	touched  []*keySessions
+	sids     []int64 // the session id of each new row, by row number
+	rowGids  []int32 // the group of each new row, by row number (-1: a new session's, until made)
+	// saveGids and saveBounds also hold a live snapshot's groups and
+	// starts (offerDecoded, after the save), read into arrays before it
+	// returns: a buffer of their own was a second copy of the state's
+	// size, fresh at each snapshot the state had outgrown.
 	saveGids   []int32
 	saveBounds []arrow.Timestamp // starts, then ends
 	saveFirst  []int32           // by touched key: its first encoded row
@@ -86,10 +90,6 @@ type sessionDecoded struct {
 	// epoch (their deletes are logged with the epoch's upserts).
 	deleted []*keySessions
 	logb    logBatches
-	// snapGids and snapStarts are a live snapshot's groups and starts
-	// (offerDecoded), read into arrays before it returns.
-	snapGids   []int32
-	snapStarts []arrow.Timestamp
 	// The entries of keys whose sessions were all evicted, for keys new
 	// to the state (newKey): an entry a bidder leaves is the next new
 	// bidder's, instead of fresh memory per new key each epoch. A dropped
@@ -149,9 +149,6 @@ func (d *sessionDecoded) trim() {
 	if cap(d.deleted) > maxKeptSessionRefs {
 		d.deleted = nil
 	}
-	if cap(d.snapGids) > maxKeptSessionRefs {
-		d.snapGids, d.snapStarts = nil, nil
-	}
 	if len(d.free) > maxKeptSessionRefs {
 		clear(d.free[maxKeptSessionRefs:])
 		d.free = d.free[:maxKeptSessionRefs]
@@ -169,33 +166,36 @@ func (d *sessionDecoded) trim() {
 
 // keySessions is one grouping key's open sessions, sorted by start and
 // disjoint (overlapping or touching sessions are merged).
+//
+// The fields are ordered by size (104 bytes, the 112-byte size class
+// instead of 128): the state holds one per key.
 type keySessions struct {
 	key  string
-	part int32
 	list []liveSession
+	// armed is the time of the key's arming entry in the end index
+	// (armedOK: it has one): an entry at or before the end of the key's
+	// first session, still in the index. The key has no entry per
+	// session end; eviction pops the arming entry, takes the due
+	// sessions and arms the key again at its new first end (see arm).
+	armed int64
+	// one is list's storage while the key has at most one session (most
+	// keys: a bidder's bids extend its one open session), and word is a
+	// fixed-width key's bytes, key's storage: a new key is one
+	// allocation, not three (the entry, the key string, the list). A
+	// string of key outliving ks (a stale end index entry, a snapshot's
+	// copy) may read another key once ks is reused (sessionDecoded.free
+	// says when that is safe).
+	one  [1]liveSession
+	part int32
 	// stamp and num: the key's number in the epoch of that stamp (the
 	// merge's), and the key is in the epoch's touched list.
 	stamp uint32
 	num   int32
 	// stored: the stores hold the key (it was loaded or logged); a key
 	// new this epoch is not, until the save logs it.
-	stored bool
-	// armed is the time of the key's arming entry in the end index
-	// (armedOK: it has one): an entry at or before the end of the key's
-	// first session, still in the index. The key has no entry per
-	// session end; eviction pops the arming entry, takes the due
-	// sessions and arms the key again at its new first end (see arm).
-	armed   int64
+	stored  bool
 	armedOK bool
-	// one is list's storage while the key has at most one session (most
-	// keys: a bidder's bids extend its one open session), and word is a
-	// fixed-width key's bytes, key's storage: a new key is one
-	// allocation, not three (the entry, the key string, the list). A
-	// string of key outliving ks (a stale end index entry, a snapshot's
-	// copy) keeps ks alive until it goes: at most until the next
-	// eviction pass or the snapshot's encode.
-	one  [1]liveSession
-	word [fixedKeyLen]byte
+	word    [fixedKeyLen]byte
 }
 
 // fixedKeyLen is the length of a fixed-width key's stored bytes

@@ -63,9 +63,9 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	snap.keys = refill(snap.keys, keys)
 	snap.first = refill(snap.first, keys+1)
 	snap.ends = refill(snap.ends, sessions)
-	d.snapGids = refill(d.snapGids, sessions)
-	d.snapStarts = refill(d.snapStarts, sessions)
-	gids, starts := d.snapGids, d.snapStarts
+	d.saveGids = refill(d.saveGids, sessions)
+	d.saveBounds = refill(d.saveBounds, sessions)
+	gids, starts := d.saveGids, d.saveBounds
 	if len(snap.byPart) != len(want) {
 		snap.byPart = make([][]int32, len(want))
 	}
@@ -89,7 +89,7 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 			snap.ends = append(snap.ends, arrow.Timestamp(ls.end))
 		}
 	})
-	d.snapGids, d.snapStarts = gids[:0], starts[:0]
+	d.saveGids, d.saveBounds = gids[:0], starts[:0]
 	snap.first = append(snap.first, int32(len(gids)))
 	held := int64(cap(snap.keys))*int64(unsafe.Sizeof("")) + int64(cap(snap.first))*4 + int64(cap(snap.ends))*8
 	for _, b := range snap.byPart {
