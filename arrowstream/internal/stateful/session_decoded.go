@@ -64,16 +64,20 @@ type sessionDecoded struct {
 	keyBytes int64
 	// Scratch kept between epochs (for capacity only; trim drops what
 	// a burst grew).
-	rowKey     []int32           // the key number of each new row, by row number across records
-	firsts     []int32           // a batch's rows that bring a key into the epoch
-	order      []int32           // the row numbers by key, each key's by start
-	bounds     []arrow.Timestamp // several records' session bounds, concatenated
-	owners     []*keySessions    // the touched keys by number (cleared after the merge)
-	at, next   []int32
-	merged     []liveSession
-	touched    []*keySessions
-	sids       []int64 // the session id of each new row, by row number
-	rowGids    []int32 // the group of each new row, by row number (-1: a new session's, until made)
+	rowKey   []int32           // the key number of each new row, by row number across records
+	firsts   []int32           // a batch's rows that bring a key into the epoch
+	order    []int32           // the row numbers by key, each key's by start
+	bounds   []arrow.Timestamp // several records' session bounds, concatenated
+	owners   []*keySessions    // the touched keys by number (cleared after the merge)
+	at, next []int32
+	merged   []liveSession
+	touched  []*keySessions
+	sids     []int64 // the session id of each new row, by row number
+	rowGids  []int32 // the group of each new row, by row number (-1: a new session's, until made)
+	// saveGids and saveBounds also hold a live snapshot's groups and
+	// starts (offerDecoded, after the save), read into arrays before it
+	// returns: a buffer of their own was a second copy of the state's
+	// size, fresh at each snapshot the state had outgrown.
 	saveGids   []int32
 	saveBounds []arrow.Timestamp // starts, then ends
 	saveFirst  []int32           // by touched key: its first encoded row
@@ -86,14 +90,29 @@ type sessionDecoded struct {
 	// epoch (their deletes are logged with the epoch's upserts).
 	deleted []*keySessions
 	logb    logBatches
-	// snapGids and snapStarts are a live snapshot's groups and starts
-	// (offerDecoded), read into arrays before it returns.
-	snapGids   []int32
-	snapStarts []arrow.Timestamp
+	// The entries of keys whose sessions were all evicted, for keys new
+	// to the state (newKey): an entry a bidder leaves is the next new
+	// bidder's, instead of fresh memory per new key each epoch. A dropped
+	// entry first waits in limbo: its key's string (a fixed-width key's
+	// aliases the entry's own bytes) may still be read by a live
+	// snapshot the maintenance encodes in the background, so it is
+	// reused only once every snapshot handed out before is released
+	// (recycle). Stale end index entries may read a reused entry's new
+	// key: eviction only takes a key's due sessions, which any entry of
+	// the key would take in the same pass, so that is harmless (see
+	// sessionIndex.arm).
+	free, limbo []*keySessions
 }
 
-// begin starts an epoch: a new stamp, nothing touched or deleted yet.
-func (d *sessionDecoded) begin() {
+// begin starts an epoch: a new stamp, nothing touched or deleted yet;
+// idle reports that no live snapshot handed out is still unreleased
+// (the dropped entries in limbo can then be reused).
+func (d *sessionDecoded) begin(idle bool) {
+	if idle && len(d.limbo) > 0 {
+		d.free = append(d.free, d.limbo...)
+		clear(d.limbo)
+		d.limbo = d.limbo[:0]
+	}
 	d.stamp++
 	if d.stamp == 0 { // wrapped: an old stamp could look current
 		d.each(func(ks *keySessions) { ks.stamp = 0 })
@@ -130,8 +149,15 @@ func (d *sessionDecoded) trim() {
 	if cap(d.deleted) > maxKeptSessionRefs {
 		d.deleted = nil
 	}
-	if cap(d.snapGids) > maxKeptSessionRefs {
-		d.snapGids, d.snapStarts = nil, nil
+	if len(d.free) > maxKeptSessionRefs {
+		clear(d.free[maxKeptSessionRefs:])
+		d.free = d.free[:maxKeptSessionRefs]
+	}
+	if len(d.limbo) > maxKeptSessionRefs {
+		// Snapshots outstanding for long: let the garbage collector
+		// take what waits.
+		clear(d.limbo)
+		d.limbo = d.limbo[:0]
 	}
 	if d.logb.bytes() > 64*maxKeptSessionRefs {
 		d.logb = logBatches{}
@@ -140,33 +166,36 @@ func (d *sessionDecoded) trim() {
 
 // keySessions is one grouping key's open sessions, sorted by start and
 // disjoint (overlapping or touching sessions are merged).
+//
+// The fields are ordered by size (104 bytes, the 112-byte size class
+// instead of 128): the state holds one per key.
 type keySessions struct {
 	key  string
-	part int32
 	list []liveSession
+	// armed is the time of the key's arming entry in the end index
+	// (armedOK: it has one): an entry at or before the end of the key's
+	// first session, still in the index. The key has no entry per
+	// session end; eviction pops the arming entry, takes the due
+	// sessions and arms the key again at its new first end (see arm).
+	armed int64
+	// one is list's storage while the key has at most one session (most
+	// keys: a bidder's bids extend its one open session), and word is a
+	// fixed-width key's bytes, key's storage: a new key is one
+	// allocation, not three (the entry, the key string, the list). A
+	// string of key outliving ks (a stale end index entry, a snapshot's
+	// copy) may read another key once ks is reused (sessionDecoded.free
+	// says when that is safe).
+	one  [1]liveSession
+	part int32
 	// stamp and num: the key's number in the epoch of that stamp (the
 	// merge's), and the key is in the epoch's touched list.
 	stamp uint32
 	num   int32
 	// stored: the stores hold the key (it was loaded or logged); a key
 	// new this epoch is not, until the save logs it.
-	stored bool
-	// armed is the time of the key's arming entry in the end index
-	// (armedOK: it has one): an entry at or before the end of the key's
-	// first session, still in the index. The key has no entry per
-	// session end; eviction pops the arming entry, takes the due
-	// sessions and arms the key again at its new first end (see arm).
-	armed   int64
+	stored  bool
 	armedOK bool
-	// one is list's storage while the key has at most one session (most
-	// keys: a bidder's bids extend its one open session), and word is a
-	// fixed-width key's bytes, key's storage: a new key is one
-	// allocation, not three (the entry, the key string, the list). A
-	// string of key outliving ks (a stale end index entry, a snapshot's
-	// copy) keeps ks alive until it goes: at most until the next
-	// eviction pass or the snapshot's encode.
-	one  [1]liveSession
-	word [fixedKeyLen]byte
+	word    [fixedKeyLen]byte
 }
 
 // fixedKeyLen is the length of a fixed-width key's stored bytes
@@ -174,12 +203,43 @@ type keySessions struct {
 const fixedKeyLen = 9
 
 // newKeySessions returns the entry of a key new to the decoded state
-// (key's bytes are copied), its list in the entry's own storage.
-func newKeySessions(key []byte, part int32) *keySessions {
-	ks := &keySessions{part: part}
-	ks.list = ks.one[:0]
+// (key's bytes are copied).
+func (d *sessionDecoded) newKeySessions(key []byte, part int32) *keySessions {
+	ks := d.newKey()
+	ks.part = part
 	ks.setKey(key)
 	return ks
+}
+
+// newKey returns an empty entry for a key new to the decoded state: a
+// reused one (free) or a new one, its list in its own storage unless a
+// reused entry's list had grown past it (that capacity is kept).
+func (d *sessionDecoded) newKey() *keySessions {
+	n := len(d.free)
+	if n == 0 {
+		ks := &keySessions{}
+		ks.list = ks.one[:0]
+		return ks
+	}
+	ks := d.free[n-1]
+	d.free[n-1] = nil
+	d.free = d.free[:n-1]
+	list := ks.list[:0]
+	*ks = keySessions{}
+	if cap(list) > len(ks.one) {
+		clear(list[:cap(list)])
+		ks.list = list
+	} else {
+		ks.list = ks.one[:0]
+	}
+	return ks
+}
+
+// release puts the entry of a key dropped from the state (dropKey) in
+// limbo, for reuse by a later epoch's new keys (newKey): not this
+// epoch's, as the epoch's save still reads it (deleted, touched).
+func (d *sessionDecoded) release(ks *keySessions) {
+	d.limbo = append(d.limbo, ks)
 }
 
 // arm gives ks an end index entry at its first session's end unless its
@@ -252,7 +312,8 @@ func (d *sessionDecoded) close() {
 // aggregate's (which reserves its own): the key map and session lists.
 // (sessions is their number).
 func (d *sessionDecoded) heapBytes(sessions int64) int64 {
-	return d.keyBytes + sessions*int64(unsafe.Sizeof(liveSession{}))
+	spare := int64(len(d.free)+len(d.limbo)) * int64(unsafe.Sizeof(keySessions{}))
+	return d.keyBytes + sessions*int64(unsafe.Sizeof(liveSession{})) + spare
 }
 
 // perKeyBytes approximates a key's map entry and keySessions besides the

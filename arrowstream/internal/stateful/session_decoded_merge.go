@@ -250,7 +250,7 @@ func (s *statefulSessionWindow) keyEntry(d *sessionDecoded, i int) *keySessions 
 		ks = d.fixed.get(c.enc.Fixed()[i])
 	}
 	if ks == nil {
-		ks = newKeySessions(c.at(i), int32(s.state.scheme.of(c, i, len(s.state.stores))))
+		ks = d.newKeySessions(c.at(i), int32(s.state.scheme.of(c, i, len(s.state.stores))))
 		d.addKey(ks)
 	}
 	return ks

@@ -561,7 +561,8 @@ func checkDecodedMirrors(t *testing.T, op *statefulSessionWindow, stored []map[s
 	// Eviction finds a key by its arming entry: at or before the end of
 	// its first session, and in the end index.
 	pending := map[sessionKey]map[int64]bool{}
-	for _, e := range op.index.ends {
+	for i := range op.index.ends.len() {
+		e := op.index.ends.at(i)
 		if pending[e.v] == nil {
 			pending[e.v] = map[int64]bool{}
 		}

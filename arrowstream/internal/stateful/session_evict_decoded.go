@@ -67,6 +67,7 @@ func (s *statefulSessionWindow) evictDecoded(ctx context.Context, wmMs int64) ([
 			if ks.stored {
 				d.deleted = append(d.deleted, ks)
 			}
+			d.release(ks)
 			continue
 		}
 		ks.list = append(ks.list[:0], ks.list[n:]...)

@@ -25,10 +25,10 @@ type sessionIndex struct {
 	// provider's): the sessions are then held by the operator, decoded
 	// (dec) or, for aggregates that cannot be, encoded (live).
 	logged   bool
-	live     sessionLive          // every stored session, by partition and key; not kept beside dec
-	count    int64                // stored sessions
-	ends     timeHeap[sessionKey] // (end, partition, key) of stored sessions
-	keyBytes int64                // bytes of the keys in ends
+	live     sessionLive                 // every stored session, by partition and key; not kept beside dec
+	count    int64                       // stored sessions
+	ends     chunkedTimeHeap[sessionKey] // (end, partition, key) of stored sessions
+	keyBytes int64                       // bytes of the keys in ends
 	// dec is the sessions decoded (session_decoded.go), nil when they
 	// are not live or their aggregates cannot be kept decoded.
 	dec *sessionDecoded
@@ -163,7 +163,7 @@ func (idx *sessionIndex) bytes() int64 {
 	if idx.dec != nil {
 		dec = idx.dec.heapBytes(idx.count)
 	}
-	return dec + idx.live.total() + int64(cap(idx.ends))*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
+	return dec + idx.live.total() + int64(idx.ends.capacity())*int64(unsafe.Sizeof(timed[sessionKey]{})) + idx.keyBytes
 }
 
 // apply folds the partitions' changes of the epoch into the index.

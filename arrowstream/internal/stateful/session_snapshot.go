@@ -63,9 +63,9 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 	snap.keys = refill(snap.keys, keys)
 	snap.first = refill(snap.first, keys+1)
 	snap.ends = refill(snap.ends, sessions)
-	d.snapGids = refill(d.snapGids, sessions)
-	d.snapStarts = refill(d.snapStarts, sessions)
-	gids, starts := d.snapGids, d.snapStarts
+	d.saveGids = refill(d.saveGids, sessions)
+	d.saveBounds = refill(d.saveBounds, sessions)
+	gids, starts := d.saveGids, d.saveBounds
 	if len(snap.byPart) != len(want) {
 		snap.byPart = make([][]int32, len(want))
 	}
@@ -89,7 +89,7 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 			snap.ends = append(snap.ends, arrow.Timestamp(ls.end))
 		}
 	})
-	d.snapGids, d.snapStarts = gids[:0], starts[:0]
+	d.saveGids, d.saveBounds = gids[:0], starts[:0]
 	snap.first = append(snap.first, int32(len(gids)))
 	held := int64(cap(snap.keys))*int64(unsafe.Sizeof("")) + int64(cap(snap.first))*4 + int64(cap(snap.ends))*8
 	for _, b := range snap.byPart {
@@ -123,6 +123,9 @@ func (s *statefulSessionWindow) offerDecoded(want []bool) error {
 		}
 	}
 	snap.refs.Store(n)
+	if n > 0 {
+		s.snapSpare.out.Add(1)
+	}
 	for p, w := range want {
 		if w {
 			s.state.stores[p].(checkpoint.LiveSnapshotter).SetLiveSnapshot(&sessionSnapView{s: snap, part: p})
@@ -140,7 +143,14 @@ type sessionSnapSpare struct {
 	mu     sync.Mutex
 	snap   *sessionSnapshot // nil: none kept
 	closed bool
+	// out counts the snapshots handed out whose views are not all
+	// released: while any is, a key string it copied may be read.
+	out atomic.Int32
 }
+
+// idle reports whether every snapshot handed out has been released, so
+// that no key string of the decoded state is read by the maintenance.
+func (sp *sessionSnapSpare) idle() bool { return sp.out.Load() == 0 }
 
 // take returns a snapshot to fill: one with the kept buffers (its
 // lengths to be reset by the caller, its reservation released), or a
@@ -314,5 +324,6 @@ func (v *sessionSnapView) Release() {
 	if v.s.refs.Add(-1) == 0 {
 		releaseArrays(v.s.cols)
 		v.s.spare.put(v.s)
+		v.s.spare.out.Add(-1)
 	}
 }

@@ -171,7 +171,7 @@ func (s *statefulSessionWindow) Execute(ctx context.Context, ep Epoch, input vec
 		}
 	}
 	if d := s.index.dec; d != nil {
-		d.begin()
+		d.begin(s.snapSpare.idle())
 		batches, err := s.sessionBatches(ctx, schema, recs)
 		if err != nil {
 			return nil, err
