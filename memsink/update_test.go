@@ -287,7 +287,9 @@ func TestViewCompactionReusesScratch(t *testing.T) {
 		}
 		return rows
 	}
-	const n = memsink.MaxRecordRows / 2
+	// Compactions of a few thousand rows and of a few hundred follow
+	// each other; small enough to check the whole view every epoch.
+	const n = memsink.MaxRecordRows / 16
 	commit("big", keys(0, n, "a"))
 	for round := range 3 {
 		// Most keys updated: more than half of the rows die and a large
