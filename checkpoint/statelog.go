@@ -65,6 +65,13 @@ type StateLog struct {
 	ep    *SegmentLog
 	cover int64
 	ownEp bool // Close closes ep (OpenCheckpointStateLog)
+
+	// lensBuf and entriesBuf are appendEpochLocked's scratch, kept for
+	// the next epoch (they were two of an epoch's allocations). Their
+	// length is the epoch's number of deltas (at most the partitions),
+	// so keeping them pins nothing large; they are cleared after use.
+	lensBuf    []int64
+	entriesBuf []stateLogEntry
 }
 
 type stateSeg struct {

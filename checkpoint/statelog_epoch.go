@@ -155,7 +155,8 @@ func (l *StateLog) indexEpochRecord(r stateRecordAt) error {
 // indexEntries records version's entries in segment s. Callers hold l.mu
 // (or own l).
 func (l *StateLog) indexEntries(s *stateSeg, version, off int64, entries []stateLogEntry) {
-	ref := stateRecRef{version: version, off: off}
+	// paths is kept with the record: sized once, not grown by append.
+	ref := stateRecRef{version: version, off: off, paths: make([]string, 0, len(entries))}
 	for _, e := range entries {
 		m := l.index[e.path]
 		if m == nil {
@@ -194,7 +195,9 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 	// The record is encoded once, into the epoch log's write buffer: a
 	// changelog partition's delta goes from its arena into that buffer
 	// (StateDelta.enc), not through a delta and a record body of its own.
-	lens := make([]int64, len(deltas))
+	lens := slices.Grow(l.lensBuf[:0], len(deltas))[:len(deltas)]
+	clear(lens) // appendStatePayload sets them; no earlier epoch's length is read
+	l.lensBuf = lens
 	path, first, off, err := l.ep.appendState(version, 8+statePayloadLen(deltas), func(dst []byte) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(cover))
 		return appendStatePayload(dst, version, deltas, lens)
@@ -203,7 +206,7 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 		return err
 	}
 	l.cover = cover
-	entries := make([]stateLogEntry, len(deltas))
+	entries := slices.Grow(l.entriesBuf[:0], len(deltas))[:len(deltas)]
 	pos := off + 8 + 12
 	for i, d := range deltas {
 		pos += 4 + int64(len(d.Path)) + 4
@@ -211,6 +214,8 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 		pos += lens[i]
 	}
 	l.indexEntries(l.epochSeg(path, first), version, off, entries)
+	clear(entries) // indexEntries copied what it keeps
+	l.entriesBuf = entries[:0]
 	return nil
 }
 

@@ -173,17 +173,6 @@ type wchunk struct {
 
 func (c *wchunk) live() int64 { return c.rec.NumRows() - c.ndead }
 
-func (c *wchunk) liveRows() []int32 {
-	if c.dead == nil {
-		out := make([]int32, c.rec.NumRows())
-		for i := range out {
-			out[i] = int32(i)
-		}
-		return out
-	}
-	return liveRows(c.dead, c.rec.NumRows(), c.live())
-}
-
 // liveRows lists the rows of an n-row chunk not set in its dead bitmap
 // (live of them).
 func liveRows(dead []uint64, n, live int64) []int32 {
@@ -215,12 +204,19 @@ type viewWriter struct {
 	// a chunk's key columns are hashed and probed column-wise); slots[id]
 	// is where key id's live row is.
 	index *vector.KeyIndex
-	slots []loc
+	slots slotPages
 
 	chunks []*wchunk // by id; nil once compacted away
 	order  []uint32  // ids of the current chunks, in publication order
 	total  int64     // rows of the current chunks
 	dead   int64     // dead rows of the current chunks
+
+	// gatherSrc and gatherRows are gather's row lists, kept for the next
+	// compaction (they were fresh memory at every one). At most
+	// MaxRecordRows each; dropped when a compaction used less than a
+	// quarter of them, so that one large compaction does not pin its
+	// size. Nothing outside gather sees them.
+	gatherSrc, gatherRows []int32
 }
 
 func newViewWriter(mem memory.Allocator, schema *arrow.Schema, keyNames []string) (*viewWriter, error) {
@@ -310,7 +306,8 @@ func (w *viewWriter) reset() {
 			c.rec.Release()
 		}
 	}
-	w.chunks, w.order, w.slots = nil, nil, nil
+	w.chunks, w.order = nil, nil
+	w.slots.reset()
 	if w.index != nil {
 		w.index.Release()
 		w.index = nil
@@ -394,16 +391,11 @@ func (w *viewWriter) add(c *wchunk) error {
 	id := w.appendChunk(c)
 	// Keys new to the index get an empty slot first (noChunk), so that
 	// nothing depends on the order the index numbers them in.
-	if more := w.index.Len() - len(w.slots); more > 0 {
-		w.slots = slices.Grow(w.slots, more)
-		for range more {
-			w.slots = append(w.slots, loc{chunk: noChunk})
-		}
-	}
+	w.slots.extend(w.index.Len())
 	for i, s := range ids {
 		l := loc{id, uint32(i)}
-		if w.slots[s].chunk == noChunk {
-			w.slots[s] = l
+		if w.slots.at(s).chunk == noChunk {
+			w.slots.set(s, l)
 			continue
 		}
 		w.point(s, l)
@@ -417,7 +409,7 @@ func (w *viewWriter) add(c *wchunk) error {
 func (w *viewWriter) relocate(c *wchunk) {
 	id := w.appendChunk(c)
 	for i, s := range c.keys {
-		w.slots[s] = loc{id, uint32(i)}
+		w.slots.set(s, loc{id, uint32(i)})
 	}
 }
 
@@ -432,7 +424,7 @@ func (w *viewWriter) appendChunk(c *wchunk) uint32 {
 
 // point makes slot s point at l; the row it pointed at is superseded.
 func (w *viewWriter) point(s int32, l loc) {
-	old := w.slots[s]
+	old := w.slots.at(s)
 	c := w.chunks[old.chunk]
 	if c.dead == nil {
 		c.dead = make([]uint64, (c.rec.NumRows()+63)/64)
@@ -441,7 +433,7 @@ func (w *viewWriter) point(s int32, l loc) {
 	c.ndead++
 	c.pub = nil
 	w.dead++
-	w.slots[s] = l
+	w.slots.set(s, l)
 }
 
 // state publishes the view as of info: one viewChunk per chunk with live
@@ -562,7 +554,17 @@ func (w *viewWriter) gather(ids []uint32) (out []*wchunk, err error) {
 		live += w.chunks[id].live()
 	}
 	room := int(min(live, MaxRecordRows))
-	src, rows, keys := make([]int32, 0, room), make([]int32, 0, room), make([]int32, 0, room)
+	// src and rows are reset scratch; keys is handed to the chunk it is
+	// flushed into (made afresh for the next one), not cloned.
+	src, rows := slices.Grow(w.gatherSrc[:0], room), slices.Grow(w.gatherRows[:0], room)
+	defer func() {
+		if 4*room < cap(src) {
+			src, rows = nil, nil
+		}
+		w.gatherSrc, w.gatherRows = src[:0], rows[:0]
+	}()
+	keys := make([]int32, 0, room)
+	left := live // rows not yet flushed
 	flush := func() error {
 		if len(rows) == 0 {
 			return nil
@@ -584,19 +586,36 @@ func (w *viewWriter) gather(ids []uint32) (out []*wchunk, err error) {
 		}
 		rec := array.NewRecord(w.full, arrs, int64(len(rows)))
 		vector.SettleNullCounts(rec)
-		out = append(out, &wchunk{rec: rec, keys: slices.Clone(keys)})
-		src, rows, keys = src[:0], rows[:0], keys[:0]
+		out = append(out, &wchunk{rec: rec, keys: keys})
+		left -= int64(len(rows))
+		src, rows, keys = src[:0], rows[:0], nil
+		if left > 0 {
+			keys = make([]int32, 0, min(left, MaxRecordRows))
+		}
 		return nil
 	}
 	for v, id := range ids {
 		c := w.chunks[id]
-		for _, r := range c.liveRows() {
-			src = append(src, int32(v))
-			rows = append(rows, r)
-			keys = append(keys, c.keys[r])
-			if len(rows) == MaxRecordRows {
-				if err := flush(); err != nil {
-					return nil, err
+		// The live rows read off the dead bitmap word by word, not listed
+		// first (a list per chunk was a compaction's allocation).
+		n := int32(c.rec.NumRows())
+		for base := int32(0); base < n; base += 64 {
+			alive := ^uint64(0)
+			if c.dead != nil {
+				alive = ^c.dead[base/64]
+			}
+			if rest := n - base; rest < 64 {
+				alive &= 1<<rest - 1
+			}
+			for ; alive != 0; alive &= alive - 1 {
+				r := base + int32(bits.TrailingZeros64(alive))
+				src = append(src, int32(v))
+				rows = append(rows, r)
+				keys = append(keys, c.keys[r])
+				if len(rows) == MaxRecordRows {
+					if err := flush(); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}

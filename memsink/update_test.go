@@ -258,3 +258,53 @@ func TestViewTimeTravel(t *testing.T) {
 		t.Errorf("History epochs %v", epochs)
 	}
 }
+
+// TestViewCompactionReusesScratch runs compactions of different sizes on
+// one view, so that gather's kept row lists serve a smaller compaction
+// after a larger one (and the other way round), and checks after every
+// epoch that the view holds exactly the model's rows and that later
+// upserts of moved keys supersede them (the key numbers a compaction
+// hands each new chunk are its own rows', not a previous gather's).
+func TestViewCompactionReusesScratch(t *testing.T) {
+	mem := vt.NewAllocator(t)
+	info := arrowstream.SinkInfo{QueryName: "view", Schema: kv, Mode: arrowstream.Update, KeyColumns: []string{"k"}}
+	tbl := newTable(t, mem, info, memsink.Options{UpdateAsView: true})
+	m := model{}
+	epoch := int64(0)
+	commit := func(what string, rows []vt.Row) {
+		t.Helper()
+		add(t, tbl, mem, epoch, rows...)
+		for _, row := range rows {
+			m[row[0].(int64)] = row
+		}
+		epoch++
+		checkRows(t, what, m.rows(), rowsOf(tbl.Snapshot()))
+	}
+	keys := func(lo, hi int64, v string) []vt.Row {
+		var rows []vt.Row
+		for k := lo; k < hi; k++ {
+			rows = append(rows, r(k, v))
+		}
+		return rows
+	}
+	// Compactions of a few thousand rows and of a few hundred follow
+	// each other; small enough to check the whole view every epoch.
+	const n = memsink.MaxRecordRows / 16
+	commit("big", keys(0, n, "a"))
+	for round := range 3 {
+		// Most keys updated: more than half of the rows die and a large
+		// compaction moves the rest.
+		commit(fmt.Sprintf("round %d large", round), keys(0, n*3/4, fmt.Sprintf("b%d", round)))
+		// Small epochs of new keys pile up small chunks: small
+		// compactions follow the large one.
+		for i := range 40 {
+			lo := int64(1_000_000 + round*1000 + i*10)
+			commit(fmt.Sprintf("round %d small %d", round, i), keys(lo, lo+10, fmt.Sprintf("s%d.%d", round, i)))
+		}
+		// Keys the compactions moved, updated again.
+		commit(fmt.Sprintf("round %d moved", round), keys(n*3/4, n, fmt.Sprintf("c%d", round)))
+	}
+	if sz := tbl.Size(); sz.Rows-sz.DeadRows != int64(len(m)) {
+		t.Errorf("view holds %d live rows, want %d keys: %+v", sz.Rows-sz.DeadRows, len(m), sz)
+	}
+}

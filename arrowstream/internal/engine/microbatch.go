@@ -71,6 +71,10 @@ type microBatch struct {
 	// idleFlush decides when the idle loop writes the last staged commit
 	// record (commitWithNext) without waiting further for the next epoch.
 	idleFlush idleFlusher
+	// seqOffsets is writeOffsets' list of the sources' offsets, kept for
+	// the next epoch: the log encodes the list and keeps only the
+	// encoding, so the list was an epoch's allocation for nothing.
+	seqOffsets []json.RawMessage
 
 	batchID     int64
 	committed   []stream.Offset // start offsets of the current batch
@@ -401,7 +405,7 @@ func (m *microBatch) latestOffsets(ctx context.Context) (isNew bool, err error) 
 // writeOffsets writes (or stages, stageOffsets) the batch's offsets record.
 func (m *microBatch) writeOffsets(ctx context.Context) error {
 	seq := checkpoint.OffsetSeq{BatchWatermarkMs: m.batchWatermarkMs, BatchTimestampMs: m.batchTimestampMs, Conf: m.conf,
-		Offsets: make([]json.RawMessage, 0, len(m.available))}
+		Offsets: m.seqOffsets[:0]}
 	for _, o := range m.available {
 		seq.Offsets = append(seq.Offsets, []byte(o))
 	}
@@ -411,6 +415,10 @@ func (m *microBatch) writeOffsets(ctx context.Context) error {
 		add = m.offsets.Stage
 	}
 	ok, err := add(m.batchID, seq)
+	// Add and Stage keep the encoded body, not seq: the list is reset
+	// for the next epoch, its offsets dropped.
+	clear(seq.Offsets)
+	m.seqOffsets = seq.Offsets[:0]
 	if err != nil {
 		return err
 	}

@@ -46,16 +46,20 @@ type Query struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu          sync.Mutex
-	changed     chan struct{} // closed and replaced when progress is made
-	status      QueryStatus
-	recent      []*stream.StreamingQueryProgress
-	err         error
-	triggerSeq  int64 // triggers started
-	idleSeq     int64 // the last trigger that found nothing to do
-	lastBatchID int64
-	lastIdleLog time.Time // trigger-clock time of the last batch or reported idle trigger
-	idleLogged  bool
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when progress is made
+	// changedTaken: a waiter took changed since it was made, so notify
+	// must close it. Untaken, nobody can be waiting on it and it is kept:
+	// a fresh channel per epoch was one of an empty epoch's allocations.
+	changedTaken bool
+	status       QueryStatus
+	recent       []*stream.StreamingQueryProgress
+	err          error
+	triggerSeq   int64 // triggers started
+	idleSeq      int64 // the last trigger that found nothing to do
+	lastBatchID  int64
+	lastIdleLog  time.Time // trigger-clock time of the last batch or reported idle trigger
+	idleLogged   bool
 	// restarts counts the restarts of the "on-failure" restart policy;
 	// lastRestartErr is the failure that caused the latest one.
 	restarts       int
@@ -182,6 +186,7 @@ func (q *Query) ProcessAllAvailable(ctx context.Context) error {
 	}
 	for q.idleSeq < target {
 		ch := q.changed
+		q.changedTaken = true
 		q.mu.Unlock()
 		select {
 		case <-ch:
@@ -211,9 +216,14 @@ func (q *Query) Describe() string {
 	return fmt.Sprintf("[id = %s, runId = %s]", q.id, q.runID)
 }
 
+// notify wakes the waiters on changed. Callers hold q.mu.
 func (q *Query) notify() {
+	if !q.changedTaken {
+		return
+	}
 	close(q.changed)
 	q.changed = make(chan struct{})
+	q.changedTaken = false
 }
 
 func (q *Query) setStatus(msg string, data, active bool) {
