@@ -17,6 +17,9 @@ type maintPool struct {
 	queue   []func()
 	workers int
 	limit   int
+	// submitted counts the jobs queued (tests: which commits started
+	// maintenance).
+	submitted int64
 }
 
 // newMaintPool returns a pool of at most limit workers (at least one).
@@ -41,6 +44,7 @@ func (q *maintPool) submit(p *StorePartition) { q.submitJob(p.maintainInBackgrou
 func (q *maintPool) submitJob(job func()) {
 	q.mu.Lock()
 	q.queue = append(q.queue, job)
+	q.submitted++
 	start := q.workers < q.limit
 	if start {
 		q.workers++
@@ -69,12 +73,31 @@ func (q *maintPool) work() {
 }
 
 // maintenanceDue reports whether a commit that published version latest
-// needs maintenance: always when it changed the partition (a delta file
-// or a logged change: a snapshot may be due), else only once latest
-// reaches the version from which the last maintenance said work would be
-// due without changes (nextMaint). Callers hold p.mu.
+// needs maintenance: once latest reaches the version from which the last
+// maintenance said work would be due without changes (nextMaint: a
+// snapshot leaving the retained versions makes older files deletable, or
+// the delta count bound), and for a commit that changed the partition,
+// when its changes make a snapshot due (snapshotDue, as maintenance itself
+// decides). A changed commit used to start maintenance every time: a job
+// per operator and epoch that nearly always found nothing to do (1–4 µs)
+// but woke an idle thread to run it, one of the few goroutine hand-offs
+// of a small epoch. Callers hold p.mu, after the commit's delta bytes are
+// counted in sinceSnap.
 func (p *StorePartition) maintenanceDue(latest int64, changed bool) bool {
-	return changed || latest >= p.nextMaint
+	if latest >= p.nextMaint {
+		return true
+	}
+	if !changed {
+		return false
+	}
+	if p.files == nil || p.live.view != nil {
+		// Without a file index (the first maintenance lists the
+		// directory) the newest snapshot is not known here; a live
+		// view handed for a snapshot is consumed or dropped only by
+		// maintenance.
+		return true
+	}
+	return p.snapshotDue(latest, p.purgeBase(latest))
 }
 
 // nextMaintenance returns the first version at which maintenance of an

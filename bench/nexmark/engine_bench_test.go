@@ -16,6 +16,11 @@ import (
 // instead of the session's default of GOMAXPROCS.
 var partitions = flag.Int("nexmark.partitions", 0, "spark.sql.shuffle.partitions of BenchmarkEngineEpochs (0: the session's default)")
 
+// epochEvents, when positive, runs BenchmarkEngineEpochs's "full" input
+// as 1M events in epochs of that many instead of FullSize: large epochs,
+// whose partitions run in parallel, for their wall time (ns/op).
+var epochEvents = flag.Int("nexmark.epochevents", 0, "events per epoch of BenchmarkEngineEpochs's full input, 1M events in all (0: FullSize)")
+
 // BenchmarkEngineEpochs runs q3, q8, q11, q17 and the stream-stream joins q4,
 // q7 and q20 through the engine alone, the input generated once before
 // the timer and no peer, so that a CPU profile of it shows the engine and
@@ -24,6 +29,7 @@ var partitions = flag.Int("nexmark.partitions", 0, "spark.sql.shuffle.partitions
 //	go test -run '^$' -bench EngineEpochs -cpuprofile cpu.prof ./bench/nexmark/
 //	go test -run '^$' -bench 'EngineEpochs/q20/full' -benchtime 10x -cpuprofile cpu.prof ./bench/nexmark/
 //	go test -run '^$' -bench 'EngineEpochs/q4/full' -benchtime 10x ./bench/nexmark/ -args -nexmark.partitions 200
+//	go test -run '^$' -bench 'EngineEpochs/q4/full' -benchtime 3x ./bench/nexmark/ -args -nexmark.epochevents 200000
 //
 // "full" is FullSize (200K events in 20 epochs of 10K); "empty" is 200
 // epochs of the same queries with no rows, what every epoch costs
@@ -44,7 +50,11 @@ func BenchmarkEngineEpochs(b *testing.B) {
 			q.conf = map[string]string{"spark.sql.shuffle.partitions": strconv.Itoa(*partitions)}
 		}
 		b.Run(name+"/full", func(b *testing.B) {
-			batches, err := Generate(harness.InputAllocator(), Config{Seed: 1}, FullSize)
+			size := FullSize
+			if *epochEvents > 0 {
+				size = Size{Events: 1_000_000, EpochEvents: *epochEvents}
+			}
+			batches, err := Generate(harness.InputAllocator(), Config{Seed: 1}, size)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -47,7 +47,7 @@ type Query struct {
 	done   chan struct{}
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced when progress is made
+	changed chan struct{} // closed and replaced when a trigger finds nothing to do (idleSeq) or the query stops
 	// changedTaken: a waiter took changed since it was made, so notify
 	// must close it. Untaken, nobody can be waiting on it and it is kept:
 	// a fresh channel per epoch was one of an empty epoch's allocations.
@@ -462,7 +462,13 @@ func (q *Query) record(seq int64, res triggerResult, now time.Time) {
 			q.recent = q.recent[len(q.recent)-numRecentProgress:]
 		}
 	}
-	q.notify()
+	if !res.ran {
+		// Only an idle trigger can satisfy a ProcessAllAvailable
+		// waiter (the one waiter on changed): waking it after a batch
+		// made it park again at once, a thread woken for nothing in
+		// every epoch that outlasted the caller's own work.
+		q.notify()
+	}
 	q.mu.Unlock()
 	if publish && res.progress != nil && q.hooks != nil {
 		q.hooks.Progress(res.progress)

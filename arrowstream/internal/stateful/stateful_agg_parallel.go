@@ -53,12 +53,48 @@ func splitByPartition(mem memory.Allocator, scheme partitioning, codec *rowCodec
 	return byPart, nil
 }
 
-// runPartitions runs work for every partition that has rows, in parallel
+// parallelMinRows is the epoch size, in rows reaching a stateful
+// operator, below which its partitions run one after another on the
+// calling goroutine instead of on GOMAXPROCS workers. Handing a partition
+// to a worker costs CPU the epoch does not otherwise spend: the
+// goroutine's start wakes an idle thread (a futex call), which spins in
+// the scheduler before and after its work, and while two threads run,
+// the kernel's page-table shootdowns and the first touches of fresh
+// memory cost more (a 10K-event Nexmark epoch used 25–40 % less CPU with
+// GOMAXPROCS=1 than with 2; docs/performance.md "Fewer thread wake-ups
+// per epoch"). An epoch this small is a few ms of partition work at most,
+// where the parallel run saves little time; larger ones run in parallel
+// for their latency.
+const parallelMinRows = 16384
+
+// runPartitions runs work for every partition that has rows: in parallel
 // (at most GOMAXPROCS at a time, as Spark runs one task per shuffle
-// partition), turning a panic into that partition's error. It returns one
-// error slot per partition.
+// partition) when they hold parallelMinRows rows or more, else one after
+// another on the caller, turning a panic into that partition's error. It
+// returns one error slot per partition.
 func runPartitions(opID int, byPart [][]arrow.Record, work func(p int) error) []error {
-	return runEachPartition(opID, len(byPart), func(p int) bool { return len(byPart[p]) > 0 }, work)
+	return runPartitionsAbove(opID, byPart, parallelMinRows, work)
+}
+
+// runPartitionsAbove is runPartitions with minRows as the parallel
+// threshold (tests force either path).
+func runPartitionsAbove(opID int, byPart [][]arrow.Record, minRows int64, work func(p int) error) []error {
+	workers := runtime.GOMAXPROCS(0)
+	if partitionRows(byPart) < minRows {
+		workers = 1
+	}
+	return runEachPartitionOn(opID, len(byPart), workers, func(p int) bool { return len(byPart[p]) > 0 }, work)
+}
+
+// partitionRows is the rows of every partition's records.
+func partitionRows(byPart [][]arrow.Record) int64 {
+	var n int64
+	for _, part := range byPart {
+		for _, rec := range part {
+			n += rec.NumRows()
+		}
+	}
+	return n
 }
 
 // runEachPartition runs work for every partition p < n for which active(p)

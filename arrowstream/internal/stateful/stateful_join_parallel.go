@@ -218,18 +218,13 @@ func (s *statefulJoin) nothingToDo(ep Epoch, fresh [2]*sideRows) bool {
 }
 
 // joinSerialRows is the epoch size, in new rows of both sides, below
-// which the join's partitions run one after another on the caller. Their
-// work is then tens of µs a partition, and handing one to a worker costs
-// as much in CPU: the goroutine's start, the futex wake of an idle
-// thread, the scheduler's spinning while it looks for work and when it
-// runs out (q3's 10K-event epoch brings about 300 rows to its join; two
-// partitions run on two threads cost it 10–17 % more CPU than on one,
-// docs/performance.md "q3 and q8: small epochs' partitions on the
-// caller"). Above it the partitions run in parallel, as Spark's tasks,
-// for the epoch's latency. Eviction is not counted: a row is evicted
-// once, so an epoch's evictions are about as many as its new rows over
-// time.
-const joinSerialRows = 2048
+// which the join's partitions run one after another on the caller
+// (parallelMinRows: a 10K-event Nexmark epoch brings about 300 rows to
+// q3's join and 10K to q4's and q20's, all below it). Above it the
+// partitions run in parallel, as Spark's tasks, for the epoch's latency.
+// Eviction is not counted: a row is evicted once, so an epoch's evictions
+// are about as many as its new rows over time.
+const joinSerialRows = parallelMinRows
 
 // joinWorkers is how many workers run an epoch of rows new rows.
 func (s *statefulJoin) joinWorkers(rows int) int {
