@@ -45,7 +45,7 @@ func TestJoinKeyIndexGrowsWithoutCopies(t *testing.T) {
 		t.Fatalf("%d keys indexed, want %d", keys, batches*fresh)
 	}
 	perKey := float64(after.TotalAlloc-before.TotalAlloc) / float64(keys)
-	t.Logf("%.1f bytes allocated a key (%d keys, %d rows)", perKey, keys, len(x.next))
+	t.Logf("%.1f bytes allocated a key (%d keys, %d rows)", perKey, keys, x.links.len())
 	// A 24-byte slot (pages at most twice their use), the table's 16-byte
 	// slots doubled (at most half full, and the dropped tables), two
 	// 4-byte links (an array doubled): 170 measured; with the slots
