@@ -34,6 +34,11 @@ type joinLivePart[K joinKey] struct {
 	// pairs are newPairs' scratch: the new rows' pairs (probe, build),
 	// read until the epoch's output is gathered (joinPartitions).
 	pairs [2][]int32
+	// matched and arrival are joinEpoch's scratch (bools clears them):
+	// a side's new rows matched this epoch, and the left rows matched by
+	// a stored right row (a semi join's).
+	matched [2][]bool
+	arrival []bool
 }
 
 // rowHash returns the partition's row hash, chaining keys.
@@ -83,11 +88,15 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 	}()
 	start := time.Now()
 	keys := [2][]K{keysOf[K](fresh[0]), keysOf[K](fresh[1])}
+	// The new rows' flags are the partition's scratch, cleared here:
+	// nothing reads them after the epoch (a stored batch copies its
+	// matched flags), and made fresh they were memory first touched in
+	// every epoch.
 	var newMatched [2][]bool
 	for i := range fresh {
-		newMatched[i] = make([]bool, fresh[i].count())
+		newMatched[i] = bools(&lp.matched[i], fresh[i].count())
 	}
-	arrival := make([]bool, fresh[0].count())
+	arrival := bools(&lp.arrival, fresh[0].count())
 	semi := s.typ == plan.LeftSemiJoin
 
 	// The epoch's growth is reserved as it happens (stateful_join_growth.go).
@@ -382,7 +391,7 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 				continue
 			}
 			// The key's chain of rows (stateful_join_index.go).
-			for g := x.slab.at(slot).head; g >= 0; g = x.next[g] {
+			for g := x.slab.at(slot).head; g >= 0; g = x.links.at(g) {
 				b, row := x.locate(g)
 				if b == nil || row < b.cursor {
 					continue

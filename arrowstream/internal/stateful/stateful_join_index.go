@@ -72,7 +72,7 @@ type joinKeyIndex[K joinKey] struct {
 	joinKeyWords[K]
 	slab  joinKeySlab[K] // the keys' slots, by id (the WordMap's)
 	free  []int32
-	next  []int32       // by number: the next row of the key's chain, -1 at its end
+	links joinLinks     // by number: the next row of the key's chain, -1 at its end
 	spans []joinSpan[K] // the indexed batches' ranges, by start
 	rows  int64         // live rows chained
 	found []int32       // findAll's scratch (probe)
@@ -115,8 +115,7 @@ func (x *joinKeyIndex[K]) has(k K) bool { return x.find(k) >= 0 }
 // null key), in a scratch slice valid until the next call. Fixed keys are
 // probed as one column (vector.WordMap.FindAll).
 func (x *joinKeyIndex[K]) findAll(keys []K, null []bool) []int32 {
-	ids := slices.Grow(x.found[:0], len(keys))[:len(keys)]
-	x.found = ids
+	ids := int32s(&x.found, len(keys))
 	if x.fixed() {
 		x.words.FindAll(fixedWords(keys), null, ids)
 		return ids
@@ -172,15 +171,15 @@ var errJoinRowNumbers = errors.New("join key index: out of row numbers")
 func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int64, err error) {
 	n := int(to - from)
 	if n <= 0 {
-		b.gid = int32(len(x.next)) - from
+		b.gid = int32(x.links.len()) - from
 		return 0, nil
 	}
 	if err := x.reserveNumbers(n); err != nil {
 		return 0, err
 	}
-	start := int32(len(x.next))
+	start := int32(x.links.len())
 	b.gid = start - from
-	x.next = growLinks(x.next, n)[:int(start)+n]
+	x.links.extend(n)
 	x.spans = append(x.spans, joinSpan[K]{start: start, b: b})
 	lo, hi := from-b.base, to-b.base
 	// The keys already indexed are found as a column; a row whose key is
@@ -199,10 +198,8 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 	if fresh > 0 {
 		x.words.Reserve(fresh)
 	}
-	next := x.next
 	for j, i := range found {
 		g := start + int32(j)
-		next[g] = -1
 		if keyNull[j] {
 			continue
 		}
@@ -216,7 +213,7 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 		if s.n == 0 {
 			s.head = g
 		} else {
-			next[s.tail] = g
+			x.links.set(s.tail, g)
 		}
 		s.tail = g
 		s.n++
@@ -227,22 +224,6 @@ func (x *joinKeyIndex[K]) insertRows(b *joinBatch[K], from, to int32) (bytes int
 	return bytes, nil
 }
 
-// growLinks returns next with room for n more links, its capacity at
-// least doubled when it grows. A side that never evicts (q4's bids) grows
-// it by an epoch's rows at a time: by append's 1.25× steps it was copied
-// whole every few epochs, about five times its final size allocated (a
-// tenth of q4's Go-heap bytes, session 22); doubled, about twice, the
-// slack joinRowBytes already counts.
-func growLinks(next []int32, n int) []int32 {
-	need := len(next) + n
-	if need <= cap(next) {
-		return next
-	}
-	grown := make([]int32, len(next), max(need, 2*cap(next)))
-	copy(grown, next)
-	return grown
-}
-
 // reserveNumbers makes room for n more numbers: when the link array would
 // grow (or the numbers run out) while most of its numbers are dead, the
 // live rows are renumbered first. When the live rows and n more still
@@ -250,14 +231,14 @@ func growLinks(next []int32, n int) []int32 {
 // none: 2^31 rows in one partition's side is beyond its memory, but a
 // query must fail with an error, not a panic.
 func (x *joinKeyIndex[K]) reserveNumbers(n int) error {
-	have := len(x.next)
+	have := x.links.len()
 	over := int64(have)+int64(n) > int64(x.maxNumber)
-	grows := have+n > cap(x.next) && int64(have) >= 2*x.rows+renumberMin
+	grows := have+n > x.links.capacity() && int64(have) >= 2*x.rows+renumberMin
 	if over || grows {
 		x.renumber()
 	}
-	if int64(len(x.next))+int64(n) > int64(x.maxNumber) {
-		return fmt.Errorf("%w: %d live rows and %d more exceed %d", errJoinRowNumbers, len(x.next), n, x.maxNumber)
+	if int64(x.links.len())+int64(n) > int64(x.maxNumber) {
+		return fmt.Errorf("%w: %d live rows and %d more exceed %d", errJoinRowNumbers, x.links.len(), n, x.maxNumber)
 	}
 	return nil
 }
@@ -321,7 +302,7 @@ func (x *joinKeyIndex[K]) evictRows(b *joinBatch[K], from, to int32) (bytes int6
 			bytes += joinKeyOverhead + keyBytes(s.key)
 			x.removeSlot(i)
 		case s.head == g:
-			s.head = x.next[g]
+			s.head = x.links.at(g)
 			s.n--
 		case s.n > 2*s.live+4:
 			x.prune(s)
@@ -332,22 +313,21 @@ func (x *joinKeyIndex[K]) evictRows(b *joinBatch[K], from, to int32) (bytes int6
 
 // prune unlinks the dead rows of s's chain.
 func (x *joinKeyIndex[K]) prune(s *joinKeySlot[K]) {
-	next := x.next
 	head, tail, n := int32(-1), int32(-1), int32(0)
-	for g := s.head; g >= 0; g = next[g] {
+	for g := s.head; g >= 0; g = x.links.at(g) {
 		if !x.alive(g) {
 			continue
 		}
 		if n == 0 {
 			head = g
 		} else {
-			next[tail] = g
+			x.links.set(tail, g)
 		}
 		tail = g
 		n++
 	}
 	if tail >= 0 {
-		next[tail] = -1
+		x.links.set(tail, -1)
 	}
 	s.head, s.tail, s.n = head, tail, n
 }
@@ -377,15 +357,12 @@ func (x *joinKeyIndex[K]) renumber() {
 			at += b.end - b.cursor
 		}
 	}
-	next := make([]int32, at, at+at/4+16)
-	for g := range next {
-		next[g] = -1
-	}
-	oldNext := x.next
+	next := filledLinks(int(at))
+	oldLinks := &x.links
 	x.words.Each(func(_ uint64, i int32) {
 		s := x.slab.at(i)
 		head, tail, n := int32(-1), int32(-1), int32(0)
-		for g := s.head; g >= 0; g = oldNext[g] {
+		for g := s.head; g >= 0; g = oldLinks.at(g) {
 			j := x.spanAt(g)
 			if j < 0 || g-old[j].b.gid < old[j].b.cursor {
 				continue
@@ -394,7 +371,7 @@ func (x *joinKeyIndex[K]) renumber() {
 			if n == 0 {
 				head = ng
 			} else {
-				next[tail] = ng
+				next.set(tail, ng)
 			}
 			tail = ng
 			n++
@@ -411,7 +388,7 @@ func (x *joinKeyIndex[K]) renumber() {
 	}
 	clear(old[len(spans):])
 	x.spans = spans
-	x.next = next
+	x.links = next
 }
 
 // spanOf returns the index of b's span, -1 when b has none.

@@ -45,12 +45,13 @@ func TestJoinKeyIndexGrowsWithoutCopies(t *testing.T) {
 		t.Fatalf("%d keys indexed, want %d", keys, batches*fresh)
 	}
 	perKey := float64(after.TotalAlloc-before.TotalAlloc) / float64(keys)
-	t.Logf("%.1f bytes allocated a key (%d keys, %d rows)", perKey, keys, len(x.next))
+	t.Logf("%.1f bytes allocated a key (%d keys, %d rows)", perKey, keys, x.links.len())
 	// A 24-byte slot (pages at most twice their use), the table's 16-byte
 	// slots doubled (at most half full, and the dropped tables), two
-	// 4-byte links (an array doubled): 170 measured; with the slots
-	// grown by append, 258.
-	if perKey > 210 {
-		t.Fatalf("the index allocated %.1f bytes a key; want at most 210", perKey)
+	// 4-byte links (in pages that never move, session 28): 153.5
+	// measured; with the links an array doubled, 170; with the slots
+	// grown by append too, 258.
+	if perKey > 180 {
+		t.Fatalf("the index allocated %.1f bytes a key; want at most 180", perKey)
 	}
 }

@@ -344,7 +344,7 @@ func checkJoinSideIndex[K joinKey](t *testing.T, step int, side *joinSideLive[K]
 		rows += int64(s.live)
 		got := map[int64]bool{}
 		n, last := int32(0), int32(-1)
-		for g := s.head; g >= 0; g = x.next[g] {
+		for g := s.head; g >= 0; g = x.links.at(g) {
 			if g <= last {
 				t.Fatalf("step %d key %v: chain not ascending (%d after %d)", step, k, g, last)
 			}

@@ -26,7 +26,7 @@ func (x *joinKeyIndex[K]) get(k K) *joinKeyRefs[K] {
 	}
 	s := x.slab.at(i)
 	kr := &joinKeyRefs[K]{key: k, live: s.live}
-	for g := s.head; g >= 0; g = x.next[g] {
+	for g := s.head; g >= 0; g = x.links.at(g) {
 		b, row := x.locate(g)
 		kr.refs = append(kr.refs, joinRef[K]{b, row})
 	}

@@ -134,7 +134,7 @@ func (h *joinRowHash[K]) firstAll(keys []K, keyNull []bool, out []int32) {
 // enough.
 func resizeInt32(s []int32, n int) []int32 {
 	if cap(s) < n {
-		return make([]int32, n)
+		return make([]int32, n, scratchCap(n))
 	}
 	return s[:n]
 }
