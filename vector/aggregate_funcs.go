@@ -282,6 +282,7 @@ type sumAcc struct {
 	floats  []float64
 	decs    []decimal128.Num
 	counts  []int64 // state modes: non-null inputs
+	fin     liveScratch
 }
 
 func (s *sumAcc) resize(n int) { s.grow(nil, n) }

@@ -51,12 +51,12 @@ func (c *countAcc) heapBytes() int64 {
 }
 
 func (s *sumAcc) heapBytes() int64 {
-	return s.nullCounter.heapBytes() + sliceBytes(s.ints) + sliceBytes(s.floats) + sliceBytes(s.decs) + sliceBytes(s.counts)
+	return s.nullCounter.heapBytes() + sliceBytes(s.ints) + sliceBytes(s.floats) + sliceBytes(s.decs) + sliceBytes(s.counts) + s.fin.heapBytes()
 }
 
 func (m *minMaxAcc) heapBytes() int64 {
 	return m.nullCounter.heapBytes() + sliceBytes(m.i64) + sliceBytes(m.i32) + sliceBytes(m.f64) +
-		sliceBytes(m.decs) + sliceBytes(m.strs) + m.strBytes + sliceBytes(m.has) + sliceBytes(m.bools)
+		sliceBytes(m.decs) + sliceBytes(m.strs) + m.strBytes + sliceBytes(m.has) + sliceBytes(m.bools) + m.fin.heapBytes()
 }
 
 func (f *fixedValues[T]) heapBytes() int64 { return sliceBytes(f.vals) }

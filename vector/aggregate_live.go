@@ -33,9 +33,13 @@ type LiveAggregate struct {
 	words []uint64 // fixed-width key: the key word by group
 	nulls []bool   // fixed-width key: whether the key is null, by group
 	gids  []int32  // scratch
-	tally batchTally
-	heap  heapAccount
-	final *liveFinal // Final's layout, bound at its first call
+	// Compact's scratch, kept for the next compaction (a windowed
+	// aggregation compacts about every epoch): the remap it returns
+	// (valid until the next Compact) and the live ids.
+	remap, live []int32
+	tally       batchTally
+	heap        heapAccount
+	final       *liveFinal // Final's layout, bound at its first call
 }
 
 // NewLiveAggregate returns an empty live aggregation of partial-state rows
@@ -337,12 +341,17 @@ func (l *LiveAggregate) ShouldCompactFor(adding int) bool {
 // their old order, and remap gives the new id of every old one (-1 for a
 // dead group). It moves the live groups down in place when the grouper and
 // accumulators can (see compactInPlace), and otherwise costs one State and
-// one Merge of the live groups.
+// one Merge of the live groups. remap is l's: it stays valid until the
+// next Compact, which reuses its memory.
 func (l *LiveAggregate) Compact(ctx context.Context) (remap []int32, err error) {
 	l.tally.ok = false // its ids are renumbered
 	groups := l.NumGroups()
-	remap = make([]int32, groups)
-	live := make([]int32, 0, groups-l.nDead)
+	// Every entry of remap is written below, and live is refilled from
+	// empty: nothing of the last compaction is read.
+	l.remap = grow(l.remap, groups)
+	remap = l.remap
+	l.live = grow(l.live, groups-l.nDead)[:0]
+	live := l.live
 	for g := 0; g < groups; g++ {
 		if l.IsDead(int32(g)) {
 			remap[g] = -1
@@ -351,6 +360,7 @@ func (l *LiveAggregate) Compact(ctx context.Context) (remap []int32, err error) 
 		remap[g] = int32(len(live))
 		live = append(live, int32(g))
 	}
+	l.live = live
 	if !l.compactInPlace(live) {
 		if err := l.rebuild(ctx, live); err != nil {
 			return nil, err
@@ -387,7 +397,8 @@ func (l *LiveAggregate) rebuild(ctx context.Context, live []int32) error {
 // HeapBytes is the Go-heap memory of the groups: tables, keys,
 // accumulators and bookkeeping (string values by their headers).
 func (l *LiveAggregate) HeapBytes() int64 {
-	return l.b.heapBytes(l.gids) + sliceBytes(l.rows) + sliceBytes(l.dead) + sliceBytes(l.words) + sliceBytes(l.nulls) + l.tally.heapBytes()
+	return l.b.heapBytes(l.gids) + sliceBytes(l.rows) + sliceBytes(l.dead) + sliceBytes(l.words) + sliceBytes(l.nulls) + l.tally.heapBytes() +
+		sliceBytes(l.remap) + sliceBytes(l.live)
 }
 
 // Close lets go of the state and its memory reservation.
@@ -398,6 +409,7 @@ func (l *LiveAggregate) Close() {
 	l.b.grouper.release()
 	l.b, l.accs, l.final = nil, nil, nil
 	l.rows, l.dead, l.words, l.nulls, l.gids = nil, nil, nil, nil, nil
+	l.remap, l.live = nil, nil
 	l.tally = batchTally{}
 	l.heap.release()
 }

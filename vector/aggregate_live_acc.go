@@ -110,7 +110,7 @@ func (s *sumAcc) reset(gids []int32) {
 }
 
 func (m *minMaxAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]arrow.Array, error) {
-	valid := make([]bool, len(gids))
+	valid := m.fin.validOf(len(gids))
 	for i, g := range gids {
 		valid[i] = m.valid(int(g), rows) > 0
 	}

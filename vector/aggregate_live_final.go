@@ -148,8 +148,8 @@ func (m *minMaxAcc) finalAt(mem memory.Allocator, gids []int32, rows []int64) (a
 // finalAt is final for the groups gids: a sum is NULL and an average
 // empty when the group saw no value.
 func (s *sumAcc) finalAt(mem memory.Allocator, gids []int32, rows []int64) (arrow.Array, error) {
-	valid := make([]bool, len(gids))
-	counts := make([]int64, len(gids))
+	valid := s.fin.validOf(len(gids))
+	counts := s.fin.countsOf(len(gids))
 	for i, g := range gids {
 		c := int64(0)
 		if s.merge {

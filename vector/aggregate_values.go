@@ -183,6 +183,7 @@ type minMaxAcc struct {
 	strBytes int64
 	has      []bool
 	bools    []int32 // scratch
+	fin      liveScratch
 }
 
 func (m *minMaxAcc) resize(n int) { m.grow(nil, n) }

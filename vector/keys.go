@@ -316,9 +316,15 @@ func (e *KeyEncoder) reset(ctx context.Context, cols []arrow.Array, n int, big b
 	return err
 }
 
+// grow returns a slice of n Ts, s itself when it has the room, else a new
+// one (s's contents are not carried over). A new slice has a quarter more
+// room than asked and at least twice s's: the scratch it serves is kept
+// across batches whose sizes creep up epoch by epoch (the groups an
+// aggregation changes, its output keys), and growing by a quarter of each
+// new size made a fresh slice, and fresh pages, at almost every epoch.
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n, n+n/4)
+		return make([]T, n, max(n+n/4, 2*cap(s)))
 	}
 	return s[:n]
 }

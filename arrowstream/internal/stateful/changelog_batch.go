@@ -60,16 +60,30 @@ func (b *logBatches) reset() {
 
 // add appends an upsert's key and value.
 func (b *logBatches) add(key, value []byte) {
-	b.keys = append(b.keys, key...)
-	b.kend = append(b.kend, uint32(len(b.keys)))
-	b.vals = append(b.vals, value...)
-	b.vend = append(b.vend, uint32(len(b.vals)))
+	b.keys = appendDoubling(b.keys, key...)
+	b.kend = appendDoubling(b.kend, uint32(len(b.keys)))
+	b.vals = appendDoubling(b.vals, value...)
+	b.vend = appendDoubling(b.vend, uint32(len(b.vals)))
 }
 
 // addKey appends a delete's key.
 func (b *logBatches) addKey(key []byte) {
-	b.keys = append(b.keys, key...)
-	b.kend = append(b.kend, uint32(len(b.keys)))
+	b.keys = appendDoubling(b.keys, key...)
+	b.kend = appendDoubling(b.kend, uint32(len(b.keys)))
+}
+
+// appendDoubling is append whose growth at least doubles the capacity.
+// append grows a large slice by about a quarter at a time, and the
+// scratch here grows from nothing at each query start to tens or hundreds
+// of kilobytes: a dozen copies, each into fresh memory (its pages faulted
+// in), where doubling makes a handful.
+func appendDoubling[T any](s []T, v ...T) []T {
+	if need := len(s) + len(v); need > cap(s) {
+		t := make([]T, len(s), max(need, 2*cap(s), 256))
+		copy(t, s)
+		s = t
+	}
+	return append(s, v...)
 }
 
 // bytes is the Go-heap memory of the scratch.

@@ -127,3 +127,55 @@ func TestLogBatchesByPartition(t *testing.T) {
 }
 
 var _ checkpoint.ChangelogBatcher = (*batchingWriter)(nil)
+
+// TestLogBatchesReusedScratch: the scratch keeps its memory from one
+// partition (and epoch) to the next, grown by doubling; after reset a
+// smaller batch of other keys holds exactly its own entries, none of the
+// larger one before it.
+func TestLogBatchesReusedScratch(t *testing.T) {
+	var b logBatches
+	for i := range 5000 {
+		b.add(fmt.Appendf(nil, "key%d", i), fmt.Appendf(nil, "value%d", i))
+	}
+	if len(b.kend) != 5000 || string(b.keys[b.kend[4998]:b.kend[4999]]) != "key4999" {
+		t.Fatalf("first batch: %d entries, last key %q", len(b.kend), b.keys[b.kend[4998]:b.kend[4999]])
+	}
+	keysCap := cap(b.keys)
+	b.reset()
+	b.add([]byte("x"), []byte("1"))
+	b.addKey([]byte("yy"))
+	if cap(b.keys) != keysCap {
+		t.Errorf("the reset scratch was reallocated: cap %d, was %d", cap(b.keys), keysCap)
+	}
+	if got, want := string(b.keys), "xyy"; got != want {
+		t.Errorf("keys after reset %q, want %q", got, want)
+	}
+	if !slices.Equal(b.kend, []uint32{1, 3}) || !slices.Equal(b.vend, []uint32{1}) || string(b.vals) != "1" {
+		t.Errorf("after reset: kend %v, vend %v, vals %q", b.kend, b.vend, b.vals)
+	}
+}
+
+// TestAppendDoubling: the capacity at least doubles at each growth, and
+// the contents are those of append.
+func TestAppendDoubling(t *testing.T) {
+	var s, want []byte
+	grows := 0
+	for i := range 100000 {
+		c := cap(s)
+		v := []byte{byte(i), byte(i >> 8)}
+		s = appendDoubling(s, v...)
+		want = append(want, v...)
+		if cap(s) != c {
+			grows++
+			if c > 0 && cap(s) < 2*c {
+				t.Fatalf("grew from %d to %d", c, cap(s))
+			}
+		}
+	}
+	if !slices.Equal(s, want) {
+		t.Fatal("contents differ from append's")
+	}
+	if grows > 12 {
+		t.Errorf("%d growths to %d bytes, want at most 12", grows, len(s))
+	}
+}
