@@ -15,3 +15,7 @@ func fdatasync(f *os.File) error {
 		}
 	}
 }
+
+// Fdatasync is fdatasync for the other packages that keep durable files
+// (the memory sink's log): f's data and size flushed, not its timestamps.
+func Fdatasync(f *os.File) error { return fdatasync(f) }

@@ -145,7 +145,7 @@ func cutTail(path string, size int64, sync bool) error {
 		return err
 	}
 	if sync {
-		return fdatasync(f)
+		return checkpoint.Fdatasync(f)
 	}
 	return nil
 }

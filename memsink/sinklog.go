@@ -316,7 +316,7 @@ func (l *sinkLog) write(seg *logSegment, out []byte, off int64, fresh bool) erro
 		return err
 	}
 	if l.syncs() {
-		if err := fdatasync(l.active); err != nil {
+		if err := checkpoint.Fdatasync(l.active); err != nil {
 			return fmt.Errorf("fdatasync %s: %w", seg.path, err)
 		}
 		if fresh {
@@ -410,7 +410,7 @@ func (l *sinkLog) openActive(seg *logSegment) error {
 		if st.Size() < seg.size {
 			err = fmt.Errorf("%d bytes, %d were written: %w", st.Size(), seg.size, checkpoint.ErrCorrupt)
 		} else if err = f.Truncate(seg.size); err == nil && l.syncs() {
-			err = fdatasync(f)
+			err = checkpoint.Fdatasync(f)
 		}
 	}
 	if err != nil {

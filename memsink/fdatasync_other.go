@@ -1,7 +1,0 @@
-//go:build !linux
-
-package memsink
-
-import "os"
-
-func fdatasync(f *os.File) error { return f.Sync() }
