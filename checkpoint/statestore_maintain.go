@@ -34,29 +34,46 @@ func (p *StorePartition) maintainInBackground() {
 	p.mu.Lock()
 	latest := p.version
 	p.mu.Unlock()
-	p.endMaintenance(latest, p.maintain())
+	done, err := p.maintain()
+	if p.endMaintenance(max(latest, done), err) {
+		p.opts.maint.submit(p)
+	}
 }
 
 // endMaintenance ends the background maintenance of version latest,
 // recording err for the next commit and when maintenance is due next.
-func (p *StorePartition) endMaintenance(latest int64, err error) {
+// It reports whether maintenance must run again at once (the caller
+// submits it; maint.Add is done): commits that changed the partition
+// came while this ran and made a snapshot due. Waiting for the next
+// commit left a query whose last epochs all came during one
+// maintenance (a loaded machine, small epochs) without the snapshot
+// those epochs made due, until it ran again.
+func (p *StorePartition) endMaintenance(latest int64, err error) (again bool) {
 	defer p.maint.Done()
 	next := int64(0) // after an error: at the next commit
 	if err == nil {
 		next = p.nextMaintenance(latest)
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.maintRunning = false
-	if p.maintAgain {
-		// A commit that changed the partition came while this ran:
-		// its changes were not looked at.
-		next, p.maintAgain = 0, false
-	}
-	p.nextMaint = next
 	if err != nil {
 		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
 	}
-	p.mu.Unlock()
+	p.nextMaint = next
+	if !p.maintAgain {
+		return false
+	}
+	// A commit that changed the partition came while this ran: its
+	// changes were not looked at.
+	p.maintAgain = false
+	if err == nil && p.version > latest && p.maintenanceDue(p.version, true) {
+		p.maintRunning = true
+		p.maint.Add(1)
+		return true
+	}
+	p.nextMaint = 0
+	return false
 }
 
 // WaitMaintenance waits for background maintenance to finish and returns
@@ -144,12 +161,12 @@ func (p *StorePartition) replayDue(lastSnap, since, live int64) bool {
 // copies the latest version's map under the lock (the values are never
 // modified in place, only replaced) and encodes it without the lock, so
 // that the next epoch's store is not held up.
-func (p *StorePartition) maintain() error {
+func (p *StorePartition) maintain() (int64, error) {
 	files, latest, err := p.maintainSnapshot()
 	if err != nil || files == nil {
-		return err
+		return 0, err
 	}
-	return p.cleanup(files, latest)
+	return latest, p.cleanup(files, latest)
 }
 
 // maintainSnapshot is maintain's first half: the snapshot, when one is
@@ -172,7 +189,22 @@ func (p *StorePartition) maintainSnapshot() (map[fileKey]bool, int64, error) {
 		lastSnap = k.version
 	}
 	p.mu.Lock()
-	if !p.snapshotDue(latest, lastSnap) || p.glog != nil && !p.changedSince(files, lastSnap, latest) {
+	due := p.snapshotDue(latest, lastSnap) && (p.glog == nil || p.changedSince(files, lastSnap, latest))
+	if due && p.version != latest && p.version > 0 {
+		// Moved on meanwhile: the snapshot is of the version the
+		// partition holds now (a later version holds every change that
+		// made this one due), from its file index now. Skipping it left
+		// a partition whose commits outran its maintenance (a loaded
+		// machine, small epochs) with no snapshot at all: each run
+		// found the next commit in, and the last commit's run was
+		// folded into the one under way.
+		if files, err = p.fileIndex(); err != nil {
+			p.mu.Unlock()
+			return nil, 0, err
+		}
+		latest = p.version
+	}
+	if !due {
 		p.mu.Unlock()
 	} else if p.dataless && p.version == latest {
 		covered := p.sinceSnap
@@ -181,7 +213,7 @@ func (p *StorePartition) maintainSnapshot() (map[fileKey]bool, int64, error) {
 			return nil, 0, err
 		}
 	} else if p.version != latest || p.data == nil {
-		// Moved on (or closed) meanwhile: the next maintenance snapshots.
+		// Closed meanwhile.
 		p.mu.Unlock()
 		return nil, 0, nil
 	} else {

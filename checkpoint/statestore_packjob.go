@@ -105,10 +105,13 @@ func (s *snapPacks) maintain(parts []*StorePartition) {
 		runs[i].latest = p.version
 		p.mu.Unlock()
 		p.mbatch = b
-		runs[i].files, _, runs[i].err = p.maintainSnapshot()
+		var done int64
+		runs[i].files, done, runs[i].err = p.maintainSnapshot()
+		runs[i].latest = max(runs[i].latest, done)
 		p.mbatch = nil
 	}
 	b.flush()
+	var again []*StorePartition
 	for i, p := range parts {
 		r := runs[i]
 		if r.err == nil {
@@ -117,7 +120,14 @@ func (s *snapPacks) maintain(parts []*StorePartition) {
 		if r.err == nil && r.files != nil {
 			r.err = p.cleanup(r.files, r.latest)
 		}
-		p.endMaintenance(r.latest, r.err)
+		if p.endMaintenance(r.latest, r.err) {
+			again = append(again, p)
+		}
+	}
+	if len(again) > 0 {
+		// Commits made their snapshots due while this ran: one job
+		// for them, as a group commit would have queued.
+		parts[0].opts.maint.submitJob(func() { s.maintain(again) })
 	}
 }
 

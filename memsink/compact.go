@@ -91,14 +91,18 @@ func (t *Table) compactIfDue(v *version) {
 func (t *Table) compactInBackground() {
 	defer t.bg.Done()
 	for {
-		if err := t.compact(t.bgCtx, true); err != nil && !errors.Is(err, context.Canceled) {
+		dropped, err := t.compactRound(t.bgCtx, true)
+		if err != nil && !errors.Is(err, context.Canceled) {
 			t.log.Warn("memory sink compaction failed; epochs stay as they are", "err", err)
 		}
-		// Only new small epochs start another round at once: a trimmed
-		// run is retried at the next commit (a run trimmed meanwhile
-		// makes the round drop its work), so this never spins.
+		// New small epochs start another round at once, and so does a
+		// round whose work was dropped because retention trimmed or
+		// evicted a member meanwhile: without it, the epochs that round
+		// merged waited for the next commit, and a table whose writer
+		// had stopped kept them unmerged. Neither spins: a round is
+		// dropped only by a commit made while it ran.
 		t.mu.Lock()
-		if t.closed.Load() || t.smallEpochs < t.compactAfter() {
+		if t.closed.Load() || !dropped && t.smallEpochs < t.compactAfter() {
 			t.compacting = false
 			t.mu.Unlock()
 			return
@@ -113,13 +117,17 @@ func (t *Table) compactInBackground() {
 // never blocked and see the same rows and epochs before and after. It
 // returns the first error building a merged record (those epochs stay
 // as they were) or ctx's error.
-func (t *Table) Compact(ctx context.Context) error { return t.compact(ctx, false) }
+func (t *Table) Compact(ctx context.Context) error {
+	_, err := t.compactRound(ctx, false)
+	return err
+}
 
-// compact merges the table's small epochs, tiered (see planCompaction) or
-// all at once.
-func (t *Table) compact(ctx context.Context, tiered bool) error {
+// compactRound merges the table's small epochs, tiered (see
+// planCompaction) or all at once. dropped says that some merged runs were
+// not swapped in because their members left the table meanwhile.
+func (t *Table) compactRound(ctx context.Context, tiered bool) (dropped bool, err error) {
 	if t.view != nil || t.info.Mode == stream.Complete {
-		return nil
+		return false, nil
 	}
 	v := t.acquire()
 	defer v.release()
@@ -139,9 +147,9 @@ func (t *Table) compact(ctx context.Context, tiered bool) error {
 		members = append(members, g)
 	}
 	if len(runs) > 0 {
-		t.swapIn(runs, members)
+		dropped = t.swapIn(runs, members)
 	}
-	return errors.Join(errs...)
+	return dropped, errors.Join(errs...)
 }
 
 // planCompaction groups consecutive small segments into the members of
@@ -261,9 +269,9 @@ func concatRecords(ctx context.Context, mem memory.Allocator, schema *arrow.Sche
 }
 
 // swapIn publishes a version in which each run replaces its members, for
-// the runs whose members are all still current; the others are dropped.
-// It takes the creator's reference of every run.
-func (t *Table) swapIn(runs, members [][]*segment) {
+// the runs whose members are all still current; the others are dropped
+// (reported). It takes the creator's reference of every run.
+func (t *Table) swapIn(runs, members [][]*segment) (dropped bool) {
 	defer func() {
 		for _, r := range runs {
 			r[0].release()
@@ -272,7 +280,7 @@ func (t *Table) swapIn(runs, members [][]*segment) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed.Load() {
-		return
+		return false
 	}
 	cur := t.cur.Load()
 	segs := cur.segs
@@ -287,14 +295,16 @@ func (t *Table) swapIn(runs, members [][]*segment) {
 		segs = next
 		swapped++
 	}
+	dropped = swapped < len(members)
 	if swapped == 0 {
-		return
+		return dropped
 	}
 	v := newVersion(cur.latest, cur.evicted, segs, nil, nil)
 	v.keepPending(cur.pend, cur.latest)
 	// The rows are the same: readers following the table are not woken.
 	t.cur.Swap(v).release()
 	t.log.Debug("compacted epochs", "runs", swapped, "segments", len(segs))
+	return dropped
 }
 
 // indexOf returns where g appears, contiguous, in segs, or -1.

@@ -71,7 +71,7 @@ func TestTieredCompactionCopies(t *testing.T) {
 		}
 		if (e+1)%every == 0 {
 			before := mem.allocated.Load()
-			if err := tbl.compact(ctx, true); err != nil {
+			if _, err := tbl.compactRound(ctx, true); err != nil {
 				t.Fatal(err)
 			}
 			copied += mem.allocated.Load() - before

@@ -65,8 +65,9 @@
 // # Durability
 //
 // With Options.Persist every epoch's rows are appended durably, before they
-// become visible, as compressed Arrow IPC (LZ4, zstd from 1 MiB of columns)
-// framed with a CRC-32C to a log of segment files under
+// become visible, as LZ4-compressed Arrow IPC (earlier builds wrote zstd
+// for large epochs; still read) framed with a CRC-32C to a log of segment
+// files under
 // <checkpoint>/sinks/memory/<n>.seg (one pwrite and one fdatasync per
 // epoch; earlier builds wrote <epoch>.arrow files, still read), and [New]
 // rebuilds the table from them, so a restarted process serves the same

@@ -58,8 +58,8 @@ func stringRecord(mem memory.Allocator, rows int) arrow.Record {
 }
 
 // TestEncodeFileSmallEpoch: a small epoch's file costs little memory to
-// encode (a zstd encoder per file allocated about 2.3 MB), and files on
-// both sides of zstdFromBytes decode to their rows.
+// encode (a zstd encoder per file allocated about 2.3 MB), and files of
+// small and large epochs (zstd until session 29) decode to their rows.
 func TestEncodeFileSmallEpoch(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	small := stringRecord(mem, 100)

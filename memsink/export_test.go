@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 )
 
 // ChainForTest returns the persisted chain's entries (per-epoch file names
@@ -23,6 +25,14 @@ func (t *Table) SetSegmentBytesForTest(n int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.persist.log.segmentBytes = n
+}
+
+// WriteZstdForTest makes the table write what it persists with zstd, as
+// builds before session 29 did for epochs of 1 MiB of columns or more.
+func (t *Table) WriteZstdForTest() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.persist.codec = ipc.WithZstd()
 }
 
 // ToLegacyFiles rewrites the log segments in checkpointDir's sink

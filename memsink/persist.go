@@ -32,12 +32,13 @@ import (
 //	                    _commit_timestamp (written now and then so that
 //	                    recovery need not replay every epoch)
 //
-// Each is an Arrow IPC stream (LZ4 frames for a small file, zstd for a
-// large one; the reader takes either) followed by an 8-byte trailer: CRC-32C
-// of the IPC bytes, then "ASMS". The IPC schema's metadata records the
-// epoch, its predecessor in the table's chain of files, the first file of
-// the chain (the base: everything before it is superseded or evicted), the
-// commit time, whether the epoch replaced the table, and the row count.
+// Each is an Arrow IPC stream (LZ4 frames; builds before session 29 wrote
+// zstd for a large one, and the reader takes either) followed by an
+// 8-byte trailer: CRC-32C of the IPC bytes, then "ASMS". The IPC
+// schema's metadata records the epoch, its predecessor in the table's
+// chain of files, the first file of the chain (the base: everything
+// before it is superseded or evicted), the commit time, whether the epoch
+// replaced the table, and the row count.
 // Recovery walks the chain back from the newest file to its base, so a
 // missing or damaged file is an error naming it.
 
@@ -151,8 +152,14 @@ func parseMeta(md arrow.Metadata) (fileMeta, error) {
 // encodeFile frames recs (of schema) with meta as a per-epoch file of
 // the format earlier builds wrote (tests build such directories with it).
 func encodeFile(mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record) ([]byte, error) {
+	return encodeFileWith(mem, schema, m, recs, fileCodec())
+}
+
+// encodeFileWith is encodeFile with the codec given (tests write files
+// compressed as earlier builds did).
+func encodeFileWith(mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record, codec ipc.Option) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := encodeIPC(&buf, mem, schema, m, recs); err != nil {
+	if err := encodeIPC(&buf, mem, schema, m, recs, codec); err != nil {
 		return nil, err
 	}
 	var tr [8]byte
@@ -166,9 +173,9 @@ func encodeFile(mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []a
 // IPC stream format is used rather than the file format: it allows each
 // record its own dictionaries (the file format allows one per column),
 // and arrow/go v17's file writer leaks the dictionaries it wrote.
-func encodeIPC(dst io.Writer, mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record) error {
+func encodeIPC(dst io.Writer, mem memory.Allocator, schema *arrow.Schema, m fileMeta, recs []arrow.Record, codec ipc.Option) error {
 	md := m.metadata()
-	w := ipc.NewWriter(dst, ipc.WithSchema(arrow.NewSchema(schema.Fields(), &md)), ipc.WithAllocator(mem), fileCodec(recs))
+	w := ipc.NewWriter(dst, ipc.WithSchema(arrow.NewSchema(schema.Fields(), &md)), ipc.WithAllocator(mem), codec)
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			w.Close()
@@ -178,28 +185,21 @@ func encodeIPC(dst io.Writer, mem memory.Allocator, schema *arrow.Schema, m file
 	return w.Close()
 }
 
-// zstdFromBytes is the size of a file's columns from which it is
-// compressed with zstd rather than LZ4. arrow/go's IPC writer builds a
-// zstd encoder per writer, about 2.3 MB of tables and windows allocated
-// and cleared per file: 8 ms for a file of 100 rows against 33 µs with
-// LZ4 (BenchmarkEncodeFile, loaded machine). Every epoch writes a file, so
-// small epochs (a cluster instance's share, a low-rate stream) paid that
-// per epoch; a large file keeps zstd's better ratio (5 against 10 bytes
-// per row of short strings).
-const zstdFromBytes = 1 << 20
-
-// fileCodec picks the compression of a file of recs.
-func fileCodec(recs []arrow.Record) ipc.Option {
-	size := int64(0)
-	seen := map[*memory.Buffer]struct{}{}
-	for _, r := range recs {
-		size += recordBytes(seen, r)
-	}
-	if size >= zstdFromBytes {
-		return ipc.WithZstd()
-	}
-	return ipc.WithLZ4()
-}
+// fileCodec is the compression of every record the sink writes: LZ4,
+// whatever the epoch's size. Until session 29 an epoch of 1 MiB of
+// columns or more was zstd, for its smaller files (about half LZ4's bytes
+// per row: 5.1 against 9.7 for the passthrough's short strings, 11
+// against 26 for bid-like rows). But arrow/go v17's IPC writer builds a
+// zstd encoder with its default 8 MiB window per writer, so per persisted
+// epoch: 20–23 MB of fresh memory (140–2,000 heap bytes per row of a
+// 150K/10K-row epoch, BenchmarkPersistEpochSize), and zstd's encoding
+// costs 1.5–4× LZ4's CPU per row even with an encoder kept across epochs
+// (BenchmarkEncodeKeptWriter), which v17 allows only by splicing one
+// long-lived writer's messages into each epoch's stream, pinning those
+// 20 MB per table. With LZ4 an epoch's persisting costs no more per row
+// when it is large (docs/cluster.md, session 29). The reader still takes
+// zstd: files and log records of earlier builds load.
+func fileCodec() ipc.Option { return ipc.WithLZ4() }
 
 // decodeFile checks and decodes a per-epoch file: its metadata, its
 // schema (without the metadata) and its records (owned by the caller).
@@ -339,11 +339,14 @@ type persister struct {
 	// rowsSinceBase counts, for a view, the rows of the epoch files after
 	// the base; a view snapshot is written when they exceed the view's.
 	rowsSinceBase int64
+	// codec compresses what the table writes: fileCodec, or in tests the
+	// zstd earlier builds wrote for large epochs.
+	codec ipc.Option
 }
 
 func newPersister(t *Table) *persister {
 	dir := filepath.Join(t.info.CheckpointDir, filepath.FromSlash(SinkDir))
-	return &persister{t: t, dir: dir, w: t.opts.Writer, log: newSinkLog(dir, t.opts.Writer)}
+	return &persister{t: t, dir: dir, w: t.opts.Writer, log: newSinkLog(dir, t.opts.Writer), codec: fileCodec()}
 }
 
 func (p *persister) path(name string) string { return filepath.Join(p.dir, name) }
@@ -370,7 +373,7 @@ func (p *persister) writeEpoch(info EpochInfo, prev int64, base string, schema *
 
 func (p *persister) write(name string, m fileMeta, schema *arrow.Schema, recs []arrow.Record) error {
 	buf := bytes.NewBuffer(p.log.frameStart())
-	if err := encodeIPC(buf, p.t.mem, schema, m, recs); err != nil {
+	if err := encodeIPC(buf, p.t.mem, schema, m, recs, p.codec); err != nil {
 		return fmt.Errorf("memsink: table %q: encode %s in %s: %w", p.t.Name(), name, p.dir, err)
 	}
 	if err := p.log.append(name, m.View, m.Epoch, buf.Bytes()); err != nil {

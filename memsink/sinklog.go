@@ -215,6 +215,10 @@ type sinkLog struct {
 	// it (the bytes go to the file, nothing else keeps a reference), and
 	// every append resets it first.
 	buf []byte
+	// bufPeak is the largest record encoded in the current window of
+	// keptBufWindow appends; appends counts the appends (keep).
+	bufPeak int
+	appends int
 }
 
 func newSinkLog(dir string, w *checkpoint.Writer) *sinkLog {
@@ -242,19 +246,42 @@ func (l *sinkLog) frameStart() []byte {
 	return b
 }
 
-// maxKeptBuf bounds the encode buffer kept between epochs: one large
-// epoch must not pin its size for the table's life.
-const maxKeptBuf = 4 << 20
+// The encode buffer kept between epochs is bounded twice: never past
+// maxKeptBuf, and given back when, over keptBufWindow appends, no record
+// needed half of it, so that one large epoch does not pin its size for
+// the table's life. Below the bound an epoch's record is encoded into
+// memory written before, whatever its size: a buffer dropped and grown
+// again by doubling every epoch (past the former bound of 4 MiB, which
+// an LZ4 record of 150K bid-like rows, 3.8 MB, nearly fills) is fresh
+// pages each time, at 13–17 µs per 4 KiB here (docs/cluster.md, session
+// 29).
+const (
+	maxKeptBuf    = 16 << 20
+	keptBufWindow = 32
+)
+
+// keep decides whether buf, the encode buffer an append just used, is
+// kept for the next one.
+func (l *sinkLog) keep(buf []byte) {
+	l.bufPeak = max(l.bufPeak, len(buf))
+	l.appends++
+	shrink := false
+	if l.appends%keptBufWindow == 0 {
+		shrink = cap(buf) > 2*l.bufPeak
+		l.bufPeak = 0
+	}
+	if cap(buf) > maxKeptBuf || shrink {
+		l.buf = nil
+		return
+	}
+	l.buf = buf[:0]
+}
 
 // append durably appends the record name (epoch or view snapshot of
 // epoch) whose IPC stream follows the reserved prefix of buf (from
 // frameStart). On failure nothing of it remains in the log.
 func (l *sinkLog) append(name string, view bool, epoch int64, buf []byte) error {
-	if cap(buf) <= maxKeptBuf {
-		l.buf = buf[:0]
-	} else {
-		l.buf = nil
-	}
+	l.keep(buf)
 	var cur *logSegment
 	if n := len(l.segs); n > 0 {
 		cur = l.segs[n-1]

@@ -20,7 +20,7 @@ func fuzzSegment(tb testing.TB, rows [][]vt.Row) []byte {
 		recs := vt.BuildRecords(mem, fuzzSchema, rs, vt.Shape{BatchSize: 2})
 		m := fileMeta{Epoch: int64(e), Prev: int64(e) - 1, Base: "0.arrow", Commit: fuzzNow, Rows: int64(len(rs)), EpochRows: int64(len(rs))}
 		buf := bytes.NewBuffer(l.frameStart())
-		err := encodeIPC(buf, mem, fuzzSchema, m, recs)
+		err := encodeIPC(buf, mem, fuzzSchema, m, recs, fileCodec())
 		releaseAll(recs)
 		if err != nil {
 			tb.Fatal(err)

@@ -167,9 +167,10 @@ func (c *nullCounter) valid(g int, rows []int64) int64 {
 // rows (rows - nulls is the count); in state modes it adds the counts.
 type countAcc struct {
 	nullCounter
-	merge  bool
-	counts []int64 // state modes
-	any    []bool  // scratch: rows with a null argument
+	// state modes: non-null counts (aggregate_live_counts.go)
+	stateCounts
+	merge bool
+	any   []bool // scratch: rows with a null argument
 }
 
 func (c *countAcc) resize(n int) { c.grow(nil, n) }
@@ -177,7 +178,7 @@ func (c *countAcc) resize(n int) { c.grow(nil, n) }
 func (c *countAcc) grow(g *grower, n int) {
 	c.nullCounter.grow(g, n)
 	if c.merge {
-		c.counts = growZeroWith(g, c.counts, n)
+		c.growCounts(g, n)
 	}
 }
 
@@ -241,7 +242,7 @@ func (c *countAcc) counted(lo, hi int, rows []int64) []int64 {
 	out := make([]int64, hi-lo)
 	for g := lo; g < hi; g++ {
 		if c.merge {
-			out[g-lo] = c.counts[g]
+			out[g-lo] = c.countsOr(rows)[g]
 		} else {
 			out[g-lo] = c.valid(g, rows)
 		}
@@ -272,6 +273,8 @@ const (
 type sumAcc struct {
 	aggInfo
 	nullCounter
+	// state modes: non-null inputs (aggregate_live_counts.go)
+	stateCounts
 	kind    sumKind
 	avg     bool
 	merge   bool
@@ -281,7 +284,6 @@ type sumAcc struct {
 	ints    []int64
 	floats  []float64
 	decs    []decimal128.Num
-	counts  []int64 // state modes: non-null inputs
 	fin     liveScratch
 }
 
@@ -298,7 +300,7 @@ func (s *sumAcc) grow(g *grower, n int) {
 		s.decs = growZeroWith(g, s.decs, n)
 	}
 	if s.merge {
-		s.counts = growZeroWith(g, s.counts, n)
+		s.growCounts(g, n)
 	}
 }
 
@@ -446,7 +448,7 @@ func (s *sumAcc) nonEmpty(lo, hi int, rows []int64) ([]bool, []int64) {
 	for g := lo; g < hi; g++ {
 		c := int64(0)
 		if s.merge {
-			c = s.counts[g]
+			c = s.countsOr(rows)[g]
 		} else {
 			c = s.valid(g, rows)
 		}

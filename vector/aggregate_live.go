@@ -89,6 +89,7 @@ func (l *LiveAggregate) bind() error {
 		g.noRows = true // l.rows counts them
 	}
 	l.b, l.accs = b, accs
+	l.implyCounts()
 	return nil
 }
 
@@ -127,6 +128,7 @@ func (l *LiveAggregate) Merge(ctx context.Context, rec arrow.Record) ([]int32, e
 		return nil, err
 	}
 	l.countRows(gids)
+	l.spellCounts(gids)
 	groups := b.grouper.numGroups()
 	if err := updateAggs(ctx, b.aggs, groups, gids, rec); err != nil {
 		return nil, err

@@ -67,12 +67,12 @@ func (c *nullCounter) countArray(mem memory.Allocator, merge bool, counts []int6
 }
 
 func (c *countAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]arrow.Array, error) {
-	return []arrow.Array{c.countArray(mem, c.merge, c.counts, gids, rows)}, nil
+	return []arrow.Array{c.countArray(mem, c.merge, c.countsOr(rows), gids, rows)}, nil
 }
 
 func (c *countAcc) reset(gids []int32) {
 	c.resetGroups(gids)
-	if c.merge {
+	if c.merge && !c.byRows {
 		for _, g := range gids {
 			c.counts[g] = 0
 		}
@@ -89,7 +89,7 @@ func (s *sumAcc) stateAt(mem memory.Allocator, gids []int32, rows []int64) ([]ar
 	default:
 		sums = gatherFixedArray(mem, Float64, s.floats, gids, nil)
 	}
-	return []arrow.Array{sums, s.countArray(mem, s.merge, s.counts, gids, rows)}, nil
+	return []arrow.Array{sums, s.countArray(mem, s.merge, s.countsOr(rows), gids, rows)}, nil
 }
 
 func (s *sumAcc) reset(gids []int32) {
@@ -103,7 +103,7 @@ func (s *sumAcc) reset(gids []int32) {
 		case sumDecimal:
 			s.decs[g] = decimal128.Num{}
 		}
-		if s.merge {
+		if s.merge && !s.byRows {
 			s.counts[g] = 0
 		}
 	}

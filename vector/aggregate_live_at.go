@@ -74,6 +74,7 @@ func (l *LiveAggregate) MergeAt(ctx context.Context, rec arrow.Record, gids []in
 		return err
 	}
 	l.countRows(gids)
+	l.spellCounts(gids)
 	if err := updateAggs(ctx, b.aggs, groups, gids, rec); err != nil {
 		return err
 	}

@@ -75,7 +75,9 @@ func (c *nullCounter) keepGroups(live []int32) {
 
 func (c *countAcc) keepGroups(live []int32) {
 	c.nullCounter.keepGroups(live)
-	c.counts = keepIn(c.counts, live)
+	if !c.byRows {
+		c.counts = keepIn(c.counts, live)
+	}
 }
 
 func (s *sumAcc) keepGroups(live []int32) {
@@ -83,7 +85,9 @@ func (s *sumAcc) keepGroups(live []int32) {
 	s.ints = keepIn(s.ints, live)
 	s.floats = keepIn(s.floats, live)
 	s.decs = keepIn(s.decs, live)
-	s.counts = keepIn(s.counts, live)
+	if !s.byRows {
+		s.counts = keepIn(s.counts, live)
+	}
 }
 
 func (m *minMaxAcc) keepGroups(live []int32) {

@@ -128,7 +128,7 @@ func fixedArrayOf(mem memory.Allocator, dt arrow.DataType, n int, buf *memory.Bu
 
 func (c *countAcc) finalAt(mem memory.Allocator, gids []int32, rows []int64) (arrow.Array, error) {
 	if c.merge {
-		return gatherFixedArray(mem, Int64, c.counts, gids, nil), nil
+		return gatherFixedArray(mem, Int64, c.countsOr(rows), gids, nil), nil
 	}
 	st, err := c.stateAt(mem, gids, rows)
 	if err != nil {
@@ -153,7 +153,7 @@ func (s *sumAcc) finalAt(mem memory.Allocator, gids []int32, rows []int64) (arro
 	for i, g := range gids {
 		c := int64(0)
 		if s.merge {
-			c = s.counts[g]
+			c = s.countsOr(rows)[g]
 		} else {
 			c = s.valid(int(g), rows)
 		}

@@ -71,7 +71,8 @@ func constInt(ev Evaluator) (int64, bool) {
 
 // update folds the rows of rec (row i in group gids[i]) into s, an
 // integer sum: every row is non-null (both branches are constants), so
-// each counts, and adds then where the condition holds, els elsewhere.
+// each counts (unless the row counts imply the counts), and adds then
+// where the condition holds, els elsewhere.
 // It declines (false) when s is not a plain integer sum.
 func (m *maskedSum) update(ctx context.Context, s *sumAcc, rec arrow.Record, gids []int32, all []uint64, mem memory.Allocator) (bool, error) {
 	if s.kind != sumInt || s.avg {
@@ -84,7 +85,7 @@ func (m *maskedSum) update(ctx context.Context, s *sumAcc, rec arrow.Record, gid
 	}
 	defer ca.Release()
 	cv, cx := validityWords(ca), boolValueWords(ca)
-	sums, counts := s.ints, s.counts
+	sums, counts, byRows := s.ints, s.counts, s.byRows
 	for lo := 0; lo < n; lo += 64 {
 		w := cv.word(lo>>6) & cx.word(lo>>6)
 		hi := min(lo+64, n)
@@ -102,7 +103,9 @@ func (m *maskedSum) update(ctx context.Context, s *sumAcc, rec arrow.Record, gid
 				return true, m.overflow(ctx, s, rec, gids, i)
 			}
 			sums[g] = r
-			counts[g]++
+			if !byRows {
+				counts[g]++
+			}
 		}
 	}
 	return true, nil

@@ -127,6 +127,7 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 		if err != nil {
 			return nil, err
 		}
+		l.spellForRaw(a.acc, gids, args)
 		// Asserted per batch: Compact replaces the accumulators.
 		if tm, ok := a.acc.(talliedMerger); !tallied || !ok || !tm.updateTallied(l.tally.ids, l.tally.n, args) {
 			err = a.acc.(rawMerger).updateRaw(gids, args)
@@ -171,8 +172,13 @@ func (l *LiveAggregate) countRows(gids []int32) {
 }
 
 // updateRaw: a state-mode count adds one for every row whose arguments
-// are all non-null (count(*) and count of constants: every row).
+// are all non-null (count(*) and count of constants: every row). Counts
+// implied by the row counts stay so (the caller spelled them out if an
+// argument has a null: spellForRaw).
 func (c *countAcc) updateRaw(gids []int32, args []arrow.Array) error {
+	if c.byRows {
+		return nil
+	}
 	var bms [][]byte
 	var offs []int
 	for _, a := range args {
@@ -203,11 +209,15 @@ func (c *countAcc) updateRaw(gids []int32, args []arrow.Array) error {
 }
 
 // updateRaw: a state-mode sum or average adds the non-null values and
-// counts them.
+// counts them (counts implied by the row counts stay so: spellForRaw).
 func (s *sumAcc) updateRaw(gids []int32, args []arrow.Array) error {
 	arg := args[0]
 	bm, off := validity(arg)
-	if bm == nil {
+	if s.byRows {
+		if bm != nil {
+			panic("vector: implied counts given a null argument") // spellForRaw's job
+		}
+	} else if bm == nil {
 		for _, g := range gids {
 			s.counts[g]++
 		}

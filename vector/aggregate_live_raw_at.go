@@ -83,6 +83,7 @@ func (r *LiveRawAt) UpdateAt(ctx context.Context, rec arrow.Record, gids []int32
 		if err != nil {
 			return err
 		}
+		l.spellForRaw(a.acc, gids, args)
 		// Asserted per batch: Compact replaces the accumulators.
 		err = a.acc.(rawMerger).updateRaw(gids, args)
 		releaseArrays(args)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
 	"github.com/arrowstream/arrowstream/vector"
 	vt "github.com/arrowstream/arrowstream/vector/vectortest"
 )
@@ -91,19 +93,7 @@ func TestLiveRawMatchesMerge(t *testing.T) {
 					mergeIDs = append(mergeIDs, gids...)
 					rec.Release()
 				}
-				rec := vt.BuildRecord(mem, liveRawSchema, rows)
-				keyCols, err := raw.Keys(ctx, rec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				gids, err := raw.Update(ctx, rec, keyCols)
-				for _, a := range keyCols {
-					a.Release()
-				}
-				rec.Release()
-				if err != nil {
-					t.Fatal(err)
-				}
+				gids := updateLiveRaw(t, ctx, mem, raw, rows)
 				// The raw ids, first appearance first, are the merged ones.
 				var firstSeen []int32
 				for _, g := range gids {
@@ -217,4 +207,25 @@ func requireSameState(t *testing.T, step int, raw, merged *vector.LiveAggregate)
 	if fmt.Sprint(g) != fmt.Sprint(w) {
 		t.Fatalf("step %d: raw state\n%v\nmerged\n%v", step, g, w)
 	}
+}
+
+// updateLiveRaw builds rows into a record of liveRawSchema, folds it into
+// raw and returns the rows' group ids; the record and its key columns
+// are released.
+func updateLiveRaw(t *testing.T, ctx context.Context, mem memory.Allocator, raw *vector.LiveRaw, rows []vt.Row) []int32 {
+	t.Helper()
+	rec := vt.BuildRecord(mem, liveRawSchema, rows)
+	defer rec.Release()
+	keyCols, err := raw.Keys(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gids, err := raw.Update(ctx, rec, keyCols)
+	for _, a := range keyCols {
+		a.Release()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gids
 }

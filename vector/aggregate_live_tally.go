@@ -86,6 +86,9 @@ func (c *countAcc) updateTallied(ids, n []int32, args []arrow.Array) bool {
 			return false
 		}
 	}
+	if c.byRows {
+		return true // the row counts are the counts
+	}
 	counts := c.counts
 	for j, g := range ids {
 		counts[g] += int64(n[j])

@@ -223,7 +223,7 @@ func (c *countAcc) valueWidth(int) int32                           { return 9 }
 func (c *countAcc) nullableValues() bool                           { return false }
 func (c *countAcc) addValueWidths(_ []int32, _ []int32, _ []int64) {}
 func (c *countAcc) writeValues(buf []byte, pos []int32, gids []int32, rows []int64) {
-	c.writeCounts(buf, pos, gids, c.merge, c.counts, rows)
+	c.writeCounts(buf, pos, gids, c.merge, c.countsOr(rows), rows)
 }
 
 // sumAcc's state is its sum (no nulls: stateAt gives no validity) and
@@ -255,7 +255,7 @@ func (s *sumAcc) writeValues(buf []byte, pos []int32, gids []int32, rows []int64
 			pos[i] = put64(buf, pos[i], math.Float64bits(s.floats[g]))
 		}
 	}
-	s.writeCounts(buf, pos, gids, s.merge, s.counts, rows)
+	s.writeCounts(buf, pos, gids, s.merge, s.countsOr(rows), rows)
 }
 
 func (m *minMaxAcc) valueColumns() int { return 1 }

@@ -110,19 +110,7 @@ func TestEncodeValuesMatchesEncoder(t *testing.T) {
 				for step := 0; step < 50; step++ {
 					rows := valueRows(rng)
 					if raw != nil {
-						rec := vt.BuildRecord(mem, liveRawSchema, rows)
-						keyCols, err := raw.Keys(ctx, rec)
-						if err != nil {
-							t.Fatal(err)
-						}
-						_, err = raw.Update(ctx, rec, keyCols)
-						for _, a := range keyCols {
-							a.Release()
-						}
-						rec.Release()
-						if err != nil {
-							t.Fatal(err)
-						}
+						updateLiveRaw(t, ctx, mem, raw, rows)
 					} else {
 						for _, rec := range partialOf(t, mem, spec, rows) {
 							if _, err := live.Merge(ctx, rec); err != nil {

@@ -41,15 +41,23 @@ type wordsGrouper struct {
 	tuples []uint64 // group g holds tuples[g*k : g*k+k]
 	rows   []int64  // by group: rows counted (unless noRows)
 	// noRows is set by a LiveAggregate, which counts its groups' rows
-	// itself (and resets them on Delete): the grouper's own count, one
-	// more random write per row and 8 bytes per group, would go unread.
+	// itself (and resets them on Delete), and by a KeyIndex, which reads
+	// none: the grouper's own count, one more random write per row and 8
+	// bytes per group, would go unread.
 	noRows bool
-	// slots holds the open-addressing table, k+1 words a slot: the
-	// first 0 for empty, else wordsSlot(hash, group), then the group's k
-	// stored words, so that a probe compares the key in the slot it
-	// loaded (one cache line) instead of following it to the tuple.
+	// slots holds the open-addressing table, one word a slot: 0 for
+	// empty, else wordsSlot(hash, group). The keys are compared in the
+	// group's tuple, which the grouper keeps anyway: a slot that also held
+	// the key's words (k+1 words, as until session 29) made the table
+	// three times the size for two stored words, and a streaming state
+	// growing from nothing pays for every fresh page of it and of each
+	// rehash (aggregate_words_table.go).
 	slots []uint64
-	mask  int // slot count - 1
+	mask  int  // slot count - 1
+	shift uint // 64 - log2(slot count): a hash's home is h >> shift
+	// hashDrop clears bits of every key's hash (zero in use): tests set
+	// it to force keys onto the same tags and homes.
+	hashDrop uint64
 
 	cols   [][]uint64 // scratch: per word, its value for every row
 	hashes []uint64   // scratch: per row
@@ -133,7 +141,7 @@ func newWordsGrouper(types []arrow.DataType) *wordsGrouper {
 	}
 	g := &wordsGrouper{types: types, leaves: leaves}
 	g.initLayout(len(leaves) + 1)
-	g.slots, g.mask = make([]uint64, 64*(g.k+1)), 63
+	g.setSlots(make([]uint64, minWordsSlots))
 	return g
 }
 
@@ -239,8 +247,8 @@ const wordsProbeChunk = 512
 // The first looks every row up at its home slot only and does not write
 // the table, so that the loads of successive rows do not wait on one
 // another and their cache misses overlap: in a steady stream most rows
-// find their group there, and as the slot holds the key's words the
-// match is decided on the slot's own cache line. The second takes the
+// find their group there, and the tag rules out other keys before their
+// tuple is loaded. The second takes the
 // chunk's remaining rows in order (collisions and new keys) through the
 // full probe, which adds groups; ids are thus given in order of first
 // appearance, as one sequential pass would give them.
@@ -250,9 +258,9 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 		hi := min(lo+wordsProbeChunk, len(hashes))
 		var misses int
 		if k == 2 {
-			misses = findHome2(g.slots, g.mask, cols[0][lo:hi], cols[1][lo:hi], gids[lo:hi], hashes[lo:hi])
+			misses = findHome2(g, cols[0][lo:hi], cols[1][lo:hi], gids[lo:hi], hashes[lo:hi])
 		} else {
-			misses = findHome(g.slots, g.mask, cols, gids, hashes, lo, hi, k)
+			misses = findHome(g, cols, gids, hashes, lo, hi, k)
 		}
 		if misses == 0 {
 			continue
@@ -285,22 +293,22 @@ func probeWords(g *wordsGrouper, gids []int32, hashes []uint64, k int) {
 
 // findHome sets gids[i] for the rows in [lo, hi) whose key is in its home
 // slot, -1 for the others, and returns how many are -1.
-func findHome(slots []uint64, mask int, cols [][]uint64, gids []int32, hashes []uint64, lo, hi, k int) int {
-	sw, misses := k+1, 0
+func findHome(g *wordsGrouper, cols [][]uint64, gids []int32, hashes []uint64, lo, hi, k int) int {
+	slots, tuples, shift, misses := g.slots, g.tuples, g.shift, 0
 	for i := lo; i < hi; i++ {
 		h := hashes[i]
-		b := (int(h) & mask) * sw
-		s := slots[b : b+sw : b+sw]
-		if s[0] != 0 && s[0]&^slotGroup == h&^slotGroup {
+		if s := slots[h>>shift]; s != 0 && s&^slotGroup == h&^slotGroup {
+			gid := int(uint32(s)) - 1
+			t := tuples[gid*k : gid*k+k : gid*k+k]
 			eq := true
 			for j, col := range cols {
-				if s[1+j] != col[i] {
+				if t[j] != col[i] {
 					eq = false
 					break
 				}
 			}
 			if eq {
-				gids[i] = int32(uint32(s[0])) - 1
+				gids[i] = int32(gid)
 				continue
 			}
 		}
@@ -311,23 +319,32 @@ func findHome(slots []uint64, mask int, cols [][]uint64, gids []int32, hashes []
 }
 
 // findHome2 is findHome for two stored words (a window and a key, the
-// usual streaming key), on one chunk's rows, without the inner loop.
-func findHome2(slots []uint64, mask int, c0, c1 []uint64, gids []int32, hashes []uint64) int {
-	misses := 0
+// usual streaming key), on one chunk's rows, without the inner loop. A
+// key pushed off its home slot is most often in the next, on the same
+// cache line seven times in eight, so that slot is tried too.
+func findHome2(g *wordsGrouper, c0, c1 []uint64, gids []int32, hashes []uint64) int {
+	slots, tuples, shift, mask, misses := g.slots, g.tuples, g.shift, g.mask, 0
 	c0, c1, gids = c0[:len(hashes)], c1[:len(hashes)], gids[:len(hashes)]
 	for i, h := range hashes {
-		b := (int(h) & mask) * 3
-		s := slots[b : b+3 : b+3]
-		if s[0] != 0 && s[0]&^slotGroup == h&^slotGroup && s[1] == c0[i] && s[2] == c1[i] {
-			gids[i] = int32(uint32(s[0])) - 1
+		p := int(h >> shift)
+		s := slots[p]
+		if s == 0 {
+			gids[i] = -1
+			misses++
 			continue
 		}
-		if s[0] != 0 {
-			// A key pushed off its home slot is most often in the next.
-			b = ((int(h) + 1) & mask) * 3
-			s = slots[b : b+3 : b+3]
-			if s[0] != 0 && s[0]&^slotGroup == h&^slotGroup && s[1] == c0[i] && s[2] == c1[i] {
-				gids[i] = int32(uint32(s[0])) - 1
+		tag := h &^ slotGroup
+		if s&^slotGroup == tag {
+			gid := int(uint32(s)) - 1
+			if t := tuples[2*gid : 2*gid+2 : 2*gid+2]; t[0] == c0[i] && t[1] == c1[i] {
+				gids[i] = int32(gid)
+				continue
+			}
+		}
+		if s = slots[(p+1)&mask]; s != 0 && s&^slotGroup == tag {
+			gid := int(uint32(s)) - 1
+			if t := tuples[2*gid : 2*gid+2 : 2*gid+2]; t[0] == c0[i] && t[1] == c1[i] {
+				gids[i] = int32(gid)
 				continue
 			}
 		}
@@ -337,13 +354,13 @@ func findHome2(slots []uint64, mask int, c0, c1 []uint64, gids []int32, hashes [
 	return misses
 }
 
-// slotGroup is the part of a slot's first word that holds the group
-// (+1); the rest holds the high half of the key's hash, which rules out
-// most other keys met on the way without comparing their words.
+// slotGroup is the part of a slot's word that holds the group (+1); the
+// rest holds the high half of the key's hash, which rules out most other
+// keys met on the way without loading their tuples, and whose top bits
+// are the home slot (so that a growth moves a slot without its key).
 const slotGroup = 1<<32 - 1
 
-// wordsSlot is the first word of the slot of group gid whose key hashes
-// to h.
+// wordsSlot is the slot word of group gid whose key hashes to h.
 func wordsSlot(h uint64, gid int32) uint64 { return h&^slotGroup | uint64(uint32(gid)+1) }
 
 // probeWordsRow finds or adds the tuple of row i, with no row counted.
@@ -351,68 +368,59 @@ func probeWordsRow(g *wordsGrouper, cols [][]uint64, i int, h uint64, k int) int
 	if 2*(len(g.tuples)+k) > k*(g.mask+1) { // 2*(groups+1) > slots, without a division
 		g.growTable()
 	}
-	sw := k + 1
-	for p := int(h) & g.mask; ; p = (p + 1) & g.mask {
-		s := g.slots[p*sw : p*sw+sw : p*sw+sw]
-		if s[0] == 0 {
-			gid := int32(g.numGroups())
-			for j, col := range cols {
-				s[1+j] = col[i]
-				g.tuples = append(g.tuples, col[i])
+	slots, tuples, mask, tag := g.slots, g.tuples, g.mask, h&^slotGroup
+	for p := int(h >> g.shift); ; p = (p + 1) & mask {
+		s := slots[p]
+		if s == 0 {
+			gid := int32(len(tuples) / k)
+			for _, col := range cols {
+				tuples = append(tuples, col[i])
 			}
-			s[0] = wordsSlot(h, gid)
+			g.tuples = tuples
+			slots[p] = wordsSlot(h, gid)
 			return gid
 		}
-		if s[0]&^slotGroup == h&^slotGroup {
+		if s&^slotGroup == tag {
+			gid := int(uint32(s)) - 1
+			t := tuples[gid*k : gid*k+k : gid*k+k]
 			eq := true
 			for j, col := range cols {
-				if s[1+j] != col[i] {
+				if t[j] != col[i] {
 					eq = false
 					break
 				}
 			}
 			if eq {
-				return int32(uint32(s[0])) - 1
+				return int32(gid)
 			}
 		}
 	}
 }
 
 // probeWordsRow2 is probeWordsRow for two stored words w0, w1 (the
-// window and key of the usual streaming key): the slot width a constant,
-// the words compared without a loop. About a third of a windowed
-// batch's rows come here (new groups, and keys neither in their home
-// slot nor in the next).
+// window and key of the usual streaming key): the words compared without
+// a loop. About a third of a windowed batch's rows come here (new
+// groups, and keys neither in their home slot nor in the next).
 func probeWordsRow2(g *wordsGrouper, w0, w1, h uint64) int32 {
 	if len(g.tuples)+2 > g.mask+1 { // 2*(groups+1) > slots
 		g.growTable()
 	}
-	slots, mask, tag := g.slots, g.mask, h&^slotGroup
-	for p := int(h) & mask; ; p = (p + 1) & mask {
-		s := slots[p*3 : p*3+3 : p*3+3]
-		if s[0] == 0 {
-			gid := int32(len(g.tuples) / 2)
-			s[1], s[2] = w0, w1
-			g.tuples = append(g.tuples, w0, w1)
-			s[0] = tag | uint64(uint32(gid)+1)
+	slots, tuples, mask, tag := g.slots, g.tuples, g.mask, h&^slotGroup
+	for p := int(h >> g.shift); ; p = (p + 1) & mask {
+		s := slots[p]
+		if s == 0 {
+			gid := int32(len(tuples) / 2)
+			g.tuples = append(tuples, w0, w1)
+			slots[p] = tag | uint64(uint32(gid)+1)
 			return gid
 		}
-		if s[0]&^slotGroup == tag && s[1] == w0 && s[2] == w1 {
-			return int32(uint32(s[0])) - 1
+		if s&^slotGroup == tag {
+			gid := int(uint32(s)) - 1
+			if t := tuples[2*gid : 2*gid+2 : 2*gid+2]; t[0] == w0 && t[1] == w1 {
+				return int32(gid)
+			}
 		}
 	}
-}
-
-// placeWords puts group gid, of tuple t hashing to h, in the first free
-// slot of its chain in slots (mask+1 slots of len(t)+1 words).
-func placeWords(slots []uint64, mask int, h uint64, gid int32, t []uint64) {
-	sw := len(t) + 1
-	p := int(h) & mask
-	for slots[p*sw] != 0 {
-		p = (p + 1) & mask
-	}
-	slots[p*sw] = wordsSlot(h, gid)
-	copy(slots[p*sw+1:p*sw+sw], t)
 }
 
 // numSlots is the table's slot count (0 once released).
@@ -423,19 +431,18 @@ func (g *wordsGrouper) numSlots() int {
 	return g.mask + 1
 }
 
-// rehash places every group in a fresh table of size slots.
+// rehash places every group in a fresh table of size slots, from its
+// tuple's hash (the hashes change with the stored words: widen).
 func (g *wordsGrouper) rehash(size int) {
 	k := g.k
-	if size*(k+1) == len(g.slots) {
+	if size == len(g.slots) {
 		clear(g.slots)
 	} else {
 		bigFree(&g.big, g.slots)
-		g.slots = make([]uint64, size*(k+1))
+		g.setSlots(make([]uint64, size))
 	}
-	g.mask = size - 1
 	for gid := range g.numGroups() {
-		t := g.tuples[gid*k : gid*k+k]
-		placeWords(g.slots, g.mask, tupleHash(t), int32(gid), t)
+		placeSlot(g.slots, g.shift, g.mask, wordsSlot(g.tupleHash(g.tuples[gid*k:gid*k+k]), int32(gid)))
 	}
 }
 
@@ -640,6 +647,11 @@ func (g *wordsGrouper) hashStored(n int) []uint64 {
 		for i, v := range w[:n] {
 			hi, lo := bits.Mul64(hashes[i]^v, tupleMul)
 			hashes[i] = hi ^ lo
+		}
+	}
+	if g.hashDrop != 0 {
+		for i := range hashes {
+			hashes[i] &^= g.hashDrop
 		}
 	}
 	return hashes

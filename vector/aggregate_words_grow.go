@@ -39,13 +39,10 @@ func (g *wordsGrouper) growTable() {
 	newLen := g.grownSlots()
 	switch {
 	case g.growCtx == nil:
-		slots := make([]uint64, newLen*(g.k+1))
-		moveSlots(slots, newLen-1, g.slots, g.k)
-		bigFree(&g.big, g.slots)
-		g.slots, g.mask = slots, newLen-1
+		g.moveTable(freshSlots[uint64](newLen))
 	case g.growErr == nil:
 		if g.growReserve != nil {
-			if err := g.growReserve(int64(newLen*(g.k+1)-len(g.slots)) * 8); err != nil {
+			if err := g.growReserve(int64(newLen-len(g.slots)) * 8); err != nil {
 				g.growErr = err
 				return
 			}
@@ -54,17 +51,17 @@ func (g *wordsGrouper) growTable() {
 			g.growErr = err
 		}
 	case 4*(g.numGroups()+1) > 3*g.numSlots():
-		slots := make([]uint64, newLen*(g.k+1))
-		moveSlots(slots, newLen-1, g.slots, g.k)
-		bigFree(&g.big, g.slots)
-		g.slots, g.mask = slots, newLen-1
+		g.moveTable(freshSlots[uint64](newLen))
 	}
 }
 
-// grownSlots is the slot count growTable grows the table to.
+// grownSlots is the slot count growTable grows the table to. Fourfold
+// only up to a quarter of smallGrowBytes: an 8-byte slot's table grows
+// by the slot counts a 24-byte slot's did (16K slots, then doubling), so
+// that a state of 10–16K groups (q17) has 32K slots, not 64K.
 func (g *wordsGrouper) grownSlots() int {
 	n := g.numSlots()
-	if 4*n*(g.k+1)*8 <= smallGrowBytes {
+	if 4*n*8 <= smallGrowBytes/4 {
 		return 4 * n
 	}
 	return 2 * n
@@ -75,21 +72,21 @@ func (g *wordsGrouper) grownSlots() int {
 // time with ctx checked between; on cancellation the table is left as it
 // was.
 func (g *wordsGrouper) rehashContext(ctx context.Context, newLen int) error {
-	slots, err := bigAlloc[uint64](ctx, &g.big, newLen*(g.k+1))
+	slots, err := bigAlloc[uint64](ctx, &g.big, newLen)
 	if err != nil {
 		return err
 	}
-	mask, sw := newLen-1, g.k+1
-	step := cancelCheckRows * sw
-	for lo := 0; lo < len(g.slots); lo += step {
+	touchSlots(slots)
+	shift := slotShift(newLen)
+	for lo := 0; lo < len(g.slots); lo += cancelCheckRows {
 		if err := ctx.Err(); err != nil {
 			bigFree(&g.big, slots)
 			return err
 		}
-		moveSlots(slots, mask, g.slots[lo:min(lo+step, len(g.slots))], g.k)
+		moveSlots(slots, shift, g.slots[lo:min(lo+cancelCheckRows, len(g.slots))])
 	}
 	bigFree(&g.big, g.slots)
-	g.slots, g.mask = slots, mask
+	g.setSlots(slots)
 	return nil
 }
 
@@ -143,31 +140,4 @@ func (g *wordsGrouper) release() {
 	}
 	g.slots, g.mask = nil, 0
 	g.big.release()
-}
-
-// moveSlots places the groups of the slot table old (or a run of its
-// slots; k+1 words a slot, as wordsGrouper.slots) into slots, an empty
-// table of mask+1 slots of the same width, taking them in old's slot
-// order. A growth doubles the table, so a group found at old position p
-// (its home plus its run) lands at about p or p + len(old): two ascending
-// streams of writes the cache and the prefetcher follow, where placing
-// the groups in id order (the tuples' order) wrote each to a random slot
-// of the new table, a cache miss per group once the table is larger than
-// the cache (a slot holding the key's words is 24 bytes for two words).
-// Any order of insertion makes the same set of probe chains valid.
-func moveSlots(slots []uint64, mask int, old []uint64, k int) {
-	sw := k + 1
-	for b := 0; b+sw <= len(old); b += sw {
-		s := old[b : b+sw : b+sw]
-		if s[0] == 0 {
-			continue
-		}
-		// The slot's words are the group's stored tuple: its hash is the
-		// one the group was placed with.
-		p := int(tupleHash(s[1:])) & mask
-		for slots[p*sw] != 0 {
-			p = (p + 1) & mask
-		}
-		copy(slots[p*sw:p*sw+sw:p*sw+sw], s)
-	}
 }

@@ -46,9 +46,6 @@ func (g *wordsGrouper) layout(derived map[int]wordRel) {
 		g.k++
 	}
 	g.storedCols()
-	if g.slots != nil && len(g.slots) != g.numSlots()*(g.k+1) {
-		g.rehash(g.numSlots()) // empty: the slots take the new width
-	}
 }
 
 // storedCols points pcols at the scratch columns of the stored words, in
@@ -158,7 +155,7 @@ func (g *wordsGrouper) widen(w int) {
 	g.tuples, g.k = t, k+1
 	g.rel[w] = wordRel{stored: true, pos: k}
 	g.storedCols()
-	g.rehash(size) // the slots widen with the tuples
+	g.rehash(size) // the hashes change with the stored words
 }
 
 // word returns logical word w of group gid's key.

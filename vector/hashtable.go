@@ -64,7 +64,7 @@ type slotTable struct {
 const minTableSlots = 1 << 8
 
 func (t *slotTable) init() {
-	t.slots = make([]groupSlot, minTableSlots)
+	t.slots = freshSlots[groupSlot](minTableSlots)
 	t.shift = uint(64 - bits.TrailingZeros(minTableSlots))
 	t.mask = minTableSlots - 1
 }
@@ -77,7 +77,7 @@ func (t *slotTable) needsGrow(extra int) bool { return 2*(t.n+extra) > len(t.slo
 // position of a slot's key for the new shift.
 func (t *slotTable) rehash(newLen int, pos func(key uint64, shift uint) uint64) {
 	old := t.slots
-	t.slots = make([]groupSlot, newLen)
+	t.slots = freshSlots[groupSlot](newLen)
 	t.shift = uint(64 - bits.TrailingZeros(uint(newLen)))
 	t.mask = uint64(newLen - 1)
 	for _, s := range old {
@@ -136,6 +136,7 @@ func (t *slotTable) rehashContext(ctx context.Context, newLen int, pos func(key 
 	if err != nil {
 		return err
 	}
+	touchSlots(slots)
 	shift := uint(64 - bits.TrailingZeros(uint(newLen)))
 	mask := uint64(newLen - 1)
 	for lo := 0; lo < len(t.slots); lo += cancelCheckRows {

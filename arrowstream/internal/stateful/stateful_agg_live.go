@@ -53,6 +53,8 @@ type aggLive struct {
 	// store keys (stateful_agg_keys.go).
 	partsUnder partKey
 	keys       storeKeys
+	// dueList is due's list, kept for its capacity.
+	dueList []int32
 	// panes is evictPanes' scratch, kept between evicting epochs for its
 	// capacity only (stateful_agg_panes.go).
 	panes paneScratch
@@ -198,9 +200,14 @@ func (l *aggLive) touch(g int32, before int) {
 	l.gone[g] = false
 }
 
-// due pops the groups whose time is at or below limit (µs).
+// due pops the groups whose time is at or below limit (µs), into a list
+// valid until the next call: it is kept for its capacity (a windowed
+// aggregation evicts some ten thousand groups an epoch, and the list grew
+// from empty into fresh memory each time) and cut to empty first, so that
+// no epoch sees the ids of the one before.
 func (l *aggLive) due(limit int64) []int32 {
-	out := l.times.popDue(limit, nil)
+	out := l.times.popDue(limit, l.dueList[:0])
+	l.dueList = out
 	for _, g := range out {
 		l.indexed[g] = false
 	}
@@ -315,7 +322,7 @@ func (l *aggLive) heapBytes() int64 {
 	return l.agg.HeapBytes() + l.times.bytes() +
 		int64(cap(l.indexed)) + int64(cap(l.open))*4 + int64(cap(l.touched))*4 + int64(cap(l.dirty))*4 +
 		int64(cap(l.added)) + int64(cap(l.addedBits))*8 + int64(cap(l.gone)) + int64(cap(l.partOf))*4 + l.keys.bytes() +
-		l.panes.bytes() + l.logged.bytes() + int64(cap(l.offered))*4
+		l.panes.bytes() + l.logged.bytes() + int64(cap(l.offered))*4 + int64(cap(l.dueList))*4
 }
 
 // changedState returns the partial state of the groups the epoch

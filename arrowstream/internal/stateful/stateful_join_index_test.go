@@ -32,7 +32,7 @@ func bytesTestKey(n int) string {
 // every key the rows, in order, of a model that appends them one by one;
 // the bytes insertRows reports are the model's (joinKeyOverhead and the
 // key's bytes per key indexed first, joinRowBytes a row); each visits
-// exactly the model's keys.
+// exactly the model's keys; the key table stays under four slots a key.
 func TestJoinKeyIndexInsertRowsMatchesModel(t *testing.T) {
 	t.Run("fixed", func(t *testing.T) { testJoinKeyIndexInsertRows(t, fixedTestKey) })
 	t.Run("bytes", func(t *testing.T) { testJoinKeyIndexInsertRows(t, bytesTestKey) })
@@ -72,6 +72,11 @@ func testJoinKeyIndexInsertRows[K joinKey](t *testing.T, key func(int) K) {
 		}
 		if x.len() != len(model) {
 			t.Fatalf("step %d: %d keys, want %d", step, x.len(), len(model))
+		}
+		// Sized for the keys, not the rows: under four slots a key past
+		// the first table's 16.
+		if slots := joinIndexSlots(&x); slots > 16 && slots >= 4*x.len() {
+			t.Fatalf("step %d: %d slots for %d keys", step, slots, x.len())
 		}
 		for mk, want := range model {
 			kr := x.get(mk)

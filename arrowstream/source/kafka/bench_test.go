@@ -50,22 +50,7 @@ func benchCluster(b *testing.B) string {
 //	go test -run '^$' -bench BenchmarkKafkaIngest -benchtime 5x ./arrowstream/source/kafka/
 func BenchmarkKafkaIngest(b *testing.B) {
 	addrs := benchCluster(b)
-	ctx := context.Background()
-	opts, err := kafka.ParseSourceOptions(map[string]string{"kafka.bootstrap.servers": addrs, "subscribe": "bench", "startingOffsets": "earliest"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The session's default allocator.
-	src, err := kafka.NewSource(vector.NewPoolAllocator(memory.NewGoAllocator(), 0), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	end, err := src.LatestOffset(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	start := src.InitialOffset()
+	src, start, end := openBenchSource(b, addrs)
 	var bareTime, sourceTime, bareCPU, sourceCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -87,6 +72,26 @@ func BenchmarkKafkaIngest(b *testing.B) {
 	// The process's CPU time (kfake's broker included) per phase: on a
 	// shared machine it varies less than wall time.
 	b.ReportMetric(bareCPU.Seconds()/sourceCPU.Seconds(), "source/bare-cpu")
+}
+
+// openBenchSource opens a source over the benchmark topic, from its
+// earliest to its latest offsets, on the session's default allocator;
+// the benchmark's cleanup closes it.
+func openBenchSource(b *testing.B, addrs string) (src *kafka.Source, start, end arrowstream.Offset) {
+	b.Helper()
+	opts, err := kafka.ParseSourceOptions(map[string]string{"kafka.bootstrap.servers": addrs, "subscribe": "bench", "startingOffsets": "earliest"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err = kafka.NewSource(vector.NewPoolAllocator(memory.NewGoAllocator(), 0), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { src.Close() })
+	if end, err = src.LatestOffset(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return src, src.InitialOffset(), end
 }
 
 // cpuTime is the process's user+system CPU time so far.

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"syscall"
 	"testing"
 	"time"
@@ -89,4 +90,64 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHopSourceEpochDecode measures a downstream epoch's decoding
+// of one hop record of 4,000 rows: "kept" with the source's codec kept
+// across epochs (hopCodec), "fresh" with a codec made per epoch as
+// before (a zstd decoder, the schema message, a new decompression
+// buffer). B/op is the Go heap an epoch allocates: in a process whose
+// heap has not been recycled, fresh pages first touched (docs/cluster.md,
+// session 30).
+func BenchmarkHopSourceEpochDecode(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	rec := hopRecord(mem, 0, 4000, 1000)
+	defer rec.Release()
+	enc, err := newHopEncoder()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer enc.Close()
+	v, err := encodeHopBatch(mem, enc, hopTestSchema, rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := kafkaHopRows(mem, v)
+	defer in.Release()
+	for _, kept := range []bool{true, false} {
+		name := "fresh"
+		if kept {
+			name = "kept"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			s := &hopSource{mem: mem, schema: hopTestSchema, topic: "hop"}
+			for i := 0; i < b.N; i++ {
+				if !kept {
+					s.codec.close()
+					s = &hopSource{mem: mem, schema: hopTestSchema, topic: "hop"}
+				}
+				in.Retain()
+				scan, err := vector.NewScan(in.Schema(), in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				op, err := s.decodeEpoch(scan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs, err := vector.Drain(context.Background(), op)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs {
+					r.Release()
+				}
+				if err := op.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s.codec.close()
+		})
+	}
 }

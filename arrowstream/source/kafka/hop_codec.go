@@ -53,8 +53,18 @@ func newHopDecoder() (*zstd.Decoder, error) {
 // compressed into one zstd frame by enc (nil: uncompressed, for the
 // schema prefix).
 func encodeHopBatch(mem memory.Allocator, enc *zstd.Encoder, schema *arrow.Schema, recs ...arrow.Record) ([]byte, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	return encodeHopBatchWith(new(bytes.Buffer), mem, enc, schema, recs...)
+}
+
+// encodeHopBatchWith is encodeHopBatch writing the IPC stream into buf, a
+// scratch buffer the caller keeps across records (the upstream sink: a
+// fresh buffer per record grew, and first touched, its pages for every
+// record). buf is reset first, and the value returned never aliases it
+// (zstd writes a new slice; uncompressed, a copy), so a record produced
+// from it is not changed by the next one.
+func encodeHopBatchWith(buf *bytes.Buffer, mem memory.Allocator, enc *zstd.Encoder, schema *arrow.Schema, recs ...arrow.Record) ([]byte, error) {
+	buf.Reset()
+	w := ipc.NewWriter(buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			w.Close()
@@ -65,7 +75,7 @@ func encodeHopBatch(mem memory.Allocator, enc *zstd.Encoder, schema *arrow.Schem
 		return nil, fmt.Errorf("kafka: encode repartition batch: %w", err)
 	}
 	if enc == nil {
-		return buf.Bytes(), nil
+		return bytes.Clone(buf.Bytes()), nil
 	}
 	return enc.EncodeAll(buf.Bytes(), nil), nil
 }
@@ -89,11 +99,28 @@ func hopSchemaMessage(mem memory.Allocator, schema *arrow.Schema) ([]byte, error
 // Arrow parses anything (a corrupt schema message makes Arrow's reader
 // allocate what its counts say). The caller releases the records. Bad
 // input is an error, never a panic.
-func decodeHopBatch(mem memory.Allocator, dec *zstd.Decoder, want *arrow.Schema, schemaMsg, value []byte) (out []arrow.Record, err error) {
-	value, err = dec.DecodeAll(value, nil)
+func decodeHopBatch(mem memory.Allocator, dec *zstd.Decoder, want *arrow.Schema, schemaMsg, value []byte) ([]arrow.Record, error) {
+	out, _, err := decodeHopBatchInto(mem, dec, want, schemaMsg, value, nil)
+	return out, err
+}
+
+// decodeHopBatchInto is decodeHopBatch decompressing into scratch (its
+// contents are overwritten; nil: a new buffer), returned for the next
+// record (the downstream source keeps it across records and epochs).
+// The records never alias it: Arrow's IPC reader copies each message
+// body into buffers of mem.
+func decodeHopBatchInto(mem memory.Allocator, dec *zstd.Decoder, want *arrow.Schema, schemaMsg, value, scratch []byte) (out []arrow.Record, kept []byte, err error) {
+	kept, err = dec.DecodeAll(value, scratch[:0])
 	if err != nil {
-		return nil, fmt.Errorf("kafka: repartition record: %w", err)
+		return nil, scratch, fmt.Errorf("kafka: repartition record: %w", err)
 	}
+	out, err = decodeHopStream(mem, want, schemaMsg, kept)
+	return out, kept, err
+}
+
+// decodeHopStream reads the record batches of one decompressed hop
+// record (see decodeHopBatch).
+func decodeHopStream(mem memory.Allocator, want *arrow.Schema, schemaMsg, value []byte) (out []arrow.Record, err error) {
 	if !bytes.HasPrefix(value, schemaMsg) {
 		return nil, fmt.Errorf("kafka: repartition record does not start with the schema of the stage's rows (written by a query of another shape?)")
 	}

@@ -48,12 +48,14 @@ import (
 // An epoch of the local upstream in flight (planned by its source, not
 // yet committed or ended) also holds the downstream, when the local
 // upstream has not committed since the last downstream epoch: at most
-// maxDelay after that upstream epoch was planned, or after the hold
-// began if that comes first. Without it two cases ran an epoch for
-// part of a round: the start of a burst, when the upstream of this
-// instance had not committed yet (inactive: not held) and another
-// writer's first commit ran a downstream epoch while the local one was
-// writing; and a local upstream late against its last interval but
+// maxDelay after that upstream epoch was planned or after the last
+// downstream epoch, whichever is later, or after the hold began if that
+// comes first (a local epoch longer than maxDelay lets one downstream
+// epoch through per maxDelay, not one per other writer's commit).
+// Without it two cases ran an epoch for part of a round: the start of a
+// burst, when the upstream of this instance had not committed yet
+// (inactive: not held) and another writer's first commit ran a
+// downstream epoch while the local one was writing; and a local upstream late against its last interval but
 // already writing its next epoch (let through by the late rule, then
 // again at that commit). Each such epoch cost the full fixed work for a
 // fraction of a round (at three instances in backlog the downstreams ran
@@ -284,10 +286,22 @@ func (h *hopPacer) check(now time.Time) (uint64, bool) {
 	n, at, every := h.pace.state()
 	if w := h.pace.inFlight(); n == h.seen && !w.IsZero() {
 		// Its commit (or its end without one) wakes the query. At most
-		// maxDelay after the epoch was planned, and after this hold
+		// maxDelay after the epoch was planned or after the last
+		// downstream epoch, whichever is later, and after this hold
 		// began: an upstream that fails and plans again and again
 		// before its sink runs must not hold the other writers' rows
-		// for good.
+		// for good. The later of the two: a local epoch that outlasts
+		// maxDelay (a backlog read at once, under load: 1.6 s for
+		// 200K rows at three instances on two cores) let one epoch
+		// through at maxDelay and then, counted from its planning only,
+		// every later commit of another writer ran a downstream epoch
+		// of its own until the local commit (two or three more per
+		// instance in backlog; session 30). Counted from the last
+		// downstream epoch too, the downstream runs at most one epoch
+		// per maxDelay while the same local epoch is in flight.
+		if h.last.After(w) {
+			w = h.last
+		}
 		if h.holdFrom(now, w) {
 			return n, true
 		}

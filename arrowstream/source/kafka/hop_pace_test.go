@@ -312,6 +312,43 @@ func TestHopPacerWaitsForLocalEpochInFlight(t *testing.T) {
 	}
 }
 
+// TestHopPacerLongLocalEpochOneDownstreamPerDelay: a local upstream
+// epoch that outlasts maxDelay lets one downstream epoch through at the
+// delay, then holds the next for the delay after that one (not through
+// at once: at three instances in backlog each other writer's commit ran
+// a downstream epoch of its own while the long local epoch was in
+// flight), and its commit lets the next through.
+func TestHopPacerLongLocalEpochOneDownstreamPerDelay(t *testing.T) {
+	p := kafka.NewHopPaceForTest()
+	h := kafka.NewHopPacerForTest(p, time.Second)
+	t0 := time.Unix(1000, 0)
+	p.Committed(t0.Add(-500 * time.Millisecond))
+	if h.Hold(t0.Add(-499 * time.Millisecond)) {
+		t.Fatal("held after a local commit")
+	}
+	p.Started(t0)
+	if !h.Hold(t0.Add(10 * time.Millisecond)) {
+		t.Fatal("not held while the local upstream writes")
+	}
+	if h.Hold(t0.Add(1001 * time.Millisecond)) {
+		t.Fatal("held past the delay after the local epoch was planned")
+	}
+	// Another writer commits while the same local epoch is in flight.
+	if !h.Hold(t0.Add(1400 * time.Millisecond)) {
+		t.Fatal("a second downstream epoch let through while the same local epoch is in flight, 0.4 s after the first")
+	}
+	if d := h.UntilDeadline(t0.Add(1400 * time.Millisecond)); d != 601*time.Millisecond {
+		t.Fatalf("until deadline %v, want 601ms (the delay after the last downstream epoch)", d)
+	}
+	if h.Hold(t0.Add(2001 * time.Millisecond)) {
+		t.Fatal("held past the delay after the last downstream epoch")
+	}
+	p.Committed(t0.Add(2100 * time.Millisecond))
+	if h.Hold(t0.Add(2101 * time.Millisecond)) {
+		t.Fatal("held after the local commit")
+	}
+}
+
 // TestClusterPacedHopListsAtLocalCommits: while the paced downstream
 // would hold an epoch for its local upstream's commit anyway, it does not
 // list the hop's ends at every idle poll (20 to 100 ms apart): it lists

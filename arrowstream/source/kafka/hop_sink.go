@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,11 @@ type hopSink struct {
 	closeOnce sync.Once
 	topicID   [16]byte // TxnOffsetCommit v6+ names topics by id
 	enc       *zstd.Encoder
-	maxEvent  int64 // the largest event time sent (markers)
+	// ipcBuf is the IPC stream of the record being encoded, kept across
+	// records and epochs (encodeHopBatchWith resets it; what is produced
+	// is zstd's own copy).
+	ipcBuf   bytes.Buffer
+	maxEvent int64 // the largest event time sent (markers)
 	// written is the last epoch this sink committed (valid with
 	// writtenKnown): see AddBatch.
 	written      int64
@@ -420,7 +425,10 @@ func (s *hopSink) writeEpoch(ctx context.Context, epoch int64, data vector.Opera
 		if len(pending[p]) == 0 {
 			return nil
 		}
-		v, err := encodeHopBatch(s.mem, s.enc, s.spec.Schema, pending[p]...)
+		v, err := encodeHopBatchWith(&s.ipcBuf, s.mem, s.enc, s.spec.Schema, pending[p]...)
+		if s.ipcBuf.Cap() > hopScratchKeep {
+			s.ipcBuf = bytes.Buffer{} // a record of very wide rows: not kept
+		}
 		for _, r := range pending[p] {
 			r.Release()
 		}

@@ -49,6 +49,74 @@ type hopSource struct {
 
 	pacer hopPacer // waits for the local upstream's commits (hop_pace.go)
 	paced uint64   // the local upstream's commits at the last planning
+
+	codec hopCodec // the epochs' zstd decoder, schema message and scratch
+}
+
+// hopCodec is what a hop source's epochs decode with, kept for the
+// source's life. Each epoch made its own zstd decoder (its history and
+// block buffers, about 170 KiB, grown anew: fresh pages, faulted in)
+// and encoded the schema message again; at k instances the downstream
+// runs about k times the epochs in all, so that fixed work grew with
+// the instance count. The decoder serves epochs one after another or
+// at once (DecodeAll is safe for concurrent use); the scratch buffer of
+// decompressed bytes goes to one epoch at a time (take, put back).
+type hopCodec struct {
+	mu      sync.Mutex
+	dec     *zstd.Decoder // nil: not made yet, or closed
+	msg     []byte        // the schema's IPC message (hopSchemaMessage)
+	scratch []byte        // the spare decompression buffer (nil: lent or none)
+	closed  bool
+}
+
+// hopScratchKeep bounds the decompression buffer kept between records
+// and epochs: a larger one (a record of very wide rows) is dropped.
+const hopScratchKeep = 4 << 20
+
+// take returns the decoder, the schema message and a scratch buffer for
+// one epoch, making the decoder at first use.
+func (c *hopCodec) take(mem memory.Allocator, schema *arrow.Schema) (*zstd.Decoder, []byte, []byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, nil, nil, errors.New("kafka: repartition source closed")
+	}
+	if c.dec == nil {
+		msg, err := hopSchemaMessage(mem, schema)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		dec, err := newHopDecoder()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c.dec, c.msg = dec, msg
+	}
+	buf := c.scratch
+	c.scratch = nil
+	return c.dec, c.msg, buf, nil
+}
+
+// put gives an epoch's scratch buffer back.
+func (c *hopCodec) put(buf []byte) {
+	if cap(buf) > hopScratchKeep {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed && cap(buf) > cap(c.scratch) {
+		c.scratch = buf
+	}
+}
+
+// close closes the decoder; an epoch still decoding then fails.
+func (c *hopCodec) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dec != nil {
+		c.dec.Close()
+	}
+	c.dec, c.scratch, c.closed = nil, nil, true
 }
 
 // noEventTimeMs is reported while an input partition that holds the
@@ -260,6 +328,7 @@ func (s *hopSource) Commit(ctx context.Context, end stream.Offset) error {
 
 func (s *hopSource) Close() error {
 	s.mover.close()
+	s.codec.close()
 	return s.inner.Close()
 }
 
@@ -269,17 +338,18 @@ func (s *hopSource) Read(ctx context.Context, start, end stream.Offset) (vector.
 	if err != nil {
 		return nil, err
 	}
-	msg, err := hopSchemaMessage(s.mem, s.schema)
+	return s.decodeEpoch(op)
+}
+
+// decodeEpoch decodes an epoch's Kafka rows of the hop topic (op, which
+// it closes) with the source's codec.
+func (s *hopSource) decodeEpoch(op vector.Operator) (vector.Operator, error) {
+	dec, msg, scratch, err := s.codec.take(s.mem, s.schema)
 	if err != nil {
 		op.Close()
-		return nil, err
+		return nil, fmt.Errorf("kafka: repartition topic %s: %w", s.topic, err)
 	}
-	dec, err := newHopDecoder()
-	if err != nil {
-		op.Close()
-		return nil, err
-	}
-	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, topic: s.topic}, nil
+	return &hopDecoder{in: op, mem: s.mem, dec: dec, schema: s.schema, schemaMsg: msg, scratch: scratch, codec: &s.codec, topic: s.topic}, nil
 }
 
 // hopDecoder turns the Kafka rows of a hop topic into the rows they carry.
@@ -288,7 +358,9 @@ type hopDecoder struct {
 	mem       memory.Allocator
 	schema    *arrow.Schema
 	schemaMsg []byte
-	dec       *zstd.Decoder
+	dec       *zstd.Decoder // the source's (hopCodec): not closed here
+	scratch   []byte        // decompressed bytes of the record being decoded
+	codec     *hopCodec     // takes scratch back at Close
 	topic     string
 	queue     []arrow.Record
 	done      bool
@@ -342,7 +414,8 @@ func (d *hopDecoder) decode(rec arrow.Record) error {
 				return fmt.Errorf("kafka: %s-%d offset %d: %w", d.topic, parts.Value(i), offs.Value(i), err)
 			}
 		case bytes.Equal(k, hopKeyData):
-			recs, err := decodeHopBatch(d.mem, d.dec, d.schema, d.schemaMsg, vals.Value(i))
+			recs, kept, err := decodeHopBatchInto(d.mem, d.dec, d.schema, d.schemaMsg, vals.Value(i), d.scratch)
+			d.scratch = kept
 			if err != nil {
 				return fmt.Errorf("kafka: %s-%d offset %d: %w", d.topic, parts.Value(i), offs.Value(i), err)
 			}
@@ -365,7 +438,11 @@ func (d *hopDecoder) Close() error {
 		r.Release()
 	}
 	d.queue = nil
-	d.dec.Close()
+	if d.codec != nil {
+		d.codec.put(d.scratch)
+		d.codec = nil
+	}
+	d.scratch = nil
 	return d.in.Close()
 }
 

@@ -70,6 +70,14 @@ type SourceOptions struct {
 	PollTimeout time.Duration
 	// BatchRows is the largest record Read's operator returns (default 8192).
 	BatchRows int
+	// FetchMaxBytes and FetchMaxPartitionBytes bound what one fetch of
+	// an epoch's reader brings, over all its partitions and per partition
+	// (Kafka's consumer settings kafka.fetch.max.bytes and
+	// kafka.max.partition.fetch.bytes; 0: readerFetchMaxBytes, 64 KiB).
+	// A fetch is decoded at once, so its size is the reader's working
+	// set; over a network with a long round trip a larger bound reads a
+	// partition faster (reader.go).
+	FetchMaxBytes, FetchMaxPartitionBytes int32
 	// Logger receives data-loss warnings (default slog.Default()).
 	Logger *slog.Logger
 	// Cluster, when set, makes the source a member of its table's
@@ -90,7 +98,8 @@ var unsupportedConsumerOptions = []string{
 // them). Other kafka.* consumer settings are not supported.
 func SourceOptionKeys() []string {
 	keys := []string{"kafka.bootstrap.servers", "subscribe", "subscribePattern", "assign", "startingOffsets",
-		"endingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "clusterBatchHold", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions"}
+		"endingOffsets", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "clusterBatchHold", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs", "minPartitions",
+		"kafka.fetch.max.bytes", "kafka.max.partition.fetch.bytes"}
 	for _, name := range unsupportedConsumerOptions {
 		keys = append(keys, "kafka."+name)
 	}
@@ -216,6 +225,16 @@ func ParseSourceOptions(opts map[string]string) (SourceOptions, error) {
 		}
 		o.PollTimeout = time.Duration(n) * time.Millisecond
 	}
+	if v, ok := lower["kafka.fetch.max.bytes"]; ok {
+		if o.FetchMaxBytes, err = parseFetchBytes("kafka.fetch.max.bytes", v); err != nil {
+			return o, err
+		}
+	}
+	if v, ok := lower["kafka.max.partition.fetch.bytes"]; ok {
+		if o.FetchMaxPartitionBytes, err = parseFetchBytes("kafka.max.partition.fetch.bytes", v); err != nil {
+			return o, err
+		}
+	}
 	if v, ok := lower["minpartitions"]; ok {
 		// Accepted for compatibility and ignored: one reader per epoch
 		// fetches every partition (documented).
@@ -224,6 +243,20 @@ func ParseSourceOptions(opts map[string]string) (SourceOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// maxFetchBytes bounds the fetch settings: Kafka's protocol carries
+// them as int32, and a fetch is decoded at once into memory.
+const maxFetchBytes = 1 << 30
+
+// parseFetchBytes reads a fetch size setting: a positive number of
+// bytes up to 1 GiB.
+func parseFetchBytes(name, v string) (int32, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 || n > maxFetchBytes {
+		return 0, fmt.Errorf("kafka: option %s=%q: must be a number of bytes from 1 to %d", name, v, maxFetchBytes)
+	}
+	return int32(n), nil
 }
 
 // parseAssign parses {"topicA":[0,1],"topicB":[2,4]}.

@@ -79,6 +79,14 @@ func TestParseSourceOptions(t *testing.T) {
 		{"bad includeHeaders", base("subscribe", "t", "includeHeaders", "2x"), "option includeHeaders", nil},
 		{"bad poll timeout", base("subscribe", "t", "kafkaConsumer.pollTimeoutMs", "-5"), "option kafkaConsumer.pollTimeoutMs", nil},
 		{"bad minPartitions", base("subscribe", "t", "minPartitions", "none"), "option minPartitions", nil},
+		{"fetch bytes", base("subscribe", "t", "kafka.fetch.max.bytes", "1048576", "kafka.max.partition.fetch.bytes", " 65536 "), "", func(t *testing.T, o kafka.SourceOptions) {
+			if o.FetchMaxBytes != 1<<20 || o.FetchMaxPartitionBytes != 64<<10 {
+				t.Fatalf("%+v", o)
+			}
+		}},
+		{"fetch bytes zero", base("subscribe", "t", "kafka.fetch.max.bytes", "0"), "option kafka.fetch.max.bytes=\"0\"", nil},
+		{"fetch bytes over 1 GiB", base("subscribe", "t", "kafka.max.partition.fetch.bytes", "2147483648"), "option kafka.max.partition.fetch.bytes", nil},
+		{"fetch bytes not a number", base("subscribe", "t", "kafka.fetch.max.bytes", "1MB"), "must be a number of bytes", nil},
 		{"group id", base("subscribe", "t", "kafka.group.id", "g"), "kafka.group.id is not supported", nil},
 		{"auto offset reset", base("subscribe", "t", "kafka.auto.offset.reset", "earliest"), "kafka.auto.offset.reset is not supported", nil},
 	}

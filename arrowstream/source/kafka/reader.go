@@ -41,10 +41,20 @@ type reader struct {
 	carryIn kgo.Fetches
 }
 
-// maxPartitionFetchBytes lets one fetch return a large slice of a
-// partition: the ranges are known to exist, so bigger fetches only save
-// round trips.
-const maxPartitionFetchBytes = 8 << 20
+// readerFetchMaxBytes bounds what one fetch of a reader brings, over all
+// its partitions (and so each partition's share). The ranges are known to
+// exist, so a bigger fetch only saves round trips; but a fetch is decoded
+// at once into records that live until built, so its size sets the
+// reader's working set: with 8 MiB a partition, an instance's held epoch
+// of 150K records arrived in one fetch and was decoded on fresh pages.
+// Bounded, the records of a fetch fit the source's pool and go round
+// (reader_pool.go). Kafka returns at least one batch of a partition
+// however large. 64 KiB measured best on loopback against 256 KiB and
+// 1 MiB (docs/cluster.md, session 29): more round trips, fewer fresh
+// pages; over a network with a long round trip it bounds a partition's
+// rate to 64 KiB per round trip: the options kafka.fetch.max.bytes and
+// kafka.max.partition.fetch.bytes (SourceOptions) raise it.
+const readerFetchMaxBytes = 64 << 10
 
 func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 	consume := map[string]map[int32]kgo.Offset{}
@@ -57,16 +67,15 @@ func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 		consume[r.topic][r.partition] = kgo.NewOffset().At(r.next)
 		byTP[r.topic][r.partition] = r
 	}
-	cl, kept, carryIn, err := s.borrowConsumer(consume)
+	cl, kept, carryIn, pending, err := s.borrowConsumer(consume)
 	if err != nil {
 		return nil, err
 	}
-	total := int64(0)
-	for _, r := range ranges {
-		total += r.end - r.next
-	}
+	// pending holds one fetch's records at a time (fetches are bounded,
+	// reader_client.go); with the kept client it is the last reader's,
+	// kept with the client, else it grows to the largest fetch.
 	return &reader{src: s, client: cl, kept: kept, carryIn: carryIn, ranges: byTP, open: len(ranges), b: newRecordBuilder(s.mem, s.opts.IncludeHeaders),
-		pending: make([]*kgo.Record, 0, min(total, 1<<20))}, nil
+		pending: pending}, nil
 }
 
 // Schema implements vector.Operator.
@@ -105,7 +114,10 @@ func (r *reader) build() arrow.Record {
 	chunk := r.pending[r.pos:min(len(r.pending), r.pos+r.src.opts.BatchRows)]
 	r.pos += len(chunk)
 	rec := r.b.build(chunk)
-	clear(chunk) // let the fetched records go
+	// The Arrow columns hold copies of the records' bytes: the records
+	// (and the decompressed batch their keys and values point into) go
+	// back to the source's pool for the next fetches (reader_pool.go).
+	recycle(chunk)
 	return rec
 }
 
@@ -177,6 +189,7 @@ func (r *reader) take(ctx context.Context, fetches kgo.Fetches) error {
 				fp := &ft.Partitions[pi]
 				rng := tr[fp.Partition]
 				if rng == nil {
+					recycle(fp.Records)
 					continue
 				}
 				if rng.next >= rng.end {
@@ -185,6 +198,7 @@ func (r *reader) take(ctx context.Context, fetches kgo.Fetches) error {
 				}
 				for i, rec := range fp.Records {
 					if rec.Offset < rng.next {
+						rec.Recycle()
 						continue
 					}
 					if !rng.started && rec.Offset > rng.next {
@@ -200,10 +214,12 @@ func (r *reader) take(ctx context.Context, fetches kgo.Fetches) error {
 						r.carry(rng, fp.Records[i:])
 						break
 					}
+					rng.next = rec.Offset + 1
 					if !rec.Attrs.IsControl() {
 						r.pending = append(r.pending, rec)
+					} else {
+						rec.Recycle() // a transaction marker (zeroed: read before)
 					}
-					rng.next = rec.Offset + 1
 				}
 				if rng.next >= rng.end {
 					r.finish(rng)
@@ -265,8 +281,9 @@ func (r *reader) release() {
 		}
 		r.carryFetches(r.unsent)
 	}
+	recycle(r.pending[r.pos:]) // stopped early: fetched, never built
 	if r.kept {
-		r.src.returnConsumer(r.ranges, r.carried)
+		r.src.returnConsumer(r.ranges, r.carried, r.pending)
 	} else {
 		r.client.Close()
 	}
@@ -278,7 +295,11 @@ func (r *reader) release() {
 // epoch (the kept client's position is past them; nothing fetches them
 // again).
 func (r *reader) carry(rng *partitionRange, recs []*kgo.Record) {
-	if !r.kept || len(recs) == 0 {
+	if !r.kept {
+		recycle(recs)
+		return
+	}
+	if len(recs) == 0 {
 		return
 	}
 	if r.carried == nil {
@@ -301,6 +322,8 @@ func (r *reader) carryFetches(fs kgo.Fetches) {
 				fp := &ft.Partitions[pi]
 				if rng := r.ranges[ft.Topic][fp.Partition]; rng != nil && rng.end == -1 {
 					r.carry(rng, fp.Records)
+				} else {
+					recycle(fp.Records)
 				}
 			}
 		}

@@ -36,7 +36,15 @@ type keptConsumer struct {
 	busy   bool
 	closed bool // the source closed: the client closes when given back
 	parts  map[string]map[int32]*keptPartition
+	// pending is the last reader's queue of fetched records (empty),
+	// handed to the next reader: one fetch's pointers, kept rather than
+	// allocated afresh every epoch.
+	pending []*kgo.Record
 }
+
+// maxKeptPending bounds the pending queue kept across epochs (pointers): a
+// rare huge fetch does not leave its queue behind.
+const maxKeptPending = 1 << 18
 
 // keptPartition is what the kept client knows of a partition.
 type keptPartition struct {
@@ -60,7 +68,10 @@ func (s *Source) consumerOpts() []kgo.Opt {
 		// An offset that went out of range resets to the log start (the
 		// default); poll notices the jump and checks for lost data. (With
 		// NoResetOffset every read starts measurably slower.)
-		kgo.FetchMaxPartitionBytes(maxPartitionFetchBytes),
+		// Unset, the whole fetch's bound is at least a partition's (franz-go
+		// caps a partition's at the fetch's).
+		kgo.FetchMaxBytes(orDefault(s.opts.FetchMaxBytes, max(readerFetchMaxBytes, s.opts.FetchMaxPartitionBytes))),
+		kgo.FetchMaxPartitionBytes(orDefault(s.opts.FetchMaxPartitionBytes, readerFetchMaxBytes)),
 		// Pushing client metrics (KIP-714) costs a subscription request
 		// and a compressed push per interval; a reader's client needs none
 		// (it cost 2-9% of an instance's CPU when a client lived for one
@@ -72,6 +83,9 @@ func (s *Source) consumerOpts() []kgo.Opt {
 		// cancels by closing the connection; a short wait lets it return
 		// before (the default 5 s made most epochs reconnect).
 		kgo.FetchMaxWait(readerFetchMaxWait),
+	}
+	if s.pool != nil {
+		opts = append(opts, kgo.WithPools(s.pool))
 	}
 	if s.hop {
 		// Aborted transactions are skipped; the commit markers come as
@@ -85,7 +99,7 @@ func (s *Source) consumerOpts() []kgo.Opt {
 // given offsets, whether it is the source's kept client (to be given back
 // with returnConsumer) rather than one of its own (to be closed), and the
 // records carried from the last epoch that the reader takes first.
-func (s *Source) borrowConsumer(consume map[string]map[int32]kgo.Offset) (*kgo.Client, bool, kgo.Fetches, error) {
+func (s *Source) borrowConsumer(consume map[string]map[int32]kgo.Offset) (*kgo.Client, bool, kgo.Fetches, []*kgo.Record, error) {
 	k := &s.kept
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -95,17 +109,17 @@ func (s *Source) borrowConsumer(consume map[string]map[int32]kgo.Offset) (*kgo.C
 		// isolation: a client of its own.
 		cl, err := kgo.NewClient(append(s.consumerOpts(), kgo.ConsumePartitions(consume))...)
 		if err != nil {
-			return nil, false, nil, fmt.Errorf("kafka: consumer: %w", err)
+			return nil, false, nil, nil, fmt.Errorf("kafka: consumer: %w", err)
 		}
-		return cl, false, nil, nil
+		return cl, false, nil, nil, nil
 	}
 	if k.client == nil {
 		cl, err := kgo.NewClient(append(s.consumerOpts(), kgo.ConsumePartitions(consume))...)
 		if err != nil {
-			return nil, false, nil, fmt.Errorf("kafka: consumer: %w", err)
+			return nil, false, nil, nil, fmt.Errorf("kafka: consumer: %w", err)
 		}
 		k.client, k.hop, k.busy, k.parts = cl, s.hop, true, map[string]map[int32]*keptPartition{}
-		return cl, true, nil, nil
+		return cl, true, nil, k.takePending(), nil
 	}
 	set := map[string]map[int32]kgo.EpochOffset{}
 	add := map[string]map[int32]kgo.Offset{}
@@ -134,6 +148,9 @@ func (s *Source) borrowConsumer(consume map[string]map[int32]kgo.Offset) (*kgo.C
 				set[t][p] = off.EpochOffset()
 			}
 			if kp != nil {
+				if kp.end != off.EpochOffset().Offset {
+					recycle(kp.carried) // the partition moves: dropped
+				}
 				kp.end, kp.carried = -1, nil // until the range finishes
 			}
 		}
@@ -147,6 +164,7 @@ func (s *Source) borrowConsumer(consume map[string]map[int32]kgo.Offset) (*kgo.C
 	for t, ps := range k.parts {
 		for p, kp := range ps {
 			if _, ok := consume[t][p]; !ok && (kp.end >= 0 && len(kp.carried) > 0) {
+				recycle(kp.carried)
 				kp.end, kp.carried = -1, nil
 			}
 		}
@@ -158,13 +176,20 @@ func (s *Source) borrowConsumer(consume map[string]map[int32]kgo.Offset) (*kgo.C
 	k.client.ResumeFetchPartitions(resume)
 	k.client.AddConsumePartitions(add)
 	k.busy = true
-	return k.client, true, carryIn, nil
+	return k.client, true, carryIn, k.takePending(), nil
+}
+
+// takePending hands the kept pending queue to a reader (k.mu held).
+func (k *keptConsumer) takePending() []*kgo.Record {
+	p := k.pending
+	k.pending = nil
+	return p
 }
 
 // returnConsumer gives the kept client back after a reader: its
 // partitions are paused; a finished range's partition is kept with the
 // records carried past its end, the others are removed.
-func (s *Source) returnConsumer(ranges map[string]map[int32]*partitionRange, carried map[string]map[int32][]*kgo.Record) {
+func (s *Source) returnConsumer(ranges map[string]map[int32]*partitionRange, carried map[string]map[int32][]*kgo.Record, pending []*kgo.Record) {
 	k := &s.kept
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -173,6 +198,10 @@ func (s *Source) returnConsumer(ranges map[string]map[int32]*partitionRange, car
 		k.client.Close()
 		k.client, k.parts = nil, nil
 		return
+	}
+	if cap(pending) <= maxKeptPending {
+		clear(pending[:cap(pending)]) // no record outlives its reader here
+		k.pending = pending[:0]
 	}
 	pause := map[string][]int32{}
 	remove := map[string][]int32{}
@@ -186,6 +215,8 @@ func (s *Source) returnConsumer(ranges map[string]map[int32]*partitionRange, car
 				kp := &keptPartition{end: rng.done}
 				if rng.done >= 0 {
 					kp.carried = carried[t][p]
+				} else {
+					recycle(carried[t][p])
 				}
 				k.parts[t][p] = kp
 				continue
@@ -209,4 +240,12 @@ func (s *Source) closeConsumer() {
 		k.client.Close()
 		k.client, k.parts = nil, nil
 	}
+}
+
+// orDefault is v, or def when v is 0 (not set).
+func orDefault(v, def int32) int32 {
+	if v == 0 {
+		return def
+	}
+	return v
 }

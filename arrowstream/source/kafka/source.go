@@ -78,6 +78,9 @@ type Source struct {
 	// kept is the readers' consumer client, kept across epochs
 	// (reader_client.go).
 	kept keptConsumer
+	// pool is the memory the readers' consumers decode fetches into,
+	// reused from fetch to fetch (reader_pool.go).
+	pool *fetchPool
 	// delay holds epochs back for minOffsetsPerTrigger (trigger_delay.go).
 	delay triggerDelay
 	// hold: in cluster mode, an input holds epochs back to batch like a
@@ -129,7 +132,8 @@ func NewSource(mem memory.Allocator, opts SourceOptions) (*Source, error) {
 		return nil, fmt.Errorf("kafka: client for %s: %w", strings.Join(opts.Brokers, ","), err)
 	}
 	return &Source{mem: mem, opts: opts, schema: Schema(opts.IncludeHeaders), logger: logger, client: cl, admin: kadm.NewClient(cl), cluster: opts.Cluster,
-		delay: triggerDelay{min: opts.MinOffsetsPerTrigger, maxDelay: opts.MaxTriggerDelay}, now: time.Now}, nil
+		delay: triggerDelay{min: opts.MinOffsetsPerTrigger, maxDelay: opts.MaxTriggerDelay}, now: time.Now,
+		pool: newFetchPool(defaultFetchPoolBytes)}, nil
 }
 
 // Schema implements arrowstream.Source.
