@@ -93,7 +93,7 @@ func waitAgg(t *testing.T, want []string, sessions ...*testSession) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("union of the agg tables: %v, want %v (each key once, with the single-instance count)", got, want)
+			t.Fatalf("union of the agg tables: %v, want %v (each key once, with the single-instance count)\n%s", got, want, stallReport(sessions...))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
