@@ -21,10 +21,11 @@ func stallReport(sessions ...*testSession) string {
 			fmt.Fprintf(&b, "session %d query %s: status %+v restarts:", i, q.Name(), st)
 			n, err := q.Restarts()
 			fmt.Fprintf(&b, " %d (%v)\n", n, err)
-			if p := q.LastProgress(); p != nil {
-				fmt.Fprintf(&b, "  last progress: batch %d at %s, %d rows\n", p.BatchID, p.Timestamp, p.NumInputRows)
+			recent := q.RecentProgress()
+			for _, p := range recent[max(0, len(recent)-12):] { // the last epochs, with their offsets
+				fmt.Fprintf(&b, "  batch %d at %s: %d rows, durations %v\n", p.BatchID, p.Timestamp, p.NumInputRows, p.DurationMs)
 				for _, src := range p.Sources {
-					fmt.Fprintf(&b, "  source %s: start %s end %s latest %s rows %d\n", src.Description, src.StartOffset, src.EndOffset, src.LatestOffset, src.NumInputRows)
+					fmt.Fprintf(&b, "    source %s: start %s end %s rows %d\n", src.Description, src.StartOffset, src.EndOffset, src.NumInputRows)
 				}
 			}
 		}
