@@ -49,7 +49,8 @@ type hopSink struct {
 	// newClient makes the transactional producer with a timeout; each
 	// one's InitProducerID fences the writer's earlier producers.
 	newClient func(timeout time.Duration) (*kgo.Client, error)
-	timeout   txnTimeout // hop_fence.go
+	timeout   txnTimeout  // hop_fence.go
+	outcome   *txnOutcome // the clients' logger: whether a commit was accepted
 
 	once      sync.Once
 	ready     error
@@ -89,6 +90,8 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	}
 	topic := HopTopic(c.opts.Name, spec.Table, spec.Hop)
 	txn := topic + "-w-" + writer
+	logger := c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer)
+	outcome := newTxnOutcome(logger) // every client's: one at a time
 	newClient := func(timeout time.Duration) (*kgo.Client, error) {
 		cl, err := kgo.NewClient(
 			kgo.SeedBrokers(c.opts.Brokers...),
@@ -99,6 +102,7 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 			kgo.MaxBufferedRecords(1<<16),
 			kgo.ClientID("arrowstream-"+c.opts.Name),
 			kgo.DisableClientMetrics(), // nothing reads them (a push per interval per instance)
+			kgo.WithLogger(outcome),    // what EndTransaction did (txn_outcome.go)
 		)
 		if err != nil {
 			return nil, fmt.Errorf("kafka: repartition sink %s: %w", topic, err)
@@ -118,7 +122,7 @@ func (c *Cluster) HopSink(mem memory.Allocator, spec stream.HopSpec) (stream.Sin
 	pace := c.hopPace(topic)
 	c.reads.link(spec.CheckpointDir, pace) // the stage's source tells it when an epoch is planned
 	return &hopSink{mem: mem, spec: spec, topic: topic, writer: writer, group: txn, client: cl, admin: kadm.NewClient(cl), enc: enc,
-		logger: c.opts.Logger.With("cluster", c.opts.Name, "topic", topic, "writer", writer), maxEvent: math.MinInt64,
+		logger: logger, outcome: outcome, maxEvent: math.MinInt64,
 		reads: &c.reads, inputIDs: map[string][16]byte{}, faults: c.opts.Faults, pace: pace,
 		newClient: newClient, timeout: timeout}, nil
 }
@@ -315,7 +319,7 @@ func (s *hopSink) AddBatch(ctx context.Context, epoch int64, data vector.Operato
 		s.failedTxn(epoch, began, err)
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: %w", s.topic, epoch, err)
 	}
-	if err := s.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
+	if err := commitTxn(ctx, s.client, s.outcome); err != nil {
 		s.failedTxn(epoch, began, err)
 		return fmt.Errorf("kafka: repartition sink %s: epoch %d: commit transaction: %w", s.topic, epoch, err)
 	}

@@ -123,6 +123,7 @@ type stateMover struct {
 	mu      sync.Mutex
 	ready   bool
 	client  *kgo.Client // transactional producer
+	outcome *txnOutcome // its logger: whether a commit was accepted
 	admin   *kadm.Client
 	txnID   string // transactional id and bookkeeping group
 	bk      bookmark
@@ -149,9 +150,9 @@ type stateMover struct {
 }
 
 func newStateMover(c *Cluster, mem memory.Allocator, spec stream.HopSpec, src *Source) *stateMover {
-	return &stateMover{c: c, mem: mem, spec: spec, src: src,
-		logger: c.opts.Logger.With("cluster", c.opts.Name, "table", spec.Table),
-		bk:     bookmark{epoch: -1}, topics: map[int][16]byte{}, ends: map[string]int64{},
+	logger := c.opts.Logger.With("cluster", c.opts.Name, "table", spec.Table)
+	return &stateMover{c: c, mem: mem, spec: spec, src: src, logger: logger, outcome: newTxnOutcome(logger),
+		bk: bookmark{epoch: -1}, topics: map[int][16]byte{}, ends: map[string]int64{},
 		applied: map[partKey]partState{}, changed: map[partKey]partState{}, changes: map[partKey][]stateChange{},
 		restored: map[string]int64{}}
 }
@@ -186,6 +187,7 @@ func (m *stateMover) setup(ctx context.Context) error {
 			kgo.MaxBufferedRecords(1<<18),
 			kgo.ClientID("arrowstream-"+m.c.opts.Name),
 			kgo.DisableClientMetrics(), // nothing reads them (a push per interval per instance)
+			kgo.WithLogger(m.outcome),  // what EndTransaction did (txn_outcome.go)
 		)
 		if err != nil {
 			return fmt.Errorf("kafka: cluster state of %s: %w", m.spec.Table, err)

@@ -370,7 +370,7 @@ func (m *stateMover) writeEpochLocked(ctx context.Context, epoch int64, op int) 
 			return nil, err
 		}
 	}
-	if err := m.client.EndTransaction(ctx, kgo.TryCommit); err != nil {
+	if err := commitTxn(ctx, m.client, m.outcome); err != nil {
 		return nil, fmt.Errorf("commit transaction: %w", err)
 	}
 	gm.noteTxnCommitLocked(hop, offsets)
