@@ -71,8 +71,13 @@ func (l *IntervalLit) Value() (Interval, error) {
 // "1 minute", "1 hour 30 minutes" or "interval -2 days": the duration
 // strings of window(), watermark delays and triggers. Units are singular
 // or plural and case-insensitive; SECOND and MILLISECOND values may have a
-// fraction down to the microsecond.
+// fraction down to the microsecond. A string that starts with INTERVAL and
+// quotes a value ("interval '5' hour", "interval '1-2' year to month") is
+// an interval literal in SQL syntax, read as the SQL parser reads it.
 func ParseInterval(s string) (Interval, error) {
+	if t := strings.TrimSpace(s); len(t) > len("interval") && strings.EqualFold(t[:len("interval")], "interval") && strings.Contains(t, "'") {
+		return parseIntervalLiteral(s)
+	}
 	fields := strings.Fields(s)
 	if len(fields) > 0 && strings.EqualFold(fields[0], "interval") {
 		fields = fields[1:]
@@ -104,6 +109,26 @@ func ParseInterval(s string) (Interval, error) {
 			return Interval{}, fmt.Errorf("invalid interval %q: %w", s, err)
 		}
 		fields = fields[2:]
+	}
+	return iv, nil
+}
+
+// parseIntervalLiteral reads s as a whole SQL interval literal. Spark's
+// fromIntervalString hands strings that start with "interval" to its SQL
+// parser, so the quoted and field-range forms of ANSI intervals are valid
+// duration strings too (SPARK-35815).
+func parseIntervalLiteral(s string) (Interval, error) {
+	e, err := ParseExpr(s)
+	if err != nil {
+		return Interval{}, fmt.Errorf("invalid interval %q: %w", s, err)
+	}
+	lit, ok := e.(*IntervalLit)
+	if !ok {
+		return Interval{}, fmt.Errorf("invalid interval %q: not a single interval literal", s)
+	}
+	iv, err := lit.Value()
+	if err != nil {
+		return Interval{}, fmt.Errorf("invalid interval %q: %w", s, err)
 	}
 	return iv, nil
 }

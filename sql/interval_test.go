@@ -94,3 +94,35 @@ func TestIntervalFixed(t *testing.T) {
 		t.Error("Fixed() overflow not detected")
 	}
 }
+
+// TestParseIntervalSQLLiteralForms checks the duration strings that Spark
+// reads with its SQL parser because they start with "interval": quoted
+// values and field ranges (SPARK-35815's delay thresholds).
+func TestParseIntervalSQLLiteralForms(t *testing.T) {
+	hour := int64(3600_000_000)
+	tests := []struct {
+		in   string
+		want Interval
+	}{
+		{"inTerval '3' day", Interval{Days: 3}},
+		{"interval '5' hour", Interval{Micros: 5 * hour}},
+		{"interval '10' second", Interval{Micros: 10_000_000}},
+		{"interval '1' year", Interval{Months: 12}},
+		{"\tinterval '1' day '2' hours '3' minutes '4' seconds", Interval{Days: 1, Micros: 2*hour + 3*60_000_000 + 4_000_000}},
+		{"interval '1 2:3:4' day to second", Interval{Days: 1, Micros: 2*hour + 3*60_000_000 + 4_000_000}},
+		{"interval '1' year '2' month", Interval{Months: 14}},
+		{"\tinterval '1-2' year to month", Interval{Months: 14}},
+		{"interval '-1 year'", Interval{Months: -12}},
+	}
+	for _, tc := range tests {
+		got, err := ParseInterval(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseInterval(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"intrval '3' day", "interval '5' foo", "interval '1 2:3:4' day to hour", "interval '1 2' year to month", "interval '1' day + 1"} {
+		if got, err := ParseInterval(in); err == nil {
+			t.Errorf("ParseInterval(%q) = %+v, want an error", in, got)
+		}
+	}
+}
