@@ -48,6 +48,9 @@ func startsExpr(t, next *token) bool {
 			return true
 		case "LEFT", "RIGHT":
 			return next.kind == tLParen
+		case "GROUP", "ORDER":
+			// Column names unless BY follows (see parsePrimary).
+			return !(next.kind == tWord && next.kw == "BY")
 		}
 		return !isReserved(t.kw)
 	}
@@ -461,6 +464,14 @@ func (p *parser) parseWord(t *token) Expr {
 		// Reserved for joins, but also the names of string functions.
 		if next.kind == tLParen {
 			return p.parseCall(p.next())
+		}
+	case "GROUP", "ORDER":
+		// Reserved here because they start clauses, but Spark's default
+		// (non-ANSI) grammar lets them name columns: selectExpr("value AS
+		// group") and then groupBy("group"). Where an expression starts,
+		// the clause would need BY next, so any other token means a name.
+		if !p.isKwAt(1, "BY") {
+			return p.parseNameOrCall()
 		}
 	case "INTERVAL":
 		if k := next.kind; k == tNumber || k == tString || k == tMinus || k == tPlus {
