@@ -470,7 +470,7 @@ func (p *parser) parseWord(t *token) Expr {
 		// (non-ANSI) grammar lets them name columns: selectExpr("value AS
 		// group") and then groupBy("group"). Where an expression starts,
 		// the clause would need BY next, so any other token means a name.
-		if !p.isKwAt(1, "BY") {
+		if !(next.kind == tWord && next.kw == "BY") {
 			return p.parseNameOrCall()
 		}
 	case "INTERVAL":
