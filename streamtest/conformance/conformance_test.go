@@ -198,3 +198,30 @@ func TestRunnerSkipsAndFails(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 }
+
+// TestRunnerChecksOutputTypes: rows compare by number, so avg's double 2.0
+// equals a bigint 2; only the comparison of the sink's columns with the
+// scenario's `output` tells the two apart.
+func TestRunnerChecksOutputTypes(t *testing.T) {
+	const tmpl = `[{
+	  "name": "avg_type", "sources": {"input": [{"name": "value", "type": "int"}]},
+	  "query": {"plan": [{"read": "input"}, {"group_by": [], "agg": ["avg(value) AS a"]}], "output_mode": "complete"},
+	  "output": [{"name": "a", "type": "TYPE"}],
+	  "steps": [{"action": "start"}, {"action": "add", "source": "input", "rows": [[1], [3]]}, {"action": "check", "mode": "answer", "rows": [[2]]}]
+	}]`
+	for typ, want := range map[string]string{
+		"double": "PASS avg_type\n",
+		"bigint": "FAIL avg_type: [plan] step 2 (check): sink column 0 (a) is float64, the scenario's output a is bigint",
+	} {
+		scenarios, err := conformance.Decode([]byte(strings.Replace(tmpl, "TYPE", typ, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		r := &conformance.Runner{Out: &out, TempDir: t.TempDir(), StepTimeout: 10 * time.Second}
+		r.RunAll(scenarios)
+		if !strings.HasPrefix(out.String(), want) {
+			t.Errorf("output type %s: report\n%s\nwant it to start with %q", typ, out.String(), want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,6 +26,8 @@ var (
 	strStrSchema = arrow.NewSchema([]arrow.Field{{Name: "_1", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "_2", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	strIntSchema = arrow.NewSchema([]arrow.Field{{Name: "_1", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "_2", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
 	strI64Schema = arrow.NewSchema([]arrow.Field{{Name: "_1", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "_2", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	strSchema    = arrow.NewSchema([]arrow.Field{{Name: "value", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	intSchema    = arrow.NewSchema([]arrow.Field{{Name: "value", Type: arrow.PrimitiveTypes.Int32}}, nil)
 )
 
 // groupFuncs are the state functions the scenarios describe, by name.
@@ -50,6 +53,52 @@ var groupFuncs = map[string]groupFunc{
 			return nil, err
 		}
 		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(count, 10)), nil
+	}},
+	// Spark's lazily consuming iterator: the state moves one row at a time,
+	// so a key can emit several rows in one call and restart after removal.
+	"count_each_remove_at_3": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		var out [][]any
+		for i := int64(0); i < rows.NumRows(); i++ {
+			count := stateInt(st) + 1
+			if count == 3 {
+				st.Remove()
+				continue
+			}
+			if err := setStateInt(st, count); err != nil {
+				return nil, err
+			}
+			out = append(out, []any{key.ValueStr(0), strconv.FormatInt(count, 10)})
+		}
+		return rowsOf(strStrSchema, out...), nil
+	}},
+	"running_count_str": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		count := stateInt(st) + rows.NumRows()
+		if err := setStateInt(st, count); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(count, 10)), nil
+	}},
+	"key_only": {strSchema, func(key arrow.Array, _ arrow.Record, _ *arrowstream.GroupState) (arrow.Record, error) {
+		return row(strSchema, key.ValueStr(0)), nil
+	}},
+	"emit_nothing": {strSchema, func(arrow.Array, arrow.Record, *arrowstream.GroupState) (arrow.Record, error) {
+		return nil, nil
+	}},
+	// SPARK-38320: a key that receives data must not time out in that
+	// epoch, and a call that does not set the timeout again clears it.
+	"timeout_500_once": {intSchema, func(_ arrow.Array, _ arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		if st.HasTimedOut() {
+			return nil, errors.New("the state should not have timed out")
+		}
+		if !st.Exists() {
+			if err := setStateInt(st, 0); err != nil {
+				return nil, err
+			}
+			if err := st.SetTimeoutTimestamp(500); err != nil {
+				return nil, err
+			}
+		}
+		return row(intSchema, int32(0)), nil
 	}},
 	"running_count_long": {strI64Schema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
 		count := stateInt(st) + rows.NumRows()
@@ -149,16 +198,27 @@ func eventTimeSeconds(rows arrow.Record) ([]int64, error) {
 
 // row builds a one-row record of schema from Go values.
 func row(schema *arrow.Schema, vals ...any) arrow.Record {
+	return rowsOf(schema, vals)
+}
+
+// rowsOf builds a record of schema with one row per entry of rows; nil
+// when there are none (a GroupFunc's "no output").
+func rowsOf(schema *arrow.Schema, rows ...[]any) arrow.Record {
+	if len(rows) == 0 {
+		return nil
+	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
-	for i, v := range vals {
-		switch x := v.(type) {
-		case string:
-			b.Field(i).(*array.StringBuilder).Append(x)
-		case int32:
-			b.Field(i).(*array.Int32Builder).Append(x)
-		case int64:
-			b.Field(i).(*array.Int64Builder).Append(x)
+	for _, vals := range rows {
+		for i, v := range vals {
+			switch x := v.(type) {
+			case string:
+				b.Field(i).(*array.StringBuilder).Append(x)
+			case int32:
+				b.Field(i).(*array.Int32Builder).Append(x)
+			case int64:
+				b.Field(i).(*array.Int64Builder).Append(x)
+			}
 		}
 	}
 	return b.NewRecord()

@@ -312,6 +312,9 @@ func (r *Runner) runVariant(sc *Scenario, variant string, mode runMode) (out var
 			start := time.Now()
 			err := fix.Do(a)
 			r.logf("  step %d %s: %s (%s)\n", i, a, okOrFail(err), time.Since(start).Round(time.Millisecond))
+			if err == nil && s.kind == "check" {
+				err = checkSinkTypes(sc, fix)
+			}
 			if err != nil {
 				out.err = fmt.Errorf("step %d (%s): %w\n%s", i, s.kind, err, fix.Dump())
 				return out
