@@ -89,7 +89,7 @@ func StartStream(trigger arrowstream.Trigger, manualClock bool) Action {
 func (s *Stream) start(trigger arrowstream.Trigger, manual bool) error {
 	q, err := s.startQuery(trigger, manual)
 	if err != nil {
-		return fmt.Errorf("start: %w", err)
+		return &StartRefusedError{Err: err}
 	}
 	s.query, s.trigger, s.manualRun, s.started = q, trigger, manual, true
 	s.stateMark, s.carried = nil, nil
@@ -100,6 +100,14 @@ func (s *Stream) start(trigger arrowstream.Trigger, manual bool) error {
 	}
 	return nil
 }
+
+// StartRefusedError is StartStream's error when the query did not start:
+// the engine refused it (an analysis error) or could not set it up.
+type StartRefusedError struct{ Err error }
+
+func (e *StartRefusedError) Error() string { return "start: " + e.Err.Error() }
+
+func (e *StartRefusedError) Unwrap() error { return e.Err }
 
 // StopStream stops the query cleanly; the checkpoint and the sink are
 // kept.

@@ -40,10 +40,11 @@ func runConformance(args []string, stdout, stderr io.Writer) int {
 	runExpr := fs.String("run", "", "run only the scenarios whose name matches this regular expression")
 	restart := fs.Bool("restart", false, "also stop and restart stateful queries after every epoch")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound of every wait of a step")
+	types := fs.Bool("types", false, "also require the sink's column types to match each scenario's output (stricter than FORMAT.md, which compares values: 2 equals 2.0)")
 	conf := confFlags{}
 	fs.Var(conf, "conf", "a query option key=value for every scenario (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: arrowstream conformance [-v] [-run REGEXP] [--conf key=value]... PATH...")
+		fmt.Fprintln(stderr, "usage: arrowstream conformance [-v] [-run REGEXP] [-restart] [-types] [--conf key=value]... PATH...")
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after the paths.
@@ -62,7 +63,7 @@ func runConformance(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	r := &conformance.Runner{Out: stdout, Verbose: *verbose, Conf: conf, RestartAfterChecks: *restart, StepTimeout: *timeout}
+	r := &conformance.Runner{Out: stdout, Verbose: *verbose, Conf: conf, RestartAfterChecks: *restart, StepTimeout: *timeout, CheckOutputTypes: *types}
 	if *runExpr != "" {
 		re, err := regexp.Compile(*runExpr)
 		if err != nil {

@@ -48,7 +48,7 @@ func runAllWith(t *testing.T, restart bool, conf map[string]string, dir string) 
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	r := &conformance.Runner{Out: &out, Conf: conf, RestartAfterChecks: restart, StepTimeout: 30 * time.Second, TempDir: dir}
+	r := &conformance.Runner{Out: &out, Conf: conf, RestartAfterChecks: restart, StepTimeout: 30 * time.Second, TempDir: dir, CheckOutputTypes: true}
 	sum := r.RunAll(scenarios)
 	t.Logf("report:\n%s", out.String())
 	if last := strings.TrimSpace(out.String()[strings.LastIndex(strings.TrimSpace(out.String()), "\n")+1:]); last != sum.String() {
@@ -209,19 +209,56 @@ func TestRunnerChecksOutputTypes(t *testing.T) {
 	  "output": [{"name": "a", "type": "TYPE"}],
 	  "steps": [{"action": "start"}, {"action": "add", "source": "input", "rows": [[1], [3]]}, {"action": "check", "mode": "answer", "rows": [[2]]}]
 	}]`
-	for typ, want := range map[string]string{
-		"double": "PASS avg_type\n",
-		"bigint": "FAIL avg_type: [plan] step 2 (check): sink column 0 (a) is float64, the scenario's output a is bigint",
+	for _, c := range []struct {
+		typ   string
+		check bool
+		want  string
+	}{
+		{"double", true, "PASS avg_type\n"},
+		{"bigint", true, "FAIL avg_type: [plan] step 2 (check): sink column 0 (a) is float64, the scenario's output a is bigint"},
+		// FORMAT.md's own contract compares values only.
+		{"bigint", false, "PASS avg_type\n"},
 	} {
-		scenarios, err := conformance.Decode([]byte(strings.Replace(tmpl, "TYPE", typ, 1)))
+		scenarios, err := conformance.Decode([]byte(strings.Replace(tmpl, "TYPE", c.typ, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		r := &conformance.Runner{Out: &out, TempDir: t.TempDir(), StepTimeout: 10 * time.Second, CheckOutputTypes: c.check}
+		r.RunAll(scenarios)
+		if !strings.HasPrefix(out.String(), c.want) {
+			t.Errorf("output type %s, type check %v: report\n%s\nwant it to start with %q", c.typ, c.check, out.String(), c.want)
+		}
+	}
+}
+
+// TestRunnerRefusedStartMeetsRuntimeFailure: Spark runs a global session
+// window until its first batch fails; the engine refuses it at start. A
+// scenario written as Spark's test (start, add, runtime failure) passes;
+// one that expects output before the failure does not, and neither does a
+// scenario whose start is refused with no failure expected.
+func TestRunnerRefusedStartMeetsRuntimeFailure(t *testing.T) {
+	const tmpl = `[{
+	  "name": "refused", "sources": {"input": [{"name": "ts", "type": "timestamp"}]},
+	  "query": {"plan": [{"read": "input"}, {"with_watermark": ["ts", "10 seconds"]},
+	    {"group_by": ["session_window(ts, '5 seconds') AS session"], "agg": ["count(*) AS count"]}], "output_mode": "append"},
+	  "steps": [{"action": "start"}, {"action": "add", "source": "input", "rows": [[10]]}, STEPS]
+	}]`
+	for _, c := range []struct{ steps, want string }{
+		{`{"action": "expect_failure", "phase": "runtime"}`, "PASS refused\n"},
+		{`{"action": "process_all_available"}, {"action": "expect_failure", "phase": "runtime"}`, "PASS refused\n"},
+		{`{"action": "check", "mode": "answer", "rows": []}, {"action": "expect_failure", "phase": "runtime"}`, "FAIL refused: [plan] step 0 (start)"},
+		{`{"action": "check", "mode": "answer", "rows": []}`, "FAIL refused: [plan] step 0 (start)"},
+	} {
+		scenarios, err := conformance.Decode([]byte(strings.Replace(tmpl, "STEPS", c.steps, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
 		r := &conformance.Runner{Out: &out, TempDir: t.TempDir(), StepTimeout: 10 * time.Second}
 		r.RunAll(scenarios)
-		if !strings.HasPrefix(out.String(), want) {
-			t.Errorf("output type %s: report\n%s\nwant it to start with %q", typ, out.String(), want)
+		if !strings.HasPrefix(out.String(), c.want) {
+			t.Errorf("steps %s: report\n%s\nwant it to start with %q", c.steps, out.String(), c.want)
 		}
 	}
 }

@@ -11,10 +11,14 @@
 // both, once for scenarios that only call the memory sink. It prints one
 // line per scenario, PASS name, FAIL name: [variant] step N (kind): first
 // difference, or SKIP name: reason, and a summary line "N passed, M failed"
-// with ", K skipped" when some were skipped. After every passing check,
-// the sink's columns must match the scenario's `output` in number and
-// type (rows compare values by number, so this is what tells a double
-// from a bigint).
+// with ", K skipped" when some were skipped. With CheckOutputTypes (the
+// project's tests; `arrowstream conformance -types`), after every passing
+// check the sink's columns must also match the scenario's `output` in
+// number and type (rows compare values by number, so this is what tells
+// a double from a bigint). A start the engine refuses meets a runtime
+// expect_failure that follows it with only input and waits between:
+// Spark runs some queries until their first batch fails where the
+// engine refuses them at analysis.
 //
 // Scenarios the engine cannot run yet are skipped with the reason (a skip
 // is not a pass): those naming a flatMapGroupsWithState function (a
