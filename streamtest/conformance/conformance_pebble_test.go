@@ -16,6 +16,7 @@ var pebbleConf = map[string]string{arrowstream.ConfStateStoreProvider: "pebble"}
 // (arrowstream conformance --conf stateStore.provider=pebble): the same
 // results as with the memory provider.
 func TestConformancePebble(t *testing.T) {
+	t.Parallel() // the scenarios mostly wait (Pebble syncs, epochs): the runs overlap
 	sum := runAllWith(t, false, pebbleConf, t.TempDir())
 	checkResults(t, sum, false)
 	if sum.Passed < 30 {
@@ -25,6 +26,7 @@ func TestConformancePebble(t *testing.T) {
 
 // TestConformancePebbleRestartEquivalence adds a restart after every epoch.
 func TestConformancePebbleRestartEquivalence(t *testing.T) {
+	t.Parallel() // the scenarios mostly wait (Pebble syncs, epochs): the runs overlap
 	if testing.Short() {
 		t.Skip("runs every scenario again")
 	}
@@ -36,6 +38,7 @@ func TestConformancePebbleRestartEquivalence(t *testing.T) {
 // aggregations and deduplications keep nothing live between epochs and
 // read every group they touch or evict back from the store.
 func TestConformancePebbleNoWorkingSet(t *testing.T) {
+	t.Parallel() // the scenarios mostly wait (Pebble syncs, epochs): the runs overlap
 	conf := map[string]string{arrowstream.ConfStateStoreProvider: "pebble", arrowstream.ConfPebbleLiveStateBytes: "0"}
 	sum := runAllWith(t, false, conf, t.TempDir())
 	checkResults(t, sum, false)

@@ -106,6 +106,7 @@ func checkResults(t *testing.T, sum conformance.Summary, restart bool) {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel() // the scenarios mostly wait (Pebble syncs, epochs): the runs overlap
 	sum := runAll(t, false)
 	checkResults(t, sum, false)
 	if sum.Passed < 30 {
@@ -118,6 +119,7 @@ func TestConformance(t *testing.T) {
 // must not change, except for the scenarios the runner's rule classifies
 // as restart-dependent by spec, whose eventual answers it verified.
 func TestConformanceRestartEquivalence(t *testing.T) {
+	t.Parallel() // the scenarios mostly wait (Pebble syncs, epochs): the runs overlap
 	if testing.Short() {
 		t.Skip("runs every scenario again")
 	}
