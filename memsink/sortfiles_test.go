@@ -42,7 +42,7 @@ func TestSortFilesOrder(t *testing.T) {
 	}
 }
 
-// TestSortFilesScales: a log of 300,000 records (a selective query's
+// TestSortFilesScales: a log of 200,000 records (a selective query's
 // empty epochs are recorded one each; the crash harness's memsink
 // workload reached 190,000 in minutes) sorts in well under a second. The
 // insertion sort it replaced needed about n²/4 comparisons, each parsing
@@ -50,7 +50,7 @@ func TestSortFilesOrder(t *testing.T) {
 // and the crash harness's timer kills all landed there. The bound is
 // generous for a loaded machine and the race detector.
 func TestSortFilesScales(t *testing.T) {
-	const n = 300_000
+	const n = 200_000
 	names := make([]string, 0, n)
 	for e := int64(0); e < n; e++ {
 		names = append(names, epochFile(e))
