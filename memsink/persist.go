@@ -2,6 +2,7 @@ package memsink
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -492,20 +493,37 @@ func (p *persister) list() (names []string, segs []int64, err error) {
 	return names, segs, nil
 }
 
+// sortFiles orders entry names by epoch, an epoch's file before its view
+// snapshot, keeping the given order otherwise. Each name is parsed once
+// and the sort is O(n log n): a table recovered from a log of a few
+// hundred thousand epochs (a selective query's empty epochs, each
+// recorded) sorted them by insertion for minutes before its query could
+// start.
 func sortFiles(names []string) {
-	key := func(n string) (int64, bool) {
+	type keyed struct {
+		name  string
+		epoch int64
+		view  bool
+	}
+	ks := make([]keyed, len(names))
+	for i, n := range names {
 		e, v, _ := parseFileName(n)
-		return e, v
+		ks[i] = keyed{n, e, v}
 	}
-	less := func(a, b string) bool {
-		ea, va := key(a)
-		eb, vb := key(b)
-		return ea < eb || ea == eb && !va && vb
-	}
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && less(names[j], names[j-1]); j-- {
-			names[j], names[j-1] = names[j-1], names[j]
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.epoch, b.epoch); c != 0 {
+			return c
 		}
+		switch {
+		case !a.view && b.view:
+			return -1
+		case a.view && !b.view:
+			return 1
+		}
+		return 0
+	})
+	for i, k := range ks {
+		names[i] = k.name
 	}
 }
 

@@ -52,8 +52,12 @@ func (t *Table) recover(ctx context.Context) error {
 		return err
 	}
 	names := slices.Clone(files)
+	isFile := make(map[string]bool, len(files))
+	for _, n := range files {
+		isFile[n] = true
+	}
 	for n := range p.log.at {
-		if !slices.Contains(files, n) {
+		if !isFile[n] {
 			names = append(names, n)
 		}
 	}

@@ -36,6 +36,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "working directory (default: a temporary one, deleted afterwards)")
 	sync := fs.Bool("fsync", false, "fsync checkpoint writes (a killed process loses nothing the kernel has, so off by default)")
 	verbose := fs.Bool("v", false, "print every kill")
+	killAfter := fs.Int("max-kill-after", 60, "a kill inside a checkpoint write lands in one of the first N writes reaching its step; fewer put more kills inside writes (an epoch appends once to its epoch log) and fewer on the timer")
 	conf := confFlags{}
 	fs.Var(conf, "conf", "a session setting key=value for the workload's queries, e.g. stateStore.provider=pebble (repeatable)")
 	if err := parseFlags(fs, args, env); err != nil {
@@ -56,9 +57,10 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	cfg := chaos.Config{
 		Cycles: *cycles, Records: *records, Seed: *seed, Workload: workload.String(), Dir: work,
-		Command: func() *exec.Cmd { return exec.Command(exe, "chaos", "--worker") },
-		NoSync:  !*sync,
-		Conf:    conf,
+		Command:      func() *exec.Cmd { return exec.Command(exe, "chaos", "--worker") },
+		NoSync:       !*sync,
+		Conf:         conf,
+		MaxKillAfter: *killAfter,
 	}
 	if *verbose {
 		cfg.Progress = stderr

@@ -51,6 +51,10 @@ type WorkerConfig struct {
 	Conf map[string]string `json:"conf,omitempty"`
 }
 
+// workerStarted is the line a worker writes to its standard output once
+// its process is initialized, before it starts the workload.
+const workerStarted = "chaos worker started"
+
 // killLog is the file, under Dir, where a worker notes the write it is
 // about to die in (step and path, one line per kill).
 const killLog = "kills.log"
@@ -71,6 +75,10 @@ func MaybeRunWorker() {
 		fmt.Fprintf(os.Stderr, "chaos worker: bad %s: %v\n", WorkerEnvVar, err)
 		os.Exit(2)
 	}
+	// Tell the harness that the process is past its initialization: its
+	// timer counts from here (killCycle), so that timer kills land in
+	// recovery and epochs, not in the Go runtime's start-up.
+	fmt.Fprintln(os.Stdout, workerStarted)
 	if err := RunWorker(context.Background(), cfg, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "chaos worker: %v\n", err)
 		os.Exit(3)
