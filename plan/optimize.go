@@ -18,10 +18,10 @@ import (
 //
 // Streaming safety. A rewrite must not change what a streaming query
 // computes, so:
-//   - no predicate is pushed below an EventTimeWatermark of a streaming
-//     plan: the watermark node observes every row that reaches it (its max
-//     event time sets the watermark), so filtering below it could hold the
-//     watermark back or move it differently;
+//   - only deterministic predicates that do not read the event-time column
+//     pass an EventTimeWatermark (Spark's rule): the node's max event time
+//     sets the watermark, so rows such a predicate rejects do not move it,
+//     as in Spark, while a predicate on the event time stays above;
 //   - a predicate that calls current_timestamp() is never pushed below a
 //     stateful streaming operator (Aggregate, Deduplicate, stream-stream
 //     Join, FlatMapGroupsWithState), whose state outlives the epoch whose

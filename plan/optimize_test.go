@@ -152,12 +152,18 @@ Project [a, window AS w]
 +- Filter (window.start IS NOT NULL)
    +- WindowAssign window(CAST(c AS TIMESTAMP), 1 minutes, 1 minutes, 0 seconds) AS window
       +- Scan t [a, b, c] PushedFilters: [(a > 1)]`},
-		// Streaming: nothing passes the watermark node, which must see
-		// every row to compute the watermark.
-		{"streaming-watermark-blocks", "SELECT * FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS WHERE user_id > 1", `
-Filter (user_id > 1)
-+- EventTimeWatermark ts, 10 seconds
+		// Streaming, as Spark: a deterministic conjunct that does not read
+		// the event time passes the watermark node (the rows it rejects do
+		// not advance the watermark); one on the event time stays above.
+		{"streaming-watermark-pass", "SELECT * FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS WHERE user_id > 1", `
+EventTimeWatermark ts, 10 seconds
++- Filter (user_id > 1)
    +- StreamingScan clicks [user_id, url, ts]`},
+		{"streaming-watermark-event-time-stays", "SELECT * FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS WHERE ts > TIMESTAMP '2026-01-01 00:00:00' AND user_id > 1", `
+Filter (ts > TIMESTAMP '2026-01-01 00:00:00')
++- EventTimeWatermark ts, 10 seconds
+   +- Filter (user_id > 1)
+      +- StreamingScan clicks [user_id, url, ts]`},
 		// Streaming: current_timestamp() stays above stateful operators.
 		{"streaming-current-timestamp", "SELECT value, count(*) AS n FROM STREAM input GROUP BY value HAVING value > CAST(current_timestamp() AS BIGINT) AND value > 1", `
 Project [value, ` + "`count(1)`" + ` AS n]

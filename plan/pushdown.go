@@ -71,11 +71,26 @@ func pushFilter(in Node, preds []Expr) Node {
 		}
 		return withFilter(&c, stay)
 	case *EventTimeWatermark:
-		if x.IsStreaming() {
-			return withFilter(in, preds)
+		// As Spark's PushPredicateThroughNonJoin: a deterministic conjunct
+		// that does not read the event-time column moves below the
+		// watermark node, so the rows it rejects never reach the node and
+		// do not advance the watermark (Spark's StreamingOuterJoinSuite
+		// "left outer join with non-key condition violated" depends on it).
+		// A conjunct on the event time stays above: the node must see
+		// every row whose time it measures.
+		var down []Expr
+		for _, p := range move {
+			if usesColumn(p, x.Column) || hasNondeterministic(p) {
+				stay = append(stay, p)
+			} else {
+				down = append(down, p)
+			}
+		}
+		if len(down) == 0 {
+			return withFilter(in, stay)
 		}
 		c := *x
-		c.Input = pushFilter(x.Input, move)
+		c.Input = pushFilter(x.Input, down)
 		return withFilter(&c, stay)
 	case *WindowAssign, *SessionWindow, *Explode:
 		last := in.Schema().NumFields() - 1

@@ -56,9 +56,14 @@ func (r *Runner) restartDependentBySpec(sc *Scenario, p plan.Node) bool {
 }
 
 // flushRows is one row per source that moves every event-time column far
-// ahead (numbers and timestamps 2^31-1, i.e. 2038 as seconds; strings and
-// booleans null), so that a final epoch evicts and emits everything that
-// any watermark still holds back.
+// ahead (numbers and timestamps 2^31-1, i.e. 2038 as seconds; strings a
+// value no scenario uses, booleans null), so that a final epoch evicts and
+// emits everything that any watermark still holds back. Strings are not
+// null because a join on a string key infers "key IS NOT NULL", which the
+// optimizer pushes below the watermark node (as Spark does): a null-keyed
+// flush row would never reach the node and would not move the watermark.
+const flushString = "\uffffflush"
+
 func flushRows(sc *Scenario) ([]sourceRows, error) {
 	var out []sourceRows
 	for _, name := range sortedKeys(sc.Sources) {
@@ -67,6 +72,8 @@ func flushRows(sc *Scenario) ([]sourceRows, error) {
 			switch strings.ToLower(c.Type) {
 			case "int", "bigint", "double", "timestamp":
 				row[i] = json.Number("2147483647")
+			case "string":
+				row[i] = flushString
 			}
 		}
 		sr, err := sourceAdd(sc, name, [][]any{row})

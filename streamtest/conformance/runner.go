@@ -390,10 +390,37 @@ func (r *Runner) flush(sc *Scenario, fix *streamtest.Stream, sources map[string]
 	for i, a := range adds {
 		sr[i] = streamtest.SourceRows{Source: sources[a.source], Rows: a.rows}
 	}
-	if err := fix.Do(streamtest.MultiAddData(sr...)); err != nil {
-		return nil, fmt.Errorf("flush: %w", err)
+	// The flush epoch's watermark applies from the next epoch on; without
+	// no-data epochs only a second data epoch (after the first has run)
+	// evicts and emits with it.
+	times := 1
+	if !r.noDataBatches(sc) {
+		times = 2
+	}
+	for i := 0; i < times; i++ {
+		if err := fix.Do(streamtest.MultiAddData(sr...)); err != nil {
+			return nil, fmt.Errorf("flush: %w", err)
+		}
+		if err := fix.Do(streamtest.ProcessAllAvailable()); err != nil {
+			return nil, fmt.Errorf("flush: %w", err)
+		}
 	}
 	return fix.SinkAnswer()
+}
+
+// noDataBatches reports whether the scenario runs no-data epochs (the
+// default) given the runner's and the query's settings.
+func (r *Runner) noDataBatches(sc *Scenario) bool {
+	const key = "spark.sql.streaming.noDataMicroBatches.enabled"
+	v := r.Conf[key]
+	if sc.Query != nil {
+		if qc, err := queryConf(sc.Query.Options); err == nil {
+			if qv, ok := qc[key]; ok {
+				v = qv
+			}
+		}
+	}
+	return !strings.EqualFold(strings.TrimSpace(v), "false")
 }
 
 func okOrFail(err error) string {
