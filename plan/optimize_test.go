@@ -164,6 +164,12 @@ Filter (ts > TIMESTAMP '2026-01-01 00:00:00')
 +- EventTimeWatermark ts, 10 seconds
    +- Filter (user_id > 1)
       +- StreamingScan clicks [user_id, url, ts]`},
+		// Batch: the watermark node does nothing, so every conjunct,
+		// the event time's too, goes below it to the scan.
+		{"batch-watermark-all-pass", "SELECT * FROM (SELECT a, CAST(c AS TIMESTAMP) AS ts FROM t) WATERMARK ts DELAY OF INTERVAL 10 SECONDS AS x WHERE ts > TIMESTAMP '2026-01-01 00:00:00' AND a > 1", `
+EventTimeWatermark ts, 10 seconds
++- Project [a, CAST(c AS TIMESTAMP) AS ts]
+   +- Scan t [a, b, c] PushedFilters: [(CAST(c AS TIMESTAMP) > TIMESTAMP '2026-01-01 00:00:00'), (a > 1)]`},
 		// Streaming: current_timestamp() stays above stateful operators.
 		{"streaming-current-timestamp", "SELECT value, count(*) AS n FROM STREAM input GROUP BY value HAVING value > CAST(current_timestamp() AS BIGINT) AND value > 1", `
 Project [value, ` + "`count(1)`" + ` AS n]

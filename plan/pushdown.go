@@ -78,9 +78,11 @@ func pushFilter(in Node, preds []Expr) Node {
 		// "left outer join with non-key condition violated" depends on it).
 		// A conjunct on the event time stays above: the node must see
 		// every row whose time it measures.
+		// In a batch query the node does nothing, and every conjunct
+		// moves below it as before.
 		var down []Expr
 		for _, p := range move {
-			if usesColumn(p, x.Column) || hasNondeterministic(p) {
+			if x.IsStreaming() && (usesColumn(p, x.Column) || hasNondeterministic(p)) {
 				stay = append(stay, p)
 			} else {
 				down = append(down, p)
