@@ -143,30 +143,40 @@ func TestClusterMinOffsetsPerTrigger(t *testing.T) {
 	checkExactlyOnce(t, waitUnion(t, total, "p", a, b), allValues(30, 120))
 	for _, q := range qs {
 		q.Stop()
-		epochs, starts := dataEpochTimes(t, q)
+		epochs, starts, planning := dataEpochTimes(t, q)
 		if len(epochs) < 2 {
 			t.Fatalf("epochs %v: each instance should read its six partitions in several epochs", epochs)
 		}
 		// The first epoch is let through. A later one may read fewer
 		// than the minimum only when maxTriggerDelay (2 s) has passed
-		// since the epoch before: each instance's last records, and any
-		// records left when the producer (slow on a loaded machine)
-		// pauses longer than the delay. The trigger times are taken just
-		// before the source decides, so a tenth of slack.
+		// since the source let the epoch before through: each
+		// instance's last records, and any records left when the
+		// producer (slow on a loaded machine) pauses longer than the
+		// delay. The source decides inside its epoch's latestOffset
+		// phase, which starts at the progress timestamp (the trigger's
+		// start, in whole milliseconds) and lasts the phase's duration
+		// (truncated to milliseconds): so the decision of epoch i came
+		// at most planning[i]+1 ms after its start, and that of epoch
+		// i-1 no earlier than its start. The bound allows for that and
+		// for the timestamps' rounding, and holds at any load.
 		for i := 1; i < len(epochs); i++ {
-			if gap := starts[i].Sub(starts[i-1]); epochs[i] < 200 && gap < 1800*time.Millisecond {
-				t.Fatalf("epochs %v: epoch %d read %d < minOffsetsPerTrigger=200 only %v after the one before (maxTriggerDelay 2s)", epochs, i, epochs[i], gap)
+			gap := starts[i].Sub(starts[i-1])
+			bound := 2*time.Second - planning[i] - 3*time.Millisecond
+			if epochs[i] < 200 && gap < bound {
+				t.Fatalf("epochs %v: epoch %d read %d < minOffsetsPerTrigger=200 only %v after the one before (maxTriggerDelay 2s, its planning took %v)", epochs, i, epochs[i], gap, planning[i])
 			}
 		}
 	}
 }
 
-// dataEpochTimes lists the input rows and the trigger start of the
-// query's epochs that read any.
-func dataEpochTimes(t *testing.T, q *arrowstream.StreamingQuery) ([]int64, []time.Time) {
+// dataEpochTimes lists the input rows, the trigger start and the
+// latestOffset phase's duration (where the source decides whether the
+// epoch waits) of the query's epochs that read any.
+func dataEpochTimes(t *testing.T, q *arrowstream.StreamingQuery) ([]int64, []time.Time, []time.Duration) {
 	t.Helper()
 	var rows []int64
 	var starts []time.Time
+	var planning []time.Duration
 	for _, p := range q.RecentProgress() {
 		if p.NumInputRows == 0 {
 			continue
@@ -176,8 +186,9 @@ func dataEpochTimes(t *testing.T, q *arrowstream.StreamingQuery) ([]int64, []tim
 			t.Fatalf("progress timestamp %q: %v", p.Timestamp, err)
 		}
 		rows, starts = append(rows, p.NumInputRows), append(starts, at)
+		planning = append(planning, time.Duration(p.DurationMs["latestOffset"])*time.Millisecond)
 	}
-	return rows, starts
+	return rows, starts, planning
 }
 
 func allValues(parts, n int) []string {
