@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -58,12 +59,34 @@ func TestKfakeChild(t *testing.T) {
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the test closes stdin or dies
 }
 
-// freePorts returns n loopback ports free now.
+// freePorts returns n loopback ports free now, for child processes to
+// bind a moment later. They are taken below the kernel's ephemeral range
+// (ip_local_port_range), where outgoing connections and other tests'
+// listeners on port 0 never land: a port from that range, closed and
+// handed over, could be taken meanwhile by any connection the machine
+// opens (a loaded CI machine runs other tests' clients) and the child
+// would fail to bind it.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	lo := ephemeralLow()
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
+	seen := map[int]bool{}
 	var ports []int
 	var ls []net.Listener
-	for range n {
+	for tries := 0; len(ports) < n && tries < 1000; tries++ {
+		p := 10000 + rnd.IntN(lo-10000)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue // taken: try another
+		}
+		ls = append(ls, l)
+		ports = append(ports, p)
+	}
+	for len(ports) < n { // no room below the range: the kernel's choice
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -75,6 +98,20 @@ func freePorts(t *testing.T, n int) []int {
 		l.Close()
 	}
 	return ports
+}
+
+// ephemeralLow is the lowest port of the kernel's ephemeral range (the
+// common default where it cannot be read), at least 11000.
+func ephemeralLow() int {
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				lo = v
+			}
+		}
+	}
+	return max(lo, 11000)
 }
 
 // startKfake runs the broker in a child process (the test binary).
