@@ -21,15 +21,16 @@ import (
 func TestStateStoreProviderRestart(t *testing.T) {
 	tests := []struct {
 		provider  string
-		viaConf   bool // session conf instead of query option
-		changelog bool
+		viaConf   bool   // session conf instead of query option
+		changelog string // stateStore.pebble.changelogCheckpointing ("": the default, on)
 		files     string // a glob under <checkpoint>/state
 		metric    string
 	}{
-		{"memory", false, false, "../epochlog/*.seg", ""}, // state records live in the epoch log
-		{"pebble", false, false, "0/0/*.pebble", "pebbleSstFileCount"},
-		{"pebble", true, false, "0/0/*.pebble", "pebbleCommitFlushLatencyMicros"},
-		{"pebble", false, true, "../epochlog/*.seg", "pebbleChangelogBytes"},
+		{"memory", false, "", "../epochlog/*.seg", ""}, // state records live in the epoch log
+		{"pebble", false, "false", "0/0/*.pebble", "pebbleSstFileCount"},
+		{"pebble", true, "false", "0/0/*.pebble", "pebbleCommitFlushLatencyMicros"},
+		{"pebble", false, "true", "../epochlog/*.seg", "pebbleChangelogBytes"},
+		{"pebble", false, "", "../epochlog/*.seg", "pebbleChangelogBytes"}, // changelogs by default
 	}
 	for _, tc := range tests {
 		t.Run(tc.provider, func(t *testing.T) {
@@ -53,8 +54,8 @@ func TestStateStoreProviderRestart(t *testing.T) {
 				if !tc.viaConf || provider != tc.provider {
 					w = w.Option(ConfStateStoreProvider, provider)
 				}
-				if tc.changelog {
-					w = w.Option(ConfPebbleChangelog, "true")
+				if tc.changelog != "" {
+					w = w.Option(ConfPebbleChangelog, tc.changelog)
 				}
 				return w.Start(ctx)
 			}
@@ -166,8 +167,13 @@ func TestStateStoreProviderSQLProperty(t *testing.T) {
 	if err := q.ProcessAllAvailable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "state", "0", "0", "*.pebble")); len(m) == 0 {
-		t.Fatalf("the table property did not select the pebble provider")
+	// Pebble's working directory and its own metrics (its changelog, by
+	// default, is in the epoch log as the memory provider's state is).
+	if _, err := os.Stat(filepath.Join(dir, "state", "0", "0", "_local")); err != nil {
+		t.Fatalf("the table property did not select the pebble provider: %v", err)
+	}
+	if p := q.LastProgress(); p == nil || len(p.StateOperators) == 0 || p.StateOperators[0].CustomMetrics["pebbleChangelogBytes"] == 0 {
+		t.Fatalf("no pebbleChangelogBytes in the progress: %+v", p)
 	}
 }
 

@@ -50,8 +50,9 @@ const (
 	// ConfPebbleLocalDir holds the working Pebble directories (pebble
 	// provider; default: inside each partition's checkpoint directory).
 	ConfPebbleLocalDir = "stateStore.pebble.localDir"
-	// ConfPebbleChangelog turns on changelog checkpointing (pebble
-	// provider): versions between snapshots write only their changes.
+	// ConfPebbleChangelog is changelog checkpointing (pebble provider;
+	// default true): versions between snapshots write only their changes;
+	// false flushes and copies SST files at every version.
 	ConfPebbleChangelog = "stateStore.pebble.changelogCheckpointing"
 	// ConfPebbleMinDeltasForSnapshot: with changelog checkpointing, every
 	// this-many-th version is a snapshot (default 10).

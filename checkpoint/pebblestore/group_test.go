@@ -19,14 +19,16 @@ import (
 // after a crash before its commit record), and compares every partition
 // with a model. Epochs that change nothing write nothing, and no
 // <version>.changelog file is written: the changelogs are in the state
-// log.
+// log. In the "switch" run every restart flips changelog checkpointing,
+// as an operator changing the setting (or its default changing) between
+// runs of a query: a checkpoint written either way restores either way.
 func TestGroupCommitMatchesModel(t *testing.T) {
-	for _, changelog := range []bool{false, true} {
-		t.Run(fmt.Sprintf("changelog=%v", changelog), func(t *testing.T) {
+	for _, mode := range []string{"off", "on", "switch"} {
+		t.Run("changelog="+mode, func(t *testing.T) {
 			const parts, epochs = 4, 40
 			root := t.TempDir()
 			stateDir := filepath.Join(root, "state")
-			opts := Options{ChangelogCheckpointing: changelog, MinDeltasForSnapshot: 4, MinVersionsToRetain: 6}
+			opts := Options{ChangelogCheckpointing: mode == "on", MinDeltasForSnapshot: 4, MinVersionsToRetain: 6}
 			r := rand.New(rand.NewSource(7))
 			var prov *Provider
 			var ps []checkpoint.StatePartition
@@ -35,6 +37,9 @@ func TestGroupCommitMatchesModel(t *testing.T) {
 					if err := prov.Close(); err != nil {
 						t.Fatal(err)
 					}
+				}
+				if mode == "switch" {
+					opts.ChangelogCheckpointing = !opts.ChangelogCheckpointing
 				}
 				prov = newTestProvider(t, opts)
 				if err := prov.OpenStateLog(stateDir); err != nil {

@@ -84,10 +84,18 @@ type Provider struct {
 	stateDir string
 }
 
+// changelogWindow is the changelog compressor's window.
+const changelogWindow = 1 << 20
+
 // NewProvider returns a provider; Close releases its block cache.
 func NewProvider(opts Options) (*Provider, error) {
 	opts = opts.withDefaults()
-	zenc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	// A 1 MiB window: the encoder keeps a history buffer of its window's
+	// size for as long as the provider lives, 8 MiB at the default; a
+	// changelog is one epoch's batch of one partition, and a larger
+	// window buys it little (docs/operations.md, Pebble's memory).
+	zenc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(changelogWindow))
 	if err != nil {
 		return nil, fmt.Errorf("pebblestore: changelog compressor: %w", err)
 	}
