@@ -48,12 +48,13 @@ func carriesWatermark(n Node) bool {
 	return false
 }
 
-// checkEventTimeColumns refuses a stateful operator whose input (for an
-// aggregation: its grouping keys, the columns its state rows keep; for a
-// stream-stream join: either side) has more than one event-time column:
-// its late-row filter and state eviction need the one event time of its
-// stream. Copies of one column (the same attribute selected twice) count
-// once, as in Spark, which compares attribute ids.
+// checkEventTimeColumns refuses a dedup or flatMapGroupsWithState whose
+// input, or an aggregation whose grouping keys (the columns its state rows
+// keep), has more than one event-time column: its late-row filter and
+// state eviction need the one event time of its stream. Copies of one
+// column (the same attribute selected twice) count once, as in Spark,
+// which compares attribute ids. A stream-stream join is left alone: it
+// takes each side's event time from its join keys or condition.
 func checkEventTimeColumns(n Node) error {
 	if !isStateful(n) {
 		return nil
@@ -68,10 +69,7 @@ func checkEventTimeColumns(n Node) error {
 		}
 		return eventTimeColumnsError(x.Input, cols)
 	case *Join:
-		if err := eventTimeColumnsError(x.Left, nil); err != nil {
-			return err
-		}
-		return eventTimeColumnsError(x.Right, nil)
+		return nil
 	default:
 		return eventTimeColumnsError(n.Children()[0], nil)
 	}
