@@ -1,9 +1,5 @@
 package plan
 
-import (
-	"strings"
-)
-
 // Rules on watermark definitions that Spark 3.4+ enforces by default
 // (spark.sql.streaming.statefulOperator.allowMultiple = true, the only
 // mode this engine runs; docs/semantics.md §3.1). Spark finds both when
@@ -50,11 +46,14 @@ func carriesWatermark(n Node) bool {
 
 // checkEventTimeColumns refuses a dedup or flatMapGroupsWithState whose
 // input, or an aggregation whose grouping keys (the columns its state rows
-// keep), has more than one event-time column: its late-row filter and
-// state eviction need the one event time of its stream. Copies of one
-// column (the same attribute selected twice) count once, as in Spark,
-// which compares attribute ids. A stream-stream join is left alone: it
-// takes each side's event time from its join keys or condition.
+// keep), has event-time columns of two streams: two columns that come,
+// unchanged, from the two sides of a stream-stream join below. Its late-row
+// filter and state eviction need the one event time of its stream. Spark
+// refuses any two distinct event-time attributes; the check is kept to the
+// two-streams case because columns derived from one event time (a window
+// and its window_time, which Spark 3.4+ accepts together in a dedup after a
+// window aggregation) are one stream's. A stream-stream join itself is not
+// checked: it takes each side's event time from its keys or condition.
 func checkEventTimeColumns(n Node) error {
 	if !isStateful(n) {
 		return nil
@@ -84,57 +83,78 @@ func eventTimeColumnsError(n Node, cols []int) error {
 			cols = append(cols, i)
 		}
 	}
-	type origin struct {
-		node Node
-		col  int
-	}
 	var names []string
-	seen := map[origin]bool{}
+	var paths [][]joinSide
 	for _, i := range cols {
 		if _, ok := WatermarkDelay(fields[i]); !ok {
 			continue
 		}
-		on, oc := columnOrigin(n, i)
-		if seen[origin{on, oc}] {
-			continue
+		p := joinSides(n, i)
+		for j, q := range paths {
+			if otherSides(p, q) {
+				return violation(RuleMultipleEventTimeCols, "More than one event time columns are available. Please ensure there is at most one event time column per stream. event time columns: (%s,%s)", names[j], fields[i].Name)
+			}
 		}
-		seen[origin{on, oc}] = true
 		names = append(names, fields[i].Name)
-	}
-	if len(names) > 1 {
-		return violation(RuleMultipleEventTimeCols, "More than one event time columns are available. Please ensure there is at most one event time column per stream. event time columns: (%s)", strings.Join(names, ","))
+		paths = append(paths, p)
 	}
 	return nil
 }
 
-// columnOrigin follows column col of n down through the nodes that pass
-// it on unchanged (a projection of a bare column, filters, a join's
-// side) to the node that made it, so that two output columns with the
-// same origin are recognised as one attribute.
-func columnOrigin(n Node, col int) (Node, int) {
+// joinSide is one stream-stream join a column passes through and the side
+// it comes from.
+type joinSide struct {
+	join  *Join
+	right bool
+}
+
+// joinSides follows column col of n down through the nodes that pass it
+// on unchanged (a projection of a bare column, filters, joins) to the node
+// that made it, and lists the stream-stream joins on the way with the side
+// the column comes from.
+func joinSides(n Node, col int) []joinSide {
+	var out []joinSide
 	for {
 		switch x := n.(type) {
 		case *Project:
 			r, ok := x.Exprs[col].Expr.(*ColumnRef)
 			if !ok {
-				return n, col
+				return out
 			}
 			n, col = x.Input, r.Index
 		case *Filter, *Deduplicate, *Limit, *Sort, *SubqueryAlias:
 			n = x.Children()[0]
 		case *EventTimeWatermark:
 			if col == x.Column {
-				return n, col
+				return out
 			}
 			n = x.Input
 		case *Join:
-			if nl := x.Left.Schema().NumFields(); col >= nl {
+			nl := x.Left.Schema().NumFields()
+			right := col >= nl
+			if x.Left.IsStreaming() && x.Right.IsStreaming() {
+				out = append(out, joinSide{x, right})
+			}
+			if right {
 				n, col = x.Right, col-nl
 			} else {
 				n = x.Left
 			}
 		default:
-			return n, col
+			return out
 		}
 	}
+}
+
+// otherSides reports whether two columns come from opposite sides of one
+// join.
+func otherSides(p, q []joinSide) bool {
+	for _, a := range p {
+		for _, b := range q {
+			if a.join == b.join && a.right != b.right {
+				return true
+			}
+		}
+	}
+	return false
 }
