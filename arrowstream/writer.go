@@ -99,6 +99,15 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if _, ok := conf[ConfWatermarkPolicy]; !ok {
 		conf[ConfWatermarkPolicy] = "min"
 	}
+	// Spark refuses a bad policy as soon as the conf is set; the engine
+	// reads it when the first epoch runs, which would start the query and
+	// fail it later, so the value is checked here.
+	// (An empty value means min only in an old checkpoint's offset log.)
+	if p := conf[ConfWatermarkPolicy]; strings.TrimSpace(p) == "" {
+		return nil, fmt.Errorf("arrowstream: watermark policy %q: valid values are 'min' and 'max'", p)
+	} else if _, err := engine.ParseWatermarkPolicy(p); err != nil {
+		return nil, err
+	}
 	for k, v := range w.opts {
 		if key, ok := stateConfKey(k); ok {
 			conf[key] = v // state store settings as query options

@@ -289,6 +289,13 @@ func (c *streamChecker) walk(n Node) error {
 		if x.WithinWatermark && len(EventTimeColumns(x.Input.Schema())) == 0 {
 			return violation(RuleDedupWithinWatermarkNoWM, "dropDuplicatesWithinWatermark is not supported on streaming DataFrames/DataSets without watermark")
 		}
+	case *EventTimeWatermark:
+		if err := checkWatermarkNode(x); err != nil {
+			return err
+		}
+	}
+	if err := checkEventTimeColumns(n); err != nil {
+		return err
 	}
 	if isStateful(n) {
 		for _, k := range n.Children() {

@@ -84,6 +84,20 @@ var streamCases = []streamCase{
 	// drop rows as late.
 	{"SELECT c, count(*) FROM (SELECT value, count(*) AS c FROM STREAM input GROUP BY value) x GROUP BY c", plan.Complete, plan.RuleMultipleStateful},
 	{"SELECT DISTINCT value FROM STREAM input", plan.Update, ""},
+	// Spark 3.4+ (multiple stateful operators allowed): a watermark whose
+	// value reaches a later watermark node is a redefinition, with or
+	// without a stateful operator or projection in between; two watermarked
+	// inputs of a union or a join are not.
+	{"SELECT * FROM (SELECT * FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS) WATERMARK ts DELAY OF INTERVAL 10 SECONDS AS t", plan.Append, plan.RuleRedefineWatermark},
+	{"SELECT * FROM (SELECT url, ts AS t2 FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS WHERE user_id > 0) WATERMARK t2 DELAY OF INTERVAL 10 SECONDS AS t", plan.Append, plan.RuleRedefineWatermark},
+	{"SELECT * FROM (SELECT url, count(*) AS c, max(ts) AS m FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS GROUP BY url) WATERMARK m DELAY OF INTERVAL 10 SECONDS AS t", plan.Complete, plan.RuleRedefineWatermark},
+	{"SELECT ts FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS UNION ALL SELECT ts FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 9 SECONDS", plan.Append, ""},
+	// A stateful operator needs one event time: the two sides' event-time
+	// columns of a self join make a distinct over both ambiguous, while
+	// grouping by one of them (or selecting the same column twice) does not.
+	{"SELECT DISTINCT l.ts, r.ts FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS AS l JOIN STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS AS r ON l.ts = r.ts", plan.Append, plan.RuleMultipleEventTimeCols},
+	{"SELECT l.ts, count(*) FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS AS l JOIN STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS AS r ON l.ts = r.ts GROUP BY l.ts", plan.Append, ""},
+	{"SELECT DISTINCT ts, ts AS again, url FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 5 SECONDS", plan.Update, ""},
 }
 
 func TestCheckStreamingRules(t *testing.T) {
