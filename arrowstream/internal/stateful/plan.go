@@ -71,6 +71,15 @@ type Op interface {
 	Report() stream.StateOperatorProgress
 }
 
+// OutputWatermarkShifter is an operator whose output watermark trails its
+// input watermark: the stream-stream join, which may emit a row as late as
+// its state watermarks let it keep one.
+type OutputWatermarkShifter interface {
+	// OutputWatermarkShiftUs is how far (µs, ≥ 0) the output watermark
+	// is below the input watermark.
+	OutputWatermarkShiftUs() int64
+}
+
 // TwoInputOp is a stateful operator over two inputs (the stream-stream
 // join): the engine hands it both children instead of calling Execute.
 type TwoInputOp interface {
