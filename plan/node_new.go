@@ -163,6 +163,9 @@ func projectSchema(in *arrow.Schema, input Node, exprs []NamedExpr) (*arrow.Sche
 		case !isCol && input != nil:
 			fields[i].Metadata = derivedMetadata(input, ne.Expr)
 		}
+		if d, ok := windowTimeDelay(in, ne.Expr); ok {
+			fields[i].Metadata = arrow.NewMetadata([]string{WatermarkDelayKey}, []string{strconv.FormatInt(d, 10)})
+		}
 		if !isCol {
 			fields[i].Metadata = withDTFields(fields[i].Metadata, dtFieldsOf(ne.Expr))
 		}
@@ -548,3 +551,20 @@ func typeOrNilType(e Expr) arrow.DataType {
 }
 
 func typeOrNil(e Expr) string { return vector.TypeName(typeOrNilType(e)) }
+
+// windowTimeDelay reports the watermark delay of window_time(w) over an
+// event-time window column w of in: Spark's ResolveWindowTime gives the
+// window_time column the window's metadata (minus the window marker), so
+// it is an event-time column itself; a deduplication keyed by it (after a
+// windowed aggregation) evicts by it. A window not marked: none.
+func windowTimeDelay(in *arrow.Schema, e Expr) (int64, bool) {
+	c, ok := e.(*Call)
+	if !ok || c.Func != "window_time" || len(c.Args) != 1 {
+		return 0, false
+	}
+	ref, ok := c.Args[0].(*ColumnRef)
+	if !ok || ref.Index < 0 || ref.Index >= in.NumFields() {
+		return 0, false
+	}
+	return WatermarkDelay(in.Field(ref.Index))
+}

@@ -21,7 +21,9 @@ func TestWatermarkThroughDerivedColumns(t *testing.T) {
 			[]int64{0, 3600e6, -1e6, 2e6, 0, -2e6, none, none}},
 		{"window", `SELECT window.end AS e, window.start AS s, window_time(window) AS wt,
 			window.end - INTERVAL 1 MILLISECOND AS r, count(*) AS n FROM STREAM clicks` + wm + ` GROUP BY window(ts, '10 seconds')`,
-			[]int64{0, -10e6, -1, -1000, none}},
+			// window_time(window) is an event-time column itself (Spark's
+			// ResolveWindowTime keeps the window's watermark delay).
+			[]int64{0, -10e6, 0, -1000, none}},
 		{"sliding-window-through-subquery", `SELECT w.start AS s, w.end + INTERVAL 1 SECOND AS e FROM
 			(SELECT window AS w, count(*) AS n FROM STREAM clicks` + wm + ` GROUP BY window(ts, '10 seconds', '5 seconds')) x`,
 			[]int64{-10e6, 1e6}},
@@ -62,5 +64,28 @@ func TestWatermarkThroughDerivedColumns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWindowTimeIsEventTime: window_time over an event-time window column
+// carries the window's watermark delay, as Spark's ResolveWindowTime gives
+// it the window's metadata (a deduplication after a windowed aggregation,
+// keyed by it, evicts by it); over a window without a watermark it
+// carries none.
+func TestWindowTimeIsEventTime(t *testing.T) {
+	cat := testCatalog(t)
+	for _, c := range []struct {
+		sql   string
+		delay int64
+		ok    bool
+	}{
+		{`SELECT window_time(window) AS wt FROM STREAM clicks WATERMARK ts DELAY OF INTERVAL 10 SECONDS GROUP BY window(ts, '10 seconds')`, 10000, true},
+		{`SELECT window_time(window) AS wt FROM STREAM clicks GROUP BY window(ts, '10 seconds')`, 0, false},
+	} {
+		n := analyzeT(t, cat, c.sql)
+		d, ok := plan.WatermarkDelay(n.Schema().Field(0))
+		if ok != c.ok || d != c.delay {
+			t.Errorf("%s: delay %d, %v; want %d, %v", c.sql, d, ok, c.delay, c.ok)
+		}
 	}
 }

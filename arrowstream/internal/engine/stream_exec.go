@@ -46,6 +46,9 @@ type streamExec struct {
 	srcUses  []int              // scans per source (a source named twice is read once)
 	stateful map[plan.Node]int  // stateful node → index in order
 	order    []stateful.Op      // for progress: downstream first, as Spark lists them
+	// wmShift is, per operator in order, how far (µs) its input
+	// watermark trails the global one (watermark_shift.go).
+	wmShift []int64
 
 	// state opens, commits and aborts the operators' declared state, in
 	// the state store provider the query's conf selects (created at the
@@ -218,6 +221,7 @@ func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode,
 	}
 	e.wmStats = make([]stateful.EventTimeStats, len(e.wmNodes))
 	e.nameWatermarks()
+	e.computeWatermarkShifts()
 	return e, nil
 }
 
@@ -412,6 +416,7 @@ func (e *streamExec) buildOneOrTwo(ctx context.Context, n plan.Node, i int, isWM
 		return stateful.NewEventTimeWatermark(buf[0], w.Column, w.DelayMs, e.wmNames[w], &e.wmStats[e.wmIndex(w)]), nil
 	}
 	op := e.order[i]
+	ep = e.operatorEpoch(i, ep)
 	ep.State = e.state.stores(i)
 	if two, ok := op.(stateful.TwoInputOp); ok && len(kids) == 2 {
 		return two.ExecuteTwo(ctx, ep, buf[0], buf[1])
@@ -480,8 +485,8 @@ func (e *streamExec) EventTimeStats() []stateful.EventTimeStats {
 
 // ShouldRunAnotherBatch implements executor.
 func (e *streamExec) ShouldRunAnotherBatch(wm int64) bool {
-	for _, op := range e.order {
-		if op.ShouldRunAnotherBatch(wm) {
+	for i, op := range e.order {
+		if op.ShouldRunAnotherBatch(shiftedWatermark(wm, e.wmShift[i])) {
 			return true
 		}
 	}

@@ -71,6 +71,15 @@ type Op interface {
 	Report() stream.StateOperatorProgress
 }
 
+// OutputWatermarkShifter is an operator whose output watermark trails its
+// input watermark: the stream-stream join, which may emit a row as late as
+// its state watermarks let it keep one.
+type OutputWatermarkShifter interface {
+	// OutputWatermarkShiftUs is how far (µs, ≥ 0) the output watermark
+	// is below the input watermark.
+	OutputWatermarkShiftUs() int64
+}
+
 // TwoInputOp is a stateful operator over two inputs (the stream-stream
 // join): the engine hands it both children instead of calling Execute.
 type TwoInputOp interface {
@@ -142,7 +151,7 @@ func (p Planner) plan(n plan.Node, opID int) (Op, error) {
 		in := x.Input.Schema()
 		timeCol, delay := -1, int64(0)
 		if cols := plan.EventTimeColumns(in); len(cols) > 0 {
-			timeCol = cols[0]
+			timeCol = dedupTimeColumn(cols, x.Keys)
 			delay, _ = plan.WatermarkDelay(in.Field(timeCol))
 		}
 		return newStatefulDedup(p.Mem, opID, in, x.Keys, timeCol, x.WithinWatermark, time.Duration(delay)*time.Millisecond)
@@ -264,4 +273,23 @@ func statefulOperatorName(n plan.Node, opID int) string {
 		return ""
 	}
 	return fmt.Sprintf("%s (stateful operator %d)", what, opID)
+}
+
+// dedupTimeColumn picks a deduplication's event-time column among the
+// input's (cols): one that is a key when there is one, so that state is
+// evicted by it (a dedup after a windowed aggregation has the window and,
+// as a key, window_time(window)); else the first, which only filters late
+// rows. No keys means every column is a key.
+func dedupTimeColumn(cols, keys []int) int {
+	if len(keys) == 0 {
+		return cols[0]
+	}
+	for _, c := range cols {
+		for _, k := range keys {
+			if c == k {
+				return c
+			}
+		}
+	}
+	return cols[0]
 }

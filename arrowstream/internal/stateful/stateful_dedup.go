@@ -76,8 +76,10 @@ func newStatefulDedup(mem memory.Allocator, opID int, input *arrow.Schema, keys 
 	}
 	d.state.schema = describeState(kind, codec.schema, nil)
 	if timeCol >= 0 {
-		if input.Field(timeCol).Type.ID() != arrow.TIMESTAMP {
-			return nil, fmt.Errorf("arrowstream: dropDuplicates: event-time column %s is %s, not a timestamp", input.Field(timeCol).Name, vector.TypeName(input.Field(timeCol).Type))
+		// A window struct is the event time of an aggregation's output
+		// (a dedup after a windowed aggregation): Spark compares its end.
+		if t := input.Field(timeCol).Type; t.ID() != arrow.TIMESTAMP && !arrow.TypeEqual(t, vector.WindowType) {
+			return nil, fmt.Errorf("arrowstream: dropDuplicates: event-time column %s is %s, not a timestamp or window", input.Field(timeCol).Name, vector.TypeName(t))
 		}
 		for _, k := range keys {
 			if k == timeCol {
@@ -224,14 +226,13 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 			}
 		}
 		var times []arrow.Timestamp
-		var timeArr arrow.Array
+		var timeValid func(int) bool
 		if d.timeCol >= 0 {
-			timeArr = rec.Column(d.timeCol)
-			times = timeArr.(*array.Timestamp).TimestampValues()
+			times, timeValid = eventTimes(rec.Column(d.timeCol))
 		}
 		sel := make([]int32, 0, rec.NumRows())
 		for i := 0; i < int(rec.NumRows()); i++ {
-			if times != nil && ep.HasWatermark && timeArr.IsValid(i) && times[i] <= lateLimit {
+			if times != nil && ep.HasWatermark && timeValid(i) && times[i] <= lateLimit {
 				c.late++
 				continue
 			}
@@ -242,7 +243,7 @@ func (d *statefulDedup) dedupPartition(ep Epoch, st checkpoint.StateStore, live 
 			}
 			var value []byte
 			var at int64
-			timed := d.evictable && timeArr.IsValid(i)
+			timed := d.evictable && timeValid(i)
 			if timed {
 				at = int64(times[i])
 				if d.withinWatermark {
@@ -341,3 +342,14 @@ func (d *statefulDedup) ShouldRunAnotherBatch(newWm int64) bool {
 
 // Report implements Op.
 func (d *statefulDedup) Report() stream.StateOperatorProgress { return d.progress }
+
+// eventTimes returns the event time (µs) of every row of an event-time
+// column and whether a row has one: a timestamp's value, or a window's
+// end (Spark's watermark predicate compares window.end).
+func eventTimes(col arrow.Array) ([]arrow.Timestamp, func(int) bool) {
+	if st, ok := col.(*array.Struct); ok {
+		end := st.Field(1)
+		return end.(*array.Timestamp).TimestampValues(), func(i int) bool { return st.IsValid(i) && end.IsValid(i) }
+	}
+	return col.(*array.Timestamp).TimestampValues(), col.IsValid
+}

@@ -512,3 +512,18 @@ func (s *statefulJoin) pairs(l, r arrow.Record, li, ri []int32, schema *arrow.Sc
 	}
 	return array.NewRecord(schema, cols, int64(len(li))), nil
 }
+
+// OutputWatermarkShiftUs implements OutputWatermarkShifter: Spark's join
+// outputs min(left state watermark, right state watermark, input
+// watermark); a key-evicted side's state watermark is the input's, a
+// value-evicted side's is the input's plus its offset, and a side that
+// never evicts has none.
+func (s *statefulJoin) OutputWatermarkShiftUs() int64 {
+	var shift int64
+	for _, side := range s.sides {
+		if side.evict == evictValue && -side.offset > shift {
+			shift = -side.offset
+		}
+	}
+	return shift
+}
