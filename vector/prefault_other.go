@@ -8,4 +8,4 @@ func prefault([]byte) {}
 
 // prefaultMin is the size from which freshSlots prefaults rather than
 // clears (prefault_linux.go).
-const prefaultMin = 64 << 10
+const prefaultMin = 16 << 10
