@@ -110,6 +110,19 @@ type ChangelogBatcher interface {
 	LogUpserts(keys []byte, keyEnds []uint32, values []byte, valueEnds []uint32)
 	// LogDeletes records len(keyEnds) deletes, keys as in LogUpserts.
 	LogDeletes(keys []byte, keyEnds []uint32)
+	// LogUpsertsOf records n upserts, entry i's key and value those
+	// entry(i) returns, and returns their bytes (keys and values). The
+	// bytes are copied once, straight into the log: a caller whose keys
+	// and values lie apart (an aggregation's kept store keys and its
+	// value rows) does not gather them end to end first, which copied
+	// every byte once more into a buffer of its own (fresh memory the
+	// first epochs, and each time an epoch outgrew it). entry is called
+	// twice for each i, for the sizes and then the bytes, and must return
+	// the same views both times.
+	LogUpsertsOf(n int, entry func(i int) (key, value []byte)) int
+	// LogDeletesOf records n deletes, key(i) the i-th's key, and returns
+	// the keys' bytes, as LogUpsertsOf.
+	LogDeletesOf(n int, key func(i int) []byte) int
 }
 
 // changelog is one epoch's logged changes: keys with their value (a
@@ -237,6 +250,31 @@ func (a *changeArena) addBatch(keys []byte, keyEnds []uint32, values []byte, val
 			a.voff = append(a.voff, vbase+e)
 		}
 	}
+	a.markValid(i0, n, live)
+}
+
+// addEntries adds n entries, entry i's key and value those entry(i)
+// returns (values nil for deletes), with keyBytes and valueBytes their
+// total sizes: the arena grows once for them and each is copied once.
+func (a *changeArena) addEntries(n, keyBytes, valueBytes int, entry func(i int) (key, value []byte), live bool) {
+	i0 := len(a.koff)
+	a.keys = growArena(a.keys, keyBytes)
+	a.values = growArena(a.values, valueBytes)
+	a.koff = slices.Grow(a.koff, n)
+	a.voff = slices.Grow(a.voff, n)
+	for i := range n {
+		k, v := entry(i)
+		a.keys = append(a.keys, k...)
+		a.values = append(a.values, v...)
+		a.koff = append(a.koff, uint32(len(a.keys)))
+		a.voff = append(a.voff, uint32(a.valuesLen()))
+	}
+	a.markValid(i0, n, live)
+}
+
+// markValid extends the validity bits over the n entries from i0, set
+// when live.
+func (a *changeArena) markValid(i0, n int, live bool) {
 	for len(a.valid)*8 < i0+n {
 		a.valid = append(a.valid, 0)
 	}
@@ -353,6 +391,40 @@ func (s *store) LogDeletes(keys []byte, keyEnds []uint32) {
 	s.arenaGrew(int64(kb) + int64(n)*arenaEntryBytes)
 	cl.arena.addBatch(keys[:kb], keyEnds, nil, nil, false)
 	cl.deleted += int64(kb)
+}
+
+// LogUpsertsOf implements ChangelogBatcher.
+func (s *store) LogUpsertsOf(n int, entry func(i int) (key, value []byte)) int {
+	if n == 0 {
+		return 0
+	}
+	kb, vb := 0, 0
+	for i := range n {
+		k, v := entry(i)
+		kb += len(k)
+		vb += len(v)
+	}
+	cl := s.arena()
+	s.arenaGrew(int64(kb+vb) + int64(n)*arenaEntryBytes)
+	cl.arena.addEntries(n, kb, vb, entry, true)
+	cl.upserted += int64(kb + vb)
+	return kb + vb
+}
+
+// LogDeletesOf implements ChangelogBatcher.
+func (s *store) LogDeletesOf(n int, key func(i int) []byte) int {
+	if n == 0 {
+		return 0
+	}
+	kb := 0
+	for i := range n {
+		kb += len(key(i))
+	}
+	cl := s.arena()
+	s.arenaGrew(int64(kb) + int64(n)*arenaEntryBytes)
+	cl.arena.addEntries(n, kb, 0, func(i int) ([]byte, []byte) { return key(i), nil }, false)
+	cl.deleted += int64(kb)
+	return kb
 }
 
 var _ ChangelogStreamer = (*store)(nil)

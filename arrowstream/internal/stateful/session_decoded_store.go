@@ -185,11 +185,7 @@ func (s *statefulSessionWindow) logDeleted(d *sessionDecoded, n int) {
 		if len(keys) == 0 {
 			continue
 		}
-		b.reset()
-		for _, i := range keys {
-			b.addKey(stringBytes(d.deleted[i].key))
-		}
-		s.log.removes(p, b)
+		s.log.removesOf(p, len(keys), func(j int) []byte { return stringBytes(d.deleted[keys[j]].key) })
 	}
 }
 

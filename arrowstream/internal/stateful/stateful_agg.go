@@ -523,9 +523,14 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array, rows *vector.GroupVal
 		if len(ents) == 0 {
 			continue
 		}
-		b.reset()
 		added := 0
 		for _, i := range ents {
+			if l.added[i] {
+				added++
+			}
+		}
+		s.log.upsertsOf(p, len(ents), added, func(j int) ([]byte, []byte) {
+			i := ents[j]
 			key := l.keys.of(l.dirty[i])
 			if key == nil { // not kept (the arena is full): from the encode
 				if fromWords {
@@ -535,15 +540,10 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array, rows *vector.GroupVal
 				}
 			}
 			if rows != nil {
-				b.add(key, rows.Row(int(i)))
-			} else {
-				b.add(key, s.valCodec.at(int(i)))
+				return key, rows.Row(int(i))
 			}
-			if l.added[i] {
-				added++
-			}
-		}
-		s.log.upserts(p, b, added)
+			return key, s.valCodec.at(int(i))
+		})
 	}
 	return nil
 }
@@ -663,11 +663,7 @@ func (s *statefulAggregate) dropStored(gids []int32, gone arrow.Record) error {
 			if len(ents) == 0 {
 				continue
 			}
-			b.reset()
-			for _, i := range ents {
-				b.addKey(l.keys.of(gids[i]))
-			}
-			s.log.removes(p, b)
+			s.log.removesOf(p, len(ents), func(j int) []byte { return l.keys.of(gids[ents[j]]) })
 		}
 		return nil
 	}
