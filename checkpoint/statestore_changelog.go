@@ -254,22 +254,36 @@ func (a *changeArena) addBatch(keys []byte, keyEnds []uint32, values []byte, val
 }
 
 // addEntries adds n entries, entry i's key and value those entry(i)
-// returns (values nil for deletes), with keyBytes and valueBytes their
-// total sizes: the arena grows once for them and each is copied once.
+// returns, with keyBytes and valueBytes their total sizes: the arena
+// grows once for them and each is copied once.
 func (a *changeArena) addEntries(n, keyBytes, valueBytes int, entry func(i int) (key, value []byte), live bool) {
 	i0 := len(a.koff)
-	a.keys = growArena(a.keys, keyBytes)
-	a.values = growArena(a.values, valueBytes)
-	a.koff = slices.Grow(a.koff, n)
-	a.voff = slices.Grow(a.voff, n)
+	keys, values := growArena(a.keys, keyBytes), growArena(a.values, valueBytes)
+	koff, voff := slices.Grow(a.koff, n)[:i0+n], slices.Grow(a.voff, n)[:i0+n]
 	for i := range n {
 		k, v := entry(i)
-		a.keys = append(a.keys, k...)
-		a.values = append(a.values, v...)
-		a.koff = append(a.koff, uint32(len(a.keys)))
-		a.voff = append(a.voff, uint32(a.valuesLen()))
+		keys = append(keys, k...)
+		values = append(values, v...)
+		koff[i0+i] = uint32(len(keys))
+		voff[i0+i] = uint32(len(values) + a.deferred)
 	}
+	a.keys, a.values, a.koff, a.voff = keys, values, koff, voff
 	a.markValid(i0, n, live)
+}
+
+// addKeys is addEntries for n deletes (no values), key(i) the i-th's key.
+func (a *changeArena) addKeys(n, keyBytes int, key func(i int) []byte) {
+	i0 := len(a.koff)
+	keys := growArena(a.keys, keyBytes)
+	koff, voff := slices.Grow(a.koff, n)[:i0+n], slices.Grow(a.voff, n)[:i0+n]
+	vend := uint32(a.valuesLen())
+	for i := range n {
+		keys = append(keys, key(i)...)
+		koff[i0+i] = uint32(len(keys))
+		voff[i0+i] = vend
+	}
+	a.keys, a.koff, a.voff = keys, koff, voff
+	a.markValid(i0, n, false)
 }
 
 // markValid extends the validity bits over the n entries from i0, set
@@ -422,7 +436,7 @@ func (s *store) LogDeletesOf(n int, key func(i int) []byte) int {
 	}
 	cl := s.arena()
 	s.arenaGrew(int64(kb) + int64(n)*arenaEntryBytes)
-	cl.arena.addEntries(n, kb, 0, func(i int) ([]byte, []byte) { return key(i), nil }, false)
+	cl.arena.addKeys(n, kb, key)
 	cl.deleted += int64(kb)
 	return kb
 }
