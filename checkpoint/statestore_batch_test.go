@@ -52,9 +52,9 @@ func logOps(w ChangelogWriter, ops []batchOp, mode int) {
 		if mode == 2 {
 			b := w.(ChangelogBatcher)
 			if op.del {
-				b.LogDeletesOf(len(op.keys), func(i int) []byte { return op.keys[i] })
+				b.LogDeletesOf(len(op.keys), EntriesFunc(func(i int) ([]byte, []byte) { return op.keys[i], nil }))
 			} else {
-				b.LogUpsertsOf(len(op.keys), func(i int) ([]byte, []byte) { return op.keys[i], op.values[i] })
+				b.LogUpsertsOf(len(op.keys), EntriesFunc(func(i int) ([]byte, []byte) { return op.keys[i], op.values[i] }))
 			}
 			continue
 		}
@@ -97,9 +97,9 @@ func TestChangelogBatchesMatchSingles(t *testing.T) {
 				}
 				switch {
 				case i == 2 && op.del:
-					arenas[i].addKeys(n, kb, func(j int) []byte { return op.keys[j] })
+					arenas[i].addKeys(n, kb, EntriesFunc(func(j int) ([]byte, []byte) { return op.keys[j], nil }))
 				case i == 2:
-					arenas[i].addEntries(n, kb, vb, func(j int) ([]byte, []byte) { return op.keys[j], op.values[j] }, true)
+					arenas[i].addEntries(n, kb, vb, EntriesFunc(func(j int) ([]byte, []byte) { return op.keys[j], op.values[j] }), true)
 				case i == 0 && op.del:
 					for _, k := range op.keys {
 						arenas[i].add(k, nil, false)

@@ -294,17 +294,17 @@ func (l *LazyLogStore) LogDeletes(keys []byte, keyEnds []uint32) {
 }
 
 // LogUpsertsOf implements ChangelogBatcher, as LogUpserts.
-func (l *LazyLogStore) LogUpsertsOf(n int, entry func(i int) (key, value []byte)) int {
+func (l *LazyLogStore) LogUpsertsOf(n int, entries ChangelogEntries) int {
 	st, err := l.open()
 	if err != nil {
 		return 0
 	}
 	if b, ok := st.(ChangelogBatcher); ok {
-		return b.LogUpsertsOf(n, entry)
+		return b.LogUpsertsOf(n, entries)
 	}
 	cw, bytes := st.(ChangelogWriter), 0
 	for i := range n {
-		k, v := entry(i)
+		k, v := entries.Entry(i)
 		cw.LogUpsert(k, v)
 		bytes += len(k) + len(v)
 	}
@@ -312,17 +312,17 @@ func (l *LazyLogStore) LogUpsertsOf(n int, entry func(i int) (key, value []byte)
 }
 
 // LogDeletesOf implements ChangelogBatcher, as LogUpserts.
-func (l *LazyLogStore) LogDeletesOf(n int, key func(i int) []byte) int {
+func (l *LazyLogStore) LogDeletesOf(n int, entries ChangelogEntries) int {
 	st, err := l.open()
 	if err != nil {
 		return 0
 	}
 	if b, ok := st.(ChangelogBatcher); ok {
-		return b.LogDeletesOf(n, key)
+		return b.LogDeletesOf(n, entries)
 	}
 	cw, bytes := st.(ChangelogWriter), 0
 	for i := range n {
-		k := key(i)
+		k, _ := entries.Entry(i)
 		cw.LogDelete(k)
 		bytes += len(k)
 	}

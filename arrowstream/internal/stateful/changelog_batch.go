@@ -101,19 +101,19 @@ func (c *changelogState) upserts(p int, b *logBatches, added int) {
 	c.noteUpserts(p, len(b.kend), len(b.keys)+len(b.vals))
 }
 
-// upsertsOf logs n upserts in partition p, entry(i) the i-th's key and
-// value, of which added are keys new to it. The views go straight into
+// upsertsOf logs n upserts in partition p, entries.Entry(i) the i-th's
+// key and value, of which added are keys new to it. The views go straight into
 // the log (checkpoint.ChangelogBatcher.LogUpsertsOf), each byte copied
 // once: gathered into the scratch first (add, upserts), every changed
 // group's key and value were copied twice, and the scratch's growth was
 // fresh memory on the first epochs and at each larger epoch.
-func (c *changelogState) upsertsOf(p, n, added int, entry func(i int) (key, value []byte)) {
+func (c *changelogState) upsertsOf(p, n, added int, entries checkpoint.ChangelogEntries) {
 	bytes := 0
 	if c.batchers != nil {
-		bytes = c.batchers[p].LogUpsertsOf(n, entry)
+		bytes = c.batchers[p].LogUpsertsOf(n, entries)
 	} else {
 		for i := range n {
-			k, v := entry(i)
+			k, v := entries.Entry(i)
 			c.writers[p].LogUpsert(k, v)
 			bytes += len(k) + len(v)
 		}
@@ -122,15 +122,16 @@ func (c *changelogState) upsertsOf(p, n, added int, entry func(i int) (key, valu
 	c.noteUpserts(p, n, bytes)
 }
 
-// removesOf logs n deletes in partition p, key(i) the i-th's key, as
-// upsertsOf: a window's close deletes all its groups in one epoch, and
+// removesOf logs n deletes in partition p, the keys entries.Entry gives,
+// as upsertsOf: a window's close deletes all its groups in one epoch, and
 // their keys went through the scratch (addKey) on their way to the log.
-func (c *changelogState) removesOf(p, n int, key func(i int) []byte) {
+func (c *changelogState) removesOf(p, n int, entries checkpoint.ChangelogEntries) {
 	if c.batchers != nil {
-		c.batchers[p].LogDeletesOf(n, key)
+		c.batchers[p].LogDeletesOf(n, entries)
 	} else {
 		for i := range n {
-			c.writers[p].LogDelete(key(i))
+			k, _ := entries.Entry(i)
+			c.writers[p].LogDelete(k)
 		}
 	}
 	c.rows[p] -= int64(n)

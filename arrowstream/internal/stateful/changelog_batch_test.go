@@ -43,23 +43,24 @@ func (w *batchingWriter) LogDeletes(keys []byte, kend []uint32) {
 	}
 }
 
-func (w *batchingWriter) LogUpsertsOf(n int, entry func(int) ([]byte, []byte)) int {
+func (w *batchingWriter) LogUpsertsOf(n int, entries checkpoint.ChangelogEntries) int {
 	w.batches++
 	bytes := 0
 	for i := range n {
-		k, v := entry(i)
+		k, v := entries.Entry(i)
 		w.LogUpsert(k, v)
 		bytes += len(k) + len(v)
 	}
 	return bytes
 }
 
-func (w *batchingWriter) LogDeletesOf(n int, key func(int) []byte) int {
+func (w *batchingWriter) LogDeletesOf(n int, entries checkpoint.ChangelogEntries) int {
 	w.batches++
 	bytes := 0
 	for i := range n {
-		w.LogDelete(key(i))
-		bytes += len(key(i))
+		k, _ := entries.Entry(i)
+		w.LogDelete(k)
+		bytes += len(k)
 	}
 	return bytes
 }
@@ -114,11 +115,11 @@ func TestLogBatchesByPartition(t *testing.T) {
 				}
 				switch {
 				case del:
-					cs[i].removesOf(p, len(ents), func(j int) []byte { return fmt.Appendf(nil, "k%d", ents[j]) })
+					cs[i].removesOf(p, len(ents), checkpoint.EntriesFunc(func(j int) ([]byte, []byte) { return fmt.Appendf(nil, "k%d", ents[j]), nil }))
 				case views:
-					cs[i].upsertsOf(p, len(ents), len(ents)/2, func(j int) ([]byte, []byte) {
+					cs[i].upsertsOf(p, len(ents), len(ents)/2, checkpoint.EntriesFunc(func(j int) ([]byte, []byte) {
 						return fmt.Appendf(nil, "k%d", ents[j]), fmt.Appendf(nil, "v%d", ents[j]*3)
-					})
+					}))
 				default:
 					b.reset()
 					for _, e := range ents {
