@@ -110,7 +110,35 @@ type ChangelogBatcher interface {
 	LogUpserts(keys []byte, keyEnds []uint32, values []byte, valueEnds []uint32)
 	// LogDeletes records len(keyEnds) deletes, keys as in LogUpserts.
 	LogDeletes(keys []byte, keyEnds []uint32)
+	// LogUpsertsOf records n upserts, the i-th's key and value those
+	// entries.Entry(i) returns, and returns their bytes (keys and
+	// values). The bytes are copied once, straight into the log: a
+	// caller whose keys and values lie apart (an aggregation's kept
+	// store keys and its value rows) does not gather them end to end
+	// first, which copied every byte once more into a buffer of its own
+	// (fresh memory the first epochs, and each time an epoch outgrew
+	// it). Entry is called twice for each i, for the sizes and then the
+	// bytes, and must return the same views both times.
+	LogUpsertsOf(n int, entries ChangelogEntries) int
+	// LogDeletesOf records n deletes, the keys entries.Entry returns
+	// (their values are ignored), and returns the keys' bytes, as
+	// LogUpsertsOf.
+	LogDeletesOf(n int, entries ChangelogEntries) int
 }
+
+// ChangelogEntries is a batch of changes by number, for LogUpsertsOf and
+// LogDeletesOf: an interface, not a callback, so that a caller can hand
+// a long-lived value every epoch without allocating one.
+type ChangelogEntries interface {
+	// Entry returns the i-th change's key and value (views, not kept).
+	Entry(i int) (key, value []byte)
+}
+
+// EntriesFunc is a ChangelogEntries of a function.
+type EntriesFunc func(i int) (key, value []byte)
+
+// Entry implements ChangelogEntries.
+func (f EntriesFunc) Entry(i int) ([]byte, []byte) { return f(i) }
 
 // changelog is one epoch's logged changes: keys with their value (a
 // delete has none), in log order, appended to byte arenas in the layout
@@ -237,6 +265,46 @@ func (a *changeArena) addBatch(keys []byte, keyEnds []uint32, values []byte, val
 			a.voff = append(a.voff, vbase+e)
 		}
 	}
+	a.markValid(i0, n, live)
+}
+
+// addEntries adds n entries, entry i's key and value those
+// entries.Entry(i) returns, with keyBytes and valueBytes their total sizes: the arena
+// grows once for them and each is copied once.
+func (a *changeArena) addEntries(n, keyBytes, valueBytes int, entries ChangelogEntries, live bool) {
+	i0 := len(a.koff)
+	keys, values := growArena(a.keys, keyBytes), growArena(a.values, valueBytes)
+	koff, voff := slices.Grow(a.koff, n)[:i0+n], slices.Grow(a.voff, n)[:i0+n]
+	for i := range n {
+		k, v := entries.Entry(i)
+		keys = append(keys, k...)
+		values = append(values, v...)
+		koff[i0+i] = uint32(len(keys))
+		voff[i0+i] = uint32(len(values) + a.deferred)
+	}
+	a.keys, a.values, a.koff, a.voff = keys, values, koff, voff
+	a.markValid(i0, n, live)
+}
+
+// addKeys is addEntries for n deletes: the entries' keys, no values.
+func (a *changeArena) addKeys(n, keyBytes int, entries ChangelogEntries) {
+	i0 := len(a.koff)
+	keys := growArena(a.keys, keyBytes)
+	koff, voff := slices.Grow(a.koff, n)[:i0+n], slices.Grow(a.voff, n)[:i0+n]
+	vend := uint32(a.valuesLen())
+	for i := range n {
+		k, _ := entries.Entry(i)
+		keys = append(keys, k...)
+		koff[i0+i] = uint32(len(keys))
+		voff[i0+i] = vend
+	}
+	a.keys, a.koff, a.voff = keys, koff, voff
+	a.markValid(i0, n, false)
+}
+
+// markValid extends the validity bits over the n entries from i0, set
+// when live.
+func (a *changeArena) markValid(i0, n int, live bool) {
 	for len(a.valid)*8 < i0+n {
 		a.valid = append(a.valid, 0)
 	}
@@ -353,6 +421,41 @@ func (s *store) LogDeletes(keys []byte, keyEnds []uint32) {
 	s.arenaGrew(int64(kb) + int64(n)*arenaEntryBytes)
 	cl.arena.addBatch(keys[:kb], keyEnds, nil, nil, false)
 	cl.deleted += int64(kb)
+}
+
+// LogUpsertsOf implements ChangelogBatcher.
+func (s *store) LogUpsertsOf(n int, entries ChangelogEntries) int {
+	if n == 0 {
+		return 0
+	}
+	kb, vb := 0, 0
+	for i := range n {
+		k, v := entries.Entry(i)
+		kb += len(k)
+		vb += len(v)
+	}
+	cl := s.arena()
+	s.arenaGrew(int64(kb+vb) + int64(n)*arenaEntryBytes)
+	cl.arena.addEntries(n, kb, vb, entries, true)
+	cl.upserted += int64(kb + vb)
+	return kb + vb
+}
+
+// LogDeletesOf implements ChangelogBatcher.
+func (s *store) LogDeletesOf(n int, entries ChangelogEntries) int {
+	if n == 0 {
+		return 0
+	}
+	kb := 0
+	for i := range n {
+		k, _ := entries.Entry(i)
+		kb += len(k)
+	}
+	cl := s.arena()
+	s.arenaGrew(int64(kb) + int64(n)*arenaEntryBytes)
+	cl.arena.addKeys(n, kb, entries)
+	cl.deleted += int64(kb)
+	return kb
 }
 
 var _ ChangelogStreamer = (*store)(nil)

@@ -293,6 +293,42 @@ func (l *LazyLogStore) LogDeletes(keys []byte, keyEnds []uint32) {
 	}
 }
 
+// LogUpsertsOf implements ChangelogBatcher, as LogUpserts.
+func (l *LazyLogStore) LogUpsertsOf(n int, entries ChangelogEntries) int {
+	st, err := l.open()
+	if err != nil {
+		return 0
+	}
+	if b, ok := st.(ChangelogBatcher); ok {
+		return b.LogUpsertsOf(n, entries)
+	}
+	cw, bytes := st.(ChangelogWriter), 0
+	for i := range n {
+		k, v := entries.Entry(i)
+		cw.LogUpsert(k, v)
+		bytes += len(k) + len(v)
+	}
+	return bytes
+}
+
+// LogDeletesOf implements ChangelogBatcher, as LogUpserts.
+func (l *LazyLogStore) LogDeletesOf(n int, entries ChangelogEntries) int {
+	st, err := l.open()
+	if err != nil {
+		return 0
+	}
+	if b, ok := st.(ChangelogBatcher); ok {
+		return b.LogDeletesOf(n, entries)
+	}
+	cw, bytes := st.(ChangelogWriter), 0
+	for i := range n {
+		k, _ := entries.Entry(i)
+		cw.LogDelete(k)
+		bytes += len(k)
+	}
+	return bytes
+}
+
 // LogDelete implements ChangelogWriter.
 func (l *LazyLogStore) LogDelete(key []byte) {
 	if st, err := l.open(); err == nil {

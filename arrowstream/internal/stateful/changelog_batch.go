@@ -66,12 +66,6 @@ func (b *logBatches) add(key, value []byte) {
 	b.vend = appendDoubling(b.vend, uint32(len(b.vals)))
 }
 
-// addKey appends a delete's key.
-func (b *logBatches) addKey(key []byte) {
-	b.keys = appendDoubling(b.keys, key...)
-	b.kend = appendDoubling(b.kend, uint32(len(b.keys)))
-}
-
 // appendDoubling is append whose growth at least doubles the capacity.
 // append grows a large slice by about a quarter at a time, and the
 // scratch here grows from nothing at each query start to tens or hundreds
@@ -107,18 +101,40 @@ func (c *changelogState) upserts(p int, b *logBatches, added int) {
 	c.noteUpserts(p, len(b.kend), len(b.keys)+len(b.vals))
 }
 
-// removes logs the scratch's keys (addKey) as deletes in partition p.
-func (c *changelogState) removes(p int, b *logBatches) {
+// upsertsOf logs n upserts in partition p, entries.Entry(i) the i-th's
+// key and value, of which added are keys new to it. The views go straight into
+// the log (checkpoint.ChangelogBatcher.LogUpsertsOf), each byte copied
+// once: gathered into the scratch first (add, upserts), every changed
+// group's key and value were copied twice, and the scratch's growth was
+// fresh memory on the first epochs and at each larger epoch.
+func (c *changelogState) upsertsOf(p, n, added int, entries checkpoint.ChangelogEntries) {
+	bytes := 0
 	if c.batchers != nil {
-		c.batchers[p].LogDeletes(b.keys, b.kend)
+		bytes = c.batchers[p].LogUpsertsOf(n, entries)
 	} else {
-		var k uint32
-		for _, ke := range b.kend {
-			c.writers[p].LogDelete(b.keys[k:ke])
-			k = ke
+		for i := range n {
+			k, v := entries.Entry(i)
+			c.writers[p].LogUpsert(k, v)
+			bytes += len(k) + len(v)
 		}
 	}
-	c.rows[p] -= int64(len(b.kend))
+	c.rows[p] += int64(added)
+	c.noteUpserts(p, n, bytes)
+}
+
+// removesOf logs n deletes in partition p, the keys entries.Entry gives,
+// as upsertsOf: a window's close deletes all its groups in one epoch, and
+// their keys went through the scratch (addKey) on their way to the log.
+func (c *changelogState) removesOf(p, n int, entries checkpoint.ChangelogEntries) {
+	if c.batchers != nil {
+		c.batchers[p].LogDeletesOf(n, entries)
+	} else {
+		for i := range n {
+			k, _ := entries.Entry(i)
+			c.writers[p].LogDelete(k)
+		}
+	}
+	c.rows[p] -= int64(n)
 }
 
 // bindBatchers takes the writers as ChangelogBatchers when every one is.

@@ -43,6 +43,28 @@ func (w *batchingWriter) LogDeletes(keys []byte, kend []uint32) {
 	}
 }
 
+func (w *batchingWriter) LogUpsertsOf(n int, entries checkpoint.ChangelogEntries) int {
+	w.batches++
+	bytes := 0
+	for i := range n {
+		k, v := entries.Entry(i)
+		w.LogUpsert(k, v)
+		bytes += len(k) + len(v)
+	}
+	return bytes
+}
+
+func (w *batchingWriter) LogDeletesOf(n int, entries checkpoint.ChangelogEntries) int {
+	w.batches++
+	bytes := 0
+	for i := range n {
+		k, _ := entries.Entry(i)
+		w.LogDelete(k)
+		bytes += len(k)
+	}
+	return bytes
+}
+
 // TestLogBatchesByPartition: the entries laid out by partition are a
 // stable sort of them by partition, and the changes logged from the
 // scratch reach every partition's writer in entry order, as one call per
@@ -82,24 +104,27 @@ func TestLogBatchesByPartition(t *testing.T) {
 		if cs[0].batchers != nil || cs[1].batchers == nil {
 			t.Fatal("batchers bound to the wrong writers")
 		}
-		del := round%2 == 1
+		// Deletes (removesOf), upserts through the scratch (upserts), or
+		// from views (upsertsOf).
+		del, views := round%3 == 1, round%3 == 2
 		for i := range cs {
 			for p := range parts {
 				ents := b.entries(p)
 				if len(ents) == 0 {
 					continue
 				}
-				b.reset()
-				for _, e := range ents {
-					if del {
-						b.addKey(fmt.Appendf(nil, "k%d", e))
-					} else {
+				switch {
+				case del:
+					cs[i].removesOf(p, len(ents), checkpoint.EntriesFunc(func(j int) ([]byte, []byte) { return fmt.Appendf(nil, "k%d", ents[j]), nil }))
+				case views:
+					cs[i].upsertsOf(p, len(ents), len(ents)/2, checkpoint.EntriesFunc(func(j int) ([]byte, []byte) {
+						return fmt.Appendf(nil, "k%d", ents[j]), fmt.Appendf(nil, "v%d", ents[j]*3)
+					}))
+				default:
+					b.reset()
+					for _, e := range ents {
 						b.add(fmt.Appendf(nil, "k%d", e), fmt.Appendf(nil, "v%d", e*3))
 					}
-				}
-				if del {
-					cs[i].removes(p, &b)
-				} else {
 					cs[i].upserts(p, &b, len(ents)/2)
 				}
 			}
@@ -119,7 +144,7 @@ func TestLogBatchesByPartition(t *testing.T) {
 			if len(want) > 0 && batching[p].batches != 1 {
 				t.Fatalf("round %d partition %d: %d batches, want 1", round, p, batching[p].batches)
 			}
-			if cs[0].rows[p] != cs[1].rows[p] {
+			if cs[0].rows[p] != cs[1].rows[p] || cs[0].ups[p] != cs[1].ups[p] || cs[0].upBytes[p] != cs[1].upBytes[p] {
 				t.Fatalf("round %d partition %d: key counts %d and %d", round, p, cs[0].rows[p], cs[1].rows[p])
 			}
 		}
@@ -143,14 +168,14 @@ func TestLogBatchesReusedScratch(t *testing.T) {
 	keysCap := cap(b.keys)
 	b.reset()
 	b.add([]byte("x"), []byte("1"))
-	b.addKey([]byte("yy"))
+	b.add([]byte("yy"), nil)
 	if cap(b.keys) != keysCap {
 		t.Errorf("the reset scratch was reallocated: cap %d, was %d", cap(b.keys), keysCap)
 	}
 	if got, want := string(b.keys), "xyy"; got != want {
 		t.Errorf("keys after reset %q, want %q", got, want)
 	}
-	if !slices.Equal(b.kend, []uint32{1, 3}) || !slices.Equal(b.vend, []uint32{1}) || string(b.vals) != "1" {
+	if !slices.Equal(b.kend, []uint32{1, 3}) || !slices.Equal(b.vend, []uint32{1, 1}) || string(b.vals) != "1" {
 		t.Errorf("after reset: kend %v, vend %v, vals %q", b.kend, b.vend, b.vals)
 	}
 }

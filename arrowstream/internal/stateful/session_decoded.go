@@ -90,6 +90,7 @@ type sessionDecoded struct {
 	// epoch (their deletes are logged with the epoch's upserts).
 	deleted []*keySessions
 	logb    logBatches
+	dels    sessionDeletes // logDeleted's entries for the log
 	// The entries of keys whose sessions were all evicted, for keys new
 	// to the state (newKey): an entry a bidder leaves is the next new
 	// bidder's, instead of fresh memory per new key each epoch. A dropped

@@ -185,11 +185,9 @@ func (s *statefulSessionWindow) logDeleted(d *sessionDecoded, n int) {
 		if len(keys) == 0 {
 			continue
 		}
-		b.reset()
-		for _, i := range keys {
-			b.addKey(stringBytes(d.deleted[i].key))
-		}
-		s.log.removes(p, b)
+		d.dels = sessionDeletes{d.deleted, keys}
+		s.log.removesOf(p, len(keys), &d.dels)
+		d.dels = sessionDeletes{} // holds no views past the call
 	}
 }
 
@@ -219,4 +217,16 @@ func (s *statefulSessionWindow) allDecoded() ([]arrow.Record, error) {
 		return nil, fmt.Errorf("arrowstream: sessions of operator %d: %w", s.opID, err)
 	}
 	return []arrow.Record{rec}, nil
+}
+
+// sessionDeletes gives logDeleted's fully evicted keys of one partition
+// (ents, by position in deleted) to the log as views.
+type sessionDeletes struct {
+	deleted []*keySessions
+	ents    []int32
+}
+
+// Entry implements checkpoint.ChangelogEntries.
+func (d *sessionDeletes) Entry(j int) ([]byte, []byte) {
+	return stringBytes(d.deleted[d.ents[j]].key), nil
 }

@@ -517,33 +517,23 @@ func (s *statefulAggregate) logChanged(vals []arrow.Array, rows *vector.GroupVal
 	for i, g := range l.dirty {
 		parts[i] = l.partOf[g] - 1
 	}
+	up := &sc.ups
+	*up = aggUpserts{s: s, rows: rows, fromWords: fromWords, pos: pos}
+	defer func() { *up = aggUpserts{} }() // holds no views past the epoch
 	b.byPartition(len(s.state.stores))
 	for p := range s.state.stores {
 		ents := b.entries(p)
 		if len(ents) == 0 {
 			continue
 		}
-		b.reset()
 		added := 0
 		for _, i := range ents {
-			key := l.keys.of(l.dirty[i])
-			if key == nil { // not kept (the arena is full): from the encode
-				if fromWords {
-					key = sc.words.Key(int(pos[i]))
-				} else {
-					key = s.keyCodec.at(int(pos[i]))
-				}
-			}
-			if rows != nil {
-				b.add(key, rows.Row(int(i)))
-			} else {
-				b.add(key, s.valCodec.at(int(i)))
-			}
 			if l.added[i] {
 				added++
 			}
 		}
-		s.log.upserts(p, b, added)
+		up.ents = ents
+		s.log.upsertsOf(p, len(ents), added, up)
 	}
 	return nil
 }
@@ -658,16 +648,16 @@ func (s *statefulAggregate) dropStored(gids []int32, gone arrow.Record) error {
 			parts[i] = l.partOf[g] - 1
 		}
 		b.byPartition(len(s.state.stores))
+		del := &l.logged.dels
+		*del = aggDeletes{keys: &l.keys, gids: gids}
+		defer func() { *del = aggDeletes{} }() // holds no views past the call
 		for p := range s.state.stores {
 			ents := b.entries(p)
 			if len(ents) == 0 {
 				continue
 			}
-			b.reset()
-			for _, i := range ents {
-				b.addKey(l.keys.of(gids[i]))
-			}
-			s.log.removes(p, b)
+			del.ents = ents
+			s.log.removesOf(p, len(ents), del)
 		}
 		return nil
 	}
@@ -860,3 +850,42 @@ func retainAll(recs []arrow.Record) []arrow.Record {
 
 // Report implements Op.
 func (s *statefulAggregate) Report() stream.StateOperatorProgress { return s.progress }
+
+// aggUpserts gives logChanged's changed groups of one partition (ents,
+// by position in dirty) to the log as views: each group's kept store
+// key, or its key from the epoch's encode (pos) when not kept, and its
+// value row (rows, else valCodec's). Kept in the live state's scratch,
+// so that handing it allocates nothing.
+type aggUpserts struct {
+	s         *statefulAggregate
+	rows      *vector.GroupValues
+	fromWords bool
+	pos, ents []int32
+}
+
+// Entry implements checkpoint.ChangelogEntries.
+func (u *aggUpserts) Entry(j int) ([]byte, []byte) {
+	s, l, i := u.s, u.s.live, u.ents[j]
+	key := l.keys.of(l.dirty[i])
+	if key == nil { // not kept (the arena is full): from the encode
+		if u.fromWords {
+			key = l.logged.words.Key(int(u.pos[i]))
+		} else {
+			key = s.keyCodec.at(int(u.pos[i]))
+		}
+	}
+	if u.rows != nil {
+		return key, u.rows.Row(int(i))
+	}
+	return key, s.valCodec.at(int(i))
+}
+
+// aggDeletes gives dropStored's evicted groups of one partition (ents,
+// by position in gids) to the log as their kept store keys.
+type aggDeletes struct {
+	keys       *storeKeys
+	gids, ents []int32
+}
+
+// Entry implements checkpoint.ChangelogEntries.
+func (d *aggDeletes) Entry(j int) ([]byte, []byte) { return d.keys.of(d.gids[d.ents[j]]), nil }

@@ -155,6 +155,11 @@ func runStoredKeys(t *testing.T, byKey bool, timeKey int, scheme string, mode st
 			compactions++
 		}
 		checkStoredKeys(t, op, parts, id)
+		// The changed and evicted groups go from views into the log
+		// (changelogState.upsertsOf, removesOf), not through the scratch.
+		if b := &op.live.logged.batch; cap(b.keys)+cap(b.vals) != 0 {
+			t.Fatalf("epoch %d: the logged groups were gathered into the scratch first (%d bytes of it)", id, cap(b.keys)+cap(b.vals))
+		}
 		if op.live.logged.words.Len() > 0 {
 			fromWords++
 		}

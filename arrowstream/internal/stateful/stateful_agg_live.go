@@ -86,6 +86,10 @@ type logScratch struct {
 	// vals holds the changed groups' value rows written from the
 	// accumulators (LiveAggregate.EncodeValues).
 	vals vector.GroupValues
+	// ups and dels hand a partition's changed and evicted groups to the
+	// log (logChanged, dropStored).
+	ups  aggUpserts
+	dels aggDeletes
 }
 
 func (s *logScratch) bytes() int64 {
