@@ -247,7 +247,12 @@ func (r *resolver) binaryOf(x *sql.BinaryExpr, l, rr Expr) (Expr, error) {
 		}
 		return r.typedCall(x.Pos, strings.ToLower(x.Op.String()), lb, rb)
 	case sql.OpConcat:
-		args := timestampsAsText([]Expr{l, rr})
+		// a || b is concat(a, b): arrays meet at their common element type.
+		args, err := coerceNested(x.Pos, "concat", []Expr{l, rr})
+		if err != nil {
+			return nil, err
+		}
+		args = timestampsAsText(args)
 		return r.typedCall(x.Pos, "concat", args[0], args[1])
 	}
 	if x.Op == sql.OpSub {

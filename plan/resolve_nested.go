@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -18,7 +19,7 @@ import (
 func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, err error) {
 	switch name {
 	case "array", "map", "struct", "element_at", "try_element_at", "get", "array_contains", "array_position", "array_remove",
-		"array_union", "array_intersect", "array_except", "concat", "arrays_zip", "map_concat", "map_contains_key":
+		"array_union", "array_intersect", "array_except", "concat", "arrays_zip", "map_concat", "map_contains_key", "array_join":
 	default:
 		return nil, false, nil
 	}
@@ -91,6 +92,8 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		}
 		e, err := newCall(f.Pos, "arrays_zip_named", named...)
 		return e, true, err
+	case "array_join":
+		args = joinArgsAsText(args)
 	case "array_contains", "array_position", "array_remove":
 		if len(args) == 2 {
 			if args[0], args[1], err = elementArgs(f.Pos, name, args[0], args[1]); err != nil {
@@ -100,6 +103,30 @@ func (r *resolver) callNested(f *sql.FuncCall, name string) (e Expr, ok bool, er
 	}
 	e, err = newCall(f.Pos, name, args...)
 	return e, true, err
+}
+
+// joinArgsAsText casts what array_join takes as strings, as Spark's
+// implicit casts do: an array of atomic values (numbers, booleans, dates,
+// timestamps, binaries) to an array of their strings, and a separator or
+// null replacement of an atomic type to its string. Other types are left
+// for the function's own type error.
+func joinArgsAsText(args []Expr) []Expr {
+	out := slices.Clone(args)
+	for i, a := range out {
+		t := vector.Unwrap(a.DataType())
+		if i == 0 {
+			if lt, ok := t.(*arrow.ListType); ok {
+				if el := vector.Unwrap(lt.Elem()); !isString(el) && isAtomic(el) {
+					out[0] = castTo(a, vector.ListOf(vector.String))
+				}
+			}
+			continue
+		}
+		if !isString(t) && isAtomic(t) {
+			out[i] = castTo(a, vector.String)
+		}
+	}
+	return out
 }
 
 // structFieldName is the field name struct(...) gives argument i: a

@@ -74,7 +74,7 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		return e, true, err
 	case "date_part", "datepart", "extract":
 		return r.datePart(f, name)
-	case "mod", "pmod", "positive", "negative", "nvl2", "nullif", "equal_null", "decode", "div", "uuid", "make_interval":
+	case "mod", "pmod", "positive", "negative", "nvl2", "nullif", "equal_null", "decode", "div", "uuid", "make_interval", "from_unixtime":
 	default:
 		return nil, false, nil
 	}
@@ -89,6 +89,17 @@ func (r *resolver) callScalar(f *sql.FuncCall, name string) (e Expr, ok bool, er
 		return nil
 	}
 	switch name {
+	case "from_unixtime":
+		// Spark's input types are (bigint, string): a string or a
+		// fractional number of seconds is cast to bigint under the
+		// session's ANSI mode ('aa' is NULL with ANSI off).
+		if len(args) > 0 {
+			if dt := vector.Unwrap(args[0].DataType()); isString(dt) || vector.IsNumeric(dt) && !vector.IsIntegral(dt) {
+				args[0] = castTo(args[0], vector.Int64)
+			}
+		}
+		e, err := newCall(f.Pos, name, args...)
+		return e, true, err
 	case "mod", "pmod":
 		if err := want(2); err != nil {
 			return nil, true, err

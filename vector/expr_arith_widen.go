@@ -46,7 +46,14 @@ func canWiden(from, to arrow.DataType) bool {
 		return true
 	}
 	switch from.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32:
+	case arrow.INT8:
+		// tinyint meets smallint in CASE, IF, IN and arithmetic: Spark's
+		// common type is smallint.
+		switch to.ID() {
+		case arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
+			return true
+		}
+	case arrow.INT16, arrow.INT32:
 		switch to.ID() {
 		case arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
 			return true
@@ -101,7 +108,8 @@ func widenValue(v any, from, to arrow.DataType) (any, error) {
 		return nil, nil
 	}
 	switch to.ID() {
-	case arrow.INT32:
+	case arrow.INT16, arrow.INT32:
+		// The canonical value of tinyint, smallint and int is an int32.
 		i, _ := toInt64(v)
 		return int32(i), nil
 	case arrow.INT64:
@@ -189,6 +197,8 @@ func (w *widenEval) convert(arr arrow.Array) (arrow.Array, error) {
 	var values *memory.Buffer
 	bad := -1
 	switch w.to.ID() {
+	case arrow.INT16:
+		values = widenInts[int16](w.mem, arr)
 	case arrow.INT32:
 		values = widenInts[int32](w.mem, arr)
 	case arrow.INT64:
@@ -296,7 +306,7 @@ func intAt(arr arrow.Array, i int) int64 {
 }
 
 // widenInts converts an integer or float32 column to D.
-func widenInts[D int32 | int64 | float32 | float64](mem memory.Allocator, arr arrow.Array) *memory.Buffer {
+func widenInts[D int16 | int32 | int64 | float32 | float64](mem memory.Allocator, arr arrow.Array) *memory.Buffer {
 	n := arr.Len()
 	buf, out := newValues[D](mem, n)
 	switch arr.DataType().ID() {
@@ -317,7 +327,7 @@ func widenInts[D int32 | int64 | float32 | float64](mem memory.Allocator, arr ar
 	return buf
 }
 
-func convertSlice[S int8 | int16 | int32 | int64 | float32, D int32 | int64 | float32 | float64](src []S, dst []D) {
+func convertSlice[S int8 | int16 | int32 | int64 | float32, D int16 | int32 | int64 | float32 | float64](src []S, dst []D) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = D(v)

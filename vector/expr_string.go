@@ -328,7 +328,13 @@ func bindConcat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Eval
 	for k, a := range args {
 		// The argument's text (its whole subtree) is rendered only for a
 		// cast or an error: a chain a || b || … binds in linear time.
-		if dt := a.DataType(); !allBinary && !isStringInput(dt) && dt.ID() != arrow.NULL {
+		if dt := a.DataType(); !allBinary && dt.ID() == arrow.BINARY {
+			// Binaries next to strings are text (Spark's ConcatCoercion
+			// casts every child to string unless all are binary).
+			what := f.Args[k].String()
+			a = foldQuietly(&castEval{child: a, from: dt, to: String, kern: castKernelFor(dt, String), mem: mem,
+				expr: "CAST(" + what + " AS STRING)", operand: what}, mem, a)
+		} else if !allBinary && !isStringInput(dt) && dt.ID() != arrow.NULL {
 			var err error
 			if a, err = asStringArg(a, mem, f.Args[k].String()); err != nil {
 				return nil, err

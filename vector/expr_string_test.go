@@ -71,6 +71,12 @@ func TestConcat(t *testing.T) {
 		vt.ExprCase{Name: "none", Schema: s, Rows: rows, Expr: vector.Concat(), Want: []any{"", "", ""}},
 		vt.ExprCase{Name: "binary", Schema: schemaOf("x", vector.Binary, "y", vector.Binary), Rows: []vt.Row{{[]byte("a"), []byte("b")}},
 			Expr: vector.Concat(vector.Col("x"), vector.Col("y")), Want: []any{"ab"}, WantType: vector.Binary, NullIntolerant: true},
+		// Binaries next to a string or a number are text, as Spark's
+		// ConcatCoercion casts every child to string unless all are binary.
+		vt.ExprCase{Name: "binary-with-string", Schema: schemaOf("x", vector.Binary, "s", vector.String, "n", vector.Int64),
+			Rows: []vt.Row{{[]byte("2"), "1", int64(0)}, {[]byte("héllo"), "", int64(10)}},
+			Expr: vector.Concat(vector.Col("n"), vector.Col("s"), vector.Col("x"), vector.Lit([]byte("!"))),
+			Want: []any{"012!", "10héllo!"}, WantType: vector.String, NullIntolerant: true},
 	)
 }
 

@@ -116,7 +116,15 @@ func (p *datetimePattern) format(dst []byte, wall int64) ([]byte, bool) {
 func bindFromUnixTime(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 	pattern := DefaultTimestampFormat
 	if len(args) == 2 {
+		if v, ok := fnConstValue(args[0]); ok && v == nil || args[0].DataType().ID() == arrow.NULL {
+			// NULL seconds are NULL whatever the format, a column's
+			// included (Spark's from_unixtime is null-intolerant).
+			return fnNullResult(String, mem), nil
+		}
 		v, ok := fnConstValue(args[1])
+		if !ok && IsStringLike(args[1].DataType()) {
+			return bindFromUnixTimeRows(f, in, mem, args)
+		}
 		if !ok || args[1].DataType().ID() != arrow.STRING && args[1].DataType().ID() != arrow.NULL {
 			return nil, fmt.Errorf("the format %s must be a constant string: %w", f.Args[1], ErrType)
 		}
@@ -168,4 +176,35 @@ func bindFromUnixTime(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args 
 	}
 	ev := &castEval{child: x, from: Int64, to: String, kern: k, mem: mem, loc: f.Loc, expr: f.String(), operand: f.Args[0].String()}
 	return fnFoldConstant(f, in, mem, ev, x)
+}
+
+// bindFromUnixTimeRows binds from_unixtime(seconds, fmt) whose format is a
+// column: each row's pattern is compiled for that row (no cache shared
+// between rows, as an evaluator may run on several batches at once).
+func bindFromUnixTimeRows(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
+	if dt := Unwrap(args[0].DataType()); !IsIntegral(dt) {
+		return nil, fnErrArgType(f.Args[0].String(), args[0].DataType(), "a bigint number of seconds")
+	}
+	loc := f.Loc
+	return bindRows(f, in, mem, args, []rowKind{rowInt, rowStr}, String, rowKernels{
+		str: func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
+			v := a[0].int(i)
+			p, err := compileDatetimePattern(string(a[1].str(i)))
+			if err == nil {
+				err = p.checkFormattable()
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if v > maxNTZSeconds || v < -maxNTZSeconds {
+				return nil, false, errCastOverflow(Timestamp)
+			}
+			var z zoneCache
+			out, ok := p.format(dst, toWall(&z, loc, v*fnMicrosPerSecond))
+			if !ok {
+				return nil, false, fmt.Errorf("%w: the year is outside 1-9999, which the pattern '%s' does not print here", ErrOverflow, p.src)
+			}
+			return out, true, nil
+		},
+	})
 }
