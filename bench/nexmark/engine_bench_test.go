@@ -39,7 +39,11 @@ var epochEvents = flag.Int("nexmark.epochevents", 0, "events per epoch of Benchm
 // the Go heap bytes allocated and the minor page faults taken per epoch
 // (both far steadier than CPU on a shared machine: every allocated byte
 // is fresh memory in a run this short, and a first touch costs 13–17 µs
-// a page here), and, for "full", events per CPU-second.
+// a page here), and, for "full", events per CPU-second. The faults are
+// getrusage's ru_minflt: pages trapped one by one and also the pages
+// vector's prefault maps with MADV_POPULATE_WRITE (about 7 µs a page with
+// the first write after it); perf's page-faults event counts the traps
+// only (docs/performance.md, "Session 34: page faults").
 func BenchmarkEngineEpochs(b *testing.B) {
 	for _, name := range []string{"q3", "q8", "q11", "q17", "q4", "q7", "q20"} {
 		q, ok := lookup(name)

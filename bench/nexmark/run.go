@@ -40,7 +40,8 @@ type engineRun struct {
 	// epoch and at most after any epoch.
 	stateRows, peakStateRows int64
 	// faults is the minor page faults the process took over the epochs
-	// (-1 where not available) and allocBytes the Go heap bytes allocated
+	// (-1 where not available; ru_minflt, which counts the pages
+	// MADV_POPULATE_WRITE maps as well as trapped ones) and allocBytes the Go heap bytes allocated
 	// over them (runtime.MemStats.TotalAlloc; Arrow buffers from the Go
 	// allocator included): in a run this short no collection comes round
 	// to recycle them, so each allocated byte is a fresh byte of memory.
