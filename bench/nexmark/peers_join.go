@@ -117,9 +117,19 @@ func (p *closingPrices) epoch(b *Batch) {
 	p.maxBidTs = maxTime(p.maxBidTs, bts)
 }
 
-// watermark is the final watermark: the auctions closed by it are the
-// query's answer.
-func (p *closingPrices) watermark() int64 { return min(p.maxExpires-q4Delay, p.maxBidTs) }
+// watermark is the final watermark the aggregation over the join sees:
+// the auctions closed by it are the query's answer. That is the global
+// watermark less joinLag: the join passes on the least of its sides' state
+// watermarks (Spark's watermark propagation, docs/semantics.md §3.3), and
+// the auction side's is the bids' watermark less a millisecond, since
+// `B.dateTime <= A.expires` is not strict (StreamingJoinHelper's "- 1").
+func (p *closingPrices) watermark() int64 {
+	return min(p.maxExpires-q4Delay, p.maxBidTs) - joinLag
+}
+
+// joinLag is how far the output watermark of q4's and q6's join trails
+// its input watermark (µs).
+const joinLag = 1000
 
 type q4Peer struct{ closingPrices }
 

@@ -127,3 +127,21 @@ func TestEngineCPUCountsTheStop(t *testing.T) {
 		t.Error("no answer read after the stop")
 	}
 }
+
+// TestJoinLagAtFinalWatermark runs q4 and q6 on seed 66, whose events have
+// an auction expiring exactly at the final global watermark: the
+// aggregation over the join sees the join's output watermark, a
+// millisecond behind (joinLag), and does not close it. A peer closing the
+// auctions at the global watermark disagrees with the engine here only.
+func TestJoinLagAtFinalWatermark(t *testing.T) {
+	for _, name := range []string{"q4", "q6"} {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			cfg := harness.Config{Quick: true, Seed: 66, Mem: mem, Dir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}
+			if _, err := RunQuery(context.Background(), cfg, name, tinySize); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
