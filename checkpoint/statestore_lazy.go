@@ -311,7 +311,7 @@ func (l *LazyLogStore) LogUpsertsOf(n int, entries ChangelogEntries) int {
 	return bytes
 }
 
-// LogDeletesOf implements ChangelogBatcher, as LogUpserts.
+// LogDeletesOf implements ChangelogBatcher, as LogDeletes.
 func (l *LazyLogStore) LogDeletesOf(n int, entries ChangelogEntries) int {
 	st, err := l.open()
 	if err != nil {
