@@ -49,6 +49,9 @@ type streamExec struct {
 	// wmShift is, per operator in order, how far (µs) its input
 	// watermark trails the global one (watermark_shift.go).
 	wmShift []int64
+	// noInputWm marks the operators whose input has no watermark (all
+	// of it comes through flatMapGroupsWithState): they see 0.
+	noInputWm []bool
 
 	// state opens, commits and aborts the operators' declared state, in
 	// the state store provider the query's conf selects (created at the
@@ -486,7 +489,7 @@ func (e *streamExec) EventTimeStats() []stateful.EventTimeStats {
 // ShouldRunAnotherBatch implements executor.
 func (e *streamExec) ShouldRunAnotherBatch(wm int64) bool {
 	for i, op := range e.order {
-		if op.ShouldRunAnotherBatch(shiftedWatermark(wm, e.wmShift[i])) {
+		if op.ShouldRunAnotherBatch(e.operatorWatermark(i, wm)) {
 			return true
 		}
 	}

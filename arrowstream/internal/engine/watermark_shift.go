@@ -16,37 +16,65 @@ import (
 // Every state watermark is the input watermark minus a constant, so each
 // operator's input watermark is the global one minus a fixed shift, the
 // sum of the joins' shifts on its deepest path to a watermark node.
+//
+// flatMapGroupsWithState outputs no watermark at all: its function may
+// emit rows of any event time, so nothing downstream can be bounded by
+// its input's (Spark's produceOutputWatermark returns None for it in
+// every mode). A child without a watermark is left out of the min; an
+// operator none of whose children has one sees 0 (Spark's input
+// watermark None, read as 0), whatever the global watermark.
 
 // computeWatermarkShifts sets e.wmShift: per operator (index in order),
-// how far (µs) its input watermark trails the global one.
+// how far (µs) its input watermark trails the global one; and e.noInputWm:
+// the operators that get no input watermark.
 func (e *streamExec) computeWatermarkShifts() {
 	e.wmShift = make([]int64, len(e.order))
-	var out func(n plan.Node) int64
-	out = func(n plan.Node) int64 {
+	hasWm := make([]bool, len(e.order))
+	seen := make([]bool, len(e.order))
+	// out returns n's output shift and whether n outputs a watermark.
+	var out func(n plan.Node) (int64, bool)
+	out = func(n plan.Node) (int64, bool) {
 		var in int64
+		has := false
 		for _, c := range n.Children() {
-			if s := out(c); s > in {
+			s, ok := out(c)
+			if !ok {
+				continue
+			}
+			if !has || s > in {
 				in = s
 			}
+			has = true
 		}
 		if _, isWM := n.(*plan.EventTimeWatermark); isWM {
-			return 0
+			return 0, true
 		}
 		i, ok := e.stateful[n]
 		if !ok {
-			return in
+			return in, has
 		}
-		// A copy's entry may repeat: its first walk decides, as the
-		// operators of a copy run over the same input.
-		if in > e.wmShift[i] {
-			e.wmShift[i] = in
+		// A copy's entry may repeat: the operators of a copy run over the
+		// same input, so every walk gives the same answer.
+		seen[i] = true
+		if has {
+			hasWm[i] = true
+			if in > e.wmShift[i] {
+				e.wmShift[i] = in
+			}
+		}
+		if _, isFMGWS := n.(*plan.FlatMapGroupsWithState); isFMGWS || !has {
+			return 0, false
 		}
 		if s, ok := e.order[i].(stateful.OutputWatermarkShifter); ok {
-			return in + s.OutputWatermarkShiftUs()
+			return in + s.OutputWatermarkShiftUs(), true
 		}
-		return in
+		return in, true
 	}
 	out(e.root)
+	e.noInputWm = make([]bool, len(e.order))
+	for i := range e.order {
+		e.noInputWm[i] = seen[i] && !hasWm[i]
+	}
 }
 
 // shiftedWatermark is an operator's input watermark (ms) for the global
@@ -63,12 +91,22 @@ func shiftedWatermark(wmMs, shiftUs int64) int64 {
 	return w
 }
 
+// operatorWatermark is operator i's input watermark (ms) for the global
+// watermark wmMs.
+func (e *streamExec) operatorWatermark(i int, wmMs int64) int64 {
+	if i < len(e.noInputWm) && e.noInputWm[i] {
+		return 0
+	}
+	if i < len(e.wmShift) {
+		return shiftedWatermark(wmMs, e.wmShift[i])
+	}
+	return wmMs
+}
+
 // operatorEpoch is ep as operator i sees it: its own eviction and
 // late-event watermarks.
 func (e *streamExec) operatorEpoch(i int, ep stateful.Epoch) stateful.Epoch {
-	if i < len(e.wmShift) && e.wmShift[i] > 0 {
-		ep.WatermarkMs = shiftedWatermark(ep.WatermarkMs, e.wmShift[i])
-		ep.LateWatermarkMs = shiftedWatermark(ep.LateWatermarkMs, e.wmShift[i])
-	}
+	ep.WatermarkMs = e.operatorWatermark(i, ep.WatermarkMs)
+	ep.LateWatermarkMs = e.operatorWatermark(i, ep.LateWatermarkMs)
 	return ep
 }

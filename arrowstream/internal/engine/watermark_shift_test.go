@@ -3,7 +3,12 @@ package engine
 import (
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
 	"github.com/arrowstream/arrowstream/arrowstream/internal/stateful"
+	memsource "github.com/arrowstream/arrowstream/arrowstream/source/memory"
+	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/testutil/poisonmem"
 	"github.com/arrowstream/arrowstream/plan"
 )
@@ -58,4 +63,104 @@ func TestWatermarkShiftAfterIntervalJoin(t *testing.T) {
 	if got := e.operatorEpoch(agg, ep); got.WatermarkMs != 0 {
 		t.Errorf("watermark 1000: aggregation's %d, want 0", got.WatermarkMs)
 	}
+}
+
+// TestNoWatermarkAfterFlatMapGroups: flatMapGroupsWithState outputs no
+// watermark (Spark's produceOutputWatermark is None for it), so a
+// stateful operator fed only through it sees 0 whatever the global
+// watermark, and a join's shift below it does not reach an operator
+// whose other input is watermarked: that one sees the global watermark
+// of its other input (Spark leaves a child without a watermark out of
+// the min).
+func TestNoWatermarkAfterFlatMapGroups(t *testing.T) {
+	mem := poisonmem.NewChecked(t)
+	src := memsource.New(mem, valueSchema)
+	t.Cleanup(func() { src.Close() })
+	cat := oneTable{"s": sourceTable{src}}
+	analyze := func(q string) plan.Node {
+		t.Helper()
+		n, err := plan.AnalyzeSQL(q, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	must := func(n plan.Node, err error) plan.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	keyOnly := func(key arrow.Array, _ arrow.Record, _ *stream.GroupState) (arrow.Record, error) { return nil, nil }
+	out := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	flatMap := func(in plan.Node, key string) plan.Node {
+		return must(plan.FlatMapGroups(in, plan.FlatMapSpec{Key: key, Func: keyOnly, FuncName: "key_only", OutputSchema: out, Mode: plan.Append}))
+	}
+	join := analyze(`SELECT lk, lt FROM
+		(SELECT value AS lk, lt FROM STREAM s WATERMARK timestamp_seconds(value) AS lt DELAY OF INTERVAL 0 SECONDS) AS l
+		JOIN
+		(SELECT value AS rk, rt FROM STREAM s WATERMARK timestamp_seconds(value) AS rt DELAY OF INTERVAL 0 SECONDS) AS r
+		ON lk = rk AND lt BETWEEN rt - INTERVAL 1 HOUR AND rt + INTERVAL 1 HOUR`)
+	fm1 := flatMap(join, "CAST(lk AS STRING)")
+	fm2 := flatMap(fm1, "k")
+	other := analyze(`SELECT value AS ck, ct FROM STREAM s WATERMARK timestamp_seconds(value) AS ct DELAY OF INTERVAL 0 SECONDS`)
+	j2 := must(plan.JoinOn(other, fm2, "CAST(ck AS STRING) = k", "inner"))
+	agg := must(plan.GroupBy(j2, []string{"window(ct, '10 minutes') AS w"}, []string{"count(*) AS n"}))
+	e, err := newStreamExec(mem, agg, stream.Append, &checkpoint.Writer{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// The engine plans its own copies of the nodes: tell them apart by
+	// what is below them.
+	join1, join2, fmJoin, fmFm, aggI := -1, -1, -1, -1, -1
+	for m, i := range e.stateful {
+		switch x := m.(type) {
+		case *plan.Join:
+			if hasFlatMap(x.Right) {
+				join2 = i
+			} else {
+				join1 = i
+			}
+		case *plan.FlatMapGroupsWithState:
+			if hasFlatMap(x.Input) {
+				fmFm = i
+			} else {
+				fmJoin = i
+			}
+		case *plan.Aggregate:
+			aggI = i
+		}
+	}
+	if min(join1, join2, fmJoin, fmFm, aggI) < 0 {
+		t.Fatalf("stateful operators %v: want two joins, two flatMapGroupsWithState and an aggregation", e.stateful)
+	}
+	ep := stateful.Epoch{}
+	ep.WatermarkMs, ep.LateWatermarkMs = 7_200_000, 4_000_000
+	check := func(what string, i int, wantEvict, wantLate int64) {
+		t.Helper()
+		got := e.operatorEpoch(i, ep)
+		if got.WatermarkMs != wantEvict || got.LateWatermarkMs != wantLate {
+			t.Errorf("%s sees %d/%d, want %d/%d", what, got.WatermarkMs, got.LateWatermarkMs, wantEvict, wantLate)
+		}
+	}
+	check("the time-interval join", join1, 7_200_000, 4_000_000)
+	check("flatMapGroupsWithState over the join", fmJoin, 3_599_999, 399_999)
+	check("flatMapGroupsWithState over flatMapGroupsWithState", fmFm, 0, 0)
+	check("the join of a watermarked stream and flatMapGroupsWithState's rows", join2, 7_200_000, 4_000_000)
+	check("the aggregation over that join", aggI, 7_200_000, 4_000_000)
+}
+
+// hasFlatMap reports whether n is or has a flatMapGroupsWithState below.
+func hasFlatMap(n plan.Node) bool {
+	if _, ok := n.(*plan.FlatMapGroupsWithState); ok {
+		return true
+	}
+	for _, k := range n.Children() {
+		if hasFlatMap(k) {
+			return true
+		}
+	}
+	return false
 }
