@@ -57,6 +57,7 @@ func (p *StorePartition) endMaintenance(latest int64, err error) (again bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.maintRunning = false
+	p.liveTaken = 0
 	if err != nil {
 		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
 	}
