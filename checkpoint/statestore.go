@@ -211,6 +211,13 @@ type StorePartition struct {
 	// (LiveSnapshotter), kept until maintenance writes a snapshot from it
 	// or a newer version makes it useless. Under mu.
 	live liveSnap
+	// liveTaken is the version of the view maintenance took to write a
+	// snapshot from and has not finished with (0: none); under mu. While
+	// it is set, WantsLiveSnapshot says no: the snapshot under way covers
+	// the changes that made it due, and a second view, copied by the next
+	// epoch before the first one's snapshot was installed, went unused
+	// (q11 copied its sessions twice for one snapshot on a loaded machine).
+	liveTaken int64
 	// liveSnaps counts the snapshots written from live views (tests).
 	liveSnaps int64
 	// packs are the operator's snapshot packs (statestore_pack.go), read

@@ -101,9 +101,12 @@ func (s *store) WantsLiveSnapshot() bool {
 	// The bases' sorted versions, not the file index: every changed
 	// partition asks every epoch.
 	lastSnap := p.purgeBase(s.version)
-	if p.live.view != nil && p.live.version > lastSnap {
+	if p.live.view != nil && p.live.version > lastSnap || p.liveTaken > lastSnap {
 		// A view kept for a snapshot not yet written (maintenance is
-		// behind) will do: a newer one would copy the state again.
+		// behind), or one maintenance is writing a snapshot from, will
+		// do: a newer one would copy the state again, and once that
+		// snapshot is in, the changes since are too few to make another
+		// due.
 		return false
 	}
 	since := p.sinceSnap
@@ -155,6 +158,7 @@ func (p *StorePartition) takeLive(after int64) (LiveView, liveSnap) {
 	}
 	l := p.live
 	p.live = liveSnap{}
+	p.liveTaken = l.version
 	return l.view, l
 }
 

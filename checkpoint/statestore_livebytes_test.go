@@ -11,13 +11,15 @@ import (
 
 // TestSnapshotByDeclaredLiveBytes: a changelog partition whose operator
 // declares its live bytes (LiveBytesSetter) is snapshotted only when a
-// load would replay at least twice the live state. A state that only
-// grows (a join side without eviction) is never snapshotted: its log is
-// all live, and a snapshot would rewrite as many bytes to save a load
-// nothing. A state that turns over (a join side evicted by watermark) is
-// snapshotted so that what a load replays stays within about twice the
-// live state, and the snapshots' bytes stay within the changes' bytes.
-// Every version checked loads as a brute-force model says.
+// load would replay at least replayFactor times the live state. A state
+// that only grows (a join side without eviction) is never snapshotted:
+// its log is all live, and a snapshot would rewrite as many bytes to save
+// a load nothing. A state that turns over (a join side evicted by
+// watermark) is snapshotted so that what a load replays stays within
+// about replayFactor times the live state, and the live bytes the
+// snapshots rewrite stay within 1/(replayFactor-1) of the changes' bytes
+// (at a factor of two they were about as many as the changes). Every
+// version checked loads as a brute-force model says.
 func TestSnapshotByDeclaredLiveBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -37,6 +39,10 @@ func TestSnapshotByDeclaredLiveBytes(t *testing.T) {
 			born := map[int64][]string{} // keys by the epoch that wrote them
 			const epochs, perEpoch = 150, 12
 			var changes, maxEpoch int64
+			// rewritten is the live bytes at the versions snapshotted:
+			// what the snapshots cost.
+			var rewritten int64
+			bases := 0
 			for e := int64(0); e < epochs; e++ {
 				s, err := p.Begin(e)
 				if err != nil {
@@ -83,13 +89,18 @@ func TestSnapshotByDeclaredLiveBytes(t *testing.T) {
 					t.Fatalf("epoch %d: a full snapshot was written but the commit did not ask for the live view", e)
 				}
 				versions = append(versions, clone(model))
+				if n := countBases(t, dir); n > bases {
+					bases = n
+					rewritten += live
+				}
 				p.mu.Lock()
 				replay := p.sinceSnap + p.snapBytes
 				p.mu.Unlock()
 				// Between snapshots the replay grows by at most an
-				// epoch's changes past twice the live state, for at most
-				// MinDeltasForSnapshot+1 epochs after a snapshot.
-				if bound := 2*live + int64(opts.MinDeltasForSnapshot+1)*maxEpoch; replay > bound {
+				// epoch's changes past replayFactor times the live
+				// state, for at most MinDeltasForSnapshot+1 epochs after
+				// a snapshot.
+				if bound := replayFactor*live + int64(opts.MinDeltasForSnapshot+1)*maxEpoch; replay > bound {
 					t.Fatalf("epoch %d: a load replays %d bytes for %d live bytes (bound %d)", e, replay, live, bound)
 				}
 			}
@@ -116,6 +127,8 @@ func TestSnapshotByDeclaredLiveBytes(t *testing.T) {
 				t.Fatal("a state that turns over was never snapshotted: loads replay every delta")
 			case snapBytes > changes:
 				t.Fatalf("%d snapshots hold %d bytes for %d bytes of changes", snaps, snapBytes, changes)
+			case rewritten*(replayFactor-1) > changes:
+				t.Fatalf("%d snapshots rewrote %d live bytes for %d bytes of changes: more than 1/%d of them", snaps, rewritten, changes, replayFactor-1)
 			}
 			p2, _ := openTestPartition(t, dir, opts)
 			for _, v := range []int64{1, 3, 40, 77, 120, epochs - 1, epochs} {
@@ -134,4 +147,20 @@ func TestSnapshotByDeclaredLiveBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countBases is the snapshots and segments in dir.
+func countBases(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ent := range ents {
+		if name := ent.Name(); strings.HasSuffix(name, ".snapshot") || strings.HasSuffix(name, ".segment") {
+			n++
+		}
+	}
+	return n
 }

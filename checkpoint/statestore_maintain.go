@@ -57,6 +57,7 @@ func (p *StorePartition) endMaintenance(latest int64, err error) (again bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.maintRunning = false
+	p.liveTaken = 0
 	if err != nil {
 		p.maintErr = fmt.Errorf("checkpoint: state maintenance of %s: %w", p.dir, err)
 	}
@@ -132,10 +133,10 @@ func (p *StorePartition) snapshotDueWith(latest, lastSnap, since int64) bool {
 // replayDue is snapshotDue for a partition whose operator declares its
 // live bytes (LiveBytesSetter, live): a snapshot is due once what a load would
 // replay (the newest snapshot and the deltas since, since bytes) is at
-// least twice the live state, so that at least half of it is dead. A
-// snapshot then costs the live bytes and is paid for by as many bytes
-// of dead changes (amortized O(changes)), and a load reads at most about
-// twice the state. A state that only grows has a log that is all live:
+// least replayFactor times the live state. A snapshot then costs the live
+// bytes and is paid for by replayFactor-1 times as many bytes of changes
+// (amortized O(changes)), and a load reads at most about replayFactor
+// times the state. A state that only grows has a log that is all live:
 // a snapshot of it replaces the log's bytes by as many and saves a load
 // nothing, so it is not written (the delta count bound still applies).
 // The rule measured against the last snapshot's size alone rewrote such
@@ -152,8 +153,21 @@ func (p *StorePartition) replayDue(lastSnap, since, live int64) bool {
 		// the live state stands in.
 		replay += live
 	}
-	return replay >= 2*max(live, 1)
+	return replay >= replayFactor*max(live, 1)
 }
+
+// replayFactor is how many times the live state a load may replay before
+// a snapshot of a partition that declares its live bytes is due. At two
+// (a snapshot once half the log was dead), a state that turns over fast
+// was rewritten about once per its own size in changes: q11's sessions,
+// whose bids rewrite about half of them an epoch, were snapshotted at
+// every MinDeltasForSnapshot bound, and the snapshots (the view's copy,
+// encode, compression, file) were a quarter of its CPU, several times
+// what logging the same bytes costs. At four the snapshots cost at most a
+// third of the changes' bytes, and a load replays at most four times the
+// state: a load reads the log at the speed it was written, once, while
+// the snapshots are paid all the time.
+const replayFactor = 4
 
 // maintain writes a snapshot of the latest version when one is due
 // (snapshotDue) and deletes files no longer needed to rebuild the retained

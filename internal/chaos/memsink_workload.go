@@ -28,6 +28,14 @@ import (
 //	         materialized view: state store plus view snapshots
 //	windows  count per 5-second event-time window with a 2-second
 //	         watermark, Append: state, watermark and eviction
+//	sessions count per key and session window (a 10-second gap, a
+//	         2-second watermark), Append: session state that turns over
+//	         as q11's, snapshotted from the operator's live view. Each of
+//	         6*rows-per-epoch+1 keys gets a row about every six epochs, so
+//	         that an open session goes unchanged for several epochs (a
+//	         load must find it in the snapshot or the deltas after it),
+//	         for 30 epochs, and then rests for 30, so that its session
+//	         closes and a new one opens
 //
 // The input is a pure function of the offsets logged in the checkpoint,
 // so every restart reads the same data for the same epoch.
@@ -60,7 +68,7 @@ func (w *memsinkWorkload) queries() []string {
 	if w.continuous {
 		return []string{"proj", "counts"}
 	}
-	return []string{"proj", "counts", "windows"}
+	return []string{"proj", "counts", "windows", "sessions"}
 }
 
 func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
@@ -90,7 +98,16 @@ func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
 		"windows": sess.ReadStream("events").WithWatermark("timestamp", "2 seconds").Filter("("+keep+" OR timestamp IS NULL)").
 			GroupBy("window(timestamp, '5 seconds') AS w").Agg("count(*) AS n", "max(value) AS hi"),
 	}
-	modes := map[string]arrowstream.OutputMode{"proj": arrowstream.Append, "counts": arrowstream.Update, "windows": arrowstream.Append}
+	// sessions' key: the value modulo 6*perBatch+1, and which half of a
+	// 60-epoch cycle the row's epoch is in. Its filter reads the event
+	// time, as windows' does.
+	keys := 6*w.perBatch + 1
+	phase := fmt.Sprintf("CAST(floor(value / %d) AS BIGINT) %% 2", 30*w.perBatch)
+	frames["sessions"] = sess.ReadStream("events").WithWatermark("timestamp", "2 seconds").Filter("("+keep+" OR timestamp IS NULL)").
+		WithColumn("sk", fmt.Sprintf("value %% %d + %d * (%s)", keys, keys, phase)).
+		GroupBy("sk", "session_window(timestamp, '10 seconds')").Agg("count(*) AS n").
+		Select("concat(CAST(sk AS STRING), '@', CAST(session_window.start AS STRING)) AS id", "n", "session_window.end AS e")
+	modes := map[string]arrowstream.OutputMode{"proj": arrowstream.Append, "counts": arrowstream.Update, "windows": arrowstream.Append, "sessions": arrowstream.Append}
 	r := &memsinkRun{w: w, cat: cat, sess: sess}
 	for _, name := range w.queries() {
 		ws := frames[name].WriteStream().Format("memory").QueryName(name).OutputMode(modes[name]).
@@ -144,7 +161,8 @@ func (r *memsinkRun) Done() (bool, error) {
 }
 
 // Result reads each table's snapshot. proj is keyed by value (weight 1 per
-// row); counts by k (weight n); windows by window (weight n).
+// row); counts by k (weight n); windows by window (weight n); sessions by
+// key and session start (weight n).
 func (r *memsinkRun) Result() (Result, error) {
 	res := Result{}
 	for _, name := range r.w.queries() {
@@ -155,8 +173,8 @@ func (r *memsinkRun) Result() (Result, error) {
 		}
 		out := Output{}
 		snap := t.Snapshot()
-		err := addRows(out, snap.Records(), map[string]string{"proj": "value", "counts": "k", "windows": "w"}[name],
-			map[string]string{"counts": "n", "windows": "n"}[name])
+		err := addRows(out, snap.Records(), map[string]string{"proj": "value", "counts": "k", "windows": "w", "sessions": "id"}[name],
+			map[string]string{"counts": "n", "windows": "n", "sessions": "n"}[name])
 		snap.Release()
 		if err != nil {
 			return nil, fmt.Errorf("chaos: read table %s: %w", name, err)
