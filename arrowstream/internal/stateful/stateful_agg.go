@@ -827,8 +827,14 @@ func (s *statefulAggregate) dropLive() {
 	s.acct.release()
 }
 
+// ShouldRunAnotherBatch asks for a no-data epoch whenever the watermark
+// the operator sees rose, in Append and Update, whether or not a key is
+// event time: Spark's StateStoreSaveExec always has an eviction watermark
+// (IncrementalExecution gives it the batch's), so a watermark on a column
+// that is not a grouping key still runs the empty epoch, and a query's
+// last batch and batch ids follow (SEMANTICS.md §3.5).
 func (s *statefulAggregate) ShouldRunAnotherBatch(newWm int64) bool {
-	return s.mode != stream.Complete && s.timeKey >= 0 && newWm > s.lastEvictWm
+	return s.mode != stream.Complete && newWm > s.lastEvictWm
 }
 
 func releaseRecords(recs []arrow.Record) {

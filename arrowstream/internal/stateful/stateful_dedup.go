@@ -336,8 +336,13 @@ func (d *statefulDedup) Close() error {
 	return nil
 }
 
+// ShouldRunAnotherBatch asks for a no-data epoch whenever the watermark
+// the operator sees rose, evictable or not: Spark's
+// StreamingDeduplicateExec always has an eviction watermark, so a dedup
+// whose keys hold no event time still runs the empty epoch after a
+// watermark on another column moved (SEMANTICS.md §3.5).
 func (d *statefulDedup) ShouldRunAnotherBatch(newWm int64) bool {
-	return d.evictable && newWm > d.lastEvictWm
+	return newWm > d.lastEvictWm
 }
 
 // Report implements Op.
