@@ -21,7 +21,11 @@ import (
 // keeps that time's ids in push order. A query whose groups each have
 // their own time (Nexmark q4: the auction's expires) paid a map
 // insertion and deletion for every group, about half of the index's CPU
-// (session 35); it now pays the heap entry it paid anyway.
+// (session 35); it now pays the heap entry it paid anyway. The cost
+// moves to the other extreme: rows that fall in more than
+// timeBucketCache open times in turn (a sliding window of many slides
+// per row aggregated without panes, or rows far out of order) open a
+// bucket per push, one heap entry per group as a per-group heap.
 type timeBuckets struct {
 	heap    timeHeap[timeBucket] // buckets by time
 	buckets [][]int32            // ids by bucket
