@@ -76,3 +76,44 @@ func TestTimeBucketsMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTimeBuckets runs epochs of pushes and pops through the index
+// in steady state: "distinct" is Nexmark q4's aggregation (600 groups an
+// epoch, each at its own time, about two epochs' worth open), "sliding"
+// a 10-second window sliding by 2 (each row's group pushed in 5 windows
+// in turn, 2,000 groups an epoch):
+//
+//	go test -run '^$' -bench TimeBuckets -benchmem ./arrowstream/internal/stateful/
+func BenchmarkTimeBuckets(b *testing.B) {
+	const epochUs = 1_000_000
+	b.Run("distinct", func(b *testing.B) {
+		var tb timeBuckets
+		rng := rand.New(rand.NewPCG(1, 2))
+		var out []int32
+		id := int32(0)
+		b.ReportAllocs()
+		for e := int64(0); b.Loop(); e++ {
+			for range 600 {
+				tb.push(e*epochUs+rng.Int64N(2*epochUs), id)
+				id = (id + 1) % (1 << 20)
+			}
+			out = tb.popDue(e*epochUs, out[:0])
+		}
+	})
+	b.Run("sliding", func(b *testing.B) {
+		var tb timeBuckets
+		var out []int32
+		id := int32(0)
+		b.ReportAllocs()
+		for e := int64(0); b.Loop(); e++ {
+			for range 400 {
+				for w := range int64(5) {
+					// the windows ending in the next 10 s, 2 s apart
+					tb.push((e/2+w+1)*2*epochUs, id)
+					id = (id + 1) % (1 << 20)
+				}
+			}
+			out = tb.popDue(e*epochUs, out[:0])
+		}
+	})
+}
