@@ -366,8 +366,11 @@ func (p *q9Peer) epoch(b *Batch) {
 	p.maxBidTs = maxTime(p.maxBidTs, bts)
 }
 
+// answer lists the auctions the top-1 above the join has closed: those
+// expiring at or below the join's output watermark, the global watermark
+// less joinLag (as q4's aggregation over the same join sees it).
 func (p *q9Peer) answer() []string {
-	w := min(p.maxExpires-q4Delay, p.maxBidTs)
+	w := min(p.maxExpires-q4Delay, p.maxBidTs) - joinLag
 	var rows []string
 	for id, a := range p.auctions {
 		if !a.matched || a.expires > w {
