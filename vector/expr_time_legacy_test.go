@@ -11,13 +11,13 @@ func TestLegacyMayParse(t *testing.T) {
 		pattern, text string
 		want          bool
 	}{
-		{"yy", "1", true},     // any number of digits
-		{"yy", "123", true},   // the year 123
-		{"yyy", "1", true},    // (before 1583: Julian, unmodelled)
-		{"yy", "-12", false},  // no negative year
-		{"D", "366", false},   // 1970 has 365 days
-		{"DD", "9", true},     // one digit is enough
-		{"DDD", "99", true},   // two are too
+		{"yy", "1", true},    // any number of digits
+		{"yy", "123", true},  // the year 123
+		{"yyy", "1", true},   // (before 1583: Julian, unmodelled)
+		{"yy", "-12", false}, // no negative year
+		{"D", "366", false},  // 1970 has 365 days
+		{"DD", "9", true},    // one digit is enough
+		{"DDD", "99", true},  // two are too
 		{"dd-DDD", "30-365", false},
 		{"MM-DDD", "11-365", false},
 		{"MM-DDD", "12-365", true},
