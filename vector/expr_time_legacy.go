@@ -50,7 +50,7 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 	}
 	year, month, day, doy := int64(1970), int64(-1), int64(-1), int64(-1)
 	hourOfDay, hour12, minute, second, millis := int64(-1), int64(-1), int64(0), int64(0), int64(0)
-	pos, hasAmPm := 0, false
+	pos, hasAmPm, dayName := 0, false, false
 	for k, it := range p.items {
 		switch it.kind {
 		case dtLiteral:
@@ -59,7 +59,7 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 			}
 			pos += len(it.lit)
 			continue
-		case dtOffset, dtZoneID, dtDayName:
+		case dtOffset, dtZoneID:
 			return true
 		}
 		for pos < len(s) && (s[pos] == ' ' || s[pos] == '\t') {
@@ -75,6 +75,18 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 				return false
 			}
 			month, pos = int64(k+1), pos+w
+			continue
+		case dtDayName:
+			// Java's day names, long or short; whether the day agrees
+			// with the date is not modelled (dayName makes the end unsure).
+			_, w, found := matchName(s[pos:], dayNames, true)
+			if !found {
+				_, w, found = matchName(s[pos:], dayNames, false)
+			}
+			if !found {
+				return false
+			}
+			pos, dayName = pos+w, true
 			continue
 		case dtAmPm:
 			switch {
@@ -165,7 +177,7 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 		hourOfDay > 23 || hour12 > 11 || minute > 59 || second > 59 || millis > 999 {
 		return false // out of the field's range in any calendar
 	}
-	if year < 1583 || year > 9999 {
+	if year < 1583 || year > 9999 || dayName {
 		return true
 	}
 	if hourOfDay >= 0 && (hour12 >= 0 || hasAmPm) {

@@ -35,9 +35,10 @@ func TestLegacyMayParse(t *testing.T) {
 		{"kk:mm", "24:00", true},
 		{"hh:mm a", "13:00 PM", false},
 		{"hh:mm a", "12:00 PM", true},
-		{"yyyy-MM-dd EEE", "2020-01-01 Mon", true}, // day names: unmodelled
-		{"yyyyMMdd", "2020011", true},              // abutting fields: unmodelled
-		{"yyyy-MM-dd", "2020-1E1-01", true},        // DecimalFormat's exponent
+		{"yyyy-MM-dd EEE", "2020-01-01 Mon", true},     // day names: unmodelled
+		{"EEE, dd MMM yyyy", "Tue 05 Jan 2026", false}, // the comma is missing
+		{"yyyyMMdd", "2020011", true},                  // abutting fields: unmodelled
+		{"yyyy-MM-dd", "2020-1E1-01", true},            // DecimalFormat's exponent
 	} {
 		p, err := compileDatetimePattern(tc.pattern)
 		if err != nil {
