@@ -53,7 +53,20 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 		}
 		return a.subqueryRefScope(x, sc)
 	case *sql.TableFunc:
-		return a.tableFunc(x)
+		sc, err := a.tableFunc(x)
+		if err != nil || x.Columns == nil {
+			return sc, err
+		}
+		// range(-5, 6) t(i): the alias names the columns too, by position.
+		names := make([]string, len(x.Columns))
+		for i, c := range x.Columns {
+			names[i] = c.Name
+		}
+		n, err := toDF(sc.node, names, x.Alias.Pos)
+		if err != nil {
+			return nil, err
+		}
+		return withQualifier(&SubqueryAlias{Input: n, Alias: x.Alias.Name}, x.Alias.Name), nil
 	case *sql.Join:
 		return a.join(x)
 	case *sql.Pivot:

@@ -27,8 +27,11 @@ func (a *analyzer) rangeTable(x *sql.TableFunc) (*scope, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !vector.IsIntegral(e.DataType()) {
-			return nil, errorAt(arg.Position(), ErrType, "The arguments of range must be integers, not %s (%s).", sql.Format(arg), vector.TypeName(e.DataType()))
+		// Spark casts each argument to a bigint as an implicit cast
+		// would: a number of any type (truncated: range(6 + cos(3)) is
+		// range(5)), or a string.
+		if dt := e.DataType(); !vector.IsNumeric(dt) && !vector.IsStringLike(dt) && dt.ID() != arrow.NULL {
+			return nil, errorAt(arg.Position(), ErrType, "The arguments of range must be numbers, not %s (%s).", sql.Format(arg), vector.TypeName(e.DataType()))
 		}
 		if !isConstant(e) {
 			return nil, errorAt(arg.Position(), ErrType, "The arguments of range must be constant: %s.", sql.Format(arg))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -36,6 +37,8 @@ func newCall(pos sql.Pos, fn string, args ...Expr) (Expr, error) {
 		// call is typed from its argument types alone.
 		if t, err2 := inferTypeOpaque(c); err2 == nil {
 			dt, err = t, nil
+		} else if t, ok := inferTypeOneOpaque(c); ok {
+			dt, err = t, nil
 		}
 	}
 	if err != nil {
@@ -45,6 +48,31 @@ func newCall(pos sql.Pos, fn string, args ...Expr) (Expr, error) {
 	c.Null = callNullable(c)
 	c.typing = typingOf(c)
 	return c, nil
+}
+
+// inferTypeOneOpaque types e with one constant argument at a time made a
+// column, the others kept constant: for functions that need some
+// arguments constant (to_timestamp's pattern) while another's value fails
+// at the defaults (ANSI) but not in the session's mode.
+func inferTypeOneOpaque(e Expr) (arrow.DataType, bool) {
+	kids := e.Children()
+	for i, k := range kids {
+		if !isConstant(k) {
+			continue
+		}
+		placeholders := slices.Clone(kids)
+		placeholders[i] = &ColumnRef{Index: 0, Name: "_0", Type: k.DataType(), Null: true}
+		ve, err := ToVectorExpr(WithChildren(e, placeholders), nil)
+		if err != nil {
+			continue
+		}
+		fields := []arrow.Field{{Name: "_0", Type: k.DataType(), Nullable: true}}
+		ev, err := ve.Bind(arrow.NewSchema(fields, nil), newFoldAllocator())
+		if err == nil {
+			return ev.DataType(), true
+		}
+	}
+	return nil, false
 }
 
 // mustCall is newCall for calls whose types are known to fit (built by the

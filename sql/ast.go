@@ -315,6 +315,7 @@ type TableFunc struct {
 	Args      []Expr
 	Watermark *Watermark
 	Alias     *Ident
+	Columns   []Ident // range(1, 5) t(i): the alias's column names; nil when absent
 }
 
 // JoinKind is the kind of a join.

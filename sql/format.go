@@ -531,6 +531,11 @@ func (f *formatter) fromItem(it FromItem) {
 		f.str(")")
 		f.watermark(it.Watermark)
 		f.alias(it.Alias)
+		if it.Columns != nil {
+			f.str("(")
+			f.identList(it.Columns)
+			f.str(")")
+		}
 	case *Join:
 		f.fromItem(it.Left)
 		f.str(" ")

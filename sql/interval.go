@@ -182,8 +182,17 @@ func (iv *Interval) add(neg bool, v, unit string) error {
 				return fmt.Errorf("%s cannot have a fraction (%s)", unit, v)
 			}
 			digits := len(strconv.FormatInt(per, 10)) - 1
+			if unit == "SECOND" && len(frac) > digits && len(frac) <= 9 {
+				// Spark reads seconds to the nanosecond and truncates to
+				// microseconds (13.123456789 is 13.123456).
+				frac = frac[:digits]
+			}
 			if len(frac) > digits {
-				return fmt.Errorf("%s %s is finer than a microsecond", v, unit)
+				finest := "a microsecond"
+				if unit == "SECOND" {
+					finest = "a nanosecond"
+				}
+				return fmt.Errorf("%s %s is finer than %s", v, unit, finest)
 			}
 			f, _ = strconv.ParseInt(frac+strings.Repeat("0", digits-len(frac)), 10, 64)
 			if neg {

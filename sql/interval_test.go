@@ -25,6 +25,11 @@ func TestParseInterval(t *testing.T) {
 		{"2.5 milliseconds", Interval{Micros: 2500}},
 		{"7 microseconds", Interval{Micros: 7}},
 		{"0 seconds", Interval{}},
+		// Nanoseconds are truncated to microseconds, as Spark's
+		// stringToInterval does (interval.sql: 13.123456789 seconds).
+		{"13.123456789 seconds", Interval{Micros: 13_123_456}},
+		{"-13.123456789 seconds", Interval{Micros: -13_123_456}},
+		{"0.0000001 seconds", Interval{}},
 		{"  5   seconds  ", Interval{Micros: 5_000_000}},
 	}
 	for _, tc := range tests {
@@ -39,7 +44,8 @@ func TestParseInterval(t *testing.T) {
 		"10 parsecs":                `unknown unit "parsecs"`,
 		"1.5 hours":                 "HOUR cannot have a fraction",
 		"1.5 days":                  "DAY cannot have a fraction",
-		"0.0000001 seconds":         "finer than a microsecond",
+		"0.0000000001 seconds":      "finer than a nanosecond",
+		"0.0001 milliseconds":       "finer than a microsecond",
 		"x seconds":                 `"x" is not a number`,
 		"-":                         "sign without a number",
 		"99999999999999999999 days": "out of range",

@@ -112,6 +112,11 @@ type parser struct {
 	// bind, when not nil, gives the expression a $n placeholder stands
 	// for (ParseWithParams).
 	bind Binder
+	// lambdaVars are the parameters of the lambdas whose bodies are being
+	// parsed: a reserved word that names one (transform(xs, all -> all))
+	// is that variable in the body, as in Spark, where it is an
+	// identifier there.
+	lambdaVars []string
 }
 
 // peek returns the current token.

@@ -31,7 +31,7 @@ func (p *parser) parseExpr() Expr {
 // parseExprWhat parses a full expression, failing with "expected WHAT" if
 // none starts at the current token.
 func (p *parser) parseExprWhat(what string) Expr {
-	if !startsExpr(p.peek(), p.peekAt(1)) {
+	if !startsExpr(p.peek(), p.peekAt(1)) && !p.isLambdaVar(p.peek()) {
 		p.unexpected(what)
 	}
 	return p.parseExpr()
@@ -60,7 +60,7 @@ func startsExpr(t, next *token) bool {
 // operand parses the right operand of the operator token op with next,
 // failing with a message that names the operator if there is none.
 func (p *parser) operand(op *token, next func() Expr) Expr {
-	if !startsExpr(p.peek(), p.peekAt(1)) {
+	if !startsExpr(p.peek(), p.peekAt(1)) && !p.isLambdaVar(p.peek()) {
 		p.unexpected("an expression after '" + truncate(op.raw) + "'")
 	}
 	return next()
@@ -492,7 +492,7 @@ func (p *parser) parseWord(t *token) Expr {
 			return &Literal{Pos: t.pos, Kind: kind, Value: p.stringValue()}
 		}
 	}
-	if isReserved(t.kw) {
+	if isReserved(t.kw) && (!p.isLambdaVar(t) || p.peekAt(1).kind == tLParen) {
 		p.unexpected("an expression")
 	}
 	return p.parseNameOrCall()

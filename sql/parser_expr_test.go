@@ -7,6 +7,10 @@ import (
 
 // exprShapes maps expressions to their tree, fully parenthesized.
 var exprShapes = []struct{ in, shape string }{
+	// A lambda parameter named by a reserved word is a variable in the
+	// body (Spark's higher-order-functions.sql: transform(ys, all -> ...)).
+	{"transform(ys, all -> all * all)", "transform(ys, `all` -> `all` * `all`)"},
+	{"transform(ys, (all, i) -> all + i)", "transform(ys, (`all`, i) -> `all` + i)"},
 	// Precedence, loosest to tightest.
 	{"a OR b AND NOT c = d + e * f", "(a OR (b AND (NOT (c = (d + (e * f))))))"},
 	{"a AND b OR c AND d", "((a AND b) OR (c AND d))"},

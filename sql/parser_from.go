@@ -181,6 +181,7 @@ func (p *parser) parseFromPrimary(what string) FromItem {
 			tf := &TableFunc{Pos: t.pos, Name: name[0], Args: p.parseCallArgs(open)}
 			tf.Watermark = p.parseWatermark()
 			tf.Alias = p.parseTableAlias()
+			tf.Columns = p.parseColumnAliases(tf.Alias)
 			return tf
 		}
 		ref := &TableRef{Pos: t.pos, Name: name}

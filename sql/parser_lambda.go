@@ -1,5 +1,7 @@
 package sql
 
+import "strings"
+
 // parseCallArg parses one function argument: an expression, a lambda
 // (x -> body, (x, y) -> body), a qualified star (s.*, for struct(s.*)),
 // or an expression with a name (expr AS name, for struct(...)).
@@ -45,7 +47,8 @@ func (p *parser) parseLambda() *Lambda {
 	case isAnyName(t) && p.peekAt(1).kind == tArrow:
 		p.next()
 		p.next()
-		return &Lambda{Pos: t.pos, Params: []Ident{identOf(t)}, Body: p.parseExprWhat("the body of a lambda")}
+		params := []Ident{identOf(t)}
+		return &Lambda{Pos: t.pos, Params: params, Body: p.parseLambdaBody(params)}
 	case t.kind == tLParen:
 		k := 1
 		for isAnyName(p.peekAt(k)) {
@@ -66,8 +69,33 @@ func (p *parser) parseLambda() *Lambda {
 			}
 			p.next() // )
 			p.next() // ->
-			return &Lambda{Pos: t.pos, Params: params, Body: p.parseExprWhat("the body of a lambda")}
+			return &Lambda{Pos: t.pos, Params: params, Body: p.parseLambdaBody(params)}
 		}
 	}
 	return nil
+}
+
+// parseLambdaBody parses the body of a lambda with params in scope.
+func (p *parser) parseLambdaBody(params []Ident) Expr {
+	n := len(p.lambdaVars)
+	for _, v := range params {
+		p.lambdaVars = append(p.lambdaVars, v.Name)
+	}
+	body := p.parseExprWhat("the body of a lambda")
+	p.lambdaVars = p.lambdaVars[:n]
+	return body
+}
+
+// isLambdaVar reports whether t is a word naming a parameter of an
+// enclosing lambda.
+func (p *parser) isLambdaVar(t *token) bool {
+	if t.kind != tWord {
+		return false
+	}
+	for _, v := range p.lambdaVars {
+		if strings.EqualFold(v, t.text) {
+			return true
+		}
+	}
+	return false
 }

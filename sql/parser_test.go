@@ -48,6 +48,7 @@ var statements = []struct{ in, out string }{
 
 // queries maps queries to their canonical text.
 var queries = []struct{ in, out string }{
+	{"select i from range(-5, 6) t(i)", "SELECT i FROM range(-5, 6) AS t(i)"},
 	{"SELECT * FROM clicks_per_minute WHERE clicks > 100 ORDER BY minute DESC LIMIT 20",
 		"SELECT * FROM clicks_per_minute WHERE clicks > 100 ORDER BY minute DESC LIMIT 20"},
 	{"select distinct a, b as c, d e, t.*, `x y` from t", "SELECT DISTINCT a, b AS c, d AS e, t.*, `x y` FROM t"},

@@ -136,6 +136,7 @@ func Inspect(n Node, f func(Node) bool) {
 		exprs(n.Args, f)
 		inspectWatermark(n.Watermark, f)
 		alias(n.Alias, f)
+		idents(n.Columns, f)
 	case *Join:
 		Inspect(n.Left, f)
 		Inspect(n.Right, f)

@@ -110,12 +110,53 @@ func bindWidthBucket(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args [
 		}
 		args = append(append([]Evaluator(nil), args[:3]...), foldQuietly(c, mem, args[3]))
 	}
+	args, err := widthBucketIntervals(f, args, mem)
+	if err != nil {
+		return nil, err
+	}
 	return bindRows(f, in, mem, args, []rowKind{rowFloat, rowFloat, rowFloat, rowInt}, Int64, rowKernels{
 		num: func(a []rowArg, i int) (int64, bool, error) {
 			v, ok := widthBucket(a[0].float(i), a[1].float(i), a[2].float(i), a[3].int(i))
 			return v, ok, nil
 		},
 	})
+}
+
+// widthBucketIntervals lets width_bucket bucket intervals as Spark does:
+// a value and bounds that are all year-month intervals are read as their
+// months, all day-time intervals as their microseconds (NULLs mix with
+// either). Intervals of different kinds, or with numbers, are a type
+// error; numbers pass unchanged.
+func widthBucketIntervals(f *FuncExpr, args []Evaluator, mem memory.Allocator) ([]Evaluator, error) {
+	ym, dt, other := 0, 0, 0
+	for _, a := range args[:3] {
+		switch t := Unwrap(a.DataType()); {
+		case t.ID() == arrow.NULL:
+		case IsYearMonthInterval(t):
+			ym++
+		case arrow.TypeEqual(t, Interval):
+			dt++
+		default:
+			other++
+		}
+	}
+	if ym+dt == 0 {
+		return args, nil
+	}
+	if ym > 0 && dt > 0 || other > 0 {
+		return nil, fmt.Errorf("the value and bounds of width_bucket must be all numbers, all year-month intervals or all day-time intervals, not %s, %s and %s: %w",
+			TypeName(args[0].DataType()), TypeName(args[1].DataType()), TypeName(args[2].DataType()), ErrType)
+	}
+	out := append([]Evaluator(nil), args...)
+	for k, a := range args[:3] {
+		switch t := Unwrap(a.DataType()); {
+		case IsYearMonthInterval(t):
+			out[k] = retype(a, Int32, mem)
+		case arrow.TypeEqual(t, Interval):
+			out[k] = retype(a, Int64, mem)
+		}
+	}
+	return out, nil
 }
 
 // bindIntDiv binds a DIV b: integral division truncated toward zero, as

@@ -248,6 +248,19 @@ func errUnparsable(p *datetimePattern) error {
 	return fmt.Errorf("%w: the text does not match the datetime pattern '%s' or is not a valid date (try_to_timestamp returns NULL instead)", ErrInvalidInput, p.src)
 }
 
+// unparsable is the error for text p does not read, or nil where the
+// value is NULL: under ANSI always an error; otherwise an error only when
+// Spark's fallback to its legacy parser may read the text (legacyMayParse).
+func unparsable(p *datetimePattern, mode EvalMode, s []byte) error {
+	switch {
+	case mode == ModeANSI:
+		return errUnparsable(p)
+	case p.legacyMayParse(s):
+		return errLegacyParses(p)
+	}
+	return nil
+}
+
 // patternKernel parses strings with a datetime pattern into timestamps,
 // seconds or dates; no match is NULL.
 func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKernel {
@@ -273,10 +286,10 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				if days := fnFloorDiv(m, div); ok && days == int64(int32(days)) {
 					dst[i] = int32(days)
 				} else {
-					if c.mode == ModeANSI {
+					if err := unparsable(p, c.mode, data[offs[i]:offs[i+1]]); err != nil {
 						buf.Release()
 						v.release()
-						return nil, c.rowError(arr, i, errUnparsable(p))
+						return nil, c.rowError(arr, i, err)
 					}
 					v.setNull(i)
 				}
@@ -296,10 +309,10 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				// time zone (patterns with a zone are not supported).
 				dst[i] = fnFloorDiv(localToInstant(c.loc, m), div)
 			} else {
-				if c.mode == ModeANSI {
+				if err := unparsable(p, c.mode, data[offs[i]:offs[i+1]]); err != nil {
 					buf.Release()
 					v.release()
-					return nil, c.rowError(arr, i, errUnparsable(p))
+					return nil, c.rowError(arr, i, err)
 				}
 				v.setNull(i)
 			}

@@ -36,7 +36,19 @@ func dtOperand(f *FuncExpr, args []Evaluator, k int, mem memory.Allocator) (Eval
 
 // bindDTResult binds a row kernel over args (already converted) whose
 // int64 result is a day-time interval.
+// Under try mode (try_add, try_subtract, try_multiply, try_divide) an
+// overflow or a division by zero is NULL, as Spark's TryEval makes it.
 func bindDTResult(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator, kinds []rowKind, num func(a []rowArg, i int) (int64, bool, error)) (Evaluator, error) {
+	if f.Mode == ModeTry {
+		exact := num
+		num = func(a []rowArg, i int) (int64, bool, error) {
+			v, ok, err := exact(a, i)
+			if err != nil {
+				return 0, false, nil
+			}
+			return v, ok, nil
+		}
+	}
 	ev, err := bindRows(f, in, mem, args, kinds, Int64, rowKernels{num: num})
 	if err != nil {
 		return nil, err
