@@ -39,3 +39,24 @@ func touchSlots[T any](s []T) {
 	}
 	prefault(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size))
 }
+
+// PrefaultScratch maps in, by system calls rather than a trap per page,
+// the pages of s that are not mapped yet: for scratch just made that the
+// caller is about to write whole (contents are left as they are, zero for
+// a fresh make). Below prefaultMin bytes it does nothing.
+//
+// Why: an operator's per-batch scratch is made in a query's first epoch
+// (and again when an epoch outgrows it) from a heap whose free pages went
+// back to the OS, so every page of it is a first touch: a trap of 11–15 µs
+// on these VMs against about 7 µs populated (docs/performance.md,
+// "Session 34: page faults", "Session 35: the first epoch"). Call it only
+// where the slice was just made: on scratch that is reused every epoch
+// the residency check alone (1–3 µs) would be a cost with nothing to save.
+func PrefaultScratch[T any](s []T) {
+	var zero T
+	size := len(s) * int(unsafe.Sizeof(zero))
+	if size < prefaultMin {
+		return
+	}
+	prefault(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size))
+}

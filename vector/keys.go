@@ -322,9 +322,14 @@ func (e *KeyEncoder) reset(ctx context.Context, cols []arrow.Array, n int, big b
 // across batches whose sizes creep up epoch by epoch (the groups an
 // aggregation changes, its output keys), and growing by a quarter of each
 // new size made a fresh slice, and fresh pages, at almost every epoch.
+// The n asked for are about to be written: a new slice's pages are mapped
+// in by PrefaultScratch (a query's first epochs make every scratch on a
+// heap whose pages went back to the OS).
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n, max(n+n/4, 2*cap(s)))
+		t := make([]T, n, max(n+n/4, 2*cap(s)))
+		PrefaultScratch(t)
+		return t
 	}
 	return s[:n]
 }

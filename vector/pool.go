@@ -80,6 +80,13 @@ func (p *PoolAllocator) Allocate(size int) []byte {
 	}
 	p.mu.Unlock()
 	b := p.under.Allocate(c)
+	// A buffer the pool had none of is new memory, fresh pages when the
+	// heap gave its free ones back (every buffer of a query's first
+	// epoch in a settled process): the asked-for bytes, which the
+	// caller fills, are mapped in by one system call instead of a trap
+	// a page (prefault leaves mapped pages alone). The class's rest is
+	// left unmapped until used.
+	prefault(b[:size])
 	p.mu.Lock()
 	p.class[unsafe.SliceData(b)] = c
 	p.mu.Unlock()

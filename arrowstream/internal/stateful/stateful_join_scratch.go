@@ -1,5 +1,7 @@
 package stateful
 
+import "github.com/arrowstream/arrowstream/vector"
+
 // The join epoch's temporaries, kept between epochs. Splitting a side's
 // new rows by partition and gathering the epoch's output pairs each
 // needed a few slices of the epoch's rows that nothing keeps after the
@@ -78,6 +80,7 @@ func int32s(buf *[]int32, n int) []int32 {
 	b := *buf
 	if cap(b) < n || (cap(b) > scratchRows && cap(b) > 4*n) {
 		b = make([]int32, n, scratchCap(n))
+		vector.PrefaultScratch(b)
 		*buf = b
 	}
 	return b[:n]
@@ -88,6 +91,7 @@ func uint64s(buf *[]uint64, n int) []uint64 {
 	b := *buf
 	if cap(b) < n || (cap(b) > scratchRows && cap(b) > 4*n) {
 		b = make([]uint64, n, scratchCap(n))
+		vector.PrefaultScratch(b)
 		*buf = b
 	}
 	return b[:n]
