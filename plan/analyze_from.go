@@ -58,15 +58,7 @@ func (a *analyzer) fromItem(it sql.FromItem) (*scope, error) {
 			return sc, err
 		}
 		// range(-5, 6) t(i): the alias names the columns too, by position.
-		names := make([]string, len(x.Columns))
-		for i, c := range x.Columns {
-			names[i] = c.Name
-		}
-		n, err := toDF(sc.node, names, x.Alias.Pos)
-		if err != nil {
-			return nil, err
-		}
-		return withQualifier(&SubqueryAlias{Input: n, Alias: x.Alias.Name}, x.Alias.Name), nil
+		return renamedByAlias(sc, x.Columns, x.Alias, x.Alias.Name)
 	case *sql.Join:
 		return a.join(x)
 	case *sql.Pivot:
@@ -162,15 +154,7 @@ func (a *analyzer) tableRef(x *sql.TableRef) (*scope, error) {
 	}
 	if x.Columns != nil {
 		// t AS x(a, b): the alias renames the columns too, by position.
-		names := make([]string, len(x.Columns))
-		for i, c := range x.Columns {
-			names[i] = c.Name
-		}
-		n, err := toDF(sc.node, names, x.Alias.Pos)
-		if err != nil {
-			return nil, err
-		}
-		sc = withQualifier(&SubqueryAlias{Input: n, Alias: qual}, qual)
+		return renamedByAlias(sc, x.Columns, x.Alias, qual)
 	}
 	return sc, nil
 }
@@ -518,3 +502,18 @@ func (j *joinInput) Schema() *arrow.Schema { return j.schema }
 func (j *joinInput) Children() []Node      { return []Node{j.l, j.r} }
 func (j *joinInput) IsStreaming() bool     { return j.l.IsStreaming() || j.r.IsStreaming() }
 func (j *joinInput) String() string        { return "JoinInput" }
+
+// renamedByAlias renames sc's columns by position to an alias's column
+// list (t AS x(a, b), range(1, 3) t(i)) under the qualifier qual; a list
+// of the wrong length is an error at the alias.
+func renamedByAlias(sc *scope, cols []sql.Ident, alias *sql.Ident, qual string) (*scope, error) {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	n, err := toDF(sc.node, names, alias.Pos)
+	if err != nil {
+		return nil, err
+	}
+	return withQualifier(&SubqueryAlias{Input: n, Alias: qual}, qual), nil
+}
