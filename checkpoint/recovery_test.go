@@ -160,7 +160,7 @@ func readVersion(t *testing.T, p *StorePartition, version int64) map[string]stri
 	t.Helper()
 	s, err := p.Begin(version)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("load version %d: %v", version, err)
 	}
 	defer s.Abort()
 	return readAll(t, s)

@@ -128,15 +128,7 @@ func TestNoSecondViewWhileSnapshotting(t *testing.T) {
 	}
 	p2, _ := openTestPartition(t, dir, opts)
 	for v := int64(1); v < int64(len(versions)); v++ {
-		s, err := p2.Begin(v)
-		if err != nil {
-			t.Fatalf("load version %d: %v", v, err)
-		}
-		got := map[string]string{}
-		if err := s.Scan(func(k, val []byte) bool { got[string(k)] = string(val); return true }); err != nil {
-			t.Fatal(err)
-		}
-		s.Abort()
+		got := readVersion(t, p2, v)
 		if !maps.Equal(got, versions[v]) {
 			t.Fatalf("version %d loads %d keys, the model has %d", v, len(got), len(versions[v]))
 		}
