@@ -249,14 +249,16 @@ func errUnparsable(p *datetimePattern) error {
 }
 
 // unparsable is the error for text p does not read, or nil where the
-// value is NULL: under ANSI always an error; otherwise an error only when
-// Spark's fallback to its legacy parser may read the text (legacyMayParse).
+// value is NULL. Spark's fallback to its legacy parser comes first in
+// both modes: where that parser may read the text (legacyMayParse) the
+// error is the cross-version one, with or without ANSI; otherwise ANSI
+// raises the parse error and the legacy mode gives NULL.
 func unparsable(p *datetimePattern, mode EvalMode, s []byte) error {
 	switch {
-	case mode == ModeANSI:
-		return errUnparsable(p)
 	case p.legacyMayParse(s):
 		return errLegacyParses(p)
+	case mode == ModeANSI:
+		return errUnparsable(p)
 	}
 	return nil
 }
