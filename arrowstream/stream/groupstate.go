@@ -129,10 +129,13 @@ func (s *GroupState) SetTimeoutTimestamp(tsMs int64, extra ...time.Duration) err
 }
 
 // GetCurrentWatermarkMs returns the watermark used for eviction and
-// timeouts in this epoch; an error when the query has no watermark.
+// timeouts in this epoch; an error when the operator's input has no
+// event-time column (the query has no watermark, a projection dropped the
+// column, or another flatMapGroupsWithState made the rows), as Spark's
+// watermarkPresent.
 func (s *GroupState) GetCurrentWatermarkMs() (int64, error) {
 	if !s.hasWatermark {
-		return 0, fmt.Errorf("%w: the query has no watermark (use withWatermark)", ErrGroupState)
+		return 0, fmt.Errorf("%w: cannot get the event-time watermark: no watermarked column reaches this operator's input (use withWatermark before it)", ErrGroupState)
 	}
 	return s.watermarkMs, nil
 }

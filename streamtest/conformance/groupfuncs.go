@@ -100,6 +100,16 @@ var groupFuncs = map[string]groupFunc{
 		}
 		return row(intSchema, int32(0)), nil
 	}},
+	// GroupState.getCurrentWatermarkMs is an error where the operator's
+	// input has no event-time column (Spark's watermarkPresent); the
+	// error fails the epoch as Spark's exception fails the query.
+	"emit_watermark_ms": {strStrSchema, func(key arrow.Array, _ arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		wm, err := st.GetCurrentWatermarkMs()
+		if err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(wm, 10)), nil
+	}},
 	"running_count_long": {strI64Schema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
 		count := stateInt(st) + rows.NumRows()
 		if err := setStateInt(st, count); err != nil {

@@ -386,8 +386,13 @@ func (g *statefulGroupState) timedOut(ep Epoch, st checkpoint.StateStore, live *
 // call runs the function for one key and writes its state back, to the
 // live state and the store.
 func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, live *groupLivePart, k []byte, key arrow.Array, rows arrow.Record, timedOut bool, c *groupCounts) (arrow.Record, error) {
+	// The watermark is present for the function only when this operator's
+	// input has an event-time column, as Spark's watermarkPresent reads
+	// the child's output: not when a projection dropped the column, nor
+	// behind another flatMapGroupsWithState, whose rows carry none (and
+	// whose input watermark here is 0, not a watermark to report).
 	init := stream.GroupStateInit{Timeout: stream.GroupStateTimeout(g.node.Timeout), TimedOut: timedOut,
-		BatchTimestampMs: ep.BatchTimestampMs, WatermarkMs: ep.WatermarkMs, HasWatermark: ep.HasWatermark}
+		BatchTimestampMs: ep.BatchTimestampMs, WatermarkMs: ep.WatermarkMs, HasWatermark: ep.HasWatermark && g.timeCol >= 0}
 	oldTimeout := stream.NoTimeoutSet
 	e, ok := live.keys[string(k)]
 	if ok {
