@@ -110,6 +110,40 @@ var groupFuncs = map[string]groupFunc{
 		}
 		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(wm, 10)), nil
 	}},
+	// The timeout setters refuse a timeout of the other kind (or with
+	// none configured) and an event-time timeout below the watermark; the
+	// error fails the epoch as Spark's exception fails the query.
+	"count_timeout_duration_10s": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		count := stateInt(st) + rows.NumRows()
+		if err := setStateInt(st, count); err != nil {
+			return nil, err
+		}
+		if err := st.SetTimeoutDuration(10 * time.Second); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(count, 10)), nil
+	}},
+	"timeout_20s_before_max_event_time": {strIntSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		if st.HasTimedOut() {
+			st.Remove()
+			return row(strIntSchema, key.ValueStr(0), int32(-1)), nil
+		}
+		m := stateInt(st)
+		col, err := eventTimeSeconds(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range col {
+			m = max(m, s)
+		}
+		if err := setStateInt(st, m); err != nil {
+			return nil, err
+		}
+		if err := st.SetTimeoutTimestamp((m - 20) * 1000); err != nil {
+			return nil, err
+		}
+		return row(strIntSchema, key.ValueStr(0), int32(m)), nil
+	}},
 	"running_count_long": {strI64Schema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
 		count := stateInt(st) + rows.NumRows()
 		if err := setStateInt(st, count); err != nil {
