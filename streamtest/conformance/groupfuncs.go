@@ -110,6 +110,9 @@ var groupFuncs = map[string]groupFunc{
 		}
 		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(wm, 10)), nil
 	}},
+	"emit_processing_time_ms": {strStrSchema, func(key arrow.Array, _ arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(st.GetCurrentProcessingTimeMs(), 10)), nil
+	}},
 	// The timeout setters refuse a timeout of the other kind (or with
 	// none configured) and an event-time timeout below the watermark; the
 	// error fails the epoch as Spark's exception fails the query.
