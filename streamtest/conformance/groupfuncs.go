@@ -113,6 +113,30 @@ var groupFuncs = map[string]groupFunc{
 	"emit_processing_time_ms": {strStrSchema, func(key arrow.Array, _ arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
 		return row(strStrSchema, key.ValueStr(0), strconv.FormatInt(st.GetCurrentProcessingTimeMs(), 10)), nil
 	}},
+	// A processing-time timeout may be set on a key without a state (or
+	// right after removing it): the key is kept for the timeout alone, and
+	// the timed-out call sees no state.
+	"timeout_without_state": {strStrSchema, func(key arrow.Array, _ arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		k := key.ValueStr(0)
+		if st.HasTimedOut() {
+			if st.Exists() {
+				return row(strStrSchema, k, "timed out with state"), nil
+			}
+			return row(strStrSchema, k, "timed out without state"), nil
+		}
+		msg := "timeout set"
+		switch {
+		case st.Exists():
+			st.Remove()
+			msg = "state removed, timeout set"
+		case strings.HasPrefix(k, "s"):
+			return row(strStrSchema, k, "state set"), setStateInt(st, 1)
+		}
+		if err := st.SetTimeoutDuration(5 * time.Second); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, k, msg), nil
+	}},
 	// The timeout setters refuse a timeout of the other kind (or with
 	// none configured) and an event-time timeout below the watermark; the
 	// error fails the epoch as Spark's exception fails the query.

@@ -424,17 +424,22 @@ func (g *statefulGroupState) call(ep Epoch, st checkpoint.StateStore, live *grou
 	} else if g.node.MapGroups {
 		return nil, fmt.Errorf("arrowstream: mapGroupsWithState %s returned no row, want exactly one", g.node.FuncName)
 	}
-	// Write-back (§8): the timeout is not carried over.
+	// Write-back (§8): the timeout is not carried over. Only an explicit
+	// Remove without a timeout deletes the key, as Spark's
+	// onIteratorCompletion: a key that had only a timeout (no state) and
+	// whose call set none again is written back with neither, and stays
+	// in the store and in numRowsTotal; Spark counts a removal even for a
+	// key it never stored.
 	out := gs.Outcome()
 	switch {
-	case !out.Exists && out.TimeoutMs == stream.NoTimeoutSet:
+	case out.Removed && out.TimeoutMs == stream.NoTimeoutSet:
 		if ok {
 			if err := deleteState(st, g.log, k); err != nil {
 				return releaseOnError(rec, fmt.Errorf("arrowstream: delete state of operator %d: %w", g.state.opID, err))
 			}
 			live.remove(string(k))
-			c.removed++
 		}
+		c.removed++
 	case out.Updated || out.Removed || out.TimeoutMs != oldTimeout:
 		if err := putState(st, g.log, k, encodeGroupState(out.Exists, out.TimeoutMs, out.Value)); err != nil {
 			return releaseOnError(rec, fmt.Errorf("arrowstream: write state of operator %d: %w", g.state.opID, err))
