@@ -137,6 +137,25 @@ var groupFuncs = map[string]groupFunc{
 		}
 		return row(strStrSchema, k, msg), nil
 	}},
+	// A timed-out call may set the timeout again: the key stays and
+	// times out once more.
+	"rearm_timeout_2s": {strStrSchema, func(key arrow.Array, rows arrow.Record, st *arrowstream.GroupState) (arrow.Record, error) {
+		n, msg := stateInt(st), "rows"
+		if st.HasTimedOut() {
+			n, msg = n+1, "timed out"
+			if err := setStateInt(st, n); err != nil {
+				return nil, err
+			}
+		} else if !st.Exists() {
+			if err := setStateInt(st, 0); err != nil {
+				return nil, err
+			}
+		}
+		if err := st.SetTimeoutDuration(2 * time.Second); err != nil {
+			return nil, err
+		}
+		return row(strStrSchema, key.ValueStr(0), msg+" "+strconv.FormatInt(n, 10)), nil
+	}},
 	// The timeout setters refuse a timeout of the other kind (or with
 	// none configured) and an event-time timeout below the watermark; the
 	// error fails the epoch as Spark's exception fails the query.
