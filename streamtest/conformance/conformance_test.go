@@ -33,6 +33,9 @@ var restartDependent = []string{
 	"ss_right_outer_join_watermark_range_minutes_1", "ss_right_outer_join_watermark_range_minutes_2",
 	"ss_full_outer_join_watermark_range_condition", "ss_left_semi_join_watermark_range_condition",
 	"ss_left_outer_join_evict_and_match_same_key_same_epoch",
+	// join_s36.json: two chained left outer joins over three watermarked
+	// inputs; the null-padded rows come later after a restart.
+	"chained_left_outer_joins_three_streams",
 }
 
 // mustPass are the scenarios of the acceptance list (besides every
