@@ -87,6 +87,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 	case *sql.Star:
 		return nil, errorAt(x.Pos, ErrUnsupported, "Invalid usage of '*' in %s.", r.clauseName())
 	case *sql.Literal:
+		if e, ok, err := specialDatetimeLiteral(x); ok {
+			return e, err
+		}
 		return literalOf(x)
 	case *sql.IntervalLit:
 		return intervalOf(x)
