@@ -102,6 +102,10 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if x.Unknown && v.DataType().ID() != arrow.BOOL {
+			// Spark's IsUnknown expects a BOOLEAN, with no implicit cast.
+			return nil, errorAt(x.Pos, ErrType, "Cannot resolve %s due to data type mismatch: the argument of IS UNKNOWN must be boolean, not %s.", sql.Format(x), typeOrNil(v))
+		}
 		if x.Not {
 			return newCall(x.Pos, "isnotnull", v)
 		}

@@ -21,6 +21,7 @@ func TestFunctionSpecialSyntax(t *testing.T) {
 		{"OVERLAY('abcdef' PLACING '45' FROM 4)", "OVERLAY('abcdef', '45', 4)"},
 		{"overlay(s placing r || 'x' FROM p + 1 FOR 2)", "overlay(s, r || 'x', p + 1, 2)"},
 		{"overlay(s, r, 2)", "overlay(s, r, 2)"},
+		{"b IS UNKNOWN AND c is not unknown", "b IS UNKNOWN AND c IS NOT UNKNOWN"},
 	} {
 		e, err := ParseExpr(c.in)
 		if err != nil {
