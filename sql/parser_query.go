@@ -135,6 +135,11 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 		ref.Alias = p.parseTableAlias()
 		ref.Columns = p.parseColumnAliases(ref.Alias)
 		return &Select{Pos: v.Pos, Items: []*SelectItem{{Pos: v.Pos, Expr: &Star{Pos: v.Pos}}}, From: []FromItem{ref}}
+	case t.kind == tWord && t.kw == "TABLE":
+		// TABLE name is SELECT * FROM name (Spark's queryPrimary).
+		p.next()
+		name := p.qualifiedName("a table name after TABLE")
+		return &Select{Pos: t.pos, Items: []*SelectItem{{Pos: t.pos, Expr: &Star{Pos: t.pos}}}, From: []FromItem{&TableRef{Pos: name[0].Pos, Name: name}}}
 	case t.kind == tLParen:
 		open := p.next()
 		if !startsQuery(p.peek()) {
@@ -142,7 +147,7 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 		}
 		q := p.parseQuery()
 		p.closeParen(open)
-		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
+		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil && q.SortBy == nil && q.DistributeBy == nil {
 			return q.Body
 		}
 		return q

@@ -17,6 +17,8 @@ func TestPartitionClauses(t *testing.T) {
 		{"select a from t union all select b from u sort by 1", "SELECT a FROM t UNION ALL SELECT b FROM u SORT BY 1"},
 		{"select * from (select a from t sort by a) s", "SELECT * FROM (SELECT a FROM t SORT BY a) AS s"},
 		{"select sort from t", "SELECT sort FROM t"},
+		{"(select a from t sort by a) union all select b from u", "(SELECT a FROM t SORT BY a) UNION ALL SELECT b FROM u"},
+		{"values (1, 2) union all table db.t", "VALUES (1, 2) UNION ALL SELECT * FROM db.t"},
 	} {
 		s, err := Parse(c.in)
 		if err != nil {
