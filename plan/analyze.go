@@ -306,14 +306,26 @@ func (a *analyzer) query(q *sql.Query) (*scope, error) {
 	}
 	var sc *scope
 	var err error
+	// SORT BY is analyzed as ORDER BY (ordinals, aliases, hidden input
+	// columns), then its Sort is marked local.
+	orderBy := q.OrderBy
+	if len(q.SortBy) > 0 {
+		orderBy = q.SortBy
+	}
 	if sel, ok := q.Body.(*sql.Select); ok {
-		sc, err = a.selectQuery(sel, q.OrderBy)
+		sc, err = a.selectQuery(sel, orderBy)
 	} else {
-		if sc, err = a.body(q.Body); err == nil && len(q.OrderBy) > 0 {
-			sc, err = a.orderOutput(sc, q.OrderBy)
+		if sc, err = a.body(q.Body); err == nil && len(orderBy) > 0 {
+			sc, err = a.orderOutput(sc, orderBy)
 		}
 	}
 	if err != nil {
+		return nil, err
+	}
+	if len(q.SortBy) > 0 {
+		markLocalSort(sc.node)
+	}
+	if err := a.distributeBy(sc, q.DistributeBy); err != nil {
 		return nil, err
 	}
 	if q.Limit != nil || q.Offset != nil {

@@ -347,6 +347,15 @@ func resolveOrder(r *resolver, s selectSpec, items []outItem, rewrite func(Expr,
 			continue
 		}
 		e, err := r.expr(o.Expr)
+		var unresolved *Error
+		if err != nil && errors.As(err, &unresolved) && errors.Is(err, ErrUnresolved) {
+			// Spark resolves ORDER BY over the select's output first: an
+			// expression may name a select alias (ORDER BY -col1 for c1
+			// AS col1), also under GROUPING SETS.
+			if x, aerr := resolveWithAliases(r, o.Expr, items); aerr == nil {
+				e, err = x, nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"math"
+	"math/big"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -354,6 +355,8 @@ func vectorRangeKey(dt arrow.DataType) (bool, bool) {
 		return false, true
 	case arrow.FLOAT32, arrow.FLOAT64:
 		return true, true
+	case arrow.DECIMAL128:
+		return false, dt.(*arrow.Decimal128Type).Precision <= 18
 	}
 	return false, false
 }
@@ -438,6 +441,32 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 		}
 		v, _ := foldConstant(castTo(l, vector.Int64))
 		out.Offset = v.Value.(int64)
+		out.FloatOffset = float64(out.Offset)
+	case arrow.DECIMAL128:
+		// The key's unscaled values are compared: the offset counts units
+		// of its scale, floor(offset * 10^scale) (a DECIMAL(10,0) key
+		// moves by 1 for 1.5 FOLLOWING, as Spark's k <= c + 1.5 means).
+		ks := keyType.(*arrow.Decimal128Type).Scale
+		var v *big.Rat
+		switch x := l.Value.(type) {
+		case decimal128.Num:
+			v = new(big.Rat).SetFrac(x.BigInt(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(l.Type.(*arrow.Decimal128Type).Scale)), nil))
+		default:
+			if !vector.IsIntegral(l.Type) {
+				return bad("a number")
+			}
+			i, err := foldConstant(castTo(l, vector.Int64))
+			if err != nil || i.Value == nil {
+				return bad("a number")
+			}
+			v = new(big.Rat).SetInt64(i.Value.(int64))
+		}
+		v.Mul(v, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(ks)), nil)))
+		units := new(big.Int).Div(v.Num(), v.Denom()) // floor: the denominator is positive
+		if !units.IsInt64() {
+			return bad("an offset within the range of the order key")
+		}
+		out.Offset = units.Int64()
 		out.FloatOffset = float64(out.Offset)
 	case arrow.FLOAT32, arrow.FLOAT64:
 		if !vector.IsNumeric(l.Type) && !isString(l.Type) {

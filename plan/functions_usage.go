@@ -227,6 +227,7 @@ var functionUsage = map[string]string{
 	"percentile_approx":     "percentile_approx(x, p [, accuracy]): aggregate, the same as approx_percentile.",
 	"percentile_cont":       "percentile_cont(p) WITHIN GROUP (ORDER BY x): aggregate, the interpolated percentile.",
 	"percentile_disc":       "percentile_disc(p) WITHIN GROUP (ORDER BY x): aggregate, the first value whose cumulative distribution reaches p.",
+	"overlay":               "overlay(s, r, pos [, len]), OVERLAY(s PLACING r FROM pos [FOR len]): s with its len characters (bytes) from pos replaced by r (len defaults to r's length).",
 	"pi":                    "pi(): the number pi.",
 	"posexplode":            "posexplode(x): generator, a row per element (pos, col) or entry (pos, key, value).",
 	"posexplode_outer":      "posexplode_outer(x): posexplode, with a row of NULLs for an empty or NULL collection.",

@@ -243,6 +243,13 @@ func (r *resolver) higherOrder(f *sql.FuncCall, name string) (Expr, error) {
 		if len(merge.Params) != 2 {
 			return nil, bad("the merge lambda of aggregate takes two arguments.")
 		}
+		if !arrow.TypeEqual(merge.Body.DataType(), acc) && sameShape(merge.Body.DataType(), acc) {
+			// Spark compares the two types structurally
+			// (DataType.equalsStructurally): a struct built with other
+			// field names, (acc.sum + x, acc.n + 1), is the accumulator's
+			// type, which keeps the initial value's names.
+			merge.Body = castTo(merge.Body, acc)
+		}
 		if !arrow.TypeEqual(merge.Body.DataType(), acc) {
 			c, ok := commonType([]arrow.DataType{merge.Body.DataType(), acc})
 			if !ok || !vector.IsNumeric(c) {
@@ -374,4 +381,32 @@ func (r *resolver) lambda(l *sql.Lambda, types ...arrow.DataType) (*LambdaFn, er
 	}
 	fn.Body = body
 	return fn, nil
+}
+
+// sameShape is Spark's DataType.equalsStructurally ignoring nullability:
+// the same types, nested alike, whatever the names of struct fields.
+func sameShape(a, b arrow.DataType) bool {
+	a, b = vector.Unwrap(a), vector.Unwrap(b)
+	if a.ID() != b.ID() {
+		return false
+	}
+	switch x := a.(type) {
+	case *arrow.StructType:
+		y := b.(*arrow.StructType)
+		if x.NumFields() != y.NumFields() {
+			return false
+		}
+		for i := range x.Fields() {
+			if !sameShape(x.Field(i).Type, y.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	case *arrow.ListType:
+		return sameShape(x.Elem(), b.(*arrow.ListType).Elem())
+	case *arrow.MapType:
+		y := b.(*arrow.MapType)
+		return sameShape(x.KeyType(), y.KeyType()) && sameShape(x.ItemType(), y.ItemType())
+	}
+	return arrow.TypeEqual(a, b)
 }

@@ -159,10 +159,14 @@ type Limit struct {
 	Offset int64
 }
 
-// Sort orders its input by Keys.
+// Sort orders its input by Keys. Local is SORT BY's sort (Spark's Sort
+// with global = false): Spark orders each partition only, so the result
+// as a whole has no order a reader may rely on. The engine sorts its one
+// partition all the same.
 type Sort struct {
 	Input Node
 	Keys  []SortKey
+	Local bool
 }
 
 // Deduplicate drops rows whose Keys (column ordinals; all columns when

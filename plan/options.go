@@ -35,6 +35,9 @@ const (
 	ConfGroupByOrdinal = "spark.sql.groupByOrdinal"
 	// ConfOrderByOrdinal is spark.sql.orderByOrdinal (default true).
 	ConfOrderByOrdinal = "spark.sql.orderByOrdinal"
+	// ConfStrictIndexOperator is spark.sql.ansi.strictIndexOperator
+	// (default true).
+	ConfStrictIndexOperator = "spark.sql.ansi.strictIndexOperator"
 	// ConfTimestampType is spark.sql.timestampType: TIMESTAMP_LTZ (the
 	// default) or TIMESTAMP_NTZ.
 	ConfTimestampType = "spark.sql.timestampType"
@@ -54,6 +57,10 @@ type Options struct {
 	// types and literals, to_timestamp and make_timestamp mean
 	// TIMESTAMP_NTZ (timestamp_type.go).
 	TimestampNTZ bool
+	// LenientIndex is spark.sql.ansi.strictIndexOperator=false: under
+	// ANSI the subscript operator (a[i], m[k]) is NULL for an index out
+	// of range or a missing key, as without ANSI; element_at still raises.
+	LenientIndex bool
 	// Legacy are Spark's legacy parser and analyzer switches; they change
 	// what a statement means, so analysis reads them.
 	Legacy LegacySwitches
@@ -140,6 +147,12 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 			} else {
 				o.Legacy.StarInCount = b
 			}
+		case strings.EqualFold(k, ConfStrictIndexOperator):
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
+			}
+			o.LenientIndex = !b
 		case strings.EqualFold(k, ConfQuotedRegexColumnNames):
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
 			if err != nil {
@@ -287,7 +300,8 @@ func applyOptionsAbove(n Node, o Options, stop []Node) (Node, error) {
 // calls, or nil when o's are the zero values (ANSI, UTC) they already have.
 func optionStamp(o Options) func(Expr) (Expr, error) {
 	mode, loc := o.mode(), o.loc()
-	if mode == vector.ModeANSI && loc == nil {
+	lenientIndex := mode == vector.ModeANSI && o.LenientIndex
+	if mode == vector.ModeANSI && loc == nil && !lenientIndex {
 		return nil // the zero values already say so
 	}
 	return func(e Expr) (Expr, error) {
@@ -321,6 +335,9 @@ func optionStamp(o Options) func(Expr) (Expr, error) {
 				c := *y
 				if c.Mode != vector.ModeTry {
 					c.Mode = mode
+					if lenientIndex && c.Func == "subscript" {
+						c.Mode = vector.ModeLegacy
+					}
 				}
 				c.Loc = loc
 				// newCall folded constant calls with the defaults (ANSI,

@@ -103,7 +103,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		out := &Sort{Input: child, Keys: make([]SortKey, len(x.Keys))}
+		out := &Sort{Input: child, Keys: make([]SortKey, len(x.Keys)), Local: x.Local}
 		for i, k := range x.Keys {
 			e, err := remapColumns(k.Expr, m)
 			if err != nil {

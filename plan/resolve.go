@@ -87,6 +87,9 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 	case *sql.Star:
 		return nil, errorAt(x.Pos, ErrUnsupported, "Invalid usage of '*' in %s.", r.clauseName())
 	case *sql.Literal:
+		if e, ok, err := specialDatetimeLiteral(x); ok {
+			return e, err
+		}
 		return literalOf(x)
 	case *sql.IntervalLit:
 		return intervalOf(x)
@@ -98,6 +101,10 @@ func (r *resolver) expr(e sql.Expr) (Expr, error) {
 		v, err := r.expr(x.X)
 		if err != nil {
 			return nil, err
+		}
+		if x.Unknown && v.DataType().ID() != arrow.BOOL {
+			// Spark's IsUnknown expects a BOOLEAN, with no implicit cast.
+			return nil, errorAt(x.Pos, ErrType, "Cannot resolve %s due to data type mismatch: the argument of IS UNKNOWN must be boolean, not %s.", sql.Format(x), typeOrNil(v))
 		}
 		if x.Not {
 			return newCall(x.Pos, "isnotnull", v)

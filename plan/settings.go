@@ -21,6 +21,7 @@ type settingRule struct {
 // the legacy switches whose default the engine implements.
 var settings = map[string]settingRule{
 	"spark.sql.ansi.enabled":                                     {},
+	"spark.sql.ansi.strictindexoperator":                         {},
 	"spark.sql.session.timezone":                                 {},
 	"spark.sql.shuffle.partitions":                               {},
 	"spark.sql.streaming.multiplewatermarkpolicy":                {},

@@ -17,6 +17,7 @@ func TestSettingsListed(t *testing.T) {
 		"arrowstream.cluster.stateful.stablemembership=true",
 		"spark.sql.adaptive.enabled",
 		"spark.sql.ansi.enabled",
+		"spark.sql.ansi.strictindexoperator",
 		"spark.sql.autobroadcastjointhreshold",
 		"spark.sql.cbo.enabled",
 		"spark.sql.codegen.factorymode",

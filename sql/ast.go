@@ -174,8 +174,16 @@ type Query struct {
 	With    []*CTE
 	Body    QueryBody
 	OrderBy []*OrderItem
-	Limit   Expr // nil when absent
-	Offset  Expr // OFFSET n: rows skipped before the limit applies; nil when absent
+	// SortBy is SORT BY (Hive's, Spark's Sort with global = false): a
+	// sort within each partition, so the result as a whole is not
+	// ordered. DistributeBy is DISTRIBUTE BY's expressions (a
+	// repartition, no order). CLUSTER BY e, ... sets both (e ascending)
+	// and Cluster. None of them goes with ORDER BY.
+	SortBy       []*OrderItem
+	DistributeBy []Expr
+	Cluster      bool
+	Limit        Expr // nil when absent
+	Offset       Expr // OFFSET n: rows skipped before the limit applies; nil when absent
 }
 
 // QueryBody is what a Query computes before ordering: a *Select, a *Union,

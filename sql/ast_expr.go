@@ -180,11 +180,13 @@ type BinaryExpr struct {
 	L, R Expr
 }
 
-// IsNull is X IS [NOT] NULL.
+// IsNull is X IS [NOT] NULL, or with Unknown X IS [NOT] UNKNOWN (the
+// same test of a BOOLEAN only, Spark's IsUnknown).
 type IsNull struct {
 	Pos
-	X   Expr
-	Not bool
+	X       Expr
+	Not     bool
+	Unknown bool
 }
 
 // Between is X [NOT] BETWEEN Low AND High.

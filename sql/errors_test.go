@@ -73,7 +73,7 @@ var syntaxErrors = []struct{ in, err string }{
 	{"SELECT a ||", "syntax error at 1:12: expected an expression after '||', found end of input"},
 	{"SELECT NOT", "syntax error at 1:11: expected an expression after 'NOT', found end of input"},
 	{"SELECT TRUE AND", "syntax error at 1:16: expected an expression after 'AND', found end of input"},
-	{"SELECT a IS 5", "syntax error at 1:13: expected NULL, TRUE, FALSE or DISTINCT FROM after IS, found '5'"},
+	{"SELECT a IS 5", "syntax error at 1:13: expected NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM after IS, found '5'"},
 	{"SELECT a IN 5", "syntax error at 1:13: expected '(' after IN, found '5'"},
 	{"SELECT a IN (1, 2", "syntax error at 1:18: expected ',' or ')' in the IN list, found end of input"},
 	{"SELECT a FROM t WHERE x IN ()", "syntax error at 1:29: expected an expression in the IN list, found ')'"},

@@ -307,6 +307,29 @@ func (f *formatter) query(q *Query) {
 			f.orderItem(o)
 		}
 	}
+	switch {
+	case q.Cluster:
+		f.str(" CLUSTER BY ")
+		for i, e := range q.DistributeBy {
+			f.sep(i)
+			f.expr(e, 0)
+		}
+	default:
+		if q.DistributeBy != nil {
+			f.str(" DISTRIBUTE BY ")
+			for i, e := range q.DistributeBy {
+				f.sep(i)
+				f.expr(e, 0)
+			}
+		}
+		if q.SortBy != nil {
+			f.str(" SORT BY ")
+			for i, o := range q.SortBy {
+				f.sep(i)
+				f.orderItem(o)
+			}
+		}
+	}
 	if q.Limit != nil {
 		f.str(" LIMIT ")
 		f.expr(q.Limit, 0)

@@ -100,10 +100,14 @@ func (f *formatter) expr(e Expr, min int) {
 		f.expr(e.R, p+1)
 	case *IsNull:
 		f.expr(e.X, precPred)
+		f.str(" IS")
 		if e.Not {
-			f.str(" IS NOT NULL")
+			f.str(" NOT")
+		}
+		if e.Unknown {
+			f.str(" UNKNOWN")
 		} else {
-			f.str(" IS NULL")
+			f.str(" NULL")
 		}
 	case *Between:
 		f.expr(e.X, precPred)

@@ -32,6 +32,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(benchQuery)
 	for _, s := range []string{"DESC FUNCTION EXTENDED 'abs'", "DESCRIBE FUNCTION &", "SELECT a NOT ILIKE ALL ('x%', b), a IS NOT DISTINCT FROM b, c IS TRUE, current_date",
+		"SELECT OVERLAY('yabadoo' PLACING 'daba' FROM 5 FOR 0), overlay(b, x'01', 2)",
+		"SELECT a sort FROM t sort by 1 DESC NULLS LAST; SELECT * FROM t distribute by a, b sort by c LIMIT 1; SELECT a FROM t CLUSTER BY a, b",
 		"SELECT INTERVAL -'1 2:3:4.5' DAY TO SECOND, INTERVAL '10:20' HOUR TO MINUTE",
 		"SELECT * FROM t AS x(a, b), LATERAL (SELECT x.a) s(c) LEFT JOIN LATERAL (SELECT c) ON true",
 		"CREATE DATABASE IF NOT EXISTS d COMMENT 'c'; USE d; SHOW COLUMNS IN t FROM d; DESC QUERY SELECT 1; DROP DATABASE d CASCADE"} {

@@ -121,7 +121,12 @@ func (p *parser) parsePredicate() Expr {
 				x = e
 				continue
 			}
-			p.expectKw("NULL", "NULL, TRUE, FALSE or DISTINCT FROM after IS")
+			if wordIs(p.peek(), "UNKNOWN") {
+				p.next()
+				x = &IsNull{Pos: x.Position(), X: x, Not: n, Unknown: true}
+				continue
+			}
+			p.expectKw("NULL", "NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM after IS")
 			x = &IsNull{Pos: x.Position(), X: x, Not: n}
 		case "IN":
 			p.skip(k + 1)

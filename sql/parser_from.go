@@ -17,7 +17,7 @@ func (p *parser) parseFrom() []FromItem {
 	} else if wordIs(p.peek(), "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE")) {
 		items = []FromItem{p.parseUnpivot(items)}
 	}
-	if t := p.peek(); !fromFollows(t) {
+	if t := p.peek(); !fromFollows(t) && !p.partitionClauseFollows() {
 		const msg = "a join, ',', WHERE, GROUP BY, HAVING, ORDER BY, LIMIT or UNION after FROM item"
 		if a := p.implicitAlias; a != nil && t.kind != tErr {
 			// As in the select list: an alias without AS followed by
@@ -313,7 +313,7 @@ func (p *parser) parseTableAlias() *Ident {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		alias = &id
-	} else if t := p.peek(); isAliasName(t) && !(wordIs(t, "PIVOT", "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE"))) && !p.windowClauseFollows() {
+	} else if t := p.peek(); isAliasName(t) && !(wordIs(t, "PIVOT", "UNPIVOT") && (p.peekAt(1).kind == tLParen || wordIs(p.peekAt(1), "INCLUDE", "EXCLUDE"))) && !p.windowClauseFollows() && !p.partitionClauseFollows() {
 		id := identOf(p.next())
 		alias = &id
 		p.implicitAlias = t

@@ -9,6 +9,7 @@ import "strings"
 //	SUBSTRING(str FROM pos [FOR len]), SUBSTR(...)       → substring(str, pos[, len])
 //	POSITION(substr IN str)                              → position(substr, str)
 //	EXTRACT(field FROM source)                           → date_part('field', source)
+//	OVERLAY(str PLACING repl FROM pos [FOR len])         → overlay(str, repl, pos[, len])
 //
 // The function forms trim(chars, str), ltrim(chars, str) and
 // rtrim(chars, str) take the characters first, as Spark's do.
@@ -24,6 +25,8 @@ func (p *parser) parseSpecialArgs(fc *FuncCall) (ok bool) {
 		return p.parseSubstringArgs(fc)
 	case "position":
 		return p.parsePositionArgs(fc)
+	case "overlay":
+		return p.parseOverlayArgs(fc)
 	case "extract":
 		// EXTRACT(field FROM source) → date_part('field', source).
 		if t := p.peek(); t.kind == tWord && p.isKwAt(1, "FROM") {
@@ -108,6 +111,29 @@ func (p *parser) parsePositionArgs(fc *FuncCall) bool {
 		return true
 	}
 	fc.Args = []Expr{sub}
+	for p.accept(tComma) {
+		fc.Args = append(fc.Args, p.parseExprWhat("a function argument"))
+	}
+	return true
+}
+
+func (p *parser) parseOverlayArgs(fc *FuncCall) bool {
+	if !startsExpr(p.peek(), p.peekAt(1)) {
+		return false
+	}
+	str := p.parseExprWhat("a function argument")
+	fc.Args = []Expr{str}
+	// PLACING is no reserved word: it is read by its text.
+	if wordIs(p.peek(), "PLACING") {
+		p.next()
+		fc.Args = append(fc.Args, p.parseExprWhat("the replacement after PLACING"))
+		p.expectKw("FROM", "FROM after the replacement of OVERLAY")
+		fc.Args = append(fc.Args, p.parseExprWhat("the start position after FROM"))
+		if p.acceptKw("FOR") {
+			fc.Args = append(fc.Args, p.parseExprWhat("the length after FOR"))
+		}
+		return true
+	}
 	for p.accept(tComma) {
 		fc.Args = append(fc.Args, p.parseExprWhat("a function argument"))
 	}

@@ -26,6 +26,7 @@ func (p *parser) parseQuery() *Query {
 			}
 		}
 	}
+	p.parsePartitionClauses(q)
 	if p.acceptKw("LIMIT") && !p.acceptKw("ALL") { // LIMIT ALL: no limit
 		q.Limit = p.parseExprWhat("an expression after LIMIT")
 	}
@@ -36,7 +37,7 @@ func (p *parser) parseQuery() *Query {
 	if t := p.peek(); t.kind == tWord && (t.kw == "UNION" || t.kw == "INTERSECT" || t.kw == "EXCEPT" || t.kw == "MINUS") {
 		p.failAt(t.pos, "expected end of query after ORDER BY, LIMIT or OFFSET, found %s (put the query before %s in parentheses)", describe(*t), t.kw)
 	}
-	if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
+	if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil && q.SortBy == nil && q.DistributeBy == nil {
 		if inner, ok := q.Body.(*Query); ok {
 			return inner
 		}
@@ -134,6 +135,11 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 		ref.Alias = p.parseTableAlias()
 		ref.Columns = p.parseColumnAliases(ref.Alias)
 		return &Select{Pos: v.Pos, Items: []*SelectItem{{Pos: v.Pos, Expr: &Star{Pos: v.Pos}}}, From: []FromItem{ref}}
+	case t.kind == tWord && t.kw == "TABLE":
+		// TABLE name is SELECT * FROM name (Spark's queryPrimary).
+		p.next()
+		name := p.qualifiedName("a table name after TABLE")
+		return &Select{Pos: t.pos, Items: []*SelectItem{{Pos: t.pos, Expr: &Star{Pos: t.pos}}}, From: []FromItem{&TableRef{Pos: name[0].Pos, Name: name}}}
 	case t.kind == tLParen:
 		open := p.next()
 		if !startsQuery(p.peek()) {
@@ -141,7 +147,7 @@ func (p *parser) parseQueryPrimary(what string) QueryBody {
 		}
 		q := p.parseQuery()
 		p.closeParen(open)
-		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil {
+		if q.With == nil && q.OrderBy == nil && q.Limit == nil && q.Offset == nil && q.SortBy == nil && q.DistributeBy == nil {
 			return q.Body
 		}
 		return q
@@ -205,7 +211,7 @@ func (p *parser) parseSelect() *Select {
 			break
 		}
 	}
-	if t := p.peek(); !selectFollows(t) {
+	if t := p.peek(); !selectFollows(t) && !p.partitionClauseFollows() {
 		// A word taken as an alias without AS, followed by something that
 		// cannot come next, is most likely a misspelt keyword (gg FORM t):
 		// point at it rather than at what follows.
@@ -245,7 +251,7 @@ func (p *parser) parseSelectItem() *SelectItem {
 	if p.acceptKw("AS") {
 		id := p.aliasAfterAS("an alias after AS")
 		it.Alias = &id
-	} else if isAliasName(p.peek()) && !p.windowClauseFollows() {
+	} else if isAliasName(p.peek()) && !p.windowClauseFollows() && !p.partitionClauseFollows() {
 		t := p.next()
 		id := identOf(t)
 		it.Alias = &id
@@ -324,5 +330,61 @@ func (p *parser) parseValues() *Values {
 		if !p.accept(tComma) {
 			return v
 		}
+	}
+}
+
+// partitionClauseFollows reports whether SORT BY, DISTRIBUTE BY or
+// CLUSTER BY comes next, where the word could otherwise be an alias.
+func (p *parser) partitionClauseFollows() bool {
+	return wordIs(p.peek(), "SORT", "DISTRIBUTE", "CLUSTER") && p.isKwAt(1, "BY")
+}
+
+// parsePartitionClauses parses Hive's [CLUSTER BY e, ...] [DISTRIBUTE BY
+// e, ...] [SORT BY item, ...] after ORDER BY's place, in Spark's order.
+// ORDER BY with any of them, and CLUSTER BY with the other two, are
+// Spark's parse error.
+func (p *parser) parsePartitionClauses(q *Query) {
+	t := p.peek()
+	exprs := func(what string) []Expr {
+		var es []Expr
+		for {
+			es = append(es, p.parseExprWhat(what))
+			if !p.accept(tComma) {
+				return es
+			}
+		}
+	}
+	if wordIs(t, "CLUSTER") && p.isKwAt(1, "BY") {
+		p.next()
+		p.next()
+		q.DistributeBy = exprs("an expression after CLUSTER BY")
+		q.Cluster = true
+		for _, e := range q.DistributeBy {
+			q.SortBy = append(q.SortBy, &OrderItem{Pos: e.Position(), Expr: e})
+		}
+	}
+	if u := p.peek(); p.isKw("DISTRIBUTE") && p.isKwAt(1, "BY") {
+		if q.Cluster {
+			p.failAt(u.pos, "Combination of ORDER BY/SORT BY/DISTRIBUTE BY/CLUSTER BY is not supported")
+		}
+		p.next()
+		p.next()
+		q.DistributeBy = exprs("an expression after DISTRIBUTE BY")
+	}
+	if u := p.peek(); p.isKw("SORT") && p.isKwAt(1, "BY") {
+		if q.Cluster {
+			p.failAt(u.pos, "Combination of ORDER BY/SORT BY/DISTRIBUTE BY/CLUSTER BY is not supported")
+		}
+		p.next()
+		p.expectKw("BY", "BY after SORT")
+		for {
+			q.SortBy = append(q.SortBy, p.parseOrderItem())
+			if !p.accept(tComma) {
+				break
+			}
+		}
+	}
+	if q.OrderBy != nil && (q.SortBy != nil || q.DistributeBy != nil) {
+		p.failAt(t.pos, "Combination of ORDER BY/SORT BY/DISTRIBUTE BY/CLUSTER BY is not supported")
 	}
 }

@@ -56,6 +56,14 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, o := range n.OrderBy {
 			Inspect(o, f)
 		}
+		for _, e := range n.DistributeBy {
+			Inspect(e, f)
+		}
+		if !n.Cluster { // CLUSTER BY's sort keys are its DistributeBy
+			for _, o := range n.SortBy {
+				Inspect(o, f)
+			}
+		}
 		Inspect(n.Limit, f)
 		Inspect(n.Offset, f)
 	case *CTE:

@@ -353,6 +353,20 @@ func castNumeric[S, D castNumber](c *castEval, arr arrow.Array) (arrow.Array, er
 			return nil
 		}
 		bad := func(i int) bool { return !castInRange(float64(src[i]), lo, hi) }
+		if hi == twoTo63 {
+			// Spark's check of a float cast to bigint is floor(x) <=
+			// Long.MaxValue compared as doubles, which 2^63 itself passes
+			// (Long.MaxValue is 2^63 as a double): it becomes
+			// Long.MaxValue in every mode, where the open range refuses it.
+			out := bad
+			bad = func(i int) bool {
+				if float64(src[i]) == twoTo63 {
+					dst[i] = legacyNarrow[S, D](src[i])
+					return false
+				}
+				return out(i)
+			}
+		}
 		return c.settle(arr, v, bad, func(i int) { dst[i] = legacyNarrow[S, D](src[i]) })
 	})
 }
@@ -379,7 +393,7 @@ func numberRange[S, D castNumber]() (lo, hi float64, checked bool) {
 		}
 	case int64:
 		if srcFloat {
-			return minInt64Excl, 9223372036854775808, true
+			return minInt64Excl, twoTo63, true
 		}
 	}
 	return 0, 0, false
@@ -412,6 +426,9 @@ func castIsFloat[T castNumber](v T) bool {
 // minInt64Excl is the largest double below -2^63, so that f > minInt64Excl
 // admits -2^63 itself.
 const minInt64Excl = -9223372036854777856.0
+
+// twoTo63 is 2^63, the exclusive upper bound of bigint as a double.
+const twoTo63 = 9223372036854775808.0
 
 func castInRange(f, lo, hi float64) bool { return f > lo && f < hi }
 

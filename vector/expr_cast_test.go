@@ -76,6 +76,17 @@ func TestCastNumeric(t *testing.T) {
 			Expr: vector.Cast(vector.Col("x"), vector.Int32), Want: []any{1, -1, math.MaxInt32, math.MinInt32}, NullIntolerant: true},
 		vt.ExprCase{Name: "double-bigint", Schema: f64, Rows: column(1e18, -9.223372036854775808e18),
 			Expr: vector.Cast(vector.Col("x"), vector.Int64), Want: []any{int64(1e18), int64(math.MinInt64)}, NullIntolerant: true},
+		// Spark compares floor(x) <= Long.MaxValue as doubles: 2^63
+		// itself passes and saturates (bigint(double('9223372036854775807'))
+		// in postgreSQL/float8), the next double above it overflows.
+		vt.ExprCase{Name: "double-bigint-two-to-63", Schema: f64, Rows: column(1.0, nil, 9.223372036854775807e18, -9.223372036854775808e18),
+			Expr: vector.Cast(vector.Col("x"), vector.Int64), Want: []any{int64(1), nil, int64(math.MaxInt64), int64(math.MinInt64)}, NullIntolerant: true},
+		vt.ExprCase{Name: "float-bigint-two-to-63", Schema: schemaOf("x", vector.Float32), Rows: column(float32(9.223372e18), float32(-9.223372e18)),
+			Expr: vector.Cast(vector.Col("x"), vector.Int64), Want: []any{int64(math.MaxInt64), int64(math.MinInt64)}, NullIntolerant: true},
+		vt.ExprCase{Name: "double-bigint-above-two-to-63", Schema: f64, Rows: column(9.223372036854775807e18, math.Nextafter(9.223372036854775807e18, math.Inf(1))),
+			Expr: vector.Cast(vector.Col("x"), vector.Int64), WantErr: "[CAST_OVERFLOW] The value 9.223372036854778E18D"},
+		vt.ExprCase{Name: "float-int-two-to-31", Schema: schemaOf("x", vector.Float32), Rows: column(float32(2147483647)),
+			Expr: vector.Cast(vector.Col("x"), vector.Int32), WantErr: "[CAST_OVERFLOW]"},
 		vt.ExprCase{Name: "double-int-nan", Schema: f64, Rows: column(1.0, math.NaN()),
 			Expr: vector.Cast(vector.Col("x"), vector.Int32), WantErr: "(x=NaN)"},
 		vt.ExprCase{Name: "double-bigint-inf", Schema: f64, Rows: column(math.Inf(1)),

@@ -19,6 +19,7 @@ var moreFunctions = map[string]funcSpec{
 	"left":       {2, 2, rowBinder("left", bindLeftRight(false))},
 	"right":      {2, 2, rowBinder("right", bindLeftRight(true))},
 	"lpad":       {2, 3, rowBinder("lpad", bindPad(true))},
+	"overlay":    {3, 4, rowBinder("overlay", bindOverlay)},
 	"rpad":       {2, 3, rowBinder("rpad", bindPad(false))},
 	"trim":       {1, 2, charsFirst(trimFunc("trim", true, true))},
 	"btrim":      {1, 2, trimFunc("btrim", true, true)},

@@ -17,6 +17,10 @@ func rangeKeyKind(dt arrow.DataType) (float, ok bool) {
 		return false, true
 	case arrow.FLOAT32, arrow.FLOAT64:
 		return true, true
+	case arrow.DECIMAL128:
+		// Up to 18 digits the unscaled values are int64s, and the
+		// offset (FrameBound.Offset) counts units of the key's scale.
+		return false, dt.(*arrow.Decimal128Type).Precision <= 18
 	}
 	return false, false
 }
@@ -149,6 +153,8 @@ func (b *winBounds) rangeKeys(ctx context.Context) ([]int64, []float64, []bool, 
 		ints, err = rangeInts(ctx, a.Date32Values(), desc)
 	case *array.Timestamp:
 		ints, err = rangeInts(ctx, a.TimestampValues(), desc)
+	case *array.Decimal128:
+		ints, err = rangeDecimals(ctx, a, desc)
 	case *array.Float32:
 		floats, err = rangeFloats(ctx, a.Float32Values(), desc)
 	case *array.Float64:
@@ -174,6 +180,26 @@ func rangeInts[T ~int8 | ~int16 | ~int32 | ~int64](ctx context.Context, v []T, d
 	err = eachRange(ctx, len(v), func(lo, hi int) {
 		for i, x := range v[lo:hi] {
 			out[lo+i] = int64(x) * sign
+		}
+	})
+	return out, err
+}
+
+// rangeDecimals reads DECIMAL keys of at most 18 digits as their unscaled
+// int64 values, negated with desc, checking ctx every cancelCheckRows rows.
+func rangeDecimals(ctx context.Context, a *array.Decimal128, desc bool) ([]int64, error) {
+	out, err := zeroedContext[int64](ctx, a.Len())
+	if err != nil {
+		return nil, err
+	}
+	sign := int64(1)
+	if desc {
+		sign = -1
+	}
+	v := a.Values()
+	err = eachRange(ctx, a.Len(), func(lo, hi int) {
+		for i, x := range v[lo:hi] {
+			out[lo+i] = int64(x.LowBits()) * sign
 		}
 	})
 	return out, err
