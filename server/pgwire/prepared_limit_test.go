@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/arrowstream/arrowstream/server"
 )
 
 // TestPreparedBytesBounded: what one connection's named statements and
@@ -124,5 +126,23 @@ func TestPreparedBytesBounded(t *testing.T) {
 	var got int
 	if err := c.QueryRow(ctx, "SELECT 41 + 1").Scan(&got); err != nil || got != 42 {
 		t.Fatalf("the connection after the refusals: %v %d", err, got)
+	}
+}
+
+// TestLongErrorMessageBounded: an error quoting a large value reaches a
+// pgx client as the error with its message bounded
+// (server.MaxErrorMessageBytes), as on the Flight SQL port.
+func TestLongErrorMessageBounded(t *testing.T) {
+	f := startFixture(t, fixtureOpts{})
+	c := pgxConnect(t, f.dsn("bob", "", ""))
+	var n int
+	err := c.QueryRow(context.Background(), "SELECT CAST(repeat('x', 1000000) AS INT)").Scan(&n)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Message) > server.MaxErrorMessageBytes+100 || !strings.Contains(pe.Message, "left out") ||
+		!strings.Contains(pe.Message, "xxxx") {
+		t.Fatalf("error %T of %d bytes: %.300v", err, len(fmt.Sprint(err)), err)
+	}
+	if err := c.QueryRow(context.Background(), "SELECT 7").Scan(&n); err != nil || n != 7 {
+		t.Fatalf("after the error: %v %d", err, n)
 	}
 }
