@@ -47,6 +47,8 @@ func physicalLine(n Node) (string, []Node) {
 		return s, nil
 	case *Values:
 		return fmt.Sprintf("LocalScan %s, %d rows", fieldNames(x.Schema()), len(x.Rows)), nil
+	case *Range:
+		return x.String(), nil
 	case *Project:
 		return x.String(), x.Children()
 	case *Filter:

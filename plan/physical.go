@@ -67,6 +67,8 @@ func buildOne(ctx context.Context, mem memory.Allocator, node Node, children []v
 		return buildScan(ctx, mem, n, env)
 	case *Values:
 		return buildValues(mem, n)
+	case *Range:
+		return newRangeOp(mem, n), nil
 	case *SubqueryAlias, *EventTimeWatermark:
 		return children[0], nil
 	case *Project:

@@ -7,8 +7,8 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// maxRangeRows bounds range(): its rows are materialized as a Values
-// node.
+// maxRangeRows bounds range() (Spark's has no bound; its rows are made as
+// they are read, see Range).
 const maxRangeRows = 10_000_000
 
 // rangeTable analyzes range(end), range(start, end), range(start, end,
@@ -60,19 +60,7 @@ func (a *analyzer) rangeTable(x *sql.TableFunc) (*scope, error) {
 	if !ok {
 		return nil, errorAt(x.Pos, ErrUnsupported, "range of more than %d rows is not supported.", maxRangeRows)
 	}
-	// One backing array for every row's value: a row is a one-element
-	// window of it, so n rows cost two allocations, not n.
-	vals1 := make([]any, n)
-	rows := make([][]any, n)
-	for i := range rows {
-		vals1[i] = start + int64(i)*step
-		rows[i] = vals1[i : i+1 : i+1]
-	}
-	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: vector.Int64}}, nil)
-	vn, err := NewValues(schema, rows)
-	if err != nil {
-		return nil, err
-	}
+	vn := newRange(start, step, n)
 	qual := "range"
 	if x.Alias != nil {
 		qual = x.Alias.Name

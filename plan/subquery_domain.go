@@ -120,7 +120,7 @@ func checkCorrelationUp(n Node, scalar bool) (bool, error) {
 		return nil
 	}
 	switch x := n.(type) {
-	case *SubqueryAlias, *Values, *Scan:
+	case *SubqueryAlias, *Values, *Range, *Scan:
 	case *Filter:
 		for _, c := range splitConjuncts(x.Cond) {
 			if exprHasOuter(c) && !canPullUpOverAgg(c) {
@@ -205,6 +205,8 @@ func maxRowsOne(n Node) bool {
 	switch x := n.(type) {
 	case *Values:
 		return len(x.Rows) <= 1
+	case *Range:
+		return x.N <= 1
 	case *Aggregate:
 		return len(x.GroupBy) == 0
 	case *Limit:

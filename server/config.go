@@ -30,6 +30,14 @@ const (
 	DefaultQueryTimeout = 5 * time.Minute
 	// DefaultMaxPreparedStatements bounds the open prepared statements.
 	DefaultMaxPreparedStatements = 10000
+	// DefaultMaxPreparedStatementsPerUser bounds one user's open prepared
+	// statements, so that one user cannot take every slot of
+	// DefaultMaxPreparedStatements from the others.
+	DefaultMaxPreparedStatementsPerUser = 1000
+	// DefaultMaxPreparedBytesPerUser bounds the SQL text one user's open
+	// prepared statements hold (each may be MaxStatementBytes long; the
+	// texts stay on the heap until closed or idle).
+	DefaultMaxPreparedBytesPerUser = 64 << 20
 	// DefaultPreparedStatementIdle closes prepared statements unused this
 	// long (clients that never close them).
 	DefaultPreparedStatementIdle = 30 * time.Minute
@@ -80,6 +88,12 @@ type Limits struct {
 	ReturnMemoryBytes int64
 	// MaxPreparedStatements bounds open prepared statements (0: default).
 	MaxPreparedStatements int
+	// MaxPreparedStatementsPerUser bounds one user's open prepared
+	// statements and MaxPreparedBytesPerUser the bytes of their SQL text
+	// (0: the defaults). Over either, CreatePreparedStatement fails with
+	// ResourceExhausted naming it.
+	MaxPreparedStatementsPerUser int
+	MaxPreparedBytesPerUser      int64
 	// PreparedStatementIdle closes prepared statements idle this long (0:
 	// default).
 	PreparedStatementIdle time.Duration
@@ -236,6 +250,12 @@ func (c Config) withDefaults() Config {
 	}
 	if l.MaxPreparedStatements <= 0 {
 		l.MaxPreparedStatements = DefaultMaxPreparedStatements
+	}
+	if l.MaxPreparedStatementsPerUser <= 0 {
+		l.MaxPreparedStatementsPerUser = DefaultMaxPreparedStatementsPerUser
+	}
+	if l.MaxPreparedBytesPerUser <= 0 {
+		l.MaxPreparedBytesPerUser = DefaultMaxPreparedBytesPerUser
 	}
 	if l.PreparedStatementIdle <= 0 {
 		l.PreparedStatementIdle = DefaultPreparedStatementIdle

@@ -61,19 +61,37 @@ func releaseAll(recs []arrow.Record) {
 }
 
 // preparedStore holds the open prepared statements, bounded in number and
-// idle time (clients that never close them).
+// idle time (clients that never close them), and per user in number and
+// in the bytes of their SQL text: without the per-user bounds one user
+// could take every slot of the server's bound (or hold max × 1 MiB of
+// statement text) and refuse prepared statements to everyone else.
 type preparedStore struct {
-	max  int
-	idle time.Duration
-	now  func() time.Time
+	max     int
+	perUser int   // open statements per user (0: no bound)
+	bytes   int64 // SQL text bytes per user (0: no bound)
+	idle    time.Duration
+	now     func() time.Time
 
 	mu        sync.Mutex
 	m         map[string]*prepared
+	users     map[string]preparedUse
 	lastSweep time.Time
 }
 
+// preparedUse is what one user's open statements hold.
+type preparedUse struct {
+	n     int
+	bytes int64
+}
+
 func newPreparedStore(max int, idle time.Duration) *preparedStore {
-	return &preparedStore{max: max, idle: idle, now: time.Now, m: map[string]*prepared{}}
+	return &preparedStore{max: max, idle: idle, now: time.Now, m: map[string]*prepared{}, users: map[string]preparedUse{}}
+}
+
+// withUserBounds sets the per-user bounds (0: none).
+func (s *preparedStore) withUserBounds(n int, bytes int64) *preparedStore {
+	s.perUser, s.bytes = n, bytes
+	return s
 }
 
 func (s *preparedStore) add(p *prepared) error {
@@ -84,28 +102,55 @@ func (s *preparedStore) add(p *prepared) error {
 	p.handle = hex.EncodeToString(b)
 	now := s.now()
 	p.lastUsed = now
+	size := int64(len(p.sql))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Sweep idle statements when full, and otherwise now and then, so that
-	// abandoned ones do not hold their parameters until the store fills.
-	if len(s.m) >= s.max || now.Sub(s.lastSweep) > s.idle/4 {
+	use := s.users[p.user]
+	// Sweep idle statements when a bound is reached, and otherwise now and
+	// then, so that abandoned ones do not hold their parameters until the
+	// store fills.
+	full := len(s.m) >= s.max || s.perUser > 0 && use.n >= s.perUser || s.bytes > 0 && use.bytes+size > s.bytes
+	if full || now.Sub(s.lastSweep) > s.idle/4 {
 		s.expireLocked(now)
 		s.lastSweep = now
+		use = s.users[p.user]
 	}
-	if len(s.m) >= s.max {
-		return statusf(codes.ResourceExhausted, "too many open prepared statements (%d, the server's limit): close some", s.max)
+	switch {
+	case s.perUser > 0 && use.n >= s.perUser:
+		return statusf(codes.ResourceExhausted, "quota exceeded: user %q holds %d open prepared statements, the most one user may (Limits.MaxPreparedStatementsPerUser, --max-prepared-statements-per-user): close some", p.user, use.n)
+	case s.bytes > 0 && use.bytes+size > s.bytes:
+		return statusf(codes.ResourceExhausted, "quota exceeded: user %q's open prepared statements hold %d bytes of SQL text; this one's %d would pass the limit of %d bytes (Limits.MaxPreparedBytesPerUser, --max-prepared-bytes-per-user): close some", p.user, use.bytes, size, s.bytes)
+	case len(s.m) >= s.max:
+		return statusf(codes.ResourceExhausted, "too many open prepared statements (%d, the server's limit: Limits.MaxPreparedStatements, --max-prepared-statements): close some", s.max)
 	}
 	s.m[p.handle] = p
+	s.users[p.user] = preparedUse{n: use.n + 1, bytes: use.bytes + size}
 	return nil
 }
 
+// forgetLocked removes a statement from the map and its user's use.
+func (s *preparedStore) forgetLocked(p *prepared) {
+	if _, ok := s.m[p.handle]; !ok {
+		return
+	}
+	delete(s.m, p.handle)
+	use := s.users[p.user]
+	use.n--
+	use.bytes -= int64(len(p.sql))
+	if use.n <= 0 {
+		delete(s.users, p.user)
+	} else {
+		s.users[p.user] = use
+	}
+}
+
 func (s *preparedStore) expireLocked(now time.Time) {
-	for h, p := range s.m {
+	for _, p := range s.m {
 		p.mu.Lock()
 		idle := now.Sub(p.lastUsed) > s.idle
 		p.mu.Unlock()
 		if idle {
-			delete(s.m, h)
+			s.forgetLocked(p)
 			p.setParams(nil)
 		}
 	}
@@ -132,7 +177,7 @@ func (s *preparedStore) remove(handle []byte, user string) error {
 		return err
 	}
 	s.mu.Lock()
-	delete(s.m, p.handle)
+	s.forgetLocked(p)
 	s.mu.Unlock()
 	p.setParams(nil)
 	return nil
@@ -142,6 +187,7 @@ func (s *preparedStore) closeAll() {
 	s.mu.Lock()
 	m := s.m
 	s.m = map[string]*prepared{}
+	s.users = map[string]preparedUse{}
 	s.mu.Unlock()
 	for _, p := range m {
 		p.setParams(nil)

@@ -284,10 +284,11 @@ func (s *Server) recoverUnary(ctx context.Context, req any, info *grpc.UnaryServ
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("panic in call", "method", info.FullMethod, "panic", r, "stack", stack())
-			resp, err = nil, statusOf(panicError(methodName(info.FullMethod), r), codes.Internal)
+			resp, err = nil, shortStatus(statusOf(panicError(methodName(info.FullMethod), r), codes.Internal))
 		}
 	}()
 	resp, err = h(ctx, req)
+	err = shortStatus(err)
 	s.logCall(info.FullMethod, err)
 	return resp, err
 }
@@ -296,10 +297,10 @@ func (s *Server) recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("panic in call", "method", info.FullMethod, "panic", r, "stack", stack())
-			err = statusOf(panicError(methodName(info.FullMethod), r), codes.Internal)
+			err = shortStatus(statusOf(panicError(methodName(info.FullMethod), r), codes.Internal))
 		}
 	}()
-	err = h(srv, ss)
+	err = shortStatus(h(srv, ss))
 	s.logCall(info.FullMethod, err)
 	return err
 }

@@ -35,7 +35,8 @@ type sqlServer struct {
 var _ flightsql.Server = (*sqlServer)(nil)
 
 func newSQLServer(s *Server) (*sqlServer, error) {
-	q := &sqlServer{s: s, prepared: newPreparedStore(s.cfg.Limits.MaxPreparedStatements, s.cfg.Limits.PreparedStatementIdle)}
+	q := &sqlServer{s: s, prepared: newPreparedStore(s.cfg.Limits.MaxPreparedStatements, s.cfg.Limits.PreparedStatementIdle).
+		withUserBounds(s.cfg.Limits.MaxPreparedStatementsPerUser, s.cfg.Limits.MaxPreparedBytesPerUser)}
 	q.Alloc = s.mem
 	if err := q.registerSQLInfo(); err != nil {
 		return nil, err

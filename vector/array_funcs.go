@@ -534,6 +534,12 @@ func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) 
 	counts := intReader(arrs[1])
 	out := newListOut(n)
 	total := int64(0)
+	// The output is as large as the counts say, whatever the input's size
+	// (array_repeat(1, 100000000) is 400 MB of element indices and 800 MB
+	// of elements from two literals): its index list and its elements are
+	// checked against the query's account before either is made.
+	outBytes := int64(0)
+	elemBytes := repeatElemBytes(arrs[0])
 	for r := 0; r < n; r++ {
 		if r%cancelCheckRows == cancelCheckRows-1 {
 			if err := ctx.Err(); err != nil {
@@ -551,8 +557,17 @@ func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) 
 			return nil, e.rowErr(r, fmt.Errorf("[COLLECTION_SIZE_LIMIT_EXCEEDED.PARAMETER] Can't create array with %d elements which exceeding the array size limit %d: %w", c, maxArrayLength, ErrInvalidInput))
 		}
 		total += c
+		outBytes += c * elemBytes(r) // at most 2^30 × 2^31 per row
 		out.valid = append(out.valid, true)
 		out.offs = append(out.offs, int32(total))
+	}
+	budget := newValueBudget(e.mem, "array_repeat")
+	defer budget.release()
+	if err := budget.scratch(total * 4); err != nil {
+		return nil, err
+	}
+	if err := budget.output(outBytes + int64(n+1)*4); err != nil {
+		return nil, err
 	}
 	idx, err := makeContext[int32](ctx, int(total), int(total))
 	if err != nil {
@@ -582,6 +597,20 @@ func kernRepeat(ctx context.Context, e *arrayFnEval, arrs []arrow.Array, n int) 
 	}
 	out.idx = idx
 	return out.buildContext(ctx, e.mem, e.dt, arrs[0])
+}
+
+// repeatElemBytes returns the bytes one copy of row r's element takes in
+// array_repeat's output: its value and offset for strings and binaries,
+// its width for fixed-width types, 8 (a lower bound) for nested ones.
+func repeatElemBytes(a arrow.Array) func(r int) int64 {
+	if v, ok := a.(interface{ ValueLen(int) int }); ok {
+		return func(r int) int64 { return int64(v.ValueLen(r)) + 4 }
+	}
+	if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok {
+		w := int64(max(fw.BitWidth()/8, 1))
+		return func(int) int64 { return w }
+	}
+	return func(int) int64 { return 8 }
 }
 
 // --- array_join ---

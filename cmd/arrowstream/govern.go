@@ -64,6 +64,9 @@ func addGovernFlags(fs *flag.FlagSet) *governFlags {
 	fs.Int64Var(&l.MaxCheckpointBytesPerUser, "max-checkpoint-bytes-per-user", 0, "checkpoint `bytes` of one user's streaming tables; at it the user starts no new one, past it the user's table that grew most is stopped (0: no bound)")
 	fs.DurationVar(&l.QueryTimeout, "query-timeout", server.DefaultQueryTimeout, "bound a SQL statement from planning to the end of its result stream to this `duration` (negative: no bound)")
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", server.DefaultStallTimeout, "cancel a result stream whose client reads nothing for this `duration`")
+	fs.IntVar(&l.MaxPreparedStatements, "max-prepared-statements", server.DefaultMaxPreparedStatements, "open Flight SQL prepared statements the server holds at most")
+	fs.IntVar(&l.MaxPreparedStatementsPerUser, "max-prepared-statements-per-user", server.DefaultMaxPreparedStatementsPerUser, "open Flight SQL prepared statements one user holds at most")
+	fs.Int64Var(&l.MaxPreparedBytesPerUser, "max-prepared-bytes-per-user", server.DefaultMaxPreparedBytesPerUser, "SQL text `bytes` one user's open Flight SQL prepared statements hold at most")
 	fs.IntVar(&l.MaxStatementBytes, "max-statement-bytes", server.DefaultMaxStatementBytes, "longest SQL statement accepted, in `bytes`")
 	fs.Int64Var(&l.ReturnMemoryBytes, "return-memory", server.DefaultReturnMemoryBytes, "once queries have freed this many `bytes` (or a table is dropped), return free memory to the OS, at most once a second (negative: never)")
 	return g
@@ -76,7 +79,8 @@ func (g *governFlags) validate() error {
 	l := g.limits
 	if l.MaxStreamingTables < 0 || l.MaxStreamingTablesPerUser < 0 || l.MaxConcurrentQueries < 0 || l.MaxConcurrentQueriesPerUser < 0 ||
 		l.MaxStateBytes < 0 || l.MaxStateBytesPerUser < 0 || l.MaxCheckpointBytes < 0 || l.MaxCheckpointBytesPerUser < 0 ||
-		l.StallTimeout < 0 || l.MaxStatementBytes < 0 {
+		l.StallTimeout < 0 || l.MaxStatementBytes < 0 ||
+		l.MaxPreparedStatements < 0 || l.MaxPreparedStatementsPerUser < 0 || l.MaxPreparedBytesPerUser < 0 {
 		return errors.New("quota flags (--max-*, --stall-timeout) must not be negative")
 	}
 	return nil

@@ -25,11 +25,14 @@ func TestGovernFlagsReachLimits(t *testing.T) {
 	}
 	def := parse()
 	if def.ReturnMemoryBytes != server.DefaultReturnMemoryBytes || def.StallTimeout != server.DefaultStallTimeout ||
-		def.MaxStatementBytes != server.DefaultMaxStatementBytes {
+		def.MaxStatementBytes != server.DefaultMaxStatementBytes || def.MaxPreparedStatements != server.DefaultMaxPreparedStatements ||
+		def.MaxPreparedStatementsPerUser != server.DefaultMaxPreparedStatementsPerUser || def.MaxPreparedBytesPerUser != server.DefaultMaxPreparedBytesPerUser {
 		t.Fatalf("defaults: %+v", def)
 	}
-	l := parse("--return-memory", "-1", "--max-statement-bytes", "4096", "--stall-timeout", "5s")
-	if l.ReturnMemoryBytes != -1 || l.MaxStatementBytes != 4096 || l.StallTimeout.Seconds() != 5 {
+	l := parse("--return-memory", "-1", "--max-statement-bytes", "4096", "--stall-timeout", "5s",
+		"--max-prepared-statements", "50", "--max-prepared-statements-per-user", "7", "--max-prepared-bytes-per-user", "9999")
+	if l.ReturnMemoryBytes != -1 || l.MaxStatementBytes != 4096 || l.StallTimeout.Seconds() != 5 ||
+		l.MaxPreparedStatements != 50 || l.MaxPreparedStatementsPerUser != 7 || l.MaxPreparedBytesPerUser != 9999 {
 		t.Fatalf("parsed: %+v", l)
 	}
 }

@@ -26,6 +26,7 @@ type pgConfig struct {
 	cleartext  bool
 	maxConns   int
 	maxMessage int
+	maxHeld    int64
 }
 
 func addPGFlags(fs *flag.FlagSet, def string) *pgConfig {
@@ -40,6 +41,7 @@ func addPGFlags(fs *flag.FlagSet, def string) *pgConfig {
 	fs.BoolVar(&c.cleartext, "pg-cleartext-password", false, "ask PostgreSQL clients for a cleartext password (TLS connections only) instead of SCRAM-SHA-256")
 	fs.IntVar(&c.maxConns, "pg-max-connections", pgwire.DefaultMaxConnections, "PostgreSQL connections served at once")
 	fs.IntVar(&c.maxMessage, "pg-max-message-bytes", pgwire.DefaultMaxMessageBytes, "largest PostgreSQL client message in `bytes`")
+	fs.Int64Var(&c.maxHeld, "pg-max-prepared-bytes", pgwire.DefaultMaxPreparedBytes, "`bytes` one PostgreSQL connection's prepared statements and named portals hold at most (text and bound values)")
 	return c
 }
 
@@ -56,7 +58,8 @@ func (a *app) startPG(ctx context.Context, c *pgConfig, fc *flightConfig) error 
 		}
 		return errors.New("--pg serves the Flight SQL server's session: it needs --addr")
 	}
-	cfg := pgwire.Config{Addr: c.addr, AllowInsecure: fc.allowInsecure, MaxConnections: c.maxConns, MaxMessageBytes: c.maxMessage}
+	cfg := pgwire.Config{Addr: c.addr, AllowInsecure: fc.allowInsecure, MaxConnections: c.maxConns, MaxMessageBytes: c.maxMessage,
+		MaxPreparedBytes: c.maxHeld}
 	if c.cleartext {
 		cfg.PasswordAuth = "password"
 	}

@@ -47,7 +47,10 @@ type conn struct {
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
-	types   *pgtype.Map
+	// held is what stmts and portals hold (their text and bound values),
+	// bounded by Config.MaxPreparedBytes.
+	held  int64
+	types *pgtype.Map
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running statement, nil between statements
@@ -206,9 +209,8 @@ func (c *conn) serve() {
 }
 
 func (c *conn) close() {
-	for name, p := range c.portals {
-		p.close()
-		delete(c.portals, name)
+	for name := range c.portals {
+		c.dropPortal(name)
 	}
 	c.stop()
 	c.nc.Close()
@@ -298,10 +300,7 @@ func (c *conn) loop() {
 // sync ends an extended-protocol cycle: the unnamed portal closes, as at
 // the end of an implicit transaction.
 func (c *conn) sync() {
-	if p, ok := c.portals[""]; ok {
-		p.close()
-		delete(c.portals, "")
-	}
+	c.dropPortal("")
 	c.readyForQuery()
 }
 

@@ -144,5 +144,6 @@ func errorResponse(err error) *pgproto3.ErrorResponse {
 	if _, d, ok := strings.Cut(msg, " desc = "); ok && strings.HasPrefix(msg, "rpc error:") {
 		msg = d
 	}
-	return &pgproto3.ErrorResponse{Severity: sev, SeverityUnlocalized: sev, Code: sqlState(err), Message: msg}
+	// Bounded like the Flight SQL port's: messages quote their input.
+	return &pgproto3.ErrorResponse{Severity: sev, SeverityUnlocalized: sev, Code: sqlState(err), Message: server.ShortenMessage(msg)}
 }

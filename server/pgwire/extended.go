@@ -17,6 +17,7 @@ type prepared struct {
 	// bound to typed NULLs.
 	isQuery bool
 	schema  *arrow.Schema
+	size    int64 // counted in conn.held
 }
 
 // maxPrepared bounds a connection's named statements and portals.
@@ -42,7 +43,15 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 		return err
 	}
 	n = max(n, len(m.ParameterOIDs))
-	st := &prepared{text: text, types: paramTypes(text, n, m.ParameterOIDs)}
+	st := &prepared{text: text, types: paramTypes(text, n, m.ParameterOIDs), size: int64(len(text))}
+	// The unnamed statement is replaced: what it held is given back first.
+	replaced := int64(0)
+	if old, ok := c.stmts[m.Name]; ok {
+		replaced = old.size
+	}
+	if err := c.checkHeld(st.size-replaced, "prepared statement"); err != nil {
+		return err
+	}
 	if text != "" {
 		var desc arrow.Record
 		if len(st.types) > 0 {
@@ -60,7 +69,9 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 		st.isQuery, st.schema = p.isQuery, p.schema
 		p.close()
 	}
+	c.dropStmt(m.Name)
 	c.stmts[m.Name] = st
+	c.held += st.size
 	c.send(&pgproto3.ParseComplete{})
 	return nil
 }
@@ -70,17 +81,28 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	if !ok {
 		return &pgError{code: stateInvalidStmtName, msg: fmt.Sprintf("prepared statement %q does not exist", m.PreparedStatement)}
 	}
-	if old, taken := c.portals[m.DestinationPortal]; taken {
+	if _, taken := c.portals[m.DestinationPortal]; taken {
 		if m.DestinationPortal != "" {
 			return &pgError{code: "42P03", msg: fmt.Sprintf("portal %q already exists", m.DestinationPortal)}
 		}
-		old.close()
-		delete(c.portals, "")
+		c.dropPortal("")
 	}
 	if len(c.portals) >= maxPrepared {
 		return &pgError{code: stateProgramLimit, msg: fmt.Sprintf("too many portals on this connection (%d): close some", maxPrepared)}
 	}
 	text := st.text
+	// A named portal counts its text and values, checked before the
+	// values are decoded (their wire size bounds what the decoded record
+	// holds, up to the fixed widths of small values). The unnamed portal
+	// is one at most, replaced by every Bind and closed at Sync: bounded
+	// by the message size already, it does not take room from the others.
+	size := int64(0)
+	if m.DestinationPortal != "" {
+		size = int64(len(text)) + boundBytes(m.Parameters)
+		if err := c.checkHeld(size, "portal"); err != nil {
+			return err
+		}
+	}
 	var params arrow.Record
 	if len(st.types) > 0 || len(m.Parameters) > 0 {
 		values := m.Parameters
@@ -114,7 +136,9 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			}
 		}
 	}
+	p.held = size
 	c.portals[m.DestinationPortal] = p
+	c.held += size
 	c.send(&pgproto3.BindComplete{})
 	return nil
 }
@@ -178,15 +202,50 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 func (c *conn) closeObject(m *pgproto3.Close) error {
 	switch m.ObjectType {
 	case 'S':
-		delete(c.stmts, m.Name)
+		c.dropStmt(m.Name)
 	case 'P':
-		if p, ok := c.portals[m.Name]; ok {
-			p.close()
-			delete(c.portals, m.Name)
-		}
+		c.dropPortal(m.Name)
 	default:
 		return &pgError{code: stateProtocolViolation, msg: fmt.Sprintf("close of object type %q: want 'S' or 'P'", m.ObjectType)}
 	}
 	c.send(&pgproto3.CloseComplete{})
 	return nil
+}
+
+// boundBytes is the wire size of a Bind's parameter values.
+func boundBytes(values [][]byte) int64 {
+	n := int64(0)
+	for _, v := range values {
+		n += int64(len(v)) + 16 // a value's offsets and validity, roughly
+	}
+	return n
+}
+
+// checkHeld refuses a statement or portal that would take what the
+// connection's statements and portals hold past Config.MaxPreparedBytes.
+func (c *conn) checkHeld(more int64, what string) error {
+	limit := c.srv.cfg.MaxPreparedBytes
+	if more <= 0 || c.held+more <= limit {
+		return nil
+	}
+	return &pgError{code: stateProgramLimit, msg: fmt.Sprintf(
+		"this connection's prepared statements and portals hold %d bytes; a %s of %d more would pass the limit of %d bytes (--pg-max-prepared-bytes): close some (Close, DEALLOCATE)",
+		c.held, what, more, limit)}
+}
+
+// dropStmt forgets a prepared statement (none: nothing).
+func (c *conn) dropStmt(name string) {
+	if st, ok := c.stmts[name]; ok {
+		c.held -= st.size
+		delete(c.stmts, name)
+	}
+}
+
+// dropPortal closes and forgets a portal (none: nothing).
+func (c *conn) dropPortal(name string) {
+	if p, ok := c.portals[name]; ok {
+		p.close()
+		c.held -= p.held
+		delete(c.portals, name)
+	}
 }

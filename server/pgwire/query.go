@@ -61,6 +61,8 @@ type portal struct {
 	// flushEach sends every batch's rows as soon as they are encoded
 	// (a subscription's epochs).
 	flushEach bool
+	// held is what the portal counts in conn.held.
+	held int64
 
 	ctx    context.Context
 	cancel context.CancelFunc

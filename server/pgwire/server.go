@@ -22,6 +22,9 @@ const (
 	DefaultMaxMessageBytes = 16 << 20
 	DefaultMaxConnections  = 1000
 	DefaultLoginTimeout    = 30 * time.Second
+	// DefaultMaxPreparedBytes bounds what one connection's prepared
+	// statements and portals hold (their text and bound values).
+	DefaultMaxPreparedBytes = 64 << 20
 )
 
 // Config configures a PostgreSQL endpoint.
@@ -42,6 +45,13 @@ type Config struct {
 	// LoginTimeout bounds the startup and login of a connection (0:
 	// DefaultLoginTimeout).
 	LoginTimeout time.Duration
+	// MaxPreparedBytes bounds the bytes one connection's named prepared
+	// statements and portals hold: their SQL text and bound parameter
+	// values (0: DefaultMaxPreparedBytes). A Parse or Bind past it fails
+	// with 54000. Without it a connection could keep 10,000 statements of
+	// MaxStatementBytes each, or 10,000 portals of MaxMessageBytes of
+	// values, on the heap.
+	MaxPreparedBytes int64
 	// ServerVersion is reported as server_version (default "15.0
 	// (Arrowstream)"): drivers parse it to pick features.
 	ServerVersion string
@@ -86,6 +96,9 @@ func New(front *server.Frontend, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.MaxPreparedBytes <= 0 {
+		cfg.MaxPreparedBytes = DefaultMaxPreparedBytes
 	}
 	if cfg.LoginTimeout <= 0 {
 		cfg.LoginTimeout = DefaultLoginTimeout

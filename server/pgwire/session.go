@@ -69,9 +69,11 @@ func (c *conn) local(text string) (*localResult, bool, error) {
 		if first == "DEALLOCATE" && len(words) >= 2 {
 			name := words[len(words)-1]
 			if strings.EqualFold(name, "ALL") {
-				c.stmts = map[string]*prepared{}
+				for name := range c.stmts {
+					c.dropStmt(name)
+				}
 			} else {
-				delete(c.stmts, strings.Trim(name, `"`))
+				c.dropStmt(strings.Trim(name, `"`))
 			}
 		}
 		if first == "RESET" && len(words) == 2 {

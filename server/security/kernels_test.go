@@ -66,6 +66,10 @@ func TestRowKernelsRefusedOverLimit(t *testing.T) {
 		{"concat over large strings", "concat", "SELECT length(concat(s, s, s, s, s, s, s, s)) FROM strs"},
 		{"repeat with per-row counts", "repeat", "SELECT length(repeat('x', n)) FROM counts"},
 		{"format_string of wide conversions", "format_string", "SELECT format_string(repeat('%1$1000000s', 400), 'a')"},
+		// Found in session 36: 400 MB of element indices made unaccounted,
+		// then the elements' buffer to the allocator's panic (+800 MB).
+		{"array_repeat of a constant", "array_repeat", "SELECT size(array_repeat(1, 100000000))"},
+		{"array_repeat of strings", "array_repeat", "SELECT size(array_repeat('xy', 100000000))"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.run(t, tc.sql)
