@@ -11,6 +11,7 @@ import (
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/plan"
+	"github.com/arrowstream/arrowstream/vector"
 )
 
 // DataStreamWriter starts a streaming query writing a DataFrame to a sink
@@ -149,7 +150,7 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	if w.ckDir != "" {
 		dir, temporary = w.ckDir, false
 	}
-	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat}
+	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat, Prefault: vector.PrefaultScratch[byte]}
 	qmem, bindFail := s.queryAllocator(w.name)
 	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, w.stateProviderFunc(s))
 	if err != nil {

@@ -378,6 +378,7 @@ func (l *SegmentLog) fitWriteBuf(recs []record) {
 	}
 	if n += n/8 + directBlock; n <= maxKeptWriteBuf {
 		l.wbuf = make([]byte, 0, n)
+		l.w.prefault(l.wbuf[:n])
 	}
 }
 

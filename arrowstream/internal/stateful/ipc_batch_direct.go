@@ -152,6 +152,15 @@ func newDirectMessage(mem memory.Allocator, w *ipc.Writer, out *retargetWriter, 
 	return d, nil
 }
 
+// clone returns a template of d's schema that shares nothing with d:
+// write patches its head in place.
+func (d *directMessage) clone() *directMessage {
+	return &directMessage{
+		head: append([]byte(nil), d.head...), length: d.length, bodyLen: d.bodyLen,
+		nodes: d.nodes, buffers: d.buffers, nNodes: d.nNodes, nBuffers: d.nBuffers,
+	}
+}
+
 // parse finds the numbers in msg, the message of a one-row batch; false
 // when its shape is not the expected one.
 func (d *directMessage) parse(msg []byte) bool {

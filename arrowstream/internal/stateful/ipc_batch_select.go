@@ -373,7 +373,7 @@ func gatherFixedInto(out, in []byte, off, width int, sel []int32) {
 // direct path and returns its size; false when the direct path does not
 // take it (then the caller gathers the rows and calls write).
 func (e *ipcStreamEncoder) planSel(rec arrow.Record, sel []int32) (int, bool) {
-	if e.w == nil || e.direct == nil || rec.Schema() != e.schema {
+	if e.direct == nil || rec.Schema() != e.schema {
 		return 0, false
 	}
 	return e.direct.planSel(rec, sel)

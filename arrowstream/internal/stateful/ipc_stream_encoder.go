@@ -33,6 +33,9 @@ type ipcStreamEncoder struct {
 	// direct writes the record batch message without w for a schema of
 	// flat columns (ipc_batch_direct.go); nil: through w.
 	direct *directMessage
+	// lazy: w is started when a record first needs it (an encoder
+	// cloned from another's template, which most records never need).
+	lazy bool
 }
 
 // ipcEOS is the IPC stream's end marker: a continuation token and a
@@ -50,28 +53,64 @@ func newIPCStreamEncoder(mem memory.Allocator, schema *arrow.Schema) (*ipcStream
 	if schemaHasDictionary(schema) {
 		return e, nil
 	}
-	// Start a writer on an empty record written nowhere (the schema
-	// message with it): its later writes are record batch messages only.
-	e.out.w = io.Discard
-	w := ipc.NewWriter(&e.out, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	b := array.NewRecordBuilder(mem, schema)
-	empty := b.NewRecord()
-	b.Release()
-	err := w.Write(empty)
-	empty.Release()
-	if err != nil {
-		return nil, fmt.Errorf("arrow IPC writer: %w", err)
+	if err := e.start(); err != nil {
+		return nil, err
 	}
-	e.w = w
-	if e.direct, err = newDirectMessage(mem, w, &e.out, schema); err != nil {
+	var err error
+	if e.direct, err = newDirectMessage(mem, e.w, &e.out, schema); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
+// start starts e's writer on an empty record written nowhere (the schema
+// message with it): its later writes are record batch messages only.
+func (e *ipcStreamEncoder) start() error {
+	e.out.w = io.Discard
+	w := ipc.NewWriter(&e.out, ipc.WithSchema(e.schema), ipc.WithAllocator(e.mem))
+	b := array.NewRecordBuilder(e.mem, e.schema)
+	empty := b.NewRecord()
+	b.Release()
+	err := w.Write(empty)
+	empty.Release()
+	if err != nil {
+		return fmt.Errorf("arrow IPC writer: %w", err)
+	}
+	e.w, e.lazy = w, false
+	return nil
+}
+
+// clone returns an encoder of e's schema for another goroutine (e's
+// writer and template are one goroutine's): the direct path's template
+// copied, its writer started only when a record the template does not
+// fit comes. Starting an encoder writes the schema's message and a
+// one-row probe through a fresh ipc.Writer (about 50 allocations); the
+// join did that for each side of each partition of every query, and
+// with Spark's 200 partitions for 400 encoders. An encoder without a
+// template is started afresh.
+func (e *ipcStreamEncoder) clone() (*ipcStreamEncoder, error) {
+	if e.w == nil && !e.lazy {
+		return &ipcStreamEncoder{mem: e.mem, schema: e.schema}, nil // dictionaries
+	}
+	if e.direct == nil {
+		return newIPCStreamEncoder(e.mem, e.schema)
+	}
+	return &ipcStreamEncoder{mem: e.mem, schema: e.schema, direct: e.direct.clone(), lazy: true}, nil
+}
+
+// framing returns the bytes a join batch entry of rows > 0 holds beside
+// its body's buffers: the magic, the record batch message's prefix and
+// flatbuffer, and the end marker; false without a template.
+func (e *ipcStreamEncoder) framing() (int64, bool) {
+	if e.direct == nil {
+		return 0, false
+	}
+	return int64(len(joinBatchMagic) + len(e.direct.head) + len(ipcEOS)), true
+}
+
 // write writes rec to dst as a join batch entry.
 func (e *ipcStreamEncoder) write(dst io.Writer, rec arrow.Record) error {
-	if e.w == nil || rec.Schema() != e.schema {
+	if e.w == nil && !e.lazy || rec.Schema() != e.schema {
 		return writeJoinRecord(e.mem, dst, rec)
 	}
 	if _, err := dst.Write(joinBatchMagic[:]); err != nil {
@@ -85,6 +124,11 @@ func (e *ipcStreamEncoder) write(dst io.Writer, rec arrow.Record) error {
 		}
 	}
 	if !done {
+		if e.w == nil {
+			if err := e.start(); err != nil {
+				return err
+			}
+		}
 		e.out.w = dst
 		err := e.w.Write(rec)
 		e.out.w = io.Discard

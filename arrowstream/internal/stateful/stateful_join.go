@@ -3,6 +3,7 @@ package stateful
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +64,10 @@ type statefulJoin struct {
 	// framing is each side's stored batch framing (batchFraming; 0: not
 	// measured yet).
 	framing [2]int64
+	// encProto is each side's template encoder, whose clones the
+	// partitions encode with (sideEncoder); encMu guards it.
+	encMu    sync.Mutex
+	encProto [2]*ipcStreamEncoder
 	// keep allocates the rows the state keeps across epochs (split,
 	// compacted, merged and restored batches): the allocator under the
 	// query's pool (longLived), whose buffers are the size asked for. On

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
 )
@@ -36,16 +35,38 @@ type joinPart struct {
 }
 
 // encoder returns the partition's stream encoder of side tag for schema,
-// made (again) when the side has none for that schema.
-func (jp *joinPart) encoder(mem memory.Allocator, tag byte, schema *arrow.Schema) (*ipcStreamEncoder, error) {
+// made (again) when the side has none for that schema: a clone of the
+// side's template encoder (sideEncoder).
+func (jp *joinPart) encoder(s *statefulJoin, tag byte, schema *arrow.Schema) (*ipcStreamEncoder, error) {
 	if e := jp.enc[tag]; e != nil && e.schema == schema {
 		return e, nil
 	}
-	e, err := newIPCStreamEncoder(mem, schema)
+	proto, err := s.sideEncoder(tag, schema)
+	if err != nil {
+		return nil, err
+	}
+	e, err := proto.clone()
 	if err != nil {
 		return nil, err
 	}
 	jp.enc[tag] = e
+	return e, nil
+}
+
+// sideEncoder returns side tag's template encoder for schema, started
+// when the side has none for that schema. It only ever gives clones
+// (each partition's encoder, encoder): the partitions run in parallel.
+func (s *statefulJoin) sideEncoder(tag byte, schema *arrow.Schema) (*ipcStreamEncoder, error) {
+	s.encMu.Lock()
+	defer s.encMu.Unlock()
+	if e := s.encProto[tag]; e != nil && e.schema == schema {
+		return e, nil
+	}
+	e, err := newIPCStreamEncoder(s.mem, schema)
+	if err != nil {
+		return nil, err
+	}
+	s.encProto[tag] = e
 	return e, nil
 }
 
@@ -385,7 +406,10 @@ func (s *statefulJoin) partLive(p int) (entries, bytes int64) {
 			n, metas, arrow = side.entries, side.metas, side.arrow
 		}
 		entries += n
-		bytes += arrow + (n-metas)*s.batchFraming(i) + metas*joinMetaBytes
+		bytes += arrow + metas*joinMetaBytes
+		if n > metas {
+			bytes += (n - metas) * s.batchFraming(i)
+		}
 	}
 	return entries, bytes
 }
@@ -395,14 +419,31 @@ func (s *statefulJoin) partLive(p int) (entries, bytes int64) {
 const joinMetaBytes = 9 + 5
 
 // batchFraming returns what a stored batch of side i holds beside its
-// rows' buffers: its key and the IPC stream's schema, record batch header
-// and end marker, measured once by encoding an empty batch (the estimate
-// joinIPCSize reserves was over twice it for a two-column side).
+// rows' buffers: its key, the magic, the record batch message's header
+// and the end marker (the estimate joinIPCSize reserves was over twice it
+// for a two-column side). It is the length of the side's template
+// message, which the partitions' encoders share (sideEncoder), so it
+// costs no encode; for a side without one (dictionaries, nested
+// columns), what an empty batch encodes to.
 func (s *statefulJoin) batchFraming(i int) int64 {
 	if s.framing[i] > 0 {
 		return s.framing[i]
 	}
 	schema := s.sides[i].codec.schema
+	s.encMu.Lock()
+	proto := s.encProto[i]
+	s.encMu.Unlock()
+	if proto == nil {
+		// A restored state's batches, none written yet: the template
+		// the side's first write needs anyway.
+		proto, _ = s.sideEncoder(byte(i), schema)
+	}
+	if proto != nil {
+		if f, ok := proto.framing(); ok {
+			s.framing[i] = f + 9
+			return s.framing[i]
+		}
+	}
 	cols := make([]arrow.Array, schema.NumFields())
 	for c, f := range schema.Fields() {
 		cols[c] = array.MakeArrayOfNull(s.mem, f.Type, 0)

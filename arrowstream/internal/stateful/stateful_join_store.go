@@ -175,7 +175,7 @@ func (s *statefulJoin) writeChanges(p int, tag byte, live interface{ changed() [
 // the write, released once written.
 func (s *statefulJoin) writeChange(p int, tag byte, st checkpoint.StateStore, streamer checkpoint.ChangelogStreamer, deferrer checkpoint.ChangelogDeferrer, scratch *[]byte, c joinChange) error {
 	if c.rec != nil && c.sel != nil && s.log && streamer != nil {
-		enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
+		enc, err := s.parts[p].encoder(s, tag, c.rec.Schema())
 		if err != nil {
 			return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 		}
@@ -201,7 +201,7 @@ func (s *statefulJoin) writeChange(p int, tag byte, st checkpoint.StateStore, st
 		c.rec = rec
 	}
 	if c.rec != nil {
-		enc, err := s.parts[p].encoder(s.mem, tag, c.rec.Schema())
+		enc, err := s.parts[p].encoder(s, tag, c.rec.Schema())
 		if err != nil {
 			return fmt.Errorf("arrowstream: encode join state of operator %d partition %d: %w", s.state.opID, p, err)
 		}
