@@ -284,8 +284,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 		}
 		// Merged before the new batch is added: a new batch is pending
-		// (not indexed) and only indexed batches merge, so after it the
-		// tail would never merge (stateful_join_merge.go).
+		// (not indexed) and a tail merges only when all its batches are
+		// indexed or all pending (stateful_join_merge.go).
 		if s.mergeable(i) && (hit[i] >= mergeMinHits || len(live.batches) > mergeMaxBatches) {
 			if _, err := live.mergeTail(s.keep); err != nil {
 				return res, err
@@ -375,7 +375,8 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 					return nil, joinSideError{side: 1 - i, err: err}
 				}
 			} else {
-				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), segs)
+				probe := rangeOf(keys[i], fresh[i].keyNull, fresh[i].excluded)
+				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), probe, segs)
 				settle[1-i] = true
 			}
 		}
