@@ -62,7 +62,7 @@ func testJoinZoneModel[K joinKey](t *testing.T, key func(int) K, setKeys func(*s
 	}
 	base := 0 // the newest id
 	var probes, late, edge, restarts, pendingMerges int
-	var passedOver int // pending batches a probe passed over
+	var passedOver int        // pending batches a probe passed over
 	var indexedByProbes int64 // rows the probes' scans had indexed
 	for epoch := range 400 {
 		// The tail merges before the epoch's batch is added, as the
