@@ -669,10 +669,17 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, r *sideRows, r
 			b.keys[k], b.keyNull[k] = keys[j], keyNull[j]
 		}
 	}
+	// The key range of the rows (stateful_join_zone.go) from the epoch's
+	// keys, read in order here (addPending would read them again, through
+	// the selection, from the record).
 	identity := n == r.count() && r.sel == nil
 	for k, j := range rows {
 		identity = identity && int(j) == k
+		if !keyNull[j] {
+			b.zone.widen(keys[j])
+		}
 	}
+	b.zone.lo, b.zone.hi = cloneKey(b.zone.lo), cloneKey(b.zone.hi)
 	if s.tracksMatches(i) {
 		b.matched = make([]bool, n)
 		if matched != nil {

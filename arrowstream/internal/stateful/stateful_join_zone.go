@@ -64,11 +64,11 @@ func rangeOf[K joinKey](keys []K, null, excluded []bool) keyRange[K] {
 	return r
 }
 
-// setZone sets b's zone to the range of its live rows' keys. A byte key's
+// setZone sets b's zone to the range of its live rows' keys, unless it has
+// one (buildJoinBatch sets it from the epoch's keys). A byte key's
 // bounds are copied: they must not hold the memory of a key slice.
 func (s *joinSideLive[K]) setZone(b *joinBatch[K]) {
-	b.zone = keyRange[K]{}
-	if b.rec == nil || b.cursor >= b.end {
+	if b.zone.ok || b.rec == nil || b.cursor >= b.end {
 		return
 	}
 	keys, null := b.keySpan(b.cursor-b.base, b.end-b.base, &s.index.keyBuf, &s.index.nullBuf)
