@@ -284,8 +284,8 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 			}
 		}
 		// Merged before the new batch is added: a new batch is pending
-		// (not indexed) and only indexed batches merge, so after it the
-		// tail would never merge (stateful_join_merge.go).
+		// (not indexed) and a tail merges only when all its batches are
+		// indexed or all pending (stateful_join_merge.go).
 		if s.mergeable(i) && (hit[i] >= mergeMinHits || len(live.batches) > mergeMaxBatches) {
 			if _, err := live.mergeTail(s.keep); err != nil {
 				return res, err
@@ -375,7 +375,8 @@ func candidates[K joinKey](lp *joinLivePart[K], fresh [2]*sideRows, keys [2][]K)
 					return nil, joinSideError{side: 1 - i, err: err}
 				}
 			} else {
-				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), segs)
+				probe := rangeOf(keys[i], fresh[i].keyNull, fresh[i].excluded)
+				segs = scanPending(other, i, lp.rowHash(keys[i], fresh[i].keyNull, fresh[i].excluded), probe, segs)
 				settle[1-i] = true
 			}
 		}
@@ -668,10 +669,17 @@ func buildJoinBatch[K joinKey](s *statefulJoin, i int, id uint64, r *sideRows, r
 			b.keys[k], b.keyNull[k] = keys[j], keyNull[j]
 		}
 	}
+	// The key range of the rows (stateful_join_zone.go) from the epoch's
+	// keys, read in order here (addPending would read them again, through
+	// the selection, from the record).
 	identity := n == r.count() && r.sel == nil
 	for k, j := range rows {
 		identity = identity && int(j) == k
+		if !keyNull[j] {
+			b.zone.widen(keys[j])
+		}
 	}
+	b.zone.lo, b.zone.hi = cloneKey(b.zone.lo), cloneKey(b.zone.hi)
 	if s.tracksMatches(i) {
 		b.matched = make([]bool, n)
 		if matched != nil {

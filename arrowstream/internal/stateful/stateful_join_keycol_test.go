@@ -21,7 +21,7 @@ import (
 // columns' nulls, for every integral type (extremes, both signs), sliced
 // records, views of an input record through a selection and batches of
 // their own (a Take, the whole record), random spans, a compaction, and
-// the scratch reused. A float key and a computed key keep their slices.
+// the scratch reused; the built batch's key range is its rows' words'. A float key and a computed key keep their slices.
 func TestJoinBatchKeysInPlaceMatchCodec(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -137,6 +137,17 @@ func TestJoinBatchKeysInPlaceMatchCodec(t *testing.T) {
 					}
 				}
 				check("built", want)
+				// The batch's key range (stateful_join_zone.go) is that of
+				// its rows' non-null words.
+				var zone keyRange[uint64]
+				for k := range rows {
+					if w, null := want(int32(k)); !null {
+						zone.widen(w)
+					}
+				}
+				if b.zone != zone {
+					t.Fatalf("built: key range %v, its rows' %v", b.zone, zone)
+				}
 
 				// A compaction: the rows from the cursor on, under their
 				// numbers, in a record of their own.

@@ -72,6 +72,9 @@ type joinBatch[K joinKey] struct {
 	// probes scan them (stateful_join_scan.go), scans counting how often.
 	indexed bool
 	scans   int
+	// zone is the range of the batch's keys when it was added: a probe
+	// whose keys are all outside it does not scan it (stateful_join_zone.go).
+	zone keyRange[K]
 	// gid: row r's number in the key index is gid+r (set when indexed;
 	// stateful_join_index.go).
 	gid int32
@@ -98,7 +101,7 @@ func (b *joinBatch[K]) size() int64 {
 	for _, k := range b.keys {
 		n += keyBytes(k)
 	}
-	return n + b.arrowSize()
+	return n + b.zoneBytes() + b.arrowSize()
 }
 
 // arrowSize is the part of size in the batch's Arrow buffers (a view's:
@@ -176,6 +179,7 @@ func (s *joinSideLive[K]) add(b *joinBatch[K]) error {
 // addPending makes b a batch of the side, indexed by time, its rows to
 // be indexed by key later (indexPending): probes scan them meanwhile.
 func (s *joinSideLive[K]) addPending(b *joinBatch[K]) {
+	s.setZone(b)
 	s.resized(b, 0, 0)
 	b.slot = len(s.batches)
 	s.batches = append(s.batches, b)

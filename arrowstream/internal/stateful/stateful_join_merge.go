@@ -118,7 +118,7 @@ func (s *joinSideLive[K]) mergeTail(mem memory.Allocator) (int, error) {
 	for len(s.batches) >= mergeFanIn {
 		tail := s.batches[len(s.batches)-mergeFanIn:]
 		for _, b := range tail {
-			if !mergeCandidate(b) || b.level != tail[0].level {
+			if !mergeCandidate(b) || b.level != tail[0].level || b.indexed != tail[0].indexed {
 				return merges, nil
 			}
 		}
@@ -130,11 +130,14 @@ func (s *joinSideLive[K]) mergeTail(mem memory.Allocator) (int, error) {
 	return merges, nil
 }
 
-// mergeCandidate: b's rows are all live, numbered from 0 and indexed, it
-// has no eviction times or matched flags, and no store write is pending
-// for it.
+// mergeCandidate: b's rows are all live and numbered from 0, it has no
+// eviction times or matched flags, and no store write is pending for it.
+// Batches merge when all are indexed or all pending: the side indexes its
+// batches in the order they were added, so its pending batches are its
+// newest, and a pending batch that probes pass over (stateful_join_zone.go)
+// may stay so for ever; its tail must merge all the same.
 func mergeCandidate[K joinKey](b *joinBatch[K]) bool {
-	return b.base == 0 && b.cursor == 0 && b.times == nil && b.matched == nil && !b.queued && !b.rewrite && !b.dirty && b.rec != nil && b.indexed
+	return b.base == 0 && b.cursor == 0 && b.times == nil && b.matched == nil && !b.queued && !b.rewrite && !b.dirty && b.rec != nil
 }
 
 // mergeBatches concatenates tail, the side's newest batches, into its
@@ -173,13 +176,18 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 	// The key index keeps every link: the tail's rows were numbered
 	// right after the first's, in order, so they keep their numbers as
 	// rows of the first. After evictions elsewhere (not in a side that
-	// merges) a renumbering lays the ranges out again.
-	if !s.index.joinRanges(tail, offs) {
+	// merges) a renumbering lays the ranges out again. Pending batches
+	// are in no range: the merged batch stays pending, its key range
+	// theirs, scanned as often as the most scanned of them.
+	if first.indexed && !s.index.joinRanges(tail, offs) {
 		s.index.renumber()
 		if !s.index.joinRanges(tail, offs) {
 			rec.Release()
 			return fmt.Errorf("arrowstream: join state merge of batches %d..%d: their key index ranges are not adjacent", first.id, tail[len(tail)-1].id)
 		}
+	}
+	if !first.indexed {
+		s.mergePending(tail)
 	}
 	first.rec.Release()
 	first.dropView()
@@ -210,4 +218,27 @@ func (s *joinSideLive[K]) mergeBatches(mem memory.Allocator, tail []*joinBatch[K
 	clear(tail[1:])
 	s.batches = s.batches[:len(s.batches)-len(tail)+1]
 	return nil
+}
+
+// mergePending folds the pending batches tail[1:] into tail[0]: its key
+// range widened to theirs, its scans the most of theirs, and they leave
+// the pending list (tail[0] keeps its place there: the tail is the side's
+// newest batches, so the list stays in the order batches were added).
+func (s *joinSideLive[K]) mergePending(tail []*joinBatch[K]) {
+	first := tail[0]
+	gone := make(map[*joinBatch[K]]bool, len(tail)-1)
+	for _, b := range tail[1:] {
+		first.zone.union(b.zone)
+		first.scans = max(first.scans, b.scans)
+		gone[b] = true
+	}
+	first.zone.lo, first.zone.hi = cloneKey(first.zone.lo), cloneKey(first.zone.hi)
+	kept := s.pending[:0]
+	for _, b := range s.pending {
+		if !gone[b] {
+			kept = append(kept, b)
+		}
+	}
+	clear(s.pending[len(kept):])
+	s.pending = kept
 }

@@ -169,6 +169,9 @@ func unpartneredKeep[K joinKey](s *statefulJoin, i int, r *sideRows, keys, other
 	// pending[p]: the keys of partition p's other-side batches that are
 	// not indexed yet (made when a row of p asks).
 	pending := make([]map[K]struct{}, n)
+	// spans[p]: the range of those batches' keys (stateful_join_zone.go),
+	// asked first: a key outside it is in none of them.
+	spans := make([]*keyRange[K], n)
 	var kb []K
 	var nb []bool
 	partner := func(j int) bool {
@@ -187,6 +190,18 @@ func unpartneredKeep[K joinKey](s *statefulJoin, i int, r *sideRows, keys, other
 		side := lp.sides[o]
 		if side.index.has(k) {
 			return true
+		}
+		if spans[p] == nil {
+			var r keyRange[K]
+			for _, b := range side.pending {
+				if b.rec != nil {
+					r.union(b.zone)
+				}
+			}
+			spans[p] = &r
+		}
+		if !spans[p].meets(keyRange[K]{lo: k, hi: k, ok: true}) {
+			return false
 		}
 		if pending[p] == nil {
 			pending[p] = map[K]struct{}{}

@@ -14,7 +14,10 @@ package stateful
 // scan would cost as much as indexing) or once the oldest of them has
 // been scanned joinScanLimit times (a side probed every epoch, as q20's
 // bids, stops being scanned: its cost stays in proportion to the input,
-// not to the state). A row is so scanned at most joinScanLimit times.
+// not to the state). A row is so scanned at most joinScanLimit times. A
+// probe whose keys all lie outside a batch's key range does not scan it
+// nor count (stateful_join_zone.go): a batch that probes pass over stays
+// pending, and is indexed only with the others when one of them is due.
 
 const (
 	// joinScanLimit is how many probes scan a batch before it is indexed.
@@ -60,14 +63,19 @@ func scanFilter[K joinKey](rh *joinRowHash[K]) []uint64 {
 func scanBit(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> (64 - 12) }
 
 // scanPending adds to segs the candidate pairs of new rows of side i
-// (rh: their rows chained by key) with the live rows of the other side's
-// pending batches, one segment per batch, and counts the scan.
-func scanPending[K joinKey](other *joinSideLive[K], i int, rh *joinRowHash[K], segs []*joinPairs[K]) []*joinPairs[K] {
-	bits := scanFilter(rh)
+// (rh: their rows chained by key; probe: the range of their keys) with
+// the live rows of the other side's pending batches, one segment per
+// batch, and counts the scan of each batch whose key range meets probe's
+// (the others hold none of its keys: passed over, not counted).
+func scanPending[K joinKey](other *joinSideLive[K], i int, rh *joinRowHash[K], probe keyRange[K], segs []*joinPairs[K]) []*joinPairs[K] {
+	var bits []uint64
 	next := rh.next
 	for _, b := range other.pending {
-		if b.rec == nil || b.indexed {
+		if b.rec == nil || b.indexed || !b.zone.meets(probe) {
 			continue
+		}
+		if bits == nil {
+			bits = scanFilter(rh)
 		}
 		b.scans++
 		sg := &joinPairs[K]{}
@@ -108,9 +116,12 @@ func scanPending[K joinKey](other *joinSideLive[K], i int, rh *joinRowHash[K], s
 	return segs
 }
 
-// settlePending indexes the side's pending batches when the oldest of
-// them has been scanned joinScanLimit times.
+// settlePending indexes the side's pending batches when one of them has
+// been scanned joinScanLimit times: all of them, in the order they were
+// added (the key index numbers rows in that order, which a merge relies
+// on), though older ones that probes passed over were scanned less.
 func (s *joinSideLive[K]) settlePending() error {
+	waiting := false
 	for _, b := range s.pending {
 		if b.rec == nil || b.indexed {
 			continue
@@ -118,10 +129,12 @@ func (s *joinSideLive[K]) settlePending() error {
 		if b.scans >= joinScanLimit {
 			return s.indexPending()
 		}
-		return nil
+		waiting = true
 	}
-	// Every pending batch was dropped or indexed.
-	clear(s.pending)
-	s.pending = s.pending[:0]
+	if !waiting {
+		// Every pending batch was dropped or indexed.
+		clear(s.pending)
+		s.pending = s.pending[:0]
+	}
 	return nil
 }

@@ -15,7 +15,9 @@ import (
 // excluded), partly evicted batches and probes from either side; a batch
 // scanned joinScanLimit times gets indexed, as does every pending batch
 // when a probe brings many keys; and scanned batches never enter the index
-// early (their eviction leaves it untouched).
+// early (their eviction leaves it untouched). A probe whose keys all lie
+// outside every pending batch's key range scans none: they stay pending,
+// their scans uncounted.
 func TestJoinScanPendingMatchesIndex(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -40,6 +42,7 @@ func TestJoinScanPendingMatchesIndex(t *testing.T) {
 		})
 		return out
 	}
+	passed := 0 // trials whose probes passed every pending batch over
 	for trial := 0; trial < 200; trial++ {
 		scanned, indexed := newJoinSideLive[uint64](), newJoinSideLive[uint64]()
 		nb := 1 + rng.Intn(6)
@@ -85,6 +88,11 @@ func TestJoinScanPendingMatchesIndex(t *testing.T) {
 		live := scanned.pendingLive()
 		pending := len(scanned.pending)
 		wantScan := int64(m)*joinScanRatio < live
+		probeRange := rangeOf(f.words, f.keyNull, f.excluded)
+		met := false
+		for _, b := range scanned.pending {
+			met = met || b.zone.meets(probeRange)
+		}
 		want := render(candidatesOK(mk(indexed), fresh, keys), probe)
 		got := render(candidatesOK(mk(scanned), fresh, keys), probe)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -102,8 +110,23 @@ func TestJoinScanPendingMatchesIndex(t *testing.T) {
 					t.Fatalf("trial %d probe %d: scan finds %v, index %v", trial, s+1, got, want)
 				}
 			}
-			if len(scanned.pending) != 0 || scanned.index.len() != indexed.index.len() {
+			// Unless the probe's keys lie outside every pending batch's
+			// key range: then none is scanned, and they stay pending.
+			switch {
+			case met && (len(scanned.pending) != 0 || scanned.index.len() != indexed.index.len()):
 				t.Fatalf("trial %d: after %d scans %d batches pending, %d keys indexed (want %d)", trial, joinScanLimit, len(scanned.pending), scanned.index.len(), indexed.index.len())
+			case !met && len(scanned.pending) != pending:
+				t.Fatalf("trial %d: probes of keys in %v, outside every pending batch's range, indexed them", trial, probeRange)
+			case !met:
+				for _, b := range scanned.pending {
+					if b.scans != 0 {
+						t.Fatalf("trial %d: a batch of keys in %v counts %d scans by probes of keys in %v", trial, b.zone, b.scans, probeRange)
+					}
+				}
+				passed++
+				if err := scanned.indexPending(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		} else if len(scanned.pending) != 0 {
 			t.Fatalf("trial %d: a probe of %d keys against %d pending rows left them pending", trial, m, live)
@@ -113,6 +136,9 @@ func TestJoinScanPendingMatchesIndex(t *testing.T) {
 		}
 		scanned.release()
 		indexed.release()
+	}
+	if passed == 0 {
+		t.Fatal("no probe passed its pending batches over")
 	}
 }
 
