@@ -691,6 +691,9 @@ func (r *resolver) explicitCast(pos sql.Pos, v Expr, to arrow.DataType, ym vecto
 		// Spark's ANSI mode refuses it (its bytes depend on the width).
 		return nil, errorAt(pos, ErrType, "cannot cast %s to binary with ANSI mode on. If you have to cast %s to binary, you can set spark.sql.ansi.enabled as false.", vector.TypeName(v.DataType()), vector.TypeName(v.DataType()))
 	}
+	if sc, ok := specialCast(v, to); ok {
+		return sc, nil // Spark's SpecialDatetimeValues ('epoch', 'now', ...)
+	}
 	c := castTo(v, to)
 	if l, ok := c.(*Literal); ok && l.Value != nil {
 		cl := *l

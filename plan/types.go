@@ -338,6 +338,9 @@ func castTo(e Expr, dt arrow.DataType) Expr {
 	if l, ok := e.(*Literal); ok && l.Value == nil {
 		return &Literal{Type: dt}
 	}
+	if v, ok := specialCast(e, dt); ok {
+		return v
+	}
 	return &Cast{X: e, To: dt}
 }
 
