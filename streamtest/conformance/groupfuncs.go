@@ -174,15 +174,8 @@ var groupFuncs = map[string]groupFunc{
 			st.Remove()
 			return row(strIntSchema, key.ValueStr(0), int32(-1)), nil
 		}
-		m := stateInt(st)
-		col, err := eventTimeSeconds(rows)
+		m, err := keepMaxEventTime(rows, st)
 		if err != nil {
-			return nil, err
-		}
-		for _, s := range col {
-			m = max(m, s)
-		}
-		if err := setStateInt(st, m); err != nil {
 			return nil, err
 		}
 		if err := st.SetTimeoutTimestamp((m - 20) * 1000); err != nil {
@@ -216,15 +209,8 @@ var groupFuncs = map[string]groupFunc{
 			st.Remove()
 			return row(strIntSchema, key.ValueStr(0), int32(-1)), nil
 		}
-		m := stateInt(st)
-		col, err := eventTimeSeconds(rows)
+		m, err := keepMaxEventTime(rows, st)
 		if err != nil {
-			return nil, err
-		}
-		for _, s := range col {
-			m = max(m, s)
-		}
-		if err := setStateInt(st, m); err != nil {
 			return nil, err
 		}
 		if err := st.SetTimeoutTimestamp((m + 5) * 1000); err != nil {
@@ -312,4 +298,18 @@ func rowsOf(schema *arrow.Schema, rows ...[]any) arrow.Record {
 		}
 	}
 	return b.NewRecord()
+}
+
+// keepMaxEventTime folds the rows' event times (seconds) into the state's
+// maximum, stores it and returns it.
+func keepMaxEventTime(rows arrow.Record, st *arrowstream.GroupState) (int64, error) {
+	m := stateInt(st)
+	col, err := eventTimeSeconds(rows)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range col {
+		m = max(m, s)
+	}
+	return m, setStateInt(st, m)
 }
