@@ -1,15 +1,19 @@
 package plan
 
 import (
+	"math"
+
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowstream/arrowstream/sql"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// maxRangeRows bounds range() (Spark's has no bound; its rows are made as
-// they are read, see Range).
-const maxRangeRows = 10_000_000
+// maxRangeRows bounds range() at what a row count holds (Spark's counts
+// in a BigInt). Its rows are made as they are read (see Range), so a
+// long range costs time, which the query's timeout and cancel bound, not
+// memory.
+const maxRangeRows = math.MaxInt64
 
 // rangeTable analyzes range(end), range(start, end), range(start, end,
 // step) and range(start, end, step, numPartitions): a column id (bigint)
@@ -58,7 +62,7 @@ func (a *analyzer) rangeTable(x *sql.TableFunc) (*scope, error) {
 	}
 	n, ok := rangeCount(start, end, step)
 	if !ok {
-		return nil, errorAt(x.Pos, ErrUnsupported, "range of more than %d rows is not supported.", maxRangeRows)
+		return nil, errorAt(x.Pos, ErrUnsupported, "range of more than %d rows (2^63 - 1) is not supported.", int64(maxRangeRows))
 	}
 	vn := newRange(start, step, n)
 	qual := "range"

@@ -30,12 +30,24 @@ func TestRangeCount(t *testing.T) {
 			t.Errorf("rangeCount%v = %d, %v; want %d", c, got, ok, want)
 		}
 	}
-	for _, c := range [][3]int64{{6, 236852036854775807, 5}, {math.MinInt64, math.MaxInt64, 1}, {0, maxRangeRows + 1, 1}} {
+	// Counts past what an int64 holds are refused: 2^64 - 1 and 2^63.
+	for _, c := range [][3]int64{{math.MinInt64, math.MaxInt64, 1}, {math.MinInt64, math.MaxInt64, 2}, {math.MaxInt64, math.MinInt64, -2}} {
 		if _, ok := rangeCount(c[0], c[1], c[2]); ok {
 			t.Errorf("rangeCount%v accepted", c)
 		}
 	}
-	if n, ok := rangeCount(0, maxRangeRows, 1); !ok || n != maxRangeRows {
-		t.Errorf("rangeCount at the bound: %d, %v", n, ok)
+	// Large counts are computed, not stepped through.
+	for _, c := range []struct {
+		start, end, step int64
+		want             int
+	}{
+		{0, math.MaxInt64, 1, math.MaxInt64},
+		{6, 236852036854775807, 5, 47370407370955161},
+		{math.MinInt64, math.MaxInt64, 3, 6148914691236517205},
+		{math.MinInt64 + 1, math.MaxInt64, 2, math.MaxInt64},
+	} {
+		if n, ok := rangeCount(c.start, c.end, c.step); !ok || n != c.want {
+			t.Errorf("rangeCount(%d, %d, %d) = %d, %v; want %d", c.start, c.end, c.step, n, ok, c.want)
+		}
 	}
 }
