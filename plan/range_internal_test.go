@@ -1,8 +1,13 @@
 package plan
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // TestRangeCount checks the up-front row count of range() against
@@ -49,5 +54,44 @@ func TestRangeCount(t *testing.T) {
 		if n, ok := rangeCount(c.start, c.end, c.step); !ok || n != c.want {
 			t.Errorf("rangeCount(%d, %d, %d) = %d, %v; want %d", c.start, c.end, c.step, n, ok, c.want)
 		}
+	}
+}
+
+// TestRangeLongStopsOnCancel: a range of 2^63 - 1 rows is made batch by
+// batch, so it stops at the query's cancel (or timeout) with its batches
+// released, instead of running on or being built up front.
+func TestRangeLongStopsOnCancel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	n, ok := rangeCount(0, math.MaxInt64, 1)
+	if !ok {
+		t.Fatal("range(0, 2^63 - 1) refused")
+	}
+	op := newRangeOp(mem, newRange(0, 1, n))
+	defer op.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var want int64
+	for b := 0; ; b++ {
+		if b == 3 {
+			cancel()
+		}
+		rec, err := op.Next(ctx)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) || b != 3 {
+				t.Fatalf("batch %d: %v, want the cancel at batch 3", b, err)
+			}
+			return
+		}
+		if b >= 3 {
+			rec.Release()
+			t.Fatalf("batch %d made after the cancel", b)
+		}
+		ids := rec.Column(0).(*array.Int64).Int64Values()
+		if len(ids) != rangeBatchRows || ids[0] != want || ids[len(ids)-1] != want+rangeBatchRows-1 {
+			t.Fatalf("batch %d: %d rows from %d", b, len(ids), ids[0])
+		}
+		want += rangeBatchRows
+		rec.Release()
 	}
 }
