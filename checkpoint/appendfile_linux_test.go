@@ -89,7 +89,7 @@ func TestSegmentLogDirectLeavesNoPages(t *testing.T) {
 	defer l.Close()
 	body := make([]byte, 2*DefaultDirectAppendMin)
 	for v := int64(1); v <= 3; v++ {
-		if _, _, _, err := l.appendState(v, 0, func(dst []byte) []byte { return append(dst, body...) }); err != nil {
+		if _, _, _, err := l.appendState(v, 0, func(dst []byte) []byte { return append(dst, body...) }, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -291,7 +291,7 @@ func TestSegmentLogDirectMatchesBuffered(t *testing.T) {
 			if _, err := l.stage(kindOffsets, int64(e), x.offsets); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, _, err := l.appendState(int64(e)+1, 0, func(dst []byte) []byte { return append(dst, x.state...) }); err != nil {
+			if _, _, _, err := l.appendState(int64(e)+1, 0, func(dst []byte) []byte { return append(dst, x.state...) }, nil); err != nil {
 				t.Fatal(err)
 			}
 			if l.active != nil {
@@ -351,7 +351,7 @@ func TestSegmentLogDirectMatchesBuffered(t *testing.T) {
 		if _, ok := l.get(kindOffsets, int64(n-1)); ok {
 			kept = whole[:mid]
 		}
-		if _, _, _, err := l.appendState(int64(n), 0, func(dst []byte) []byte { return append(dst, last...) }); err != nil {
+		if _, _, _, err := l.appendState(int64(n), 0, func(dst []byte) []byte { return append(dst, last...) }, nil); err != nil {
 			t.Fatalf("cut at %d: append after the torn tail: %v", cut, err)
 		}
 		if l.active == nil || l.active.directBytes == 0 {
@@ -395,7 +395,7 @@ func TestEpochLogBuildsInPlace(t *testing.T) {
 		if _, err := l.stage(kindOffsets, v-1, []byte(fmt.Sprint(`{"v":`, v*v*v, "}"))); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := l.appendState(v, 0, func(dst []byte) []byte { return append(dst, body[:len(body)-int(v)*37]...) }); err != nil {
+		if _, _, _, err := l.appendState(v, 0, func(dst []byte) []byte { return append(dst, body[:len(body)-int(v)*37]...) }, nil); err != nil {
 			t.Fatal(err)
 		}
 		c, d := l.active.copiedBytes-copied, l.active.directBytes-direct
@@ -429,7 +429,7 @@ func TestEpochLogSizesWriteBufferFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := size - int(v)*37 // at most size: the hint is a bound
-		if _, _, _, err := l.appendState(v, size, func(dst []byte) []byte { return append(dst, body[:n]...) }); err != nil {
+		if _, _, _, err := l.appendState(v, size, func(dst []byte) []byte { return append(dst, body[:n]...) }, nil); err != nil {
 			t.Fatal(err)
 		}
 		c, d := l.active.copiedBytes-copied, l.active.directBytes-direct

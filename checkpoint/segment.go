@@ -75,6 +75,10 @@ type record struct {
 	// size is the length of the body build appends (at most; 0 when not
 	// known), so that the write buffer is sized before it is built.
 	size int
+	// sums, with build, collects the checksums build computed over parts
+	// of the body (the deltas' trailers), which the record's checksum
+	// combines instead of hashing those bytes again.
+	sums *crcSpans
 }
 
 // appendSegmentHeader appends a segment's header to dst.
@@ -90,13 +94,18 @@ func appendRecord(dst []byte, r record) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
 	dst = append(dst, byte(r.kind))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(r.epoch))
+	var sums *crcSpans
 	if r.build != nil {
+		// Only the spans of this build count (a record is built again
+		// when it is appended again).
+		sums = r.sums
+		sums.reset()
 		dst = r.build(dst)
 	} else {
 		dst = append(dst, r.body...)
 	}
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32cWith(dst, start+recordHeaderLen, sums))
 	return dst
 }
 

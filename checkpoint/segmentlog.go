@@ -250,10 +250,10 @@ func (l *SegmentLog) add(kind recordKind, epoch int64, body []byte) (bool, error
 // holds a record of an epoch before its first. build appends the
 // record's body to the segment's write buffer (encoded there, not copied
 // in); size is the length it appends, at most (0: not known).
-func (l *SegmentLog) appendState(version int64, size int, build func(dst []byte) []byte) (seg string, first, off int64, err error) {
+func (l *SegmentLog) appendState(version int64, size int, build func(dst []byte) []byte, sums *crcSpans) (seg string, first, off int64, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, build: build, size: size}})
+	cur, offs, err := l.appendLocked([]record{{kind: kindState, epoch: version - 1, build: build, size: size, sums: sums}})
 	if err != nil {
 		return "", 0, 0, err
 	}

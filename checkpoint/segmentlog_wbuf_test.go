@@ -30,7 +30,7 @@ func TestSegmentLogReusedWriteBufferKeepsEpochsApart(t *testing.T) {
 		if _, err := l.stage(kindOffsets, int64(i), []byte(fmt.Sprintf(`{"epoch":%d}`, i))); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := l.appendState(int64(i+1), n, func(dst []byte) []byte { return append(dst, body...) }); err != nil {
+		if _, _, _, err := l.appendState(int64(i+1), n, func(dst []byte) []byte { return append(dst, body...) }, nil); err != nil {
 			t.Fatalf("epoch %d: %v", i, err)
 		}
 		l.mu.Lock()
@@ -110,7 +110,7 @@ func TestSegmentLogPrefaultsNewWriteBuffer(t *testing.T) {
 				t.Errorf("append %d (%d bytes): the records were built before the new buffer was prefaulted", i, n)
 			}
 			return append(dst, body...)
-		}); err != nil {
+		}, nil); err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
 		l.mu.Lock()

@@ -237,10 +237,12 @@ func worthCompressing(payload []byte) bool {
 }
 
 // stateTrailerFrom appends the trailer of the state file that starts at
-// dst[start:].
-func stateTrailerFrom(dst []byte, start int) []byte {
+// dst[start:], and adds the span it checksummed to sums (when not nil).
+func stateTrailerFrom(dst []byte, start int, sums *crcSpans) []byte {
 	var tr [8]byte
-	binary.LittleEndian.PutUint32(tr[:4], crc32.Checksum(dst[start:], castagnoli))
+	sum := crc32.Checksum(dst[start:], castagnoli)
+	sums.add(start, len(dst)-start, sum)
+	binary.LittleEndian.PutUint32(tr[:4], sum)
 	copy(tr[4:], stateMagic[:])
 	return append(dst, tr[:]...)
 }

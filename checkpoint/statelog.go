@@ -70,7 +70,10 @@ type StateLog struct {
 	// the next epoch (they were two of an epoch's allocations). Their
 	// length is the epoch's number of deltas (at most the partitions),
 	// so keeping them pins nothing large; they are cleared after use.
-	lensBuf    []int64
+	lensBuf []int64
+	// crcSums is appendEpochLocked's list of the deltas' checksums,
+	// which the record's checksum combines (crc_combine.go).
+	crcSums    crcSpans
 	entriesBuf []stateLogEntry
 }
 

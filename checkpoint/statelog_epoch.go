@@ -198,10 +198,11 @@ func (l *StateLog) appendEpochLocked(version int64, deltas []StateDelta) error {
 	lens := slices.Grow(l.lensBuf[:0], len(deltas))[:len(deltas)]
 	clear(lens) // appendStatePayload sets them; no earlier epoch's length is read
 	l.lensBuf = lens
+	// The deltas' own checksums are carried into the record's (crcSpans).
 	path, first, off, err := l.ep.appendState(version, 8+statePayloadLen(deltas), func(dst []byte) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(cover))
-		return appendStatePayload(dst, version, deltas, lens)
-	})
+		return appendStatePayload(dst, version, deltas, lens, &l.crcSums)
+	}, &l.crcSums)
 	if err != nil {
 		return err
 	}

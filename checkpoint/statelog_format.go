@@ -74,8 +74,9 @@ type StateDelta struct {
 
 // deltaEncoder writes a delta into the record that holds it.
 type deltaEncoder interface {
-	// appendDelta appends the delta's bytes to dst.
-	appendDelta(dst []byte) []byte
+	// appendDelta appends the delta's bytes to dst, and to sums (when not
+	// nil) the spans of them it computed a checksum of.
+	appendDelta(dst []byte, sums *crcSpans) []byte
 	// deltaLen bounds what appendDelta appends.
 	deltaLen() int
 }
@@ -101,16 +102,18 @@ func appendStateRecord(dst []byte, version int64, deltas []StateDelta, lens []in
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 	dst = binary.LittleEndian.AppendUint32(dst, 0) // checksum, set below
-	dst = appendStatePayload(dst, version, deltas, lens)
+	var sums crcSpans
+	dst = appendStatePayload(dst, version, deltas, lens, &sums)
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start-recordHeaderLen))
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32c(dst[start+recordHeaderLen:]))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32cWith(dst, start+recordHeaderLen, &sums))
 	return dst
 }
 
 // appendStatePayload appends a state record's payload (version, entry
 // count, entries) to dst. When lens is not nil, lens[i] is set to the
-// length of deltas[i]'s bytes in the record.
-func appendStatePayload(dst []byte, version int64, deltas []StateDelta, lens []int64) []byte {
+// length of deltas[i]'s bytes in the record. The deltas encoded in place
+// add the spans they checksummed to sums (when not nil).
+func appendStatePayload(dst []byte, version int64, deltas []StateDelta, lens []int64, sums *crcSpans) []byte {
 	dst = slices.Grow(dst, statePayloadLen(deltas))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(version))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(deltas)))
@@ -121,7 +124,7 @@ func appendStatePayload(dst []byte, version int64, deltas []StateDelta, lens []i
 		at := len(dst)
 		dst = binary.LittleEndian.AppendUint32(dst, 0) // length, set below
 		if d.enc != nil {
-			dst = d.enc.appendDelta(dst)
+			dst = d.enc.appendDelta(dst, sums)
 		} else {
 			dst = append(dst, d.Raw...)
 		}

@@ -117,7 +117,7 @@ func TestChangelogBatchesMatchSingles(t *testing.T) {
 			}
 		}
 		for i := 1; i < len(arenas); i++ {
-			if a, b := arenas[0].appendDelta(nil), arenas[i].appendDelta(nil); !bytes.Equal(a, b) {
+			if a, b := arenas[0].appendDelta(nil, nil), arenas[i].appendDelta(nil, nil); !bytes.Equal(a, b) {
 				t.Fatalf("seed %d: batched delta (%d) differs from single changes'\nsingle %x\nbatch  %x", seed, i, a, b)
 			}
 		}

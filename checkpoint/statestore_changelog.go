@@ -691,13 +691,13 @@ func encodeChangelog(a *changeArena) ([]byte, error) {
 // does no better than S2. A log record lives
 // only until the partition's next snapshot (which compresses), so the
 // bytes it saves are short-lived while its CPU is spent every epoch.
-func (a *changeArena) appendDelta(dst []byte) []byte {
+func (a *changeArena) appendDelta(dst []byte, sums *crcSpans) []byte {
 	start := len(dst)
 	dst = slices.Grow(dst, a.deltaLen())
 	dst = append(dst, stateColumnsMagic...)
 	dst = append(dst, stateCodecStored)
 	dst = a.appendChunk(dst)
-	return stateTrailerFrom(dst, start)
+	return stateTrailerFrom(dst, start, sums)
 }
 
 // deltaLen is the length of what appendDelta appends.

@@ -85,7 +85,7 @@ func TestChangelogDeltaMatchesEncoded(t *testing.T) {
 				t.Fatal(err)
 			}
 			prefix := make([]byte, rng.IntN(9))
-			buf := a.appendDelta(prefix)
+			buf := a.appendDelta(prefix, nil)
 			delta := buf[len(prefix):]
 			if !bytes.Equal(buf[:len(prefix)], prefix) {
 				t.Fatalf("seed %d partition %d: appendDelta changed the bytes before it", seed, p)
@@ -115,8 +115,8 @@ func TestChangelogDeltaMatchesEncoded(t *testing.T) {
 			got = append(got, StateDelta{Path: path, enc: a})
 		}
 		lens := make([]int64, len(got))
-		rec := appendStatePayload([]byte("x"), 5, got, lens)
-		ref := appendStatePayload([]byte("x"), 5, want, nil)
+		rec := appendStatePayload([]byte("x"), 5, got, lens, nil)
+		ref := appendStatePayload([]byte("x"), 5, want, nil, nil)
 		if !bytes.Equal(rec, ref) {
 			t.Fatalf("seed %d: the record from the arenas (%d bytes) differs from the one from their deltas (%d)", seed, len(rec), len(ref))
 		}

@@ -115,7 +115,7 @@ func TestChangelogDeferredWrittenAtCommit(t *testing.T) {
 			log(s, plain)
 			st := s.(*store)
 			arenaValues = len(st.cl.arena.values)
-			record = st.cl.arena.appendDelta([]byte("head"))
+			record = st.cl.arena.appendDelta([]byte("head"), nil)
 			file, err = encodeChangelog(st.cl.arena)
 			if err != nil {
 				t.Fatal(err)
