@@ -152,7 +152,11 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 	}
 	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat, Prefault: vector.PrefaultScratch[byte]}
 	qmem, bindFail := s.queryAllocator(w.name)
-	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, w.stateProviderFunc(s))
+	planOpts, err := engine.PlanOptions(dir, writer, conf)
+	if err != nil {
+		return nil, err
+	}
+	exec, sources, sourceDescs, err := engine.NewExec(qmem, w.df.node, w.mode, writer, w.stateProviderFunc(s), planOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,9 @@ import (
 //     supplies their data); the projections above them are;
 //   - pruning keeps the event-time columns of a streaming Deduplicate's
 //     and a stream-stream Join's inputs (they drop late rows and evict
-//     state by them), and everything below a FlatMapGroupsWithState.
+//     state by them), and everything below a FlatMapGroupsWithState;
+//     what else a join's input keeps is what its state holds, so a
+//     checkpoint's layout decides (OptimizeOptions).
 //
 // Each rule is also exported on its own for tests and for the streaming
 // planner: FoldConstants, MergeFilters, PushDownPredicates,
@@ -47,6 +49,21 @@ func Optimize(n Node) (Node, error) {
 // OptimizeContext is Optimize checking ctx between rules (each rule is
 // linear in the plan's size).
 func OptimizeContext(ctx context.Context, n Node) (Node, error) {
+	return OptimizeWith(ctx, n, OptimizeOptions{})
+}
+
+// OptimizeOptions are the choices a streaming query's checkpoint fixes
+// (the zero value is what a new query gets).
+type OptimizeOptions struct {
+	// KeepStreamJoinInputColumns leaves on a stream-stream join's inputs
+	// the columns that only filters below the join read: the layout of
+	// join state that checkpoints written before pruning reached join
+	// inputs recorded, which a restart must keep.
+	KeepStreamJoinInputColumns bool
+}
+
+// OptimizeWith is OptimizeContext with options.
+func OptimizeWith(ctx context.Context, n Node, o OptimizeOptions) (Node, error) {
 	var err error
 	stopped := func() bool {
 		if e := ctx.Err(); e != nil {
@@ -79,7 +96,7 @@ func OptimizeContext(ctx context.Context, n Node) (Node, error) {
 	if stopped() {
 		return nil, err
 	}
-	if n, err = PruneColumns(n); err != nil {
+	if n, err = (pruner{keepStreamJoinInputs: o.KeepStreamJoinInputColumns}).columns(n); err != nil {
 		return nil, err
 	}
 	n = CollapseProjects(n)

@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -332,5 +333,77 @@ func TestPruneKeepsEventTime(t *testing.T) {
 	join := got.Children()[0].(*plan.Join)
 	if len(plan.EventTimeColumns(join.Left.Schema())) != 1 || len(plan.EventTimeColumns(join.Right.Schema())) != 1 {
 		t.Errorf("the join lost an event-time column:\n%s", plan.Explain(got))
+	}
+}
+
+// TestPruneJoinInputs: a join's inputs keep only the columns read at or
+// above the join (Spark's ColumnPruning), so a column only a filter below
+// reads is not carried into the join; a stream-stream join keeps it when
+// the options say its checkpoint's state has it.
+func TestPruneJoinInputs(t *testing.T) {
+	cat := testCatalog(t)
+	names := func(n plan.Node) string {
+		var s []string
+		for _, f := range n.Schema().Fields() {
+			s = append(s, f.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	findJoin := func(n plan.Node) *plan.Join {
+		for n != nil {
+			if j, ok := n.(*plan.Join); ok {
+				return j
+			}
+			kids := n.Children()
+			if len(kids) != 1 {
+				t.Fatalf("no join in\n%s", plan.Explain(n))
+			}
+			n = kids[0]
+		}
+		return nil
+	}
+	// Batch: the aggregate m of t is read by the filter only (a filter
+	// on t's columns would go into the scan instead).
+	l, _ := plan.ReadStatic(cat, "t")
+	l, _ = plan.GroupBy(l, []string{"a", "b"}, []string{"max(c) AS m"})
+	l, _ = plan.Where(l, "m > 0")
+	r, _ := plan.ReadStatic(cat, "u")
+	r, _ = plan.ToDF(r, "a2", "d")
+	j, err := plan.JoinOn(l, r, "a = a2", "inner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ = plan.Select(j, "b", "d")
+	got, err := plan.Optimize(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jn := findJoin(got); names(jn.Left) != "a,b" || names(jn.Right) != "a2,d" {
+		t.Errorf("batch join inputs %s | %s, want a,b | a2,d:\n%s", names(jn.Left), names(jn.Right), plan.Explain(got))
+	}
+	// Stream-stream: clicks' url is read by the filter only.
+	sl, _ := plan.Read(cat, "clicks")
+	sl, _ = plan.WithWatermark(sl, "ts", "10 seconds")
+	sl, _ = plan.Where(sl, "url <> 'x'")
+	sr, _ := plan.Read(cat, "clicks")
+	sr, _ = plan.WithWatermark(sr, "ts", "10 seconds")
+	sr, _ = plan.ToDF(sr, "uid", "u2", "ts2")
+	sj, err := plan.JoinOn(sl, sr, "user_id = uid", "inner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sj, _ = plan.Select(sj, "user_id", "u2")
+	for _, c := range []struct {
+		keep bool
+		want string
+	}{{false, "user_id,ts"}, {true, "user_id,url,ts"}} {
+		got, err := plan.OptimizeWith(context.Background(), sj, plan.OptimizeOptions{KeepStreamJoinInputColumns: c.keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jn := findJoin(got)
+		if names(jn.Left) != c.want || names(jn.Right) != "uid,u2,ts2" {
+			t.Errorf("keep=%v: stream join inputs %s | %s, want %s | uid,u2,ts2:\n%s", c.keep, names(jn.Left), names(jn.Right), c.want, plan.Explain(got))
+		}
 	}
 }

@@ -10,11 +10,24 @@ import (
 // items and aggregates, and unread columns of batch scans; joins and
 // unions get projections on their inputs. The root keeps its schema.
 func PruneColumns(n Node) (Node, error) {
+	return pruner{}.columns(n)
+}
+
+// pruner is PruneColumns with its options.
+type pruner struct {
+	// keepStreamJoinInputs leaves a stream-stream join's inputs with the
+	// columns that only filters below the join read, so that its state
+	// keeps the layout checkpoints written before pruning reached join
+	// inputs recorded (OptimizeOptions.KeepStreamJoinInputColumns).
+	keepStreamJoinInputs bool
+}
+
+func (pr pruner) columns(n Node) (Node, error) {
 	need := make([]bool, n.Schema().NumFields())
 	for i := range need {
 		need[i] = true
 	}
-	out, m, err := prune(n, need)
+	out, m, err := pr.prune(n, need)
 	if err != nil {
 		return nil, err
 	}
@@ -74,16 +87,16 @@ func markColumns(need []bool, es ...Expr) {
 
 // prune returns n rewritten to produce at least the needed columns, and
 // the map from n's column ordinals to the new node's (-1: dropped).
-func prune(n Node, need []bool) (Node, []int, error) {
+func (pr pruner) prune(n Node, need []bool) (Node, []int, error) {
 	switch x := n.(type) {
 	case *Scan:
 		return pruneScan(x, need)
 	case *Project:
-		return pruneProject(x, need)
+		return pr.pruneProject(x, need)
 	case *Filter:
 		in := append(make([]bool, 0, len(need)), need...)
 		markColumns(in, x.Cond)
-		child, m, err := prune(x.Input, in)
+		child, m, err := pr.prune(x.Input, in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -99,7 +112,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 			keys[i] = k.Expr
 		}
 		markColumns(in, keys...)
-		child, m, err := prune(x.Input, in)
+		child, m, err := pr.prune(x.Input, in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -113,7 +126,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 		}
 		return out, m, nil
 	case *Limit:
-		child, m, err := prune(x.Input, need)
+		child, m, err := pr.prune(x.Input, need)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -121,7 +134,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 		c.Input = child
 		return &c, m, nil
 	case *SubqueryAlias:
-		child, m, err := prune(x.Input, need)
+		child, m, err := pr.prune(x.Input, need)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -129,7 +142,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 	case *EventTimeWatermark:
 		in := append(make([]bool, 0, len(need)), need...)
 		in[x.Column] = true
-		child, m, err := prune(x.Input, in)
+		child, m, err := pr.prune(x.Input, in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -151,7 +164,7 @@ func prune(n Node, need []bool) (Node, []int, error) {
 			// column even when it is not a key: keep it.
 			keepEventTime(in, x.Input.Schema())
 		}
-		child, m, err := prune(x.Input, in)
+		child, m, err := pr.prune(x.Input, in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -167,17 +180,17 @@ func prune(n Node, need []bool) (Node, []int, error) {
 		}
 		return &c, m, nil
 	case *WindowAssign, *SessionWindow, *Explode:
-		return pruneAppend(n, need)
+		return pr.pruneAppend(n, need)
 	case *Aggregate:
-		return pruneAggregate(x, need)
+		return pr.pruneAggregate(x, need)
 	case *Join:
-		return pruneJoin(x, need)
+		return pr.pruneJoin(x, need)
 	case *Union:
-		return pruneUnion(x, need)
+		return pr.pruneUnion(x, need)
 	case *Window:
 		// Every input column is an output column: all stay, but what is
 		// below is pruned (an aggregation's or a join's inputs).
-		child, m, err := prune(x.Input, all(x.Input.Schema().NumFields()))
+		child, m, err := pr.prune(x.Input, all(x.Input.Schema().NumFields()))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -256,7 +269,7 @@ func pruneStreamingScan(s *Scan, need []bool) (Node, []int, error) {
 	return p, m, nil
 }
 
-func pruneProject(p *Project, need []bool) (Node, []int, error) {
+func (pr pruner) pruneProject(p *Project, need []bool) (Node, []int, error) {
 	var kept []NamedExpr
 	m := make([]int, len(need))
 	for i, e := range p.Exprs {
@@ -280,7 +293,7 @@ func pruneProject(p *Project, need []bool) (Node, []int, error) {
 	if sc, ok := p.Input.(*Scan); ok && sc.Streaming {
 		// This projection selects the source's columns already.
 		child, cm = sc, identity(len(in))
-	} else if child, cm, err = prune(p.Input, in); err != nil {
+	} else if child, cm, err = pr.prune(p.Input, in); err != nil {
 		return nil, nil, err
 	}
 	exprs := make([]NamedExpr, len(kept))
@@ -300,7 +313,7 @@ func pruneProject(p *Project, need []bool) (Node, []int, error) {
 
 // pruneAppend prunes the input of a node that appends one column to its
 // input's (windows, explode).
-func pruneAppend(n Node, need []bool) (Node, []int, error) {
+func (pr pruner) pruneAppend(n Node, need []bool) (Node, []int, error) {
 	nIn := len(need) - 1
 	in := append(make([]bool, 0, nIn), need[:nIn]...)
 	var e Expr
@@ -318,7 +331,7 @@ func pruneAppend(n Node, need []bool) (Node, []int, error) {
 		gap = sw.GapExpr
 		markColumns(in, gap)
 	}
-	child, cm, err := prune(n.Children()[0], in)
+	child, cm, err := pr.prune(n.Children()[0], in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -351,7 +364,7 @@ func pruneAppend(n Node, need []bool) (Node, []int, error) {
 	return out, m, nil
 }
 
-func pruneAggregate(a *Aggregate, need []bool) (Node, []int, error) {
+func (pr pruner) pruneAggregate(a *Aggregate, need []bool) (Node, []int, error) {
 	nk := len(a.GroupBy)
 	m := make([]int, len(need))
 	for i := 0; i < nk; i++ {
@@ -376,7 +389,7 @@ func pruneAggregate(a *Aggregate, need []bool) (Node, []int, error) {
 	for _, g := range aggs {
 		markColumns(in, g.Args...)
 	}
-	child, cm, err := prune(a.Input, in)
+	child, cm, err := pr.prune(a.Input, in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -405,7 +418,7 @@ func pruneAggregate(a *Aggregate, need []bool) (Node, []int, error) {
 	return out, m, nil
 }
 
-func pruneJoin(j *Join, need []bool) (Node, []int, error) {
+func (pr pruner) pruneJoin(j *Join, need []bool) (Node, []int, error) {
 	nl, nr := j.Left.Schema().NumFields(), j.Right.Schema().NumFields()
 	both := make([]bool, nl+nr)
 	copy(both, need)
@@ -416,13 +429,25 @@ func pruneJoin(j *Join, need []bool) (Node, []int, error) {
 		keepEventTime(both[:nl], j.Left.Schema())
 		keepEventTime(both[nl:], j.Right.Schema())
 	}
-	left, lm, err := prune(j.Left, both[:nl])
+	left, lm, err := pr.prune(j.Left, both[:nl])
 	if err != nil {
 		return nil, nil, err
 	}
-	right, rm, err := prune(j.Right, both[nl:])
+	right, rm, err := pr.prune(j.Right, both[nl:])
 	if err != nil {
 		return nil, nil, err
+	}
+	if !(pr.keepStreamJoinInputs && j.Left.IsStreaming() && j.Right.IsStreaming()) {
+		// Each input keeps only what the join and its ancestors read,
+		// as Spark's ColumnPruning: a column only a filter below reads
+		// (q3's category) is not carried into the hash table or, for a
+		// stream-stream join, into its state.
+		if left, lm, err = narrowTo(left, lm, both[:nl]); err != nil {
+			return nil, nil, err
+		}
+		if right, rm, err = narrowTo(right, rm, both[nl:]); err != nil {
+			return nil, nil, err
+		}
 	}
 	nl2 := left.Schema().NumFields()
 	jm := make([]int, nl+nr)
@@ -449,7 +474,7 @@ func pruneJoin(j *Join, need []bool) (Node, []int, error) {
 	return out, jm[:len(need)], nil
 }
 
-func pruneUnion(u *Union, need []bool) (Node, []int, error) {
+func (pr pruner) pruneUnion(u *Union, need []bool) (Node, []int, error) {
 	var cols []int
 	for i, b := range need {
 		if b {
@@ -465,7 +490,7 @@ func pruneUnion(u *Union, need []bool) (Node, []int, error) {
 		for _, c := range cols {
 			inNeed[c] = true
 		}
-		child, cm, err := prune(in, inNeed)
+		child, cm, err := pr.prune(in, inNeed)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -505,4 +530,27 @@ func keepEventTime(need []bool, s *arrow.Schema) {
 			need[c] = true
 		}
 	}
+}
+
+// narrowTo selects from child (its columns mapped from the original
+// input's by m) only the columns need marks, when it has others.
+func narrowTo(child Node, m []int, need []bool) (Node, []int, error) {
+	s := child.Schema()
+	var exprs []NamedExpr
+	nm := make([]int, len(m))
+	for i, j := range m {
+		nm[i] = -1
+		if j >= 0 && need[i] {
+			nm[i] = len(exprs)
+			exprs = append(exprs, NamedExpr{Name: s.Field(j).Name, Expr: ColumnOf(s, j)})
+		}
+	}
+	if len(exprs) == s.NumFields() || len(exprs) == 0 {
+		return child, m, nil
+	}
+	p, err := NewProject(child, exprs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, nm, nil
 }

@@ -23,6 +23,13 @@ const (
 	// checkpoint that does not record it was written before it existed
 	// and keeps running every copy.
 	ConfShareStatefulSubplans = "arrowstream.streaming.shareStatefulSubplans"
+	// ConfPruneStreamJoinInputs: "true" (every new query) gives each input
+	// of a stream-stream join only the columns read at or above the join,
+	// so that its state holds no column that only a filter below it read
+	// (Spark's plan); "false" keeps those columns. A checkpoint that does
+	// not record it was written before inputs were pruned, with those
+	// columns in its state's schema, and keeps them.
+	ConfPruneStreamJoinInputs = "arrowstream.streaming.pruneStreamJoinInputs"
 )
 
 // Values of ConfStatePartitioning.

@@ -156,6 +156,7 @@ func (m *microBatch) populateStartOffsets() error {
 		m.conf = copyConf(m.cfg.Conf)
 		setStatePartitioning(m.conf, nil, false)
 		setSubplanSharing(m.conf, nil, false)
+		setJoinInputPruning(m.conf, nil, false)
 		policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 		if err != nil {
 			return err
@@ -198,6 +199,7 @@ func (m *microBatch) populateStartOffsets() error {
 	keepStateTuning(m.conf, m.cfg.Conf)
 	setStatePartitioning(m.conf, seq.Conf, true)
 	setSubplanSharing(m.conf, seq.Conf, true)
+	setJoinInputPruning(m.conf, seq.Conf, true)
 	policy, err := ParseWatermarkPolicy(m.conf[stream.ConfWatermarkPolicy])
 	if err != nil {
 		return err

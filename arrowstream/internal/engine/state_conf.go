@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
+	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/plan"
 )
 
 // keepStateTuning lets the current run's Pebble sizes and working
@@ -74,4 +76,62 @@ func setSubplanSharing(conf, recorded map[string]string, restarted bool) {
 	if recorded[stream.ConfShareStatefulSubplans] == "" {
 		conf[stream.ConfShareStatefulSubplans] = "false"
 	}
+}
+
+// setJoinInputPruning fixes in a run's conf (which the offset log
+// records) whether a stream-stream join's inputs are pruned to the
+// columns read at or above the join: a new query prunes unless its
+// settings say "false"; a checkpoint that does not record the setting
+// was written before inputs were pruned, with the columns only filters
+// below read in its join state, and keeps them.
+func setJoinInputPruning(conf, recorded map[string]string, restarted bool) {
+	if !restarted {
+		if conf[stream.ConfPruneStreamJoinInputs] == "" {
+			conf[stream.ConfPruneStreamJoinInputs] = "true"
+		}
+		return
+	}
+	if recorded[stream.ConfPruneStreamJoinInputs] == "" {
+		conf[stream.ConfPruneStreamJoinInputs] = "false"
+	}
+}
+
+// PlanOptions returns the optimizer's options for a query with settings
+// conf over the checkpoint in dir: what the newest offset record fixes
+// (as the micro-batch engine will resolve it when it starts), or a new
+// query's defaults when the checkpoint has none. The plan is made before
+// the engine reads its logs, so they are read here too.
+func PlanOptions(dir string, w *checkpoint.Writer, conf map[string]string) (plan.OptimizeOptions, error) {
+	resolved := copyConf(conf)
+	recorded, restarted, err := recordedConf(dir, w)
+	if err != nil {
+		return plan.OptimizeOptions{}, err
+	}
+	for k, v := range recorded {
+		resolved[k] = v
+	}
+	setJoinInputPruning(resolved, recorded, restarted)
+	keep := strings.EqualFold(strings.TrimSpace(resolved[stream.ConfPruneStreamJoinInputs]), "false")
+	return plan.OptimizeOptions{KeepStreamJoinInputColumns: keep}, nil
+}
+
+// recordedConf returns the settings of the newest offset record of the
+// checkpoint in dir, and false when there is none (a new query).
+func recordedConf(dir string, w *checkpoint.Writer) (map[string]string, bool, error) {
+	if dir == "" {
+		return nil, false, nil
+	}
+	if ok, err := checkpoint.HasEpochLog(dir); err != nil || !ok {
+		return nil, false, err
+	}
+	offsets, commits, err := checkpoint.OpenEpochLogs(dir, w)
+	if err != nil {
+		return nil, false, fmt.Errorf("arrowstream: read the offset log of %s: %w", dir, err)
+	}
+	defer commits.Close()
+	_, seq, ok, err := offsets.Latest()
+	if err != nil {
+		return nil, false, fmt.Errorf("arrowstream: read the offset log of %s: %w", dir, err)
+	}
+	return seq.Conf, ok, nil
 }

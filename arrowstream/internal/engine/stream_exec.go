@@ -99,9 +99,10 @@ type streamExec struct {
 
 // NewExec plans root (analyzed) for incremental execution in mode, with
 // its stateful operators' state in the provider newProvider returns (nil:
-// each operator keeps its state in memory).
-func NewExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, writer *checkpoint.Writer, newProvider StateProviderFunc) (Executor, []stream.Source, []string, error) {
-	e, err := newStreamExec(mem, root, mode, writer)
+// each operator keeps its state in memory), optimized with the options
+// its checkpoint fixes (PlanOptions).
+func NewExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, writer *checkpoint.Writer, newProvider StateProviderFunc, opts plan.OptimizeOptions) (Executor, []stream.Source, []string, error) {
+	e, err := newStreamExecWith(mem, root, mode, writer, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -111,10 +112,14 @@ func NewExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, write
 
 // newStreamExec plans root (analyzed) for incremental execution in mode.
 func newStreamExec(mem memory.Allocator, root plan.Node, mode stream.OutputMode, writer *checkpoint.Writer) (*streamExec, error) {
+	return newStreamExecWith(mem, root, mode, writer, plan.OptimizeOptions{})
+}
+
+func newStreamExecWith(mem memory.Allocator, root plan.Node, mode stream.OutputMode, writer *checkpoint.Writer, opts plan.OptimizeOptions) (*streamExec, error) {
 	if err := plan.CheckStreaming(root, plan.OutputMode(mode)); err != nil {
 		return nil, err
 	}
-	opt, err := plan.Optimize(root)
+	opt, err := plan.OptimizeWith(context.Background(), root, opts)
 	if err != nil {
 		return nil, err
 	}
