@@ -157,6 +157,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					}
 					epochsBefore := stageEpochs(t, insts)
 					stopPerf := perfRecord(t, insts, kind, k)
+					stopStat := perfStat(t, insts, fmt.Sprintf("%s%s, %s, %d instance(s):", b.label, table, mode, k), events)
 					before, brokerBefore := cpuSeconds(t, insts), processCPU(t, broker.Pid)
 					volBefore, involBefore := contextSwitches(insts)
 					start := time.Now()
@@ -208,6 +209,7 @@ CREATE STREAMING TABLE counts TBLPROPERTIES ('outputMode' = 'complete'%s) AS
 					brokerCPU := processCPU(t, broker.Pid) - brokerBefore
 					vol, invol := contextSwitches(insts)
 					stopPerf()
+					stopStat()
 					// Ten probes: /proc counts CPU time in 10 ms ticks.
 					probeBefore := cpuSeconds(t, insts)
 					for range 10 {
@@ -542,6 +544,53 @@ func perfRecord(t *testing.T, insts []*clusterInstance, kind string, k int) func
 			_ = c.Process.Signal(os.Interrupt)
 			_ = c.Wait()
 		}
+	}
+}
+
+// scalingPerfStatEnv, when set, counts the instances' system calls and
+// context switches with perf-stat(1) while the input is processed, and
+// logs them per event: figures that do not depend on how fast the shared
+// cores ran, where the CPU-seconds spread with the load (session 37).
+const scalingPerfStatEnv = "ARROWSTREAM_CLUSTER_SCALING_PERF_STAT"
+
+// perfStat starts perf stat on the instances when scalingPerfStatEnv is
+// set, and returns what stops it and logs the counts per event.
+func perfStat(t *testing.T, insts []*clusterInstance, label string, events int) func() {
+	t.Helper()
+	if os.Getenv(scalingPerfStatEnv) == "" {
+		return func() {}
+	}
+	pids := make([]string, len(insts))
+	for i, ci := range insts {
+		pids[i] = strconv.Itoa(ci.p.cmd.Process.Pid)
+	}
+	out := filepath.Join(t.TempDir(), "perf-stat.csv")
+	c := exec.Command("perf", "stat", "-x", ",", "-o", out, "-e", "raw_syscalls:sys_enter,context-switches", "-p", strings.Join(pids, ","))
+	if err := c.Start(); err != nil {
+		t.Logf("perf stat: %v (no counts)", err)
+		return func() {}
+	}
+	return func() {
+		_ = c.Process.Signal(os.Interrupt)
+		_ = c.Wait()
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Logf("perf stat: %v", err)
+			return
+		}
+		var parts []string
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Split(line, ",")
+			if len(f) < 3 {
+				continue
+			}
+			n, err := strconv.ParseFloat(f[0], 64)
+			if err != nil {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %.0f (%.4f per event)", f[2], n, n/float64(events)))
+		}
+		t.Logf("%s perf stat: %s", label, strings.Join(parts, ", "))
 	}
 }
 

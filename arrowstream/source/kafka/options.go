@@ -73,7 +73,8 @@ type SourceOptions struct {
 	// FetchMaxBytes and FetchMaxPartitionBytes bound what one fetch of
 	// an epoch's reader brings, over all its partitions and per partition
 	// (Kafka's consumer settings kafka.fetch.max.bytes and
-	// kafka.max.partition.fetch.bytes; 0: readerFetchMaxBytes, 64 KiB).
+	// kafka.max.partition.fetch.bytes; 0: readerFetchMaxBytes, 256 KiB,
+	// and readerFetchMaxPartitionBytes, 64 KiB).
 	// A fetch is decoded at once, so its size is the reader's working
 	// set; over a network with a long round trip a larger bound reads a
 	// partition faster (reader.go).

@@ -41,20 +41,35 @@ type reader struct {
 	carryIn kgo.Fetches
 }
 
-// readerFetchMaxBytes bounds what one fetch of a reader brings, over all
-// its partitions (and so each partition's share). The ranges are known to
-// exist, so a bigger fetch only saves round trips; but a fetch is decoded
-// at once into records that live until built, so its size sets the
-// reader's working set: with 8 MiB a partition, an instance's held epoch
-// of 150K records arrived in one fetch and was decoded on fresh pages.
-// Bounded, the records of a fetch fit the source's pool and go round
-// (reader_pool.go). Kafka returns at least one batch of a partition
-// however large. 64 KiB measured best on loopback against 256 KiB and
-// 1 MiB (docs/cluster.md, session 29): more round trips, fewer fresh
-// pages; over a network with a long round trip it bounds a partition's
-// rate to 64 KiB per round trip: the options kafka.fetch.max.bytes and
-// kafka.max.partition.fetch.bytes (SourceOptions) raise it.
-const readerFetchMaxBytes = 64 << 10
+// readerFetchMaxPartitionBytes bounds what one fetch of a reader brings
+// of each partition, and readerFetchMaxBytes what it brings over all of
+// them. The ranges are known to exist, so a bigger fetch only saves
+// round trips; but a fetch is decoded at once into records that live
+// until built, so its size sets the reader's working set: with 8 MiB a
+// partition, an instance's held epoch of 150K records arrived in one
+// fetch and was decoded on fresh pages. Bounded, the records of a fetch
+// fit the source's pool and go round (reader_pool.go). Kafka returns at
+// least one batch of a partition however large. 64 KiB a partition
+// measured best on loopback against 256 KiB and 1 MiB (docs/cluster.md,
+// sessions 29 and 35).
+//
+// The whole fetch may carry four partitions' worth: each fetch answered
+// is a wake-up of a process that waited for it (its network poller, the
+// runtime's monitor thread restarting its 20 µs polling, franz-go's
+// connection and fetch goroutines), and an instance that decodes faster
+// than the broker answers pays one per fetch. At 64 KiB a fetch, three
+// instances catching up on a backlog paid about twice the single
+// instance's context switches for the same input and were at 0.6 of its
+// events per CPU-second; at 256 KiB over at least four partitions, 0.8
+// (docs/cluster.md, session 37). A reader of one partition fetches as
+// before. Over a network with a long round trip the bounds limit a
+// partition's rate to 64 KiB per round trip: the options
+// kafka.fetch.max.bytes and kafka.max.partition.fetch.bytes
+// (SourceOptions) raise them.
+const (
+	readerFetchMaxBytes          = 256 << 10
+	readerFetchMaxPartitionBytes = 64 << 10
+)
 
 func newReader(s *Source, ranges []*partitionRange) (*reader, error) {
 	consume := map[string]map[int32]kgo.Offset{}

@@ -71,7 +71,7 @@ func (s *Source) consumerOpts() []kgo.Opt {
 		// Unset, the whole fetch's bound is at least a partition's (franz-go
 		// caps a partition's at the fetch's).
 		kgo.FetchMaxBytes(orDefault(s.opts.FetchMaxBytes, max(readerFetchMaxBytes, s.opts.FetchMaxPartitionBytes))),
-		kgo.FetchMaxPartitionBytes(orDefault(s.opts.FetchMaxPartitionBytes, readerFetchMaxBytes)),
+		kgo.FetchMaxPartitionBytes(orDefault(s.opts.FetchMaxPartitionBytes, readerFetchMaxPartitionBytes)),
 		// Pushing client metrics (KIP-714) costs a subscription request
 		// and a compressed push per interval; a reader's client needs none
 		// (it cost 2-9% of an instance's CPU when a client lived for one
