@@ -27,7 +27,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	env := osEnv(stdout, stderr)
-	fs := newFlagSet("chaos", "[--cycles N] [--records N] [--seed S] [--workload memsink|continuous|files|kafka] [--conf key=value]...", chaosExamples)
+	fs := newFlagSet("chaos", "[--cycles N] [--records N] [--seed S] [--workload memsink|continuous|files|kafka|stateful] [--conf key=value]...", chaosExamples)
 	cycles := fs.Int("cycles", 200, "kill-and-restart cycles before the final run")
 	records := fs.Int64("records", 100_000, "input records")
 	seed := fs.Int64("seed", 1, "seed of every kill choice")

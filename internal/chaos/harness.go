@@ -182,6 +182,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 
+	modelDiffs := checkModel(wl, want)
+
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed))
 	for i := 0; i < cfg.Cycles; i++ {
 		w := base
@@ -217,6 +219,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep.Diffs = Compare(want, got)
+	for name, d := range modelDiffs {
+		rep.Diffs[name] = d
+	}
 	for _, d := range rep.Diffs {
 		rep.Lost += d.Lost
 		rep.Duplicated += d.Duplicated
@@ -423,4 +428,25 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 		l.n -= k
 	}
 	return len(p), nil
+}
+
+// checkModel compares the reference result with the workload's brute-force
+// model, when it has one: the differences are reported as outputs named
+// "<output> (reference vs model)", lost and duplicated counted as the
+// reference run's.
+func checkModel(wl Workload, want Result) map[string]Diff {
+	m, ok := wl.(Modeler)
+	if !ok {
+		return nil
+	}
+	model := m.Model()
+	ref := Result{}
+	for name := range model {
+		ref[name] = want[name]
+	}
+	out := map[string]Diff{}
+	for name, d := range Compare(model, ref) {
+		out[name+" (reference vs model)"] = d
+	}
+	return out
 }
