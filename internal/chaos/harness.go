@@ -403,6 +403,12 @@ func fileKind(dir, path string) string {
 		return "state snapshot"
 	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".segment"):
 		return "state snapshot segment"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".pack"):
+		return "state pack"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".pebble"):
+		return "pebble version"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".sst"):
+		return "pebble sst"
 	case strings.Contains(rel, "/state/"):
 		return "state other (" + base + ")"
 	case strings.Contains(rel, "/sinks/memory/") && strings.HasSuffix(base, ".view.arrow"):
