@@ -331,24 +331,24 @@ func killCycle(ctx context.Context, cfg Config, w WorkerConfig, delay time.Durat
 			if !killedBySignal(err) {
 				return "", "", fmt.Errorf("worker exited on its own (%v) instead of being killed:\n%s", err, stderr)
 			}
-			lines := readLines(filepath.Join(w.Dir, killLog))
-			if len(lines) <= before {
-				// Killed, but not by its hook (seen once, under the race
-				// detector, cause unknown): still a crash to recover from,
-				// counted apart.
-				return "unattributed", fmt.Sprintf("after %s (armed %s, write %d)", time.Since(started).Round(time.Millisecond), w.KillStep, w.KillAfter), nil
+			how, p, ok, err := hookKill(w.Dir, before)
+			if err != nil || ok {
+				return how, p, err
 			}
-			var step int
-			var p string
-			if _, err := fmt.Sscanf(lines[len(lines)-1], "%d\t%s", &step, &p); err != nil {
-				return "", "", fmt.Errorf("kill log line %q: %w", lines[len(lines)-1], err)
-			}
-			return checkpoint.WriteStep(step).String(), p, nil
+			// Killed, but not by its hook (seen once, under the race
+			// detector, cause unknown): still a crash to recover from,
+			// counted apart.
+			return "unattributed", fmt.Sprintf("after %s (armed %s, write %d)", time.Since(started).Round(time.Millisecond), w.KillStep, w.KillAfter), nil
 		case <-timerC:
 			cmd.Process.Signal(syscall.SIGKILL)
 			err := <-done
 			if err != nil && !killedBySignal(err) {
 				return "", "", fmt.Errorf("worker failed before its kill: %v\n%s", err, stderr)
+			}
+			// The hook may have noted its write and be sending its own
+			// SIGKILL as the timer fires: the worker died in that write.
+			if how, p, ok, err := hookKill(w.Dir, before); err != nil || ok {
+				return how, p, err
 			}
 			return "timer", fmt.Sprintf("after %s", delay.Round(time.Millisecond)), nil
 		case <-ctx.Done():
@@ -357,6 +357,20 @@ func killCycle(ctx context.Context, cfg Config, w WorkerConfig, delay time.Durat
 			return "", "", ctx.Err()
 		}
 	}
+}
+
+// hookKill reads the write a worker's hook noted in the kill log after
+// its first before lines: ok is false when there is none.
+func hookKill(dir string, before int) (how, path string, ok bool, err error) {
+	lines := readLines(filepath.Join(dir, killLog))
+	if len(lines) <= before {
+		return "", "", false, nil
+	}
+	var step int
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "%d\t%s", &step, &path); err != nil {
+		return "", "", false, fmt.Errorf("kill log line %q: %w", lines[len(lines)-1], err)
+	}
+	return checkpoint.WriteStep(step).String(), path, true, nil
 }
 
 func killedBySignal(err error) bool {
