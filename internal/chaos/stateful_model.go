@@ -151,7 +151,7 @@ func (w *statefulWorkload) modelGroupState(res Result) {
 	byKey := map[int64][]int64{}
 	k := w.gsKeys()
 	for v := int64(0); v < w.records; v++ {
-		res["gs_proc"].Add(strconv.FormatInt(v%37, 10), 1, nullInt)
+		res["gs_proc"].Add(strconv.FormatInt(v%37+37*((v/(3*w.perBatch))%4), 10), 1, nullInt)
 		ts, late := w.eventMs(v, 13, 7)
 		if late {
 			continue

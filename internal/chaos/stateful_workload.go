@@ -59,9 +59,11 @@ import (
 //	             for 30 epochs and rests 30, so its "session" times out and
 //	             is emitted (key@first, count, last) and removed
 //	gs_proc      flatMapGroupsWithState, processing-time timeout: a count
-//	             per key % 37 emitted every 5 rows and its rest at the
-//	             timeout; the per-key sum is the same however the batches
-//	             and the timeouts fall
+//	             per key emitted every 5 rows and its rest at the timeout
+//	             (300 ms without a row); a key (v % 37, and which of four
+//	             3-epoch turns v is in) gets rows for 3 epochs and rests
+//	             for 9, so that timeouts fire all through the run. The
+//	             per-key sum is the same however batches and timeouts fall
 //
 // Model returns, for every query, the rows computed by brute force from
 // the input, so that a wrong answer the engine gives every time (and the
@@ -215,7 +217,7 @@ func (w *statefulWorkload) frames(sess *arrowstream.Session, mem memory.Allocato
 			Select(w.gsKeyExpr()+" AS sk", "ts", "unix_millis(ts) AS tms").GroupByKey("sk").
 			FlatMapGroupsWithState(gsOutSchema, arrowstream.Append, arrowstream.EventTimeTimeout, gsEventFunc(mem)),
 		"gs_proc": sess.ReadStream("events").Filter(fmt.Sprintf("value < %d", w.records)).
-			Select("value % 37 AS g").GroupByKey("g").
+			Select(fmt.Sprintf("value %% 37 + 37 * (CAST(floor(value / %d) AS BIGINT) %% 4) AS g", 3*w.perBatch)).GroupByKey("g").
 			FlatMapGroupsWithState(gsOutSchema, arrowstream.Append, arrowstream.ProcessingTimeTimeout, gsProcFunc(mem)),
 	}
 	for name, df := range f {
@@ -320,7 +322,7 @@ func gsEventFunc(mem memory.Allocator) arrowstream.GroupFunc {
 }
 
 // gsProcFunc counts a key's rows, emits the count at every 5 and the
-// rest when the key has had no row for 2 s of processing time.
+// rest when the key has had no row for 300 ms of processing time.
 func gsProcFunc(mem memory.Allocator) arrowstream.GroupFunc {
 	return func(key arrow.Array, rows arrow.Record, s *arrowstream.GroupState) (arrow.Record, error) {
 		st, err := gsDecode(s, 1)
@@ -345,7 +347,7 @@ func gsProcFunc(mem memory.Allocator) arrowstream.GroupFunc {
 			}
 			return nil, err
 		}
-		if err := s.SetTimeoutDuration(2 * time.Second); err != nil {
+		if err := s.SetTimeoutDuration(300 * time.Millisecond); err != nil {
 			if out != nil {
 				out.Release()
 			}
