@@ -27,7 +27,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	env := osEnv(stdout, stderr)
-	fs := newFlagSet("chaos", "[--cycles N] [--records N] [--seed S] [--workload memsink|continuous|files|kafka] [--conf key=value]...", chaosExamples)
+	fs := newFlagSet("chaos", "[--cycles N] [--records N] [--seed S] [--workload memsink|continuous|files|kafka|stateful] [--conf key=value]...", chaosExamples)
 	cycles := fs.Int("cycles", 200, "kill-and-restart cycles before the final run")
 	records := fs.Int64("records", 100_000, "input records")
 	seed := fs.Int64("seed", 1, "seed of every kill choice")
@@ -37,6 +37,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 	sync := fs.Bool("fsync", false, "fsync checkpoint writes (a killed process loses nothing the kernel has, so off by default)")
 	verbose := fs.Bool("v", false, "print every kill")
 	killAfter := fs.Int("max-kill-after", 60, "a kill inside a checkpoint write lands in one of the first N writes reaching its step; fewer put more kills inside writes (an epoch appends once to its epoch log) and fewer on the timer")
+	maxDelay := fs.Duration("max-delay", 400*time.Millisecond, "timer kills land 10ms to this long after a worker starts; a workload that takes longer to start its queries (stateful: twelve queries) needs more for its kills to reach the checkpoint writes")
 	conf := confFlags{}
 	fs.Var(conf, "conf", "a session setting key=value for the workload's queries, e.g. stateStore.provider=pebble (repeatable)")
 	if err := parseFlags(fs, args, env); err != nil {
@@ -61,6 +62,7 @@ func runChaos(args []string, stdout, stderr io.Writer) int {
 		NoSync:       !*sync,
 		Conf:         conf,
 		MaxKillAfter: *killAfter,
+		MaxDelay:     *maxDelay,
 	}
 	if *verbose {
 		cfg.Progress = stderr

@@ -96,3 +96,18 @@ func TestCrashHarnessMemsink(t *testing.T) {
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
+
+// TestCrashHarnessStateful: one query per kind of stateful operator
+// (stream-stream joins, dedups, group state with both timeouts, chained
+// aggregations) under a few kills, and the reference run checked against
+// the workload's brute-force model (runHarness fails on either).
+func TestCrashHarnessStateful(t *testing.T) {
+	cfg := Config{Cycles: 6, Records: 3_000, Seed: 5, Workload: "stateful", MaxDelay: 300 * time.Millisecond, MaxKillAfter: 20}
+	if raceEnabled {
+		// Twelve queries are slow under the detector (about 3 minutes
+		// at load 25 with 4 cycles and 3,000 records): less of both.
+		cfg.Cycles, cfg.Records = 3, 2_400
+		cfg.MinDelay, cfg.MaxDelay = 300*time.Millisecond, 3*time.Second
+	}
+	runHarness(t, cfg)
+}

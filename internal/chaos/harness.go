@@ -182,6 +182,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 
+	modelDiffs := checkModel(wl, want)
+
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed))
 	for i := 0; i < cfg.Cycles; i++ {
 		w := base
@@ -217,6 +219,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep.Diffs = Compare(want, got)
+	for name, d := range modelDiffs {
+		rep.Diffs[name] = d
+	}
 	for _, d := range rep.Diffs {
 		rep.Lost += d.Lost
 		rep.Duplicated += d.Duplicated
@@ -326,24 +331,24 @@ func killCycle(ctx context.Context, cfg Config, w WorkerConfig, delay time.Durat
 			if !killedBySignal(err) {
 				return "", "", fmt.Errorf("worker exited on its own (%v) instead of being killed:\n%s", err, stderr)
 			}
-			lines := readLines(filepath.Join(w.Dir, killLog))
-			if len(lines) <= before {
-				// Killed, but not by its hook (seen once, under the race
-				// detector, cause unknown): still a crash to recover from,
-				// counted apart.
-				return "unattributed", fmt.Sprintf("after %s (armed %s, write %d)", time.Since(started).Round(time.Millisecond), w.KillStep, w.KillAfter), nil
+			how, p, ok, err := hookKill(w.Dir, before)
+			if err != nil || ok {
+				return how, p, err
 			}
-			var step int
-			var p string
-			if _, err := fmt.Sscanf(lines[len(lines)-1], "%d\t%s", &step, &p); err != nil {
-				return "", "", fmt.Errorf("kill log line %q: %w", lines[len(lines)-1], err)
-			}
-			return checkpoint.WriteStep(step).String(), p, nil
+			// Killed, but not by its hook (seen once, under the race
+			// detector, cause unknown): still a crash to recover from,
+			// counted apart.
+			return "unattributed", fmt.Sprintf("after %s (armed %s, write %d)", time.Since(started).Round(time.Millisecond), w.KillStep, w.KillAfter), nil
 		case <-timerC:
 			cmd.Process.Signal(syscall.SIGKILL)
 			err := <-done
 			if err != nil && !killedBySignal(err) {
 				return "", "", fmt.Errorf("worker failed before its kill: %v\n%s", err, stderr)
+			}
+			// The hook may have noted its write and be sending its own
+			// SIGKILL as the timer fires: the worker died in that write.
+			if how, p, ok, err := hookKill(w.Dir, before); err != nil || ok {
+				return how, p, err
 			}
 			return "timer", fmt.Sprintf("after %s", delay.Round(time.Millisecond)), nil
 		case <-ctx.Done():
@@ -352,6 +357,20 @@ func killCycle(ctx context.Context, cfg Config, w WorkerConfig, delay time.Durat
 			return "", "", ctx.Err()
 		}
 	}
+}
+
+// hookKill reads the write a worker's hook noted in the kill log after
+// its first before lines: ok is false when there is none.
+func hookKill(dir string, before int) (how, path string, ok bool, err error) {
+	lines := readLines(filepath.Join(dir, killLog))
+	if len(lines) <= before {
+		return "", "", false, nil
+	}
+	var step int
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "%d\t%s", &step, &path); err != nil {
+		return "", "", false, fmt.Errorf("kill log line %q: %w", lines[len(lines)-1], err)
+	}
+	return checkpoint.WriteStep(step).String(), path, true, nil
 }
 
 func killedBySignal(err error) bool {
@@ -398,6 +417,12 @@ func fileKind(dir, path string) string {
 		return "state snapshot"
 	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".segment"):
 		return "state snapshot segment"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".pack"):
+		return "state pack"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".pebble"):
+		return "pebble version"
+	case strings.Contains(rel, "/state/") && strings.HasSuffix(base, ".sst"):
+		return "pebble sst"
 	case strings.Contains(rel, "/state/"):
 		return "state other (" + base + ")"
 	case strings.Contains(rel, "/sinks/memory/") && strings.HasSuffix(base, ".view.arrow"):
@@ -423,4 +448,25 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 		l.n -= k
 	}
 	return len(p), nil
+}
+
+// checkModel compares the reference result with the workload's brute-force
+// model, when it has one: the differences are reported as outputs named
+// "<output> (reference vs model)", lost and duplicated counted as the
+// reference run's.
+func checkModel(wl Workload, want Result) map[string]Diff {
+	m, ok := wl.(Modeler)
+	if !ok {
+		return nil
+	}
+	model := m.Model()
+	ref := Result{}
+	for name := range model {
+		ref[name] = want[name]
+	}
+	out := map[string]Diff{}
+	for name, d := range Compare(model, ref) {
+		out[name+" (reference vs model)"] = d
+	}
+	return out
 }

@@ -70,7 +70,7 @@ type Running interface {
 }
 
 // WorkloadNames lists the workloads --workload accepts.
-func WorkloadNames() []string { return []string{"memsink", "continuous", "files", "kafka"} }
+func WorkloadNames() []string { return []string{"memsink", "continuous", "files", "kafka", "stateful"} }
 
 // NewWorkload returns the named workload over records input records.
 func NewWorkload(name string, records int64) (Workload, error) {
@@ -88,6 +88,8 @@ func NewWorkload(name string, records int64) (Workload, error) {
 		return newFilesWorkload(records), nil
 	case "kafka":
 		return &kafkaWorkload{records: records}, nil
+	case "stateful":
+		return newStatefulWorkload(records), nil
 	}
 	return nil, fmt.Errorf("chaos: unknown workload %q (known: %s)", name, strings.Join(WorkloadNames(), ", "))
 }
