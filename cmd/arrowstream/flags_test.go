@@ -27,6 +27,10 @@ func TestFlagsUsageAndErrors(t *testing.T) {
 					t.Errorf("-h output lacks %q:\n%s", want, out)
 				}
 			}
+			// A repeatable flag given nothing has no default to show.
+			if strings.Contains(out.String(), `(default "[]")`) {
+				t.Errorf("-h shows an empty list as a default value:\n%s", out)
+			}
 		})
 		for _, args := range [][]string{{"--no-such-flag"}, {"--max-rows", "many"}} {
 			t.Run(name+"/"+args[0], func(t *testing.T) {

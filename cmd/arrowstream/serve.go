@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 const serveExamples = `  arrowstream serve                                   # Flight SQL on 127.0.0.1:31337, UI on :4040
@@ -78,7 +79,9 @@ func serveCmd(ctx context.Context, args []string, env cliEnv) error {
 // stringList is a repeatable string flag.
 type stringList []string
 
-func (l *stringList) String() string { return fmt.Sprint(*l) }
+// String is the flag's value as given ("" when none: the usage then shows
+// no default, where fmt's "[]" read as a value to pass).
+func (l *stringList) String() string { return strings.Join(*l, ",") }
 
 func (l *stringList) Set(s string) error {
 	*l = append(*l, s)
