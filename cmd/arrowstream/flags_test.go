@@ -41,6 +41,10 @@ func TestFlagsUsageAndErrors(t *testing.T) {
 				if out.Len() != 0 || !strings.Contains(errb.String(), "usage:") {
 					t.Fatalf("%v: stdout %q, stderr %q", args, out, errb)
 				}
+				// The error spells the flag as the usage does.
+				if !strings.Contains(errb.String(), ": "+args[0]) && !strings.Contains(errb.String(), "flag "+args[0]+":") {
+					t.Errorf("%v: the error does not name %s as typed in the usage:\n%s", args, args[0], errb)
+				}
 			})
 		}
 		t.Run(name+"/bad-env", func(t *testing.T) {
