@@ -22,7 +22,11 @@ AS SELECT window.start AS window_start, window.end AS window_end, page, count(*)
    GROUP BY window(event_time, '10 seconds'), page;
 
 -- The ten most viewed pages since the start, with their distinct users,
--- rewritten whole every epoch (Complete mode).
+-- rewritten whole every epoch (Complete mode). users is an estimate:
+-- approx_count_distinct (HyperLogLog++, Spark's default relative error of
+-- 5%) keeps a sketch of fixed size per page where count(DISTINCT
+-- user_id) would keep every user ever seen, so a page whose views are
+-- nearly all from different users may show a few more users than views.
 CREATE STREAMING TABLE top_pages
   TBLPROPERTIES ('outputMode' = 'complete', 'trigger' = '1 second')
 AS SELECT page, count(*) AS views, approx_count_distinct(user_id) AS users

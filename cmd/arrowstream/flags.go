@@ -119,12 +119,21 @@ func reportParse(fs *flag.FlagSet, err error, env cliEnv) error {
 		fs.Usage()
 		return errUsage{0}
 	default:
-		fmt.Fprintf(env.stderr, "%s: %v\n", fs.Name(), err)
+		fmt.Fprintf(env.stderr, "%s: %s\n", fs.Name(), dashDash.Replace(err.Error()))
 		fs.SetOutput(env.stderr)
 		fs.Usage()
 		return errUsage{2}
 	}
 }
+
+// dashDash spells the flag in the flag package's parse errors as the
+// usage, the docs and the examples do (--format, not -format).
+var dashDash = strings.NewReplacer(
+	"for flag -", "for flag --",
+	"not defined: -", "not defined: --",
+	"needs an argument: -", "needs an argument: --",
+	"invalid boolean flag ", "invalid boolean flag --",
+)
 
 // exitCode turns a subcommand's error into its exit status: errUsage's,
 // else 1 after printing the error.

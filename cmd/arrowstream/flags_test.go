@@ -27,6 +27,10 @@ func TestFlagsUsageAndErrors(t *testing.T) {
 					t.Errorf("-h output lacks %q:\n%s", want, out)
 				}
 			}
+			// A repeatable flag given nothing has no default to show.
+			if strings.Contains(out.String(), `(default "[]")`) {
+				t.Errorf("-h shows an empty list as a default value:\n%s", out)
+			}
 		})
 		for _, args := range [][]string{{"--no-such-flag"}, {"--max-rows", "many"}} {
 			t.Run(name+"/"+args[0], func(t *testing.T) {
@@ -36,6 +40,10 @@ func TestFlagsUsageAndErrors(t *testing.T) {
 				}
 				if out.Len() != 0 || !strings.Contains(errb.String(), "usage:") {
 					t.Fatalf("%v: stdout %q, stderr %q", args, out, errb)
+				}
+				// The error spells the flag as the usage does.
+				if !strings.Contains(errb.String(), ": "+args[0]) && !strings.Contains(errb.String(), "flag "+args[0]+":") {
+					t.Errorf("%v: the error does not name %s as typed in the usage:\n%s", args, args[0], errb)
 				}
 			})
 		}

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -59,6 +60,10 @@ func runCmd(ctx context.Context, args []string, env cliEnv) error {
 		return err
 	}
 	files := fs.Args()
+	scripts, err := readScripts(files, os.Stdin)
+	if err != nil {
+		return err
+	}
 	what, ckName := "the demo", "demo"
 	if len(files) > 0 {
 		what, ckName = strings.Join(files, ", "), scriptCheckpointName(files)
@@ -71,7 +76,7 @@ func runCmd(ctx context.Context, args []string, env cliEnv) error {
 	if len(files) == 0 {
 		err = runScript(ctx, a.engine, "demo.sql", demoSQL, env.stdout, f.maxRows)
 	} else {
-		err = runScripts(ctx, a.engine, files, env.stdout, f.maxRows)
+		err = runScripts(ctx, a.engine, scripts, env.stdout, f.maxRows)
 	}
 	if err != nil {
 		var nr *memsink.NotRecoverableError

@@ -117,21 +117,35 @@ func blankOut(s string) string {
 	return b.String()
 }
 
-// runScripts executes the statements of each file (or of stdin for "-"),
-// printing query results to out. The first failing statement stops it.
-func runScripts(ctx context.Context, e *engine, files []string, out io.Writer, maxRows int) error {
+// scriptFile is a SQL file's name and text.
+type scriptFile struct{ name, src string }
+
+// readScripts reads each file (stdin for "-") before anything starts, so
+// that a mistyped file name is reported without starting the servers or
+// making a checkpoint root (and a catalog) named after the missing file.
+func readScripts(files []string, stdin io.Reader) ([]scriptFile, error) {
+	out := make([]scriptFile, 0, len(files))
 	for _, f := range files {
 		var data []byte
 		var err error
 		if f == "-" {
-			data, err = io.ReadAll(os.Stdin)
+			data, err = io.ReadAll(stdin)
 		} else {
 			data, err = os.ReadFile(f)
 		}
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("read SQL file %s: %w", f, err)
 		}
-		if err := runScript(ctx, e, f, string(data), out, maxRows); err != nil {
+		out = append(out, scriptFile{name: f, src: string(data)})
+	}
+	return out, nil
+}
+
+// runScripts executes the statements of each file, printing query
+// results to out. The first failing statement stops it.
+func runScripts(ctx context.Context, e *engine, files []scriptFile, out io.Writer, maxRows int) error {
+	for _, f := range files {
+		if err := runScript(ctx, e, f.name, f.src, out, maxRows); err != nil {
 			return err
 		}
 	}

@@ -93,3 +93,23 @@ func TestRunFileWithoutStreamingTablesReturns(t *testing.T) {
 		t.Fatalf("output: %s", out)
 	}
 }
+
+// TestRunMissingFileStartsNothing: `arrowstream run nosuch.sql` names the
+// file and starts nothing: no checkpoint root (with a catalog and a lock)
+// is made for a file that does not exist, and no server is started first.
+func TestRunMissingFileStartsNothing(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	missing := filepath.Join(dir, "nosuch.sql")
+	env, out, errb := testEnv(nil)
+	err := runCmd(context.Background(), []string{"--checkpoint", ck, "--http", "", "--addr", "", missing}, env)
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("run of a missing file: %v, want an error naming %s", err, missing)
+	}
+	if _, serr := os.Stat(ck); !os.IsNotExist(serr) {
+		t.Errorf("run of a missing file made the checkpoint root %s (stat: %v)", ck, serr)
+	}
+	if strings.Contains(errb.String(), "serving") || out.Len() > 0 {
+		t.Errorf("run of a missing file started something:\nstdout: %s\nstderr: %s", out, errb)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 )
 
 const serveExamples = `  arrowstream serve                                   # Flight SQL on 127.0.0.1:31337, UI on :4040
@@ -57,12 +59,16 @@ func serveCmd(ctx context.Context, args []string, env cliEnv) error {
 		fmt.Fprintf(env.stderr, "arrowstream serve: %v\n", err)
 		return errUsage{2}
 	}
+	scripts, err := readScripts(*inits, os.Stdin)
+	if err != nil {
+		return err
+	}
 	a, err := startApp(ctx, f, env, "serve", "serve")
 	if err != nil {
 		return err
 	}
 	defer a.shutdown()
-	if err := runScripts(ctx, a.engine, *inits, env.stdout, f.maxRows); err != nil {
+	if err := runScripts(ctx, a.engine, scripts, env.stdout, f.maxRows); err != nil {
 		return err
 	}
 	a.banner(env.stdout, "without the demo: create tables over Flight SQL", nil)
@@ -73,7 +79,9 @@ func serveCmd(ctx context.Context, args []string, env cliEnv) error {
 // stringList is a repeatable string flag.
 type stringList []string
 
-func (l *stringList) String() string { return fmt.Sprint(*l) }
+// String is the flag's value as given ("" when none: the usage then shows
+// no default, where fmt's "[]" read as a value to pass).
+func (l *stringList) String() string { return strings.Join(*l, ",") }
 
 func (l *stringList) Set(s string) error {
 	*l = append(*l, s)

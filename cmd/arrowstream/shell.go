@@ -74,6 +74,9 @@ func shellCmd(ctx context.Context, args []string, env cliEnv, stdin *os.File) er
 	sh := &shell{out: env.stdout, errOut: env.stderr, mode: f.mode.value, pager: f.pager,
 		interactive: isTerminal(env.stdout), maxRows: f.query.maxRows, comp: newCompleter()}
 	sh.height = func() int { return terminalHeight(env.stdout) }
+	// The banner greets a person at a terminal; printed before a script's
+	// results it would be the first lines of `--mode csv < report.sql`.
+	typing := term.IsTerminal(int(stdin.Fd()))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -82,6 +85,10 @@ func shellCmd(ctx context.Context, args []string, env cliEnv, stdin *os.File) er
 		return err
 	}
 	defer closeConn()
+	if typing {
+		fmt.Fprintln(env.stdout, sh.banner)
+		fmt.Fprintln(env.stdout, `Statements end with ";". Enter .help for the commands, Ctrl-D to leave.`)
+	}
 	sh.comp.refresh(sh.withAuth(ctx), sh.client)
 
 	// Ctrl-C (SIGINT while a statement runs: the line editor reads it as
@@ -106,11 +113,14 @@ func shellCmd(ctx context.Context, args []string, env cliEnv, stdin *os.File) er
 			sh.report(err)
 		}
 		if sh.quit {
-			return nil
+			return sh.scriptStatus()
 		}
 	}
-	if !term.IsTerminal(int(stdin.Fd())) {
-		return sh.script(ctx, run, stdin)
+	if !typing {
+		if err := sh.script(ctx, run, stdin); err != nil {
+			return err
+		}
+		return sh.scriptStatus()
 	}
 	return sh.interact(ctx, run, f, stdin)
 }
@@ -127,11 +137,10 @@ func (sh *shell) connect(ctx context.Context, f *shellFlags, env cliEnv) (func()
 		}
 		stop = a.shutdown
 		uri = "grpc://" + a.flight.Addr()
-		fmt.Fprintf(env.stdout, "Arrowstream SQL shell, embedded engine (checkpoint %s).\n", a.ckRoot)
+		sh.banner = fmt.Sprintf("Arrowstream SQL shell, embedded engine (checkpoint %s).", a.ckRoot)
 	} else {
-		fmt.Fprintf(env.stdout, "Arrowstream SQL shell, connected to %s.\n", uri)
+		sh.banner = fmt.Sprintf("Arrowstream SQL shell, connected to %s.", uri)
 	}
-	fmt.Fprintln(env.stdout, `Statements end with ";". Enter .help for the commands, Ctrl-D to leave.`)
 	f.query.uri = uri
 	target, creds, err := f.query.dialTarget()
 	if err != nil {
@@ -206,6 +215,18 @@ func (r *statementRunner) interrupt() {
 	if r.cancel != nil {
 		r.cancel()
 	}
+}
+
+// scriptStatus is the exit status of a script (files, piped stdin): a
+// failed statement is reported and the script goes on, as at the prompt,
+// but the exit status says that one failed, so that `arrowstream sql <
+// report.sql && next-step` stops at a broken report.
+func (sh *shell) scriptStatus() error {
+	if sh.failed > 0 {
+		fmt.Fprintf(sh.errOut, "arrowstream sql: %d of the script's statements or commands failed\n", sh.failed)
+		return errUsage{1}
+	}
+	return nil
 }
 
 // script reads statements from a file or pipe, without prompts.

@@ -41,6 +41,9 @@ type shell struct {
 	depth int             // .read nesting
 	tmpN  int             // ad-hoc streaming queries started
 	quit  bool
+
+	banner string // the greeting, printed when stdin is a terminal
+	failed int    // errors reported (the exit status of a script)
 }
 
 // Prompts of the line editor.
@@ -120,8 +123,10 @@ func (s *shell) report(err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled):
+		s.failed++
 		fmt.Fprintln(s.errOut, "Cancelled.")
 	default:
+		s.failed++
 		fmt.Fprintf(s.errOut, "Error: %v\n", clientError(err, s.target))
 	}
 }

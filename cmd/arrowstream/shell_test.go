@@ -22,6 +22,17 @@ import (
 // as its (non-terminal) stdin and returns stdout and stderr.
 func runShellScript(t *testing.T, script string, args ...string) (string, string) {
 	t.Helper()
+	out, errOut, err := shellScriptStatus(t, script, args...)
+	if err != nil {
+		t.Fatalf("shell: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	return out, errOut
+}
+
+// shellScriptStatus is runShellScript returning shellCmd's error (the
+// exit status) instead of failing on it.
+func shellScriptStatus(t *testing.T, script string, args ...string) (string, string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "stdin.sql")
 	if err := os.WriteFile(in, []byte(script), 0o644); err != nil {
@@ -35,10 +46,8 @@ func runShellScript(t *testing.T, script string, args ...string) (string, string
 	var out, errOut bytes.Buffer
 	env := cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
 	all := append([]string{"--checkpoint", filepath.Join(dir, "ck"), "--history", "off"}, args...)
-	if err := shellCmd(context.Background(), all, env, f); err != nil {
-		t.Fatalf("shell: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
-	}
-	return out.String(), errOut.String()
+	err = shellCmd(context.Background(), all, env, f)
+	return out.String(), errOut.String(), err
 }
 
 // TestShellScript runs statements spread over lines, dot and backslash
@@ -69,7 +78,13 @@ func TestShellScript(t *testing.T) {
 		".timer on",
 		"SELECT 5 AS five",
 	}, "\n")
-	out, errOut := runShellScript(t, script)
+	out, errOut, err := shellScriptStatus(t, script)
+	if u, ok := err.(errUsage); !ok || u.code != 1 {
+		t.Errorf("a script with failed statements ended with %v, want exit status 1", err)
+	}
+	if !strings.Contains(errOut, "3 of the script's statements or commands failed") {
+		t.Errorf("stderr does not count the failures:\n%s", errOut)
+	}
 	for _, want := range []string{
 		"| a | b   |",
 		"| 1 | x;y |",
@@ -98,6 +113,19 @@ func TestShellScript(t *testing.T) {
 	}
 	if strings.Contains(errOut, "rpc error") {
 		t.Errorf("a gRPC prefix reached the user:\n%s", errOut)
+	}
+}
+
+// TestShellScriptOutputIsOnlyResults: the README's `arrowstream sql --mode
+// csv < report.sql` gives a CSV file: no banner before the results, and
+// exit status 0 when every statement ran.
+func TestShellScriptOutputIsOnlyResults(t *testing.T) {
+	out, errOut, err := shellScriptStatus(t, "SELECT 1 AS n, 'a' AS s;\nSELECT 2 AS n, 'b' AS s;\n", "--mode", "csv")
+	if err != nil {
+		t.Fatalf("exit status %v for a script that ran, stderr:\n%s", err, errOut)
+	}
+	if want := "n,s\n1,a\nn,s\n2,b\n"; out != want {
+		t.Errorf("stdout of the csv script = %q, want only the results %q", out, want)
 	}
 }
 
