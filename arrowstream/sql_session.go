@@ -94,7 +94,14 @@ func (s *Session) runStatement(ctx context.Context, stmt sql.Statement) (*Result
 	}
 	switch x := st.(type) {
 	case *plan.QueryStatement:
-		op, err := plan.Execute(ctx, s.mem, x.Plan, nil)
+		// The analyzed plan keeps a comma join's WHERE above a cross join
+		// and every column of the tables; the optimizer's push-downs make
+		// it an equi-join over the columns used, as EXPLAIN shows.
+		n, err := plan.OptimizeContext(ctx, x.Plan)
+		if err != nil {
+			return nil, err
+		}
+		op, err := plan.Execute(ctx, s.mem, n, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -343,7 +343,9 @@ func windowFrame(f *sql.FuncCall, name string, spec *sql.WindowSpec, p *winPlace
 	if fn.Frame.End.Kind == vector.FrameUnboundedPreceding {
 		return errorAt(end.Pos, ErrAggregate, "The upper bound of a window frame cannot be UNBOUNDED PRECEDING.")
 	}
-	if boundPosition(fn.Frame.Start) > boundPosition(fn.Frame.End) {
+	// Months and a fixed distance cannot be ordered (a month has no fixed
+	// length): only bounds of one kind are compared.
+	if (fn.Frame.Start.Months != 0) == (fn.Frame.End.Months != 0) && boundPosition(fn.Frame.Start) > boundPosition(fn.Frame.End) {
 		return errorAt(fr.Pos, ErrAggregate, "The lower bound of a window frame must be less than or equal to the upper bound: %s.", sparkFrame(fn.Frame))
 	}
 	return nil
@@ -369,9 +371,9 @@ func boundPosition(b vector.FrameBound) float64 {
 	case vector.FrameUnboundedFollowing:
 		return math.Inf(1)
 	case vector.FramePreceding:
-		return -b.FloatOffset
+		return -b.FloatOffset - float64(b.Months)
 	case vector.FrameFollowing:
-		return b.FloatOffset
+		return b.FloatOffset + float64(b.Months)
 	}
 	return 0
 }
@@ -426,6 +428,13 @@ func frameBound(b *sql.FrameBound, ranged bool, keyType arrow.DataType) (vector.
 		v, _ := foldConstant(castTo(l, vector.Int64))
 		out.Offset = v.Value.(int64)
 		out.FloatOffset = float64(out.Offset)
+		return out, nil
+	}
+	if m, ok := l.Value.(arrow.MonthInterval); ok && (keyType.ID() == arrow.TIMESTAMP || keyType.ID() == arrow.DATE32) {
+		// A year-month interval moves a date or timestamp key by calendar
+		// months, no fixed distance (Spark's key + INTERVAL 'y-m' YEAR TO
+		// MONTH); the window operator adds them row by row.
+		out.Months = int64(m)
 		return out, nil
 	}
 	switch keyType.ID() {

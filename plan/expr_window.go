@@ -135,7 +135,9 @@ func sparkFrame(f vector.WindowFrame) string {
 			return "CURRENT ROW"
 		}
 		var v string
-		if f.Range && b.FloatOffset != float64(b.Offset) {
+		if b.Months != 0 {
+			v = vector.FormatYearMonth(int32(b.Months), vector.YMYearToMonth)
+		} else if f.Range && b.FloatOffset != float64(b.Offset) {
 			v = vector.FormatValue(b.FloatOffset, arrow.PrimitiveTypes.Float64)
 		} else {
 			v = itoa64(b.Offset)

@@ -440,6 +440,11 @@ func CollapseProjects(n Node) Node {
 			}
 		}
 	}
+	for _, e := range p.Exprs {
+		if literalIntoCall(e.Expr, inner.Exprs) {
+			return n
+		}
+	}
 	exprs := make([]NamedExpr, len(p.Exprs))
 	for i, e := range p.Exprs {
 		exprs[i] = NamedExpr{Name: e.Name, Expr: substitute(e.Expr, inner.Exprs)}
@@ -476,6 +481,34 @@ func substitute(e Expr, exprs []NamedExpr) Expr {
 		return x, nil
 	})
 	return out
+}
+
+// literalIntoCall reports whether substituting exprs into e would make a
+// literal of exprs an argument (or part of one) of a call in e. Functions
+// that take some arguments only as literals (date_add's string days
+// without ANSI, a format, an option map) check the analyzed call, where
+// the argument is a column, as Spark's analyzer does; inlining the
+// column's constant would make a refused call pass.
+func literalIntoCall(e Expr, exprs []NamedExpr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		c, ok := x.(*Call)
+		if !ok {
+			return !found
+		}
+		for _, a := range c.Args {
+			Walk(a, func(y Expr) bool {
+				if r, ok := y.(*ColumnRef); ok && r.Index >= 0 && r.Index < len(exprs) {
+					if _, lit := exprs[r.Index].Expr.(*Literal); lit {
+						found = true
+					}
+				}
+				return !found
+			})
+		}
+		return !found
+	})
+	return found
 }
 
 // remapColumns rewrites column ordinals with m (old → new); it fails on a

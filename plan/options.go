@@ -288,12 +288,41 @@ func applyOptionsAbove(n Node, o Options, stop []Node) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return mapExprs(n, stamp)
+		if n, err = mapExprs(n, stamp); err != nil {
+			return nil, err
+		}
+		return stampWindowZone(n, o.loc()), nil
 	}
 	if slices.Contains(stop, n) {
 		return n, nil
 	}
 	return rec(n)
+}
+
+// stampWindowZone gives a Window's frames with year-month bounds the
+// session time zone, which moves a TIMESTAMP key's wall clock by months
+// (frames are no expressions, so optionStamp does not reach them).
+func stampWindowZone(n Node, loc *time.Location) Node {
+	w, ok := n.(*Window)
+	if !ok {
+		return n
+	}
+	var c *Window
+	for i, f := range w.Funcs {
+		if f.Frame.Start.Months == 0 && f.Frame.End.Months == 0 {
+			continue
+		}
+		if c == nil {
+			cp := *w
+			cp.Funcs = slices.Clone(w.Funcs)
+			c = &cp
+		}
+		c.Funcs[i].Frame.Loc = loc
+	}
+	if c == nil {
+		return n
+	}
+	return c
 }
 
 // optionStamp is the rewrite that stamps o into one expression's casts and

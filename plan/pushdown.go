@@ -56,9 +56,16 @@ func pushFilter(in Node, preds []Expr) Node {
 		c.Input = pushFilter(x.Input, move)
 		return withFilter(&c, stay)
 	case *Project:
-		pushed := make([]Expr, len(move))
-		for i, p := range move {
-			pushed[i] = substitute(p, x.Exprs)
+		pushed := make([]Expr, 0, len(move))
+		for _, p := range move {
+			if literalIntoCall(p, x.Exprs) {
+				stay = append(stay, p)
+				continue
+			}
+			pushed = append(pushed, substitute(p, x.Exprs))
+		}
+		if len(pushed) == 0 {
+			return withFilter(in, stay)
 		}
 		c := *x
 		c.Input = pushFilter(x.Input, pushed)

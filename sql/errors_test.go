@@ -26,7 +26,6 @@ var syntaxErrors = []struct{ in, err string }{
 	{"SELECT * FROM t AS", "syntax error at 1:19: expected an alias after AS, found end of input"},
 	{"SELECT * FROM t.", "syntax error at 1:17: expected a name after '.', found end of input"},
 	{"SELECT * FROM STREAM(input", "syntax error at 1:27: expected ')' to close '(' at 1:21, found end of input"},
-	{"SELECT * FROM (a JOIN b) AS j", "syntax error at 1:26: an alias after a parenthesized join is not supported; write (SELECT * FROM ...) AS"},
 	{"SELECT * FROM (a JOIN b", "syntax error at 1:24: expected ')' to close '(' at 1:15, found end of input"},
 	{"SELECT * FROM (SELECT 1", "syntax error at 1:24: expected ')' to close '(' at 1:15, found end of input"},
 	{"SELECT * FROM a JOIN", "syntax error at 1:21: expected a table, STREAM or subquery after JOIN, found end of input"},

@@ -256,6 +256,12 @@ func (p *parser) parseSelectItem() *SelectItem {
 		id := identOf(t)
 		it.Alias = &id
 		p.implicitAlias = t
+	} else if wordIs(p.peek(), "FROM") && wordIs(p.peekAt(1), "FROM") {
+		// Spark reserves no keyword by default (ANSI's reserved words
+		// need spark.sql.ansi.enforceReservedKeywords): in
+		// "count(*) FROM FROM t" the first FROM names the column.
+		id := identOf(p.next())
+		it.Alias = &id
 	}
 	return it
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -64,11 +65,15 @@ const (
 // FrameBound is one end of a frame. For ROWS frames Offset counts rows;
 // for RANGE frames it is a distance in the order key's units (integers,
 // days for dates, microseconds for timestamps), FloatOffset for floating
-// point keys.
+// point keys. Months, when not zero, is a RANGE frame's year-month
+// interval over a DATE or TIMESTAMP key: the bound is the key moved by
+// that many calendar months (the day clamped to the month's end), which
+// no fixed Offset can say.
 type FrameBound struct {
 	Kind        FrameBoundKind
 	Offset      int64
 	FloatOffset float64
+	Months      int64
 }
 
 func (b FrameBound) String() string {
@@ -80,7 +85,13 @@ func (b FrameBound) String() string {
 	case FrameCurrentRow:
 		return "CURRENT ROW"
 	case FramePreceding:
+		if b.Months != 0 {
+			return fmt.Sprintf("%d MONTHS PRECEDING", b.Months)
+		}
 		return fmt.Sprintf("%d PRECEDING", b.Offset)
+	}
+	if b.Months != 0 {
+		return fmt.Sprintf("%d MONTHS FOLLOWING", b.Months)
 	}
 	return fmt.Sprintf("%d FOLLOWING", b.Offset)
 }
@@ -89,6 +100,10 @@ func (b FrameBound) String() string {
 type WindowFrame struct {
 	Range      bool
 	Start, End FrameBound
+	// Loc is the session time zone a bound's Months move a TIMESTAMP key's
+	// wall clock in (nil is UTC; a TIMESTAMP_NTZ key ignores it), as
+	// Spark's timestamp + year-month interval does.
+	Loc *time.Location
 }
 
 func (f WindowFrame) String() string {
@@ -242,6 +257,9 @@ func bindWindowCall(in *arrow.Schema, mem memory.Allocator, c WindowCall, spec W
 		}
 		if _, ok := rangeKeyKind(Unwrap(ev.DataType())); !ok {
 			return fail("a RANGE frame with an offset cannot order by %s", TypeName(ev.DataType()))
+		}
+		if id := Unwrap(ev.DataType()).ID(); (c.Frame.Start.Months != 0 || c.Frame.End.Months != 0) && id != arrow.DATE32 && id != arrow.TIMESTAMP {
+			return fail("a RANGE frame with a year-month interval cannot order by %s", TypeName(ev.DataType()))
 		}
 	}
 	switch c.Func {

@@ -257,32 +257,45 @@ func nonNullRows(s, e int, valid []bool) (vs, ve int) {
 // group (first or last): a null row's offset bounds are that group, and
 // offsets from non-null rows never reach it.
 func (b *winBounds) rangeFrame(f WindowFrame, fb FrameBound, end bool, s, e, c0, c1, p, vs, ve int, ints []int64, floats []float64, valid []bool, lo, hi []int32) int {
-	// before(j, t, strict): key(j) < key(t)+off (<= with strict).
-	before := func(j, t int, strict bool) bool {
+	// target(t) is key(t)+off, computed once per row; before(j, target,
+	// strict) is key(j) < target (<= with strict).
+	var shift func(int64) int64
+	if fb.Months != 0 {
+		shift = b.monthShift(f, fb)
+	}
+	target := func(t int) (int64, float64) {
 		if floats != nil {
-			target := floats[t]
+			x := floats[t]
 			switch fb.Kind {
 			case FramePreceding:
-				target -= fb.FloatOffset
+				x -= fb.FloatOffset
 			case FrameFollowing:
-				target += fb.FloatOffset
+				x += fb.FloatOffset
 			}
-			if strict {
-				return floats[j] <= target
-			}
-			return floats[j] < target
+			return 0, x
 		}
-		target := ints[t]
-		switch fb.Kind {
-		case FramePreceding:
-			target = satAdd(target, -fb.Offset)
-		case FrameFollowing:
-			target = satAdd(target, fb.Offset)
+		x := ints[t]
+		switch {
+		case shift != nil:
+			x = shift(x)
+		case fb.Kind == FramePreceding:
+			x = satAdd(x, -fb.Offset)
+		case fb.Kind == FrameFollowing:
+			x = satAdd(x, fb.Offset)
+		}
+		return x, 0
+	}
+	before := func(j int, ti int64, tf float64, strict bool) bool {
+		if floats != nil {
+			if strict {
+				return floats[j] <= tf
+			}
+			return floats[j] < tf
 		}
 		if strict {
-			return ints[j] <= target
+			return ints[j] <= ti
 		}
-		return ints[j] < target
+		return ints[j] < ti
 	}
 	offset := fb.Kind == FramePreceding || fb.Kind == FrameFollowing
 	out := lo
@@ -305,11 +318,59 @@ func (b *winBounds) rangeFrame(f WindowFrame, fb FrameBound, end bool, s, e, c0,
 				out[i] = int32(g0)
 			}
 		default:
-			for p < ve && before(p, i, end) {
+			ti, tf := target(i)
+			for p < ve && before(p, ti, tf, end) {
 				p++
 			}
 			out[i] = int32(p)
 		}
 	}
 	return p
+}
+
+// monthShift returns the function that moves a RANGE key (ascending, so
+// negated for a descending order: see rangeKeys) by fb's months, forward
+// for FOLLOWING and back for PRECEDING in the order's direction: a DATE's
+// days by addMonths, a TIMESTAMP's wall clock in f.Loc (UTC for a
+// TIMESTAMP_NTZ) with its time of day kept, as Spark's key + INTERVAL
+// 'y-m' YEAR TO MONTH. Keys too far out for the months to move saturate.
+func (b *winBounds) monthShift(f WindowFrame, fb FrameBound) func(int64) int64 {
+	months := fb.Months
+	if fb.Kind == FramePreceding {
+		months = -months
+	}
+	sign := int64(1)
+	if b.desc {
+		sign, months = -1, -months
+	}
+	dt := Unwrap(b.orderKey.DataType())
+	if dt.ID() == arrow.DATE32 {
+		return func(k int64) int64 { return sign * addMonths(sign*k, months) }
+	}
+	loc := f.Loc
+	if IsTimestampNTZ(dt) {
+		loc = nil
+	}
+	// Days past this many from the epoch would overflow microseconds.
+	const maxDays = math.MaxInt64/fnMicrosPerDayMore - 1
+	var z zoneCache
+	return func(k int64) int64 {
+		wall := sign * k
+		if !isUTC(loc) {
+			wall = toWall(&z, loc, wall)
+		}
+		days, tod := fnFloorDiv(wall, fnMicrosPerDayMore), fnFloorMod(wall, fnMicrosPerDayMore)
+		nd := addMonths(days, months)
+		if nd > maxDays || nd < -maxDays {
+			if (nd > 0) == (sign > 0) {
+				return math.MaxInt64
+			}
+			return math.MinInt64
+		}
+		wall = nd*fnMicrosPerDayMore + tod
+		if !isUTC(loc) {
+			wall = localToInstant(loc, wall)
+		}
+		return sign * wall
+	}
 }
