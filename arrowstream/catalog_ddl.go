@@ -217,7 +217,7 @@ func (s *Session) runAndRecord(ctx context.Context, c *catalogLog, stmt sql.Stat
 
 func (s *Session) durableCreateStreaming(ctx context.Context, c *catalogLog, x *sql.CreateStreamingTable) (*Result, error) {
 	name := identName(x.Name)
-	if strings.EqualFold(name, ReservedDir) {
+	if sameName(name, ReservedDir) {
 		return nil, fmt.Errorf("arrowstream: streaming table name %s is reserved (its checkpoint directory holds the catalog)", name)
 	}
 	plain := *x
@@ -332,7 +332,7 @@ func (s *Session) startOver(name, dir string) error {
 // activeQuery is the running query named name, or nil.
 func (s *Session) activeQuery(name string) *StreamingQuery {
 	for _, q := range s.manager.Active() {
-		if strings.EqualFold(q.Name(), name) {
+		if sameName(q.Name(), name) {
 			return q
 		}
 	}
@@ -383,3 +383,9 @@ func (s *Session) archiveCheckpoint(name, dir string) error {
 	s.logger.Info("archived the checkpoint of a dropped or replaced streaming table", "table", name, "checkpoint", dir, "archive", dest)
 	return nil
 }
+
+// sameName reports whether two table names are one name: compared as their
+// lower case, as the catalogs key them (plan.Catalog, the durable catalog,
+// the server's read grants). strings.EqualFold also equates names whose
+// lower cases differ ("ſ" and "s"): a DROP of one stopped the other.
+func sameName(a, b string) bool { return strings.ToLower(a) == strings.ToLower(b) }

@@ -160,7 +160,7 @@ func (s *Session) createStreamingTable(ctx context.Context, x *plan.StreamingTab
 	}
 	if x.OrRefresh {
 		for _, q := range s.manager.Active() {
-			if strings.EqualFold(q.Name(), x.Name) {
+			if sameName(q.Name(), x.Name) {
 				q.Stop()
 			}
 		}
@@ -344,7 +344,7 @@ func (s *Session) createTable(x *sql.CreateTable) error {
 func (s *Session) dropTable(name string, ifExists bool) error {
 	found := false
 	for _, q := range s.manager.Active() {
-		if strings.EqualFold(q.Name(), name) {
+		if sameName(q.Name(), name) {
 			q.Stop()
 			found = true
 		}

@@ -89,7 +89,7 @@ func (a *authenticator) login(ctx context.Context, user, password string) (strin
 		c = a.dummy
 	}
 	if !c.matches(password) || !ok {
-		a.log.Warn("login failed", "user", user)
+		a.log.Warn("login failed", "user", LogName(user))
 		return "", status.Error(codes.Unauthenticated, "invalid user name or password")
 	}
 	raw := make([]byte, 32)

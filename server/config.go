@@ -23,6 +23,12 @@ const (
 	// or accepts. It matches the ADBC client's default receive limit
 	// (16 MiB): a larger record batch would fail the client's read.
 	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxHeaderBytes bounds the metadata (HTTP/2 header list) of
+	// one call. Clients send a bearer token or basic credentials and a few
+	// gRPC headers, well under a kilobyte; gRPC's own default (16 MiB) let
+	// an unauthenticated handshake make the server decode and hold (and
+	// log, as the user name) megabytes per call.
+	DefaultMaxHeaderBytes = 64 << 10
 	// DefaultMaxConcurrentStreams bounds the DoGet and DoPut streams served
 	// at once.
 	DefaultMaxConcurrentStreams = 256
@@ -59,6 +65,12 @@ type Limits struct {
 	// DefaultMaxMessageBytes). Outgoing record batches are sliced so that
 	// each message stays under half of it.
 	MaxMessageBytes int
+	// MaxHeaderBytes bounds one call's metadata, the HTTP/2 header list
+	// (0: DefaultMaxHeaderBytes). The server announces it: gRPC clients
+	// refuse to send more ("header list size to send violates the maximum
+	// size (65536 bytes) set by server"), and a call that sends more is
+	// reset before its metadata is kept.
+	MaxHeaderBytes int
 	// MaxConcurrentStreams bounds the DoGet and DoPut streams served at
 	// once, over all connections (0: DefaultMaxConcurrentStreams); more are
 	// refused with ResourceExhausted.
@@ -241,6 +253,9 @@ func (c Config) withDefaults() Config {
 	}
 	if l.MaxMessageBytes <= 0 {
 		l.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	if l.MaxConcurrentStreams <= 0 {
 		l.MaxConcurrentStreams = DefaultMaxConcurrentStreams

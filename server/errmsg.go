@@ -53,3 +53,24 @@ func shortStatus(err error) error {
 	p.Message = ShortenMessage(p.Message)
 	return status.FromProto(p).Err()
 }
+
+// MaxLoggedNameBytes bounds a name a client chose (a user name at login)
+// where the server logs it. A name is as long as the client's headers or
+// startup message allow, and a failed login is logged every time: in
+// full, an unauthenticated client wrote megabytes of log per attempt.
+const MaxLoggedNameBytes = 256
+
+// LogName returns name for a log line: unchanged when it fits
+// MaxLoggedNameBytes, else its start (cut on a UTF-8 boundary) and how
+// many bytes were left out. The log handler quotes it, so control
+// characters cannot forge lines either way.
+func LogName(name string) string {
+	if len(name) <= MaxLoggedNameBytes {
+		return name
+	}
+	n := MaxLoggedNameBytes
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… [%d more bytes]", name[:n], len(name)-n)
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -42,5 +43,26 @@ func TestShortenMessage(t *testing.T) {
 	small := status.Error(codes.NotFound, "x")
 	if shortStatus(small) != small || shortStatus(nil) != nil {
 		t.Fatal("short errors must pass unchanged")
+	}
+}
+
+// TestLogName: a name up to MaxLoggedNameBytes is logged as given; a
+// longer one keeps its start, valid UTF-8 however the cut falls, and the
+// count of the bytes left out.
+func TestLogName(t *testing.T) {
+	exact := strings.Repeat("a", MaxLoggedNameBytes)
+	if LogName(exact) != exact || LogName("bob") != "bob" {
+		t.Fatal("a name within the bound changed")
+	}
+	for _, fill := range []string{"x", "é", "日本", "🙂"} {
+		name := strings.Repeat(fill, 10_000)
+		got := LogName(name)
+		kept, _, ok := strings.Cut(got, "… [")
+		if !ok || !utf8.ValidString(got) || len(kept) > MaxLoggedNameBytes || len(kept) < MaxLoggedNameBytes-4 || !strings.HasPrefix(name, kept) {
+			t.Fatalf("%q: %d bytes kept, valid %v: %.80q", fill, len(kept), utf8.ValidString(got), got)
+		}
+		if want := fmt.Sprintf("… [%d more bytes]", len(name)-len(kept)); !strings.HasSuffix(got, want) {
+			t.Fatalf("%q: %q does not end with %q", fill, got[len(got)-40:], want)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func (f *Frontend) CheckPassword(ctx context.Context, user, password string) err
 		c = a.dummy
 	}
 	if !c.matches(password) || !ok {
-		a.log.Warn("login failed", "user", user, "protocol", "postgres")
+		a.log.Warn("login failed", "user", LogName(user), "protocol", "postgres")
 		return ErrBadLogin
 	}
 	return nil

@@ -89,6 +89,7 @@ func New(cfg Config) (*Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.MaxHeaderListSize(uint32(min(cfg.Limits.MaxHeaderBytes, 1<<30))),
 		grpc.MaxConcurrentStreams(uint32(min(cfg.Limits.MaxConcurrentStreams*4, 1<<16))),
 		// Find peers that vanished without closing, so that their streams
 		// (and the snapshots those hold) end.

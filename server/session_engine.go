@@ -61,7 +61,7 @@ func (c systemCatalog) Table(name string) (plan.Table, error) {
 	short, ok := strings.CutPrefix(strings.ToLower(name), SystemSchema+".")
 	if ok {
 		for _, t := range c.e.system {
-			if strings.EqualFold(t.Name(), short) {
+			if strings.ToLower(t.Name()) == short {
 				return systemPlanTable{t}, nil
 			}
 		}

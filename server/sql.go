@@ -403,7 +403,7 @@ func (q *sqlServer) runQuery(ctx context.Context, stream flight.FlightService_Do
 	err = withLimitCause(q.s.sendStreamOn(ctx, stream, schema, op, mem), mem)
 	q.s.endQuery(mem) // the operators and the stream are closed
 	if n := mem.inUse.Load(); n != 0 {
-		q.s.log.Warn("query left memory allocated after its stream closed", "bytes", n, "sql", sql, "err", err)
+		q.s.log.Warn("query left memory allocated after its stream closed", "bytes", n, "sql", ShortenMessage(sql), "err", err)
 	}
 	return statusOf(q.s.timeoutError(qctx, err), codes.InvalidArgument)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -139,6 +141,7 @@ func statusLines(qs []queryInfo) []string {
 				row[8] = "running"
 			}
 		}
+		row[0], row[8] = boardCell(row[0], maxBoardName), boardCell(row[8], maxBoardStatus)
 		rows = append(rows, row)
 	}
 	widths := make([]int, len(rows[0]))
@@ -163,6 +166,37 @@ func statusLines(qs []queryInfo) []string {
 		out[j] = strings.TrimRight(b.String(), " ")
 	}
 	return out
+}
+
+// The board's widest name and status cells: names are chosen by whoever
+// may create a table, and the status quotes a failed query's error.
+const (
+	maxBoardName   = 64
+	maxBoardStatus = 160
+)
+
+// boardCell makes a name or status fit one line of the board: control
+// characters (a newline, which broke the board's line count, or an escape
+// sequence, which a table name or a malformed record quoted in an error
+// sent to the operator's terminal) are shown escaped, and a cell longer
+// than max characters ends in "…".
+func boardCell(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
 }
 
 // compact renders a count or rate in at most about 6 characters.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/arrowstream/arrowstream/internal/testutil"
 )
@@ -93,4 +95,32 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestStatusLinesEscapeNames: a table name or status holding a newline or
+// a terminal escape sequence (an analyst's table name, a malformed record
+// quoted in a failed query's error) is shown escaped on one line, and a
+// long one is cut, so that the board keeps one line per query and nothing
+// reaches the operator's terminal as a control sequence.
+func TestStatusLinesEscapeNames(t *testing.T) {
+	lines := statusLines([]queryInfo{
+		{Name: "a\x1b[2J\x1b]0;owned\x07\nb", Status: "failed"},
+		{Name: strings.Repeat("long", 1000), Status: "active", Message: "Restarting after failure: bad \r\x1b[31mrecord" + strings.Repeat("x", 1000)},
+	})
+	if len(lines) != 3 {
+		t.Fatalf("%d lines for 2 queries: %q", len(lines), lines)
+	}
+	for _, l := range lines {
+		for _, r := range l {
+			if unicode.IsControl(r) {
+				t.Fatalf("line %q holds the control character %U", l, r)
+			}
+		}
+		if n := utf8.RuneCountInString(l); n > maxBoardName+maxBoardStatus+100 {
+			t.Fatalf("a line of %d characters: %.100q", n, l)
+		}
+	}
+	if !strings.HasPrefix(lines[1], `a\x1b[2J\x1b]0;owned\a\nb`) || !strings.Contains(lines[2], `bad \r\x1b[31mrecord`) || !strings.Contains(lines[2], "…") {
+		t.Fatalf("escaped lines:\n%s", strings.Join(lines, "\n"))
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/arrowstream/arrowstream/server"
 )
 
 const scramMechanism = "SCRAM-SHA-256"
@@ -115,7 +117,7 @@ func (c *conn) scram(user string) error {
 	}
 	stored := sha256.Sum256(clientKey)
 	if subtle.ConstantTimeCompare(stored[:], sec.StoredKey) != 1 || !known {
-		c.srv.log.Warn("login failed", "user", user, "protocol", "postgres")
+		c.srv.log.Warn("login failed", "user", server.LogName(user), "protocol", "postgres")
 		return authFailed(user)
 	}
 	c.send(&pgproto3.AuthenticationSASLFinal{Data: []byte("v=" + base64.StdEncoding.EncodeToString(hmacSum(sec.ServerKey, authMessage)))})

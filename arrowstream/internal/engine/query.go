@@ -11,6 +11,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/clip"
 )
 
 // numRecentProgress is how many progress reports a query keeps.
@@ -311,6 +312,9 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 		if m.cfg.CloseSink != nil {
 			m.cfg.CloseSink()
 		}
+		// The error is kept, logged and shown in the query's status: one
+		// quoting a record or value of megabytes is bounded first.
+		err = clip.Bound(err, MaxErrorBytes)
 		q.mu.Lock()
 		q.err = err
 		q.status = QueryStatus{Message: "Stopped"}

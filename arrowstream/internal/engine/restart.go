@@ -10,6 +10,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream/stream"
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/clip"
 )
 
 // MaxRestartBackoff caps the doubling wait between consecutive restarts.
@@ -125,6 +126,7 @@ func (q *Query) restartAfter(ctx context.Context, p RestartPolicy, attempt int, 
 		return false
 	}
 	wait := p.wait(attempt)
+	err = clip.Bound(err, MaxErrorBytes) // logged and shown at every attempt
 	q.logger.Warn("streaming query failed; restarting from its checkpoint",
 		"query", q.Describe(), "attempt", attempt, "maxAttempts", p.MaxAttempts, "backoff", wait, "err", err)
 	q.mu.Lock()
@@ -142,3 +144,9 @@ func (q *Query) restartAfter(ctx context.Context, p RestartPolicy, attempt int, 
 		return false
 	}
 }
+
+// MaxErrorBytes bounds the message of a query's error as it is logged,
+// kept (Err, system.streaming_queries' exception) and shown in its status:
+// errors quote their input (a malformed record, a value that failed a
+// cast), which a source or a user may make megabytes long.
+const MaxErrorBytes = 4 << 10

@@ -65,7 +65,7 @@ func (c *csvCodec) explain(line []byte) string {
 			r.Release()
 		}
 		if err != nil {
-			return fmt.Sprintf(" column %s (value %q)", c.schema.Field(i).Name, v)
+			return fmt.Sprintf(" column %s (value %q)", c.schema.Field(i).Name, truncate(v, 40))
 		}
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowstream/arrowstream/internal/clip"
 	"github.com/arrowstream/arrowstream/vector"
 )
 
@@ -54,6 +55,9 @@ func drainRecords(r recordReader) ([]arrow.Record, error) {
 
 // ErrMalformed is wrapped by FAILFAST's error for a malformed record.
 var ErrMalformed = fmt.Errorf("malformed record")
+
+// maxCauseBytes bounds the decoder's message in a malformed record's error.
+const maxCauseBytes = 1 << 10
 
 // safeDecode runs codec.decode under a scoped allocator and recover: on
 // failure nothing it allocated stays allocated, and a panic inside arrow's
@@ -236,7 +240,9 @@ func (f *lineFile) malformed(line []byte, lineNo int, cause error) error {
 	f.stats.malformed.Add(1)
 	switch f.mode {
 	case FailFast:
-		return fmt.Errorf("files: %s line %d%s: %w: %v", f.name, lineNo, f.codec.explain(line), ErrMalformed, cause)
+		// The decoder's error quotes the record, which may be as long as
+		// the read window allows: its message is bounded.
+		return fmt.Errorf("files: %s line %d%s: %w: %s", f.name, lineNo, f.codec.explain(line), ErrMalformed, clip.Text(cause.Error(), maxCauseBytes))
 	case DropMalformed:
 		f.stats.dropped.Add(1)
 		return nil

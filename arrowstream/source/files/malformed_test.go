@@ -85,3 +85,31 @@ func TestMalformedModes(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedLongRecordErrorBounded: FAILFAST's error for a record of
+// megabytes names the file, the line and the column, and quotes at most
+// maxCauseBytes of the decoder's message (which quoted the record whole,
+// twice: a 4 MiB line made an 8 MiB error, logged at every restart of a
+// streaming table reading it and kept in its status).
+func TestMalformedLongRecordErrorBounded(t *testing.T) {
+	for _, format := range []Format{CSV, JSON} {
+		t.Run(string(format), func(t *testing.T) {
+			mem := vt.NewAllocator(t)
+			dir := t.TempDir()
+			long := strings.Repeat("n", 4<<20)
+			line := "1,a\n" + long + ",b\n"
+			if format == JSON {
+				line = `{"id":1,"name":"a"}` + "\n" + `{"id":"` + long + `","name":"b"` + "\n"
+			}
+			writeFile(t, dir, "big."+string(format), line, 0)
+			s := newTestSource(t, mem, format, testSchema, map[string]string{"path": dir, "mode": string(FailFast)})
+			_, err := readAll(t, s)
+			if err == nil || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "big."+string(format)+" line 2") {
+				t.Fatalf("error %.300v, want a malformed line 2 of big.%s", err, format)
+			}
+			if n := len(err.Error()); n > 2*maxCauseBytes {
+				t.Fatalf("the error is %d bytes long, want at most %d: %.200s", n, 2*maxCauseBytes, err)
+			}
+		})
+	}
+}
