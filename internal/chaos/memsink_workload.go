@@ -108,7 +108,7 @@ func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
 		GroupBy("sk", "session_window(timestamp, '10 seconds')").Agg("count(*) AS n").
 		Select("concat(CAST(sk AS STRING), '@', CAST(session_window.start AS STRING)) AS id", "n", "session_window.end AS e")
 	modes := map[string]arrowstream.OutputMode{"proj": arrowstream.Append, "counts": arrowstream.Update, "windows": arrowstream.Append, "sessions": arrowstream.Append}
-	r := &memsinkRun{w: w, cat: cat, sess: sess}
+	r := &memsinkRun{w: w, memsinkQueries: memsinkQueries{cat: cat}, sess: sess}
 	for _, name := range w.queries() {
 		ws := frames[name].WriteStream().Format("memory").QueryName(name).OutputMode(modes[name]).
 			Option("checkpointLocation", filepath.Join(env.Dir, "checkpoints", name))
@@ -129,17 +129,14 @@ func (w *memsinkWorkload) Start(ctx context.Context, env Env) (Running, error) {
 }
 
 type memsinkRun struct {
-	w       *memsinkWorkload
-	sess    *arrowstream.Session
-	cat     *memsink.Catalog
-	queries []*arrowstream.StreamingQuery
+	w    *memsinkWorkload
+	sess *arrowstream.Session
+	memsinkQueries
 }
 
 func (r *memsinkRun) Done() (bool, error) {
-	for _, q := range r.queries {
-		if !q.IsActive() {
-			return false, fmt.Errorf("chaos: query %s stopped: %w", q.Name(), q.Exception())
-		}
+	if err := r.failed(); err != nil {
+		return false, err
 	}
 	if len(r.queries) < len(r.w.queries()) {
 		return false, nil
@@ -226,17 +223,4 @@ func colIndex(rec arrow.Record, name string) int {
 	return -1
 }
 
-func (r *memsinkRun) Stop() error {
-	var errs []error
-	for _, q := range r.queries {
-		if err := q.Stop(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, name := range r.w.queries() {
-		if t, ok := r.cat.Drop(name); ok {
-			t.Close()
-		}
-	}
-	return errors.Join(errs...)
-}
+func (r *memsinkRun) Stop() error { return r.stop(r.w.queries()) }

@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -158,7 +157,7 @@ func (w *statefulWorkload) Start(ctx context.Context, env Env) (Running, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &statefulRun{w: w, cat: cat, sess: sess, want: weights(w.Model())}
+	r := &statefulRun{w: w, memsinkQueries: memsinkQueries{cat: cat}, sess: sess, want: weights(w.Model())}
 	for _, name := range w.queries() {
 		ws := frames[name].WriteStream().Format("memory").QueryName(name).OutputMode(arrowstream.Append).
 			Option("checkpointLocation", filepath.Join(env.Dir, "checkpoints", name))
@@ -358,11 +357,10 @@ func gsProcFunc(mem memory.Allocator) arrowstream.GroupFunc {
 }
 
 type statefulRun struct {
-	w       *statefulWorkload
-	sess    *arrowstream.Session
-	cat     *memsink.Catalog
-	queries []*arrowstream.StreamingQuery
-	want    map[string]int64
+	w    *statefulWorkload
+	sess *arrowstream.Session
+	memsinkQueries
+	want map[string]int64
 }
 
 func weights(r Result) map[string]int64 {
@@ -375,10 +373,8 @@ func weights(r Result) map[string]int64 {
 
 // Done: every output reached the model's weight.
 func (r *statefulRun) Done() (bool, error) {
-	for _, q := range r.queries {
-		if !q.IsActive() {
-			return false, fmt.Errorf("chaos: query %s stopped: %w", q.Name(), q.Exception())
-		}
+	if err := r.failed(); err != nil {
+		return false, err
 	}
 	if len(r.queries) < len(r.w.queries()) {
 		return false, nil
@@ -420,17 +416,4 @@ func (r *statefulRun) Result() (Result, error) {
 	return res, nil
 }
 
-func (r *statefulRun) Stop() error {
-	var errs []error
-	for _, q := range r.queries {
-		if err := q.Stop(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, name := range r.w.queries() {
-		if t, ok := r.cat.Drop(name); ok {
-			t.Close()
-		}
-	}
-	return errors.Join(errs...)
-}
+func (r *statefulRun) Stop() error { return r.stop(r.w.queries()) }
