@@ -50,15 +50,7 @@ func checkStateProvider(checkpointDir string, hasState bool, recorded, requested
 // one was written before the setting existed and keeps the key-encoder
 // scheme its state was partitioned with, whatever the session says.
 func setStatePartitioning(conf, recorded map[string]string, restarted bool) {
-	if !restarted {
-		if conf[stream.ConfStatePartitioning] == "" {
-			conf[stream.ConfStatePartitioning] = stream.PartitioningMurmur3
-		}
-		return
-	}
-	if recorded[stream.ConfStatePartitioning] == "" {
-		conf[stream.ConfStatePartitioning] = stream.PartitioningKeyEncoder
-	}
+	freezeSetting(conf, recorded, restarted, stream.ConfStatePartitioning, stream.PartitioningMurmur3, stream.PartitioningKeyEncoder)
 }
 
 // setSubplanSharing fixes in a run's conf (which the offset log records)
@@ -67,15 +59,7 @@ func setStatePartitioning(conf, recorded map[string]string, restarted bool) {
 // does not record the setting was written before it existed, with state
 // for every copy, and keeps running every copy.
 func setSubplanSharing(conf, recorded map[string]string, restarted bool) {
-	if !restarted {
-		if conf[stream.ConfShareStatefulSubplans] == "" {
-			conf[stream.ConfShareStatefulSubplans] = "true"
-		}
-		return
-	}
-	if recorded[stream.ConfShareStatefulSubplans] == "" {
-		conf[stream.ConfShareStatefulSubplans] = "false"
-	}
+	freezeSetting(conf, recorded, restarted, stream.ConfShareStatefulSubplans, "true", "false")
 }
 
 // setJoinInputPruning fixes in a run's conf (which the offset log
@@ -85,15 +69,7 @@ func setSubplanSharing(conf, recorded map[string]string, restarted bool) {
 // was written before inputs were pruned, with the columns only filters
 // below read in its join state, and keeps them.
 func setJoinInputPruning(conf, recorded map[string]string, restarted bool) {
-	if !restarted {
-		if conf[stream.ConfPruneStreamJoinInputs] == "" {
-			conf[stream.ConfPruneStreamJoinInputs] = "true"
-		}
-		return
-	}
-	if recorded[stream.ConfPruneStreamJoinInputs] == "" {
-		conf[stream.ConfPruneStreamJoinInputs] = "false"
-	}
+	freezeSetting(conf, recorded, restarted, stream.ConfPruneStreamJoinInputs, "true", "false")
 }
 
 // PlanOptions returns the optimizer's options for a query with settings
@@ -134,4 +110,20 @@ func recordedConf(dir string, w *checkpoint.Writer) (map[string]string, bool, er
 		return nil, false, fmt.Errorf("arrowstream: read the offset log of %s: %w", dir, err)
 	}
 	return seq.Conf, ok, nil
+}
+
+// freezeSetting fixes key in a run's conf (which the offset log records):
+// a new query takes fresh unless its settings name a value; a restarted
+// query whose checkpoint does not record key was written before the
+// setting existed and takes before, the behaviour it was written with.
+func freezeSetting(conf, recorded map[string]string, restarted bool, key, fresh, before string) {
+	if !restarted {
+		if conf[key] == "" {
+			conf[key] = fresh
+		}
+		return
+	}
+	if recorded[key] == "" {
+		conf[key] = before
+	}
 }
