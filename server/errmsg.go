@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/arrowstream/arrowstream/internal/clip"
 )
 
 // MaxErrorMessageBytes bounds the message of an error sent to a client.
@@ -20,21 +22,9 @@ import (
 const MaxErrorMessageBytes = 4 << 10
 
 // ShortenMessage returns msg unchanged when it fits MaxErrorMessageBytes,
-// else its start and end around a note of how many bytes were left out,
-// cut on UTF-8 boundaries.
-func ShortenMessage(msg string) string {
-	if len(msg) <= MaxErrorMessageBytes {
-		return msg
-	}
-	head, tail := MaxErrorMessageBytes*3/4, len(msg)-MaxErrorMessageBytes/8
-	for head > 0 && !utf8.RuneStart(msg[head]) {
-		head--
-	}
-	for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
-		tail++
-	}
-	return fmt.Sprintf("%s … [%d bytes of the message left out] … %s", msg[:head], tail-head, msg[tail:])
-}
+// else its start and end around a note of how many bytes were left out
+// (clip.Text).
+func ShortenMessage(msg string) string { return clip.Text(msg, MaxErrorMessageBytes) }
 
 // shortStatus bounds the message of the error a call returns, keeping its
 // code and details.

@@ -32,7 +32,7 @@ func TestLongErrorMessagesBounded(t *testing.T) {
 			t.Fatalf("%s: code %v (%.300s), want InvalidArgument", what, st.Code(), err)
 		}
 		msg := st.Message()
-		if len(msg) > 5<<10 || !strings.Contains(msg, "CAST") || !strings.Contains(msg, "bytes of the message left out") ||
+		if len(msg) > 5<<10 || !strings.Contains(msg, "CAST") || !strings.Contains(msg, "bytes left out") ||
 			!strings.Contains(msg, "xxxx") {
 			t.Errorf("%s: message of %d bytes: %.300s", what, len(msg), msg)
 		}
