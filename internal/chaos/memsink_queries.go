@@ -41,3 +41,25 @@ func (m *memsinkQueries) stop(tables []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// read reads each named table's snapshot into an Output keyed by the
+// table's key column and weighted by its weight column (weight "": 1 a
+// row); a table not in the catalog yet reads as empty.
+func (m *memsinkQueries) read(tables []string, key, weight func(table string) string) (Result, error) {
+	res := Result{}
+	for _, name := range tables {
+		out := Output{}
+		res[name] = out
+		t, ok := m.cat.Lookup(name)
+		if !ok {
+			continue
+		}
+		snap := t.Snapshot()
+		err := addRows(out, snap.Records(), key(name), weight(name))
+		snap.Release()
+		if err != nil {
+			return nil, fmt.Errorf("chaos: read table %s: %w", name, err)
+		}
+	}
+	return res, nil
+}

@@ -161,24 +161,9 @@ func (r *memsinkRun) Done() (bool, error) {
 // row); counts by k (weight n); windows by window (weight n); sessions by
 // key and session start (weight n).
 func (r *memsinkRun) Result() (Result, error) {
-	res := Result{}
-	for _, name := range r.w.queries() {
-		t, ok := r.cat.Lookup(name)
-		if !ok {
-			res[name] = Output{}
-			continue
-		}
-		out := Output{}
-		snap := t.Snapshot()
-		err := addRows(out, snap.Records(), map[string]string{"proj": "value", "counts": "k", "windows": "w", "sessions": "id"}[name],
-			map[string]string{"counts": "n", "windows": "n", "sessions": "n"}[name])
-		snap.Release()
-		if err != nil {
-			return nil, fmt.Errorf("chaos: read table %s: %w", name, err)
-		}
-		res[name] = out
-	}
-	return res, nil
+	keys := map[string]string{"proj": "value", "counts": "k", "windows": "w", "sessions": "id"}
+	weights := map[string]string{"counts": "n", "windows": "n", "sessions": "n"}
+	return r.read(r.w.queries(), func(t string) string { return keys[t] }, func(t string) string { return weights[t] })
 }
 
 // addRows adds every row to out keyed by the key column, weighted by the

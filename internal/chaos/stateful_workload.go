@@ -393,27 +393,13 @@ func (r *statefulRun) Done() (bool, error) {
 
 // Result reads each table: keyed by id, weighted by n where there is one.
 func (r *statefulRun) Result() (Result, error) {
-	res := Result{}
-	for _, name := range r.w.queries() {
-		t, ok := r.cat.Lookup(name)
-		out := Output{}
-		res[name] = out
-		if !ok {
-			continue
-		}
-		weight := ""
-		switch name {
+	return r.read(r.w.queries(), func(string) string { return "id" }, func(t string) string {
+		switch t {
 		case "join_agg", "agg_agg", "gs_event", "gs_proc":
-			weight = "n"
+			return "n"
 		}
-		snap := t.Snapshot()
-		err := addRows(out, snap.Records(), "id", weight)
-		snap.Release()
-		if err != nil {
-			return nil, fmt.Errorf("chaos: read table %s: %w", name, err)
-		}
-	}
-	return res, nil
+		return ""
+	})
 }
 
 func (r *statefulRun) Stop() error { return r.stop(r.w.queries()) }
