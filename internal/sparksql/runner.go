@@ -426,7 +426,15 @@ func dependsOnBroken(text string, broken map[string]bool) bool {
 		return false
 	}
 	for _, w := range word.FindAllString(text, -1) {
-		if broken[strings.ToLower(strings.Trim(w, "`"))] {
+		w = strings.ToLower(strings.ReplaceAll(w, "`", ""))
+		// default.t and spark_catalog.default.t name the table a setup
+		// statement wrote as t (Spark's current database is default).
+		for _, prefix := range []string{"spark_catalog.default.", "default."} {
+			if rest, ok := strings.CutPrefix(w, prefix); ok && broken[rest] {
+				return true
+			}
+		}
+		if broken[w] {
 			return true
 		}
 	}

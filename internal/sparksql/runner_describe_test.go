@@ -56,3 +56,23 @@ func TestRunnerRefusedAnalyzeBreaksTable(t *testing.T) {
 		t.Errorf("DESC EXTENDED after a refused ANALYZE: %s (%s), want skipped", q.Outcome, q.Detail)
 	}
 }
+
+// TestDependsOnBrokenQualified: a table whose setup was refused is the
+// same table when a later query names it through the default database.
+func TestDependsOnBrokenQualified(t *testing.T) {
+	broken := map[string]bool{"t": true, "showdb.s": true}
+	for text, want := range map[string]bool{
+		"DESC t":                                true,
+		"DESC default.t":                        true,
+		"SELECT * FROM `default`.`t`":           true,
+		"SELECT * FROM spark_catalog.default.t": true,
+		"SELECT * FROM showdb.s":                true,
+		"SELECT * FROM other.t":                 false,
+		"SELECT * FROM default.tt":              false,
+		"SELECT * FROM s":                       false,
+	} {
+		if got := dependsOnBroken(text, broken); got != want {
+			t.Errorf("dependsOnBroken(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
