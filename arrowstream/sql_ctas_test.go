@@ -14,6 +14,14 @@ import (
 // rowStrings runs query and renders its rows as "v1|v2|...", sorted.
 func rowStrings(t *testing.T, s *Session, query string) []string {
 	t.Helper()
+	out := orderedRowStrings(t, s, query)
+	slices.Sort(out)
+	return out
+}
+
+// orderedRowStrings is rowStrings in the answer's order.
+func orderedRowStrings(t *testing.T, s *Session, query string) []string {
+	t.Helper()
 	res, err := s.SQL(context.Background(), query)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
@@ -39,7 +47,6 @@ func rowStrings(t *testing.T, s *Session, query string) []string {
 		}
 		r.Release()
 	}
-	slices.Sort(out)
 	return out
 }
 

@@ -215,7 +215,7 @@ func (s *Session) command(ctx context.Context, stmt sql.Statement) (*Result, err
 	case *sql.Set:
 		return s.set(x)
 	case *sql.Describe:
-		return s.describe(identName(x.Name))
+		return s.describeStmt(x)
 	case *sql.DescribeQuery:
 		return s.describeQuery(ctx, x)
 	case *sql.ShowColumns:

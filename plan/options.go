@@ -25,6 +25,9 @@ const (
 	// spark.sql.legacy.allowStarWithSingleTableIdentifierInCount (default
 	// false).
 	ConfStarInCount = "spark.sql.legacy.allowStarWithSingleTableIdentifierInCount"
+	// ConfParameterlessCount is spark.sql.legacy.allowParameterlessCount
+	// (default false).
+	ConfParameterlessCount = "spark.sql.legacy.allowParameterlessCount"
 	// ConfQuotedRegexColumnNames is spark.sql.parser.quotedRegexColumnNames
 	// (default false).
 	ConfQuotedRegexColumnNames = "spark.sql.parser.quotedRegexColumnNames"
@@ -82,6 +85,9 @@ type LegacySwitches struct {
 	// StarInCount: count(t.*) counts the rows whose columns of t are all
 	// non-NULL, as count(a, b, ...).
 	StarInCount bool
+	// ParameterlessCount: count() without arguments is accepted, as
+	// Spark 2 did, instead of refused.
+	ParameterlessCount bool
 	// QuotedRegexColumnNames: a backquoted select item that is not a
 	// plain name (`(a)?+.+`, t.`(x|y)`) is a regular expression selecting
 	// the columns whose names match it.
@@ -137,15 +143,18 @@ func OptionsFromConf(base Options, conf map[string]string) (Options, error) {
 			} else {
 				o.Legacy.NoOrderByOrdinal = !b
 			}
-		case strings.EqualFold(k, ConfHavingAsWhere), strings.EqualFold(k, ConfStarInCount):
+		case strings.EqualFold(k, ConfHavingAsWhere), strings.EqualFold(k, ConfStarInCount), strings.EqualFold(k, ConfParameterlessCount):
 			b, err := strconv.ParseBool(strings.TrimSpace(v))
 			if err != nil {
 				return o, fmt.Errorf("plan: %s must be true or false, got %q: %w", k, v, ErrType)
 			}
-			if strings.EqualFold(k, ConfHavingAsWhere) {
+			switch {
+			case strings.EqualFold(k, ConfHavingAsWhere):
 				o.Legacy.HavingAsWhere = b
-			} else {
+			case strings.EqualFold(k, ConfStarInCount):
 				o.Legacy.StarInCount = b
+			default:
+				o.Legacy.ParameterlessCount = b
 			}
 		case strings.EqualFold(k, ConfStrictIndexOperator):
 			b, err := strconv.ParseBool(strings.TrimSpace(v))

@@ -269,7 +269,13 @@ func (r *resolver) aggregateExpr(f *sql.FuncCall, name string, nested bool) (*Ag
 	case vector.AggCountStar:
 	case vector.AggCount:
 		if len(args) == 0 {
-			return nil, errorAt(f.Pos, ErrType, "count() needs an argument.")
+			if !r.b.legacySwitches().ParameterlessCount {
+				return nil, errorAt(f.Pos, ErrType, "count requires at least one argument. If you have to call the function count without arguments, set the legacy configuration `%s` as true.", ConfParameterlessCount)
+			}
+			// The legacy parameterless count counts no row: Spark answers
+			// 0 for count() over a table of rows, as for count(NULL),
+			// which is what it becomes here (still named count()).
+			args = []Expr{&Literal{Value: nil, Type: arrow.Null}}
 		}
 		// count(1), count of a non-null constant, counts every row: Spark
 		// names it count(1) like count(*).

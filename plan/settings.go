@@ -32,7 +32,7 @@ var settings = map[string]settingRule{
 	"spark.sql.groupbyaliases":                                   {only: "true"},
 	"spark.sql.groupbyordinal":                                   {},
 	"spark.sql.orderbyordinal":                                   {},
-	"spark.sql.legacy.allowparameterlesscount":                   {only: "false"},
+	"spark.sql.legacy.allowparameterlesscount":                   {},
 	"spark.sql.legacy.allowstarwithsingletableidentifierincount": {},
 	"spark.sql.legacy.parser.havingwithoutgroupbyaswhere":        {},
 	"spark.sql.parser.quotedregexcolumnnames":                    {},

@@ -26,7 +26,7 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.groupbyordinal",
 		"spark.sql.join.forceapplyshuffledhashjoin",
 		"spark.sql.join.prefersortmergejoin",
-		"spark.sql.legacy.allowparameterlesscount=false",
+		"spark.sql.legacy.allowparameterlesscount",
 		"spark.sql.legacy.allowstarwithsingletableidentifierincount",
 		"spark.sql.legacy.charvarcharasstring=false",
 		"spark.sql.legacy.cteprecedencepolicy=EXCEPTION",

@@ -130,7 +130,8 @@ func TestCheckSetting(t *testing.T) {
 		{"spark.sql.groupByAliases", "true", true},
 		{"spark.sql.groupByAliases", "false", false},
 		{"spark.sql.legacy.allowParameterlessCount", "false", true},
-		{"spark.sql.legacy.allowParameterlessCount", "true", false},
+		{"spark.sql.legacy.allowParameterlessCount", "true", true},
+		{"spark.sql.legacy.interval.enabled", "true", false},
 		{"spark.sql.no.such.setting", "1", false},
 	} {
 		err := plan.CheckSetting(c.key, c.value)

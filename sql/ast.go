@@ -149,6 +149,13 @@ type ShowFunctions struct {
 type Describe struct {
 	Pos
 	Name []Ident
+	// Option is "EXTENDED" or "FORMATTED" when written (the same for a
+	// column: its statistics too), else "".
+	Option string
+	// Column is the column described (DESC t col, its parts as written:
+	// a qualified t.col, or a nested col.x that is refused), nil for the
+	// whole table.
+	Column []Ident
 }
 
 // DescribeFunction is DESCRIBE FUNCTION [EXTENDED] name (DESC is a

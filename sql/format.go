@@ -222,7 +222,14 @@ func (f *formatter) stmt(s Statement) {
 		// TABLE is always written so that a table named history is not
 		// read back as DESCRIBE HISTORY.
 		f.str("DESCRIBE TABLE ")
+		if s.Option != "" {
+			f.str(s.Option + " ")
+		}
 		f.names(s.Name)
+		if s.Column != nil {
+			f.str(" ")
+			f.names(s.Column)
+		}
 	case *DescribeFunction:
 		f.str("DESCRIBE FUNCTION ")
 		if s.Extended {

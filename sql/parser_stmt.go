@@ -344,7 +344,17 @@ func (p *parser) parseDescribe() Statement {
 		return &DescribeQuery{Pos: d.pos, Query: p.parseQuery()}
 	}
 	p.acceptKw("TABLE")
-	return &Describe{Pos: d.pos, Name: p.qualifiedName("a table name after DESCRIBE")}
+	desc := &Describe{Pos: d.pos}
+	// DESC EXTENDED t, DESC FORMATTED t; a table named extended is still
+	// DESC extended (no name follows).
+	if wordIs(p.peek(), "EXTENDED", "FORMATTED") && isName(p.peekAt(1)) {
+		desc.Option = strings.ToUpper(p.next().text)
+	}
+	desc.Name = p.qualifiedName("a table name after DESCRIBE")
+	if isName(p.peek()) {
+		desc.Column = p.qualifiedName("a column name after the table name")
+	}
+	return desc
 }
 
 // parseSet parses SET key [= value], Spark's way of changing (or, without

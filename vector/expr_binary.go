@@ -330,7 +330,11 @@ func bindDecodeCharset(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args
 
 // bindToBinary binds to_binary(str[, fmt]) (try: NULL for input not in
 // the format): fmt is a constant 'hex' (the default), 'utf-8', 'utf8' or
-// 'base64', any case; a NULL fmt gives NULL.
+// 'base64', any case; a NULL fmt gives NULL. try_to_binary also answers
+// NULL, rather than refusing the query, for a fmt that is not a string
+// literal or names no format: Spark's TryToBinary is ToBinary with
+// nullOnInvalidFormat, whose type check lets any fmt through and whose
+// replacement is a NULL literal for an invalid one.
 func bindToBinary(try bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
 	return func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		format := "hex"
@@ -338,6 +342,9 @@ func bindToBinary(try bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []E
 			dt := args[1].DataType()
 			v, ok := fnConstValue(args[1])
 			if !ok || !(IsStringLike(dt) || dt.ID() == arrow.NULL) {
+				if try {
+					return fnNullResult(Binary, mem), nil
+				}
 				return nil, fmt.Errorf("[INVALID_PARAMETER_VALUE] the 'format' parameter of function 'to_binary' needs to be a string literal: %w", ErrType)
 			}
 			if v == nil {
@@ -385,6 +392,9 @@ func bindToBinary(try bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []E
 				return out, true, nil
 			}
 		default:
+			if try {
+				return fnNullResult(Binary, mem), nil
+			}
 			return nil, fmt.Errorf("[INVALID_PARAMETER_VALUE] invalid value for the 'format' parameter of function 'to_binary': %s; the value has to be a case-insensitive string literal of 'hex', 'utf-8', 'utf8', or 'base64': %w", format, ErrType)
 		}
 		return bindRows(f, in, mem, args, []rowKind{rowStr}, Binary, rowKernels{str: k})

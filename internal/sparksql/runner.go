@@ -181,9 +181,10 @@ func (r *Runner) sessionZone(ctx context.Context, s *arrowstream.Session) *time.
 	return loc
 }
 
-// setupTarget matches statements that create or fill a table or view, and
-// captures its name.
-var setupTarget = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:global\\s+)?(?:temporary\\s+|temp\\s+)?(?:view|table)(?:\\s+if\\s+not\\s+exists)?|insert\\s+(?:into|overwrite)(?:\\s+table)?|alter\\s+(?:table|view)|truncate\\s+table)\\s+([\\w.`]+)")
+// setupTarget matches statements that create or fill a table or view, or
+// compute its statistics (ANALYZE TABLE, which DESC EXTENDED t col
+// shows), and captures its name.
+var setupTarget = regexp.MustCompile("(?is)^\\s*(?:create\\s+(?:or\\s+replace\\s+)?(?:global\\s+)?(?:temporary\\s+|temp\\s+)?(?:view|table)(?:\\s+if\\s+not\\s+exists)?|insert\\s+(?:into|overwrite)(?:\\s+table)?|alter\\s+(?:table|view)|truncate\\s+table|analyze\\s+table)\\s+([\\w.`]+)")
 
 // withInsertTarget matches WITH ... INSERT INTO name and captures the
 // name.
@@ -368,6 +369,13 @@ func sortedQuery(text string, s *arrowstream.Session) bool {
 	if err != nil {
 		return false
 	}
+	switch stmt.(type) {
+	case *sql.Describe, *sql.DescribeQuery:
+		// SQLQueryTestSuite keeps the rows of a DESCRIBE of a table, a
+		// column or a query in their order (its isSorted counts the
+		// describe commands as sorted): the order is part of the answer.
+		return true
+	}
 	// Analyzed with the session's settings (ANSI off accepts what ANSI
 	// refuses), as the statement ran.
 	opts, err := s.AnalysisOptions()
@@ -418,7 +426,15 @@ func dependsOnBroken(text string, broken map[string]bool) bool {
 		return false
 	}
 	for _, w := range word.FindAllString(text, -1) {
-		if broken[strings.ToLower(strings.Trim(w, "`"))] {
+		w = strings.ToLower(strings.ReplaceAll(w, "`", ""))
+		// default.t and spark_catalog.default.t name the table a setup
+		// statement wrote as t (Spark's current database is default).
+		for _, prefix := range []string{"spark_catalog.default.", "default."} {
+			if rest, ok := strings.CutPrefix(w, prefix); ok && broken[rest] {
+				return true
+			}
+		}
+		if broken[w] {
 			return true
 		}
 	}
