@@ -31,6 +31,7 @@ type LiveRaw struct {
 	argEvs [][]Evaluator
 	masked []*maskedSum // by call: the sum's CASE as a masked add, or nil
 	all    []uint64     // every row's bit set: the first condition's rows
+	lanes  []maskedLane // foldMaskedRun's scratch, empty between calls
 }
 
 // Raw returns the raw-input binding of l for rows of input grouped by
@@ -109,7 +110,16 @@ func (r *LiveRaw) Update(ctx context.Context, rec arrow.Record, keys []arrow.Arr
 	} else {
 		l.countRows(gids)
 	}
-	for i, a := range b.aggs {
+	for i := 0; i < len(b.aggs); i++ {
+		// Asserted per batch: Compact replaces the accumulators.
+		if end := r.maskedRunEnd(i); end > i {
+			if err := r.foldMaskedRun(ctx, rec, gids, groups, i, end); err != nil {
+				return nil, err
+			}
+			i = end - 1
+			continue
+		}
+		a := b.aggs[i]
 		if err := resizeContext(ctx, a.acc, groups); err != nil {
 			return nil, err
 		}
