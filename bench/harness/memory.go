@@ -56,6 +56,7 @@ type MemoryMeter struct {
 	// epoch (at most every anonEvery), lastAnon when it was sampled last.
 	peakAnon atomic.Int64
 	lastAnon atomic.Int64
+	status   statusReader // the samples' reads of /proc/self/status
 }
 
 // anonEvery spaces the samples of the anonymous resident set (a read of
@@ -83,7 +84,7 @@ func StartMemoryFor(cfg Config) (*MemoryMeter, error) {
 // StartMemory takes the baseline and starts watching the peak.
 func StartMemory() *MemoryMeter {
 	Settle()
-	m := &MemoryMeter{}
+	m := &MemoryMeter{status: statusReader{open: openStatus}}
 	m.heap.Store(-1)
 	m.baselineHeap = HeapObjects()
 	m.baseline, _ = CurrentRSS()
@@ -105,7 +106,7 @@ func (m *MemoryMeter) ObserveHeld(bytes int64) {
 	storeMax(&m.goal, heapGoal())
 	if now := time.Now().UnixNano(); now-m.lastAnon.Load() >= int64(anonEvery) {
 		m.lastAnon.Store(now)
-		if anon, _ := rssParts(); anon > 0 {
+		if anon, _ := m.status.rssParts(); anon > 0 {
 			storeMax(&m.peakAnon, anon)
 		}
 	}
@@ -149,6 +150,7 @@ func (m *MemoryMeter) SampleHeap() {
 func (m *MemoryMeter) Stop() { m.stopPeak() }
 
 func (m *MemoryMeter) stopPeak() {
+	m.status.close() // a sample after this opens it again
 	if m.peak.Load() != 0 {
 		return
 	}

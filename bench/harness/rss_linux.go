@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"bufio"
-	"bytes"
+	"io"
 	"os"
-	"strconv"
 )
 
 func resetPeakRSS() bool {
@@ -23,10 +21,15 @@ func peakRSS() (int64, bool) {
 func currentRSS() (int64, bool) { return statusBytes("VmRSS:") }
 
 // rssParts splits the current resident set into anonymous memory (heap,
-// stacks, mapped buffers) and file pages (mostly the binary's own).
+// stacks, mapped buffers) and file pages (mostly the binary's own), from
+// one read of the status file.
 func rssParts() (anon, file int64) {
-	anon, _ = statusBytes("RssAnon:")
-	file, _ = statusBytes("RssFile:")
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	anon, _ = statusField(raw, "RssAnon:")
+	file, _ = statusField(raw, "RssFile:")
 	return anon, file
 }
 
@@ -36,13 +39,14 @@ func statusBytes(key string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) == 3 && string(f[0]) == key && string(f[2]) == "kB" {
-			n, err := strconv.ParseInt(string(f[1]), 10, 64)
-			return n << 10, err == nil
-		}
+	return statusField(raw, key)
+}
+
+// openStatus opens /proc/self/status for a statusReader.
+func openStatus() (io.ReaderAt, io.Closer, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return nil, nil, err
 	}
-	return 0, false
+	return f, f, nil
 }

@@ -1,6 +1,7 @@
 package stateful
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -34,6 +35,41 @@ func TestAddEventTimes(t *testing.T) {
 		}
 		if math.Abs(got.SumMs-want.SumMs) > 1e-9*math.Abs(want.SumMs)+1 {
 			t.Errorf("n=%d: sum %v, want %v", n, got.SumMs, want.SumMs)
+		}
+	}
+}
+
+// TestAddEventTimesSignsByChunk: the sum of whole milliseconds is exact
+// (floor division) whatever the signs in a chunk: times after 1970 only,
+// before only, and a chunk of later times with one earlier time that is
+// not a whole millisecond (its floor is one below its truncation), at
+// the chunk's start, middle and end, compared exactly.
+func TestAddEventTimesSignsByChunk(t *testing.T) {
+	r := rand.New(rand.NewSource(38))
+	const n = 1<<10*2 + 5 // two whole chunks and a part
+	cases := map[string]func(i int) int64{
+		"after 1970":  func(int) int64 { return 1_700_000_000_000_000 + r.Int63n(1e9) },
+		"before 1970": func(int) int64 { return -1_000_000_000_000 - r.Int63n(1e9) },
+	}
+	for _, at := range []int{0, 500, 1<<10 - 1, 1 << 10, n - 1} {
+		cases[fmt.Sprintf("one before 1970 at %d", at)] = func(i int) int64 {
+			if i == at {
+				return -1_234_567 // floor -1235 ms, truncated -1234
+			}
+			return 1_000_000_000_000 + r.Int63n(1e9)
+		}
+	}
+	for name, gen := range cases {
+		vals := make([]arrow.Timestamp, n)
+		var want int64
+		for i := range vals {
+			vals[i] = arrow.Timestamp(gen(i))
+			want += floorDiv(int64(vals[i]), 1000)
+		}
+		got := EventTimeStats{MinMs: math.MaxInt64, MaxMs: math.MinInt64}
+		addEventTimes(&got, vals)
+		if got.SumMs != float64(want) || got.Count != n {
+			t.Errorf("%s: sum %.0f of %d, want %d of %d", name, got.SumMs, got.Count, want, n)
 		}
 	}
 }
