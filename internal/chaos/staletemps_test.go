@@ -41,14 +41,14 @@ func TestRestartRemovesStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	copyDir(t, pristine, dir)
 	var planted []string
-	dirs := map[string]bool{}
+	dirs, kinds := map[string]bool{}, map[string]bool{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
-		tmp := strayTemp(p)
-		planted = append(planted, tmp)
+		planted = append(planted, strayTemp(p))
 		dirs[filepath.Dir(p)] = true
+		kinds[fileKind(filepath.Dir(dir), p)] = true
 		return nil
 	})
 	if err != nil {
@@ -65,11 +65,6 @@ func TestRestartRemovesStaleTemps(t *testing.T) {
 	}
 	for _, p := range lookalikes {
 		writeFile(t, p, []byte("not ours"))
-	}
-	kinds := map[string]bool{}
-	for _, p := range planted {
-		rel, _ := filepath.Rel(dir, p)
-		kinds[fileKind(filepath.Dir(dir), filepath.Join(filepath.Base(dir), rel))] = true
 	}
 	t.Logf("planted %d temp files (kinds %v), %d lookalikes", len(planted), slices.Sorted(maps.Keys(kinds)), len(lookalikes))
 
