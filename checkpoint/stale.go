@@ -87,6 +87,18 @@ func IsTempName(name string) bool {
 	return true
 }
 
+// isCheckpointDir reports whether dir is a query's checkpoint (it has an
+// epoch log, or v1 offsets): one nested in the swept directory, which its
+// own query sweeps under its own lock.
+func isCheckpointDir(dir string) bool {
+	for _, sub := range []string{EpochLogDir, "offsets"} {
+		if st, err := os.Stat(filepath.Join(dir, sub)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
 // isOwnTemp reports whether a temp name was written by this process.
 func isOwnTemp(name string) bool {
 	rest := strings.TrimSuffix(name, ".tmp")
@@ -100,7 +112,8 @@ type StaleTemps struct {
 }
 
 // RemoveStaleTemps removes the temp files of interrupted atomic writes
-// (IsTempName) of other processes from dir and its subdirectories, and
+// (IsTempName) of other processes from dir and its subdirectories (but
+// not from another query's checkpoint nested in dir), and
 // logs what it removed (count and bytes). The caller must hold the lock
 // that makes it the single writer of dir: a temp file of another live
 // writer would be removed under it. Readers never call it. A directory
@@ -119,6 +132,9 @@ func RemoveStaleTemps(ctx context.Context, dir string, log *slog.Logger) (StaleT
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if d.IsDir() && path != dir && isCheckpointDir(path) {
+			return fs.SkipDir // another query's checkpoint: not ours to sweep
 		}
 		if !d.Type().IsRegular() || !IsTempName(d.Name()) || isOwnTemp(d.Name()) {
 			return nil

@@ -105,6 +105,11 @@ func TestRemoveStaleTemps(t *testing.T) {
 	for _, p := range keep {
 		plant(t, p, "keep")
 	}
+	// Another query's checkpoint nested in dir is its own writer's.
+	nested := filepath.Join(dir, "other", otherTemp(t, "metadata"))
+	plant(t, filepath.Join(dir, "other", EpochLogDir, "0.seg"), "seg")
+	plant(t, nested, "nested")
+	keep = append(keep, nested)
 	// A directory named like a temp file is not removed either.
 	if err := os.Mkdir(filepath.Join(dir, otherTemp(t, "d")), 0o755); err != nil {
 		t.Fatal(err)
