@@ -1,8 +1,6 @@
 package checkpoint
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -105,15 +103,16 @@ func (w *Writer) WriteFile(path string, data []byte, overwrite bool) (err error)
 // after another (a snapshot pack's partition bodies and index are not
 // copied into one buffer first).
 func (w *Writer) writeFileParts(path string, parts [][]byte, overwrite bool) (err error) {
-	dir, base := filepath.Dir(path), filepath.Base(path)
+	dir := filepath.Dir(path)
 	if err := w.step(BeforeTempWrite, path); err != nil {
 		return err
 	}
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return fmt.Errorf("checkpoint: temp name for %s: %w", path, err)
+	// The temp name carries this process's token (stale.go), so that the
+	// sweep of stale temp files never takes a write of this process.
+	tmp, err := TempPath(path)
+	if err != nil {
+		return err
 	}
-	tmp := filepath.Join(dir, "."+base+"."+hex.EncodeToString(suffix[:])+".tmp")
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("checkpoint: create temp file for %s: %w", path, err)

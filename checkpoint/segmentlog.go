@@ -68,6 +68,11 @@ type SegmentLog struct {
 	// onPurge, when set, is told the segments Purge deleted (outside
 	// l.mu).
 	onPurge func(paths []string)
+	// onLock, when set, is called once (under l.mu), after the first
+	// append that holds the newest segment's lock: this log's process is
+	// then the checkpoint's single writer (OnWriterLock).
+	onLock   func()
+	lockSeen bool
 	// wbuf is the write buffer of appends, kept between them (an epoch's
 	// records are encoded into it, then written) up to maxKeptWriteBuf.
 	wbuf []byte
@@ -139,6 +144,19 @@ func OpenSegmentLog(dir string, w *Writer, create bool) (*SegmentLog, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// OnWriterLock sets f to be called once, after the first append that holds
+// the newest segment's lock (an exclusive flock, taken at the first append
+// and kept while the segment is open): from then on no other process
+// appends to this log, so its caller is the checkpoint's single writer and
+// may clear what dead writers left (RemoveStaleTemps). A file system
+// without flock never calls f. f runs under the log's mutex, during that
+// append: it must not use the log.
+func (l *SegmentLog) OnWriterLock(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onLock = f
 }
 
 // SetSegmentEpochs sets how many epochs a segment spans (tests use small
@@ -484,6 +502,12 @@ func (l *SegmentLog) appendLocked(recs []record) (_ *segmentInfo, offs []int64, 
 	l.active = f
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.exclusive && !l.lockSeen {
+		l.lockSeen = true
+		if l.onLock != nil {
+			l.onLock()
+		}
 	}
 	if fresh {
 		cur.size = 0

@@ -464,8 +464,11 @@ func (p *persister) close() { p.log.closeActive() }
 
 // list returns the names of the table's per-epoch files (oldest first, an
 // epoch's view snapshot after the epoch's file) and the sequence numbers
-// of its log segments (ascending). Stale temp files of interrupted writes
-// of earlier builds are removed.
+// of its log segments (ascending). Temp files of interrupted writes are
+// skipped, not removed: recovery runs before the query holds the
+// checkpoint's lock (the epoch log's, at its first append), when a temp
+// file may still be another live writer's; the query removes the stale
+// ones once it holds the lock (checkpoint.RemoveStaleTemps).
 func (p *persister) list() (names []string, segs []int64, err error) {
 	ents, err := os.ReadDir(p.dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -475,10 +478,6 @@ func (p *persister) list() (names []string, segs []int64, err error) {
 		return nil, nil, fmt.Errorf("memsink: table %q: list %s: %w", p.t.Name(), p.dir, err)
 	}
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
-			os.Remove(p.path(e.Name()))
-			continue
-		}
 		if !e.Type().IsRegular() {
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/arrowstream/arrowstream/checkpoint"
 )
 
 // cleanupEvery: old versions are deleted every this many commits (listing
@@ -207,11 +209,12 @@ func linkOrCopy(src, dst string, sync bool) error {
 		return err
 	}
 	defer in.Close()
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
+	// checkpoint's temp name: the query's sweep of stale temp files
+	// (checkpoint.RemoveStaleTemps) knows it, and skips this process's.
+	tmp, err := checkpoint.TempPath(dst)
+	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+"."+hex.EncodeToString(suffix[:])+".tmp")
 	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/arrowstream/arrowstream/arrowstream"
 	"github.com/arrowstream/arrowstream/arrowstream/access"
+	"github.com/arrowstream/arrowstream/checkpoint"
 	"github.com/arrowstream/arrowstream/internal/hugeheap"
 	"github.com/arrowstream/arrowstream/memsink"
 	"github.com/arrowstream/arrowstream/server/pgwire"
@@ -175,6 +176,13 @@ func startApp(ctx context.Context, f *appFlags, env cliEnv, command, ckName stri
 			a.lock.release()
 		}
 	}()
+	// The root lock makes this process the single writer of the catalog
+	// log and the static tables' rows (under ReservedDir): a temp file of
+	// an atomic write there is a killed process's. The streaming tables'
+	// checkpoints are swept by their queries, under their own locks.
+	if _, err := checkpoint.RemoveStaleTemps(ctx, filepath.Join(a.ckRoot, arrowstream.ReservedDir), a.logger); err != nil {
+		a.logger.Warn("stale temp files of interrupted writes not removed", "err", err)
+	}
 	// A process with a Flight SQL port serves SQL users: confine what their
 	// statements may touch.
 	var policy *access.Policy

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -51,6 +52,9 @@ type Config struct {
 	NoSync bool
 	// Progress, when set, receives a line per cycle.
 	Progress io.Writer
+	// KillKinds, when set, aims the kills inside writes at files of these
+	// kinds (as the report counts them: "state pack", "metadata", ...).
+	KillKinds []string
 	// Conf is added to every worker's session conf (for instance
 	// stateStore.provider=pebble).
 	Conf map[string]string
@@ -90,6 +94,14 @@ type Report struct {
 	// OtherKills counts children that died of SIGKILL before their timer
 	// with no kill-log line (not sent by the harness).
 	OtherKills int
+	// TempFiles lists, after each kill cycle, the temp files of
+	// interrupted atomic writes (checkpoint.IsTempName) under the run's
+	// directory, relative to it; TempFilesLeft those after the final run.
+	// A restart that holds the checkpoint's lock removes those of earlier
+	// processes (checkpoint.RemoveStaleTemps), so they must not pile up
+	// over the cycles.
+	TempFiles     [][]string
+	TempFilesLeft []string
 	// Elapsed is the whole run (reference run included); Reference is the
 	// uninterrupted run alone.
 	Elapsed, Reference time.Duration
@@ -132,6 +144,11 @@ func (r *Report) Details() string {
 			fmt.Fprintf(&b, "  %s\n", e)
 		}
 	}
+	most := 0
+	for _, t := range r.TempFiles {
+		most = max(most, len(t))
+	}
+	fmt.Fprintf(&b, "temp files of interrupted writes: at most %d after a kill, %d after the final run\n", most, len(r.TempFilesLeft))
 	fmt.Fprintf(&b, "time: %s (uninterrupted run %s)\n", r.Elapsed.Round(time.Millisecond), r.Reference.Round(time.Millisecond))
 	return b.String()
 }
@@ -169,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Cycles: cfg.Cycles, Records: cfg.Records, HookKills: map[string]int{}, KindKills: map[string]int{}}
 	refDir, runDir := filepath.Join(cfg.Dir, "reference"), filepath.Join(cfg.Dir, "chaos")
-	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout, Params: params, Conf: cfg.Conf}
+	base := WorkerConfig{Workload: cfg.Workload, Records: cfg.Records, KillStep: NoKill, NoSync: cfg.NoSync, FinishTimeout: cfg.FinishTimeout, Params: params, Conf: cfg.Conf, KillKinds: cfg.KillKinds}
 
 	ref := base
 	ref.Dir, ref.Finish = refDir, true
@@ -205,6 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			rep.HookKills[how]++
 			rep.KindKills[fileKind(runDir, path)]++
 		}
+		rep.TempFiles = append(rep.TempFiles, tempFiles(runDir))
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "cycle %d: killed %s %s\n", i, how, path)
 		}
@@ -214,6 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := runToEnd(ctx, cfg, last); err != nil {
 		return nil, fmt.Errorf("chaos: final run after %d kills: %w", cfg.Cycles, err)
 	}
+	rep.TempFilesLeft = tempFiles(runDir)
 	got, err := readResult(filepath.Join(runDir, resultFile))
 	if err != nil {
 		return nil, err
@@ -468,5 +487,20 @@ func checkModel(wl Workload, want Result) map[string]Diff {
 	for name, d := range Compare(model, ref) {
 		out[name+" (reference vs model)"] = d
 	}
+	return out
+}
+
+// tempFiles lists the temp files of interrupted atomic writes under dir,
+// relative to it, in lexical order.
+func tempFiles(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && checkpoint.IsTempName(d.Name()) {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				out = append(out, rel)
+			}
+		}
+		return nil
+	})
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -35,6 +36,9 @@ type WorkerConfig struct {
 	// (counting from 0). NoKill disarms it.
 	KillStep  checkpoint.WriteStep `json:"killStep"`
 	KillAfter int64                `json:"killAfter"`
+	// KillKinds, when set, limits the writes the hook counts to files of
+	// these kinds (fileKind), so that a test can aim its kills at them.
+	KillKinds []string `json:"killKinds,omitempty"`
 	// Finish: when every output is complete, write the result to
 	// <Dir>/result.json and exit 0. Without it the worker runs until it is
 	// killed.
@@ -97,7 +101,10 @@ func killHook(cfg WorkerConfig) checkpoint.FaultHook {
 	var seen atomic.Int64
 	logPath := filepath.Join(cfg.Dir, killLog)
 	return func(step checkpoint.WriteStep, path string) error {
-		if step != cfg.KillStep || seen.Add(1)-1 != cfg.KillAfter {
+		if step != cfg.KillStep || len(cfg.KillKinds) > 0 && !slices.Contains(cfg.KillKinds, fileKind(cfg.Dir, path)) {
+			return nil
+		}
+		if seen.Add(1)-1 != cfg.KillAfter {
 			return nil
 		}
 		if f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {

@@ -113,6 +113,7 @@ func newMicroBatch(cfg Config, q *Query) (*microBatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweepStaleTempsOnLock(q.runCtx, offsets, cfg.CheckpointDir, cfg.Logger)
 	_, idem := cfg.Sink.(stream.EpochIdempotentSink)
 	if idem {
 		idem = cfg.Sink.(stream.EpochIdempotentSink).EpochIdempotent()
