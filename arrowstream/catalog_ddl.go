@@ -162,8 +162,15 @@ func (s *Session) durableDDL(ctx context.Context, c *catalogLog, stmt sql.Statem
 	defer s.ddlMu.Unlock()
 	switch x := stmt.(type) {
 	case *sql.CreateTable:
+		// Before anything is archived, written or recorded.
+		if err := checkTableDirName(identName(x.Name)); err != nil {
+			return nil, err
+		}
 		return s.durableCreateTable(ctx, c, x)
 	case *sql.CreateStreamingTable:
+		if err := checkTableDirName(identName(x.Name)); err != nil {
+			return nil, err
+		}
 		return s.durableCreateStreaming(ctx, c, x)
 	case *sql.CreateView:
 		return s.durableCreateView(ctx, c, x)

@@ -450,6 +450,9 @@ func (s *Session) checkpointDirFor(name string, opts map[string]string) (dir str
 		return loc, false, nil
 	}
 	if s.ckRoot != "" && name != "" {
+		if err := checkTableDirName(name); err != nil {
+			return "", false, err
+		}
 		return filepath.Join(s.ckRoot, name), false, nil
 	}
 	d, err := os.MkdirTemp("", "arrowstream-checkpoint-")

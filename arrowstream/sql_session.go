@@ -364,7 +364,7 @@ func (s *Session) dropTable(name string, ifExists bool) error {
 		}
 	}
 	if !found && !ifExists {
-		return fmt.Errorf("arrowstream: DROP TABLE %s: %w", name, plan.ErrTableNotFound)
+		return fmt.Errorf("arrowstream: DROP TABLE %s: %w", backquoteName(name), plan.ErrTableNotFound)
 	}
 	return nil
 }

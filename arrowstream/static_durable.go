@@ -98,6 +98,10 @@ func (s *Session) newStaticTable(name string, schema *arrow.Schema) (plan.Table,
 	if !s.durableCatalog() {
 		return t, nil
 	}
+	if err := checkTableDirName(name); err != nil {
+		t.Release()
+		return nil, err
+	}
 	dir := s.staticDataDir(name)
 	if !s.restoring.Load() {
 		if err := s.archiveStaticData(name); err != nil {

@@ -173,18 +173,28 @@ func (o overlayCatalog) TableNames() []string {
 	return nil
 }
 
-// classify maps planner errors onto the codes clients see.
+// classify maps planner errors onto the codes clients see. The class is
+// added for errors.Is only, not to the text: the message already says
+// "not found" or "already exists", and a prefix said it twice
+// ("not found: ... table or view not found").
 func classify(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, plan.ErrTableNotFound):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return &classedError{class: ErrNotFound, err: err}
 	case strings.Contains(err.Error(), "already exists"):
-		return fmt.Errorf("%w: %w", ErrAlreadyExists, err)
+		return &classedError{class: ErrAlreadyExists, err: err}
 	}
 	return err
 }
+
+// classedError is err, also matching class under errors.Is, with err's
+// message unchanged.
+type classedError struct{ class, err error }
+
+func (e *classedError) Error() string   { return e.err.Error() }
+func (e *classedError) Unwrap() []error { return []error{e.class, e.err} }
 
 // isRowCommand reports whether a catalog command returns rows.
 func isRowCommand(st plan.Statement) bool {

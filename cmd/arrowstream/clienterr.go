@@ -29,7 +29,25 @@ func clientError(err error, target string) error {
 	case codes.DeadlineExceeded:
 		return &serverError{msg: "timed out: " + st.Message() + " (see --timeout)", err: err}
 	}
-	return &serverError{msg: st.Message(), err: err}
+	return &serverError{msg: serverMessage(st.Message()), err: err}
+}
+
+// loginError is clientError for a failed login as user: the server's
+// reason once, and which flags to check (they were given, so "pass them"
+// would be wrong).
+func loginError(err error, target, user string) error {
+	st, ok := status.FromError(err)
+	if ok && st.Code() == codes.Unauthenticated {
+		return &serverError{msg: fmt.Sprintf("log in as %s: %s (check --user and --password)", user, st.Message()), err: err}
+	}
+	return fmt.Errorf("log in as %s: %w", user, clientError(err, target))
+}
+
+// serverMessage drops the engine's "arrowstream: " from the start of a
+// server's message: the command prints its own "arrowstream query: ", and
+// the name said twice read as a doubled prefix.
+func serverMessage(msg string) string {
+	return strings.TrimPrefix(msg, "arrowstream: ")
 }
 
 // serverError shows msg and keeps the gRPC error for errors.Is/As.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arrowstream/arrowstream/server"
 )
 
 // TestQueryNoServer: a refused connection says there is no server and how
@@ -91,6 +93,59 @@ func TestQueryErrorsAndTrailingFlags(t *testing.T) {
 	for _, leak := range []string{"building", "Scan", "[value]", "rpc error"} {
 		if strings.Contains(errs, leak) {
 			t.Errorf("VERSION AS OF 100000 leaks %q: %q", leak, errs)
+		}
+	}
+}
+
+// TestQueryErrorTextGolden pins the whole stderr of query's error paths
+// against a real server with a login: each says its class once (no
+// "not found: ... not found", no "arrowstream query: arrowstream: "), names
+// the table, and carries no gRPC wrapping.
+func TestQueryErrorTextGolden(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := newTestEngine(t)
+	auth, err := server.NewAuthenticator(server.AuthConfig{Users: map[string]string{"ann": "pw"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startFlightServer(ctx, e, &flightConfig{addr: "127.0.0.1:0"}, &governFlags{}, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	uri := "grpc://" + srv.Addr()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	login := []string{"--uri", uri, "--user", "ann", "--password", "pw", "--timeout", "2m"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"drop a missing table", append(login, "DROP TABLE nosuch"),
+			"arrowstream query: DROP TABLE `nosuch`: table or view not found\n"},
+		{"select a missing table", append(login, "SELECT * FROM nosuch"),
+			"arrowstream query: The table or view `nosuch` cannot be found. Did you mean one of the following? [`system.query_progress`, `system.streaming_queries`]. (at 1:15)\n"},
+		{"syntax error", append(login, "SELEC 1"),
+			"arrowstream query: syntax error at 1:1: expected a statement (SELECT, WITH, CREATE, EXPLAIN, DROP, SHOW, DESCRIBE or SET), found 'SELEC'\n"},
+		{"unknown column", append(login, "SELECT nocol FROM (SELECT 1 AS a)"),
+			"arrowstream query: A column or function parameter with name `nocol` cannot be resolved. Did you mean one of the following? [`a`]. (at 1:8)\n"},
+		{"wrong password", []string{"--uri", uri, "--user", "ann", "--password", "bad", "SELECT 1"},
+			"arrowstream query: log in as ann: invalid user name or password (check --user and --password)\n"},
+		{"no login", []string{"--uri", uri, "SELECT 1"},
+			"arrowstream query: not authenticated: authentication required: log in with a Handshake (basic auth) and send the bearer token it returns (pass --user and --password)\n"},
+		{"no server", []string{"--uri", "grpc://" + gone, "--timeout", "2m", "SELECT 1"},
+			"arrowstream query: no server at " + gone + ": start one with " + selfCommand() + " serve (or pass --uri)\n"},
+	} {
+		env, _, errb := testEnv(nil)
+		code := exitCode(queryCmd(ctx, c.args, env), "query", env.stderr)
+		if got := errb.String(); code != 1 || got != c.want {
+			t.Errorf("%s: exit %d, stderr\n%q\nwant\n%q", c.name, code, got, c.want)
 		}
 	}
 }

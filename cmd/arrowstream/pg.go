@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+	"time"
 
 	"github.com/arrowstream/arrowstream/server/pgwire"
 )
@@ -25,6 +26,8 @@ type pgConfig struct {
 	def        string // the default of addr
 	cleartext  bool
 	maxConns   int
+	maxPerUser int
+	login      time.Duration
 	maxMessage int
 	maxHeld    int64
 }
@@ -40,6 +43,8 @@ func addPGFlags(fs *flag.FlagSet, def string) *pgConfig {
 	fs.StringVar(&c.addr, "pg", def, usage)
 	fs.BoolVar(&c.cleartext, "pg-cleartext-password", false, "ask PostgreSQL clients for a cleartext password (TLS connections only) instead of SCRAM-SHA-256")
 	fs.IntVar(&c.maxConns, "pg-max-connections", pgwire.DefaultMaxConnections, "PostgreSQL connections served at once")
+	fs.IntVar(&c.maxPerUser, "pg-max-connections-per-user", pgwire.DefaultMaxConnectionsPerUser, "PostgreSQL connections one user holds at once, counted after login (0: no bound)")
+	fs.DurationVar(&c.login, "pg-login-timeout", pgwire.DefaultLoginTimeout, "how long a PostgreSQL client has to finish its startup and login (a silent or stalled client is then disconnected, freeing its connection)")
 	fs.IntVar(&c.maxMessage, "pg-max-message-bytes", pgwire.DefaultMaxMessageBytes, "largest PostgreSQL client message in `bytes`")
 	fs.Int64Var(&c.maxHeld, "pg-max-prepared-bytes", pgwire.DefaultMaxPreparedBytes, "`bytes` one PostgreSQL connection's prepared statements and named portals hold at most (text and bound values)")
 	return c
@@ -58,8 +63,18 @@ func (a *app) startPG(ctx context.Context, c *pgConfig, fc *flightConfig) error 
 		}
 		return errors.New("--pg serves the Flight SQL server's session: it needs --addr")
 	}
-	cfg := pgwire.Config{Addr: c.addr, AllowInsecure: fc.allowInsecure, MaxConnections: c.maxConns, MaxMessageBytes: c.maxMessage,
-		MaxPreparedBytes: c.maxHeld}
+	if c.maxPerUser < 0 {
+		return fmt.Errorf("--pg-max-connections-per-user %d: want 0 (no bound) or more", c.maxPerUser)
+	}
+	if c.login <= 0 {
+		return fmt.Errorf("--pg-login-timeout %s: want a positive duration", c.login)
+	}
+	perUser := c.maxPerUser
+	if perUser == 0 {
+		perUser = -1 // the flag's 0 is no bound; pgwire's is its default
+	}
+	cfg := pgwire.Config{Addr: c.addr, AllowInsecure: fc.allowInsecure, MaxConnections: c.maxConns, MaxConnectionsPerUser: perUser,
+		LoginTimeout: c.login, MaxMessageBytes: c.maxMessage, MaxPreparedBytes: c.maxHeld}
 	if c.cleartext {
 		cfg.PasswordAuth = "password"
 	}

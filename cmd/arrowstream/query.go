@@ -120,7 +120,7 @@ func queryCmd(ctx context.Context, args []string, env cliEnv) error {
 	defer client.Close()
 	if f.user != "" {
 		if ctx, err = client.Client.AuthenticateBasicToken(ctx, f.user, f.password); err != nil {
-			return fmt.Errorf("authenticate as %s: %w", f.user, clientError(err, target))
+			return loginError(err, target, f.user)
 		}
 	}
 	for _, st := range stmts {

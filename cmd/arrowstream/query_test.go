@@ -127,7 +127,7 @@ func TestQueryCommand(t *testing.T) {
 	}
 	env, _, errb := testEnv(nil)
 	code = exitCode(queryCmd(ctx, []string{"--uri", uri, "--user", "alice", "--password", "wrong", "SELECT 1"}, env), "query", env.stderr)
-	if code != 1 || !strings.Contains(errb.String(), "authenticate") {
+	if code != 1 || !strings.Contains(errb.String(), "log in as alice: wrong user or password") {
 		t.Fatalf("wrong password: exit %d: %s", code, errb)
 	}
 	for _, bad := range [][]string{{"--uri", "http://x:1", "SELECT 1"}, {"--format", "arrow", "SELECT 1; SELECT 2"}, {}, {" ; "}} {

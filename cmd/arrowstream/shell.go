@@ -159,7 +159,7 @@ func (sh *shell) connect(ctx context.Context, f *shellFlags, env cliEnv) (func()
 		if err != nil {
 			client.Close()
 			stop()
-			return nil, fmt.Errorf("authenticate as %s: %w", f.query.user, clientError(err, target))
+			return nil, loginError(err, target, f.query.user)
 		}
 		sh.auth, _ = metadata.FromOutgoingContext(actx)
 	}

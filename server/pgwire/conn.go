@@ -35,6 +35,9 @@ type conn struct {
 	pid    uint32
 	secret uint32
 	isTLS  bool
+	// slotUser is the user whose per-user connection slot this connection
+	// holds ("" before login), given back on close.
+	slotUser string
 
 	sess   *server.FrontendSession
 	params map[string]string // the session's PostgreSQL parameters
@@ -214,6 +217,12 @@ func (c *conn) close() {
 	}
 	c.stop()
 	c.nc.Close()
+	// Only the connection's goroutine runs close (kill may run under the
+	// server's lock), so slotUser needs no lock.
+	if c.slotUser != "" {
+		c.srv.releaseUserSlot(c.slotUser)
+		c.slotUser = ""
+	}
 }
 
 // loop reads and handles messages until Terminate or an error.
@@ -382,6 +391,14 @@ func (c *conn) login(params map[string]string) error {
 			return err
 		}
 	}
+	// Counted after authentication: an unauthenticated client cannot
+	// take a user's slots (the login timeout bounds how long it holds one
+	// of MaxConnections).
+	if !c.srv.takeUserSlot(user) {
+		return &pgError{code: stateTooManyConns, msg: fmt.Sprintf("too many connections for user %q: the server accepts %d per user (--pg-max-connections-per-user)",
+			server.LogName(user), c.srv.cfg.MaxConnectionsPerUser)}
+	}
+	c.slotUser = user
 	c.sess = c.srv.front.NewSession(user)
 	c.sess.SetCatalog(pgCatalog{c})
 	c.dialect = dialect{user: user, version: "PostgreSQL " + c.srv.cfg.ServerVersion}

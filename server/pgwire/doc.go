@@ -37,6 +37,7 @@
 // On an address that is not loopback the server refuses to start without
 // authentication and TLS (unless Config.AllowInsecure), and refuses
 // connections that do not ask for TLS. Messages are bounded
-// (Config.MaxMessageBytes), as are the connections (MaxConnections) and
-// the time a login may take.
+// (Config.MaxMessageBytes), as are the connections (MaxConnections, and
+// one user's, counted after login, MaxConnectionsPerUser) and the time a
+// login may take (LoginTimeout).
 package pgwire

@@ -21,7 +21,10 @@ import (
 const (
 	DefaultMaxMessageBytes = 16 << 20
 	DefaultMaxConnections  = 1000
-	DefaultLoginTimeout    = 30 * time.Second
+	// DefaultMaxConnectionsPerUser leaves a tenth of the default bound to
+	// the other users when one user's pool or a leaking client fills up.
+	DefaultMaxConnectionsPerUser = 100
+	DefaultLoginTimeout          = 30 * time.Second
 	// DefaultMaxPreparedBytes bounds what one connection's prepared
 	// statements and portals hold (their text and bound values).
 	DefaultMaxPreparedBytes = 64 << 20
@@ -42,6 +45,11 @@ type Config struct {
 	// MaxConnections bounds the open connections (0:
 	// DefaultMaxConnections); more are refused with 53300.
 	MaxConnections int
+	// MaxConnectionsPerUser bounds the open connections of one user,
+	// counted after authentication (0: DefaultMaxConnectionsPerUser;
+	// negative: no bound); more are refused with 53300. Without it one
+	// user could hold all MaxConnections and lock every other user out.
+	MaxConnectionsPerUser int
 	// LoginTimeout bounds the startup and login of a connection (0:
 	// DefaultLoginTimeout).
 	LoginTimeout time.Duration
@@ -73,6 +81,7 @@ type Server struct {
 	lis     net.Listener
 	conns   map[*conn]struct{}
 	keys    map[uint32]*conn // by process ID, for CancelRequest
+	perUser map[string]int   // logged-in connections by user
 	nextPID uint32
 	closing bool
 	wg      sync.WaitGroup
@@ -97,6 +106,9 @@ func New(front *server.Frontend, cfg Config) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
+	if cfg.MaxConnectionsPerUser == 0 {
+		cfg.MaxConnectionsPerUser = DefaultMaxConnectionsPerUser
+	}
 	if cfg.MaxPreparedBytes <= 0 {
 		cfg.MaxPreparedBytes = DefaultMaxPreparedBytes
 	}
@@ -111,7 +123,7 @@ func New(front *server.Frontend, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("pgwire: %w", err)
 	}
 	return &Server{cfg: cfg, front: front, log: front.Logger().With("component", "pgwire"), tls: tc,
-		conns: map[*conn]struct{}{}, keys: map[uint32]*conn{}}, nil
+		conns: map[*conn]struct{}{}, keys: map[uint32]*conn{}, perUser: map[string]int{}}, nil
 }
 
 // Start checks the address may be served, listens and accepts in the
@@ -235,6 +247,29 @@ func (s *Server) track(c *conn) bool {
 	c.secret = binary.BigEndian.Uint32(b[:])
 	s.keys[c.pid] = c
 	return true
+}
+
+// takeUserSlot counts a logged-in connection of user; false when the user
+// already holds MaxConnectionsPerUser.
+func (s *Server) takeUserSlot(user string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.MaxConnectionsPerUser > 0 && s.perUser[user] >= s.cfg.MaxConnectionsPerUser {
+		return false
+	}
+	s.perUser[user]++
+	return true
+}
+
+// releaseUserSlot gives back a slot takeUserSlot gave.
+func (s *Server) releaseUserSlot(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perUser[user] <= 1 {
+		delete(s.perUser, user) // no entry per user ever seen
+		return
+	}
+	s.perUser[user]--
 }
 
 func (s *Server) untrack(c *conn) {
