@@ -162,19 +162,7 @@ func TestLiveRawMaskedSumOverflow(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Raw: %v, %v", ok, err)
 	}
-	ctx := context.Background()
-	rec := vt.BuildRecord(mem, liveRawSchema, []vt.Row{{int64(1), "s", int64(5), nil}, {int64(1), "s", nil, nil}, {int64(1), "s", int64(-1), nil}})
-	defer rec.Release()
-	keys, err := raw.Keys(ctx, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, a := range keys {
-			a.Release()
-		}
-	}()
-	_, err = raw.Update(ctx, rec, keys)
+	err = updateRows(t, mem, raw, []vt.Row{{int64(1), "s", int64(5), nil}, {int64(1), "s", nil, nil}, {int64(1), "s", int64(-1), nil}})
 	var ee *vector.EvalError
 	if !errors.Is(err, vector.ErrOverflow) || !errors.As(err, &ee) || ee.Row != 2 {
 		t.Fatalf("Update: %v, want the overflow at row 2", err)
