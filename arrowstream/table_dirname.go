@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/arrowstream/arrowstream/arrowstream/access"
 	"github.com/arrowstream/arrowstream/internal/clip"
 )
 
@@ -37,11 +38,17 @@ const (
 // lower-casing may lengthen a name.
 func checkTableDirName(name string) error {
 	shown := func() string { return clip.Text(name, shownNameBytes) }
+	// A name that would resolve outside its directory is refused as an
+	// access refusal (access.ErrDenied, as the server's policy does): the
+	// server answers it with PermissionDenied like every other attempt to
+	// reach a path outside the checkpoint root.
 	switch {
-	case name == "" || name == "." || name == "..":
+	case name == "":
 		return fmt.Errorf("arrowstream: table name %q cannot name the table's directory under the checkpoint root", name)
+	case name == "." || name == "..":
+		return fmt.Errorf("%w: table name %q cannot name the table's directory under the checkpoint root", access.ErrDenied, name)
 	case strings.ContainsAny(name, "/\\\x00"):
-		return fmt.Errorf("arrowstream: table name %q contains a path separator or NUL: it cannot name the table's directory under the checkpoint root", shown())
+		return fmt.Errorf("%w: table name %q contains a path separator or NUL: it cannot name the table's directory under the checkpoint root", access.ErrDenied, shown())
 	}
 	if n := max(len(name), len(strings.ToLower(name))); n > MaxTableNameBytes {
 		return fmt.Errorf("arrowstream: table name %q is %d bytes long: a table kept under the checkpoint root has a name of at most %d bytes (its directory's name)", shown(), n, MaxTableNameBytes)

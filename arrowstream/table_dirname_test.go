@@ -2,12 +2,15 @@ package arrowstream
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arrowstream/arrowstream/arrowstream/access"
 )
 
 // treeOf lists every path under dir (relative, sorted).
@@ -128,8 +131,8 @@ func TestTableNameCannotLeaveItsDirectory(t *testing.T) {
 		}
 	}
 	_, err := s.ReadStream("src").WriteStream().Format("memory").QueryName("../../esc").Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "under the checkpoint root") {
-		t.Errorf("WriteStream().QueryName(../../esc).Start: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "under the checkpoint root") || !errors.Is(err, access.ErrDenied) {
+		t.Errorf("WriteStream().QueryName(../../esc).Start: %v, want an access refusal (access.ErrDenied: the server answers PermissionDenied)", err)
 	}
 
 	mustSQL(t, s, "CREATE TABLE Up (a INT)")
