@@ -151,6 +151,26 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		dir, temporary = w.ckDir, false
 	}
 	writer := &checkpoint.Writer{NoSync: s.noSync, Hook: s.ckHook, LogFormat: s.ckFormat, Prefault: vector.PrefaultScratch[byte]}
+	// The checkpoint's single-writer lock, before anything below opens
+	// the checkpoint: the plan's state stores, the sink's recovery and
+	// the sources' checkpoints modify files there (cut torn tails, delete
+	// what is outside their chain), which under another live writer of
+	// the same checkpoint would destroy its in-flight work. Held until
+	// the query has stopped and closed its sink and state (engine.Config
+	// Unlock), or released here when the start fails.
+	lock, err := checkpoint.LockWriter(dir, writer, lockHolder(w.name))
+	if err != nil {
+		if temporary {
+			os.RemoveAll(dir)
+		}
+		return nil, fmt.Errorf("arrowstream: start query %s: %w", queryLabel(w.name), err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			lock.Release()
+		}
+	}()
 	qmem, bindFail := s.queryAllocator(w.name)
 	planOpts, err := engine.PlanOptions(dir, writer, conf)
 	if err != nil {
@@ -171,6 +191,8 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		if temporary {
 			os.RemoveAll(dir)
 		}
+		// The hop's stages take their own checkpoints' locks.
+		lock.Release()
 		return s.startWithHop(ctx, w)
 	}
 	if err := s.clusterStateCheck(w.name, exec.HasState() && !w.hopped); err != nil {
@@ -235,6 +257,11 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		Continuous:         cont,
 		CloseSink:          closeSink,
 		Restart:            restart,
+		Unlock: func() {
+			if err := lock.Release(); err != nil {
+				s.logger.Warn("releasing the checkpoint's writer lock failed", "dir", dir, "err", err)
+			}
+		},
 	}
 	if cont.Arrival {
 		if _, ok := sink.(ArrivalSink); !ok {
@@ -257,10 +284,24 @@ func (w *DataStreamWriter) Start(ctx context.Context) (*StreamingQuery, error) {
 		failed()
 		return nil, err
 	}
+	started = true // the query releases the lock when it ends
 	if bindFail != nil {
 		bindFail(func(err error) { go q.Fail(err) })
 	}
 	return q, nil
+}
+
+// lockHolder describes a query in its checkpoint's lock file.
+func lockHolder(name string) string {
+	return "streaming query " + queryLabel(name)
+}
+
+// queryLabel names a query in messages: its name, or that it has none.
+func queryLabel(name string) string {
+	if name == "" {
+		return "(unnamed)"
+	}
+	return strconv.Quote(name)
 }
 
 func sinkDescription(format string, sink Sink) string {

@@ -55,6 +55,11 @@ type Config struct {
 	// Restart says whether a failure restarts the query from its
 	// checkpoint (RestartOptions); the zero value ends it.
 	Restart RestartPolicy
+	// Unlock, when set, releases the checkpoint's single-writer lock
+	// (checkpoint.LockWriter) once the query has ended: after its state
+	// and sink are closed, before OnStop (which may remove the
+	// checkpoint), so that a start after Stop returns finds it free.
+	Unlock func()
 }
 
 // microBatch is the state of one run of the micro-batch loop

@@ -312,6 +312,9 @@ func (q *Query) run(ctx context.Context, m *microBatch, logger *slog.Logger) {
 		if m.cfg.CloseSink != nil {
 			m.cfg.CloseSink()
 		}
+		if m.cfg.Unlock != nil {
+			m.cfg.Unlock()
+		}
 		// The error is kept, logged and shown in the query's status: one
 		// quoting a record or value of megabytes is bounded first.
 		err = clip.Bound(err, MaxErrorBytes)
