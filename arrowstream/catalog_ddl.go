@@ -380,6 +380,15 @@ func (s *Session) archiveCheckpoint(name, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	// Not from under a live writer: the session stopped its own query,
+	// but another session or process may run one on this checkpoint,
+	// which would go on writing at paths that no longer hold it. The
+	// lock moves with the directory and is released after the move.
+	lock, err := checkpoint.LockWriter(dir, &checkpoint.Writer{NoSync: s.noSync}, fmt.Sprintf("archiving the checkpoint of dropped or replaced streaming table %q", name))
+	if err != nil {
+		return fmt.Errorf("arrowstream: archive checkpoint of %s: %w", name, err)
+	}
+	defer lock.Release()
 	dest := s.archiveDest(dir, time.Now().UTC().Format("20060102T150405.000Z"))
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fmt.Errorf("arrowstream: archive checkpoint of %s: %w", name, err)
