@@ -124,7 +124,12 @@ func New(mem memory.Allocator, info stream.SinkInfo, opts Options) (*Table, erro
 // Open is New with a context for the recovery it performs when
 // opts.Persist is set: every persisted epoch file is read and checked, and
 // a missing or damaged file fails Open with an error naming it (wrapping
-// checkpoint.ErrCorrupt).
+// checkpoint.ErrCorrupt). That recovery modifies the table's directory
+// (it cuts a torn log tail, deletes files and segments outside the
+// recovered chain), so the caller must be the checkpoint's single
+// writer: a query's Start opens the table holding checkpoint.LockWriter
+// of info.CheckpointDir; a program that opens a persisted table itself
+// takes that lock first.
 func Open(ctx context.Context, mem memory.Allocator, info stream.SinkInfo, opts Options) (*Table, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
