@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/arrowstream/arrowstream/arrowstream/access"
+	"github.com/arrowstream/arrowstream/internal/clip"
 )
 
 // This file applies SessionOptions.Access where sources, sinks and
@@ -106,7 +107,8 @@ func (s *Session) confinedCheckpointDir(name string, opts map[string]string) (st
 	}
 	dir, err := s.access.CheckCheckpoint(name, loc)
 	if err != nil {
-		return "", fmt.Errorf("arrowstream: query %s: %w", name, err)
+		// The refusal quotes the name (shortened) already; so does this.
+		return "", fmt.Errorf("arrowstream: query %s: %w", clip.Text(name, shownNameBytes), err)
 	}
 	return dir, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arrowstream/arrowstream/checkpoint"
+	"github.com/arrowstream/arrowstream/internal/clip"
 	"github.com/arrowstream/arrowstream/plan"
 	"github.com/arrowstream/arrowstream/sql"
 )
@@ -76,7 +77,10 @@ type RestoredTable struct {
 // static table and restarts every streaming table from its checkpoint, in
 // dependency order, then records the session's DDL from now on. A
 // definition that cannot be recreated is reported in its RestoredTable
-// (and stays recorded: a later CREATE or DROP decides its fate); an error
+// (and stays recorded: a later CREATE or DROP decides its fate; a table
+// recorded, by an earlier build, under a name that cannot name its
+// directory under the checkpoint root is not replayed at all, see
+// badRecordedName, and its DROP touches no file); an error
 // is returned only when the catalog itself cannot be read (a damaged
 // record names its file and wraps checkpoint.ErrCorrupt).
 //
@@ -99,10 +103,12 @@ func (s *Session) RestoreCatalog(ctx context.Context) ([]RestoredTable, error) {
 	s.restoring.Store(true)
 	defer s.restoring.Store(false)
 	out := make([]RestoredTable, len(defs))
-	pending := make([]int, len(defs))
+	pending := make([]int, 0, len(defs))
 	for i, d := range defs {
 		out[i] = RestoredTable{Name: d.Name, Kind: d.Kind, SQL: d.SQL}
-		pending[i] = i
+		if out[i].Err = badRecordedName(d); out[i].Err == nil {
+			pending = append(pending, i)
+		}
 	}
 	// Definitions replay in creation order; one whose table does not exist
 	// yet (its source was replaced after it) is retried after the others,
@@ -131,7 +137,7 @@ func (s *Session) RestoreCatalog(ctx context.Context) ([]RestoredTable, error) {
 	}
 	for i := range out {
 		if out[i].Err != nil {
-			out[i].Err = fmt.Errorf("arrowstream: restore %s %s from the catalog: %w", out[i].Kind, out[i].Name, out[i].Err)
+			out[i].Err = fmt.Errorf("arrowstream: restore %s %s from the catalog: %w", out[i].Kind, clip.Text(out[i].Name, shownNameBytes), out[i].Err)
 			s.logger.Error("cannot restore a table from the catalog", "table", out[i].Name, "err", out[i].Err)
 		}
 	}
@@ -307,6 +313,13 @@ func (s *Session) durableDrop(ctx context.Context, c *catalogLog, x *sql.DropTab
 	if err := c.drop(cur.Name); err != nil {
 		res.Close()
 		return nil, err
+	}
+	if bad := badRecordedName(cur); bad != nil {
+		// Its directory would be outside its own (badRecordedName):
+		// nothing is archived.
+		s.logger.Warn("dropped a table recorded under a name that cannot name its directory under the checkpoint root; no file was touched",
+			"table", cur.Name, "kind", cur.Kind)
+		return res, nil
 	}
 	if cur.Kind == kindStreaming {
 		if err := s.archiveCheckpoint(name, dir); err != nil {

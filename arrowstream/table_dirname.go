@@ -28,30 +28,29 @@ const (
 )
 
 // checkTableDirName refuses a table name that cannot name its own
-// directory under the checkpoint root: too long for one path component, or
-// one that filepath.Join would resolve elsewhere ("", ".", "..", a path
-// separator) or that the OS cannot store (NUL). Without it, `..` named the
-// parent of the tables directory (its rows were written there and its
-// stale-data archive moved the catalog's own directory), `a/b` nested in
-// `a`, and `../../x` wrote outside the checkpoint root. The lower-cased
-// form is checked too: static tables' directories are lower-cased, and
-// lower-casing may lengthen a name.
+// directory under the checkpoint root: empty, one that filepath.Join
+// would resolve elsewhere or the OS cannot store (access.CheckName, the
+// rule the server's policy applies to query names), or too long for one
+// path component. Without it, `..` named the parent of the tables
+// directory (its rows were written there and its stale-data archive moved
+// the catalog's own directory), `a/b` nested in `a`, and `../../x` wrote
+// outside the checkpoint root. The lower-cased form is measured too:
+// static tables' directories are lower-cased, and lower-casing may
+// lengthen a name.
 func checkTableDirName(name string) error {
-	shown := func() string { return clip.Text(name, shownNameBytes) }
-	// A name that would resolve outside its directory is refused as an
-	// access refusal (access.ErrDenied, as the server's policy does): the
-	// server answers it with PermissionDenied like every other attempt to
-	// reach a path outside the checkpoint root.
-	switch {
-	case name == "":
+	if name == "" {
 		return fmt.Errorf("arrowstream: table name %q cannot name the table's directory under the checkpoint root", name)
-	case name == "." || name == "..":
-		return fmt.Errorf("%w: table name %q cannot name the table's directory under the checkpoint root", access.ErrDenied, name)
-	case strings.ContainsAny(name, "/\\\x00"):
-		return fmt.Errorf("%w: table name %q contains a path separator or NUL: it cannot name the table's directory under the checkpoint root", access.ErrDenied, shown())
+	}
+	// A name that would resolve outside its directory is an access
+	// refusal (access.ErrDenied): the server answers it with
+	// PermissionDenied like every other attempt to reach a path outside
+	// the checkpoint root.
+	if err := access.CheckName(name); err != nil {
+		return err
 	}
 	if n := max(len(name), len(strings.ToLower(name))); n > MaxTableNameBytes {
-		return fmt.Errorf("arrowstream: table name %q is %d bytes long: a table kept under the checkpoint root has a name of at most %d bytes (its directory's name)", shown(), n, MaxTableNameBytes)
+		return fmt.Errorf("arrowstream: table name %q is %d bytes long: a table kept under the checkpoint root has a name of at most %d bytes (its directory's name)",
+			clip.Text(name, shownNameBytes), n, MaxTableNameBytes)
 	}
 	return nil
 }

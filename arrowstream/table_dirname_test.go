@@ -155,3 +155,42 @@ func TestTableNameCannotLeaveItsDirectory(t *testing.T) {
 		t.Errorf("a directory escaped: %q", got)
 	}
 }
+
+// TestTableNameOneRule: the server's policy (access.CheckName, applied to
+// a query's name before its checkpoint directory is made) and the table
+// name check are one rule with one message: a name refused by either is
+// refused by both with the same text, which says why (under the checkpoint
+// root) and quotes a long name shortened. Before, the policy had its own
+// copy of the rule, worded differently and quoting the whole name.
+func TestTableNameOneRule(t *testing.T) {
+	root := t.TempDir()
+	pol, err := access.New(access.Config{CheckpointRoot: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(SessionOptions{CheckpointRoot: root, NoSync: true, Access: pol})
+	t.Cleanup(s.Streams().StopAll)
+	mustSQL(t, s, catSource)
+	long := strings.Repeat("x", 150) + "/" + strings.Repeat("y", 150)
+	for _, name := range []string{"..", ".", "a/b", `a\b`, "x\x00y", long} {
+		want := checkTableDirName(name)
+		if want == nil || !errors.Is(want, access.ErrDenied) {
+			t.Fatalf("checkTableDirName(%q) = %v, want an access refusal", name, want)
+		}
+		if got := access.CheckName(name); got == nil || got.Error() != want.Error() {
+			t.Errorf("access.CheckName(%.20q) = %v, want the table name check's %v", name, got, want)
+		}
+		_, err := s.ReadStream("src").WriteStream().Format("memory").QueryName(name).Start(context.Background())
+		if err == nil || !errors.Is(err, access.ErrDenied) || !strings.HasSuffix(err.Error(), want.Error()) {
+			t.Errorf("a query named %.20q under the policy: %v, want it refused with %v", name, err, want)
+		}
+		if err != nil && len(err.Error()) > 400 {
+			t.Errorf("the refusal of a %d-byte name quotes it whole (%d bytes)", len(name), len(err.Error()))
+		}
+	}
+	// The length limit is the table check's own: a query's checkpoint
+	// directory is not archived under a longer name.
+	if err := access.CheckName(strings.Repeat("z", 300)); err != nil {
+		t.Errorf("access.CheckName of a long plain name: %v", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/arrowstream/arrowstream/internal/clip"
 )
 
 // Flag names quoted by refusals (the arrowstream command's flags).
@@ -219,17 +221,26 @@ func (p *Policy) CheckCheckpoint(name, location string) (string, error) {
 	return r, nil
 }
 
-// CheckName checks a table or query name used as a checkpoint directory:
-// no path separators, no "." or "..", no NUL.
+// CheckName checks a table or query name that names a directory under
+// the checkpoint root (a streaming table's or a named query's checkpoint,
+// a durable static table's rows): filepath.Join resolves "." and ".." and
+// a name with a path separator elsewhere, and the OS cannot store NUL.
+// It is the one rule: the arrowstream package's table name check calls it
+// too. The empty name is not refused: an unnamed query gets a temporary
+// checkpoint. A refused name is quoted shortened (names may be long).
 func CheckName(name string) error {
 	switch {
 	case name == "." || name == "..":
-		return fmt.Errorf("%w: table name %q cannot name a checkpoint directory", ErrDenied, name)
+		return fmt.Errorf("%w: table name %q cannot name the table's directory under the checkpoint root", ErrDenied, name)
 	case strings.ContainsAny(name, `/\`+"\x00"):
-		return fmt.Errorf("%w: table name %q contains a path separator (or NUL); checkpoint directories are named after tables", ErrDenied, name)
+		return fmt.Errorf("%w: table name %q contains a path separator or NUL: it cannot name the table's directory under the checkpoint root",
+			ErrDenied, clip.Text(name, shownNameBytes))
 	}
 	return nil
 }
+
+// shownNameBytes bounds a refused name quoted in an error.
+const shownNameBytes = 64
 
 // CheckLocalDir checks a working directory option (a state store's local
 // directory): it must be inside the checkpoint root or a data directory.

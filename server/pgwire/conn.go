@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime/debug"
 	"strings"
@@ -174,9 +175,20 @@ func (c *conn) maybeFlush() error {
 	return nil
 }
 
-// sendError buffers err's ErrorResponse.
+// sendError buffers err's ErrorResponse and logs err's whole text (the
+// message sent leaves out its "arrowstream: " prefix): an internal error
+// as an error, like the Flight SQL port's; any other (a client's bad
+// statement, a refusal) at info, as PostgreSQL logs the errors it sends.
+// The text is bounded: errors quote their input.
 func (c *conn) sendError(err error) {
-	c.send(errorResponse(err))
+	resp := errorResponse(err)
+	level := slog.LevelInfo
+	if resp.Code == stateInternal {
+		level = slog.LevelError
+	}
+	c.srv.log.Log(context.Background(), level, "sent an error to a PostgreSQL client", "sqlstate", resp.Code, "severity", resp.Severity,
+		"user", server.LogName(c.slotUser), "err", server.ShortenMessage(err.Error()))
+	c.send(resp)
 }
 
 // serve runs the connection to its end.

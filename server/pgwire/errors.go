@@ -132,6 +132,14 @@ func sqlState(err error) string {
 	return stateInternal
 }
 
+// programPrefix starts the engine's and the server's error texts. The
+// PostgreSQL endpoint leaves it out of the message it sends: PostgreSQL's
+// own messages name no program (psql shows "ERROR:  relation ... does not
+// exist", not "ERROR:  postgres: ..."), and clients show and match the
+// SQLSTATE and the message. The server's log keeps the whole text
+// (conn.sendError), as do the Flight SQL port's errors.
+const programPrefix = "arrowstream: "
+
 // errorResponse is the ErrorResponse of err.
 func errorResponse(err error) *pgproto3.ErrorResponse {
 	sev := "ERROR"
@@ -144,6 +152,7 @@ func errorResponse(err error) *pgproto3.ErrorResponse {
 	if _, d, ok := strings.Cut(msg, " desc = "); ok && strings.HasPrefix(msg, "rpc error:") {
 		msg = d
 	}
+	msg = strings.TrimPrefix(msg, programPrefix)
 	// Bounded like the Flight SQL port's: messages quote their input.
 	return &pgproto3.ErrorResponse{Severity: sev, SeverityUnlocalized: sev, Code: sqlState(err), Message: server.ShortenMessage(msg)}
 }
