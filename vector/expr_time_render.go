@@ -17,10 +17,18 @@ func FromUnixTime(x, fmt Expr) Expr {
 // checkFormattable refuses the pattern letters formatting does not
 // implement (zones and offsets need the zone's names and rules).
 func (p *datetimePattern) checkFormattable() error {
-	for _, it := range p.items {
+	return checkFormattable(p.src, p.items)
+}
+
+func checkFormattable(src string, items []dtItem) error {
+	for _, it := range items {
 		switch it.kind {
 		case dtOffset, dtZoneID:
-			return errPattern(p.src, "formatting with the zone letter '%c' is not supported", it.letter)
+			return errPattern(src, "formatting with the zone letter '%c' is not supported", it.letter)
+		case dtOptional:
+			if err := checkFormattable(src, it.sub); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -46,8 +54,29 @@ func (p *datetimePattern) format(dst []byte, wall int64) ([]byte, bool) {
 	mi := tod / (60 * fnMicrosPerSecond) % 60
 	s := tod / fnMicrosPerSecond % 60
 	us := tod % fnMicrosPerSecond
-	for _, it := range p.items {
+	return formatItems(dst, p.items, wallFields{days, y, m, d, h, mi, s, us})
+}
+
+// wallFields are the fields of a wall-clock time that patterns print.
+type wallFields struct {
+	days         int64
+	y            int64
+	m, d         int
+	h, mi, s, us int64
+}
+
+// formatItems appends items as Java prints them. An optional section is
+// printed whole: every field it can hold (no zone: checkFormattable
+// refuses those) is known for a timestamp.
+func formatItems(dst []byte, items []dtItem, w wallFields) ([]byte, bool) {
+	days, y, m, d, h, mi, s, us := w.days, w.y, w.m, w.d, w.h, w.mi, w.s, w.us
+	for _, it := range items {
 		switch it.kind {
+		case dtOptional:
+			var ok bool
+			if dst, ok = formatItems(dst, it.sub, w); !ok {
+				return dst, false
+			}
 		case dtLiteral:
 			dst = append(dst, it.lit...)
 		case dtYear:
