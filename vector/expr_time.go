@@ -203,7 +203,7 @@ func parseBinder(to arrow.DataType, seconds, wallOnly bool) func(*FuncExpr, *arr
 			if v == nil {
 				return fnNullResult(to, mem), nil
 			}
-			p, err := compileDatetimePattern(v.(string))
+			p, err := compileParsePattern(v.(string))
 			if err != nil {
 				return nil, err
 			}

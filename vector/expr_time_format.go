@@ -58,6 +58,9 @@ const (
 	dtOffset // X, x, Z
 	dtZoneID // VV, z
 	dtOptional
+	dtEra        // G: formatting only
+	dtQuarter    // q, Q: formatting only
+	dtAlignedDOW // F (Java's ALIGNED_DAY_OF_WEEK_IN_MONTH): formatting only
 	dtKinds // the number of kinds
 )
 
@@ -93,6 +96,19 @@ func compileDatetimePattern(p string) (*datetimePattern, error) {
 		return nil, errPattern(p, "']' without a previous '['")
 	}
 	return &datetimePattern{src: p, items: items}, nil
+}
+
+// compileParsePattern compiles a pattern that reads text: the letters
+// only formatting implements are refused.
+func compileParsePattern(p string) (*datetimePattern, error) {
+	out, err := compileDatetimePattern(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.checkParsable(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // compileItems compiles p from i to the end or, inside an optional section
@@ -192,7 +208,7 @@ func finishItems(items []dtItem) []dtItem {
 
 func (it dtItem) numeric() bool {
 	switch it.kind {
-	case dtLiteral, dtMonthText, dtAmPm, dtDayName, dtOffset, dtZoneID:
+	case dtLiteral, dtMonthText, dtAmPm, dtDayName, dtOffset, dtZoneID, dtEra:
 		return false
 	case dtOptional:
 		return len(it.sub) > 0 && it.sub[0].numeric()
@@ -276,6 +292,32 @@ func patternLetter(p string, c byte, n int) (dtItem, error) {
 		}
 		it.kind = dtOffset
 		return it, nil
+	case 'O':
+		if n != 1 && n != 4 {
+			return it, errPattern(p, "pattern letter count must be 1 or 4: 'O'")
+		}
+		it.kind = dtOffset
+		return it, nil
+	case 'G':
+		// Spark 3 refuses the narrow GGGGG (Spark 2 printed the full
+		// form): DATETIME_PATTERN_RECOGNITION.
+		if n > 4 {
+			return it, errPattern(p, "the pattern '%s' is not supported (Spark 3 fails to recognize it)", strings.Repeat("G", n))
+		}
+		it.kind = dtEra
+		return it, nil
+	case 'q', 'Q':
+		if c == 'q' && n > 2 || n > 4 {
+			return it, errPattern(p, "too many pattern letters '%c'", c)
+		}
+		it.kind = dtQuarter
+		return it, nil
+	case 'F':
+		if n > 1 {
+			return it, errPattern(p, "too many pattern letters 'F'")
+		}
+		it.kind = dtAlignedDOW
+		return it, nil
 	case 'V':
 		if n != 2 {
 			return it, errPattern(p, "pattern letter count must be 2: 'V'")
@@ -343,6 +385,26 @@ func (f *dtFields) set(kind dtKind, v int64) bool {
 	}
 	f.seen[kind], f.value[kind] = true, v
 	return true
+}
+
+// checkParsable refuses the pattern letters only formatting implements:
+// the era, the quarter, F and the localized offset O.
+func (p *datetimePattern) checkParsable() error {
+	return checkParsable(p.src, p.items)
+}
+
+func checkParsable(src string, items []dtItem) error {
+	for _, it := range items {
+		switch {
+		case it.kind == dtEra, it.kind == dtQuarter, it.kind == dtAlignedDOW, it.kind == dtOffset && it.letter == 'O':
+			return errPattern(src, "parsing with the pattern letter '%c' is not supported", it.letter)
+		case it.kind == dtOptional:
+			if err := checkParsable(src, it.sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // parsedTime is text read by a pattern: the wall-clock time it names
