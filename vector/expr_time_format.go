@@ -61,7 +61,7 @@ const (
 	dtEra        // G: formatting only
 	dtQuarter    // q, Q: formatting only
 	dtAlignedDOW // F (Java's ALIGNED_DAY_OF_WEEK_IN_MONTH): formatting only
-	dtKinds // the number of kinds
+	dtKinds      // the number of kinds
 )
 
 type dtItem struct {
