@@ -61,8 +61,8 @@ func TestDescribeFunction(t *testing.T) {
 	}
 	// A function Spark has and the engine has not is unsupported; an
 	// unknown name is Spark's UNRESOLVED_ROUTINE.
-	if _, err := DescribeFunction(sql.Pos{}, "nanvl", false); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("nanvl: %v, want unsupported", err)
+	if _, err := DescribeFunction(sql.Pos{}, "randn", false); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("randn: %v, want unsupported", err)
 	}
 	if _, err := DescribeFunction(sql.Pos{}, "no_such_fn", false); !errors.Is(err, ErrUnresolved) || !strings.Contains(err.Error(), "[UNRESOLVED_ROUTINE]") {
 		t.Errorf("no_such_fn: %v, want UNRESOLVED_ROUTINE", err)
@@ -118,6 +118,9 @@ func TestFunctionListComplete(t *testing.T) {
 		"datepart":         "datepart('year', DATE '2024-01-01')",
 		"extract":          "extract(YEAR FROM DATE '2024-01-01')",
 		"dateadd":          "dateadd(DATE '2024-01-01', 1)",
+		"concat_ws":        "concat_ws(',', 'a', array('b'))",
+		"ilike":            "ilike('A', 'a')",
+		"nanvl":            "nanvl(1.0, 2.0)",
 		"equal_null":       "equal_null(1, NULL)",
 		"mod":              "mod(7, 3)",
 		"pmod":             "pmod(-7, 3)",

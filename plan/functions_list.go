@@ -20,8 +20,8 @@ var internalFunctions = map[string]bool{
 // DESCRIBE FUNCTION list them, and the higher-order functions, too
 // (TestFunctionListComplete).
 var rewrittenFunctions = []string{
-	"date_part", "datepart", "dateadd", "equal_null", "extract",
-	"mod", "negative", "nullif", "nvl2", "pmod", "positive", "struct",
+	"concat_ws", "date_part", "datepart", "dateadd", "equal_null", "extract", "ilike",
+	"mod", "nanvl", "negative", "nullif", "nvl2", "pmod", "positive", "struct",
 	"try_add", "try_divide", "try_multiply", "try_subtract",
 }
 

@@ -8,8 +8,8 @@ import (
 	"github.com/arrowstream/arrowstream/vector"
 )
 
-// likeEscaped resolves the pattern of X LIKE pattern ESCAPE 'c' with c
-// other than the default '\': a constant pattern is rewritten into the same
+// likeEscaped resolves the pattern of X LIKE (or ILIKE) pattern ESCAPE 'c'
+// with c other than the default '\': a constant pattern is rewritten into the same
 // pattern written with '\' (which the LIKE kernel reads), checked as
 // Spark's StringUtils.escapeLikeRegex checks it: c may only precede '_',
 // '%' or c itself (then that character is literal), and may not end the
@@ -19,10 +19,20 @@ func likeEscaped(x *sql.Like, p Expr) (Expr, error) {
 	if size == 0 || size != len(x.Escape.Value) || esc == utf8.RuneError {
 		return nil, errorAt(x.Escape.Pos, ErrType, "Invalid escape string. Escape string must contain only one character.")
 	}
-	if x.Op != sql.OpLike {
-		// ILIKE lowers the pattern before reading its escapes, in Java's
-		// case mapping; not reproduced here.
-		return nil, errorAt(x.Escape.Pos, ErrUnsupported, "%s ... ESCAPE %q is not supported (only LIKE takes another escape than '\\').", x.Op, x.Escape.Value)
+	switch x.Op {
+	case sql.OpLike:
+	case sql.OpILike:
+		// Spark's ILIKE is LIKE of the lowered text and the lowered
+		// pattern with the escape character as given: the pattern is
+		// lowered before its escapes are read (an upper-case escape
+		// character then escapes nothing).
+		lp, err := newCall(x.Pos, "lower", castTo(p, vector.String))
+		if err != nil {
+			return nil, err
+		}
+		p = lp
+	default:
+		return nil, errorAt(x.Escape.Pos, ErrUnsupported, "%s ... ESCAPE %q is not supported (only LIKE and ILIKE take another escape than '\\').", x.Op, x.Escape.Value)
 	}
 	if !isConstant(p) {
 		return nil, errorAt(x.Escape.Pos, ErrUnsupported, "LIKE ... ESCAPE %q with a pattern that is not a constant is not supported.", x.Escape.Value)

@@ -62,7 +62,7 @@ func (a *analyzer) pivot(x *sql.Pivot) (*scope, error) {
 			return nil, errorAt(v.Pos, ErrType, "[NON_LITERAL_PIVOT_VALUES] Literal expressions required for pivot values, found %s.", sql.Format(v.Expr))
 		}
 		for _, ag := range x.Aggs {
-			var cond sql.Expr = &sql.BinaryExpr{Pos: v.Pos, Op: sql.OpNullSafeEq, L: x.Column, R: v.Expr}
+			cond := pivotCondition(x.Column, v)
 			g, bad := pivotAggregate(ag.Expr, cond)
 			if bad != nil {
 				return nil, errorAt(ag.Pos, ErrAggregate, "Aggregate expression required for pivot, but %s did not appear in any aggregate function.", sql.Format(bad))
@@ -165,4 +165,32 @@ func (a *analyzer) unpivot(x *sql.Unpivot) (*scope, error) {
 		}
 	}
 	return &scope{node: n, cols: make([]scopeCol, n.Schema().NumFields())}, nil
+}
+
+// pivotCondition is the condition of the rows value v takes: the pivot
+// column <=> v, or for several columns, FOR (a, b) IN ((1, 'x'), ...),
+// a <=> 1 AND b <=> 'x': Spark compares the tuples as structs by position
+// (their field names differ), which for two tuples is that conjunction.
+// A value that is not a tuple of as many items is compared whole (and
+// refused for its type).
+func pivotCondition(column sql.Expr, v *sql.SelectItem) sql.Expr {
+	cols, isTuple := column.(*sql.FuncCall)
+	vals, valTuple := v.Expr.(*sql.FuncCall)
+	if !isTuple || !valTuple || !strings.EqualFold(cols.Name.Name, "struct") || !strings.EqualFold(vals.Name.Name, "struct") || len(cols.Args) != len(vals.Args) {
+		return &sql.BinaryExpr{Pos: v.Pos, Op: sql.OpNullSafeEq, L: column, R: v.Expr}
+	}
+	var cond sql.Expr
+	for i, c := range cols.Args {
+		val := vals.Args[i]
+		if al, ok := val.(*sql.ArgAlias); ok {
+			val = al.X
+		}
+		eq := &sql.BinaryExpr{Pos: v.Pos, Op: sql.OpNullSafeEq, L: c, R: val}
+		if cond == nil {
+			cond = eq
+			continue
+		}
+		cond = &sql.BinaryExpr{Pos: v.Pos, Op: sql.OpAnd, L: cond, R: eq}
+	}
+	return cond
 }

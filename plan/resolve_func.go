@@ -124,6 +124,9 @@ func (r *resolver) call(f *sql.FuncCall) (Expr, error) {
 	if e, ok, err := r.callScalar(f, name); ok {
 		return e, err
 	}
+	if e, ok, err := r.callTextMore(f, name); ok {
+		return e, err
+	}
 	args, err := r.exprs(f.Args)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ var settings = map[string]settingRule{
 	"spark.sql.streaming.statestore.providerclass":               {},
 	"spark.sql.streaming.aggregation.stateformatversion":         {},
 	"spark.sql.groupbyaliases":                                   {only: "true"},
+	"spark.sql.crossjoin.enabled":                                {only: "true", why: whyCrossJoin},
 	"spark.sql.groupbyordinal":                                   {},
 	"spark.sql.orderbyordinal":                                   {},
 	"spark.sql.legacy.allowparameterlesscount":                   {},

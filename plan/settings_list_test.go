@@ -22,6 +22,7 @@ func TestSettingsListed(t *testing.T) {
 		"spark.sql.cbo.enabled",
 		"spark.sql.codegen.factorymode",
 		"spark.sql.codegen.wholestage",
+		"spark.sql.crossjoin.enabled=true",
 		"spark.sql.groupbyaliases=true",
 		"spark.sql.groupbyordinal",
 		"spark.sql.join.forceapplyshuffledhashjoin",
@@ -61,7 +62,6 @@ func TestSettingsListed(t *testing.T) {
 	for _, refused := range []string{
 		"spark.sql.legacy.timeParserPolicy",
 		"spark.sql.legacy.interval.enabled",
-		"spark.sql.crossJoin.enabled",
 		"spark.sql.maxMetadataStringLength",
 		"spark.sql.legacy.charVarcharAsString",
 		"spark.sql.timestampType",

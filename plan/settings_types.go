@@ -6,6 +6,9 @@ package plan
 // no CHAR(n) columns (ConvertColumnType refuses them), so no query the
 // engine runs answers differently under either value.
 const (
+	whyCrossJoin = "the engine runs every join whose condition is missing or always true as a " +
+		"cross join, Spark's default; the check that refuses an implicit cartesian product " +
+		"(false) is not implemented"
 	whyLegacyInterval = "the legacy CalendarInterval results of interval literals and " +
 		"timestamp subtraction are not implemented; the engine gives Spark's ANSI " +
 		"year-month and day-time intervals, the default"

@@ -129,6 +129,8 @@ func TestCheckSetting(t *testing.T) {
 		{"spark.sql.shuffle.partitions", "4", true},
 		{"spark.sql.groupByAliases", "true", true},
 		{"spark.sql.groupByAliases", "false", false},
+		{"spark.sql.crossJoin.enabled", "true", true},
+		{"spark.sql.crossJoin.enabled", "false", false},
 		{"spark.sql.legacy.allowParameterlessCount", "false", true},
 		{"spark.sql.legacy.allowParameterlessCount", "true", true},
 		{"spark.sql.legacy.interval.enabled", "true", false},

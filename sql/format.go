@@ -501,7 +501,17 @@ func (f *formatter) fromItem(it FromItem) {
 			f.selectItem(a)
 		}
 		f.str(" FOR ")
-		f.expr(it.Column, 0)
+		if c, ok := it.Column.(*FuncCall); ok && c.Name.Name == "struct" {
+			// Several pivot columns: the tuple (a, b) the parser reads.
+			f.str("(")
+			for i, a := range c.Args {
+				f.sep(i)
+				f.expr(a, 0)
+			}
+			f.str(")")
+		} else {
+			f.expr(it.Column, 0)
+		}
 		f.str(" IN (")
 		for i, v := range it.Values {
 			f.sep(i)

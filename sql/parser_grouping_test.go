@@ -101,6 +101,7 @@ func TestParsePivotRoundTrip(t *testing.T) {
 	for _, src := range []string{
 		"SELECT * FROM t PIVOT (sum(x) AS s, count(*) FOR c IN ('a' AS aa, 2, NULL))",
 		"SELECT * FROM (SELECT * FROM t) PIVOT (max(x) FOR t.c IN (1))",
+		"SELECT * FROM t PIVOT (sum(x) FOR (a, t.b) IN ((1, 2) AS one, ('x', NULL)))",
 		"SELECT * FROM t UNPIVOT (v FOR n IN (a, b AS bee))",
 		"SELECT * FROM t UNPIVOT INCLUDE NULLS (v FOR n IN (a))",
 		"SELECT * FROM t UNPIVOT EXCLUDE NULLS (v FOR n IN (a))",
@@ -120,7 +121,8 @@ func TestParsePivotRoundTrip(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"SELECT * FROM t, u PIVOT (sum(x) FOR c IN (1))",
-		"SELECT * FROM t PIVOT (sum(x) FOR (a, b) IN ((1, 2)))",
+		"SELECT * FROM t PIVOT (sum(x) FOR (a, b + 1) IN ((1, 2)))",
+		"SELECT * FROM t PIVOT (sum(x) FOR (a, b IN ((1, 2)))",
 		"SELECT * FROM t UNPIVOT ((v, w) FOR n IN ((a, b)))",
 		"SELECT * FROM t UNPIVOT INCLUDE (v FOR n IN (a))",
 		"SELECT * FROM t PIVOT (sum(x) FOR c IN 1)",

@@ -2,12 +2,14 @@ package sql
 
 // Pivot is FROM items PIVOT (agg [AS alias], ... FOR column IN (value [AS
 // alias], ...)): one row per distinct value of the other columns, one
-// column per value (and aggregate) of the pivot column.
+// column per value (and aggregate) of the pivot column. FOR (a, b) IN
+// ((v1, v2) [AS alias], ...) pivots on several columns: Column is then
+// the tuple (a struct) and each value a tuple.
 type Pivot struct {
 	Pos
 	Input  FromItem
 	Aggs   []*SelectItem
-	Column Expr
+	Column Expr // a column, or a tuple of columns
 	Values []*SelectItem
 }
 
@@ -27,10 +29,23 @@ func (p *parser) parsePivot(items []FromItem) FromItem {
 	}
 	p.expectKw("FOR", "FOR after the PIVOT aggregates")
 	if p.peek().kind == tLParen {
-		p.failAt(p.peek().pos, "PIVOT on several columns (FOR (a, b) IN ...) is not supported")
+		// FOR (a, b) IN ((1, 'x'), ...): as Spark's ResolvePivot, the
+		// columns are one struct (a tuple) compared with struct values.
+		open := p.next()
+		var cols []Expr
+		for {
+			ct := p.peek()
+			cols = append(cols, &ColumnRef{Pos: ct.pos, Parts: p.qualifiedName("a pivot column")})
+			if !p.accept(tComma) {
+				break
+			}
+		}
+		p.closeParen(open)
+		pv.Column = &FuncCall{Pos: open.pos, Name: Ident{Pos: open.pos, Name: "struct"}, Args: cols}
+	} else {
+		ct := p.peek()
+		pv.Column = &ColumnRef{Pos: ct.pos, Parts: p.qualifiedName("a pivot column after FOR")}
 	}
-	ct := p.peek()
-	pv.Column = &ColumnRef{Pos: ct.pos, Parts: p.qualifiedName("a pivot column after FOR")}
 	p.expectKw("IN", "IN after the pivot column")
 	in := p.next()
 	if in.kind != tLParen {

@@ -399,24 +399,33 @@ func bindDateFormat(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkFormattable(); err != nil {
+	// A timestamp's offset in the session time zone is known (the offset
+	// letters print it); a TIMESTAMP_NTZ has none.
+	ntz := IsTimestampNTZ(Unwrap(args[0].DataType()))
+	if ntz {
+		err = p.checkFormattable()
+	} else {
+		err = p.checkFormattableOffsets()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if dt := Unwrap(args[0].DataType()); IsNumeric(dt) {
 		return nil, fmt.Errorf("%s of a number is not supported (only dates and timestamps): %w", f.Name, ErrType)
 	}
 	loc := f.Loc
-	if IsTimestampNTZ(Unwrap(args[0].DataType())) {
+	if ntz {
 		loc = nil
 	}
 	return bindRows(f, in, mem, args[:1], []rowKind{rowMicros}, String, rowKernels{
 		str: func(a []rowArg, i int, dst []byte) ([]byte, bool, error) {
-			wall := a[0].int(i)
+			instant := a[0].int(i)
+			wall := instant
 			if !isUTC(loc) {
 				var z zoneCache
-				wall = toWall(&z, loc, wall)
+				wall = toWall(&z, loc, instant)
 			}
-			out, ok := p.format(dst, wall)
+			out, ok := p.formatZoned(dst, wall, int((wall-instant)/fnMicrosPerSecond), !ntz)
 			if !ok {
 				return nil, false, fmt.Errorf("%w: the year is outside 1-9999, which the pattern '%s' does not print here", ErrOverflow, p.src)
 			}

@@ -185,6 +185,12 @@ func epochDecimals(c *castEval, arr arrow.Array) (arrow.Array, error) {
 
 // bindParse binds unix_timestamp (seconds), to_timestamp and to_date.
 func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
+	return parseBinder(to, seconds, false)
+}
+
+// parseBinder binds a parse as bindParse; wallOnly keeps the wall time
+// the text names and drops a zone it gives (to_timestamp_ntz).
+func parseBinder(to arrow.DataType, seconds, wallOnly bool) func(*FuncExpr, *arrow.Schema, memory.Allocator, []Evaluator) (Evaluator, error) {
 	return func(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, args []Evaluator) (Evaluator, error) {
 		x := args[0]
 		var pattern *datetimePattern
@@ -197,7 +203,7 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 			if v == nil {
 				return fnNullResult(to, mem), nil
 			}
-			p, err := compileDatetimePattern(v.(string))
+			p, err := compileParsePattern(v.(string))
 			if err != nil {
 				return nil, err
 			}
@@ -211,7 +217,7 @@ func bindParse(to arrow.DataType, seconds bool) func(*FuncExpr, *arrow.Schema, m
 		case dt.ID() == arrow.NULL:
 			return fnNullResult(to, mem), nil
 		case dt.ID() == arrow.STRING && pattern != nil:
-			k = patternKernel(pattern, to, seconds)
+			k = patternKernel(pattern, to, seconds, wallOnly)
 		case seconds && dt.ID() == arrow.TIMESTAMP:
 			k = castKernelFor(dt, Int64)
 		case seconds && dt.ID() == arrow.DATE32:
@@ -265,7 +271,12 @@ func unparsable(p *datetimePattern, mode EvalMode, s []byte) error {
 
 // patternKernel parses strings with a datetime pattern into timestamps,
 // seconds or dates; no match is NULL.
-func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKernel {
+//
+// Text with a zone or offset names an instant (Spark's GetTimestamp), which
+// a date takes in the session time zone (to_date casts that timestamp);
+// text without one is a wall time, read in the session time zone for a
+// timestamp. wallOnly keeps the wall time whatever the text says.
+func patternKernel(p *datetimePattern, to arrow.DataType, seconds, wallOnly bool) castKernel {
 	div := int64(1)
 	switch {
 	case seconds:
@@ -284,7 +295,14 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 				if !v.valid(i) {
 					continue
 				}
-				m, ok := p.parse(data[offs[i]:offs[i+1]])
+				t, ok := p.parse(data[offs[i]:offs[i+1]])
+				m := t.wall
+				if ok && t.zoned && !wallOnly {
+					var z zoneCache
+					if m, ok = t.instant(c.loc); ok {
+						m = toWall(&z, c.loc, m)
+					}
+				}
 				if days := fnFloorDiv(m, div); ok && days == int64(int32(days)) {
 					dst[i] = int32(days)
 				} else {
@@ -306,10 +324,13 @@ func patternKernel(p *datetimePattern, to arrow.DataType, seconds bool) castKern
 			if !v.valid(i) {
 				continue
 			}
-			if m, ok := p.parse(data[offs[i]:offs[i+1]]); ok {
-				// The pattern gives a wall time; read it in the session
-				// time zone (patterns with a zone are not supported).
-				dst[i] = fnFloorDiv(localToInstant(c.loc, m), div)
+			t, ok := p.parse(data[offs[i]:offs[i+1]])
+			m := t.wall
+			if ok && !wallOnly {
+				m, ok = t.instant(c.loc)
+			}
+			if ok {
+				dst[i] = fnFloorDiv(m, div)
 			} else {
 				if err := unparsable(p, c.mode, data[offs[i]:offs[i+1]]); err != nil {
 					buf.Release()

@@ -28,10 +28,14 @@ import (
 //	Z     zone offset as X without Z; ZZZZ GMT+HH:mm; ZZZZZ also Z
 //	VV    zone id (Europe/Paris); z zone name (UTC, PST, CET)
 //	'..'  quoted literal ('' is a quote); other non-letters are literals
+//	[..]  optional section (may nest; an unclosed one ends with the
+//	      pattern): parsed when its whole content matches, else skipped
+//	      with nothing consumed, as Java's DateTimeFormatter does
 //
 // Week-based letters (Y, w, u, W, e, c) and the rest are rejected, as are
-// Java's optional sections ([ ]). Missing fields default to 1970-01-01
-// 00:00:00 UTC; the whole input must be consumed.
+// '{', '}' and '#'. Missing fields default to 1970-01-01 00:00:00 UTC; the
+// whole input must be consumed. A field given twice must have the same
+// value both times (Java's DateTimeParseContext refuses a conflict).
 
 type dtKind uint8
 
@@ -53,6 +57,11 @@ const (
 	dtDayName
 	dtOffset // X, x, Z
 	dtZoneID // VV, z
+	dtOptional
+	dtEra        // G: formatting only
+	dtQuarter    // q, Q: formatting only
+	dtAlignedDOW // F (Java's ALIGNED_DAY_OF_WEEK_IN_MONTH): formatting only
+	dtKinds      // the number of kinds
 )
 
 type dtItem struct {
@@ -61,6 +70,7 @@ type dtItem struct {
 	min, max int    // digits
 	lit      string // literal text
 	letter   byte
+	sub      []dtItem // the items of an optional section
 }
 
 // datetimePattern is a compiled Spark datetime pattern.
@@ -78,15 +88,42 @@ func errPattern(p string, format string, args ...any) error {
 
 // compileDatetimePattern parses a Spark datetime pattern.
 func compileDatetimePattern(p string) (*datetimePattern, error) {
-	out := &datetimePattern{src: p}
+	items, i, err := compileItems(p, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	if i < len(p) { // a ']' without its '['
+		return nil, errPattern(p, "']' without a previous '['")
+	}
+	return &datetimePattern{src: p, items: items}, nil
+}
+
+// compileParsePattern compiles a pattern that reads text: the letters
+// only formatting implements are refused.
+func compileParsePattern(p string) (*datetimePattern, error) {
+	out, err := compileDatetimePattern(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.checkParsable(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// compileItems compiles p from i to the end or, inside an optional section
+// (depth > 0), to its ']'; it returns the items and the index after them
+// (at the ']', which the caller consumes).
+func compileItems(p string, i, depth int) ([]dtItem, int, error) {
+	var items []dtItem
 	addLit := func(s string) {
-		if n := len(out.items); n > 0 && out.items[n-1].kind == dtLiteral {
-			out.items[n-1].lit += s
+		if n := len(items); n > 0 && items[n-1].kind == dtLiteral {
+			items[n-1].lit += s
 			return
 		}
-		out.items = append(out.items, dtItem{kind: dtLiteral, lit: s})
+		items = append(items, dtItem{kind: dtLiteral, lit: s})
 	}
-	for i := 0; i < len(p); {
+	for i < len(p) {
 		c := p[i]
 		if c == '\'' {
 			j := i + 1
@@ -107,7 +144,7 @@ func compileDatetimePattern(p string) (*datetimePattern, error) {
 				j++
 			}
 			if !closed {
-				return nil, errPattern(p, "unterminated quote")
+				return nil, 0, errPattern(p, "unterminated quote")
 			}
 			if lit.Len() == 0 && j == i+2 {
 				addLit("'")
@@ -117,9 +154,27 @@ func compileDatetimePattern(p string) (*datetimePattern, error) {
 			i = j
 			continue
 		}
+		if c == '[' {
+			sub, j, err := compileItems(p, i+1, depth+1)
+			if err != nil {
+				return nil, 0, err
+			}
+			items = append(items, dtItem{kind: dtOptional, sub: sub})
+			if j < len(p) {
+				j++ // the ']'
+			}
+			i = j
+			continue
+		}
+		if c == ']' {
+			if depth == 0 {
+				return items, i, nil
+			}
+			return finishItems(items), i, nil
+		}
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			if c == '[' || c == ']' || c == '{' || c == '}' || c == '#' {
-				return nil, errPattern(p, "'%c' is not supported", c)
+			if c == '{' || c == '}' || c == '#' {
+				return nil, 0, errPattern(p, "'%c' is not supported", c)
 			}
 			addLit(p[i : i+1]) // a byte of the text: multibyte characters stay whole
 			i++
@@ -131,25 +186,32 @@ func compileDatetimePattern(p string) (*datetimePattern, error) {
 		}
 		item, err := patternLetter(p, c, n)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		out.items = append(out.items, item)
+		items = append(items, item)
 		i += n
 	}
-	// yyyy takes more digits only when no number follows it directly.
-	for k := range out.items {
-		it := &out.items[k]
-		if it.kind == dtYear && it.count == 4 && (k+1 == len(out.items) || !out.items[k+1].numeric()) {
+	return finishItems(items), i, nil
+}
+
+// finishItems lets yyyy take more digits only when no number follows it
+// directly.
+func finishItems(items []dtItem) []dtItem {
+	for k := range items {
+		it := &items[k]
+		if it.kind == dtYear && it.count == 4 && (k+1 == len(items) || !items[k+1].numeric()) {
 			it.max = 6
 		}
 	}
-	return out, nil
+	return items
 }
 
 func (it dtItem) numeric() bool {
 	switch it.kind {
-	case dtLiteral, dtMonthText, dtAmPm, dtDayName, dtOffset, dtZoneID:
+	case dtLiteral, dtMonthText, dtAmPm, dtDayName, dtOffset, dtZoneID, dtEra:
 		return false
+	case dtOptional:
+		return len(it.sub) > 0 && it.sub[0].numeric()
 	}
 	return true
 }
@@ -230,6 +292,32 @@ func patternLetter(p string, c byte, n int) (dtItem, error) {
 		}
 		it.kind = dtOffset
 		return it, nil
+	case 'O':
+		if n != 1 && n != 4 {
+			return it, errPattern(p, "pattern letter count must be 1 or 4: 'O'")
+		}
+		it.kind = dtOffset
+		return it, nil
+	case 'G':
+		// Spark 3 refuses the narrow GGGGG (Spark 2 printed the full
+		// form): DATETIME_PATTERN_RECOGNITION.
+		if n > 4 {
+			return it, errPattern(p, "the pattern '%s' is not supported (Spark 3 fails to recognize it)", strings.Repeat("G", n))
+		}
+		it.kind = dtEra
+		return it, nil
+	case 'q', 'Q':
+		if c == 'q' && n > 2 || n > 4 {
+			return it, errPattern(p, "too many pattern letters '%c'", c)
+		}
+		it.kind = dtQuarter
+		return it, nil
+	case 'F':
+		if n > 1 {
+			return it, errPattern(p, "too many pattern letters 'F'")
+		}
+		it.kind = dtAlignedDOW
+		return it, nil
 	case 'V':
 		if n != 2 {
 			return it, errPattern(p, "pattern letter count must be 2: 'V'")
@@ -283,12 +371,82 @@ type dtFields struct {
 	offset                 int
 	loc                    *time.Location
 	hasMonth, hasDay       bool
+	// seen and value hold each numeric field parsed so far (the fraction
+	// in nanoseconds), to refuse a second, different value of it.
+	seen  [dtKinds]bool
+	value [dtKinds]int64
 }
 
-// parse parses s completely and returns microseconds since the epoch.
-func (p *datetimePattern) parse(s []byte) (int64, bool) {
+// set records field kind's value v; false when the field already had
+// another value.
+func (f *dtFields) set(kind dtKind, v int64) bool {
+	if f.seen[kind] && f.value[kind] != v {
+		return false
+	}
+	f.seen[kind], f.value[kind] = true, v
+	return true
+}
+
+// checkParsable refuses the pattern letters only formatting implements:
+// the era, the quarter, F and the localized offset O.
+func (p *datetimePattern) checkParsable() error {
+	return checkParsable(p.src, p.items)
+}
+
+func checkParsable(src string, items []dtItem) error {
+	for _, it := range items {
+		switch {
+		case it.kind == dtEra, it.kind == dtQuarter, it.kind == dtAlignedDOW, it.kind == dtOffset && it.letter == 'O':
+			return errPattern(src, "parsing with the pattern letter '%c' is not supported", it.letter)
+		case it.kind == dtOptional:
+			if err := checkParsable(src, it.sub); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parsedTime is text read by a pattern: the wall-clock time it names
+// (microseconds since the epoch, as if UTC) and the zone or offset it
+// gives, if any.
+type parsedTime struct {
+	wall   int64
+	zoned  bool
+	offset int            // seconds east of UTC, when loc is nil
+	loc    *time.Location // a region (z, VV)
+}
+
+// instant is the instant t names: its wall time in its own zone, or in
+// session when the text gave none (as Spark's to_timestamp reads it).
+func (t parsedTime) instant(session *time.Location) (int64, bool) {
+	switch {
+	case !t.zoned:
+		return localToInstant(session, t.wall), true
+	case t.loc != nil:
+		return localToInstant(t.loc, t.wall), true
+	}
+	off := int64(t.offset) * fnMicrosPerSecond
+	if off > 0 && t.wall < math.MinInt64+off || off < 0 && t.wall > math.MaxInt64+off {
+		return 0, false
+	}
+	return t.wall - off, true
+}
+
+// parse parses s completely.
+func (p *datetimePattern) parse(s []byte) (parsedTime, bool) {
 	f := dtFields{year: 1970, month: 1, day: 1, hourKind: dtHour}
-	pos := 0
+	pos, ok := parseItems(p.items, s, 0, &f)
+	if !ok || pos != len(s) {
+		return parsedTime{}, false
+	}
+	wall, ok := f.resolve()
+	return parsedTime{wall: wall, zoned: f.hasOffset, offset: f.offset, loc: f.loc}, ok
+}
+
+// parseItems parses items from s[pos:] into f and returns the position
+// after them.
+func parseItems(items []dtItem, s []byte, pos int, f *dtFields) (int, bool) {
 	digits := func(min, max int) (int64, bool) {
 		v, k := int64(0), 0
 		for k < max && pos+k < len(s) && s[pos+k] >= '0' && s[pos+k] <= '9' {
@@ -301,7 +459,7 @@ func (p *datetimePattern) parse(s []byte) (int64, bool) {
 		pos += k
 		return v, true
 	}
-	for _, it := range p.items {
+	for _, it := range items {
 		var v int64
 		ok := true
 		switch it.kind {
@@ -311,9 +469,17 @@ func (p *datetimePattern) parse(s []byte) (int64, bool) {
 			}
 			pos += len(it.lit)
 			continue
+		case dtOptional:
+			// A section that does not match leaves neither position nor
+			// fields changed.
+			g := *f
+			if end, matched := parseItems(it.sub, s, pos, &g); matched {
+				*f, pos = g, end
+			}
+			continue
 		case dtMonthText:
 			k, w, found := matchName(s[pos:], monthNames, it.count == 4)
-			if !found {
+			if !found || !f.set(dtMonth, int64(k+1)) {
 				return 0, false
 			}
 			f.month, f.hasMonth = int64(k+1), true
@@ -363,6 +529,10 @@ func (p *datetimePattern) parse(s []byte) (int64, bool) {
 			v, ok = digits(it.min, it.max)
 			if ok {
 				n := pos - start
+				nanos := v
+				for k := n; k < 9; k++ {
+					nanos *= 10
+				}
 				for ; n < 6; n++ {
 					v *= 10
 				}
@@ -370,6 +540,7 @@ func (p *datetimePattern) parse(s []byte) (int64, bool) {
 					v /= 10
 				}
 				f.micros = v
+				ok = f.set(dtFraction, nanos)
 			}
 		default:
 			v, ok = digits(it.min, it.max)
@@ -396,11 +567,11 @@ func (p *datetimePattern) parse(s []byte) (int64, bool) {
 		case dtSecond:
 			f.second = v
 		}
+		if it.kind != dtFraction && !f.set(it.kind, v) {
+			return 0, false
+		}
 	}
-	if pos != len(s) {
-		return 0, false
-	}
-	return f.resolve()
+	return pos, true
 }
 
 // parseOffsetField reads a zone offset for X, x or Z.
@@ -429,7 +600,8 @@ func parseOffsetField(s []byte, it dtItem) (int, int, bool) {
 	return off, end, ok
 }
 
-// resolve turns the fields into microseconds since the epoch.
+// resolve turns the fields into the wall-clock time they name, in
+// microseconds since the epoch as if UTC.
 func (f *dtFields) resolve() (int64, bool) {
 	if f.doy != 0 {
 		last := int64(365)
@@ -470,15 +642,8 @@ func (f *dtFields) resolve() (int64, bool) {
 		h > 23 || f.minute > 59 || f.second > 59 {
 		return 0, false
 	}
-	if f.loc != nil {
-		if f.year > 290_000 {
-			return 0, false
-		}
-		t := time.Date(int(f.year), time.Month(f.month), int(f.day), int(h), int(f.minute), int(f.second), int(f.micros)*1000, f.loc)
-		return t.UnixMicro(), true
-	}
 	days := daysFromCivil(f.year, int(f.month), int(f.day))
-	secs := days*86400 + h*3600 + f.minute*60 + f.second - int64(f.offset)
+	secs := days*86400 + h*3600 + f.minute*60 + f.second
 	// secs*10^6 fits for |secs| <= 9_223_372_036_854; adding the fraction
 	// can still pass the largest timestamp (294247-01-10 04:00:54.775807).
 	// Only a positive secs can: for a negative one MaxInt64-secs*10^6

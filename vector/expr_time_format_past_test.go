@@ -27,7 +27,8 @@ func TestDatetimePatternBeforeEpoch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.pattern, err)
 		}
-		got, ok := p.parse([]byte(c.text))
+		pt, ok := p.parse([]byte(c.text))
+		got := pt.wall
 		if want := c.want.UnixMicro(); !ok || got != want {
 			t.Errorf("parse(%q, %q) = %d, %v; want %d", c.text, c.pattern, got, ok, want)
 		}
@@ -37,7 +38,7 @@ func TestDatetimePatternBeforeEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, ok := p.parse([]byte("294247-01-10 04:00:54.775808")); ok {
-		t.Errorf("one microsecond past the largest timestamp parsed as %d", got)
+		t.Errorf("one microsecond past the largest timestamp parsed as %d", got.wall)
 	}
 	if _, ok := p.parse([]byte("294247-01-10 04:00:54.775807")); !ok {
 		t.Errorf("the largest timestamp does not parse")

@@ -51,7 +51,8 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 	year, month, day, doy := int64(1970), int64(-1), int64(-1), int64(-1)
 	hourOfDay, hour12, minute, second, millis := int64(-1), int64(-1), int64(0), int64(0), int64(0)
 	pos, hasAmPm, dayName := 0, false, false
-	for k, it := range p.items {
+	items := legacyItems(p.items)
+	for k, it := range items {
 		switch it.kind {
 		case dtLiteral:
 			if len(s)-pos < len(it.lit) || string(s[pos:pos+len(it.lit)]) != it.lit {
@@ -97,7 +98,7 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 			pos, hasAmPm = pos+2, true
 			continue
 		}
-		abutting := k+1 < len(p.items) && p.items[k+1].kind != dtLiteral
+		abutting := k+1 < len(items) && items[k+1].kind != dtLiteral
 		neg := pos < len(s) && s[pos] == '-'
 		start := pos
 		if neg {
@@ -200,4 +201,21 @@ func (p *datetimePattern) legacyMayParse(s []byte) bool {
 		return true
 	}
 	return fnValidDate(year, int(m), int(d))
+}
+
+// legacyItems is items as SimpleDateFormat reads their pattern: it has no
+// optional sections, so '[' and ']' are literal characters around the
+// section's content.
+func legacyItems(items []dtItem) []dtItem {
+	var out []dtItem
+	for _, it := range items {
+		if it.kind != dtOptional {
+			out = append(out, it)
+			continue
+		}
+		out = append(out, dtItem{kind: dtLiteral, lit: "["})
+		out = append(out, legacyItems(it.sub)...)
+		out = append(out, dtItem{kind: dtLiteral, lit: "]"})
+	}
+	return out
 }

@@ -160,7 +160,7 @@ func bindToTimestampNTZ(f *FuncExpr, in *arrow.Schema, mem memory.Allocator, arg
 	}
 	g := *f
 	g.Loc = nil
-	ev, err := bindParse(Timestamp, false)(&g, in, mem, args)
+	ev, err := parseBinder(Timestamp, false, true)(&g, in, mem, args)
 	if err != nil {
 		return nil, err
 	}

@@ -330,8 +330,10 @@ func (r *jsonReader) readScalar(dt arrow.DataType, b array.Builder, v []byte) er
 		s, _ := r.unquote(v)
 		var days int32
 		if r.dateFmt != nil {
-			m, ok := r.dateFmt.parse(s)
-			d := fnFloorDiv(m, fnMicrosPerDay)
+			// A date is read as the wall date the text names (Spark's
+			// DateFormatter parses a LocalDate, a zone unused).
+			t, ok := r.dateFmt.parse(s)
+			d := fnFloorDiv(t.wall, fnMicrosPerDay)
 			if !ok || d != int64(int32(d)) {
 				return fmt.Errorf("%w: %q", errJSONPattern, s)
 			}
@@ -359,11 +361,13 @@ func (r *jsonReader) readScalar(dt arrow.DataType, b array.Builder, v []byte) er
 		case v[0] == '"':
 			s, _ := r.unquote(v)
 			if r.tsFmt != nil {
-				m, ok := r.tsFmt.parse(s)
+				t, ok := r.tsFmt.parse(s)
+				if ok {
+					micros, ok = t.instant(r.loc)
+				}
 				if !ok {
 					return fmt.Errorf("%w: %q", errJSONPattern, s)
 				}
-				micros = localToInstant(r.loc, m)
 			} else {
 				m, ok := parseTimestampIn(s, r.loc)
 				if !ok {

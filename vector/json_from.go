@@ -86,11 +86,11 @@ func (r *jsonReader) setOptions(opts map[string]string) (failFast bool, err erro
 				return false, fmt.Errorf("mode %s is not supported by from_json (want PERMISSIVE or FAILFAST)", v)
 			}
 		case "dateformat":
-			if r.dateFmt, err = compileDatetimePattern(v); err != nil {
+			if r.dateFmt, err = compileParsePattern(v); err != nil {
 				return false, fmt.Errorf("dateFormat %q: %w", v, err)
 			}
 		case "timestampformat":
-			if r.tsFmt, err = compileDatetimePattern(v); err != nil {
+			if r.tsFmt, err = compileParsePattern(v); err != nil {
 				return false, fmt.Errorf("timestampFormat %q: %w", v, err)
 			}
 		}
