@@ -17,8 +17,9 @@ var linearity = flag.Bool("linearity", false, "run BenchmarkLinearity over 200K.
 // 800K, 1.6M and 3.2M events (epochs of 10K events at the generator's
 // default rate) and reports the process CPU per event of each run (the
 // query's start, its epochs and stop, the read of its answer:
-// engineRun.engineCPU; generation and the harness's memory figures,
-// whose forced collections cover the whole input, are left out) and
+// engineRun.engineCPU; generation, the formatting of the answer's rows
+// and the harness's memory figures, whose forced collections cover the
+// whole input, are left out) and
 // the state rows left after its last epoch,
 // then each query's series and its spread. Opt-in, as it takes minutes:
 //

@@ -181,6 +181,36 @@ func TestEngineCPULeavesOutTheMeter(t *testing.T) {
 	t.Logf("engine CPU %v (start %v, answer %v), one collection %v", run.engineCPU(), run.startCPU, run.answerCPU, oneGC)
 }
 
+// TestEngineAnswerFormattedAside: formatting the answer's rows for the
+// comparison with the peer (canonRows) is the harness's work, taken
+// aside of the answer's CPU: q20's answer holds every matching bid with
+// its auction's strings, and its formatting was a third of q20's
+// linearity figure.
+func TestEngineAnswerFormattedAside(t *testing.T) {
+	if _, ok := harness.ProcessCPU(); !ok {
+		t.Skip("no process CPU time on this platform")
+	}
+	q, _ := lookup("q20")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	batches, err := Generate(mem, Config{Seed: 3, EventRate: tinySize.EventRate}, tinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseBatches(batches)
+	run, err := runEngine(context.Background(), mem, t.TempDir(), q, batches, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.answer) < 100 {
+		t.Fatalf("answer of %d rows: too few to measure their formatting", len(run.answer))
+	}
+	if run.formatCPU <= 0 {
+		t.Errorf("answer of %d rows formatted in %v: the formatting is not taken aside of the answer's CPU %v", len(run.answer), run.formatCPU, run.answerCPU)
+	}
+	t.Logf("answer of %d rows: read %v, formatted %v", len(run.answer), run.answerCPU, run.formatCPU)
+}
+
 // TestJoinLagAtFinalWatermark runs q4, q6 and q9 on seed 66, whose events
 // have an auction expiring exactly at the final global watermark: the
 // aggregation (q4, q6) or top-1 (q9) over the join sees the join's output
