@@ -3,6 +3,7 @@ package nexmark
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -126,6 +127,88 @@ func TestEngineCPUCountsTheStop(t *testing.T) {
 	if len(run.answer) == 0 {
 		t.Error("no answer read after the stop")
 	}
+}
+
+// TestEngineCPULeavesOutTheMeter: the engine's CPU figure (the linearity
+// series' cost) counts the query's start and the read of its answer but
+// not the memory meter's collections, which mark the whole process heap:
+// with a heap of 2M live pointers, one collection costs more than a small
+// run's start, epochs, stop and answer together, so a figure that counted
+// the meter's baseline collection (as the series did before session 39)
+// would be larger than half of one.
+func TestEngineCPULeavesOutTheMeter(t *testing.T) {
+	if _, ok := harness.ProcessCPU(); !ok {
+		t.Skip("no process CPU time on this platform")
+	}
+	type node struct {
+		next *node
+		pad  [2]int64
+	}
+	var live *node
+	for range 2_000_000 {
+		live = &node{next: live}
+	}
+	runtime.GC()
+	gc0, _ := harness.ProcessCPU()
+	runtime.GC()
+	gc1, _ := harness.ProcessCPU()
+	oneGC := gc1 - gc0
+
+	q, _ := lookup("q7")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	batches, err := Generate(mem, Config{Seed: 3, EventRate: tinySize.EventRate}, tinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseBatches(batches)
+	run, err := runEngine(context.Background(), mem, t.TempDir(), q, batches, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(live)
+	if run.startCPU <= 0 {
+		t.Errorf("start CPU %v: the query's start is not counted", run.startCPU)
+	}
+	if got, want := run.engineCPU(), run.startCPU+run.cpu+run.answerCPU; got != want {
+		t.Errorf("engine CPU %v, want start %v + epochs and stop %v + answer %v", got, run.startCPU, run.cpu, run.answerCPU)
+	}
+	// Half a collection: the run itself is a few ms here, the
+	// collection tens of ms, and counting it would add at least one.
+	if run.engineCPU() >= oneGC/2 {
+		t.Errorf("engine CPU %v (start %v) is not below half a collection of the heap (%v): the meter's collections are counted", run.engineCPU(), run.startCPU, oneGC)
+	}
+	t.Logf("engine CPU %v (start %v, answer %v), one collection %v", run.engineCPU(), run.startCPU, run.answerCPU, oneGC)
+}
+
+// TestEngineAnswerFormattedAside: formatting the answer's rows for the
+// comparison with the peer (canonRows) is the harness's work, taken
+// aside of the answer's CPU: q20's answer holds every matching bid with
+// its auction's strings, and its formatting was a third of q20's
+// linearity figure.
+func TestEngineAnswerFormattedAside(t *testing.T) {
+	if _, ok := harness.ProcessCPU(); !ok {
+		t.Skip("no process CPU time on this platform")
+	}
+	q, _ := lookup("q20")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	batches, err := Generate(mem, Config{Seed: 3, EventRate: tinySize.EventRate}, tinySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseBatches(batches)
+	run, err := runEngine(context.Background(), mem, t.TempDir(), q, batches, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.answer) < 100 {
+		t.Fatalf("answer of %d rows: too few to measure their formatting", len(run.answer))
+	}
+	if run.formatCPU <= 0 {
+		t.Errorf("answer of %d rows formatted in %v: the formatting is not taken aside of the answer's CPU %v", len(run.answer), run.formatCPU, run.answerCPU)
+	}
+	t.Logf("answer of %d rows: read %v, formatted %v", len(run.answer), run.answerCPU, run.formatCPU)
 }
 
 // TestJoinLagAtFinalWatermark runs q4, q6 and q9 on seed 66, whose events

@@ -208,3 +208,77 @@ func BenchmarkJoinSideProbe(b *testing.B) {
 		})
 	}
 }
+
+// TestJoinSideMergeStopsAtFull: a side that never evicts, fed 1,000
+// epochs of 10 rows with full batches at 100 rows, copies each row at
+// most twice (level 1 of 80 rows, level 2 of 640, full) however many
+// epochs it runs: no batch goes past level 2, the rows the merges copy
+// stay under twice the rows added, and every batch but the newest levels'
+// is full. Its key index still finds exactly each key's rows. Unbounded,
+// the 512th epoch made a batch of level 3, copying its rows a third time
+// (a cost per row that grew with the run).
+func TestJoinSideMergeStopsAtFull(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	side := newJoinSideLive[uint64]()
+	defer side.release()
+	side.fullRows = 100
+	model := map[uint64][]int64{}
+	next, copied := int64(0), int64(0)
+	for epoch := 0; epoch < 1000; epoch++ {
+		keys, vs := make([]uint64, 10), make([]int64, 10)
+		for i := range vs {
+			keys[i], vs[i] = uint64(next%37), next
+			model[keys[i]] = append(model[keys[i]], next)
+			next++
+		}
+		nb := neverEvictBatch(mem, uint64(epoch)<<8, keys, make([]bool, 10), vs)
+		if err := side.add(nb); err != nil {
+			t.Fatal(err)
+		}
+		nb.rewrite = true
+		side.mark(nb)
+		side.changed()
+		before := map[*joinBatch[uint64]]int32{}
+		for _, b := range side.batches {
+			before[b] = b.end
+		}
+		if _, err := side.mergeTail(mem); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range side.batches {
+			if b.end != before[b] {
+				copied += int64(b.end) // a merged batch: all its rows copied
+			}
+		}
+		for _, b := range side.batches {
+			if b.level > 2 {
+				t.Fatalf("epoch %d: a batch of level %d (%d rows): rows copied %d times, full at %d rows", epoch, b.level, b.end, b.level, side.fullRows)
+			}
+		}
+	}
+	if copied > 2*next {
+		t.Errorf("merges copied %d rows for %d added: more than twice each", copied, next)
+	}
+	full := 0
+	for _, b := range side.batches {
+		if side.full(b) {
+			full++
+		}
+	}
+	if want := int(next) / 640; full != want {
+		t.Errorf("%d full batches of %d, want %d (one per 640 rows)", full, len(side.batches), want)
+	}
+	for k := uint64(0); k < 37; k++ {
+		var got []int64
+		if kr := side.index.get(k); kr != nil {
+			for _, ref := range kr.refs {
+				got = append(got, ref.b.rec.Column(0).(*array.Int64).Value(int(ref.row-ref.b.base)))
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(model[k]) {
+			t.Fatalf("key %d: index finds %v, model %v", k, got, model[k])
+		}
+	}
+	t.Logf("%d batches (%d full) for %d rows, %d rows copied", len(side.batches), full, next, copied)
+}
