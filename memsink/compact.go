@@ -42,13 +42,22 @@ const (
 	// maxRunBytes bounds the buffers of one merged record (with
 	// MaxRecordRows rows), well under Flight's 16 MiB message limit.
 	maxRunBytes = 8 << 20
+	// smallSegmentBytes: an epoch of this many bytes or more is not
+	// merged whatever its row count. Merging saves an epoch's bookkeeping
+	// (a segment, its records, arrays and buffers: a few KB) and gives
+	// readers longer records; for an epoch of a megabyte or more (wide
+	// rows, such as a join's output with its strings) that is under half a
+	// per cent of its bytes, while each merge copies all of them again:
+	// Nexmark q20's 1.5 MB epochs were copied about three times each on
+	// their way into full runs, a third of its CPU per event over long runs.
+	smallSegmentBytes = maxRunBytes / 8
 )
 
 // small reports whether s is worth merging with its neighbours: fewer than
-// half a full record's rows and bytes, or a trimmed run pinning evicted
-// rows.
+// half a full record's rows and under smallSegmentBytes, or a trimmed run
+// pinning evicted rows.
 func (s *segment) small() bool {
-	return !s.info.Replaced && (s.pinned || s.info.Rows < MaxRecordRows/2 && s.info.Bytes < maxRunBytes/2)
+	return !s.info.Replaced && (s.pinned || s.info.Rows < MaxRecordRows/2 && s.info.Bytes < smallSegmentBytes)
 }
 
 // compactAfter is the table's trigger (0: never in the background).
