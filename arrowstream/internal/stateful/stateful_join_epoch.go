@@ -286,7 +286,7 @@ func joinEpoch[K joinKey](ctx context.Context, s *statefulJoin, ep Epoch, p int,
 		// Merged before the new batch is added: a new batch is pending
 		// (not indexed) and a tail merges only when all its batches are
 		// indexed or all pending (stateful_join_merge.go).
-		if s.mergeable(i) && (hit[i] >= mergeMinHits || len(live.batches) > mergeMaxBatches) {
+		if s.mergeable(i) && (hit[i] >= mergeMinHits || live.crowded()) {
 			if _, err := live.mergeTail(s.keep); err != nil {
 				return res, err
 			}

@@ -143,13 +143,17 @@ type joinSideLive[K joinKey] struct {
 	// rows is full and not merged again (stateful_join_merge.go).
 	fullBytes int64
 	fullRows  int32
-	index     joinKeyIndex[K]         // stateful_join_index.go
-	due       timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
-	rows      int64                   // live rows
-	bytes     int64                   // approximate memory of batches and index
-	arrow     int64                   // the part of bytes in Arrow buffers
-	entries   int64                   // the side's entries in the store
-	metas     int64                   // how many of them are meta entries
+	// batchBytes: the side is crowded when it holds more than
+	// mergeMaxBatches batches of fewer Arrow bytes each on average
+	// (stateful_join_merge.go).
+	batchBytes int64
+	index      joinKeyIndex[K]         // stateful_join_index.go
+	due        timeHeap[*joinBatch[K]] // batches by their earliest live eviction time
+	rows       int64                   // live rows
+	bytes      int64                   // approximate memory of batches and index
+	arrow      int64                   // the part of bytes in Arrow buffers
+	entries    int64                   // the side's entries in the store
+	metas      int64                   // how many of them are meta entries
 	// changes are the batches whose store entries the epoch rewrites.
 	changes []*joinBatch[K]
 	// pending are the batches not indexed yet, in the order they were
@@ -166,7 +170,7 @@ func (s *joinSideLive[K]) mark(b *joinBatch[K]) {
 }
 
 func newJoinSideLive[K joinKey]() *joinSideLive[K] {
-	return &joinSideLive[K]{index: newJoinKeyIndex[K](), fullBytes: mergeFullBytes, fullRows: mergeFullRows}
+	return &joinSideLive[K]{index: newJoinKeyIndex[K](), fullBytes: mergeFullBytes, fullRows: mergeFullRows, batchBytes: mergeBatchBytes}
 }
 
 // joinKeyOverhead is the approximate Go-heap bytes of a key index entry:

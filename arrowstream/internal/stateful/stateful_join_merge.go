@@ -41,12 +41,13 @@ import (
 // side's batches in one epoch. q20's bids are rarely probed with a match
 // (a bid follows its auction), its auctions are, by every bid. So an epoch
 // merges a side's tail only when its probes read at least mergeMinHits
-// of the side's batches, or when the side holds more than
-// mergeMaxBatches: a side rarely matched keeps its first batches as they
-// were made (a view each of its epoch's input, stateful_join_view.go),
-// and its batch count stays bounded all the same (each batch is a few
-// dozen Go objects the collector walks; unbounded, one run of q20 cost a
-// quarter more per event at 3.2 M events than at 200 K).
+// of the side's batches, or when the side is crowded (more than
+// mergeMaxBatches of less than mergeBatchBytes each on average, crowded
+// below): a side rarely matched keeps its batches as they were made (a
+// view each of its epoch's input, stateful_join_view.go), and its batch
+// count stays bounded by its bytes all the same (each batch is a few
+// dozen Go objects the collector walks; a bound on the count alone made
+// q20 and q4 copy every bid once from their 25th epoch on, session 39).
 //
 // The merge is of the live state only: the store keeps one entry per
 // batch as written (a merged batch is never written again: such a side
@@ -68,10 +69,12 @@ const (
 
 // mergeMinHits is how many of a side's stored batches an epoch's probes
 // read for the epoch to merge the side's tail; mergeMaxBatches is how
-// many batches a side holds before it merges whatever the probes read.
+// many batches a side holds before it merges whatever the probes read,
+// unless they average mergeBatchBytes of Arrow memory or more (crowded).
 const (
 	mergeMinHits    = 2
 	mergeMaxBatches = 24
+	mergeBatchBytes = 64 << 10
 )
 
 // mergeable tells whether a side's live batches may be merged: it never
@@ -155,6 +158,21 @@ func (s *joinSideLive[K]) mergeTail(mem memory.Allocator) (int, error) {
 		merges++
 	}
 	return merges, nil
+}
+
+// crowded tells whether the side holds so many batches that its tail
+// merges whatever the probes read: more than mergeMaxBatches, and fewer
+// than batchBytes of Arrow memory per batch on average. The bound is on
+// the batch count per byte held, not on the count: a side rarely probed
+// whose epochs are large (q20's and q4's bids, 0.1 to 1 MB per epoch and
+// partition) keeps them as they were made, a few dozen Go objects per
+// batch against its megabytes, where a bound on the count alone copied
+// every row once from its 25th epoch on (q20: a third of its CPU per
+// event at 3.2 M events, none at 200 K; q4 the same); a side of many small
+// epochs (the 20 rows per 10 ms) still merges them, as before.
+func (s *joinSideLive[K]) crowded() bool {
+	n := int64(len(s.batches))
+	return n > mergeMaxBatches && n*s.batchBytes > s.arrow
 }
 
 // full tells whether b is too large to merge again (see above).

@@ -282,3 +282,55 @@ func TestJoinSideMergeStopsAtFull(t *testing.T) {
 	}
 	t.Logf("%d batches (%d full) for %d rows, %d rows copied", len(side.batches), full, next, copied)
 }
+
+// TestJoinSideCrowdedByBytes: a side that merges only when crowded (as a
+// side rarely probed does, stateful_join_epoch.go) keeps large batches as
+// they were made however many it holds, and still merges a run of small
+// ones once it holds more than mergeMaxBatches of them.
+func TestJoinSideCrowdedByBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		rows       int
+		wantMerged bool
+	}{
+		{"large", mergeBatchBytes/8 + 100, false}, // int64 rows: over mergeBatchBytes a batch
+		{"small", 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			side := newJoinSideLive[uint64]()
+			defer side.release()
+			merged, next := 0, int64(0)
+			const epochs = 3 * mergeMaxBatches
+			for epoch := 0; epoch < epochs; epoch++ {
+				if side.crowded() {
+					m, err := side.mergeTail(mem)
+					if err != nil {
+						t.Fatal(err)
+					}
+					merged += m
+				}
+				keys, vs := make([]uint64, tc.rows), make([]int64, tc.rows)
+				for i := range vs {
+					keys[i], vs[i] = uint64(next%101), next
+					next++
+				}
+				nb := neverEvictBatch(mem, uint64(epoch)<<8, keys, make([]bool, tc.rows), vs)
+				if err := side.add(nb); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := merged > 0; got != tc.wantMerged {
+				t.Fatalf("%d epochs of %d rows (%d Arrow bytes held): %d merges, want merges %v", epochs, tc.rows, side.arrow, merged, tc.wantMerged)
+			}
+			if !tc.wantMerged && len(side.batches) != epochs {
+				t.Fatalf("%d batches, want the %d added", len(side.batches), epochs)
+			}
+			if tc.wantMerged && len(side.batches) > mergeMaxBatches+mergeFanIn {
+				t.Fatalf("%d batches of %d rows: unbounded", len(side.batches), tc.rows)
+			}
+			t.Logf("%d batches, %d merges, %d Arrow bytes", len(side.batches), merged, side.arrow)
+		})
+	}
+}
